@@ -1,0 +1,128 @@
+/**
+ * Every side effect a flow may ask for. Each method becomes a named fromPromise actor of the same name
+ * (see flows/actors.ts); the engine implements them over MomoClient and the access policy
+ * (src/conversation/services.ts), tests bind fakes. Amounts are decimal strings. Failures reject with
+ * a ServiceFailure (flows/types.ts).
+ */
+export interface ContactCheck {
+  /** A contact with this number already exists in the organization. */
+  known: boolean;
+  /** Registered for mobile money on its network (false: a payment would not be sent). */
+  registered: boolean;
+  /** Full name held by the network, when the network told it. */
+  nameOnNetwork?: string;
+  networkName?: string;
+  firstName?: string;
+  lastName?: string;
+}
+
+export interface PaymentResult {
+  id: string;
+  state: string;
+}
+
+export interface CollectionRequestResult {
+  id: string;
+  status: string;
+  mfscode?: string;
+}
+
+export interface CollectionSummary {
+  id: string;
+  amount: string;
+  currency: string;
+  phonenumber: string;
+  status: string;
+  reference: string;
+  remoteTransactionId: string;
+  paymentDate: string;
+  senderName?: string;
+}
+
+export interface DataBundle {
+  datacode: string;
+  name: string;
+  allowance: string;
+  price: string;
+  validity: string;
+}
+
+export interface PinBundle {
+  amount: string;
+  available: number;
+  description: string;
+}
+
+export interface Candidate {
+  name: string;
+  gsmNo: string;
+}
+
+export interface PurchaseResult {
+  reference: string;
+  status: string;
+  /** Pins bought, for exam pins. */
+  pins?: string[];
+}
+
+export interface FlowServices {
+  /** Verifies the USSD PIN of the user; rejects pin_wrong (with attempts left in message) or pin_locked. */
+  verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
+  /** Checks role and limits and reserves the amount in today's total; rejects not_allowed / limit_exceeded. */
+  reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string }): Promise<void>;
+
+  /** Instant verification of a number (contact lookup/creation with metadata sync=1). */
+  checkContact(input: { phonenumber: string; firstName?: string; lastName?: string }): Promise<ContactCheck>;
+  createPayment(input: {
+    duplicateCheckKey: string;
+    paymentType: 'money' | 'airtime' | 'bank';
+    phonenumber: string;
+    amount: string;
+    currency: string;
+    description: string;
+    firstName?: string;
+    lastName?: string;
+    bank?: { bank: string; accountNumber: string; accountName: string; email: string };
+    metadata: Record<string, string>;
+  }): Promise<PaymentResult>;
+  listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
+
+  createCollectionRequest(input: {
+    duplicateCheckKey: string;
+    phonenumber: string;
+    amount: string;
+    currency: string;
+    reason: string;
+    sendInstructions: boolean;
+    metadata: Record<string, string>;
+  }): Promise<CollectionRequestResult>;
+
+  /** Claim rules of the spec: amount, transaction id and full phone number together. */
+  claimCollection(input: { amount: string; remoteTransactionId: string; phonenumber: string }): Promise<CollectionSummary[]>;
+  latestCollections(input: { limit: number }): Promise<CollectionSummary[]>;
+
+  listDataBundles(input: { network: string; accountNumber?: string }): Promise<DataBundle[]>;
+  purchaseData(input: {
+    duplicateCheckKey: string;
+    network: string;
+    datacode: string;
+    phonenumber: string;
+    amount: string;
+    metadata: Record<string, string>;
+  }): Promise<PurchaseResult>;
+
+  listPinBundles(input: { serviceType: string }): Promise<PinBundle[]>;
+  validateCandidate(input: { serviceType: string; productCode: string; accountNumber: string }): Promise<Candidate>;
+  purchasePin(input: {
+    duplicateCheckKey: string;
+    serviceType: string;
+    productCode: string;
+    accountNumber: string;
+    gsmNo: string;
+    amount: string;
+    quantity: number;
+    metadata: Record<string, string>;
+  }): Promise<PurchaseResult>;
+}
+
+export type ServiceName = keyof FlowServices;

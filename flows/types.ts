@@ -1,0 +1,113 @@
+/**
+ * The conventions every flow follows. Flows are pure XState v5 machines: no I/O, no clock, no randomness.
+ *
+ * - Each state that waits for the user has `meta: { view: (context) => View }`. The engine renders the
+ *   View through the message catalogue (flows/messages) into a Prompt.
+ * - States running a service call carry `tags: ['busy']` and invoke a named fromPromise actor; the engine
+ *   waits while the snapshot has the tag `busy` (up to the channel's deadline).
+ * - Events the engine sends (and only these):
+ *     { type: 'ANSWERED', value }   free text typed for the current state's input
+ *     { type: 'CHOSEN', id }        a choice of the current View picked
+ *     { type: 'BACK' }              one step back (every waiting state handles it)
+ *   Home and cancel are handled by the engine (it leaves the flow).
+ * - Invalid input stays in the state and sets `context.error` to a message key; the view shows it.
+ * - Side effects are services (flows/services.ts), bound by the engine with machine.provide({ actors }).
+ *   Services never throw MomoError into a flow: they reject with a ServiceFailure.
+ * - A flow's final state has `output: FlowOutput`.
+ */
+import type { InputKind } from '../src/conversation/types.js';
+
+export type FlowId = 'menu' | 'pay' | 'request' | 'check' | 'data' | 'pin';
+export type Lang = 'en' | 'sw';
+
+export type Params = Record<string, string | number>;
+
+/** A reference to catalogue text: a key like `pay.askAmount` and its parameters. */
+export interface Text {
+  key: string;
+  params?: Params;
+}
+
+export interface ViewChoice {
+  id: string;
+  /** Catalogue text, or a literal label (names and bundle descriptions from the service). */
+  text?: Text;
+  label?: string;
+}
+
+export interface View {
+  /** Main text of the screen. */
+  text: Text;
+  /** Lines shown above the text (e.g. an error reason as Text). */
+  error?: Text;
+  choices?: ViewChoice[];
+  input?: InputKind;
+  final?: boolean;
+}
+
+export interface StateMeta {
+  view: (context: any) => View;
+}
+
+/** What the engine gives every flow at start. */
+export interface FlowInput {
+  /** Unique per flow run, made by the engine; idempotency keys derive from it. */
+  runId: string;
+  channel: 'ussd' | 'telegram' | 'slack';
+  /** `<channel>:<conversationId>`: put in metadata.chat so notifications find the chat. */
+  chat: string;
+  userId: string;
+  /** The user's own number when known (USSD), `+` format. */
+  userPhone?: string;
+  /** Ask for the PIN to confirm money (USSD). */
+  requirePin: boolean;
+  defaultCountry: string;
+  currencies: string[];
+  /** What the engine remembers for this user (pin flow: validated codes; see FlowOutput.remember). */
+  profile: UserProfile;
+}
+
+export interface RememberedCandidate {
+  serviceType: string;
+  productCode: string;
+  accountNumber: string;
+  name: string;
+  gsmNo: string;
+}
+
+export interface UserProfile {
+  lang: Lang;
+  candidates?: RememberedCandidate[];
+}
+
+export interface FlowOutput {
+  /** Menu: the flow to start next. */
+  next?: FlowId;
+  /** Profile changes to keep for this user (language, remembered candidates). */
+  remember?: Partial<UserProfile>;
+}
+
+/** How a service call failed, in plain data (flows cannot instanceof the client's error classes). */
+export interface ServiceFailure {
+  code:
+    | 'validation'
+    | 'duplicate'
+    | 'rate_limited'
+    | 'unauthenticated'
+    | 'forbidden'
+    | 'not_found'
+    | 'service'
+    | 'connection'
+    | 'not_allowed'
+    | 'limit_exceeded'
+    | 'pin_wrong'
+    | 'pin_locked'
+    | 'unknown';
+  /** Field -> messages, for validation. */
+  fields?: Record<string, string[]>;
+  message?: string;
+}
+
+export function isServiceFailure(e: unknown): e is ServiceFailure {
+  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string';
+}

@@ -1,0 +1,89 @@
+/**
+ * The seams between adapters, the engine and the stores. Adapters produce Inbound and render Prompt;
+ * nothing channel-specific crosses this line.
+ */
+import type { FlowId } from '../../flows/types.js';
+
+export type Channel = 'ussd' | 'telegram' | 'slack';
+
+/** What every adapter produces, one per user message / button press / USSD hop. */
+export interface Inbound {
+  channel: Channel;
+  /** The chat (Telegram chat id, Slack `team:user`, USSD phone number): one conversation per id. */
+  conversationId: string;
+  /** Who is talking (Telegram user id, Slack user id, USSD phone number); the access policy keys on it. */
+  userId: string;
+  /** The channel's own delivery id (Telegram update_id, Slack trigger_id/event_id, USSD sessionId+hop). */
+  messageId: string;
+  /** Free-text answer. */
+  text?: string;
+  /** The id of a Prompt choice the user picked. */
+  choice?: string;
+  /** Navigation outside the flow's own choices. */
+  nav?: 'back' | 'home' | 'cancel';
+  /** Start this flow now (a command such as /pay), leaving whatever was in progress. */
+  start?: FlowId;
+  /** The user's own phone number when the channel knows it (USSD), international `+` format. */
+  phoneNumber?: string;
+  /** True on the first hop of a new channel session (USSD dial): the engine shows the menu or news. */
+  newSession?: boolean;
+}
+
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+export type InputKind = 'text' | 'phone' | 'amount' | 'pin' | 'code';
+
+/** What the engine returns. Adapters render it; flows never format for a channel. */
+export interface Prompt {
+  text: string;
+  choices?: Choice[];
+  input?: InputKind;
+  /** The conversation is over (USSD answers END). */
+  final: boolean;
+}
+
+/** Where a later message goes: the chat that started the operation. */
+export interface Address {
+  channel: Channel;
+  conversationId: string;
+}
+
+/** One per chat adapter. */
+export interface Notifier {
+  send(address: Address, message: string): Promise<void>;
+}
+
+export interface Engine {
+  handle(inbound: Inbound): Promise<Prompt>;
+}
+
+export interface StoredSnapshot {
+  snapshot: unknown;
+  version: number;
+}
+
+/**
+ * Sessions and the small atomic records around them. Memory and Redis implementations.
+ * Every write carries a TTL in seconds.
+ */
+export interface SessionStore {
+  get(key: string): Promise<StoredSnapshot | null>;
+  /**
+   * Compare-and-set: writes when the stored version equals expectedVersion (null = key must be absent).
+   * Returns the new version, or null when another writer got there first.
+   */
+  set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null>;
+  delete(key: string): Promise<void>;
+  /** SET NX with expiry: true for the first caller only (duplicate-delivery and dedup marks). */
+  claim(key: string, ttlSeconds: number, value?: string): Promise<boolean>;
+  /**
+   * Atomically adds `amount` (an integer in minor units) to a counter unless the total would pass `limit`.
+   * Returns whether it was added and the total after the call.
+   */
+  addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }>;
+  /** Frees resources (closes the Redis connection). */
+  close(): Promise<void>;
+}
