@@ -111,3 +111,15 @@ export interface ServiceFailure {
 export function isServiceFailure(e: unknown): e is ServiceFailure {
   return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string';
 }
+
+/** Catalogue text of one language: key -> template with `{param}` placeholders. */
+export type Messages = Record<string, string>;
+
+/** What each flow file exports (flows/index.ts lists them all). */
+export interface FlowModule {
+  id: FlowId;
+  // The machine's own types are checked where it is built; the registry only needs to run it.
+  machine: import('xstate').AnyStateMachine;
+  /** Catalogue entries of this flow, keys prefixed with the flow id (`pay.askAmount`). */
+  messages: Record<Lang, Messages>;
+}
