@@ -71,8 +71,16 @@ export interface FlowServices {
   /** Checks role and limits and reserves the amount in today's total; rejects not_allowed / limit_exceeded. */
   reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string }): Promise<void>;
 
-  /** Instant verification of a number (contact lookup/creation with metadata sync=1). */
-  checkContact(input: { phonenumber: string; firstName?: string; lastName?: string }): Promise<ContactCheck>;
+  /**
+   * What this product already knows of a number (a local record kept from earlier verifications and
+   * payments; no read is sent to the service, whose reads are limited to 30 a minute).
+   */
+  lookupContact(input: { phonenumber: string }): Promise<ContactCheck>;
+  /**
+   * Instant verification: creates (or, for an existing number, returns) the contact with metadata sync=1,
+   * which runs the network check synchronously. A write, not a read. Remembers the result for lookupContact.
+   */
+  verifyContact(input: { phonenumber: string; firstName: string; lastName: string }): Promise<ContactCheck>;
   createPayment(input: {
     duplicateCheckKey: string;
     paymentType: 'money' | 'airtime' | 'bank';
