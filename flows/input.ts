@@ -1,0 +1,84 @@
+/**
+ * Pure validators and normalisers of what people type, shared by every flow. Each returns either the
+ * normalised value or a reason as catalogue Text (keys `input.*`, words in {@link inputMessages}).
+ */
+import { Decimal } from 'decimal.js';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import type { Lang, Messages, Text } from './types.js';
+
+/** A refused input and why, in catalogue text. */
+export interface Invalid {
+  ok: false;
+  reason: Text;
+}
+
+/**
+ * Reads a phone number in any local or international form (spaces, dashes, brackets, a leading `00`)
+ * and returns it in the international `+` format the service demands. Local forms are read with
+ * `defaultCountry` (ISO 3166 alpha-2): `0772 123-456` with `UG` gives `+256772123456`. The number
+ * must be valid and able to receive mobile money (a mobile or mobile-capable line).
+ */
+export function parsePhone(text: string, defaultCountry: string): { ok: true; e164: string } | Invalid {
+  const cleaned = text.trim().replace(/^00(?=[1-9])/, '+');
+  const phone = parsePhoneNumberFromString(cleaned, defaultCountry.toUpperCase() as CountryCode);
+  if (!phone || !phone.isValid()) return { ok: false, reason: { key: 'input.phoneInvalid' } };
+  const type = phone.getType();
+  if (type !== 'MOBILE' && type !== 'FIXED_LINE_OR_MOBILE') {
+    return { ok: false, reason: { key: 'input.phoneNotMobile' } };
+  }
+  return { ok: true, e164: phone.number };
+}
+
+/**
+ * Digits, optionally grouped in thousands with commas (`1,000` or `1000`), then at most one dot and
+ * decimals. Signs, exponents (`1e3`), spaces inside the number and a bare `.5` are refused.
+ */
+const AMOUNT = /^(\d+|\d{1,3}(?:,\d{3})+)(?:\.(\d+))?$/;
+
+/**
+ * Reads a positive amount with at most 2 decimals and returns it as a plain decimal string without
+ * thousands separators (the service forbids them): `1,000.50` gives `1000.5`. Being kind to people,
+ * correctly grouped commas are accepted and stripped; badly grouped ones (`1,00`) are refused because
+ * they may be a decimal comma.
+ */
+export function parseAmount(text: string): { ok: true; amount: string } | Invalid {
+  const match = AMOUNT.exec(text.trim());
+  if (!match) return { ok: false, reason: { key: 'input.amountInvalid' } };
+  if ((match[2] ?? '').length > 2) return { ok: false, reason: { key: 'input.amountDecimals' } };
+  const amount = new Decimal(text.trim().replaceAll(',', ''));
+  if (amount.lte(0)) return { ok: false, reason: { key: 'input.amountNotPositive' } };
+  return { ok: true, amount: amount.toFixed() };
+}
+
+/** Trims text and checks it holds 1..max characters. */
+export function parseText(text: string, max: number): { ok: true; text: string } | Invalid {
+  const trimmed = text.trim();
+  if (trimmed.length === 0) return { ok: false, reason: { key: 'input.textEmpty' } };
+  if (trimmed.length > max) return { ok: false, reason: { key: 'input.textTooLong', params: { max } } };
+  return { ok: true, text: trimmed };
+}
+
+/**
+ * The words of the reasons above. A flow that uses these validators spreads them into its own
+ * catalogue (`messages: { en: { ...inputMessages.en, ... } }`), so every reason it can show is found.
+ */
+export const inputMessages: Record<Lang, Messages> = {
+  en: {
+    'input.phoneInvalid': 'That is not a phone number we can read. Try e.g. 0772123456 or +256772123456.',
+    'input.phoneNotMobile': 'That number cannot receive mobile money. Enter a mobile number.',
+    'input.amountInvalid': 'Enter the amount in digits, e.g. 5000 or 2500.50.',
+    'input.amountDecimals': 'Use at most 2 decimals.',
+    'input.amountNotPositive': 'The amount must be more than 0.',
+    'input.textEmpty': 'Please type something.',
+    'input.textTooLong': 'Too long: at most {max} characters.',
+  },
+  sw: {
+    'input.phoneInvalid': 'Hatuwezi kusoma namba hiyo. Jaribu mfano 0772123456 au +256772123456.',
+    'input.phoneNotMobile': 'Namba hiyo haiwezi kupokea pesa ya simu. Weka namba ya simu ya mkononi.',
+    'input.amountInvalid': 'Weka kiasi kwa tarakimu, mfano 5000 au 2500.50.',
+    'input.amountDecimals': 'Tumia desimali 2 tu au chini.',
+    'input.amountNotPositive': 'Kiasi lazima kiwe zaidi ya 0.',
+    'input.textEmpty': 'Tafadhali andika kitu.',
+    'input.textTooLong': 'Ni ndefu mno: herufi {max} tu au chini.',
+  },
+};
