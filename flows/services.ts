@@ -115,6 +115,8 @@ export interface FlowServices {
     network: string;
     datacode: string;
     phonenumber: string;
+    /** Spectranet only: the account the bundle is for (as given to listDataBundles). */
+    accountNumber?: string;
     amount: string;
     metadata: Record<string, string>;
   }): Promise<PurchaseResult>;
