@@ -1,0 +1,198 @@
+/**
+ * Builds the whole product from a Config: the service client (or the embedded sandbox), the session store,
+ * the engine, the channel adapters, notifications and the operations routes, on one express app.
+ * main.ts starts it; the end-to-end tests start it on port 0.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { MomoClient } from './momo/index.js';
+import { createSandbox, type Sandbox } from './sandbox/index.js';
+import { createEngine, createServices, createSessionStore, loadAccessPolicy } from './conversation/index.js';
+import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
+import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
+import { createUssdRouter } from '../adapters/ussd/index.js';
+import { createTelegram } from '../adapters/telegram/index.js';
+import { createSlack } from '../adapters/slack/index.js';
+
+export interface AppOptions {
+  logger?: Logger;
+  /** Texts USSD users their outcomes when set (no provider is built in). */
+  sms?: SmsSender;
+}
+
+export interface RunningApp {
+  /** Where the product listens, e.g. http://127.0.0.1:3000. */
+  url: string;
+  app: express.Express;
+  server: Server;
+  client: MomoClient;
+  store: SessionStore;
+  sandbox?: Sandbox;
+  logger: Logger;
+  /** Stops taking requests, finishes those in flight and the queued notifications, and closes. */
+  stop(): Promise<void>;
+}
+
+function listen(app: express.Express, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port);
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+export async function startApp(config: Config, options: AppOptions = {}): Promise<RunningApp> {
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+
+  // Listen first: the embedded sandbox and its webhooks need the port we got.
+  const server = await listen(app, config.PORT);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  const closers: Array<() => Promise<void>> = [];
+
+  let sandbox: Sandbox | undefined;
+  if (config.embeddedSandbox) {
+    sandbox = createSandbox({
+      apiKey: config.SANDBOX_API_KEY,
+      vendingApiKey: config.SANDBOX_VENDING_API_KEY,
+      // Development only: the embedded sandbox delivers its webhooks to this process over loopback http.
+      allowHttpWebhooks: true,
+      logger,
+    });
+    app.use(sandbox.app);
+  }
+  const client = new MomoClient({
+    baseUrl: config.MOMO_BASE_URL ?? url,
+    apiKey: config.MOMO_API_KEY ?? config.SANDBOX_API_KEY,
+    vendingUrl: config.MOMO_VENDING_URL ?? `${config.MOMO_BASE_URL ?? url}/vending`,
+    vendingApiKey: config.MOMO_VENDING_API_KEY ?? config.SANDBOX_VENDING_API_KEY,
+    vendingAuthorization: config.MOMO_VENDING_AUTHORIZATION,
+    version: config.MOMO_VERSION,
+  });
+
+  const store = createSessionStore({ redisUrl: config.REDIS_URL });
+  const policy = loadAccessPolicy(config);
+  const services = createServices({ client, policy, store, logger });
+
+  const notifiers: Partial<Record<Channel, Notifier>> = {};
+  const tellLate = async (address: Address, prompt: Prompt) => {
+    await notifiers[address.channel]?.send(address, prompt.text);
+  };
+  const engine = createEngine({
+    store,
+    services,
+    policy,
+    defaultCountry: config.DEFAULT_COUNTRY,
+    currencies: config.CURRENCIES,
+    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS },
+    onLateOutcome: tellLate,
+    logger,
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+
+  app.use(
+    createUssdRouter({
+      engine,
+      store,
+      serviceCode: config.USSD_SERVICE_CODE,
+      deadlineMs: config.USSD_DEADLINE_MS,
+      logger,
+    }),
+  );
+
+  if (config.TELEGRAM_BOT_TOKEN) {
+    const telegram = createTelegram({
+      token: config.TELEGRAM_BOT_TOKEN,
+      engine,
+      store,
+      apiRoot: config.TELEGRAM_API_ROOT,
+      publicUrl: config.PUBLIC_URL,
+      secretToken: config.TELEGRAM_WEBHOOK_SECRET,
+      logger,
+    });
+    app.use(telegram.router);
+    notifiers.telegram = telegram.notifier;
+    await telegram.start();
+    closers.push(() => telegram.stop());
+  }
+
+  if (config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN) {
+    const slack = createSlack({
+      signingSecret: config.SLACK_SIGNING_SECRET,
+      botToken: config.SLACK_BOT_TOKEN,
+      appToken: config.SLACK_APP_TOKEN,
+      apiUrl: config.SLACK_API_URL,
+      engine,
+      store,
+      logger,
+    });
+    app.use(slack.router);
+    notifiers.slack = slack.notifier;
+    await slack.start();
+    closers.push(() => slack.stop());
+  }
+
+  const notifications = createNotifications({
+    store,
+    redisUrl: config.REDIS_URL,
+    notifiers,
+    sms: options.sms,
+    basicAuth:
+      config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD
+        ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD }
+        : undefined,
+    verify: { default: config.COLLECTION_VERIFY_DEFAULT },
+    logger,
+  });
+  app.use(notifications.router);
+  notifications.start();
+  closers.push(() => notifications.stop());
+
+  // Anything no route took: 404 with a reason. Anything a route threw: 4xx stays 4xx, the rest is 500.
+  app.use((req, res) => {
+    res.status(404).json({ detail: `No route for ${req.method} ${req.path}` });
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof err === 'object' && err !== null && 'status' in err ? Number((err as { status: unknown }).status) : 500;
+    if (status >= 400 && status < 500) {
+      res.status(status).json({ detail: err instanceof Error ? err.message : 'Bad request' });
+      return;
+    }
+    logger.error({ err: err instanceof Error ? err.message : String(err) }, 'unhandled error');
+    res.status(500).json({ detail: 'Internal error' });
+  });
+
+  // Webhooks: at PUBLIC_URL for a real service; over loopback for the embedded sandbox.
+  const receiver = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo` : sandbox ? `${url}/notifications/momo` : undefined;
+  if (receiver) {
+    await ensureWebhooks(client, receiver, logger).catch((err: unknown) => {
+      logger.error({ err: String(err) }, 'webhook registration failed; notifications will not arrive');
+    });
+  }
+
+  return {
+    url,
+    app,
+    server,
+    client,
+    store,
+    sandbox,
+    logger,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
+      await sandbox?.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Works one notification: finds the chat it owes a message to, makes sure each state change is told once
+ * and an older state never follows a newer one, and hands the words to that channel's notifier.
+ * A notifier failure throws, so the queue retries the job with backoff.
+ */
+import type { Address, Channel, Notifier, SessionStore } from '../conversation/types.js';
+import type { Lang, Params } from '../../flows/types.js';
+import type { Logger } from '../log.js';
+import { maskPhone } from '../log.js';
+import { deliveryFor, type Delivery, type NotificationBody } from './events.js';
+import { notifyMessages } from './messages.js';
+
+/** Texts to a phone (USSD users); no provider is built in. */
+export interface SmsSender {
+  send(phoneNumber: string, text: string): Promise<void>;
+}
+
+export interface DispatcherOptions {
+  store: SessionStore;
+  /** One per channel that can take a message; a channel without one is skipped with a log line. */
+  notifiers: Partial<Record<Channel, Notifier>>;
+  /** Also texts USSD users when set. */
+  sms?: SmsSender;
+  /** The user's language, when known. Default: English. */
+  languageOf?: (address: Address) => Promise<Lang | undefined>;
+  /** How long dedup and order marks are kept, in seconds. Default 14 days (events are kept 30). */
+  markTtlSeconds?: number;
+  logger: Logger;
+}
+
+export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored';
+
+function fill(template: string, params: Params): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}
+
+export function createDispatcher(options: DispatcherOptions) {
+  const { store, logger } = options;
+  const ttl = options.markTtlSeconds ?? 14 * 24 * 3600;
+
+  /** Raises the resource's rank to `rank`; false when a newer state was already told. */
+  async function advance(orderKey: string, rank: number): Promise<boolean> {
+    const key = `notify:order:${orderKey}`;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const current = await store.get(key);
+      const told = current ? (current.snapshot as { rank: number }).rank : -1;
+      if (told > rank) return false;
+      if (told === rank) return true;
+      if ((await store.set(key, { rank }, current?.version ?? null, ttl)) !== null) return true;
+    }
+    throw new Error(`order mark ${orderKey} kept changing`);
+  }
+
+  async function words(delivery: Delivery): Promise<string> {
+    const lang = (await options.languageOf?.(delivery.address).catch(() => undefined)) ?? 'en';
+    const catalogue = notifyMessages[lang] ?? notifyMessages.en;
+    const template = catalogue[delivery.messageKey] ?? notifyMessages.en[delivery.messageKey] ?? delivery.messageKey;
+    const params = { ...delivery.params };
+    if (params.reason === '') params.reason = catalogue['notify.noReason'] ?? '';
+    return fill(template, params);
+  }
+
+  async function send(delivery: Delivery, text: string): Promise<void> {
+    const { address } = delivery;
+    const notifier = options.notifiers[address.channel];
+    if (!notifier) {
+      logger.warn({ channel: address.channel }, 'no notifier for channel; message dropped');
+      return;
+    }
+    await notifier.send(address, text);
+    if (address.channel === 'ussd' && options.sms) {
+      await options.sms.send(address.conversationId, text).catch((err: unknown) => {
+        logger.warn({ err: String(err), to: maskPhone(address.conversationId) }, 'sms failed');
+      });
+    }
+  }
+
+  return {
+    async dispatch(body: NotificationBody): Promise<DispatchResult> {
+      const delivery = deliveryFor(body);
+      if (!delivery) return 'ignored';
+      if (!(await advance(delivery.orderKey, delivery.rank))) return 'stale';
+      const mark = `notify:sent:${delivery.dedupKey}`;
+      if (!(await store.claim(mark, ttl))) return 'duplicate';
+      try {
+        await send(delivery, await words(delivery));
+      } catch (err) {
+        // Not told: free the mark so the queue's retry (or the service's next attempt) tells it.
+        await store.delete(mark);
+        throw err;
+      }
+      logger.info({ event: body.hook.event, key: delivery.dedupKey, channel: delivery.address.channel }, 'notification told');
+      return 'sent';
+    },
+  };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

@@ -1,0 +1,199 @@
+/**
+ * The notification work queue: one interface, two backends. BullMQ on Redis when REDIS_URL is set (several
+ * web processes share it and jobs survive a restart), in memory otherwise. Both retry a failed job with
+ * exponential backoff and give up with a log line after `attempts`.
+ */
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from '../log.js';
+
+export interface QueueOptions {
+  /** Tries per job, the first included. Default 8 (about four minutes of backoff in all). */
+  attempts?: number;
+  /** First retry delay in ms, doubled each time. Default 1000. */
+  backoffMs?: number;
+  /** Jobs worked at once. Default 8. */
+  concurrency?: number;
+  logger: Logger;
+}
+
+export type JobHandler<T> = (job: T) => Promise<void>;
+
+export interface JobQueue<T> {
+  /** Adds a job; `id` makes the add idempotent while the job is queued. */
+  add(job: T, id?: string): Promise<void>;
+  /** Starts working jobs with `handler`. */
+  process(handler: JobHandler<T>): void;
+  /** Jobs waiting or being worked. */
+  depth(): Promise<number>;
+  /** Stops taking jobs, finishes the ones in hand, and closes. */
+  close(): Promise<void>;
+}
+
+interface MemoryItem<T> {
+  job: T;
+  attempt: number;
+}
+
+/** In-process queue: jobs live as long as the process does. */
+export class MemoryQueue<T> implements JobQueue<T> {
+  private readonly waiting: MemoryItem<T>[] = [];
+  /** Retries waiting for their backoff, with the item each will requeue. */
+  private readonly retries = new Map<NodeJS.Timeout, MemoryItem<T>>();
+  private readonly ids = new Set<string>();
+  private running = 0;
+  private handler?: JobHandler<T>;
+  private closed = false;
+  private idle?: () => void;
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly concurrency: number;
+
+  constructor(private readonly options: QueueOptions) {
+    this.attempts = options.attempts ?? 8;
+    this.backoffMs = options.backoffMs ?? 1000;
+    this.concurrency = options.concurrency ?? 8;
+  }
+
+  async add(job: T, id?: string): Promise<void> {
+    if (this.closed) throw new Error('queue closed');
+    if (id !== undefined) {
+      if (this.ids.has(id)) return;
+      this.ids.add(id);
+    }
+    this.waiting.push({ job, attempt: 1 });
+    this.pump();
+    if (id !== undefined) this.forgetLater(id);
+  }
+
+  process(handler: JobHandler<T>): void {
+    this.handler = handler;
+    this.pump();
+  }
+
+  async depth(): Promise<number> {
+    return this.waiting.length + this.running + this.retries.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Retries scheduled for later run now, one last time, so nothing held is dropped silently.
+    for (const [t, item] of this.retries) {
+      clearTimeout(t);
+      this.waiting.push({ job: item.job, attempt: item.attempt + 1 });
+    }
+    this.retries.clear();
+    if (this.running === 0 && this.waiting.length === 0) return;
+    await new Promise<void>((resolve) => {
+      this.idle = resolve;
+      this.pump();
+    });
+  }
+
+  private forgetLater(id: string): void {
+    // Duplicate adds within a minute are dropped; later ones are left to the handler's own dedup.
+    setTimeout(() => this.ids.delete(id), 60_000).unref();
+  }
+
+  private pump(): void {
+    if (!this.handler) return;
+    while (this.running < this.concurrency && this.waiting.length > 0) {
+      const item = this.waiting.shift()!;
+      this.running++;
+      void this.run(item).finally(() => {
+        this.running--;
+        this.pump();
+        if (this.running === 0 && this.waiting.length === 0) this.idle?.();
+      });
+    }
+  }
+
+  private async run(item: MemoryItem<T>): Promise<void> {
+    try {
+      await this.handler!(item.job);
+    } catch (err) {
+      if (item.attempt >= this.attempts || this.closed) {
+        this.options.logger.error({ err: String(err), attempt: item.attempt }, 'notification job given up');
+        return;
+      }
+      const delay = this.backoffMs * 2 ** (item.attempt - 1);
+      this.options.logger.warn({ err: String(err), attempt: item.attempt, delay }, 'notification job failed, retrying');
+      const t = setTimeout(() => {
+        this.retries.delete(t);
+        this.waiting.push({ job: item.job, attempt: item.attempt + 1 });
+        this.pump();
+      }, delay);
+      this.retries.set(t, item);
+    }
+  }
+}
+
+/** BullMQ queue on Redis. */
+export class BullQueue<T> implements JobQueue<T> {
+  private readonly queue: Queue;
+  private worker?: Worker;
+  private readonly connections: Redis[] = [];
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly name: string,
+    private readonly options: QueueOptions,
+  ) {
+    const connection = this.connect(redisUrl);
+    this.queue = new Queue(name, {
+      connection,
+      defaultJobOptions: {
+        attempts: options.attempts ?? 8,
+        backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
+        removeOnComplete: { age: 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    });
+  }
+
+  private connect(url: string): Redis {
+    // BullMQ workers block on Redis: they need maxRetriesPerRequest null.
+    const c = new Redis(url, { maxRetriesPerRequest: null });
+    c.on('error', (err) => this.options.logger.warn({ err: err.message }, 'queue redis error'));
+    this.connections.push(c);
+    return c;
+  }
+
+  async add(job: T, id?: string): Promise<void> {
+    // BullMQ job ids may not contain ':'.
+    await this.queue.add('notification', job, id ? { jobId: id.replace(/:/g, '_') } : {});
+  }
+
+  process(handler: JobHandler<T>): void {
+    this.worker = new Worker(
+      this.name,
+      async (job: Job) => {
+        await handler(job.data as T);
+      },
+      { connection: this.connect(this.redisUrl), concurrency: this.options.concurrency ?? 8 },
+    );
+    this.worker.on('failed', (job, err) => {
+      const attempts = job?.opts.attempts ?? 1;
+      const made = job?.attemptsMade ?? 0;
+      if (made >= attempts) this.options.logger.error({ err: err.message, attempts: made }, 'notification job given up');
+      else this.options.logger.warn({ err: err.message, attempt: made }, 'notification job failed, retrying');
+    });
+    this.worker.on('error', (err) => this.options.logger.warn({ err: err.message }, 'queue worker error'));
+  }
+
+  async depth(): Promise<number> {
+    const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+
+  async close(): Promise<void> {
+    // Worker.close() waits for the jobs in hand to finish; waiting jobs stay in Redis for the next start.
+    await this.worker?.close();
+    await this.queue.close();
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}
+
+export function createQueue<T>(name: string, redisUrl: string | undefined, options: QueueOptions): JobQueue<T> {
+  return redisUrl ? new BullQueue<T>(redisUrl, name, options) : new MemoryQueue<T>(options);
+}

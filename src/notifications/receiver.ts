@@ -1,0 +1,91 @@
+/**
+ * POST /notifications/momo: the service's webhook notifications. Answers 200 at once and queues the work
+ * (the service waits 5 s and retries up to 10 times). POST /notifications/momo/verify: collection
+ * verification, answered as text within the service's 60 s. Basic auth on both when configured.
+ */
+import express, { type Request, type Response, type NextFunction, type Router } from 'express';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { notificationBody, type NotificationBody } from './events.js';
+import { verificationBody, type VerificationBody } from './verify.js';
+
+export interface ReceiverOptions {
+  /** Queues one notification; rejects when the queue cannot take it (the service then retries). */
+  enqueue(body: NotificationBody): Promise<void>;
+  /** Answers one verification request with `ACCEPT <id>` or `REJECT <id> <reason>`. */
+  verify(body: VerificationBody): Promise<string>;
+  /** Basic auth credentials the service sends; unset: no Authorization is expected. */
+  basicAuth?: { user: string; password: string };
+  logger: Logger;
+}
+
+/** Constant-time comparison of whole strings (hashing first hides the length too). */
+function same(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+function checkBasicAuth(credentials: ReceiverOptions['basicAuth']) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!credentials) return next();
+    const expected = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
+    if (!same(req.get('authorization') ?? '', expected)) {
+      res.set('WWW-Authenticate', 'Basic realm="notifications"').status(401).json({ detail: 'Invalid or missing credentials.' });
+      return;
+    }
+    next();
+  };
+}
+
+function fieldErrors(issues: { path: PropertyKey[]; message: string }[]): Record<string, string[]> {
+  const fields: Record<string, string[]> = {};
+  for (const issue of issues) (fields[issue.path.map(String).join('.') || 'body'] ??= []).push(issue.message);
+  return fields;
+}
+
+export function createReceiver(options: ReceiverOptions): Router {
+  const router = express.Router();
+  const json = express.json({ limit: '256kb', type: () => true });
+  const auth = checkBasicAuth(options.basicAuth);
+
+  router.post('/notifications/momo', auth, json, async (req, res) => {
+    const parsed = notificationBody.safeParse(req.body);
+    if (!parsed.success) {
+      res.status(400).json({ detail: 'Expected a JSON object {hook: {event}, data: {...}}.', fields: fieldErrors(parsed.error.issues) });
+      return;
+    }
+    try {
+      await options.enqueue(parsed.data);
+      res.status(200).json({ ok: true });
+    } catch (err) {
+      options.logger.error({ err: String(err) }, 'notification could not be queued');
+      res.status(503).json({ detail: 'Temporarily unable to take notifications; retry later.' });
+    }
+  });
+
+  router.post('/notifications/momo/verify', auth, json, async (req, res) => {
+    const parsed = verificationBody.safeParse(req.body);
+    if (!parsed.success) {
+      res.status(400).json({ detail: 'Expected phonenumber, amount, currency_code and remote_transaction_id.', fields: fieldErrors(parsed.error.issues) });
+      return;
+    }
+    try {
+      res.status(200).type('text/plain').send(await options.verify(parsed.data));
+    } catch (err) {
+      // No answer in time means the organization's default applies; say so rather than guess.
+      options.logger.error({ err: String(err) }, 'verification failed');
+      res.status(503).type('text/plain').send('verification unavailable');
+    }
+  });
+
+  // A malformed JSON body: 400 with the reason, never a 500.
+  router.use('/notifications', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (err && typeof err === 'object' && 'status' in err && (err as { status: number }).status < 500) {
+      const e = err as { status: number; message?: string; type?: string };
+      res.status(e.status).json({ detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
+      return;
+    }
+    next(err);
+  });
+
+  return router;
+}
