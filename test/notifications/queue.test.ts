@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { BullQueue, MemoryQueue } from '../../src/notifications/queue.js';
+import { createLogger } from '../../src/log.js';
+
+const logger = createLogger('silent');
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('MemoryQueue', () => {
+  it('retries a failing job with backoff until it succeeds', async () => {
+    const q = new MemoryQueue<{ n: number }>({ logger, backoffMs: 1, attempts: 5 });
+    const seen: number[] = [];
+    const done = deferred();
+    let failures = 2;
+    q.process(async (job) => {
+      seen.push(job.n);
+      if (failures-- > 0) throw new Error('chat api down');
+      done.resolve();
+    });
+    await q.add({ n: 7 });
+    await done.promise;
+    expect(seen).toEqual([7, 7, 7]);
+    await q.close();
+  });
+
+  it('gives up after the configured attempts, with a log line', async () => {
+    const gaveUp = deferred<string>();
+    const capture = createLogger('info', {
+      write(line: string) {
+        if (line.includes('given up')) gaveUp.resolve(line);
+      },
+    });
+    const q = new MemoryQueue<number>({ logger: capture, backoffMs: 1, attempts: 3 });
+    let calls = 0;
+    q.process(async () => {
+      calls++;
+      throw new Error('always');
+    });
+    await q.add(1);
+    expect(JSON.parse(await gaveUp.promise)).toMatchObject({ attempt: 3, err: 'Error: always' });
+    expect(calls).toBe(3);
+    expect(await q.depth()).toBe(0);
+    await q.close();
+  });
+
+  it('drops a second add with the same id while the first is known', async () => {
+    const q = new MemoryQueue<string>({ logger });
+    const got: string[] = [];
+    await q.add('a', 'same');
+    await q.add('b', 'same');
+    q.process(async (j) => {
+      got.push(j);
+    });
+    await q.close();
+    expect(got).toEqual(['a']);
+  });
+
+  it('finishes the jobs in hand on close', async () => {
+    const q = new MemoryQueue<number>({ logger, concurrency: 1 });
+    const got: number[] = [];
+    q.process(async (j) => {
+      await new Promise((r) => setTimeout(r, 5));
+      got.push(j);
+    });
+    await Promise.all([q.add(1), q.add(2), q.add(3)]);
+    await q.close();
+    expect(got).toEqual([1, 2, 3]);
+  });
+});
+
+describe('BullQueue (real Redis)', () => {
+  const url = 'redis://127.0.0.1:6379';
+  const name = `test-notify-${process.pid}-${Date.now()}`;
+  const queues: BullQueue<{ n: number }>[] = [];
+  afterEach(async () => {
+    await Promise.all(queues.splice(0).map((q) => q.close()));
+    const r = new Redis(url);
+    const keys = await r.keys(`bull:${name}*`);
+    if (keys.length) await r.del(...keys);
+    await r.quit();
+  });
+
+  it('keeps jobs added while no worker runs, for the next process to work', async () => {
+    const producer = new BullQueue<{ n: number }>(url, name, { logger });
+    queues.push(producer);
+    await producer.add({ n: 1 }, 'job:1');
+    await producer.add({ n: 1 }, 'job:1');
+    await producer.add({ n: 2 }, 'job:2');
+    expect(await producer.depth()).toBe(2);
+    await producer.close();
+    queues.length = 0;
+
+    // A new process on the same Redis.
+    const consumer = new BullQueue<{ n: number }>(url, name, { logger });
+    queues.push(consumer);
+    const got: number[] = [];
+    const done = deferred();
+    consumer.process(async (job) => {
+      got.push(job.n);
+      if (got.length === 2) done.resolve();
+    });
+    await done.promise;
+    expect(got.sort()).toEqual([1, 2]);
+  });
+
+  it('retries a failed job', async () => {
+    const q = new BullQueue<{ n: number }>(url, name, { logger, backoffMs: 10, attempts: 3 });
+    queues.push(q);
+    let calls = 0;
+    const done = deferred();
+    q.process(async () => {
+      calls++;
+      if (calls < 2) throw new Error('once');
+      done.resolve();
+    });
+    await q.add({ n: 3 });
+    await done.promise;
+    expect(calls).toBe(2);
+  });
+});
