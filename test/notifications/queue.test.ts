@@ -44,8 +44,8 @@ describe('MemoryQueue', () => {
     await q.add(1);
     expect(JSON.parse(await gaveUp.promise)).toMatchObject({ attempt: 3, err: 'Error: always' });
     expect(calls).toBe(3);
-    expect(await q.depth()).toBe(0);
     await q.close();
+    expect(await q.depth()).toBe(0);
   });
 
   it('drops a second add with the same id while the first is known', async () => {
