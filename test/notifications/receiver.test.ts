@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createReceiver } from '../../src/notifications/receiver.js';
+import type { NotificationBody } from '../../src/notifications/events.js';
+import { createLogger } from '../../src/log.js';
+
+const queued: NotificationBody[] = [];
+let server: Server;
+let base: string;
+let failEnqueue = false;
+const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+beforeAll(async () => {
+  const app = express();
+  app.use(
+    createReceiver({
+      enqueue: async (b) => {
+        if (failEnqueue) throw new Error('redis down');
+        queued.push(b);
+      },
+      verify: async (b) => `ACCEPT ${b.remote_transaction_id}`,
+      basicAuth: { user: 'momo', password: 's3cret' },
+      logger: createLogger('silent'),
+    }),
+  );
+  server = app.listen(0);
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const post = (path: string, body: string, auth = basic('momo', 's3cret'), type = 'application/json') =>
+  fetch(base + path, { method: 'POST', headers: { 'content-type': type, authorization: auth }, body });
+
+const valid = JSON.stringify({ hook: { id: 1, event: 'payment.status.changed' }, data: { id: 3, state: 'processed' } });
+
+describe('notification receiver', () => {
+  it('answers 200 and queues a well-formed notification', async () => {
+    const before = queued.length;
+    const res = await post('/notifications/momo', valid);
+    expect(res.status).toBe(200);
+    expect(queued.length).toBe(before + 1);
+    expect(queued.at(-1)!.hook.event).toBe('payment.status.changed');
+  });
+
+  it('refuses wrong or missing Basic auth with 401 and queues nothing', async () => {
+    const before = queued.length;
+    expect((await post('/notifications/momo', valid, basic('momo', 'wrong'))).status).toBe(401);
+    expect((await post('/notifications/momo', valid, '')).status).toBe(401);
+    expect((await post('/notifications/momo', valid, basic('momo', 's3cret '))).status).toBe(401);
+    expect(queued.length).toBe(before);
+  });
+
+  it('gives 400 with a reason for malformed bodies', async () => {
+    for (const body of ['{not json', '[]', '"x"', JSON.stringify({ hook: {}, data: {} }), JSON.stringify({ data: {} })]) {
+      const res = await post('/notifications/momo', body);
+      expect(res.status, body).toBe(400);
+      expect((await res.json()).detail).toEqual(expect.any(String));
+    }
+  });
+
+  it('answers 503 when the queue cannot take the job, so the service retries', async () => {
+    failEnqueue = true;
+    try {
+      expect((await post('/notifications/momo', valid)).status).toBe(503);
+    } finally {
+      failEnqueue = false;
+    }
+  });
+
+  it('answers verification requests as text', async () => {
+    const res = await post(
+      '/notifications/momo/verify',
+      JSON.stringify({ phonenumber: '+256772000001', amount: '500', currency_code: 'UGX', reference: 'x', remote_transaction_id: 'ABC123' }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await res.text()).toBe('ACCEPT ABC123');
+    const bad = await post('/notifications/momo/verify', JSON.stringify({ phonenumber: '+256772000001', amount: 'lots' }));
+    expect(bad.status).toBe(400);
+  });
+});
