@@ -65,7 +65,12 @@ export interface FlowInput {
   currencies: string[];
   /** What the engine remembers for this user (pin flow: validated codes; see FlowOutput.remember). */
   profile: UserProfile;
+  /** Flows this user's role may start (the menu offers these). Absent: none. */
+  allowedFlows?: FlowId[];
 }
+
+/** The only events the engine sends a flow (see the conventions above). */
+export type FlowEvent = { type: 'ANSWERED'; value: string } | { type: 'CHOSEN'; id: string } | { type: 'BACK' };
 
 export interface RememberedCandidate {
   serviceType: string;

@@ -1,0 +1,65 @@
+/**
+ * The message catalogue: every flow's messages merged with the common ones, and the rendering of a flow's
+ * View into a channel-neutral Prompt. A key missing in a language falls back to English, then to the key
+ * itself (so a gap shows as `pay.askAmount`, never as an empty screen).
+ */
+import type { AnyMachineSnapshot } from 'xstate';
+import { flows as registeredFlows } from '../../flows/index.js';
+import { commonMessages } from '../../flows/messages/common.js';
+import type { FlowModule, Lang, Messages, Params, StateMeta, Text, View } from '../../flows/types.js';
+import type { Prompt } from './types.js';
+
+export interface Catalogue {
+  /** Every key of every language. */
+  readonly messages: Record<Lang, Messages>;
+  /** The words of `text` in `lang`, placeholders `{name}` filled from its params. */
+  render(text: Text, lang: Lang): string;
+  /** A View as a Prompt: the error line above the text, choice labels rendered. */
+  renderView(view: View, lang: Lang): Prompt;
+}
+
+function fill(template: string, params: Params | undefined): string {
+  if (!params) return template;
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}
+
+/** The catalogue of the given flows plus the common messages. */
+export function createCatalogue(modules: Iterable<FlowModule | undefined>): Catalogue {
+  const messages: Record<Lang, Messages> = { en: { ...commonMessages.en }, sw: { ...commonMessages.sw } };
+  for (const module of modules) {
+    if (!module) continue;
+    Object.assign(messages.en, module.messages.en);
+    Object.assign(messages.sw, module.messages.sw);
+  }
+  const render = (text: Text, lang: Lang): string =>
+    fill(messages[lang][text.key] ?? messages.en[text.key] ?? text.key, text.params);
+  const renderView = (view: View, lang: Lang): Prompt => ({
+    text: view.error ? `${render(view.error, lang)}\n${render(view.text, lang)}` : render(view.text, lang),
+    ...(view.choices
+      ? { choices: view.choices.map((c) => ({ id: c.id, label: c.label ?? (c.text ? render(c.text, lang) : c.id) })) }
+      : {}),
+    ...(view.input ? { input: view.input } : {}),
+    final: view.final ?? false,
+  });
+  return { messages, render, renderView };
+}
+
+/** The catalogue of every registered flow (flows/index.ts). */
+export const catalogue: Catalogue = createCatalogue(Object.values(registeredFlows));
+export const render: Catalogue['render'] = catalogue.render;
+export const renderView: Catalogue['renderView'] = catalogue.renderView;
+
+/**
+ * The View of the snapshot's current state: the deepest active state with `meta.view`, computed from the
+ * context. Undefined when no active state has one (busy states usually).
+ */
+export function currentView(snapshot: AnyMachineSnapshot): View | undefined {
+  const metas = Object.values(snapshot.getMeta() as Record<string, Partial<StateMeta> | undefined>);
+  const view = metas.filter((meta) => typeof meta?.view === 'function').at(-1)?.view;
+  return view ? view(snapshot.context) : undefined;
+}
+
+/** Every catalogue key a View uses (text, error, choice texts). */
+export function viewKeys(view: View): string[] {
+  return [view.text, view.error, ...(view.choices ?? []).map((c) => c.text)].flatMap((t) => (t ? [t.key] : []));
+}

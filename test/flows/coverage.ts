@@ -1,0 +1,213 @@
+/**
+ * Model-based walk of a flow machine, shared by every flow's tests: explores every state reachable with
+ * `xstate/graph` getShortestPaths, answering each waiting state with its View's choices, typed answers
+ * (valid and invalid) and BACK, and settling each invoked service with every outcome given (successes and
+ * ServiceFailures). Reports which states were visited (and prints `<flow>: states visited N/N`) and which
+ * catalogue keys the reached views use, so tests can assert both.
+ *
+ *   const walk = walkFlow(payFlow, { outcomes: { createPayment: [{ output: { id: 'p1', state: 'submitted' } }] } });
+ *   expect(walk.missing).toEqual([]);
+ *   expect(missingMessages(payFlow, walk.keys)).toEqual([]);
+ */
+import type { AnyMachineSnapshot, EventObject } from 'xstate';
+import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
+import type { ServiceInput, ServiceOutput } from '../../flows/actors.js';
+import { MENU_FLOWS } from '../../flows/menu.machine.js';
+import type { ServiceName } from '../../flows/services.js';
+import type { FlowInput, FlowModule, ServiceFailure } from '../../flows/types.js';
+import type { InputKind } from '../../src/conversation/types.js';
+import { createCatalogue, currentView, viewKeys } from '../../src/conversation/render.js';
+
+/** How one call of service K ends in the walk. */
+export type Outcome<K extends ServiceName> = { output: ServiceOutput<K> } | { error: ServiceFailure };
+/** Per service, the outcomes to explore, or a function of the call's input giving them. */
+export type Outcomes = { [K in ServiceName]?: Array<Outcome<K>> | ((input: ServiceInput<K>) => Array<Outcome<K>>) };
+
+export interface WalkOptions {
+  /** Changes to {@link sampleInput} (e.g. `{ requirePin: true }` for USSD). */
+  input?: Partial<FlowInput>;
+  /** Outcomes per service, replacing those of {@link sampleOutcomes} for the services named. */
+  outcomes?: Outcomes;
+  /**
+   * Answers typed in a waiting state, by state path (`awaitingAmount`, `bank.awaitingAccount`). States not
+   * named get {@link sampleAnswers} for their View's input kind.
+   */
+  answers?: Record<string, string[]>;
+  /** Most snapshots explored before giving up (xstate/graph throws). Default 50 000: far above any flow. */
+  limit?: number;
+  /** Print the coverage line. Default true: the suite's output shows each machine's coverage. */
+  print?: boolean;
+}
+
+export interface Walk {
+  flow: string;
+  /** One shortest path to every distinct snapshot reached. */
+  paths: Array<StatePath<AnyMachineSnapshot, EventObject>>;
+  /** Paths (`a.b`) of every state node of the machine. */
+  states: string[];
+  visited: string[];
+  missing: string[];
+  /** Catalogue keys used by the views reached, sorted. */
+  keys: string[];
+  /** `<flow>: states visited N/N` */
+  line: string;
+}
+
+/** A FlowInput as the engine would give it on Telegram. */
+export function sampleInput(changes: Partial<FlowInput> = {}): FlowInput {
+  return {
+    runId: 'run-1',
+    channel: 'telegram',
+    chat: 'telegram:chat-1',
+    userId: 'user-1',
+    userPhone: '+256772123456',
+    requirePin: false,
+    defaultCountry: 'UG',
+    currencies: ['UGX', 'KES'],
+    profile: { lang: 'en' },
+    allowedFlows: [...MENU_FLOWS],
+    ...changes,
+  };
+}
+
+/** Answers per input kind: something refused first, then something accepted. */
+export const sampleAnswers: Record<InputKind | 'none', string[]> = {
+  text: ['', 'School fees'],
+  phone: ['12', '0772123456'],
+  amount: ['abc', '1500'],
+  pin: ['12', '1234'],
+  code: ['', '4012345678'],
+  none: ['hello'],
+};
+
+const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): { error: ServiceFailure } => ({
+  error: { code, ...extra },
+});
+
+const collection = {
+  id: 'col-1',
+  amount: '1500',
+  currency: 'UGX',
+  phonenumber: '+256772123456',
+  status: 'successful',
+  reference: 'ref-1',
+  remoteTransactionId: 'TX123',
+  paymentDate: '2026-01-01T10:00:00Z',
+  senderName: 'JANE DOE',
+};
+
+/** A success and the typical failures of every service. */
+export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }> = {
+  verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2' }), failure('pin_locked')],
+  reserveSpend: [{ output: undefined }, failure('limit_exceeded'), failure('not_allowed')],
+  lookupContact: [
+    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },
+    { output: { known: false, registered: false } },
+  ],
+  verifyContact: [
+    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },
+    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JOHN OKELLO', networkName: 'MTN' } },
+    { output: { known: true, registered: false, firstName: 'Jane', lastName: 'Doe' } },
+    failure('validation', { fields: { phone_number: ['Invalid phone number'] } }),
+    failure('connection'),
+  ],
+  createPayment: [
+    { output: { id: 'pay-1', state: 'submitted' } },
+    failure('validation', { fields: { amount: ['Insufficient balance'] } }),
+    failure('connection'),
+  ],
+  listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
+  createCollectionRequest: [
+    { output: { id: 'req-1', status: 'pending', mfscode: '*165#' } },
+    failure('validation', { fields: { phonenumber: ['Invalid'] } }),
+    failure('connection'),
+  ],
+  claimCollection: [{ output: [collection] }, { output: [] }, failure('not_found')],
+  latestCollections: [{ output: [collection] }, { output: [] }, failure('rate_limited')],
+  listDataBundles: [
+    { output: [{ datacode: 'd1', name: '1GB', allowance: '1GB', price: '1000', validity: '30 days' }] },
+    { output: [] },
+    failure('service'),
+  ],
+  purchaseData: [{ output: { reference: 'ref-d1', status: 'successful' } }, failure('connection')],
+  listPinBundles: [{ output: [{ amount: '3500', available: 10, description: 'WAEC result checker' }] }, { output: [] }],
+  validateCandidate: [{ output: { name: 'JOHN PUPIL', gsmNo: '+2348012345678' } }, failure('not_found')],
+  purchasePin: [{ output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } }, failure('connection')],
+};
+
+/** `['a', 'b']` -> `{ a: 'b' }`, the state value that matches a state node. */
+function valueOf(path: string[]): string | Record<string, unknown> {
+  const [head, ...rest] = path;
+  return rest.length === 0 ? (head as string) : { [head as string]: valueOf(rest) };
+}
+
+/** Walks every state of the flow's machine; see the file comment. */
+export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
+  const machine = module.machine;
+  const nodes = getStateNodes(machine);
+  const pathOf = new Map(nodes.map((n) => [n.id, n.path.join('.')]));
+  const outcomes: Outcomes = { ...sampleOutcomes, ...options.outcomes };
+
+  const viewOf = (snapshot: AnyMachineSnapshot) => {
+    try {
+      return currentView(snapshot);
+    } catch (error) {
+      throw new Error(`${module.id}: the view of ${JSON.stringify(snapshot.value)} throws: ${String(error)}`);
+    }
+  };
+
+  const eventsOf = (snapshot: AnyMachineSnapshot): EventObject[] => {
+    if (snapshot.status !== 'active') return [];
+    const events: Array<{ type: string; [field: string]: unknown }> = [];
+    for (const [id, child] of Object.entries(snapshot.children as Record<string, { src?: unknown; options?: { input?: unknown } }>)) {
+      const given = outcomes[child.src as ServiceName] as Array<Outcome<ServiceName>> | ((input: unknown) => Array<Outcome<ServiceName>>) | undefined;
+      const list = typeof given === 'function' ? given(child.options?.input) : (given ?? []);
+      for (const outcome of list) {
+        events.push(
+          'output' in outcome
+            ? { type: `xstate.done.actor.${id}`, output: outcome.output, actorId: id }
+            : { type: `xstate.error.actor.${id}`, error: outcome.error, actorId: id },
+        );
+      }
+    }
+    const view = viewOf(snapshot);
+    if (view) {
+      for (const choice of view.choices ?? []) events.push({ type: 'CHOSEN', id: choice.id });
+      const viewNode = Object.keys(snapshot.getMeta()).filter((id) => pathOf.has(id)).at(-1);
+      const typed = options.answers?.[pathOf.get(viewNode ?? '') ?? ''] ?? sampleAnswers[view.input ?? 'none'];
+      for (const value of typed) events.push({ type: 'ANSWERED', value });
+    }
+    events.push({ type: 'BACK' });
+    return events;
+  };
+
+  const input = sampleInput(options.input);
+  const paths = getShortestPaths(machine, {
+    input,
+    events: eventsOf,
+    // Keep only events carrying their payload: xstate/graph adds a bare event per type a state handles.
+    filterEvents: (snapshot, event) => eventsOf(snapshot).some((e) => JSON.stringify(e) === JSON.stringify(event)),
+    limit: options.limit ?? 50_000,
+  }) as Array<StatePath<AnyMachineSnapshot, EventObject>>;
+
+  const states = nodes.map((n) => n.path.join('.'));
+  const reached = new Set<string>();
+  const keys = new Set<string>();
+  for (const { state } of paths) {
+    for (const node of nodes) if (state.matches(valueOf(node.path) as never)) reached.add(node.path.join('.'));
+    const view = viewOf(state);
+    if (view) for (const key of viewKeys(view)) keys.add(key);
+  }
+  const visited = states.filter((s) => reached.has(s));
+  const line = `${module.id}: states visited ${visited.length}/${states.length}`;
+  if (options.print ?? true) console.log(line);
+  return { flow: module.id, paths, states, visited, missing: states.filter((s) => !reached.has(s)), keys: [...keys].sort(), line };
+}
+
+/** Keys absent from the catalogue of this flow (with the common messages), as `<lang>:<key>`. */
+export function missingMessages(module: FlowModule, keys: Iterable<string>): string[] {
+  const { messages } = createCatalogue([module]);
+  const missing: string[] = [];
+  for (const key of keys) for (const lang of ['en', 'sw'] as const) if (!(key in messages[lang])) missing.push(`${lang}:${key}`);
+  return missing;
+}
