@@ -1,0 +1,363 @@
+/**
+ * Buy a data bundle: network (Spectranet also asks its account number) -> the network's bundles -> one
+ * bundle -> the number to top up (the user's own, when known, or another typed one) -> summary and
+ * confirmation (the PIN on the same screen when the channel asks for one) -> spend reserved within the
+ * user's limits -> purchase under an idempotency key -> outcome.
+ *
+ * Money is never sent twice: the key `${runId}:data` is fixed in context when the flow starts, so a
+ * snapshot restored in `purchasing` repeats the call with the same key; a duplicate of that key, or an
+ * answer lost after the client's own retries, reads "could not confirm, you will be told", never a new
+ * attempt.
+ *
+ * Currency: a data bundle carries no currency in the service contract, so the spend is reserved in the
+ * first of `input.currencies` (the organization's default).
+ */
+import { and, assign, setup } from 'xstate';
+import { serviceActors } from './actors.js';
+import { failureText, type FailureKeys } from './failure.js';
+import { parsePhone, parseText } from './input.js';
+import { dataMessages } from './messages/data.js';
+import type { DataBundle, PurchaseResult } from './services.js';
+import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutput, type Text, type View } from './types.js';
+
+/** Networks offered, by the service's `service_type`, with the name people know them by. */
+export const DATA_NETWORKS = {
+  mtn: 'MTN',
+  airtel: 'Airtel',
+  '9mobile': '9mobile',
+  glo: 'Glo',
+  spectranet: 'Spectranet',
+} as const;
+
+export type DataNetwork = keyof typeof DATA_NETWORKS;
+
+/** Longest Spectranet account number taken before the service judges it. */
+const ACCOUNT_MAX = 20;
+
+/**
+ * Failures of the purchase after which it may still have happened: the answer was lost after the
+ * client's retries (connection, 5xx, an unreadable answer) or the service already holds our key.
+ */
+const UNCONFIRMED: FailureKeys = {
+  connection: 'data.unconfirmed',
+  service: 'data.unconfirmed',
+  unknown: 'data.unconfirmed',
+  duplicate: 'failure.duplicate',
+};
+
+/** Everything the flow knows; plain JSON (amounts are the service's decimal strings). */
+export interface DataContext {
+  input: FlowInput;
+  /** Duplicate-Check-Key of the purchase, `${runId}:data`, made before any call and never changed. */
+  key: string;
+  /** Currency the spend is reserved in: `input.currencies[0]`. */
+  currency: string;
+  network?: DataNetwork;
+  /** Spectranet account number. */
+  accountNumber?: string;
+  bundles: DataBundle[];
+  bundle?: DataBundle;
+  /** Number to top up, international `+` format. */
+  phone?: string;
+  /** Why the last answer or call was refused; the next screen shows it. */
+  error?: Text;
+  result?: PurchaseResult;
+}
+
+/** What an ended invoke resolved with (named guards and actions see their events typed as FlowEvent). */
+const outputOf = <T>(event: object): T => (event as { output: T }).output;
+/** What an ended invoke rejected with. */
+const errorOf = (event: object): unknown => (event as { error?: unknown }).error;
+const chosenId = (event: FlowEvent): string | undefined => (event.type === 'CHOSEN' ? event.id : undefined);
+const answer = (event: FlowEvent): string => (event.type === 'ANSWERED' ? event.value : '');
+
+/** A bundle as people read it, e.g. `1GB 30 days`. */
+const bundleName = (bundle: DataBundle): string => `${bundle.allowance} ${bundle.validity}`;
+const networkName = (context: DataContext): string => (context.network ? DATA_NETWORKS[context.network] : '');
+
+/** What is bought, for whom, at what price: the summary's and the receipt's parameters. */
+function purchaseParams(context: DataContext): Record<string, string> {
+  return {
+    bundle: context.bundle ? bundleName(context.bundle) : '',
+    network: networkName(context),
+    phone: context.phone ?? '',
+    price: context.bundle?.price ?? '',
+    currency: context.currency,
+  };
+}
+
+/** Back to the step before the bundle list: the account number (Spectranet) or the network. */
+const toNetworkStep = (actions: 'clearError' | 'refuseEmptyList' | 'refuseList') =>
+  [
+    { guard: 'isSpectranet', target: 'awaitingAccount', actions },
+    { target: 'choosingNetwork', actions },
+  ] as const;
+
+/** To the phone step: own or another number when the user's number is known, else type it. */
+const toPhoneStep = [
+  { guard: 'hasUserPhone', target: 'choosingPhone', actions: 'clearError' },
+  { target: 'awaitingPhone', actions: 'clearError' },
+] as const;
+
+/** The buy-data flow. Input: FlowInput; output: FlowOutput (`next: 'menu'` when the user backs out). */
+export const dataMachine = setup({
+  types: {
+    context: {} as DataContext,
+    events: {} as FlowEvent,
+    input: {} as FlowInput,
+    output: {} as FlowOutput,
+    meta: {} as { view: (context: DataContext) => View },
+    tags: 'busy',
+  },
+  actors: {
+    listDataBundles: serviceActors.listDataBundles,
+    verifyPin: serviceActors.verifyPin,
+    reserveSpend: serviceActors.reserveSpend,
+    purchaseData: serviceActors.purchaseData,
+  },
+  guards: {
+    isNetworkChosen: ({ event }) => (chosenId(event) ?? '') in DATA_NETWORKS,
+    isSpectranetChosen: ({ event }) => chosenId(event) === 'spectranet',
+    isSpectranet: ({ context }) => context.network === 'spectranet',
+    isValidAccount: ({ event }) => parseText(answer(event), ACCOUNT_MAX).ok,
+    hasBundles: ({ event }) => outputOf<DataBundle[]>(event).length > 0,
+    isBundleChosen: ({ context, event }) => context.bundles.some((b) => b.datacode === chosenId(event)),
+    hasUserPhone: ({ context }) => context.input.userPhone !== undefined,
+    isOwnNumberChosen: ({ event }) => chosenId(event) === 'own',
+    isOtherNumberChosen: ({ event }) => chosenId(event) === 'other',
+    isValidPhone: ({ context, event }) => parsePhone(answer(event), context.input.defaultCountry).ok,
+    isConfirmed: ({ context, event }) => !context.input.requirePin && chosenId(event) === 'confirm',
+    isPinGiven: ({ context, event }) => context.input.requirePin && event.type === 'ANSWERED',
+    isPinLocked: ({ event }) => {
+      const error = errorOf(event);
+      return isServiceFailure(error) && error.code === 'pin_locked';
+    },
+    isUnconfirmed: ({ event }) => {
+      const error = errorOf(event);
+      return !isServiceFailure(error) || error.code in UNCONFIRMED;
+    },
+  },
+  actions: {
+    storeNetwork: assign({
+      network: ({ event }) => chosenId(event) as DataNetwork,
+      accountNumber: undefined,
+      error: undefined,
+    }),
+    storeAccount: assign({ accountNumber: ({ event }) => answer(event).trim(), error: undefined }),
+    refuseAccount: assign({
+      error: ({ event }) => {
+        const parsed = parseText(answer(event), ACCOUNT_MAX);
+        return parsed.ok ? undefined : parsed.reason;
+      },
+    }),
+    storeBundles: assign({ bundles: ({ event }) => outputOf<DataBundle[]>(event), error: undefined }),
+    refuseEmptyList: assign({
+      error: ({ context }): Text => ({ key: 'data.noBundles', params: { network: networkName(context) } }),
+    }),
+    refuseList: assign({ error: ({ event }) => failureText(errorOf(event), { not_found: 'data.accountNotFound' }) }),
+    storeBundle: assign({
+      bundle: ({ context, event }) => context.bundles.find((b) => b.datacode === chosenId(event)),
+      error: undefined,
+    }),
+    storeOwnNumber: assign({ phone: ({ context }) => context.input.userPhone, error: undefined }),
+    storePhone: assign(({ context, event }) => {
+      const parsed = parsePhone(answer(event), context.input.defaultCountry);
+      return parsed.ok ? { phone: parsed.e164, error: undefined } : { error: parsed.reason };
+    }),
+    clearError: assign({ error: undefined }),
+    storeFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
+  },
+}).createMachine({
+  id: 'data',
+  context: ({ input }) => ({
+    input,
+    key: `${input.runId}:data`,
+    currency: input.currencies[0] ?? '',
+    bundles: [],
+  }),
+  initial: 'choosingNetwork',
+  output: ({ event }) => (event as { output?: FlowOutput }).output ?? {},
+  states: {
+    choosingNetwork: {
+      meta: {
+        view: (context) => ({
+          text: { key: 'data.askNetwork' },
+          error: context.error,
+          choices: Object.entries(DATA_NETWORKS).map(([id, label]) => ({ id, label })),
+        }),
+      },
+      on: {
+        CHOSEN: [
+          { guard: 'isSpectranetChosen', target: 'awaitingAccount', actions: 'storeNetwork' },
+          { guard: 'isNetworkChosen', target: 'loadingBundles', actions: 'storeNetwork' },
+        ],
+        BACK: 'left',
+      },
+    },
+    awaitingAccount: {
+      meta: { view: (context) => ({ text: { key: 'data.askAccount' }, error: context.error, input: 'text' }) },
+      on: {
+        ANSWERED: [
+          { guard: 'isValidAccount', target: 'loadingBundles', actions: 'storeAccount' },
+          { actions: 'refuseAccount' },
+        ],
+        BACK: { target: 'choosingNetwork', actions: 'clearError' },
+      },
+    },
+    loadingBundles: {
+      tags: 'busy',
+      invoke: {
+        src: 'listDataBundles',
+        input: ({ context }) => ({ network: context.network ?? '', accountNumber: context.accountNumber }),
+        onDone: [
+          { guard: 'hasBundles', target: 'choosingBundle', actions: 'storeBundles' },
+          ...toNetworkStep('refuseEmptyList'),
+        ],
+        // A listing moves no money: back to the question before it, with the reason, to try again.
+        onError: toNetworkStep('refuseList'),
+      },
+    },
+    choosingBundle: {
+      meta: {
+        view: (context) => ({
+          text: { key: 'data.askBundle', params: { network: networkName(context) } },
+          error: context.error,
+          // Every bundle: the channel adapters page long lists.
+          choices: context.bundles.map((b) => ({ id: b.datacode, label: `${bundleName(b)} ${b.price}` })),
+        }),
+      },
+      on: {
+        CHOSEN: [
+          { guard: and(['isBundleChosen', 'hasUserPhone']), target: 'choosingPhone', actions: 'storeBundle' },
+          { guard: 'isBundleChosen', target: 'awaitingPhone', actions: 'storeBundle' },
+        ],
+        BACK: toNetworkStep('clearError'),
+      },
+    },
+    choosingPhone: {
+      meta: {
+        view: (context) => ({
+          text: { key: 'data.askWhichPhone' },
+          error: context.error,
+          choices: [
+            { id: 'own', text: { key: 'data.myNumber' } },
+            { id: 'other', text: { key: 'data.otherNumber' } },
+          ],
+        }),
+      },
+      on: {
+        CHOSEN: [
+          { guard: 'isOwnNumberChosen', target: 'confirming', actions: 'storeOwnNumber' },
+          { guard: 'isOtherNumberChosen', target: 'awaitingPhone', actions: 'clearError' },
+        ],
+        BACK: { target: 'choosingBundle', actions: 'clearError' },
+      },
+    },
+    awaitingPhone: {
+      meta: { view: (context) => ({ text: { key: 'data.askPhone' }, error: context.error, input: 'phone' }) },
+      on: {
+        ANSWERED: [{ guard: 'isValidPhone', target: 'confirming', actions: 'storePhone' }, { actions: 'storePhone' }],
+        BACK: [
+          { guard: 'hasUserPhone', target: 'choosingPhone', actions: 'clearError' },
+          { target: 'choosingBundle', actions: 'clearError' },
+        ],
+      },
+    },
+    confirming: {
+      meta: {
+        view: (context): View =>
+          context.input.requirePin
+            ? { text: { key: 'data.summaryPin', params: purchaseParams(context) }, error: context.error, input: 'pin' }
+            : {
+                text: { key: 'data.summary', params: purchaseParams(context) },
+                error: context.error,
+                choices: [{ id: 'confirm', text: { key: 'data.confirm' } }],
+              },
+      },
+      on: {
+        CHOSEN: { guard: 'isConfirmed', target: 'reserving', actions: 'clearError' },
+        ANSWERED: { guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' },
+        BACK: toPhoneStep,
+      },
+    },
+    verifyingPin: {
+      tags: 'busy',
+      invoke: {
+        src: 'verifyPin',
+        // The PIN goes from the answer straight to the check: never kept in context, never persisted.
+        input: ({ context, event }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          pin: answer(event as FlowEvent).trim(),
+        }),
+        onDone: 'reserving',
+        onError: [
+          { guard: 'isPinLocked', target: 'failed', actions: 'storeFailure' },
+          // A wrong PIN (with the attempts left) or a check that failed: ask again.
+          { target: 'confirming', actions: 'storeFailure' },
+        ],
+      },
+    },
+    reserving: {
+      tags: 'busy',
+      invoke: {
+        src: 'reserveSpend',
+        input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          flow: 'data',
+          amount: context.bundle?.price ?? '',
+          currency: context.currency,
+        }),
+        onDone: 'purchasing',
+        onError: { target: 'failed', actions: 'storeFailure' },
+      },
+    },
+    purchasing: {
+      tags: 'busy',
+      invoke: {
+        src: 'purchaseData',
+        input: ({ context }) => ({
+          duplicateCheckKey: context.key,
+          network: context.network ?? '',
+          datacode: context.bundle?.datacode ?? '',
+          phonenumber: context.phone ?? '',
+          accountNumber: context.accountNumber,
+          amount: context.bundle?.price ?? '',
+          metadata: { chat: context.input.chat, ref: context.key },
+        }),
+        onDone: { target: 'done', actions: 'storeResult' },
+        onError: [
+          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storeFailure' },
+          { target: 'failed', actions: 'storeFailure' },
+        ],
+      },
+    },
+    done: {
+      type: 'final',
+      meta: {
+        view: (context) => ({
+          text: { key: 'data.done', params: { ...purchaseParams(context), reference: context.result?.reference ?? '' } },
+          final: true,
+        }),
+      },
+    },
+    unconfirmed: {
+      type: 'final',
+      meta: { view: (context) => ({ text: context.error ?? { key: 'data.unconfirmed' }, final: true }) },
+    },
+    failed: {
+      type: 'final',
+      meta: { view: (context) => ({ text: { key: 'data.notBought' }, error: context.error, final: true }) },
+    },
+    left: {
+      type: 'final',
+      meta: { view: () => ({ text: { key: 'data.left' }, final: true }) },
+      output: { next: 'menu' },
+    },
+  },
+});
+
+/** The buy-data flow for the registry. */
+export const dataFlow: FlowModule = { id: 'data', machine: dataMachine, messages: dataMessages };
