@@ -2,9 +2,11 @@
  * The registry of flows: the engine starts and restores flows from here, the catalogue merges their
  * messages. Each flow engineer adds one line.
  */
+import { dataFlow } from './data.machine.js';
 import { menuFlow } from './menu.machine.js';
 import type { FlowId, FlowModule } from './types.js';
 
 export const flows: Partial<Record<FlowId, FlowModule>> = {
   menu: menuFlow,
+  data: dataFlow,
 };
