@@ -1,0 +1,138 @@
+/**
+ * Prompt -> Block Kit. A prompt's words go in `plain_text` objects, so nothing a user or the service typed
+ * (a payee called `<!channel>`, an `&`) is read as Slack markup; the top-level `text` (the notification
+ * fallback) is escaped the way Slack asks. Slack's size limits are applied here, once.
+ */
+import type { types } from '@slack/bolt';
+import type { InputKind, Prompt } from '../../src/conversation/types.js';
+
+/** A message as the Web API and response_url take it. */
+export interface SlackMessage {
+  text: string;
+  blocks: types.KnownBlock[];
+}
+
+/** action_id of the n-th choice is `momo_choice_<n>`; its value is the choice id. */
+export const CHOICE_ACTION_PREFIX = 'momo_choice_';
+/** The button that opens the answer modal; its value is the InputKind asked for. */
+export const ANSWER_ACTION = 'momo_answer';
+/** Back / Home / Cancel: action_id `momo_nav_<nav>`, value `<nav>`. */
+export const NAV_ACTION_PREFIX = 'momo_nav_';
+/** callback_id of the answer modal. */
+export const ANSWER_VIEW = 'momo_answer';
+/** block_id / action_id of the modal's one input. */
+export const ANSWER_BLOCK = 'answer';
+export const ANSWER_ELEMENT = 'value';
+
+const NAVS = [
+  { nav: 'back', label: 'Back' },
+  { nav: 'home', label: 'Home' },
+  { nav: 'cancel', label: 'Cancel' },
+] as const;
+
+const INPUT_LABELS: Record<InputKind, string> = {
+  text: 'Your answer',
+  phone: 'Phone number',
+  amount: 'Amount',
+  pin: 'PIN',
+  code: 'Code',
+};
+
+// Slack's limits: section text 3000, button text 75, elements per actions block 25, input label 2000.
+const MAX_SECTION = 3000;
+const MAX_BUTTON_TEXT = 75;
+const MAX_ACTIONS = 25;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** &, < and > escaped, as Slack requires in mrkdwn `text`. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function button(actionId: string, label: string, value: string, style?: 'primary' | 'danger'): types.Button {
+  return {
+    type: 'button',
+    action_id: actionId,
+    text: { type: 'plain_text', text: clip(label, MAX_BUTTON_TEXT), emoji: false },
+    value,
+    ...(style ? { style } : {}),
+  };
+}
+
+/** A plain message: the text alone (notifications, errors). */
+export function textMessage(text: string): SlackMessage {
+  return {
+    text: escapeMrkdwn(text),
+    blocks: [{ type: 'section', text: { type: 'plain_text', text: clip(text, MAX_SECTION), emoji: false } }],
+  };
+}
+
+/**
+ * A prompt as a message: its text; its choices as buttons (25 to a row block); an "Answer" button when it
+ * asks for input; Back / Home / Cancel unless it is final.
+ */
+export function promptMessage(prompt: Prompt): SlackMessage {
+  const message = textMessage(prompt.text);
+  const choices = prompt.choices ?? [];
+  for (let start = 0; start < choices.length; start += MAX_ACTIONS) {
+    message.blocks.push({
+      type: 'actions',
+      block_id: `choices_${start / MAX_ACTIONS}`,
+      elements: choices
+        .slice(start, start + MAX_ACTIONS)
+        .map((choice, i) => button(`${CHOICE_ACTION_PREFIX}${start + i}`, choice.label, choice.id)),
+    });
+  }
+  if (!prompt.final) {
+    const controls: types.Button[] = prompt.input ? [button(ANSWER_ACTION, 'Answer', prompt.input, 'primary')] : [];
+    for (const { nav, label } of NAVS) controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, label, nav));
+    message.blocks.push({ type: 'actions', block_id: 'controls', elements: controls });
+  }
+  return message;
+}
+
+/** What the answer modal carries back in private_metadata. */
+export interface AnswerMetadata {
+  /** response_url of the "Answer" click: the submission's prompt replaces the message that had the button. */
+  responseUrl: string;
+}
+
+export function isInputKind(value: string): value is InputKind {
+  return Object.hasOwn(INPUT_LABELS, value);
+}
+
+/** The modal opened by "Answer": one plain_text_input, labelled for the kind of input asked. */
+export function answerModal(kind: InputKind, metadata: AnswerMetadata): types.ModalView {
+  return {
+    type: 'modal',
+    callback_id: ANSWER_VIEW,
+    private_metadata: JSON.stringify(metadata),
+    title: { type: 'plain_text', text: 'MoMo' },
+    submit: { type: 'plain_text', text: 'Send' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: ANSWER_BLOCK,
+        label: { type: 'plain_text', text: INPUT_LABELS[kind] },
+        element: { type: 'plain_text_input', action_id: ANSWER_ELEMENT, max_length: 500 },
+      },
+    ],
+  };
+}
+
+/** The private_metadata of a submitted answer modal, or null when it is not ours. */
+export function readAnswerMetadata(privateMetadata: string | undefined): AnswerMetadata | null {
+  try {
+    const parsed: unknown = JSON.parse(privateMetadata ?? '');
+    if (typeof parsed === 'object' && parsed !== null && 'responseUrl' in parsed && typeof parsed.responseUrl === 'string') {
+      return { responseUrl: parsed.responseUrl };
+    }
+  } catch {
+    // not JSON: not ours
+  }
+  return null;
+}

@@ -1,0 +1,243 @@
+/**
+ * The Slack channel: a Bolt app for the `/momo` slash command, its buttons, its answer modal and direct
+ * messages to the app, plus the notifier.
+ *
+ * HTTP mode (no appToken): `router` serves `POST /slack/events` (commands, interactivity and events all go
+ * to that one Request URL). Bolt reads the raw body itself to check the signature, so the router must be
+ * mounted where no body parser has run: give parsers to the routes that need them, never app-wide.
+ * Socket Mode (appToken set): the router is empty and start() connects.
+ *
+ * Timing: a command is acknowledged with the prompt itself (the engine answers within its chat deadline,
+ * under Slack's 3 s); should it not, the ack says "working on it" and the prompt follows through the
+ * command's response_url. Buttons and modal submissions are acknowledged at once and their prompt replaces
+ * the message through the response_url (see reply.ts for the 5-uses budget and the direct-message fallback).
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import bolt, { type BlockAction, type ButtonAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
+import type { Logger } from '../../src/log.js';
+import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
+import { conversationIdOf } from './address.js';
+import {
+  ANSWER_ACTION,
+  ANSWER_BLOCK,
+  ANSWER_ELEMENT,
+  ANSWER_VIEW,
+  CHOICE_ACTION_PREFIX,
+  NAV_ACTION_PREFIX,
+  answerModal,
+  isInputKind,
+  promptMessage,
+  readAnswerMetadata,
+  textMessage,
+  type SlackMessage,
+} from './blocks.js';
+import { boltLogger } from './bolt-logger.js';
+import { parseCommandText } from './command.js';
+import { createSlackNotifier } from './notifier.js';
+import { createReplier } from './reply.js';
+
+const { App, ExpressReceiver } = bolt;
+
+/** The one Request URL of the Slack app (slash command, interactivity and event subscriptions). */
+export const SLACK_EVENTS_PATH = '/slack/events';
+
+export interface SlackOptions {
+  /** Checks every HTTP request (HMAC-SHA256 of `v0:ts:body`, at most 5 minutes old). */
+  signingSecret: string;
+  /** Bot token (xoxb-) for the Web API: views.open, chat.postMessage. Verified with auth.test by start(). */
+  botToken: string;
+  /** App-level token (xapp-): Socket Mode instead of HTTP. Default unset: HTTP through `router`. */
+  appToken?: string;
+  /** Web API base, e.g. a test server. Default https://slack.com/api/. */
+  apiUrl?: string;
+  engine: Engine;
+  store: SessionStore;
+  logger: Logger;
+  /** The slash command's name. Default `/momo`: the name the app manifest registers. */
+  command?: string;
+  /**
+   * Longest wait for the engine before a command is acknowledged with "working on it". Default 2800 ms:
+   * Slack shows an error past 3 s and the engine's own chat deadline (2500 ms) answers before this.
+   */
+  ackTimeoutMs?: number;
+  /**
+   * Retries of Web API calls (p-retry options; 429 waits Retry-After first). Default 3 retries, 1 s then
+   * doubling: enough for a rate limit or a blip, short enough that a failing notification is handed back
+   * to the notification queue (which has its own retries) within seconds.
+   */
+  retryConfig?: webApi.RetryOptions;
+}
+
+export interface Slack {
+  /** Serves POST /slack/events in HTTP mode; empty in Socket Mode. Mount at the root of the express app. */
+  router: express.Router;
+  /** Direct message to the user of a `slack` address. */
+  notifier: Notifier;
+  /** Verifies the bot token (auth.test); in Socket Mode also connects. Call before serving requests. */
+  start(): Promise<void>;
+  /** Disconnects Socket Mode; nothing to do in HTTP mode (the product's server owns the port). */
+  stop(): Promise<void>;
+}
+
+const WORKING = 'Working on it… the answer will appear here.';
+const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
+const EVENT_DEDUP_SECONDS = 60 * 60;
+const NAVS = new Set<string>(['back', 'home', 'cancel']);
+
+/** Bolt answers rejected requests with an empty body; say why. */
+const REJECTION_REASONS: Record<number, string> = {
+  400: 'Unreadable Slack request body',
+  401: 'Invalid or expired Slack request signature',
+  413: 'Slack request body too large',
+};
+
+function explainRejections(_req: Request, res: Response, next: NextFunction): void {
+  const send = res.send.bind(res);
+  res.send = ((body?: unknown) => {
+    const reason = body === undefined ? REJECTION_REASONS[res.statusCode] : undefined;
+    if (reason) res.type('text/plain');
+    return send(reason ?? body);
+  }) as Response['send'];
+  next();
+}
+
+/** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Actor {
+  team: { id: string } | null;
+  user: { id: string; team_id?: string };
+}
+
+export function createSlack(options: SlackOptions): Slack {
+  const { engine, store, logger } = options;
+  const ackTimeoutMs = options.ackTimeoutMs ?? 2800;
+  const router = express.Router();
+  const log = boltLogger(logger);
+  const socketMode = options.appToken !== undefined;
+
+  if (!socketMode) router.use(SLACK_EVENTS_PATH, explainRejections);
+  const app = new App({
+    token: options.botToken,
+    ...(socketMode
+      ? { appToken: options.appToken, socketMode: true }
+      : {
+          receiver: new ExpressReceiver({
+            signingSecret: options.signingSecret,
+            router,
+            endpoints: SLACK_EVENTS_PATH,
+            logger: log,
+          }),
+        }),
+    clientOptions: {
+      ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
+      retryConfig: options.retryConfig ?? { retries: 3, minTimeout: 1000, factor: 2 },
+      timeout: 10_000,
+    },
+    logger: log,
+    convoStore: false,
+    deferInitialization: true,
+  });
+  const replier = createReplier({ client: app.client, store, logger });
+
+  /** The engine's prompt as a message; a failure becomes an apology (and a log line), never silence. */
+  const answer = (inbound: Inbound): Promise<SlackMessage> =>
+    engine.handle(inbound).then(promptMessage, (err: unknown) => {
+      logger.error({ userId: inbound.userId, err: String(err) }, 'slack: engine failed');
+      return textMessage(SORRY);
+    });
+
+  const inboundFrom = (teamId: string, userId: string, messageId: string): Inbound => ({
+    channel: 'slack',
+    conversationId: conversationIdOf(teamId, userId),
+    userId,
+    messageId,
+  });
+
+  const actorInbound = (body: Actor & { trigger_id: string }): Inbound | null => {
+    const teamId = body.team?.id ?? body.user.team_id;
+    if (!teamId) {
+      logger.warn({ userId: body.user.id }, 'slack: interaction without a team id ignored');
+      return null;
+    }
+    return inboundFrom(teamId, body.user.id, body.trigger_id);
+  };
+
+  app.command(options.command ?? '/momo', async ({ command, ack }) => {
+    const pending = answer({ ...inboundFrom(command.team_id, command.user_id, command.trigger_id), ...parseCommandText(command.text) });
+    const first = await within(pending, ackTimeoutMs);
+    if (first) {
+      await ack({ response_type: 'ephemeral', ...first });
+      return;
+    }
+    await ack({ response_type: 'ephemeral', ...textMessage(WORKING) });
+    await replier.reply({ userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false }, await pending);
+  });
+
+  const engineActions = new RegExp(`^(${CHOICE_ACTION_PREFIX}\\d+|${NAV_ACTION_PREFIX}(back|home|cancel))$`);
+  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: engineActions }, async ({ ack, body, action }) => {
+    await ack();
+    const inbound = actorInbound(body);
+    if (!inbound) return;
+    const nav = action.action_id.slice(NAV_ACTION_PREFIX.length);
+    if (action.action_id.startsWith(NAV_ACTION_PREFIX) && NAVS.has(nav)) inbound.nav = nav as Inbound['nav'];
+    else inbound.choice = action.value ?? '';
+    const message = await answer(inbound);
+    await replier.reply({ userId: inbound.userId, responseUrl: body.response_url, replaceOriginal: true }, message);
+  });
+
+  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: ANSWER_ACTION }, async ({ ack, body, action, client }) => {
+    await ack();
+    const kind = action.value && isInputKind(action.value) ? action.value : 'text';
+    await client.views.open({ trigger_id: body.trigger_id, view: answerModal(kind, { responseUrl: body.response_url }) });
+  });
+
+  app.view<ViewSubmitAction>(ANSWER_VIEW, async ({ ack, body, view }) => {
+    const text = view.state.values[ANSWER_BLOCK]?.[ANSWER_ELEMENT]?.value?.trim();
+    if (!text) {
+      await ack({ response_action: 'errors', errors: { [ANSWER_BLOCK]: 'Please type an answer.' } });
+      return;
+    }
+    await ack();
+    const inbound = actorInbound(body);
+    if (!inbound) return;
+    const message = await answer({ ...inbound, text });
+    const responseUrl = readAnswerMetadata(view.private_metadata)?.responseUrl;
+    await replier.reply({ userId: inbound.userId, responseUrl, replaceOriginal: true }, message);
+  });
+
+  // Typing in the app's DM works like `/momo <text>`. Events are the one thing Slack retries
+  // (X-Slack-Retry-Num); Bolt acknowledges them at once and the event_id is claimed so a retry does nothing.
+  app.event('message', async ({ event, body }) => {
+    if (event.channel_type !== 'im' || event.subtype !== undefined || 'bot_id' in event) return;
+    const { user, text } = event;
+    if (!(await store.claim(`slack:event:${body.event_id}`, EVENT_DEDUP_SECONDS))) {
+      logger.info({ eventId: body.event_id, retry: body.retry_attempt }, 'slack: duplicate delivery dropped');
+      return;
+    }
+    const message = await answer({ ...inboundFrom(body.team_id, user, body.event_id), ...parseCommandText(text) });
+    await replier.direct(user, message);
+  });
+
+  return {
+    router,
+    notifier: createSlackNotifier(replier),
+    async start() {
+      await app.init();
+      if (socketMode) await app.start();
+    },
+    async stop() {
+      if (socketMode) await app.stop();
+    },
+  };
+}
