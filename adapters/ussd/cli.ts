@@ -1,0 +1,45 @@
+/**
+ * The USSD simulator in a terminal: `npm run ussd -- --phone +256772123456 [--url http://localhost:3000]
+ * [--code *384*123#]`. Dials, shows each screen, reads each answer, stops at END.
+ */
+import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline/promises';
+import { createDialer } from './dialer.js';
+
+const { values } = parseArgs({
+  options: {
+    phone: { type: 'string' },
+    url: { type: 'string', default: 'http://localhost:3000' },
+    code: { type: 'string', default: process.env.USSD_SERVICE_CODE ?? '*384*123#' },
+  },
+});
+
+if (!values.phone) {
+  process.stderr.write('usage: npm run ussd -- --phone +256772123456 [--url http://localhost:3000] [--code *384*123#]\n');
+  process.exit(2);
+}
+
+const dialer = createDialer({ url: values.url, phone: values.phone, serviceCode: values.code });
+const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+let closed = false;
+rl.on('close', () => {
+  closed = true;
+});
+
+try {
+  process.stdout.write(`Dialling ${values.code} as ${values.phone}\n`);
+  let screen = await dialer.dial();
+  while (true) {
+    process.stdout.write(`\n${screen.text}\n`);
+    if (screen.final) break;
+    if (closed) break;
+    const answer = await rl.question('> ');
+    screen = await dialer.answer(answer);
+  }
+  process.stdout.write('[session ended]\n');
+} catch (err) {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  rl.close();
+}

@@ -1,0 +1,76 @@
+/**
+ * The USSD channel as an express Router, mounted at the root of the product's app:
+ * `POST /ussd/<gateway>` for Africa's Talking, Hubtel, Arkesel, Nalo and Beem, and `GET /simulator`.
+ * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
+ */
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Engine, SessionStore } from '../../src/conversation/types.js';
+import type { Logger } from '../../src/log.js';
+import { codecs } from './codecs/index.js';
+import { createHopHandler } from './hop.js';
+import { simulatorPage } from './simulator.js';
+
+export interface UssdRouterOptions {
+  engine: Engine;
+  store: SessionStore;
+  /** The service code the simulator dials and shows (config USSD_SERVICE_CODE, default `*384*123#`). */
+  serviceCode: string;
+  /**
+   * The deadline the engine keeps for USSD (config USSD_DEADLINE_MS, default 3000). The router waits at
+   * most twice this for the engine, then answers END with an apology so the gateway never hangs.
+   */
+  deadlineMs: number;
+  logger: Logger;
+  /**
+   * Lifetime of a USSD session record in seconds. Default 300: a gateway session lasts at most 180 s
+   * (Africa's Talking), and a resend arriving near the end must still find the record.
+   */
+  sessionTtlSeconds?: number;
+  /**
+   * Country for numbers a gateway sends in local form (ISO 3166 alpha-2). Default `UG`, as config
+   * DEFAULT_COUNTRY; gateways normally send international numbers and this is not used.
+   */
+  defaultCountry?: string;
+}
+
+/** Largest body a gateway sends; anything bigger is not a USSD request. */
+const BODY_LIMIT = '16kb';
+
+export function createUssdRouter(options: UssdRouterOptions): Router {
+  const router = express.Router();
+  const handle = createHopHandler({
+    engine: options.engine,
+    store: options.store,
+    deadlineMs: options.deadlineMs,
+    logger: options.logger,
+    sessionTtlSeconds: options.sessionTtlSeconds ?? 300,
+    defaultCountry: options.defaultCountry ?? 'UG',
+  });
+  const parsers = {
+    form: express.urlencoded({ extended: false, limit: BODY_LIMIT }),
+    json: express.json({ limit: BODY_LIMIT }),
+  };
+
+  for (const codec of codecs) router.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+
+  const page = simulatorPage(options.serviceCode);
+  router.get('/simulator', (_req, res) => {
+    res.type('html').send(page);
+  });
+
+  // Parser failures on these routes: a reason, never the body (it can hold a PIN).
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!req.path.startsWith('/ussd/')) return next(err);
+    const type = (err as { type?: string }).type;
+    const status = type === 'entity.too.large' ? 413 : 400;
+    const reason =
+      type === 'entity.parse.failed'
+        ? 'body is not valid JSON'
+        : type === 'entity.too.large'
+          ? 'body too large'
+          : 'body could not be read';
+    options.logger.warn({ path: req.path, reason }, 'ussd request refused');
+    res.status(status).json({ error: reason });
+  });
+  return router;
+}

@@ -1,0 +1,105 @@
+/**
+ * Prompt -> USSD screen. Pure: the same Prompt and page always give the same screen.
+ *
+ * A screen holds 182 GSM-7 septets, or 80 characters when a character outside GSM-7 remains after the
+ * plain replacements of toPlain(). Choices are numbered from 1 across the whole list (a number means the
+ * same choice on every page); a list too long for one screen is paged with `98 More`, and every screen
+ * that waits for the user ends with `0 Back 00 Home`. Text too long for a screen is cut at a word with `...`.
+ */
+import type { Prompt } from '../../src/conversation/types.js';
+import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from './gsm7.js';
+
+/** Keys the user types to navigate; the router reads answers with the same constants. */
+export const NAV = { more: '98', back: '0', home: '00' } as const;
+
+const MORE_LINE = `${NAV.more} More`;
+const NAV_LINE = `${NAV.back} Back ${NAV.home} Home`;
+const ELLIPSIS = '...';
+
+export interface Screen {
+  /** The screen text, without the gateway's CON/END. */
+  text: string;
+  /** The session ends with this screen. */
+  final: boolean;
+  /** The page shown (clamped into range). */
+  page: number;
+  /** Pages of the prompt's choices (1 when it has none or they fit). */
+  pageCount: number;
+  /** Character limit this screen was fitted to (182 GSM-7 or 80 UCS-2). */
+  limit: number;
+}
+
+/** Renders `prompt` as one screen, showing page `page` of its choices. */
+export function renderPrompt(prompt: Prompt, page = 0): Screen {
+  const header = toPlain(prompt.text).trim();
+  const labels = (prompt.choices ?? []).map((c) => toPlain(c.label).trim());
+  const gsm7 = isGsm7([header, ...labels].join(''));
+  const limit = gsm7 ? GSM7_LIMIT : UCS2_LIMIT;
+  const size = (lines: string[]) => screenLength(lines.join('\n'), gsm7);
+  const cut = (text: string, max: number) => truncate(text, max, gsm7);
+
+  if (prompt.final) {
+    const lines = [cut(header, limit)];
+    // A final screen has nothing to page back to: its choices (rare) get what room is left.
+    for (const [i, label] of labels.entries()) {
+      const line = `${i + 1}. ${label}`;
+      if (size([...lines, line]) > limit) break;
+      lines.push(line);
+    }
+    return { text: lines.join('\n'), final: true, page: 0, pageCount: 1, limit };
+  }
+
+  if (labels.length === 0) {
+    const head = header === '' ? [] : [cut(header, limit - size([NAV_LINE]) - 1)];
+    return { text: [...head, NAV_LINE].join('\n'), final: false, page: 0, pageCount: 1, limit };
+  }
+
+  // A choice line takes at most a third of the screen, so the header and one choice always fit a page.
+  const choiceLines = labels.map((label, i) => cut(`${i + 1}. ${label}`, Math.floor(limit / 3)));
+  const longest = Math.max(...choiceLines.map((l) => size([l])));
+  const headRoom = limit - size([MORE_LINE, NAV_LINE]) - longest - 3;
+  const head = header === '' ? [] : [cut(header, headRoom)];
+
+  const pages = paginate(choiceLines, (chosen, more) => size([...head, ...chosen, ...footer(more)]) <= limit);
+  const shown = Math.min(Math.max(0, Math.trunc(page)), pages.length - 1);
+  const chosen = pages[shown] ?? [];
+  const more = shown < pages.length - 1;
+  return {
+    text: [...head, ...chosen, ...footer(more)].join('\n'),
+    final: false,
+    page: shown,
+    pageCount: pages.length,
+    limit,
+  };
+}
+
+function footer(more: boolean): string[] {
+  return more ? [MORE_LINE, NAV_LINE] : [NAV_LINE];
+}
+
+/** Splits lines into pages greedily; `fits(page, more)` says whether a page with or without `98 More` fits. */
+function paginate(lines: string[], fits: (page: string[], more: boolean) => boolean): string[][] {
+  const pages: string[][] = [];
+  let start = 0;
+  while (start < lines.length) {
+    let end = lines.length;
+    while (end > start + 1 && !fits(lines.slice(start, end), end < lines.length)) end--;
+    pages.push(lines.slice(start, end));
+    start = end;
+  }
+  return pages;
+}
+
+/** Cuts `text` to at most `max` screen characters, at a word boundary when one is near, ending in `...`. */
+export function truncate(text: string, max: number, gsm7: boolean): string {
+  if (screenLength(text, gsm7) <= max) return text;
+  const room = Math.max(0, max - ELLIPSIS.length);
+  let out = '';
+  for (const ch of text) {
+    if (screenLength(out + ch, gsm7) > room) break;
+    out += ch;
+  }
+  const boundary = out.search(/\s\S*$/);
+  if (boundary > out.length / 2) out = out.slice(0, boundary);
+  return out.trimEnd() + ELLIPSIS;
+}

@@ -1,0 +1,145 @@
+/**
+ * GET /simulator: one self-contained page (inline CSS and JS, nothing fetched from elsewhere) that looks
+ * like a phone, dials the service code and posts to /ussd/africastalking exactly as Africa's Talking does:
+ * form fields, a fresh sessionId per dial, `text` holding every answer so far joined by `*`.
+ * `?phone=+256...` presets the number. `body[data-state]` is idle | busy | open | ended (tests wait on it).
+ */
+export function simulatorPage(serviceCode: string): string {
+  const code = JSON.stringify(serviceCode).replace(/</g, '\\u003c');
+  const shown = serviceCode.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>USSD simulator ${shown}</title>
+<style>
+  * { box-sizing: border-box; }
+  body { margin: 0; min-height: 100vh; display: flex; align-items: center; justify-content: center;
+    background: #e8ebef; font-family: system-ui, sans-serif; }
+  .phone { width: 300px; padding: 22px 18px 26px; border-radius: 36px; background: #22262b;
+    box-shadow: 0 12px 30px rgba(0,0,0,.35); }
+  .number { display: flex; gap: 6px; margin-bottom: 12px; }
+  .number input { flex: 1; min-width: 0; padding: 6px 8px; border-radius: 8px; border: 0; font-size: 14px; }
+  .screen { height: 250px; overflow-y: auto; padding: 10px; border-radius: 10px; background: #cfe3c8;
+    color: #13210f; font-family: ui-monospace, monospace; font-size: 13px; white-space: pre-wrap;
+    word-break: break-word; border: 3px solid #101214; }
+  .status { min-height: 18px; margin: 6px 2px; color: #aeb6bf; font-size: 12px; }
+  .answer { width: 100%; padding: 8px; border-radius: 8px; border: 0; font-size: 16px; }
+  .actions { display: flex; gap: 8px; margin: 10px 0; }
+  .actions button { flex: 1; }
+  .keypad { display: grid; grid-template-columns: repeat(3, 1fr); gap: 8px; }
+  button { padding: 10px 0; border: 0; border-radius: 12px; background: #3a4048; color: #fff; font-size: 16px;
+    cursor: pointer; }
+  button:disabled { opacity: .45; cursor: default; }
+  #dial, #send { background: #1f9d55; }
+  #cancel { background: #c0392b; }
+</style>
+</head>
+<body data-state="idle">
+<main class="phone">
+  <div class="number">
+    <input id="phone" type="tel" aria-label="Phone number" value="+256772123456">
+    <button id="dial" type="button">Dial ${shown}</button>
+  </div>
+  <div id="screen" class="screen" role="status" aria-live="polite">Set your number and dial ${shown}.</div>
+  <div id="status" class="status"></div>
+  <input id="answer" class="answer" aria-label="Answer" autocomplete="off" disabled>
+  <div class="actions">
+    <button id="send" type="button" disabled>Send</button>
+    <button id="cancel" type="button" disabled>Cancel</button>
+  </div>
+  <div class="keypad" id="keypad"></div>
+</main>
+<script>
+(() => {
+  const serviceCode = ${code};
+  const $ = (id) => document.getElementById(id);
+  const phone = $('phone'), screen = $('screen'), status = $('status'), answer = $('answer');
+  const dial = $('dial'), send = $('send'), cancel = $('cancel'), keypad = $('keypad');
+  const preset = new URLSearchParams(location.search).get('phone');
+  if (preset) phone.value = preset;
+  let sessionId = null;
+  let answers = [];
+
+  function setState(state) {
+    document.body.dataset.state = state;
+    const open = state === 'open';
+    answer.disabled = !open;
+    send.disabled = !open;
+    cancel.disabled = !(open || state === 'busy');
+    dial.disabled = state === 'busy' || open;
+    for (const key of keypad.children) key.disabled = !open;
+    if (open) answer.focus();
+  }
+
+  function freshSessionId() {
+    const bytes = new Uint8Array(10);
+    crypto.getRandomValues(bytes);
+    return 'SIM' + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
+  async function post(text) {
+    const mine = sessionId;
+    setState('busy');
+    status.textContent = 'Sending...';
+    try {
+      const body = new URLSearchParams({ sessionId: mine, serviceCode, phoneNumber: phone.value.trim(),
+        networkCode: '99999', text });
+      const res = await fetch('/ussd/africastalking', { method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+      const reply = await res.text();
+      if (mine !== sessionId) return;
+      if (!res.ok) return finish('Error ' + res.status + ': ' + reply);
+      if (reply.startsWith('CON ')) {
+        screen.textContent = reply.slice(4);
+        status.textContent = '';
+        setState('open');
+      } else if (reply.startsWith('END ')) {
+        screen.textContent = reply.slice(4);
+        finish('Session ended.');
+      } else {
+        finish('Unexpected reply from the service.');
+      }
+    } catch (err) {
+      if (mine === sessionId) finish('Network error: ' + err.message);
+    }
+  }
+
+  function finish(message) {
+    sessionId = null;
+    status.textContent = message;
+    setState('ended');
+  }
+
+  dial.addEventListener('click', () => {
+    sessionId = freshSessionId();
+    answers = [];
+    screen.textContent = 'Dialling ' + serviceCode + '...';
+    post('');
+  });
+  send.addEventListener('click', () => {
+    if (!sessionId) return;
+    answers.push(answer.value);
+    answer.value = '';
+    post(answers.join('*'));
+  });
+  answer.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !send.disabled) send.click(); });
+  cancel.addEventListener('click', () => {
+    screen.textContent = 'Cancelled.';
+    finish('Session cancelled.');
+  });
+  for (const key of ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#']) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = key;
+    button.disabled = true;
+    button.addEventListener('click', () => { answer.value += key; answer.focus(); });
+    keypad.appendChild(button);
+  }
+})();
+</script>
+</body>
+</html>
+`;
+}
