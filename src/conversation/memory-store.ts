@@ -1,0 +1,72 @@
+/**
+ * SessionStore in process memory: the default when no REDIS_URL is set (one process, lost on restart).
+ * Records are kept as JSON text, as in Redis, so a caller never shares a mutable object with the store.
+ * Expired entries vanish when next touched; no timers run.
+ */
+import type { SessionStore, StoredSnapshot } from './types.js';
+
+type Entry = { kind: 'record'; json: string; version: number; expiresAt: number } | { kind: 'counter'; value: number; expiresAt: number } | { kind: 'mark'; value: string; expiresAt: number };
+
+export interface MemoryStoreOptions {
+  /** Clock in milliseconds. Default Date.now; tests pass their own to expire entries without waiting. */
+  now?: () => number;
+}
+
+export class MemoryStore implements SessionStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: () => number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+  }
+
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private expiry(ttlSeconds: number): number {
+    return this.now() + ttlSeconds * 1000;
+  }
+
+  async get(key: string): Promise<StoredSnapshot | null> {
+    const entry = this.live(key);
+    return entry?.kind === 'record' ? { snapshot: JSON.parse(entry.json), version: entry.version } : null;
+  }
+
+  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null> {
+    const entry = this.live(key);
+    const current = entry?.kind === 'record' ? entry.version : null;
+    if (current !== expectedVersion) return null;
+    const version = (current ?? 0) + 1;
+    this.entries.set(key, { kind: 'record', json: JSON.stringify(snapshot), version, expiresAt: this.expiry(ttlSeconds) });
+    return version;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.entries.delete(key);
+  }
+
+  async claim(key: string, ttlSeconds: number, value = '1'): Promise<boolean> {
+    if (this.live(key)) return false;
+    this.entries.set(key, { kind: 'mark', value, expiresAt: this.expiry(ttlSeconds) });
+    return true;
+  }
+
+  async addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+    const entry = this.live(key);
+    const total = entry?.kind === 'counter' ? entry.value : 0;
+    if (amount === 0) return { ok: true, total };
+    if (total + amount > limit) return { ok: false, total };
+    this.entries.set(key, { kind: 'counter', value: total + amount, expiresAt: this.expiry(ttlSeconds) });
+    return { ok: true, total: total + amount };
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+  }
+}
