@@ -4,9 +4,11 @@
  */
 import { dataFlow } from './data.machine.js';
 import { menuFlow } from './menu.machine.js';
+import { payFlow } from './pay.machine.js';
 import type { FlowId, FlowModule } from './types.js';
 
 export const flows: Partial<Record<FlowId, FlowModule>> = {
   menu: menuFlow,
   data: dataFlow,
+  pay: payFlow,
 };

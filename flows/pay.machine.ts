@@ -1,0 +1,523 @@
+/**
+ * Pay someone: mobile money, airtime or a bank transfer. Asks who and how much, checks a new number on
+ * its network (mobile money only), shows a summary, confirms (with a PIN when the channel wants one),
+ * reserves the amount in the user's limits and creates the payment once, under an idempotency key made
+ * from the run id when the flow starts.
+ */
+import { and, assign, setup } from 'xstate';
+import { serviceActors } from './actors.js';
+import { failureText, type FailureKeys } from './failure.js';
+import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
+import { payMessages } from './messages/pay.js';
+import type { ContactCheck, PaymentResult } from './services.js';
+import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutput, type Text, type View } from './types.js';
+
+/** What is paid: mobile money, airtime, or a transfer to a bank account. */
+export type PayKind = 'money' | 'airtime' | 'bank';
+const KINDS: readonly PayKind[] = ['money', 'airtime', 'bank'];
+
+/** Everything the pay flow has learnt so far. JSON only: amounts are decimal strings. */
+export interface PayContext {
+  input: FlowInput;
+  /** Duplicate-Check-Key and metadata ref of the payment: `${runId}:pay`, made at start, never changed. */
+  key: string;
+  kind?: PayKind;
+  banks?: Array<{ id: string; name: string }>;
+  bankId?: string;
+  accountNumber?: string;
+  accountName?: string;
+  email?: string;
+  /** The payee's number, international `+` format. */
+  phone?: string;
+  /** What this product already knew of the number (the local lookup). */
+  contact?: ContactCheck;
+  /** What instant verification said of a new number (mobile money only). */
+  verified?: ContactCheck;
+  firstName?: string;
+  lastName?: string;
+  amount?: string;
+  currency?: string;
+  description?: string;
+  payment?: PaymentResult;
+  /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
+  error?: Text;
+  /** The last screen's words: the result, a failure, or a cancellation. */
+  outcome?: Text;
+  /** Set when the user backs out of the first step: the flow ends and the menu starts. */
+  next?: 'menu';
+}
+
+/** Longest description: the service sends it to the recipient and keeps it to about 140 characters. */
+export const DESCRIPTION_MAX = 140;
+const NAME_MAX = 50;
+const ACCOUNT_MAX = 34;
+const EMAIL_MAX = 254;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The free-text answers of the flow, each named for the context field it fills. */
+type Field = 'accountNumber' | 'accountName' | 'email' | 'phone' | 'firstName' | 'lastName' | 'amount' | 'description';
+
+/** Reads the answer typed for `field`: the context update, or why it is refused. */
+function readAnswer(field: Field, context: PayContext, event: FlowEvent): { ok: true; update: Partial<PayContext> } | Invalid {
+  const value = event.type === 'ANSWERED' ? event.value : '';
+  switch (field) {
+    case 'phone': {
+      const phone = parsePhone(value, context.input.defaultCountry);
+      return phone.ok ? { ok: true, update: { phone: phone.e164 } } : phone;
+    }
+    case 'amount': {
+      const amount = parseAmount(value);
+      if (!amount.ok) return amount;
+      // With one currency there is nothing to choose: it comes with the amount.
+      const [only, ...others] = context.input.currencies;
+      return { ok: true, update: { amount: amount.amount, ...(others.length === 0 ? { currency: only } : {}) } };
+    }
+    case 'email': {
+      const email = parseText(value, EMAIL_MAX);
+      if (!email.ok) return email;
+      return EMAIL.test(email.text) ? { ok: true, update: { email: email.text } } : { ok: false, reason: { key: 'pay.emailInvalid' } };
+    }
+    default: {
+      const max = field === 'description' ? DESCRIPTION_MAX : field === 'accountNumber' ? ACCOUNT_MAX : NAME_MAX;
+      const text = parseText(value, max);
+      return text.ok ? { ok: true, update: { [field]: text.text } } : text;
+    }
+  }
+}
+
+/** The payee as summaries name them: the name we have, else the number. */
+function payeeName(context: PayContext): string {
+  const known = context.contact?.known === true;
+  const name = [known ? context.contact?.firstName : context.firstName, known ? context.contact?.lastName : context.lastName];
+  return name.filter(Boolean).join(' ') || (context.phone ?? '');
+}
+
+/**
+ * True when the network holds a name and the given one is not part of it. Words are compared without
+ * case or order, so `Okello John` matches `JOHN OKELLO` and `John Peter Okello`.
+ */
+function hasDifferentName(context: PayContext, check: ContactCheck): boolean {
+  if (!check.nameOnNetwork) return false;
+  const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);
+  const network = new Set(words(check.nameOnNetwork));
+  return !words(`${context.firstName ?? ''} ${context.lastName ?? ''}`).every((w) => network.has(w));
+}
+
+/** A screen asking for one free-text answer, with the reason the last one was refused. */
+function ask(key: string, input: View['input']): (context: PayContext) => View {
+  return (context) => ({ text: { key }, error: context.error, input });
+}
+
+/** A screen of choices, with the reason the last answer was refused. */
+function choose(context: PayContext, text: Text, choices: NonNullable<View['choices']>): View {
+  return { text, error: context.error, choices };
+}
+
+/**
+ * Failures of the create call. An answer lost after the client's retries (connection, 5xx, unreadable)
+ * may hide a payment made: say so and never invite a retry. A duplicate is our own key: already sent.
+ */
+const PAYMENT_FAILURES: FailureKeys = {
+  connection: 'pay.unconfirmed',
+  service: 'pay.unconfirmed',
+  unknown: 'pay.unconfirmed',
+  duplicate: 'pay.duplicate',
+  validation: 'pay.refused',
+};
+
+/** What a failed invoke hands its guards and actions. */
+type Failed = { error: unknown };
+
+/**
+ * Going back to a step: forget what that step (and any later one) filled, and the error, so the step is
+ * asked afresh and the context is the one it had when first reached.
+ */
+const back = (target: string, ...fields: Array<keyof PayContext>) =>
+  ({ target, actions: { type: 'forget', params: { fields } } }) as const;
+/** "Enter another number": everything from the phone step on is asked again. */
+const FROM_PHONE: Array<keyof PayContext> = ['phone', 'contact', 'verified', 'firstName', 'lastName', 'amount', 'currency', 'description'];
+
+const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
+const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
+const chosen = (id: string) => ({ type: 'isChosen', params: { id } }) as const;
+
+/** The pay flow: FlowInput in, FlowOutput out (`next: 'menu'` when the user backs out of it). */
+export const payMachine = setup({
+  types: {
+    context: {} as PayContext,
+    events: {} as FlowEvent,
+    input: {} as FlowInput,
+    output: {} as FlowOutput,
+  },
+  actors: {
+    listBanks: serviceActors.listBanks,
+    lookupContact: serviceActors.lookupContact,
+    verifyContact: serviceActors.verifyContact,
+    verifyPin: serviceActors.verifyPin,
+    reserveSpend: serviceActors.reserveSpend,
+    createPayment: serviceActors.createPayment,
+  },
+  guards: {
+    isValidAnswer: ({ context, event }, params: { field: Field }) => readAnswer(params.field, context, event).ok,
+    isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
+    isKind: ({ event }) => event.type === 'CHOSEN' && KINDS.some((kind) => kind === event.id),
+    isListedBank: ({ context, event }) => event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
+    isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
+    isBank: ({ context }) => context.kind === 'bank',
+    isKnownContact: ({ context }) => context.contact?.known === true,
+    isKnown: (_, check: ContactCheck) => check.known,
+    isUnregistered: (_, check: ContactCheck) => !check.registered,
+    hasNameMismatch: ({ context }, check: ContactCheck) => hasDifferentName(context, check),
+    hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+    /** Instant verification is about mobile money: airtime and bank payments skip it, known numbers too. */
+    hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
+    hasPin: ({ context }) => context.input.requirePin,
+    isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
+  },
+  actions: {
+    storeAnswer: assign(({ context, event }, params: { field: Field }) => {
+      const read = readAnswer(params.field, context, event);
+      return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
+    }),
+    storeKind: assign({ kind: ({ event }) => (event.type === 'CHOSEN' ? (event.id as PayKind) : undefined), error: undefined }),
+    storeBank: assign({ bankId: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
+    storeCurrency: assign({ currency: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
+    storeBanks: assign((_, banks: PayContext['banks']) => ({ banks })),
+    storeContact: assign((_, contact: ContactCheck) => ({ contact })),
+    storeVerified: assign((_, verified: ContactCheck) => ({ verified })),
+    forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
+      Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
+    ),
+    storePayment: assign((_, payment: PaymentResult) => ({
+      payment,
+      outcome: { key: payment.state === 'submitted' ? 'pay.submittedBefore' : 'pay.submitted', params: { ...payment } },
+    })),
+    refuseChoice: assign({ error: { key: 'common.pickOne' } }),
+    rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
+    clearError: assign({ error: undefined }),
+    noteCancelled: assign({ outcome: { key: 'pay.cancelled' } }),
+    /** Before the create call nothing was sent, whatever went wrong. */
+    noteFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error) })),
+    notePaymentFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error, PAYMENT_FAILURES) })),
+    leaveToMenu: assign({ next: 'menu' as const }),
+  },
+}).createMachine({
+  id: 'pay',
+  context: ({ input }) => ({
+    input,
+    key: `${input.runId}:pay`,
+  }),
+  initial: 'choosingKind',
+  states: {
+    choosingKind: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            { key: 'pay.chooseKind' },
+            KINDS.map((id) => ({ id, text: { key: `pay.kind.${id}` } })),
+          ),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('bank'), actions: 'storeKind', target: 'loadingBanks' },
+          { guard: 'isKind', actions: 'storeKind', target: 'awaitingPhone' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: { actions: 'leaveToMenu', target: 'done' },
+      },
+    },
+    loadingBanks: {
+      tags: ['busy'],
+      invoke: {
+        src: 'listBanks',
+        input: () => ({}),
+        onDone: { actions: { type: 'storeBanks', params: ({ event }) => event.output }, target: 'choosingBank' },
+        onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+      },
+    },
+    choosingBank: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            { key: 'pay.chooseBank' },
+            (context.banks ?? []).map((b) => ({ id: b.id, label: b.name })),
+          ),
+      },
+      on: {
+        CHOSEN: [{ guard: 'isListedBank', actions: 'storeBank', target: 'awaitingAccountNumber' }, { actions: 'refuseChoice' }],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('choosingKind', 'kind', 'banks'),
+      },
+    },
+    awaitingAccountNumber: {
+      meta: { view: ask('pay.askAccountNumber', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('accountNumber'), actions: store('accountNumber'), target: 'awaitingAccountName' }, { actions: store('accountNumber') }],
+        BACK: back('choosingBank', 'bankId'),
+      },
+    },
+    awaitingAccountName: {
+      meta: { view: ask('pay.askAccountName', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('accountName'), actions: store('accountName'), target: 'awaitingEmail' }, { actions: store('accountName') }],
+        BACK: back('awaitingAccountNumber', 'accountNumber'),
+      },
+    },
+    awaitingEmail: {
+      meta: { view: ask('pay.askEmail', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('email'), actions: store('email'), target: 'awaitingPhone' }, { actions: store('email') }],
+        BACK: back('awaitingAccountName', 'accountName'),
+      },
+    },
+    awaitingPhone: {
+      meta: { view: ask('pay.askPhone', 'phone') },
+      on: {
+        ANSWERED: [{ guard: isValid('phone'), actions: store('phone'), target: 'lookingUpContact' }, { actions: store('phone') }],
+        BACK: [{ guard: 'isBank', ...back('awaitingEmail', 'email') }, back('choosingKind', 'kind')],
+      },
+    },
+    lookingUpContact: {
+      tags: ['busy'],
+      invoke: {
+        src: 'lookupContact',
+        input: ({ context }) => ({ phonenumber: context.phone! }),
+        onDone: [
+          {
+            guard: { type: 'isKnown', params: ({ event }) => event.output },
+            actions: { type: 'storeContact', params: ({ event }) => event.output },
+            target: 'awaitingAmount',
+          },
+          { actions: { type: 'storeContact', params: ({ event }) => event.output }, target: 'awaitingFirstName' },
+        ],
+        // The lookup is only a shortcut: without it, ask the names as for a new number.
+        onError: 'awaitingFirstName',
+      },
+    },
+    awaitingFirstName: {
+      meta: { view: ask('pay.askFirstName', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' }, { actions: store('firstName') }],
+        BACK: back('awaitingPhone', 'phone', 'contact'),
+      },
+    },
+    awaitingLastName: {
+      meta: { view: ask('pay.askLastName', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('lastName'), actions: store('lastName'), target: 'awaitingAmount' }, { actions: store('lastName') }],
+        BACK: back('awaitingFirstName', 'firstName'),
+      },
+    },
+    awaitingAmount: {
+      meta: { view: ask('pay.askAmount', 'amount') },
+      on: {
+        ANSWERED: [
+          { guard: and([isValid('amount'), 'hasOneCurrency']), actions: store('amount'), target: 'awaitingDescription' },
+          { guard: isValid('amount'), actions: store('amount'), target: 'choosingCurrency' },
+          { actions: store('amount') },
+        ],
+        BACK: [{ guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') }, back('awaitingLastName', 'lastName')],
+      },
+    },
+    choosingCurrency: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            { key: 'pay.chooseCurrency' },
+            context.input.currencies.map((c) => ({ id: c, label: c })),
+          ),
+      },
+      on: {
+        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingDescription' }, { actions: 'refuseChoice' }],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingAmount', 'amount'),
+      },
+    },
+    awaitingDescription: {
+      meta: { view: ask('pay.askDescription', 'text') },
+      on: {
+        ANSWERED: [
+          { guard: and([isValid('description'), 'hasToVerify']), actions: store('description'), target: 'verifyingContact' },
+          { guard: isValid('description'), actions: store('description'), target: 'confirming' },
+          { actions: store('description') },
+        ],
+        BACK: [{ guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') }, back('choosingCurrency', 'currency')],
+      },
+    },
+    verifyingContact: {
+      tags: ['busy'],
+      invoke: {
+        src: 'verifyContact',
+        input: ({ context }) => ({ phonenumber: context.phone!, firstName: context.firstName!, lastName: context.lastName! }),
+        onDone: [
+          {
+            guard: { type: 'isUnregistered', params: ({ event }) => event.output },
+            actions: { type: 'storeVerified', params: ({ event }) => event.output },
+            target: 'notRegistered',
+          },
+          {
+            guard: { type: 'hasNameMismatch', params: ({ event }) => event.output },
+            actions: { type: 'storeVerified', params: ({ event }) => event.output },
+            target: 'confirmingName',
+          },
+          { actions: { type: 'storeVerified', params: ({ event }) => event.output }, target: 'confirming' },
+        ],
+        onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+      },
+    },
+    notRegistered: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(context, { key: 'pay.notRegistered', params: { phone: context.phone ?? '' } }, [
+            { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
+            { id: 'stop', text: { key: 'pay.stop' } },
+          ]),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
+          { guard: chosen('stop'), actions: 'noteCancelled', target: 'done' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingDescription', 'description', 'verified'),
+      },
+    },
+    confirmingName: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            {
+              key: 'pay.confirmName',
+              params: { networkName: context.verified?.nameOnNetwork ?? '', name: `${context.firstName} ${context.lastName}` },
+            },
+            [
+              { id: 'confirm', text: { key: 'pay.nameIsRight' } },
+              { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
+            ],
+          ),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('confirm'), actions: 'clearError', target: 'confirming' },
+          { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingDescription', 'description', 'verified'),
+      },
+    },
+    confirming: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            {
+              key: `pay.summary.${context.kind}`,
+              params: {
+                amount: context.amount ?? '',
+                currency: context.currency ?? '',
+                name: payeeName(context),
+                phone: context.phone ?? '',
+                bank: context.banks?.find((b) => b.id === context.bankId)?.name ?? '',
+                account: context.accountNumber ?? '',
+              },
+            },
+            [
+              { id: 'confirm', text: { key: 'pay.confirm' } },
+              { id: 'cancel', text: { key: 'pay.cancel' } },
+            ],
+          ),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('cancel'), actions: 'noteCancelled', target: 'done' },
+          { guard: and([chosen('confirm'), 'hasPin']), actions: 'clearError', target: 'awaitingPin' },
+          { guard: chosen('confirm'), actions: 'clearError', target: 'reserving' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingDescription', 'description', 'verified'),
+      },
+    },
+    awaitingPin: {
+      meta: { view: ask('pay.askPin', 'pin') },
+      on: {
+        ANSWERED: { actions: 'clearError', target: 'verifyingPin' },
+        BACK: back('confirming'),
+      },
+    },
+    verifyingPin: {
+      tags: ['busy'],
+      invoke: {
+        src: 'verifyPin',
+        // The PIN goes from the event to the check and is never kept in context.
+        input: ({ context, event }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          pin: event.type === 'ANSWERED' ? event.value : '',
+        }),
+        onDone: 'reserving',
+        onError: [
+          {
+            guard: { type: 'isPinWrong', params: ({ event }) => ({ error: event.error }) },
+            actions: { type: 'rejectPin', params: ({ event }) => ({ error: event.error }) },
+            target: 'awaitingPin',
+          },
+          { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+        ],
+      },
+    },
+    reserving: {
+      tags: ['busy'],
+      invoke: {
+        src: 'reserveSpend',
+        input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          flow: 'pay',
+          amount: context.amount!,
+          currency: context.currency!,
+        }),
+        onDone: 'submitting',
+        onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+      },
+    },
+    submitting: {
+      tags: ['busy'],
+      invoke: {
+        src: 'createPayment',
+        input: ({ context }) => ({
+          duplicateCheckKey: context.key,
+          paymentType: context.kind!,
+          phonenumber: context.phone!,
+          amount: context.amount!,
+          currency: context.currency!,
+          description: context.description!,
+          ...(context.contact?.known ? {} : { firstName: context.firstName, lastName: context.lastName }),
+          ...(context.kind === 'bank'
+            ? { bank: { bank: context.bankId!, accountNumber: context.accountNumber!, accountName: context.accountName!, email: context.email! } }
+            : {}),
+          metadata: { chat: context.input.chat, ref: context.key },
+        }),
+        onDone: { actions: { type: 'storePayment', params: ({ event }) => event.output }, target: 'done' },
+        onError: { actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+      },
+    },
+    done: {
+      type: 'final',
+      meta: {
+        view: (context: PayContext): View => ({ text: context.outcome ?? { key: 'pay.cancelled' }, final: true }),
+      },
+    },
+  },
+  output: ({ context }): FlowOutput => (context.next ? { next: context.next } : {}),
+});
+
+/** The pay flow as the registry lists it. */
+export const payFlow: FlowModule = { id: 'pay', machine: payMachine, messages: payMessages };
