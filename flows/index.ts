@@ -4,11 +4,13 @@
  */
 import { dataFlow } from './data.machine.js';
 import { menuFlow } from './menu.machine.js';
+import { pinFlow } from './pin.machine.js';
 import { payFlow } from './pay.machine.js';
 import type { FlowId, FlowModule } from './types.js';
 
 export const flows: Partial<Record<FlowId, FlowModule>> = {
   menu: menuFlow,
   data: dataFlow,
+  pin: pinFlow,
   pay: payFlow,
 };

@@ -1,0 +1,51 @@
+/**
+ * Words of the exam-pin flow (keys `pin.*`), in English and Swahili. Each screen stays within a USSD page
+ * (182 characters with its numbered choices); `{name}` placeholders are filled from the View's params.
+ */
+import { failureMessages } from '../failure.js';
+import { inputMessages } from '../input.js';
+import type { Lang, Messages } from '../types.js';
+
+/** The exam-pin catalogue, with the shared input reasons and failure words it shows. */
+export const pinMessages: Record<Lang, Messages> = {
+  en: {
+    ...inputMessages.en,
+    ...failureMessages.en,
+    'pin.askService': 'Buy an exam pin. Choose the exam:',
+    'pin.askBundle': 'Choose a {service} pin:',
+    'pin.noBundles': 'No {service} pins are on sale now.',
+    'pin.askQuantity': 'How many {bundle} pins?',
+    'pin.askCandidate': 'Which candidate?',
+    'pin.useCandidate': 'Use {name} ({code})',
+    'pin.anotherCode': 'Another code',
+    'pin.askCode': "Enter the candidate's {service} confirmation code:",
+    'pin.codeNotFound': 'No candidate has that code. Check it and try again.',
+    'pin.summary': 'Buy {quantity} x {bundle} for {name}? Total {total} {currency}.',
+    'pin.summaryPin': 'Buy {quantity} x {bundle} for {name}? Total {total} {currency}. Enter your PIN to confirm:',
+    'pin.confirm': 'Confirm',
+    'pin.done': 'Bought for {name}. Pins: {pins}. Ref: {reference}',
+    'pin.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
+    'pin.notBought': 'Nothing was bought.',
+    'pin.left': 'Back to the menu.',
+  },
+  sw: {
+    ...inputMessages.sw,
+    ...failureMessages.sw,
+    'pin.askService': 'Nunua PIN ya mtihani. Chagua mtihani:',
+    'pin.askBundle': 'Chagua PIN ya {service}:',
+    'pin.noBundles': 'Hakuna PIN za {service} zinazouzwa sasa.',
+    'pin.askQuantity': 'PIN ngapi za {bundle}?',
+    'pin.askCandidate': 'Mtahiniwa yupi?',
+    'pin.useCandidate': 'Tumia {name} ({code})',
+    'pin.anotherCode': 'Namba nyingine',
+    'pin.askCode': 'Weka namba ya uthibitisho ya mtahiniwa wa {service}:',
+    'pin.codeNotFound': 'Hakuna mtahiniwa mwenye namba hiyo. Ikague ujaribu tena.',
+    'pin.summary': 'Nunua {quantity} x {bundle} kwa {name}? Jumla {total} {currency}.',
+    'pin.summaryPin': 'Nunua {quantity} x {bundle} kwa {name}? Jumla {total} {currency}. Weka PIN yako kuthibitisha:',
+    'pin.confirm': 'Thibitisha',
+    'pin.done': 'Imenunuliwa kwa {name}. PIN: {pins}. Kumb: {reference}',
+    'pin.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
+    'pin.notBought': 'Hakuna kilichonunuliwa.',
+    'pin.left': 'Rudi kwenye menyu.',
+  },
+};
