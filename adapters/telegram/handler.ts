@@ -1,0 +1,116 @@
+/**
+ * The bot's one middleware: every update is read (updates.ts), claimed once, and handled in its chat's
+ * queue. A message is answered with a new message; a button press edits the message it was pressed on,
+ * so a conversation of buttons stays one message instead of flooding the chat.
+ */
+import { GrammyError, type Api, type Context } from 'grammy';
+import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Logger } from '../../src/log.js';
+import { HELP_TEXT } from './commands.js';
+import { renderKeyboard } from './keyboard.js';
+import type { PromptRecords } from './prompt-record.js';
+import type { KeyedQueue } from './queue.js';
+import { readUpdate, type TelegramAction } from './updates.js';
+
+export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Please try again.';
+export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
+
+/** How long an update_id is remembered: Telegram gives up redelivering an update well within a day. */
+export const UPDATE_TTL_SECONDS = 86_400;
+
+export interface HandlerDeps {
+  engine: Engine;
+  store: SessionStore;
+  records: PromptRecords;
+  queue: KeyedQueue;
+  logger: Logger;
+}
+
+/** An error as a log line may show it: Bot API errors carry their payload (user text), so never log those whole. */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (error instanceof GrammyError) return { name: error.name, method: error.method, code: error.error_code, message: error.description };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { message: String(error) };
+}
+
+/**
+ * Shows page `page` of a prompt in message `messageId`, or in a new message when there is none or it can no
+ * longer be edited (too old, deleted). Returns the id of the message now showing the prompt.
+ */
+async function show(api: Api, chatId: number, messageId: number | undefined, prompt: Prompt, page = 0): Promise<number> {
+  const reply_markup = renderKeyboard(prompt, page);
+  if (messageId !== undefined) {
+    try {
+      await api.editMessageText(chatId, messageId, prompt.text, { reply_markup });
+      return messageId;
+    } catch (error) {
+      if (!(error instanceof GrammyError) || error.error_code !== 400) throw error;
+      // Same text and keyboard as before: the message already shows the prompt.
+      if (/message is not modified/i.test(error.description)) return messageId;
+    }
+  }
+  const sent = await api.sendMessage(chatId, prompt.text, { reply_markup });
+  return sent.message_id;
+}
+
+export function createUpdateHandler({ engine, store, records, queue, logger }: HandlerDeps): (ctx: Context) => Promise<void> {
+  async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, messageId?: number): Promise<void> {
+    const prompt = await engine.handle({ ...action.origin, ...request });
+    const shownIn = await show(api, action.chatId, messageId, prompt);
+    await records.put(action.origin.conversationId, { messageId: shownIn, prompt });
+  }
+
+  /** Handles a button press; returns the text of the toast that answers it, if any. */
+  async function press(api: Api, action: Extract<TelegramAction, { kind: 'press' }>): Promise<string | undefined> {
+    const shown = await records.get(action.origin.conversationId);
+    const { button } = action;
+    // Only the message showing the current prompt has live buttons; indexes on any other are meaningless.
+    if (!button || !shown || shown.messageId !== action.messageId) return EXPIRED_TEXT;
+    if (button.kind === 'page') {
+      const shownIn = await show(api, action.chatId, action.messageId, shown.prompt, button.page);
+      if (shownIn !== shown.messageId) await records.put(action.origin.conversationId, { ...shown, messageId: shownIn });
+      return undefined;
+    }
+    if (button.kind === 'nav') {
+      await ask(api, action, { nav: button.nav }, action.messageId);
+      return undefined;
+    }
+    const choice = shown.prompt.choices?.[button.index];
+    if (!choice) return EXPIRED_TEXT;
+    await ask(api, action, { choice: choice.id }, action.messageId);
+    return undefined;
+  }
+
+  async function handle(api: Api, action: TelegramAction, updateId: number): Promise<void> {
+    let repeated = false;
+    let toast: string | undefined;
+    try {
+      if (!(await store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS))) {
+        repeated = true;
+        logger.debug({ updateId }, 'telegram: repeated update ignored');
+      } else if (action.kind === 'press') toast = await press(api, action);
+      else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
+      else await ask(api, action, action.request);
+    } catch (error) {
+      logger.error({ err: describeError(error), updateId, chatId: action.chatId }, 'telegram: update failed');
+      await api.sendMessage(action.chatId, FAILURE_TEXT).catch((sendError: unknown) => {
+        logger.error({ err: describeError(sendError), chatId: action.chatId }, 'telegram: could not report a failure');
+      });
+    } finally {
+      // Always answer a press (its first delivery did), or the button spins in the user's client.
+      if (action.kind === 'press' && !repeated) {
+        await api.answerCallbackQuery(action.queryId, toast ? { text: toast } : undefined).catch((error: unknown) => {
+          logger.warn({ err: describeError(error), updateId }, 'telegram: could not answer a callback query');
+        });
+      }
+    }
+  }
+
+  // Never throws: a failure is reported to the user and logged, so the webhook answers 200 and Telegram does
+  // not redeliver an update that would fail again. Nothing is lost: the user is asked to repeat the step,
+  // and money-moving calls carry idempotency keys, so a repeat never pays twice.
+  return async (ctx) => {
+    const action = readUpdate(ctx.update, ctx.me.username);
+    if (action) await queue.run(String(action.chatId), () => handle(ctx.api, action, ctx.update.update_id));
+  };
+}

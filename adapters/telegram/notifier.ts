@@ -1,0 +1,16 @@
+/**
+ * Messages to a chat from outside a conversation (a payment settled, a collection arrived). Retries on 429
+ * (after `retry_after`), 5xx and network failures come from the retry transformer on the bot's API
+ * (retry.ts); what is still failing after those is thrown to the caller, whose queue has its own retries.
+ */
+import type { Api } from 'grammy';
+import type { Address, Notifier } from '../../src/conversation/types.js';
+
+export function createTelegramNotifier(api: Api): Notifier {
+  return {
+    async send(address: Address, message: string): Promise<void> {
+      if (address.channel !== 'telegram') throw new Error(`the Telegram notifier cannot send to ${address.channel}`);
+      await api.sendMessage(address.conversationId, message);
+    },
+  };
+}

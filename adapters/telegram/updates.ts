@@ -1,0 +1,42 @@
+/**
+ * Telegram update -> what the bot should do with it. Pure: no I/O, so every kind of update is tested as a
+ * table. Only private and group messages and callback queries of our own buttons are read; edits, channel
+ * posts and other update kinds are ignored.
+ */
+import type { Update } from 'grammy/types';
+import type { Inbound } from '../../src/conversation/types.js';
+import { commandAction } from './commands.js';
+import { parseButton, type Button } from './keyboard.js';
+
+/** The fields of an Inbound that say where an update came from. */
+export type Origin = Pick<Inbound, 'channel' | 'conversationId' | 'userId' | 'messageId'>;
+
+export type TelegramAction =
+  /** A message: ask the engine (text, a flow to start, navigation) or show the help; answer with a new message. */
+  | { kind: 'message'; chatId: number; origin: Origin; request: Pick<Inbound, 'text' | 'start' | 'nav'> | 'help' }
+  /** A button press on `messageId`; button is undefined when the data is not one of ours. */
+  | { kind: 'press'; chatId: number; origin: Origin; queryId: string; messageId: number; button: Button | undefined };
+
+const COMMAND = /^\/([A-Za-z0-9_]+)(?:@([A-Za-z0-9_]+))?(?:\s|$)/;
+
+/** What to do with an update, or null to ignore it. `botUsername` tells `/pay@ThisBot` from `/pay@OtherBot`. */
+export function readUpdate(update: Update, botUsername: string): TelegramAction | null {
+  const messageId = String(update.update_id);
+  if (update.message?.from) {
+    const { chat, from, text } = update.message;
+    const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(from.id), messageId };
+    if (text === undefined) return { kind: 'message', chatId: chat.id, origin, request: 'help' };
+    const command = COMMAND.exec(text);
+    if (!command) return { kind: 'message', chatId: chat.id, origin, request: { text } };
+    const [, name = '', target] = command;
+    if (target !== undefined && target.toLowerCase() !== botUsername.toLowerCase()) return null;
+    return { kind: 'message', chatId: chat.id, origin, request: commandAction(name) ?? 'help' };
+  }
+  const query = update.callback_query;
+  if (query?.message) {
+    const { chat, message_id } = query.message;
+    const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(query.from.id), messageId };
+    return { kind: 'press', chatId: chat.id, origin, queryId: query.id, messageId: message_id, button: parseButton(query.data) };
+  }
+  return null;
+}
