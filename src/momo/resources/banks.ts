@@ -9,7 +9,7 @@ import { bankSchema, type Bank, type Page } from '../schemas.js';
 export class Banks {
   constructor(private readonly http: Transport) {}
 
-  list(params: ListParams = {}): Promise<Page<Bank>> {
+  async list(params: ListParams = {}): Promise<Page<Bank>> {
     return listPage(this.http, '/api/banks', { ...params }, bankSchema);
   }
 }

@@ -48,7 +48,7 @@ export class CollectionRequests {
   constructor(private readonly http: Transport) {}
 
   /** Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. */
-  create(params: CollectionRequestCreateParams, options: WriteOptions = {}): Promise<CollectionRequest> {
+  async create(params: CollectionRequestCreateParams, options: WriteOptions = {}): Promise<CollectionRequest> {
     const body = {
       ...params,
       phonenumber: phone(params.phonenumber, 'phonenumber'),
@@ -62,11 +62,11 @@ export class CollectionRequests {
     );
   }
 
-  get(id: number | string): Promise<CollectionRequest> {
+  async get(id: number | string): Promise<CollectionRequest> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, collectionRequestSchema);
   }
 
-  list(filters: CollectionRequestListFilters = {}): Promise<Page<CollectionRequest>> {
+  async list(filters: CollectionRequestListFilters = {}): Promise<Page<CollectionRequest>> {
     return listPage(this.http, PATH, { ...filters }, collectionRequestSchema);
   }
 

@@ -31,12 +31,12 @@ export interface CollectionClaimParams {
 export class Collections {
   constructor(private readonly http: Transport) {}
 
-  get(id: number | string): Promise<Collection> {
+  async get(id: number | string): Promise<Collection> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, collectionSchema);
   }
 
   /** A filtered query may answer a bare list: it comes back as an envelope all the same. */
-  list(filters: CollectionListFilters = {}): Promise<Page<Collection>> {
+  async list(filters: CollectionListFilters = {}): Promise<Page<Collection>> {
     return listPage(this.http, PATH, { ...filters }, collectionSchema);
   }
 

@@ -35,7 +35,7 @@ export interface ContactListFilters extends ListParams {
 export class Contacts {
   constructor(private readonly http: Transport) {}
 
-  create(params: ContactCreateParams, options: WriteOptions = {}): Promise<Contact> {
+  async create(params: ContactCreateParams, options: WriteOptions = {}): Promise<Contact> {
     const body = {
       ...params,
       phone_number: phone(params.phone_number, 'phone_number'),
@@ -44,15 +44,15 @@ export class Contacts {
     return this.http.request({ method: 'POST', path: PATH, body, ...options }, contactSchema);
   }
 
-  get(id: number | string): Promise<Contact> {
+  async get(id: number | string): Promise<Contact> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, contactSchema);
   }
 
-  update(id: number | string, params: ContactUpdateParams, options: WriteOptions = {}): Promise<Contact> {
+  async update(id: number | string, params: ContactUpdateParams, options: WriteOptions = {}): Promise<Contact> {
     return this.http.request({ method: 'PATCH', path: `${PATH}/${encodeURIComponent(id)}`, body: params, ...options }, contactSchema);
   }
 
-  list(filters: ContactListFilters = {}): Promise<Page<Contact>> {
+  async list(filters: ContactListFilters = {}): Promise<Page<Contact>> {
     return listPage(this.http, PATH, { ...filters }, contactSchema);
   }
 

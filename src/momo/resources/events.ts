@@ -12,11 +12,11 @@ export interface EventListFilters extends ListParams {
 export class Events {
   constructor(private readonly http: Transport) {}
 
-  get(id: number | string): Promise<Event> {
+  async get(id: number | string): Promise<Event> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, eventSchema);
   }
 
-  list(filters: EventListFilters = {}): Promise<Page<Event>> {
+  async list(filters: EventListFilters = {}): Promise<Page<Event>> {
     return listPage(this.http, PATH, { ...filters }, eventSchema);
   }
 

@@ -71,18 +71,18 @@ export class Payments {
   constructor(private readonly http: Transport) {}
 
   /** Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. */
-  create(params: PaymentCreateParams, options: WriteOptions = {}): Promise<Payment> {
+  async create(params: PaymentCreateParams, options: WriteOptions = {}): Promise<Payment> {
     return this.http.request(
       { method: 'POST', path: PATH, body: paymentBody(params), duplicateCheckKey: moneyKey(options) },
       paymentSchema,
     );
   }
 
-  get(id: number | string): Promise<Payment> {
+  async get(id: number | string): Promise<Payment> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, paymentSchema);
   }
 
-  list(filters: PaymentListFilters = {}): Promise<Page<Payment>> {
+  async list(filters: PaymentListFilters = {}): Promise<Page<Payment>> {
     return listPage(this.http, PATH, { ...filters }, paymentSchema);
   }
 

@@ -81,33 +81,38 @@ export interface DataPurchaseParams {
 }
 
 export class Vending {
+  /** Private (#) so the keys do not show when the client is inspected or logged. */
+  readonly #credentials: VendingCredentials;
+
   constructor(
     private readonly http: Transport | undefined,
-    private readonly credentials: VendingCredentials,
-  ) {}
+    credentials: VendingCredentials,
+  ) {
+    this.#credentials = credentials;
+  }
 
-  validateName(params: NameValidationParams): Promise<NameValidation> {
+  async validateName(params: NameValidationParams): Promise<NameValidation> {
     const body = {
       service_type: required(params.service_type, 'service_type'),
       account_number: required(params.account_number, 'account_number'),
       product_code: required(params.product_code, 'product_code'),
     };
-    const headers = { 'x-api-key': this.setting(this.credentials.apiKey, 'vendingApiKey') };
+    const headers = { 'x-api-key': this.setting(this.#credentials.apiKey, 'vendingApiKey') };
     return this.post('/services/namefinder/query', body, headers, nameValidationSchema);
   }
 
-  listDataBundles(params: DataBundleListParams): Promise<DataBundle[]> {
+  async listDataBundles(params: DataBundleListParams): Promise<DataBundle[]> {
     const body = { ...params, service_type: required(params.service_type, 'service_type') };
     return this.post('/services/databundle/bundles', body, this.providerHeaders(), dataBundleSchema.array());
   }
 
-  listPinBundles(params: PinBundleListParams): Promise<PinBundle[]> {
+  async listPinBundles(params: PinBundleListParams): Promise<PinBundle[]> {
     const body = { service_type: required(params.service_type, 'service_type') };
     return this.post('/services/epin/bundles', body, this.providerHeaders(), pinBundleSchema.array());
   }
 
   /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
-  purchasePin(params: PinPurchaseParams, options: WriteOptions = {}): Promise<PinPurchase> {
+  async purchasePin(params: PinPurchaseParams, options: WriteOptions = {}): Promise<PinPurchase> {
     if (!Number.isInteger(params.quantity) || params.quantity < 1) {
       throw ValidationError.local({ quantity: ['must be a whole number of at least 1'] });
     }
@@ -123,7 +128,7 @@ export class Vending {
   }
 
   /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
-  purchaseData(params: DataPurchaseParams, options: WriteOptions = {}): Promise<DataPurchase> {
+  async purchaseData(params: DataPurchaseParams, options: WriteOptions = {}): Promise<DataPurchase> {
     const body = {
       ...params,
       service_type: required(params.service_type, 'service_type'),
@@ -136,7 +141,7 @@ export class Vending {
 
   private providerHeaders(): Record<string, string> {
     return {
-      authorization: this.setting(this.credentials.authorization, 'vendingAuthorization or vendingApiKey'),
+      authorization: this.setting(this.#credentials.authorization, 'vendingAuthorization or vendingApiKey'),
       'provider-date': new Date().toUTCString(),
     };
   }

@@ -22,15 +22,15 @@ export interface WebhookListFilters extends ListParams {
 export class Webhooks {
   constructor(private readonly http: Transport) {}
 
-  create(params: WebhookCreateParams, options: WriteOptions = {}): Promise<Webhook> {
+  async create(params: WebhookCreateParams, options: WriteOptions = {}): Promise<Webhook> {
     return this.http.request({ method: 'POST', path: PATH, body: params, ...options }, webhookSchema);
   }
 
-  get(id: number | string): Promise<Webhook> {
+  async get(id: number | string): Promise<Webhook> {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, webhookSchema);
   }
 
-  list(filters: WebhookListFilters = {}): Promise<Page<Webhook>> {
+  async list(filters: WebhookListFilters = {}): Promise<Page<Webhook>> {
     return listPage(this.http, PATH, { ...filters }, webhookSchema);
   }
 

@@ -1,0 +1,130 @@
+/** Sample records as the spec shows them, for scripted answers. */
+export const contact = {
+  id: 11,
+  organization: 'Acme',
+  first_name: 'Ann',
+  last_name: 'Okello',
+  email: null,
+  phone_number: '+256772123456',
+  type: 'other',
+  status: 'active',
+  metadata: null,
+  created: '2026-01-02T03:04:05Z',
+  author: 1,
+  modified: '2026-01-02T03:04:05Z',
+  updated_by: '1',
+};
+
+export const payment = {
+  id: 501,
+  organization: 7,
+  payment_type: 'money',
+  amount: '1500.50',
+  currency: 'UGX',
+  account: 3,
+  description: 'Rent',
+  phone_nos: [
+    {
+      phonenumber: '+256772123456',
+      amount: '1500.50',
+      description: 'Rent',
+      metadata: null,
+      state: 'new',
+      last_error: null,
+      contact: '11',
+      batch_id: 9,
+      payment_id: 501,
+    },
+  ],
+  start_date: '2026-01-02T03:04:05Z',
+  metadata: { chat: 'tg:1', ref: 'r1' },
+  state: 'new',
+  last_error: null,
+  created: '2026-01-02T03:04:05Z',
+  modified: '2026-01-02T03:04:05Z',
+  author: 1,
+  updated_by: '1',
+  remote_transaction_id: null,
+  send_sms_message: false,
+  transactions: [],
+};
+
+export const collectionRequest = {
+  id: 77,
+  organization: 7,
+  amount: '2000',
+  currency: 'UGX',
+  account: null,
+  phonenumber: '+256772123456',
+  mfscode: 'ABC123',
+  contact,
+  reason: 'Dues',
+  metadata: { chat: 'tg:1' },
+  created: '2026-01-02T03:04:05Z',
+  modified: '2026-01-02T03:04:05Z',
+  author: 1,
+  updated_by: '1',
+  collection: null,
+  success_message: null,
+  instructions: null,
+  send_instructions: true,
+  status: 'pending',
+  error_message: '',
+  expiry_date: '2026-01-03T03:04:05Z',
+  start_date: null,
+  retry_interval_minutes: null,
+  max_attempts: 3,
+  subscription_settings: null,
+};
+
+export const collection = {
+  id: 301,
+  remote_transaction_id: 'MP123',
+  organization: 7,
+  amount: '2000.00',
+  currency: 'UGX',
+  phonenumber: '+256772123456',
+  payment_date: '2026-01-02T03:04:05Z',
+  reference: 'Dues',
+  status: 'successful',
+  created: '2026-01-02T03:04:05Z',
+  modified: '2026-01-02T03:04:05Z',
+  author: 1,
+  updated_by: '1',
+  contact,
+  collection_request: collectionRequest,
+  transaction: {
+    id: 900,
+    amount: '2000.00',
+    currency: 'UGX',
+    description: 'Collection',
+    created: '2026-01-02T03:04:05Z',
+    type: 'mobile_collection',
+    fee_transaction: null,
+    account: { id: 3, organization: 7, status: 'active', label: 'Main', currency: 'UGX' },
+  },
+};
+
+export const webhook = {
+  id: 5,
+  user: 1,
+  event: 'payment.status.changed',
+  target: 'https://example.test/hooks',
+  created: '2026-01-02T03:04:05Z',
+  updated: '2026-01-02T03:04:05Z',
+};
+
+export const event = {
+  id: 40,
+  organization: 7,
+  type: 'payment.status.changed',
+  data: payment,
+  created: '2026-01-02T03:04:05Z',
+  modified: '2026-01-02T03:04:05Z',
+  author: 1,
+  updated_by: '1',
+};
+
+export function page<T>(results: T[], next: string | null = null, count = results.length) {
+  return { count, next, previous: null, results };
+}
