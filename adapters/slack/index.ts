@@ -13,7 +13,7 @@
  * the message through the response_url (see reply.ts for the 5-uses budget and the direct-message fallback).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import bolt, { type BlockAction, type ButtonAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
+import { App, ExpressReceiver, type BlockAction, type ButtonAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
 import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
 import { conversationIdOf } from './address.js';
@@ -35,8 +35,6 @@ import { boltLogger } from './bolt-logger.js';
 import { parseCommandText } from './command.js';
 import { createSlackNotifier } from './notifier.js';
 import { createReplier } from './reply.js';
-
-const { App, ExpressReceiver } = bolt;
 
 /** The one Request URL of the Slack app (slash command, interactivity and event subscriptions). */
 export const SLACK_EVENTS_PATH = '/slack/events';
