@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { AccessPolicy, hashPin, loadAccessPolicy, PIN_MAX_ATTEMPTS, type PolicyDocument } from '../../src/conversation/policy.js';
+
+const tellerPin = hashPin('4821');
+const document: PolicyDocument = {
+  roles: {
+    teller: { flows: ['pay', 'check'], perPaymentLimit: { UGX: '1000.50' }, dailyLimit: { UGX: '2000' } },
+    viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} },
+  },
+  users: {
+    telegram: { '111': { role: 'teller' } },
+    slack: { '*': { role: 'viewer' } },
+    ussd: { '+256772123456': { role: 'teller', pin: tellerPin } },
+  },
+};
+
+const rejection = async (promise: Promise<unknown>) => promise.then(() => 'resolved', (e: unknown) => e);
+
+describe('AccessPolicy', () => {
+  const policy = new AccessPolicy(document);
+
+  it('knows listed users, matches `*`, and refuses the unknown', () => {
+    expect(policy.allowedFlows('telegram', '111')).toEqual(['pay', 'check']);
+    expect(policy.allowedFlows('slack', 'U-anyone')).toEqual(['check']);
+    expect(policy.role('telegram', '222')).toBeUndefined();
+    expect(policy.allowedFlows('telegram', '222')).toEqual([]);
+    expect(policy.role('ussd', '+256700000000')).toBeUndefined();
+  });
+
+  it('refuses a flow the role does not list', async () => {
+    const store = new MemoryStore();
+    const input = { channel: 'slack' as const, userId: 'U1', flow: 'pay', amount: '1', currency: 'UGX' };
+    expect(await rejection(policy.reserveSpend(store, input))).toMatchObject({ code: 'not_allowed' });
+    expect(await rejection(policy.reserveSpend(store, { ...input, channel: 'telegram', userId: 'nobody' }))).toMatchObject({ code: 'not_allowed' });
+  });
+
+  it('enforces the per-payment limit with decimals and refuses a currency without a limit', async () => {
+    const store = new MemoryStore();
+    const input = { channel: 'telegram' as const, userId: '111', flow: 'pay', currency: 'UGX' };
+    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1000.51' }))).toMatchObject({ code: 'limit_exceeded' });
+    await expect(policy.reserveSpend(store, { ...input, amount: '1000.50' })).resolves.toBeUndefined();
+    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1', currency: 'KES' }))).toMatchObject({ code: 'limit_exceeded' });
+  });
+
+  it('keeps a daily total per UTC day, atomically', async () => {
+    let now = Date.parse('2026-03-01T10:00:00Z');
+    const dated = new AccessPolicy(document, { now: () => now });
+    const store = new MemoryStore({ now: () => now });
+    const input = { channel: 'telegram' as const, userId: '111', flow: 'pay', amount: '300', currency: 'ugx' };
+    const results = await Promise.all(Array.from({ length: 10 }, () => rejection(dated.reserveSpend(store, input))));
+    expect(results.filter((r) => r === 'resolved')).toHaveLength(6); // 6 x 300 = 1800 <= 2000
+    expect(results.filter((r) => r !== 'resolved')).toEqual(Array(4).fill({ code: 'limit_exceeded', message: 'more than 2000 UGX today' }));
+    await expect(dated.reserveSpend(store, { ...input, amount: '200' })).resolves.toBeUndefined();
+    expect(await rejection(dated.reserveSpend(store, { ...input, amount: '0.01' }))).toMatchObject({ code: 'limit_exceeded' });
+    now = Date.parse('2026-03-02T00:00:01Z');
+    await expect(dated.reserveSpend(store, { ...input, amount: '300' })).resolves.toBeUndefined();
+  });
+
+  it('stores PINs as scrypt$salt$hash with a fresh salt and verifies them', async () => {
+    expect(tellerPin).toMatch(/^scrypt\$[\w-]{22}\$[\w-]{43}$/);
+    const again = hashPin('4821');
+    expect(again).not.toBe(tellerPin);
+    expect(() => hashPin('12a4')).toThrow();
+    await expect(policy.verifyPin(new MemoryStore(), { channel: 'ussd', userId: '+256772123456', pin: '4821' })).resolves.toBeUndefined();
+  });
+
+  it('locks the PIN after 3 wrong tries, even for the right PIN, for 15 minutes', async () => {
+    let now = 0;
+    const store = new MemoryStore({ now: () => now });
+    const who = { channel: 'ussd' as const, userId: '+256772123456' };
+    expect(await rejection(policy.verifyPin(store, { ...who, pin: '0000' }))).toEqual({ code: 'pin_wrong', message: '2 attempts left' });
+    expect(await rejection(policy.verifyPin(store, { ...who, pin: '0000' }))).toEqual({ code: 'pin_wrong', message: '1 attempts left' });
+    expect(await rejection(policy.verifyPin(store, { ...who, pin: '0000' }))).toMatchObject({ code: 'pin_locked' });
+    expect(await rejection(policy.verifyPin(store, { ...who, pin: '4821' }))).toMatchObject({ code: 'pin_locked' });
+    now += 15 * 60 * 1000;
+    await expect(policy.verifyPin(store, { ...who, pin: '4821' })).resolves.toBeUndefined();
+    expect(PIN_MAX_ATTEMPTS).toBe(3);
+  });
+
+  it('a right PIN resets the count of wrong tries', async () => {
+    const store = new MemoryStore();
+    const who = { channel: 'ussd' as const, userId: '+256772123456' };
+    await rejection(policy.verifyPin(store, { ...who, pin: '0000' }));
+    await rejection(policy.verifyPin(store, { ...who, pin: '0000' }));
+    await policy.verifyPin(store, { ...who, pin: '4821' });
+    expect(await rejection(policy.verifyPin(store, { ...who, pin: '0000' }))).toEqual({ code: 'pin_wrong', message: '2 attempts left' });
+  });
+
+  it('refuses a PIN check for a user without a PIN', async () => {
+    expect(await rejection(policy.verifyPin(new MemoryStore(), { channel: 'telegram', userId: '111', pin: '1234' }))).toMatchObject({ code: 'not_allowed' });
+  });
+
+  it('rejects a bad document naming the problems', () => {
+    expect(() => new AccessPolicy({ roles: {}, users: { telegram: { '1': { role: 'ghost' } } } })).toThrow(/unknown role ghost/);
+    expect(() => new AccessPolicy({ roles: {}, users: { telgram: {} } })).toThrow(/Invalid access policy/);
+    expect(() => new AccessPolicy({ roles: { r: { flows: ['pay'], perPaymentLimit: { UGX: '1e5' }, dailyLimit: {} } }, users: {} })).toThrow(/decimal string/);
+    expect(() => new AccessPolicy({ roles: {}, users: { ussd: { '+1': { role: 'r', pin: '1234' } } } })).toThrow(/scrypt\$salt\$hash/);
+  });
+});
+
+describe('loadAccessPolicy', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'policy-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads JSON text, a file path in either setting, or falls back to the demo policy', async () => {
+    const file = join(dir, 'policy.json');
+    writeFileSync(file, JSON.stringify(document));
+    expect(loadAccessPolicy({ policy: JSON.stringify(document) }).allowedFlows('telegram', '111')).toEqual(['pay', 'check']);
+    expect(loadAccessPolicy({ policy: file }).allowedFlows('telegram', '222')).toEqual([]);
+    expect(loadAccessPolicy({ file }).allowedFlows('slack', 'U9')).toEqual(['check']);
+    const demo = loadAccessPolicy();
+    expect(demo.allowedFlows('telegram', 'anyone')).toEqual(['pay', 'request', 'check', 'data', 'pin']);
+    await expect(demo.verifyPin(new MemoryStore(), { channel: 'ussd', userId: '+256700000001', pin: '1234' })).resolves.toBeUndefined();
+  });
+});
