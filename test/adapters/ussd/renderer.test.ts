@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { renderPrompt, truncate } from '../../../adapters/ussd/renderer.js';
+import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from '../../../adapters/ussd/gsm7.js';
+import type { Prompt } from '../../../src/conversation/types.js';
+
+const size = (text: string) => screenLength(text, isGsm7(text));
+const limitOf = (text: string) => (isGsm7(text) ? GSM7_LIMIT : UCS2_LIMIT);
+
+describe('toPlain and GSM-7', () => {
+  it('replaces curly quotes, dashes, ellipsis and accents with plain characters', () => {
+    expect(toPlain('“Café” – l’été… déjà—Ñandú')).toBe('"Cafe" - l\'ete... deja-Nandu');
+    expect(isGsm7(toPlain('“Café” – l’été…'))).toBe(true);
+  });
+  it('keeps what has no plain form, which makes the screen UCS-2', () => {
+    expect(toPlain('Hi 😀')).toBe('Hi 😀');
+    expect(isGsm7('Hi 😀')).toBe(false);
+    expect(isGsm7('Total {5} €')).toBe(true);
+  });
+  it('counts extension characters as two septets', () => {
+    expect(screenLength('a{b}€', true)).toBe(8);
+    expect(screenLength('a{b}€', false)).toBe(5);
+  });
+});
+
+describe('renderPrompt', () => {
+  it('numbers choices and ends a waiting screen with the navigation line', () => {
+    const screen = renderPrompt({
+      text: 'Welcome',
+      choices: [
+        { id: 'pay', label: 'Pay' },
+        { id: 'req', label: 'Request' },
+      ],
+      final: false,
+    });
+    expect(screen.text).toBe('Welcome\n1. Pay\n2. Request\n0 Back 00 Home');
+    expect(screen).toMatchObject({ final: false, page: 0, pageCount: 1, limit: 182 });
+  });
+
+  it('shows a final screen without navigation', () => {
+    expect(renderPrompt({ text: 'Paid 5,000 UGX.', final: true })).toMatchObject({ text: 'Paid 5,000 UGX.', final: true });
+  });
+
+  it('pages a long menu with 98 More, keeping numbers stable across pages, every page within 182', () => {
+    const choices = Array.from({ length: 30 }, (_, i) => ({ id: `c${i + 1}`, label: `Choice number ${i + 1} of the list` }));
+    const prompt: Prompt = { text: 'Pick one', choices, final: false };
+    const first = renderPrompt(prompt, 0);
+    expect(first.pageCount).toBeGreaterThan(2);
+    const numbers: number[] = [];
+    for (let page = 0; page < first.pageCount; page++) {
+      const screen = renderPrompt(prompt, page);
+      expect(size(screen.text)).toBeLessThanOrEqual(182);
+      expect(screen.text.startsWith('Pick one\n')).toBe(true);
+      expect(screen.text.includes('98 More')).toBe(page < first.pageCount - 1);
+      expect(screen.text.endsWith('0 Back 00 Home')).toBe(true);
+      numbers.push(...[...screen.text.matchAll(/^(\d+)\. /gm)].map((m) => Number(m[1])));
+    }
+    expect(numbers).toEqual(choices.map((_, i) => i + 1));
+  });
+
+  it('clamps a page past the end to the last page', () => {
+    const prompt: Prompt = { text: 'x', choices: Array.from({ length: 40 }, (_, i) => ({ id: `${i}`, label: `Item ${i}` })), final: false };
+    const last = renderPrompt(prompt, 0).pageCount - 1;
+    expect(renderPrompt(prompt, 99).page).toBe(last);
+    expect(renderPrompt(prompt, -3).page).toBe(0);
+  });
+
+  it('cuts long text at a word with ...', () => {
+    const text = 'Your last payments: ' + Array.from({ length: 40 }, (_, i) => `payment${i}`).join(' ');
+    const screen = renderPrompt({ text, final: true });
+    expect(size(screen.text)).toBeLessThanOrEqual(182);
+    expect(screen.text.endsWith('...')).toBe(true);
+    expect(screen.text).toMatch(/payment\d+\.\.\.$/);
+  });
+
+  it('fits a screen with a character outside GSM-7 into 80', () => {
+    const screen = renderPrompt({
+      text: 'Karibu 😀 chagua huduma unayotaka kutumia leo tafadhali',
+      choices: Array.from({ length: 8 }, (_, i) => ({ id: `${i}`, label: `Huduma ya ${i + 1}` })),
+      final: false,
+    });
+    expect(screen.limit).toBe(80);
+    expect(screen.text.length).toBeLessThanOrEqual(80);
+    expect(screen.pageCount).toBeGreaterThan(1);
+  });
+
+  it('replaces curly quotes so a screen stays GSM-7 (182, not 80)', () => {
+    const screen = renderPrompt({ text: '“Pay” Jane’s shop — 5,000 UGX? ' + 'a'.repeat(90), final: false });
+    expect(screen.limit).toBe(182);
+    expect(screen.text.startsWith('"Pay" Jane\'s shop - 5,000 UGX?')).toBe(true);
+  });
+
+  it('keeps every screen of any prompt within its limit (property)', () => {
+    const label = fc.string({ unit: 'binary', maxLength: 120 });
+    fc.assert(
+      fc.property(
+        label,
+        fc.array(fc.record({ id: fc.string({ minLength: 1, maxLength: 5 }), label }), { maxLength: 40 }),
+        fc.boolean(),
+        fc.nat(10),
+        (text, choices, final, page) => {
+          const screen = renderPrompt({ text, choices, final }, page);
+          expect(size(screen.text)).toBeLessThanOrEqual(limitOf(screen.text));
+          expect(screen.text.length).toBeLessThanOrEqual(screen.limit);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('truncate', () => {
+  it('leaves short text alone and cuts long text to the limit', () => {
+    expect(truncate('short', 10, true)).toBe('short');
+    const cut = truncate('one two three four five six', 15, true);
+    expect(cut).toBe('one two...');
+    expect(cut.length).toBeLessThanOrEqual(15);
+  });
+});
