@@ -1,0 +1,116 @@
+/**
+ * What reaches the engine: only requests Slack signed in the last 5 minutes, each delivery once, whatever
+ * other routes of the product parse.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Prompt } from '../../../src/conversation/types.js';
+import { ScriptedEngine, USER, memoryLogger, signedHeaders, startRig, textOf, type Rig } from './harness.js';
+
+const menu = (): Prompt => ({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false });
+const commandBody = new URLSearchParams({
+  team_id: 'T0001',
+  user_id: USER,
+  command: '/momo',
+  text: 'pay',
+  response_url: 'http://127.0.0.1:9/respond',
+  trigger_id: 't-forged',
+}).toString();
+
+let rig: Rig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+async function post(body: string, headers: Record<string, string>, contentType = 'application/x-www-form-urlencoded') {
+  const res = await fetch(`${rig!.appUrl}/slack/events`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+  return { status: res.status, text: await res.text() };
+}
+
+describe('signatures', () => {
+  it('rejects a forged signature with 401 and a reason', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const forged = await post(commandBody, signedHeaders(commandBody, { secret: 'not-the-secret' }));
+    expect(forged).toEqual({ status: 401, text: 'Invalid or expired Slack request signature' });
+    const tampered = await post(commandBody.replace('text=pay', 'text=pin'), signedHeaders(commandBody));
+    expect(tampered.status).toBe(401);
+    const unsigned = await post(commandBody, {});
+    expect(unsigned.status).toBe(401);
+    expect(engine.inbounds).toEqual([]);
+  });
+
+  it('rejects a correctly signed request older than 5 minutes with 401', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const stale = await post(commandBody, signedHeaders(commandBody, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 }));
+    expect(stale).toEqual({ status: 401, text: 'Invalid or expired Slack request signature' });
+    expect(engine.inbounds).toEqual([]);
+    // The same body signed now is accepted: only the age was wrong.
+    expect((await post(commandBody, signedHeaders(commandBody))).status).toBe(200);
+    expect(engine.inbounds).toHaveLength(1);
+  });
+
+  it('answers a signed but unreadable body with 400 and a reason', async () => {
+    rig = await startRig(new ScriptedEngine(menu));
+    const body = '{"type": "event_callback",';
+    expect(await post(body, signedHeaders(body), 'application/json')).toEqual({ status: 400, text: 'Unreadable Slack request body' });
+  });
+});
+
+describe('retries', () => {
+  it('does not process a retried event twice (X-Slack-Retry-Num)', async () => {
+    const engine = new ScriptedEngine(menu);
+    const { logger, next } = memoryLogger();
+    rig = await startRig(engine, { logger });
+    expect((await rig.sender.dm('pay', 'Ev042')).status).toBe(200);
+    expect(textOf((await rig.fake.next('chat.postMessage')).body.blocks)).toBe('Menu');
+
+    const retry = await rig.sender.dm('pay', 'Ev042', { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    expect(retry.status).toBe(200);
+    expect(await next('slack: duplicate delivery dropped')).toMatchObject({ eventId: 'Ev042' });
+    expect(engine.inbounds).toHaveLength(1);
+    expect(rig.fake.of('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('ignores the bot’s own messages in the DM', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const body = JSON.stringify({
+      team_id: 'T0001',
+      type: 'event_callback',
+      event_id: 'EvBot',
+      event: { type: 'message', channel: 'D0001', channel_type: 'im', user: 'UBOT', bot_id: 'BBOT', text: 'Menu', ts: '1.2' },
+    });
+    expect((await post(body, signedHeaders(body), 'application/json')).status).toBe(200);
+    // A user's message after it is answered, and is the only thing the engine saw.
+    await rig.sender.dm('hello', 'EvUser');
+    await rig.fake.next('chat.postMessage');
+    expect(engine.inbounds.map((i) => i.messageId)).toEqual(['EvUser']);
+  });
+});
+
+describe('mounted next to routes with their own parsers', () => {
+  it('serves Slack and the JSON and form routes of the same app', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const json = await fetch(`${rig.appUrl}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 1 }),
+    });
+    expect(await json.json()).toEqual({ echoed: { a: 1 } });
+    const form = await fetch(`${rig.appUrl}/form`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'b=2',
+    });
+    expect(await form.json()).toEqual({ echoed: { b: '2' } });
+    // A form-encoded command and a JSON event both still reach Bolt with their raw bodies intact.
+    const command = await rig.sender.command('pay');
+    expect(textOf(((await command.json()) as { blocks: any[] }).blocks)).toBe('Menu');
+    await rig.sender.dm('pay', 'EvMixed');
+    await rig.fake.next('chat.postMessage');
+    expect(engine.inbounds).toHaveLength(2);
+  });
+});
