@@ -1,0 +1,164 @@
+/**
+ * Sandbox-only controls: what a test, a demo or a developer does that the real service's web portal, its
+ * networks or its subscribers would do. In process through SandboxControls; over HTTP under /sandbox
+ * (same `Authorization: Token <key>` as the API, acting on the key's organization):
+ *   POST  /sandbox/collections      {phonenumber, amount, currency, reference?, remote_transaction_id?, organization?}
+ *   POST  /sandbox/clock/advance    {seconds}      GET /sandbox/clock
+ *   GET   /sandbox/organization     PATCH /sandbox/organization {name?, nameMatchAffectsPayment?, ...}
+ *   GET   /sandbox/deliveries       GET /sandbox/sms      GET /sandbox/purchases      GET /sandbox/balances
+ */
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { authenticate } from './api.js';
+import { receiveCollection, type SendCollectionInput } from './collections.js';
+import type { SandboxContext } from './context.js';
+import { apiErrorHandler, detailError, methodNotAllowed, validate } from './errors.js';
+import { boolean, text } from './fields.js';
+import type { DeliveryRecord } from './notifications.js';
+import type { Wire } from './render.js';
+import { money, timestamp } from './render.js';
+import { LATEST_VERSION, VERSIONS, type Organization, type OrganizationSettings, type Sms } from './state.js';
+import type { VendingPurchase } from './vending.js';
+
+export interface SandboxControls {
+  /** Sandbox time. */
+  now(): Date;
+  /** Moves sandbox time on, running what falls due (payment steps, expiries, webhook retries) in order. */
+  advanceClock(seconds: number): Promise<void>;
+  /** Waits until no webhook notification or verification call is in flight. */
+  idle(): Promise<void>;
+  /**
+   * A subscriber sends money. Resolves with the collection (v5 shape) once verification decided.
+   * `organization`: default the seeded one; null leaves it unassigned (only a claim finds it).
+   */
+  sendCollection(input: SendCollectionInput): Promise<Wire>;
+  /** Every webhook notification attempt, oldest first. */
+  deliveries(): DeliveryRecord[];
+  /** Records of the seeded organization, in the latest version's shape, oldest first. */
+  payments(): Wire[];
+  contacts(): Wire[];
+  collections(): Wire[];
+  collectionRequests(): Wire[];
+  events(): Wire[];
+  /** SMS the sandbox would have sent (payment descriptions, request instructions and success messages). */
+  sms(): Sms[];
+  /** Vending purchases, oldest first. */
+  purchases(): VendingPurchase[];
+  /** Balances of the seeded organization's accounts by currency. */
+  balances(): Record<string, string>;
+  /** The seeded organization's options. */
+  organization(): OrganizationSettings & { id: number };
+  /** Changes options of the seeded organization, as the operator or the web portal would. */
+  setOrganization(changes: Partial<OrganizationSettings>): OrganizationSettings & { id: number };
+  /** Another organization with its own keys and funded accounts (403 checks, isolation). */
+  addOrganization(input: { apiKey: string; vendingApiKey?: string; name?: string }): { id: number };
+}
+
+const settingsSchema = z
+  .object({
+    name: text(100),
+    nameMatchAffectsPayment: boolean,
+    acceptCollectionsByDefault: boolean,
+    verificationUrl: z.union([z.null(), z.url({ protocol: /^https?$/, error: 'Enter an http or https URL.' })]),
+    webhookAuth: z.union([z.null(), z.object({ username: text(100), password: text(100) })]),
+    version: z.union([z.null(), z.enum(VERSIONS)]),
+  })
+  .partial()
+  .strict();
+
+const settingsOf = (org: Organization) => ({
+  id: org.id,
+  name: org.name,
+  nameMatchAffectsPayment: org.nameMatchAffectsPayment,
+  acceptCollectionsByDefault: org.acceptCollectionsByDefault,
+  verificationUrl: org.verificationUrl,
+  webhookAuth: org.webhookAuth,
+  version: org.version,
+});
+
+function applySettings(org: Organization, changes: unknown) {
+  Object.assign(org, validate(settingsSchema, changes));
+  return settingsOf(org);
+}
+
+export function createControls(ctx: SandboxContext, org: Organization, purchases: VendingPurchase[]): SandboxControls {
+  const { state, render } = ctx;
+  const mine = <T extends { organization: number | null }>(records: Map<number, T>) =>
+    [...records.values()].filter((r) => r.organization === org.id);
+  return {
+    now: () => new Date(ctx.clock.now()),
+    advanceClock: (seconds) => ctx.clock.advance(seconds),
+    idle: () => ctx.clock.idle(),
+    sendCollection: async (input) => render.collection(await receiveCollection(ctx, org.id, input), LATEST_VERSION),
+    deliveries: () => [...ctx.notifications.deliveries],
+    payments: () => mine(state.payments).map((p) => render.payment(p, LATEST_VERSION)),
+    contacts: () => mine(state.contacts).map((c) => render.contact(c)),
+    collections: () => mine(state.collections).map((c) => render.collection(c, LATEST_VERSION)),
+    collectionRequests: () => mine(state.requests).map((r) => render.collectionRequest(r)),
+    events: () => mine(state.events).map((e) => render.event(e)),
+    sms: () => [...state.sms],
+    purchases: () => [...purchases],
+    balances: () => balancesOf(ctx, org),
+    organization: () => settingsOf(org),
+    setOrganization: (changes) => applySettings(org, changes),
+    addOrganization: (input) => ({
+      id: state.addOrganization({
+        name: input.name ?? `Organization of ${input.apiKey.slice(0, 4)}`,
+        apiKey: input.apiKey,
+        vendingApiKey: input.vendingApiKey ?? `${input.apiKey}-vending`,
+        now: ctx.clock.now(),
+      }).id,
+    }),
+  };
+}
+
+function balancesOf(ctx: SandboxContext, org: Organization): Record<string, string> {
+  return Object.fromEntries([...ctx.state.accounts.values()].filter((a) => a.organization === org.id).map((a) => [a.currency, money(a.balance)]));
+}
+
+export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]): Router {
+  const router = Router();
+  const orgOf = (res: express.Response) => res.locals.org as Organization;
+  router.use(authenticate(ctx.state), express.json({ limit: '100kb' }), (req, _res, next) => {
+    req.body ??= {};
+    next();
+  });
+  router
+    .route('/collections')
+    .post(async (req, res) => {
+      const collection = await receiveCollection(ctx, orgOf(res).id, req.body);
+      res.status(201).json(ctx.render.collection(collection, LATEST_VERSION));
+    })
+    .all(methodNotAllowed('POST'));
+  router
+    .route('/clock/advance')
+    .post(async (req, res) => {
+      const { seconds } = validate(z.object({ seconds: z.number({ error: 'Give seconds as a number.' }).min(0).max(366 * 86400) }), req.body);
+      await ctx.clock.advance(seconds);
+      res.json({ now: timestamp(ctx.clock.now()) });
+    })
+    .all(methodNotAllowed('POST'));
+  router
+    .route('/clock')
+    .get((_req, res) => res.json({ now: timestamp(ctx.clock.now()) }))
+    .all(methodNotAllowed('GET'));
+  router
+    .route('/organization')
+    .get((_req, res) => res.json(settingsOf(orgOf(res))))
+    .patch((req, res) => res.json(applySettings(orgOf(res), req.body)))
+    .all(methodNotAllowed('GET', 'PATCH'));
+  const listing = (path: string, read: (org: Organization) => unknown) =>
+    router
+      .route(path)
+      .get((_req, res) => res.json(read(orgOf(res))))
+      .all(methodNotAllowed('GET'));
+  listing('/deliveries', (org) => ctx.notifications.deliveries.filter((d) => ctx.state.events.get(d.event)?.organization === org.id));
+  listing('/sms', () => ctx.state.sms);
+  listing('/purchases', (org) => purchases.filter((p) => p.organization === org.id));
+  listing('/balances', (org) => balancesOf(ctx, org));
+  router.use(() => {
+    throw detailError(404, 'Not found.');
+  });
+  router.use(apiErrorHandler(ctx.log));
+  return router;
+}

@@ -1,0 +1,62 @@
+/**
+ * Outgoing HTTP of the sandbox (webhook notifications, collection verification): a JSON POST over
+ * node:http/https, so a target ending in `?skip-cert-verify` can skip certificate validation, which
+ * fetch cannot do per request.
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+export interface OutboundResponse {
+  status: number;
+  text: string;
+}
+
+/** Longest response text kept (delivery log, verification answers). */
+const MAX_TEXT = 2000;
+
+/** True when the URL asks to skip certificate validation (`?skip-cert-verify`). */
+export const skipsCertVerify = (url: URL): boolean => url.searchParams.has('skip-cert-verify');
+
+/** POSTs JSON; rejects on a network failure or when no answer arrives within timeoutMs. */
+export function postJson(
+  target: string,
+  body: unknown,
+  options: { timeoutMs: number; headers?: Record<string, string> },
+): Promise<OutboundResponse> {
+  const url = new URL(target);
+  const payload = JSON.stringify(body);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'user-agent': 'momo-sandbox',
+          ...options.headers,
+        },
+        ...(url.protocol === 'https:' ? { rejectUnauthorized: !skipsCertVerify(url) } : {}),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (text.length < MAX_TEXT) text += chunk;
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: text.slice(0, MAX_TEXT) });
+        });
+        res.on('error', reject);
+      },
+    );
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end(payload);
+  });
+}
