@@ -2,10 +2,12 @@
  * The registry of flows: the engine starts and restores flows from here, the catalogue merges their
  * messages. Each flow engineer adds one line.
  */
+import { checkFlow } from './check.machine.js';
 import { dataFlow } from './data.machine.js';
 import { menuFlow } from './menu.machine.js';
 import { pinFlow } from './pin.machine.js';
 import { payFlow } from './pay.machine.js';
+import { requestFlow } from './request.machine.js';
 import type { FlowId, FlowModule } from './types.js';
 
 export const flows: Partial<Record<FlowId, FlowModule>> = {
@@ -13,4 +15,6 @@ export const flows: Partial<Record<FlowId, FlowModule>> = {
   data: dataFlow,
   pin: pinFlow,
   pay: payFlow,
+  request: requestFlow,
+  check: checkFlow,
 };

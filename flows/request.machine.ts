@@ -1,0 +1,245 @@
+/**
+ * Request money: ask someone to pay us. Phone, amount, currency, a reason the network shows them (kept
+ * under 20 characters), whether the service sends them instructions, a summary, then one collection
+ * request created under an idempotency key made from the run id when the flow starts. The outcome
+ * shows the request's status (and its payment code when given); the chat is notified when money comes.
+ */
+import { and, assign, setup } from 'xstate';
+import { serviceActors } from './actors.js';
+import { failureText, type FailureKeys } from './failure.js';
+import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
+import { requestMessages } from './messages/request.js';
+import type { CollectionRequestResult } from './services.js';
+import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
+
+/** Everything the request flow has learnt so far. JSON only: the amount is a decimal string. */
+export interface RequestContext {
+  input: FlowInput;
+  /** Duplicate-Check-Key and metadata ref of the request: `${runId}:request`, made at start, never changed. */
+  key: string;
+  /** The payer's number, international `+` format. */
+  phone?: string;
+  amount?: string;
+  currency?: string;
+  reason?: string;
+  sendInstructions?: boolean;
+  request?: CollectionRequestResult;
+  /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
+  error?: Text;
+  /** The last screen's words: the result, a failure, or a cancellation. */
+  outcome?: Text;
+  /** Set when the user backs out of the first step: the flow ends and the menu starts. */
+  next?: 'menu';
+}
+
+/** Longest reason: the spec says keep it below 20 characters, networks may cut longer ones. */
+export const REASON_MAX = 19;
+
+/** The free-text answers of the flow, each named for the context field it fills. */
+type Field = 'phone' | 'amount' | 'reason';
+
+/** Reads the answer typed for `field`: the context update, or why it is refused. */
+function readAnswer(field: Field, context: RequestContext, event: FlowEvent): { ok: true; update: Partial<RequestContext> } | Invalid {
+  const value = event.type === 'ANSWERED' ? event.value : '';
+  if (field === 'phone') {
+    const phone = parsePhone(value, context.input.defaultCountry);
+    return phone.ok ? { ok: true, update: { phone: phone.e164 } } : phone;
+  }
+  if (field === 'amount') {
+    const amount = parseAmount(value);
+    if (!amount.ok) return amount;
+    // With one currency there is nothing to choose: it comes with the amount.
+    const [only, ...others] = context.input.currencies;
+    return { ok: true, update: { amount: amount.amount, ...(others.length === 0 ? { currency: only } : {}) } };
+  }
+  const reason = parseText(value, REASON_MAX);
+  return reason.ok ? { ok: true, update: { reason: reason.text } } : reason;
+}
+
+/** A screen asking for one free-text answer, with the reason the last one was refused. */
+function ask(key: string, input: View['input']): (context: RequestContext) => View {
+  return (context) => ({ text: { key }, error: context.error, input });
+}
+
+/**
+ * Failures of the create call. An answer lost after the client's retries may hide a request made: say
+ * we could not confirm it, never invite a retry. A duplicate is our own key: already sent.
+ */
+const REQUEST_FAILURES: FailureKeys = {
+  connection: 'request.unconfirmed',
+  service: 'request.unconfirmed',
+  unknown: 'request.unconfirmed',
+  duplicate: 'request.duplicate',
+  validation: 'request.refused',
+};
+
+/**
+ * Going back to a step: forget what that step filled, and the error, so the step is asked afresh and the
+ * context is the one it had when first reached.
+ */
+const back = (target: string, ...fields: Array<keyof RequestContext>) =>
+  ({ target, actions: { type: 'forget', params: { fields } } }) as const;
+const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
+const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
+const chosen = (id: string) => ({ type: 'isChosen', params: { id } }) as const;
+
+/** The request flow: FlowInput in, FlowOutput out (`next: 'menu'` when the user backs out of it). */
+export const requestMachine = setup({
+  types: {
+    context: {} as RequestContext,
+    events: {} as FlowEvent,
+    input: {} as FlowInput,
+    output: {} as FlowOutput,
+  },
+  actors: { createCollectionRequest: serviceActors.createCollectionRequest },
+  guards: {
+    isValidAnswer: ({ context, event }, params: { field: Field }) => readAnswer(params.field, context, event).ok,
+    isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
+    isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
+    hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+  },
+  actions: {
+    storeAnswer: assign(({ context, event }, params: { field: Field }) => {
+      const read = readAnswer(params.field, context, event);
+      return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
+    }),
+    storeCurrency: assign({ currency: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
+    storeInstructions: assign({ sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes', error: undefined }),
+    storeRequest: assign((_, request: CollectionRequestResult) => ({
+      request,
+      outcome: {
+        key: request.mfscode ? 'request.createdWithCode' : 'request.created',
+        params: { ...request },
+      },
+    })),
+    forget: assign((_, { fields }: { fields: Array<keyof RequestContext> }) =>
+      Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
+    ),
+    refuseChoice: assign({ error: { key: 'common.pickOne' } }),
+    noteCancelled: assign({ outcome: { key: 'request.cancelled' } }),
+    noteFailure: assign((_, { error }: { error: unknown }) => ({ outcome: failureText(error, REQUEST_FAILURES) })),
+    leaveToMenu: assign({ next: 'menu' as const }),
+  },
+}).createMachine({
+  id: 'request',
+  context: ({ input }) => ({ input, key: `${input.runId}:request` }),
+  initial: 'awaitingPhone',
+  states: {
+    awaitingPhone: {
+      meta: { view: ask('request.askPhone', 'phone') },
+      on: {
+        ANSWERED: [{ guard: isValid('phone'), actions: store('phone'), target: 'awaitingAmount' }, { actions: store('phone') }],
+        BACK: { actions: 'leaveToMenu', target: 'done' },
+      },
+    },
+    awaitingAmount: {
+      meta: { view: ask('request.askAmount', 'amount') },
+      on: {
+        ANSWERED: [
+          { guard: and([isValid('amount'), 'hasOneCurrency']), actions: store('amount'), target: 'awaitingReason' },
+          { guard: isValid('amount'), actions: store('amount'), target: 'choosingCurrency' },
+          { actions: store('amount') },
+        ],
+        BACK: back('awaitingPhone', 'phone'),
+      },
+    },
+    choosingCurrency: {
+      meta: {
+        view: (context: RequestContext): View => ({
+          text: { key: 'request.chooseCurrency' },
+          error: context.error,
+          choices: context.input.currencies.map((c) => ({ id: c, label: c })),
+        }),
+      },
+      on: {
+        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingReason' }, { actions: 'refuseChoice' }],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingAmount', 'amount'),
+      },
+    },
+    awaitingReason: {
+      meta: { view: ask('request.askReason', 'text') },
+      on: {
+        ANSWERED: [{ guard: isValid('reason'), actions: store('reason'), target: 'choosingInstructions' }, { actions: store('reason') }],
+        BACK: [{ guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') }, back('choosingCurrency', 'currency')],
+      },
+    },
+    choosingInstructions: {
+      meta: {
+        view: (context: RequestContext): View => ({
+          text: { key: 'request.askInstructions' },
+          error: context.error,
+          choices: [
+            { id: 'yes', text: { key: 'common.yes' } },
+            { id: 'no', text: { key: 'common.no' } },
+          ],
+        }),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('yes'), actions: 'storeInstructions', target: 'confirming' },
+          { guard: chosen('no'), actions: 'storeInstructions', target: 'confirming' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('awaitingReason', 'reason'),
+      },
+    },
+    confirming: {
+      meta: {
+        view: (context: RequestContext): View => ({
+          text: {
+            key: context.sendInstructions ? 'request.summaryWithInstructions' : 'request.summary',
+            params: {
+              phone: context.phone ?? '',
+              amount: context.amount ?? '',
+              currency: context.currency ?? '',
+              reason: context.reason ?? '',
+            },
+          },
+          error: context.error,
+          choices: [
+            { id: 'confirm', text: { key: 'request.confirm' } },
+            { id: 'cancel', text: { key: 'request.cancel' } },
+          ],
+        }),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('confirm'), target: 'submitting' },
+          { guard: chosen('cancel'), actions: 'noteCancelled', target: 'done' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('choosingInstructions', 'sendInstructions'),
+      },
+    },
+    submitting: {
+      tags: ['busy'],
+      invoke: {
+        src: 'createCollectionRequest',
+        input: ({ context }) => ({
+          duplicateCheckKey: context.key,
+          phonenumber: context.phone!,
+          amount: context.amount!,
+          currency: context.currency!,
+          reason: context.reason!,
+          sendInstructions: context.sendInstructions ?? false,
+          metadata: { chat: context.input.chat, ref: context.key },
+        }),
+        onDone: { actions: { type: 'storeRequest', params: ({ event }) => event.output }, target: 'done' },
+        onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+      },
+    },
+    done: {
+      type: 'final',
+      meta: {
+        view: (context: RequestContext): View => ({ text: context.outcome ?? { key: 'request.cancelled' }, final: true }),
+      },
+    },
+  },
+  output: ({ context }): FlowOutput => (context.next ? { next: context.next } : {}),
+});
+
+/** The request flow as the registry lists it. */
+export const requestFlow: FlowModule = { id: 'request', machine: requestMachine, messages: requestMessages };
