@@ -1,0 +1,81 @@
+/**
+ * Rendering and parsing rules of the adapter, as tables: Slack's limits, markup safety, command words,
+ * conversation ids.
+ */
+import { describe, expect, it } from 'vitest';
+import { answerModal, escapeMrkdwn, promptMessage, readAnswerMetadata } from '../../../adapters/slack/blocks.js';
+import { parseCommandText } from '../../../adapters/slack/command.js';
+import { conversationIdOf, userIdOf } from '../../../adapters/slack/address.js';
+
+type Block = Record<string, any>;
+const actions = (blocks: Block[]) => blocks.filter((b) => b.type === 'actions');
+
+describe('promptMessage', () => {
+  it('puts more than 25 choices in several rows, numbering action ids across rows', () => {
+    const choices = Array.from({ length: 30 }, (_, i) => ({ id: `b${i}`, label: `Bundle ${i}` }));
+    const { blocks } = promptMessage({ text: 'Pick a bundle', choices, final: false }) as { blocks: Block[] };
+    const [first, second, controls] = actions(blocks);
+    expect(first?.elements).toHaveLength(25);
+    expect(second?.elements).toHaveLength(5);
+    expect(second?.elements[0]).toMatchObject({ action_id: 'momo_choice_25', value: 'b25' });
+    expect(controls?.elements.map((e: Block) => e.action_id)).toEqual(['momo_nav_back', 'momo_nav_home', 'momo_nav_cancel']);
+  });
+
+  it('clips labels to 75 and text to 3000 characters', () => {
+    const { blocks } = promptMessage({ text: 'x'.repeat(5000), choices: [{ id: 'c', label: 'y'.repeat(100) }], final: false }) as {
+      blocks: Block[];
+    };
+    expect(blocks[0]?.text.text).toHaveLength(3000);
+    expect(actions(blocks)[0]?.elements[0].text.text).toHaveLength(75);
+  });
+
+  it('offers "Answer" (value = input kind) only when the prompt asks for input, and no buttons when final', () => {
+    const asking = promptMessage({ text: 'PIN?', input: 'pin', final: false }) as { blocks: Block[] };
+    expect(actions(asking.blocks)[0]?.elements[0]).toMatchObject({ action_id: 'momo_answer', value: 'pin', style: 'primary' });
+    const choosing = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as { blocks: Block[] };
+    expect(JSON.stringify(choosing.blocks)).not.toContain('momo_answer');
+    const done = promptMessage({ text: 'Done', final: true }) as { blocks: Block[] };
+    expect(actions(done.blocks)).toEqual([]);
+  });
+
+  it('never lets prompt text act as markup', () => {
+    expect(escapeMrkdwn('<!channel> & <@U1>')).toBe('&lt;!channel&gt; &amp; &lt;@U1&gt;');
+    const { text, blocks } = promptMessage({ text: '<!channel>', final: true }) as { text: string; blocks: Block[] };
+    expect(text).toBe('&lt;!channel&gt;');
+    expect(blocks[0]?.text).toEqual({ type: 'plain_text', text: '<!channel>', emoji: false });
+  });
+});
+
+describe('answer modal metadata', () => {
+  it('round-trips the response_url and rejects anything else', () => {
+    const view = answerModal('amount', { responseUrl: 'https://hooks.slack.com/actions/T/1/x' });
+    expect(readAnswerMetadata(view.private_metadata)).toEqual({ responseUrl: 'https://hooks.slack.com/actions/T/1/x' });
+    for (const bad of [undefined, '', 'not json', '{}', '{"responseUrl": 5}', 'null']) expect(readAnswerMetadata(bad)).toBeNull();
+  });
+});
+
+describe('parseCommandText', () => {
+  it.each([
+    [undefined, { start: 'menu' }],
+    ['', { start: 'menu' }],
+    ['   ', { start: 'menu' }],
+    ['pay', { start: 'pay' }],
+    [' Data ', { start: 'data' }],
+    ['pin', { start: 'pin' }],
+    ['back', { nav: 'back' }],
+    ['CANCEL', { nav: 'cancel' }],
+    ['menu', { text: 'menu' }],
+    ['  0772 123 456 ', { text: '0772 123 456' }],
+    ['paying', { text: 'paying' }],
+  ])('%j -> %j', (text, expected) => {
+    expect(parseCommandText(text)).toEqual(expected);
+  });
+});
+
+describe('conversation ids', () => {
+  it('is team:user and gives the user back', () => {
+    expect(conversationIdOf('T1', 'U2')).toBe('T1:U2');
+    expect(userIdOf('T1:U2')).toBe('U2');
+    for (const bad of ['U2', 'T1:U2:X', ':U2', 'T1:']) expect(() => userIdOf(bad)).toThrow(/Not a Slack conversation id/);
+  });
+});
