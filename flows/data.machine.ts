@@ -154,7 +154,10 @@ export const dataMachine = setup({
     refuseEmptyList: assign({
       error: ({ context }): Text => ({ key: 'data.noBundles', params: { network: networkName(context) } }),
     }),
-    refuseList: assign({ error: ({ event }) => failureText(errorOf(event), { not_found: 'data.accountNotFound' }) }),
+    refuseList: assign({
+      error: ({ context, event }) =>
+        failureText(errorOf(event), context.network === 'spectranet' ? { not_found: 'data.accountNotFound' } : {}),
+    }),
     storeBundle: assign({
       bundle: ({ context, event }) => context.bundles.find((b) => b.datacode === chosenId(event)),
       error: undefined,
@@ -165,7 +168,9 @@ export const dataMachine = setup({
       return parsed.ok ? { phone: parsed.e164, error: undefined } : { error: parsed.reason };
     }),
     clearError: assign({ error: undefined }),
-    storeFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    /** Before the purchase: nothing was bought, whatever went wrong. */
+    storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
+    storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -329,8 +334,8 @@ export const dataMachine = setup({
         }),
         onDone: { target: 'done', actions: 'storeResult' },
         onError: [
-          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storeFailure' },
-          { target: 'failed', actions: 'storeFailure' },
+          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
+          { target: 'failed', actions: 'storePurchaseFailure' },
         ],
       },
     },

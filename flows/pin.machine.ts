@@ -209,7 +209,9 @@ export const pinMachine = setup({
     storeCandidate: assign({ candidate: ({ event }) => outputOf<Candidate>(event), error: undefined }),
     refuseCode: assign({ error: ({ event }) => failureText(errorOf(event), { not_found: 'pin.codeNotFound' }) }),
     clearError: assign({ error: undefined }),
-    storeFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    /** Before the purchase: nothing was bought, whatever went wrong. */
+    storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
+    storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -401,8 +403,8 @@ export const pinMachine = setup({
         }),
         onDone: { target: 'done', actions: 'storeResult' },
         onError: [
-          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storeFailure' },
-          { target: 'failed', actions: 'storeFailure' },
+          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
+          { target: 'failed', actions: 'storePurchaseFailure' },
         ],
       },
     },

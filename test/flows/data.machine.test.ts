@@ -1,0 +1,325 @@
+import { describe, expect, it } from 'vitest';
+import type { AnyMachineSnapshot } from 'xstate';
+import { getSimplePaths, getStateNodes } from 'xstate/graph';
+import { dataFlow, dataMachine } from '../../flows/data.machine.js';
+import type { DataBundle } from '../../flows/services.js';
+import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
+import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { live, replay, type Live } from './data-pin-driver.js';
+
+const bundles: DataBundle[] = [
+  { datacode: '101', name: 'MTN 1GB', allowance: '1GB', price: '1000', validity: '30 days' },
+  { datacode: '102', name: 'MTN 2GB', allowance: '2GB', price: '1800.50', validity: '30 days' },
+];
+const purchased = { reference: 'ref-d1', status: 'successful' };
+const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
+const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
+const BACK: FlowEvent = { type: 'BACK' };
+
+/** A live data flow at the summary: MTN, the second bundle, the user's own number. */
+async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
+  const flow = live(dataMachine, input);
+  flow.send(chosen('mtn'));
+  await flow.settle('listDataBundles', { output: bundles });
+  flow.send(chosen('102'));
+  if (flow.snapshot().matches('choosingPhone')) flow.send(chosen('own'));
+  else flow.send(answered('0772000001'));
+  expect(flow.snapshot().value).toBe('confirming');
+  return flow;
+}
+
+/** A live data flow whose purchase call is waiting. */
+async function atPurchase(input: Partial<FlowInput> = {}): Promise<Live> {
+  const flow = await atSummary(input);
+  flow.send(chosen('confirm'));
+  await flow.settle('reserveSpend', { output: undefined });
+  expect(flow.snapshot().value).toBe('purchasing');
+  return flow;
+}
+
+describe('data machine: the model', () => {
+  const input = { requirePin: true };
+  const walk = walkFlow(dataFlow, {
+    input,
+    answers: { awaitingAccount: ['', '0123456789'] },
+    outcomes: {
+      listDataBundles: [{ output: bundles }, { output: [] }, { error: { code: 'not_found' } }],
+      purchaseData: [{ output: purchased }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
+    },
+  });
+
+  it('visits every state, with words for every key in both languages', () => {
+    expect(walk.line).toBe(`data: states visited ${walk.states.length}/${walk.states.length}`);
+    expect(walk.missing).toEqual([]);
+    expect(missingMessages(dataFlow, walk.keys)).toEqual([]);
+  });
+
+  it('runs every shortest path live with fake services to the same states and context', async () => {
+    for (const path of walk.paths) {
+      for (const { model, live: actual } of await replay(dataMachine, path, input)) {
+        expect(actual.value).toEqual(model.value);
+        expect(actual.context).toEqual(model.context);
+      }
+    }
+  });
+
+  it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {
+    const { renderView } = createCatalogue([dataFlow]);
+    for (const { state } of walk.paths) {
+      const view = currentView(state);
+      if (!view) continue;
+      for (const lang of ['en', 'sw'] as const) {
+        const prompt = renderView(view, lang);
+        const screen = [prompt.text, ...(prompt.choices ?? []).map((c, i) => `${i + 1} ${c.label}`)].join('\n');
+        expect(screen.length, screen).toBeLessThanOrEqual(182);
+      }
+    }
+  });
+
+  it('every simple path to a purchase passes a confirmation and reserves before buying', () => {
+    const paths = getSimplePaths(dataMachine, {
+      input: sampleInput({ userPhone: undefined }),
+      events: (snapshot: AnyMachineSnapshot) => {
+        const children = Object.entries(snapshot.children as Record<string, { src: string }>);
+        if (children.length > 0) {
+          const [id, child] = children[0]!;
+          return [{ type: `xstate.done.actor.${id}`, actorId: id, output: child.src === 'listDataBundles' ? bundles.slice(0, 1) : purchased }] as never;
+        }
+        return [chosen('glo'), chosen('101'), chosen('confirm'), answered('0772000001'), BACK];
+      },
+      toState: (s) => s.matches('done'),
+    });
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      const order = path.steps.map((s) => s.state.value);
+      expect(order.indexOf('confirming')).toBeGreaterThan(-1);
+      expect(order.indexOf('reserving')).toBeGreaterThan(order.indexOf('confirming'));
+      expect(order.indexOf('purchasing')).toBeGreaterThan(order.indexOf('reserving'));
+    }
+  });
+});
+
+describe('data machine: buying', () => {
+  it('offers every bundle as a choice labelled with allowance, validity and price', async () => {
+    const flow = live(dataMachine);
+    flow.send(chosen('airtel'));
+    expect(flow.calls.at(-1)).toEqual({ service: 'listDataBundles', input: { network: 'airtel' } });
+    const snapshot = await flow.settle('listDataBundles', { output: bundles });
+    expect(currentView(snapshot)?.choices).toEqual([
+      { id: '101', label: '1GB 30 days 1000' },
+      { id: '102', label: '2GB 30 days 1800.50' },
+    ]);
+  });
+
+  it('buys with the key made at start, the bundle price in the first currency and metadata naming the chat', async () => {
+    const flow = await atPurchase();
+    expect(flow.calls.find((c) => c.service === 'reserveSpend')?.input).toEqual({
+      channel: 'telegram',
+      userId: 'user-1',
+      flow: 'data',
+      amount: '1800.50',
+      currency: 'UGX',
+    });
+    expect(flow.calls.at(-1)?.input).toEqual({
+      duplicateCheckKey: 'run-1:data',
+      network: 'mtn',
+      datacode: '102',
+      phonenumber: '+256772123456',
+      amount: '1800.50',
+      metadata: { chat: 'telegram:chat-1', ref: 'run-1:data' },
+    });
+    const done = await flow.settle('purchaseData', { output: purchased });
+    expect(done.status).toBe('done');
+    expect(done.output).toEqual({});
+    expect(currentView(done)?.text).toEqual({
+      key: 'data.done',
+      params: { bundle: '2GB 30 days', network: 'MTN', phone: '+256772123456', price: '1800.50', currency: 'UGX', reference: 'ref-d1' },
+    });
+  });
+
+  it('asks the Spectranet account number, lists and buys with it', async () => {
+    const flow = live(dataMachine, { userPhone: undefined });
+    flow.send(chosen('spectranet'));
+    flow.send(answered(' 0123456789 '));
+    expect(flow.calls.at(-1)?.input).toEqual({ network: 'spectranet', accountNumber: '0123456789' });
+    await flow.settle('listDataBundles', { output: bundles });
+    flow.send(chosen('101'));
+    expect(flow.snapshot().value).toBe('awaitingPhone');
+    flow.send(answered('0772 000 001'));
+    flow.send(chosen('confirm'));
+    await flow.settle('reserveSpend', { output: undefined });
+    expect(flow.calls.at(-1)?.input).toMatchObject({ network: 'spectranet', accountNumber: '0123456789', phonenumber: '+256772000001' });
+  });
+
+  it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
+    const first = await atPurchase();
+    const stored = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
+    first.actor.stop();
+    const restored = live(dataMachine, {}, stored);
+    const done = await restored.settle('purchaseData', { output: purchased });
+    const keys = [...first.calls, ...restored.calls].filter((c) => c.service === 'purchaseData').map((c) => c.input.duplicateCheckKey);
+    expect(keys).toEqual(['run-1:data', 'run-1:data']);
+    expect(restored.calls.map((c) => c.service)).toEqual(['purchaseData']);
+    expect(done.value).toBe('done');
+  });
+
+  it('confirms with the PIN on USSD, never keeping it, and re-asks with the attempts left', async () => {
+    const flow = await atSummary({ requirePin: true, channel: 'ussd' });
+    expect(currentView(flow.snapshot())).toMatchObject({ input: 'pin', text: { key: 'data.summaryPin' } });
+    flow.send(answered('9999'));
+    expect(flow.calls.at(-1)?.input).toEqual({ channel: 'ussd', userId: 'user-1', pin: '9999' });
+    const wrong = await flow.settle('verifyPin', { error: { code: 'pin_wrong', message: '2 attempts left' } });
+    expect(wrong.value).toBe('confirming');
+    expect(currentView(wrong)?.error).toEqual({ key: 'failure.pin_wrongLeft', params: { left: 2 } });
+    expect(JSON.stringify(wrong.context)).not.toContain('9999');
+    flow.send(answered('1234'));
+    await flow.settle('verifyPin', { output: undefined });
+    expect(flow.snapshot().value).toBe('reserving');
+  });
+
+  it('stops when the PIN is locked, with nothing bought', async () => {
+    const flow = await atSummary({ requirePin: true });
+    flow.send(answered('1234'));
+    const locked = await flow.settle('verifyPin', { error: { code: 'pin_locked' } });
+    expect(locked.value).toBe('failed');
+    expect(currentView(locked)).toEqual({ text: { key: 'data.notBought' }, error: { key: 'failure.pin_locked' }, final: true });
+    expect(flow.calls.map((c) => c.service)).not.toContain('purchaseData');
+  });
+});
+
+describe('data machine: answers refused and re-asked with the reason', () => {
+  it('an unreadable phone number, then a good one', async () => {
+    const flow = await atSummary();
+    flow.send(BACK);
+    flow.send(chosen('other'));
+    flow.send(answered('12'));
+    expect(flow.snapshot().value).toBe('awaitingPhone');
+    expect(currentView(flow.snapshot())).toEqual({ text: { key: 'data.askPhone' }, error: { key: 'input.phoneInvalid' }, input: 'phone' });
+    flow.send(answered('+256 772 000 001'));
+    expect(flow.snapshot().value).toBe('confirming');
+    expect(flow.snapshot().context.phone).toBe('+256772000001');
+    expect(currentView(flow.snapshot())?.error).toBeUndefined();
+  });
+
+  it('an empty account number, a choice not offered, an empty bundle list', async () => {
+    const flow = live(dataMachine);
+    flow.send(chosen('vodafone'));
+    expect(flow.snapshot().value).toBe('choosingNetwork');
+    flow.send(chosen('spectranet'));
+    flow.send(answered('   '));
+    expect(currentView(flow.snapshot())?.error).toEqual({ key: 'input.textEmpty' });
+    flow.send(answered('42'));
+    const empty = await flow.settle('listDataBundles', { output: [] });
+    expect(empty.value).toBe('awaitingAccount');
+    expect(currentView(empty)?.error).toEqual({ key: 'data.noBundles', params: { network: 'Spectranet' } });
+  });
+});
+
+describe('data machine: back from every step', () => {
+  /** How to reach a waiting state (LIST: the bundle list arrives) and where BACK leads from there. */
+  const LIST = 'list';
+  const cases: Array<{ from: string; to: string; steps: Array<FlowEvent | typeof LIST>; input?: Partial<FlowInput> }> = [
+    { from: 'choosingNetwork', to: 'left', steps: [] },
+    { from: 'awaitingAccount', to: 'choosingNetwork', steps: [chosen('spectranet')] },
+    { from: 'choosingBundle', to: 'choosingNetwork', steps: [chosen('mtn'), LIST] },
+    { from: 'choosingBundle', to: 'awaitingAccount', steps: [chosen('spectranet'), answered('42'), LIST] },
+    { from: 'choosingPhone', to: 'choosingBundle', steps: [chosen('mtn'), LIST, chosen('101')] },
+    { from: 'awaitingPhone', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('other')] },
+    { from: 'awaitingPhone', to: 'choosingBundle', steps: [chosen('mtn'), LIST, chosen('101')], input: { userPhone: undefined } },
+    { from: 'confirming', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('own')] },
+    {
+      from: 'confirming',
+      to: 'awaitingPhone',
+      steps: [chosen('mtn'), LIST, chosen('101'), answered('0772000001')],
+      input: { userPhone: undefined },
+    },
+  ];
+
+  it('covers every waiting state', () => {
+    const waiting = getStateNodes(dataMachine.root)
+      .filter((n) => n.meta?.view && n.type !== 'final')
+      .map((n) => n.key);
+    expect(new Set(cases.map((c) => c.from))).toEqual(new Set(waiting));
+  });
+
+  it.each(cases)('$from -> $to', async ({ from, to, steps, input }) => {
+    const flow = live(dataMachine, input);
+    for (const step of steps) {
+      if (step === LIST) await flow.settle('listDataBundles', { output: bundles });
+      else flow.send(step);
+    }
+    expect(flow.snapshot().value).toBe(from);
+    flow.send(BACK);
+    expect(flow.snapshot().value).toBe(to);
+    expect(flow.snapshot().context.error).toBeUndefined();
+    if (to === 'left') expect(flow.snapshot().output).toEqual({ next: 'menu' });
+  });
+});
+
+describe('data machine: every service failure in words', () => {
+  const codes: Array<ServiceFailure['code']> = [
+    'validation',
+    'duplicate',
+    'rate_limited',
+    'unauthenticated',
+    'forbidden',
+    'not_found',
+    'service',
+    'connection',
+    'not_allowed',
+    'limit_exceeded',
+    'pin_wrong',
+    'pin_locked',
+    'unknown',
+  ];
+  /** The purchase may have gone through: never "failed", never a retry. */
+  const unconfirmed: Partial<Record<ServiceFailure['code'], string>> = {
+    duplicate: 'failure.duplicate',
+    service: 'data.unconfirmed',
+    connection: 'data.unconfirmed',
+    unknown: 'data.unconfirmed',
+  };
+
+  it.each(codes)('purchase failing with %s', async (code) => {
+    const flow = await atPurchase();
+    const failure: ServiceFailure = code === 'validation' ? { code, fields: { phonenumber: ['bad'] } } : { code };
+    const end = await flow.settle('purchaseData', { error: failure });
+    const view = currentView(end);
+    if (unconfirmed[code]) {
+      expect(end.value).toBe('unconfirmed');
+      expect(view).toEqual({ text: { key: unconfirmed[code] }, final: true });
+    } else {
+      expect(end.value).toBe('failed');
+      expect(view?.text).toEqual({ key: 'data.notBought' });
+      expect(view?.error?.key).toBe(`failure.${code}`);
+    }
+    expect(flow.calls.filter((c) => c.service === 'purchaseData')).toHaveLength(1);
+  });
+
+  it.each(codes)('bundle listing failing with %s: back to the network with the reason', async (code) => {
+    const flow = live(dataMachine);
+    flow.send(chosen('glo'));
+    const back = await flow.settle('listDataBundles', { error: { code } });
+    expect(back.value).toBe('choosingNetwork');
+    expect(currentView(back)?.error?.key).toBe(`failure.${code}`);
+  });
+
+  it('a Spectranet account the service does not know', async () => {
+    const flow = live(dataMachine);
+    flow.send(chosen('spectranet'));
+    flow.send(answered('999'));
+    const back = await flow.settle('listDataBundles', { error: { code: 'not_found' } });
+    expect(back.value).toBe('awaitingAccount');
+    expect(currentView(back)?.error).toEqual({ key: 'data.accountNotFound' });
+  });
+
+  it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
+    const flow = await atSummary();
+    flow.send(chosen('confirm'));
+    const end = await flow.settle('reserveSpend', { error: { code } });
+    expect(end.value).toBe('failed');
+    expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
+    expect(flow.calls.map((c) => c.service)).not.toContain('purchaseData');
+  });
+});
