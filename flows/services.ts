@@ -51,6 +51,11 @@ export interface PinBundle {
   amount: string;
   available: number;
   description: string;
+  /**
+   * The product's `product_code` (name validation and purchase need it) when the listing gives one: the
+   * spec's element has none, the sandbox adds `product_code` (src/sandbox/vending-catalog.ts).
+   */
+  productCode?: string;
 }
 
 export interface Candidate {
