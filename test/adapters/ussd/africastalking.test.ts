@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import { createUssdRouter } from '../../../adapters/ussd/index.js';
 import { maskPhone } from '../../../src/log.js';
-import { BUNDLES, PHONE, PIN, TestStore, captureLogger, listen, postAt, startUssd } from './helpers.js';
+import { MemoryStore } from '../../../src/conversation/memory-store.js';
+import { RedisStore } from '../../../src/conversation/redis-store.js';
+import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 let app: Started | undefined;
@@ -139,7 +141,7 @@ describe("Africa's Talking over HTTP", () => {
     server.use(
       createUssdRouter({
         engine: { handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) },
-        store: new TestStore(),
+        store: new MemoryStore(),
         serviceCode: '*1#',
         deadlineMs: 1000,
         logger,
@@ -197,9 +199,30 @@ describe("Africa's Talking over HTTP", () => {
     await hop('1');
     await hop('1*12345');
     await hop(`1*12345*${PIN}`);
-    const stored = JSON.stringify([...app.store.data.entries()]);
-    expect(stored).toContain('ussd:africastalking:AT-STORE');
-    expect(stored).not.toContain(PIN);
+    const stored = await app.store.get('ussd:africastalking:AT-STORE');
+    expect(stored?.snapshot).toMatchObject({ hop: 3, seenLength: `1*12345*${PIN}`.length });
+    expect(JSON.stringify(stored)).not.toContain(PIN);
+  });
+});
+
+describe('with the Redis store', () => {
+  it('answers concurrent duplicate deliveries with one screen and one effect', async () => {
+    const prefix = `test:ussd:${process.pid}:${Date.now()}:`;
+    const store = new RedisStore({ url: 'redis://127.0.0.1:6379', keyPrefix: prefix });
+    app = await startUssd({ store });
+    try {
+      const hop = session(app.url, 'AT-REDIS');
+      await hop('');
+      await hop('1');
+      await hop('1*2500');
+      const replies = await Promise.all([hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`)]);
+      expect(new Set(replies.map((r) => r.body))).toEqual(new Set(['END Paid 2500 UGX. Thank you.']));
+      expect(app.payments).toHaveLength(1);
+      expect((await store.get('ussd:africastalking:AT-REDIS'))?.snapshot).toMatchObject({ hop: 3 });
+    } finally {
+      await store.delete('ussd:africastalking:AT-REDIS');
+      await store.close();
+    }
   });
 });
 
@@ -207,7 +230,7 @@ describe('body parsers stay on the USSD routes', () => {
   it('leaves other routes of the same app with an unread body', async () => {
     const server = express();
     const { logger } = captureLogger();
-    server.use(createUssdRouter({ engine: { handle: async () => ({ text: 'x', final: true }) }, store: new TestStore(), serviceCode: '*1#', deadlineMs: 100, logger }));
+    server.use(createUssdRouter({ engine: { handle: async () => ({ text: 'x', final: true }) }, store: new MemoryStore(), serviceCode: '*1#', deadlineMs: 100, logger }));
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');

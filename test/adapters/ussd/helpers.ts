@@ -1,37 +1,13 @@
 /**
- * Test doubles for the USSD adapter: a compare-and-set memory store, a scripted Engine with one
- * money-moving effect, an express app on port 0, and a logger whose lines are kept.
+ * Test doubles for the USSD adapter: a scripted Engine with one money-moving effect, an express app on
+ * port 0, and a logger whose lines are kept.
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
-import type { Engine, Inbound, Prompt, SessionStore, StoredSnapshot } from '../../../src/conversation/types.js';
+import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
+import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createUssdRouter, type UssdRouterOptions } from '../../../adapters/ussd/index.js';
-
-export class TestStore implements SessionStore {
-  readonly data = new Map<string, StoredSnapshot>();
-  async get(key: string) {
-    const hit = this.data.get(key);
-    return hit ? structuredClone(hit) : null;
-  }
-  async set(key: string, snapshot: unknown, expectedVersion: number | null) {
-    const current = this.data.get(key);
-    if ((current?.version ?? null) !== expectedVersion) return null;
-    const version = (current?.version ?? 0) + 1;
-    this.data.set(key, { snapshot: structuredClone(snapshot), version });
-    return version;
-  }
-  async delete(key: string) {
-    this.data.delete(key);
-  }
-  async claim() {
-    return true;
-  }
-  async addWithinLimit(_key: string, amount: number) {
-    return { ok: true, total: amount };
-  }
-  async close() {}
-}
 
 export const PIN = '4321';
 
@@ -132,10 +108,10 @@ export async function listen(app: express.Express): Promise<TestApp> {
   };
 }
 
-/** The USSD router on a fresh app, with a scripted engine and a test store unless given. */
+/** The USSD router on a fresh app, with a scripted engine and a memory store unless given. */
 export async function startUssd(overrides: Partial<UssdRouterOptions> = {}) {
   const scripted = scriptedEngine();
-  const store = new TestStore();
+  const store = overrides.store ?? new MemoryStore();
   const { logger, lines } = captureLogger();
   const app = express();
   app.use(
