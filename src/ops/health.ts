@@ -1,0 +1,61 @@
+/**
+ * /healthz: the process is alive. /readyz: the session store answers and the service is reachable.
+ * The service check is an HTTP HEAD of its base address (any answer counts), at most once per `cacheMs`:
+ * it never touches the API, whose reads are limited to 30 a minute.
+ */
+import express, { type Router } from 'express';
+import type { SessionStore } from '../conversation/types.js';
+
+export interface HealthOptions {
+  store: SessionStore;
+  /** Base address of the service. */
+  serviceUrl: string;
+  /** How long a service check result is reused, ms. Default 30000. */
+  cacheMs?: number;
+  /** Probe timeout, ms. Default 2000. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export function createHealthRouter(options: HealthOptions): Router {
+  const router = express.Router();
+  const cacheMs = options.cacheMs ?? 30_000;
+  const doFetch = options.fetch ?? fetch;
+  let last: { at: number; ok: boolean; detail: string } | undefined;
+
+  async function serviceReachable(): Promise<{ ok: boolean; detail: string }> {
+    if (last && Date.now() - last.at < cacheMs) return last;
+    let result: { ok: boolean; detail: string };
+    try {
+      const res = await doFetch(options.serviceUrl, { method: 'HEAD', signal: AbortSignal.timeout(options.timeoutMs ?? 2000) });
+      result = { ok: true, detail: `HTTP ${res.status}` };
+    } catch (err) {
+      result = { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    }
+    last = { at: Date.now(), ...result };
+    return result;
+  }
+
+  async function storeReachable(): Promise<{ ok: boolean; detail: string }> {
+    try {
+      // A disconnected Redis client queues commands rather than failing: bound the wait.
+      await Promise.race([
+        options.store.get('readyz:probe'),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('store timed out')), options.timeoutMs ?? 2000).unref()),
+      ]);
+      return { ok: true, detail: 'ok' };
+    } catch (err) {
+      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  router.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const [store, service] = await Promise.all([storeReachable(), serviceReachable()]);
+    const ok = store.ok && service.ok;
+    res.status(ok ? 200 : 503).json({ ok, store, service });
+  });
+  return router;
+}

@@ -1,0 +1,98 @@
+/**
+ * Prometheus metrics (prom-client) on their own registry: requests and latency per channel, conversations
+ * finished and abandoned per flow and step, notification queue depth, and the service's 429s and errors.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { NextFunction, Request, Response } from 'express';
+
+export interface Metrics {
+  registry: Registry;
+  /** Express middleware timing every request, labelled by channel (first path segment). */
+  http(req: Request, res: Response, next: NextFunction): void;
+  /** Wraps fetch so every answer of the service is counted by status (429s and 5xx included). */
+  countingFetch(inner?: typeof fetch): typeof fetch;
+  conversationFinished(flow: string, outcome: 'finished' | 'abandoned', step: string): void;
+  /** Reads the queue depth at scrape time. */
+  trackQueueDepth(read: () => Promise<number>): void;
+}
+
+const CHANNEL_BY_PREFIX: Record<string, string> = {
+  ussd: 'ussd',
+  simulator: 'ussd',
+  telegram: 'telegram',
+  slack: 'slack',
+  notifications: 'notifications',
+  api: 'sandbox',
+  vending: 'sandbox',
+  sandbox: 'sandbox',
+};
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'momo_http_requests_total',
+    help: 'HTTP requests by channel and status class',
+    labelNames: ['channel', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'momo_http_request_duration_seconds',
+    help: 'HTTP request latency by channel',
+    labelNames: ['channel'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const conversations = new Counter({
+    name: 'momo_conversations_total',
+    help: 'Conversations that reached a final step (finished) or were left (abandoned), per flow and step',
+    labelNames: ['flow', 'outcome', 'step'] as const,
+    registers: [registry],
+  });
+  const upstream = new Counter({
+    name: 'momo_service_responses_total',
+    help: 'Answers of the mobile-money service by status (0 = no answer)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  let depthReader: (() => Promise<number>) | undefined;
+  new Gauge({
+    name: 'momo_notification_queue_depth',
+    help: 'Notifications waiting or being worked',
+    registers: [registry],
+    async collect() {
+      if (depthReader) this.set(await depthReader().catch(() => -1));
+    },
+  });
+
+  return {
+    registry,
+    http(req, res, next) {
+      const channel = CHANNEL_BY_PREFIX[req.path.split('/')[1] ?? ''] ?? 'other';
+      const end = latency.startTimer({ channel });
+      res.on('finish', () => {
+        end();
+        requests.inc({ channel, status: `${Math.floor(res.statusCode / 100)}xx` });
+      });
+      next();
+    },
+    countingFetch(inner = fetch) {
+      return async (input, init) => {
+        try {
+          const res = await inner(input, init);
+          upstream.inc({ status: String(res.status) });
+          return res;
+        } catch (err) {
+          upstream.inc({ status: '0' });
+          throw err;
+        }
+      };
+    },
+    conversationFinished(flow, outcome, step) {
+      conversations.inc({ flow, outcome, step });
+    },
+    trackQueueDepth(read) {
+      depthReader = read;
+    },
+  };
+}
