@@ -1,4 +1,17 @@
-/** The one typed client of the mobile-money service: import everything from here. */
+/**
+ * The one typed client of the mobile-money service: import everything from here.
+ *
+ * ```ts
+ * const momo = new MomoClient({ baseUrl, apiKey, version: 'v5' });
+ * const payment = await momo.payments.create(
+ *   { phonenumber: '+256772123456', amount: '1500', currency: 'UGX', description: 'Rent', metadata: { chat, ref } },
+ *   { duplicateCheckKey: context.key }, // kept in flow context: a repeat after a crash is a 409, not a second payment
+ * );
+ * for await (const c of momo.collections.listAll({ status: 'successful' })) { ... }
+ * ```
+ * Errors: MomoError subclasses when the service answered no (status, body, requestId; status 0 when the
+ * client refused before sending), ConnectionError when it could not be reached.
+ */
 export { MomoClient, type MomoClientOptions } from './client.js';
 export {
   AuthenticationError,

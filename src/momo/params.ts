@@ -19,8 +19,8 @@ export function isInternationalPhone(value: string): boolean {
   return INTERNATIONAL_PHONE.test(value);
 }
 
-export function phone(value: string, field: string): string {
-  if (typeof value !== 'string' || !isInternationalPhone(value)) {
+export function phone(value: string | undefined, field: string): string {
+  if (value === undefined || !isInternationalPhone(value)) {
     throw ValidationError.local({ [field]: ['must be an international number starting with + (for example +256772123456)'] });
   }
   return value;

@@ -15,7 +15,7 @@ const ref = z.union([z.number(), z.string()]);
 const text = z.string().nullish();
 
 /** A decimal amount: decimal strings are kept as sent, numbers become decimal strings. */
-export const decimalString = z.union([
+const decimalString = z.union([
   z.string().refine((s) => isDecimal(s), 'not a decimal number'),
   z.number().refine(Number.isFinite).transform((n) => new Decimal(n).toFixed()),
 ]);

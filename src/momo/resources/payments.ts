@@ -70,7 +70,10 @@ export interface PaymentListFilters extends ListParams {
 export class Payments {
   constructor(private readonly http: Transport) {}
 
-  /** Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. */
+  /**
+   * Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. A
+   * DuplicateRequestError on the caller's own key means the payment was already accepted, not a failure.
+   */
   async create(params: PaymentCreateParams, options: WriteOptions = {}): Promise<Payment> {
     return this.http.request(
       { method: 'POST', path: PATH, body: paymentBody(params), duplicateCheckKey: moneyKey(options) },
@@ -103,9 +106,10 @@ function paymentBody(params: PaymentCreateParams): Record<string, unknown> {
   if (params.currency === undefined && params.account === undefined) {
     throw ValidationError.local({ currency: ['currency or account is required'] });
   }
+  const onlyRecipients = recipients !== undefined && params.phonenumber === undefined;
   return {
     ...params,
-    phonenumber: recipients === undefined || params.phonenumber !== undefined ? phone(params.phonenumber ?? '', 'phonenumber') : undefined,
+    phonenumber: onlyRecipients ? undefined : phone(params.phonenumber, 'phonenumber'),
     amount: params.amount === undefined ? undefined : amount(params.amount),
     description: required(params.description, 'description'),
     metadata: params.metadata === undefined ? undefined : metadata(params.metadata),
