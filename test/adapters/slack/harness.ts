@@ -47,6 +47,8 @@ export interface Call {
   body: Record<string, any>;
   /** The `:id` of the response_url, for `respond`. */
   id?: string;
+  /** The Authorization header (the token a Web API call used). */
+  authorization?: string;
 }
 
 interface Scripted {
@@ -112,7 +114,7 @@ export class FakeSlack {
     app.post('/api/:method', express.urlencoded({ extended: false }), (req, res) => {
       const body: Record<string, any> = { ...req.body };
       for (const key of ['blocks', 'view']) if (typeof body[key] === 'string') body[key] = JSON.parse(body[key]);
-      this.answer({ kind: String(req.params.method), body }, res);
+      this.answer({ kind: String(req.params.method), body, authorization: req.get('authorization') }, res);
     });
     app.post('/respond/:id', express.json(), (req, res) => {
       this.answer({ kind: 'respond', id: String(req.params.id), body: req.body }, res);
@@ -308,9 +310,14 @@ export interface Rig {
  * The adapter as the product mounts it: at the root of an express app that also has routes with their own
  * body parsers (JSON and form), started against the fake Web API.
  */
-export async function startRig(engine: Engine, options: Partial<SlackOptions> = {}): Promise<Rig> {
+export async function startRig(
+  engine: Engine,
+  options: Partial<SlackOptions> = {},
+  beforeStart: (fake: FakeSlack) => void = () => {},
+): Promise<Rig> {
   const fake = new FakeSlack();
   await fake.start();
+  beforeStart(fake);
   const store = new MemoryStore();
   const slack = createSlack({
     signingSecret: SIGNING_SECRET,
