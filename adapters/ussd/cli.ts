@@ -3,7 +3,7 @@
  * [--code *384*123#]`. Dials, shows each screen, reads each answer, stops at END.
  */
 import { parseArgs } from 'node:util';
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import { createDialer } from './dialer.js';
 
 const { values } = parseArgs({
@@ -20,11 +20,9 @@ if (!values.phone) {
 }
 
 const dialer = createDialer({ url: values.url, phone: values.phone, serviceCode: values.code });
-const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-let closed = false;
-rl.on('close', () => {
-  closed = true;
-});
+const rl = createInterface({ input: process.stdin, terminal: false });
+// Created before the first await so that piped answers are buffered, not lost.
+const answers = rl[Symbol.asyncIterator]();
 
 try {
   process.stdout.write(`Dialling ${values.code} as ${values.phone}\n`);
@@ -32,9 +30,10 @@ try {
   while (true) {
     process.stdout.write(`\n${screen.text}\n`);
     if (screen.final) break;
-    if (closed) break;
-    const answer = await rl.question('> ');
-    screen = await dialer.answer(answer);
+    process.stdout.write('> ');
+    const answer = await answers.next();
+    if (answer.done) break;
+    screen = await dialer.answer(answer.value);
   }
   process.stdout.write('[session ended]\n');
 } catch (err) {
