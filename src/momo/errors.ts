@@ -111,11 +111,15 @@ function messageOf(body: unknown): string | undefined {
   return undefined;
 }
 
-/** The 400 field map: every key whose value is a list (of message strings, as the spec shows). */
+/**
+ * The 400 field map: every key whose value is a list (of message strings, as the spec shows). A vending
+ * error envelope carries its map in `data`.
+ */
 function fieldsOf(body: unknown): Record<string, string[]> {
   const fields: Record<string, string[]> = {};
-  if (!isRecord(body)) return fields;
-  for (const [key, value] of Object.entries(body)) {
+  const source = isRecord(body) && typeof body.status === 'string' && isRecord(body.data) ? body.data : body;
+  if (!isRecord(source)) return fields;
+  for (const [key, value] of Object.entries(source)) {
     if (Array.isArray(value)) fields[key] = value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
   }
   return fields;

@@ -155,10 +155,11 @@ describe('vending errors', () => {
   });
 
   it('a non-2xx envelope maps by the HTTP status', async () => {
-    server.reply({ status: 400, body: { status: 'error', message: 'Bad service_type', code: 400 } });
+    server.reply({ status: 400, body: { status: 'error', message: 'Bad service_type', code: 400, data: { service_type: ['Unknown network.'] } } });
     const e = (await client.vending.listDataBundles({ service_type: 'x' }).catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.message).toBe('400: Bad service_type');
+    expect(e.fields).toEqual({ service_type: ['Unknown network.'] });
   });
 
   it('a POST listing without a key is not retried on 503', async () => {
