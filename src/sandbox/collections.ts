@@ -74,10 +74,8 @@ export async function receiveCollection(ctx: SandboxContext, defaultOrganization
   }
   const now = ctx.clock.now();
   const id = ctx.state.nextId('collection');
+  // Networks' ids are unique per network only: a given id may repeat (which is what claim rule 3 is for).
   const remoteId = input.remote_transaction_id ?? `SBXC${String(id).padStart(10, '0')}`;
-  if ([...ctx.state.collections.values()].some((c) => c.remote_transaction_id === remoteId)) {
-    throw fieldError('remote_transaction_id', 'A collection with this remote_transaction_id exists.');
-  }
   const wanted = input.organization === undefined ? defaultOrganization : input.organization;
   const open = findOpenRequest(ctx, { ...input, currency: input.currency as Currency });
   const request = open && (input.organization === undefined || open.organization === input.organization) ? open : undefined;
