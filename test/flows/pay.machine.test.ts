@@ -1,12 +1,404 @@
 import { describe, expect, it } from 'vitest';
-import { payFlow } from '../../flows/pay.machine.js';
-import { missingMessages, walkFlow } from './coverage.js';
+import type { AnyMachineSnapshot, EventObject } from 'xstate';
+import { getSimplePaths } from 'xstate/graph';
+import { payFlow, payMachine } from '../../flows/pay.machine.js';
+import type { ContactCheck } from '../../flows/services.js';
+import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
+import { currentView } from '../../src/conversation/render.js';
+import { missingMessages, sampleInput, sampleOutcomes, walkFlow } from './coverage.js';
+import { failure, live, replay, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
-describe('pay machine', () => {
-  it('visits every state', () => {
-    const walk = walkFlow(payFlow, { input: { requirePin: true }, answers: { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] } });
-    console.log(walk.paths.length, walk.missing);
+const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
+
+const unknownNumber: Outcome = { output: { known: false, registered: false } satisfies ContactCheck };
+const knownNumber: Outcome = {
+  output: { known: true, registered: true, firstName: 'Mary', lastName: 'Akello' } satisfies ContactCheck,
+};
+const verified = (nameOnNetwork: string, registered = true): Outcome => ({
+  output: { known: true, registered, nameOnNetwork, networkName: 'MTN' } satisfies ContactCheck,
+});
+const created: Outcome = { output: { id: 'pay-1', state: 'new' } };
+
+const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
+const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
+const BACK: FlowEvent = { type: 'BACK' };
+
+/** Every service answering with success: a new number whose network name matches. */
+const happy: LiveOptions['answers'] = {
+  listBanks: { output: [{ id: 'bank-1', name: 'Stanbic' }] },
+  lookupContact: unknownNumber,
+  verifyContact: verified('JANE DOE'),
+  verifyPin: { output: undefined },
+  reserveSpend: { output: undefined },
+  createPayment: created,
+};
+
+/** Mobile money to a new number, up to the summary, and the waiting state after each step. */
+const MONEY: Array<[FlowEvent, string]> = [
+  [chosen('money'), 'awaitingPhone'],
+  [answered('0772 123-456'), 'awaitingFirstName'],
+  [answered('Jane'), 'awaitingLastName'],
+  [answered('Doe'), 'awaitingAmount'],
+  [answered('1,500'), 'choosingCurrency'],
+  [chosen('UGX'), 'awaitingDescription'],
+  [answered('School fees'), 'confirming'],
+];
+
+/** A bank transfer to a known number, up to the summary. */
+const BANK: Array<[FlowEvent, string]> = [
+  [chosen('bank'), 'choosingBank'],
+  [chosen('bank-1'), 'awaitingAccountNumber'],
+  [answered('0123456789'), 'awaitingAccountName'],
+  [answered('Mary Akello'), 'awaitingEmail'],
+  [answered('mary@example.com'), 'awaitingPhone'],
+  [answered('+256772123456'), 'awaitingAmount'],
+  [answered('20000'), 'choosingCurrency'],
+  [chosen('UGX'), 'awaitingDescription'],
+  [answered('Rent'), 'confirming'],
+];
+
+async function drive(script: Array<[FlowEvent, string]>, options: LiveOptions = {}) {
+  const flow = live(payMachine, { ...options, answers: { ...happy, ...options.answers } });
+  for (const [event] of script) await flow.send(event);
+  return flow;
+}
+
+describe('pay machine: the model', () => {
+  it('visits every state, with only catalogued words', () => {
+    const walk = walkFlow(payFlow, { input: { requirePin: true }, answers });
     expect(walk.missing).toEqual([]);
     expect(missingMessages(payFlow, walk.keys)).toEqual([]);
+  });
+
+  it('without a PIN never asks for one; with one currency never asks for it', () => {
+    expect(walkFlow(payFlow, { answers, print: false }).missing).toEqual(['awaitingPin', 'verifyingPin']);
+    expect(walkFlow(payFlow, { input: { currencies: ['UGX'] }, answers, print: false }).missing).toEqual([
+      'choosingCurrency',
+      'awaitingPin',
+      'verifyingPin',
+    ]);
+  });
+
+  it('every screen it can show fits a USSD screen in both languages', () => {
+    expectCatalogueComplete(payFlow);
+    expectScreensFit(payFlow, walkFlow(payFlow, { input: { requirePin: true }, answers, print: false }));
+  });
+
+  it('the live machine with fake services follows every shortest path of the model', async () => {
+    const walk = walkFlow(payFlow, { input: { requirePin: true }, answers, print: false });
+    for (const path of walk.paths) {
+      for (const step of await replay(payMachine, path, { requirePin: true })) {
+        expect(step.live.value, JSON.stringify(step.event)).toEqual(step.model.value);
+        expect(step.live.context).toEqual(step.model.context);
+      }
+    }
+  });
+
+  it('no path creates a payment without the summary confirmed and the PIN verified, and each creates it with the run key', () => {
+    const events = (snapshot: AnyMachineSnapshot): EventObject[] => {
+      const view = currentView(snapshot);
+      const settle = Object.entries(snapshot.children as Record<string, { src: keyof typeof sampleOutcomes }>).flatMap(([id, child]) =>
+        (sampleOutcomes[child.src] as Outcome[]).map((o) =>
+          'output' in o ? { type: `xstate.done.actor.${id}`, output: o.output } : { type: `xstate.error.actor.${id}`, error: o.error },
+        ),
+      );
+      const typed = { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'x' }[view?.input ?? 'code'];
+      return [...settle, ...(view?.choices ?? []).map((c) => chosen(c.id)), ...(view?.input ? [answered(typed)] : []), BACK];
+    };
+    const paths = getSimplePaths(payFlow.machine, {
+      input: sampleInput({ requirePin: true, currencies: ['UGX'] }),
+      events,
+      toState: (s) => s.matches('submitting'),
+    });
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      const at = (i: number) => path.steps[i]!;
+      const confirmed = path.steps.findIndex((s, i) => i > 0 && at(i - 1).state.matches('confirming') && s.event.type === 'CHOSEN');
+      const pinChecked = path.steps.findIndex((s, i) => i > confirmed && at(i - 1).state.matches('verifyingPin') && s.state.matches('reserving'));
+      expect(confirmed).toBeGreaterThan(0);
+      expect(pinChecked).toBeGreaterThan(confirmed);
+      const child = Object.values(path.state.children as Record<string, { options?: { input?: Record<string, unknown> } }>)[0];
+      expect(child?.options?.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' } });
+    }
+  });
+});
+
+describe('pay machine: answers', () => {
+  it('re-asks an invalid answer with its reason, and clears the reason once answered well', async () => {
+    const flow = await drive(MONEY.slice(0, 1));
+    let s = await flow.send(answered('12'));
+    expect(s.value).toBe('awaitingPhone');
+    expect(currentView(s)?.error).toEqual({ key: 'input.phoneInvalid' });
+    s = await flow.send(answered('0414 123456'));
+    expect(currentView(s)?.error).toEqual({ key: 'input.phoneNotMobile' });
+    s = await flow.send(answered('0772123456'));
+    expect(s.value).toBe('awaitingFirstName');
+    expect(s.context.phone).toBe('+256772123456');
+    expect(currentView(s)?.error).toBeUndefined();
+    s = await flow.send(answered('   '));
+    expect(currentView(s)?.error).toEqual({ key: 'input.textEmpty' });
+    await flow.send(answered('Jane'));
+    await flow.send(answered('Doe'));
+    for (const [amount, key] of [['0', 'input.amountNotPositive'], ['1e3', 'input.amountInvalid'], ['10.555', 'input.amountDecimals']]) {
+      s = await flow.send(answered(amount!));
+      expect([s.value, currentView(s)?.error]).toEqual(['awaitingAmount', { key }]);
+    }
+    s = await flow.send(answered('1,000.50'));
+    expect(s.context.amount).toBe('1000.5');
+    s = await flow.send(answered('UGX'));
+    expect([s.value, currentView(s)?.error]).toEqual(['choosingCurrency', { key: 'common.pickOne' }]);
+    s = await flow.send(chosen('XOF'));
+    expect([s.value, currentView(s)?.error]).toEqual(['choosingCurrency', { key: 'common.pickOne' }]);
+    s = await flow.send(chosen('KES'));
+    s = await flow.send(answered('x'.repeat(141)));
+    expect(currentView(s)?.error).toEqual({ key: 'input.textTooLong', params: { max: 140 } });
+    s = await flow.send(answered('x'.repeat(140)));
+    expect(s.value).toBe('confirming');
+    expect(s.context.currency).toBe('KES');
+  });
+
+  it('refuses a malformed email for a bank transfer', async () => {
+    const flow = await drive(BANK.slice(0, 4));
+    const s = await flow.send(answered('mary@example'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingEmail', { key: 'pay.emailInvalid' }]);
+  });
+
+  it('takes the currency with the amount when there is only one', async () => {
+    const flow = await drive(MONEY.slice(0, 4), { input: { currencies: ['KES'] } });
+    const s = await flow.send(answered('250'));
+    expect(s.value).toBe('awaitingDescription');
+    expect(s.context.currency).toBe('KES');
+    const back = await flow.send(BACK);
+    expect(back.value).toBe('awaitingAmount');
+    expect(back.context.currency).toBeUndefined();
+  });
+});
+
+describe('pay machine: back', () => {
+  for (const [name, script, options] of [
+    ['money to a new number, with a PIN', [...MONEY, [chosen('confirm'), 'awaitingPin']], { input: { requirePin: true } }],
+    ['bank transfer to a known number', BANK, { answers: { lookupContact: knownNumber } }],
+  ] as Array<[string, Array<[FlowEvent, string]>, LiveOptions]>) {
+    it(`${name}: BACK from every step returns to the previous one as it was first reached`, async () => {
+      const flow = await drive([], options);
+      const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
+      for (const [event, expected] of script) {
+        const s = await flow.send(event);
+        expect(s.value).toBe(expected);
+        reached.push({ value: s.value, context: s.context });
+      }
+      flow.stop();
+      for (let i = 1; i < reached.length; i++) {
+        const again = await drive(script.slice(0, i), options);
+        // An error on screen is cleared by going back (a PIN answer goes to the check instead).
+        if (reached[i]!.value !== 'awaitingPin') await again.send(answered(''));
+        const s = await again.send(BACK);
+        expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
+        again.stop();
+      }
+    });
+  }
+
+  it('BACK from the first step leaves for the menu without sending anything', async () => {
+    const flow = await drive([]);
+    const s = await flow.send(BACK);
+    expect(s.status).toBe('done');
+    expect(s.output).toEqual({ next: 'menu' });
+    expect(flow.calls).toEqual([]);
+  });
+
+  it('BACK after the network check returns to the description, forgetting the check', async () => {
+    const flow = await drive(MONEY.slice(0, -1), { answers: { verifyContact: verified('JOHN OKELLO') } });
+    const atDescription = flow.snapshot().context;
+    let s = await flow.send(MONEY.at(-1)![0]);
+    expect(s.value).toBe('confirmingName');
+    s = await flow.send(BACK);
+    expect([s.value, s.context]).toEqual(['awaitingDescription', atDescription]);
+  });
+});
+
+describe('pay machine: the network check', () => {
+  it('skips verification for a known number, airtime and bank transfers', async () => {
+    const known = await drive(MONEY.slice(0, 2), { answers: { lookupContact: knownNumber } });
+    expect(known.snapshot().value).toBe('awaitingAmount');
+    await known.send(answered('100'));
+    await known.send(chosen('UGX'));
+    expect((await known.send(answered('Lunch'))).value).toBe('confirming');
+    const airtime = await drive([[chosen('airtime'), ''], ...MONEY.slice(1)]);
+    expect(airtime.snapshot().value).toBe('confirming');
+    for (const flow of [known, airtime]) expect(flow.calls.map((c) => c.service)).not.toContain('verifyContact');
+  });
+
+  it('a matching name in another case and order goes straight to the summary', async () => {
+    const flow = await drive(MONEY, { answers: { verifyContact: verified('DOE JANE') } });
+    expect(flow.snapshot().value).toBe('confirming');
+    expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({ phonenumber: '+256772123456', firstName: 'Jane', lastName: 'Doe' });
+  });
+
+  it("a different name shows the network's name; confirming pays, another number starts again from the phone", async () => {
+    const flow = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
+    const s = flow.snapshot();
+    expect(s.value).toBe('confirmingName');
+    expect(currentView(s)?.text).toEqual({ key: 'pay.confirmName', params: { networkName: 'JOHN OKELLO', name: 'Jane Doe' } });
+    expect((await flow.send(chosen('confirm'))).value).toBe('confirming');
+    await flow.send(BACK);
+    await flow.send(answered('School fees'));
+    const other = await flow.send(chosen('otherNumber'));
+    expect(other.value).toBe('awaitingPhone');
+    expect(other.context).toMatchObject({ kind: 'money' });
+    for (const field of ['phone', 'firstName', 'lastName', 'amount', 'currency', 'description', 'verified']) expect(other.context[field]).toBeUndefined();
+  });
+
+  it('a number not registered for mobile money is explained; stopping sends nothing', async () => {
+    const flow = await drive(MONEY, { answers: { verifyContact: verified('JANE DOE', false) } });
+    const s = flow.snapshot();
+    expect(s.value).toBe('notRegistered');
+    expect(currentView(s)?.text).toEqual({ key: 'pay.notRegistered', params: { phone: '+256772123456' } });
+    const stopped = await flow.send(chosen('stop'));
+    expect(currentView(stopped)).toEqual({ text: { key: 'pay.cancelled' }, final: true });
+    expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+  });
+});
+
+describe('pay machine: PIN', () => {
+  const atPin = () => drive([...MONEY, [chosen('confirm'), 'awaitingPin']], { input: { requirePin: true }, answers: { verifyPin: undefined } });
+
+  it('a wrong PIN is re-asked with the attempts left; the right one pays; the PIN is never kept in context', async () => {
+    const flow = await atPin();
+    await flow.send(answered('8080'));
+    let s = await flow.settle('verifyPin', failure('pin_wrong', { message: '2 attempts left' }));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingPin', { key: 'pay.pinWrongLeft', params: { left: 2 } }]);
+    await flow.send(answered('9191'));
+    s = await flow.settle('verifyPin', failure('pin_wrong'));
+    expect(currentView(s)?.error).toEqual({ key: 'pay.pinWrong' });
+    await flow.send(answered('4646'));
+    s = await flow.settle('verifyPin', { output: undefined });
+    expect(s.value).toBe('done');
+    expect(flow.calls.filter((c) => c.service === 'verifyPin').map((c) => c.input)).toEqual(
+      ['8080', '9191', '4646'].map((pin) => ({ channel: 'telegram', userId: 'user-1', pin })),
+    );
+    expect(flow.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+    expect(JSON.stringify(s.context)).not.toMatch(/8080|9191|4646/);
+  });
+
+  it('a locked PIN stops with the reason and sends nothing', async () => {
+    const flow = await atPin();
+    await flow.send(answered('8080'));
+    const s = await flow.settle('verifyPin', failure('pin_locked'));
+    expect(currentView(s)).toEqual({ text: { key: 'failure.pin_locked' }, final: true });
+    expect(flow.calls.map((c) => c.service)).not.toContain('reserveSpend');
+    expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+  });
+});
+
+describe('pay machine: creating the payment', () => {
+  it('creates it once with the key, the metadata, the names of a new number and the bank details', async () => {
+    const money = await drive([...MONEY, [chosen('confirm'), 'done']]);
+    expect(money.calls.filter((c) => c.service === 'reserveSpend').map((c) => c.input)).toEqual([
+      { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX' },
+    ]);
+    expect(money.calls.filter((c) => c.service === 'createPayment').map((c) => c.input)).toEqual([
+      {
+        duplicateCheckKey: 'run-1:pay',
+        paymentType: 'money',
+        phonenumber: '+256772123456',
+        amount: '1500',
+        currency: 'UGX',
+        description: 'School fees',
+        firstName: 'Jane',
+        lastName: 'Doe',
+        metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' },
+      },
+    ]);
+    expect(currentView(money.snapshot())).toEqual({ text: { key: 'pay.submitted', params: { id: 'pay-1', state: 'new' } }, final: true });
+    expect(money.snapshot().output).toEqual({});
+
+    const bank = await drive([...BANK, [chosen('confirm'), 'done']], { answers: { lookupContact: knownNumber } });
+    expect(bank.calls.find((c) => c.service === 'createPayment')?.input).toEqual({
+      duplicateCheckKey: 'run-1:pay',
+      paymentType: 'bank',
+      phonenumber: '+256772123456',
+      amount: '20000',
+      currency: 'UGX',
+      description: 'Rent',
+      bank: { bank: 'bank-1', accountNumber: '0123456789', accountName: 'Mary Akello', email: 'mary@example.com' },
+      metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' },
+    });
+    expect(currentView(bank.snapshot())?.text.key).toBe('pay.submitted');
+  });
+
+  it('the summary names a known payee by the name on record', async () => {
+    const flow = await drive(BANK, { answers: { lookupContact: knownNumber } });
+    expect(currentView(flow.snapshot())?.text).toEqual({
+      key: 'pay.summary.bank',
+      params: { amount: '20000', currency: 'UGX', name: 'Mary Akello', phone: '+256772123456', bank: 'Stanbic', account: '0123456789' },
+    });
+  });
+
+  it('a snapshot persisted while creating restores to the same key and metadata: one payment', async () => {
+    const first = await drive([...MONEY, [chosen('confirm'), 'submitting']], { answers: { createPayment: undefined } });
+    expect(first.snapshot().value).toBe('submitting');
+    expect(first.snapshot().hasTag('busy')).toBe(true);
+    const persisted = first.persisted();
+    first.stop();
+
+    const restored = live(payMachine, { snapshot: persisted, answers: { createPayment: { output: { id: 'pay-1', state: 'submitted' } } } });
+    const s = await restored.send(answered('ignored while busy'));
+    const [before, after] = [first, restored].map((f) => f.calls.filter((c) => c.service === 'createPayment'));
+    expect(before).toHaveLength(1);
+    expect(after).toHaveLength(1);
+    expect(after![0]!.input).toEqual(before![0]!.input);
+    expect(after![0]!.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { ref: 'run-1:pay' } });
+    expect(restored.calls.map((c) => c.service)).toEqual(['createPayment']);
+    expect(currentView(s)?.text).toEqual({ key: 'pay.submittedBefore', params: { id: 'pay-1', state: 'submitted' } });
+  });
+
+  const cases: Array<[string, Outcome, unknown]> = [
+    ['validation', failure('validation', { fields: { amount: ['Insufficient balance'], phonenumber: ['x'] } }), { key: 'pay.refused', params: { fields: 'amount, phonenumber' } }],
+    ['duplicate', failure('duplicate'), { key: 'pay.duplicate' }],
+    ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
+    ['connection', failure('connection'), { key: 'pay.unconfirmed' }],
+    ['service', failure('service'), { key: 'pay.unconfirmed' }],
+    ['unknown', failure('unknown'), { key: 'pay.unconfirmed' }],
+    ['a thrown Error', { error: new Error('boom') }, { key: 'pay.unconfirmed' }],
+    ['unauthenticated', failure('unauthenticated'), { key: 'failure.unauthenticated' }],
+    ['forbidden', failure('forbidden'), { key: 'failure.forbidden' }],
+    ['not_found', failure('not_found'), { key: 'failure.not_found' }],
+  ];
+  for (const [name, outcome, text] of cases) {
+    it(`create failing with ${name} ends with ${JSON.stringify(text)}, never offering a retry`, async () => {
+      const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { createPayment: outcome } });
+      expect(currentView(flow.snapshot())).toEqual({ text, final: true });
+      expect(flow.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+    });
+  }
+
+  for (const code of ['limit_exceeded', 'not_allowed'] as Array<ServiceFailure['code']>) {
+    it(`a spend refused with ${code} is explained and nothing is created`, async () => {
+      const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { reserveSpend: failure(code) } });
+      expect(currentView(flow.snapshot())).toEqual({ text: { key: `failure.${code}` }, final: true });
+      expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+    });
+  }
+
+  it('cancelling the summary sends nothing', async () => {
+    const flow = await drive(MONEY);
+    const s = await flow.send(chosen('cancel'));
+    expect(currentView(s)).toEqual({ text: { key: 'pay.cancelled' }, final: true });
+    expect(flow.calls.map((c) => c.service)).toEqual(['lookupContact', 'verifyContact']);
+  });
+
+  it('a failed bank list or network check ends with the reason before anything is sent', async () => {
+    const banks = await drive([[chosen('bank'), 'done']], { answers: { listBanks: failure('service') } });
+    expect(currentView(banks.snapshot())).toEqual({ text: { key: 'failure.service' }, final: true });
+    const check = await drive(MONEY, { answers: { verifyContact: failure('rate_limited') } });
+    expect(currentView(check.snapshot())).toEqual({ text: { key: 'failure.rate_limited' }, final: true });
+    expect(check.calls.map((c) => c.service)).not.toContain('createPayment');
+  });
+
+  it('a failed local lookup asks the names as for a new number', async () => {
+    const flow = await drive(MONEY.slice(0, 2), { answers: { lookupContact: failure('unknown') } });
+    expect(flow.snapshot().value).toBe('awaitingFirstName');
   });
 });
