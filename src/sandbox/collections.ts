@@ -24,7 +24,7 @@ import { amountExact, applyFilters, dateRange, exact, hasFilters, list, order, p
 import type { Collection, Currency, Organization, Version } from './state.js';
 import { verifyCollection } from './verification.js';
 
-export const sendCollectionSchema = z.object({
+const sendCollectionSchema = z.object({
   phonenumber: phone,
   amount,
   currency,
@@ -33,7 +33,18 @@ export const sendCollectionSchema = z.object({
   organization: z.union([z.null(), optionalInteger]),
 });
 
-export type SendCollectionInput = z.input<typeof sendCollectionSchema>;
+/** What a subscriber sends (controls.sendCollection, POST /sandbox/collections). */
+export interface SendCollectionInput {
+  /** International format. */
+  phonenumber: string;
+  amount: string | number;
+  currency: string;
+  reference?: string;
+  /** The network's id. Default `SBXC` + the collection id in 10 digits. */
+  remote_transaction_id?: string;
+  /** Default: the matched request's organization, else the caller's; null: unassigned (claim only). */
+  organization?: number | null;
+}
 
 /** Assigns the collection to the organization: contact, wallet credit and transaction, event. */
 function credit(ctx: SandboxContext, collection: Collection, org: Organization): void {
