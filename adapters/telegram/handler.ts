@@ -81,11 +81,11 @@ export function createUpdateHandler({ engine, store, records, queue, logger }: H
     return undefined;
   }
 
-  async function handle(api: Api, action: TelegramAction, updateId: number): Promise<void> {
+  async function handle(api: Api, action: TelegramAction, updateId: number, claimed: Promise<boolean>): Promise<void> {
     let repeated = false;
     let toast: string | undefined;
     try {
-      if (!(await store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS))) {
+      if (!(await claimed)) {
         repeated = true;
         logger.debug({ updateId }, 'telegram: repeated update ignored');
       } else if (action.kind === 'press') toast = await press(api, action);
@@ -111,6 +111,13 @@ export function createUpdateHandler({ engine, store, records, queue, logger }: H
   // and money-moving calls carry idempotency keys, so a repeat never pays twice.
   return async (ctx) => {
     const action = readUpdate(ctx.update, ctx.me.username);
-    if (action) await queue.run(String(action.chatId), () => handle(ctx.api, action, ctx.update.update_id));
+    if (!action) return;
+    const updateId = ctx.update.update_id;
+    // Claimed on arrival, so a redelivery is known even while the first delivery waits in the queue. Its
+    // outcome (or the store's failure) is read in handle(), in the chat's order; the no-op catch only keeps
+    // a failure from counting as unhandled while it waits.
+    const claimed = store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS);
+    claimed.catch(() => undefined);
+    await queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed));
   };
 }
