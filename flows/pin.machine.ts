@@ -13,9 +13,9 @@
  * Money is never sent twice: the key `${runId}:pin` is fixed in context when the flow starts; a duplicate
  * of it, or an answer lost after the client's own retries, reads "could not confirm, you will be told".
  *
- * Currency: a pin bundle carries no currency in the service contract, so the spend is reserved in the
- * first of `input.currencies`. The amount reserved and sent with the purchase is the total paid, the
- * bundle's amount times the quantity.
+ * Amounts: a pin bundle carries no currency in the service contract, so the spend is reserved in the
+ * first of `input.currencies`. The spend reserved is the total paid (the bundle's amount times the
+ * quantity); the purchase sends the price of one pin and the quantity, as the vending group expects.
  */
 import { Decimal } from 'decimal.js';
 import { and, assign, setup } from 'xstate';
@@ -56,11 +56,13 @@ const UNCONFIRMED: FailureKeys = {
 };
 
 /**
- * The `product_code` of a pin bundle for name validation and purchase. The bundle listing carries no
- * code, so it is the bundle's description, which names the product (`UTME`, `WAEC result checker`).
+ * The `product_code` of a pin bundle, for name validation and purchase: the code the listing gives
+ * (`utme`, `result-checker` in the sandbox). The spec's listing element has none and the product list
+ * endpoint is not shown, so a listing without it falls back to the description, which names the product;
+ * a service that refuses it says so at validation, before anything is bought.
  */
 export function productCodeOf(bundle: PinBundle): string {
-  return bundle.description;
+  return bundle.productCode ?? bundle.description;
 }
 
 /** Everything the flow knows; plain JSON (amounts are the service's decimal strings). */
@@ -397,7 +399,7 @@ export const pinMachine = setup({
           productCode: context.bundle ? productCodeOf(context.bundle) : '',
           accountNumber: context.accountNumber ?? '',
           gsmNo: context.candidate?.gsmNo ?? '',
-          amount: total(context),
+          amount: context.bundle?.amount ?? '',
           quantity: context.quantity,
           metadata: { chat: context.input.chat, ref: context.key },
         }),
