@@ -52,13 +52,19 @@ export class Transport {
 
     for (let attempt = 0; ; attempt++) {
       const answer = await this.attempt(url, where, { method: spec.method, headers, body });
-      if (!(answer instanceof ConnectionError) && answer.ok) return parse(schema, answer, where);
-      const failure = answer instanceof ConnectionError ? answer : errorFromResponse(answer.status, answer.body, answer.headers);
+      let failure: Error;
+      let outcome: { error: ConnectionError } | { status: number; retryAfterHeader: string | null };
+      if (answer instanceof ConnectionError) {
+        failure = answer;
+        outcome = { error: answer };
+      } else {
+        if (answer.ok) return parse(schema, answer, where);
+        failure = errorFromResponse(answer.status, answer.body, answer.headers);
+        outcome = { status: answer.status, retryAfterHeader: answer.headers.get('retry-after') };
+      }
       const decision = shouldRetry({
         method: spec.method,
-        ...(answer instanceof ConnectionError
-          ? { error: answer }
-          : { status: answer.status, retryAfterHeader: answer.headers.get('retry-after') }),
+        ...outcome,
         hasDuplicateKey: Boolean(spec.duplicateCheckKey),
         attempt,
         maxRetries: this.#options.maxRetries,
@@ -71,7 +77,7 @@ export class Transport {
   }
 
   /** Absolute URL of a path or of a service-given link, always on the base URL's origin (the key goes nowhere else). */
-  url(path: string, query?: Query): string {
+  private url(path: string, query?: Query): string {
     let url: URL;
     if (/^https?:\/\//i.test(path)) {
       const link = new URL(path);
