@@ -52,6 +52,10 @@ export function createUssdRouter(options: UssdRouterOptions): Router {
   };
 
   for (const codec of codecs) router.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+  const known = codecs.map((c) => c.name).join(', ');
+  router.post('/ussd/:gateway', (_req, res) => {
+    res.status(404).json({ error: `unknown USSD gateway; served: ${known}` });
+  });
 
   const page = simulatorPage(options.serviceCode);
   router.get('/simulator', (_req, res) => {

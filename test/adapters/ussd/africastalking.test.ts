@@ -113,6 +113,17 @@ describe("Africa's Talking over HTTP", () => {
     expect(app.inbounds.at(-1)?.nav).toBe('home');
   });
 
+  it('reads a + the gateway left unencoded in the form (it arrives as a space)', async () => {
+    app = await startUssd();
+    const res = await fetch(`${app.url}/ussd/africastalking`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'sessionId=AT-PLUS&serviceCode=*384*123%23&phoneNumber=+256772123456&text=',
+    });
+    expect(res.status).toBe(200);
+    expect(app.inbounds.at(-1)?.phoneNumber).toBe(PHONE);
+  });
+
   it('a new sessionId starts a new USSD session for the same phone', async () => {
     app = await startUssd();
     await session(app.url, 'AT-7')('');
@@ -132,6 +143,9 @@ describe("Africa's Talking over HTTP", () => {
     expect(JSON.parse(badPhone.body).error).toMatch(/phone number/);
     const noBody = await fetch(`${app.url}/ussd/africastalking`, { method: 'POST' });
     expect(noBody.status).toBe(400);
+    const unknown = await fetch(`${app.url}/ussd/telco`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error).toMatch(/unknown USSD gateway; served: africastalking, hubtel/);
     expect(app.inbounds).toHaveLength(0);
   });
 
