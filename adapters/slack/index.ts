@@ -6,6 +6,8 @@
  * to that one Request URL). Bolt reads the raw body itself to check the signature, so the router must be
  * mounted where no body parser has run: give parsers to the routes that need them, never app-wide.
  * Socket Mode (appToken set): the router is empty and start() connects.
+ * manifest.json beside this file creates the Slack app (command, scopes, interactivity, DM events); replace
+ * YOUR-PUBLIC-HOST, or set socket_mode_enabled and SLACK_APP_TOKEN instead.
  *
  * Timing: a command is acknowledged with the prompt itself (the engine answers within its chat deadline,
  * under Slack's 3 s); should it not, the ack says "working on it" and the prompt follows through the

@@ -2,10 +2,12 @@
  * Rendering and parsing rules of the adapter, as tables: Slack's limits, markup safety, command words,
  * conversation ids.
  */
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { answerModal, escapeMrkdwn, promptMessage, readAnswerMetadata } from '../../../adapters/slack/blocks.js';
 import { parseCommandText } from '../../../adapters/slack/command.js';
 import { conversationIdOf, userIdOf } from '../../../adapters/slack/address.js';
+import { SLACK_EVENTS_PATH } from '../../../adapters/slack/index.js';
 
 type Block = Record<string, any>;
 const actions = (blocks: Block[]) => blocks.filter((b) => b.type === 'actions');
@@ -77,5 +79,20 @@ describe('conversation ids', () => {
     expect(conversationIdOf('T1', 'U2')).toBe('T1:U2');
     expect(userIdOf('T1:U2')).toBe('U2');
     for (const bad of ['U2', 'T1:U2:X', ':U2', 'T1:']) expect(() => userIdOf(bad)).toThrow(/Not a Slack conversation id/);
+  });
+});
+
+describe('manifest.json', () => {
+  it('registers the command, the one Request URL and the DM events the adapter handles', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../../adapters/slack/manifest.json', import.meta.url), 'utf8'));
+    expect(manifest.features.slash_commands.map((c: Block) => c.command)).toEqual(['/momo']);
+    const urls = [
+      manifest.features.slash_commands[0].url,
+      manifest.settings.interactivity.request_url,
+      manifest.settings.event_subscriptions.request_url,
+    ];
+    for (const url of urls) expect(new URL(url).pathname).toBe(SLACK_EVENTS_PATH);
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(['message.im']);
+    expect(manifest.oauth_config.scopes.bot).toEqual(expect.arrayContaining(['commands', 'chat:write', 'im:history']));
   });
 });
