@@ -1,11 +1,165 @@
 import { describe, expect, it } from 'vitest';
-import { requestFlow } from '../../flows/request.machine.js';
+import { requestFlow, requestMachine } from '../../flows/request.machine.js';
+import type { FlowEvent } from '../../flows/types.js';
+import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, walkFlow } from './coverage.js';
+import { failure, live, replay, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
-describe('request machine', () => {
-  it('visits every state', () => {
+const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
+const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
+const BACK: FlowEvent = { type: 'BACK' };
+
+const created: Outcome = { output: { id: 'req-1', status: 'pending' } };
+
+/** A request up to the summary, and the waiting state after each step. */
+const SCRIPT: Array<[FlowEvent, string]> = [
+  [answered('+254 712 345 678'), 'awaitingAmount'],
+  [answered('25,000'), 'choosingCurrency'],
+  [chosen('KES'), 'awaitingReason'],
+  [answered(' Rent March '), 'choosingInstructions'],
+  [chosen('yes'), 'confirming'],
+];
+
+async function drive(script: Array<[FlowEvent, string]>, options: LiveOptions = {}) {
+  const flow = live(requestMachine, { ...options, answers: { createCollectionRequest: created, ...options.answers } });
+  for (const [event] of script) await flow.send(event);
+  return flow;
+}
+
+describe('request machine: the model', () => {
+  it('visits every state, with only catalogued words that fit a USSD screen', () => {
     const walk = walkFlow(requestFlow);
     expect(walk.missing).toEqual([]);
     expect(missingMessages(requestFlow, walk.keys)).toEqual([]);
+    expectCatalogueComplete(requestFlow);
+    expectScreensFit(requestFlow, walk);
+  });
+
+  it('with one currency never asks for it', () => {
+    expect(walkFlow(requestFlow, { input: { currencies: ['UGX'] }, print: false }).missing).toEqual(['choosingCurrency']);
+  });
+
+  it('the live machine with fake services follows every shortest path of the model', async () => {
+    for (const path of walkFlow(requestFlow, { print: false }).paths) {
+      for (const step of await replay(requestMachine, path)) {
+        expect(step.live.value, JSON.stringify(step.event)).toEqual(step.model.value);
+        expect(step.live.context).toEqual(step.model.context);
+      }
+    }
+  });
+});
+
+describe('request machine: answers and back', () => {
+  it('re-asks invalid answers with their reason; the reason is at most 19 characters', async () => {
+    const flow = await drive([]);
+    let s = await flow.send(answered('0772'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingPhone', { key: 'input.phoneInvalid' }]);
+    await flow.send(answered('+256772123456'));
+    s = await flow.send(answered('-100'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingAmount', { key: 'input.amountInvalid' }]);
+    await flow.send(answered('100'));
+    await flow.send(chosen('UGX'));
+    s = await flow.send(answered('x'.repeat(20)));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingReason', { key: 'input.textTooLong', params: { max: 19 } }]);
+    s = await flow.send(answered('x'.repeat(19)));
+    s = await flow.send(answered('yes'));
+    expect([s.value, currentView(s)?.error]).toEqual(['choosingInstructions', { key: 'common.pickOne' }]);
+    s = await flow.send(chosen('no'));
+    expect(currentView(s)?.text).toEqual({
+      key: 'request.summary',
+      params: { phone: '+256772123456', amount: '100', currency: 'UGX', reason: 'x'.repeat(19) },
+    });
+  });
+
+  it('BACK from every step returns to the previous one as it was first reached', async () => {
+    const flow = await drive([]);
+    const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
+    for (const [event, expected] of SCRIPT) {
+      const s = await flow.send(event);
+      expect(s.value).toBe(expected);
+      reached.push({ value: s.value, context: s.context });
+    }
+    for (let i = 1; i < reached.length; i++) {
+      const again = await drive(SCRIPT.slice(0, i));
+      await again.send(answered(''));
+      const s = await again.send(BACK);
+      expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
+    }
+  });
+
+  it('BACK from the first step leaves for the menu', async () => {
+    const s = await (await drive([])).send(BACK);
+    expect([s.status, s.output]).toEqual(['done', { next: 'menu' }]);
+  });
+});
+
+describe('request machine: creating the request', () => {
+  it('creates it once with the key, the metadata and the instructions choice, and says what happens next', async () => {
+    const flow = await drive([...SCRIPT, [chosen('confirm'), 'done']], {
+      answers: { createCollectionRequest: { output: { id: 'req-1', status: 'pending', mfscode: '4821' } } },
+    });
+    expect(flow.calls).toEqual([
+      {
+        service: 'createCollectionRequest',
+        input: {
+          duplicateCheckKey: 'run-1:request',
+          phonenumber: '+254712345678',
+          amount: '25000',
+          currency: 'KES',
+          reason: 'Rent March',
+          sendInstructions: true,
+          metadata: { chat: 'telegram:chat-1', ref: 'run-1:request' },
+        },
+      },
+    ]);
+    expect(currentView(flow.snapshot())).toEqual({
+      text: { key: 'request.createdWithCode', params: { id: 'req-1', status: 'pending', mfscode: '4821' } },
+      final: true,
+    });
+    expect(flow.snapshot().output).toEqual({});
+  });
+
+  it('without a payment code says the status only; without instructions sends false', async () => {
+    const flow = await drive([...SCRIPT.slice(0, -1), [chosen('no'), 'confirming'], [chosen('confirm'), 'done']]);
+    expect(flow.calls[0]?.input).toMatchObject({ sendInstructions: false });
+    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'request.created', params: { id: 'req-1', status: 'pending' } });
+  });
+
+  it('a snapshot persisted while creating restores to the same key: one request', async () => {
+    const first = await drive([...SCRIPT, [chosen('confirm'), 'submitting']], { answers: { createCollectionRequest: undefined } });
+    expect(first.snapshot().hasTag('busy')).toBe(true);
+    const persisted = first.persisted();
+    first.stop();
+    const restored = live(requestMachine, { snapshot: persisted, answers: { createCollectionRequest: failure('duplicate') } });
+    const s = await restored.send(answered('ignored while busy'));
+    expect(restored.calls.map((c) => c.input)).toEqual(first.calls.map((c) => c.input));
+    expect(restored.calls[0]?.input).toMatchObject({ duplicateCheckKey: 'run-1:request' });
+    expect(currentView(s)?.text).toEqual({ key: 'request.duplicate' });
+  });
+
+  const cases: Array<[string, Outcome, unknown]> = [
+    ['validation', failure('validation', { fields: { phonenumber: ['Invalid'] } }), { key: 'request.refused', params: { fields: 'phonenumber' } }],
+    ['duplicate', failure('duplicate'), { key: 'request.duplicate' }],
+    ['connection', failure('connection'), { key: 'request.unconfirmed' }],
+    ['service', failure('service'), { key: 'request.unconfirmed' }],
+    ['unknown', failure('unknown'), { key: 'request.unconfirmed' }],
+    ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
+    ['forbidden', failure('forbidden'), { key: 'failure.forbidden' }],
+    ['unauthenticated', failure('unauthenticated'), { key: 'failure.unauthenticated' }],
+  ];
+  for (const [name, outcome, text] of cases) {
+    it(`create failing with ${name} ends with ${JSON.stringify(text)}`, async () => {
+      const flow = await drive([...SCRIPT, [chosen('confirm'), 'done']], { answers: { createCollectionRequest: outcome } });
+      expect(currentView(flow.snapshot())).toEqual({ text, final: true });
+      expect(flow.calls).toHaveLength(1);
+    });
+  }
+
+  it('cancelling the summary sends nothing', async () => {
+    const flow = await drive(SCRIPT);
+    const s = await flow.send(chosen('cancel'));
+    expect(currentView(s)).toEqual({ text: { key: 'request.cancelled' }, final: true });
+    expect(flow.calls).toEqual([]);
   });
 });
