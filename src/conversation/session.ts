@@ -1,0 +1,116 @@
+/**
+ * One conversation's state as stored (`conv:<channel>:<conversationId>`) and the pure steps over it:
+ * start a flow, send it an event, follow a finished flow to the next one. Nothing here runs a service:
+ * a step that enters a `busy` state only records it, and the engine persists that before running it, so
+ * a restart re-runs the invoke from the stored snapshot (flows keep idempotency keys in context).
+ */
+import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutput, Text, UserProfile } from '../../flows/types.js';
+import { currentView } from './render.js';
+
+export interface Session {
+  flow: FlowId;
+  runId: string;
+  /** The machine's persisted snapshot (JSON). */
+  snapshot: unknown;
+  /** Milliseconds since the epoch after which the conversation counts as expired. */
+  expiresAt: number;
+  /** The flow showed its final screen: the next message starts the menu. */
+  ended: boolean;
+  /** An engine screen shown instead of the flow's (a cancelled flow). */
+  notice?: Text;
+}
+
+/** What a flow run needs besides its machine: the FlowInput of any flow started. */
+export interface StepContext {
+  input(flow: FlowId, runId: string, profile: UserProfile): FlowInput;
+  allowedFlows: FlowId[];
+  newRunId(): string;
+  expiresAt: number;
+}
+
+/** The result of a pure step: the session to store, profile changes and notes shown above the prompt. */
+export interface Step {
+  session: Session;
+  /** The profile with `remember` applied. */
+  profile: UserProfile;
+  /** What finished flows asked to remember, to merge into the stored profile. */
+  remember: Partial<UserProfile>;
+  notes: Text[];
+}
+
+/** Machines with the engine's actors bound, one per flow. */
+export class FlowRuntime {
+  private readonly machines = new Map<FlowId, AnyStateMachine>();
+
+  constructor(
+    private readonly flows: Partial<Record<FlowId, FlowModule>>,
+    private readonly actors: Record<string, unknown>,
+  ) {}
+
+  has(flow: FlowId): boolean {
+    return this.flows[flow] !== undefined;
+  }
+
+  machine(flow: FlowId): AnyStateMachine {
+    let machine = this.machines.get(flow);
+    if (!machine) {
+      const module = this.flows[flow];
+      if (!module) throw new Error(`flow ${flow} is not registered`);
+      machine = module.machine.provide({ actors: this.actors } as never) as AnyStateMachine;
+      this.machines.set(flow, machine);
+    }
+    return machine;
+  }
+
+  /** The live snapshot of a stored session (children created, none started). */
+  restore(session: Session): AnyMachineSnapshot {
+    return createActor(this.machine(session.flow), { snapshot: session.snapshot as never }).getSnapshot();
+  }
+
+  persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
+    return JSON.parse(JSON.stringify(this.machine(flow).getPersistedSnapshot(snapshot)));
+  }
+
+  /** Starts `flow` (the menu when it is not allowed or not registered, with a note saying so). */
+  start(flow: FlowId, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+    const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
+    if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
+    const runId = ctx.newRunId();
+    const [snapshot] = initialTransition(this.machine(flow), ctx.input(flow, runId, step.profile));
+    return this.follow(flow, runId, snapshot, step, ctx);
+  }
+
+  /** Sends one event to the session's flow (none: the screen is shown again). */
+  send(session: Session, event: FlowEvent | undefined, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+    const current = this.restore(session);
+    const [snapshot] = event ? transition(this.machine(session.flow), current, event) : [current];
+    return this.follow(session.flow, session.runId, snapshot, step, ctx);
+  }
+
+  /** After a run settled: the new snapshot, followed to the next flow when it finished. */
+  settled(session: Session, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+    return this.follow(session.flow, session.runId, snapshot, step, ctx);
+  }
+
+  /**
+   * A finished flow: remembers its `remember`, starts its `next`; without `next` its final screen stays
+   * (the session ends) or, when it has none, the menu starts.
+   */
+  private follow(flow: FlowId, runId: string, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+    const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false };
+    if (snapshot.status !== 'done') return { ...step, session };
+    const output = (snapshot.output ?? {}) as FlowOutput;
+    const next: Omit<Step, 'session'> = output.remember
+      ? { ...step, profile: { ...step.profile, ...output.remember }, remember: { ...step.remember, ...output.remember } }
+      : step;
+    if (output.next) return this.start(output.next, next, ctx);
+    if (currentView(snapshot)) return { ...next, session: { ...session, ended: true } };
+    return this.start('menu', next, ctx);
+  }
+}
+
+/** The session's flow is running a service call. */
+export function isBusy(snapshot: AnyMachineSnapshot): boolean {
+  return snapshot.status === 'active' && snapshot.hasTag('busy');
+}

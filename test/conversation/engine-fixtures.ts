@@ -1,0 +1,148 @@
+/**
+ * A tiny payment-like flow and a note-taking flow for the engine tests, so they do not depend on the real
+ * flows; fake services with a gate the test opens; a store wrapper that makes racing reads meet.
+ */
+import { assign, setup } from 'xstate';
+import { serviceActors } from '../../flows/actors.js';
+import type { FlowServices } from '../../flows/services.js';
+import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
+import type { SessionStore } from '../../src/conversation/types.js';
+
+type PayInput = Parameters<FlowServices['createPayment']>[0];
+
+const payMachine = setup({
+  types: {
+    context: {} as { runId: string; chat: string; requirePin: boolean; amount?: string; paymentId?: string; error?: string },
+    input: {} as FlowInput,
+    events: {} as FlowEvent,
+  },
+  actors: { createPayment: serviceActors.createPayment },
+}).createMachine({
+  id: 'pay',
+  context: ({ input }) => ({ runId: input.runId, chat: input.chat, requirePin: input.requirePin }),
+  initial: 'askAmount',
+  states: {
+    askAmount: {
+      meta: {
+        view: (c: { chat: string; requirePin: boolean; error?: string }) => ({
+          text: { key: 'pay.askAmount', params: { chat: c.chat, pin: String(c.requirePin) } },
+          ...(c.error ? { error: { key: c.error } } : {}),
+          input: 'amount',
+        }),
+      },
+      on: {
+        ANSWERED: [
+          { guard: ({ event }) => /^\d+$/.test(event.value), target: 'confirm', actions: assign({ amount: ({ event }) => event.value, error: undefined }) },
+          { actions: assign({ error: 'pay.badAmount' }) },
+        ],
+      },
+    },
+    confirm: {
+      meta: { view: (c: { amount: string }) => ({ text: { key: 'pay.confirm', params: { amount: c.amount } }, choices: [{ id: 'yes', text: { key: 'common.yes' } }] }) },
+      on: { CHOSEN: { target: 'paying' }, BACK: 'askAmount' },
+    },
+    paying: {
+      tags: ['busy'],
+      invoke: {
+        src: 'createPayment',
+        input: ({ context }): PayInput => ({
+          duplicateCheckKey: `${context.runId}:pay`,
+          paymentType: 'money',
+          phonenumber: '+256772123456',
+          amount: context.amount ?? '0',
+          currency: 'UGX',
+          description: 'test',
+          metadata: { chat: context.chat },
+        }),
+        onDone: { target: 'sent', actions: assign({ paymentId: ({ event }) => event.output.id }) },
+        onError: 'failed',
+      },
+    },
+    sent: { type: 'final', meta: { view: (c: { paymentId: string }) => ({ text: { key: 'pay.sent', params: { id: c.paymentId } } }) } },
+    failed: { type: 'final', meta: { view: () => ({ text: { key: 'pay.failed' } }) } },
+  },
+});
+
+export const testPayFlow: FlowModule = {
+  id: 'pay',
+  machine: payMachine,
+  messages: {
+    en: { 'pay.askAmount': 'Amount? ({chat}, pin {pin})', 'pay.badAmount': 'Digits only.', 'pay.confirm': 'Send {amount}?', 'pay.sent': 'Sent {id}', 'pay.failed': 'Not sent' },
+    sw: { 'pay.askAmount': 'Kiasi? ({chat}, pin {pin})', 'pay.badAmount': 'Tarakimu tu.', 'pay.confirm': 'Tuma {amount}?', 'pay.sent': 'Imetumwa {id}', 'pay.failed': 'Haikutumwa' },
+  },
+};
+
+const notesMachine = setup({ types: { context: {} as { notes: string[] }, events: {} as FlowEvent } }).createMachine({
+  id: 'request',
+  context: { notes: [] },
+  initial: 'collecting',
+  states: {
+    collecting: {
+      meta: { view: (c: { notes: string[] }) => ({ text: { key: 'request.notes', params: { notes: c.notes.join(',') } }, input: 'text' }) },
+      on: { ANSWERED: { actions: assign({ notes: ({ context, event }) => [...context.notes, event.value] }) } },
+    },
+  },
+});
+
+export const testNotesFlow: FlowModule = {
+  id: 'request',
+  machine: notesMachine,
+  messages: { en: { 'request.notes': 'Notes: {notes}' }, sw: { 'request.notes': 'Maelezo: {notes}' } },
+};
+
+/** A promise the test resolves. */
+export function gate<T>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/** createPayment that records each call and answers with the gate's promise (or at once). */
+export function fakePayments(answer?: Promise<{ id: string; state: string }>) {
+  const calls: PayInput[] = [];
+  const services: Partial<FlowServices> = {
+    async createPayment(input) {
+      calls.push(input);
+      return answer ?? { id: 'pay-1', state: 'submitted' };
+    },
+  };
+  return { calls, services };
+}
+
+/**
+ * Delegates to `store`. After `race(n)`, the next n reads of conversation keys wait for each other after
+ * reading, so the messages behind them race on the same version. Counts refused compare-and-sets.
+ */
+export function racingStore(store: SessionStore): SessionStore & { conflicts: number; race(count: number): void } {
+  let waiting = 0;
+  let met = gate<void>();
+  const wrapper = {
+    conflicts: 0,
+    race(count: number) {
+      waiting = count;
+      met = gate<void>();
+    },
+    async get(key: string) {
+      const value = await store.get(key);
+      if (key.startsWith('conv:') && waiting > 0) {
+        const arrived = met.promise;
+        waiting -= 1;
+        if (waiting === 0) met.open();
+        await arrived;
+      }
+      return value;
+    },
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+      const version = await store.set(key, snapshot, expected, ttl);
+      if (version === null && key.startsWith('conv:')) wrapper.conflicts += 1;
+      return version;
+    },
+    delete: (key: string) => store.delete(key),
+    claim: (key: string, ttl: number, value?: string) => store.claim(key, ttl, value),
+    addWithinLimit: (key: string, amount: number, limit: number, ttl: number) => store.addWithinLimit(key, amount, limit, ttl),
+    close: () => store.close(),
+  };
+  return wrapper;
+}

@@ -1,0 +1,221 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { menuFlow } from '../../flows/menu.machine.js';
+import type { FlowServices } from '../../flows/services.js';
+import { createEngine, type EngineOptions } from '../../src/conversation/engine.js';
+import { createLogger } from '../../src/log.js';
+import { AccessPolicy } from '../../src/conversation/policy.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import type { Address, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import { fakePayments, gate, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
+import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+
+const prefix = uniquePrefix('engine');
+const raw = inspector(prefix);
+const stores: SessionStore[] = [];
+function redisStore(): RedisStore {
+  const store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+  stores.push(store);
+  return store;
+}
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  await raw.cleanup();
+});
+
+const policy = new AccessPolicy({
+  roles: {
+    clerk: { flows: ['pay', 'request'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '5000' } },
+    viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} },
+  },
+  users: { telegram: { u1: { role: 'clerk' }, u2: { role: 'clerk' }, v1: { role: 'viewer' } }, ussd: { '*': { role: 'clerk' } }, slack: {} },
+});
+
+let ids = 0;
+/** A conversation of its own per test, and message ids that never repeat unless a test repeats one. */
+function conversation(channel: Inbound['channel'] = 'telegram', userId = 'u1') {
+  const conversationId = `${channel === 'ussd' ? '+256772' : 'chat-'}${String(++ids).padStart(6, '0')}`;
+  return (fields: Partial<Inbound> = {}): Inbound => ({
+    channel,
+    conversationId,
+    userId: channel === 'ussd' ? conversationId : userId,
+    messageId: `m-${++ids}`,
+    ...fields,
+  });
+}
+
+function engine(store: SessionStore, services: Partial<FlowServices>, changes: Partial<EngineOptions> = {}) {
+  return createEngine({
+    store,
+    services,
+    policy,
+    flows: { menu: menuFlow, pay: testPayFlow, request: testNotesFlow },
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    sessionTtlSeconds: 600,
+    deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+    logger: createLogger('silent'),
+    ...changes,
+  });
+}
+
+/** Opens the menu and picks pay: the prompt asking the amount. */
+async function toAmount(e: ReturnType<typeof engine>, msg: ReturnType<typeof conversation>): Promise<Prompt> {
+  await e.handle(msg({ text: 'hi' }));
+  return e.handle(msg({ choice: 'pay' }));
+}
+
+describe('engine', () => {
+  it('shows the menu with the role’s flows, runs a flow to its final screen, then the menu again', async () => {
+    const { calls, services } = fakePayments();
+    const e = engine(redisStore(), services);
+    const msg = conversation();
+    const menu = await e.handle(msg({ text: 'hello' }));
+    expect(menu.choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
+    expect(menu.text).toBe('What would you like to do?');
+    expect(await e.handle(msg({ choice: 'pay' }))).toEqual({ text: `Amount? (telegram:${msg().conversationId}, pin false)`, input: 'amount', final: false });
+    expect((await e.handle(msg({ text: 'abc' }))).text).toBe('Digits only.\nAmount? (telegram:' + msg().conversationId + ', pin false)');
+    expect((await e.handle(msg({ text: '500' }))).text).toBe('Send 500?');
+    expect(await e.handle(msg({ choice: 'yes' }))).toEqual({ text: 'Sent pay-1', final: true });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ amount: '500', metadata: { chat: `telegram:${msg().conversationId}` } });
+    expect((await e.handle(msg({ text: 'again' }))).choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
+    await e.drain();
+  });
+
+  it('refuses a user the policy does not know, and does not offer or start flows the role may not use', async () => {
+    const e = engine(redisStore(), {});
+    expect(await e.handle(conversation('telegram', 'stranger')({ text: 'hi' }))).toEqual({
+      text: 'Sorry, you are not allowed to use this service. Ask the operator for access.',
+      final: true,
+    });
+    const viewer = conversation('telegram', 'v1');
+    expect((await e.handle(viewer({ text: 'hi' }))).choices?.map((c) => c.id)).toEqual(['lang']);
+    const started = await e.handle(viewer({ start: 'pay' }));
+    expect(started.text.split('\n')[0]).toBe('You are not allowed to use that option.');
+    expect(started.choices?.map((c) => c.id)).toEqual(['lang']);
+  });
+
+  it('USSD flows get requirePin and the phone; BACK, home and cancel leave the step', async () => {
+    const e = engine(redisStore(), {});
+    const msg = conversation('ussd');
+    expect((await e.handle(msg({ newSession: true }))).choices?.[0]?.id).toBe('pay');
+    expect((await e.handle(msg({ choice: 'pay' }))).text).toBe(`Amount? (ussd:${msg().conversationId}, pin true)`);
+    await e.handle(msg({ text: '700' }));
+    expect((await e.handle(msg({ nav: 'back' }))).text).toMatch(/^Amount\?/);
+    expect((await e.handle(msg({ nav: 'home' }))).text).toBe('What would you like to do?');
+    await e.handle(msg({ choice: 'pay' }));
+    expect(await e.handle(msg({ nav: 'cancel' }))).toEqual({ text: 'Cancelled. Nothing was sent.', final: true });
+    expect((await e.handle(msg({ text: '1' }))).text).toBe('What would you like to do?');
+  });
+
+  it('remembers the language chosen in the menu for the user, in every conversation', async () => {
+    const e = engine(redisStore(), {});
+    const first = conversation('telegram', 'u2');
+    await e.handle(first({ text: 'hi' }));
+    expect((await e.handle(first({ choice: 'lang' }))).choices?.map((c) => c.id)).toEqual(['en', 'sw']);
+    const menu = await e.handle(first({ choice: 'sw' }));
+    expect(menu.text).toBe('Ungependa kufanya nini?');
+    const other = conversation('telegram', 'u2');
+    expect((await e.handle(other({ text: 'habari' }))).text).toBe('Ungependa kufanya nini?');
+    const stored = await raw.redis.hget(`${prefix}profile:telegram:u2`, 'd');
+    expect(JSON.parse(stored ?? '{}')).toEqual({ lang: 'sw' });
+  });
+
+  it('answers a repeated delivery with the earlier prompt and calls the service once', async () => {
+    const { calls, services } = fakePayments();
+    const e = engine(redisStore(), services);
+    const msg = conversation();
+    await toAmount(e, msg);
+    await e.handle(msg({ text: '300' }));
+    const confirm = msg({ choice: 'yes' });
+    const [first, second] = await Promise.all([e.handle(confirm), e.handle(confirm)]);
+    const third = await e.handle(confirm);
+    expect(first).toEqual({ text: 'Sent pay-1', final: true });
+    expect(second).toEqual(first);
+    expect(third).toEqual(first);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a fresh engine on the same Redis re-runs a payment interrupted mid-call with the same idempotency key', async () => {
+    const store = redisStore();
+    const crashed = fakePayments(new Promise(() => {})); // the first process dies while the call is out
+    const before = engine(store, crashed.services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const msg = conversation();
+    await toAmount(before, msg);
+    await before.handle(msg({ text: '900' }));
+    expect((await before.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    expect(crashed.calls).toHaveLength(1);
+
+    const restarted = fakePayments();
+    const after = engine(redisStore(), restarted.services);
+    expect(await after.handle(msg({ text: 'is it done?' }))).toEqual({ text: 'Sent pay-1', final: true });
+    expect(restarted.calls).toHaveLength(1);
+    expect(restarted.calls[0]?.duplicateCheckKey).toBe(crashed.calls[0]?.duplicateCheckKey);
+    expect(restarted.calls[0]?.duplicateCheckKey).toMatch(/:pay$/);
+    await after.drain();
+  });
+
+  it('two messages racing on one conversation both land (compare-and-set, then retry)', async () => {
+    const store = racingStore(redisStore());
+    const one = engine(store, {});
+    const two = engine(store, {}); // another process
+    const msg = conversation();
+    await one.handle(msg({ text: 'hi' }));
+    await one.handle(msg({ choice: 'request' }));
+    store.race(2);
+    const answers = await Promise.all([one.handle(msg({ text: 'a' })), two.handle(msg({ text: 'b' }))]);
+    expect(store.conflicts).toBe(1);
+    expect([['Notes: a', 'Notes: a,b'], ['Notes: b', 'Notes: b,a']]).toContainEqual(answers.map((a) => a.text).sort());
+    expect((await one.handle(msg({ text: 'c' }))).text).toMatch(/^Notes: (a,b|b,a),c$/);
+  });
+
+  it('past the deadline answers processing, keeps running and hands the outcome to onLateOutcome', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { calls, services } = fakePayments(release.promise);
+    const late = gate<{ address: Address; prompt: Prompt }>();
+    const e = engine(redisStore(), services, {
+      deadlineMs: { ussd: 20, telegram: 20, slack: 20 },
+      onLateOutcome: (address, prompt) => late.open({ address, prompt }),
+    });
+    const msg = conversation();
+    await toAmount(e, msg);
+    await e.handle(msg({ text: '250' }));
+    expect(await e.handle(msg({ choice: 'yes' }))).toEqual({ text: 'We are still working on it. You will be notified of the result.', final: false });
+    release.open({ id: 'pay-late', state: 'submitted' });
+    expect(await late.promise).toEqual({ address: { channel: 'telegram', conversationId: msg().conversationId }, prompt: { text: 'Sent pay-late', final: true } });
+    await e.drain();
+    expect(calls).toHaveLength(1);
+    expect((await e.handle(msg({ text: 'next' }))).text).toBe('What would you like to do?');
+  });
+
+  it('on USSD the processing answer ends the session and the outcome is shown at the next dial', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { services } = fakePayments(release.promise);
+    const notified: Prompt[] = [];
+    const e = engine(redisStore(), services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 }, onLateOutcome: (_a, p) => void notified.push(p) });
+    const msg = conversation('ussd');
+    await e.handle(msg({ newSession: true }));
+    await e.handle(msg({ choice: 'pay' }));
+    await e.handle(msg({ text: '100' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).final).toBe(true);
+    release.open({ id: 'pay-u', state: 'submitted' });
+    await e.drain();
+    expect(notified).toEqual([{ text: 'Sent pay-u', final: true }]);
+    const dial = await e.handle(msg({ newSession: true }));
+    expect(dial.text).toBe('Update on your last request:\nSent pay-u\nWhat would you like to do?');
+    expect((await e.handle(msg({ newSession: true }))).text).toBe('What would you like to do?');
+  });
+
+  it('an expired session starts over with a short explanation', async () => {
+    let now = Date.parse('2026-05-01T08:00:00Z');
+    const e = engine(redisStore(), {}, { now: () => now, sessionTtlSeconds: 60 });
+    const msg = conversation();
+    await toAmount(e, msg);
+    now += 59_000;
+    expect((await e.handle(msg({ text: 'x' }))).text).toMatch(/^Digits only\./);
+    now += 61_000;
+    const again = await e.handle(msg({ text: '500' }));
+    expect(again.text).toBe('Your session timed out, so we started again.\nWhat would you like to do?');
+    expect(again.choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
+  });
+});
