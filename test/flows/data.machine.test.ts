@@ -4,9 +4,10 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { dataFlow, dataMachine } from '../../flows/data.machine.js';
 import type { DataBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { live, replay, type Live } from './data-pin-driver.js';
+import { live, replay, type Live } from './pay-request-check.driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
 const bundles: DataBundle[] = [
   { datacode: '101', name: 'MTN 1GB', allowance: '1GB', price: '1000', validity: '30 days' },
@@ -19,12 +20,12 @@ const BACK: FlowEvent = { type: 'BACK' };
 
 /** A live data flow at the summary: MTN, the second bundle, the user's own number. */
 async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
-  const flow = live(dataMachine, input);
-  flow.send(chosen('mtn'));
+  const flow = live(dataMachine, { input });
+  await flow.send(chosen('mtn'));
   await flow.settle('listDataBundles', { output: bundles });
-  flow.send(chosen('102'));
-  if (flow.snapshot().matches('choosingPhone')) flow.send(chosen('own'));
-  else flow.send(answered('0772000001'));
+  await flow.send(chosen('102'));
+  if (flow.snapshot().matches('choosingPhone')) await flow.send(chosen('own'));
+  else await flow.send(answered('0772000001'));
   expect(flow.snapshot().value).toBe('confirming');
   return flow;
 }
@@ -32,7 +33,7 @@ async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
 /** A live data flow whose purchase call is waiting. */
 async function atPurchase(input: Partial<FlowInput> = {}): Promise<Live> {
   const flow = await atSummary(input);
-  flow.send(chosen('confirm'));
+  await flow.send(chosen('confirm'));
   await flow.settle('reserveSpend', { output: undefined });
   expect(flow.snapshot().value).toBe('purchasing');
   return flow;
@@ -53,6 +54,7 @@ describe('data machine: the model', () => {
     expect(walk.line).toBe(`data: states visited ${walk.states.length}/${walk.states.length}`);
     expect(walk.missing).toEqual([]);
     expect(missingMessages(dataFlow, walk.keys)).toEqual([]);
+    expectCatalogueComplete(dataFlow);
   });
 
   it('runs every shortest path live with fake services to the same states and context', async () => {
@@ -65,16 +67,7 @@ describe('data machine: the model', () => {
   });
 
   it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {
-    const { renderView } = createCatalogue([dataFlow]);
-    for (const { state } of walk.paths) {
-      const view = currentView(state);
-      if (!view) continue;
-      for (const lang of ['en', 'sw'] as const) {
-        const prompt = renderView(view, lang);
-        const screen = [prompt.text, ...(prompt.choices ?? []).map((c, i) => `${i + 1} ${c.label}`)].join('\n');
-        expect(screen.length, screen).toBeLessThanOrEqual(182);
-      }
-    }
+    expectScreensFit(dataFlow, walk);
   });
 
   it('every simple path to a purchase passes a confirmation and reserves before buying', () => {
@@ -103,7 +96,7 @@ describe('data machine: the model', () => {
 describe('data machine: buying', () => {
   it('offers every bundle as a choice labelled with allowance, validity and price', async () => {
     const flow = live(dataMachine);
-    flow.send(chosen('airtel'));
+    await flow.send(chosen('airtel'));
     expect(flow.calls.at(-1)).toEqual({ service: 'listDataBundles', input: { network: 'airtel' } });
     const snapshot = await flow.settle('listDataBundles', { output: bundles });
     expect(currentView(snapshot)?.choices).toEqual([
@@ -139,24 +132,24 @@ describe('data machine: buying', () => {
   });
 
   it('asks the Spectranet account number, lists and buys with it', async () => {
-    const flow = live(dataMachine, { userPhone: undefined });
-    flow.send(chosen('spectranet'));
-    flow.send(answered(' 0123456789 '));
+    const flow = live(dataMachine, { input: { userPhone: undefined } });
+    await flow.send(chosen('spectranet'));
+    await flow.send(answered(' 0123456789 '));
     expect(flow.calls.at(-1)?.input).toEqual({ network: 'spectranet', accountNumber: '0123456789' });
     await flow.settle('listDataBundles', { output: bundles });
-    flow.send(chosen('101'));
+    await flow.send(chosen('101'));
     expect(flow.snapshot().value).toBe('awaitingPhone');
-    flow.send(answered('0772 000 001'));
-    flow.send(chosen('confirm'));
+    await flow.send(answered('0772 000 001'));
+    await flow.send(chosen('confirm'));
     await flow.settle('reserveSpend', { output: undefined });
     expect(flow.calls.at(-1)?.input).toMatchObject({ network: 'spectranet', accountNumber: '0123456789', phonenumber: '+256772000001' });
   });
 
   it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
     const first = await atPurchase();
-    const stored = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
-    first.actor.stop();
-    const restored = live(dataMachine, {}, stored);
+    const stored = first.persisted();
+    first.stop();
+    const restored = live(dataMachine, { snapshot: stored });
     const done = await restored.settle('purchaseData', { output: purchased });
     const keys = [...first.calls, ...restored.calls].filter((c) => c.service === 'purchaseData').map((c) => c.input.duplicateCheckKey);
     expect(keys).toEqual(['run-1:data', 'run-1:data']);
@@ -167,20 +160,20 @@ describe('data machine: buying', () => {
   it('confirms with the PIN on USSD, never keeping it, and re-asks with the attempts left', async () => {
     const flow = await atSummary({ requirePin: true, channel: 'ussd' });
     expect(currentView(flow.snapshot())).toMatchObject({ input: 'pin', text: { key: 'data.summaryPin' } });
-    flow.send(answered('9999'));
+    await flow.send(answered('9999'));
     expect(flow.calls.at(-1)?.input).toEqual({ channel: 'ussd', userId: 'user-1', pin: '9999' });
     const wrong = await flow.settle('verifyPin', { error: { code: 'pin_wrong', message: '2 attempts left' } });
     expect(wrong.value).toBe('confirming');
     expect(currentView(wrong)?.error).toEqual({ key: 'failure.pin_wrongLeft', params: { left: 2 } });
     expect(JSON.stringify(wrong.context)).not.toContain('9999');
-    flow.send(answered('1234'));
+    await flow.send(answered('1234'));
     await flow.settle('verifyPin', { output: undefined });
     expect(flow.snapshot().value).toBe('reserving');
   });
 
   it('stops when the PIN is locked, with nothing bought', async () => {
     const flow = await atSummary({ requirePin: true });
-    flow.send(answered('1234'));
+    await flow.send(answered('1234'));
     const locked = await flow.settle('verifyPin', { error: { code: 'pin_locked' } });
     expect(locked.value).toBe('failed');
     expect(currentView(locked)).toEqual({ text: { key: 'data.notBought' }, error: { key: 'failure.pin_locked' }, final: true });
@@ -191,12 +184,12 @@ describe('data machine: buying', () => {
 describe('data machine: answers refused and re-asked with the reason', () => {
   it('an unreadable phone number, then a good one', async () => {
     const flow = await atSummary();
-    flow.send(BACK);
-    flow.send(chosen('other'));
-    flow.send(answered('12'));
+    await flow.send(BACK);
+    await flow.send(chosen('other'));
+    await flow.send(answered('12'));
     expect(flow.snapshot().value).toBe('awaitingPhone');
     expect(currentView(flow.snapshot())).toEqual({ text: { key: 'data.askPhone' }, error: { key: 'input.phoneInvalid' }, input: 'phone' });
-    flow.send(answered('+256 772 000 001'));
+    await flow.send(answered('+256 772 000 001'));
     expect(flow.snapshot().value).toBe('confirming');
     expect(flow.snapshot().context.phone).toBe('+256772000001');
     expect(currentView(flow.snapshot())?.error).toBeUndefined();
@@ -204,12 +197,12 @@ describe('data machine: answers refused and re-asked with the reason', () => {
 
   it('an empty account number, a choice not offered, an empty bundle list', async () => {
     const flow = live(dataMachine);
-    flow.send(chosen('vodafone'));
+    await flow.send(chosen('vodafone'));
     expect(flow.snapshot().value).toBe('choosingNetwork');
-    flow.send(chosen('spectranet'));
-    flow.send(answered('   '));
+    await flow.send(chosen('spectranet'));
+    await flow.send(answered('   '));
     expect(currentView(flow.snapshot())?.error).toEqual({ key: 'input.textEmpty' });
-    flow.send(answered('42'));
+    await flow.send(answered('42'));
     const empty = await flow.settle('listDataBundles', { output: [] });
     expect(empty.value).toBe('awaitingAccount');
     expect(currentView(empty)?.error).toEqual({ key: 'data.noBundles', params: { network: 'Spectranet' } });
@@ -244,13 +237,13 @@ describe('data machine: back from every step', () => {
   });
 
   it.each(cases)('$from -> $to', async ({ from, to, steps, input }) => {
-    const flow = live(dataMachine, input);
+    const flow = live(dataMachine, { input });
     for (const step of steps) {
       if (step === LIST) await flow.settle('listDataBundles', { output: bundles });
-      else flow.send(step);
+      else await flow.send(step);
     }
     expect(flow.snapshot().value).toBe(from);
-    flow.send(BACK);
+    await flow.send(BACK);
     expect(flow.snapshot().value).toBe(to);
     expect(flow.snapshot().context.error).toBeUndefined();
     if (to === 'left') expect(flow.snapshot().output).toEqual({ next: 'menu' });
@@ -299,7 +292,7 @@ describe('data machine: every service failure in words', () => {
 
   it.each(codes)('bundle listing failing with %s: back to the network with the reason', async (code) => {
     const flow = live(dataMachine);
-    flow.send(chosen('glo'));
+    await flow.send(chosen('glo'));
     const back = await flow.settle('listDataBundles', { error: { code } });
     expect(back.value).toBe('choosingNetwork');
     expect(currentView(back)?.error?.key).toBe(`failure.${code}`);
@@ -307,8 +300,8 @@ describe('data machine: every service failure in words', () => {
 
   it('a Spectranet account the service does not know', async () => {
     const flow = live(dataMachine);
-    flow.send(chosen('spectranet'));
-    flow.send(answered('999'));
+    await flow.send(chosen('spectranet'));
+    await flow.send(answered('999'));
     const back = await flow.settle('listDataBundles', { error: { code: 'not_found' } });
     expect(back.value).toBe('awaitingAccount');
     expect(currentView(back)?.error).toEqual({ key: 'data.accountNotFound' });
@@ -316,7 +309,7 @@ describe('data machine: every service failure in words', () => {
 
   it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
     const flow = await atSummary();
-    flow.send(chosen('confirm'));
+    await flow.send(chosen('confirm'));
     const end = await flow.settle('reserveSpend', { error: { code } });
     expect(end.value).toBe('failed');
     expect(currentView(end)?.error?.key).toBe(`failure.${code}`);

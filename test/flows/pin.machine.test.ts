@@ -4,9 +4,10 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
 import type { Candidate, PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { live, replay, type Live } from './data-pin-driver.js';
+import { live, replay, type Live } from './pay-request-check.driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
 const bundles: PinBundle[] = [
   { amount: '6200', available: 0, description: 'JAMB DE PIN', productCode: 'de' },
@@ -30,13 +31,13 @@ const withCandidates = (candidates: RememberedCandidate[]): Partial<FlowInput> =
 
 /** A live pin flow at the summary: JAMB, 2 UTME pins, a typed code. */
 async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
-  const flow = live(pinMachine, input);
-  flow.send(chosen('jamb'));
+  const flow = live(pinMachine, { input });
+  await flow.send(chosen('jamb'));
   await flow.settle('listPinBundles', { output: bundles });
-  flow.send(chosen('0'));
-  flow.send(chosen('2'));
-  if (flow.snapshot().matches('choosingCandidate')) flow.send(chosen('another'));
-  flow.send(answered('1234567890'));
+  await flow.send(chosen('0'));
+  await flow.send(chosen('2'));
+  if (flow.snapshot().matches('choosingCandidate')) await flow.send(chosen('another'));
+  await flow.send(answered('1234567890'));
   await flow.settle('validateCandidate', { output: validated });
   expect(flow.snapshot().value).toBe('confirming');
   return flow;
@@ -45,7 +46,7 @@ async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
 /** A live pin flow whose purchase call is waiting. */
 async function atPurchase(input: Partial<FlowInput> = {}): Promise<Live> {
   const flow = await atSummary(input);
-  flow.send(chosen('confirm'));
+  await flow.send(chosen('confirm'));
   await flow.settle('reserveSpend', { output: undefined });
   expect(flow.snapshot().value).toBe('purchasing');
   return flow;
@@ -66,6 +67,7 @@ describe('pin machine: the model', () => {
     expect(walk.line).toBe(`pin: states visited ${walk.states.length}/${walk.states.length}`);
     expect(walk.missing).toEqual([]);
     expect(missingMessages(pinFlow, walk.keys)).toEqual([]);
+    expectCatalogueComplete(pinFlow);
   });
 
   it('runs every shortest path live with fake services to the same states and context', async () => {
@@ -78,16 +80,7 @@ describe('pin machine: the model', () => {
   });
 
   it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {
-    const { renderView } = createCatalogue([pinFlow]);
-    for (const { state } of walk.paths) {
-      const view = currentView(state);
-      if (!view) continue;
-      for (const lang of ['en', 'sw'] as const) {
-        const prompt = renderView(view, lang);
-        const screen = [prompt.text, ...(prompt.choices ?? []).map((c, i) => `${i + 1} ${c.label}`)].join('\n');
-        expect(screen.length, screen).toBeLessThanOrEqual(182);
-      }
-    }
+    expectScreensFit(pinFlow, walk);
   });
 
   it('every simple path to a purchase validates the code, then confirms, then reserves', () => {
@@ -121,19 +114,19 @@ describe('pin machine: the model', () => {
 describe('pin machine: buying', () => {
   it('offers only the bundles on sale, and a quantity up to 5 only when more than one is available', async () => {
     const flow = live(pinMachine);
-    flow.send(chosen('waec'));
+    await flow.send(chosen('waec'));
     expect(flow.calls.at(-1)).toEqual({ service: 'listPinBundles', input: { serviceType: 'waec' } });
     const list = await flow.settle('listPinBundles', { output: bundles });
     expect(currentView(list)?.choices).toEqual([
       { id: '0', label: 'JAMB UTME PIN 6200' },
       { id: '1', label: 'Last checker 3900.50' },
     ]);
-    flow.send(chosen('0'));
+    await flow.send(chosen('0'));
     expect(currentView(flow.snapshot())?.choices?.map((c) => c.id)).toEqual(['1', '2', '3', '4', '5']);
-    flow.send(chosen('6'));
+    await flow.send(chosen('6'));
     expect(flow.snapshot().value).toBe('choosingQuantity');
-    flow.send(BACK);
-    flow.send(chosen('1'));
+    await flow.send(BACK);
+    await flow.send(chosen('1'));
     expect(flow.snapshot().value).toBe('awaitingCode');
     expect(flow.snapshot().context.quantity).toBe(1);
   });
@@ -192,18 +185,18 @@ describe('pin machine: buying', () => {
   });
 
   it('offers a remembered candidate of this service, validates it again and buys with the new gsmNo', async () => {
-    const flow = live(pinMachine, withCandidates([otherService, remembered]));
-    flow.send(chosen('jamb'));
+    const flow = live(pinMachine, { input: withCandidates([otherService, remembered]) });
+    await flow.send(chosen('jamb'));
     await flow.settle('listPinBundles', { output: bundles });
-    flow.send(chosen('1'));
+    await flow.send(chosen('1'));
     expect(currentView(flow.snapshot())?.choices).toEqual([
       { id: 'remembered:0', text: { key: 'pin.useCandidate', params: { name: 'ADEBAYO TUNDE', code: '1234567890' } } },
       { id: 'another', text: { key: 'pin.anotherCode' } },
     ]);
-    flow.send(chosen('remembered:0'));
+    await flow.send(chosen('remembered:0'));
     expect(flow.calls.at(-1)?.input).toEqual({ serviceType: 'jamb', productCode: 'checker', accountNumber: '1234567890' });
     await flow.settle('validateCandidate', { output: validated });
-    flow.send(chosen('confirm'));
+    await flow.send(chosen('confirm'));
     await flow.settle('reserveSpend', { output: undefined });
     expect(flow.calls.at(-1)?.input).toMatchObject({ gsmNo: '08031234567', accountNumber: '1234567890', quantity: 1 });
     const done = await flow.settle('purchasePin', { output: purchased });
@@ -223,9 +216,9 @@ describe('pin machine: buying', () => {
 
   it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
     const first = await atPurchase();
-    const stored = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
-    first.actor.stop();
-    const restored = live(pinMachine, {}, stored);
+    const stored = first.persisted();
+    first.stop();
+    const restored = live(pinMachine, { snapshot: stored });
     const done = await restored.settle('purchasePin', { output: purchased });
     const keys = [...first.calls, ...restored.calls].filter((c) => c.service === 'purchasePin').map((c) => c.input.duplicateCheckKey);
     expect(keys).toEqual(['run-1:pin', 'run-1:pin']);
@@ -236,7 +229,7 @@ describe('pin machine: buying', () => {
   it('confirms with the PIN when required, and stops when it is locked', async () => {
     const flow = await atSummary({ requirePin: true });
     expect(currentView(flow.snapshot())).toMatchObject({ input: 'pin', text: { key: 'pin.summaryPin' } });
-    flow.send(answered('4321'));
+    await flow.send(answered('4321'));
     expect(flow.calls.at(-1)?.input).toEqual({ channel: 'telegram', userId: 'user-1', pin: '4321' });
     const locked = await flow.settle('verifyPin', { error: { code: 'pin_locked' } });
     expect(locked.value).toBe('failed');
@@ -248,13 +241,13 @@ describe('pin machine: buying', () => {
 describe('pin machine: answers refused and re-asked with the reason', () => {
   it('an empty code, then a code no candidate has', async () => {
     const flow = live(pinMachine);
-    flow.send(chosen('jamb'));
+    await flow.send(chosen('jamb'));
     await flow.settle('listPinBundles', { output: bundles });
-    flow.send(chosen('1'));
-    flow.send(answered('  '));
+    await flow.send(chosen('1'));
+    await flow.send(answered('  '));
     expect(flow.snapshot().value).toBe('awaitingCode');
     expect(currentView(flow.snapshot())?.error).toEqual({ key: 'input.textEmpty' });
-    flow.send(answered('000'));
+    await flow.send(answered('000'));
     const refused = await flow.settle('validateCandidate', { error: { code: 'not_found' } });
     expect(refused.value).toBe('awaitingCode');
     expect(currentView(refused)).toEqual({
@@ -267,7 +260,7 @@ describe('pin machine: answers refused and re-asked with the reason', () => {
 
   it('a list with nothing on sale: back to the services with the reason', async () => {
     const flow = live(pinMachine);
-    flow.send(chosen('waec'));
+    await flow.send(chosen('waec'));
     const empty = await flow.settle('listPinBundles', { output: [bundles[0]!] });
     expect(empty.value).toBe('choosingService');
     expect(currentView(empty)?.error).toEqual({ key: 'pin.noBundles', params: { service: 'WAEC' } });
@@ -300,14 +293,14 @@ describe('pin machine: back from every step', () => {
   });
 
   it.each(cases)('$from -> $to', async ({ from, to, steps, input }) => {
-    const flow = live(pinMachine, input);
+    const flow = live(pinMachine, { input });
     for (const step of steps) {
       if (step === LIST) await flow.settle('listPinBundles', { output: bundles });
       else if (step === VALID) await flow.settle('validateCandidate', { output: validated });
-      else flow.send(step);
+      else await flow.send(step);
     }
     expect(flow.snapshot().value).toBe(from);
-    flow.send(BACK);
+    await flow.send(BACK);
     expect(flow.snapshot().value).toBe(to);
     expect(flow.snapshot().context.error).toBeUndefined();
     if (to === 'left') expect(flow.snapshot().output).toEqual({ next: 'menu' });
@@ -358,10 +351,10 @@ describe('pin machine: every service failure in words', () => {
 
   it.each(codes)('validation failing with %s: the code asked again with the reason', async (code) => {
     const flow = live(pinMachine);
-    flow.send(chosen('jamb'));
+    await flow.send(chosen('jamb'));
     await flow.settle('listPinBundles', { output: bundles });
-    flow.send(chosen('1'));
-    flow.send(answered('1234567890'));
+    await flow.send(chosen('1'));
+    await flow.send(answered('1234567890'));
     const back = await flow.settle('validateCandidate', { error: { code } });
     expect(back.value).toBe('awaitingCode');
     expect(currentView(back)?.error?.key).toBe(code === 'not_found' ? 'pin.codeNotFound' : `failure.${code}`);
@@ -369,7 +362,7 @@ describe('pin machine: every service failure in words', () => {
 
   it.each(['rate_limited', 'service', 'connection'] as const)('bundle listing failing with %s: back to the services', async (code) => {
     const flow = live(pinMachine);
-    flow.send(chosen('jamb'));
+    await flow.send(chosen('jamb'));
     const back = await flow.settle('listPinBundles', { error: { code } });
     expect(back.value).toBe('choosingService');
     expect(currentView(back)?.error).toEqual({ key: `failure.${code}` });
@@ -377,7 +370,7 @@ describe('pin machine: every service failure in words', () => {
 
   it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
     const flow = await atSummary();
-    flow.send(chosen('confirm'));
+    await flow.send(chosen('confirm'));
     const end = await flow.settle('reserveSpend', { error: { code } });
     expect(end.value).toBe('failed');
     expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
