@@ -4,7 +4,7 @@
  * fallback) is escaped the way Slack asks. Slack's size limits are applied here, once.
  */
 import type { types } from '@slack/bolt';
-import type { InputKind, Prompt } from '../../src/conversation/types.js';
+import type { Inbound, InputKind, Prompt } from '../../src/conversation/types.js';
 
 /** A message as the Web API and response_url take it. */
 export interface SlackMessage {
@@ -92,6 +92,16 @@ export function promptMessage(prompt: Prompt): SlackMessage {
     message.blocks.push({ type: 'actions', block_id: 'controls', elements: controls });
   }
   return message;
+}
+
+const BUTTON_ACTION = new RegExp(`^(?:${CHOICE_ACTION_PREFIX}\\d+|${NAV_ACTION_PREFIX}(back|home|cancel))$`);
+
+/** What a click on a choice or nav button means to the engine; null for any other action_id. */
+export function readButton(actionId: string, value: string | undefined): Pick<Inbound, 'choice' | 'nav'> | null {
+  const match = BUTTON_ACTION.exec(actionId);
+  if (!match) return null;
+  const nav = match[1] as Inbound['nav'];
+  return nav ? { nav } : { choice: value ?? '' };
 }
 
 /** What the answer modal carries back in private_metadata. */

@@ -26,6 +26,7 @@ import {
   ANSWER_VIEW,
   CHOICE_ACTION_PREFIX,
   NAV_ACTION_PREFIX,
+  readButton,
   answerModal,
   isInputKind,
   promptMessage,
@@ -82,7 +83,6 @@ export interface Slack {
 const WORKING = 'Working on it… the answer will appear here.';
 const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
-const NAVS = new Set<string>(['back', 'home', 'cancel']);
 
 /** Bolt answers rejected requests with an empty body; say why. */
 const REJECTION_REASONS: Record<number, string> = {
@@ -184,15 +184,13 @@ export function createSlack(options: SlackOptions): Slack {
     await replier.reply({ userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false }, await pending);
   });
 
-  const engineActions = new RegExp(`^(${CHOICE_ACTION_PREFIX}\\d+|${NAV_ACTION_PREFIX}(back|home|cancel))$`);
-  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: engineActions }, async ({ ack, body, action }) => {
+  const buttons = new RegExp(`^(${CHOICE_ACTION_PREFIX}|${NAV_ACTION_PREFIX})`);
+  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: buttons }, async ({ ack, body, action }) => {
     await ack();
     const inbound = actorInbound(body);
-    if (!inbound) return;
-    const nav = action.action_id.slice(NAV_ACTION_PREFIX.length);
-    if (action.action_id.startsWith(NAV_ACTION_PREFIX) && NAVS.has(nav)) inbound.nav = nav as Inbound['nav'];
-    else inbound.choice = action.value ?? '';
-    const message = await answer(inbound);
+    const meaning = readButton(action.action_id, action.value);
+    if (!inbound || !meaning) return;
+    const message = await answer({ ...inbound, ...meaning });
     await replier.reply({ userId: inbound.userId, responseUrl: body.response_url, replaceOriginal: true }, message);
   });
 
@@ -218,11 +216,11 @@ export function createSlack(options: SlackOptions): Slack {
 
   // Typing in the app's DM works like `/momo <text>`. Events are the one thing Slack retries
   // (X-Slack-Retry-Num); Bolt acknowledges them at once and the event_id is claimed so a retry does nothing.
-  app.event('message', async ({ event, body }) => {
+  app.event('message', async ({ event, body, context }) => {
     if (event.channel_type !== 'im' || event.subtype !== undefined || 'bot_id' in event) return;
     const { user, text } = event;
     if (!(await store.claim(`slack:event:${body.event_id}`, EVENT_DEDUP_SECONDS))) {
-      logger.info({ eventId: body.event_id, retry: body.retry_attempt }, 'slack: duplicate delivery dropped');
+      logger.info({ eventId: body.event_id, retryNum: context.retryNum }, 'slack: duplicate delivery dropped');
       return;
     }
     const message = await answer({ ...inboundFrom(body.team_id, user, body.event_id), ...parseCommandText(text) });

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { answerModal, escapeMrkdwn, promptMessage, readAnswerMetadata } from '../../../adapters/slack/blocks.js';
+import { answerModal, escapeMrkdwn, promptMessage, readAnswerMetadata, readButton } from '../../../adapters/slack/blocks.js';
 import { parseCommandText } from '../../../adapters/slack/command.js';
 import { conversationIdOf, userIdOf } from '../../../adapters/slack/address.js';
 import { SLACK_EVENTS_PATH } from '../../../adapters/slack/index.js';
@@ -45,6 +45,31 @@ describe('promptMessage', () => {
     const { text, blocks } = promptMessage({ text: '<!channel>', final: true }) as { text: string; blocks: Block[] };
     expect(text).toBe('&lt;!channel&gt;');
     expect(blocks[0]?.text).toEqual({ type: 'plain_text', text: '<!channel>', emoji: false });
+  });
+});
+
+describe('readButton', () => {
+  it.each([
+    ['momo_choice_0', 'pay', { choice: 'pay' }],
+    ['momo_choice_27', 'b27', { choice: 'b27' }],
+    ['momo_choice_3', undefined, { choice: '' }],
+    ['momo_nav_back', 'ignored', { nav: 'back' }],
+    ['momo_nav_home', undefined, { nav: 'home' }],
+    ['momo_nav_cancel', 'cancel', { nav: 'cancel' }],
+    ['momo_nav_exit', 'exit', null],
+    ['momo_choice_x', 'pay', null],
+    ['momo_answer', 'phone', null],
+    ['other_app_button', 'v', null],
+  ])('%s (%s) -> %j', (actionId, value, expected) => {
+    expect(readButton(actionId, value)).toEqual(expected);
+  });
+
+  it('reads back every button promptMessage renders', () => {
+    const { blocks } = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as { blocks: Block[] };
+    const meanings = actions(blocks)
+      .flatMap((b) => b.elements)
+      .map((e: Block) => readButton(e.action_id, e.value));
+    expect(meanings).toEqual([{ choice: 'pay' }, { nav: 'back' }, { nav: 'home' }, { nav: 'cancel' }]);
   });
 });
 

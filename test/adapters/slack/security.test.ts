@@ -68,7 +68,7 @@ describe('retries', () => {
 
     const retry = await rig.sender.dm('pay', 'Ev042', { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
     expect(retry.status).toBe(200);
-    expect(await next('slack: duplicate delivery dropped')).toMatchObject({ eventId: 'Ev042' });
+    expect(await next('slack: duplicate delivery dropped')).toMatchObject({ eventId: 'Ev042', retryNum: 1 });
     expect(engine.inbounds).toHaveLength(1);
     expect(rig.fake.of('chat.postMessage')).toHaveLength(1);
   });
