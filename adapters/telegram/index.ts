@@ -2,7 +2,7 @@
  * The Telegram channel: a grammY bot that turns updates into Inbound for the engine and renders Prompts as
  * messages with inline keyboards, the webhook route, and a Notifier for later messages.
  */
-import type { Router } from 'express';
+import express, { type Router } from 'express';
 import { Bot } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { Engine, Notifier, SessionStore } from '../../src/conversation/types.js';
@@ -80,7 +80,8 @@ export function createTelegram(options: TelegramOptions): Telegram {
   // Long polling only: the handler reports its own failures, so this sees only what escaped it.
   bot.catch((error) => logger.error({ err: describeError(error.error) }, 'telegram: update escaped the handler'));
 
-  const router = createWebhookRouter(bot, { secretToken, timeoutMs: WEBHOOK_TIMEOUT_MS, logger });
+  // Only with a public URL: grammY's webhookCallback turns long polling off for good.
+  const router = publicUrl ? createWebhookRouter(bot, { secretToken, timeoutMs: WEBHOOK_TIMEOUT_MS, logger }) : express.Router();
   let polling: Promise<void> | undefined;
 
   return {

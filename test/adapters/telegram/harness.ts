@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import type { Update } from 'grammy/types';
-import { createTelegram, type Telegram } from '../../../adapters/telegram/index.js';
+import { createTelegram, type Telegram, type TelegramOptions } from '../../../adapters/telegram/index.js';
 import { deriveSecretToken } from '../../../adapters/telegram/webhook.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
@@ -57,7 +57,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(engine: Engine, store: SessionStore = new MemoryStore()): Promise<Harness> {
+export interface HarnessOptions {
+  store?: SessionStore;
+  /** Overrides of createTelegram's options. */
+  telegram?: Partial<TelegramOptions>;
+}
+
+export async function startHarness(engine: Engine, options: HarnessOptions = {}): Promise<Harness> {
+  const store = options.store ?? new MemoryStore();
   const api = await startFakeBotApi();
   const logs: string[] = [];
   const sleeps: number[] = [];
@@ -71,6 +78,7 @@ export async function startHarness(engine: Engine, store: SessionStore = new Mem
     logger,
     botInfo: BOT_INFO,
     retry: { sleep: async (ms) => void sleeps.push(ms) },
+    ...options.telegram,
   });
   const app = express();
   app.use(telegram.router);
@@ -78,7 +86,7 @@ export async function startHarness(engine: Engine, store: SessionStore = new Mem
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
-  const secret = deriveSecretToken(BOT_TOKEN);
+  const secret = options.telegram?.secretToken ?? deriveSecretToken(BOT_TOKEN);
   return {
     api,
     telegram,

@@ -233,7 +233,7 @@ describe('Telegram webhook', () => {
       if (key === 'tg:update:72') secondClaimed();
       return claim(key, ttl, value);
     };
-    harness = await startHarness(engine, store);
+    harness = await startHarness(engine, { store });
 
     const a1 = harness.post(textUpdate(71, 'A1', 1001));
     await started;
