@@ -7,7 +7,7 @@ import type { Request, Response } from 'express';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
-import type { Codec, GatewayRequest } from './codecs/index.js';
+import type { Codec } from './codecs/index.js';
 import { NAV, renderPrompt } from './renderer.js';
 import { digest, nextStep, readRecord, type Step, type UssdSessionRecord } from './session.js';
 
@@ -47,12 +47,6 @@ export function createHopHandler(options: HopOptions) {
   const { engine, store, deadlineMs, logger, sessionTtlSeconds, defaultCountry } = options;
 
   return (codec: Codec) => async (req: Request, res: Response) => {
-    const send = (screen: { text: string; final: boolean }, hop: number, request: GatewayRequest) => {
-      const reply = codec.encode({ ...screen, hop }, request);
-      if (reply.type === 'text') res.type('text/plain').send(reply.body);
-      else res.json(reply.body);
-    };
-
     const decoded = codec.decode(req.body);
     if (!decoded.ok) {
       logger.warn({ gateway: codec.name, reason: decoded.reason }, 'ussd request refused');
@@ -69,12 +63,17 @@ export function createHopHandler(options: HopOptions) {
     const phone = parsed.e164;
     const ctx: LogContext = { gateway: codec.name, sessionId: request.sessionId, phone: maskPhone(phone) };
     const key = `ussd:${codec.name}:${request.sessionId}`;
+    const send = (screen: { text: string; final: boolean }, hop: number) => {
+      const reply = codec.encode({ ...screen, hop }, request);
+      if (reply.type === 'text') res.type('text/plain').send(reply.body);
+      else res.json(reply.body);
+    };
 
     try {
       if (request.hop.kind === 'end') {
         await store.delete(key);
         logger.info(ctx, 'ussd session released by the gateway');
-        send({ text: '', final: true }, 0, request);
+        send({ text: '', final: true }, 0);
         return;
       }
       const stored = await store.get(key);
@@ -82,7 +81,7 @@ export function createHopHandler(options: HopOptions) {
       const step = nextStep(record, request.hop);
       if (step.kind === 'repeat') {
         logger.info({ ...ctx, hop: step.record.hop }, 'ussd repeat: same screen');
-        send(step.record.screen, step.record.hop, request);
+        send(step.record.screen, step.record.hop);
         return;
       }
       const hop = step.kind === 'answer' ? step.hop : 0;
@@ -94,15 +93,15 @@ export function createHopHandler(options: HopOptions) {
         const won = winner ? readRecord(winner.snapshot) : null;
         if (won && won.hop >= hop) {
           logger.info({ ...ctx, hop }, 'ussd concurrent delivery: same screen');
-          send(won.screen, won.hop, request);
+          send(won.screen, won.hop);
           return;
         }
       }
       logger.info({ ...ctx, hop, final: next.screen.final }, 'ussd hop');
-      send(next.screen, hop, request);
+      send(next.screen, hop);
     } catch (err) {
       logger.error({ ...ctx, err: errorName(err) }, 'ussd hop failed');
-      send(renderPrompt(APOLOGY_FAILED), 0, request);
+      send(renderPrompt(APOLOGY_FAILED), 0);
     }
   };
 
