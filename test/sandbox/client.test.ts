@@ -121,7 +121,7 @@ describe('vending through MomoClient', () => {
     expect(validation.gsmNo).toBe(JAMB.gsmNo);
     expect(validation.user?.name).toBe(`${JAMB.firstName} ${JAMB.middleName} ${JAMB.lastName}`);
     const pins = await client.vending.listPinBundles({ service_type: 'jamb' });
-    const utme = pins.find((p) => p.description.includes('UTME'))!;
+    const utme = pins.find((p) => p.description?.includes('UTME'))!;
     const bought = await client.vending.purchasePin({
       service_type: 'jamb',
       product_code: 'utme',
