@@ -265,6 +265,8 @@ export const pinBundleSchema = z.looseObject({
   amount: decimalString,
   available: z.number().int(),
   description: text,
+  /** Not in the spec's element, which leaves the product list unshown; read when sent (the sandbox does). */
+  product_code: text,
 });
 
 export const pinPurchaseSchema = z.looseObject({

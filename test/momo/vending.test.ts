@@ -72,8 +72,11 @@ describe('bundles', () => {
   });
 
   it('listPinBundles posts to epin/bundles', async () => {
-    server.reply(ok([{ amount: 4700, available: 12, description: 'UTME pin' }]));
-    expect(await client.vending.listPinBundles({ service_type: 'jamb' })).toEqual([{ amount: '4700', available: 12, description: 'UTME pin' }]);
+    server.reply(ok([{ amount: 4700, available: 12, description: 'UTME pin', product_code: 'utme' }, { amount: '500', available: 1 }]));
+    expect(await client.vending.listPinBundles({ service_type: 'jamb' })).toEqual([
+      { amount: '4700', available: 12, description: 'UTME pin', product_code: 'utme' },
+      { amount: '500', available: 1 },
+    ]);
     expect(server.requests[0]?.url).toBe('/vending/services/epin/bundles');
   });
 
