@@ -1,0 +1,34 @@
+/**
+ * Our side of the USSD benchmark: the real engine and USSD adapter on the Redis store, running the
+ * benchmark's 4-step flow; its service calls (PIN check, payment) are answered in-process.
+ */
+import express from 'express';
+import { createEngine } from '../../src/conversation/engine.js';
+import { loadAccessPolicy } from '../../src/conversation/policy.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import { createUssdRouter } from '../../adapters/ussd/index.js';
+import { createLogger } from '../../src/log.js';
+import { benchFlow } from './send.machine.js';
+
+export function oursApp(redisUrl: string): express.Express {
+  const logger = createLogger('silent');
+  const store = new RedisStore({ url: redisUrl, keyPrefix: 'bench:' });
+  let paid = 0;
+  const engine = createEngine({
+    store,
+    services: {
+      verifyPin: async () => undefined,
+      createPayment: async () => ({ id: String(++paid), state: 'new' }),
+    },
+    policy: loadAccessPolicy(),
+    flows: { menu: benchFlow },
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    sessionTtlSeconds: 600,
+    deadlineMs: { ussd: 3000, telegram: 2500, slack: 2500 },
+    logger,
+  });
+  const app = express();
+  app.use(createUssdRouter({ engine, store, serviceCode: '*384*123#', deadlineMs: 3000, logger }));
+  return app;
+}

@@ -1,0 +1,81 @@
+/**
+ * The peer: the same 4-step menu (welcome, phone, amount, PIN, end) with ussd-menu-builder, its session on
+ * the same Redis. One new UssdMenu per request: its shared instance keeps per-request state (args, val,
+ * result) on itself and loses answers under concurrency.
+ */
+import express from 'express';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+const require = createRequire(import.meta.url);
+// ussd-menu-builder ships no types.
+const UssdMenu = require('ussd-menu-builder') as new () => {
+  val: string;
+  session: { get(key: string): Promise<string | null>; set(key: string, v: string): Promise<void> };
+  sessionConfig(c: object): void;
+  startState(o: object): void;
+  state(name: string, o: object): void;
+  con(text: string): void;
+  end(text: string): void;
+  run(args: object): Promise<string>;
+};
+
+const TTL = 180;
+
+export function peerApp(redis: Redis): express.Express {
+  const app = express();
+  app.post('/ussd', express.urlencoded({ extended: false }), async (req, res) => {
+    const menu = new UssdMenu();
+    menu.sessionConfig({
+      start: async () => undefined,
+      get: async (sessionId: string, key: string) => redis.hget(`peer:${sessionId}`, key),
+      set: async (sessionId: string, key: string, value: string) => {
+        await redis.multi().hset(`peer:${sessionId}`, key, value).expire(`peer:${sessionId}`, TTL).exec();
+      },
+      end: async () => undefined,
+    });
+    menu.startState({ run: () => menu.con('Welcome\n1. Send money'), next: { '1': 'phone' } });
+    menu.state('phone', { run: () => menu.con('Enter phone number'), next: { '*^\\+?\\d{9,15}$': 'amount' } });
+    menu.state('amount', {
+      run: async () => {
+        await menu.session.set('phone', menu.val);
+        menu.con('Enter amount');
+      },
+      next: { '*^\\d+$': 'pin' },
+    });
+    menu.state('pin', {
+      run: async () => {
+        await menu.session.set('amount', menu.val);
+        menu.con('Enter PIN');
+      },
+      next: { '*^\\d{4}$': 'done' },
+    });
+    menu.state('done', {
+      run: async () => {
+        const [phone, amount] = await Promise.all([menu.session.get('phone'), menu.session.get('amount')]);
+        menu.end(`Sent ${amount} to ${phone}`);
+      },
+    });
+    const body = req.body as Record<string, string>;
+    res.type('text/plain').send(await menu.run({ sessionId: body.sessionId, phoneNumber: body.phoneNumber, serviceCode: body.serviceCode, text: body.text ?? '' }));
+  });
+  return app;
+}
+
+/** The floor: express doing one Redis GET and one SET per hop, nothing else. */
+export function floorApp(redis: Redis): express.Express {
+  const app = express();
+  app.post('/ussd', express.urlencoded({ extended: false }), async (req, res) => {
+    const body = req.body as Record<string, string>;
+    const key = `floor:${body.sessionId}`;
+    const seen = await redis.get(key);
+    const text = body.text ?? '';
+    await redis.set(key, text, 'EX', TTL);
+    const hop = text === '' ? 0 : text.split('*').length;
+    void seen;
+    const screens = ['CON Welcome\n1. Send money', 'CON Enter phone number', 'CON Enter amount', 'CON Enter PIN'];
+    const parts = text.split('*');
+    res.type('text/plain').send(screens[hop] ?? `END Sent ${parts[2]} to ${parts[1]}`);
+  });
+  return app;
+}

@@ -1,0 +1,33 @@
+/**
+ * Child process of the USSD benchmark: `tsx bench/ussd/serve.ts <peer|floor|ours>` serves POST /ussd on a
+ * free port, prints `PORT <n>`, and answers GET /__cpu with its own CPU time (process.cpuUsage), so each
+ * server's CPU per request is measured in its own process.
+ */
+import express from 'express';
+import { Redis } from 'ioredis';
+import type { AddressInfo } from 'node:net';
+import { floorApp, peerApp } from './peer.js';
+
+const kind = process.argv[2];
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+async function build(): Promise<express.Express> {
+  if (kind === 'peer') return peerApp(redis);
+  if (kind === 'floor') return floorApp(redis);
+  if (kind === 'ours') return (await import('./ours.js')).oursApp(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  throw new Error(`unknown kind ${kind}`);
+}
+
+const app = await build();
+app.get('/__cpu', (_req, res) => {
+  const cpu = process.cpuUsage();
+  res.json({ user: cpu.user, system: cpu.system });
+});
+const server = app.listen(0, '127.0.0.1', () => {
+  console.log(`PORT ${(server.address() as AddressInfo).port}`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  redis.disconnect();
+  process.exit(0);
+});
