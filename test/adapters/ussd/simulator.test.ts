@@ -2,20 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createDialer } from '../../../adapters/ussd/dialer.js';
+import { CHROMIUM_ARGS } from './chromium.js';
 import { PHONE, PIN, startUssd } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** Sends one answer through the page's input and Send button, then waits for the next screen. */
 async function send(page: Page, answer: string): Promise<string> {
