@@ -38,7 +38,6 @@ export interface PayContext {
   amount?: string;
   currency?: string;
   description?: string;
-  payment?: PaymentResult;
   /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
   error?: Text;
   /** The last screen's words: the result, a failure, or a cancellation. */
@@ -188,9 +187,9 @@ export const payMachine = setup({
     forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
-    storePayment: assign((_, payment: PaymentResult) => ({
-      payment,
-      outcome: { key: payment.state === 'submitted' ? 'pay.submittedBefore' : 'pay.submitted', params: { ...payment } },
+    /** State `submitted` is the service layer saying it was already submitted earlier (our own key). */
+    notePayment: assign((_, { id, state }: PaymentResult) => ({
+      outcome: { key: state === 'submitted' ? 'pay.submittedBefore' : 'pay.submitted', params: { id, state } },
     })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
@@ -460,7 +459,7 @@ export const payMachine = setup({
         input: ({ context, event }) => ({
           channel: context.input.channel,
           userId: context.input.userId,
-          pin: event.type === 'ANSWERED' ? event.value : '',
+          pin: event.type === 'ANSWERED' ? event.value.trim() : '',
         }),
         onDone: 'reserving',
         onError: [
@@ -505,7 +504,7 @@ export const payMachine = setup({
             : {}),
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { actions: { type: 'storePayment', params: ({ event }) => event.output }, target: 'done' },
+        onDone: { actions: { type: 'notePayment', params: ({ event }) => event.output }, target: 'done' },
         onError: { actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },

@@ -23,7 +23,6 @@ export interface RequestContext {
   currency?: string;
   reason?: string;
   sendInstructions?: boolean;
-  request?: CollectionRequestResult;
   /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
   error?: Text;
   /** The last screen's words: the result, a failure, or a cancellation. */
@@ -105,13 +104,12 @@ export const requestMachine = setup({
     }),
     storeCurrency: assign({ currency: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
     storeInstructions: assign({ sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes', error: undefined }),
-    storeRequest: assign((_, request: CollectionRequestResult) => ({
-      request,
-      outcome: {
-        key: request.mfscode ? 'request.createdWithCode' : 'request.created',
-        params: { ...request },
-      },
-    })),
+    noteRequest: assign((_, { id, status, mfscode }: CollectionRequestResult) => {
+      const outcome: Text = mfscode
+        ? { key: 'request.createdWithCode', params: { id, status, mfscode } }
+        : { key: 'request.created', params: { id, status } };
+      return { outcome };
+    }),
     forget: assign((_, { fields }: { fields: Array<keyof RequestContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
@@ -227,7 +225,7 @@ export const requestMachine = setup({
           sendInstructions: context.sendInstructions ?? false,
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { actions: { type: 'storeRequest', params: ({ event }) => event.output }, target: 'done' },
+        onDone: { actions: { type: 'noteRequest', params: ({ event }) => event.output }, target: 'done' },
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },
