@@ -1,0 +1,200 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { AccessPolicy } from '../../src/conversation/policy.js';
+import { OPEN_REQUEST_TTL_SECONDS, openRequestKey } from '../../src/conversation/records.js';
+import { contactKey, createServices } from '../../src/conversation/services.js';
+import { createLogger } from '../../src/log.js';
+import { MomoClient } from '../../src/momo/index.js';
+import { ScriptedServer } from '../momo/scriptedServer.js';
+
+const PHONE = '+256772123456';
+const policy = new AccessPolicy({
+  roles: { clerk: { flows: ['pay'], perPaymentLimit: { UGX: '100' }, dailyLimit: { UGX: '100' } } },
+  users: { telegram: { u1: { role: 'clerk' } } },
+});
+
+let server: ScriptedServer;
+beforeAll(async () => {
+  server = await ScriptedServer.start();
+});
+afterAll(() => server.close());
+beforeEach(() => server.reset());
+
+function setup() {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  let now = 1_000_000;
+  const store = new MemoryStore();
+  const client = new MomoClient({ baseUrl: server.url, apiKey: 'secret-key', vendingUrl: `${server.url}/vending`, vendingApiKey: 'vk', maxRetries: 0 });
+  const services = createServices({ client, policy, store, logger, now: () => now });
+  return { services, store, lines, advance: (ms: number) => (now += ms) };
+}
+
+const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const contact = { id: 7, phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', phone_is_supported: 'yes', phone_is_mm_registered: 'yes', name_on_network: 'JANE A DOE', network_name: 'MTN' };
+const payment = (over: object = {}) => ({ id: 41, state: 'submitted', description: 'rent', phone_nos: [], ...over });
+
+describe('createServices', () => {
+  it('verifyContact creates the contact with sync=1, and lookupContact then answers from the local record only', async () => {
+    const { services } = setup();
+    expect(await services.lookupContact({ phonenumber: PHONE })).toEqual({ known: false, registered: false });
+    server.reply({ status: 201, body: contact });
+    const check = await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe' });
+    expect(check).toEqual({ known: true, registered: true, nameOnNetwork: 'JANE A DOE', networkName: 'MTN', firstName: 'Jane', lastName: 'Doe' });
+    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/api/contacts', body: { phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', metadata: { sync: '1' } } });
+    expect(await services.lookupContact({ phonenumber: PHONE })).toEqual(check);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a number the network says is not registered reads as not registered', async () => {
+    const { services } = setup();
+    server.reply({ status: 201, body: { ...contact, phone_is_mm_registered: 'no' } });
+    expect((await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D' })).registered).toBe(false);
+  });
+
+  it('createPayment sends our Duplicate-Check-Key and remembers the contact', async () => {
+    const { services, store } = setup();
+    server.reply({ status: 201, body: payment() });
+    const result = await services.createPayment({
+      duplicateCheckKey: 'run-9:pay',
+      paymentType: 'money',
+      phonenumber: PHONE,
+      amount: '1500.50',
+      currency: 'UGX',
+      description: 'rent',
+      firstName: 'Jane',
+      lastName: 'Doe',
+      metadata: { chat: 'telegram:1' },
+    });
+    expect(result).toEqual({ id: '41', state: 'submitted' });
+    expect(server.header('duplicate-check-key')).toEqual(['run-9:pay']);
+    expect(server.requests[0]?.body).toMatchObject({ phonenumber: PHONE, payment_type: 'money', amount: '1500.5', metadata: { chat: 'telegram:1' }, first_name: 'Jane' });
+    expect((await store.get(contactKey(PHONE)))?.snapshot).toEqual({ known: true, registered: true, firstName: 'Jane', lastName: 'Doe' });
+  });
+
+  it('a bank payment sends the bank fields without a payment type', async () => {
+    const { services } = setup();
+    server.reply({ status: 201, body: payment({ id: 42 }) });
+    await services.createPayment({
+      duplicateCheckKey: 'k',
+      paymentType: 'bank',
+      phonenumber: PHONE,
+      amount: '10',
+      currency: 'UGX',
+      description: 'x',
+      bank: { bank: '3', accountNumber: '12345', accountName: 'Jane Doe', email: 'j@example.com' },
+      metadata: {},
+    });
+    const body = server.requests[0]?.body as Record<string, unknown>;
+    expect(body).toMatchObject({ account_number: '12345', account_name: 'Jane Doe', bank: 3, email: 'j@example.com' });
+    expect(body.payment_type).toBeUndefined();
+  });
+
+  it('a duplicate of our own key resolves as submitted, for every money-moving create', async () => {
+    const { services } = setup();
+    const duplicate = { status: 409, body: { detail: 'Duplicate Request Detected!' } };
+    server.reply(duplicate, duplicate, duplicate, duplicate);
+    const base = { duplicateCheckKey: 'run-1:x', phonenumber: PHONE, amount: '5', currency: 'UGX', metadata: { chat: 'c' } };
+    expect(await services.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual({ id: '', state: 'submitted' });
+    expect(await services.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual({ id: '', status: 'submitted' });
+    expect(await services.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual({ reference: '', status: 'submitted' });
+    expect(
+      await services.purchasePin({ ...base, serviceType: 'waec', productCode: 'p', accountNumber: 'a', gsmNo: '080', quantity: 1 }),
+    ).toEqual({ reference: '', status: 'submitted' });
+  });
+
+  it('maps every error class to its ServiceFailure code and keeps validation fields', async () => {
+    const { services } = setup();
+    server.reply(
+      { status: 400, body: { amount: ['Insufficient balance'] } },
+      { status: 401, body: { detail: 'Invalid token.' } },
+      { status: 403, body: { detail: 'no' } },
+      { status: 404, body: { detail: 'Not found.' } },
+      { status: 429, body: { detail: 'slow down' } },
+      { status: 503, body: { detail: 'maintenance' } },
+      { drop: true },
+    );
+    const pay = () => services.createPayment({ duplicateCheckKey: 'k', paymentType: 'money', phonenumber: PHONE, amount: '1', currency: 'UGX', description: 'd', metadata: {} });
+    expect(await failureOf(pay())).toMatchObject({ code: 'validation', fields: { amount: ['Insufficient balance'] } });
+    const codes = [];
+    for (let i = 0; i < 6; i++) codes.push(((await failureOf(pay())) as { code: string }).code);
+    expect(codes).toEqual(['unauthenticated', 'forbidden', 'not_found', 'rate_limited', 'service', 'connection']);
+  });
+
+  it('logs failures without phone numbers or keys', async () => {
+    const { services, lines } = setup();
+    server.reply({ status: 400, body: { phone_number: [`${PHONE} is not valid`] } });
+    await failureOf(services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D' }));
+    const log = lines.join('');
+    expect(log).toContain('"code":"validation"');
+    expect(log).not.toContain(PHONE);
+    expect(log).not.toContain('secret-key');
+  });
+
+  it('reserveSpend and verifyPin answer from the policy as ServiceFailures', async () => {
+    const { services } = setup();
+    expect(await failureOf(services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '101', currency: 'UGX' }))).toMatchObject({ code: 'limit_exceeded' });
+    expect(await failureOf(services.reserveSpend({ channel: 'telegram', userId: 'nobody', flow: 'pay', amount: '1', currency: 'UGX' }))).toMatchObject({ code: 'not_allowed' });
+    await expect(services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '100', currency: 'UGX' })).resolves.toBeUndefined();
+    expect(await failureOf(services.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({ code: 'not_allowed' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('caches the bank list for an hour', async () => {
+    const { services, advance } = setup();
+    server.reply({ body: { count: 1, next: null, previous: null, results: [{ id: 3, name: 'Stanbic' }] } }, { body: [{ id: 4, name: 'Equity' }] });
+    expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
+    advance(3599_000);
+    expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
+    expect(server.requests).toHaveLength(1);
+    advance(1_000);
+    expect(await services.listBanks({})).toEqual([{ id: '4', name: 'Equity' }]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('createCollectionRequest keeps an open-request record for collection verification', async () => {
+    const { services, store } = setup();
+    server.reply({ status: 201, body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending', mfscode: '*165#' } });
+    const made = await services.createCollectionRequest({ duplicateCheckKey: 'r1', phonenumber: PHONE, amount: '2000', currency: 'UGX', reason: 'fees', sendInstructions: true, metadata: { chat: 'ussd:+256' } });
+    expect(made).toEqual({ id: '5', status: 'pending', mfscode: '*165#' });
+    expect(server.requests[0]?.body).toMatchObject({ reason: 'fees', send_instructions: true });
+    expect((await store.get(openRequestKey(PHONE, '2000.00', 'ugx')))?.snapshot).toEqual({ id: '5', chat: 'ussd:+256' });
+    expect(OPEN_REQUEST_TTL_SECONDS).toBeGreaterThan(0);
+  });
+
+  it('latest collections are asked newest first and summarised with the sender', async () => {
+    const { services } = setup();
+    server.reply({
+      body: {
+        count: 1,
+        next: null,
+        previous: null,
+        results: [{ id: 9, amount: 700, currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remote_transaction_id: 'TX', payment_date: '2026-01-01', contact: { ...contact } }],
+      },
+    });
+    expect(await services.latestCollections({ limit: 3 })).toEqual([
+      { id: '9', amount: '700', currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remoteTransactionId: 'TX', paymentDate: '2026-01-01', senderName: 'Jane Doe' },
+    ]);
+    expect(server.requests[0]?.url).toMatch(/^\/api\/collections\?/);
+    expect(server.requests[0]?.url).toContain('ordering=-created');
+    expect(server.requests[0]?.url).toContain('limit=3');
+  });
+
+  it('validateCandidate returns the name and the gsmNo to buy with, or not_found', async () => {
+    const { services } = setup();
+    const ok = (data: unknown) => ({ body: { status: 'success', message: 'Successful', code: 200, data } });
+    server.reply(ok({ user: { name: 'JOHN PUPIL', rawOutput: { gsmNo: '08030000000' } } }), ok({ user: { name: null }, errorMessage: 'Invalid code' }));
+    const query = { serviceType: 'jamb', productCode: 'UTME', accountNumber: 'C1' };
+    expect(await services.validateCandidate(query)).toEqual({ name: 'JOHN PUPIL', gsmNo: '08030000000' });
+    expect(await failureOf(services.validateCandidate(query))).toEqual({ code: 'not_found', message: 'Invalid code' });
+  });
+});
