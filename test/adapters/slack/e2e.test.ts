@@ -1,0 +1,109 @@
+/**
+ * The Slack channel in the whole product (startApp: the real engine, flows, access policy and the embedded
+ * sandbox), started with a signing secret, a bot token and SLACK_API_URL at a local Web API: a payment
+ * made with `/momo`, buttons and the answer modal only, reaching the sandbox exactly once, and its outcome
+ * coming back as a direct message when the service notifies.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { startApp, type RunningApp } from '../../../src/app.js';
+import {
+  BOT_TOKEN,
+  FakeSlack,
+  SIGNING_SECRET,
+  SlackSender,
+  TEAM,
+  USER,
+  buttonLabelled,
+  buttonOf,
+  textOf,
+} from './harness.js';
+
+/** A sandbox test number registered as "Sarah Nakato"; payments to it succeed. */
+const RECIPIENT = '0772000001';
+
+let fake: FakeSlack;
+let running: RunningApp;
+let sender: SlackSender;
+/** The id of the payment the first test made, as its last screen showed it. */
+let paymentId: string | undefined;
+beforeAll(async () => {
+  fake = new FakeSlack();
+  await fake.start();
+  running = await startApp(
+    loadConfig({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_API_URL: fake.apiUrl,
+    }),
+  );
+  sender = new SlackSender(running.url, fake);
+});
+afterAll(async () => {
+  await running?.stop();
+  await fake?.close();
+});
+
+type Blocks = Array<Record<string, any>>;
+
+/** What a person does on each screen of the pay flow: press a button, or answer in the modal. */
+const STEPS: Array<[RegExp, { press: string } | { type: string }]> = [
+  [/What do you want to send/, { press: 'Mobile money' }],
+  [/phone number of the person/, { type: RECIPIENT }],
+  [/first name/, { type: 'Sarah' }],
+  [/last name/, { type: 'Nakato' }],
+  [/Enter the amount/, { type: '5000' }],
+  [/Choose the currency/, { press: 'UGX' }],
+  [/description/, { type: 'lunch' }],
+  [/^Send 5000(\.00)? UGX of mobile money/, { press: 'Confirm' }],
+];
+
+describe('Slack end to end (real engine + sandbox)', () => {
+  it('pays someone with /momo, buttons and the modal; one payment reaches the sandbox', async () => {
+    const menu = (await (await sender.command('')).json()) as { blocks: Blocks };
+    let blocks: Blocks = menu.blocks;
+    const seen: string[] = [textOf(blocks)];
+    let click = 0;
+    await sender.click(buttonLabelled(blocks, 'Pay someone'), `e2e-${click}`);
+    blocks = (await fake.next('respond')).body.blocks;
+
+    for (let screen = 0; screen < 20 && !/Payment \d+ submitted/.test(textOf(blocks)); screen += 1) {
+      const text = textOf(blocks);
+      seen.push(text);
+      const step = STEPS.find(([pattern]) => pattern.test(text));
+      if (!step) throw new Error(`No step for screen: ${text}\nScreens so far: ${seen.join(' | ')}`);
+      click += 1;
+      const [, action] = step;
+      if ('press' in action) {
+        await sender.click(buttonLabelled(blocks, action.press), `e2e-${click}`);
+      } else {
+        await sender.click(buttonOf(blocks, 'momo_answer'), `e2e-${click}`);
+        const opened = await fake.next('views.open');
+        await sender.submit(opened.body.view, action.type);
+      }
+      const next = await fake.next('respond');
+      expect(next.id).toBe(`e2e-${click}`);
+      blocks = next.body.blocks;
+    }
+    paymentId = /Payment (\d+) submitted/.exec(textOf(blocks))?.[1];
+    expect(paymentId).toBeDefined();
+    expect(blocks.filter((b) => b.type === 'actions')).toEqual([]);
+
+    const page = await running.client.payments.list();
+    const ours = page.results.filter((p) => (p.metadata as Record<string, unknown> | null)?.chat === `slack:${TEAM}:${USER}`);
+    expect(ours).toHaveLength(1);
+    expect(String(ours[0]?.id)).toBe(paymentId);
+    expect(ours[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'lunch' });
+    // Every answer went through response_url: nothing needed a direct message yet.
+    expect(fake.of('chat.postMessage')).toEqual([]);
+  });
+
+  it('tells the user the outcome by direct message when the service notifies', async () => {
+    await running.sandbox!.controls.advanceClock(600);
+    const dm = await fake.next('chat.postMessage');
+    expect(dm.body.channel).toBe(USER);
+    expect(textOf(dm.body.blocks)).toContain(`Payment ${paymentId} of 5000.00 UGX`);
+  });
+});
