@@ -40,8 +40,16 @@ export class SandboxClock {
   /** Runs `run` once sandbox time reaches now + delaySeconds. */
   schedule(delaySeconds: number, run: () => unknown): void {
     if (this.closed) return;
-    this.tasks.push({ due: this.now() + delaySeconds * 1000, seq: this.seq++, run });
-    this.tasks.sort((a, b) => a.due - b.due || a.seq - b.seq);
+    const task = { due: this.now() + delaySeconds * 1000, seq: this.seq++, run };
+    // Binary insertion keeps the queue ordered by due time, then by scheduling order.
+    let lo = 0;
+    let hi = this.tasks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.tasks[mid]!.due <= task.due) lo = mid + 1;
+      else hi = mid;
+    }
+    this.tasks.splice(lo, 0, task);
     this.arm();
   }
 

@@ -23,13 +23,21 @@ export class DuplicateKeys {
       if (req.method === 'GET' || req.method === 'HEAD' || key === undefined || key === '') return next();
       const id = `${scope(res)}\n${key}`;
       const now = this.clock.now();
-      const expires = this.expiries.get(id);
-      if (expires !== undefined && expires > now) throw detailError(409, DUPLICATE_DETAIL);
+      this.sweep(now);
+      if (this.expiries.has(id)) throw detailError(409, DUPLICATE_DETAIL);
       this.expiries.set(id, now + DUPLICATE_KEY_TTL_SECONDS * 1000);
       res.on('finish', () => {
         if (res.statusCode < 200 || res.statusCode >= 300) this.expiries.delete(id);
       });
       next();
     };
+  }
+
+  /** Drops expired keys. Every key lives as long, so the oldest (first inserted) expire first. */
+  private sweep(now: number): void {
+    for (const [id, expires] of this.expiries) {
+      if (expires > now) break;
+      this.expiries.delete(id);
+    }
   }
 }

@@ -362,6 +362,8 @@ describe('errors', () => {
     expect(wrong.body).toEqual({ detail: 'Method "DELETE" not allowed.' });
     expect((await sb.api('POST', '/collections', { json: {} })).status).toBe(405);
     expect(await sb.api('GET', '/nothing-here').then((r) => [r.status, r.body])).toEqual([404, { detail: 'Not found.' }]);
+    expect((await sb.api('GET', '/contacts/')).status).toBe(200);
+    expect((await sb.api('GET', '/v3/banks/')).status).toBe(200);
 
     const auth = { authorization: 'Token test-key' };
     const broken = await sb.raw('/api/contacts', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"a":' });
