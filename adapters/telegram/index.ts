@@ -90,7 +90,10 @@ export function createTelegram(options: TelegramOptions): Telegram {
     bot,
     async start() {
       await bot.init();
-      await bot.api.setMyCommands(COMMANDS.map(({ command, description }) => ({ command, description })));
+      // The command menu is a convenience: a server that refuses it (an emulator, a hiccup) must not keep the bot down.
+      await bot.api.setMyCommands(COMMANDS.map(({ command, description }) => ({ command, description }))).catch((error: unknown) => {
+        logger.warn({ err: describeError(error) }, 'telegram: commands not registered');
+      });
       if (publicUrl) {
         const url = publicUrl.replace(/\/+$/, '') + WEBHOOK_PATH;
         await bot.api.setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] });

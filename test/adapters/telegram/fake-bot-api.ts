@@ -1,6 +1,7 @@
 /**
  * A local Bot API server for tests: the methods the bot uses, over real HTTP (express on port 0), recording
  * every call. grammY is pointed at it with `client.apiRoot`. Failures are scripted per method.
+ * Sent messages get ids 100, 101, ... in the order they are sent.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
