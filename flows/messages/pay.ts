@@ -6,6 +6,7 @@ import { failureMessages } from '../failure.js';
 import { inputMessages } from '../input.js';
 import type { Lang, Messages } from '../types.js';
 
+/** The pay flow's catalogue, by language. */
 export const payMessages: Record<Lang, Messages> = {
   en: {
     ...inputMessages.en,

@@ -6,6 +6,7 @@ import { failureMessages } from '../failure.js';
 import { inputMessages } from '../input.js';
 import type { Lang, Messages } from '../types.js';
 
+/** The request flow's catalogue, by language. */
 export const requestMessages: Record<Lang, Messages> = {
   en: {
     ...inputMessages.en,
