@@ -6,6 +6,7 @@ import type { DataBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { leafGroups } from './data-pin-paths.js';
 import { live, replay, type Live } from './pay-request-check.driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
@@ -57,8 +58,8 @@ describe('data machine: the model', () => {
     expectCatalogueComplete(dataFlow);
   });
 
-  it('runs every shortest path live with fake services to the same states and context', async () => {
-    for (const path of walk.paths) {
+  it.each(leafGroups(walk.paths))('runs shortest paths live with fake services to the same states and context ($group)', async ({ paths }) => {
+    for (const path of paths) {
       for (const { model, live: actual } of await replay(dataMachine, path, input)) {
         expect(actual.value).toEqual(model.value);
         expect(actual.context).toEqual(model.context);
