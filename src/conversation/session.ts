@@ -42,6 +42,8 @@ export interface Step {
 /** Machines with the engine's actors bound, one per flow. */
 export class FlowRuntime {
   private readonly machines = new Map<FlowId, AnyStateMachine>();
+  /** Restoring builds an actor: done once per stored session object. */
+  private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
 
   constructor(
     private readonly flows: Partial<Record<FlowId, FlowModule>>,
@@ -65,7 +67,12 @@ export class FlowRuntime {
 
   /** The live snapshot of a stored session (children created, none started). */
   restore(session: Session): AnyMachineSnapshot {
-    return createActor(this.machine(session.flow), { snapshot: session.snapshot as never }).getSnapshot();
+    let snapshot = this.restored.get(session);
+    if (!snapshot) {
+      snapshot = createActor(this.machine(session.flow), { snapshot: session.snapshot as never }).getSnapshot() as AnyMachineSnapshot;
+      this.restored.set(session, snapshot);
+    }
+    return snapshot;
   }
 
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {

@@ -4,6 +4,7 @@ import type { FlowServices } from '../../flows/services.js';
 import { createEngine, type EngineOptions } from '../../src/conversation/engine.js';
 import { createLogger } from '../../src/log.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import type { Address, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import { fakePayments, gate, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
@@ -80,6 +81,18 @@ describe('engine', () => {
     expect(calls[0]).toMatchObject({ amount: '500', metadata: { chat: `telegram:${msg().conversationId}` } });
     expect((await e.handle(msg({ text: 'again' }))).choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
     await e.drain();
+  });
+
+  it('runs the same on the memory store (no REDIS_URL)', async () => {
+    const { calls, services } = fakePayments();
+    const e = engine(new MemoryStore(), services);
+    const msg = conversation();
+    await toAmount(e, msg);
+    await e.handle(msg({ text: '42' }));
+    const confirm = msg({ choice: 'yes' });
+    expect(await e.handle(confirm)).toEqual({ text: 'Sent pay-1', final: true });
+    expect(await e.handle(confirm)).toEqual({ text: 'Sent pay-1', final: true });
+    expect(calls.map((c) => c.amount)).toEqual(['42']);
   });
 
   it('refuses a user the policy does not know, and does not offer or start flows the role may not use', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
 import { flows } from '../../flows/index.js';
 import type { FlowModule } from '../../flows/types.js';
 import { createCatalogue, render, renderView } from '../../src/conversation/render.js';
@@ -50,6 +51,23 @@ describe('catalogue', () => {
   it('common messages exist in both languages', () => {
     const { messages } = createCatalogue([]);
     expect(Object.keys(messages.sw).sort()).toEqual(Object.keys(messages.en).sort());
+  });
+
+  it('the walker reports states it cannot reach and only the keys of screens it reached', () => {
+    const machine = setup({}).createMachine({
+      id: 'walked',
+      initial: 'start',
+      states: {
+        start: { meta: { view: () => ({ text: { key: 'pay.hello' }, choices: [{ id: 'go', text: { key: 'common.yes' } }] }) }, on: { CHOSEN: 'end' } },
+        end: { type: 'final', meta: { view: () => ({ text: { key: 'pay.onlyEn' } }) } },
+        island: { meta: { view: () => ({ text: { key: 'pay.unreached' } }) } },
+      },
+    });
+    const walk = walkFlow({ ...testFlow, machine }, { print: false });
+    expect(walk.line).toBe('pay: states visited 2/3');
+    expect(walk.missing).toEqual(['island']);
+    expect(walk.keys).toEqual(['common.yes', 'pay.hello', 'pay.onlyEn']);
+    expect(missingMessages(testFlow, walk.keys)).toEqual(['sw:pay.onlyEn']);
   });
 
   // Every registered flow (menu, and each flow the other engineers add) walked with the sample services:
