@@ -17,6 +17,7 @@ import {
   buttonLabelled,
   buttonOf,
   textOf,
+  triggerId,
 } from './harness.js';
 
 /** A sandbox test number registered as "Sarah Nakato"; payments to it succeed. */
@@ -49,7 +50,7 @@ afterAll(async () => {
 type Blocks = Array<Record<string, any>>;
 
 /** What a person does on each screen of the pay flow: press a button, or answer in the modal. */
-const STEPS: Array<[RegExp, { press: string } | { type: string }]> = [
+const STEPS: Array<[RegExp, { press: string; twice?: boolean } | { type: string }]> = [
   [/What do you want to send/, { press: 'Mobile money' }],
   [/phone number of the person/, { type: RECIPIENT }],
   [/first name/, { type: 'Sarah' }],
@@ -57,7 +58,8 @@ const STEPS: Array<[RegExp, { press: string } | { type: string }]> = [
   [/Enter the amount/, { type: '5000' }],
   [/Choose the currency/, { press: 'UGX' }],
   [/description/, { type: 'lunch' }],
-  [/^Send 5000(\.00)? UGX of mobile money/, { press: 'Confirm' }],
+  // Confirm is delivered twice with the same trigger_id (a replay): the payment must still be made once.
+  [/^Send 5000(\.00)? UGX of mobile money/, { press: 'Confirm', twice: true }],
 ];
 
 describe('Slack end to end (real engine + sandbox)', () => {
@@ -76,8 +78,14 @@ describe('Slack end to end (real engine + sandbox)', () => {
       if (!step) throw new Error(`No step for screen: ${text}\nScreens so far: ${seen.join(' | ')}`);
       click += 1;
       const [, action] = step;
+      let replayedOver: string | undefined;
       if ('press' in action) {
-        await sender.click(buttonLabelled(blocks, action.press), `e2e-${click}`);
+        const trigger = triggerId();
+        await sender.click(buttonLabelled(blocks, action.press), `e2e-${click}`, trigger);
+        if (action.twice) {
+          replayedOver = textOf((await fake.next('respond')).body.blocks);
+          await sender.click(buttonLabelled(blocks, action.press), `e2e-${click}`, trigger);
+        }
       } else {
         await sender.click(buttonOf(blocks, 'momo_answer'), `e2e-${click}`);
         const opened = await fake.next('views.open');
@@ -85,6 +93,8 @@ describe('Slack end to end (real engine + sandbox)', () => {
       }
       const next = await fake.next('respond');
       expect(next.id).toBe(`e2e-${click}`);
+      // A replayed delivery is answered with the first answer.
+      if (replayedOver !== undefined) expect(textOf(next.body.blocks)).toBe(replayedOver);
       blocks = next.body.blocks;
     }
     paymentId = /Payment (\d+) submitted/.exec(textOf(blocks))?.[1];
