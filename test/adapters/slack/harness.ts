@@ -277,7 +277,7 @@ export class ScriptedEngine implements Engine {
 }
 
 /** A logger whose lines are kept (parsed) for assertions. */
-export function memoryLogger(): { logger: Logger; lines: Array<Record<string, any>>; next(msg: string): Promise<Record<string, any>> } {
+export function memoryLogger(level = 'info'): { logger: Logger; lines: Array<Record<string, any>>; next(msg: string): Promise<Record<string, any>> } {
   const lines: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   const stream = new Writable({
@@ -294,7 +294,7 @@ export function memoryLogger(): { logger: Logger; lines: Array<Record<string, an
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   };
-  return { logger: createLogger('info', stream), lines, next };
+  return { logger: createLogger(level, stream), lines, next };
 }
 
 export interface Rig {

@@ -4,7 +4,18 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Prompt } from '../../../src/conversation/types.js';
-import { ScriptedEngine, USER, memoryLogger, signedHeaders, startRig, textOf, type Rig } from './harness.js';
+import {
+  BOT_TOKEN,
+  SIGNING_SECRET,
+  ScriptedEngine,
+  TEAM,
+  USER,
+  memoryLogger,
+  signedHeaders,
+  startRig,
+  textOf,
+  type Rig,
+} from './harness.js';
 
 const menu = (): Prompt => ({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false });
 const commandBody = new URLSearchParams({
@@ -112,5 +123,29 @@ describe('mounted next to routes with their own parsers', () => {
     await rig.sender.dm('pay', 'EvMixed');
     await rig.fake.next('chat.postMessage');
     expect(engine.inbounds).toHaveLength(2);
+  });
+});
+
+describe('logs', () => {
+  it('hold no token, signing secret, response_url or typed answer, even at trace level', async () => {
+    const { logger, lines } = memoryLogger('trace');
+    rig = await startRig(new ScriptedEngine(() => ({ text: 'Paying +256772123456', final: false })), { logger });
+    const { sender, fake } = rig;
+    // A forged request, a typed phone number, a refused response_url, a rate-limited notification.
+    await post(commandBody, signedHeaders(commandBody, { secret: 'wrong' }));
+    await sender.command('0772123456');
+    fake.script('respond', { status: 404, body: 'expired_url' });
+    await sender.click({ action_id: 'momo_choice_0', value: 'x' }, 'secret-hook-path');
+    await fake.next('chat.postMessage');
+    fake.script('chat.postMessage', { status: 429, headers: { 'retry-after': '0' }, body: { ok: false } });
+    await rig.slack.notifier.send({ channel: 'slack', conversationId: `${TEAM}:${USER}` }, 'Paid +256772123456');
+
+    const text = lines.map((l) => JSON.stringify(l)).join('\n');
+    expect(text).toContain('Request verification failed');
+    expect(text).toContain('response_url failed');
+    expect(text).toContain('rate limit');
+    for (const secret of [SIGNING_SECRET, BOT_TOKEN, 'secret-hook-path', '0772123456', '256772123456']) {
+      expect(text).not.toContain(secret);
+    }
   });
 });
