@@ -152,7 +152,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       allowedFlows,
       newRunId,
       expiresAt: now() + options.sessionTtlSeconds * 1000,
-      input: (_flow, runId, profile): FlowInput => ({
+      input: (runId, profile): FlowInput => ({
         runId,
         channel: inbound.channel,
         chat: `${inbound.channel}:${inbound.conversationId}`,

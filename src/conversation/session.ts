@@ -23,7 +23,7 @@ export interface Session {
 
 /** What a flow run needs besides its machine: the FlowInput of any flow started. */
 export interface StepContext {
-  input(flow: FlowId, runId: string, profile: UserProfile): FlowInput;
+  input(runId: string, profile: UserProfile): FlowInput;
   allowedFlows: FlowId[];
   newRunId(): string;
   expiresAt: number;
@@ -84,7 +84,7 @@ export class FlowRuntime {
     const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
-    const [snapshot] = initialTransition(this.machine(flow), ctx.input(flow, runId, step.profile));
+    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile));
     return this.follow(flow, runId, snapshot, step, ctx);
   }
 

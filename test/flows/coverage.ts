@@ -98,7 +98,7 @@ const collection = {
 
 /** A success and the typical failures of every service. */
 export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }> = {
-  verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2' }), failure('pin_locked')],
+  verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2 attempts left' }), failure('pin_locked')],
   reserveSpend: [{ output: undefined }, failure('limit_exceeded'), failure('not_allowed')],
   lookupContact: [
     { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },
