@@ -34,8 +34,9 @@ export function describeError(error: unknown): Record<string, unknown> {
 }
 
 /**
- * Shows page `page` of a prompt in message `messageId`, or in a new message when there is none or it can no
- * longer be edited (too old, deleted). Returns the id of the message now showing the prompt.
+ * Shows page `page` of a prompt in message `messageId`, or in a new message when there is none or Telegram
+ * refuses the edit (too old, deleted, not supported by the server). Returns the id of the message now
+ * showing the prompt.
  */
 async function show(api: Api, chatId: number, messageId: number | undefined, prompt: Prompt, page = 0): Promise<number> {
   const reply_markup = renderKeyboard(prompt, page);
@@ -44,7 +45,8 @@ async function show(api: Api, chatId: number, messageId: number | undefined, pro
       await api.editMessageText(chatId, messageId, prompt.text, { reply_markup });
       return messageId;
     } catch (error) {
-      if (!(error instanceof GrammyError) || error.error_code !== 400) throw error;
+      // No answer at all: whether the edit happened is unknown, so do not risk showing the prompt twice.
+      if (!(error instanceof GrammyError)) throw error;
       // Same text and keyboard as before: the message already shows the prompt.
       if (/message is not modified/i.test(error.description)) return messageId;
     }

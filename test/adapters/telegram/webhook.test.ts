@@ -196,11 +196,14 @@ describe('Telegram webhook', () => {
     expect(log).not.toContain(secretText);
   });
 
-  it('sends a new message when the pressed message can no longer be edited', async () => {
+  it.each([
+    [400, "Bad Request: message can't be edited"],
+    [404, 'Not Found: method not found'],
+  ])('sends a new message when the Bot API refuses the edit (%i)', async (status, description) => {
     const engine = new ScriptedEngine((inbound) => (inbound.nav === 'home' ? menu : { text: 'Who do you pay?', final: false }));
     harness = await startHarness(engine);
     await harness.post(textUpdate(60, '/start'));
-    harness.api.failNext('editMessageText', 400, { ok: false, error_code: 400, description: "Bad Request: message can't be edited" });
+    harness.api.failNext('editMessageText', status, { ok: false, error_code: status, description });
     await harness.post(pressUpdate(61, 100, 'c:0'));
     expect(harness.api.of('sendMessage').map((m) => m.text)).toEqual(['Main menu', 'Who do you pay?']);
     // The new message (101) is now the live one: its Home works, the old message's buttons have expired.
