@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { getSimplePaths } from 'xstate/graph';
 import { checkFlow, checkMachine } from '../../flows/check.machine.js';
 import type { CollectionSummary } from '../../flows/services.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
-import { missingMessages, walkFlow } from './coverage.js';
-import { failure, live, replay, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
+import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
 const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
@@ -45,6 +46,15 @@ describe('check machine: the model', () => {
     expect(missingMessages(checkFlow, walk.keys)).toEqual([]);
     expectCatalogueComplete(checkFlow);
     expectScreensFit(checkFlow, walk);
+  });
+
+  it('every simple path to a claim gives the service all three of amount, transaction id and full number', () => {
+    const paths = getSimplePaths(checkFlow.machine, { input: sampleInput(), events: validEvents, toState: (s) => s.matches('claiming') });
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      const child = Object.values(path.state.children as Record<string, { options?: { input?: unknown } }>)[0];
+      expect(child?.options?.input).toEqual({ amount: '1500', remoteTransactionId: 'TX123', phonenumber: '+256772123456' });
+    }
   });
 
   it('the live machine with fake services follows every shortest path of the model', async () => {

@@ -5,11 +5,12 @@
  * found by xstate/graph (the model) on such a live actor (the implementation).
  */
 import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { currentView } from '../../src/conversation/render.js';
 import type { StatePath } from 'xstate/graph';
 import { provideServices, serviceActors } from '../../flows/actors.js';
 import type { FlowServices, ServiceName } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
-import { sampleInput } from './coverage.js';
+import { sampleInput, sampleOutcomes } from './coverage.js';
 
 /** How a call ends: resolved with an output, or rejected with an error (a ServiceFailure). */
 export type Outcome = { output: unknown } | { error: unknown };
@@ -45,6 +46,27 @@ export interface Live {
 
 /** A ServiceFailure outcome. */
 export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({ error: { code, ...extra } });
+
+/**
+ * The events of a small model for getSimplePaths: every sample outcome of the running service, every
+ * choice on screen, one valid answer for the screen's input, and BACK. Invalid answers are left out so
+ * the simple paths stay few.
+ */
+export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string; [field: string]: unknown }> {
+  const view = currentView(snapshot);
+  const settle = Object.entries(snapshot.children as Record<string, { src: ServiceName }>).flatMap(([id, child]) =>
+    (sampleOutcomes[child.src] as Outcome[]).map((o) =>
+      'output' in o ? { type: `xstate.done.actor.${id}`, output: o.output } : { type: `xstate.error.actor.${id}`, error: o.error },
+    ),
+  );
+  const typed = view?.input && { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'TX123' }[view.input];
+  return [
+    ...settle,
+    ...(view?.choices ?? []).map((c) => ({ type: 'CHOSEN', id: c.id })),
+    ...(typed ? [{ type: 'ANSWERED', value: typed }] : []),
+    { type: 'BACK' },
+  ];
+}
 
 /** Lets every settled promise and the actors it wakes run. */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

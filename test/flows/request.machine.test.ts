@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { getSimplePaths } from 'xstate/graph';
 import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
-import { missingMessages, walkFlow } from './coverage.js';
-import { failure, live, replay, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
+import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
 const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
@@ -38,6 +39,23 @@ describe('request machine: the model', () => {
 
   it('with one currency never asks for it', () => {
     expect(walkFlow(requestFlow, { input: { currencies: ['UGX'] }, print: false }).missing).toEqual(['choosingCurrency']);
+  });
+
+  it('every simple path to the create call confirmed the summary and carries the run key and the chat', () => {
+    const paths = getSimplePaths(requestFlow.machine, { input: sampleInput(), events: validEvents, toState: (s) => s.matches('submitting') });
+    expect(paths.length).toBeGreaterThan(1);
+    for (const path of paths) {
+      const last = path.steps.at(-1)!;
+      expect(path.steps.at(-2)?.state.value).toBe('confirming');
+      expect(last.event).toEqual({ type: 'CHOSEN', id: 'confirm' });
+      const child = Object.values(path.state.children as Record<string, { options?: { input?: unknown } }>)[0];
+      expect(child?.options?.input).toMatchObject({
+        duplicateCheckKey: 'run-1:request',
+        phonenumber: '+256772123456',
+        amount: '1500',
+        metadata: { chat: 'telegram:chat-1', ref: 'run-1:request' },
+      });
+    }
   });
 
   it('the live machine with fake services follows every shortest path of the model', async () => {
