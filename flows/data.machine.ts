@@ -116,7 +116,7 @@ export const dataMachine = setup({
     purchaseData: serviceActors.purchaseData,
   },
   guards: {
-    isNetworkChosen: ({ event }) => (chosenId(event) ?? '') in DATA_NETWORKS,
+    isNetworkChosen: ({ event }) => Object.hasOwn(DATA_NETWORKS, chosenId(event) ?? ''),
     isSpectranetChosen: ({ event }) => chosenId(event) === 'spectranet',
     isSpectranet: ({ context }) => context.network === 'spectranet',
     isValidAccount: ({ event }) => parseText(answer(event), ACCOUNT_MAX).ok,
@@ -134,7 +134,7 @@ export const dataMachine = setup({
     },
     isUnconfirmed: ({ event }) => {
       const error = errorOf(event);
-      return !isServiceFailure(error) || error.code in UNCONFIRMED;
+      return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
     },
   },
   actions: {

@@ -94,8 +94,15 @@ const chosenId = (event: FlowEvent): string | undefined => (event.type === 'CHOS
 const answer = (event: FlowEvent): string => (event.type === 'ANSWERED' ? event.value : '');
 
 const serviceName = (context: PinContext): string => (context.serviceType ? PIN_SERVICES[context.serviceType] : '');
-const chosenBundle = (context: PinContext, event: FlowEvent): PinBundle | undefined =>
-  context.bundles[Number(chosenId(event) ?? NaN)];
+/** A choice id that is a whole number (`0`, `12`), as that number. */
+const chosenNumber = (event: FlowEvent): number | undefined => {
+  const id = chosenId(event);
+  return id !== undefined && /^\d+$/.test(id) ? Number(id) : undefined;
+};
+const chosenBundle = (context: PinContext, event: FlowEvent): PinBundle | undefined => {
+  const index = chosenNumber(event);
+  return index === undefined ? undefined : context.bundles[index];
+};
 /** How many of the bundle may be bought at once. */
 const quantityMax = (bundle: PinBundle | undefined): number => Math.min(bundle?.available ?? 0, QUANTITY_MAX);
 /** The candidates remembered for the chosen service; a choice's id is `remembered:<index here>`. */
@@ -163,14 +170,14 @@ export const pinMachine = setup({
     purchasePin: serviceActors.purchasePin,
   },
   guards: {
-    isServiceChosen: ({ event }) => (chosenId(event) ?? '') in PIN_SERVICES,
+    isServiceChosen: ({ event }) => Object.hasOwn(PIN_SERVICES, chosenId(event) ?? ''),
     hasBundlesOnSale: ({ event }) => outputOf<PinBundle[]>(event).some((b) => b.available > 0),
     isBundleChosen: ({ context, event }) => chosenBundle(context, event) !== undefined,
     isSeveralChosen: ({ context, event }) => quantityMax(chosenBundle(context, event)) > 1,
     hasQuantityChoice: ({ context }) => quantityMax(context.bundle) > 1,
     isQuantityChosen: ({ context, event }) => {
-      const quantity = Number(chosenId(event));
-      return Number.isInteger(quantity) && quantity >= 1 && quantity <= quantityMax(context.bundle);
+      const quantity = chosenNumber(event) ?? 0;
+      return quantity >= 1 && quantity <= quantityMax(context.bundle);
     },
     hasRemembered: ({ context }) => rememberedFor(context).length > 0,
     isRememberedChosen: ({ context, event }) => rememberedChosen(context, event) !== undefined,
@@ -184,7 +191,7 @@ export const pinMachine = setup({
     },
     isUnconfirmed: ({ event }) => {
       const error = errorOf(event);
-      return !isServiceFailure(error) || error.code in UNCONFIRMED;
+      return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
     },
   },
   actions: {
@@ -198,7 +205,7 @@ export const pinMachine = setup({
     }),
     refuseList: assign({ error: ({ event }) => failureText(errorOf(event)) }),
     storeBundle: assign({ bundle: ({ context, event }) => chosenBundle(context, event), quantity: 1, error: undefined }),
-    storeQuantity: assign({ quantity: ({ event }) => Number(chosenId(event)), error: undefined }),
+    storeQuantity: assign({ quantity: ({ event }) => chosenNumber(event) ?? 1, error: undefined }),
     storeRemembered: assign({
       accountNumber: ({ context, event }) => rememberedChosen(context, event)?.accountNumber,
       candidate: undefined,

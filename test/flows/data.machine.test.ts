@@ -198,8 +198,10 @@ describe('data machine: answers refused and re-asked with the reason', () => {
 
   it('an empty account number, a choice not offered, an empty bundle list', async () => {
     const flow = live(dataMachine);
-    await flow.send(chosen('vodafone'));
-    expect(flow.snapshot().value).toBe('choosingNetwork');
+    for (const id of ['vodafone', 'toString', '']) {
+      await flow.send(chosen(id));
+      expect(flow.snapshot().value).toBe('choosingNetwork');
+    }
     await flow.send(chosen('spectranet'));
     await flow.send(answered('   '));
     expect(currentView(flow.snapshot())?.error).toEqual({ key: 'input.textEmpty' });

@@ -4,7 +4,7 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
 import type { Candidate, PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups } from './data-pin-paths.js';
 import { live, replay, type Live } from './pay-request-check.driver.js';
@@ -31,7 +31,7 @@ const BACK: FlowEvent = { type: 'BACK' };
 const withCandidates = (candidates: RememberedCandidate[]): Partial<FlowInput> => ({ profile: { lang: 'en', candidates } });
 
 /** A live pin flow at the summary: JAMB, 2 UTME pins, a typed code. */
-async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
+async function atSummary(input: Partial<FlowInput> = {}, candidate: Candidate = validated): Promise<Live> {
   const flow = live(pinMachine, { input });
   await flow.send(chosen('jamb'));
   await flow.settle('listPinBundles', { output: bundles });
@@ -39,14 +39,14 @@ async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
   await flow.send(chosen('2'));
   if (flow.snapshot().matches('choosingCandidate')) await flow.send(chosen('another'));
   await flow.send(answered('1234567890'));
-  await flow.settle('validateCandidate', { output: validated });
+  await flow.settle('validateCandidate', { output: candidate });
   expect(flow.snapshot().value).toBe('confirming');
   return flow;
 }
 
 /** A live pin flow whose purchase call is waiting. */
-async function atPurchase(input: Partial<FlowInput> = {}): Promise<Live> {
-  const flow = await atSummary(input);
+async function atPurchase(input: Partial<FlowInput> = {}, candidate: Candidate = validated): Promise<Live> {
+  const flow = await atSummary(input, candidate);
   await flow.send(chosen('confirm'));
   await flow.settle('reserveSpend', { output: undefined });
   expect(flow.snapshot().value).toBe('purchasing');
@@ -177,6 +177,19 @@ describe('pin machine: buying', () => {
     });
   });
 
+  it('fits the receipt of five pins with a three-part name on a USSD screen, in both languages', async () => {
+    const flow = await atPurchase({}, { name: 'ADEBAYO OLUWASEUN TUNDE', gsmNo: '08031234567' });
+    const pins = Array.from({ length: 5 }, (_, i) => `${i}`.repeat(12));
+    const done = await flow.settle('purchasePin', { output: { reference: 'SBXV00000001', status: 'successful', pins } });
+    const { renderView } = createCatalogue([pinFlow]);
+    for (const lang of ['en', 'sw'] as const) {
+      const text = renderView(currentView(done)!, lang).text;
+      expect(text).toContain('ADEBAYO OLUWASEUN TUNDE');
+      expect(text).toContain('444444444444');
+      expect(text.length, text).toBeLessThanOrEqual(182);
+    }
+  });
+
   it('shows the summary with the name and total', async () => {
     const flow = await atSummary();
     expect(currentView(flow.snapshot())).toEqual({
@@ -258,6 +271,17 @@ describe('pin machine: answers refused and re-asked with the reason', () => {
       input: 'code',
     });
     expect(refused.context.candidate).toBeUndefined();
+  });
+
+  it('choices not offered', async () => {
+    const flow = live(pinMachine);
+    for (const id of ['neco', 'toString', '']) expect((await flow.send(chosen(id))).value).toBe('choosingService');
+    await flow.send(chosen('jamb'));
+    await flow.settle('listPinBundles', { output: bundles });
+    for (const id of ['', '2', '-1', '0.5']) expect((await flow.send(chosen(id))).value).toBe('choosingBundle');
+    await flow.send(chosen('0'));
+    for (const id of ['0', '6', ' 2', '']) expect((await flow.send(chosen(id))).value).toBe('choosingQuantity');
+    expect((await flow.send(chosen('5'))).context.quantity).toBe(5);
   });
 
   it('a list with nothing on sale: back to the services with the reason', async () => {
