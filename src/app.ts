@@ -12,10 +12,13 @@ import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore, loadAccessPolicy } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
+import { ussdInbox } from './conversation/records.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { createUssdRouter } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
+import { createMetrics } from './ops/metrics.js';
+import { createHealthRouter } from './ops/health.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -49,6 +52,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
+  const metrics = createMetrics();
+  app.use(metrics.http);
 
   // Listen first: the embedded sandbox and its webhooks need the port we got.
   const server = await listen(app, config.PORT);
@@ -74,15 +79,17 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     vendingApiKey: config.MOMO_VENDING_API_KEY ?? config.SANDBOX_VENDING_API_KEY,
     vendingAuthorization: config.MOMO_VENDING_AUTHORIZATION,
     version: config.MOMO_VERSION,
+    fetch: metrics.countingFetch(),
   });
 
   const store = createSessionStore({ redisUrl: config.REDIS_URL });
-  const policy = loadAccessPolicy(config);
+  const policy = loadAccessPolicy({ policy: config.ACCESS_POLICY, file: config.ACCESS_POLICY_FILE });
   const services = createServices({ client, policy, store, logger });
 
-  const notifiers: Partial<Record<Channel, Notifier>> = {};
+  const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
+  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed.
   const tellLate = async (address: Address, prompt: Prompt) => {
-    await notifiers[address.channel]?.send(address, prompt.text);
+    if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
   };
   const engine = createEngine({
     store,
@@ -96,8 +103,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
   });
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
+  app.use(createHealthRouter({ store, serviceUrl: config.MOMO_BASE_URL ?? url }));
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
   app.use(
@@ -156,6 +164,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
   app.use(notifications.router);
   notifications.start();
+  metrics.trackQueueDepth(() => notifications.queue.depth());
   closers.push(() => notifications.stop());
 
   // Anything no route took: 404 with a reason. Anything a route threw: 4xx stays 4xx, the rest is 500.
@@ -190,6 +199,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Runs past their deadline finish and tell their chats before the notifiers go away.
+      await engine.drain();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
       await sandbox?.close();
       await store.close();

@@ -3,6 +3,7 @@
  * (which reads them).
  */
 import { Decimal } from 'decimal.js';
+import type { Address, Notifier, SessionStore } from './types.js';
 
 /** An open collection request made here, kept until it expires (24 h by default at the service). */
 export function openRequestKey(phonenumber: string, amount: string, currency: string): string {
@@ -11,3 +12,29 @@ export function openRequestKey(phonenumber: string, amount: string, currency: st
 
 /** Seconds an open request record lives: the service's default expiry of 24 hours. */
 export const OPEN_REQUEST_TTL_SECONDS = 24 * 3600;
+
+/** Messages kept for a USSD user until the next dial (USSD cannot push). */
+export const pendingKey = (address: { channel: string; conversationId: string }): string =>
+  `pending:${address.channel}:${address.conversationId}`;
+
+/** Pending messages live a week: a user who does not dial for longer has seen them by SMS or not at all. */
+export const PENDING_TTL_SECONDS = 7 * 24 * 3600;
+
+/** How many pending messages are kept; older ones give way (a screen shows only the latest few). */
+const PENDING_MAX = 5;
+
+/** Adds a message to show at the user's next dial (compare-and-set, retried when another writer wins). */
+export async function appendPending(store: SessionStore, address: Address, text: string): Promise<void> {
+  const key = pendingKey(address);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const stored = await store.get(key);
+    const texts = [...((stored?.snapshot as string[] | undefined) ?? []), text].slice(-PENDING_MAX);
+    if ((await store.set(key, texts, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
+  }
+  throw new Error('pending messages kept changing');
+}
+
+/** The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). */
+export function ussdInbox(store: SessionStore): Notifier {
+  return { send: (address, text) => appendPending(store, address, text) };
+}

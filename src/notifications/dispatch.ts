@@ -30,6 +30,9 @@ export interface DispatcherOptions {
 
 export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored';
 
+/** Ranks from this one up are outcomes (processed, failed, rejected, expired...). */
+const OUTCOME_RANK = 9;
+
 function fill(template: string, params: Params): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
 }
@@ -80,6 +83,9 @@ export function createDispatcher(options: DispatcherOptions) {
       const delivery = deliveryFor(body);
       if (!delivery) return 'ignored';
       if (!(await advance(delivery.orderKey, delivery.rank))) return 'stale';
+      // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character
+      // screen, so the steps on the way there are not kept for them.
+      if (delivery.address.channel === 'ussd' && delivery.rank < OUTCOME_RANK) return 'ignored';
       const mark = `notify:sent:${delivery.dedupKey}`;
       if (!(await store.claim(mark, ttl))) return 'duplicate';
       try {

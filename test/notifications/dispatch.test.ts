@@ -80,6 +80,15 @@ describe.each(stores)('dispatcher on the %s store', (_name, makeStore) => {
     expect(notifier.sent).toHaveLength(1);
   });
 
+  it('keeps only outcomes for USSD users, who read them at their next dial', async () => {
+    const notifier = new RecordingNotifier();
+    const d = createDispatcher({ store: makeStore(), notifiers: { ussd: notifier }, logger });
+    const id = paymentId++;
+    expect(await d.dispatch(paymentEvent(id, 'validated', 'ussd:+256700000009'))).toBe('ignored');
+    expect(await d.dispatch(paymentEvent(id, 'processed', 'ussd:+256700000009'))).toBe('sent');
+    expect(notifier.sent.map((m) => m.address.conversationId)).toEqual(['+256700000009']);
+  });
+
   it('speaks the user language when known', async () => {
     const notifier = new RecordingNotifier();
     const d = createDispatcher({ store: makeStore(), notifiers: { telegram: notifier }, logger, languageOf: async () => 'sw' });

@@ -1,0 +1,65 @@
+/** Starts the whole product (embedded sandbox, memory or Redis store) on port 0 and drives it over HTTP. */
+import { startApp, type RunningApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+
+export async function startProduct(env: Record<string, string> = {}): Promise<RunningApp> {
+  return startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env }));
+}
+
+/** An Africa's Talking session: every answer so far joined by `*`, as the gateway sends it. */
+export class AtSession {
+  private readonly answers: string[] = [];
+  readonly screens: string[] = [];
+  constructor(
+    private readonly url: string,
+    readonly phoneNumber: string,
+    readonly sessionId = `at-${Math.random().toString(36).slice(2)}`,
+  ) {}
+
+  private async post(): Promise<string> {
+    const res = await fetch(`${this.url}/ussd/africastalking`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        sessionId: this.sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: this.phoneNumber,
+        networkCode: '63902',
+        text: this.answers.join('*'),
+      }),
+    });
+    if (res.status !== 200) throw new Error(`USSD answered ${res.status}: ${await res.text()}`);
+    const screen = await res.text();
+    this.screens.push(screen);
+    return screen;
+  }
+
+  dial(): Promise<string> {
+    return this.post();
+  }
+
+  answer(text: string): Promise<string> {
+    this.answers.push(text);
+    return this.post();
+  }
+
+  /** The same request again, as a gateway resends it. */
+  resend(): Promise<string> {
+    return this.post();
+  }
+}
+
+export async function sandboxGet<T>(app: RunningApp, path: string): Promise<T> {
+  const res = await fetch(`${app.url}${path}`, { headers: { authorization: 'Token sandbox-key' } });
+  return (await res.json()) as T;
+}
+
+export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, tries = 200): Promise<T> {
+  let last: T | undefined;
+  for (let i = 0; i < tries; i++) {
+    last = await read();
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningApp } from '../../src/app.js';
+import { AtSession, eventually, sandboxGet, startProduct } from './helpers.js';
+
+interface Payments {
+  count: number;
+  results: Array<{ id: number; state: string; amount: string; metadata: Record<string, string> | null; phone_nos: Array<{ phonenumber: string }> }>;
+}
+
+let app: RunningApp;
+beforeAll(async () => {
+  app = await startProduct();
+});
+afterAll(async () => {
+  await app.stop();
+});
+
+describe('a whole USSD payment through the product (Africa\'s Talking, embedded sandbox)', () => {
+  it('pays once, also when the gateway resends, and shows the outcome at the next dial', async () => {
+    const me = '+256700111222';
+    const ussd = new AtSession(app.url, me);
+    expect(await ussd.dial()).toMatch(/^CON /);
+    await ussd.answer('1'); // pay someone
+    await ussd.answer('1'); // mobile money
+    expect(await ussd.answer('0772000001')).toMatch(/first name/i);
+    await ussd.answer('Sarah');
+    expect(await ussd.answer('Nakato')).toMatch(/amount/i);
+    expect(await ussd.answer('5000')).toMatch(/currency/i);
+    await ussd.answer('1'); // UGX
+    const summary = await ussd.answer('lunch');
+    expect(summary).toMatch(/5000 UGX/);
+    expect(summary).toMatch(/Sarah Nakato/);
+    expect(await ussd.answer('1')).toMatch(/PIN/);
+    const outcome = await ussd.answer('1234');
+    expect(outcome).toMatch(/^END /);
+    expect(await ussd.resend()).toBe(outcome);
+    for (const screen of ussd.screens) expect(screen.length).toBeLessThanOrEqual(182);
+
+    const paid = await eventually(
+      () => sandboxGet<Payments>(app, '/api/payments?phonenumber=%2B256772000001'),
+      (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+      'the payment to be processed',
+    );
+    expect(paid.count).toBe(1);
+    expect(paid.results[0]!.metadata).toMatchObject({ chat: `ussd:${me}` });
+
+    // The service's webhooks reach the product; USSD keeps them for the next dial.
+    const next = await eventually(
+      async () => new AtSession(app.url, me).dial(),
+      (screen) => /reached|Done/i.test(screen),
+      'the outcome at the next dial',
+    );
+    expect(next).toMatch(/5000(\.00)? UGX/);
+    expect(next.length).toBeLessThanOrEqual(182);
+  });
+});
