@@ -321,12 +321,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     async handle(inbound: Inbound): Promise<Prompt> {
       const seen = `seen:${inbound.channel}:${inbound.messageId}`;
       const answerKey = `${seen}:prompt`;
-      if (!(await store.claim(seen, SEEN_TTL_SECONDS))) {
-        logger.info(who(inbound), 'engine: duplicate delivery');
-        return earlierAnswer(inbound, answerKey);
-      }
       let prompt: Prompt;
       try {
+        if (!(await store.claim(seen, SEEN_TTL_SECONDS))) {
+          logger.info(who(inbound), 'engine: duplicate delivery');
+          return await earlierAnswer(inbound, answerKey);
+        }
         prompt = await step(inbound);
       } catch (error) {
         logger.error({ ...who(inbound), err: error }, 'engine: message failed');

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
 import { menuFlow } from '../../flows/menu.machine.js';
 import type { FlowServices } from '../../flows/services.js';
 import { createEngine, type EngineOptions } from '../../src/conversation/engine.js';
@@ -217,6 +218,14 @@ describe('engine', () => {
     const dial = await e.handle(msg({ newSession: true }));
     expect(dial.text).toBe('Update on your last request:\nSent pay-u\nWhat would you like to do?');
     expect((await e.handle(msg({ newSession: true }))).text).toBe('What would you like to do?');
+  });
+
+  it('a flow that breaks gets a plain apology, and home starts over', async () => {
+    const broken = setup({}).createMachine({ id: 'pay', initial: 'ask', states: { ask: { meta: { view: () => { throw new Error('bug'); } } } } });
+    const e = engine(redisStore(), {}, { flows: { menu: menuFlow, pay: { ...testPayFlow, machine: broken } } });
+    const msg = conversation();
+    expect(await e.handle(msg({ start: 'pay' }))).toEqual({ text: 'Something went wrong on our side. Please start again.', final: true });
+    expect((await e.handle(msg({ nav: 'home' }))).text).toBe('What would you like to do?');
   });
 
   it('an expired session starts over with a short explanation', async () => {
