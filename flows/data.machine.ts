@@ -132,6 +132,8 @@ export const dataMachine = setup({
       const error = errorOf(event);
       return isServiceFailure(error) && error.code === 'pin_locked';
     },
+    /** The service already held a purchase under our key (the engine's services answer `submitted`). */
+    isSubmittedBefore: ({ event }) => outputOf<PurchaseResult>(event).status === 'submitted',
     isUnconfirmed: ({ event }) => {
       const error = errorOf(event);
       return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
@@ -171,6 +173,7 @@ export const dataMachine = setup({
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
     storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    noteSubmittedBefore: assign({ error: { key: 'failure.duplicate' } }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -332,7 +335,10 @@ export const dataMachine = setup({
           amount: context.bundle?.price ?? '',
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { target: 'done', actions: 'storeResult' },
+        onDone: [
+          { guard: 'isSubmittedBefore', target: 'unconfirmed', actions: 'noteSubmittedBefore' },
+          { target: 'done', actions: 'storeResult' },
+        ],
         onError: [
           { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
           { target: 'failed', actions: 'storePurchaseFailure' },

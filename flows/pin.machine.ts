@@ -189,6 +189,8 @@ export const pinMachine = setup({
       const error = errorOf(event);
       return isServiceFailure(error) && error.code === 'pin_locked';
     },
+    /** The service already held a purchase under our key (the engine's services answer `submitted`). */
+    isSubmittedBefore: ({ event }) => outputOf<PurchaseResult>(event).status === 'submitted',
     isUnconfirmed: ({ event }) => {
       const error = errorOf(event);
       return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
@@ -221,6 +223,7 @@ export const pinMachine = setup({
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
     storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    noteSubmittedBefore: assign({ error: { key: 'failure.duplicate' } }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -410,7 +413,10 @@ export const pinMachine = setup({
           quantity: context.quantity,
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { target: 'done', actions: 'storeResult' },
+        onDone: [
+          { guard: 'isSubmittedBefore', target: 'unconfirmed', actions: 'noteSubmittedBefore' },
+          { target: 'done', actions: 'storeResult' },
+        ],
         onError: [
           { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
           { target: 'failed', actions: 'storePurchaseFailure' },

@@ -47,7 +47,7 @@ describe('data machine: the model', () => {
     answers: { awaitingAccount: ['', '0123456789'] },
     outcomes: {
       listDataBundles: [{ output: bundles }, { output: [] }, { error: { code: 'not_found' } }],
-      purchaseData: [{ output: purchased }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
+      purchaseData: [{ output: purchased }, { output: { reference: '', status: 'submitted' } }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
     },
   });
 
@@ -130,6 +130,13 @@ describe('data machine: buying', () => {
       key: 'data.done',
       params: { bundle: '2GB 30 days', network: 'MTN', phone: '+256772123456', price: '1800.50', currency: 'UGX', reference: 'ref-d1' },
     });
+  });
+
+  it('reads a purchase the service already held under our key as sent, not as bought', async () => {
+    const flow = await atPurchase();
+    const end = await flow.settle('purchaseData', { output: { reference: '', status: 'submitted' } });
+    expect(end.value).toBe('unconfirmed');
+    expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
   });
 
   it('asks the Spectranet account number, lists and buys with it', async () => {

@@ -61,7 +61,7 @@ describe('pin machine: the model', () => {
       // At most two of a bundle: each quantity offered multiplies the states the walk explores.
       listPinBundles: [{ output: bundles.map((b) => ({ ...b, available: Math.min(b.available, 2) })) }, { output: [bundles[0]!] }, { error: { code: 'service' } }],
       validateCandidate: [{ output: validated }, { error: { code: 'not_found' } }],
-      purchasePin: [{ output: purchased }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { gsmNo: ['bad'] } } }],
+      purchasePin: [{ output: purchased }, { output: { reference: '', status: 'submitted' } }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { gsmNo: ['bad'] } } }],
     },
   });
 
@@ -188,6 +188,13 @@ describe('pin machine: buying', () => {
       expect(text).toContain('444444444444');
       expect(text.length, text).toBeLessThanOrEqual(182);
     }
+  });
+
+  it('reads a purchase the service already held under our key as sent, not as bought', async () => {
+    const flow = await atPurchase();
+    const end = await flow.settle('purchasePin', { output: { reference: '', status: 'submitted' } });
+    expect(end.value).toBe('unconfirmed');
+    expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
   });
 
   it('shows the summary with the name and total', async () => {
