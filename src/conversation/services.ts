@@ -241,7 +241,12 @@ export function createServices(options: ServicesOptions): FlowServices {
 
     listPinBundles: ({ serviceType }) =>
       call('listPinBundles', async () =>
-        (await client.vending.listPinBundles({ service_type: serviceType })).map((b) => ({ amount: b.amount, available: b.available, description: b.description ?? '' })),
+        (await client.vending.listPinBundles({ service_type: serviceType })).map((b) => ({
+          amount: b.amount,
+          available: b.available,
+          description: b.description ?? '',
+          ...(b.product_code ? { productCode: b.product_code } : {}),
+        })),
       ),
 
     validateCandidate: (input) =>
