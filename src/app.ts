@@ -12,7 +12,8 @@ import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore, loadAccessPolicy } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
-import { ussdInbox } from './conversation/records.js';
+import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
+import type { UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { createUssdRouter } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
@@ -160,6 +161,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
         ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD }
         : undefined,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT },
+    languageOf: async (address) => {
+      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      return (stored?.snapshot as UserProfile | undefined)?.lang;
+    },
     logger,
   });
   app.use(notifications.router);

@@ -38,3 +38,11 @@ export async function appendPending(store: SessionStore, address: Address, text:
 export function ussdInbox(store: SessionStore): Notifier {
   return { send: (address, text) => appendPending(store, address, text) };
 }
+
+/** What the engine remembers of a user: language and remembered candidates (flows/types UserProfile). */
+export const profileKey = (channel: string, userId: string): string => `profile:${channel}:${userId}`;
+
+/** The user behind a chat address: Slack conversations are `team:user`, the others are the user's own. */
+export function userOfAddress(address: Address): string {
+  return address.channel === 'slack' ? address.conversationId.slice(address.conversationId.indexOf(':') + 1) : address.conversationId;
+}
