@@ -12,6 +12,15 @@ const json = express.json({ limit: LIMIT, strict: false });
 const urlencoded = express.urlencoded({ limit: LIMIT, extended: false });
 const multipart = express.raw({ limit: LIMIT, type: 'multipart/form-data' });
 
+/** JSON only (vending group, sandbox controls): `req.body` is `{}` when no JSON body came. */
+export const jsonBody: RequestHandler[] = [
+  json,
+  (req, _res, next) => {
+    req.body ??= {};
+    next();
+  },
+];
+
 /** Folds `<name>.<key>` fields into objects; a repeated field keeps its last value. */
 export function foldFormFields(fields: Iterable<[string, unknown]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

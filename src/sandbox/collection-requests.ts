@@ -20,12 +20,12 @@ import type { Decimal } from 'decimal.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { findOrCreateContact, verifyContact } from './contacts.js';
-import { apiLocals, owned, type SandboxContext } from './context.js';
-import { lookupSubscriber } from './directory.js';
-import { ApiError, methodNotAllowed, validate } from './errors.js';
-import { amount, boolean, currency, jsonObject, metadata, optionalInteger, optionalText, phone } from './fields.js';
+import { apiLocals, owned, recordSms, type SandboxContext } from './context.js';
+import { currencySuits } from './directory.js';
+import { FieldErrors, methodNotAllowed, validate } from './errors.js';
+import { amount, boolean, incomingCurrency, jsonObject, metadata, optional, optionalInteger, optionalText, phone } from './fields.js';
 import { amountExact, dateRange, exact, list, phoneExact, type Filters } from './listing.js';
-import { money, timestamp } from './render.js';
+import { money } from './render.js';
 import type { Collection, CollectionRequest, CollectionRequestStatus, Currency, Organization } from './state.js';
 import { parseWhen, WHEN_FORMATS } from './when.js';
 
@@ -43,7 +43,7 @@ const createSchema = z.object({
   first_name: optionalText(255),
   last_name: optionalText(255),
   amount,
-  currency,
+  currency: incomingCurrency,
   account: optionalInteger,
   reason: optionalText(255),
   metadata,
@@ -54,29 +54,27 @@ const createSchema = z.object({
   start_date: optionalText(50),
   retry_interval_minutes: optionalInteger,
   max_attempts: optionalInteger,
-  subscription_settings: z.preprocess((v) => (v === '' || v === null ? undefined : v), jsonObject.optional()),
+  subscription_settings: optional(jsonObject),
 });
 
-type Errors = Record<string, string[]>;
-const add = (errors: Errors, field: string, message: string) => (errors[field] ??= []).push(message);
 
 /** subscription_settings: start_date and end_date `DD/MM/YYYY HH:MM:SS`, frequency, weekdays, months. */
-function checkSubscription(settings: Record<string, unknown>, now: number, errors: Errors): void {
+function checkSubscription(settings: Record<string, unknown>, now: number, errors: FieldErrors): void {
   const field = (key: string) => `subscription_settings.${key}`;
   const date = (key: string) => {
     const v = settings[key];
-    if (typeof v !== 'string' || v.trim() === '') return add(errors, field(key), 'This field is required.');
+    if (typeof v !== 'string' || v.trim() === '') return errors.add(field(key), 'This field is required.');
     const at = /^\d{1,2}\/\d{1,2}\/\d{4} \d{1,2}:\d{2}:\d{2}$/.test(v.trim()) ? parseWhen(v, now) : undefined;
-    if (at === undefined) return add(errors, field(key), 'Enter a date as DD/MM/YYYY HH:MM:SS (UTC).');
+    if (at === undefined) return errors.add(field(key), 'Enter a date as DD/MM/YYYY HH:MM:SS (UTC).');
     return at;
   };
   const start = date('start_date');
   const end = date('end_date');
-  if (start !== undefined && start <= now) add(errors, field('start_date'), 'Must be in the future.');
-  if (start !== undefined && end !== undefined && end <= start) add(errors, field('end_date'), 'Must be later than start_date.');
+  if (start !== undefined && start <= now) errors.add(field('start_date'), 'Must be in the future.');
+  if (start !== undefined && end !== undefined && end <= start) errors.add(field('end_date'), 'Must be later than start_date.');
   const frequency = settings.frequency;
   if (frequency !== undefined && !FREQUENCIES.includes(frequency as (typeof FREQUENCIES)[number])) {
-    add(errors, field('frequency'), `Choose one of ${FREQUENCIES.join(', ')}.`);
+    errors.add(field('frequency'), `Choose one of ${FREQUENCIES.join(', ')}.`);
   }
   for (const [key, names] of [
     ['weekdays', WEEKDAYS],
@@ -85,7 +83,7 @@ function checkSubscription(settings: Record<string, unknown>, now: number, error
     const v = settings[key];
     if (v === undefined) continue;
     const bad = typeof v !== 'string' || v.split(',').some((n) => !names.includes(n.trim().toLowerCase()));
-    if (bad) add(errors, field(key), `Give comma-separated ${key === 'weekdays' ? 'day' : 'month'} names.`);
+    if (bad) errors.add(field(key), `Give comma-separated ${key === 'weekdays' ? 'day' : 'month'} names.`);
   }
 }
 
@@ -95,13 +93,11 @@ function setStatus(ctx: SandboxContext, request: CollectionRequest, status: Coll
   ctx.notifications.emit(request.organization, 'collectionrequest.status.changed', ctx.render.collectionRequest(request));
 }
 
-const sms = (ctx: SandboxContext, to: string, text: string) => ctx.state.sms.push({ to, text, at: timestamp(ctx.clock.now()) });
-
 /** Opens an attempt: pending until expiry_date; instructions by SMS when asked. */
 function open(ctx: SandboxContext, request: CollectionRequest, announce: boolean): void {
   if (announce) setStatus(ctx, request, 'pending');
   if (request.send_instructions && request.instructions !== 'skip') {
-    sms(
+    recordSms(
       ctx,
       request.phonenumber,
       request.instructions ??
@@ -128,36 +124,35 @@ function expire(ctx: SandboxContext, request: CollectionRequest): void {
 export function createCollectionRequest(ctx: SandboxContext, org: Organization, body: unknown): CollectionRequest {
   const input = validate(createSchema, body);
   const now = ctx.clock.now();
-  const errors: Errors = {};
-  if (input.currency === 'BXC') add(errors, 'currency', 'The test currency BXC works only for outgoing payments.');
-  else if (lookupSubscriber(input.phonenumber).currency !== input.currency) {
-    add(errors, 'currency', `${input.currency} does not suit ${input.phonenumber}: no currency conversion is done.`);
+  const errors = new FieldErrors();
+  if (!currencySuits(input.currency, input.phonenumber)) {
+    errors.add('currency', `${input.currency} does not suit ${input.phonenumber}: no currency conversion is done.`);
   }
   const account =
     input.account === undefined ? ctx.state.accountFor(org.id, input.currency as Currency) : ctx.state.accounts.get(input.account);
   if (!account || account.organization !== org.id || account.status !== 'active') {
-    add(errors, input.account === undefined ? 'currency' : 'account', `No active ${input.currency} wallet to collect into.`);
+    errors.add(input.account === undefined ? 'currency' : 'account', `No active ${input.currency} wallet to collect into.`);
   } else if (account.currency !== input.currency) {
-    add(errors, 'account', `The account's currency (${account.currency}) is not ${input.currency}.`);
+    errors.add('account', `The account's currency (${account.currency}) is not ${input.currency}.`);
   }
   const when = (field: 'start_date' | 'expiry_date', text: string | undefined) => {
     if (text === undefined) return undefined;
     const at = parseWhen(text, now);
-    if (at === undefined) add(errors, field, `Enter a date as ${WHEN_FORMATS}.`);
-    else if (at <= now) add(errors, field, 'Must be later than the creation time.');
+    if (at === undefined) errors.add(field, `Enter a date as ${WHEN_FORMATS}.`);
+    else if (at <= now) errors.add(field, 'Must be later than the creation time.');
     return at;
   };
   const start = when('start_date', input.start_date);
   const expiry = when('expiry_date', input.expiry_date ?? DEFAULT_EXPIRY);
-  if (start !== undefined && expiry !== undefined && expiry <= start) add(errors, 'expiry_date', 'Must be later than start_date.');
+  if (start !== undefined && expiry !== undefined && expiry <= start) errors.add('expiry_date', 'Must be later than start_date.');
   if (input.retry_interval_minutes !== undefined && input.retry_interval_minutes < MIN_RETRY_INTERVAL_MINUTES) {
-    add(errors, 'retry_interval_minutes', `Ensure this value is greater than or equal to ${MIN_RETRY_INTERVAL_MINUTES}.`);
+    errors.add('retry_interval_minutes', `Ensure this value is greater than or equal to ${MIN_RETRY_INTERVAL_MINUTES}.`);
   }
   if (input.max_attempts !== undefined && (input.max_attempts < 0 || input.max_attempts > MAX_ATTEMPTS)) {
-    add(errors, 'max_attempts', `Ensure this value is between 0 and ${MAX_ATTEMPTS}.`);
+    errors.add('max_attempts', `Ensure this value is between 0 and ${MAX_ATTEMPTS}.`);
   }
   if (input.subscription_settings) checkSubscription(input.subscription_settings, now, errors);
-  if (Object.keys(errors).length > 0) throw new ApiError(400, errors);
+  errors.throwIfAny();
 
   const { contact } = findOrCreateContact(ctx, org, {
     phone_number: input.phonenumber,
@@ -213,7 +208,7 @@ export function fulfil(ctx: SandboxContext, request: CollectionRequest, collecti
   const customer = contact ? `${contact.first_name} ${contact.last_name}` : request.phonenumber;
   const amountText = `${request.currency} ${money(request.amount)}`;
   const message = request.success_message ?? `Thank you {customer}: {amount} received by ${request.reason}.`;
-  sms(ctx, request.phonenumber, message.replaceAll('{amount}', amountText).replaceAll('{customer}', customer) + SMS_SUFFIX);
+  recordSms(ctx, request.phonenumber, message.replaceAll('{amount}', amountText).replaceAll('{customer}', customer) + SMS_SUFFIX);
   setStatus(ctx, request, 'successful');
 }
 

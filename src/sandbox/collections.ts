@@ -17,9 +17,9 @@ import { z } from 'zod';
 import { findOpenRequest, fulfil } from './collection-requests.js';
 import { findOrCreateContact, verifyContact } from './contacts.js';
 import { apiLocals, owned, savedVersion, type SandboxContext } from './context.js';
-import { lookupSubscriber } from './directory.js';
+import { currencySuits, lookupSubscriber } from './directory.js';
 import { detailError, fieldError, methodNotAllowed, validate } from './errors.js';
-import { amount, boolean, currency, optionalInteger, optionalText, phone } from './fields.js';
+import { amount, boolean, incomingCurrency, optionalInteger, optionalText, phone } from './fields.js';
 import { amountExact, applyFilters, dateRange, exact, hasFilters, list, order, page, phoneExact, queryValue, type Filters } from './listing.js';
 import type { Collection, Currency, Organization, Version } from './state.js';
 import { verifyCollection } from './verification.js';
@@ -27,7 +27,7 @@ import { verifyCollection } from './verification.js';
 const sendCollectionSchema = z.object({
   phonenumber: phone,
   amount,
-  currency,
+  currency: incomingCurrency,
   reference: z.preprocess((v) => (v === undefined || v === null ? '' : v), z.string().max(255)),
   remote_transaction_id: optionalText(100),
   organization: z.union([z.null(), optionalInteger]),
@@ -79,8 +79,7 @@ function credit(ctx: SandboxContext, collection: Collection, org: Organization):
 /** A subscriber sends money. Resolves once the collection is accepted or rejected. */
 export async function receiveCollection(ctx: SandboxContext, defaultOrganization: number, body: unknown): Promise<Collection> {
   const input = validate(sendCollectionSchema, body);
-  if (input.currency === 'BXC') throw fieldError('currency', 'The test currency BXC works only for outgoing payments.');
-  if (lookupSubscriber(input.phonenumber).currency !== input.currency) {
+  if (!currencySuits(input.currency, input.phonenumber)) {
     throw fieldError('currency', `${input.currency} does not suit ${input.phonenumber}.`);
   }
   const now = ctx.clock.now();

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { SandboxClock } from './clock.js';
 import { detailError } from './errors.js';
 import type { Notifications } from './notifications.js';
-import type { Renderer } from './render.js';
+import { timestamp, type Renderer } from './render.js';
 import { LATEST_VERSION, type Organization, type SandboxState, type Version } from './state.js';
 
 export interface SandboxContext {
@@ -23,6 +23,11 @@ export interface SandboxContext {
 /** The version an organization's own notifications and events are rendered in. */
 export function savedVersion(ctx: SandboxContext, organization: number): Version {
   return ctx.state.organizations.get(organization)?.version ?? LATEST_VERSION;
+}
+
+/** Keeps an SMS the service would have sent (controls.sms()). */
+export function recordSms(ctx: SandboxContext, to: string, text: string): void {
+  ctx.state.sms.push({ to, text, at: timestamp(ctx.clock.now()) });
 }
 
 /** What the main API's middleware leaves for the handlers. */

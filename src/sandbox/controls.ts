@@ -7,7 +7,8 @@
  *   GET   /sandbox/organization     PATCH /sandbox/organization {name?, nameMatchAffectsPayment?, ...}
  *   GET   /sandbox/deliveries       GET /sandbox/sms      GET /sandbox/purchases      GET /sandbox/balances
  */
-import express, { Router } from 'express';
+import { Router, type Response } from 'express';
+import { jsonBody } from './body.js';
 import { z } from 'zod';
 import { authenticate } from './api.js';
 import { receiveCollection, type SendCollectionInput } from './collections.js';
@@ -118,11 +119,8 @@ function balancesOf(ctx: SandboxContext, org: Organization): Record<string, stri
 
 export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]): Router {
   const router = Router();
-  const orgOf = (res: express.Response) => res.locals.org as Organization;
-  router.use(authenticate(ctx.state), express.json({ limit: '100kb' }), (req, _res, next) => {
-    req.body ??= {};
-    next();
-  });
+  const orgOf = (res: Response) => res.locals.org as Organization;
+  router.use(authenticate(ctx.state), jsonBody);
   router
     .route('/collections')
     .post(async (req, res) => {

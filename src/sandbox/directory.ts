@@ -133,6 +133,11 @@ export function lookupSubscriber(phonenumber: string): Subscriber {
   };
 }
 
+/** No conversion is done: UGX goes to Ugandan numbers, KES to Kenyan ones, the test currency BXC anywhere. */
+export function currencySuits(currency: string, phonenumber: string): boolean {
+  return currency === 'BXC' || lookupSubscriber(phonenumber).currency === currency;
+}
+
 /** A name check passes at this score or above (0 to 100). */
 export const NAME_MATCH_THRESHOLD = 60;
 

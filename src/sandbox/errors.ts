@@ -31,6 +31,17 @@ export function zodFields(error: ZodError): Record<string, string[]> {
   return fields;
 }
 
+/** Collects field errors of rules across fields, thrown together as one 400. */
+export class FieldErrors {
+  private readonly fields: Record<string, string[]> = {};
+  add(field: string, message: string): void {
+    (this.fields[field] ??= []).push(message);
+  }
+  throwIfAny(): void {
+    if (Object.keys(this.fields).length > 0) throw new ApiError(400, this.fields);
+  }
+}
+
 /** Parses a request body with a zod schema; a failure is a 400 with the field -> messages map. */
 export function validate<S extends ZodType>(schema: S, body: unknown): output<S> {
   const parsed = schema.safeParse(body);

@@ -11,8 +11,26 @@ import { CURRENCIES } from './state.js';
 export const REQUIRED = 'This field is required.';
 const required = (kind: string) => (issue: { input: unknown }) => (issue.input === undefined ? REQUIRED : `Not a valid ${kind}.`);
 
-/** '' from a form field counts as absent for optional fields. */
+/** '' from a form field (and null) counts as absent for optional fields. */
 const blankAsAbsent = (v: unknown) => (v === '' || v === null ? undefined : v);
+
+/** An optional field: absent, null or '' are all "not given". */
+export const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankAsAbsent, schema.optional());
+
+/** JSON text read as its value; other values, and text that is not JSON, are left for the schema to refuse. */
+export const parseJsonText = (v: unknown): unknown => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+};
+
+/** A code given as a string or a JSON number (ids, account numbers), read as a string. */
+export const code = z
+  .union([z.string(), z.number()], { error: (i) => (i.input === undefined ? REQUIRED : 'Not a valid code.') })
+  .transform((v) => String(v).trim());
 
 export const text = (max: number) =>
   z
@@ -21,9 +39,9 @@ export const text = (max: number) =>
     .min(1, 'This field may not be blank.')
     .max(max, `Ensure this field has no more than ${max} characters.`);
 
-export const optionalText = (max: number) => z.preprocess(blankAsAbsent, text(max).optional());
+export const optionalText = (max: number) => optional(text(max));
 
-export const email = z.preprocess(blankAsAbsent, z.email('Enter a valid email address.').optional());
+export const email = optional(z.email('Enter a valid email address.'));
 
 export const phone = z
   .string({ error: required('string') })
@@ -63,7 +81,7 @@ export const integer = z.preprocess(
   z.number({ error: required('integer') }).int('A valid integer is required.'),
 );
 
-export const optionalInteger = z.preprocess(blankAsAbsent, integer.optional());
+export const optionalInteger = optional(integer);
 
 const TRUE = new Set(['true', 'True', 'TRUE', '1', 'yes', 'on']);
 const FALSE = new Set(['false', 'False', 'FALSE', '0', 'no', 'off']);
@@ -80,33 +98,21 @@ export const currency = z.preprocess(
 );
 
 /** A JSON object given as an object or as JSON text. */
-export const jsonObject = z.preprocess(
-  (v) => {
-    if (typeof v !== 'string') return v;
-    try {
-      return JSON.parse(v);
-    } catch {
-      return v;
-    }
-  },
-  z.record(z.string(), z.unknown(), { error: 'Value must be valid JSON (an object).' }),
-);
+export const jsonObject = z.preprocess(parseJsonText, z.record(z.string(), z.unknown(), { error: 'Value must be valid JSON (an object).' }));
 
-export const metadata = z.preprocess(blankAsAbsent, jsonObject.optional());
+export const metadata = optional(jsonObject);
 
 /** `metadata` that must hold only string values, at most `max` of them (payments: 10). */
 export const stringMetadata = (max: number) =>
-  z.preprocess(
-    blankAsAbsent,
+  optional(
     jsonObject
       .refine((m) => Object.values(m).every((v) => typeof v === 'string'), 'Metadata keys and values must be strings.')
       .refine((m) => Object.keys(m).length <= max, `Metadata holds at most ${max} attributes.`)
-      .transform((m) => m as Record<string, string>)
-      .optional(),
+      .transform((m) => m as Record<string, string>),
   );
 
 export const NATIONAL_ID_TYPES = ['passport', 'military', 'national'] as const;
-export const nationalIdType = z.preprocess(
-  blankAsAbsent,
-  z.enum(NATIONAL_ID_TYPES, { error: (i) => `"${String(i.input)}" is not a valid choice.` }).optional(),
-);
+export const nationalIdType = optional(z.enum(NATIONAL_ID_TYPES, { error: (i) => `"${String(i.input)}" is not a valid choice.` }));
+
+/** Currency of money coming in (collections, collection requests): the test currency is refused. */
+export const incomingCurrency = currency.refine((c) => c !== 'BXC', 'The test currency BXC works only for outgoing payments.');

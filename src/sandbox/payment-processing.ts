@@ -18,9 +18,9 @@
  * national_id_type are verified by id instead (rule 4): the sandbox accepts the id.
  */
 import { Decimal } from 'decimal.js';
-import { savedVersion, type SandboxContext } from './context.js';
+import { recordSms, savedVersion, type SandboxContext } from './context.js';
 import { lookupSubscriber, NAME_MATCH_THRESHOLD, nameMatchScore, NETWORK_FAILURE } from './directory.js';
-import { money, timestamp } from './render.js';
+import { money } from './render.js';
 import type { Currency, Payment, PaymentState, Recipient } from './state.js';
 
 export const STEP_SECONDS = { validate: 0.3, approve: 0.3, send: 0.4 };
@@ -135,7 +135,7 @@ function sendSms(ctx: SandboxContext, payment: Payment, r: Recipient): void {
     amount: `${payment.currency} ${money(r.amount)}`,
   };
   const text = r.description.replace(/\{(firstname|fullname|phone|amount)\}/g, (_, key: string) => values[key]!);
-  ctx.state.sms.push({ to: r.phonenumber, text, at: timestamp(ctx.clock.now()) });
+  recordSms(ctx, r.phonenumber, text);
 }
 
 /** Starts processing a payment just created (state `new`). */

@@ -10,17 +10,20 @@ import { z } from 'zod';
 import { BANKS } from './banks.js';
 import { findOrCreateContact } from './contacts.js';
 import { apiLocals, owned, type SandboxContext } from './context.js';
-import { lookupSubscriber } from './directory.js';
-import { ApiError, methodNotAllowed, validate } from './errors.js';
+import { currencySuits, lookupSubscriber } from './directory.js';
+import { FieldErrors, methodNotAllowed, validate } from './errors.js';
 import {
   amount,
   boolean,
+  code,
   currency,
   email,
   metadata,
   nationalIdType,
+  optional,
   optionalInteger,
   optionalText,
+  parseJsonText,
   phone,
   REQUIRED,
   stringMetadata,
@@ -31,14 +34,11 @@ import { startProcessing } from './payment-processing.js';
 import type { Account, BankDetails, Currency, Organization, Payment, Recipient, Version } from './state.js';
 import { parseWhen, WHEN_FORMATS } from './when.js';
 
-const nationalId = z.preprocess(
-  (v) => (v === '' || v === null ? undefined : typeof v === 'number' ? String(v) : v),
-  z.string({ error: 'A valid national id is required.' }).trim().min(1).max(50).optional(),
-);
+const nationalId = optional(code.pipe(z.string().min(1).max(50, 'Ensure this field has no more than 50 characters.')));
 
 const recipientSchema = z.object({
   phonenumber: phone,
-  amount: z.preprocess((v) => (v === '' || v === null ? undefined : v), amount.optional()),
+  amount: optional(amount),
   first_name: optionalText(255),
   last_name: optionalText(255),
   national_id: nationalId,
@@ -48,25 +48,15 @@ const recipientSchema = z.object({
 });
 
 const recipientList = z.preprocess(
-  (v) => {
-    if (typeof v !== 'string') return v;
-    try {
-      return JSON.parse(v);
-    } catch {
-      return v;
-    }
-  },
+  parseJsonText,
   z.array(recipientSchema, { error: 'Expected a JSON list of recipients.' }).min(1, 'Give at least one recipient.'),
 );
 
 const createSchema = z.object({
-  phonenumber: z.preprocess((v) => (v === '' ? undefined : v), phone.optional()),
-  payment_type: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.enum(['money', 'airtime'], { error: (i) => `"${String(i.input)}" is not a valid choice.` }).default('money'),
-  ),
-  amount: z.preprocess((v) => (v === '' || v === null ? undefined : v), amount.optional()),
-  currency: z.preprocess((v) => (v === '' ? undefined : v), currency.optional()),
+  phonenumber: optional(phone),
+  payment_type: optional(z.enum(['money', 'airtime'], { error: (i) => `"${String(i.input)}" is not a valid choice.` })),
+  amount: optional(amount),
+  currency: optional(currency),
   account: optionalInteger,
   description: text(140),
   callback_url: optionalText(500),
@@ -75,30 +65,16 @@ const createSchema = z.object({
   last_name: optionalText(255),
   national_id: nationalId,
   national_id_type: nationalIdType,
-  send_sms_message: boolean.optional(),
+  send_sms_message: optional(boolean),
   start_date: optionalText(50),
-  recipient_data: z.preprocess((v) => (v === '' ? undefined : v), recipientList.optional()),
+  recipient_data: optional(recipientList),
   bank: optionalInteger,
-  account_number: z.preprocess(
-    (v) => (v === '' || v === null ? undefined : typeof v === 'number' ? String(v) : v),
-    z.string().regex(/^\d{5,20}$/, 'Enter the account number: 5 to 20 digits.').optional(),
-  ),
+  account_number: optional(code.pipe(z.string().regex(/^\d{5,20}$/, 'Enter the account number: 5 to 20 digits.'))),
   account_name: optionalText(255),
   email,
 });
 
 type CreateInput = z.output<typeof createSchema>;
-
-/** Collects field errors of the cross-field rules, thrown together as one 400. */
-class FieldErrors {
-  readonly fields: Record<string, string[]> = {};
-  add(field: string, message: string): void {
-    (this.fields[field] ??= []).push(message);
-  }
-  throwIfAny(): void {
-    if (Object.keys(this.fields).length > 0) throw new ApiError(400, this.fields);
-  }
-}
 
 function resolveAccount(ctx: SandboxContext, org: Organization, input: CreateInput, errors: FieldErrors): Account | undefined {
   if (input.account !== undefined) {
@@ -168,8 +144,7 @@ export function createPayment(ctx: SandboxContext, org: Organization, version: V
   const entries = recipientInputs(input, errors);
   entries.forEach((r, i) => {
     const field = input.recipient_data ? `recipient_data.${i}.phonenumber` : 'phonenumber';
-    const subscriber = lookupSubscriber(r.phonenumber);
-    if (account && account.currency !== 'BXC' && subscriber.currency !== account.currency) {
+    if (account && !currencySuits(account.currency, r.phonenumber)) {
       errors.add(field, `${account.currency} does not suit ${r.phonenumber}: no currency conversion is done.`);
     }
     if (r.national_id && !r.national_id_type) {
@@ -209,7 +184,7 @@ export function createPayment(ctx: SandboxContext, org: Organization, version: V
   const payment: Payment = {
     id: ctx.state.nextId('payment'),
     organization: org.id,
-    payment_type: input.payment_type,
+    payment_type: input.payment_type ?? 'money',
     currency: account!.currency,
     account: account!.id,
     description: input.description,

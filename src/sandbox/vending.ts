@@ -16,13 +16,14 @@
  *     -> {reference, status: 'successful', datacode, phonenumber, amount}; SPECTRANET needs account_number.
  */
 import { Decimal } from 'decimal.js';
-import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import { jsonBody } from './body.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import type { SandboxContext } from './context.js';
 import type { DuplicateKeys } from './duplicates.js';
 import { detailError, fieldError, methodNotAllowed, toApiError, validate } from './errors.js';
-import { integer, optionalText, REQUIRED, text } from './fields.js';
+import { code, integer, optionalText, REQUIRED, text } from './fields.js';
 import type { Organization } from './state.js';
 import { CANDIDATES, DATA_BUNDLES, EXAM_SERVICES, NETWORKS, PIN_PRODUCTS, type Candidate } from './vending-catalog.js';
 
@@ -44,18 +45,15 @@ const serviceType = (allowed: readonly string[]) =>
     }),
   );
 
-const money = z
-  .union([z.string(), z.number()], { error: (i) => (i.input === undefined ? REQUIRED : 'A valid number is required.') })
-  .transform((v, ctx) => {
-    try {
-      return new Decimal(String(v).trim());
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'A valid number is required.' });
-      return z.NEVER;
-    }
-  });
-
-const code = z.union([z.string(), z.number()], { error: (i) => (i.input === undefined ? REQUIRED : 'Not a valid code.') }).transform(String);
+/** A price as a string or a number, compared with the catalogue's. */
+const price = code.transform((v, ctx) => {
+  try {
+    return new Decimal(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'A valid number is required.' });
+    return z.NEVER;
+  }
+});
 
 /** Nigerian numbers in local (`0803...`) or international form, as E.164. */
 const nationalNumber = (v: string) => {
@@ -73,7 +71,7 @@ const pinPurchase = z.object({
   product_code: text(50),
   account_number: code,
   gsmNo: code,
-  amount: money,
+  amount: price,
   quantity: integer,
   reference: optionalText(100),
 });
@@ -81,7 +79,7 @@ const dataPurchase = z.object({
   service_type: serviceType(NETWORKS),
   datacode: code,
   phonenumber: code,
-  amount: money,
+  amount: price,
   account_number: optionalText(50),
   reference: optionalText(100),
 });
@@ -104,7 +102,7 @@ const needsAccount = (service: string, accountNumber: string | undefined) => {
   if (service === 'spectranet' && !accountNumber) throw fieldError('account_number', 'Required for SPECTRANET: the account number.');
 };
 
-const vendingOrg = (res: express.Response) => res.locals.vendingOrg as Organization;
+const vendingOrg = (res: Response) => res.locals.vendingOrg as Organization;
 
 function authenticate(ctx: SandboxContext, header: 'x-api-key' | 'authorization'): RequestHandler {
   return (req, res, next) => {
@@ -138,10 +136,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
   const token = authenticate(ctx, 'authorization');
   const guard = duplicates.guard((res) => `vending:${vendingOrg(res).id}`);
   const nextReference = () => `SBXV${String(purchases.length + 1).padStart(8, '0')}`;
-  router.use(express.json({ limit: '100kb' }), (req, _res, next) => {
-    req.body ??= {};
-    next();
-  });
+  router.use(jsonBody);
 
   router
     .route('/services/namefinder/query')
@@ -215,7 +210,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(dataPurchase, req.body);
       needsAccount(q.service_type, q.account_number);
-      const bundle = DATA_BUNDLES[q.service_type as (typeof NETWORKS)[number]].find((b) => String(b.datacode) === q.datacode.trim());
+      const bundle = DATA_BUNDLES[q.service_type as (typeof NETWORKS)[number]].find((b) => String(b.datacode) === q.datacode);
       if (!bundle) throw fieldError('datacode', `Unknown datacode for ${q.service_type}: list the bundles first.`);
       if (!q.amount.eq(bundle.price)) throw fieldError('amount', `The price of bundle ${bundle.datacode} is ${bundle.price}.`);
       if (!nationalNumber(q.phonenumber)) throw fieldError('phonenumber', 'Enter a valid phone number.');
