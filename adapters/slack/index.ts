@@ -15,7 +15,7 @@
  * the message through the response_url (see reply.ts for the 5-uses budget and the direct-message fallback).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { App, ExpressReceiver, type BlockAction, type ButtonAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
+import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
 import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
 import { conversationIdOf } from './address.js';
@@ -24,8 +24,6 @@ import {
   ANSWER_BLOCK,
   ANSWER_ELEMENT,
   ANSWER_VIEW,
-  CHOICE_ACTION_PREFIX,
-  NAV_ACTION_PREFIX,
   readButton,
   answerModal,
   isInputKind,
@@ -54,8 +52,6 @@ export interface SlackOptions {
   engine: Engine;
   store: SessionStore;
   logger: Logger;
-  /** The slash command's name. Default `/momo`: the name the app manifest registers. */
-  command?: string;
   /**
    * Longest wait for the engine before a command is acknowledged with "working on it". Default 2800 ms:
    * Slack shows an error past 3 s and the engine's own chat deadline (2500 ms) answers before this.
@@ -173,7 +169,8 @@ export function createSlack(options: SlackOptions): Slack {
     return inboundFrom(teamId, body.user.id, body.trigger_id);
   };
 
-  app.command(options.command ?? '/momo', async ({ command, ack }) => {
+  // The app registers one slash command (manifest.json: /momo); whatever a workspace renamed it to, it is this one.
+  app.command(/.*/, async ({ command, ack }) => {
     const pending = answer({ ...inboundFrom(command.team_id, command.user_id, command.trigger_id), ...parseCommandText(command.text) });
     const first = await within(pending, ackTimeoutMs);
     if (first) {
@@ -184,20 +181,21 @@ export function createSlack(options: SlackOptions): Slack {
     await replier.reply({ userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false }, await pending);
   });
 
-  const buttons = new RegExp(`^(${CHOICE_ACTION_PREFIX}|${NAV_ACTION_PREFIX})`);
-  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: buttons }, async ({ ack, body, action }) => {
+  // Every click is acknowledged at once: "Answer" opens the modal, a choice or nav goes to the engine, and
+  // anything else (a button of an older version of the app) is acknowledged and left alone.
+  app.action<BlockAction>({ type: 'block_actions' }, async ({ ack, body, action, client }) => {
     await ack();
+    if (action.type !== 'button') return;
+    if (action.action_id === ANSWER_ACTION) {
+      const kind = action.value && isInputKind(action.value) ? action.value : 'text';
+      await client.views.open({ trigger_id: body.trigger_id, view: answerModal(kind, { responseUrl: body.response_url }) });
+      return;
+    }
     const inbound = actorInbound(body);
     const meaning = readButton(action.action_id, action.value);
     if (!inbound || !meaning) return;
     const message = await answer({ ...inbound, ...meaning });
     await replier.reply({ userId: inbound.userId, responseUrl: body.response_url, replaceOriginal: true }, message);
-  });
-
-  app.action<BlockAction<ButtonAction>>({ type: 'block_actions', action_id: ANSWER_ACTION }, async ({ ack, body, action, client }) => {
-    await ack();
-    const kind = action.value && isInputKind(action.value) ? action.value : 'text';
-    await client.views.open({ trigger_id: body.trigger_id, view: answerModal(kind, { responseUrl: body.response_url }) });
   });
 
   app.view<ViewSubmitAction>(ANSWER_VIEW, async ({ ack, body, view }) => {

@@ -24,7 +24,7 @@ const commandBody = new URLSearchParams({
   command: '/momo',
   text: 'pay',
   response_url: 'http://127.0.0.1:9/respond',
-  trigger_id: 't-forged',
+  trigger_id: 't-0001',
 }).toString();
 
 let rig: Rig | undefined;
@@ -66,6 +66,38 @@ describe('signatures', () => {
     rig = await startRig(new ScriptedEngine(menu));
     const body = '{"type": "event_callback",';
     expect(await post(body, signedHeaders(body), 'application/json')).toEqual({ status: 400, text: 'Unreadable Slack request body' });
+  });
+});
+
+describe('setup and stray requests', () => {
+  it('answers the signed url_verification challenge Slack sends when the Request URL is saved', async () => {
+    rig = await startRig(new ScriptedEngine(menu));
+    const body = JSON.stringify({ token: 'legacy', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    const res = await post(body, signedHeaders(body), 'application/json');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
+  });
+
+  it('acknowledges a click on a button it does not know without calling the engine', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const res = await rig.sender.click({ action_id: 'old_version_button', value: 'x' }, 'stray');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    // A known click afterwards is answered, and is the only thing the engine saw.
+    await rig.sender.click({ action_id: 'momo_nav_home', value: 'home' }, 'known');
+    expect((await rig.fake.next('respond')).id).toBe('known');
+    expect(engine.inbounds.map((i) => i.nav)).toEqual(['home']);
+  });
+
+  it('treats the app’s slash command as /momo whatever the workspace named it', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const body = commandBody.replace('command=%2Fmomo', 'command=%2Fmomo-dev');
+    expect(body).toContain('momo-dev');
+    const res = await post(body, signedHeaders(body));
+    expect(textOf((JSON.parse(res.text) as { blocks: any[] }).blocks)).toBe('Menu');
+    expect(engine.inbounds[0]).toMatchObject({ start: 'pay', messageId: 't-0001' });
   });
 });
 
