@@ -14,15 +14,19 @@ import { digest, nextStep, readRecord, type Step, type UssdSessionRecord } from 
 export interface HopOptions {
   engine: Engine;
   store: SessionStore;
-  /** The engine's USSD deadline; past twice this the router stops waiting and apologises. */
+  /** The engine's USSD deadline; a second past it the router stops waiting and apologises. */
   deadlineMs: number;
   logger: Logger;
   sessionTtlSeconds: number;
   defaultCountry: string;
 }
 
-/** How much longer than the deadline the router waits for the engine before answering END itself. */
-const GUARD_FACTOR = 2;
+/**
+ * How long past the deadline the router still waits for the engine (which answers "processing" at the
+ * deadline itself) before answering END on its own. 1 s: well inside a gateway's timeout (15 s at
+ * Africa's Talking), and far more than the engine needs to persist and answer after its deadline.
+ */
+const GUARD_GRACE_MS = 1000;
 
 export const APOLOGY_LATE: Prompt = {
   text: 'Sorry, this is taking longer than expected. Dial again shortly to see the result.',
@@ -145,7 +149,7 @@ export function createHopHandler(options: HopOptions) {
   async function ask(inbound: Inbound, ctx: HopContext): Promise<Prompt> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<{ kind: 'late' }>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'late' }), deadlineMs * GUARD_FACTOR);
+      timer = setTimeout(() => resolve({ kind: 'late' }), deadlineMs + GUARD_GRACE_MS);
     });
     const work = Promise.resolve()
       .then(() => engine.handle(inbound))

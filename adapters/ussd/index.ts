@@ -17,7 +17,7 @@ export interface UssdRouterOptions {
   serviceCode: string;
   /**
    * The deadline the engine keeps for USSD (config USSD_DEADLINE_MS, default 3000). The router waits at
-   * most twice this for the engine, then answers END with an apology so the gateway never hangs.
+   * most a second longer for the engine, then answers END with an apology so the gateway never hangs.
    */
   deadlineMs: number;
   logger: Logger;
