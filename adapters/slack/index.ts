@@ -76,6 +76,8 @@ export interface Slack {
   stop(): Promise<void>;
 }
 
+/** Largest body read before the signature is checked. Slack's payloads (a whole message or view) stay far below. */
+const BODY_LIMIT = '1mb';
 const WORKING = 'Working on it… the answer will appear here.';
 const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
@@ -132,6 +134,7 @@ export function createSlack(options: SlackOptions): Slack {
             signingSecret: options.signingSecret,
             router,
             endpoints: SLACK_EVENTS_PATH,
+            bodyLimit: BODY_LIMIT,
             logger: log,
           }),
         }),

@@ -101,6 +101,16 @@ describe('setup and stray requests', () => {
   });
 });
 
+describe('size', () => {
+  it('refuses a body over 1 MB with 413 and a reason', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const body = `payload=${'x'.repeat(1_100_000)}`;
+    expect(await post(body, signedHeaders(body))).toEqual({ status: 413, text: 'Slack request body too large' });
+    expect(engine.inbounds).toEqual([]);
+  });
+});
+
 describe('retries', () => {
   it('does not process a retried event twice (X-Slack-Retry-Num)', async () => {
     const engine = new ScriptedEngine(menu);
