@@ -5,9 +5,9 @@
  * user's limits -> purchase under an idempotency key -> outcome.
  *
  * Money is never sent twice: the key `${runId}:data` is fixed in context when the flow starts, so a
- * snapshot restored in `purchasing` repeats the call with the same key; a duplicate of that key, or an
- * answer lost after the client's own retries, reads "could not confirm, you will be told", never a new
- * attempt.
+ * snapshot restored in `purchasing` repeats the call with the same key. A purchase the service already
+ * holds under that key reads "already sent, you will be told"; an answer lost after the client's own
+ * retries reads "could not confirm, you will be told"; neither is ever retried.
  *
  * Currency: a data bundle carries no currency in the service contract, so the spend is reserved in the
  * first of `input.currencies` (the organization's default).
@@ -145,12 +145,9 @@ export const dataMachine = setup({
       accountNumber: undefined,
       error: undefined,
     }),
-    storeAccount: assign({ accountNumber: ({ event }) => answer(event).trim(), error: undefined }),
-    refuseAccount: assign({
-      error: ({ event }) => {
-        const parsed = parseText(answer(event), ACCOUNT_MAX);
-        return parsed.ok ? undefined : parsed.reason;
-      },
+    storeAccount: assign(({ event }) => {
+      const parsed = parseText(answer(event), ACCOUNT_MAX);
+      return parsed.ok ? { accountNumber: parsed.text, error: undefined } : { error: parsed.reason };
     }),
     storeBundles: assign({ bundles: ({ event }) => outputOf<DataBundle[]>(event), error: undefined }),
     refuseEmptyList: assign({
@@ -208,7 +205,7 @@ export const dataMachine = setup({
       on: {
         ANSWERED: [
           { guard: 'isValidAccount', target: 'loadingBundles', actions: 'storeAccount' },
-          { actions: 'refuseAccount' },
+          { actions: 'storeAccount' },
         ],
         BACK: { target: 'choosingNetwork', actions: 'clearError' },
       },

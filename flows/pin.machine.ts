@@ -10,8 +10,9 @@
  * product, or stale). Remembering still spares typing the code. The validated candidate is remembered
  * (FlowOutput.remember), newest first, at most {@link REMEMBERED_MAX}.
  *
- * Money is never sent twice: the key `${runId}:pin` is fixed in context when the flow starts; a duplicate
- * of it, or an answer lost after the client's own retries, reads "could not confirm, you will be told".
+ * Money is never sent twice: the key `${runId}:pin` is fixed in context when the flow starts; a purchase
+ * the service already holds under it, or an answer lost after the client's own retries, reads "already
+ * sent" or "could not confirm", both "you will be told", and is never retried.
  *
  * Amounts: a pin bundle carries no currency in the service contract, so the spend is reserved in the
  * first of `input.currencies`. The spend reserved is the total paid (the bundle's amount times the
