@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
 import { setup } from 'xstate';
 import { menuFlow } from '../../flows/menu.machine.js';
 import type { FlowServices } from '../../flows/services.js';
@@ -226,6 +227,25 @@ describe('engine', () => {
     const msg = conversation();
     expect(await e.handle(msg({ start: 'pay' }))).toEqual({ text: 'Something went wrong on our side. Please start again.', final: true });
     expect((await e.handle(msg({ nav: 'home' }))).text).toBe('What would you like to do?');
+  });
+
+  it('logs USSD users by masked number only, and never what they typed', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('debug', new Writable({ write: (chunk: Buffer, _e, done) => void (lines.push(chunk.toString()), done()) }));
+    const e = engine(redisStore(), fakePayments(new Promise(() => {})).services, { logger, deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const msg = conversation('ussd');
+    await e.handle(msg({ newSession: true }));
+    await e.handle(msg({ choice: 'pay' }));
+    await e.handle(msg({ text: '31337' }));
+    const confirm = msg({ choice: 'yes' });
+    await e.handle(confirm);
+    await e.handle(confirm);
+    const log = lines.join('');
+    expect(log).toContain('duplicate delivery');
+    expect(log).toContain('past the deadline');
+    expect(log).toContain(msg().conversationId.slice(0, 5) + '*');
+    expect(log).not.toContain(msg().conversationId);
+    expect(log).not.toContain('31337');
   });
 
   it('an expired session starts over with a short explanation', async () => {
