@@ -16,6 +16,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, Lang, Text, UserProfile } from '../../flows/types.js';
 import { maskPhone, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
+import { appendPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, type Session, type Step, type StepContext } from './session.js';
 import type { Address, Channel, Engine, Inbound, Prompt, SessionStore } from './types.js';
@@ -55,7 +56,6 @@ const SEEN_TTL_SECONDS = 24 * 3600;
 /** A session is kept this long past its expiry, to tell the user it expired instead of silently restarting. */
 const EXPIRED_NOTICE_SECONDS = 3600;
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
-const PENDING_TTL_SECONDS = 7 * 24 * 3600;
 /** Attempts of one step when other messages of the conversation keep winning the compare-and-set. */
 const CAS_ATTEMPTS = 5;
 /** How often a duplicate delivery looks for the first one's answer. */
@@ -105,8 +105,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const runs = new Map<string, Run>();
 
   const convKey = (i: Inbound) => `conv:${i.channel}:${i.conversationId}`;
-  const profileKey = (i: Inbound) => `profile:${i.channel}:${i.userId}`;
-  const pendingKey = (a: Address) => `pending:${a.channel}:${a.conversationId}`;
+  const profileKey = (i: Inbound) => profileKeyOf(i.channel, i.userId);
   const who = (i: Inbound) => {
     const mask = (id: string) => (i.channel === 'ussd' ? maskPhone(id) : id);
     return { channel: i.channel, conversation: mask(i.conversationId), user: mask(i.userId), messageId: i.messageId };
@@ -228,13 +227,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   async function deliverLate(run: Run, prompt: Prompt): Promise<void> {
     try {
-      if (run.channel === 'ussd') {
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-          const stored = await store.get(pendingKey(run.address));
-          const texts = [...((stored?.snapshot as string[] | undefined) ?? []), prompt.text];
-          if ((await store.set(pendingKey(run.address), texts, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) break;
-        }
-      }
+      if (run.channel === 'ussd') await appendPending(store, run.address, prompt.text);
       await options.onLateOutcome?.(run.address, prompt);
     } catch (error) {
       logger.error({ channel: run.channel, err: error }, 'engine: late outcome not delivered');
