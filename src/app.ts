@@ -20,6 +20,7 @@ import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createHealthRouter } from './ops/health.js';
+import { withRateLimit } from './ops/ratelimit.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -92,7 +93,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const tellLate = async (address: Address, prompt: Prompt) => {
     if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
   };
-  const engine = createEngine({
+  const engine = withRateLimit(createEngine({
     store,
     services,
     policy,
@@ -102,7 +103,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
     logger,
-  });
+  }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
+  closers.push(() => engine.close());
 
   app.use(createHealthRouter({ store, serviceUrl: config.MOMO_BASE_URL ?? url }));
   app.get('/metrics', async (_req, res) => {

@@ -64,6 +64,10 @@ const envSchema = z.object({
   USSD_DEADLINE_MS: z.coerce.number().int().positive().default(3000),
   /** Deadline of chat channels before "processing, you will be notified". Default 2500 (Slack acks in 3 s). */
   CHAT_DEADLINE_MS: z.coerce.number().int().positive().default(2500),
+  /** Per-user request rate limit (src/ops/ratelimit.ts): messages per window per user per channel. Default 30. */
+  RATE_LIMIT_MESSAGES: z.coerce.number().int().positive().default(30),
+  /** The rate limit's window in seconds. Default 10. */
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
 
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
