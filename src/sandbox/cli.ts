@@ -38,6 +38,12 @@ const server = sandbox.app.listen(port, () => {
   process.stdout.write(`${lines.join('\n')}\n`);
 });
 
+server.on('error', (err) => {
+  process.stderr.write(`The sandbox cannot listen on port ${port}: ${err.message}\n`);
+  process.exitCode = 1;
+  void sandbox.close();
+});
+
 const stop = () => {
   server.close();
   void sandbox.close();

@@ -62,20 +62,13 @@ const settingsSchema = z
     acceptCollectionsByDefault: boolean,
     verificationUrl: z.union([z.null(), z.url({ protocol: /^https?$/, error: 'Enter an http or https URL.' })]),
     webhookAuth: z.union([z.null(), z.object({ username: text(100), password: text(100) })]),
+    manageSettings: boolean,
     version: z.union([z.null(), z.enum(VERSIONS)]),
   })
   .partial()
   .strict();
 
-const settingsOf = (org: Organization) => ({
-  id: org.id,
-  name: org.name,
-  nameMatchAffectsPayment: org.nameMatchAffectsPayment,
-  acceptCollectionsByDefault: org.acceptCollectionsByDefault,
-  verificationUrl: org.verificationUrl,
-  webhookAuth: org.webhookAuth,
-  version: org.version,
-});
+const settingsOf = ({ id, apiKey: _key, vendingApiKey: _vendingKey, userId: _user, ...settings }: Organization) => ({ id, ...settings });
 
 function applySettings(org: Organization, changes: unknown) {
   Object.assign(org, validate(settingsSchema, changes));

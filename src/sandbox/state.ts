@@ -27,6 +27,11 @@ export interface OrganizationSettings {
   verificationUrl: string | null;
   /** Basic auth credentials sent on webhook notifications. Default none. */
   webhookAuth: WebhookAuth | null;
+  /**
+   * The API key's user holds `Manage Users and Organization Settings`, which managing webhooks needs
+   * (403 without it). Default true.
+   */
+  manageSettings: boolean;
   /** API version saved at the organization's first request (null before it). */
   version: Version | null;
 }
@@ -252,6 +257,7 @@ export class SandboxState {
       acceptCollectionsByDefault: true,
       verificationUrl: null,
       webhookAuth: null,
+      manageSettings: true,
       version: null,
     };
     org.userId = org.id;

@@ -3,12 +3,14 @@
  * target skips certificate validation when notifying (it does not waive https). With the sandbox option
  * allowHttpWebhooks, plain http is also accepted for loopback hosts (localhost, 127.0.0.1, ::1), so a bot
  * running on a developer's machine can receive notifications without a certificate.
+ * Managing webhooks needs the organization permission `Manage Users and Organization Settings`
+ * (organization option manageSettings; 403 without it).
  * Deletion: a target answering 410 is deleted (notifications.ts); the API has no delete.
  */
 import { Router } from 'express';
 import { z } from 'zod';
 import { apiLocals, owned, type SandboxContext } from './context.js';
-import { methodNotAllowed, validate } from './errors.js';
+import { detailError, methodNotAllowed, validate } from './errors.js';
 import { REQUIRED, text } from './fields.js';
 import { exact, list, type Filters } from './listing.js';
 import { EVENT_TYPES, type Webhook } from './state.js';
@@ -42,6 +44,12 @@ export function webhooksRouter(ctx: SandboxContext): Router {
       error: (i) => (i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice: ${EVENT_TYPES.join(', ')}.`),
     }),
     target: targetSchema(ctx.allowHttpWebhooks),
+  });
+  router.use('/webhooks', (_req, res, next) => {
+    if (!apiLocals(res).org.manageSettings) {
+      throw detailError(403, 'Managing webhooks needs the permission "Manage Users and Organization Settings".');
+    }
+    next();
   });
   router
     .route('/webhooks')

@@ -189,6 +189,15 @@ describe('payments', () => {
     expect((await sb.api('GET', `/payments/${res.body.id}`)).body.state).toBe('processed');
   });
 
+  it('verifies a Kenyan recipient by national id instead of by name', async () => {
+    const kenya = number('registered', '+254');
+    const byName = await pay({ phonenumber: kenya, currency: 'KES', amount: '100', first_name: 'Jane', last_name: 'Doe' });
+    const byId = await pay({ phonenumber: kenya, currency: 'KES', amount: '100', first_name: 'Jane', last_name: 'Doe', national_id: 12345678, national_id_type: 'national' });
+    await sb.controls.advanceClock(2);
+    expect((await sb.api('GET', `/payments/${byName.body.id}`)).body.state).toBe('processed_with_errors');
+    expect((await sb.api('GET', `/payments/${byId.body.id}`)).body.state).toBe('processed');
+  });
+
   it('fails for lack of funds', async () => {
     const res = await pay({ phonenumber: number('registered', '+254'), currency: 'KES', amount: '5000000' });
     await sb.controls.advanceClock(2);
@@ -351,6 +360,23 @@ describe('versions', () => {
     const path = await sb.api('GET', '/v9/contacts');
     expect(path.status).toBe(404);
     expect(path.body.detail).toMatch(/version/);
+  });
+});
+
+describe('sandbox controls over HTTP', () => {
+  it('reads and changes organization options with the API key', async () => {
+    const headers = { authorization: 'Token test-key', 'content-type': 'application/json' };
+    const read = await sb.raw('/sandbox/organization', { headers });
+    expect(read.body).toMatchObject({ id: 1, nameMatchAffectsPayment: true, acceptCollectionsByDefault: true, verificationUrl: null });
+    expect(read.body).not.toHaveProperty('apiKey');
+    const changed = await sb.raw('/sandbox/organization', { method: 'PATCH', headers, body: JSON.stringify({ nameMatchAffectsPayment: false, verificationUrl: 'http://localhost:3000/verify' }) });
+    expect(changed.body).toMatchObject({ nameMatchAffectsPayment: false, verificationUrl: 'http://localhost:3000/verify' });
+    expect(sb.controls.organization().nameMatchAffectsPayment).toBe(false);
+    const bad = await sb.raw('/sandbox/organization', { method: 'PATCH', headers, body: JSON.stringify({ verificationUrl: 'ftp://x', colour: 'red' }) });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body).sort()).toEqual(['non_field_errors', 'verificationUrl']);
+    const balances = await sb.raw('/sandbox/balances', { headers });
+    expect(Object.keys(balances.body).sort()).toEqual(['BXC', 'KES', 'UGX']);
   });
 });
 

@@ -66,6 +66,16 @@ describe('webhook management', () => {
     expect((await sb.api('GET', '/webhooks?user=2')).body.count).toBe(0);
     expect((await sb.api('DELETE', '/webhooks/1')).status).toBe(405);
   });
+
+  it('needs the permission "Manage Users and Organization Settings"', async () => {
+    const sb = await setup();
+    sb.controls.setOrganization({ manageSettings: false });
+    const create = await hook(sb, 'contact.created', 'https://example.com/a');
+    expect(create.status).toBe(403);
+    expect(create.body.detail).toMatch(/Manage Users and Organization Settings/);
+    expect((await sb.api('GET', '/webhooks')).status).toBe(403);
+    expect((await sb.api('GET', '/contacts')).status).toBe(200);
+  });
 });
 
 describe('delivery', () => {
