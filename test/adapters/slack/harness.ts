@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
-import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
+import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
 
@@ -301,24 +301,29 @@ export interface Rig {
   fake: FakeSlack;
   sender: SlackSender;
   slack: Slack;
-  store: MemoryStore;
+  store: SessionStore;
   appUrl: string;
+  /** Closes the app, and the fake Slack and store unless they were passed in. */
   close(): Promise<void>;
+}
+
+export interface RigSetup {
+  /** Share one fake Slack between rigs (two instances of the product). Default: a new one. */
+  fake?: FakeSlack;
+  /** Runs once the fake listens, before start() (e.g. to script apps.connections.open). */
+  beforeStart?: (fake: FakeSlack) => void;
 }
 
 /**
  * The adapter as the product mounts it: at the root of an express app that also has routes with their own
- * body parsers (JSON and form), started against the fake Web API.
+ * body parsers (JSON and form), started against the fake Web API. `options.store` shares a store; default
+ * a new MemoryStore.
  */
-export async function startRig(
-  engine: Engine,
-  options: Partial<SlackOptions> = {},
-  beforeStart: (fake: FakeSlack) => void = () => {},
-): Promise<Rig> {
-  const fake = new FakeSlack();
-  await fake.start();
-  beforeStart(fake);
-  const store = new MemoryStore();
+export async function startRig(engine: Engine, options: Partial<SlackOptions> = {}, setup: RigSetup = {}): Promise<Rig> {
+  const fake = setup.fake ?? new FakeSlack();
+  if (!setup.fake) await fake.start();
+  setup.beforeStart?.(fake);
+  const store = options.store ?? new MemoryStore();
   const slack = createSlack({
     signingSecret: SIGNING_SECRET,
     botToken: BOT_TOKEN,
@@ -348,8 +353,8 @@ export async function startRig(
     async close() {
       await listening.close();
       await slack.stop();
-      await fake.close();
-      await store.close();
+      if (!setup.fake) await fake.close();
+      if (!options.store) await store.close();
     },
   };
 }

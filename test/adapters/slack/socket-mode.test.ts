@@ -22,8 +22,10 @@ describe('Socket Mode', () => {
     const engine = new ScriptedEngine(() => ({ text: 'Phone number to pay?', input: 'phone', final: false }));
     const url = socket.url;
     // start() asks apps.connections.open where to connect: our socket.
-    rig = await startRig(engine, { appToken: 'xapp-1-A0001-test' }, (fake) =>
-      fake.script('apps.connections.open', { status: 200, body: { ok: true, url } }),
+    rig = await startRig(
+      engine,
+      { appToken: 'xapp-1-A0001-test' },
+      { beforeStart: (fake) => fake.script('apps.connections.open', { status: 200, body: { ok: true, url } }) },
     );
 
     const [open] = rig.fake.of('apps.connections.open');
