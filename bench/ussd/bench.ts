@@ -22,12 +22,35 @@ export interface UssdRound {
   correctFinals: number;
   wrongFinals: number;
   errors: number;
+  /** The first wrong final screen, to see why. */
+  firstWrong?: string;
 }
 
-const PHONE = '+256772123456';
+/** The recipient every session types, and the words each server's final screen must hold. */
+const RECIPIENT_TYPED = '0772123456';
+/** Our final screen, exactly (the flow normalises the number and names the currency). */
+export const OURS_FINAL = 'END Sent 5000 UGX to +256772123456';
+/** The peer and the floor echo what was typed. */
+export const PEER_FINAL = 'END Sent 5000 to 0772123456';
 
-async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ussd/serve.ts', kind], {
+/**
+ * A distinct caller per session: one phone has one USSD session at a time, and our engine keys the
+ * conversation on the phone (as a gateway would), so sharing one number across 50 connections would make
+ * every session fight over one conversation. Valid Ugandan MTN numbers +25677xxxxxxx.
+ */
+let callers = 0;
+export function nextCaller(): string {
+  callers = (callers + 1) % 10_000_000;
+  return `+25677${String(callers).padStart(7, '0')}`;
+}
+
+/** Every key the servers write starts with this; each server adds its own `<kind>:` (see serve.ts). */
+export const KEY_PREFIX = 'bench:ussd:';
+/** Session ids of the benchmark, so a log line or key is recognisable. */
+const SESSION_PREFIX = 'ab-';
+
+export async function startServer(kind: Kind, extraArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', 'bench/ussd/serve.ts', kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'silent' },
   });
@@ -56,20 +79,28 @@ function form(fields: Record<string, string>): string {
 export async function drive(kind: Kind, url: string, path: string, seconds: number): Promise<UssdRound> {
   let correct = 0;
   let wrong = 0;
-  const answers = ['', '1', '1*0772123456', '1*0772123456*5000', '1*0772123456*5000*1234'];
+  const answers = ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`];
+  const expected = kind === 'ours' ? OURS_FINAL : PEER_FINAL;
+  let firstWrong: string | undefined;
   const requests = answers.map((text, hop) => ({
     method: 'POST' as const,
     path,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     setupRequest: (req: autocannon.Request, context: object) => {
-      const ctx = context as { sessionId?: string };
-      if (hop === 0) ctx.sessionId = randomUUID();
-      return { ...req, body: form({ sessionId: ctx.sessionId!, serviceCode: '*384*123#', phoneNumber: PHONE, networkCode: '63902', text }) };
+      const ctx = context as { sessionId?: string; phone?: string };
+      if (hop === 0) {
+        ctx.sessionId = `${SESSION_PREFIX}${randomUUID()}`;
+        ctx.phone = nextCaller();
+      }
+      return { ...req, body: form({ sessionId: ctx.sessionId!, serviceCode: '*384*123#', phoneNumber: ctx.phone!, networkCode: '63902', text }) };
     },
     onResponse: (status: number, body: string) => {
       if (hop !== answers.length - 1) return;
-      if (status === 200 && body.startsWith('END') && /5,?000/.test(body) && /772123456/.test(body)) correct++;
-      else wrong++;
+      if (status === 200 && body === expected) correct++;
+      else {
+        wrong++;
+        firstWrong ??= `${status} ${body.slice(0, 120)}`;
+      }
     },
   }));
   const before = await cpu(url);
@@ -80,30 +111,98 @@ export async function drive(kind: Kind, url: string, path: string, seconds: numb
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpuUsPerReq: (after - before) / Math.max(1, result.requests.total),
+    cpuUsPerReq: Math.round((after - before) / Math.max(1, result.requests.total)),
     requests: result.requests.total,
     sessions: correct + wrong,
     correctFinals: correct,
     wrongFinals: wrong,
-    errors: result.errors + result.non2xx,
+    ...(firstWrong ? { firstWrong } : {}),
+    errors: result.errors + result.non2xx + result.timeouts,
   };
 }
 
-/** Bytes Redis holds for one session after its fourth hop, summed over the keys the server wrote. */
-async function bytesPerSession(kind: Kind, url: string, path: string, redis: Redis): Promise<number> {
-  const sessionId = `bytes-${kind}-${randomUUID()}`;
-  const before = new Set(await redis.keys('*'));
-  for (const text of ['', '1', '1*0772123456', '1*0772123456*5000']) {
+/** Keys under a prefix (SCAN, never KEYS). */
+async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  return keys;
+}
+
+/** Deletes every key under a prefix (the benchmark's own; never FLUSHALL). */
+export async function cleanUp(redis: Redis, prefix: string): Promise<number> {
+  const keys = await keysUnder(redis, prefix);
+  for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+  return keys.length;
+}
+
+/**
+ * Bytes Redis holds for one session after its fourth hop (the PIN screen shown, nothing paid yet): the
+ * server's keys are cleaned first, so everything under its prefix afterwards belongs to this one session.
+ * Every key counts: session records, duplicate-delivery marks and kept answers.
+ */
+async function bytesPerSession(kind: Kind, url: string, path: string, redis: Redis): Promise<{ bytes: number; keys: Record<string, number> }> {
+  const prefix = `${KEY_PREFIX}${kind}:`;
+  await cleanUp(redis, prefix);
+  const sessionId = `${SESSION_PREFIX}bytes-${randomUUID()}`;
+  const phoneNumber = nextCaller();
+  for (const text of ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`]) {
     await fetch(url + path, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ sessionId, serviceCode: '*384*123#', phoneNumber: '+256772999888', networkCode: '63902', text }),
+      body: form({ sessionId, serviceCode: '*384*123#', phoneNumber, networkCode: '63902', text }),
     });
   }
-  const fresh = (await redis.keys('*')).filter((k) => !before.has(k));
+  const keys: Record<string, number> = {};
   let total = 0;
-  for (const key of fresh) total += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-  return total;
+  for (const key of await keysUnder(redis, prefix)) {
+    const bytes = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+    // Group by key shape (ids replaced) so the JSON shows where the bytes go.
+    const shape = key.slice(prefix.length).replace(sessionId, '<session>').replace(phoneNumber, '<phone>').replace(/:\d+(?=:|$)/g, ':<n>');
+    keys[shape] = (keys[shape] ?? 0) + bytes;
+    total += bytes;
+  }
+  return { bytes: total, keys };
+}
+
+/**
+ * Walks `count` whole sessions at once (count-bounded, not time-bounded) and checks every final screen
+ * exactly: the timed rounds only judge sessions that finished inside their window, which on a slow
+ * machine or a quick run can be few.
+ */
+async function checkFinals(kind: Kind, url: string, path: string, count: number): Promise<{ correct: number; wrong: number; firstWrong?: string }> {
+  const expected = kind === 'ours' ? OURS_FINAL : PEER_FINAL;
+  let correct = 0;
+  let wrong = 0;
+  let firstWrong: string | undefined;
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      const sessionId = `${SESSION_PREFIX}${randomUUID()}`;
+      const phoneNumber = nextCaller();
+      let body = '';
+      let status = 0;
+      for (const text of ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`]) {
+        const res = await fetch(url + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form({ sessionId, serviceCode: '*384*123#', phoneNumber, networkCode: '63902', text }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        status = res.status;
+        body = await res.text();
+      }
+      if (status === 200 && body === expected) correct++;
+      else {
+        wrong++;
+        firstWrong ??= `${status} ${body.slice(0, 120)}`;
+      }
+    }),
+  );
+  return { correct, wrong, ...(firstWrong ? { firstWrong } : {}) };
 }
 
 function median(xs: number[]): number {
@@ -111,43 +210,77 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-export interface UssdResult {
-  rounds: UssdRound[];
-  median: Record<Kind, { rps: number; p50: number; p99: number; cpuUsPerReq: number; correctFinals: number; wrongFinals: number; errors: number }>;
-  bytesPerSession: Record<Kind, number>;
+export interface UssdMedian {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUsPerReq: number;
+  requests: number;
+  /** Final screens of the timed rounds' finished sessions plus the finals check, all exact. */
+  correctFinals: number;
+  wrongFinals: number;
+  errors: number;
 }
 
-export async function runUssdBench(quick: boolean): Promise<UssdResult> {
+export interface UssdResult {
+  seconds: number;
+  connections: number;
+  rounds: UssdRound[];
+  median: Record<Kind, UssdMedian>;
+  bytesPerSession: Record<Kind, number>;
+  bytesByKey: Record<Kind, Record<string, number>>;
+  /** The count-bounded check of final screens (FINALS_CHECKED sessions at once per server). */
+  finalsCheck: Record<Kind, { correct: number; wrong: number; firstWrong?: string }>;
+}
+
+const FINALS_CHECKED = 50;
+
+export async function runUssdBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<UssdResult> {
   const kinds: Kind[] = ['ours', 'peer', 'floor'];
   const paths: Record<Kind, string> = { ours: '/ussd/africastalking', peer: '/ussd', floor: '/ussd' };
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const servers = new Map<Kind, { url: string; child: ChildProcess }>();
+  const seconds = quick ? 1 : 10;
   try {
+    await cleanUp(redis, KEY_PREFIX);
     for (const kind of kinds) servers.set(kind, await startServer(kind));
-    const seconds = quick ? 1 : 8;
     for (const kind of kinds) await drive(kind, servers.get(kind)!.url, paths[kind], quick ? 1 : 3); // warm-up
     const rounds: UssdRound[] = [];
     for (let round = 0; round < 3; round++) {
-      for (const kind of kinds) rounds.push(await drive(kind, servers.get(kind)!.url, paths[kind], seconds));
+      for (const kind of kinds) {
+        const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds);
+        log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req, finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
+        rounds.push(r);
+      }
+    }
+    const finals = {} as UssdResult['finalsCheck'];
+    for (const kind of kinds) {
+      finals[kind] = await checkFinals(kind, servers.get(kind)!.url, paths[kind], FINALS_CHECKED);
+      log(`ussd finals check ${kind}: ${finals[kind].correct} correct, ${finals[kind].wrong} wrong${finals[kind].firstWrong ? ` (${finals[kind].firstWrong})` : ''}`);
     }
     const med = {} as UssdResult['median'];
     const bytes = {} as UssdResult['bytesPerSession'];
+    const byKey = {} as UssdResult['bytesByKey'];
     for (const kind of kinds) {
       const mine = rounds.filter((r) => r.kind === kind);
       med[kind] = {
-        rps: median(mine.map((r) => r.rps)),
+        rps: Math.round(median(mine.map((r) => r.rps))),
         p50: median(mine.map((r) => r.p50)),
         p99: median(mine.map((r) => r.p99)),
         cpuUsPerReq: median(mine.map((r) => r.cpuUsPerReq)),
-        correctFinals: mine.reduce((a, r) => a + r.correctFinals, 0),
-        wrongFinals: mine.reduce((a, r) => a + r.wrongFinals, 0),
+        requests: mine.reduce((a, r) => a + r.requests, 0),
+        correctFinals: mine.reduce((a, r) => a + r.correctFinals, 0) + finals[kind].correct,
+        wrongFinals: mine.reduce((a, r) => a + r.wrongFinals, 0) + finals[kind].wrong,
         errors: mine.reduce((a, r) => a + r.errors, 0),
       };
-      bytes[kind] = await bytesPerSession(kind, servers.get(kind)!.url, paths[kind], redis);
+      const b = await bytesPerSession(kind, servers.get(kind)!.url, paths[kind], redis);
+      bytes[kind] = b.bytes;
+      byKey[kind] = b.keys;
     }
-    return { rounds, median: med, bytesPerSession: bytes };
+    return { seconds, connections: 50, rounds, median: med, bytesPerSession: bytes, bytesByKey: byKey, finalsCheck: finals };
   } finally {
     for (const { child } of servers.values()) child.kill('SIGTERM');
+    await cleanUp(redis, KEY_PREFIX).catch(() => 0);
     redis.disconnect();
   }
 }

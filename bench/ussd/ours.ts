@@ -10,9 +10,9 @@ import { createUssdRouter } from '../../adapters/ussd/index.js';
 import { createLogger } from '../../src/log.js';
 import { benchFlow } from './send.machine.js';
 
-export function oursApp(redisUrl: string): express.Express {
+export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): express.Express {
   const logger = createLogger('silent');
-  const store = new RedisStore({ url: redisUrl, keyPrefix: 'bench:' });
+  const store = new RedisStore({ url: redisUrl, keyPrefix });
   let paid = 0;
   const engine = createEngine({
     store,

@@ -22,15 +22,15 @@ const UssdMenu = require('ussd-menu-builder') as new () => {
 
 const TTL = 180;
 
-export function peerApp(redis: Redis): express.Express {
+export function peerApp(redis: Redis, prefix = 'bench:ussd:peer:'): express.Express {
   const app = express();
   app.post('/ussd', express.urlencoded({ extended: false }), async (req, res) => {
     const menu = new UssdMenu();
     menu.sessionConfig({
       start: async () => undefined,
-      get: async (sessionId: string, key: string) => redis.hget(`peer:${sessionId}`, key),
+      get: async (sessionId: string, key: string) => redis.hget(`${prefix}${sessionId}`, key),
       set: async (sessionId: string, key: string, value: string) => {
-        await redis.multi().hset(`peer:${sessionId}`, key, value).expire(`peer:${sessionId}`, TTL).exec();
+        await redis.multi().hset(`${prefix}${sessionId}`, key, value).expire(`${prefix}${sessionId}`, TTL).exec();
       },
       end: async () => undefined,
     });
@@ -63,11 +63,11 @@ export function peerApp(redis: Redis): express.Express {
 }
 
 /** The floor: express doing one Redis GET and one SET per hop, nothing else. */
-export function floorApp(redis: Redis): express.Express {
+export function floorApp(redis: Redis, prefix = 'bench:ussd:floor:'): express.Express {
   const app = express();
   app.post('/ussd', express.urlencoded({ extended: false }), async (req, res) => {
     const body = req.body as Record<string, string>;
-    const key = `floor:${body.sessionId}`;
+    const key = `${prefix}${body.sessionId}`;
     const seen = await redis.get(key);
     const text = body.text ?? '';
     await redis.set(key, text, 'EX', TTL);

@@ -1,0 +1,154 @@
+/**
+ * Notifications: webhook deliveries per second from receipt to the notifier call (ours: receiver, queue,
+ * order and dedup marks in Redis, words, notifier), against an express route that only answers 200 (bare).
+ * Each in its own process, driven by autocannon over localhost with 50 connections; every delivery is a
+ * distinct `payment.status.changed` (processed) naming a Telegram chat in its metadata, so every one is
+ * told once and none is dropped as a duplicate: the dedup and order marks are claimed for each.
+ * Ours is timed until its notifier has told every delivery it accepted (the queue drained), so a backlog
+ * counts against it. A warm-up, then both interleaved for three rounds; medians.
+ */
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { performance } from 'node:perf_hooks';
+import { cleanUp } from '../ussd/bench.js';
+
+type Kind = 'ours' | 'bare';
+const PREFIX = 'bench:notify:';
+
+async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/notify/serve.ts', kind], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+async function stats(url: string): Promise<{ received: number; notified: number; cpu: number }> {
+  return (await (await fetch(`${url}/__stats`)).json()) as { received: number; notified: number; cpu: number };
+}
+
+let payments = 0;
+const run = `${process.pid}-${Date.now()}`;
+
+export interface NotifyRound {
+  kind: Kind;
+  /** Deliveries told (ours) or answered (bare) per second. */
+  rate: number;
+  /** Deliveries the server received. */
+  accepted: number;
+  told: number;
+  seconds: number;
+  p99: number;
+  cpuUsPerDelivery: number;
+  errors: number;
+}
+
+async function drive(kind: Kind, url: string, seconds: number): Promise<NotifyRound> {
+  const before = await stats(url);
+  const t0 = performance.now();
+  const result = await autocannon({
+    url,
+    connections: 50,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/notifications/momo',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req: autocannon.Request) => {
+          const id = `${run}-${++payments}`;
+          return {
+            ...req,
+            body: JSON.stringify({
+              hook: { id: 7, event: 'payment.status.changed', target: 'https://bot.example/notifications/momo' },
+              data: {
+                id,
+                state: 'processed',
+                amount: '5000.00',
+                currency: 'UGX',
+                phone_nos: [{ phonenumber: '+256772123456', amount: '5000.00' }],
+                metadata: { chat: `telegram:${1_000_000 + (payments % 5000)}`, ref: id },
+                last_error: null,
+              },
+            }),
+          };
+        },
+      },
+    ],
+  });
+  let after = await stats(url);
+  // Ours works after answering: wait (bounded) until every delivery received was told.
+  const limit = performance.now() + 15_000;
+  while (after.notified - before.notified < after.received - before.received && performance.now() < limit) {
+    await new Promise((r) => setTimeout(r, 20));
+    after = await stats(url);
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  const told = after.notified - before.notified;
+  const accepted = after.received - before.received;
+  return {
+    kind,
+    rate: Math.round(told / elapsed),
+    accepted,
+    told,
+    seconds: Math.round(elapsed * 100) / 100,
+    p99: result.latency.p99,
+    cpuUsPerDelivery: Math.round((after.cpu - before.cpu) / Math.max(1, told)),
+    errors: result.errors + result.non2xx + result.timeouts,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export interface NotifyResult {
+  rounds: NotifyRound[];
+  median: Record<Kind, { rate: number; p99: number; cpuUsPerDelivery: number; told: number; accepted: number; errors: number }>;
+}
+
+export async function runNotifyBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<NotifyResult> {
+  const kinds: Kind[] = ['ours', 'bare'];
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const servers = new Map<Kind, { url: string; child: ChildProcess }>();
+  const seconds = quick ? 1.5 : 8;
+  try {
+    await cleanUp(redis, PREFIX);
+    for (const kind of kinds) servers.set(kind, await startServer(kind));
+    for (const kind of kinds) await drive(kind, servers.get(kind)!.url, quick ? 1 : 3);
+    const rounds: NotifyRound[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const kind of kinds) {
+        const r = await drive(kind, servers.get(kind)!.url, seconds);
+        log(`notify round ${round + 1} ${kind}: ${r.rate}/s (${r.told} told of ${r.accepted} received in ${r.seconds} s), ${r.cpuUsPerDelivery} us CPU each`);
+        rounds.push(r);
+      }
+    }
+    const med = {} as NotifyResult['median'];
+    for (const kind of kinds) {
+      const mine = rounds.filter((r) => r.kind === kind);
+      med[kind] = {
+        rate: median(mine.map((r) => r.rate)),
+        p99: median(mine.map((r) => r.p99)),
+        cpuUsPerDelivery: median(mine.map((r) => r.cpuUsPerDelivery)),
+        told: mine.reduce((a, r) => a + r.told, 0),
+        accepted: mine.reduce((a, r) => a + r.accepted, 0),
+        errors: mine.reduce((a, r) => a + r.errors, 0),
+      };
+    }
+    return { rounds, median: med };
+  } finally {
+    for (const { child } of servers.values()) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await cleanUp(redis, PREFIX).catch(() => 0);
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * `npm run bench [-- ussd chat notify upstream]`: runs the benchmarks (all by default), writes each one's
+ * results to bench/results/<name>.json, then builds bench/results/summary.json (the headline figures under
+ * the keys issue 9 fixes) and one markdown table from every result file present, and prints the table.
+ * BENCH_QUICK=1: each benchmark in about 10 seconds, for a smoke check.
+ *
+ * Needs Redis (REDIS_URL, default redis://127.0.0.1:6379); only its own `bench:` keys are written, and
+ * they are deleted afterwards. Everything else runs on localhost; child servers are stopped at the end.
+ */
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { runChatBench, type ChatResult } from './chat/chat.js';
+import { runNotifyBench, type NotifyResult } from './notify/notify.js';
+import { runUpstreamBench, type UpstreamResult } from './upstream/upstream.js';
+import { runUssdBench, type UssdResult } from './ussd/bench.js';
+
+const RESULTS = 'bench/results';
+const quick = process.env.BENCH_QUICK === '1';
+const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
+type Name = (typeof all)[number];
+const asked = process.argv.slice(2).filter((a) => (all as readonly string[]).includes(a)) as Name[];
+const chosen: Name[] = asked.length ? asked : [...all];
+
+const log = (line: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+function machine() {
+  let commit = '';
+  try {
+    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {
+    /* not a git checkout */
+  }
+  return {
+    date: new Date().toISOString(),
+    quick,
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? '',
+    loadavg: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    platform: `${os.platform()} ${os.release()}`,
+    commit,
+  };
+}
+
+const runners: Record<Name, () => Promise<unknown>> = {
+  ussd: () => runUssdBench(quick, log),
+  chat: () => runChatBench(quick, log),
+  notify: () => runNotifyBench(quick, log),
+  upstream: () => runUpstreamBench(quick, log),
+};
+
+mkdirSync(RESULTS, { recursive: true });
+for (const name of chosen) {
+  const started = machine();
+  log(`${name}: start${quick ? ' (quick)' : ''}`);
+  const result = await runners[name]();
+  writeFileSync(`${RESULTS}/${name}.json`, JSON.stringify({ machine: started, result }, null, 2) + '\n');
+  log(`${name}: done`);
+}
+
+function read<T>(name: Name): { machine: ReturnType<typeof machine>; result: T } | undefined {
+  const file = `${RESULTS}/${name}.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+const ussd = read<UssdResult>('ussd');
+const chat = read<ChatResult>('chat');
+const notify = read<NotifyResult>('notify');
+const upstream = read<UpstreamResult>('upstream');
+
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? null : r2(a / b));
+
+const u = ussd?.result.median;
+const c20 = chat?.result;
+const summary = {
+  ussd_vs_peer_rps_ratio: ratio(u?.ours.rps, u?.peer.rps),
+  ussd_vs_floor_rps_ratio: ratio(u?.ours.rps, u?.floor.rps),
+  ussd_p99_ms: u?.ours.p99 ?? null,
+  peer_p99_ms: u?.peer.p99 ?? null,
+  ussd_cpu_us_per_req: u?.ours.cpuUsPerReq ?? null,
+  peer_cpu_us_per_req: u?.peer.cpuUsPerReq ?? null,
+  redis_bytes_per_session: ussd?.result.bytesPerSession.ours ?? null,
+  chat_depth20_speedup: ratio(c20?.peer['20']?.wallMs, c20?.ours['20']?.wallMs),
+  chat_depth20_cpu_speedup: ratio(c20?.peer['20']?.cpuMs, c20?.ours['20']?.cpuMs),
+  chat_depth20_over_depth2: ratio(c20?.ours['20']?.wallMs, c20?.ours['2']?.wallMs),
+  notify_vs_bare_ratio: ratio(notify?.result.median.ours.rate, notify?.result.median.bare.rate),
+  reads_pay_flow: upstream?.result.perFlow.pay?.reads ?? null,
+  reads_request_flow: upstream?.result.perFlow.request?.reads ?? null,
+  throttled_429: upstream
+    ? upstream.result.concurrent.throttled + Object.values(upstream.result.perFlow).reduce((a, f) => a + f.throttled, 0)
+    : null,
+};
+writeFileSync(`${RESULTS}/summary.json`, JSON.stringify(summary, null, 2) + '\n');
+
+const yes = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
+const n = (x: number | null | undefined, digits = 0) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US', { maximumFractionDigits: digits }));
+const rows: string[][] = [];
+if (u && ussd) {
+  const correct = u.ours.wrongFinals === 0 && u.ours.correctFinals > 0;
+  rows.push(
+    ['USSD req/s (50 conn.)', n(u.ours.rps), `${n(u.peer.rps)} (peer) / ${n(u.floor.rps)} (floor)`, `${summary.ussd_vs_peer_rps_ratio} / ${summary.ussd_vs_floor_rps_ratio}`, '>= 1.0 / >= 0.9', yes(summary.ussd_vs_peer_rps_ratio! >= 1 && summary.ussd_vs_floor_rps_ratio! >= 0.9)],
+    ['USSD p50 / p99 ms', `${n(u.ours.p50)} / ${n(u.ours.p99)}`, `${n(u.peer.p50)} / ${n(u.peer.p99)}`, '', 'p99 <= peer', yes(u.ours.p99 <= u.peer.p99)],
+    ['USSD server CPU µs/req', n(u.ours.cpuUsPerReq), n(u.peer.cpuUsPerReq), `${ratio(u.ours.cpuUsPerReq, u.peer.cpuUsPerReq)}`, '<= peer', yes(u.ours.cpuUsPerReq <= u.peer.cpuUsPerReq)],
+    ['USSD correct final screens', `${n(u.ours.correctFinals)} of ${n(u.ours.correctFinals + u.ours.wrongFinals)}`, `${n(u.peer.correctFinals)} of ${n(u.peer.correctFinals + u.peer.wrongFinals)}`, '', 'all', yes(correct)],
+    ['USSD Redis bytes/session', n(ussd.result.bytesPerSession.ours), n(ussd.result.bytesPerSession.peer), '', '<= 1,536', yes(ussd.result.bytesPerSession.ours <= 1536)],
+  );
+}
+if (chat) {
+  const o = chat.result.ours;
+  const p = chat.result.peer;
+  for (const d of chat.result.depths) {
+    rows.push([`Chat depth ${d}: wall / CPU ms per update`, `${o[d]!.wallMs} / ${o[d]!.cpuMs}`, `${p[d]!.wallMs} / ${p[d]!.cpuMs}`, `${ratio(p[d]!.wallMs, o[d]!.wallMs)}x / ${ratio(p[d]!.cpuMs, o[d]!.cpuMs)}x`, d === 20 ? '>= 5x / >= 3x' : '', d === 20 ? yes(summary.chat_depth20_speedup! >= 5 && summary.chat_depth20_cpu_speedup! >= 3) : '']);
+  }
+  rows.push(['Chat depth 20 / depth 2 (ours, wall)', `${summary.chat_depth20_over_depth2}`, `${ratio(p['20']!.wallMs, p['2']!.wallMs)}`, '', '<= 1.1', yes(summary.chat_depth20_over_depth2! <= 1.1)]);
+}
+if (notify) {
+  const m = notify.result.median;
+  rows.push(['Notifications told/s (dedup on)', n(m.ours.rate), `${n(m.bare.rate)} (bare 200)`, `${summary.notify_vs_bare_ratio}`, '>= 0.5', yes(summary.notify_vs_bare_ratio! >= 0.5)]);
+}
+if (upstream) {
+  const f = upstream.result.perFlow;
+  const reads = (id: string) => (f[id] ? `${n(f[id].reads, 2)}${f[id].completed < f[id].conversations ? ` (${f[id].completed}/${f[id].conversations} completed)` : ''}` : '-');
+  rows.push(
+    ['Reads per conversation: pay / request', `${reads('pay')} / ${reads('request')}`, '', '', '0 / 0', yes(summary.reads_pay_flow === 0 && summary.reads_request_flow === 0)],
+    ['Reads per conversation: check / data / pin', `${reads('check')} / ${reads('data')} / ${reads('pin')}`, '', '', '', ''],
+    [`429s, ${upstream.result.concurrent.users} users at once (${upstream.result.concurrent.flows.join(', ')})`, `${summary.throttled_429} (${upstream.result.concurrent.completed} completed)`, '', '', '0', yes(summary.throttled_429 === 0)],
+  );
+}
+const header = ['Benchmark', 'Ours', 'Peer', 'Ratio', 'Target', ''];
+const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+const m = machine();
+const note = `${quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${m.loadavg.join(' ')}, commit ${m.commit}, ${m.date}`;
+writeFileSync(`${RESULTS}/table.md`, `${table}\n\n${note}\n`);
+console.log(table);
+console.log(`\n${note}`);
+process.exit(0);
