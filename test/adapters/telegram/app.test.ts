@@ -1,12 +1,14 @@
 /**
- * The product as it is run: startApp with TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT (no PUBLIC_URL, so long
- * polling) against a local Bot API server, with the embedded sandbox. A user pays someone and buys an exam
- * pin by sending messages and pressing buttons.
+ * The product as it is run: startApp with TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT against a local Bot API
+ * server, with the embedded sandbox: long polling without PUBLIC_URL, the webhook with it. A user pays
+ * someone and buys an exam pin by sending messages and pressing buttons.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
+import { deriveSecretToken, WEBHOOK_PATH } from '../../../adapters/telegram/webhook.js';
+import type { Update } from 'grammy/types';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from './fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from './harness.js';
 
@@ -18,13 +20,31 @@ afterEach(async () => {
   app = api = undefined;
 });
 
-/** Starts the product polling a fresh local Bot API server; returns a user of one chat. */
-async function startChat() {
+/**
+ * Starts the product with a fresh local Bot API server; returns a user of one chat. Updates reach the bot
+ * by long polling, or by webhook calls (PUBLIC_URL set; Telegram's calls are posted here with the secret).
+ */
+async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
   api = await startFakeBotApi();
   const bot = api;
-  app = await startApp(loadConfig({ PORT: '0', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_API_ROOT: bot.apiRoot }), { logger: createLogger('silent') });
+  // Webhook mode: the service's notifications would go to PUBLIC_URL too, which nothing serves here.
+  const publicUrl = delivery === 'webhook' ? { PUBLIC_URL: 'https://127.0.0.1:9' } : {};
+  const config = loadConfig({ PORT: '0', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_API_ROOT: bot.apiRoot, ...publicUrl });
+  const running = await startApp(config, { logger: createLogger('silent') });
+  app = running;
   let updateId = 1;
   let live = 0;
+  let last: Update | undefined;
+  const deliver = async (update: Update) => {
+    last = update;
+    if (delivery === 'polling') return bot.pushUpdate(update);
+    const response = await fetch(`${running.url}${WEBHOOK_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': deriveSecretToken(BOT_TOKEN) },
+      body: JSON.stringify(update),
+    });
+    expect(response.status).toBe(200);
+  };
   const screen = () => bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').at(-1)!.payload;
   return {
     bot,
@@ -32,7 +52,7 @@ async function startChat() {
     /** Sends a message and waits for the bot's answer. */
     async say(text: string) {
       const sent = bot.of('sendMessage').length;
-      bot.pushUpdate(textUpdate(updateId++, text));
+      await deliver(textUpdate(updateId++, text));
       await bot.waitForCalls('sendMessage', sent + 1);
       live = 99 + bot.of('sendMessage').length;
       return screen();
@@ -43,10 +63,12 @@ async function startChat() {
       const button = buttons.find((b) => b.text === label);
       if (!button) throw new Error(`no button "${label}" on "${screen().text}": ${buttons.map((b) => b.text).join(', ')}`);
       const answered = bot.of('answerCallbackQuery').length;
-      bot.pushUpdate(pressUpdate(updateId++, live, button.callback_data));
+      await deliver(pressUpdate(updateId++, live, button.callback_data));
       await bot.waitForCalls('answerCallbackQuery', answered + 1);
       return screen();
     },
+    /** Telegram delivers the last update again (as far as it knows, the webhook call did not finish). */
+    redeliver: () => deliver(last!),
   };
 }
 
@@ -91,5 +113,30 @@ describe('the product on long polling', () => {
     expect(pin).toBeDefined();
     expect(bought.text).toContain(pin!);
     expect(bought.reply_markup).toBeUndefined();
+  });
+
+  it('takes updates on the webhook: a payment, and a redelivered confirmation pays nothing twice', async () => {
+    const user = await startChat('webhook');
+    expect(user.bot.of('setWebhook')).toEqual([
+      { url: `https://127.0.0.1:9${WEBHOOK_PATH}`, secret_token: deriveSecretToken(BOT_TOKEN), allowed_updates: ['message', 'callback_query'] },
+    ]);
+    await user.say('/pay');
+    expect((await user.press('Mobile money')).message_id).toBe(100);
+    await user.say('+256772000001');
+    await user.say('Sarah');
+    await user.say('Nakato');
+    await user.say('5000');
+    await user.press('UGX');
+    await user.say('Lunch');
+    expect(user.screen().text).toMatch(/5000 UGX.*Sarah Nakato.*\+256772000001/);
+    expect((await user.press('Confirm')).text).toMatch(/submitted/i);
+    const payments = app!.sandbox!.controls.payments();
+    expect(payments).toHaveLength(1);
+    expect(payments[0]).toMatchObject({ amount: '5000.00', metadata: { chat: `telegram:${CHAT}` } });
+
+    const calls = user.bot.calls.length;
+    await user.redeliver();
+    expect(user.bot.calls).toHaveLength(calls);
+    expect(app!.sandbox!.controls.payments()).toHaveLength(1);
   });
 });
