@@ -113,19 +113,24 @@ export function fakePayments(answer?: Promise<{ id: string; state: string }>) {
 
 /**
  * Delegates to `store`. After `race(n)`, the next n reads of conversation keys wait for each other after
- * reading, so the messages behind them race on the same version. Counts refused compare-and-sets.
+ * reading, so the messages behind them race on the same version. Counts refused compare-and-sets, and
+ * calls `onRead` after each read of a conversation key.
  */
-export function racingStore(store: SessionStore): SessionStore & { conflicts: number; race(count: number): void } {
+export function racingStore(
+  store: SessionStore,
+): SessionStore & { conflicts: number; race(count: number): void; onRead: (() => void) | undefined } {
   let waiting = 0;
   let met = gate<void>();
   const wrapper = {
     conflicts: 0,
+    onRead: undefined as (() => void) | undefined,
     race(count: number) {
       waiting = count;
       met = gate<void>();
     },
     async get(key: string) {
       const value = await store.get(key);
+      if (key.startsWith('conv:')) wrapper.onRead?.();
       if (key.startsWith('conv:') && waiting > 0) {
         const arrived = met.promise;
         waiting -= 1;

@@ -170,6 +170,28 @@ describe('engine', () => {
     await after.drain();
   });
 
+  it('a message arriving while a service call is out waits for that call instead of making another', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { calls, services } = fakePayments(release.promise);
+    const store = racingStore(redisStore());
+    const e = engine(store, services);
+    const msg = conversation();
+    await toAmount(e, msg);
+    await e.handle(msg({ text: '800' }));
+    const first = e.handle(msg({ choice: 'yes' }));
+    while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    // Open the call only once the second message has read the busy conversation.
+    const secondRead = gate<void>();
+    store.onRead = () => secondRead.open();
+    const second = e.handle(msg({ text: 'hello?' }));
+    await secondRead.promise;
+    release.open({ id: 'pay-once', state: 'submitted' });
+    expect(await first).toEqual({ text: 'Sent pay-once', final: true });
+    expect(await second).toEqual({ text: 'Sent pay-once', final: true });
+    expect(calls).toHaveLength(1);
+    await e.drain();
+  });
+
   it('two messages racing on one conversation both land (compare-and-set, then retry)', async () => {
     const store = racingStore(redisStore());
     const one = engine(store, {});
