@@ -1,0 +1,69 @@
+/**
+ * The USSD router over the real engine, flows, policy and services, talking to an in-process sandbox,
+ * with the store and fetch a test chooses (startApp picks those from the environment).
+ */
+import express from 'express';
+import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
+import { MomoClient } from '../../../src/momo/index.js';
+import { createEngine, createServices, loadAccessPolicy, type ConversationEngine } from '../../../src/conversation/index.js';
+import type { SessionStore } from '../../../src/conversation/types.js';
+import { createUssdRouter } from '../../../adapters/ussd/index.js';
+import { captureLogger, listen } from './helpers.js';
+
+export interface StackOptions {
+  store: SessionStore;
+  /** USSD deadline of the engine and the router. */
+  deadlineMs: number;
+  /** The client's fetch (to slow the service down). Default globalThis.fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface Stack {
+  url: string;
+  sandbox: Sandbox;
+  engine: ConversationEngine;
+  logs: string[];
+  /** Waits for late runs, then closes the server and the sandbox (not the store). */
+  close(): Promise<void>;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const app = express();
+  const served = await listen(app);
+  const { logger, lines } = captureLogger();
+  const sandbox = createSandbox({ logger });
+  app.use(sandbox.app);
+  const client = new MomoClient({ baseUrl: served.url, apiKey: 'sandbox-key', version: 'v5', fetch: options.fetch ?? fetch });
+  const policy = loadAccessPolicy();
+  const { store, deadlineMs } = options;
+  const engine = createEngine({
+    store,
+    services: createServices({ client, policy, store, logger }),
+    policy,
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    sessionTtlSeconds: 600,
+    deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs },
+    logger,
+  });
+  app.use(createUssdRouter({ engine, store, serviceCode: '*384*123#', deadlineMs, logger }));
+  return {
+    url: served.url,
+    sandbox,
+    engine,
+    logs: lines,
+    async close() {
+      await engine.drain();
+      await served.close();
+      await sandbox.close();
+    },
+  };
+}
+
+/** The ussd conversation's payments the sandbox holds (read through its controls, not the rate-limited API). */
+export function paymentsOf(sandbox: Sandbox, phone: string) {
+  return sandbox.controls.payments().filter((p) => (p.metadata as { chat?: string } | null)?.chat === `ussd:${phone}`);
+}
+
+/** Answers of a payment from the main menu when only one currency is offered (no currency screen). */
+export const ONE_CURRENCY_PAYMENT = ['1', '1', '0772000001', 'Sarah', 'Nakato', '9000', 'rent', '1', '1234'];
