@@ -7,6 +7,7 @@ import { GrammyError, type Api, type Context } from 'grammy';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { HELP_TEXT } from './commands.js';
+import { describeError } from './describe-error.js';
 import { renderKeyboard } from './keyboard.js';
 import type { PromptRecords } from './prompt-record.js';
 import type { KeyedQueue } from './queue.js';
@@ -16,7 +17,7 @@ export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Pleas
 export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
 
 /** How long an update_id is remembered: Telegram gives up redelivering an update well within a day. */
-export const UPDATE_TTL_SECONDS = 86_400;
+const UPDATE_TTL_SECONDS = 86_400;
 
 export interface HandlerDeps {
   engine: Engine;
@@ -24,13 +25,6 @@ export interface HandlerDeps {
   records: PromptRecords;
   queue: KeyedQueue;
   logger: Logger;
-}
-
-/** An error as a log line may show it: Bot API errors carry their payload (user text), so never log those whole. */
-export function describeError(error: unknown): Record<string, unknown> {
-  if (error instanceof GrammyError) return { name: error.name, method: error.method, code: error.error_code, message: error.description };
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { message: String(error) };
 }
 
 /**

@@ -16,7 +16,7 @@ export interface PromptRecords {
   put(chatId: string, shown: ShownPrompt): Promise<void>;
 }
 
-export const promptKey = (chatId: string): string => `tg:prompt:${chatId}`;
+const promptKey = (chatId: string): string => `tg:prompt:${chatId}`;
 
 /** Tries of a write that keeps losing compare-and-set to another process before giving up. */
 const WRITE_TRIES = 3;

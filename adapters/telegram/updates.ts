@@ -25,7 +25,8 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
   if (update.message?.from) {
     const { chat, from, text } = update.message;
     const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(from.id), messageId };
-    if (text === undefined) return { kind: 'message', chatId: chat.id, origin, request: 'help' };
+    // A photo or sticker gets the help in a private chat; in a group it was not meant for the bot.
+    if (text === undefined) return chat.type === 'private' ? { kind: 'message', chatId: chat.id, origin, request: 'help' } : null;
     const command = COMMAND.exec(text);
     if (!command) return { kind: 'message', chatId: chat.id, origin, request: { text } };
     const [, name = '', target] = command;

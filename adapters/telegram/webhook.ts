@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import { webhookCallback, type Bot } from 'grammy';
 import type { Logger } from '../../src/log.js';
-import { describeError } from './handler.js';
+import { describeError } from './describe-error.js';
 
 export const WEBHOOK_PATH = '/telegram/webhook';
 

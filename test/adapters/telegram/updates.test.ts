@@ -33,9 +33,14 @@ describe('readUpdate', () => {
     expect(readUpdate(text('/pay@other_bot'), BOT)).toBeNull();
   });
 
-  it('answers a message without text with the help', () => {
+  it('answers a message without text with the help in a private chat, and ignores it in a group', () => {
     const photo: Update = { update_id: 5, message: { message_id: 1, date: 1, chat, from, photo: [] } };
     expect(readUpdate(photo, BOT)).toMatchObject({ kind: 'message', request: 'help' });
+    const group = { id: -100, type: 'group' as const, title: 'Family' };
+    const groupPhoto: Update = { update_id: 6, message: { message_id: 1, date: 1, chat: group, from, photo: [] } };
+    expect(readUpdate(groupPhoto, BOT)).toBeNull();
+    const groupText: Update = { update_id: 7, message: { message_id: 2, date: 1, chat: group, from, text: '/pay' } };
+    expect(readUpdate(groupText, BOT)).toMatchObject({ kind: 'message', origin: { conversationId: '-100', userId: '7' }, request: { start: 'pay' } });
   });
 
   it('reads a callback query of our buttons, and of foreign data as no button', () => {
