@@ -1,11 +1,15 @@
 /**
  * SessionStore in process memory: the default when no REDIS_URL is set (one process, lost on restart).
  * Records are kept as JSON text, as in Redis, so a caller never shares a mutable object with the store.
- * Expired entries vanish when next touched; no timers run.
+ * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
+ * touched again (delivery marks); no timers run.
  */
 import type { SessionStore, StoredSnapshot } from './types.js';
 
 type Entry = { kind: 'record'; json: string; version: number; expiresAt: number } | { kind: 'counter'; value: number; expiresAt: number } | { kind: 'mark'; value: string; expiresAt: number };
+
+/** Writes between two sweeps of expired entries: rare enough to cost nothing, often enough to bound memory. */
+export const SWEEP_EVERY = 1000;
 
 export interface MemoryStoreOptions {
   /** Clock in milliseconds. Default Date.now; tests pass their own to expire entries without waiting. */
@@ -15,6 +19,7 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
+  private writes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -29,8 +34,18 @@ export class MemoryStore implements SessionStore {
     return entry;
   }
 
+  /** The expiry of an entry written now; counts the write and sweeps when one is due. */
   private expiry(ttlSeconds: number): number {
-    return this.now() + ttlSeconds * 1000;
+    const now = this.now();
+    if (++this.writes % SWEEP_EVERY === 0) {
+      for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+    }
+    return now + ttlSeconds * 1000;
+  }
+
+  /** Entries held, counting expired ones not yet swept. */
+  get size(): number {
+    return this.entries.size;
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { MemoryStore, SWEEP_EVERY } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { createSessionStore } from '../../src/conversation/store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
@@ -94,6 +94,18 @@ describe('TTL on every write', () => {
     expect(await store.claim('mark', 10)).toBe(true);
     expect(await store.addWithinLimit('sum', 0, 10, 10)).toEqual({ ok: true, total: 0 });
     expect(await store.set('rec', { a: 2 }, null, 10)).toBe(1);
+  });
+});
+
+describe('MemoryStore memory', () => {
+  it('sweeps expired entries nobody reads again', async () => {
+    let now = 0;
+    const store = new MemoryStore({ now: () => now });
+    for (let i = 0; i < SWEEP_EVERY - 1; i++) await store.claim(`seen:${i}`, 10);
+    expect(store.size).toBe(SWEEP_EVERY - 1);
+    now += 10_000;
+    await store.claim('seen:last', 10);
+    expect(store.size).toBe(1);
   });
 });
 
