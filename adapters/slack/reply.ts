@@ -27,10 +27,6 @@ export interface ReplierOptions {
   client: webApi.WebClient;
   store: SessionStore;
   logger: Logger;
-  /** HTTP client for response_url. Default: the global fetch. */
-  fetch?: typeof fetch;
-  /** Give up on a response_url after this many ms and send a direct message. Default 5000: Slack answers in well under a second. */
-  responseUrlTimeoutMs?: number;
 }
 
 export interface Replier {
@@ -42,12 +38,12 @@ export interface Replier {
 
 /** Slack's budget per response_url: 5 uses in 30 minutes. */
 export const RESPONSE_URL_USES = 5;
-export const RESPONSE_URL_WINDOW_SECONDS = 30 * 60;
+const RESPONSE_URL_WINDOW_SECONDS = 30 * 60;
+/** A response_url that has not answered in 5 s (Slack answers in well under one) gets a direct message instead. */
+const RESPONSE_URL_TIMEOUT_MS = 5000;
 
 export function createReplier(options: ReplierOptions): Replier {
   const { client, store, logger } = options;
-  const fetchFn = options.fetch ?? globalThis.fetch;
-  const timeoutMs = options.responseUrlTimeoutMs ?? 5000;
 
   const direct: Replier['direct'] = async (userId, message) => {
     await client.chat.postMessage({ channel: userId, text: message.text, blocks: message.blocks });
@@ -61,11 +57,11 @@ export function createReplier(options: ReplierOptions): Replier {
   };
 
   const postToResponseUrl = async (responseUrl: string, replaceOriginal: boolean, message: SlackMessage) => {
-    const res = await fetchFn(responseUrl, {
+    const res = await fetch(responseUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ response_type: 'ephemeral', replace_original: replaceOriginal, ...message }),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.timeout(RESPONSE_URL_TIMEOUT_MS),
     });
     await res.body?.cancel();
     if (!res.ok) throw new Error(`response_url answered ${res.status}`);
