@@ -29,10 +29,10 @@ import { money } from './render.js';
 import type { Collection, CollectionRequest, CollectionRequestStatus, Currency, Organization } from './state.js';
 import { parseWhen, WHEN_FORMATS } from './when.js';
 
-export const DEFAULT_EXPIRY = '24 hours';
-export const MIN_RETRY_INTERVAL_MINUTES = 10;
-export const MAX_ATTEMPTS = 3;
-export const SMS_SUFFIX = ' - sent by Sandbox Pay';
+const DEFAULT_EXPIRY = '24 hours';
+const MIN_RETRY_INTERVAL_MINUTES = 10;
+const MAX_ATTEMPTS = 3;
+const SMS_SUFFIX = ' - sent by Sandbox Pay';
 
 const FREQUENCIES = ['yearly', 'monthly', 'weekly', 'daily', 'hourly', 'minutely'] as const;
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];

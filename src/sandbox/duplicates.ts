@@ -8,8 +8,8 @@ import type { RequestHandler, Response } from 'express';
 import type { SandboxClock } from './clock.js';
 import { detailError } from './errors.js';
 
-export const DUPLICATE_KEY_TTL_SECONDS = 24 * 60 * 60;
-export const DUPLICATE_DETAIL = 'Duplicate Request Detected! This Duplicate-Check-Key was used in the last 24 hours.';
+const DUPLICATE_KEY_TTL_SECONDS = 24 * 60 * 60;
+const DUPLICATE_DETAIL = 'Duplicate Request Detected! This Duplicate-Check-Key was used in the last 24 hours.';
 
 export class DuplicateKeys {
   private readonly expiries = new Map<string, number>();

@@ -111,7 +111,7 @@ export const stringMetadata = (max: number) =>
       .transform((m) => m as Record<string, string>),
   );
 
-export const NATIONAL_ID_TYPES = ['passport', 'military', 'national'] as const;
+const NATIONAL_ID_TYPES = ['passport', 'military', 'national'] as const;
 export const nationalIdType = optional(z.enum(NATIONAL_ID_TYPES, { error: (i) => `"${String(i.input)}" is not a valid choice.` }));
 
 /** Currency of money coming in (collections, collection requests): the test currency is refused. */

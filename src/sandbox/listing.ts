@@ -11,8 +11,8 @@ import type { Request } from 'express';
 import { fieldError } from './errors.js';
 import type { Wire } from './render.js';
 
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 10;
+const MAX_LIMIT = 1000;
 
 export type Filter<T> = (record: T, value: string) => boolean;
 export type Filters<T> = Record<string, Filter<T>>;
@@ -39,7 +39,7 @@ export const exact =
   };
 
 /** Phone filters: a missing leading `+` is added (a `+` sent unencoded arrives as a space). */
-export const withPlus = (v: string): string => {
+const withPlus = (v: string): string => {
   const t = v.trim();
   return t.startsWith('+') ? t : `+${t}`;
 };

@@ -13,8 +13,8 @@ import { postJson } from './outbound.js';
 import { timestamp, type Renderer } from './render.js';
 import type { EventType, SandboxEvent, SandboxState, Webhook } from './state.js';
 
-export const DELIVERY_ATTEMPTS = 10;
-export const DELIVERY_TIMEOUT_MS = 5000;
+const DELIVERY_ATTEMPTS = 10;
+const DELIVERY_TIMEOUT_MS = 5000;
 export const RETRY_WAITS_SECONDS = Array.from({ length: DELIVERY_ATTEMPTS - 1 }, (_, i) => Math.min(10 * 2 ** i, 3600));
 
 export interface DeliveryRecord {

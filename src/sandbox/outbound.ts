@@ -15,7 +15,7 @@ export interface OutboundResponse {
 const MAX_TEXT = 2000;
 
 /** True when the URL asks to skip certificate validation (`?skip-cert-verify`). */
-export const skipsCertVerify = (url: URL): boolean => url.searchParams.has('skip-cert-verify');
+const skipsCertVerify = (url: URL): boolean => url.searchParams.has('skip-cert-verify');
 
 /** POSTs JSON; rejects on a network failure or when no answer arrives within timeoutMs. */
 export function postJson(

@@ -33,7 +33,7 @@ const FEES: Record<'money' | 'airtime' | 'bank' | 'sms', Record<Currency, string
   sms: { BXC: '0', UGX: '50', KES: '1' },
 };
 
-export function feeFor(payment: Payment): Decimal {
+function feeFor(payment: Payment): Decimal {
   const kind = payment.bank ? 'bank' : payment.payment_type;
   const fee = new Decimal(FEES[kind][payment.currency]);
   return payment.send_sms_message ? fee.plus(FEES.sms[payment.currency]) : fee;

@@ -158,7 +158,7 @@ export interface Collection {
   modified: number;
 }
 
-export type CollectionRequestStatus = 'new' | 'pending' | 'successful' | 'failed' | 'expired';
+export type CollectionRequestStatus = 'new' | 'pending' | 'successful' | 'expired';
 
 export interface CollectionRequest {
   id: number;

@@ -11,7 +11,7 @@ import { postJson } from './outbound.js';
 import { money } from './render.js';
 import type { Collection, Organization } from './state.js';
 
-export const VERIFICATION_TIMEOUT_MS = 60_000;
+const VERIFICATION_TIMEOUT_MS = 60_000;
 
 export interface VerificationResult {
   accepted: boolean;
