@@ -3,8 +3,9 @@
  *
  * A screen holds 182 GSM-7 septets, or 80 characters when a character outside GSM-7 remains after the
  * plain replacements of toPlain(). Choices are numbered from 1 across the whole list (a number means the
- * same choice on every page); a list too long for one screen is paged with `98 More`, and every screen
- * that waits for the user ends with `0 Back 00 Home`. Text too long for a screen is cut at a word with `...`.
+ * same choice on every page); a list too long for one screen is paged with `98 More` (later pages repeat
+ * only the last line of the text, the question), and every screen that waits for the user ends with
+ * `0 Back 00 Home`. Text too long for a screen is cut at a word with `...`.
  */
 import type { Prompt } from '../../src/conversation/types.js';
 import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from './gsm7.js';
@@ -58,14 +59,21 @@ export function renderPrompt(prompt: Prompt, page = 0): Screen {
   const choiceLines = labels.map((label, i) => cut(`${i + 1}. ${label}`, Math.floor(limit / 3)));
   const longest = Math.max(...choiceLines.map((l) => size([l])));
   const headRoom = limit - size([MORE_LINE, NAV_LINE]) - longest - 3;
-  const head = header === '' ? [] : [cut(header, headRoom)];
+  // The first page shows the whole header; later pages only its last line (the question), leaving room
+  // for choices.
+  const firstHead = header === '' ? [] : [cut(header, headRoom)];
+  const question = header.split('\n').at(-1) ?? '';
+  const laterHead = question === '' ? [] : [cut(question, headRoom)];
+  const headOf = (page: number) => (page === 0 ? firstHead : laterHead);
 
-  const pages = paginate(choiceLines, (chosen, more) => size([...head, ...chosen, ...footer(more)]) <= limit);
+  const pages = paginate(
+    choiceLines,
+    (chosen, more, page) => size([...headOf(page), ...chosen, ...footer(more)]) <= limit,
+  );
   const shown = Math.min(Math.max(0, Math.trunc(page)), pages.length - 1);
-  const chosen = pages[shown] ?? [];
   const more = shown < pages.length - 1;
   return {
-    text: [...head, ...chosen, ...footer(more)].join('\n'),
+    text: [...headOf(shown), ...(pages[shown] ?? []), ...footer(more)].join('\n'),
     final: false,
     page: shown,
     pageCount: pages.length,
@@ -77,13 +85,16 @@ function footer(more: boolean): string[] {
   return more ? [MORE_LINE, NAV_LINE] : [NAV_LINE];
 }
 
-/** Splits lines into pages greedily; `fits(page, more)` says whether a page with or without `98 More` fits. */
-function paginate(lines: string[], fits: (page: string[], more: boolean) => boolean): string[][] {
+/**
+ * Splits lines into pages greedily; `fits(lines, more, page)` says whether page number `page` holding
+ * `lines`, with or without `98 More`, fits a screen.
+ */
+function paginate(lines: string[], fits: (lines: string[], more: boolean, page: number) => boolean): string[][] {
   const pages: string[][] = [];
   let start = 0;
   while (start < lines.length) {
     let end = lines.length;
-    while (end > start + 1 && !fits(lines.slice(start, end), end < lines.length)) end--;
+    while (end > start + 1 && !fits(lines.slice(start, end), end < lines.length, pages.length)) end--;
     pages.push(lines.slice(start, end));
     start = end;
   }
