@@ -25,6 +25,13 @@ export interface HandlerDeps {
   records: PromptRecords;
   queue: KeyedQueue;
   logger: Logger;
+  /**
+   * Return before the update is handled (it goes on in its chat's queue). For long polling, where grammY
+   * hands over updates one at a time, so one chat waiting for a payment does not hold up every other chat;
+   * the cost is that updates fetched but not yet handled are lost if the process dies. False for the
+   * webhook, whose answer should mean "handled". Default false.
+   */
+  detach?: boolean;
 }
 
 /**
@@ -49,7 +56,7 @@ async function show(api: Api, chatId: number, messageId: number | undefined, pro
   return sent.message_id;
 }
 
-export function createUpdateHandler({ engine, store, records, queue, logger }: HandlerDeps): (ctx: Context) => Promise<void> {
+export function createUpdateHandler({ engine, store, records, queue, logger, detach = false }: HandlerDeps): (ctx: Context) => Promise<void> {
   async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, messageId?: number): Promise<void> {
     const prompt = await engine.handle({ ...action.origin, ...request });
     const shownIn = await show(api, action.chatId, messageId, prompt);
@@ -114,6 +121,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger }: H
     // a failure from counting as unhandled while it waits.
     const claimed = store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS);
     claimed.catch(() => undefined);
-    await queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed));
+    const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed));
+    if (!detach) await handled;
   };
 }

@@ -77,7 +77,8 @@ export function createTelegram(options: TelegramOptions): Telegram {
   bot.api.config.use(retryTransformer(options.retry));
 
   const queue = new KeyedQueue();
-  bot.use(createUpdateHandler({ engine, store, records: createPromptRecords(store, PROMPT_TTL_SECONDS), queue, logger }));
+  const records = createPromptRecords(store, PROMPT_TTL_SECONDS);
+  bot.use(createUpdateHandler({ engine, store, records, queue, logger, detach: !publicUrl }));
   // Long polling only: the handler reports its own failures, so this sees only what escaped it.
   bot.catch((error) => logger.error({ err: describeError(error.error) }, 'telegram: update escaped the handler'));
 

@@ -4,7 +4,7 @@ import { createTelegram } from '../../../adapters/telegram/index.js';
 import { deriveSecretToken } from '../../../adapters/telegram/webhook.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createLogger } from '../../../src/log.js';
-import { BOT_TOKEN, startFakeBotApi } from './fake-bot-api.js';
+import { BOT_INFO, BOT_TOKEN, startFakeBotApi } from './fake-bot-api.js';
 import { CHAT, ScriptedEngine, startHarness, textUpdate, type Harness } from './harness.js';
 
 let harness: Harness | undefined;
@@ -79,6 +79,33 @@ describe('start() without a public URL', () => {
     }
     // The update was confirmed (offset past it) when polling stopped, so it is not fetched again.
     expect(api.of('getUpdates').at(-1)!.offset).toBe(901);
+  });
+});
+
+describe('long polling with several chats', () => {
+  it('answers one chat while another waits for its engine call', async () => {
+    const api = await startFakeBotApi();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const engine = new ScriptedEngine(async (inbound) => {
+      if (inbound.conversationId === '1001') await held;
+      return { text: `menu for ${inbound.conversationId}`, final: false };
+    });
+    const telegram = createTelegram({ token: BOT_TOKEN, engine, store: new MemoryStore(), apiRoot: api.apiRoot, logger: createLogger('silent'), botInfo: BOT_INFO });
+    try {
+      await telegram.start();
+      api.pushUpdate(textUpdate(1, '/start', 1001));
+      api.pushUpdate(textUpdate(2, '/start', 2002));
+      await api.waitForCalls('sendMessage', 1);
+      expect(api.of('sendMessage').map((m) => m.text)).toEqual(['menu for 2002']);
+      release();
+      await api.waitForCalls('sendMessage', 2);
+      expect(api.of('sendMessage').map((m) => m.text)).toEqual(['menu for 2002', 'menu for 1001']);
+    } finally {
+      release();
+      await telegram.stop();
+      await api.close();
+    }
   });
 });
 
