@@ -99,6 +99,18 @@ function explainRejections(_req: Request, res: Response, next: NextFunction): vo
   next();
 }
 
+/**
+ * Bolt reads a body as a form only when Content-Type is exactly `application/x-www-form-urlencoded`, as
+ * Slack sends it; clients that add `; charset=utf-8` (fetch does) would get a 400. The signature covers
+ * the body, not the headers, so the type is normalised here.
+ */
+function normaliseFormType(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers['content-type']?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    req.headers['content-type'] = 'application/x-www-form-urlencoded';
+  }
+  next();
+}
+
 /** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -124,7 +136,7 @@ export function createSlack(options: SlackOptions): Slack {
   const log = boltLogger(logger);
   const socketMode = options.appToken !== undefined;
 
-  if (!socketMode) router.use(SLACK_EVENTS_PATH, explainRejections);
+  if (!socketMode) router.use(SLACK_EVENTS_PATH, explainRejections, normaliseFormType);
   const app = new App({
     token: options.botToken,
     ...(socketMode

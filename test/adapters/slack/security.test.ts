@@ -90,6 +90,15 @@ describe('setup and stray requests', () => {
     expect(engine.inbounds.map((i) => i.nav)).toEqual(['home']);
   });
 
+  it('reads a form body whose Content-Type carries a charset (as fetch sends it)', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const res = await post(commandBody, signedHeaders(commandBody), 'application/x-www-form-urlencoded;charset=UTF-8');
+    expect(res.status).toBe(200);
+    expect(textOf((JSON.parse(res.text) as { blocks: any[] }).blocks)).toBe('Menu');
+    expect(engine.inbounds).toHaveLength(1);
+  });
+
   it('treats the app’s slash command as /momo whatever the workspace named it', async () => {
     const engine = new ScriptedEngine(menu);
     rig = await startRig(engine);
