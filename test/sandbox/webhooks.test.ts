@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -148,6 +149,21 @@ describe('delivery', () => {
     expect(gone.received).toHaveLength(1);
     expect(kept.received).toHaveLength(2);
     expect(sb.controls.deliveries().filter((d) => d.outcome === 'webhook_deleted')).toHaveLength(1);
+  });
+
+  it('gives up on an attempt that gets no answer within 5 seconds', async () => {
+    const sb = await setup();
+    const silentServer = createHttpServer(() => undefined);
+    silentServer.listen(0, '127.0.0.1');
+    await once(silentServer, 'listening');
+    cleanups.push(async () => {
+      silentServer.closeAllConnections();
+      silentServer.close();
+    });
+    await hook(sb, 'contact.created', `http://127.0.0.1:${(silentServer.address() as AddressInfo).port}/slow`);
+    await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
+    await sb.controls.idle();
+    expect(sb.controls.deliveries()[0]).toMatchObject({ status: null, outcome: 'retry_scheduled', error: 'no answer within 5000 ms' });
   });
 
   it('records a failed connection and retries it', async () => {
