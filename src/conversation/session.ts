@@ -4,7 +4,7 @@
  * a step that enters a `busy` state only records it, and the engine persists that before running it, so
  * a restart re-runs the invoke from the stored snapshot (flows keep idempotency keys in context).
  */
-import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import { createActor, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutput, Text, UserProfile } from '../../flows/types.js';
 import { currentView } from './render.js';
 
@@ -39,9 +39,33 @@ export interface Step {
   notes: Text[];
 }
 
+/**
+ * An inert actor scope, as xstate's own `transition()` / `initialTransition()` make one per call (a throwaway
+ * actor whose constructor computes the machine's initial snapshot): actions are collected by nobody, nothing
+ * is started, deferred work is dropped. One per machine is reused for every step: it keeps no per-call
+ * state, and child actors created by a step are not registered in its system (that happens on start,
+ * which never comes here). Our flows give no invoked actor a `systemId`, which is the one thing a shared
+ * system would let collide.
+ */
+function inertScope(machine: AnyStateMachine): AnyActorScope {
+  const self = createActor(machine);
+  return {
+    self,
+    defer: () => {},
+    id: '',
+    logger: () => {},
+    sessionId: '',
+    stopChild: () => {},
+    system: self.system,
+    emit: () => {},
+    actionExecutor: () => {},
+  } as unknown as AnyActorScope;
+}
+
 /** Machines with the engine's actors bound, one per flow. */
 export class FlowRuntime {
   private readonly machines = new Map<FlowId, AnyStateMachine>();
+  private readonly scopes = new Map<FlowId, AnyActorScope>();
   /** Restoring builds an actor: done once per stored session object. */
   private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
 
@@ -65,11 +89,20 @@ export class FlowRuntime {
     return machine;
   }
 
+  private scope(flow: FlowId): AnyActorScope {
+    let scope = this.scopes.get(flow);
+    if (!scope) {
+      scope = inertScope(this.machine(flow));
+      this.scopes.set(flow, scope);
+    }
+    return scope;
+  }
+
   /** The live snapshot of a stored session (children created, none started). */
   restore(session: Session): AnyMachineSnapshot {
     let snapshot = this.restored.get(session);
     if (!snapshot) {
-      snapshot = createActor(this.machine(session.flow), { snapshot: session.snapshot as never }).getSnapshot() as AnyMachineSnapshot;
+      snapshot = this.machine(session.flow).restoreSnapshot(session.snapshot as never, this.scope(session.flow)) as AnyMachineSnapshot;
       this.restored.set(session, snapshot);
     }
     return snapshot;
@@ -84,14 +117,14 @@ export class FlowRuntime {
     const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
-    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile));
+    const snapshot = this.machine(flow).getInitialSnapshot(this.scope(flow), ctx.input(runId, step.profile)) as AnyMachineSnapshot;
     return this.follow(flow, runId, snapshot, step, ctx);
   }
 
   /** Sends one event to the session's flow (none: the screen is shown again). */
   send(session: Session, event: FlowEvent | undefined, step: Omit<Step, 'session'>, ctx: StepContext): Step {
     const current = this.restore(session);
-    const [snapshot] = event ? transition(this.machine(session.flow), current, event) : [current];
+    const snapshot = event ? (this.machine(session.flow).transition(current, event, this.scope(session.flow)) as AnyMachineSnapshot) : current;
     return this.follow(session.flow, session.runId, snapshot, step, ctx);
   }
 
@@ -106,13 +139,18 @@ export class FlowRuntime {
    */
   private follow(flow: FlowId, runId: string, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext): Step {
     const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false };
+    this.restored.set(session, snapshot);
     if (snapshot.status !== 'done') return { ...step, session };
     const output = (snapshot.output ?? {}) as FlowOutput;
     const next: Omit<Step, 'session'> = output.remember
       ? { ...step, profile: { ...step.profile, ...output.remember }, remember: { ...step.remember, ...output.remember } }
       : step;
     if (output.next) return this.start(output.next, next, ctx);
-    if (currentView(snapshot)) return { ...next, session: { ...session, ended: true } };
+    if (currentView(snapshot)) {
+      const ended = { ...session, ended: true };
+      this.restored.set(ended, snapshot);
+      return { ...next, session: ended };
+    }
     return this.start('menu', next, ctx);
   }
 }
