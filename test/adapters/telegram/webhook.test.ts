@@ -196,6 +196,20 @@ describe('Telegram webhook', () => {
     expect(log).not.toContain(secretText);
   });
 
+  it('tells the user when the store is down, and still answers the press', async () => {
+    const engine = new ScriptedEngine(() => menu);
+    const store = new MemoryStore();
+    store.claim = async () => {
+      throw new Error('store unreachable');
+    };
+    harness = await startHarness(engine, { store });
+    expect((await harness.post(pressUpdate(55, 100, 'c:0'))).status).toBe(200);
+    expect(harness.api.of('sendMessage')).toEqual([{ chat_id: CHAT, text: FAILURE_TEXT }]);
+    expect(harness.api.of('answerCallbackQuery')).toEqual([{ callback_query_id: 'q55' }]);
+    expect(engine.inbounds).toEqual([]);
+    expect(harness.logs.some((l) => l.includes('store unreachable'))).toBe(true);
+  });
+
   it.each([
     [400, "Bad Request: message can't be edited"],
     [404, 'Not Found: method not found'],
