@@ -28,11 +28,11 @@ export interface HopOptions {
  */
 const GUARD_GRACE_MS = 1000;
 
-export const APOLOGY_LATE: Prompt = {
+const APOLOGY_LATE: Prompt = {
   text: 'Sorry, this is taking longer than expected. Dial again shortly to see the result.',
   final: true,
 };
-export const APOLOGY_FAILED: Prompt = { text: 'Sorry, something went wrong. Please dial again.', final: true };
+const APOLOGY_FAILED: Prompt = { text: 'Sorry, something went wrong. Please dial again.', final: true };
 
 interface LogContext {
   gateway: string;

@@ -11,7 +11,9 @@ import { createHopHandler } from './hop.js';
 import { simulatorPage } from './simulator.js';
 
 export interface UssdRouterOptions {
+  /** Answers each hop (src/conversation createEngine). */
   engine: Engine;
+  /** Keeps the USSD session records (`ussd:<gateway>:<sessionId>`), the engine's store in practice. */
   store: SessionStore;
   /** The service code the simulator dials and shows (config USSD_SERVICE_CODE, default `*384*123#`). */
   serviceCode: string;
@@ -20,6 +22,7 @@ export interface UssdRouterOptions {
    * most a second longer for the engine, then answers END with an apology so the gateway never hangs.
    */
   deadlineMs: number;
+  /** Gets gateway, session id, masked phone and hop per request; never a body, an answer or a screen. */
   logger: Logger;
   /**
    * Lifetime of a USSD session record in seconds. Default 300: a gateway session lasts at most 180 s

@@ -7,4 +7,4 @@ import { hubtel } from './hubtel.js';
 import { nalo } from './nalo.js';
 
 export const codecs: readonly Codec[] = [africastalking, hubtel, arkesel, nalo, beem];
-export type { Codec, GatewayName, GatewayRequest, Hop } from './codec.js';
+export type { Codec, Hop } from './codec.js';
