@@ -21,6 +21,7 @@ export function simulatorPage(serviceCode: string): string {
     box-shadow: 0 12px 30px rgba(0,0,0,.35); }
   .number { display: flex; gap: 6px; margin-bottom: 12px; }
   .number input { flex: 1; min-width: 0; padding: 6px 8px; border-radius: 8px; border: 0; font-size: 14px; }
+  .number button { flex: none; padding: 8px 10px; font-size: 13px; white-space: nowrap; }
   .screen { height: 250px; overflow-y: auto; padding: 10px; border-radius: 10px; background: #cfe3c8;
     color: #13210f; font-family: ui-monospace, monospace; font-size: 13px; white-space: pre-wrap;
     word-break: break-word; border: 3px solid #101214; }
