@@ -79,6 +79,7 @@ export interface Slack {
 /** Largest body read before the signature is checked. Slack's payloads (a whole message or view) stay far below. */
 const BODY_LIMIT = '1mb';
 const WORKING = 'Working on it… the answer will appear here.';
+const MALFORMED = 'This request is missing its team, user or trigger id, so it was not processed.';
 const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
 
@@ -168,25 +169,26 @@ export function createSlack(options: SlackOptions): Slack {
       return textMessage(SORRY);
     });
 
-  const inboundFrom = (teamId: string, userId: string, messageId: string): Inbound => ({
-    channel: 'slack',
-    conversationId: conversationIdOf(teamId, userId),
-    userId,
-    messageId,
-  });
-
-  const actorInbound = (body: Actor & { trigger_id: string }): Inbound | null => {
-    const teamId = body.team?.id ?? body.user.team_id;
-    if (!teamId) {
-      logger.warn({ userId: body.user.id }, 'slack: interaction without a team id ignored');
+  /** The Inbound of a request, or null (logged) when Slack's ids are missing: a malformed request does nothing. */
+  const inboundFrom = (teamId: string | undefined, userId: string | undefined, messageId: string | undefined): Inbound | null => {
+    if (!teamId || !userId || !messageId) {
+      logger.warn({ teamId, userId, messageId }, 'slack: request without team, user or delivery id ignored');
       return null;
     }
-    return inboundFrom(teamId, body.user.id, body.trigger_id);
+    return { channel: 'slack', conversationId: conversationIdOf(teamId, userId), userId, messageId };
   };
+
+  const actorInbound = (body: Actor & { trigger_id: string }): Inbound | null =>
+    inboundFrom(body.team?.id ?? body.user?.team_id, body.user?.id, body.trigger_id);
 
   // The app registers one slash command (manifest.json: /momo); whatever a workspace renamed it to, it is this one.
   app.command(/.*/, async ({ command, ack }) => {
-    const pending = answer({ ...inboundFrom(command.team_id, command.user_id, command.trigger_id), ...parseCommandText(command.text) });
+    const inbound = inboundFrom(command.team_id, command.user_id, command.trigger_id);
+    if (!inbound) {
+      await ack({ response_type: 'ephemeral', ...textMessage(MALFORMED) });
+      return;
+    }
+    const pending = answer({ ...inbound, ...parseCommandText(command.text) });
     const first = await within(pending, ackTimeoutMs);
     if (first) {
       await ack({ response_type: 'ephemeral', ...first });
@@ -231,13 +233,14 @@ export function createSlack(options: SlackOptions): Slack {
   // (X-Slack-Retry-Num); Bolt acknowledges them at once and the event_id is claimed so a retry does nothing.
   app.event('message', async ({ event, body, context }) => {
     if (event.channel_type !== 'im' || event.subtype !== undefined || 'bot_id' in event) return;
-    const { user, text } = event;
+    const inbound = inboundFrom(body.team_id, event.user, body.event_id);
+    if (!inbound) return;
     if (!(await store.claim(`slack:event:${body.event_id}`, EVENT_DEDUP_SECONDS))) {
       logger.info({ eventId: body.event_id, retryNum: context.retryNum }, 'slack: duplicate delivery dropped');
       return;
     }
-    const message = await answer({ ...inboundFrom(body.team_id, user, body.event_id), ...parseCommandText(text) });
-    await replier.direct(user, message);
+    const message = await answer({ ...inbound, ...parseCommandText(event.text) });
+    await replier.direct(inbound.userId, message);
   });
 
   return {

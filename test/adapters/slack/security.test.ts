@@ -90,6 +90,28 @@ describe('setup and stray requests', () => {
     expect(engine.inbounds.map((i) => i.nav)).toEqual(['home']);
   });
 
+  it('does nothing with a signed command or click that lacks Slack’s ids, and says so', async () => {
+    const engine = new ScriptedEngine(menu);
+    rig = await startRig(engine);
+    const body = new URLSearchParams({ team_id: 'T0001', command: '/momo', text: 'pay', response_url: 'http://127.0.0.1:9/r' }).toString();
+    const res = await post(body, signedHeaders(body));
+    expect(res.status).toBe(200);
+    expect(textOf((JSON.parse(res.text) as { blocks: any[] }).blocks)).toMatch(/missing its team, user or trigger id/);
+    const click = await rig.sender.interaction({
+      type: 'block_actions',
+      team: null,
+      user: { id: USER },
+      response_url: rig.fake.responseUrl('no-team'),
+      trigger_id: 't-0002',
+      actions: [{ type: 'button', action_id: 'momo_choice_0', value: 'pay' }],
+    });
+    expect(click.status).toBe(200);
+    // A valid click afterwards is the only thing the engine saw.
+    await rig.sender.click({ action_id: 'momo_nav_home', value: 'home' }, 'valid');
+    expect((await rig.fake.next('respond')).id).toBe('valid');
+    expect(engine.inbounds.map((i) => i.nav)).toEqual(['home']);
+  });
+
   it('reads a form body whose Content-Type carries a charset (as fetch sends it)', async () => {
     const engine = new ScriptedEngine(menu);
     rig = await startRig(engine);
