@@ -57,10 +57,20 @@ async function show(api: Api, chatId: number, messageId: number | undefined, pro
 }
 
 export function createUpdateHandler({ engine, store, records, queue, logger, detach = false }: HandlerDeps): (ctx: Context) => Promise<void> {
+  /**
+   * Asks the engine and shows its answer: in `messageId` (a press) or a new message (a typed answer). When
+   * a new message takes over, the keyboard of the one before is removed, as its buttons no longer work.
+   */
   async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, messageId?: number): Promise<void> {
+    const before = messageId === undefined ? await records.get(action.origin.conversationId) : null;
     const prompt = await engine.handle({ ...action.origin, ...request });
     const shownIn = await show(api, action.chatId, messageId, prompt);
     await records.put(action.origin.conversationId, { messageId: shownIn, prompt });
+    if (before && !before.prompt.final && before.messageId !== shownIn) {
+      await api.editMessageReplyMarkup(action.chatId, before.messageId).catch((error: unknown) => {
+        logger.debug({ err: describeError(error) }, 'telegram: old keyboard left in place');
+      });
+    }
   }
 
   /** Handles a button press; returns the text of the toast that answers it, if any. */

@@ -83,6 +83,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
     getMe: () => BOT_INFO,
     sendMessage: (p) => message(p, nextMessageId++),
     editMessageText: (p) => message(p, Number(p.message_id)),
+    editMessageReplyMarkup: (p) => message(p, Number(p.message_id)),
     answerCallbackQuery: () => true,
     setMyCommands: () => true,
     setWebhook: () => true,

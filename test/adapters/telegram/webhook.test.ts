@@ -69,6 +69,11 @@ describe('Telegram webhook', () => {
 
     expect((await post(textUpdate(3, '+256772123456'))).status).toBe(200);
     expect((await post(textUpdate(4, '5000'))).status).toBe(200);
+    // Each typed answer gets a new message; the keyboard of the one before goes, as its buttons are dead.
+    expect(api.of('editMessageReplyMarkup')).toEqual([
+      { chat_id: CHAT, message_id: 100 },
+      { chat_id: CHAT, message_id: 101 },
+    ]);
     expect(api.of('sendMessage').map((m) => [m.text, m.reply_markup.inline_keyboard.length])).toEqual([
       ['Main menu', 3],
       ['How much?', 1],
