@@ -28,9 +28,15 @@ export type Wire = Record<string, unknown>;
 export class Renderer {
   constructor(private readonly state: SandboxState) {}
 
-  private authorOf(organization: number | null): { author: number | null; updated_by: string | null } {
-    const user = organization === null ? undefined : this.state.organizations.get(organization)?.userId;
-    return { author: user ?? null, updated_by: user === undefined ? null : String(user) };
+  /** The fields every record ends with: timestamps, and the organization's user as author and updater. */
+  private stamps(r: { organization: number | null; created: number; modified: number }) {
+    const user = r.organization === null ? undefined : this.state.organizations.get(r.organization)?.userId;
+    return {
+      created: timestamp(r.created),
+      modified: timestamp(r.modified),
+      author: user ?? null,
+      updated_by: user === undefined ? null : String(user),
+    };
   }
 
   contact(c: Contact): Wire {
@@ -47,9 +53,7 @@ export class Renderer {
       national_id: c.national_id,
       national_id_type: c.national_id_type,
       ...(c.verification ?? {}),
-      created: timestamp(c.created),
-      modified: timestamp(c.modified),
-      ...this.authorOf(c.organization),
+      ...this.stamps(c),
     };
   }
 
@@ -92,9 +96,7 @@ export class Renderer {
       send_sms_message: p.send_sms_message,
       charged_fee: p.charged_fee ? money(p.charged_fee) : null,
       transactions: [],
-      created: timestamp(p.created),
-      modified: timestamp(p.modified),
-      ...this.authorOf(p.organization),
+      ...this.stamps(p),
     };
   }
 
@@ -122,9 +124,7 @@ export class Renderer {
       retry_interval_minutes: r.retry_interval_minutes,
       max_attempts: r.max_attempts,
       subscription_settings: r.subscription_settings,
-      created: timestamp(r.created),
-      modified: timestamp(r.modified),
-      ...this.authorOf(r.organization),
+      ...this.stamps(r),
     };
   }
 
@@ -145,9 +145,7 @@ export class Renderer {
       contact: contact ? this.contact(contact) : null,
       collection_request: n >= 3 ? (request ? this.collectionRequest(request) : null) : c.collection_request,
       ...(n >= 4 ? { transaction: c.transaction ? this.transaction(c.transaction) : null } : {}),
-      created: timestamp(c.created),
-      modified: timestamp(c.modified),
-      ...this.authorOf(c.organization),
+      ...this.stamps(c),
     };
   }
 
@@ -176,9 +174,7 @@ export class Renderer {
       balance: money(a.balance),
       low_balance_threshold: null,
       low_balance_notification_last_send_time: null,
-      created: timestamp(a.created),
-      modified: timestamp(a.modified),
-      ...this.authorOf(a.organization),
+      ...this.stamps(a),
     };
   }
 
@@ -192,9 +188,7 @@ export class Renderer {
       organization: e.organization,
       type: e.type,
       data: e.data,
-      created: timestamp(e.created),
-      modified: timestamp(e.created),
-      ...this.authorOf(e.organization),
+      ...this.stamps({ ...e, modified: e.created }),
     };
   }
 }
