@@ -28,7 +28,7 @@ const envSchema = z.object({
   /** pino level. Default info. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  /** Real service. Unset: the embedded sandbox is mounted at /sandbox-api and used. */
+  /** Real service (base address without /api). Unset: the embedded sandbox is mounted at the root (/api, /vending, /sandbox) and used. */
   MOMO_BASE_URL: optionalString,
   MOMO_API_KEY: optionalString,
   MOMO_VENDING_URL: optionalString,
