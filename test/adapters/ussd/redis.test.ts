@@ -48,5 +48,15 @@ describe('USSD on Redis with the real engine', () => {
     expect(last).toMatch(/^END Payment \d+ submitted/);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
     expect(await store.get('ussd:africastalking:REDIS-1')).toMatchObject({ snapshot: { hop: ONE_CURRENCY_PAYMENT.length } });
+    // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.
+    const logged = stack.logs.map((line) => {
+      const { time: _time, pid: _pid, ...entry } = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify(entry);
+    });
+    expect(logged.some((line) => line.includes('"gateway":"africastalking"'))).toBe(true);
+    for (const line of logged) {
+      expect(line).not.toContain(ONE_CURRENCY_PAYMENT.at(-1));
+      expect(line).not.toContain(PHONE.slice(1));
+    }
   });
 });
