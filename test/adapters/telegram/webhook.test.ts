@@ -201,6 +201,21 @@ describe('Telegram webhook', () => {
     expect(log).not.toContain(secretText);
   });
 
+  it('answers 503 (Telegram retries later) while the bot cannot initialise, and takes the update once it can', async () => {
+    const engine = new ScriptedEngine(() => menu);
+    harness = await startHarness(engine, { telegram: { botInfo: undefined } });
+    // grammY retries 5xx of getMe itself; a refusal (here 401) reaches the route.
+    harness.api.failNext('getMe', 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    const refused = await harness.post(textUpdate(80, '/start'));
+    expect(refused.status).toBe(503);
+    expect((await refused.json()).error).toMatch(/retry later/);
+    expect(engine.inbounds).toEqual([]);
+    expect(harness.logs.some((l) => l.includes('webhook could not take an update'))).toBe(true);
+
+    expect((await harness.post(textUpdate(80, '/start'))).status).toBe(200);
+    expect(engine.inbounds).toHaveLength(1);
+  });
+
   it('tells the user when the store is down, and still answers the press', async () => {
     const engine = new ScriptedEngine(() => menu);
     const store = new MemoryStore();
