@@ -137,7 +137,13 @@ export function createSlack(options: SlackOptions): Slack {
   const log = boltLogger(logger);
   const socketMode = options.appToken !== undefined;
 
-  if (!socketMode) router.use(SLACK_EVENTS_PATH, explainRejections, normaliseFormType);
+  // Until start() has verified the token Bolt cannot authorize a request: 503, which Slack retries.
+  let started = false;
+  const whenStarted = (_req: Request, res: Response, next: NextFunction) => {
+    if (started) next();
+    else res.status(503).type('text/plain').send('Slack adapter is starting');
+  };
+  if (!socketMode) router.use(SLACK_EVENTS_PATH, whenStarted, explainRejections, normaliseFormType);
   const app = new App({
     token: options.botToken,
     ...(socketMode
@@ -248,6 +254,7 @@ export function createSlack(options: SlackOptions): Slack {
     notifier: createSlackNotifier(replier),
     async start() {
       await app.init();
+      started = true;
       if (socketMode) await app.start();
     },
     async stop() {

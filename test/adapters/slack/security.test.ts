@@ -2,14 +2,20 @@
  * What reaches the engine: only requests Slack signed in the last 5 minutes, each delivery once, whatever
  * other routes of the product parse.
  */
+import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createSlack } from '../../../adapters/slack/index.js';
+import { MemoryStore } from '../../../src/conversation/memory-store.js';
+import { createLogger } from '../../../src/log.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import {
   BOT_TOKEN,
+  FakeSlack,
   SIGNING_SECRET,
   ScriptedEngine,
   TEAM,
   USER,
+  listen,
   memoryLogger,
   signedHeaders,
   startRig,
@@ -129,6 +135,56 @@ describe('setup and stray requests', () => {
     const res = await post(body, signedHeaders(body));
     expect(textOf((JSON.parse(res.text) as { blocks: any[] }).blocks)).toBe('Menu');
     expect(engine.inbounds[0]).toMatchObject({ start: 'pay', messageId: 't-0001' });
+  });
+});
+
+describe('start', () => {
+  it('answers 503 until start() has verified the bot token, then serves', async () => {
+    const fake = new FakeSlack();
+    await fake.start();
+    const engine = new ScriptedEngine(menu);
+    const store = new MemoryStore();
+    const logger = createLogger('silent');
+    const slack = createSlack({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: fake.apiUrl, engine, store, logger });
+    const app = express();
+    app.use(slack.router);
+    const server = await listen(app);
+    const postCommand = () =>
+      fetch(`${server.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...signedHeaders(commandBody) },
+        body: commandBody,
+      });
+    try {
+      expect((await postCommand()).status).toBe(503);
+      expect(fake.of('auth.test')).toEqual([]);
+      await slack.start();
+      expect(fake.of('auth.test')[0]?.authorization).toBe(`Bearer ${BOT_TOKEN}`);
+      expect((await postCommand()).status).toBe(200);
+      expect(engine.inbounds).toHaveLength(1);
+    } finally {
+      await server.close();
+      await fake.close();
+    }
+  });
+
+  it('fails to start when Slack refuses the bot token', async () => {
+    const fake = new FakeSlack();
+    await fake.start();
+    fake.script('auth.test', { status: 200, body: { ok: false, error: 'invalid_auth' } });
+    const slack = createSlack({
+      signingSecret: SIGNING_SECRET,
+      botToken: 'xoxb-bad',
+      apiUrl: fake.apiUrl,
+      engine: new ScriptedEngine(menu),
+      store: new MemoryStore(),
+      logger: createLogger('silent'),
+    });
+    try {
+      await expect(slack.start()).rejects.toThrow(/invalid_auth/);
+    } finally {
+      await fake.close();
+    }
   });
 });
 
