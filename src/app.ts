@@ -117,6 +117,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       store,
       serviceCode: config.USSD_SERVICE_CODE,
       deadlineMs: config.USSD_DEADLINE_MS,
+      defaultCountry: config.DEFAULT_COUNTRY,
       logger,
     }),
   );
