@@ -277,7 +277,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         await remember(inbound, planned.remember);
         const pendingTexts = (pending?.snapshot as string[] | undefined) ?? [];
         if (pending && pendingTexts.length > 0) {
-          notes.push(text({ key: 'common.pendingOutcome' }, planned.profile.lang), ...pendingTexts);
+          // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
+          // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
+          notes.push(text({ key: 'common.pendingOutcome' }, planned.profile.lang), ...[...pendingTexts].reverse());
           await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
         }
         notes.push(...planned.notes.map((t) => text(t, planned.profile.lang)));
