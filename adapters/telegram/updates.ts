@@ -19,11 +19,20 @@ export type TelegramAction =
 
 const COMMAND = /^\/([A-Za-z0-9_]+)(?:@([A-Za-z0-9_]+))?(?:\s|$)/;
 
-/** What to do with an update, or null to ignore it. `botUsername` tells `/pay@ThisBot` from `/pay@OtherBot`. */
+/** A chat, user or message id as Telegram sends it; anything else makes the update malformed. */
+const isId = (value: unknown): value is number => Number.isSafeInteger(value);
+
+/**
+ * What to do with an update, or null to ignore it. `botUsername` tells `/pay@ThisBot` from `/pay@OtherBot`.
+ * A malformed update (ids that are not integers, a text that is not a string) is ignored, never thrown on:
+ * a throw would answer the webhook 503 and Telegram would redeliver it forever.
+ */
 export function readUpdate(update: Update, botUsername: string): TelegramAction | null {
   const messageId = String(update.update_id);
   if (update.message?.from) {
-    const { chat, from, text } = update.message;
+    const { chat, from } = update.message;
+    if (!isId(chat?.id) || !isId(from?.id)) return null;
+    const text = typeof update.message.text === 'string' ? update.message.text : undefined;
     const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(from.id), messageId };
     // A photo or sticker gets the help in a private chat; in a group it was not meant for the bot.
     if (text === undefined) return chat.type === 'private' ? { kind: 'message', chatId: chat.id, origin, request: 'help' } : null;
@@ -36,6 +45,7 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
   const query = update.callback_query;
   if (query?.message) {
     const { chat, message_id } = query.message;
+    if (!isId(chat?.id) || !isId(query.from?.id) || !isId(message_id)) return null;
     const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(query.from.id), messageId };
     return { kind: 'press', chatId: chat.id, origin, queryId: query.id, messageId: message_id, button: parseButton(query.data) };
   }

@@ -112,6 +112,17 @@ describe('Telegram webhook under fuzzing', () => {
     expect(watch.failures).toEqual([]);
   });
 
+  it('a malformed update (a button press on no message, ids of the wrong type) is answered 200 and ignored', async () => {
+    const malformed = [
+      { update_id: 501, callback_query: { id: 'q', from: { id: 7 }, chat_instance: 'c', data: 'c:0', message: [] } },
+      { update_id: 502, callback_query: { id: 'q', from: { id: 'x' }, chat_instance: 'c', data: 'c:0', message: { message_id: 1, date: 1, chat: { id: 42, type: 'private' } } } },
+      { update_id: 503, message: { message_id: 1, date: 1, chat: { id: 42, type: 'private' }, from: -5, text: 'hi' } },
+      { update_id: 504, message: { message_id: 1, date: 1, chat: { id: 42, type: 'private' }, from: { id: 7 }, text: { not: 'text' } } },
+    ];
+    const answers = await sendAll(product.url, malformed.map((u) => post(u, { [SECRET_HEADER]: TELEGRAM_SECRET })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+  });
+
   it('/telegram/*: any method, path, headers and body (with and without the secret)', async () => {
     const paths = pathsUnder('/telegram', ['/webhook', '/webhook/', '']);
     const withSecret = fc.boolean().chain((on) => anyRequestTo(paths, on ? { [SECRET_HEADER]: TELEGRAM_SECRET } : {}));
