@@ -206,6 +206,31 @@ describe('engine', () => {
     expect((await one.handle(msg({ text: 'c' }))).text).toMatch(/^Notes: (a,b|b,a),c$/);
   });
 
+  it('a double-tapped confirm pays once; from two processes both calls carry one idempotency key', async () => {
+    for (const processes of [1, 2]) {
+      const store = racingStore(redisStore());
+      const release = gate<{ id: string; state: string }>();
+      const { calls, services } = fakePayments(release.promise);
+      const first = engine(store, services);
+      const second = processes === 1 ? first : engine(store, services);
+      const msg = conversation();
+      await toAmount(first, msg);
+      await first.handle(msg({ text: '600' }));
+      // Both taps read the confirm screen; the loser's retry (the third read) finds the payment under way.
+      let reads = 0;
+      store.onRead = () => {
+        if (++reads === 3) setImmediate(() => release.open({ id: 'pay-1', state: 'submitted' }));
+      };
+      store.race(2);
+      const answers = await Promise.all([first.handle(msg({ choice: 'yes' })), second.handle(msg({ choice: 'yes' }))]);
+      expect(answers).toEqual([{ text: 'Sent pay-1', final: true }, { text: 'Sent pay-1', final: true }]);
+      // The second tap's step loses once; with two processes one of the two settled writes loses too.
+      expect(store.conflicts).toBe(processes);
+      expect(calls).toHaveLength(processes);
+      expect(new Set(calls.map((c) => c.duplicateCheckKey)).size).toBe(1);
+    }
+  });
+
   it('past the deadline answers processing, keeps running and hands the outcome to onLateOutcome', async () => {
     const release = gate<{ id: string; state: string }>();
     const { calls, services } = fakePayments(release.promise);
