@@ -3,19 +3,25 @@
  * `{ v: version, d: JSON }`; compare-and-set is one Lua script (WATCH/MULTI on a shared connection loses
  * updates), the bounded counter another. Every write sets the key's TTL.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { SessionStore, StoredSnapshot } from './types.js';
 
-/** KEYS[1] record; ARGV: expected version ('' = must be absent), JSON, ttl. Returns the new version or nil. */
+/**
+ * KEYS[1] record; ARGV: expected version ('' = must be absent), JSON, ttl, write id. Returns the new version
+ * or nil. The write id makes a resent script idempotent: ioredis resends a command whose reply a dropped
+ * connection lost, and the resend finds the version moved on by its own first run: that is not a conflict.
+ */
 const COMPARE_AND_SET = `
 local current = redis.call('HGET', KEYS[1], 'v')
+if current and redis.call('HGET', KEYS[1], 'w') == ARGV[4] then return tonumber(current) end
 if ARGV[1] == '' then
   if current then return nil end
 elseif current ~= ARGV[1] then
   return nil
 end
 local version = (tonumber(current) or 0) + 1
-redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2])
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 'w', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return version
 `;
@@ -32,7 +38,7 @@ return {1, total}
 `;
 
 interface ScriptedRedis extends Redis {
-  momoCompareAndSet(key: string, expected: string, json: string, ttl: number): Promise<number | null>;
+  momoCompareAndSet(key: string, expected: string, json: string, ttl: number, writeId: string): Promise<number | null>;
   momoAddWithinLimit(key: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
 }
 
@@ -57,6 +63,9 @@ export class RedisStore implements SessionStore {
     // compare-and-set and SET NX marks behave exactly as before; it only saves syscalls (one write per
     // command was the largest native cost in the USSD benchmark's profile, bench/profile).
     const redis = new Redis(options.url, { keyPrefix: options.keyPrefix ?? 'momo:', enableAutoPipelining: true });
+    // Failed commands reject with the error and their callers log it; without a listener ioredis would
+    // also print every reconnection failure to stderr.
+    redis.on('error', () => {});
     redis.defineCommand('momoCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     redis.defineCommand('momoAddWithinLimit', { numberOfKeys: 1, lua: ADD_WITHIN_LIMIT });
     this.redis = redis as ScriptedRedis;
@@ -70,7 +79,7 @@ export class RedisStore implements SessionStore {
 
   async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null> {
     const expected = expectedVersion === null ? '' : String(expectedVersion);
-    const version = await this.redis.momoCompareAndSet(key, expected, JSON.stringify(snapshot), seconds(ttlSeconds));
+    const version = await this.redis.momoCompareAndSet(key, expected, JSON.stringify(snapshot), seconds(ttlSeconds), randomUUID());
     return version === null ? null : Number(version);
   }
 
@@ -78,8 +87,12 @@ export class RedisStore implements SessionStore {
     await this.redis.del(key);
   }
 
-  async claim(key: string, ttlSeconds: number, value = '1'): Promise<boolean> {
-    return (await this.redis.set(key, value, 'EX', seconds(ttlSeconds), 'NX')) === 'OK';
+  async claim(key: string, ttlSeconds: number, value?: string): Promise<boolean> {
+    // A token of this call: when a dropped connection lost the reply of our SET NX, ioredis resends it and
+    // the resend answers null although the key is ours; the token tells our claim from another's.
+    const token = value ?? randomUUID();
+    if ((await this.redis.set(key, token, 'EX', seconds(ttlSeconds), 'NX')) === 'OK') return true;
+    return value === undefined && (await this.redis.get(key)) === token;
   }
 
   async addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {

@@ -43,9 +43,20 @@ export class TcpCutter {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
-      upstream.pipe(client);
+      upstream.on('data', (chunk: Buffer) => {
+        if (this.swallowNextReply) {
+          // The command reached Redis and ran; its reply is lost with the connection.
+          this.swallowNextReply = false;
+          drop();
+          return;
+        }
+        client.write(chunk);
+      });
     });
   }
+
+  /** The next reply from Redis is not relayed: the connection drops instead (the command did run). */
+  swallowNextReply = false;
 
   async start(): Promise<this> {
     this.port = await listen(this.server);
@@ -178,7 +189,7 @@ export class Balancer {
   }
 }
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
+export function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -187,7 +198,7 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function forward(port: number, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+export function forward(port: number, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers = { ...req.headers, host: `127.0.0.1:${port}`, 'content-length': String(body.length) };
     delete headers.connection;

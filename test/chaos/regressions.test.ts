@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { appendPending } from '../../src/conversation/records.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
+import { TcpCutter } from './proxies.js';
 
 let app: RunningApp;
 beforeAll(async () => {
@@ -26,5 +28,38 @@ describe('USSD outcomes kept for the next dial', () => {
     expect(screen).toContain('Done: 3700.00 UGX reached +256772000001 (payment 9).');
     // Shown once.
     expect(await new AtSession(app.url, me).dial()).not.toContain('Done:');
+  });
+});
+
+describe('the Redis store when a dropped connection loses a reply', () => {
+  // ioredis resends a command whose reply was lost; the resend must not read as someone else's claim or write.
+  const REDIS = new URL(process.env.CHAOS_REDIS_URL ?? 'redis://127.0.0.1:6379/11');
+  let cutter: TcpCutter;
+  let store: RedisStore;
+  const prefix = `test:chaos-regression:${process.pid}:`;
+  beforeAll(async () => {
+    cutter = await new TcpCutter({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
+    store = new RedisStore({ url: `redis://127.0.0.1:${cutter.port}${REDIS.pathname}`, keyPrefix: prefix });
+    await store.get('warm-up');
+  });
+  afterAll(async () => {
+    await store.delete('seen');
+    await store.delete('conv');
+    await store.close();
+    await cutter.close();
+  });
+
+  it('a claim whose reply was lost is still ours (the delivery is not taken for a duplicate)', async () => {
+    cutter.swallowNextReply = true;
+    expect(await store.claim('seen', 60)).toBe(true);
+    expect(await store.claim('seen', 60)).toBe(false);
+  });
+
+  it('a compare-and-set whose reply was lost answers its version (not a conflict)', async () => {
+    expect(await store.set('conv', { step: 1 }, null, 60)).toBe(1);
+    cutter.swallowNextReply = true;
+    expect(await store.set('conv', { step: 2 }, 1, 60)).toBe(2);
+    expect(await store.get('conv')).toEqual({ snapshot: { step: 2 }, version: 2 });
+    expect(await store.set('conv', { step: 3 }, 1, 60)).toBeNull();
   });
 });
