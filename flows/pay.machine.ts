@@ -452,7 +452,7 @@ export const payMachine = setup({
       },
     },
     verifyingPin: {
-      tags: ['busy'],
+      tags: ['busy', 'secret'],
       invoke: {
         src: 'verifyPin',
         // The PIN goes from the event to the check and is never kept in context.

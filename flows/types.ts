@@ -4,7 +4,9 @@
  * - Each state that waits for the user has `meta: { view: (context) => View }`. The engine renders the
  *   View through the message catalogue (flows/messages) into a Prompt.
  * - States running a service call carry `tags: ['busy']` and invoke a named fromPromise actor; the engine
- *   waits while the snapshot has the tag `busy` (up to the channel's deadline).
+ *   waits while the snapshot has the tag `busy` (up to the channel's deadline). A state whose invoke input
+ *   holds a secret (the PIN, taken from the event, never from context) also carries the tag `secret`: the
+ *   engine never stores that snapshot.
  * - Events the engine sends (and only these):
  *     { type: 'ANSWERED', value }   free text typed for the current state's input
  *     { type: 'CHOSEN', id }        a choice of the current View picked

@@ -65,7 +65,7 @@ const machine = setup({
       on: { ANSWERED: [{ guard: 'isPin', target: 'checkingPin' }, { actions: 'refuse' }], BACK: 'amount' },
     },
     checkingPin: {
-      tags: ['busy'],
+      tags: ['busy', 'secret'],
       invoke: {
         src: 'verifyPin',
         input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),

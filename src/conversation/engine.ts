@@ -16,7 +16,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, Lang, Text, UserProfile } from '../../flows/types.js';
 import { maskPhone, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
-import { appendPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
+import { PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, type Session, type Step, type StepContext } from './session.js';
 import type { Address, Channel, Engine, Inbound, Prompt, SessionStore } from './types.js';
@@ -58,6 +58,8 @@ const EXPIRED_NOTICE_SECONDS = 3600;
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
 /** Attempts of one step when other messages of the conversation keep winning the compare-and-set. */
 const CAS_ATTEMPTS = 5;
+/** Notes kept for the next USSD dial (records.ts keeps as many). */
+const PENDING_KEPT = 5;
 /** How often a duplicate delivery looks for the first one's answer. */
 const DUPLICATE_POLL_MS = 50;
 
@@ -225,9 +227,24 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
   }
 
+  /**
+   * A late run's answer, kept for the next USSD dial as the OLDEST note: the service's outcome of the same
+   * payment may already be there (its webhook can beat a slow answer), and it supersedes this interim
+   * answer ("submitted, you will be notified"); notes show newest first and a long header is cut at its end.
+   */
+  async function keepForDial(address: Address, text: string): Promise<void> {
+    const key = pendingKey(address);
+    for (let attempt = 0; attempt < CAS_ATTEMPTS * 2; attempt++) {
+      const stored = await store.get(key);
+      const texts = [text, ...((stored?.snapshot as string[] | undefined) ?? [])].slice(-PENDING_KEPT);
+      if ((await store.set(key, texts, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
+    }
+    throw new Error('pending messages kept changing');
+  }
+
   async function deliverLate(run: Run, prompt: Prompt): Promise<void> {
     try {
-      if (run.channel === 'ussd') await appendPending(store, run.address, prompt.text);
+      if (run.channel === 'ussd') await keepForDial(run.address, prompt.text);
       await options.onLateOutcome?.(run.address, prompt);
     } catch (error) {
       logger.error({ channel: run.channel, err: error }, 'engine: late outcome not delivered');
@@ -272,7 +289,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         session = stored!.snapshot as Session;
         version = stored!.version;
       } else {
-        const written = await store.set(key, planned.session, stored?.version ?? null, storeTtl);
+        // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the
+        // secret. The stored conversation stays where it was (its version moves on, so racing messages
+        // still conflict) and the check runs from memory; a restart meanwhile asks for the PIN again.
+        const holdsSecret = stored !== null && runtime.restore(planned.session).hasTag('secret');
+        const toStore = holdsSecret ? stored.snapshot : planned.session;
+        const written = await store.set(key, toStore, stored?.version ?? null, storeTtl);
         if (written === null) continue;
         await remember(inbound, planned.remember);
         const pendingTexts = (pending?.snapshot as string[] | undefined) ?? [];

@@ -1,0 +1,89 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { assign, setup } from 'xstate';
+import { serviceActors } from '../../flows/actors.js';
+import { menuFlow } from '../../flows/menu.machine.js';
+import type { FlowEvent, FlowInput, FlowModule, View } from '../../flows/types.js';
+import { createEngine } from '../../src/conversation/engine.js';
+import { AccessPolicy } from '../../src/conversation/policy.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import { createLogger } from '../../src/log.js';
+import { gate } from './engine-fixtures.js';
+import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+
+const PIN = '80357';
+const prefix = uniquePrefix('secret');
+const raw = inspector(prefix);
+const store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+afterAll(async () => {
+  await store.close();
+  await raw.cleanup();
+});
+
+/** Every value stored under our prefix, as text. */
+async function everythingStored(): Promise<string> {
+  const keys = await raw.redis.keys(`${prefix}*`);
+  const values = await Promise.all(
+    keys.map(async (k) => ((await raw.redis.type(k)) === 'hash' ? JSON.stringify(await raw.redis.hgetall(k)) : String(await raw.redis.get(k)))),
+  );
+  return values.join('\n');
+}
+
+const answer = (e: FlowEvent) => (e.type === 'ANSWERED' ? e.value : '');
+const pinFlow: FlowModule = {
+  id: 'pay',
+  messages: { en: { 't.ask': 'PIN?', 't.ok': 'PIN accepted', 't.no': 'Wrong PIN' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; ok?: boolean }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { verifyPin: serviceActors.verifyPin },
+  }).createMachine({
+    context: ({ input }) => ({ input }),
+    initial: 'asking',
+    states: {
+      asking: { meta: { view: (): View => ({ text: { key: 't.ask' }, input: 'pin' }) }, on: { ANSWERED: 'checking' } },
+      checking: {
+        tags: ['busy', 'secret'],
+        invoke: {
+          src: 'verifyPin',
+          input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),
+          onDone: { target: 'done', actions: assign({ ok: true }) },
+          onError: { target: 'done', actions: assign({ ok: false }) },
+        },
+      },
+      done: { type: 'final', meta: { view: (c: { ok?: boolean }): View => ({ text: { key: c.ok ? 't.ok' : 't.no' }, final: true }) } },
+    },
+  }),
+};
+
+describe('a state tagged secret', () => {
+  it('is never written to the store, while its check runs or after', async () => {
+    const checking = gate<void>();
+    const seen: string[] = [];
+    const engine = createEngine({
+      store,
+      services: {
+        verifyPin: async ({ pin }) => {
+          seen.push(pin);
+          await checking.promise;
+        },
+      },
+      policy: new AccessPolicy({ roles: { r: { flows: ['pay'], perPaymentLimit: {}, dailyLimit: {} } }, users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} } }),
+      flows: { menu: menuFlow, pay: pinFlow },
+      defaultCountry: 'UG',
+      currencies: ['UGX'],
+      sessionTtlSeconds: 600,
+      deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 },
+      logger: createLogger('silent'),
+    });
+    const base = { channel: 'ussd' as const, conversationId: '+256772555001', userId: '+256772555001' };
+    expect((await engine.handle({ ...base, messageId: 'a', start: 'pay' })).text).toBe('PIN?');
+    const answered = engine.handle({ ...base, messageId: 'b', text: PIN });
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(seen).toEqual([PIN]);
+    const during = await everythingStored();
+    expect(during).toContain('asking');
+    expect(during).not.toContain(PIN);
+    checking.open();
+    expect((await answered).text).toBe('PIN accepted');
+    expect(await everythingStored()).not.toContain(PIN);
+  });
+});
