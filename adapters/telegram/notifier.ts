@@ -10,7 +10,8 @@ export function createTelegramNotifier(api: Api): Notifier {
   return {
     async send(address: Address, message: string): Promise<void> {
       if (address.channel !== 'telegram') throw new Error(`the Telegram notifier cannot send to ${address.channel}`);
-      await api.sendMessage(address.conversationId, message);
+      // A group member's conversation is `<chat id>:<user id>` (updates.ts): the message goes to the chat.
+      await api.sendMessage(address.conversationId.split(':')[0]!, message);
     },
   };
 }

@@ -23,6 +23,15 @@ const COMMAND = /^\/([A-Za-z0-9_]+)(?:@([A-Za-z0-9_]+))?(?:\s|$)/;
 const isId = (value: unknown): value is number => Number.isSafeInteger(value);
 
 /**
+ * The conversation of a user in a chat: the chat itself when private, `<chat id>:<user id>` in a group, so
+ * one member can neither continue nor read another's flow by pressing their buttons or answering their
+ * questions. The notifier sends to the chat part (notifier.ts).
+ */
+function conversationOf(chat: { id: number; type?: string }, userId: number): string {
+  return chat.type === 'private' ? String(chat.id) : `${chat.id}:${userId}`;
+}
+
+/**
  * What to do with an update, or null to ignore it. `botUsername` tells `/pay@ThisBot` from `/pay@OtherBot`.
  * A malformed update (ids that are not integers, a text that is not a string) is ignored, never thrown on:
  * a throw would answer the webhook 503 and Telegram would redeliver it forever.
@@ -33,7 +42,7 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
     const { chat, from } = update.message;
     if (!isId(chat?.id) || !isId(from?.id)) return null;
     const text = typeof update.message.text === 'string' ? update.message.text : undefined;
-    const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(from.id), messageId };
+    const origin: Origin = { channel: 'telegram', conversationId: conversationOf(chat, from.id), userId: String(from.id), messageId };
     // A photo or sticker gets the help in a private chat; in a group it was not meant for the bot.
     if (text === undefined) return chat.type === 'private' ? { kind: 'message', chatId: chat.id, origin, request: 'help' } : null;
     const command = COMMAND.exec(text);
@@ -46,7 +55,7 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
   if (query?.message) {
     const { chat, message_id } = query.message;
     if (!isId(chat?.id) || !isId(query.from?.id) || !isId(message_id)) return null;
-    const origin: Origin = { channel: 'telegram', conversationId: String(chat.id), userId: String(query.from.id), messageId };
+    const origin: Origin = { channel: 'telegram', conversationId: conversationOf(chat, query.from.id), userId: String(query.from.id), messageId };
     return { kind: 'press', chatId: chat.id, origin, queryId: query.id, messageId: message_id, button: parseButton(query.data) };
   }
   return null;

@@ -42,7 +42,10 @@ export function ussdInbox(store: SessionStore): Notifier {
 /** What the engine remembers of a user: language and remembered candidates (flows/types UserProfile). */
 export const profileKey = (channel: string, userId: string): string => `profile:${channel}:${userId}`;
 
-/** The user behind a chat address: Slack conversations are `team:user`, the others are the user's own. */
+/**
+ * The user behind a chat address: Slack conversations are `team:user`, Telegram group ones `chat:user`, the
+ * others (USSD, private Telegram chats) are the user's own.
+ */
 export function userOfAddress(address: Address): string {
-  return address.channel === 'slack' ? address.conversationId.slice(address.conversationId.indexOf(':') + 1) : address.conversationId;
+  return address.channel === 'ussd' ? address.conversationId : address.conversationId.slice(address.conversationId.indexOf(':') + 1);
 }

@@ -40,7 +40,7 @@ describe('readUpdate', () => {
     const groupPhoto: Update = { update_id: 6, message: { message_id: 1, date: 1, chat: group, from, photo: [] } };
     expect(readUpdate(groupPhoto, BOT)).toBeNull();
     const groupText: Update = { update_id: 7, message: { message_id: 2, date: 1, chat: group, from, text: '/pay' } };
-    expect(readUpdate(groupText, BOT)).toMatchObject({ kind: 'message', origin: { conversationId: '-100', userId: '7' }, request: { start: 'pay' } });
+    expect(readUpdate(groupText, BOT)).toMatchObject({ kind: 'message', origin: { conversationId: '-100:7', userId: '7' }, request: { start: 'pay' } });
   });
 
   it('reads a callback query of our buttons, and of foreign data as no button', () => {
