@@ -19,6 +19,26 @@ export interface Invalid {
  * must be valid and able to receive mobile money (a mobile or mobile-capable line).
  */
 export function parsePhone(text: string, defaultCountry: string): { ok: true; e164: string } | Invalid {
+  const key = `${defaultCountry}\u0000${text}`;
+  let result = parsedPhones.get(key);
+  if (!result) {
+    result = readPhone(text, defaultCountry);
+    if (parsedPhones.size >= PARSED_PHONES_KEPT) parsedPhones.delete(parsedPhones.keys().next().value!);
+    parsedPhones.set(key, result);
+  }
+  // A copy: callers keep the reason in flow context, and the cached one must never change.
+  return result.ok ? { ok: true, e164: result.e164 } : { ok: false, reason: { ...result.reason } };
+}
+
+/**
+ * parsePhone's recent answers. libphonenumber-js with full metadata costs tens of microseconds a number,
+ * and the same number is read several times per message (the USSD caller on every hop, a flow's guard and
+ * then its action), so a bounded memo of this pure function saves that; the oldest entry goes first.
+ */
+const parsedPhones = new Map<string, { ok: true; e164: string } | Invalid>();
+const PARSED_PHONES_KEPT = 2000;
+
+function readPhone(text: string, defaultCountry: string): { ok: true; e164: string } | Invalid {
   const cleaned = text.trim().replace(/^00(?=[1-9])/, '+');
   const phone = parsePhoneNumberFromString(cleaned, defaultCountry.toUpperCase() as CountryCode);
   if (!phone || !phone.isValid()) return { ok: false, reason: { key: 'input.phoneInvalid' } };
