@@ -82,6 +82,12 @@ export function createHopHandler(options: HopOptions) {
       }
       const stored = await store.get(key);
       const record = stored ? readRecord(stored.snapshot) : null;
+      if (record?.owner !== undefined && record.owner !== digest(phone)) {
+        // A gateway never moves a session to another number: this would read or continue someone else's.
+        logger.warn(ctx, 'ussd session id reused with another phone number: refused');
+        send(renderPrompt(APOLOGY_FAILED), 0);
+        return;
+      }
       const step = nextStep(record, request.hop);
       if (step.kind === 'repeat') {
         logger.info({ ...ctx, hop: step.record.hop }, 'ussd repeat: same screen');
@@ -133,6 +139,7 @@ export function createHopHandler(options: HopOptions) {
         prompt,
         page: screen.page,
         screen: { text: screen.text, final: screen.final },
+        owner: digest(phone),
       };
     };
 

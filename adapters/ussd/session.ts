@@ -22,6 +22,8 @@ export interface UssdSessionRecord {
   page: number;
   /** The screen last sent, sent again for a resend. */
   screen: { text: string; final: boolean };
+  /** Digest of the phone number the session belongs to: the same session id from another number is refused. */
+  owner?: string;
 }
 
 export type Step =
