@@ -1,0 +1,104 @@
+/**
+ * Nobody continues or reads another person's conversation: a USSD session id reused with another phone
+ * number (on the same gateway and on another one), a Slack button pressed by another user, a Telegram
+ * button pressed (or an answer typed) by another member of a group chat.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AtSession } from '../e2e/helpers.js';
+import { startFuzzProduct, type Product } from '../fuzz/harness.js';
+import { SlackUser, TelegramUser } from './drivers.js';
+
+let product: Product;
+beforeAll(async () => {
+  product = await startFuzzProduct();
+});
+afterAll(async () => {
+  await product?.stop();
+});
+
+const payments = () => product.app.sandbox!.controls.payments().length;
+
+/** A victim's USSD session walked to the payment summary (Sarah Nakato, 7000 UGX). */
+async function victimAtSummary(phone: string, sessionId: string): Promise<AtSession> {
+  const victim = new AtSession(product.url, phone, sessionId);
+  await victim.dial();
+  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '7000', '1']) await victim.answer(answer);
+  expect(await victim.answer('school fees')).toMatch(/Sarah Nakato/);
+  return victim;
+}
+
+async function hubtel(body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${product.url}/ussd/hubtel`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ServiceCode: '*384*123#', Operator: 'mtn', ...body }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { Message: string }).Message;
+}
+
+describe('USSD', () => {
+  it('a session id reused with another phone number shows none of the victim\'s screens and moves none of their money', async () => {
+    const before = payments();
+    const victim = await victimAtSummary('+256772222001', 'shared-session-1');
+    // The attacker replays the victim's requests, then confirms, with their own number.
+    const attacker = new AtSession(product.url, '+256772222999', 'shared-session-1');
+    const seen = [await attacker.dial()];
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '7000', '1', 'school fees', '1']) seen.push(await attacker.answer(answer));
+    // Every one of the attacker's requests is refused: none shows the victim's screens...
+    for (const screen of seen) {
+      expect(screen).toMatch(/^END /);
+      expect(screen).not.toMatch(/Sarah Nakato|7000|school fees/);
+    }
+    // ...and the victim's conversation is where they left it: asking to confirm, no PIN asked of anyone.
+    expect(await victim.resend()).toMatch(/Sarah Nakato/);
+    expect(payments()).toBe(before);
+  });
+
+  it('the same session id on another gateway is another conversation', async () => {
+    const victim = await victimAtSummary('+256772222002', '700123');
+    // Hubtel numbers its own sessions; one of them happens to carry the same id, for another user.
+    let screen = await hubtel({ Type: 'initiation', SessionId: '700123', Mobile: '256772222998', Message: '*384*123#', Sequence: 1 });
+    expect(screen).toMatch(/What would you like to do/);
+    for (const [i, answer] of ['1', '1', '0772345678', 'Ann', 'Other', '100', '1', 'x'].entries()) {
+      screen = await hubtel({ Type: 'response', SessionId: '700123', Mobile: '256772222998', Message: answer, Sequence: i + 2 });
+      expect(screen).not.toMatch(/Sarah Nakato|school fees|7000/);
+    }
+    expect(screen).toMatch(/Ann Other/);
+    expect(await victim.resend()).toMatch(/Sarah Nakato/);
+  });
+});
+
+describe('Slack', () => {
+  it('a button of one user\'s message pressed by another user does not continue the first one\'s flow', async () => {
+    const amina = new SlackUser(product, 'U0AMINA');
+    const bob = new SlackUser(product, 'U0BOB');
+    await amina.command('');
+    expect(await amina.click(amina.button('Pay someone'))).toMatch(/What do you want to send/);
+    const aminas = amina.button('Mobile money');
+    // Bob presses Amina's button (a shared channel, a forwarded message): it is Bob's click, on Bob's
+    // conversation, not a step of Amina's.
+    expect(await bob.click(aminas)).not.toMatch(/phone number of the person/);
+    // Amina's flow is untouched: her own press goes on from where she was.
+    expect(await amina.click(aminas)).toMatch(/phone number of the person/);
+  });
+});
+
+describe('Telegram group chat', () => {
+  it('another member can neither press the buttons of someone\'s flow nor answer its questions', async () => {
+    const group = -100555;
+    const ann = new TelegramUser(product, 8001, group);
+    const ben = new TelegramUser(product, 8002, group);
+    expect(await ann.say('/pay')).toMatch(/What do you want to send/);
+    const annsMenu = ann.screen();
+    // Ben presses Ann's "Mobile money".
+    const afterBen = await ben.press('Mobile money', annsMenu);
+    expect(afterBen).not.toMatch(/phone number of the person/);
+    // Ben types an answer into the chat.
+    expect(await ben.say('0772000001')).not.toMatch(/first name/i);
+    // Ann's flow is where she left it.
+    expect(await ann.press('Mobile money', annsMenu)).toMatch(/phone number of the person/);
+    expect(await ann.say('0772000001')).toMatch(/first name|amount/i);
+  });
+});
