@@ -32,7 +32,17 @@ export interface ServicesOptions {
   logger: Logger;
   /** Clock in milliseconds (the bank list cache). Default Date.now. */
   now?: () => number;
+  /**
+   * Waits in ms before asking again when a create under our Duplicate-Check-Key still got no answer or a
+   * 5xx after the client's own retries. Its outcome is unknown and the key makes asking again safe (a 409
+   * then means it was made), so a service blip of a second does not leave a confirmed payment unmade while
+   * its user waits for the outcome. Default {@link UNKNOWN_OUTCOME_RETRY_MS} (about half a minute more).
+   */
+  unknownOutcomeRetryMs?: readonly number[];
 }
+
+/** Default of ServicesOptions.unknownOutcomeRetryMs. */
+export const UNKNOWN_OUTCOME_RETRY_MS: readonly number[] = [1000, 2000, 4000, 8000, 15000];
 
 /** What we learnt of a number is kept 30 days: names and networks rarely change. */
 const CONTACT_TTL_SECONDS = 30 * 24 * 3600;
@@ -87,6 +97,7 @@ function summary(c: Collection): CollectionSummary {
 export function createServices(options: ServicesOptions): FlowServices {
   const { client, policy, store, logger } = options;
   const now = options.now ?? Date.now;
+  const unknownOutcomeRetryMs = options.unknownOutcomeRetryMs ?? UNKNOWN_OUTCOME_RETRY_MS;
   let banks: { at: number; list: Array<{ id: string; name: string }> } | undefined;
 
   /** Runs a call; any failure becomes a ServiceFailure, logged without personal data. */
@@ -100,17 +111,28 @@ export function createServices(options: ServicesOptions): FlowServices {
     }
   }
 
-  /** A create carrying our own key: a duplicate answer means the first one was accepted. */
+  /**
+   * A create carrying our own key: a duplicate answer means the first one was accepted; an unknown outcome
+   * (no answer, 5xx) is asked again under the same key.
+   */
   async function create<T>(name: string, key: string, work: () => Promise<T>, submitted: T): Promise<T> {
     return call(name, async () => {
-      try {
-        return await work();
-      } catch (error) {
-        if (error instanceof DuplicateRequestError && key !== '') {
-          logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');
-          return submitted;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await work();
+        } catch (error) {
+          if (error instanceof DuplicateRequestError && key !== '') {
+            logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');
+            return submitted;
+          }
+          const wait = unknownOutcomeRetryMs[attempt];
+          if (key !== '' && wait !== undefined && (error instanceof ConnectionError || error instanceof ServiceError)) {
+            logger.warn({ service: name, attempt: attempt + 1, waitMs: wait }, 'outcome unknown; asking again under the same Duplicate-Check-Key');
+            await new Promise((resolve) => setTimeout(resolve, wait));
+            continue;
+          }
+          throw error;
         }
-        throw error;
       }
     });
   }

@@ -35,7 +35,7 @@ function setup() {
   let now = 1_000_000;
   const store = new MemoryStore();
   const client = new MomoClient({ baseUrl: server.url, apiKey: 'secret-key', vendingUrl: `${server.url}/vending`, vendingApiKey: 'vk', maxRetries: 0 });
-  const services = createServices({ client, policy, store, logger, now: () => now });
+  const services = createServices({ client, policy, store, logger, now: () => now, unknownOutcomeRetryMs: [] });
   return { services, store, lines, advance: (ms: number) => (now += ms) };
 }
 
