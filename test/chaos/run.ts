@@ -73,6 +73,8 @@ const API_KEY = 'chaos-key';
 const BOT_TOKEN = '424242:CHAOS-token';
 const PAYEE = '0772000001';
 const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
+/** A notification about a payment: the user knows it exists. */
+const PAYMENT_NEWS = /^Payment \d+ of |^Done: /;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -350,6 +352,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         const d = decide(shown.text, 'telegram', who);
         if (d.kind === 'unknown') break;
         const before = shown.seq;
+        const textsBefore = bot.chat(chatId).texts.length;
         if (d.kind === 'text') await typed(d.value);
         else {
           const button = shown.buttons.find(([label]) => d.label.test(label));
@@ -357,10 +360,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           await press(shown.messageId, button[1]);
         }
         if (d.final) {
+          // The answer is the edit of the pressed message; a notification of the payment may come first.
           const after = bot.latest(chatId);
-          const answer = after && after.seq > before ? after.text : '';
-          record.ack = answer === '' ? 'none' : classify(answer);
-          record.trail.push(answer);
+          const answers = bot.chat(chatId).texts.slice(textsBefore);
+          record.ack = answers.length === 0 || !after || after.seq <= before ? 'none' : answers.some((t) => classify(t) === 'ack' || PAYMENT_NEWS.test(t)) ? 'ack' : 'retry';
+          record.trail.push(...answers);
           if (record.ack === 'ack') record.confirmed = true;
           break;
         }
@@ -471,7 +475,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     if (made > 1) problems.push(`${r.chat}: ${made} payments; trail ${JSON.stringify(r.trail)}`);
     if (r.confirmed && made === 0) problems.push(`${r.chat}: confirmed without a payment; trail ${JSON.stringify(r.trail)}`);
-    if (r.confirmed && !r.told) problems.push(`${r.chat}: confirmed, never told; trail ${JSON.stringify(r.trail.slice(0, 3))}`);
+    if (r.confirmed && !r.told) {
+      const ids = byChat.get(r.chat) ?? new Set<string>();
+      const events = new Set(
+        sandbox.controls
+          .events()
+          .filter((e) => ids.has(String((e as { data?: { id?: number } }).data?.id)))
+          .map((e) => (e as { id: number }).id),
+      );
+      const deliveries = sandbox.controls
+        .deliveries()
+        .filter((d) => events.has(d.event))
+        .map((d) => `${d.event_type}#${d.event} attempt ${d.attempt}: ${d.status ?? d.error} ${d.outcome}`);
+      problems.push(`${r.chat}: confirmed, never told; trail ${JSON.stringify(r.trail.slice(0, 3))}; deliveries ${JSON.stringify(deliveries)}`);
+    }
   }
   Object.assign(faults, faultProxy.counts, { redisCutsReal: cutter.cuts });
 
