@@ -1,6 +1,8 @@
 /**
- * Notifications: webhook deliveries per second from receipt to the notifier call (ours: receiver, queue,
- * order and dedup marks in Redis, words, notifier), against an express route that only answers 200 (bare).
+ * Notifications: webhook deliveries per second from receipt to the notifier call, against an express route
+ * that only answers 200 (bare). Ours as the product builds it with REDIS_URL (BullMQ queue, order and dedup
+ * marks in Redis, the user's language from the store, words, notifier), and as it runs without Redis
+ * (ours-memory: memory queue and store); see serve.ts.
  * Each in its own process, driven by autocannon over localhost with 50 connections; every delivery is a
  * distinct `payment.status.changed` (processed) naming a Telegram chat in its metadata, so every one is
  * told once and none is dropped as a duplicate: the dedup and order marks are claimed for each.
@@ -12,9 +14,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { cleanUp } from '../ussd/bench.js';
+import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
 
-type Kind = 'ours' | 'bare';
-const PREFIX = 'bench:notify:';
+type Kind = 'ours' | 'ours-memory' | 'bare';
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/notify/serve.ts', kind], {
@@ -116,12 +118,16 @@ export interface NotifyResult {
 }
 
 export async function runNotifyBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<NotifyResult> {
-  const kinds: Kind[] = ['ours', 'bare'];
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const kinds: Kind[] = ['ours', 'ours-memory', 'bare'];
+  const redis = new Redis(notifyRedisUrl());
+  const clean = async () => {
+    await cleanUp(redis, NOTIFY_PREFIX);
+    await cleanUp(redis, QUEUE_PREFIX);
+  };
   const servers = new Map<Kind, { url: string; child: ChildProcess }>();
   const seconds = quick ? 1.5 : 8;
   try {
-    await cleanUp(redis, PREFIX);
+    await clean();
     for (const kind of kinds) servers.set(kind, await startServer(kind));
     for (const kind of kinds) await drive(kind, servers.get(kind)!.url, quick ? 1 : 3);
     const rounds: NotifyRound[] = [];
@@ -148,7 +154,7 @@ export async function runNotifyBench(quick: boolean, log: (line: string) => void
   } finally {
     for (const { child } of servers.values()) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
-    await cleanUp(redis, PREFIX).catch(() => 0);
+    await clean().catch(() => undefined);
     redis.disconnect();
   }
 }

@@ -1,34 +1,44 @@
 /**
- * Child process of the notifications benchmark: `tsx bench/notify/serve.ts <ours|bare>` serves
- * POST /notifications/momo on a free port and prints `PORT <n>`; GET /__stats answers the deliveries received
- * and the notifier calls made so far and the process's own CPU time.
+ * Child process of the notifications benchmark: `tsx bench/notify/serve.ts <ours|ours-memory|bare>` serves
+ * POST /notifications/momo on a free port and prints `PORT <n>`; GET /__stats answers the deliveries received,
+ * the notifier calls made so far and the process's own CPU time.
  *
- * ours: the product's notifications (src/notifications createNotifications): receiver (zod), memory queue,
- * dispatcher with its order mark and dedup mark in Redis (RedisStore, prefix bench:notify:), words, and a
- * notifier that counts its calls.
+ * ours: the product's notifications as src/app.ts builds them with REDIS_URL set: createNotifications with
+ * the BullMQ queue and the Redis session store (order and dedup marks), the user's language read from the
+ * store, and a notifier that counts its calls. It runs in its own Redis database (BENCH_NOTIFY_DB, default
+ * 9), because the product's queue name is fixed and must not meet another process's workers; only its own
+ * keys are deleted afterwards.
+ * ours-memory: the same without REDIS_URL (memory queue, memory store), as `npm start` runs by default.
  * bare: an express route that only answers 200.
  */
 import express from 'express';
 import type { AddressInfo } from 'node:net';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { profileKey, userOfAddress } from '../../src/conversation/records.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
+import type { SessionStore } from '../../src/conversation/types.js';
+import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';
+import { NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
 
-export const NOTIFY_PREFIX = 'bench:notify:';
+
 const kind = process.argv[2];
 const app = express();
 let notified = 0;
 let received = 0;
+let closing: () => Promise<void> = async () => undefined;
 app.use('/notifications/momo', (_req, _res, next) => {
   received++;
   next();
 });
-let closing: () => Promise<void> = async () => undefined;
 
-if (kind === 'ours') {
-  const store = new RedisStore({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix: NOTIFY_PREFIX });
+if (kind === 'ours' || kind === 'ours-memory') {
+  const redisUrl = kind === 'ours' ? notifyRedisUrl() : undefined;
+  const store: SessionStore = redisUrl ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX }) : new MemoryStore();
   const notifications = createNotifications({
     store,
+    redisUrl,
     notifiers: {
       telegram: {
         send: async () => {
@@ -37,6 +47,10 @@ if (kind === 'ours') {
       },
     },
     verify: { default: 'accept' },
+    languageOf: async (address) => {
+      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      return (stored?.snapshot as UserProfile | undefined)?.lang;
+    },
     logger: createLogger('silent'),
   });
   notifications.start();
@@ -64,5 +78,5 @@ const server = app.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => {
   server.close();
   void closing().finally(() => process.exit(0));
-  setTimeout(() => process.exit(0), 2000).unref();
+  setTimeout(() => process.exit(0), 3000).unref();
 });
