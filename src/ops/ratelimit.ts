@@ -80,8 +80,7 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
     return lang === 'sw' ? 'sw' : 'en';
   }
 
-  const limited = Object.create(engine) as RateLimited<E>;
-  limited.handle = async (inbound: Inbound): Promise<Prompt> => {
+  async function handle(inbound: Inbound): Promise<Prompt> {
     try {
       await limiter.consume(`${inbound.channel}:${inbound.userId}`, 1);
     } catch (rejection) {
@@ -95,9 +94,18 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
       logger.error({ err: rejection instanceof Error ? rejection.message : String(rejection) }, 'rate limit: limiter failed, message let through');
     }
     return engine.handle(inbound);
-  };
-  limited.close = async () => {
+  }
+  async function close(): Promise<void> {
     if (redis) await redis.quit().catch(() => redis?.disconnect());
-  };
+  }
+  // Everything else of the inner engine (drain, ...) is its own, called on it.
+  const limited = new Proxy(engine, {
+    get(target, property) {
+      if (property === 'handle') return handle;
+      if (property === 'close') return close;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as RateLimited<E>;
   return limited;
 }
