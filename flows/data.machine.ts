@@ -166,6 +166,8 @@ export const dataMachine = setup({
       const parsed = parsePhone(answer(event), context.input.defaultCountry);
       return parsed.ok ? { phone: parsed.e164, error: undefined } : { error: parsed.reason };
     }),
+    /** An answer that is none of the choices offered. */
+    refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     clearError: assign({ error: undefined }),
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
@@ -196,7 +198,9 @@ export const dataMachine = setup({
         CHOSEN: [
           { guard: 'isSpectranetChosen', target: 'awaitingAccount', actions: 'storeNetwork' },
           { guard: 'isNetworkChosen', target: 'loadingBundles', actions: 'storeNetwork' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: 'left',
       },
     },
@@ -236,7 +240,9 @@ export const dataMachine = setup({
         CHOSEN: [
           { guard: and(['isBundleChosen', 'hasUserPhone']), target: 'choosingPhone', actions: 'storeBundle' },
           { guard: 'isBundleChosen', target: 'awaitingPhone', actions: 'storeBundle' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: toNetworkStep('clearError'),
       },
     },
@@ -255,7 +261,9 @@ export const dataMachine = setup({
         CHOSEN: [
           { guard: 'isOwnNumberChosen', target: 'confirming', actions: 'storeOwnNumber' },
           { guard: 'isOtherNumberChosen', target: 'awaitingPhone', actions: 'clearError' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: { target: 'choosingBundle', actions: 'clearError' },
       },
     },
@@ -281,8 +289,8 @@ export const dataMachine = setup({
               },
       },
       on: {
-        CHOSEN: { guard: 'isConfirmed', target: 'reserving', actions: 'clearError' },
-        ANSWERED: { guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' },
+        CHOSEN: [{ guard: 'isConfirmed', target: 'reserving', actions: 'clearError' }, { actions: 'refuseChoice' }],
+        ANSWERED: [{ guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' }, { actions: 'refuseChoice' }],
         BACK: toPhoneStep,
       },
     },

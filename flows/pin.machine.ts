@@ -220,6 +220,8 @@ export const pinMachine = setup({
     }),
     storeCandidate: assign({ candidate: ({ event }) => outputOf<Candidate>(event), error: undefined }),
     refuseCode: assign({ error: ({ event }) => failureText(errorOf(event), { not_found: 'pin.codeNotFound' }) }),
+    /** An answer that is none of the choices offered. */
+    refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     clearError: assign({ error: undefined }),
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
@@ -251,7 +253,8 @@ export const pinMachine = setup({
         }),
       },
       on: {
-        CHOSEN: { guard: 'isServiceChosen', target: 'loadingBundles', actions: 'storeService' },
+        CHOSEN: [{ guard: 'isServiceChosen', target: 'loadingBundles', actions: 'storeService' }, { actions: 'refuseChoice' }],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: 'left',
       },
     },
@@ -281,7 +284,9 @@ export const pinMachine = setup({
           { guard: and(['isBundleChosen', 'isSeveralChosen']), target: 'choosingQuantity', actions: 'storeBundle' },
           { guard: and(['isBundleChosen', 'hasRemembered']), target: 'choosingCandidate', actions: 'storeBundle' },
           { guard: 'isBundleChosen', target: 'awaitingCode', actions: 'storeBundle' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: { target: 'choosingService', actions: 'clearError' },
       },
     },
@@ -297,7 +302,9 @@ export const pinMachine = setup({
         CHOSEN: [
           { guard: and(['isQuantityChosen', 'hasRemembered']), target: 'choosingCandidate', actions: 'storeQuantity' },
           { guard: 'isQuantityChosen', target: 'awaitingCode', actions: 'storeQuantity' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: { target: 'choosingBundle', actions: 'clearError' },
       },
     },
@@ -319,7 +326,9 @@ export const pinMachine = setup({
         CHOSEN: [
           { guard: 'isRememberedChosen', target: 'validating', actions: 'storeRemembered' },
           { guard: 'isAnotherCodeChosen', target: 'awaitingCode', actions: 'clearError' },
+          { actions: 'refuseChoice' },
         ],
+        ANSWERED: { actions: 'refuseChoice' },
         BACK: toQuantityStep,
       },
     },
@@ -362,8 +371,8 @@ export const pinMachine = setup({
               },
       },
       on: {
-        CHOSEN: { guard: 'isConfirmed', target: 'reserving', actions: 'clearError' },
-        ANSWERED: { guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' },
+        CHOSEN: [{ guard: 'isConfirmed', target: 'reserving', actions: 'clearError' }, { actions: 'refuseChoice' }],
+        ANSWERED: [{ guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' }, { actions: 'refuseChoice' }],
         BACK: toCodeStep,
       },
     },

@@ -6,7 +6,7 @@ import type { DataBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { leafGroups } from './data-pin-paths.js';
+import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { live, replay, type Live } from './pay-request-check.driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
@@ -80,7 +80,7 @@ describe('data machine: the model', () => {
           const [id, child] = children[0]!;
           return [{ type: `xstate.done.actor.${id}`, actorId: id, output: child.src === 'listDataBundles' ? bundles.slice(0, 1) : purchased }] as never;
         }
-        return [chosen('glo'), chosen('101'), chosen('confirm'), answered('0772000001'), BACK];
+        return offeredEvents(snapshot, [chosen('glo'), chosen('101'), chosen('confirm'), answered('0772000001'), BACK]);
       },
       toState: (s) => s.matches('done'),
     });
@@ -205,9 +205,10 @@ describe('data machine: answers refused and re-asked with the reason', () => {
 
   it('an empty account number, a choice not offered, an empty bundle list', async () => {
     const flow = live(dataMachine);
-    for (const id of ['vodafone', 'toString', '']) {
-      await flow.send(chosen(id));
-      expect(flow.snapshot().value).toBe('choosingNetwork');
+    for (const event of [chosen('vodafone'), chosen('toString'), chosen(''), answered('mtn')]) {
+      const refused = await flow.send(event);
+      expect(refused.value).toBe('choosingNetwork');
+      expect(currentView(refused)?.error).toEqual({ key: 'common.pickOne' });
     }
     await flow.send(chosen('spectranet'));
     await flow.send(answered('   '));

@@ -6,7 +6,7 @@ import type { Candidate, PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { leafGroups } from './data-pin-paths.js';
+import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { live, replay, type Live } from './pay-request-check.driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
 
@@ -95,7 +95,7 @@ describe('pin machine: the model', () => {
           const output = { listPinBundles: bundles, validateCandidate: validated, purchasePin: purchased }[child.src];
           return [{ type: `xstate.done.actor.${id}`, actorId: id, output }] as never;
         }
-        return [chosen('jamb'), chosen('1'), chosen('remembered:0'), chosen('another'), answered('777'), chosen('confirm'), BACK];
+        return offeredEvents(snapshot, [chosen('jamb'), chosen('1'), chosen('remembered:0'), chosen('another'), answered('777'), chosen('confirm'), BACK]);
       },
       toState: (s) => s.matches('done'),
     });
@@ -288,7 +288,10 @@ describe('pin machine: answers refused and re-asked with the reason', () => {
     for (const id of ['', '2', '-1', '0.5']) expect((await flow.send(chosen(id))).value).toBe('choosingBundle');
     await flow.send(chosen('0'));
     for (const id of ['0', '6', ' 2', '']) expect((await flow.send(chosen(id))).value).toBe('choosingQuantity');
-    expect((await flow.send(chosen('5'))).context.quantity).toBe(5);
+    const typed = await flow.send(answered('2'));
+    expect(currentView(typed)?.error).toEqual({ key: 'common.pickOne' });
+    const picked = await flow.send(chosen('5'));
+    expect(picked.context).toMatchObject({ quantity: 5, error: undefined });
   });
 
   it('a list with nothing on sale: back to the services with the reason', async () => {
