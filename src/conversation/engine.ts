@@ -19,7 +19,7 @@ import type { AccessPolicy } from './policy.js';
 import { PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, type Session, type Step, type StepContext } from './session.js';
-import type { Address, Channel, Engine, Inbound, Prompt, SessionStore } from './types.js';
+import type { Address, Channel, Engine, Inbound, Prompt, SessionStore, StoredSnapshot } from './types.js';
 
 export interface EngineOptions {
   store: SessionStore;
@@ -64,6 +64,23 @@ const PENDING_KEPT = 5;
 const DUPLICATE_POLL_MS = 50;
 
 const LATE = Symbol('late');
+
+/** The duplicate mark of a delivery still being handled; its answer (a Prompt) replaces it. */
+const UNANSWERED = 0;
+const isPrompt = (value: unknown): value is Prompt => typeof value === 'object' && value !== null && typeof (value as Prompt).text === 'string';
+
+/** Reads started together with a delivery's claim (see handle). */
+interface EarlyReads {
+  profile: Promise<StoredSnapshot | null>;
+  conversation: Promise<StoredSnapshot | null>;
+  pending: Promise<StoredSnapshot | null>;
+}
+
+/** A read that may be dropped unread (a duplicate delivery): its failure must not go unhandled. */
+function quiet<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 interface Run {
   late: boolean;
@@ -268,8 +285,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run;
   }
 
-  async function step(inbound: Inbound): Promise<Prompt> {
-    const profile = await loadProfile(inbound);
+  async function step(inbound: Inbound, early: EarlyReads): Promise<Prompt> {
+    const profile = ((await early.profile)?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
     if (!policy.role(inbound.channel, inbound.userId)) {
       logger.info(who(inbound), 'engine: refused a user the access policy does not know');
       return simple('common.notAllowed', profile.lang, true);
@@ -279,8 +296,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const key = convKey(inbound);
     const address: Address = { channel: inbound.channel, conversationId: inbound.conversationId };
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      const stored = await store.get(key);
-      const pending = inbound.newSession ? await store.get(pendingKey(address)) : null;
+      // The first attempt uses the reads made together with the claim; a retry after a conflict reads again.
+      const stored = attempt === 0 ? await early.conversation : await store.get(key);
+      const pending = !inbound.newSession ? null : attempt === 0 ? await early.pending : await store.get(pendingKey(address));
       const planned = plan(inbound, stored?.snapshot as Session | undefined, profile, ctx);
       let session: Session;
       let version: number;
@@ -321,11 +339,11 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   }
 
   /** A repeated delivery: the first one's answer, once it is there. */
-  async function earlierAnswer(inbound: Inbound, answerKey: string): Promise<Prompt> {
+  async function earlierAnswer(inbound: Inbound, seen: string): Promise<Prompt> {
     const patience = options.deadlineMs[inbound.channel] * 2 + 1000;
     for (let waited = 0; waited <= patience; waited += DUPLICATE_POLL_MS) {
-      const answer = await store.get(answerKey);
-      if (answer) return answer.snapshot as Prompt;
+      const answer = (await store.get(seen))?.snapshot;
+      if (isPrompt(answer)) return answer;
       await sleep(DUPLICATE_POLL_MS);
     }
     // The first delivery never answered (its process died): show where the conversation is, change nothing.
@@ -336,22 +354,36 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   return {
     async handle(inbound: Inbound): Promise<Prompt> {
+      // One record per delivery: created (compare-and-set, must be absent) as the duplicate mark, then
+      // holding the answer a repeated delivery gets.
       const seen = `seen:${inbound.channel}:${inbound.messageId}`;
-      const answerKey = `${seen}:prompt`;
       let prompt: Prompt;
+      let claimed: number | null = null;
       try {
-        if (!(await store.claim(seen, SEEN_TTL_SECONDS))) {
+        // Sent together (one round trip with auto-pipelining): the claim and the reads the step needs.
+        // Reading before the claim is decided changes nothing: a duplicate drops them, and the step's
+        // compare-and-set rejects a write based on a read that another message overtook.
+        const claim = store.set(seen, UNANSWERED, null, SEEN_TTL_SECONDS);
+        const early: EarlyReads = {
+          profile: quiet(store.get(profileKey(inbound))),
+          conversation: quiet(store.get(convKey(inbound))),
+          pending: inbound.newSession ? quiet(store.get(pendingKey({ channel: inbound.channel, conversationId: inbound.conversationId }))) : Promise.resolve(null),
+        };
+        claimed = await claim;
+        if (claimed === null) {
           logger.info(who(inbound), 'engine: duplicate delivery');
-          return await earlierAnswer(inbound, answerKey);
+          return await earlierAnswer(inbound, seen);
         }
-        prompt = await step(inbound);
+        prompt = await step(inbound, early);
       } catch (error) {
         logger.error({ ...who(inbound), err: error }, 'engine: message failed');
         prompt = simple('common.error', 'en', true);
       }
-      await store.set(answerKey, prompt, null, SEEN_TTL_SECONDS).catch((error: unknown) => {
-        logger.error({ ...who(inbound), err: error }, 'engine: answer not kept for duplicates');
-      });
+      if (claimed !== null) {
+        await store.set(seen, prompt, claimed, SEEN_TTL_SECONDS).catch((error: unknown) => {
+          logger.error({ ...who(inbound), err: error }, 'engine: answer not kept for duplicates');
+        });
+      }
       return prompt;
     },
     async drain(): Promise<void> {
