@@ -13,12 +13,12 @@ import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import { cleanUp } from '../ussd/bench.js';
+import { cleanUp, stop } from '../ussd/bench.js';
 import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
 
-type Kind = 'ours' | 'ours-memory' | 'bare';
+export type Kind = 'ours' | 'ours-memory' | 'bare';
 
-async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
+export async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/notify/serve.ts', kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'silent' },
@@ -55,7 +55,7 @@ export interface NotifyRound {
   errors: number;
 }
 
-async function drive(kind: Kind, url: string, seconds: number): Promise<NotifyRound> {
+export async function drive(kind: Kind, url: string, seconds: number): Promise<NotifyRound> {
   const before = await stats(url);
   const t0 = performance.now();
   const result = await autocannon({
@@ -152,8 +152,7 @@ export async function runNotifyBench(quick: boolean, log: (line: string) => void
     }
     return { rounds, median: med };
   } finally {
-    for (const { child } of servers.values()) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all([...servers.values()].map(({ child }) => stop(child)));
     await clean().catch(() => undefined);
     redis.disconnect();
   }

@@ -20,6 +20,7 @@ import type { SessionStore } from '../../src/conversation/types.js';
 import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';
+import { profileRoutes } from '../profile/hooks.js';
 import { NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
 
 
@@ -51,6 +52,8 @@ if (kind === 'ours' || kind === 'ours-memory') {
       const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
       return (stored?.snapshot as UserProfile | undefined)?.lang;
     },
+    // The product's queue settings (none: its defaults); BENCH_NOTIFY_CONCURRENCY only for experiments.
+    ...(process.env.BENCH_NOTIFY_CONCURRENCY ? { queue: { concurrency: Number(process.env.BENCH_NOTIFY_CONCURRENCY) } } : {}),
     logger: createLogger('silent'),
   });
   notifications.start();
@@ -68,6 +71,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
   throw new Error(`unknown kind ${kind}`);
 }
 
+profileRoutes(app);
 app.get('/__stats', (_req, res) => {
   const cpu = process.cpuUsage();
   res.json({ received, notified, cpu: cpu.user + cpu.system });

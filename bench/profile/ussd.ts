@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { cleanUp, drive, KEY_PREFIX, startServer, type Kind } from '../ussd/bench.js';
+import { cleanUp, drive, KEY_PREFIX, startServer, stop, type Kind } from '../ussd/bench.js';
 import { analyze } from './analyze.js';
 
 const kind = (process.argv[2] ?? 'ours') as Kind;
@@ -25,7 +25,7 @@ try {
   await fetch(`${url}/__profile/stop`);
   console.log(`${kind}: ${Math.round(r.rps)} req/s, ${r.cpuUsPerReq} us CPU/req, finals ${r.correctFinals}/${r.sessions}, ${r.requests} requests`);
 } finally {
-  child.kill('SIGTERM');
+  await stop(child);
   await cleanUp(redis, KEY_PREFIX);
   redis.disconnect();
 }

@@ -66,6 +66,16 @@ export async function startServer(kind: Kind, extraArgs: string[] = []): Promise
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
+/** SIGTERM, then the exit (SIGKILL after 5 s). */
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
 async function cpu(url: string): Promise<number> {
   const r = (await (await fetch(`${url}/__cpu`)).json()) as { user: number; system: number };
   return r.user + r.system;
@@ -279,7 +289,8 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
     }
     return { seconds, connections: 50, rounds, median: med, bytesPerSession: bytes, bytesByKey: byKey, finalsCheck: finals };
   } finally {
-    for (const { child } of servers.values()) child.kill('SIGTERM');
+    // Wait for the servers to exit, so no hop still in flight writes after the cleanup.
+    await Promise.all([...servers.values()].map(({ child }) => stop(child)));
     await cleanUp(redis, KEY_PREFIX).catch(() => 0);
     redis.disconnect();
   }

@@ -6,6 +6,7 @@
 import express from 'express';
 import { Redis } from 'ioredis';
 import type { AddressInfo } from 'node:net';
+import { profileRoutes } from '../profile/hooks.js';
 import { floorApp, peerApp } from './peer.js';
 
 const kind = process.argv[2];
@@ -19,24 +20,7 @@ async function build(): Promise<express.Express> {
 }
 
 const app = await build();
-// CPU profile of the hot path only (startup excluded): bench/profile/ussd.ts calls these around a run.
-if (process.env.BENCH_PROFILE) {
-  const { Session } = await import('node:inspector/promises');
-  const { writeFileSync } = await import('node:fs');
-  const session = new Session();
-  session.connect();
-  app.get('/__profile/start', async (_req, res) => {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 200 });
-    await session.post('Profiler.start');
-    res.json({ ok: true });
-  });
-  app.get('/__profile/stop', async (_req, res) => {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
-    res.json({ ok: true, file: process.env.BENCH_PROFILE });
-  });
-}
+profileRoutes(app);
 app.get('/__cpu', (_req, res) => {
   const cpu = process.cpuUsage();
   res.json({ user: cpu.user, system: cpu.system });
