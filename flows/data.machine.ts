@@ -295,7 +295,7 @@ export const dataMachine = setup({
       },
     },
     verifyingPin: {
-      tags: 'busy',
+      tags: ['busy', 'secret'],
       invoke: {
         src: 'verifyPin',
         // The PIN goes from the answer straight to the check: never kept in context, never persisted.

@@ -377,7 +377,7 @@ export const pinMachine = setup({
       },
     },
     verifyingPin: {
-      tags: 'busy',
+      tags: ['busy', 'secret'],
       invoke: {
         src: 'verifyPin',
         // The PIN goes from the answer straight to the check: never kept in context, never persisted.

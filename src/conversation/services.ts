@@ -253,7 +253,13 @@ export function createServices(options: ServicesOptions): FlowServices {
         input.duplicateCheckKey,
         async () => {
           const purchase = await client.vending.purchaseData(
-            { service_type: input.network, datacode: input.datacode, phonenumber: input.phonenumber, amount: input.amount },
+            {
+              service_type: input.network,
+              datacode: input.datacode,
+              phonenumber: input.phonenumber,
+              amount: input.amount,
+              ...(input.accountNumber ? { account_number: input.accountNumber } : {}),
+            },
             { duplicateCheckKey: input.duplicateCheckKey },
           );
           return { reference: purchase.reference, status: purchase.status };

@@ -112,6 +112,22 @@ describe('createServices', () => {
     ).toEqual({ reference: '', status: 'submitted' });
   });
 
+  it('sends the Spectranet account number with a data purchase', async () => {
+    const { services } = setup();
+    server.reply({ status: 200, body: { status: 'success', message: 'ok', code: 200, data: { reference: 'R1', status: 'successful', datacode: 'sp1', phonenumber: PHONE, amount: '5' } } });
+    const bought = await services.purchaseData({
+      duplicateCheckKey: 'run-2:data',
+      network: 'spectranet',
+      datacode: 'sp1',
+      phonenumber: PHONE,
+      amount: '5',
+      accountNumber: 'SP-7788',
+      metadata: { chat: 'c' },
+    });
+    expect(bought).toMatchObject({ reference: 'R1', status: 'successful' });
+    expect(server.requests[0]).toMatchObject({ url: '/vending/services/databundle/purchase', body: { service_type: 'spectranet', account_number: 'SP-7788' } });
+  });
+
   it('maps every error class to its ServiceFailure code and keeps validation fields', async () => {
     const { services } = setup();
     server.reply(
