@@ -107,7 +107,7 @@ export const dataMachine = setup({
     input: {} as FlowInput,
     output: {} as FlowOutput,
     meta: {} as { view: (context: DataContext) => View },
-    tags: 'busy',
+    tags: {} as 'busy' | 'secret',
   },
   actors: {
     listDataBundles: serviceActors.listDataBundles,

@@ -161,7 +161,7 @@ export const pinMachine = setup({
     input: {} as FlowInput,
     output: {} as FlowOutput,
     meta: {} as { view: (context: PinContext) => View },
-    tags: 'busy',
+    tags: {} as 'busy' | 'secret',
   },
   actors: {
     listPinBundles: serviceActors.listPinBundles,
