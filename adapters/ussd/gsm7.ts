@@ -55,11 +55,17 @@ const PLAIN: Record<string, string> = {
   '\t': ' ',
 };
 
+/** Text toPlain() leaves as it is: printable ASCII without the backtick, and line breaks. */
+const PLAIN_ALREADY = /^[\x20-\x5f\x61-\x7e\n\r]*$/;
+
 /**
  * Replaces what has a plain equivalent: curly quotes, dashes, ellipsis, odd spaces, and accented letters
  * (é -> e, Ç -> C). Characters with no plain form (emoji, other scripts) are kept.
  */
 export function toPlain(text: string): string {
+  // Printable ASCII (but the backtick, which PLAIN maps) has nothing to replace: every screen of ours in
+  // English takes this path instead of normalising character by character.
+  if (PLAIN_ALREADY.test(text)) return text.replace(/\r\n?/g, '\n');
   let out = '';
   for (const ch of text.replace(/\r\n?/g, '\n')) {
     const mapped = PLAIN[ch];
