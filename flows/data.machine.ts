@@ -14,6 +14,7 @@
  */
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
+import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parsePhone, parseText } from './input.js';
 import { dataMessages } from './messages/data.js';
@@ -63,13 +64,6 @@ export interface DataContext {
   error?: Text;
   result?: PurchaseResult;
 }
-
-/** What an ended invoke resolved with (named guards and actions see their events typed as FlowEvent). */
-const outputOf = <T>(event: object): T => (event as { output: T }).output;
-/** What an ended invoke rejected with. */
-const errorOf = (event: object): unknown => (event as { error?: unknown }).error;
-const chosenId = (event: FlowEvent): string | undefined => (event.type === 'CHOSEN' ? event.id : undefined);
-const answer = (event: FlowEvent): string => (event.type === 'ANSWERED' ? event.value : '');
 
 /** A bundle as people read it, e.g. `1GB 30 days`. */
 const bundleName = (bundle: DataBundle): string => `${bundle.allowance} ${bundle.validity}`;

@@ -4,6 +4,7 @@
  * `next: 'menu'`, so the menu comes back in the new language.
  */
 import { assign, setup } from 'xstate';
+import { chosenId } from './events.js';
 import { menuMessages } from './messages/menu.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutput, Lang, View } from './types.js';
 
@@ -21,8 +22,6 @@ interface MenuContext {
   /** Catalogue key of the reason the last answer was refused. */
   error?: string;
 }
-
-const chosenId = (event: FlowEvent): string | undefined => (event.type === 'CHOSEN' ? event.id : undefined);
 
 export const menuMachine = setup({
   types: {

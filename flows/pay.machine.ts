@@ -6,6 +6,7 @@
  */
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
+import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
@@ -178,9 +179,9 @@ export const payMachine = setup({
       const read = readAnswer(params.field, context, event);
       return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
     }),
-    storeKind: assign({ kind: ({ event }) => (event.type === 'CHOSEN' ? (event.id as PayKind) : undefined), error: undefined }),
-    storeBank: assign({ bankId: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
-    storeCurrency: assign({ currency: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
+    storeKind: assign({ kind: ({ event }) => chosenId(event) as PayKind, error: undefined }),
+    storeBank: assign({ bankId: ({ event }) => chosenId(event), error: undefined }),
+    storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
     storeBanks: assign((_, banks: PayContext['banks']) => ({ banks })),
     storeContact: assign((_, contact: ContactCheck) => ({ contact })),
     storeVerified: assign((_, verified: ContactCheck) => ({ verified })),

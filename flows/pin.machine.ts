@@ -21,6 +21,7 @@
 import { Decimal } from 'decimal.js';
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
+import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseText } from './input.js';
 import { pinMessages } from './messages/pin.js';
@@ -86,13 +87,6 @@ export interface PinContext {
   error?: Text;
   result?: PurchaseResult;
 }
-
-/** What an ended invoke resolved with (named guards and actions see their events typed as FlowEvent). */
-const outputOf = <T>(event: object): T => (event as { output: T }).output;
-/** What an ended invoke rejected with. */
-const errorOf = (event: object): unknown => (event as { error?: unknown }).error;
-const chosenId = (event: FlowEvent): string | undefined => (event.type === 'CHOSEN' ? event.id : undefined);
-const answer = (event: FlowEvent): string => (event.type === 'ANSWERED' ? event.value : '');
 
 const serviceName = (context: PinContext): string => (context.serviceType ? PIN_SERVICES[context.serviceType] : '');
 /** A choice id that is a whole number (`0`, `12`), as that number. */

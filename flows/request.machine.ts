@@ -6,6 +6,7 @@
  */
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
+import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
@@ -102,7 +103,7 @@ export const requestMachine = setup({
       const read = readAnswer(params.field, context, event);
       return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
     }),
-    storeCurrency: assign({ currency: ({ event }) => (event.type === 'CHOSEN' ? event.id : undefined), error: undefined }),
+    storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
     storeInstructions: assign({ sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes', error: undefined }),
     noteRequest: assign((_, { id, status, mfscode }: CollectionRequestResult) => {
       const outcome: Text = mfscode

@@ -7,8 +7,8 @@ import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js'
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
-import { live, replay, type Live } from './pay-request-check.driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
+import { live, replay, type Live } from './driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: DataBundle[] = [
   { datacode: '101', name: 'MTN 1GB', allowance: '1GB', price: '1000', validity: '30 days' },

@@ -5,8 +5,8 @@ import type { ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
+import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
 

@@ -7,8 +7,8 @@ import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '
 import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
-import { live, replay, type Live } from './pay-request-check.driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
+import { live, replay, type Live } from './driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: PinBundle[] = [
   { amount: '6200', available: 0, description: 'JAMB DE PIN', productCode: 'de' },

@@ -4,8 +4,8 @@ import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './pay-request-check.driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './pay-request-check.screens.js';
+import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
 const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });

@@ -1,5 +1,5 @@
 /**
- * Runs the pay, request and check flows live for their tests: fake services bound through
+ * Runs a flow live for its tests: fake services bound through
  * provideServices record every call and either answer at once (an outcome given up front) or wait until
  * the test settles them (to stop a flow in a busy state, persist it and restore it). Also replays a path
  * found by xstate/graph (the model) on such a live actor (the implementation).

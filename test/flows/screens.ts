@@ -1,5 +1,5 @@
 /**
- * Checks of the words the pay, request and check flows show: both languages hold the same keys, and
+ * Checks of the words every flow shows: both languages hold the same keys, and
  * every screen the model reaches fits a USSD screen (182 characters with its numbered choices).
  */
 import { expect } from 'vitest';
