@@ -113,6 +113,8 @@ if (chat) {
   for (const d of chat.result.depths) {
     rows.push([`Chat depth ${d}: wall / CPU ms per update`, `${o[d]!.wallMs} / ${o[d]!.cpuMs}`, `${p[d]!.wallMs} / ${p[d]!.cpuMs}`, `${ratio(p[d]!.wallMs, o[d]!.wallMs)}x / ${ratio(p[d]!.cpuMs, o[d]!.cpuMs)}x`, d === 20 ? '>= 5x / >= 3x' : '', d === 20 ? yes(summary.chat_depth20_speedup! >= 5 && summary.chat_depth20_cpu_speedup! >= 3) : '']);
   }
+  const checked = chat.result.checked;
+  rows.push(['Chat: every reply the right question', String(checked.ours), String(checked.peer), '', 'true', yes(checked.ours)]);
   rows.push(['Chat depth 20 / depth 2 (ours, wall)', `${summary.chat_depth20_over_depth2}`, `${ratio(p['20']!.wallMs, p['2']!.wallMs)}`, '', '<= 1.1', yes(summary.chat_depth20_over_depth2! <= 1.1)]);
 }
 if (notify) {

@@ -253,7 +253,9 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
   const seconds = quick ? 1 : 10;
   try {
     await cleanUp(redis, KEY_PREFIX);
-    for (const kind of kinds) servers.set(kind, await startServer(kind));
+    // Started together (tsx compiles each on start); each then serves alone in its own process.
+    const started = await Promise.all(kinds.map((kind) => startServer(kind)));
+    kinds.forEach((kind, i) => servers.set(kind, started[i]!));
     for (const kind of kinds) await drive(kind, servers.get(kind)!.url, paths[kind], quick ? 1 : 3); // warm-up
     const rounds: UssdRound[] = [];
     for (let round = 0; round < 3; round++) {
