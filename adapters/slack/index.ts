@@ -155,6 +155,21 @@ export function createSlack(options: SlackOptions): Slack {
             endpoints: SLACK_EVENTS_PATH,
             bodyLimit: BODY_LIMIT,
             logger: log,
+            // Bolt answers these with an empty 500 or 404. A signed request that fails before any listener
+            // acknowledged it is one Bolt could not read (JSON `null`, an event or user that is no object, a
+            // team id such as `valueOf` that breaks Bolt's client pool): 400 with a reason, logged as an error.
+            processEventErrorHandler: async ({ error, response }) => {
+              if (response.headersSent) return false;
+              logger.error({ err: error instanceof Error ? error.name : typeof error }, 'slack: request could not be processed');
+              response.writeHead(400, { 'content-type': 'text/plain' });
+              response.end('Slack request could not be processed');
+              return false;
+            },
+            unhandledRequestHandler: ({ response }) => {
+              if (response.headersSent) return;
+              response.writeHead(404, { 'content-type': 'text/plain' });
+              response.end('No handler for this kind of Slack request');
+            },
           }),
         }),
     clientOptions: {
@@ -222,7 +237,8 @@ export function createSlack(options: SlackOptions): Slack {
   });
 
   app.view<ViewSubmitAction>(ANSWER_VIEW, async ({ ack, body, view }) => {
-    const text = view.state.values[ANSWER_BLOCK]?.[ANSWER_ELEMENT]?.value?.trim();
+    const typed: unknown = view.state?.values?.[ANSWER_BLOCK]?.[ANSWER_ELEMENT]?.value;
+    const text = typeof typed === 'string' ? typed.trim() : undefined;
     if (!text) {
       await ack({ response_action: 'errors', errors: { [ANSWER_BLOCK]: 'Please type an answer.' } });
       return;

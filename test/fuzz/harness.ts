@@ -113,6 +113,7 @@ export interface FuzzResponse {
 /** One request, bounded by REQUEST_TIMEOUT_MS: a hang rejects with a TimeoutError naming the request. */
 export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse> {
   const noBody = req.method === 'GET' || req.method === 'HEAD';
+  const started = Date.now();
   try {
     const res = await fetch(`${base}${req.path}`, {
       method: req.method,
@@ -121,7 +122,9 @@ export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       redirect: 'manual',
     });
-    return { status: res.status, text: await res.text() };
+    const text = await res.text();
+    if (process.env.FUZZ_DEBUG && Date.now() - started > 1000) console.log(`slow ${Date.now() - started} ms: ${req.method} ${req.path} ${String(req.body).slice(0, 300)}`);
+    return { status: res.status, text };
   } catch (error) {
     throw new Error(`${req.method} ${req.path} did not answer: ${String(error)}`);
   }
@@ -132,7 +135,7 @@ export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse
  * Returns a description of the breach, or null.
  */
 export function breach(req: FuzzRequest, res: FuzzResponse): string | null {
-  if (res.status >= 500) return `${req.method} ${req.path} answered ${res.status}: ${res.text.slice(0, 200)}`;
+  if (res.status >= 500) return `${req.method} ${req.path} answered ${res.status}: ${res.text.slice(0, 200)} to ${typeof req.body === 'string' ? req.body.slice(0, 400) : 'bytes'}`;
   if (res.status >= 400 && req.method !== 'HEAD' && res.text.trim() === '') {
     return `${req.method} ${req.path} answered ${res.status} with no reason`;
   }

@@ -35,7 +35,7 @@ afterAll(async () => {
   console.log(`fuzz slack requests: ${JSON.stringify(counts)}`);
 });
 
-const team = fc.constantFrom('T0001', 'T0002', '');
+const team = fc.oneof(fc.constantFrom('T0001', 'T0002', ''), fc.constantFrom('valueOf', 'constructor', '__proto__', 'toString'));
 const user = fc.oneof(fc.constantFrom('U0001', 'U0002', 'UBOT'), fc.string({ maxLength: 10 }));
 const trigger = fc.oneof(fc.stringMatching(/^\d{5}\.\d{3}\.[a-f0-9]{6}$/), fc.string({ maxLength: 12 }));
 /** Where Slack would post later answers: the local fake, so nothing leaves the machine. */
@@ -67,7 +67,7 @@ const blockAction = () =>
     user: fc.record({ id: user, team_id: team }),
     trigger_id: trigger,
     response_url: responseUrl(),
-    actions: fc.array(shaped({ type: fc.constantFrom('button', 'static_select'), action_id: actionId, value: fc.string({ maxLength: 12 }), block_id: fc.constant('b') }), { maxLength: 2 }),
+    actions: fc.array(shaped({ type: fc.constantFrom('button', 'static_select'), action_id: actionId, value: fc.string({ maxLength: 12 }), block_id: fc.constant('b') }), { minLength: 1, maxLength: 2 }),
   });
 const viewSubmission = () =>
   fc.record({
