@@ -103,6 +103,7 @@ if (u && ussd) {
     ['USSD req/s (50 conn.)', n(u.ours.rps), `${n(u.peer.rps)} (peer) / ${n(u.floor.rps)} (floor)`, `${summary.ussd_vs_peer_rps_ratio} / ${summary.ussd_vs_floor_rps_ratio}`, '>= 1.0 / >= 0.9', yes(summary.ussd_vs_peer_rps_ratio! >= 1 && summary.ussd_vs_floor_rps_ratio! >= 0.9)],
     ['USSD p50 / p99 ms', `${n(u.ours.p50)} / ${n(u.ours.p99)}`, `${n(u.peer.p50)} / ${n(u.peer.p99)}`, '', 'p99 <= peer', yes(u.ours.p99 <= u.peer.p99)],
     ['USSD server CPU µs/req', n(u.ours.cpuUsPerReq), n(u.peer.cpuUsPerReq), `${ratio(u.ours.cpuUsPerReq, u.peer.cpuUsPerReq)}`, '<= peer', yes(u.ours.cpuUsPerReq <= u.peer.cpuUsPerReq)],
+    ['USSD Redis server CPU µs/req', n(u.ours.redisCpuUsPerReq), `${n(u.peer.redisCpuUsPerReq)} / ${n(u.floor.redisCpuUsPerReq)} (floor)`, `${ratio(u.ours.redisCpuUsPerReq, u.peer.redisCpuUsPerReq)}`, '', ''],
     ['USSD correct final screens', `${n(u.ours.correctFinals)} of ${n(u.ours.correctFinals + u.ours.wrongFinals)}`, `${n(u.peer.correctFinals)} of ${n(u.peer.correctFinals + u.peer.wrongFinals)}`, '', 'all', yes(correct)],
     ['USSD Redis bytes/session', n(ussd.result.bytesPerSession.ours), n(ussd.result.bytesPerSession.peer), '', '<= 1,536', yes(ussd.result.bytesPerSession.ours <= 1536)],
   );

@@ -17,6 +17,8 @@ export interface UssdRound {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  /** Redis server CPU per request (INFO cpu; shared Redis, so indicative). */
+  redisCpuUsPerReq?: number;
   requests: number;
   sessions: number;
   correctFinals: number;
@@ -76,6 +78,16 @@ export async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * The Redis server's own CPU time in microseconds (INFO cpu). Redis shares the machine's cores with the
+ * servers, so its work per request explains part of a rate; other clients of the same Redis add noise.
+ */
+async function redisCpu(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return Math.round((field('used_cpu_user') + field('used_cpu_sys')) * 1e6);
+}
+
 async function cpu(url: string): Promise<number> {
   const r = (await (await fetch(`${url}/__cpu`)).json()) as { user: number; system: number };
   return r.user + r.system;
@@ -86,7 +98,7 @@ function form(fields: Record<string, string>): string {
 }
 
 /** One autocannon run of whole sessions against `url`. */
-export async function drive(kind: Kind, url: string, path: string, seconds: number): Promise<UssdRound> {
+export async function drive(kind: Kind, url: string, path: string, seconds: number, redis?: Redis): Promise<UssdRound> {
   let correct = 0;
   let wrong = 0;
   const answers = ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`];
@@ -114,14 +126,17 @@ export async function drive(kind: Kind, url: string, path: string, seconds: numb
     },
   }));
   const before = await cpu(url);
+  const redisBefore = redis ? await redisCpu(redis) : 0;
   const result = await autocannon({ url, connections: 50, duration: seconds, requests });
   const after = await cpu(url);
+  const redisAfter = redis ? await redisCpu(redis) : 0;
   return {
     kind,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpuUsPerReq: Math.round((after - before) / Math.max(1, result.requests.total)),
+    ...(redis ? { redisCpuUsPerReq: Math.round((redisAfter - redisBefore) / Math.max(1, result.requests.total)) } : {}),
     requests: result.requests.total,
     sessions: correct + wrong,
     correctFinals: correct,
@@ -225,6 +240,8 @@ export interface UssdMedian {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  /** Redis server CPU per request (indicative: the Redis is shared). */
+  redisCpuUsPerReq: number;
   requests: number;
   /** Final screens of the timed rounds' finished sessions plus the finals check, all exact. */
   correctFinals: number;
@@ -260,8 +277,8 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
     const rounds: UssdRound[] = [];
     for (let round = 0; round < 3; round++) {
       for (const kind of kinds) {
-        const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds);
-        log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req, finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
+        const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds, redis);
+        log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req (Redis ${r.redisCpuUsPerReq} us), finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
         rounds.push(r);
       }
     }
@@ -280,6 +297,7 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
         p50: median(mine.map((r) => r.p50)),
         p99: median(mine.map((r) => r.p99)),
         cpuUsPerReq: median(mine.map((r) => r.cpuUsPerReq)),
+        redisCpuUsPerReq: median(mine.map((r) => r.redisCpuUsPerReq ?? 0)),
         requests: mine.reduce((a, r) => a + r.requests, 0),
         correctFinals: mine.reduce((a, r) => a + r.correctFinals, 0) + finals[kind].correct,
         wrongFinals: mine.reduce((a, r) => a + r.wrongFinals, 0) + finals[kind].wrong,
