@@ -16,7 +16,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, Lang, Text, UserProfile } from '../../flows/types.js';
 import { maskPhone, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
-import { PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
+import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, type Session, type Step, type StepContext } from './session.js';
 import type { Address, Channel, Engine, Inbound, Prompt, SessionStore, StoredSnapshot } from './types.js';
@@ -58,8 +58,6 @@ const EXPIRED_NOTICE_SECONDS = 3600;
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
 /** Attempts of one step when other messages of the conversation keep winning the compare-and-set. */
 const CAS_ATTEMPTS = 5;
-/** Notes kept for the next USSD dial (records.ts keeps as many). */
-const PENDING_KEPT = 5;
 /** How often a duplicate delivery looks for the first one's answer. */
 const DUPLICATE_POLL_MS = 50;
 
@@ -205,13 +203,29 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   }
 
   /** Runs a busy session's service call from its stored snapshot until the flow waits again. */
-  async function runBusy(session: Session): Promise<Session> {
+  /**
+   * Runs a busy session's service calls from its snapshot until the flow waits again. Each further busy
+   * state it enters (a PIN check leading to the spend reservation, then the payment) is handed to `saved`
+   * as it starts, unless it holds a secret, so a restart resumes the chain there instead of losing it.
+   */
+  async function runBusy(session: Session, saved: (snapshot: unknown) => Promise<void>): Promise<Session> {
     const actor = createActor(runtime.machine(session.flow), { snapshot: session.snapshot as never });
+    let last = JSON.stringify(runtime.restore(session).value);
+    let saving = Promise.resolve();
+    const subscription = actor.subscribe((snapshot) => {
+      const value = JSON.stringify(snapshot.value);
+      if (value === last || !isBusy(snapshot) || snapshot.hasTag('secret')) return;
+      last = value;
+      const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+      saving = saving.then(() => saved(persisted));
+    });
     actor.start();
     try {
       await waitFor(actor, (s) => !isBusy(s), { timeout: Infinity });
+      await saving;
       return { ...session, snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) };
     } finally {
+      subscription.unsubscribe();
       actor.stop();
     }
   }
@@ -223,7 +237,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     let lang = profile.lang;
     try {
       while (isBusy(runtime.restore(session))) {
-        const ran = await runBusy(session);
+        let moved = false;
+        const ran = await runBusy(session, async (snapshot) => {
+          if (moved) return;
+          const written = await store.set(key, { ...session, snapshot }, current, storeTtl);
+          if (written === null) moved = true;
+          else current = written;
+        });
         const step = runtime.settled(session, runtime.restore(ran), { profile, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
         lang = step.profile.lang;
@@ -244,24 +264,11 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
   }
 
-  /**
-   * A late run's answer, kept for the next USSD dial as the OLDEST note: the service's outcome of the same
-   * payment may already be there (its webhook can beat a slow answer), and it supersedes this interim
-   * answer ("submitted, you will be notified"); notes show newest first and a long header is cut at its end.
-   */
-  async function keepForDial(address: Address, text: string): Promise<void> {
-    const key = pendingKey(address);
-    for (let attempt = 0; attempt < CAS_ATTEMPTS * 2; attempt++) {
-      const stored = await store.get(key);
-      const texts = [text, ...((stored?.snapshot as string[] | undefined) ?? [])].slice(-PENDING_KEPT);
-      if ((await store.set(key, texts, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
-    }
-    throw new Error('pending messages kept changing');
-  }
-
   async function deliverLate(run: Run, prompt: Prompt): Promise<void> {
     try {
-      if (run.channel === 'ussd') await keepForDial(run.address, prompt.text);
+      // Kept as the OLDEST note: the service's outcome of the same payment may already be there (its
+      // webhook can beat a slow answer) and supersedes this interim answer.
+      if (run.channel === 'ussd') await addPending(store, run.address, prompt.text, { asOldest: true });
       await options.onLateOutcome?.(run.address, prompt);
     } catch (error) {
       logger.error({ channel: run.channel, err: error }, 'engine: late outcome not delivered');

@@ -23,12 +23,17 @@ export const PENDING_TTL_SECONDS = 7 * 24 * 3600;
 /** How many pending messages are kept; older ones give way (a screen shows only the latest few). */
 const PENDING_MAX = 5;
 
-/** Adds a message to show at the user's next dial (compare-and-set, retried when another writer wins). */
-export async function appendPending(store: SessionStore, address: Address, text: string): Promise<void> {
+/**
+ * Adds a message to show at the user's next dial (compare-and-set, retried when another writer wins).
+ * Messages show newest first; `asOldest` files one under those already there (a late interim answer such as
+ * "submitted, you will be notified", which the service's outcome may already have overtaken).
+ */
+export async function addPending(store: SessionStore, address: Address, text: string, options: { asOldest?: boolean } = {}): Promise<void> {
   const key = pendingKey(address);
   for (let attempt = 0; attempt < 10; attempt++) {
     const stored = await store.get(key);
-    const texts = [...((stored?.snapshot as string[] | undefined) ?? []), text].slice(-PENDING_MAX);
+    const kept = (stored?.snapshot as string[] | undefined) ?? [];
+    const texts = (options.asOldest ? [text, ...kept] : [...kept, text]).slice(-PENDING_MAX);
     if ((await store.set(key, texts, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
   }
   throw new Error('pending messages kept changing');
@@ -36,7 +41,7 @@ export async function appendPending(store: SessionStore, address: Address, text:
 
 /** The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). */
 export function ussdInbox(store: SessionStore): Notifier {
-  return { send: (address, text) => appendPending(store, address, text) };
+  return { send: (address, text) => addPending(store, address, text) };
 }
 
 /** What the engine remembers of a user: language and remembered candidates (flows/types UserProfile). */

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { appendPending } from '../../src/conversation/records.js';
+import { addPending } from '../../src/conversation/records.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { createServices, loadAccessPolicy } from '../../src/conversation/index.js';
@@ -27,8 +27,8 @@ describe('USSD outcomes kept for the next dial', () => {
     const me = '+256701999001';
     const address = { channel: 'ussd' as const, conversationId: me };
     // A late run's answer, then the service's webhook outcome, as the chaos run produced them.
-    await appendPending(app.store, address, 'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.');
-    await appendPending(app.store, address, 'Done: 3700.00 UGX reached +256772000001 (payment 9).');
+    await addPending(app.store, address, 'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.');
+    await addPending(app.store, address, 'Done: 3700.00 UGX reached +256772000001 (payment 9).');
     const screen = await new AtSession(app.url, me).dial();
     expect(screen.length).toBeLessThanOrEqual(182);
     expect(screen).toContain('Done: 3700.00 UGX reached +256772000001 (payment 9).');

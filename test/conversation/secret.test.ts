@@ -29,6 +29,64 @@ async function everythingStored(): Promise<string> {
 }
 
 const answer = (e: FlowEvent) => (e.type === 'ANSWERED' ? e.value : '');
+const policy = new AccessPolicy({ roles: { r: { flows: ['pay'], perPaymentLimit: {}, dailyLimit: {} } }, users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} } });
+
+function engineWith(flow: FlowModule, services: Parameters<typeof createEngine>[0]['services']) {
+  return createEngine({
+    store,
+    services,
+    policy,
+    flows: { menu: menuFlow, pay: flow },
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    sessionTtlSeconds: 600,
+    deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 },
+    logger: createLogger('silent'),
+  });
+}
+
+/** PIN check (secret), then a payment: the chain a confirmation runs. */
+const payAfterPin: FlowModule = {
+  id: 'pay',
+  messages: { en: { 't.ask': 'PIN?', 't.paid': 'Paid {id}' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { verifyPin: serviceActors.verifyPin, createPayment: serviceActors.createPayment },
+  }).createMachine({
+    context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+    initial: 'asking',
+    states: {
+      asking: { meta: { view: (): View => ({ text: { key: 't.ask' }, input: 'pin' }) }, on: { ANSWERED: 'checking' } },
+      checking: {
+        tags: ['busy', 'secret'],
+        invoke: {
+          src: 'verifyPin',
+          input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),
+          onDone: 'paying',
+          onError: 'asking',
+        },
+      },
+      paying: {
+        tags: ['busy'],
+        invoke: {
+          src: 'createPayment',
+          input: ({ context }) => ({
+            duplicateCheckKey: context.key,
+            paymentType: 'money' as const,
+            phonenumber: '+256772000001',
+            amount: '10',
+            currency: 'UGX',
+            description: 'x',
+            metadata: { chat: context.input.chat, ref: context.key },
+          }),
+          onDone: { target: 'done', actions: assign({ id: ({ event }) => event.output.id }) },
+        },
+      },
+      done: { type: 'final', meta: { view: (c: { id?: string }): View => ({ text: { key: 't.paid', params: { id: c.id ?? '' } }, final: true }) } },
+    },
+  }),
+};
+
 const pinFlow: FlowModule = {
   id: 'pay',
   messages: { en: { 't.ask': 'PIN?', 't.ok': 'PIN accepted', 't.no': 'Wrong PIN' }, sw: {} },
@@ -58,21 +116,11 @@ describe('a state tagged secret', () => {
   it('is never written to the store, while its check runs or after', async () => {
     const checking = gate<void>();
     const seen: string[] = [];
-    const engine = createEngine({
-      store,
-      services: {
-        verifyPin: async ({ pin }) => {
-          seen.push(pin);
-          await checking.promise;
-        },
+    const engine = engineWith(pinFlow, {
+      verifyPin: async ({ pin }) => {
+        seen.push(pin);
+        await checking.promise;
       },
-      policy: new AccessPolicy({ roles: { r: { flows: ['pay'], perPaymentLimit: {}, dailyLimit: {} } }, users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} } }),
-      flows: { menu: menuFlow, pay: pinFlow },
-      defaultCountry: 'UG',
-      currencies: ['UGX'],
-      sessionTtlSeconds: 600,
-      deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 },
-      logger: createLogger('silent'),
     });
     const base = { channel: 'ussd' as const, conversationId: '+256772555001', userId: '+256772555001' };
     expect((await engine.handle({ ...base, messageId: 'a', start: 'pay' })).text).toBe('PIN?');
@@ -85,5 +133,40 @@ describe('a state tagged secret', () => {
     checking.open();
     expect((await answered).text).toBe('PIN accepted');
     expect(await everythingStored()).not.toContain(PIN);
+  });
+
+  it('stores the next busy step as soon as the check passes, so a restart resumes the payment, never loses it', async () => {
+    const paying = gate<{ id: string; state: string }>();
+    const keys: string[] = [];
+    const first = engineWith(payAfterPin, {
+      verifyPin: async () => undefined,
+      createPayment: async ({ duplicateCheckKey }) => {
+        keys.push(duplicateCheckKey);
+        return paying.promise;
+      },
+    });
+    const base = { channel: 'ussd' as const, conversationId: '+256772555002', userId: '+256772555002' };
+    await first.handle({ ...base, messageId: 'c', start: 'pay' });
+    void first.handle({ ...base, messageId: 'd', text: PIN });
+    while (keys.length === 0) await new Promise((r) => setTimeout(r, 5));
+    // The process "dies" here: the payment call is out. What is stored must be the payment step.
+    const stored = await everythingStored();
+    expect(stored).toContain('paying');
+    expect(stored).not.toContain(PIN);
+
+    // A new instance on the same store: the next message resumes the payment under the same key.
+    const second = engineWith(payAfterPin, {
+      verifyPin: async () => undefined,
+      createPayment: async ({ duplicateCheckKey }) => {
+        keys.push(duplicateCheckKey);
+        return { id: 'P1', state: 'new' };
+      },
+    });
+    const resumed = await second.handle({ ...base, messageId: 'e', text: 'anything' });
+    expect(resumed.text).toBe('Paid P1');
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    paying.open({ id: 'P1', state: 'new' });
+    await first.drain();
   });
 });
