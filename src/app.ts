@@ -191,7 +191,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
 
   // Webhooks: at PUBLIC_URL for a real service; over loopback for the embedded sandbox.
   const receiver = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo` : sandbox ? `${url}/notifications/momo` : undefined;
-  if (receiver) {
+  // Processes starting together on one Redis register one at a time: the first lists and creates, the
+  // others (within a minute) leave it to it, so no two list "missing" and both create.
+  if (receiver && (await store.claim(`webhooks:registering:${receiver}`, 60))) {
     await ensureWebhooks(client, receiver, logger).catch((err: unknown) => {
       logger.error({ err: String(err) }, 'webhook registration failed; notifications will not arrive');
     });
