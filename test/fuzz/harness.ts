@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { BOT_TOKEN as SLACK_BOT_TOKEN, FakeSlack, SIGNING_SECRET, signedHeaders } from '../adapters/slack/harness.js';
 
@@ -44,7 +44,7 @@ export interface Product {
   stop(): Promise<void>;
 }
 
-export async function startFuzzProduct(env: Record<string, string> = {}): Promise<Product> {
+export async function startFuzzProduct(env: Record<string, string> = {}, logger: Logger = createLogger('silent')): Promise<Product> {
   const bot = await startFakeBotApi();
   const slack = new FakeSlack();
   await slack.start();
@@ -65,7 +65,7 @@ export async function startFuzzProduct(env: Record<string, string> = {}): Promis
       RATE_LIMIT_MESSAGES: '1000000',
       ...env,
     }),
-    { logger: createLogger('silent') },
+    { logger },
   );
   return {
     app,
