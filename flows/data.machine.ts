@@ -15,11 +15,12 @@
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
-import { failureText, type FailureKeys } from './failure.js';
+import { failureText } from './failure.js';
 import { parsePhone, parseText } from './input.js';
 import { dataMessages } from './messages/data.js';
+import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, type PurchaseContext } from './purchase.js';
 import type { DataBundle, PurchaseResult } from './services.js';
-import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutput, type Text, type View } from './types.js';
+import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
 
 /** Networks offered, by the service's `service_type`, with the name people know them by. */
 export const DATA_NETWORKS = {
@@ -35,19 +36,11 @@ export type DataNetwork = keyof typeof DATA_NETWORKS;
 /** Longest Spectranet account number taken before the service judges it. */
 const ACCOUNT_MAX = 20;
 
-/**
- * Failures of the purchase after which it may still have happened: the answer was lost after the
- * client's retries (connection, 5xx, an unreadable answer) or the service already holds our key.
- */
-const UNCONFIRMED: FailureKeys = {
-  connection: 'data.unconfirmed',
-  service: 'data.unconfirmed',
-  unknown: 'data.unconfirmed',
-  duplicate: 'failure.duplicate',
-};
+/** Failures of the purchase after which it may still have happened (see flows/purchase.ts). */
+const UNCONFIRMED = unconfirmedKeys('data');
 
 /** Everything the flow knows; plain JSON (amounts are the service's decimal strings). */
-export interface DataContext {
+export interface DataContext extends PurchaseContext {
   input: FlowInput;
   /** Duplicate-Check-Key of the purchase, `${runId}:data`, made before any call and never changed. */
   key: string;
@@ -120,18 +113,7 @@ export const dataMachine = setup({
     isOwnNumberChosen: ({ event }) => chosenId(event) === 'own',
     isOtherNumberChosen: ({ event }) => chosenId(event) === 'other',
     isValidPhone: ({ context, event }) => parsePhone(answer(event), context.input.defaultCountry).ok,
-    isConfirmed: ({ context, event }) => !context.input.requirePin && chosenId(event) === 'confirm',
-    isPinGiven: ({ context, event }) => context.input.requirePin && event.type === 'ANSWERED',
-    isPinLocked: ({ event }) => {
-      const error = errorOf(event);
-      return isServiceFailure(error) && error.code === 'pin_locked';
-    },
-    /** The service already held a purchase under our key (the engine's services answer `submitted`). */
-    isSubmittedBefore: ({ event }) => outputOf<PurchaseResult>(event).status === 'submitted',
-    isUnconfirmed: ({ event }) => {
-      const error = errorOf(event);
-      return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
-    },
+    ...purchaseGuards('data'),
   },
   actions: {
     storeNetwork: assign({
@@ -272,60 +254,15 @@ export const dataMachine = setup({
       },
     },
     confirming: {
-      meta: {
-        view: (context): View =>
-          context.input.requirePin
-            ? { text: { key: 'data.summaryPin', params: purchaseParams(context) }, error: context.error, input: 'pin' }
-            : {
-                text: { key: 'data.summary', params: purchaseParams(context) },
-                error: context.error,
-                choices: [{ id: 'confirm', text: { key: 'data.confirm' } }],
-              },
-      },
-      on: {
-        CHOSEN: [{ guard: 'isConfirmed', target: 'reserving', actions: 'clearError' }, { actions: 'refuseChoice' }],
-        ANSWERED: [{ guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' }, { actions: 'refuseChoice' }],
-        BACK: toPhoneStep,
-      },
+      meta: { view: confirmView('data', purchaseParams) },
+      on: { ...confirmTransitions, BACK: toPhoneStep },
     },
-    verifyingPin: {
-      tags: ['busy', 'secret'],
-      invoke: {
-        src: 'verifyPin',
-        // The PIN goes from the answer straight to the check: never kept in context, never persisted.
-        input: ({ context, event }) => ({
-          channel: context.input.channel,
-          userId: context.input.userId,
-          pin: answer(event as FlowEvent).trim(),
-        }),
-        onDone: 'reserving',
-        onError: [
-          { guard: 'isPinLocked', target: 'failed', actions: 'storeFailure' },
-          // A wrong PIN (with the attempts left) or a check that failed: ask again.
-          { target: 'confirming', actions: 'storeFailure' },
-        ],
-      },
-    },
-    reserving: {
-      tags: 'busy',
-      invoke: {
-        src: 'reserveSpend',
-        input: ({ context }) => ({
-          channel: context.input.channel,
-          userId: context.input.userId,
-          flow: 'data',
-          amount: context.bundle?.price ?? '',
-          currency: context.currency,
-        }),
-        onDone: 'purchasing',
-        onError: { target: 'failed', actions: 'storeFailure' },
-      },
-    },
-    purchasing: {
-      tags: 'busy',
-      invoke: {
+    ...purchaseStates({
+      flow: 'data',
+      amount: (context: DataContext) => context.bundle?.price ?? '',
+      purchase: {
         src: 'purchaseData',
-        input: ({ context }) => ({
+        input: (context) => ({
           duplicateCheckKey: context.key,
           network: context.network ?? '',
           datacode: context.bundle?.datacode ?? '',
@@ -334,33 +271,9 @@ export const dataMachine = setup({
           amount: context.bundle?.price ?? '',
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: [
-          { guard: 'isSubmittedBefore', target: 'unconfirmed', actions: 'noteSubmittedBefore' },
-          { target: 'done', actions: 'storeResult' },
-        ],
-        onError: [
-          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
-          { target: 'failed', actions: 'storePurchaseFailure' },
-        ],
       },
-    },
-    done: {
-      type: 'final',
-      meta: {
-        view: (context) => ({
-          text: { key: 'data.done', params: { ...purchaseParams(context), reference: context.result?.reference ?? '' } },
-          final: true,
-        }),
-      },
-    },
-    unconfirmed: {
-      type: 'final',
-      meta: { view: (context) => ({ text: context.error ?? { key: 'data.unconfirmed' }, final: true }) },
-    },
-    failed: {
-      type: 'final',
-      meta: { view: (context) => ({ text: { key: 'data.notBought' }, error: context.error, final: true }) },
-    },
+      receipt: (context) => ({ ...purchaseParams(context), reference: context.result?.reference ?? '' }),
+    }),
     left: {
       type: 'final',
       meta: { view: () => ({ text: { key: 'data.left' }, final: true }) },

@@ -22,20 +22,12 @@ import { Decimal } from 'decimal.js';
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
-import { failureText, type FailureKeys } from './failure.js';
+import { failureText } from './failure.js';
 import { parseText } from './input.js';
 import { pinMessages } from './messages/pin.js';
+import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, type PurchaseContext } from './purchase.js';
 import type { Candidate, PinBundle, PurchaseResult } from './services.js';
-import {
-  isServiceFailure,
-  type FlowEvent,
-  type FlowInput,
-  type FlowModule,
-  type FlowOutput,
-  type RememberedCandidate,
-  type Text,
-  type View,
-} from './types.js';
+import type { FlowEvent, FlowInput, FlowModule, FlowOutput, RememberedCandidate, Text, View } from './types.js';
 
 /** Exam services offered, by the service's `service_type`, with the name people know them by. */
 export const PIN_SERVICES = { jamb: 'JAMB', waec: 'WAEC' } as const;
@@ -49,13 +41,8 @@ export const REMEMBERED_MAX = 3;
 /** Longest confirmation code taken before the service judges it. */
 const CODE_MAX = 20;
 
-/** Failures of the purchase after which it may still have happened (see data.machine.ts). */
-const UNCONFIRMED: FailureKeys = {
-  connection: 'pin.unconfirmed',
-  service: 'pin.unconfirmed',
-  unknown: 'pin.unconfirmed',
-  duplicate: 'failure.duplicate',
-};
+/** Failures of the purchase after which it may still have happened (see flows/purchase.ts). */
+const UNCONFIRMED = unconfirmedKeys('pin');
 
 /**
  * The `product_code` of a pin bundle, for name validation and purchase: the code the listing gives
@@ -68,7 +55,7 @@ export function productCodeOf(bundle: PinBundle): string {
 }
 
 /** Everything the flow knows; plain JSON (amounts are the service's decimal strings). */
-export interface PinContext {
+export interface PinContext extends PurchaseContext {
   input: FlowInput;
   /** Duplicate-Check-Key of the purchase, `${runId}:pin`, made before any call and never changed. */
   key: string;
@@ -178,18 +165,7 @@ export const pinMachine = setup({
     isRememberedChosen: ({ context, event }) => rememberedChosen(context, event) !== undefined,
     isAnotherCodeChosen: ({ event }) => chosenId(event) === 'another',
     isValidCode: ({ event }) => parseText(answer(event), CODE_MAX).ok,
-    isConfirmed: ({ context, event }) => !context.input.requirePin && chosenId(event) === 'confirm',
-    isPinGiven: ({ context, event }) => context.input.requirePin && event.type === 'ANSWERED',
-    isPinLocked: ({ event }) => {
-      const error = errorOf(event);
-      return isServiceFailure(error) && error.code === 'pin_locked';
-    },
-    /** The service already held a purchase under our key (the engine's services answer `submitted`). */
-    isSubmittedBefore: ({ event }) => outputOf<PurchaseResult>(event).status === 'submitted',
-    isUnconfirmed: ({ event }) => {
-      const error = errorOf(event);
-      return !isServiceFailure(error) || Object.hasOwn(UNCONFIRMED, error.code);
-    },
+    ...purchaseGuards('pin'),
   },
   actions: {
     storeService: assign({ serviceType: ({ event }) => chosenId(event) as PinService, error: undefined }),
@@ -354,60 +330,15 @@ export const pinMachine = setup({
       },
     },
     confirming: {
-      meta: {
-        view: (context): View =>
-          context.input.requirePin
-            ? { text: { key: 'pin.summaryPin', params: purchaseParams(context) }, error: context.error, input: 'pin' }
-            : {
-                text: { key: 'pin.summary', params: purchaseParams(context) },
-                error: context.error,
-                choices: [{ id: 'confirm', text: { key: 'pin.confirm' } }],
-              },
-      },
-      on: {
-        CHOSEN: [{ guard: 'isConfirmed', target: 'reserving', actions: 'clearError' }, { actions: 'refuseChoice' }],
-        ANSWERED: [{ guard: 'isPinGiven', target: 'verifyingPin', actions: 'clearError' }, { actions: 'refuseChoice' }],
-        BACK: toCodeStep,
-      },
+      meta: { view: confirmView('pin', purchaseParams) },
+      on: { ...confirmTransitions, BACK: toCodeStep },
     },
-    verifyingPin: {
-      tags: ['busy', 'secret'],
-      invoke: {
-        src: 'verifyPin',
-        // The PIN goes from the answer straight to the check: never kept in context, never persisted.
-        input: ({ context, event }) => ({
-          channel: context.input.channel,
-          userId: context.input.userId,
-          pin: answer(event as FlowEvent).trim(),
-        }),
-        onDone: 'reserving',
-        onError: [
-          { guard: 'isPinLocked', target: 'failed', actions: 'storeFailure' },
-          // A wrong PIN (with the attempts left) or a check that failed: ask again.
-          { target: 'confirming', actions: 'storeFailure' },
-        ],
-      },
-    },
-    reserving: {
-      tags: 'busy',
-      invoke: {
-        src: 'reserveSpend',
-        input: ({ context }) => ({
-          channel: context.input.channel,
-          userId: context.input.userId,
-          flow: 'pin',
-          amount: total(context),
-          currency: context.currency,
-        }),
-        onDone: 'purchasing',
-        onError: { target: 'failed', actions: 'storeFailure' },
-      },
-    },
-    purchasing: {
-      tags: 'busy',
-      invoke: {
+    ...purchaseStates({
+      flow: 'pin',
+      amount: total,
+      purchase: {
         src: 'purchasePin',
-        input: ({ context }) => ({
+        input: (context) => ({
           duplicateCheckKey: context.key,
           serviceType: context.serviceType ?? '',
           productCode: context.bundle ? productCodeOf(context.bundle) : '',
@@ -417,40 +348,13 @@ export const pinMachine = setup({
           quantity: context.quantity,
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: [
-          { guard: 'isSubmittedBefore', target: 'unconfirmed', actions: 'noteSubmittedBefore' },
-          { target: 'done', actions: 'storeResult' },
-        ],
-        onError: [
-          { guard: 'isUnconfirmed', target: 'unconfirmed', actions: 'storePurchaseFailure' },
-          { target: 'failed', actions: 'storePurchaseFailure' },
-        ],
       },
-    },
-    done: {
-      type: 'final',
-      meta: {
-        view: (context) => ({
-          text: {
-            key: 'pin.done',
-            params: {
-              ...purchaseParams(context),
-              pins: (context.result?.pins ?? []).join(', '),
-              reference: context.result?.reference ?? '',
-            },
-          },
-          final: true,
-        }),
-      },
-    },
-    unconfirmed: {
-      type: 'final',
-      meta: { view: (context) => ({ text: context.error ?? { key: 'pin.unconfirmed' }, final: true }) },
-    },
-    failed: {
-      type: 'final',
-      meta: { view: (context) => ({ text: { key: 'pin.notBought' }, error: context.error, final: true }) },
-    },
+      receipt: (context) => ({
+        ...purchaseParams(context),
+        pins: (context.result?.pins ?? []).join(', '),
+        reference: context.result?.reference ?? '',
+      }),
+    }),
     left: {
       type: 'final',
       meta: { view: () => ({ text: { key: 'pin.left' }, final: true }) },
