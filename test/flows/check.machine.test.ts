@@ -5,12 +5,9 @@ import type { CollectionSummary } from '../../flows/services.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { answered, BACK, chosen, expectBackToEachStep, failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
-const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
-const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
-const BACK: FlowEvent = { type: 'BACK' };
 
 const collection = (id: string, changes: Partial<CollectionSummary> = {}): CollectionSummary => ({
   id,
@@ -155,19 +152,7 @@ describe('check machine: finding a payment received', () => {
   }
 
   it('BACK from every step returns to the previous one as it was first reached', async () => {
-    const flow = await drive([], { answers: { claimCollection: { output: [] } } });
-    const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
-    for (const [event, expected] of FIND.slice(0, -1)) {
-      const s = await flow.send(event);
-      expect(s.value).toBe(expected);
-      reached.push({ value: s.value, context: s.context });
-    }
-    for (let i = 1; i < reached.length; i++) {
-      const again = await drive(FIND.slice(0, i));
-      await again.send(answered(''));
-      const s = await again.send(BACK);
-      expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
-    }
+    await expectBackToEachStep(drive, FIND.slice(0, -1), () => drive([], { answers: { claimCollection: { output: [] } } }));
   });
 
   it('BACK from the first step leaves for the menu', async () => {

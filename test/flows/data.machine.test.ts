@@ -7,7 +7,7 @@ import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js'
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
-import { live, replay, type Live } from './driver.js';
+import { answered, BACK, chosen, live, replay, SERVICE_FAILURE_CODES, type Live } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: DataBundle[] = [
@@ -15,9 +15,6 @@ const bundles: DataBundle[] = [
   { datacode: '102', name: 'MTN 2GB', allowance: '2GB', price: '1800.50', validity: '30 days' },
 ];
 const purchased = { reference: 'ref-d1', status: 'successful' };
-const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
-const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
-const BACK: FlowEvent = { type: 'BACK' };
 
 /** A live data flow at the summary: MTN, the second bundle, the user's own number. */
 async function atSummary(input: Partial<FlowInput> = {}): Promise<Live> {
@@ -262,21 +259,7 @@ describe('data machine: back from every step', () => {
 });
 
 describe('data machine: every service failure in words', () => {
-  const codes: Array<ServiceFailure['code']> = [
-    'validation',
-    'duplicate',
-    'rate_limited',
-    'unauthenticated',
-    'forbidden',
-    'not_found',
-    'service',
-    'connection',
-    'not_allowed',
-    'limit_exceeded',
-    'pin_wrong',
-    'pin_locked',
-    'unknown',
-  ];
+  const codes = SERVICE_FAILURE_CODES;
   /** The purchase may have gone through: never "failed", never a retry. */
   const unconfirmed: Partial<Record<ServiceFailure['code'], string>> = {
     duplicate: 'failure.duplicate',

@@ -4,6 +4,7 @@
  * the test settles them (to stop a flow in a busy state, persist it and restore it). Also replays a path
  * found by xstate/graph (the model) on such a live actor (the implementation).
  */
+import { expect } from 'vitest';
 import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { currentView } from '../../src/conversation/render.js';
 import type { StatePath } from 'xstate/graph';
@@ -42,6 +43,55 @@ export interface Live {
   /** The persisted snapshot through a JSON round trip, as a session store would keep it. */
   persisted(): unknown;
   stop(): void;
+}
+
+/** The events the engine sends (flows/types.ts). */
+export const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
+export const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
+export const BACK: FlowEvent = { type: 'BACK' };
+
+/** Every ServiceFailure code. */
+export const SERVICE_FAILURE_CODES: Array<ServiceFailure['code']> = [
+  'validation',
+  'duplicate',
+  'rate_limited',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'service',
+  'connection',
+  'not_allowed',
+  'limit_exceeded',
+  'pin_wrong',
+  'pin_locked',
+  'unknown',
+];
+
+/** A walk through a flow: each event sent and the state it leads to. */
+export type Script = Array<[FlowEvent, string]>;
+
+/**
+ * BACK from every step of `script`, reached again with `drive` and after an empty answer (refused or
+ * not), returns to the step before as it was first reached (`start()`, then each step of the script).
+ */
+export async function expectBackToEachStep(
+  drive: (script: Script) => Promise<Live>,
+  script: Script,
+  start: () => Promise<Live> = () => drive([]),
+): Promise<void> {
+  const flow = await start();
+  const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
+  for (const [event, expected] of script) {
+    const s = await flow.send(event);
+    expect(s.value).toBe(expected);
+    reached.push({ value: s.value, context: s.context });
+  }
+  for (let i = 1; i < reached.length; i++) {
+    const again = await drive(script.slice(0, i));
+    await again.send(answered(''));
+    const s = await again.send(BACK);
+    expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
+  }
 }
 
 /** A ServiceFailure outcome. */

@@ -5,7 +5,7 @@ import type { ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { answered, BACK, chosen, failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
@@ -19,9 +19,6 @@ const verified = (nameOnNetwork: string, registered = true): Outcome => ({
 });
 const created: Outcome = { output: { id: 'pay-1', state: 'new' } };
 
-const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
-const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
-const BACK: FlowEvent = { type: 'BACK' };
 
 /** Every service answering with success: a new number whose network name matches. */
 const happy: LiveOptions['answers'] = {

@@ -7,7 +7,7 @@ import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '
 import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
-import { live, replay, type Live } from './driver.js';
+import { answered, BACK, chosen, live, replay, SERVICE_FAILURE_CODES, type Live } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: PinBundle[] = [
@@ -25,9 +25,6 @@ const remembered: RememberedCandidate = {
 };
 const otherService: RememberedCandidate = { ...remembered, serviceType: 'waec', accountNumber: '4250123456', name: 'IBRAHIM BELLO' };
 const purchased = { reference: 'ref-p1', status: 'successful', pins: ['1111-2222', '3333-4444'] };
-const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
-const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
-const BACK: FlowEvent = { type: 'BACK' };
 const withCandidates = (candidates: RememberedCandidate[]): Partial<FlowInput> => ({ profile: { lang: 'en', candidates } });
 
 /** A live pin flow at the summary: JAMB, 2 UTME pins, a typed code. */
@@ -344,21 +341,7 @@ describe('pin machine: back from every step', () => {
 });
 
 describe('pin machine: every service failure in words', () => {
-  const codes: Array<ServiceFailure['code']> = [
-    'validation',
-    'duplicate',
-    'rate_limited',
-    'unauthenticated',
-    'forbidden',
-    'not_found',
-    'service',
-    'connection',
-    'not_allowed',
-    'limit_exceeded',
-    'pin_wrong',
-    'pin_locked',
-    'unknown',
-  ];
+  const codes = SERVICE_FAILURE_CODES;
   /** The purchase may have gone through: never "failed", never a retry. */
   const unconfirmed: Partial<Record<ServiceFailure['code'], string>> = {
     duplicate: 'failure.duplicate',

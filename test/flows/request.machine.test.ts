@@ -4,12 +4,9 @@ import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { answered, BACK, chosen, expectBackToEachStep, failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
-const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
-const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
-const BACK: FlowEvent = { type: 'BACK' };
 
 const created: Outcome = { output: { id: 'req-1', status: 'pending' } };
 
@@ -91,19 +88,7 @@ describe('request machine: answers and back', () => {
   });
 
   it('BACK from every step returns to the previous one as it was first reached', async () => {
-    const flow = await drive([]);
-    const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
-    for (const [event, expected] of SCRIPT) {
-      const s = await flow.send(event);
-      expect(s.value).toBe(expected);
-      reached.push({ value: s.value, context: s.context });
-    }
-    for (let i = 1; i < reached.length; i++) {
-      const again = await drive(SCRIPT.slice(0, i));
-      await again.send(answered(''));
-      const s = await again.send(BACK);
-      expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
-    }
+    await expectBackToEachStep(drive, SCRIPT);
   });
 
   it('BACK from the first step leaves for the menu', async () => {
