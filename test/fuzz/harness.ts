@@ -275,6 +275,9 @@ export function pathsUnder(prefix: string, known: string[]): fc.Arbitrary<string
   );
 }
 
+/** FUZZ_SCALE multiplies every suite's runs (default 1, sized for the normal test run on two cores). */
+export const FUZZ_SCALE = Number(process.env.FUZZ_SCALE ?? '1') || 1;
+
 /** Runs a property of batches; returns how many requests were sent. */
 export async function fuzz(
   requests: fc.Arbitrary<FuzzRequest[]>,
@@ -287,7 +290,7 @@ export async function fuzz(
       sent += batch.length;
       await run(batch);
     }),
-    { numRuns, endOnFailure: true },
+    { numRuns: Math.max(1, Math.round(numRuns * FUZZ_SCALE)), endOnFailure: true },
   );
   return sent;
 }

@@ -99,7 +99,7 @@ describe('notification routes under fuzzing', () => {
       async (batch) => {
         for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
       },
-      80,
+      50,
     );
     count('/notifications/momo (auth)', sent);
     expect(statuses).toContain(200);
@@ -119,7 +119,7 @@ describe('notification routes under fuzzing', () => {
           if (res.status === 200 && !/^(ACCEPT|REJECT) /.test(res.text)) throw new Error(`verify answered "${res.text}"`);
         }
       },
-      60,
+      40,
     );
     count('/notifications/momo/verify (auth)', sent);
     expect(statuses).toContain(200);
@@ -137,7 +137,7 @@ describe('notification routes under fuzzing', () => {
           res.status === 401 && res.text.includes('credentials') ? null : `${req.path} with "${req.headers.authorization}" answered ${res.status}`,
         );
       },
-      50,
+      40,
     );
     count('/notifications/* (wrong auth)', sent);
     expect(watch.failures).toEqual([]);
@@ -146,7 +146,7 @@ describe('notification routes under fuzzing', () => {
   it('/notifications/*: any method, path, headers and body (with and without credentials)', async () => {
     const paths = pathsUnder('/notifications', ['/momo', '/momo/verify', '/momo/', '']);
     const request = fc.boolean().chain((auth) => anyRequestTo(paths, auth ? { authorization: BASIC_AUTH } : {}));
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 60);
+    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
     count('/notifications/* (any)', sent);
     expect(await queueDrained()).toBe(true);
     expect(watch.failures).toEqual([]);

@@ -118,7 +118,7 @@ describe('sandbox API under fuzzing', () => {
       async (batch) => {
         for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
       },
-      80,
+      50,
     );
     count('/api (shaped)', sent);
     expect(statuses).toContain(401);
@@ -134,7 +134,7 @@ describe('sandbox API under fuzzing', () => {
       async (batch) => {
         for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
       },
-      60,
+      40,
     );
     count('/vending (shaped)', sent);
     expect([...statuses].some((s) => s >= 400)).toBe(true);
@@ -143,7 +143,7 @@ describe('sandbox API under fuzzing', () => {
 
   it('/sandbox/... controls: shaped requests', async () => {
     const paths = fc.constantFrom(...CONTROL_PATHS).map((p) => `/sandbox${p}`);
-    const sent = await fuzz(fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 30);
+    const sent = await fuzz(fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 20);
     count('/sandbox (shaped)', sent);
     expect(watch.failures).toEqual([]);
   });
@@ -153,7 +153,7 @@ describe('sandbox API under fuzzing', () => {
     const request = fc.tuple(fc.boolean(), fc.boolean()).chain(([api, vending]) =>
       anyRequestTo(paths, { ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}), ...(vending ? { 'x-api-key': VENDING_KEY } : {}) }),
     );
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 70);
+    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
     count('/api|/vending|/sandbox (any)', sent);
     expect(watch.failures).toEqual([]);
   });

@@ -124,7 +124,7 @@ describe('Slack endpoint under fuzzing', () => {
       async (batch) => {
         for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
       },
-      50,
+      40,
     );
     count('/slack/events (signed, Slack shapes)', sent);
     expect(statuses).toContain(200);
@@ -144,7 +144,7 @@ describe('Slack endpoint under fuzzing', () => {
       ),
     );
     // Large concurrent batches: a request no listener takes is answered only after Bolt's 3 s wait.
-    const sent = await fuzz(fc.array(request, { minLength: 30, maxLength: 30 }), async (batch) => void (await sendAll(product.url, batch)), 6);
+    const sent = await fuzz(fc.array(request, { minLength: 30, maxLength: 30 }), async (batch) => void (await sendAll(product.url, batch)), 5);
     count('/slack/events (signed, anything)', sent);
     expect(watch.failures).toEqual([]);
   });
@@ -173,7 +173,7 @@ describe('Slack endpoint under fuzzing', () => {
           res.status === 401 && res.text.trim() !== '' ? null : `unsigned request answered ${res.status} "${res.text.slice(0, 80)}": ${String(req.body).slice(0, 100)}`,
         );
       },
-      60,
+      40,
     );
     count('/slack/events (forged)', sent);
     // Nothing reached Slack's Web API or a response_url because of them.
@@ -183,7 +183,7 @@ describe('Slack endpoint under fuzzing', () => {
 
   it('/slack/*: any method, path, headers and body', async () => {
     const paths = pathsUnder('/slack', ['/events', '/events/', '/commands', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 50);
+    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 40);
     count('/slack/* (any)', sent);
     expect(watch.failures).toEqual([]);
   });

@@ -82,7 +82,7 @@ describe('Telegram webhook under fuzzing', () => {
       async (batch) => {
         for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
       },
-      70,
+      50,
     );
     count('/telegram/webhook (secret)', sent);
     expect(statuses).toContain(200);
@@ -104,7 +104,7 @@ describe('Telegram webhook under fuzzing', () => {
           return null;
         });
       },
-      60,
+      40,
     );
     count('/telegram/webhook (forged)', sent);
     // Nothing forged reached the bot: it sent no message because of them.
@@ -126,7 +126,7 @@ describe('Telegram webhook under fuzzing', () => {
   it('/telegram/*: any method, path, headers and body (with and without the secret)', async () => {
     const paths = pathsUnder('/telegram', ['/webhook', '/webhook/', '']);
     const withSecret = fc.boolean().chain((on) => anyRequestTo(paths, on ? { [SECRET_HEADER]: TELEGRAM_SECRET } : {}));
-    const sent = await fuzz(fc.array(withSecret, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 60);
+    const sent = await fuzz(fc.array(withSecret, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
     count('/telegram/* (any)', sent);
     expect(watch.failures).toEqual([]);
   });

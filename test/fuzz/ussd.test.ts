@@ -96,7 +96,7 @@ const bodies: Record<string, { form: boolean; body: fc.Arbitrary<Record<string, 
 };
 
 /** Per codec: batches of 6 concurrent requests. */
-const RUNS_PER_CODEC = 70;
+const RUNS_PER_CODEC = 45;
 const BATCH = 6;
 
 describe('USSD gateways under fuzzing', () => {
@@ -126,7 +126,7 @@ describe('USSD gateways under fuzzing', () => {
 
   it('/ussd/*: any method, path, headers and body', async () => {
     const paths = pathsUnder('/ussd', ['/africastalking', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 60);
+    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
     count('/ussd/* (any)', sent);
     expect(watch.failures).toEqual([]);
   });
