@@ -28,6 +28,25 @@ export function moduleOf(url: string): string {
   return m ? m[1]! : url.replace(/^file:\/\//, '');
 }
 
+/** Coarse groups of modules, for "where does a request's CPU go". */
+export function categoryOf(mod: string): string {
+  if (mod === 'xstate') return 'XState (flow steps, restore, persist)';
+  if (/^(ioredis|redis-parser|standard-as-callback|cluster-key-slot|denque|bullmq|msgpackr)$/.test(mod)) return 'Redis client (ioredis, bullmq)';
+  if (/^(express|router|body-parser|qs|raw-body|type-is|iconv-lite|mime-types|mime-db|content-type|parseurl|finalhandler|send|etag|fresh|on-finished|debug|depd|statuses|http-errors|media-typer|negotiator|accepts|encodeurl|escape-html|cookie|vary|proxy-addr|forwarded|side-channel.*|call-bind.*|get-intrinsic|es-.*|object-inspect|has-.*|function-bind|math-intrinsics|dunder-proto|gopd|safe-buffer|setprototypeof|unpipe|ee-first|bytes|content-disposition|merge-descriptors|utils-merge|range-parser|serve-static|path-to-regexp|is-promise)$/.test(mod)) return 'express and its parsers';
+  if (/^node:(_http|net|internal\/(streams|stream_base|http|net)|stream|events|buffer|internal\/buffer)/.test(mod)) return 'Node HTTP, sockets, streams, events';
+  if (mod === '(garbage collector)') return 'garbage collection';
+  if (mod === '(native/gc/idle)' || mod === '(program)') return 'native (socket writes, syscalls, VM)';
+  if (mod === 'libphonenumber-js') return 'libphonenumber-js';
+  if (mod === 'zod') return 'zod';
+  if (mod === 'pino') return 'pino';
+  if (mod.startsWith('src/conversation')) return 'our engine and stores (src/conversation)';
+  if (mod.startsWith('adapters/')) return 'our channel adapter (adapters/)';
+  if (mod.startsWith('flows') || mod.startsWith('bench/')) return 'flows and benchmark glue';
+  if (mod.startsWith('src/')) return 'our other code (src/)';
+  if (mod.startsWith('node:')) return 'other Node internals';
+  return 'other packages';
+}
+
 export function analyze(profile: Profile, top = 25): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -56,7 +75,16 @@ export function analyze(profile: Profile, top = 25): string {
     }
   }
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
-  const lines: string[] = [`total sampled ${(total / 1000).toFixed(0)} ms`, '', 'self time by module:'];
+  const busy = total - (modSelf.get('(idle)') ?? 0);
+  const byCategory = new Map<string, number>();
+  for (const [mod, us] of modSelf) {
+    if (mod === '(idle)') continue;
+    const category = categoryOf(mod);
+    byCategory.set(category, (byCategory.get(category) ?? 0) + us);
+  }
+  const lines: string[] = [`total sampled ${(total / 1000).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms`, '', 'busy time by category:'];
+  for (const [k, v] of [...byCategory].sort((a, b) => b[1] - a[1])) lines.push(`${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
+  lines.push('', 'self time by module:');
   for (const [k, v] of [...modSelf].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(v)}  ${k}`);
   lines.push('', 'self time by function:');
   for (const [k, v] of [...fnSelf].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(v)}  ${k}`);
