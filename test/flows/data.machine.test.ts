@@ -8,6 +8,7 @@ import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, live, replay, SERVICE_FAILURE_CODES, type Live } from './driver.js';
+import { expectKeyKeptAcrossRestore, expectPurchaseFailing, expectReservingFailing, expectSubmittedBefore } from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: DataBundle[] = [
@@ -130,10 +131,7 @@ describe('data machine: buying', () => {
   });
 
   it('reads a purchase the service already held under our key as sent, not as bought', async () => {
-    const flow = await atPurchase();
-    const end = await flow.settle('purchaseData', { output: { reference: '', status: 'submitted' } });
-    expect(end.value).toBe('unconfirmed');
-    expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
+    await expectSubmittedBefore(await atPurchase(), 'purchaseData');
   });
 
   it('asks the Spectranet account number, lists and buys with it', async () => {
@@ -151,15 +149,7 @@ describe('data machine: buying', () => {
   });
 
   it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
-    const first = await atPurchase();
-    const stored = first.persisted();
-    first.stop();
-    const restored = live(dataMachine, { snapshot: stored });
-    const done = await restored.settle('purchaseData', { output: purchased });
-    const keys = [...first.calls, ...restored.calls].filter((c) => c.service === 'purchaseData').map((c) => c.input.duplicateCheckKey);
-    expect(keys).toEqual(['run-1:data', 'run-1:data']);
-    expect(restored.calls.map((c) => c.service)).toEqual(['purchaseData']);
-    expect(done.value).toBe('done');
+    await expectKeyKeptAcrossRestore(await atPurchase(), dataMachine, 'purchaseData', 'run-1:data', purchased);
   });
 
   it('confirms with the PIN on USSD, never keeping it, and re-asks with the attempts left', async () => {
@@ -259,32 +249,12 @@ describe('data machine: back from every step', () => {
 });
 
 describe('data machine: every service failure in words', () => {
-  const codes = SERVICE_FAILURE_CODES;
-  /** The purchase may have gone through: never "failed", never a retry. */
-  const unconfirmed: Partial<Record<ServiceFailure['code'], string>> = {
-    duplicate: 'failure.duplicate',
-    service: 'data.unconfirmed',
-    connection: 'data.unconfirmed',
-    unknown: 'data.unconfirmed',
-  };
-
-  it.each(codes)('purchase failing with %s', async (code) => {
-    const flow = await atPurchase();
+  it.each(SERVICE_FAILURE_CODES)('purchase failing with %s', async (code) => {
     const failure: ServiceFailure = code === 'validation' ? { code, fields: { phonenumber: ['bad'] } } : { code };
-    const end = await flow.settle('purchaseData', { error: failure });
-    const view = currentView(end);
-    if (unconfirmed[code]) {
-      expect(end.value).toBe('unconfirmed');
-      expect(view).toEqual({ text: { key: unconfirmed[code] }, final: true });
-    } else {
-      expect(end.value).toBe('failed');
-      expect(view?.text).toEqual({ key: 'data.notBought' });
-      expect(view?.error?.key).toBe(`failure.${code}`);
-    }
-    expect(flow.calls.filter((c) => c.service === 'purchaseData')).toHaveLength(1);
+    await expectPurchaseFailing(await atPurchase(), 'data', 'purchaseData', failure);
   });
 
-  it.each(codes)('bundle listing failing with %s: back to the network with the reason', async (code) => {
+  it.each(SERVICE_FAILURE_CODES)('bundle listing failing with %s: back to the network with the reason', async (code) => {
     const flow = live(dataMachine);
     await flow.send(chosen('glo'));
     const back = await flow.settle('listDataBundles', { error: { code } });
@@ -302,11 +272,6 @@ describe('data machine: every service failure in words', () => {
   });
 
   it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
-    const flow = await atSummary();
-    await flow.send(chosen('confirm'));
-    const end = await flow.settle('reserveSpend', { error: { code } });
-    expect(end.value).toBe('failed');
-    expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
-    expect(flow.calls.map((c) => c.service)).not.toContain('purchaseData');
+    await expectReservingFailing(await atSummary(), code, 'purchaseData');
   });
 });

@@ -8,6 +8,7 @@ import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, live, replay, SERVICE_FAILURE_CODES, type Live } from './driver.js';
+import { expectKeyKeptAcrossRestore, expectPurchaseFailing, expectReservingFailing, expectSubmittedBefore } from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: PinBundle[] = [
@@ -188,10 +189,7 @@ describe('pin machine: buying', () => {
   });
 
   it('reads a purchase the service already held under our key as sent, not as bought', async () => {
-    const flow = await atPurchase();
-    const end = await flow.settle('purchasePin', { output: { reference: '', status: 'submitted' } });
-    expect(end.value).toBe('unconfirmed');
-    expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
+    await expectSubmittedBefore(await atPurchase(), 'purchasePin');
   });
 
   it('shows the summary with the name and total', async () => {
@@ -234,15 +232,7 @@ describe('pin machine: buying', () => {
   });
 
   it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
-    const first = await atPurchase();
-    const stored = first.persisted();
-    first.stop();
-    const restored = live(pinMachine, { snapshot: stored });
-    const done = await restored.settle('purchasePin', { output: purchased });
-    const keys = [...first.calls, ...restored.calls].filter((c) => c.service === 'purchasePin').map((c) => c.input.duplicateCheckKey);
-    expect(keys).toEqual(['run-1:pin', 'run-1:pin']);
-    expect(restored.calls.map((c) => c.service)).toEqual(['purchasePin']);
-    expect(done.value).toBe('done');
+    await expectKeyKeptAcrossRestore(await atPurchase(), pinMachine, 'purchasePin', 'run-1:pin', purchased);
   });
 
   it('confirms with the PIN when required, and stops when it is locked', async () => {
@@ -341,34 +331,14 @@ describe('pin machine: back from every step', () => {
 });
 
 describe('pin machine: every service failure in words', () => {
-  const codes = SERVICE_FAILURE_CODES;
-  /** The purchase may have gone through: never "failed", never a retry. */
-  const unconfirmed: Partial<Record<ServiceFailure['code'], string>> = {
-    duplicate: 'failure.duplicate',
-    service: 'pin.unconfirmed',
-    connection: 'pin.unconfirmed',
-    unknown: 'pin.unconfirmed',
-  };
-
-  it.each(codes)('purchase failing with %s', async (code) => {
-    const flow = await atPurchase();
+  it.each(SERVICE_FAILURE_CODES)('purchase failing with %s', async (code) => {
     const failure: ServiceFailure = code === 'validation' ? { code, fields: { gsmNo: ['bad'] } } : { code };
-    const end = await flow.settle('purchasePin', { error: failure });
-    const view = currentView(end);
-    if (unconfirmed[code]) {
-      expect(end.value).toBe('unconfirmed');
-      expect(view).toEqual({ text: { key: unconfirmed[code] }, final: true });
-    } else {
-      expect(end.value).toBe('failed');
-      expect(view?.text).toEqual({ key: 'pin.notBought' });
-      expect(view?.error?.key).toBe(`failure.${code}`);
-    }
-    expect(flow.calls.filter((c) => c.service === 'purchasePin')).toHaveLength(1);
+    const end = await expectPurchaseFailing(await atPurchase(), 'pin', 'purchasePin', failure);
     // The validated candidate is remembered whatever became of the purchase.
     expect(end.output).toMatchObject({ remember: { candidates: [{ accountNumber: '1234567890' }] } });
   });
 
-  it.each(codes)('validation failing with %s: the code asked again with the reason', async (code) => {
+  it.each(SERVICE_FAILURE_CODES)('validation failing with %s: the code asked again with the reason', async (code) => {
     const flow = live(pinMachine);
     await flow.send(chosen('jamb'));
     await flow.settle('listPinBundles', { output: bundles });
@@ -388,11 +358,6 @@ describe('pin machine: every service failure in words', () => {
   });
 
   it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
-    const flow = await atSummary();
-    await flow.send(chosen('confirm'));
-    const end = await flow.settle('reserveSpend', { error: { code } });
-    expect(end.value).toBe('failed');
-    expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
-    expect(flow.calls.map((c) => c.service)).not.toContain('purchasePin');
+    await expectReservingFailing(await atSummary(), code, 'purchasePin');
   });
 });

@@ -1,0 +1,83 @@
+/**
+ * Checks of the purchase tail (flows/purchase.ts) that the data and pin tests share: each takes a live
+ * flow stopped at the summary or at the waiting purchase call.
+ */
+import { expect } from 'vitest';
+import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
+import type { PurchaseResult } from '../../flows/services.js';
+import type { ServiceFailure } from '../../flows/types.js';
+import { currentView } from '../../src/conversation/render.js';
+import { chosen, live, type Live } from './driver.js';
+
+export type PurchaseFlow = 'data' | 'pin';
+type PurchaseService = 'purchaseData' | 'purchasePin';
+
+/** The purchase may have gone through: never "failed", never a retry. */
+const unconfirmed = (flow: PurchaseFlow): Partial<Record<ServiceFailure['code'], string>> => ({
+  duplicate: 'failure.duplicate',
+  service: `${flow}.unconfirmed`,
+  connection: `${flow}.unconfirmed`,
+  unknown: `${flow}.unconfirmed`,
+});
+
+/**
+ * The waiting purchase fails with `failure`: `unconfirmed` with its words when it may have gone through,
+ * else `failed` with the reason; called once either way. Returns the end snapshot.
+ */
+export async function expectPurchaseFailing(
+  flow: Live,
+  id: PurchaseFlow,
+  service: PurchaseService,
+  failure: ServiceFailure,
+): Promise<AnyMachineSnapshot> {
+  const end = await flow.settle(service, { error: failure });
+  const view = currentView(end);
+  const words = unconfirmed(id)[failure.code];
+  if (words) {
+    expect(end.value).toBe('unconfirmed');
+    expect(view).toEqual({ text: { key: words }, final: true });
+  } else {
+    expect(end.value).toBe('failed');
+    expect(view?.text).toEqual({ key: `${id}.notBought` });
+    expect(view?.error?.key).toBe(`failure.${failure.code}`);
+  }
+  expect(flow.calls.filter((c) => c.service === service)).toHaveLength(1);
+  return end;
+}
+
+/** From the summary (no PIN asked): confirmed, the reservation fails with `code`, nothing is bought. */
+export async function expectReservingFailing(flow: Live, code: ServiceFailure['code'], service: PurchaseService): Promise<void> {
+  await flow.send(chosen('confirm'));
+  const end = await flow.settle('reserveSpend', { error: { code } });
+  expect(end.value).toBe('failed');
+  expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
+  expect(flow.calls.map((c) => c.service)).not.toContain(service);
+}
+
+/** The service already held a purchase under our key: read as sent, not as bought. */
+export async function expectSubmittedBefore(flow: Live, service: PurchaseService): Promise<void> {
+  const end = await flow.settle(service, { output: { reference: '', status: 'submitted' } });
+  expect(end.value).toBe('unconfirmed');
+  expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
+}
+
+/**
+ * The busy snapshot of `first` (its purchase waiting) through a JSON round trip and restored: the purchase
+ * is called again, and only it, under the same `key`, and ends done.
+ */
+export async function expectKeyKeptAcrossRestore(
+  first: Live,
+  machine: AnyStateMachine,
+  service: PurchaseService,
+  key: string,
+  purchased: PurchaseResult,
+): Promise<void> {
+  const stored = first.persisted();
+  first.stop();
+  const restored = live(machine, { snapshot: stored });
+  const done = await restored.settle(service, { output: purchased });
+  const keys = [...first.calls, ...restored.calls].filter((c) => c.service === service).map((c) => c.input.duplicateCheckKey);
+  expect(keys).toEqual([key, key]);
+  expect(restored.calls.map((c) => c.service)).toEqual([service]);
+  expect(done.value).toBe('done');
+}
