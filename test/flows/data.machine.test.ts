@@ -7,7 +7,7 @@ import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js'
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
-import { answered, BACK, chosen, live, replay, SERVICE_FAILURE_CODES, type Live } from './driver.js';
+import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';
 import { expectKeyKeptAcrossRestore, expectPurchaseFailing, expectReservingFailing, expectSubmittedBefore } from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
@@ -57,12 +57,7 @@ describe('data machine: the model', () => {
   });
 
   it.each(leafGroups(walk.paths))('runs shortest paths live with fake services to the same states and context ($group)', async ({ paths }) => {
-    for (const path of paths) {
-      for (const { model, live: actual } of await replay(dataMachine, path, input)) {
-        expect(actual.value).toEqual(model.value);
-        expect(actual.context).toEqual(model.context);
-      }
-    }
+    await expectReplaysFollow(dataMachine, paths, input);
   });
 
   it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {

@@ -94,6 +94,20 @@ export async function expectBackToEachStep(
   }
 }
 
+/** Each path, replayed live with {@link replay}, reaches the model's state and context at every step. */
+export async function expectReplaysFollow(
+  machine: AnyStateMachine,
+  paths: Array<StatePath<AnyMachineSnapshot, EventObject>>,
+  input: Partial<FlowInput> = {},
+): Promise<void> {
+  for (const path of paths) {
+    for (const step of await replay(machine, path, input)) {
+      expect(step.live.value, JSON.stringify(step.event)).toEqual(step.model.value);
+      expect(step.live.context).toEqual(step.model.context);
+    }
+  }
+}
+
 /** A ServiceFailure outcome. */
 export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({ error: { code, ...extra } });
 

@@ -4,7 +4,7 @@ import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { answered, BACK, chosen, expectBackToEachStep, failure, live, replay, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 
@@ -56,12 +56,7 @@ describe('request machine: the model', () => {
   });
 
   it('the live machine with fake services follows every shortest path of the model', async () => {
-    for (const path of walkFlow(requestFlow, { print: false }).paths) {
-      for (const step of await replay(requestMachine, path)) {
-        expect(step.live.value, JSON.stringify(step.event)).toEqual(step.model.value);
-        expect(step.live.context).toEqual(step.model.context);
-      }
-    }
+    await expectReplaysFollow(requestMachine, walkFlow(requestFlow, { print: false }).paths);
   });
 });
 
