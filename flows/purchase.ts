@@ -13,7 +13,7 @@
  */
 import type { ServiceInput } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
-import { failureText, type FailureKeys } from './failure.js';
+import type { FailureKeys } from './failure.js';
 import type { PurchaseResult } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type Params, type Text, type View } from './types.js';
 
