@@ -362,8 +362,10 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   return {
     async handle(inbound: Inbound): Promise<Prompt> {
       // One record per delivery: created (compare-and-set, must be absent) as the duplicate mark, then
-      // holding the answer a repeated delivery gets.
-      const seen = `seen:${inbound.channel}:${inbound.messageId}`;
+      // holding the answer a repeated delivery gets. Keyed by conversation too: a delivery id is only unique
+      // within its source (two USSD gateways can both number a session 700123), and another conversation's
+      // answer must never be handed out as this one's.
+      const seen = `seen:${inbound.channel}:${inbound.conversationId}:${inbound.messageId}`;
       let prompt: Prompt;
       let claimed: number | null = null;
       try {
