@@ -7,6 +7,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import { vi } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -44,7 +45,10 @@ export interface Product {
   stop(): Promise<void>;
 }
 
-export async function startFuzzProduct(env: Record<string, string> = {}, logger: Logger = createLogger('silent')): Promise<Product> {
+/** FUZZ_LOG=warn (or any level) shows the product's own log while fuzzing, to find what a failure was. */
+const defaultLogger = (): Logger => createLogger(process.env.FUZZ_LOG ?? 'silent');
+
+export async function startFuzzProduct(env: Record<string, string> = {}, logger: Logger = defaultLogger()): Promise<Product> {
   const bot = await startFakeBotApi();
   const slack = new FakeSlack();
   await slack.start();
@@ -277,6 +281,8 @@ export function pathsUnder(prefix: string, known: string[]): fc.Arbitrary<string
 
 /** FUZZ_SCALE multiplies every suite's runs (default 1, sized for the normal test run on two cores). */
 export const FUZZ_SCALE = Number(process.env.FUZZ_SCALE ?? '1') || 1;
+// Longer runs get proportionally longer per test (the suite's default is 30 s).
+if (FUZZ_SCALE > 1) vi.setConfig({ testTimeout: 30_000 * FUZZ_SCALE });
 
 /** Runs a property of batches; returns how many requests were sent. */
 export async function fuzz(
