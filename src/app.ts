@@ -102,6 +102,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     sessionTtlSeconds: config.SESSION_TTL_SECONDS,
     deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
+    onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
     logger,
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
   closers.push(() => engine.close());

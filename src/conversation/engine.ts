@@ -18,7 +18,7 @@ import { maskPhone, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
 import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
-import { FlowRuntime, isBusy, type Session, type Step, type StepContext } from './session.js';
+import { FlowRuntime, isBusy, stepName, type FlowEnd, type Session, type Step, type StepContext } from './session.js';
 import type { Address, Channel, Engine, Inbound, Prompt, SessionStore, StoredSnapshot } from './types.js';
 
 export interface EngineOptions {
@@ -36,6 +36,8 @@ export interface EngineOptions {
   sessionTtlSeconds: number;
   /** Per channel, how long handle() waits for a service call before answering "processing". */
   deadlineMs: Record<Channel, number>;
+  /** Told of every flow run that finished or was abandoned, and at which step (metrics). */
+  onFlowEnd?: (end: FlowEnd) => void;
   /** Receives the outcome of a run that passed its deadline (send it to the chat). */
   onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
   logger: Logger;
@@ -183,26 +185,33 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     };
   }
 
+  function reportEnds(ends: FlowEnd[] | undefined): void {
+    for (const end of ends ?? []) options.onFlowEnd?.(end);
+  }
+
   /** The pure step for this message, or `resume` when the flow is busy (messages wait for its outcome). */
   function plan(inbound: Inbound, stored: Session | undefined, profile: UserProfile, ctx: StepContext): Step | 'resume' {
-    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [] };
+    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [] };
+    const left = (s: Session) => base.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
     let session = stored;
     if (session && session.expiresAt <= now()) {
+      if (!session.ended) left(session);
       const startsOver = inbound.newSession || inbound.start !== undefined || inbound.nav === 'home';
       if (!session.ended && !startsOver) base.notes.push({ key: 'common.expired' });
       session = undefined;
     }
     const live = session && !session.ended ? session : undefined;
     if (live && isBusy(runtime.restore(live))) return 'resume';
+    const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
+    if (live && leaving) left(live);
     if (inbound.start) return runtime.start(inbound.start, base, ctx);
     if (live && inbound.nav === 'cancel') {
       return { ...base, session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt } };
     }
-    if (!live || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel') return runtime.start('menu', base, ctx);
+    if (!live || leaving) return runtime.start('menu', base, ctx);
     return runtime.send(live, eventOf(inbound), base, ctx);
   }
 
-  /** Runs a busy session's service call from its stored snapshot until the flow waits again. */
   /**
    * Runs a busy session's service calls from its snapshot until the flow waits again. Each further busy
    * state it enters (a PIN check leading to the spend reservation, then the payment) is handed to `saved`
@@ -253,6 +262,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
           return render(step.session, lang, inbound.channel);
         }
+        reportEnds(step.ended);
         session = step.session;
         current = written;
       }
@@ -321,6 +331,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         const toStore = holdsSecret ? stored.snapshot : planned.session;
         const written = await store.set(key, toStore, stored?.version ?? null, storeTtl);
         if (written === null) continue;
+        reportEnds(planned.ended);
         await remember(inbound, planned.remember);
         const pendingTexts = (pending?.snapshot as string[] | undefined) ?? [];
         if (pending && pendingTexts.length > 0) {

@@ -37,6 +37,22 @@ export interface Step {
   /** What finished flows asked to remember, to merge into the stored profile. */
   remember: Partial<UserProfile>;
   notes: Text[];
+  /** Flows this step finished or left, for metrics. */
+  ended?: FlowEnd[];
+}
+
+/** A flow run that ended: finished (reached its outcome) or abandoned (left, cancelled, expired), and where. */
+export interface FlowEnd {
+  flow: FlowId;
+  outcome: 'finished' | 'abandoned';
+  step: string;
+}
+
+/** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
+export function stepName(snapshot: AnyMachineSnapshot): string {
+  const walk = (value: unknown): string =>
+    typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${walk(v)}`).join(',');
+  return walk(snapshot.value);
 }
 
 /**
@@ -142,9 +158,12 @@ export class FlowRuntime {
     this.restored.set(session, snapshot);
     if (snapshot.status !== 'done') return { ...step, session };
     const output = (snapshot.output ?? {}) as FlowOutput;
+    // A flow other than the menu that hands back to the menu was left (backed out of), not finished.
+    const outcome = flow !== 'menu' && output.next === 'menu' ? 'abandoned' : 'finished';
+    const done: Omit<Step, 'session'> = { ...step, ended: [...(step.ended ?? []), { flow, outcome, step: stepName(snapshot) }] };
     const next: Omit<Step, 'session'> = output.remember
-      ? { ...step, profile: { ...step.profile, ...output.remember }, remember: { ...step.remember, ...output.remember } }
-      : step;
+      ? { ...done, profile: { ...done.profile, ...output.remember }, remember: { ...done.remember, ...output.remember } }
+      : done;
     if (output.next) return this.start(output.next, next, ctx);
     if (currentView(snapshot)) {
       const ended = { ...session, ended: true };

@@ -53,4 +53,18 @@ describe('a whole USSD payment through the product (Africa\'s Talking, embedded 
     expect(next).toMatch(/5000(\.00)? UGX/);
     expect(next.length).toBeLessThanOrEqual(182);
   });
+
+  it('counts finished and abandoned conversations per flow and step, and the service answers, at /metrics', async () => {
+    const me = '+256700111333';
+    const left = new AtSession(app.url, me);
+    await left.dial();
+    await left.answer('2'); // request money, then the user hangs up at the phone step
+    await new AtSession(app.url, me).dial(); // a new dial leaves it
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/momo_conversations_total\{flow="pay",outcome="finished",step="done"\} [1-9]/);
+    expect(metrics).toMatch(/momo_conversations_total\{flow="request",outcome="abandoned",step="[a-zA-Z.]+"\} 1/);
+    expect(metrics).toMatch(/momo_service_responses_total\{status="201"\} [1-9]/);
+    expect(metrics).toMatch(/momo_http_requests_total\{channel="ussd",status="2xx"\} [1-9]/);
+    expect(metrics).toMatch(/momo_notification_queue_depth \d/);
+  });
 });
