@@ -44,6 +44,10 @@ export interface RunningApp {
 function listen(app: express.Express, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port);
+    // Idle keep-alive connections outlive a load balancer's (60 s), so the balancer never reuses one
+    // the server is closing at that moment (a reset request); headers must arrive within a bit more.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
     server.once('listening', () => resolve(server));
     server.once('error', reject);
   });
@@ -209,7 +213,12 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     sandbox,
     logger,
     async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections close as soon as their request is answered, not at their idle timeout.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      server.closeIdleConnections();
+      await closed;
+      clearInterval(sweep);
       // Runs past their deadline finish and tell their chats before the notifiers go away.
       await engine.drain();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));

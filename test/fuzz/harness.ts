@@ -282,6 +282,12 @@ export function pathsUnder(prefix: string, known: string[]): fc.Arbitrary<string
 /** FUZZ_SCALE multiplies every suite's runs (default 1, sized for the normal test run on two cores). */
 export const FUZZ_SCALE = Number(process.env.FUZZ_SCALE ?? '1') || 1;
 // Longer runs get proportionally longer per test (the suite's default is 30 s).
+/**
+ * FUZZ_SEED fixes fast-check's seed to replay a run (the seed a failure prints); unset, every run explores
+ * new cases.
+ */
+const FUZZ_SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+
 if (FUZZ_SCALE > 1) vi.setConfig({ testTimeout: 30_000 * FUZZ_SCALE });
 
 /** Runs a property of batches; returns how many requests were sent. */
@@ -296,7 +302,7 @@ export async function fuzz(
       sent += batch.length;
       await run(batch);
     }),
-    { numRuns: Math.max(1, Math.round(numRuns * FUZZ_SCALE)), endOnFailure: true },
+    { numRuns: Math.max(1, Math.round(numRuns * FUZZ_SCALE)), endOnFailure: true, ...(FUZZ_SEED === undefined ? {} : { seed: FUZZ_SEED }) },
   );
   return sent;
 }
