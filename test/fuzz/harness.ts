@@ -7,7 +7,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { vi } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -289,6 +289,24 @@ export const FUZZ_SCALE = Number(process.env.FUZZ_SCALE ?? '1') || 1;
 const FUZZ_SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
 if (FUZZ_SCALE > 1) vi.setConfig({ testTimeout: 30_000 * FUZZ_SCALE });
+
+/**
+ * One fuzz suite file's product and process watch: started before its tests, stopped after them, and the
+ * requests sent per route printed (the report's figures). Fields are set once the suite has started.
+ */
+export function fuzzSuite(name: string): { product: Product; watch: ReturnType<typeof watchProcess> } {
+  const suite = {} as { product: Product; watch: ReturnType<typeof watchProcess> };
+  beforeAll(async () => {
+    suite.watch = watchProcess();
+    suite.product = await startFuzzProduct();
+  });
+  afterAll(async () => {
+    await suite.product?.stop();
+    suite.watch?.stop();
+    console.log(`fuzz ${name} requests: ${JSON.stringify(counts)}`);
+  });
+  return suite;
+}
 
 /** Runs a property of batches; returns how many requests were sent. */
 export async function fuzz(

@@ -6,34 +6,21 @@
  * rejections.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   BASIC_AUTH,
   anyRequestTo,
   anyValue,
   count,
-  counts,
   fuzz,
+  fuzzSuite,
   pathsUnder,
   sendAll,
   shaped,
-  startFuzzProduct,
-  watchProcess,
   type FuzzRequest,
-  type Product,
 } from './harness.js';
 
-let product: Product;
-let watch: ReturnType<typeof watchProcess>;
-beforeAll(async () => {
-  watch = watchProcess();
-  product = await startFuzzProduct();
-});
-afterAll(async () => {
-  await product?.stop();
-  watch?.stop();
-  console.log(`fuzz notification requests: ${JSON.stringify(counts)}`);
-});
+const suite = fuzzSuite('notification');
 
 const chat = fc.oneof(
   fc.constantFrom('telegram:42', 'telegram:-100123', 'slack:T0001:U0001', 'ussd:+256772000001', 'ussd:', 'telegram:', 'slack:T0001', 'nowhere:1', ''),
@@ -87,7 +74,7 @@ const BATCH = 6;
  */
 async function queueDrained(): Promise<boolean> {
   for (let i = 0; i < 200; i++) {
-    const metrics = await (await fetch(`${product.url}/metrics`)).text();
+    const metrics = await (await fetch(`${suite.product.url}/metrics`)).text();
     const depth = /^\S*queue_depth\S*\s+(\d+)/m.exec(metrics)?.[1];
     if (depth === undefined || depth === '0') return true;
     await new Promise((r) => setTimeout(r, 50));
@@ -101,7 +88,7 @@ describe('notification routes under fuzzing', () => {
     const sent = await fuzz(
       fc.array(fc.oneof(notification, anyValue).map((b) => post('/notifications/momo', b, BASIC_AUTH)), { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
       50,
     );
@@ -109,7 +96,7 @@ describe('notification routes under fuzzing', () => {
     expect(statuses).toContain(200);
     expect(statuses).toContain(400);
     await queueDrained();
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/notifications/momo/verify with the right credentials: answered ACCEPT/REJECT or refused with a reason', async () => {
@@ -117,7 +104,7 @@ describe('notification routes under fuzzing', () => {
     const sent = await fuzz(
       fc.array(fc.oneof(verification, anyValue).map((b) => post('/notifications/momo/verify', b, BASIC_AUTH)), { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        const answers = await sendAll(product.url, batch);
+        const answers = await sendAll(suite.product.url, batch);
         for (const res of answers) {
           statuses.add(res.status);
           if (res.status === 200 && !/^(ACCEPT|REJECT) /.test(res.text)) throw new Error(`verify answered "${res.text}"`);
@@ -127,7 +114,7 @@ describe('notification routes under fuzzing', () => {
     );
     count('/notifications/momo/verify (auth)', sent);
     expect(statuses).toContain(200);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('wrong or missing credentials: always 401 with a reason, whatever the body', async () => {
@@ -137,22 +124,22 @@ describe('notification routes under fuzzing', () => {
     const sent = await fuzz(
       fc.array(request, { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        await sendAll(product.url, batch, (req, res) =>
+        await sendAll(suite.product.url, batch, (req, res) =>
           res.status === 401 && res.text.includes('credentials') ? null : `${req.path} with "${req.headers.authorization}" answered ${res.status}`,
         );
       },
       40,
     );
     count('/notifications/* (wrong auth)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/notifications/*: any method, path, headers and body (with and without credentials)', async () => {
     const paths = pathsUnder('/notifications', ['/momo', '/momo/verify', '/momo/', '']);
     const request = fc.boolean().chain((auth) => anyRequestTo(paths, auth ? { authorization: BASIC_AUTH } : {}));
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
+    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/notifications/* (any)', sent);
     await queueDrained();
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 });

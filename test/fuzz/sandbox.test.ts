@@ -4,35 +4,22 @@
  * wrong types), /vending/... (both auth styles) and /sandbox/... controls; then anything at all under each.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   SANDBOX_KEY,
   VENDING_KEY,
   anyRequestTo,
   count,
-  counts,
   extraHeaders,
   fuzz,
+  fuzzSuite,
   pathsUnder,
   sendAll,
   shaped,
-  startFuzzProduct,
-  watchProcess,
   type FuzzRequest,
-  type Product,
 } from './harness.js';
 
-let product: Product;
-let watch: ReturnType<typeof watchProcess>;
-beforeAll(async () => {
-  watch = watchProcess();
-  product = await startFuzzProduct();
-});
-afterAll(async () => {
-  await product?.stop();
-  watch?.stop();
-  console.log(`fuzz sandbox requests: ${JSON.stringify(counts)}`);
-});
+const suite = fuzzSuite('sandbox');
 
 const API_PATHS = ['/contacts', '/payments', '/banks', '/collections', '/collectionrequests', '/webhooks', '/events', '/organization', '/contacts/1', '/payments/1', '/collectionrequests/1', '/webhooks/1', '/events/1', '/collections/1'];
 const VENDING_PATHS = ['/services/namefinder/query', '/services/databundle/bundles', '/services/databundle/purchase', '/services/epin/bundles', '/services/epin/purchase'];
@@ -116,14 +103,14 @@ describe('sandbox API under fuzzing', () => {
     const sent = await fuzz(
       fc.array(shapedRequest(apiPath, apiAuth), { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
       50,
     );
     count('/api (shaped)', sent);
     expect(statuses).toContain(401);
     expect([...statuses].some((s) => s >= 200 && s < 300)).toBe(true);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/vending/...: shaped requests with either auth style or none', async () => {
@@ -132,20 +119,20 @@ describe('sandbox API under fuzzing', () => {
     const sent = await fuzz(
       fc.array(shapedRequest(paths, vendingAuth), { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
       40,
     );
     count('/vending (shaped)', sent);
     expect([...statuses].some((s) => s >= 400)).toBe(true);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/sandbox/... controls: shaped requests', async () => {
     const paths = fc.constantFrom(...CONTROL_PATHS).map((p) => `/sandbox${p}`);
-    const sent = await fuzz(fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 20);
+    const sent = await fuzz(fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 20);
     count('/sandbox (shaped)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/api, /vending, /sandbox: any method, path, headers and body', async () => {
@@ -153,8 +140,8 @@ describe('sandbox API under fuzzing', () => {
     const request = fc.tuple(fc.boolean(), fc.boolean()).chain(([api, vending]) =>
       anyRequestTo(paths, { ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}), ...(vending ? { 'x-api-key': VENDING_KEY } : {}) }),
     );
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
+    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/api|/vending|/sandbox (any)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 });

@@ -4,42 +4,29 @@
  * or stale; then anything at all at /slack/*.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   SIGNING_SECRET,
   anyBody,
   anyRequestTo,
   anyValue,
   count,
-  counts,
   fuzz,
+  fuzzSuite,
   pathsUnder,
   sendAll,
   shaped,
   signedHeaders,
-  startFuzzProduct,
-  watchProcess,
   type FuzzRequest,
-  type Product,
 } from './harness.js';
 
-let product: Product;
-let watch: ReturnType<typeof watchProcess>;
-beforeAll(async () => {
-  watch = watchProcess();
-  product = await startFuzzProduct();
-});
-afterAll(async () => {
-  await product?.stop();
-  watch?.stop();
-  console.log(`fuzz slack requests: ${JSON.stringify(counts)}`);
-});
+const suite = fuzzSuite('slack');
 
 const team = fc.oneof(fc.constantFrom('T0001', 'T0002', ''), fc.constantFrom('valueOf', 'constructor', '__proto__', 'toString'));
 const user = fc.oneof(fc.constantFrom('U0001', 'U0002', 'UBOT'), fc.string({ maxLength: 10 }));
 const trigger = fc.oneof(fc.stringMatching(/^\d{5}\.\d{3}\.[a-f0-9]{6}$/), fc.string({ maxLength: 12 }));
 /** Where Slack would post later answers: the local fake, so nothing leaves the machine. */
-const responseUrl = () => fc.constantFrom(`${product.slack.url}/respond/fuzz`, 'not a url', '');
+const responseUrl = () => fc.constantFrom(`${suite.product.slack.url}/respond/fuzz`, 'not a url', '');
 
 const commandText = fc.oneof(
   fc.constantFrom('', 'pay', 'request', 'check', 'data', 'pin', 'help', 'cancel', 'pay 5000', 'sw', 'en'),
@@ -122,13 +109,13 @@ describe('Slack endpoint under fuzzing', () => {
     const sent = await fuzz(
       fc.array(request, { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
       40,
     );
     count('/slack/events (signed, Slack shapes)', sent);
     expect(statuses).toContain(200);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('signed but anything at all (shapes with wrong types, other payload types, any JSON or form): 4xx with a reason', async () => {
@@ -144,9 +131,9 @@ describe('Slack endpoint under fuzzing', () => {
       ),
     );
     // Large concurrent batches: a request no listener takes is answered only after Bolt's 3 s wait.
-    const sent = await fuzz(fc.array(request, { minLength: 30, maxLength: 30 }), async (batch) => void (await sendAll(product.url, batch)), 5);
+    const sent = await fuzz(fc.array(request, { minLength: 30, maxLength: 30 }), async (batch) => void (await sendAll(suite.product.url, batch)), 5);
     count('/slack/events (signed, anything)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('unsigned, forged or stale: every request refused with 401 and a reason', async () => {
@@ -157,7 +144,7 @@ describe('Slack endpoint under fuzzing', () => {
       fc.tuple(body, fc.integer({ min: 301, max: 100_000 })).map(([b, age]) => signedHeaders(b, { timestamp: Math.floor(Date.now() / 1000) - age })),
       fc.record({ 'x-slack-request-timestamp': fc.string({ maxLength: 12 }).map((s) => s.trim()), 'x-slack-signature': fc.stringMatching(/^v0=[0-9a-f]{0,64}$/) }),
     );
-    const before = product.slack.calls.length;
+    const before = suite.product.slack.calls.length;
     const sent = await fuzz(
       fc.array(
         fc.tuple(body, headers, fc.constantFrom('application/x-www-form-urlencoded', 'application/json')).map(([b, h, t]) => ({
@@ -169,7 +156,7 @@ describe('Slack endpoint under fuzzing', () => {
         { minLength: BATCH, maxLength: BATCH },
       ),
       async (batch) => {
-        await sendAll(product.url, batch, (req, res) =>
+        await sendAll(suite.product.url, batch, (req, res) =>
           res.status === 401 && res.text.trim() !== '' ? null : `unsigned request answered ${res.status} "${res.text.slice(0, 80)}": ${String(req.body).slice(0, 100)}`,
         );
       },
@@ -177,14 +164,14 @@ describe('Slack endpoint under fuzzing', () => {
     );
     count('/slack/events (forged)', sent);
     // Nothing reached Slack's Web API or a response_url because of them.
-    expect(product.slack.calls.length).toBe(before);
-    expect(watch.failures).toEqual([]);
+    expect(suite.product.slack.calls.length).toBe(before);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('/slack/*: any method, path, headers and body', async () => {
     const paths = pathsUnder('/slack', ['/events', '/events/', '/commands', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 40);
+    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 40);
     count('/slack/* (any)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 });

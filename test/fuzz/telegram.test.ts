@@ -4,34 +4,21 @@
  * the same without it or with a wrong one; then anything at all at /telegram/*.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   TELEGRAM_SECRET,
   anyRequestTo,
   anyValue,
   count,
-  counts,
   fuzz,
+  fuzzSuite,
   pathsUnder,
   sendAll,
   shaped,
-  startFuzzProduct,
-  watchProcess,
   type FuzzRequest,
-  type Product,
 } from './harness.js';
 
-let product: Product;
-let watch: ReturnType<typeof watchProcess>;
-beforeAll(async () => {
-  watch = watchProcess();
-  product = await startFuzzProduct();
-});
-afterAll(async () => {
-  await product?.stop();
-  watch?.stop();
-  console.log(`fuzz telegram requests: ${JSON.stringify(counts)}`);
-});
+const suite = fuzzSuite('telegram');
 
 const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 const userId = fc.oneof(fc.constantFrom(7, 8, 9), fc.integer(), fc.constant(0));
@@ -80,25 +67,25 @@ describe('Telegram webhook under fuzzing', () => {
     const sent = await fuzz(
       fc.array(update.map((u) => post(u, { [SECRET_HEADER]: TELEGRAM_SECRET })), { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
-        for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
       50,
     );
     count('/telegram/webhook (secret)', sent);
     expect(statuses).toContain(200);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('without the secret or with a wrong one: every update refused with a 4xx, none handled', async () => {
     const secret = fc.option(fc.oneof(fc.constantFrom(TELEGRAM_SECRET.slice(0, -1), TELEGRAM_SECRET + 'x', ''), fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/)), { nil: undefined });
-    const before = product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length;
+    const before = suite.product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length;
     const sent = await fuzz(
       fc.array(
         fc.tuple(update, secret).map(([u, s]) => post(u, s === undefined ? {} : { [SECRET_HEADER]: s })),
         { minLength: BATCH, maxLength: BATCH },
       ),
       async (batch) => {
-        await sendAll(product.url, batch, (req, res) => {
+        await sendAll(suite.product.url, batch, (req, res) => {
           if (res.status < 400 || res.status >= 500) return `forged update answered ${res.status}: ${String(req.body).slice(0, 120)}`;
           if (res.text.trim() === '') return `forged update refused ${res.status} without a reason`;
           return null;
@@ -108,8 +95,8 @@ describe('Telegram webhook under fuzzing', () => {
     );
     count('/telegram/webhook (forged)', sent);
     // Nothing forged reached the bot: it sent no message because of them.
-    expect(product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length).toBe(before);
-    expect(watch.failures).toEqual([]);
+    expect(suite.product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length).toBe(before);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('a malformed update (a button press on no message, ids of the wrong type) is answered 200 and ignored', async () => {
@@ -119,15 +106,15 @@ describe('Telegram webhook under fuzzing', () => {
       { update_id: 503, message: { message_id: 1, date: 1, chat: { id: 42, type: 'private' }, from: -5, text: 'hi' } },
       { update_id: 504, message: { message_id: 1, date: 1, chat: { id: 42, type: 'private' }, from: { id: 7 }, text: { not: 'text' } } },
     ];
-    const answers = await sendAll(product.url, malformed.map((u) => post(u, { [SECRET_HEADER]: TELEGRAM_SECRET })));
+    const answers = await sendAll(suite.product.url, malformed.map((u) => post(u, { [SECRET_HEADER]: TELEGRAM_SECRET })));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
   });
 
   it('/telegram/*: any method, path, headers and body (with and without the secret)', async () => {
     const paths = pathsUnder('/telegram', ['/webhook', '/webhook/', '']);
     const withSecret = fc.boolean().chain((on) => anyRequestTo(paths, on ? { [SECRET_HEADER]: TELEGRAM_SECRET } : {}));
-    const sent = await fuzz(fc.array(withSecret, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
+    const sent = await fuzz(fc.array(withSecret, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/telegram/* (any)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 });

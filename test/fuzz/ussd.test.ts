@@ -5,32 +5,19 @@
  * No 5xx, no hang, every rejection a 4xx with a reason, no unhandled rejection or exception.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   anyRequestTo,
   count,
-  counts,
   fuzz,
+  fuzzSuite,
   pathsUnder,
   sendAll,
   shaped,
-  startFuzzProduct,
-  watchProcess,
   type FuzzRequest,
-  type Product,
 } from './harness.js';
 
-let product: Product;
-let watch: ReturnType<typeof watchProcess>;
-beforeAll(async () => {
-  watch = watchProcess();
-  product = await startFuzzProduct();
-});
-afterAll(async () => {
-  await product?.stop();
-  watch?.stop();
-  console.log(`fuzz ussd requests: ${JSON.stringify(counts)}`);
-});
+const suite = fuzzSuite('ussd');
 
 const phone = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('+256772000001', '256772123456', '0772123456', '+254712345678', '233271231234', '256700000009') },
@@ -112,7 +99,7 @@ describe('USSD gateways under fuzzing', () => {
       const sent = await fuzz(
         fc.array(request, { minLength: BATCH, maxLength: BATCH }),
         async (batch) => {
-          for (const res of await sendAll(product.url, batch)) statuses.add(res.status);
+          for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
         },
         RUNS_PER_CODEC,
       );
@@ -120,19 +107,19 @@ describe('USSD gateways under fuzzing', () => {
       // Both sides were reached: screens (200) and refusals (400).
       expect(statuses).toContain(200);
       expect(statuses).toContain(400);
-      expect(watch.failures).toEqual([]);
+      expect(suite.watch.failures).toEqual([]);
     });
   }
 
   it('/ussd/*: any method, path, headers and body', async () => {
     const paths = pathsUnder('/ussd', ['/africastalking', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(product.url, batch)), 45);
+    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/ussd/* (any)', sent);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 
   it('the product still answers a whole USSD dial afterwards', async () => {
-    const res = await fetch(`${product.url}/ussd/africastalking`, {
+    const res = await fetch(`${suite.product.url}/ussd/africastalking`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ sessionId: 'after-fuzz', serviceCode: '*384*123#', phoneNumber: '+256772999111', networkCode: '63902', text: '' }),
@@ -140,6 +127,6 @@ describe('USSD gateways under fuzzing', () => {
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/^CON /);
-    expect(watch.failures).toEqual([]);
+    expect(suite.watch.failures).toEqual([]);
   });
 });
