@@ -3,6 +3,7 @@ import { MemoryStore, SWEEP_EVERY } from '../../src/conversation/memory-store.js
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { createSessionStore } from '../../src/conversation/store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
+import { TcpCutter } from '../chaos/proxies.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('stores');
@@ -53,6 +54,9 @@ describe.each<[string, () => SessionStore]>([
   it('claims a key for the first caller only', async () => {
     const claims = await Promise.all(Array.from({ length: 10 }, () => store.claim(key('claim'), 60, 'me')));
     expect(claims.filter(Boolean)).toHaveLength(1);
+    // Without a value each call has a token of its own: another call's claim is not ours.
+    const anonymous = await Promise.all(Array.from({ length: 10 }, () => store.claim(key('claim:anonymous'), 60)));
+    expect(anonymous.filter(Boolean)).toHaveLength(1);
   });
 
   it('adds within a limit atomically under concurrency', async () => {
@@ -62,6 +66,94 @@ describe.each<[string, () => SessionStore]>([
     expect(await store.addWithinLimit(key('sum'), 1, 200, 60)).toEqual({ ok: false, total: 200 });
     expect(await store.addWithinLimit(key('sum'), 0, 200, 60)).toEqual({ ok: true, total: 200 });
     expect(await store.addWithinLimit(key('other'), 0, 200, 60)).toEqual({ ok: true, total: 0 });
+  });
+});
+
+describe('RedisStore record layout', () => {
+  const stored = (k: string) => raw.redis.get(`${prefix}${k}`);
+
+  it('keeps a record as one string `<version>:<write id>:<JSON>` with a fresh short write id per write', async () => {
+    const snapshot = { flow: 'pay', history: Array.from({ length: 53 }, (_, i) => `step-${i}:ok`) };
+    expect(JSON.stringify(snapshot).length).toBeGreaterThan(690); // ~700 bytes, a USSD session's size
+    await redisStore.set('layout', snapshot, null, 60);
+    expect(await raw.redis.type(`${prefix}layout`)).toBe('string');
+    const first = await stored('layout');
+    expect(first).toMatch(/^1:[A-Za-z0-9_-]{11}:\{"flow":"pay"/);
+    expect(first?.slice(first.indexOf(':', 2) + 1)).toBe(JSON.stringify(snapshot));
+    await redisStore.set('layout', snapshot, 1, 60);
+    const second = await stored('layout');
+    expect(second).toMatch(/^2:[A-Za-z0-9_-]{11}:/);
+    expect(second?.slice(2, 13)).not.toBe(first?.slice(2, 13));
+    // The point of the layout: the old hash of this record took ~1,080 bytes, the string ~840.
+    expect(Number(await raw.redis.memory('USAGE', `${prefix}layout`))).toBeLessThan(1000);
+  });
+
+  it('parses the version before the JSON, whatever ":" the JSON holds, past one digit', async () => {
+    const snapshot = { url: 'https://x:1/a', 'k:1': '2:3:4', list: ['1:', ':2:', '10:'] };
+    expect(await redisStore.set('colons', snapshot, null, 60)).toBe(1);
+    for (let v = 1; v < 12; v++) expect(await redisStore.set('colons', { ...snapshot, v }, v, 60)).toBe(v + 1);
+    expect(await redisStore.get('colons')).toEqual({ snapshot: { ...snapshot, v: 11 }, version: 12 });
+    // `1:` must not match `12:`, nor `12:` a `1:...` record.
+    expect(await redisStore.set('colons', snapshot, 1, 60)).toBeNull();
+    await raw.redis.set(`${prefix}colons:hand`, '1:AAAAAAAAAAA:{"a":"12:x:1:"}');
+    expect(await redisStore.get('colons:hand')).toEqual({ snapshot: { a: '12:x:1:' }, version: 1 });
+    expect(await redisStore.set('colons:hand', { a: 'x' }, 12, 60)).toBeNull();
+    expect(await redisStore.set('colons:hand', { a: 'y' }, 1, 60)).toBe(2);
+    expect(await redisStore.get('colons:hand')).toEqual({ snapshot: { a: 'y' }, version: 2 });
+  });
+
+  it('reads a key of another type (an old-layout hash) as absent, and a create writes over it', async () => {
+    const key = `${prefix}wrongtype`;
+    await raw.redis.hset(key, { v: '4', w: 'c9a4f8f2-2f7e-4b8e-9d55-0d3e1f7c2a11', d: '{"old":true}' });
+    expect(await redisStore.get('wrongtype')).toBeNull();
+    expect(await redisStore.set('wrongtype', { n: 5 }, 4, 60)).toBeNull();
+    expect(await raw.redis.type(key)).toBe('hash');
+    expect(await redisStore.set('wrongtype', { n: 1 }, null, 60)).toBe(1);
+    expect(await raw.redis.type(key)).toBe('string');
+    expect(await redisStore.get('wrongtype')).toEqual({ snapshot: { n: 1 }, version: 1 });
+    expect(await raw.redis.ttl(key)).toBeGreaterThan(50);
+  });
+
+  it('refuses to read a string that is not a record, and leaves it alone', async () => {
+    await redisStore.claim('not-a-record', 60, 'claim-token');
+    await expect(redisStore.get('not-a-record')).rejects.toThrow(/not a session record/);
+    expect(await redisStore.set('not-a-record', { n: 1 }, null, 60)).toBeNull();
+    expect(await stored('not-a-record')).toBe('claim-token');
+  });
+
+  describe('when a dropped connection loses the reply of a compare-and-set or a claim', () => {
+    // ioredis resends the script; the resend finds its own first run's write and must answer its version.
+    const target = new URL(REDIS_URL);
+    let cutter: TcpCutter;
+    let cut: RedisStore;
+    afterAll(async () => {
+      await cut?.close();
+      await cutter?.close();
+    });
+
+    it('answers the version it wrote, on a create and on an update, and only once', async () => {
+      cutter = await new TcpCutter({ host: target.hostname, port: Number(target.port || 6379) }).start();
+      cut = new RedisStore({ url: `redis://127.0.0.1:${cutter.port}${target.pathname}`, keyPrefix: prefix });
+      await cut.set('resent:warm-up', {}, null, 60); // the script is loaded: the lost reply is the script's own
+      cutter.swallowNextReply = true;
+      expect(await cut.set('resent', { step: 1 }, null, 60)).toBe(1);
+      expect(cutter.swallowNextReply).toBe(false);
+      cutter.swallowNextReply = true;
+      expect(await cut.set('resent', { step: 2 }, 1, 60)).toBe(2);
+      expect(cutter.swallowNextReply).toBe(false);
+      expect(await cut.get('resent')).toEqual({ snapshot: { step: 2 }, version: 2 });
+      // Another writer of the same version is still a conflict.
+      expect(await cut.set('resent', { step: 'other' }, 1, 60)).toBeNull();
+      expect(await redisStore.set('resent', { step: 'other' }, null, 60)).toBeNull();
+    });
+
+    it('keeps a claim whose reply was lost for its caller', async () => {
+      cutter.swallowNextReply = true;
+      expect(await cut.claim('resent:claim', 60)).toBe(true);
+      expect(cutter.swallowNextReply).toBe(false);
+      expect(await cut.claim('resent:claim', 60)).toBe(false);
+      expect(await stored('resent:claim')).toMatch(/^[A-Za-z0-9_-]{11}$/);
+    });
   });
 });
 
