@@ -119,7 +119,6 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   app.use(
     createUssdRouter({
       engine,
-      store,
       serviceCode: config.USSD_SERVICE_CODE,
       deadlineMs: config.USSD_DEADLINE_MS,
       defaultCountry: config.DEFAULT_COUNTRY,

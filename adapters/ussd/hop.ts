@@ -1,23 +1,23 @@
 /**
- * One USSD hop, whatever the gateway: decode -> find the new answer -> engine (or paging) -> render ->
- * compare-and-set the session record -> encode. Logs carry the gateway, the session id, the masked phone
- * and the hop: never a body, an answer or a screen (answers carry PINs).
+ * One USSD hop, whatever the gateway: decode -> one engine turn on the user's conversation, whose record
+ * also keeps the USSD state (gateway session, hop, last Prompt and page): a resend or a page turn is answered
+ * from that state, a new answer steps the flow, and the state goes back in the same compare-and-set ->
+ * render -> encode. Logs carry the gateway, the session id, the masked phone and the hop: never a body, an
+ * answer or a screen (answers carry PINs).
  */
 import type { Request, Response } from 'express';
-import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
-import type { Codec } from './codecs/index.js';
+import type { Codec, GatewayRequest, Hop } from './codecs/codec.js';
 import { NAV, renderPrompt } from './renderer.js';
-import { digest, nextStep, readRecord, type Step, type UssdSessionRecord } from './session.js';
+import { digest, nextStep, type UssdState } from './session.js';
 
 export interface HopOptions {
-  engine: Engine;
-  store: SessionStore;
+  engine: TurnEngine;
   /** The engine's USSD deadline; a second past it the router stops waiting and apologises. */
   deadlineMs: number;
   logger: Logger;
-  sessionTtlSeconds: number;
   defaultCountry: string;
 }
 
@@ -40,7 +40,6 @@ interface LogContext {
   /** Masked. */
   phone: string;
 }
-type HopContext = LogContext & { hop: number };
 
 /** Gateways send international numbers without the `+` (256772123456): put it back before parsing. */
 function withPlus(msisdn: string): string {
@@ -48,7 +47,7 @@ function withPlus(msisdn: string): string {
 }
 
 export function createHopHandler(options: HopOptions) {
-  const { engine, store, deadlineMs, logger, sessionTtlSeconds, defaultCountry } = options;
+  const { engine, deadlineMs, logger, defaultCountry } = options;
 
   return (codec: Codec) => async (req: Request, res: Response) => {
     const decoded = codec.decode(req.body);
@@ -66,114 +65,90 @@ export function createHopHandler(options: HopOptions) {
     }
     const phone = parsed.e164;
     const ctx: LogContext = { gateway: codec.name, sessionId: request.sessionId, phone: maskPhone(phone) };
-    const key = `ussd:${codec.name}:${request.sessionId}`;
-    const send = (screen: { text: string; final: boolean }, hop: number) => {
-      const reply = codec.encode({ ...screen, hop }, request);
+    const send = (prompt: Prompt, page: number, hop: number) => {
+      const screen = renderPrompt(prompt, page);
+      const reply = codec.encode({ text: screen.text, final: screen.final, hop }, request);
       if (reply.type === 'text') res.type('text/plain').send(reply.body);
       else res.json(reply.body);
     };
 
-    try {
-      if (request.hop.kind === 'end') {
-        await store.delete(key);
-        logger.info(ctx, 'ussd session released by the gateway');
-        send({ text: '', final: true }, 0);
-        return;
-      }
-      const stored = await store.get(key);
-      const record = stored ? readRecord(stored.snapshot) : null;
-      if (record?.owner !== undefined && record.owner !== digest(phone)) {
-        // A gateway never moves a session to another number: this would read or continue someone else's.
-        logger.warn(ctx, 'ussd session id reused with another phone number: refused');
-        send(renderPrompt(APOLOGY_FAILED), 0);
-        return;
-      }
-      const step = nextStep(record, request.hop);
-      if (step.kind === 'repeat') {
-        logger.info({ ...ctx, hop: step.record.hop }, 'ussd repeat: same screen');
-        send(step.record.screen, step.record.hop);
-        return;
-      }
-      const hop = step.kind === 'answer' ? step.hop : 0;
-      const next = await advance(step, record, phone, { ...ctx, hop });
-      const version = await store.set(key, next, stored?.version ?? null, sessionTtlSeconds);
-      if (version === null) {
-        // Another delivery of this hop got there first: answer what it answered.
-        const winner = await store.get(key);
-        const won = winner ? readRecord(winner.snapshot) : null;
-        if (won && won.hop >= hop) {
-          logger.info({ ...ctx, hop }, 'ussd concurrent delivery: same screen');
-          send(won.screen, won.hop);
-          return;
-        }
-      }
-      logger.info({ ...ctx, hop, final: next.screen.final }, 'ussd hop');
-      send(next.screen, hop);
-    } catch (err) {
-      logger.error({ ...ctx, err: errorName(err) }, 'ussd hop failed');
-      send(renderPrompt(APOLOGY_FAILED), 0);
+    const hop = request.hop;
+    if (hop.kind === 'end') {
+      // Nothing to release: the state stays with the conversation, and the next dial is another session.
+      logger.info(ctx, 'ussd session released by the gateway');
+      send({ text: '', final: true }, 0, 0);
+      return;
+    }
+    let repeated = false;
+    const decide = (stored: UssdState | undefined) => {
+      const decision = decideHop(stored, codec, request, hop, phone);
+      repeated = decision.kind === 'reply' && !decision.changed;
+      return decision;
+    };
+    const outcome = await guarded(engine.turn({ channel: 'ussd', conversationId: phone, userId: phone }, decide));
+    if (outcome.kind === 'late') {
+      logger.warn(ctx, 'ussd engine past the deadline: apologised');
+      send(APOLOGY_LATE, 0, 0);
+    } else if (outcome.kind === 'failed') {
+      logger.error({ ...ctx, err: errorName(outcome.err) }, 'ussd hop failed: apologised');
+      send(APOLOGY_FAILED, 0, 0);
+    } else {
+      const state = outcome.state;
+      logger.info({ ...ctx, hop: state.hop, final: state.prompt.final }, repeated ? 'ussd repeat: same screen' : 'ussd hop');
+      send(state.prompt, state.page, state.hop);
     }
   };
 
-  /** Works out the next record: paging within the last Prompt, or one engine call. */
-  async function advance(
-    step: Exclude<Step, { kind: 'repeat' }>,
-    record: UssdSessionRecord | null,
-    phone: string,
-    ctx: HopContext,
-  ): Promise<UssdSessionRecord> {
-    const seen = step.seen;
-    const base: Inbound = {
-      channel: 'ussd',
-      conversationId: phone,
-      userId: phone,
-      phoneNumber: phone,
-      messageId: `${ctx.sessionId}:${ctx.hop}`,
-    };
-    const show = (prompt: Prompt, page: number): UssdSessionRecord => {
-      const screen = renderPrompt(prompt, page);
-      return {
-        hop: ctx.hop,
-        seenLength: seen.length,
-        seenDigest: digest(seen),
-        prompt,
-        page: screen.page,
-        screen: { text: screen.text, final: screen.final },
-        owner: digest(phone),
-      };
-    };
-
-    if (step.kind === 'dial' || record === null) return show(await ask({ ...base, newSession: true }, ctx), 0);
-
-    const key = step.answer.trim();
-    const shown = renderPrompt(record.prompt, record.page);
-    if (key === NAV.more && shown.page < shown.pageCount - 1) return show(record.prompt, shown.page + 1);
-    if (key === NAV.back && shown.page > 0) return show(record.prompt, shown.page - 1);
-    return show(await ask({ ...base, ...toAction(step.answer, record.prompt) }, ctx), 0);
-  }
-
-  /** engine.handle, never waiting much past the deadline and never throwing. */
-  async function ask(inbound: Inbound, ctx: HopContext): Promise<Prompt> {
+  /** The engine's turn, never waited for much past the deadline and never throwing. */
+  async function guarded(turn: Promise<UssdState>) {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<{ kind: 'late' }>((resolve) => {
       timer = setTimeout(() => resolve({ kind: 'late' }), deadlineMs + GUARD_GRACE_MS);
     });
-    const work = Promise.resolve()
-      .then(() => engine.handle(inbound))
-      .then(
-        (prompt) => ({ kind: 'done' as const, prompt }),
-        (err: unknown) => ({ kind: 'failed' as const, err }),
-      );
+    const work = turn.then(
+      (state) => ({ kind: 'done' as const, state }),
+      (err: unknown) => ({ kind: 'failed' as const, err }),
+    );
     const outcome = await Promise.race([work, late]);
     clearTimeout(timer);
-    if (outcome.kind === 'done') return outcome.prompt;
-    if (outcome.kind === 'late') {
-      logger.warn(ctx, 'ussd engine past the deadline: apologised');
-      return APOLOGY_LATE;
-    }
-    logger.error({ ...ctx, err: errorName(outcome.err) }, 'ussd engine failed: apologised');
-    return APOLOGY_FAILED;
+    return outcome;
   }
+}
+
+/**
+ * What this request means given the state stored with the conversation: the last screen again (a resend),
+ * another page of the last Prompt, or a message for the flow (the dial, an answer).
+ */
+function decideHop(
+  stored: UssdState | undefined,
+  codec: Codec,
+  request: GatewayRequest,
+  hop: Exclude<Hop, { kind: 'end' }>,
+  phone: string,
+): TurnDecision<UssdState> {
+  const step = nextStep(stored, codec.name, request.sessionId, hop);
+  if (step.kind === 'repeat') return { kind: 'reply', state: step.state, changed: false };
+  const number = step.kind === 'answer' ? step.hop : 0;
+  const seenDigest = digest(step.seen);
+  const show = (prompt: Prompt, page: number): UssdState => ({
+    gateway: codec.name,
+    sessionId: request.sessionId,
+    hop: number,
+    seenLength: step.seen.length,
+    seenDigest,
+    prompt,
+    page,
+  });
+  const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${request.sessionId}:${number}` };
+  if (step.kind === 'dial') return { kind: 'step', inbound: { ...inbound, newSession: true }, after: (prompt) => show(prompt, 0) };
+  const { state } = step;
+  const key = step.answer.trim();
+  if (key === NAV.more || key === NAV.back) {
+    const shown = renderPrompt(state.prompt, state.page);
+    if (key === NAV.more && shown.page < shown.pageCount - 1) return { kind: 'reply', state: show(state.prompt, shown.page + 1), changed: true };
+    if (key === NAV.back && shown.page > 0) return { kind: 'reply', state: show(state.prompt, shown.page - 1), changed: true };
+  }
+  return { kind: 'step', inbound: { ...inbound, ...toAction(step.answer, state.prompt) }, after: (prompt) => show(prompt, 0) };
 }
 
 /** An answer -> what it means: `00` home, `0` back, a shown choice's number, or text. */

@@ -4,17 +4,15 @@
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { Engine, SessionStore } from '../../src/conversation/types.js';
+import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { codecs } from './codecs/index.js';
 import { createHopHandler } from './hop.js';
 import { simulatorPage } from './simulator.js';
 
 export interface UssdRouterOptions {
-  /** Answers each hop (src/conversation createEngine). */
-  engine: Engine;
-  /** Keeps the USSD session records (`ussd:<gateway>:<sessionId>`), the engine's store in practice. */
-  store: SessionStore;
+  /** Answers each hop, keeping the USSD state with the conversation (src/conversation createEngine). */
+  engine: TurnEngine;
   /** The service code the simulator dials and shows (config USSD_SERVICE_CODE, default `*384*123#`). */
   serviceCode: string;
   /**
@@ -24,11 +22,6 @@ export interface UssdRouterOptions {
   deadlineMs: number;
   /** Gets gateway, session id, masked phone and hop per request; never a body, an answer or a screen. */
   logger: Logger;
-  /**
-   * Lifetime of a USSD session record in seconds. Default 300: a gateway session lasts at most 180 s
-   * (Africa's Talking), and a resend arriving near the end must still find the record.
-   */
-  sessionTtlSeconds?: number;
   /**
    * Country for numbers a gateway sends in local form (ISO 3166 alpha-2). Default `UG`, as config
    * DEFAULT_COUNTRY; gateways normally send international numbers and this is not used.
@@ -43,10 +36,8 @@ export function createUssdRouter(options: UssdRouterOptions): Router {
   const router = express.Router();
   const handle = createHopHandler({
     engine: options.engine,
-    store: options.store,
     deadlineMs: options.deadlineMs,
     logger: options.logger,
-    sessionTtlSeconds: options.sessionTtlSeconds ?? 300,
     defaultCountry: options.defaultCountry ?? 'UG',
   });
   const parsers = {

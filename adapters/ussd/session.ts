@@ -1,75 +1,88 @@
 /**
- * The USSD session record (one per gateway session, key `ussd:<gateway>:<sessionId>`) and the pure rule
- * that tells a new answer from a resend.
+ * The USSD state kept with the user's conversation (the engine's record `conv:ussd:<phone>`, written in the
+ * same compare-and-set as the flow): which gateway session the user is in, the hop answered, the last Prompt
+ * and the page of it on screen. And the pure rule that tells a new answer from a resend.
  *
  * Africa's Talking sends every answer so far joined by `*`; the new answer is what follows the text
- * already answered and its `*`, so an answer that itself holds `*` survives. The record keeps only the
+ * already answered and its `*`, so an answer that itself holds `*` survives. The state keeps only the
  * length and a SHA-256 digest of that text: the text carries the PIN, and nothing needs it in clear.
+ *
+ * Keyed by the phone number, a session id sent from another number can never reach this state: that number
+ * has a conversation of its own.
  */
 import { createHash } from 'node:crypto';
 import type { Prompt } from '../../src/conversation/types.js';
-import type { Hop } from './codecs/index.js';
+import type { GatewayName, Hop } from './codecs/codec.js';
 
-export interface UssdSessionRecord {
+export interface UssdState {
+  /** The gateway and its session id this state belongs to; a request of another session is a new dial. */
+  gateway: GatewayName;
+  sessionId: string;
   /** The last hop answered: 0 is the dial. */
   hop: number;
   /** Africa's Talking: length and digest of the cumulative text answered so far. */
   seenLength: number;
   seenDigest: string;
-  /** The engine's last Prompt, re-rendered when the user pages with 98 / 0. */
+  /** The engine's last Prompt, rendered again for a resend or when the user pages with 98 / 0. */
   prompt: Prompt;
   /** The page of `prompt` on screen. */
   page: number;
-  /** The screen last sent, sent again for a resend. */
-  screen: { text: string; final: boolean };
-  /** Digest of the phone number the session belongs to: the same session id from another number is refused. */
-  owner?: string;
 }
 
 export type Step =
   /** A resend, a stale request, or a request after the END: the last screen again, no effect. */
-  | { kind: 'repeat'; record: UssdSessionRecord }
+  | { kind: 'repeat'; state: UssdState }
   /** The first hop of a session. */
   | { kind: 'dial'; seen: string }
   /** A new answer at hop `hop`. */
-  | { kind: 'answer'; hop: number; answer: string; seen: string };
+  | { kind: 'answer'; hop: number; answer: string; seen: string; state: UssdState };
 
 export function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }
 
-/** What the request `hop` means given the session's record (null: no session yet). */
-export function nextStep(record: UssdSessionRecord | null, hop: Exclude<Hop, { kind: 'end' }>): Step {
-  if (record === null) return { kind: 'dial', seen: hop.kind === 'cumulative' ? hop.text : '' };
-  if (record.screen.final) return { kind: 'repeat', record };
-  const next = record.hop + 1;
+/**
+ * What the request `hop` of gateway session `gateway`/`sessionId` means, given the state stored with the
+ * conversation (undefined: none yet).
+ */
+export function nextStep(
+  stored: UssdState | undefined,
+  gateway: GatewayName,
+  sessionId: string,
+  hop: Exclude<Hop, { kind: 'end' }>,
+): Step {
+  const state = readState(stored);
+  if (state === null || state.gateway !== gateway || state.sessionId !== sessionId) {
+    return { kind: 'dial', seen: hop.kind === 'cumulative' ? hop.text : '' };
+  }
+  if (state.prompt.final) return { kind: 'repeat', state };
+  const next = state.hop + 1;
   if (hop.kind === 'latest') {
-    if (hop.start) return { kind: 'repeat', record };
-    if (hop.sequence !== undefined && hop.sequence <= record.hop) return { kind: 'repeat', record };
-    return { kind: 'answer', hop: next, answer: hop.input, seen: '' };
+    if (hop.start) return { kind: 'repeat', state };
+    if (hop.sequence !== undefined && hop.sequence <= state.hop) return { kind: 'repeat', state };
+    return { kind: 'answer', hop: next, answer: hop.input, seen: '', state };
   }
   const { text } = hop;
-  if (record.seenLength === 0) {
-    return text === '' ? { kind: 'repeat', record } : { kind: 'answer', hop: next, answer: text, seen: text };
+  if (state.seenLength === 0) {
+    return text === '' ? { kind: 'repeat', state } : { kind: 'answer', hop: next, answer: text, seen: text, state };
   }
   const extends_ =
-    text.length > record.seenLength &&
-    text[record.seenLength] === '*' &&
-    digest(text.slice(0, record.seenLength)) === record.seenDigest;
-  if (!extends_) return { kind: 'repeat', record };
-  return { kind: 'answer', hop: next, answer: text.slice(record.seenLength + 1), seen: text };
+    text.length > state.seenLength && text[state.seenLength] === '*' && digest(text.slice(0, state.seenLength)) === state.seenDigest;
+  if (!extends_) return { kind: 'repeat', state };
+  return { kind: 'answer', hop: next, answer: text.slice(state.seenLength + 1), seen: text, state };
 }
 
-/** Reads a stored record back, or null when it is not one (another writer's key, an old shape). */
-export function readRecord(snapshot: unknown): UssdSessionRecord | null {
-  if (typeof snapshot !== 'object' || snapshot === null) return null;
-  const r = snapshot as Partial<UssdSessionRecord>;
+/** The stored state, or null when it is not one (absent, or an older shape). */
+function readState(stored: unknown): UssdState | null {
+  if (typeof stored !== 'object' || stored === null) return null;
+  const s = stored as Partial<UssdState>;
   const ok =
-    typeof r.hop === 'number' &&
-    typeof r.seenLength === 'number' &&
-    typeof r.seenDigest === 'string' &&
-    typeof r.page === 'number' &&
-    typeof r.prompt?.text === 'string' &&
-    typeof r.screen?.text === 'string';
-  return ok ? (r as UssdSessionRecord) : null;
+    typeof s.gateway === 'string' &&
+    typeof s.sessionId === 'string' &&
+    typeof s.hop === 'number' &&
+    typeof s.seenLength === 'number' &&
+    typeof s.seenDigest === 'string' &&
+    typeof s.page === 'number' &&
+    typeof s.prompt?.text === 'string';
+  return ok ? (s as UssdState) : null;
 }

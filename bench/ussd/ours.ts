@@ -29,6 +29,6 @@ export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): expre
     logger,
   });
   const app = express();
-  app.use(createUssdRouter({ engine, store, serviceCode: '*384*123#', deadlineMs: 3000, logger }));
+  app.use(createUssdRouter({ engine, serviceCode: '*384*123#', deadlineMs: 3000, logger }));
   return app;
 }

@@ -1,10 +1,13 @@
 /**
  * The conversation engine (DESIGN "Engine"): one Inbound in, one Prompt out.
  *
- * handle(): claim the delivery id (a duplicate gets the first answer) -> load the session -> one pure step
- * (start a flow, or send the flow ONE event) -> persist with compare-and-set (on conflict reload and redo
- * the step) -> when the flow is `busy`, run its service call from the stored snapshot until it settles or
- * the channel's deadline passes -> persist -> render the current View in the user's language.
+ * handle(): read the conversation record (`conv:<channel>:<conversationId>`: the session, the ids of its
+ * latest deliveries, and a channel's own state) -> a delivery already in it is a duplicate and gets the
+ * current answer -> one pure step (start a flow, or send the flow ONE event) -> persist with compare-and-set,
+ * the delivery id and the channel's state in the same write (on conflict reload and redo the step) -> when
+ * the flow is `busy`, run its service call from the stored snapshot until it settles or the channel's
+ * deadline passes -> persist -> render the current View in the user's language. One read and one write a
+ * message: the record is the duplicate mark, so no key per delivery.
  * Past the deadline the answer is "processing, you will be notified"; the run goes on, and its outcome is
  * persisted and handed to onLateOutcome (on USSD also kept and shown at the next dial).
  */
@@ -19,7 +22,7 @@ import type { AccessPolicy } from './policy.js';
 import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, stepName, type FlowEnd, type Session, type Step, type StepContext } from './session.js';
-import type { Address, Channel, Engine, Inbound, Prompt, SessionStore, StoredSnapshot } from './types.js';
+import type { Address, Channel, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision, TurnEngine } from './types.js';
 
 export interface EngineOptions {
   store: SessionStore;
@@ -48,13 +51,11 @@ export interface EngineOptions {
 }
 
 /** The Engine, plus a way to wait for runs that passed their deadline (graceful shutdown, tests). */
-export interface ConversationEngine extends Engine {
+export interface ConversationEngine extends TurnEngine {
   /** Resolves when every run still going has settled and its late outcome was delivered. */
   drain(): Promise<void>;
 }
 
-/** A delivery id is remembered for a day: Telegram and Slack retry within minutes, gateways within seconds. */
-const SEEN_TTL_SECONDS = 24 * 3600;
 /** A session is kept this long past its expiry, to tell the user it expired instead of silently restarting. */
 const EXPIRED_NOTICE_SECONDS = 3600;
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
@@ -65,18 +66,33 @@ const DUPLICATE_POLL_MS = 50;
 
 const LATE = Symbol('late');
 
-/** The duplicate mark of a delivery still being handled; its answer (a Prompt) replaces it. */
-const UNANSWERED = 0;
-const isPrompt = (value: unknown): value is Prompt => typeof value === 'object' && value !== null && typeof (value as Prompt).text === 'string';
+/** A step lost its compare-and-set to another message: read again and redo it. */
+const CONFLICT = Symbol('conflict');
 
-/** Reads started together with a delivery's claim (see handle). */
-interface EarlyReads {
-  profile: Promise<StoredSnapshot | null>;
-  conversation: Promise<StoredSnapshot | null>;
-  pending: Promise<StoredSnapshot | null>;
+/** Delivery ids kept per conversation: retries repeat one of the latest few, within minutes. */
+const SEEN_KEPT = 8;
+
+/** What `conv:<channel>:<conversationId>` holds. */
+interface ConversationRecord {
+  session?: Session;
+  /** Ids of the latest deliveries that moved the conversation, oldest first: one seen again is a duplicate. */
+  seen: string[];
+  /** A channel's own state, kept with the conversation (TurnEngine); chat channels keep none. */
+  channel?: unknown;
 }
 
-/** A read that may be dropped unread (a duplicate delivery): its failure must not go unhandled. */
+function readConversation(stored: StoredSnapshot | null): ConversationRecord {
+  const record = stored?.snapshot as Partial<ConversationRecord> | undefined;
+  return { session: record?.session, seen: Array.isArray(record?.seen) ? record.seen : [], channel: record?.channel };
+}
+
+/** The answer to one delivery and the channel state kept with it. */
+interface Delivered<S> {
+  prompt?: Prompt;
+  state: S;
+}
+
+/** A read that may be dropped unread (a reply from the channel's state alone): its failure must not go unhandled. */
 function quiet<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
@@ -123,7 +139,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const storeTtl = options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS;
   const runs = new Map<string, Run>();
 
-  const convKey = (i: Inbound) => `conv:${i.channel}:${i.conversationId}`;
+  const convKey = (p: Participant) => `conv:${p.channel}:${p.conversationId}`;
   const profileKey = (i: Inbound) => profileKeyOf(i.channel, i.userId);
   const who = (i: Inbound) => {
     const mask = (id: string) => (i.channel === 'ussd' ? maskPhone(id) : id);
@@ -147,11 +163,6 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
     const prompt = catalogue.renderView(view, lang);
     return session.ended ? { ...prompt, final: true } : prompt;
-  }
-
-  async function loadProfile(inbound: Inbound): Promise<UserProfile> {
-    const stored = await store.get(profileKey(inbound));
-    return (stored?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
   }
 
   /** Merges changes into the stored profile (compare-and-set, retried). */
@@ -239,37 +250,53 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
   }
 
-  /** Runs and persists until the conversation is no longer busy; the prompt of where it ends. */
-  async function settle(inbound: Inbound, key: string, start: Session, version: number, profile: UserProfile, ctx: StepContext): Promise<Prompt> {
+  /**
+   * Runs and persists until the conversation is no longer busy; the prompt of where it ends. Writes keep the
+   * record's delivery ids; the last one also the channel's state for the outcome (`after`), so a resend of
+   * the message that started the run is answered from it.
+   */
+  async function settle(
+    inbound: Inbound,
+    key: string,
+    base: ConversationRecord,
+    start: Session,
+    version: number,
+    profile: UserProfile,
+    ctx: StepContext,
+    after: ((prompt: Prompt) => unknown) | undefined,
+  ): Promise<Prompt> {
     let session = start;
     let current = version;
     let lang = profile.lang;
+    const write = (next: Session, channel: unknown) => store.set(key, { seen: base.seen, session: next, channel }, current, storeTtl);
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
         const ran = await runBusy(session, async (snapshot) => {
           if (moved) return;
-          const written = await store.set(key, { ...session, snapshot }, current, storeTtl);
+          const written = await write({ ...session, snapshot }, base.channel);
           if (written === null) moved = true;
           else current = written;
         });
         const step = runtime.settled(session, runtime.restore(ran), { profile, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
         lang = step.profile.lang;
-        const written = await store.set(key, step.session, current, storeTtl);
+        const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, lang, inbound.channel);
+        const written = await write(step.session, prompt && after ? after(prompt) : base.channel);
         if (written === null) {
           // Another message moved the conversation on meanwhile; this outcome is still the user's answer.
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
-          return render(step.session, lang, inbound.channel);
+          return prompt ?? processing(inbound.channel, lang);
         }
         reportEnds(step.ended);
         session = step.session;
         current = written;
+        if (prompt) return prompt;
       }
       return render(session, lang, inbound.channel);
     } catch (error) {
       logger.error({ ...who(inbound), err: error }, 'engine: a flow failed while running a service call');
-      await store.set(key, { ...session, ended: true }, current, storeTtl).catch(() => null);
+      await write({ ...session, ended: true }, base.channel).catch(() => null);
       return simple('common.error', lang, true);
     }
   }
@@ -286,14 +313,22 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   }
 
   /** The run of this conversation: the one already going in this process, or a new one. */
-  function runFor(inbound: Inbound, key: string, session: Session, version: number, profile: UserProfile, ctx: StepContext): Run {
+  function runFor(
+    inbound: Inbound,
+    key: string,
+    base: ConversationRecord,
+    version: number,
+    profile: UserProfile,
+    ctx: StepContext,
+    after: ((prompt: Prompt) => unknown) | undefined,
+  ): Run {
     const going = runs.get(key);
     if (going) return going;
     const run = {
       late: false,
       channel: inbound.channel,
       address: { channel: inbound.channel, conversationId: inbound.conversationId },
-      outcome: settle(inbound, key, session, version, profile, ctx),
+      outcome: settle(inbound, key, base, base.session!, version, profile, ctx, after),
     } as Run;
     run.finished = run.outcome
       .then((prompt) => (run.late ? deliverLate(run, prompt) : undefined))
@@ -302,109 +337,134 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run;
   }
 
-  async function step(inbound: Inbound, early: EarlyReads): Promise<Prompt> {
-    const profile = ((await early.profile)?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
+  /** Waits for a run up to the channel's deadline: its outcome, or "processing" (the run goes on). */
+  async function outcomeOf(run: Run, inbound: Inbound, lang: Lang): Promise<Prompt> {
+    const outcome = await withDeadline(run.outcome, options.deadlineMs[inbound.channel]);
+    if (outcome !== LATE) return outcome;
+    run.late = true;
+    logger.info(who(inbound), 'engine: past the deadline, answering processing');
+    return processing(inbound.channel, lang);
+  }
+
+  /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
+  function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
+    const texts = (pending?.snapshot as string[] | undefined) ?? [];
+    // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
+    // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
+    return texts.length === 0 ? [] : [text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
+  }
+
+  /** One new delivery against the record as read: the step, its write, and the service call it starts. */
+  async function step<S>(
+    inbound: Inbound,
+    key: string,
+    stored: StoredSnapshot | null,
+    record: ConversationRecord,
+    profile: UserProfile,
+    after: (prompt: Prompt) => S,
+  ): Promise<Delivered<S> | typeof CONFLICT> {
+    const answer = (prompt: Prompt): Delivered<S> => ({ prompt, state: after(prompt) });
     if (!policy.role(inbound.channel, inbound.userId)) {
       logger.info(who(inbound), 'engine: refused a user the access policy does not know');
-      return simple('common.notAllowed', profile.lang, true);
+      return answer(simple('common.notAllowed', profile.lang, true));
     }
     const allowed = policy.allowedFlows(inbound.channel, inbound.userId).filter((flow) => runtime.has(flow));
     const ctx = stepContext(inbound, allowed);
-    const key = convKey(inbound);
     const address: Address = { channel: inbound.channel, conversationId: inbound.conversationId };
-    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      // The first attempt uses the reads made together with the claim; a retry after a conflict reads again.
-      const stored = attempt === 0 ? await early.conversation : await store.get(key);
-      const pending = !inbound.newSession ? null : attempt === 0 ? await early.pending : await store.get(pendingKey(address));
-      const planned = plan(inbound, stored?.snapshot as Session | undefined, profile, ctx);
-      let session: Session;
-      let version: number;
-      const notes: string[] = [];
-      if (planned === 'resume') {
-        session = stored!.snapshot as Session;
-        version = stored!.version;
-      } else {
-        // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the
-        // secret. The stored conversation stays where it was (its version moves on, so racing messages
-        // still conflict) and the check runs from memory; a restart meanwhile asks for the PIN again.
-        const holdsSecret = stored !== null && runtime.restore(planned.session).hasTag('secret');
-        const toStore = holdsSecret ? stored.snapshot : planned.session;
-        const written = await store.set(key, toStore, stored?.version ?? null, storeTtl);
-        if (written === null) continue;
-        reportEnds(planned.ended);
-        await remember(inbound, planned.remember);
-        const pendingTexts = (pending?.snapshot as string[] | undefined) ?? [];
-        if (pending && pendingTexts.length > 0) {
-          // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
-          // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
-          notes.push(text({ key: 'common.pendingOutcome' }, planned.profile.lang), ...[...pendingTexts].reverse());
-          await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
-        }
-        notes.push(...planned.notes.map((t) => text(t, planned.profile.lang)));
-        session = planned.session;
-        version = written;
-        if (!isBusy(runtime.restore(session))) return withNotes(render(session, planned.profile.lang, inbound.channel), notes);
-      }
-      const run = runFor(inbound, key, session, version, profile, ctx);
-      const outcome = await withDeadline(run.outcome, options.deadlineMs[inbound.channel]);
-      if (outcome !== LATE) return withNotes(outcome, notes);
-      run.late = true;
-      logger.info(who(inbound), 'engine: past the deadline, answering processing');
-      return withNotes(processing(inbound.channel, profile.lang), notes);
+    const planned = plan(inbound, record.session, profile, ctx);
+    if (planned === 'resume') {
+      // The flow is running a service call: this message waits for its outcome and changes nothing.
+      return answer(await outcomeOf(runFor(inbound, key, record, stored!.version, profile, ctx, after), inbound, profile.lang));
     }
-    logger.warn(who(inbound), 'engine: gave up after repeated conflicts');
-    return simple('common.busy', profile.lang, false);
+    const pending = inbound.newSession ? await store.get(pendingKey(address)) : null;
+    const lang = planned.profile.lang;
+    const notes = [...pendingNotes(pending, lang), ...planned.notes.map((t) => text(t, lang))];
+    const busy = isBusy(runtime.restore(planned.session));
+    const done = busy ? undefined : answer(withNotes(render(planned.session, lang, inbound.channel), notes));
+    // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the secret.
+    // The stored conversation stays where it was (its version moves on, so racing messages still conflict)
+    // and the check runs from memory; a restart meanwhile asks for the PIN again.
+    const holdsSecret = record.session !== undefined && runtime.restore(planned.session).hasTag('secret');
+    const written: ConversationRecord = {
+      session: holdsSecret ? record.session : planned.session,
+      seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT),
+      channel: done ? done.state : record.channel,
+    };
+    const version = await store.set(key, written, stored?.version ?? null, storeTtl);
+    if (version === null) return CONFLICT;
+    reportEnds(planned.ended);
+    await remember(inbound, planned.remember);
+    if (pending && notes.length > planned.notes.length) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
+    if (done) return done;
+    const run = runFor(inbound, key, { ...written, session: planned.session }, version, profile, ctx, after);
+    return answer(withNotes(await outcomeOf(run, inbound, profile.lang), notes));
   }
 
-  /** A repeated delivery: the first one's answer, once it is there. */
-  async function earlierAnswer(inbound: Inbound, seen: string): Promise<Prompt> {
+  /**
+   * A repeated delivery: the answer of the first, which is where the conversation is now. When its service
+   * call is still out, that call's outcome (waited for here or, from another process, polled for).
+   */
+  async function earlierAnswer(inbound: Inbound, key: string, record: ConversationRecord, profile: UserProfile): Promise<Prompt> {
+    const going = runs.get(key);
+    if (going) return outcomeOf(going, inbound, profile.lang);
+    let session = record.session;
     const patience = options.deadlineMs[inbound.channel] * 2 + 1000;
-    for (let waited = 0; waited <= patience; waited += DUPLICATE_POLL_MS) {
-      const answer = (await store.get(seen))?.snapshot;
-      if (isPrompt(answer)) return answer;
+    for (let waited = 0; session && isBusy(runtime.restore(session)) && waited <= patience; waited += DUPLICATE_POLL_MS) {
       await sleep(DUPLICATE_POLL_MS);
+      session = readConversation(await store.get(key)).session;
     }
-    // The first delivery never answered (its process died): show where the conversation is, change nothing.
-    const profile = await loadProfile(inbound);
-    const stored = await store.get(convKey(inbound));
-    return stored ? render(stored.snapshot as Session, profile.lang, inbound.channel) : simple('common.busy', profile.lang, false);
+    if (!session) return simple('common.busy', profile.lang, false);
+    return isBusy(runtime.restore(session)) ? processing(inbound.channel, profile.lang) : render(session, profile.lang, inbound.channel);
+  }
+
+  /** One delivery: read the record (and the profile, in the same round trip), decide, step, write. */
+  async function deliver<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<Delivered<S>> {
+    const key = convKey(participant);
+    const profileRead = quiet(store.get(profileKeyOf(participant.channel, participant.userId)));
+    let stored = await store.get(key);
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      if (attempt > 0) stored = await store.get(key);
+      const record = readConversation(stored);
+      const decision = decide(record.channel as S | undefined);
+      if (decision.kind === 'reply') {
+        if (!decision.changed) return { state: decision.state };
+        if ((await store.set(key, { ...record, channel: decision.state }, stored?.version ?? null, storeTtl)) === null) continue;
+        return { state: decision.state };
+      }
+      const { inbound, after } = decision;
+      const profile = ((await profileRead)?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
+      try {
+        if (record.seen.includes(inbound.messageId)) {
+          logger.info(who(inbound), 'engine: duplicate delivery');
+          const prompt = await earlierAnswer(inbound, key, record, profile);
+          return { prompt, state: after(prompt) };
+        }
+        const outcome = await step(inbound, key, stored, record, profile, after);
+        if (outcome !== CONFLICT) return outcome;
+      } catch (error) {
+        logger.error({ ...who(inbound), err: error }, 'engine: message failed');
+        const prompt = simple('common.error', profile.lang, true);
+        return { prompt, state: after(prompt) };
+      }
+    }
+    logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
+    const prompt = simple('common.busy', 'en', false);
+    const last = decide(readConversation(stored).channel as S | undefined);
+    return { prompt, state: last.kind === 'step' ? last.after(prompt) : last.state };
   }
 
   return {
     async handle(inbound: Inbound): Promise<Prompt> {
-      // One record per delivery: created (compare-and-set, must be absent) as the duplicate mark, then
-      // holding the answer a repeated delivery gets. Keyed by conversation too: a delivery id is only unique
-      // within its source (two USSD gateways can both number a session 700123), and another conversation's
-      // answer must never be handed out as this one's.
-      const seen = `seen:${inbound.channel}:${inbound.conversationId}:${inbound.messageId}`;
-      let prompt: Prompt;
-      let claimed: number | null = null;
       try {
-        // Sent together (one round trip with auto-pipelining): the claim and the reads the step needs.
-        // Reading before the claim is decided changes nothing: a duplicate drops them, and the step's
-        // compare-and-set rejects a write based on a read that another message overtook.
-        const claim = store.set(seen, UNANSWERED, null, SEEN_TTL_SECONDS);
-        const early: EarlyReads = {
-          profile: quiet(store.get(profileKey(inbound))),
-          conversation: quiet(store.get(convKey(inbound))),
-          pending: inbound.newSession ? quiet(store.get(pendingKey({ channel: inbound.channel, conversationId: inbound.conversationId }))) : Promise.resolve(null),
-        };
-        claimed = await claim;
-        if (claimed === null) {
-          logger.info(who(inbound), 'engine: duplicate delivery');
-          return await earlierAnswer(inbound, seen);
-        }
-        prompt = await step(inbound, early);
+        const { prompt } = await deliver<undefined>(inbound, () => ({ kind: 'step', inbound, after: () => undefined }));
+        return prompt!;
       } catch (error) {
         logger.error({ ...who(inbound), err: error }, 'engine: message failed');
-        prompt = simple('common.error', 'en', true);
+        return simple('common.error', 'en', true);
       }
-      if (claimed !== null) {
-        await store.set(seen, prompt, claimed, SEEN_TTL_SECONDS).catch((error: unknown) => {
-          logger.error({ ...who(inbound), err: error }, 'engine: answer not kept for duplicates');
-        });
-      }
-      return prompt;
+    },
+    async turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
+      return (await deliver(participant, decide)).state;
     },
     async drain(): Promise<void> {
       while (runs.size > 0) await Promise.all([...runs.values()].map((run) => run.finished));

@@ -6,4 +6,4 @@ export { RedisStore, type RedisStoreOptions } from './redis-store.js';
 export { AccessPolicy, demoPolicy, hashPin, loadAccessPolicy, type LoadPolicyOptions, type PolicyDocument, type Role } from './policy.js';
 export { createServices, toFailure, type ServicesOptions } from './services.js';
 export { catalogue, createCatalogue, render, renderView, type Catalogue } from './render.js';
-export type { Address, Channel, Engine, Inbound, Prompt, SessionStore } from './types.js';
+export type { Address, Channel, Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from './types.js';

@@ -60,6 +60,30 @@ export interface Engine {
   handle(inbound: Inbound): Promise<Prompt>;
 }
 
+/** The conversation a channel turn is for, and who is talking in it. */
+export type Participant = Pick<Inbound, 'channel' | 'conversationId' | 'userId'>;
+
+/**
+ * What one delivery means to a channel that keeps state of its own with the conversation (USSD: the gateway
+ * session, its hop and the screen shown), decided from that state as stored:
+ * - `reply`: answered from the channel's state alone (a resend, a page turn); the flow is not touched, and
+ *   the state is written back only when `changed`;
+ * - `step`: the flow takes `inbound`; `after` turns the engine's answer into the state to keep, written in
+ *   the same compare-and-set as the conversation.
+ */
+export type TurnDecision<S> =
+  | { kind: 'reply'; state: S; changed: boolean }
+  | { kind: 'step'; inbound: Inbound; after: (prompt: Prompt) => S };
+
+/** The engine as a channel with state of its own uses it (the USSD adapter). */
+export interface TurnEngine extends Engine {
+  /**
+   * One delivery, read and written together with the conversation: one read and one compare-and-set a
+   * message. `decide` may run more than once (again after a conflict); resolves to the state kept.
+   */
+  turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S>;
+}
+
 export interface StoredSnapshot {
   snapshot: unknown;
   version: number;

@@ -1,5 +1,6 @@
 /**
- * A per-user request rate limit in front of the engine (an Engine decorator). Each Inbound costs one point
+ * A per-user request rate limit in front of the engine (an Engine decorator). Each Inbound (or channel turn: a
+ * USSD request) costs one point
  * of the bucket `<channel>:<userId>`; a user past the limit is answered `common.tooFast` in their language
  * and the engine is not called at all (no session read, no flow step, no service call).
  *
@@ -17,7 +18,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
-import type { Engine, Inbound, Prompt, SessionStore } from '../conversation/types.js';
+import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
 import { maskPhone, type Logger } from '../log.js';
 
 /** Messages one user may send on one channel per window. Default 30 (see the file comment). */
@@ -74,13 +75,14 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
     limiter = memory;
   }
 
-  async function langOf(inbound: Inbound): Promise<Lang> {
+  async function langOf(inbound: Participant): Promise<Lang> {
     const stored = await options.store?.get(`profile:${inbound.channel}:${inbound.userId}`).catch(() => null);
     const lang = (stored?.snapshot as UserProfile | undefined)?.lang;
     return lang === 'sw' ? 'sw' : 'en';
   }
 
-  async function handle(inbound: Inbound): Promise<Prompt> {
+  /** The answer for a user past the limit, or undefined when the message may go on to the engine. */
+  async function refusal(inbound: Participant): Promise<Prompt | undefined> {
     try {
       await limiter.consume(`${inbound.channel}:${inbound.userId}`, 1);
     } catch (rejection) {
@@ -93,7 +95,17 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
       // The limiter itself failed (both stores): let the message through rather than lock everyone out.
       logger.error({ err: rejection instanceof Error ? rejection.message : String(rejection) }, 'rate limit: limiter failed, message let through');
     }
-    return engine.handle(inbound);
+    return undefined;
+  }
+  async function handle(inbound: Inbound): Promise<Prompt> {
+    return (await refusal(inbound)) ?? engine.handle(inbound);
+  }
+  /** A refused turn keeps nothing: the channel's state for the refusal, as for a new session. */
+  async function turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
+    const refused = await refusal(participant);
+    if (!refused) return (engine as unknown as TurnEngine).turn(participant, decide);
+    const decision = decide(undefined);
+    return decision.kind === 'step' ? decision.after(refused) : decision.state;
   }
   async function close(): Promise<void> {
     if (redis) await redis.quit().catch(() => redis?.disconnect());
@@ -102,6 +114,7 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
   const limited = new Proxy(engine, {
     get(target, property) {
       if (property === 'handle') return handle;
+      if (property === 'turn' && 'turn' in target) return turn;
       if (property === 'close') return close;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;

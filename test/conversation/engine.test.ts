@@ -132,8 +132,7 @@ describe('engine', () => {
     expect(menu.text).toBe('Ungependa kufanya nini?');
     const other = conversation('telegram', 'u2');
     expect((await e.handle(other({ text: 'habari' }))).text).toBe('Ungependa kufanya nini?');
-    const stored = await raw.redis.hget(`${prefix}profile:telegram:u2`, 'd');
-    expect(JSON.parse(stored ?? '{}')).toEqual({ lang: 'sw' });
+    expect((await redisStore().get('profile:telegram:u2'))?.snapshot).toEqual({ lang: 'sw' });
   });
 
   it('answers a repeated delivery with the earlier prompt and calls the service once', async () => {

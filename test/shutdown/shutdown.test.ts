@@ -156,7 +156,8 @@ describe('SIGTERM', () => {
     expect(chats.filter((c) => c === `ussd:${FAST_USER}`)).toHaveLength(1);
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
-    const [, pending] = (await redis.hmget(`momo:pending:ussd:${LATE_USER}`, 'v', 'd')) as [string | null, string | null];
+    // A store record is `<version>:<write id>:<JSON>` (src/conversation/redis-store.ts).
+    const pending = (await redis.get(`momo:pending:ussd:${LATE_USER}`))?.replace(/^\d+:[\w-]+:/, '');
     expect(JSON.parse(pending ?? '[]').join('\n')).toMatch(/Payment \d+ submitted/);
   }, 60_000);
 });

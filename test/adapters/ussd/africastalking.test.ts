@@ -4,7 +4,7 @@ import { createUssdRouter } from '../../../adapters/ussd/index.js';
 import { maskPhone } from '../../../src/log.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { RedisStore } from '../../../src/conversation/redis-store.js';
-import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd } from './helpers.js';
+import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd, withTurns } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 let app: Started | undefined;
@@ -154,8 +154,7 @@ describe("Africa's Talking over HTTP", () => {
     const server = express();
     server.use(
       createUssdRouter({
-        engine: { handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) },
-        store: new MemoryStore(),
+        engine: withTurns({ handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) }, new MemoryStore()),
         serviceCode: '*1#',
         deadlineMs: 1000,
         logger,
@@ -173,15 +172,14 @@ describe("Africa's Talking over HTTP", () => {
     }
   });
 
-  it('answers END when the engine takes far past the deadline; a resend gets the same END', async () => {
-    let release: () => void = () => {};
-    const slow = { handle: () => new Promise<never>((_, reject) => (release = () => reject(new Error('late')))) };
+  it('answers END when the engine takes far past the deadline, and so does a resend', async () => {
+    const releases: (() => void)[] = [];
+    const slow = { handle: () => new Promise<never>((_, reject) => void releases.push(() => reject(new Error('late')))) };
     app = await startUssd({ engine: slow, deadlineMs: 20 });
     const reply = await session(app.url, 'SLOW')('');
     expect(reply.body).toMatch(/^END Sorry, this is taking longer/);
-    // A resend of the same hop gets the same END, without another engine call.
     expect((await session(app.url, 'SLOW')('')).body).toBe(reply.body);
-    release();
+    for (const release of releases) release();
   });
 
   it('never logs the text field, a PIN or a full phone number', async () => {
@@ -206,15 +204,15 @@ describe("Africa's Talking over HTTP", () => {
     expect(app.logs.map((l) => JSON.parse(l).hop).filter((h) => h !== undefined)).toEqual([0, 1, 2, 3, 3]);
   });
 
-  it('keeps the session record free of the cumulative text (it carries the PIN)', async () => {
+  it('keeps the USSD state free of the cumulative text (it carries the PIN)', async () => {
     app = await startUssd();
     const hop = session(app.url, 'AT-STORE');
     await hop('');
     await hop('1');
     await hop('1*12345');
     await hop(`1*12345*${PIN}`);
-    const stored = await app.store.get('ussd:africastalking:AT-STORE');
-    expect(stored?.snapshot).toMatchObject({ hop: 3, seenLength: `1*12345*${PIN}`.length });
+    const stored = await app.store.get(`conv:ussd:${PHONE}`);
+    expect(stored?.snapshot).toMatchObject({ channel: { gateway: 'africastalking', sessionId: 'AT-STORE', hop: 3, seenLength: `1*12345*${PIN}`.length } });
     expect(JSON.stringify(stored)).not.toContain(PIN);
   });
 });
@@ -232,9 +230,9 @@ describe('with the Redis store', () => {
       const replies = await Promise.all([hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`)]);
       expect(new Set(replies.map((r) => r.body))).toEqual(new Set(['END Paid 2500 UGX. Thank you.']));
       expect(app.payments).toHaveLength(1);
-      expect((await store.get('ussd:africastalking:AT-REDIS'))?.snapshot).toMatchObject({ hop: 3 });
+      expect((await store.get(`conv:ussd:${PHONE}`))?.snapshot).toMatchObject({ channel: { sessionId: 'AT-REDIS', hop: 3 } });
     } finally {
-      await store.delete('ussd:africastalking:AT-REDIS');
+      await store.delete(`conv:ussd:${PHONE}`);
       await store.close();
     }
   });
@@ -244,7 +242,7 @@ describe('body parsers stay on the USSD routes', () => {
   it('leaves other routes of the same app with an unread body', async () => {
     const server = express();
     const { logger } = captureLogger();
-    server.use(createUssdRouter({ engine: { handle: async () => ({ text: 'x', final: true }) }, store: new MemoryStore(), serviceCode: '*1#', deadlineMs: 100, logger }));
+    server.use(createUssdRouter({ engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger }));
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');

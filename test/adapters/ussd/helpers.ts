@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
-import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
+import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createUssdRouter, type UssdRouterOptions } from '../../../adapters/ussd/index.js';
 
@@ -81,6 +81,27 @@ export function scriptedEngine() {
   return { engine, inbounds, payments };
 }
 
+/**
+ * The engine's turn contract over a scripted `handle`, as the real engine keeps it: the channel's state in
+ * the conversation record (`conv:<channel>:<id>`, field `channel`) of `store`, read and written with
+ * compare-and-set; a write that loses decides again from the winner's state.
+ */
+export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
+  return {
+    handle: (inbound) => engine.handle(inbound),
+    async turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
+      const key = `conv:${participant.channel}:${participant.conversationId}`;
+      for (;;) {
+        const stored = await store.get(key);
+        const decision = decide((stored?.snapshot as { channel?: S } | undefined)?.channel);
+        if (decision.kind === 'reply' && !decision.changed) return decision.state;
+        const state = decision.kind === 'reply' ? decision.state : decision.after(await engine.handle(decision.inbound));
+        if ((await store.set(key, { channel: state }, stored?.version ?? null, 600)) !== null) return state;
+      }
+    },
+  };
+}
+
 /** A logger writing into `lines` (the raw JSON lines pino would print). */
 export function captureLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
@@ -108,20 +129,19 @@ export async function listen(app: express.Express): Promise<TestApp> {
   };
 }
 
-/** The USSD router on a fresh app, with a scripted engine and a memory store unless given. */
-export async function startUssd(overrides: Partial<UssdRouterOptions> = {}) {
+/** The USSD router on a fresh app, with a scripted engine (or `engine`) over a memory store unless given. */
+export async function startUssd(overrides: Partial<Omit<UssdRouterOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {}) {
   const scripted = scriptedEngine();
-  const store = overrides.store ?? new MemoryStore();
+  const { engine = scripted.engine, store = new MemoryStore(), ...options } = overrides;
   const { logger, lines } = captureLogger();
   const app = express();
   app.use(
     createUssdRouter({
-      engine: scripted.engine,
-      store,
+      engine: withTurns(engine, store),
       serviceCode: '*384*123#',
       deadlineMs: 1000,
       logger,
-      ...overrides,
+      ...options,
     }),
   );
   const served = await listen(app);

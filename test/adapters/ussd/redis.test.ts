@@ -47,7 +47,7 @@ describe('USSD on Redis with the real engine', () => {
     }
     expect(last).toMatch(/^END Payment \d+ submitted/);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
-    expect(await store.get('ussd:africastalking:REDIS-1')).toMatchObject({ snapshot: { hop: ONE_CURRENCY_PAYMENT.length } });
+    expect(await store.get(`conv:ussd:${PHONE}`)).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
     // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.
     const logged = stack.logs.map((line) => {
       const { time: _time, pid: _pid, ...entry } = JSON.parse(line) as Record<string, unknown>;

@@ -46,7 +46,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs },
     logger,
   });
-  app.use(createUssdRouter({ engine, store, serviceCode: '*384*123#', deadlineMs, logger }));
+  app.use(createUssdRouter({ engine, serviceCode: '*384*123#', deadlineMs, logger }));
   return {
     url: served.url,
     sandbox,
