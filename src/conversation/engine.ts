@@ -79,11 +79,21 @@ interface ConversationRecord {
   seen: string[];
   /** A channel's own state, kept with the conversation (TurnEngine); chat channels keep none. */
   channel?: unknown;
+  /**
+   * The delivery whose service call is still out (its answer is not known yet): a repeat of it waits for the
+   * outcome instead of being answered from the stored session. Cleared when the run settles.
+   */
+  open?: string;
 }
 
 function readConversation(stored: StoredSnapshot | null): ConversationRecord {
   const record = stored?.snapshot as Partial<ConversationRecord> | undefined;
-  return { session: record?.session, seen: Array.isArray(record?.seen) ? record.seen : [], channel: record?.channel };
+  return {
+    session: record?.session,
+    seen: Array.isArray(record?.seen) ? record.seen : [],
+    channel: record?.channel,
+    open: typeof record?.open === 'string' ? record.open : undefined,
+  };
 }
 
 /** The answer to one delivery and the channel state kept with it. */
@@ -99,6 +109,7 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
 }
 
 interface Run {
+  /** Answered "processing" at the deadline: the outcome goes to onLateOutcome, and the channel state kept with the conversation stays that answer. */
   late: boolean;
   channel: Channel;
   address: Address;
@@ -252,8 +263,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   /**
    * Runs and persists until the conversation is no longer busy; the prompt of where it ends. Writes keep the
-   * record's delivery ids; the last one also the channel's state for the outcome (`after`), so a resend of
-   * the message that started the run is answered from it.
+   * record's delivery ids and channel state; the last one sets the channel's state for the outcome (`after`)
+   * when the answer was not "processing", so a resend of the message that started the run gets the outcome.
    */
   async function settle(
     inbound: Inbound,
@@ -264,17 +275,18 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     profile: UserProfile,
     ctx: StepContext,
     after: ((prompt: Prompt) => unknown) | undefined,
+    run: Pick<Run, 'late'>,
   ): Promise<Prompt> {
     let session = start;
     let current = version;
     let lang = profile.lang;
-    const write = (next: Session, channel: unknown) => store.set(key, { seen: base.seen, session: next, channel }, current, storeTtl);
+    const write = (next: Session, channel: unknown, open: string | undefined) => store.set(key, { seen: base.seen, session: next, channel, open }, current, storeTtl);
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
         const ran = await runBusy(session, async (snapshot) => {
           if (moved) return;
-          const written = await write({ ...session, snapshot }, base.channel);
+          const written = await write({ ...session, snapshot }, base.channel, base.open);
           if (written === null) moved = true;
           else current = written;
         });
@@ -282,7 +294,16 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         await remember(inbound, step.remember);
         lang = step.profile.lang;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, lang, inbound.channel);
-        const written = await write(step.session, prompt && after ? after(prompt) : base.channel);
+        // Settled: the channel's state for the answer the user got (the outcome, or "processing" past the
+        // deadline), so a resend of the message that started the run gets that same answer.
+        const late = run.late;
+        const answered = (now: boolean) => (prompt && after ? after(now ? processing(inbound.channel, profile.lang) : prompt) : base.channel);
+        let written = await write(step.session, answered(late), prompt ? undefined : base.open);
+        if (written !== null && prompt && !late && run.late) {
+          // The deadline passed while that write was out: the user was answered "processing" after all.
+          current = written;
+          written = (await write(step.session, answered(true), undefined)) ?? written;
+        }
         if (written === null) {
           // Another message moved the conversation on meanwhile; this outcome is still the user's answer.
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
@@ -296,7 +317,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       return render(session, lang, inbound.channel);
     } catch (error) {
       logger.error({ ...who(inbound), err: error }, 'engine: a flow failed while running a service call');
-      await write({ ...session, ended: true }, base.channel).catch(() => null);
+      await write({ ...session, ended: true }, base.channel, undefined).catch(() => null);
       return simple('common.error', lang, true);
     }
   }
@@ -324,12 +345,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   ): Run {
     const going = runs.get(key);
     if (going) return going;
-    const run = {
-      late: false,
-      channel: inbound.channel,
-      address: { channel: inbound.channel, conversationId: inbound.conversationId },
-      outcome: settle(inbound, key, base, base.session!, version, profile, ctx, after),
-    } as Run;
+    const run = { late: false, channel: inbound.channel, address: { channel: inbound.channel, conversationId: inbound.conversationId } } as Run;
+    run.outcome = settle(inbound, key, base, base.session!, version, profile, ctx, after, run);
     run.finished = run.outcome
       .then((prompt) => (run.late ? deliverLate(run, prompt) : undefined))
       .finally(() => runs.delete(key));
@@ -344,6 +361,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     run.late = true;
     logger.info(who(inbound), 'engine: past the deadline, answering processing');
     return processing(inbound.channel, lang);
+  }
+
+  /** The answer a repeat of the message that started `run` gets: the first one's ("processing" once it was late). */
+  async function repeatOf(run: Run, inbound: Inbound, lang: Lang): Promise<Prompt> {
+    const outcome = await outcomeOf(run, inbound, lang);
+    return run.late ? processing(inbound.channel, lang) : outcome;
   }
 
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
@@ -389,6 +412,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       session: holdsSecret ? record.session : planned.session,
       seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT),
       channel: done ? done.state : record.channel,
+      ...(busy ? { open: inbound.messageId } : {}),
     };
     const version = await store.set(key, written, stored?.version ?? null, storeTtl);
     if (version === null) return CONFLICT;
@@ -401,20 +425,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   }
 
   /**
-   * A repeated delivery: the answer of the first, which is where the conversation is now. When its service
-   * call is still out, that call's outcome (waited for here or, from another process, polled for).
+   * A repeated delivery whose first is done: where the conversation is now, which is the first one's answer
+   * unless a later message moved it on. None while the first's service call is still out (see deliver).
    */
-  async function earlierAnswer(inbound: Inbound, key: string, record: ConversationRecord, profile: UserProfile): Promise<Prompt> {
-    const going = runs.get(key);
-    if (going) return outcomeOf(going, inbound, profile.lang);
-    let session = record.session;
-    const patience = options.deadlineMs[inbound.channel] * 2 + 1000;
-    for (let waited = 0; session && isBusy(runtime.restore(session)) && waited <= patience; waited += DUPLICATE_POLL_MS) {
-      await sleep(DUPLICATE_POLL_MS);
-      session = readConversation(await store.get(key)).session;
-    }
-    if (!session) return simple('common.busy', profile.lang, false);
-    return isBusy(runtime.restore(session)) ? processing(inbound.channel, profile.lang) : render(session, profile.lang, inbound.channel);
+  function earlierAnswer(record: ConversationRecord, inbound: Inbound, profile: UserProfile): Prompt | undefined {
+    const session = record.session;
+    if (record.open === inbound.messageId || (session && isBusy(runtime.restore(session)))) return undefined;
+    return session ? render(session, profile.lang, inbound.channel) : simple('common.busy', profile.lang, false);
   }
 
   /** One delivery: read the record (and the profile, in the same round trip), decide, step, write. */
@@ -422,6 +439,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const key = convKey(participant);
     const profileRead = quiet(store.get(profileKeyOf(participant.channel, participant.userId)));
     let stored = await store.get(key);
+    let waited = 0;
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       if (attempt > 0) stored = await store.get(key);
       const record = readConversation(stored);
@@ -435,9 +453,21 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       const profile = ((await profileRead)?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
       try {
         if (record.seen.includes(inbound.messageId)) {
-          logger.info(who(inbound), 'engine: duplicate delivery');
-          const prompt = await earlierAnswer(inbound, key, record, profile);
-          return { prompt, state: after(prompt) };
+          if (waited === 0) logger.info(who(inbound), 'engine: duplicate delivery');
+          const going = runs.get(key);
+          const prompt = going ? await repeatOf(going, inbound, profile.lang) : earlierAnswer(record, inbound, profile);
+          if (prompt) return { prompt, state: after(prompt) };
+          // The first one's service call runs in another process: read again until it settles (a channel
+          // may then answer from its own state), up to the deadline, past which the first was answered
+          // "processing" too.
+          if (waited >= options.deadlineMs[inbound.channel]) {
+            const late = processing(inbound.channel, profile.lang);
+            return { prompt: late, state: after(late) };
+          }
+          await sleep(DUPLICATE_POLL_MS);
+          waited += DUPLICATE_POLL_MS;
+          attempt -= 1;
+          continue;
         }
         const outcome = await step(inbound, key, stored, record, profile, after);
         if (outcome !== CONFLICT) return outcome;
