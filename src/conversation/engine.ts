@@ -441,7 +441,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     let stored = await store.get(key);
     let waited = 0;
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      if (attempt > 0) stored = await store.get(key);
+      if (attempt > 0 || waited > 0) stored = await store.get(key);
       const record = readConversation(stored);
       const decision = decide(record.channel as S | undefined);
       if (decision.kind === 'reply') {

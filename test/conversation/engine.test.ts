@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
-import type { Address, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Inbound, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
 import { fakePayments, gate, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
@@ -305,5 +305,86 @@ describe('engine', () => {
     const again = await e.handle(msg({ text: '500' }));
     expect(again.text).toBe('Your session timed out, so we started again.\nWhat would you like to do?');
     expect(again.choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
+  });
+});
+
+describe('engine.turn (a channel keeping its own state with the conversation)', () => {
+  /** A store that counts the commands a message costs. */
+  function counting(inner: SessionStore) {
+    const counts = { get: 0, set: 0 };
+    const store: SessionStore = {
+      get: (key) => (counts.get++, inner.get(key)),
+      set: (key, value, expected, ttl) => (counts.set++, inner.set(key, value, expected, ttl)),
+      delete: (key) => inner.delete(key),
+      claim: (key, ttl, value) => inner.claim(key, ttl, value),
+      addWithinLimit: (key, amount, limit, ttl) => inner.addWithinLimit(key, amount, limit, ttl),
+      close: () => inner.close(),
+    };
+    return { store, counts };
+  }
+  /** A channel whose state is the last answer's number and text; `n` answers the same number twice. */
+  const channel = (msg: ReturnType<typeof conversation>, n: number, fields: Partial<Inbound>) => (state: { n: number; text: string } | undefined): TurnDecision<{ n: number; text: string }> =>
+    state && state.n >= n
+      ? { kind: 'reply', state, changed: false }
+      : { kind: 'step', inbound: msg({ messageId: `hop-${n}`, ...fields }), after: (prompt) => ({ n, text: prompt.text }) };
+
+  it('reads the record once and writes the flow and the channel state in one compare-and-set', async () => {
+    const { store, counts } = counting(redisStore());
+    const e = engine(store, {});
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    counts.get = 0;
+    counts.set = 0;
+    const state = await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    expect(state).toEqual({ n: 1, text: `Amount? (ussd:${who.conversationId}, pin true)` });
+    // The conversation record and the profile (one round trip), then one write.
+    expect(counts).toEqual({ get: 2, set: 1 });
+    expect((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot).toMatchObject({ channel: state });
+    // A repeat is answered from the channel's state: a read, no write, no step.
+    counts.get = 0;
+    counts.set = 0;
+    expect(await e.turn(who, channel(msg, 1, { choice: 'pay' }))).toEqual(state);
+    expect(counts).toEqual({ get: 2, set: 0 });
+  });
+
+  it('a resend of a message answered "processing" gets "processing" again, also after the run settled', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { calls, services } = fakePayments(release.promise);
+    const store = redisStore();
+    const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const processing = 'We are still working on it. You will be notified of the result.';
+    expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    release.open({ id: 'pay-r', state: 'submitted' });
+    await e.drain();
+    expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a duplicate arriving while the first one\'s call is out in another process waits for its outcome', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { calls, services } = fakePayments(release.promise);
+    const store = redisStore();
+    const first = engine(store, services);
+    const second = engine(store, services);
+    const msg = conversation();
+    await toAmount(first, msg);
+    await first.handle(msg({ text: '700' }));
+    const confirm = msg({ choice: 'yes' });
+    const one = first.handle(confirm);
+    while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const two = second.handle(confirm);
+    setTimeout(() => release.open({ id: 'pay-w', state: 'submitted' }), 100);
+    expect(await one).toEqual({ text: 'Sent pay-w', final: true });
+    expect(await two).toEqual({ text: 'Sent pay-w', final: true });
+    expect(calls).toHaveLength(1);
   });
 });
