@@ -68,8 +68,9 @@ export function createHopHandler(options: HopOptions) {
     const send = (prompt: Prompt, page: number, hop: number) => {
       const screen = renderPrompt(prompt, page);
       const reply = codec.encode({ text: screen.text, final: screen.final, hop }, request);
-      if (reply.type === 'text') res.type('text/plain').send(reply.body);
-      else res.json(reply.body);
+      // Written directly rather than with res.send: a screen is never cached, so no ETag to hash.
+      const [type, body] = reply.type === 'text' ? ['text/plain; charset=utf-8', reply.body] : ['application/json; charset=utf-8', JSON.stringify(reply.body)];
+      res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
     };
 
     const hop = request.hop;

@@ -124,8 +124,12 @@ export class FlowRuntime {
     return snapshot;
   }
 
+  /**
+   * The snapshot as stored. Not deep-copied: the store serialises it on write, and flow contexts are only
+   * ever replaced by `assign`, never changed in place, so sharing their objects with the live snapshot is safe.
+   */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
-    return JSON.parse(JSON.stringify(this.machine(flow).getPersistedSnapshot(snapshot)));
+    return this.machine(flow).getPersistedSnapshot(snapshot);
   }
 
   /** Starts `flow` (the menu when it is not allowed or not registered, with a note saying so). */
