@@ -117,6 +117,8 @@ interface Run {
   outcome: Promise<Prompt>;
   /** Settled and, when late, delivered. */
   finished: Promise<void>;
+  /** The record's version after the run's last write (undefined until then, or when it lost to another message). */
+  settledVersion?: number;
 }
 
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof LATE> {
@@ -149,6 +151,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const newRunId = options.newRunId ?? randomUUID;
   const storeTtl = options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS;
   const runs = new Map<string, Run>();
+  /** Writes left after a run, awaited by drain(). */
+  const followUps = new Set<Promise<void>>();
 
   const convKey = (p: Participant) => `conv:${p.channel}:${p.conversationId}`;
   const profileKey = (i: Inbound) => profileKeyOf(i.channel, i.userId);
@@ -275,7 +279,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     profile: UserProfile,
     ctx: StepContext,
     after: ((prompt: Prompt) => unknown) | undefined,
-    run: Pick<Run, 'late'>,
+    run: Pick<Run, 'late' | 'settledVersion'>,
   ): Promise<Prompt> {
     let session = start;
     let current = version;
@@ -312,6 +316,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         reportEnds(step.ended);
         session = step.session;
         current = written;
+        run.settledVersion = written;
         if (prompt) return prompt;
       }
       return render(session, lang, inbound.channel);
@@ -369,6 +374,18 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run.late ? processing(inbound.channel, lang) : outcome;
   }
 
+  /** Records a message answered from a run (its id and channel state), if nothing moved since the run's last write. */
+  async function keepAnswer(key: string, run: Run, messageId: string, state: unknown): Promise<void> {
+    try {
+      const stored = await store.get(key);
+      if (!stored || stored.version !== run.settledVersion) return;
+      const record = readConversation(stored);
+      await store.set(key, { ...record, seen: [...record.seen, messageId].slice(-SEEN_KEPT), channel: state }, stored.version, storeTtl);
+    } catch (error) {
+      logger.warn({ err: error }, 'engine: the answer of a resumed message was not kept');
+    }
+  }
+
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
     const texts = (pending?.snapshot as string[] | undefined) ?? [];
@@ -396,8 +413,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const address: Address = { channel: inbound.channel, conversationId: inbound.conversationId };
     const planned = plan(inbound, record.session, profile, ctx);
     if (planned === 'resume') {
-      // The flow is running a service call: this message waits for its outcome and changes nothing.
-      return answer(await outcomeOf(runFor(inbound, key, record, stored!.version, profile, ctx, after), inbound, profile.lang));
+      // The flow is running a service call: this message waits for its outcome, and its answer is kept
+      // once the run has settled (so a resend of it gets the same), unless another message came since.
+      const run = runFor(inbound, key, record, stored!.version, profile, ctx, after);
+      const resumed = answer(await outcomeOf(run, inbound, profile.lang));
+      const keep = run.outcome.then(() => keepAnswer(key, run, inbound.messageId, resumed.state));
+      if (run.late) followUps.add(keep.finally(() => followUps.delete(keep)));
+      else await keep;
+      return resumed;
     }
     const pending = inbound.newSession ? await store.get(pendingKey(address)) : null;
     const lang = planned.profile.lang;
@@ -497,7 +520,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       return (await deliver(participant, decide)).state;
     },
     async drain(): Promise<void> {
-      while (runs.size > 0) await Promise.all([...runs.values()].map((run) => run.finished));
+      while (runs.size > 0 || followUps.size > 0) await Promise.all([...[...runs.values()].map((run) => run.finished), ...followUps]);
     },
   };
 }
