@@ -84,6 +84,13 @@ interface ConversationRecord {
    * outcome instead of being answered from the stored session. Cleared when the run settles.
    */
   open?: string;
+  /**
+   * The user's profile (language, remembered candidates) as read when this conversation last started over
+   * (a new channel session, an ended or expired flow) and as changed here since: a message in the middle of a
+   * flow reads no profile record. A change made in another conversation of the same user (another Telegram
+   * chat) shows here from the next start.
+   */
+  profile?: UserProfile;
 }
 
 function readConversation(stored: StoredSnapshot | null): ConversationRecord {
@@ -93,6 +100,7 @@ function readConversation(stored: StoredSnapshot | null): ConversationRecord {
     seen: Array.isArray(record?.seen) ? record.seen : [],
     channel: record?.channel,
     open: typeof record?.open === 'string' ? record.open : undefined,
+    profile: typeof record?.profile?.lang === 'string' ? record.profile : undefined,
   };
 }
 
@@ -100,12 +108,6 @@ function readConversation(stored: StoredSnapshot | null): ConversationRecord {
 interface Delivered<S> {
   prompt?: Prompt;
   state: S;
-}
-
-/** A read that may be dropped unread (a reply from the channel's state alone): its failure must not go unhandled. */
-function quiet<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 interface Run {
@@ -283,8 +285,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   ): Promise<Prompt> {
     let session = start;
     let current = version;
-    let lang = profile.lang;
-    const write = (next: Session, channel: unknown, open: string | undefined) => store.set(key, { seen: base.seen, session: next, channel, open }, current, storeTtl);
+    let known = profile;
+    const write = (next: Session, channel: unknown, open: string | undefined) =>
+      store.set(key, { seen: base.seen, session: next, channel, open, profile: known }, current, storeTtl);
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
@@ -294,10 +297,10 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           if (written === null) moved = true;
           else current = written;
         });
-        const step = runtime.settled(session, runtime.restore(ran), { profile, remember: {}, notes: [] }, ctx);
+        const step = runtime.settled(session, runtime.restore(ran), { profile: known, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
-        lang = step.profile.lang;
-        const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, lang, inbound.channel);
+        known = step.profile;
+        const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);
         // Settled: the channel's state for the answer the user got (the outcome, or "processing" past the
         // deadline), so a resend of the message that started the run gets that same answer.
         const late = run.late;
@@ -311,7 +314,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         if (written === null) {
           // Another message moved the conversation on meanwhile; this outcome is still the user's answer.
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
-          return prompt ?? processing(inbound.channel, lang);
+          return prompt ?? processing(inbound.channel, known.lang);
         }
         reportEnds(step.ended);
         session = step.session;
@@ -319,11 +322,11 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         run.settledVersion = written;
         if (prompt) return prompt;
       }
-      return render(session, lang, inbound.channel);
+      return render(session, known.lang, inbound.channel);
     } catch (error) {
       logger.error({ ...who(inbound), err: error }, 'engine: a flow failed while running a service call');
       await write({ ...session, ended: true }, base.channel, undefined).catch(() => null);
-      return simple('common.error', lang, true);
+      return simple('common.error', known.lang, true);
     }
   }
 
@@ -401,6 +404,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     stored: StoredSnapshot | null,
     record: ConversationRecord,
     profile: UserProfile,
+    pending: StoredSnapshot | null,
     after: (prompt: Prompt) => S,
   ): Promise<Delivered<S> | typeof CONFLICT> {
     const answer = (prompt: Prompt): Delivered<S> => ({ prompt, state: after(prompt) });
@@ -422,7 +426,6 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       else await keep;
       return resumed;
     }
-    const pending = inbound.newSession ? await store.get(pendingKey(address)) : null;
     const lang = planned.profile.lang;
     const notes = [...pendingNotes(pending, lang), ...planned.notes.map((t) => text(t, lang))];
     const busy = isBusy(runtime.restore(planned.session));
@@ -436,6 +439,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT),
       channel: done ? done.state : record.channel,
       ...(busy ? { open: inbound.messageId } : {}),
+      profile: planned.profile,
     };
     const version = await store.set(key, written, stored?.version ?? null, storeTtl);
     if (version === null) return CONFLICT;
@@ -457,10 +461,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return session ? render(session, profile.lang, inbound.channel) : simple('common.busy', profile.lang, false);
   }
 
-  /** One delivery: read the record (and the profile, in the same round trip), decide, step, write. */
+  /** One delivery: read the record, decide, step, write. */
   async function deliver<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<Delivered<S>> {
     const key = convKey(participant);
-    const profileRead = quiet(store.get(profileKeyOf(participant.channel, participant.userId)));
     let stored = await store.get(key);
     let waited = 0;
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
@@ -473,7 +476,15 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         return { state: decision.state };
       }
       const { inbound, after } = decision;
-      const profile = ((await profileRead)?.snapshot as UserProfile | undefined) ?? { lang: 'en' };
+      // The profile record is read when the conversation starts over, with the pending outcomes of a new
+      // channel session (one round trip); otherwise the copy kept in the record serves.
+      const session = record.session;
+      const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= now();
+      const [read, pending] = await Promise.all([
+        fresh ? store.get(profileKey(inbound)) : null,
+        inbound.newSession ? store.get(pendingKey({ channel: inbound.channel, conversationId: inbound.conversationId })) : null,
+      ]);
+      const profile = (fresh ? (read?.snapshot as UserProfile | undefined) : record.profile) ?? { lang: 'en' };
       try {
         if (record.seen.includes(inbound.messageId)) {
           if (waited === 0) logger.info(who(inbound), 'engine: duplicate delivery');
@@ -492,7 +503,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           attempt -= 1;
           continue;
         }
-        const outcome = await step(inbound, key, stored, record, profile, after);
+        const outcome = await step(inbound, key, stored, record, profile, pending, after);
         if (outcome !== CONFLICT) return outcome;
       } catch (error) {
         logger.error({ ...who(inbound), err: error }, 'engine: message failed');
