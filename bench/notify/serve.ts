@@ -4,11 +4,12 @@
  * the notifier calls made so far and the process's own CPU time.
  *
  * ours: the product's notifications as src/app.ts builds them with REDIS_URL set: createNotifications with
- * the BullMQ queue and the Redis session store (order and dedup marks), the user's language read from the
- * store, and a notifier that counts its calls. It runs in its own Redis database (BENCH_NOTIFY_DB, default
- * 9), because the product's queue name is fixed and must not meet another process's workers; only its own
- * keys are deleted afterwards.
- * ours-memory: the same without REDIS_URL (memory queue, memory store), as `npm start` runs by default.
+ * the BullMQ queue (the deliveries received in one event-loop turn queued as one job), the order and dedup
+ * marks in Redis (one Lua script per delivery, under the benchmark's key prefix), the user's language read
+ * from the Redis session store, and a notifier that counts its calls. It runs in its own Redis database
+ * (BENCH_NOTIFY_DB, default 9), because the product's queue name is fixed and must not meet another
+ * process's workers; only its own keys are deleted afterwards.
+ * ours-memory: the same without REDIS_URL (memory queue, marks and store), as `npm start` runs by default.
  * bare: an express route that only answers 200.
  */
 import express from 'express';
@@ -40,6 +41,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
   const notifications = createNotifications({
     store,
     redisUrl,
+    keyPrefix: NOTIFY_PREFIX,
     notifiers: {
       telegram: {
         send: async () => {

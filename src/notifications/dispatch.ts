@@ -3,11 +3,12 @@
  * and an older state never follows a newer one, and hands the words to that channel's notifier.
  * A notifier failure throws, so the queue retries the job with backoff.
  */
-import type { Address, Channel, Notifier, SessionStore } from '../conversation/types.js';
+import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang, Params } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
 import { deliveryFor, type Delivery, type NotificationBody } from './events.js';
+import type { NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 
 /** Texts to a phone (USSD users); no provider is built in. */
@@ -16,7 +17,8 @@ export interface SmsSender {
 }
 
 export interface DispatcherOptions {
-  store: SessionStore;
+  /** The order and dedup marks (RedisMarks shared by every process, or MemoryMarks for one). */
+  marks: NotificationMarks;
   /** One per channel that can take a message; a channel without one is skipped with a log line. */
   notifiers: Partial<Record<Channel, Notifier>>;
   /** Also texts USSD users when set. */
@@ -38,24 +40,19 @@ function fill(template: string, params: Params): string {
 }
 
 export function createDispatcher(options: DispatcherOptions) {
-  const { store, logger } = options;
+  const { marks, logger } = options;
   const ttl = options.markTtlSeconds ?? 14 * 24 * 3600;
 
-  /** Raises the resource's rank to `rank`; false when a newer state was already told. */
-  async function advance(orderKey: string, rank: number): Promise<boolean> {
-    const key = `notify:order:${orderKey}`;
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const current = await store.get(key);
-      const told = current ? (current.snapshot as { rank: number }).rank : -1;
-      if (told > rank) return false;
-      if (told === rank) return true;
-      if ((await store.set(key, { rank }, current?.version ?? null, ttl)) !== null) return true;
+  /** The user's language; a failed read is English, not a failed notification. */
+  async function language(address: Address): Promise<Lang | undefined> {
+    try {
+      return await options.languageOf?.(address);
+    } catch {
+      return undefined;
     }
-    throw new Error(`order mark ${orderKey} kept changing`);
   }
 
-  async function words(delivery: Delivery): Promise<string> {
-    const lang = (await options.languageOf?.(delivery.address).catch(() => undefined)) ?? 'en';
+  function words(delivery: Delivery, lang: Lang): string {
     const catalogue = notifyMessages[lang] ?? notifyMessages.en;
     const template = catalogue[delivery.messageKey] ?? notifyMessages.en[delivery.messageKey] ?? delivery.messageKey;
     const params = { ...delivery.params };
@@ -82,17 +79,22 @@ export function createDispatcher(options: DispatcherOptions) {
     async dispatch(body: NotificationBody): Promise<DispatchResult> {
       const delivery = deliveryFor(body);
       if (!delivery) return 'ignored';
-      if (!(await advance(delivery.orderKey, delivery.rank))) return 'stale';
       // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character
-      // screen, so the steps on the way there are not kept for them.
-      if (delivery.address.channel === 'ussd' && delivery.rank < OUTCOME_RANK) return 'ignored';
-      const mark = `notify:sent:${delivery.dedupKey}`;
-      if (!(await store.claim(mark, ttl))) return 'duplicate';
+      // screen, so the steps on the way there are not kept for them (their order mark is still raised).
+      const tell = !(delivery.address.channel === 'ussd' && delivery.rank < OUTCOME_RANK);
+      // The language is read alongside the marks (both in the same tick, so on Redis one write each way),
+      // not after them: a refused delivery wastes one read, a told one saves a round trip.
+      const [claim, lang] = await Promise.all([
+        marks.take({ orderKey: delivery.orderKey, rank: delivery.rank, dedupKey: tell ? delivery.dedupKey : undefined, ttlSeconds: ttl }),
+        tell ? language(delivery.address) : undefined,
+      ]);
+      if (claim.outcome !== 'ok') return claim.outcome;
+      if (!tell) return 'ignored';
       try {
-        await send(delivery, await words(delivery));
+        await send(delivery, words(delivery, lang ?? 'en'));
       } catch (err) {
         // Not told: free the mark so the queue's retry (or the service's next attempt) tells it.
-        await store.delete(mark);
+        await claim.release();
         throw err;
       }
       logger.info({ event: body.hook.event, key: delivery.dedupKey, channel: delivery.address.channel }, 'notification told');

@@ -13,15 +13,16 @@ export interface QueueOptions {
   /** First retry delay in ms, doubled each time. Default 1000. */
   backoffMs?: number;
   /**
-   * Jobs worked at once. Default 32: a job is a short chain of Redis calls and one chat API call, so a
-   * worker waits on I/O, not CPU (measured: 8 at once left a quarter of the CPU idle and told about half
-   * as many notifications a second as 32).
+   * Jobs worked at once. Default 32: a job's notifications each wait on a Redis round trip and a chat API
+   * call, so a worker waits on I/O, not CPU (measured: 8 at once left a quarter of the CPU idle and told
+   * about half as many notifications a second as 32). createNotifications also bounds the notifications
+   * dispatched at once, over all jobs, by it.
    */
   concurrency?: number;
   logger: Logger;
 }
 
-const DEFAULT_CONCURRENCY = 32;
+export const DEFAULT_CONCURRENCY = 32;
 
 export type JobHandler<T> = (job: T) => Promise<void>;
 
