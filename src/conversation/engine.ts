@@ -422,8 +422,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       const run = runFor(inbound, key, record, stored!.version, profile, ctx, after);
       const resumed = answer(await outcomeOf(run, inbound, profile.lang));
       const keep = run.outcome.then(() => keepAnswer(key, run, inbound.messageId, resumed.state));
-      if (run.late) followUps.add(keep.finally(() => followUps.delete(keep)));
-      else await keep;
+      if (run.late) {
+        const followUp: Promise<void> = keep.finally(() => followUps.delete(followUp));
+        followUps.add(followUp);
+      } else {
+        await keep;
+      }
       return resumed;
     }
     const lang = planned.profile.lang;

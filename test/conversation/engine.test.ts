@@ -362,10 +362,11 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const processing = 'We are still working on it. You will be notified of the result.';
     expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    // A new message while the call is out waits for it too, and keeps its own answer once the run settles.
+    expect(await e.turn(who, channel(msg, 4, { text: 'done yet?' }))).toEqual({ n: 4, text: processing });
     release.open({ id: 'pay-r', state: 'submitted' });
     await e.drain();
-    expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
-    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(await other.turn(who, channel(msg, 4, { text: 'done yet?' }))).toEqual({ n: 4, text: processing });
     expect(calls).toHaveLength(1);
   });
 
