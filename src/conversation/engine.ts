@@ -119,8 +119,6 @@ interface Run {
   outcome: Promise<Prompt>;
   /** Settled and, when late, delivered. */
   finished: Promise<void>;
-  /** The record's version after the run's last write (undefined until then, or when it lost to another message). */
-  settledVersion?: number;
 }
 
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof LATE> {
@@ -275,27 +273,46 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   async function settle(
     inbound: Inbound,
     key: string,
+    /** The record as stored at `version` (its session can differ from `start`: a secret step is not stored). */
     base: ConversationRecord,
     start: Session,
     version: number,
     profile: UserProfile,
     ctx: StepContext,
     after: ((prompt: Prompt) => unknown) | undefined,
-    run: Pick<Run, 'late' | 'settledVersion'>,
+    run: Pick<Run, 'late'>,
   ): Promise<Prompt> {
     let session = start;
     let current = version;
     let known = profile;
-    const write = (next: Session, channel: unknown, open: string | undefined) =>
-      store.set(key, { seen: base.seen, session: next, channel, open, profile: known }, current, storeTtl);
+    let seen = base.seen;
+    let storedSession = JSON.stringify(base.session);
+    /**
+     * Compare-and-set of the run's next session. Lost to a message that only added its delivery id (one that
+     * waits for this run), it keeps their ids and writes again; lost to one that moved the flow on, null.
+     */
+    const write = async (next: Session, channel: unknown, open: string | undefined): Promise<number | null> => {
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const written = await store.set(key, { seen, session: next, channel, open, profile: known }, current, storeTtl);
+        if (written !== null) {
+          current = written;
+          storedSession = JSON.stringify(next);
+          return written;
+        }
+        const now = await store.get(key);
+        const record = readConversation(now);
+        if (!now || JSON.stringify(record.session) !== storedSession) return null;
+        current = now.version;
+        seen = record.seen;
+      }
+      return null;
+    };
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
         const ran = await runBusy(session, async (snapshot) => {
           if (moved) return;
-          const written = await write({ ...session, snapshot }, base.channel, base.open);
-          if (written === null) moved = true;
-          else current = written;
+          if ((await write({ ...session, snapshot }, base.channel, base.open)) === null) moved = true;
         });
         const step = runtime.settled(session, runtime.restore(ran), { profile: known, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
@@ -319,7 +336,6 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         reportEnds(step.ended);
         session = step.session;
         current = written;
-        run.settledVersion = written;
         if (prompt) return prompt;
       }
       return render(session, known.lang, inbound.channel);
@@ -345,7 +361,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   function runFor(
     inbound: Inbound,
     key: string,
+    /** The record as stored at `version`. */
     base: ConversationRecord,
+    start: Session,
     version: number,
     profile: UserProfile,
     ctx: StepContext,
@@ -354,7 +372,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const going = runs.get(key);
     if (going) return going;
     const run = { late: false, channel: inbound.channel, address: { channel: inbound.channel, conversationId: inbound.conversationId } } as Run;
-    run.outcome = settle(inbound, key, base, base.session!, version, profile, ctx, after, run);
+    run.outcome = settle(inbound, key, base, start, version, profile, ctx, after, run);
     run.finished = run.outcome
       .then((prompt) => (run.late ? deliverLate(run, prompt) : undefined))
       .finally(() => runs.delete(key));
@@ -377,13 +395,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run.late ? processing(inbound.channel, lang) : outcome;
   }
 
-  /** Records a message answered from a run (its id and channel state), if nothing moved since the run's last write. */
-  async function keepAnswer(key: string, run: Run, messageId: string, state: unknown): Promise<void> {
+  /** Keeps the channel state of a message answered from a run, once it settled, unless a message came since. */
+  async function keepAnswer(key: string, messageId: string, state: unknown): Promise<void> {
     try {
       const stored = await store.get(key);
-      if (!stored || stored.version !== run.settledVersion) return;
       const record = readConversation(stored);
-      await store.set(key, { ...record, seen: [...record.seen, messageId].slice(-SEEN_KEPT), channel: state }, stored.version, storeTtl);
+      if (!stored || record.seen.at(-1) !== messageId || (record.session && isBusy(runtime.restore(record.session)))) return;
+      await store.set(key, { ...record, channel: state }, stored.version, storeTtl);
     } catch (error) {
       logger.warn({ err: error }, 'engine: the answer of a resumed message was not kept');
     }
@@ -417,11 +435,15 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const address: Address = { channel: inbound.channel, conversationId: inbound.conversationId };
     const planned = plan(inbound, record.session, profile, ctx);
     if (planned === 'resume') {
-      // The flow is running a service call: this message waits for its outcome, and its answer is kept
-      // once the run has settled (so a resend of it gets the same), unless another message came since.
-      const run = runFor(inbound, key, record, stored!.version, profile, ctx, after);
+      // The flow is running a service call: this message waits for its outcome. Its delivery id goes in
+      // the record first (a copy of it then waits too, instead of counting as new), and its answer once the
+      // run has settled (so a resend of it gets the same), unless another message came since.
+      const marked: ConversationRecord = { ...record, seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT) };
+      const version = await store.set(key, marked, stored!.version, storeTtl);
+      if (version === null) return CONFLICT;
+      const run = runFor(inbound, key, marked, record.session!, version, profile, ctx, after);
       const resumed = answer(await outcomeOf(run, inbound, profile.lang));
-      const keep = run.outcome.then(() => keepAnswer(key, run, inbound.messageId, resumed.state));
+      const keep = run.outcome.then(() => keepAnswer(key, inbound.messageId, resumed.state));
       if (run.late) {
         const followUp: Promise<void> = keep.finally(() => followUps.delete(followUp));
         followUps.add(followUp);
@@ -451,7 +473,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     await remember(inbound, planned.remember);
     if (pending && notes.length > planned.notes.length) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
     if (done) return done;
-    const run = runFor(inbound, key, { ...written, session: planned.session }, version, profile, ctx, after);
+    const run = runFor(inbound, key, written, planned.session, version, profile, ctx, after);
     return answer(withNotes(await outcomeOf(run, inbound, profile.lang), notes));
   }
 
@@ -493,7 +515,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         if (record.seen.includes(inbound.messageId)) {
           if (waited === 0) logger.info(who(inbound), 'engine: duplicate delivery');
           const going = runs.get(key);
-          const prompt = going ? await repeatOf(going, inbound, profile.lang) : earlierAnswer(record, inbound, profile);
+          // A copy of the message that started the run gets what it got; a copy of one that waited for it, the outcome.
+          const wait = record.open === inbound.messageId ? repeatOf : outcomeOf;
+          const prompt = going ? await wait(going, inbound, profile.lang) : earlierAnswer(record, inbound, profile);
           if (prompt) return { prompt, state: after(prompt) };
           // The first one's service call runs in another process: read again until it settles (a channel
           // may then answer from its own state), up to the deadline, past which the first was answered
