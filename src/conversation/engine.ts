@@ -93,6 +93,9 @@ interface ConversationRecord {
   profile?: UserProfile;
 }
 
+/** The record's delivery ids with `messageId` added as the newest. */
+const seenWith = (record: ConversationRecord, messageId: string): string[] => [...record.seen, messageId].slice(-SEEN_KEPT);
+
 function readConversation(stored: StoredSnapshot | null): ConversationRecord {
   const record = stored?.snapshot as Partial<ConversationRecord> | undefined;
   return {
@@ -267,8 +270,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   /**
    * Runs and persists until the conversation is no longer busy; the prompt of where it ends. Writes keep the
-   * record's delivery ids and channel state; the last one sets the channel's state for the outcome (`after`)
-   * when the answer was not "processing", so a resend of the message that started the run gets the outcome.
+   * record's delivery ids and channel state; the last one sets the channel's state (`after`) for the answer
+   * the message that started the run got (the outcome, or "processing" past the deadline), so a resend of
+   * it gets that same answer.
    */
   async function settle(
     inbound: Inbound,
@@ -318,14 +322,11 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         await remember(inbound, step.remember);
         known = step.profile;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);
-        // Settled: the channel's state for the answer the user got (the outcome, or "processing" past the
-        // deadline), so a resend of the message that started the run gets that same answer.
         const late = run.late;
         const answered = (now: boolean) => (prompt && after ? after(now ? processing(inbound.channel, profile.lang) : prompt) : base.channel);
         let written = await write(step.session, answered(late), prompt ? undefined : base.open);
         if (written !== null && prompt && !late && run.late) {
           // The deadline passed while that write was out: the user was answered "processing" after all.
-          current = written;
           written = (await write(step.session, answered(true), undefined)) ?? written;
         }
         if (written === null) {
@@ -335,7 +336,6 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         }
         reportEnds(step.ended);
         session = step.session;
-        current = written;
         if (prompt) return prompt;
       }
       return render(session, known.lang, inbound.channel);
@@ -438,7 +438,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       // The flow is running a service call: this message waits for its outcome. Its delivery id goes in
       // the record first (a copy of it then waits too, instead of counting as new), and its answer once the
       // run has settled (so a resend of it gets the same), unless another message came since.
-      const marked: ConversationRecord = { ...record, seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT) };
+      const marked: ConversationRecord = { ...record, seen: seenWith(record, inbound.messageId) };
       const version = await store.set(key, marked, stored!.version, storeTtl);
       if (version === null) return CONFLICT;
       const run = runFor(inbound, key, marked, record.session!, version, profile, ctx, after);
@@ -462,7 +462,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const holdsSecret = record.session !== undefined && runtime.restore(planned.session).hasTag('secret');
     const written: ConversationRecord = {
       session: holdsSecret ? record.session : planned.session,
-      seen: [...record.seen, inbound.messageId].slice(-SEEN_KEPT),
+      seen: seenWith(record, inbound.messageId),
       channel: done ? done.state : record.channel,
       ...(busy ? { open: inbound.messageId } : {}),
       profile: planned.profile,
