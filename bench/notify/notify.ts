@@ -10,29 +10,17 @@
  * counts against it. A warm-up, then both interleaved for three rounds; medians.
  */
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import { cleanUp, stop } from '../ussd/bench.js';
+import { startChild, stop } from '../child.js';
+import { cleanUp } from '../ussd/bench.js';
 import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
 
 export type Kind = 'ours' | 'ours-memory' | 'bare';
 
-export async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/notify/serve.ts', kind], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
+export function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
+  return startChild('bench/notify/serve.ts', kind);
 }
 
 async function stats(url: string): Promise<{ received: number; notified: number; cpu: number }> {

@@ -6,7 +6,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from '../notify/config.js';
 import { drive, startServer, type Kind } from '../notify/notify.js';
-import { cleanUp, stop } from '../ussd/bench.js';
+import { stop } from '../child.js';
+import { cleanUp } from '../ussd/bench.js';
 import { analyze } from './analyze.js';
 
 const kind = (process.argv[2] ?? 'ours') as Kind;

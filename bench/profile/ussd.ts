@@ -6,7 +6,8 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { cleanUp, drive, KEY_PREFIX, startServer, stop, type Kind } from '../ussd/bench.js';
+import { stop } from '../child.js';
+import { cleanUp, drive, KEY_PREFIX, startServer, type Kind } from '../ussd/bench.js';
 import { analyze } from './analyze.js';
 
 const kind = (process.argv[2] ?? 'ours') as Kind;

@@ -5,9 +5,10 @@
  * time. A warm-up, then the three interleaved for three rounds; medians reported.
  */
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { startChild, stop } from '../child.js';
 
 export type Kind = 'ours' | 'peer' | 'floor';
 
@@ -51,31 +52,8 @@ export const KEY_PREFIX = 'bench:ussd:';
 /** Session ids of the benchmark, so a log line or key is recognisable. */
 const SESSION_PREFIX = 'ab-';
 
-export async function startServer(kind: Kind, extraArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', 'bench/ussd/serve.ts', kind], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
-
-/** SIGTERM, then the exit (SIGKILL after 5 s). */
-export async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+export function startServer(kind: Kind, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  return startChild('bench/ussd/serve.ts', kind, nodeArgs);
 }
 
 /**
