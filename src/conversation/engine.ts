@@ -453,7 +453,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       return resumed;
     }
     const lang = planned.profile.lang;
-    const notes = [...pendingNotes(pending, lang), ...planned.notes.map((t) => text(t, lang))];
+    const shownPending = pendingNotes(pending, lang);
+    const notes = [...shownPending, ...planned.notes.map((t) => text(t, lang))];
     const busy = isBusy(runtime.restore(planned.session));
     const done = busy ? undefined : answer(withNotes(render(planned.session, lang, inbound.channel), notes));
     // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the secret.
@@ -471,7 +472,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     if (version === null) return CONFLICT;
     reportEnds(planned.ended);
     await remember(inbound, planned.remember);
-    if (pending && notes.length > planned.notes.length) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
+    if (pending && shownPending.length > 0) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
     if (done) return done;
     const run = runFor(inbound, key, written, planned.session, version, profile, ctx, after);
     return answer(withNotes(await outcomeOf(run, inbound, profile.lang), notes));
