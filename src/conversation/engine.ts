@@ -506,14 +506,16 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       // The profile record is read when the conversation starts over, with the pending outcomes of a new
       // channel session (one round trip); otherwise the copy kept in the record serves.
       const session = record.session;
+      const duplicate = record.seen.includes(inbound.messageId);
       const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= now();
       const [read, pending] = await Promise.all([
         fresh ? store.get(profileKey(inbound)) : null,
-        inbound.newSession ? store.get(pendingKey({ channel: inbound.channel, conversationId: inbound.conversationId })) : null,
+        // A duplicate shows no pending outcomes (the first one did), so it does not read them.
+        inbound.newSession && !duplicate ? store.get(pendingKey({ channel: inbound.channel, conversationId: inbound.conversationId })) : null,
       ]);
       const profile = (fresh ? (read?.snapshot as UserProfile | undefined) : record.profile) ?? { lang: 'en' };
       try {
-        if (record.seen.includes(inbound.messageId)) {
+        if (duplicate) {
           if (waited === 0) logger.info(who(inbound), 'engine: duplicate delivery');
           const going = runs.get(key);
           // A copy of the message that started the run gets what it got; a copy of one that waited for it, the outcome.
