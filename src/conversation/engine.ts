@@ -12,6 +12,7 @@
  * persisted and handed to onLateOutcome (on USSD also kept and shown at the next dial).
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { createActor, waitFor } from 'xstate';
 import { provideServices } from '../../flows/actors.js';
 import { flows as registeredFlows } from '../../flows/index.js';
@@ -71,6 +72,15 @@ const CONFLICT = Symbol('conflict');
 
 /** Delivery ids kept per conversation: retries repeat one of the latest few, within minutes. */
 const SEEN_KEPT = 8;
+
+/**
+ * Conversations whose latest record this process keeps in memory, and for how long after its last use.
+ * A USSD user answers within seconds and a gateway session lasts a few minutes, so a minute covers the hops
+ * of a session; far inside the record's own TTL (an hour and more), so a record that expired and was made
+ * again elsewhere, its version counting from 1 once more, is never taken for the one kept here.
+ */
+const RECORDS_KEPT = 20_000;
+const RECORD_KEPT_MS = 60_000;
 
 /** What `conv:<channel>:<conversationId>` holds. */
 interface ConversationRecord {
@@ -156,6 +166,35 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const runs = new Map<string, Run>();
   /** Writes left after a run, awaited by drain(). */
   const followUps = new Set<Promise<void>>();
+  /**
+   * The record of each recent conversation as this process last read or wrote it. A message starts from it
+   * instead of reading Redis: the compare-and-set that commits the message proves it current (another process
+   * that wrote since makes that a conflict, and the record is read and the step redone). An answer given
+   * without a write (a resend, a duplicate) is given only from a record just read. Its objects are the ones
+   * written, so the flow's live snapshot of them is kept too (FlowRuntime.restore).
+   */
+  const records = new LRUCache<string, StoredSnapshot>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS });
+
+  /** Reads a conversation record from the store and keeps it. */
+  async function readRecord(key: string): Promise<StoredSnapshot | null> {
+    const stored = await store.get(key);
+    if (stored === null) records.delete(key);
+    else keep(key, stored);
+    return stored;
+  }
+
+  /** Compare-and-set of a conversation record; the record written is kept, a conflict forgets the kept one. */
+  async function writeRecord(key: string, record: ConversationRecord, expected: number | null): Promise<number | null> {
+    const version = await store.set(key, record, expected, storeTtl);
+    if (version === null) records.delete(key);
+    else keep(key, { snapshot: record, version });
+    return version;
+  }
+
+  function keep(key: string, stored: StoredSnapshot): void {
+    const kept = records.get(key, { updateAgeOnGet: false });
+    if (!kept || kept.version < stored.version) records.set(key, stored);
+  }
 
   const convKey = (p: Participant) => `conv:${p.channel}:${p.conversationId}`;
   const profileKey = (i: Inbound) => profileKeyOf(i.channel, i.userId);
@@ -254,14 +293,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       const value = JSON.stringify(snapshot.value);
       if (value === last || !isBusy(snapshot) || snapshot.hasTag('secret')) return;
       last = value;
-      const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+      const persisted = runtime.persist(session.flow, snapshot);
       saving = saving.then(() => saved(persisted));
     });
     actor.start();
     try {
-      await waitFor(actor, (s) => !isBusy(s), { timeout: Infinity });
+      const settled = await waitFor(actor, (s) => !isBusy(s), { timeout: Infinity });
       await saving;
-      return { ...session, snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) };
+      return { ...session, snapshot: runtime.persist(session.flow, settled) };
     } finally {
       subscription.unsubscribe();
       actor.stop();
@@ -290,22 +329,23 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     let current = version;
     let known = profile;
     let seen = base.seen;
-    let storedSession = JSON.stringify(base.session);
+    /** The session as stored now (compared with the record only after a conflict). */
+    let storedSession = base.session;
     /**
      * Compare-and-set of the run's next session. Lost to a message that only added its delivery id (one that
      * waits for this run), it keeps their ids and writes again; lost to one that moved the flow on, null.
      */
     const write = async (next: Session, channel: unknown, open: string | undefined): Promise<number | null> => {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const written = await store.set(key, { seen, session: next, channel, open, profile: known }, current, storeTtl);
+        const written = await writeRecord(key, { seen, session: next, channel, open, profile: known }, current);
         if (written !== null) {
           current = written;
-          storedSession = JSON.stringify(next);
+          storedSession = next;
           return written;
         }
-        const now = await store.get(key);
+        const now = await readRecord(key);
         const record = readConversation(now);
-        if (!now || JSON.stringify(record.session) !== storedSession) return null;
+        if (!now || JSON.stringify(record.session) !== JSON.stringify(storedSession)) return null;
         current = now.version;
         seen = record.seen;
       }
@@ -398,10 +438,10 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   /** Keeps the channel state of a message answered from a run, once it settled, unless a message came since. */
   async function keepAnswer(key: string, messageId: string, state: unknown): Promise<void> {
     try {
-      const stored = await store.get(key);
+      const stored = await readRecord(key);
       const record = readConversation(stored);
       if (!stored || record.seen.at(-1) !== messageId || (record.session && isBusy(runtime.restore(record.session)))) return;
-      await store.set(key, { ...record, channel: state }, stored.version, storeTtl);
+      await writeRecord(key, { ...record, channel: state }, stored.version);
     } catch (error) {
       logger.warn({ err: error }, 'engine: the answer of a resumed message was not kept');
     }
@@ -439,7 +479,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       // the record first (a copy of it then waits too, instead of counting as new), and its answer once the
       // run has settled (so a resend of it gets the same), unless another message came since.
       const marked: ConversationRecord = { ...record, seen: seenWith(record, inbound.messageId) };
-      const version = await store.set(key, marked, stored!.version, storeTtl);
+      const version = await writeRecord(key, marked, stored!.version);
       if (version === null) return CONFLICT;
       const run = runFor(inbound, key, marked, record.session!, version, profile, ctx, after);
       const resumed = answer(await outcomeOf(run, inbound, profile.lang));
@@ -468,7 +508,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       ...(busy ? { open: inbound.messageId } : {}),
       profile: planned.profile,
     };
-    const version = await store.set(key, written, stored?.version ?? null, storeTtl);
+    const version = await writeRecord(key, written, stored?.version ?? null);
     if (version === null) return CONFLICT;
     reportEnds(planned.ended);
     await remember(inbound, planned.remember);
@@ -491,15 +531,30 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   /** One delivery: read the record, decide, step, write. */
   async function deliver<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<Delivered<S>> {
     const key = convKey(participant);
-    let stored = await store.get(key);
+    /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
+    let stored: StoredSnapshot | null | undefined = records.get(key);
+    let guessed = stored !== undefined;
     let waited = 0;
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      if (attempt > 0 || waited > 0) stored = await store.get(key);
+      if (stored === undefined || attempt > 0 || waited > 0) {
+        stored = await readRecord(key);
+        guessed = false;
+      }
       const record = readConversation(stored);
       const decision = decide(record.channel as S | undefined);
+      /** An answer without a write comes from a record just read: read it and decide again (not an attempt). */
+      const unproved = () => {
+        if (!guessed) return false;
+        stored = undefined;
+        attempt -= 1;
+        return true;
+      };
       if (decision.kind === 'reply') {
-        if (!decision.changed) return { state: decision.state };
-        if ((await store.set(key, { ...record, channel: decision.state }, stored?.version ?? null, storeTtl)) === null) continue;
+        if (!decision.changed) {
+          if (unproved()) continue;
+          return { state: decision.state };
+        }
+        if ((await writeRecord(key, { ...record, channel: decision.state }, stored?.version ?? null)) === null) continue;
         return { state: decision.state };
       }
       const { inbound, after } = decision;
@@ -507,6 +562,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       // channel session (one round trip); otherwise the copy kept in the record serves.
       const session = record.session;
       const duplicate = record.seen.includes(inbound.messageId);
+      if (duplicate && unproved()) continue;
       const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= now();
       const [read, pending] = await Promise.all([
         fresh ? store.get(profileKey(inbound)) : null,
@@ -534,7 +590,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           attempt -= 1;
           continue;
         }
-        const outcome = await step(inbound, key, stored, record, profile, pending, after);
+        const outcome = await step(inbound, key, stored ?? null, record, profile, pending, after);
         if (outcome !== CONFLICT) return outcome;
       } catch (error) {
         logger.error({ ...who(inbound), err: error }, 'engine: message failed');
@@ -544,7 +600,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
     logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
     const prompt = simple('common.busy', 'en', false);
-    const last = decide(readConversation(stored).channel as S | undefined);
+    const last = decide(readConversation(stored ?? null).channel as S | undefined);
     return { prompt, state: last.kind === 'step' ? last.after(prompt) : last.state };
   }
 

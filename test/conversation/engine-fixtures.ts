@@ -112,36 +112,41 @@ export function fakePayments(answer?: Promise<{ id: string; state: string }>) {
 }
 
 /**
- * Delegates to `store`. After `race(n)`, the next n reads of conversation keys wait for each other after
- * reading, so the messages behind them race on the same version. Counts refused compare-and-sets, and
- * calls `onRead` after each read of a conversation key.
+ * Delegates to `store`. After `race(n)`, the next n uses of conversation keys wait for each other: a read
+ * after reading, a compare-and-set before writing. The messages behind them then race on the same version,
+ * whether they start from a read or from the record their engine kept in memory. Counts refused
+ * compare-and-sets, and calls `onUse` after each read or write of a conversation key, saying which.
  */
 export function racingStore(
   store: SessionStore,
-): SessionStore & { conflicts: number; race(count: number): void; onRead: (() => void) | undefined } {
+): SessionStore & { conflicts: number; race(count: number): void; onUse: ((use: 'read' | 'write') => void) | undefined } {
   let waiting = 0;
   let met = gate<void>();
+  const meet = async (key: string) => {
+    if (!key.startsWith('conv:') || waiting === 0) return;
+    const arrived = met.promise;
+    waiting -= 1;
+    if (waiting === 0) met.open();
+    await arrived;
+  };
   const wrapper = {
     conflicts: 0,
-    onRead: undefined as (() => void) | undefined,
+    onUse: undefined as ((use: 'read' | 'write') => void) | undefined,
     race(count: number) {
       waiting = count;
       met = gate<void>();
     },
     async get(key: string) {
       const value = await store.get(key);
-      if (key.startsWith('conv:')) wrapper.onRead?.();
-      if (key.startsWith('conv:') && waiting > 0) {
-        const arrived = met.promise;
-        waiting -= 1;
-        if (waiting === 0) met.open();
-        await arrived;
-      }
+      if (key.startsWith('conv:')) wrapper.onUse?.('read');
+      await meet(key);
       return value;
     },
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+      await meet(key);
       const version = await store.set(key, snapshot, expected, ttl);
       if (version === null && key.startsWith('conv:')) wrapper.conflicts += 1;
+      if (key.startsWith('conv:')) wrapper.onUse?.('write');
       return version;
     },
     delete: (key: string) => store.delete(key),

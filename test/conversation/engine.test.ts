@@ -179,11 +179,12 @@ describe('engine', () => {
     await e.handle(msg({ text: '800' }));
     const first = e.handle(msg({ choice: 'yes' }));
     while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
-    // Open the call only once the second message has read the busy conversation.
-    const secondRead = gate<void>();
-    store.onRead = () => secondRead.open();
+    // Open the call only once the second message has found the busy conversation (read it, or marked it
+    // with its delivery id from the record kept in memory).
+    const secondSeen = gate<void>();
+    store.onUse = () => secondSeen.open();
     const second = e.handle(msg({ text: 'hello?' }));
-    await secondRead.promise;
+    await secondSeen.promise;
     release.open({ id: 'pay-once', state: 'submitted' });
     expect(await first).toEqual({ text: 'Sent pay-once', final: true });
     expect(await second).toEqual({ text: 'Sent pay-once', final: true });
@@ -215,10 +216,10 @@ describe('engine', () => {
       const msg = conversation();
       await toAmount(first, msg);
       await first.handle(msg({ text: '600' }));
-      // Both taps read the confirm screen; the loser's retry (the third read) finds the payment under way.
-      let reads = 0;
-      store.onRead = () => {
-        if (++reads === 3) setImmediate(() => release.open({ id: 'pay-1', state: 'submitted' }));
+      // Both taps start from the confirm screen (read, or kept in memory); the loser's retry reads the
+      // record after its conflict and finds the payment under way: only then is the payment answered.
+      store.onUse = (use) => {
+        if (use === 'read' && store.conflicts > 0) setImmediate(() => release.open({ id: 'pay-1', state: 'submitted' }));
       };
       store.race(2);
       const answers = await Promise.all([first.handle(msg({ choice: 'yes' })), second.handle(msg({ choice: 'yes' }))]);
@@ -329,7 +330,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
       ? { kind: 'reply', state, changed: false }
       : { kind: 'step', inbound: msg({ messageId: `hop-${n}`, ...fields }), after: (prompt) => ({ n, text: prompt.text }) };
 
-  it('reads the record once and writes the flow and the channel state in one compare-and-set', async () => {
+  it('a hop mid-flow reads nothing (the record kept in memory) and writes the flow and the channel state in one compare-and-set', async () => {
     const { store, counts } = counting(redisStore());
     const e = engine(store, {});
     const msg = conversation('ussd');
@@ -339,14 +340,36 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     counts.set = 0;
     const state = await e.turn(who, channel(msg, 1, { choice: 'pay' }));
     expect(state).toEqual({ n: 1, text: `Amount? (ussd:${who.conversationId}, pin true)` });
-    // The conversation record (the profile is kept in it mid-flow), then one write.
-    expect(counts).toEqual({ get: 1, set: 1 });
+    // The record written by the dial is kept in memory; the one write proves it current.
+    expect(counts).toEqual({ get: 0, set: 1 });
     expect((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot).toMatchObject({ channel: state });
-    // A repeat is answered from the channel's state: a read, no write, no step.
+    // A repeat is answered from the channel's state without a write, so from a record just read: a read, no
+    // write, no step.
     counts.get = 0;
     counts.set = 0;
     expect(await e.turn(who, channel(msg, 1, { choice: 'pay' }))).toEqual(state);
     expect(counts).toEqual({ get: 1, set: 0 });
+  });
+
+  it('a record another process moved on since is read again: its answer counts, not the one kept in memory', async () => {
+    const { store, counts } = counting(redisStore());
+    const here = engine(store, {});
+    const there = engine(store, {}); // another process behind the same gateway
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await here.turn(who, channel(msg, 0, { newSession: true }));
+    const notes = await there.turn(who, channel(msg, 1, { choice: 'request' }));
+    expect(notes.text).toBe('Notes: ');
+    // `here` still keeps the dial's record: a resend of hop 1 gets hop 1's answer from the store, it does not
+    // step the menu again from the kept record.
+    expect(await here.turn(who, channel(msg, 1, { choice: 'request' }))).toEqual(notes);
+    // Each process steps from what the other wrote: its kept record, when stale, loses the compare-and-set
+    // and is read again.
+    expect((await here.turn(who, channel(msg, 2, { text: 'a' }))).text).toBe('Notes: a');
+    counts.set = 0;
+    expect((await there.turn(who, channel(msg, 3, { text: 'b' }))).text).toBe('Notes: a,b');
+    expect(counts.set).toBe(2); // `there` kept hop 1's record: one conflict, then the write
+    expect((await here.turn(who, channel(msg, 4, { text: 'c' }))).text).toBe('Notes: a,b,c');
   });
 
   it('a resend of a message answered "processing" gets "processing" again, also after the run settled', async () => {
