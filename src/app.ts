@@ -15,7 +15,7 @@ import type { Address, Channel, Notifier, Prompt, SessionStore } from './convers
 import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
 import type { UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
-import { createUssdRouter } from '../adapters/ussd/index.js';
+import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createMetrics } from './ops/metrics.js';
@@ -116,15 +116,13 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  app.use(
-    createUssdRouter({
-      engine,
-      serviceCode: config.USSD_SERVICE_CODE,
-      deadlineMs: config.USSD_DEADLINE_MS,
-      defaultCountry: config.DEFAULT_COUNTRY,
-      logger,
-    }),
-  );
+  addUssdRoutes(app, {
+    engine,
+    serviceCode: config.USSD_SERVICE_CODE,
+    deadlineMs: config.USSD_DEADLINE_MS,
+    defaultCountry: config.DEFAULT_COUNTRY,
+    logger,
+  });
 
   if (config.TELEGRAM_BOT_TOKEN) {
     const telegram = createTelegram({

@@ -1,22 +1,24 @@
 /**
- * The USSD channel as an express Router, mounted at the root of the product's app:
- * `POST /ussd/<gateway>` for Africa's Talking, Hubtel, Arkesel, Nalo and Beem, and `GET /simulator`.
+ * The USSD channel's routes, added to the product's app itself: `POST /ussd/<gateway>` for Africa's Talking,
+ * Hubtel, Arkesel, Nalo and Beem, and `GET /simulator`. On the app rather than on a Router mounted in it: a
+ * mounted Router is one more dispatch per request (its own layer walk, URL rewriting and restoring), which
+ * cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { codecs } from './codecs/index.js';
 import { createHopHandler } from './hop.js';
 import { simulatorPage } from './simulator.js';
 
-export interface UssdRouterOptions {
+export interface UssdRoutesOptions {
   /** Answers each hop, keeping the USSD state with the conversation (src/conversation createEngine). */
   engine: TurnEngine;
   /** The service code the simulator dials and shows (config USSD_SERVICE_CODE, default `*384*123#`). */
   serviceCode: string;
   /**
-   * The deadline the engine keeps for USSD (config USSD_DEADLINE_MS, default 3000). The router waits at
+   * The deadline the engine keeps for USSD (config USSD_DEADLINE_MS, default 3000). The route waits at
    * most a second longer for the engine, then answers END with an apology so the gateway never hangs.
    */
   deadlineMs: number;
@@ -32,8 +34,7 @@ export interface UssdRouterOptions {
 /** Largest body a gateway sends; anything bigger is not a USSD request. */
 const BODY_LIMIT = '16kb';
 
-export function createUssdRouter(options: UssdRouterOptions): Router {
-  const router = express.Router();
+export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
   const handle = createHopHandler({
     engine: options.engine,
     deadlineMs: options.deadlineMs,
@@ -45,19 +46,19 @@ export function createUssdRouter(options: UssdRouterOptions): Router {
     json: express.json({ limit: BODY_LIMIT }),
   };
 
-  for (const codec of codecs) router.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+  for (const codec of codecs) app.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
   const known = codecs.map((c) => c.name).join(', ');
-  router.post('/ussd/:gateway', (_req, res) => {
+  app.post('/ussd/:gateway', (_req, res) => {
     res.status(404).json({ error: `unknown USSD gateway; served: ${known}` });
   });
 
   const page = simulatorPage(options.serviceCode);
-  router.get('/simulator', (_req, res) => {
+  app.get('/simulator', (_req, res) => {
     res.type('html').send(page);
   });
 
-  // Parser failures on these routes: a reason, never the body (it can hold a PIN).
-  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+  // Parser failures on these routes: a reason, never the body (it can hold a PIN). Errors of other routes pass.
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/ussd/')) return next(err);
     const type = (err as { type?: string }).type;
     const status = type === 'entity.too.large' ? 413 : 400;
@@ -70,5 +71,4 @@ export function createUssdRouter(options: UssdRouterOptions): Router {
     options.logger.warn({ path: req.path, reason }, 'ussd request refused');
     res.status(status).json({ error: reason });
   });
-  return router;
 }

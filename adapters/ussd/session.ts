@@ -10,7 +10,7 @@
  * Keyed by the phone number, a session id sent from another number can never reach this state: that number
  * has a conversation of its own.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Prompt } from '../../src/conversation/types.js';
 import type { GatewayName, Hop } from './codecs/codec.js';
 
@@ -38,7 +38,8 @@ export type Step =
   | { kind: 'answer'; hop: number; answer: string; seen: string; state: UssdState };
 
 export function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
+  // One-shot hash(): no Hash object per call, as createHash().update().digest() makes.
+  return hash('sha256', text, 'base64url');
 }
 
 /**

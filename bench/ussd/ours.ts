@@ -6,7 +6,7 @@ import express from 'express';
 import { createEngine } from '../../src/conversation/engine.js';
 import { loadAccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
-import { createUssdRouter } from '../../adapters/ussd/index.js';
+import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { createLogger } from '../../src/log.js';
 import { benchFlow } from './send.machine.js';
 
@@ -29,6 +29,6 @@ export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): expre
     logger,
   });
   const app = express();
-  app.use(createUssdRouter({ engine, serviceCode: '*384*123#', deadlineMs: 3000, logger }));
+  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs: 3000, logger });
   return app;
 }

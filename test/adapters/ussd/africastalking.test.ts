@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
-import { createUssdRouter } from '../../../adapters/ussd/index.js';
+import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { maskPhone } from '../../../src/log.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { RedisStore } from '../../../src/conversation/redis-store.js';
@@ -152,14 +152,12 @@ describe("Africa's Talking over HTTP", () => {
   it('answers END with an apology when the engine throws, and logs no answer', async () => {
     const { logger, lines } = captureLogger();
     const server = express();
-    server.use(
-      createUssdRouter({
-        engine: withTurns({ handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) }, new MemoryStore()),
-        serviceCode: '*1#',
-        deadlineMs: 1000,
-        logger,
-      }),
-    );
+    addUssdRoutes(server, {
+      engine: withTurns({ handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) }, new MemoryStore()),
+      serviceCode: '*1#',
+      deadlineMs: 1000,
+      logger,
+    });
     const served = await listen(server);
     try {
       const reply = await postAt(served.url, { sessionId: 'E1', phoneNumber: '256772123456', text: '' });
@@ -242,7 +240,7 @@ describe('body parsers stay on the USSD routes', () => {
   it('leaves other routes of the same app with an unread body', async () => {
     const server = express();
     const { logger } = captureLogger();
-    server.use(createUssdRouter({ engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger }));
+    addUssdRoutes(server, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger });
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');

@@ -7,7 +7,7 @@ import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
-import { createUssdRouter, type UssdRouterOptions } from '../../../adapters/ussd/index.js';
+import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 
 export const PIN = '4321';
 
@@ -130,20 +130,18 @@ export async function listen(app: express.Express): Promise<TestApp> {
 }
 
 /** The USSD router on a fresh app, with a scripted engine (or `engine`) over a memory store unless given. */
-export async function startUssd(overrides: Partial<Omit<UssdRouterOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {}) {
+export async function startUssd(overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {}) {
   const scripted = scriptedEngine();
   const { engine = scripted.engine, store = new MemoryStore(), ...options } = overrides;
   const { logger, lines } = captureLogger();
   const app = express();
-  app.use(
-    createUssdRouter({
-      engine: withTurns(engine, store),
-      serviceCode: '*384*123#',
-      deadlineMs: 1000,
-      logger,
-      ...options,
-    }),
-  );
+  addUssdRoutes(app, {
+    engine: withTurns(engine, store),
+    serviceCode: '*384*123#',
+    deadlineMs: 1000,
+    logger,
+    ...options,
+  });
   const served = await listen(app);
   return { ...served, ...scripted, store, logs: lines };
 }

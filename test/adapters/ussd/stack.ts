@@ -7,7 +7,7 @@ import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { MomoClient } from '../../../src/momo/index.js';
 import { createEngine, createServices, loadAccessPolicy, type ConversationEngine } from '../../../src/conversation/index.js';
 import type { SessionStore } from '../../../src/conversation/types.js';
-import { createUssdRouter } from '../../../adapters/ussd/index.js';
+import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { captureLogger, listen } from './helpers.js';
 
 export interface StackOptions {
@@ -46,7 +46,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs },
     logger,
   });
-  app.use(createUssdRouter({ engine, serviceCode: '*384*123#', deadlineMs, logger }));
+  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs, logger });
   return {
     url: served.url,
     sandbox,
