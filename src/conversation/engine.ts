@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { createActor, waitFor } from 'xstate';
+import { createActor, waitFor, type AnyMachineSnapshot } from 'xstate';
 import { provideServices } from '../../flows/actors.js';
 import { flows as registeredFlows } from '../../flows/index.js';
 import type { FlowServices } from '../../flows/services.js';
@@ -78,6 +78,10 @@ const SEEN_KEPT = 8;
  * A USSD user answers within seconds and a gateway session lasts a few minutes, so a minute covers the hops
  * of a session; far inside the record's own TTL (an hour and more), so a record that expired and was made
  * again elsewhere, its version counting from 1 once more, is never taken for the one kept here.
+ * With several processes behind a gateway that spreads one session's hops over them, a hop that lands where
+ * the record is stale costs a refused compare-and-set, a read and the write (one round trip more than
+ * reading first); one that lands where it is current saves the read. About even at two processes; sticky
+ * routing (or one process) makes every mid-flow hop one round trip.
  */
 const RECORDS_KEPT = 20_000;
 const RECORD_KEPT_MS = 60_000;
@@ -284,8 +288,10 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * Runs a busy session's service calls from its snapshot until the flow waits again. Each further busy
    * state it enters (a PIN check leading to the spend reservation, then the payment) is handed to `saved`
    * as it starts, unless it holds a secret, so a restart resumes the chain there instead of losing it.
+   * Returns the snapshot it settled in, live: the caller persists it once (FlowRuntime.settled) instead of
+   * persisting it here and restoring it there. It waits (not busy), so no service call of it is running.
    */
-  async function runBusy(session: Session, saved: (snapshot: unknown) => Promise<void>): Promise<Session> {
+  async function runBusy(session: Session, saved: (snapshot: unknown) => Promise<void>): Promise<AnyMachineSnapshot> {
     const actor = createActor(runtime.machine(session.flow), { snapshot: session.snapshot as never });
     let last = JSON.stringify(runtime.restore(session).value);
     let saving = Promise.resolve();
@@ -300,7 +306,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     try {
       const settled = await waitFor(actor, (s) => !isBusy(s), { timeout: Infinity });
       await saving;
-      return { ...session, snapshot: runtime.persist(session.flow, settled) };
+      return settled;
     } finally {
       subscription.unsubscribe();
       actor.stop();
@@ -354,11 +360,11 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
-        const ran = await runBusy(session, async (snapshot) => {
+        const settled = await runBusy(session, async (snapshot) => {
           if (moved) return;
           if ((await write({ ...session, snapshot }, base.channel, base.open)) === null) moved = true;
         });
-        const step = runtime.settled(session, runtime.restore(ran), { profile: known, remember: {}, notes: [] }, ctx);
+        const step = runtime.settled(session, settled, { profile: known, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
         known = step.profile;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);

@@ -8,7 +8,7 @@ import { runChaos } from './run.js';
 
 describe('chaos', () => {
   it('50 conversations: each confirmed payment made exactly once and told, none made unconfirmed', async () => {
-    const result = await runChaos({ conversations: 50, concurrency: 12, faultEveryMs: 2500, redisUrl: process.env.CHAOS_REDIS_URL });
+    const result = await runChaos({ conversations: 50, concurrency: 12, faultEveryMs: 1500, redisUrl: process.env.CHAOS_REDIS_URL });
     expect(result.problems).toEqual([]);
     expect(result.faults.replacements).toBeGreaterThan(0);
     expect(result.faults.redisCuts).toBeGreaterThan(0);

@@ -386,7 +386,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     while (running) {
       await sleep(options.faultEveryMs ?? 4000);
       if (!running) break;
-      if (turn++ % 2 === 0) {
+      // A Redis cut first (it takes under a second; a replacement waits for the old instance to finish),
+      // so a short run still sees both faults.
+      if (turn++ % 2 === 1) {
         // Replace an instance mid-payment: stop it (it finishes what it holds), start a new one on the same Redis.
         const slot = slots[turn % 4 < 2 ? 0 : 1]!;
         const old = slot.app;
