@@ -172,7 +172,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     },
     logger,
   });
-  app.use(notifications.router);
+  notifications.addRoutes(app);
   notifications.start();
   metrics.trackQueueDepth(() => notifications.queue.depth());
   closers.push(() => notifications.stop());

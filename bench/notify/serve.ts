@@ -59,7 +59,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
     logger: createLogger('silent'),
   });
   notifications.start();
-  app.use(notifications.router);
+  notifications.addRoutes(app);
   closing = async () => {
     await notifications.stop();
     await store.close();

@@ -11,7 +11,8 @@ import { createDispatcher, type SmsSender } from './dispatch.js';
 import type { NotificationBody } from './events.js';
 import { createMarks, type NotificationMarks } from './marks.js';
 import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
-import { createReceiver } from './receiver.js';
+import type { Express } from 'express';
+import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 
 export { ensureWebhooks } from './register.js';
@@ -64,14 +65,17 @@ export function createNotifications(options: NotificationsOptions) {
     logger,
   });
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);
-  const router = createReceiver({
-    enqueue: tickBatcher<NotificationBody>({ flush: (bodies) => queue.add(bodies), maxItems: options.maxBatch ?? 50 }),
-    verify: (body) => verifyCollection(store, body, options.verify),
-    basicAuth: options.basicAuth,
-    logger,
-  });
+  const enqueue = tickBatcher<NotificationBody>({ flush: (bodies) => queue.add(bodies), maxItems: options.maxBatch ?? 50 });
   return {
-    router,
+    /** Adds POST /notifications/momo and /notifications/momo/verify to the app. */
+    addRoutes(app: Express): void {
+      addReceiverRoutes(app, {
+        enqueue,
+        verify: (body) => verifyCollection(store, body, options.verify),
+        basicAuth: options.basicAuth,
+        logger,
+      });
+    },
     dispatcher,
     queue,
     /** Starts working queued notifications. */

@@ -163,7 +163,7 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     const notifier = new FlakyNotifier(new Map());
     const n = createNotifications({ store: new MemoryStore(), ...env, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
     const app = express();
-    app.use(n.router);
+    n.addRoutes(app);
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

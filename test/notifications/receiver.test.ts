@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReceiver } from '../../src/notifications/receiver.js';
+import { addReceiverRoutes } from '../../src/notifications/receiver.js';
 import type { NotificationBody } from '../../src/notifications/events.js';
 import { createLogger } from '../../src/log.js';
 
@@ -14,17 +14,15 @@ const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toStri
 
 beforeAll(async () => {
   const app = express();
-  app.use(
-    createReceiver({
-      enqueue: async (b) => {
-        if (failEnqueue) throw new Error('redis down');
-        queued.push(b);
-      },
-      verify: async (b) => `ACCEPT ${b.remote_transaction_id}`,
-      basicAuth: { user: 'momo', password: 's3cret' },
-      logger: createLogger('silent'),
-    }),
-  );
+  addReceiverRoutes(app, {
+    enqueue: async (b) => {
+      if (failEnqueue) throw new Error('redis down');
+      queued.push(b);
+    },
+    verify: async (b) => `ACCEPT ${b.remote_transaction_id}`,
+    basicAuth: { user: 'momo', password: 's3cret' },
+    logger: createLogger('silent'),
+  });
   server = app.listen(0);
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
