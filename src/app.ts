@@ -19,7 +19,7 @@ import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createMetrics } from './ops/metrics.js';
-import { createHealthRouter } from './ops/health.js';
+import { addHealthRoutes } from './ops/health.js';
 import { withRateLimit } from './ops/ratelimit.js';
 
 export interface AppOptions {
@@ -111,7 +111,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
   closers.push(() => engine.close());
 
-  app.use(createHealthRouter({ store, serviceUrl: config.MOMO_BASE_URL ?? url }));
+  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });

@@ -1,9 +1,10 @@
 /**
  * /healthz: the process is alive. /readyz: the session store answers and the service is reachable.
  * The service check is an HTTP HEAD of its base address (any answer counts), at most once per `cacheMs`:
- * it never touches the API, whose reads are limited to 30 a minute.
+ * it never touches the API, whose reads are limited to 30 a minute. Added to the app itself, like every route
+ * of the product: a Router mounted at the root would be walked by every request.
  */
-import express, { type Router } from 'express';
+import type { Express } from 'express';
 import type { SessionStore } from '../conversation/types.js';
 
 export interface HealthOptions {
@@ -17,8 +18,7 @@ export interface HealthOptions {
   fetch?: typeof fetch;
 }
 
-export function createHealthRouter(options: HealthOptions): Router {
-  const router = express.Router();
+export function addHealthRoutes(app: Express, options: HealthOptions): void {
   const cacheMs = options.cacheMs ?? 30_000;
   const doFetch = options.fetch ?? fetch;
   let last: { at: number; ok: boolean; detail: string } | undefined;
@@ -49,13 +49,12 @@ export function createHealthRouter(options: HealthOptions): Router {
     }
   }
 
-  router.get('/healthz', (_req, res) => {
+  app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  router.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (_req, res) => {
     const [store, service] = await Promise.all([storeReachable(), serviceReachable()]);
     const ok = store.ok && service.ok;
     res.status(ok ? 200 : 503).json({ ok, store, service });
   });
-  return router;
 }
