@@ -5,7 +5,8 @@
  * cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { gatewayBody } from './body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { codecs } from './codecs/index.js';
@@ -41,10 +42,7 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
     logger: options.logger,
     defaultCountry: options.defaultCountry ?? 'UG',
   });
-  const parsers = {
-    form: express.urlencoded({ extended: false, limit: BODY_LIMIT }),
-    json: express.json({ limit: BODY_LIMIT }),
-  };
+  const parsers = { form: gatewayBody('form', BODY_LIMIT), json: gatewayBody('json', BODY_LIMIT) };
 
   for (const codec of codecs) app.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
   const known = codecs.map((c) => c.name).join(', ');
@@ -61,13 +59,14 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/ussd/')) return next(err);
     const type = (err as { type?: string }).type;
-    const status = type === 'entity.too.large' ? 413 : 400;
-    const reason =
+    const [status, reason] =
       type === 'entity.parse.failed'
-        ? 'body is not valid JSON'
+        ? [400, 'body is not valid JSON']
         : type === 'entity.too.large'
-          ? 'body too large'
-          : 'body could not be read';
+          ? [413, 'body too large']
+          : type === 'charset.unsupported' || type === 'encoding.unsupported'
+            ? [415, 'body must be utf-8 and uncompressed']
+            : [400, 'body could not be read'];
     options.logger.warn({ path: req.path, reason }, 'ussd request refused');
     res.status(status).json({ error: reason });
   });
