@@ -6,7 +6,7 @@
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
 import type { Express, NextFunction, Request, Response } from 'express';
-import { gatewayBody } from './body.js';
+import { readBody } from '../../src/http/body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { codecs } from './codecs/index.js';
@@ -42,7 +42,7 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
     logger: options.logger,
     defaultCountry: options.defaultCountry ?? 'UG',
   });
-  const parsers = { form: gatewayBody('form', BODY_LIMIT), json: gatewayBody('json', BODY_LIMIT) };
+  const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 
   for (const codec of codecs) app.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
   const known = codecs.map((c) => c.name).join(', ');
@@ -65,7 +65,7 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
         : type === 'entity.too.large'
           ? [413, 'body too large']
           : type === 'charset.unsupported' || type === 'encoding.unsupported'
-            ? [415, 'body must be utf-8 and uncompressed']
+            ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
             : [400, 'body could not be read'];
     options.logger.warn({ path: req.path, reason }, 'ussd request refused');
     res.status(status).json({ error: reason });

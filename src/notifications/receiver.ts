@@ -5,7 +5,8 @@
  * The routes go on the app itself, not on a Router mounted in it (one dispatch less per delivery, as for
  * the USSD routes).
  */
-import express, { type Express, type Request, type Response, type NextFunction, type RequestHandler } from 'express';
+import type { Express, Request, Response, NextFunction, RequestHandler } from 'express';
+import { readBody } from '../http/body.js';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { notificationBody, type NotificationBody } from './events.js';
@@ -49,7 +50,7 @@ function fieldErrors(issues: { path: PropertyKey[]; message: string }[]): Record
 }
 
 export function addReceiverRoutes(app: Express, options: ReceiverOptions): void {
-  const json = express.json({ limit: '256kb', type: () => true });
+  const json = readBody('json', { limit: '256kb', anyType: true });
   const auth = checkBasicAuth(options.basicAuth);
 
   app.post('/notifications/momo', ...auth, json, async (req, res) => {

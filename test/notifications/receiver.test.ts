@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { addReceiverRoutes } from '../../src/notifications/receiver.js';
 import type { NotificationBody } from '../../src/notifications/events.js';
 import { createLogger } from '../../src/log.js';
@@ -57,6 +58,27 @@ describe('notification receiver', () => {
       expect(res.status, body).toBe(400);
       expect((await res.json()).detail).toEqual(expect.any(String));
     }
+  });
+
+  it('reads a notification whatever its Content-Type says, and a gzipped one; refuses one that does not inflate', async () => {
+    const before = queued.length;
+    expect((await post('/notifications/momo', valid, basic('momo', 's3cret'), 'text/plain')).status).toBe(200);
+    const gzipped = await fetch(base + '/notifications/momo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic('momo', 's3cret') },
+      body: gzipSync(valid),
+    });
+    expect(gzipped.status).toBe(200);
+    expect(queued.length).toBe(before + 2);
+    const broken = await fetch(base + '/notifications/momo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic('momo', 's3cret') },
+      body: 'not gzip at all',
+    });
+    expect(broken.status).toBe(400);
+    expect((await broken.json()).detail).toMatch(/^Malformed body/);
+    expect((await post('/notifications/momo', valid, basic('momo', 's3cret'), 'application/json; charset=latin1')).status).toBe(415);
+    expect(queued.length).toBe(before + 2);
   });
 
   it('answers 503 when the queue cannot take the job, so the service retries', async () => {

@@ -1,8 +1,9 @@
 /**
- * The gateways' bodies as adapters/ussd/body.ts reads them, over real HTTP: what body-parser answered
- * before (the same statuses and reasons) and the cases a gateway or a prober can send.
+ * The gateways' bodies as src/http/body.ts reads them, over real HTTP: what body-parser answered before
+ * (the same statuses and reasons) and the cases a gateway or a prober can send.
  */
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PIN, startUssd } from './helpers.js';
 
@@ -13,7 +14,7 @@ afterEach(async () => {
 });
 
 /** A raw request: any headers, the body in chunks (no content-length unless given). */
-function raw(url: string, path: string, headers: Record<string, string>, chunks: string[]): Promise<{ status: number; body: string }> {
+function raw(url: string, path: string, headers: Record<string, string>, chunks: (string | Buffer)[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}${path}`, { method: 'POST', headers }, (res) => {
       let body = '';
@@ -49,20 +50,30 @@ describe('USSD request bodies', () => {
     expect(app.inbounds[0]?.messageId).toMatch(/^B-LAST:/);
   });
 
-  it('refuses another charset and a compressed body with 415, and says why', async () => {
+  it('refuses another charset and an unknown compression with 415, reads gzip, and refuses gzip that does not inflate', async () => {
     app = await startUssd();
     const latin = await raw(app.url, '/ussd/africastalking', { 'content-type': `${form}; charset=latin1` }, [fields('')]);
-    expect(latin).toEqual({ status: 415, body: JSON.stringify({ error: 'body must be utf-8 and uncompressed' }) });
-    const gzip = await raw(app.url, '/ussd/hubtel', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, ['\x1f\x8b']);
-    expect(gzip.status).toBe(415);
+    expect(latin).toEqual({ status: 415, body: JSON.stringify({ error: 'body must be utf-8, uncompressed or gzip, deflate or br' }) });
+    const compress = await raw(app.url, '/ussd/africastalking', { 'content-type': form, 'content-encoding': 'compress' }, [fields('')]);
+    expect(compress.status).toBe(415);
     expect(app.inbounds).toHaveLength(0);
+    const gzip = await raw(app.url, '/ussd/africastalking', { 'content-type': form, 'content-encoding': 'gzip' }, [gzipSync(fields(''))]);
+    expect(gzip.status).toBe(200);
+    expect(gzip.body).toMatch(/^CON Welcome to MoMo/);
+    const broken = await raw(app.url, '/ussd/hubtel', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, ['\x1f\x8b not gzip']);
+    expect(broken).toEqual({ status: 400, body: JSON.stringify({ error: 'body could not be read' }) });
   });
 
-  it('refuses a body over the limit while it streams in, without a length given, with 413', async () => {
+  it('refuses a body over the limit while it streams in, without a length given or inflated, with 413', async () => {
     app = await startUssd();
     const chunks = Array.from({ length: 20 }, () => `text=${'9'.repeat(1000)}&`);
     const res = await raw(app.url, '/ussd/africastalking', { 'content-type': form }, chunks);
     expect(res).toEqual({ status: 413, body: JSON.stringify({ error: 'body too large' }) });
+    // 40 kB of form that gzips to well under the limit: the limit counts what is read, not what was sent.
+    const bomb = await raw(app.url, '/ussd/africastalking', { 'content-type': form, 'content-encoding': 'gzip' }, [gzipSync(`text=${'9'.repeat(40_000)}`)]);
+    expect(bomb).toEqual({ status: 413, body: JSON.stringify({ error: 'body too large' }) });
+    // The connection is still good for the next request.
+    expect((await raw(app.url, '/ussd/africastalking', { 'content-type': form }, [fields('')])).status).toBe(200);
   });
 
   it('does not read a body of another type: the gateway is told what it must send', async () => {

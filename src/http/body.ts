@@ -1,0 +1,97 @@
+/**
+ * Reads a request body for the product's own routes (USSD gateways, the service's webhooks): the bytes with
+ * raw-body (limit, declared length, aborted requests), inflated with node:zlib when the sender compressed
+ * them, then parsed with the platform's own parsers, URLSearchParams for a form and JSON.parse for JSON.
+ * On a bare express route this costs about 70 µs of CPU a request less than express.urlencoded / json
+ * (body-parser: type-is, iconv-lite decoding, qs; 175-207 against 228-269 µs in one run on the benchmark
+ * machine), and answer time counts on every USSD hop and every webhook.
+ *
+ * The contract is body-parser's, so the routes' error handlers read it the same way:
+ * - a body of another media type is not read and `req.body` stays undefined (`anyType` reads any);
+ * - failures go to next(err) with body-parser's `status` and `type`: `entity.too.large` (413),
+ *   `entity.parse.failed` (400, JSON that does not parse), `charset.unsupported` and `encoding.unsupported`
+ *   (415), `encoding.invalid` (400, compressed data that does not inflate) and raw-body's own
+ *   (`request.aborted`, `request.size.invalid`, 400);
+ * - an empty body is `{}`; only utf-8 text is read; a form field given twice keeps its last value.
+ */
+import { parse as parseContentType } from 'content-type';
+import type { Request, RequestHandler } from 'express';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import getRawBody from 'raw-body';
+
+export type BodyKind = 'form' | 'json';
+
+export interface BodyOptions {
+  /** Most bytes read (after inflating): a number or raw-body's `'16kb'` form. */
+  limit: number | string;
+  /** Read the body whatever the Content-Type says (the service's webhooks); default: only the kind's own. */
+  anyType?: boolean;
+}
+
+const MEDIA_TYPE: Record<BodyKind, string> = { form: 'application/x-www-form-urlencoded', json: 'application/json' };
+
+/** An error as body-parser makes them (http-errors): a message, a status and a type. */
+function bodyError(status: number, type: string, message: string): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
+}
+
+/** The request's media type and charset, lower case; none when the header is absent or malformed. */
+function contentTypeOf(header: string | undefined): { type: string; charset?: string } | undefined {
+  if (!header) return undefined;
+  try {
+    const parsed = parseContentType(header);
+    return { type: parsed.type, charset: parsed.parameters.charset?.toLowerCase() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The body as sent (with its declared length) or inflated; undefined for an encoding not supported. */
+function source(req: Request, encoding: string): { stream: Readable; length?: string } | undefined {
+  if (encoding === 'identity') return { stream: req, length: req.headers['content-length'] };
+  const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  return inflate ? { stream: req.pipe(inflate) } : undefined;
+}
+
+/** Middleware reading a body of `kind` into `req.body`. */
+export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
+  return (req, _res, next) => {
+    const type = contentTypeOf(req.headers['content-type']);
+    if (!options.anyType && type?.type !== MEDIA_TYPE[kind]) return next();
+    const charset = type?.charset;
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`));
+    }
+    const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    const body = source(req, encoding);
+    if (!body) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${encoding}"`));
+    getRawBody(body.stream, { length: body.length, limit: options.limit, encoding: 'utf-8' }, (err, text) => {
+      if (err) {
+        // What is left of the request is read and dropped, so its connection stays usable.
+        if (body.stream !== req) {
+          req.unpipe(body.stream);
+          body.stream.destroy();
+        }
+        req.resume();
+        // raw-body's errors carry a status; a zlib error (data that does not inflate) does not.
+        const status = (err as { status?: unknown }).status;
+        return next(typeof status === 'number' ? err : bodyError(400, 'encoding.invalid', 'compressed body could not be inflated'));
+      }
+      if (kind === 'form') {
+        req.body = Object.fromEntries(new URLSearchParams(text));
+        return next();
+      }
+      if (text.trim() === '') {
+        req.body = {};
+        return next();
+      }
+      try {
+        req.body = JSON.parse(text);
+      } catch (error) {
+        return next(bodyError(400, 'entity.parse.failed', error instanceof Error ? error.message : 'invalid JSON'));
+      }
+      next();
+    });
+  };
+}
