@@ -1,13 +1,14 @@
 /**
  * The conversation engine (DESIGN "Engine"): one Inbound in, one Prompt out.
  *
- * handle(): read the conversation record (`conv:<channel>:<conversationId>`: the session, the ids of its
- * latest deliveries, and a channel's own state) -> a delivery already in it is a duplicate and gets the
- * current answer -> one pure step (start a flow, or send the flow ONE event) -> persist with compare-and-set,
- * the delivery id and the channel's state in the same write (on conflict reload and redo the step) -> when
- * the flow is `busy`, run its service call from the stored snapshot until it settles or the channel's
- * deadline passes -> persist -> render the current View in the user's language. One read and one write a
- * message: the record is the duplicate mark, so no key per delivery.
+ * handle(): the conversation record (`conv:<channel>:<conversationId>`: the session, the ids of its latest
+ * deliveries, and a channel's own state), as this process last wrote it or read -> a delivery already in it
+ * is a duplicate and gets the current answer -> one pure step (start a flow, or send the flow ONE event) ->
+ * persist with compare-and-set, the delivery id and the channel's state in the same write (on conflict read
+ * and redo the step) -> when the flow is `busy`, run its service call from the stored snapshot until it
+ * settles or the channel's deadline passes -> persist -> render the current View in the user's language.
+ * At most one read and one write a message (none read mid-flow when the record is kept here): the record is
+ * the duplicate mark, so no key per delivery.
  * Past the deadline the answer is "processing, you will be notified"; the run goes on, and its outcome is
  * persisted and handed to onLateOutcome (on USSD also kept and shown at the next dial).
  */
