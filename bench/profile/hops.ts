@@ -9,32 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { codecs } from '../../adapters/ussd/codecs/index.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
-import { createEngine } from '../../src/conversation/engine.js';
-import { loadAccessPolicy } from '../../src/conversation/policy.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
-import { createLogger } from '../../src/log.js';
 import { cleanUp, nextCaller, OURS_FINAL } from '../ussd/bench.js';
-import { benchFlow } from '../ussd/send.machine.js';
+import { oursEngine } from '../ussd/ours.js';
 
 const PREFIX = 'bench:ussd:hops:';
 const TEXTS = ['', '1', '1*0772123456', '1*0772123456*5000', '1*0772123456*5000*1234'];
 const NAMES = ['dial', 'menu choice', 'phone', 'amount', 'PIN + payment'];
 const sessions = Number(process.argv[2] ?? 3000);
 
-const logger = createLogger('silent');
-const store = new RedisStore({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix: PREFIX });
-let paid = 0;
-const engine = createEngine({
-  store,
-  services: { verifyPin: async () => undefined, createPayment: async () => ({ id: String(++paid), state: 'new' }) },
-  policy: loadAccessPolicy(),
-  flows: { menu: benchFlow },
-  defaultCountry: 'UG',
-  currencies: ['UGX'],
-  sessionTtlSeconds: 600,
-  deadlineMs: { ussd: 3000, telegram: 2500, slack: 2500 },
-  logger,
-});
+const { engine, store, logger } = oursEngine(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', PREFIX);
 const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG' })(codecs.find((c) => c.name === 'africastalking')!);
 
 /** One hop through the handler, with the fields of an express request and response it uses. */

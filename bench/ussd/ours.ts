@@ -10,7 +10,8 @@ import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { createLogger } from '../../src/log.js';
 import { benchFlow } from './send.machine.js';
 
-export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): express.Express {
+/** The engine our side runs: the benchmark's flow on the Redis store, its services answered in-process. */
+export function oursEngine(redisUrl: string, keyPrefix: string) {
   const logger = createLogger('silent');
   const store = new RedisStore({ url: redisUrl, keyPrefix });
   let paid = 0;
@@ -28,6 +29,11 @@ export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): expre
     deadlineMs: { ussd: 3000, telegram: 2500, slack: 2500 },
     logger,
   });
+  return { engine, store, logger };
+}
+
+export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): express.Express {
+  const { engine, logger } = oursEngine(redisUrl, keyPrefix);
   const app = express();
   addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs: 3000, logger });
   return app;

@@ -16,7 +16,7 @@
  */
 import { parse as parseContentType } from 'content-type';
 import type { Request, RequestHandler } from 'express';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import getRawBody from 'raw-body';
 
@@ -48,10 +48,10 @@ function contentTypeOf(header: string | undefined): { type: string; charset?: st
 }
 
 /** The body as sent (with its declared length) or inflated; undefined for an encoding not supported. */
-function source(req: Request, encoding: string): { stream: Readable; length?: string } | undefined {
+function source(req: Request, encoding: string): { stream: Readable; inflate?: Transform; length?: string } | undefined {
   if (encoding === 'identity') return { stream: req, length: req.headers['content-length'] };
   const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
-  return inflate ? { stream: req.pipe(inflate) } : undefined;
+  return inflate ? { stream: req.pipe(inflate), inflate } : undefined;
 }
 
 /** Middleware reading a body of `kind` into `req.body`. */
@@ -69,9 +69,9 @@ export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
     getRawBody(body.stream, { length: body.length, limit: options.limit, encoding: 'utf-8' }, (err, text) => {
       if (err) {
         // What is left of the request is read and dropped, so its connection stays usable.
-        if (body.stream !== req) {
-          req.unpipe(body.stream);
-          body.stream.destroy();
+        if (body.inflate) {
+          req.unpipe(body.inflate);
+          body.inflate.destroy();
         }
         req.resume();
         // raw-body's errors carry a status; a zlib error (data that does not inflate) does not.
