@@ -3,6 +3,7 @@
  * receiver (HTTP) -> queue (memory or BullMQ; the deliveries of one event-loop turn share a job) ->
  * dispatcher (order, dedup, words) -> channel notifier.
  */
+import type { Express } from 'express';
 import type { Address, Channel, Notifier, SessionStore } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import type { Logger } from '../log.js';
@@ -11,7 +12,6 @@ import { createDispatcher, type SmsSender } from './dispatch.js';
 import type { NotificationBody } from './events.js';
 import { createMarks, type NotificationMarks } from './marks.js';
 import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
-import type { Express } from 'express';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 
