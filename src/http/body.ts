@@ -13,6 +13,8 @@
  *   (415), `encoding.invalid` (400, compressed data that does not inflate) and raw-body's own
  *   (`request.aborted`, `request.size.invalid`, 400);
  * - an empty body is `{}`; only utf-8 text is read; a form field given twice keeps its last value.
+ * The embedded sandbox keeps body-parser (src/sandbox/body.ts): it emulates the service's API, multipart
+ * forms and that API's own error bodies included, and its speed is not the product's.
  */
 import { parse as parseContentType } from 'content-type';
 import type { Request, RequestHandler } from 'express';
