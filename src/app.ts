@@ -20,6 +20,7 @@ import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { addHealthRoutes } from './ops/health.js';
+import { drainUnreadBodies } from './http/body.js';
 import { withRateLimit } from './ops/ratelimit.js';
 
 export interface AppOptions {
@@ -59,6 +60,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   const metrics = createMetrics();
+  app.use(drainUnreadBodies);
   app.use(metrics.http);
 
   // Listen first: the embedded sandbox and its webhooks need the port we got.
