@@ -130,6 +130,20 @@ interface Delivered<S> {
   state: S;
 }
 
+/** Where a run of a busy session starts: the message that started it and the record it starts from. */
+interface RunStart {
+  inbound: Inbound;
+  key: string;
+  /** The record as stored at `version` (its session can differ from `start`: a secret step is not stored). */
+  base: ConversationRecord;
+  start: Session;
+  version: number;
+  profile: UserProfile;
+  ctx: StepContext;
+  /** The channel's state for the answer the starting message gets (TurnEngine), if it keeps one. */
+  after: ((prompt: Prompt) => unknown) | undefined;
+}
+
 interface Run {
   /** Answered "processing" at the deadline: the outcome goes to onLateOutcome, and the channel state kept with the conversation stays that answer. */
   late: boolean;
@@ -322,19 +336,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * the message that started the run got (the outcome, or "processing" past the deadline), so a resend of
    * it gets that same answer.
    */
-  async function settle(
-    inbound: Inbound,
-    key: string,
-    /** The record as stored at `version` (its session can differ from `start`: a secret step is not stored). */
-    base: ConversationRecord,
-    start: Session,
-    version: number,
-    profile: UserProfile,
-    ctx: StepContext,
-    after: ((prompt: Prompt) => unknown) | undefined,
-    run: Pick<Run, 'late'>,
-  ): Promise<Prompt> {
-    let session = start;
+  async function settle(from: RunStart, run: Pick<Run, 'late'>): Promise<Prompt> {
+    const { inbound, key, base, version, profile, ctx, after } = from;
+    let session = from.start;
     let current = version;
     let known = profile;
     let seen = base.seen;
@@ -406,22 +410,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     }
   }
 
-  /** The run of this conversation: the one already going in this process, or a new one. */
-  function runFor(
-    inbound: Inbound,
-    key: string,
-    /** The record as stored at `version`. */
-    base: ConversationRecord,
-    start: Session,
-    version: number,
-    profile: UserProfile,
-    ctx: StepContext,
-    after: ((prompt: Prompt) => unknown) | undefined,
-  ): Run {
+  /** The run of this conversation: the one already going in this process, or a new one from `from`. */
+  function runFor(from: RunStart): Run {
+    const { inbound, key } = from;
     const going = runs.get(key);
     if (going) return going;
     const run = { late: false, channel: inbound.channel, address: { channel: inbound.channel, conversationId: inbound.conversationId } } as Run;
-    run.outcome = settle(inbound, key, base, start, version, profile, ctx, after, run);
+    run.outcome = settle(from, run);
     run.finished = run.outcome
       .then((prompt) => (run.late ? deliverLate(run, prompt) : undefined))
       .finally(() => runs.delete(key));
@@ -490,7 +485,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       const marked: ConversationRecord = { ...record, seen: seenWith(record, inbound.messageId) };
       const version = await writeRecord(key, marked, stored!.version);
       if (version === null) return CONFLICT;
-      const run = runFor(inbound, key, marked, record.session!, version, profile, ctx, after);
+      const run = runFor({ inbound, key, base: marked, start: record.session!, version, profile, ctx, after });
       const resumed = answer(await outcomeOf(run, inbound, profile.lang));
       const keep = run.outcome.then(() => keepAnswer(key, inbound.messageId, resumed.state));
       if (run.late) {
@@ -523,7 +518,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     await remember(inbound, planned.remember);
     if (pending && shownPending.length > 0) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
     if (done) return done;
-    const run = runFor(inbound, key, written, planned.session, version, profile, ctx, after);
+    const run = runFor({ inbound, key, base: written, start: planned.session, version, profile, ctx, after });
     return answer(withNotes(await outcomeOf(run, inbound, profile.lang), notes));
   }
 
