@@ -101,21 +101,34 @@ function parseRecord(record: string): StoredSnapshot {
 
 const isWrongType = (error: unknown): boolean => error instanceof Error && error.message.startsWith('WRONGTYPE');
 
+/**
+ * The product's Redis connection with its Lua scripts defined as commands (one key each unless said), as the
+ * session store and the notification marks open it. Auto-pipelining: commands issued in the same tick (one
+ * hop's parallel reads, other conversations' commands under load) go out in one write. Each command keeps
+ * its own reply and order, so compare-and-set and SET NX marks behave exactly as without it; it only saves
+ * syscalls (one write per command was the largest native cost in the USSD benchmark's profile,
+ * bench/profile). Failed commands reject with the error and their callers handle it; without an error
+ * listener ioredis would also print every reconnection failure to stderr.
+ */
+export function scriptedRedis<R extends Redis>(
+  url: string,
+  keyPrefix: string | undefined,
+  scripts: Record<string, { lua: string; keys?: number }>,
+): R {
+  const redis = new Redis(url, { keyPrefix: keyPrefix ?? 'momo:', enableAutoPipelining: true });
+  redis.on('error', () => {});
+  for (const [name, { lua, keys = 1 }] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: keys, lua });
+  return redis as R;
+}
+
 export class RedisStore implements SessionStore {
   private readonly redis: ScriptedRedis;
 
   constructor(options: RedisStoreOptions) {
-    // Auto-pipelining: commands issued in the same tick (one hop's parallel reads, other conversations'
-    // commands under load) go out in one write. Each command keeps its own reply and order, so
-    // compare-and-set and SET NX marks behave exactly as before; it only saves syscalls (one write per
-    // command was the largest native cost in the USSD benchmark's profile, bench/profile).
-    const redis = new Redis(options.url, { keyPrefix: options.keyPrefix ?? 'momo:', enableAutoPipelining: true });
-    // Failed commands reject with the error and their callers log it; without a listener ioredis would
-    // also print every reconnection failure to stderr.
-    redis.on('error', () => {});
-    redis.defineCommand('momoCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
-    redis.defineCommand('momoAddWithinLimit', { numberOfKeys: 1, lua: ADD_WITHIN_LIMIT });
-    this.redis = redis as ScriptedRedis;
+    this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
+      momoCompareAndSet: { lua: COMPARE_AND_SET },
+      momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
+    });
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {

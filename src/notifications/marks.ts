@@ -9,7 +9,8 @@
  * after the marks' TTL.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { scriptedRedis } from '../conversation/redis-store.js';
 
 /** What take() found: `ok` the caller may tell it (and holds the dedup mark, when it asked for one). */
 export type MarkOutcome = 'ok' | 'stale' | 'duplicate';
@@ -86,14 +87,12 @@ export class RedisMarks implements NotificationMarks {
   private readonly redis: ScriptedRedis;
 
   constructor(options: RedisMarksOptions) {
-    // Auto-pipelining: the takes of jobs worked in the same tick go out in one write (see RedisStore).
-    const redis = new Redis(options.url, { keyPrefix: options.keyPrefix ?? 'momo:', enableAutoPipelining: true });
-    // Failed commands reject with the error and the queue retries the job; without a listener ioredis
-    // would also print every reconnection failure to stderr.
-    redis.on('error', () => {});
-    redis.defineCommand('momoNotifyTake', { numberOfKeys: 2, lua: TAKE });
-    redis.defineCommand('momoNotifyRelease', { numberOfKeys: 1, lua: RELEASE });
-    this.redis = redis as ScriptedRedis;
+    // The takes of jobs worked in the same tick go out in one write; a failed command fails its job, which
+    // the queue retries.
+    this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
+      momoNotifyTake: { lua: TAKE, keys: 2 },
+      momoNotifyRelease: { lua: RELEASE },
+    });
   }
 
   async take({ orderKey, rank, dedupKey, ttlSeconds }: TakeRequest): Promise<Claim> {
