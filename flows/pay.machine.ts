@@ -188,9 +188,12 @@ export const payMachine = setup({
     forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
-    /** State `submitted` is the service layer saying it was already submitted earlier (our own key). */
+    /**
+     * State `submitted` is the service layer saying it was already submitted earlier (our own key): the
+     * service's duplicate answer carries no id, so that screen names none.
+     */
     notePayment: assign((_, { id, state }: PaymentResult) => ({
-      outcome: { key: state === 'submitted' ? 'pay.submittedBefore' : 'pay.submitted', params: { id, state } },
+      outcome: state === 'submitted' ? { key: 'pay.submittedBefore' } : { key: 'pay.submitted', params: { id, state } },
     })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),

@@ -40,7 +40,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrong': 'Wrong PIN. Try again.',
     'pay.pinWrongLeft': 'Wrong PIN. {left} attempts left.',
     'pay.submitted': 'Payment {id} submitted (state: {state}). You will be notified when it completes.',
-    'pay.submittedBefore': 'Payment {id} was already submitted earlier. You will be notified when it completes.',
+    'pay.submittedBefore': 'Your payment was already submitted earlier. You will be notified when it completes.',
     'pay.duplicate': 'This payment was already submitted. You will be notified when it completes.',
     'pay.unconfirmed':
       'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
@@ -79,7 +79,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
     'pay.pinWrongLeft': 'PIN si sahihi. Majaribio {left} yamebaki.',
     'pay.submitted': 'Malipo {id} yametumwa (hali: {state}). Utaarifiwa yakikamilika.',
-    'pay.submittedBefore': 'Malipo {id} yalishatumwa awali. Utaarifiwa yakikamilika.',
+    'pay.submittedBefore': 'Malipo yako yalishatumwa awali. Utaarifiwa yakikamilika.',
     'pay.duplicate': 'Malipo haya yalishatumwa. Utaarifiwa yakikamilika.',
     'pay.unconfirmed':
       'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
