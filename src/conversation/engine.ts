@@ -147,6 +147,12 @@ interface RunStart {
 interface Run {
   /** Answered "processing" at the deadline: the outcome goes to onLateOutcome, and the channel state kept with the conversation stays that answer. */
   late: boolean;
+  /**
+   * The run has its outcome and is writing it: past the deadline from here on, waiters get the outcome when
+   * that write lands (a round trip) instead of "processing". Answering "processing" while the record is
+   * being written with the outcome would let a resend handled meanwhile by another process get the outcome.
+   */
+  decided: boolean;
   channel: Channel;
   address: Address;
   /** The prompt of the settled run. */
@@ -336,7 +342,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * the message that started the run got (the outcome, or "processing" past the deadline), so a resend of
    * it gets that same answer.
    */
-  async function settle(from: RunStart, run: Pick<Run, 'late'>): Promise<Prompt> {
+  async function settle(from: RunStart, run: Pick<Run, 'late' | 'decided'>): Promise<Prompt> {
     const { inbound, key, base, version, profile, ctx, after } = from;
     let session = from.start;
     let current = version;
@@ -375,13 +381,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         await remember(inbound, step.remember);
         known = step.profile;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);
-        const late = run.late;
-        const answered = (now: boolean) => (prompt && after ? after(now ? processing(inbound.channel, profile.lang) : prompt) : base.channel);
-        let written = await write(step.session, answered(late), prompt ? undefined : base.open);
-        if (written !== null && prompt && !late && run.late) {
-          // The deadline passed while that write was out: the user was answered "processing" after all.
-          written = (await write(step.session, answered(true), undefined)) ?? written;
-        }
+        if (prompt) run.decided = true;
+        const answered = prompt && after ? after(run.late ? processing(inbound.channel, profile.lang) : prompt) : base.channel;
+        const written = await write(step.session, answered, prompt ? undefined : base.open);
         if (written === null) {
           // Another message moved the conversation on meanwhile; this outcome is still the user's answer.
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
@@ -415,7 +417,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const { inbound, key } = from;
     const going = runs.get(key);
     if (going) return going;
-    const run = { late: false, channel: inbound.channel, address: { channel: inbound.channel, conversationId: inbound.conversationId } } as Run;
+    const run = { late: false, decided: false, channel: inbound.channel, address: { channel: inbound.channel, conversationId: inbound.conversationId } } as Run;
     run.outcome = settle(from, run);
     run.finished = run.outcome
       .then((prompt) => (run.late ? deliverLate(run, prompt) : undefined))
@@ -424,10 +426,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run;
   }
 
-  /** Waits for a run up to the channel's deadline: its outcome, or "processing" (the run goes on). */
+  /**
+   * Waits for a run up to the channel's deadline: its outcome, or "processing" (the run goes on). A run that
+   * has its outcome and is writing it at the deadline is waited for (Run.decided).
+   */
   async function outcomeOf(run: Run, inbound: Inbound, lang: Lang): Promise<Prompt> {
     const outcome = await withDeadline(run.outcome, options.deadlineMs[inbound.channel]);
     if (outcome !== LATE) return outcome;
+    if (run.decided) return run.outcome;
     run.late = true;
     logger.info(who(inbound), 'engine: past the deadline, answering processing');
     return processing(inbound.channel, lang);

@@ -156,3 +156,29 @@ export function racingStore(
   };
   return wrapper;
 }
+
+/**
+ * Delegates to `store`; `hold(skip, until)` makes the conversation write after the next `skip` ones wait for
+ * `until` before it goes to the store (a compare-and-set that is slow to land).
+ */
+export function holdingStore(store: SessionStore): SessionStore & { hold(skip: number, until: Promise<void>): void } {
+  let held: { skip: number; until: Promise<void> } | undefined;
+  return {
+    hold(skip: number, until: Promise<void>) {
+      held = { skip, until };
+    },
+    get: (key: string) => store.get(key),
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+      if (held && key.startsWith('conv:') && held.skip-- === 0) {
+        const { until } = held;
+        held = undefined;
+        await until;
+      }
+      return store.set(key, snapshot, expected, ttl);
+    },
+    delete: (key: string) => store.delete(key),
+    claim: (key: string, ttl: number, value?: string) => store.claim(key, ttl, value),
+    addWithinLimit: (key: string, amount: number, limit: number, ttl: number) => store.addWithinLimit(key, amount, limit, ttl),
+    close: () => store.close(),
+  };
+}

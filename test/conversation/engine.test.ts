@@ -9,7 +9,7 @@ import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import type { Address, Inbound, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
-import { fakePayments, gate, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
+import { fakePayments, gate, holdingStore, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('engine');
@@ -391,6 +391,28 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     release.open({ id: 'pay-r', state: 'submitted' });
     await e.drain();
     expect(await other.turn(who, channel(msg, 4, { text: 'done yet?' }))).toEqual({ n: 4, text: processing });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('an outcome still being written when the deadline passes is the answer, and a resend in another process gets it too', async () => {
+    const { calls, services } = fakePayments();
+    const store = holdingStore(redisStore());
+    const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    await e.turn(who, channel(msg, 2, { text: '100' }));
+    // The confirmation's own write goes through; the run's write of its outcome lands only past the deadline.
+    const landed = gate<void>();
+    store.hold(1, landed.promise);
+    const answer = e.turn(who, channel(msg, 3, { choice: 'yes' }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    landed.open();
+    expect(await answer).toEqual({ n: 3, text: 'Sent pay-1' });
+    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: 'Sent pay-1' });
+    await e.drain();
     expect(calls).toHaveLength(1);
   });
 
