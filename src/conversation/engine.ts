@@ -102,6 +102,12 @@ interface ConversationRecord {
    */
   open?: string;
   /**
+   * The open delivery, when a copy of it handled in another process was answered "processing" (it waited for
+   * the run past the deadline): the run then keeps "processing" as that delivery's answer, as if it had
+   * passed its own deadline, so a later copy gets that screen too and the outcome is delivered late.
+   */
+  late?: string;
+  /**
    * The user's profile (language, remembered candidates) as read when this conversation last started over
    * (a new channel session, an ended or expired flow) and as changed here since: a message in the middle of a
    * flow reads no profile record. A change made in another conversation of the same user (another Telegram
@@ -120,6 +126,7 @@ function readConversation(stored: StoredSnapshot | null): ConversationRecord {
     seen: Array.isArray(record?.seen) ? record.seen : [],
     channel: record?.channel,
     open: typeof record?.open === 'string' ? record.open : undefined,
+    late: typeof record?.late === 'string' ? record.late : undefined,
     profile: typeof record?.profile?.lang === 'string' ? record.profile : undefined,
   };
 }
@@ -352,11 +359,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     let storedSession = base.session;
     /**
      * Compare-and-set of the run's next session. Lost to a message that only added its delivery id (one that
-     * waits for this run), it keeps their ids and writes again; lost to one that moved the flow on, null.
+     * waits for this run) or marked the run's message answered "processing" (ConversationRecord.late), it
+     * keeps their ids, takes the mark, and writes again; lost to one that moved the flow on, null. `channel`
+     * is the channel state to write, made at each attempt (the mark can change it).
      */
-    const write = async (next: Session, channel: unknown, open: string | undefined): Promise<number | null> => {
+    const write = async (next: Session, channel: () => unknown, open: string | undefined): Promise<number | null> => {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const written = await writeRecord(key, { seen, session: next, channel, open, profile: known }, current);
+        const written = await writeRecord(key, { seen, session: next, channel: channel(), open, profile: known }, current);
         if (written !== null) {
           current = written;
           storedSession = next;
@@ -367,6 +376,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         if (!now || JSON.stringify(record.session) !== JSON.stringify(storedSession)) return null;
         current = now.version;
         seen = record.seen;
+        if (record.late === inbound.messageId) run.late = true;
       }
       return null;
     };
@@ -375,14 +385,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         let moved = false;
         const settled = await runBusy(session, async (snapshot) => {
           if (moved) return;
-          if ((await write({ ...session, snapshot }, base.channel, base.open)) === null) moved = true;
+          if ((await write({ ...session, snapshot }, () => base.channel, base.open)) === null) moved = true;
         });
         const step = runtime.settled(session, settled, { profile: known, remember: {}, notes: [] }, ctx);
         await remember(inbound, step.remember);
         known = step.profile;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);
         if (prompt) run.decided = true;
-        const answered = prompt && after ? after(run.late ? processing(inbound.channel, profile.lang) : prompt) : base.channel;
+        const answered = () => (prompt && after ? after(run.late ? processing(inbound.channel, profile.lang) : prompt) : base.channel);
         const written = await write(step.session, answered, prompt ? undefined : base.open);
         if (written === null) {
           // Another message moved the conversation on meanwhile; this outcome is still the user's answer.
@@ -396,7 +406,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       return render(session, known.lang, inbound.channel);
     } catch (error) {
       logger.error({ ...who(inbound), err: error }, 'engine: a flow failed while running a service call');
-      await write({ ...session, ended: true }, base.channel, undefined).catch(() => null);
+      await write({ ...session, ended: true }, () => base.channel, undefined).catch(() => null);
       return simple('common.error', known.lang, true);
     }
   }
@@ -589,9 +599,13 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           const prompt = going ? await wait(going, inbound, profile.lang) : earlierAnswer(record, inbound, profile);
           if (prompt) return { prompt, state: after(prompt) };
           // The first one's service call runs in another process: read again until it settles (a channel
-          // may then answer from its own state), up to the deadline, past which the first was answered
-          // "processing" too.
+          // may then answer from its own state), up to the deadline. Past it this copy is answered
+          // "processing", and says so in the record first, so the run keeps that answer for the message.
           if (waited >= options.deadlineMs[inbound.channel]) {
+            if (record.open === inbound.messageId && record.late !== inbound.messageId) {
+              // Refused when the run wrote meanwhile: read again (an attempt), it may have settled.
+              if ((await writeRecord(key, { ...record, late: inbound.messageId }, stored!.version)) === null) continue;
+            }
             const late = processing(inbound.channel, profile.lang);
             return { prompt: late, state: after(late) };
           }

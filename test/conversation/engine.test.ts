@@ -416,6 +416,34 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(calls).toHaveLength(1);
   });
 
+  it('a copy answered "processing" in another process past its deadline makes that the answer the run keeps', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { calls, services } = fakePayments(release.promise);
+    const store = redisStore();
+    const late: Prompt[] = [];
+    const e = engine(store, services, { onLateOutcome: (_address, prompt) => void late.push(prompt) });
+    const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const first = e.turn(who, channel(msg, 3, { choice: 'yes' })); // the run waits for the payment
+    const open = async () => ((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { open?: string }).open === 'hop-3';
+    for (let i = 0; i < 200 && !(await open()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const processing = 'We are still working on it. You will be notified of the result.';
+    // A gateway's copy lands on the other process, waits past its deadline and is answered "processing".
+    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    release.open({ id: 'pay-l', state: 'submitted' });
+    await first;
+    await e.drain();
+    // Every later copy gets the screen the user was last shown, and the outcome comes as a late one.
+    expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    expect(late.map((p) => p.text)).toEqual(['Sent pay-l']);
+    expect(calls).toHaveLength(1);
+  });
+
   it('a copy of a message waiting for a run (in another process) waits too, and is not taken for a new message', async () => {
     const release = gate<{ id: string; state: string }>();
     const { calls, services } = fakePayments(release.promise);
