@@ -7,6 +7,16 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 
+/**
+ * A job whose worker lost it (its process died, or Redis dropped the reply that handed it the job) is
+ * "stalled": its lock runs out and a stalled check puts it back in the queue. BullMQ's defaults (a 30 s lock,
+ * a check every 30 s) leave a user up to a minute without the outcome, and fail a job that stalls twice.
+ * Here a lock lasts 15 s (renewed every 7.5 s while the job runs) and each worker checks every 10 s, so such
+ * a job is told again within about 25 s; and it may stall up to 5 times, since telling is idempotent (the
+ * dispatcher's dedup marks), where failing it would drop a confirmed outcome.
+ */
+const STALLED_JOBS = { lockDuration: 15_000, stalledInterval: 10_000, maxStalledCount: 5 };
+
 export interface QueueOptions {
   /** Tries per job, the first included. Default 8 (about four minutes of backoff in all). */
   attempts?: number;
@@ -19,6 +29,8 @@ export interface QueueOptions {
    * dispatched at once, over all jobs, by it.
    */
   concurrency?: number;
+  /** BullMQ only: how a job its worker lost comes back (STALLED_JOBS); tests shorten it. */
+  stalledJobs?: Partial<typeof STALLED_JOBS>;
   logger: Logger;
 }
 
@@ -177,7 +189,12 @@ export class BullQueue<T> implements JobQueue<T> {
       async (job: Job) => {
         await handler(job.data as T);
       },
-      { connection: this.connect(this.redisUrl), concurrency: this.options.concurrency ?? DEFAULT_CONCURRENCY },
+      {
+        connection: this.connect(this.redisUrl),
+        concurrency: this.options.concurrency ?? DEFAULT_CONCURRENCY,
+        ...STALLED_JOBS,
+        ...this.options.stalledJobs,
+      },
     );
     this.worker.on('failed', (job, err) => {
       const attempts = job?.opts.attempts ?? 1;
@@ -186,6 +203,7 @@ export class BullQueue<T> implements JobQueue<T> {
       else this.options.logger.warn({ err: err.message, attempt: made }, 'notification job failed, retrying');
     });
     this.worker.on('error', (err) => this.options.logger.warn({ err: err.message }, 'queue worker error'));
+    this.worker.on('stalled', (jobId) => this.options.logger.warn({ jobId }, 'notification job stalled (its worker lost it); queued again'));
   }
 
   async depth(): Promise<number> {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { BullQueue, MemoryQueue } from '../../src/notifications/queue.js';
 import { createLogger } from '../../src/log.js';
@@ -106,6 +107,31 @@ describe('BullQueue (real Redis)', () => {
     });
     await done.promise;
     expect(got.sort()).toEqual([1, 2]);
+  });
+
+  it('tells a job that two workers in turn took and lost (stalled twice) instead of failing it', async () => {
+    const fast = { lockDuration: 300, stalledInterval: 200 };
+    /** A worker that takes one job and is then killed without finishing it: the job stays active until its lock runs out. */
+    async function takeAndDie(): Promise<void> {
+      const connection = new Redis(url, { maxRetriesPerRequest: null });
+      const taken = deferred();
+      const worker = new Worker(name, () => (taken.resolve(), new Promise<void>(() => {})), { connection, ...fast, maxStalledCount: 5 });
+      await taken.promise;
+      await worker.close(true);
+      await connection.quit();
+    }
+    const producer = new BullQueue<{ n: number }>(url, name, { logger });
+    queues.push(producer);
+    await producer.add({ n: 7 });
+    await takeAndDie(); // taken, lost
+    await takeAndDie(); // found stalled, taken again, lost again
+
+    const q = new BullQueue<{ n: number }>(url, name, { logger, stalledJobs: fast });
+    queues.push(q);
+    const told = deferred<number>();
+    q.process(async (job) => told.resolve(job.n));
+    const outcome = await Promise.race([told.promise, new Promise((resolve) => setTimeout(() => resolve('not told'), 5000))]);
+    expect(outcome).toBe(7);
   });
 
   it('retries a failed job', async () => {
