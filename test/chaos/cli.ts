@@ -5,13 +5,14 @@
  *   chaos: conversations=N confirmed=C payments=P duplicates=D lost=L told=T
  * Exit code 0 only when P == C, D == 0, L == 0 and T == C.
  */
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { runChaos } from './run.js';
 
 const conversations = Number(process.env.CHAOS_CONVERSATIONS ?? process.argv[2] ?? 500);
 const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : undefined;
 const logFile = process.env.CHAOS_LOG;
-if (logFile) writeFileSync(logFile, '');
+// Buffered: a write per line would slow the product down at CHAOS_LOG_LEVEL=info and change what is measured.
+const log = logFile ? createWriteStream(logFile) : undefined;
 
 const result = await runChaos({
   conversations,
@@ -19,7 +20,7 @@ const result = await runChaos({
   redisUrl: process.env.CHAOS_REDIS_URL,
   concurrency: process.env.CHAOS_CONCURRENCY ? Number(process.env.CHAOS_CONCURRENCY) : undefined,
   progress: (line) => process.stderr.write(`${line}\n`),
-  productLog: logFile ? (line) => appendFileSync(logFile, line) : undefined,
+  productLog: log ? (line) => log.write(line) : undefined,
 });
 process.stderr.write(`chaos: faults ${JSON.stringify(result.faults)}\n`);
 const restarts = result.records.reduce((sum, r) => sum + r.restarts, 0);
@@ -28,4 +29,5 @@ process.stderr.write(`chaos: channels ${JSON.stringify(channels)}, restarts afte
 for (const problem of result.problems.slice(0, 30)) process.stderr.write(`chaos: problem: ${problem}\n`);
 if (result.problems.length > 30) process.stderr.write(`chaos: ... ${result.problems.length - 30} more problems\n`);
 process.stdout.write(`${result.line}\n`);
+if (log) await new Promise((resolve) => log.end(resolve));
 process.exit(result.ok ? 0 : 1);

@@ -18,6 +18,7 @@ import type { Server } from 'node:http';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
+import { PENDING_TTL_SECONDS } from '../../src/conversation/records.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
 import { ChaosBotApi } from './bot-api.js';
@@ -48,6 +49,9 @@ export interface ConversationRecord {
   chat: string;
   confirmed: boolean;
   told: boolean;
+  /** When the final confirmation was acknowledged, and when the user last looked for the outcome (ms). */
+  confirmedAt?: number;
+  lastLookAt?: number;
   restarts: number;
   /** What the product answered to the final confirmation (class). */
   ack?: string;
@@ -180,7 +184,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const livePorts = () => slots.filter((s) => s.app && s.port).map((s) => s.port!);
   const balancer = await new Balancer(livePorts).start();
 
-  const productLogger = createLogger('warn', { write: (line: string) => options.productLog?.(line) });
+  const productLogger = createLogger(process.env.CHAOS_LOG_LEVEL ?? 'warn', { write: (line: string) => options.productLog?.(line) });
   const env = {
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -276,6 +280,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       return { dial: send, answer: (a: string) => (answers.push(a), send()) };
     };
     const lookForOutcome = (screen: string) => {
+      record.lastLookAt = Date.now();
       if (OUTCOME.test(screen)) record.told = true;
     };
 
@@ -294,7 +299,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (d.final) {
           record.ack = classify(screen);
           record.trail.push(screen);
-          if (record.ack === 'ack') record.confirmed = true;
+          if (record.ack === 'ack') [record.confirmed, record.confirmedAt] = [true, Date.now()];
           break;
         }
       }
@@ -340,6 +345,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         callback_query: { id: `q${updateId}`, from, chat_instance: 'ci', data, message: { message_id: messageId, date: 1, chat, text: '...' } },
       });
     const lookForOutcome = () => {
+      record.lastLookAt = Date.now();
       if (bot.chat(chatId).texts.some((t) => OUTCOME.test(t))) record.told = true;
     };
 
@@ -365,7 +371,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           const answers = bot.chat(chatId).texts.slice(textsBefore);
           record.ack = answers.length === 0 || !after || after.seq <= before ? 'none' : answers.some((t) => classify(t) === 'ack' || PAYMENT_NEWS.test(t)) ? 'ack' : 'retry';
           record.trail.push(...answers);
-          if (record.ack === 'ack') record.confirmed = true;
+          if (record.ack === 'ack') [record.confirmed, record.confirmedAt] = [true, Date.now()];
           break;
         }
       }
@@ -489,8 +495,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         .deliveries()
         .filter((d) => events.has(d.event))
         .map((d) => `${d.event_type}#${d.event} attempt ${d.attempt}: ${d.status ?? d.error} ${d.outcome}`);
-      problems.push(`${r.chat}: confirmed, never told; trail ${JSON.stringify(r.trail.slice(0, 3))}; deliveries ${JSON.stringify(deliveries)}`);
+      // Where the outcome stopped: still waiting for the next dial, or marked told (shown, or dropped).
+      // Each key with how long ago it was last written (from its remaining TTL; marks keep 14 days).
+      const written = async (key: string, ttlSeconds: number) => {
+        const [value, pttl] = await Promise.all([redis.get(key), redis.pttl(key)]);
+        return `${key}=${value} written ${pttl < 0 ? '?' : ((ttlSeconds * 1000 - pttl) / 1000).toFixed(1)} s ago`;
+      };
+      const marks = await Promise.all(
+        [...ids].flatMap((id) => [`momo:notify:rank:payment:${id}`, `momo:notify:sent:payment:${id}:processed`]).map((k) => written(k, 14 * 24 * 3600)),
+      );
+      const pending = r.channel === 'ussd' ? await written(`momo:pending:${r.chat}`, PENDING_TTL_SECONDS) : null;
+      const since = (at?: number) => (at ? `${((Date.now() - at) / 1000).toFixed(1)} s ago` : '?');
+      const shown = [...new Set(r.trail.slice(1))].map((t) => t.slice(0, 80));
+      problems.push(
+        `${r.chat}: confirmed ${since(r.confirmedAt)}, never told (last look ${since(r.lastLookAt)}); trail ${JSON.stringify(r.trail.slice(0, 2))}, then ${r.trail.length - 1} screens: ${JSON.stringify(shown)}; ` +
+          `deliveries ${JSON.stringify(deliveries)}; marks ${JSON.stringify(marks)}; pending ${JSON.stringify(pending)}`,
+      );
     }
+  }
+  if (told < confirmed) {
+    // The notification queue as the run ends: a notification not told yet waits here, or failed.
+    const q = 'bull:momo-notifications';
+    const [wait, active, delayed, failed] = await Promise.all([redis.llen(`${q}:wait`), redis.llen(`${q}:active`), redis.zcard(`${q}:delayed`), redis.zcard(`${q}:failed`)]);
+    const activeIds = await redis.lrange(`${q}:active`, 0, 9);
+    const locks = await Promise.all(activeIds.map(async (id) => `${id}: lock ${await redis.pttl(`${q}:${id}:lock`)} ms, stalled ${await redis.hget(`${q}:${id}`, 'stc')}`));
+    problems.push(`notification queue at the end: wait ${wait}, active ${active} [${locks.join('; ')}], delayed ${delayed}, failed ${failed}`);
   }
   Object.assign(faults, faultProxy.counts, { redisCutsReal: cutter.cuts });
 
