@@ -102,11 +102,12 @@ interface ConversationRecord {
    */
   open?: string;
   /**
-   * The open delivery, when a copy of it handled in another process was answered "processing" (it waited for
-   * the run past the deadline): the run then keeps "processing" as that delivery's answer, as if it had
-   * passed its own deadline, so a later copy gets that screen too and the outcome is delivered late.
+   * Deliveries answered "processing" while a run was out (they, or a copy of them in another process, waited
+   * for it past the deadline), newest last. A later copy of one gets "processing" too; the run keeps that as
+   * its own delivery's answer when it is listed (and delivers the outcome late), and so does a delivery that
+   * waited for the run when its answer is kept. Kept by the run's writes, dropped by the next step.
    */
-  late?: string;
+  late?: string[];
   /**
    * The user's profile (language, remembered candidates) as read when this conversation last started over
    * (a new channel session, an ended or expired flow) and as changed here since: a message in the middle of a
@@ -118,6 +119,11 @@ interface ConversationRecord {
 
 /** The record's delivery ids with `messageId` added as the newest. */
 const seenWith = (record: ConversationRecord, messageId: string): string[] => [...record.seen, messageId].slice(-SEEN_KEPT);
+/** The record with `messageId` listed as answered "processing". */
+const markedLate = (record: ConversationRecord, messageId: string): ConversationRecord => ({
+  ...record,
+  late: [...(record.late ?? []), messageId].slice(-SEEN_KEPT),
+});
 
 function readConversation(stored: StoredSnapshot | null): ConversationRecord {
   const record = stored?.snapshot as Partial<ConversationRecord> | undefined;
@@ -126,7 +132,7 @@ function readConversation(stored: StoredSnapshot | null): ConversationRecord {
     seen: Array.isArray(record?.seen) ? record.seen : [],
     channel: record?.channel,
     open: typeof record?.open === 'string' ? record.open : undefined,
-    late: typeof record?.late === 'string' ? record.late : undefined,
+    late: Array.isArray(record?.late) ? record.late : undefined,
     profile: typeof record?.profile?.lang === 'string' ? record.profile : undefined,
   };
 }
@@ -355,6 +361,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     let current = version;
     let known = profile;
     let seen = base.seen;
+    let late = base.late;
     /** The session as stored now (compared with the record only after a conflict). */
     let storedSession = base.session;
     /**
@@ -365,7 +372,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
      */
     const write = async (next: Session, channel: () => unknown, open: string | undefined): Promise<number | null> => {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const written = await writeRecord(key, { seen, session: next, channel: channel(), open, profile: known }, current);
+        const written = await writeRecord(key, { seen, late, session: next, channel: channel(), open, profile: known }, current);
         if (written !== null) {
           current = written;
           storedSession = next;
@@ -376,7 +383,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         if (!now || JSON.stringify(record.session) !== JSON.stringify(storedSession)) return null;
         current = now.version;
         seen = record.seen;
-        if (record.late === inbound.messageId) run.late = true;
+        late = record.late;
+        if (late?.includes(inbound.messageId)) run.late = true;
       }
       return null;
     };
@@ -440,11 +448,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * Waits for a run up to the channel's deadline: its outcome, or "processing" (the run goes on). A run that
    * has its outcome and is writing it at the deadline is waited for (Run.decided).
    */
-  async function outcomeOf(run: Run, inbound: Inbound, lang: Lang): Promise<Prompt> {
+  async function outcomeOf(run: Run, inbound: Inbound, lang: Lang, beforeProcessing?: () => Promise<void>): Promise<Prompt> {
     const outcome = await withDeadline(run.outcome, options.deadlineMs[inbound.channel]);
     if (outcome !== LATE) return outcome;
     if (run.decided) return run.outcome;
     run.late = true;
+    await beforeProcessing?.();
     logger.info(who(inbound), 'engine: past the deadline, answering processing');
     return processing(inbound.channel, lang);
   }
@@ -455,15 +464,36 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     return run.late ? processing(inbound.channel, lang) : outcome;
   }
 
-  /** Keeps the channel state of a message answered from a run, once it settled, unless a message came since. */
-  async function keepAnswer(key: string, messageId: string, state: unknown): Promise<void> {
+  /**
+   * Keeps the channel state of a message answered from a run, once it settled, unless a message came since:
+   * `state`, or `lateState` when the message is listed as answered "processing" (ConversationRecord.late).
+   */
+  async function keepAnswer(key: string, messageId: string, state: unknown, lateState: unknown): Promise<void> {
     try {
       const stored = await readRecord(key);
       const record = readConversation(stored);
       if (!stored || record.seen.at(-1) !== messageId || (record.session && isBusy(runtime.restore(record.session)))) return;
-      await writeRecord(key, { ...record, channel: state }, stored.version);
+      await writeRecord(key, { ...record, channel: record.late?.includes(messageId) ? lateState : state }, stored.version);
     } catch (error) {
       logger.warn({ err: error }, 'engine: the answer of a resumed message was not kept');
+    }
+  }
+
+  /**
+   * Lists a delivery as answered "processing" (ConversationRecord.late) before it is answered so. Not
+   * marked (repeated conflicts, Redis down), it is still answered: a later copy may then get the outcome.
+   */
+  async function markLate(key: string, messageId: string): Promise<void> {
+    try {
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const stored = await readRecord(key);
+        const record = readConversation(stored);
+        if (!stored || record.late?.includes(messageId)) return;
+        if ((await writeRecord(key, markedLate(record, messageId), stored.version)) !== null) return;
+      }
+      logger.warn('engine: a "processing" answer was not marked after repeated conflicts');
+    } catch (error) {
+      logger.warn({ err: error }, 'engine: a "processing" answer was not marked');
     }
   }
 
@@ -502,8 +532,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       const version = await writeRecord(key, marked, stored!.version);
       if (version === null) return CONFLICT;
       const run = runFor({ inbound, key, base: marked, start: record.session!, version, profile, ctx, after });
-      const resumed = answer(await outcomeOf(run, inbound, profile.lang));
-      const keep = run.outcome.then(() => keepAnswer(key, inbound.messageId, resumed.state));
+      const resumed = answer(await outcomeOf(run, inbound, profile.lang, () => markLate(key, inbound.messageId)));
+      const lateState = after(processing(inbound.channel, profile.lang));
+      const keep = run.outcome.then(() => keepAnswer(key, inbound.messageId, resumed.state, lateState));
       if (run.late) {
         const followUp: Promise<void> = keep.finally(() => followUps.delete(followUp));
         followUps.add(followUp);
@@ -594,18 +625,21 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         if (duplicate) {
           if (waited === 0) logger.info(who(inbound), 'engine: duplicate delivery');
           const going = runs.get(key);
-          // A copy of the message that started the run gets what it got; a copy of one that waited for it, the outcome.
+          // A copy of one answered "processing" gets that; of the message that started the run, what it got;
+          // of one that waited for it, the outcome.
           const wait = record.open === inbound.messageId ? repeatOf : outcomeOf;
-          const prompt = going ? await wait(going, inbound, profile.lang) : earlierAnswer(record, inbound, profile);
+          const prompt = record.late?.includes(inbound.messageId)
+            ? processing(inbound.channel, profile.lang)
+            : going
+              ? await wait(going, inbound, profile.lang)
+              : earlierAnswer(record, inbound, profile);
           if (prompt) return { prompt, state: after(prompt) };
           // The first one's service call runs in another process: read again until it settles (a channel
           // may then answer from its own state), up to the deadline. Past it this copy is answered
           // "processing", and says so in the record first, so the run keeps that answer for the message.
           if (waited >= options.deadlineMs[inbound.channel]) {
-            if (record.open === inbound.messageId && record.late !== inbound.messageId) {
-              // Refused when the run wrote meanwhile: read again (an attempt), it may have settled.
-              if ((await writeRecord(key, { ...record, late: inbound.messageId }, stored!.version)) === null) continue;
-            }
+            // Refused when the run wrote meanwhile: read again (an attempt), it may have settled.
+            if ((await writeRecord(key, markedLate(record, inbound.messageId), stored!.version)) === null) continue;
             const late = processing(inbound.channel, profile.lang);
             return { prompt: late, state: after(late) };
           }

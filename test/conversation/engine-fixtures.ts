@@ -158,18 +158,18 @@ export function racingStore(
 }
 
 /**
- * Delegates to `store`; `hold(skip, until)` makes the conversation write after the next `skip` ones wait for
- * `until` before it goes to the store (a compare-and-set that is slow to land).
+ * Delegates to `store`; `hold(which, until)` makes the next conversation write that `which` picks (by the
+ * record it writes) wait for `until` before it goes to the store (a compare-and-set that is slow to land).
  */
-export function holdingStore(store: SessionStore): SessionStore & { hold(skip: number, until: Promise<void>): void } {
-  let held: { skip: number; until: Promise<void> } | undefined;
+export function holdingStore(store: SessionStore): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): void } {
+  let held: { which: (record: Record<string, unknown>) => boolean; until: Promise<void> } | undefined;
   return {
-    hold(skip: number, until: Promise<void>) {
-      held = { skip, until };
+    hold(which, until) {
+      held = { which, until };
     },
     get: (key: string) => store.get(key),
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
-      if (held && key.startsWith('conv:') && held.skip-- === 0) {
+      if (held && key.startsWith('conv:') && held.which(snapshot as Record<string, unknown>)) {
         const { until } = held;
         held = undefined;
         await until;

@@ -406,7 +406,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     await e.turn(who, channel(msg, 2, { text: '100' }));
     // The confirmation's own write goes through; the run's write of its outcome lands only past the deadline.
     const landed = gate<void>();
-    store.hold(1, landed.promise);
+    store.hold((record) => record.open === undefined, landed.promise);
     const answer = e.turn(who, channel(msg, 3, { choice: 'yes' }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     landed.open();
@@ -442,6 +442,35 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     expect(late.map((p) => p.text)).toEqual(['Sent pay-l']);
     expect(calls).toHaveLength(1);
+  });
+
+  it('a copy of a message answered "processing" while it waited for a run gets "processing" before that answer is kept', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { services } = fakePayments(release.promise);
+    const store = holdingStore(redisStore());
+    const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const processing = 'We are still working on it. You will be notified of the result.';
+    expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
+    // A dial while the payment is out waits for it, and is answered "processing" too.
+    expect(await e.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
+    // The run settles; the dial's answer is kept by a write that is slow to land.
+    const landed = gate<void>();
+    store.hold((record) => (record.channel as { n?: number } | undefined)?.n === 4, landed.promise);
+    release.open({ id: 'pay-k', state: 'submitted' });
+    const settled = async () => !((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { open?: string }).open;
+    for (let i = 0; i < 200 && !(await settled()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await settled()).toBe(true);
+    // A gateway's copy of the dial, meanwhile, gets the screen the dial got.
+    expect(await other.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
+    landed.open();
+    await e.drain();
+    expect(await other.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
   });
 
   it('a copy of a message waiting for a run (in another process) waits too, and is not taken for a new message', async () => {
