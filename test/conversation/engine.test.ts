@@ -329,6 +329,16 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     state && state.n >= n
       ? { kind: 'reply', state, changed: false }
       : { kind: 'step', inbound: msg({ messageId: `hop-${n}`, ...fields }), after: (prompt) => ({ n, text: prompt.text }) };
+  const processing = 'We are still working on it. You will be notified of the result.';
+  /** A new USSD conversation of the test pay flow, walked to its confirmation (hop 3 confirms). */
+  async function atConfirmation(e: ReturnType<typeof engine>) {
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, channel(msg, 0, { newSession: true }));
+    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
+    await e.turn(who, channel(msg, 2, { text: '100' }));
+    return { msg, who };
+  }
 
   it('a hop mid-flow reads nothing (the record kept in memory) and writes the flow and the channel state in one compare-and-set', async () => {
     const { store, counts } = counting(redisStore());
@@ -378,12 +388,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const store = redisStore();
     const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
-    const msg = conversation('ussd');
-    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
-    await e.turn(who, channel(msg, 0, { newSession: true }));
-    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
-    await e.turn(who, channel(msg, 2, { text: '100' }));
-    const processing = 'We are still working on it. You will be notified of the result.';
+    const { msg, who } = await atConfirmation(e);
     expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     // A new message while the call is out waits for it too, and keeps its own answer once the run settles.
@@ -399,11 +404,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const store = holdingStore(redisStore());
     const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
-    const msg = conversation('ussd');
-    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
-    await e.turn(who, channel(msg, 0, { newSession: true }));
-    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
-    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const { msg, who } = await atConfirmation(e);
     // The confirmation's own write goes through; the run's write of its outcome lands only past the deadline.
     const landed = gate<void>();
     store.hold((record) => record.open === undefined, landed.promise);
@@ -423,15 +424,10 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const late: Prompt[] = [];
     const e = engine(store, services, { onLateOutcome: (_address, prompt) => void late.push(prompt) });
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
-    const msg = conversation('ussd');
-    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
-    await e.turn(who, channel(msg, 0, { newSession: true }));
-    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
-    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const { msg, who } = await atConfirmation(e);
     const first = e.turn(who, channel(msg, 3, { choice: 'yes' })); // the run waits for the payment
     const open = async () => ((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { open?: string }).open === 'hop-3';
     for (let i = 0; i < 200 && !(await open()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    const processing = 'We are still working on it. You will be notified of the result.';
     // A gateway's copy lands on the other process, waits past its deadline and is answered "processing".
     expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     release.open({ id: 'pay-l', state: 'submitted' });
@@ -450,12 +446,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const store = holdingStore(redisStore());
     const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
-    const msg = conversation('ussd');
-    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
-    await e.turn(who, channel(msg, 0, { newSession: true }));
-    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
-    await e.turn(who, channel(msg, 2, { text: '100' }));
-    const processing = 'We are still working on it. You will be notified of the result.';
+    const { msg, who } = await atConfirmation(e);
     expect(await e.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     // A dial while the payment is out waits for it, and is answered "processing" too.
     expect(await e.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
@@ -479,11 +470,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const store = redisStore();
     const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
     const other = engine(store, services, { deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 } });
-    const msg = conversation('ussd');
-    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
-    await e.turn(who, channel(msg, 0, { newSession: true }));
-    await e.turn(who, channel(msg, 1, { choice: 'pay' }));
-    await e.turn(who, channel(msg, 2, { text: '100' }));
+    const { msg, who } = await atConfirmation(e);
     await e.turn(who, channel(msg, 3, { choice: 'yes' })); // late: the run goes on
     const waiting = other.turn(who, channel(msg, 4, { newSession: true }));
     // The waiting message marks the record with its delivery id before it waits.
