@@ -76,6 +76,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     notifications: new Notifications(state, clock, render, log),
     log,
     allowHttpWebhooks: options.allowHttpWebhooks ?? false,
+    faults: { maintenance: false, latencyMs: 0 },
   };
   const org = state.addOrganization({
     name: options.organizationName ?? 'Sandbox Pay',

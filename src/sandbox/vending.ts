@@ -22,6 +22,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import type { SandboxContext } from './context.js';
 import type { DuplicateKeys } from './duplicates.js';
+import { faultGate } from './faults.js';
 import { detailError, fieldError, methodNotAllowed, toApiError, validate } from './errors.js';
 import { code, integer, optionalText, REQUIRED, text } from './fields.js';
 import type { Organization } from './state.js';
@@ -63,10 +64,10 @@ const nationalNumber = (v: string) => {
 
 const PIN_SERVICES = [...EXAM_SERVICES, ...NETWORKS];
 
-const nameQuery = z.object({ service_type: serviceType(EXAM_SERVICES), account_number: code, product_code: text(50) });
-const dataBundlesQuery = z.object({ service_type: serviceType(NETWORKS), account_number: optionalText(50) });
-const pinBundlesQuery = z.object({ service_type: serviceType(PIN_SERVICES) });
-const pinPurchase = z.object({
+export const nameQuery = z.object({ service_type: serviceType(EXAM_SERVICES), account_number: code, product_code: text(50) });
+export const dataBundlesQuery = z.object({ service_type: serviceType(NETWORKS), account_number: optionalText(50) });
+export const pinBundlesQuery = z.object({ service_type: serviceType(PIN_SERVICES) });
+export const pinPurchase = z.object({
   service_type: serviceType(PIN_SERVICES),
   product_code: text(50),
   account_number: code,
@@ -75,7 +76,7 @@ const pinPurchase = z.object({
   quantity: integer,
   reference: optionalText(100),
 });
-const dataPurchase = z.object({
+export const dataPurchase = z.object({
   service_type: serviceType(NETWORKS),
   datacode: code,
   phonenumber: code,
@@ -136,7 +137,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
   const token = authenticate(ctx, 'authorization');
   const guard = duplicates.guard((res) => `vending:${vendingOrg(res).id}`);
   const nextReference = () => `SBXV${String(purchases.length + 1).padStart(8, '0')}`;
-  router.use(jsonBody);
+  router.use(faultGate(ctx.faults), jsonBody);
 
   router
     .route('/services/namefinder/query')

@@ -146,9 +146,13 @@ describe('collection requests', () => {
     expect(sb.controls.sms()).toHaveLength(0);
     await sb.controls.advanceClock(3600);
     expect((await sb.api('GET', `/collectionrequests/${res.body.id}`)).body.status).toBe('pending');
+    await sb.controls.advanceClock(1);
+    expect((await sb.api('GET', `/collectionrequests/${res.body.id}`)).body.status).toBe('instructions_sent');
     expect(sb.controls.sms()).toEqual([expect.objectContaining({ to: SARAH, text: 'Dial *165# to pay' })]);
-    await request({ send_instructions: true, instructions: 'skip' });
+    const skipped = await request({ send_instructions: true, instructions: 'skip' });
+    await sb.controls.advanceClock(60);
     expect(sb.controls.sms()).toHaveLength(1);
+    expect((await sb.api('GET', `/collectionrequests/${skipped.body.id}`)).body.status).toBe('pending');
   });
 });
 
