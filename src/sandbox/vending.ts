@@ -7,7 +7,8 @@
  * Answers: `{status: 'success', message, code: 200, data}`. Errors (the spec does not show them) use the
  * same envelope: `{status: 'error', message, code: <the HTTP status>, data}`, data holding the field ->
  * messages map for a 400 on the body, else null.
- * Purchases (shape agreed with the client, not in the spec), each with Duplicate-Check-Key (409):
+ * Purchases (paths VENDING_PATHS in src/momo/assumptions.ts and shapes agreed with the client, not in the
+ * spec), each with Duplicate-Check-Key (409):
  *   POST /services/epin/purchase {service_type, product_code, account_number, gsmNo, amount, quantity, reference?}
  *     -> {reference, status: 'successful', amount, quantity, pins: [{pin, serial}]}
  *     amount is the price of one pin; exam services (jamb, waec) refuse a gsmNo other than the one name
@@ -16,6 +17,7 @@
  *     -> {reference, status: 'successful', datacode, phonenumber, amount}; SPECTRANET needs account_number.
  */
 import { Decimal } from 'decimal.js';
+import { VENDING_PATHS } from '../momo/assumptions.js';
 import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { jsonBody } from './body.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
@@ -140,7 +142,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
   router.use(faultGate(ctx.faults), jsonBody);
 
   router
-    .route('/services/namefinder/query')
+    .route(VENDING_PATHS.nameValidation)
     .post(authenticate(ctx, 'x-api-key'), (req, res) => {
       const q = validate(nameQuery, req.body);
       productOf(q.service_type, q.product_code);
@@ -165,7 +167,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/databundle/bundles')
+    .route(VENDING_PATHS.dataBundles)
     .post(token, providerDate, (req, res) => {
       const q = validate(dataBundlesQuery, req.body);
       needsAccount(q.service_type, q.account_number);
@@ -174,7 +176,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/epin/bundles')
+    .route(VENDING_PATHS.pinBundles)
     .post(token, providerDate, (req, res) => {
       const q = validate(pinBundlesQuery, req.body);
       res.json(ok('Bundles fetched', PIN_PRODUCTS[q.service_type]));
@@ -182,7 +184,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/epin/purchase')
+    .route(VENDING_PATHS.pinPurchase)
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(pinPurchase, req.body);
       const product = productOf(q.service_type, q.product_code);
@@ -207,7 +209,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/databundle/purchase')
+    .route(VENDING_PATHS.dataPurchase)
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(dataPurchase, req.body);
       needsAccount(q.service_type, q.account_number);
