@@ -91,9 +91,12 @@ function checkRecipient(ctx: SandboxContext, payment: Payment, recipient: Recipi
   return null;
 }
 
-/** Ends the payment once every recipient's transfer ended: processed, or processed_with_errors. */
+/**
+ * Ends the payment once every recipient's transfer ended (processed, or processed_with_errors); until then
+ * tells the recipients' change, the payment itself still waiting.
+ */
 function finishIfDone(ctx: SandboxContext, payment: Payment): void {
-  if (!payment.recipients.every((r) => RECIPIENT_DONE.has(r.state))) return;
+  if (!payment.recipients.every((r) => RECIPIENT_DONE.has(r.state))) return changed(ctx, payment);
   const errors = payment.recipients.filter((r) => r.state !== 'complete');
   payment.last_error = errors[0]?.last_error ?? null;
   payment.paused_reason = null;
@@ -168,7 +171,6 @@ function hold(ctx: SandboxContext, payment: Payment, r: Recipient, state: 'queue
     if (r.state !== state) return;
     complete(ctx, payment, r);
     if (!payment.recipients.some((x) => x.state === 'paused')) payment.paused_reason = null;
-    changed(ctx, payment);
     finishIfDone(ctx, payment);
   });
 }
@@ -184,9 +186,8 @@ function sendStep(ctx: SandboxContext, payment: Payment): void {
     else if (behaviour === 'payment_needs_admin') r.state = 'paused_for_admin_action';
     else complete(ctx, payment, r);
   }
-  if (payment.recipients.every((r) => RECIPIENT_DONE.has(r.state))) return finishIfDone(ctx, payment);
-  // Some transfers wait: the payment stays approved while its recipients' states say where they are.
-  changed(ctx, payment);
+  // Some transfers may wait: the payment stays approved while its recipients' states say where they are.
+  finishIfDone(ctx, payment);
 }
 
 /** The description as an SMS, with {firstname}, {fullname}, {phone} and {amount} filled in. */
@@ -226,7 +227,6 @@ export function decide(ctx: SandboxContext, payment: Payment, decision: PaymentD
     const held = payment.recipients.filter((r) => r.state === 'paused_for_admin_action');
     if (held.length === 0) throw conflict(payment, 'approved');
     for (const r of held) complete(ctx, payment, r);
-    changed(ctx, payment);
     return finishIfDone(ctx, payment);
   }
   if (decision === 'reject') {
