@@ -250,10 +250,10 @@ function operation(path: string, method: string, op: Operation): Json {
   }
   const security = op.security ?? (op.tag === 'Main API' ? 'token' : undefined);
   const group = op.tag === 'Main API' ? [401, 405, 406, 429, 503] : op.tag === 'Vending' ? [401, 405, 503] : security ? [401, 405] : [405];
-  const errorSchema = op.tag === 'Vending' ? vendingOf({ type: ['object', 'null'] }) : { oneOf: [ref('Detail'), ref('FieldErrors')] };
+  const error = `#/components/responses/${op.tag === 'Vending' ? 'VendingError' : 'Error'}`;
   const responses: Json = { [String(op.status ?? 200)]: { description: 'OK', content: { 'application/json': { schema: op.answer } } } };
   for (const status of [...new Set([...(op.errors ?? []), ...group])].sort()) {
-    responses[String(status)] = { description: ERROR_TEXT[status], content: { 'application/json': { schema: errorSchema } } };
+    responses[String(status)] = { $ref: error, description: ERROR_TEXT[status] };
   }
   const body = op.body
     ? {
@@ -306,6 +306,10 @@ export function openApiDocument(): Json {
         vendingToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <vending key>` (bundles and purchases).' },
       },
       schemas: componentSchemas(),
+      responses: {
+        Error: { description: 'An error', content: { 'application/json': { schema: { oneOf: [ref('Detail'), ref('FieldErrors')] } } } },
+        VendingError: { description: 'An error in the vending envelope', content: { 'application/json': { schema: vendingOf({ type: ['object', 'null'] }) } } },
+      },
     },
   };
 }
