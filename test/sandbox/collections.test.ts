@@ -271,6 +271,11 @@ describe('collection verification', () => {
         { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'bad', remote_transaction_id: rejected.remote_transaction_id },
         { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'good', remote_transaction_id: accepted.remote_transaction_id },
       ]);
+      expect(receiver.received[0]!.headers.authorization).toBeUndefined();
+      // With notification credentials set, verification carries them too (VERIFICATION_SENDS_WEBHOOK_AUTH).
+      sb.controls.setOrganization({ webhookAuth: { username: 'momo', password: 's3cret' } });
+      await sb.controls.sendCollection({ phonenumber: SARAH, amount: '901', currency: 'UGX', reference: 'good' });
+      expect(receiver.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('momo:s3cret').toString('base64')}`);
     } finally {
       await receiver.close();
     }
