@@ -1,7 +1,8 @@
 /**
  * Request money: ask someone to pay us. Phone, amount, currency, a reason the network shows them (up to
- * what the service takes; past 19 characters the next screen warns that networks may cut it), whether the service sends them instructions, a summary, then one collection
- * request created under an idempotency key made from the run id when the flow starts. The outcome
+ * what the service takes; past 19 characters the next screen warns that networks may cut it), whether
+ * the service sends them instructions, a summary, then one collection request created under an
+ * idempotency key made from the run id when the flow starts. The outcome
  * shows the request's status (and its payment code when given); the chat is notified when money comes.
  */
 import { and, assign, setup } from 'xstate';

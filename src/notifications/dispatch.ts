@@ -83,7 +83,8 @@ export function createDispatcher(options: DispatcherOptions) {
       const delivery = deliveryFor(body, request ? await options.requestChat?.(request) : undefined);
       if (!delivery) return 'ignored';
       // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character
-      // screen, so the steps on the way there are not kept for them (their order mark is still raised).
+      // screen, so only outcomes and states asking someone to act are kept for them (forUssd); the
+      // order mark of the others is still raised.
       const tell = delivery.address.channel !== 'ussd' || delivery.forUssd;
       // The language is read alongside the marks (both in the same tick, so on Redis one write each way),
       // not after them: a refused delivery wastes one read, a told one saves a round trip.

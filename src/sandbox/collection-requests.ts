@@ -5,11 +5,12 @@
  * Statuses, in the order the spec lists and implies (the spec shows creation and expiry):
  *   created, start_date in the future (or a recurring series) -> new --(start)--> pending
  *   created otherwise                 -> pending (201, as the spec's sample)
- *   pending --(send_instructions, unless instructions is `skip`; STEP_SECONDS)--> instructions_sent (SMS)
+ *   pending --(send_instructions, unless instructions is `skip`; INSTRUCTIONS_SECONDS)--> instructions_sent (SMS)
  *   pending | instructions_sent --(the subscriber pays: a matching collection, or the `pays_requests` number
  *       after WAIT_SECONDS.prompt)--> processing_started --> successful (`collection` set)
  *   pending | instructions_sent --(the `collection_fails` number)--> processing_started --> failed
- *       (error_message; a `failed` collection is recorded)
+ *       (error_message; a `failed` collection is recorded); processing_started --(the organization's
+ *       verification rejects the collection)--> failed
  *   pending | instructions_sent --(expiry_date reached)--> expired
  *   failed | expired --(retry_interval_minutes, while retries < max_attempts)--> pending, open as long as before
  *   successful --(its collection reversed)--> reversed
@@ -17,7 +18,7 @@
  * Recurring (`subscription_settings`, recurrence.ts): the request made is the series' first occurrence,
  * `new` until the series' start_date; each later occurrence is a new request (same phone, amount, reason,
  * metadata, instructions, retries, open as long) made at its time, with its own notifications.
- * Choices: see RETRY_INTERVAL_MIN_MINUTES and REQUEST_MAX_ATTEMPTS (src/momo/assumptions.ts); `reason` is
+ * Choices: see RETRY_INTERVAL_MIN_MINUTES and MAX_REQUEST_ATTEMPTS (src/momo/assumptions.ts); `reason` is
  * kept to REQUEST_REASON_MAX_LENGTH characters (networks may show fewer than 20); the default expiry is 24
  * hours after the request opens (its start); BXC is refused (the test currency works only for outgoing
  * payments).
@@ -130,10 +131,10 @@ function end(ctx: SandboxContext, request: CollectionRequest, status: 'failed' |
   });
 }
 
-/** The subscriber's wallet could not pay: the request's attempt fails. */
-export function payerFailed(ctx: SandboxContext, request: CollectionRequest): void {
+/** The subscriber's money did not come (a short wallet, by default): the request's attempt fails. */
+export function requestFailed(ctx: SandboxContext, request: CollectionRequest, error = PAYER_SHORT): void {
   if (request.status !== 'processing_started') setStatus(ctx, request, 'processing_started');
-  end(ctx, request, 'failed', PAYER_SHORT);
+  end(ctx, request, 'failed', error);
 }
 
 /** Makes the series' later occurrences, each at its time, as new requests. */

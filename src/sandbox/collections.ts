@@ -20,7 +20,7 @@
  */
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import { findOpenRequest, fulfil, payerFailed, reverseRequest } from './collection-requests.js';
+import { findOpenRequest, fulfil, requestFailed, reverseRequest } from './collection-requests.js';
 import { findOrCreateContact, verifyContact } from './contacts.js';
 import { apiLocals, owned, savedVersion, type SandboxContext } from './context.js';
 import { currencySuits, lookupSubscriber } from './directory.js';
@@ -142,16 +142,18 @@ export async function receiveCollection(ctx: SandboxContext, defaultOrganization
     // The network could not take the money from the subscriber's wallet: nothing to verify or credit.
     collection.status = 'failed';
     assign(ctx, collection, org);
-    if (request) payerFailed(ctx, request);
+    if (request) requestFailed(ctx, request);
     notify(ctx, collection);
     return collection;
   }
-  const { accepted } = await verifyCollection(ctx, org, collection);
+  const { accepted, outcome } = await verifyCollection(ctx, org, collection);
   collection.status = accepted ? 'successful' : 'failed';
   if (accepted) credit(ctx, collection, org);
   else {
     collection.collection_request = null;
     collection.modified = ctx.clock.now();
+    // A subscriber already paying the request (processing_started) was refused: that attempt failed.
+    if (request?.status === 'processing_started') requestFailed(ctx, request, `The collection was rejected (${outcome}).`);
   }
   return collection;
 }
