@@ -257,6 +257,21 @@ describe('collection requests: statuses in order, retries, recurring', () => {
   });
 });
 
+describe('in-process controls', () => {
+  it('decide payments, change collections and set faults as the HTTP controls do', async () => {
+    sb.controls.setOrganization({ approvalRules: [{ currency: 'UGX', above: '100' }] });
+    const p = await pay({});
+    await advance(1);
+    expect(sb.controls.decidePayment(p.id, 'cancel', { reason: 'Duplicate' })).toMatchObject({ state: 'cancelled', cancelled_reason: 'Duplicate' });
+    expect(() => sb.controls.decidePayment(p.id, 'approve')).toThrow(/cancelled/);
+    const c = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '50', currency: 'UGX' });
+    expect(sb.controls.changeCollection(c.id as number, 'cash-out').status).toBe('cashed_out');
+    expect(sb.controls.setFaults({ maintenance: true })).toEqual({ maintenance: true, latencyMs: 0 });
+    expect((await sb.api('GET', '/contacts')).status).toBe(503);
+    sb.controls.setFaults({ maintenance: false });
+  });
+});
+
 describe('faults', () => {
   it('maintenance answers 503 on every API and vending call and changes nothing; latency delays answers; controls stay open', async () => {
     expect((await control('GET', '/faults')).body).toEqual({ maintenance: false, latencyMs: 0 });
