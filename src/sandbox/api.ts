@@ -1,5 +1,6 @@
 /**
- * The main API router, mounted at /api. In order: the faults turned on (faults.ts), the version in the path (`/api/v2/...`), the token,
+ * The main API router, mounted at /api. In order: the faults turned on (faults.ts), the version in the
+ * path (`/api/v2/...`), the token,
  * the Accept header, the limits, the version saved at the organization's first request, the
  * Duplicate-Check-Key, the body, then the resources; unknown paths are 404 `{detail}`.
  *

@@ -160,9 +160,10 @@ function balancesOf(ctx: SandboxContext, org: Organization): Record<string, stri
 export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]): Router {
   const router = Router();
   const orgOf = (res: Response) => res.locals.org as Organization;
+  let document: Record<string, unknown> | undefined;
   router
     .route('/openapi.json')
-    .get((_req, res) => res.json(openApiDocument()))
+    .get((_req, res) => res.json((document ??= openApiDocument())))
     .all(methodNotAllowed('GET'));
   router.use(authenticate(ctx.state), jsonBody);
   router

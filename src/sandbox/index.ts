@@ -24,6 +24,7 @@ import { vendingRouter, type VendingPurchase } from './vending.js';
 export { TEST_NUMBERS, type TestNumber, type TestBehaviour } from './directory.js';
 export { CANDIDATES, DATA_BUNDLES, PIN_PRODUCTS } from './vending-catalog.js';
 export type { SandboxControls } from './controls.js';
+export type { Faults } from './faults.js';
 export type { DeliveryRecord } from './notifications.js';
 export type { OrganizationSettings, Sms } from './state.js';
 export type { Limits } from './limits.js';
