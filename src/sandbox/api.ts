@@ -1,8 +1,7 @@
 /**
  * The main API router, mounted at /api. In order: the faults turned on (faults.ts), the version in the
- * path (`/api/v2/...`), the token,
- * the Accept header, the limits, the version saved at the organization's first request, the
- * Duplicate-Check-Key, the body, then the resources; unknown paths are 404 `{detail}`.
+ * path (`/api/v2/...`), the token, the Accept header, the limits, the version saved at the organization's
+ * first request, the Duplicate-Check-Key, the body, then the resources; unknown paths are 404 `{detail}`.
  *
  * Versions: a request's version is its path version, else its `Service-Version` header (`v3` or `3`),
  * else the organization's saved version; the override never changes the saved one. The saved version is
