@@ -1,12 +1,14 @@
 /**
- * Request money: ask someone to pay us. Phone, amount, currency, a reason the network shows them (kept
- * under 20 characters), whether the service sends them instructions, a summary, then one collection
- * request created under an idempotency key made from the run id when the flow starts. The outcome
+ * Request money: ask someone to pay us. Phone, amount, currency, a reason the network shows them (up to
+ * what the service takes; past 19 characters the next screen warns that networks may cut it), whether
+ * the service sends them instructions, a summary, then one collection request created under an
+ * idempotency key made from the run id when the flow starts. The outcome
  * shows the request's status (and its payment code when given); the chat is notified when money comes.
  */
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
+import { REQUEST_REASON_MAX_LENGTH, REQUEST_REASON_SAFE_LENGTH } from '../src/momo/assumptions.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
@@ -23,6 +25,8 @@ export interface RequestContext {
   amount?: string;
   currency?: string;
   reason?: string;
+  /** Set when the reason is longer than networks show: the words of the warning. */
+  reasonWarning?: Text;
   sendInstructions?: boolean;
   /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
   error?: Text;
@@ -32,8 +36,11 @@ export interface RequestContext {
   next?: 'menu';
 }
 
-/** Longest reason: the spec says keep it below 20 characters, networks may cut longer ones. */
-export const REASON_MAX = 19;
+/**
+ * Longest reason: what the service takes (REQUEST_REASON_MAX_LENGTH). The spec says keep it below 20
+ * characters because networks may cut longer ones: past REQUEST_REASON_SAFE_LENGTH the user is warned.
+ */
+export const REASON_MAX = REQUEST_REASON_MAX_LENGTH;
 
 /** The free-text answers of the flow, each named for the context field it fills. */
 type Field = 'phone' | 'amount' | 'reason';
@@ -53,7 +60,11 @@ function readAnswer(field: Field, context: RequestContext, event: FlowEvent): { 
     return { ok: true, update: { amount: amount.amount, ...(others.length === 0 ? { currency: only } : {}) } };
   }
   const reason = parseText(value, REASON_MAX);
-  return reason.ok ? { ok: true, update: { reason: reason.text } } : reason;
+  if (!reason.ok) return reason;
+  const long = reason.text.length > REQUEST_REASON_SAFE_LENGTH;
+  const shown = reason.text.slice(0, REQUEST_REASON_SAFE_LENGTH);
+  const reasonWarning: Text | undefined = long ? { key: 'request.reasonLong', params: { max: REQUEST_REASON_SAFE_LENGTH, shown } } : undefined;
+  return { ok: true, update: { reason: reason.text, reasonWarning } };
 }
 
 /** A screen asking for one free-text answer, with the reason the last one was refused. */
@@ -167,7 +178,7 @@ export const requestMachine = setup({
       meta: {
         view: (context: RequestContext): View => ({
           text: { key: 'request.askInstructions' },
-          error: context.error,
+          error: context.error ?? context.reasonWarning,
           choices: [
             { id: 'yes', text: { key: 'common.yes' } },
             { id: 'no', text: { key: 'common.no' } },
@@ -181,7 +192,7 @@ export const requestMachine = setup({
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
-        BACK: back('awaitingReason', 'reason'),
+        BACK: back('awaitingReason', 'reason', 'reasonWarning'),
       },
     },
     confirming: {

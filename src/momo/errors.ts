@@ -48,6 +48,12 @@ export class AuthenticationError extends MomoError {}
 export class PermissionError extends MomoError {}
 /** 404 */
 export class NotFoundError extends MomoError {}
+/** 405: the method is not allowed on that path (for example a POST to a read-only endpoint). */
+export class MethodNotAllowedError extends MomoError {}
+/** 406: the requested format is not supported (the service answers JSON). */
+export class NotAcceptableError extends MomoError {}
+/** 415: the body's media type is not one the service reads. */
+export class UnsupportedMediaTypeError extends MomoError {}
 /** 409 `Duplicate Request Detected!`: a request with this Duplicate-Check-Key was already accepted. */
 export class DuplicateRequestError extends MomoError {}
 
@@ -88,6 +94,9 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
   if (status === 401) return new AuthenticationError(message, init);
   if (status === 403) return new PermissionError(message, init);
   if (status === 404) return new NotFoundError(message, init);
+  if (status === 405) return new MethodNotAllowedError(message, init);
+  if (status === 406) return new NotAcceptableError(message, init);
+  if (status === 415) return new UnsupportedMediaTypeError(message, init);
   if (status === 409 && text?.includes(DUPLICATE_TEXT)) return new DuplicateRequestError(message, init);
   if (status === 429) {
     return new RateLimitError(message, { ...init, retryAfterMs: parseRetryAfter(headers.get('retry-after')) });

@@ -17,11 +17,14 @@ export {
   AuthenticationError,
   ConnectionError,
   DuplicateRequestError,
+  MethodNotAllowedError,
   MomoError,
+  NotAcceptableError,
   NotFoundError,
   PermissionError,
   RateLimitError,
   ServiceError,
+  UnsupportedMediaTypeError,
   ValidationError,
 } from './errors.js';
 export { isInternationalPhone, type Amount, type Metadata } from './params.js';

@@ -7,6 +7,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { PIN_PRODUCT_CODE_FIELD } from './assumptions.js';
 
 /** Identifiers are long integers; a numeric string is read as one. */
 const id = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
@@ -200,21 +201,6 @@ export interface Page<T> {
   results: T[];
 }
 
-/** The list envelope, or a bare list (collections filtered by query answer so) normalised into one. */
-export function pageSchema<T>(item: z.ZodType<T>): z.ZodType<Page<T>> {
-  return z.union([
-    z
-      .looseObject({
-        count: z.number().int(),
-        next: z.string().nullish(),
-        previous: z.string().nullish(),
-        results: z.array(item),
-      })
-      .transform((p): Page<T> => ({ count: p.count, next: p.next ?? null, previous: p.previous ?? null, results: p.results })),
-    z.array(item).transform((results): Page<T> => ({ count: results.length, next: null, previous: null, results })),
-  ]);
-}
-
 // Vending group.
 
 const rawOutputSchema = z.looseObject({
@@ -261,13 +247,20 @@ export const dataBundleSchema = z.looseObject({
   datacode: code,
 });
 
-export const pinBundleSchema = z.looseObject({
-  amount: decimalString,
-  available: z.number().int(),
-  description: text,
-  /** Not in the spec's element, which leaves the product list unshown; read when sent (the sandbox does). */
-  product_code: text,
-});
+/**
+ * `product_code`: not in the spec's element, which leaves the product list unshown; read from the field
+ * PIN_PRODUCT_CODE_FIELD names (../assumptions.ts) when the listing sends it (the sandbox does).
+ */
+export const pinBundleSchema = z
+  .looseObject({
+    amount: decimalString,
+    available: z.number().int(),
+    description: text,
+  })
+  .transform((b) => {
+    const productCode = (b as Record<string, unknown>)[PIN_PRODUCT_CODE_FIELD];
+    return { ...b, product_code: typeof productCode === 'string' || typeof productCode === 'number' ? String(productCode) : undefined };
+  });
 
 export const pinPurchaseSchema = z.looseObject({
   reference: z.string(),

@@ -7,7 +7,7 @@ import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang, Params } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
-import { deliveryFor, type Delivery, type NotificationBody } from './events.js';
+import { deliveryFor, requestOfCollection, type Delivery, type NotificationBody } from './events.js';
 import type { NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 
@@ -25,15 +25,17 @@ export interface DispatcherOptions {
   sms?: SmsSender;
   /** The user's language, when known. Default: English. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;
+  /**
+   * The chat of a request made here, from our record of it, for a received collection whose body names
+   * the request only by id (organizations below v3). Default: none, such a collection is not told.
+   */
+  requestChat?: (request: { id: string; phonenumber: string; amount: string; currency: string }) => Promise<string | undefined>;
   /** How long dedup and order marks are kept, in seconds. Default 14 days (events are kept 30). */
   markTtlSeconds?: number;
   logger: Logger;
 }
 
 export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored';
-
-/** Ranks from this one up are outcomes (processed, failed, rejected, expired...). */
-const OUTCOME_RANK = 9;
 
 function fill(template: string, params: Params): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
@@ -77,11 +79,13 @@ export function createDispatcher(options: DispatcherOptions) {
 
   return {
     async dispatch(body: NotificationBody): Promise<DispatchResult> {
-      const delivery = deliveryFor(body);
+      const request = requestOfCollection(body);
+      const delivery = deliveryFor(body, request ? await options.requestChat?.(request) : undefined);
       if (!delivery) return 'ignored';
       // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character
-      // screen, so the steps on the way there are not kept for them (their order mark is still raised).
-      const tell = !(delivery.address.channel === 'ussd' && delivery.rank < OUTCOME_RANK);
+      // screen, so only outcomes and states asking someone to act are kept for them (forUssd); the
+      // order mark of the others is still raised.
+      const tell = delivery.address.channel !== 'ussd' || delivery.forUssd;
       // The language is read alongside the marks (both in the same tick, so on Redis one write each way),
       // not after them: a refused delivery wastes one read, a told one saves a round trip.
       const [claim, lang] = await Promise.all([

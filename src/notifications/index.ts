@@ -13,7 +13,7 @@ import type { NotificationBody } from './events.js';
 import { createMarks, type NotificationMarks } from './marks.js';
 import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
 import { addReceiverRoutes } from './receiver.js';
-import { verifyCollection, type VerifyPolicy } from './verify.js';
+import { requestChat, verifyCollection, type VerifyPolicy } from './verify.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat } from './events.js';
@@ -62,6 +62,7 @@ export function createNotifications(options: NotificationsOptions) {
     notifiers: options.notifiers,
     sms: options.sms,
     languageOf: options.languageOf,
+    requestChat: (request) => requestChat(store, request),
     logger,
   });
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);

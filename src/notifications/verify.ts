@@ -37,3 +37,18 @@ export async function verifyCollection(store: SessionStore, body: VerificationBo
   if (open || policy.default === 'accept') return `ACCEPT ${id}`;
   return `REJECT ${id} ${policy.rejectReason ?? 'No matching payment request'}`;
 }
+
+/**
+ * The chat of an open request made here that a collection paid, from its record (the request's id must be
+ * the one the collection names): how a collection whose body holds only the request's id finds its chat.
+ */
+export async function requestChat(store: SessionStore, request: { id: string; phonenumber: string; amount: string; currency: string }): Promise<string | undefined> {
+  let key: string;
+  try {
+    key = openRequestKey(request.phonenumber, request.amount, request.currency);
+  } catch {
+    return undefined; // an amount that is not a number names no record
+  }
+  const record = (await store.get(key))?.snapshot as { id?: string; chat?: string } | undefined;
+  return record?.id === request.id && record.chat ? record.chat : undefined;
+}

@@ -1,7 +1,7 @@
 /**
- * The main API router, mounted at /api. In order: the version in the path (`/api/v2/...`), the token,
- * the Accept header, the limits, the version saved at the organization's first request, the
- * Duplicate-Check-Key, the body, then the resources; unknown paths are 404 `{detail}`.
+ * The main API router, mounted at /api. In order: the faults turned on (faults.ts), the version in the
+ * path (`/api/v2/...`), the token, the Accept header, the limits, the version saved at the organization's
+ * first request, the Duplicate-Check-Key, the body, then the resources; unknown paths are 404 `{detail}`.
  *
  * Versions: a request's version is its path version, else its `Service-Version` header (`v3` or `3`),
  * else the organization's saved version; the override never changes the saved one. The saved version is
@@ -18,6 +18,7 @@ import { apiLocals, type SandboxContext } from './context.js';
 import type { DuplicateKeys } from './duplicates.js';
 import { apiErrorHandler, detailError } from './errors.js';
 import { eventsRouter } from './events.js';
+import { faultGate } from './faults.js';
 import { rateLimit, type Limits } from './limits.js';
 import { paymentsRouter } from './payments.js';
 import { LATEST_VERSION, VERSIONS, type Organization, type SandboxState, type Version } from './state.js';
@@ -73,6 +74,7 @@ const resolveVersion: RequestHandler = (req, res, next) => {
 export function apiRouter(ctx: SandboxContext, limits: Limits, duplicates: DuplicateKeys): Router {
   const router = Router();
   router.use(
+    faultGate(ctx.faults),
     versionFromPath,
     authenticate(ctx.state),
     negotiate,

@@ -25,14 +25,14 @@ export const BANKS: readonly Bank[] = [
   { id: 7, name: 'Co-operative Bank of Kenya', country: 'KE', currency: 'KES' },
 ];
 
-const filters: Filters<Bank> = { country: exact((b) => b.country), currency: exact((b) => b.currency) };
+export const bankFilters: Filters<Bank> = { country: exact((b) => b.country), currency: exact((b) => b.currency) };
 
 export function banksRouter(): Router {
   const router = Router();
   router
     .route('/banks')
     .get((req, res) => {
-      res.json(list(req, [...BANKS], filters, (b) => ({ ...b })));
+      res.json(list(req, [...BANKS], bankFilters, (b) => ({ ...b })));
     })
     .all(methodNotAllowed('GET'));
   return router;

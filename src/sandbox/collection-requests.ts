@@ -1,51 +1,59 @@
 /**
  * Collection requests: create (every rule of the spec's create table), get, list; the status machine on
- * the sandbox clock; matching of incoming collections.
+ * the sandbox clock; matching of incoming collections; recurring series.
  *
- * Statuses (the spec shows creation and expiry; the rest is the sandbox's choice):
- *   created, start_date in the future -> new --(start_date)--> pending
+ * Statuses, in the order the spec lists and implies (the spec shows creation and expiry):
+ *   created, start_date in the future (or a recurring series) -> new --(start)--> pending
  *   created otherwise                 -> pending (201, as the spec's sample)
- *   pending --(a collection with the same amount, number and currency)--> successful (`collection` set)
- *   pending --(expiry_date reached)--> expired
- *   expired --(retry_interval_minutes, while retries < max_attempts)--> pending again, open as long as before
+ *   pending --(send_instructions, unless instructions is `skip`; INSTRUCTIONS_SECONDS)--> instructions_sent (SMS)
+ *   pending | instructions_sent --(the subscriber pays: a matching collection, or the `pays_requests` number
+ *       after WAIT_SECONDS.prompt)--> processing_started --> successful (`collection` set)
+ *   pending | instructions_sent --(the `collection_fails` number)--> processing_started --> failed
+ *       (error_message; a `failed` collection is recorded); processing_started --(the organization's
+ *       verification rejects the collection)--> failed
+ *   pending | instructions_sent --(expiry_date reached)--> expired
+ *   failed | expired --(retry_interval_minutes, while retries < max_attempts)--> pending, open as long as before
+ *   successful --(its collection reversed)--> reversed
  * Each change emits collectionrequest.status.changed.
- * Choices: retry_interval_minutes is at least 10 (the create table's minimum); max_attempts (default 3,
- * at most 3) counts retries, so 0 disables them; `reason` is kept to 255 characters (networks may show
- * fewer than 20); BXC is refused (the test currency works only for outgoing payments); subscription
- * settings are validated and stored, the sandbox does not repeat requests by them.
- * SMS (controls.sms()): instructions when send_instructions is true (`instructions`, or the network's
- * default; `skip` sends none), and the success message with {amount} and {customer} plus SMS_SUFFIX.
+ * Recurring (`subscription_settings`, recurrence.ts): the request made is the series' first occurrence,
+ * `new` until the series' start_date; each later occurrence is a new request (same phone, amount, reason,
+ * metadata, instructions, retries, open as long) made at its time, with its own notifications.
+ * Choices: see RETRY_INTERVAL_MIN_MINUTES and MAX_REQUEST_ATTEMPTS (src/momo/assumptions.ts); `reason` is
+ * kept to REQUEST_REASON_MAX_LENGTH characters (networks may show fewer than 20); the default expiry is 24
+ * hours after the request opens (its start); BXC is refused (the test currency works only for outgoing
+ * payments).
+ * SMS (controls.sms()): instructions when instructions_sent (`instructions`, or the network's default), and
+ * the success message with {amount} and {customer} plus SMS_SUFFIX.
  */
 import type { Decimal } from 'decimal.js';
 import { Router } from 'express';
 import { z } from 'zod';
+import { MAX_REQUEST_ATTEMPTS, REQUEST_REASON_MAX_LENGTH, RETRY_INTERVAL_MIN_MINUTES } from '../momo/assumptions.js';
+import { receiveCollection } from './collections.js';
 import { findOrCreateContact, verifyContact } from './contacts.js';
 import { apiLocals, owned, recordSms, type SandboxContext } from './context.js';
-import { currencySuits } from './directory.js';
+import { currencySuits, lookupSubscriber, PAYER_SHORT, WAIT_SECONDS } from './directory.js';
 import { FieldErrors, methodNotAllowed, validate } from './errors.js';
 import { amount, boolean, incomingCurrency, jsonObject, metadata, optional, optionalInteger, optionalText, phone } from './fields.js';
 import { amountExact, dateRange, exact, list, phoneExact, type Filters } from './listing.js';
+import { occurrences, readRecurrence, type Recurrence } from './recurrence.js';
 import { money } from './render.js';
 import type { Collection, CollectionRequest, CollectionRequestStatus, Currency, Organization } from './state.js';
 import { parseWhen, WHEN_FORMATS } from './when.js';
 
-const DEFAULT_EXPIRY = '24 hours';
-const MIN_RETRY_INTERVAL_MINUTES = 10;
-const MAX_ATTEMPTS = 3;
+const DEFAULT_OPEN_MS = 24 * 3600 * 1000;
 const SMS_SUFFIX = ' - sent by Sandbox Pay';
+/** Seconds from a request opening to its instructions going out. */
+const INSTRUCTIONS_SECONDS = 1;
 
-const FREQUENCIES = ['yearly', 'monthly', 'weekly', 'daily', 'hourly', 'minutely'] as const;
-const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-
-const createSchema = z.object({
+export const requestCreateSchema = z.object({
   phonenumber: phone,
   first_name: optionalText(255),
   last_name: optionalText(255),
   amount,
   currency: incomingCurrency,
   account: optionalInteger,
-  reason: optionalText(255),
+  reason: optionalText(REQUEST_REASON_MAX_LENGTH),
   metadata,
   success_message: optionalText(140),
   send_instructions: boolean.optional(),
@@ -57,35 +65,8 @@ const createSchema = z.object({
   subscription_settings: optional(jsonObject),
 });
 
-
-/** subscription_settings: start_date and end_date `DD/MM/YYYY HH:MM:SS`, frequency, weekdays, months. */
-function checkSubscription(settings: Record<string, unknown>, now: number, errors: FieldErrors): void {
-  const field = (key: string) => `subscription_settings.${key}`;
-  const date = (key: string) => {
-    const v = settings[key];
-    if (typeof v !== 'string' || v.trim() === '') return errors.add(field(key), 'This field is required.');
-    const at = /^\d{1,2}\/\d{1,2}\/\d{4} \d{1,2}:\d{2}:\d{2}$/.test(v.trim()) ? parseWhen(v, now) : undefined;
-    if (at === undefined) return errors.add(field(key), 'Enter a date as DD/MM/YYYY HH:MM:SS (UTC).');
-    return at;
-  };
-  const start = date('start_date');
-  const end = date('end_date');
-  if (start !== undefined && start <= now) errors.add(field('start_date'), 'Must be in the future.');
-  if (start !== undefined && end !== undefined && end <= start) errors.add(field('end_date'), 'Must be later than start_date.');
-  const frequency = settings.frequency;
-  if (frequency !== undefined && !FREQUENCIES.includes(frequency as (typeof FREQUENCIES)[number])) {
-    errors.add(field('frequency'), `Choose one of ${FREQUENCIES.join(', ')}.`);
-  }
-  for (const [key, names] of [
-    ['weekdays', WEEKDAYS],
-    ['months', MONTHS],
-  ] as const) {
-    const v = settings[key];
-    if (v === undefined) continue;
-    const bad = typeof v !== 'string' || v.split(',').some((n) => !names.includes(n.trim().toLowerCase()));
-    if (bad) errors.add(field(key), `Give comma-separated ${key === 'weekdays' ? 'day' : 'month'} names.`);
-  }
-}
+/** Statuses in which a request waits for the subscriber's money. */
+const OPEN: ReadonlySet<CollectionRequestStatus> = new Set(['pending', 'instructions_sent', 'processing_started']);
 
 function setStatus(ctx: SandboxContext, request: CollectionRequest, status: CollectionRequestStatus): void {
   request.status = status;
@@ -93,36 +74,107 @@ function setStatus(ctx: SandboxContext, request: CollectionRequest, status: Coll
   ctx.notifications.emit(request.organization, 'collectionrequest.status.changed', ctx.render.collectionRequest(request));
 }
 
-/** Opens an attempt: pending until expiry_date; instructions by SMS when asked. */
-function open(ctx: SandboxContext, request: CollectionRequest, announce: boolean): void {
-  if (announce) setStatus(ctx, request, 'pending');
-  if (request.send_instructions && request.instructions !== 'skip') {
-    recordSms(
-      ctx,
-      request.phonenumber,
-      request.instructions ??
-        `Dial *165# and approve the payment of ${request.currency} ${money(request.amount)} to ${request.reason} (code ${request.mfscode}).`,
-    );
-  }
+/** Runs `step` after `seconds` if the request is still in the attempt it was in (no retry, no outcome since). */
+function duringAttempt(ctx: SandboxContext, request: CollectionRequest, seconds: number, step: () => void): void {
   const attempt = request.retries;
-  ctx.clock.schedule((request.expiry_date - ctx.clock.now()) / 1000, () => {
-    if (request.status === 'pending' && request.retries === attempt) expire(ctx, request);
+  ctx.clock.schedule(seconds, () => {
+    if (request.retries === attempt && OPEN.has(request.status)) step();
   });
 }
 
-function expire(ctx: SandboxContext, request: CollectionRequest): void {
-  setStatus(ctx, request, 'expired');
+/** Opens an attempt: pending until expiry_date; instructions; the directory's payers answer. */
+function open(ctx: SandboxContext, request: CollectionRequest, announce: boolean): void {
+  if (announce) setStatus(ctx, request, 'pending');
+  if (request.send_instructions && request.instructions !== 'skip') {
+    duringAttempt(ctx, request, INSTRUCTIONS_SECONDS, () => {
+      if (request.status !== 'pending') return;
+      recordSms(
+        ctx,
+        request.phonenumber,
+        request.instructions ??
+          `Dial *165# and approve the payment of ${request.currency} ${money(request.amount)} to ${request.reason} (code ${request.mfscode}).`,
+      );
+      setStatus(ctx, request, 'instructions_sent');
+    });
+  }
+  const payer = lookupSubscriber(request.phonenumber).behaviour;
+  if (payer === 'pays_requests' || payer === 'collection_fails') {
+    duringAttempt(ctx, request, WAIT_SECONDS.prompt, () => {
+      setStatus(ctx, request, 'processing_started');
+      // The subscriber confirmed: the network moves the money (receiveCollection, in collections.ts).
+      const paid = receiveCollection(ctx, request.organization, {
+        phonenumber: request.phonenumber,
+        amount: money(request.amount),
+        currency: request.currency,
+        reference: request.reason,
+        organization: request.organization,
+      });
+      void ctx.clock.track(paid).catch((err: unknown) => ctx.log.error({ err }, 'sandbox subscriber payment failed'));
+    });
+  }
+  duringAttempt(ctx, request, (request.expiry_date - ctx.clock.now()) / 1000, () => {
+    if (request.status !== 'processing_started') end(ctx, request, 'expired');
+  });
+}
+
+/** The attempt ends unpaid (`failed` or `expired`); another opens after retry_interval_minutes while retries remain. */
+function end(ctx: SandboxContext, request: CollectionRequest, status: 'failed' | 'expired', error = ''): void {
+  request.error_message = error;
+  setStatus(ctx, request, status);
   if (request.retry_interval_minutes === null || request.retries >= request.max_attempts) return;
   ctx.clock.schedule(request.retry_interval_minutes * 60, () => {
-    if (request.status !== 'expired') return;
+    if (request.status !== status) return;
     request.retries += 1;
+    request.error_message = '';
     request.expiry_date = ctx.clock.now() + request.open_ms;
     open(ctx, request, true);
   });
 }
 
+/** The subscriber's money did not come (a short wallet, by default): the request's attempt fails. */
+export function requestFailed(ctx: SandboxContext, request: CollectionRequest, error = PAYER_SHORT): void {
+  if (request.status !== 'processing_started') setStatus(ctx, request, 'processing_started');
+  end(ctx, request, 'failed', error);
+}
+
+/** Makes the series' later occurrences, each at its time, as new requests. */
+function repeat(ctx: SandboxContext, first: CollectionRequest, recurrence: Recurrence): void {
+  const times = occurrences(recurrence);
+  times.next(); // the first occurrence is the request made
+  const scheduleNext = () => {
+    const next = times.next();
+    if (next.done) return;
+    ctx.clock.schedule((next.value - ctx.clock.now()) / 1000, () => {
+      const now = ctx.clock.now();
+      const id = ctx.state.nextId('request');
+      const occurrence: CollectionRequest = {
+        ...first,
+        id,
+        mfscode: mfscodeOf(id),
+        metadata: structuredClone(first.metadata),
+        collection: null,
+        status: 'pending',
+        error_message: '',
+        expiry_date: now + first.open_ms,
+        start_date: now,
+        retries: 0,
+        series: first.id,
+        created: now,
+        modified: now,
+      };
+      ctx.state.requests.set(id, occurrence);
+      setStatus(ctx, occurrence, 'pending');
+      open(ctx, occurrence, false);
+      scheduleNext();
+    });
+  };
+  scheduleNext();
+}
+
+const mfscodeOf = (id: number): string => String(100000 + ((id * 7919) % 900000));
+
 export function createCollectionRequest(ctx: SandboxContext, org: Organization, body: unknown): CollectionRequest {
-  const input = validate(createSchema, body);
+  const input = validate(requestCreateSchema, body);
   const now = ctx.clock.now();
   const errors = new FieldErrors();
   if (!currencySuits(input.currency, input.phonenumber)) {
@@ -142,16 +194,17 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
     else if (at <= now) errors.add(field, 'Must be later than the creation time.');
     return at;
   };
-  const start = when('start_date', input.start_date);
-  const expiry = when('expiry_date', input.expiry_date ?? DEFAULT_EXPIRY);
-  if (start !== undefined && expiry !== undefined && expiry <= start) errors.add('expiry_date', 'Must be later than start_date.');
-  if (input.retry_interval_minutes !== undefined && input.retry_interval_minutes < MIN_RETRY_INTERVAL_MINUTES) {
-    errors.add('retry_interval_minutes', `Ensure this value is greater than or equal to ${MIN_RETRY_INTERVAL_MINUTES}.`);
+  const recurrence = input.subscription_settings ? readRecurrence(input.subscription_settings, now, errors) : undefined;
+  // A series opens at its start_date; a request's own start_date, when later, still holds.
+  const start = Math.max(when('start_date', input.start_date) ?? 0, recurrence?.start ?? 0) || undefined;
+  const expiry = when('expiry_date', input.expiry_date) ?? (start ?? now) + DEFAULT_OPEN_MS;
+  if (start !== undefined && expiry <= start) errors.add('expiry_date', 'Must be later than start_date.');
+  if (input.retry_interval_minutes !== undefined && input.retry_interval_minutes < RETRY_INTERVAL_MIN_MINUTES) {
+    errors.add('retry_interval_minutes', `Ensure this value is greater than or equal to ${RETRY_INTERVAL_MIN_MINUTES}.`);
   }
-  if (input.max_attempts !== undefined && (input.max_attempts < 0 || input.max_attempts > MAX_ATTEMPTS)) {
-    errors.add('max_attempts', `Ensure this value is between 0 and ${MAX_ATTEMPTS}.`);
+  if (input.max_attempts !== undefined && (input.max_attempts < 0 || input.max_attempts > MAX_REQUEST_ATTEMPTS)) {
+    errors.add('max_attempts', `Ensure this value is between 0 and ${MAX_REQUEST_ATTEMPTS}.`);
   }
-  if (input.subscription_settings) checkSubscription(input.subscription_settings, now, errors);
   errors.throwIfAny();
 
   const { contact } = findOrCreateContact(ctx, org, {
@@ -168,7 +221,7 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
     currency: input.currency as Currency,
     account: account!.id,
     phonenumber: input.phonenumber,
-    mfscode: String(100000 + ((id * 7919) % 900000)),
+    mfscode: mfscodeOf(id),
     contact: contact.id,
     reason: input.reason ?? org.name,
     metadata: input.metadata ?? {},
@@ -178,12 +231,13 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
     send_instructions: input.send_instructions ?? false,
     status: start === undefined ? 'pending' : 'new',
     error_message: '',
-    expiry_date: expiry!,
+    expiry_date: expiry,
     start_date: start ?? null,
     retry_interval_minutes: input.retry_interval_minutes ?? null,
-    max_attempts: input.max_attempts ?? MAX_ATTEMPTS,
+    max_attempts: input.max_attempts ?? MAX_REQUEST_ATTEMPTS,
     retries: 0,
-    open_ms: expiry! - (start ?? now),
+    series: null,
+    open_ms: expiry - (start ?? now),
     subscription_settings: input.subscription_settings ? JSON.stringify(input.subscription_settings) : null,
     created: now,
     modified: now,
@@ -191,13 +245,14 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
   ctx.state.requests.set(id, request);
   if (start === undefined) open(ctx, request, false);
   else ctx.clock.schedule((start - now) / 1000, () => open(ctx, request, true));
+  if (recurrence) repeat(ctx, request, recurrence);
   return request;
 }
 
-/** The oldest pending request matching an incoming collection by amount, number and currency. */
+/** The oldest open request matching an incoming collection by amount, number and currency. */
 export function findOpenRequest(ctx: SandboxContext, c: { phonenumber: string; amount: Decimal; currency: Currency }): CollectionRequest | undefined {
   return [...ctx.state.requests.values()]
-    .filter((r) => r.status === 'pending' && r.phonenumber === c.phonenumber && r.currency === c.currency && r.amount.eq(c.amount))
+    .filter((r) => OPEN.has(r.status) && r.phonenumber === c.phonenumber && r.currency === c.currency && r.amount.eq(c.amount))
     .sort((a, b) => a.created - b.created || a.id - b.id)[0];
 }
 
@@ -209,10 +264,16 @@ export function fulfil(ctx: SandboxContext, request: CollectionRequest, collecti
   const amountText = `${request.currency} ${money(request.amount)}`;
   const message = request.success_message ?? `Thank you {customer}: {amount} received by ${request.reason}.`;
   recordSms(ctx, request.phonenumber, message.replaceAll('{amount}', amountText).replaceAll('{customer}', customer) + SMS_SUFFIX);
+  if (request.status !== 'processing_started') setStatus(ctx, request, 'processing_started');
   setStatus(ctx, request, 'successful');
 }
 
-function filters(ctx: SandboxContext): Filters<CollectionRequest> {
+/** The collection that paid the request was reversed: so is the request. */
+export function reverseRequest(ctx: SandboxContext, request: CollectionRequest): void {
+  if (request.status === 'successful') setStatus(ctx, request, 'reversed');
+}
+
+export function requestFilters(ctx: SandboxContext): Filters<CollectionRequest> {
   const contactOf = (r: CollectionRequest) => ctx.state.contacts.get(r.contact);
   return {
     amount: amountExact((r) => r.amount),
@@ -231,13 +292,13 @@ function filters(ctx: SandboxContext): Filters<CollectionRequest> {
 
 export function collectionRequestsRouter(ctx: SandboxContext): Router {
   const router = Router();
-  const requestFilters = filters(ctx);
+  const filters = requestFilters(ctx);
   router
     .route('/collectionrequests')
     .get((req, res) => {
       const { org } = apiLocals(res);
       const mine = [...ctx.state.requests.values()].filter((r) => r.organization === org.id);
-      res.json(list(req, mine, requestFilters, (r) => ctx.render.collectionRequest(r)));
+      res.json(list(req, mine, filters, (r) => ctx.render.collectionRequest(r)));
     })
     .post((req, res) => {
       res.status(201).json(ctx.render.collectionRequest(createCollectionRequest(ctx, apiLocals(res).org, req.body)));

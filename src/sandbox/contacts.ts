@@ -69,7 +69,7 @@ export function findOrCreateContact(ctx: SandboxContext, org: Organization, inpu
 
 const wantsSync = (m: Record<string, unknown> | undefined) => m !== undefined && (m.sync === 1 || m.sync === '1');
 
-const createSchema = z.object({
+export const contactCreateSchema = z.object({
   phone_number: phone,
   first_name: text(255),
   last_name: text(255),
@@ -78,7 +78,7 @@ const createSchema = z.object({
   metadata,
 });
 
-const updateSchema = z.object({
+export const contactUpdateSchema = z.object({
   first_name: optionalText(255),
   last_name: optionalText(255),
   email,
@@ -86,7 +86,7 @@ const updateSchema = z.object({
   national_id_type: nationalIdType,
 });
 
-const filters: Filters<Contact> = {
+export const contactFilters: Filters<Contact> = {
   first_name: exact((c) => c.first_name),
   last_name: exact((c) => c.last_name),
   email: exact((c) => c.email),
@@ -101,11 +101,11 @@ export function contactsRouter(ctx: SandboxContext): Router {
     .get((req, res) => {
       const { org } = apiLocals(res);
       const mine = [...ctx.state.contacts.values()].filter((c) => c.organization === org.id);
-      res.json(list(req, mine, filters, (c) => ctx.render.contact(c)));
+      res.json(list(req, mine, contactFilters, (c) => ctx.render.contact(c)));
     })
     .post((req, res) => {
       const { org } = apiLocals(res);
-      const input = validate(createSchema, req.body);
+      const input = validate(contactCreateSchema, req.body);
       const { contact, created } = findOrCreateContact(ctx, org, input);
       if (wantsSync(input.metadata)) verifyContact(ctx, contact);
       res.status(created ? 201 : 200).json(ctx.render.contact(contact));
@@ -118,7 +118,7 @@ export function contactsRouter(ctx: SandboxContext): Router {
     })
     .patch((req, res) => {
       const contact = owned(ctx.state.contacts, req.params.id, apiLocals(res).org);
-      const changes = validate(updateSchema, req.body);
+      const changes = validate(contactUpdateSchema, req.body);
       for (const [key, value] of Object.entries(changes)) {
         if (value !== undefined) (contact as unknown as Record<string, unknown>)[key] = value;
       }

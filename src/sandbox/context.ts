@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { SandboxClock } from './clock.js';
 import { detailError } from './errors.js';
+import type { Faults } from './faults.js';
 import type { Notifications } from './notifications.js';
 import { timestamp, type Renderer } from './render.js';
 import { LATEST_VERSION, type Organization, type SandboxState, type Version } from './state.js';
@@ -18,6 +19,8 @@ export interface SandboxContext {
   log: Logger;
   /** See SandboxOptions.allowHttpWebhooks. */
   allowHttpWebhooks: boolean;
+  /** Faults turned on by the controls (faults.ts). */
+  faults: Faults;
 }
 
 /** The version an organization's own notifications and events are rendered in. */

@@ -1,20 +1,29 @@
 /**
  * Sandbox-only controls: what a test, a demo or a developer does that the real service's web portal, its
- * networks or its subscribers would do. In process through SandboxControls; over HTTP under /sandbox
- * (same `Authorization: Token <key>` as the API, acting on the key's organization):
+ * networks or its subscribers would do. In process through SandboxControls; over HTTP under /sandbox.
+ * Who may call: the holder of an API key of the sandbox (`Authorization: Token <key>`, as the API; 401
+ * otherwise), acting on that key's organization only (another organization's record is 403). The
+ * controls exist only where the sandbox runs (`npm run sandbox`, or embedded when no service is set).
  *   POST  /sandbox/collections      {phonenumber, amount, currency, reference?, remote_transaction_id?, organization?}
+ *   POST  /sandbox/collections/{id}/reverse     POST /sandbox/collections/{id}/cash-out
+ *   POST  /sandbox/payments/{id}/approve  {by?}   POST /sandbox/payments/{id}/reject|cancel {reason, by?}
  *   POST  /sandbox/clock/advance    {seconds}      GET /sandbox/clock
- *   GET   /sandbox/organization     PATCH /sandbox/organization {name?, nameMatchAffectsPayment?, ...}
+ *   GET   /sandbox/organization     PATCH /sandbox/organization {name?, nameMatchAffectsPayment?, approvalRules?, ...}
+ *   GET   /sandbox/faults           POST /sandbox/faults {maintenance?, latencyMs?}   (the whole sandbox)
  *   GET   /sandbox/deliveries       GET /sandbox/sms      GET /sandbox/purchases      GET /sandbox/balances
+ * And without a key: GET /sandbox/openapi.json, the OpenAPI 3.1 document of the sandbox (openapi.ts).
  */
 import { Router, type Response } from 'express';
 import { jsonBody } from './body.js';
 import { z } from 'zod';
 import { authenticate } from './api.js';
-import { receiveCollection, type SendCollectionInput } from './collections.js';
-import type { SandboxContext } from './context.js';
+import { changeCollection, receiveCollection, type CollectionChange, type SendCollectionInput } from './collections.js';
+import { owned, type SandboxContext } from './context.js';
 import { apiErrorHandler, detailError, methodNotAllowed, validate } from './errors.js';
-import { boolean, text } from './fields.js';
+import { setFaults, type Faults } from './faults.js';
+import { boolean, currency, decimal, integer, optional, text } from './fields.js';
+import { openApiDocument } from './openapi.js';
+import { decide, type PaymentDecision } from './payment-processing.js';
 import type { DeliveryRecord } from './notifications.js';
 import type { Wire } from './render.js';
 import { money, timestamp } from './render.js';
@@ -53,9 +62,15 @@ export interface SandboxControls {
   setOrganization(changes: Partial<OrganizationSettings>): OrganizationSettings & { id: number };
   /** Another organization with its own keys and funded accounts (403 checks, isolation). */
   addOrganization(input: { apiKey: string; vendingApiKey?: string; name?: string }): { id: number };
+  /** The web portal's decision on a payment of the seeded organization (see decide() in payment-processing.ts). */
+  decidePayment(id: number, decision: PaymentDecision, input?: { reason?: string; by?: number }): Wire;
+  /** Reverses or cashes out a collection of the seeded organization. */
+  changeCollection(id: number, change: CollectionChange): Wire;
+  /** Turns faults on or off for the whole sandbox; answers those now on. */
+  setFaults(changes: Partial<Faults>): Faults;
 }
 
-const settingsSchema = z
+export const settingsSchema = z
   .object({
     name: text(100),
     nameMatchAffectsPayment: boolean,
@@ -64,9 +79,24 @@ const settingsSchema = z
     webhookAuth: z.union([z.null(), z.object({ username: text(100), password: text(100) })]),
     manageSettings: boolean,
     version: z.union([z.null(), z.enum(VERSIONS)]),
+    approvalRules: z
+      .array(z.object({ currency, above: decimal }).strict(), { error: 'Give a list of {currency, above} rules.' })
+      .max(20, 'At most 20 rules.')
+      .transform((rules) => rules.map((r) => ({ currency: r.currency, above: r.above.toFixed() }))),
   })
   .partial()
   .strict();
+
+export const clockAdvanceSchema = z.object({ seconds: z.number({ error: 'Give seconds as a number.' }).min(0).max(366 * 86400) });
+
+/** Body of reject and cancel (a reason is required) and of approve (`by` only). */
+export const decisionSchema = (reasonRequired: boolean) =>
+  z
+    .object({
+      reason: reasonRequired ? text(255) : optional(text(255)),
+      by: optional(integer),
+    })
+    .strict();
 
 const settingsOf = ({ id, apiKey: _key, vendingApiKey: _vendingKey, userId: _user, ...settings }: Organization) => ({ id, ...settings });
 
@@ -95,6 +125,9 @@ export function createControls(ctx: SandboxContext, org: Organization, purchases
     balances: () => balancesOf(ctx, org),
     organization: () => settingsOf(org),
     setOrganization: (changes) => applySettings(org, changes),
+    decidePayment: (id, decision, input = {}) => decidePayment(ctx, org, String(id), decision, input),
+    changeCollection: (id, change) => collectionChange(ctx, org, String(id), change),
+    setFaults: (changes) => setFaults(ctx.faults, changes),
     addOrganization: (input) => ({
       id: state.addOrganization({
         name: input.name ?? `Organization of ${input.apiKey.slice(0, 4)}`,
@@ -106,6 +139,20 @@ export function createControls(ctx: SandboxContext, org: Organization, purchases
   };
 }
 
+/** Applies the portal's decision to the organization's payment and answers it (v5 shape). */
+function decidePayment(ctx: SandboxContext, org: Organization, id: string, decision: PaymentDecision, body: unknown): Wire {
+  const payment = owned(ctx.state.payments, id, org);
+  const input = validate(decisionSchema(decision !== 'approve'), body);
+  decide(ctx, payment, decision, { reason: input.reason, by: input.by ?? org.userId });
+  return ctx.render.payment(payment, LATEST_VERSION);
+}
+
+function collectionChange(ctx: SandboxContext, org: Organization, id: string, change: CollectionChange): Wire {
+  const collection = owned(ctx.state.collections, id, org);
+  changeCollection(ctx, collection, change);
+  return ctx.render.collection(collection, LATEST_VERSION);
+}
+
 function balancesOf(ctx: SandboxContext, org: Organization): Record<string, string> {
   return Object.fromEntries([...ctx.state.accounts.values()].filter((a) => a.organization === org.id).map((a) => [a.currency, money(a.balance)]));
 }
@@ -113,6 +160,11 @@ function balancesOf(ctx: SandboxContext, org: Organization): Record<string, stri
 export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]): Router {
   const router = Router();
   const orgOf = (res: Response) => res.locals.org as Organization;
+  let document: Record<string, unknown> | undefined;
+  router
+    .route('/openapi.json')
+    .get((_req, res) => res.json((document ??= openApiDocument())))
+    .all(methodNotAllowed('GET'));
   router.use(authenticate(ctx.state), jsonBody);
   router
     .route('/collections')
@@ -121,10 +173,27 @@ export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]
       res.status(201).json(ctx.render.collection(collection, LATEST_VERSION));
     })
     .all(methodNotAllowed('POST'));
+  for (const change of ['reverse', 'cash-out'] as const) {
+    router
+      .route(`/collections/:id/${change}`)
+      .post((req, res) => res.json(collectionChange(ctx, orgOf(res), req.params.id!, change)))
+      .all(methodNotAllowed('POST'));
+  }
+  for (const decision of ['approve', 'reject', 'cancel'] as const) {
+    router
+      .route(`/payments/:id/${decision}`)
+      .post((req, res) => res.json(decidePayment(ctx, orgOf(res), req.params.id!, decision, req.body)))
+      .all(methodNotAllowed('POST'));
+  }
+  router
+    .route('/faults')
+    .get((_req, res) => res.json({ ...ctx.faults }))
+    .post((req, res) => res.json(setFaults(ctx.faults, req.body)))
+    .all(methodNotAllowed('GET', 'POST'));
   router
     .route('/clock/advance')
     .post(async (req, res) => {
-      const { seconds } = validate(z.object({ seconds: z.number({ error: 'Give seconds as a number.' }).min(0).max(366 * 86400) }), req.body);
+      const { seconds } = validate(clockAdvanceSchema, req.body);
       await ctx.clock.advance(seconds);
       res.json({ now: timestamp(ctx.clock.now()) });
     })

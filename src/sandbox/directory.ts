@@ -6,7 +6,18 @@
  */
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 
-export type TestBehaviour = 'registered' | 'unregistered' | 'name_differs' | 'payment_fails';
+export type TestBehaviour =
+  | 'registered'
+  | 'unregistered'
+  | 'name_differs'
+  | 'payment_fails'
+  | 'payment_queued'
+  | 'payment_paused'
+  | 'payment_parked'
+  | 'payment_needs_admin'
+  | 'payment_aborted'
+  | 'collection_fails'
+  | 'pays_requests';
 
 export interface TestNumber {
   phonenumber: string;
@@ -17,6 +28,24 @@ export interface TestNumber {
   /** What the number does, as printed by `npm run sandbox`. */
   description: string;
 }
+
+/** last_error of a payment to a `payment_fails` number. */
+export const NETWORK_FAILURE = 'The recipient network did not confirm the transfer; the payment was not sent.';
+
+/** last_error of a recipient whose transfer the network aborted (`payment_aborted`). */
+export const NETWORK_ABORTED = 'The recipient network aborted the transfer; the money stayed in the wallet.';
+
+/** paused_reason of a payment to the `payment_paused` number. */
+export const PAUSED_REASON = 'The recipient network is temporarily unavailable.';
+
+/** last_error of a collection from, or a request to, the `collection_fails` number. */
+export const PAYER_SHORT = "The subscriber's wallet does not hold enough money.";
+
+/**
+ * Seconds of sandbox time the directory's numbers make things wait: a recipient `queued`, `paused` or
+ * `parked` before its transfer completes, and the `pays_requests` subscriber before confirming (`prompt`).
+ */
+export const WAIT_SECONDS = { queued: 30, paused: 300, parked: 3600, prompt: 5 };
 
 /** The special test numbers. Exported through src/sandbox/index.ts for other tests and the README. */
 export const TEST_NUMBERS: readonly TestNumber[] = [
@@ -51,6 +80,58 @@ export const TEST_NUMBERS: readonly TestNumber[] = [
     description: 'Registered as "Brian Mugisha"; every payment fails at the network with last_error.',
   },
   {
+    phonenumber: '+256772000005',
+    behaviour: 'payment_queued',
+    nameOnNetwork: 'Daniel Okello',
+    network: 'MTN Uganda',
+    description: `Registered as "Daniel Okello"; a payment waits \`queued\` at the network for ${WAIT_SECONDS.queued} s, then completes.`,
+  },
+  {
+    phonenumber: '+256772000006',
+    behaviour: 'payment_paused',
+    nameOnNetwork: 'Irene Atim',
+    network: 'MTN Uganda',
+    description: `Registered as "Irene Atim"; a payment is \`paused\` (paused_reason set) for ${WAIT_SECONDS.paused / 60} min, then completes.`,
+  },
+  {
+    phonenumber: '+256772000007',
+    behaviour: 'payment_parked',
+    nameOnNetwork: 'Robert Kato',
+    network: 'MTN Uganda',
+    description: `Registered as "Robert Kato"; a payment is \`parked\` (wallet at its limit) for ${WAIT_SECONDS.parked / 3600} h, then completes.`,
+  },
+  {
+    phonenumber: '+256772000008',
+    behaviour: 'payment_needs_admin',
+    nameOnNetwork: 'Janet Nansubuga',
+    network: 'MTN Uganda',
+    description:
+      'Registered as "Janet Nansubuga"; a payment waits `paused_for_admin_action` until POST /sandbox/payments/{id}/approve (or cancel).',
+  },
+  {
+    phonenumber: '+256772000009',
+    behaviour: 'payment_aborted',
+    nameOnNetwork: 'Patrick Mugerwa',
+    network: 'MTN Uganda',
+    description: 'Registered as "Patrick Mugerwa"; the network aborts every transfer: recipient `aborted`, payment processed_with_errors.',
+  },
+  {
+    phonenumber: '+256772000010',
+    behaviour: 'collection_fails',
+    nameOnNetwork: 'Grace Akello',
+    network: 'MTN Uganda',
+    description:
+      'Registered as "Grace Akello"; her wallet is short: money she sends arrives `failed`, and a request to her goes ' +
+      'processing_started then `failed`.',
+  },
+  {
+    phonenumber: '+256772000011',
+    behaviour: 'pays_requests',
+    nameOnNetwork: 'Moses Ssempala',
+    network: 'MTN Uganda',
+    description: `Registered as "Moses Ssempala"; he pays every request to him: processing_started after ${WAIT_SECONDS.prompt} s, then the collection arrives and it is \`successful\`.`,
+  },
+  {
     phonenumber: '+254712000001',
     behaviour: 'registered',
     nameOnNetwork: 'Mary Wanjiku Njeri',
@@ -65,9 +146,6 @@ export const TEST_NUMBERS: readonly TestNumber[] = [
     description: 'Not registered for mobile money (Kenya).',
   },
 ];
-
-/** last_error of a payment to a `payment_fails` number. */
-export const NETWORK_FAILURE = 'The recipient network did not confirm the transfer; the payment was not sent.';
 
 /** Networks of the supported countries (spec: two in Uganda, one each elsewhere) and their currency. */
 const COUNTRIES: Partial<Record<CountryCode, { currency?: string; network: (national: string) => string }>> = {

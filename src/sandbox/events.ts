@@ -5,7 +5,7 @@ import { methodNotAllowed } from './errors.js';
 import { exact, list, type Filters } from './listing.js';
 import type { SandboxEvent } from './state.js';
 
-const filters: Filters<SandboxEvent> = { type: exact((e) => e.type) };
+export const eventFilters: Filters<SandboxEvent> = { type: exact((e) => e.type) };
 
 export function eventsRouter(ctx: SandboxContext): Router {
   const router = Router();
@@ -14,7 +14,7 @@ export function eventsRouter(ctx: SandboxContext): Router {
     .get((req, res) => {
       const { org } = apiLocals(res);
       const mine = [...ctx.state.events.values()].filter((e) => e.organization === org.id);
-      res.json(list(req, mine, filters, (e) => ctx.render.event(e)));
+      res.json(list(req, mine, eventFilters, (e) => ctx.render.event(e)));
     })
     .all(methodNotAllowed('GET'));
   router

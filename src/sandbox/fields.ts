@@ -55,8 +55,8 @@ export const phone = z
     return parsed;
   });
 
-/** A positive decimal amount, as a string or a JSON number, without thousands separators. */
-export const amount = z
+/** A decimal of zero or more, as a string or a JSON number, without thousands separators, at most 2 places. */
+export const decimal = z
   .union([z.string(), z.number()], { error: required('number') })
   .transform((v, ctx) => {
     const s = String(v).trim();
@@ -68,13 +68,11 @@ export const amount = z
       ctx.addIssue({ code: 'custom', message: 'A valid number with at most 2 decimal places is required.' });
       return z.NEVER;
     }
-    const d = new Decimal(s);
-    if (d.lte(0)) {
-      ctx.addIssue({ code: 'custom', message: 'Ensure this value is greater than 0.' });
-      return z.NEVER;
-    }
-    return d;
+    return new Decimal(s);
   });
+
+/** A positive decimal amount. */
+export const amount = decimal.refine((d) => d.gt(0), 'Ensure this value is greater than 0.');
 
 export const integer = z.preprocess(
   (v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v),

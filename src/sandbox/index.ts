@@ -24,6 +24,7 @@ import { vendingRouter, type VendingPurchase } from './vending.js';
 export { TEST_NUMBERS, type TestNumber, type TestBehaviour } from './directory.js';
 export { CANDIDATES, DATA_BUNDLES, PIN_PRODUCTS } from './vending-catalog.js';
 export type { SandboxControls } from './controls.js';
+export type { Faults } from './faults.js';
 export type { DeliveryRecord } from './notifications.js';
 export type { OrganizationSettings, Sms } from './state.js';
 export type { Limits } from './limits.js';
@@ -76,6 +77,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     notifications: new Notifications(state, clock, render, log),
     log,
     allowHttpWebhooks: options.allowHttpWebhooks ?? false,
+    faults: { maintenance: false, latencyMs: 0 },
   };
   const org = state.addOrganization({
     name: options.organizationName ?? 'Sandbox Pay',

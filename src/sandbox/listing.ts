@@ -2,17 +2,17 @@
  * List endpoints: exact-match filters, `ordering`, `limit`/`offset` and the envelope
  * `{count, next, previous, results}` with absolute next/previous links.
  * Choices where the spec is silent: the default order is newest first (`-id`); `limit` is capped at
- * MAX_LIMIT; a `limit`, `offset` or filter value that cannot be read is a 400 naming the parameter
+ * MAX_LIST_LIMIT (src/momo/assumptions.ts); a `limit`, `offset` or filter value that cannot be read is a 400 naming the parameter
  * (never silently ignored); `ordering` on a field the records do not have is a 400. Unknown query
  * parameters are ignored, as the spec's additive-change rule asks of clients in turn.
  */
 import { Decimal } from 'decimal.js';
 import type { Request } from 'express';
+import { MAX_LIST_LIMIT } from '../momo/assumptions.js';
 import { fieldError } from './errors.js';
 import type { Wire } from './render.js';
 
 const DEFAULT_LIMIT = 10;
-const MAX_LIMIT = 1000;
 
 export type Filter<T> = (record: T, value: string) => boolean;
 export type Filters<T> = Record<string, Filter<T>>;
@@ -124,7 +124,7 @@ function readCount(req: Request, name: string, fallback: number, min: number): n
 
 /** The page asked for by limit/offset. */
 export function page(req: Request, rows: Wire[]): { results: Wire[]; limit: number; offset: number } {
-  const limit = Math.min(readCount(req, 'limit', DEFAULT_LIMIT, 1), MAX_LIMIT);
+  const limit = Math.min(readCount(req, 'limit', DEFAULT_LIMIT, 1), MAX_LIST_LIMIT);
   const offset = readCount(req, 'offset', 0, 0);
   return { results: rows.slice(offset, offset + limit), limit, offset };
 }

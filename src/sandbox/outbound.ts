@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { WebhookAuth } from './state.js';
 
 export interface OutboundResponse {
   status: number;
@@ -13,6 +14,20 @@ export interface OutboundResponse {
 
 /** Longest response text kept (delivery log, verification answers). */
 const MAX_TEXT = 2000;
+
+/** `Authorization: Basic ...` of the organization's webhook credentials; none without them. */
+export function basicAuthHeaders(auth: WebhookAuth | null | undefined): Record<string, string> | undefined {
+  return auth ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : undefined;
+}
+
+/**
+ * True when the error is the target's certificate failing validation (self-signed, expired, another
+ * host's, an unknown issuer): OpenSSL's verify codes as Node reports them, and its host name check.
+ */
+export function isCertificateError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|ISSUER|SIGNATURE|SELF_SIGNED|VERIFY/.test(code));
+}
 
 /** True when the URL asks to skip certificate validation (`?skip-cert-verify`). */
 const skipsCertVerify = (url: URL): boolean => url.searchParams.has('skip-cert-verify');

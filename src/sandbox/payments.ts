@@ -52,7 +52,7 @@ const recipientList = z.preprocess(
   z.array(recipientSchema, { error: 'Expected a JSON list of recipients.' }).min(1, 'Give at least one recipient.'),
 );
 
-const createSchema = z.object({
+export const paymentCreateSchema = z.object({
   phonenumber: optional(phone),
   payment_type: optional(z.enum(['money', 'airtime'], { error: (i) => `"${String(i.input)}" is not a valid choice.` })),
   amount: optional(amount),
@@ -74,7 +74,7 @@ const createSchema = z.object({
   email,
 });
 
-type CreateInput = z.output<typeof createSchema>;
+type CreateInput = z.output<typeof paymentCreateSchema>;
 
 function resolveAccount(ctx: SandboxContext, org: Organization, input: CreateInput, errors: FieldErrors): Account | undefined {
   if (input.account !== undefined) {
@@ -137,7 +137,7 @@ function recipientInputs(input: CreateInput, errors: FieldErrors) {
 }
 
 export function createPayment(ctx: SandboxContext, org: Organization, version: Version, body: unknown): Payment {
-  const input = validate(createSchema, body);
+  const input = validate(paymentCreateSchema, body);
   const errors = new FieldErrors();
   const account = resolveAccount(ctx, org, input, errors);
   const bank = resolveBank(input, account?.currency, errors);
@@ -194,6 +194,9 @@ export function createPayment(ctx: SandboxContext, org: Organization, version: V
     metadata: input.metadata ?? null,
     state: 'new',
     last_error: null,
+    rejected: null,
+    cancelled: null,
+    paused_reason: null,
     remote_transaction_id: null,
     send_sms_message: input.send_sms_message ?? false,
     charged_fee: null,
@@ -211,7 +214,7 @@ export function createPayment(ctx: SandboxContext, org: Organization, version: V
 const networkOf = (p: Payment) => p.recipients.map((r) => lookupSubscriber(r.phonenumber).network);
 const contactsOf = (ctx: SandboxContext, p: Payment) => p.recipients.map((r) => ctx.state.contacts.get(r.contact));
 
-function filters(ctx: SandboxContext): Filters<Payment> {
+export function paymentFilters(ctx: SandboxContext): Filters<Payment> {
   const anyOf = (values: (string | undefined | null)[], v: string) => values.some((x) => x === v);
   return {
     amount: amountExact((p) => Decimal.sum(...p.recipients.map((r) => r.amount))),
@@ -224,8 +227,7 @@ function filters(ctx: SandboxContext): Filters<Payment> {
     ...dateRange('modified', (p) => p.modified),
     payment_state: (p, v) => anyOf(p.recipients.map((r) => r.state), v),
     state: exact((p) => p.state),
-    // The sandbox never pauses a payment: no payment has a paused_reason.
-    paused_reason: () => false,
+    paused_reason: exact((p) => p.paused_reason),
     network: (p, v) => anyOf(networkOf(p), v),
     contact_first_name: (p, v) => anyOf(contactsOf(ctx, p).map((c) => c?.first_name), v),
     contact_last_name: (p, v) => anyOf(contactsOf(ctx, p).map((c) => c?.last_name), v),
@@ -234,13 +236,13 @@ function filters(ctx: SandboxContext): Filters<Payment> {
 
 export function paymentsRouter(ctx: SandboxContext): Router {
   const router = Router();
-  const paymentFilters = filters(ctx);
+  const filters = paymentFilters(ctx);
   router
     .route('/payments')
     .get((req, res) => {
       const { org, version } = apiLocals(res);
       const mine = [...ctx.state.payments.values()].filter((p) => p.organization === org.id);
-      res.json(list(req, mine, paymentFilters, (p) => ctx.render.payment(p, version)));
+      res.json(list(req, mine, filters, (p) => ctx.render.payment(p, version)));
     })
     .post((req, res) => {
       const { org, version } = apiLocals(res);

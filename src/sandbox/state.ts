@@ -34,6 +34,18 @@ export interface OrganizationSettings {
   manageSettings: boolean;
   /** API version saved at the organization's first request (null before it). */
   version: Version | null;
+  /**
+   * Payment approval rules, as set in the web portal: a payment whose amount is above a rule's amount in
+   * its currency waits in `approval_needed`, then `approval_requested`, for an approver. Default none.
+   */
+  approvalRules: ApprovalRule[];
+}
+
+/** One payment approval rule: payments in `currency` above `above` need an approver. */
+export interface ApprovalRule {
+  currency: Currency;
+  /** Decimal string. */
+  above: string;
 }
 
 export interface Organization extends OrganizationSettings {
@@ -81,7 +93,20 @@ export interface Contact {
   modified: number;
 }
 
-export type RecipientState = 'new' | 'processing' | 'complete' | 'error';
+/** The spec's `payment_state` values (per recipient). */
+export const RECIPIENT_STATES = [
+  'new',
+  'processing',
+  'pending_confirmation',
+  'complete',
+  'error',
+  'paused',
+  'parked',
+  'paused_for_admin_action',
+  'queued',
+  'aborted',
+] as const;
+export type RecipientState = (typeof RECIPIENT_STATES)[number];
 
 export interface Recipient {
   phonenumber: string;
@@ -97,7 +122,28 @@ export interface Recipient {
   verified_by_id: boolean;
 }
 
-export type PaymentState = 'new' | 'validated' | 'approved' | 'scheduled' | 'processed' | 'processed_with_errors';
+/** The spec's payment states. */
+export const PAYMENT_STATES = [
+  'new',
+  'validated',
+  'approval_needed',
+  'approval_requested',
+  'approved',
+  'rejected',
+  'scheduled',
+  'processed',
+  'processed_with_errors',
+  'cancelled',
+] as const;
+export type PaymentState = (typeof PAYMENT_STATES)[number];
+
+/** Who decided, when and why: a rejection or a cancellation. */
+export interface Decision {
+  reason: string;
+  time: number;
+  /** The user who decided. */
+  by: number;
+}
 
 export interface BankDetails {
   bank: number;
@@ -120,6 +166,10 @@ export interface Payment {
   metadata: Record<string, string> | null;
   state: PaymentState;
   last_error: string | null;
+  rejected: Decision | null;
+  cancelled: Decision | null;
+  /** Why a recipient's transfer is paused (the `paused_reason` filter); null when none is. */
+  paused_reason: string | null;
   remote_transaction_id: string | null;
   send_sms_message: boolean;
   charged_fee: Decimal | null;
@@ -138,7 +188,9 @@ export interface Transaction {
   account: number;
 }
 
-export type CollectionStatus = 'pending' | 'successful' | 'failed';
+/** The spec's collection statuses, and those its status filter lists besides. */
+export const COLLECTION_STATUSES = ['pending', 'successful', 'failed', 'cashed_out', 'reversed'] as const;
+export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
 export interface Collection {
   id: number;
@@ -158,7 +210,9 @@ export interface Collection {
   modified: number;
 }
 
-export type CollectionRequestStatus = 'new' | 'pending' | 'successful' | 'expired';
+/** The spec's collection request statuses. */
+export const REQUEST_STATUSES = ['new', 'pending', 'successful', 'instructions_sent', 'processing_started', 'failed', 'expired', 'reversed'] as const;
+export type CollectionRequestStatus = (typeof REQUEST_STATUSES)[number];
 
 export interface CollectionRequest {
   id: number;
@@ -184,6 +238,8 @@ export interface CollectionRequest {
   max_attempts: number;
   /** Retries made so far. */
   retries: number;
+  /** The first request of a recurring series this one repeats (null: not an occurrence). */
+  series: number | null;
   /** How long each attempt stays open (expiry_date minus its start), for retries. */
   open_ms: number;
   subscription_settings: string | null;
@@ -259,6 +315,7 @@ export class SandboxState {
       webhookAuth: null,
       manageSettings: true,
       version: null,
+      approvalRules: [],
     };
     org.userId = org.id;
     this.organizations.set(org.id, org);

@@ -7,7 +7,8 @@
  * Answers: `{status: 'success', message, code: 200, data}`. Errors (the spec does not show them) use the
  * same envelope: `{status: 'error', message, code: <the HTTP status>, data}`, data holding the field ->
  * messages map for a 400 on the body, else null.
- * Purchases (shape agreed with the client, not in the spec), each with Duplicate-Check-Key (409):
+ * Purchases (paths VENDING_PATHS in src/momo/assumptions.ts and shapes agreed with the client, not in the
+ * spec), each with Duplicate-Check-Key (409):
  *   POST /services/epin/purchase {service_type, product_code, account_number, gsmNo, amount, quantity, reference?}
  *     -> {reference, status: 'successful', amount, quantity, pins: [{pin, serial}]}
  *     amount is the price of one pin; exam services (jamb, waec) refuse a gsmNo other than the one name
@@ -16,12 +17,14 @@
  *     -> {reference, status: 'successful', datacode, phonenumber, amount}; SPECTRANET needs account_number.
  */
 import { Decimal } from 'decimal.js';
+import { VENDING_PATHS } from '../momo/assumptions.js';
 import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { jsonBody } from './body.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import type { SandboxContext } from './context.js';
 import type { DuplicateKeys } from './duplicates.js';
+import { faultGate } from './faults.js';
 import { detailError, fieldError, methodNotAllowed, toApiError, validate } from './errors.js';
 import { code, integer, optionalText, REQUIRED, text } from './fields.js';
 import type { Organization } from './state.js';
@@ -63,10 +66,10 @@ const nationalNumber = (v: string) => {
 
 const PIN_SERVICES = [...EXAM_SERVICES, ...NETWORKS];
 
-const nameQuery = z.object({ service_type: serviceType(EXAM_SERVICES), account_number: code, product_code: text(50) });
-const dataBundlesQuery = z.object({ service_type: serviceType(NETWORKS), account_number: optionalText(50) });
-const pinBundlesQuery = z.object({ service_type: serviceType(PIN_SERVICES) });
-const pinPurchase = z.object({
+export const nameQuery = z.object({ service_type: serviceType(EXAM_SERVICES), account_number: code, product_code: text(50) });
+export const dataBundlesQuery = z.object({ service_type: serviceType(NETWORKS), account_number: optionalText(50) });
+export const pinBundlesQuery = z.object({ service_type: serviceType(PIN_SERVICES) });
+export const pinPurchase = z.object({
   service_type: serviceType(PIN_SERVICES),
   product_code: text(50),
   account_number: code,
@@ -75,7 +78,7 @@ const pinPurchase = z.object({
   quantity: integer,
   reference: optionalText(100),
 });
-const dataPurchase = z.object({
+export const dataPurchase = z.object({
   service_type: serviceType(NETWORKS),
   datacode: code,
   phonenumber: code,
@@ -136,10 +139,10 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
   const token = authenticate(ctx, 'authorization');
   const guard = duplicates.guard((res) => `vending:${vendingOrg(res).id}`);
   const nextReference = () => `SBXV${String(purchases.length + 1).padStart(8, '0')}`;
-  router.use(jsonBody);
+  router.use(faultGate(ctx.faults), jsonBody);
 
   router
-    .route('/services/namefinder/query')
+    .route(VENDING_PATHS.nameValidation)
     .post(authenticate(ctx, 'x-api-key'), (req, res) => {
       const q = validate(nameQuery, req.body);
       productOf(q.service_type, q.product_code);
@@ -164,7 +167,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/databundle/bundles')
+    .route(VENDING_PATHS.dataBundles)
     .post(token, providerDate, (req, res) => {
       const q = validate(dataBundlesQuery, req.body);
       needsAccount(q.service_type, q.account_number);
@@ -173,7 +176,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/epin/bundles')
+    .route(VENDING_PATHS.pinBundles)
     .post(token, providerDate, (req, res) => {
       const q = validate(pinBundlesQuery, req.body);
       res.json(ok('Bundles fetched', PIN_PRODUCTS[q.service_type]));
@@ -181,7 +184,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/epin/purchase')
+    .route(VENDING_PATHS.pinPurchase)
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(pinPurchase, req.body);
       const product = productOf(q.service_type, q.product_code);
@@ -206,7 +209,7 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .all(methodNotAllowed('POST'));
 
   router
-    .route('/services/databundle/purchase')
+    .route(VENDING_PATHS.dataPurchase)
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(dataPurchase, req.body);
       needsAccount(q.service_type, q.account_number);

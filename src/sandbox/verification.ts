@@ -3,11 +3,13 @@
  * there as JSON `{phonenumber, amount, currency_code, reference, remote_transaction_id}`. A 200 text answer
  * `ACCEPT <remote_transaction_id>` accepts it, `REJECT <remote_transaction_id> [reason]` rejects it. No
  * answer within 60 s, an unreachable URL or any other answer applies the organization's `Accept
- * Collections By Default` option. Without a URL collections are accepted. The sandbox sends these for
+ * Collections By Default` option. Without a URL collections are accepted. It carries the organization's
+ * webhook Basic auth (VERIFICATION_SENDS_WEBHOOK_AUTH in src/momo/assumptions.ts). The sandbox sends these for
  * every collection (its numbers are all on networks the spec lists: Uganda, Kenya, ...).
  */
 import type { SandboxContext } from './context.js';
-import { postJson } from './outbound.js';
+import { VERIFICATION_SENDS_WEBHOOK_AUTH } from '../momo/assumptions.js';
+import { basicAuthHeaders, postJson } from './outbound.js';
 import { money } from './render.js';
 import type { Collection, Organization } from './state.js';
 
@@ -33,7 +35,8 @@ export async function verifyCollection(ctx: SandboxContext, org: Organization, c
     remote_transaction_id: c.remote_transaction_id,
   };
   try {
-    const res = await ctx.clock.track(postJson(org.verificationUrl, body, { timeoutMs: VERIFICATION_TIMEOUT_MS }));
+    const headers = VERIFICATION_SENDS_WEBHOOK_AUTH ? basicAuthHeaders(org.webhookAuth) : undefined;
+    const res = await ctx.clock.track(postJson(org.verificationUrl, body, { timeoutMs: VERIFICATION_TIMEOUT_MS, headers }));
     if (res.status !== 200) return byDefault(`verification URL answered HTTP ${res.status}`);
     const [verb, id, ...reason] = res.text.trim().split(/\s+/);
     if (id !== c.remote_transaction_id) return byDefault('verification answer names another transaction');

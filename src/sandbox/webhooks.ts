@@ -35,16 +35,20 @@ function targetSchema(allowHttp: boolean) {
   });
 }
 
-const filters: Filters<Webhook> = { user: exact((w) => w.user), event: exact((w) => w.event) };
+export const webhookFilters: Filters<Webhook> = { user: exact((w) => w.user), event: exact((w) => w.event) };
 
-export function webhooksRouter(ctx: SandboxContext): Router {
-  const router = Router();
-  const createSchema = z.object({
+/** The create body; `allowHttp`: SandboxOptions.allowHttpWebhooks. */
+export const webhookCreateSchema = (allowHttp: boolean) =>
+  z.object({
     event: z.enum(EVENT_TYPES, {
       error: (i) => (i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice: ${EVENT_TYPES.join(', ')}.`),
     }),
-    target: targetSchema(ctx.allowHttpWebhooks),
+    target: targetSchema(allowHttp),
   });
+
+export function webhooksRouter(ctx: SandboxContext): Router {
+  const router = Router();
+  const createSchema = webhookCreateSchema(ctx.allowHttpWebhooks);
   router.use('/webhooks', (_req, res, next) => {
     if (!apiLocals(res).org.manageSettings) {
       throw detailError(403, 'Managing webhooks needs the permission "Manage Users and Organization Settings".');
@@ -56,7 +60,7 @@ export function webhooksRouter(ctx: SandboxContext): Router {
     .get((req, res) => {
       const { org } = apiLocals(res);
       const mine = [...ctx.state.webhooks.values()].filter((w) => w.organization === org.id);
-      res.json(list(req, mine, filters, (w) => ctx.render.webhook(w)));
+      res.json(list(req, mine, webhookFilters, (w) => ctx.render.webhook(w)));
     })
     .post((req, res) => {
       const { org } = apiLocals(res);

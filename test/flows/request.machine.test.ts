@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
@@ -61,7 +61,7 @@ describe('request machine: the model', () => {
 });
 
 describe('request machine: answers and back', () => {
-  it('re-asks invalid answers with their reason; the reason is at most 19 characters', async () => {
+  it('re-asks invalid answers with their reason; a reason past 19 characters is taken with a warning', async () => {
     const flow = await drive([]);
     let s = await flow.send(answered('0772'));
     expect([s.value, currentView(s)?.error]).toEqual(['awaitingPhone', { key: 'input.phoneInvalid' }]);
@@ -70,9 +70,10 @@ describe('request machine: answers and back', () => {
     expect([s.value, currentView(s)?.error]).toEqual(['awaitingAmount', { key: 'input.amountInvalid' }]);
     await flow.send(answered('100'));
     await flow.send(chosen('UGX'));
-    s = await flow.send(answered('x'.repeat(20)));
-    expect([s.value, currentView(s)?.error]).toEqual(['awaitingReason', { key: 'input.textTooLong', params: { max: 19 } }]);
+    s = await flow.send(answered('x'.repeat(256)));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingReason', { key: 'input.textTooLong', params: { max: 255 } }]);
     s = await flow.send(answered('x'.repeat(19)));
+    expect([s.value, currentView(s)?.error]).toEqual(['choosingInstructions', undefined]);
     s = await flow.send(answered('yes'));
     expect([s.value, currentView(s)?.error]).toEqual(['choosingInstructions', { key: 'common.pickOne' }]);
     s = await flow.send(chosen('no'));
@@ -80,6 +81,30 @@ describe('request machine: answers and back', () => {
       key: 'request.summary',
       params: { phone: '+256772123456', amount: '100', currency: 'UGX', reason: 'x'.repeat(19) },
     });
+  });
+
+  it('warns from 20 characters on what networks may show, and forgets the warning when the reason is changed', async () => {
+    const long = 'School fees for Term 2 of 2026';
+    const flow = await drive(SCRIPT.slice(0, 3));
+    let s = await flow.send(answered(long));
+    expect(s.value).toBe('choosingInstructions');
+    const warning = currentView(s)?.error;
+    expect(warning).toEqual({ key: 'request.reasonLong', params: { max: 19, shown: 'School fees for Ter' } });
+    for (const lang of ['en', 'sw'] as const) {
+      const screen = createCatalogue([requestFlow]).renderView(currentView(s)!, lang);
+      const text = [screen.text, ...(screen.choices ?? []).map((c, i) => `${i + 1}. ${c.label}`)].join('\n');
+      expect(text).toContain('"School fees for Ter"');
+      expect(text.length).toBeLessThanOrEqual(182);
+    }
+    s = await flow.send(chosen('yes'));
+    expect(currentView(s)?.text.params).toMatchObject({ reason: long });
+    await flow.send(BACK);
+    s = await flow.send(BACK);
+    expect(s.value).toBe('awaitingReason');
+    s = await flow.send(answered('Fees T2'));
+    expect([s.value, currentView(s)?.error]).toEqual(['choosingInstructions', undefined]);
+    s = await flow.send(answered('x'.repeat(20)));
+    expect(currentView(s)?.error).toEqual({ key: 'common.pickOne' });
   });
 
   it('BACK from every step returns to the previous one as it was first reached', async () => {

@@ -3,12 +3,15 @@ import {
   AuthenticationError,
   ConnectionError,
   DuplicateRequestError,
+  MethodNotAllowedError,
   MomoClient,
   MomoError,
+  NotAcceptableError,
   NotFoundError,
   PermissionError,
   RateLimitError,
   ServiceError,
+  UnsupportedMediaTypeError,
   ValidationError,
 } from '../../src/momo/index.js';
 import { ScriptedServer } from './scriptedServer.js';
@@ -92,11 +95,29 @@ describe('errors from answers', () => {
     expect(e.retryAfterMs).toBe(42_000);
   });
 
-  it('405 and other statuses -> MomoError with the status', async () => {
-    server.reply({ status: 405, body: { detail: 'Method "POST" not allowed.' } });
+  it('405, 406 and 415 -> their own classes, each a MomoError with the status and detail', async () => {
+    const cases = [
+      [405, MethodNotAllowedError, 'Method "POST" not allowed.'],
+      [406, NotAcceptableError, 'Could not satisfy the request Accept header.'],
+      [415, UnsupportedMediaTypeError, 'Unsupported media type "text/plain" in request.'],
+    ] as const;
+    for (const [status, kind, detail] of cases) {
+      server.reply({ status, body: { detail } });
+      const e = (await failure(client.events.get(1))) as MomoError;
+      expect(e).toBeInstanceOf(kind);
+      expect(e).toBeInstanceOf(MomoError);
+      expect(e).toMatchObject({ status, name: kind.name });
+      expect(e.message).toContain(detail);
+    }
+    // Not retried: the request itself was wrong.
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('other statuses -> MomoError with the status', async () => {
+    server.reply({ status: 418, body: { detail: 'I am a teapot.' } });
     const e = (await failure(client.events.get(1))) as MomoError;
     expect(e.constructor).toBe(MomoError);
-    expect(e.status).toBe(405);
+    expect(e.status).toBe(418);
   });
 
   it('a non-JSON error body is kept as text', async () => {

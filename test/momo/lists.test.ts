@@ -100,18 +100,33 @@ describe('collections', () => {
     expect(got.results[0]?.remote_transaction_id).toBe('MP123');
   });
 
-  it('list accepts a bare list and normalises it into the envelope', async () => {
-    server.reply({ body: [collection, { ...collection, id: 302 }] });
+  it('list with a filter pages a bare list itself and returns every match', async () => {
+    const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ ...collection, id: from + i }));
+    server.reply({ body: many(1, 100) }, { body: many(101, 100) }, { body: many(201, 13) });
     const got = await client.collections.list({ phonenumber: '+256772123456' });
-    expect(got.count).toBe(2);
-    expect(got.next).toBeNull();
-    expect(got.previous).toBeNull();
-    expect(got.results.map((c) => c.id)).toEqual([301, 302]);
+    expect(got).toMatchObject({ count: 213, next: null, previous: null });
+    expect(got.results.map((c) => c.id)).toEqual(Array.from({ length: 213 }, (_, i) => i + 1));
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/api/collections?phonenumber=%2B256772123456&limit=100',
+      '/api/collections?phonenumber=%2B256772123456&limit=100&offset=100',
+      '/api/collections?phonenumber=%2B256772123456&limit=100&offset=200',
+    ]);
   });
 
-  it('listAll walks a bare list too', async () => {
-    server.reply({ body: [collection] });
-    expect((await collect(client.collections.listAll({ reference: 'Dues' }))).map((c) => c.id)).toEqual([301]);
+  it('list with an offset returns that bare page, its next asking the following offset', async () => {
+    server.reply({ body: [collection, { ...collection, id: 302 }] }, { body: [{ ...collection, id: 303 }] });
+    const first = await client.collections.list({ phonenumber: '+256772123456', limit: 2, offset: 0 });
+    expect(first).toMatchObject({ count: 2, previous: null });
+    expect(first.results.map((c) => c.id)).toEqual([301, 302]);
+    expect(first.next).toBe('/api/collections?phonenumber=%2B256772123456&limit=2&offset=2');
+    const second = await client.collections.list({ phonenumber: '+256772123456', limit: 2, offset: 2 });
+    expect(second).toMatchObject({ count: 3, next: null });
+  });
+
+  it('listAll asks the next offset of a bare list until a short page, with the caller\'s limit', async () => {
+    server.reply({ body: [collection, { ...collection, id: 302 }] }, { body: [{ ...collection, id: 303 }, { ...collection, id: 304 }] }, { body: [] });
+    expect((await collect(client.collections.listAll({ reference: 'Dues', limit: 2 }))).map((c) => c.id)).toEqual([301, 302, 303, 304]);
+    expect(server.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'))).toEqual([null, '2', '4']);
   });
 
   it('claim sends claim=True with the three parameters and returns the list', async () => {

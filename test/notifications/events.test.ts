@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryFor, parseChat, notificationBody } from '../../src/notifications/events.js';
+import { deliveryFor, parseChat, notificationBody, requestOfCollection } from '../../src/notifications/events.js';
+import { notifyMessages } from '../../src/notifications/messages.js';
 
 const hook = (event: string) => ({ id: 1, event, target: 'https://x.test/notifications/momo' });
 const payment = (state: string, extra: Record<string, unknown> = {}) =>
@@ -64,7 +65,10 @@ describe('deliveryFor', () => {
         data: { id: 9, status, amount: '500', currency: 'KES', phonenumber: '+254700000002', metadata: { chat: 'ussd:+254700000003' } },
       });
     expect(deliveryFor(req('pending'))).toBeNull();
-    expect(deliveryFor(req('expired'))!.messageKey).toBe('notify.request.expired');
+    expect(deliveryFor(req('instructions_sent'))).toBeNull();
+    expect(deliveryFor(req('processing_started'))).toBeNull();
+    expect(deliveryFor(req('expired'))).toMatchObject({ messageKey: 'notify.request.expired', forUssd: true, params: { ref: '9' } });
+    expect(deliveryFor(req('reversed'))!.rank).toBeGreaterThan(deliveryFor(req('successful'))!.rank);
     expect(deliveryFor(req('successful'))!.address).toEqual({ channel: 'ussd', conversationId: '+254700000003' });
   });
 
@@ -85,9 +89,39 @@ describe('deliveryFor', () => {
     )!;
     expect(d.address).toEqual({ channel: 'telegram', conversationId: '1' });
     expect(d.params.name).toBe(' (Amina Otieno)');
-    // Before v3 the request is only an id: no chat can be found, nothing is owed.
-    expect(
-      deliveryFor(notificationBody.parse({ hook: hook('collection.received'), data: { id: 5, collection_request: 9 } })),
-    ).toBeNull();
+    // Before v3 the request is only an id: the chat comes from our record of it, or nothing is owed.
+    const old = notificationBody.parse({
+      hook: hook('collection.received'),
+      data: { id: 5, amount: '500.00', currency: 'KES', phonenumber: '+254700000002', status: 'successful', collection_request: 9 },
+    });
+    expect(deliveryFor(old)).toBeNull();
+    expect(requestOfCollection(old)).toEqual({ id: '9', phonenumber: '+254700000002', amount: '500.00', currency: 'KES' });
+    expect(deliveryFor(old, 'slack:T1:U1')!.address).toEqual({ channel: 'slack', conversationId: 'T1:U1' });
+    // A collection that failed or was reversed is told by its request's own change, not twice.
+    expect(deliveryFor(notificationBody.parse({ ...old, data: { ...old.data, status: 'reversed' } }), 'slack:T1:U1')).toBeNull();
+  });
+
+  it('tells approval needed in every channel (someone must act), the steps on the way only in chats', () => {
+    const ussd = { metadata: { chat: 'ussd:+256772000009' } };
+    expect(deliveryFor(payment('approval_needed', ussd))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.approval_needed' });
+    expect(notifyMessages.en['notify.payment.approval_needed']).toMatch(/approver/);
+    expect(deliveryFor(payment('approval_requested', ussd))).toMatchObject({ forUssd: false });
+    expect(deliveryFor(payment('validated', ussd))).toMatchObject({ forUssd: false });
+    for (const state of ['processed', 'processed_with_errors', 'rejected', 'cancelled']) expect(deliveryFor(payment(state, ussd))!.forUssd).toBe(true);
+    expect(deliveryFor(payment('cancelled', { cancelled_reason: 'Wrong number' }))!.params.reason).toBe('Wrong number');
+  });
+
+  it('tells a transfer the network holds while the payment is approved, between its open states and its outcome', () => {
+    const held = (state: string) =>
+      payment('approved', { paused_reason: state === 'paused' ? 'Network down' : null, phone_nos: [{ phonenumber: '+256772000006', state, amount: '1500.00' }] });
+    const paused = deliveryFor(held('paused'))!;
+    expect(paused).toMatchObject({ messageKey: 'notify.payment.recipient.paused', dedupKey: 'payment:42:recipient:paused', forUssd: false });
+    expect(paused.params.reason).toBe('Network down');
+    expect(paused.rank).toBeGreaterThan(deliveryFor(payment('approved'))!.rank);
+    expect(paused.rank).toBeLessThan(deliveryFor(payment('processed'))!.rank);
+    expect(deliveryFor(held('paused_for_admin_action'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.recipient.paused_for_admin_action' });
+    for (const state of ['queued', 'parked']) expect(deliveryFor(held(state))!.messageKey).toBe(`notify.payment.recipient.${state}`);
+    // A recipient still processing: the payment's own state is told.
+    expect(deliveryFor(held('processing'))!.messageKey).toBe('notify.payment.approved');
   });
 });

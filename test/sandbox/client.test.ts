@@ -92,6 +92,22 @@ describe('main API through MomoClient', () => {
     expect(filtered.results).toHaveLength(1);
   });
 
+  it('lists every match of a filtered collection query, though the service answers it as bare pages', async () => {
+    for (let i = 0; i < 13; i++) await sb.controls.sendCollection({ phonenumber: SARAH, amount: String(100 + i), currency: 'UGX' });
+    await sb.controls.sendCollection({ phonenumber: '+256772999999', amount: '5', currency: 'UGX' });
+    const all: number[] = [];
+    for await (const c of client.collections.listAll({ phonenumber: SARAH })) all.push(Number(c.id));
+    expect(all).toHaveLength(13);
+    expect(new Set(all).size).toBe(13);
+    const paged: number[] = [];
+    for await (const c of client.collections.listAll({ phonenumber: SARAH, limit: 5 })) paged.push(Number(c.id));
+    expect(paged.sort((a, b) => a - b)).toEqual([...all].sort((a, b) => a - b));
+    const listed = await client.collections.list({ phonenumber: SARAH });
+    expect(listed.count).toBe(13);
+    expect(listed.results).toHaveLength(13);
+    expect((await client.collections.list({ phonenumber: SARAH, limit: 10, offset: 10 })).results).toHaveLength(3);
+  });
+
   it('manages webhooks and reads events', async () => {
     const hook = await client.webhooks.create({ event: 'contact.created', target: 'https://example.com/n' });
     expect((await client.webhooks.get(hook.id)).target).toBe('https://example.com/n');

@@ -146,9 +146,13 @@ describe('collection requests', () => {
     expect(sb.controls.sms()).toHaveLength(0);
     await sb.controls.advanceClock(3600);
     expect((await sb.api('GET', `/collectionrequests/${res.body.id}`)).body.status).toBe('pending');
+    await sb.controls.advanceClock(1);
+    expect((await sb.api('GET', `/collectionrequests/${res.body.id}`)).body.status).toBe('instructions_sent');
     expect(sb.controls.sms()).toEqual([expect.objectContaining({ to: SARAH, text: 'Dial *165# to pay' })]);
-    await request({ send_instructions: true, instructions: 'skip' });
+    const skipped = await request({ send_instructions: true, instructions: 'skip' });
+    await sb.controls.advanceClock(60);
     expect(sb.controls.sms()).toHaveLength(1);
+    expect((await sb.api('GET', `/collectionrequests/${skipped.body.id}`)).body.status).toBe('pending');
   });
 });
 
@@ -267,6 +271,11 @@ describe('collection verification', () => {
         { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'bad', remote_transaction_id: rejected.remote_transaction_id },
         { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'good', remote_transaction_id: accepted.remote_transaction_id },
       ]);
+      expect(receiver.received[0]!.headers.authorization).toBeUndefined();
+      // With notification credentials set, verification carries them too (VERIFICATION_SENDS_WEBHOOK_AUTH).
+      sb.controls.setOrganization({ webhookAuth: { username: 'momo', password: 's3cret' } });
+      await sb.controls.sendCollection({ phonenumber: SARAH, amount: '901', currency: 'UGX', reference: 'good' });
+      expect(receiver.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('momo:s3cret').toString('base64')}`);
     } finally {
       await receiver.close();
     }

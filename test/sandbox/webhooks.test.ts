@@ -205,7 +205,7 @@ describe('events', () => {
 });
 
 describe('https targets', () => {
-  it('honours ?skip-cert-verify for a self-signed certificate, and refuses the certificate otherwise', async () => {
+  it('honours ?skip-cert-verify for a self-signed certificate, and otherwise does not send, nor retry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sbx-cert-'));
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
       stdio: 'ignore',
@@ -234,8 +234,11 @@ describe('https targets', () => {
     await sb.controls.idle();
     const [skipping, verifying] = sb.controls.deliveries().sort((a, b) => a.webhook - b.webhook);
     expect(skipping).toMatchObject({ outcome: 'delivered', status: 200 });
-    expect(verifying).toMatchObject({ outcome: 'retry_scheduled', status: null });
+    // The spec: "when validation fails the notification is not sent" -- nor tried again.
+    expect(verifying).toMatchObject({ outcome: 'certificate_rejected', status: null });
     expect(verifying!.error).toMatch(/certificate/i);
+    await sb.controls.advanceClock(6 * 3600);
+    expect(sb.controls.deliveries()).toHaveLength(2);
     expect(bodies).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
-import type { Transport } from '../http.js';
-import { listAll, listPage, type ListParams } from '../pagination.js';
+import type { Query, Transport } from '../http.js';
+import { ALL_AT_ONCE, listAll, listPage, type ListParams } from '../pagination.js';
 import { amount, phone, required, type Amount } from '../params.js';
-import { collectionSchema, pageSchema, type Collection, type Page } from '../schemas.js';
+import { collectionSchema, type Collection, type Page } from '../schemas.js';
 
 const PATH = '/api/collections';
 
@@ -21,6 +21,10 @@ export interface CollectionListFilters extends ListParams {
   contact_last_name?: string;
 }
 
+/** True when the query names a filter (the service then answers a bare list). */
+const isFiltered = (filters: CollectionListFilters): boolean =>
+  Object.entries(filters).some(([key, value]) => value !== undefined && !['limit', 'offset', 'ordering'].includes(key));
+
 /** Rule 1 of claiming: all three together. Rule 2: the full international number. */
 export interface CollectionClaimParams {
   amount: Amount;
@@ -35,13 +39,24 @@ export class Collections {
     return this.http.request({ method: 'GET', path: `${PATH}/${encodeURIComponent(id)}` }, collectionSchema);
   }
 
-  /** A filtered query may answer a bare list: it comes back as an envelope all the same. */
+  /**
+   * Without filters: one page of the envelope. With filters the service answers a bare list of one page
+   * (no count, no next link): then every match is fetched, page after page (`limit`, default
+   * MAX_LIST_LIMIT, then the next offset until a short page), and returned as one envelope whose `count` is
+   * their number. With an `offset` given, only that page is returned (its `next` asks the following one).
+   */
   async list(filters: CollectionListFilters = {}): Promise<Page<Collection>> {
-    return listPage(this.http, PATH, { ...filters }, collectionSchema);
+    if (!isFiltered(filters) || filters.offset !== undefined) return listPage(this.http, PATH, { ...filters }, collectionSchema);
+    const results: Collection[] = [];
+    for await (const c of this.listAll(filters)) results.push(c);
+    return { count: results.length, next: null, previous: null, results };
   }
 
+  /** Every match, following the envelope's links or, for a bare list, asking the next offset until a short page. */
   listAll(filters: CollectionListFilters = {}): AsyncGenerator<Collection, void, undefined> {
-    return listAll(this.http, PATH, { ...filters }, collectionSchema);
+    const query: Query = { ...filters };
+    if (isFiltered(filters)) query.limit ??= ALL_AT_ONCE;
+    return listAll(this.http, PATH, query, collectionSchema);
   }
 
   /**
@@ -56,7 +71,6 @@ export class Collections {
       remote_transaction_id: required(params.remote_transaction_id, 'remote_transaction_id'),
       phonenumber: phone(params.phonenumber, 'phonenumber'),
     };
-    const page = await this.http.request({ method: 'GET', path: PATH, query }, pageSchema(collectionSchema));
-    return page.results;
+    return (await listPage(this.http, PATH, query, collectionSchema)).results;
   }
 }

@@ -3,8 +3,9 @@
  * `{status, message, code, data}`: `data` is returned, any other status is mapped to the error tree by its
  * `code` (a non-2xx HTTP answer by its HTTP status, through the transport, with retries).
  *
- * The purchase endpoints are not shown in the spec. This is the shape the whole team uses (the sandbox
- * implements the same), headers as the bundle listings plus Duplicate-Check-Key:
+ * The purchase endpoints are not shown in the spec (VENDING_PATHS in ../assumptions.ts). This is the shape
+ * the whole team uses (the sandbox implements the same), headers as the bundle listings plus
+ * Duplicate-Check-Key:
  *   POST {vendingUrl}/services/epin/purchase
  *     body { service_type, product_code, account_number, gsmNo, amount, quantity, reference? }
  *     data { reference, status: 'successful', amount, quantity, pins: [{ pin, serial }] }
@@ -13,6 +14,7 @@
  *     data { reference, status: 'successful', datacode, phonenumber, amount }
  */
 import type { z } from 'zod';
+import { VENDING_PATHS } from '../assumptions.js';
 import { ValidationError, errorFromResponse } from '../errors.js';
 import { moneyKey, type Transport, type WriteOptions } from '../http.js';
 import { amount, phone, required, type Amount } from '../params.js';
@@ -98,17 +100,17 @@ export class Vending {
       product_code: required(params.product_code, 'product_code'),
     };
     const headers = { 'x-api-key': this.setting(this.#credentials.apiKey, 'vendingApiKey') };
-    return this.post('/services/namefinder/query', body, headers, nameValidationSchema);
+    return this.post(VENDING_PATHS.nameValidation, body, headers, nameValidationSchema);
   }
 
   async listDataBundles(params: DataBundleListParams): Promise<DataBundle[]> {
     const body = { ...params, service_type: required(params.service_type, 'service_type') };
-    return this.post('/services/databundle/bundles', body, this.providerHeaders(), dataBundleSchema.array());
+    return this.post(VENDING_PATHS.dataBundles, body, this.providerHeaders(), dataBundleSchema.array());
   }
 
   async listPinBundles(params: PinBundleListParams): Promise<PinBundle[]> {
     const body = { service_type: required(params.service_type, 'service_type') };
-    return this.post('/services/epin/bundles', body, this.providerHeaders(), pinBundleSchema.array());
+    return this.post(VENDING_PATHS.pinBundles, body, this.providerHeaders(), pinBundleSchema.array());
   }
 
   /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
@@ -124,7 +126,7 @@ export class Vending {
       gsmNo: required(params.gsmNo, 'gsmNo'),
       amount: amount(params.amount),
     };
-    return this.post('/services/epin/purchase', body, this.providerHeaders(), pinPurchaseSchema, moneyKey(options));
+    return this.post(VENDING_PATHS.pinPurchase, body, this.providerHeaders(), pinPurchaseSchema, moneyKey(options));
   }
 
   /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
@@ -136,7 +138,7 @@ export class Vending {
       phonenumber: phone(params.phonenumber, 'phonenumber'),
       amount: amount(params.amount),
     };
-    return this.post('/services/databundle/purchase', body, this.providerHeaders(), dataPurchaseSchema, moneyKey(options));
+    return this.post(VENDING_PATHS.dataPurchase, body, this.providerHeaders(), dataPurchaseSchema, moneyKey(options));
   }
 
   private providerHeaders(): Record<string, string> {

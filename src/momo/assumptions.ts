@@ -1,0 +1,76 @@
+/**
+ * What the service's contract (shared/spec/mobile-money-api.md) leaves "not shown", and what we chose, in
+ * one place: the client, the product and the sandbox all read these. Each constant quotes the contract's
+ * words beside our choice. README "What we assumed" lists them with the sandbox's own choices; an
+ * integrator holding the real documents changes the value here.
+ */
+
+/**
+ * "The endpoint listing products, and the purchase endpoints of pins and data bundles: not shown."
+ * Our choice: the purchases sit beside the listings under the vending URL. The shown paths are here too,
+ * so the vending group's paths are all in one list. Bodies: see PinPurchaseParams and DataPurchaseParams
+ * (src/momo/resources/vending.ts), which the sandbox implements the same.
+ */
+export const VENDING_PATHS = {
+  nameValidation: '/services/namefinder/query',
+  dataBundles: '/services/databundle/bundles',
+  pinBundles: '/services/epin/bundles',
+  /** Assumed. */
+  pinPurchase: '/services/epin/purchase',
+  /** Assumed. */
+  dataPurchase: '/services/databundle/purchase',
+} as const;
+
+/**
+ * "product_code (string, required, taken from the list of products of the service)" and "The endpoint
+ * listing products: not shown." Our choice: each pin bundle of a service carries its product code in this
+ * added field; the pin flow sends it (or the bundle's description when a listing has none).
+ */
+export const PIN_PRODUCT_CODE_FIELD = 'product_code';
+
+/**
+ * "Duplicate-Check-Key: a key expires after 24 hours" says nothing of a request that was refused. Our
+ * choice: a key whose request was answered with an error (not 2xx) is not kept, so the same request,
+ * corrected, may be sent again under it. The product does not rely on it: a refused payment or request
+ * is started again with a new key.
+ */
+export const DUPLICATE_KEY_KEPT_AFTER_ERROR = false;
+
+/**
+ * "Outgoing notifications can carry HTTP basic authentication" is said of notifications; for the
+ * collection verification request the scheme is not shown. Our choice: the verification request carries
+ * the same `Authorization: Basic` as the organization's notifications, so the product checks both routes
+ * with MOMO_WEBHOOK_USER / MOMO_WEBHOOK_PASSWORD.
+ */
+export const VERIFICATION_SENDS_WEBHOOK_AUTH = true;
+
+/**
+ * "Maximum value of `limit`: not shown" and "Samples show the filtered response as a bare list of
+ * collections" (no `next` to follow). Our choice: the service honours a `limit` up to this; the client
+ * pages a bare list with it, asking the next offset until a page comes back shorter, and the sandbox
+ * caps `limit` at it.
+ */
+export const MAX_LIST_LIMIT = 100;
+
+/**
+ * "reason: keep below 20 characters because networks may truncate"; the longest accepted is not shown.
+ * Our choice: 255 characters (a common text column), so the request flow accepts up to this and warns
+ * from REQUEST_REASON_SAFE_LENGTH + 1 on.
+ */
+export const REQUEST_REASON_MAX_LENGTH = 255;
+/** "keep below 20 characters": the longest reason no network cuts. */
+export const REQUEST_REASON_SAFE_LENGTH = 19;
+
+/**
+ * "retry_interval_minutes: the create parameter list says it cannot be below 10, the object description
+ * says not below 30 and at most five retries". Our choice: the create parameter list's 10 (that is what
+ * validation is documented by).
+ */
+export const RETRY_INTERVAL_MIN_MINUTES = 10;
+
+/**
+ * "max_attempts: default 3, maximum 3; 0 disables configurable retries". Our reading: it counts retries
+ * after the first attempt (0 = none), so at most 3 retries, within the object description's "at most
+ * five".
+ */
+export const MAX_REQUEST_ATTEMPTS = 3;
