@@ -1,33 +1,32 @@
 /**
  * `npm start`: reads the environment, starts the product, prints where everything is, and shuts down
  * gracefully on SIGTERM/SIGINT (stop taking requests, finish those in flight and the queued jobs held).
+ * A refused start (src/config.ts, src/start-checks.ts) prints one line naming the setting and exits 2.
  */
 import { ConfigError, loadConfig } from './config.js';
 import { startApp } from './app.js';
 import { createLogger } from './log.js';
+import { ussdRoutesOff } from './start-checks.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const running = await startApp(config, { logger });
   const local = `http://localhost:${new URL(running.url).port}`;
-  const lines = [
-    `momo-chat listening on ${local}`,
-    `  USSD (Africa's Talking): POST ${local}/ussd/africastalking   (also /ussd/hubtel, /ussd/arkesel, /ussd/nalo, /ussd/beem)`,
-    `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
-    `  Notifications receiver:  POST ${local}/notifications/momo`,
-  ];
+  const gateways = '(also hubtel, arkesel, nalo, beem)';
+  const lines = [`momo-chat listening on ${local}`];
+  const off = ussdRoutesOff(config);
+  if (off) lines.push(`  USSD:                    off: ${off}`);
+  if (config.USSD_CALLBACK_TOKEN) {
+    lines.push(`  USSD (Africa's Talking): POST ${local}/ussd/africastalking/<USSD_CALLBACK_TOKEN>   ${gateways}`);
+  }
+  if (config.embeddedSandbox || (config.USSD_ALLOWED_IPS && !config.USSD_CALLBACK_TOKEN)) {
+    lines.push(`  USSD (Africa's Talking): POST ${local}/ussd/africastalking   ${gateways}`);
+  }
+  lines.push(`  Notifications receiver:  POST ${local}/notifications/momo`);
   if (running.sandbox) {
     lines.push(
+      `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
       `  Embedded sandbox:        ${local}/api   (API key: ${config.SANDBOX_API_KEY})`,
       `  Sandbox vending group:   ${local}/vending   (key: ${config.SANDBOX_VENDING_API_KEY})`,
       `  Demo PIN for USSD users: 1234 (see README, "Access policy")`,
@@ -58,6 +57,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // A refused start: the one line that names the setting to fix, and exit 2.
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

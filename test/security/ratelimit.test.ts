@@ -9,6 +9,7 @@ import { MemoryStore } from '../../src/conversation/memory-store.js';
 import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
 import { commonMessages } from '../../flows/messages/common.js';
 import { createLogger } from '../../src/log.js';
+import { REDIS_URL } from '../conversation/redis-helper.js';
 import { DEFAULT_RATE_LIMIT_MESSAGES, DEFAULT_RATE_LIMIT_WINDOW_SECONDS, withRateLimit } from '../../src/ops/ratelimit.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
@@ -16,7 +17,6 @@ import { TelegramUser } from './drivers.js';
 
 const TOO_FAST = commonMessages.en['common.tooFast']!;
 const TOO_FAST_SW = commonMessages.sw['common.tooFast']!;
-const REDIS_URL = 'redis://127.0.0.1:6379/5';
 const logger = createLogger('silent');
 
 class CountingEngine implements Engine {
