@@ -5,7 +5,9 @@
  *   10 attempts in all, waiting RETRY_WAITS_SECONDS[n] of sandbox time after attempt n (10 s doubling,
  *   capped at one hour: about 85 minutes from the first to the last attempt);
  * - `Authorization: Basic ...` when the organization has webhook credentials;
- * - every attempt lands in the delivery log (controls.deliveries(), GET /sandbox/deliveries).
+ * - every attempt lands in the delivery log (controls.deliveries(), GET /sandbox/deliveries) with its status
+ *   and timing, never the answer's body;
+ * - private, link-local and other internal addresses are never called (outbound.ts).
  */
 import type { Logger } from 'pino';
 import type { SandboxClock } from './clock.js';
@@ -28,9 +30,9 @@ export interface DeliveryRecord {
   at: string;
   /** HTTP status of the answer; null when none arrived. */
   status: number | null;
+  /** How long the attempt took, in ms of wall time (the answer's body is not kept: it is the target's business). */
+  duration_ms: number;
   error: string | null;
-  /** Start of the answer's body. */
-  response: string | null;
   outcome: 'delivered' | 'retry_scheduled' | 'failed' | 'webhook_deleted';
 }
 
@@ -61,11 +63,13 @@ export class Notifications {
       ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
       : undefined;
     const at = timestamp(this.clock.now());
+    const started = performance.now();
     const work = postJson(hook.target, { hook: this.render.webhook(hook), data: event.data }, { timeoutMs: DELIVERY_TIMEOUT_MS, headers }).then(
-      (res) => ({ status: res.status, response: res.text, error: null }),
-      (err: Error) => ({ status: null, response: null, error: err.message }),
+      (res) => ({ status: res.status, error: null }),
+      (err: Error) => ({ status: null, error: err.message }),
     );
-    return this.clock.track(work).then(({ status, response, error }) => {
+    return this.clock.track(work).then(({ status, error }) => {
+      const duration_ms = Math.round(performance.now() - started);
       const delivered = status !== null && status >= 200 && status < 300;
       let outcome: DeliveryRecord['outcome'];
       if (delivered) outcome = 'delivered';
@@ -85,8 +89,8 @@ export class Notifications {
         attempt,
         at,
         status,
+        duration_ms,
         error: error ?? (delivered || status === 410 ? null : `HTTP ${status}`),
-        response,
         outcome,
       });
       this.log.debug({ event: event.id, webhook: hook.id, attempt, status, outcome }, 'sandbox webhook notification');
