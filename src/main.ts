@@ -4,14 +4,34 @@
  * A refused start (src/config.ts, src/start-checks.ts) prints one line naming the setting and exits 2.
  */
 import { ConfigError, loadConfig } from './config.js';
-import { startApp } from './app.js';
 import { createLogger } from './log.js';
-import { ussdRoutesOff } from './start-checks.js';
+import { checkStart, ussdRoutesOff } from './start-checks.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // A refused start refuses before the product's modules load: the operator reads the line at once.
+  // (startApp checks again, for those who start it in-process.)
+  checkStart(config);
+  const { startApp } = await import('./app.js');
   const logger = createLogger(config.LOG_LEVEL);
   const running = await startApp(config, { logger });
+  // Listening for signals before the banner says "listening": a supervisor may signal as soon as it reads it.
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    running
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        logger.error({ err: String(err) }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
   const local = `http://localhost:${new URL(running.url).port}`;
   const gateways = '(also hubtel, arkesel, nalo, beem)';
   const lines = [`momo-chat listening on ${local}`];
@@ -38,22 +58,6 @@ async function main(): Promise<void> {
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
   lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
   console.log(lines.join('\n'));
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running
-      .stop()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        logger.error({ err: String(err) }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err: unknown) => {
