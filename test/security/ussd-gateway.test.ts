@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDialer } from '../../adapters/ussd/dialer.js';
 import { AtSession } from '../e2e/helpers.js';
 import { CALLBACK_TOKEN, PIN, TELLER, VICTIM, postForm, startProductionProduct, type ProductionProduct } from './production.js';
 
@@ -72,6 +73,12 @@ describe('the callback token', () => {
     const ussd = await upToPin(TELLER);
     expect(await ussd.answer(PIN)).toMatch(/^END .*submitted/s);
     expect(payments()).toBe(before + 1);
+  });
+
+  it('npm run ussd dials the token route with --token', async () => {
+    const phone = createDialer({ url: product.url, phone: TELLER, serviceCode: '*384*123#', token: CALLBACK_TOKEN });
+    expect(await phone.dial()).toMatchObject({ final: false, text: expect.stringMatching(/Pay someone/) });
+    await expect(createDialer({ url: product.url, phone: TELLER, serviceCode: '*384*123#' }).dial()).rejects.toThrow(/answered 404/);
   });
 
   it('three wrong PINs through a forged gateway reach nothing: the real user still pays with their PIN', async () => {
