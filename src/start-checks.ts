@@ -18,7 +18,8 @@
  *
  * Warned about in production: notifications without credentials (anyone can post one; final states are
  * then confirmed by a read before anyone is told), USSD routes not served (neither USSD_CALLBACK_TOKEN nor
- * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN).
+ * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN), no REDIS_URL (PIN tries and limits
+ * counted per process: several processes would each allow three PIN tries).
  */
 import { ConfigError, type Config } from './config.js';
 import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/policy.js';
@@ -81,6 +82,7 @@ export function checkStart(config: Config): StartChecks {
   const off = ussdRoutesOff(config);
   if (off) warnings.push(off);
   if (!config.OPS_TOKEN) warnings.push('OPS_TOKEN is not set: /metrics and the details of /readyz are open to anyone who reaches the product');
+  if (!config.REDIS_URL) warnings.push('REDIS_URL is not set: sessions, PIN tries, daily totals and rate limits are this process\'s alone, so run only one process');
   return { policy, warnings };
 }
 
