@@ -108,6 +108,15 @@ const envSchema = z.object({
 
   /** USSD: service code shown in the simulator, and the per-screen deadline in ms. Default 3000. */
   USSD_SERVICE_CODE: z.string().default('*384*123#'),
+  USSD_DEADLINE_MS: z.coerce.number().int().positive().default(3000),
+  /** Deadline of chat channels before "processing, you will be notified". Default 2500 (Slack acks in 3 s). */
+  CHAT_DEADLINE_MS: z.coerce.number().int().positive().default(2500),
+  /** Per-user request rate limit (src/ops/ratelimit.ts): messages per window per user per channel. Default 30. */
+  RATE_LIMIT_MESSAGES: z.coerce.number().int().positive().default(30),
+  /** The rate limit's window in seconds. Default 10. */
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
+
+  // Who may call in (the trust boundary: README "Security").
   /**
    * The secret last segment of the gateways' callback URL: `POST /ussd/<gateway>/<USSD_CALLBACK_TOKEN>`.
    * Unset: no token route. In production a USSD route needs this or USSD_ALLOWED_IPS, or it is not served.
@@ -139,13 +148,6 @@ const envSchema = z.object({
   SOURCE_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
   /** Bearer token for /metrics and /readyz's details. Unset: both open (/healthz is always open). */
   OPS_TOKEN: secret,
-  USSD_DEADLINE_MS: z.coerce.number().int().positive().default(3000),
-  /** Deadline of chat channels before "processing, you will be notified". Default 2500 (Slack acks in 3 s). */
-  CHAT_DEADLINE_MS: z.coerce.number().int().positive().default(2500),
-  /** Per-user request rate limit (src/ops/ratelimit.ts): messages per window per user per channel. Default 30. */
-  RATE_LIMIT_MESSAGES: z.coerce.number().int().positive().default(30),
-  /** The rate limit's window in seconds. Default 10. */
-  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
 
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
