@@ -29,7 +29,7 @@ const MAX_TEXT = 2000;
 const REACHABLE = new Set(['unicast', 'loopback']);
 
 /** Why `address` may not be called, or undefined when it may. */
-export function unreachableReason(address: string): string | undefined {
+function unreachableReason(address: string): string | undefined {
   const range = ipaddr.process(address).range();
   return REACHABLE.has(range) ? undefined : `target address ${address} is ${range}: the sandbox does not call private or internal addresses`;
 }
