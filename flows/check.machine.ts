@@ -159,7 +159,7 @@ export const checkMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'latestCollections',
-        input: () => ({ limit: LATEST_LIMIT }),
+        input: ({ context }) => ({ limit: LATEST_LIMIT, channel: context.input.channel, userId: context.input.userId }),
         onDone: [
           {
             guard: { type: 'isEmpty', params: ({ event }) => ({ collections: event.output }) },
@@ -216,7 +216,13 @@ export const checkMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'claimCollection',
-        input: ({ context }) => ({ amount: context.amount!, remoteTransactionId: context.transactionId!, phonenumber: context.phone! }),
+        input: ({ context }) => ({
+          amount: context.amount!,
+          remoteTransactionId: context.transactionId!,
+          phonenumber: context.phone!,
+          channel: context.input.channel,
+          userId: context.input.userId,
+        }),
         onDone: [
           {
             guard: { type: 'isEmpty', params: ({ event }) => ({ collections: event.output }) },

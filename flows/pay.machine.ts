@@ -287,7 +287,7 @@ export const payMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'lookupContact',
-        input: ({ context }) => ({ phonenumber: context.phone! }),
+        input: ({ context }) => ({ phonenumber: context.phone!, channel: context.input.channel, userId: context.input.userId }),
         onDone: [
           {
             guard: { type: 'isKnown', params: ({ event }) => event.output },
@@ -355,7 +355,13 @@ export const payMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'verifyContact',
-        input: ({ context }) => ({ phonenumber: context.phone!, firstName: context.firstName!, lastName: context.lastName! }),
+        input: ({ context }) => ({
+          phonenumber: context.phone!,
+          firstName: context.firstName!,
+          lastName: context.lastName!,
+          channel: context.input.channel,
+          userId: context.input.userId,
+        }),
         onDone: [
           {
             guard: { type: 'isUnregistered', params: ({ event }) => event.output },
@@ -496,6 +502,8 @@ export const payMachine = setup({
       invoke: {
         src: 'createPayment',
         input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
           duplicateCheckKey: context.key,
           paymentType: context.kind!,
           phonenumber: context.phone!,

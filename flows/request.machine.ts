@@ -229,6 +229,8 @@ export const requestMachine = setup({
       invoke: {
         src: 'createCollectionRequest',
         input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
           duplicateCheckKey: context.key,
           phonenumber: context.phone!,
           amount: context.amount!,

@@ -16,6 +16,15 @@ export interface ContactCheck {
   lastName?: string;
 }
 
+/**
+ * Who is asking. What one user typed or asked for is kept for that user only: the names they gave a number,
+ * the collection requests they made (and so the collections they see).
+ */
+export interface Asker {
+  channel: string;
+  userId: string;
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -78,15 +87,19 @@ export interface FlowServices {
 
   /**
    * What this product already knows of a number (a local record kept from earlier verifications and
-   * payments; no read is sent to the service, whose reads are limited to 30 a minute).
+   * payments; no read is sent to the service, whose reads are limited to 30 a minute). `known` (names to use
+   * without asking) only from what this user typed for the number; of what others learnt, only what the
+   * network verified (registered, its name for the number).
    */
-  lookupContact(input: { phonenumber: string }): Promise<ContactCheck>;
+  lookupContact(input: { phonenumber: string } & Asker): Promise<ContactCheck>;
   /**
    * Instant verification: creates (or, for an existing number, returns) the contact with metadata sync=1,
-   * which runs the network check synchronously. A write, not a read. Remembers the result for lookupContact.
+   * which runs the network check synchronously. A write, not a read. Remembers the result for lookupContact:
+   * the names given for this user only, what the network said for everyone.
    */
-  verifyContact(input: { phonenumber: string; firstName: string; lastName: string }): Promise<ContactCheck>;
-  createPayment(input: {
+  verifyContact(input: { phonenumber: string; firstName: string; lastName: string } & Asker): Promise<ContactCheck>;
+  /** Creates the payment; remembers the names given for the number, for the asker only (none: not kept). */
+  createPayment(input: Partial<Asker> & {
     duplicateCheckKey: string;
     paymentType: 'money' | 'airtime' | 'bank';
     phonenumber: string;
@@ -100,7 +113,8 @@ export interface FlowServices {
   }): Promise<PaymentResult>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
 
-  createCollectionRequest(input: {
+  /** Creates the request and files it among the asker's requests (the collections they may see). */
+  createCollectionRequest(input: Partial<Asker> & {
     duplicateCheckKey: string;
     phonenumber: string;
     amount: string;
@@ -110,9 +124,16 @@ export interface FlowServices {
     metadata: Record<string, string>;
   }): Promise<CollectionRequestResult>;
 
-  /** Claim rules of the spec: amount, transaction id and full phone number together. */
-  claimCollection(input: { amount: string; remoteTransactionId: string; phonenumber: string }): Promise<CollectionSummary[]>;
-  latestCollections(input: { limit: number }): Promise<CollectionSummary[]>;
+  /**
+   * Claim rules of the spec: amount, transaction id and full phone number together. A collection that
+   * matched another user's request is not shown (unless the role has `seeAllCollections`).
+   */
+  claimCollection(input: { amount: string; remoteTransactionId: string; phonenumber: string } & Asker): Promise<CollectionSummary[]>;
+  /**
+   * The latest collections this user may see: those matching requests they made, or every one when their
+   * role has `seeAllCollections`.
+   */
+  latestCollections(input: { limit: number } & Asker): Promise<CollectionSummary[]>;
 
   listDataBundles(input: { network: string; accountNumber?: string }): Promise<DataBundle[]>;
   purchaseData(input: {

@@ -4,13 +4,14 @@
  * main.ts starts it; the end-to-end tests start it on port 0.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
-import { createEngine, createServices, createSessionStore, loadAccessPolicy } from './conversation/index.js';
+import { createEngine, createServices, createSessionStore } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
 import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
 import type { UserProfile } from '../flows/types.js';
@@ -21,7 +22,9 @@ import { createSlack } from '../adapters/slack/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { addHealthRoutes } from './ops/health.js';
 import { drainUnreadBodies } from './http/body.js';
-import { withRateLimit } from './ops/ratelimit.js';
+import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
+import { requireOpsToken } from './ops/ops-token.js';
+import { checkStart } from './start-checks.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -54,11 +57,24 @@ function listen(app: express.Express, port: number): Promise<Server> {
   });
 }
 
+/**
+ * The key of the USSD adapter's stored resend digest: derived from the service's API key, a secret every
+ * process of one deployment has and Redis never holds.
+ */
+function ussdDigestKey(config: Config): string {
+  return createHmac('sha256', config.MOMO_API_KEY ?? config.SANDBOX_API_KEY).update('momo-chat:ussd-resend-digest').digest('base64url');
+}
+
+/** Starts the product; rejects with ConfigError (before listening) when the start is refused (start-checks.ts). */
 export async function startApp(config: Config, options: AppOptions = {}): Promise<RunningApp> {
+  const { policy, warnings } = checkStart(config);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  for (const warning of warnings) logger.warn(warning);
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  // The caller's address (req.ip) for the USSD allow-list and the per-source limit: the socket's, or what
+  // the named proxy hops forwarded; never whatever X-Forwarded-For a caller writes.
+  app.set('trust proxy', config.TRUST_PROXY);
   const metrics = createMetrics();
   app.use(drainUnreadBodies);
   app.use(metrics.http);
@@ -91,7 +107,6 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
 
   const store = createSessionStore({ redisUrl: config.REDIS_URL });
-  const policy = loadAccessPolicy({ policy: config.ACCESS_POLICY, file: config.ACCESS_POLICY_FILE });
   const services = createServices({ client, policy, store, logger });
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
@@ -113,10 +128,20 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
   closers.push(() => engine.close());
 
-  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url });
-  app.get('/metrics', async (_req, res) => {
+  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });
+  app.get('/metrics', requireOpsToken(config.OPS_TOKEN), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+
+  // Routes anyone on the network can post to are counted per caller address before anything else runs.
+  const sourceLimit = sourceRateLimit({
+    requests: config.SOURCE_RATE_LIMIT_REQUESTS,
+    windowSeconds: config.SOURCE_RATE_LIMIT_WINDOW_SECONDS,
+    redisUrl: config.REDIS_URL,
+    logger,
+  });
+  app.use(['/ussd', '/notifications/momo'], sourceLimit);
+  closers.push(() => sourceLimit.close());
 
   addUssdRoutes(app, {
     engine,
@@ -124,6 +149,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     deadlineMs: config.USSD_DEADLINE_MS,
     defaultCountry: config.DEFAULT_COUNTRY,
     logger,
+    access: { token: config.USSD_CALLBACK_TOKEN, allowedIps: config.USSD_ALLOWED_IPS, open: config.embeddedSandbox },
+    digestKey: ussdDigestKey(config),
+    simulator: config.embeddedSandbox,
   });
 
   if (config.TELEGRAM_BOT_TOKEN) {

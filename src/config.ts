@@ -2,6 +2,7 @@
  * Environment -> typed Config. Every setting has an embedded default, so `npm start` with no environment
  * runs the embedded sandbox, the memory session store, the USSD endpoint and the USSD simulator.
  */
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const optionalString = z
@@ -20,6 +21,47 @@ const list = (fallback: string) =>
         .filter(Boolean),
     );
 
+/** `true`/`false` (only these: a typo must not read as either). */
+const flag = z.enum(['true', 'false']).default('false').transform((v) => v === 'true');
+
+/** A secret the caller must present: URL-safe characters (it may sit in a path), long enough not to be guessed. */
+const secret = optionalString.refine((v) => v === undefined || /^[A-Za-z0-9._~-]{16,256}$/.test(v), {
+  message: 'at least 16 characters, letters, digits and . _ ~ - only (e.g. `openssl rand -hex 24`)',
+});
+
+/** An IPv4 or IPv6 address, or a CIDR range of either, in its usual written form. */
+function isAddressOrRange(entry: string): boolean {
+  return (
+    ipaddr.IPv4.isValidFourPartDecimal(entry) ||
+    ipaddr.IPv6.isValid(entry) ||
+    ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) ||
+    ipaddr.IPv6.isValidCIDR(entry)
+  );
+}
+
+/** The names of address ranges express's `trust proxy` knows (proxy-addr). */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY -> express's `trust proxy`: unset is `false` (the socket address is the caller), a whole number
+ * is that many proxy hops in front of the product, a list names the proxies' addresses or ranges. `true`
+ * (believe every X-Forwarded-For) is refused: any caller could then claim any address.
+ */
+const trustProxy = optionalString.transform((v, ctx): number | string[] | false => {
+  if (v === undefined || v === 'false') return false;
+  if (/^\d+$/.test(v) && Number(v) <= 10) return Number(v);
+  const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+  const bad = entries.filter((e) => !isAddressOrRange(e) && !PROXY_RANGE_NAMES.includes(e));
+  if (entries.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `name the proxy hops in front of the product: a number (0-10) or their addresses/ranges (${PROXY_RANGE_NAMES.join(', ')} allowed), never true; not understood: ${(bad.length > 0 ? bad : [v]).join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
+
 const envSchema = z.object({
   /** HTTP port of the product. Default 3000. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -36,9 +78,14 @@ const envSchema = z.object({
   MOMO_VENDING_AUTHORIZATION: optionalString,
   /** Service-Version header sent on every request. Default v5 (recipient entries in phone_nos). */
   MOMO_VERSION: z.string().default('v5'),
-  /** Basic auth the service uses on its notifications (set by the operator on request). */
+  /** Basic auth the service uses on its notifications (set by the operator on request). Both or neither. */
   MOMO_WEBHOOK_USER: optionalString,
   MOMO_WEBHOOK_PASSWORD: optionalString,
+  /**
+   * Production only: let a `*` policy entry (every user of a channel) use money flows. Default false: a
+   * production start with such an entry is refused, since anyone who finds the bot could then move money.
+   */
+  ALLOW_ANY_USER_MONEY: flag,
   /** Answer for a collection that no open request made here matches: accept or reject. Default accept. */
   COLLECTION_VERIFY_DEFAULT: z.enum(['accept', 'reject']).default('accept'),
 
@@ -69,6 +116,39 @@ const envSchema = z.object({
   /** The rate limit's window in seconds. Default 10. */
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
 
+  // Who may call in (the trust boundary: README "Security").
+  /**
+   * The secret last segment of the gateways' callback URL: `POST /ussd/<gateway>/<USSD_CALLBACK_TOKEN>`.
+   * Unset: no token route. In production a USSD route needs this or USSD_ALLOWED_IPS, or it is not served.
+   */
+  USSD_CALLBACK_TOKEN: secret,
+  /**
+   * Addresses or CIDR ranges (IPv4 and IPv6, comma-separated) the gateways call from; checked against the
+   * caller's address (the socket's, or the one TRUST_PROXY's hops forwarded). Unset: any address.
+   */
+  USSD_ALLOWED_IPS: optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+    const bad = entries.filter((e) => !isAddressOrRange(e));
+    if (entries.length === 0 || bad.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `not an IP address or CIDR range: ${(bad.length > 0 ? bad : [v]).join(', ')}` });
+      return z.NEVER;
+    }
+    return entries;
+  }),
+  /** Proxy hops in front of the product, for the caller's address (see trustProxy above). Default: none. */
+  TRUST_PROXY: trustProxy,
+  /**
+   * Per-source limit on the gateway and notification routes: requests per window from one address. Default
+   * 1000 per 10 s (100 a second): far above one gateway's or the service's traffic to one product, far
+   * below what a flood from one address would send. A gateway that sends more needs a higher value.
+   */
+  SOURCE_RATE_LIMIT_REQUESTS: z.coerce.number().int().positive().default(1000),
+  /** The per-source limit's window in seconds. Default 10. */
+  SOURCE_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
+  /** Bearer token for /metrics and /readyz's details. Unset: both open (/healthz is always open). */
+  OPS_TOKEN: secret,
+
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
   TELEGRAM_WEBHOOK_SECRET: optionalString,
@@ -90,17 +170,23 @@ export interface Config extends Env {
   embeddedSandbox: boolean;
 }
 
+/** A setting that makes the product refuse to start; its message is one line that names the setting. */
 export class ConfigError extends Error {}
 
-/** Parses the environment; throws ConfigError naming every bad setting. */
+/** Parses the environment; throws ConfigError naming every bad setting, on one line. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+    throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
   }
   const cfg = parsed.data;
-  if (cfg.MOMO_BASE_URL && !cfg.MOMO_API_KEY) throw new ConfigError('MOMO_BASE_URL is set but MOMO_API_KEY is not');
+  if (cfg.MOMO_BASE_URL && !cfg.MOMO_API_KEY) throw new ConfigError('MOMO_API_KEY: MOMO_BASE_URL is set but MOMO_API_KEY is not');
+  // Half a credential pair would leave the receiver open while the operator believes it closed.
+  if (Boolean(cfg.MOMO_WEBHOOK_USER) !== Boolean(cfg.MOMO_WEBHOOK_PASSWORD)) {
+    const missing = cfg.MOMO_WEBHOOK_USER ? 'MOMO_WEBHOOK_PASSWORD' : 'MOMO_WEBHOOK_USER';
+    throw new ConfigError(`${missing}: set both MOMO_WEBHOOK_USER and MOMO_WEBHOOK_PASSWORD, or neither`);
+  }
   if (cfg.CURRENCIES.length === 0) throw new ConfigError('CURRENCIES must name at least one currency');
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL };
 }

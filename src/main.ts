@@ -1,45 +1,21 @@
 /**
  * `npm start`: reads the environment, starts the product, prints where everything is, and shuts down
  * gracefully on SIGTERM/SIGINT (stop taking requests, finish those in flight and the queued jobs held).
+ * A refused start (src/config.ts, src/start-checks.ts) prints one line naming the setting and exits 2.
  */
 import { ConfigError, loadConfig } from './config.js';
-import { startApp } from './app.js';
 import { createLogger } from './log.js';
+import { checkStart, ussdRoutesOff } from './start-checks.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfig();
+  // A refused start refuses before the product's modules load: the operator reads the line at once.
+  // (startApp checks again, for those who start it in-process.)
+  checkStart(config);
+  const { startApp } = await import('./app.js');
   const logger = createLogger(config.LOG_LEVEL);
   const running = await startApp(config, { logger });
-  const local = `http://localhost:${new URL(running.url).port}`;
-  const lines = [
-    `momo-chat listening on ${local}`,
-    `  USSD (Africa's Talking): POST ${local}/ussd/africastalking   (also /ussd/hubtel, /ussd/arkesel, /ussd/nalo, /ussd/beem)`,
-    `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
-    `  Notifications receiver:  POST ${local}/notifications/momo`,
-  ];
-  if (running.sandbox) {
-    lines.push(
-      `  Embedded sandbox:        ${local}/api   (API key: ${config.SANDBOX_API_KEY})`,
-      `  Sandbox vending group:   ${local}/vending   (key: ${config.SANDBOX_VENDING_API_KEY})`,
-      `  Demo PIN for USSD users: 1234 (see README, "Access policy")`,
-    );
-  } else {
-    lines.push(`  Service:                 ${config.MOMO_BASE_URL}`);
-  }
-  lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
-  lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
-  lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
-  console.log(lines.join('\n'));
-
+  // Listening for signals before the banner says "listening": a supervisor may signal as soon as it reads it.
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -55,9 +31,41 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const local = `http://localhost:${new URL(running.url).port}`;
+  const gateways = '(also hubtel, arkesel, nalo, beem)';
+  const lines = [`momo-chat listening on ${local}`];
+  const off = ussdRoutesOff(config);
+  if (off) lines.push(`  USSD:                    off: ${off}`);
+  if (config.USSD_CALLBACK_TOKEN) {
+    lines.push(`  USSD (Africa's Talking): POST ${local}/ussd/africastalking/<USSD_CALLBACK_TOKEN>   ${gateways}`);
+  }
+  if (config.embeddedSandbox || (config.USSD_ALLOWED_IPS && !config.USSD_CALLBACK_TOKEN)) {
+    lines.push(`  USSD (Africa's Talking): POST ${local}/ussd/africastalking   ${gateways}`);
+  }
+  lines.push(`  Notifications receiver:  POST ${local}/notifications/momo`);
+  if (running.sandbox) {
+    lines.push(
+      `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
+      `  Embedded sandbox:        ${local}/api   (API key: ${config.SANDBOX_API_KEY})`,
+      `  Sandbox vending group:   ${local}/vending   (key: ${config.SANDBOX_VENDING_API_KEY})`,
+      `  Demo PIN for USSD users: 1234 (see README, "Access policy")`,
+    );
+  } else {
+    lines.push(`  Service:                 ${config.MOMO_BASE_URL}`);
+  }
+  lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
+  lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
+  lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
+  console.log(lines.join('\n'));
 }
 
 main().catch((err: unknown) => {
+  // A refused start: the one line that names the setting to fix, and exit 2.
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

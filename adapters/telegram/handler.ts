@@ -16,6 +16,11 @@ import { readUpdate, type TelegramAction } from './updates.js';
 export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Please try again.';
 export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
 
+/** The answer to a flow asked for in a group: screens with amounts, names and PINs stay in a private chat. */
+export function directOnlyText(botUsername: string): string {
+  return `I handle payments, requests and checks only in a private chat, where nobody else sees them: write to me directly at https://t.me/${botUsername}`;
+}
+
 /** How long an update_id is remembered: Telegram gives up redelivering an update well within a day. */
 const UPDATE_TTL_SECONDS = 86_400;
 
@@ -94,13 +99,16 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     return undefined;
   }
 
-  async function handle(api: Api, action: TelegramAction, updateId: number, claimed: Promise<boolean>): Promise<void> {
+  async function handle(api: Api, action: TelegramAction, updateId: number, claimed: Promise<boolean>, botUsername: string): Promise<void> {
     let repeated = false;
     let toast: string | undefined;
     try {
       if (!(await claimed)) {
         repeated = true;
         logger.debug({ updateId }, 'telegram: repeated update ignored');
+      } else if (action.kind === 'group') {
+        if (action.queryId === undefined) await api.sendMessage(action.chatId, directOnlyText(botUsername));
+        else toast = directOnlyText(botUsername);
       } else if (action.kind === 'press') toast = await press(api, action);
       else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
       else await ask(api, action, action.request);
@@ -111,8 +119,9 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       });
     } finally {
       // Always answer a press (its first delivery did), or the button spins in the user's client.
-      if (action.kind === 'press' && !repeated) {
-        await api.answerCallbackQuery(action.queryId, toast ? { text: toast } : undefined).catch((error: unknown) => {
+      const queryId = action.kind === 'press' || action.kind === 'group' ? action.queryId : undefined;
+      if (queryId !== undefined && !repeated) {
+        await api.answerCallbackQuery(queryId, toast ? { text: toast } : undefined).catch((error: unknown) => {
           logger.warn({ err: describeError(error), updateId }, 'telegram: could not answer a callback query');
         });
       }
@@ -131,7 +140,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     // a failure from counting as unhandled while it waits.
     const claimed = store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS);
     claimed.catch(() => undefined);
-    const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed));
+    const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed, ctx.me.username));
     if (!detach) await handled;
   };
 }

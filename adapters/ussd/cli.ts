@@ -1,6 +1,6 @@
 /**
  * The USSD simulator in a terminal: `npm run ussd -- --phone +256772123456 [--url http://localhost:3000]
- * [--code *384*123#]`. Dials, shows each screen, reads each answer, stops at END.
+ * [--code *384*123#] [--token <USSD_CALLBACK_TOKEN>]`. Dials, shows each screen, reads each answer, stops at END.
  */
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
@@ -11,15 +11,16 @@ const { values } = parseArgs({
     phone: { type: 'string' },
     url: { type: 'string', default: 'http://localhost:3000' },
     code: { type: 'string', default: process.env.USSD_SERVICE_CODE ?? '*384*123#' },
+    token: { type: 'string', default: process.env.USSD_CALLBACK_TOKEN },
   },
 });
 
 if (!values.phone) {
-  process.stderr.write('usage: npm run ussd -- --phone +256772123456 [--url http://localhost:3000] [--code *384*123#]\n');
+  process.stderr.write('usage: npm run ussd -- --phone +256772123456 [--url http://localhost:3000] [--code *384*123#] [--token <USSD_CALLBACK_TOKEN>]\n');
   process.exit(2);
 }
 
-const dialer = createDialer({ url: values.url, phone: values.phone, serviceCode: values.code });
+const dialer = createDialer({ url: values.url, phone: values.phone, serviceCode: values.code, token: values.token });
 const rl = createInterface({ input: process.stdin, terminal: false });
 // Created before the first await so that piped answers are buffered, not lost.
 const answers = rl[Symbol.asyncIterator]();

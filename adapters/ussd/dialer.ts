@@ -11,6 +11,8 @@ export interface DialerOptions {
   phone: string;
   /** The service code sent with each request. */
   serviceCode: string;
+  /** USSD_CALLBACK_TOKEN of the product, when it has one: posts to `/ussd/africastalking/<token>`. */
+  token?: string;
 }
 
 export interface UssdScreen {
@@ -25,7 +27,7 @@ export interface Dialer {
 }
 
 export function createDialer(options: DialerOptions): Dialer {
-  const endpoint = new URL('/ussd/africastalking', options.url);
+  const endpoint = new URL(`/ussd/africastalking${options.token ? `/${encodeURIComponent(options.token)}` : ''}`, options.url);
   let sessionId = '';
   let answers: string[] = [];
 

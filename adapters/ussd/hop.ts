@@ -11,7 +11,7 @@ import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
 import type { Codec, GatewayRequest, Hop } from './codecs/codec.js';
 import { NAV, renderPrompt } from './renderer.js';
-import { digest, nextStep, type UssdState } from './session.js';
+import { answersDigest, nextStep, type Digest, type UssdState } from './session.js';
 
 export interface HopOptions {
   engine: TurnEngine;
@@ -19,6 +19,8 @@ export interface HopOptions {
   deadlineMs: number;
   logger: Logger;
   defaultCountry: string;
+  /** Key of the stored resend digest (session.ts). */
+  digestKey: string;
 }
 
 /**
@@ -48,6 +50,7 @@ function withPlus(msisdn: string): string {
 
 export function createHopHandler(options: HopOptions) {
   const { engine, deadlineMs, logger, defaultCountry } = options;
+  const digest = answersDigest(options.digestKey);
 
   return (codec: Codec) => async (req: Request, res: Response) => {
     const decoded = codec.decode(req.body);
@@ -82,7 +85,7 @@ export function createHopHandler(options: HopOptions) {
     }
     let repeated = false;
     const decide = (stored: UssdState | undefined) => {
-      const decision = decideHop(stored, codec, request, hop, phone);
+      const decision = decideHop(stored, codec, request, hop, phone, digest);
       repeated = decision.kind === 'reply' && !decision.changed;
       return decision;
     };
@@ -126,8 +129,9 @@ function decideHop(
   request: GatewayRequest,
   hop: Exclude<Hop, { kind: 'end' }>,
   phone: string,
+  digest: Digest,
 ): TurnDecision<UssdState> {
-  const step = nextStep(stored, codec.name, request.sessionId, hop);
+  const step = nextStep(stored, codec.name, request.sessionId, hop, digest);
   if (step.kind === 'repeat') return { kind: 'reply', state: step.state, changed: false };
   const number = step.kind === 'answer' ? step.hop : 0;
   const seenDigest = digest(step.seen);

@@ -1,14 +1,17 @@
 /**
  * The USSD channel's routes, added to the product's app itself: `POST /ussd/<gateway>` for Africa's Talking,
- * Hubtel, Arkesel, Nalo and Beem, and `GET /simulator`. On the app rather than on a Router mounted in it: a
- * mounted Router is one more dispatch per request (its own layer walk, URL rewriting and restoring), which
- * cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
+ * Hubtel, Arkesel, Nalo and Beem (behind the protection of access.ts: in production at
+ * `/ussd/<gateway>/<USSD_CALLBACK_TOKEN>` and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the
+ * embedded sandbox only. On the app rather than on a Router mounted in it: a mounted Router is one more
+ * dispatch per request (its own layer walk, URL rewriting and restoring), which cost about 40 µs of CPU a
+ * hop in the USSD benchmark (bench/README-section.md).
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
 import type { Express, NextFunction, Request, Response } from 'express';
 import { readBody } from '../../src/http/body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
+import { addGatewayRoute, type GatewayAccess } from './access.js';
 import { codecs } from './codecs/index.js';
 import { createHopHandler } from './hop.js';
 import { simulatorPage } from './simulator.js';
@@ -30,6 +33,15 @@ export interface UssdRoutesOptions {
    * DEFAULT_COUNTRY; gateways normally send international numbers and this is not used.
    */
   defaultCountry?: string;
+  /** Who may call the gateway routes (access.ts): the product builds it from its settings. */
+  access: GatewayAccess;
+  /**
+   * The key of the stored resend digest (session.ts), a secret kept out of Redis and the same in every
+   * process sharing it: the product derives it from its API key.
+   */
+  digestKey: string;
+  /** Serve `GET /simulator`, a phone in the browser. Default false: the product serves it only with the embedded sandbox. */
+  simulator?: boolean;
 }
 
 /** Largest body a gateway sends; anything bigger is not a USSD request. */
@@ -41,19 +53,24 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
     deadlineMs: options.deadlineMs,
     logger: options.logger,
     defaultCountry: options.defaultCountry ?? 'UG',
+    digestKey: options.digestKey,
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 
-  for (const codec of codecs) app.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
-  const known = codecs.map((c) => c.name).join(', ');
-  app.post('/ussd/:gateway', (_req, res) => {
-    res.status(404).json({ error: `unknown USSD gateway; served: ${known}` });
-  });
+  for (const codec of codecs) addGatewayRoute(app, options.access, `/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+  if (options.access.open) {
+    const known = codecs.map((c) => c.name).join(', ');
+    app.post('/ussd/:gateway', (_req, res) => {
+      res.status(404).json({ error: `unknown USSD gateway; served: ${known}` });
+    });
+  }
 
-  const page = simulatorPage(options.serviceCode);
-  app.get('/simulator', (_req, res) => {
-    res.type('html').send(page);
-  });
+  if (options.simulator) {
+    const page = simulatorPage(options.serviceCode);
+    app.get('/simulator', (_req, res) => {
+      res.type('html').send(page);
+    });
+  }
 
   // Parser failures on these routes: a reason, never the body (it can hold a PIN). Errors of other routes pass.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
@@ -67,7 +84,8 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
           : type === 'charset.unsupported' || type === 'encoding.unsupported'
             ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
             : [400, 'body could not be read'];
-    options.logger.warn({ path: req.path, reason }, 'ussd request refused');
+    // The gateway's name only: the path's last segment may be the callback token.
+    options.logger.warn({ gateway: req.path.split('/')[2], reason }, 'ussd request refused');
     res.status(status).json({ error: reason });
   });
 }

@@ -5,12 +5,15 @@
  *
  * Africa's Talking sends every answer so far joined by `*`; the new answer is what follows the text
  * already answered and its `*`, so an answer that itself holds `*` survives. The state keeps only the
- * length and a SHA-256 digest of that text: the text carries the PIN, and nothing needs it in clear.
+ * length and a digest of that text: the text carries the PIN, and nothing needs it in clear. The digest is
+ * an HMAC-SHA256 under a key kept out of Redis (the product derives it from its API key, so every process
+ * computes the same one): a plain hash of text whose other answers are known would give the PIN back in
+ * 10^4 guesses to whoever reads the record.
  *
  * Keyed by the phone number, a session id sent from another number can never reach this state: that number
  * has a conversation of its own.
  */
-import { hash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Prompt } from '../../src/conversation/types.js';
 import type { GatewayName, Hop } from './codecs/codec.js';
 
@@ -37,20 +40,24 @@ export type Step =
   /** A new answer at hop `hop`. */
   | { kind: 'answer'; hop: number; answer: string; seen: string; state: UssdState };
 
-export function digest(text: string): string {
-  // One-shot hash(): no Hash object per call, as createHash().update().digest() makes.
-  return hash('sha256', text, 'base64url');
+/** The digest of the answered text kept in the state. */
+export type Digest = (text: string) => string;
+
+/** HMAC-SHA256 of the text under `key` (see the file comment), base64url. */
+export function answersDigest(key: string): Digest {
+  return (text) => createHmac('sha256', key).update(text).digest('base64url');
 }
 
 /**
  * What the request `hop` of gateway session `gateway`/`sessionId` means, given the state stored with the
- * conversation (undefined: none yet).
+ * conversation (undefined: none yet) and the digest its seenDigest was made with.
  */
 export function nextStep(
   stored: UssdState | undefined,
   gateway: GatewayName,
   sessionId: string,
   hop: Exclude<Hop, { kind: 'end' }>,
+  digest: Digest,
 ): Step {
   const state = readState(stored);
   if (state === null || state.gateway !== gateway || state.sessionId !== sessionId) {

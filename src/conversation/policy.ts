@@ -50,6 +50,8 @@ const DAILY_TOTAL_TTL_SECONDS = 2 * 24 * 3600;
 const HASH_BYTES = 32;
 
 const POLICY_FLOWS = ['pay', 'request', 'check', 'data', 'pin'] as const;
+/** Flows that move money or ask for it (everything but check): what a `*` entry may not do in production. */
+export const MONEY_FLOWS: readonly FlowId[] = ['pay', 'request', 'data', 'pin'];
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "50000" or "99.50"');
 const limits = z.record(z.string(), decimalString);
 const user = z.object({ role: z.string(), pin: z.string().regex(/^scrypt\$[\w-]+\$[\w-]+$/, 'scrypt$salt$hash').optional() }).strict();
@@ -59,7 +61,13 @@ const policySchema = z
   .object({
     roles: z.record(
       z.string(),
-      z.object({ flows: z.array(z.enum(POLICY_FLOWS)), perPaymentLimit: limits, dailyLimit: limits }),
+      z.object({
+        flows: z.array(z.enum(POLICY_FLOWS)),
+        perPaymentLimit: limits,
+        dailyLimit: limits,
+        /** The check flow lists every collection of the organization. Default false: those of the user's own requests. */
+        seeAllCollections: z.boolean().default(false),
+      }),
     ),
     users: z.object({ telegram: users, slack: users, ussd: users }).strict(),
   })
@@ -138,6 +146,15 @@ export class AccessPolicy {
     return user ? this.doc.roles[user.role] : undefined;
   }
 
+  /** Every user entry with its role's flows, as the start checks read them (src/production.ts). */
+  *entries(): Generator<{ channel: Channel; id: string; role: string; flows: readonly FlowId[]; hasPin: boolean }> {
+    for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string }>]>) {
+      for (const [id, entry] of Object.entries(users)) {
+        yield { channel, id, role: entry.role, flows: this.doc.roles[entry.role]?.flows ?? [], hasPin: entry.pin !== undefined };
+      }
+    }
+  }
+
   /** The flows the user may start (empty for an unknown user). */
   allowedFlows(channel: Channel, userId: string): FlowId[] {
     return [...(this.role(channel, userId)?.flows ?? [])];
@@ -151,15 +168,16 @@ export class AccessPolicy {
     const stored = this.user(input.channel, input.userId)?.pin;
     if (!stored) throw refuse('not_allowed', 'no PIN is set for this user');
     const failures = `pinfail:${input.channel}:${input.userId}`;
-    const { total } = await store.addWithinLimit(failures, 0, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    if (total >= PIN_MAX_ATTEMPTS) throw refuse('pin_locked', 'PIN locked');
+    // The try is counted before the PIN is checked, in one atomic step: however many tries arrive at once
+    // (several gateways, several processes), no more than PIN_MAX_ATTEMPTS PINs are ever compared.
+    const counted = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+    if (!counted.ok) throw refuse('pin_locked', 'PIN locked');
     if (await pinMatches(input.pin, stored)) {
       await store.delete(failures);
       return;
     }
-    const after = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    const left = PIN_MAX_ATTEMPTS - after.total;
-    if (!after.ok || left <= 0) throw refuse('pin_locked', 'PIN locked');
+    const left = PIN_MAX_ATTEMPTS - counted.total;
+    if (left <= 0) throw refuse('pin_locked', 'PIN locked');
     throw refuse('pin_wrong', `${left} attempts left`);
   }
 

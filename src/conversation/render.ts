@@ -1,12 +1,14 @@
 /**
  * The message catalogue: every flow's messages merged with the common ones, and the rendering of a flow's
- * View into a channel-neutral Prompt. A key missing in a language falls back to English, then to the key
+ * View into a channel-neutral Prompt. Values put into the words (names, references from the network or
+ * other users) and literal choice labels are made plain text first (text.ts). A key missing in a language falls back to English, then to the key
  * itself (so a gap shows as `pay.askAmount`, never as an empty screen).
  */
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows as registeredFlows } from '../../flows/index.js';
 import { commonMessages } from '../../flows/messages/common.js';
-import type { FlowModule, Lang, Messages, Params, StateMeta, Text, View } from '../../flows/types.js';
+import type { FlowModule, Lang, Messages, StateMeta, Text, View } from '../../flows/types.js';
+import { fillTemplate, plainText } from './text.js';
 import type { Prompt } from './types.js';
 
 export interface Catalogue {
@@ -18,11 +20,6 @@ export interface Catalogue {
   renderView(view: View, lang: Lang): Prompt;
 }
 
-function fill(template: string, params: Params | undefined): string {
-  if (!params) return template;
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
-}
-
 /** The catalogue of the given flows plus the common messages. */
 export function createCatalogue(modules: Iterable<FlowModule | undefined>): Catalogue {
   const messages: Record<Lang, Messages> = { en: { ...commonMessages.en }, sw: { ...commonMessages.sw } };
@@ -32,11 +29,11 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
     Object.assign(messages.sw, module.messages.sw);
   }
   const render = (text: Text, lang: Lang): string =>
-    fill(messages[lang][text.key] ?? messages.en[text.key] ?? text.key, text.params);
+    fillTemplate(messages[lang][text.key] ?? messages.en[text.key] ?? text.key, text.params);
   const renderView = (view: View, lang: Lang): Prompt => ({
     text: view.error ? `${render(view.error, lang)}\n${render(view.text, lang)}` : render(view.text, lang),
     ...(view.choices
-      ? { choices: view.choices.map((c) => ({ id: c.id, label: c.label ?? (c.text ? render(c.text, lang) : c.id) })) }
+      ? { choices: view.choices.map((c) => ({ id: c.id, label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id })) }
       : {}),
     ...(view.input ? { input: view.input } : {}),
     final: view.final ?? false,

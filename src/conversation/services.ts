@@ -4,10 +4,10 @@
  * a duplicate of our own Duplicate-Check-Key was already accepted: it resolves as `submitted`. No method
  * polls the service; the only reads are the ones a person asked for (reads are limited to 30 a minute).
  */
-import type { CollectionSummary, ContactCheck, FlowServices, PurchaseResult } from '../../flows/services.js';
+import type { Asker, CollectionSummary, ContactCheck, FlowServices, PurchaseResult } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { isServiceFailure } from '../../flows/types.js';
-import { maskPhone, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import {
   AuthenticationError,
   ConnectionError,
@@ -49,7 +49,47 @@ const CONTACT_TTL_SECONDS = 30 * 24 * 3600;
 /** The bank list is reused for an hour: it rarely changes and reads are limited. */
 const BANKS_TTL_MS = 3600 * 1000;
 
+/** What the network verified of a number (registered, its name for it): shared by every user. */
 export const contactKey = (phonenumber: string): string => `contact:${phonenumber}`;
+/** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen. */
+export const ownContactKey = (asker: Asker, phonenumber: string): string => `contact:${asker.channel}:${asker.userId}:${phonenumber}`;
+/** The ids of the collection requests one user made, newest last: the collections they see. */
+export const ownRequestsKey = (asker: Asker): string => `requests:${asker.channel}:${asker.userId}`;
+
+/** A user's requests are remembered 30 days (a request lives 24 h, its retries and collections a while longer). */
+const OWN_REQUESTS_TTL_SECONDS = 30 * 24 * 3600;
+/** The most requests remembered per user; older ones give way. */
+const OWN_REQUESTS_MAX = 200;
+/**
+ * How many of the organization's latest collections one read brings, to find a user's among them: one read
+ * of the 30 a minute, whatever the number of requests the user made.
+ */
+const OWN_COLLECTIONS_SEARCH = 100;
+
+/** What the shared record holds: only what the network said. */
+interface NetworkFacts {
+  registered: boolean;
+  nameOnNetwork?: string;
+  networkName?: string;
+}
+
+/** What one user's record of a number holds: the names they gave, and whether it could be paid. */
+interface OwnContact {
+  registered: boolean;
+  firstName?: string;
+  lastName?: string;
+}
+
+/** The asker when a service call names one (createPayment and createCollectionRequest may not). */
+const askerOf = (input: Partial<Asker>): Asker | undefined =>
+  input.channel && input.userId ? { channel: input.channel, userId: input.userId } : undefined;
+
+/** The id of the request a collection matched (an id before v3, the expanded request from v3), or ''. */
+function requestIdOf(c: Collection): string {
+  const request = c.collection_request;
+  if (request === null || request === undefined) return '';
+  return typeof request === 'object' ? String(request.id) : String(request);
+}
 
 /** The one mapping from a thrown error to the ServiceFailure a flow sees. */
 export function toFailure(error: unknown): ServiceFailure {
@@ -137,28 +177,42 @@ export function createServices(options: ServicesOptions): FlowServices {
     });
   }
 
-  async function keepContact(phonenumber: string, update: (previous: ContactCheck | undefined) => ContactCheck): Promise<void> {
-    const stored = await store.get(contactKey(phonenumber));
-    const next = update(stored?.snapshot as ContactCheck | undefined);
-    if ((await store.set(contactKey(phonenumber), next, stored?.version ?? null, CONTACT_TTL_SECONDS)) === null) {
-      logger.info({ phone: maskPhone(phonenumber) }, 'contact record changed meanwhile; kept the other write');
+  /** Writes a record computed from the one stored, with compare-and-set: computed again when another writer won. */
+  async function keep<T>(key: string, ttlSeconds: number, update: (previous: T | undefined) => T): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const stored = await store.get(key);
+      if ((await store.set(key, update(stored?.snapshot as T | undefined), stored?.version ?? null, ttlSeconds)) !== null) return;
     }
+    logger.warn({ record: key.split(':')[0] }, 'record kept changing; this write was given up');
   }
+
+  /** True when the asker's role lets them see every collection of the organization. */
+  const seesAll = (asker: Asker): boolean => policy.role(asker.channel as Channel, asker.userId)?.seeAllCollections === true;
+  /** The ids of the requests the asker made. */
+  const ownRequests = async (asker: Asker): Promise<Set<string>> =>
+    new Set(((await store.get(ownRequestsKey(asker)))?.snapshot as string[] | undefined) ?? []);
 
   return {
     verifyPin: (input) => policy.verifyPin(store, { ...input, channel: input.channel as Channel }),
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as Channel }),
 
-    async lookupContact({ phonenumber }) {
-      const stored = await store.get(contactKey(phonenumber));
-      return (stored?.snapshot as ContactCheck | undefined) ?? { known: false, registered: false };
+    async lookupContact({ phonenumber, ...asker }) {
+      const [own, shared] = await Promise.all([store.get(ownContactKey(asker, phonenumber)), store.get(contactKey(phonenumber))]);
+      const network = shared?.snapshot as NetworkFacts | undefined;
+      const mine = own?.snapshot as OwnContact | undefined;
+      const heard = { ...(network?.nameOnNetwork ? { nameOnNetwork: network.nameOnNetwork } : {}), ...(network?.networkName ? { networkName: network.networkName } : {}) };
+      if (!mine) return { known: false, registered: network?.registered ?? false, ...heard };
+      return { known: true, ...heard, ...mine };
     },
 
-    verifyContact: ({ phonenumber, firstName, lastName }) =>
+    verifyContact: ({ phonenumber, firstName, lastName, ...asker }) =>
       call('verifyContact', async () => {
         const contact = await client.contacts.create({ phone_number: phonenumber, first_name: firstName, last_name: lastName, metadata: { sync: '1' } });
-        const check = contactCheck(contact);
-        await keepContact(phonenumber, () => check);
+        // The service's contact may carry names someone else typed first: this user's own are the ones kept.
+        const check = { ...contactCheck(contact), firstName, lastName };
+        const { registered, nameOnNetwork, networkName } = check;
+        await keep<NetworkFacts>(contactKey(phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, ...(nameOnNetwork ? { nameOnNetwork } : {}), ...(networkName ? { networkName } : {}) }));
+        await keep<OwnContact>(ownContactKey(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, firstName, lastName }));
         return check;
       }),
 
@@ -183,13 +237,15 @@ export function createServices(options: ServicesOptions): FlowServices {
             },
             { duplicateCheckKey: input.duplicateCheckKey },
           );
-          await keepContact(input.phonenumber, (previous) => ({
-            registered: true,
-            ...previous,
-            known: true,
-            ...(input.firstName ? { firstName: input.firstName } : {}),
-            ...(input.lastName ? { lastName: input.lastName } : {}),
-          }));
+          const asker = askerOf(input);
+          if (asker) {
+            await keep<OwnContact>(ownContactKey(asker, input.phonenumber), CONTACT_TTL_SECONDS, (previous) => ({
+              registered: true,
+              ...previous,
+              ...(input.firstName ? { firstName: input.firstName } : {}),
+              ...(input.lastName ? { lastName: input.lastName } : {}),
+            }));
+          }
           return { id: String(payment.id), state: payment.state };
         },
         { id: '', state: 'submitted' },
@@ -223,18 +279,31 @@ export function createServices(options: ServicesOptions): FlowServices {
           const key = openRequestKey(input.phonenumber, input.amount, input.currency);
           const open = await store.get(key);
           await store.set(key, { id: String(request.id), chat: input.metadata.chat ?? '' }, open?.version ?? null, OPEN_REQUEST_TTL_SECONDS);
+          const asker = askerOf(input);
+          if (asker) await keep<string[]>(ownRequestsKey(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) => [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX));
           return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };
         },
         { id: '', status: 'submitted' },
       ),
 
-    claimCollection: (input) =>
-      call('claimCollection', async () =>
-        (await client.collections.claim({ amount: input.amount, remote_transaction_id: input.remoteTransactionId, phonenumber: input.phonenumber })).map(summary),
-      ),
+    claimCollection: ({ amount, remoteTransactionId, phonenumber, ...asker }) =>
+      call('claimCollection', async () => {
+        const found = await client.collections.claim({ amount, remote_transaction_id: remoteTransactionId, phonenumber });
+        if (seesAll(asker)) return found.map(summary);
+        // A collection no request matched is theirs to claim: they gave its amount, transaction id and sender.
+        const mine = await ownRequests(asker);
+        return found.filter((c) => requestIdOf(c) === '' || mine.has(requestIdOf(c))).map(summary);
+      }),
 
-    latestCollections: ({ limit }) =>
-      call('latestCollections', async () => (await client.collections.list({ limit, ordering: '-created' })).results.map(summary)),
+    latestCollections: ({ limit, ...asker }) =>
+      call('latestCollections', async () => {
+        if (seesAll(asker)) return (await client.collections.list({ limit, ordering: '-created' })).results.map(summary);
+        const mine = await ownRequests(asker);
+        // Nothing asked for, nothing to see: no read spent.
+        if (mine.size === 0) return [];
+        const latest = await client.collections.list({ limit: OWN_COLLECTIONS_SEARCH, ordering: '-created' });
+        return latest.results.filter((c) => mine.has(requestIdOf(c))).slice(0, limit).map(summary);
+      }),
 
     listDataBundles: ({ network, accountNumber }) =>
       call('listDataBundles', async () =>

@@ -4,7 +4,8 @@
  * A notifier failure throws, so the queue retries the job with backoff.
  */
 import type { Address, Channel, Notifier } from '../conversation/types.js';
-import type { Lang, Params } from '../../flows/types.js';
+import type { Lang } from '../../flows/types.js';
+import { fillTemplate } from '../conversation/text.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
 import { deliveryFor, requestOfCollection, type Delivery, type NotificationBody } from './events.js';
@@ -37,9 +38,6 @@ export interface DispatcherOptions {
 
 export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored';
 
-function fill(template: string, params: Params): string {
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
-}
 
 export function createDispatcher(options: DispatcherOptions) {
   const { marks, logger } = options;
@@ -59,7 +57,7 @@ export function createDispatcher(options: DispatcherOptions) {
     const template = catalogue[delivery.messageKey] ?? notifyMessages.en[delivery.messageKey] ?? delivery.messageKey;
     const params = { ...delivery.params };
     if (params.reason === '') params.reason = catalogue['notify.noReason'] ?? '';
-    return fill(template, params);
+    return fillTemplate(template, params);
   }
 
   async function send(delivery: Delivery, text: string): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import type { Express, Request, Response, NextFunction, RequestHandler } from 'express';
 import { readBody } from '../http/body.js';
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { sameSecret } from '../http/secret.js';
 import type { Logger } from '../log.js';
 import { notificationBody, type NotificationBody } from './events.js';
 import { verificationBody, type VerificationBody } from './verify.js';
@@ -22,17 +22,12 @@ export interface ReceiverOptions {
   logger: Logger;
 }
 
-/** Constant-time comparison of whole strings (hashing first hides the length too). */
-function same(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
-
 /** The Basic auth check as a route handler; none when no credentials are configured. */
 function checkBasicAuth(credentials: ReceiverOptions['basicAuth']): RequestHandler[] {
   if (!credentials) return [];
   return [(req: Request, res: Response, next: NextFunction) => {
     const expected = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
-    if (!same(req.get('authorization') ?? '', expected)) {
+    if (!sameSecret(req.get('authorization') ?? '', expected)) {
       res.set('WWW-Authenticate', 'Basic realm="notifications"').status(401).json({ detail: 'Invalid or missing credentials.' });
       return;
     }

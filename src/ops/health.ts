@@ -1,11 +1,13 @@
 /**
- * /healthz: the process is alive. /readyz: the session store answers and the service is reachable.
+ * /healthz: the process is alive. /readyz: the session store answers and the service is reachable; its status
+ * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.
  * The service check is an HTTP HEAD of its base address (any answer counts), at most once per `cacheMs`:
  * it never touches the API, whose reads are limited to 30 a minute. Added to the app itself, like every route
  * of the product: a Router mounted at the root would be walked by every request.
  */
 import type { Express } from 'express';
 import type { SessionStore } from '../conversation/types.js';
+import { hasOpsToken } from './ops-token.js';
 
 export interface HealthOptions {
   store: SessionStore;
@@ -16,6 +18,8 @@ export interface HealthOptions {
   /** Probe timeout, ms. Default 2000. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** OPS_TOKEN: the Bearer token /readyz's details need. Default none: details for everyone. */
+  opsToken?: string;
 }
 
 export function addHealthRoutes(app: Express, options: HealthOptions): void {
@@ -52,9 +56,9 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  app.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (req, res) => {
     const [store, service] = await Promise.all([storeReachable(), serviceReachable()]);
     const ok = store.ok && service.ok;
-    res.status(ok ? 200 : 503).json({ ok, store, service });
+    res.status(ok ? 200 : 503).json(hasOpsToken(req, options.opsToken) ? { ok, store, service } : { ok });
   });
 }

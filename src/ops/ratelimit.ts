@@ -1,20 +1,26 @@
 /**
- * A per-user request rate limit in front of the engine (an Engine decorator). Each Inbound (or channel turn: a
- * USSD request) costs one point
- * of the bucket `<channel>:<userId>`; a user past the limit is answered `common.tooFast` in their language
- * and the engine is not called at all (no session read, no flow step, no service call).
+ * Request rate limits, counted in memory (one process) or in Redis when REDIS_URL is set, so processes behind
+ * a load balancer share them (rate-limiter-flexible). When Redis is not ready, a memory limiter of the same
+ * size stands in (insurance), so a Redis outage neither blocks callers nor lifts the limit.
  *
- * Default: 30 messages per 10 seconds per user per channel (config RATE_LIMIT_MESSAGES and
- * RATE_LIMIT_WINDOW_SECONDS). A person tapping buttons or answering USSD screens sends a message every
- * second or two at most; 30 in 10 s is a script or a stuck client, and one such user must not starve the
- * others of the engine, the store or the service's 30 reads a minute.
- *
- * Counters live in memory (one process), or in Redis when REDIS_URL is set, so processes behind a load
- * balancer share them (rate-limiter-flexible, keys `momo:ratelimit:<channel>:<userId>`). When Redis is not
- * ready, a memory limiter of the same size stands in (insurance), so a Redis outage neither blocks users nor
- * lifts the limit.
+ * - Per user ({@link withRateLimit}, an Engine decorator): each Inbound (or channel turn: a USSD request)
+ *   costs one point of the bucket `<channel>:<userId>`; a user past the limit is answered `common.tooFast`
+ *   in their language and the engine is not called at all (no session read, no flow step, no service call).
+ *   Default: 30 messages per 10 seconds per user per channel (config RATE_LIMIT_MESSAGES and
+ *   RATE_LIMIT_WINDOW_SECONDS). A person tapping buttons or answering USSD screens sends a message every
+ *   second or two at most; 30 in 10 s is a script or a stuck client, and one such user must not starve the
+ *   others of the engine, the store or the service's 30 reads a minute. Keys `momo:ratelimit:<channel>:<user>`.
+ * - Per source ({@link sourceRateLimit}, express middleware): each request to the routes it is mounted on
+ *   (the USSD gateways, the service's notifications; any webhook route) costs one point of its caller's
+ *   address (an IPv6 caller's /64, which one host usually holds whole); past the limit: 429 with Retry-After
+ *   and a reason, before any body is read or any credential checked. Default 1000 requests per 10 s per
+ *   address (config SOURCE_RATE_LIMIT_REQUESTS and SOURCE_RATE_LIMIT_WINDOW_SECONDS). Keys
+ *   `momo:sourcelimit:<address>`. The address is the socket's, or the one TRUST_PROXY's hops forwarded:
+ *   behind a proxy not named there, every caller shares the proxy's address and so its budget.
  */
+import type { NextFunction, Request, Response } from 'express';
 import { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
@@ -49,32 +55,34 @@ function tooFast(lang: Lang, final: boolean): Prompt {
   return { text, final };
 }
 
+/** A limiter of `points` per `duration` seconds, shared in Redis when `redisUrl` is set; close() its connection. */
+function createLimiter(options: { points: number; duration: number; keyPrefix: string; redisUrl?: string; logger: Logger; name: string }) {
+  const { points, duration, keyPrefix, logger, name } = options;
+  const memory = new RateLimiterMemory({ points, duration, keyPrefix });
+  if (!options.redisUrl) return { limiter: memory as RateLimiterAbstract, close: async () => undefined };
+  // No offline queue: while Redis is away a call fails at once and the insurance limiter answers.
+  const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, `${name}: redis error; counting in memory meanwhile`));
+  const limiter = new RateLimiterRedis({ storeClient: redis, points, duration, keyPrefix, rejectIfRedisNotReady: true, insuranceLimiter: memory });
+  return {
+    limiter: limiter as RateLimiterAbstract,
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+function wholeNumbers(points: number, duration: number, names: [string, string]): void {
+  if (!Number.isInteger(points) || points < 1) throw new Error(`rate limit: ${names[0]} must be a whole number of at least 1`);
+  if (!Number.isInteger(duration) || duration < 1) throw new Error(`rate limit: ${names[1]} must be a whole number of at least 1`);
+}
+
 export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOptions): RateLimited<E> {
   const points = options.messages ?? DEFAULT_RATE_LIMIT_MESSAGES;
   const duration = options.windowSeconds ?? DEFAULT_RATE_LIMIT_WINDOW_SECONDS;
-  if (!Number.isInteger(points) || points < 1) throw new Error('rate limit: messages must be a whole number of at least 1');
-  if (!Number.isInteger(duration) || duration < 1) throw new Error('rate limit: windowSeconds must be a whole number of at least 1');
-  const keyPrefix = options.keyPrefix ?? 'momo:ratelimit';
+  wholeNumbers(points, duration, ['messages', 'windowSeconds']);
   const { logger } = options;
-
-  let redis: Redis | undefined;
-  let limiter: RateLimiterAbstract;
-  const memory = new RateLimiterMemory({ points, duration, keyPrefix });
-  if (options.redisUrl) {
-    // No offline queue: while Redis is away a call fails at once and the insurance limiter answers.
-    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'rate limit: redis error; counting in memory meanwhile'));
-    limiter = new RateLimiterRedis({
-      storeClient: redis,
-      points,
-      duration,
-      keyPrefix,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: memory,
-    });
-  } else {
-    limiter = memory;
-  }
+  const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:ratelimit', redisUrl: options.redisUrl, logger, name: 'rate limit' });
 
   async function langOf(inbound: Participant): Promise<Lang> {
     const stored = await options.store?.get(profileKey(inbound.channel, inbound.userId)).catch(() => null);
@@ -108,9 +116,6 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
     const decision = decide(undefined);
     return decision.kind === 'step' ? decision.after(refused) : decision.state;
   }
-  async function close(): Promise<void> {
-    if (redis) await redis.quit().catch(() => redis?.disconnect());
-  }
   // Everything else of the inner engine (drain, ...) is its own, called on it.
   const limited = new Proxy(engine, {
     get(target, property) {
@@ -122,4 +127,61 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
     },
   }) as RateLimited<E>;
   return limited;
+}
+
+/** Requests one address may send to the routes the per-source limit guards, per window. Default 1000. */
+export const DEFAULT_SOURCE_RATE_LIMIT_REQUESTS = 1000;
+/** The per-source window in seconds. Default 10. */
+export const DEFAULT_SOURCE_RATE_LIMIT_WINDOW_SECONDS = 10;
+
+export interface SourceRateLimitOptions {
+  /** Requests per window per address. Default {@link DEFAULT_SOURCE_RATE_LIMIT_REQUESTS}. */
+  requests?: number;
+  /** Window length in seconds. Default {@link DEFAULT_SOURCE_RATE_LIMIT_WINDOW_SECONDS}. */
+  windowSeconds?: number;
+  /** REDIS_URL: share counters between processes. Unset: counters in this process's memory. */
+  redisUrl?: string;
+  /** Prefix of the Redis keys. Default `momo:sourcelimit`. */
+  keyPrefix?: string;
+  logger: Logger;
+}
+
+/** The per-source limit as express middleware (mount it before the routes it guards); close() frees Redis. */
+export type SourceRateLimit = ((req: Request, res: Response, next: NextFunction) => void) & { close(): Promise<void> };
+
+/** The caller's bucket: its IPv4 address, or its IPv6 address's /64 (one host usually holds a whole /64). */
+export function sourceOf(address: string | undefined): string {
+  if (!address || !ipaddr.isValid(address)) return 'unknown';
+  const ip = ipaddr.process(address);
+  return ip.kind() === 'ipv6' ? `${ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/64`).toString()}/64` : ip.toString();
+}
+
+export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimit {
+  const points = options.requests ?? DEFAULT_SOURCE_RATE_LIMIT_REQUESTS;
+  const duration = options.windowSeconds ?? DEFAULT_SOURCE_RATE_LIMIT_WINDOW_SECONDS;
+  wholeNumbers(points, duration, ['requests', 'windowSeconds']);
+  const { logger } = options;
+  const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:sourcelimit', redisUrl: options.redisUrl, logger, name: 'source limit' });
+
+  const middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const source = sourceOf(req.ip);
+    limiter.consume(source, 1).then(
+      () => next(),
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) {
+          // The limiter itself failed (both stores): let the request through rather than refuse every caller.
+          logger.error({ err: rejection instanceof Error ? rejection.message : String(rejection) }, 'source limit: limiter failed, request let through');
+          next();
+          return;
+        }
+        const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+        // Once per window and source, not once per refused request (a flood must not flood the log too), and
+        // the route's first two segments only: a third may be a callback token.
+        const route = `${req.baseUrl}${req.path}`.split('/').slice(0, 3).join('/');
+        if (rejection.consumedPoints === points + 1) logger.warn({ source, route, retryInSeconds: seconds }, 'source limit: too many requests from one address');
+        res.set('Retry-After', String(seconds)).status(429).json({ detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.` });
+      },
+    );
+  };
+  return Object.assign(middleware, { close });
 }

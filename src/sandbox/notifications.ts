@@ -8,7 +8,9 @@
  * - a target whose certificate fails validation is not sent (the spec: "when validation fails the
  *   notification is not sent") and not retried: outcome `certificate_rejected`;
  * - `Authorization: Basic ...` when the organization has webhook credentials;
- * - every attempt lands in the delivery log (controls.deliveries(), GET /sandbox/deliveries).
+ * - every attempt lands in the delivery log (controls.deliveries(), GET /sandbox/deliveries) with its status
+ *   and timing, never the answer's body;
+ * - private, link-local and other internal addresses are never called (outbound.ts).
  */
 import type { Logger } from 'pino';
 import type { SandboxClock } from './clock.js';
@@ -31,9 +33,9 @@ export interface DeliveryRecord {
   at: string;
   /** HTTP status of the answer; null when none arrived. */
   status: number | null;
+  /** How long the attempt took, in ms of wall time (the answer's body is not kept: it is the target's business). */
+  duration_ms: number;
   error: string | null;
-  /** Start of the answer's body. */
-  response: string | null;
   outcome: 'delivered' | 'retry_scheduled' | 'failed' | 'webhook_deleted' | 'certificate_rejected';
 }
 
@@ -61,11 +63,13 @@ export class Notifications {
     if (!this.state.webhooks.has(hook.id)) return Promise.resolve();
     const headers = basicAuthHeaders(this.state.organizations.get(hook.organization)?.webhookAuth);
     const at = timestamp(this.clock.now());
+    const started = performance.now();
     const work = postJson(hook.target, { hook: this.render.webhook(hook), data: event.data }, { timeoutMs: DELIVERY_TIMEOUT_MS, headers }).then(
-      (res) => ({ status: res.status, response: res.text, error: null, certificate: false }),
-      (err: Error) => ({ status: null, response: null, error: err.message, certificate: isCertificateError(err) }),
+      (res) => ({ status: res.status, error: null, certificate: false }),
+      (err: Error) => ({ status: null, error: err.message, certificate: isCertificateError(err) }),
     );
-    return this.clock.track(work).then(({ status, response, error, certificate }) => {
+    return this.clock.track(work).then(({ status, error, certificate }) => {
+      const duration_ms = Math.round(performance.now() - started);
       const delivered = status !== null && status >= 200 && status < 300;
       let outcome: DeliveryRecord['outcome'];
       if (delivered) outcome = 'delivered';
@@ -86,8 +90,8 @@ export class Notifications {
         attempt,
         at,
         status,
+        duration_ms,
         error: error ?? (delivered || status === 410 ? null : `HTTP ${status}`),
-        response,
         outcome,
       });
       this.log.debug({ event: event.id, webhook: hook.id, attempt, status, outcome }, 'sandbox webhook notification');

@@ -240,7 +240,7 @@ export const delivery = z.looseObject({
   at: timestamp,
   status: z.number().int().nullable(),
   error: z.string().nullable(),
-  response: z.string().nullable(),
+  duration_ms: z.number().int(),
   outcome: z.enum(['delivered', 'retry_scheduled', 'failed', 'webhook_deleted', 'certificate_rejected']),
 });
 export const sms = z.looseObject({ to: z.string(), text: z.string(), at: timestamp });

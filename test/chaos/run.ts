@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { hashPin } from '../../src/conversation/policy.js';
 import { createLogger } from '../../src/log.js';
 import { PENDING_TTL_SECONDS } from '../../src/conversation/records.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -121,6 +122,9 @@ function classify(text: string): 'ack' | 'retry' {
   return 'retry';
 }
 
+/** The USSD gateway's callback token (USSD_CALLBACK_TOKEN): the instances run in production mode. */
+const CALLBACK_TOKEN = 'chaos-callback-token-0123456789';
+
 interface Slot {
   app?: RunningApp;
   port?: number;
@@ -185,6 +189,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const balancer = await new Balancer(livePorts).start();
 
   const productLogger = createLogger(process.env.CHAOS_LOG_LEVEL ?? 'warn', { write: (line: string) => options.productLog?.(line) });
+  // Production mode: a policy naming each USSD caller with their PIN (a * entry carries none), any Telegram
+  // user allowed to pay (opted in), and the gateway's callback token.
+  const base = 100000 + (seed % 800000);
+  const ussdPhone = (i: number) => `+256701${String((base + i) % 1_000_000).padStart(6, '0')}`;
+  const pin = hashPin('1234');
+  const payer = { flows: ['pay'], perPaymentLimit: { UGX: '1000000' }, dailyLimit: { UGX: '10000000' } };
+  const policy = {
+    roles: { payer },
+    users: { telegram: { '*': { role: 'payer' } }, slack: {}, ussd: Object.fromEntries(Array.from({ length: n }, (_, i) => [ussdPhone(i), { role: 'payer', pin }])) },
+  };
   const env = {
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -194,6 +208,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
     TELEGRAM_BOT_TOKEN: BOT_TOKEN,
     TELEGRAM_API_ROOT: bot.apiRoot,
+    ACCESS_POLICY: JSON.stringify(policy),
+    ALLOW_ANY_USER_MONEY: 'true',
+    USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+    // One client plays every gateway and Telegram from one address.
+    SOURCE_RATE_LIMIT_REQUESTS: '1000000',
   };
   const startInstance = async (slot: Slot) => {
     // Registration lists webhooks: keep the proxy's faults off it so every instance starts.
@@ -268,7 +287,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         const body = new URLSearchParams({ sessionId, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') }).toString();
         return deliver(
           hop++,
-          '/ussd/africastalking',
+          `/ussd/africastalking/${CALLBACK_TOKEN}`,
           () => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }),
           async (res) => {
             const text = await res.text();
@@ -421,12 +440,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // ---------------------------------------------------------------- the conversations
 
   const records: ConversationRecord[] = [];
-  const base = 100000 + (seed % 800000);
   for (let i = 0; i < n; i++) {
     const telegram = random() < (options.telegramShare ?? 0.25);
     records.push({
       channel: telegram ? 'telegram' : 'ussd',
-      chat: telegram ? `telegram:${7_000_000_000 + base * 1000 + i}` : `ussd:+256701${String((base + i) % 1_000_000).padStart(6, '0')}`,
+      chat: telegram ? `telegram:${7_000_000_000 + base * 1000 + i}` : `ussd:${ussdPhone(i)}`,
       confirmed: false,
       told: false,
       restarts: 0,

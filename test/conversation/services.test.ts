@@ -3,16 +3,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { OPEN_REQUEST_TTL_SECONDS, openRequestKey } from '../../src/conversation/records.js';
-import { contactKey, createServices } from '../../src/conversation/services.js';
+import { contactKey, createServices, ownContactKey } from '../../src/conversation/services.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';
 
 const PHONE = '+256772123456';
 const policy = new AccessPolicy({
-  roles: { clerk: { flows: ['pay'], perPaymentLimit: { UGX: '100' }, dailyLimit: { UGX: '100' } } },
-  users: { telegram: { u1: { role: 'clerk' } } },
+  roles: {
+    clerk: { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '100' }, dailyLimit: { UGX: '100' } },
+    auditor: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, seeAllCollections: true },
+  },
+  users: { telegram: { u1: { role: 'clerk' }, u2: { role: 'clerk' }, boss: { role: 'auditor' } } },
 });
+const U1 = { channel: 'telegram', userId: 'u1' };
+const U2 = { channel: 'telegram', userId: 'u2' };
 
 let server: ScriptedServer;
 beforeAll(async () => {
@@ -46,19 +51,28 @@ const payment = (over: object = {}) => ({ id: 41, state: 'submitted', descriptio
 describe('createServices', () => {
   it('verifyContact creates the contact with sync=1, and lookupContact then answers from the local record only', async () => {
     const { services } = setup();
-    expect(await services.lookupContact({ phonenumber: PHONE })).toEqual({ known: false, registered: false });
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({ known: false, registered: false });
     server.reply({ status: 201, body: contact });
-    const check = await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe' });
+    const check = await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
     expect(check).toEqual({ known: true, registered: true, nameOnNetwork: 'JANE A DOE', networkName: 'MTN', firstName: 'Jane', lastName: 'Doe' });
     expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/api/contacts', body: { phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', metadata: { sync: '1' } } });
-    expect(await services.lookupContact({ phonenumber: PHONE })).toEqual(check);
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual(check);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('the names one user gave a number are theirs; another user learns only what the network said', async () => {
+    const { services } = setup();
+    // The service's contact carries names someone typed when it was created: neither user gets them.
+    server.reply({ status: 201, body: { ...contact, first_name: 'Typed', last_name: 'Elsewhere' } });
+    expect(await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 })).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toEqual({ known: false, registered: true, nameOnNetwork: 'JANE A DOE', networkName: 'MTN' });
+    expect(await services.lookupContact({ phonenumber: PHONE, channel: 'ussd', userId: 'u1' })).toMatchObject({ known: false });
   });
 
   it('a number the network says is not registered reads as not registered', async () => {
     const { services } = setup();
     server.reply({ status: 201, body: { ...contact, phone_is_mm_registered: 'no' } });
-    expect((await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D' })).registered).toBe(false);
+    expect((await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 })).registered).toBe(false);
   });
 
   it('createPayment sends our Duplicate-Check-Key and remembers the contact', async () => {
@@ -74,11 +88,14 @@ describe('createServices', () => {
       firstName: 'Jane',
       lastName: 'Doe',
       metadata: { chat: 'telegram:1' },
+      ...U1,
     });
     expect(result).toEqual({ id: '41', state: 'submitted' });
     expect(server.header('duplicate-check-key')).toEqual(['run-9:pay']);
     expect(server.requests[0]?.body).toMatchObject({ phonenumber: PHONE, payment_type: 'money', amount: '1500.5', metadata: { chat: 'telegram:1' }, first_name: 'Jane' });
-    expect((await store.get(contactKey(PHONE)))?.snapshot).toEqual({ known: true, registered: true, firstName: 'Jane', lastName: 'Doe' });
+    expect((await store.get(ownContactKey(U1, PHONE)))?.snapshot).toEqual({ registered: true, firstName: 'Jane', lastName: 'Doe' });
+    // Names typed by a payer are nobody else's: the shared record holds only what the network verified.
+    expect(await store.get(contactKey(PHONE))).toBeNull();
   });
 
   it('a bank payment sends the bank fields without a payment type', async () => {
@@ -149,7 +166,7 @@ describe('createServices', () => {
   it('logs failures without phone numbers or keys', async () => {
     const { services, lines } = setup();
     server.reply({ status: 400, body: { phone_number: [`${PHONE} is not valid`] } });
-    await failureOf(services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D' }));
+    await failureOf(services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 }));
     const log = lines.join('');
     expect(log).toContain('"code":"validation"');
     expect(log).not.toContain(PHONE);
@@ -187,7 +204,7 @@ describe('createServices', () => {
     expect(OPEN_REQUEST_TTL_SECONDS).toBeGreaterThan(0);
   });
 
-  it('latest collections are asked newest first and summarised with the sender', async () => {
+  it('latest collections are asked newest first and summarised with the sender (a role that sees all)', async () => {
     const { services } = setup();
     server.reply({
       body: {
@@ -197,12 +214,26 @@ describe('createServices', () => {
         results: [{ id: 9, amount: 700, currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remote_transaction_id: 'TX', payment_date: '2026-01-01', contact: { ...contact } }],
       },
     });
-    expect(await services.latestCollections({ limit: 3 })).toEqual([
+    expect(await services.latestCollections({ limit: 3, channel: 'telegram', userId: 'boss' })).toEqual([
       { id: '9', amount: '700', currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remoteTransactionId: 'TX', paymentDate: '2026-01-01', senderName: 'Jane Doe' },
     ]);
     expect(server.requests[0]?.url).toMatch(/^\/api\/collections\?/);
     expect(server.requests[0]?.url).toContain('ordering=-created');
     expect(server.requests[0]?.url).toContain('limit=3');
+  });
+
+  it('latest collections of a user without seeAllCollections: those of their own requests, and no read when they made none', async () => {
+    const { services } = setup();
+    expect(await services.latestCollections({ limit: 5, ...U1 })).toEqual([]);
+    expect(server.requests).toHaveLength(0);
+    server.reply({ status: 201, body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending' } });
+    await services.createCollectionRequest({ duplicateCheckKey: 'r5', phonenumber: PHONE, amount: '2000', currency: 'UGX', reason: 'fees', sendInstructions: false, metadata: {}, ...U1 });
+    const collection = (id: number, request: unknown) => ({ id, amount: 2000, currency: 'UGX', phonenumber: PHONE, status: 'successful', collection_request: request });
+    const page = { body: { count: 3, next: null, previous: null, results: [collection(11, { id: 6, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'successful' }), collection(12, 5), collection(13, null)] } };
+    server.reply(page, page);
+    expect((await services.latestCollections({ limit: 5, ...U1 })).map((c) => c.id)).toEqual(['12']);
+    expect((await services.latestCollections({ limit: 5, ...U2 })).map((c) => c.id)).toEqual([]);
+    expect(server.requests.filter((r) => r.url.startsWith('/api/collections'))).toHaveLength(1);
   });
 
   it('validateCandidate returns the name and the gsmNo to buy with, or not_found', async () => {

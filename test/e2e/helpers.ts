@@ -6,7 +6,10 @@ export async function startProduct(env: Record<string, string> = {}): Promise<Ru
   return startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env }));
 }
 
-/** An Africa's Talking session: every answer so far joined by `*`, as the gateway sends it. */
+/**
+ * An Africa's Talking session: every answer so far joined by `*`, as the gateway sends it. `path` is the
+ * callback route: `/ussd/africastalking/<USSD_CALLBACK_TOKEN>` in production.
+ */
 export class AtSession {
   private readonly answers: string[] = [];
   readonly screens: string[] = [];
@@ -14,10 +17,11 @@ export class AtSession {
     private readonly url: string,
     readonly phoneNumber: string,
     readonly sessionId = `at-${Math.random().toString(36).slice(2)}`,
+    private readonly path = '/ussd/africastalking',
   ) {}
 
   private async post(): Promise<string> {
-    const res = await fetch(`${this.url}/ussd/africastalking`, {
+    const res = await fetch(`${this.url}${this.path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({

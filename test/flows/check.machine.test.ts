@@ -50,7 +50,7 @@ describe('check machine: the model', () => {
     expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) {
       const child = Object.values(path.state.children as Record<string, { options?: { input?: unknown } }>)[0];
-      expect(child?.options?.input).toEqual({ amount: '1500', remoteTransactionId: 'TX123', phonenumber: '+256772123456' });
+      expect(child?.options?.input).toEqual({ amount: '1500', remoteTransactionId: 'TX123', phonenumber: '+256772123456', channel: 'telegram', userId: 'user-1' });
     }
   });
 
@@ -65,7 +65,7 @@ describe('check machine: latest collections', () => {
   it('lists the latest five as choices and shows the details of the one picked', async () => {
     const flow = await drive([[chosen('latest'), 'choosingCollection']], { answers: { latestCollections: listed } });
     let s = flow.snapshot();
-    expect(flow.calls).toEqual([{ service: 'latestCollections', input: { limit: 5 } }]);
+    expect(flow.calls).toEqual([{ service: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } }]);
     expect(currentView(s)?.choices).toEqual([
       { id: 'c1', text: { key: 'check.collectionLine', params: { amount: '1500', currency: 'UGX', date: '2026-01-01 10:00' } } },
       { id: 'c2', text: { key: 'check.collectionLine', params: { amount: '250.5', currency: 'KES', date: '2026-01-02 08:30' } } },
@@ -110,7 +110,7 @@ describe('check machine: finding a payment received', () => {
   it('claims with the amount, the transaction id and the full number, and shows status and sender', async () => {
     const flow = await drive(FIND, { answers: { claimCollection: { output: [collection('c1', { senderName: undefined, status: 'pending' })] } } });
     expect(flow.calls).toEqual([
-      { service: 'claimCollection', input: { amount: '1500', remoteTransactionId: 'TX-c1', phonenumber: '+256772123456' } },
+      { service: 'claimCollection', input: { amount: '1500', remoteTransactionId: 'TX-c1', phonenumber: '+256772123456', channel: 'telegram', userId: 'user-1' } },
     ]);
     expect(currentView(flow.snapshot())?.text).toMatchObject({
       key: 'check.details',

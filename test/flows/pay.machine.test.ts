@@ -214,7 +214,7 @@ describe('pay machine: the network check', () => {
   it('a matching name in another case and order goes straight to the summary', async () => {
     const flow = await drive(MONEY, { answers: { verifyContact: verified('DOE JANE') } });
     expect(flow.snapshot().value).toBe('confirming');
-    expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({ phonenumber: '+256772123456', firstName: 'Jane', lastName: 'Doe' });
+    expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({ phonenumber: '+256772123456', firstName: 'Jane', lastName: 'Doe', channel: 'telegram', userId: 'user-1' });
   });
 
   it("a different name shows the network's name; confirming pays, another number starts again from the phone", async () => {
@@ -281,6 +281,7 @@ describe('pay machine: creating the payment', () => {
     ]);
     expect(money.calls.filter((c) => c.service === 'createPayment').map((c) => c.input)).toEqual([
       {
+        channel: 'telegram', userId: 'user-1',
         duplicateCheckKey: 'run-1:pay',
         paymentType: 'money',
         phonenumber: '+256772123456',
@@ -297,6 +298,7 @@ describe('pay machine: creating the payment', () => {
 
     const bank = await drive([...BANK, [chosen('confirm'), 'done']], { answers: { lookupContact: knownNumber } });
     expect(bank.calls.find((c) => c.service === 'createPayment')?.input).toEqual({
+      channel: 'telegram', userId: 'user-1',
       duplicateCheckKey: 'run-1:pay',
       paymentType: 'bank',
       phonenumber: '+256772123456',

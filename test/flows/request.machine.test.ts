@@ -126,6 +126,7 @@ describe('request machine: creating the request', () => {
       {
         service: 'createCollectionRequest',
         input: {
+          channel: 'telegram', userId: 'user-1',
           duplicateCheckKey: 'run-1:request',
           phonenumber: '+254712345678',
           amount: '25000',

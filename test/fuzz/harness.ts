@@ -70,8 +70,9 @@ export async function startFuzzProduct(env: Record<string, string> = {}, logger:
       SLACK_API_URL: slack.apiUrl,
       MOMO_WEBHOOK_USER: WEBHOOK_USER,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
-      // The fuzzer is one very busy user; the limit has its own security test.
+      // The fuzzer is one very busy user from one address; the limits have their own security tests.
       RATE_LIMIT_MESSAGES: '1000000',
+      SOURCE_RATE_LIMIT_REQUESTS: '1000000',
       ...env,
     }),
     { logger },

@@ -1,7 +1,7 @@
 /**
  * Nobody continues or reads another person's conversation: a USSD session id reused with another phone
- * number (on the same gateway and on another one), a Slack button pressed by another user, a Telegram
- * button pressed (or an answer typed) by another member of a group chat.
+ * number (on the same gateway and on another one), a Slack button pressed by another user; and no flow runs
+ * in a Telegram group, where every member would read its screens.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
@@ -95,19 +95,26 @@ describe('Slack', () => {
 });
 
 describe('Telegram group chat', () => {
-  it('another member can neither press the buttons of someone\'s flow nor answer its questions', async () => {
+  it('runs no flow in a group: a command gets a pointer to the private chat, a pressed button a toast, and nothing moves', async () => {
+    const before = payments();
     const group = -100555;
     const ann = new TelegramUser(product, 8001, group);
     const ben = new TelegramUser(product, 8002, group);
-    expect(await ann.say('/pay')).toMatch(/What do you want to send/);
-    const annsMenu = ann.screen();
-    // Ben presses Ann's "Mobile money".
-    const afterBen = await ben.press('Mobile money', annsMenu);
-    expect(afterBen).not.toMatch(/phone number of the person/);
-    // Ben types an answer into the chat.
-    expect(await ben.say('0772000001')).not.toMatch(/first name/i);
-    // Ann's flow is where she left it.
-    expect(await ann.press('Mobile money', annsMenu)).toMatch(/phone number of the person/);
-    expect(await ann.say('0772000001')).toMatch(/first name|amount/i);
+    // Before, /pay in a group showed Ann's payment screens (amounts, names) to everyone in it.
+    for (const command of ['/pay', '/start', '/check', '/pin', '/data', '/request']) {
+      const answer = await ann.say(command);
+      expect(answer).toMatch(/only in a private chat.*https:\/\/t\.me\//);
+      expect(ann.screen().keyboard).toEqual([]);
+    }
+    // Members talking to each other are not answered.
+    const sent = product.bot.calls.length;
+    expect((await ben.post({ message: { message_id: 1, date: 1, chat: { id: group, type: 'group', title: 'Shop' }, from: { id: 8002, is_bot: false, first_name: 'Ben' }, text: '0772000001' } as never })).status).toBe(200);
+    expect(product.bot.calls.length).toBe(sent);
+    // A button press in the group (an old keyboard, a forged callback) is a toast, not a step.
+    await ben.pressData('c:0', 1);
+    expect(product.bot.calls.filter((c) => c.method === 'answerCallbackQuery').at(-1)?.payload.text).toMatch(/only in a private chat/);
+    // In the private chat the same user gets the flow.
+    expect(await new TelegramUser(product, 8001).say('/pay')).toMatch(/What do you want to send/);
+    expect(payments()).toBe(before);
   });
 });

@@ -9,14 +9,14 @@ import { MemoryStore } from '../../src/conversation/memory-store.js';
 import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
 import { commonMessages } from '../../flows/messages/common.js';
 import { createLogger } from '../../src/log.js';
-import { DEFAULT_RATE_LIMIT_MESSAGES, DEFAULT_RATE_LIMIT_WINDOW_SECONDS, withRateLimit } from '../../src/ops/ratelimit.js';
+import { REDIS_URL } from '../conversation/redis-helper.js';
+import { DEFAULT_RATE_LIMIT_MESSAGES, DEFAULT_RATE_LIMIT_WINDOW_SECONDS, sourceOf, withRateLimit } from '../../src/ops/ratelimit.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
 
 const TOO_FAST = commonMessages.en['common.tooFast']!;
 const TOO_FAST_SW = commonMessages.sw['common.tooFast']!;
-const REDIS_URL = 'redis://127.0.0.1:6379/5';
 const logger = createLogger('silent');
 
 class CountingEngine implements Engine {
@@ -112,6 +112,18 @@ describe('withRateLimit', () => {
       await a.close();
       await b.close();
     });
+  });
+});
+
+describe('sourceOf (the per-source bucket)', () => {
+  it('is the IPv4 address, an IPv4 caller on a dual-stack socket as IPv4, and an IPv6 caller\'s /64', () => {
+    expect(sourceOf('196.201.214.9')).toBe('196.201.214.9');
+    expect(sourceOf('::ffff:196.201.214.9')).toBe('196.201.214.9');
+    // One host holds a whole /64: changing its last 64 bits does not make a new source.
+    expect(sourceOf('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(sourceOf('2001:db8:1:2:ffff::9')).toBe('2001:db8:1:2::/64');
+    expect(sourceOf('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(sourceOf(undefined)).toBe('unknown');
   });
 });
 

@@ -10,6 +10,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPin } from '../../src/conversation/policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { AtSession } from '../e2e/helpers.js';
@@ -19,6 +20,13 @@ const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const API_KEY = 'shutdown-key';
 const FAST_USER = '+256701888001';
 const LATE_USER = '+256701888002';
+/** Production mode: each USSD user with their PIN, and the gateway's callback token. */
+const CALLBACK_TOKEN = 'shutdown-callback-token-0123';
+const payer = { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '100000' } };
+const POLICY = JSON.stringify({
+  roles: { payer },
+  users: { telegram: {}, slack: {}, ussd: { [FAST_USER]: { role: 'payer', pin: hashPin('1234') }, [LATE_USER]: { role: 'payer', pin: hashPin('1234') } } },
+});
 
 let sandbox: Sandbox;
 let sandboxServer: Server;
@@ -91,6 +99,8 @@ function startChild(): Promise<{ url: string; exit: Promise<number | null>; outp
       MOMO_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
       MOMO_API_KEY: API_KEY,
       REDIS_URL,
+      ACCESS_POLICY: POLICY,
+      USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -113,7 +123,7 @@ function startChild(): Promise<{ url: string; exit: Promise<number | null>; outp
 
 /** A USSD payment up to the PIN screen. */
 async function upToPin(url: string, phone: string): Promise<AtSession> {
-  const ussd = new AtSession(url, phone);
+  const ussd = new AtSession(url, phone, undefined, `/ussd/africastalking/${CALLBACK_TOKEN}`);
   await ussd.dial();
   for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
   expect(ussd.screens.at(-1)).toMatch(/PIN/);

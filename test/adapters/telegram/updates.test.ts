@@ -40,7 +40,12 @@ describe('readUpdate', () => {
     const groupPhoto: Update = { update_id: 6, message: { message_id: 1, date: 1, chat: group, from, photo: [] } };
     expect(readUpdate(groupPhoto, BOT)).toBeNull();
     const groupText: Update = { update_id: 7, message: { message_id: 2, date: 1, chat: group, from, text: '/pay' } };
-    expect(readUpdate(groupText, BOT)).toMatchObject({ kind: 'message', origin: { conversationId: '-100:7', userId: '7' }, request: { start: 'pay' } });
+    // Flows run only in private chats: a command in a group is answered with a pointer there.
+    expect(readUpdate(groupText, BOT)).toEqual({ kind: 'group', chatId: -100, origin: { channel: 'telegram', conversationId: '-100:7', userId: '7', messageId: '7' } });
+    const groupHelp: Update = { update_id: 8, message: { message_id: 3, date: 1, chat: group, from, text: '/help' } };
+    expect(readUpdate(groupHelp, BOT)).toMatchObject({ kind: 'message', request: 'help' });
+    const groupChatter: Update = { update_id: 9, message: { message_id: 4, date: 1, chat: group, from, text: '0772000001' } };
+    expect(readUpdate(groupChatter, BOT)).toBeNull();
   });
 
   it('reads a callback query of our buttons, and of foreign data as no button', () => {

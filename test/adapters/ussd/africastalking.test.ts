@@ -157,6 +157,8 @@ describe("Africa's Talking over HTTP", () => {
       serviceCode: '*1#',
       deadlineMs: 1000,
       logger,
+      access: { open: true },
+      digestKey: 'test-digest-key',
     });
     const served = await listen(server);
     try {
@@ -240,7 +242,7 @@ describe('body parsers stay on the USSD routes', () => {
   it('leaves other routes of the same app with an unread body', async () => {
     const server = express();
     const { logger } = captureLogger();
-    addUssdRoutes(server, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger });
+    addUssdRoutes(server, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger, access: { open: true }, digestKey: 'test-digest-key' });
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');

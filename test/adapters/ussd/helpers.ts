@@ -140,6 +140,9 @@ export async function startUssd(overrides: Partial<Omit<UssdRoutesOptions, 'engi
     serviceCode: '*384*123#',
     deadlineMs: 1000,
     logger,
+    access: { open: true },
+    digestKey: 'test-digest-key',
+    simulator: true,
     ...options,
   });
   const served = await listen(app);

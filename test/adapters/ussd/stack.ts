@@ -46,7 +46,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs },
     logger,
   });
-  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs, logger });
+  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs, logger, access: { open: true }, digestKey: 'test-digest-key' });
   return {
     url: served.url,
     sandbox,

@@ -1,0 +1,73 @@
+/**
+ * Who may call a gateway's routes. A USSD gateway's request names the caller's phone number, and that
+ * number is the user's identity: whoever can post to these routes can act as any user. So in production a
+ * gateway route is served only with a way to tell the gateway from everyone else:
+ * - a secret as the callback URL's last path segment, `POST /ussd/<gateway>/<USSD_CALLBACK_TOKEN>`, compared
+ *   in constant time; a request with another last segment falls through to the app's 404, as an unknown path;
+ * - and/or an allow-list of the gateway's addresses (USSD_ALLOWED_IPS, IPv4 and IPv6 CIDR ranges) checked
+ *   against the caller's address, `req.ip`: the socket's address, or with TRUST_PROXY the one its named
+ *   proxy hops forwarded. A caller outside it gets 403.
+ * With neither, the route is not served. With the embedded sandbox (a demo on a laptop) the routes are also
+ * served open, at `/ussd/<gateway>`, as the simulator and `npm run ussd` post.
+ *
+ * Every route of a gateway (its callback, its end-of-session or events reports) is added with
+ * {@link addGatewayRoute}, so each takes the same protection.
+ */
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import ipaddr from 'ipaddr.js';
+import { sameSecret } from '../../src/http/secret.js';
+
+export interface GatewayAccess {
+  /**
+   * USSD_CALLBACK_TOKEN: each route is served at `<path>/<token>`. Unset: no token route. The product refuses
+   * a token shorter than 16 characters (src/config.ts).
+   */
+  token?: string;
+  /**
+   * USSD_ALLOWED_IPS: addresses or CIDR ranges the caller's address must be in, on every route of the
+   * gateway (the token route too). Unset: any address.
+   */
+  allowedIps?: readonly string[];
+  /** Also serve `<path>` itself to anyone: only with the embedded sandbox (the demo), never in production. */
+  open: boolean;
+}
+
+/** True when the routes are served at all (see the file comment). */
+export function isServed(access: GatewayAccess): boolean {
+  return access.open || access.token !== undefined || access.allowedIps !== undefined;
+}
+
+/** A matcher of addresses against CIDR ranges (a bare address is its own /32 or /128). */
+export function addressMatcher(entries: readonly string[]): (address: string | undefined) => boolean {
+  const ranges = entries.map((entry) => (entry.includes('/') ? ipaddr.parseCIDR(entry) : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as const)));
+  return (address) => {
+    if (!address || !ipaddr.isValid(address)) return false;
+    // An IPv4 caller on a dual-stack socket shows as ::ffff:a.b.c.d: compare it as the IPv4 address it is.
+    const ip = ipaddr.process(address);
+    return ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
+  };
+}
+
+/**
+ * Adds `POST <path>` for a gateway with the protection `access` gives (see the file comment). Returns false
+ * when the route is not served.
+ */
+export function addGatewayRoute(app: Express, access: GatewayAccess, path: string, ...handlers: RequestHandler[]): boolean {
+  if (!isServed(access)) return false;
+  const guards: RequestHandler[] = [];
+  if (access.allowedIps) {
+    const allowed = addressMatcher(access.allowedIps);
+    guards.push((req: Request, res: Response, next: NextFunction) => {
+      if (allowed(req.ip)) return next();
+      res.status(403).json({ detail: 'This address may not call the USSD gateway routes (USSD_ALLOWED_IPS).' });
+    });
+  }
+  if (access.token !== undefined) {
+    const token = access.token;
+    // Another last segment is not this route: on to the next one, and to the app's 404 when none takes it.
+    const tokenGuard = (req: Request, _res: Response, next: NextFunction) => next(sameSecret(String(req.params.callbackToken), token) ? undefined : 'route');
+    app.post(`${path}/:callbackToken`, tokenGuard, ...guards, ...handlers);
+  }
+  if (access.open || access.token === undefined) app.post(path, ...guards, ...handlers);
+  return true;
+}
