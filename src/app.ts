@@ -106,7 +106,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     defaultCountry: config.DEFAULT_COUNTRY,
     currencies: config.CURRENCIES,
     sessionTtlSeconds: config.SESSION_TTL_SECONDS,
-    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS },
+    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
     onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
     logger,

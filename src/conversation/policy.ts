@@ -14,11 +14,13 @@
  *     "users": {
  *       "telegram": { "123456789": { "role": "teller" } },
  *       "slack": { "U0123ABCD": { "role": "teller" } },
- *       "ussd": { "+256772123456": { "role": "teller", "pin": "scrypt$<salt>$<hash>" } }
+ *       "ussd": { "+256772123456": { "role": "teller", "pin": "scrypt$<salt>$<hash>" } },
+ *       "whatsapp": { "256772123456": { "role": "teller" } }
  *     }
  *   }
  *
- * Users are keyed per channel by Telegram user id, Slack user id or USSD phone number (`+` format); `*`
+ * Users are keyed per channel by Telegram user id, Slack user id, USSD phone number (`+` format) or WhatsApp
+ * `wa_id` (the number in digits as Meta sends it; an entry written `+256...` matches it too); `*`
  * matches every other user of that channel. Limits are decimal strings per currency, `*` for any currency
  * not listed; a currency with neither is refused. Daily totals count per user, currency and UTC day.
  * A PIN is stored as `scrypt$salt$hash` (base64url), made with {@link hashPin}; three wrong tries lock it
@@ -61,7 +63,7 @@ const policySchema = z
       z.string(),
       z.object({ flows: z.array(z.enum(POLICY_FLOWS)), perPaymentLimit: limits, dailyLimit: limits }),
     ),
-    users: z.object({ telegram: users, slack: users, ussd: users }).strict(),
+    users: z.object({ telegram: users, slack: users, ussd: users, whatsapp: users }).strict(),
   })
   .superRefine((policy, ctx) => {
     for (const [channel, entries] of Object.entries(policy.users)) {
@@ -99,7 +101,7 @@ export function demoPolicy(): PolicyDocument {
         dailyLimit: { UGX: '2000000', KES: '100000', '*': '5000' },
       },
     },
-    users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } } },
+    users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } }, whatsapp: { '*': demo } },
   };
 }
 
@@ -129,7 +131,8 @@ export class AccessPolicy {
 
   private user(channel: Channel, userId: string): { role: string; pin?: string } | undefined {
     const users = this.doc.users[channel];
-    return users[userId] ?? users['*'];
+    // A wa_id is digits; operators often write the number with its `+`.
+    return users[userId] ?? (channel === 'whatsapp' ? users[`+${userId}`] : undefined) ?? users['*'];
   }
 
   /** The user's role, or undefined for someone the policy does not know. */

@@ -21,6 +21,7 @@ const CHANNEL_BY_PREFIX: Record<string, string> = {
   simulator: 'ussd',
   telegram: 'telegram',
   slack: 'slack',
+  whatsapp: 'whatsapp',
   notifications: 'notifications',
   api: 'sandbox',
   vending: 'sandbox',
