@@ -6,7 +6,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config.js';
+import { whatsappOn, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
@@ -18,6 +18,7 @@ import { createNotifications, ensureWebhooks, type SmsSender } from './notificat
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
+import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { addHealthRoutes } from './ops/health.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -158,6 +159,25 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     closers.push(() => slack.stop());
   }
 
+  let whatsapp: WhatsApp | undefined;
+  if (whatsappOn(config)) {
+    whatsapp = createWhatsApp({
+      token: config.WHATSAPP_TOKEN!,
+      phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
+      appSecret: config.WHATSAPP_APP_SECRET!,
+      verifyToken: config.WHATSAPP_VERIFY_TOKEN!,
+      apiUrl: config.WHATSAPP_API_URL,
+      template: config.WHATSAPP_TEMPLATE_OUTCOME,
+      readReceipts: config.WHATSAPP_READ_RECEIPTS,
+      engine,
+      store,
+      logger,
+      counters: metrics.whatsapp,
+    });
+    app.use(whatsapp.router);
+    notifiers.whatsapp = whatsapp.notifier;
+  }
+
   const notifications = createNotifications({
     store,
     redisUrl: config.REDIS_URL,
@@ -218,6 +238,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
+      // WhatsApp's webhook answers before its messages are worked: they finish before the runs are drained.
+      await whatsapp?.idle();
       // Runs past their deadline finish and tell their chats before the notifiers go away.
       await engine.drain();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));

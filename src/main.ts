@@ -2,7 +2,7 @@
  * `npm start`: reads the environment, starts the product, prints where everything is, and shuts down
  * gracefully on SIGTERM/SIGINT (stop taking requests, finish those in flight and the queued jobs held).
  */
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, WHATSAPP_SETTINGS, whatsappOn } from './config.js';
 import { startApp } from './app.js';
 import { createLogger } from './log.js';
 
@@ -37,6 +37,8 @@ async function main(): Promise<void> {
   }
   lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
+  const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}/whatsapp/webhook`;
+  lines.push(`  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`);
   lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
   console.log(lines.join('\n'));
 
