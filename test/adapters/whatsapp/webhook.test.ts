@@ -34,14 +34,15 @@ describe('GET /whatsapp/webhook (Meta\'s verification)', () => {
 
   it('refuses a wrong or missing verify token, or another mode, with 403 and echoes nothing', async () => {
     harness = await startHarness(echo());
-    for (const query of [
+    const queries: Array<Record<string, string>> = [
       { 'hub.mode': 'subscribe', 'hub.verify_token': `${VERIFY_TOKEN}x`, 'hub.challenge': '42' },
       { 'hub.mode': 'subscribe', 'hub.verify_token': VERIFY_TOKEN.slice(0, -1), 'hub.challenge': '42' },
       { 'hub.mode': 'subscribe', 'hub.verify_token': '', 'hub.challenge': '42' },
       { 'hub.mode': 'subscribe', 'hub.challenge': '42' },
       { 'hub.mode': 'unsubscribe', 'hub.verify_token': VERIFY_TOKEN, 'hub.challenge': '42' },
       {},
-    ]) {
+    ];
+    for (const query of queries) {
       const answer = await verify(harness.url, query);
       expect(answer.status).toBe(403);
       expect(answer.text).toMatch(/Verification refused/);
