@@ -81,6 +81,7 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
         await chats.update(waId, delivered(missed.length));
       }
       const action = readMessage(message, before.shown);
+      logger.debug({ user: maskPhone(waId), type: message.type, action: action.kind }, 'whatsapp: message');
       switch (action.kind) {
         case 'ignore':
           return;
