@@ -96,9 +96,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const services = createServices({ client, policy, store, logger });
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
-  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed.
+  let whatsapp: WhatsApp | undefined;
+  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
   const tellLate = async (address: Address, prompt: Prompt) => {
-    if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
+    if (address.channel === 'whatsapp' && whatsapp) await whatsapp.showLate(address, prompt);
+    else if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
   };
   const engine = withRateLimit(createEngine({
     store,
@@ -159,7 +161,6 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     closers.push(() => slack.stop());
   }
 
-  let whatsapp: WhatsApp | undefined;
   if (whatsappOn(config)) {
     whatsapp = createWhatsApp({
       token: config.WHATSAPP_TOKEN!,

@@ -5,7 +5,7 @@
  * the message read against the prompt shown (inbound.ts), the engine asked, its prompt sent (render.ts) and
  * recorded. Status callbacks are counted and failures logged; they are never answered.
  */
-import type { Engine, SessionStore } from '../../src/conversation/types.js';
+import type { Engine, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';
@@ -43,6 +43,11 @@ export interface MessageHandler {
   accept(message: IncomingMessage): void;
   /** Records a status callback. */
   status(status: MessageStatus): void;
+  /**
+   * Shows a prompt the engine settled on after answering "processing" (its buttons too), in the user's
+   * order. The user wrote moments ago, so the 24-hour window is open.
+   */
+  showLate(waId: string, prompt: Prompt): Promise<void>;
 }
 
 export function createMessageHandler(deps: HandlerDeps): MessageHandler {
@@ -53,7 +58,7 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
   }
 
   /** Sends page `page` of a prompt and records it as the one the chat shows. */
-  async function show(waId: string, prompt: ShownPrompt['prompt'], page: number, earlier: string[] = []): Promise<void> {
+  async function show(waId: string, prompt: Prompt, page: number, earlier: string[] = []): Promise<void> {
     let last: string | undefined;
     for (const message of renderPrompt(prompt, page)) last = await api.send(waId, message);
     const messageIds = last === undefined ? earlier : [...earlier, last].slice(-20);
@@ -122,6 +127,9 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
         const [error] = status.errors ?? [];
         logger.warn({ to: maskPhone(status.recipient_id), code: error?.code, title: error?.title }, 'whatsapp: a message was not delivered');
       }
+    },
+    showLate(waId, prompt) {
+      return queue.run(waId, () => show(waId, prompt, 0));
     },
   };
 }

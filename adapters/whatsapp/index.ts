@@ -7,7 +7,7 @@
  */
 import type { Router } from 'express';
 import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
-import type { Engine, Notifier, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Engine, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { createChatRecords } from './chat-record.js';
 import { createGraphApi, type MessageCounter, type RetryOptions } from './graph-api.js';
@@ -54,6 +54,11 @@ export interface WhatsApp {
   /** GET and POST /whatsapp/webhook. Mount at the app's root. */
   router: Router;
   notifier: Notifier;
+  /**
+   * The engine's answer to a message it first answered "processing" (EngineOptions.onLateOutcome): shown
+   * with its buttons or list, so the next tap is read against it.
+   */
+  showLate(address: Address, prompt: Prompt): Promise<void>;
   /** Resolves when every message taken so far has been worked (shutdown: before the engine is drained). */
   idle(): Promise<void>;
 }
@@ -78,6 +83,7 @@ export function createWhatsApp(options: WhatsAppOptions): WhatsApp {
   return {
     router: createWebhookRouter({ appSecret: options.appSecret, verifyToken: options.verifyToken, phoneNumberId: options.phoneNumberId, handler, logger }),
     notifier: createWhatsAppNotifier({ api, chats, queue, template: options.template, counter: counters, logger, now }),
+    showLate: (address, prompt) => handler.showLate(address.conversationId, prompt),
     idle: () => queue.idle(),
   };
 }

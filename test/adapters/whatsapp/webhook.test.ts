@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { APP_SECRET, VERIFY_TOKEN, delivery, listReply, optionsOf, post, signature, textMessage, wordsOf, WhatsAppUser } from './deliveries.js';
 import { ScriptedEngine, startHarness, type Harness } from './harness.js';
+import { graphError } from './fake-graph-api.js';
 
 const USER = '256772400001';
 let harness: Harness | undefined;
@@ -191,6 +192,27 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     const expired = await user.send(listReply(USER, 'c:b9', 'Bundle 10', second.wamid));
     expect(wordsOf(expired)).toMatch(/expired/);
     expect(engine.inbounds).toHaveLength(2);
+  });
+
+  it('sends a reply Meta first answers 429 once, after its Retry-After: the user gets it once', async () => {
+    harness = await startHarness(echo());
+    harness.graph.failNext(429, graphError(130429, '(#130429) Rate limit hit'), { headers: { 'retry-after': '1' } });
+    const user = new WhatsAppUser(harness.url, harness.graph, USER);
+    expect(wordsOf(await user.say('hi'))).toBe('Main menu');
+    expect(harness.sleeps).toEqual([1000]);
+    expect(harness.graph.refused.map((r) => r.status)).toEqual([429]);
+    await harness.whatsapp.idle();
+    expect(user.received).toHaveLength(1);
+  });
+
+  it('shows a late answer with its buttons, and a tap on them is read against it', async () => {
+    const engine = new ScriptedEngine((inbound) => (inbound.choice ? { text: `Chose ${inbound.choice}`, final: false } : { text: 'We are still working on it.', final: false }));
+    harness = await startHarness(engine);
+    const user = new WhatsAppUser(harness.url, harness.graph, USER);
+    await user.say('/data');
+    await harness.whatsapp.showLate({ channel: 'whatsapp', conversationId: USER }, { text: 'Choose the network:', choices: [{ id: 'mtn', label: 'MTN' }, { id: 'glo', label: 'Glo' }], final: false });
+    expect(optionsOf(user.screen).map((o) => o.title)).toEqual(['MTN', 'Glo']);
+    expect(wordsOf(await user.tap('Glo'))).toBe('Chose glo');
   });
 
   it('reads only messages for its own phone number', async () => {
