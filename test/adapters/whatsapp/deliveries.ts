@@ -28,23 +28,20 @@ const seconds = () => String(Math.floor(Date.now() / 1000));
 
 export const textMessage = (from: string, body: string, id = wamid()) => ({ from, id, timestamp: seconds(), type: 'text', text: { body } });
 
-export const buttonReply = (from: string, replyId: string, title: string, contextId?: string, id = wamid()) => ({
-  ...(contextId ? { context: { from: '15550783881', id: contextId } } : {}),
-  from,
-  id,
-  timestamp: seconds(),
-  type: 'interactive',
-  interactive: { type: 'button_reply', button_reply: { id: replyId, title } },
-});
+/** A tap on a reply button or a list row (`replyId` as the product sent it), on the message `contextId`. */
+function tapped(kind: 'button_reply' | 'list_reply', from: string, replyId: string, title: string, contextId?: string, id = wamid()) {
+  return {
+    ...(contextId ? { context: { from: '15550783881', id: contextId } } : {}),
+    from,
+    id,
+    timestamp: seconds(),
+    type: 'interactive',
+    interactive: { type: kind, [kind]: { id: replyId, title } },
+  };
+}
 
-export const listReply = (from: string, rowId: string, title: string, contextId?: string, id = wamid()) => ({
-  ...(contextId ? { context: { from: '15550783881', id: contextId } } : {}),
-  from,
-  id,
-  timestamp: seconds(),
-  type: 'interactive',
-  interactive: { type: 'list_reply', list_reply: { id: rowId, title, description: '' } },
-});
+export const buttonReply = (from: string, replyId: string, title: string, contextId?: string, id?: string) => tapped('button_reply', from, replyId, title, contextId, id);
+export const listReply = (from: string, rowId: string, title: string, contextId?: string, id?: string) => tapped('list_reply', from, rowId, title, contextId, id);
 
 /** A `messages` webhook body carrying these messages and statuses, for the product's phone number. */
 export function delivery(messages: unknown[] = [], statuses: unknown[] = [], phoneNumberId = PHONE_NUMBER_ID) {

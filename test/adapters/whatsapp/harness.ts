@@ -8,20 +8,12 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { createWhatsApp, type WhatsApp, type WhatsAppOptions } from '../../../adapters/whatsapp/index.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
-import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
+import type { Engine, SessionStore } from '../../../src/conversation/types.js';
 import { createLogger } from '../../../src/log.js';
 import { APP_SECRET, VERIFY_TOKEN } from './deliveries.js';
 import { PHONE_NUMBER_ID, startFakeGraphApi, TOKEN, type FakeGraphApi } from './fake-graph-api.js';
 
-/** An Engine that records what it is asked and answers from a script. */
-export class ScriptedEngine implements Engine {
-  readonly inbounds: Inbound[] = [];
-  constructor(private readonly script: (inbound: Inbound) => Prompt | Promise<Prompt>) {}
-  async handle(inbound: Inbound): Promise<Prompt> {
-    this.inbounds.push(inbound);
-    return this.script(inbound);
-  }
-}
+export { ScriptedEngine } from '../telegram/harness.js';
 
 export interface Harness {
   graph: FakeGraphApi;
