@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig, WHATSAPP_SETTINGS, whatsappOn } from './config.js';
 import { startApp } from './app.js';
 import { createLogger } from './log.js';
+import { WEBHOOK_PATH as WHATSAPP_WEBHOOK_PATH } from '../adapters/whatsapp/index.js';
 
 async function main(): Promise<void> {
   let config;
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   }
   lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
-  const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}/whatsapp/webhook`;
+  const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}${WHATSAPP_WEBHOOK_PATH}`;
   lines.push(`  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`);
   lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
   console.log(lines.join('\n'));

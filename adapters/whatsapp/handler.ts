@@ -10,7 +10,7 @@ import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';
 import type { GraphApi } from './graph-api.js';
-import { EXPIRED_TEXT, HELP_TEXT, readMessage, UNSUPPORTED_TEXT, type ShownPrompt } from './inbound.js';
+import { EXPIRED_TEXT, HELP_TEXT, readMessage, UNSUPPORTED_TEXT } from './inbound.js';
 import type { IncomingMessage, MessageStatus } from './payload.js';
 import { renderPrompt, textMessages } from './render.js';
 
