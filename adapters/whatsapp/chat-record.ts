@@ -17,7 +17,7 @@ export interface ChatRecord {
 }
 
 /** WhatsApp lets a business answer freely for 24 hours after the user's last message. */
-export const WINDOW_MS = 24 * 3600 * 1000;
+const WINDOW_MS = 24 * 3600 * 1000;
 /** Margin kept before the window closes: a send takes time (retries included) and clocks differ. */
 const WINDOW_MARGIN_MS = 5 * 60 * 1000;
 /** A record lives a week: held outcomes wait that long for the user to write again. */

@@ -15,7 +15,7 @@ import type { IncomingMessage, MessageStatus } from './payload.js';
 import { renderPrompt, textMessages } from './render.js';
 
 /** Said when a message could not be worked before the engine saw it (the store failed): nothing happened. */
-export const NOT_READ_TEXT = 'Sorry, I could not read your message just now. Please send it again.';
+const NOT_READ_TEXT = 'Sorry, I could not read your message just now. Please send it again.';
 
 /** How long a wamid is remembered: Meta redelivers a webhook it holds undelivered for up to 7 days. */
 const MESSAGE_TTL_SECONDS = 7 * 24 * 3600;

@@ -16,7 +16,6 @@ import { createWhatsAppNotifier, type OutcomeTemplate } from './notifier.js';
 import { createWebhookRouter } from './webhook.js';
 
 export { WEBHOOK_PATH } from './webhook.js';
-export { GRAPH_API_URL } from './graph-api.js';
 
 /** What the channel counts (src/ops/metrics.ts implements it). */
 export interface WhatsAppCounters extends MessageCounter {

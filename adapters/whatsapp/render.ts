@@ -32,7 +32,7 @@ export const LIMITS = {
 } as const;
 
 /** Choices a page of a paged list shows (two rows left for Previous / More). */
-export const PAGE_SIZE = 8;
+const PAGE_SIZE = 8;
 
 /** How to move outside the choices: words the handler reads (inbound.ts). Within LIMITS.footer. */
 export const FOOTER = 'Type back, menu or cancel at any time';

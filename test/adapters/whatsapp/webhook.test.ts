@@ -6,6 +6,7 @@
  * engine, expired taps).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { APP_SECRET, VERIFY_TOKEN, delivery, listReply, optionsOf, post, signature, textMessage, wordsOf, WhatsAppUser } from './deliveries.js';
 import { ScriptedEngine, startHarness, type Harness } from './harness.js';
@@ -213,6 +214,21 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     await harness.whatsapp.showLate({ channel: 'whatsapp', conversationId: USER }, { text: 'Choose the network:', choices: [{ id: 'mtn', label: 'MTN' }, { id: 'glo', label: 'Glo' }], final: false });
     expect(optionsOf(user.screen).map((o) => o.title)).toEqual(['MTN', 'Glo']);
     expect(wordsOf(await user.tap('Glo'))).toBe('Chose glo');
+  });
+
+  it('tells the user to send again when the store fails before the engine saw the message, and never after', async () => {
+    const store = new MemoryStore();
+    let failClaims = true;
+    const flaky = Object.assign(Object.create(store) as MemoryStore, {
+      claim: (key: string, ttl: number) => (failClaims ? Promise.reject(new Error('redis is down')) : store.claim(key, ttl)),
+    });
+    const engine = echo();
+    harness = await startHarness(engine, { store: flaky });
+    const user = new WhatsAppUser(harness.url, harness.graph, USER);
+    expect(wordsOf(await user.say('hi'))).toMatch(/could not read your message just now\. Please send it again/);
+    expect(engine.inbounds).toEqual([]);
+    failClaims = false;
+    expect(wordsOf(await user.say('hi'))).toBe('Main menu');
   });
 
   it('reads only messages for its own phone number', async () => {
