@@ -102,8 +102,10 @@ export function readMessage(message: IncomingMessage, shown: ShownPrompt | undef
       if (!tapped) return { kind: 'unsupported' };
       const reply = parseReply(tapped.id);
       const contextId = message.context?.id;
-      // A tap on a message that no longer shows the prompt is stale, even when the choice looks the same.
-      if (!reply || (contextId !== undefined && shown && !shown.messageIds.includes(contextId))) return { kind: 'expired' };
+      // A tap on a message that no longer shows the prompt is stale, even when the choice looks the same
+      // (when Meta gave no wamids for the messages showing it, the choice alone decides).
+      const elsewhere = contextId !== undefined && shown !== undefined && shown.messageIds.length > 0 && !shown.messageIds.includes(contextId);
+      if (!reply || elsewhere) return { kind: 'expired' };
       return offered(reply, shown);
     }
     case 'reaction':

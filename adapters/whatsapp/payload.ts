@@ -49,10 +49,11 @@ const value = z.object({
   statuses: z.array(z.unknown()).max(1000).optional(),
 });
 
+/** Meta always sends `object` and each change's `field`; a body without them is read as the messages webhook too. */
 const envelope = z.object({
-  object: z.literal('whatsapp_business_account'),
+  object: z.literal('whatsapp_business_account').optional(),
   entry: z
-    .array(z.object({ changes: z.array(z.object({ field: z.string().max(64), value: z.unknown() })).max(100) }))
+    .array(z.object({ changes: z.array(z.object({ field: z.string().max(64).optional(), value: z.unknown() })).max(100) }))
     .max(100),
 });
 
@@ -75,7 +76,7 @@ export function readDelivery(body: unknown, phoneNumberId: string): ReadResult {
   }
   const delivery: Delivery = { messages: [], statuses: [], skipped: 0 };
   for (const change of parsed.data.entry.flatMap((entry) => entry.changes)) {
-    if (change.field !== 'messages') continue;
+    if (change.field !== undefined && change.field !== 'messages') continue;
     const read = value.safeParse(change.value);
     if (!read.success) {
       delivery.skipped++;

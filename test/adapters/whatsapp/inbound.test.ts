@@ -45,8 +45,9 @@ describe('readMessage', () => {
     expect(read(buttonReply(USER, 'c:pay', 'Pay someone', 'wamid.MENU'), menu)).toEqual({ kind: 'engine', request: { choice: 'pay' } });
     expect(read(listReply(USER, 'i:1', 'Request money', 'wamid.MENU'), menu)).toEqual({ kind: 'engine', request: { choice: 'request' } });
     expect(read(listReply(USER, 'p:1', 'More options', 'wamid.MENU'), menu)).toEqual({ kind: 'page', page: 1 });
-    // Without a context (some clients), a choice the prompt offers is still taken.
+    // Without a context (some clients), or with no wamid known for the prompt's messages, the choice decides.
     expect(read(buttonReply(USER, 'c:request', 'Request money'), menu)).toEqual({ kind: 'engine', request: { choice: 'request' } });
+    expect(read(buttonReply(USER, 'c:request', 'Request money', 'wamid.ANY'), { ...menu, messageIds: [] })).toEqual({ kind: 'engine', request: { choice: 'request' } });
   });
 
   it('answers a tap on an older message, a choice not offered or an id not ours with "expired"', () => {
@@ -96,8 +97,14 @@ describe('readDelivery', () => {
     expect(readDelivery(otherField, PHONE_NUMBER_ID)).toEqual({ ok: true, delivery: { messages: [], statuses: [], skipped: 0 } });
   });
 
+  it('reads a body without `object` or `field` (Meta always sends them) as the messages webhook', () => {
+    const bare = { entry: [{ changes: [{ value: { messages: [textMessage(USER, 'hi', 'wamid.BARE')] } }] }] };
+    const read = readDelivery(bare, PHONE_NUMBER_ID);
+    expect(read.ok && read.delivery.messages.map((m) => m.id)).toEqual(['wamid.BARE']);
+  });
+
   it('refuses a body that is not a WhatsApp messages webhook, saying why', () => {
-    for (const body of [{}, [], 'x', null, { object: 'page', entry: [] }, { object: 'whatsapp_business_account', entry: 'x' }]) {
+    for (const body of [{}, [], 'x', null, { object: 'page', entry: [] }, { object: 'whatsapp_business_account', entry: 'x' }, { entry: [{ changes: 'x' }] }]) {
       const read = readDelivery(body, PHONE_NUMBER_ID);
       expect(read.ok).toBe(false);
       expect(!read.ok && read.reason).toMatch(/^not a WhatsApp messages webhook: /);
