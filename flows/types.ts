@@ -55,11 +55,11 @@ export interface StateMeta {
 export interface FlowInput {
   /** Unique per flow run, made by the engine; idempotency keys derive from it. */
   runId: string;
-  channel: 'ussd' | 'telegram' | 'slack';
+  channel: 'ussd' | 'telegram' | 'slack' | 'whatsapp';
   /** `<channel>:<conversationId>`: put in metadata.chat so notifications find the chat. */
   chat: string;
   userId: string;
-  /** The user's own number when known (USSD), `+` format. */
+  /** The user's own number when known (USSD, WhatsApp), `+` format. */
   userPhone?: string;
   /** Ask for the PIN to confirm money (USSD). */
   requirePin: boolean;

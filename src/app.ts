@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config.js';
+import { whatsappOn, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
@@ -19,6 +19,7 @@ import { createNotifications, ensureWebhooks, type SmsSender } from './notificat
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
+import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { addHealthRoutes } from './ops/health.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -110,9 +111,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const services = createServices({ client, policy, store, logger });
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
-  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed.
+  let whatsapp: WhatsApp | undefined;
+  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
   const tellLate = async (address: Address, prompt: Prompt) => {
-    if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
+    if (address.channel === 'whatsapp' && whatsapp) await whatsapp.showLate(address, prompt);
+    else if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
   };
   const engine = withRateLimit(createEngine({
     store,
@@ -121,7 +124,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     defaultCountry: config.DEFAULT_COUNTRY,
     currencies: config.CURRENCIES,
     sessionTtlSeconds: config.SESSION_TTL_SECONDS,
-    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS },
+    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
     onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
     logger,
@@ -140,7 +143,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     redisUrl: config.REDIS_URL,
     logger,
   });
-  app.use(['/ussd', '/notifications/momo'], sourceLimit);
+  app.use(['/ussd', '/notifications/momo', '/whatsapp/webhook'], sourceLimit);
   closers.push(() => sourceLimit.close());
 
   addUssdRoutes(app, {
@@ -184,6 +187,24 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     notifiers.slack = slack.notifier;
     await slack.start();
     closers.push(() => slack.stop());
+  }
+
+  if (whatsappOn(config)) {
+    whatsapp = createWhatsApp({
+      token: config.WHATSAPP_TOKEN!,
+      phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
+      appSecret: config.WHATSAPP_APP_SECRET!,
+      verifyToken: config.WHATSAPP_VERIFY_TOKEN!,
+      apiUrl: config.WHATSAPP_API_URL,
+      template: config.WHATSAPP_TEMPLATE_OUTCOME,
+      readReceipts: config.WHATSAPP_READ_RECEIPTS,
+      engine,
+      store,
+      logger,
+      counters: metrics.whatsapp,
+    });
+    app.use(whatsapp.router);
+    notifiers.whatsapp = whatsapp.notifier;
   }
 
   const notifications = createNotifications({
@@ -246,6 +267,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
+      // WhatsApp's webhook answers before its messages are worked: they finish before the runs are drained.
+      await whatsapp?.idle();
       // Runs past their deadline finish and tell their chats before the notifiers go away.
       await engine.drain();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));

@@ -161,7 +161,34 @@ const envSchema = z.object({
   SLACK_APP_TOKEN: optionalString,
   /** Web API base (a test server). Default https://slack.com/api/. */
   SLACK_API_URL: optionalString,
+
+  /** WhatsApp Cloud API: on when all four of these are set (WHATSAPP_SETTINGS), off when none is. */
+  WHATSAPP_TOKEN: optionalString,
+  /** The business phone number's id in Meta's dashboard: digits, as it goes into the Graph API path. */
+  WHATSAPP_PHONE_NUMBER_ID: optionalString.refine((v) => v === undefined || /^\d{1,32}$/.test(v), 'the phone number id is digits'),
+  WHATSAPP_APP_SECRET: optionalString,
+  WHATSAPP_VERIFY_TOKEN: optionalString,
+  /** Graph API base with its version. Default https://graph.facebook.com/v24.0 (adapters/whatsapp/graph-api.ts). */
+  WHATSAPP_API_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), 'an http(s) URL'),
+  /**
+   * The approved template for outcomes outside WhatsApp's 24-hour window: `<name>:<language code>`
+   * (`payment_update:en_US`; the language defaults to `en`). Unset: such outcomes wait for the user's next message.
+   */
+  WHATSAPP_TEMPLATE_OUTCOME: optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const match = /^([a-z0-9_]{1,512})(?::([A-Za-z]{2,3}(?:_[A-Za-z]{2,4})?))?$/.exec(v);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: 'a template name (a-z, 0-9, _) and its language code: payment_update:en_US' });
+      return z.NEVER;
+    }
+    return { name: match[1]!, language: match[2] ?? 'en' };
+  }),
+  /** Mark each message read (blue ticks) when it arrives. Default false: one more Graph API call a message. */
+  WHATSAPP_READ_RECEIPTS: z.stringbool().default(false),
 });
+
+/** The settings that turn WhatsApp on: all four, or none. */
+export const WHATSAPP_SETTINGS = ['WHATSAPP_TOKEN', 'WHATSAPP_PHONE_NUMBER_ID', 'WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN'] as const;
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -169,6 +196,9 @@ export interface Config extends Env {
   /** True when no MOMO_BASE_URL is set: the embedded sandbox serves the service. */
   embeddedSandbox: boolean;
 }
+
+/** True when all four WhatsApp settings are set (loadConfig refuses a start with some of them only). */
+export const whatsappOn = (config: Env): boolean => WHATSAPP_SETTINGS.every((name) => config[name] !== undefined);
 
 /** A setting that makes the product refuse to start; its message is one line that names the setting. */
 export class ConfigError extends Error {}
@@ -188,5 +218,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`${missing}: set both MOMO_WEBHOOK_USER and MOMO_WEBHOOK_PASSWORD, or neither`);
   }
   if (cfg.CURRENCIES.length === 0) throw new ConfigError('CURRENCIES must name at least one currency');
+  const missing = WHATSAPP_SETTINGS.filter((name) => cfg[name] === undefined);
+  if (missing.length > 0 && missing.length < WHATSAPP_SETTINGS.length) {
+    throw new ConfigError(`WhatsApp is half configured: set ${missing.join(', ')} too (or unset every WHATSAPP_ setting to turn it off)`);
+  }
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL };
 }

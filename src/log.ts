@@ -36,5 +36,10 @@ export function maskPhone(phone: string | undefined | null): string {
   return digits.slice(0, 5) + '*'.repeat(Math.max(0, digits.length - 8)) + digits.slice(-3);
 }
 
+/** A channel's user or conversation id as a log may show it: masked where it is a phone number (USSD, WhatsApp). */
+export function maskUserId(channel: string, id: string): string {
+  return channel === 'ussd' || channel === 'whatsapp' ? maskPhone(id) : id;
+}
+
 export const logger = createLogger();
 export type { Logger };

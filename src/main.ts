@@ -3,7 +3,7 @@
  * gracefully on SIGTERM/SIGINT (stop taking requests, finish those in flight and the queued jobs held).
  * A refused start (src/config.ts, src/start-checks.ts) prints one line naming the setting and exits 2.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, WHATSAPP_SETTINGS, whatsappOn } from './config.js';
 import { createLogger } from './log.js';
 import { checkStart, ussdRoutesOff } from './start-checks.js';
 
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   // (startApp checks again, for those who start it in-process.)
   checkStart(config);
   const { startApp } = await import('./app.js');
+  const { WEBHOOK_PATH: WHATSAPP_WEBHOOK_PATH } = await import('../adapters/whatsapp/index.js');
   const logger = createLogger(config.LOG_LEVEL);
   const running = await startApp(config, { logger });
   // Listening for signals before the banner says "listening": a supervisor may signal as soon as it reads it.
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
   }
   lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
+  const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}${WHATSAPP_WEBHOOK_PATH}`;
+  lines.push(`  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`);
   lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
   console.log(lines.join('\n'));
 }

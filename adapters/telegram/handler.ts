@@ -10,7 +10,7 @@ import { HELP_TEXT } from './commands.js';
 import { describeError } from './describe-error.js';
 import { renderKeyboard } from './keyboard.js';
 import type { PromptRecords } from './prompt-record.js';
-import type { KeyedQueue } from './queue.js';
+import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
 import { readUpdate, type TelegramAction } from './updates.js';
 
 export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Please try again.';

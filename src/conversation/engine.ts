@@ -19,7 +19,7 @@ import { provideServices } from '../../flows/actors.js';
 import { flows as registeredFlows } from '../../flows/index.js';
 import type { FlowServices } from '../../flows/services.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, Lang, Text, UserProfile } from '../../flows/types.js';
-import { maskPhone, type Logger } from '../log.js';
+import { maskUserId, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
 import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
@@ -39,8 +39,11 @@ export interface EngineOptions {
   currencies: string[];
   /** Idle time in seconds after which a conversation starts over (SESSION_TTL_SECONDS). */
   sessionTtlSeconds: number;
-  /** Per channel, how long handle() waits for a service call before answering "processing". */
-  deadlineMs: Record<Channel, number>;
+  /**
+   * Per channel, how long handle() waits for a service call before answering "processing". A channel not
+   * listed waits {@link DEFAULT_DEADLINE_MS}.
+   */
+  deadlineMs: Partial<Record<Channel, number>>;
   /** Told of every flow run that finished or was abandoned, and at which step (metrics). */
   onFlowEnd?: (end: FlowEnd) => void;
   /** Receives the outcome of a run that passed its deadline (send it to the chat). */
@@ -57,6 +60,9 @@ export interface ConversationEngine extends TurnEngine {
   /** Resolves when every run still going has settled and its late outcome was delivered. */
   drain(): Promise<void>;
 }
+
+/** The deadline of a channel EngineOptions.deadlineMs does not list: a chat's (CHAT_DEADLINE_MS' default). */
+export const DEFAULT_DEADLINE_MS = 2500;
 
 /** A session is kept this long past its expiry, to tell the user it expired instead of silently restarting. */
 const EXPIRED_NOTICE_SECONDS = 3600;
@@ -203,6 +209,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const now = options.now ?? Date.now;
   const newRunId = options.newRunId ?? randomUUID;
   const storeTtl = options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS;
+  const deadlineOf = (channel: Channel): number => options.deadlineMs[channel] ?? DEFAULT_DEADLINE_MS;
   const runs = new Map<string, Run>();
   /** Writes left after a run, awaited by drain(). */
   const followUps = new Set<Promise<void>>();
@@ -238,10 +245,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   const convKey = (p: Participant) => `conv:${p.channel}:${p.conversationId}`;
   const profileKey = (i: Inbound) => profileKeyOf(i.channel, i.userId);
-  const who = (i: Inbound) => {
-    const mask = (id: string) => (i.channel === 'ussd' ? maskPhone(id) : id);
-    return { channel: i.channel, conversation: mask(i.conversationId), user: mask(i.userId), messageId: i.messageId };
-  };
+  const who = (i: Inbound) => ({
+    channel: i.channel,
+    conversation: maskUserId(i.channel, i.conversationId),
+    user: maskUserId(i.channel, i.userId),
+    messageId: i.messageId,
+  });
 
   const text = (t: Text, lang: Lang) => catalogue.render(t, lang);
   const simple = (key: string, lang: Lang, final: boolean): Prompt => ({ text: text({ key }, lang), final });
@@ -449,7 +458,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * has its outcome and is writing it at the deadline is waited for (Run.decided).
    */
   async function outcomeOf(run: Run, inbound: Inbound, lang: Lang, beforeProcessing?: () => Promise<void>): Promise<Prompt> {
-    const outcome = await withDeadline(run.outcome, options.deadlineMs[inbound.channel]);
+    const outcome = await withDeadline(run.outcome, deadlineOf(inbound.channel));
     if (outcome !== LATE) return outcome;
     if (run.decided) return run.outcome;
     run.late = true;
@@ -637,7 +646,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           // The first one's service call runs in another process: read again until it settles (a channel
           // may then answer from its own state), up to the deadline. Past it this copy is answered
           // "processing", and says so in the record first, so the run keeps that answer for the message.
-          if (waited >= options.deadlineMs[inbound.channel]) {
+          if (waited >= deadlineOf(inbound.channel)) {
             // Refused when the run wrote meanwhile: read again (an attempt), it may have settled.
             if ((await writeRecord(key, markedLate(record, inbound.messageId), stored!.version)) === null) continue;
             const late = processing(inbound.channel, profile.lang);

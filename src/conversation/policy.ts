@@ -14,11 +14,13 @@
  *     "users": {
  *       "telegram": { "123456789": { "role": "teller" } },
  *       "slack": { "U0123ABCD": { "role": "teller" } },
- *       "ussd": { "+256772123456": { "role": "teller", "pin": "scrypt$<salt>$<hash>" } }
+ *       "ussd": { "+256772123456": { "role": "teller", "pin": "scrypt$<salt>$<hash>" } },
+ *       "whatsapp": { "256772123456": { "role": "teller" } }
  *     }
  *   }
  *
- * Users are keyed per channel by Telegram user id, Slack user id or USSD phone number (`+` format); `*`
+ * Users are keyed per channel by Telegram user id, Slack user id, USSD phone number (`+` format) or WhatsApp
+ * `wa_id` (the number in digits as Meta sends it; an entry written `+256...` matches it too); `*`
  * matches every other user of that channel. Limits are decimal strings per currency, `*` for any currency
  * not listed; a currency with neither is refused. Daily totals count per user, currency and UTC day.
  * A PIN is stored as `scrypt$salt$hash` (base64url), made with {@link hashPin}; three wrong tries lock it
@@ -69,7 +71,7 @@ const policySchema = z
         seeAllCollections: z.boolean().default(false),
       }),
     ),
-    users: z.object({ telegram: users, slack: users, ussd: users }).strict(),
+    users: z.object({ telegram: users, slack: users, ussd: users, whatsapp: users }).strict(),
   })
   .superRefine((policy, ctx) => {
     for (const [channel, entries] of Object.entries(policy.users)) {
@@ -107,7 +109,7 @@ export function demoPolicy(): PolicyDocument {
         dailyLimit: { UGX: '2000000', KES: '100000', '*': '5000' },
       },
     },
-    users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } } },
+    users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } }, whatsapp: { '*': demo } },
   };
 }
 
@@ -137,7 +139,8 @@ export class AccessPolicy {
 
   private user(channel: Channel, userId: string): { role: string; pin?: string } | undefined {
     const users = this.doc.users[channel];
-    return users[userId] ?? users['*'];
+    // A wa_id is digits; operators often write the number with its `+`.
+    return users[userId] ?? (channel === 'whatsapp' ? users[`+${userId}`] : undefined) ?? users['*'];
   }
 
   /** The user's role, or undefined for someone the policy does not know. */
@@ -146,7 +149,7 @@ export class AccessPolicy {
     return user ? this.doc.roles[user.role] : undefined;
   }
 
-  /** Every user entry with its role's flows, as the start checks read them (src/production.ts). */
+  /** Every user entry with its role's flows, as the start checks read them (src/start-checks.ts). */
   *entries(): Generator<{ channel: Channel; id: string; role: string; flows: readonly FlowId[]; hasPin: boolean }> {
     for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string }>]>) {
       for (const [id, entry] of Object.entries(users)) {

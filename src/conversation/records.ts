@@ -49,8 +49,9 @@ export const profileKey = (channel: string, userId: string): string => `profile:
 
 /**
  * The user behind a chat address: Slack conversations are `team:user`, Telegram group ones `chat:user`, the
- * others (USSD, private Telegram chats) are the user's own.
+ * others (USSD, WhatsApp, private Telegram chats) are the user's own.
  */
 export function userOfAddress(address: Address): string {
-  return address.channel === 'ussd' ? address.conversationId : address.conversationId.slice(address.conversationId.indexOf(':') + 1);
+  if (address.channel === 'ussd' || address.channel === 'whatsapp') return address.conversationId;
+  return address.conversationId.slice(address.conversationId.indexOf(':') + 1);
 }

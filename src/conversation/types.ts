@@ -4,16 +4,16 @@
  */
 import type { FlowId } from '../../flows/types.js';
 
-export type Channel = 'ussd' | 'telegram' | 'slack';
+export type Channel = 'ussd' | 'telegram' | 'slack' | 'whatsapp';
 
 /** What every adapter produces, one per user message / button press / USSD hop. */
 export interface Inbound {
   channel: Channel;
-  /** The chat (Telegram chat id, Slack `team:user`, USSD phone number): one conversation per id. */
+  /** The chat (Telegram chat id, Slack `team:user`, USSD phone number, WhatsApp `wa_id`): one conversation per id. */
   conversationId: string;
-  /** Who is talking (Telegram user id, Slack user id, USSD phone number); the access policy keys on it. */
+  /** Who is talking (Telegram user id, Slack user id, USSD phone number, WhatsApp `wa_id`); the access policy keys on it. */
   userId: string;
-  /** The channel's own delivery id (Telegram update_id, Slack trigger_id/event_id, USSD sessionId+hop). */
+  /** The channel's own delivery id (Telegram update_id, Slack trigger_id/event_id, USSD sessionId+hop, WhatsApp wamid). */
   messageId: string;
   /** Free-text answer. */
   text?: string;
@@ -23,7 +23,7 @@ export interface Inbound {
   nav?: 'back' | 'home' | 'cancel';
   /** Start this flow now (a command such as /pay), leaving whatever was in progress. */
   start?: FlowId;
-  /** The user's own phone number when the channel knows it (USSD), international `+` format. */
+  /** The user's own phone number when the channel knows it (USSD, WhatsApp), international `+` format. */
   phoneNumber?: string;
   /** True on the first hop of a new channel session (USSD dial): the engine shows the menu or news. */
   newSession?: boolean;

@@ -12,7 +12,9 @@
  *   `entity.parse.failed` (400, JSON that does not parse), `charset.unsupported` and `encoding.unsupported`
  *   (415), `encoding.invalid` (400, compressed data that does not inflate) and raw-body's own
  *   (`request.aborted`, `request.size.invalid`, 400);
- * - an empty body is `{}`; only utf-8 text is read; a form field given twice keeps its last value.
+ * - an empty body is `{}`; only utf-8 text is read; a form field given twice keeps its last value;
+ * - `verify` sees the bytes before they are parsed, as body-parser's does; what it throws goes to next(err)
+ *   (status 403 unless the error carries one). The WhatsApp webhook checks its signature there.
  * The embedded sandbox keeps body-parser (src/sandbox/body.ts): it emulates the service's API, multipart
  * forms and that API's own error bodies included, and its speed is not the product's.
  */
@@ -29,7 +31,12 @@ export interface BodyOptions {
   limit: number | string;
   /** Read the body whatever the Content-Type says (the service's webhooks); default: only the kind's own. */
   anyType?: boolean;
+  /** Checks the body's bytes (after inflating) before they are parsed; throws to refuse the request. Default none. */
+  verify?: (req: Request, body: Buffer) => void;
 }
+
+/** Drops a leading byte order mark, as raw-body's own decoding (iconv-lite) does. */
+const UTF8 = new TextDecoder('utf-8');
 
 const MEDIA_TYPE: Record<BodyKind, string> = { form: 'application/x-www-form-urlencoded', json: 'application/json' };
 
@@ -68,7 +75,7 @@ export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
     const body = source(req, encoding);
     if (!body) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${encoding}"`));
-    getRawBody(body.stream, { length: body.length, limit: options.limit, encoding: 'utf-8' }, (err, text) => {
+    getRawBody(body.stream, { length: body.length, limit: options.limit }, (err, bytes) => {
       if (err) {
         // What is left of the request is read and dropped, so its connection stays usable.
         if (body.inflate) {
@@ -80,6 +87,15 @@ export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
         const status = (err as { status?: unknown }).status;
         return next(typeof status === 'number' ? err : bodyError(400, 'encoding.invalid', 'compressed body could not be inflated'));
       }
+      if (options.verify) {
+        try {
+          options.verify(req, bytes);
+        } catch (error) {
+          const status = (error as { status?: unknown }).status;
+          return next(typeof status === 'number' ? error : bodyError(403, 'entity.verify.failed', error instanceof Error ? error.message : 'body refused'));
+        }
+      }
+      const text = UTF8.decode(bytes);
       if (kind === 'form') {
         req.body = Object.fromEntries(new URLSearchParams(text));
         return next();

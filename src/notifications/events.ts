@@ -131,9 +131,9 @@ const REQUEST_RANK: Record<string, number> = {
 };
 const REQUEST_KEYS = new Set(['successful', 'failed', 'expired', 'reversed']);
 
-const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack'];
+const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
 
-/** `telegram:123`, `slack:T1:U2`, `ussd:+256...` -> Address; anything else -> null. */
+/** `telegram:123`, `slack:T1:U2`, `ussd:+256...`, `whatsapp:256...` -> Address; anything else -> null. */
 export function parseChat(chat: unknown): Address | null {
   if (typeof chat !== 'string') return null;
   const at = chat.indexOf(':');

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics (prom-client) on their own registry: requests and latency per channel, conversations
- * finished and abandoned per flow and step, notification queue depth, and the service's 429s and errors.
+ * finished and abandoned per flow and step, notification queue depth, the service's 429s and errors, and
+ * WhatsApp's messages (sent, failed for good, held outside the 24-hour window) and status callbacks.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { NextFunction, Request, Response } from 'express';
@@ -14,6 +15,8 @@ export interface Metrics {
   conversationFinished(flow: string, outcome: 'finished' | 'abandoned', step: string): void;
   /** Reads the queue depth at scrape time. */
   trackQueueDepth(read: () => Promise<number>): void;
+  /** WhatsApp messages by kind (text, interactive, template, read) and outcome, and status callbacks by status. */
+  whatsapp: { message(kind: string, outcome: 'sent' | 'failed' | 'held'): void; status(status: string): void };
 }
 
 const CHANNEL_BY_PREFIX: Record<string, string> = {
@@ -21,6 +24,7 @@ const CHANNEL_BY_PREFIX: Record<string, string> = {
   simulator: 'ussd',
   telegram: 'telegram',
   slack: 'slack',
+  whatsapp: 'whatsapp',
   notifications: 'notifications',
   api: 'sandbox',
   vending: 'sandbox',
@@ -52,6 +56,18 @@ export function createMetrics(): Metrics {
   const upstream = new Counter({
     name: 'momo_service_responses_total',
     help: 'Answers of the mobile-money service by status (0 = no answer)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const whatsappMessages = new Counter({
+    name: 'momo_whatsapp_messages_total',
+    help: 'WhatsApp messages by kind and outcome (sent; failed after retries; held: outside the 24-hour window without a template)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const whatsappStatuses = new Counter({
+    name: 'momo_whatsapp_statuses_total',
+    help: 'WhatsApp status callbacks by status (sent, delivered, read, failed, ...)',
     labelNames: ['status'] as const,
     registers: [registry],
   });
@@ -93,6 +109,10 @@ export function createMetrics(): Metrics {
     },
     trackQueueDepth(read) {
       depthReader = read;
+    },
+    whatsapp: {
+      message: (kind, outcome) => whatsappMessages.inc({ kind, outcome }),
+      status: (status) => whatsappStatuses.inc({ status }),
     },
   };
 }

@@ -26,7 +26,7 @@ import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
 import { profileKey } from '../conversation/records.js';
-import { maskPhone, type Logger } from '../log.js';
+import { maskUserId, type Logger } from '../log.js';
 
 /** Messages one user may send on one channel per window. Default 30 (see the file comment). */
 export const DEFAULT_RATE_LIMIT_MESSAGES = 30;
@@ -96,8 +96,7 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
       await limiter.consume(`${inbound.channel}:${inbound.userId}`, 1);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
-        const user = inbound.channel === 'ussd' ? maskPhone(inbound.userId) : inbound.userId;
-        logger.warn({ channel: inbound.channel, user, retryInMs: rejection.msBeforeNext }, 'rate limit: too many messages, engine not called');
+        logger.warn({ channel: inbound.channel, user: maskUserId(inbound.channel, inbound.userId), retryInMs: rejection.msBeforeNext }, 'rate limit: too many messages, engine not called');
         // USSD cannot hold a screen open while the user waits: the session ends and they dial again.
         return tooFast(await langOf(inbound), inbound.channel === 'ussd');
       }

@@ -15,6 +15,7 @@ const document: PolicyDocument = {
     telegram: { '111': { role: 'teller' } },
     slack: { '*': { role: 'viewer' } },
     ussd: { '+256772123456': { role: 'teller', pin: tellerPin } },
+    whatsapp: { '256772123456': { role: 'teller' }, '+256772999999': { role: 'viewer' } },
   },
 };
 
@@ -29,6 +30,14 @@ describe('AccessPolicy', () => {
     expect(policy.role('telegram', '222')).toBeUndefined();
     expect(policy.allowedFlows('telegram', '222')).toEqual([]);
     expect(policy.role('ussd', '+256700000000')).toBeUndefined();
+  });
+
+  it('keys WhatsApp users by wa_id, an entry written with its + matching too', () => {
+    expect(policy.allowedFlows('whatsapp', '256772123456')).toEqual(['pay', 'check']);
+    expect(policy.allowedFlows('whatsapp', '256772999999')).toEqual(['check']);
+    expect(policy.role('whatsapp', '256700000000')).toBeUndefined();
+    // A policy written before WhatsApp existed knows no WhatsApp user.
+    expect(new AccessPolicy({ ...document, users: { telegram: {}, slack: {}, ussd: {} } }).role('whatsapp', '256772123456')).toBeUndefined();
   });
 
   it('refuses a flow the role does not list', async () => {

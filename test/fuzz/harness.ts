@@ -1,7 +1,7 @@
 /**
  * The whole product for fuzzing: startApp with the embedded sandbox, every channel on (Telegram webhook
- * against a local Bot API server, Slack over HTTP against a local Web API, Basic auth on the notification
- * receiver), driven over real HTTP. Every request carries an AbortSignal timeout, so a hang fails the run
+ * against a local Bot API server, Slack over HTTP against a local Web API, WhatsApp against a local Graph
+ * API server, Basic auth on the notification receiver), driven over real HTTP. Every request carries an AbortSignal timeout, so a hang fails the run
  * instead of stalling it; the process's unhandledRejection / uncaughtException are recorded meanwhile.
  */
 import { createServer } from 'node:net';
@@ -13,6 +13,8 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { BOT_TOKEN as SLACK_BOT_TOKEN, FakeSlack, SIGNING_SECRET, signedHeaders } from '../adapters/slack/harness.js';
+import { startFakeGraphApi, type FakeGraphApi } from '../adapters/whatsapp/fake-graph-api.js';
+import { whatsappEnv } from '../adapters/whatsapp/deliveries.js';
 
 export { SIGNING_SECRET, signedHeaders };
 export const TELEGRAM_SECRET = 'fuzz-telegram-secret-0123456789';
@@ -47,6 +49,7 @@ export interface Product {
   url: string;
   bot: FakeBotApi;
   slack: FakeSlack;
+  graph: FakeGraphApi;
   stop(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ export async function startFuzzProduct(env: Record<string, string> = {}, logger:
   const bot = await startFakeBotApi();
   const slack = new FakeSlack();
   await slack.start();
+  const graph = await startFakeGraphApi();
   const port = await freePort();
   const app = await startApp(
     loadConfig({
@@ -70,6 +74,7 @@ export async function startFuzzProduct(env: Record<string, string> = {}, logger:
       SLACK_API_URL: slack.apiUrl,
       MOMO_WEBHOOK_USER: WEBHOOK_USER,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
+      ...whatsappEnv(graph),
       // The fuzzer is one very busy user from one address; the limits have their own security tests.
       RATE_LIMIT_MESSAGES: '1000000',
       SOURCE_RATE_LIMIT_REQUESTS: '1000000',
@@ -82,10 +87,12 @@ export async function startFuzzProduct(env: Record<string, string> = {}, logger:
     url: app.url,
     bot,
     slack,
+    graph,
     async stop() {
       await app.stop();
       await bot.close();
       await slack.close();
+      await graph.close();
     },
   };
 }

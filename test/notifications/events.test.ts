@@ -21,6 +21,7 @@ describe('parseChat', () => {
   it('splits on the first colon only, so Slack team:user ids survive', () => {
     expect(parseChat('slack:T1:U2')).toEqual({ channel: 'slack', conversationId: 'T1:U2' });
     expect(parseChat('ussd:+256772000001')).toEqual({ channel: 'ussd', conversationId: '+256772000001' });
+    expect(parseChat('whatsapp:256772000001')).toEqual({ channel: 'whatsapp', conversationId: '256772000001' });
   });
   it('refuses unknown channels and empty parts', () => {
     expect(parseChat('email:a@b')).toBeNull();

@@ -1,11 +1,12 @@
 /**
  * Who may call the product's webhooks: a forged Telegram secret, a forged, tampered, stale or replayed
- * Slack signature, and wrong Basic auth on the notification receiver are refused with 401 and reach
- * nothing behind them.
+ * Slack signature, a forged or missing WhatsApp X-Hub-Signature-256 (and a wrong verify token), and wrong
+ * Basic auth on the notification receiver are refused and reach nothing behind them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASIC_AUTH, SIGNING_SECRET, TELEGRAM_SECRET, WEBHOOK_USER, signedHeaders, startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
+import { VERIFY_TOKEN, delivery, post as postWhatsApp, signature, textMessage, wordsOf, WhatsAppUser } from '../adapters/whatsapp/deliveries.js';
 
 let product: Product;
 beforeAll(async () => {
@@ -77,6 +78,28 @@ describe('Slack signatures', () => {
     expect(JSON.parse(replay.text)).toEqual(JSON.parse(first.text));
     // The same bytes re-signed with a timestamp 6 minutes old (what a capture replayed later carries).
     expect(await post(body, signedHeaders(body, { timestamp: Number(captured['x-slack-request-timestamp']) - 6 * 60 }))).toEqual(refused);
+  });
+});
+
+describe('WhatsApp X-Hub-Signature-256', () => {
+  it('refuses a forged, missing or replayed-onto-another-body signature with 401, and no message is sent', async () => {
+    const user = '256772800001';
+    const body = JSON.stringify(delivery([textMessage(user, '/pay')]));
+    const before = product.graph.sent.length;
+    for (const header of [null, '', signature(body, 'guessed-secret'), signature(JSON.stringify(delivery([textMessage(user, 'hi')]))), `sha256=${'0'.repeat(64)}`]) {
+      const res = await postWhatsApp(product.url, body, header);
+      expect(res.status).toBe(401);
+      expect(res.text).toMatch(/X-Hub-Signature-256/);
+    }
+    expect(product.graph.sent.length).toBe(before);
+    // Signed with the app secret, the same message is served.
+    expect(wordsOf(await new WhatsAppUser(product.url, product.graph, user).say('/pay'))).toMatch(/What do you want to send/);
+  });
+
+  it('answers Meta\'s verification only with the verify token', async () => {
+    const verify = (token: string) => fetch(`${product.url}/whatsapp/webhook?hub.mode=subscribe&hub.challenge=7&hub.verify_token=${encodeURIComponent(token)}`);
+    expect((await verify('guess')).status).toBe(403);
+    expect(await (await verify(VERIFY_TOKEN)).text()).toBe('7');
   });
 });
 

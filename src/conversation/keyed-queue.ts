@@ -1,5 +1,6 @@
 /**
- * Runs tasks one after another per key (a Telegram chat), and tasks of different keys side by side.
+ * Runs tasks one after another per key (a Telegram chat, a WhatsApp user), and tasks of different keys side
+ * by side: the chat adapters keep one conversation's messages in order with it.
  *
  * This orders a chat's updates within one process only. Across processes (several instances behind one
  * webhook) the engine's compare-and-set on the session keeps the conversation consistent: a second writer

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedQueue } from '../../../adapters/telegram/queue.js';
+import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
 
 function gate() {
   let open!: () => void;

@@ -1,0 +1,50 @@
+/**
+ * `node src/main.ts` as a child process: the start banner says WhatsApp is on, and a start with only some
+ * of its settings exits 2 with one line naming the missing ones.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the product with `env` until it prints its banner (then kills it: shutdown has its own test) or exits. */
+function run(env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('Sessions:')) child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const all = { WHATSAPP_TOKEN: 'EAAG-token', WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_APP_SECRET: 'secret', WHATSAPP_VERIFY_TOKEN: 'verify' };
+
+/** A child's start takes seconds on a busy two-core machine (tsx compiles the sources first). */
+const START_TIMEOUT_MS = 60_000;
+
+describe('npm start and WhatsApp', () => {
+  it('says WhatsApp is on, with the webhook to give Meta, when the four settings are set', async () => {
+    const { stdout, stderr } = await run({ ...all, PUBLIC_URL: 'https://momo.example.org/' });
+    expect(stdout).toMatch(/^ {2}WhatsApp: on \(Meta's webhook: https:\/\/momo\.example\.org\/whatsapp\/webhook\)$/m);
+    expect(stderr).toBe('');
+  }, START_TIMEOUT_MS);
+
+  it('refuses to start half configured: exit 2, one line naming what is missing', async () => {
+    const { code, stdout, stderr } = await run({ WHATSAPP_TOKEN: 'EAAG-token', WHATSAPP_APP_SECRET: 'secret' });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toEqual(['WhatsApp is half configured: set WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_VERIFY_TOKEN too (or unset every WHATSAPP_ setting to turn it off)']);
+  }, START_TIMEOUT_MS);
+});
