@@ -25,6 +25,9 @@ async function main(): Promise<void> {
     `  USSD (Africa's Talking): POST ${local}/ussd/africastalking   (also /ussd/hubtel, /ussd/arkesel, /ussd/nalo, /ussd/beem)`,
     `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
     `  Notifications receiver:  POST ${local}/notifications/momo`,
+    `  Operator page:           ${
+      config.OPS_USER ? `${local}/ops   (Basic auth: OPS_USER)` : config.embeddedSandbox ? `${local}/ops   (open: demo)` : 'off (set OPS_USER and OPS_PASSWORD)'
+    }`,
   ];
   if (running.sandbox) {
     lines.push(

@@ -1,6 +1,7 @@
 /**
  * The USSD channel's routes, added to the product's app itself: `POST /ussd/<gateway>` for Africa's Talking,
- * Hubtel, Arkesel, Nalo and Beem, and `GET /simulator`. On the app rather than on a Router mounted in it: a
+ * Hubtel, Arkesel, Nalo and Beem, `POST /ussd/africastalking/events` (its end-of-session report, events.ts),
+ * and `GET /simulator`. On the app rather than on a Router mounted in it: a
  * mounted Router is one more dispatch per request (its own layer walk, URL rewriting and restoring), which
  * cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
@@ -10,7 +11,8 @@ import { readBody } from '../../src/http/body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { codecs } from './codecs/index.js';
-import { createHopHandler } from './hop.js';
+import { africasTalkingEvents, createSessionEnds } from './events.js';
+import { createHopHandler, gatewayPhone } from './hop.js';
 import { simulatorPage } from './simulator.js';
 
 export interface UssdRoutesOptions {
@@ -36,15 +38,21 @@ export interface UssdRoutesOptions {
 const BODY_LIMIT = '16kb';
 
 export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
+  const defaultCountry = options.defaultCountry ?? 'UG';
+  const sessionEnds = createSessionEnds({ engine: options.engine, logger: options.logger });
   const handle = createHopHandler({
     engine: options.engine,
     deadlineMs: options.deadlineMs,
     logger: options.logger,
-    defaultCountry: options.defaultCountry ?? 'UG',
+    defaultCountry,
+    sessionEnds,
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 
   for (const codec of codecs) app.post(`/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+  // Africa's Talking's end-of-session report (events.ts): a gateway route like the callback, protected alike.
+  const toPhone = (msisdn: string) => gatewayPhone(msisdn, defaultCountry);
+  app.post('/ussd/africastalking/events', parsers.form, africasTalkingEvents(sessionEnds, toPhone, options.logger));
   const known = codecs.map((c) => c.name).join(', ');
   app.post('/ussd/:gateway', (_req, res) => {
     res.status(404).json({ error: `unknown USSD gateway; served: ${known}` });

@@ -24,7 +24,7 @@ import type { AccessPolicy } from './policy.js';
 import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
 import { FlowRuntime, isBusy, stepName, transition, type FlowEnd, type FlowTransition, type Session, type Step, type StepContext, type StepMark } from './session.js';
-import type { Address, Channel, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision, TurnEngine } from './types.js';
+import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, StoredSnapshot, TurnDecision, TurnEngine } from './types.js';
 
 export interface EngineOptions {
   store: SessionStore;
@@ -694,6 +694,15 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     },
     async turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
       return (await deliver(participant, decide)).state;
+    },
+    async sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd> {
+      const record = readConversation(await readRecord(convKey(participant)));
+      const session = record.session;
+      if (!isCurrent(record.channel as S | undefined)) return { counted: false, reason: 'not the conversation\'s current session' };
+      if (!session || session.ended || session.notice) return { counted: false, reason: 'no flow in progress' };
+      if (record.open !== undefined || isBusy(runtime.restore(session))) return { counted: false, reason: 'a service call is running' };
+      report({ moves: [transition(session, { channel: participant.channel, at: now() }, runtime.mark(session), { end: 'abandoned' })] });
+      return { counted: true };
     },
     async drain(): Promise<void> {
       while (runs.size > 0 || followUps.size > 0) await Promise.all([...[...runs.values()].map((run) => run.finished), ...followUps]);
