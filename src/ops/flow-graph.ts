@@ -6,6 +6,19 @@
  * Nothing is run: the definition is walked as data, so the same machine always gives the same graph.
  */
 import type { AnyStateMachine, StateNode } from 'xstate';
+import { MENU_FLOWS } from '../../flows/menu.machine.js';
+import type { FlowId, FlowModule } from '../../flows/types.js';
+
+/** The flows in the order people meet them: the menu, then its entries as it lists them. */
+export const FLOW_ORDER: readonly FlowId[] = ['menu', ...MENU_FLOWS];
+
+/** The registered flows in {@link FLOW_ORDER}. */
+export function inFlowOrder(flows: Partial<Record<FlowId, FlowModule>>): Array<[FlowId, FlowModule]> {
+  return FLOW_ORDER.flatMap((flow) => {
+    const module = flows[flow];
+    return module ? [[flow, module] as [FlowId, FlowModule]] : [];
+  });
+}
 
 /** One move out of a step. */
 export interface FlowMove {

@@ -27,7 +27,7 @@ import { FLOW_OUTCOMES, type FlowId, type FlowModule, type FlowOutcome } from '.
 import type { FlowTransition } from '../conversation/session.js';
 import type { Channel } from '../conversation/types.js';
 import type { Logger } from '../log.js';
-import { finalSteps, flowGraph, stepNames } from './flow-graph.js';
+import { finalSteps, flowGraph, inFlowOrder, stepNames } from './flow-graph.js';
 
 /** The channels counted (a channel added to `Channel` must be added here: the type says so). */
 const CHANNEL_SET: Record<Channel, true> = { ussd: true, telegram: true, slack: true };
@@ -238,8 +238,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
 
   /** Each flow's steps in the order written, and its final ones: the only steps counted. */
   const shapes = new Map<FlowId, { steps: string[]; finals: Set<string> }>();
-  for (const [flow, module] of Object.entries(options.flows ?? registeredFlows) as Array<[FlowId, FlowModule | undefined]>) {
-    if (!module) continue;
+  for (const [flow, module] of inFlowOrder(options.flows ?? registeredFlows)) {
     const graph = flowGraph(module.machine);
     shapes.set(flow, { steps: stepNames(graph), finals: finalSteps(graph) });
   }
@@ -260,7 +259,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
   function count(move: FlowTransition, day: string): void {
     const { flow, channel, from, to, end } = move;
     const at = (step: string, counter: StepCounter | `t${number}`) => add(day, field(flow, channel, step, counter));
-    if (from === undefined) add(day, field(flow, channel, '*', 'started'));
+    if (from === undefined && isStep(flow, to)) add(day, field(flow, channel, '*', 'started'));
     if (isStep(flow, from)) {
       const leaving: StepCounter = end === 'abandoned' ? 'abandoned' : end !== undefined && FAILING.has(end) ? 'failed' : 'movedOn';
       at(from, leaving);

@@ -97,7 +97,8 @@
     const steps = report.steps.filter((s) => s.entered + s.movedOn + s.abandoned + s.failed > 0);
     const ended = OUTCOMES.filter((o) => report.outcomes[o.key] > 0).map((o) => `${report.outcomes[o.key]} ${o.label}`);
     section.querySelector('.flow-title').textContent = `${report.flow}: ${report.started} started`;
-    section.querySelector('.flow-summary').textContent = ended.length > 0 ? `Ended: ${ended.join(', ')}.` : 'No run ended in this period.';
+    section.querySelector('.flow-summary').textContent =
+      steps.length === 0 ? 'No run in this period.' : ended.length > 0 ? `Ended: ${ended.join(', ')}.` : 'No run ended in this period.';
     section.dataset.empty = String(steps.length === 0);
 
     const leaving = steps.filter((s) => !s.final && s.dropOff > 0).sort((a, b) => b.dropOff - a.dropOff || b.abandoned - a.abandoned)[0];
