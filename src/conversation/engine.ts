@@ -62,6 +62,7 @@ export interface EngineOptions {
 export interface ConversationEngine extends TurnEngine {
   /** Resolves when every run still going has settled and its late outcome was delivered. */
   drain(): Promise<void>;
+  sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
 }
 
 /** A session is kept this long past its expiry, to tell the user it expired instead of silently restarting. */

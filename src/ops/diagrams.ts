@@ -20,28 +20,34 @@ const label = (text: string): string => text.replace(/[^A-Za-z0-9 _.,()[\]-]/g, 
 /** A state id Mermaid takes: the step's name with dots made underscores (nested steps). */
 const idOf = (name: string): string => name.replace(/\./g, '_');
 
-function drawStep(step: FlowStep, indent: string, lines: string[]): void {
-  const id = idOf(step.name);
-  if (step.children.length > 0) {
-    lines.push(`${indent}state ${id} {`);
-    if (step.initial) lines.push(`${indent}  [*] --> ${idOf(`${step.name}.${step.initial}`)}`);
-    for (const child of step.children) drawStep(child, `${indent}  `, lines);
-    lines.push(`${indent}}`);
+/**
+ * Draws sibling steps: nested ones inside their parent's block, then the moves between the siblings and each
+ * final step's end. A move to a step elsewhere goes to `across`, drawn at the top level.
+ */
+function drawLevel(steps: FlowStep[], indent: string, lines: string[], across: string[]): void {
+  for (const step of steps) {
+    const id = idOf(step.name);
+    if (step.children.length > 0) {
+      lines.push(`${indent}state ${id} {`);
+      if (step.initial) lines.push(`${indent}  [*] --> ${idOf(`${step.name}.${step.initial}`)}`);
+      drawLevel(step.children, `${indent}  `, lines, across);
+      lines.push(`${indent}}`);
+    }
+    // The name on a line of its own above its call: a state description (`id : text`) would replace the name.
+    if (step.calls.length > 0) lines.push(`${indent}state "${label(step.name)}<br/>calls ${label(step.calls.join(', '))}" as ${id}`);
   }
-  // Named in a line of its own above its call: a state description (`id : text`) would replace the name.
-  if (step.calls.length > 0) lines.push(`${indent}state "${label(step.name)}<br/>calls ${label(step.calls.join(', '))}" as ${id}`);
-}
-
-function drawMoves(step: FlowStep, lines: string[]): void {
-  const id = idOf(step.name);
-  for (const move of step.moves) {
-    // `done: <call>` is `done` when the step makes one call: its box names it.
-    const event = step.calls.length === 1 ? move.event.replace(/^(done|error): .*$/, '$1') : move.event;
-    const text = label(move.guard ? `${event} [${move.guard}]` : event);
-    lines.push(`  ${id} --> ${idOf(move.target)} : ${text}`);
+  const siblings = new Set(steps.map((s) => s.name));
+  for (const step of steps) {
+    const id = idOf(step.name);
+    for (const move of step.moves) {
+      // `done: <call>` is `done` when the step makes one call: its box names it.
+      const event = step.calls.length === 1 ? move.event.replace(/^(done|error): .*$/, '$1') : move.event;
+      const line = `${id} --> ${idOf(move.target)} : ${label(move.guard ? `${event} [${move.guard}]` : event)}`;
+      if (siblings.has(move.target)) lines.push(`${indent}${line}`);
+      else across.push(`  ${line}`);
+    }
+    if (step.kind === 'final') lines.push(`${indent}${id} --> [*]`);
   }
-  if (step.kind === 'final') lines.push(`  ${id} --> [*]`);
-  for (const child of step.children) drawMoves(child, lines);
 }
 
 /** Every step, nested ones included, in order. */
@@ -53,8 +59,9 @@ export function mermaidOf(graph: FlowGraph): string {
   lines.push('  classDef call fill:#fff3cd,stroke:#b7791f,color:#222');
   lines.push('  classDef final fill:#e3f4e8,stroke:#2f855a,color:#222');
   lines.push(`  [*] --> ${idOf(graph.initial)}`);
-  for (const step of graph.steps) drawStep(step, '  ', lines);
-  for (const step of graph.steps) drawMoves(step, lines);
+  const across: string[] = [];
+  drawLevel(graph.steps, '  ', lines, across);
+  lines.push(...across);
   const steps = allSteps(graph.steps);
   const calling = steps.filter((s) => s.calls.length > 0).map((s) => idOf(s.name));
   const finals = steps.filter((s) => s.kind === 'final').map((s) => idOf(s.name));

@@ -78,6 +78,8 @@ const nameOf = (node: AnyNode): string => node.path.join('.');
 function eventLabel(eventType: string, callOf: Map<string, string>): string {
   const call = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType);
   if (call) return `${call[1]}: ${callOf.get(call[2]!) ?? call[2]}`;
+  // A nested state reaching its final step.
+  if (eventType.startsWith('xstate.done.state.')) return 'done';
   if (eventType === '') return 'always';
   return eventType;
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows } from '../../flows/index.js';
 import { finalOutcome } from '../../flows/outcome.js';
-import { FLOW_OUTCOMES, type FlowId, type FlowModule, type FlowOutcome, type FlowOutput } from '../../flows/types.js';
+import { FLOW_OUTCOMES, type FlowId, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { walkFlow } from './coverage.js';
 
@@ -59,8 +59,8 @@ const outcomes = {
 };
 
 describe.each(Object.values(flows) as FlowModule[])('the outcome of $id', (module) => {
-  it.each([
-    ['USSD', { channel: 'ussd' as const, requirePin: true }],
+  it.each<[string, Partial<FlowInput>]>([
+    ['USSD', { channel: 'ussd', requirePin: true }],
     ['Telegram', {}],
   ])('every final screen reached on %s names the outcome it tells', (_channel, input) => {
     const walk = walkFlow(module, { input, outcomes, print: false });
