@@ -49,7 +49,8 @@
       return existing;
     }
     if (existing) existing.destroy();
-    const chart = new window.Chart(canvas, { ...config, options: { animation: false, maintainAspectRatio: false, ...config.options } });
+    const options = { animation: false, maintainAspectRatio: false, datasets: { bar: { maxBarThickness: 48 } }, ...config.options };
+    const chart = new window.Chart(canvas, { ...config, options });
     charts.set(key, chart);
     return chart;
   }
@@ -132,13 +133,16 @@
       key === 'ended' ? (s.final ? s.entered : 0)
         : key === 'open' ? (s.final ? 0 : Math.max(0, s.entered - s.movedOn - s.abandoned - s.failed))
           : s.final ? 0 : s[key];
-    draw(`${report.flow}:funnel`, section.querySelector('.funnel-chart'), {
+    const funnelCanvas = section.querySelector('.funnel-chart');
+    // A bar per step, each tall enough to carry its name.
+    funnelCanvas.parentElement.style.height = `${Math.max(160, 60 + 24 * steps.length)}px`;
+    draw(`${report.flow}:funnel`, funnelCanvas, {
       type: 'bar',
       data: {
         labels: steps.map((s) => s.step),
         datasets: STEP_SERIES.map((series) => ({ label: series.label, data: steps.map((s) => amount(s, series.key)), backgroundColor: series.color })),
       },
-      options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true } } },
+      options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, ticks: { autoSkip: false } } } },
     });
 
     const timed = steps.filter((s) => s.timed > 0);
