@@ -111,8 +111,43 @@ describe('USSD gateways under fuzzing', () => {
     });
   }
 
+  it("/ussd/africastalking/events: end-of-session reports never get a 5xx, a hang or a rejection without a reason", async () => {
+    const report = shaped({
+      sessionId,
+      phoneNumber: phone,
+      status: fc.constantFrom('Success', 'Incomplete', 'Failed', 'incomplete', ''),
+      durationInMillis: fc.oneof(fc.nat().map(String), fc.constantFrom('-1', '1e9', 'x')),
+      hopsCount: fc.oneof(fc.nat({ max: 40 }).map(String), fc.constant('many')),
+      input: fc.array(answer, { maxLength: 9 }).map((a) => a.join('*')),
+      lastAppResponse: fc.string({ maxLength: 200 }),
+      errorMessage: fc.string({ maxLength: 60 }),
+      date: fc.constantFrom('2026-11-20 10:11:12', ''),
+      serviceCode: dialString,
+      networkCode: fc.constantFrom('63902', ''),
+      cost: fc.constantFrom('UGX 0.00', ''),
+    });
+    const request: fc.Arbitrary<FuzzRequest> = report.map((fields) => ({
+      method: 'POST',
+      path: '/ussd/africastalking/events',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: asForm(fields),
+    }));
+    const statuses = new Set<number>();
+    const sent = await fuzz(
+      fc.array(request, { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => {
+        for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
+      },
+      RUNS_PER_CODEC,
+    );
+    count('/ussd/africastalking/events', sent);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(400);
+    expect(suite.watch.failures).toEqual([]);
+  });
+
   it('/ussd/*: any method, path, headers and body', async () => {
-    const paths = pathsUnder('/ussd', ['/africastalking', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
+    const paths = pathsUnder('/ussd', ['/africastalking', '/africastalking/events', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
     const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/ussd/* (any)', sent);
     expect(suite.watch.failures).toEqual([]);
