@@ -56,6 +56,9 @@ const FAILING: ReadonlySet<RunOutcome> = new Set(['refused', 'failed', 'error'])
 /** A run is marked counted-abandoned this long: longer than a session record lives (TTL plus an hour). */
 const LEFT_MARK_SECONDS = 24 * 3600;
 
+/** The last write at close waits this long for Redis at most: a stop is never held up by the funnel. */
+const CLOSE_WAIT_MS = 2000;
+
 export interface FunnelOptions {
   /** REDIS_URL: counts shared by every process. Unset: counted in this process's memory. */
   redisUrl?: string;
@@ -129,7 +132,7 @@ export interface Funnel {
   readonly daysKept: number;
   /** Writes what is held (and waits for abandonments being checked). */
   flush(): Promise<void>;
-  /** Writes what is held and closes the Redis connection. */
+  /** Writes what is held (waiting {@link CLOSE_WAIT_MS} at most) and closes the Redis connection. */
   close(): Promise<void>;
 }
 
@@ -176,7 +179,9 @@ interface Tally {
 }
 
 function redisTally(url: string, keyPrefix: string, daysKept: number): Tally {
-  const redis = new Redis(url, { keyPrefix, enableAutoPipelining: true });
+  // One retry: while Redis is away a write fails after one reconnection attempt (its counts are kept for the
+  // next one) and so does a report (the page says so), instead of waiting for Redis to come back.
+  const redis = new Redis(url, { keyPrefix, enableAutoPipelining: true, maxRetriesPerRequest: 1 });
   // Failed commands reject and their callers log them; this only keeps ioredis from printing reconnections.
   redis.on('error', () => {});
   const key = (day: string) => `funnel:${day}`;
@@ -201,7 +206,9 @@ function redisTally(url: string, keyPrefix: string, daysKept: number): Tally {
       return (await redis.set(`funnel:left:${runId}`, '1', 'EX', LEFT_MARK_SECONDS, 'NX')) === 'OK';
     },
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      // Not waiting for commands still queued while Redis is away: their counts are lost, the stop is not held.
+      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+      else redis.disconnect();
     },
   };
 }
@@ -324,7 +331,9 @@ export function createFunnel(options: FunnelOptions): Funnel {
     flush,
     async close() {
       clearInterval(timer);
-      await flush();
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([flush(), new Promise<void>((resolve) => (waited = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(waited);
       await tally.close();
     },
   };

@@ -103,18 +103,19 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       res.type(file.type).send(file.body);
     });
   }
-  app.get('/ops/funnel.json', async (req, res, next) => {
+  app.get('/ops/funnel.json', async (req, res) => {
     const parsed = query.safeParse(req.query);
     if (!parsed.success) {
       const reasons = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
       res.status(400).json({ detail: `days is 1 to ${daysKept}, channel one of ${CHANNELS.join(', ')}`, reasons });
       return;
     }
+    const { days, channel } = parsed.data;
     try {
-      const { days, channel } = parsed.data;
       res.json(await options.funnel.report({ days, ...(channel ? { channel } : {}) }));
-    } catch (err) {
-      next(err);
+    } catch {
+      // Redis away: the figures are there, just not reachable now.
+      res.status(503).json({ detail: 'The funnel could not be read (Redis did not answer); try again shortly.' });
     }
   });
   app.get('/ops/status.json', async (_req, res, next) => {

@@ -159,6 +159,18 @@ describe('the funnel in Redis', () => {
   });
 });
 
+describe('the funnel without Redis answering', () => {
+  it('keeps its counts for later and fails a report at once', async () => {
+    const funnel = createFunnel({ logger, now: () => T0, redisUrl: 'redis://127.0.0.1:1', keyPrefix: uniquePrefix('funnel-away') });
+    funnel.record(move({ to: 'choosingKind' }));
+    await funnel.flush();
+    const started = Date.now();
+    await expect(funnel.report({ days: 1 })).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(5000);
+    await funnel.close();
+  });
+});
+
 describe('time per step', () => {
   it('puts a stay in the first bucket whose bound holds it', () => {
     expect(bucketOf(0)).toBe(0);

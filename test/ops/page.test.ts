@@ -224,6 +224,30 @@ describe('who may call /ops', () => {
   });
 });
 
+describe('when the figures cannot be read', () => {
+  it('answers 503 with a reason, and the page says it could not load them', async () => {
+    const fake = { daysKept: 30, report: async () => Promise.reject(new Error('Connection is closed.')) } as unknown as Funnel;
+    const server = express();
+    addOpsPage(server, { funnel: fake, metrics: { status: async () => ({ queueDepth: null, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) }, open: true });
+    const listening = await new Promise<import('node:http').Server>((resolve) => {
+      const s = server.listen(0, () => resolve(s));
+    });
+    const base = `http://127.0.0.1:${(listening.address() as import('node:net').AddressInfo).port}`;
+    const page = await browser.newPage();
+    try {
+      const res = await fetch(`${base}/ops/funnel.json`);
+      expect(res.status).toBe(503);
+      expect((await res.json()).detail).toMatch(/could not be read/);
+      await page.goto(`${base}/ops`);
+      await page.waitForSelector('body[data-state="error"]');
+      expect(await page.textContent('#updated')).toMatch(/^Could not load the figures: \/ops\/funnel\.json.* answered 503/);
+    } finally {
+      await page.close();
+      listening.close();
+    }
+  });
+});
+
 describe('what the page shows', () => {
   it('shows names from the data as text, never as markup', async () => {
     const hostile = '<img src=x onerror="window.pwned=1">';
