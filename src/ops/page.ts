@@ -8,8 +8,10 @@
  * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN).
  *
  * Who may call them: with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth (compared in
- * constant time), anyone else gets 401. Without them, everyone in the embedded demo (`open`) and nobody in
- * production: the routes are not added at all (the app's 404), and the start log says so.
+ * constant time), anyone else gets 401; an address with too many failed sign-ins in a while (SIGN_IN_LIMIT)
+ * is refused with 429 until the while is over, whatever it sends, so the password cannot be guessed. Without them, everyone in
+ * the embedded demo (`open`) and nobody in production: the routes are not added at all (the app's 404), and
+ * the start log says so.
  * The page allows only its own scripts, styles and data (Content-Security-Policy), and is never framed.
  */
 import { readFileSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { z } from 'zod';
 import { sameSecret } from '../http/secret.js';
 import type { Funnel } from './funnel.js';
@@ -32,7 +35,18 @@ export interface OpsPageOptions {
   open: boolean;
   /** Seconds between the page's refreshes. Default 15: fresh enough to watch, four small reads a minute. */
   refreshSeconds?: number;
+  /** Failed sign-ins allowed per address before it is refused for a while. Default {@link SIGN_IN_LIMIT}. */
+  signInLimit?: SignInLimit;
 }
+
+/** Failed sign-ins per caller address (req.ip) within `windowSeconds`, counted in this process. */
+export interface SignInLimit {
+  failures: number;
+  windowSeconds: number;
+}
+
+/** 20 failures in 10 minutes: an operator mistyping never meets it; a guesser gets 20 tries per 10 minutes. */
+export const SIGN_IN_LIMIT: SignInLimit = { failures: 20, windowSeconds: 600 };
 
 const here = dirname(fileURLToPath(import.meta.url));
 const asset = (name: string) => readFileSync(join(here, 'page', name), 'utf8');
@@ -52,9 +66,16 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/** Basic auth with the configured pair, both compared in constant time. */
-function basicAuth(credentials: { user: string; password: string }): RequestHandler {
-  return (req, res, next) => {
+/** Basic auth with the configured pair, both compared in constant time; too many failures from one address: 429. */
+function basicAuth(credentials: { user: string; password: string }, limit: SignInLimit): RequestHandler {
+  const failures = new RateLimiterMemory({ points: limit.failures, duration: limit.windowSeconds, keyPrefix: 'ops-sign-in' });
+  return async (req, res, next) => {
+    const address = req.ip ?? 'unknown';
+    const seen = await failures.get(address);
+    if (seen && seen.consumedPoints >= limit.failures) {
+      res.set('Retry-After', String(Math.ceil(seen.msBeforeNext / 1000))).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+      return;
+    }
     const [scheme, encoded] = (req.get('authorization') ?? '').split(' ');
     const decoded = scheme?.toLowerCase() === 'basic' && encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '';
     const colon = decoded.indexOf(':');
@@ -63,14 +84,19 @@ function basicAuth(credentials: { user: string; password: string }): RequestHand
     // Both compared, always: how long it takes says nothing about which one was wrong.
     const userOk = sameSecret(user, credentials.user);
     const passwordOk = sameSecret(password, credentials.password);
-    if (colon >= 0 && userOk && passwordOk) return next();
+    if (colon >= 0 && userOk && passwordOk) {
+      // An operator who mistyped starts afresh once signed in.
+      if (seen) await failures.delete(address);
+      return next();
+    }
+    await failures.penalty(address, 1);
     res.set('WWW-Authenticate', 'Basic realm="momo-chat operations", charset="UTF-8"').status(401).json({ detail: 'Sign in with OPS_USER and OPS_PASSWORD.' });
   };
 }
 
 /** Adds the /ops routes; false when they are not served (production without OPS_USER / OPS_PASSWORD). */
 export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
-  const guard: RequestHandler[] = options.credentials ? [basicAuth(options.credentials)] : [];
+  const guard: RequestHandler[] = options.credentials ? [basicAuth(options.credentials, options.signInLimit ?? SIGN_IN_LIMIT)] : [];
   if (!options.credentials && !options.open) return false;
 
   const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));

@@ -6,6 +6,7 @@
  * the demo, not served in production without them; bad queries get a 400; data is shown as text only.
  */
 import { mkdirSync } from 'node:fs';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import express from 'express';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -153,6 +154,8 @@ describe('the operator page after scripted conversations', () => {
 
 describe('who may call /ops', () => {
   const paths = ['/ops', '/ops/funnel.json', '/ops/status.json', '/ops/chart.umd.min.js', '/ops/ops.js', '/ops/ops.css'];
+  /** Three of them for the refusals: 6 ways x 3 stay under the 20 failed sign-ins an address may make. */
+  const refused = ['/ops', '/ops/funnel.json', '/ops/chart.umd.min.js'];
 
   it.each([
     ['no credentials', undefined],
@@ -161,8 +164,8 @@ describe('who may call /ops', () => {
     ['no colon', `Basic ${Buffer.from(USER + PASSWORD).toString('base64')}`],
     ['another scheme', `Bearer ${PASSWORD}`],
     ['garbage', 'Basic !!!!'],
-  ])('refuses %s with 401 on every route', async (_what, authorization) => {
-    for (const path of paths) {
+  ])('refuses %s with 401', async (_what, authorization) => {
+    for (const path of refused) {
       const res = await fetch(`${app.url}${path}`, { headers: authorization ? { authorization } : {} });
       expect(res.status, path).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
@@ -194,6 +197,42 @@ describe('who may call /ops', () => {
     const res = await fetch(`${app.url}/ops/funnel.json?${query}`, { headers: { authorization: basic(USER, PASSWORD) } });
     expect(res.status).toBe(400);
     expect(JSON.stringify(await res.json())).toMatch(reason);
+  });
+
+  it('refuses an address with too many failed sign-ins for a while, even with the right password, and no other', async () => {
+    const server = express();
+    addOpsPage(server, {
+      funnel: { daysKept: 30 } as Funnel,
+      metrics: { status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) },
+      credentials: { user: USER, password: PASSWORD },
+      open: false,
+      signInLimit: { failures: 3, windowSeconds: 60 },
+    });
+    const listening = await new Promise<import('node:http').Server>((resolve) => {
+      const s = server.listen(0, () => resolve(s));
+    });
+    const port = (listening.address() as import('node:net').AddressInfo).port;
+    /** A GET of the page's stylesheet from a given local address (another caller on the loopback). */
+    const get = (from: string, password: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
+        const req = httpGet({ host: '127.0.0.1', port, path: '/ops/ops.css', localAddress: from, headers: { authorization: basic(USER, password) } }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+      });
+    try {
+      for (let i = 0; i < 3; i++) expect((await get('127.0.0.1', `guess-${i}`)).status).toBe(401);
+      const locked = await get('127.0.0.1', PASSWORD);
+      expect(locked.status).toBe(429);
+      expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+      expect(JSON.parse(locked.body).detail).toMatch(/Too many failed sign-ins/);
+      // Another address is not held back by this one's guesses.
+      expect((await get('127.0.0.2', PASSWORD)).status).toBe(200);
+    } finally {
+      listening.close();
+    }
   });
 
   it('is open in the demo without OPS_USER, and not served in production without it', async () => {
