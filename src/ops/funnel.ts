@@ -270,7 +270,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
     if (isStep(flow, from)) {
       const leaving: StepCounter = end === 'abandoned' ? 'abandoned' : end !== undefined && FAILING.has(end) ? 'failed' : 'movedOn';
       at(from, leaving);
-      if (leaving !== 'abandoned' && move.enteredAt !== undefined) at(from, `t${bucketOf(Math.max(0, move.at - move.enteredAt))}`);
+      if (leaving !== 'abandoned' && Number.isFinite(move.enteredAt)) at(from, `t${bucketOf(Math.max(0, move.at - move.enteredAt!))}`);
     }
     if (isStep(flow, to)) at(to, 'entered');
     if (end !== undefined) add(day, field(flow, channel, '*', end));
