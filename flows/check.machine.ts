@@ -7,9 +7,9 @@
 import { assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { failureText, type FailureKeys } from './failure.js';
-import { outcomeOfText } from './outcome.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { checkMessages } from './messages/check.js';
+import { outcomeOfText } from './outcome.js';
 import type { CollectionSummary } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
 

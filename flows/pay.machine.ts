@@ -7,10 +7,10 @@
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
-import { outcomeOfText } from './outcome.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
+import { outcomeOfText } from './outcome.js';
 import type { ContactCheck, PaymentResult } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
 

@@ -7,10 +7,10 @@
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
-import { outcomeOfText } from './outcome.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
+import { outcomeOfText } from './outcome.js';
 import type { CollectionRequestResult } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
 
