@@ -9,8 +9,9 @@ import { serviceActors } from './actors.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { checkMessages } from './messages/check.js';
+import { outcomeOfText } from './outcome.js';
 import type { CollectionSummary } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
+import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
 
 /** Everything the check flow has learnt so far. JSON only. */
 export interface CheckContext {
@@ -78,6 +79,15 @@ function detailsOf(collection: CollectionSummary): Text {
 
 /** A failed claim: no such collection, or the service's reason for refusing the search. */
 const CLAIM_FAILURES: FailureKeys = { not_found: 'check.noMatch', validation: 'check.refused' };
+
+/** How a run ended, by the words of its last screen: an answer, found or not, is `done`. */
+const CHECK_OUTCOMES: Record<string, FlowOutcome> = {
+  'check.details': 'done',
+  'check.noneYet': 'done',
+  'check.noMatch': 'done',
+  'check.refused': 'failed',
+  'common.cancelled': 'cancelled',
+};
 
 /**
  * Going back to a step: forget what that step filled, and the error, so the step is asked afresh and the
@@ -238,6 +248,8 @@ export const checkMachine = setup({
       type: 'final',
       meta: {
         view: (context: CheckContext): View => ({ text: context.outcome ?? { key: 'common.cancelled' }, final: true }),
+        outcome: (context: CheckContext): FlowOutcome =>
+          context.next ? 'left' : outcomeOfText(context.outcome ?? { key: 'common.cancelled' }, CHECK_OUTCOMES),
       },
     },
   },

@@ -276,7 +276,7 @@ export const dataMachine = setup({
     }),
     left: {
       type: 'final',
-      meta: { view: () => ({ text: { key: 'data.left' }, final: true }) },
+      meta: { view: () => ({ text: { key: 'data.left' }, final: true }), outcome: () => 'left' },
       output: { next: 'menu' },
     },
   },

@@ -82,8 +82,8 @@ export const menuMachine = setup({
         BACK: { target: 'choosing', actions: 'clearError' },
       },
     },
-    flowChosen: { type: 'final' },
-    languageChosen: { type: 'final' },
+    flowChosen: { type: 'final', meta: { outcome: () => 'done' } },
+    languageChosen: { type: 'final', meta: { outcome: () => 'done' } },
   },
   output: ({ context }): FlowOutput =>
     context.next ? { next: context.next } : { remember: { lang: context.lang ?? 'en' }, next: 'menu' },

@@ -10,8 +10,9 @@ import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
+import { outcomeOfText } from './outcome.js';
 import type { ContactCheck, PaymentResult } from './services.js';
-import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutput, type Text, type View } from './types.js';
+import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
 
 /** What is paid: mobile money, airtime, or a transfer to a bank account. */
 export type PayKind = 'money' | 'airtime' | 'bank';
@@ -123,6 +124,16 @@ const PAYMENT_FAILURES: FailureKeys = {
   unknown: 'pay.unconfirmed',
   duplicate: 'pay.duplicate',
   validation: 'pay.refused',
+};
+
+/** How a run ended, by the words of its last screen (the failure texts are read by outcomeOfText). */
+const PAY_OUTCOMES: Record<string, FlowOutcome> = {
+  'pay.submitted': 'paid',
+  'pay.submittedBefore': 'processing',
+  'pay.unconfirmed': 'processing',
+  'pay.duplicate': 'processing',
+  'pay.refused': 'failed',
+  'pay.cancelled': 'cancelled',
 };
 
 /** What a failed invoke hands its guards and actions. */
@@ -524,6 +535,8 @@ export const payMachine = setup({
       type: 'final',
       meta: {
         view: (context: PayContext): View => ({ text: context.outcome ?? { key: 'pay.cancelled' }, final: true }),
+        outcome: (context: PayContext): FlowOutcome =>
+          context.next ? 'left' : outcomeOfText(context.outcome ?? { key: 'pay.cancelled' }, PAY_OUTCOMES),
       },
     },
   },

@@ -357,7 +357,7 @@ export const pinMachine = setup({
     }),
     left: {
       type: 'final',
-      meta: { view: () => ({ text: { key: 'pin.left' }, final: true }) },
+      meta: { view: () => ({ text: { key: 'pin.left' }, final: true }), outcome: () => 'left' },
       output: { next: 'menu' },
     },
   },

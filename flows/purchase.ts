@@ -14,8 +14,9 @@
 import type { ServiceInput } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
 import type { FailureKeys } from './failure.js';
+import { outcomeOfText } from './outcome.js';
 import type { PurchaseResult } from './services.js';
-import { isServiceFailure, type FlowEvent, type FlowInput, type Params, type Text, type View } from './types.js';
+import { isServiceFailure, type FlowEvent, type FlowInput, type FlowOutcome, type Params, type Text, type View } from './types.js';
 
 /** The flows that end in a purchase; their id prefixes their message keys. */
 export type PurchaseFlow = 'data' | 'pin';
@@ -152,15 +153,25 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
     },
     done: {
       type: 'final',
-      meta: { view: (context: C): View => ({ text: { key: `${flow}.done`, params: receipt(context) }, final: true }) },
+      meta: {
+        view: (context: C): View => ({ text: { key: `${flow}.done`, params: receipt(context) }, final: true }),
+        outcome: (): FlowOutcome => 'paid',
+      },
     },
     unconfirmed: {
       type: 'final',
-      meta: { view: (context: C): View => ({ text: context.error ?? { key: `${flow}.unconfirmed` }, final: true }) },
+      meta: {
+        view: (context: C): View => ({ text: context.error ?? { key: `${flow}.unconfirmed` }, final: true }),
+        outcome: (): FlowOutcome => 'processing',
+      },
     },
     failed: {
       type: 'final',
-      meta: { view: (context: C): View => ({ text: { key: `${flow}.notBought` }, error: context.error, final: true }) },
+      meta: {
+        view: (context: C): View => ({ text: { key: `${flow}.notBought` }, error: context.error, final: true }),
+        // Refused by the policy (limits, a locked PIN) or by the service.
+        outcome: (context: C): FlowOutcome => outcomeOfText(context.error, {}),
+      },
     },
   } as const;
 }

@@ -12,8 +12,9 @@ import { REQUEST_REASON_MAX_LENGTH, REQUEST_REASON_SAFE_LENGTH } from '../src/mo
 import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
+import { outcomeOfText } from './outcome.js';
 import type { CollectionRequestResult } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
+import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
 
 /** Everything the request flow has learnt so far. JSON only: the amount is a decimal string. */
 export interface RequestContext {
@@ -82,6 +83,16 @@ const REQUEST_FAILURES: FailureKeys = {
   unknown: 'request.unconfirmed',
   duplicate: 'request.duplicate',
   validation: 'request.refused',
+};
+
+/** How a run ended, by the words of its last screen (the failure texts are read by outcomeOfText). */
+const REQUEST_OUTCOMES: Record<string, FlowOutcome> = {
+  'request.created': 'done',
+  'request.createdWithCode': 'done',
+  'request.unconfirmed': 'processing',
+  'request.duplicate': 'processing',
+  'request.refused': 'failed',
+  'request.cancelled': 'cancelled',
 };
 
 /**
@@ -247,6 +258,8 @@ export const requestMachine = setup({
       type: 'final',
       meta: {
         view: (context: RequestContext): View => ({ text: context.outcome ?? { key: 'request.cancelled' }, final: true }),
+        outcome: (context: RequestContext): FlowOutcome =>
+          context.next ? 'left' : outcomeOfText(context.outcome ?? { key: 'request.cancelled' }, REQUEST_OUTCOMES),
       },
     },
   },

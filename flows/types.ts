@@ -15,7 +15,8 @@
  * - Invalid input stays in the state and sets `context.error` to a message key; the view shows it.
  * - Side effects are services (flows/services.ts), bound by the engine with machine.provide({ actors }).
  *   Services never throw MomoError into a flow: they reject with a ServiceFailure.
- * - A flow's final state has `output: FlowOutput`.
+ * - A flow's final state has `output: FlowOutput`, and `meta.outcome(context)`: how the run ended, for the
+ *   funnel (FlowOutcome; flows/outcome.ts reads it).
  */
 import type { InputKind } from '../src/conversation/types.js';
 
@@ -49,7 +50,24 @@ export interface View {
 
 export interface StateMeta {
   view: (context: any) => View;
+  /** Final states only: how a run that ends here ended (flows/outcome.ts). */
+  outcome?: (context: any) => FlowOutcome;
 }
+
+/**
+ * How a flow run ended, counted per flow by the funnel (src/ops/funnel.ts):
+ * - `paid`: the service took the money-moving call (a payment created, a purchase made); its later states
+ *   arrive by webhook and are not counted here;
+ * - `done`: the flow did what was asked without moving money (a request sent, a collection found or not, a
+ *   menu choice);
+ * - `refused`: our access policy said no (not allowed, over a limit, the PIN locked);
+ * - `failed`: the service refused or could not be reached, and nothing was sent;
+ * - `processing`: still processing: the outcome is not known yet (an answer lost, already submitted earlier);
+ * - `cancelled`: the user said no at the summary;
+ * - `left`: the user backed out to the menu.
+ */
+export type FlowOutcome = 'paid' | 'done' | 'refused' | 'failed' | 'processing' | 'cancelled' | 'left';
+export const FLOW_OUTCOMES: readonly FlowOutcome[] = ['paid', 'done', 'refused', 'failed', 'processing', 'cancelled', 'left'];
 
 /** What the engine gives every flow at start. */
 export interface FlowInput {

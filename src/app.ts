@@ -22,6 +22,8 @@ import { createSlack } from '../adapters/slack/index.js';
 import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { addHealthRoutes } from './ops/health.js';
+import { createFunnel } from './ops/funnel.js';
+import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
@@ -110,6 +112,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const store = createSessionStore({ redisUrl: config.REDIS_URL });
   const services = createServices({ client, policy, store, logger });
 
+  const funnel = createFunnel({ redisUrl: config.REDIS_URL, days: config.FUNNEL_DAYS, logger });
+  closers.push(() => funnel.close());
+
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
   let whatsapp: WhatsApp | undefined;
   // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
@@ -127,6 +132,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
     onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
+    onTransition: (move) => funnel.record(move),
     logger,
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
   closers.push(() => engine.close());
@@ -135,6 +141,13 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   app.get('/metrics', requireOpsToken(config.OPS_TOKEN), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  const opsServed = addOpsPage(app, {
+    funnel,
+    metrics,
+    credentials: config.OPS_USER && config.OPS_PASSWORD ? { user: config.OPS_USER, password: config.OPS_PASSWORD } : undefined,
+    open: config.embeddedSandbox,
+  });
+  if (!opsServed) logger.warn('operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (behind Basic auth)');
 
   // Routes anyone on the network can post to are counted per caller address before anything else runs.
   const sourceLimit = sourceRateLimit({

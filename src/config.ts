@@ -149,6 +149,15 @@ const envSchema = z.object({
   /** Bearer token for /metrics and /readyz's details. Unset: both open (/healthz is always open). */
   OPS_TOKEN: secret,
 
+  /**
+   * The operator page /ops (src/ops/page.ts): Basic auth user and password, both or neither. Unset: /ops is
+   * open with the embedded sandbox (a demo) and not served at all in production.
+   */
+  OPS_USER: optionalString,
+  OPS_PASSWORD: optionalString,
+  /** UTC days of funnel analytics kept (src/ops/funnel.ts), today included. Default 30: a month to compare with. */
+  FUNNEL_DAYS: z.coerce.number().int().min(1).max(366).default(30),
+
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
   TELEGRAM_WEBHOOK_SECRET: optionalString,
@@ -222,5 +231,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (missing.length > 0 && missing.length < WHATSAPP_SETTINGS.length) {
     throw new ConfigError(`WhatsApp is half configured: set ${missing.join(', ')} too (or unset every WHATSAPP_ setting to turn it off)`);
   }
+  if ((cfg.OPS_USER === undefined) !== (cfg.OPS_PASSWORD === undefined)) {
+    throw new ConfigError(`OPS_USER and OPS_PASSWORD go together: ${cfg.OPS_USER === undefined ? 'OPS_USER' : 'OPS_PASSWORD'} is not set`);
+  }
+  if (cfg.OPS_USER?.includes(':')) throw new ConfigError('OPS_USER cannot contain ":" (Basic auth splits the user from the password there)');
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL };
 }

@@ -45,6 +45,11 @@ async function main(): Promise<void> {
     lines.push(`  USSD (Africa's Talking): POST ${local}/ussd/africastalking   ${gateways}`);
   }
   lines.push(`  Notifications receiver:  POST ${local}/notifications/momo`);
+  lines.push(
+    `  Operator page:           ${
+      config.OPS_USER ? `${local}/ops   (Basic auth: OPS_USER)` : config.embeddedSandbox ? `${local}/ops   (open: demo)` : 'off (set OPS_USER and OPS_PASSWORD)'
+    }`,
+  );
   if (running.sandbox) {
     lines.push(
       `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,

@@ -10,6 +10,7 @@ import type { Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conver
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
 import type { Codec, GatewayRequest, Hop } from './codecs/codec.js';
+import type { SessionEnds } from './events.js';
 import { NAV, renderPrompt } from './renderer.js';
 import { answersDigest, nextStep, type Digest, type UssdState } from './session.js';
 
@@ -21,6 +22,8 @@ export interface HopOptions {
   defaultCountry: string;
   /** Key of the stored resend digest (session.ts). */
   digestKey: string;
+  /** Told the number behind each session, and the sessions a gateway ends (events.ts): the funnel's abandonments. */
+  sessionEnds?: SessionEnds;
 }
 
 /**
@@ -48,6 +51,12 @@ function withPlus(msisdn: string): string {
   return /^[1-9]\d{7,14}$/.test(msisdn) ? `+${msisdn}` : msisdn;
 }
 
+/** The caller's number as a gateway sends it, in the `+` form conversations are keyed by; undefined when it is not one. */
+export function gatewayPhone(msisdn: string, defaultCountry: string): string | undefined {
+  const parsed = parsePhone(withPlus(msisdn), defaultCountry);
+  return parsed.ok ? parsed.e164 : undefined;
+}
+
 export function createHopHandler(options: HopOptions) {
   const { engine, deadlineMs, logger, defaultCountry } = options;
   const digest = answersDigest(options.digestKey);
@@ -60,13 +69,13 @@ export function createHopHandler(options: HopOptions) {
       return;
     }
     const request = decoded.request;
-    const parsed = parsePhone(withPlus(request.phoneNumber), defaultCountry);
-    if (!parsed.ok) {
+    const phone = gatewayPhone(request.phoneNumber, defaultCountry);
+    if (phone === undefined) {
       logger.warn({ gateway: codec.name, sessionId: request.sessionId }, 'ussd request refused: phone number');
       res.status(400).json({ error: 'phone number is not a valid mobile number' });
       return;
     }
-    const phone = parsed.e164;
+    options.sessionEnds?.remember(codec.name, request.sessionId, phone);
     const ctx: LogContext = { gateway: codec.name, sessionId: request.sessionId, phone: maskPhone(phone) };
     const send = (prompt: Prompt, page: number, hop: number) => {
       const screen = renderPrompt(prompt, page);
@@ -81,6 +90,7 @@ export function createHopHandler(options: HopOptions) {
       // Nothing to release: the state stays with the conversation, and the next dial is another session.
       logger.info(ctx, 'ussd session released by the gateway');
       send({ text: '', final: true }, 0, 0);
+      await options.sessionEnds?.ended(codec.name, request.sessionId, phone);
       return;
     }
     let repeated = false;

@@ -1,10 +1,10 @@
 /**
  * The USSD channel's routes, added to the product's app itself: `POST /ussd/<gateway>` for Africa's Talking,
- * Hubtel, Arkesel, Nalo and Beem (behind the protection of access.ts: in production at
- * `/ussd/<gateway>/<USSD_CALLBACK_TOKEN>` and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the
- * embedded sandbox only. On the app rather than on a Router mounted in it: a mounted Router is one more
- * dispatch per request (its own layer walk, URL rewriting and restoring), which cost about 40 µs of CPU a
- * hop in the USSD benchmark (bench/README-section.md).
+ * Hubtel, Arkesel, Nalo and Beem, and Africa's Talking's end-of-session report `POST /ussd/africastalking/events`
+ * (events.ts), behind the protection of access.ts (in production at `/ussd/<gateway>/<USSD_CALLBACK_TOKEN>`
+ * and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the embedded sandbox only. On the app rather than
+ * on a Router mounted in it: a mounted Router is one more dispatch per request (its own layer walk, URL
+ * rewriting and restoring), which cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
  * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
  */
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -13,7 +13,8 @@ import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { addGatewayRoute, type GatewayAccess } from './access.js';
 import { codecs } from './codecs/index.js';
-import { createHopHandler } from './hop.js';
+import { africasTalkingEvents, createSessionEnds } from './events.js';
+import { createHopHandler, gatewayPhone } from './hop.js';
 import { simulatorPage } from './simulator.js';
 
 export interface UssdRoutesOptions {
@@ -48,15 +49,22 @@ export interface UssdRoutesOptions {
 const BODY_LIMIT = '16kb';
 
 export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
+  const defaultCountry = options.defaultCountry ?? 'UG';
+  const sessionEnds = createSessionEnds({ engine: options.engine, logger: options.logger });
   const handle = createHopHandler({
     engine: options.engine,
     deadlineMs: options.deadlineMs,
     logger: options.logger,
-    defaultCountry: options.defaultCountry ?? 'UG',
+    defaultCountry,
     digestKey: options.digestKey,
+    sessionEnds,
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 
+  // Africa's Talking's end-of-session report (events.ts): a gateway route like the callback, protected alike.
+  // Added before the callbacks: with a token, `/ussd/africastalking/events/<token>` must not read as the callback.
+  const toPhone = (msisdn: string) => gatewayPhone(msisdn, defaultCountry);
+  addGatewayRoute(app, options.access, '/ussd/africastalking/events', parsers.form, africasTalkingEvents(sessionEnds, toPhone, options.logger));
   for (const codec of codecs) addGatewayRoute(app, options.access, `/ussd/${codec.name}`, parsers[codec.body], handle(codec));
   if (options.access.open) {
     const known = codecs.map((c) => c.name).join(', ');

@@ -6,11 +6,16 @@
  * benchmark's CPU per request, it splits ours into HTTP and express versus adapter, engine and store.
  * With `--alloc` it also samples what the measured hops allocate (V8's sampling heap profiler, garbage
  * included) and prints kilobytes per hop by package: the allocations behind the garbage collector's share.
+ * With `--funnel` it measures what counting the funnel costs instead: two hop handlers in this process, one
+ * as the product has it (the engine tells the funnel every move, the handler notes each session's number for
+ * end-of-session reports), one whose engine tells nobody, walked in alternating rounds of 100 sessions; it
+ * prints each one's CPU per hop and their ratio.
  */
 import { randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { codecs } from '../../adapters/ussd/codecs/index.js';
+import { createSessionEnds } from '../../adapters/ussd/events.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
 import { cleanUp, nextCaller, OURS_FINAL } from '../ussd/bench.js';
 import { oursEngine } from '../ussd/ours.js';
@@ -22,15 +27,23 @@ const NAMES = ['dial', 'menu choice', 'phone', 'amount', 'PIN + payment'];
 const args = process.argv.slice(2);
 const sessions = Number(args.find((a) => /^\d+$/.test(a)) ?? 3000);
 const alloc = args.includes('--alloc');
+const funnelAb = args.includes('--funnel');
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const africastalking = codecs.find((c) => c.name === 'africastalking')!;
 
-const { engine, store, logger } = oursEngine(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', PREFIX);
-const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key' })(codecs.find((c) => c.name === 'africastalking')!);
+const ours = oursEngine(redisUrl, PREFIX);
+const { engine, logger } = ours;
+// The product's hop handler notes each session's number (adapters/ussd/events.ts) for the funnel.
+const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', sessionEnds: createSessionEnds({ engine, logger }) })(africastalking);
+/** The baseline of --funnel: an engine that tells nobody of its moves, a handler that notes nothing. */
+const bare = funnelAb ? oursEngine(redisUrl, `${PREFIX}bare:`, { funnel: false }) : undefined;
+const bareHandle = bare && createHopHandler({ engine: bare.engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key' })(africastalking);
 
-/** One hop through the handler, with the fields of an express request and response it uses. */
-function hop(fields: Record<string, string>): Promise<string> {
+/** One hop through a handler, with the fields of an express request and response it uses. */
+function hop(fields: Record<string, string>, through = handle): Promise<string> {
   return new Promise((resolve) => {
     const res = { writeHead: () => res, end: (body: string) => resolve(body) };
-    void handle({ body: fields } as never, res as never);
+    void through({ body: fields } as never, res as never);
   });
 }
 
@@ -38,20 +51,38 @@ function hop(fields: Record<string, string>): Promise<string> {
  * `count` whole sessions one after another; the CPU of each hop, summed per hop. One at a time, so the CPU
  * between a hop's request and its answer is that hop's own (the PIN hop's answer waits for its run).
  */
-async function walk(count: number): Promise<number[]> {
+async function walk(count: number, through = handle): Promise<number[]> {
   const cpu = TEXTS.map(() => 0);
   for (let i = 0; i < count; i++) {
     const fields = { sessionId: randomUUID(), serviceCode: '*384*123#', phoneNumber: nextCaller(), networkCode: '63902', text: '' };
     let last = '';
     for (const [n, text] of TEXTS.entries()) {
       const before = process.cpuUsage();
-      last = await hop({ ...fields, text });
+      last = await hop({ ...fields, text }, through);
       const used = process.cpuUsage(before);
       cpu[n]! += used.user + used.system;
     }
     if (last !== OURS_FINAL) throw new Error(`wrong final screen: ${last}`);
   }
   return cpu;
+}
+
+/** --funnel: both handlers in alternating rounds; the CPU per hop of each and the ratio. */
+async function compareFunnel(count: number): Promise<void> {
+  const ROUND = 100;
+  const total = { funnel: 0, bare: 0 };
+  const sum = (cpu: number[]) => cpu.reduce((a, b) => a + b, 0);
+  for (let done = 0; done < count; done += ROUND) {
+    const n = Math.min(ROUND, count - done);
+    // Which goes first alternates too, so neither always runs on a warmer heap.
+    const order = (done / ROUND) % 2 === 0 ? (['funnel', 'bare'] as const) : (['bare', 'funnel'] as const);
+    for (const side of order) total[side] += sum(await walk(n, side === 'funnel' ? handle : bareHandle!));
+  }
+  const perHop = (cpu: number) => cpu / count / TEXTS.length;
+  console.log(`CPU per hop with and without counting the funnel (${count} sessions each, alternating rounds of ${ROUND}):`);
+  console.log(`  with the funnel     ${Math.round(perHop(total.funnel))} µs`);
+  console.log(`  without (baseline)  ${Math.round(perHop(total.bare))} µs`);
+  console.log(`  ratio               ${(total.funnel / total.bare).toFixed(3)}`);
 }
 
 interface AllocationNode {
@@ -88,26 +119,36 @@ async function startAllocationSampling(): Promise<() => Promise<Map<string, numb
   };
 }
 
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const redis = new Redis(redisUrl);
 try {
   await walk(1000); // warm-up
-  const sampler = alloc ? await startAllocationSampling() : undefined;
-  const cpu = await walk(sessions);
-  const allocated = await sampler?.();
-  console.log(`CPU per hop, adapter + engine + Redis store, no HTTP (${sessions} sessions, one at a time):`);
-  for (const [n, name] of NAMES.entries()) console.log(`  ${name.padEnd(14)} ${Math.round(cpu[n]! / sessions)} µs`);
-  console.log(`  mean of the 5  ${Math.round(cpu.reduce((a, b) => a + b, 0) / sessions / TEXTS.length)} µs`);
-  if (allocated) {
-    const hops = sessions * TEXTS.length;
-    const total = [...allocated.values()].reduce((a, b) => a + b, 0);
-    console.log(`Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`);
-    for (const [mod, bytes] of [...allocated].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
-      console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
+  if (bareHandle) await walk(1000, bareHandle);
+  if (funnelAb) {
+    await compareFunnel(sessions);
+  } else {
+    const sampler = alloc ? await startAllocationSampling() : undefined;
+    const cpu = await walk(sessions);
+    const allocated = await sampler?.();
+    console.log(`CPU per hop, adapter + engine + Redis store, no HTTP (${sessions} sessions, one at a time):`);
+    for (const [n, name] of NAMES.entries()) console.log(`  ${name.padEnd(14)} ${Math.round(cpu[n]! / sessions)} µs`);
+    console.log(`  mean of the 5  ${Math.round(cpu.reduce((a, b) => a + b, 0) / sessions / TEXTS.length)} µs`);
+    if (allocated) {
+      const hops = sessions * TEXTS.length;
+      const total = [...allocated.values()].reduce((a, b) => a + b, 0);
+      console.log(`Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`);
+      for (const [mod, bytes] of [...allocated].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
+        console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
+      }
     }
   }
 } finally {
-  await engine.drain();
-  await store.close();
+  for (const side of [ours, bare]) {
+    if (!side) continue;
+    await side.engine.drain();
+    await side.store.close();
+    await side.funnel?.close();
+  }
   await cleanUp(redis, PREFIX);
+  await cleanUp(redis, ours.funnelPrefix);
   redis.disconnect();
 }

@@ -1,6 +1,7 @@
 /**
  * Our side of the USSD benchmark: the real engine and USSD adapter on the Redis store, running the
- * benchmark's 4-step flow; its service calls (PIN check, payment) are answered in-process.
+ * benchmark's 4-step flow; its service calls (PIN check, payment) are answered in-process. Every move is
+ * counted by the funnel on the same Redis, as the product counts it (src/app.ts).
  */
 import express from 'express';
 import { createEngine } from '../../src/conversation/engine.js';
@@ -8,12 +9,20 @@ import { loadAccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { createLogger } from '../../src/log.js';
+import { createFunnel } from '../../src/ops/funnel.js';
 import { benchFlow } from './send.machine.js';
 
-/** The engine our side runs: the benchmark's flow on the Redis store, its services answered in-process. */
-export function oursEngine(redisUrl: string, keyPrefix: string) {
+/**
+ * The engine our side runs: the benchmark's flow on the Redis store, its services answered in-process, and
+ * the funnel. The funnel's keys sit beside the sessions' (`<prefix>-funnel:`), not under them: one day's
+ * hash is shared by every session and is not part of the bytes a session costs.
+ */
+export function oursEngine(redisUrl: string, keyPrefix: string, options: { funnel?: boolean } = {}) {
   const logger = createLogger('silent');
   const store = new RedisStore({ url: redisUrl, keyPrefix });
+  const funnelPrefix = `${keyPrefix.replace(/:$/, '')}-funnel:`;
+  // Without it (bench/profile/hops.ts --funnel, the baseline), the engine tells nobody of its moves.
+  const funnel = options.funnel === false ? undefined : createFunnel({ redisUrl, keyPrefix: funnelPrefix, flows: { menu: benchFlow }, logger });
   let paid = 0;
   const engine = createEngine({
     store,
@@ -27,9 +36,10 @@ export function oursEngine(redisUrl: string, keyPrefix: string) {
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
     deadlineMs: { ussd: 3000, telegram: 2500, slack: 2500 },
+    ...(funnel ? { onTransition: (move) => funnel.record(move) } : {}),
     logger,
   });
-  return { engine, store, logger };
+  return { engine, store, logger, funnel, funnelPrefix };
 }
 
 export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): express.Express {

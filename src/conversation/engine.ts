@@ -23,8 +23,8 @@ import { maskUserId, type Logger } from '../log.js';
 import type { AccessPolicy } from './policy.js';
 import { addPending, PENDING_TTL_SECONDS, pendingKey, profileKey as profileKeyOf } from './records.js';
 import { createCatalogue, currentView } from './render.js';
-import { FlowRuntime, isBusy, stepName, type FlowEnd, type Session, type Step, type StepContext } from './session.js';
-import type { Address, Channel, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision, TurnEngine } from './types.js';
+import { FlowRuntime, isBusy, stepName, transition, type FlowEnd, type FlowTransition, type Session, type Step, type StepContext, type StepMark } from './session.js';
+import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, StoredSnapshot, TurnDecision, TurnEngine } from './types.js';
 
 export interface EngineOptions {
   store: SessionStore;
@@ -46,6 +46,12 @@ export interface EngineOptions {
   deadlineMs: Partial<Record<Channel, number>>;
   /** Told of every flow run that finished or was abandoned, and at which step (metrics). */
   onFlowEnd?: (end: FlowEnd) => void;
+  /**
+   * Told of every move of a flow run between steps once it is stored (the funnel, src/ops/funnel.ts): a run
+   * started, moved, finished, or stopped where it was (left, expired, ended by the network, failed). Called
+   * synchronously: keep it cheap and let it not throw. Default: none.
+   */
+  onTransition?: (transition: FlowTransition) => void;
   /** Receives the outcome of a run that passed its deadline (send it to the chat). */
   onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
   logger: Logger;
@@ -59,6 +65,7 @@ export interface EngineOptions {
 export interface ConversationEngine extends TurnEngine {
   /** Resolves when every run still going has settled and its late outcome was delivered. */
   drain(): Promise<void>;
+  sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
 }
 
 /** The deadline of a channel EngineOptions.deadlineMs does not list: a chat's (CHAT_DEADLINE_MS' default). */
@@ -287,6 +294,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       allowedFlows,
       newRunId,
       expiresAt: now() + options.sessionTtlSeconds * 1000,
+      channel: inbound.channel,
+      at: now(),
       input: (runId, profile): FlowInput => ({
         runId,
         channel: inbound.channel,
@@ -302,14 +311,19 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     };
   }
 
-  function reportEnds(ends: FlowEnd[] | undefined): void {
-    for (const end of ends ?? []) options.onFlowEnd?.(end);
+  /** Tells onFlowEnd and onTransition what a stored step did. */
+  function report(step: Pick<Step, 'ended' | 'moves'>): void {
+    for (const end of step.ended ?? []) options.onFlowEnd?.(end);
+    for (const move of step.moves ?? []) options.onTransition?.(move);
   }
 
   /** The pure step for this message, or `resume` when the flow is busy (messages wait for its outcome). */
   function plan(inbound: Inbound, stored: Session | undefined, profile: UserProfile, ctx: StepContext): Step | 'resume' {
-    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [] };
-    const left = (s: Session) => base.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
+    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
+    const left = (s: Session) => {
+      base.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
+      base.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
+    };
     let session = stored;
     if (session && session.expiresAt <= now()) {
       if (!session.ended) left(session);
@@ -336,7 +350,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * Returns the snapshot it settled in, live: the caller persists it once (FlowRuntime.settled) instead of
    * persisting it here and restoring it there. It waits (not busy), so no service call of it is running.
    */
-  async function runBusy(session: Session, saved: (snapshot: unknown) => Promise<void>): Promise<AnyMachineSnapshot> {
+  async function runBusy(session: Session, saved: (snapshot: unknown, live: AnyMachineSnapshot) => Promise<void>): Promise<AnyMachineSnapshot> {
     const actor = createActor(runtime.machine(session.flow), { snapshot: session.snapshot as never });
     let last = JSON.stringify(runtime.restore(session).value);
     let saving = Promise.resolve();
@@ -345,7 +359,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       if (value === last || !isBusy(snapshot) || snapshot.hasTag('secret')) return;
       last = value;
       const persisted = runtime.persist(session.flow, snapshot);
-      saving = saving.then(() => saved(persisted));
+      saving = saving.then(() => saved(persisted, snapshot));
     });
     actor.start();
     try {
@@ -397,14 +411,19 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       }
       return null;
     };
+    /** The step the run is in, for the funnel: the session's, then each busy step it goes through. */
+    let mark: StepMark = runtime.mark(session);
     try {
       while (isBusy(runtime.restore(session))) {
         let moved = false;
-        const settled = await runBusy(session, async (snapshot) => {
+        const settled = await runBusy(session, async (snapshot, live) => {
           if (moved) return;
-          if ((await write({ ...session, snapshot }, () => base.channel, base.open)) === null) moved = true;
+          const at = now();
+          if ((await write({ ...session, snapshot, enteredAt: at }, () => base.channel, base.open)) === null) moved = true;
+          else report({ moves: [transition(session, { channel: inbound.channel, at }, mark, live)] });
+          mark = { step: stepName(live), enteredAt: at };
         });
-        const step = runtime.settled(session, settled, { profile: known, remember: {}, notes: [] }, ctx);
+        const step = runtime.settled(session, settled, { profile: known, remember: {}, notes: [] }, { ...ctx, at: now() }, mark);
         await remember(inbound, step.remember);
         known = step.profile;
         const prompt = isBusy(runtime.restore(step.session)) ? undefined : render(step.session, known.lang, inbound.channel);
@@ -416,14 +435,16 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           logger.info(who(inbound), 'engine: conversation changed while a service call ran');
           return prompt ?? processing(inbound.channel, known.lang);
         }
-        reportEnds(step.ended);
+        report(step);
         session = step.session;
+        mark = runtime.mark(session);
         if (prompt) return prompt;
       }
       return render(session, known.lang, inbound.channel);
     } catch (error) {
       logger.error({ ...who(inbound), err: error }, 'engine: a flow failed while running a service call');
-      await write({ ...session, ended: true }, () => base.channel, undefined).catch(() => null);
+      const failed = await write({ ...session, ended: true }, () => base.channel, undefined).catch(() => null);
+      if (failed !== null) report({ moves: [transition(session, { channel: inbound.channel, at: now() }, mark, { end: 'error' })] });
       return simple('common.error', known.lang, true);
     }
   }
@@ -570,7 +591,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     };
     const version = await writeRecord(key, written, stored?.version ?? null);
     if (version === null) return CONFLICT;
-    reportEnds(planned.ended);
+    report(planned);
     await remember(inbound, planned.remember);
     if (pending && shownPending.length > 0) await store.set(pendingKey(address), [], pending.version, PENDING_TTL_SECONDS);
     if (done) return done;
@@ -683,6 +704,15 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     },
     async turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
       return (await deliver(participant, decide)).state;
+    },
+    async sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd> {
+      const record = readConversation(await readRecord(convKey(participant)));
+      const session = record.session;
+      if (!isCurrent(record.channel as S | undefined)) return { counted: false, reason: 'not the conversation\'s current session' };
+      if (!session || session.ended || session.notice) return { counted: false, reason: 'no flow in progress' };
+      if (record.open !== undefined || isBusy(runtime.restore(session))) return { counted: false, reason: 'a service call is running' };
+      report({ moves: [transition(session, { channel: participant.channel, at: now() }, runtime.mark(session), { end: 'abandoned' })] });
+      return { counted: true };
     },
     async drain(): Promise<void> {
       while (runs.size > 0 || followUps.size > 0) await Promise.all([...[...runs.values()].map((run) => run.finished), ...followUps]);

@@ -5,8 +5,10 @@
  * a restart re-runs the invoke from the stored snapshot (flows keep idempotency keys in context).
  */
 import { createActor, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
-import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutput, Text, UserProfile } from '../../flows/types.js';
+import { finalOutcome } from '../../flows/outcome.js';
+import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../flows/types.js';
 import { currentView } from './render.js';
+import type { Channel } from './types.js';
 
 export interface Session {
   flow: FlowId;
@@ -19,6 +21,8 @@ export interface Session {
   ended: boolean;
   /** An engine screen shown instead of the flow's (a cancelled flow). */
   notice?: Text;
+  /** When the flow entered its current step (ms since the epoch): the funnel's time per step. */
+  enteredAt?: number;
 }
 
 /** What a flow run needs besides its machine: the FlowInput of any flow started. */
@@ -27,6 +31,9 @@ export interface StepContext {
   allowedFlows: FlowId[];
   newRunId(): string;
   expiresAt: number;
+  /** The channel and the time of this step (ms since the epoch), for the transitions it makes. */
+  channel: Channel;
+  at: number;
 }
 
 /** The result of a pure step: the session to store, profile changes and notes shown above the prompt. */
@@ -39,6 +46,8 @@ export interface Step {
   notes: Text[];
   /** Flows this step finished or left, for metrics. */
   ended?: FlowEnd[];
+  /** The moves between steps this step made, for the funnel (EngineOptions.onTransition). */
+  moves?: FlowTransition[];
 }
 
 /** A flow run that ended: finished (reached its outcome) or abandoned (left, cancelled, expired), and where. */
@@ -46,6 +55,46 @@ export interface FlowEnd {
   flow: FlowId;
   outcome: 'finished' | 'abandoned';
   step: string;
+}
+
+/** Where a run is: its step and when it entered it (unknown for sessions stored before steps were timed). */
+export interface StepMark {
+  step: string;
+  enteredAt?: number;
+}
+
+/**
+ * A run moving between steps, for the funnel (src/ops/funnel.ts): plain data, nothing of the user's.
+ * A run starts (no `from`), moves (`from` and `to`), reaches a final step (`to`, with `end` its outcome), or
+ * stops where it is (no `to`; `end` says why: `abandoned` when the user left it, its session expired or the
+ * network ended it; `error` when the engine failed it).
+ */
+export interface FlowTransition {
+  flow: FlowId;
+  channel: Channel;
+  /** The run (FlowInput.runId, random): lets a run left twice (a gateway report, then the next dial) count once. */
+  runId: string;
+  from?: string;
+  to?: string;
+  end?: FlowOutcome | 'abandoned' | 'error';
+  /** When the move happened, ms since the epoch. */
+  at: number;
+  /** When `from` was entered, ms since the epoch (so `at - enteredAt` is the time spent there). */
+  enteredAt?: number;
+}
+
+/** The move of a run from `from` to where `snapshot` is, or to its stop (`end`) when there is no snapshot. */
+export function transition(
+  run: Pick<Session, 'flow' | 'runId'>,
+  ctx: Pick<StepContext, 'channel' | 'at'>,
+  from: StepMark | undefined,
+  to: AnyMachineSnapshot | { end: 'abandoned' | 'error' },
+): FlowTransition {
+  const move: FlowTransition = { flow: run.flow, channel: ctx.channel, runId: run.runId, at: ctx.at };
+  if (from) Object.assign(move, { from: from.step }, from.enteredAt === undefined ? {} : { enteredAt: from.enteredAt });
+  if ('end' in to) return { ...move, end: to.end };
+  const end = finalOutcome(to);
+  return { ...move, to: stepName(to), ...(end ? { end } : {}) };
 }
 
 /** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
@@ -132,34 +181,52 @@ export class FlowRuntime {
     return this.machine(flow).getPersistedSnapshot(snapshot);
   }
 
+  /** Where the session's run is. */
+  mark(session: Session): StepMark {
+    return { step: stepName(this.restore(session)), enteredAt: session.enteredAt };
+  }
+
   /** Starts `flow` (the menu when it is not allowed or not registered, with a note saying so). */
   start(flow: FlowId, step: Omit<Step, 'session'>, ctx: StepContext): Step {
     const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
     const snapshot = this.machine(flow).getInitialSnapshot(this.scope(flow), ctx.input(runId, step.profile)) as AnyMachineSnapshot;
-    return this.follow(flow, runId, snapshot, step, ctx);
+    return this.follow(flow, runId, snapshot, step, ctx, undefined);
   }
 
   /** Sends one event to the session's flow (none: the screen is shown again). */
   send(session: Session, event: FlowEvent | undefined, step: Omit<Step, 'session'>, ctx: StepContext): Step {
     const current = this.restore(session);
     const snapshot = event ? (this.machine(session.flow).transition(current, event, this.scope(session.flow)) as AnyMachineSnapshot) : current;
-    return this.follow(session.flow, session.runId, snapshot, step, ctx);
+    return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
   }
 
-  /** After a run settled: the new snapshot, followed to the next flow when it finished. */
-  settled(session: Session, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    return this.follow(session.flow, session.runId, snapshot, step, ctx);
+  /**
+   * After a run settled: the new snapshot, followed to the next flow when it finished. `from` is the step the
+   * run was in last (a busy step it went through after the session's).
+   */
+  settled(session: Session, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext, from = this.mark(session)): Step {
+    return this.follow(session.flow, session.runId, snapshot, step, ctx, from);
   }
 
   /**
    * A finished flow: remembers its `remember`, starts its `next`; without `next` its final screen stays
    * (the session ends) or, when it has none, the menu starts.
    */
-  private follow(flow: FlowId, runId: string, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false };
+  private follow(
+    flow: FlowId,
+    runId: string,
+    snapshot: AnyMachineSnapshot,
+    previous: Omit<Step, 'session'>,
+    ctx: StepContext,
+    from: StepMark | undefined,
+  ): Step {
+    const moved = from?.step !== stepName(snapshot);
+    const enteredAt = moved ? ctx.at : from.enteredAt;
+    const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false, enteredAt };
     this.restored.set(session, snapshot);
+    const step = moved ? { ...previous, moves: [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] } : previous;
     if (snapshot.status !== 'done') return { ...step, session };
     const output = (snapshot.output ?? {}) as FlowOutput;
     // A flow other than the menu that hands back to the menu was left (backed out of), not finished.

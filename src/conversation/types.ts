@@ -82,7 +82,17 @@ export interface TurnEngine extends Engine {
    * message. `decide` may run more than once (again after a conflict); resolves to the state kept.
    */
   turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S>;
+  /**
+   * A channel session ended without a message (a gateway's end-of-session report or release): when the channel
+   * state kept with the conversation says it is that session (`isCurrent`) and the flow waits for the user,
+   * its run is told abandoned at its step (EngineOptions.onTransition). Reads the record; changes nothing.
+   * Engines without flows to count (test doubles) leave it out: such reports are then acknowledged, not counted.
+   */
+  sessionEnded?<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
 }
+
+/** What a channel's end-of-session report did (TurnEngine.sessionEnded). */
+export type SessionEnd = { counted: true } | { counted: false; reason: string };
 
 export interface StoredSnapshot {
   snapshot: unknown;

@@ -17,6 +17,23 @@ export interface Metrics {
   trackQueueDepth(read: () => Promise<number>): void;
   /** WhatsApp messages by kind (text, interactive, template, read) and outcome, and status callbacks by status. */
   whatsapp: { message(kind: string, outcome: 'sent' | 'failed' | 'held'): void; status(status: string): void };
+  /** The figures the operator page shows (/ops/status.json), read from this registry. */
+  status(): Promise<ServiceStatus>;
+}
+
+/** The notification queue and the service's answers, as this process counted them since it started. */
+export interface ServiceStatus {
+  /** Notifications waiting or being worked now; null when unknown (no queue, or it could not be read). */
+  queueDepth: number | null;
+  service: {
+    /** Answers of the service by HTTP status; `0` is no answer (connection failed). */
+    byStatus: Record<string, number>;
+    total: number;
+    /** 429 Too Many Requests. */
+    rateLimited: number;
+    /** 5xx answers and no answer at all. */
+    errors: number;
+  };
 }
 
 const CHANNEL_BY_PREFIX: Record<string, string> = {
@@ -72,7 +89,7 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   let depthReader: (() => Promise<number>) | undefined;
-  new Gauge({
+  const depth = new Gauge({
     name: 'momo_notification_queue_depth',
     help: 'Notifications waiting or being worked',
     registers: [registry],
@@ -113,6 +130,17 @@ export function createMetrics(): Metrics {
     whatsapp: {
       message: (kind, outcome) => whatsappMessages.inc({ kind, outcome }),
       status: (status) => whatsappStatuses.inc({ status }),
+    },
+    async status() {
+      const queued = depthReader ? (await depth.get()).values[0]?.value : undefined;
+      const byStatus: Record<string, number> = {};
+      for (const { labels, value } of (await upstream.get()).values) byStatus[String(labels.status)] = value;
+      const count = (keep: (status: number) => boolean) =>
+        Object.entries(byStatus).reduce((total, [status, n]) => total + (keep(Number(status)) ? n : 0), 0);
+      return {
+        queueDepth: queued === undefined || queued < 0 ? null : queued,
+        service: { byStatus, total: count(() => true), rateLimited: count((s) => s === 429), errors: count((s) => s === 0 || s >= 500) },
+      };
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
- * Fuzzing the USSD gateways over real HTTP: for each of the five codecs, bodies shaped like the gateway's
- * (plausible fields, wrong types, missing and extra fields, session ids that repeat so conversations go
- * on, answers that walk the menus), sent in concurrent batches; then anything at all at /ussd/*.
+ * Fuzzing the USSD gateways over real HTTP: for each of the five codecs and Africa's Talking's end-of-session
+ * report, bodies shaped like the gateway's (plausible fields, wrong types, missing and extra fields, session
+ * ids that repeat so conversations go on, answers that walk the menus), sent in concurrent batches; then
+ * anything at all at /ussd/*.
  * No 5xx, no hang, every rejection a 4xx with a reason, no unhandled rejection or exception.
  */
 import fc from 'fast-check';
@@ -80,9 +81,27 @@ const bodies: Record<string, { form: boolean; body: fc.Arbitrary<Record<string, 
       payload: shaped({ request_id: fc.oneof(fc.integer({ min: -1, max: 12 }), fc.constant('3')), response: answer }),
     }),
   },
+  // Africa's Talking's end-of-session report (adapters/ussd/events.ts).
+  'africastalking/events': {
+    form: true,
+    body: shaped({
+      sessionId,
+      phoneNumber: phone,
+      status: fc.constantFrom('Success', 'Incomplete', 'Failed', 'incomplete', ''),
+      durationInMillis: fc.oneof(fc.nat().map(String), fc.constantFrom('-1', '1e9', 'x')),
+      hopsCount: fc.oneof(fc.nat({ max: 40 }).map(String), fc.constant('many')),
+      input: fc.array(answer, { maxLength: 9 }).map((a) => a.join('*')),
+      lastAppResponse: fc.string({ maxLength: 200 }),
+      errorMessage: fc.string({ maxLength: 60 }),
+      date: fc.constantFrom('2026-11-20 10:11:12', ''),
+      serviceCode: dialString,
+      networkCode: fc.constantFrom('63902', ''),
+      cost: fc.constantFrom('UGX 0.00', ''),
+    }),
+  },
 };
 
-/** Per codec: batches of 6 concurrent requests. */
+/** Per route: batches of 6 concurrent requests. */
 const RUNS_PER_CODEC = 45;
 const BATCH = 6;
 
@@ -112,7 +131,7 @@ describe('USSD gateways under fuzzing', () => {
   }
 
   it('/ussd/*: any method, path, headers and body', async () => {
-    const paths = pathsUnder('/ussd', ['/africastalking', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
+    const paths = pathsUnder('/ussd', ['/africastalking', '/africastalking/events', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
     const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
     count('/ussd/* (any)', sent);
     expect(suite.watch.failures).toEqual([]);

@@ -1,0 +1,155 @@
+/**
+ * The operator page and its data, under /ops:
+ * - `GET /ops`: the page (page/index.html, page/ops.js, page/ops.css): the funnel of each flow with its
+ *   drop-off, time per step, outcomes per channel over the last days, the notification queue and the
+ *   service's 429s and errors; it refreshes itself;
+ * - `GET /ops/funnel.json?days=<1..FUNNEL_DAYS>&channel=<ussd|telegram|slack>`: the funnel (funnel.ts);
+ * - `GET /ops/status.json`: the queue and the service's answers (metrics.ts);
+ * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN).
+ *
+ * Who may call them: with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth (compared in
+ * constant time), anyone else gets 401; an address with too many failed sign-ins in a while (SIGN_IN_LIMIT)
+ * is refused with 429 until the while is over, whatever it sends, so the password cannot be guessed. Without them, everyone in
+ * the embedded demo (`open`) and nobody in production: the routes are not added at all (the app's 404), and
+ * the start log says so.
+ * The page allows only its own scripts, styles and data (Content-Security-Policy), and is never framed.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { z } from 'zod';
+import { sameSecret } from '../http/secret.js';
+import type { Funnel } from './funnel.js';
+import { CHANNELS } from './funnel.js';
+import type { Metrics } from './metrics.js';
+
+export interface OpsPageOptions {
+  funnel: Funnel;
+  metrics: Pick<Metrics, 'status'>;
+  /** OPS_USER and OPS_PASSWORD: Basic auth on every /ops route. Unset: see `open`. */
+  credentials?: { user: string; password: string };
+  /** Serve /ops without credentials when none are set: only with the embedded sandbox (a demo). */
+  open: boolean;
+  /** Seconds between the page's refreshes. Default 15: fresh enough to watch, four small reads a minute. */
+  refreshSeconds?: number;
+  /** Failed sign-ins allowed per address before it is refused for a while. Default {@link SIGN_IN_LIMIT}. */
+  signInLimit?: SignInLimit;
+}
+
+/** Failed sign-ins per caller address (req.ip) within `windowSeconds`, counted in this process. */
+export interface SignInLimit {
+  failures: number;
+  windowSeconds: number;
+}
+
+/** 20 failures in 10 minutes: an operator mistyping never meets it; a guesser gets 20 tries per 10 minutes. */
+export const SIGN_IN_LIMIT: SignInLimit = { failures: 20, windowSeconds: 600 };
+
+const here = dirname(fileURLToPath(import.meta.url));
+const asset = (name: string) => readFileSync(join(here, 'page', name), 'utf8');
+/** Chart.js's UMD build, from the package's own folder (its `exports` do not list the file). */
+const chartJs = () => readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8');
+
+/** Headers of every /ops answer: never cached by anyone, never sniffed, never framed. */
+function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set({
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Content-Security-Policy':
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  });
+  next();
+}
+
+/** Basic auth with the configured pair, both compared in constant time; too many failures from one address: 429. */
+function basicAuth(credentials: { user: string; password: string }, limit: SignInLimit): RequestHandler {
+  const failures = new RateLimiterMemory({ points: limit.failures, duration: limit.windowSeconds, keyPrefix: 'ops-sign-in' });
+  return async (req, res, next) => {
+    const address = req.ip ?? 'unknown';
+    const seen = await failures.get(address);
+    if (seen && seen.consumedPoints >= limit.failures) {
+      res.set('Retry-After', String(Math.ceil(seen.msBeforeNext / 1000))).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+      return;
+    }
+    const [scheme, encoded] = (req.get('authorization') ?? '').split(' ');
+    const decoded = scheme?.toLowerCase() === 'basic' && encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '';
+    const colon = decoded.indexOf(':');
+    const user = colon < 0 ? '' : decoded.slice(0, colon);
+    const password = colon < 0 ? '' : decoded.slice(colon + 1);
+    // Both compared, always: how long it takes says nothing about which one was wrong.
+    const userOk = sameSecret(user, credentials.user);
+    const passwordOk = sameSecret(password, credentials.password);
+    if (colon >= 0 && userOk && passwordOk) {
+      // An operator who mistyped starts afresh once signed in.
+      if (seen) await failures.delete(address);
+      return next();
+    }
+    await failures.penalty(address, 1);
+    res.set('WWW-Authenticate', 'Basic realm="momo-chat operations", charset="UTF-8"').status(401).json({ detail: 'Sign in with OPS_USER and OPS_PASSWORD.' });
+  };
+}
+
+/** Adds the /ops routes; false when they are not served (production without OPS_USER / OPS_PASSWORD). */
+export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
+  const guard: RequestHandler[] = options.credentials ? [basicAuth(options.credentials, options.signInLimit ?? SIGN_IN_LIMIT)] : [];
+  if (!options.credentials && !options.open) return false;
+
+  const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));
+  const page = asset('index.html').replace('{{REFRESH_SECONDS}}', String(refresh));
+  const files: Record<string, { type: string; body: string }> = {
+    'ops.js': { type: 'text/javascript; charset=utf-8', body: asset('ops.js') },
+    'ops.css': { type: 'text/css; charset=utf-8', body: asset('ops.css') },
+    'chart.umd.min.js': { type: 'text/javascript; charset=utf-8', body: chartJs() },
+  };
+  const daysKept = options.funnel.daysKept;
+  // Each value given once (a repeated one arrives as a list and is refused), nothing else accepted.
+  const query = z
+    .object({
+      days: z
+        .string()
+        .regex(/^\d{1,3}$/, 'a whole number')
+        .optional()
+        .transform((v) => (v === undefined ? Math.min(7, daysKept) : Number(v)))
+        .pipe(z.number().min(1).max(daysKept)),
+      channel: z.enum(CHANNELS).optional(),
+    })
+    .strict();
+
+  app.use('/ops', securityHeaders, ...guard);
+  app.get('/ops', (_req, res) => {
+    res.type('html').send(page);
+  });
+  for (const [name, file] of Object.entries(files)) {
+    app.get(`/ops/${name}`, (_req, res) => {
+      res.type(file.type).send(file.body);
+    });
+  }
+  app.get('/ops/funnel.json', async (req, res) => {
+    const parsed = query.safeParse(req.query);
+    if (!parsed.success) {
+      const reasons = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
+      res.status(400).json({ detail: `days is 1 to ${daysKept}, channel one of ${CHANNELS.join(', ')}`, reasons });
+      return;
+    }
+    const { days, channel } = parsed.data;
+    try {
+      res.json(await options.funnel.report({ days, ...(channel ? { channel } : {}) }));
+    } catch {
+      // Redis away: the figures are there, just not reachable now.
+      res.status(503).json({ detail: 'The funnel could not be read (Redis did not answer); try again shortly.' });
+    }
+  });
+  app.get('/ops/status.json', async (_req, res, next) => {
+    try {
+      res.json({ at: new Date().toISOString(), ...(await options.metrics.status()) });
+    } catch (err) {
+      next(err);
+    }
+  });
+  return true;
+}
