@@ -22,7 +22,6 @@ import {
   type MomoClient,
 } from '../momo/index.js';
 import type { AccessPolicy } from './policy.js';
-import { OPEN_REQUEST_TTL_SECONDS, openRequestKey } from './records.js';
 import type { Channel, SessionStore } from './types.js';
 
 export interface ServicesOptions {
@@ -219,10 +218,6 @@ export function createServices(options: ServicesOptions): FlowServices {
             },
             { duplicateCheckKey: input.duplicateCheckKey },
           );
-          // Collection verification accepts what matches an open request made here (src/notifications).
-          const key = openRequestKey(input.phonenumber, input.amount, input.currency);
-          const open = await store.get(key);
-          await store.set(key, { id: String(request.id), chat: input.metadata.chat ?? '' }, open?.version ?? null, OPEN_REQUEST_TTL_SECONDS);
           return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };
         },
         { id: '', status: 'submitted' },

@@ -1,8 +1,12 @@
 /**
- * The service's notification body, and what each event means for a chat: where it goes (metadata.chat,
- * DESIGN decision 3), its dedup key, its place in the resource's order of states, and its words.
+ * The service's notification body and what each event means for a chat. A body is parsed into a
+ * {@link Notice} (its parsed, bounded fields: the only part of it that is queued) saying which state a payment,
+ * collection request or collection reached; {@link deliveryFor} turns a notice about something WE made into
+ * the message it owes: routed to our record's chat, in our record's words (amount, currency, payee), with
+ * order and dedup keys of our record (DESIGN, "The trust boundary").
  */
 import { z } from 'zod';
+import type { Made, MadeKind } from '../conversation/made.js';
 import type { Address, Channel } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
 
@@ -14,7 +18,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-const id = z.union([z.number(), z.string().min(1)]).transform(String);
+/** Longest id kept: the service's are integers. */
+const MAX_ID = 64;
+/** Longest text kept (a reason, a name): what a chat message or a 182-character screen can show. */
+const MAX_TEXT = 200;
+
+const id = z.union([z.number(), z.string().min(1).max(MAX_ID)]).transform(String);
 const metadata = z
   .union([z.record(z.string(), z.unknown()), z.string(), z.null()])
   .optional()
@@ -29,89 +38,184 @@ const metadata = z
     }
     return m ?? {};
   });
-const text = z.union([z.string(), z.number()]).nullish().transform((v) => (v == null ? '' : String(v)));
+const text = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v == null ? '' : String(v).slice(0, MAX_TEXT)));
+const refOf = (m: Record<string, unknown>): string => (typeof m.ref === 'string' ? m.ref.slice(0, MAX_TEXT) : '');
 
 /** `{hook, data}`: hook is the webhook object (its `event` names the type), data the triggering object. */
 export const notificationBody = z.object({
-  hook: z.looseObject({ event: z.string().min(1) }),
+  hook: z.looseObject({ event: z.string().min(1).max(MAX_TEXT) }),
   data: z.looseObject({}),
 });
 export type NotificationBody = z.infer<typeof notificationBody>;
 
-const paymentData = z.looseObject({
-  id,
-  state: z.string().min(1),
-  amount: text,
-  currency: text,
-  metadata,
-  last_error: text,
-  rejected_reason: text,
-  cancelled_reason: text,
-  phone_nos: z
-    .array(z.union([z.string(), z.looseObject({ phonenumber: text })]))
-    .nullish()
-    .transform((list) => (list ?? []).map((e) => (typeof e === 'string' ? e : e.phonenumber))),
-});
+export type NoticeKind = 'payment' | 'request' | 'collection';
 
-const requestData = z.looseObject({
-  id,
-  status: z.string().min(1),
-  amount: text,
-  currency: text,
-  phonenumber: text,
-  metadata,
-  error_message: text,
-});
+/** What one notification says, parsed and bounded. */
+export interface Notice {
+  kind: NoticeKind;
+  /** The service's id of the payment, the collection request or the collection. */
+  id: string;
+  /** The state it reached (`completed` reads as `processed`); a collection's is `received`. */
+  state: string;
+  /** As the body gives them: compared with our record and logged when they differ, never shown. */
+  amount: string;
+  currency: string;
+  phone: string;
+  /** Why a payment failed, was rejected or cancelled, or a request failed (text from the service). */
+  reason: string;
+  /** `metadata.ref` as the body gives it: names our record when the create's answer (with the id) was lost. */
+  ref: string;
+  /** A collection: the id of the request it was matched to (an object from version 3, a bare id before). */
+  requestId?: string;
+  /** A collection: the sender's name, the reference sent with it, and its status (`successful`, `failed`, ...). */
+  name?: string;
+  reference?: string;
+  status?: string;
+}
 
-const collectionData = z.looseObject({
-  id,
-  status: text,
-  amount: text,
-  currency: text,
-  phonenumber: text,
-  reference: text,
-  contact: z.looseObject({ first_name: text, last_name: text }).nullish(),
-  collection_request: z.union([requestData, id, z.null()]).optional(),
-});
+const paymentData = z
+  .looseObject({
+    id,
+    state: z.string().min(1).max(MAX_ID),
+    amount: text,
+    currency: text,
+    metadata,
+    last_error: text,
+    rejected_reason: text,
+    cancelled_reason: text,
+    phone_nos: z
+      .array(z.union([z.string(), z.looseObject({ phonenumber: text })]))
+      .nullish()
+      .transform((list) => (list ?? []).map((e) => (typeof e === 'string' ? e : e.phonenumber))),
+  })
+  .transform(
+    (p): Notice => ({
+      kind: 'payment',
+      id: p.id,
+      state: p.state === 'completed' ? 'processed' : p.state,
+      amount: p.amount,
+      currency: p.currency,
+      phone: p.phone_nos[0] ?? '',
+      reason: p.rejected_reason || p.cancelled_reason || p.last_error,
+      ref: refOf(p.metadata),
+    }),
+  );
 
-/** What one event asks of the dispatcher. */
+const requestFields = { id, status: z.string().min(1).max(MAX_ID), amount: text, currency: text, phonenumber: text, metadata, error_message: text };
+const requestData = z.looseObject(requestFields).transform(
+  (r): Notice => ({ kind: 'request', id: r.id, state: r.status, amount: r.amount, currency: r.currency, phone: r.phonenumber, reason: r.error_message, ref: refOf(r.metadata) }),
+);
+
+const collectionData = z
+  .looseObject({
+    id,
+    status: text,
+    amount: text,
+    currency: text,
+    phonenumber: text,
+    reference: text,
+    contact: z.looseObject({ first_name: text, last_name: text }).nullish(),
+    collection_request: z.union([z.looseObject({ id }), id, z.null()]).optional(),
+  })
+  .transform((c): Notice => {
+    const request = c.collection_request;
+    return {
+      kind: 'collection',
+      id: c.id,
+      state: 'received',
+      amount: c.amount,
+      currency: c.currency,
+      phone: c.phonenumber,
+      reason: '',
+      ref: '',
+      ...(request == null ? {} : { requestId: typeof request === 'object' ? request.id : request }),
+      name: [c.contact?.first_name, c.contact?.last_name].filter(Boolean).join(' '),
+      reference: c.reference,
+      status: c.status,
+    };
+  });
+
+const DATA: Record<string, { kind: NoticeKind; schema: z.ZodType<Notice> }> = {
+  'payment.status.changed': { kind: 'payment', schema: paymentData },
+  'collectionrequest.status.changed': { kind: 'request', schema: requestData },
+  'collection.received': { kind: 'collection', schema: collectionData },
+};
+
+export type NoticeParse = { ok: true; notice: Notice | null } | { ok: false; issues: z.core.$ZodIssue[] };
+
+/**
+ * A body -> its notice; null for an event that owes no chat anything (`contact.created`, a type we do not
+ * know); not ok when an event we act on carries data we cannot read.
+ */
+export function parseNotice(body: NotificationBody): NoticeParse {
+  const entry = DATA[body.hook.event];
+  if (!entry) return { ok: true, notice: null };
+  const parsed = entry.schema.safeParse(body.data);
+  return parsed.success ? { ok: true, notice: parsed.data } : { ok: false, issues: parsed.error.issues.map((i) => ({ ...i, path: ['data', ...i.path] })) };
+}
+
+/** The notice in an object the service answered a read with (the same object a notification carries). */
+export function noticeOfRead(kind: NoticeKind, data: unknown): Notice | null {
+  const parsed = (kind === 'payment' ? paymentData : kind === 'request' ? requestData : collectionData).safeParse(data);
+  return parsed.success ? parsed.data : null;
+}
+
+/** What one notice asks of the dispatcher. */
 export interface Delivery {
   address: Address;
-  /** Unique per state change: a repeat of it is dropped. */
+  /** Unique per state change of our record: a repeat of it is dropped. */
   dedupKey: string;
-  /** The resource whose states are ordered, and this state's place: an older one never follows a newer. */
+  /** Our record whose states are ordered, and this state's place: an older one never follows a newer. */
   orderKey: string;
   rank: number;
+  /** An outcome (a final state): told to USSD users too, and confirmed by a read without credentials. */
+  final: boolean;
   messageKey: string;
   params: Params;
 }
 
-const PAYMENT_RANK: Record<string, number> = {
-  new: 0,
-  validated: 1,
-  approval_needed: 2,
-  approval_requested: 3,
-  approved: 4,
-  scheduled: 5,
-  processed: 9,
-  completed: 9,
-  processed_with_errors: 9,
-  rejected: 9,
-  cancelled: 9,
-};
-const PAYMENT_KEYS = new Set(Object.keys(PAYMENT_RANK).filter((s) => s !== 'new' && s !== 'completed'));
+/** Ranks from this one up are outcomes. */
+export const FINAL_RANK = 9;
+/** A state the contract does not list sits between the open states and the final ones. */
+const UNKNOWN_RANK = 6;
 
-const REQUEST_RANK: Record<string, number> = {
-  new: 0,
-  pending: 1,
-  instructions_sent: 2,
-  processing_started: 3,
-  successful: 9,
-  failed: 9,
-  expired: 9,
-  reversed: 10,
+const RANKS: Record<NoticeKind, Record<string, number>> = {
+  payment: {
+    new: 0,
+    validated: 1,
+    approval_needed: 2,
+    approval_requested: 3,
+    approved: 4,
+    scheduled: 5,
+    processed: 9,
+    processed_with_errors: 9,
+    rejected: 9,
+    cancelled: 9,
+  },
+  request: { new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10 },
+  collection: { received: 9 },
 };
-const REQUEST_KEYS = new Set(['successful', 'failed', 'expired', 'reversed']);
+
+/** States with words of their own; the others use `notify.<kind>.other`. */
+const WORDED: Record<NoticeKind, ReadonlySet<string>> = {
+  payment: new Set(['validated', 'approval_needed', 'approval_requested', 'approved', 'scheduled', 'processed', 'processed_with_errors', 'rejected', 'cancelled']),
+  request: new Set(['successful', 'failed', 'expired', 'reversed']),
+  collection: new Set(['received']),
+};
+
+const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind][state] ?? UNKNOWN_RANK;
+
+/** True for an outcome: payment processed, processed_with_errors, rejected, cancelled; a request's successful, failed, expired, reversed; a collection received. */
+export const isFinal = (notice: Pick<Notice, 'kind' | 'state'>): boolean => rankOf(notice.kind, notice.state) >= FINAL_RANK;
+
+/** The kind of our record a notice is about: a collection is told to the request it was matched to. */
+export const recordKindOf = (kind: NoticeKind): MadeKind => (kind === 'payment' ? 'payment' : 'request');
+
+/** The service's id of our record a notice names (a collection names its request). */
+export const recordIdOf = (notice: Notice): string | undefined => (notice.kind === 'collection' ? notice.requestId : notice.id);
 
 const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack'];
 
@@ -125,73 +229,37 @@ export function parseChat(chat: unknown): Address | null {
   return { channel, conversationId: chat.slice(at + 1) };
 }
 
-function unknownRankFallback(table: Record<string, number>, state: string): number {
-  // A state the spec does not list sits between the open states and the final ones.
-  return table[state] ?? 6;
+/** The order key of our record: its kind and our ref. */
+export const recordOrderKey = (made: Made): string => `${made.kind}:${made.ref}`;
+
+/**
+ * The order and dedup keys of a (record, state) a notice names: our kind and ref, never the body's ids alone
+ * (a collection is one of our request's, ordered on its own).
+ */
+export function marksOf(made: Made, notice: Notice): Pick<Delivery, 'dedupKey' | 'orderKey' | 'rank'> {
+  const orderKey = notice.kind === 'collection' ? `${recordOrderKey(made)}:collection:${notice.id}` : recordOrderKey(made);
+  return { orderKey, dedupKey: `${orderKey}:${notice.state}`, rank: rankOf(notice.kind, notice.state) };
 }
 
 /**
- * Maps an event to the message it owes a chat; null when nothing is owed (no chat in the metadata, an
- * event type with no chat message, a state the conversation already told the user).
+ * The message a notice about our record `made` owes its chat; null when its chat is not one we can reach or
+ * it is the creation itself (`new`, told by the conversation that made it).
  */
-export function deliveryFor(body: NotificationBody): Delivery | null {
-  const event = body.hook.event;
-  if (event === 'payment.status.changed') {
-    const p = paymentData.safeParse(body.data);
-    if (!p.success) return null;
-    const pay = p.data;
-    const address = parseChat(pay.metadata.chat);
-    if (!address || pay.state === 'new') return null;
-    const state = pay.state === 'completed' ? 'processed' : pay.state;
-    const reason = pay.rejected_reason || pay.cancelled_reason || pay.last_error;
-    return {
-      address,
-      dedupKey: `payment:${pay.id}:${state}`,
-      orderKey: `payment:${pay.id}`,
-      rank: unknownRankFallback(PAYMENT_RANK, state),
-      messageKey: PAYMENT_KEYS.has(state) ? `notify.payment.${state}` : 'notify.payment.other',
-      params: { ref: pay.id, amount: pay.amount, currency: pay.currency, phone: pay.phone_nos[0] ?? '', state, reason },
-    };
-  }
-  if (event === 'collectionrequest.status.changed') {
-    const r = requestData.safeParse(body.data);
-    if (!r.success) return null;
-    const req = r.data;
-    const address = parseChat(req.metadata.chat);
-    // Open states were shown in the conversation that made the request; only outcomes are pushed.
-    const known = REQUEST_RANK[req.status];
-    if (!address || (known !== undefined && known < 9)) return null;
-    return {
-      address,
-      dedupKey: `collectionrequest:${req.id}:${req.status}`,
-      orderKey: `collectionrequest:${req.id}`,
-      rank: unknownRankFallback(REQUEST_RANK, req.status),
-      messageKey: REQUEST_KEYS.has(req.status) ? `notify.request.${req.status}` : 'notify.request.other',
-      params: { amount: req.amount, currency: req.currency, phone: req.phonenumber, state: req.status, reason: req.error_message },
-    };
-  }
-  if (event === 'collection.received') {
-    const c = collectionData.safeParse(body.data);
-    if (!c.success) return null;
-    const col = c.data;
-    const request = typeof col.collection_request === 'object' && col.collection_request !== null ? col.collection_request : null;
-    const address = parseChat(request?.metadata.chat);
-    if (!address) return null;
-    const name = [col.contact?.first_name, col.contact?.last_name].filter(Boolean).join(' ');
-    return {
-      address,
-      dedupKey: `collection:${col.id}:received`,
-      orderKey: `collection:${col.id}`,
-      rank: 0,
-      messageKey: 'notify.collection.received',
-      params: {
-        amount: col.amount,
-        currency: col.currency,
-        phone: col.phonenumber,
-        name: name ? ` (${name})` : '',
-        reference: col.reference || '-',
-      },
-    };
-  }
-  return null;
+export function deliveryFor(made: Made, notice: Notice): Delivery | null {
+  const address = parseChat(made.chat);
+  if (!address || notice.state === 'new') return null;
+  const words = { amount: made.amount, currency: made.currency, phone: made.payee, state: notice.state, reason: notice.reason };
+  const params: Params =
+    notice.kind === 'payment'
+      ? { ...words, ref: made.id ?? notice.id }
+      : notice.kind === 'collection'
+        ? { ...words, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }
+        : words;
+  return {
+    address,
+    ...marksOf(made, notice),
+    final: isFinal(notice),
+    messageKey: `notify.${notice.kind}.${WORDED[notice.kind].has(notice.state) ? notice.state : 'other'}`,
+    params,
+  };
 }
