@@ -51,6 +51,9 @@ export const MADE_TTL_SECONDS = 30 * 24 * 3600;
 /** An open request accepts its collection for 24 hours: the service's default expiry of a request. */
 export const OPEN_REQUEST_TTL_SECONDS = 24 * 3600;
 
+/** Most open requests kept for one number, amount and currency (a user asking the same again and again). */
+const MAX_OPEN_PER_KEY = 20;
+
 /** Longest ref or id looked up: ours are a UUID and a suffix, the service's are integers. */
 const MAX_KEY_PART = 200;
 
@@ -165,6 +168,8 @@ export class MadeRecords {
       const entries = ((stored?.snapshot as OpenEntry[] | undefined) ?? []).filter((e) => e.until > this.now());
       if (entries.some((e) => e.ref === made.ref)) return;
       entries.push({ ref: made.ref, until });
+      // Bounded: the oldest open requests of one number, amount and currency give way.
+      entries.splice(0, Math.max(0, entries.length - MAX_OPEN_PER_KEY));
       if ((await this.store.set(key, entries, stored?.version ?? null, OPEN_REQUEST_TTL_SECONDS)) !== null) return;
     }
     throw new Error('open requests kept changing');

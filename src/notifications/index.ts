@@ -127,7 +127,8 @@ export function createNotifications(options: NotificationsOptions) {
     /** Starts working queued notifications and due follow-ups. */
     start(): void {
       queue.process(async (job) => {
-        const notices = noticesOf(job);
+        // The same notice twice in one job (the service delivered it again within the turn) is told once.
+        const notices = [...new Map(noticesOf(job).map((n) => [`${n.kind}:${n.id}:${n.state}`, n])).values()];
         // Each is ordered and deduplicated on its own, so they run together (at most `concurrency` at once
         // over all jobs); one that fails fails the job, whose retry tells it: the others were told, and
         // their dedup marks refuse them then as duplicates.
