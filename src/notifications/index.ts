@@ -123,6 +123,8 @@ export function createNotifications(options: NotificationsOptions) {
     },
     dispatcher,
     queue,
+    /** The follow-up's checks (run by its queue; a check can be run at once, e.g. by an operator's script). */
+    followUp,
     followUps,
     /** Starts working queued notifications and due follow-ups. */
     start(): void {
