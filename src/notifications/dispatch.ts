@@ -16,7 +16,7 @@ import type { Lang, Params } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
 import { deliveryFor, isFinal, marksOf, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
-import type { NotificationMarks } from './marks.js';
+import type { Lease, NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 import type { ServiceReads } from './reads.js';
 
@@ -173,6 +173,16 @@ export function createDispatcher(options: DispatcherOptions) {
     return isFinal(actual) ? actual : null;
   }
 
+  /** Runs `work` while keeping `lease` (renewed every third of its length), then lets it go. */
+  async function keeping<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
+    const renewal = setInterval(() => void lease.renew().catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
   /** Tells `notice` about our record `record` once: marks, words from the record, the notifier. */
   async function tell(record: Made, notice: Notice): Promise<DispatchResult> {
     const delivery = deliveryFor(record, notice);
@@ -188,15 +198,12 @@ export function createDispatcher(options: DispatcherOptions) {
     if (claim.outcome === 'busy') throw new BusyError(delivery.dedupKey);
     if (claim.outcome !== 'ok') return claim.outcome;
     if (!tellIt) return 'ignored';
-    const renewal = setInterval(() => void claim.renew().catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
     try {
-      await send(delivery, words(delivery, lang ?? 'en'));
+      await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
     } catch (err) {
       // Not told: free the lease so the queue's retry (or the service's next attempt) tells it.
       await claim.release().catch(() => undefined);
       throw err;
-    } finally {
-      clearInterval(renewal);
     }
     // Told. Should the long mark not be written, the lease runs out and a repeat is told again: at least once.
     await claim.done().catch((err: unknown) => logger.warn({ err: String(err), key: delivery.dedupKey }, 'told, but its dedup mark was not written'));
@@ -218,13 +225,19 @@ export function createDispatcher(options: DispatcherOptions) {
         logger.warn({ kind: notice.kind, id: notice.id, fields: differs, ref: record.ref }, 'notification body disagrees with our record; our record is told');
       }
       if (trusted || !isFinal(notice)) return tell(record, notice);
-      // Not spent on a read: a state change already told, or overtaken.
+      // No read is spent on a state change already told or overtaken, nor on one another worker is reading.
       const { orderKey, dedupKey, rank } = marksOf(record, notice);
       const seen = await marks.seen(orderKey, dedupKey);
       if (seen.told) return 'duplicate';
       if (seen.rank > rank) return 'stale';
-      const confirmed = await confirm(record, notice, found.read);
-      return confirmed ? tell(record, confirmed) : 'unconfirmed';
+      const reading = await marks.hold(dedupKey, leaseMs);
+      if (!reading) throw new BusyError(dedupKey);
+      try {
+        const confirmed = await keeping(reading, () => confirm(record, notice, found.read));
+        return confirmed ? await tell(record, confirmed) : 'unconfirmed';
+      } finally {
+        await reading.release().catch(() => undefined);
+      }
     },
     tell,
   };

@@ -11,11 +11,14 @@
  * - take: the order check, the order mark raised, the lease taken (unless the change was told or is held);
  * - renew: the lease extended while the notifier is still at work;
  * - done: the long dedup mark written, the lease freed;
- * - release: the lease freed (not told: a retry tells it).
+ * - release: the lease freed (not told: a retry tells it);
+ * - hold: a lease on confirming a state change by a read (no mark at all), so that all processes together
+ *   spend one read on it at a time, renewed and released as the other.
  *
  * Keys (under the product's key prefix, `momo:` by default): `notify:rank:<orderKey>` the rank as a decimal
- * string, `notify:lease:<dedupKey>` the token of whoever is telling it, `notify:sent:<dedupKey>` once told.
- * Rank and dedup marks expire after the marks' TTL, a lease after its own.
+ * string, `notify:lease:<dedupKey>` the token of whoever is telling it, `notify:sent:<dedupKey>` once told,
+ * `notify:reading:<dedupKey>` the token of whoever is reading it. Rank and dedup marks expire after the
+ * marks' TTL, a lease after its own.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -41,14 +44,18 @@ export interface TakeRequest {
   leaseMs: number;
 }
 
-export interface Claim {
-  outcome: MarkOutcome;
-  /** Extends the lease while telling; false when it was lost (it ran out and another took it). */
+/** A lease held: renewed while its work goes on, released after. */
+export interface Lease {
+  /** Extends the lease; false when it was lost (it ran out and another took it). */
   renew(): Promise<boolean>;
+  /** Frees the lease (only while it is still this one's). */
+  release(): Promise<void>;
+}
+
+export interface Claim extends Lease {
+  outcome: MarkOutcome;
   /** Told: writes the long dedup mark and frees the lease. */
   done(): Promise<void>;
-  /** Not told: frees the lease so a retry tells it. */
-  release(): Promise<void>;
 }
 
 /** What the marks hold for a record and one of its state changes, read without writing. */
@@ -68,6 +75,8 @@ export interface NotificationMarks {
   take(request: TakeRequest): Promise<Claim>;
   /** Reads the marks (a confirming read is not spent on a state already told or overtaken). */
   seen(orderKey: string, dedupKey?: string): Promise<MarksSeen>;
+  /** The lease on reading `dedupKey`'s confirmation; null when another holds it. Takes no mark. */
+  hold(dedupKey: string, leaseMs: number): Promise<Lease | null>;
   close(): Promise<void>;
 }
 
@@ -92,6 +101,14 @@ if ARGV[3] ~= '' then
 end
 if seen < rank then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 return 0
+`;
+
+/** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when held (also when already ours: a resend), 0 when another's. */
+const HOLD = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 `;
 
 /** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when extended, 0 when the lease is not (any more) ours. */
@@ -120,6 +137,7 @@ interface ScriptedRedis extends Redis {
   momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
   momoNotifyDone(dedupMark: string, lease: string, token: string, ttl: number): Promise<number>;
   momoNotifyRelease(lease: string, token: string): Promise<number>;
+  momoNotifyHold(lease: string, token: string, leaseMs: number): Promise<number>;
 }
 
 export interface RedisMarksOptions {
@@ -132,6 +150,7 @@ const keys = (orderKey: string, dedupKey = '') => ({
   rank: `notify:rank:${orderKey}`,
   sent: `notify:sent:${dedupKey}`,
   lease: `notify:lease:${dedupKey}`,
+  reading: `notify:reading:${dedupKey}`,
 });
 
 export class RedisMarks implements NotificationMarks {
@@ -145,7 +164,20 @@ export class RedisMarks implements NotificationMarks {
       momoNotifyRenew: { lua: RENEW },
       momoNotifyDone: { lua: DONE, keys: 2 },
       momoNotifyRelease: { lua: RELEASE },
+      momoNotifyHold: { lua: HOLD },
     });
+  }
+
+  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
+    const token = randomUUID();
+    const key = keys('', dedupKey).reading;
+    if ((await this.redis.momoNotifyHold(key, token, leaseMs)) !== 1) return null;
+    return {
+      renew: async () => (await this.redis.momoNotifyRenew(key, token, leaseMs)) === 1,
+      release: async () => {
+        await this.redis.momoNotifyRelease(key, token);
+      },
+    };
   }
 
   async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
@@ -188,6 +220,7 @@ export class MemoryMarks implements NotificationMarks {
   private readonly ranks = new Map<string, Expiring<number>>();
   private readonly sent = new Map<string, Expiring<true>>();
   private readonly leases = new Map<string, Expiring<object>>();
+  private readonly readings = new Map<string, Expiring<object>>();
   private nextSweep = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -224,6 +257,23 @@ export class MemoryMarks implements NotificationMarks {
     };
   }
 
+  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
+    if (this.live(this.readings, dedupKey, this.now())) return null;
+    const token = {};
+    this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+    const mine = () => this.live(this.readings, dedupKey, this.now()) === token;
+    return {
+      renew: async () => {
+        if (!mine()) return false;
+        this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+        return true;
+      },
+      release: async () => {
+        if (mine()) this.readings.delete(dedupKey);
+      },
+    };
+  }
+
   async seen(orderKey: string, dedupKey?: string): Promise<MarksSeen> {
     const now = this.now();
     return { rank: this.live(this.ranks, orderKey, now) ?? -1, told: dedupKey !== undefined && this.live(this.sent, dedupKey, now) === true };
@@ -240,7 +290,7 @@ export class MemoryMarks implements NotificationMarks {
   private sweep(now: number): void {
     if (now < this.nextSweep) return;
     this.nextSweep = now + 60_000;
-    for (const map of [this.ranks, this.sent, this.leases] as Array<Map<string, Expiring<unknown>>>) {
+    for (const map of [this.ranks, this.sent, this.leases, this.readings] as Array<Map<string, Expiring<unknown>>>) {
       for (const [k, v] of map) if (v.expires <= now) map.delete(k);
     }
   }

@@ -145,6 +145,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     const gone: NotificationMarks = {
       take: async (request) => ({ ...(await marks.take(request)), renew: async () => false, done: async () => undefined, release: async () => undefined }),
       seen: (orderKey, dedupKey) => marks.seen(orderKey, dedupKey),
+      hold: (dedupKey, leaseMs) => marks.hold(dedupKey, leaseMs),
       close: async () => undefined,
     };
     const hung: Notifier = { send: () => new Promise<void>(() => {}) };
@@ -266,6 +267,21 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       reads.states.set(String(id), 'processed');
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
       expect(notifier.sent).toEqual([{ address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2500 UGX/) }]);
+    });
+
+    it('the same final state delivered twice at once is read once: the other finds it being read', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await ourPayment(made, id);
+      reads.states.set(String(id), 'processed');
+      const results = await Promise.allSettled([d.dispatch(paymentEvent(id, 'processed')), d.dispatch(paymentEvent(id, 'processed'))]);
+      expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(['sent']);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([expect.any(BusyError)]);
+      expect(reads.reads).toBe(1);
+      // The retry of the other finds it told, without a read.
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+      expect(reads.reads).toBe(1);
+      expect(notifier.sent).toHaveLength(1);
     });
 
     it('a forged final state that differs from the service\'s final state tells the service\'s', async () => {

@@ -94,6 +94,22 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     expect((await marks.take(request)).outcome).toBe('busy');
   });
 
+  it('holds a read\'s lease for one at a time, without any mark; it is freed by release or when it runs out', async () => {
+    const marks = make();
+    const order = fresh();
+    const dedupKey = `${order}:processed`;
+    const reading = await marks.hold(dedupKey, 150);
+    expect(reading).not.toBeNull();
+    expect(await marks.hold(dedupKey, 150)).toBeNull();
+    expect(await marks.seen(order, dedupKey)).toEqual({ rank: -1, told: false });
+    await reading!.release();
+    const next = await marks.hold(dedupKey, 150);
+    expect(next).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await next!.renew()).toBe(false);
+    expect(await marks.hold(dedupKey, 150)).not.toBeNull();
+  });
+
   it('takes nothing for a stale state', async () => {
     const marks = make();
     const order = fresh();
