@@ -104,6 +104,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const services = recordMade(createServices({ client, policy, store, logger }), made, logger);
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
+  const basicAuth =
+    config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
+  // The embedded sandbox sends its notifications with the credentials the receiver checks, as the operator
+  // sets them up for the real service.
+  if (sandbox && basicAuth) sandbox.controls.setOrganization({ webhookAuth: { username: basicAuth.user, password: basicAuth.password } });
   // Built before any route can make something: it schedules each intent's follow-up. Channels add their
   // notifiers below; the routes and the workers start once they have.
   const notifications = createNotifications({
@@ -112,10 +117,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     redisUrl: config.REDIS_URL,
     notifiers,
     sms: options.sms,
-    basicAuth:
-      config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD
-        ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD }
-        : undefined,
+    basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf: async (address) => {
       const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
