@@ -74,6 +74,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 abstract class QueuedBudget implements ReadBudget {
   protected readonly settings: typeof DEFAULTS;
   private tail: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(options: ReadBudgetOptions) {
     this.settings = { ...DEFAULTS, ...definedOnly(options) };
@@ -85,9 +86,15 @@ abstract class QueuedBudget implements ReadBudget {
     return turn;
   }
 
+  /** Stops granting: a read still waiting fails (its job is retried, by another process if this one stops). */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
   private async acquire(): Promise<void> {
     const id = randomUUID();
     for (;;) {
+      if (this.closed) throw new Error('the read budget is closed');
       const waitMs = await this.grant(id);
       if (waitMs === 0) return;
       await sleep(Math.min(waitMs, this.settings.pollMs));
@@ -96,7 +103,6 @@ abstract class QueuedBudget implements ReadBudget {
 
   /** 0 when granted, else the ms until a grant ages out. */
   protected abstract grant(id: string): Promise<number>;
-  abstract close(): Promise<void>;
 }
 
 function definedOnly(options: ReadBudgetOptions): Partial<typeof DEFAULTS> {
@@ -122,8 +128,6 @@ export class MemoryReadBudget extends QueuedBudget {
     }
     return Math.max(1, this.grants[0]! + this.settings.windowMs - now);
   }
-
-  async close(): Promise<void> {}
 }
 
 export interface RedisReadBudgetOptions extends ReadBudgetOptions {
@@ -151,7 +155,8 @@ export class RedisReadBudget extends QueuedBudget {
     return Number(await this.redis.momoReadGrant(this.key, limit, windowMs, id, this.now ? String(this.now()) : ''));
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
+    await super.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

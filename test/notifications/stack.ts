@@ -138,8 +138,9 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     notifications,
     async close() {
       await new Promise((resolve) => server.close(resolve));
-      await notifications.stop();
+      // The budget first: a read still waiting for it gives up, so its job ends and the queue can close.
       await budget.close();
+      await notifications.stop();
       await store.close();
     },
   };

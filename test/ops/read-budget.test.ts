@@ -75,6 +75,16 @@ describe.each(kinds)('%s read budget', (_name, make) => {
   });
 });
 
+describe('closing', () => {
+  it('a read still waiting when the budget closes fails instead of holding the shutdown', async () => {
+    const budget = new MemoryReadBudget({ limit: 1, pollMs: 10 });
+    await budget.take();
+    const waiting = budget.take();
+    await budget.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+  });
+});
+
 describe('RedisReadBudget', () => {
   it('counts on Redis\'s own clock by default, and keeps the API key out of Redis', async () => {
     const apiKey = `secret-api-key-${process.pid}`;
