@@ -93,16 +93,16 @@ export class MadeRecords {
     this.listeners.push(listener);
   }
 
-  /** Writes the intent before the create call. A repeat (a create retried under the same key) keeps the first. */
+  /**
+   * Writes the intent before the create call, and runs the listeners alongside (one round trip in all). A
+   * repeat (a create retried under the same key) keeps the first.
+   */
   async intend(intent: Intent): Promise<Made> {
     const key = madeKey(intent.ref);
-    let made = (await this.store.get(key))?.snapshot as Made | undefined;
-    if (!made) {
-      const fresh: Made = { ...intent, created: this.now() };
-      made = (await this.store.set(key, fresh, null, MADE_TTL_SECONDS)) === null ? (((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh) : fresh;
-    }
-    for (const listener of this.listeners) await listener(made);
-    return made;
+    const fresh: Made = { ...intent, created: this.now() };
+    const [version] = await Promise.all([this.store.set(key, fresh, null, MADE_TTL_SECONDS), ...this.listeners.map((listener) => listener(fresh))]);
+    if (version !== null) return fresh;
+    return ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh;
   }
 
   /**
@@ -110,12 +110,18 @@ export class MadeRecords {
    * collection. Idempotent.
    */
   async accepted(ref: string, id?: string): Promise<Made | null> {
-    const before = await this.byRef(ref);
-    if (!before) return null;
-    if (id) await this.link(before.kind, id, ref);
-    const made = await this.update(ref, (m) => ({ ...m, accepted: true, ...(id && !m.id ? { id } : {}) }));
-    if (made?.kind === 'request' && !before.accepted) await this.open(made);
-    return made;
+    const key = madeKey(ref);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const stored = await this.store.get(key);
+      if (!stored) return null;
+      const before = stored.snapshot as Made;
+      const made: Made = { ...before, accepted: true, ...(id && !before.id ? { id } : {}) };
+      const [version] = await Promise.all([this.store.set(key, made, stored.version, MADE_TTL_SECONDS), id ? this.link(before.kind, id, ref) : undefined]);
+      if (version === null) continue;
+      if (made.kind === 'request' && !before.accepted) await this.open(made);
+      return made;
+    }
+    throw new Error('the record kept changing');
   }
 
   /** The service refused the create: nothing was made, nothing will be told or followed up. */
@@ -135,7 +141,7 @@ export class MadeRecords {
     if (!link) return null;
     const made = await this.byRef(link.ref);
     if (!made || made.kind !== kind) return null;
-    // The link is written before the record's id: a record read between the two still has its id.
+    // The link and the record's id are written together: a record read before its own write lands gets it.
     return made.id ? made : { ...made, id };
   }
 

@@ -142,7 +142,8 @@ export function createDispatcher(options: DispatcherOptions) {
     if (known) return { made: known };
     if (notice.kind === 'collection') return null;
     const intent = await made.byRef(notice.ref);
-    if (!intent || intent.kind !== kind || intent.refused || intent.id) return null;
+    // An intent with another id is another payment; with this id, its link is being written.
+    if (!intent || intent.kind !== kind || intent.refused || (intent.id && intent.id !== id)) return null;
     let read: Notice | undefined;
     if (!trusted) {
       read = (await options.reads!.get(notice.kind, id)) ?? undefined;
