@@ -47,9 +47,9 @@ export interface Made {
 export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused'>;
 
 /** Records live 30 days: as long as the service keeps its events; a payment may wait days for approval. */
-export const MADE_TTL_SECONDS = 30 * 24 * 3600;
+const MADE_TTL_SECONDS = 30 * 24 * 3600;
 /** An open request accepts its collection for 24 hours: the service's default expiry of a request. */
-export const OPEN_REQUEST_TTL_SECONDS = 24 * 3600;
+const OPEN_REQUEST_TTL_SECONDS = 24 * 3600;
 
 /** Most open requests kept for one number, amount and currency (a user asking the same again and again). */
 const MAX_OPEN_PER_KEY = 20;
@@ -221,6 +221,8 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
       await made.intend(intent);
     } catch (error) {
       logger.error({ err: String(error), kind: intent.kind }, 'could not record the intent; nothing was sent');
+      // Half of it may have been written (the record without its follow-up): it is not followed up.
+      await made.refused(intent.ref).catch(() => undefined);
       throw { code: 'rate_limited', message: 'the intent could not be recorded; nothing was sent' } satisfies ServiceFailure;
     }
     let result: R;

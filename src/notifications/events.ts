@@ -242,12 +242,14 @@ export function marksOf(made: Made, notice: Notice): Pick<Delivery, 'dedupKey' |
 }
 
 /**
- * The message a notice about our record `made` owes its chat; null when its chat is not one we can reach or
- * it is the creation itself (`new`, told by the conversation that made it).
+ * The message a notice about our record `made` owes its chat; null when its chat is not one we can reach, it
+ * is the creation itself (`new`, told by the conversation that made it), or a collection request's open
+ * state (shown in the conversation that made it: only its outcomes are pushed).
  */
 export function deliveryFor(made: Made, notice: Notice): Delivery | null {
   const address = parseChat(made.chat);
   if (!address || notice.state === 'new') return null;
+  if (notice.kind === 'request' && notice.state in RANKS.request && !isFinal(notice)) return null;
   const words = { amount: made.amount, currency: made.currency, phone: made.payee, state: notice.state, reason: notice.reason };
   const params: Params =
     notice.kind === 'payment'

@@ -94,6 +94,13 @@ describe('deliveryFor (our record)', () => {
     expect(deliveryFor({ ...ourPayment, chat: 'nowhere:1' }, payment('processed'))).toBeNull();
   });
 
+  it('pushes collection request outcomes, not their open states', () => {
+    const req = (status: string) => notice('collectionrequest.status.changed', { id: 9, status, amount: '500', currency: 'KES', phonenumber: '+254700000002' });
+    expect(deliveryFor(ourRequest, req('pending'))).toBeNull();
+    expect(deliveryFor(ourRequest, req('instructions_sent'))).toBeNull();
+    expect(deliveryFor(ourRequest, req('successful'))!.messageKey).toBe('notify.request.successful');
+  });
+
   it('tells request outcomes and a received collection in the words of our request', () => {
     const req = notice('collectionrequest.status.changed', { id: 9, status: 'expired', amount: '1', currency: 'KES', phonenumber: '+254700000002' });
     expect(deliveryFor(ourRequest, req)).toMatchObject({ messageKey: 'notify.request.expired', final: true, orderKey: 'request:run2:request' });

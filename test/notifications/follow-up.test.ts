@@ -140,5 +140,11 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     expect(service.reads).toHaveLength(2); // one list read per check
     expect(product.telegram.told).toEqual([]);
     expect(lines.find((line) => line.includes('outcome still unknown after the last check'))).toContain(key);
+    // A purchase whose answer was lost cannot be read: the operator is told, the service is not asked.
+    const purchase = `data-${n++}:data`;
+    await product.made.intend({ kind: 'purchase', ref: purchase, chat: 'telegram:46', amount: '500', currency: '', payee: '+2348030000001' });
+    await product.notifications.followUp.check({ ref: purchase, step: 0 });
+    expect(service.reads).toHaveLength(2);
+    expect(lines.find((line) => line.includes('purchase outcome unknown'))).toContain(purchase);
   });
 });
