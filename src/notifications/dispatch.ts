@@ -146,6 +146,8 @@ export function createDispatcher(options: DispatcherOptions) {
     if (!intent || intent.kind !== kind || intent.refused || (intent.id && intent.id !== id)) return null;
     let read: Notice | undefined;
     if (!trusted) {
+      // A read is spent only on an outcome: an open state of an unlinked intent waits for its link.
+      if (!isFinal(notice)) return null;
       read = (await options.reads!.get(notice.kind, id)) ?? undefined;
       if (read?.ref !== intent.ref) return null;
     }
@@ -215,6 +217,8 @@ export function createDispatcher(options: DispatcherOptions) {
   return {
     /** One notice as received: believed only for our record, confirmed by a read without credentials. */
     async dispatch(notice: Notice): Promise<DispatchResult> {
+      // The creation itself was told by the conversation that made it (and races our link of its id).
+      if (notice.state === 'new') return 'ignored';
       const found = await recordOf(notice);
       if (!found) {
         logger.warn({ kind: notice.kind, id: notice.id, state: notice.state }, 'notification about something this product did not make; told to nobody');

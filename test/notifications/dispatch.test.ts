@@ -294,6 +294,17 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
     });
 
+    it('spends no read on the open states of an intent not linked yet (they race the create\'s answer)', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:78', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+      reads.states.set(String(id), 'validated');
+      expect(await d.dispatch(paymentEvent(id, 'new'))).toBe('ignored');
+      expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('unknown');
+      expect(reads.reads).toBe(0);
+      expect(notifier.sent).toEqual([]);
+    });
+
     it('links a lost answer\'s id from the body\'s ref only when the service\'s read carries our ref', async () => {
       const { notifier, made, d, reads } = untrusted();
       const id = paymentId++;
