@@ -14,6 +14,7 @@ import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
 import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
+import { MadeRecords, recordMade } from './conversation/made.js';
 import type { UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
@@ -21,6 +22,7 @@ import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
+import { createReadBudget } from './ops/read-budget.js';
 import { addHealthRoutes } from './ops/health.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
@@ -99,24 +101,52 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     });
     app.use(sandbox.app);
   }
+  const apiKey = config.MOMO_API_KEY ?? config.SANDBOX_API_KEY;
+  // Every read on the main API waits for the budget all processes share (30 a minute per key).
+  const readBudget = createReadBudget(config.REDIS_URL, apiKey);
+  closers.push(() => readBudget.close());
   const client = new MomoClient({
     baseUrl: config.MOMO_BASE_URL ?? url,
-    apiKey: config.MOMO_API_KEY ?? config.SANDBOX_API_KEY,
+    apiKey,
     vendingUrl: config.MOMO_VENDING_URL ?? `${config.MOMO_BASE_URL ?? url}/vending`,
     vendingApiKey: config.MOMO_VENDING_API_KEY ?? config.SANDBOX_VENDING_API_KEY,
     vendingAuthorization: config.MOMO_VENDING_AUTHORIZATION,
     version: config.MOMO_VERSION,
     fetch: metrics.countingFetch(),
+    readBudget,
   });
 
   const store = createSessionStore({ redisUrl: config.REDIS_URL });
-  const services = createServices({ client, policy, store, logger });
+  // What we make is recorded before it is made: notifications are believed for these records only.
+  const made = new MadeRecords({ store, logger });
+  const services = recordMade(createServices({ client, policy, store, logger }), made, logger);
 
   const funnel = createFunnel({ redisUrl: config.REDIS_URL, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
   let whatsapp: WhatsApp | undefined;
+  const basicAuth =
+    config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
+  // The embedded sandbox sends its notifications with the credentials the receiver checks, as the operator
+  // sets them up for the real service.
+  if (sandbox && basicAuth) sandbox.controls.setOrganization({ webhookAuth: { username: basicAuth.user, password: basicAuth.password } });
+  // Built before any route can make something: it schedules each intent's follow-up. Channels add their
+  // notifiers below; the routes and the workers start once they have.
+  const notifications = createNotifications({
+    made,
+    client,
+    redisUrl: config.REDIS_URL,
+    notifiers,
+    sms: options.sms,
+    basicAuth,
+    verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
+    languageOf: async (address) => {
+      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      return (stored?.snapshot as UserProfile | undefined)?.lang;
+    },
+    logger,
+  });
   // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
   const tellLate = async (address: Address, prompt: Prompt) => {
     if (address.channel === 'whatsapp' && whatsapp) await whatsapp.showLate(address, prompt);
@@ -220,22 +250,6 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     notifiers.whatsapp = whatsapp.notifier;
   }
 
-  const notifications = createNotifications({
-    store,
-    redisUrl: config.REDIS_URL,
-    notifiers,
-    sms: options.sms,
-    basicAuth:
-      config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD
-        ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD }
-        : undefined,
-    verify: { default: config.COLLECTION_VERIFY_DEFAULT },
-    languageOf: async (address) => {
-      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
-      return (stored?.snapshot as UserProfile | undefined)?.lang;
-    },
-    logger,
-  });
   notifications.addRoutes(app);
   notifications.start();
   metrics.trackQueueDepth(() => notifications.queue.depth());

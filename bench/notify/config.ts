@@ -2,8 +2,8 @@
 
 /** Prefix of the session-store keys (order and dedup marks) the benchmark's server writes. */
 export const NOTIFY_PREFIX = 'bench:notify:';
-/** The product's BullMQ queue's keys (src/notifications createNotifications names it momo-notifications). */
-export const QUEUE_PREFIX = 'bull:momo-notifications:';
+/** The product's BullMQ queues' keys (src/notifications names them momo-notifications and momo-notifications-follow-ups). */
+export const QUEUE_PREFIX = 'bull:momo-notifications';
 
 /**
  * REDIS_URL with the benchmark's own database (BENCH_NOTIFY_DB, default 9): the product's queue name is
@@ -14,3 +14,17 @@ export function notifyRedisUrl(): string {
   url.pathname = `/${process.env.BENCH_NOTIFY_DB ?? '9'}`;
   return url.toString();
 }
+
+/** The collection requests the benchmark's servers made (records of ours): each delivery is a new collection for one. */
+export const BENCH_REQUESTS = 5000;
+/** Our record of request `i`: its ref, the service's id, the chat that made it and the number asked to pay. */
+export const benchRequest = (i: number) => ({
+  ref: `bench-request-${i}`,
+  id: String(100_000 + i),
+  chat: `telegram:${1_000_000 + i}`,
+  payee: `+2567721${String(i).padStart(5, '0')}`,
+});
+
+/** The notification credentials the servers check and the driver sends (as in production: bodies are authenticated). */
+export const BENCH_WEBHOOK = { user: 'bench', password: 'bench-webhook-password' };
+export const BENCH_AUTHORIZATION = `Basic ${Buffer.from(`${BENCH_WEBHOOK.user}:${BENCH_WEBHOOK.password}`).toString('base64')}`;

@@ -3,9 +3,10 @@
  * that only answers 200 (bare). Ours as the product builds it with REDIS_URL (BullMQ queue, order and dedup
  * marks in Redis, the user's language from the store, words, notifier), and as it runs without Redis
  * (ours-memory: memory queue and store); see serve.ts.
- * Each in its own process, driven by autocannon over localhost with 50 connections; every delivery is a
- * distinct `payment.status.changed` (processed) naming a Telegram chat in its metadata, so every one is
- * told once and none is dropped as a duplicate: the dedup and order marks are claimed for each.
+ * Each in its own process, driven by autocannon over localhost with 50 connections and the notification
+ * credentials; every delivery is a distinct `collection.received`, a new collection for one of the 5,000
+ * collection requests the server recorded as made, so every one is found in our records, told once to that
+ * request's chat and none is dropped as a duplicate: the lease and dedup mark are taken for each.
  * Ours is timed until its notifier has told every delivery it accepted (the queue drained), so a backlog
  * counts against it. A warm-up, then both interleaved for three rounds; medians.
  */
@@ -15,7 +16,7 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { startChild, stop } from '../child.js';
 import { cleanUp } from '../ussd/bench.js';
-import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
+import { BENCH_AUTHORIZATION, BENCH_REQUESTS, benchRequest, NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
 
 export type Kind = 'ours' | 'ours-memory' | 'bare';
 
@@ -27,7 +28,7 @@ async function stats(url: string): Promise<{ received: number; notified: number;
   return (await (await fetch(`${url}/__stats`)).json()) as { received: number; notified: number; cpu: number };
 }
 
-let payments = 0;
+let deliveries = 0;
 const run = `${process.pid}-${Date.now()}`;
 
 export interface NotifyRound {
@@ -54,21 +55,23 @@ export async function drive(kind: Kind, url: string, seconds: number): Promise<N
       {
         method: 'POST',
         path: '/notifications/momo',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: BENCH_AUTHORIZATION },
         setupRequest: (req: autocannon.Request) => {
-          const id = `${run}-${++payments}`;
+          const id = `${run}-${++deliveries}`;
+          const request = benchRequest(deliveries % BENCH_REQUESTS);
           return {
             ...req,
             body: JSON.stringify({
-              hook: { id: 7, event: 'payment.status.changed', target: 'https://bot.example/notifications/momo' },
+              hook: { id: 7, event: 'collection.received', target: 'https://bot.example/notifications/momo' },
               data: {
                 id,
-                state: 'processed',
+                status: 'successful',
                 amount: '5000.00',
                 currency: 'UGX',
-                phone_nos: [{ phonenumber: '+256772123456', amount: '5000.00' }],
-                metadata: { chat: `telegram:${1_000_000 + (payments % 5000)}`, ref: id },
-                last_error: null,
+                phonenumber: request.payee,
+                reference: 'school fees',
+                contact: { first_name: 'Sarah', last_name: 'Nakato' },
+                collection_request: { id: Number(request.id), status: 'successful' },
               },
             }),
           };

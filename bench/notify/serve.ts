@@ -3,10 +3,12 @@
  * POST /notifications/momo on a free port and prints `PORT <n>`; GET /__stats answers the deliveries received,
  * the notifier calls made so far and the process's own CPU time.
  *
- * ours: the product's notifications as src/app.ts builds them with REDIS_URL set: createNotifications with
- * the BullMQ queue (the deliveries received in one event-loop turn queued as one job), the order and dedup
- * marks in Redis (one Lua script per delivery, under the benchmark's key prefix), the user's language read
- * from the Redis session store, and a notifier that counts its calls. It runs in its own Redis database
+ * ours: the product's notifications as src/app.ts builds them with REDIS_URL set and webhook credentials:
+ * createNotifications with the BullMQ queue (the deliveries received in one event-loop turn queued as one
+ * job), our records of what we made read from the Redis session store (5,000 collection requests, recorded
+ * at start as the request flow records them), the order marks, lease and dedup mark in Redis (one Lua
+ * script per step, under the benchmark's key prefix), the user's language read from the store, and a
+ * notifier that counts its calls. It runs in its own Redis database
  * (BENCH_NOTIFY_DB, default 9), because the product's queue name is fixed and must not meet another
  * process's workers; only its own keys are deleted afterwards.
  * ours-memory: the same without REDIS_URL (memory queue, marks and store), as `npm start` runs by default.
@@ -21,8 +23,10 @@ import type { SessionStore } from '../../src/conversation/types.js';
 import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';
+import { MadeRecords } from '../../src/conversation/made.js';
+import { MomoClient } from '../../src/momo/index.js';
 import { profileRoutes } from '../profile/hooks.js';
-import { NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
+import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
 
 
 const kind = process.argv[2];
@@ -38,8 +42,22 @@ app.use('/notifications/momo', (_req, _res, next) => {
 if (kind === 'ours' || kind === 'ours-memory') {
   const redisUrl = kind === 'ours' ? notifyRedisUrl() : undefined;
   const store: SessionStore = redisUrl ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX }) : new MemoryStore();
+  const logger = createLogger('silent');
+  const made = new MadeRecords({ store, logger });
+  for (let i = 0; i < BENCH_REQUESTS; i += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, BENCH_REQUESTS - i) }, async (_, j) => {
+        const { ref, id, chat, payee } = benchRequest(i + j);
+        await made.intend({ kind: 'request', ref, chat, amount: '5000', currency: 'UGX', payee });
+        await made.accepted(ref, id);
+      }),
+    );
+  }
   const notifications = createNotifications({
-    store,
+    made,
+    // With credentials no read is made: the client is never called.
+    client: new MomoClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused' }),
+    basicAuth: BENCH_WEBHOOK,
     redisUrl,
     keyPrefix: NOTIFY_PREFIX,
     notifiers: {
@@ -56,7 +74,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
     },
     // The product's queue settings (none: its defaults); BENCH_NOTIFY_CONCURRENCY only for experiments.
     ...(process.env.BENCH_NOTIFY_CONCURRENCY ? { queue: { concurrency: Number(process.env.BENCH_NOTIFY_CONCURRENCY) } } : {}),
-    logger: createLogger('silent'),
+    logger,
   });
   notifications.start();
   notifications.addRoutes(app);

@@ -22,7 +22,6 @@ import {
   type MomoClient,
 } from '../momo/index.js';
 import type { AccessPolicy } from './policy.js';
-import { OPEN_REQUEST_TTL_SECONDS, openRequestKey } from './records.js';
 import type { Channel, SessionStore } from './types.js';
 
 export interface ServicesOptions {
@@ -275,10 +274,6 @@ export function createServices(options: ServicesOptions): FlowServices {
             },
             { duplicateCheckKey: input.duplicateCheckKey },
           );
-          // Collection verification accepts what matches an open request made here (src/notifications).
-          const key = openRequestKey(input.phonenumber, input.amount, input.currency);
-          const open = await store.get(key);
-          await store.set(key, { id: String(request.id), chat: input.metadata.chat ?? '' }, open?.version ?? null, OPEN_REQUEST_TTL_SECONDS);
           const asker = askerOf(input);
           if (asker) await keep<string[]>(ownRequestsKey(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) => [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX));
           return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };

@@ -36,6 +36,11 @@ export interface MomoClientOptions {
    * not waited for: the RateLimitError is thrown at once, carrying retryAfterMs.
    */
   retryMaxDelayMs?: number;
+  /**
+   * Awaited before every attempt of a main-API read (src/ops/read-budget.ts: the service allows 30 reads a
+   * minute per key, and a read that must wait waits there). Default: none, reads go out at once.
+   */
+  readBudget?: { take(): Promise<void> };
 }
 
 export class MomoClient {
@@ -59,6 +64,7 @@ export class MomoClient {
     const main = new Transport({
       ...common,
       baseUrl: options.baseUrl,
+      beforeRead: options.readBudget?.take.bind(options.readBudget),
       headers: {
         authorization: `Token ${options.apiKey}`,
         ...(options.version ? { 'service-version': options.version } : {}),

@@ -20,6 +20,8 @@ export interface TransportOptions {
   maxRetries: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
+  /** Awaited before every attempt of a GET (each one is a read the service counts): the read budget. */
+  beforeRead?: () => Promise<void>;
 }
 
 export interface RequestSpec {
@@ -51,6 +53,7 @@ export class Transport {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
 
     for (let attempt = 0; ; attempt++) {
+      if (spec.method === 'GET') await this.#options.beforeRead?.();
       const answer = await this.attempt(url, where, { method: spec.method, headers, body });
       let failure: Error;
       let outcome: { error: ConnectionError } | { status: number; retryAfterHeader: string | null };

@@ -1,16 +1,25 @@
 /**
- * Works one notification: finds the chat it owes a message to, makes sure each state change is told once
- * and an older state never follows a newer one, and hands the words to that channel's notifier.
- * A notifier failure throws, so the queue retries the job with backoff.
+ * Works one notice: finds OUR record of what it is about (a notice about something this product did not
+ * make is told to nobody), confirms a final state by one read when notifications carry no credentials,
+ * makes sure each state change is told at least once and shown once and an older state never follows a
+ * newer one, and hands the words (from our record) to the chat's notifier.
+ *
+ * Told at least once, shown once: the marks give a short lease while telling (renewed while the notifier
+ * works) and the long dedup mark only after the notifier succeeded. A notifier failure frees the lease and
+ * throws, so the queue retries the job with backoff; a lease held by another worker throws {@link BusyError}
+ * (the queue comes back later: the holder has told it by then, or died and its lease ran out).
  */
+import { Decimal } from 'decimal.js';
+import type { Made, MadeRecords } from '../conversation/made.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import { fillTemplate } from '../conversation/text.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
-import { deliveryFor, requestOfCollection, type Delivery, type NotificationBody } from './events.js';
-import type { NotificationMarks } from './marks.js';
+import { deliveryFor, isFinal, marksOf, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
+import type { Lease, NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
+import type { ServiceReads } from './reads.js';
 
 /** Texts to a phone (USSD users); no provider is built in. */
 export interface SmsSender {
@@ -20,28 +29,70 @@ export interface SmsSender {
 export interface DispatcherOptions {
   /** The order and dedup marks (RedisMarks shared by every process, or MemoryMarks for one). */
   marks: NotificationMarks;
+  /** Our records of what we made: the only notices told are about one of them. */
+  made: MadeRecords;
+  /**
+   * True when notifications are authenticated (MOMO_WEBHOOK_USER/PASSWORD configured: the receiver checks
+   * Basic auth), so a body's state is believed. False: a final state is told only once one read of the
+   * record from the service (`reads`, through the read budget) agrees.
+   */
+  credentialsConfigured: boolean;
+  /** The service's reads; required when `credentialsConfigured` is false. */
+  reads?: ServiceReads;
   /** One per channel that can take a message; a channel without one is skipped with a log line. */
   notifiers: Partial<Record<Channel, Notifier>>;
   /** Also texts USSD users when set. */
   sms?: SmsSender;
   /** The user's language, when known. Default: English. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;
-  /**
-   * The chat of a request made here, from our record of it, for a received collection whose body names
-   * the request only by id (organizations below v3). Default: none, such a collection is not told.
-   */
-  requestChat?: (request: { id: string; phonenumber: string; amount: string; currency: string }) => Promise<string | undefined>;
   /** How long dedup and order marks are kept, in seconds. Default 14 days (events are kept 30). */
   markTtlSeconds?: number;
+  /**
+   * How long a lease on a state change being told lasts unless renewed, ms. Default 30000: renewed every
+   * third of it while the notifier works (a chat API may take tens of seconds through its own retries), so
+   * only a worker that died leaves it to run out, and its delivery is told again within about that long.
+   */
+  leaseMs?: number;
   logger: Logger;
 }
 
-export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored';
+/**
+ * `unknown`: about nothing we made (told to nobody); `unconfirmed`: a final state the service's read did not
+ * confirm (told to nobody).
+ */
+export type DispatchResult = 'sent' | 'duplicate' | 'stale' | 'ignored' | 'unknown' | 'unconfirmed';
 
+/** Another worker holds the lease on this state change: try again later. */
+export class BusyError extends Error {
+  constructor(key: string) {
+    super(`another worker is telling ${key}`);
+    this.name = 'BusyError';
+  }
+}
+
+/** Names of the fields where a notice's body differs from our record (amount, currency, number). */
+function disagreements(notice: Notice, made: Made): string[] {
+  const differs: string[] = [];
+  const amount = (a: string) => {
+    try {
+      return new Decimal(a);
+    } catch {
+      return null;
+    }
+  };
+  const given = amount(notice.amount);
+  if (notice.amount !== '' && !(given && amount(made.amount)?.eq(given))) differs.push('amount');
+  if (notice.currency !== '' && notice.currency.toUpperCase() !== made.currency.toUpperCase()) differs.push('currency');
+  if (notice.phone !== '' && notice.phone.replace(/^\+?/, '+') !== made.payee) differs.push('phone');
+  return differs;
+}
 
 export function createDispatcher(options: DispatcherOptions) {
-  const { marks, logger } = options;
+  const { marks, made, logger } = options;
   const ttl = options.markTtlSeconds ?? 14 * 24 * 3600;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const trusted = options.credentialsConfigured;
+  if (!trusted && !options.reads) throw new Error('without notification credentials the dispatcher needs the service reads to confirm outcomes');
 
   /** The user's language; a failed read is English, not a failed notification. */
   async function language(address: Address): Promise<Lang | undefined> {
@@ -75,33 +126,128 @@ export function createDispatcher(options: DispatcherOptions) {
     }
   }
 
+  /**
+   * Our record of what the notice is about, by the service's id; else, for a create whose answer (with the
+   * id) was lost or a later occurrence of a recurring request, by the ref the body names, linked then
+   * (believed from an authenticated body, otherwise only when a read of that id shows our ref: refs are
+   * random and never leave the service and us). The read, when one was made, comes along.
+   */
+  async function recordOf(notice: Notice): Promise<{ made: Made; read?: Notice } | null> {
+    const kind = recordKindOf(notice.kind);
+    const id = recordIdOf(notice);
+    if (!id) return null;
+    const known = await made.byId(kind, id);
+    if (known) return { made: known };
+    if (notice.kind === 'collection') return null;
+    const intent = await made.byRef(notice.ref);
+    if (!intent || intent.kind !== kind || intent.refused) return null;
+    // A request of ours with another id: a later occurrence of a recurring request we made (the service makes
+    // each occurrence a new request carrying the series' metadata); any other record with another id is
+    // another payment. With this id, its link is being written.
+    const occurrence = intent.id !== undefined && intent.id !== id;
+    if (occurrence && kind !== 'request') return null;
+    let read: Notice | undefined;
+    if (!trusted) {
+      // A read is spent only on an outcome: an open state of an unlinked intent waits for its link.
+      if (!isFinal(notice)) return null;
+      read = (await options.reads!.get(notice.kind, id)) ?? undefined;
+      if (read?.ref !== intent.ref) return null;
+    }
+    const linked = occurrence ? await made.occurrence(intent, id) : await made.accepted(intent.ref, id);
+    return linked ? { made: linked, read } : null;
+  }
+
+  /**
+   * The final state as the service reads it, when it confirms the notice's record (a collection: matched to
+   * our request, and its money arrived); null when it shows no outcome. It may differ from the notice's.
+   */
+  async function confirm(record: Made, notice: Notice, read?: Notice): Promise<Notice | null> {
+    const actual = read ?? (await options.reads!.get(notice.kind, notice.id));
+    const ours =
+      actual !== null &&
+      (notice.kind === 'collection'
+        ? actual.requestId === record.id && ['successful', 'cashed_out'].includes(actual.status ?? '')
+        : actual.ref === '' || actual.ref === record.ref);
+    if (!actual || !ours) {
+      logger.warn({ kind: notice.kind, id: notice.id, claimed: notice.state }, 'the service does not confirm this notification; told to nobody');
+      return null;
+    }
+    if (actual.state !== notice.state) {
+      logger.warn({ kind: notice.kind, id: notice.id, claimed: notice.state, actual: actual.state }, 'the service reads another state than the notification says');
+    }
+    return isFinal(actual) ? actual : null;
+  }
+
+  /** Runs `work` while keeping `lease` (renewed every third of its length), then lets it go. */
+  async function keeping<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
+    const renewal = setInterval(() => void lease.renew().catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  /** Tells `notice` about our record `record` once: marks, words from the record, the notifier. */
+  async function tell(record: Made, notice: Notice): Promise<DispatchResult> {
+    const delivery = deliveryFor(record, notice);
+    if (!delivery) return 'ignored';
+    // USSD cannot push: its users see their latest outcome (or what asks someone to act) at the next dial,
+    // on a 182-character screen, so the steps on the way there are not kept for them (their order mark is
+    // still raised).
+    const tellIt = delivery.forUssd || delivery.address.channel !== 'ussd';
+    // The language is read alongside the marks (both in the same tick, so on Redis one write each way).
+    const [claim, lang] = await Promise.all([
+      marks.take({ orderKey: delivery.orderKey, rank: delivery.rank, dedupKey: tellIt ? delivery.dedupKey : undefined, ttlSeconds: ttl, leaseMs }),
+      tellIt ? language(delivery.address) : undefined,
+    ]);
+    if (claim.outcome === 'busy') throw new BusyError(delivery.dedupKey);
+    if (claim.outcome !== 'ok') return claim.outcome;
+    if (!tellIt) return 'ignored';
+    try {
+      await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
+    } catch (err) {
+      // Not told: free the lease so the queue's retry (or the service's next attempt) tells it.
+      await claim.release().catch(() => undefined);
+      throw err;
+    }
+    // Told. Should the long mark not be written, the lease runs out and a repeat is told again: at least once.
+    await claim.done().catch((err: unknown) => logger.warn({ err: String(err), key: delivery.dedupKey }, 'told, but its dedup mark was not written'));
+    logger.info({ kind: notice.kind, state: notice.state, key: delivery.dedupKey, channel: delivery.address.channel }, 'notification told');
+    return 'sent';
+  }
+
   return {
-    async dispatch(body: NotificationBody): Promise<DispatchResult> {
-      const request = requestOfCollection(body);
-      const delivery = deliveryFor(body, request ? await options.requestChat?.(request) : undefined);
-      if (!delivery) return 'ignored';
-      // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character
-      // screen, so only outcomes and states asking someone to act are kept for them (forUssd); the
-      // order mark of the others is still raised.
-      const tell = delivery.address.channel !== 'ussd' || delivery.forUssd;
-      // The language is read alongside the marks (both in the same tick, so on Redis one write each way),
-      // not after them: a refused delivery wastes one read, a told one saves a round trip.
-      const [claim, lang] = await Promise.all([
-        marks.take({ orderKey: delivery.orderKey, rank: delivery.rank, dedupKey: tell ? delivery.dedupKey : undefined, ttlSeconds: ttl }),
-        tell ? language(delivery.address) : undefined,
-      ]);
-      if (claim.outcome !== 'ok') return claim.outcome;
-      if (!tell) return 'ignored';
-      try {
-        await send(delivery, words(delivery, lang ?? 'en'));
-      } catch (err) {
-        // Not told: free the mark so the queue's retry (or the service's next attempt) tells it.
-        await claim.release();
-        throw err;
+    /** One notice as received: believed only for our record, confirmed by a read without credentials. */
+    async dispatch(notice: Notice): Promise<DispatchResult> {
+      // The creation itself was told by the conversation that made it (and races our link of its id).
+      if (notice.state === 'new') return 'ignored';
+      const found = await recordOf(notice);
+      if (!found) {
+        logger.warn({ kind: notice.kind, id: notice.id, state: notice.state }, 'notification about something this product did not make; told to nobody');
+        return 'unknown';
       }
-      logger.info({ event: body.hook.event, key: delivery.dedupKey, channel: delivery.address.channel }, 'notification told');
-      return 'sent';
+      const record = found.made;
+      const differs = disagreements(notice, record);
+      if (differs.length > 0) {
+        logger.warn({ kind: notice.kind, id: notice.id, fields: differs, ref: record.ref }, 'notification body disagrees with our record; our record is told');
+      }
+      if (trusted || !isFinal(notice)) return tell(record, notice);
+      // No read is spent on a state change already told or overtaken, nor on one another worker is reading.
+      const { orderKey, dedupKey, rank } = marksOf(record, notice);
+      const seen = await marks.seen(orderKey, dedupKey);
+      if (seen.told) return 'duplicate';
+      if (seen.rank > rank) return 'stale';
+      const reading = await marks.hold(dedupKey, leaseMs);
+      if (!reading) throw new BusyError(dedupKey);
+      try {
+        const confirmed = await keeping(reading, () => confirm(record, notice, found.read));
+        return confirmed ? await tell(record, confirmed) : 'unconfirmed';
+      } finally {
+        await reading.release().catch(() => undefined);
+      }
     },
+    tell,
   };
 }
 

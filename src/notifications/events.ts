@@ -1,8 +1,12 @@
 /**
- * The service's notification body, and what each event means for a chat: where it goes (metadata.chat,
- * DESIGN decision 3), its dedup key, its place in the resource's order of states, and its words.
+ * The service's notification body and what each event means for a chat. A body is parsed into a
+ * {@link Notice} (its parsed, bounded fields: the only part of it that is queued) saying which state a payment,
+ * collection request or collection reached; {@link deliveryFor} turns a notice about something WE made into
+ * the message it owes: routed to our record's chat, in our record's words (amount, currency, payee), with
+ * order and dedup keys of our record (DESIGN, "The trust boundary").
  */
 import { z } from 'zod';
+import type { Made, MadeKind } from '../conversation/made.js';
 import type { Address, Channel } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
 
@@ -14,7 +18,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-const id = z.union([z.number(), z.string().min(1)]).transform(String);
+/** Longest id kept: the service's are integers. */
+const MAX_ID = 64;
+/** Longest text kept (a reason, a name): what a chat message or a 182-character screen can show. */
+const MAX_TEXT = 200;
+
+const id = z.union([z.number(), z.string().min(1).max(MAX_ID)]).transform(String);
 const metadata = z
   .union([z.record(z.string(), z.unknown()), z.string(), z.null()])
   .optional()
@@ -29,60 +38,151 @@ const metadata = z
     }
     return m ?? {};
   });
-const text = z.union([z.string(), z.number()]).nullish().transform((v) => (v == null ? '' : String(v)));
+const text = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v == null ? '' : String(v).slice(0, MAX_TEXT)));
+const refOf = (m: Record<string, unknown>): string => (typeof m.ref === 'string' ? m.ref.slice(0, MAX_TEXT) : '');
 
 /** `{hook, data}`: hook is the webhook object (its `event` names the type), data the triggering object. */
 export const notificationBody = z.object({
-  hook: z.looseObject({ event: z.string().min(1) }),
+  hook: z.looseObject({ event: z.string().min(1).max(MAX_TEXT) }),
   data: z.looseObject({}),
 });
 export type NotificationBody = z.infer<typeof notificationBody>;
 
-const paymentData = z.looseObject({
-  id,
-  state: z.string().min(1),
-  paused_reason: text,
-  amount: text,
-  currency: text,
-  metadata,
-  last_error: text,
-  rejected_reason: text,
-  cancelled_reason: text,
-  phone_nos: z
-    .array(z.union([z.string(), z.looseObject({ phonenumber: text, state: text, last_error: text })]))
-    .nullish()
-    .transform((list) => (list ?? []).map((e) => (typeof e === 'string' ? { phonenumber: e, state: '', last_error: '' } : e))),
-});
+export type NoticeKind = 'payment' | 'request' | 'collection';
 
-const requestData = z.looseObject({
-  id,
-  status: z.string().min(1),
-  amount: text,
-  currency: text,
-  phonenumber: text,
-  metadata,
-  error_message: text,
-});
+/** What one notification says, parsed and bounded. */
+export interface Notice {
+  kind: NoticeKind;
+  /** The service's id of the payment, the collection request or the collection. */
+  id: string;
+  /** The state it reached (`completed` reads as `processed`); a collection's is `received`. */
+  state: string;
+  /** As the body gives them: compared with our record and logged when they differ, never shown. */
+  amount: string;
+  currency: string;
+  phone: string;
+  /** Why a payment failed, was rejected or cancelled, or a request failed (text from the service). */
+  reason: string;
+  /** `metadata.ref` as the body gives it: names our record when the create's answer (with the id) was lost. */
+  ref: string;
+  /** A collection: the id of the request it was matched to (an object from version 3, a bare id before). */
+  requestId?: string;
+  /** A collection: the sender's name, the reference sent with it, and its status (`successful`, `failed`, ...). */
+  name?: string;
+  reference?: string;
+  status?: string;
+}
 
-const collectionData = z.looseObject({
-  id,
-  status: text,
-  amount: text,
-  currency: text,
-  phonenumber: text,
-  reference: text,
-  contact: z.looseObject({ first_name: text, last_name: text }).nullish(),
-  collection_request: z.union([requestData, id, z.null()]).optional(),
-});
+/**
+ * Recipient states (v5 `phone_nos[].state`) told while the payment itself waits `approved` or `scheduled`:
+ * the network holds the transfer. A notice names such a state `recipient.<state>`.
+ */
+const RECIPIENT_STATES = ['queued', 'paused', 'parked', 'paused_for_admin_action'] as const;
+const PAYMENT_WAITING = new Set(['approved', 'scheduled']);
 
-/** What one event asks of the dispatcher. */
+const paymentData = z
+  .looseObject({
+    id,
+    state: z.string().min(1).max(MAX_ID),
+    paused_reason: text,
+    amount: text,
+    currency: text,
+    metadata,
+    last_error: text,
+    rejected_reason: text,
+    cancelled_reason: text,
+    phone_nos: z
+      .array(z.union([z.string(), z.looseObject({ phonenumber: text, state: text, last_error: text })]))
+      .max(1000)
+      .nullish()
+      .transform((list) => (list ?? []).map((e) => (typeof e === 'string' ? { phonenumber: e, state: '', last_error: '' } : e))),
+  })
+  .transform((p): Notice => {
+    const held = PAYMENT_WAITING.has(p.state) ? p.phone_nos.find((r) => (RECIPIENT_STATES as readonly string[]).includes(r.state)) : undefined;
+    return {
+      kind: 'payment',
+      id: p.id,
+      state: held ? `recipient.${held.state}` : p.state === 'completed' ? 'processed' : p.state,
+      amount: p.amount,
+      currency: p.currency,
+      phone: held?.phonenumber ?? p.phone_nos[0]?.phonenumber ?? '',
+      reason: held ? p.paused_reason || held.last_error : p.rejected_reason || p.cancelled_reason || p.last_error,
+      ref: refOf(p.metadata),
+    };
+  });
+
+const requestFields = { id, status: z.string().min(1).max(MAX_ID), amount: text, currency: text, phonenumber: text, metadata, error_message: text };
+const requestData = z.looseObject(requestFields).transform(
+  (r): Notice => ({ kind: 'request', id: r.id, state: r.status, amount: r.amount, currency: r.currency, phone: r.phonenumber, reason: r.error_message, ref: refOf(r.metadata) }),
+);
+
+const collectionData = z
+  .looseObject({
+    id,
+    status: text,
+    amount: text,
+    currency: text,
+    phonenumber: text,
+    reference: text,
+    contact: z.looseObject({ first_name: text, last_name: text }).nullish(),
+    collection_request: z.union([z.looseObject({ id }), id, z.null()]).optional(),
+  })
+  .transform((c): Notice => {
+    const request = c.collection_request;
+    return {
+      kind: 'collection',
+      id: c.id,
+      state: 'received',
+      amount: c.amount,
+      currency: c.currency,
+      phone: c.phonenumber,
+      reason: '',
+      ref: '',
+      ...(request == null ? {} : { requestId: typeof request === 'object' ? request.id : request }),
+      name: [c.contact?.first_name, c.contact?.last_name].filter(Boolean).join(' '),
+      reference: c.reference,
+      status: c.status,
+    };
+  });
+
+const DATA: Record<string, { kind: NoticeKind; schema: z.ZodType<Notice> }> = {
+  'payment.status.changed': { kind: 'payment', schema: paymentData },
+  'collectionrequest.status.changed': { kind: 'request', schema: requestData },
+  'collection.received': { kind: 'collection', schema: collectionData },
+};
+
+export type NoticeParse = { ok: true; notice: Notice | null } | { ok: false; issues: z.core.$ZodIssue[] };
+
+/**
+ * A body -> its notice; null for an event that owes no chat anything (`contact.created`, a type we do not
+ * know); not ok when an event we act on carries data we cannot read.
+ */
+export function parseNotice(body: NotificationBody): NoticeParse {
+  const entry = DATA[body.hook.event];
+  if (!entry) return { ok: true, notice: null };
+  const parsed = entry.schema.safeParse(body.data);
+  return parsed.success ? { ok: true, notice: parsed.data } : { ok: false, issues: parsed.error.issues.map((i) => ({ ...i, path: ['data', ...i.path] })) };
+}
+
+/** The notice in an object the service answered a read with (the same object a notification carries). */
+export function noticeOfRead(kind: NoticeKind, data: unknown): Notice | null {
+  const parsed = (kind === 'payment' ? paymentData : kind === 'request' ? requestData : collectionData).safeParse(data);
+  return parsed.success ? parsed.data : null;
+}
+
+/** What one notice asks of the dispatcher. */
 export interface Delivery {
   address: Address;
-  /** Unique per state change: a repeat of it is dropped. */
+  /** Unique per state change of our record: a repeat of it is dropped. */
   dedupKey: string;
-  /** The resource whose states are ordered, and this state's place: an older one never follows a newer. */
+  /** Our record whose states are ordered, and this state's place: an older one never follows a newer. */
   orderKey: string;
   rank: number;
+  /** An outcome (a final state): confirmed by a read without credentials. */
+  final: boolean;
   /**
    * Told to USSD users too (at their next dial): outcomes, and states that ask someone to act. Steps on
    * the way are not kept for a 182-character screen.
@@ -92,44 +192,63 @@ export interface Delivery {
   params: Params;
 }
 
-const PAYMENT_RANK: Record<string, number> = {
-  new: 0,
-  validated: 1,
-  approval_needed: 2,
-  approval_requested: 3,
-  approved: 4,
-  scheduled: 5,
-  processed: 9,
-  completed: 9,
-  processed_with_errors: 9,
-  rejected: 9,
-  cancelled: 9,
+/** Ranks from this one up are outcomes. */
+export const FINAL_RANK = 9;
+/** A state the contract does not list sits between the open states and the final ones. */
+const UNKNOWN_RANK = 6;
+
+const RANKS: Record<NoticeKind, Record<string, number>> = {
+  payment: {
+    new: 0,
+    validated: 1,
+    approval_needed: 2,
+    approval_requested: 3,
+    approved: 4,
+    scheduled: 5,
+    'recipient.queued': 6,
+    'recipient.paused': 6.1,
+    'recipient.parked': 6.2,
+    'recipient.paused_for_admin_action': 6.3,
+    processed: 9,
+    processed_with_errors: 9,
+    rejected: 9,
+    cancelled: 9,
+  },
+  request: { new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10 },
+  collection: { received: 9 },
 };
-const PAYMENT_KEYS = new Set(Object.keys(PAYMENT_RANK).filter((s) => s !== 'new' && s !== 'completed'));
 
-/**
- * Recipient states (v5 `phone_nos[].state`) told while the payment itself waits `approved` or `scheduled`:
- * the network holds the transfer. Between the payment's open states and its outcome.
- */
-const RECIPIENT_RANK: Record<string, number> = { queued: 6, paused: 6.1, parked: 6.2, paused_for_admin_action: 6.3 };
-const PAYMENT_WAITING = new Set(['approved', 'scheduled']);
+/** States with words of their own; the others use `notify.<kind>.other`. */
+const WORDED: Record<NoticeKind, ReadonlySet<string>> = {
+  payment: new Set([
+    'validated',
+    'approval_needed',
+    'approval_requested',
+    'approved',
+    'scheduled',
+    ...RECIPIENT_STATES.map((state) => `recipient.${state}`),
+    'processed',
+    'processed_with_errors',
+    'rejected',
+    'cancelled',
+  ]),
+  request: new Set(['successful', 'failed', 'expired', 'reversed']),
+  collection: new Set(['received']),
+};
 
-/** Ranks from this one up are outcomes (processed, failed, rejected, expired...). */
-const OUTCOME_RANK = 9;
 /** Open states that ask someone to act: told in every channel, USSD included. */
-const ACT_STATES = new Set(['approval_needed', 'paused_for_admin_action']);
+const ACT_STATES = new Set(['approval_needed', 'recipient.paused_for_admin_action']);
 
-const REQUEST_RANK: Record<string, number> = {
-  new: 0,
-  pending: 1,
-  instructions_sent: 2,
-  processing_started: 3,
-  successful: 9,
-  failed: 9,
-  expired: 9,
-  reversed: 10,
-};
-const REQUEST_KEYS = new Set(['successful', 'failed', 'expired', 'reversed']);
+const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind][state] ?? UNKNOWN_RANK;
+
+/** True for an outcome: payment processed, processed_with_errors, rejected, cancelled; a request's successful, failed, expired, reversed; a collection received. */
+export const isFinal = (notice: Pick<Notice, 'kind' | 'state'>): boolean => rankOf(notice.kind, notice.state) >= FINAL_RANK;
+
+/** The kind of our record a notice is about: a collection is told to the request it was matched to. */
+export const recordKindOf = (kind: NoticeKind): MadeKind => (kind === 'payment' ? 'payment' : 'request');
+
+/** The service's id of our record a notice names (a collection names its request). */
+export const recordIdOf = (notice: Notice): string | undefined => (notice.kind === 'collection' ? notice.requestId : notice.id);
 
 const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
 
@@ -143,107 +262,41 @@ export function parseChat(chat: unknown): Address | null {
   return { channel, conversationId: chat.slice(at + 1) };
 }
 
-function unknownRankFallback(table: Record<string, number>, state: string): number {
-  // A state the spec does not list sits between the open states and the final ones.
-  return table[state] ?? 6;
+/** The order key of our record: its kind and our ref. */
+export const recordOrderKey = (made: Made): string => `${made.kind}:${made.ref}`;
+
+/**
+ * The order and dedup keys of a (record, state) a notice names: our kind and ref, never the body's ids alone
+ * (a collection is one of our request's, ordered on its own).
+ */
+export function marksOf(made: Made, notice: Notice): Pick<Delivery, 'dedupKey' | 'orderKey' | 'rank'> {
+  const orderKey = notice.kind === 'collection' ? `${recordOrderKey(made)}:collection:${notice.id}` : recordOrderKey(made);
+  return { orderKey, dedupKey: `${orderKey}:${notice.state}`, rank: rankOf(notice.kind, notice.state) };
 }
 
 /**
- * The request a received collection paid, when the body names it only by id (organizations whose saved
- * version is below v3 get `collection_request` as an id, not the expanded request with its metadata): the
- * chat is then found in our record of that request (`requestChat` of deliveryFor).
+ * The message a notice about our record `made` owes its chat; null when its chat is not one we can reach, it
+ * is the creation itself (`new`, told by the conversation that made it), a collection request's open state
+ * (shown in the conversation that made it: only its outcomes are pushed), or a collection that did not
+ * arrive (failed, reversed, cashed out: told by its request's own change).
  */
-export function requestOfCollection(body: NotificationBody): { id: string; phonenumber: string; amount: string; currency: string } | null {
-  if (body.hook.event !== 'collection.received') return null;
-  const c = collectionData.safeParse(body.data);
-  if (!c.success || c.data.collection_request === null || c.data.collection_request === undefined) return null;
-  if (typeof c.data.collection_request === 'object') return null;
-  return { id: c.data.collection_request, phonenumber: c.data.phonenumber, amount: c.data.amount, currency: c.data.currency };
-}
-
-/**
- * Maps an event to the message it owes a chat; null when nothing is owed (no chat in the metadata, an
- * event type with no chat message, a state the conversation already told the user). `requestChat`: the
- * chat of the request a collection paid, from our record, when the body gives only its id.
- */
-export function deliveryFor(body: NotificationBody, requestChat?: string): Delivery | null {
-  const event = body.hook.event;
-  if (event === 'payment.status.changed') {
-    const p = paymentData.safeParse(body.data);
-    if (!p.success) return null;
-    const pay = p.data;
-    const address = parseChat(pay.metadata.chat);
-    if (!address || pay.state === 'new') return null;
-    const recipient = pay.phone_nos[0];
-    const params = { ref: pay.id, amount: pay.amount, currency: pay.currency, phone: recipient?.phonenumber ?? '' };
-    const held = PAYMENT_WAITING.has(pay.state) ? pay.phone_nos.find((r) => r.state in RECIPIENT_RANK) : undefined;
-    if (held) {
-      return {
-        address,
-        dedupKey: `payment:${pay.id}:recipient:${held.state}`,
-        orderKey: `payment:${pay.id}`,
-        rank: RECIPIENT_RANK[held.state]!,
-        forUssd: ACT_STATES.has(held.state),
-        messageKey: `notify.payment.recipient.${held.state}`,
-        params: { ...params, phone: held.phonenumber, state: held.state, reason: pay.paused_reason || held.last_error },
-      };
-    }
-    const state = pay.state === 'completed' ? 'processed' : pay.state;
-    const reason = pay.rejected_reason || pay.cancelled_reason || pay.last_error;
-    const rank = unknownRankFallback(PAYMENT_RANK, state);
-    return {
-      address,
-      dedupKey: `payment:${pay.id}:${state}`,
-      orderKey: `payment:${pay.id}`,
-      rank,
-      forUssd: rank >= OUTCOME_RANK || ACT_STATES.has(state),
-      messageKey: PAYMENT_KEYS.has(state) ? `notify.payment.${state}` : 'notify.payment.other',
-      params: { ...params, state, reason },
-    };
-  }
-  if (event === 'collectionrequest.status.changed') {
-    const r = requestData.safeParse(body.data);
-    if (!r.success) return null;
-    const req = r.data;
-    const address = parseChat(req.metadata.chat);
-    // Open states were shown in the conversation that made the request; only outcomes are pushed.
-    const known = REQUEST_RANK[req.status];
-    if (!address || (known !== undefined && known < 9)) return null;
-    return {
-      address,
-      dedupKey: `collectionrequest:${req.id}:${req.status}`,
-      orderKey: `collectionrequest:${req.id}`,
-      rank: unknownRankFallback(REQUEST_RANK, req.status),
-      forUssd: true,
-      messageKey: REQUEST_KEYS.has(req.status) ? `notify.request.${req.status}` : 'notify.request.other',
-      params: { ref: req.id, amount: req.amount, currency: req.currency, phone: req.phonenumber, state: req.status, reason: req.error_message },
-    };
-  }
-  if (event === 'collection.received') {
-    const c = collectionData.safeParse(body.data);
-    if (!c.success) return null;
-    const col = c.data;
-    // A failed, reversed or cashed-out collection that paid a request is told by the request's own change.
-    if (col.status !== '' && col.status !== 'successful') return null;
-    const request = typeof col.collection_request === 'object' && col.collection_request !== null ? col.collection_request : null;
-    const address = parseChat(request?.metadata.chat ?? requestChat);
-    if (!address) return null;
-    const name = [col.contact?.first_name, col.contact?.last_name].filter(Boolean).join(' ');
-    return {
-      address,
-      dedupKey: `collection:${col.id}:received`,
-      orderKey: `collection:${col.id}`,
-      rank: 0,
-      forUssd: true,
-      messageKey: 'notify.collection.received',
-      params: {
-        amount: col.amount,
-        currency: col.currency,
-        phone: col.phonenumber,
-        name: name ? ` (${name})` : '',
-        reference: col.reference || '-',
-      },
-    };
-  }
-  return null;
+export function deliveryFor(made: Made, notice: Notice): Delivery | null {
+  const address = parseChat(made.chat);
+  if (!address || notice.state === 'new') return null;
+  if (notice.kind === 'request' && notice.state in RANKS.request && !isFinal(notice)) return null;
+  if (notice.kind === 'collection' && notice.status !== undefined && notice.status !== '' && notice.status !== 'successful') return null;
+  const words = { amount: made.amount, currency: made.currency, phone: made.payee, state: notice.state, reason: notice.reason };
+  const params: Params =
+    notice.kind === 'collection'
+      ? { ...words, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }
+      : { ...words, ref: made.id ?? notice.id };
+  const final = isFinal(notice);
+  return {
+    address,
+    ...marksOf(made, notice),
+    final,
+    forUssd: final || ACT_STATES.has(notice.state),
+    messageKey: `notify.${notice.kind}.${WORDED[notice.kind].has(notice.state) ? notice.state : 'other'}`,
+    params,
+  };
 }

@@ -1,30 +1,45 @@
 /**
- * Notifications: the service's webhooks pushed back into the chat that started each operation.
- * receiver (HTTP) -> queue (memory or BullMQ; the deliveries of one event-loop turn share a job) ->
- * dispatcher (order, dedup, words) -> channel notifier.
+ * Notifications: the service's webhooks pushed back into the chat that started each operation, believed
+ * only for what this product made (src/conversation/made.ts).
+ * receiver (HTTP, body -> Notice) -> queue (memory or BullMQ; the notices of one event-loop turn share a
+ * job) -> dispatcher (our record, a confirming read without credentials, order, lease and dedup, words) ->
+ * channel notifier. Beside it, the follow-up queue checks every intent's outcome a few minutes later
+ * (follow-up.ts) and tells what it reads through the same dispatcher.
  */
 import type { Express } from 'express';
-import type { Address, Channel, Notifier, SessionStore } from '../conversation/types.js';
+import type { MadeRecords } from '../conversation/made.js';
+import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import type { Logger } from '../log.js';
+import type { MomoClient } from '../momo/index.js';
 import { createLimiter, tickBatcher } from './batch.js';
 import { createDispatcher, type SmsSender } from './dispatch.js';
-import type { NotificationBody } from './events.js';
+import { notificationBody, parseNotice, type Notice } from './events.js';
+import { createFollowUp, type FollowUpJob } from './follow-up.js';
 import { createMarks, type NotificationMarks } from './marks.js';
 import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
+import { serviceReads } from './reads.js';
 import { addReceiverRoutes } from './receiver.js';
-import { requestChat, verifyCollection, type VerifyPolicy } from './verify.js';
+import { verifyCollection, type VerifyPolicy } from './verify.js';
 
 export { ensureWebhooks } from './register.js';
-export { EVENT_TYPES, deliveryFor, parseChat } from './events.js';
+export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
 export type { SmsSender } from './dispatch.js';
 export { createQueue, MemoryQueue, BullQueue, type JobQueue } from './queue.js';
 export { createMarks, MemoryMarks, RedisMarks, type NotificationMarks } from './marks.js';
 
 export interface NotificationsOptions {
-  /** Collection verification reads the open requests from it. */
-  store: SessionStore;
-  /** Redis for the shared, restart-proof queue and the order and dedup marks; unset: in memory. */
+  /** Our records of what we made: notices are believed for these only; verification consumes open requests. */
+  made: MadeRecords;
+  /** The service's client: the confirming reads and the follow-ups' reads (through its read budget). */
+  client: MomoClient;
+  /**
+   * Basic auth credentials the service sends (MOMO_WEBHOOK_USER/PASSWORD). Set: the routes refuse any
+   * other caller and a body's state is believed. Unset: anyone may post, and a final state is told only once
+   * one read of it from the service agrees.
+   */
+  basicAuth?: { user: string; password: string };
+  /** Redis for the shared, restart-proof queues and the order and dedup marks; unset: in memory. */
   redisUrl?: string;
   /** Prefix of the marks' keys in Redis. Default `momo:`, the session store's. */
   keyPrefix?: string;
@@ -32,73 +47,108 @@ export interface NotificationsOptions {
   marks?: NotificationMarks;
   notifiers: Partial<Record<Channel, Notifier>>;
   sms?: SmsSender;
-  basicAuth?: { user: string; password: string };
   verify: VerifyPolicy;
   languageOf?: (address: Address) => Promise<Lang | undefined>;
   /**
-   * The queue's settings; `concurrency` (default 32) bounds both the jobs worked at once and the
+   * The queues' settings; `concurrency` (default 32) bounds both the jobs worked at once and the
    * notifications dispatched at once over all of them.
    */
   queue?: Partial<Omit<QueueOptions, 'logger'>>;
-  /** The BullMQ queue's name. Default `momo-notifications`; tests use their own. */
+  /** The BullMQ queue's name; the follow-ups' is it with `-follow-ups`. Default `momo-notifications`. */
   queueName?: string;
   /** Most notifications in one queued job. Default 50. */
   maxBatch?: number;
+  /** The follow-up's delays in seconds. Default FOLLOW_UP_DELAYS_SECONDS (3 min, 30 min, 6 h, 25 h). */
+  followUpDelaysSeconds?: readonly number[];
+  /** Lease on a state change being told, ms (DispatcherOptions.leaseMs). Default 30000. */
+  leaseMs?: number;
   logger: Logger;
 }
 
-/**
- * One queued job: the notifications received in one turn of the event loop (see batch.ts). A single body is
- * a job of one (as queued by earlier versions, and by callers of `queue.add`).
- */
-export type NotificationJob = NotificationBody | NotificationBody[];
+/** One queued job: the notices received in one turn of the event loop (see batch.ts). */
+export type NotificationJob = Notice[];
+
+/** Follow-ups wait on the read budget (30 a minute): a few at once is all it lets through. */
+const FOLLOW_UP_CONCURRENCY = 4;
+
+/** The notices of a job; one queued by an earlier version holds bodies (one, or an array): read here. */
+function noticesOf(job: NotificationJob | unknown): Notice[] {
+  return (Array.isArray(job) ? job : [job]).flatMap((item: unknown) => {
+    if (typeof item !== 'object' || item === null || !('hook' in item)) return [item as Notice];
+    const body = notificationBody.safeParse(item);
+    const parsed = body.success ? parseNotice(body.data) : null;
+    return parsed?.ok && parsed.notice ? [parsed.notice] : [];
+  });
+}
 
 export function createNotifications(options: NotificationsOptions) {
-  const { logger, store } = options;
-  const queue = createQueue<NotificationJob>(options.queueName ?? 'momo-notifications', options.redisUrl, { ...options.queue, logger });
+  const { logger, made } = options;
+  const name = options.queueName ?? 'momo-notifications';
+  const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, logger });
+  const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, logger });
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix);
+  const reads = serviceReads(options.client);
   const dispatcher = createDispatcher({
     marks,
+    made,
+    credentialsConfigured: options.basicAuth !== undefined,
+    reads,
     notifiers: options.notifiers,
     sms: options.sms,
     languageOf: options.languageOf,
-    requestChat: (request) => requestChat(store, request),
+    leaseMs: options.leaseMs,
     logger,
   });
+  const followUp = createFollowUp({
+    made,
+    marks,
+    dispatcher,
+    reads,
+    schedule: (job, delayMs) => followUps.add(job, { id: `follow-up:${job.ref}:${job.step}`, delayMs }),
+    delaysSeconds: options.followUpDelaysSeconds,
+    logger,
+  });
+  made.onIntent((record) => followUp.intended(record));
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);
-  const enqueue = tickBatcher<NotificationBody>({ flush: (bodies) => queue.add(bodies), maxItems: options.maxBatch ?? 50 });
+  const enqueue = tickBatcher<Notice>({ flush: (notices) => queue.add(notices), maxItems: options.maxBatch ?? 50 });
   return {
     /** Adds POST /notifications/momo and /notifications/momo/verify to the app. */
     addRoutes(app: Express): void {
       addReceiverRoutes(app, {
         enqueue,
-        verify: (body) => verifyCollection(store, body, options.verify),
+        verify: (body) => verifyCollection(made, body, options.verify),
         basicAuth: options.basicAuth,
         logger,
       });
     },
     dispatcher,
     queue,
-    /** Starts working queued notifications. */
+    /** The follow-up's checks (run by its queue; a check can be run at once, e.g. by an operator's script). */
+    followUp,
+    followUps,
+    /** Starts working queued notifications and due follow-ups. */
     start(): void {
       queue.process(async (job) => {
-        const bodies = Array.isArray(job) ? job : [job];
+        // The same notice twice in one job (the service delivered it again within the turn) is told once.
+        const notices = [...new Map(noticesOf(job).map((n) => [`${n.kind}:${n.id}:${n.state}`, n])).values()];
         // Each is ordered and deduplicated on its own, so they run together (at most `concurrency` at once
         // over all jobs); one that fails fails the job, whose retry tells it: the others were told, and
         // their dedup marks refuse them then as duplicates.
-        const results = await Promise.allSettled(bodies.map((body) => limit(() => dispatcher.dispatch(body))));
+        const results = await Promise.allSettled(notices.map((notice) => limit(() => dispatcher.dispatch(notice))));
         const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed.length === 0) return;
-        if (bodies.length === 1) throw failed[0]!.reason;
+        if (notices.length === 1) throw failed[0]!.reason;
         throw new AggregateError(
           failed.map((r) => r.reason),
-          `${failed.length} of ${bodies.length} notifications not told; first: ${String(failed[0]!.reason)}`,
+          `${failed.length} of ${notices.length} notifications not told; first: ${String(failed[0]!.reason)}`,
         );
       });
+      followUps.process((job) => followUp.check(job));
     },
     /** Finishes the notifications in hand and stops. */
     async stop(): Promise<void> {
       await queue.close();
+      await followUps.close();
       await marks.close();
     },
   };

@@ -1,80 +1,143 @@
 /**
- * The dispatcher's marks: per resource, the rank of the newest state told (an older state never follows a
- * newer one), and per state change, a dedup mark (it is told once). Both are taken in ONE step: in Redis one
- * Lua script, one round trip (it was a read, a compare-and-set and a SET NX, three in a row, on the path of
- * every notification); in memory one synchronous function.
+ * The dispatcher's marks, per record of ours (events.ts marksOf): the rank of the newest state seen (an older
+ * state never follows a newer one), and per state change a short lease while it is being told and a long
+ * dedup mark once it was told. Told at least once, shown once: the long mark is written only after the
+ * notifier succeeded, so a worker that dies mid-send leaves a lease that runs out, and the delivery is told
+ * again by whoever comes next (the queue's retry, the service's next attempt); while the lease is held,
+ * others are refused as `busy` and come back later.
  *
- * Keys (under the product's key prefix, `momo:` by default): `notify:rank:<orderKey>` holds the rank as a
- * decimal string, `notify:sent:<dedupKey>` the claim token of whoever is telling that change. Both expire
- * after the marks' TTL.
+ * Each step is one Lua script in Redis (one round trip; idempotent when ioredis resends it after a dropped
+ * reply) and one synchronous function in memory:
+ * - take: the order check, the order mark raised, the lease taken (unless the change was told or is held);
+ * - renew: the lease extended while the notifier is still at work;
+ * - done: the long dedup mark written, the lease freed;
+ * - release: the lease freed (not told: a retry tells it);
+ * - hold: a lease on confirming a state change by a read (no mark at all), so that all processes together
+ *   spend one read on it at a time, renewed and released as the other.
+ *
+ * Keys (under the product's key prefix, `momo:` by default): `notify:rank:<orderKey>` the rank as a decimal
+ * string, `notify:lease:<dedupKey>` the token of whoever is telling it, `notify:sent:<dedupKey>` once told,
+ * `notify:reading:<dedupKey>` the token of whoever is reading it. Rank and dedup marks expire after the
+ * marks' TTL, a lease after its own.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { scriptedRedis } from '../conversation/redis-store.js';
 
-/** What take() found: `ok` the caller may tell it (and holds the dedup mark, when it asked for one). */
-export type MarkOutcome = 'ok' | 'stale' | 'duplicate';
+/**
+ * What take() found: `ok` the caller may tell it (and holds its lease, when it asked for one); `stale` a
+ * newer state was seen; `duplicate` it was told; `busy` someone holds its lease (telling it, or dead:
+ * the lease then runs out).
+ */
+export type MarkOutcome = 'ok' | 'stale' | 'duplicate' | 'busy';
 
 export interface TakeRequest {
-  /** The resource whose states are ordered. */
+  /** The record whose states are ordered. */
   orderKey: string;
-  /** This state's place in the resource's order. */
+  /** This state's place in the record's order. */
   rank: number;
   /** The state change's dedup key; unset: only the order mark is raised (nothing will be told). */
   dedupKey?: string;
-  /** Seconds both marks are kept. */
+  /** Seconds the rank and dedup marks are kept. */
   ttlSeconds: number;
+  /** Milliseconds the lease lasts unless renewed. */
+  leaseMs: number;
 }
 
-export interface Claim {
-  outcome: MarkOutcome;
-  /** Frees the dedup mark this take() claimed (the message was not told), so a retry tells it. */
+/** A lease held: renewed while its work goes on, released after. */
+export interface Lease {
+  /** Extends the lease; false when it was lost (it ran out and another took it). */
+  renew(): Promise<boolean>;
+  /** Frees the lease (only while it is still this one's). */
   release(): Promise<void>;
+}
+
+export interface Claim extends Lease {
+  outcome: MarkOutcome;
+  /** Told: writes the long dedup mark and frees the lease. */
+  done(): Promise<void>;
+}
+
+/** What the marks hold for a record and one of its state changes, read without writing. */
+export interface MarksSeen {
+  /** The highest rank taken for the record, -1 when none. */
+  rank: number;
+  /** The state change was told (its long mark is there). */
+  told: boolean;
 }
 
 export interface NotificationMarks {
   /**
-   * Atomically: refuses (`stale`) when a higher rank than `rank` was already told for `orderKey`, else raises
-   * the order mark to `rank`; then, with a `dedupKey`, claims its mark, refusing (`duplicate`) when someone
-   * else holds it. A stale state claims nothing; a duplicate leaves the order mark raised (the state was
-   * told, by the holder of the mark).
+   * Atomically: refuses (`stale`) when a higher rank than `rank` was taken for `orderKey`; with a `dedupKey`,
+   * refuses when the change was told (`duplicate`) or its lease is held by another (`busy`), else takes the
+   * lease; then raises the order mark to `rank`.
    */
   take(request: TakeRequest): Promise<Claim>;
+  /** Reads the marks (a confirming read is not spent on a state already told or overtaken). */
+  seen(orderKey: string, dedupKey?: string): Promise<MarksSeen>;
+  /** The lease on reading `dedupKey`'s confirmation; null when another holds it. Takes no mark. */
+  hold(dedupKey: string, leaseMs: number): Promise<Lease | null>;
   close(): Promise<void>;
 }
 
-const nothingToRelease = async (): Promise<void> => undefined;
 const seconds = (ttl: number): number => Math.max(1, Math.ceil(ttl));
+const nothing = async (): Promise<void> => undefined;
+const withoutLease = (outcome: MarkOutcome): Claim => ({ outcome, renew: async () => false, done: nothing, release: nothing });
 
 /**
- * KEYS[1] order mark, KEYS[2] dedup mark (ignored when ARGV[3] is ''); ARGV: rank, ttl, claim token ('' = no
- * claim). Returns 0 ok, 1 stale, 2 duplicate.
- *
- * Idempotent when resent (ioredis resends a command whose reply a dropped connection lost): the resend finds
- * the order mark at its own rank (ok, no write) and the dedup mark holding its own token (ok).
+ * KEYS[1] order mark, KEYS[2] dedup mark, KEYS[3] lease (both ignored when ARGV[3] is ''); ARGV: rank, ttl
+ * in seconds, lease token ('' = no lease), lease ms. Returns 0 ok, 1 stale, 2 duplicate, 3 busy. A resend finds
+ * the lease holding its own token (ok) and the order mark at its rank.
  */
 const TAKE = `
 local rank = tonumber(ARGV[1])
-local told = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if told > rank then return 1 end
-if told < rank then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
-if ARGV[3] == '' then return 0 end
-if redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2], 'NX') then return 0 end
-if redis.call('GET', KEYS[2]) == ARGV[3] then return 0 end
-return 2
+local seen = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if seen > rank then return 1 end
+if ARGV[3] ~= '' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  local holder = redis.call('GET', KEYS[3])
+  if holder and holder ~= ARGV[3] then return 3 end
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
+end
+if seen < rank then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
+return 0
 `;
 
-/** KEYS[1] dedup mark; ARGV[1] claim token. Deletes the mark only while it is still this claim's. */
+/** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when held (also when already ours: a resend), 0 when another's. */
+const HOLD = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when extended, 0 when the lease is not (any more) ours. */
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
+/** KEYS[1] dedup mark, KEYS[2] lease; ARGV: token, ttl in seconds. */
+const DONE = `
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 0
+`;
+
+/** KEYS[1] lease; ARGV[1] token. Deletes the lease only while it is still this claim's. */
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0
 `;
 
-const OUTCOMES: readonly MarkOutcome[] = ['ok', 'stale', 'duplicate'];
+const OUTCOMES: readonly MarkOutcome[] = ['ok', 'stale', 'duplicate', 'busy'];
 
 interface ScriptedRedis extends Redis {
-  momoNotifyTake(orderMark: string, dedupMark: string, rank: number, ttl: number, token: string): Promise<number>;
-  momoNotifyRelease(dedupMark: string, token: string): Promise<number>;
+  momoNotifyTake(orderMark: string, dedupMark: string, lease: string, rank: number, ttl: number, token: string, leaseMs: number): Promise<number>;
+  momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
+  momoNotifyDone(dedupMark: string, lease: string, token: string, ttl: number): Promise<number>;
+  momoNotifyRelease(lease: string, token: string): Promise<number>;
+  momoNotifyHold(lease: string, token: string, leaseMs: number): Promise<number>;
 }
 
 export interface RedisMarksOptions {
@@ -83,6 +146,13 @@ export interface RedisMarksOptions {
   keyPrefix?: string;
 }
 
+const keys = (orderKey: string, dedupKey = '') => ({
+  rank: `notify:rank:${orderKey}`,
+  sent: `notify:sent:${dedupKey}`,
+  lease: `notify:lease:${dedupKey}`,
+  reading: `notify:reading:${dedupKey}`,
+});
+
 export class RedisMarks implements NotificationMarks {
   private readonly redis: ScriptedRedis;
 
@@ -90,24 +160,49 @@ export class RedisMarks implements NotificationMarks {
     // The takes of jobs worked in the same tick go out in one write; a failed command fails its job, which
     // the queue retries.
     this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
-      momoNotifyTake: { lua: TAKE, keys: 2 },
+      momoNotifyTake: { lua: TAKE, keys: 3 },
+      momoNotifyRenew: { lua: RENEW },
+      momoNotifyDone: { lua: DONE, keys: 2 },
       momoNotifyRelease: { lua: RELEASE },
+      momoNotifyHold: { lua: HOLD },
     });
   }
 
-  async take({ orderKey, rank, dedupKey, ttlSeconds }: TakeRequest): Promise<Claim> {
-    const token = dedupKey === undefined ? '' : randomUUID();
-    const mark = dedupKey === undefined ? '' : `notify:sent:${dedupKey}`;
-    const code = await this.redis.momoNotifyTake(`notify:rank:${orderKey}`, mark, rank, seconds(ttlSeconds), token);
-    const outcome = OUTCOMES[Number(code)];
-    if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
-    if (outcome !== 'ok' || !token) return { outcome, release: nothingToRelease };
+  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
+    const token = randomUUID();
+    const key = keys('', dedupKey).reading;
+    if ((await this.redis.momoNotifyHold(key, token, leaseMs)) !== 1) return null;
     return {
-      outcome,
+      renew: async () => (await this.redis.momoNotifyRenew(key, token, leaseMs)) === 1,
       release: async () => {
-        await this.redis.momoNotifyRelease(mark, token);
+        await this.redis.momoNotifyRelease(key, token);
       },
     };
+  }
+
+  async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
+    const token = dedupKey === undefined ? '' : randomUUID();
+    const k = keys(orderKey, dedupKey);
+    const code = await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs);
+    const outcome = OUTCOMES[Number(code)];
+    if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+    if (outcome !== 'ok' || !token) return withoutLease(outcome);
+    return {
+      outcome,
+      renew: async () => (await this.redis.momoNotifyRenew(k.lease, token, leaseMs)) === 1,
+      done: async () => {
+        await this.redis.momoNotifyDone(k.sent, k.lease, token, seconds(ttlSeconds));
+      },
+      release: async () => {
+        await this.redis.momoNotifyRelease(k.lease, token);
+      },
+    };
+  }
+
+  async seen(orderKey: string, dedupKey?: string): Promise<MarksSeen> {
+    const k = keys(orderKey, dedupKey);
+    const [rank, told] = await Promise.all([this.redis.get(k.rank), dedupKey === undefined ? 0 : this.redis.exists(k.sent)]);
+    return { rank: rank === null ? -1 : Number(rank), told: told === 1 };
   }
 
   async close(): Promise<void> {
@@ -115,43 +210,89 @@ export class RedisMarks implements NotificationMarks {
   }
 }
 
-/** One process only: the marks in a Map, expired lazily on read and swept now and then. */
+interface Expiring<T> {
+  value: T;
+  expires: number;
+}
+
+/** One process only: the marks in Maps, expired lazily on read and swept now and then. */
 export class MemoryMarks implements NotificationMarks {
-  private readonly ranks = new Map<string, { rank: number; expires: number }>();
-  private readonly sent = new Map<string, { token: object; expires: number }>();
+  private readonly ranks = new Map<string, Expiring<number>>();
+  private readonly sent = new Map<string, Expiring<true>>();
+  private readonly leases = new Map<string, Expiring<object>>();
+  private readonly readings = new Map<string, Expiring<object>>();
   private nextSweep = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async take({ orderKey, rank, dedupKey, ttlSeconds }: TakeRequest): Promise<Claim> {
+  async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
     const now = this.now();
     this.sweep(now);
-    const expires = now + seconds(ttlSeconds) * 1000;
-    const order = this.ranks.get(orderKey);
-    const told = order && order.expires > now ? order.rank : -1;
-    if (told > rank) return { outcome: 'stale', release: nothingToRelease };
-    if (told < rank) this.ranks.set(orderKey, { rank, expires });
-    if (dedupKey === undefined) return { outcome: 'ok', release: nothingToRelease };
-    const held = this.sent.get(dedupKey);
-    if (held && held.expires > now) return { outcome: 'duplicate', release: nothingToRelease };
-    const token = {};
-    this.sent.set(dedupKey, { token, expires });
+    const seen = this.live(this.ranks, orderKey, now) ?? -1;
+    if (seen > rank) return withoutLease('stale');
+    let token: object | undefined;
+    if (dedupKey !== undefined) {
+      if (this.live(this.sent, dedupKey, now)) return withoutLease('duplicate');
+      if (this.live(this.leases, dedupKey, now)) return withoutLease('busy');
+      token = {};
+      this.leases.set(dedupKey, { value: token, expires: now + leaseMs });
+    }
+    if (seen < rank) this.ranks.set(orderKey, { value: rank, expires: now + seconds(ttlSeconds) * 1000 });
+    if (dedupKey === undefined || token === undefined) return withoutLease('ok');
+    const mine = () => this.live(this.leases, dedupKey, this.now()) === token;
     return {
       outcome: 'ok',
+      renew: async () => {
+        if (!mine()) return false;
+        this.leases.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+        return true;
+      },
+      done: async () => {
+        this.sent.set(dedupKey, { value: true, expires: this.now() + seconds(ttlSeconds) * 1000 });
+        if (mine()) this.leases.delete(dedupKey);
+      },
       release: async () => {
-        if (this.sent.get(dedupKey)?.token === token) this.sent.delete(dedupKey);
+        if (mine()) this.leases.delete(dedupKey);
       },
     };
   }
 
+  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
+    if (this.live(this.readings, dedupKey, this.now())) return null;
+    const token = {};
+    this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+    const mine = () => this.live(this.readings, dedupKey, this.now()) === token;
+    return {
+      renew: async () => {
+        if (!mine()) return false;
+        this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+        return true;
+      },
+      release: async () => {
+        if (mine()) this.readings.delete(dedupKey);
+      },
+    };
+  }
+
+  async seen(orderKey: string, dedupKey?: string): Promise<MarksSeen> {
+    const now = this.now();
+    return { rank: this.live(this.ranks, orderKey, now) ?? -1, told: dedupKey !== undefined && this.live(this.sent, dedupKey, now) === true };
+  }
+
   async close(): Promise<void> {}
+
+  private live<T>(map: Map<string, Expiring<T>>, key: string, now: number): T | undefined {
+    const entry = map.get(key);
+    return entry && entry.expires > now ? entry.value : undefined;
+  }
 
   /** Drops expired marks, at most once a minute, so a long-running process does not keep them all. */
   private sweep(now: number): void {
     if (now < this.nextSweep) return;
     this.nextSweep = now + 60_000;
-    for (const [k, v] of this.ranks) if (v.expires <= now) this.ranks.delete(k);
-    for (const [k, v] of this.sent) if (v.expires <= now) this.sent.delete(k);
+    for (const map of [this.ranks, this.sent, this.leases, this.readings] as Array<Map<string, Expiring<unknown>>>) {
+      for (const [k, v] of map) if (v.expires <= now) map.delete(k);
+    }
   }
 }
 

@@ -31,7 +31,33 @@ export interface QueueOptions {
   concurrency?: number;
   /** BullMQ only: how a job its worker lost comes back (STALLED_JOBS); tests shorten it. */
   stalledJobs?: Partial<typeof STALLED_JOBS>;
+  /**
+   * Memory only: most jobs held at once (waiting, being worked or waiting for a retry; not the delayed ones).
+   * Past it add() rejects with {@link QueueFullError}, so the receiver answers 503 with Retry-After and the
+   * service delivers again later, instead of the process growing without bound under a flood. Default
+   * 10000 (a job holds up to 50 notices of a few hundred bytes). Redis holds BullMQ's.
+   */
+  maxJobs?: number;
   logger: Logger;
+}
+
+/** BullMQ keeps failed jobs a week for the operator, and at most this many, so a flood cannot fill Redis. */
+export const FAILED_JOBS_KEPT = 10_000;
+
+/** The memory queue is full: try again in `retryAfterSeconds`. */
+export class QueueFullError extends Error {
+  readonly retryAfterSeconds = 10;
+  constructor(held: number) {
+    super(`the notification queue holds ${held} jobs, its most`);
+    this.name = 'QueueFullError';
+  }
+}
+
+export interface AddOptions {
+  /** Makes the add idempotent while the job is known. */
+  id?: string;
+  /** Runs the job this many ms from now, not at once. */
+  delayMs?: number;
 }
 
 export const DEFAULT_CONCURRENCY = 32;
@@ -39,8 +65,8 @@ export const DEFAULT_CONCURRENCY = 32;
 export type JobHandler<T> = (job: T) => Promise<void>;
 
 export interface JobQueue<T> {
-  /** Adds a job; `id` makes the add idempotent while the job is queued. */
-  add(job: T, id?: string): Promise<void>;
+  /** Adds a job (rejects with QueueFullError when a bounded queue is full). */
+  add(job: T, options?: AddOptions): Promise<void>;
   /** Starts working jobs with `handler`. */
   process(handler: JobHandler<T>): void;
   /** Jobs waiting or being worked. */
@@ -60,6 +86,8 @@ export class MemoryQueue<T> implements JobQueue<T> {
   /** Retries waiting for their backoff, with the item each will requeue. */
   private readonly retries = new Map<NodeJS.Timeout, MemoryItem<T>>();
   private readonly ids = new Set<string>();
+  /** Jobs added with a delay, not yet due. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   private running = 0;
   private handler?: JobHandler<T>;
   private closed = false;
@@ -67,22 +95,36 @@ export class MemoryQueue<T> implements JobQueue<T> {
   private readonly attempts: number;
   private readonly backoffMs: number;
   private readonly concurrency: number;
+  private readonly maxJobs: number;
 
   constructor(private readonly options: QueueOptions) {
     this.attempts = options.attempts ?? 8;
     this.backoffMs = options.backoffMs ?? 1000;
     this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.maxJobs = options.maxJobs ?? 10_000;
   }
 
-  async add(job: T, id?: string): Promise<void> {
+  async add(job: T, { id, delayMs }: AddOptions = {}): Promise<void> {
     if (this.closed) throw new Error('queue closed');
+    const held = await this.depth();
+    if (held >= this.maxJobs) throw new QueueFullError(held);
     if (id !== undefined) {
       if (this.ids.has(id)) return;
       this.ids.add(id);
+      this.forgetLater(id);
+    }
+    if (delayMs) {
+      const t = setTimeout(() => {
+        this.delayed.delete(t);
+        this.waiting.push({ job, attempt: 1 });
+        this.pump();
+      }, delayMs);
+      t.unref();
+      this.delayed.add(t);
+      return;
     }
     this.waiting.push({ job, attempt: 1 });
     this.pump();
-    if (id !== undefined) this.forgetLater(id);
   }
 
   process(handler: JobHandler<T>): void {
@@ -96,6 +138,9 @@ export class MemoryQueue<T> implements JobQueue<T> {
 
   async close(): Promise<void> {
     this.closed = true;
+    // Delayed jobs live no longer than the process (with Redis they stay in it for the next one).
+    for (const t of this.delayed) clearTimeout(t);
+    this.delayed.clear();
     // Retries scheduled for later run now, one last time, so nothing held is dropped silently.
     for (const [t, item] of this.retries) {
       clearTimeout(t);
@@ -165,7 +210,7 @@ export class BullQueue<T> implements JobQueue<T> {
         attempts: options.attempts ?? 8,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
         removeOnComplete: { age: 3600, count: 1000 },
-        removeOnFail: { age: 7 * 24 * 3600 },
+        removeOnFail: { age: 7 * 24 * 3600, count: FAILED_JOBS_KEPT },
       },
     });
   }
@@ -178,9 +223,9 @@ export class BullQueue<T> implements JobQueue<T> {
     return c;
   }
 
-  async add(job: T, id?: string): Promise<void> {
+  async add(job: T, { id, delayMs }: AddOptions = {}): Promise<void> {
     // BullMQ job ids may not contain ':'.
-    await this.queue.add('notification', job, id ? { jobId: id.replace(/:/g, '_') } : {});
+    await this.queue.add('notification', job, { ...(id ? { jobId: id.replace(/:/g, '_') } : {}), ...(delayMs ? { delay: delayMs } : {}) });
   }
 
   process(handler: JobHandler<T>): void {

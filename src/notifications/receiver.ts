@@ -1,7 +1,14 @@
 /**
  * POST /notifications/momo: the service's webhook notifications. Answers 200 at once and queues the work
- * (the service waits 5 s and retries up to 10 times). POST /notifications/momo/verify: collection
- * verification, answered as text within the service's 60 s. Basic auth on both when configured.
+ * (the service waits 5 s and retries up to 10 times): only the parsed, bounded fields of a body (a Notice),
+ * never the body itself. An event that owes no chat anything is answered 200 and dropped; one we act on whose
+ * data cannot be read gets 400 with the reason. POST /notifications/momo/verify: collection verification,
+ * answered as text within the service's 60 s.
+ *
+ * Who may call them: the service, authenticated by Basic auth when MOMO_WEBHOOK_USER/PASSWORD are set (then
+ * anyone else gets 401). Without credentials anyone can post, so nothing posted is believed because of what
+ * it says: a notice is told only about a record of ours, in our words, and a final state only once the
+ * service's read agrees (dispatch.ts).
  * The routes go on the app itself, not on a Router mounted in it (one dispatch less per delivery, as for
  * the USSD routes).
  */
@@ -9,12 +16,13 @@ import type { Express, Request, Response, NextFunction, RequestHandler } from 'e
 import { readBody } from '../http/body.js';
 import { sameSecret } from '../http/secret.js';
 import type { Logger } from '../log.js';
-import { notificationBody, type NotificationBody } from './events.js';
+import { notificationBody, parseNotice, type Notice } from './events.js';
+import { QueueFullError } from './queue.js';
 import { verificationBody, type VerificationBody } from './verify.js';
 
 export interface ReceiverOptions {
-  /** Queues one notification; rejects when the queue cannot take it (the service then retries). */
-  enqueue(body: NotificationBody): Promise<void>;
+  /** Queues one notice; rejects when the queue cannot take it (the service then retries). */
+  enqueue(notice: Notice): Promise<void>;
   /** Answers one verification request with `ACCEPT <id>` or `REJECT <id> <reason>`. */
   verify(body: VerificationBody): Promise<string>;
   /** Basic auth credentials the service sends; unset: no Authorization is expected. */
@@ -54,10 +62,20 @@ export function addReceiverRoutes(app: Express, options: ReceiverOptions): void 
       res.status(400).json({ detail: 'Expected a JSON object {hook: {event}, data: {...}}.', fields: fieldErrors(parsed.error.issues) });
       return;
     }
+    const notice = parseNotice(parsed.data);
+    if (!notice.ok) {
+      res.status(400).json({ detail: `Unreadable data for ${parsed.data.hook.event}.`, fields: fieldErrors(notice.issues) });
+      return;
+    }
     try {
-      await options.enqueue(parsed.data);
+      if (notice.notice) await options.enqueue(notice.notice);
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': QUEUED.length }).end(QUEUED);
     } catch (err) {
+      if (err instanceof QueueFullError) {
+        options.logger.warn({ err: err.message }, 'notification refused: the queue is full');
+        res.set('Retry-After', String(err.retryAfterSeconds)).status(503).json({ detail: 'Too many notifications queued; retry later.' });
+        return;
+      }
       options.logger.error({ err: String(err) }, 'notification could not be queued');
       res.status(503).json({ detail: 'Temporarily unable to take notifications; retry later.' });
     }

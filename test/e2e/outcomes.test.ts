@@ -12,6 +12,7 @@ import type { RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startApp } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
+import { MadeRecords } from '../../src/conversation/made.js';
 import { TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { BOT_TOKEN as TELEGRAM_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from '../adapters/telegram/harness.js';
@@ -257,7 +258,10 @@ describe('collection requests', () => {
       const p = (n: number) => String(n).padStart(2, '0');
       return `${p(d.getUTCDate())}/${p(d.getUTCMonth() + 1)}/${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
     };
-    // The request flow makes one-off requests: a recurring one is made here with the metadata it would carry.
+    // The request flow makes one-off requests: a recurring one is made here with the metadata it would carry,
+    // recorded as the product records what it makes (notifications are believed only for that).
+    const made = new MadeRecords({ store: app.store, logger: app.logger });
+    await made.intend({ kind: 'request', ref: 'recurring-1', chat, amount: '800', currency: 'UGX', payee: number('pays_requests') });
     const first = await app.client.collectionRequests.create({
       phonenumber: number('pays_requests'),
       amount: '800',
@@ -266,6 +270,7 @@ describe('collection requests', () => {
       metadata: { chat, ref: 'recurring-1' },
       subscription_settings: { start_date: at(60_000), end_date: at(3 * 3_600_000 + 120_000), frequency: 'hourly' },
     });
+    await made.accepted('recurring-1', String(first.id));
     await control('POST', '/clock/advance', { seconds: 4 * 3600 });
     const ids = [Number(first.id), Number(first.id) + 1, Number(first.id) + 2, Number(first.id) + 3];
     for (const id of ids) expect(await toldOnTelegram(new RegExp(`request ${id} of 800(\\.00)? UGX from \\+256772000011 was paid`))).toBeTruthy();

@@ -1,12 +1,15 @@
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MadeRecords, type Made } from '../../src/conversation/made.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import type { Address, Notifier } from '../../src/conversation/types.js';
-import { createDispatcher } from '../../src/notifications/dispatch.js';
+import { BusyError, createDispatcher, type DispatcherOptions } from '../../src/notifications/dispatch.js';
 import { createNotifications } from '../../src/notifications/index.js';
-import { notificationBody } from '../../src/notifications/events.js';
+import { notificationBody, parseNotice, type Notice, type NoticeKind } from '../../src/notifications/events.js';
 import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
+import type { ServiceReads } from '../../src/notifications/reads.js';
+import { MomoClient } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 
@@ -30,12 +33,53 @@ class RecordingNotifier implements Notifier {
   }
 }
 
+/** A log that keeps every line, to find what the dispatcher said. */
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) };
+}
+
 let paymentId = 1000;
-const paymentEvent = (id: number, state: string, chat = 'telegram:55') =>
-  notificationBody.parse({
-    hook: { id: 1, event: 'payment.status.changed', target: 'https://bot.test/notifications/momo' },
-    data: { id, state, amount: '2500', currency: 'UGX', metadata: { chat }, phone_nos: [{ phonenumber: '+256772000001' }], last_error: state === 'processed_with_errors' ? 'Recipient wallet full' : null },
-  });
+const paymentEvent = (id: number, state: string, extra: Record<string, unknown> = {}): Notice => {
+  const parsed = parseNotice(
+    notificationBody.parse({
+      hook: { id: 1, event: 'payment.status.changed', target: 'https://bot.test/notifications/momo' },
+      data: {
+        id,
+        state,
+        amount: '2500',
+        currency: 'UGX',
+        metadata: { chat: 'telegram:55', ref: `ref-${id}` },
+        phone_nos: [{ phonenumber: '+256772000001' }],
+        last_error: state === 'processed_with_errors' ? 'Recipient wallet full' : null,
+        ...extra,
+      },
+    }),
+  );
+  if (!parsed.ok || !parsed.notice) throw new Error('unreadable test notification');
+  return parsed.notice;
+};
+
+/** Our record of payment `id`, made in `chat`, as the flows' services write it around the create. */
+async function ourPayment(made: MadeRecords, id: number, chat = 'telegram:55', amount = '2500'): Promise<Made> {
+  await made.intend({ kind: 'payment', ref: `ref-${id}`, chat, amount, currency: 'UGX', payee: '+256772000001' });
+  return (await made.accepted(`ref-${id}`, String(id)))!;
+}
+
+/** The service's reads, played: what each id reads as, and how many reads were made. */
+class FakeReads implements ServiceReads {
+  readonly states = new Map<string, string>();
+  reads = 0;
+  async get(kind: NoticeKind, id: string): Promise<Notice | null> {
+    this.reads++;
+    const state = this.states.get(id);
+    return state === undefined ? null : { ...paymentEvent(Number(id), state), kind };
+  }
+  async find(): Promise<Notice | null> {
+    this.reads++;
+    return null;
+  }
+}
 
 const marksOn: Array<[string, () => NotificationMarks]> = [
   ['memory', () => new MemoryMarks()],
@@ -50,71 +94,230 @@ const marksOn: Array<[string, () => NotificationMarks]> = [
 ];
 
 describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
-  it('tells each state change once although the service delivers it ten times, concurrently', async () => {
+  const setup = (extra: Partial<DispatcherOptions> = {}) => {
     const notifier = new RecordingNotifier();
-    const d = createDispatcher({ marks: makeMarks(), notifiers: { telegram: notifier }, logger });
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const d = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger, ...extra });
+    return { notifier, made, d };
+  };
+
+  it('tells each state change once although the service delivers it ten times, concurrently', async () => {
+    const { notifier, made, d } = setup();
     const id = paymentId++;
-    const results = await Promise.all(Array.from({ length: 10 }, () => d.dispatch(paymentEvent(id, 'processed'))));
-    expect(results.filter((r) => r === 'sent')).toHaveLength(1);
+    await ourPayment(made, id);
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => d.dispatch(paymentEvent(id, 'processed'))));
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value === 'sent')).toHaveLength(1);
+    // The others found it being told (the queue retries them) or told.
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(BusyError);
+    expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
     expect(notifier.sent).toHaveLength(1);
     expect(notifier.sent[0]!.address).toEqual({ channel: 'telegram', conversationId: '55' });
     expect(notifier.sent[0]!.text).toContain('2500 UGX');
   });
 
   it('never lets an older state follow a newer one', async () => {
-    const notifier = new RecordingNotifier();
-    const d = createDispatcher({ marks: makeMarks(), notifiers: { telegram: notifier }, logger });
+    const { notifier, made, d } = setup();
     const id = paymentId++;
+    await ourPayment(made, id);
     expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('sent');
     expect(await d.dispatch(paymentEvent(id, 'processed_with_errors'))).toBe('sent');
     expect(await d.dispatch(paymentEvent(id, 'approved'))).toBe('stale');
     expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('stale');
-    expect(notifier.sent.map((m) => m.text)).toEqual([
-      expect.stringContaining('passed its checks'),
-      expect.stringContaining('failed: Recipient wallet full'),
-    ]);
+    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringContaining('passed its checks'), expect.stringContaining('failed: Recipient wallet full')]);
   });
 
-  it('frees the mark when the chat API fails, so a retry tells it', async () => {
-    const notifier = new RecordingNotifier();
+  it('frees the lease when the chat API fails, so a retry tells it', async () => {
+    const { notifier, made, d } = setup();
     notifier.failuresLeft = 1;
-    const d = createDispatcher({ marks: makeMarks(), notifiers: { telegram: notifier }, logger });
     const id = paymentId++;
+    await ourPayment(made, id);
     await expect(d.dispatch(paymentEvent(id, 'processed'))).rejects.toThrow('chat api 502');
     expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
     expect(notifier.sent).toHaveLength(1);
   });
 
-  it('keeps only outcomes for USSD users, who read them at their next dial', async () => {
-    const notifier = new RecordingNotifier();
-    const d = createDispatcher({ marks: makeMarks(), notifiers: { ussd: notifier }, logger });
+  it('a worker that died mid-send (its lease taken, never renewed nor released): the delivery is told once the lease ran out', async () => {
+    const marks = makeMarks();
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
     const id = paymentId++;
-    expect(await d.dispatch(paymentEvent(id, 'validated', 'ussd:+256700000009'))).toBe('ignored');
-    expect(await d.dispatch(paymentEvent(id, 'processed', 'ussd:+256700000009'))).toBe('sent');
+    await ourPayment(made, id);
+    // The dying worker takes the lease and is gone: its claim is never renewed, released or done.
+    const gone: NotificationMarks = {
+      take: async (request) => ({ ...(await marks.take(request)), renew: async () => false, done: async () => undefined, release: async () => undefined }),
+      seen: (orderKey, dedupKey) => marks.seen(orderKey, dedupKey),
+      hold: (dedupKey, leaseMs) => marks.hold(dedupKey, leaseMs),
+      close: async () => undefined,
+    };
+    const hung: Notifier = { send: () => new Promise<void>(() => {}) };
+    const dying = createDispatcher({ marks: gone, made, credentialsConfigured: true, notifiers: { telegram: hung }, leaseMs: 200, logger });
+    void dying.dispatch(paymentEvent(id, 'processed'));
+    await new Promise((r) => setTimeout(r, 20));
+    const notifier = new RecordingNotifier();
+    const next = createDispatcher({ marks, made, credentialsConfigured: true, notifiers: { telegram: notifier }, leaseMs: 200, logger });
+    // While the lease holds, the delivery is busy (the queue comes back later), never 'duplicate': before,
+    // the mark taken ahead of the send refused it for good and the outcome was never told.
+    await expect(next.dispatch(paymentEvent(id, 'processed'))).rejects.toBeInstanceOf(BusyError);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await next.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
+    expect(await next.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+  });
+
+  it('keeps only outcomes for USSD users, who read them at their next dial', async () => {
+    const { notifier, made, d } = setup();
+    const id = paymentId++;
+    await ourPayment(made, id, 'ussd:+256700000009');
+    expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('ignored');
+    expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
     expect(notifier.sent.map((m) => m.address.conversationId)).toEqual(['+256700000009']);
   });
 
-  it('tells a message in English when the language cannot be read', async () => {
+  it('tells a message in English when the language cannot be read, and in the user\'s language when known', async () => {
     const notifier = new RecordingNotifier();
-    const rejecting = createDispatcher({ marks: makeMarks(), notifiers: { telegram: notifier }, logger, languageOf: () => Promise.reject(new Error('redis down')) });
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const common = { marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier }, logger };
+    const rejecting = createDispatcher({ ...common, languageOf: () => Promise.reject(new Error('redis down')) });
     const throwing = createDispatcher({
-      marks: makeMarks(),
-      notifiers: { telegram: notifier },
-      logger,
+      ...common,
       languageOf: () => {
         throw new Error('bug');
       },
     });
-    expect(await rejecting.dispatch(paymentEvent(paymentId++, 'processed'))).toBe('sent');
-    expect(await throwing.dispatch(paymentEvent(paymentId++, 'processed'))).toBe('sent');
-    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/), expect.stringMatching(/^Done/)]);
+    const swahili = createDispatcher({ ...common, languageOf: async () => 'sw' });
+    const [a, b, c] = [paymentId++, paymentId++, paymentId++];
+    for (const id of [a, b, c]) await ourPayment(made, id);
+    expect(await rejecting.dispatch(paymentEvent(a, 'processed'))).toBe('sent');
+    expect(await throwing.dispatch(paymentEvent(b, 'processed'))).toBe('sent');
+    expect(await swahili.dispatch(paymentEvent(c, 'processed'))).toBe('sent');
+    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/), expect.stringMatching(/^Done/), expect.stringMatching(/^Imekamilika/)]);
   });
 
-  it('speaks the user language when known', async () => {
+  it('a correctly authenticated notification about a payment this product never made is told to nobody', async () => {
+    const { notifier, d } = setup();
+    const { lines, logger: log } = capturingLogger();
+    const made = new MadeRecords({ store: new MemoryStore(), logger: log });
+    const strict = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger: log });
+    const forged = paymentEvent(paymentId++, 'processed', { amount: '1500000', metadata: { chat: 'ussd:+256700000001', ref: 'someone-elses' } });
+    expect(await strict.dispatch(forged)).toBe('unknown');
+    expect(await d.dispatch(forged)).toBe('unknown');
+    expect(notifier.sent).toEqual([]);
+    expect(lines.some((l) => /did not make/.test(String(l.msg)))).toBe(true);
+  });
+
+  it('words and routes from our record when the body disagrees (amount, chat), and logs the disagreement', async () => {
     const notifier = new RecordingNotifier();
-    const d = createDispatcher({ marks: makeMarks(), notifiers: { telegram: notifier }, logger, languageOf: async () => 'sw' });
-    await d.dispatch(paymentEvent(paymentId++, 'processed'));
-    expect(notifier.sent[0]!.text).toMatch(/^Imekamilika/);
+    const { lines, logger: log } = capturingLogger();
+    const made = new MadeRecords({ store: new MemoryStore(), logger: log });
+    const d = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger: log });
+    const id = paymentId++;
+    await ourPayment(made, id, 'ussd:+256700000002', '2500');
+    expect(await d.dispatch(paymentEvent(id, 'processed', { amount: '1500000', metadata: { chat: 'telegram:666' } }))).toBe('sent');
+    expect(notifier.sent).toEqual([{ address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2500 UGX') }]);
+    expect(notifier.sent[0]!.text).not.toContain('1500000');
+    expect(lines.find((l) => /disagrees/.test(String(l.msg)))).toMatchObject({ fields: ['amount'] });
+  });
+
+  it('finds our record by the body\'s ref when the create\'s answer (and its id) was lost, and links it', async () => {
+    const { notifier, made, d } = setup();
+    const id = paymentId++;
+    await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:77', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+    expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+    expect(notifier.sent[0]!.address).toEqual({ channel: 'telegram', conversationId: '77' });
+    expect((await made.byId('payment', String(id)))?.ref).toBe(`ref-${id}`);
+    // Another id naming the same (now linked) ref is not ours.
+    expect(await d.dispatch(paymentEvent(paymentId++, 'processed', { metadata: { ref: `ref-${id}` } }))).toBe('unknown');
+  });
+
+  describe('without webhook credentials', () => {
+    const untrusted = () => {
+      const reads = new FakeReads();
+      const s = setup({ credentialsConfigured: false, reads });
+      return { ...s, reads };
+    };
+
+    it('tells a final state only after one read agrees; open states need no read', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await ourPayment(made, id);
+      expect(await d.dispatch(paymentEvent(id, 'approved'))).toBe('sent');
+      expect(reads.reads).toBe(0);
+      reads.states.set(String(id), 'approved');
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('unconfirmed');
+      expect(reads.reads).toBe(1);
+      reads.states.set(String(id), 'processed');
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+      expect(reads.reads).toBe(2);
+      // A repeat is refused by the marks before any read.
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+      expect(reads.reads).toBe(2);
+      expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringContaining('approved'), expect.stringMatching(/^Done/)]);
+    });
+
+    it('a forged body pre-claiming a real payment\'s final state does not silence the real one', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await ourPayment(made, id, 'telegram:55');
+      // The attacker claims it failed, sending the message to their own chat, before the service is done.
+      reads.states.set(String(id), 'approved');
+      const forged = paymentEvent(id, 'processed_with_errors', { metadata: { chat: 'telegram:666', ref: `ref-${id}` }, last_error: 'call 0700 to fix' });
+      expect(await d.dispatch(forged)).toBe('unconfirmed');
+      expect(await d.dispatch(paymentEvent(id, 'processed', { metadata: { chat: 'telegram:666' } }))).toBe('unconfirmed');
+      expect(notifier.sent).toEqual([]);
+      // The real outcome arrives: told, once, to our chat.
+      reads.states.set(String(id), 'processed');
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+      expect(notifier.sent).toEqual([{ address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2500 UGX/) }]);
+    });
+
+    it('the same final state delivered twice at once is read once: the other finds it being read', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await ourPayment(made, id);
+      reads.states.set(String(id), 'processed');
+      const results = await Promise.allSettled([d.dispatch(paymentEvent(id, 'processed')), d.dispatch(paymentEvent(id, 'processed'))]);
+      expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(['sent']);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([expect.any(BusyError)]);
+      expect(reads.reads).toBe(1);
+      // The retry of the other finds it told, without a read.
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+      expect(reads.reads).toBe(1);
+      expect(notifier.sent).toHaveLength(1);
+    });
+
+    it('a forged final state that differs from the service\'s final state tells the service\'s', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await ourPayment(made, id);
+      reads.states.set(String(id), 'processed');
+      expect(await d.dispatch(paymentEvent(id, 'rejected', { rejected_reason: 'fraud' }))).toBe('sent');
+      expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+    });
+
+    it('spends no read on the open states of an intent not linked yet (they race the create\'s answer)', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:78', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+      reads.states.set(String(id), 'validated');
+      expect(await d.dispatch(paymentEvent(id, 'new'))).toBe('ignored');
+      expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('unknown');
+      expect(reads.reads).toBe(0);
+      expect(notifier.sent).toEqual([]);
+    });
+
+    it('links a lost answer\'s id from the body\'s ref only when the service\'s read carries our ref', async () => {
+      const { notifier, made, d, reads } = untrusted();
+      const id = paymentId++;
+      await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:77', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+      // A forged body: another payment's id (reads with another ref) claiming our ref.
+      const other = paymentId++;
+      reads.states.set(String(other), 'processed');
+      expect(await d.dispatch(paymentEvent(other, 'processed', { metadata: { ref: `ref-${id}` } }))).toBe('unknown');
+      expect(await made.byId('payment', String(other))).toBeNull();
+      reads.states.set(String(id), 'processed');
+      expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+      expect(notifier.sent.map((m) => m.address.conversationId)).toEqual(['77']);
+    });
   });
 });
 
@@ -150,18 +353,24 @@ const backends: Array<[string, () => { redisUrl?: string; keyPrefix?: string; qu
         queueName,
         async cleanup() {
           await inspector(keyPrefix).cleanup();
-          await inspector(`bull:${queueName}:`).cleanup();
+          await inspector(`bull:${queueName}`).cleanup();
         },
       };
     },
   ],
 ];
 
+/** A client no test here reads with (they run with credentials: no confirming reads). */
+const unusedClient = new MomoClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused', maxRetries: 0 });
+const credentials = { user: 'momo', password: 'secret' };
+const basic = `Basic ${Buffer.from('momo:secret').toString('base64')}`;
+
 describe.each(backends)('notifications end to end on the %s queue', (_name, backend) => {
   it('answers each delivery 200 once queued (deliveries of one turn share a job) and tells each once', async () => {
     const env = backend();
     const notifier = new FlakyNotifier(new Map());
-    const n = createNotifications({ store: new MemoryStore(), ...env, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const n = createNotifications({ made, client: unusedClient, basicAuth: credentials, ...env, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
     const app = express();
     n.addRoutes(app);
     const server = app.listen(0, '127.0.0.1');
@@ -170,14 +379,15 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     try {
       const first = paymentId;
       paymentId += 30;
+      for (let i = 0; i < 30; i++) await ourPayment(made, first + i, `telegram:${first + i}`, '10');
       // 30 payments, each delivered twice, all at once; nothing is worked yet.
       const posts = Array.from({ length: 60 }, (_, i) =>
         fetch(`${base}/notifications/momo`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', authorization: basic },
           body: JSON.stringify({
             hook: { id: 1, event: 'payment.status.changed' },
-            data: { id: first + (i % 30), state: 'processed', amount: '10', currency: 'UGX', metadata: { chat: `telegram:${first + (i % 30)}` } },
+            data: { id: first + (i % 30), state: 'processed', amount: '10', currency: 'UGX', metadata: { chat: 'telegram:1' } },
           }),
         }),
       );
@@ -199,8 +409,12 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     const env = backend();
     const [a, b, c] = [paymentId++, paymentId++, paymentId++];
     const notifier = new FlakyNotifier(new Map([[String(b), 2]]));
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    for (const id of [a, b, c]) await ourPayment(made, id, `telegram:${id}`);
     const n = createNotifications({
-      store: new MemoryStore(),
+      made,
+      client: unusedClient,
+      basicAuth: credentials,
       ...env,
       notifiers: { telegram: notifier },
       verify: { default: 'accept' },
@@ -209,7 +423,7 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     });
     try {
       n.start();
-      await n.queue.add([a, b, c, a].map((id) => paymentEvent(id, 'processed', `telegram:${id}`)));
+      await n.queue.add([a, b, c, a].map((id) => paymentEvent(id, 'processed')));
       await settle(n, () => notifier.sent.length, 3);
       // Give a wrongly repeated message the time to show.
       await new Promise((r) => setTimeout(r, 50));
@@ -225,8 +439,11 @@ describe('notifications end to end in one process', () => {
   it('retries a failing chat API from the queue until the message is delivered', async () => {
     const notifier = new RecordingNotifier();
     notifier.failuresLeft = 3;
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
     const n = createNotifications({
-      store: new MemoryStore(),
+      made,
+      client: unusedClient,
+      basicAuth: credentials,
       notifiers: { slack: notifier },
       verify: { default: 'accept' },
       queue: { backoffMs: 1, attempts: 6 },
@@ -234,14 +451,31 @@ describe('notifications end to end in one process', () => {
     });
     n.start();
     const id = paymentId++;
+    await ourPayment(made, id, 'slack:T1:U1');
     // Delivered out of order and repeated, as the service may.
     for (const state of ['processed', 'validated', 'processed', 'approved', 'processed']) {
-      await n.queue.add(paymentEvent(id, state, 'slack:T1:U1'));
+      await n.queue.add([paymentEvent(id, state)]);
     }
     while ((await n.queue.depth()) > 0) await new Promise((r) => setTimeout(r, 5));
     await n.stop();
     expect(notifier.sent).toHaveLength(1);
     expect(notifier.sent[0]!.address).toEqual({ channel: 'slack', conversationId: 'T1:U1' });
     expect(notifier.sent[0]!.text).toMatch(/^Done/);
+  });
+
+  it('reads a job queued by an earlier version (the raw body) as its notice', async () => {
+    const notifier = new RecordingNotifier();
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const n = createNotifications({ made, client: unusedClient, basicAuth: credentials, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
+    const id = paymentId++;
+    await ourPayment(made, id);
+    n.start();
+    await (n.queue as unknown as { add(job: unknown): Promise<void> }).add({
+      hook: { event: 'payment.status.changed' },
+      data: { id, state: 'processed', amount: '2500', currency: 'UGX', metadata: { chat: 'telegram:55' } },
+    });
+    while ((await n.queue.depth()) > 0) await new Promise((r) => setTimeout(r, 5));
+    await n.stop();
+    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
   });
 });

@@ -1,27 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryFor, parseChat, notificationBody, requestOfCollection } from '../../src/notifications/events.js';
+import type { Made } from '../../src/conversation/made.js';
+import { deliveryFor, isFinal, notificationBody, parseChat, parseNotice, type Notice } from '../../src/notifications/events.js';
 import { notifyMessages } from '../../src/notifications/messages.js';
 
 const hook = (event: string) => ({ id: 1, event, target: 'https://x.test/notifications/momo' });
+const notice = (event: string, data: Record<string, unknown>): Notice => {
+  const parsed = parseNotice(notificationBody.parse({ hook: hook(event), data }));
+  if (!parsed.ok || !parsed.notice) throw new Error(`no notice: ${JSON.stringify(parsed)}`);
+  return parsed.notice;
+};
 const payment = (state: string, extra: Record<string, unknown> = {}) =>
-  notificationBody.parse({
-    hook: hook('payment.status.changed'),
-    data: {
-      id: 42,
-      state,
-      amount: '1500.00',
-      currency: 'UGX',
-      metadata: { chat: 'telegram:777', ref: 'run1:pay' },
-      phone_nos: [{ phonenumber: '+256772000001', amount: '1500.00', state: 'complete' }],
-      ...extra,
-    },
+  notice('payment.status.changed', {
+    id: 42,
+    state,
+    amount: '1500.00',
+    currency: 'UGX',
+    metadata: { chat: 'telegram:777', ref: 'run1:pay' },
+    phone_nos: [{ phonenumber: '+256772000001', amount: '1500.00', state: 'complete' }],
+    ...extra,
   });
+
+/** Our record of payment 42 (its chat and words are ours, not the body's). */
+const ourPayment: Made = { kind: 'payment', ref: 'run1:pay', chat: 'ussd:+256700000001', amount: '1500', currency: 'UGX', payee: '+256772000009', created: 0, id: '42', accepted: true };
+const ourRequest: Made = { kind: 'request', ref: 'run2:request', chat: 'telegram:1', amount: '500', currency: 'KES', payee: '+254700000002', created: 0, id: '9', accepted: true };
 
 describe('parseChat', () => {
   it('splits on the first colon only, so Slack team:user ids survive', () => {
     expect(parseChat('slack:T1:U2')).toEqual({ channel: 'slack', conversationId: 'T1:U2' });
     expect(parseChat('ussd:+256772000001')).toEqual({ channel: 'ussd', conversationId: '+256772000001' });
-    expect(parseChat('whatsapp:256772000001')).toEqual({ channel: 'whatsapp', conversationId: '256772000001' });
   });
   it('refuses unknown channels and empty parts', () => {
     expect(parseChat('email:a@b')).toBeNull();
@@ -31,98 +37,120 @@ describe('parseChat', () => {
   });
 });
 
-describe('deliveryFor', () => {
-  it('routes a payment state change by its metadata chat', () => {
-    const d = deliveryFor(payment('processed'))!;
-    expect(d.address).toEqual({ channel: 'telegram', conversationId: '777' });
+describe('parseNotice', () => {
+  it('keeps the parsed fields of a payment: id, state, reason, the body ref', () => {
+    expect(payment('rejected', { rejected_reason: 'Over budget' })).toEqual({
+      kind: 'payment',
+      id: '42',
+      state: 'rejected',
+      amount: '1500.00',
+      currency: 'UGX',
+      phone: '+256772000001',
+      reason: 'Over budget',
+      ref: 'run1:pay',
+    });
+  });
+
+  it('reads metadata given as a JSON string, phone_nos as bare numbers (before v5) and the sample state completed', () => {
+    const n = payment('completed', { metadata: JSON.stringify({ ref: 'r9' }), phone_nos: ['+254700000001'] });
+    expect(n).toMatchObject({ state: 'processed', ref: 'r9', phone: '+254700000001' });
+  });
+
+  it('finds a collection\'s request in the expanded object (v3 and later) or the bare id (before)', () => {
+    const data = { id: 5, amount: '500', currency: 'KES', phonenumber: '+254700000002', reference: 'rent', contact: { first_name: 'Amina', last_name: 'Otieno' } };
+    expect(notice('collection.received', { ...data, collection_request: { id: 9, status: 'successful' } })).toMatchObject({ kind: 'collection', id: '5', requestId: '9', name: 'Amina Otieno', state: 'received' });
+    expect(notice('collection.received', { ...data, collection_request: 9 })).toMatchObject({ requestId: '9' });
+  });
+
+  it('owes nothing for events with no chat message; refuses data it cannot read', () => {
+    expect(parseNotice(notificationBody.parse({ hook: hook('contact.created'), data: { id: 1 } }))).toEqual({ ok: true, notice: null });
+    const bad = parseNotice(notificationBody.parse({ hook: hook('payment.status.changed'), data: { nothing: true } }));
+    expect(bad.ok).toBe(false);
+    expect(parseNotice(notificationBody.parse({ hook: hook('payment.status.changed'), data: { id: 'x'.repeat(65), state: 'processed' } })).ok).toBe(false);
+  });
+
+  it('bounds the texts it keeps', () => {
+    expect(payment('rejected', { rejected_reason: 'y'.repeat(5000) }).reason).toHaveLength(200);
+  });
+});
+
+describe('deliveryFor (our record)', () => {
+  it('routes to our record\'s chat and words it from our record, whatever the body says', () => {
+    const d = deliveryFor(ourPayment, payment('processed', { amount: '1500000', metadata: { chat: 'telegram:666' } }))!;
+    expect(d.address).toEqual({ channel: 'ussd', conversationId: '+256700000001' });
     expect(d.messageKey).toBe('notify.payment.processed');
-    expect(d.dedupKey).toBe('payment:42:processed');
-    expect(d.params).toMatchObject({ amount: '1500.00', currency: 'UGX', phone: '+256772000001', ref: '42' });
+    expect(d.params).toMatchObject({ amount: '1500', currency: 'UGX', phone: '+256772000009', ref: '42' });
+    expect(d.final).toBe(true);
   });
 
-  it('reads metadata given as a JSON string and phone_nos as bare numbers (before v5)', () => {
-    const d = deliveryFor(payment('rejected', { metadata: JSON.stringify({ chat: 'slack:T:U' }), phone_nos: ['+254700000001'], rejected_reason: 'Over budget' }))!;
-    expect(d.address).toEqual({ channel: 'slack', conversationId: 'T:U' });
-    expect(d.params.reason).toBe('Over budget');
-    expect(d.params.phone).toBe('+254700000001');
+  it('keys the marks by our kind and ref, not by the body\'s id', () => {
+    const d = deliveryFor(ourPayment, payment('processed'))!;
+    expect(d.dedupKey).toBe('payment:run1:pay:processed');
+    expect(d.orderKey).toBe('payment:run1:pay');
+    expect(deliveryFor(ourPayment, payment('validated'))!.rank).toBeLessThan(d.rank);
   });
 
-  it('ranks terminal states above open ones, and treats the sample state completed as processed', () => {
-    expect(deliveryFor(payment('validated'))!.rank).toBeLessThan(deliveryFor(payment('processed'))!.rank);
-    expect(deliveryFor(payment('completed'))!.dedupKey).toBe('payment:42:processed');
-  });
-
-  it('owes nothing for new payments, payments without a chat, or malformed data', () => {
-    expect(deliveryFor(payment('new'))).toBeNull();
-    expect(deliveryFor(payment('processed', { metadata: null }))).toBeNull();
-    expect(deliveryFor(notificationBody.parse({ hook: hook('payment.status.changed'), data: { nothing: true } }))).toBeNull();
-    expect(deliveryFor(notificationBody.parse({ hook: hook('contact.created'), data: { id: 1 } }))).toBeNull();
+  it('owes nothing for the creation itself or an unreachable chat', () => {
+    expect(deliveryFor(ourPayment, payment('new'))).toBeNull();
+    expect(deliveryFor({ ...ourPayment, chat: 'nowhere:1' }, payment('processed'))).toBeNull();
   });
 
   it('pushes collection request outcomes, not their open states', () => {
-    const req = (status: string) =>
-      notificationBody.parse({
-        hook: hook('collectionrequest.status.changed'),
-        data: { id: 9, status, amount: '500', currency: 'KES', phonenumber: '+254700000002', metadata: { chat: 'ussd:+254700000003' } },
-      });
-    expect(deliveryFor(req('pending'))).toBeNull();
-    expect(deliveryFor(req('instructions_sent'))).toBeNull();
-    expect(deliveryFor(req('processing_started'))).toBeNull();
-    expect(deliveryFor(req('expired'))).toMatchObject({ messageKey: 'notify.request.expired', forUssd: true, params: { ref: '9' } });
-    expect(deliveryFor(req('reversed'))!.rank).toBeGreaterThan(deliveryFor(req('successful'))!.rank);
-    expect(deliveryFor(req('successful'))!.address).toEqual({ channel: 'ussd', conversationId: '+254700000003' });
+    const req = (status: string) => notice('collectionrequest.status.changed', { id: 9, status, amount: '500', currency: 'KES', phonenumber: '+254700000002' });
+    expect(deliveryFor(ourRequest, req('pending'))).toBeNull();
+    expect(deliveryFor(ourRequest, req('instructions_sent'))).toBeNull();
+    expect(deliveryFor(ourRequest, req('successful'))!.messageKey).toBe('notify.request.successful');
   });
 
-  it('routes a received collection through its matched request', () => {
-    const d = deliveryFor(
-      notificationBody.parse({
-        hook: hook('collection.received'),
-        data: {
-          id: 5,
-          amount: '500',
-          currency: 'KES',
-          phonenumber: '+254700000002',
-          reference: 'rent',
-          contact: { first_name: 'Amina', last_name: 'Otieno' },
-          collection_request: { id: 9, status: 'successful', metadata: { chat: 'telegram:1' } },
-        },
-      }),
-    )!;
+  it('tells request outcomes and a received collection in the words of our request', () => {
+    const req = notice('collectionrequest.status.changed', { id: 9, status: 'expired', amount: '1', currency: 'KES', phonenumber: '+254700000002' });
+    expect(deliveryFor(ourRequest, req)).toMatchObject({ messageKey: 'notify.request.expired', final: true, orderKey: 'request:run2:request' });
+    const col = notice('collection.received', { id: 5, amount: '999', currency: 'KES', phonenumber: '+254700000002', reference: 'rent', contact: { first_name: 'Amina' }, collection_request: 9 });
+    const d = deliveryFor(ourRequest, col)!;
     expect(d.address).toEqual({ channel: 'telegram', conversationId: '1' });
-    expect(d.params.name).toBe(' (Amina Otieno)');
-    // Before v3 the request is only an id: the chat comes from our record of it, or nothing is owed.
-    const old = notificationBody.parse({
-      hook: hook('collection.received'),
-      data: { id: 5, amount: '500.00', currency: 'KES', phonenumber: '+254700000002', status: 'successful', collection_request: 9 },
-    });
-    expect(deliveryFor(old)).toBeNull();
-    expect(requestOfCollection(old)).toEqual({ id: '9', phonenumber: '+254700000002', amount: '500.00', currency: 'KES' });
-    expect(deliveryFor(old, 'slack:T1:U1')!.address).toEqual({ channel: 'slack', conversationId: 'T1:U1' });
-    // A collection that failed or was reversed is told by its request's own change, not twice.
-    expect(deliveryFor(notificationBody.parse({ ...old, data: { ...old.data, status: 'reversed' } }), 'slack:T1:U1')).toBeNull();
+    expect(d.params).toMatchObject({ amount: '500', currency: 'KES', name: ' (Amina)', reference: 'rent' });
+    expect(d.dedupKey).toBe('request:run2:request:collection:5:received');
   });
 
+  it('outcomes are the contract\'s final states', () => {
+    for (const state of ['processed', 'processed_with_errors', 'rejected', 'cancelled']) expect(isFinal({ kind: 'payment', state })).toBe(true);
+    for (const state of ['successful', 'failed', 'expired', 'reversed']) expect(isFinal({ kind: 'request', state })).toBe(true);
+    for (const state of ['new', 'approved', 'scheduled', 'odd']) expect(isFinal({ kind: 'payment', state })).toBe(false);
+    expect(isFinal({ kind: 'request', state: 'pending' })).toBe(false);
+  });
+});
+
+describe('states that ask someone to act, and transfers the network holds', () => {
   it('tells approval needed in every channel (someone must act), the steps on the way only in chats', () => {
-    const ussd = { metadata: { chat: 'ussd:+256772000009' } };
-    expect(deliveryFor(payment('approval_needed', ussd))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.approval_needed' });
+    expect(deliveryFor(ourPayment, payment('approval_needed'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.approval_needed' });
     expect(notifyMessages.en['notify.payment.approval_needed']).toMatch(/approver/);
-    expect(deliveryFor(payment('approval_requested', ussd))).toMatchObject({ forUssd: false });
-    expect(deliveryFor(payment('validated', ussd))).toMatchObject({ forUssd: false });
-    for (const state of ['processed', 'processed_with_errors', 'rejected', 'cancelled']) expect(deliveryFor(payment(state, ussd))!.forUssd).toBe(true);
-    expect(deliveryFor(payment('cancelled', { cancelled_reason: 'Wrong number' }))!.params.reason).toBe('Wrong number');
+    expect(deliveryFor(ourPayment, payment('approval_requested'))).toMatchObject({ forUssd: false });
+    expect(deliveryFor(ourPayment, payment('validated'))).toMatchObject({ forUssd: false });
+    for (const state of ['processed', 'processed_with_errors', 'rejected', 'cancelled']) expect(deliveryFor(ourPayment, payment(state))!.forUssd).toBe(true);
+    expect(deliveryFor(ourPayment, payment('cancelled', { cancelled_reason: 'Wrong number' }))!.params.reason).toBe('Wrong number');
   });
 
   it('tells a transfer the network holds while the payment is approved, between its open states and its outcome', () => {
     const held = (state: string) =>
       payment('approved', { paused_reason: state === 'paused' ? 'Network down' : null, phone_nos: [{ phonenumber: '+256772000006', state, amount: '1500.00' }] });
-    const paused = deliveryFor(held('paused'))!;
-    expect(paused).toMatchObject({ messageKey: 'notify.payment.recipient.paused', dedupKey: 'payment:42:recipient:paused', forUssd: false });
+    const paused = deliveryFor(ourPayment, held('paused'))!;
+    expect(paused).toMatchObject({ messageKey: 'notify.payment.recipient.paused', dedupKey: 'payment:run1:pay:recipient.paused', forUssd: false });
     expect(paused.params.reason).toBe('Network down');
-    expect(paused.rank).toBeGreaterThan(deliveryFor(payment('approved'))!.rank);
-    expect(paused.rank).toBeLessThan(deliveryFor(payment('processed'))!.rank);
-    expect(deliveryFor(held('paused_for_admin_action'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.recipient.paused_for_admin_action' });
-    for (const state of ['queued', 'parked']) expect(deliveryFor(held(state))!.messageKey).toBe(`notify.payment.recipient.${state}`);
+    expect(paused.rank).toBeGreaterThan(deliveryFor(ourPayment, payment('approved'))!.rank);
+    expect(paused.rank).toBeLessThan(deliveryFor(ourPayment, payment('processed'))!.rank);
+    expect(deliveryFor(ourPayment, held('paused_for_admin_action'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.recipient.paused_for_admin_action' });
+    for (const state of ['queued', 'parked']) expect(deliveryFor(ourPayment, held(state))!.messageKey).toBe(`notify.payment.recipient.${state}`);
     // A recipient still processing: the payment's own state is told.
-    expect(deliveryFor(held('processing'))!.messageKey).toBe('notify.payment.approved');
+    expect(deliveryFor(ourPayment, held('processing'))!.messageKey).toBe('notify.payment.approved');
+  });
+
+  it('names a request by its id, and tells a collection that failed or was reversed only through its request', () => {
+    const req = notice('collectionrequest.status.changed', { id: 9, status: 'expired', amount: '1', currency: 'KES', phonenumber: '+254700000002' });
+    expect(deliveryFor(ourRequest, req)!.params.ref).toBe('9');
+    const col = (status: string) =>
+      notice('collection.received', { id: 5, status, amount: '500', currency: 'KES', phonenumber: '+254700000002', collection_request: 9 });
+    expect(deliveryFor(ourRequest, col('successful'))).not.toBeNull();
+    expect(deliveryFor(ourRequest, col('reversed'))).toBeNull();
+    expect(deliveryFor(ourRequest, col('failed'))).toBeNull();
   });
 });

@@ -25,12 +25,13 @@ const implementations: Array<[string, () => NotificationMarks]> = [
 let n = 0;
 const fresh = () => `payment:${process.pid}-${++n}`;
 const ttlSeconds = 600;
+const leaseMs = 30_000;
 
 describe.each(implementations)('%s notification marks', (_name, make) => {
-  it('refuses a state older than one already told, and lets equal or newer ones through', async () => {
+  it('refuses a state older than one already taken, and lets equal or newer ones through', async () => {
     const marks = make();
     const order = fresh();
-    const take = (rank: number, state: string) => marks.take({ orderKey: order, rank, dedupKey: `${order}:${state}`, ttlSeconds });
+    const take = (rank: number, state: string) => marks.take({ orderKey: order, rank, dedupKey: `${order}:${state}`, ttlSeconds, leaseMs });
     expect((await take(4, 'approved')).outcome).toBe('ok');
     expect((await take(1, 'validated')).outcome).toBe('stale');
     expect((await take(4, 'approved-again')).outcome).toBe('ok');
@@ -38,70 +39,129 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     expect((await take(5, 'scheduled')).outcome).toBe('stale');
   });
 
-  it('refuses a duplicate, also when ten arrive at once: exactly one is told', async () => {
+  it('ten at once: one holds the lease, the others are busy; once told, every later one is a duplicate', async () => {
     const marks = make();
     const order = fresh();
-    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds };
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs };
     const claims = await Promise.all(Array.from({ length: 10 }, () => marks.take(request)));
+    const holder = claims.find((c) => c.outcome === 'ok')!;
     expect(claims.filter((c) => c.outcome === 'ok')).toHaveLength(1);
-    expect(claims.filter((c) => c.outcome === 'duplicate')).toHaveLength(9);
+    expect(claims.filter((c) => c.outcome === 'busy')).toHaveLength(9);
+    await holder.done();
     expect((await marks.take(request)).outcome).toBe('duplicate');
+    expect(await marks.seen(order, request.dedupKey)).toEqual({ rank: 9, told: true });
   });
 
-  it('frees the dedup mark when the send failed, so the retry tells it', async () => {
+  it('frees the lease when the send failed, so the retry tells it; the dedup mark comes only with done()', async () => {
     const marks = make();
     const order = fresh();
-    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds };
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs };
     const first = await marks.take(request);
     expect(first.outcome).toBe('ok');
+    expect((await marks.seen(order, request.dedupKey)).told).toBe(false);
     await first.release();
     const retry = await marks.take(request);
     expect(retry.outcome).toBe('ok');
+    await retry.done();
     expect((await marks.take(request)).outcome).toBe('duplicate');
   });
 
-  it('claims nothing for a stale state', async () => {
+  it('a lease never renewed runs out (its holder died mid-send): the change is told by the next one', async () => {
     const marks = make();
     const order = fresh();
-    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds })).outcome).toBe('ok');
-    expect((await marks.take({ orderKey: order, rank: 1, dedupKey: `${order}:validated`, ttlSeconds })).outcome).toBe('stale');
-    // Had the stale take claimed the mark, this would be a duplicate.
-    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:validated`, ttlSeconds })).outcome).toBe('ok');
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs: 150 };
+    const dead = await marks.take(request);
+    expect(dead.outcome).toBe('ok');
+    expect((await marks.take(request)).outcome).toBe('busy');
+    await new Promise((r) => setTimeout(r, 250));
+    const next = await marks.take(request);
+    expect(next.outcome).toBe('ok');
+    // The dead holder's late renewal does not take it back.
+    expect(await dead.renew()).toBe(false);
+    await next.done();
+    expect((await marks.take(request)).outcome).toBe('duplicate');
+  });
+
+  it('a renewed lease stays held past its first expiry', async () => {
+    const marks = make();
+    const order = fresh();
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs: 300 };
+    const holder = await marks.take(request);
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await holder.renew()).toBe(true);
+    }
+    expect((await marks.take(request)).outcome).toBe('busy');
+  });
+
+  it('holds a read\'s lease for one at a time, without any mark; it is freed by release or when it runs out', async () => {
+    const marks = make();
+    const order = fresh();
+    const dedupKey = `${order}:processed`;
+    const reading = await marks.hold(dedupKey, 150);
+    expect(reading).not.toBeNull();
+    expect(await marks.hold(dedupKey, 150)).toBeNull();
+    expect(await marks.seen(order, dedupKey)).toEqual({ rank: -1, told: false });
+    await reading!.release();
+    const next = await marks.hold(dedupKey, 150);
+    expect(next).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await next!.renew()).toBe(false);
+    expect(await marks.hold(dedupKey, 150)).not.toBeNull();
+  });
+
+  it('takes nothing for a stale state', async () => {
+    const marks = make();
+    const order = fresh();
+    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs })).outcome).toBe('ok');
+    expect((await marks.take({ orderKey: order, rank: 1, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome).toBe('stale');
+    // Had the stale take held the lease, this would be busy.
+    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome).toBe('ok');
   });
 
   it('raises only the order mark when there is nothing to tell', async () => {
     const marks = make();
     const order = fresh();
-    const raised = await marks.take({ orderKey: order, rank: 3, ttlSeconds });
+    const raised = await marks.take({ orderKey: order, rank: 3, ttlSeconds, leaseMs });
     expect(raised.outcome).toBe('ok');
     await raised.release(); // nothing to free
-    expect((await marks.take({ orderKey: order, rank: 2, dedupKey: `${order}:approval_needed`, ttlSeconds })).outcome).toBe('stale');
-    expect((await marks.take({ orderKey: order, rank: 3, dedupKey: `${order}:approval_requested`, ttlSeconds })).outcome).toBe('ok');
+    expect((await marks.seen(order)).rank).toBe(3);
+    expect((await marks.take({ orderKey: order, rank: 2, dedupKey: `${order}:approval_needed`, ttlSeconds, leaseMs })).outcome).toBe('stale');
+    expect((await marks.take({ orderKey: order, rank: 3, dedupKey: `${order}:approval_requested`, ttlSeconds, leaseMs })).outcome).toBe('ok');
   });
 });
 
 describe('MemoryMarks', () => {
-  it('forgets marks after their TTL, and a late release does not free a newer claim', async () => {
+  it('forgets marks after their TTL, and a late release does not free a newer lease', async () => {
     let now = 1_000_000;
     const marks = new MemoryMarks(() => now);
-    const request = { orderKey: 'payment:1', rank: 9, dedupKey: 'payment:1:processed', ttlSeconds: 60 };
+    const request = { orderKey: 'payment:1', rank: 9, dedupKey: 'payment:1:processed', ttlSeconds: 60, leaseMs: 5000 };
     const old = await marks.take(request);
     expect(old.outcome).toBe('ok');
-    now += 61_000;
+    now += 6_000;
     const newer = await marks.take(request);
     expect(newer.outcome).toBe('ok');
     await old.release();
+    expect((await marks.take(request)).outcome).toBe('busy');
+    await newer.done();
     expect((await marks.take(request)).outcome).toBe('duplicate');
-    expect((await marks.take({ ...request, rank: 1, dedupKey: 'payment:1:validated' })).outcome).toBe('stale');
+    now += 61_000;
+    expect((await marks.take(request)).outcome).toBe('ok');
   });
 });
 
 describe('RedisMarks (real Redis)', () => {
-  it('keeps both marks under the prefix with the TTL', async () => {
+  it('keeps the marks under the prefix with their TTLs', async () => {
     const marks = new RedisMarks({ url: REDIS_URL, keyPrefix: prefix });
     opened.push(marks);
-    await marks.take({ orderKey: 'payment:ttl', rank: 9, dedupKey: 'payment:ttl:processed', ttlSeconds: 120 });
+    const claim = await marks.take({ orderKey: 'payment:ttl', rank: 9, dedupKey: 'payment:ttl:processed', ttlSeconds: 120, leaseMs: 20_000 });
     expect(await raw.redis.get(`${prefix}notify:rank:payment:ttl`)).toBe('9');
+    const lease = await raw.redis.pttl(`${prefix}notify:lease:payment:ttl:processed`);
+    expect(lease).toBeGreaterThan(10_000);
+    expect(lease).toBeLessThanOrEqual(20_000);
+    expect(await raw.redis.exists(`${prefix}notify:sent:payment:ttl:processed`)).toBe(0);
+    await claim.done();
+    expect(await raw.redis.exists(`${prefix}notify:lease:payment:ttl:processed`)).toBe(0);
     for (const key of [`${prefix}notify:rank:payment:ttl`, `${prefix}notify:sent:payment:ttl:processed`]) {
       const ttl = await raw.redis.ttl(key);
       expect(ttl).toBeGreaterThan(100);
@@ -109,27 +169,27 @@ describe('RedisMarks (real Redis)', () => {
     }
   });
 
-  it('a release frees only its own claim', async () => {
+  it('a release frees only its own lease', async () => {
     const marks = new RedisMarks({ url: REDIS_URL, keyPrefix: prefix });
     opened.push(marks);
-    const request = { orderKey: 'payment:own', rank: 9, dedupKey: 'payment:own:processed', ttlSeconds };
+    const request = { orderKey: 'payment:own', rank: 9, dedupKey: 'payment:own:processed', ttlSeconds, leaseMs };
     const claim = await marks.take(request);
     expect(claim.outcome).toBe('ok');
-    // The mark expired and another process claimed it since.
-    await raw.redis.set(`${prefix}notify:sent:payment:own:processed`, 'someone-else');
+    // The lease ran out and another process took it since.
+    await raw.redis.set(`${prefix}notify:lease:payment:own:processed`, 'someone-else');
     await claim.release();
-    expect(await raw.redis.get(`${prefix}notify:sent:payment:own:processed`)).toBe('someone-else');
-    expect((await marks.take(request)).outcome).toBe('duplicate');
+    expect(await raw.redis.get(`${prefix}notify:lease:payment:own:processed`)).toBe('someone-else');
+    expect((await marks.take(request)).outcome).toBe('busy');
   });
 
-  it('a resent take (its reply lost with the connection) still holds its claim', async () => {
+  it('a resent take (its reply lost with the connection) still holds its lease', async () => {
     const marks = new RedisMarks({ url: REDIS_URL, keyPrefix: prefix });
     opened.push(marks);
-    // ioredis resends the very same command: same keys, same claim token.
+    // ioredis resends the very same command: same keys, same lease token.
     const script = (marks as unknown as { redis: { momoNotifyTake(...args: unknown[]): Promise<number> } }).redis;
-    const args = ['notify:rank:payment:resend', 'notify:sent:payment:resend:processed', 9, ttlSeconds, 'token-1'];
+    const args = ['notify:rank:payment:resend', 'notify:sent:payment:resend:processed', 'notify:lease:payment:resend:processed', 9, ttlSeconds, 'token-1', leaseMs];
     expect(await script.momoNotifyTake(...args)).toBe(0);
     expect(await script.momoNotifyTake(...args)).toBe(0);
-    expect((await marks.take({ orderKey: 'payment:resend', rank: 9, dedupKey: 'payment:resend:processed', ttlSeconds })).outcome).toBe('duplicate');
+    expect((await marks.take({ orderKey: 'payment:resend', rank: 9, dedupKey: 'payment:resend:processed', ttlSeconds, leaseMs })).outcome).toBe('busy');
   });
 });

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BullQueue, MemoryQueue } from '../../src/notifications/queue.js';
+import { BullQueue, FAILED_JOBS_KEPT, MemoryQueue, QueueFullError } from '../../src/notifications/queue.js';
 import { createLogger } from '../../src/log.js';
+import { REDIS_URL } from '../conversation/redis-helper.js';
 
 const logger = createLogger('silent');
 
@@ -52,13 +53,44 @@ describe('MemoryQueue', () => {
   it('drops a second add with the same id while the first is known', async () => {
     const q = new MemoryQueue<string>({ logger });
     const got: string[] = [];
-    await q.add('a', 'same');
-    await q.add('b', 'same');
+    await q.add('a', { id: 'same' });
+    await q.add('b', { id: 'same' });
     q.process(async (j) => {
       got.push(j);
     });
     await q.close();
     expect(got).toEqual(['a']);
+  });
+
+  it('is bounded: past maxJobs an add is refused (QueueFullError) until jobs are worked', async () => {
+    const q = new MemoryQueue<number>({ logger, maxJobs: 3, concurrency: 1 });
+    await q.add(1);
+    await q.add(2);
+    await q.add(3);
+    await expect(q.add(4)).rejects.toBeInstanceOf(QueueFullError);
+    const got: number[] = [];
+    q.process(async (j) => {
+      got.push(j);
+    });
+    await q.close();
+    expect(got).toEqual([1, 2, 3]);
+  });
+
+  it('runs a delayed job when it is due, not before; it is not counted as held', async () => {
+    const q = new MemoryQueue<string>({ logger, maxJobs: 1 });
+    const got: string[] = [];
+    const done = deferred();
+    q.process(async (j) => {
+      got.push(j);
+      if (j === 'later') done.resolve();
+    });
+    await q.add('later', { delayMs: 150 });
+    expect(await q.depth()).toBe(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(got).toEqual([]);
+    await done.promise;
+    expect(got).toEqual(['later']);
+    await q.close();
   });
 
   it('finishes the jobs in hand on close', async () => {
@@ -75,7 +107,7 @@ describe('MemoryQueue', () => {
 });
 
 describe('BullQueue (real Redis)', () => {
-  const url = 'redis://127.0.0.1:6379';
+  const url = REDIS_URL;
   const name = `test-notify-${process.pid}-${Date.now()}`;
   const queues: BullQueue<{ n: number }>[] = [];
   afterEach(async () => {
@@ -89,9 +121,9 @@ describe('BullQueue (real Redis)', () => {
   it('keeps jobs added while no worker runs, for the next process to work', async () => {
     const producer = new BullQueue<{ n: number }>(url, name, { logger });
     queues.push(producer);
-    await producer.add({ n: 1 }, 'job:1');
-    await producer.add({ n: 1 }, 'job:1');
-    await producer.add({ n: 2 }, 'job:2');
+    await producer.add({ n: 1 }, { id: 'job:1' });
+    await producer.add({ n: 1 }, { id: 'job:1' });
+    await producer.add({ n: 2 }, { id: 'job:2' });
     expect(await producer.depth()).toBe(2);
     await producer.close();
     queues.length = 0;
@@ -132,6 +164,20 @@ describe('BullQueue (real Redis)', () => {
     q.process(async (job) => told.resolve(job.n));
     const outcome = await Promise.race([told.promise, new Promise((resolve) => setTimeout(() => resolve('not told'), 5000))]);
     expect(outcome).toBe(7);
+  });
+
+  it('keeps failed jobs by count as well as by age, and runs a delayed job when due', async () => {
+    const q = new BullQueue<{ n: number }>(url, name, { logger });
+    queues.push(q);
+    await q.add({ n: 1 }, { id: 'delayed:1', delayMs: 200 });
+    const check = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }) });
+    const job = await check.getJob('delayed_1');
+    expect(job?.opts.removeOnFail).toEqual({ age: 7 * 24 * 3600, count: FAILED_JOBS_KEPT });
+    expect(await check.getJobCounts('delayed')).toEqual({ delayed: 1 });
+    await check.close();
+    const done = deferred<number>();
+    q.process(async (j) => done.resolve(j.n));
+    expect(await done.promise).toBe(1);
   });
 
   it('retries a failed job', async () => {

@@ -4,20 +4,21 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { addReceiverRoutes } from '../../src/notifications/receiver.js';
-import type { NotificationBody } from '../../src/notifications/events.js';
+import type { Notice } from '../../src/notifications/events.js';
+import { QueueFullError } from '../../src/notifications/queue.js';
 import { createLogger } from '../../src/log.js';
 
-const queued: NotificationBody[] = [];
+const queued: Notice[] = [];
 let server: Server;
 let base: string;
-let failEnqueue = false;
+let failEnqueue: Error | undefined;
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 beforeAll(async () => {
   const app = express();
   addReceiverRoutes(app, {
     enqueue: async (b) => {
-      if (failEnqueue) throw new Error('redis down');
+      if (failEnqueue) throw failEnqueue;
       queued.push(b);
     },
     verify: async (b) => `ACCEPT ${b.remote_transaction_id}`,
@@ -33,15 +34,26 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 const post = (path: string, body: string, auth = basic('momo', 's3cret'), type = 'application/json') =>
   fetch(base + path, { method: 'POST', headers: { 'content-type': type, authorization: auth }, body });
 
-const valid = JSON.stringify({ hook: { id: 1, event: 'payment.status.changed' }, data: { id: 3, state: 'processed' } });
+const valid = JSON.stringify({
+  hook: { id: 1, event: 'payment.status.changed' },
+  data: { id: 3, state: 'processed', amount: '500.00', currency: 'UGX', metadata: { chat: 'telegram:1', ref: 'r1' }, description: 'x'.repeat(5000), extra: { big: 'y'.repeat(5000) } },
+});
 
 describe('notification receiver', () => {
-  it('answers 200 and queues a well-formed notification', async () => {
+  it('answers 200 and queues the parsed fields of a well-formed notification, never its body', async () => {
     const before = queued.length;
     const res = await post('/notifications/momo', valid);
     expect(res.status).toBe(200);
     expect(queued.length).toBe(before + 1);
-    expect(queued.at(-1)!.hook.event).toBe('payment.status.changed');
+    expect(queued.at(-1)).toEqual({ kind: 'payment', id: '3', state: 'processed', amount: '500.00', currency: 'UGX', phone: '', reason: '', ref: 'r1' });
+    expect(JSON.stringify(queued.at(-1)).length).toBeLessThan(200);
+  });
+
+  it('answers 200 and queues nothing for an event that owes no chat anything', async () => {
+    const before = queued.length;
+    const res = await post('/notifications/momo', JSON.stringify({ hook: { event: 'contact.created' }, data: { id: 1 } }));
+    expect(res.status).toBe(200);
+    expect(queued.length).toBe(before);
   });
 
   it('refuses wrong or missing Basic auth with 401 and queues nothing', async () => {
@@ -53,7 +65,8 @@ describe('notification receiver', () => {
   });
 
   it('gives 400 with a reason for malformed bodies', async () => {
-    for (const body of ['{not json', '[]', '"x"', JSON.stringify({ hook: {}, data: {} }), JSON.stringify({ data: {} })]) {
+    const unreadable = JSON.stringify({ hook: { event: 'payment.status.changed' }, data: { id: 3 } });
+    for (const body of ['{not json', '[]', '"x"', JSON.stringify({ hook: {}, data: {} }), JSON.stringify({ data: {} }), unreadable]) {
       const res = await post('/notifications/momo', body);
       expect(res.status, body).toBe(400);
       expect((await res.json()).detail).toEqual(expect.any(String));
@@ -81,12 +94,17 @@ describe('notification receiver', () => {
     expect(queued.length).toBe(before + 2);
   });
 
-  it('answers 503 when the queue cannot take the job, so the service retries', async () => {
-    failEnqueue = true;
+  it('answers 503 when the queue cannot take the job, so the service retries; with Retry-After when it is full', async () => {
+    failEnqueue = new Error('redis down');
     try {
       expect((await post('/notifications/momo', valid)).status).toBe(503);
+      failEnqueue = new QueueFullError(10_000);
+      const full = await post('/notifications/momo', valid);
+      expect(full.status).toBe(503);
+      expect(full.headers.get('retry-after')).toBe('10');
+      expect((await full.json()).detail).toMatch(/retry later/);
     } finally {
-      failEnqueue = false;
+      failEnqueue = undefined;
     }
   });
 

@@ -114,6 +114,7 @@ describe('Slack end to end (real engine + sandbox)', () => {
     await running.sandbox!.controls.advanceClock(600);
     const dm = await fake.next('chat.postMessage');
     expect(dm.body.channel).toBe(USER);
-    expect(textOf(dm.body.blocks)).toContain(`Payment ${paymentId} of 5000.00 UGX`);
+    // In the words of our record of the payment: the amount as the user gave it.
+    expect(textOf(dm.body.blocks)).toContain(`Payment ${paymentId} of 5000 UGX`);
   });
 });

@@ -1,0 +1,283 @@
+/**
+ * The record of what this product made: every payment, collection request and purchase a flow creates.
+ * A notification is believed only for something recorded here (src/notifications): it is routed to the
+ * record's chat and told in the record's words (amount, currency, payee), whatever its body says.
+ *
+ * The record is written BEFORE the create call, keyed by our ref (the flow's Duplicate-Check-Key, also sent
+ * as `metadata.ref`), when chat, amount, currency and payee are known; the service's id is linked to it when
+ * the answer comes. A lost answer leaves an intent without id: the notifications' follow-up finds it by a
+ * list read (or its first notification links it). A definite refusal marks it refused (nothing was made).
+ * Listeners of {@link MadeRecords.onIntent} (the follow-up of an outcome that never came) run with the write.
+ *
+ * Keys (in the session store, so in Redis with REDIS_URL and in memory without):
+ * - `made:<ref>`: the record;
+ * - `made:id:<kind>:<id>`: the ref of the service's id;
+ * - `made:open:<phone>:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
+ *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
+ */
+import { Decimal } from 'decimal.js';
+import type { FlowServices } from '../../flows/services.js';
+import { isServiceFailure, type ServiceFailure } from '../../flows/types.js';
+import type { Logger } from '../log.js';
+import type { SessionStore } from './types.js';
+
+export type MadeKind = 'payment' | 'request' | 'purchase';
+
+export interface Made {
+  kind: MadeKind;
+  /** Our ref: the Duplicate-Check-Key of the create, also its `metadata.ref`. */
+  ref: string;
+  /** `<channel>:<conversationId>` of the conversation that made it. */
+  chat: string;
+  amount: string;
+  /** Empty for purchases: the vending group prices bundles without a currency. */
+  currency: string;
+  /** Who is paid (payment), asked to pay (request) or receives the purchase: a number or an account. */
+  payee: string;
+  /** When the intent was first written, ms since the epoch (before the first create call). */
+  created: number;
+  /** The service's id (payment, request) or reference (purchase), once known. */
+  id?: string;
+  /** The service answered that it was made (an "already submitted" answer carries no id). */
+  accepted?: true;
+  /** The service refused the create: nothing was made. */
+  refused?: true;
+}
+
+export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused'>;
+
+/** Records live 30 days: as long as the service keeps its events; a payment may wait days for approval. */
+const MADE_TTL_SECONDS = 30 * 24 * 3600;
+/** An open request accepts its collection for 24 hours: the service's default expiry of a request. */
+const OPEN_REQUEST_TTL_SECONDS = 24 * 3600;
+
+/** Most open requests kept for one number, amount and currency (a user asking the same again and again). */
+const MAX_OPEN_PER_KEY = 20;
+
+/** Longest ref or id looked up: ours are a UUID and a suffix, the service's are integers. */
+const MAX_KEY_PART = 200;
+
+const madeKey = (ref: string) => `made:${ref}`;
+const idKey = (kind: MadeKind, id: string) => `made:id:${kind}:${id}`;
+const openKey = (phone: string, amount: string, currency: string) => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`;
+
+/** One open request in `made:open:…`: its ref, until when it accepts a collection, and the one it took. */
+interface OpenEntry {
+  ref: string;
+  until: number;
+  /** remote_transaction_id of the collection that consumed it. */
+  taken?: string;
+}
+
+export interface MadeRecordsOptions {
+  store: SessionStore;
+  logger: Logger;
+  /** Clock in ms. Default Date.now. */
+  now?: () => number;
+}
+
+export class MadeRecords {
+  private readonly store: SessionStore;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly listeners: Array<(made: Made) => Promise<void>> = [];
+
+  constructor(options: MadeRecordsOptions) {
+    this.store = options.store;
+    this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Runs `listener` with every intent written (again on a repeated create); its failure fails the intent. */
+  onIntent(listener: (made: Made) => Promise<void>): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Writes the intent before the create call, and runs the listeners alongside (one round trip in all). A
+   * repeat (a create retried under the same key) keeps the first.
+   */
+  async intend(intent: Intent): Promise<Made> {
+    const key = madeKey(intent.ref);
+    const fresh: Made = { ...intent, created: this.now() };
+    const [version] = await Promise.all([this.store.set(key, fresh, null, MADE_TTL_SECONDS), ...this.listeners.map((listener) => listener(fresh))]);
+    if (version !== null) return fresh;
+    return ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh;
+  }
+
+  /**
+   * The service made it: links its id (when the answer carried one) and, for a request, opens it to one
+   * collection. Idempotent.
+   */
+  async accepted(ref: string, id?: string): Promise<Made | null> {
+    const key = madeKey(ref);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const stored = await this.store.get(key);
+      if (!stored) return null;
+      const before = stored.snapshot as Made;
+      const made: Made = { ...before, accepted: true, ...(id && !before.id ? { id } : {}) };
+      const [version] = await Promise.all([this.store.set(key, made, stored.version, MADE_TTL_SECONDS), id ? this.link(before.kind, id, ref) : undefined]);
+      if (version === null) continue;
+      if (made.kind === 'request' && !before.accepted) await this.open(made);
+      return made;
+    }
+    throw new Error('the record kept changing');
+  }
+
+  /**
+   * A later occurrence `id` of the recurring request `series` (the service made it, with the series'
+   * metadata): a record of its own (our ref with the id, so its states are ordered and told on their own),
+   * accepted and linked. Idempotent.
+   */
+  async occurrence(series: Made, id: string): Promise<Made | null> {
+    const ref = `${series.ref}#${id}`;
+    await this.intend({ kind: series.kind, ref, chat: series.chat, amount: series.amount, currency: series.currency, payee: series.payee });
+    return this.accepted(ref, id);
+  }
+
+  /** The service refused the create: nothing was made, nothing will be told or followed up. */
+  async refused(ref: string): Promise<void> {
+    await this.update(ref, (m) => (m.accepted ? m : { ...m, refused: true }));
+  }
+
+  async byRef(ref: string): Promise<Made | null> {
+    if (ref === '' || ref.length > MAX_KEY_PART) return null;
+    return ((await this.store.get(madeKey(ref)))?.snapshot as Made | undefined) ?? null;
+  }
+
+  /** The record of the service's id of that kind; null when this product did not make it. */
+  async byId(kind: MadeKind, id: string): Promise<Made | null> {
+    if (id === '' || id.length > MAX_KEY_PART) return null;
+    const link = (await this.store.get(idKey(kind, id)))?.snapshot as { ref: string } | undefined;
+    if (!link) return null;
+    const made = await this.byRef(link.ref);
+    if (!made || made.kind !== kind) return null;
+    // The link and the record's id are written together: a record read before its own write lands gets it.
+    return made.id ? made : { ...made, id };
+  }
+
+  /**
+   * Collection verification: the open request of this number, amount and currency that accepts the
+   * collection `transactionId`, consumed by it (one request, one collection). The same collection asked
+   * again gets the same request. Null when none is open.
+   */
+  async consumeOpenRequest(phone: string, amount: string, currency: string, transactionId: string): Promise<string | null> {
+    const key = openKey(phone, amount, currency);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const stored = await this.store.get(key);
+      const now = this.now();
+      const entries = ((stored?.snapshot as OpenEntry[] | undefined) ?? []).filter((e) => e.until > now);
+      const again = entries.find((e) => e.taken === transactionId);
+      if (again) return again.ref;
+      const free = entries.find((e) => e.taken === undefined);
+      if (!free) return null;
+      free.taken = transactionId;
+      if ((await this.store.set(key, entries, stored?.version ?? null, OPEN_REQUEST_TTL_SECONDS)) !== null) return free.ref;
+    }
+    throw new Error('open requests kept changing');
+  }
+
+  private async open(made: Made): Promise<void> {
+    const key = openKey(made.payee, made.amount, made.currency);
+    const until = made.created + OPEN_REQUEST_TTL_SECONDS * 1000;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const stored = await this.store.get(key);
+      const entries = ((stored?.snapshot as OpenEntry[] | undefined) ?? []).filter((e) => e.until > this.now());
+      if (entries.some((e) => e.ref === made.ref)) return;
+      entries.push({ ref: made.ref, until });
+      // Bounded: the oldest open requests of one number, amount and currency give way.
+      entries.splice(0, Math.max(0, entries.length - MAX_OPEN_PER_KEY));
+      if ((await this.store.set(key, entries, stored?.version ?? null, OPEN_REQUEST_TTL_SECONDS)) !== null) return;
+    }
+    throw new Error('open requests kept changing');
+  }
+
+  private async link(kind: MadeKind, id: string, ref: string): Promise<void> {
+    const key = idKey(kind, id);
+    if ((await this.store.set(key, { ref }, null, MADE_TTL_SECONDS)) !== null) return;
+    const held = (await this.store.get(key))?.snapshot as { ref: string } | undefined;
+    if (held?.ref !== ref) this.logger.error({ kind, id }, 'the service gave one id to two of our records; the first is kept');
+  }
+
+  /** Read, change, compare-and-set, again on a conflict; null when there is no record. */
+  private async update(ref: string, change: (made: Made) => Made): Promise<Made | null> {
+    const key = madeKey(ref);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const stored = await this.store.get(key);
+      if (!stored) return null;
+      const next = change(stored.snapshot as Made);
+      if ((await this.store.set(key, next, stored.version, MADE_TTL_SECONDS)) !== null) return next;
+    }
+    throw new Error('the record kept changing');
+  }
+}
+
+/**
+ * A failure that proves nothing was made: the service refused the request itself. A lost answer, a 5xx or a
+ * 429 may follow an earlier attempt the service committed (the client repeats a create under its key), so
+ * those leave the intent open for the follow-up.
+ */
+const REFUSALS: ReadonlySet<ServiceFailure['code']> = new Set(['validation', 'unauthenticated', 'forbidden', 'not_found']);
+
+/**
+ * FlowServices that record each payment, collection request and purchase they create: the intent before
+ * the call, then the id or the refusal. A record that cannot be written before the call stops it (nothing
+ * was sent: the user may try again); one that cannot be completed after it is logged, never turned into a
+ * failure of a call the service accepted.
+ */
+export function recordMade(services: FlowServices, made: MadeRecords, logger: Logger): FlowServices {
+  async function track<R>(intent: Intent, create: () => Promise<R>, idOf: (result: R) => string | undefined): Promise<R> {
+    if (intent.ref === '') return create();
+    try {
+      await made.intend(intent);
+    } catch (error) {
+      logger.error({ err: String(error), kind: intent.kind }, 'could not record the intent; nothing was sent');
+      // Half of it may have been written (the record without its follow-up): it is not followed up.
+      await made.refused(intent.ref).catch(() => undefined);
+      throw { code: 'rate_limited', message: 'the intent could not be recorded; nothing was sent' } satisfies ServiceFailure;
+    }
+    let result: R;
+    try {
+      result = await create();
+    } catch (error) {
+      if (isServiceFailure(error) && REFUSALS.has(error.code)) {
+        await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
+      }
+      throw error;
+    }
+    await made.accepted(intent.ref, idOf(result) || undefined).catch((err: unknown) => {
+      logger.warn({ err: String(err), kind: intent.kind }, 'could not link the id to its record; the follow-up will find it');
+    });
+    return result;
+  }
+  const idOf = (result: object) => ('id' in result && typeof result.id === 'string' ? result.id : undefined);
+  const referenceOf = (result: object) => ('reference' in result && typeof result.reference === 'string' ? result.reference : undefined);
+
+  return {
+    ...services,
+    createPayment: (input) =>
+      track(
+        { kind: 'payment', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: input.currency, payee: input.phonenumber },
+        () => services.createPayment(input),
+        idOf,
+      ),
+    createCollectionRequest: (input) =>
+      track(
+        { kind: 'request', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: input.currency, payee: input.phonenumber },
+        () => services.createCollectionRequest(input),
+        idOf,
+      ),
+    purchaseData: (input) =>
+      track(
+        { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.phonenumber },
+        () => services.purchaseData(input),
+        referenceOf,
+      ),
+    purchasePin: (input) =>
+      track(
+        { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.accountNumber },
+        () => services.purchasePin(input),
+        referenceOf,
+      ),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The follow-up of an outcome that never came by webhook. Every intent we record (src/conversation/made.ts)
+ * schedules a check a few minutes later on the queue (a BullMQ delayed job with Redis, so it survives the
+ * process that scheduled it; a timer in memory). The check costs nothing when the outcome was told (or is
+ * being told): its order mark holds a final rank. Otherwise it makes ONE budgeted read: the payment or
+ * request by id, or, when the create's answer (and so the id) was lost, one list read filtered by number,
+ * amount, currency and time, matched by our `metadata.ref`. What it finds is told through the dispatcher,
+ * deduplicated with the webhook path (same marks). Still no outcome: it checks again later, at growing
+ * intervals ({@link FOLLOW_UP_DELAYS_SECONDS}), each time one read.
+ *
+ * Nothing found is never told as "not made": a list read proves no absence (the contract promises no list
+ * consistency, a request still in flight or repeated under its Duplicate-Check-Key within the key's 24 hours
+ * creates it later), and telling the user to send again could pay twice. The conversation keeps saying the
+ * outcome is being confirmed; after the last check the operator is told in the log, with our ref. Purchases
+ * cannot be read at all (the contract shows no read of a purchase): one whose answer was lost is logged for
+ * the operator at the first check.
+ */
+import type { Made, MadeRecords } from '../conversation/made.js';
+import type { Logger } from '../log.js';
+import type { Dispatcher } from './dispatch.js';
+import { FINAL_RANK, isFinal, recordOrderKey } from './events.js';
+import type { NotificationMarks } from './marks.js';
+import type { ServiceReads } from './reads.js';
+
+/**
+ * When an intent's outcome is checked, seconds after the intent: 3 minutes (a webhook comes within seconds;
+ * the service retries a failed delivery for a while), 30 minutes, 6 hours (an approval, a schedule), and
+ * 25 hours (past the Duplicate-Check-Key's 24 hours, after which no repeat under our key can create it).
+ */
+export const FOLLOW_UP_DELAYS_SECONDS: readonly number[] = [180, 1800, 6 * 3600, 25 * 3600];
+
+/** A queued check: our record's ref and which of the delays it is. */
+export interface FollowUpJob {
+  ref: string;
+  step: number;
+}
+
+export interface FollowUpOptions {
+  made: MadeRecords;
+  marks: NotificationMarks;
+  dispatcher: Dispatcher;
+  reads: ServiceReads;
+  /** Queues a check to run in `delayMs` (idempotent per ref and step). */
+  schedule(job: FollowUpJob, delayMs: number): Promise<void>;
+  /** The delays. Default {@link FOLLOW_UP_DELAYS_SECONDS}; tests shorten them. */
+  delaysSeconds?: readonly number[];
+  /** Clock in ms. Default Date.now. */
+  now?: () => number;
+  logger: Logger;
+}
+
+export function createFollowUp(options: FollowUpOptions) {
+  const { made, marks, dispatcher, reads, logger } = options;
+  const delays = options.delaysSeconds ?? FOLLOW_UP_DELAYS_SECONDS;
+  const now = options.now ?? Date.now;
+
+  /** Queues check `step` of `record`, at its delay after the intent. */
+  const scheduleStep = (record: Made, step: number) =>
+    options.schedule({ ref: record.ref, step }, Math.max(0, record.created + delays[step]! * 1000 - now()));
+
+  /** The outcome was told or is being told: a final rank on the record's order mark. */
+  async function settled(record: Made): Promise<boolean> {
+    return (await marks.seen(recordOrderKey(record))).rank >= FINAL_RANK;
+  }
+
+  return {
+    /** Schedules the first check of a new intent (MadeRecords.onIntent). */
+    async intended(record: Made): Promise<void> {
+      if (delays.length > 0) await scheduleStep(record, 0);
+    },
+
+    /** One check: nothing when the outcome was told; else one read, its outcome told, or a later check. */
+    async check(job: FollowUpJob): Promise<void> {
+      let record = await made.byRef(job.ref);
+      if (!record || record.refused) return;
+      if (record.kind === 'purchase') {
+        if (!record.accepted) {
+          logger.error({ ref: record.ref }, 'purchase outcome unknown (its answer was lost and a purchase cannot be read): check it with the vending group');
+        }
+        return;
+      }
+      if (await settled(record)) return;
+      const found = record.id ? await reads.get(record.kind, record.id) : await reads.find(record);
+      if (found) {
+        if (!record.id) record = (await made.accepted(record.ref, found.id)) ?? record;
+        if (found.ref === '' || found.ref === record.ref) {
+          await dispatcher.tell(record, found);
+          if (isFinal(found)) return;
+        }
+      }
+      const next = job.step + 1;
+      if (next < delays.length) {
+        await scheduleStep(record, next);
+        return;
+      }
+      logger.error(
+        { ref: record.ref, kind: record.kind, id: record.id, state: found?.state ?? 'not found' },
+        'outcome still unknown after the last check: the user was told it is being confirmed; check it with the service',
+      );
+    },
+  };
+}
+
+export type FollowUp = ReturnType<typeof createFollowUp>;

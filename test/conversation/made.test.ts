@@ -1,0 +1,144 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FlowServices } from '../../flows/services.js';
+import { MadeRecords, recordMade } from '../../src/conversation/made.js';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import type { SessionStore } from '../../src/conversation/types.js';
+import { createLogger } from '../../src/log.js';
+import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+
+const logger = createLogger('silent');
+const prefix = uniquePrefix('made');
+const stores: SessionStore[] = [];
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  await inspector(prefix).cleanup();
+});
+
+const storesOn: Array<[string, () => SessionStore]> = [
+  ['memory', () => new MemoryStore()],
+  [
+    'redis',
+    () => {
+      const s = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+      stores.push(s);
+      return s;
+    },
+  ],
+];
+
+let n = 0;
+const payInput = (key: string) => ({
+  duplicateCheckKey: key,
+  paymentType: 'money' as const,
+  phonenumber: '+256772000001',
+  amount: '5000',
+  currency: 'UGX',
+  description: 'lunch',
+  metadata: { chat: 'ussd:+256700000001', ref: key },
+});
+const requestInput = (key: string, phone = '+256772000001') => ({
+  duplicateCheckKey: key,
+  phonenumber: phone,
+  amount: '2000',
+  currency: 'UGX',
+  reason: 'fees',
+  sendInstructions: true,
+  metadata: { chat: 'telegram:9', ref: key },
+});
+
+/** Services whose creates answer what the test says, and note what the store held when they were called. */
+function fakeServices(made: MadeRecords, answer: () => Promise<unknown>) {
+  const seenAtCall: unknown[] = [];
+  const create = async (input: { duplicateCheckKey: string }) => {
+    seenAtCall.push(await made.byRef(input.duplicateCheckKey));
+    return answer();
+  };
+  const services = { createPayment: create, createCollectionRequest: create, purchaseData: create, purchasePin: create } as unknown as FlowServices;
+  return { services, seenAtCall };
+}
+
+describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
+  it('writes the intent before the create is called, then links the service\'s id to it', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    const key = `run-${++n}:pay`;
+    const { services, seenAtCall } = fakeServices(made, async () => ({ id: '77', state: 'new' }));
+    expect(await recordMade(services, made, logger).createPayment(payInput(key))).toEqual({ id: '77', state: 'new' });
+    expect(seenAtCall).toEqual([expect.objectContaining({ kind: 'payment', ref: key, chat: 'ussd:+256700000001', amount: '5000', currency: 'UGX', payee: '+256772000001' })]);
+    expect(seenAtCall[0]).not.toHaveProperty('id');
+    expect(await made.byId('payment', '77')).toMatchObject({ ref: key, id: '77', accepted: true });
+    expect(await made.byId('request', '77')).toBeNull();
+    expect(await made.byId('payment', '78')).toBeNull();
+  });
+
+  it('a lost answer leaves the intent without id; a refusal marks it refused', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    const lost = `run-${++n}:pay`;
+    const refusedKey = `run-${++n}:pay`;
+    const wrapped = (failure: unknown) => recordMade(fakeServices(made, () => Promise.reject(failure)).services, made, logger);
+    await expect(wrapped({ code: 'connection' }).createPayment(payInput(lost))).rejects.toEqual({ code: 'connection' });
+    await expect(wrapped({ code: 'validation', fields: {} }).createPayment(payInput(refusedKey))).rejects.toMatchObject({ code: 'validation' });
+    const open = await made.byRef(lost);
+    expect(open).toMatchObject({ ref: lost });
+    expect(open).not.toHaveProperty('id');
+    expect(open).not.toHaveProperty('refused');
+    expect(await made.byRef(refusedKey)).toMatchObject({ refused: true });
+  });
+
+  it('"already submitted" (no id) is accepted without an id; a repeated create keeps the first intent', async () => {
+    let now = 1000;
+    const made = new MadeRecords({ store: makeStore(), logger, now: () => now });
+    const key = `run-${++n}:pay`;
+    await recordMade(fakeServices(made, async () => ({ id: '', state: 'submitted' })).services, made, logger).createPayment(payInput(key));
+    now = 5000;
+    await recordMade(fakeServices(made, async () => ({ id: '', state: 'submitted' })).services, made, logger).createPayment(payInput(key));
+    expect(await made.byRef(key)).toMatchObject({ accepted: true, created: 1000 });
+    expect(await made.byRef(key)).not.toHaveProperty('id');
+  });
+
+  it('links a purchase by its reference, and tells each intent to its listeners', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    const heard: string[] = [];
+    made.onIntent(async (m) => void heard.push(`${m.kind} ${m.ref}`));
+    const key = `run-${++n}:data`;
+    const services = recordMade(fakeServices(made, async () => ({ reference: 'SBXV1', status: 'successful' })).services, made, logger);
+    await services.purchaseData({ duplicateCheckKey: key, network: 'mtn', datacode: '1', phonenumber: '+2348030000001', amount: '500', metadata: { chat: 'telegram:1', ref: key } });
+    expect(heard).toEqual([`purchase ${key}`]);
+    expect(await made.byId('purchase', 'SBXV1')).toMatchObject({ ref: key, payee: '+2348030000001', currency: '' });
+  });
+
+  it('an intent that cannot be written stops the create: nothing is sent', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    made.onIntent(async () => {
+      throw new Error('queue down');
+    });
+    let called = false;
+    const services = recordMade(
+      {
+        createPayment: async () => {
+          called = true;
+          return { id: '1', state: 'new' };
+        },
+      } as unknown as FlowServices,
+      made,
+      logger,
+    );
+    await expect(services.createPayment(payInput(`run-${++n}:pay`))).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(called).toBe(false);
+  });
+
+  it('one open request accepts one collection; the same collection asked again gets the same request', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    const phone = `+2567720${String(++n).padStart(5, '0')}`;
+    const [a, b] = [`run-${++n}:request`, `run-${++n}:request`];
+    const services = recordMade(fakeServices(made, async () => ({ id: String(++n), status: 'pending' })).services, made, logger);
+    await services.createCollectionRequest(requestInput(a, phone));
+    await services.createCollectionRequest(requestInput(b, phone));
+    // Two collections at once for the two requests, a third for none; a repeat of the first.
+    const [one, two, three] = await Promise.all(['TX1', 'TX2', 'TX3'].map((tx) => made.consumeOpenRequest(phone, '2000.00', 'ugx', tx)));
+    expect([one, two].sort()).toEqual([a, b].sort());
+    expect(three).toBeNull();
+    expect(await made.consumeOpenRequest(phone, '2000', 'UGX', 'TX1')).toBe(one);
+    expect(await made.consumeOpenRequest(phone, '2000', 'KES', 'TX4')).toBeNull();
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * The service and the product's notification side over real HTTP, for tests that need the whole path:
+ * a standalone sandbox on its own port that counts the main-API reads it answers, and "processes" of the
+ * product's notification side (the flows' services recording what they make, the receiver, the queues, the
+ * dispatcher, the follow-up, the read budget; Redis shared when given), each on its own port.
+ */
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FlowServices } from '../../flows/services.js';
+import { MadeRecords } from '../../src/conversation/made.js';
+import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { loadAccessPolicy } from '../../src/conversation/policy.js';
+import { ussdInbox } from '../../src/conversation/records.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import { createServices } from '../../src/conversation/services.js';
+import { recordMade } from '../../src/conversation/made.js';
+import type { Address, Notifier, SessionStore } from '../../src/conversation/types.js';
+import { createLogger, type Logger } from '../../src/log.js';
+import { MomoClient } from '../../src/momo/index.js';
+import { createNotifications } from '../../src/notifications/index.js';
+import type { EventType } from '../../src/notifications/events.js';
+import { createReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+export const API_KEY = 'stack-key';
+export const WEBHOOK = { user: 'momo-service', password: 'stack-webhook-password' };
+const silent = createLogger('silent');
+
+async function listen(app: express.Express): Promise<{ server: Server; url: string }> {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export interface Service {
+  url: string;
+  sandbox: Sandbox;
+  /** Every main-API read the sandbox answered, in order (method and URL). */
+  reads: string[];
+  /** Registers a webhook of `event` at `target` (as the product does at start with PUBLIC_URL). */
+  hook(event: EventType, target: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A standalone sandbox on a virtual clock (tests move it), limits raised: the product's budget is under test. */
+export async function startService(): Promise<Service> {
+  const sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, autoAdvance: false, limits: { readsPerMinute: 1e6, writesPerMinute: 1e6 }, logger: silent });
+  const reads: string[] = [];
+  const app = express();
+  app.use((req, _res, next) => {
+    if (req.method === 'GET' && req.path.startsWith('/api/')) reads.push(`GET ${req.originalUrl}`);
+    next();
+  });
+  app.use(sandbox.app);
+  const { server, url } = await listen(app);
+  const client = new MomoClient({ baseUrl: url, apiKey: API_KEY });
+  return {
+    url,
+    sandbox,
+    reads,
+    async hook(event, target) {
+      await client.webhooks.create({ event, target });
+    },
+    async close() {
+      await sandbox.close();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A chat notifier that keeps what it was asked to tell. */
+export class RecordingNotifier implements Notifier {
+  readonly told: Array<{ address: Address; text: string }> = [];
+  async send(address: Address, text: string): Promise<void> {
+    this.told.push({ address, text });
+  }
+}
+
+export interface ProcessOptions {
+  /** Shared Redis: store, marks, queues and read budget. Unset: all in memory. */
+  redisUrl?: string;
+  keyPrefix?: string;
+  queueName?: string;
+  /** Notifications carry Basic auth (and the sandbox sends it). Default false: final states are read. */
+  credentials?: boolean;
+  followUpDelaysSeconds?: readonly number[];
+  budget?: ReadBudgetOptions;
+  /** The client's fetch (to lose an answer). Default globalThis.fetch. */
+  fetch?: typeof fetch;
+  logger?: Logger;
+}
+
+export interface Process {
+  url: string;
+  store: SessionStore;
+  made: MadeRecords;
+  /** The flows' services, recording what they make, as src/app.ts builds them. */
+  services: FlowServices;
+  telegram: RecordingNotifier;
+  notifications: ReturnType<typeof createNotifications>;
+  close(): Promise<void>;
+}
+
+/** One process of the product's notification side, started (routes served, workers running). */
+export async function startProcess(service: Service, options: ProcessOptions = {}): Promise<Process> {
+  const logger = options.logger ?? silent;
+  const store: SessionStore = options.redisUrl ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix }) : new MemoryStore();
+  const budget = createReadBudget(options.redisUrl, API_KEY, { ...options.budget, keyPrefix: options.keyPrefix });
+  const client = new MomoClient({ baseUrl: service.url, apiKey: API_KEY, readBudget: budget, maxRetries: 0, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const made = new MadeRecords({ store, logger });
+  const services = recordMade(createServices({ client, policy: loadAccessPolicy(), store, logger, unknownOutcomeRetryMs: [] }), made, logger);
+  const telegram = new RecordingNotifier();
+  if (options.credentials) service.sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK.user, password: WEBHOOK.password } });
+  const notifications = createNotifications({
+    made,
+    client,
+    basicAuth: options.credentials ? WEBHOOK : undefined,
+    redisUrl: options.redisUrl,
+    keyPrefix: options.keyPrefix,
+    queueName: options.queueName,
+    notifiers: { telegram, ussd: ussdInbox(store) },
+    verify: { default: 'accept' },
+    queue: { backoffMs: 50 },
+    followUpDelaysSeconds: options.followUpDelaysSeconds ?? [],
+    logger,
+  });
+  const app = express();
+  notifications.addRoutes(app);
+  notifications.start();
+  const { server, url } = await listen(app);
+  return {
+    url,
+    store,
+    made,
+    services,
+    telegram,
+    notifications,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      // The budget first: a read still waiting for it gives up, so its job ends and the queue can close.
+      await budget.close();
+      await notifications.stop();
+      await store.close();
+    },
+  };
+}
+
+/** A payment as a pay flow asks for it, made by chat `chat` under key `key`. */
+export const payment = (key: string, chat: string, phonenumber = '+256772000001') => ({
+  duplicateCheckKey: key,
+  paymentType: 'money' as const,
+  phonenumber,
+  amount: '5000',
+  currency: 'UGX',
+  description: 'lunch',
+  metadata: { chat, ref: key },
+});
+
+/** Polls `read` (up to ~10 s) until `ok`; the last value. */
+export async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  let last = await read();
+  for (let i = 0; i < 400 && !ok(last); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    last = await read();
+  }
+  return last;
+}

@@ -1,0 +1,111 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryReadBudget, RedisReadBudget, type ReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
+import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+
+const prefix = uniquePrefix('read-budget');
+const opened: ReadBudget[] = [];
+afterAll(async () => {
+  await Promise.all(opened.map((b) => b.close()));
+  await inspector(prefix).cleanup();
+});
+
+let key = 0;
+/** Two "processes" sharing one budget: two Redis budgets on the same key, or one memory budget twice. */
+const kinds: Array<[string, (options: ReadBudgetOptions) => [ReadBudget, ReadBudget]]> = [
+  [
+    'memory',
+    (options) => {
+      const b = new MemoryReadBudget(options);
+      return [b, b];
+    },
+  ],
+  [
+    'redis',
+    (options) => {
+      const apiKey = `key-${++key}`;
+      const a = new RedisReadBudget({ ...options, url: REDIS_URL, keyPrefix: prefix, apiKey });
+      const b = new RedisReadBudget({ ...options, url: REDIS_URL, keyPrefix: prefix, apiKey });
+      opened.push(a, b);
+      return [a, b];
+    },
+  ],
+];
+
+const tick = () => new Promise((r) => setTimeout(r, 60));
+/** Waits (bounded) until `ok`, then a little more, so a grant that should not come has its chance to show. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  await tick();
+}
+
+describe.each(kinds)('%s read budget', (_name, make) => {
+  it('grants 30 at once over both processes; the next ones wait (queued, never refused) until a grant has aged out', async () => {
+    let now = 1_000_000_000;
+    const [a, b] = make({ now: () => now, pollMs: 10 });
+    const granted: string[] = [];
+    const takes = Array.from({ length: 34 }, (_, i) => (i % 2 === 0 ? a : b).take().then(() => void granted.push(`read ${i}`)));
+    await until(() => granted.length >= 30);
+    expect(granted).toHaveLength(30);
+    now += 30_000;
+    await tick();
+    expect(granted).toHaveLength(30);
+    // 61 s after the first grants (the service's minute and a second), the window frees them.
+    now += 31_000;
+    await Promise.all(takes);
+    expect(granted).toHaveLength(34);
+  });
+
+  it('a sliding window: never more than the limit within any window, also across its edge', async () => {
+    let now = 5_000_000_000;
+    const [a, b] = make({ now: () => now, limit: 3, windowMs: 1000, pollMs: 5 });
+    const times: number[] = [];
+    const take = (budget: ReadBudget) => budget.take().then(() => void times.push(now));
+    await Promise.all([take(a), take(b)]);
+    now += 900;
+    const pending = [take(a), take(b), take(a), take(b)];
+    await until(() => times.length >= 3);
+    expect(times).toHaveLength(3);
+    // A fixed window starting at the first grant would grant three more at 1000; the sliding one frees two.
+    now += 150;
+    await until(() => times.length >= 5);
+    expect(times).toHaveLength(5);
+    now += 900;
+    await Promise.all(pending);
+    for (const t of times) expect(times.filter((u) => u > t - 1000 && u <= t).length).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('closing', () => {
+  it('a read still waiting when the budget closes fails instead of holding the shutdown', async () => {
+    const budget = new MemoryReadBudget({ limit: 1, pollMs: 10 });
+    await budget.take();
+    const waiting = budget.take();
+    await budget.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+  });
+});
+
+describe('RedisReadBudget', () => {
+  it('counts on Redis\'s own clock by default, and keeps the API key out of Redis', async () => {
+    const apiKey = `secret-api-key-${process.pid}`;
+    const budget = new RedisReadBudget({ url: REDIS_URL, keyPrefix: prefix, apiKey, limit: 2 });
+    opened.push(budget);
+    await budget.take();
+    await budget.take();
+    const raw = inspector(prefix);
+    const keys = await raw.redis.keys(`${prefix}reads:*`);
+    expect(keys.some((k) => k.includes(apiKey))).toBe(false);
+    const [seconds, micros] = await raw.redis.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    let found = false;
+    for (const k of keys) {
+      const scores = (await raw.redis.zrange(k, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      if (scores.length !== 2) continue;
+      found = true;
+      for (const score of scores) expect(Math.abs(redisNow - score)).toBeLessThan(5000);
+      expect(await raw.redis.pttl(k)).toBeGreaterThan(0);
+    }
+    expect(found).toBe(true);
+    await raw.redis.quit();
+  });
+});
