@@ -42,7 +42,12 @@ export interface Made {
   accepted?: true;
   /** The service refused the create: nothing was made. */
   refused?: true;
+  /** A later occurrence of our recurring request: the series' ref, which the service copies into its metadata. */
+  series?: string;
 }
+
+/** The `metadata.ref` the service holds for a record: ours, or its series' for an occurrence. */
+export const metadataRef = (made: Made): string => made.series ?? made.ref;
 
 export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused'>;
 
@@ -131,7 +136,7 @@ export class MadeRecords {
    */
   async occurrence(series: Made, id: string): Promise<Made | null> {
     const ref = `${series.ref}#${id}`;
-    await this.intend({ kind: series.kind, ref, chat: series.chat, amount: series.amount, currency: series.currency, payee: series.payee });
+    await this.intend({ kind: series.kind, ref, series: series.ref, chat: series.chat, amount: series.amount, currency: series.currency, payee: series.payee });
     return this.accepted(ref, id);
   }
 

@@ -10,7 +10,7 @@
  * (the queue comes back later: the holder has told it by then, or died and its lease ran out).
  */
 import { Decimal } from 'decimal.js';
-import type { Made, MadeRecords } from '../conversation/made.js';
+import { metadataRef, type Made, type MadeRecords } from '../conversation/made.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import { fillTemplate } from '../conversation/text.js';
@@ -167,7 +167,7 @@ export function createDispatcher(options: DispatcherOptions) {
       actual !== null &&
       (notice.kind === 'collection'
         ? actual.requestId === record.id && ['successful', 'cashed_out'].includes(actual.status ?? '')
-        : actual.ref === '' || actual.ref === record.ref);
+        : actual.ref === '' || actual.ref === metadataRef(record));
     if (!actual || !ours) {
       logger.warn({ kind: notice.kind, id: notice.id, claimed: notice.state }, 'the service does not confirm this notification; told to nobody');
       return null;

@@ -15,7 +15,7 @@
  * cannot be read at all (the contract shows no read of a purchase): one whose answer was lost is logged for
  * the operator at the first check.
  */
-import type { Made, MadeRecords } from '../conversation/made.js';
+import { metadataRef, type Made, type MadeRecords } from '../conversation/made.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from './dispatch.js';
 import { FINAL_RANK, isFinal, recordOrderKey } from './events.js';
@@ -83,7 +83,7 @@ export function createFollowUp(options: FollowUpOptions) {
       const found = record.id ? await reads.get(record.kind, record.id) : await reads.find(record);
       if (found) {
         if (!record.id) record = (await made.accepted(record.ref, found.id)) ?? record;
-        if (found.ref === '' || found.ref === record.ref) {
+        if (found.ref === '' || found.ref === metadataRef(record)) {
           await dispatcher.tell(record, found);
           if (isFinal(found)) return;
         }
