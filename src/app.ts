@@ -12,7 +12,9 @@ import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore, loadAccessPolicy } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
-import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
+import { ussdInbox } from './conversation/records.js';
+import { keys } from './conversation/keys.js';
+import { userOfAddress } from './conversation/address.js';
 import type { UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
@@ -169,7 +171,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
         : undefined,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT },
     languageOf: async (address) => {
-      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
       return (stored?.snapshot as UserProfile | undefined)?.lang;
     },
     logger,
@@ -197,7 +199,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const receiver = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo` : sandbox ? `${url}/notifications/momo` : undefined;
   // Processes starting together on one Redis register one at a time: the first lists and creates, the
   // others (within a minute) leave it to it, so no two list "missing" and both create.
-  if (receiver && (await store.claim(`webhooks:registering:${receiver}`, 60))) {
+  if (receiver && (await store.claim(keys.webhookRegistration(receiver), 60))) {
     await ensureWebhooks(client, receiver, logger).catch((err: unknown) => {
       logger.error({ err: String(err) }, 'webhook registration failed; notifications will not arrive');
     });

@@ -17,6 +17,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
+import { keys } from '../../src/conversation/keys.js';
 import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
 import { conversationIdOf } from './address.js';
 import {
@@ -257,7 +258,7 @@ export function createSlack(options: SlackOptions): Slack {
     if (event.channel_type !== 'im' || event.subtype !== undefined || 'bot_id' in event) return;
     const inbound = inboundFrom(body.team_id, event.user, body.event_id);
     if (!inbound) return;
-    if (!(await store.claim(`slack:event:${body.event_id}`, EVENT_DEDUP_SECONDS))) {
+    if (!(await store.claim(keys.slackEvent(body.event_id), EVENT_DEDUP_SECONDS))) {
       logger.info({ eventId: body.event_id, retryNum: context.retryNum }, 'slack: duplicate delivery dropped');
       return;
     }

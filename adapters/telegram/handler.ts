@@ -4,6 +4,7 @@
  * so a conversation of buttons stays one message instead of flooding the chat.
  */
 import { GrammyError, type Api, type Context } from 'grammy';
+import { keys } from '../../src/conversation/keys.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { HELP_TEXT } from './commands.js';
@@ -129,7 +130,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     // Claimed on arrival, so a redelivery is known even while the first delivery waits in the queue. Its
     // outcome (or the store's failure) is read in handle(), in the chat's order; the no-op catch only keeps
     // a failure from counting as unhandled while it waits.
-    const claimed = store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS);
+    const claimed = store.claim(keys.telegramUpdate(updateId), UPDATE_TTL_SECONDS);
     claimed.catch(() => undefined);
     const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed));
     if (!detach) await handled;

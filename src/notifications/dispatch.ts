@@ -7,7 +7,7 @@ import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang, Params } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
-import { deliveryFor, type Delivery, type NotificationBody } from './events.js';
+import { deliveryFor, failedPaymentRef, type Delivery, type NotificationBody } from './events.js';
 import type { NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 
@@ -25,6 +25,12 @@ export interface DispatcherOptions {
   sms?: SmsSender;
   /** The user's language, when known. Default: English. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;
+  /**
+   * Given the Duplicate-Check-Key (`metadata.ref`) of a payment that ended `processed_with_errors`, `rejected`
+   * or `cancelled`, before it is told: gives the spend reserved for it back (src/conversation/policy.ts
+   * giveBackSpend, once per key). Unset: nothing is given back.
+   */
+  onPaymentFailed?: (ref: string) => Promise<unknown>;
   /** How long dedup and order marks are kept, in seconds. Default 14 days (events are kept 30). */
   markTtlSeconds?: number;
   logger: Logger;
@@ -77,6 +83,8 @@ export function createDispatcher(options: DispatcherOptions) {
 
   return {
     async dispatch(body: NotificationBody): Promise<DispatchResult> {
+      const failed = failedPaymentRef(body);
+      if (failed !== undefined) await options.onPaymentFailed?.(failed);
       const delivery = deliveryFor(body);
       if (!delivery) return 'ignored';
       // USSD cannot push: its users see their latest outcome at the next dial, on a 182-character

@@ -3,8 +3,11 @@
  * DESIGN decision 3), its dedup key, its place in the resource's order of states, and its words.
  */
 import { z } from 'zod';
-import type { Address, Channel } from '../conversation/types.js';
+import { parseChat } from '../conversation/address.js';
+import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
+
+export { parseChat };
 
 export const EVENT_TYPES = [
   'payment.status.changed',
@@ -113,16 +116,15 @@ const REQUEST_RANK: Record<string, number> = {
 };
 const REQUEST_KEYS = new Set(['successful', 'failed', 'expired', 'reversed']);
 
-const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack'];
+/** Final payment states in which no money moved: the spend reserved for the payment is given back. */
+const PAYMENT_FAILED = new Set(['processed_with_errors', 'rejected', 'cancelled']);
 
-/** `telegram:123`, `slack:T1:U2`, `ussd:+256...` -> Address; anything else -> null. */
-export function parseChat(chat: unknown): Address | null {
-  if (typeof chat !== 'string') return null;
-  const at = chat.indexOf(':');
-  if (at <= 0 || at === chat.length - 1) return null;
-  const channel = chat.slice(0, at) as Channel;
-  if (!CHANNELS.includes(channel)) return null;
-  return { channel, conversationId: chat.slice(at + 1) };
+/** The Duplicate-Check-Key (`metadata.ref`) of a payment this event says ended without money moving. */
+export function failedPaymentRef(body: NotificationBody): string | undefined {
+  if (body.hook.event !== 'payment.status.changed') return undefined;
+  const p = paymentData.safeParse(body.data);
+  const ref = p.success ? p.data.metadata.ref : undefined;
+  return p.success && PAYMENT_FAILED.has(p.data.state) && typeof ref === 'string' && ref !== '' ? ref : undefined;
 }
 
 function unknownRankFallback(table: Record<string, number>, state: string): number {

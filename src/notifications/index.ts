@@ -8,6 +8,7 @@ import type { Address, Channel, Notifier, SessionStore } from '../conversation/t
 import type { Lang } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { createLimiter, tickBatcher } from './batch.js';
+import { giveBackSpend } from '../conversation/policy.js';
 import { createDispatcher, type SmsSender } from './dispatch.js';
 import type { NotificationBody } from './events.js';
 import { createMarks, type NotificationMarks } from './marks.js';
@@ -62,6 +63,7 @@ export function createNotifications(options: NotificationsOptions) {
     notifiers: options.notifiers,
     sms: options.sms,
     languageOf: options.languageOf,
+    onPaymentFailed: (ref) => giveBackSpend(store, ref),
     logger,
   });
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);

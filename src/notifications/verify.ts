@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { Decimal } from 'decimal.js';
 import type { SessionStore } from '../conversation/types.js';
-import { openRequestKey } from '../conversation/records.js';
+import { keys } from '../conversation/keys.js';
 
 export const verificationBody = z.looseObject({
   phonenumber: z.string().min(1),
@@ -33,7 +33,7 @@ export interface VerifyPolicy {
 export async function verifyCollection(store: SessionStore, body: VerificationBody, policy: VerifyPolicy): Promise<string> {
   // A single id with spaces would break the answer's format: the service's ids carry none.
   const id = body.remote_transaction_id.replace(/\s+/g, '');
-  const open = await store.get(openRequestKey(body.phonenumber, body.amount, body.currency_code));
+  const open = await store.get(keys.openRequest(body.phonenumber, body.amount, body.currency_code));
   if (open || policy.default === 'accept') return `ACCEPT ${id}`;
   return `REJECT ${id} ${policy.rejectReason ?? 'No matching payment request'}`;
 }

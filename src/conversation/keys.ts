@@ -1,0 +1,44 @@
+/**
+ * Every key the product writes to its store (memory or Redis), built here and nowhere else. In Redis each
+ * sits under the store's prefix (`momo:` by default). Libraries keep their own: the rate limiter
+ * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`bull:*`) and the notification marks
+ * (`notify:*`, src/notifications/marks.ts).
+ */
+import { Decimal } from 'decimal.js';
+import type { Participant } from './types.js';
+
+type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
+
+export const keys = {
+  /** The conversation record: flow state, ledger of answers, channel state, profile copy (ledger.ts). */
+  conversation: (c: Conversation): string => `conv:${c.channel}:${c.conversationId}`,
+  /** The lease of the run of a conversation (runner.ts): the run id of the one process calling the service. */
+  runLease: (conversationKey: string): string => `lease:${conversationKey}`,
+  /** Sorted set of the conversations with a run out, scored by lease expiry: swept for runs whose holder died. */
+  openRuns: 'runs',
+  /** What the engine remembers of a user: language and remembered candidates. */
+  profile: (channel: string, userId: string): string => `profile:${channel}:${userId}`,
+  /** Messages kept for a USSD user until the next dial (records.ts). */
+  pending: (c: Conversation): string => `pending:${c.channel}:${c.conversationId}`,
+  /** What the product learnt of a phone number (services.ts). */
+  contact: (phonenumber: string): string => `contact:${phonenumber}`,
+  /** An open collection request made here, for collection verification (services.ts, notifications/verify.ts). */
+  openRequest: (phonenumber: string, amount: string, currency: string): string =>
+    `openreq:${phonenumber}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
+  /** A user's total spent in one currency on one UTC day, in minor units (policy.ts). */
+  dailySpend: (channel: string, userId: string, currency: string, day: string): string => `spend:${channel}:${userId}:${currency}:${day}`,
+  /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (policy.ts). */
+  spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
+  /** Wrong PIN tries of a user (policy.ts). */
+  pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
+  /** A Telegram update handled (adapters/telegram/handler.ts). */
+  telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
+  /** The prompt a Telegram chat is looking at (adapters/telegram/prompt-record.ts). */
+  telegramPrompt: (chatId: string): string => `tg:prompt:${chatId}`,
+  /** A Slack event handled (adapters/slack/index.ts). */
+  slackEvent: (eventId: string): string => `slack:event:${eventId}`,
+  /** Uses of a Slack response_url, by its SHA-256 (adapters/slack/reply.ts). */
+  slackResponseUrl: (digest: string): string => `slack:response-url:${digest}`,
+  /** The one process registering the service's webhooks at start (src/app.ts). */
+  webhookRegistration: (receiver: string): string => `webhooks:registering:${receiver}`,
+} as const;
