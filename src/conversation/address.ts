@@ -3,7 +3,8 @@
  * payment's `metadata.chat` (`telegram:123`, `slack:T1:U2`, `ussd:+256772000001`) so the service's webhook
  * finds its chat without a read. Built and parsed here only.
  */
-import type { Address, Channel } from './types.js';
+import { maskPhone } from '../log.js';
+import type { Address, Channel, Participant } from './types.js';
 
 const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack'];
 
@@ -28,4 +29,10 @@ export function parseChat(chat: unknown): Address | null {
  */
 export function userOfAddress(address: Address): string {
   return address.channel === 'ussd' ? address.conversationId : address.conversationId.slice(address.conversationId.indexOf(':') + 1);
+}
+
+/** A conversation as logs show it: USSD numbers masked, never in clear. */
+export function logged(p: Address & Partial<Participant>): { channel: Channel; conversation: string; user?: string } {
+  const mask = (id: string) => (p.channel === 'ussd' ? maskPhone(id) : id);
+  return { channel: p.channel, conversation: mask(p.conversationId), ...(p.userId !== undefined ? { user: mask(p.userId) } : {}) };
 }

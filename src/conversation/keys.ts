@@ -5,13 +5,16 @@
  * (`notify:*`, src/notifications/marks.ts).
  */
 import { Decimal } from 'decimal.js';
-import type { Participant } from './types.js';
+import { parseChat } from './address.js';
+import type { Address, Participant } from './types.js';
 
 type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
 
 export const keys = {
   /** The conversation record: flow state, ledger of answers, channel state, profile copy (ledger.ts). */
   conversation: (c: Conversation): string => `conv:${c.channel}:${c.conversationId}`,
+  /** The conversation a {@link keys.conversation} key names; null for any other key. */
+  conversationOf: (key: string): Address | null => (key.startsWith('conv:') ? parseChat(key.slice('conv:'.length)) : null),
   /** The lease of the run of a conversation (runner.ts): the run id of the one process calling the service. */
   runLease: (conversationKey: string): string => `lease:${conversationKey}`,
   /** Sorted set of the conversations with a run out, scored by lease expiry: swept for runs whose holder died. */

@@ -43,6 +43,11 @@ export interface Prompt {
   input?: InputKind;
   /** The conversation is over (USSD answers END). */
   final: boolean;
+  /**
+   * A money-moving call of this conversation may have reached the service (the answer is "being confirmed",
+   * or comes after such a call): an adapter that fails to show it must not invite the user to start again.
+   */
+  money?: boolean;
 }
 
 /** Where a later message goes: the chat that started the operation. */
