@@ -115,10 +115,10 @@ export class MemoryStore implements SessionStore {
     return true;
   }
 
-  async releaseLease(lease: Lease, token: string): Promise<void> {
+  async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
     const held = this.live(lease.key);
     if (held?.kind === 'mark' && held.value === token) this.entries.delete(lease.key);
-    if (!this.live(lease.key)) this.index(lease.index).scores.delete(lease.member);
+    if (unlist && !this.live(lease.key)) this.index(lease.index).scores.delete(lease.member);
   }
 
   async expiredLeases(index: string, limit: number): Promise<string[]> {

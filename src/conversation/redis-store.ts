@@ -102,10 +102,10 @@ redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 return 1
 `;
 
-/** KEYS[1] lease, KEYS[2] index; ARGV: token, member. */
+/** KEYS[1] lease, KEYS[2] index; ARGV: token, member, '1' to unlist. */
 const RELEASE_LEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
 return 1
 `;
 
@@ -121,7 +121,7 @@ interface ScriptedRedis extends Redis {
   momoReserve(reservation: string, counter: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
   momoGiveBack(reservation: string): Promise<number>;
   momoLease(lease: string, index: string, token: string, ttlMs: number, member: string): Promise<number>;
-  momoReleaseLease(lease: string, index: string, token: string, member: string): Promise<number>;
+  momoReleaseLease(lease: string, index: string, token: string, member: string, unlist: '0' | '1'): Promise<number>;
   momoExpiredLeases(index: string, limit: number): Promise<string[]>;
 }
 
@@ -249,8 +249,8 @@ export class RedisStore implements SessionStore {
     return (await this.redis.momoLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) === 1;
   }
 
-  async releaseLease(lease: Lease, token: string): Promise<void> {
-    await this.redis.momoReleaseLease(lease.key, lease.index, token, lease.member);
+  async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
+    await this.redis.momoReleaseLease(lease.key, lease.index, token, lease.member, unlist ? '1' : '0');
   }
 
   async expiredLeases(index: string, limit: number): Promise<string[]> {

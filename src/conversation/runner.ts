@@ -146,9 +146,12 @@ export class Runner {
     return this.o.store.lease(leaseOf(key), token, this.o.leaseMs);
   }
 
-  /** Gives up a lease taken for a run that was not recorded after all. */
-  async release(key: string, token: string): Promise<void> {
-    await this.o.store.releaseLease(leaseOf(key), token).catch((error: unknown) => this.o.logger.warn({ err: errorName(error) }, 'engine: lease not released'));
+  /**
+   * Gives up a lease. `unlist` once nothing is left to run (the outcome written, or no run due); without it
+   * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
+   */
+  async release(key: string, token: string, unlist = false): Promise<void> {
+    await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorName(error) }, 'engine: lease not released'));
   }
 
   /** Starts a run in this process. */
@@ -203,7 +206,7 @@ export class Runner {
         if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
         const address = keys.conversationOf(key);
         if (!address) {
-          await this.release(key, '');
+          await this.release(key, '', true);
           continue;
         }
         await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
@@ -297,34 +300,43 @@ export class Runner {
   /**
    * Takes over the run of `key` when its lease is free and a run is due: records this run's id (and, from the
    * sweep, `late`: nobody waits for the outcome here) and starts it from the stored session. Undefined when
-   * another process holds the lease or there is nothing to run (then the lease and its index entry go).
+   * another process holds the lease, when nothing is due (the conversation is then unlisted), or when the
+   * takeover could not be recorded (the conversation stays listed for a later sweep).
    */
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
     const token = newToken();
     if (!(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
-    let begun = false;
+    let unlist = false;
     try {
-      const fresh = await records.read(key);
-      const run = fresh?.record.run;
-      if (!fresh || !run) return undefined;
-      const { record } = fresh;
-      if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
-        // Left alone: every delivery waiting gets "processing" ("being confirmed"); the outcome comes by notification.
-        logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
-        const prompt = answers.processing(participant.channel, record.profile?.lang ?? 'en', this.money(record.session));
-        await records.write(key, { ...record, ledger: resolvePending(record.ledger, () => prompt), run: undefined }, fresh.version);
-        return undefined;
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const fresh = await records.read(key);
+        const run = fresh?.record.run;
+        if (!fresh || !run) {
+          unlist = true;
+          return undefined;
+        }
+        const { record } = fresh;
+        if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
+          // Left alone: every delivery waiting gets "processing" ("being confirmed"); the outcome comes by notification.
+          logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
+          const prompt = answers.processing(participant.channel, record.profile?.lang ?? 'en', this.money(record.session));
+          unlist = (await records.write(key, { ...record, ledger: resolvePending(record.ledger, () => prompt), run: undefined }, fresh.version)) !== null;
+          return undefined;
+        }
+        const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
+        const written = await records.write(key, taken, fresh.version);
+        if (!written) continue;
+        logger.warn({ ...logged(participant), step: stepName(this.o.runtime.restore(record.session)) }, 'engine: took over a run whose holder stopped renewing its lease');
+        this.begin({ key, participant, token, session: record.session, stored: written });
+        return this.runs.get(key);
       }
-      const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
-      const written = await records.write(key, taken, fresh.version);
-      if (!written) return undefined;
-      logger.warn({ ...logged(participant), step: stepName(this.o.runtime.restore(record.session)) }, 'engine: took over a run whose holder stopped renewing its lease');
-      this.begin({ key, participant, token, session: record.session, stored: written });
-      begun = true;
-      return this.runs.get(key);
+      return undefined;
+    } catch (error) {
+      logger.warn({ ...logged(participant), err: errorName(error) }, 'engine: a run could not be taken over; a later sweep tries again');
+      return undefined;
     } finally {
-      if (!begun) await this.release(key, token);
+      if (!this.runs.has(key) || this.runs.get(key)?.token !== token) await this.release(key, token, unlist);
     }
   }
 
@@ -385,7 +397,7 @@ export class Runner {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
         return;
       }
-      await this.release(key, token);
+      await this.release(key, token, true);
       for (const end of ended) this.o.onFlowEnd?.(end);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
       if (settled.late && called) await this.deliverLate(participant, outcome);
@@ -472,7 +484,7 @@ export class Runner {
         channel: starter?.after && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id) ? starter.after(prompt) : record.channel,
         run: undefined,
       }));
-      if (written) await this.release(key, token);
+      if (written) await this.release(key, token, true);
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
       this.o.logger.error({ ...log, err: errorName(error) }, 'engine: a failed run could not end its flow');

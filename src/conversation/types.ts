@@ -138,8 +138,11 @@ export interface SessionStore {
    * whose holder died is found after it expired. False when another token holds the lease.
    */
   lease(lease: Lease, token: string, ttlMs: number): Promise<boolean>;
-  /** Ends the lease if `token` holds it, and takes `lease.member` off the index unless a lease is held again. */
-  releaseLease(lease: Lease, token: string): Promise<void>;
+  /**
+   * Ends the lease if `token` holds it. With `unlist` (nothing is left to run) also takes `lease.member` off
+   * the index unless a lease is held again; without it the entry stays for a sweep to look at.
+   */
+  releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void>;
   /** Members of the sorted set `index` whose lease expired (scored before the store's clock), at most `limit`. */
   expiredLeases(index: string, limit: number): Promise<string[]>;
   /** Frees resources (closes the Redis connection). */
