@@ -220,8 +220,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
-      // Runs past their deadline finish and tell their chats before the notifiers go away.
-      await engine.drain();
+      // No more taking over of runs; runs past their deadline finish and tell their chats before the
+      // notifiers go away.
+      await engine.stop();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
       await sandbox?.close();
       await store.close();

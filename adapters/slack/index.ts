@@ -81,7 +81,11 @@ export interface Slack {
 const BODY_LIMIT = '1mb';
 const WORKING = 'Working on it… the answer will appear here.';
 const MALFORMED = 'This request is missing its team, user or trigger id, so it was not processed.';
-const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
+/**
+ * Said when the engine itself failed (it answers every failure of its own, "being confirmed" after a
+ * money-moving call, so this is a bug): it cannot know what was confirmed, so it never says to start again.
+ */
+const SORRY = 'Sorry, something went wrong. If you confirmed something, do not send it again: you will get a message with the result. Type /momo to continue.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
 
 /** Bolt answers rejected requests with an empty body; say why. */

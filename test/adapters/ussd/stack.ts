@@ -53,7 +53,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     engine,
     logs: lines,
     async close() {
-      await engine.drain();
+      await engine.stop();
       await served.close();
       await sandbox.close();
     },
