@@ -257,7 +257,8 @@ export class RedisStore implements SessionStore {
     return this.redis.momoExpiredLeases(index, limit);
   }
 
+  /** Closes the connection; one already lost (Redis cut or gone) is dropped instead of failing the shutdown. */
   async close(): Promise<void> {
-    await this.redis.quit();
+    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

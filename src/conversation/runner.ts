@@ -129,7 +129,10 @@ const errorName = (error: unknown) => (error instanceof Error ? error.message : 
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
   private readonly timer: NodeJS.Timeout;
-  private sweeping = false;
+  /** The sweep going on, if any (stop() waits for it). */
+  private sweeping: Promise<void> | undefined;
+  /** stop() was called: nothing more is taken over here. */
+  private stopped = false;
 
   constructor(private readonly o: RunnerOptions) {
     this.timer = setInterval(() => void this.sweep(), o.sweepEveryMs);
@@ -197,12 +200,16 @@ export class Runner {
   }
 
   /** Finds the runs whose holder died (lease expired) and takes them over. Never throws. */
-  async sweep(): Promise<void> {
-    if (this.sweeping) return;
-    this.sweeping = true;
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
     try {
       this.o.records.purge();
       for (const key of await this.o.store.expiredLeases(keys.openRuns, SWEEP_BATCH)) {
+        if (this.stopped) return;
         if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
         const address = keys.conversationOf(key);
         if (!address) {
@@ -213,8 +220,6 @@ export class Runner {
       }
     } catch (error) {
       this.o.logger.warn({ err: errorName(error) }, 'engine: sweep for runs to take over failed');
-    } finally {
-      this.sweeping = false;
     }
   }
 
@@ -223,9 +228,11 @@ export class Runner {
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.stopped));
   }
 
-  /** Stops sweeping, then drains. */
+  /** Stops sweeping (a sweep under way ends first), then drains. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    await this.sweeping;
     await this.drain();
   }
 
@@ -306,7 +313,7 @@ export class Runner {
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
     const token = newToken();
-    if (!(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
+    if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
     let unlist = false;
     try {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
