@@ -23,17 +23,28 @@ import type { SessionStore } from './types.js';
 
 /** Most records kept: about 60 MB at 3 KB each. */
 export const RECORDS_KEPT = 20_000;
-/** How long a record is kept after its last use. */
+/** How long a record is kept after it was last read or written. */
 export const RECORD_KEPT_MS = 60_000;
 
 export class RecordCache {
-  private readonly kept = new LRUCache<string, Stored>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS });
+  private readonly kept: LRUCache<string, Stored>;
 
-  /** `ttlSeconds`: the lifetime every write gives a record. */
+  /**
+   * `ttlSeconds`: the lifetime every write gives a record. `now`: the clock of the minute kept, in ms. Default
+   * performance.now; tests pass their own.
+   */
   constructor(
     private readonly store: SessionStore,
     private readonly ttlSeconds: number,
-  ) {}
+    now?: () => number,
+  ) {
+    this.kept = new LRUCache<string, Stored>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS, ...(now ? { perf: { now } } : {}) });
+  }
+
+  /** Records kept (stale ones included until purged). */
+  get size(): number {
+    return this.kept.size;
+  }
 
   /** The record kept for `key` (a guess, until a write proves it), or undefined when none is kept. */
   peek(key: string): Stored | undefined {

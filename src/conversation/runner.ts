@@ -177,6 +177,9 @@ export class Runner {
     let stored = from;
     try {
       for (;;) {
+        // What this process wrote since (a run of its own settling) is newer than what the loop last read.
+        const kept = records.peek(waiter.key);
+        if (kept && kept.version > stored.version) stored = kept;
         const { record } = stored;
         const entry = answerOf(record, waiter.id);
         if (entry !== undefined && entry !== PENDING) return await this.kept(waiter, stored, entry);
@@ -186,9 +189,12 @@ export class Runner {
         // would race its write (whichever lands first is the answer, for every copy alike).
         const left = deadline - Date.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
         if (left <= 0) return await this.late(waiter, stored);
-        if (run) await within(run.stopped, left);
-        else await sleep(Math.min(POLL_MS, left));
-        const read = (run ? records.peek(waiter.key) : undefined) ?? (await records.read(waiter.key));
+        if (run) {
+          await within(run.stopped, left);
+          continue;
+        }
+        await sleep(Math.min(POLL_MS, left));
+        const read = await records.read(waiter.key);
         if (!read) return this.current(waiter, record);
         stored = read;
       }
