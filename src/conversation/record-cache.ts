@@ -38,7 +38,7 @@ export class RecordCache {
     private readonly ttlSeconds: number,
     now?: () => number,
   ) {
-    this.kept = new LRUCache<string, Stored>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS, ...(now ? { perf: { now } } : {}) });
+    this.kept = new LRUCache<string, Stored>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS, ...(now ? { perf: { now }, ttlResolution: 0 } : {}) });
   }
 
   /** Records kept (stale ones included until purged). */
