@@ -334,7 +334,7 @@ export class Runner {
           // Left alone: every delivery waiting gets "processing" ("being confirmed"); the outcome comes by notification.
           logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
           const prompt = answers.processing(participant.channel, record.profile?.lang ?? 'en', this.money(record.session));
-          unlist = (await records.write(key, { ...record, ledger: resolvePending(record.ledger, () => prompt), run: undefined }, fresh.version)) !== null;
+          unlist = (await records.write(key, { ...record, ...this.answerPending(record, prompt), run: undefined }, fresh.version)) !== null;
           return undefined;
         }
         const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
@@ -461,40 +461,30 @@ export class Runner {
   }
 
   /**
-   * The outcome written: the settled session, every pending delivery answered with the outcome (the starter's
-   * with its notes), its channel state when the starter is the newest delivery, the run cleared.
+   * The outcome written: the settled session, every pending delivery answered with it, the run cleared.
    */
   private settle(key: string, token: string, from: Stored, settled: Pick<ConversationRecord, 'session' | 'profile'>, outcome: Prompt, starter?: Waiter) {
-    const { answers } = this.o;
-    const answer = (id: string) => (starter && id === starter.id ? answers.withNotes(outcome, starter.notes) : outcome);
-    return this.write(
-      key,
-      token,
-      from,
-      (record) => {
-        const starts = starter?.after && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id);
-        return {
-          ...record,
-          ...settled,
-          ledger: resolvePending(record.ledger, answer),
-          channel: starts ? starter!.after!(answer(starter!.id)) : record.channel,
-          run: undefined,
-        };
-      },
-      SETTLE_ATTEMPTS,
-    );
+    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerPending(record, outcome, starter), run: undefined }), SETTLE_ATTEMPTS);
+  }
+
+  /**
+   * The ledger with every pending delivery answered `outcome` (the starter's with its notes), and the channel
+   * state of the starter's answer when it is the newest delivery (the others keep theirs when they get it).
+   */
+  private answerPending(record: ConversationRecord, outcome: Prompt, starter?: Waiter): Pick<ConversationRecord, 'ledger' | 'channel'> {
+    const answer = (id: string) => (starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome);
+    const starts = starter?.after !== undefined && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id);
+    return { ledger: resolvePending(record.ledger, answer), channel: starts ? starter!.after!(answer(starter!.id)) : record.channel };
   }
 
   /** A run that failed before any money-moving call: the flow ends and its waiters are told to start again. */
   private async fail(key: string, token: string, from: Stored, session: Session, log: object, starter?: Waiter): Promise<void> {
-    const lang = from.record.profile?.lang ?? 'en';
-    const prompt = this.o.answers.notice('common.error', lang, true);
+    const prompt = this.o.answers.notice('common.error', from.record.profile?.lang ?? 'en', true);
     try {
       const written = await this.write(key, token, from, (record) => ({
         ...record,
         session: { ...session, ended: true },
-        ledger: resolvePending(record.ledger, () => prompt),
-        channel: starter?.after && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id) ? starter.after(prompt) : record.channel,
+        ...this.answerPending(record, prompt, starter),
         run: undefined,
       }));
       if (written) await this.release(key, token, true);

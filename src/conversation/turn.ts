@@ -243,5 +243,3 @@ export function createTurn(o: TurnOptions) {
     }
   };
 }
-
-export type Deliver = ReturnType<typeof createTurn>;
