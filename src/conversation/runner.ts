@@ -91,6 +91,8 @@ interface LocalRun {
   token: string;
   /** The run has its outcome and is writing it: a waiter at its deadline waits for that write (a round trip). */
   settling: boolean;
+  /** Settles once the outcome is written, or the run stopped without: what waiters wait for. */
+  settled: Promise<void>;
   /** Settles when the run stopped: its outcome written (and delivered late), lost to another run, or failed. */
   stopped: Promise<void>;
 }
@@ -159,9 +161,11 @@ export class Runner {
 
   /** Starts a run in this process. */
   begin(start: RunStart): void {
-    const run = { token: start.token, settling: false } as LocalRun;
-    run.stopped = this.execute(start).finally(() => {
+    let written!: () => void;
+    const run = { token: start.token, settling: false, settled: new Promise<void>((resolve) => (written = resolve)) } as LocalRun;
+    run.stopped = this.execute(start, run, written).finally(() => {
       if (this.runs.get(start.key) === run) this.runs.delete(start.key);
+      written();
     });
     this.runs.set(start.key, run);
   }
@@ -190,7 +194,7 @@ export class Runner {
         const left = deadline - Date.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
         if (left <= 0) return await this.late(waiter, stored);
         if (run) {
-          await within(run.stopped, left);
+          await within(run.settled, left);
           continue;
         }
         await sleep(Math.min(POLL_MS, left));
@@ -353,8 +357,11 @@ export class Runner {
     }
   }
 
-  /** Runs the session's calls until its flow waits for the user, then writes the outcome. Never throws. */
-  private async execute(start: RunStart): Promise<void> {
+  /**
+   * Runs the session's calls until its flow waits for the user, then writes the outcome (and calls `written`).
+   * Never throws.
+   */
+  private async execute(start: RunStart, local: LocalRun, written: () => void): Promise<void> {
     const { key, participant, token, starter } = start;
     const { store, runtime, answers, logger } = this.o;
     const log = logged(participant);
@@ -401,8 +408,7 @@ export class Runner {
         remember = { ...remember, ...step.remember };
         ended.push(...(step.ended ?? []));
       }
-      const local = this.runs.get(key);
-      if (local?.token === token) local.settling = true;
+      local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
       const outcome = money ? { ...screen, money: true } : screen;
       const settled = await this.settle(key, token, current, { ...current.record, session, profile }, outcome, starter);
@@ -410,6 +416,7 @@ export class Runner {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
         return;
       }
+      written();
       await this.release(key, token, true);
       for (const end of ended) this.o.onFlowEnd?.(end);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
