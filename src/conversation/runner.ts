@@ -101,8 +101,11 @@ interface LocalRun {
 const CAS_ATTEMPTS = 5;
 /** Attempts to write a run's outcome when other writes keep coming between (waiters, "processing" marks). */
 const SETTLE_ATTEMPTS = 8;
-/** Tries of a run's write when the store fails (100 ms, then 200 ms between): a blip, not an outage. */
-const WRITE_TRIES = 3;
+/**
+ * Tries of a run's write when the store fails, 100 ms doubling between (1.5 s in all): a dropped connection
+ * is ridden out; a longer outage fails the run (after a money-moving call: left to be taken over).
+ */
+const WRITE_TRIES = 5;
 /** How often a delivery waiting for a run in another process reads the record. */
 const POLL_MS = 50;
 /** How long past its deadline a delivery waits for an outcome this process is writing. */

@@ -114,6 +114,7 @@ export function createTurn(o: TurnOptions) {
   /** One new delivery against the record as read: the step, its write, and the run it starts. */
   async function step<S>(
     inbound: Inbound,
+    id: string,
     key: string,
     stored: Stored | null,
     profile: UserProfile,
@@ -121,7 +122,6 @@ export function createTurn(o: TurnOptions) {
     after: (prompt: Prompt) => S,
   ): Promise<Delivered<S> | typeof CONFLICT> {
     const record = stored?.record ?? EMPTY;
-    const id = deliveryId(inbound.messageId);
     if (!o.policy.role(inbound.channel, inbound.userId)) {
       logger.info(who(inbound), 'engine: refused a user the access policy does not know');
       const prompt = answers.notice('common.notAllowed', profile.lang, true);
@@ -211,13 +211,14 @@ export function createTurn(o: TurnOptions) {
         }
         const { inbound } = decision;
         after = decision.after;
-        const entry = answerOf(record, deliveryId(inbound.messageId));
+        const id = deliveryId(inbound.messageId);
+        const entry = answerOf(record, id);
         if (entry !== undefined) {
           if (unproved()) continue;
           logger.info(who(inbound), 'engine: duplicate delivery');
           if (entry !== PENDING) return { prompt: entry, state: after(entry) };
           const lang = record.profile?.lang ?? 'en';
-          return runner.wait({ key, participant: inbound, id: deliveryId(inbound.messageId), lang, notes: [], after }, stored!) as Promise<Delivered<S>>;
+          return runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>;
         }
         // The profile record is read when the conversation starts over, with the pending outcomes of a new
         // channel session (one round trip); otherwise the copy kept in the record serves.
@@ -228,7 +229,7 @@ export function createTurn(o: TurnOptions) {
           inbound.newSession ? store.get(keys.pending(inbound)) : null,
         ]);
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
-        const outcome = await step(inbound, key, stored ?? null, profile, pending, decision.after);
+        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, decision.after);
         if (outcome !== CONFLICT) return outcome;
       }
       logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
