@@ -169,9 +169,9 @@ export function createTurn(o: TurnOptions) {
       if (written.status === 'rejected') throw written.reason;
       return CONFLICT;
     }
-    await afterStep(inbound, planned, pending, shownPending.length > 0);
     const starter = waiter(lang, notes);
     if (held) runner.begin({ key, participant: inbound, token, session: planned.session, stored: written.value, starter });
+    await afterStep(inbound, planned, pending, shownPending.length > 0);
     return runner.wait(starter, written.value) as Promise<Delivered<S>>;
   }
 
