@@ -5,7 +5,7 @@
  * the process stops taking requests, answers the one in flight, finishes the late run and keeps its
  * outcome for the user's next dial, and exits 0. Each payment exists exactly once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { AtSession } from '../e2e/helpers.js';
 import { forward, readAll } from '../chaos/proxies.js';
+import { startProductProcess, type ProductProcess } from './product.js';
 
 const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const API_KEY = 'shutdown-key';
@@ -80,35 +81,15 @@ afterAll(async () => {
 });
 
 /** Starts the product as its own process and resolves with its URL once it listens. */
-function startChild(): Promise<{ url: string; exit: Promise<number | null>; output: () => string }> {
-  let output = '';
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
-    env: {
-      PATH: process.env.PATH,
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      MOMO_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-      MOMO_API_KEY: API_KEY,
-      REDIS_URL,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function startChild(): Promise<ProductProcess> {
+  const product = await startProductProcess({
+    LOG_LEVEL: 'warn',
+    MOMO_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    MOMO_API_KEY: API_KEY,
+    REDIS_URL,
   });
-  const exit = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the product did not start: ${output}`)), 30_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: `http://127.0.0.1:${m[1]}`, exit, output: () => output });
-      }
-    };
-    child!.stdout!.on('data', read);
-    child!.stderr!.on('data', read);
-    void exit.then(() => reject(new Error(`the product exited before listening: ${output}`)));
-  });
+  child = product.child;
+  return product;
 }
 
 /** A USSD payment up to the PIN screen. */
