@@ -414,7 +414,7 @@ export class Runner {
       local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
       const outcome = money ? { ...screen, money: true } : screen;
-      const settled = await this.settle(key, token, current, { ...current.record, session, profile }, outcome, starter);
+      const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
         return;
@@ -439,9 +439,9 @@ export class Runner {
   }
 
   /**
-   * Compare-and-set of the run's record (`base` holds what the run changes), redone on the latest record when
-   * another write came between (a waiter's ledger entry, a "processing" mark); null once the record holds
-   * another run's id.
+   * Compare-and-set of the run's record (`change` makes it from the record as stored), redone on the latest
+   * record when another write came between (a waiter's ledger entry, a "processing" mark); null once the record
+   * holds another run's id. Says whether a waiter was answered "processing" (`late`).
    */
   private async write(key: string, token: string, from: Stored, change: (record: ConversationRecord) => ConversationRecord, attempts = CAS_ATTEMPTS): Promise<(Stored & { late: boolean }) | null> {
     let stored = from;
