@@ -25,10 +25,11 @@ export interface Answers {
   withNotes(prompt: Prompt, notes: string[]): Prompt;
   /**
    * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
-   * again" when the session may have moved money (it is in a money state), else "start again". (One whose
-   * conversation could not be read gets `common.unavailable`: what it holds is unknown.)
+   * again" when the session may have moved money (it is in a money state), "processing" while a run is out
+   * (it goes on, and may still move money), else "start again". (One whose conversation could not be read
+   * gets `common.unavailable`: what it holds is unknown.)
    */
-  failure(session: Session | undefined, lang: Lang, channel: Channel): Prompt;
+  failure(session: Session | undefined, running: boolean, lang: Lang, channel: Channel): Prompt;
 }
 
 export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
@@ -54,8 +55,9 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
       return session.ended ? { ...prompt, final: true } : prompt;
     },
     withNotes: (prompt, notes) => (notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') }),
-    failure(session, lang, channel) {
-      return session && isMoney(runtime.restore(session)) ? processing(channel, lang, true) : notice('common.error', lang, true);
+    failure(session, running, lang, channel) {
+      const money = session !== undefined && isMoney(runtime.restore(session));
+      return money || running ? processing(channel, lang, money) : notice('common.error', lang, true);
     },
   };
 }

@@ -87,8 +87,7 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
   id: string;
-  /** The actor's name (the FlowServices method). */
-  src: string;
+  /** The unstarted child actor holding the invoke's logic (the service bound with `provide`) and input. */
   child: AnyActorRef;
 }
 
@@ -170,7 +169,7 @@ export class FlowRuntime {
   /** The invoke a busy snapshot waits for (the one child still active), if any. */
   invocation(snapshot: AnyMachineSnapshot): Invocation | undefined {
     for (const [id, child] of Object.entries(snapshot.children as Record<string, AnyActorRef | undefined>)) {
-      if (child && (child.getSnapshot() as { status?: string }).status === 'active') return { id, src: String(child.src), child };
+      if (child && (child.getSnapshot() as { status?: string }).status === 'active') return { id, child };
     }
     return undefined;
   }

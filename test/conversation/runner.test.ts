@@ -253,6 +253,32 @@ describe('after money was sent, never "start again"', () => {
   });
 });
 
+describe('while a run is out, never "start again"', () => {
+  it('a message that fails (Redis refusing its write) while a payment is under way is told it is being processed', async () => {
+    const reserving = gate<void>();
+    let refusing = false;
+    const store = redisStore();
+    const flaky = overriding(store, {
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+        if (refusing && key.startsWith('conv:')) throw new Error('READONLY You can\'t write against a read only replica.');
+        return store.set(key, snapshot, expected, ttl);
+      },
+    });
+    const service = paymentsService();
+    const e = engine(flaky, { ...service.services, reserveSpend: () => reserving.promise });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    refusing = true;
+    const answer = await e.handle(msg({ text: 'hello?' }));
+    expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
+    refusing = false;
+    reserving.open();
+    await e.drain();
+    expect(service.payments).toHaveLength(1);
+  });
+});
+
 describe('the ledger of answers', () => {
   it('a resend of an older delivery gets its own answer, not the latest and not a new step', async () => {
     const service = paymentsService();
