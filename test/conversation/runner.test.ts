@@ -129,6 +129,18 @@ function chat() {
   return (fields: Partial<Inbound> = {}): Inbound => ({ channel: 'telegram', conversationId, userId: 'u1', messageId: `m-${++ids}`, ...fields });
 }
 
+/** `store` whose conversation writes fail while `refusing` (Redis refusing writes for a moment). */
+function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean } {
+  const wrapper = overriding(store, {
+    refusing: false,
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+      if (wrapper.refusing && key.startsWith('conv:')) throw new Error("READONLY You can't write against a read only replica.");
+      return store.set(key, snapshot, expected, ttl);
+    },
+  });
+  return wrapper;
+}
+
 const CONFIRMING = 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -215,21 +227,14 @@ describe('one runner per conversation', () => {
 describe('after money was sent, never "start again"', () => {
   it('Redis refusing the write right after the service accepted the payment: "being confirmed", and a later message pays nothing again', async () => {
     const service = paymentsService();
-    let refusing = false;
-    const store = redisStore();
-    // Every conversation write fails while `refusing` (Redis down for a moment), starting just after the payment.
-    const flaky = overriding(store, {
-      async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
-        if (refusing && key.startsWith('conv:')) throw new Error('READONLY You can\'t write against a read only replica.');
-        return store.set(key, snapshot, expected, ttl);
-      },
-    });
+    // Every conversation write fails while refusing (Redis down for a moment), starting just after the payment.
+    const flaky = refusingWrites(redisStore());
     const told: Prompt[] = [];
     const e = engine(flaky, {
       ...service.services,
       async createPayment(input) {
         const made = await service.services.createPayment!(input);
-        refusing = service.calls.length === 1; // the first payment was accepted: now Redis refuses writes
+        flaky.refusing = service.calls.length === 1; // the first payment was accepted: now Redis refuses writes
         return made;
       },
     }, { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
@@ -239,7 +244,7 @@ describe('after money was sent, never "start again"', () => {
     expect(answer.text).toBe(CONFIRMING);
     expect(answer.text).not.toMatch(/start again|try again/i);
     expect(answer.money).toBe(true);
-    refusing = false; // Redis is back
+    flaky.refusing = false; // Redis is back
     await until(() => told.length > 0, 'the outcome once Redis is back');
     // The run was taken over and repeated under the same key: the service holds one payment.
     expect(told.map((p) => p.text)).toEqual(['Sent earlier']);
@@ -256,23 +261,16 @@ describe('after money was sent, never "start again"', () => {
 describe('while a run is out, never "start again"', () => {
   it('a message that fails (Redis refusing its write) while a payment is under way is told it is being processed', async () => {
     const reserving = gate<void>();
-    let refusing = false;
-    const store = redisStore();
-    const flaky = overriding(store, {
-      async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
-        if (refusing && key.startsWith('conv:')) throw new Error('READONLY You can\'t write against a read only replica.');
-        return store.set(key, snapshot, expected, ttl);
-      },
-    });
+    const flaky = refusingWrites(redisStore());
     const service = paymentsService();
     const e = engine(flaky, { ...service.services, reserveSpend: () => reserving.promise });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
-    refusing = true;
+    flaky.refusing = true;
     const answer = await e.handle(msg({ text: 'hello?' }));
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
-    refusing = false;
+    flaky.refusing = false;
     reserving.open();
     await e.drain();
     expect(service.payments).toHaveLength(1);

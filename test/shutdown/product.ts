@@ -1,5 +1,15 @@
-/** The product as a process of its own (`node --import tsx src/main.ts`), as an operator runs it. */
+/**
+ * The product as a process of its own (`node --import tsx src/main.ts`), as an operator runs it, and what the
+ * process tests put around it: a standalone sandbox behind a proxy that can hold payment creations back, and
+ * the product's keys in Redis cleaned before and after.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
+import http, { type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
+import { createLogger } from '../../src/log.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { forward, readAll } from '../chaos/proxies.js';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -33,4 +43,66 @@ export function startProductProcess(env: Record<string, string>): Promise<Produc
     child.stderr!.on('data', read);
     void exit.then(() => reject(new Error(`the product exited before listening: ${output}`)));
   });
+}
+
+/** Deletes the product's keys (its `momo:` prefix and its notification queue) from the database of `redis`. */
+export async function cleanProductKeys(redis: Redis): Promise<void> {
+  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+}
+
+export interface Service {
+  sandbox: Sandbox;
+  /** The proxy's address: the product's MOMO_BASE_URL. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+
+const closeServer = (server: Server) => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+};
+
+/**
+ * A standalone sandbox (`apiKey`) behind a proxy; each payment creation waits for `hold(request, body)` before
+ * it is forwarded (a promise that never settles: it never reaches the service).
+ */
+export async function startService(apiKey: string, hold: (req: IncomingMessage, body: Buffer) => Promise<void>): Promise<Service> {
+  const sandbox = createSandbox({ apiKey, allowHttpWebhooks: true, limits: { readsPerMinute: 10_000 }, logger: createLogger('silent') });
+  const sandboxServer = http.createServer(sandbox.app);
+  const sandboxPort = await listen(sandboxServer);
+  const proxy = http.createServer((req, res) => {
+    void (async () => {
+      const body = await readAll(req);
+      if (req.method === 'POST' && req.url?.startsWith('/api/payments')) await hold(req, body);
+      try {
+        const answer = await forward(sandboxPort, req, body);
+        const headers = { ...answer.headers };
+        delete headers['transfer-encoding'];
+        delete headers.connection;
+        res.writeHead(answer.status, headers).end(answer.body);
+      } catch {
+        res.socket?.destroy();
+      }
+    })();
+  });
+  const port = await listen(proxy);
+  return {
+    sandbox,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await closeServer(proxy);
+      await closeServer(sandboxServer);
+      await sandbox.close();
+    },
+  };
 }
