@@ -9,8 +9,8 @@
  * holds under that key reads "already sent, you will be told"; an answer lost after the client's own
  * retries reads "could not confirm, you will be told"; neither is ever retried.
  *
- * Currency: a data bundle carries no currency in the service contract, so the spend is reserved in the
- * first of `input.currencies` (the organization's default).
+ * Currency: a data bundle carries no currency in the service contract; the vending group's prices are in
+ * naira, so the spend is reserved in {@link VENDING_CURRENCY}.
  */
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
@@ -18,7 +18,7 @@ import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText } from './failure.js';
 import { parsePhone, parseText } from './input.js';
 import { dataMessages } from './messages/data.js';
-import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, type PurchaseContext } from './purchase.js';
+import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, VENDING_CURRENCY, type PurchaseContext } from './purchase.js';
 import type { DataBundle, PurchaseResult } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
 
@@ -44,7 +44,7 @@ export interface DataContext extends PurchaseContext {
   input: FlowInput;
   /** Duplicate-Check-Key of the purchase, `${runId}:data`, made before any call and never changed. */
   key: string;
-  /** Currency the spend is reserved in: `input.currencies[0]`. */
+  /** Currency the spend is reserved in: naira, {@link VENDING_CURRENCY}. */
   currency: string;
   network?: DataNetwork;
   /** Spectranet account number. */
@@ -94,7 +94,7 @@ export const dataMachine = setup({
     input: {} as FlowInput,
     output: {} as FlowOutput,
     meta: {} as { view: (context: DataContext) => View },
-    tags: {} as 'busy' | 'secret',
+    tags: {} as 'busy' | 'secret' | 'money',
   },
   actors: {
     listDataBundles: serviceActors.listDataBundles,
@@ -148,7 +148,6 @@ export const dataMachine = setup({
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
     storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
-    noteSubmittedBefore: assign({ error: { key: 'failure.duplicate' } }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -156,7 +155,7 @@ export const dataMachine = setup({
   context: ({ input }) => ({
     input,
     key: `${input.runId}:data`,
-    currency: input.currencies[0] ?? '',
+    currency: VENDING_CURRENCY,
     bundles: [],
   }),
   initial: 'choosingNetwork',

@@ -11,7 +11,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
-import type { ContactCheck, PaymentResult } from './services.js';
+import { isAlreadySubmitted, type ContactCheck, type Created, type PaymentResult } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
 
 /** What is paid: mobile money, airtime, or a transfer to a bank account. */
@@ -116,22 +116,21 @@ function choose(context: PayContext, text: Text, choices: NonNullable<View['choi
 
 /**
  * Failures of the create call. An answer lost after the client's retries (connection, 5xx, unreadable)
- * may hide a payment made: say so and never invite a retry. A duplicate is our own key: already sent.
+ * may hide a payment made: say so and never invite a retry. (A payment already made under our own key is
+ * not a failure: it is the AlreadySubmitted result.)
  */
 const PAYMENT_FAILURES: FailureKeys = {
   connection: 'pay.unconfirmed',
   service: 'pay.unconfirmed',
   unknown: 'pay.unconfirmed',
-  duplicate: 'pay.duplicate',
   validation: 'pay.refused',
 };
 
 /** How a run ended, by the words of its last screen (the failure texts are read by outcomeOfText). */
 const PAY_OUTCOMES: Record<string, FlowOutcome> = {
   'pay.submitted': 'paid',
-  'pay.submittedBefore': 'processing',
   'pay.unconfirmed': 'processing',
-  'pay.duplicate': 'processing',
+  'pay.submittedBefore': 'paid',
   'pay.refused': 'failed',
   'pay.cancelled': 'cancelled',
 };
@@ -184,6 +183,7 @@ export const payMachine = setup({
     hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
+    isAlreadySubmitted: (_, result: Created<PaymentResult>) => isAlreadySubmitted(result),
   },
   actions: {
     storeAnswer: assign(({ context, event }, params: { field: Field }) => {
@@ -199,13 +199,9 @@ export const payMachine = setup({
     forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
-    /**
-     * State `submitted` is the service layer saying it was already submitted earlier (our own key): the
-     * service's duplicate answer carries no id, so that screen names none.
-     */
-    notePayment: assign((_, { id, state }: PaymentResult) => ({
-      outcome: state === 'submitted' ? { key: 'pay.submittedBefore' } : { key: 'pay.submitted', params: { id, state } },
-    })),
+    notePayment: assign((_, { id, state }: PaymentResult) => ({ outcome: { key: 'pay.submitted', params: { id, state } } })),
+    /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment. */
+    noteSubmittedBefore: assign({ outcome: { key: 'pay.submittedBefore' } }),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
@@ -503,13 +499,14 @@ export const payMachine = setup({
           flow: 'pay',
           amount: context.amount!,
           currency: context.currency!,
+          duplicateCheckKey: context.key,
         }),
         onDone: 'submitting',
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },
     submitting: {
-      tags: ['busy'],
+      tags: ['busy', 'money'],
       invoke: {
         src: 'createPayment',
         input: ({ context }) => ({
@@ -527,7 +524,10 @@ export const payMachine = setup({
             : {}),
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { actions: { type: 'notePayment', params: ({ event }) => event.output }, target: 'done' },
+        onDone: [
+          { guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output }, actions: 'noteSubmittedBefore', target: 'done' },
+          { actions: { type: 'notePayment', params: ({ event }) => event.output as PaymentResult }, target: 'done' },
+        ],
         onError: { actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },

@@ -14,8 +14,8 @@
  * the service already holds under it, or an answer lost after the client's own retries, reads "already
  * sent" or "could not confirm", both "you will be told", and is never retried.
  *
- * Amounts: a pin bundle carries no currency in the service contract, so the spend is reserved in the
- * first of `input.currencies`. The spend reserved is the total paid (the bundle's amount times the
+ * Amounts: a pin bundle carries no currency in the service contract; the vending group's prices are in
+ * naira, so the spend is reserved in {@link VENDING_CURRENCY}. The spend reserved is the total paid (the bundle's amount times the
  * quantity); the purchase sends the price of one pin and the quantity, as the vending group expects.
  */
 import { Decimal } from 'decimal.js';
@@ -25,7 +25,7 @@ import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText } from './failure.js';
 import { parseText } from './input.js';
 import { pinMessages } from './messages/pin.js';
-import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, type PurchaseContext } from './purchase.js';
+import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, VENDING_CURRENCY, type PurchaseContext } from './purchase.js';
 import type { Candidate, PinBundle, PurchaseResult } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutput, RememberedCandidate, Text, View } from './types.js';
 
@@ -59,7 +59,7 @@ export interface PinContext extends PurchaseContext {
   input: FlowInput;
   /** Duplicate-Check-Key of the purchase, `${runId}:pin`, made before any call and never changed. */
   key: string;
-  /** Currency the spend is reserved in: `input.currencies[0]`. */
+  /** Currency the spend is reserved in: naira, {@link VENDING_CURRENCY}. */
   currency: string;
   serviceType?: PinService;
   /** The bundles on sale (available > 0); a choice's id is its index here. */
@@ -142,7 +142,7 @@ export const pinMachine = setup({
     input: {} as FlowInput,
     output: {} as FlowOutput,
     meta: {} as { view: (context: PinContext) => View },
-    tags: {} as 'busy' | 'secret',
+    tags: {} as 'busy' | 'secret' | 'money',
   },
   actors: {
     listPinBundles: serviceActors.listPinBundles,
@@ -196,7 +196,6 @@ export const pinMachine = setup({
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
     storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
-    noteSubmittedBefore: assign({ error: { key: 'failure.duplicate' } }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({
@@ -204,7 +203,7 @@ export const pinMachine = setup({
   context: ({ input }) => ({
     input,
     key: `${input.runId}:pin`,
-    currency: input.currencies[0] ?? '',
+    currency: VENDING_CURRENCY,
     bundles: [],
     quantity: 1,
   }),

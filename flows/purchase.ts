@@ -1,25 +1,33 @@
 /**
  * The tail the data and pin flows share once the user has picked what to buy: a summary to confirm (the
  * PIN on the same screen when `input.requirePin`) -> `verifyingPin` -> `reserving` (the spend, within the
- * user's limits) -> `purchasing` under the flow's idempotency key -> `done`, `unconfirmed` or `failed`.
+ * user's limits, in naira: {@link VENDING_CURRENCY}) -> `purchasing` under the flow's idempotency key ->
+ * `done`, `submittedBefore`, `unconfirmed` or `failed`.
  *
  * Each flow keeps its own ids, messages (`<flow>.summary`, `<flow>.notBought`, ...) and purchase call; this
  * module only builds the parts that are the same. A flow using it names, in its setup():
  * - actors `verifyPin`, `reserveSpend` and its purchase actor;
  * - the guards of {@link purchaseGuards};
  * - actions `clearError`, `refuseChoice`, `storeFailure`, `storePurchaseFailure` (the failure in words with
- *   {@link unconfirmedKeys}), `noteSubmittedBefore` and `storeResult`. They stay in each flow: an action
+ *   {@link unconfirmedKeys}) and `storeResult`. They stay in each flow: an action
  *   made outside a flow's setup() does not type against its context.
  */
 import type { ServiceInput } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
 import type { FailureKeys } from './failure.js';
 import { outcomeOfText } from './outcome.js';
-import type { PurchaseResult } from './services.js';
+import { isAlreadySubmitted, type PurchaseResult } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type FlowOutcome, type Params, type Text, type View } from './types.js';
 
 /** The flows that end in a purchase; their id prefixes their message keys. */
 export type PurchaseFlow = 'data' | 'pin';
+
+/**
+ * The currency vending prices are in: the vending group sells Nigerian data bundles and exam pins, priced in
+ * naira (its listings carry amounts without a currency). Purchases reserve the user's spend in it, so a
+ * role's `NGN` limits (or `*`) apply, not those of the first currency offered for payments.
+ */
+export const VENDING_CURRENCY = 'NGN';
 
 /** The purchase actors. */
 export type PurchaseService = 'purchaseData' | 'purchasePin';
@@ -36,14 +44,14 @@ export interface PurchaseContext {
 }
 
 /**
- * Failures of the purchase after which it may still have happened: the answer was lost after the
- * client's retries (connection, 5xx, an unreadable answer) or the service already holds our key.
+ * Failures of the purchase after which it may still have happened: the answer was lost after the client's
+ * retries (connection, 5xx, an unreadable answer). (A purchase the service already holds under our key is
+ * not a failure: it is the AlreadySubmitted result, shown by `submittedBefore`.)
  */
 export const unconfirmedKeys = (flow: PurchaseFlow): FailureKeys => ({
   connection: `${flow}.unconfirmed`,
   service: `${flow}.unconfirmed`,
   unknown: `${flow}.unconfirmed`,
-  duplicate: 'failure.duplicate',
 });
 
 type Args = { context: PurchaseContext; event: FlowEvent };
@@ -58,8 +66,8 @@ export function purchaseGuards(flow: PurchaseFlow) {
       const error = errorOf(event);
       return isServiceFailure(error) && error.code === 'pin_locked';
     },
-    /** The service already held a purchase under our key (the engine's services answer `submitted`). */
-    isSubmittedBefore: ({ event }: Args) => outputOf<PurchaseResult>(event).status === 'submitted',
+    /** The service already held a purchase under our key (AlreadySubmitted). */
+    isSubmittedBefore: ({ event }: Args) => isAlreadySubmitted(outputOf(event)),
     isUnconfirmed: ({ event }: Args) => {
       const error = errorOf(event);
       return !isServiceFailure(error) || Object.hasOwn(unconfirmed, error.code);
@@ -95,7 +103,7 @@ export interface PurchaseStatesOptions<C extends PurchaseContext, Src extends Pu
   receipt: (context: C) => Params;
 }
 
-/** The states after `confirming`: verifyingPin, reserving, purchasing, done, unconfirmed, failed. */
+/** The states after `confirming`: verifyingPin, reserving, purchasing, done, submittedBefore, unconfirmed, failed. */
 export function purchaseStates<C extends PurchaseContext, Src extends PurchaseService>({
   flow,
   amount,
@@ -131,18 +139,19 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
           flow,
           amount: amount(context),
           currency: context.currency,
+          duplicateCheckKey: context.key,
         }),
         onDone: 'purchasing',
         onError: { target: 'failed', actions: 'storeFailure' },
       },
     },
     purchasing: {
-      tags: 'busy',
+      tags: ['busy', 'money'],
       invoke: {
         src: purchase.src,
         input: ({ context }: { context: C }) => purchase.input(context),
         onDone: [
-          { guard: 'isSubmittedBefore', target: 'unconfirmed', actions: 'noteSubmittedBefore' },
+          { guard: 'isSubmittedBefore', target: 'submittedBefore' },
           { target: 'done', actions: 'storeResult' },
         ],
         onError: [
@@ -155,6 +164,13 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
       type: 'final',
       meta: {
         view: (context: C): View => ({ text: { key: `${flow}.done`, params: receipt(context) }, final: true }),
+        outcome: (): FlowOutcome => 'paid',
+      },
+    },
+    submittedBefore: {
+      type: 'final',
+      meta: {
+        view: (): View => ({ text: { key: `${flow}.submittedBefore` }, final: true }),
         outcome: (): FlowOutcome => 'paid',
       },
     },

@@ -13,7 +13,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
 import { outcomeOfText } from './outcome.js';
-import type { CollectionRequestResult } from './services.js';
+import { isAlreadySubmitted, type CollectionRequestResult, type Created } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
 
 /** Everything the request flow has learnt so far. JSON only: the amount is a decimal string. */
@@ -75,13 +75,13 @@ function ask(key: string, input: View['input']): (context: RequestContext) => Vi
 
 /**
  * Failures of the create call. An answer lost after the client's retries may hide a request made: say
- * we could not confirm it, never invite a retry. A duplicate is our own key: already sent.
+ * we could not confirm it, never invite a retry. (A request already made under our own key is not a
+ * failure: it is the AlreadySubmitted result.)
  */
 const REQUEST_FAILURES: FailureKeys = {
   connection: 'request.unconfirmed',
   service: 'request.unconfirmed',
   unknown: 'request.unconfirmed',
-  duplicate: 'request.duplicate',
   validation: 'request.refused',
 };
 
@@ -90,7 +90,7 @@ const REQUEST_OUTCOMES: Record<string, FlowOutcome> = {
   'request.created': 'done',
   'request.createdWithCode': 'done',
   'request.unconfirmed': 'processing',
-  'request.duplicate': 'processing',
+  'request.submittedBefore': 'done',
   'request.refused': 'failed',
   'request.cancelled': 'cancelled',
 };
@@ -119,6 +119,7 @@ export const requestMachine = setup({
     isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
     hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+    isAlreadySubmitted: (_, result: Created<CollectionRequestResult>) => isAlreadySubmitted(result),
   },
   actions: {
     storeAnswer: assign(({ context, event }, params: { field: Field }) => {
@@ -133,6 +134,8 @@ export const requestMachine = setup({
         : { key: 'request.created', params: { id, status } };
       return { outcome };
     }),
+    /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no request. */
+    noteSubmittedBefore: assign({ outcome: { key: 'request.submittedBefore' } }),
     forget: assign((_, { fields }: { fields: Array<keyof RequestContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
@@ -236,7 +239,7 @@ export const requestMachine = setup({
       },
     },
     submitting: {
-      tags: ['busy'],
+      tags: ['busy', 'money'],
       invoke: {
         src: 'createCollectionRequest',
         input: ({ context }) => ({
@@ -250,7 +253,10 @@ export const requestMachine = setup({
           sendInstructions: context.sendInstructions ?? false,
           metadata: { chat: context.input.chat, ref: context.key },
         }),
-        onDone: { actions: { type: 'noteRequest', params: ({ event }) => event.output }, target: 'done' },
+        onDone: [
+          { guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output }, actions: 'noteSubmittedBefore', target: 'done' },
+          { actions: { type: 'noteRequest', params: ({ event }) => event.output as CollectionRequestResult }, target: 'done' },
+        ],
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },

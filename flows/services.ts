@@ -25,6 +25,24 @@ export interface Asker {
   userId: string;
 }
 
+/**
+ * The service already holds a create under our Duplicate-Check-Key (it answered 409 `Duplicate Request
+ * Detected!` to a repeat of our own call): it was made earlier, by a call whose answer we did not get. The
+ * service's answer carries nothing of it, so there is no id, state or reference to show.
+ */
+export interface AlreadySubmitted {
+  kind: 'alreadySubmitted';
+}
+
+/** A create's result: what the service made, or {@link AlreadySubmitted}. */
+export type Created<T> = T | AlreadySubmitted;
+
+export const ALREADY_SUBMITTED: AlreadySubmitted = { kind: 'alreadySubmitted' };
+
+export function isAlreadySubmitted(result: unknown): result is AlreadySubmitted {
+  return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'alreadySubmitted';
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -82,8 +100,11 @@ export interface PurchaseResult {
 export interface FlowServices {
   /** Verifies the USSD PIN of the user; rejects pin_wrong (with attempts left in message) or pin_locked. */
   verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
-  /** Checks role and limits and reserves the amount in today's total; rejects not_allowed / limit_exceeded. */
-  reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string }): Promise<void>;
+  /**
+   * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
+   * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
+   */
+  reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string }): Promise<void>;
 
   /**
    * What this product already knows of a number (a local record kept from earlier verifications and
@@ -110,7 +131,7 @@ export interface FlowServices {
     lastName?: string;
     bank?: { bank: string; accountNumber: string; accountName: string; email: string };
     metadata: Record<string, string>;
-  }): Promise<PaymentResult>;
+  }): Promise<Created<PaymentResult>>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
 
   /** Creates the request and files it among the asker's requests (the collections they may see). */
@@ -122,7 +143,7 @@ export interface FlowServices {
     reason: string;
     sendInstructions: boolean;
     metadata: Record<string, string>;
-  }): Promise<CollectionRequestResult>;
+  }): Promise<Created<CollectionRequestResult>>;
 
   /**
    * Claim rules of the spec: amount, transaction id and full phone number together. A collection that
@@ -145,7 +166,7 @@ export interface FlowServices {
     accountNumber?: string;
     amount: string;
     metadata: Record<string, string>;
-  }): Promise<PurchaseResult>;
+  }): Promise<Created<PurchaseResult>>;
 
   listPinBundles(input: { serviceType: string }): Promise<PinBundle[]>;
   validateCandidate(input: { serviceType: string; productCode: string; accountNumber: string }): Promise<Candidate>;
@@ -158,7 +179,7 @@ export interface FlowServices {
     amount: string;
     quantity: number;
     metadata: Record<string, string>;
-  }): Promise<PurchaseResult>;
+  }): Promise<Created<PurchaseResult>>;
 }
 
 export type ServiceName = keyof FlowServices;

@@ -6,7 +6,9 @@
  * - States running a service call carry `tags: ['busy']` and invoke a named fromPromise actor; the engine
  *   waits while the snapshot has the tag `busy` (up to the channel's deadline). A state whose invoke input
  *   holds a secret (the PIN, taken from the event, never from context) also carries the tag `secret`: the
- *   engine never stores that snapshot.
+ *   engine never stores that snapshot. A state whose call moves money (creates a payment, a collection
+ *   request or a purchase under the flow's Duplicate-Check-Key) also carries the tag `money`: once it was
+ *   entered, the engine never tells the user to start again, only that it is being confirmed.
  * - Events the engine sends (and only these):
  *     { type: 'ANSWERED', value }   free text typed for the current state's input
  *     { type: 'CHOSEN', id }        a choice of the current View picked

@@ -13,8 +13,11 @@ import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
-import { profileKey, userOfAddress, ussdInbox } from './conversation/records.js';
+import { ussdInbox } from './conversation/records.js';
+import { keys } from './conversation/keys.js';
+import { userOfAddress } from './conversation/address.js';
 import { MadeRecords, recordMade } from './conversation/made.js';
+import { giveBackSpend } from './conversation/policy.js';
 import type { UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
@@ -142,9 +145,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf: async (address) => {
-      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
       return (stored?.snapshot as UserProfile | undefined)?.lang;
     },
+    onPaymentFailed: (ref) => giveBackSpend(store, ref),
     logger,
   });
   // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
@@ -273,7 +277,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const receiver = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo` : sandbox ? `${url}/notifications/momo` : undefined;
   // Processes starting together on one Redis register one at a time: the first lists and creates, the
   // others (within a minute) leave it to it, so no two list "missing" and both create.
-  if (receiver && (await store.claim(`webhooks:registering:${receiver}`, 60))) {
+  if (receiver && (await store.claim(keys.webhookRegistration(receiver), 60))) {
     await ensureWebhooks(client, receiver, logger).catch((err: unknown) => {
       logger.error({ err: String(err) }, 'webhook registration failed; notifications will not arrive');
     });
@@ -296,8 +300,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       clearInterval(sweep);
       // WhatsApp's webhook answers before its messages are worked: they finish before the runs are drained.
       await whatsapp?.idle();
-      // Runs past their deadline finish and tell their chats before the notifiers go away.
-      await engine.drain();
+      // No more taking over of runs; runs past their deadline finish and tell their chats before the
+      // notifiers go away.
+      await engine.stop();
       for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
       await sandbox?.close();
       await store.close();

@@ -17,6 +17,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
+import { keys } from '../../src/conversation/keys.js';
 import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
 import { conversationIdOf } from './address.js';
 import {
@@ -80,7 +81,11 @@ export interface Slack {
 const BODY_LIMIT = '1mb';
 const WORKING = 'Working on it… the answer will appear here.';
 const MALFORMED = 'This request is missing its team, user or trigger id, so it was not processed.';
-const SORRY = 'Sorry, something went wrong. Type /momo to start again.';
+/**
+ * Said when the engine itself failed (it answers every failure of its own, "being confirmed" after a
+ * money-moving call, so this is a bug): it cannot know what was confirmed, so it never says to start again.
+ */
+const SORRY = 'Sorry, something went wrong. If you confirmed something, do not send it again: you will get a message with the result. Type /momo to continue.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
 
 /** Bolt answers rejected requests with an empty body; say why. */
@@ -257,7 +262,7 @@ export function createSlack(options: SlackOptions): Slack {
     if (event.channel_type !== 'im' || event.subtype !== undefined || 'bot_id' in event) return;
     const inbound = inboundFrom(body.team_id, event.user, body.event_id);
     if (!inbound) return;
-    if (!(await store.claim(`slack:event:${body.event_id}`, EVENT_DEDUP_SECONDS))) {
+    if (!(await store.claim(keys.slackEvent(body.event_id), EVENT_DEDUP_SECONDS))) {
       logger.info({ eventId: body.event_id, retryNum: context.retryNum }, 'slack: duplicate delivery dropped');
       return;
     }

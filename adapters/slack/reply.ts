@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
+import { keys } from '../../src/conversation/keys.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import type { SlackMessage } from './blocks.js';
 
@@ -51,7 +52,7 @@ export function createReplier(options: ReplierOptions): Replier {
 
   /** Takes one use of the response_url's budget; false when it is spent. */
   const takeUse = async (responseUrl: string): Promise<boolean> => {
-    const key = `slack:response-url:${createHash('sha256').update(responseUrl).digest('hex')}`;
+    const key = keys.slackResponseUrl(createHash('sha256').update(responseUrl).digest('hex'));
     const { ok } = await store.addWithinLimit(key, 1, RESPONSE_URL_USES, RESPONSE_URL_WINDOW_SECONDS);
     return ok;
   };

@@ -4,6 +4,7 @@
  * so a conversation of buttons stays one message instead of flooding the chat.
  */
 import { GrammyError, type Api, type Context } from 'grammy';
+import { keys } from '../../src/conversation/keys.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { HELP_TEXT } from './commands.js';
@@ -14,6 +15,11 @@ import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
 import { readUpdate, type TelegramAction } from './updates.js';
 
 export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Please try again.';
+/**
+ * Said instead when the failure came after the engine answered about a money-moving call (Prompt.money: the
+ * payment, request or purchase may have reached the service): never "try again", which would pay twice.
+ */
+export const MONEY_FAILURE_TEXT = 'Something went wrong showing the answer. What you confirmed is being processed: do not send it again. You will get a message with the result.';
 export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
 
 /** The answer to a flow asked for in a group: screens with amounts, names and PINs stay in a private chat. */
@@ -23,6 +29,11 @@ export function directOnlyText(botUsername: string): string {
 
 /** How long an update_id is remembered: Telegram gives up redelivering an update well within a day. */
 const UPDATE_TTL_SECONDS = 86_400;
+
+/** What the engine answered an update, once it did (the failure text depends on it). */
+interface Answered {
+  prompt?: Prompt;
+}
 
 export interface HandlerDeps {
   engine: Engine;
@@ -66,9 +77,10 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
    * Asks the engine and shows its answer: in `messageId` (a press) or a new message (a typed answer). When
    * a new message takes over, the keyboard of the one before is removed, as its buttons no longer work.
    */
-  async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, messageId?: number): Promise<void> {
+  async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, answered: Answered, messageId?: number): Promise<void> {
     const before = messageId === undefined ? await records.get(action.origin.conversationId) : null;
     const prompt = await engine.handle({ ...action.origin, ...request });
+    answered.prompt = prompt;
     const shownIn = await show(api, action.chatId, messageId, prompt);
     await records.put(action.origin.conversationId, { messageId: shownIn, prompt });
     if (before && !before.prompt.final && before.messageId !== shownIn) {
@@ -79,7 +91,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
   }
 
   /** Handles a button press; returns the text of the toast that answers it, if any. */
-  async function press(api: Api, action: Extract<TelegramAction, { kind: 'press' }>): Promise<string | undefined> {
+  async function press(api: Api, action: Extract<TelegramAction, { kind: 'press' }>, answered: Answered): Promise<string | undefined> {
     const shown = await records.get(action.origin.conversationId);
     const { button } = action;
     // Only the message showing the current prompt has live buttons; indexes on any other are meaningless.
@@ -90,18 +102,19 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       return undefined;
     }
     if (button.kind === 'nav') {
-      await ask(api, action, { nav: button.nav }, action.messageId);
+      await ask(api, action, { nav: button.nav }, answered, action.messageId);
       return undefined;
     }
     const choice = shown.prompt.choices?.[button.index];
     if (!choice) return EXPIRED_TEXT;
-    await ask(api, action, { choice: choice.id }, action.messageId);
+    await ask(api, action, { choice: choice.id }, answered, action.messageId);
     return undefined;
   }
 
   async function handle(api: Api, action: TelegramAction, updateId: number, claimed: Promise<boolean>, botUsername: string): Promise<void> {
     let repeated = false;
     let toast: string | undefined;
+    const answered: Answered = {};
     try {
       if (!(await claimed)) {
         repeated = true;
@@ -109,12 +122,12 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       } else if (action.kind === 'group') {
         if (action.queryId === undefined) await api.sendMessage(action.chatId, directOnlyText(botUsername));
         else toast = directOnlyText(botUsername);
-      } else if (action.kind === 'press') toast = await press(api, action);
+      } else if (action.kind === 'press') toast = await press(api, action, answered);
       else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
-      else await ask(api, action, action.request);
+      else await ask(api, action, action.request, answered);
     } catch (error) {
       logger.error({ err: describeError(error), updateId, chatId: action.chatId }, 'telegram: update failed');
-      await api.sendMessage(action.chatId, FAILURE_TEXT).catch((sendError: unknown) => {
+      await api.sendMessage(action.chatId, answered.prompt?.money ? MONEY_FAILURE_TEXT : FAILURE_TEXT).catch((sendError: unknown) => {
         logger.error({ err: describeError(sendError), chatId: action.chatId }, 'telegram: could not report a failure');
       });
     } finally {
@@ -129,8 +142,9 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
   }
 
   // Never throws: a failure is reported to the user and logged, so the webhook answers 200 and Telegram does
-  // not redeliver an update that would fail again. Nothing is lost: the user is asked to repeat the step,
-  // and money-moving calls carry idempotency keys, so a repeat never pays twice.
+  // not redeliver an update that would fail again. Before a money-moving call the user is asked to repeat the
+  // step; after one (the engine's answer says so) they are told it is being processed and not to send it
+  // again, as its outcome comes by message.
   return async (ctx) => {
     const action = readUpdate(ctx.update, ctx.me.username);
     if (!action) return;
@@ -138,7 +152,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     // Claimed on arrival, so a redelivery is known even while the first delivery waits in the queue. Its
     // outcome (or the store's failure) is read in handle(), in the chat's order; the no-op catch only keeps
     // a failure from counting as unhandled while it waits.
-    const claimed = store.claim(`tg:update:${updateId}`, UPDATE_TTL_SECONDS);
+    const claimed = store.claim(keys.telegramUpdate(updateId), UPDATE_TTL_SECONDS);
     claimed.catch(() => undefined);
     const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed, ctx.me.username));
     if (!detach) await handled;

@@ -3,6 +3,7 @@
  * (keyboard.ts); a press is read against this record, and a press on any other message is stale.
  * Kept in the SessionStore under `tg:prompt:<chatId>`, so any process can answer a button press.
  */
+import { keys } from '../../src/conversation/keys.js';
 import type { Prompt, SessionStore } from '../../src/conversation/types.js';
 
 export interface ShownPrompt {
@@ -16,7 +17,6 @@ export interface PromptRecords {
   put(chatId: string, shown: ShownPrompt): Promise<void>;
 }
 
-const promptKey = (chatId: string): string => `tg:prompt:${chatId}`;
 
 /** Tries of a write that keeps losing compare-and-set to another process before giving up. */
 const WRITE_TRIES = 3;
@@ -24,14 +24,14 @@ const WRITE_TRIES = 3;
 export function createPromptRecords(store: SessionStore, ttlSeconds: number): PromptRecords {
   return {
     async get(chatId) {
-      const stored = await store.get(promptKey(chatId));
+      const stored = await store.get(keys.telegramPrompt(chatId));
       return stored ? (stored.snapshot as ShownPrompt) : null;
     },
     // The last message sent is the one the user sees, so the last writer wins: re-read on a lost race.
     async put(chatId, shown) {
       for (let i = 0; i < WRITE_TRIES; i++) {
-        const current = await store.get(promptKey(chatId));
-        const written = await store.set(promptKey(chatId), shown, current?.version ?? null, ttlSeconds);
+        const current = await store.get(keys.telegramPrompt(chatId));
+        const written = await store.set(keys.telegramPrompt(chatId), shown, current?.version ?? null, ttlSeconds);
         if (written !== null) return;
       }
       throw new Error(`could not record the prompt of chat ${chatId}: kept losing to concurrent writers`);

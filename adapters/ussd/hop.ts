@@ -37,7 +37,8 @@ const APOLOGY_LATE: Prompt = {
   text: 'Sorry, this is taking longer than expected. Dial again shortly to see the result.',
   final: true,
 };
-const APOLOGY_FAILED: Prompt = { text: 'Sorry, something went wrong. Please dial again.', final: true };
+/** The engine failed (its own failures are answered by it; this one could not read the conversation): no "start again". */
+const APOLOGY_FAILED: Prompt = { text: 'Sorry, something went wrong. Dial again in a minute to see where you are.', final: true };
 
 interface LogContext {
   gateway: string;

@@ -17,7 +17,8 @@
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { profileKey, userOfAddress } from '../../src/conversation/records.js';
+import { keys } from '../../src/conversation/keys.js';
+import { userOfAddress } from '../../src/conversation/address.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import type { UserProfile } from '../../flows/types.js';
@@ -69,7 +70,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
     },
     verify: { default: 'accept' },
     languageOf: async (address) => {
-      const stored = await store.get(profileKey(address.channel, userOfAddress(address)));
+      const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
       return (stored?.snapshot as UserProfile | undefined)?.lang;
     },
     // The product's queue settings (none: its defaults); BENCH_NOTIFY_CONCURRENCY only for experiments.

@@ -24,7 +24,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.created': 'Request {id} sent (status: {status}). You will be notified when the money arrives.',
     'request.createdWithCode':
       'Request {id} sent (status: {status}). They can pay with code {mfscode}. You will be notified when the money arrives.',
-    'request.duplicate': 'This request was already sent. You will be notified when the money arrives.',
+    'request.submittedBefore': 'Your request was already sent earlier. You will be notified when the money arrives.',
     'request.unconfirmed':
       'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
     'request.refused': 'The service refused the request ({fields}). Nothing was sent. Please check the details and start again.',
@@ -45,7 +45,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.cancel': 'Ghairi',
     'request.created': 'Ombi {id} limetumwa (hali: {status}). Utaarifiwa pesa ikifika.',
     'request.createdWithCode': 'Ombi {id} limetumwa (hali: {status}). Anaweza kulipa kwa msimbo {mfscode}. Utaarifiwa pesa ikifika.',
-    'request.duplicate': 'Ombi hili lilishatumwa. Utaarifiwa pesa ikifika.',
+    'request.submittedBefore': 'Ombi lako lilishatumwa awali. Utaarifiwa pesa ikifika.',
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',

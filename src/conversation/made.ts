@@ -15,10 +15,10 @@
  * - `made:open:<phone>:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
-import { Decimal } from 'decimal.js';
 import type { FlowServices } from '../../flows/services.js';
 import { isServiceFailure, type ServiceFailure } from '../../flows/types.js';
 import type { Logger } from '../log.js';
+import { keys } from './keys.js';
 import type { SessionStore } from './types.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
@@ -62,9 +62,9 @@ const MAX_OPEN_PER_KEY = 20;
 /** Longest ref or id looked up: ours are a UUID and a suffix, the service's are integers. */
 const MAX_KEY_PART = 200;
 
-const madeKey = (ref: string) => `made:${ref}`;
-const idKey = (kind: MadeKind, id: string) => `made:id:${kind}:${id}`;
-const openKey = (phone: string, amount: string, currency: string) => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`;
+const madeKey = keys.made;
+const idKey = keys.madeId;
+const openKey = keys.openRequests;
 
 /** One open request in `made:open:…`: its ref, until when it accepts a collection, and the one it took. */
 interface OpenEntry {

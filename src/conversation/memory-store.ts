@@ -4,9 +4,14 @@
  * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
  * touched again (delivery marks); no timers run.
  */
-import type { SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, SessionStore, StoredSnapshot } from './types.js';
 
-type Entry = { kind: 'record'; json: string; version: number; expiresAt: number } | { kind: 'counter'; value: number; expiresAt: number } | { kind: 'mark'; value: string; expiresAt: number };
+type Entry =
+  | { kind: 'record'; json: string; version: number; expiresAt: number }
+  | { kind: 'counter'; value: number; expiresAt: number }
+  | { kind: 'mark'; value: string; expiresAt: number }
+  | { kind: 'reservation'; counterKey: string; amount: number; given: boolean; expiresAt: number }
+  | { kind: 'index'; scores: Map<string, number>; expiresAt: number };
 
 /** Writes between two sweeps of expired entries: rare enough to cost nothing, often enough to bound memory. */
 export const SWEEP_EVERY = 1000;
@@ -79,6 +84,55 @@ export class MemoryStore implements SessionStore {
     if (total + amount > limit) return { ok: false, total };
     this.entries.set(key, { kind: 'counter', value: total + amount, expiresAt: this.expiry(ttlSeconds) });
     return { ok: true, total: total + amount };
+  }
+
+  async reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+    const counter = this.live(counterKey);
+    const total = counter?.kind === 'counter' ? counter.value : 0;
+    if (this.live(reservationKey)) return { ok: true, total };
+    if (total + amount > limit) return { ok: false, total };
+    const expiresAt = this.expiry(ttlSeconds);
+    this.entries.set(counterKey, { kind: 'counter', value: total + amount, expiresAt });
+    this.entries.set(reservationKey, { kind: 'reservation', counterKey, amount, given: false, expiresAt });
+    return { ok: true, total: total + amount };
+  }
+
+  async giveBack(reservationKey: string): Promise<boolean> {
+    const reservation = this.live(reservationKey);
+    if (reservation?.kind !== 'reservation' || reservation.given) return false;
+    reservation.given = true;
+    const counter = this.live(reservation.counterKey);
+    if (counter?.kind === 'counter') counter.value = Math.max(0, counter.value - reservation.amount);
+    return true;
+  }
+
+  async lease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
+    const held = this.live(lease.key);
+    if (held?.kind === 'mark' && held.value !== token) return false;
+    const expiresAt = this.expiry(ttlMs / 1000);
+    this.entries.set(lease.key, { kind: 'mark', value: token, expiresAt });
+    this.index(lease.index).scores.set(lease.member, expiresAt);
+    return true;
+  }
+
+  async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
+    const held = this.live(lease.key);
+    if (held?.kind === 'mark' && held.value === token) this.entries.delete(lease.key);
+    if (unlist && !this.live(lease.key)) this.index(lease.index).scores.delete(lease.member);
+  }
+
+  async expiredLeases(index: string, limit: number): Promise<string[]> {
+    const now = this.now();
+    return [...this.index(index).scores].filter(([, expiresAt]) => expiresAt <= now).slice(0, limit).map(([member]) => member);
+  }
+
+  /** The sorted set `key` (made when missing; it never expires, as in Redis an index lives while it has members). */
+  private index(key: string): Extract<Entry, { kind: 'index' }> {
+    const entry = this.entries.get(key);
+    if (entry?.kind === 'index') return entry;
+    const made: Extract<Entry, { kind: 'index' }> = { kind: 'index', scores: new Map(), expiresAt: Infinity };
+    this.entries.set(key, made);
+    return made;
   }
 
   async close(): Promise<void> {

@@ -39,6 +39,7 @@ import { promisify } from 'node:util';
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import type { FlowId, ServiceFailure } from '../../flows/types.js';
+import { keys } from './keys.js';
 import type { Channel, SessionStore } from './types.js';
 
 const scryptAsync = promisify(scrypt) as (pin: string, salt: Buffer, length: number) => Promise<Buffer>;
@@ -105,8 +106,9 @@ export function demoPolicy(): PolicyDocument {
     roles: {
       demo: {
         flows: [...POLICY_FLOWS],
-        perPaymentLimit: { UGX: '500000', KES: '20000', '*': '1000' },
-        dailyLimit: { UGX: '2000000', KES: '100000', '*': '5000' },
+        // NGN: data bundles and exam pins, priced in naira (flows/purchase.ts VENDING_CURRENCY).
+        perPaymentLimit: { UGX: '500000', KES: '20000', NGN: '50000', '*': '1000' },
+        dailyLimit: { UGX: '2000000', KES: '100000', NGN: '200000', '*': '5000' },
       },
     },
     users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } }, whatsapp: { '*': demo } },
@@ -170,7 +172,7 @@ export class AccessPolicy {
   async verifyPin(store: SessionStore, input: { channel: Channel; userId: string; pin: string }): Promise<void> {
     const stored = this.user(input.channel, input.userId)?.pin;
     if (!stored) throw refuse('not_allowed', 'no PIN is set for this user');
-    const failures = `pinfail:${input.channel}:${input.userId}`;
+    const failures = keys.pinFailures(input.channel, input.userId);
     // The try is counted before the PIN is checked, in one atomic step: however many tries arrive at once
     // (several gateways, several processes), no more than PIN_MAX_ATTEMPTS PINs are ever compared.
     const counted = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
@@ -185,13 +187,14 @@ export class AccessPolicy {
   }
 
   /**
-   * Checks the role allows the flow and the amount, and adds the amount to today's total (UTC).
-   * Rejects with ServiceFailure `not_allowed` or `limit_exceeded`. A reservation is not given back when
-   * the payment later fails: the total errs on the safe side.
+   * Checks the role allows the flow and the amount, and reserves the amount in today's total (UTC) under the
+   * payment's Duplicate-Check-Key: once, whatever repeats the step (a resend, a restored snapshot, a run taken
+   * over). Rejects with ServiceFailure `not_allowed` or `limit_exceeded`. The reservation is given back with
+   * {@link giveBackSpend} when the service refuses the payment or it ends without money moving.
    */
   async reserveSpend(
     store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string },
+    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string },
   ): Promise<void> {
     const role = this.role(input.channel, input.userId);
     if (!role || !role.flows.some((f) => f === input.flow)) throw refuse('not_allowed', `flow ${input.flow} not allowed`);
@@ -202,11 +205,19 @@ export class AccessPolicy {
     const amount = new Decimal(input.amount);
     if (amount.gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
     const day = new Date(this.now()).toISOString().slice(0, 10);
-    const key = `spend:${input.channel}:${input.userId}:${currency}:${day}`;
+    const total = keys.dailySpend(input.channel, input.userId, currency, day);
     const limit = new Decimal(daily).mul(100).floor().toNumber();
-    const { ok } = await store.addWithinLimit(key, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
+    const { ok } = await store.reserve(keys.spendReservation(input.duplicateCheckKey), total, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
     if (!ok) throw refuse('limit_exceeded', `more than ${daily} ${currency} today`);
   }
+}
+
+/**
+ * Gives back the spend reserved under a payment's Duplicate-Check-Key (its `metadata.ref`): the service refused
+ * it, or it ended `processed_with_errors`, `rejected` or `cancelled`. Once only; unknown keys change nothing.
+ */
+export function giveBackSpend(store: SessionStore, duplicateCheckKey: string): Promise<boolean> {
+  return store.giveBack(keys.spendReservation(duplicateCheckKey));
 }
 
 export interface LoadPolicyOptions extends AccessPolicyOptions {

@@ -1,12 +1,9 @@
 /**
- * Store keys shared between the conversation layer (which writes them) and the notifications layer
- * (which reads them).
+ * The USSD inbox: messages kept for a USSD user until the next dial (USSD cannot push), written by the
+ * notifications layer and by late runs, shown and emptied by the engine at the next dial.
  */
+import { keys } from './keys.js';
 import type { Address, Notifier, SessionStore } from './types.js';
-
-/** Messages kept for a USSD user until the next dial (USSD cannot push). */
-export const pendingKey = (address: { channel: string; conversationId: string }): string =>
-  `pending:${address.channel}:${address.conversationId}`;
 
 /** Pending messages live a week: a user who does not dial for longer has seen them by SMS or not at all. */
 export const PENDING_TTL_SECONDS = 7 * 24 * 3600;
@@ -20,7 +17,7 @@ const PENDING_MAX = 5;
  * "submitted, you will be notified", which the service's outcome may already have overtaken).
  */
 export async function addPending(store: SessionStore, address: Address, text: string, options: { asOldest?: boolean } = {}): Promise<void> {
-  const key = pendingKey(address);
+  const key = keys.pending(address);
   for (let attempt = 0; attempt < 10; attempt++) {
     const stored = await store.get(key);
     const kept = (stored?.snapshot as string[] | undefined) ?? [];
@@ -33,16 +30,4 @@ export async function addPending(store: SessionStore, address: Address, text: st
 /** The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). */
 export function ussdInbox(store: SessionStore): Notifier {
   return { send: (address, text) => addPending(store, address, text) };
-}
-
-/** What the engine remembers of a user: language and remembered candidates (flows/types UserProfile). */
-export const profileKey = (channel: string, userId: string): string => `profile:${channel}:${userId}`;
-
-/**
- * The user behind a chat address: Slack conversations are `team:user`, Telegram group ones `chat:user`, the
- * others (USSD, WhatsApp, private Telegram chats) are the user's own.
- */
-export function userOfAddress(address: Address): string {
-  if (address.channel === 'ussd' || address.channel === 'whatsapp') return address.conversationId;
-  return address.conversationId.slice(address.conversationId.indexOf(':') + 1);
 }

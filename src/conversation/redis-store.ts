@@ -5,7 +5,8 @@
  * ~700-byte JSON took 1,080 bytes of Redis (MEMORY USAGE) as that hash and takes 840 as this string.
  * The version is decimal and the write id base64url (no ':' in either), so the first two ':' end them and
  * the JSON may hold any ':' of its own. Compare-and-set is one Lua script (WATCH/MULTI on a shared connection
- * loses updates), the bounded counter another. Every write sets the key's TTL.
+ * loses updates), the bounded counter, the keyed spend reservation and the run leases others. Every write sets
+ * the key's TTL (a lease's index entry lives until the lease is released or swept).
  *
  * A key of another type under a record's name (a hash of the former `{ v, w, d }` layout; there is no
  * production data in it) reads as absent, and set() writes over it as over an absent record (SET replaces a
@@ -14,7 +15,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, SessionStore, StoredSnapshot } from './types.js';
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record
@@ -58,9 +59,70 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return {1, total}
 `;
 
+/**
+ * KEYS[1] reservation, KEYS[2] counter; ARGV: amount, limit, ttl. Returns {1|0, total}. A reservation already
+ * recorded (held or given back) is a no-op answering ok, so a resend, a second run or a restored step of the
+ * same payment counts once. The reservation keeps `held:<amount>:<counter key>`; give-back reads the counter's
+ * name from it (a key outside KEYS: fine on one Redis, which is what the product runs on).
+ */
+const RESERVE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
+local total = tonumber(redis.call('GET', KEYS[2]) or '0')
+if total + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, total} end
+total = redis.call('INCRBY', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[1], 'held:' .. ARGV[1] .. ':' .. KEYS[2], 'EX', ARGV[3])
+return {1, total}
+`;
+
+/** KEYS[1] reservation. Returns 1 when a held reservation was given back (its counter lowered), else 0. */
+const GIVE_BACK = `
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 1, 5) ~= 'held:' then return 0 end
+local rest = string.sub(held, 6)
+local at = string.find(rest, ':', 1, true)
+local amount = tonumber(string.sub(rest, 1, at - 1))
+local counter = string.sub(rest, at + 1)
+local total = tonumber(redis.call('GET', counter) or '0')
+if total > 0 then redis.call('SET', counter, math.max(0, total - amount), 'KEEPTTL') end
+redis.call('SET', KEYS[1], 'given:' .. rest, 'KEEPTTL')
+return 1
+`;
+
+/** The server's clock in ms, so every process scores leases on one clock. */
+const NOW_MS = `local clock = redis.call('TIME') local now = clock[1] * 1000 + math.floor(clock[2] / 1000)`;
+
+/** KEYS[1] lease, KEYS[2] index; ARGV: token, ttl ms, member. Returns 1 when the lease is (now) the token's. */
+const LEASE = `
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+${NOW_MS}
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+return 1
+`;
+
+/** KEYS[1] lease, KEYS[2] index; ARGV: token, member, '1' to unlist. */
+const RELEASE_LEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
+return 1
+`;
+
+/** KEYS[1] index; ARGV: limit. Members scored before now. */
+const EXPIRED_LEASES = `
+${NOW_MS}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
+`;
+
 interface ScriptedRedis extends Redis {
   momoCompareAndSet(key: string, expectedHeader: string, record: string, ttl: number, header: string): Promise<1 | null>;
   momoAddWithinLimit(key: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
+  momoReserve(reservation: string, counter: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
+  momoGiveBack(reservation: string): Promise<number>;
+  momoLease(lease: string, index: string, token: string, ttlMs: number, member: string): Promise<number>;
+  momoReleaseLease(lease: string, index: string, token: string, member: string, unlist: '0' | '1'): Promise<number>;
+  momoExpiredLeases(index: string, limit: number): Promise<string[]>;
 }
 
 export interface RedisStoreOptions {
@@ -128,6 +190,11 @@ export class RedisStore implements SessionStore {
     this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
       momoCompareAndSet: { lua: COMPARE_AND_SET },
       momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
+      momoReserve: { lua: RESERVE, keys: 2 },
+      momoGiveBack: { lua: GIVE_BACK },
+      momoLease: { lua: LEASE, keys: 2 },
+      momoReleaseLease: { lua: RELEASE_LEASE, keys: 2 },
+      momoExpiredLeases: { lua: EXPIRED_LEASES },
     });
   }
 
@@ -169,7 +236,29 @@ export class RedisStore implements SessionStore {
     return { ok: ok === 1, total: Number(total) };
   }
 
+  async reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+    const [ok, total] = await this.redis.momoReserve(reservationKey, counterKey, amount, limit, seconds(ttlSeconds));
+    return { ok: ok === 1, total: Number(total) };
+  }
+
+  async giveBack(reservationKey: string): Promise<boolean> {
+    return (await this.redis.momoGiveBack(reservationKey)) === 1;
+  }
+
+  async lease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.momoLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) === 1;
+  }
+
+  async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
+    await this.redis.momoReleaseLease(lease.key, lease.index, token, lease.member, unlist ? '1' : '0');
+  }
+
+  async expiredLeases(index: string, limit: number): Promise<string[]> {
+    return this.redis.momoExpiredLeases(index, limit);
+  }
+
+  /** Closes the connection; one already lost (Redis cut or gone) is dropped instead of failing the shutdown. */
   async close(): Promise<void> {
-    await this.redis.quit();
+    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

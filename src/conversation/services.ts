@@ -1,10 +1,12 @@
 /**
  * FlowServices over the service's client and the access policy: what the flows' named actors run.
  * Every failure reaches the flow as a ServiceFailure (one mapping, {@link toFailure}). A create refused as
- * a duplicate of our own Duplicate-Check-Key was already accepted: it resolves as `submitted`. No method
- * polls the service; the only reads are the ones a person asked for (reads are limited to 30 a minute).
+ * a duplicate of our own Duplicate-Check-Key was already accepted: it resolves as AlreadySubmitted. A create
+ * the service refused gives its spend reservation back. Retries are the client's alone (one decision, one
+ * time budget per call: {@link MONEY_CALL_RETRY} for creates). No method polls the service; the only reads
+ * are the ones a person asked for (reads are limited to 30 a minute).
  */
-import type { Asker, CollectionSummary, ContactCheck, FlowServices, PurchaseResult } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { isServiceFailure } from '../../flows/types.js';
 import type { Logger } from '../log.js';
@@ -12,16 +14,19 @@ import {
   AuthenticationError,
   ConnectionError,
   DuplicateRequestError,
+  MomoError,
   NotFoundError,
   PermissionError,
   RateLimitError,
   ServiceError,
   ValidationError,
+  type CallRetry,
   type Collection,
   type Contact,
   type MomoClient,
 } from '../momo/index.js';
-import type { AccessPolicy } from './policy.js';
+import { keys } from './keys.js';
+import { giveBackSpend, type AccessPolicy } from './policy.js';
 import type { Channel, SessionStore } from './types.js';
 
 export interface ServicesOptions {
@@ -31,29 +36,23 @@ export interface ServicesOptions {
   logger: Logger;
   /** Clock in milliseconds (the bank list cache). Default Date.now. */
   now?: () => number;
-  /**
-   * Waits in ms before asking again when a create under our Duplicate-Check-Key still got no answer or a
-   * 5xx after the client's own retries. Its outcome is unknown and the key makes asking again safe (a 409
-   * then means it was made), so a service blip of a second does not leave a confirmed payment unmade while
-   * its user waits for the outcome. Default {@link UNKNOWN_OUTCOME_RETRY_MS} (about half a minute more).
-   */
-  unknownOutcomeRetryMs?: readonly number[];
+  /** The client's retries of a create under our Duplicate-Check-Key. Default {@link MONEY_CALL_RETRY}. */
+  moneyCallRetry?: CallRetry;
 }
 
-/** Default of ServicesOptions.unknownOutcomeRetryMs. */
-export const UNKNOWN_OUTCOME_RETRY_MS: readonly number[] = [1000, 2000, 4000, 8000, 15000];
+/**
+ * How long a payment, collection request or purchase is asked again under its Duplicate-Check-Key while its
+ * outcome is unknown (no answer, 5xx, 429): about half a minute, up to 10 retries (the client's backoff, 0.3 s
+ * doubling to 5 s). The key makes asking again safe (a 409 then means it was made), so a service blip of a
+ * few seconds does not leave a confirmed payment unmade while its user waits for the outcome; the chat was
+ * answered long before (the engine's deadline) and gets the outcome when it comes.
+ */
+export const MONEY_CALL_RETRY: CallRetry = { maxRetries: 10, budgetMs: 30_000 };
 
 /** What we learnt of a number is kept 30 days: names and networks rarely change. */
 const CONTACT_TTL_SECONDS = 30 * 24 * 3600;
 /** The bank list is reused for an hour: it rarely changes and reads are limited. */
 const BANKS_TTL_MS = 3600 * 1000;
-
-/** What the network verified of a number (registered, its name for it): shared by every user. */
-export const contactKey = (phonenumber: string): string => `contact:${phonenumber}`;
-/** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen. */
-export const ownContactKey = (asker: Asker, phonenumber: string): string => `contact:${asker.channel}:${asker.userId}:${phonenumber}`;
-/** The ids of the collection requests one user made, newest last: the collections they see. */
-export const ownRequestsKey = (asker: Asker): string => `requests:${asker.channel}:${asker.userId}`;
 
 /** A user's requests are remembered 30 days (a request lives 24 h, its retries and collections a while longer). */
 const OWN_REQUESTS_TTL_SECONDS = 30 * 24 * 3600;
@@ -136,7 +135,7 @@ function summary(c: Collection): CollectionSummary {
 export function createServices(options: ServicesOptions): FlowServices {
   const { client, policy, store, logger } = options;
   const now = options.now ?? Date.now;
-  const unknownOutcomeRetryMs = options.unknownOutcomeRetryMs ?? UNKNOWN_OUTCOME_RETRY_MS;
+  const retry = options.moneyCallRetry ?? MONEY_CALL_RETRY;
   let banks: { at: number; list: Array<{ id: string; name: string }> } | undefined;
 
   /** Runs a call; any failure becomes a ServiceFailure, logged without personal data. */
@@ -151,27 +150,24 @@ export function createServices(options: ServicesOptions): FlowServices {
   }
 
   /**
-   * A create carrying our own key: a duplicate answer means the first one was accepted; an unknown outcome
-   * (no answer, 5xx) is asked again under the same key.
+   * A create carrying our own key (`work` gets the client's write options: the key and the retries). A
+   * duplicate answer means an earlier call under the key was accepted: AlreadySubmitted. An answer saying no
+   * (any 4xx but 409) gives the spend reserved under the key back (`spent`: the create reserved one); an
+   * outcome still unknown (no answer, 5xx) keeps it, as the money may have moved.
    */
-  async function create<T>(name: string, key: string, work: () => Promise<T>, submitted: T): Promise<T> {
+  async function create<T>(name: string, key: string, spent: boolean, work: (write: { duplicateCheckKey: string; retry: CallRetry }) => Promise<T>): Promise<Created<T>> {
     return call(name, async () => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await work();
-        } catch (error) {
-          if (error instanceof DuplicateRequestError && key !== '') {
-            logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');
-            return submitted;
-          }
-          const wait = unknownOutcomeRetryMs[attempt];
-          if (key !== '' && wait !== undefined && (error instanceof ConnectionError || error instanceof ServiceError)) {
-            logger.warn({ service: name, attempt: attempt + 1, waitMs: wait }, 'outcome unknown; asking again under the same Duplicate-Check-Key');
-            await new Promise((resolve) => setTimeout(resolve, wait));
-            continue;
-          }
-          throw error;
+      try {
+        return await work({ duplicateCheckKey: key, retry });
+      } catch (error) {
+        if (error instanceof DuplicateRequestError) {
+          logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');
+          return ALREADY_SUBMITTED;
         }
+        // A 4xx (or a request refused before sending, status 0) made nothing; a 2xx the client could not read did.
+        const refused = error instanceof MomoError && (error.status === 0 || (error.status >= 400 && error.status < 500));
+        if (spent && refused) await giveBackSpend(store, key);
+        throw error;
       }
     });
   }
@@ -189,14 +185,14 @@ export function createServices(options: ServicesOptions): FlowServices {
   const seesAll = (asker: Asker): boolean => policy.role(asker.channel as Channel, asker.userId)?.seeAllCollections === true;
   /** The ids of the requests the asker made. */
   const ownRequests = async (asker: Asker): Promise<Set<string>> =>
-    new Set(((await store.get(ownRequestsKey(asker)))?.snapshot as string[] | undefined) ?? []);
+    new Set(((await store.get(keys.ownRequests(asker)))?.snapshot as string[] | undefined) ?? []);
 
   return {
     verifyPin: (input) => policy.verifyPin(store, { ...input, channel: input.channel as Channel }),
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as Channel }),
 
     async lookupContact({ phonenumber, ...asker }) {
-      const [own, shared] = await Promise.all([store.get(ownContactKey(asker, phonenumber)), store.get(contactKey(phonenumber))]);
+      const [own, shared] = await Promise.all([store.get(keys.ownContact(asker, phonenumber)), store.get(keys.contact(phonenumber))]);
       const network = shared?.snapshot as NetworkFacts | undefined;
       const mine = own?.snapshot as OwnContact | undefined;
       const heard = { ...(network?.nameOnNetwork ? { nameOnNetwork: network.nameOnNetwork } : {}), ...(network?.networkName ? { networkName: network.networkName } : {}) };
@@ -210,45 +206,40 @@ export function createServices(options: ServicesOptions): FlowServices {
         // The service's contact may carry names someone else typed first: this user's own are the ones kept.
         const check = { ...contactCheck(contact), firstName, lastName };
         const { registered, nameOnNetwork, networkName } = check;
-        await keep<NetworkFacts>(contactKey(phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, ...(nameOnNetwork ? { nameOnNetwork } : {}), ...(networkName ? { networkName } : {}) }));
-        await keep<OwnContact>(ownContactKey(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, firstName, lastName }));
+        await keep<NetworkFacts>(keys.contact(phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, ...(nameOnNetwork ? { nameOnNetwork } : {}), ...(networkName ? { networkName } : {}) }));
+        await keep<OwnContact>(keys.ownContact(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, firstName, lastName }));
         return check;
       }),
 
     createPayment: (input) =>
-      create(
-        'createPayment',
-        input.duplicateCheckKey,
-        async () => {
-          const payment = await client.payments.create(
-            {
-              phonenumber: input.phonenumber,
-              ...(input.paymentType === 'bank' ? {} : { payment_type: input.paymentType }),
-              amount: input.amount,
-              currency: input.currency,
-              description: input.description,
-              metadata: input.metadata,
-              ...(input.firstName ? { first_name: input.firstName } : {}),
-              ...(input.lastName ? { last_name: input.lastName } : {}),
-              ...(input.bank
-                ? { account_number: input.bank.accountNumber, account_name: input.bank.accountName, bank: Number(input.bank.bank), email: input.bank.email }
-                : {}),
-            },
-            { duplicateCheckKey: input.duplicateCheckKey },
-          );
-          const asker = askerOf(input);
-          if (asker) {
-            await keep<OwnContact>(ownContactKey(asker, input.phonenumber), CONTACT_TTL_SECONDS, (previous) => ({
-              registered: true,
-              ...previous,
-              ...(input.firstName ? { firstName: input.firstName } : {}),
-              ...(input.lastName ? { lastName: input.lastName } : {}),
-            }));
-          }
-          return { id: String(payment.id), state: payment.state };
-        },
-        { id: '', state: 'submitted' },
-      ),
+      create('createPayment', input.duplicateCheckKey, true, async (write) => {
+        const payment = await client.payments.create(
+          {
+            phonenumber: input.phonenumber,
+            ...(input.paymentType === 'bank' ? {} : { payment_type: input.paymentType }),
+            amount: input.amount,
+            currency: input.currency,
+            description: input.description,
+            metadata: input.metadata,
+            ...(input.firstName ? { first_name: input.firstName } : {}),
+            ...(input.lastName ? { last_name: input.lastName } : {}),
+            ...(input.bank
+              ? { account_number: input.bank.accountNumber, account_name: input.bank.accountName, bank: Number(input.bank.bank), email: input.bank.email }
+              : {}),
+          },
+          write,
+        );
+        const asker = askerOf(input);
+        if (asker) {
+          await keep<OwnContact>(keys.ownContact(asker, input.phonenumber), CONTACT_TTL_SECONDS, (previous) => ({
+            registered: true,
+            ...previous,
+            ...(input.firstName ? { firstName: input.firstName } : {}),
+            ...(input.lastName ? { lastName: input.lastName } : {}),
+          }));
+        }
+        return { id: String(payment.id), state: payment.state };
+      }),
 
     listBanks: () =>
       call('listBanks', async () => {
@@ -259,27 +250,22 @@ export function createServices(options: ServicesOptions): FlowServices {
       }),
 
     createCollectionRequest: (input) =>
-      create(
-        'createCollectionRequest',
-        input.duplicateCheckKey,
-        async () => {
-          const request = await client.collectionRequests.create(
-            {
-              phonenumber: input.phonenumber,
-              amount: input.amount,
-              currency: input.currency,
-              reason: input.reason,
-              send_instructions: input.sendInstructions,
-              metadata: input.metadata,
-            },
-            { duplicateCheckKey: input.duplicateCheckKey },
-          );
-          const asker = askerOf(input);
-          if (asker) await keep<string[]>(ownRequestsKey(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) => [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX));
-          return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };
-        },
-        { id: '', status: 'submitted' },
-      ),
+      create('createCollectionRequest', input.duplicateCheckKey, false, async (write) => {
+        const request = await client.collectionRequests.create(
+          {
+            phonenumber: input.phonenumber,
+            amount: input.amount,
+            currency: input.currency,
+            reason: input.reason,
+            send_instructions: input.sendInstructions,
+            metadata: input.metadata,
+          },
+          write,
+        );
+        const asker = askerOf(input);
+        if (asker) await keep<string[]>(keys.ownRequests(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) => [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX));
+        return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };
+      }),
 
     claimCollection: ({ amount, remoteTransactionId, phonenumber, ...asker }) =>
       call('claimCollection', async () => {
@@ -312,24 +298,19 @@ export function createServices(options: ServicesOptions): FlowServices {
       ),
 
     purchaseData: (input) =>
-      create<PurchaseResult>(
-        'purchaseData',
-        input.duplicateCheckKey,
-        async () => {
-          const purchase = await client.vending.purchaseData(
-            {
-              service_type: input.network,
-              datacode: input.datacode,
-              phonenumber: input.phonenumber,
-              amount: input.amount,
-              ...(input.accountNumber ? { account_number: input.accountNumber } : {}),
-            },
-            { duplicateCheckKey: input.duplicateCheckKey },
-          );
-          return { reference: purchase.reference, status: purchase.status };
-        },
-        { reference: '', status: 'submitted' },
-      ),
+      create<PurchaseResult>('purchaseData', input.duplicateCheckKey, true, async (write) => {
+        const purchase = await client.vending.purchaseData(
+          {
+            service_type: input.network,
+            datacode: input.datacode,
+            phonenumber: input.phonenumber,
+            amount: input.amount,
+            ...(input.accountNumber ? { account_number: input.accountNumber } : {}),
+          },
+          write,
+        );
+        return { reference: purchase.reference, status: purchase.status };
+      }),
 
     listPinBundles: ({ serviceType }) =>
       call('listPinBundles', async () =>
@@ -351,24 +332,19 @@ export function createServices(options: ServicesOptions): FlowServices {
       }),
 
     purchasePin: (input) =>
-      create<PurchaseResult>(
-        'purchasePin',
-        input.duplicateCheckKey,
-        async () => {
-          const purchase = await client.vending.purchasePin(
-            {
-              service_type: input.serviceType,
-              product_code: input.productCode,
-              account_number: input.accountNumber,
-              gsmNo: input.gsmNo,
-              amount: input.amount,
-              quantity: input.quantity,
-            },
-            { duplicateCheckKey: input.duplicateCheckKey },
-          );
-          return { reference: purchase.reference, status: purchase.status, pins: purchase.pins.map((p) => p.pin) };
-        },
-        { reference: '', status: 'submitted' },
-      ),
+      create<PurchaseResult>('purchasePin', input.duplicateCheckKey, true, async (write) => {
+        const purchase = await client.vending.purchasePin(
+          {
+            service_type: input.serviceType,
+            product_code: input.productCode,
+            account_number: input.accountNumber,
+            gsmNo: input.gsmNo,
+            amount: input.amount,
+            quantity: input.quantity,
+          },
+          write,
+        );
+        return { reference: purchase.reference, status: purchase.status, pins: purchase.pins.map((p) => p.pin) };
+      }),
   };
 }

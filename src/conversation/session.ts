@@ -1,10 +1,15 @@
 /**
- * One conversation's state as stored (`conv:<channel>:<conversationId>`) and the pure steps over it:
- * start a flow, send it an event, follow a finished flow to the next one. Nothing here runs a service:
- * a step that enters a `busy` state only records it, and the engine persists that before running it, so
- * a restart re-runs the invoke from the stored snapshot (flows keep idempotency keys in context).
+ * A conversation's flow as stored (the `session` of its record) and the pure steps over it, all through the
+ * machine's own `transition` with an inert actor scope (what xstate's pure `transition()` and
+ * `initialTransition()` do, without building a throwaway actor per call): start a flow, send it an event,
+ * feed it the outcome of its invoke, follow a finished flow to the next one. Nothing here runs a service on
+ * its own: a step into a `busy` state leaves the invoke it asks for as an unstarted child of the snapshot
+ * (the spawn action xstate returns, which no one executes), and the runner calls that child's fromPromise
+ * logic with its input ({@link FlowRuntime.call}) and feeds the done or error event back
+ * ({@link FlowRuntime.resolve}). A restored snapshot holds the same child, so a run taken over repeats the
+ * call from the stored snapshot (flows keep idempotency keys in context).
  */
-import { createActor, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import { createActor, type AnyActorRef, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { finalOutcome } from '../../flows/outcome.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../flows/types.js';
 import { currentView } from './render.js';
@@ -127,6 +132,19 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
   } as unknown as AnyActorScope;
 }
 
+/** The service call a busy snapshot waits for: its invoke, not started. */
+export interface Invocation {
+  /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
+  id: string;
+  /** The unstarted child actor holding the invoke's logic (the service bound with `provide`) and input. */
+  child: AnyActorRef;
+}
+
+/** The invoke's fromPromise logic, as xstate keeps it on the child actor. */
+interface PromiseLogic {
+  config: (args: { input: unknown; self: AnyActorRef; system: unknown; signal: AbortSignal; emit: () => void }) => PromiseLike<unknown>;
+}
+
 /** Machines with the engine's actors bound, one per flow. */
 export class FlowRuntime {
   private readonly machines = new Map<FlowId, AnyStateMachine>();
@@ -202,12 +220,34 @@ export class FlowRuntime {
     return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
   }
 
+  /** The invoke a busy snapshot waits for (the one child still active), if any. */
+  invocation(snapshot: AnyMachineSnapshot): Invocation | undefined {
+    for (const [id, child] of Object.entries(snapshot.children as Record<string, AnyActorRef | undefined>)) {
+      if (child && (child.getSnapshot() as { status?: string }).status === 'active') return { id, child };
+    }
+    return undefined;
+  }
+
   /**
-   * After a run settled: the new snapshot, followed to the next flow when it finished. `from` is the step the
-   * run was in last (a busy step it went through after the session's).
+   * Runs an invocation: its fromPromise logic (the service bound with `provide`) called with its input, as the
+   * actor would on start. Resolves to the event the flow takes next (done, or error with what it threw).
    */
-  settled(session: Session, snapshot: AnyMachineSnapshot, step: Omit<Step, 'session'>, ctx: StepContext, from = this.mark(session)): Step {
-    return this.follow(session.flow, session.runId, snapshot, step, ctx, from);
+  async call(invocation: Invocation): Promise<EventObject> {
+    const { id, child } = invocation;
+    const logic = (child as unknown as { logic: PromiseLogic }).logic;
+    const input = (child.getSnapshot() as { input?: unknown }).input;
+    try {
+      const output = await logic.config({ input, self: child, system: child.system, signal: new AbortController().signal, emit: () => {} });
+      return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
+    } catch (error) {
+      return { type: `xstate.error.actor.${id}`, error, actorId: id } as EventObject;
+    }
+  }
+
+  /** The outcome of the session's invoke (FlowRuntime.call) fed to its flow, followed to the next flow when it finished. */
+  resolve(session: Session, outcome: EventObject, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+    const snapshot = this.machine(session.flow).transition(this.restore(session), outcome, this.scope(session.flow)) as AnyMachineSnapshot;
+    return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
   }
 
   /**
@@ -248,4 +288,9 @@ export class FlowRuntime {
 /** The session's flow is running a service call. */
 export function isBusy(snapshot: AnyMachineSnapshot): boolean {
   return snapshot.status === 'active' && snapshot.hasTag('busy');
+}
+
+/** The session's flow is making a money-moving call: once entered, the call may have reached the service. */
+export function isMoney(snapshot: AnyMachineSnapshot): boolean {
+  return isBusy(snapshot) && snapshot.hasTag('money');
 }

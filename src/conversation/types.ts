@@ -43,6 +43,11 @@ export interface Prompt {
   input?: InputKind;
   /** The conversation is over (USSD answers END). */
   final: boolean;
+  /**
+   * A money-moving call of this conversation may have reached the service (the answer is "being confirmed",
+   * or comes after such a call): an adapter that fails to show it must not invite the user to start again.
+   */
+  money?: boolean;
 }
 
 /** Where a later message goes: the chat that started the operation. */
@@ -94,6 +99,13 @@ export interface TurnEngine extends Engine {
 /** What a channel's end-of-session report did (TurnEngine.sessionEnded). */
 export type SessionEnd = { counted: true } | { counted: false; reason: string };
 
+/** A lease and where it is listed while held (SessionStore.lease). */
+export interface Lease {
+  key: string;
+  index: string;
+  member: string;
+}
+
 export interface StoredSnapshot {
   snapshot: unknown;
   version: number;
@@ -118,6 +130,31 @@ export interface SessionStore {
    * Returns whether it was added and the total after the call.
    */
   addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }>;
+  /**
+   * Atomically, once per `reservationKey`: adds `amount` to the counter `counterKey` unless the total would pass
+   * `limit`, and records the reservation (the counter and the amount) under `reservationKey`. A reservation
+   * already recorded (held or given back) makes this a no-op that answers ok. Returns whether the amount is
+   * reserved and the counter's total.
+   */
+  reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }>;
+  /**
+   * Gives a held reservation back: takes its amount off its counter and marks it given back (a second call,
+   * or a reservation never made, changes nothing). Returns whether something was given back.
+   */
+  giveBack(reservationKey: string): Promise<boolean>;
+  /**
+   * Takes the lease `lease.key` for `token`, or renews it when `token` holds it, for `ttlMs`; lists
+   * `lease.member` in the sorted set `lease.index` scored by the lease's expiry (the store's clock), so a lease
+   * whose holder died is found after it expired. False when another token holds the lease.
+   */
+  lease(lease: Lease, token: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Ends the lease if `token` holds it. With `unlist` (nothing is left to run) also takes `lease.member` off
+   * the index unless a lease is held again; without it the entry stays for a sweep to look at.
+   */
+  releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void>;
+  /** Members of the sorted set `index` whose lease expired (scored before the store's clock), at most `limit`. */
+  expiredLeases(index: string, limit: number): Promise<string[]>;
   /** Frees resources (closes the Redis connection). */
   close(): Promise<void>;
 }

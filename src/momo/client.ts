@@ -27,6 +27,12 @@ export interface MomoClientOptions {
   timeoutMs?: number;
   /** Retries after the first attempt, for 429, 5xx and no answer. Default 2: three tries fit in a chat's patience. */
   maxRetries?: number;
+  /**
+   * Time budget of one call in ms, its retries and their waits included: no retry starts whose wait would end
+   * past it. Default 30000: a chat's answer comes long before (the engine answers "processing" at its deadline
+   * and delivers the outcome later), and a money create told to retry longer (WriteOptions.retry) still ends.
+   */
+  callBudgetMs?: number;
   /** The fetch to use. Default globalThis.fetch; tests and the embedded sandbox inject their own. */
   fetch?: typeof fetch;
   /** First backoff step in ms, doubled per retry, with jitter. Default 300. */
@@ -58,6 +64,7 @@ export class MomoClient {
       fetch: options.fetch ?? globalThis.fetch,
       timeoutMs: options.timeoutMs ?? 15_000,
       maxRetries: options.maxRetries ?? 2,
+      callBudgetMs: options.callBudgetMs ?? 30_000,
       retryBaseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS,
       retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS,
     };

@@ -18,10 +18,20 @@ export interface TransportOptions {
   fetch: typeof fetch;
   timeoutMs: number;
   maxRetries: number;
+  /** Default time budget of a call in ms (CallRetry.budgetMs). */
+  callBudgetMs: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   /** Awaited before every attempt of a GET (each one is a read the service counts): the read budget. */
   beforeRead?: () => Promise<void>;
+}
+
+/** How much one call may retry: counts and time, each bounding the other (shouldRetry). */
+export interface CallRetry {
+  /** Retries after the first attempt. Default: the client's maxRetries. */
+  maxRetries?: number;
+  /** The call's time budget in ms, retries and waits included. Default: the client's callBudgetMs. */
+  budgetMs?: number;
 }
 
 export interface RequestSpec {
@@ -34,6 +44,8 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   /** Sent as Duplicate-Check-Key, the same on every attempt; makes a write safe to retry. */
   duplicateCheckKey?: string;
+  /** This call's retries, when not the client's. */
+  retry?: CallRetry;
 }
 
 export class Transport {
@@ -51,6 +63,7 @@ export class Transport {
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     if (spec.duplicateCheckKey) headers['duplicate-check-key'] = spec.duplicateCheckKey;
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const started = Date.now();
 
     for (let attempt = 0; ; attempt++) {
       if (spec.method === 'GET') await this.#options.beforeRead?.();
@@ -70,7 +83,9 @@ export class Transport {
         ...outcome,
         hasDuplicateKey: Boolean(spec.duplicateCheckKey),
         attempt,
-        maxRetries: this.#options.maxRetries,
+        maxRetries: spec.retry?.maxRetries ?? this.#options.maxRetries,
+        elapsedMs: Date.now() - started,
+        budgetMs: spec.retry?.budgetMs ?? this.#options.callBudgetMs,
         baseDelayMs: this.#options.retryBaseDelayMs,
         maxDelayMs: this.#options.retryMaxDelayMs,
       });
@@ -145,9 +160,14 @@ export interface WriteOptions {
    * after a crash is recognised by the service (409 DuplicateRequestError) instead of paying twice.
    */
   duplicateCheckKey?: string;
+  /** This call's retries (count and time budget), when not the client's: a create whose outcome matters. */
+  retry?: CallRetry;
 }
 
-/** The key of a money-moving call: the caller's, or a new one; reused on every retry of the call. */
-export function moneyKey(options: WriteOptions): string {
-  return options.duplicateCheckKey || randomUUID();
+/**
+ * What a money-moving call adds to its request: the key (the caller's, or a new one; reused on every retry of
+ * the call) and the caller's retries, if any.
+ */
+export function moneyCall(options: WriteOptions): Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> {
+  return { duplicateCheckKey: options.duplicateCheckKey || randomUUID(), ...(options.retry ? { retry: options.retry } : {}) };
 }

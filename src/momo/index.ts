@@ -28,7 +28,7 @@ export {
   ValidationError,
 } from './errors.js';
 export { isInternationalPhone, type Amount, type Metadata } from './params.js';
-export type { WriteOptions } from './http.js';
+export type { CallRetry, WriteOptions } from './http.js';
 export type { ListParams } from './pagination.js';
 export type {
   Bank,

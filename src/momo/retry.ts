@@ -1,6 +1,7 @@
 /**
  * The one retry decision (stripe-node `_shouldRetry`): given what happened to one attempt, retry or not,
- * and after how long. Pure: the transport asks, this answers; tested as a table.
+ * and after how long, within the call's count of retries and its time budget. Pure: the transport asks, this
+ * answers; tested as a table. Nothing above the client retries a call again.
  */
 
 /** Methods that change state on the service: retried only under a Duplicate-Check-Key. */
@@ -17,6 +18,13 @@ export interface RetryQuestion {
   /** Retries already made for this call: 0 after the first attempt failed. */
   attempt: number;
   maxRetries: number;
+  /** Time since the call's first attempt started, in ms. */
+  elapsedMs?: number;
+  /**
+   * The call's time budget in ms, retries and their waits included: no retry is made whose wait would end
+   * past it (an attempt started inside it may still run its timeout). Unset: no budget, only maxRetries.
+   */
+  budgetMs?: number;
   /** The answer's Retry-After header (seconds or an HTTP date). */
   retryAfterHeader?: string | null;
   /** First backoff step in ms, doubled per retry. Default 300: a blip heals fast, chats wait little. */
@@ -52,13 +60,15 @@ export function shouldRetry(q: RetryQuestion): RetryDecision {
 
   const maxDelayMs = q.maxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS;
   const retryAfterMs = parseRetryAfter(q.retryAfterHeader, q.now);
+  const within = (delayMs: number): RetryDecision =>
+    q.budgetMs !== undefined && (q.elapsedMs ?? 0) + delayMs > q.budgetMs ? NO_RETRY : { retry: true, delayMs };
   if (retryAfterMs !== undefined) {
-    return retryAfterMs <= maxDelayMs ? { retry: true, delayMs: retryAfterMs } : NO_RETRY;
+    return retryAfterMs <= maxDelayMs ? within(retryAfterMs) : NO_RETRY;
   }
   const step = Math.min(maxDelayMs, (q.baseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS) * 2 ** q.attempt);
   // "Equal jitter": at least half the step, so clients that failed together do not retry together.
   const random = q.random ?? Math.random;
-  return { retry: true, delayMs: Math.round(step / 2 + (random() * step) / 2) };
+  return within(Math.round(step / 2 + (random() * step) / 2));
 }
 
 /** Retry-After as ms from now: delta seconds or an HTTP date; undefined when absent or unreadable. */

@@ -16,7 +16,7 @@ import type { Lang } from '../../flows/types.js';
 import { fillTemplate } from '../conversation/text.js';
 import type { Logger } from '../log.js';
 import { maskPhone } from '../log.js';
-import { deliveryFor, isFinal, marksOf, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
+import { deliveryFor, isFinal, marksOf, PAYMENT_FAILED, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
 import type { Lease, NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 import type { ServiceReads } from './reads.js';
@@ -53,6 +53,12 @@ export interface DispatcherOptions {
    * only a worker that died leaves it to run out, and its delivery is told again within about that long.
    */
   leaseMs?: number;
+  /**
+   * Called with our ref of a payment of ours that ended without money moving (processed_with_errors, rejected,
+   * cancelled), as believed here (our record; a read without credentials), before it is told: gives its spend
+   * reservation back (src/conversation/policy.ts giveBackSpend, once only whatever the repeats). Default: none.
+   */
+  onPaymentFailed?: (ref: string) => Promise<unknown>;
   logger: Logger;
 }
 
@@ -190,6 +196,7 @@ export function createDispatcher(options: DispatcherOptions) {
 
   /** Tells `notice` about our record `record` once: marks, words from the record, the notifier. */
   async function tell(record: Made, notice: Notice): Promise<DispatchResult> {
+    if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state)) await options.onPaymentFailed?.(record.ref);
     const delivery = deliveryFor(record, notice);
     if (!delivery) return 'ignored';
     // USSD cannot push: its users see their latest outcome (or what asks someone to act) at the next dial,

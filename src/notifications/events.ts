@@ -6,9 +6,11 @@
  * order and dedup keys of our record (DESIGN, "The trust boundary").
  */
 import { z } from 'zod';
+import { parseChat } from '../conversation/address.js';
 import type { Made, MadeKind } from '../conversation/made.js';
-import type { Address, Channel } from '../conversation/types.js';
+import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
+
 
 export const EVENT_TYPES = [
   'payment.status.changed',
@@ -250,17 +252,10 @@ export const recordKindOf = (kind: NoticeKind): MadeKind => (kind === 'payment' 
 /** The service's id of our record a notice names (a collection names its request). */
 export const recordIdOf = (notice: Notice): string | undefined => (notice.kind === 'collection' ? notice.requestId : notice.id);
 
-const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
+/** Final payment states in which no money moved: the spend reserved for the payment is given back. */
+export const PAYMENT_FAILED: ReadonlySet<string> = new Set(['processed_with_errors', 'rejected', 'cancelled']);
 
-/** `telegram:123`, `slack:T1:U2`, `ussd:+256...`, `whatsapp:256...` -> Address; anything else -> null. */
-export function parseChat(chat: unknown): Address | null {
-  if (typeof chat !== 'string') return null;
-  const at = chat.indexOf(':');
-  if (at <= 0 || at === chat.length - 1) return null;
-  const channel = chat.slice(0, at) as Channel;
-  if (!CHANNELS.includes(channel)) return null;
-  return { channel, conversationId: chat.slice(at + 1) };
-}
+export { parseChat };
 
 /** The order key of our record: its kind and our ref. */
 export const recordOrderKey = (made: Made): string => `${made.kind}:${made.ref}`;

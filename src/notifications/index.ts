@@ -62,6 +62,8 @@ export interface NotificationsOptions {
   followUpDelaysSeconds?: readonly number[];
   /** Lease on a state change being told, ms (DispatcherOptions.leaseMs). Default 30000. */
   leaseMs?: number;
+  /** DispatcherOptions.onPaymentFailed: gives a failed payment's spend reservation back. */
+  onPaymentFailed?: (ref: string) => Promise<unknown>;
   logger: Logger;
 }
 
@@ -97,6 +99,7 @@ export function createNotifications(options: NotificationsOptions) {
     sms: options.sms,
     languageOf: options.languageOf,
     leaseMs: options.leaseMs,
+    onPaymentFailed: options.onPaymentFailed,
     logger,
   });
   const followUp = createFollowUp({

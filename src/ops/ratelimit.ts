@@ -25,7 +25,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
-import { profileKey } from '../conversation/records.js';
+import { keys } from '../conversation/keys.js';
 import { maskUserId, type Logger } from '../log.js';
 
 /** Messages one user may send on one channel per window. Default 30 (see the file comment). */
@@ -85,7 +85,7 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
   const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:ratelimit', redisUrl: options.redisUrl, logger, name: 'rate limit' });
 
   async function langOf(inbound: Participant): Promise<Lang> {
-    const stored = await options.store?.get(profileKey(inbound.channel, inbound.userId)).catch(() => null);
+    const stored = await options.store?.get(keys.profile(inbound.channel, inbound.userId)).catch(() => null);
     const lang = (stored?.snapshot as UserProfile | undefined)?.lang;
     return lang === 'sw' ? 'sw' : 'en';
   }

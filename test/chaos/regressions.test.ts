@@ -1,16 +1,10 @@
 /**
  * Bugs the chaos run found, each pinned by a small test of its own.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { addPending } from '../../src/conversation/records.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { createServices, loadAccessPolicy } from '../../src/conversation/index.js';
-import { createLogger } from '../../src/log.js';
-import { MomoClient } from '../../src/momo/index.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 import { TcpCutter } from './proxies.js';
 
@@ -67,31 +61,5 @@ describe('the Redis store when a dropped connection loses a reply', () => {
     expect(await store.set('conv', { step: 2 }, 1, 60)).toBe(2);
     expect(await store.get('conv')).toEqual({ snapshot: { step: 2 }, version: 2 });
     expect(await store.set('conv', { step: 3 }, 1, 60)).toBeNull();
-  });
-});
-
-describe('a payment create whose outcome stays unknown after the client retries', () => {
-  // The chaos run's 5xx faults: three 503s in a row left a confirmed payment unmade ("you will be notified").
-  it('is asked again under the same Duplicate-Check-Key until the service answers', async () => {
-    const answers = [503, 503, 503, 201];
-    const keys: string[] = [];
-    const server = http.createServer((req, res) => {
-      keys.push(String(req.headers['duplicate-check-key']));
-      req.resume();
-      const status = answers.shift() ?? 409;
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(status === 201 ? { id: 41, state: 'new', description: 'rent', phone_nos: [] } : { detail: 'maintenance' }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const client = new MomoClient({ baseUrl: url, apiKey: 'k', vendingUrl: `${url}/vending`, vendingApiKey: 'vk', maxRetries: 1, retryBaseDelayMs: 1 });
-      const services = createServices({ client, policy: loadAccessPolicy({}), store: new MemoryStore(), logger: createLogger('silent'), unknownOutcomeRetryMs: [5, 5, 5] });
-      const made = await services.createPayment({ duplicateCheckKey: 'run-1:pay', paymentType: 'money', phonenumber: '+256772000001', amount: '1000', currency: 'UGX', description: 'rent', metadata: {} });
-      expect(made).toEqual({ id: '41', state: 'new' });
-      expect(keys).toEqual(['run-1:pay', 'run-1:pay', 'run-1:pay', 'run-1:pay']);
-    } finally {
-      server.close();
-    }
   });
 });

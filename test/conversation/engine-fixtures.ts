@@ -4,7 +4,7 @@
  */
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
-import type { FlowServices } from '../../flows/services.js';
+import { isAlreadySubmitted, type Created, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 
@@ -42,7 +42,6 @@ const payMachine = setup({
       on: { CHOSEN: { target: 'paying' }, BACK: 'askAmount' },
     },
     paying: {
-      tags: ['busy'],
       invoke: {
         src: 'createPayment',
         input: ({ context }): PayInput => ({
@@ -54,11 +53,16 @@ const payMachine = setup({
           description: 'test',
           metadata: { chat: context.chat },
         }),
-        onDone: { target: 'sent', actions: assign({ paymentId: ({ event }) => event.output.id }) },
+        onDone: [
+          { guard: ({ event }) => isAlreadySubmitted(event.output), target: 'already' },
+          { target: 'sent', actions: assign({ paymentId: ({ event }) => (event.output as PaymentResult).id }) },
+        ],
         onError: 'failed',
       },
+      tags: ['busy', 'money'],
     },
     sent: { type: 'final', meta: { view: (c: { paymentId: string }) => ({ text: { key: 'pay.sent', params: { id: c.paymentId } } }) } },
+    already: { type: 'final', meta: { view: () => ({ text: { key: 'pay.already' } }) } },
     failed: { type: 'final', meta: { view: () => ({ text: { key: 'pay.failed' } }) } },
   },
 });
@@ -67,8 +71,8 @@ export const testPayFlow: FlowModule = {
   id: 'pay',
   machine: payMachine,
   messages: {
-    en: { 'pay.askAmount': 'Amount? ({chat}, pin {pin})', 'pay.badAmount': 'Digits only.', 'pay.confirm': 'Send {amount}?', 'pay.sent': 'Sent {id}', 'pay.failed': 'Not sent' },
-    sw: { 'pay.askAmount': 'Kiasi? ({chat}, pin {pin})', 'pay.badAmount': 'Tarakimu tu.', 'pay.confirm': 'Tuma {amount}?', 'pay.sent': 'Imetumwa {id}', 'pay.failed': 'Haikutumwa' },
+    en: { 'pay.askAmount': 'Amount? ({chat}, pin {pin})', 'pay.badAmount': 'Digits only.', 'pay.confirm': 'Send {amount}?', 'pay.sent': 'Sent {id}', 'pay.already': 'Sent earlier', 'pay.failed': 'Not sent' },
+    sw: { 'pay.askAmount': 'Kiasi? ({chat}, pin {pin})', 'pay.badAmount': 'Tarakimu tu.', 'pay.confirm': 'Tuma {amount}?', 'pay.sent': 'Imetumwa {id}', 'pay.already': 'Ilitumwa awali', 'pay.failed': 'Haikutumwa' },
   },
 };
 
@@ -100,7 +104,7 @@ export function gate<T>(): { promise: Promise<T>; open: (value: T) => void } {
 }
 
 /** createPayment that records each call and answers with the gate's promise (or at once). */
-export function fakePayments(answer?: Promise<{ id: string; state: string }>) {
+export function fakePayments(answer?: Promise<Created<PaymentResult>>) {
   const calls: PayInput[] = [];
   const services: Partial<FlowServices> = {
     async createPayment(input) {
@@ -109,6 +113,33 @@ export function fakePayments(answer?: Promise<{ id: string; state: string }>) {
     },
   };
   return { calls, services };
+}
+
+/**
+ * A payments service shared by several engines ("processes"), deduplicating by Duplicate-Check-Key as the real
+ * one does: the first call under a key makes a payment (answered when `answer` resolves, at once without one),
+ * a repeat is AlreadySubmitted. `calls` lists every call, `payments` the keys of payments made.
+ */
+export function paymentsService(answer?: () => Promise<void>) {
+  const calls: PayInput[] = [];
+  const payments: string[] = [];
+  const services: Partial<FlowServices> = {
+    async createPayment(input) {
+      calls.push(input);
+      if (payments.includes(input.duplicateCheckKey)) return { kind: 'alreadySubmitted' };
+      payments.push(input.duplicateCheckKey);
+      await answer?.();
+      return { id: `pay-${payments.length}`, state: 'new' };
+    },
+  };
+  return { calls, payments, services };
+}
+
+/** `store` with some of its methods replaced by `overrides` (the others delegate to it). */
+export function overriding<T extends object>(store: SessionStore, overrides: T): SessionStore & T {
+  return new Proxy(overrides, {
+    get: (target, name) => (name in target ? Reflect.get(target, name) : (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store)),
+  }) as SessionStore & T;
 }
 
 /**
@@ -129,7 +160,7 @@ export function racingStore(
     if (waiting === 0) met.open();
     await arrived;
   };
-  const wrapper = {
+  const wrapper = overriding(store, {
     conflicts: 0,
     onUse: undefined as ((use: 'read' | 'write') => void) | undefined,
     race(count: number) {
@@ -149,11 +180,7 @@ export function racingStore(
       if (key.startsWith('conv:')) wrapper.onUse?.('write');
       return version;
     },
-    delete: (key: string) => store.delete(key),
-    claim: (key: string, ttl: number, value?: string) => store.claim(key, ttl, value),
-    addWithinLimit: (key: string, amount: number, limit: number, ttl: number) => store.addWithinLimit(key, amount, limit, ttl),
-    close: () => store.close(),
-  };
+  });
   return wrapper;
 }
 
@@ -163,11 +190,10 @@ export function racingStore(
  */
 export function holdingStore(store: SessionStore): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): void } {
   let held: { which: (record: Record<string, unknown>) => boolean; until: Promise<void> } | undefined;
-  return {
-    hold(which, until) {
+  return overriding(store, {
+    hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>) {
       held = { which, until };
     },
-    get: (key: string) => store.get(key),
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
       if (held && key.startsWith('conv:') && held.which(snapshot as Record<string, unknown>)) {
         const { until } = held;
@@ -176,9 +202,23 @@ export function holdingStore(store: SessionStore): SessionStore & { hold(which: 
       }
       return store.set(key, snapshot, expected, ttl);
     },
-    delete: (key: string) => store.delete(key),
-    claim: (key: string, ttl: number, value?: string) => store.claim(key, ttl, value),
-    addWithinLimit: (key: string, amount: number, limit: number, ttl: number) => store.addWithinLimit(key, amount, limit, ttl),
-    close: () => store.close(),
+  });
+}
+
+/**
+ * Delegates to `store` until `die()`: from then on every command fails, as for a process that is gone (it
+ * renews no lease and writes nothing more; what it had in flight never lands).
+ */
+export function dyingStore(store: SessionStore): SessionStore & { die(): void } {
+  let dead = false;
+  const gone = async () => {
+    throw new Error('this process is gone');
   };
+  return new Proxy({ die: () => void (dead = true) }, {
+    get: (target, name) => {
+      if (name === 'die') return target.die;
+      if (dead) return gone;
+      return (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store);
+    },
+  }) as SessionStore & { die(): void };
 }

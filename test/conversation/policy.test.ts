@@ -2,8 +2,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { AccessPolicy, hashPin, loadAccessPolicy, PIN_MAX_ATTEMPTS, type PolicyDocument } from '../../src/conversation/policy.js';
+import { AccessPolicy, giveBackSpend, hashPin, loadAccessPolicy, PIN_MAX_ATTEMPTS, type PolicyDocument } from '../../src/conversation/policy.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import type { SessionStore } from '../../src/conversation/types.js';
+import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+
+const prefix = uniquePrefix('policy');
+const raw = inspector(prefix);
+const redisStore = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+afterAll(async () => {
+  await redisStore.close();
+  await raw.cleanup();
+});
 
 const tellerPin = hashPin('4821');
 const document: PolicyDocument = {
@@ -42,7 +54,7 @@ describe('AccessPolicy', () => {
 
   it('refuses a flow the role does not list', async () => {
     const store = new MemoryStore();
-    const input = { channel: 'slack' as const, userId: 'U1', flow: 'pay', amount: '1', currency: 'UGX' };
+    const input = { channel: 'slack' as const, userId: 'U1', flow: 'pay', amount: '1', currency: 'UGX', duplicateCheckKey: 'r1:pay' };
     expect(await rejection(policy.reserveSpend(store, input))).toMatchObject({ code: 'not_allowed' });
     expect(await rejection(policy.reserveSpend(store, { ...input, channel: 'telegram', userId: 'nobody' }))).toMatchObject({ code: 'not_allowed' });
   });
@@ -50,9 +62,9 @@ describe('AccessPolicy', () => {
   it('enforces the per-payment limit with decimals and refuses a currency without a limit', async () => {
     const store = new MemoryStore();
     const input = { channel: 'telegram' as const, userId: '111', flow: 'pay', currency: 'UGX' };
-    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1000.51' }))).toMatchObject({ code: 'limit_exceeded' });
-    await expect(policy.reserveSpend(store, { ...input, amount: '1000.50' })).resolves.toBeUndefined();
-    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1', currency: 'KES' }))).toMatchObject({ code: 'limit_exceeded' });
+    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1000.51', duplicateCheckKey: 'r1:pay' }))).toMatchObject({ code: 'limit_exceeded' });
+    await expect(policy.reserveSpend(store, { ...input, amount: '1000.50', duplicateCheckKey: 'r2:pay' })).resolves.toBeUndefined();
+    expect(await rejection(policy.reserveSpend(store, { ...input, amount: '1', currency: 'KES', duplicateCheckKey: 'r3:pay' }))).toMatchObject({ code: 'limit_exceeded' });
   });
 
   it('keeps a daily total per UTC day, atomically', async () => {
@@ -60,13 +72,37 @@ describe('AccessPolicy', () => {
     const dated = new AccessPolicy(document, { now: () => now });
     const store = new MemoryStore({ now: () => now });
     const input = { channel: 'telegram' as const, userId: '111', flow: 'pay', amount: '300', currency: 'ugx' };
-    const results = await Promise.all(Array.from({ length: 10 }, () => rejection(dated.reserveSpend(store, input))));
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => rejection(dated.reserveSpend(store, { ...input, duplicateCheckKey: `r${i}:pay` }))));
     expect(results.filter((r) => r === 'resolved')).toHaveLength(6); // 6 x 300 = 1800 <= 2000
     expect(results.filter((r) => r !== 'resolved')).toEqual(Array(4).fill({ code: 'limit_exceeded', message: 'more than 2000 UGX today' }));
-    await expect(dated.reserveSpend(store, { ...input, amount: '200' })).resolves.toBeUndefined();
-    expect(await rejection(dated.reserveSpend(store, { ...input, amount: '0.01' }))).toMatchObject({ code: 'limit_exceeded' });
+    await expect(dated.reserveSpend(store, { ...input, amount: '200', duplicateCheckKey: 'r10:pay' })).resolves.toBeUndefined();
+    expect(await rejection(dated.reserveSpend(store, { ...input, amount: '0.01', duplicateCheckKey: 'r11:pay' }))).toMatchObject({ code: 'limit_exceeded' });
     now = Date.parse('2026-03-02T00:00:01Z');
-    await expect(dated.reserveSpend(store, { ...input, amount: '300' })).resolves.toBeUndefined();
+    await expect(dated.reserveSpend(store, { ...input, amount: '300', duplicateCheckKey: 'r12:pay' })).resolves.toBeUndefined();
+  });
+
+  it.each<[string, () => SessionStore]>([
+    ['memory', () => new MemoryStore()],
+    ['Redis', () => redisStore],
+  ])('reserves once per Duplicate-Check-Key and gives it back once (%s)', async (_name, make) => {
+    const store = make();
+    const userId = '111';
+    const run = randomUUID();
+    const dated = new AccessPolicy(document, { now: () => Date.parse('2026-03-05T10:00:00Z') });
+    // Daily limit 2000 UGX.
+    const input = { channel: 'telegram' as const, userId, flow: 'pay', amount: '1000', currency: 'UGX', duplicateCheckKey: `${run}-1:pay` };
+    // The same payment's reservation repeated (a resend, a restored step, a run taken over): counted once.
+    await Promise.all(Array.from({ length: 5 }, () => dated.reserveSpend(store, input)));
+    const second = { ...input, amount: '1000.50', duplicateCheckKey: `${run}-2:pay` };
+    expect(await rejection(dated.reserveSpend(store, second))).toMatchObject({ code: 'limit_exceeded' });
+    // Given back (the service refused the payment, or it failed): the day's total drops, once.
+    expect(await giveBackSpend(store, input.duplicateCheckKey)).toBe(true);
+    expect(await giveBackSpend(store, input.duplicateCheckKey)).toBe(false);
+    await expect(dated.reserveSpend(store, second)).resolves.toBeUndefined();
+    // A key given back does not reserve again: its payment is over.
+    await expect(dated.reserveSpend(store, input)).resolves.toBeUndefined();
+    expect(await rejection(dated.reserveSpend(store, { ...input, duplicateCheckKey: `${run}-3:pay` }))).toMatchObject({ code: 'limit_exceeded' });
+    expect(await giveBackSpend(store, `${run}-never-reserved`)).toBe(false);
   });
 
   it('stores PINs as scrypt$salt$hash with a fresh salt and verifies them', async () => {

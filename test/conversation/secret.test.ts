@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
+import type { PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule, View } from '../../flows/types.js';
 import { createEngine } from '../../src/conversation/engine.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
@@ -22,9 +23,13 @@ afterAll(async () => {
 /** Every value stored under our prefix, as text. */
 async function everythingStored(): Promise<string> {
   const keys = await raw.redis.keys(`${prefix}*`);
-  const values = await Promise.all(
-    keys.map(async (k) => ((await raw.redis.type(k)) === 'hash' ? JSON.stringify(await raw.redis.hgetall(k)) : String(await raw.redis.get(k)))),
-  );
+  const read = async (k: string) => {
+    const type = await raw.redis.type(k);
+    if (type === 'hash') return JSON.stringify(await raw.redis.hgetall(k));
+    if (type === 'zset') return JSON.stringify(await raw.redis.zrange(k, 0, -1));
+    return String(await raw.redis.get(k));
+  };
+  const values = await Promise.all(keys.map(read));
   return values.join('\n');
 }
 
@@ -79,7 +84,7 @@ const payAfterPin: FlowModule = {
             description: 'x',
             metadata: { chat: context.input.chat, ref: context.key },
           }),
-          onDone: { target: 'done', actions: assign({ id: ({ event }) => event.output.id }) },
+          onDone: { target: 'done', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
         },
       },
       done: { type: 'final', meta: { view: (c: { id?: string }): View => ({ text: { key: 't.paid', params: { id: c.id ?? '' } }, final: true }) } },
@@ -135,38 +140,36 @@ describe('a state tagged secret', () => {
     expect(await everythingStored()).not.toContain(PIN);
   });
 
-  it('stores the next busy step as soon as the check passes, so a restart resumes the payment, never loses it', async () => {
+  it('stores the next busy step as soon as the check passes; another process waits for the call out instead of making it again', async () => {
     const paying = gate<{ id: string; state: string }>();
     const keys: string[] = [];
-    const first = engineWith(payAfterPin, {
+    const services = {
       verifyPin: async () => undefined,
-      createPayment: async ({ duplicateCheckKey }) => {
+      createPayment: async ({ duplicateCheckKey }: { duplicateCheckKey: string }) => {
         keys.push(duplicateCheckKey);
         return paying.promise;
       },
-    });
+    };
+    const first = engineWith(payAfterPin, services);
     const base = { channel: 'ussd' as const, conversationId: '+256772555002', userId: '+256772555002' };
     await first.handle({ ...base, messageId: 'c', start: 'pay' });
-    void first.handle({ ...base, messageId: 'd', text: PIN });
+    const confirmed = first.handle({ ...base, messageId: 'd', text: PIN });
     while (keys.length === 0) await new Promise((r) => setTimeout(r, 5));
-    // The process "dies" here: the payment call is out. What is stored must be the payment step.
+    // The payment call is out. What is stored must be the payment step (a process taking it over repeats
+    // the call under the same key), never the PIN.
     const stored = await everythingStored();
     expect(stored).toContain('paying');
     expect(stored).not.toContain(PIN);
 
-    // A new instance on the same store: the next message resumes the payment under the same key.
-    const second = engineWith(payAfterPin, {
-      verifyPin: async () => undefined,
-      createPayment: async ({ duplicateCheckKey }) => {
-        keys.push(duplicateCheckKey);
-        return { id: 'P1', state: 'new' };
-      },
-    });
-    const resumed = await second.handle({ ...base, messageId: 'e', text: 'anything' });
-    expect(resumed.text).toBe('Paid P1');
-    expect(keys).toHaveLength(2);
-    expect(keys[1]).toBe(keys[0]);
+    // Another process (same store) gets a message meanwhile: it waits for the run, it does not call again.
+    const second = engineWith(payAfterPin, services);
+    const waiting = second.handle({ ...base, messageId: 'e', text: 'anything' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(keys).toHaveLength(1);
     paying.open({ id: 'P1', state: 'new' });
-    await first.drain();
+    expect((await confirmed).text).toBe('Paid P1');
+    expect((await waiting).text).toBe('Paid P1');
+    expect(keys).toHaveLength(1);
+    await Promise.all([first.stop(), second.stop()]);
   });
 });

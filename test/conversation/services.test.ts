@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
-import { contactKey, createServices, ownContactKey } from '../../src/conversation/services.js';
+import { keys } from '../../src/conversation/keys.js';
+import { createServices } from '../../src/conversation/services.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';
@@ -39,7 +40,7 @@ function setup() {
   let now = 1_000_000;
   const store = new MemoryStore();
   const client = new MomoClient({ baseUrl: server.url, apiKey: 'secret-key', vendingUrl: `${server.url}/vending`, vendingApiKey: 'vk', maxRetries: 0 });
-  const services = createServices({ client, policy, store, logger, now: () => now, unknownOutcomeRetryMs: [] });
+  const services = createServices({ client, policy, store, logger, now: () => now, moneyCallRetry: { maxRetries: 0 } });
   return { services, store, lines, advance: (ms: number) => (now += ms) };
 }
 
@@ -92,9 +93,9 @@ describe('createServices', () => {
     expect(result).toEqual({ id: '41', state: 'submitted' });
     expect(server.header('duplicate-check-key')).toEqual(['run-9:pay']);
     expect(server.requests[0]?.body).toMatchObject({ phonenumber: PHONE, payment_type: 'money', amount: '1500.5', metadata: { chat: 'telegram:1' }, first_name: 'Jane' });
-    expect((await store.get(ownContactKey(U1, PHONE)))?.snapshot).toEqual({ registered: true, firstName: 'Jane', lastName: 'Doe' });
+    expect((await store.get(keys.ownContact(U1, PHONE)))?.snapshot).toEqual({ registered: true, firstName: 'Jane', lastName: 'Doe' });
     // Names typed by a payer are nobody else's: the shared record holds only what the network verified.
-    expect(await store.get(contactKey(PHONE))).toBeNull();
+    expect(await store.get(keys.contact(PHONE))).toBeNull();
   });
 
   it('a bank payment sends the bank fields without a payment type', async () => {
@@ -115,17 +116,56 @@ describe('createServices', () => {
     expect(body.payment_type).toBeUndefined();
   });
 
-  it('a duplicate of our own key resolves as submitted, for every money-moving create', async () => {
+  it('a duplicate of our own key is AlreadySubmitted, for every money-moving create', async () => {
     const { services } = setup();
     const duplicate = { status: 409, body: { detail: 'Duplicate Request Detected!' } };
     server.reply(duplicate, duplicate, duplicate, duplicate);
     const base = { duplicateCheckKey: 'run-1:x', phonenumber: PHONE, amount: '5', currency: 'UGX', metadata: { chat: 'c' } };
-    expect(await services.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual({ id: '', state: 'submitted' });
-    expect(await services.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual({ id: '', status: 'submitted' });
-    expect(await services.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual({ reference: '', status: 'submitted' });
-    expect(
-      await services.purchasePin({ ...base, serviceType: 'waec', productCode: 'p', accountNumber: 'a', gsmNo: '080', quantity: 1 }),
-    ).toEqual({ reference: '', status: 'submitted' });
+    const already = { kind: 'alreadySubmitted' };
+    expect(await services.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual(already);
+    expect(await services.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual(already);
+    expect(await services.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual(already);
+    expect(await services.purchasePin({ ...base, serviceType: 'waec', productCode: 'p', accountNumber: 'a', gsmNo: '080', quantity: 1 })).toEqual(already);
+  });
+
+  it('a payment the service refuses gives its spend reservation back; one whose outcome is unknown keeps it', async () => {
+    const { services } = setup();
+    const reserve = (key: string) => services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '60', currency: 'UGX', duplicateCheckKey: key });
+    const pay = (key: string) => services.createPayment({ duplicateCheckKey: key, paymentType: 'money', phonenumber: PHONE, amount: '60', currency: 'UGX', description: 'd', metadata: {} });
+    // Daily limit 100 UGX: one reservation of 60 leaves room for no other.
+    await reserve('run-1:pay');
+    server.reply({ status: 400, body: { amount: ['Insufficient balance'] } });
+    expect(await failureOf(pay('run-1:pay'))).toMatchObject({ code: 'validation' });
+    await expect(reserve('run-2:pay')).resolves.toBeUndefined(); // given back: room again
+    server.reply({ drop: true });
+    expect(await failureOf(pay('run-2:pay'))).toMatchObject({ code: 'connection' });
+    expect(await failureOf(reserve('run-3:pay'))).toMatchObject({ code: 'limit_exceeded' }); // kept: it may have been paid
+  });
+
+  it('a create whose outcome stays unknown is asked again by the client alone, under the same key, within one time budget', async () => {
+    const retried = createServices({
+      client: new MomoClient({ baseUrl: server.url, apiKey: 'k', maxRetries: 0, retryBaseDelayMs: 1 }),
+      policy,
+      store: new MemoryStore(),
+      logger: createLogger('silent'),
+      moneyCallRetry: { maxRetries: 5, budgetMs: 10_000 },
+    });
+    server.reply({ status: 503, body: { detail: 'maintenance' } }, { drop: true }, { status: 502, body: { detail: 'bad gateway' } }, { status: 201, body: payment() });
+    const made = await retried.createPayment({ duplicateCheckKey: 'run-1:pay', paymentType: 'money', phonenumber: PHONE, amount: '1000', currency: 'UGX', description: 'rent', metadata: {} });
+    expect(made).toEqual({ id: '41', state: 'submitted' });
+    expect(server.header('duplicate-check-key')).toEqual(['run-1:pay', 'run-1:pay', 'run-1:pay', 'run-1:pay']);
+    // Past its budget, the call gives up (the flow then says it could not confirm, and the chat hears later).
+    server.reset();
+    const tight = createServices({
+      client: new MomoClient({ baseUrl: server.url, apiKey: 'k', retryBaseDelayMs: 200 }),
+      policy,
+      store: new MemoryStore(),
+      logger: createLogger('silent'),
+      moneyCallRetry: { maxRetries: 10, budgetMs: 250 },
+    });
+    server.reply(...Array.from({ length: 10 }, () => ({ status: 503, body: { detail: 'maintenance' } })));
+    expect(await failureOf(tight.createPayment({ duplicateCheckKey: 'run-2:pay', paymentType: 'money', phonenumber: PHONE, amount: '1', currency: 'UGX', description: 'd', metadata: {} }))).toMatchObject({ code: 'service' });
+    expect(server.requests.length).toBeLessThan(4);
   });
 
   it('sends the Spectranet account number with a data purchase', async () => {
@@ -174,9 +214,10 @@ describe('createServices', () => {
 
   it('reserveSpend and verifyPin answer from the policy as ServiceFailures', async () => {
     const { services } = setup();
-    expect(await failureOf(services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '101', currency: 'UGX' }))).toMatchObject({ code: 'limit_exceeded' });
-    expect(await failureOf(services.reserveSpend({ channel: 'telegram', userId: 'nobody', flow: 'pay', amount: '1', currency: 'UGX' }))).toMatchObject({ code: 'not_allowed' });
-    await expect(services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '100', currency: 'UGX' })).resolves.toBeUndefined();
+    const spend = { channel: 'telegram', flow: 'pay', currency: 'UGX' };
+    expect(await failureOf(services.reserveSpend({ ...spend, userId: 'u1', amount: '101', duplicateCheckKey: 'a' }))).toMatchObject({ code: 'limit_exceeded' });
+    expect(await failureOf(services.reserveSpend({ ...spend, userId: 'nobody', amount: '1', duplicateCheckKey: 'b' }))).toMatchObject({ code: 'not_allowed' });
+    await expect(services.reserveSpend({ ...spend, userId: 'u1', amount: '100', duplicateCheckKey: 'c' })).resolves.toBeUndefined();
     expect(await failureOf(services.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({ code: 'not_allowed' });
     expect(server.requests).toHaveLength(0);
   });

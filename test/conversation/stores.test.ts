@@ -67,6 +67,44 @@ describe.each<[string, () => SessionStore]>([
     expect(await store.addWithinLimit(key('sum'), 0, 200, 60)).toEqual({ ok: true, total: 200 });
     expect(await store.addWithinLimit(key('other'), 0, 200, 60)).toEqual({ ok: true, total: 0 });
   });
+
+  it('reserves once per reservation key within a limit, atomically, and gives it back once', async () => {
+    // Three rounds of four reservations of 30 against a limit of 100, all at once: each key counts once,
+    // the first three fit, the fourth does not (and, not recorded, is refused again each time).
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => store.reserve(key(`res:${i % 4}`), key('spent'), 30, 100, 60)));
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, false, true, true, true, false, true, true, true, false]);
+    expect(await store.addWithinLimit(key('spent'), 0, 100, 60)).toEqual({ ok: true, total: 90 });
+    expect(await store.giveBack(key('res:0'))).toBe(true);
+    expect(await store.giveBack(key('res:0'))).toBe(false);
+    expect(await store.giveBack(key('res:3'))).toBe(false); // never reserved
+    expect(await store.addWithinLimit(key('spent'), 0, 100, 60)).toEqual({ ok: true, total: 60 });
+    // A key given back stays spent: reserving it again changes nothing; the room is another's.
+    expect(await store.reserve(key('res:0'), key('spent'), 30, 100, 60)).toEqual({ ok: true, total: 60 });
+    expect(await store.reserve(key('res:3'), key('spent'), 30, 100, 60)).toEqual({ ok: true, total: 90 });
+  });
+
+  it('holds a lease for one token at a time, lists it until released with nothing left, finds it once expired', async () => {
+    const lease = { key: key('lease:a'), index: key('runs'), member: 'conv:a' };
+    const other = { ...lease, key: key('lease:b'), member: 'conv:b' };
+    expect(await store.lease(lease, 'one', 60_000)).toBe(true);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    expect(await store.lease(lease, 'one', 60_000)).toBe(true); // renewed by its holder
+    expect(await store.lease(other, 'three', 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await store.expiredLeases(key('runs'), 10)).toEqual(['conv:b']);
+    // Released without unlisting (a run may still be due): free, still listed for a sweep.
+    await store.releaseLease(lease, 'one', false);
+    expect(await store.lease(lease, 'two', 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await store.expiredLeases(key('runs'), 10)).sort()).toEqual(['conv:a', 'conv:b']);
+    // Released by a token that does not hold it: nothing changes; by its holder with nothing left: unlisted.
+    expect(await store.lease(other, 'four', 60_000)).toBe(true);
+    await store.releaseLease(other, 'three', true);
+    expect(await store.lease(other, 'five', 60_000)).toBe(false);
+    await store.releaseLease(other, 'four', true);
+    await store.releaseLease(lease, 'nobody', true);
+    expect(await store.expiredLeases(key('runs'), 10)).toEqual([]);
+  });
 });
 
 describe('RedisStore record layout', () => {

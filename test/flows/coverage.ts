@@ -13,7 +13,7 @@ import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { ServiceInput, ServiceOutput } from '../../flows/actors.js';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
-import type { ServiceName } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type ServiceName } from '../../flows/services.js';
 import type { FlowInput, FlowModule, ServiceFailure } from '../../flows/types.js';
 import type { InputKind } from '../../src/conversation/types.js';
 import { createCatalogue, currentView, viewKeys } from '../../src/conversation/render.js';
@@ -113,12 +113,14 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
   ],
   createPayment: [
     { output: { id: 'pay-1', state: 'submitted' } },
+    { output: ALREADY_SUBMITTED },
     failure('validation', { fields: { amount: ['Insufficient balance'] } }),
     failure('connection'),
   ],
   listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
   createCollectionRequest: [
     { output: { id: 'req-1', status: 'pending', mfscode: '*165#' } },
+    { output: ALREADY_SUBMITTED },
     failure('validation', { fields: { phonenumber: ['Invalid'] } }),
     failure('connection'),
   ],
@@ -129,10 +131,10 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     { output: [] },
     failure('service'),
   ],
-  purchaseData: [{ output: { reference: 'ref-d1', status: 'successful' } }, failure('connection')],
+  purchaseData: [{ output: { reference: 'ref-d1', status: 'successful' } }, { output: ALREADY_SUBMITTED }, failure('connection')],
   listPinBundles: [{ output: [{ amount: '3500', available: 10, description: 'WAEC result checker' }] }, { output: [] }],
   validateCandidate: [{ output: { name: 'JOHN PUPIL', gsmNo: '+2348012345678' } }, failure('not_found')],
-  purchasePin: [{ output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } }, failure('connection')],
+  purchasePin: [{ output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } }, { output: ALREADY_SUBMITTED }, failure('connection')],
 };
 
 /** `['a', 'b']` -> `{ a: 'b' }`, the state value that matches a state node. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { dataFlow, dataMachine } from '../../flows/data.machine.js';
-import type { DataBundle } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type DataBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
@@ -45,7 +45,7 @@ describe('data machine: the model', () => {
     answers: { awaitingAccount: ['', '0123456789'] },
     outcomes: {
       listDataBundles: [{ output: bundles }, { output: [] }, { error: { code: 'not_found' } }],
-      purchaseData: [{ output: purchased }, { output: { reference: '', status: 'submitted' } }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
+      purchaseData: [{ output: purchased }, { output: ALREADY_SUBMITTED }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
     },
   });
 
@@ -99,14 +99,15 @@ describe('data machine: buying', () => {
     ]);
   });
 
-  it('buys with the key made at start, the bundle price in the first currency and metadata naming the chat', async () => {
+  it('buys with the key made at start, the bundle price reserved in naira under that key, and metadata naming the chat', async () => {
     const flow = await atPurchase();
     expect(flow.calls.find((c) => c.service === 'reserveSpend')?.input).toEqual({
       channel: 'telegram',
       userId: 'user-1',
       flow: 'data',
       amount: '1800.50',
-      currency: 'UGX',
+      currency: 'NGN',
+      duplicateCheckKey: 'run-1:data',
     });
     expect(flow.calls.at(-1)?.input).toEqual({
       duplicateCheckKey: 'run-1:data',
@@ -121,12 +122,12 @@ describe('data machine: buying', () => {
     expect(done.output).toEqual({});
     expect(currentView(done)?.text).toEqual({
       key: 'data.done',
-      params: { bundle: '2GB 30 days', network: 'MTN', phone: '+256772123456', price: '1800.50', currency: 'UGX', reference: 'ref-d1' },
+      params: { bundle: '2GB 30 days', network: 'MTN', phone: '+256772123456', price: '1800.50', currency: 'NGN', reference: 'ref-d1' },
     });
   });
 
   it('reads a purchase the service already held under our key as sent, not as bought', async () => {
-    await expectSubmittedBefore(await atPurchase(), 'purchaseData');
+    await expectSubmittedBefore(await atPurchase(), 'data', 'purchaseData');
   });
 
   it('asks the Spectranet account number, lists and buys with it', async () => {

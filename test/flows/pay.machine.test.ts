@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { payFlow, payMachine } from '../../flows/pay.machine.js';
-import type { ContactCheck } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
@@ -277,7 +277,7 @@ describe('pay machine: creating the payment', () => {
   it('creates it once with the key, the metadata, the names of a new number and the bank details', async () => {
     const money = await drive([...MONEY, [chosen('confirm'), 'done']]);
     expect(money.calls.filter((c) => c.service === 'reserveSpend').map((c) => c.input)).toEqual([
-      { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX' },
+      { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX', duplicateCheckKey: 'run-1:pay' },
     ]);
     expect(money.calls.filter((c) => c.service === 'createPayment').map((c) => c.input)).toEqual([
       {
@@ -326,7 +326,8 @@ describe('pay machine: creating the payment', () => {
     const persisted = first.persisted();
     first.stop();
 
-    const restored = live(payMachine, { snapshot: persisted, answers: { createPayment: { output: { id: '', state: 'submitted' } } } });
+    // The service holds the payment of the first call: the repeat under our key is AlreadySubmitted.
+    const restored = live(payMachine, { snapshot: persisted, answers: { createPayment: { output: ALREADY_SUBMITTED } } });
     const s = await restored.send(answered('ignored while busy'));
     const [before, after] = [first, restored].map((f) => f.calls.filter((c) => c.service === 'createPayment'));
     expect(before).toHaveLength(1);
@@ -334,12 +335,17 @@ describe('pay machine: creating the payment', () => {
     expect(after![0]!.input).toEqual(before![0]!.input);
     expect(after![0]!.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { ref: 'run-1:pay' } });
     expect(restored.calls.map((c) => c.service)).toEqual(['createPayment']);
-    expect(currentView(s)?.text).toEqual({ key: 'pay.submittedBefore' });
+    expect(currentView(s)).toEqual({ text: { key: 'pay.submittedBefore' }, final: true });
+  });
+
+  it('a payment whose state is `submitted` is one the service made now, not one made earlier', async () => {
+    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { createPayment: { output: { id: 'pay-7', state: 'submitted' } } } });
+    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'pay.submitted', params: { id: 'pay-7', state: 'submitted' } });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [
     ['validation', failure('validation', { fields: { amount: ['Insufficient balance'], phonenumber: ['x'] } }), { key: 'pay.refused', params: { fields: 'amount, phonenumber' } }],
-    ['duplicate', failure('duplicate'), { key: 'pay.duplicate' }],
+    ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
     ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
     ['connection', failure('connection'), { key: 'pay.unconfirmed' }],
     ['service', failure('service'), { key: 'pay.unconfirmed' }],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
-import type { Candidate, PinBundle } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView } from '../../src/conversation/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
@@ -59,7 +59,7 @@ describe('pin machine: the model', () => {
       // At most two of a bundle: each quantity offered multiplies the states the walk explores.
       listPinBundles: [{ output: bundles.map((b) => ({ ...b, available: Math.min(b.available, 2) })) }, { output: [bundles[0]!] }, { error: { code: 'service' } }],
       validateCandidate: [{ output: validated }, { error: { code: 'not_found' } }],
-      purchasePin: [{ output: purchased }, { output: { reference: '', status: 'submitted' } }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { gsmNo: ['bad'] } } }],
+      purchasePin: [{ output: purchased }, { output: ALREADY_SUBMITTED }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { gsmNo: ['bad'] } } }],
     },
   });
 
@@ -138,7 +138,8 @@ describe('pin machine: buying', () => {
       userId: 'user-1',
       flow: 'pin',
       amount: '12400',
-      currency: 'UGX',
+      currency: 'NGN',
+      duplicateCheckKey: 'run-1:pin',
     });
     expect(flow.calls.at(-1)?.input).toEqual({
       duplicateCheckKey: 'run-1:pin',
@@ -158,7 +159,7 @@ describe('pin machine: buying', () => {
         quantity: 2,
         name: 'ADEBAYO TUNDE',
         total: '12400',
-        currency: 'UGX',
+        currency: 'NGN',
         pins: '1111-2222, 3333-4444',
         reference: 'ref-p1',
       },
@@ -184,13 +185,13 @@ describe('pin machine: buying', () => {
   });
 
   it('reads a purchase the service already held under our key as sent, not as bought', async () => {
-    await expectSubmittedBefore(await atPurchase(), 'purchasePin');
+    await expectSubmittedBefore(await atPurchase(), 'pin', 'purchasePin');
   });
 
   it('shows the summary with the name and total', async () => {
     const flow = await atSummary();
     expect(currentView(flow.snapshot())).toEqual({
-      text: { key: 'pin.summary', params: { bundle: 'JAMB UTME PIN', quantity: 2, name: 'ADEBAYO TUNDE', total: '12400', currency: 'UGX' } },
+      text: { key: 'pin.summary', params: { bundle: 'JAMB UTME PIN', quantity: 2, name: 'ADEBAYO TUNDE', total: '12400', currency: 'NGN' } },
       error: undefined,
       choices: [{ id: 'confirm', text: { key: 'pin.confirm' } }],
     });

@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import type { PurchaseResult } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type PurchaseResult } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/render.js';
 import { chosen, live, type Live } from './driver.js';
@@ -14,7 +14,6 @@ type PurchaseService = 'purchaseData' | 'purchasePin';
 
 /** The purchase may have gone through: never "failed", never a retry. */
 const unconfirmed = (flow: PurchaseFlow): Partial<Record<ServiceFailure['code'], string>> => ({
-  duplicate: 'failure.duplicate',
   service: `${flow}.unconfirmed`,
   connection: `${flow}.unconfirmed`,
   unknown: `${flow}.unconfirmed`,
@@ -54,11 +53,12 @@ export async function expectReservingFailing(flow: Live, code: ServiceFailure['c
   expect(flow.calls.map((c) => c.service)).not.toContain(service);
 }
 
-/** The service already held a purchase under our key: read as sent, not as bought. */
-export async function expectSubmittedBefore(flow: Live, service: PurchaseService): Promise<void> {
-  const end = await flow.settle(service, { output: { reference: '', status: 'submitted' } });
-  expect(end.value).toBe('unconfirmed');
-  expect(currentView(end)).toEqual({ text: { key: 'failure.duplicate' }, final: true });
+/** The service already held a purchase under our key (AlreadySubmitted): its own screen, not "bought", never a retry. */
+export async function expectSubmittedBefore(flow: Live, id: PurchaseFlow, service: PurchaseService): Promise<void> {
+  const end = await flow.settle(service, { output: ALREADY_SUBMITTED });
+  expect(end.value).toBe('submittedBefore');
+  expect(currentView(end)).toEqual({ text: { key: `${id}.submittedBefore` }, final: true });
+  expect(flow.calls.filter((c) => c.service === service)).toHaveLength(1);
 }
 
 /**

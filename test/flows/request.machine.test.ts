@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ALREADY_SUBMITTED } from '../../flows/services.js';
 import { getSimplePaths } from 'xstate/graph';
 import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
@@ -155,16 +156,17 @@ describe('request machine: creating the request', () => {
     expect(first.snapshot().hasTag('busy')).toBe(true);
     const persisted = first.persisted();
     first.stop();
-    const restored = live(requestMachine, { snapshot: persisted, answers: { createCollectionRequest: failure('duplicate') } });
+    // The service holds the request of the first call: the repeat under our key is AlreadySubmitted.
+    const restored = live(requestMachine, { snapshot: persisted, answers: { createCollectionRequest: { output: ALREADY_SUBMITTED } } });
     const s = await restored.send(answered('ignored while busy'));
     expect(restored.calls.map((c) => c.input)).toEqual(first.calls.map((c) => c.input));
     expect(restored.calls[0]?.input).toMatchObject({ duplicateCheckKey: 'run-1:request' });
-    expect(currentView(s)?.text).toEqual({ key: 'request.duplicate' });
+    expect(currentView(s)).toEqual({ text: { key: 'request.submittedBefore' }, final: true });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [
     ['validation', failure('validation', { fields: { phonenumber: ['Invalid'] } }), { key: 'request.refused', params: { fields: 'phonenumber' } }],
-    ['duplicate', failure('duplicate'), { key: 'request.duplicate' }],
+    ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
     ['connection', failure('connection'), { key: 'request.unconfirmed' }],
     ['service', failure('service'), { key: 'request.unconfirmed' }],
     ['unknown', failure('unknown'), { key: 'request.unconfirmed' }],

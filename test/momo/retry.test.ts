@@ -41,6 +41,11 @@ const table: Array<[string, Partial<RetryQuestion>, { retry: boolean; delayMs: n
   ['POST 400 with a key is not retried', { method: 'POST', status: 400, hasDuplicateKey: true }, { retry: false, delayMs: 0 }],
   ['PATCH 500 without a key is not retried', { method: 'PATCH', status: 500 }, { retry: false, delayMs: 0 }],
   ['lower-case post is a write too', { method: 'post', status: 500 }, { retry: false, delayMs: 0 }],
+  ['a retry whose wait ends inside the time budget is made', { status: 503, elapsedMs: 900, budgetMs: 1000 }, { retry: true, delayMs: 75 }],
+  ['a retry whose wait would end past the time budget is not', { status: 503, elapsedMs: 950, budgetMs: 1000 }, { retry: false, delayMs: 0 }],
+  ['a Retry-After past the time budget is not waited for', { status: 429, retryAfterHeader: '1', elapsedMs: 500, budgetMs: 1000 }, { retry: false, delayMs: 0 }],
+  ['the budget bounds a money create with many retries left', { method: 'POST', error: noAnswer, hasDuplicateKey: true, attempt: 5, maxRetries: 10, elapsedMs: 29_500, budgetMs: 30_000 }, { retry: false, delayMs: 0 }],
+  ['maxRetries still bounds a call inside its budget', { status: 503, attempt: 2, elapsedMs: 10, budgetMs: 30_000 }, { retry: false, delayMs: 0 }],
 ];
 
 describe('shouldRetry', () => {

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import type { PaymentResult } from '../../flows/services.js';
 import { eventually, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -22,7 +23,7 @@ describe('final states without webhook credentials', () => {
     open.push(product);
     await service.hook('payment.status.changed', `${product.url}/notifications/momo`);
     const key = `confirm-${n++}:pay`;
-    const made = await product.services.createPayment(payment(key, 'telegram:51'));
+    const made = (await product.services.createPayment(payment(key, 'telegram:51'))) as PaymentResult;
     // validated, approved, processed: one read, for the outcome only.
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();

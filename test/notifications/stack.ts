@@ -109,7 +109,7 @@ export async function startProcess(service: Service, options: ProcessOptions = {
   const budget = createReadBudget(options.redisUrl, API_KEY, { ...options.budget, keyPrefix: options.keyPrefix });
   const client = new MomoClient({ baseUrl: service.url, apiKey: API_KEY, readBudget: budget, maxRetries: 0, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const made = new MadeRecords({ store, logger });
-  const services = recordMade(createServices({ client, policy: loadAccessPolicy(), store, logger, unknownOutcomeRetryMs: [] }), made, logger);
+  const services = recordMade(createServices({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }), made, logger);
   const telegram = new RecordingNotifier();
   if (options.credentials) service.sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK.user, password: WEBHOOK.password } });
   const notifications = createNotifications({

@@ -4,7 +4,8 @@
  * silence) the outcome of a real one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pendingKey } from '../../src/conversation/records.js';
+import { keys } from '../../src/conversation/keys.js';
+import type { PaymentResult } from '../../flows/services.js';
 import { AtSession } from '../e2e/helpers.js';
 import { BASIC_AUTH, startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { eventually, payment, startProcess, startService } from '../notifications/stack.js';
@@ -56,7 +57,7 @@ describe('notifications about what this product did not make', () => {
     await drained(product.url);
     const screen = await new AtSession(product.url, victim).dial();
     expect(screen).not.toMatch(/1500000|reached/);
-    expect((await product.app.store.get(pendingKey({ channel: 'ussd', conversationId: victim })))?.snapshot ?? []).toEqual([]);
+    expect((await product.app.store.get(keys.pending({ channel: 'ussd', conversationId: victim })))?.snapshot ?? []).toEqual([]);
   });
 
   it('a forged body pre-claiming a real payment\'s final state (no credentials) does not silence the real one', async () => {
@@ -67,7 +68,7 @@ describe('notifications about what this product did not make', () => {
       const user = { channel: 'ussd' as const, conversationId: '+256700333444' };
       const attacker = { channel: 'ussd' as const, conversationId: '+256700999999' };
       const key = 'preclaim-1:pay';
-      const made = await side.services.createPayment(payment(key, `ussd:${user.conversationId}`));
+      const made = (await side.services.createPayment(payment(key, `ussd:${user.conversationId}`))) as PaymentResult;
       // Before the service is done, anyone may post: the outcome, claimed for the attacker's chat.
       for (const state of ['processed', 'processed_with_errors']) {
         const forged = await post(side.url, {
@@ -77,13 +78,13 @@ describe('notifications about what this product did not make', () => {
         expect(forged.status).toBe(200);
       }
       await eventually(() => side.notifications.queue.depth(), (d) => d === 0);
-      expect(await side.store.get(pendingKey(user))).toBeNull();
+      expect(await side.store.get(keys.pending(user))).toBeNull();
       // The service completes the payment: the real outcome is told, to our record's chat only.
       await service.sandbox.controls.advanceClock(5);
       await service.sandbox.controls.idle();
-      const told = await eventually(async () => (await side.store.get(pendingKey(user)))?.snapshot as string[] | undefined, (p) => (p?.length ?? 0) > 0);
+      const told = await eventually(async () => (await side.store.get(keys.pending(user)))?.snapshot as string[] | undefined, (p) => (p?.length ?? 0) > 0);
       expect(told).toEqual([expect.stringMatching(/^Done: 5000 UGX reached \+256772000001/)]);
-      expect(await side.store.get(pendingKey(attacker))).toBeNull();
+      expect(await side.store.get(keys.pending(attacker))).toBeNull();
     } finally {
       await side.close();
       await service.close();

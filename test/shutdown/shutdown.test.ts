@@ -5,16 +5,13 @@
  * the process stops taking requests, answers the one in flight, finishes the late run and keeps its
  * outcome for the user's next dial, and exits 0. Each payment exists exactly once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import http, { type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/policy.js';
-import { createLogger } from '../../src/log.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { AtSession } from '../e2e/helpers.js';
-import { forward, readAll } from '../chaos/proxies.js';
+import http from 'node:http';
+import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 
 const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const API_KEY = 'shutdown-key';
@@ -28,97 +25,39 @@ const POLICY = JSON.stringify({
   users: { telegram: {}, slack: {}, ussd: { [FAST_USER]: { role: 'payer', pin: hashPin('1234') }, [LATE_USER]: { role: 'payer', pin: hashPin('1234') } } },
 });
 
-let sandbox: Sandbox;
-let sandboxServer: Server;
-let proxy: Server;
+let service: Service;
 let redis: Redis;
 let child: ChildProcess | undefined;
 
-const listen = (server: Server): Promise<number> =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-
-async function cleanRedis(): Promise<void> {
-  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
-}
-
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
-  await cleanRedis();
-  sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, limits: { readsPerMinute: 10_000 }, logger: createLogger('silent') });
-  sandboxServer = http.createServer(sandbox.app);
-  const sandboxPort = await listen(sandboxServer);
+  await cleanProductKeys(redis);
   // Payments take their time: the late user's 4.5 s (past the 3 s USSD deadline), everybody else's 1.5 s.
-  proxy = http.createServer((req, res) => {
-    void (async () => {
-      const body = await readAll(req);
-      if (req.method === 'POST' && req.url?.startsWith('/api/payments')) {
-        const late = body.toString().includes(LATE_USER);
-        await new Promise((resolve) => setTimeout(resolve, late ? 4500 : 1500));
-      }
-      try {
-        const answer = await forward(sandboxPort, req, body);
-        const headers = { ...answer.headers };
-        delete headers['transfer-encoding'];
-        delete headers.connection;
-        res.writeHead(answer.status, headers).end(answer.body);
-      } catch {
-        res.socket?.destroy();
-      }
-    })();
+  service = await startService(API_KEY, async (_req, body) => {
+    const late = body.toString().includes(LATE_USER);
+    await new Promise((resolve) => setTimeout(resolve, late ? 4500 : 1500));
   });
-  await listen(proxy);
 });
 
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
-  proxy?.closeAllConnections();
-  await new Promise<void>((resolve) => proxy?.close(() => resolve()));
-  sandboxServer?.closeAllConnections();
-  await new Promise<void>((resolve) => sandboxServer?.close(() => resolve()));
-  await sandbox?.close();
-  await cleanRedis();
+  await service?.close();
+  await cleanProductKeys(redis);
   await redis?.quit();
 });
 
 /** Starts the product as its own process and resolves with its URL once it listens. */
-function startChild(): Promise<{ url: string; exit: Promise<number | null>; output: () => string }> {
-  let output = '';
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
-    env: {
-      PATH: process.env.PATH,
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      MOMO_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-      MOMO_API_KEY: API_KEY,
-      REDIS_URL,
-      ACCESS_POLICY: POLICY,
-      USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function startChild(): Promise<ProductProcess> {
+  const product = await startProductProcess({
+    LOG_LEVEL: 'warn',
+    MOMO_BASE_URL: service.url,
+    MOMO_API_KEY: API_KEY,
+    REDIS_URL,
+    ACCESS_POLICY: POLICY,
+    USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
   });
-  const exit = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the product did not start: ${output}`)), 30_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: `http://127.0.0.1:${m[1]}`, exit, output: () => output });
-      }
-    };
-    child!.stdout!.on('data', read);
-    child!.stderr!.on('data', read);
-    void exit.then(() => reject(new Error(`the product exited before listening: ${output}`)));
-  });
+  child = product.child;
+  return product;
 }
 
 /** A USSD payment up to the PIN screen. */
@@ -162,7 +101,7 @@ describe('SIGTERM', () => {
     expect(await product.exit).toBe(0);
 
     // Each payment exactly once.
-    const chats = sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
+    const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
     expect(chats.filter((c) => c === `ussd:${FAST_USER}`)).toHaveLength(1);
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.

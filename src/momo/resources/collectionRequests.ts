@@ -1,4 +1,4 @@
-import { moneyKey, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type Transport, type WriteOptions } from '../http.js';
 import { listAll, listPage, type ListParams } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { collectionRequestSchema, type CollectionRequest, type Page } from '../schemas.js';
@@ -57,7 +57,7 @@ export class CollectionRequests {
       metadata: params.metadata === undefined ? undefined : metadata(params.metadata),
     };
     return this.http.request(
-      { method: 'POST', path: PATH, body, duplicateCheckKey: moneyKey(options) },
+      { method: 'POST', path: PATH, body, ...moneyCall(options) },
       collectionRequestSchema,
     );
   }

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import { moneyKey, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type Transport, type WriteOptions } from '../http.js';
 import { listAll, listPage, type ListParams } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { paymentSchema, type Page, type Payment } from '../schemas.js';
@@ -76,7 +76,7 @@ export class Payments {
    */
   async create(params: PaymentCreateParams, options: WriteOptions = {}): Promise<Payment> {
     return this.http.request(
-      { method: 'POST', path: PATH, body: paymentBody(params), duplicateCheckKey: moneyKey(options) },
+      { method: 'POST', path: PATH, body: paymentBody(params), ...moneyCall(options) },
       paymentSchema,
     );
   }

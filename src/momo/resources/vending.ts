@@ -16,7 +16,7 @@
 import type { z } from 'zod';
 import { VENDING_PATHS } from '../assumptions.js';
 import { ValidationError, errorFromResponse } from '../errors.js';
-import { moneyKey, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type RequestSpec, type Transport, type WriteOptions } from '../http.js';
 import { amount, phone, required, type Amount } from '../params.js';
 import {
   dataBundleSchema,
@@ -126,7 +126,7 @@ export class Vending {
       gsmNo: required(params.gsmNo, 'gsmNo'),
       amount: amount(params.amount),
     };
-    return this.post(VENDING_PATHS.pinPurchase, body, this.providerHeaders(), pinPurchaseSchema, moneyKey(options));
+    return this.post(VENDING_PATHS.pinPurchase, body, this.providerHeaders(), pinPurchaseSchema, moneyCall(options));
   }
 
   /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
@@ -138,7 +138,7 @@ export class Vending {
       phonenumber: phone(params.phonenumber, 'phonenumber'),
       amount: amount(params.amount),
     };
-    return this.post(VENDING_PATHS.dataPurchase, body, this.providerHeaders(), dataPurchaseSchema, moneyKey(options));
+    return this.post(VENDING_PATHS.dataPurchase, body, this.providerHeaders(), dataPurchaseSchema, moneyCall(options));
   }
 
   private providerHeaders(): Record<string, string> {
@@ -153,10 +153,10 @@ export class Vending {
     body: unknown,
     headers: Record<string, string>,
     data: z.ZodType<T>,
-    duplicateCheckKey?: string,
+    call: Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> = {},
   ): Promise<T> {
     const http = this.setting(this.http, 'vendingUrl');
-    const answer = await http.request({ method: 'POST', path, body, headers, duplicateCheckKey }, vendingSchema(data));
+    const answer = await http.request({ method: 'POST', path, body, headers, ...call }, vendingSchema(data));
     if (answer.ok) return answer.data;
     const code = Number(answer.envelope.code);
     // An error envelope without a usable code is still the service saying no: read it as a 500.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXPIRED_TEXT, FAILURE_TEXT } from '../../../adapters/telegram/handler.js';
+import { EXPIRED_TEXT, FAILURE_TEXT, MONEY_FAILURE_TEXT } from '../../../adapters/telegram/handler.js';
 import { HELP_TEXT } from '../../../adapters/telegram/commands.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import type { Inbound, Prompt } from '../../../src/conversation/types.js';
@@ -199,6 +199,16 @@ describe('Telegram webhook', () => {
     const log = harness.logs.join('\n');
     expect(log).toContain('chat not found');
     expect(log).not.toContain(secretText);
+  });
+
+  it('cannot show an answer that followed a money-moving call: says it is being processed, never to try again', async () => {
+    const engine = new ScriptedEngine(() => ({ text: 'Payment P-1 submitted.', final: true, money: true }));
+    harness = await startHarness(engine);
+    harness.api.failNext('sendMessage', 400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' });
+    expect((await harness.post(textUpdate(53, 'confirm'))).status).toBe(200);
+    expect(harness.api.of('sendMessage').at(-1)).toEqual({ chat_id: CHAT, text: MONEY_FAILURE_TEXT });
+    expect(MONEY_FAILURE_TEXT).toMatch(/do not send it again/);
+    expect(MONEY_FAILURE_TEXT).not.toMatch(/try again/i);
   });
 
   it('answers 503 (Telegram retries later) while the bot cannot initialise, and takes the update once it can', async () => {

@@ -6,10 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../../src/conversation/index.js';
+import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+
 const PREFIX = `test:ussd-e2e:${process.pid}:${Date.now()}:`;
 const PHONE = '+256772150001';
 

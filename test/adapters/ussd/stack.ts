@@ -5,7 +5,7 @@
 import express from 'express';
 import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { MomoClient } from '../../../src/momo/index.js';
-import { createEngine, createServices, loadAccessPolicy, type ConversationEngine } from '../../../src/conversation/index.js';
+import { createEngine, createServices, loadAccessPolicy, type ConversationEngine, type EngineOptions } from '../../../src/conversation/index.js';
 import type { SessionStore } from '../../../src/conversation/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { captureLogger, listen } from './helpers.js';
@@ -16,6 +16,13 @@ export interface StackOptions {
   deadlineMs: number;
   /** The client's fetch (to slow the service down). Default globalThis.fetch. */
   fetch?: typeof fetch;
+  /**
+   * Another stack's sandbox and address, for a second "process" of the same deployment (one service, one
+   * store). Default: a sandbox of its own, served with the USSD routes.
+   */
+  service?: { sandbox: Sandbox; url: string };
+  /** The engine's run lease and sweep (EngineOptions). Default the engine's. */
+  engine?: Pick<EngineOptions, 'runLeaseMs' | 'sweepEveryMs'>;
 }
 
 export interface Stack {
@@ -31,9 +38,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const app = express();
   const served = await listen(app);
   const { logger, lines } = captureLogger();
-  const sandbox = createSandbox({ logger });
-  app.use(sandbox.app);
-  const client = new MomoClient({ baseUrl: served.url, apiKey: 'sandbox-key', version: 'v5', fetch: options.fetch ?? fetch });
+  const sandbox = options.service?.sandbox ?? createSandbox({ logger });
+  if (!options.service) app.use(sandbox.app);
+  const client = new MomoClient({ baseUrl: options.service?.url ?? served.url, apiKey: 'sandbox-key', version: 'v5', fetch: options.fetch ?? fetch });
   const policy = loadAccessPolicy();
   const { store, deadlineMs } = options;
   const engine = createEngine({
@@ -44,6 +51,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
     deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs },
+    ...options.engine,
     logger,
   });
   addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs, logger, access: { open: true }, digestKey: 'test-digest-key' });
@@ -53,9 +61,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     engine,
     logs: lines,
     async close() {
-      await engine.drain();
+      await engine.stop();
       await served.close();
-      await sandbox.close();
+      if (!options.service) await sandbox.close();
     },
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * The chat address: where a later message goes (the chat that started an operation), written as text in a
+ * payment's `metadata.chat` (`telegram:123`, `slack:T1:U2`, `ussd:+256772000001`, `whatsapp:256772000001`) so the service's webhook
+ * finds its chat without a read. Built and parsed here only.
+ */
+import { maskUserId } from '../log.js';
+import type { Address, Channel, Participant } from './types.js';
+
+const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
+
+/** `{ channel: 'telegram', conversationId: '123' }` -> `telegram:123`. */
+export function chatOf(address: Address): string {
+  return `${address.channel}:${address.conversationId}`;
+}
+
+/** `telegram:123`, `slack:T1:U2`, `ussd:+256...`, `whatsapp:256...` -> Address; anything else -> null. */
+export function parseChat(chat: unknown): Address | null {
+  if (typeof chat !== 'string') return null;
+  const at = chat.indexOf(':');
+  if (at <= 0 || at === chat.length - 1) return null;
+  const channel = chat.slice(0, at) as Channel;
+  if (!CHANNELS.includes(channel)) return null;
+  return { channel, conversationId: chat.slice(at + 1) };
+}
+
+/**
+ * The user behind a chat address: Slack conversations are `team:user`, Telegram group ones `chat:user`, the
+ * others (USSD, WhatsApp, private Telegram chats) are the user's own.
+ */
+export function userOfAddress(address: Address): string {
+  if (address.channel === 'ussd' || address.channel === 'whatsapp') return address.conversationId;
+  return address.conversationId.slice(address.conversationId.indexOf(':') + 1);
+}
+
+/** A conversation as logs show it: phone numbers (USSD, WhatsApp) masked, never in clear. */
+export function logged(p: Address & Partial<Participant>): { channel: Channel; conversation: string; user?: string } {
+  const mask = (id: string) => maskUserId(p.channel, id);
+  return { channel: p.channel, conversation: mask(p.conversationId), ...(p.userId !== undefined ? { user: mask(p.userId) } : {}) };
+}

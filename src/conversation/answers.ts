@@ -1,0 +1,63 @@
+/**
+ * The engine's answers as Prompts in the user's language: a session's current screen, "processing" (or,
+ * once a money-moving call may have reached the service, "being confirmed, do not send it again"), and the
+ * engine's own notices. Nothing here writes; the turn and the runner decide which answer a delivery gets.
+ */
+import type { Lang, Text } from '../../flows/types.js';
+import type { Logger } from '../log.js';
+import type { Catalogue } from './render.js';
+import { currentView } from './render.js';
+import { isBusy, isMoney, type FlowRuntime, type Session } from './session.js';
+import type { Channel, Prompt } from './types.js';
+
+export interface Answers {
+  text(text: Text, lang: Lang): string;
+  /** An engine notice (`common.*`). */
+  notice(key: string, lang: Lang, final: boolean): Prompt;
+  /**
+   * Past the deadline: "processing, you will be notified", or with `money` "being confirmed, do not send it
+   * again" (marked `money`). Final on USSD, which cannot wait for the outcome on the same screen.
+   */
+  processing(channel: Channel, lang: Lang, money: boolean): Prompt;
+  /** Where the session is: its screen (final once the flow ended), or "processing" while it is busy. */
+  screen(session: Session, lang: Lang, channel: Channel): Prompt;
+  /** `prompt` with lines (pending outcomes, a note such as "your session timed out") above it. */
+  withNotes(prompt: Prompt, notes: string[]): Prompt;
+  /**
+   * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
+   * again" when the session may have moved money (it is in a money state), "processing" while a run is out
+   * (it goes on, and may still move money), else "start again". (One whose conversation could not be read
+   * gets `common.unavailable`: what it holds is unknown.)
+   */
+  failure(session: Session | undefined, running: boolean, lang: Lang, channel: Channel): Prompt;
+}
+
+export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
+  const text = (t: Text, lang: Lang) => catalogue.render(t, lang);
+  const notice = (key: string, lang: Lang, final: boolean): Prompt => ({ text: text({ key }, lang), final });
+  const processing = (channel: Channel, lang: Lang, money: boolean): Prompt =>
+    money ? { ...notice('common.confirming', lang, channel === 'ussd'), money: true } : notice('common.processing', lang, channel === 'ussd');
+
+  return {
+    text,
+    notice,
+    processing,
+    screen(session, lang, channel) {
+      if (session.notice) return { text: text(session.notice, lang), final: true };
+      const snapshot = runtime.restore(session);
+      if (isBusy(snapshot)) return processing(channel, lang, isMoney(snapshot));
+      const view = currentView(snapshot);
+      if (!view) {
+        logger.error({ flow: session.flow, state: snapshot.value }, 'engine: a waiting state has no view');
+        return notice('common.error', lang, true);
+      }
+      const prompt = catalogue.renderView(view, lang);
+      return session.ended ? { ...prompt, final: true } : prompt;
+    },
+    withNotes: (prompt, notes) => (notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') }),
+    failure(session, running, lang, channel) {
+      const money = session !== undefined && isMoney(runtime.restore(session));
+      return money || running ? processing(channel, lang, money) : notice('common.error', lang, true);
+    },
+  };
+}

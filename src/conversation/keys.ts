@@ -1,0 +1,55 @@
+/**
+ * Every key the product writes to its store (memory or Redis), built here and nowhere else. In Redis each
+ * sits under the store's prefix (`momo:` by default). Libraries keep their own: the rate limiter
+ * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`bull:*`) and the notification marks
+ * (`notify:*`, src/notifications/marks.ts).
+ */
+import { Decimal } from 'decimal.js';
+import type { Asker } from '../../flows/services.js';
+import { parseChat } from './address.js';
+import type { Address, Participant } from './types.js';
+
+type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
+
+export const keys = {
+  /** The conversation record: flow state, ledger of answers, channel state, profile copy (ledger.ts). */
+  conversation: (c: Conversation): string => `conv:${c.channel}:${c.conversationId}`,
+  /** The conversation a {@link keys.conversation} key names; null for any other key. */
+  conversationOf: (key: string): Address | null => (key.startsWith('conv:') ? parseChat(key.slice('conv:'.length)) : null),
+  /** The lease of the run of a conversation (runner.ts): the run id of the one process calling the service. */
+  runLease: (conversationKey: string): string => `lease:${conversationKey}`,
+  /** Sorted set of the conversations with a run out, scored by lease expiry: swept for runs whose holder died. */
+  openRuns: 'runs',
+  /** What the engine remembers of a user: language and remembered candidates. */
+  profile: (channel: string, userId: string): string => `profile:${channel}:${userId}`,
+  /** Messages kept for a USSD user until the next dial (records.ts). */
+  pending: (c: Conversation): string => `pending:${c.channel}:${c.conversationId}`,
+  /** What the network verified of a number (registered, its name for it): shared by every user (services.ts). */
+  contact: (phonenumber: string): string => `contact:${phonenumber}`,
+  /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (services.ts). */
+  ownContact: (asker: Asker, phonenumber: string): string => `contact:${asker.channel}:${asker.userId}:${phonenumber}`,
+  /** The ids of the collection requests one user made, newest last: the collections they see (services.ts). */
+  ownRequests: (asker: Asker): string => `requests:${asker.channel}:${asker.userId}`,
+  /** Our record of a payment, collection request or purchase we made, by our ref (made.ts). */
+  made: (ref: string): string => `made:${ref}`,
+  /** Our ref of the service's id of that kind (made.ts). */
+  madeId: (kind: string, id: string): string => `made:id:${kind}:${id}`,
+  /** The open collection requests of a number, amount and currency, each accepting one collection (made.ts). */
+  openRequests: (phone: string, amount: string, currency: string): string => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
+  /** A user's total spent in one currency on one UTC day, in minor units (policy.ts). */
+  dailySpend: (channel: string, userId: string, currency: string, day: string): string => `spend:${channel}:${userId}:${currency}:${day}`,
+  /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (policy.ts). */
+  spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
+  /** Wrong PIN tries of a user (policy.ts). */
+  pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
+  /** A Telegram update handled (adapters/telegram/handler.ts). */
+  telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
+  /** The prompt a Telegram chat is looking at (adapters/telegram/prompt-record.ts). */
+  telegramPrompt: (chatId: string): string => `tg:prompt:${chatId}`,
+  /** A Slack event handled (adapters/slack/index.ts). */
+  slackEvent: (eventId: string): string => `slack:event:${eventId}`,
+  /** Uses of a Slack response_url, by its SHA-256 (adapters/slack/reply.ts). */
+  slackResponseUrl: (digest: string): string => `slack:response-url:${digest}`,
+  /** The one process registering the service's webhooks at start (src/app.ts). */
+  webhookRegistration: (receiver: string): string => `webhooks:registering:${receiver}`,
+} as const;

@@ -1,0 +1,110 @@
+/**
+ * The conversation record (`conv:<channel>:<conversationId>`, one compare-and-set writes all of it) and its
+ * ledger of answers: each recent delivery (Telegram `update_id`, Slack ids, USSD session and hop) with the
+ * answer it got: the Prompt shown (a screen, "processing", "being confirmed"), or `pending` while the run it
+ * waits for is out. A delivery seen again gets its entry: the same Prompt, or it waits for the run like the
+ * first. Nothing is inferred from the order of deliveries.
+ *
+ * Small on purpose (issue 9: at most 1,536 Redis bytes a USSD session): a delivery is kept as 11 characters of
+ * its SHA-256, and only the latest {@link LEDGER_KEPT} deliveries are kept (channels resend within seconds, the
+ * latest few).
+ */
+import { hash } from 'node:crypto';
+import type { UserProfile } from '../../flows/types.js';
+import type { Session } from './session.js';
+import type { Prompt } from './types.js';
+
+/** A delivery waiting for the run of its conversation. */
+export const PENDING = 'pending';
+
+export type Answer = Prompt | typeof PENDING;
+
+/** `[delivery, answer]`: the delivery as {@link deliveryId} keeps it. */
+export type Entry = [string, Answer];
+
+/** Deliveries kept: a resend comes within seconds, of one of the latest few. */
+export const LEDGER_KEPT = 5;
+
+/**
+ * The run a conversation has out (runner.ts): set by the write that makes its session busy, cleared by the
+ * write of its outcome. While set, every new delivery waits for it.
+ */
+export interface OpenRun {
+  /** The run's id, held in its lease: a run that finds another id here lost the conversation and stops. */
+  id: string;
+  /** A delivery waiting for it was answered "processing": its outcome is delivered late (onLateOutcome). */
+  late?: true;
+  /** Times the run was taken over from a holder that died. */
+  takeovers?: number;
+}
+
+/** What `conv:<channel>:<conversationId>` holds. */
+export interface ConversationRecord {
+  session?: Session;
+  /** Recent deliveries and their answers, oldest first. */
+  ledger: Entry[];
+  /** A channel's own state, kept with the conversation (TurnEngine); chat channels keep none. */
+  channel?: unknown;
+  /**
+   * The user's profile (language, remembered candidates) as read when this conversation last started over
+   * (a new channel session, an ended or expired flow) and as changed here since: a message in the middle of a
+   * flow reads no profile record. A change made in another conversation of the same user (another Telegram
+   * chat) shows here from the next start.
+   */
+  profile?: UserProfile;
+  run?: OpenRun;
+}
+
+/** A record and the version it was read or written at. */
+export interface Stored {
+  record: ConversationRecord;
+  version: number;
+}
+
+/** How a delivery id is kept: 11 base64url characters of its SHA-256 (66 bits), whatever its length. */
+export function deliveryId(messageId: string): string {
+  return hash('sha256', messageId, 'base64url').slice(0, 11);
+}
+
+const isEntry = (e: unknown): e is Entry =>
+  Array.isArray(e) && typeof e[0] === 'string' && (e[1] === PENDING || typeof (e[1] as Prompt | undefined)?.text === 'string');
+
+/** The record as stored (anything unreadable in it is dropped: an empty record where there is none). */
+export function readRecord(snapshot: unknown): ConversationRecord {
+  const stored = (typeof snapshot === 'object' && snapshot !== null ? snapshot : {}) as Partial<ConversationRecord>;
+  return {
+    ledger: Array.isArray(stored.ledger) ? stored.ledger.filter(isEntry) : [],
+    ...(typeof stored.session?.flow === 'string' ? { session: stored.session } : {}),
+    ...(stored.channel !== undefined ? { channel: stored.channel } : {}),
+    ...(typeof stored.profile?.lang === 'string' ? { profile: stored.profile } : {}),
+    ...(typeof stored.run?.id === 'string' ? { run: stored.run } : {}),
+  };
+}
+
+/** The answer the delivery got, `pending`, or undefined for a delivery the ledger does not hold. */
+export function answerOf(record: ConversationRecord, id: string): Answer | undefined {
+  return record.ledger.find((entry) => entry[0] === id)?.[1];
+}
+
+/** The delivery is the latest the ledger holds (its answer is the one the channel's state should keep). */
+export function isNewest(record: ConversationRecord, id: string): boolean {
+  return record.ledger.at(-1)?.[0] === id;
+}
+
+/**
+ * The ledger with the delivery's answer set: in place when it is there, else added as the newest. Past
+ * {@link LEDGER_KEPT}, the oldest answered delivery gives way (a pending one only when all are pending).
+ */
+export function withAnswer(ledger: Entry[], id: string, answer: Answer): Entry[] {
+  const at = ledger.findIndex((entry) => entry[0] === id);
+  if (at >= 0) return ledger.map((entry, i) => (i === at ? [id, answer] : entry));
+  const next: Entry[] = [...ledger, [id, answer]];
+  if (next.length <= LEDGER_KEPT) return next;
+  const answered = next.findIndex((entry) => entry[1] !== PENDING);
+  return next.filter((_, i) => i !== (answered >= 0 && answered < next.length - 1 ? answered : 0));
+}
+
+/** The ledger with every pending delivery answered: `answer(id)` (the outcome of the run they waited for). */
+export function resolvePending(ledger: Entry[], answer: (id: string) => Prompt): Entry[] {
+  return ledger.map((entry) => (entry[1] === PENDING ? [entry[0], answer(entry[0])] : entry));
+}

@@ -1,0 +1,531 @@
+/**
+ * The runner: a conversation's service calls (a busy flow's invokes, one after another until the flow waits
+ * for the user again) run in ONE process at a time, wherever its messages land.
+ *
+ * - **The lease.** A run holds `lease:conv:<channel>:<id>` (its run id, with an expiry of
+ *   {@link RunnerOptions.leaseMs}), renewed every third of that while it runs, and is listed in the sorted set
+ *   `runs` scored by the lease's expiry. The write that makes a session busy also records the run's id in the
+ *   conversation (`run`, ledger.ts). Only the holder calls the service; before each further call it stores the
+ *   busy state (a compare-and-set that fails if another run's id was recorded) and renews the lease, and stops
+ *   when either says the conversation is no longer its own.
+ * - **Waiting.** A delivery that arrives while a run is out is written to the ledger as `pending` and waits for
+ *   its answer: in the process of the run, for the run; elsewhere, reading the record. At the channel's
+ *   deadline it is answered "processing" ("being confirmed" once the run is in a money state) and the ledger
+ *   says so (with `run.late`), in one compare-and-set; an outcome that lands first wins and is the answer.
+ * - **Late delivery.** A run whose waiter was answered "processing", or that was taken over, hands its outcome
+ *   to onLateOutcome once it is written (on USSD it is also kept for the next dial).
+ * - **Taking over.** A holder that dies stops renewing: its lease expires. Every process sweeps the `runs` set
+ *   every {@link RunnerOptions.sweepEveryMs} and takes over the conversations whose lease expired, even if the
+ *   user never writes again; a waiter finding the lease free does the same. The run is repeated from the
+ *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key.
+ * - **Failures.** Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
+ *   leaves the conversation as it is stored (busy in that state) and lets its lease expire: another process, or
+ *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
+ *   that, a failed run ends the flow and answers "something went wrong, start again".
+ */
+import { randomBytes } from 'node:crypto';
+import type { Lang, UserProfile } from '../../flows/types.js';
+import type { Logger } from '../log.js';
+import { logged, userOfAddress } from './address.js';
+import type { Answers } from './answers.js';
+import { keys } from './keys.js';
+import { answerOf, isNewest, PENDING, resolvePending, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import { rememberProfile } from './profile.js';
+import type { RecordCache } from './record-cache.js';
+import { addPending } from './records.js';
+import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
+import type { Address, Channel, Lease, Participant, Prompt, SessionStore } from './types.js';
+
+export interface RunnerOptions {
+  store: SessionStore;
+  records: RecordCache;
+  runtime: FlowRuntime;
+  answers: Answers;
+  /** The StepContext of a conversation's user (the FlowInput of a flow a run's outcome starts). */
+  context(participant: Participant): StepContext;
+  /** Per channel, how long a delivery waits for a run before it is answered "processing". */
+  deadlineOf(channel: Channel): number;
+  /** Lifetime of a run's lease (EngineOptions.runLeaseMs). */
+  leaseMs: number;
+  /** How often the open runs are swept for leases that expired (EngineOptions.sweepEveryMs). */
+  sweepEveryMs: number;
+  onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
+  onFlowEnd?: (end: FlowEnd) => void;
+  /** Told of each move of the run between steps once its outcome is written (EngineOptions.onTransition). */
+  onTransition?: (transition: FlowTransition) => void;
+  logger: Logger;
+}
+
+/** A delivery waiting for the run of its conversation, and what its answer needs. */
+export interface Waiter {
+  key: string;
+  participant: Participant;
+  /** Its ledger id. */
+  id: string;
+  lang: Lang;
+  /** Lines shown above its answer (the pending outcomes a new channel session shows). */
+  notes: string[];
+  /** Its channel's state for an answer (TurnEngine), kept with the conversation while it is the newest delivery. */
+  after?: (prompt: Prompt) => unknown;
+}
+
+/** An answer, and the channel state kept with it. */
+export interface Answered {
+  prompt: Prompt;
+  state: unknown;
+}
+
+/** A run to start: the caller holds its lease and wrote its id in the record. */
+export interface RunStart {
+  key: string;
+  participant: Participant;
+  token: string;
+  /** The busy session to run (live: a step into a secret state is run from memory, never stored). */
+  session: Session;
+  /** The record as written with the run's id. */
+  stored: Stored;
+  /** The delivery that started the run, when it waits in this process: its answer carries its notes. */
+  starter?: Waiter;
+}
+
+/** A run going on in this process: a handle to wait on. The lease, not this, is what makes it the only one. */
+interface LocalRun {
+  token: string;
+  /** The run has its outcome and is writing it: a waiter at its deadline waits for that write (a round trip). */
+  settling: boolean;
+  /** Settles once the outcome is written, or the run stopped without: what waiters wait for. */
+  settled: Promise<void>;
+  /** Settles when the run stopped: its outcome written (and delivered late), lost to another run, or failed. */
+  stopped: Promise<void>;
+}
+
+/** Attempts of a compare-and-set when other writers keep winning. */
+const CAS_ATTEMPTS = 5;
+/** Attempts to write a run's outcome when other writes keep coming between (waiters, "processing" marks). */
+const SETTLE_ATTEMPTS = 8;
+/**
+ * Tries of a run's write when the store fails, 100 ms doubling between (1.5 s in all): a dropped connection
+ * is ridden out; a longer outage fails the run (after a money-moving call: left to be taken over).
+ */
+const WRITE_TRIES = 5;
+/** How often a delivery waiting for a run in another process reads the record. */
+const POLL_MS = 50;
+/** How long past its deadline a delivery waits for an outcome this process is writing. */
+const SETTLING_GRACE_MS = 500;
+/** Takeovers of one run before it is left alone (its outcome still reaches the user by notification). */
+const MAX_TAKEOVERS = 5;
+/** Expired leases taken per sweep. */
+const SWEEP_BATCH = 20;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Resolves when `promise` settles or `ms` pass, whichever is first (the timer is always cleared). */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
+const newToken = (): string => randomBytes(8).toString('base64url');
+const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class Runner {
+  private readonly runs = new Map<string, LocalRun>();
+  private readonly timer: NodeJS.Timeout;
+  /** The sweep going on, if any (stop() waits for it). */
+  private sweeping: Promise<void> | undefined;
+  /** stop() was called: nothing more is taken over here. */
+  private stopped = false;
+
+  constructor(private readonly o: RunnerOptions) {
+    this.timer = setInterval(() => void this.sweep(), o.sweepEveryMs);
+    this.timer.unref();
+  }
+
+  /** A new run id, for the record and the lease. */
+  newToken(): string {
+    return newToken();
+  }
+
+  /** Takes the lease of `key` for `token` (the caller then records the run), false when another holds it. */
+  lease(key: string, token: string): Promise<boolean> {
+    return this.o.store.lease(leaseOf(key), token, this.o.leaseMs);
+  }
+
+  /**
+   * Gives up a lease. `unlist` once nothing is left to run (the outcome written, or no run due); without it
+   * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
+   */
+  async release(key: string, token: string, unlist = false): Promise<void> {
+    await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorName(error) }, 'engine: lease not released'));
+  }
+
+  /** Starts a run in this process. */
+  begin(start: RunStart): void {
+    let written!: () => void;
+    const run = { token: start.token, settling: false, settled: new Promise<void>((resolve) => (written = resolve)) } as LocalRun;
+    run.stopped = this.execute(start, run, written).finally(() => {
+      if (this.runs.get(start.key) === run) this.runs.delete(start.key);
+      written();
+    });
+    this.runs.set(start.key, run);
+  }
+
+  /**
+   * The answer of a delivery `pending` in the ledger of `from`: the outcome of the run it waits for, or
+   * "processing" at the channel's deadline. Never throws: a failure answers "processing" (or "being
+   * confirmed"), which never invites the user to start again.
+   */
+  async wait(waiter: Waiter, from: Stored): Promise<Answered> {
+    const { records, answers, logger } = this.o;
+    const deadline = Date.now() + this.o.deadlineOf(waiter.participant.channel);
+    let stored = from;
+    try {
+      for (;;) {
+        // What this process wrote since (a run of its own settling) is newer than what the loop last read.
+        const kept = records.peek(waiter.key);
+        if (kept && kept.version > stored.version) stored = kept;
+        const { record } = stored;
+        const entry = answerOf(record, waiter.id);
+        if (entry !== undefined && entry !== PENDING) return await this.kept(waiter, stored, entry);
+        if (entry === undefined || !record.run) return this.current(waiter, record);
+        const run = this.runs.get(waiter.key) ?? (await this.takeOver(waiter.key, waiter.participant, false));
+        // An outcome being written at the deadline is waited for, briefly: answering "processing" instead
+        // would race its write (whichever lands first is the answer, for every copy alike).
+        const left = deadline - Date.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
+        if (left <= 0) return await this.late(waiter, stored);
+        if (run) {
+          await within(run.settled, left);
+          continue;
+        }
+        await sleep(Math.min(POLL_MS, left));
+        const read = await records.read(waiter.key);
+        if (!read) return this.current(waiter, record);
+        stored = read;
+      }
+    } catch (error) {
+      logger.error({ ...logged(waiter.participant), err: errorName(error) }, 'engine: a delivery waiting for a run failed; answered processing');
+      const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)), waiter.notes);
+      return { prompt, state: waiter.after?.(prompt) };
+    }
+  }
+
+  /** Finds the runs whose holder died (lease expired) and takes them over. Never throws. */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    try {
+      this.o.records.purge();
+      for (const key of await this.o.store.expiredLeases(keys.openRuns, SWEEP_BATCH)) {
+        if (this.stopped) return;
+        if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
+        const address = keys.conversationOf(key);
+        if (!address) {
+          await this.release(key, '', true);
+          continue;
+        }
+        await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
+      }
+    } catch (error) {
+      this.o.logger.warn({ err: errorName(error) }, 'engine: sweep for runs to take over failed');
+    }
+  }
+
+  /** Resolves when every run of this process has stopped (and delivered its late outcome). */
+  async drain(): Promise<void> {
+    while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.stopped));
+  }
+
+  /** Stops sweeping (a sweep under way ends first), then drains. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.sweeping;
+    await this.drain();
+  }
+
+  private money(session: Session | undefined): boolean {
+    return session !== undefined && isMoney(this.o.runtime.restore(session));
+  }
+
+  /** The answer of a delivery nothing will resolve (no run due, or dropped from the ledger): where the conversation is. */
+  private current(waiter: Waiter, record: ConversationRecord): Answered {
+    const { answers } = this.o;
+    const prompt = record.session ? answers.screen(record.session, waiter.lang, waiter.participant.channel) : answers.notice('common.busy', waiter.lang, false);
+    return { prompt, state: waiter.after?.(prompt) };
+  }
+
+  /**
+   * A delivery's answer from the ledger, and its channel state kept with the conversation while it is the
+   * newest delivery (one write, only when another answer's state is there). The answer stands even when that
+   * write fails.
+   */
+  private async kept(waiter: Waiter, from: Stored, prompt: Prompt): Promise<Answered> {
+    if (!waiter.after) return { prompt, state: undefined };
+    const state = waiter.after(prompt);
+    try {
+      let stored = from;
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const { record } = stored;
+        if (!isNewest(record, waiter.id) || JSON.stringify(record.channel) === JSON.stringify(state)) break;
+        if (await this.o.records.write(waiter.key, { ...record, channel: state }, stored.version)) break;
+        const read = await this.o.records.read(waiter.key);
+        if (!read) break;
+        stored = read;
+      }
+    } catch (error) {
+      this.o.logger.warn({ ...logged(waiter.participant), err: errorName(error) }, 'engine: the channel state of an answer was not kept');
+    }
+    return { prompt, state };
+  }
+
+  /**
+   * The deadline passed: the delivery is answered "processing" ("being confirmed" in a money state), written
+   * to the ledger first with `run.late`, so a copy gets the same and the run delivers its outcome late. A
+   * write refused because the outcome landed meanwhile makes the outcome the answer.
+   */
+  private async late(waiter: Waiter, from: Stored): Promise<Answered> {
+    const { answers, records, logger } = this.o;
+    const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(from.record.session)), waiter.notes);
+    const state = waiter.after?.(prompt);
+    let stored = from;
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const { record } = stored;
+      const entry = answerOf(record, waiter.id);
+      if (entry !== undefined && entry !== PENDING) return this.kept(waiter, stored, entry);
+      if (entry === undefined || !record.run) return this.current(waiter, record);
+      const next: ConversationRecord = {
+        ...record,
+        ledger: withAnswer(record.ledger, waiter.id, prompt),
+        run: { ...record.run, late: true },
+        ...(waiter.after && isNewest(record, waiter.id) ? { channel: state } : {}),
+      };
+      if (await records.write(waiter.key, next, stored.version)) {
+        logger.info(logged(waiter.participant), 'engine: past the deadline, answering processing');
+        return { prompt, state };
+      }
+      const read = await records.read(waiter.key);
+      if (!read) break;
+      stored = read;
+    }
+    logger.warn(logged(waiter.participant), 'engine: a "processing" answer was not recorded after repeated conflicts');
+    return { prompt, state };
+  }
+
+  /**
+   * Takes over the run of `key` when its lease is free and a run is due: records this run's id (and, from the
+   * sweep, `late`: nobody waits for the outcome here) and starts it from the stored session. Undefined when
+   * another process holds the lease, when nothing is due (the conversation is then unlisted), or when the
+   * takeover could not be recorded (the conversation stays listed for a later sweep).
+   */
+  private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
+    const { store, records, logger, answers } = this.o;
+    const token = newToken();
+    if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
+    let unlist = false;
+    try {
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const fresh = await records.read(key);
+        const run = fresh?.record.run;
+        if (!fresh || !run) {
+          unlist = true;
+          return undefined;
+        }
+        const { record } = fresh;
+        if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
+          // Left alone: every delivery waiting gets "processing" ("being confirmed"); the outcome comes by notification.
+          logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
+          const prompt = answers.processing(participant.channel, record.profile?.lang ?? 'en', this.money(record.session));
+          unlist = (await records.write(key, { ...record, ...this.answerPending(record, prompt), run: undefined }, fresh.version)) !== null;
+          return undefined;
+        }
+        const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
+        const written = await records.write(key, taken, fresh.version);
+        if (!written) continue;
+        logger.warn({ ...logged(participant), step: stepName(this.o.runtime.restore(record.session)) }, 'engine: took over a run whose holder stopped renewing its lease');
+        this.begin({ key, participant, token, session: record.session, stored: written });
+        return this.runs.get(key);
+      }
+      return undefined;
+    } catch (error) {
+      logger.warn({ ...logged(participant), err: errorName(error) }, 'engine: a run could not be taken over; a later sweep tries again');
+      return undefined;
+    } finally {
+      if (!this.runs.has(key) || this.runs.get(key)?.token !== token) await this.release(key, token, unlist);
+    }
+  }
+
+  /**
+   * Runs the session's calls until its flow waits for the user, then writes the outcome (and calls `written`).
+   * Never throws.
+   */
+  private async execute(start: RunStart, local: LocalRun, written: () => void): Promise<void> {
+    const { key, participant, token, starter } = start;
+    const { store, runtime, answers, logger } = this.o;
+    const log = logged(participant);
+    const lease = leaseOf(key);
+    const renewal = setInterval(() => {
+      store.lease(lease, token, this.o.leaseMs).then(
+        (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
+        (error: unknown) => logger.warn({ ...log, err: errorName(error) }, 'engine: a run could not renew its lease'),
+      );
+    }, this.o.leaseMs / 3);
+    renewal.unref();
+    let current = start.stored;
+    let session = start.session;
+    let profile: UserProfile = current.record.profile ?? { lang: 'en' };
+    /** A money-moving call may have reached the service (a call in a money state, or the stored state is one). */
+    let money = this.money(session);
+    let called = false;
+    const ended: FlowEnd[] = [];
+    const moves: FlowTransition[] = [];
+    let remember: Partial<UserProfile> = {};
+    const ctx = this.o.context(participant);
+    try {
+      for (let first = true; isBusy(runtime.restore(session)); first = false) {
+        const snapshot = runtime.restore(session);
+        if (!first) {
+          // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours.
+          const [kept, held] = await Promise.all([
+            snapshot.hasTag('secret') ? current : this.persist(key, token, current, session),
+            store.lease(lease, token, this.o.leaseMs),
+          ]);
+          if (!kept || !held) {
+            logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
+            return;
+          }
+          current = kept;
+        }
+        const invocation = runtime.invocation(snapshot);
+        if (!invocation) throw new Error(`flow ${session.flow} is busy in ${stepName(snapshot)} with no service call`);
+        money ||= isMoney(snapshot);
+        called = true;
+        const outcome = await runtime.call(invocation);
+        const step = runtime.resolve(session, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: Date.now() });
+        session = step.session;
+        profile = step.profile;
+        remember = { ...remember, ...step.remember };
+        ended.push(...(step.ended ?? []));
+        moves.push(...(step.moves ?? []));
+      }
+      local.settling = true;
+      const screen = answers.screen(session, profile.lang, participant.channel);
+      const outcome = money ? { ...screen, money: true } : screen;
+      const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
+      if (!settled) {
+        logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
+        return;
+      }
+      written();
+      await this.release(key, token, true);
+      for (const end of ended) this.o.onFlowEnd?.(end);
+      for (const move of moves) this.o.onTransition?.(move);
+      await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
+      if (settled.late && called) await this.deliverLate(participant, outcome);
+    } catch (error) {
+      if (money) {
+        // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
+        // the same key when the lease (no longer renewed) expires and a sweep takes the run over.
+        logger.error({ ...log, err: errorName(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
+      } else {
+        logger.error({ ...log, err: errorName(error) }, 'engine: a run failed');
+        if (await this.fail(key, token, current, session, log, starter)) {
+          this.o.onTransition?.(transition(session, { channel: participant.channel, at: Date.now() }, runtime.mark(session), { end: 'error' }));
+        }
+      }
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  /**
+   * Compare-and-set of the run's record (`change` makes it from the record as stored), redone on the latest
+   * record when another write came between (a waiter's ledger entry, a "processing" mark); null once the record
+   * holds another run's id. Says whether a waiter was answered "processing" (`late`).
+   */
+  private async write(key: string, token: string, from: Stored, change: (record: ConversationRecord) => ConversationRecord, attempts = CAS_ATTEMPTS): Promise<(Stored & { late: boolean }) | null> {
+    let stored = from;
+    let failures = 0;
+    for (let attempt = 0; attempt < attempts; ) {
+      try {
+        if (stored.record.run?.id !== token) return null;
+        const late = stored.record.run.late === true;
+        const written = await this.o.records.write(key, change(stored.record), stored.version);
+        if (written) return { ...written, late };
+        attempt += 1;
+        const read = await this.o.records.read(key);
+        if (!read) return null;
+        stored = read;
+      } catch (error) {
+        // A blip of the store (a dropped connection) is waited out briefly; a longer outage fails the run.
+        if (++failures === WRITE_TRIES) throw error;
+        await sleep(100 * 2 ** (failures - 1));
+      }
+    }
+    return null;
+  }
+
+  /** Stores a busy state the run is about to call for. */
+  private persist(key: string, token: string, from: Stored, session: Session): Promise<Stored | null> {
+    return this.write(key, token, from, (record) => ({ ...record, session }));
+  }
+
+  /**
+   * The outcome written: the settled session, every pending delivery answered with it, the run cleared.
+   */
+  private settle(key: string, token: string, from: Stored, settled: Pick<ConversationRecord, 'session' | 'profile'>, outcome: Prompt, starter?: Waiter) {
+    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerPending(record, outcome, starter), run: undefined }), SETTLE_ATTEMPTS);
+  }
+
+  /**
+   * The ledger with every pending delivery answered `outcome` (the starter's with its notes), and the channel
+   * state of the starter's answer when it is the newest delivery (the others keep theirs when they get it).
+   */
+  private answerPending(record: ConversationRecord, outcome: Prompt, starter?: Waiter): Pick<ConversationRecord, 'ledger' | 'channel'> {
+    const answer = (id: string) => (starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome);
+    const starts = starter?.after !== undefined && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id);
+    return { ledger: resolvePending(record.ledger, answer), channel: starts ? starter!.after!(answer(starter!.id)) : record.channel };
+  }
+
+  /**
+   * A run that failed before any money-moving call: the flow ends and its waiters are told to start again.
+   * True when that was written.
+   */
+  private async fail(key: string, token: string, from: Stored, session: Session, log: object, starter?: Waiter): Promise<boolean> {
+    const prompt = this.o.answers.notice('common.error', from.record.profile?.lang ?? 'en', true);
+    try {
+      const written = await this.write(key, token, from, (record) => ({
+        ...record,
+        session: { ...session, ended: true },
+        ...this.answerPending(record, prompt, starter),
+        run: undefined,
+      }));
+      if (written) await this.release(key, token, true);
+      return written !== null;
+    } catch (error) {
+      // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
+      this.o.logger.error({ ...log, err: errorName(error) }, 'engine: a failed run could not end its flow');
+      return false;
+    }
+  }
+
+  /** A run's outcome for a chat whose delivery was answered "processing": pushed, and on USSD kept for the next dial. */
+  private async deliverLate(participant: Participant, prompt: Prompt): Promise<void> {
+    const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
+    try {
+      // Kept as the OLDEST note: the service's outcome of the same payment may already be there (its webhook
+      // can beat a slow answer) and supersedes this one.
+      if (address.channel === 'ussd') await addPending(this.o.store, address, prompt.text, { asOldest: true });
+      await this.o.onLateOutcome?.(address, prompt);
+    } catch (error) {
+      this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: late outcome not delivered');
+    }
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * One delivery, from the adapter to its answer:
+ *
+ * 1. The conversation record (ledger.ts), as this process last wrote it (record-cache.ts) or read.
+ * 2. The channel decides from its own state kept there (TurnEngine): a reply of its own (a resend, a page
+ *    turn), or a message for the flow.
+ * 3. The ledger: a delivery it holds gets its answer again, or waits for the run it is pending on.
+ * 4. A new delivery: one pure step of the flow (session.ts: start a flow, or send it ONE event), written with
+ *    its ledger entry and the channel's state in one compare-and-set (on conflict: read, redo the step).
+ * 5. A step into a busy state (a service call) is written with a run id, its lease taken in the same round
+ *    trip, and handed to the runner (runner.ts); the delivery waits for its outcome up to the channel's
+ *    deadline. A delivery arriving while a run is out is written as pending and waits for it too.
+ *
+ * At most one read and one write a message (none read mid-flow when the record is kept here).
+ */
+import type { FlowEvent, Lang, UserProfile } from '../../flows/types.js';
+import type { Logger } from '../log.js';
+import { logged } from './address.js';
+import type { Answers } from './answers.js';
+import { keys } from './keys.js';
+import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import type { AccessPolicy } from './policy.js';
+import { readProfile, rememberProfile } from './profile.js';
+import type { RecordCache } from './record-cache.js';
+import { PENDING_TTL_SECONDS } from './records.js';
+import type { Runner, Waiter } from './runner.js';
+import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
+import type { Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
+
+export interface TurnOptions {
+  store: SessionStore;
+  records: RecordCache;
+  runtime: FlowRuntime;
+  answers: Answers;
+  runner: Runner;
+  policy: AccessPolicy;
+  /** The StepContext of a delivery's user, with the flows they may start. */
+  context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext;
+  onFlowEnd?: (end: FlowEnd) => void;
+  /** Told of each move of a flow run between steps once it is stored (EngineOptions.onTransition). */
+  onTransition?: (transition: FlowTransition) => void;
+  /** Clock in milliseconds (session expiry). */
+  now: () => number;
+  logger: Logger;
+}
+
+/** The answer to one delivery and the channel state kept with it. */
+export interface Delivered<S> {
+  prompt?: Prompt;
+  state: S;
+}
+
+/** Attempts of one delivery when other messages of the conversation keep winning the compare-and-set. */
+const CAS_ATTEMPTS = 5;
+
+/** A step lost its compare-and-set to another message: read again and redo it. */
+const CONFLICT = Symbol('conflict');
+
+const EMPTY: ConversationRecord = { ledger: [] };
+
+function eventOf(inbound: Inbound): FlowEvent | undefined {
+  if (inbound.nav === 'back') return { type: 'BACK' };
+  if (inbound.choice !== undefined) return { type: 'CHOSEN', id: inbound.choice };
+  if (inbound.text !== undefined) return { type: 'ANSWERED', value: inbound.text };
+  return undefined;
+}
+
+/** `deliver(participant, decide)`: one delivery, its answer and the channel state kept. */
+export function createTurn(o: TurnOptions) {
+  const { store, records, runtime, answers, runner, logger } = o;
+  const who = (inbound: Inbound) => ({ ...logged(inbound), messageId: inbound.messageId });
+
+  /** The pure step for this message, or `resume` while a run is out (messages wait for its outcome). */
+  function plan(inbound: Inbound, record: ConversationRecord, profile: UserProfile, ctx: StepContext): Step | 'resume' {
+    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
+    const left = (s: Session) => {
+      base.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
+      base.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
+    };
+    if (record.run) return 'resume';
+    let session = record.session;
+    if (session && session.expiresAt <= o.now()) {
+      if (!session.ended) left(session);
+      const startsOver = inbound.newSession || inbound.start !== undefined || inbound.nav === 'home';
+      if (!session.ended && !startsOver) base.notes.push({ key: 'common.expired' });
+      session = undefined;
+    }
+    const live = session && !session.ended ? session : undefined;
+    if (live && isBusy(runtime.restore(live))) return 'resume';
+    const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
+    if (live && leaving) left(live);
+    if (inbound.start) return runtime.start(inbound.start, base, ctx);
+    if (live && inbound.nav === 'cancel') {
+      return { ...base, session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt } };
+    }
+    if (!live || leaving) return runtime.start('menu', base, ctx);
+    return runtime.send(live, eventOf(inbound), base, ctx);
+  }
+
+  /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
+  function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
+    const texts = (pending?.snapshot as string[] | undefined) ?? [];
+    // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
+    // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
+    return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
+  }
+
+  /** What follows a committed step; none of it may take the step's answer away. */
+  async function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean): Promise<void> {
+    for (const end of planned.ended ?? []) o.onFlowEnd?.(end);
+    for (const move of planned.moves ?? []) o.onTransition?.(move);
+    try {
+      await rememberProfile(store, inbound, planned.remember, logger);
+      if (pending && shownPending) await store.set(keys.pending(inbound), [], pending.version, PENDING_TTL_SECONDS);
+    } catch (error) {
+      logger.warn({ ...who(inbound), err: error instanceof Error ? error.message : String(error) }, 'engine: profile or shown outcomes not saved');
+    }
+  }
+
+  /** One new delivery against the record as read: the step, its write, and the run it starts. */
+  async function step<S>(
+    inbound: Inbound,
+    id: string,
+    key: string,
+    stored: Stored | null,
+    profile: UserProfile,
+    pending: StoredSnapshot | null,
+    after: (prompt: Prompt) => S,
+  ): Promise<Delivered<S> | typeof CONFLICT> {
+    const record = stored?.record ?? EMPTY;
+    if (!o.policy.role(inbound.channel, inbound.userId)) {
+      logger.info(who(inbound), 'engine: refused a user the access policy does not know');
+      const prompt = answers.notice('common.notAllowed', profile.lang, true);
+      return { prompt, state: after(prompt) };
+    }
+    const ctx = o.context(inbound);
+    const planned = plan(inbound, record, profile, ctx);
+    const waiter = (lang: Lang, notes: string[]): Waiter => ({ key, participant: inbound, id, lang, notes, after });
+    if (planned === 'resume') {
+      // A run is out: this delivery waits for its outcome, listed as pending first so a copy of it waits too.
+      const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, PENDING) }, stored!.version);
+      if (!written) return CONFLICT;
+      return runner.wait(waiter(profile.lang, []), written) as Promise<Delivered<S>>;
+    }
+    const lang = planned.profile.lang;
+    const shownPending = pendingNotes(pending, lang);
+    const notes = [...shownPending, ...planned.notes.map((t) => answers.text(t, lang))];
+    const busy = isBusy(runtime.restore(planned.session));
+    if (!busy) {
+      const prompt = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
+      const state = after(prompt);
+      const next: ConversationRecord = { session: planned.session, ledger: withAnswer(record.ledger, id, prompt), channel: state, profile: planned.profile };
+      if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
+      await afterStep(inbound, planned, pending, shownPending.length > 0);
+      return { prompt, state };
+    }
+    // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the secret. The
+    // stored flow stays where it was (the run's id still holds the conversation) and the check runs from
+    // memory; a restart meanwhile asks for the PIN again.
+    const holdsSecret = runtime.restore(planned.session).hasTag('secret');
+    const token = runner.newToken();
+    const next: ConversationRecord = {
+      ...(holdsSecret ? (record.session ? { session: record.session } : {}) : { session: planned.session }),
+      ledger: withAnswer(record.ledger, id, PENDING),
+      ...(record.channel !== undefined ? { channel: record.channel } : {}),
+      profile: planned.profile,
+      run: { id: token },
+    };
+    // The lease and the write go out together (one round trip): the run is listed for the sweep before the
+    // busy state is stored, so a process dying in between leaves nothing unfound.
+    const [leased, written] = await Promise.allSettled([runner.lease(key, token), records.write(key, next, stored?.version ?? null)]);
+    const held = leased.status === 'fulfilled' && leased.value;
+    if (written.status === 'rejected' || written.value === null) {
+      if (held) await runner.release(key, token);
+      if (written.status === 'rejected') throw written.reason;
+      return CONFLICT;
+    }
+    const starter = waiter(lang, notes);
+    if (held) runner.begin({ key, participant: inbound, token, session: planned.session, stored: written.value, starter });
+    await afterStep(inbound, planned, pending, shownPending.length > 0);
+    return runner.wait(starter, written.value) as Promise<Delivered<S>>;
+  }
+
+  /** One delivery: read the record, decide, step, write. */
+  return async function deliver<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<Delivered<S>> {
+    const key = keys.conversation(participant);
+    /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
+    let stored: Stored | null | undefined = records.peek(key);
+    let guessed = stored !== undefined;
+    /** The record last read, and the channel state of the decision on it: what a failure is answered from. */
+    let known: ConversationRecord | undefined;
+    let after: ((prompt: Prompt) => S) | undefined;
+    try {
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        if (stored === undefined || attempt > 0) {
+          stored = await records.read(key);
+          guessed = false;
+        }
+        const record = stored?.record ?? EMPTY;
+        known = record;
+        const decision = decide(record.channel as S | undefined);
+        /** An answer without a write comes from a record just read: read it and decide again (not an attempt). */
+        const unproved = () => {
+          if (!guessed) return false;
+          stored = undefined;
+          attempt -= 1;
+          return true;
+        };
+        if (decision.kind === 'reply') {
+          after = () => decision.state;
+          if (!decision.changed) {
+            if (unproved()) continue;
+            return { state: decision.state };
+          }
+          if (!(await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))) continue;
+          return { state: decision.state };
+        }
+        const { inbound } = decision;
+        after = decision.after;
+        const id = deliveryId(inbound.messageId);
+        const entry = answerOf(record, id);
+        if (entry !== undefined) {
+          if (unproved()) continue;
+          logger.info(who(inbound), 'engine: duplicate delivery');
+          if (entry !== PENDING) return { prompt: entry, state: after(entry) };
+          const lang = record.profile?.lang ?? 'en';
+          return runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>;
+        }
+        // The profile record is read when the conversation starts over, with the pending outcomes of a new
+        // channel session (one round trip); otherwise the copy kept in the record serves.
+        const session = record.session;
+        const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
+        const [read, pending] = await Promise.all([
+          fresh ? readProfile(store, inbound) : undefined,
+          inbound.newSession ? store.get(keys.pending(inbound)) : null,
+        ]);
+        const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
+        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, decision.after);
+        if (outcome !== CONFLICT) return outcome;
+      }
+      logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
+      const prompt = answers.notice('common.busy', known?.profile?.lang ?? 'en', false);
+      return { prompt, state: after ? after(prompt) : (undefined as S) };
+    } catch (error) {
+      logger.error({ ...logged(participant), err: error instanceof Error ? error.message : String(error) }, 'engine: message failed');
+      if (!after) throw error;
+      const lang = known?.profile?.lang ?? 'en';
+      const prompt = known ? answers.failure(known.session, known.run !== undefined, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
+      return { prompt, state: after(prompt) };
+    }
+  };
+}

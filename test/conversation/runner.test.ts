@@ -1,0 +1,302 @@
+/**
+ * One runner per conversation across processes (engines on one real Redis): the lease, the sweep that takes
+ * over a run whose holder died, a run that lost the conversation stopping before its next call, and what
+ * the user is told when Redis refuses the write after a payment was accepted.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { assign, setup } from 'xstate';
+import { serviceActors } from '../../flows/actors.js';
+import { menuFlow } from '../../flows/menu.machine.js';
+import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
+import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
+import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine.js';
+import { keys } from '../../src/conversation/keys.js';
+import { deliveryId } from '../../src/conversation/ledger.js';
+import { AccessPolicy } from '../../src/conversation/policy.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import type { Address, Inbound, Lease, Prompt, SessionStore } from '../../src/conversation/types.js';
+import { createLogger } from '../../src/log.js';
+import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
+import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+
+const prefix = uniquePrefix('runner');
+const raw = inspector(prefix);
+const stores: SessionStore[] = [];
+const engines: ConversationEngine[] = [];
+/**
+ * Each test is a deployment of its own (its own key prefix): the processes of one test sweep each other's
+ * runs, never another test's.
+ */
+let deployment = '';
+beforeEach(() => {
+  deployment = `${prefix}${randomUUID().slice(0, 8)}:`;
+});
+function redisStore(): RedisStore {
+  const store = new RedisStore({ url: REDIS_URL, keyPrefix: deployment });
+  stores.push(store);
+  return store;
+}
+afterAll(async () => {
+  await Promise.all(engines.map((e) => e.stop()));
+  await Promise.all(stores.map((s) => s.close()));
+  await raw.cleanup();
+});
+
+/** Confirm, reserve the spend, pay: the chain a payment's confirmation runs. */
+const payFlow: FlowModule = {
+  id: 'pay',
+  messages: {
+    en: { 't.confirm': 'Pay 100?', 't.sent': 'Sent {id}', 't.already': 'Sent earlier', 't.failed': 'Not sent' },
+    sw: {},
+  },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { reserveSpend: serviceActors.reserveSpend, createPayment: serviceActors.createPayment },
+  }).createMachine({
+    context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+    initial: 'confirming',
+    states: {
+      confirming: { meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) }, on: { CHOSEN: 'reserving' } },
+      reserving: {
+        tags: ['busy'],
+        invoke: {
+          src: 'reserveSpend',
+          input: ({ context }) => ({ channel: context.input.channel, userId: context.input.userId, flow: 'pay', amount: '100', currency: 'UGX', duplicateCheckKey: context.key }),
+          onDone: 'paying',
+          onError: 'failed',
+        },
+      },
+      paying: {
+        tags: ['busy', 'money'],
+        invoke: {
+          src: 'createPayment',
+          input: ({ context }) => ({
+            duplicateCheckKey: context.key,
+            paymentType: 'money' as const,
+            phonenumber: '+256772000001',
+            amount: '100',
+            currency: 'UGX',
+            description: 'test',
+            metadata: { chat: context.input.chat, ref: context.key },
+          }),
+          onDone: [
+            { guard: ({ event }) => isAlreadySubmitted(event.output), target: 'already' },
+            { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
+          ],
+          onError: 'failed',
+        },
+      },
+      sent: { type: 'final', meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) } },
+      already: { type: 'final', meta: { view: () => ({ text: { key: 't.already' } }) } },
+      failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
+    },
+  }),
+};
+
+const policy = new AccessPolicy({
+  roles: { clerk: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '5000' } } },
+  users: { telegram: { '*': { role: 'clerk' } }, ussd: { '*': { role: 'clerk' } }, slack: {} },
+});
+
+/**
+ * A process: an engine on `store` with short leases and a quick sweep, so a dead holder is found in the test's
+ * time (a lease of 1.5 s outlives the event-loop stalls of a loaded test machine). One that will "die"
+ * (`live: false`) is not drained at the end: its call out never returns.
+ */
+function engine(store: SessionStore, services: Partial<FlowServices>, { live = true, ...changes }: Partial<EngineOptions> & { live?: boolean } = {}): ConversationEngine {
+  const e = createEngine({
+    store,
+    services: { reserveSpend: async () => undefined, ...services },
+    policy,
+    flows: { menu: menuFlow, pay: payFlow },
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    sessionTtlSeconds: 600,
+    deadlineMs: { ussd: 50, telegram: 50, slack: 50 },
+    runLeaseMs: 1500,
+    sweepEveryMs: 50,
+    logger: createLogger(process.env.RUNNER_LOG ? 'debug' : 'silent'),
+    ...changes,
+  });
+  if (live) engines.push(e);
+  return e;
+}
+
+let ids = 0;
+function chat() {
+  const conversationId = `chat-${process.pid}-${++ids}`;
+  return (fields: Partial<Inbound> = {}): Inbound => ({ channel: 'telegram', conversationId, userId: 'u1', messageId: `m-${++ids}`, ...fields });
+}
+
+/** `store` whose conversation writes fail while `refusing` (Redis refusing writes for a moment). */
+function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean } {
+  const wrapper = overriding(store, {
+    refusing: false,
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+      if (wrapper.refusing && key.startsWith('conv:')) throw new Error("READONLY You can't write against a read only replica.");
+      return store.set(key, snapshot, expected, ttl);
+    },
+  });
+  return wrapper;
+}
+
+const CONFIRMING = 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 20_000; ) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('one runner per conversation', () => {
+  it('a holder that dies before its payment call is taken over by another process’s sweep, without a message from the user: one payment call in all', async () => {
+    const service = paymentsService();
+    const reserving = gate<void>();
+    const dies = dyingStore(redisStore());
+    const first = engine(dies, { ...service.services, reserveSpend: () => reserving.promise }, { live: false }); // hangs in the spend reservation
+    const told: Array<{ address: Address; prompt: Prompt }> = [];
+    const second = engine(redisStore(), service.services, { onLateOutcome: (address, prompt) => void told.push({ address, prompt }) });
+    const msg = chat();
+    await first.handle(msg({ start: 'pay' }));
+    expect((await first.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    expect(service.calls).toHaveLength(0);
+    dies.die(); // stopped without cleanup: its lease is left to expire
+    void first.stop(); // (only its sweep: what it has in flight never returns)
+    await until(() => told.length > 0, 'the outcome told by the other process');
+    expect(told).toEqual([{ address: { channel: 'telegram', conversationId: msg().conversationId }, prompt: { text: 'Sent pay-1', final: true, money: true } }]);
+    expect(service.calls).toHaveLength(1);
+    expect(service.payments).toHaveLength(1);
+    reserving.open(); // the dead process's call "returns": it writes nothing and calls nothing more
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(service.calls).toHaveLength(1);
+    // The index of open runs is left empty.
+    expect(await raw.redis.zscore(`${deployment}${keys.openRuns}`, keys.conversation(msg()))).toBeNull();
+  });
+
+  it('a holder that dies while its payment call is out: the sweep repeats it under the same key, the service makes one payment, the chat is told', async () => {
+    const never = new Promise<void>(() => {});
+    let firstCall = true;
+    const service = paymentsService(() => (firstCall ? ((firstCall = false), never) : Promise.resolve()));
+    const dies = dyingStore(redisStore());
+    const first = engine(dies, service.services, { live: false });
+    const told: Prompt[] = [];
+    engine(redisStore(), service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await first.handle(msg({ start: 'pay' }));
+    await first.handle(msg({ choice: 'yes' }));
+    await until(() => service.calls.length === 1, 'the payment call');
+    dies.die();
+    void first.stop();
+    await until(() => told.length > 0, 'the outcome told by the other process');
+    expect(told.map((p) => p.text)).toEqual(['Sent earlier']);
+    expect(service.calls).toHaveLength(2);
+    expect(new Set(service.calls.map((c) => c.duplicateCheckKey)).size).toBe(1);
+    expect(service.payments).toHaveLength(1);
+  });
+
+  it('a run that lost the conversation to another (its lease lapsed) stops before its next service call', async () => {
+    const service = paymentsService();
+    const reserving = gate<void>();
+    // The first process takes the run's lease, then stalls in the reservation and cannot renew it (but is alive).
+    const base = redisStore();
+    let leases = 0;
+    const stalled = overriding(redisStore(), {
+      lease: (lease: Lease, token: string, ttlMs: number) => (++leases === 1 ? base.lease(lease, token, ttlMs) : Promise.resolve(false)),
+    });
+    const first = engine(stalled, { ...service.services, reserveSpend: () => reserving.promise }, { sweepEveryMs: 60_000, runLeaseMs: 300 });
+    const msg = chat();
+    const key = keys.conversation(msg());
+    await first.handle(msg({ start: 'pay' }));
+    const confirmed = first.handle(msg({ choice: 'yes' }));
+    // Its lease expires: another process's sweep takes the run over and finishes it.
+    const told: Prompt[] = [];
+    engine(base, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
+    await until(() => told.length > 0, 'the run finished by the other process');
+    expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
+    reserving.open(); // the stalled run's reservation returns: it finds the conversation moved on
+    expect((await confirmed).text).toMatch(/still working on it/);
+    await first.drain();
+    expect(service.calls).toHaveLength(1);
+    expect(((await base.get(key))?.snapshot as { run?: unknown }).run).toBeUndefined();
+  });
+});
+
+describe('after money was sent, never "start again"', () => {
+  it('Redis refusing the write right after the service accepted the payment: "being confirmed", and a later message pays nothing again', async () => {
+    const service = paymentsService();
+    // Every conversation write fails while refusing (Redis down for a moment), starting just after the payment.
+    const flaky = refusingWrites(redisStore());
+    const told: Prompt[] = [];
+    const e = engine(flaky, {
+      ...service.services,
+      async createPayment(input) {
+        const made = await service.services.createPayment!(input);
+        flaky.refusing = service.calls.length === 1; // the first payment was accepted: now Redis refuses writes
+        return made;
+      },
+    }, { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    const answer = await e.handle(msg({ choice: 'yes' }));
+    expect(answer.text).toBe(CONFIRMING);
+    expect(answer.text).not.toMatch(/start again|try again/i);
+    expect(answer.money).toBe(true);
+    flaky.refusing = false; // Redis is back
+    await until(() => told.length > 0, 'the outcome once Redis is back');
+    // The run was taken over and repeated under the same key: the service holds one payment.
+    expect(told.map((p) => p.text)).toEqual(['Sent earlier']);
+    expect(service.payments).toHaveLength(1);
+    const calls = service.calls.length;
+    // A later message does not pay again.
+    const later = await e.handle(msg({ text: 'did it go?' }));
+    expect(later.text).not.toMatch(/start again/i);
+    expect(service.calls).toHaveLength(calls);
+    expect(service.payments).toHaveLength(1);
+  });
+});
+
+describe('while a run is out, never "start again"', () => {
+  it('a message that fails (Redis refusing its write) while a payment is under way is told it is being processed', async () => {
+    const reserving = gate<void>();
+    const flaky = refusingWrites(redisStore());
+    const service = paymentsService();
+    const e = engine(flaky, { ...service.services, reserveSpend: () => reserving.promise });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    flaky.refusing = true;
+    const answer = await e.handle(msg({ text: 'hello?' }));
+    expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
+    flaky.refusing = false;
+    reserving.open();
+    await e.drain();
+    expect(service.payments).toHaveLength(1);
+  });
+});
+
+describe('the ledger of answers', () => {
+  it('a resend of an older delivery gets its own answer, not the latest and not a new step', async () => {
+    const service = paymentsService();
+    const e = engine(redisStore(), service.services);
+    const msg = chat();
+    const first = msg({ start: 'pay' });
+    expect((await e.handle(first)).text).toBe('Pay 100?');
+    const confirm = msg({ choice: 'yes' });
+    expect((await e.handle(confirm)).text).toBe('Sent pay-1');
+    const menu = await e.handle(msg({ text: 'hello' }));
+    expect(menu.text).toBe('What would you like to do?');
+    // The first delivery again, after two others: its answer, and the flow is not started again.
+    expect((await e.handle(first)).text).toBe('Pay 100?');
+    expect((await e.handle(confirm)).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+    // The ledger holds each delivery once, oldest first, by an 11-character digest of its id.
+    const record = (await raw.redis.get(`${deployment}${keys.conversation(msg())}`)) ?? '';
+    const { ledger } = JSON.parse(record.slice(record.indexOf('{'))) as { ledger: [string, unknown][] };
+    expect(ledger.map(([id]) => id).slice(0, 2)).toEqual([deliveryId(first.messageId), deliveryId(confirm.messageId)]);
+    expect(ledger).toHaveLength(3);
+    expect(record).not.toContain(first.messageId);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * A product process killed (SIGKILL, no shutdown of any kind) while its payment call is out: another process
+ * on the same Redis takes the run over by its sweep, with no message from the user, repeats the call under
+ * the same Duplicate-Check-Key and keeps the outcome for the user's next dial. The service holds one
+ * payment. Both are real processes (`node src/main.ts`); the killed one's call never reaches the service.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AtSession } from '../e2e/helpers.js';
+import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
+
+/** Database 13 of the test Redis: the product's own `momo:` keys, which this test alone writes there. */
+const REDIS_URL = (() => {
+  const url = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  url.pathname = '/13';
+  return url.toString();
+})();
+const API_KEY = 'kill-key';
+const USER = '+256701999001';
+
+let service: Service;
+let redis: Redis;
+const products: ProductProcess[] = [];
+/** Duplicate-Check-Keys of the payment creations that reached the proxy; the first is never forwarded. */
+const paymentKeys: string[] = [];
+
+beforeAll(async () => {
+  redis = new Redis(REDIS_URL);
+  await cleanProductKeys(redis);
+  service = await startService(API_KEY, async (req) => {
+    paymentKeys.push(String(req.headers['duplicate-check-key']));
+    if (paymentKeys.length === 1) await new Promise(() => {}); // held: its process dies with it out
+  });
+});
+
+afterAll(async () => {
+  for (const product of products) if (product.child.exitCode === null) product.child.kill('SIGKILL');
+  await service?.close();
+  await cleanProductKeys(redis);
+  await redis?.quit();
+});
+
+async function start(): Promise<ProductProcess> {
+  const product = await startProductProcess({ LOG_LEVEL: 'warn', MOMO_BASE_URL: service.url, MOMO_API_KEY: API_KEY, REDIS_URL });
+  products.push(product);
+  return product;
+}
+
+describe('SIGKILL while a payment call is out', () => {
+  it('another process takes the run over on its own: one payment, the outcome kept for the next dial', async () => {
+    const doomed = await start();
+    const ussd = new AtSession(doomed.url, USER);
+    await ussd.dial();
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
+    expect(ussd.screens.at(-1)).toMatch(/PIN/);
+    const confirmed = ussd.answer('1234').catch(() => 'killed');
+    for (let i = 0; i < 500 && paymentKeys.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(paymentKeys).toHaveLength(1);
+    doomed.child.kill('SIGKILL');
+    expect(await doomed.exit).toBeNull();
+    await confirmed;
+
+    // Nobody writes to the conversation again. The other process finds the dead one's lease expired.
+    const survivor = await start();
+    const pendingKey = `momo:pending:ussd:${USER}`;
+    let pending = '';
+    for (let i = 0; i < 400 && !/Payment \d+ submitted/.test(pending); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      pending = ((await redis.get(pendingKey)) ?? '').replace(/^\d+:[\w-]+:/, '');
+    }
+    expect(pending).toMatch(/Payment \d+ submitted/);
+    expect(paymentKeys).toHaveLength(2);
+    expect(paymentKeys[1]).toBe(paymentKeys[0]);
+    const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
+    expect(chats.filter((c) => c === `ussd:${USER}`)).toHaveLength(1);
+    // The user's next dial shows it.
+    expect(await new AtSession(survivor.url, USER).dial()).toMatch(/Payment \d+ submitted/);
+    survivor.child.kill('SIGTERM');
+    expect(await survivor.exit).toBe(0);
+  }, 90_000);
+});

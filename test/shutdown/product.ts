@@ -1,0 +1,108 @@
+/**
+ * The product as a process of its own (`node --import tsx src/main.ts`), as an operator runs it, and what the
+ * process tests put around it: a standalone sandbox behind a proxy that can hold payment creations back, and
+ * the product's keys in Redis cleaned before and after.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http, { type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
+import { createLogger } from '../../src/log.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { forward, readAll } from '../chaos/proxies.js';
+
+export interface ProductProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:<port>, once it listens. */
+  url: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exit: Promise<number | null>;
+  output(): string;
+}
+
+/** Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. */
+export function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('../../', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the product did not start: ${output}`)), 30_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: `http://127.0.0.1:${m[1]}`, exit, output: () => output });
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    void exit.then(() => reject(new Error(`the product exited before listening: ${output}`)));
+  });
+}
+
+/** Deletes the product's keys (its `momo:` prefix and its notification queue) from the database of `redis`. */
+export async function cleanProductKeys(redis: Redis): Promise<void> {
+  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+}
+
+export interface Service {
+  sandbox: Sandbox;
+  /** The proxy's address: the product's MOMO_BASE_URL. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+
+const closeServer = (server: Server) => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+};
+
+/**
+ * A standalone sandbox (`apiKey`) behind a proxy; each payment creation waits for `hold(request, body)` before
+ * it is forwarded (a promise that never settles: it never reaches the service).
+ */
+export async function startService(apiKey: string, hold: (req: IncomingMessage, body: Buffer) => Promise<void>): Promise<Service> {
+  const sandbox = createSandbox({ apiKey, allowHttpWebhooks: true, limits: { readsPerMinute: 10_000 }, logger: createLogger('silent') });
+  const sandboxServer = http.createServer(sandbox.app);
+  const sandboxPort = await listen(sandboxServer);
+  const proxy = http.createServer((req, res) => {
+    void (async () => {
+      const body = await readAll(req);
+      if (req.method === 'POST' && req.url?.startsWith('/api/payments')) await hold(req, body);
+      try {
+        const answer = await forward(sandboxPort, req, body);
+        const headers = { ...answer.headers };
+        delete headers['transfer-encoding'];
+        delete headers.connection;
+        res.writeHead(answer.status, headers).end(answer.body);
+      } catch {
+        res.socket?.destroy();
+      }
+    })();
+  });
+  const port = await listen(proxy);
+  return {
+    sandbox,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await closeServer(proxy);
+      await closeServer(sandboxServer);
+      await sandbox.close();
+    },
+  };
+}
