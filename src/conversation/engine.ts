@@ -137,6 +137,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     onLateOutcome: options.onLateOutcome,
     onFlowEnd: options.onFlowEnd,
     onTransition: options.onTransition,
+    now,
     logger,
   });
   const deliver = createTurn({ store, records, runtime, answers, runner, policy, context, onFlowEnd: options.onFlowEnd, onTransition: options.onTransition, now, logger });

@@ -51,6 +51,8 @@ export interface RunnerOptions {
   sweepEveryMs: number;
   onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
   onFlowEnd?: (end: FlowEnd) => void;
+  /** Clock in milliseconds (the times of the run's moves between steps). */
+  now: () => number;
   /** Told of each move of the run between steps once its outcome is written (EngineOptions.onTransition). */
   onTransition?: (transition: FlowTransition) => void;
   logger: Logger;
@@ -408,7 +410,7 @@ export class Runner {
         money ||= isMoney(snapshot);
         called = true;
         const outcome = await runtime.call(invocation);
-        const step = runtime.resolve(session, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: Date.now() });
+        const step = runtime.resolve(session, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: this.o.now() });
         session = step.session;
         profile = step.profile;
         remember = { ...remember, ...step.remember };
@@ -437,7 +439,7 @@ export class Runner {
       } else {
         logger.error({ ...log, err: errorName(error) }, 'engine: a run failed');
         if (await this.fail(key, token, current, session, log, starter)) {
-          this.o.onTransition?.(transition(session, { channel: participant.channel, at: Date.now() }, runtime.mark(session), { end: 'error' }));
+          this.o.onTransition?.(transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), { end: 'error' }));
         }
       }
     } finally {

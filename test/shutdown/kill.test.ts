@@ -6,6 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPin } from '../../src/conversation/policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 
@@ -17,6 +18,13 @@ const REDIS_URL = (() => {
 })();
 const API_KEY = 'kill-key';
 const USER = '+256701999001';
+/** Production mode: the user with a PIN, and the gateway's callback token. */
+const CALLBACK_TOKEN = 'kill-test-callback-token-0123';
+const POLICY = JSON.stringify({
+  roles: { payer: { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '100000' } } },
+  users: { telegram: {}, slack: {}, ussd: { [USER]: { role: 'payer', pin: hashPin('1234') } } },
+});
+const GATEWAY = `/ussd/africastalking/${CALLBACK_TOKEN}`;
 
 let service: Service;
 let redis: Redis;
@@ -41,7 +49,14 @@ afterAll(async () => {
 });
 
 async function start(): Promise<ProductProcess> {
-  const product = await startProductProcess({ LOG_LEVEL: 'warn', MOMO_BASE_URL: service.url, MOMO_API_KEY: API_KEY, REDIS_URL });
+  const product = await startProductProcess({
+    LOG_LEVEL: 'warn',
+    MOMO_BASE_URL: service.url,
+    MOMO_API_KEY: API_KEY,
+    REDIS_URL,
+    ACCESS_POLICY: POLICY,
+    USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+  });
   products.push(product);
   return product;
 }
@@ -49,7 +64,7 @@ async function start(): Promise<ProductProcess> {
 describe('SIGKILL while a payment call is out', () => {
   it('another process takes the run over on its own: one payment, the outcome kept for the next dial', async () => {
     const doomed = await start();
-    const ussd = new AtSession(doomed.url, USER);
+    const ussd = new AtSession(doomed.url, USER, undefined, GATEWAY);
     await ussd.dial();
     for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
@@ -74,7 +89,7 @@ describe('SIGKILL while a payment call is out', () => {
     const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
     expect(chats.filter((c) => c === `ussd:${USER}`)).toHaveLength(1);
     // The user's next dial shows it.
-    expect(await new AtSession(survivor.url, USER).dial()).toMatch(/Payment \d+ submitted/);
+    expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(/Payment \d+ submitted/);
     survivor.child.kill('SIGTERM');
     expect(await survivor.exit).toBe(0);
   }, 90_000);
