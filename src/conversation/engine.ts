@@ -331,17 +331,22 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const actor = createActor(runtime.machine(session.flow), { snapshot: session.snapshot as never });
     let last = JSON.stringify(runtime.restore(session).value);
     let saving = Promise.resolve();
+    // A save that fails (Redis refused or dropped the write) stops the saves after it and is thrown once the
+    // flow settled: the chain of saves is awaited only then, and a rejection with no handler until that
+    // moment would be unhandled meanwhile, which ends a Node process.
+    let saveFailed: { error: unknown } | undefined;
     const subscription = actor.subscribe((snapshot) => {
       const value = JSON.stringify(snapshot.value);
       if (value === last || !isBusy(snapshot) || snapshot.hasTag('secret')) return;
       last = value;
       const persisted = runtime.persist(session.flow, snapshot);
-      saving = saving.then(() => saved(persisted));
+      saving = saving.then(() => (saveFailed ? undefined : saved(persisted))).catch((error: unknown) => void (saveFailed = { error }));
     });
     actor.start();
     try {
       const settled = await waitFor(actor, (s) => !isBusy(s), { timeout: Infinity });
       await saving;
+      if (saveFailed) throw saveFailed.error;
       return settled;
     } finally {
       subscription.unsubscribe();

@@ -81,7 +81,6 @@ const WEBHOOK_USER = 'chaos-webhooks';
 const WEBHOOK_PASSWORD = 'chaos-webhook-password';
 /** The Africa's Talking callback's secret path segment (USSD_CALLBACK_TOKEN), when the product serves one. */
 const USSD_TOKEN = 'chaos-ussd-callback-token';
-const KILL_FAULTS = ['kill-before-commit', 'kill-after-commit', 'kill-after-answer'] as const;
 /** The faults taken in turn, one every faultEveryMs; the armed ones fire on the next payment call. */
 const ROTATION = ['kill-at-random', 'redis-cut', 'kill-before-commit', 'telegram-outage', 'kill-after-commit', 'redis-refuses-after-commit', 'kill-after-answer'] as const;
 /** Faults of single service calls, by chance: payment creates, then any other call. */
@@ -203,9 +202,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const redisProxy = await new RedisProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) }).start();
   const bot = await new ChaosBotApi({ faultShare: TELEGRAM_SEND_FAULTS, random }).start();
 
-  // Kill faults wait in `armed` for the next payment call, and fire only when every instance is up (so one
-  // is always left to take over).
-  let armed: Fault | undefined;
+  // The rotation's faults of payment calls wait for the next one: a kill only when every instance is up (so
+  // one is always left to take over), at most two waiting; a refusal of Redis writes at once.
+  const armedKills: Fault[] = [];
+  let armedRefusal = false;
   let fleet: Fleet;
   const faultProxy = new FaultProxy({
     targetPort: sandboxPort,
@@ -214,11 +214,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       if (fleet.byName(instance)?.port === undefined) return 'none';
       const r = random();
       if (method !== 'POST' || path !== '/api/payments') return r < OTHER_CALL_5XX ? '5xx' : 'none';
-      if (armed && (!KILL_FAULTS.includes(armed as never) || fleet.allUp())) {
-        const fault = armed;
-        armed = undefined;
-        return fault;
+      if (armedRefusal) {
+        armedRefusal = false;
+        return 'redis-refuses-after-commit';
       }
+      if (armedKills.length > 0 && fleet.allUp()) return armedKills.shift()!;
       let sum = 0;
       for (const [fault, share] of PAYMENT_FAULTS) if (r < (sum += share)) return fault;
       return 'none';
@@ -303,9 +303,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           progress('chaos: Telegram down');
           bot.outage(options.telegramOutageMs ?? 4000);
           continue;
+        case 'redis-refuses-after-commit':
+          armedRefusal = true;
+          continue;
         default:
-          // Armed for the next payment call (unless the one before has not fired yet).
-          armed ??= fault;
+          if (armedKills.length < 2) armedKills.push(fault);
       }
     }
   })();
