@@ -1,9 +1,9 @@
 /**
  * The product instances of a chaos run: each its own process, `node --import tsx src/main.ts`, as an operator
  * runs it (`npm start`), configured by environment only. A fixed number of slots; an instance killed (SIGKILL)
- * is replaced by a new one in its slot, on the same Redis, as an orchestrator restarts a dead process. One
- * that exits without being killed has crashed (an unhandled rejection ends a Node 20 process): it is replaced
- * too, and reported with the end of its output.
+ * is replaced by a new one in its slot, on the same Redis, as an orchestrator restarts a dead process (a
+ * start that fails is tried again). One that exits without being killed has crashed (an unhandled rejection
+ * ends a Node 20 process): it is replaced too, and reported with the end of its output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -45,6 +45,7 @@ export interface FleetOptions {
 
 const TAIL_LINES = 40;
 const START_TIMEOUT_MS = 60_000;
+const START_ATTEMPTS = 10;
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 export class Fleet {
@@ -52,6 +53,8 @@ export class Fleet {
   /** Every instance started, in order. */
   readonly history: Instance[] = [];
   readonly crashes: Crash[] = [];
+  /** Starts that failed (and were tried again), with the first lines of why. */
+  readonly failedStarts: string[] = [];
   private started = 0;
   private stopping = false;
   /** Replacements under way (awaited by stop()). */
@@ -138,17 +141,37 @@ export class Fleet {
 
   private exited(instance: Instance): void {
     void this.options.gone?.(instance.name);
-    if (this.stopping) return;
+    // One that never listened failed to start: replace() tries again.
+    if (this.stopping || instance.port === undefined) return;
     if (instance.killedAt === undefined) {
       this.crashes.push({ name: instance.name, code: instance.exited!.code, signal: instance.exited!.signal, tail: instance.tail.slice(-20) });
       this.options.progress?.(`chaos: ${instance.name} exited by itself (${instance.exited!.code ?? instance.exited!.signal}); replacing it`);
     }
-    if (this.slots[instance.slot] !== instance) return;
-    const replacement: Promise<void> = this.launch(instance.slot)
-      .catch((error: unknown) => {
-        this.crashes.push({ name: `slot ${instance.slot}`, code: null, signal: null, tail: [`a replacement did not start: ${String(error)}`] });
-      })
-      .finally(() => this.replacing.delete(replacement));
+    if (this.slots[instance.slot] === instance) this.replace(instance.slot);
+  }
+
+  /**
+   * Starts a new instance in `slot`, as an orchestrator restarts a dead process: a start that fails (the
+   * process exits before it listens, say while Redis refuses writes) is tried again a second later.
+   */
+  private replace(slot: number): void {
+    const replacement: Promise<void> = (async () => {
+      for (let attempt = 1; !this.stopping; attempt++) {
+        try {
+          await this.launch(slot);
+          return;
+        } catch (error) {
+          const reason = String(error).split('\n').slice(0, 2).join(' ');
+          this.failedStarts.push(reason);
+          this.options.progress?.(`chaos: a new instance in slot ${slot} did not start (${reason}); trying again`);
+          if (attempt === START_ATTEMPTS) {
+            this.crashes.push({ name: `slot ${slot}`, code: null, signal: null, tail: [`no instance started in ${START_ATTEMPTS} attempts: ${String(error)}`] });
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    })().finally(() => this.replacing.delete(replacement));
     this.replacing.add(replacement);
   }
 

@@ -30,7 +30,7 @@ import { Fleet, type Crash } from './instances.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { Transport } from './transport.js';
-import { createPeople, PIN, type Conversation } from './users.js';
+import { createPeople, PIN, START_OVER, type Conversation } from './users.js';
 
 export interface ChaosOptions {
   conversations: number;
@@ -259,8 +259,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     duplicateShare: DUPLICATE_DELIVERIES,
     random,
     onCopy(request, first, copy) {
-      // A resent USSD request gets the screen the first one got (the product keeps the answer of each delivery).
-      if (first && request.path.startsWith('/ussd') && first.status === 200 && copy.status === 200 && copy.text !== first.text) {
+      // A resent USSD request gets the screen the first one got (the product keeps the answer of each
+      // delivery), unless that was an error: an answer Redis refused to record cannot be repeated.
+      const kept = first?.status === 200 && !START_OVER.test(first.text);
+      if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
         problems.push(`a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`);
       }
     },
@@ -380,6 +382,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     duplicateDeliveries: transport.duplicates,
     requestsRefused: transport.refused,
     requestsUnanswered: transport.noAnswers,
+    failedStarts: fleet.failedStarts.length,
   };
   await balancer.close();
   await faultProxy.close();

@@ -18,11 +18,18 @@ import { NoAnswer, type Answer, type Request, type Transport } from './transport
 export const PIN = '1234';
 const PAYEE = '0772000001';
 
-/** The product says the payment is under way (the answer to a final confirmation, or a note about it later). */
+/** The product says the payment is under way (the answer to a final confirmation, or news of it later). */
 export const ACKNOWLEDGED =
-  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly/i;
+  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of /i;
 /** The payment's outcome. */
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
+/** The product tells the user to start over. */
+export const START_OVER = /something went wrong|start again/i;
+/** A screen or message that says the payment exists: under way, or how it ended. */
+const isNews = (text: string) => ACKNOWLEDGED.test(text) || OUTCOME.test(text);
+
+/** What a look for the outcome found. */
+type Look = { kind: 'told' } | { kind: 'start-again'; text: string } | { kind: 'nothing' };
 
 /** One step of a conversation, for the diagnosis of a failed one. */
 export interface TrailStep {
@@ -107,6 +114,27 @@ export function createPeople(options: PeopleOptions) {
     c.confirmedAt = Date.now();
   };
 
+  /**
+   * An acknowledged user looks for the outcome every `everyMs` until told, for lookForMs at most ('done'),
+   * unless the product tells them to start again meanwhile: then the acknowledgement no longer holds
+   * ('start-again').
+   */
+  async function follow(c: Conversation, everyMs: number, look: () => Promise<Look>): Promise<'done' | 'start-again'> {
+    for (const until = Date.now() + options.lookForMs; !c.told && Date.now() < until; ) {
+      await sleep(everyMs);
+      c.lastLookAt = Date.now();
+      const seen = await look();
+      if (seen.kind === 'told') c.told = true;
+      if (seen.kind === 'start-again') {
+        c.confirmed = false;
+        c.ackBy = undefined;
+        c.unacknowledged.push(`acknowledged, then told: ${short(seen.text)}`);
+        return 'start-again';
+      }
+    }
+    return 'done';
+  }
+
   // ---------------------------------------------------------------- USSD
 
   /** A gateway session: undefined when the product did not answer (the gateway shows the user an error). */
@@ -140,48 +168,48 @@ export function createPeople(options: PeopleOptions) {
     return undefined;
   };
 
+  /** One payment attempt over USSD from a new dial; resolves once acknowledged, or when the user must start over. */
+  async function payOverUssd(c: Conversation, attempt: number, session: ReturnType<typeof ussdSession>): Promise<void> {
+    let screen = await session.dial();
+    if (screen === undefined) return;
+    // Starting over: the notes of a new dial may say the earlier payment is under way, or how it ended.
+    if (attempt > 0 && isNews(screen)) {
+      acknowledge(c, 'news');
+      if (OUTCOME.test(screen)) c.told = true;
+      return;
+    }
+    for (let step = 0; step < 20 && screen !== undefined; step++) {
+      if (screen.startsWith('END ')) return;
+      const d = decide(screen, 'ussd', c.amount);
+      if (d.kind === 'unknown') return;
+      const answer = d.kind === 'text' ? d.value : ussdChoice(screen, d.label);
+      if (answer === undefined) return;
+      screen = await session.answer(answer);
+      if (d.final) {
+        if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
+        else c.unacknowledged.push(screen ?? 'no answer');
+        return;
+      }
+    }
+  }
+
   async function ussd(c: Conversation): Promise<void> {
     let sessions = 0;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && !c.confirmed; attempt++) {
+    const look = async (): Promise<Look> => {
+      const screen = await ussdSession(c, sessions++).dial();
+      if (screen === undefined) return { kind: 'nothing' };
+      if (OUTCOME.test(screen)) return { kind: 'told' };
+      return START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
+    };
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
         c.restarts++;
         await sleep(300);
       }
-      const session = ussdSession(c, sessions++);
-      let screen = await session.dial();
-      if (screen === undefined) continue;
-      // Starting over: the notes of a new dial may say the earlier payment is under way, or how it ended.
-      if (attempt > 0 && (ACKNOWLEDGED.test(screen) || OUTCOME.test(screen))) {
-        acknowledge(c, 'news');
-        if (OUTCOME.test(screen)) c.told = true;
-        break;
-      }
-      for (let step = 0; step < 20 && screen !== undefined; step++) {
-        if (screen.startsWith('END ')) break;
-        const d = decide(screen, 'ussd', c.amount);
-        if (d.kind === 'unknown') break;
-        const answer = d.kind === 'text' ? d.value : ussdChoice(screen, d.label);
-        if (answer === undefined) break;
-        screen = await session.answer(answer);
-        if (d.final) {
-          if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
-          else c.unacknowledged.push(screen ?? 'no answer');
-          break;
-        }
-      }
+      await payOverUssd(c, attempt, ussdSession(c, sessions++));
+      // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
+      if (c.confirmed && (await follow(c, 1000, look)) === 'done') return;
     }
-    // Dial again now and then until the outcome shows (it is kept for the next dial).
-    const until = Date.now() + options.lookForMs;
-    while (c.confirmed && !c.told && Date.now() < until) {
-      await sleep(1000);
-      await lookUssd(c, sessions++);
-    }
-  }
-
-  async function lookUssd(c: Conversation, session: number): Promise<void> {
-    c.lastLookAt = Date.now();
-    const screen = await ussdSession(c, session).dial();
-    if (screen !== undefined && OUTCOME.test(screen)) c.told = true;
   }
 
   // ---------------------------------------------------------------- Telegram
@@ -226,37 +254,30 @@ export function createPeople(options: PeopleOptions) {
         `press ${label}`,
       );
     /** Texts the chat got from `since` on that say the payment is under way or how it ended. */
-    const news = (since: number) => log.texts.slice(since).filter((t) => ACKNOWLEDGED.test(t) || OUTCOME.test(t));
+    const news = (since: number) => log.texts.slice(since).filter(isNews);
     /** Waits up to the user's patience for a message after the first `since`; whether one came. */
     const waitForMessage = async (since: number) => {
       for (const until = Date.now() + TELEGRAM_PATIENCE_MS; log.texts.length <= since && Date.now() < until; ) await sleep(250);
       return log.texts.length > since;
     };
 
+    /** The final confirmation of the last attempt: where its answer starts in the chat. */
     let confirmedFrom: number | undefined;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && !c.confirmed; attempt++) {
-      if (attempt > 0) {
-        c.restarts++;
-        // Before paying again: has the chat said anything about the payment since it was confirmed?
-        if (confirmedFrom !== undefined && news(confirmedFrom).length > 0) {
-          acknowledge(c, 'news');
-          break;
-        }
-        await sleep(300);
-      }
+    /** One payment attempt from /pay; resolves once acknowledged, or when the user must start over. */
+    const pay = async (): Promise<void> => {
       const before = log.texts.length;
       await typed('/pay');
-      if (!(await waitForMessage(before))) continue;
+      if (!(await waitForMessage(before))) return;
       for (let step = 0; step < 20; step++) {
         const shown = bot.latest(chatId);
-        if (!shown) break;
+        if (!shown) return;
         const d = decide(shown.text, 'telegram', c.amount);
-        if (d.kind === 'unknown') break;
+        if (d.kind === 'unknown') return;
         const since = log.texts.length;
         if (d.kind === 'text') await typed(d.value);
         else {
           const button = shown.buttons.find(([label]) => d.label.test(label));
-          if (!button) break;
+          if (!button) return;
           await press(shown.messageId, button[1], button[0]);
         }
         const answered = await waitForMessage(since);
@@ -264,21 +285,34 @@ export function createPeople(options: PeopleOptions) {
           confirmedFrom = since;
           if (news(since).length > 0) acknowledge(c, 'answer');
           else c.unacknowledged.push(answered ? log.texts.slice(since).join(' | ') : 'nothing shown');
-          break;
+          return;
         }
-        if (!answered) break;
+        if (!answered) return;
       }
-    }
-    const until = Date.now() + options.lookForMs;
-    while (c.confirmed && !c.told && Date.now() < until) {
-      lookTelegram(c);
-      if (!c.told) await sleep(500);
-    }
-  }
+    };
+    /** Reads the chat: the outcome anywhere in it; "start again" among the messages since the last look, with no news. */
+    let looked = 0;
+    const look = async (): Promise<Look> => {
+      const fresh = log.texts.slice(looked);
+      looked = log.texts.length;
+      if (log.texts.some((t) => OUTCOME.test(t))) return { kind: 'told' };
+      const again = fresh.find((t) => START_OVER.test(t));
+      return again !== undefined && !fresh.some(isNews) ? { kind: 'start-again', text: again } : { kind: 'nothing' };
+    };
 
-  function lookTelegram(c: Conversation): void {
-    c.lastLookAt = Date.now();
-    if (bot.chat(Number(c.chat.slice('telegram:'.length))).texts.some((t) => OUTCOME.test(t))) c.told = true;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      if (attempt > 0) {
+        c.restarts++;
+        await sleep(300);
+      }
+      // Before paying again: has the chat said anything about the payment since it was confirmed?
+      if (attempt > 0 && !c.confirmed && confirmedFrom !== undefined && news(confirmedFrom).length > 0) acknowledge(c, 'news');
+      if (!c.confirmed) await pay();
+      if (!c.confirmed) continue;
+      looked = confirmedFrom ?? log.texts.length;
+      if ((await follow(c, 500, look)) === 'done') return;
+      confirmedFrom = undefined;
+    }
   }
 
   let lateLooks = 1000;
@@ -295,8 +329,9 @@ export function createPeople(options: PeopleOptions) {
     },
     /** One more look for the outcome, as a user coming back later does. */
     async lookAgain(c: Conversation): Promise<void> {
-      if (c.channel === 'ussd') await lookUssd(c, lateLooks++);
-      else lookTelegram(c);
+      c.lastLookAt = Date.now();
+      const seen = c.channel === 'ussd' ? await ussdSession(c, lateLooks++).dial() : bot.chat(Number(c.chat.slice('telegram:'.length))).texts.join('\n');
+      if (seen !== undefined && OUTCOME.test(seen)) c.told = true;
     },
   };
 }
