@@ -6,6 +6,7 @@
  * ends a Node 20 process): it is replaced too, and reported with the end of its output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Redis } from 'ioredis';
 
 export interface Instance {
   /** `i1`, `i2`, ... in order of start. */
@@ -41,6 +42,21 @@ export interface FleetOptions {
   onLine?(name: string, line: string): void;
   /** Progress and trouble, for the operator watching. */
   progress?(line: string): void;
+}
+
+/**
+ * Deletes what product instances keep in their Redis database: the product's keys and its notification
+ * queue's (both names are fixed, so instances under test get a database of their own).
+ */
+export async function clearProductKeys(redis: Redis): Promise<void> {
+  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
 }
 
 const TAIL_LINES = 40;

@@ -10,27 +10,34 @@
  * that refuses the conversation record's writes right after the PIN hop's own write, as a Redis out of
  * memory does: the process lives on and answers.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
-import { Fleet } from './instances.js';
+import { clearProductKeys, Fleet } from './instances.js';
 import { RedisProxy } from './redis-proxy.js';
 
 /** Database 13 of the test Redis: the product's keys are `momo:*` and its queue's name is fixed. */
 const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+REDIS.pathname = '/13';
 const PHONE = '+256701777001';
 
+let redis: Redis;
 let proxy: RedisProxy;
 let fleet: Fleet;
 
 beforeAll(async () => {
+  redis = new Redis(REDIS.toString());
+  await clearProductKeys(redis);
   proxy = await new RedisProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
-  fleet = new Fleet({ size: 1, env: async () => ({ PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}/13` }) });
+  fleet = new Fleet({ size: 1, env: async () => ({ PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` }) });
   await fleet.start();
 });
 
 afterAll(async () => {
   await fleet?.stop();
   await proxy?.close();
+  await clearProductKeys(redis);
+  await redis.quit();
 });
 
 describe('Redis refusing writes while a payment runs', () => {

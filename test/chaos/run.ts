@@ -26,7 +26,7 @@ import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
 import { ChaosBotApi } from './bot-api.js';
 import { countFigures, failuresOf, minimumKills, passes, paymentsByChat, resultLine, type Figures, type SandboxPayment } from './count.js';
 import { diagnose } from './diagnosis.js';
-import { Fleet, type Crash } from './instances.js';
+import { clearProductKeys, Fleet, type Crash } from './instances.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { Transport } from './transport.js';
@@ -109,18 +109,6 @@ function prng(seed: number): () => number {
   };
 }
 
-/** Deletes the product's keys (and its queue's) from the run's database. */
-async function cleanRedis(redis: Redis): Promise<void> {
-  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
-}
-
 /** A production access policy naming every person of the run (no `*` entry), USSD users with a PIN hash. */
 function writePolicy(dir: string, conversations: Conversation[]): string {
   const pin = hashPin(PIN);
@@ -164,7 +152,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   progress(`chaos: seed ${seed}`);
 
   const redis = new Redis(redisUrl.toString());
-  await cleanRedis(redis);
+  await clearProductKeys(redis);
 
   // The people, and a policy that names them.
   const base = 100000 + (seed % 800000);
@@ -391,7 +379,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   sandboxServer.closeAllConnections();
   await new Promise<void>((resolve) => sandboxServer.close(() => resolve()));
   await sandbox.close();
-  await cleanRedis(redis);
+  await clearProductKeys(redis);
   await redis.quit();
   rmSync(dir, { recursive: true, force: true });
 

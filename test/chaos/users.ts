@@ -7,9 +7,10 @@
  * - before paying again, reads what the new screen says (USSD: the notes shown at a new dial) or what the
  *   chat got since (Telegram): news of their payment (submitted, being confirmed, an outcome) means it is
  *   under way, and they do not pay again;
- * - once the product acknowledged the final confirmation, never confirms again, and looks for the outcome:
- *   USSD by dialling again now and then, Telegram by reading the chat. Told "being confirmed" or "still
- *   working on it", they wait for the outcome like that.
+ * - once the product acknowledged the final confirmation, never confirms again on their own, and look for
+ *   the outcome: USSD by dialling again every second, Telegram by reading the chat. Told "being confirmed"
+ *   or "still working on it", they wait for the outcome like that; told later that something went wrong
+ *   and to start again (a note at a dial, a chat message, with no news of the payment), they do.
  * Telegram itself redelivers an update whose webhook call failed (no answer or not 200), as the Bot API does.
  */
 import type { ChaosBotApi } from './bot-api.js';

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { AtSession } from '../e2e/helpers.js';
+import { clearProductKeys } from '../chaos/instances.js';
 import { forward, readAll } from '../chaos/proxies.js';
 
 const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
@@ -29,20 +30,9 @@ let child: ChildProcess | undefined;
 const listen = (server: Server): Promise<number> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
-async function cleanRedis(): Promise<void> {
-  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
-}
-
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
-  await cleanRedis();
+  await clearProductKeys(redis);
   sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, limits: { readsPerMinute: 10_000 }, logger: createLogger('silent') });
   sandboxServer = http.createServer(sandbox.app);
   const sandboxPort = await listen(sandboxServer);
@@ -75,7 +65,7 @@ afterAll(async () => {
   sandboxServer?.closeAllConnections();
   await new Promise<void>((resolve) => sandboxServer?.close(() => resolve()));
   await sandbox?.close();
-  await cleanRedis();
+  await clearProductKeys(redis);
   await redis?.quit();
 });
 
