@@ -170,11 +170,12 @@ export function createPeople(options: PeopleOptions) {
   };
 
   /** One payment attempt over USSD from a new dial; resolves once acknowledged, or when the user must start over. */
-  async function payOverUssd(c: Conversation, attempt: number, session: ReturnType<typeof ussdSession>): Promise<void> {
+  async function payOverUssd(c: Conversation, session: ReturnType<typeof ussdSession>): Promise<void> {
     let screen = await session.dial();
     if (screen === undefined) return;
-    // Starting over: the notes of a new dial may say the earlier payment is under way, or how it ended.
-    if (attempt > 0 && isNews(screen)) {
+    // Starting over after a confirmation that got no acknowledgement: the notes of a new dial may say the
+    // payment is under way, or how it ended.
+    if (c.unacknowledged.length > 0 && isNews(screen)) {
       acknowledge(c, 'news');
       if (OUTCOME.test(screen)) c.told = true;
       return;
@@ -196,18 +197,20 @@ export function createPeople(options: PeopleOptions) {
 
   async function ussd(c: Conversation): Promise<void> {
     let sessions = 0;
+    // A note at a new dial (the menu follows it) telling them to start again is about the payment; an error
+    // ending the dial itself is about that dial, and they dial again later.
     const look = async (): Promise<Look> => {
       const screen = await ussdSession(c, sessions++).dial();
       if (screen === undefined) return { kind: 'nothing' };
       if (OUTCOME.test(screen)) return { kind: 'told' };
-      return START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
+      return screen.startsWith('CON ') && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
         c.restarts++;
         await sleep(300);
       }
-      await payOverUssd(c, attempt, ussdSession(c, sessions++));
+      await payOverUssd(c, ussdSession(c, sessions++));
       // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
       if (c.confirmed && (await follow(c, 1000, look)) === 'done') return;
     }
