@@ -18,7 +18,26 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.LOG_LEVEL);
-  const running = await startApp(config, { logger });
+  const starting = startApp(config, { logger });
+  // The signals are taken before the start: one that comes while the product starts stops it once started,
+  // and one that comes right after it printed that it listens (an orchestrator replacing it) finds this
+  // handler, not Node's default, which ends the process at once with whatever it holds.
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    starting
+      .then((running) => running.stop())
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        logger.error({ err: String(err) }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  const running = await starting;
   const local = `http://localhost:${new URL(running.url).port}`;
   const lines = [
     `momo-chat listening on ${local}`,
@@ -39,22 +58,6 @@ async function main(): Promise<void> {
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
   lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
   console.log(lines.join('\n'));
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running
-      .stop()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        logger.error({ err: String(err) }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err: unknown) => {

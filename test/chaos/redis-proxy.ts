@@ -185,12 +185,14 @@ export class RedisProxy {
   private refusingUntil = 0;
   private rule: WriteRule | undefined;
   port = 0;
-  /** How many times Redis was cut, and how many commands were refused. */
+  /** How many times Redis was cut, how many commands were refused, and how many connections were tried. */
   cuts = 0;
   refused = 0;
+  connections = 0;
 
   constructor(private readonly target: { host: string; port: number }) {
     this.server = net.createServer((client) => {
+      this.connections++;
       if (this.down) {
         client.destroy();
         return;
