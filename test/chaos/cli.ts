@@ -37,6 +37,8 @@ const kinds = result.failures.reduce<Record<string, number>>((acc, f) => {
   return acc;
 }, {});
 if (result.failures.length > 0) say(`chaos: failed conversations by kind ${JSON.stringify(kinds)}`);
+for (const user of result.gaveUp.slice(0, 10)) say(`chaos: gave up: ${user}`);
+if (result.gaveUp.length > 10) say(`chaos: ... ${result.gaveUp.length - 10} more gave up`);
 for (const problem of result.problems.slice(0, 30)) say(`chaos: problem: ${problem}`);
 if (result.problems.length > 30) say(`chaos: ... ${result.problems.length - 30} more problems`);
 process.stdout.write(`${result.line}\n`);

@@ -73,6 +73,8 @@ export interface ChaosResult extends Figures {
   failures: string[];
   /** Everything else worth a look: broken-off conversations, a resent USSD request answered differently, ... */
   problems: string[];
+  /** The users who gave up without an acknowledgement and without a payment: what they were answered. */
+  gaveUp: string[];
 }
 
 const API_KEY = 'chaos-key';
@@ -348,6 +350,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     if (kinds.length === 0) continue;
     failures.push(await diagnose(c, kinds, { startedAt, payments, calls: faultProxy.paymentCalls, instances: fleet.history, deliveries, redis }));
   }
+  const gaveUp = records
+    .filter((c) => !c.confirmed && !made.has(c.chat))
+    .map((c) => `${c.chat}: ${c.restarts} restarts; last steps ${JSON.stringify(c.trail.slice(-3).map((s) => `${s.via ?? '--'} ${s.what}`))}`);
   if (figures.told < figures.confirmed) {
     // The notification queue as the run ends: a notification not told yet waits here, or failed.
     const q = 'bull:momo-notifications';
@@ -384,5 +389,5 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   rmSync(dir, { recursive: true, force: true });
 
   const ok = passes(figures) && crashes.length === 0;
-  return { ...figures, ok, line: resultLine(figures), records, faults, crashes, failures, problems };
+  return { ...figures, ok, line: resultLine(figures), records, faults, crashes, failures, problems, gaveUp };
 }
