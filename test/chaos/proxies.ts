@@ -91,7 +91,8 @@ export class FaultProxy {
 
   /** Opens the port `instance` sends its service calls to (its MOMO_BASE_URL). */
   async listenFor(instance: string): Promise<number> {
-    const server = http.createServer((req, res) => void this.handle(instance, req, res));
+    // A request its instance abandoned mid-body (killed) rejects in readAll: its connection is gone anyway.
+    const server = http.createServer((req, res) => this.handle(instance, req, res).catch(() => res.destroy()));
     server.keepAliveTimeout = 1000;
     this.servers.set(instance, server);
     return listen(server);
@@ -184,7 +185,7 @@ export class Balancer {
   port = 0;
 
   constructor(private readonly targets: () => number[]) {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    this.server = http.createServer((req, res) => this.handle(req, res).catch(() => res.destroy()));
   }
 
   async start(): Promise<this> {
