@@ -15,15 +15,17 @@ async function main(): Promise<void> {
   const { startApp } = await import('./app.js');
   const { WEBHOOK_PATH: WHATSAPP_WEBHOOK_PATH } = await import('../adapters/whatsapp/index.js');
   const logger = createLogger(config.LOG_LEVEL);
-  const running = await startApp(config, { logger });
-  // Listening for signals before the banner says "listening": a supervisor may signal as soon as it reads it.
+  const starting = startApp(config, { logger });
+  // The signals are taken before the start: one that comes while the product starts stops it once started,
+  // and one that comes right after it printed that it listens (an orchestrator replacing it) finds this
+  // handler, not Node's default, which ends the process at once with whatever it holds.
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    running
-      .stop()
+    starting
+      .then((running) => running.stop())
       .then(() => process.exit(0))
       .catch((err: unknown) => {
         logger.error({ err: String(err) }, 'shutdown failed');
@@ -33,6 +35,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
+  const running = await starting;
   const local = `http://localhost:${new URL(running.url).port}`;
   const gateways = '(also hubtel, arkesel, nalo, beem)';
   const lines = [`momo-chat listening on ${local}`];

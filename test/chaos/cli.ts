@@ -1,33 +1,46 @@
 /**
- * `npm run chaos`: 500 pay conversations (CHAOS_CONVERSATIONS to change) through two product instances on
- * one Redis (CHAOS_REDIS_URL, default redis://127.0.0.1:6379/11, a database of its own) with faults injected
- * (see run.ts). Progress goes to stderr; the last line on stdout is the result:
- *   chaos: conversations=N confirmed=C payments=P duplicates=D lost=L told=T
- * Exit code 0 only when P == C, D == 0, L == 0 and T == C.
+ * `npm run chaos`: 500 pay conversations (CHAOS_CONVERSATIONS to change) through product instances that are
+ * child processes on one Redis (CHAOS_REDIS_URL, default redis://127.0.0.1:6379/11, a database of its own),
+ * with faults injected and instances killed (see run.ts). Progress, faults and the diagnosis of every failed
+ * conversation go to stderr; the last line on stdout is the result (count.ts says what each figure counts):
+ *   chaos: conversations=N confirmed=C payments=P duplicates=D lost=L told=T kills=K
+ * Exit code 0 only when P == C, D == 0, L == 0, T == C, K >= N/100 (5 in a run of 500) and no instance died
+ * by itself.
  */
 import { createWriteStream } from 'node:fs';
 import { runChaos } from './run.js';
 
+const number = (value: string | undefined) => (value ? Number(value) : undefined);
 const conversations = Number(process.env.CHAOS_CONVERSATIONS ?? process.argv[2] ?? 500);
-const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : undefined;
 const logFile = process.env.CHAOS_LOG;
-// Buffered: a write per line would slow the product down at CHAOS_LOG_LEVEL=info and change what is measured.
+// Buffered: a write per line would slow the instances' output down at CHAOS_LOG_LEVEL=info.
 const log = logFile ? createWriteStream(logFile) : undefined;
+const say = (line: string) => process.stderr.write(`${line}\n`);
 
 const result = await runChaos({
   conversations,
-  seed,
+  seed: number(process.env.CHAOS_SEED),
   redisUrl: process.env.CHAOS_REDIS_URL,
-  concurrency: process.env.CHAOS_CONCURRENCY ? Number(process.env.CHAOS_CONCURRENCY) : undefined,
-  progress: (line) => process.stderr.write(`${line}\n`),
+  concurrency: number(process.env.CHAOS_CONCURRENCY),
+  instances: number(process.env.CHAOS_INSTANCES),
+  progress: say,
   productLog: log ? (line) => log.write(line) : undefined,
 });
-process.stderr.write(`chaos: faults ${JSON.stringify(result.faults)}\n`);
+say(`chaos: faults ${JSON.stringify(result.faults)}`);
 const restarts = result.records.reduce((sum, r) => sum + r.restarts, 0);
 const channels = result.records.reduce<Record<string, number>>((acc, r) => ((acc[r.channel] = (acc[r.channel] ?? 0) + 1), acc), {});
-process.stderr.write(`chaos: channels ${JSON.stringify(channels)}, restarts after a refusal ${restarts}\n`);
-for (const problem of result.problems.slice(0, 30)) process.stderr.write(`chaos: problem: ${problem}\n`);
-if (result.problems.length > 30) process.stderr.write(`chaos: ... ${result.problems.length - 30} more problems\n`);
+say(`chaos: channels ${JSON.stringify(channels)}, restarts ${restarts}, acknowledged by news ${result.records.filter((r) => r.ackBy === 'news').length}`);
+for (const failure of result.failures.slice(0, 30)) say(`chaos: failed: ${failure}`);
+if (result.failures.length > 30) say(`chaos: ... ${result.failures.length - 30} more failed conversations`);
+const kinds = result.failures.reduce<Record<string, number>>((acc, f) => {
+  for (const kind of /\[([^\]]*)\]/.exec(f)?.[1]?.split(', ') ?? []) acc[kind] = (acc[kind] ?? 0) + 1;
+  return acc;
+}, {});
+if (result.failures.length > 0) say(`chaos: failed conversations by kind ${JSON.stringify(kinds)}`);
+for (const user of result.gaveUp.slice(0, 10)) say(`chaos: gave up: ${user}`);
+if (result.gaveUp.length > 10) say(`chaos: ... ${result.gaveUp.length - 10} more gave up`);
+for (const problem of result.problems.slice(0, 30)) say(`chaos: problem: ${problem}`);
+if (result.problems.length > 30) say(`chaos: ... ${result.problems.length - 30} more problems`);
 process.stdout.write(`${result.line}\n`);
 if (log) await new Promise((resolve) => log.end(resolve));
 process.exit(result.ok ? 0 : 1);

@@ -6,7 +6,7 @@ import type { RunningApp } from '../../src/app.js';
 import { addPending } from '../../src/conversation/records.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
-import { TcpCutter } from './proxies.js';
+import { RedisProxy } from './redis-proxy.js';
 
 let app: RunningApp;
 beforeAll(async () => {
@@ -34,11 +34,11 @@ describe('USSD outcomes kept for the next dial', () => {
 describe('the Redis store when a dropped connection loses a reply', () => {
   // ioredis resends a command whose reply was lost; the resend must not read as someone else's claim or write.
   const REDIS = new URL(process.env.CHAOS_REDIS_URL ?? 'redis://127.0.0.1:6379/11');
-  let cutter: TcpCutter;
+  let cutter: RedisProxy;
   let store: RedisStore;
   const prefix = `test:chaos-regression:${process.pid}:`;
   beforeAll(async () => {
-    cutter = await new TcpCutter({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
+    cutter = await new RedisProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
     store = new RedisStore({ url: `redis://127.0.0.1:${cutter.port}${REDIS.pathname}`, keyPrefix: prefix });
     await store.get('warm-up');
   });

@@ -3,7 +3,7 @@ import { MemoryStore, SWEEP_EVERY } from '../../src/conversation/memory-store.js
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { createSessionStore } from '../../src/conversation/store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
-import { TcpCutter } from '../chaos/proxies.js';
+import { RedisProxy } from '../chaos/redis-proxy.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('stores');
@@ -162,7 +162,7 @@ describe('RedisStore record layout', () => {
   describe('when a dropped connection loses the reply of a compare-and-set or a claim', () => {
     // ioredis resends the script; the resend finds its own first run's write and must answer its version.
     const target = new URL(REDIS_URL);
-    let cutter: TcpCutter;
+    let cutter: RedisProxy;
     let cut: RedisStore;
     afterAll(async () => {
       await cut?.close();
@@ -170,7 +170,7 @@ describe('RedisStore record layout', () => {
     });
 
     it('answers the version it wrote, on a create and on an update, and only once', async () => {
-      cutter = await new TcpCutter({ host: target.hostname, port: Number(target.port || 6379) }).start();
+      cutter = await new RedisProxy({ host: target.hostname, port: Number(target.port || 6379) }).start();
       cut = new RedisStore({ url: `redis://127.0.0.1:${cutter.port}${target.pathname}`, keyPrefix: prefix });
       await cut.set('resent:warm-up', {}, null, 60); // the script is loaded: the lost reply is the script's own
       cutter.swallowNextReply = true;

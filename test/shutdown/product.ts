@@ -47,7 +47,7 @@ export function startProductProcess(env: Record<string, string>): Promise<Produc
 
 /** Deletes the product's keys (its `momo:` prefix and its notification queue) from the database of `redis`. */
 export async function cleanProductKeys(redis: Redis): Promise<void> {
-  for (const pattern of ['momo:*', 'bull:momo-notifications:*']) {
+  for (const pattern of ['momo:*', 'bull:momo-notifications*']) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -1,0 +1,53 @@
+/**
+ * SIGTERM while the product starts: `node src/main.ts` takes the signal from before its start, so a signal
+ * that comes while it starts (or right after it printed that it listens: an orchestrator replacing it at
+ * once, as the chaos run does) stops it gracefully, exit code 0, instead of Node's default ending the
+ * process with whatever it holds. The start is held on Redis (a proxy that refuses connections) so the
+ * signal lands inside it for sure.
+ */
+import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanProductKeys } from './product.js';
+import { RedisProxy } from '../chaos/redis-proxy.js';
+
+/** Database 14 of the test Redis: the product's keys are `momo:*` and its queue's name is fixed. */
+const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+REDIS.pathname = '/14';
+
+let proxy: RedisProxy;
+
+beforeAll(async () => {
+  proxy = await new RedisProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  const redis = new Redis(REDIS.toString());
+  await cleanProductKeys(redis);
+  await redis.quit();
+});
+
+describe('SIGTERM during the start', () => {
+  it('lets the start finish, stops gracefully and exits 0', async () => {
+    proxy.cut();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+
+    // Its Redis clients try to connect: it is inside its start, which waits for Redis.
+    while (proxy.connections === 0 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20));
+    child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    proxy.restore();
+
+    expect(await exit, output).toEqual({ code: 0, signal: null });
+    expect(output).toMatch(/listening on/);
+  }, 90_000);
+});
