@@ -524,7 +524,9 @@ export class Runner {
     try {
       // Kept as the OLDEST note: the service's outcome of the same payment may already be there (its webhook
       // can beat a slow answer) and supersedes this one.
-      if (address.channel === 'ussd') await addPending(this.o.store, address, prompt.text, { asOldest: true });
+      // USSD keeps only outcomes for the next dial: a question shown late (the next step of a flow whose session
+      // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
+      if (address.channel === 'ussd' && prompt.final) await addPending(this.o.store, address, prompt.text, { asOldest: true });
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
       this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: late outcome not delivered');
