@@ -26,14 +26,8 @@ export const ACKNOWLEDGED =
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
 /** The product tells the user to start over. */
 export const START_OVER = /something went wrong|start again/i;
-/**
- * What says a payment exists when it is not the answer to the final confirmation (a note at a new dial, a
- * later chat message): words about a payment. "Still working on it" alone is not: it answers any message
- * that waits for a service call (a number's check as well as a payment).
- */
-const PAYMENT_NEWS = /submitted|being confirmed|may or may not have been made|do not (pay|send it) again|Payment \d+ of /i;
 /** A screen or message that says the payment exists: under way, or how it ended. */
-const isNews = (text: string) => PAYMENT_NEWS.test(text) || OUTCOME.test(text);
+const isNews = (text: string) => ACKNOWLEDGED.test(text) || OUTCOME.test(text);
 
 /** What a look for the outcome found. */
 type Look = { kind: 'told' } | { kind: 'start-again'; text: string } | { kind: 'nothing' };
@@ -195,7 +189,9 @@ export function createPeople(options: PeopleOptions) {
       screen = await session.answer(answer);
       if (d.final) {
         if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
-        else c.unacknowledged.push(screen ?? 'no answer');
+        // Asked again for the PIN (or anything else the flow waits for): plainly not confirmed, as a person
+        // reads it. Only an answer that leaves it open (none, an apology, an error) may hide a payment.
+        else if (screen === undefined || !screen.startsWith('CON ')) c.unacknowledged.push(screen ?? 'no answer');
         return;
       }
     }
