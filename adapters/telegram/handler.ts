@@ -21,6 +21,19 @@ export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Pleas
  */
 export const MONEY_FAILURE_TEXT = 'Something went wrong showing the answer. What you confirmed is being processed: do not send it again. You will get a message with the result.';
 export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
+/** Said (long polling only) when an update could not even be taken: the store is unreachable; nothing of it was done. */
+export const NOT_TAKEN_TEXT = 'We cannot reach your conversation right now, so this was not done. Please send it again in a minute; nothing you confirmed before is lost.';
+
+/**
+ * An update that could not be claimed (the store is unreachable): nothing of it was handled. On the webhook it
+ * is refused (503, webhook.ts), so Telegram delivers it again later instead of the user being told anything.
+ */
+export class UpdateNotTaken extends Error {
+  constructor(cause: unknown) {
+    super('the update could not be claimed: the conversation store is unreachable', { cause });
+    this.name = 'UpdateNotTaken';
+  }
+}
 
 /** The answer to a flow asked for in a group: screens with amounts, names and PINs stay in a private chat. */
 export function directOnlyText(botUsername: string): string {
@@ -115,8 +128,17 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     let repeated = false;
     let toast: string | undefined;
     const answered: Answered = {};
+    let isNew: boolean;
     try {
-      if (!(await claimed)) {
+      isNew = await claimed;
+    } catch (error) {
+      if (!detach) throw new UpdateNotTaken(error);
+      logger.error({ err: describeError(error), updateId, chatId: action.chatId }, 'telegram: update not taken');
+      await api.sendMessage(action.chatId, NOT_TAKEN_TEXT).catch(() => undefined);
+      return;
+    }
+    try {
+      if (!isNew) {
         repeated = true;
         logger.debug({ updateId }, 'telegram: repeated update ignored');
       } else if (action.kind === 'group') {

@@ -9,7 +9,7 @@ import type { Engine, Notifier, SessionStore } from '../../src/conversation/type
 import type { Logger } from '../../src/log.js';
 import { COMMANDS } from './commands.js';
 import { describeError } from './describe-error.js';
-import { createUpdateHandler } from './handler.js';
+import { createUpdateHandler, UpdateNotTaken } from './handler.js';
 import { createTelegramNotifier } from './notifier.js';
 import { createPromptRecords } from './prompt-record.js';
 import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
@@ -80,7 +80,11 @@ export function createTelegram(options: TelegramOptions): Telegram {
   const records = createPromptRecords(store, PROMPT_TTL_SECONDS);
   bot.use(createUpdateHandler({ engine, store, records, queue, logger, detach: !publicUrl }));
   // Long polling only: the handler reports its own failures, so this sees only what escaped it.
-  bot.catch((error) => logger.error({ err: describeError(error.error) }, 'telegram: update escaped the handler'));
+  bot.catch((error) => {
+    // Not taken at all (the store unreachable): refused, so Telegram delivers it again (webhook.ts answers 503).
+    if (error.error instanceof UpdateNotTaken) throw error.error;
+    logger.error({ err: describeError(error.error) }, 'telegram: update escaped the handler');
+  });
 
   // Only with a public URL: grammY's webhookCallback turns long polling off for good.
   const router = publicUrl ? createWebhookRouter(bot, { secretToken, timeoutMs: WEBHOOK_TIMEOUT_MS, logger }) : express.Router();

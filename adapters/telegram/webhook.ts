@@ -6,8 +6,8 @@
  * What Telegram is answered: 200 once the update is handled, including when handling failed, because the
  * user has been told and a redelivery would fail the same way (handler.ts). A slow update is answered 200
  * at the timeout while its handling goes on, so Telegram neither redelivers it nor holds back the next ones.
- * Only when the bot cannot take updates at all (it could not reach Telegram to initialise) is the answer
- * 503, so Telegram redelivers later.
+ * Only when the bot cannot take an update at all (it could not reach Telegram to initialise, or the store
+ * cannot record the update: handler.ts UpdateNotTaken) is the answer 503, so Telegram redelivers later.
  */
 import { createHash } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';

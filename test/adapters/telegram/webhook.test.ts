@@ -226,18 +226,24 @@ describe('Telegram webhook', () => {
     expect(engine.inbounds).toHaveLength(1);
   });
 
-  it('tells the user when the store is down, and still answers the press', async () => {
+  it('refuses an update it cannot take (the store is down) with 503, so Telegram delivers it again; takes it once the store is back', async () => {
     const engine = new ScriptedEngine(() => menu);
     const store = new MemoryStore();
-    store.claim = async () => {
-      throw new Error('store unreachable');
+    const claim = store.claim.bind(store);
+    let down = true;
+    store.claim = async (...args) => {
+      if (down) throw new Error('store unreachable');
+      return claim(...args);
     };
     harness = await startHarness(engine, { store });
-    expect((await harness.post(pressUpdate(55, 100, 'c:0'))).status).toBe(200);
-    expect(harness.api.of('sendMessage')).toEqual([{ chat_id: CHAT, text: FAILURE_TEXT }]);
-    expect(harness.api.of('answerCallbackQuery')).toEqual([{ callback_query_id: 'q55' }]);
+    const refused = await harness.post(pressUpdate(55, 100, 'c:0'));
+    expect(refused.status).toBe(503);
+    // Nothing was done, and nothing said: no "try again" that could repeat a confirmed payment.
+    expect(harness.api.of('sendMessage')).toEqual([]);
     expect(engine.inbounds).toEqual([]);
-    expect(harness.logs.some((l) => l.includes('store unreachable'))).toBe(true);
+    down = false;
+    expect((await harness.post(textUpdate(56, '/start'))).status).toBe(200);
+    expect(engine.inbounds).toHaveLength(1);
   });
 
   it.each([
