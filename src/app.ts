@@ -201,6 +201,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
     access: { token: config.USSD_CALLBACK_TOKEN, allowedIps: config.USSD_ALLOWED_IPS, open: config.embeddedSandbox },
     digestKey: ussdDigestKey(config),
+    resumeSeconds: config.USSD_RESUME_SECONDS,
+    wholeInput: config.USSD_WHOLE_INPUT,
     simulator: config.embeddedSandbox,
   });
 

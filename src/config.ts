@@ -109,6 +109,28 @@ const envSchema = z.object({
   /** USSD: service code shown in the simulator, and the per-screen deadline in ms. Default 3000. */
   USSD_SERVICE_CODE: z.string().default('*384*123#'),
   USSD_DEADLINE_MS: z.coerce.number().int().positive().default(3000),
+  /**
+   * USSD: how long after a session ended unfinished (the network's timeout or release, a new session id) the
+   * next dial asks "Continue where you left off?", in seconds. Default 120. 0 turns resuming off.
+   */
+  USSD_RESUME_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
+  /**
+   * USSD gateways (comma-separated: hubtel, arkesel, nalo, beem) set up to send the whole input so far, every
+   * answer joined by `*` as Africa's Talking does, rather than the latest answer. Default none.
+   */
+  USSD_WHOLE_INPUT: list('').pipe(z.array(z.enum(['hubtel', 'arkesel', 'nalo', 'beem']))),
+  /**
+   * Outcomes of USSD users' payments, requests and purchases also go to their number by SMS through this
+   * provider. `africastalking` (needs AT_USERNAME and AT_API_KEY). Unset: shown at the next dial only.
+   */
+  SMS_PROVIDER: optionalString.pipe(z.enum(['africastalking']).optional()),
+  /** Africa's Talking: the app's username (`sandbox` for its sandbox) and API key, for SMS. */
+  AT_USERNAME: optionalString,
+  AT_API_KEY: optionalString,
+  /** The registered sender id or short code SMS come from. Unset: the provider's default sender. */
+  SMS_SENDER_ID: optionalString,
+  /** Africa's Talking's SMS endpoint. Default the live one; its sandbox is https://api.sandbox.africastalking.com/version1/messaging. */
+  AT_SMS_URL: z.url({ protocol: /^https?$/ }).default('https://api.africastalking.com/version1/messaging'),
   /** Deadline of chat channels before "processing, you will be notified". Default 2500 (Slack acks in 3 s). */
   CHAT_DEADLINE_MS: z.coerce.number().int().positive().default(2500),
   /** Per-user request rate limit (src/ops/ratelimit.ts): messages per window per user per channel. Default 30. */
@@ -225,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(cfg.MOMO_WEBHOOK_USER) !== Boolean(cfg.MOMO_WEBHOOK_PASSWORD)) {
     const missing = cfg.MOMO_WEBHOOK_USER ? 'MOMO_WEBHOOK_PASSWORD' : 'MOMO_WEBHOOK_USER';
     throw new ConfigError(`${missing}: set both MOMO_WEBHOOK_USER and MOMO_WEBHOOK_PASSWORD, or neither`);
+  }
+  if (cfg.SMS_PROVIDER === 'africastalking') {
+    const unset = (['AT_USERNAME', 'AT_API_KEY'] as const).filter((name) => cfg[name] === undefined);
+    if (unset.length > 0) throw new ConfigError(`${unset.join(', ')}: SMS_PROVIDER=africastalking needs AT_USERNAME and AT_API_KEY`);
   }
   if (cfg.CURRENCIES.length === 0) throw new ConfigError('CURRENCIES must name at least one currency');
   const missing = WHATSAPP_SETTINGS.filter((name) => cfg[name] === undefined);

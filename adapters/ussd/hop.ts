@@ -9,10 +9,12 @@ import type { Request, Response } from 'express';
 import type { Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
-import type { Codec, GatewayRequest, Hop } from './codecs/codec.js';
+import { render } from '../../src/conversation/render.js';
+import type { Codec, GatewayName, GatewayRequest, Hop } from './codecs/codec.js';
+import { answersOfDialString, answersOfText } from './dial-string.js';
 import type { SessionEnds } from './events.js';
 import { NAV, renderPrompt } from './renderer.js';
-import { answersDigest, nextStep, type Digest, type UssdState } from './session.js';
+import { answersDigest, nextStep, readState, resumable, type Digest, type UssdState } from './session.js';
 
 export interface HopOptions {
   engine: TurnEngine;
@@ -24,6 +26,14 @@ export interface HopOptions {
   digestKey: string;
   /** Told the number behind each session, and the sessions a gateway ends (events.ts): the funnel's abandonments. */
   sessionEnds?: SessionEnds;
+  /** The service code (USSD_SERVICE_CODE): what a dialled string starts with before its answers (dial-string.ts). */
+  serviceCode: string;
+  /** How long a session that ended unfinished may be taken up by the next dial, in seconds (USSD_RESUME_SECONDS). */
+  resumeSeconds: number;
+  /** Gateways that send the whole input so far, joined by `*`, rather than the latest answer (USSD_WHOLE_INPUT). */
+  wholeInput?: readonly GatewayName[];
+  /** Clock in ms (the resume window). Default Date.now. */
+  now?: () => number;
 }
 
 /**
@@ -61,6 +71,9 @@ export function gatewayPhone(msisdn: string, defaultCountry: string): string | u
 export function createHopHandler(options: HopOptions) {
   const { engine, deadlineMs, logger, defaultCountry } = options;
   const digest = answersDigest(options.digestKey);
+  const now = options.now ?? Date.now;
+  const resumeMs = options.resumeSeconds * 1000;
+  const wholeInput = new Set(options.wholeInput ?? []);
 
   return (codec: Codec) => async (req: Request, res: Response) => {
     const decoded = codec.decode(req.body);
@@ -95,12 +108,23 @@ export function createHopHandler(options: HopOptions) {
       return;
     }
     let repeated = false;
+    let dialAnswers: string[] = [];
+    const at = now();
     const decide = (stored: UssdState | undefined) => {
-      const decision = decideHop(stored, codec, request, hop, phone, digest);
-      repeated = decision.kind === 'reply' && !decision.changed;
-      return decision;
+      const decided = decideHop(stored, { codec, request, hop: asHop(hop, codec.name, request), phone, digest, now: at, resumeMs });
+      repeated = decided.decision.kind === 'reply' && !decided.decision.changed;
+      dialAnswers = decided.walk;
+      return decided.decision;
     };
-    const outcome = await guarded(engine.turn({ channel: 'ussd', conversationId: phone, userId: phone }, decide));
+    const participant = { channel: 'ussd' as const, conversationId: phone, userId: phone };
+    let outcome = await guarded(engine.turn(participant, decide));
+    // A dial string: each of its answers as if typed, up to the first screen that needs more (or refuses one).
+    for (let k = 1; k <= dialAnswers.length && outcome.kind === 'done' && now() - at < deadlineMs; k++) {
+      const answer = dialAnswers[k - 1]!;
+      const next = await guarded(engine.turn(participant, (stored: UssdState | undefined) => walkStep(stored, k, answer, { codec, request, phone, now: at })));
+      if (next.kind === 'done' && next.state.walked !== k) break;
+      outcome = next;
+    }
     if (outcome.kind === 'late') {
       logger.warn(ctx, 'ussd engine past the deadline: apologised');
       send(APOLOGY_LATE, 0, 0);
@@ -109,10 +133,66 @@ export function createHopHandler(options: HopOptions) {
       send(APOLOGY_FAILED, 0, 0);
     } else {
       const state = outcome.state;
-      logger.info({ ...ctx, hop: state.hop, final: state.prompt.final }, repeated ? 'ussd repeat: same screen' : 'ussd hop');
+      logger.info({ ...ctx, hop: state.hop, final: state.prompt.final, ...(state.walked ? { walked: state.walked } : {}) }, repeated ? 'ussd repeat: same screen' : 'ussd hop');
       send(state.prompt, state.page, state.hop);
     }
   };
+
+  /**
+   * The hop as the session rules read it. A gateway set to send the whole input (USSD_WHOLE_INPUT) is read as
+   * Africa's Talking is: every answer so far joined by `*` (a dialled string becomes its answers). A first
+   * request of the others carries the dialled string, whose answers hop.ts walks.
+   */
+  function asHop(hop: Exclude<Hop, { kind: 'end' }>, gateway: GatewayName, request: GatewayRequest): Exclude<Hop, { kind: 'end' }> {
+    if (hop.kind !== 'latest' || !wholeInput.has(gateway)) return hop;
+    const input = hop.input.trim();
+    return { kind: 'cumulative', text: input.startsWith('*') ? answersOfDialString(input, codesOf(request)).join('*') : hop.input };
+  }
+
+  /** Service codes a dialled string of this request may start with: ours, and the one the request names. */
+  function codesOf(request: GatewayRequest): string[] {
+    return request.serviceCode ? [options.serviceCode, request.serviceCode] : [options.serviceCode];
+  }
+
+  /** What this request means given the state stored with the conversation; with the answers its dial string carries. */
+  function decideHop(stored: UssdState | undefined, c: HopContext): { decision: TurnDecision<UssdState>; walk: string[] } {
+    const { codec, request, hop, phone } = c;
+    const step = nextStep(stored, codec.name, request.sessionId, hop, c.digest);
+    if (step.kind === 'repeat') return { decision: { kind: 'reply', state: step.state, changed: false }, walk: [] };
+    const number = step.kind === 'answer' ? step.hop : 0;
+    const seenDigest = c.digest(step.seen);
+    const show = (prompt: Prompt, page: number, resume?: UssdState['resume']): UssdState => ({
+      gateway: codec.name,
+      sessionId: request.sessionId,
+      hop: number,
+      seenLength: step.seen.length,
+      seenDigest,
+      prompt,
+      page,
+      at: c.now,
+      ...(resume ? { resume } : {}),
+    });
+    const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${request.sessionId}:${number}` };
+    const stepWith = (extra: Partial<Inbound>): TurnDecision<UssdState> => ({ kind: 'step', inbound: { ...inbound, ...extra }, after: (prompt) => show(prompt, 0) });
+    if (step.kind === 'dial') {
+      const walk = hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, codesOf(request));
+      // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it wants.
+      const saved = walk.length === 0 ? resumable(stored, c.now, c.resumeMs) : undefined;
+      if (saved) return { decision: { kind: 'reply', state: show(resumeQuestion(saved.prompt), 0, saved), changed: true }, walk: [] };
+      return { decision: stepWith({ newSession: true }), walk };
+    }
+    const { state } = step;
+    const key = step.answer.trim();
+    if (state.resume) {
+      // 1: the flow where it is (its PIN asked again, its outcome if a call was made); 2 or 00: the menu.
+      if (key === '1') return { decision: stepWith({ resume: true }), walk: [] };
+      if (key === '2' || key === NAV.home) return { decision: stepWith({ newSession: true }), walk: [] };
+      return { decision: { kind: 'reply', state: show(state.prompt, 0, state.resume), changed: true }, walk: [] };
+    }
+    const paged = pageTurn(key, state, (page) => show(state.prompt, page));
+    if (paged) return { decision: paged, walk: [] };
+    return { decision: stepWith(toAction(step.answer, state.prompt)), walk: [] };
+  }
 
   /** The engine's turn, never waited for much past the deadline and never throwing. */
   async function guarded(turn: Promise<UssdState>) {
@@ -130,41 +210,61 @@ export function createHopHandler(options: HopOptions) {
   }
 }
 
+interface HopContext {
+  codec: Codec;
+  request: GatewayRequest;
+  hop: Exclude<Hop, { kind: 'end' }>;
+  phone: string;
+  digest: Digest;
+  /** The time of the request, ms. */
+  now: number;
+  resumeMs: number;
+}
+
 /**
- * What this request means given the state stored with the conversation: the last screen again (a resend),
- * another page of the last Prompt, or a message for the flow (the dial, an answer).
+ * Answer `k` of the dial string (`answer`), taken on the state the dial (or answer k-1) left: as if typed,
+ * unless that screen ends the session, asks for a PIN or a confirmation (those are typed in the session), or
+ * refused the answer before (its re-prompt stays). The gateway's hop number stays (its next request follows
+ * the dial); the state counts the answers walked.
  */
-function decideHop(
-  stored: UssdState | undefined,
-  codec: Codec,
-  request: GatewayRequest,
-  hop: Exclude<Hop, { kind: 'end' }>,
-  phone: string,
-  digest: Digest,
-): TurnDecision<UssdState> {
-  const step = nextStep(stored, codec.name, request.sessionId, hop, digest);
-  if (step.kind === 'repeat') return { kind: 'reply', state: step.state, changed: false };
-  const number = step.kind === 'answer' ? step.hop : 0;
-  const seenDigest = digest(step.seen);
-  const show = (prompt: Prompt, page: number): UssdState => ({
-    gateway: codec.name,
-    sessionId: request.sessionId,
-    hop: number,
-    seenLength: step.seen.length,
-    seenDigest,
-    prompt,
-    page,
-  });
-  const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${request.sessionId}:${number}` };
-  if (step.kind === 'dial') return { kind: 'step', inbound: { ...inbound, newSession: true }, after: (prompt) => show(prompt, 0) };
-  const { state } = step;
-  const key = step.answer.trim();
-  if (key === NAV.more || key === NAV.back) {
-    const shown = renderPrompt(state.prompt, state.page);
-    if (key === NAV.more && shown.page < shown.pageCount - 1) return { kind: 'reply', state: show(state.prompt, shown.page + 1), changed: true };
-    if (key === NAV.back && shown.page > 0) return { kind: 'reply', state: show(state.prompt, shown.page - 1), changed: true };
-  }
-  return { kind: 'step', inbound: { ...inbound, ...toAction(step.answer, state.prompt) }, after: (prompt) => show(prompt, 0) };
+function walkStep(stored: UssdState | undefined, k: number, answer: string, c: Pick<HopContext, 'codec' | 'request' | 'phone' | 'now'>): TurnDecision<UssdState> {
+  const state = readState(stored);
+  if (state === null) return { kind: 'reply', state: stored!, changed: false };
+  const ours = state.gateway === c.codec.name && state.sessionId === c.request.sessionId && (state.walked ?? 0) === k - 1;
+  if (!ours || stopsWalk(state.prompt)) return { kind: 'reply', state, changed: false };
+  const show = (prompt: Prompt, page: number): UssdState => ({ ...state, prompt, page, at: c.now, walked: k });
+  const paged = pageTurn(answer.trim(), state, (page) => show(state.prompt, page));
+  if (paged) return paged;
+  const inbound: Inbound = { channel: 'ussd', conversationId: c.phone, userId: c.phone, phoneNumber: c.phone, messageId: `${c.request.sessionId}:0.${k}` };
+  return { kind: 'step', inbound: { ...inbound, ...toAction(answer, state.prompt) }, after: (prompt) => show(prompt, 0) };
+}
+
+/** A screen a dial string never answers: the end, a PIN, a confirmation, or one that refused the last answer. */
+function stopsWalk(prompt: Prompt): boolean {
+  return prompt.final || prompt.input === 'pin' || prompt.refused === true || (prompt.choices ?? []).some((c) => c.id === 'confirm');
+}
+
+/** `98` / `0` on a paged list: the next or previous page of the screen, the flow untouched. */
+function pageTurn(key: string, state: UssdState, show: (page: number) => UssdState): TurnDecision<UssdState> | undefined {
+  if (key !== NAV.more && key !== NAV.back) return undefined;
+  const shown = renderPrompt(state.prompt, state.page);
+  if (key === NAV.more && shown.page < shown.pageCount - 1) return { kind: 'reply', state: show(shown.page + 1), changed: true };
+  if (key === NAV.back && shown.page > 0) return { kind: 'reply', state: show(shown.page - 1), changed: true };
+  return undefined;
+}
+
+/** "Continue where you left off?" in the language of the screen left. */
+function resumeQuestion(left: Prompt): Prompt {
+  const lang = left.lang ?? 'en';
+  return {
+    text: render({ key: 'common.resume' }, lang),
+    choices: [
+      { id: 'continue', label: render({ key: 'common.resumeContinue' }, lang) },
+      { id: 'restart', label: render({ key: 'common.resumeRestart' }, lang) },
+    ],
+    ...(left.lang ? { lang: left.lang } : {}),
+    final: false,
+  };
 }
 
 /** An answer -> what it means: `00` home, `0` back, a shown choice's number, or text. */

@@ -12,6 +12,7 @@ import { readBody } from '../../src/http/body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { addGatewayRoute, type GatewayAccess } from './access.js';
+import type { GatewayName } from './codecs/codec.js';
 import { codecs } from './codecs/index.js';
 import { africasTalkingEvents, createSessionEnds } from './events.js';
 import { createHopHandler, gatewayPhone } from './hop.js';
@@ -41,9 +42,22 @@ export interface UssdRoutesOptions {
    * process sharing it: the product derives it from its API key.
    */
   digestKey: string;
+  /**
+   * How long a session that ended unfinished (dropped by the network, released, timed out) may be taken up by
+   * the next dial, in seconds: config USSD_RESUME_SECONDS, default 120.
+   */
+  resumeSeconds?: number;
+  /**
+   * Gateways that send the whole input so far (every answer joined by `*`, as Africa's Talking does) rather
+   * than the latest answer: config USSD_WHOLE_INPUT. Default none.
+   */
+  wholeInput?: readonly GatewayName[];
   /** Serve `GET /simulator`, a phone in the browser. Default false: the product serves it only with the embedded sandbox. */
   simulator?: boolean;
 }
+
+/** Default of UssdRoutesOptions.resumeSeconds, as config USSD_RESUME_SECONDS: two minutes, about a USSD session's own length. */
+export const DEFAULT_RESUME_SECONDS = 120;
 
 /** Largest body a gateway sends; anything bigger is not a USSD request. */
 const BODY_LIMIT = '16kb';
@@ -58,6 +72,9 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
     defaultCountry,
     digestKey: options.digestKey,
     sessionEnds,
+    serviceCode: options.serviceCode,
+    resumeSeconds: options.resumeSeconds ?? DEFAULT_RESUME_SECONDS,
+    wholeInput: options.wholeInput,
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 

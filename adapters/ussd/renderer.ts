@@ -5,16 +5,24 @@
  * plain replacements of toPlain(). Choices are numbered from 1 across the whole list (a number means the
  * same choice on every page); a list too long for one screen is paged with `98 More` (later pages repeat
  * only the last line of the text, the question), and every screen that waits for the user ends with
- * `0 Back 00 Home`. Text too long for a screen is cut at a word with `...`.
+ * `0 Back 00 Home`, these words in the prompt's language (the catalogue's `common.more`, `common.back`,
+ * `common.home`: `0 Rudi 00 Mwanzo` in Kiswahili). Text too long for a screen is cut at a word with `...`.
  */
+import type { Lang } from '../../flows/types.js';
+import { catalogue } from '../../src/conversation/render.js';
 import type { Prompt } from '../../src/conversation/types.js';
 import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from './gsm7.js';
 
 /** Keys the user types to navigate; the router reads answers with the same constants. */
 export const NAV = { more: '98', back: '0', home: '00' } as const;
 
-const MORE_LINE = `${NAV.more} More`;
-const NAV_LINE = `${NAV.back} Back ${NAV.home} Home`;
+/** The navigation lines in each language, made once. */
+const NAV_LINES = Object.fromEntries(
+  (Object.keys(catalogue.messages) as Lang[]).map((lang) => {
+    const word = (key: string) => toPlain(catalogue.render({ key }, lang));
+    return [lang, { more: `${NAV.more} ${word('common.more')}`, nav: `${NAV.back} ${word('common.back')} ${NAV.home} ${word('common.home')}` }];
+  }),
+) as Record<Lang, { more: string; nav: string }>;
 const ELLIPSIS = '...';
 
 export interface Screen {
@@ -32,6 +40,8 @@ export interface Screen {
 
 /** Renders `prompt` as one screen, showing page `page` of its choices. */
 export function renderPrompt(prompt: Prompt, page = 0): Screen {
+  const { more: MORE_LINE, nav: NAV_LINE } = NAV_LINES[prompt.lang ?? 'en'] ?? NAV_LINES.en;
+  const footer = (more: boolean): string[] => (more ? [MORE_LINE, NAV_LINE] : [NAV_LINE]);
   const header = toPlain(prompt.text).trim();
   const labels = (prompt.choices ?? []).map((c) => toPlain(c.label).trim());
   const gsm7 = isGsm7([header, ...labels].join(''));
@@ -79,10 +89,6 @@ export function renderPrompt(prompt: Prompt, page = 0): Screen {
     pageCount: pages.length,
     limit,
   };
-}
-
-function footer(more: boolean): string[] {
-  return more ? [MORE_LINE, NAV_LINE] : [NAV_LINE];
 }
 
 /**

@@ -30,6 +30,12 @@ export interface UssdState {
   prompt: Prompt;
   /** The page of `prompt` on screen. */
   page: number;
+  /** When this state was written (ms since the epoch): a session dropped longer ago than the resume window is not offered again. */
+  at?: number;
+  /** `prompt` asks "Continue where you left off?": the screen the dropped session was on, shown again on `1`. */
+  resume?: { prompt: Prompt; page: number };
+  /** Answers of the dial string taken so far (hop.ts walks them on the dial; the gateway's own hop stays 0). */
+  walked?: number;
 }
 
 export type Step =
@@ -80,8 +86,22 @@ export function nextStep(
   return { kind: 'answer', hop: next, answer: text.slice(state.seenLength + 1), seen: text, state };
 }
 
+/**
+ * The screen a dial of another session may take up (USSD_RESUME_SECONDS): the last screen of a session that
+ * ended waiting for an answer, within `resumeMs` of its last hop (the question itself, dropped in turn, offers
+ * the same screen again). None once the flow showed its end (an outcome, "being confirmed": nothing to take up)
+ * or when the user had answered nothing in it (its first screen is the menu the dial shows anyway).
+ */
+export function resumable(stored: UssdState | undefined, now: number, resumeMs: number): UssdState['resume'] {
+  const state = readState(stored);
+  if (state === null || state.at === undefined || now - state.at > resumeMs || state.prompt.final) return undefined;
+  if (state.resume) return state.resume;
+  if (state.hop === 0 && !state.walked) return undefined;
+  return { prompt: state.prompt, page: state.page };
+}
+
 /** The stored state, or null when it is not one (absent, or an older shape). */
-function readState(stored: unknown): UssdState | null {
+export function readState(stored: unknown): UssdState | null {
   if (typeof stored !== 'object' || stored === null) return null;
   const s = stored as Partial<UssdState>;
   const ok =

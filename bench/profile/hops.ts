@@ -34,10 +34,10 @@ const africastalking = codecs.find((c) => c.name === 'africastalking')!;
 const ours = oursEngine(redisUrl, PREFIX);
 const { engine, logger } = ours;
 // The product's hop handler notes each session's number (adapters/ussd/events.ts) for the funnel.
-const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', sessionEnds: createSessionEnds({ engine, logger }) })(africastalking);
+const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', serviceCode: '*384*123#', resumeSeconds: 120, sessionEnds: createSessionEnds({ engine, logger }) })(africastalking);
 /** The baseline of --funnel: an engine that tells nobody of its moves, a handler that notes nothing. */
 const bare = funnelAb ? oursEngine(redisUrl, `${PREFIX}bare:`, { funnel: false }) : undefined;
-const bareHandle = bare && createHopHandler({ engine: bare.engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key' })(africastalking);
+const bareHandle = bare && createHopHandler({ engine: bare.engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', serviceCode: '*384*123#', resumeSeconds: 120 })(africastalking);
 
 /** One hop through a handler, with the fields of an express request and response it uses. */
 function hop(fields: Record<string, string>, through = handle): Promise<string> {

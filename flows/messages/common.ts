@@ -25,6 +25,9 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.yes': 'Yes',
     'common.no': 'No',
     'common.pickOne': 'Please pick one of the options.',
+    'common.resume': 'Continue where you left off?',
+    'common.resumeContinue': 'Continue',
+    'common.resumeRestart': 'Start over',
   },
   sw: {
     'common.expired': 'Muda wa kikao chako uliisha, kwa hiyo tumeanza upya.',
@@ -45,5 +48,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.yes': 'Ndiyo',
     'common.no': 'Hapana',
     'common.pickOne': 'Tafadhali chagua mojawapo ya machaguo.',
+    'common.resume': 'Endelea ulipoishia?',
+    'common.resumeContinue': 'Endelea',
+    'common.resumeRestart': 'Anza upya',
   },
 };

@@ -34,7 +34,7 @@ export interface Answers {
 
 export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
   const text = (t: Text, lang: Lang) => catalogue.render(t, lang);
-  const notice = (key: string, lang: Lang, final: boolean): Prompt => ({ text: text({ key }, lang), final });
+  const notice = (key: string, lang: Lang, final: boolean): Prompt => ({ text: text({ key }, lang), ...(lang === 'en' ? {} : { lang }), final });
   const processing = (channel: Channel, lang: Lang, money: boolean): Prompt =>
     money ? { ...notice('common.confirming', lang, channel === 'ussd'), money: true } : notice('common.processing', lang, channel === 'ussd');
 

@@ -36,6 +36,8 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
       ? { choices: view.choices.map((c) => ({ id: c.id, label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id })) }
       : {}),
     ...(view.input ? { input: view.input } : {}),
+    ...(view.error ? { refused: true } : {}),
+    ...(lang === 'en' ? {} : { lang }),
     final: view.final ?? false,
   });
   return { messages, render, renderView };

@@ -87,6 +87,8 @@ export function createTurn(o: TurnOptions) {
     }
     const live = session && !session.ended ? session : undefined;
     if (live && isBusy(runtime.restore(live))) return 'resume';
+    // Taken up from a session that was dropped: where the flow is, untouched (its outcome, once it ended).
+    if (inbound.resume && session) return { ...base, session };
     const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
     if (live && leaving) left(live);
     if (inbound.start) return runtime.start(inbound.start, base, ctx);

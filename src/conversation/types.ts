@@ -2,7 +2,7 @@
  * The seams between adapters, the engine and the stores. Adapters produce Inbound and render Prompt;
  * nothing channel-specific crosses this line.
  */
-import type { FlowId } from '../../flows/types.js';
+import type { FlowId, Lang } from '../../flows/types.js';
 
 export type Channel = 'ussd' | 'telegram' | 'slack' | 'whatsapp';
 
@@ -27,6 +27,12 @@ export interface Inbound {
   phoneNumber?: string;
   /** True on the first hop of a new channel session (USSD dial): the engine shows the menu or news. */
   newSession?: boolean;
+  /**
+   * A new channel session takes up the flow the last one left unfinished (USSD "Continue where you left
+   * off?"): no event, the flow's current screen (its outcome once a service call was made; while one is out,
+   * the wait for it). Nothing is stepped, so no call is made again and a PIN is asked again where it was asked.
+   */
+  resume?: boolean;
 }
 
 export interface Choice {
@@ -48,6 +54,10 @@ export interface Prompt {
    * or comes after such a call): an adapter that fails to show it must not invite the user to start again.
    */
   money?: boolean;
+  /** The language of the words, for an adapter's own words around them (USSD `0 Back`, buttons). Absent: English. */
+  lang?: Lang;
+  /** The screen asks again because the last answer was refused (the flow's error line above it). */
+  refused?: boolean;
 }
 
 /** Where a later message goes: the chat that started the operation. */

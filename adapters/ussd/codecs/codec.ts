@@ -20,6 +20,8 @@ export interface GatewayRequest {
   /** The number as the gateway sent it (normalised by the router). */
   phoneNumber: string;
   hop: Hop;
+  /** The service code the request names, when the gateway sends one (dial strings: dial-string.ts). */
+  serviceCode?: string;
   /** Request fields the reply must echo (Arkesel userID, Beem operator, ...). */
   echo: Record<string, string>;
 }

@@ -16,6 +16,7 @@ const schema = z.object({
   SessionId: id,
   Mobile: id,
   Message: text.default(''),
+  ServiceCode: text.optional(),
   Sequence: z.coerce.number().int().positive().optional(),
 });
 
@@ -35,6 +36,7 @@ export const hubtel: Codec = {
               input: b.Message,
               ...(b.Sequence === undefined ? {} : { sequence: b.Sequence - 1 }),
             },
+      ...(b.ServiceCode ? { serviceCode: b.ServiceCode } : {}),
       echo: { SessionId: b.SessionId },
     })),
   encode: (screen, request) => ({
