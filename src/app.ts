@@ -19,7 +19,7 @@ import { userOfAddress } from './conversation/address.js';
 import { MadeRecords, recordMade } from './conversation/made.js';
 import { giveBackSpend } from './conversation/policy.js';
 import type { UserProfile } from '../flows/types.js';
-import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
+import { africasTalkingSms, createNotifications, ensureWebhooks, SmsOutbox, type SmsSender } from './notifications/index.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
@@ -36,7 +36,7 @@ import { checkStart } from './start-checks.js';
 
 export interface AppOptions {
   logger?: Logger;
-  /** Texts USSD users their outcomes when set (no provider is built in). */
+  /** Texts USSD users their outcomes. Default: from SMS_PROVIDER; with the embedded sandbox and none, the demo's outbox. */
   sms?: SmsSender;
 }
 
@@ -128,6 +128,14 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   closers.push(() => funnel.close());
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
+  // The demo keeps the SMS it would send for the simulator's phone to show.
+  const outbox = config.embeddedSandbox && !config.SMS_PROVIDER && !options.sms ? new SmsOutbox() : undefined;
+  const sms =
+    options.sms ??
+    outbox ??
+    (config.SMS_PROVIDER === 'africastalking'
+      ? africasTalkingSms({ username: config.AT_USERNAME!, apiKey: config.AT_API_KEY!, from: config.SMS_SENDER_ID, url: config.AT_SMS_URL, logger })
+      : undefined);
   let whatsapp: WhatsApp | undefined;
   const basicAuth =
     config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
@@ -141,7 +149,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     client,
     redisUrl: config.REDIS_URL,
     notifiers,
-    sms: options.sms,
+    sms,
     basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf: async (address) => {
@@ -204,6 +212,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     resumeSeconds: config.USSD_RESUME_SECONDS,
     wholeInput: config.USSD_WHOLE_INPUT,
     simulator: config.embeddedSandbox,
+    smsOutbox: outbox,
   });
 
   if (config.TELEGRAM_BOT_TOKEN) {

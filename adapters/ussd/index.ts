@@ -11,6 +11,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { readBody } from '../../src/http/body.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
+import type { SmsMessage } from '../../src/notifications/sms.js';
 import { addGatewayRoute, type GatewayAccess } from './access.js';
 import type { GatewayName } from './codecs/codec.js';
 import { codecs } from './codecs/index.js';
@@ -54,6 +55,8 @@ export interface UssdRoutesOptions {
   wholeInput?: readonly GatewayName[];
   /** Serve `GET /simulator`, a phone in the browser. Default false: the product serves it only with the embedded sandbox. */
   simulator?: boolean;
+  /** The demo's SMS outbox (src/notifications/sms.ts): with the simulator, `GET /simulator/sms?phone=` lists a number's messages. */
+  smsOutbox?: { to(phone: string): SmsMessage[] };
 }
 
 /** Default of UssdRoutesOptions.resumeSeconds, as config USSD_RESUME_SECONDS: two minutes, about a USSD session's own length. */
@@ -94,6 +97,15 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
     const page = simulatorPage(options.serviceCode);
     app.get('/simulator', (_req, res) => {
       res.type('html').send(page);
+    });
+    // The messages the simulator's phone received (the demo's SMS outbox), newest last.
+    app.get('/simulator/sms', (req, res) => {
+      const phone = typeof req.query.phone === 'string' ? gatewayPhone(req.query.phone, defaultCountry) : undefined;
+      if (!phone) {
+        res.status(400).json({ error: 'phone: a mobile number is required' });
+        return;
+      }
+      res.json({ messages: options.smsOutbox?.to(phone) ?? [] });
     });
   }
 

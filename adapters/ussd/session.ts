@@ -94,7 +94,7 @@ export function nextStep(
  */
 export function resumable(stored: UssdState | undefined, now: number, resumeMs: number): UssdState['resume'] {
   const state = readState(stored);
-  if (state === null || state.at === undefined || now - state.at > resumeMs || state.prompt.final) return undefined;
+  if (state === null || state.at === undefined || now - state.at >= resumeMs || state.prompt.final) return undefined;
   if (state.resume) return state.resume;
   if (state.hop === 0 && !state.walked) return undefined;
   return { prompt: state.prompt, page: state.page };

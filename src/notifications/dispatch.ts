@@ -15,16 +15,11 @@ import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import { fillTemplate } from '../conversation/text.js';
 import type { Logger } from '../log.js';
-import { maskPhone } from '../log.js';
 import { deliveryFor, isFinal, marksOf, PAYMENT_FAILED, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
 import type { Lease, NotificationMarks } from './marks.js';
 import { notifyMessages } from './messages.js';
 import type { ServiceReads } from './reads.js';
-
-/** Texts to a phone (USSD users); no provider is built in. */
-export interface SmsSender {
-  send(phoneNumber: string, text: string): Promise<void>;
-}
+import type { SmsJob } from './sms.js';
 
 export interface DispatcherOptions {
   /** The order and dedup marks (RedisMarks shared by every process, or MemoryMarks for one). */
@@ -41,8 +36,11 @@ export interface DispatcherOptions {
   reads?: ServiceReads;
   /** One per channel that can take a message; a channel without one is skipped with a log line. */
   notifiers: Partial<Record<Channel, Notifier>>;
-  /** Also texts USSD users when set. */
-  sms?: SmsSender;
+  /**
+   * Also texts USSD users their outcomes when set: queues the SMS of an outcome (sms.ts sends it once, retried
+   * by its queue), before the outcome is kept for the next dial.
+   */
+  sms?: (job: SmsJob) => Promise<void>;
   /** The user's language, when known. Default: English. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;
   /** How long dedup and order marks are kept, in seconds. Default 14 days (events are kept 30). */
@@ -61,6 +59,11 @@ export interface DispatcherOptions {
   onPaymentFailed?: (ref: string) => Promise<unknown>;
   logger: Logger;
 }
+
+/** Default of DispatcherOptions.markTtlSeconds: 14 days (events are kept 30). */
+export const MARK_TTL_SECONDS = 14 * 24 * 3600;
+/** Default of DispatcherOptions.leaseMs. */
+export const LEASE_MS = 30_000;
 
 /**
  * `unknown`: about nothing we made (told to nobody); `unconfirmed`: a final state the service's read did not
@@ -95,8 +98,8 @@ function disagreements(notice: Notice, made: Made): string[] {
 
 export function createDispatcher(options: DispatcherOptions) {
   const { marks, made, logger } = options;
-  const ttl = options.markTtlSeconds ?? 14 * 24 * 3600;
-  const leaseMs = options.leaseMs ?? 30_000;
+  const ttl = options.markTtlSeconds ?? MARK_TTL_SECONDS;
+  const leaseMs = options.leaseMs ?? LEASE_MS;
   const trusted = options.credentialsConfigured;
   if (!trusted && !options.reads) throw new Error('without notification credentials the dispatcher needs the service reads to confirm outcomes');
 
@@ -124,12 +127,10 @@ export function createDispatcher(options: DispatcherOptions) {
       logger.warn({ channel: address.channel }, 'no notifier for channel; message dropped');
       return;
     }
+    // Queued first: should keeping it for the next dial fail, the retry queues the same SMS again, and its
+    // marks send it once.
+    if (address.channel === 'ussd' && options.sms) await options.sms({ to: address.conversationId, text, key: delivery.dedupKey });
     await notifier.send(address, text);
-    if (address.channel === 'ussd' && options.sms) {
-      await options.sms.send(address.conversationId, text).catch((err: unknown) => {
-        logger.warn({ err: String(err), to: maskPhone(address.conversationId) }, 'sms failed');
-      });
-    }
   }
 
   /**

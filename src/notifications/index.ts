@@ -13,18 +13,19 @@ import type { Lang } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import type { MomoClient } from '../momo/index.js';
 import { createLimiter, tickBatcher } from './batch.js';
-import { createDispatcher, type SmsSender } from './dispatch.js';
+import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
 import { createMarks, type NotificationMarks } from './marks.js';
 import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
 import { serviceReads } from './reads.js';
+import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
-export type { SmsSender } from './dispatch.js';
+export { africasTalkingSms, SmsOutbox, type SmsSender } from './sms.js';
 export { createQueue, MemoryQueue, BullQueue, type JobQueue } from './queue.js';
 export { createMarks, MemoryMarks, RedisMarks, type NotificationMarks } from './marks.js';
 
@@ -46,6 +47,10 @@ export interface NotificationsOptions {
   /** The order and dedup marks. Default: in Redis with `redisUrl`, else in memory; closed by stop(). */
   marks?: NotificationMarks;
   notifiers: Partial<Record<Channel, Notifier>>;
+  /**
+   * Texts USSD users the outcomes told to them (SMS_PROVIDER; the demo's outbox), once per outcome through
+   * its own queue (`<queueName>-sms`, retried with backoff). Unset: outcomes wait for the next dial only.
+   */
   sms?: SmsSender;
   verify: VerifyPolicy;
   languageOf?: (address: Address) => Promise<Lang | undefined>;
@@ -90,13 +95,14 @@ export function createNotifications(options: NotificationsOptions) {
   const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, logger });
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix);
   const reads = serviceReads(options.client);
+  const texts = options.sms ? createQueue<SmsJob>(`${name}-sms`, options.redisUrl, { ...options.queue, logger }) : undefined;
   const dispatcher = createDispatcher({
     marks,
     made,
     credentialsConfigured: options.basicAuth !== undefined,
     reads,
     notifiers: options.notifiers,
-    sms: options.sms,
+    ...(texts ? { sms: (job: SmsJob) => texts.add(job, { id: `sms:${job.key}` }) } : {}),
     languageOf: options.languageOf,
     leaseMs: options.leaseMs,
     onPaymentFailed: options.onPaymentFailed,
@@ -147,11 +153,15 @@ export function createNotifications(options: NotificationsOptions) {
         );
       });
       followUps.process((job) => followUp.check(job));
+      if (texts && options.sms) {
+        texts.process(smsWork({ sender: options.sms, marks, ttlSeconds: MARK_TTL_SECONDS, leaseMs: options.leaseMs ?? LEASE_MS, logger }));
+      }
     },
     /** Finishes the notifications in hand and stops. */
     async stop(): Promise<void> {
       await queue.close();
       await followUps.close();
+      await texts?.close();
       await marks.close();
     },
   };

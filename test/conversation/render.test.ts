@@ -38,9 +38,11 @@ describe('catalogue', () => {
       text: 'Please pick one of the options.\nHello A, 1 left',
       choices: [{ id: 'x', label: 'Yes' }, { id: 'y', label: 'MTN 1GB' }],
       input: 'amount',
+      refused: true,
       final: false,
     });
-    expect(renderView({ text: { key: 'common.cancelled' }, final: true }, 'sw')).toEqual({ text: 'Imeghairiwa. Hakuna kilichotumwa.', final: true });
+    // The language rides along (adapters' own words: USSD `0 Rudi`, buttons); English is the default, left out.
+    expect(renderView({ text: { key: 'common.cancelled' }, final: true }, 'sw')).toEqual({ text: 'Imeghairiwa. Hakuna kilichotumwa.', lang: 'sw', final: true });
   });
 
   it('the default catalogue holds the common and menu words', () => {

@@ -125,7 +125,8 @@ describe("Africa's Talking over HTTP", () => {
   });
 
   it('a new sessionId starts a new USSD session for the same phone', async () => {
-    app = await startUssd();
+    // Resuming off (USSD_RESUME_SECONDS=0): a redial is a plain new session.
+    app = await startUssd({ resumeSeconds: 0 });
     await session(app.url, 'AT-7')('');
     await session(app.url, 'AT-7')('1');
     const fresh = await session(app.url, 'AT-8')('');

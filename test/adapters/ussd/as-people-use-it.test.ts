@@ -164,8 +164,9 @@ describe('resume after a drop', () => {
 
   it('only within USSD_RESUME_SECONDS of the last hop, and never a final screen or an untouched first screen', () => {
     const state: UssdState = { gateway: 'africastalking', sessionId: 'S', hop: 2, seenLength: 3, seenDigest: 'd', prompt: { text: 'Enter the amount:', final: false }, page: 0, at: 1_000_000 };
-    expect(resumable(state, 1_000_000 + 120_000, 120_000)).toEqual({ prompt: state.prompt, page: 0 });
-    expect(resumable(state, 1_000_000 + 120_001, 120_000)).toBeUndefined();
+    expect(resumable(state, 1_000_000 + 119_999, 120_000)).toEqual({ prompt: state.prompt, page: 0 });
+    expect(resumable(state, 1_000_000 + 120_000, 120_000)).toBeUndefined();
+    expect(resumable(state, 1_000_000, 0)).toBeUndefined();
     expect(resumable({ ...state, prompt: { text: 'Paid.', final: true } }, 1_000_001, 120_000)).toBeUndefined();
     expect(resumable({ ...state, hop: 0 }, 1_000_001, 120_000)).toBeUndefined();
     expect(resumable({ ...state, at: undefined }, 1_000_001, 120_000)).toBeUndefined();
