@@ -59,7 +59,9 @@ describe('a whole USSD payment through the product (Africa\'s Talking, embedded 
     const left = new AtSession(app.url, me);
     await left.dial();
     await left.answer('2'); // request money, then the user hangs up at the phone step
-    await new AtSession(app.url, me).dial(); // a new dial leaves it
+    const redial = new AtSession(app.url, me);
+    expect(await redial.dial()).toMatch(/Continue where you left off/);
+    await redial.answer('2'); // start over: the request is left
     const metrics = await (await fetch(`${app.url}/metrics`)).text();
     expect(metrics).toMatch(/momo_conversations_total\{flow="pay",outcome="finished",step="done"\} [1-9]/);
     expect(metrics).toMatch(/momo_conversations_total\{flow="request",outcome="abandoned",step="[a-zA-Z.]+"\} 1/);

@@ -54,12 +54,19 @@ describe('USSD', () => {
     };
     const victimText = ['1', '1', '0772000001', 'Sarah', 'Nakato', '7000', '1', 'school fees'].join('*');
     // USSD state is kept per phone number: the attacker's number is at the start of a conversation of its
-    // own, so the request is its dial, and nothing of the victim's shows.
+    // own, so the request is its dial, whose text is a dial string the attacker typed: walked in the
+    // attacker's own conversation, and never past a confirmation or a PIN (those are typed in the session).
     for (const text of [`${victimText}*1`, `${victimText}*1*1234`]) {
       const screen = await attack(text);
-      expect(screen).not.toMatch(/Sarah Nakato|7000|school fees/);
+      expect(screen).toMatch(/^CON /);
+      expect(screen).not.toMatch(/PIN|submitted/);
     }
-    expect(await attack(`${victimText}*1`)).toMatch(/What would you like to do/);
+    // A new session of the attacker's: the attacker's own conversation (asked whether to continue it).
+    const res = await fetch(`${product.url}/ussd/africastalking`, {
+      method: 'POST',
+      body: new URLSearchParams({ sessionId: 'attacker-2', serviceCode: '*384*123#', phoneNumber: '+256772222999', text: '' }),
+    });
+    expect(await res.text()).toMatch(/Continue where you left off/);
     // ...and the victim's conversation is where they left it: asking to confirm, no PIN asked of anyone.
     expect(await victim.resend()).toMatch(/Sarah Nakato/);
     expect(payments()).toBe(before);
