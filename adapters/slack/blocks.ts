@@ -5,6 +5,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { Inbound, InputKind, Prompt } from '../../src/conversation/types.js';
+import { render } from '../../src/conversation/render.js';
 
 /** A message as the Web API and response_url take it. */
 export interface SlackMessage {
@@ -24,10 +25,11 @@ export const ANSWER_VIEW = 'momo_answer';
 export const ANSWER_BLOCK = 'answer';
 export const ANSWER_ELEMENT = 'value';
 
+/** The navigation buttons, worded by the catalogue (`common.back`...) in the prompt's language. */
 const NAVS = [
-  { nav: 'back', label: 'Back' },
-  { nav: 'home', label: 'Home' },
-  { nav: 'cancel', label: 'Cancel' },
+  { nav: 'back', key: 'common.back' },
+  { nav: 'home', key: 'common.home' },
+  { nav: 'cancel', key: 'common.cancel' },
 ] as const;
 
 const INPUT_LABELS: Record<InputKind, string> = {
@@ -87,8 +89,9 @@ export function promptMessage(prompt: Prompt): SlackMessage {
     });
   }
   if (!prompt.final) {
-    const controls: types.Button[] = prompt.input ? [button(ANSWER_ACTION, 'Answer', prompt.input, 'primary')] : [];
-    for (const { nav, label } of NAVS) controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, label, nav));
+    const word = (key: string) => render({ key }, prompt.lang ?? 'en');
+    const controls: types.Button[] = prompt.input ? [button(ANSWER_ACTION, word('common.answer'), prompt.input, 'primary')] : [];
+    for (const { nav, key } of NAVS) controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, word(key), nav));
     message.blocks.push({ type: 'actions', block_id: 'controls', elements: controls });
   }
   return message;

@@ -7,6 +7,7 @@
  */
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
 import type { Prompt } from '../../src/conversation/types.js';
+import { render } from '../../src/conversation/render.js';
 
 /** Choices shown per page; longer lists get Prev / More buttons that edit the message in place. */
 export const PAGE_SIZE = 8;
@@ -56,10 +57,12 @@ export function renderKeyboard(prompt: Prompt, page = 0): InlineKeyboardMarkup |
   const rows: InlineKeyboardButton[][] = choices
     .slice(start, start + PAGE_SIZE)
     .map((choice, i) => [button(choice.label, { kind: 'choice', index: start + i })]);
+  // The buttons' own words in the prompt's language (the catalogue's `common.*`).
+  const word = (key: string) => render({ key }, prompt.lang ?? 'en');
   const paging: InlineKeyboardButton[] = [];
-  if (current > 0) paging.push(button('< Prev', { kind: 'page', page: current - 1 }));
-  if (current < last) paging.push(button('More >', { kind: 'page', page: current + 1 }));
+  if (current > 0) paging.push(button(`< ${word('common.previous')}`, { kind: 'page', page: current - 1 }));
+  if (current < last) paging.push(button(`${word('common.more')} >`, { kind: 'page', page: current + 1 }));
   if (paging.length > 0) rows.push(paging);
-  rows.push([button('Back', { kind: 'nav', nav: 'back' }), button('Home', { kind: 'nav', nav: 'home' })]);
+  rows.push([button(word('common.back'), { kind: 'nav', nav: 'back' }), button(word('common.home'), { kind: 'nav', nav: 'home' })]);
   return { inline_keyboard: rows };
 }

@@ -23,6 +23,15 @@ describe('promptMessage', () => {
     expect(controls?.elements.map((e: Block) => e.action_id)).toEqual(['momo_nav_back', 'momo_nav_home', 'momo_nav_cancel']);
   });
 
+  it("words the Answer and navigation buttons in the prompt's language (the catalogue)", () => {
+    const words = (lang?: 'sw') => {
+      const { blocks } = promptMessage({ text: 'Kiasi?', input: 'amount', ...(lang ? { lang } : {}), final: false }) as { blocks: Block[] };
+      return actions(blocks).at(-1)?.elements.map((e: Block) => e.text.text);
+    };
+    expect(words('sw')).toEqual(['Jibu', 'Rudi', 'Mwanzo', 'Ghairi']);
+    expect(words()).toEqual(['Answer', 'Back', 'Home', 'Cancel']);
+  });
+
   it('clips labels to 75 and text to 3000 characters', () => {
     const { blocks } = promptMessage({ text: 'x'.repeat(5000), choices: [{ id: 'c', label: 'y'.repeat(100) }], final: false }) as {
       blocks: Block[];

@@ -30,6 +30,13 @@ describe('renderKeyboard', () => {
     expect(rows.map((r) => r.map(data))).toEqual([['c:0'], ['c:1'], ['c:2'], ['n:back', 'n:home']]);
   });
 
+  it("words its own buttons in the prompt's language (the catalogue)", () => {
+    const prompt: Prompt = { text: 'Chagua', choices: choices(PAGE_SIZE * 2 + 1), lang: 'sw', final: false };
+    const rows = renderKeyboard(prompt, 1)!.inline_keyboard.map((r) => r.map((b) => b.text));
+    expect(rows.at(-2)).toEqual(['< Nyuma', 'Zaidi >']);
+    expect(rows.at(-1)).toEqual(['Rudi', 'Mwanzo']);
+  });
+
   it('has no keyboard for a final prompt', () => {
     expect(renderKeyboard({ text: 'Done', choices: choices(2), final: true })).toBeUndefined();
   });
