@@ -6,8 +6,9 @@
  *   sessionId, serviceCode, networkCode, phoneNumber, status, cost, durationInMillis, hopsCount, hopsMetadata,
  *   input, lastAppResponse, errorMessage`, `status` one of `Success` (the session ended on our END screen),
  *   `Incomplete` (the user or the network ended it while we waited for an answer) or `Failed`. Only an
- *   `Incomplete` or `Failed` session counts; each field is parsed and bounded, and `input` (every answer,
- *   the PIN among them) and `lastAppResponse` are neither kept nor logged. Answered 200 `{ recorded, reason }`
+ *   `Incomplete` or `Failed` session counts; each field is parsed and bounded and the report is recorded in
+ *   the log (`sessionId, status, durationInMillis, hopsCount, errorMessage`, and of `input` (every answer,
+ *   the PIN among them) and `lastAppResponse` only their size: never their words). Answered 200 `{ recorded, reason }`
  *   when the report is well formed (so the gateway does not send it again), 400 with the reason otherwise.
  * - A gateway's release or timeout hop (Hubtel's `release` and `timeout`): hop.ts calls {@link SessionEnds.ended}.
  *
@@ -98,7 +99,7 @@ export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string
       res.status(400).json({ error: reason });
       return;
     }
-    const { sessionId, status, phoneNumber, hopsCount, durationInMillis, errorMessage } = parsed.data;
+    const { sessionId, status, phoneNumber, hopsCount, durationInMillis, errorMessage, input, lastAppResponse } = parsed.data;
     const phone = phoneNumber === undefined || phoneNumber.trim() === '' ? undefined : toPhone(phoneNumber);
     if (phoneNumber !== undefined && phoneNumber.trim() !== '' && phone === undefined) {
       res.status(400).json({ error: 'phoneNumber: not a valid mobile number' });
@@ -112,10 +113,13 @@ export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string
         sessionId,
         phone: phone ? maskPhone(phone) : undefined,
         status,
-        hops: hopsCount,
-        durationMs: durationInMillis,
+        hopsCount,
+        durationInMillis,
+        // The answers carry the PIN and the last screen the user's details: recorded by their size only.
+        input: input === undefined ? undefined : { answers: input === '' ? 0 : input.split('*').length },
+        lastAppResponse: lastAppResponse === undefined ? undefined : { chars: lastAppResponse.length, final: /^END\b/.test(lastAppResponse) },
         // The gateway's own words about a failure, cut short and on one line.
-        error: errorMessage ? errorMessage.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200) : undefined,
+        errorMessage: errorMessage ? errorMessage.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200) : undefined,
         recorded: outcome.counted,
       },
       'ussd session report',

@@ -2,7 +2,11 @@
  * GET /simulator: one self-contained page (inline CSS and JS, nothing fetched from elsewhere) that looks
  * like a phone, dials the service code and posts to /ussd/africastalking exactly as Africa's Talking does:
  * form fields, a fresh sessionId per dial, `text` holding every answer so far joined by `*`.
- * `?phone=+256...` presets the number. `body[data-state]` is idle | busy | open | ended (tests wait on it).
+ * The code field takes a dial string (`*384*123*1*1#`): its answers past the service code are the first
+ * request's `text`, as Africa's Talking sends them. "Drop" ends the session as the network does (no END:
+ * the next dial may take it up). The phone's SMS (the demo's outbox, `GET /simulator/sms?phone=`) show
+ * under the screen. `?phone=+256...` presets the number. `body[data-state]` is idle | busy | open | ended
+ * (tests wait on it).
  */
 export function simulatorPage(serviceCode: string): string {
   const code = JSON.stringify(serviceCode).replace(/</g, '\\u003c');
@@ -34,23 +38,35 @@ export function simulatorPage(serviceCode: string): string {
     cursor: pointer; }
   button:disabled { opacity: .45; cursor: default; }
   #dial, #send { background: #1f9d55; }
-  #cancel { background: #c0392b; }
+  #cancel, #drop { background: #c0392b; }
+  .code { width: 100%; margin-bottom: 8px; padding: 6px 8px; border-radius: 8px; border: 0; font-size: 14px; }
+  .sms { margin-top: 12px; max-height: 160px; overflow-y: auto; color: #e8ebef; font-size: 12px; }
+  .sms h2 { margin: 0 0 6px; font-size: 13px; font-weight: 600; }
+  .sms li { margin: 0 0 6px; padding: 6px 8px; border-radius: 8px; background: #3a4048; white-space: pre-wrap;
+    list-style: none; }
+  .sms ul { margin: 0; padding: 0; }
 </style>
 </head>
 <body data-state="idle">
 <main class="phone">
   <div class="number">
     <input id="phone" type="tel" aria-label="Phone number" value="+256772123456">
-    <button id="dial" type="button">Dial ${shown}</button>
+    <button id="dial" type="button">Dial</button>
   </div>
+  <input id="code" class="code" aria-label="Code to dial" value="${shown}" autocomplete="off">
   <div id="screen" class="screen" role="status" aria-live="polite">Set your number and dial ${shown}.</div>
   <div id="status" class="status"></div>
   <input id="answer" class="answer" aria-label="Answer" autocomplete="off" disabled>
   <div class="actions">
     <button id="send" type="button" disabled>Send</button>
     <button id="cancel" type="button" disabled>Cancel</button>
+    <button id="drop" type="button" disabled title="End the session as the network does, without an END">Drop</button>
   </div>
   <div class="keypad" id="keypad"></div>
+  <section class="sms" aria-label="Messages">
+    <h2>Messages</h2>
+    <ul id="sms"></ul>
+  </section>
 </main>
 <script>
 (() => {
@@ -58,6 +74,7 @@ export function simulatorPage(serviceCode: string): string {
   const $ = (id) => document.getElementById(id);
   const phone = $('phone'), screen = $('screen'), status = $('status'), answer = $('answer');
   const dial = $('dial'), send = $('send'), cancel = $('cancel'), keypad = $('keypad');
+  const code = $('code'), drop = $('drop'), sms = $('sms');
   const preset = new URLSearchParams(location.search).get('phone');
   if (preset) phone.value = preset;
   let sessionId = null;
@@ -69,6 +86,7 @@ export function simulatorPage(serviceCode: string): string {
     answer.disabled = !open;
     send.disabled = !open;
     cancel.disabled = !(open || state === 'busy');
+    drop.disabled = !open;
     dial.disabled = state === 'busy' || open;
     for (const key of keypad.children) key.disabled = !open;
     if (open) answer.focus();
@@ -113,12 +131,55 @@ export function simulatorPage(serviceCode: string): string {
     setState('ended');
   }
 
+  /** The parts of a code between its stars: '*384*123#' -> ['384', '123']. */
+  function parts(text) {
+    const trimmed = text.trim().replace(/^\\*/, '').replace(/#$/, '');
+    return trimmed === '' ? [] : trimmed.split('*');
+  }
+
+  /** The answers a dialled code carries past the service code, or null when it is not the service's code. */
+  function dialAnswers(dialled) {
+    const ours = parts(serviceCode), all = parts(dialled);
+    if (!/^\\*[0-9*]*#?$/.test(dialled.trim())) return null;
+    if (all.length < ours.length || ours.some((part, i) => all[i] !== part)) return null;
+    return all.slice(ours.length);
+  }
+
   dial.addEventListener('click', () => {
+    const dialled = code.value.trim() || serviceCode;
+    const extra = dialAnswers(dialled);
+    if (extra === null) {
+      screen.textContent = 'Unknown service: dial ' + serviceCode + ' (answers may follow: ' + serviceCode.replace(/#$/, '') + '*1#).';
+      return;
+    }
     sessionId = freshSessionId();
-    answers = [];
-    screen.textContent = 'Dialling ' + serviceCode + '...';
-    post('');
+    answers = extra;
+    screen.textContent = 'Dialling ' + dialled + '...';
+    post(answers.join('*'));
   });
+  drop.addEventListener('click', () => {
+    screen.textContent = 'Connection problem or invalid MMI code.';
+    finish('Session dropped by the network.');
+  });
+
+  /** The phone's SMS, as the demo's outbox holds them. */
+  async function readSms() {
+    try {
+      const res = await fetch('/simulator/sms?phone=' + encodeURIComponent(phone.value.trim()));
+      if (!res.ok) return;
+      const { messages } = await res.json();
+      if (messages.length === sms.children.length) return;
+      sms.replaceChildren(...messages.map((m) => {
+        const item = document.createElement('li');
+        item.textContent = m.text;
+        return item;
+      }));
+    } catch {
+      // The next poll tries again.
+    }
+  }
+  readSms();
+  setInterval(readSms, 1500);
   send.addEventListener('click', () => {
     if (!sessionId) return;
     answers.push(answer.value);

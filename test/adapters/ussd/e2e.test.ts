@@ -69,6 +69,51 @@ describe('USSD end to end (real engine + sandbox)', () => {
   });
 });
 
+describe('the simulator as people use USSD (issue 19)', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** Sends one answer and waits for the next screen. */
+  async function send(page: Page, answer: string): Promise<string> {
+    await page.fill('#answer', answer);
+    await page.click('#send');
+    await page.waitForSelector('body[data-state="open"], body[data-state="ended"]');
+    return (await page.textContent('#screen')) ?? '';
+  }
+
+  it('dials a dial string, drops the session, takes it up again, and shows the outcome SMS the phone received', async () => {
+    const phone = '+256772123419';
+    const page: Page = await browser.newPage();
+    try {
+      await page.goto(`${running.url}/simulator?phone=${encodeURIComponent(phone)}`);
+      await page.fill('#code', '*384*123*1*1#');
+      await page.click('#dial');
+      await page.waitForSelector('body[data-state="open"]');
+      expect(await page.textContent('#screen')).toMatch(/phone number of the person to pay/);
+      expect(await send(page, RECIPIENT)).toMatch(/first name/);
+      await page.click('#drop');
+      expect(await page.getAttribute('body', 'data-state')).toBe('ended');
+      await page.fill('#code', '*384*123#');
+      await page.click('#dial');
+      await page.waitForSelector('body[data-state="open"]');
+      expect(await page.textContent('#screen')).toMatch(/^Continue where you left off\?\n1\. Continue\n2\. Start over/);
+      expect(await send(page, '1')).toMatch(/first name/);
+      for (const answer of ['Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await send(page, answer);
+      expect(await send(page, DEMO_PIN)).toMatch(/Payment \d+ submitted/);
+      // The sandbox processes the payment; its notification reaches the product, which texts the outcome.
+      await page.waitForSelector('#sms li:has-text("5000")', { timeout: 20_000 });
+    } finally {
+      await page.close();
+    }
+    expect(madeBy(phone, 'payments')).toHaveLength(1);
+  });
+});
+
 describe('USSD end to end with repeated requests', () => {
   it("Africa's Talking: every request sent twice, one payment", async () => {
     const phone = '+256772123402';
