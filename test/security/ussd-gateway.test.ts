@@ -125,6 +125,7 @@ describe('the callback token', () => {
 describe('what only the embedded sandbox serves', () => {
   it('has no simulator page and no sandbox controls', async () => {
     expect((await fetch(`${product.url}/simulator`)).status).toBe(404);
+    expect((await fetch(`${product.url}/simulator/sms?phone=%2B256772123456`)).status).toBe(404);
     const controls = await fetch(`${product.url}/sandbox/collections`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Token sandbox-key' },
