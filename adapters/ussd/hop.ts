@@ -122,7 +122,7 @@ export function createHopHandler(options: HopOptions) {
     for (let k = 1; k <= dialAnswers.length && outcome.kind === 'done' && now() - at < deadlineMs; k++) {
       const answer = dialAnswers[k - 1]!;
       const next = await guarded(engine.turn(participant, (stored: UssdState | undefined) => walkStep(stored, k, answer, { codec, request, phone, now: at })));
-      if (next.kind === 'done' && next.state.walked !== k) break;
+      if (next.kind === 'done' && next.state?.walked !== k) break;
       outcome = next;
     }
     if (outcome.kind === 'late') {
@@ -229,7 +229,8 @@ interface HopContext {
  */
 function walkStep(stored: UssdState | undefined, k: number, answer: string, c: Pick<HopContext, 'codec' | 'request' | 'phone' | 'now'>): TurnDecision<UssdState> {
   const state = readState(stored);
-  if (state === null) return { kind: 'reply', state: stored!, changed: false };
+  // No state of this dial any more (the record was lost): the walk stops on what the dial answered.
+  if (state === null) return { kind: 'reply', state: stored as UssdState, changed: false };
   const ours = state.gateway === c.codec.name && state.sessionId === c.request.sessionId && (state.walked ?? 0) === k - 1;
   if (!ours || stopsWalk(state.prompt)) return { kind: 'reply', state, changed: false };
   const show = (prompt: Prompt, page: number): UssdState => ({ ...state, prompt, page, at: c.now, walked: k });

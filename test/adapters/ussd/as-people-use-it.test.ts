@@ -9,7 +9,7 @@ import { RedisStore } from '../../../src/conversation/index.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { renderPrompt } from '../../../adapters/ussd/renderer.js';
 import { resumable, type UssdState } from '../../../adapters/ussd/session.js';
-import { BUNDLES, postAt, postJson } from './helpers.js';
+import { BUNDLES, postAt, postJson, startUssd } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
 
 const PREFIX = `test:ussd-people:${process.pid}:${Date.now()}:`;
@@ -109,6 +109,29 @@ describe('gateway quirks', () => {
     const start = { Type: 'initiation', SessionId: 'HUB-TWICE', Mobile: hub, Message: '*384*123#', Sequence: 1 };
     const a = await hubtel(start);
     expect(await hubtel(start)).toEqual(a);
+  });
+});
+
+describe('a gateway set to send the whole input (USSD_WHOLE_INPUT)', () => {
+  it('reads Nalo\'s every-answer-so-far input as Africa\'s Talking\'s: a resend repeats, the next answer steps', async () => {
+    const app = await startUssd({ wholeInput: ['nalo'] });
+    try {
+      const nalo = async (USERDATA: string, MSGTYPE: boolean) => {
+        const reply = await postJson(app.url, 'nalo', { USERID: 'NALO', MSISDN: '256772170090', USERDATA, MSGTYPE, NETWORK: 'MTN', SESSIONID: 'NALO-W' });
+        expect(reply.status).toBe(200);
+        return reply.json.MSG as string;
+      };
+      expect(await nalo('*384*123#', true)).toMatch(/^Welcome to MoMo/);
+      expect(await nalo('1', false)).toMatch(/^Enter amount/);
+      expect(await nalo('1', false)).toMatch(/^Enter amount/);
+      expect(await nalo('1*4500', false)).toMatch(/^Pay 4500 UGX\. Enter PIN/);
+      // A dialled string with answers on the start is its answers, joined.
+      const other = await postJson(app.url, 'nalo', { USERID: 'NALO', MSISDN: '256772170091', USERDATA: '*384*123*1#', MSGTYPE: true, NETWORK: 'MTN', SESSIONID: 'NALO-X' });
+      expect(other.json.MSG).toMatch(/^Enter amount/);
+      expect(app.payments).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });
 
