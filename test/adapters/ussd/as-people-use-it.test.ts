@@ -4,33 +4,21 @@
  * start, a drop and a redial (resume), and a Kiswahili menu's own words.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { RedisStore } from '../../../src/conversation/index.js';
-import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { renderPrompt } from '../../../adapters/ussd/renderer.js';
 import { resumable, type UssdState } from '../../../adapters/ussd/session.js';
 import { BUNDLES, postAt, postJson, startUssd } from './helpers.js';
-import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
+import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack, type Stack } from './stack.js';
 
-const PREFIX = `test:ussd-people:${process.pid}:${Date.now()}:`;
-
-let store: RedisStore;
 let stack: Stack;
 let numbers = 0;
 /** A number of its own per test: each has its own conversation. */
 const newPhone = () => `+2567721700${String(++numbers).padStart(2, '0')}`;
 
 beforeAll(async () => {
-  store = new RedisStore({ url: REDIS_URL, keyPrefix: PREFIX });
-  stack = await startStack({ store, deadlineMs: 3000 });
+  stack = await startRedisStack('ussd-people');
 });
 afterAll(async () => {
   await stack?.close();
-  await store?.close();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
 });
 
 /** One Africa's Talking request of session `sessionId`; the reply's body. */

@@ -32,6 +32,14 @@ function madeBy(phone: string, kind: 'payments' | 'collectionRequests') {
   return records.filter((r) => (r.metadata as Record<string, unknown> | null)?.chat === `ussd:${phone}`);
 }
 
+/** Sends one answer through the simulator page and waits for the next screen. */
+async function send(page: Page, answer: string): Promise<string> {
+  await page.fill('#answer', answer);
+  await page.click('#send');
+  await page.waitForSelector('body[data-state="open"], body[data-state="ended"]');
+  return (await page.textContent('#screen')) ?? '';
+}
+
 describe('USSD end to end (real engine + sandbox)', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -50,12 +58,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
       await page.waitForSelector('body[data-state="open"]');
       const screens = [(await page.textContent('#screen')) ?? ''];
       expect(screens[0]).toContain('1. Pay someone');
-      for (const answer of PAYMENT) {
-        await page.fill('#answer', answer);
-        await page.click('#send');
-        await page.waitForSelector('body[data-state="open"], body[data-state="ended"]');
-        screens.push((await page.textContent('#screen')) ?? '');
-      }
+      for (const answer of PAYMENT) screens.push(await send(page, answer));
       for (const screen of screens) expect(screen.length).toBeLessThanOrEqual(182);
       expect(screens.at(-2)).toMatch(/Enter your PIN/);
       expect(screens.at(-1)).toMatch(/Payment \d+ submitted/);
@@ -67,24 +70,6 @@ describe('USSD end to end (real engine + sandbox)', () => {
     expect(payments).toHaveLength(1);
     expect(payments[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'lunch' });
   });
-});
-
-describe('the simulator as people use USSD (issue 19)', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  /** Sends one answer and waits for the next screen. */
-  async function send(page: Page, answer: string): Promise<string> {
-    await page.fill('#answer', answer);
-    await page.click('#send');
-    await page.waitForSelector('body[data-state="open"], body[data-state="ended"]');
-    return (await page.textContent('#screen')) ?? '';
-  }
 
   it('dials a dial string, drops the session, takes it up again, and shows the outcome SMS the phone received', async () => {
     const phone = '+256772123419';

@@ -4,30 +4,19 @@
  * sandbox sees one payment.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { RedisStore } from '../../../src/conversation/index.js';
-import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { postAt } from './helpers.js';
-import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
+import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack } from './stack.js';
 
 
-const PREFIX = `test:ussd-e2e:${process.pid}:${Date.now()}:`;
 const PHONE = '+256772150001';
 
-let store: RedisStore;
-let stack: Stack;
+let stack: Awaited<ReturnType<typeof startRedisStack>>;
 
 beforeAll(async () => {
-  store = new RedisStore({ url: REDIS_URL, keyPrefix: PREFIX });
-  stack = await startStack({ store, deadlineMs: 3000 });
+  stack = await startRedisStack('ussd-e2e');
 });
 afterAll(async () => {
   await stack?.close();
-  await store?.close();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
 });
 
 describe('USSD on Redis with the real engine', () => {
@@ -48,7 +37,7 @@ describe('USSD on Redis with the real engine', () => {
     }
     expect(last).toMatch(/^END Payment \d+ submitted/);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
-    expect(await store.get(`conv:ussd:${PHONE}`)).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
+    expect(await stack.store.get(`conv:ussd:${PHONE}`)).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
     // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.
     const logged = stack.logs.map((line) => {
       const { time: _time, pid: _pid, ...entry } = JSON.parse(line) as Record<string, unknown>;

@@ -8,6 +8,9 @@ import { MomoClient } from '../../../src/momo/index.js';
 import { createEngine, createServices, loadAccessPolicy, type ConversationEngine, type EngineOptions } from '../../../src/conversation/index.js';
 import type { SessionStore } from '../../../src/conversation/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
+import { Redis } from 'ioredis';
+import { RedisStore } from '../../../src/conversation/index.js';
+import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { captureLogger, listen } from './helpers.js';
 
 export interface StackOptions {
@@ -75,3 +78,22 @@ export function paymentsOf(sandbox: Sandbox, phone: string) {
 
 /** Answers of a payment from the main menu when only one currency is offered (no currency screen). */
 export const ONE_CURRENCY_PAYMENT = ['1', '1', '0772000001', 'Sarah', 'Nakato', '9000', 'rent', '1', '1234'];
+
+/** A stack on the Redis store under a key prefix of its own (TEST_REDIS_URL); close() also removes its keys. */
+export async function startRedisStack(name: string, deadlineMs = 3000): Promise<Stack & { store: RedisStore }> {
+  const prefix = `test:${name}:${process.pid}:${Date.now()}:`;
+  const store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+  const stack = await startStack({ store, deadlineMs });
+  return {
+    ...stack,
+    store,
+    async close() {
+      await stack.close();
+      await store.close();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    },
+  };
+}
