@@ -6,7 +6,7 @@
  * answer or a screen (answers carry PINs).
  */
 import type { Request, Response } from 'express';
-import type { Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
+import type { ConversationView, Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
 import { render } from '../../src/conversation/render.js';
@@ -110,8 +110,8 @@ export function createHopHandler(options: HopOptions) {
     let repeated = false;
     let dialAnswers: string[] = [];
     const at = now();
-    const decide = (stored: UssdState | undefined) => {
-      const decided = decideHop(stored, { codec, request, hop: asHop(hop, codec.name, request), phone, digest, now: at, resumeMs });
+    const decide = (stored: UssdState | undefined, conversation?: ConversationView) => {
+      const decided = decideHop(stored, { codec, request, hop: asHop(hop, codec.name, request), phone, digest, now: at, resumeMs, conversation });
       repeated = decided.decision.kind === 'reply' && !decided.decision.changed;
       dialAnswers = decided.walk;
       return decided.decision;
@@ -176,8 +176,9 @@ export function createHopHandler(options: HopOptions) {
     const stepWith = (extra: Partial<Inbound>): TurnDecision<UssdState> => ({ kind: 'step', inbound: { ...inbound, ...extra }, after: (prompt) => show(prompt, 0) });
     if (step.kind === 'dial') {
       const walk = hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, codesOf(request));
-      // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it wants.
-      const saved = walk.length === 0 ? resumable(stored, c.now, c.resumeMs) : undefined;
+      // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it
+      // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired.
+      const saved = walk.length === 0 && c.conversation?.waiting !== false ? resumable(stored, c.now, c.resumeMs) : undefined;
       if (saved) return { decision: { kind: 'reply', state: show(resumeQuestion(saved.prompt), 0, saved), changed: true }, walk: [] };
       return { decision: stepWith({ newSession: true }), walk };
     }
@@ -219,6 +220,8 @@ interface HopContext {
   /** The time of the request, ms. */
   now: number;
   resumeMs: number;
+  /** What the engine tells of the conversation (absent with engines that keep no flows). */
+  conversation?: ConversationView;
 }
 
 /**

@@ -25,7 +25,7 @@ import type { RecordCache } from './record-cache.js';
 import { PENDING_TTL_SECONDS } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
-import type { Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
+import type { ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -184,7 +184,17 @@ export function createTurn(o: TurnOptions) {
   }
 
   /** One delivery: read the record, decide, step, write. */
-  return async function deliver<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<Delivered<S>> {
+  /** What the channel may know of the conversation (ConversationView). */
+  function viewOf(record: ConversationRecord): ConversationView {
+    const session = record.session;
+    const waiting = session !== undefined && session.flow !== 'menu' && !session.ended && !session.notice && session.expiresAt > o.now() && record.run === undefined;
+    return { waiting };
+  }
+
+  return async function deliver<S>(
+    participant: Participant,
+    decide: (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>,
+  ): Promise<Delivered<S>> {
     const key = keys.conversation(participant);
     /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
     let stored: Stored | null | undefined = records.peek(key);
@@ -200,7 +210,7 @@ export function createTurn(o: TurnOptions) {
         }
         const record = stored?.record ?? EMPTY;
         known = record;
-        const decision = decide(record.channel as S | undefined);
+        const decision = decide(record.channel as S | undefined, viewOf(record));
         /** An answer without a write comes from a record just read: read it and decide again (not an attempt). */
         const unproved = () => {
           if (!guessed) return false;

@@ -90,13 +90,23 @@ export type TurnDecision<S> =
   | { kind: 'reply'; state: S; changed: boolean }
   | { kind: 'step'; inbound: Inbound; after: (prompt: Prompt) => S };
 
+/** What a channel's decision may know of the conversation besides its own state (TurnEngine.turn). */
+export interface ConversationView {
+  /**
+   * A flow other than the menu waits for the user's answer: no service call is out or was left unfinished,
+   * the flow has not ended (no outcome to show) and has not expired. (USSD offers to take up only such a flow.)
+   */
+  waiting: boolean;
+}
+
 /** The engine as a channel with state of its own uses it (the USSD adapter). */
 export interface TurnEngine extends Engine {
   /**
    * One delivery, read and written together with the conversation: one read and one compare-and-set a
-   * message. `decide` may run more than once (again after a conflict); resolves to the state kept.
+   * message. `decide` may run more than once (again after a conflict); resolves to the state kept. Engines
+   * that keep flows also tell it what it may know of the conversation (test doubles may not).
    */
-  turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S>;
+  turn<S>(participant: Participant, decide: (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>): Promise<S>;
   /**
    * A channel session ended without a message (a gateway's end-of-session report or release): when the channel
    * state kept with the conversation says it is that session (`isCurrent`) and the flow waits for the user,
