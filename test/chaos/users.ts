@@ -70,6 +70,8 @@ type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'te
 function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
   if (/What do you want to send\?/.test(text)) return { kind: 'choose', label: /^Mobile money$/ };
   if (/What would you like to do\?/.test(text)) return { kind: 'choose', label: /^Pay someone$/ };
+  // A dial after a session that died mid-payment offers to take it up (issue 19): a person continues it.
+  if (/Continue where you left off\?/.test(text)) return { kind: 'choose', label: /^Continue$/ };
   if (/phone number of the person to pay/.test(text)) return { kind: 'text', value: PAYEE };
   if (/first name of its owner/.test(text)) return { kind: 'text', value: 'Sarah' };
   if (/Enter the last name/.test(text)) return { kind: 'text', value: 'Nakato' };
