@@ -351,8 +351,13 @@ export class Runner {
         const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
         const written = await records.write(key, taken, fresh.version);
         if (!written) continue;
-        logger.warn({ ...logged(participant), step: stepName(this.o.runtime.restore(record.session)) }, 'engine: took over a run whose holder stopped renewing its lease');
-        this.begin({ key, participant, token, session: record.session, stored: written });
+        const stored = this.o.runtime.restore(record.session);
+        logger.warn({ ...logged(participant), step: stepName(stored) }, 'engine: took over a run whose holder stopped renewing its lease');
+        // Nothing busy stored: the run was a step that holds a secret (a PIN check), never stored, so it
+        // cannot be repeated. No money call was made under it (the state of one is stored before its call, and
+        // that write fails once this run's id replaced the holder's), so the flow ends saying so.
+        const session = isBusy(stored) ? record.session : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
+        this.begin({ key, participant, token, session, stored: written });
         return this.runs.get(key);
       }
       return undefined;
@@ -420,6 +425,10 @@ export class Runner {
       local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
       const outcome = money ? { ...screen, money: true } : screen;
+      // A USSD answer after a money call may never reach the phone (the process or the network dropping it),
+      // so the outcome is kept for the next dial first: a user who missed it does not pay again.
+      const kept = money && called && outcome.final === true && participant.channel === 'ussd';
+      if (kept) await this.keepForNextDial(participant, outcome);
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
@@ -430,7 +439,7 @@ export class Runner {
       for (const end of ended) this.o.onFlowEnd?.(end);
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
-      if (settled.late && called) await this.deliverLate(participant, outcome);
+      if (settled.late && (called || session.notice?.key === 'common.secretLost')) await this.deliverLate(participant, outcome, kept);
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
@@ -519,17 +528,23 @@ export class Runner {
   }
 
   /** A run's outcome for a chat whose delivery was answered "processing": pushed, and on USSD kept for the next dial. */
-  private async deliverLate(participant: Participant, prompt: Prompt): Promise<void> {
+  private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean): Promise<void> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
-      // Kept as the OLDEST note: the service's outcome of the same payment may already be there (its webhook
-      // can beat a slow answer) and supersedes this one.
       // USSD keeps only outcomes for the next dial: a question shown late (the next step of a flow whose session
       // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
-      if (address.channel === 'ussd' && prompt.final) await addPending(this.o.store, address, prompt.text, { asOldest: true });
+      if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt);
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
       this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: late outcome not delivered');
     }
+  }
+
+  /** A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note). */
+  private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<void> {
+    const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
+    await addPending(this.o.store, address, prompt.text, { interim: true }).catch((error: unknown) =>
+      this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: outcome not kept for the next dial'),
+    );
   }
 }

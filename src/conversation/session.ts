@@ -132,6 +132,16 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
   } as unknown as AnyActorScope;
 }
 
+/**
+ * A service call that did not happen because our own store failed before it (the record of a payment's intent
+ * could not be written). Not the service's answer, so not the flow's to handle: {@link FlowRuntime.call} throws
+ * it to the runner, which leaves a money-moving step to be taken over and repeated under the same key (an
+ * earlier attempt under that key may have reached the service: ending the flow could make the user pay again).
+ */
+export class NotCalled extends Error {
+  override name = 'NotCalled';
+}
+
 /** The service call a busy snapshot waits for: its invoke, not started. */
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
@@ -240,6 +250,7 @@ export class FlowRuntime {
       const output = await logic.config({ input, self: child, system: child.system, signal: new AbortController().signal, emit: () => {} });
       return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
     } catch (error) {
+      if (error instanceof NotCalled) throw error;
       return { type: `xstate.error.actor.${id}`, error, actorId: id } as EventObject;
     }
   }

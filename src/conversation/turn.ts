@@ -22,7 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { PENDING_TTL_SECONDS } from './records.js';
+import { PENDING_TTL_SECONDS, pendingTexts } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
@@ -99,7 +99,7 @@ export function createTurn(o: TurnOptions) {
 
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
-    const texts = (pending?.snapshot as string[] | undefined) ?? [];
+    const texts = pendingTexts(pending?.snapshot);
     // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
     // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
     return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];

@@ -216,6 +216,14 @@ export function createPeople(options: PeopleOptions) {
       // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
       if (c.confirmed && (await follow(c, 1000, look)) === 'done') return;
     }
+    // Out of attempts with a confirmation that got no answer: one more dial, as a person would, to see whether
+    // it went (the outcome, or news of it, is kept for the next dial).
+    if (c.confirmed || c.unacknowledged.length === 0) return;
+    const screen = await ussdSession(c, sessions++).dial();
+    if (screen === undefined || !isNews(screen)) return;
+    acknowledge(c, 'news');
+    if (OUTCOME.test(screen)) c.told = true;
+    else await follow(c, 1000, look);
   }
 
   // ---------------------------------------------------------------- Telegram
@@ -275,6 +283,9 @@ export function createPeople(options: PeopleOptions) {
       await typed('/pay');
       if (!(await waitForMessage(before))) return;
       for (let step = 0; step < 20; step++) {
+        // Paying again after a confirmation that got no answer: news of that payment reaching the chat
+        // meanwhile stops them, as it would a person reading it.
+        if (confirmedFrom !== undefined && news(confirmedFrom).length > 0) return acknowledge(c, 'news');
         const shown = bot.latest(chatId);
         if (!shown) return;
         const d = decide(shown.text, 'telegram', c.amount);
@@ -319,6 +330,13 @@ export function createPeople(options: PeopleOptions) {
       if ((await follow(c, 500, look)) === 'done') return;
       confirmedFrom = undefined;
     }
+    // Out of attempts with a confirmation that got no answer: a last read of the chat, as a person would.
+    if (c.confirmed || confirmedFrom === undefined) return;
+    await sleep(options.lookForMs);
+    if (news(confirmedFrom).length === 0) return;
+    acknowledge(c, 'news');
+    looked = confirmedFrom;
+    await follow(c, 500, look);
   }
 
   let lateLooks = 1000;
