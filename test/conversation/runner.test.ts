@@ -44,6 +44,17 @@ afterAll(async () => {
   await raw.cleanup();
 });
 
+/** The payment both test flows make. */
+const paymentInput = ({ context }: { context: { input: FlowInput; key: string } }) => ({
+  duplicateCheckKey: context.key,
+  paymentType: 'money' as const,
+  phonenumber: '+256772000001',
+  amount: '100',
+  currency: 'UGX',
+  description: 'test',
+  metadata: { chat: context.input.chat, ref: context.key },
+});
+
 /** Confirm, reserve the spend, pay: the chain a payment's confirmation runs. */
 const payFlow: FlowModule = {
   id: 'pay',
@@ -72,15 +83,7 @@ const payFlow: FlowModule = {
         tags: ['busy', 'money'],
         invoke: {
           src: 'createPayment',
-          input: ({ context }) => ({
-            duplicateCheckKey: context.key,
-            paymentType: 'money' as const,
-            phonenumber: '+256772000001',
-            amount: '100',
-            currency: 'UGX',
-            description: 'test',
-            metadata: { chat: context.input.chat, ref: context.key },
-          }),
+          input: paymentInput,
           onDone: [
             { guard: ({ event }) => isAlreadySubmitted(event.output), target: 'already' },
             { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
@@ -113,15 +116,7 @@ const pinFlow: FlowModule = {
         tags: ['busy', 'money'],
         invoke: {
           src: 'createPayment',
-          input: ({ context }) => ({
-            duplicateCheckKey: context.key,
-            paymentType: 'money' as const,
-            phonenumber: '+256772000001',
-            amount: '100',
-            currency: 'UGX',
-            description: 'test',
-            metadata: { chat: context.input.chat, ref: context.key },
-          }),
+          input: paymentInput,
           onDone: { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
           onError: 'failed',
         },
