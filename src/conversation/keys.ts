@@ -44,6 +44,8 @@ export const keys = {
   pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
   telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
+  /** Set once an update was handled to its end: a redelivery of one without it is handled again. */
+  telegramUpdateDone: (updateId: number): string => `tg:update:${updateId}:done`,
   /** The prompt a Telegram chat is looking at (adapters/telegram/prompt-record.ts). */
   telegramPrompt: (chatId: string): string => `tg:prompt:${chatId}`,
   /** A Slack event handled (adapters/slack/index.ts). */

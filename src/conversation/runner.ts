@@ -425,9 +425,11 @@ export class Runner {
       local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
       const outcome = money ? { ...screen, money: true } : screen;
-      // A USSD answer after a money call may never reach the phone (the process or the network dropping it),
-      // so the outcome is kept for the next dial first: a user who missed it does not pay again.
-      const kept = money && called && outcome.final === true && participant.channel === 'ussd';
+      // A USSD answer after a money call, or saying a taken-over PIN check sent nothing, may never reach the
+      // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
+      // missed it does not pay again, nor wait for news that will not come.
+      const secretLost = session.notice?.key === 'common.secretLost';
+      const kept = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
       if (kept) await this.keepForNextDial(participant, outcome);
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
@@ -439,7 +441,7 @@ export class Runner {
       for (const end of ended) this.o.onFlowEnd?.(end);
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
-      if (settled.late && (called || session.notice?.key === 'common.secretLost')) await this.deliverLate(participant, outcome, kept);
+      if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
@@ -447,7 +449,7 @@ export class Runner {
         logger.error({ ...log, err: errorName(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
       } else {
         logger.error({ ...log, err: errorName(error) }, 'engine: a run failed');
-        if (await this.fail(key, token, current, session, log, starter)) {
+        if (await this.fail(key, token, current, session, participant, starter)) {
           this.o.onTransition?.(transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), { end: 'error' }));
         }
       }
@@ -509,8 +511,9 @@ export class Runner {
    * A run that failed before any money-moving call: the flow ends and its waiters are told to start again.
    * True when that was written.
    */
-  private async fail(key: string, token: string, from: Stored, session: Session, log: object, starter?: Waiter): Promise<boolean> {
+  private async fail(key: string, token: string, from: Stored, session: Session, participant: Participant, starter?: Waiter): Promise<boolean> {
     const prompt = this.o.answers.notice('common.error', from.record.profile?.lang ?? 'en', true);
+    const log = logged(participant);
     try {
       const written = await this.write(key, token, from, (record) => ({
         ...record,
@@ -518,8 +521,11 @@ export class Runner {
         ...this.answerPending(record, prompt, starter),
         run: undefined,
       }));
-      if (written) await this.release(key, token, true);
-      return written !== null;
+      if (!written) return false;
+      await this.release(key, token, true);
+      // Its waiters were told "still working on it, you will be notified": so they are.
+      if (written.late) await this.deliverLate(participant, prompt, false);
+      return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
       this.o.logger.error({ ...log, err: errorName(error) }, 'engine: a failed run could not end its flow');

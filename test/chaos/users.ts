@@ -199,13 +199,14 @@ export function createPeople(options: PeopleOptions) {
 
   async function ussd(c: Conversation): Promise<void> {
     let sessions = 0;
-    // A note at a new dial (the menu follows it) telling them to start again is about the payment; an error
-    // ending the dial itself is about that dial, and they dial again later.
+    // A note at a new dial (the menu follows it) telling them to start again is about the payment, as is a
+    // screen saying nothing was sent; an error ending the dial itself is about that dial, and they dial again.
     const look = async (): Promise<Look> => {
       const screen = await ussdSession(c, sessions++).dial();
       if (screen === undefined) return { kind: 'nothing' };
       if (OUTCOME.test(screen)) return { kind: 'told' };
-      return screen.startsWith('CON ') && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
+      const aboutThePayment = screen.startsWith('CON ') || /nothing was sent/i.test(screen);
+      return aboutThePayment && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {

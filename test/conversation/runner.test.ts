@@ -296,6 +296,21 @@ describe('after money was sent, never "start again"', () => {
     expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Sent pay-1/);
   });
 
+  it('a run that fails before any money call, after its waiter was told "you will be notified": the failure is told', async () => {
+    const service = paymentsService();
+    let refuse!: (error: Error) => void;
+    const reserving = new Promise<void>((_resolve, reject) => (refuse = reject));
+    const told: Prompt[] = [];
+    const e = engine(redisStore(), { ...service.services, reserveSpend: () => reserving }, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    refuse(new NotCalled('our store refused'));
+    await until(() => told.length > 0, 'the failure told');
+    expect(told).toEqual([{ text: 'Something went wrong on our side. Please start again.', final: true }]);
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('a run taken over in a step that holds a secret (a PIN check, never stored) ends saying nothing was sent, and the user is told so', async () => {
     const service = paymentsService();
     const checking = gate<void>();
