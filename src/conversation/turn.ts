@@ -245,7 +245,9 @@ export function createTurn(o: TurnOptions) {
       logger.error({ ...logged(participant), err: error instanceof Error ? error.message : String(error) }, 'engine: message failed');
       if (!after) throw error;
       const lang = known?.profile?.lang ?? 'en';
-      const prompt = known ? answers.failure(known.session, known.run !== undefined, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
+      const latest = known?.ledger.at(-1)?.[1];
+      const afterMoney = latest !== undefined && latest !== PENDING && latest.money === true;
+      const prompt = known ? answers.failure(known.session, known.run !== undefined, afterMoney, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
       return { prompt, state: after(prompt) };
     }
   };

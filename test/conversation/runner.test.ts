@@ -296,6 +296,20 @@ describe('after money was sent, never "start again"', () => {
     expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Sent pay-1/);
   });
 
+  it('a message failing (Redis refusing writes) after a payment was answered is never told to start again', async () => {
+    const service = paymentsService();
+    const flaky = refusingWrites(redisStore());
+    const e = engine(flaky, service.services, { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 } });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
+    flaky.refusing = true;
+    const failed = await e.handle(msg({ text: 'did it go?' }));
+    expect(failed.text).toBe('We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.');
+    flaky.refusing = false;
+    expect(service.payments).toHaveLength(1);
+  });
+
   it('a run that fails before any money call, after its waiter was told "you will be notified": the failure is told', async () => {
     const service = paymentsService();
     let refuse!: (error: Error) => void;
