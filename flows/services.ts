@@ -43,6 +43,20 @@ export function isAlreadySubmitted(result: unknown): result is AlreadySubmitted 
   return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'alreadySubmitted';
 }
 
+/**
+ * The payment was not sent: it is held for an approver (maker/checker, src/approvals), who sends it later
+ * under the same Duplicate-Check-Key, or rejects it. The maker is told the decision.
+ */
+export interface Held {
+  kind: 'held';
+}
+
+export const HELD: Held = { kind: 'held' };
+
+export function isHeld(result: unknown): result is Held {
+  return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'held';
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -119,7 +133,10 @@ export interface FlowServices {
    * the names given for this user only, what the network said for everyone.
    */
   verifyContact(input: { phonenumber: string; firstName: string; lastName: string } & Asker): Promise<ContactCheck>;
-  /** Creates the payment; remembers the names given for the number, for the asker only (none: not kept). */
+  /**
+   * Creates the payment; remembers the names given for the number, for the asker only (none: not kept).
+   * {@link Held} when the asker's role holds payments of this size for an approver: nothing was sent.
+   */
   createPayment(input: Partial<Asker> & {
     duplicateCheckKey: string;
     paymentType: 'money' | 'airtime' | 'bank';
@@ -131,7 +148,7 @@ export interface FlowServices {
     lastName?: string;
     bank?: { bank: string; accountNumber: string; accountName: string; email: string };
     metadata: Record<string, string>;
-  }): Promise<Created<PaymentResult>>;
+  }): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
 
   /** Creates the request and files it among the asker's requests (the collections they may see). */
