@@ -42,6 +42,8 @@ export const keys = {
   spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
   /** A payment held for an approver, by its id (src/approvals/held.ts). */
   approval: (id: string): string => `approval:${id}`,
+  /** One process sends an approved payment at a time (src/approvals/held.ts). */
+  approvalSending: (id: string): string => `approval:${id}:sending`,
   /** The held payments still to decide or still being sent, each with when the sweep looks at it (src/approvals/held.ts). */
   approvalsOpen: 'approvals:open',
   /** Wrong PIN tries of a user (policy.ts). */
