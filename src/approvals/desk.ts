@@ -137,8 +137,8 @@ export class ApprovalDesk {
   async refusalFor(id: string, checker: Checker): Promise<{ refusal: Refusal; held?: HeldPayment } | null> {
     const held = await this.held.get(id);
     if (!held) return { refusal: 'unknown' };
-    if (!this.o.policy.mayApprove(checker.channel, checker.userId)) return { refusal: 'not_approver', held };
     if (held.maker.channel === checker.channel && held.maker.userId === checker.userId) return { refusal: 'own_payment', held };
+    if (!this.o.policy.mayApprove(checker.channel, checker.userId)) return { refusal: 'not_approver', held };
     if (held.state === 'pending' && this.now() >= held.expiresAt) {
       await this.expire(id);
       return { refusal: 'expired', held };
