@@ -17,7 +17,7 @@ import { isServiceFailure, type Params, type ServiceFailure } from '../../flows/
 import { parseChat } from '../conversation/address.js';
 import type { AccessPolicy } from '../conversation/policy.js';
 import type { Address, Channel, SessionStore } from '../conversation/types.js';
-import type { Logger } from '../log.js';
+import { maskUserId, type Logger } from '../log.js';
 import { HeldPayments, type Decision, type HeldPayment, type PaymentInput, type SendOutcome } from './held.js';
 
 export type { HeldPayment, SendOutcome, Decision } from './held.js';
@@ -70,6 +70,9 @@ const refuse = (code: ServiceFailure['code'], message: string): ServiceFailure =
 
 /** The held payment's id: from the maker's key, so a repeated create finds the payment already held. */
 export const heldIdOf = (duplicateCheckKey: string): string => createHash('sha256').update(duplicateCheckKey).digest('hex').slice(0, 24);
+
+/** Who made a held payment, as logs show it (a USSD or WhatsApp number masked). */
+const makerOf = (held: HeldPayment) => ({ channel: held.maker.channel, maker: maskUserId(held.maker.channel, held.maker.userId) });
 
 export class ApprovalDesk {
   readonly held: HeldPayments;
@@ -129,7 +132,7 @@ export class ApprovalDesk {
       this.o.logger.error({ approval: id, err: String(error) }, 'approvals: the held payment could not be posted; nothing was sent');
       throw refuse('rate_limited', 'the approvals channel could not be reached; nothing was sent');
     }
-    this.o.logger.info({ approval: id, maker: held.maker.userId, channel: held.maker.channel, currency: payment.currency }, 'approvals: payment held');
+    this.o.logger.info({ approval: id, ...makerOf(held), currency: payment.currency }, 'approvals: payment held');
     return HELD;
   }
 
@@ -151,7 +154,7 @@ export class ApprovalDesk {
   async decide(id: string, checker: Checker, verdict: 'approve' | 'reject', reason?: string): Promise<DecideResult> {
     const refused = await this.refusalFor(id, checker);
     if (refused) {
-      this.o.logger.info({ approval: id, verdict, by: checker.userId, refusal: refused.refusal }, 'approvals: decision refused');
+      this.o.logger.info({ approval: id, verdict, by: maskUserId(checker.channel, checker.userId), refusal: refused.refusal }, 'approvals: decision refused');
       return { ok: false, ...refused };
     }
     const decision: Decision = {
@@ -164,7 +167,7 @@ export class ApprovalDesk {
     const state = verdict === 'approve' ? 'approved' : 'rejected';
     const { before, after } = await this.held.update(id, (h) => (h.state === 'pending' ? { ...h, state, decision } : null));
     if (!after) return { ok: false, refusal: before?.state === 'expired' ? 'expired' : before ? 'decided' : 'unknown', ...(before ? { held: before } : {}) };
-    this.o.logger.info({ approval: id, verdict, by: checker.userId, maker: after.maker.userId, currency: after.payment.currency }, 'approvals: payment decided');
+    this.o.logger.info({ approval: id, verdict, by: maskUserId(checker.channel, checker.userId), ...makerOf(after), currency: after.payment.currency }, 'approvals: payment decided');
     if (verdict === 'reject') {
       await this.held.schedule(id, null);
       await this.show(after, 'notify.approval.rejected', { reason: decision.reason ?? '' });
@@ -206,7 +209,7 @@ export class ApprovalDesk {
     const { after } = await this.held.update(id, (h) => (h.state === 'pending' && this.now() >= h.expiresAt ? { ...h, state: 'expired' } : null));
     if (!after) return;
     await this.held.schedule(id, null);
-    this.o.logger.info({ approval: id, maker: after.maker.userId }, 'approvals: payment expired undecided');
+    this.o.logger.info({ approval: id, ...makerOf(after) }, 'approvals: payment expired undecided');
     await this.show(after, 'notify.approval.expired', { hours: String(this.o.ttlHours) });
   }
 
