@@ -57,6 +57,13 @@ export function isHeld(result: unknown): result is Held {
   return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'held';
 }
 
+/** One recipient of a bulk payout: number in `+` format, decimal amount, description for them. */
+export interface PayoutRecipient {
+  phonenumber: string;
+  amount: string;
+  description: string;
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -118,7 +125,16 @@ export interface FlowServices {
    * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
    * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
    */
-  reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string }): Promise<void>;
+  reserveSpend(input: {
+    channel: string;
+    userId: string;
+    flow: string;
+    amount: string;
+    currency: string;
+    duplicateCheckKey: string;
+    /** A bulk payout's largest recipient amount: the per-payment limit applies to it, the daily total to `amount`. */
+    largest?: string;
+  }): Promise<void>;
 
   /**
    * What this product already knows of a number (a local record kept from earlier verifications and
@@ -148,6 +164,11 @@ export interface FlowServices {
     lastName?: string;
     bank?: { bank: string; accountNumber: string; accountName: string; email: string };
     metadata: Record<string, string>;
+    /**
+     * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then
+     * their total and `phonenumber` a label of them (`3 recipients`), for records and approvals only.
+     */
+    recipients?: PayoutRecipient[];
   }): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
 

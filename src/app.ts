@@ -22,6 +22,7 @@ import type { Lang, UserProfile } from '../flows/types.js';
 import { createNotifications, ensureWebhooks, type SmsSender } from './notifications/index.js';
 import { notifyText } from './notifications/messages.js';
 import { ApprovalDesk } from './approvals/desk.js';
+import { Payouts } from './payouts/payouts.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
@@ -246,6 +247,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       appToken: config.SLACK_APP_TOKEN,
       apiUrl: config.SLACK_API_URL,
       ...(config.SLACK_APPROVALS_CHANNEL ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } } : {}),
+      payouts: {
+        payouts: new Payouts({ store, policy, services, currencies: config.CURRENCIES, defaultCountry: config.DEFAULT_COUNTRY, logger }),
+        currencies: config.CURRENCIES,
+      },
       engine,
       store,
       logger,

@@ -14,6 +14,9 @@ export const REJECT_VIEW = 'momo_approval_reject';
 export const REASON_BLOCK = 'reason';
 export const REASON_ELEMENT = 'value';
 
+/** Recipients of a bulk payout listed in its approval message (Slack's 3000 characters a section). */
+const RECIPIENTS_LISTED = 30;
+
 const KIND_WORDS: Record<string, string> = { money: 'mobile money', airtime: 'airtime', bank: 'bank transfer' };
 
 /** Text from a user or the network, safe in mrkdwn. */
@@ -29,10 +32,13 @@ function summary(held: HeldPayment): string {
   const p = held.payment;
   const name = [p.firstName, p.lastName].filter(Boolean).join(' ');
   const payee = p.bank ? `${name || p.bank.accountName} (account ${p.bank.accountNumber})` : name ? `${name} (${p.phonenumber})` : p.phonenumber;
+  // A bulk payout's request: each recipient, as many as a section holds.
+  const listed = (p.recipients ?? []).slice(0, RECIPIENTS_LISTED).map((r) => `• ${safe(r.phonenumber)}: ${safe(r.amount)} ${safe(p.currency)}, ${safe(r.description)}`);
+  const more = (p.recipients?.length ?? 0) > RECIPIENTS_LISTED ? [`…and ${p.recipients!.length - RECIPIENTS_LISTED} more`] : [];
   return [
     `*Payment waiting for approval*`,
-    `${who(held.maker.channel, held.maker.userId)} asks to pay *${safe(p.amount)} ${safe(p.currency)}* of ${KIND_WORDS[p.paymentType] ?? p.paymentType} to ${safe(payee)}.`,
-    `Description: ${safe(p.description)}`,
+    `${who(held.maker.channel, held.maker.userId)} asks to pay *${safe(p.amount)} ${safe(p.currency)}* of ${p.recipients ? 'bulk payout' : (KIND_WORDS[p.paymentType] ?? p.paymentType)} to ${safe(payee)}.`,
+    ...(p.recipients ? [...listed, ...more] : [`Description: ${safe(p.description)}`]),
     `Held ${when(held.heldAt)}; expires ${when(held.expiresAt)} unless decided.`,
   ].join('\n');
 }

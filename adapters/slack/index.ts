@@ -35,6 +35,8 @@ import {
 } from './blocks.js';
 import type { ApprovalDesk } from '../../src/approvals/desk.js';
 import { registerApprovals } from './approvals.js';
+import type { Payouts } from '../../src/payouts/payouts.js';
+import { registerPayouts } from './payout.js';
 import { boltLogger } from './bolt-logger.js';
 import { parseCommandText } from './command.js';
 import { createSlackNotifier } from './notifier.js';
@@ -71,6 +73,8 @@ export interface SlackOptions {
    * there with Approve / Reject. Default unset: no board, so a payment that needs approval is refused.
    */
   approvals?: { desk: ApprovalDesk; channel: string };
+  /** Bulk payouts (`/momo payout`) in these currencies. Default unset: `/momo payout` is an answer like any text. */
+  payouts?: { payouts: Payouts; currencies: readonly string[] };
 }
 
 export interface Slack {
@@ -221,6 +225,11 @@ export function createSlack(options: SlackOptions): Slack {
       await ack({ response_type: 'ephemeral', ...textMessage(MALFORMED) });
       return;
     }
+    if (openPayout && command.text.trim().toLowerCase() === 'payout') {
+      await ack();
+      await openPayout(command.trigger_id);
+      return;
+    }
     const pending = answer({ ...inbound, ...parseCommandText(command.text) });
     const first = await within(pending, ackTimeoutMs);
     if (first) {
@@ -232,6 +241,7 @@ export function createSlack(options: SlackOptions): Slack {
   });
 
   if (options.approvals) options.approvals.desk.attach(registerApprovals(app, { ...options.approvals, logger }));
+  const openPayout = options.payouts ? registerPayouts(app, { ...options.payouts, replier, logger }) : undefined;
 
   // Every click is acknowledged at once: "Answer" opens the modal, a choice or nav goes to the engine, and
   // anything else (a button of an older version of the app) is acknowledged and left alone. The approvals

@@ -18,6 +18,7 @@ import { parseChat } from '../conversation/address.js';
 import type { AccessPolicy } from '../conversation/policy.js';
 import type { Address, Channel, SessionStore } from '../conversation/types.js';
 import { maskUserId, type Logger } from '../log.js';
+import { largestOf } from '../payouts/rows.js';
 import { HeldPayments, type Decision, type HeldPayment, type PaymentInput, type SendOutcome } from './held.js';
 
 export type { HeldPayment, SendOutcome, Decision } from './held.js';
@@ -188,7 +189,15 @@ export class ApprovalDesk {
     const { payment } = held;
     let outcome: SendOutcome;
     try {
-      await this.o.services.reserveSpend({ channel: held.maker.channel, userId: held.maker.userId, flow: 'pay', amount: payment.amount, currency: payment.currency, duplicateCheckKey: held.key });
+      await this.o.services.reserveSpend({
+        channel: held.maker.channel,
+        userId: held.maker.userId,
+        flow: 'pay',
+        amount: payment.amount,
+        currency: payment.currency,
+        duplicateCheckKey: held.key,
+        ...(payment.recipients ? { largest: largestOf(payment.recipients) } : {}),
+      });
       const result = await this.o.services.createPayment(payment);
       outcome = isAlreadySubmitted(result) ? { kind: 'sentBefore' } : 'id' in result ? { kind: 'sent', id: result.id, state: result.state } : { kind: 'unconfirmed' };
     } catch (error) {

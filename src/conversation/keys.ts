@@ -46,6 +46,8 @@ export const keys = {
   approvalSending: (id: string): string => `approval:${id}:sending`,
   /** The held payments still to decide or still being sent, each with when the sweep looks at it (src/approvals/held.ts). */
   approvalsOpen: 'approvals:open',
+  /** A bulk payout: its draft, then its requests' results (src/payouts/payouts.ts). */
+  payout: (id: string): string => `payout:${id}`,
   /** Wrong PIN tries of a user (policy.ts). */
   pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */

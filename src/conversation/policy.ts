@@ -228,7 +228,7 @@ export class AccessPolicy {
    */
   async reserveSpend(
     store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string },
+    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string; largest?: string },
   ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const role = this.role(input.channel, input.userId)!;
@@ -237,7 +237,8 @@ export class AccessPolicy {
     const daily = role.dailyLimit[currency] ?? role.dailyLimit['*'];
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
     const amount = new Decimal(input.amount);
-    if (amount.gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
+    // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
+    if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
     const day = new Date(this.now()).toISOString().slice(0, 10);
     const total = keys.dailySpend(input.channel, input.userId, currency, day);
     const limit = new Decimal(daily).mul(100).floor().toNumber();
