@@ -41,13 +41,15 @@ export function parsePayoutRows(text: string, options: { defaultCountry: string;
     if (line.trim() === '') return;
     // A CSV header such as `phone,amount,description` is not a payment.
     if (row === 1 && /^\s*"?(phone|number|msisdn)/i.test(line)) return;
-    const [phoneField = '', amountField = '', ...rest] = line.split(/[,;\t]/).map((f) => f.trim().replace(/^"(.*)"$/, '$1'));
+    // Phone and amount end at the first two separators; the description is the rest, commas and all.
+    const [, phoneRaw = '', amountRaw = '', rest = ''] = /^([^,;\t]*)(?:[,;\t]([^,;\t]*))?(?:[,;\t](.*))?$/.exec(line) ?? [];
+    const [phoneField, amountField, descriptionField] = [phoneRaw, amountRaw, rest].map((f) => f.trim().replace(/^"(.*)"$/, '$1'));
     const problems: string[] = [];
-    const phone = parsePhone(phoneField, options.defaultCountry);
-    if (!phone.ok) problems.push(`"${plainText(phoneField).slice(0, 30)}" is not a phone number`);
-    const amount = amountField === '' ? { ok: false as const, reason: { key: 'input.amountInvalid' } } : parseAmount(amountField);
+    const phone = parsePhone(phoneField!, options.defaultCountry);
+    if (!phone.ok) problems.push(`"${plainText(phoneField!).slice(0, 30)}" is not a phone number`);
+    const amount = amountField === '' ? { ok: false as const, reason: { key: 'input.amountInvalid' } } : parseAmount(amountField!);
     if (!amount.ok) problems.push(say(amount.reason));
-    const description = plainText(rest.join(',').trim()) || options.description;
+    const description = plainText(descriptionField!).trim() || options.description;
     if (description.length > DESCRIPTION_MAX) problems.push(`the description is longer than ${DESCRIPTION_MAX} characters`);
     if (problems.length > 0) errors.push({ row, message: problems.join('; ') });
     else if (phone.ok && amount.ok) {
