@@ -151,6 +151,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
   });
   const services = approvals.guard(recorded);
+  // Bulk payouts (Slack /momo payout) through the same services: policy and maker/checker apply.
+  const payouts = new Payouts({ store, policy, services, currencies: config.CURRENCIES, defaultCountry: config.DEFAULT_COUNTRY, logger });
   let whatsapp: WhatsApp | undefined;
   const basicAuth =
     config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
@@ -247,10 +249,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       appToken: config.SLACK_APP_TOKEN,
       apiUrl: config.SLACK_API_URL,
       ...(config.SLACK_APPROVALS_CHANNEL ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } } : {}),
-      payouts: {
-        payouts: new Payouts({ store, policy, services, currencies: config.CURRENCIES, defaultCountry: config.DEFAULT_COUNTRY, logger }),
-        currencies: config.CURRENCIES,
-      },
+      payouts: { payouts, currencies: config.CURRENCIES },
       engine,
       store,
       logger,
@@ -282,7 +281,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   notifications.addRoutes(app);
   notifications.start();
   approvals.start();
-  closers.push(async () => approvals.stop());
+  payouts.start();
+  closers.push(async () => {
+    approvals.stop();
+    payouts.stop();
+  });
   metrics.trackQueueDepth(() => notifications.queue.depth());
   closers.push(() => notifications.stop());
 

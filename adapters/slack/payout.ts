@@ -168,11 +168,11 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
   app.view<ViewSubmitAction>(PAYOUT_CONFIRM_VIEW, async ({ ack, body, view }) => {
     await ack();
     const payout = await payouts.confirm(view.private_metadata, { channel: 'slack', userId: body.user.id });
-    if (!payout) {
-      logger.info({ payout: view.private_metadata }, 'payouts: confirmation of no draft of this user (expired, or confirmed before) ignored');
-      return;
-    }
-    await replier.direct(body.user.id, payoutMessage(payout));
+    if (!payout) logger.info({ payout: view.private_metadata }, 'payouts: confirmation of no draft of this user (expired, or confirmed before) ignored');
+  });
+  // Told to the maker when its requests are made: after the confirmation, or by the sweep that finished it.
+  payouts.tellWith(async (payout) => {
+    if (payout.maker.channel === 'slack') await replier.direct(payout.maker.userId, payoutMessage(payout));
   });
 
   return async (triggerId) => {

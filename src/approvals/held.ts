@@ -9,6 +9,7 @@
  *   again under the same key, which the service deduplicates).
  */
 import type { FlowServices } from '../../flows/services.js';
+import { DueList } from '../conversation/due-list.js';
 import { keys } from '../conversation/keys.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
 
@@ -58,7 +59,11 @@ export const MAX_OPEN = 5000;
 const ATTEMPTS = 10;
 
 export class HeldPayments {
-  constructor(private readonly store: SessionStore) {}
+  private readonly open: DueList;
+
+  constructor(private readonly store: SessionStore) {
+    this.open = new DueList(store, keys.approvalsOpen, MAX_OPEN);
+  }
 
   async get(id: string): Promise<HeldPayment | null> {
     if (!/^[0-9a-f]{1,64}$/.test(id)) return null;
@@ -89,28 +94,13 @@ export class HeldPayments {
   }
 
   /** Lists `id` for the sweep at `due` (ms), or takes it off (`due` null). False when the list is full. */
-  async schedule(id: string, due: number | null): Promise<boolean> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const stored = await this.store.get(keys.approvalsOpen);
-      const open = { ...((stored?.snapshot as Record<string, number> | undefined) ?? {}) };
-      if (due === null) {
-        if (!(id in open)) return true;
-        delete open[id];
-      } else {
-        if (!(id in open) && Object.keys(open).length >= MAX_OPEN) return false;
-        open[id] = due;
-      }
-      if ((await this.store.set(keys.approvalsOpen, open, stored?.version ?? null, HELD_TTL_SECONDS)) !== null) return true;
-    }
-    throw new Error('the open approvals kept changing');
+  schedule(id: string, due: number | null): Promise<boolean> {
+    return this.open.schedule(id, due);
   }
 
   /** The ids listed for the sweep whose time has come. */
-  async due(now: number): Promise<string[]> {
-    const open = ((await this.store.get(keys.approvalsOpen))?.snapshot as Record<string, number> | undefined) ?? {};
-    return Object.entries(open)
-      .filter(([, due]) => due <= now)
-      .map(([id]) => id);
+  due(now: number): Promise<string[]> {
+    return this.open.due(now);
   }
 
   /** Claims the sending of an approved payment for `seconds`: one process sends it at a time. */

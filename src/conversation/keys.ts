@@ -48,6 +48,10 @@ export const keys = {
   approvalsOpen: 'approvals:open',
   /** A bulk payout: its draft, then its requests' results (src/payouts/payouts.ts). */
   payout: (id: string): string => `payout:${id}`,
+  /** The confirmed payouts whose requests are still being made, each with when the sweep looks at it. */
+  payoutsOpen: 'payouts:open',
+  /** One process makes a payout's requests at a time (src/payouts/payouts.ts). */
+  payoutSending: (id: string): string => `payout:${id}:sending`,
   /** Wrong PIN tries of a user (policy.ts). */
   pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
