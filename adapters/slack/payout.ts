@@ -8,7 +8,7 @@
 import type { App, ViewSubmitAction, types } from '@slack/bolt';
 import type { Payout, Payouts } from '../../src/payouts/payouts.js';
 import type { RowError } from '../../src/payouts/rows.js';
-import { PAYOUT_ROWS_MAX, totalOf as sumOf } from '../../src/payouts/rows.js';
+import { totalOf as sumOf } from '../../src/payouts/rows.js';
 import { chatOf } from '../../src/conversation/address.js';
 import type { Logger } from '../../src/log.js';
 import { conversationIdOf } from './address.js';
@@ -22,6 +22,8 @@ export const CURRENCY_BLOCK = 'currency';
 export const DESCRIPTION_BLOCK = 'description';
 export const FIELD = 'value';
 
+/** Slack's largest plain_text_input. */
+const ROWS_INPUT_MAX = 3000;
 /** Slack shows an input's error under it: the first problems, and how many more. */
 const ERRORS_SHOWN = 15;
 /** Recipients listed in one message section (Slack's 3000 characters). */
@@ -48,8 +50,8 @@ export function payoutModal(currencies: readonly string[]): types.ModalView {
         type: 'input',
         block_id: ROWS_BLOCK,
         label: { type: 'plain_text', text: 'Recipients: one "phone, amount[, description]" a line' },
-        hint: { type: 'plain_text', text: `e.g. 0772000001, 5000, March wages. Amounts without thousands separators. At most ${PAYOUT_ROWS_MAX} rows.` },
-        element: { type: 'plain_text_input', action_id: FIELD, multiline: true, max_length: 3000 },
+        hint: { type: 'plain_text', text: 'e.g. 0772000001, 5000, March wages. Amounts without thousands separators. The box holds 3000 characters (about 150 rows).' },
+        element: { type: 'plain_text_input', action_id: FIELD, multiline: true, max_length: ROWS_INPUT_MAX },
       },
       {
         type: 'input',
@@ -152,7 +154,7 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
     const currency: unknown = values[CURRENCY_BLOCK]?.[FIELD]?.selected_option?.value;
     const description: unknown = values[DESCRIPTION_BLOCK]?.[FIELD]?.value;
     const teamId = body.team?.id ?? body.user.team_id;
-    if (typeof rows !== 'string' || rows.length > 100_000 || typeof currency !== 'string' || !teamId) {
+    if (typeof rows !== 'string' || rows.length > ROWS_INPUT_MAX || typeof currency !== 'string' || !teamId) {
       await ack({ response_action: 'errors', errors: { [ROWS_BLOCK]: 'Paste the rows and choose a currency.' } });
       return;
     }
