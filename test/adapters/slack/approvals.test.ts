@@ -143,6 +143,11 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     // A non-approver does not even get the reason modal.
     await press(buttonOf(held.body.blocks, 'momo_approval_reject'), TELLER);
     expect((await nextEphemeral()).body.text).toMatch(/not an approver/);
+    // A checker pressing a button naming no held payment (forged or mangled) changes nothing either.
+    for (const value of ['ffffffffffffffffffffffff', '../approval:x', '']) {
+      expect((await press({ action_id: 'momo_approval_approve', value }, CHECKER)).status).toBe(200);
+      expect((await nextEphemeral()).body.text).toMatch(/not known here/);
+    }
     expect(fake.of('chat.update')).toEqual([]);
     expect(paymentsFor('rent')).toEqual([]);
   });
