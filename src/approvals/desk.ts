@@ -21,7 +21,7 @@ import { maskUserId, type Logger } from '../log.js';
 import { largestOf } from '../payouts/rows.js';
 import { HeldPayments, type Decision, type HeldPayment, type PaymentInput, type SendOutcome } from './held.js';
 
-export type { HeldPayment, SendOutcome, Decision } from './held.js';
+export type { HeldPayment } from './held.js';
 
 /** Where held payments are shown and decided: one implementation per channel that has one (Slack). */
 export interface ApprovalBoard {
@@ -70,7 +70,7 @@ export const REASON_MAX = 500;
 const refuse = (code: ServiceFailure['code'], message: string): ServiceFailure => ({ code, message });
 
 /** The held payment's id: from the maker's key, so a repeated create finds the payment already held. */
-export const heldIdOf = (duplicateCheckKey: string): string => createHash('sha256').update(duplicateCheckKey).digest('hex').slice(0, 24);
+const heldIdOf = (duplicateCheckKey: string): string => createHash('sha256').update(duplicateCheckKey).digest('hex').slice(0, 24);
 
 /** Who made a held payment, as logs show it (a USSD or WhatsApp number masked). */
 const makerOf = (held: HeldPayment) => ({ channel: held.maker.channel, maker: maskUserId(held.maker.channel, held.maker.userId) });

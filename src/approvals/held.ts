@@ -55,7 +55,7 @@ export interface HeldPayment {
 /** A decided payment is kept 30 days, for a late press on its message and for the record. */
 const HELD_TTL_SECONDS = 30 * 24 * 3600;
 /** Most payments waiting at once: a flood of holds is refused before anything is posted. */
-export const MAX_OPEN = 5000;
+const MAX_OPEN = 5000;
 const ATTEMPTS = 10;
 
 export class HeldPayments {

@@ -10,7 +10,7 @@ import type { Text } from '../../flows/types.js';
 import { fillTemplate, plainText } from '../conversation/text.js';
 
 /** Most rows in one payout. */
-export const PAYOUT_ROWS_MAX = 1000;
+const PAYOUT_ROWS_MAX = 1000;
 /**
  * Most recipients in one service request. The contract does not say how many `recipient_data` takes; 100
  * keeps a request small (and one approval per request readable); a larger payout is split, one key each.
