@@ -147,7 +147,7 @@ try {
     if (allocated) {
       const hops = sessions * TEXTS.length;
       const total = [...allocated.byModule.values()].reduce((a, b) => a + b, 0);
-      const top = (bytes: Map<string, number>) => [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 12);
+      const top = (bytes: Map<string, number>) => [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 16);
       console.log(`Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`);
       for (const [mod, bytes] of top(allocated.byModule)) console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
       console.log('Our own code by function (what it and the builtins it calls allocate):');

@@ -132,6 +132,11 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
   } as unknown as AnyActorScope;
 }
 
+/** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
+const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} } as const;
+
+const isEmpty = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+
 /** The service call a busy snapshot waits for: its invoke, not started. */
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
@@ -185,18 +190,27 @@ export class FlowRuntime {
   restore(session: Session): AnyMachineSnapshot {
     let snapshot = this.restored.get(session);
     if (!snapshot) {
-      snapshot = this.machine(session.flow).restoreSnapshot(session.snapshot as never, this.scope(session.flow)) as AnyMachineSnapshot;
+      const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
+      snapshot = this.machine(session.flow).restoreSnapshot(stored as never, this.scope(session.flow)) as AnyMachineSnapshot;
       this.restored.set(session, snapshot);
     }
     return snapshot;
   }
 
   /**
-   * The snapshot as stored. Not deep-copied: the store serialises it on write, and flow contexts are only
-   * ever replaced by `assign`, never changed in place, so sharing their objects with the live snapshot is safe.
+   * The snapshot as stored: xstate's persisted snapshot without what {@link PERSISTED_DEFAULTS} restores (an
+   * active status, no children, no history: every step but a service call's). Not deep-copied: the store
+   * serialises it on write, and flow contexts are only ever replaced by `assign`, never changed in place, so
+   * sharing their objects with the live snapshot is safe.
    */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
-    return this.machine(flow).getPersistedSnapshot(snapshot);
+    const { status, children, historyValue, ...rest } = this.machine(flow).getPersistedSnapshot(snapshot) as Record<string, unknown>;
+    return {
+      ...rest,
+      ...(status === PERSISTED_DEFAULTS.status ? {} : { status }),
+      ...(isEmpty(children) ? {} : { children }),
+      ...(isEmpty(historyValue) ? {} : { historyValue }),
+    };
   }
 
   /** Where the session's run is. */
