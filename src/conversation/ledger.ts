@@ -81,34 +81,6 @@ export function readRecord(snapshot: unknown): ConversationRecord {
   };
 }
 
-/** JSON of the parts of records that several writes share (a session, a ledger entry), made on the first. */
-const partJson = new WeakMap<object, string>();
-
-function partOf(part: object): string {
-  let json = partJson.get(part);
-  if (json === undefined) {
-    json = JSON.stringify(part);
-    partJson.set(part, json);
-  }
-  return json;
-}
-
-/**
- * The record's JSON, equal to `JSON.stringify(record)`, from parts serialised once: a hop's writes (three on a
- * PIN hop) and the next hops' share the session object and ledger entries they did not change, so each is
- * serialised by the first write that holds it; the channel state, profile and run are small and made anew.
- */
-export function recordJson(record: ConversationRecord): string {
-  const parts: string[] = [];
-  if (record.session !== undefined) parts.push(`"session":${partOf(record.session)}`);
-  parts.push(`"ledger":[${record.ledger.map(partOf).join(',')}]`);
-  for (const field of ['channel', 'profile', 'run'] as const) {
-    const json = record[field] === undefined ? undefined : JSON.stringify(record[field]);
-    if (json !== undefined) parts.push(`"${field}":${json}`);
-  }
-  return `{${parts.join(',')}}`;
-}
-
 /** The answer the delivery got, `pending`, or undefined for a delivery the ledger does not hold. */
 export function answerOf(record: ConversationRecord, id: string): Answer | undefined {
   return record.ledger.find((entry) => entry[0] === id)?.[1];

@@ -4,7 +4,6 @@
  * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
  * touched again (delivery marks); no timers run.
  */
-import { jsonOf } from './json.js';
 import type { Lease, SessionStore, StoredSnapshot } from './types.js';
 
 type Entry =
@@ -64,7 +63,7 @@ export class MemoryStore implements SessionStore {
     const current = entry?.kind === 'record' ? entry.version : null;
     if (current !== expectedVersion) return null;
     const version = (current ?? 0) + 1;
-    this.entries.set(key, { kind: 'record', json: jsonOf(snapshot), version, expiresAt: this.expiry(ttlSeconds) });
+    this.entries.set(key, { kind: 'record', json: JSON.stringify(snapshot), version, expiresAt: this.expiry(ttlSeconds) });
     return version;
   }
 

@@ -19,8 +19,7 @@
  * are kept: the cache holds the conversations of the last minute, and an idle process none.
  */
 import { LRUCache } from 'lru-cache';
-import { withJson } from './json.js';
-import { readRecord, recordJson, type ConversationRecord, type Stored } from './ledger.js';
+import { readRecord, type ConversationRecord, type Stored } from './ledger.js';
 import type { SessionStore } from './types.js';
 
 /** Most records kept: about 60 MB at 3 KB each. */
@@ -72,7 +71,7 @@ export class RecordCache {
 
   /** Compare-and-set of the record: the new Stored, or null on a conflict (and the kept record is forgotten). */
   async write(key: string, record: ConversationRecord, expected: number | null): Promise<Stored | null> {
-    const version = await this.store.set(key, withJson(record, recordJson(record)), expected, this.ttlSeconds);
+    const version = await this.store.set(key, record, expected, this.ttlSeconds);
     if (version === null) {
       this.kept.delete(key);
       return null;

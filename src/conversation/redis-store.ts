@@ -15,7 +15,6 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { jsonOf } from './json.js';
 import type { Lease, SessionStore, StoredSnapshot } from './types.js';
 
 /**
@@ -215,7 +214,7 @@ export class RedisStore implements SessionStore {
     const version = (expectedVersion ?? 0) + 1;
     const header = `${version}:${writeId()}:`;
     const expected = expectedVersion === null ? '' : `${expectedVersion}:`;
-    const written = await this.redis.momoCompareAndSet(key, expected, header + jsonOf(snapshot), seconds(ttlSeconds), header);
+    const written = await this.redis.momoCompareAndSet(key, expected, header + JSON.stringify(snapshot), seconds(ttlSeconds), header);
     return written === null ? null : version;
   }
 

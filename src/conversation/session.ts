@@ -133,9 +133,13 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
 }
 
 /** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
-const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} } as const;
+const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
 
-const isEmpty = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+/** A persisted field holding what a restore puts back anyway. */
+function isDefault(field: string, value: unknown): boolean {
+  if (field === 'status') return value === PERSISTED_DEFAULTS.status;
+  return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}
 
 /** The service call a busy snapshot waits for: its invoke, not started. */
 export interface Invocation {
@@ -199,18 +203,19 @@ export class FlowRuntime {
 
   /**
    * The snapshot as stored: xstate's persisted snapshot without what {@link PERSISTED_DEFAULTS} restores (an
-   * active status, no children, no history: every step but a service call's). Not deep-copied: the store
-   * serialises it on write, and flow contexts are only ever replaced by `assign`, never changed in place, so
-   * sharing their objects with the live snapshot is safe.
+   * active status, no children, no history: every step but a service call's) and without undefined fields.
+   * Not deep-copied: the store serialises it on write, and flow contexts are only ever replaced by `assign`,
+   * never changed in place, so sharing their objects with the live snapshot is safe.
    */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
-    const { status, children, historyValue, ...rest } = this.machine(flow).getPersistedSnapshot(snapshot) as Record<string, unknown>;
-    return {
-      ...rest,
-      ...(status === PERSISTED_DEFAULTS.status ? {} : { status }),
-      ...(isEmpty(children) ? {} : { children }),
-      ...(isEmpty(historyValue) ? {} : { historyValue }),
-    };
+    const persisted = this.machine(flow).getPersistedSnapshot(snapshot) as Record<string, unknown>;
+    const stored: Record<string, unknown> = { value: persisted.value, context: persisted.context };
+    for (const field in persisted) {
+      const value = persisted[field];
+      if (field === 'value' || field === 'context' || value === undefined || isDefault(field, value)) continue;
+      stored[field] = value;
+    }
+    return stored;
   }
 
   /** Where the session's run is. */

@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { recordJson, withAnswer, type ConversationRecord, type Entry } from '../../src/conversation/ledger.js';
 import { RECORD_KEPT_MS, RecordCache } from '../../src/conversation/record-cache.js';
 
 describe('RecordCache', () => {
@@ -44,41 +43,5 @@ describe('RecordCache', () => {
     expect(cache.peek('conv:a')).toBeUndefined();
     expect((await cache.read('conv:a'))?.record.channel).toBe('elsewhere');
     expect(cache.peek('conv:a')?.version).toBe(2);
-  });
-});
-
-describe('recordJson', () => {
-  const newSession = () => ({ flow: 'menu' as const, runId: 'r', snapshot: { value: 'ask', context: { n: 1 } }, expiresAt: 5, ended: false });
-  const session = newSession();
-  const entry = (id: string) => [id, { text: `screen ${id}`, final: false }] as Entry;
-
-  it('is the record as JSON.stringify writes it, whatever it holds', () => {
-    const records: ConversationRecord[] = [
-      { ledger: [] },
-      { session, ledger: [entry('a'), entry('b')], channel: { hop: 2, seen: 'x"y' }, profile: { lang: 'sw' }, run: { id: 't', late: true } },
-      { session, ledger: [entry('a')], channel: undefined, run: undefined },
-      { ledger: [['p', 'pending']], channel: 'plain' },
-    ];
-    for (const record of records) expect(JSON.parse(recordJson(record))).toEqual(JSON.parse(JSON.stringify(record)));
-    for (const record of records) expect(recordJson(record)).toHaveLength(JSON.stringify(record).length);
-  });
-
-  it('serialises a session and a ledger entry once, however many writes hold them', async () => {
-    const store = new MemoryStore();
-    const cache = new RecordCache(store, 600);
-    const session = newSession();
-    const first = entry('a');
-    const stringify = vi.spyOn(JSON, 'stringify');
-    try {
-      const one = await cache.write('conv:j', { session, ledger: [first] }, null);
-      const two = await cache.write('conv:j', { session, ledger: withAnswer(one!.record.ledger, 'b', { text: 'next', final: false }), channel: { hop: 1 } }, one!.version);
-      await cache.write('conv:j', { ...two!.record, run: { id: 't' } }, two!.version);
-      const of = (value: unknown) => stringify.mock.calls.filter(([arg]) => arg === value).length;
-      expect(of(session)).toBe(1);
-      expect(of(first)).toBe(1);
-    } finally {
-      stringify.mockRestore();
-    }
-    expect((await store.get('conv:j'))?.snapshot).toEqual({ session, ledger: [first, ['b', { text: 'next', final: false }]], channel: { hop: 1 }, run: { id: 't' } });
   });
 });

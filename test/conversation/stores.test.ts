@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { withJson } from '../../src/conversation/json.js';
 import { MemoryStore, SWEEP_EVERY } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { createSessionStore } from '../../src/conversation/store.js';
@@ -28,11 +27,6 @@ describe.each<[string, () => SessionStore]>([
     expect(await store.get(key('a'))).toEqual({ snapshot: { step: 1, list: [] }, version: 1 });
     expect(await store.set(key('a'), { step: 2 }, 1, 60)).toBe(2);
     expect(await store.get(key('a'))).toEqual({ snapshot: { step: 2 }, version: 2 });
-  });
-
-  it('writes the JSON a writer attached to a record (withJson) instead of serialising it again', async () => {
-    expect(await store.set(key('json'), withJson({ step: 1 }, '{"step":1,"made":"once"}'), null, 60)).toBe(1);
-    expect((await store.get(key('json')))?.snapshot).toEqual({ step: 1, made: 'once' });
   });
 
   it('refuses a stale version and a create over an existing record', async () => {
