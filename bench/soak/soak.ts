@@ -6,7 +6,7 @@
  * callback path, the PIN checked against the policy's scrypt hash) one after another for several minutes.
  * Every SAMPLE_EVERY_MS it asks the product for its memory after a full garbage collection (the probe,
  * bench/soak/probe.ts, loaded with --expose-gc: the product's code is unchanged) and says whether RSS and the
- * heap after collection plateau: the median of the last third of the run against that of the middle third.
+ * heap after collection plateau (plateauOf).
  *
  * SOAK_MINUTES (default 5; BENCH_QUICK=1: 1) and SOAK_USERS (default 16). Redis: REDIS_URL's server, database
  * 12, whose product keys are deleted before and after (as the chaos run does on its own database).
@@ -50,8 +50,12 @@ export interface Plateau {
   /** Median of the middle third of the run, and of the last third. */
   middleMb: number;
   lastMb: number;
+  /** Highest sample of the first two thirds, and of the whole run. */
+  earlierMaxMb: number;
   maxMb: number;
+  /** The last third's median against the middle third's. */
   growth: number;
+  /** The last third's median is no more than PLATEAU_GROWTH above the earlier high (no new level reached). */
   plateaus: boolean;
 }
 
@@ -61,6 +65,8 @@ export interface SoakResult {
   sessions: number;
   /** Sessions whose final screen acknowledged the payment (submitted, or its outcome). */
   paid: number;
+  /** Dials answered with the news of the user's previous payment instead of the menu (its run was still out). */
+  retold: number;
   /** Payments the sandbox holds: one per paid session when none was made twice. */
   sandboxPayments: number;
   errors: number;
@@ -77,12 +83,24 @@ export interface SoakResult {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/**
+ * RSS moves by tens of MB between samples (the allocator gives pages back and takes them again), so a plateau
+ * is judged by levels, not slopes: the last third's median against the highest sample before it.
+ */
 function plateauOf(values: number[]): Plateau {
   const third = Math.max(1, Math.floor(values.length / 3));
   const middle = median(values.slice(third, 2 * third));
   const last = median(values.slice(values.length - third));
-  const growth = middle === 0 ? 0 : (last - middle) / middle;
-  return { startMb: values[0] ?? 0, middleMb: middle, lastMb: last, maxMb: Math.max(...values), growth: round(growth, 3), plateaus: growth <= PLATEAU_GROWTH };
+  const earlierMax = Math.max(...values.slice(0, values.length - third));
+  return {
+    startMb: values[0] ?? 0,
+    middleMb: middle,
+    lastMb: last,
+    earlierMaxMb: earlierMax,
+    maxMb: Math.max(...values),
+    growth: round(middle === 0 ? 0 : (last - middle) / middle, 3),
+    plateaus: last <= earlierMax * (1 + PLATEAU_GROWTH),
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -181,9 +199,14 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   let sessions = 0;
   let paid = 0;
   let errors = 0;
-  const fail = (what: string) => {
+  /** Dials answered with the news of the user's previous payment (its run was still out). */
+  let retold = 0;
+  const failed = (what: string) => {
     errors += 1;
-    if (firstErrors.length < 10) firstErrors.push(what.replace(/\s+/g, ' ').slice(0, 200));
+    if (firstErrors.length < 10) {
+      firstErrors.push(what.replace(/\s+/g, ' ').slice(0, 1000));
+      log(`soak: error: ${firstErrors.at(-1)}`);
+    }
   };
 
   function hop(body: string): Promise<{ status: number; text: string }> {
@@ -206,18 +229,30 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   /** One whole payment from a new dial; counts it paid or an error. */
   async function session(phone: string, id: string): Promise<void> {
     const answers: string[] = [];
+    /** What the user typed and saw, for an error's message. */
+    const trail: string[] = [];
+    const fail = (what: string) => failed(`${what} (after: ${trail.join(' | ')})`);
     const send = () => hop(new URLSearchParams({ sessionId: id, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') }).toString());
     let answer = await send();
     for (let step = 0; step < 20; step++) {
       if (answer.status !== 200) return fail(`HTTP ${answer.status}: ${answer.text}`);
       const screen = answer.text;
-      if (screen.startsWith('END ')) return fail(`ended before the payment: ${screen}`);
+      if (screen.startsWith('END ')) {
+        // A dial while the last payment's run is still out waits for it and is answered with its news (the
+        // conversation is the number's): the user has heard of that payment and dials again.
+        if (answers.length === 0 && (ACKNOWLEDGED.test(screen) || OUTCOME.test(screen))) {
+          retold += 1;
+          return;
+        }
+        return fail(`ended before the payment: ${screen}`);
+      }
       // A dial's notes (outcomes of earlier payments) can push the menu's question off the screen; its
       // choices stay, and a person picks the one they came for.
       const d: Decision = ussdChoice(screen, MENU_CHOICE) ? { kind: 'choose', label: MENU_CHOICE } : decide(screen, 'ussd', '5000');
       const typed = d.kind === 'text' ? d.value : d.kind === 'choose' ? ussdChoice(screen, d.label) : undefined;
       if (typed === undefined) return fail(`a screen the user cannot answer: ${screen}`);
       answers.push(typed);
+      trail.push(`${screen.slice(0, 60)} -> ${typed}`);
       answer = await send();
       if (d.kind !== 'unknown' && d.final) {
         if (answer.status === 200 && (ACKNOWLEDGED.test(answer.text) || OUTCOME.test(answer.text))) paid += 1;
@@ -234,7 +269,7 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   const walkers = phones.map(async (phone, u) => {
     for (let n = 0; Date.now() < until; n++) {
       sessions += 1;
-      await session(phone, `soak-${started}-${u}-${n}`).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+      await session(phone, `soak-${started}-${u}-${n}`).catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
     }
   });
   const sample = async () => {
@@ -269,6 +304,7 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
     users,
     sessions,
     paid,
+    retold,
     sandboxPayments,
     errors,
     firstErrors,
