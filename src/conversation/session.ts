@@ -134,15 +134,6 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
   } as unknown as AnyActorScope;
 }
 
-/** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
-const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
-
-/** A persisted field holding what a restore puts back anyway. */
-function isDefault(field: string, value: unknown): boolean {
-  if (field === 'status') return value === PERSISTED_DEFAULTS.status;
-  return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
-}
-
 /** The service call a busy snapshot waits for: its invoke, not started. */
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
@@ -154,6 +145,15 @@ export interface Invocation {
 /** The invoke's fromPromise logic, as xstate keeps it on the child actor. */
 interface PromiseLogic {
   config: (args: { input: unknown; self: AnyActorRef; system: unknown; signal: AbortSignal; emit: () => void }) => PromiseLike<unknown>;
+}
+
+/** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
+const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
+
+/** A persisted field holding what a restore puts back anyway. */
+function isDefault(field: string, value: unknown): boolean {
+  if (field === 'status') return value === PERSISTED_DEFAULTS.status;
+  return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 }
 
 /** Machines with the engine's actors bound, one per flow. */
