@@ -224,7 +224,6 @@ export class Runner {
 
   private async sweepOnce(): Promise<void> {
     try {
-      this.o.records.purge();
       for (const key of await this.o.store.expiredLeases(keys.openRuns, SWEEP_BATCH)) {
         if (this.stopped) return;
         if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back

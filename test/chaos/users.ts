@@ -65,9 +65,10 @@ export interface Conversation {
 }
 
 /** What a person does with a screen. */
-type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'text'; value: string; final?: boolean } | { kind: 'unknown' };
+export type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'text'; value: string; final?: boolean } | { kind: 'unknown' };
 
-function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
+/** What a person paying Sarah Nakato does with a screen (the soak benchmark's users too, bench/soak). */
+export function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
   if (/What do you want to send\?/.test(text)) return { kind: 'choose', label: /^Mobile money$/ };
   if (/What would you like to do\?/.test(text)) return { kind: 'choose', label: /^Pay someone$/ };
   if (/phone number of the person to pay/.test(text)) return { kind: 'text', value: PAYEE };
@@ -80,6 +81,15 @@ function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Dec
   if (/of mobile money to/.test(text)) return { kind: 'choose', label: /^Confirm$/, final: channel === 'telegram' };
   if (/Enter your PIN/.test(text)) return { kind: 'text', value: PIN, final: true };
   return { kind: 'unknown' };
+}
+
+/** The number to type for the choice of a USSD screen whose label matches. */
+export function ussdChoice(screen: string, label: RegExp): string | undefined {
+  for (const line of screen.split('\n')) {
+    const m = /^(\d+)\.\s+(.*)$/.exec(line.trim());
+    if (m && label.test(m[2]!.trim())) return m[1];
+  }
+  return undefined;
 }
 
 const MAX_ATTEMPTS = 6;
@@ -160,14 +170,6 @@ export function createPeople(options: PeopleOptions) {
     };
     return { dial: () => send('dial'), answer: (a: string) => (answers.push(a), send(a === PIN ? 'PIN' : a)) };
   }
-
-  const ussdChoice = (screen: string, label: RegExp): string | undefined => {
-    for (const line of screen.split('\n')) {
-      const m = /^(\d+)\.\s+(.*)$/.exec(line.trim());
-      if (m && label.test(m[2]!.trim())) return m[1];
-    }
-    return undefined;
-  };
 
   /** One payment attempt over USSD from a new dial; resolves once acknowledged, or when the user must start over. */
   async function payOverUssd(c: Conversation, session: ReturnType<typeof ussdSession>): Promise<void> {
