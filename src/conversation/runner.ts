@@ -522,8 +522,12 @@ export class Runner {
       }));
       if (!written) return false;
       await this.release(key, token, true);
-      // Its waiters were told "still working on it, you will be notified": so they are.
-      if (written.late) await this.deliverLate(participant, prompt, false);
+      // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
+      // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
+      // to a chat whose waiter was answered so.
+      const ussd = participant.channel === 'ussd';
+      if (ussd) await this.keepForNextDial(participant, prompt);
+      if (written.late) await this.deliverLate(participant, prompt, ussd);
       return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".

@@ -22,7 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { PENDING_TTL_SECONDS, pendingTexts } from './records.js';
+import { afterShown, PENDING_TTL_SECONDS, pendingNotes as storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
@@ -99,7 +99,7 @@ export function createTurn(o: TurnOptions) {
 
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
-    const texts = pendingTexts(pending?.snapshot);
+    const texts = storedNotes(pending?.snapshot).map((note) => note.text);
     // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
     // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
     return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
@@ -111,7 +111,7 @@ export function createTurn(o: TurnOptions) {
     for (const move of planned.moves ?? []) o.onTransition?.(move);
     try {
       await rememberProfile(store, inbound, planned.remember, logger);
-      if (pending && shownPending) await store.set(keys.pending(inbound), [], pending.version, PENDING_TTL_SECONDS);
+      if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
     } catch (error) {
       logger.warn({ ...who(inbound), err: error instanceof Error ? error.message : String(error) }, 'engine: profile or shown outcomes not saved');
     }
