@@ -13,13 +13,16 @@ import os from 'node:os';
 import { runChatBench, type ChatResult } from './chat/chat.js';
 import { runNotifyBench, type NotifyResult } from './notify/notify.js';
 import { runUpstreamBench, type UpstreamResult } from './upstream/upstream.js';
+import { runSoakBench, type SoakResult } from './soak/soak.js';
 import { runUssdBench, type UssdResult } from './ussd/bench.js';
 
 const RESULTS = 'bench/results';
 const quick = process.env.BENCH_QUICK === '1';
 const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
-type Name = (typeof all)[number];
-const asked = process.argv.slice(2).filter((a) => (all as readonly string[]).includes(a)) as Name[];
+/** Run only when named: the soak takes several minutes on its own. */
+const named = ['soak'] as const;
+type Name = (typeof all)[number] | (typeof named)[number];
+const asked = process.argv.slice(2).filter((a) => ([...all, ...named] as readonly string[]).includes(a)) as Name[];
 const chosen: Name[] = asked.length ? asked : [...all];
 
 const log = (line: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -48,6 +51,7 @@ const runners: Record<Name, () => Promise<unknown>> = {
   chat: () => runChatBench(quick, log),
   notify: () => runNotifyBench(quick, log),
   upstream: () => runUpstreamBench(quick, log),
+  soak: () => runSoakBench(quick, log),
 };
 
 mkdirSync(RESULTS, { recursive: true });
@@ -68,6 +72,7 @@ const ussd = read<UssdResult>('ussd');
 const chat = read<ChatResult>('chat');
 const notify = read<NotifyResult>('notify');
 const upstream = read<UpstreamResult>('upstream');
+const soak = read<SoakResult>('soak');
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? null : r2(a / b));
@@ -130,6 +135,15 @@ if (upstream) {
     ['Reads per conversation: pay / request', `${reads('pay')} / ${reads('request')}`, '', '', '0 / 0', yes(summary.reads_pay_flow === 0 && summary.reads_request_flow === 0)],
     ['Reads per conversation: check / data / pin', `${reads('check')} / ${reads('data')} / ${reads('pin')}`, '', '', '', ''],
     [`429s, ${upstream.result.concurrent.users} users at once (${upstream.result.concurrent.flows.join(', ')})`, `${summary.throttled_429} (${upstream.result.concurrent.completed} completed)`, '', '', '0', yes(summary.throttled_429 === 0)],
+  );
+}
+if (soak) {
+  const s = soak.result;
+  const plateau = (p: SoakResult['rss']) => `${n(p.startMb)} / ${n(p.earlierMaxMb)} / ${n(p.lastMb)}`;
+  rows.push(
+    [`Soak: ${s.users} USSD users, ${s.minutes} min, production start (${n(s.sessions)} sessions, ${n(s.paid)} paid, ${s.sandboxPayments} payments at the sandbox, ${s.errors} errors)`, `${n(s.sessionsPerSecond, 1)} sessions/s, hop p50 / p99 ${n(s.hopP50Ms)} / ${n(s.hopP99Ms)} ms`, '', '', 'no errors, one payment a paid session', yes(s.errors === 0 && s.paid === s.sandboxPayments)],
+    ['Soak: RSS MB (start / highest of the first two thirds / last third)', plateau(s.rss), '', '', 'plateau (last <= highest + 5%)', yes(s.rss.plateaus)],
+    ['Soak: heap after GC MB (same)', plateau(s.heapAfterGc), '', '', 'plateau (last <= highest + 5%)', yes(s.heapAfterGc.plateaus)],
   );
 }
 const header = ['Benchmark', 'Ours', 'Peer', 'Ratio', 'Target', ''];

@@ -11,7 +11,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
-import { isAlreadySubmitted, type ContactCheck, type Created, type PaymentResult } from './services.js';
+import { isAlreadySubmitted, isHeld, type ContactCheck, type Created, type Held, type PaymentResult } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
 
 /** What is paid: mobile money, airtime, or a transfer to a bank account. */
@@ -131,6 +131,7 @@ const PAY_OUTCOMES: Record<string, FlowOutcome> = {
   'pay.submitted': 'paid',
   'pay.unconfirmed': 'processing',
   'pay.submittedBefore': 'paid',
+  'pay.held': 'processing',
   'pay.refused': 'failed',
   'pay.cancelled': 'cancelled',
 };
@@ -183,7 +184,8 @@ export const payMachine = setup({
     hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
-    isAlreadySubmitted: (_, result: Created<PaymentResult>) => isAlreadySubmitted(result),
+    isAlreadySubmitted: (_, result: Created<PaymentResult> | Held) => isAlreadySubmitted(result),
+    isHeld: (_, result: Created<PaymentResult> | Held) => isHeld(result),
   },
   actions: {
     storeAnswer: assign(({ context, event }, params: { field: Field }) => {
@@ -202,6 +204,8 @@ export const payMachine = setup({
     notePayment: assign((_, { id, state }: PaymentResult) => ({ outcome: { key: 'pay.submitted', params: { id, state } } })),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment. */
     noteSubmittedBefore: assign({ outcome: { key: 'pay.submittedBefore' } }),
+    /** Held for an approver: nothing was sent yet. */
+    noteHeld: assign(({ context }) => ({ outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } } })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
@@ -526,6 +530,7 @@ export const payMachine = setup({
         }),
         onDone: [
           { guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output }, actions: 'noteSubmittedBefore', target: 'done' },
+          { guard: { type: 'isHeld', params: ({ event }) => event.output }, actions: 'noteHeld', target: 'done' },
           { actions: { type: 'notePayment', params: ({ event }) => event.output as PaymentResult }, target: 'done' },
         ],
         onError: { actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },

@@ -43,6 +43,27 @@ export function isAlreadySubmitted(result: unknown): result is AlreadySubmitted 
   return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'alreadySubmitted';
 }
 
+/**
+ * The payment was not sent: it is held for an approver (maker/checker, src/approvals), who sends it later
+ * under the same Duplicate-Check-Key, or rejects it. The maker is told the decision.
+ */
+export interface Held {
+  kind: 'held';
+}
+
+export const HELD: Held = { kind: 'held' };
+
+export function isHeld(result: unknown): result is Held {
+  return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === 'held';
+}
+
+/** One recipient of a bulk payout: number in `+` format, decimal amount, description for them. */
+export interface PayoutRecipient {
+  phonenumber: string;
+  amount: string;
+  description: string;
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -104,7 +125,16 @@ export interface FlowServices {
    * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
    * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
    */
-  reserveSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string }): Promise<void>;
+  reserveSpend(input: {
+    channel: string;
+    userId: string;
+    flow: string;
+    amount: string;
+    currency: string;
+    duplicateCheckKey: string;
+    /** A bulk payout's largest recipient amount: the per-payment limit applies to it, the daily total to `amount`. */
+    largest?: string;
+  }): Promise<void>;
 
   /**
    * What this product already knows of a number (a local record kept from earlier verifications and
@@ -119,7 +149,10 @@ export interface FlowServices {
    * the names given for this user only, what the network said for everyone.
    */
   verifyContact(input: { phonenumber: string; firstName: string; lastName: string } & Asker): Promise<ContactCheck>;
-  /** Creates the payment; remembers the names given for the number, for the asker only (none: not kept). */
+  /**
+   * Creates the payment; remembers the names given for the number, for the asker only (none: not kept).
+   * {@link Held} when the asker's role holds payments of this size for an approver: nothing was sent.
+   */
   createPayment(input: Partial<Asker> & {
     duplicateCheckKey: string;
     paymentType: 'money' | 'airtime' | 'bank';
@@ -131,7 +164,12 @@ export interface FlowServices {
     lastName?: string;
     bank?: { bank: string; accountNumber: string; accountName: string; email: string };
     metadata: Record<string, string>;
-  }): Promise<Created<PaymentResult>>;
+    /**
+     * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then
+     * their total and `phonenumber` a label of them (`3 recipients`), for records and approvals only.
+     */
+    recipients?: PayoutRecipient[];
+  }): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
 
   /** Creates the request and files it among the asker's requests (the collections they may see). */

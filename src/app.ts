@@ -18,8 +18,11 @@ import { keys } from './conversation/keys.js';
 import { userOfAddress } from './conversation/address.js';
 import { MadeRecords, recordMade } from './conversation/made.js';
 import { giveBackSpend } from './conversation/policy.js';
-import type { UserProfile } from '../flows/types.js';
+import type { Lang, UserProfile } from '../flows/types.js';
 import { africasTalkingSms, createNotifications, ensureWebhooks, SmsOutbox, type SmsSender } from './notifications/index.js';
+import { notifyText } from './notifications/messages.js';
+import { ApprovalDesk } from './approvals/desk.js';
+import { Payouts } from './payouts/payouts.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
@@ -49,6 +52,8 @@ export interface RunningApp {
   store: SessionStore;
   sandbox?: Sandbox;
   logger: Logger;
+  /** Maker/checker: the payments held for approval (its sweep runs every minute). */
+  approvals: ApprovalDesk;
   /** Stops taking requests, finishes those in flight and the queued notifications, and closes. */
   stop(): Promise<void>;
 }
@@ -122,7 +127,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const store = createSessionStore({ redisUrl: config.REDIS_URL });
   // What we make is recorded before it is made: notifications are believed for these records only.
   const made = new MadeRecords({ store, logger });
-  const services = recordMade(createServices({ client, policy, store, logger }), made, logger);
+  const recorded = recordMade(createServices({ client, policy, store, logger }), made, logger);
 
   const funnel = createFunnel({ redisUrl: config.REDIS_URL, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
@@ -136,6 +141,26 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     (config.SMS_PROVIDER === 'africastalking'
       ? africasTalkingSms({ username: config.AT_USERNAME!, apiKey: config.AT_API_KEY!, from: config.SMS_SENDER_ID, url: config.AT_SMS_URL, logger })
       : undefined);
+  const languageOf = async (address: Address): Promise<Lang | undefined> => {
+    const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
+    return (stored?.snapshot as UserProfile | undefined)?.lang;
+  };
+  // Maker/checker: payments above a role's approvalAbove are held for the approvals board (Slack, below).
+  const approvals = new ApprovalDesk({
+    store,
+    policy,
+    services: recorded,
+    ttlHours: config.APPROVAL_TTL_HOURS,
+    tell: async (address, messageKey, params) => {
+      const notifier = notifiers[address.channel];
+      if (!notifier) throw new Error(`no notifier for ${address.channel}`);
+      await notifier.send(address, notifyText((await languageOf(address).catch(() => undefined)) ?? 'en', messageKey, params));
+    },
+    logger,
+  });
+  const services = approvals.guard(recorded);
+  // Bulk payouts (Slack /momo payout) through the same services: policy and maker/checker apply.
+  const payouts = new Payouts({ store, policy, services, currencies: config.CURRENCIES, defaultCountry: config.DEFAULT_COUNTRY, logger });
   let whatsapp: WhatsApp | undefined;
   const basicAuth =
     config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
@@ -152,10 +177,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     sms,
     basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
-    languageOf: async (address) => {
-      const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
-      return (stored?.snapshot as UserProfile | undefined)?.lang;
-    },
+    languageOf,
     onPaymentFailed: (ref) => giveBackSpend(store, ref),
     logger,
   });
@@ -237,6 +259,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       botToken: config.SLACK_BOT_TOKEN,
       appToken: config.SLACK_APP_TOKEN,
       apiUrl: config.SLACK_API_URL,
+      ...(config.SLACK_APPROVALS_CHANNEL ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } } : {}),
+      payouts: { payouts, currencies: config.CURRENCIES },
       engine,
       store,
       logger,
@@ -267,6 +291,12 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
 
   notifications.addRoutes(app);
   notifications.start();
+  approvals.start();
+  payouts.start();
+  closers.push(async () => {
+    approvals.stop();
+    payouts.stop();
+  });
   metrics.trackQueueDepth(() => notifications.queue.depth());
   closers.push(() => notifications.stop());
 
@@ -302,6 +332,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     store,
     sandbox,
     logger,
+    approvals,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections close as soon as their request is answered, not at their idle timeout.

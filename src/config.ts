@@ -192,6 +192,13 @@ const envSchema = z.object({
   SLACK_APP_TOKEN: optionalString,
   /** Web API base (a test server). Default https://slack.com/api/. */
   SLACK_API_URL: optionalString,
+  /**
+   * Maker/checker: the Slack channel id (C…) where payments above a role's `approvalAbove` are held for an
+   * approver (src/approvals). Needed when the access policy holds payments; invite the bot to the channel.
+   */
+  SLACK_APPROVALS_CHANNEL: optionalString.refine((v) => v === undefined || /^[CG][A-Z0-9]{2,30}$/.test(v), 'a Slack channel id such as C0123ABCD (not its #name)'),
+  /** How long a held payment waits for a decision before it expires and its maker is told. Default 24 hours. */
+  APPROVAL_TTL_HOURS: z.coerce.number().positive().max(24 * 30).default(24),
 
   /** WhatsApp Cloud API: on when all four of these are set (WHATSAPP_SETTINGS), off when none is. */
   WHATSAPP_TOKEN: optionalString,

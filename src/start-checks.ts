@@ -68,6 +68,9 @@ export function checkStart(config: Config): StartChecks {
     const [set, missing] = slackSecret ? ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN'] : ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET'];
     refuse(`${missing}: ${set} is set without it, so Slack would be off: set both, or neither`);
   }
+  if (policy.holdsPayments() && !(slackSecret && slackToken && config.SLACK_APPROVALS_CHANNEL)) {
+    refuse('SLACK_APPROVALS_CHANNEL: the access policy holds payments for approval (approvalAbove) but no approvals channel is set up: set SLACK_APPROVALS_CHANNEL with Slack on, or remove approvalAbove');
+  }
   if (config.SLACK_APP_TOKEN && !slackSecret) refuse('SLACK_SIGNING_SECRET: SLACK_APP_TOKEN is set without SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN');
   if (!config.TELEGRAM_BOT_TOKEN) {
     for (const setting of ['TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_API_ROOT'] as const) {

@@ -33,6 +33,10 @@ import {
   textMessage,
   type SlackMessage,
 } from './blocks.js';
+import type { ApprovalDesk } from '../../src/approvals/desk.js';
+import { registerApprovals } from './approvals.js';
+import type { Payouts } from '../../src/payouts/payouts.js';
+import { registerPayouts } from './payout.js';
 import { boltLogger } from './bolt-logger.js';
 import { parseCommandText } from './command.js';
 import { createSlackNotifier } from './notifier.js';
@@ -64,6 +68,13 @@ export interface SlackOptions {
    * to the notification queue (which has its own retries) within seconds.
    */
   retryConfig?: webApi.RetryOptions;
+  /**
+   * Maker/checker (src/approvals): held payments are posted to `channel` (SLACK_APPROVALS_CHANNEL) and decided
+   * there with Approve / Reject. Default unset: no board, so a payment that needs approval is refused.
+   */
+  approvals?: { desk: ApprovalDesk; channel: string };
+  /** Bulk payouts (`/momo payout`) in these currencies. Default unset: `/momo payout` is an answer like any text. */
+  payouts?: { payouts: Payouts; currencies: readonly string[] };
 }
 
 export interface Slack {
@@ -214,6 +225,11 @@ export function createSlack(options: SlackOptions): Slack {
       await ack({ response_type: 'ephemeral', ...textMessage(MALFORMED) });
       return;
     }
+    if (openPayout && command.text.trim().toLowerCase() === 'payout') {
+      await ack();
+      await openPayout(command.trigger_id);
+      return;
+    }
     const pending = answer({ ...inbound, ...parseCommandText(command.text) });
     const first = await within(pending, ackTimeoutMs);
     if (first) {
@@ -224,9 +240,13 @@ export function createSlack(options: SlackOptions): Slack {
     await replier.reply({ userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false }, await pending);
   });
 
+  if (options.approvals) options.approvals.desk.attach(registerApprovals(app, { ...options.approvals, logger }));
+  const openPayout = options.payouts ? registerPayouts(app, { ...options.payouts, replier, logger }) : undefined;
+
   // Every click is acknowledged at once: "Answer" opens the modal, a choice or nav goes to the engine, and
-  // anything else (a button of an older version of the app) is acknowledged and left alone.
-  app.action<BlockAction>({ type: 'block_actions' }, async ({ ack, body, action, client }) => {
+  // anything else (a button of an older version of the app) is acknowledged and left alone. The approvals
+  // board's buttons have their own listener (approvals.ts).
+  app.action<BlockAction>({ type: 'block_actions', action_id: /^(?!momo_approval_)/ }, async ({ ack, body, action, client }) => {
     await ack();
     if (action.type !== 'button') return;
     if (action.action_id === ANSWER_ACTION) {

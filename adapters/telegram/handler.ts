@@ -138,7 +138,10 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       return;
     }
     try {
-      if (!isNew) {
+      // A redelivery of an update handled to its end is ignored. One whose first handling never ended (its
+      // process died, or its answer was lost) is handled again: the engine answers it from its ledger without a
+      // second step, and the chat gets what the first could not show (a payment's outcome among them).
+      if (!isNew && (await store.get(keys.telegramUpdateDone(updateId)).catch(() => null)) !== null) {
         repeated = true;
         logger.debug({ updateId }, 'telegram: repeated update ignored');
       } else if (action.kind === 'group') {
@@ -147,6 +150,7 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       } else if (action.kind === 'press') toast = await press(api, action, answered);
       else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
       else await ask(api, action, action.request, answered);
+      if (!repeated) await store.set(keys.telegramUpdateDone(updateId), 1, null, UPDATE_TTL_SECONDS).catch(() => undefined);
     } catch (error) {
       logger.error({ err: describeError(error), updateId, chatId: action.chatId }, 'telegram: update failed');
       await api.sendMessage(action.chatId, answered.prompt?.money ? MONEY_FAILURE_TEXT : FAILURE_TEXT).catch((sendError: unknown) => {

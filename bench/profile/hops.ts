@@ -86,17 +86,24 @@ async function compareFunnel(count: number): Promise<void> {
 }
 
 interface AllocationNode {
-  callFrame: { url: string };
+  callFrame: { url: string; functionName: string; lineNumber: number };
   selfSize: number;
   children: AllocationNode[];
 }
 
+interface Allocated {
+  /** Bytes by package (moduleOf). */
+  byModule: Map<string, number>;
+  /** Bytes by function of our own code (src, adapters, flows): `name (module:line)`. */
+  byFunction: Map<string, number>;
+}
+
 /**
  * Starts V8's sampling heap profiler, keeping objects the garbage collector has freed since; the returned
- * function stops it and gives bytes allocated by package (moduleOf). A builtin's allocation (a Set, a
- * string) counts for the nearest caller with a source file.
+ * function stops it and gives bytes allocated by package (moduleOf) and by function of ours. A builtin's
+ * allocation (a Set, a string) counts for the nearest caller with a source file.
  */
-async function startAllocationSampling(): Promise<() => Promise<Map<string, number>>> {
+async function startAllocationSampling(): Promise<() => Promise<Allocated>> {
   const inspector = new Session();
   inspector.connect();
   await inspector.post('HeapProfiler.enable');
@@ -108,14 +115,19 @@ async function startAllocationSampling(): Promise<() => Promise<Map<string, numb
   return async () => {
     const { profile } = await inspector.post('HeapProfiler.stopSampling');
     inspector.disconnect();
-    const bytes = new Map<string, number>();
-    const visit = (node: AllocationNode, owner: string) => {
-      const mod = node.callFrame.url ? moduleOf(node.callFrame.url) : owner;
-      bytes.set(mod, (bytes.get(mod) ?? 0) + node.selfSize);
-      for (const child of node.children) visit(child, mod);
+    const byModule = new Map<string, number>();
+    const byFunction = new Map<string, number>();
+    const add = (map: Map<string, number>, key: string, bytes: number) => map.set(key, (map.get(key) ?? 0) + bytes);
+    const visit = (node: AllocationNode, owner: string, ownFunction: string | undefined) => {
+      const { url, functionName, lineNumber } = node.callFrame;
+      const mod = url ? moduleOf(url) : owner;
+      const own = url ? (/^(src|adapters|flows)\//.test(mod) ? `${functionName || '(anonymous)'} (${url.replace(/^.*\/(?=(src|adapters|flows)\/)/, '')}:${lineNumber + 1})` : undefined) : ownFunction;
+      add(byModule, mod, node.selfSize);
+      if (own) add(byFunction, own, node.selfSize);
+      for (const child of node.children) visit(child, mod, own);
     };
-    visit(profile.head as AllocationNode, '(VM)');
-    return bytes;
+    visit(profile.head as AllocationNode, '(VM)', undefined);
+    return { byModule, byFunction };
   };
 }
 
@@ -134,11 +146,12 @@ try {
     console.log(`  mean of the 5  ${Math.round(cpu.reduce((a, b) => a + b, 0) / sessions / TEXTS.length)} µs`);
     if (allocated) {
       const hops = sessions * TEXTS.length;
-      const total = [...allocated.values()].reduce((a, b) => a + b, 0);
+      const total = [...allocated.byModule.values()].reduce((a, b) => a + b, 0);
+      const top = (bytes: Map<string, number>) => [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 16);
       console.log(`Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`);
-      for (const [mod, bytes] of [...allocated].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
-        console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
-      }
+      for (const [mod, bytes] of top(allocated.byModule)) console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
+      console.log('Our own code by function (what it and the builtins it calls allocate):');
+      for (const [fn, bytes] of top(allocated.byFunction)) console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${fn}`);
     }
   }
 } finally {

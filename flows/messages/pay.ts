@@ -41,6 +41,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrongLeft': 'Wrong PIN. {left} attempts left.',
     'pay.submitted': 'Payment {id} submitted (state: {state}). You will be notified when it completes.',
     'pay.submittedBefore': 'Your payment was already submitted earlier. You will be notified when it completes.',
+    'pay.held': 'Your payment of {amount} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.',
     'pay.unconfirmed':
       'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
     'pay.refused': 'The service refused the payment ({fields}). Nothing was sent. Please check the details and start again.',
@@ -79,6 +80,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrongLeft': 'PIN si sahihi. Majaribio {left} yamebaki.',
     'pay.submitted': 'Malipo {id} yametumwa (hali: {state}). Utaarifiwa yakikamilika.',
     'pay.submittedBefore': 'Malipo yako yalishatumwa awali. Utaarifiwa yakikamilika.',
+    'pay.held': 'Malipo yako ya {amount} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.',
     'pay.unconfirmed':
       'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
     'pay.refused': 'Huduma imekataa malipo ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',

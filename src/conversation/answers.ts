@@ -26,10 +26,12 @@ export interface Answers {
   /**
    * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
    * again" when the session may have moved money (it is in a money state), "processing" while a run is out
-   * (it goes on, and may still move money), else "start again". (One whose conversation could not be read
-   * gets `common.unavailable`: what it holds is unknown.)
+   * (it goes on, and may still move money), `common.unavailable` ("try again in a minute; nothing you
+   * confirmed is lost") when its latest answer told of a money call (the user may be looking for that
+   * outcome: "start again" could make them pay twice), else "start again". (One whose conversation could
+   * not be read gets `common.unavailable`: what it holds is unknown.)
    */
-  failure(session: Session | undefined, running: boolean, lang: Lang, channel: Channel): Prompt;
+  failure(session: Session | undefined, running: boolean, afterMoney: boolean, lang: Lang, channel: Channel): Prompt;
 }
 
 export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
@@ -55,9 +57,10 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
       return session.ended ? { ...prompt, final: true } : prompt;
     },
     withNotes: (prompt, notes) => (notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') }),
-    failure(session, running, lang, channel) {
+    failure(session, running, afterMoney, lang, channel) {
       const money = session !== undefined && isMoney(runtime.restore(session));
-      return money || running ? processing(channel, lang, money) : notice('common.error', lang, true);
+      if (money || running) return processing(channel, lang, money);
+      return notice(afterMoney ? 'common.unavailable' : 'common.error', lang, true);
     },
   };
 }

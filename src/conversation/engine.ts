@@ -52,7 +52,7 @@ export interface EngineOptions {
    */
   runLeaseMs?: number;
   /**
-   * How often this process looks for runs whose lease expired (and drops kept records older than a minute).
+   * How often this process looks for runs whose lease expired.
    * Default 2000: one small Redis read every two seconds, a takeover at most that long after the lease expired.
    */
   sweepEveryMs?: number;

@@ -40,10 +40,24 @@ export const keys = {
   dailySpend: (channel: string, userId: string, currency: string, day: string): string => `spend:${channel}:${userId}:${currency}:${day}`,
   /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (policy.ts). */
   spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
+  /** A payment held for an approver, by its id (src/approvals/held.ts). */
+  approval: (id: string): string => `approval:${id}`,
+  /** One process sends an approved payment at a time (src/approvals/held.ts). */
+  approvalSending: (id: string): string => `approval:${id}:sending`,
+  /** The held payments still to decide or still being sent, each with when the sweep looks at it (src/approvals/held.ts). */
+  approvalsOpen: 'approvals:open',
+  /** A bulk payout: its draft, then its requests' results (src/payouts/payouts.ts). */
+  payout: (id: string): string => `payout:${id}`,
+  /** The confirmed payouts whose requests are still being made, each with when the sweep looks at it. */
+  payoutsOpen: 'payouts:open',
+  /** One process makes a payout's requests at a time (src/payouts/payouts.ts). */
+  payoutSending: (id: string): string => `payout:${id}:sending`,
   /** Wrong PIN tries of a user (policy.ts). */
   pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
   telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
+  /** Set once an update was handled to its end: a redelivery of one without it is handled again. */
+  telegramUpdateDone: (updateId: number): string => `tg:update:${updateId}:done`,
   /** The prompt a Telegram chat is looking at (adapters/telegram/prompt-record.ts). */
   telegramPrompt: (chatId: string): string => `tg:prompt:${chatId}`,
   /** A Slack event handled (adapters/slack/index.ts). */

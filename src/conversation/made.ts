@@ -20,6 +20,7 @@ import { isServiceFailure, type ServiceFailure } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { keys } from './keys.js';
 import type { SessionStore } from './types.js';
+import { NotCalled } from './session.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
 
@@ -226,9 +227,9 @@ const REFUSALS: ReadonlySet<ServiceFailure['code']> = new Set(['validation', 'un
 
 /**
  * FlowServices that record each payment, collection request and purchase they create: the intent before
- * the call, then the id or the refusal. A record that cannot be written before the call stops it (nothing
- * was sent: the user may try again); one that cannot be completed after it is logged, never turned into a
- * failure of a call the service accepted.
+ * the call, then the id or the refusal. A record that cannot be written before the call stops it (NotCalled:
+ * the runner repeats the step later under the same key); one that cannot be completed after it is logged,
+ * never turned into a failure of a call the service accepted.
  */
 export function recordMade(services: FlowServices, made: MadeRecords, logger: Logger): FlowServices {
   async function track<R>(intent: Intent, create: () => Promise<R>, idOf: (result: R) => string | undefined): Promise<R> {
@@ -236,10 +237,10 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
     try {
       await made.intend(intent);
     } catch (error) {
-      logger.error({ err: String(error), kind: intent.kind }, 'could not record the intent; nothing was sent');
-      // Half of it may have been written (the record without its follow-up): it is not followed up.
-      await made.refused(intent.ref).catch(() => undefined);
-      throw { code: 'rate_limited', message: 'the intent could not be recorded; nothing was sent' } satisfies ServiceFailure;
+      // Nothing was sent this time, but an earlier attempt under the same key (a run taken over) may have
+      // reached the service: the step is repeated later (see NotCalled), never ended as a failure.
+      logger.error({ err: String(error), kind: intent.kind }, 'could not record the intent; the call waits to be repeated');
+      throw new NotCalled(`the intent could not be recorded: ${String(error)}`);
     }
     let result: R;
     try {

@@ -8,8 +8,10 @@
  *       "teller": {
  *         "flows": ["pay", "request", "check", "data", "pin"],
  *         "perPaymentLimit": { "UGX": "500000", "KES": "20000" },
- *         "dailyLimit": { "UGX": "2000000", "KES": "100000" }
- *       }
+ *         "dailyLimit": { "UGX": "2000000", "KES": "100000" },
+ *         "approvalAbove": { "UGX": "1000000" }
+ *       },
+ *       "finance": { "flows": ["check"], "perPaymentLimit": {}, "dailyLimit": {}, "approve": true }
  *     },
  *     "users": {
  *       "telegram": { "123456789": { "role": "teller" } },
@@ -23,6 +25,8 @@
  * `wa_id` (the number in digits as Meta sends it; an entry written `+256...` matches it too); `*`
  * matches every other user of that channel. Limits are decimal strings per currency, `*` for any currency
  * not listed; a currency with neither is refused. Daily totals count per user, currency and UTC day.
+ * `approvalAbove` holds a larger payment for a user whose role has `approve: true` (src/approvals: the
+ * maker's limits and daily total are counted when it is approved); `approve` defaults to false.
  * A PIN is stored as `scrypt$salt$hash` (base64url), made with {@link hashPin}; three wrong tries lock it
  * for {@link PIN_LOCK_SECONDS}.
  *
@@ -70,6 +74,13 @@ const policySchema = z
         dailyLimit: limits,
         /** The check flow lists every collection of the organization. Default false: those of the user's own requests. */
         seeAllCollections: z.boolean().default(false),
+        /**
+         * Maker/checker: a payment above this amount (per currency, `*` for any other) is held for an approver
+         * instead of being sent (src/approvals). Default none: nothing this role pays is held.
+         */
+        approvalAbove: limits.default({}),
+        /** May approve or reject payments held for approval (never their own). Default false. */
+        approve: z.boolean().default(false),
       }),
     ),
     users: z.object({ telegram: users, slack: users, ussd: users, whatsapp: users }).strict(),
@@ -151,6 +162,29 @@ export class AccessPolicy {
     return user ? this.doc.roles[user.role] : undefined;
   }
 
+  /** True when a payment of `amount` `currency` by this user is held for an approver (the role's `approvalAbove`). */
+  needsApproval(channel: Channel, userId: string, amount: string, currency: string): boolean {
+    const above = this.role(channel, userId)?.approvalAbove;
+    const threshold = above?.[currency.toUpperCase()] ?? above?.['*'];
+    return threshold !== undefined && new Decimal(amount).gt(threshold);
+  }
+
+  /** True when the user's role may decide held payments (`approve: true`). */
+  mayApprove(channel: Channel, userId: string): boolean {
+    return this.role(channel, userId)?.approve === true;
+  }
+
+  /** True when some role holds payments for approval: an approvals channel is then needed. */
+  holdsPayments(): boolean {
+    return Object.values(this.doc.roles).some((role) => Object.keys(role.approvalAbove).length > 0);
+  }
+
+  /** Rejects with ServiceFailure `not_allowed` unless the user's role may use `flow`. */
+  checkFlow(channel: Channel, userId: string, flow: string): void {
+    const role = this.role(channel, userId);
+    if (!role || !role.flows.some((f) => f === flow)) throw refuse('not_allowed', `flow ${flow} not allowed`);
+  }
+
   /** Every user entry with its role's flows, as the start checks read them (src/start-checks.ts). */
   *entries(): Generator<{ channel: Channel; id: string; role: string; flows: readonly FlowId[]; hasPin: boolean }> {
     for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string }>]>) {
@@ -194,16 +228,17 @@ export class AccessPolicy {
    */
   async reserveSpend(
     store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string },
+    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string; largest?: string },
   ): Promise<void> {
-    const role = this.role(input.channel, input.userId);
-    if (!role || !role.flows.some((f) => f === input.flow)) throw refuse('not_allowed', `flow ${input.flow} not allowed`);
+    this.checkFlow(input.channel, input.userId, input.flow);
+    const role = this.role(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
     const perPayment = role.perPaymentLimit[currency] ?? role.perPaymentLimit['*'];
     const daily = role.dailyLimit[currency] ?? role.dailyLimit['*'];
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
     const amount = new Decimal(input.amount);
-    if (amount.gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
+    // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
+    if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
     const day = new Date(this.now()).toISOString().slice(0, 10);
     const total = keys.dailySpend(input.channel, input.userId, currency, day);
     const limit = new Decimal(daily).mul(100).floor().toNumber();

@@ -13,9 +13,10 @@
  * stale costs a refused compare-and-set, a read and the write (one round trip more than reading first); one
  * that lands where it is current saves the read.
  *
- * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). At
- * most {@link RECORDS_KEPT} are kept, and {@link RecordCache.purge} (called by the engine's sweep every few
- * seconds) drops those older than a minute, so an idle process holds none.
+ * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). A
+ * record is dropped a minute after it was last written or read (lru-cache's `ttlAutopurge`: a timer per
+ * record, so what expired goes then, not when newer records push it out), and at most {@link RECORDS_KEPT}
+ * are kept: the cache holds the conversations of the last minute, and an idle process none.
  */
 import { LRUCache } from 'lru-cache';
 import { readRecord, type ConversationRecord, type Stored } from './ledger.js';
@@ -38,10 +39,15 @@ export class RecordCache {
     private readonly ttlSeconds: number,
     now?: () => number,
   ) {
-    this.kept = new LRUCache<string, Stored>({ max: RECORDS_KEPT, ttl: RECORD_KEPT_MS, ...(now ? { perf: { now }, ttlResolution: 0 } : {}) });
+    this.kept = new LRUCache<string, Stored>({
+      max: RECORDS_KEPT,
+      ttl: RECORD_KEPT_MS,
+      ttlAutopurge: true,
+      ...(now ? { perf: { now }, ttlResolution: 0 } : {}),
+    });
   }
 
-  /** Records kept (stale ones included until purged). */
+  /** Records kept. */
   get size(): number {
     return this.kept.size;
   }
@@ -73,11 +79,6 @@ export class RecordCache {
     const written: Stored = { record, version };
     this.keep(key, written);
     return written;
-  }
-
-  /** Drops the records not used in the last minute. */
-  purge(): void {
-    this.kept.purgeStale();
   }
 
   private keep(key: string, stored: Stored): void {

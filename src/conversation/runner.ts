@@ -224,7 +224,6 @@ export class Runner {
 
   private async sweepOnce(): Promise<void> {
     try {
-      this.o.records.purge();
       for (const key of await this.o.store.expiredLeases(keys.openRuns, SWEEP_BATCH)) {
         if (this.stopped) return;
         if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
@@ -351,8 +350,13 @@ export class Runner {
         const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
         const written = await records.write(key, taken, fresh.version);
         if (!written) continue;
-        logger.warn({ ...logged(participant), step: stepName(this.o.runtime.restore(record.session)) }, 'engine: took over a run whose holder stopped renewing its lease');
-        this.begin({ key, participant, token, session: record.session, stored: written });
+        const stored = this.o.runtime.restore(record.session);
+        logger.warn({ ...logged(participant), step: stepName(stored) }, 'engine: took over a run whose holder stopped renewing its lease');
+        // Nothing busy stored: the run was a step that holds a secret (a PIN check), never stored, so it
+        // cannot be repeated. No money call was made under it (the state of one is stored before its call, and
+        // that write fails once this run's id replaced the holder's), so the flow ends saying so.
+        const session = isBusy(stored) ? record.session : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
+        this.begin({ key, participant, token, session, stored: written });
         return this.runs.get(key);
       }
       return undefined;
@@ -420,6 +424,12 @@ export class Runner {
       local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
       const outcome = money ? { ...screen, money: true } : screen;
+      // A USSD answer after a money call, or saying a taken-over PIN check sent nothing, may never reach the
+      // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
+      // missed it does not pay again, nor wait for news that will not come.
+      const secretLost = session.notice?.key === 'common.secretLost';
+      const kept = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
+      if (kept) await this.keepForNextDial(participant, outcome);
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
@@ -430,7 +440,7 @@ export class Runner {
       for (const end of ended) this.o.onFlowEnd?.(end);
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
-      if (settled.late && called) await this.deliverLate(participant, outcome);
+      if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
@@ -438,7 +448,7 @@ export class Runner {
         logger.error({ ...log, err: errorName(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
       } else {
         logger.error({ ...log, err: errorName(error) }, 'engine: a run failed');
-        if (await this.fail(key, token, current, session, log, starter)) {
+        if (await this.fail(key, token, current, session, participant, starter)) {
           this.o.onTransition?.(transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), { end: 'error' }));
         }
       }
@@ -500,8 +510,9 @@ export class Runner {
    * A run that failed before any money-moving call: the flow ends and its waiters are told to start again.
    * True when that was written.
    */
-  private async fail(key: string, token: string, from: Stored, session: Session, log: object, starter?: Waiter): Promise<boolean> {
+  private async fail(key: string, token: string, from: Stored, session: Session, participant: Participant, starter?: Waiter): Promise<boolean> {
     const prompt = this.o.answers.notice('common.error', from.record.profile?.lang ?? 'en', true);
+    const log = logged(participant);
     try {
       const written = await this.write(key, token, from, (record) => ({
         ...record,
@@ -509,8 +520,15 @@ export class Runner {
         ...this.answerPending(record, prompt, starter),
         run: undefined,
       }));
-      if (written) await this.release(key, token, true);
-      return written !== null;
+      if (!written) return false;
+      await this.release(key, token, true);
+      // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
+      // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
+      // to a chat whose waiter was answered so.
+      const ussd = participant.channel === 'ussd';
+      if (ussd) await this.keepForNextDial(participant, prompt);
+      if (written.late) await this.deliverLate(participant, prompt, ussd);
+      return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
       this.o.logger.error({ ...log, err: errorName(error) }, 'engine: a failed run could not end its flow');
@@ -519,17 +537,23 @@ export class Runner {
   }
 
   /** A run's outcome for a chat whose delivery was answered "processing": pushed, and on USSD kept for the next dial. */
-  private async deliverLate(participant: Participant, prompt: Prompt): Promise<void> {
+  private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean): Promise<void> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
-      // Kept as the OLDEST note: the service's outcome of the same payment may already be there (its webhook
-      // can beat a slow answer) and supersedes this one.
       // USSD keeps only outcomes for the next dial: a question shown late (the next step of a flow whose session
       // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
-      if (address.channel === 'ussd' && prompt.final) await addPending(this.o.store, address, prompt.text, { asOldest: true });
+      if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt);
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
       this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: late outcome not delivered');
     }
+  }
+
+  /** A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note). */
+  private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<void> {
+    const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
+    await addPending(this.o.store, address, prompt.text, { interim: true }).catch((error: unknown) =>
+      this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: outcome not kept for the next dial'),
+    );
   }
 }

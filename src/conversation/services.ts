@@ -213,6 +213,13 @@ export function createServices(options: ServicesOptions): FlowServices {
 
     createPayment: (input) =>
       create('createPayment', input.duplicateCheckKey, true, async (write) => {
+        if (input.recipients) {
+          const payout = await client.payments.create(
+            { recipient_data: input.recipients, currency: input.currency, description: input.description, metadata: input.metadata },
+            write,
+          );
+          return { id: String(payout.id), state: payout.state };
+        }
         const payment = await client.payments.create(
           {
             phonenumber: input.phonenumber,

@@ -22,7 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { PENDING_TTL_SECONDS } from './records.js';
+import { afterShown, PENDING_TTL_SECONDS, pendingNotes as storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
@@ -101,7 +101,7 @@ export function createTurn(o: TurnOptions) {
 
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
-    const texts = (pending?.snapshot as string[] | undefined) ?? [];
+    const texts = storedNotes(pending?.snapshot).map((note) => note.text);
     // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
     // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
     return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
@@ -113,7 +113,7 @@ export function createTurn(o: TurnOptions) {
     for (const move of planned.moves ?? []) o.onTransition?.(move);
     try {
       await rememberProfile(store, inbound, planned.remember, logger);
-      if (pending && shownPending) await store.set(keys.pending(inbound), [], pending.version, PENDING_TTL_SECONDS);
+      if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
     } catch (error) {
       logger.warn({ ...who(inbound), err: error instanceof Error ? error.message : String(error) }, 'engine: profile or shown outcomes not saved');
     }
@@ -257,7 +257,9 @@ export function createTurn(o: TurnOptions) {
       logger.error({ ...logged(participant), err: error instanceof Error ? error.message : String(error) }, 'engine: message failed');
       if (!after) throw error;
       const lang = known?.profile?.lang ?? 'en';
-      const prompt = known ? answers.failure(known.session, known.run !== undefined, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
+      const latest = known?.ledger.at(-1)?.[1];
+      const afterMoney = latest !== undefined && latest !== PENDING && latest.money === true;
+      const prompt = known ? answers.failure(known.session, known.run !== undefined, afterMoney, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
       return { prompt, state: after(prompt) };
     }
   };

@@ -13,11 +13,10 @@ import { Decimal } from 'decimal.js';
 import { metadataRef, type Made, type MadeRecords } from '../conversation/made.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
-import { fillTemplate } from '../conversation/text.js';
 import type { Logger } from '../log.js';
 import { deliveryFor, isFinal, marksOf, PAYMENT_FAILED, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
 import type { Lease, NotificationMarks } from './marks.js';
-import { notifyMessages } from './messages.js';
+import { notifyText } from './messages.js';
 import type { ServiceReads } from './reads.js';
 import type { SmsJob } from './sms.js';
 
@@ -112,13 +111,7 @@ export function createDispatcher(options: DispatcherOptions) {
     }
   }
 
-  function words(delivery: Delivery, lang: Lang): string {
-    const catalogue = notifyMessages[lang] ?? notifyMessages.en;
-    const template = catalogue[delivery.messageKey] ?? notifyMessages.en[delivery.messageKey] ?? delivery.messageKey;
-    const params = { ...delivery.params };
-    if (params.reason === '') params.reason = catalogue['notify.noReason'] ?? '';
-    return fillTemplate(template, params);
-  }
+  const words = (delivery: Delivery, lang: Lang): string => notifyText(lang, delivery.messageKey, delivery.params);
 
   async function send(delivery: Delivery, text: string): Promise<void> {
     const { address } = delivery;

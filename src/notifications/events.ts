@@ -238,8 +238,11 @@ const WORDED: Record<NoticeKind, ReadonlySet<string>> = {
   collection: new Set(['received']),
 };
 
-/** Open states that ask someone to act: told in every channel, USSD included. */
-const ACT_STATES = new Set(['approval_needed', 'recipient.paused_for_admin_action']);
+/**
+ * Open states told in every channel, USSD included: those that ask someone to act, and the steps of the
+ * service's own approvers (a payment waiting for them says why it has not arrived yet).
+ */
+const ACT_STATES = new Set(['approval_needed', 'approval_requested', 'recipient.paused_for_admin_action']);
 
 const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind][state] ?? UNKNOWN_RANK;
 

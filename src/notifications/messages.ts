@@ -2,7 +2,8 @@
  * Words of the notifications pushed into chats, per language, with `{param}` placeholders.
  * Keys are `notify.<resource>.<state>`; a state without its own key uses `notify.<resource>.other`.
  */
-import type { Lang, Messages } from '../../flows/types.js';
+import type { Lang, Messages, Params } from '../../flows/types.js';
+import { fillTemplate } from '../conversation/text.js';
 
 export const notifyMessages: Record<Lang, Messages> = {
   en: {
@@ -29,6 +30,12 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.request.reversed': 'The payment for your request {ref} of {amount} {currency} from {phone} was reversed: the money went back.',
     'notify.request.other': 'Your request {ref} of {amount} {currency} from {phone} is now {state}.',
     'notify.noReason': 'no reason given',
+    'notify.approval.approved': 'Your payment of {amount} {currency} to {phone} was approved by {by}: payment {id} was sent (state: {state}). You will be told when it completes.',
+    'notify.approval.approvedBefore': 'Your payment of {amount} {currency} to {phone} was approved by {by} and sent. You will be told when it completes.',
+    'notify.approval.unconfirmed': 'Your payment of {amount} {currency} to {phone} was approved by {by}; whether the service took it is being confirmed. Do not pay again: you will be told the result.',
+    'notify.approval.refused': 'Your payment of {amount} {currency} to {phone} was approved by {by} but could not be sent ({reason}). Nothing was sent.',
+    'notify.approval.rejected': 'Your payment of {amount} {currency} to {phone} was rejected by {by}: {reason}. Nothing was sent.',
+    'notify.approval.expired': 'Your payment of {amount} {currency} to {phone} was not approved within {hours} hours and has expired. Nothing was sent.',
   },
   sw: {
     'notify.payment.validated': 'Malipo {ref} ya {amount} {currency} kwa {phone} yamepita ukaguzi.',
@@ -54,5 +61,18 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.request.reversed': 'Malipo ya ombi lako {ref} la {amount} {currency} kutoka {phone} yamerejeshwa: pesa imerudishwa.',
     'notify.request.other': 'Ombi lako {ref} la {amount} {currency} kutoka {phone} sasa ni {state}.',
     'notify.noReason': 'hakuna sababu iliyotolewa',
+    'notify.approval.approved': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by}: malipo {id} yametumwa (hali: {state}). Utaambiwa yakikamilika.',
+    'notify.approval.approvedBefore': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa. Utaambiwa yakikamilika.',
+    'notify.approval.unconfirmed': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by}; tunathibitisha kama huduma imeyapokea. Usilipe tena: utaambiwa matokeo.',
+    'notify.approval.refused': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by} lakini hayakuweza kutumwa ({reason}). Hakuna kilichotumwa.',
+    'notify.approval.rejected': 'Malipo yako ya {amount} {currency} kwa {phone} yamekataliwa na {by}: {reason}. Hakuna kilichotumwa.',
+    'notify.approval.expired': 'Malipo yako ya {amount} {currency} kwa {phone} hayakuidhinishwa ndani ya saa {hours} na muda wake umeisha. Hakuna kilichotumwa.',
   },
 };
+
+/** The words of `key` in `lang` (English when that language lacks it), its params filled; an empty reason says none was given. */
+export function notifyText(lang: Lang, key: string, params: Params): string {
+  const catalogue = notifyMessages[lang] ?? notifyMessages.en;
+  const template = catalogue[key] ?? notifyMessages.en[key] ?? key;
+  return fillTemplate(template, params.reason === '' ? { ...params, reason: catalogue['notify.noReason'] ?? '' } : params);
+}

@@ -65,9 +65,10 @@ export interface Conversation {
 }
 
 /** What a person does with a screen. */
-type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'text'; value: string; final?: boolean } | { kind: 'unknown' };
+export type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'text'; value: string; final?: boolean } | { kind: 'unknown' };
 
-function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
+/** What a person paying Sarah Nakato does with a screen (the soak benchmark's users too, bench/soak). */
+export function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
   if (/What do you want to send\?/.test(text)) return { kind: 'choose', label: /^Mobile money$/ };
   if (/What would you like to do\?/.test(text)) return { kind: 'choose', label: /^Pay someone$/ };
   // A dial after a session that died mid-payment offers to take it up (issue 19): a person continues it.
@@ -82,6 +83,15 @@ function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Dec
   if (/of mobile money to/.test(text)) return { kind: 'choose', label: /^Confirm$/, final: channel === 'telegram' };
   if (/Enter your PIN/.test(text)) return { kind: 'text', value: PIN, final: true };
   return { kind: 'unknown' };
+}
+
+/** The number to type for the choice of a USSD screen whose label matches. */
+export function ussdChoice(screen: string, label: RegExp): string | undefined {
+  for (const line of screen.split('\n')) {
+    const m = /^(\d+)\.\s+(.*)$/.exec(line.trim());
+    if (m && label.test(m[2]!.trim())) return m[1];
+  }
+  return undefined;
 }
 
 const MAX_ATTEMPTS = 6;
@@ -163,14 +173,6 @@ export function createPeople(options: PeopleOptions) {
     return { dial: () => send('dial'), answer: (a: string) => (answers.push(a), send(a === PIN ? 'PIN' : a)) };
   }
 
-  const ussdChoice = (screen: string, label: RegExp): string | undefined => {
-    for (const line of screen.split('\n')) {
-      const m = /^(\d+)\.\s+(.*)$/.exec(line.trim());
-      if (m && label.test(m[2]!.trim())) return m[1];
-    }
-    return undefined;
-  };
-
   /** One payment attempt over USSD from a new dial; resolves once acknowledged, or when the user must start over. */
   async function payOverUssd(c: Conversation, session: ReturnType<typeof ussdSession>): Promise<void> {
     let screen = await session.dial();
@@ -201,13 +203,14 @@ export function createPeople(options: PeopleOptions) {
 
   async function ussd(c: Conversation): Promise<void> {
     let sessions = 0;
-    // A note at a new dial (the menu follows it) telling them to start again is about the payment; an error
-    // ending the dial itself is about that dial, and they dial again later.
+    // A note at a new dial (the menu follows it) telling them to start again is about the payment, as is a
+    // screen saying nothing was sent; an error ending the dial itself is about that dial, and they dial again.
     const look = async (): Promise<Look> => {
       const screen = await ussdSession(c, sessions++).dial();
       if (screen === undefined) return { kind: 'nothing' };
       if (OUTCOME.test(screen)) return { kind: 'told' };
-      return screen.startsWith('CON ') && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
+      const aboutThePayment = screen.startsWith('CON ') || /nothing was sent/i.test(screen);
+      return aboutThePayment && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
@@ -218,6 +221,14 @@ export function createPeople(options: PeopleOptions) {
       // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
       if (c.confirmed && (await follow(c, 1000, look)) === 'done') return;
     }
+    // Out of attempts with a confirmation that got no answer: one more dial, as a person would, to see whether
+    // it went (the outcome, or news of it, is kept for the next dial).
+    if (c.confirmed || c.unacknowledged.length === 0) return;
+    const screen = await ussdSession(c, sessions++).dial();
+    if (screen === undefined || !isNews(screen)) return;
+    acknowledge(c, 'news');
+    if (OUTCOME.test(screen)) c.told = true;
+    else await follow(c, 1000, look);
   }
 
   // ---------------------------------------------------------------- Telegram
@@ -277,6 +288,9 @@ export function createPeople(options: PeopleOptions) {
       await typed('/pay');
       if (!(await waitForMessage(before))) return;
       for (let step = 0; step < 20; step++) {
+        // Paying again after a confirmation that got no answer: news of that payment reaching the chat
+        // meanwhile stops them, as it would a person reading it.
+        if (confirmedFrom !== undefined && news(confirmedFrom).length > 0) return acknowledge(c, 'news');
         const shown = bot.latest(chatId);
         if (!shown) return;
         const d = decide(shown.text, 'telegram', c.amount);
@@ -321,6 +335,13 @@ export function createPeople(options: PeopleOptions) {
       if ((await follow(c, 500, look)) === 'done') return;
       confirmedFrom = undefined;
     }
+    // Out of attempts with a confirmation that got no answer: a last read of the chat, as a person would.
+    if (c.confirmed || confirmedFrom === undefined) return;
+    await sleep(options.lookForMs);
+    if (news(confirmedFrom).length === 0) return;
+    acknowledge(c, 'news');
+    looked = confirmedFrom;
+    await follow(c, 500, look);
   }
 
   let lateLooks = 1000;

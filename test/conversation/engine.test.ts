@@ -271,6 +271,8 @@ describe('engine', () => {
     expect(notified).toEqual([sent('pay-u')]);
     const dial = await e.handle(msg({ newSession: true }));
     expect(dial.text).toBe('Update on your last request:\nSent pay-u\nWhat would you like to do?');
+    // Shown at two dials (the answer to a dial can be lost too), then no more.
+    expect((await e.handle(msg({ newSession: true }))).text).toBe(dial.text);
     expect((await e.handle(msg({ newSession: true }))).text).toBe('What would you like to do?');
   });
 

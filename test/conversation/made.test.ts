@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
 import { MadeRecords, recordMade } from '../../src/conversation/made.js';
+import { NotCalled } from '../../src/conversation/session.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
@@ -107,7 +108,7 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     expect(await made.byId('purchase', 'SBXV1')).toMatchObject({ ref: key, payee: '+2348030000001', currency: '' });
   });
 
-  it('an intent that cannot be written stops the create: nothing is sent', async () => {
+  it('an intent that cannot be written stops the create (nothing is sent) and is thrown as NotCalled, not as the service\'s answer: the runner repeats the step later', async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     made.onIntent(async () => {
       throw new Error('queue down');
@@ -123,8 +124,11 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
       made,
       logger,
     );
-    await expect(services.createPayment(payInput(`run-${++n}:pay`))).rejects.toMatchObject({ code: 'rate_limited' });
+    const key = `run-${++n}:pay`;
+    await expect(services.createPayment(payInput(key))).rejects.toBeInstanceOf(NotCalled);
     expect(called).toBe(false);
+    // Not marked refused: an earlier attempt under the same key may have reached the service.
+    expect((await made.byRef(key))?.refused).toBeUndefined();
   });
 
   it('one open request accepts one collection; the same collection asked again gets the same request', async () => {

@@ -1,26 +1,37 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RECORD_KEPT_MS, RecordCache } from '../../src/conversation/record-cache.js';
 
 describe('RecordCache', () => {
-  it('keeps what it wrote or read for a minute, and a purge drops what is older', async () => {
-    let now = 1_000;
-    const store = new MemoryStore();
-    const cache = new RecordCache(store, 600, () => now);
-    const written = await cache.write('conv:a', { ledger: [] }, null);
-    expect(cache.peek('conv:a')).toEqual(written);
-    now += RECORD_KEPT_MS / 2;
-    await store.set('conv:b', { ledger: [] }, null, 600);
-    await cache.read('conv:b');
-    expect(cache.size).toBe(2);
-    now += RECORD_KEPT_MS / 2 + 1;
-    cache.purge();
-    expect(cache.size).toBe(1);
-    expect(cache.peek('conv:a')).toBeUndefined();
-    expect(cache.peek('conv:b')?.version).toBe(1);
-    now += RECORD_KEPT_MS;
-    cache.purge();
-    expect(cache.size).toBe(0);
+  it('keeps what it wrote or read for a minute and drops it then, with nobody asking', async () => {
+    vi.useFakeTimers();
+    try {
+      let now = 1_000;
+      const store = new MemoryStore();
+      const cache = new RecordCache(store, 600, () => now);
+      const pass = (ms: number) => {
+        now += ms;
+        vi.advanceTimersByTime(ms);
+      };
+      const written = await cache.write('conv:a', { ledger: [] }, null);
+      expect(cache.peek('conv:a')).toEqual(written);
+      pass(RECORD_KEPT_MS / 2);
+      await store.set('conv:b', { ledger: [] }, null, 600);
+      await cache.read('conv:b');
+      expect(cache.size).toBe(2);
+      pass(RECORD_KEPT_MS / 2 + 1);
+      expect(cache.size).toBe(1);
+      expect(cache.peek('conv:a')).toBeUndefined();
+      expect(cache.peek('conv:b')?.version).toBe(1);
+      // A write renews the minute.
+      await cache.write('conv:b', { ledger: [] }, 1);
+      pass(RECORD_KEPT_MS - 1);
+      expect(cache.peek('conv:b')?.version).toBe(2);
+      pass(2);
+      expect(cache.size).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('forgets a record whose compare-and-set lost, and keeps the newer of two versions', async () => {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { assign, setup } from 'xstate';
+import { assign, fromPromise, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
 import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
@@ -15,6 +15,7 @@ import { keys } from '../../src/conversation/keys.js';
 import { deliveryId } from '../../src/conversation/ledger.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
+import { NotCalled } from '../../src/conversation/session.js';
 import type { Address, Inbound, Lease, Prompt, SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
@@ -41,6 +42,17 @@ afterAll(async () => {
   await Promise.all(engines.map((e) => e.stop()));
   await Promise.all(stores.map((s) => s.close()));
   await raw.cleanup();
+});
+
+/** The payment both test flows make. */
+const paymentInput = ({ context }: { context: { input: FlowInput; key: string } }) => ({
+  duplicateCheckKey: context.key,
+  paymentType: 'money' as const,
+  phonenumber: '+256772000001',
+  amount: '100',
+  currency: 'UGX',
+  description: 'test',
+  metadata: { chat: context.input.chat, ref: context.key },
 });
 
 /** Confirm, reserve the spend, pay: the chain a payment's confirmation runs. */
@@ -71,15 +83,7 @@ const payFlow: FlowModule = {
         tags: ['busy', 'money'],
         invoke: {
           src: 'createPayment',
-          input: ({ context }) => ({
-            duplicateCheckKey: context.key,
-            paymentType: 'money' as const,
-            phonenumber: '+256772000001',
-            amount: '100',
-            currency: 'UGX',
-            description: 'test',
-            metadata: { chat: context.input.chat, ref: context.key },
-          }),
+          input: paymentInput,
           onDone: [
             { guard: ({ event }) => isAlreadySubmitted(event.output), target: 'already' },
             { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
@@ -89,6 +93,35 @@ const payFlow: FlowModule = {
       },
       sent: { type: 'final', meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) } },
       already: { type: 'final', meta: { view: () => ({ text: { key: 't.already' } }) } },
+      failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
+    },
+  }),
+};
+
+/** Asks for a PIN, checks it in a `secret` step (the check the test holds open), then pays. */
+const pinChecks: Array<() => Promise<void>> = [];
+const pinFlow: FlowModule = {
+  id: 'pay',
+  messages: { en: { 't.pin': 'PIN?', 't.sent': 'Sent {id}', 't.failed': 'Not sent' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { verifyPin: fromPromise(async () => (pinChecks.shift() ?? (() => Promise.resolve()))()), createPayment: serviceActors.createPayment },
+  }).createMachine({
+    context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+    initial: 'awaitingPin',
+    states: {
+      awaitingPin: { meta: { view: () => ({ text: { key: 't.pin' } }) }, on: { ANSWERED: 'verifyingPin' } },
+      verifyingPin: { tags: ['busy', 'secret'], invoke: { src: 'verifyPin', onDone: 'paying', onError: 'failed' } },
+      paying: {
+        tags: ['busy', 'money'],
+        invoke: {
+          src: 'createPayment',
+          input: paymentInput,
+          onDone: { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
+          onError: 'failed',
+        },
+      },
+      sent: { type: 'final', meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) } },
       failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
     },
   }),
@@ -225,6 +258,97 @@ describe('one runner per conversation', () => {
 });
 
 describe('after money was sent, never "start again"', () => {
+  it('a payment step whose call could not be made (our store refused the intent: NotCalled) is not ended as a failure: "being confirmed", then repeated under the same key', async () => {
+    const service = paymentsService();
+    let refuse = true;
+    const told: Prompt[] = [];
+    const e = engine(redisStore(), {
+      ...service.services,
+      async createPayment(input) {
+        if (refuse) {
+          refuse = false;
+          throw new NotCalled('the intent could not be recorded');
+        }
+        return service.services.createPayment!(input);
+      },
+    }, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    const answer = await e.handle(msg({ choice: 'yes' }));
+    expect(answer.text).toBe(CONFIRMING);
+    await until(() => told.length > 0, 'the step repeated once its lease expired');
+    expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
+    expect(service.payments).toHaveLength(1);
+  });
+
+  it('USSD: the outcome of a money call is also kept for the next dial (its answer may never have reached the phone), under the note header', async () => {
+    const service = paymentsService();
+    const e = engine(redisStore(), service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
+    const phone = `+2567720${String(++ids).padStart(5, '0')}`;
+    const msg = (fields: Partial<Inbound>): Inbound => ({ channel: 'ussd', conversationId: phone, userId: phone, messageId: `m-${++ids}`, ...fields });
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const answer = await e.handle(msg({ choice: 'yes' }));
+    expect(answer).toMatchObject({ text: 'Sent pay-1', final: true, money: true });
+    // The answer is lost on its way (the process dies after writing it, the network drops it): the next dial says it.
+    const next = await e.handle(msg({ newSession: true }));
+    expect(next.text.split('\n').slice(0, 2)).toEqual(['Update on your last request:', 'Sent pay-1']);
+    // Shown at two dials (the answer to the first may be lost too), then no more.
+    expect((await e.handle(msg({ newSession: true }))).text).toMatch(/Sent pay-1/);
+    expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Sent pay-1/);
+  });
+
+  it('a message failing (Redis refusing writes) after a payment was answered is never told to start again', async () => {
+    const service = paymentsService();
+    const flaky = refusingWrites(redisStore());
+    const e = engine(flaky, service.services, { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 } });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
+    flaky.refusing = true;
+    const failed = await e.handle(msg({ text: 'did it go?' }));
+    expect(failed.text).toBe('We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.');
+    flaky.refusing = false;
+    expect(service.payments).toHaveLength(1);
+  });
+
+  it('a run that fails before any money call, after its waiter was told "you will be notified": the failure is told', async () => {
+    const service = paymentsService();
+    let refuse!: (error: Error) => void;
+    const reserving = new Promise<void>((_resolve, reject) => (refuse = reject));
+    const told: Prompt[] = [];
+    const e = engine(redisStore(), { ...service.services, reserveSpend: () => reserving }, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    refuse(new NotCalled('our store refused'));
+    await until(() => told.length > 0, 'the failure told');
+    expect(told).toEqual([{ text: 'Something went wrong on our side. Please start again.', final: true }]);
+    expect(service.calls).toHaveLength(0);
+  });
+
+  it('a run taken over in a step that holds a secret (a PIN check, never stored) ends saying nothing was sent, and the user is told so', async () => {
+    const service = paymentsService();
+    const checking = gate<void>();
+    const dies = dyingStore(redisStore());
+    const first = engine(dies, service.services, { live: false, flows: { menu: menuFlow, pay: pinFlow } });
+    const told: Prompt[] = [];
+    engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    pinChecks.push(() => checking.promise);
+    const msg = chat();
+    await first.handle(msg({ start: 'pay' }));
+    expect((await first.handle(msg({ text: '1234' }))).text).toMatch(/still working on it/);
+    dies.die();
+    void first.stop();
+    await until(() => told.length > 0, 'the notice from the process that took the run over');
+    expect(told).toEqual([{ text: 'We were interrupted before your PIN was checked. Nothing was sent; please start again.', final: true }]);
+    checking.open(); // the dead process's check "returns": it pays nothing
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(service.calls).toHaveLength(0);
+    // The next message starts over.
+    const next = await engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } }).handle(msg({ text: 'hello' }));
+    expect(next.text).not.toMatch(/PIN/);
+  });
+
   it('Redis refusing the write right after the service accepted the payment: "being confirmed", and a later message pays nothing again', async () => {
     const service = paymentsService();
     // Every conversation write fails while refusing (Redis down for a moment), starting just after the payment.

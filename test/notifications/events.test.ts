@@ -121,10 +121,11 @@ describe('deliveryFor (our record)', () => {
 });
 
 describe('states that ask someone to act, and transfers the network holds', () => {
-  it('tells approval needed in every channel (someone must act), the steps on the way only in chats', () => {
+  it('tells the service approvers\' states in every channel (approval needed, requested, rejected with its reason, cancelled), other steps only in chats', () => {
     expect(deliveryFor(ourPayment, payment('approval_needed'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.approval_needed' });
     expect(notifyMessages.en['notify.payment.approval_needed']).toMatch(/approver/);
-    expect(deliveryFor(ourPayment, payment('approval_requested'))).toMatchObject({ forUssd: false });
+    expect(deliveryFor(ourPayment, payment('approval_requested'))).toMatchObject({ forUssd: true, messageKey: 'notify.payment.approval_requested' });
+    expect(deliveryFor(ourPayment, payment('rejected', { rejected_reason: 'Over budget' }))).toMatchObject({ forUssd: true, params: { reason: 'Over budget' } });
     expect(deliveryFor(ourPayment, payment('validated'))).toMatchObject({ forUssd: false });
     for (const state of ['processed', 'processed_with_errors', 'rejected', 'cancelled']) expect(deliveryFor(ourPayment, payment(state))!.forUssd).toBe(true);
     expect(deliveryFor(ourPayment, payment('cancelled', { cancelled_reason: 'Wrong number' }))!.params.reason).toBe('Wrong number');

@@ -71,6 +71,8 @@ const CASES = {
   shortToken: { ...PRODUCTION, USSD_CALLBACK_TOKEN: 'secret' },
   badAllowList: { ...PRODUCTION, USSD_ALLOWED_IPS: '10.0.0.0/33' },
   brokenPolicy: { ...PRODUCTION, ACCESS_POLICY: '{"roles": {}' },
+  approvalsNowhere: { ...PRODUCTION, ACCESS_POLICY: policy({ telegram: { '123': { role: 'maker' } } }, { maker: { ...teller, approvalAbove: { UGX: '100000' } } }) },
+  approvalsChannelName: { ...PRODUCTION, SLACK_APPROVALS_CHANNEL: '#finance' },
   safe: PRODUCTION,
   // Allowed, with warnings: no notification credentials, no USSD token; and a * entry that may only check.
   noCredentials: {
@@ -137,6 +139,11 @@ describe('a production start is refused, with one line naming the setting', () =
   it('with Slack or Telegram half configured', () => {
     expect(refusal(runs.halfSlack)).toMatch(/^SLACK_BOT_TOKEN: SLACK_SIGNING_SECRET is set/);
     expect(refusal(runs.halfTelegram)).toMatch(/^TELEGRAM_BOT_TOKEN: TELEGRAM_WEBHOOK_SECRET is set/);
+  });
+
+  it('with payments held for approval (approvalAbove) but no approvals channel, or a channel given by name', () => {
+    expect(refusal(runs.approvalsNowhere)).toMatch(/^SLACK_APPROVALS_CHANNEL: the access policy holds payments/);
+    expect(refusal(runs.approvalsChannelName)).toMatch(/SLACK_APPROVALS_CHANNEL: a Slack channel id/);
   });
 
   it('with settings that would open a door: TRUST_PROXY=true, a short callback token, a bad allow-list entry, a broken policy', () => {

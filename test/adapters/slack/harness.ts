@@ -72,6 +72,7 @@ export class FakeSlack {
   private readonly waiters: Array<() => void> = [];
   private readonly scripted = new Map<string, Scripted[]>();
   private listening?: Listening;
+  private posted = 0;
 
   get apiUrl(): string {
     return `${this.url}/api/`;
@@ -109,6 +110,15 @@ export class FakeSlack {
     }
   }
 
+  /** The first call of `kind` (so far or to come) that `match` accepts; next() is not moved. */
+  async find(kind: string, match: (call: Call) => boolean): Promise<Call> {
+    for (;;) {
+      const found = this.of(kind).find(match);
+      if (found) return found;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
   async start(): Promise<void> {
     const app = express();
     app.post('/api/:method', express.urlencoded({ extended: false }), (req, res) => {
@@ -132,7 +142,11 @@ export class FakeSlack {
       return;
     }
     if (call.kind === 'respond') res.type('text/plain').send('ok');
-    else res.json(DEFAULT_ANSWERS[call.kind] ?? { ok: true });
+    else if (call.kind === 'chat.postMessage' && /^[CG]/.test(String(call.body.channel))) {
+      // Posted in a channel: Slack answers that channel and the message's own ts (chat.update names it).
+      this.posted += 1;
+      res.json({ ok: true, channel: call.body.channel, ts: `1700000100.${String(this.posted).padStart(6, '0')}` });
+    } else res.json(DEFAULT_ANSWERS[call.kind] ?? { ok: true });
   }
 
   async close(): Promise<void> {
@@ -194,11 +208,11 @@ export class SlackSender {
   }
 
   /** A click on a button of a message we rendered; its response_url is `${fake}/respond/<responseId>`. */
-  click(button: { action_id: string; value?: string }, responseId: string, trigger = triggerId()): Promise<globalThis.Response> {
+  click(button: { action_id: string; value?: string }, responseId: string, trigger = triggerId(), user = USER): Promise<globalThis.Response> {
     return this.interaction({
       type: 'block_actions',
       team: { id: TEAM, domain: 'example' },
-      user: { id: USER, username: 'amina', team_id: TEAM },
+      user: { id: user, username: user === USER ? 'amina' : user.toLowerCase(), team_id: TEAM },
       api_app_id: 'A0001',
       token: 'legacy-verification-token',
       container: { type: 'message', message_ts: '1700000000.000100', channel_id: 'C0001', is_ephemeral: true },
@@ -210,12 +224,12 @@ export class SlackSender {
   }
 
   /** Submits a modal we opened (the view as views.open received it) with `text` typed in its input. */
-  submit(view: { callback_id: string; private_metadata: string; blocks: Array<{ block_id: string; element: { action_id: string } }> }, text: string) {
+  submit(view: { callback_id: string; private_metadata: string; blocks: Array<{ block_id: string; element: { action_id: string } }> }, text: string, user = USER) {
     const input = view.blocks[0]!;
     return this.interaction({
       type: 'view_submission',
       team: { id: TEAM, domain: 'example' },
-      user: { id: USER, name: 'amina', team_id: TEAM },
+      user: { id: user, name: user === USER ? 'amina' : user.toLowerCase(), team_id: TEAM },
       api_app_id: 'A0001',
       token: 'legacy-verification-token',
       trigger_id: triggerId(),

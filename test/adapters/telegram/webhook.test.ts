@@ -1,3 +1,4 @@
+import { keys } from '../../../src/conversation/keys.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXPIRED_TEXT, FAILURE_TEXT, MONEY_FAILURE_TEXT } from '../../../adapters/telegram/handler.js';
 import { HELP_TEXT } from '../../../adapters/telegram/commands.js';
@@ -105,6 +106,20 @@ describe('Telegram webhook', () => {
     const first = await harness.post(textUpdate(10, '/start'));
     const again = await harness.post(textUpdate(10, '/start'));
     expect([first.status, again.status]).toEqual([200, 200]);
+    expect(engine.inbounds).toHaveLength(1);
+    expect(harness.api.of('sendMessage')).toHaveLength(1);
+  });
+
+  it('handles again a redelivered update whose first handling never ended (its process died): the chat is shown the answer', async () => {
+    const engine = new ScriptedEngine(() => menu);
+    harness = await startHarness(engine);
+    // The first delivery was claimed by a process that died before it answered or showed anything.
+    expect(await harness.store.claim(keys.telegramUpdate(11), 60)).toBe(true);
+    expect((await harness.post(textUpdate(11, '/start'))).status).toBe(200);
+    expect(engine.inbounds).toHaveLength(1);
+    expect(harness.api.of('sendMessage')).toHaveLength(1);
+    // Handled to its end now: a further redelivery is ignored.
+    expect((await harness.post(textUpdate(11, '/start'))).status).toBe(200);
     expect(engine.inbounds).toHaveLength(1);
     expect(harness.api.of('sendMessage')).toHaveLength(1);
   });

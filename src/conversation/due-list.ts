@@ -1,0 +1,43 @@
+/**
+ * A small list of ids, each with when a sweep should look at it (ms), kept in one store record and changed
+ * with compare-and-set: the held payments still to decide or send (src/approvals), the payouts whose
+ * requests are still being made (src/payouts). Bounded: a full list refuses a new id.
+ */
+import type { SessionStore } from './types.js';
+
+const ATTEMPTS = 10;
+/** The list outlives its entries: it is written again with every change. */
+const LIST_TTL_SECONDS = 30 * 24 * 3600;
+
+export class DueList {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly key: string,
+    private readonly max: number,
+  ) {}
+
+  /** Lists `id` at `due` (ms), or takes it off (`due` null). False when the list is full. */
+  async schedule(id: string, due: number | null): Promise<boolean> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const stored = await this.store.get(this.key);
+      const open = { ...((stored?.snapshot as Record<string, number> | undefined) ?? {}) };
+      if (due === null) {
+        if (!(id in open)) return true;
+        delete open[id];
+      } else {
+        if (!(id in open) && Object.keys(open).length >= this.max) return false;
+        open[id] = due;
+      }
+      if ((await this.store.set(this.key, open, stored?.version ?? null, LIST_TTL_SECONDS)) !== null) return true;
+    }
+    throw new Error(`${this.key} kept changing`);
+  }
+
+  /** The ids whose time has come. */
+  async due(now: number): Promise<string[]> {
+    const open = ((await this.store.get(this.key))?.snapshot as Record<string, number> | undefined) ?? {};
+    return Object.entries(open)
+      .filter(([, due]) => due <= now)
+      .map(([id]) => id);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Bulk payout rows, as pasted (`phone, amount[, description]`, one a line): each read on its own, numbers
+ * normalised to `+` format, amounts decimal (no thousands separators: the comma separates fields), errors
+ * named by row number. Grouped into requests of at most {@link PAYOUT_REQUEST_MAX} recipients.
+ */
+import { Decimal } from 'decimal.js';
+import { inputMessages, parseAmount, parsePhone } from '../../flows/input.js';
+import type { PayoutRecipient } from '../../flows/services.js';
+import type { Text } from '../../flows/types.js';
+import { fillTemplate, plainText } from '../conversation/text.js';
+
+/** Most rows in one payout. */
+const PAYOUT_ROWS_MAX = 1000;
+/**
+ * Most recipients in one service request. The contract does not say how many `recipient_data` takes; 100
+ * keeps a request small (and one approval per request readable); a larger payout is split, one key each.
+ */
+export const PAYOUT_REQUEST_MAX = 100;
+/** The service sends the description to the recipient and keeps it to about 140 characters. */
+const DESCRIPTION_MAX = 140;
+
+export interface RowError {
+  /** 1-based, counting every line pasted (blank lines included), as the user sees them. */
+  row: number;
+  message: string;
+}
+
+/** The recipients, each with its row number in `rows`; or every problem by row. */
+export type ParsedRows = { ok: true; recipients: PayoutRecipient[]; rows: number[] } | { ok: false; errors: RowError[] };
+
+const say = (reason: Text): string => fillTemplate(inputMessages.en[reason.key] ?? reason.key, reason.params);
+
+/** Reads pasted rows; `description` is used for rows without their own. */
+export function parsePayoutRows(text: string, options: { defaultCountry: string; description: string }): ParsedRows {
+  const lines = text.split(/\r\n|\r|\n/);
+  const errors: RowError[] = [];
+  const recipients: PayoutRecipient[] = [];
+  const rows: number[] = [];
+  lines.forEach((line, index) => {
+    const row = index + 1;
+    if (line.trim() === '') return;
+    // A CSV header such as `phone,amount,description` is not a payment.
+    if (row === 1 && /^\s*"?(phone|number|msisdn)/i.test(line)) return;
+    // Phone and amount end at the first two separators; the description is the rest, commas and all.
+    const [, phoneRaw = '', amountRaw = '', rest = ''] = /^([^,;\t]*)(?:[,;\t]([^,;\t]*))?(?:[,;\t](.*))?$/.exec(line) ?? [];
+    const [phoneField, amountField, descriptionField] = [phoneRaw, amountRaw, rest].map((f) => f.trim().replace(/^"(.*)"$/, '$1'));
+    const problems: string[] = [];
+    const phone = parsePhone(phoneField!, options.defaultCountry);
+    if (!phone.ok) problems.push(`"${plainText(phoneField!).slice(0, 30)}" is not a phone number`);
+    const amount = amountField === '' ? { ok: false as const, reason: { key: 'input.amountInvalid' } } : parseAmount(amountField!);
+    if (!amount.ok) problems.push(say(amount.reason));
+    const description = plainText(descriptionField!).trim() || options.description;
+    if (description.length > DESCRIPTION_MAX) problems.push(`the description is longer than ${DESCRIPTION_MAX} characters`);
+    if (problems.length > 0) errors.push({ row, message: problems.join('; ') });
+    else if (phone.ok && amount.ok) {
+      recipients.push({ phonenumber: phone.e164, amount: amount.amount, description });
+      rows.push(row);
+    }
+  });
+  if (recipients.length === 0 && errors.length === 0) errors.push({ row: 1, message: 'no rows: paste one `phone, amount[, description]` a line' });
+  if (recipients.length + errors.length > PAYOUT_ROWS_MAX) errors.push({ row: PAYOUT_ROWS_MAX + 1, message: `more than ${PAYOUT_ROWS_MAX} rows: split the payout` });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, recipients, rows };
+}
+
+/** The payout's requests: at most {@link PAYOUT_REQUEST_MAX} recipients each, in the order pasted. */
+export function chunksOf(recipients: PayoutRecipient[]): PayoutRecipient[][] {
+  const chunks: PayoutRecipient[][] = [];
+  for (let start = 0; start < recipients.length; start += PAYOUT_REQUEST_MAX) chunks.push(recipients.slice(start, start + PAYOUT_REQUEST_MAX));
+  return chunks;
+}
+
+/** The sum of the recipients' amounts, as a decimal string. */
+export const totalOf = (recipients: PayoutRecipient[]): string => recipients.reduce((sum, r) => sum.plus(r.amount), new Decimal(0)).toFixed();
+
+/** The largest amount among the recipients (the per-payment limit applies to each). */
+export const largestOf = (recipients: PayoutRecipient[]): string => Decimal.max(...recipients.map((r) => r.amount)).toFixed();

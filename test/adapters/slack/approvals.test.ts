@@ -1,0 +1,306 @@
+/**
+ * Maker/checker in Slack, in the whole product (startApp: real engine, flows, access policy and the embedded
+ * sandbox with its own approval rules), driven by signed Slack requests over HTTP against a local Web API:
+ * a maker's large payment held and posted to SLACK_APPROVALS_CHANNEL, the maker's own approval and a
+ * non-approver's refused, two checkers' Approve paying once, Reject with a reason, and the service's own
+ * approvers' states told to the maker.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { startApp, type RunningApp } from '../../../src/app.js';
+import { BOT_TOKEN, FakeSlack, SIGNING_SECRET, SlackSender, TEAM, buttonLabelled, buttonOf, textOf, triggerId, type Call } from './harness.js';
+
+const MAKER = 'UMAKER1';
+const CHECKER = 'UCHECK1';
+const CHECKER2 = 'UCHECK2';
+const TELLER = 'UTELLER1';
+const APPROVALS = 'C0APPROVALS';
+/** A sandbox test number registered as "Sarah Nakato"; payments to it succeed. */
+const RECIPIENT = '0772000001';
+
+const POLICY = {
+  roles: {
+    teller: { flows: ['pay', 'check'], perPaymentLimit: { UGX: '1000000' }, dailyLimit: { UGX: '1500000' }, approvalAbove: { UGX: '100000' } },
+    finance: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, approve: true },
+  },
+  users: { slack: { [MAKER]: { role: 'teller' }, [TELLER]: { role: 'teller' }, [CHECKER]: { role: 'finance' }, [CHECKER2]: { role: 'finance' } } },
+};
+
+type Blocks = Array<Record<string, any>>;
+
+let fake: FakeSlack;
+let running: RunningApp;
+let sender: SlackSender;
+beforeAll(async () => {
+  fake = new FakeSlack();
+  await fake.start();
+  running = await startApp(
+    loadConfig({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_API_URL: fake.apiUrl,
+      SLACK_APPROVALS_CHANNEL: APPROVALS,
+      ACCESS_POLICY: JSON.stringify(POLICY),
+      CURRENCIES: 'UGX',
+    }),
+  );
+  sender = new SlackSender(running.url, fake);
+});
+afterAll(async () => {
+  await running?.stop();
+  await fake?.close();
+});
+
+let responses = 0;
+/** Walks the pay flow as `user` (buttons and the answer modal) to its last screen; answers its text. */
+async function pay(user: string, amount: string, description: string): Promise<string> {
+  const respond = async (): Promise<Blocks> => {
+    for (;;) {
+      const call = await fake.next('respond');
+      if (call.id?.startsWith(`${user}-`)) return call.body.blocks;
+    }
+  };
+  const id = () => `${user}-${(responses += 1)}`;
+  const menu = (await (await sender.command('', { user })).json()) as { blocks: Blocks };
+  await sender.click(buttonLabelled(menu.blocks, 'Pay someone'), id(), triggerId(), user);
+  let blocks = await respond();
+  const answers: Array<[RegExp, string, 'press' | 'type']> = [
+    [/What do you want to send/, 'Mobile money', 'press'],
+    [/phone number of the person/, RECIPIENT, 'type'],
+    [/first name/, 'Sarah', 'type'],
+    [/last name/, 'Nakato', 'type'],
+    [/Enter the amount/, amount, 'type'],
+    [/description/, description, 'type'],
+    [/^Send /, 'Confirm', 'press'],
+  ];
+  for (let screen = 0; screen < 15; screen += 1) {
+    const text = textOf(blocks);
+    const step = answers.find(([pattern]) => pattern.test(text));
+    if (!step) return text;
+    const [, answer, how] = step;
+    if (how === 'press') {
+      await sender.click(buttonLabelled(blocks, answer), id(), triggerId(), user);
+    } else {
+      await sender.click(buttonOf(blocks, 'momo_answer'), id(), triggerId(), user);
+      const opened = await fake.next('views.open');
+      await sender.submit(opened.body.view, answer, user);
+    }
+    blocks = await respond();
+  }
+  throw new Error('the pay flow did not end');
+}
+
+/** The next approval message posted to the approvals channel. */
+async function nextHeld(): Promise<Call> {
+  for (;;) {
+    const call = await fake.next('chat.postMessage');
+    if (call.body.channel === APPROVALS) return call;
+  }
+}
+
+/** The first direct message to `user` whose text matches `pattern` (posted so far or to come; none fails the test by its timeout). */
+const dm = async (user: string, pattern: RegExp): Promise<string> =>
+  textOf((await fake.find('chat.postMessage', (c) => c.body.channel === user && pattern.test(textOf(c.body.blocks)))).body.blocks);
+
+/** The next update of the approval message. */
+const nextUpdate = async (): Promise<Call> => fake.next('chat.update');
+const nextEphemeral = async (): Promise<Call> => fake.next('chat.postEphemeral');
+
+const paymentsFor = (description: string) => running.sandbox!.controls.payments().filter((p) => p.description === description);
+
+/** A second signed delivery of a click, from a user in the approvals channel. */
+const press = (button: { action_id: string; value: string }, user: string) => sender.click(button, `board-${user}`, triggerId(), user);
+
+describe('maker/checker in Slack (real engine, sandbox, signed requests)', () => {
+  let held: Call;
+  /** The ts Slack gave the approval message: chat.update names it. */
+  let heldTs: string;
+  it('holds a maker\'s payment above approvalAbove, sends nothing, and posts it to the approvals channel with Approve / Reject', async () => {
+    const last = await pay(MAKER, '200000', 'rent');
+    expect(last).toMatch(/needs approval/);
+    held = await nextHeld();
+    heldTs = `1700000100.${String(fake.of('chat.postMessage').filter((c) => c.body.channel === APPROVALS).length).padStart(6, '0')}`;
+    const text = textOf(held.body.blocks);
+    expect(text).toContain(`<@${MAKER}>`);
+    expect(text).toContain('200000');
+    expect(text).toContain('UGX');
+    expect(text).toContain('+256772000001');
+    expect(buttonOf(held.body.blocks, 'momo_approval_approve').value).toMatch(/^[0-9a-f]+$/);
+    buttonOf(held.body.blocks, 'momo_approval_reject');
+    expect(paymentsFor('rent')).toEqual([]);
+  });
+
+  it('refuses the maker\'s own approval and a non-approver\'s, ephemerally, changing nothing', async () => {
+    const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
+    expect((await press(approve, MAKER)).status).toBe(200);
+    const own = await nextEphemeral();
+    expect(own.body).toMatchObject({ user: MAKER });
+    expect(own.body.text).toMatch(/you cannot decide it/);
+    expect((await press(approve, TELLER)).status).toBe(200);
+    expect((await nextEphemeral()).body.text).toMatch(/not an approver/);
+    // A non-approver does not even get the reason modal.
+    await press(buttonOf(held.body.blocks, 'momo_approval_reject'), TELLER);
+    expect((await nextEphemeral()).body.text).toMatch(/not an approver/);
+    // A checker pressing a button naming no held payment (forged or mangled) changes nothing either.
+    for (const value of ['ffffffffffffffffffffffff', '../approval:x', '']) {
+      expect((await press({ action_id: 'momo_approval_approve', value }, CHECKER)).status).toBe(200);
+      expect((await nextEphemeral()).body.text).toMatch(/not known here/);
+    }
+    expect(fake.of('chat.update')).toEqual([]);
+    expect(paymentsFor('rent')).toEqual([]);
+  });
+
+  it('pays once when two checkers approve at once (and one presses again), under the key made when the maker confirmed', async () => {
+    const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
+    const answers = await Promise.all([press(approve, CHECKER), press(approve, CHECKER2), press(approve, CHECKER)]);
+    for (const answer of answers) expect(answer.status).toBe(200);
+    const updated = await nextUpdate();
+    expect(updated.body).toMatchObject({ channel: APPROVALS, ts: heldTs });
+    const line = JSON.stringify(updated.body.blocks);
+    expect(line).toMatch(/Approved by <@UCHECK[12]>/);
+    expect(line).toMatch(/Payment \d+ sent/);
+    expect(updated.body.blocks.filter((b: Record<string, any>) => b.type === 'actions')).toEqual([]);
+    // The two who lost are told so, ephemerally.
+    expect((await nextEphemeral()).body.text).toMatch(/already decided/);
+    expect((await nextEphemeral()).body.text).toMatch(/already decided/);
+    const made = paymentsFor('rent');
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ amount: '200000.00', currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
+    await dm(MAKER, /approved by ucheck[12]: payment \d+ was sent/);
+  });
+
+  it('asks a reason when a checker rejects, refuses an empty one, and tells the maker; nothing is sent', async () => {
+    expect(await pay(MAKER, '150000', 'deposit')).toMatch(/needs approval/);
+    const second = await nextHeld();
+    await press(buttonOf(second.body.blocks, 'momo_approval_reject'), CHECKER);
+    const modal = (await fake.next('views.open')).body.view;
+    expect(modal.callback_id).toBe('momo_approval_reject');
+    const empty = await sender.submit(modal, '   ', CHECKER);
+    expect(await empty.json()).toMatchObject({ response_action: 'errors', errors: { reason: expect.stringMatching(/say why/) } });
+    // The maker cannot reject their own payment through the modal either.
+    const own = await sender.submit(modal, 'not mine to decide', MAKER);
+    expect(await own.json()).toMatchObject({ response_action: 'errors', errors: { reason: expect.stringMatching(/you cannot decide it/) } });
+    expect((await sender.submit(modal, 'Wrong <!channel> account', CHECKER)).status).toBe(200);
+    const updated = await nextUpdate();
+    const line = JSON.stringify(updated.body.blocks);
+    expect(line).toContain('Rejected by <@UCHECK1>');
+    expect(line).toContain('Wrong &lt;!channel&gt; account');
+    await dm(MAKER, /rejected by ucheck1: Wrong <!channel> account\. Nothing was sent/);
+    // Approve after the rejection changes nothing.
+    await press(buttonOf(second.body.blocks, 'momo_approval_approve'), CHECKER2);
+    expect((await nextEphemeral()).body.text).toMatch(/already decided/);
+    expect(paymentsFor('deposit')).toEqual([]);
+  });
+
+  it('tells the maker the service\'s own approvers\' states: approval needed, requested, and rejected with its reason', async () => {
+    running.sandbox!.controls.setOrganization({ approvalRules: [{ currency: 'UGX', above: '250000' }] });
+    expect(await pay(MAKER, '300000', 'equipment')).toMatch(/needs approval/);
+    const third = await nextHeld();
+    await press(buttonOf(third.body.blocks, 'momo_approval_approve'), CHECKER);
+    await nextUpdate();
+    await dm(MAKER, /approved by ucheck1/);
+    await running.sandbox!.controls.advanceClock(600);
+    await dm(MAKER, /needs approval: an approver of your organization/);
+    await dm(MAKER, /approvers were asked to approve/);
+    const [payment] = paymentsFor('equipment');
+    running.sandbox!.controls.decidePayment(Number(payment!.id), 'reject', { reason: 'Budget frozen' });
+    await running.sandbox!.controls.idle();
+    await dm(MAKER, /was rejected: Budget frozen/);
+  });
+});
+
+/** Submits a view we opened with the given values, as `user` (Slack's view_submission payload). */
+function submitView(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user: string) {
+  return sender.interaction({
+    type: 'view_submission',
+    team: { id: TEAM, domain: 'example' },
+    user: { id: user, name: user.toLowerCase(), team_id: TEAM },
+    api_app_id: 'A0001',
+    token: 'legacy-verification-token',
+    trigger_id: triggerId(),
+    view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
+  });
+}
+
+const payoutValues = (rows: string, currency = 'UGX') => ({
+  rows: { value: { type: 'plain_text_input', value: rows } },
+  currency: { value: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: currency }, value: currency } } },
+  description: { value: { type: 'plain_text_input', value: 'Wages' } },
+});
+
+/** `/momo payout` as `user`: the modal views.open received. */
+async function openPayout(user: string): Promise<{ callback_id: string; blocks: Blocks }> {
+  const answer = await sender.command('payout', { user });
+  expect(answer.status).toBe(200);
+  for (;;) {
+    const opened = (await fake.next('views.open')).body.view;
+    if (opened.callback_id === 'momo_payout') return opened;
+  }
+}
+
+describe('bulk payouts in Slack (/momo payout)', () => {
+  it('refuses a paste with bad rows, naming each row, and makes nothing', async () => {
+    const modal = await openPayout(MAKER);
+    expect(modal.blocks.map((b) => b.block_id)).toEqual(['rows', 'currency', 'description']);
+    const before = running.sandbox!.controls.payments().length;
+    const answer = await submitView(modal, payoutValues('0772000001, 5000\n0772abc, 100\n0772000002, 12.345\n0772000003'), MAKER);
+    const body = (await answer.json()) as { response_action: string; errors: { rows: string } };
+    expect(body.response_action).toBe('errors');
+    expect(body.errors.rows).toMatch(/^Row 2: "0772abc" is not a phone number\nRow 3: .*\nRow 4: /);
+    // Over the maker's per-payment limit (1000000), by row; a currency not offered.
+    const over = (await (await submitView(modal, payoutValues('0772000001, 5000\n0772000002, 1000001'), MAKER)).json()) as { errors: { rows: string } };
+    expect(over.errors.rows).toBe('Row 2: more than your limit of 1000000 UGX per payment');
+    const usd = (await (await submitView(modal, payoutValues('0772000001, 5000', 'USD'), MAKER)).json()) as { errors: { rows: string } };
+    expect(usd.errors.rows).toMatch(/USD is not a currency/);
+    expect(running.sandbox!.controls.payments()).toHaveLength(before);
+  });
+
+  it('summarises good rows, and on confirmation makes one request with recipient_data for them all, once', async () => {
+    const modal = await openPayout(MAKER);
+    const answer = await submitView(modal, payoutValues('0772000001, 30000, March\n0772000002, 20000.50'), MAKER);
+    const update = (await answer.json()) as { response_action: string; view: { callback_id: string; private_metadata: string; blocks: Blocks; submit: { text: string } } };
+    expect(update.response_action).toBe('update');
+    expect(update.view.callback_id).toBe('momo_payout_confirm');
+    expect(update.view.blocks[0]!.text.text).toMatch(/\*2 recipients\*, total \*50000.5 UGX\*/);
+    expect(update.view.blocks[0]!.text.text).toMatch(/1000000 UGX per payment, 1500000 UGX a day/);
+    expect(update.view.submit.text).toBe('Pay');
+    const before = running.sandbox!.controls.payments().length;
+    // Confirmed twice (a double click): one request.
+    await Promise.all([submitView(update.view, {}, MAKER), submitView(update.view, {}, MAKER)]);
+    const text = await dm(MAKER, /Payout of 2 recipients/);
+    expect(text).toMatch(/Request 1 \(2 recipients, 50000.5 UGX\): sent as payment \d+/);
+    const made = running.sandbox!.controls.payments().slice(before);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
+    expect((made[0]!.phone_nos as Array<Record<string, unknown>>).map((r) => [r.phonenumber, r.amount])).toEqual([
+      ['+256772000001', '30000.00'],
+      ['+256772000002', '20000.50'],
+    ]);
+    // A confirmation of someone else's draft does nothing.
+    await submitView(update.view, {}, CHECKER);
+    expect(running.sandbox!.controls.payments().slice(before)).toHaveLength(1);
+  });
+
+  it('holds a payout above the maker\'s approvalAbove for an approver, who approves it once', async () => {
+    const modal = await openPayout(MAKER);
+    const update = (await (await submitView(modal, payoutValues('0772000001, 80000\n0772000002, 70000, Tools'), MAKER)).json()) as {
+      view: { callback_id: string; private_metadata: string; blocks: Blocks; submit: { text: string } };
+    };
+    expect(update.view.submit.text).toBe('Ask approval');
+    const before = running.sandbox!.controls.payments().length;
+    await submitView(update.view, {}, MAKER);
+    expect(await dm(MAKER, /Payout of 2 recipients[\s\S]*150000 UGX/)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): held for approval/);
+    const held = await nextHeld();
+    const board = textOf(held.body.blocks);
+    expect(board).toContain('bulk payout to 2 recipients');
+    expect(board).toContain('+256772000002: 70000 UGX, Tools');
+    expect(running.sandbox!.controls.payments()).toHaveLength(before);
+    await Promise.all([press(buttonOf(held.body.blocks, 'momo_approval_approve'), CHECKER), press(buttonOf(held.body.blocks, 'momo_approval_approve'), CHECKER2)]);
+    await dm(MAKER, /150000 UGX to 2 recipients was approved/);
+    const made = running.sandbox!.controls.payments().slice(before);
+    expect(made).toHaveLength(1);
+    expect(made[0]!.phone_nos).toHaveLength(2);
+  });
+});

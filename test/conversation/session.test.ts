@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
+import { provideServices, serviceActors } from '../../flows/actors.js';
+import type { FlowEvent, FlowInput, FlowModule, View } from '../../flows/types.js';
+import { FlowRuntime, isBusy, type Step, type StepContext } from '../../src/conversation/session.js';
+
+/** Asks an amount, pays it (a service call), shows the outcome. */
+const payFlow: FlowModule = {
+  id: 'menu',
+  messages: { en: { 't.ask': 'Amount?', 't.paid': 'Paid' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; amount?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { createPayment: serviceActors.createPayment },
+  }).createMachine({
+    context: ({ input }) => ({ input }),
+    initial: 'ask',
+    states: {
+      ask: { meta: { view: (): View => ({ text: { key: 't.ask' }, input: 'amount' }) }, on: { ANSWERED: 'paying' } },
+      paying: {
+        tags: ['busy', 'money'],
+        invoke: {
+          src: 'createPayment',
+          input: ({ context }) => ({ duplicateCheckKey: `${context.input.runId}:pay`, paymentType: 'money' as const, phonenumber: '+256772123456', amount: '5000', currency: 'UGX', description: 't', metadata: {} }),
+          onDone: 'paid',
+        },
+      },
+      paid: { type: 'final', meta: { view: (): View => ({ text: { key: 't.paid' }, final: true }) } },
+    },
+  }),
+};
+
+const ctx: StepContext = {
+  allowedFlows: [],
+  newRunId: () => 'run-1',
+  expiresAt: 10_000,
+  channel: 'ussd',
+  at: 1_000,
+  input: (runId, profile) => ({ runId, channel: 'ussd', chat: 'ussd:+1', userId: '+1', requirePin: false, defaultCountry: 'UG', currencies: ['UGX'], profile, allowedFlows: [] }),
+};
+const base: Omit<Step, 'session'> = { profile: { lang: 'en' }, remember: {}, notes: [] };
+const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+describe('FlowRuntime: the snapshot as stored', () => {
+  it('leaves out an active status, no children and no history, and a restore puts them back', () => {
+    const payments: unknown[] = [];
+    const runtime = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
+    const asking = runtime.start('menu', base, ctx).session;
+    expect(Object.keys(asking.snapshot as object).sort()).toEqual(['context', 'value']);
+    // Read back from the store (a new object): the same step, not busy.
+    const restored = runtime.restore(asStored(asking));
+    expect(restored.status).toBe('active');
+    expect(restored.value).toBe('ask');
+    expect(isBusy(restored)).toBe(false);
+  });
+
+  it('keeps the invoke of a busy step, so a run restored from the store makes its call', async () => {
+    const payments: unknown[] = [];
+    const runtime = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
+    const asking = runtime.start('menu', base, ctx).session;
+    const paying = runtime.send(asking, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
+    expect(Object.keys(paying.snapshot as object).sort()).toEqual(['children', 'context', 'value']);
+    const stored = asStored(paying);
+    const restored = runtime.restore(stored);
+    expect(isBusy(restored)).toBe(true);
+    const invocation = runtime.invocation(restored)!;
+    const outcome = await runtime.call(invocation);
+    expect(payments).toEqual([expect.objectContaining({ duplicateCheckKey: 'run-1:pay', amount: '5000' })]);
+    const done = runtime.resolve(stored, outcome, base, ctx).session;
+    expect(done.ended).toBe(true);
+    expect((done.snapshot as { status?: string }).status).toBe('done');
+    expect(runtime.restore(asStored(done)).status).toBe('done');
+  });
+});
