@@ -65,7 +65,7 @@ export interface SessionEndsOptions {
 }
 
 export function createSessionEnds({ engine, logger }: SessionEndsOptions): SessionEnds {
-  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS });
+  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS, ttlAutopurge: true });
   return {
     remember(gateway, sessionId, phone) {
       numbers.set(`${gateway}:${sessionId}`, phone);

@@ -64,6 +64,13 @@ export class TelegramUser {
     return this.screen().text;
   }
 
+  /** Every text the bot sent or edited into this chat, oldest first (a notification may come between two steps). */
+  texts(): string[] {
+    return this.product.bot.calls
+      .filter((c) => (c.method === 'sendMessage' || c.method === 'editMessageText') && String(c.payload.chat_id) === String(this.chatId))
+      .map((c) => String(c.payload.text));
+  }
+
   /** The chat's latest message as shown: text, keyboard and message id. */
   screen(): { text: string; keyboard: Array<{ text: string; callback_data: string }>; messageId: number } {
     const calls = this.product.bot.calls.filter(
