@@ -61,6 +61,11 @@ export interface Conversation {
   restarts: number;
   /** What the final confirmations that were not acknowledged got instead ("nothing", an error, ...). */
   unacknowledged: string[];
+  /**
+   * A final confirmation got no acknowledgement and nothing since said what became of it: news of a payment
+   * is read as news of that one. Told that nothing was sent and to start again, the user no longer waits.
+   */
+  open?: boolean;
   trail: TrailStep[];
 }
 
@@ -125,6 +130,7 @@ export function createPeople(options: PeopleOptions) {
     c.confirmed = true;
     c.ackBy = by;
     c.confirmedAt = Date.now();
+    c.open = false;
   };
 
   /**
@@ -142,6 +148,7 @@ export function createPeople(options: PeopleOptions) {
         c.confirmed = false;
         c.ackBy = undefined;
         c.unacknowledged.push(`acknowledged, then told: ${short(seen.text)}`);
+        c.open = false;
         return 'start-again';
       }
     }
@@ -179,11 +186,13 @@ export function createPeople(options: PeopleOptions) {
     if (screen === undefined) return;
     // Starting over after a confirmation that got no acknowledgement: the notes of a new dial may say the
     // payment is under way, or how it ended.
-    if (c.unacknowledged.length > 0 && isNews(screen)) {
+    if (c.open && isNews(screen)) {
       acknowledge(c, 'news');
       if (OUTCOME.test(screen)) c.told = true;
       return;
     }
+    // Told plainly that nothing was sent: that confirmation no longer waits for news.
+    if (START_OVER.test(screen) && /nothing was sent/i.test(screen)) c.open = false;
     for (let step = 0; step < 20 && screen !== undefined; step++) {
       if (screen.startsWith('END ')) return;
       const d = decide(screen, 'ussd', c.amount);
@@ -195,7 +204,10 @@ export function createPeople(options: PeopleOptions) {
         if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
         // Asked again for the PIN (or anything else the flow waits for): plainly not confirmed, as a person
         // reads it. Only an answer that leaves it open (none, an apology, an error) may hide a payment.
-        else if (screen === undefined || !screen.startsWith('CON ')) c.unacknowledged.push(screen ?? 'no answer');
+        else if (screen === undefined || !screen.startsWith('CON ')) {
+          c.unacknowledged.push(screen ?? 'no answer');
+          c.open = true;
+        }
         return;
       }
     }
@@ -223,7 +235,7 @@ export function createPeople(options: PeopleOptions) {
     }
     // Out of attempts with a confirmation that got no answer: one more dial, as a person would, to see whether
     // it went (the outcome, or news of it, is kept for the next dial).
-    if (c.confirmed || c.unacknowledged.length === 0) return;
+    if (c.confirmed || !c.open) return;
     const screen = await ussdSession(c, sessions++).dial();
     if (screen === undefined || !isNews(screen)) return;
     acknowledge(c, 'news');
