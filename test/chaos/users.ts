@@ -236,7 +236,10 @@ export function createPeople(options: PeopleOptions) {
     // Out of attempts with a confirmation that got no answer: one more dial, as a person would, to see whether
     // it went (the outcome, or news of it, is kept for the next dial).
     if (c.confirmed || !c.open) return;
-    const screen = await ussdSession(c, sessions++).dial();
+    let screen: string | undefined;
+    for (const until = Date.now() + options.lookForMs; screen === undefined && Date.now() < until; await sleep(1000)) {
+      screen = await ussdSession(c, sessions++).dial();
+    }
     if (screen === undefined || !isNews(screen)) return;
     acknowledge(c, 'news');
     if (OUTCOME.test(screen)) c.told = true;
