@@ -51,6 +51,8 @@ describe('payee names', () => {
     expect(await alice.say('x')).toMatch(/network knows this number as Sarah Nakato, not Evil Name/);
     expect(await alice.press('Yes, pay')).toMatch(/Send 1000(\.00)? UGX of mobile money to Evil Name/);
     expect(await alice.press('Confirm')).toMatch(/submitted/);
+    // Its outcome (the network refuses the name) reaches her chat before the next step of these tests.
+    await eventually(async () => alice.texts().join('\n'), (texts) => /Payment \d+ of 1000(\.00)? UGX .* failed/.test(texts), 'the outcome of her payment');
 
     // Bob pays the same number: he is asked the names himself, and the network checks his.
     const bob = new TelegramUser(product, BOB);
