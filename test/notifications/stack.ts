@@ -25,7 +25,7 @@ import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 export const API_KEY = 'stack-key';
 export const WEBHOOK = { user: 'momo-service', password: 'stack-webhook-password' };
-const silent = createLogger('silent');
+const silent = createLogger((process.env.STACK_LOG as 'warn' | undefined) ?? 'silent');
 
 async function listen(app: express.Express): Promise<{ server: Server; url: string }> {
   const server = app.listen(0, '127.0.0.1');
