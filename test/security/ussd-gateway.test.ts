@@ -57,6 +57,16 @@ describe('the callback token', () => {
     expect(payments()).toBe(before);
   });
 
+  it("the end-of-session report route takes the same guard: without or with a wrong token, 404; with it, taken", async () => {
+    const report = { sessionId: 'forged-end', status: 'Failed', durationInMillis: '1000', hopsCount: '2', input: '1', lastAppResponse: 'CON x', errorMessage: '' };
+    for (const path of ['/ussd/africastalking/events', `/ussd/africastalking/events/${CALLBACK_TOKEN}x`, '/ussd/africastalking/events/x']) {
+      const forged = await postForm(product.url, path, report);
+      expect(forged.status, path).toBe(404);
+      expect(JSON.parse(forged.text), path).toEqual((await unknownPath(path)).body);
+    }
+    expect((await postForm(product.url, `/ussd/africastalking/events/${CALLBACK_TOKEN}`, report)).status).toBe(200);
+  });
+
   it('a wrong token gets what an unknown path gets', async () => {
     for (const wrong of [`${CALLBACK_TOKEN}x`, CALLBACK_TOKEN.slice(0, -1), CALLBACK_TOKEN.toUpperCase(), 'x', encodeURIComponent(`${CALLBACK_TOKEN}/`)]) {
       const path = `/ussd/africastalking/${wrong}`;
