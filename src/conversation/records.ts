@@ -26,7 +26,7 @@ export interface PendingNote {
 const SHOWN_AT = 2;
 
 /** The pending notes as stored (a plain string, or `{ interim }`, from before notes were counted). */
-export function pendingNotes(snapshot: unknown): PendingNote[] {
+export function storedNotes(snapshot: unknown): PendingNote[] {
   return ((snapshot as Array<string | PendingNote | { interim: string }> | undefined) ?? []).map((note) =>
     typeof note === 'string' ? { text: note } : 'text' in note ? note : { text: note.interim, interim: true },
   );
@@ -47,7 +47,7 @@ export async function addPending(store: SessionStore, address: Address, text: st
   const key = keys.pending(address);
   for (let attempt = 0; attempt < 10; attempt++) {
     const stored = await store.get(key);
-    const kept = pendingNotes(stored?.snapshot);
+    const kept = storedNotes(stored?.snapshot);
     const notes = (options.interim ? [{ text, interim: true as const }, ...kept] : [...kept.filter((note) => !note.interim), { text }]).slice(-PENDING_MAX);
     if ((await store.set(key, notes, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
   }

@@ -22,7 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { afterShown, PENDING_TTL_SECONDS, pendingNotes as storedNotes } from './records.js';
+import { afterShown, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';

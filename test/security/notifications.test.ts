@@ -4,7 +4,7 @@
  * silence) the outcome of a real one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pendingNotes } from '../../src/conversation/records.js';
+import { storedNotes } from '../../src/conversation/records.js';
 import { keys } from '../../src/conversation/keys.js';
 import type { PaymentResult } from '../../flows/services.js';
 import { AtSession } from '../e2e/helpers.js';
@@ -83,7 +83,7 @@ describe('notifications about what this product did not make', () => {
       // The service completes the payment: the real outcome is told, to our record's chat only.
       await service.sandbox.controls.advanceClock(5);
       await service.sandbox.controls.idle();
-      const told = await eventually(async () => pendingNotes((await side.store.get(keys.pending(user)))?.snapshot), (p) => p.length > 0);
+      const told = await eventually(async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot), (p) => p.length > 0);
       expect(told).toEqual([{ text: expect.stringMatching(/^Done: 5000 UGX reached \+256772000001/) }]);
       expect(await side.store.get(keys.pending(attacker))).toBeNull();
     } finally {

@@ -12,7 +12,7 @@ import { hashPin } from '../../src/conversation/policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import http from 'node:http';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
-import { pendingNotes } from '../../src/conversation/records.js';
+import { storedNotes } from '../../src/conversation/records.js';
 
 const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const API_KEY = 'shutdown-key';
@@ -108,6 +108,6 @@ describe('SIGTERM', () => {
     // The late run finished before the exit and kept its outcome for the user's next dial.
     // A store record is `<version>:<write id>:<JSON>` (src/conversation/redis-store.ts).
     const pending = (await redis.get(`momo:pending:ussd:${LATE_USER}`))?.replace(/^\d+:[\w-]+:/, '');
-    expect(pendingNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Payment \d+ submitted/);
+    expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Payment \d+ submitted/);
   }, 60_000);
 });
