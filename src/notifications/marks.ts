@@ -152,6 +152,13 @@ return 0
 
 const OUTCOMES: readonly MarkOutcome[] = ['ok', 'stale', 'duplicate', 'busy'];
 
+/** The outcome a TAKE or HOLD script answered with. */
+function outcomeOf(code: number): MarkOutcome {
+  const outcome = OUTCOMES[Number(code)];
+  if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+  return outcome;
+}
+
 interface ScriptedRedis extends Redis {
   momoNotifyTake(orderMark: string, dedupMark: string, lease: string, rank: number, ttl: number, token: string, leaseMs: number): Promise<number>;
   momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
@@ -191,9 +198,7 @@ export class RedisMarks implements NotificationMarks {
   async hold({ orderKey, rank, dedupKey, leaseMs }: HoldRequest): Promise<Hold> {
     const token = randomUUID();
     const k = keys(orderKey, dedupKey);
-    const code = await this.redis.momoNotifyHold(k.rank, k.sent, k.reading, rank, token, leaseMs);
-    const outcome = OUTCOMES[Number(code)];
-    if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+    const outcome = outcomeOf(await this.redis.momoNotifyHold(k.rank, k.sent, k.reading, rank, token, leaseMs));
     if (outcome !== 'ok') return withoutHold(outcome);
     return {
       outcome,
@@ -207,9 +212,7 @@ export class RedisMarks implements NotificationMarks {
   async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
     const token = dedupKey === undefined ? '' : randomUUID();
     const k = keys(orderKey, dedupKey);
-    const code = await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs);
-    const outcome = OUTCOMES[Number(code)];
-    if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+    const outcome = outcomeOf(await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs));
     if (outcome !== 'ok' || !token) return withoutLease(outcome);
     return {
       outcome,
