@@ -243,9 +243,12 @@ function walkStep(stored: UssdState | undefined, k: number, answer: string, c: P
   return { kind: 'step', inbound: { ...inbound, ...toAction(answer, state.prompt) }, after: (prompt) => show(prompt, 0) };
 }
 
-/** A screen a dial string never answers: the end, a PIN, a confirmation, or one that refused the last answer. */
+/**
+ * A screen a dial string never answers: the end, a PIN, a confirmation, one that refused the last answer, or
+ * one opening with outcomes kept for this dial (they are read before anything else is answered).
+ */
 function stopsWalk(prompt: Prompt): boolean {
-  return prompt.final || prompt.input === 'pin' || prompt.refused === true || (prompt.choices ?? []).some((c) => c.id === 'confirm');
+  return prompt.final || prompt.input === 'pin' || prompt.refused === true || prompt.noted === true || (prompt.choices ?? []).some((c) => c.id === 'confirm');
 }
 
 /** `98` / `0` on a paged list: the next or previous page of the screen, the flow untouched. */

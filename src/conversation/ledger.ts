@@ -53,6 +53,11 @@ export interface ConversationRecord {
    */
   profile?: UserProfile;
   run?: OpenRun;
+  /**
+   * The latest new channel session (a USSD dial) showed the pending notes: the next message of that session
+   * proves its screen arrived, and they are dropped then (records.ts dropSeen) rather than shown at a second dial.
+   */
+  notesShown?: true;
 }
 
 /** A record and the version it was read or written at. */
@@ -78,6 +83,7 @@ export function readRecord(snapshot: unknown): ConversationRecord {
     ...(stored.channel !== undefined ? { channel: stored.channel } : {}),
     ...(typeof stored.profile?.lang === 'string' ? { profile: stored.profile } : {}),
     ...(typeof stored.run?.id === 'string' ? { run: stored.run } : {}),
+    ...(stored.notesShown === true ? { notesShown: true as const } : {}),
   };
 }
 

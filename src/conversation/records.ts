@@ -1,6 +1,7 @@
 /**
  * The USSD inbox: messages kept for a USSD user until the next dial (USSD cannot push), written by the
- * notifications layer and by runs, shown by the engine at the next two dials.
+ * notifications layer and by runs, shown by the engine at the next dial, and at the one after unless a later
+ * message of the first dial's session proved that its screen arrived (dropSeen).
  */
 import { keys } from './keys.js';
 import type { Address, Notifier, SessionStore } from './types.js';
@@ -14,7 +15,7 @@ const PENDING_MAX = 5;
 /**
  * A message kept for the next dial: an outcome, or a run's own answer kept in case it never reached the phone
  * (`interim`), which the service's outcome of a request, coming later, makes redundant. `shown`: at how many
- * dials it was on the screen (the answer to a dial can be lost too, so a note is shown at two).
+ * dials it was on the screen (the answer to a dial can be lost too, so a note not proved seen is shown at two).
  */
 export interface PendingNote {
   text: string;
@@ -37,21 +38,42 @@ export function afterShown(notes: PendingNote[]): PendingNote[] {
   return notes.map((note) => ({ ...note, shown: (note.shown ?? 0) + 1 })).filter((note) => note.shown < SHOWN_AT);
 }
 
-/**
- * Adds a message to show at the user's next dial (compare-and-set, retried when another writer wins).
- * Messages show newest first. An `interim` note (a run's answer: "submitted, you will be notified", or how it
- * ended) is filed under those already there, as the service's outcome may already have overtaken it; an
- * outcome drops the interim notes before it.
- */
-export async function addPending(store: SessionStore, address: Address, text: string, options: { interim?: boolean } = {}): Promise<void> {
+/** Compare-and-set of the pending notes, retried when another writer wins; `change` null: nothing to write. */
+async function changePending(store: SessionStore, address: Address, change: (notes: PendingNote[]) => PendingNote[] | null): Promise<void> {
   const key = keys.pending(address);
   for (let attempt = 0; attempt < 10; attempt++) {
     const stored = await store.get(key);
-    const kept = storedNotes(stored?.snapshot);
-    const notes = (options.interim ? [{ text, interim: true as const }, ...kept] : [...kept.filter((note) => !note.interim), { text }]).slice(-PENDING_MAX);
+    const notes = change(storedNotes(stored?.snapshot));
+    if (notes === null) return;
     if ((await store.set(key, notes, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
   }
   throw new Error('pending messages kept changing');
+}
+
+/**
+ * Adds a message to show at the user's next dial. Messages show newest first (stored oldest first). An
+ * `interim` note (a run's answer: "submitted, you will be notified", or how it ended) is filed under the
+ * outcomes already there, as the service's outcome may already have overtaken it, and over the older interim
+ * notes (the latest attempt's answer first); an outcome drops the interim notes before it.
+ */
+export async function addPending(store: SessionStore, address: Address, text: string, options: { interim?: boolean } = {}): Promise<void> {
+  await changePending(store, address, (kept) => {
+    if (!options.interim) return [...kept.filter((note) => !note.interim), { text }].slice(-PENDING_MAX);
+    const interims = kept.filter((note) => note.interim);
+    return [...interims, { text, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(-PENDING_MAX);
+  });
+}
+
+/**
+ * The notes a dial showed, once a later message of the same USSD session proves that screen reached the phone:
+ * dropped (they are shown at a second dial only because the answer to a dial can be lost). A note added since
+ * (shown at no dial yet) stays.
+ */
+export async function dropSeen(store: SessionStore, address: Address): Promise<void> {
+  await changePending(store, address, (kept) => {
+    const unseen = kept.filter((note) => !note.shown);
+    return unseen.length === kept.length ? null : unseen;
+  });
 }
 
 /** The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). */

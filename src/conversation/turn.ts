@@ -22,7 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { afterShown, PENDING_TTL_SECONDS, storedNotes } from './records.js';
+import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
@@ -107,13 +107,17 @@ export function createTurn(o: TurnOptions) {
     return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
   }
 
-  /** What follows a committed step; none of it may take the step's answer away. */
-  async function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean): Promise<void> {
+  /**
+   * What follows a committed step; none of it may take the step's answer away. `seen`: this message followed a
+   * dial that showed pending notes, in its session, so they reached the phone and are dropped.
+   */
+  async function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean, seen: boolean): Promise<void> {
     for (const end of planned.ended ?? []) o.onFlowEnd?.(end);
     for (const move of planned.moves ?? []) o.onTransition?.(move);
     try {
       await rememberProfile(store, inbound, planned.remember, logger);
       if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
+      if (seen) await dropSeen(store, inbound);
     } catch (error) {
       logger.warn({ ...who(inbound), err: error instanceof Error ? error.message : String(error) }, 'engine: profile or shown outcomes not saved');
     }
@@ -147,13 +151,17 @@ export function createTurn(o: TurnOptions) {
     const lang = planned.profile.lang;
     const shownPending = pendingNotes(pending, lang);
     const notes = [...shownPending, ...planned.notes.map((t) => answers.text(t, lang))];
+    // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
+    const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
+    const seen = !inbound.newSession && record.notesShown === true;
     const busy = isBusy(runtime.restore(planned.session));
     if (!busy) {
-      const prompt = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
+      const screen = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
+      const prompt = shownPending.length > 0 ? { ...screen, noted: true } : screen;
       const state = after(prompt);
-      const next: ConversationRecord = { session: planned.session, ledger: withAnswer(record.ledger, id, prompt), channel: state, profile: planned.profile };
+      const next: ConversationRecord = { session: planned.session, ledger: withAnswer(record.ledger, id, prompt), channel: state, profile: planned.profile, ...marked };
       if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
-      await afterStep(inbound, planned, pending, shownPending.length > 0);
+      await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
       return { prompt, state };
     }
     // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the secret. The
@@ -167,6 +175,7 @@ export function createTurn(o: TurnOptions) {
       ...(record.channel !== undefined ? { channel: record.channel } : {}),
       profile: planned.profile,
       run: { id: token },
+      ...marked,
     };
     // The lease and the write go out together (one round trip): the run is listed for the sweep before the
     // busy state is stored, so a process dying in between leaves nothing unfound.
@@ -179,7 +188,7 @@ export function createTurn(o: TurnOptions) {
     }
     const starter = waiter(lang, notes);
     if (held) runner.begin({ key, participant: inbound, token, session: planned.session, stored: written.value, starter });
-    await afterStep(inbound, planned, pending, shownPending.length > 0);
+    await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
     return runner.wait(starter, written.value) as Promise<Delivered<S>>;
   }
 

@@ -276,6 +276,26 @@ describe('engine', () => {
     expect((await e.handle(msg({ newSession: true }))).text).toBe('What would you like to do?');
   });
 
+  it('on USSD notes shown at a dial are dropped once the next message of that session proves the screen arrived', async () => {
+    const release = gate<{ id: string; state: string }>();
+    const { services } = fakePayments(release.promise);
+    const e = engine(redisStore(), services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const msg = conversation('ussd');
+    await e.handle(msg({ newSession: true }));
+    await e.handle(msg({ choice: 'pay' }));
+    await e.handle(msg({ text: '100' }));
+    expect((await e.handle(msg({ choice: 'yes' }))).final).toBe(true);
+    release.open({ id: 'pay-s', state: 'submitted' });
+    await e.drain();
+    const dial = await e.handle(msg({ newSession: true }));
+    expect(dial).toMatchObject({ text: 'Update on your last request:\nSent pay-s\nWhat would you like to do?', noted: true });
+    // The user answers the menu: the dial's screen reached the phone, so the next dial no longer repeats it.
+    expect((await e.handle(msg({ choice: 'pay' }))).noted).toBeUndefined();
+    const next = await e.handle(msg({ newSession: true }));
+    expect(next.text).toBe('What would you like to do?');
+    expect(next.noted).toBeUndefined();
+  });
+
   it('a flow that breaks gets a plain apology, and home starts over', async () => {
     const broken = setup({}).createMachine({ id: 'pay', initial: 'ask', states: { ask: { meta: { view: () => { throw new Error('bug'); } } } } });
     const e = engine(redisStore(), {}, { flows: { menu: menuFlow, pay: { ...testPayFlow, machine: broken } } });

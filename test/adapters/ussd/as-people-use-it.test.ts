@@ -72,6 +72,22 @@ describe('dial strings', () => {
     expect(paymentsOf(stack.sandbox, phone)).toHaveLength(1);
   });
 
+  it('stops at a screen that opens with outcomes kept for this dial, and typing on in that session drops them', async () => {
+    const phone = newPhone();
+    const all = ONE_CURRENCY_PAYMENT.join('*');
+    await at('NOTED-1', phone, all);
+    await at('NOTED-1', phone, `${all}*1`);
+    expect(await at('NOTED-1', phone, `${all}*1*1234`)).toMatch(/^END Payment \S+ submitted/);
+    // The payment's answer is kept for the next dial: a dial string shows it rather than walking past it.
+    const screen = await at('NOTED-2', phone, '1*1*0772000001');
+    expect(screen).toMatch(/^CON Update on your last request:\nPayment \S+ submitted/);
+    expect(screen).not.toMatch(/first name/);
+    // Answering on proves the screen arrived: the next dial does not repeat the note.
+    expect(await at('NOTED-2', phone, '1*1*0772000001*1')).toMatch(/What do you want to send\?/);
+    expect(await at('NOTED-3', phone, '')).not.toMatch(/Update on your last request/);
+    expect(paymentsOf(stack.sandbox, phone)).toHaveLength(1);
+  });
+
   it('Hubtel: the dialled string of the initiation walks the same way, and the next Sequence follows on', async () => {
     const phone = newPhone();
     const expected = (await typed(['1', '1'])).at(-1)!.slice(4);
