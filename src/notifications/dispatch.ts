@@ -215,7 +215,10 @@ export function createDispatcher(options: DispatcherOptions) {
       tellIt ? language(delivery.address) : undefined,
     ]);
     if (claim.outcome === 'busy') throw new BusyError(delivery.dedupKey);
-    if (claim.outcome !== 'ok') return claim.outcome;
+    if (claim.outcome !== 'ok') {
+      logger.debug({ key: delivery.dedupKey, outcome: claim.outcome }, 'notification not told: told before, or a newer state was');
+      return claim.outcome;
+    }
     if (!tellIt) return 'ignored';
     try {
       await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
