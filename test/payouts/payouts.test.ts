@@ -3,13 +3,20 @@
  * each under its own key made with the draft, confirmed once, and a payout whose process died while making
  * its requests finished by the sweep under the same keys.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { keys } from '../../src/conversation/keys.js';
 import { createLogger } from '../../src/log.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+
+const prefix = uniquePrefix('payouts');
+afterAll(async () => {
+  await inspector(prefix).cleanup();
+});
 
 const POLICY = {
   roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '50000' }, dailyLimit: { UGX: '10000000' } }, viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} } },
@@ -137,5 +144,42 @@ describe('payouts', () => {
     await payouts.confirm(prepared.payout.id, MAKER);
     expect(told[0]!.requests[0]!.states).toBeUndefined();
     expect(updates.map((u) => u.requests[0]!.states)).toEqual([[{ state: 'complete' }]]);
+  });
+
+  it('on Redis, with reports arriving at once and out of order, the message ends showing the latest states', async () => {
+    const redis = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+    try {
+      const policy = new AccessPolicy(POLICY, { now: () => clock });
+      const services = {
+        reserveSpend: (input: Parameters<FlowServices['reserveSpend']>[0]) => policy.reserveSpend(redis, { ...input, channel: 'slack' }),
+        createPayment: async () => ({ id: '77', state: 'new' }),
+      };
+      const onRedis = new Payouts({ store: redis, policy, services: services as unknown as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+      const shown: Payout[] = [];
+      onRedis.attach({
+        post: async () => ({ channel: 'C1', ts: '1.000300' }),
+        // Slack takes a while: updates overlap, and land in any order.
+        update: async (payout) => {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+          shown.push(payout);
+        },
+      });
+      const prepared = await onRedis.prepare(MAKER, { rows: { pasted: Array.from({ length: 5 }, (_, i) => `077200000${i + 1}, 100`).join('\n') }, currency: 'UGX', description: '' });
+      if (!prepared.ok) throw new Error('not prepared');
+      await onRedis.confirm(prepared.payout.id, MAKER);
+      const ref = prepared.payout.requests[0]!.key;
+      const phones = prepared.payout.requests[0]!.recipients.map((r) => r.phonenumber);
+      const reports = phones.flatMap((phone, i) =>
+        ['processing', 'queued', i % 2 === 0 ? 'complete' : 'error'].map((state) => [{ phone, state, error: state === 'error' ? 'Wallet full' : '' }]),
+      );
+      await Promise.all([...reports].reverse().map((report) => onRedis.report(ref, report)));
+      const final = ['complete', 'error', 'complete', 'error', 'complete'];
+      const stored = await onRedis.get(prepared.payout.id);
+      expect(stored!.requests[0]!.states!.map((x) => x.state)).toEqual(final);
+      expect(stored!.shown).toBe(stored!.changes);
+      expect(shown.at(-1)!.requests[0]!.states!.map((x) => x.state)).toEqual(final);
+    } finally {
+      await redis.close();
+    }
   });
 });
