@@ -68,7 +68,7 @@ function downloadable(url: string, apiUrl: string): boolean {
 }
 
 /** The Web API's error code of a failed call (`file_not_found`...), or a short description. */
-const errorOf = (err: unknown): string =>
+export const errorOf = (err: unknown): string =>
   typeof err === 'object' && err !== null && 'data' in err && typeof (err as { data?: { error?: unknown } }).data?.error === 'string'
     ? (err as { data: { error: string } }).data.error
     : err instanceof Error

@@ -19,7 +19,7 @@ import { plainText } from '../../src/conversation/text.js';
 import type { Logger } from '../../src/log.js';
 import { conversationIdOf } from './address.js';
 import { escapeMrkdwn, type SlackMessage } from './blocks.js';
-import { readSharedCsv } from './payout-file.js';
+import { errorOf, readSharedCsv } from './payout-file.js';
 
 export const PAYOUT_VIEW = 'momo_payout';
 export const PAYOUT_CONFIRM_VIEW = 'momo_payout_confirm';
@@ -201,12 +201,6 @@ export function payoutMessage(payout: Payout): SlackMessage {
     blocks: [{ type: 'section', text: { type: 'mrkdwn', text: head.join('\n') } }, ...recipientSections(payout, MAX_BLOCKS - 2), actions],
   };
 }
-
-/** The Web API's error code of a failed call, or its message. */
-const errorOf = (err: unknown): string =>
-  typeof err === 'object' && err !== null && 'data' in err && typeof (err as { data?: { error?: unknown } }).data?.error === 'string'
-    ? (err as { data: { error: string } }).data.error
-    : String(err);
 
 /** The rows a submission gives: pasted, or a shared file read now; or the problem, under its input. */
 async function rowsOf(

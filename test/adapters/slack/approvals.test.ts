@@ -6,9 +6,8 @@
  * approvers' states told to the maker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { startApp, type RunningApp } from '../../../src/app.js';
-import { BOT_TOKEN, FakeSlack, SIGNING_SECRET, SlackSender, TEAM, buttonLabelled, buttonOf, textOf, triggerId, type Call } from './harness.js';
+import type { RunningApp } from '../../../src/app.js';
+import { FakeSlack, SlackSender, TEAM, buttonLabelled, buttonOf, startProduct, textOf, triggerId, type Call, type Product } from './harness.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -31,26 +30,13 @@ type Blocks = Array<Record<string, any>>;
 let fake: FakeSlack;
 let running: RunningApp;
 let sender: SlackSender;
+let product: Product | undefined;
 beforeAll(async () => {
-  fake = new FakeSlack();
-  await fake.start();
-  running = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_API_URL: fake.apiUrl,
-      SLACK_APPROVALS_CHANNEL: APPROVALS,
-      ACCESS_POLICY: JSON.stringify(POLICY),
-      CURRENCIES: 'UGX',
-    }),
-  );
-  sender = new SlackSender(running.url, fake);
+  product = await startProduct({ SLACK_APPROVALS_CHANNEL: APPROVALS, ACCESS_POLICY: JSON.stringify(POLICY), CURRENCIES: 'UGX' });
+  ({ fake, running, sender } = product);
 });
 afterAll(async () => {
-  await running?.stop();
-  await fake?.close();
+  await product?.close();
 });
 
 let responses = 0;

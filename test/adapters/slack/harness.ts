@@ -11,6 +11,8 @@ import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
+import { loadConfig } from '../../../src/config.js';
+import { startApp, type AppOptions, type RunningApp } from '../../../src/app.js';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';
@@ -380,6 +382,19 @@ export class SlackSender {
     });
   }
 
+  /** Submits a view we opened with the given state values (Slack's view_submission payload), as `user`. */
+  submitValues(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user = USER) {
+    return this.interaction({
+      type: 'view_submission',
+      team: { id: TEAM, domain: 'example' },
+      user: { id: user, name: user.toLowerCase(), team_id: TEAM },
+      api_app_id: 'A0001',
+      token: 'legacy-verification-token',
+      trigger_id: triggerId(),
+      view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
+    });
+  }
+
   /** A message the user typed in the app's DM, delivered as an Events API callback. */
   dm(text: string, eventId: string, headers: Record<string, string> = {}): Promise<globalThis.Response> {
     const body = JSON.stringify({
@@ -506,6 +521,32 @@ export async function startRig(engine: Engine, options: Partial<SlackOptions> = 
       await slack.stop();
       if (!setup.fake) await fake.close();
       if (!options.store) await store.close();
+    },
+  };
+}
+
+export interface Product {
+  fake: FakeSlack;
+  running: RunningApp;
+  sender: SlackSender;
+  close(): Promise<void>;
+}
+
+/** The whole product (startApp, embedded sandbox) with Slack on against a new fake Web API; `env` adds settings. */
+export async function startProduct(env: Record<string, string> = {}, options: AppOptions = {}): Promise<Product> {
+  const fake = new FakeSlack();
+  await fake.start();
+  const running = await startApp(
+    loadConfig({ PORT: '0', LOG_LEVEL: 'silent', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: fake.apiUrl, ...env }),
+    options,
+  );
+  return {
+    fake,
+    running,
+    sender: new SlackSender(running.url, fake),
+    async close() {
+      await running.stop();
+      await fake.close();
     },
   };
 }

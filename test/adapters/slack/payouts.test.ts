@@ -8,9 +8,8 @@
  * CSV of outcomes uploaded into the thread for the maker and an approver, refused to anyone else.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { startApp, type RunningApp } from '../../../src/app.js';
-import { BOT_TOKEN, FakeSlack, SIGNING_SECRET, SlackSender, TEAM, buttonOf, memoryLogger, textOf, triggerId, type Call } from './harness.js';
+import type { RunningApp } from '../../../src/app.js';
+import { BOT_TOKEN, FakeSlack, SlackSender, TEAM, buttonOf, memoryLogger, startProduct, textOf, triggerId, type Call, type Product } from './harness.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -40,45 +39,27 @@ interface View {
 let fake: FakeSlack;
 let running: RunningApp;
 let sender: SlackSender;
+let product: Product | undefined;
 const log = memoryLogger('debug');
 beforeAll(async () => {
-  fake = new FakeSlack();
-  await fake.start();
-  running = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_API_URL: fake.apiUrl,
+  product = await startProduct(
+    {
       SLACK_APPROVALS_CHANNEL: APPROVALS,
       ACCESS_POLICY: JSON.stringify(POLICY),
       CURRENCIES: 'UGX',
       // Authenticated notifications: each recipient's state is believed as the webhooks report it.
       MOMO_WEBHOOK_USER: WEBHOOK.user,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK.password,
-    }),
+    },
     { logger: log.logger },
   );
-  sender = new SlackSender(running.url, fake);
+  ({ fake, running, sender } = product);
 });
 afterAll(async () => {
-  await running?.stop();
-  await fake?.close();
+  await product?.close();
 });
 
-/** Submits a view we opened with the given values, as `user` (Slack's view_submission payload). */
-function submitView(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user: string) {
-  return sender.interaction({
-    type: 'view_submission',
-    team: { id: TEAM, domain: 'example' },
-    user: { id: user, name: user.toLowerCase(), team_id: TEAM },
-    api_app_id: 'A0001',
-    token: 'legacy-verification-token',
-    trigger_id: triggerId(),
-    view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
-  });
-}
+const submitView = (view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user: string) => sender.submitValues(view, values, user);
 
 const input = (value: string) => ({ value: { type: 'plain_text_input', value } });
 const values = (rows: { pasted?: string; file?: string }, currency = 'UGX') => ({
