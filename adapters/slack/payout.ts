@@ -210,7 +210,8 @@ async function rowsOf(
 ): Promise<{ ok: true; rows: PayoutRows } | { ok: false; block: string; error: string }> {
   const rows = typeof values.rows === 'string' ? values.rows : '';
   const file = typeof values.file === 'string' ? values.file.trim() : '';
-  if (rows.length > ROWS_INPUT_MAX || file.length > FILE_INPUT_MAX) return { ok: false, block: ROWS_BLOCK, error: 'Too long for this box.' };
+  if (rows.length > ROWS_INPUT_MAX) return { ok: false, block: ROWS_BLOCK, error: `At most ${ROWS_INPUT_MAX} characters: share a CSV file instead.` };
+  if (file.length > FILE_INPUT_MAX) return { ok: false, block: FILE_BLOCK, error: 'Type latest, or paste one file\'s link.' };
   if (rows.trim() !== '' && file !== '') return { ok: false, block: FILE_BLOCK, error: 'Paste rows or name a file, not both.' };
   if (file === '') return rows.trim() === '' ? { ok: false, block: ROWS_BLOCK, error: 'Paste the rows, or name a CSV file shared in this channel below.' } : { ok: true, rows: { pasted: rows } };
   if (!values.origin) return { ok: false, block: FILE_BLOCK, error: 'Run /momo payout in the channel where the file is shared.' };
