@@ -169,11 +169,13 @@ function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {
   return sections;
 }
 
-/** A request's outcome in words. */
-function requestWords(result: Payout['requests'][number]['result']): string {
+/** A request's outcome in words; one held or unconfirmed whose recipients the service reports was sent. */
+function requestWords(request: Payout['requests'][number]): string {
+  const { result } = request;
   if (!result) return 'not made';
   if (result.kind === 'refused') return `not sent: ${result.reason}`;
   if (result.kind === 'sent') return `sent as payment ${result.id}`;
+  if (request.states?.some((s) => s.state !== 'new')) return result.kind === 'held' ? 'approved and sent' : 'sent';
   return statusWords(result.kind === 'sentBefore' ? 'submitted' : result.kind === 'held' ? 'held_for_approval' : 'being_confirmed');
 }
 
@@ -188,7 +190,7 @@ export function payoutMessage(payout: Payout): SlackMessage {
     `*Payout of ${countOf(payout)} recipients, ${totalOf(payout)} ${payout.currency}*, by <@${payout.maker.userId}>`,
     ...fileLine(payout),
     `Paid ${count.paid} (${count.paidTotal} ${payout.currency}) · failed ${count.failed} · waiting ${count.waiting}`,
-    ...payout.requests.map((r, i) => escapeMrkdwn(`Request ${i + 1} (${r.recipients.length} recipients, ${r.total} ${payout.currency}): ${plainText(requestWords(r.result))}.`)),
+    ...payout.requests.map((r, i) => escapeMrkdwn(`Request ${i + 1} (${r.recipients.length} recipients, ${r.total} ${payout.currency}): ${plainText(requestWords(r))}.`)),
     'Each recipient is updated here as the service reports them.',
   ];
   const actions: types.KnownBlock = {

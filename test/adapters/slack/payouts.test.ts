@@ -161,7 +161,8 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
     await Promise.all([sender.click(approve, 'board-1', triggerId(), CHECKER), sender.click(approve, 'board-2', triggerId(), CHECKER2)]);
     // The approved request's webhooks (made under the payout's key) update the payout's message.
-    await updated(tsOf(message), /Paid 2 \(150000 UGX\) · failed 0 · waiting 0/);
+    const ended = await updated(tsOf(message), /Paid 2 \(150000 UGX\) · failed 0 · waiting 0/);
+    expect(textOf(ended.body.blocks)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): approved and sent\./);
     expect(payments().slice(before)).toHaveLength(1);
     expect(payments().slice(before)[0]!.phone_nos).toHaveLength(2);
   });
