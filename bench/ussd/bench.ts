@@ -11,9 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { startChild, stop } from '../child.js';
 
 export type Kind = 'ours' | 'peer' | 'floor';
+/** The benchmark's servers and the layers under ours that bench/profile/layers.ts measures (peer.ts layerApp). */
+export type ServerKind = Kind | 'http' | 'http-redis';
 
 export interface UssdRound {
-  kind: Kind;
+  kind: ServerKind;
   rps: number;
   p50: number;
   p99: number;
@@ -52,7 +54,7 @@ export const KEY_PREFIX = 'bench:ussd:';
 /** Session ids of the benchmark, so a log line or key is recognisable. */
 const SESSION_PREFIX = 'ab-';
 
-export function startServer(kind: Kind, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+export function startServer(kind: ServerKind, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   return startChild('bench/ussd/serve.ts', kind, nodeArgs);
 }
 
@@ -76,7 +78,7 @@ function form(fields: Record<string, string>): string {
 }
 
 /** One autocannon run of whole sessions against `url`. */
-export async function drive(kind: Kind, url: string, path: string, seconds: number, redis?: Redis): Promise<UssdRound> {
+export async function drive(kind: ServerKind, url: string, path: string, seconds: number, redis?: Redis): Promise<UssdRound> {
   let correct = 0;
   let wrong = 0;
   const answers = ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`];

@@ -6,6 +6,7 @@
 import express from 'express';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import { readBody } from '../../src/http/body.js';
 
 const require = createRequire(import.meta.url);
 // ussd-menu-builder ships no types.
@@ -76,6 +77,30 @@ export function floorApp(redis: Redis, prefix = 'bench:ussd:floor:'): express.Ex
     const screens = ['CON Welcome\n1. Send money', 'CON Enter phone number', 'CON Enter amount', 'CON Enter PIN'];
     const parts = text.split('*');
     res.type('text/plain').send(screens[hop] ?? `END Sent ${parts[2]} to ${parts[1]}`);
+  });
+  return app;
+}
+
+/**
+ * The layers under ours (bench/profile/layers.ts): express with our own body reader (src/http/body.ts) on
+ * the same route, answering from the text alone (`http`) or after one Redis GET and one SET as the floor
+ * does (`http-redis`). What they cost is what no engine on this stack can go below.
+ */
+export function layerApp(redis: Redis | undefined, prefix = 'bench:ussd:layer:'): express.Express {
+  const app = express();
+  app.post('/ussd', readBody('form', { limit: '16kb' }), async (req, res) => {
+    const body = req.body as Record<string, string>;
+    const text = body.text ?? '';
+    if (redis) {
+      const key = `${prefix}${body.sessionId}`;
+      await redis.get(key);
+      await redis.set(key, text, 'EX', TTL);
+    }
+    const parts = text.split('*');
+    const hop = text === '' ? 0 : parts.length;
+    const screens = ['CON Welcome\n1. Send money', 'CON Enter phone number', 'CON Enter amount', 'CON Enter PIN'];
+    const answer = screens[hop] ?? `END Sent ${parts[2]} to ${parts[1]}`;
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(answer) }).end(answer);
   });
   return app;
 }

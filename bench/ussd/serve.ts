@@ -1,5 +1,5 @@
 /**
- * Child process of the USSD benchmark: `tsx bench/ussd/serve.ts <peer|floor|ours>` serves POST /ussd on a
+ * Child process of the USSD benchmark: `tsx bench/ussd/serve.ts <peer|floor|ours|http|http-redis>` serves POST /ussd on a
  * free port, prints `PORT <n>`, and answers GET /__cpu with its own CPU time (process.cpuUsage), so each
  * server's CPU per request is measured in its own process.
  */
@@ -7,7 +7,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import type { AddressInfo } from 'node:net';
 import { profileRoutes } from '../profile/hooks.js';
-import { floorApp, peerApp } from './peer.js';
+import { floorApp, layerApp, peerApp } from './peer.js';
 
 const kind = process.argv[2];
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -15,6 +15,8 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 async function build(): Promise<express.Express> {
   if (kind === 'peer') return peerApp(redis);
   if (kind === 'floor') return floorApp(redis);
+  if (kind === 'http') return layerApp(undefined);
+  if (kind === 'http-redis') return layerApp(redis);
   if (kind === 'ours') return (await import('./ours.js')).oursApp(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   throw new Error(`unknown kind ${kind}`);
 }

@@ -507,11 +507,11 @@ export class Runner {
   }
 
   /**
-   * A run that failed before any money-moving call: the flow ends and its waiters are told to start again.
-   * True when that was written.
+   * A run that failed before any money-moving call: the flow ends and its waiters are told that nothing was
+   * sent and to start again. True when that was written.
    */
   private async fail(key: string, token: string, from: Stored, session: Session, participant: Participant, starter?: Waiter): Promise<boolean> {
-    const prompt = this.o.answers.notice('common.error', from.record.profile?.lang ?? 'en', true);
+    const prompt = this.o.answers.notice('common.runFailed', from.record.profile?.lang ?? 'en', true);
     const log = logged(participant);
     try {
       const written = await this.write(key, token, from, (record) => ({

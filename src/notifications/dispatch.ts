@@ -250,13 +250,12 @@ export function createDispatcher(options: DispatcherOptions) {
       }
       if (trusted) await recipientsOf(record, notice);
       if (trusted || !isFinal(notice)) return tell(record, notice);
-      // No read is spent on a state change already told or overtaken, nor on one another worker is reading.
+      // No read is spent on a state change already told or overtaken, nor on one another worker is reading:
+      // checked and held in one step (marks.ts hold), since the one who read it tells it before letting go.
       const { orderKey, dedupKey, rank } = marksOf(record, notice);
-      const seen = await marks.seen(orderKey, dedupKey);
-      if (seen.told) return 'duplicate';
-      if (seen.rank > rank) return 'stale';
-      const reading = await marks.hold(dedupKey, leaseMs);
-      if (!reading) throw new BusyError(dedupKey);
+      const reading = await marks.hold({ orderKey, dedupKey, rank, leaseMs });
+      if (reading.outcome === 'busy') throw new BusyError(dedupKey);
+      if (reading.outcome !== 'ok') return reading.outcome;
       try {
         const confirmed = await keeping(reading, () => confirm(record, notice, found.read));
         if (confirmed) await recipientsOf(record, confirmed);

@@ -12,8 +12,10 @@
  * - renew: the lease extended while the notifier is still at work;
  * - done: the long dedup mark written, the lease freed;
  * - release: the lease freed (not told: a retry tells it);
- * - hold: a lease on confirming a state change by a read (no mark at all), so that all processes together
- *   spend one read on it at a time, renewed and released as the other.
+ * - hold: the told and order checks and a lease on confirming a state change by a read (no mark written),
+ *   in one step, so that all processes together spend one read on it, renewed and released as the other.
+ *   One step, because the lease alone does not keep a second reader out: one that looked before the first
+ *   told the change and took the lease after the first let it go would read it again.
  *
  * Keys (under the product's key prefix, `momo:` by default): `notify:rank:<orderKey>` the rank as a decimal
  * string, `notify:lease:<dedupKey>` the token of whoever is telling it, `notify:sent:<dedupKey>` once told,
@@ -44,6 +46,9 @@ export interface TakeRequest {
   leaseMs: number;
 }
 
+/** What hold() asks for: the order and dedup marks it checks, and how long the lease lasts. */
+export type HoldRequest = Pick<TakeRequest, 'orderKey' | 'rank' | 'leaseMs'> & { dedupKey: string };
+
 /** A lease held: renewed while its work goes on, released after. */
 export interface Lease {
   /** Extends the lease; false when it was lost (it ran out and another took it). */
@@ -56,6 +61,11 @@ export interface Claim extends Lease {
   outcome: MarkOutcome;
   /** Told: writes the long dedup mark and frees the lease. */
   done(): Promise<void>;
+}
+
+/** What hold() found: `ok` the caller holds the lease on reading it; else as take(), and no lease. */
+export interface Hold extends Lease {
+  outcome: MarkOutcome;
 }
 
 /** What the marks hold for a record and one of its state changes, read without writing. */
@@ -73,16 +83,21 @@ export interface NotificationMarks {
    * lease; then raises the order mark to `rank`.
    */
   take(request: TakeRequest): Promise<Claim>;
-  /** Reads the marks (a confirming read is not spent on a state already told or overtaken). */
+  /** Reads the marks (a follow-up spends no read on an outcome told or being told). */
   seen(orderKey: string, dedupKey?: string): Promise<MarksSeen>;
-  /** The lease on reading `dedupKey`'s confirmation; null when another holds it. Takes no mark. */
-  hold(dedupKey: string, leaseMs: number): Promise<Lease | null>;
+  /**
+   * Atomically: refuses when the change was told (`duplicate`), a higher rank than `rank` was taken for
+   * `orderKey` (`stale`), or another holds the lease on reading it (`busy`); else takes that lease. Writes no
+   * mark: a read that does not confirm the change leaves it to the next.
+   */
+  hold(request: HoldRequest): Promise<Hold>;
   close(): Promise<void>;
 }
 
 const seconds = (ttl: number): number => Math.max(1, Math.ceil(ttl));
 const nothing = async (): Promise<void> => undefined;
 const withoutLease = (outcome: MarkOutcome): Claim => ({ outcome, renew: async () => false, done: nothing, release: nothing });
+const withoutHold = (outcome: MarkOutcome): Hold => ({ outcome, renew: async () => false, release: nothing });
 
 /**
  * KEYS[1] order mark, KEYS[2] dedup mark, KEYS[3] lease (both ignored when ARGV[3] is ''); ARGV: rank, ttl
@@ -103,12 +118,17 @@ if seen < rank then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 return 0
 `;
 
-/** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when held (also when already ours: a resend), 0 when another's. */
+/**
+ * KEYS[1] order mark, KEYS[2] dedup mark, KEYS[3] reading lease; ARGV: rank, token, lease ms. Returns 0 held
+ * (also when already ours: a resend), 1 stale, 2 duplicate, 3 busy; as TAKE, but it raises no mark.
+ */
 const HOLD = `
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARGV[1]) then return 1 end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 3 end
+redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+return 0
 `;
 
 /** KEYS[1] lease; ARGV: token, lease ms. Returns 1 when extended, 0 when the lease is not (any more) ours. */
@@ -132,12 +152,19 @@ return 0
 
 const OUTCOMES: readonly MarkOutcome[] = ['ok', 'stale', 'duplicate', 'busy'];
 
+/** The outcome a TAKE or HOLD script answered with. */
+function outcomeOf(code: number): MarkOutcome {
+  const outcome = OUTCOMES[Number(code)];
+  if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+  return outcome;
+}
+
 interface ScriptedRedis extends Redis {
   momoNotifyTake(orderMark: string, dedupMark: string, lease: string, rank: number, ttl: number, token: string, leaseMs: number): Promise<number>;
   momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
   momoNotifyDone(dedupMark: string, lease: string, token: string, ttl: number): Promise<number>;
   momoNotifyRelease(lease: string, token: string): Promise<number>;
-  momoNotifyHold(lease: string, token: string, leaseMs: number): Promise<number>;
+  momoNotifyHold(orderMark: string, dedupMark: string, lease: string, rank: number, token: string, leaseMs: number): Promise<number>;
 }
 
 export interface RedisMarksOptions {
@@ -164,18 +191,20 @@ export class RedisMarks implements NotificationMarks {
       momoNotifyRenew: { lua: RENEW },
       momoNotifyDone: { lua: DONE, keys: 2 },
       momoNotifyRelease: { lua: RELEASE },
-      momoNotifyHold: { lua: HOLD },
+      momoNotifyHold: { lua: HOLD, keys: 3 },
     });
   }
 
-  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
+  async hold({ orderKey, rank, dedupKey, leaseMs }: HoldRequest): Promise<Hold> {
     const token = randomUUID();
-    const key = keys('', dedupKey).reading;
-    if ((await this.redis.momoNotifyHold(key, token, leaseMs)) !== 1) return null;
+    const k = keys(orderKey, dedupKey);
+    const outcome = outcomeOf(await this.redis.momoNotifyHold(k.rank, k.sent, k.reading, rank, token, leaseMs));
+    if (outcome !== 'ok') return withoutHold(outcome);
     return {
-      renew: async () => (await this.redis.momoNotifyRenew(key, token, leaseMs)) === 1,
+      outcome,
+      renew: async () => (await this.redis.momoNotifyRenew(k.reading, token, leaseMs)) === 1,
       release: async () => {
-        await this.redis.momoNotifyRelease(key, token);
+        await this.redis.momoNotifyRelease(k.reading, token);
       },
     };
   }
@@ -183,9 +212,7 @@ export class RedisMarks implements NotificationMarks {
   async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
     const token = dedupKey === undefined ? '' : randomUUID();
     const k = keys(orderKey, dedupKey);
-    const code = await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs);
-    const outcome = OUTCOMES[Number(code)];
-    if (!outcome) throw new Error(`unexpected answer ${String(code)} from the notification marks script`);
+    const outcome = outcomeOf(await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs));
     if (outcome !== 'ok' || !token) return withoutLease(outcome);
     return {
       outcome,
@@ -257,12 +284,16 @@ export class MemoryMarks implements NotificationMarks {
     };
   }
 
-  async hold(dedupKey: string, leaseMs: number): Promise<Lease | null> {
-    if (this.live(this.readings, dedupKey, this.now())) return null;
+  async hold({ orderKey, rank, dedupKey, leaseMs }: HoldRequest): Promise<Hold> {
+    const now = this.now();
+    if (this.live(this.sent, dedupKey, now)) return withoutHold('duplicate');
+    if ((this.live(this.ranks, orderKey, now) ?? -1) > rank) return withoutHold('stale');
+    if (this.live(this.readings, dedupKey, now)) return withoutHold('busy');
     const token = {};
-    this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });
+    this.readings.set(dedupKey, { value: token, expires: now + leaseMs });
     const mine = () => this.live(this.readings, dedupKey, this.now()) === token;
     return {
+      outcome: 'ok',
       renew: async () => {
         if (!mine()) return false;
         this.readings.set(dedupKey, { value: token, expires: this.now() + leaseMs });

@@ -26,6 +26,8 @@ export const ACKNOWLEDGED =
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
 /** The product tells the user to start over. */
 export const START_OVER = /something went wrong|start again/i;
+/** The product says a confirmation sent nothing (a run that failed before its call, a PIN check interrupted). */
+const NOTHING_SENT = /nothing was sent/i;
 /** A screen or message that says the payment exists: under way, or how it ended. */
 const isNews = (text: string) => ACKNOWLEDGED.test(text) || OUTCOME.test(text);
 
@@ -192,7 +194,7 @@ export function createPeople(options: PeopleOptions) {
       return;
     }
     // Told plainly that nothing was sent: that confirmation no longer waits for news.
-    if (START_OVER.test(screen) && /nothing was sent/i.test(screen)) c.open = false;
+    if (START_OVER.test(screen) && NOTHING_SENT.test(screen)) c.open = false;
     for (let step = 0; step < 20 && screen !== undefined; step++) {
       if (screen.startsWith('END ')) return;
       const d = decide(screen, 'ussd', c.amount);
@@ -202,9 +204,10 @@ export function createPeople(options: PeopleOptions) {
       screen = await session.answer(answer);
       if (d.final) {
         if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
-        // Asked again for the PIN (or anything else the flow waits for): plainly not confirmed, as a person
-        // reads it. Only an answer that leaves it open (none, an apology, an error) may hide a payment.
-        else if (screen === undefined || !screen.startsWith('CON ')) {
+        // Asked again for the PIN (or anything else the flow waits for), or told that nothing was sent: plainly
+        // not confirmed, as a person reads it. Only an answer that leaves it open (none, an apology, an error)
+        // may hide a payment.
+        else if (screen === undefined || (!screen.startsWith('CON ') && !NOTHING_SENT.test(screen))) {
           c.unacknowledged.push(screen ?? 'no answer');
           c.open = true;
         }
@@ -221,7 +224,7 @@ export function createPeople(options: PeopleOptions) {
       const screen = await ussdSession(c, sessions++).dial();
       if (screen === undefined) return { kind: 'nothing' };
       if (OUTCOME.test(screen)) return { kind: 'told' };
-      const aboutThePayment = screen.startsWith('CON ') || /nothing was sent/i.test(screen);
+      const aboutThePayment = screen.startsWith('CON ') || NOTHING_SENT.test(screen);
       return aboutThePayment && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -319,9 +322,11 @@ export function createPeople(options: PeopleOptions) {
         }
         const answered = await waitForMessage(since);
         if (d.final) {
-          confirmedFrom = since;
+          const got = log.texts.slice(since);
+          // Told plainly that nothing was sent: that confirmation waits for no news (as over USSD).
+          confirmedFrom = got.some((t) => NOTHING_SENT.test(t)) && news(since).length === 0 ? undefined : since;
           if (news(since).length > 0) acknowledge(c, 'answer');
-          else c.unacknowledged.push(answered ? log.texts.slice(since).join(' | ') : 'nothing shown');
+          else c.unacknowledged.push(answered ? got.join(' | ') : 'nothing shown');
           return;
         }
         if (!answered) return;

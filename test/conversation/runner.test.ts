@@ -322,7 +322,7 @@ describe('after money was sent, never "start again"', () => {
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
     refuse(new NotCalled('our store refused'));
     await until(() => told.length > 0, 'the failure told');
-    expect(told).toEqual([{ text: 'Something went wrong on our side. Please start again.', final: true }]);
+    expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
     expect(service.calls).toHaveLength(0);
   });
 

@@ -11,6 +11,7 @@ import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notif
 import type { ServiceReads } from '../../src/notifications/reads.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
+import { gate } from '../conversation/engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 
 const logger = createLogger('silent');
@@ -31,6 +32,47 @@ class RecordingNotifier implements Notifier {
     }
     this.sent.push({ address, text });
   }
+}
+
+/** A notifier whose sends wait until `open()`; `entered` resolves when the first send began. */
+class GatedNotifier extends RecordingNotifier {
+  private readonly began = gate<void>();
+  private readonly opened = gate<void>();
+  readonly entered = this.began.promise;
+  open(): void {
+    this.opened.open();
+  }
+  override async send(address: Address, text: string): Promise<void> {
+    this.began.open();
+    await this.opened.promise;
+    await super.send(address, text);
+  }
+}
+
+/**
+ * `marks` whose first answer (to whichever call comes first) is held back from its caller until `deliver()`:
+ * the caller looked at the marks at one moment and acts on that look later. `answered` resolves once the
+ * marks gave that first answer.
+ */
+function answeringLate(marks: NotificationMarks): { marks: NotificationMarks; answered: Promise<void>; deliver(): void } {
+  const answered = gate<void>();
+  const delivered = gate<void>();
+  let first = true;
+  const wrapped = new Proxy(marks, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const answer: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        if (!first) return answer;
+        first = false;
+        answered.open();
+        await delivered.promise;
+        return answer;
+      };
+    },
+  });
+  return { marks: wrapped, answered: answered.promise, deliver: () => delivered.open() };
 }
 
 /** A log that keeps every line, to find what the dispatcher said. */
@@ -147,7 +189,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     const gone: NotificationMarks = {
       take: async (request) => ({ ...(await marks.take(request)), renew: async () => false, done: async () => undefined, release: async () => undefined }),
       seen: (orderKey, dedupKey) => marks.seen(orderKey, dedupKey),
-      hold: (dedupKey, leaseMs) => marks.hold(dedupKey, leaseMs),
+      hold: (request) => marks.hold(request),
       close: async () => undefined,
     };
     const hung: Notifier = { send: () => new Promise<void>(() => {}) };
@@ -315,6 +357,36 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
       expect(reads.reads).toBe(1);
       expect(notifier.sent).toHaveLength(1);
+    });
+
+    it('two processes, one reading and telling a final state while the other looks at the marks and acts only after the first let go: one read, told once', async () => {
+      const made = new MadeRecords({ store: new MemoryStore(), logger });
+      const reads = new FakeReads();
+      const marks = makeMarks();
+      const id = paymentId++;
+      await ourPayment(made, id);
+      reads.states.set(String(id), 'processed');
+      const first = new GatedNotifier();
+      const second = new RecordingNotifier();
+      const a = createDispatcher({ marks, made, credentialsConfigured: false, reads, notifiers: { telegram: first }, logger });
+      const late = answeringLate(marks);
+      const b = createDispatcher({ marks: late.marks, made, credentialsConfigured: false, reads, notifiers: { telegram: second }, logger });
+      // A has read the outcome and is telling it (its chat API call still out).
+      const told = a.dispatch(paymentEvent(id, 'processed'));
+      await first.entered;
+      // B looks at the marks now, and acts on what they said only after A told it and let go.
+      const looked = b.dispatch(paymentEvent(id, 'processed')).catch((err: unknown) => err);
+      await late.answered;
+      first.open();
+      expect(await told).toBe('sent');
+      late.deliver();
+      // What B saw was A reading it: B reads nothing (the queue retries it), and its retry finds it told.
+      const result = await looked;
+      expect(reads.reads).toBe(1);
+      expect(result).toBeInstanceOf(BusyError);
+      expect(await b.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
+      expect(reads.reads).toBe(1);
+      expect([...first.sent, ...second.sent].map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
     });
 
     it('a forged final state that differs from the service\'s final state tells the service\'s', async () => {

@@ -97,17 +97,33 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
   it('holds a read\'s lease for one at a time, without any mark; it is freed by release or when it runs out', async () => {
     const marks = make();
     const order = fresh();
-    const dedupKey = `${order}:processed`;
-    const reading = await marks.hold(dedupKey, 150);
-    expect(reading).not.toBeNull();
-    expect(await marks.hold(dedupKey, 150)).toBeNull();
-    expect(await marks.seen(order, dedupKey)).toEqual({ rank: -1, told: false });
-    await reading!.release();
-    const next = await marks.hold(dedupKey, 150);
-    expect(next).not.toBeNull();
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, leaseMs: 150 };
+    const reading = await marks.hold(request);
+    expect(reading.outcome).toBe('ok');
+    expect((await marks.hold(request)).outcome).toBe('busy');
+    expect(await marks.seen(order, request.dedupKey)).toEqual({ rank: -1, told: false });
+    await reading.release();
+    const next = await marks.hold(request);
+    expect(next.outcome).toBe('ok');
     await new Promise((r) => setTimeout(r, 250));
-    expect(await next!.renew()).toBe(false);
-    expect(await marks.hold(dedupKey, 150)).not.toBeNull();
+    expect(await next.renew()).toBe(false);
+    expect((await marks.hold(request)).outcome).toBe('ok');
+  });
+
+  it('holds no read of a change told or overtaken, in the same step as the lease (a reader that let go had told it)', async () => {
+    const marks = make();
+    const order = fresh();
+    const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, leaseMs };
+    const reading = await marks.hold(request);
+    const telling = await marks.take({ ...request, ttlSeconds });
+    await telling.done();
+    await reading.release();
+    const again = await marks.hold(request);
+    expect(again.outcome).toBe('duplicate');
+    // Refused: no lease was taken, so nothing is left to renew.
+    expect(await again.renew()).toBe(false);
+    const older = { orderKey: order, rank: 4, dedupKey: `${order}:approved`, leaseMs };
+    expect((await marks.hold(older)).outcome).toBe('stale');
   });
 
   it('takes nothing for a stale state', async () => {
