@@ -179,6 +179,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf,
     onPaymentFailed: (ref) => giveBackSpend(store, ref),
+    onRecipients: (ref, recipients) => payouts.report(ref, recipients),
     logger,
   });
   // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).

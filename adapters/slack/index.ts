@@ -41,6 +41,7 @@ import { boltLogger } from './bolt-logger.js';
 import { parseCommandText } from './command.js';
 import { createSlackNotifier } from './notifier.js';
 import { createReplier } from './reply.js';
+import { within } from './deadline.js';
 
 /** The one Request URL of the Slack app (slash command, interactivity and event subscriptions). */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -126,19 +127,6 @@ function normaliseFormType(req: Request, _res: Response, next: NextFunction): vo
     req.headers['content-type'] = 'application/x-www-form-urlencoded';
   }
   next();
-}
-
-/** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 interface Actor {
@@ -227,7 +215,7 @@ export function createSlack(options: SlackOptions): Slack {
     }
     if (openPayout && command.text.trim().toLowerCase() === 'payout') {
       await ack();
-      await openPayout(command.trigger_id);
+      await openPayout(command.trigger_id, command.channel_id);
       return;
     }
     const pending = answer({ ...inbound, ...parseCommandText(command.text) });
@@ -241,12 +229,14 @@ export function createSlack(options: SlackOptions): Slack {
   });
 
   if (options.approvals) options.approvals.desk.attach(registerApprovals(app, { ...options.approvals, logger }));
-  const openPayout = options.payouts ? registerPayouts(app, { ...options.payouts, replier, logger }) : undefined;
+  const openPayout = options.payouts
+    ? registerPayouts(app, { ...options.payouts, botToken: options.botToken, apiUrl: options.apiUrl ?? 'https://slack.com/api/', logger })
+    : undefined;
 
   // Every click is acknowledged at once: "Answer" opens the modal, a choice or nav goes to the engine, and
   // anything else (a button of an older version of the app) is acknowledged and left alone. The approvals
-  // board's buttons have their own listener (approvals.ts).
-  app.action<BlockAction>({ type: 'block_actions', action_id: /^(?!momo_approval_)/ }, async ({ ack, body, action, client }) => {
+  // board's buttons (approvals.ts) and the payout message's (payout.ts) have their own listeners.
+  app.action<BlockAction>({ type: 'block_actions', action_id: /^(?!momo_approval_|momo_payout_)/ }, async ({ ack, body, action, client }) => {
     await ack();
     if (action.type !== 'button') return;
     if (action.action_id === ANSWER_ACTION) {

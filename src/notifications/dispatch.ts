@@ -56,6 +56,13 @@ export interface DispatcherOptions {
    * reservation back (src/conversation/policy.ts giveBackSpend, once only whatever the repeats). Default: none.
    */
   onPaymentFailed?: (ref: string) => Promise<unknown>;
+  /**
+   * Called with our ref of a payment of ours and its recipients' states, as believed here (an authenticated
+   * body; without credentials only the read that confirms an outcome), before the state is told, for every
+   * such notice (repeats included: the callee keeps states idempotently). Its failure fails the notice, which
+   * the queue retries. Default: none. The payouts' messages (src/payouts) are updated from it.
+   */
+  onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
   logger: Logger;
 }
 
@@ -188,6 +195,11 @@ export function createDispatcher(options: DispatcherOptions) {
     }
   }
 
+  /** Hands a believed payment notice's recipients on (onRecipients). */
+  async function recipientsOf(record: Made, notice: Notice): Promise<void> {
+    if (record.kind === 'payment' && notice.kind === 'payment' && notice.recipients && options.onRecipients) await options.onRecipients(record.ref, notice.recipients);
+  }
+
   /** Tells `notice` about our record `record` once: marks, words from the record, the notifier. */
   async function tell(record: Made, notice: Notice): Promise<DispatchResult> {
     if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state)) await options.onPaymentFailed?.(record.ref);
@@ -203,7 +215,10 @@ export function createDispatcher(options: DispatcherOptions) {
       tellIt ? language(delivery.address) : undefined,
     ]);
     if (claim.outcome === 'busy') throw new BusyError(delivery.dedupKey);
-    if (claim.outcome !== 'ok') return claim.outcome;
+    if (claim.outcome !== 'ok') {
+      logger.debug({ key: delivery.dedupKey, outcome: claim.outcome }, 'notification not told: told before, or a newer state was');
+      return claim.outcome;
+    }
     if (!tellIt) return 'ignored';
     try {
       await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
@@ -233,6 +248,7 @@ export function createDispatcher(options: DispatcherOptions) {
       if (differs.length > 0) {
         logger.warn({ kind: notice.kind, id: notice.id, fields: differs, ref: record.ref }, 'notification body disagrees with our record; our record is told');
       }
+      if (trusted) await recipientsOf(record, notice);
       if (trusted || !isFinal(notice)) return tell(record, notice);
       // No read is spent on a state change already told or overtaken, nor on one another worker is reading:
       // checked and held in one step (marks.ts hold), since the one who read it tells it before letting go.
@@ -242,12 +258,15 @@ export function createDispatcher(options: DispatcherOptions) {
       if (reading.outcome !== 'ok') return reading.outcome;
       try {
         const confirmed = await keeping(reading, () => confirm(record, notice, found.read));
+        if (confirmed) await recipientsOf(record, confirmed);
         return confirmed ? await tell(record, confirmed) : 'unconfirmed';
       } finally {
         await reading.release().catch(() => undefined);
       }
     },
     tell,
+    /** A payment's recipients read from the service (the follow-up): handed on as a believed notice's are. */
+    recipientsOf,
   };
 }
 

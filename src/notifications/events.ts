@@ -70,6 +70,8 @@ export interface Notice {
   reason: string;
   /** `metadata.ref` as the body gives it: names our record when the create's answer (with the id) was lost. */
   ref: string;
+  /** A payment's recipients (v5 `phone_nos`) with their states, when it names them: a payout's message shows them. */
+  recipients?: Array<{ phone: string; state: string; error: string }>;
   /** A collection: the id of the request it was matched to (an object from version 3, a bare id before). */
   requestId?: string;
   /** A collection: the sender's name, the reference sent with it, and its status (`successful`, `failed`, ...). */
@@ -113,6 +115,7 @@ const paymentData = z
       phone: held?.phonenumber ?? p.phone_nos[0]?.phonenumber ?? '',
       reason: held ? p.paused_reason || held.last_error : p.rejected_reason || p.cancelled_reason || p.last_error,
       ref: refOf(p.metadata),
+      ...(p.phone_nos.some((r) => r.state !== '') ? { recipients: p.phone_nos.map((r) => ({ phone: r.phonenumber, state: r.state, error: r.last_error })) } : {}),
     };
   });
 

@@ -69,6 +69,8 @@ export interface NotificationsOptions {
   leaseMs?: number;
   /** DispatcherOptions.onPaymentFailed: gives a failed payment's spend reservation back. */
   onPaymentFailed?: (ref: string) => Promise<unknown>;
+  /** DispatcherOptions.onRecipients: a payout's recipients' states (src/payouts). */
+  onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
   logger: Logger;
 }
 
@@ -106,6 +108,7 @@ export function createNotifications(options: NotificationsOptions) {
     languageOf: options.languageOf,
     leaseMs: options.leaseMs,
     onPaymentFailed: options.onPaymentFailed,
+    onRecipients: options.onRecipients,
     logger,
   });
   const followUp = createFollowUp({

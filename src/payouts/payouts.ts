@@ -14,7 +14,8 @@ import { keys } from '../conversation/keys.js';
 import type { AccessPolicy } from '../conversation/policy.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
 import { maskUserId, type Logger } from '../log.js';
-import { chunksOf, largestOf, parsePayoutRows, totalOf, type RowError } from './rows.js';
+import { chunksOf, largestOf, parsePayoutCsv, parsePayoutRows, totalOf, type RowError } from './rows.js';
+import { mergeStates, type RecipientReport, type RecipientState } from './recipients.js';
 
 /** A draft waits this long for its confirmation. */
 const DRAFT_TTL_SECONDS = 30 * 60;
@@ -26,6 +27,8 @@ export interface PayoutMaker {
   userId: string;
   /** `<channel>:<conversationId>` of the maker's conversation: where notifications of its payments go. */
   chat: string;
+  /** Where the maker ran the payout (Slack: the channel id): where its message is posted. */
+  origin?: string;
 }
 
 export interface PayoutRequest {
@@ -34,6 +37,8 @@ export interface PayoutRequest {
   total: string;
   /** What the request came to, once confirmed. */
   result?: { kind: 'sent'; id: string; state: string } | { kind: 'sentBefore' } | { kind: 'held' } | { kind: 'refused'; reason: string } | { kind: 'unconfirmed' };
+  /** Each recipient's state as the service reported it (same order as `recipients`); absent until reported. */
+  states?: RecipientState[];
 }
 
 export interface Payout {
@@ -46,7 +51,23 @@ export interface Payout {
   needsApproval: boolean;
   /** The maker's limits in this currency, as the summary shows them. */
   limits: { perPayment?: string; daily?: string };
+  /** The file the rows were read from, when they were not pasted. */
+  file?: string;
+  /** The payout's message, once posted (Slack: channel and ts); it is updated in place as states come. */
+  board?: { channel: string; ts: string };
+  /** How many times reported states changed the payout, and how many of those its message shows. */
+  changes?: number;
+  shown?: number;
 }
+
+/** Where a payout's message goes (the Slack adapter): posted once its requests are made, then updated in place. */
+export interface PayoutBoard {
+  post(payout: Payout): Promise<{ channel: string; ts: string }>;
+  update(payout: Payout): Promise<void>;
+}
+
+/** The rows as the maker gave them: pasted text, or a CSV file's text and its name. */
+export type PayoutRows = { pasted: string } | { csv: string; file: string };
 
 export type Prepared = { ok: true; payout: Payout } | { ok: false; errors: RowError[] };
 
@@ -77,9 +98,7 @@ const REFUSALS = new Set(['validation', 'unauthenticated', 'forbidden', 'not_fou
 export class Payouts {
   private readonly open: DueList;
   private readonly now: () => number;
-  private tell: (payout: Payout) => Promise<void> = async (payout) => {
-    this.o.logger.info({ payout: payout.id, results: payout.requests.map((r) => r.result?.kind) }, 'payouts: made (no channel to tell)');
-  };
+  private board?: PayoutBoard;
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly o: PayoutsOptions) {
@@ -88,13 +107,14 @@ export class Payouts {
   }
 
   /** Reads and checks the rows for the maker; a draft to confirm, or every problem by row number. */
-  async prepare(maker: PayoutMaker, input: { rows: string; currency: string; description: string }): Promise<Prepared> {
+  async prepare(maker: PayoutMaker, input: { rows: PayoutRows; currency: string; description: string }): Promise<Prepared> {
     const { policy } = this.o;
     const currency = input.currency.toUpperCase();
     if (!this.o.currencies.includes(currency)) return { ok: false, errors: [{ row: 0, message: `${currency} is not a currency this product pays in` }] };
     const role = policy.role(maker.channel, maker.userId);
     if (!role || !role.flows.includes('pay')) return { ok: false, errors: [{ row: 0, message: 'you are not allowed to pay: ask the operator for access' }] };
-    const parsed = parsePayoutRows(input.rows, { defaultCountry: this.o.defaultCountry, description: input.description || 'Payout' });
+    const options = { defaultCountry: this.o.defaultCountry, description: input.description || 'Payout' };
+    const parsed = 'csv' in input.rows ? parsePayoutCsv(input.rows.csv, options) : parsePayoutRows(input.rows.pasted, options);
     if (!parsed.ok) return parsed;
     const perPayment = role.perPaymentLimit[currency] ?? role.perPaymentLimit['*'];
     const daily = role.dailyLimit[currency] ?? role.dailyLimit['*'];
@@ -113,6 +133,7 @@ export class Payouts {
       requests,
       needsApproval: requests.some((r) => policy.needsApproval(maker.channel, maker.userId, r.total, currency)),
       limits: { perPayment, daily },
+      ...('file' in input.rows ? { file: input.rows.file } : {}),
     };
     await this.o.store.set(keys.payout(id), payout, null, DRAFT_TTL_SECONDS);
     return { ok: true, payout };
@@ -123,9 +144,17 @@ export class Payouts {
     return ((await this.o.store.get(keys.payout(id)))?.snapshot as Payout | undefined) ?? null;
   }
 
-  /** Where a payout's outcome is told (the Slack adapter: a message to the maker). Default: logged only. */
-  tellWith(tell: (payout: Payout) => Promise<void>): void {
-    this.tell = tell;
+  /** Where payouts' messages go (the Slack adapter). Until one is attached, a payout's outcome is only logged. */
+  attach(board: PayoutBoard): void {
+    this.board = board;
+  }
+
+  /**
+   * May this user see the payout (its message's CSV of outcomes)? Its maker, and users whose role may approve
+   * payments (approve: true).
+   */
+  mayRead(payout: Payout, channel: PayoutMaker['channel'], userId: string): boolean {
+    return (payout.maker.channel === channel && payout.maker.userId === userId) || this.o.policy.mayApprove(channel, userId);
   }
 
   /**
@@ -154,18 +183,79 @@ export class Payouts {
       payout = (await this.record(id, index, result)) ?? payout;
     }
     await this.open.schedule(id, null);
-    await this.tell(payout).catch((err: unknown) => this.o.logger.warn({ payout: id, err: String(err) }, 'payouts: the maker was not told'));
+    if (!payout.board) payout = await this.post(payout);
     return payout;
+  }
+
+  /** Posts the payout's message once, writes where it is, and shows what was reported meanwhile. */
+  private async post(payout: Payout): Promise<Payout> {
+    if (!this.board) {
+      this.o.logger.info({ payout: payout.id, results: payout.requests.map((r) => r.result?.kind) }, 'payouts: made (no channel to tell)');
+      return payout;
+    }
+    try {
+      const board = await this.board.post(payout);
+      const shown = payout.changes ?? 0;
+      const posted = (await this.change(payout.id, (p) => (p.board ? null : { ...p, board, shown: Math.max(p.shown ?? 0, shown) }))) ?? payout;
+      await this.refresh(payout.id);
+      return posted;
+    } catch (err) {
+      this.o.logger.warn({ payout: payout.id, err: String(err) }, 'payouts: the maker was not told');
+      return payout;
+    }
+  }
+
+  /**
+   * The service reported the recipients' states of our payment `ref` (a payout request's key): each is kept
+   * when it moves the recipient on (a repeated or older report changes nothing), and the payout's message
+   * is updated. Recipients are matched to ours by number, in order; amounts, names and anything else the
+   * report says are not used. Not a payout's ref: nothing.
+   */
+  async report(ref: string, recipients: readonly RecipientReport[]): Promise<void> {
+    const match = /^([0-9a-f-]{36}):payout:(\d{1,4})$/.exec(ref);
+    if (!match) return;
+    const [, id, at] = match as unknown as [string, string, string];
+    const index = Number(at);
+    await this.change(id, (payout) => {
+      const request = payout.requests[index];
+      if (payout.state !== 'confirmed' || !request) return null;
+      const states = mergeStates(request.recipients, request.states, recipients);
+      if (!states) return null;
+      return { ...payout, requests: payout.requests.map((r, i) => (i === index ? { ...r, states } : r)), changes: (payout.changes ?? 0) + 1 };
+    });
+    await this.refresh(id);
+  }
+
+  /**
+   * Brings the payout's message up to date: while it shows fewer changes than were written, renders the
+   * latest and updates it; after each update reads again, so of two updates landing out of order the one
+   * that rendered less is followed by another.
+   */
+  private async refresh(id: string): Promise<void> {
+    const first = await this.get(id);
+    if (!this.board || !first?.board || (first.shown ?? 0) >= (first.changes ?? 0)) return;
+    let payout: Payout | null = first;
+    for (let round = 0; round < 10 && payout?.board; round++) {
+      const rendered = payout.changes ?? 0;
+      await this.board.update(payout);
+      await this.change(id, (p) => ((p.shown ?? 0) >= rendered ? null : { ...p, shown: rendered }));
+      payout = await this.get(id);
+      if (!payout || (payout.changes ?? 0) <= rendered) return;
+    }
   }
 
   /** Writes one request's result (compare-and-set; read again after a conflict). */
   private async record(id: string, index: number, result: NonNullable<PayoutRequest['result']>): Promise<Payout | null> {
+    return this.change(id, (payout) => ({ ...payout, requests: payout.requests.map((r, i) => (i === index ? { ...r, result } : r)) }));
+  }
+
+  /** Read, change (null: nothing to write), compare-and-set, again on a conflict; the payout as written, or null. */
+  private async change(id: string, edit: (payout: Payout) => Payout | null): Promise<Payout | null> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const stored = await this.o.store.get(keys.payout(id));
       if (!stored) return null;
-      const payout = stored.snapshot as Payout;
-      const requests = payout.requests.map((r, i) => (i === index ? { ...r, result } : r));
-      const next = { ...payout, requests };
+      const next = edit(stored.snapshot as Payout);
+      if (!next) return null;
       if ((await this.o.store.set(keys.payout(id), next, stored.version, PAYOUT_TTL_SECONDS)) !== null) return next;
     }
     throw new Error('the payout kept changing');

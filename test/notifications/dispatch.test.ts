@@ -111,11 +111,13 @@ async function ourPayment(made: MadeRecords, id: number, chat = 'telegram:55', a
 /** The service's reads, played: what each id reads as, and how many reads were made. */
 class FakeReads implements ServiceReads {
   readonly states = new Map<string, string>();
+  /** Other fields an id reads with (its recipients' states). */
+  readonly fields = new Map<string, Record<string, unknown>>();
   reads = 0;
   async get(kind: NoticeKind, id: string): Promise<Notice | null> {
     this.reads++;
     const state = this.states.get(id);
-    return state === undefined ? null : { ...paymentEvent(Number(id), state), kind };
+    return state === undefined ? null : { ...paymentEvent(Number(id), state, this.fields.get(id)), kind };
   }
   async find(): Promise<Notice | null> {
     this.reads++;
@@ -270,12 +272,43 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     expect(await d.dispatch(paymentEvent(paymentId++, 'processed', { metadata: { ref: `ref-${id}` } }))).toBe('unknown');
   });
 
+  it('hands on an authenticated payment\'s recipients\' states, repeats included, before telling it', async () => {
+    const reported: Array<[string, unknown]> = [];
+    const { made, d } = setup({ onRecipients: async (ref, recipients) => void reported.push([ref, recipients]) });
+    const id = paymentId++;
+    await ourPayment(made, id);
+    const body = { phone_nos: [{ phonenumber: '+256772000001', state: 'complete' }, { phonenumber: '+256772000002', state: 'queued' }] };
+    expect(await d.dispatch(paymentEvent(id, 'approved', body))).toBe('sent');
+    expect(await d.dispatch(paymentEvent(id, 'approved', body))).toBe('duplicate');
+    const states = [
+      { phone: '+256772000001', state: 'complete', error: '' },
+      { phone: '+256772000002', state: 'queued', error: '' },
+    ];
+    expect(reported).toEqual([[`ref-${id}`, states], [`ref-${id}`, states]]);
+  });
+
   describe('without webhook credentials', () => {
-    const untrusted = () => {
+    const untrusted = (extra: Partial<DispatcherOptions> = {}) => {
       const reads = new FakeReads();
-      const s = setup({ credentialsConfigured: false, reads });
+      const s = setup({ credentialsConfigured: false, reads, ...extra });
       return { ...s, reads };
     };
+
+    it('hands on recipients\' states only from the read that confirms an outcome, never from an unauthenticated body', async () => {
+      const reported: Array<[string, unknown]> = [];
+      const { made, d, reads } = untrusted({ onRecipients: async (ref, recipients) => void reported.push([ref, recipients]) });
+      const id = paymentId++;
+      await ourPayment(made, id);
+      const claimed = { phone_nos: [{ phonenumber: '+256772000001', state: 'complete' }] };
+      expect(await d.dispatch(paymentEvent(id, 'approved', claimed))).toBe('sent');
+      reads.states.set(String(id), 'approved');
+      expect(await d.dispatch(paymentEvent(id, 'processed', claimed))).toBe('unconfirmed');
+      expect(reported).toEqual([]);
+      reads.states.set(String(id), 'processed_with_errors');
+      reads.fields.set(String(id), { phone_nos: [{ phonenumber: '+256772000001', state: 'error', last_error: 'Wallet full' }] });
+      expect(await d.dispatch(paymentEvent(id, 'processed', claimed))).toBe('sent');
+      expect(reported).toEqual([[`ref-${id}`, [{ phone: '+256772000001', state: 'error', error: 'Wallet full' }]]]);
+    });
 
     it('tells a final state only after one read agrees; open states need no read', async () => {
       const { notifier, made, d, reads } = untrusted();

@@ -48,7 +48,22 @@ describe('parseNotice', () => {
       phone: '+256772000001',
       reason: 'Over budget',
       ref: 'run1:pay',
+      recipients: [{ phone: '+256772000001', state: 'complete', error: '' }],
     });
+  });
+
+  it('keeps each recipient\'s number, state and error (v5 phone_nos), bounded; bare numbers (before v5) name no states', () => {
+    const n = payment('processed_with_errors', {
+      phone_nos: [
+        { phonenumber: '+256772000001', state: 'complete', amount: '999999' },
+        { phonenumber: '+256772000004', state: 'error', last_error: 'x'.repeat(500) },
+      ],
+    });
+    expect(n?.recipients).toEqual([
+      { phone: '+256772000001', state: 'complete', error: '' },
+      { phone: '+256772000004', state: 'error', error: 'x'.repeat(200) },
+    ]);
+    expect(payment('processed', { phone_nos: ['+254700000001'] })?.recipients).toBeUndefined();
   });
 
   it('reads metadata given as a JSON string, phone_nos as bare numbers (before v5) and the sample state completed', () => {

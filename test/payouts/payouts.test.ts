@@ -3,13 +3,20 @@
  * each under its own key made with the draft, confirmed once, and a payout whose process died while making
  * its requests finished by the sweep under the same keys.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { keys } from '../../src/conversation/keys.js';
 import { createLogger } from '../../src/log.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
+import { RedisStore } from '../../src/conversation/redis-store.js';
+import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+
+const prefix = uniquePrefix('payouts');
+afterAll(async () => {
+  await inspector(prefix).cleanup();
+});
 
 const POLICY = {
   roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '50000' }, dailyLimit: { UGX: '10000000' } }, viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} } },
@@ -21,6 +28,7 @@ let store: MemoryStore;
 let clock: number;
 let creates: Array<{ key: string; count: number; amount: string }>;
 let told: Payout[];
+let updates: Payout[];
 let payouts: Payouts;
 
 beforeEach(() => {
@@ -37,22 +45,29 @@ beforeEach(() => {
     },
   };
   payouts = new Payouts({ store, policy, services: services as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
-  payouts.tellWith(async (payout) => void told.push(payout));
+  updates = [];
+  payouts.attach({
+    post: async (payout) => {
+      told.push(payout);
+      return { channel: 'C1', ts: '1.000100' };
+    },
+    update: async (payout) => void updates.push(payout),
+  });
 });
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => `07720${String(i).padStart(5, '0')}, 100`).join('\n');
 
 describe('payouts', () => {
   it('refuses a maker who may not pay, and amounts over their per-payment limit by row', async () => {
-    expect(await payouts.prepare({ ...MAKER, userId: 'UVIEW' }, { rows: rows(1), currency: 'UGX', description: '' })).toMatchObject({ ok: false, errors: [{ row: 0 }] });
-    expect(await payouts.prepare(MAKER, { rows: '0772000001, 100\n0772000002, 50001', currency: 'UGX', description: '' })).toEqual({
+    expect(await payouts.prepare({ ...MAKER, userId: 'UVIEW' }, { rows: { pasted: rows(1) }, currency: 'UGX', description: '' })).toMatchObject({ ok: false, errors: [{ row: 0 }] });
+    expect(await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 50001' }, currency: 'UGX', description: '' })).toEqual({
       ok: false,
       errors: [{ row: 2, message: 'more than your limit of 50000 UGX per payment' }],
     });
   });
 
   it('makes one request per 100 recipients, each under its own key, once however often it is confirmed', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: rows(250), currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(250) }, currency: 'UGX', description: 'Wages' });
     if (!prepared.ok) throw new Error('not prepared');
     expect(await payouts.confirm(prepared.payout.id, { channel: 'slack', userId: 'UOTHER' })).toBeNull();
     const [first, second] = await Promise.all([payouts.confirm(prepared.payout.id, MAKER), payouts.confirm(prepared.payout.id, MAKER)]);
@@ -64,7 +79,7 @@ describe('payouts', () => {
   });
 
   it('finishes a payout cut short (its process died after the first request) from the sweep, under the same keys', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: rows(150), currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(150) }, currency: 'UGX', description: 'Wages' });
     if (!prepared.ok) throw new Error('not prepared');
     const { id, requests } = prepared.payout;
     // What confirm() wrote before its process died: confirmed, listed for the sweep, the first request made.
@@ -80,5 +95,100 @@ describe('payouts', () => {
     expect(told[0]!.requests.map((r) => r.result?.kind)).toEqual(['sent', 'sent']);
     await payouts.sweep();
     expect(creates).toHaveLength(1);
+  });
+
+  it('keeps each recipient\'s reported state, never moving one back, and updates the message once per change', async () => {
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 200\n0772000001, 300' }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    await payouts.confirm(prepared.payout.id, MAKER);
+    const ref = prepared.payout.requests[0]!.key;
+    const report = (...states: string[]) =>
+      payouts.report(ref, [
+        { phone: '+256772000001', state: states[0]!, error: '' },
+        { phone: '+256772000002', state: states[1]!, error: states[1] === 'error' ? 'Not registered' : '' },
+        { phone: '+256772000001', state: states[2]!, error: '' },
+      ]);
+    await report('processing', 'processing', 'processing');
+    await report('complete', 'error', 'queued');
+    const statesNow = async () => (await payouts.get(prepared.payout.id))!.requests[0]!.states;
+    expect(await statesNow()).toEqual([{ state: 'complete' }, { state: 'error', error: 'Not registered' }, { state: 'queued' }]);
+    expect(updates).toHaveLength(2);
+    // A redelivery and an older report change nothing and update nothing.
+    await report('complete', 'error', 'queued');
+    await report('processing', 'complete', 'processing');
+    expect(await statesNow()).toEqual([{ state: 'complete' }, { state: 'error', error: 'Not registered' }, { state: 'queued' }]);
+    expect(updates).toHaveLength(2);
+    await report('complete', 'error', 'complete');
+    expect(updates).toHaveLength(3);
+    expect(updates[2]!.requests[0]!.states!.map((x) => x.state)).toEqual(['complete', 'error', 'complete']);
+    // Refs that are not a payout's, or name no request of it, change nothing.
+    await payouts.report('some-other-ref', []);
+    await payouts.report(`${prepared.payout.id}:payout:7`, [{ phone: '+256772000001', state: 'error', error: '' }]);
+    expect(updates).toHaveLength(3);
+  });
+
+  it('shows on the message, once it is posted, what was reported before it was', async () => {
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100' }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    let early: Promise<void> | undefined;
+    payouts.attach({
+      post: async (payout) => {
+        told.push(payout);
+        // A report lands between the message being drawn and its place being written.
+        early ??= payouts.report(payout.requests[0]!.key, [{ phone: '+256772000001', state: 'complete', error: '' }]);
+        await early;
+        return { channel: 'C1', ts: '1.000200' };
+      },
+      update: async (payout) => void updates.push(payout),
+    });
+    await payouts.confirm(prepared.payout.id, MAKER);
+    expect(told[0]!.requests[0]!.states).toBeUndefined();
+    expect(updates.map((u) => u.requests[0]!.states)).toEqual([[{ state: 'complete' }]]);
+  });
+
+  it('on Redis, an update that lands after a newer one (Slack answered it late) is followed by the latest', async () => {
+    const redis = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+    try {
+      const policy = new AccessPolicy(POLICY, { now: () => clock });
+      const services = {
+        reserveSpend: (input: Parameters<FlowServices['reserveSpend']>[0]) => policy.reserveSpend(redis, { ...input, channel: 'slack' }),
+        createPayment: async () => ({ id: '77', state: 'new' }),
+      };
+      const onRedis = new Payouts({ store: redis, policy, services: services as unknown as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+      const landed: Payout[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let calls = 0;
+      let firstCalled!: () => void;
+      const first = new Promise<void>((resolve) => (firstCalled = resolve));
+      onRedis.attach({
+        post: async () => ({ channel: 'C1', ts: '1.000300' }),
+        update: async (payout) => {
+          calls += 1;
+          // The first update hangs at Slack until a newer one has landed.
+          if (calls === 1) {
+            firstCalled();
+            await gate;
+          }
+          landed.push(payout);
+        },
+      });
+      const prepared = await onRedis.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 100' }, currency: 'UGX', description: '' });
+      if (!prepared.ok) throw new Error('not prepared');
+      await onRedis.confirm(prepared.payout.id, MAKER);
+      const ref = prepared.payout.requests[0]!.key;
+      const older = onRedis.report(ref, [{ phone: '+256772000001', state: 'complete', error: '' }]);
+      await first;
+      await onRedis.report(ref, [{ phone: '+256772000002', state: 'error', error: 'Wallet full' }]);
+      release();
+      await older;
+      const states = (p: Payout) => p.requests[0]!.states!.map((x) => x.state);
+      // The newer update (both states), then the older one landing late, then the latest again.
+      expect(landed.map(states)).toEqual([['complete', 'error'], ['complete', 'new'], ['complete', 'error']]);
+      const stored = await onRedis.get(prepared.payout.id);
+      expect(stored!.shown).toBe(stored!.changes);
+    } finally {
+      await redis.close();
+    }
   });
 });

@@ -6,9 +6,8 @@
  * approvers' states told to the maker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { startApp, type RunningApp } from '../../../src/app.js';
-import { BOT_TOKEN, FakeSlack, SIGNING_SECRET, SlackSender, TEAM, buttonLabelled, buttonOf, textOf, triggerId, type Call } from './harness.js';
+import type { RunningApp } from '../../../src/app.js';
+import { FakeSlack, SlackSender, TEAM, buttonLabelled, buttonOf, startProduct, textOf, triggerId, type Call, type Product } from './harness.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -31,26 +30,13 @@ type Blocks = Array<Record<string, any>>;
 let fake: FakeSlack;
 let running: RunningApp;
 let sender: SlackSender;
+let product: Product | undefined;
 beforeAll(async () => {
-  fake = new FakeSlack();
-  await fake.start();
-  running = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_API_URL: fake.apiUrl,
-      SLACK_APPROVALS_CHANNEL: APPROVALS,
-      ACCESS_POLICY: JSON.stringify(POLICY),
-      CURRENCIES: 'UGX',
-    }),
-  );
-  sender = new SlackSender(running.url, fake);
+  product = await startProduct({ SLACK_APPROVALS_CHANNEL: APPROVALS, ACCESS_POLICY: JSON.stringify(POLICY), CURRENCIES: 'UGX' });
+  ({ fake, running, sender } = product);
 });
 afterAll(async () => {
-  await running?.stop();
-  await fake?.close();
+  await product?.close();
 });
 
 let responses = 0;
@@ -208,99 +194,5 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     running.sandbox!.controls.decidePayment(Number(payment!.id), 'reject', { reason: 'Budget frozen' });
     await running.sandbox!.controls.idle();
     await dm(MAKER, /was rejected: Budget frozen/);
-  });
-});
-
-/** Submits a view we opened with the given values, as `user` (Slack's view_submission payload). */
-function submitView(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user: string) {
-  return sender.interaction({
-    type: 'view_submission',
-    team: { id: TEAM, domain: 'example' },
-    user: { id: user, name: user.toLowerCase(), team_id: TEAM },
-    api_app_id: 'A0001',
-    token: 'legacy-verification-token',
-    trigger_id: triggerId(),
-    view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
-  });
-}
-
-const payoutValues = (rows: string, currency = 'UGX') => ({
-  rows: { value: { type: 'plain_text_input', value: rows } },
-  currency: { value: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: currency }, value: currency } } },
-  description: { value: { type: 'plain_text_input', value: 'Wages' } },
-});
-
-/** `/momo payout` as `user`: the modal views.open received. */
-async function openPayout(user: string): Promise<{ callback_id: string; blocks: Blocks }> {
-  const answer = await sender.command('payout', { user });
-  expect(answer.status).toBe(200);
-  for (;;) {
-    const opened = (await fake.next('views.open')).body.view;
-    if (opened.callback_id === 'momo_payout') return opened;
-  }
-}
-
-describe('bulk payouts in Slack (/momo payout)', () => {
-  it('refuses a paste with bad rows, naming each row, and makes nothing', async () => {
-    const modal = await openPayout(MAKER);
-    expect(modal.blocks.map((b) => b.block_id)).toEqual(['rows', 'currency', 'description']);
-    const before = running.sandbox!.controls.payments().length;
-    const answer = await submitView(modal, payoutValues('0772000001, 5000\n0772abc, 100\n0772000002, 12.345\n0772000003'), MAKER);
-    const body = (await answer.json()) as { response_action: string; errors: { rows: string } };
-    expect(body.response_action).toBe('errors');
-    expect(body.errors.rows).toMatch(/^Row 2: "0772abc" is not a phone number\nRow 3: .*\nRow 4: /);
-    // Over the maker's per-payment limit (1000000), by row; a currency not offered.
-    const over = (await (await submitView(modal, payoutValues('0772000001, 5000\n0772000002, 1000001'), MAKER)).json()) as { errors: { rows: string } };
-    expect(over.errors.rows).toBe('Row 2: more than your limit of 1000000 UGX per payment');
-    const usd = (await (await submitView(modal, payoutValues('0772000001, 5000', 'USD'), MAKER)).json()) as { errors: { rows: string } };
-    expect(usd.errors.rows).toMatch(/USD is not a currency/);
-    expect(running.sandbox!.controls.payments()).toHaveLength(before);
-  });
-
-  it('summarises good rows, and on confirmation makes one request with recipient_data for them all, once', async () => {
-    const modal = await openPayout(MAKER);
-    const answer = await submitView(modal, payoutValues('0772000001, 30000, March\n0772000002, 20000.50'), MAKER);
-    const update = (await answer.json()) as { response_action: string; view: { callback_id: string; private_metadata: string; blocks: Blocks; submit: { text: string } } };
-    expect(update.response_action).toBe('update');
-    expect(update.view.callback_id).toBe('momo_payout_confirm');
-    expect(update.view.blocks[0]!.text.text).toMatch(/\*2 recipients\*, total \*50000.5 UGX\*/);
-    expect(update.view.blocks[0]!.text.text).toMatch(/1000000 UGX per payment, 1500000 UGX a day/);
-    expect(update.view.submit.text).toBe('Pay');
-    const before = running.sandbox!.controls.payments().length;
-    // Confirmed twice (a double click): one request.
-    await Promise.all([submitView(update.view, {}, MAKER), submitView(update.view, {}, MAKER)]);
-    const text = await dm(MAKER, /Payout of 2 recipients/);
-    expect(text).toMatch(/Request 1 \(2 recipients, 50000.5 UGX\): sent as payment \d+/);
-    const made = running.sandbox!.controls.payments().slice(before);
-    expect(made).toHaveLength(1);
-    expect(made[0]).toMatchObject({ currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
-    expect((made[0]!.phone_nos as Array<Record<string, unknown>>).map((r) => [r.phonenumber, r.amount])).toEqual([
-      ['+256772000001', '30000.00'],
-      ['+256772000002', '20000.50'],
-    ]);
-    // A confirmation of someone else's draft does nothing.
-    await submitView(update.view, {}, CHECKER);
-    expect(running.sandbox!.controls.payments().slice(before)).toHaveLength(1);
-  });
-
-  it('holds a payout above the maker\'s approvalAbove for an approver, who approves it once', async () => {
-    const modal = await openPayout(MAKER);
-    const update = (await (await submitView(modal, payoutValues('0772000001, 80000\n0772000002, 70000, Tools'), MAKER)).json()) as {
-      view: { callback_id: string; private_metadata: string; blocks: Blocks; submit: { text: string } };
-    };
-    expect(update.view.submit.text).toBe('Ask approval');
-    const before = running.sandbox!.controls.payments().length;
-    await submitView(update.view, {}, MAKER);
-    expect(await dm(MAKER, /Payout of 2 recipients[\s\S]*150000 UGX/)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): held for approval/);
-    const held = await nextHeld();
-    const board = textOf(held.body.blocks);
-    expect(board).toContain('bulk payout to 2 recipients');
-    expect(board).toContain('+256772000002: 70000 UGX, Tools');
-    expect(running.sandbox!.controls.payments()).toHaveLength(before);
-    await Promise.all([press(buttonOf(held.body.blocks, 'momo_approval_approve'), CHECKER), press(buttonOf(held.body.blocks, 'momo_approval_approve'), CHECKER2)]);
-    await dm(MAKER, /150000 UGX to 2 recipients was approved/);
-    const made = running.sandbox!.controls.payments().slice(before);
-    expect(made).toHaveLength(1);
-    expect(made[0]!.phone_nos).toHaveLength(2);
   });
 });

@@ -11,6 +11,8 @@ import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
+import { loadConfig } from '../../../src/config.js';
+import { startApp, type AppOptions, type RunningApp } from '../../../src/app.js';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';
@@ -40,7 +42,10 @@ export function listen(app: express.Express): Promise<Listening> {
   });
 }
 
-/** One call the fake Slack received: a Web API method, or `respond` for a response_url post. */
+/**
+ * One call the fake Slack received: a Web API method, `respond` for a response_url post, `download` for a
+ * file's url_private_download, `upload` for bytes posted to an upload URL.
+ */
 export interface Call {
   kind: string;
   /** Form fields with blocks/view JSON-decoded (Web API), or the JSON body (response_url). */
@@ -49,6 +54,21 @@ export interface Call {
   id?: string;
   /** The Authorization header (the token a Web API call used). */
   authorization?: string;
+}
+
+/** A file shared in the fake workspace (files.list, files.info and its download speak of it). */
+export interface SharedFile {
+  id: string;
+  name: string;
+  filetype: string;
+  mimetype: string;
+  /** The size files.info reports (default: the content's bytes). */
+  size: number;
+  channels: string[];
+  created: number;
+  content: Buffer;
+  /** The download never answers (a hung file server). */
+  hang?: boolean;
 }
 
 interface Scripted {
@@ -73,6 +93,55 @@ export class FakeSlack {
   private readonly scripted = new Map<string, Scripted[]>();
   private listening?: Listening;
   private posted = 0;
+  /** Files shared in the workspace, newest last; uploads through files.getUploadURLExternal land here too. */
+  readonly files = new Map<string, SharedFile>();
+  private fileIds = 0;
+
+  /** Shares a file in `channel` as a user would (drag and drop); answers it as files.info would describe it. */
+  share(channel: string, name: string, content: string | Buffer, options: Partial<Pick<SharedFile, 'filetype' | 'mimetype' | 'size' | 'hang'>> = {}): SharedFile {
+    this.fileIds += 1;
+    const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+    const csv = /\.csv$/i.test(name);
+    const file: SharedFile = {
+      id: `F0TEST${String(this.fileIds).padStart(4, '0')}`,
+      name,
+      filetype: options.filetype ?? (csv ? 'csv' : 'text'),
+      mimetype: options.mimetype ?? (csv ? 'text/csv' : 'text/plain'),
+      size: options.size ?? bytes.length,
+      channels: [channel],
+      created: 1700000000 + this.fileIds,
+      content: bytes,
+      hang: options.hang,
+    };
+    this.files.set(file.id, file);
+    return file;
+  }
+
+  /** The file object of the Web API (a subset of Slack's documented fields, as files.info and files.list give it). */
+  fileObject(file: SharedFile): Record<string, unknown> {
+    return {
+      id: file.id,
+      created: file.created,
+      timestamp: file.created,
+      name: file.name,
+      title: file.name,
+      mimetype: file.mimetype,
+      filetype: file.filetype,
+      pretty_type: file.filetype.toUpperCase(),
+      user: USER,
+      mode: 'hosted',
+      is_external: false,
+      is_public: true,
+      size: file.size,
+      url_private: `${this.url}/files-pri/${TEAM}-${file.id}/${encodeURIComponent(file.name)}`,
+      url_private_download: `${this.url}/files-pri/${TEAM}-${file.id}/download/${encodeURIComponent(file.name)}`,
+      permalink: `https://example.slack.com/files/${USER}/${file.id}/${encodeURIComponent(file.name)}`,
+      channels: file.channels.filter((c) => c.startsWith('C')),
+      groups: file.channels.filter((c) => c.startsWith('G')),
+      ims: file.channels.filter((c) => c.startsWith('D')),
+      shares: { public: Object.fromEntries(file.channels.filter((c) => c.startsWith('C')).map((c) => [c, [{ ts: `${file.created}.000100`, channel_name: 'general', team_id: TEAM }]])) },
+    };
+  }
 
   get apiUrl(): string {
     return `${this.url}/api/`;
@@ -123,25 +192,95 @@ export class FakeSlack {
     const app = express();
     app.post('/api/:method', express.urlencoded({ extended: false }), (req, res) => {
       const body: Record<string, any> = { ...req.body };
-      for (const key of ['blocks', 'view']) if (typeof body[key] === 'string') body[key] = JSON.parse(body[key]);
+      for (const key of ['blocks', 'view', 'files']) if (typeof body[key] === 'string') body[key] = JSON.parse(body[key]);
       this.answer({ kind: String(req.params.method), body, authorization: req.get('authorization') }, res);
     });
     app.post('/respond/:id', express.json(), (req, res) => {
       this.answer({ kind: 'respond', id: String(req.params.id), body: req.body }, res);
     });
+    // A file's bytes at its url_private_download: only with the bot token as Bearer; without it Slack answers
+    // its sign-in page (200, HTML), not the file.
+    app.get('/files-pri/:teamFile/download/:name', (req, res) => {
+      const id = String(req.params.teamFile).split('-')[1] ?? '';
+      const file = this.files.get(id);
+      this.record({ kind: 'download', body: { file: id }, authorization: req.get('authorization') });
+      if (file?.hang) return;
+      if (req.get('authorization') !== `Bearer ${BOT_TOKEN}`) {
+        res.type('text/html').send('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
+        return;
+      }
+      if (!file) {
+        res.status(404).type('text/plain').send('Not found');
+        return;
+      }
+      res.type(file.mimetype).send(file.content);
+    });
+    // The upload URL files.getUploadURLExternal gives: the bytes, raw or as multipart form data.
+    app.post('/upload/v1/:fileId', express.raw({ type: () => true, limit: '5mb' }), async (req, res) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const type = req.get('content-type') ?? '';
+      let content = raw;
+      if (type.startsWith('multipart/form-data')) {
+        const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': type } }).formData();
+        const parts: Array<FormDataEntryValue> = [];
+        form.forEach((value) => parts.push(value));
+        const part = parts.find((v): v is File => typeof v !== 'string');
+        content = part ? Buffer.from(await part.arrayBuffer()) : Buffer.alloc(0);
+      }
+      const id = String(req.params.fileId);
+      const pending = this.files.get(id);
+      if (pending) pending.content = content;
+      this.record({ kind: 'upload', id, body: { content: content.toString('utf8') } });
+      res.status(200).type('text/plain').send(`OK - ${content.length}`);
+    });
     this.listening = await listen(app);
   }
 
-  private answer(call: Call, res: express.Response): void {
+  private record(call: Call): void {
     this.calls.push(call);
     for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** The Web API's own answer to the file methods (Slack's documented shapes), or undefined for other methods. */
+  private filesAnswer(call: Call): unknown {
+    const { body } = call;
+    if (call.kind === 'files.info') {
+      const file = this.files.get(String(body.file));
+      return file ? { ok: true, file: this.fileObject(file), comments: [], response_metadata: { next_cursor: '' } } : { ok: false, error: 'file_not_found' };
+    }
+    if (call.kind === 'files.list') {
+      const count = Math.min(Number(body.count ?? 100) || 100, 1000);
+      const all = [...this.files.values()].filter((f) => !body.channel || f.channels.includes(String(body.channel))).reverse();
+      return { ok: true, files: all.slice(0, count).map((f) => this.fileObject(f)), paging: { count, total: all.length, page: 1, pages: Math.max(1, Math.ceil(all.length / count)) } };
+    }
+    if (call.kind === 'files.getUploadURLExternal') {
+      if (!body.filename || !body.length) return { ok: false, error: 'invalid_arguments' };
+      this.fileIds += 1;
+      const id = `F0UPLD${String(this.fileIds).padStart(4, '0')}`;
+      this.files.set(id, { id, name: String(body.filename), filetype: 'csv', mimetype: 'text/csv', size: Number(body.length), channels: [], created: 1700000000 + this.fileIds, content: Buffer.alloc(0) });
+      return { ok: true, upload_url: `${this.url}/upload/v1/${id}`, file_id: id };
+    }
+    if (call.kind === 'files.completeUploadExternal') {
+      const listed = Array.isArray(body.files) ? (body.files as Array<{ id: string; title?: string }>) : [];
+      const files = listed.map((f) => this.files.get(f.id));
+      if (files.length === 0 || files.some((f) => !f)) return { ok: false, error: 'file_not_found' };
+      for (const file of files) if (body.channel_id) file!.channels.push(String(body.channel_id));
+      return { ok: true, files: listed.map((f) => ({ id: f.id, title: f.title ?? '' })) };
+    }
+    return undefined;
+  }
+
+  private answer(call: Call, res: express.Response): void {
+    this.record(call);
     const scripted = this.scripted.get(call.kind)?.shift();
     if (scripted) {
       res.status(scripted.status).set(scripted.headers ?? {});
       res.send(typeof scripted.body === 'string' ? scripted.body : JSON.stringify(scripted.body));
       return;
     }
-    if (call.kind === 'respond') res.type('text/plain').send('ok');
+    const filesAnswer = this.filesAnswer(call);
+    if (filesAnswer !== undefined) res.json(filesAnswer);
+    else if (call.kind === 'respond') res.type('text/plain').send('ok');
     else if (call.kind === 'chat.postMessage' && /^[CG]/.test(String(call.body.channel))) {
       // Posted in a channel: Slack answers that channel and the message's own ts (chat.update names it).
       this.posted += 1;
@@ -240,6 +379,19 @@ export class SlackSender {
         private_metadata: view.private_metadata,
         state: { values: { [input.block_id]: { [input.element.action_id]: { type: 'plain_text_input', value: text } } } },
       },
+    });
+  }
+
+  /** Submits a view we opened with the given state values (Slack's view_submission payload), as `user`. */
+  submitValues(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user = USER) {
+    return this.interaction({
+      type: 'view_submission',
+      team: { id: TEAM, domain: 'example' },
+      user: { id: user, name: user.toLowerCase(), team_id: TEAM },
+      api_app_id: 'A0001',
+      token: 'legacy-verification-token',
+      trigger_id: triggerId(),
+      view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
     });
   }
 
@@ -369,6 +521,32 @@ export async function startRig(engine: Engine, options: Partial<SlackOptions> = 
       await slack.stop();
       if (!setup.fake) await fake.close();
       if (!options.store) await store.close();
+    },
+  };
+}
+
+export interface Product {
+  fake: FakeSlack;
+  running: RunningApp;
+  sender: SlackSender;
+  close(): Promise<void>;
+}
+
+/** The whole product (startApp, embedded sandbox) with Slack on against a new fake Web API; `env` adds settings. */
+export async function startProduct(env: Record<string, string> = {}, options: AppOptions = {}): Promise<Product> {
+  const fake = new FakeSlack();
+  await fake.start();
+  const running = await startApp(
+    loadConfig({ PORT: '0', LOG_LEVEL: 'silent', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: fake.apiUrl, ...env }),
+    options,
+  );
+  return {
+    fake,
+    running,
+    sender: new SlackSender(running.url, fake),
+    async close() {
+      await running.stop();
+      await fake.close();
     },
   };
 }

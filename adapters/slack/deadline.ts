@@ -1,0 +1,16 @@
+/**
+ * A wait bounded by Slack's 3-second acknowledgement.
+ */
+
+/** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
