@@ -172,7 +172,11 @@ export class Payouts {
     return this.finish(id);
   }
 
-  /** Makes the requests without a result yet, each result written as it comes; tells the maker. Null when another process is at it. */
+  /**
+   * Makes the requests without a result yet, each result written as it comes, then posts the payout's message;
+   * only then is the payout unlisted, so a process dying before its message was recorded leaves that to the
+   * sweep too. Null when another process is at it.
+   */
   private async finish(id: string): Promise<Payout | null> {
     if (!(await this.o.store.claim(keys.payoutSending(id), SENDING_CLAIM_SECONDS))) return null;
     let payout = await this.get(id);
@@ -182,9 +186,14 @@ export class Payouts {
       const result = await this.make(payout, payout.requests[index]!);
       payout = (await this.record(id, index, result)) ?? payout;
     }
-    await this.open.schedule(id, null);
     if (!payout.board) payout = await this.post(payout);
+    await this.open.schedule(id, null);
     return payout;
+  }
+
+  /** A confirmed payout with work left: a request not made, or its message not posted (recorded) yet. */
+  private unfinished(payout: Payout | null): boolean {
+    return payout?.state === 'confirmed' && (payout.requests.some((r) => !r.result) || (this.board !== undefined && !payout.board));
   }
 
   /** Posts the payout's message once, writes where it is, and shows what was reported meanwhile. */
@@ -261,11 +270,14 @@ export class Payouts {
     throw new Error('the payout kept changing');
   }
 
-  /** Makes the requests of payouts whose making was cut short (its process died), under their keys. */
+  /**
+   * Finishes payouts whose making was cut short (their process died): the requests not made, under their keys,
+   * and the message. A process that died between posting the message and recording it leaves that message
+   * as it was; the sweep posts another, which is the one updated.
+   */
   async sweep(): Promise<void> {
     for (const id of await this.open.due(this.now())) {
-      const payout = await this.get(id);
-      if (payout?.state === 'confirmed' && payout.requests.some((r) => !r.result)) await this.finish(id);
+      if (this.unfinished(await this.get(id))) await this.finish(id);
       else await this.open.schedule(id, null);
     }
   }

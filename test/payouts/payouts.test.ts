@@ -97,6 +97,26 @@ describe('payouts', () => {
     expect(creates).toHaveLength(1);
   });
 
+  it('posts the message of a payout whose process died after its requests, before its message was recorded, from the sweep', async () => {
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(2) }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    const { id, requests } = prepared.payout;
+    // What confirm() wrote before its process died: confirmed, listed, every request made, no message recorded.
+    const stored = await store.get(keys.payout(id));
+    const made: Payout = { ...prepared.payout, state: 'confirmed', requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }] };
+    await store.set(keys.payout(id), made, stored!.version, 3600);
+    await store.set(keys.payoutsOpen, { [id]: clock + 2 * 60 * 1000 }, null, 3600);
+    clock += 3 * 60 * 1000;
+    await payouts.sweep();
+    expect(creates).toEqual([]);
+    expect(told.map((p) => p.id)).toEqual([id]);
+    expect((await payouts.get(id))?.board).toEqual({ channel: 'C1', ts: '1.000100' });
+    // Posted and recorded: unlisted, nothing more.
+    clock += 3 * 60 * 1000;
+    await payouts.sweep();
+    expect(told).toHaveLength(1);
+  });
+
   it('keeps each recipient\'s reported state, never moving one back, and updates the message once per change', async () => {
     const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 200\n0772000001, 300' }, currency: 'UGX', description: 'Wages' });
     if (!prepared.ok) throw new Error('not prepared');
