@@ -13,8 +13,8 @@
  * key of any type). A string that is not a record (a claim mark or a counter under a record's name) is a
  * programming error: get() throws, and set() reports a conflict and leaves it alone.
  */
-import { randomFillSync } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { randomId } from './random-id.js';
 import type { Lease, SessionStore, StoredSnapshot } from './types.js';
 
 /**
@@ -137,19 +137,6 @@ export interface RedisStoreOptions {
 
 const seconds = (ttl: number): number => Math.max(1, Math.ceil(ttl));
 
-/** Write ids are 8 random bytes (11 base64url characters), cut from a pool refilled 128 ids at a time. */
-const WRITE_ID_BYTES = 8;
-const writeIdPool = Buffer.alloc(WRITE_ID_BYTES * 128);
-let writeIdOffset = writeIdPool.length;
-function writeId(): string {
-  if (writeIdOffset === writeIdPool.length) {
-    randomFillSync(writeIdPool);
-    writeIdOffset = 0;
-  }
-  writeIdOffset += WRITE_ID_BYTES;
-  return writeIdPool.toString('base64url', writeIdOffset - WRITE_ID_BYTES, writeIdOffset);
-}
-
 /** Splits `<version>:<write id>:<JSON>`; throws on a string that is not a record. */
 function parseRecord(record: string): StoredSnapshot {
   const versionEnd = record.indexOf(':');
@@ -212,7 +199,7 @@ export class RedisStore implements SessionStore {
 
   async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null> {
     const version = (expectedVersion ?? 0) + 1;
-    const header = `${version}:${writeId()}:`;
+    const header = `${version}:${randomId()}:`;
     const expected = expectedVersion === null ? '' : `${expectedVersion}:`;
     const written = await this.redis.momoCompareAndSet(key, expected, header + JSON.stringify(snapshot), seconds(ttlSeconds), header);
     return written === null ? null : version;
@@ -226,7 +213,7 @@ export class RedisStore implements SessionStore {
     // A token of this call: when a dropped connection lost the reply of our SET NX, ioredis resends it and
     // the resend answers null although the key is ours; the token tells our claim from another's. 64 random
     // bits, like a write id, are plenty for that and keep the mark a small string.
-    const token = value ?? writeId();
+    const token = value ?? randomId();
     if ((await this.redis.set(key, token, 'EX', seconds(ttlSeconds), 'NX')) === 'OK') return true;
     return value === undefined && (await this.redis.get(key)) === token;
   }

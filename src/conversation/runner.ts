@@ -23,7 +23,6 @@
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
-import { randomBytes } from 'node:crypto';
 import type { Lang, UserProfile } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { logged, userOfAddress } from './address.js';
@@ -33,6 +32,7 @@ import { answerOf, isNewest, PENDING, resolvePending, withAnswer, type Conversat
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from './records.js';
+import { randomId } from './random-id.js';
 import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
 import type { Address, Channel, Lease, Participant, Prompt, SessionStore } from './types.js';
 
@@ -132,7 +132,7 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
 }
 
 const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
-const newToken = (): string => randomBytes(8).toString('base64url');
+const newToken = randomId;
 const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export class Runner {
