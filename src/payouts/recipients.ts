@@ -20,7 +20,11 @@ export interface RecipientState {
   error?: string;
 }
 
-/** The contract's recipient states in the order a transfer goes through them; the last three end it. */
+/**
+ * The contract's recipient states in the order we take a transfer to go through them; the last three end it.
+ * The contract lists the ten values without an order between them ("not shown"): this is our choice (README
+ * "What we assumed"). A recipient paused and then resumed keeps showing `paused` until its end.
+ */
 const RANKS: Record<string, number> = {
   new: 0,
   processing: 1,
