@@ -41,7 +41,7 @@ import { boltLogger } from './bolt-logger.js';
 import { parseCommandText } from './command.js';
 import { createSlackNotifier } from './notifier.js';
 import { createReplier } from './reply.js';
-import { within } from './deadline.js';
+import { within } from '../../src/within.js';
 
 /** The one Request URL of the Slack app (slash command, interactivity and event subscriptions). */
 export const SLACK_EVENTS_PATH = '/slack/events';

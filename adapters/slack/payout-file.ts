@@ -9,7 +9,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import { plainText } from '../../src/conversation/text.js';
-import { within } from './deadline.js';
+import { within } from '../../src/within.js';
 
 /** Largest file read: about 4000 rows of `phone,amount,description`, four times what a payout takes. */
 export const CSV_BYTES_MAX = 256 * 1024;

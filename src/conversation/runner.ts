@@ -35,6 +35,7 @@ import { addPending } from './records.js';
 import { randomId } from './random-id.js';
 import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
 import type { Address, Channel, Lease, Participant, Prompt, SessionStore } from './types.js';
+import { within } from '../within.js';
 
 export interface RunnerOptions {
   store: SessionStore;
@@ -120,16 +121,6 @@ const MAX_TAKEOVERS = 5;
 const SWEEP_BATCH = 20;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `promise` settles or `ms` pass, whichever is first (the timer is always cleared). */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
 const newToken = randomId;

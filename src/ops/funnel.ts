@@ -27,6 +27,7 @@ import { FLOW_OUTCOMES, type FlowId, type FlowModule, type FlowOutcome } from '.
 import type { FlowTransition } from '../conversation/session.js';
 import type { Channel } from '../conversation/types.js';
 import type { Logger } from '../log.js';
+import { within } from '../within.js';
 import { finalSteps, flowGraph, inFlowOrder, stepNames } from './flow-graph.js';
 
 /** The channels counted (a channel added to `Channel` must be added here: the type says so). */
@@ -331,9 +332,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
     flush,
     async close() {
       clearInterval(timer);
-      let waited: NodeJS.Timeout | undefined;
-      await Promise.race([flush(), new Promise<void>((resolve) => (waited = setTimeout(resolve, CLOSE_WAIT_MS)))]);
-      clearTimeout(waited);
+      await within(flush(), CLOSE_WAIT_MS);
       await tally.close();
     },
   };

@@ -1,5 +1,6 @@
 /**
- * A wait bounded by Slack's 3-second acknowledgement.
+ * A wait bounded in time: the engine's waiters (a run's outcome, up to the channel's deadline), Slack's
+ * 3-second acknowledgement, a shared file's download, the funnel's last flush at shutdown.
  */
 
 /** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */
