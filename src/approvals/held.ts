@@ -9,6 +9,7 @@
  *   again under the same key, which the service deduplicates).
  */
 import type { FlowServices } from '../../flows/services.js';
+import { changeStored } from '../conversation/change-stored.js';
 import { DueList } from '../conversation/due-list.js';
 import { keys } from '../conversation/keys.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
@@ -56,7 +57,6 @@ export interface HeldPayment {
 const HELD_TTL_SECONDS = 30 * 24 * 3600;
 /** Most payments waiting at once: a flood of holds is refused before anything is posted. */
 const MAX_OPEN = 5000;
-const ATTEMPTS = 10;
 
 export class HeldPayments {
   private readonly open: DueList;
@@ -81,16 +81,8 @@ export class HeldPayments {
    * record, or null to leave it as it is. Returns the record before and after (after is null when unchanged).
    */
   async update(id: string, change: (held: HeldPayment) => HeldPayment | null): Promise<{ before: HeldPayment | null; after: HeldPayment | null }> {
-    const key = keys.approval(id);
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const stored = await this.store.get(key);
-      if (!stored) return { before: null, after: null };
-      const before = stored.snapshot as HeldPayment;
-      const after = change(before);
-      if (!after) return { before, after: null };
-      if ((await this.store.set(key, after, stored.version, HELD_TTL_SECONDS)) !== null) return { before, after };
-    }
-    throw new Error('the held payment kept changing');
+    const { before, after } = await changeStored<HeldPayment>(this.store, keys.approval(id), HELD_TTL_SECONDS, (held) => (held ? change(held) : null), 'the held payment');
+    return { before: before ?? null, after };
   }
 
   /** Lists `id` for the sweep at `due` (ms), or takes it off (`due` null). False when the list is full. */

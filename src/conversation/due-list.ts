@@ -3,9 +3,9 @@
  * with compare-and-set: the held payments still to decide or send (src/approvals), the payouts whose
  * requests are still being made (src/payouts). Bounded: a full list refuses a new id.
  */
+import { changeStored } from './change-stored.js';
 import type { SessionStore } from './types.js';
 
-const ATTEMPTS = 10;
 /** The list outlives its entries: it is written again with every change. */
 const LIST_TTL_SECONDS = 30 * 24 * 3600;
 
@@ -18,19 +18,22 @@ export class DueList {
 
   /** Lists `id` at `due` (ms), or takes it off (`due` null). False when the list is full. */
   async schedule(id: string, due: number | null): Promise<boolean> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const stored = await this.store.get(this.key);
-      const open = { ...((stored?.snapshot as Record<string, number> | undefined) ?? {}) };
-      if (due === null) {
-        if (!(id in open)) return true;
-        delete open[id];
-      } else {
-        if (!(id in open) && Object.keys(open).length >= this.max) return false;
-        open[id] = due;
-      }
-      if ((await this.store.set(this.key, open, stored?.version ?? null, LIST_TTL_SECONDS)) !== null) return true;
-    }
-    throw new Error(`${this.key} kept changing`);
+    let full = false;
+    await changeStored<Record<string, number>>(
+      this.store,
+      this.key,
+      LIST_TTL_SECONDS,
+      (stored) => {
+        const open = { ...(stored ?? {}) };
+        full = due !== null && !(id in open) && Object.keys(open).length >= this.max;
+        if (due === null ? !(id in open) : full) return null;
+        if (due === null) delete open[id];
+        else open[id] = due;
+        return open;
+      },
+      this.key,
+    );
+    return !full;
   }
 
   /** The ids whose time has come. */

@@ -18,6 +18,7 @@
 import type { FlowServices } from '../../flows/services.js';
 import { isServiceFailure, type ServiceFailure } from '../../flows/types.js';
 import type { Logger } from '../log.js';
+import { changeStored } from './change-stored.js';
 import { keys } from './keys.js';
 import type { SessionStore } from './types.js';
 import { NotCalled } from './session.js';
@@ -205,16 +206,9 @@ export class MadeRecords {
     if (held?.ref !== ref) this.logger.error({ kind, id }, 'the service gave one id to two of our records; the first is kept');
   }
 
-  /** Read, change, compare-and-set, again on a conflict; null when there is no record. */
+  /** Changes the record of `ref`; null when there is none. */
   private async update(ref: string, change: (made: Made) => Made): Promise<Made | null> {
-    const key = madeKey(ref);
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const stored = await this.store.get(key);
-      if (!stored) return null;
-      const next = change(stored.snapshot as Made);
-      if ((await this.store.set(key, next, stored.version, MADE_TTL_SECONDS)) !== null) return next;
-    }
-    throw new Error('the record kept changing');
+    return (await changeStored<Made>(this.store, madeKey(ref), MADE_TTL_SECONDS, (made) => (made ? change(made) : null), 'the record')).after;
   }
 }
 

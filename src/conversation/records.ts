@@ -3,6 +3,7 @@
  * notifications layer and by runs, shown by the engine at the next dial, and at the one after unless a later
  * message of the first dial's session proved that its screen arrived (dropSeen).
  */
+import { changeStored } from './change-stored.js';
 import { keys } from './keys.js';
 import type { Address, Notifier, SessionStore } from './types.js';
 
@@ -38,16 +39,9 @@ export function afterShown(notes: PendingNote[]): PendingNote[] {
   return notes.map((note) => ({ ...note, shown: (note.shown ?? 0) + 1 })).filter((note) => note.shown < SHOWN_AT);
 }
 
-/** Compare-and-set of the pending notes, retried when another writer wins; `change` null: nothing to write. */
+/** Changes the pending notes (`change` null: nothing to write). */
 async function changePending(store: SessionStore, address: Address, change: (notes: PendingNote[]) => PendingNote[] | null): Promise<void> {
-  const key = keys.pending(address);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const stored = await store.get(key);
-    const notes = change(storedNotes(stored?.snapshot));
-    if (notes === null) return;
-    if ((await store.set(key, notes, stored?.version ?? null, PENDING_TTL_SECONDS)) !== null) return;
-  }
-  throw new Error('pending messages kept changing');
+  await changeStored<unknown>(store, keys.pending(address), PENDING_TTL_SECONDS, (stored) => change(storedNotes(stored)), 'pending messages');
 }
 
 /**

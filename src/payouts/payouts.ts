@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { isAlreadySubmitted, isHeld, type FlowServices, type PayoutRecipient } from '../../flows/services.js';
 import { isServiceFailure } from '../../flows/types.js';
+import { changeStored } from '../conversation/change-stored.js';
 import { DueList } from '../conversation/due-list.js';
 import { keys } from '../conversation/keys.js';
 import type { AccessPolicy } from '../conversation/policy.js';
@@ -258,16 +259,9 @@ export class Payouts {
     return this.change(id, (payout) => ({ ...payout, requests: payout.requests.map((r, i) => (i === index ? { ...r, result } : r)) }));
   }
 
-  /** Read, change (null: nothing to write), compare-and-set, again on a conflict; the payout as written, or null. */
+  /** Changes the stored payout (`edit` null: nothing to write); the payout as written, or null. */
   private async change(id: string, edit: (payout: Payout) => Payout | null): Promise<Payout | null> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const stored = await this.o.store.get(keys.payout(id));
-      if (!stored) return null;
-      const next = edit(stored.snapshot as Payout);
-      if (!next) return null;
-      if ((await this.o.store.set(keys.payout(id), next, stored.version, PAYOUT_TTL_SECONDS)) !== null) return next;
-    }
-    throw new Error('the payout kept changing');
+    return (await changeStored<Payout>(this.o.store, keys.payout(id), PAYOUT_TTL_SECONDS, (payout) => (payout ? edit(payout) : null), 'the payout')).after;
   }
 
   /**
