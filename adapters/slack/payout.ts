@@ -13,7 +13,7 @@ import type { App, BlockAction, ViewSubmitAction, types } from '@slack/bolt';
 import type { Payout, PayoutBoard, PayoutRows, Payouts } from '../../src/payouts/payouts.js';
 import type { RowError } from '../../src/payouts/rows.js';
 import { totalOf as sumOf } from '../../src/payouts/rows.js';
-import { outcomesCsv, outcomesOf, tally } from '../../src/payouts/outcomes.js';
+import { outcomesCsv, outcomesOf, requestStatus, tally } from '../../src/payouts/outcomes.js';
 import { chatOf } from '../../src/conversation/address.js';
 import { plainText } from '../../src/conversation/text.js';
 import type { Logger } from '../../src/log.js';
@@ -173,10 +173,10 @@ function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {
 function requestWords(request: Payout['requests'][number]): string {
   const { result } = request;
   if (!result) return 'not made';
-  if (result.kind === 'refused') return `not sent: ${result.reason}`;
   if (result.kind === 'sent') return `sent as payment ${result.id}`;
-  if (request.states?.some((s) => s.state !== 'new')) return result.kind === 'held' ? 'approved and sent' : 'sent';
-  return statusWords(result.kind === 'sentBefore' ? 'submitted' : result.kind === 'held' ? 'held_for_approval' : 'being_confirmed');
+  if (result.kind !== 'refused' && request.states?.some((s) => s.state !== 'new')) return result.kind === 'held' ? 'approved and sent' : 'sent';
+  const { status, error } = requestStatus(request);
+  return error ? `${statusWords(status)}: ${error}` : statusWords(status);
 }
 
 /**

@@ -20,7 +20,7 @@ export interface Outcome {
 }
 
 /** A request's outcome before the service reports its recipients. */
-function requestStatus(request: PayoutRequest): { status: string; error: string } {
+export function requestStatus(request: PayoutRequest): { status: string; error: string } {
   const result = request.result;
   if (!result) return { status: 'not_made', error: '' };
   if (result.kind === 'refused') return { status: 'not_sent', error: result.reason };
