@@ -169,6 +169,13 @@ export class AccessPolicy {
     return threshold !== undefined && new Decimal(amount).gt(threshold);
   }
 
+  /** The user's per-payment and daily limits in `currency` (its own entry, else `*`); undefined when the role sets none. */
+  limitsOf(channel: Channel, userId: string, currency: string): { perPayment?: string; daily?: string } {
+    const role = this.role(channel, userId);
+    const code = currency.toUpperCase();
+    return { perPayment: role?.perPaymentLimit[code] ?? role?.perPaymentLimit['*'], daily: role?.dailyLimit[code] ?? role?.dailyLimit['*'] };
+  }
+
   /** True when the user's role may decide held payments (`approve: true`). */
   mayApprove(channel: Channel, userId: string): boolean {
     return this.role(channel, userId)?.approve === true;
@@ -231,10 +238,8 @@ export class AccessPolicy {
     input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string; largest?: string },
   ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
-    const role = this.role(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
-    const perPayment = role.perPaymentLimit[currency] ?? role.perPaymentLimit['*'];
-    const daily = role.dailyLimit[currency] ?? role.dailyLimit['*'];
+    const { perPayment, daily } = this.limitsOf(input.channel, input.userId, currency);
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
     const amount = new Decimal(input.amount);
     // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.

@@ -117,8 +117,7 @@ export class Payouts {
     const options = { defaultCountry: this.o.defaultCountry, description: input.description || 'Payout' };
     const parsed = 'csv' in input.rows ? parsePayoutCsv(input.rows.csv, options) : parsePayoutRows(input.rows.pasted, options);
     if (!parsed.ok) return parsed;
-    const perPayment = role.perPaymentLimit[currency] ?? role.perPaymentLimit['*'];
-    const daily = role.dailyLimit[currency] ?? role.dailyLimit['*'];
+    const { perPayment, daily } = policy.limitsOf(maker.channel, maker.userId, currency);
     if (perPayment === undefined || daily === undefined) return { ok: false, errors: [{ row: 0, message: `your role has no limit set for ${currency}` }] };
     const over = parsed.recipients.flatMap((r, i) =>
       new Decimal(r.amount).gt(perPayment) ? [{ row: parsed.rows[i]!, message: `more than your limit of ${perPayment} ${currency} per payment` }] : [],
