@@ -123,7 +123,6 @@ const SWEEP_BATCH = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
-const newToken = randomId;
 const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export class Runner {
@@ -141,7 +140,7 @@ export class Runner {
 
   /** A new run id, for the record and the lease. */
   newToken(): string {
-    return newToken();
+    return randomId();
   }
 
   /** Takes the lease of `key` for `token` (the caller then records the run), false when another holds it. */
@@ -319,7 +318,7 @@ export class Runner {
    */
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
-    const token = newToken();
+    const token = randomId();
     if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
     let unlist = false;
     try {
