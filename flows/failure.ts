@@ -42,6 +42,7 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrong': 'Wrong PIN. Try again.',
     'failure.pin_wrongLeft': 'Wrong PIN. {left} attempts left.',
     'failure.pin_locked': 'Your PIN is locked after too many wrong attempts. Ask the operator to unlock it.',
+    'failure.approvals_unavailable': 'This payment needs approval, but the approvals channel could not be reached. Nothing was sent: please try again.',
     'failure.unknown': 'Something went wrong. Please try again later.',
   },
   sw: {
@@ -58,6 +59,7 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrong': 'PIN si sahihi. Jaribu tena.',
     'failure.pin_wrongLeft': 'PIN si sahihi. Majaribio {left} yamebaki.',
     'failure.pin_locked': 'PIN yako imefungwa baada ya makosa mengi. Omba mwendeshaji aifungue.',
+    'failure.approvals_unavailable': 'Malipo haya yanahitaji idhini, lakini hatukuweza kufikia idhaa ya idhini. Hakuna kilichotumwa: tafadhali jaribu tena.',
     'failure.unknown': 'Kuna hitilafu. Tafadhali jaribu tena baadaye.',
   },
 };

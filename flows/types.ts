@@ -129,6 +129,7 @@ export interface ServiceFailure {
     | 'limit_exceeded'
     | 'pin_wrong'
     | 'pin_locked'
+    | 'approvals_unavailable'
     | 'unknown';
   /** Field -> messages, for validation. */
   fields?: Record<string, string[]>;
@@ -137,6 +138,32 @@ export interface ServiceFailure {
 
 export function isServiceFailure(e: unknown): e is ServiceFailure {
   return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string';
+}
+
+/**
+ * The failures of a create that prove nothing was made: the service refused the request itself, or our own
+ * code said no before any call (the access policy, an approvals board that could not take the payment; today
+ * both say no before our record's intent is written, but one that came after it would still have sent nothing).
+ * A 429, a 5xx or a lost answer prove nothing: the client repeats a create under its Duplicate-Check-Key, so
+ * one of those may end a run whose earlier attempt the service committed.
+ */
+const MADE_NOTHING: ReadonlySet<ServiceFailure['code']> = new Set([
+  'validation',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'not_allowed',
+  'limit_exceeded',
+  'approvals_unavailable',
+]);
+
+/**
+ * True when a create's failure proves nothing was made, so its record may say refused and nothing waits for
+ * it (our record in src/conversation/made.ts, the spend given back in services.ts, the approvals desk, payouts).
+ * Anything that is not a ServiceFailure proves nothing.
+ */
+export function madeNothing(error: unknown): error is ServiceFailure {
+  return isServiceFailure(error) && MADE_NOTHING.has(error.code);
 }
 
 /** Catalogue text of one language: key -> template with `{param}` placeholders. */

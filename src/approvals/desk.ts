@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HELD, isAlreadySubmitted, type FlowServices, type Held } from '../../flows/services.js';
-import { isServiceFailure, type Params, type ServiceFailure } from '../../flows/types.js';
+import { madeNothing, type Params, type ServiceFailure } from '../../flows/types.js';
 import { parseChat } from '../conversation/address.js';
 import type { AccessPolicy } from '../conversation/policy.js';
 import type { Address, Channel, SessionStore } from '../conversation/types.js';
@@ -62,8 +62,6 @@ export interface ApprovalDeskOptions {
 const RESEND_AFTER_MS = 2 * 60 * 1000;
 /** One process sends an approved payment at a time, for at most this long (the client's retries last 30 s). */
 const SENDING_CLAIM_SECONDS = 90;
-/** Failures that prove nothing was made: the approved payment is refused, told so, and not sent again. */
-const REFUSALS: ReadonlySet<ServiceFailure['code']> = new Set(['validation', 'unauthenticated', 'forbidden', 'not_found', 'not_allowed', 'limit_exceeded']);
 /** Longest rejection reason kept (it is shown to the maker). */
 export const REASON_MAX = 500;
 
@@ -131,7 +129,7 @@ export class ApprovalDesk {
       await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(() => undefined);
       await this.held.schedule(id, null).catch(() => undefined);
       this.o.logger.error({ approval: id, err: String(error) }, 'approvals: the held payment could not be posted; nothing was sent');
-      throw refuse('rate_limited', 'the approvals channel could not be reached; nothing was sent');
+      throw refuse('approvals_unavailable', 'the approvals channel could not be reached; nothing was sent');
     }
     this.o.logger.info({ approval: id, ...makerOf(held), currency: payment.currency }, 'approvals: payment held');
     return HELD;
@@ -201,8 +199,8 @@ export class ApprovalDesk {
       const result = await this.o.services.createPayment(payment);
       outcome = isAlreadySubmitted(result) ? { kind: 'sentBefore' } : 'id' in result ? { kind: 'sent', id: result.id, state: result.state } : { kind: 'unconfirmed' };
     } catch (error) {
-      const failure: ServiceFailure = isServiceFailure(error) ? error : { code: 'unknown' };
-      outcome = REFUSALS.has(failure.code) ? { kind: 'refused', reason: failure.message ?? failure.code } : { kind: 'unconfirmed' };
+      // Refused (told so, not sent again) only when the failure proves nothing was made (flows/types.ts madeNothing).
+      outcome = madeNothing(error) ? { kind: 'refused', reason: error.message ?? error.code } : { kind: 'unconfirmed' };
     }
     const { after } = await this.held.update(id, (h) => (h.outcome ? null : { ...h, outcome }));
     if (!after) return null;

@@ -16,7 +16,7 @@
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
 import type { FlowServices } from '../../flows/services.js';
-import { isServiceFailure, type ServiceFailure } from '../../flows/types.js';
+import { madeNothing } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { changeStored } from './change-stored.js';
 import { keys } from './keys.js';
@@ -213,13 +213,6 @@ export class MadeRecords {
 }
 
 /**
- * A failure that proves nothing was made: the service refused the request itself. A lost answer, a 5xx or a
- * 429 may follow an earlier attempt the service committed (the client repeats a create under its key), so
- * those leave the intent open for the follow-up.
- */
-const REFUSALS: ReadonlySet<ServiceFailure['code']> = new Set(['validation', 'unauthenticated', 'forbidden', 'not_found']);
-
-/**
  * FlowServices that record each payment, collection request and purchase they create: the intent before
  * the call, then the id or the refusal. A record that cannot be written before the call stops it (NotCalled:
  * the runner repeats the step later under the same key); one that cannot be completed after it is logged,
@@ -240,7 +233,9 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
     try {
       result = await create();
     } catch (error) {
-      if (isServiceFailure(error) && REFUSALS.has(error.code)) {
+      // Only a failure that proves nothing was made marks it refused; any other (a 429, a 5xx, a lost answer)
+      // leaves the intent open for the follow-up.
+      if (madeNothing(error)) {
         await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
       }
       throw error;

@@ -8,13 +8,12 @@
  */
 import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
-import { isServiceFailure } from '../../flows/types.js';
+import { isServiceFailure, madeNothing } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import {
   AuthenticationError,
   ConnectionError,
   DuplicateRequestError,
-  MomoError,
   NotFoundError,
   PermissionError,
   RateLimitError,
@@ -151,9 +150,9 @@ export function createServices(options: ServicesOptions): FlowServices {
 
   /**
    * A create carrying our own key (`work` gets the client's write options: the key and the retries). A
-   * duplicate answer means an earlier call under the key was accepted: AlreadySubmitted. An answer saying no
-   * (any 4xx but 409) gives the spend reserved under the key back (`spent`: the create reserved one); an
-   * outcome still unknown (no answer, 5xx) keeps it, as the money may have moved.
+   * duplicate answer means an earlier call under the key was accepted: AlreadySubmitted. A failure that proves
+   * nothing was made (400, 401, 403, 404, or refused before sending) gives the spend reserved under the key back
+   * (`spent`: the create reserved one); any other (no answer, 5xx, 429) keeps it, as the money may have moved.
    */
   async function create<T>(name: string, key: string, spent: boolean, work: (write: { duplicateCheckKey: string; retry: CallRetry }) => Promise<T>): Promise<Created<T>> {
     return call(name, async () => {
@@ -164,9 +163,9 @@ export function createServices(options: ServicesOptions): FlowServices {
           logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');
           return ALREADY_SUBMITTED;
         }
-        // A 4xx (or a request refused before sending, status 0) made nothing; a 2xx the client could not read did.
-        const refused = error instanceof MomoError && (error.status === 0 || (error.status >= 400 && error.status < 500));
-        if (spent && refused) await giveBackSpend(store, key);
+        // Given back only when the failure proves nothing was made (flows/types.ts madeNothing): a 429 may end a
+        // run whose earlier attempt under this key the service committed, and a 2xx the client could not read did.
+        if (spent && madeNothing(toFailure(error))) await giveBackSpend(store, key);
         throw error;
       }
     });

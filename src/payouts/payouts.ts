@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { isAlreadySubmitted, isHeld, type FlowServices, type PayoutRecipient } from '../../flows/services.js';
-import { isServiceFailure } from '../../flows/types.js';
+import { madeNothing } from '../../flows/types.js';
 import { changeStored } from '../conversation/change-stored.js';
 import { DueList } from '../conversation/due-list.js';
 import { keys } from '../conversation/keys.js';
@@ -92,9 +92,6 @@ const RESUME_AFTER_MS = 2 * 60 * 1000;
 const SENDING_CLAIM_SECONDS = 90;
 /** Most payouts being made at once. */
 const MAX_OPEN = 1000;
-
-/** Failures that prove nothing was made. */
-const REFUSALS = new Set(['validation', 'unauthenticated', 'forbidden', 'not_found', 'not_allowed', 'limit_exceeded', 'rate_limited']);
 
 export class Payouts {
   private readonly open: DueList;
@@ -313,9 +310,12 @@ export class Payouts {
       if (isAlreadySubmitted(result)) return { kind: 'sentBefore' };
       return { kind: 'sent', id: result.id, state: result.state };
     } catch (error) {
-      const code = isServiceFailure(error) ? error.code : 'unknown';
-      const reason = isServiceFailure(error) ? (error.message ?? error.code) : 'unknown';
-      return REFUSALS.has(code) ? { kind: 'refused', reason } : { kind: 'unconfirmed' };
+      // "Not sent" only when the failure proves nothing was made (flows/types.ts madeNothing). Any other (a 429
+      // or 5xx that may end a run whose earlier attempt under this key the service committed, a lost answer) is
+      // unconfirmed: our record of the create stays open, and the service's report of the request's recipients
+      // under its key (webhook or follow-up, report()) says what it came to.
+      if (madeNothing(error)) return { kind: 'refused', reason: error.message ?? error.code };
+      return { kind: 'unconfirmed' };
     }
   }
 }

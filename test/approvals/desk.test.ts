@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
 import { HELD, type FlowServices } from '../../flows/services.js';
-import type { Params } from '../../flows/types.js';
+import { failureMessages, failureText } from '../../flows/failure.js';
+import { madeNothing, type Params } from '../../flows/types.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
@@ -227,9 +228,28 @@ for (const kind of ['memory', 'redis'] as const) {
     it('holds nothing when the approvals channel cannot be reached: the maker is told nothing was sent', async () => {
       const { desk, guarded } = newDesk();
       board.down = true;
-      await expect(confirm(guarded, payment('x1', '300000'))).rejects.toMatchObject({ code: 'rate_limited' });
+      const failure = await confirm(guarded, payment('x1', '300000')).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      // A code of its own (not the service's 429, which proves nothing), and words saying nothing was sent.
+      expect(failure).toMatchObject({ code: 'approvals_unavailable' });
+      expect(madeNothing(failure)).toBe(true);
+      const text = failureText(failure);
+      expect(text).toEqual({ key: 'failure.approvals_unavailable' });
+      expect(failureMessages.en[text.key]).toMatch(/Nothing was sent: please try again/);
+      expect(failureMessages.sw[text.key]).toMatch(/Hakuna kilichotumwa: tafadhali jaribu tena/);
       expect(await desk.held.due(clock + 48 * 3600 * 1000)).toEqual([]);
       expect(service.creates).toEqual([]);
+    });
+
+    it('leaves an approved payment whose create ends in 429 unconfirmed, not refused: an earlier attempt under the key may have been made', async () => {
+      const { desk, guarded } = newDesk();
+      await confirm(guarded, payment('r1', '300000'));
+      const id = board.posts[0]!.id;
+      service.fail = () => ({ code: 'rate_limited' });
+      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true, held: { outcome: { kind: 'unconfirmed' } } });
+      expect(told.map((t) => t.key)).toEqual(['notify.approval.unconfirmed']);
     });
   });
 }

@@ -142,6 +142,16 @@ describe('createServices', () => {
     expect(await failureOf(reserve('run-3:pay'))).toMatchObject({ code: 'limit_exceeded' }); // kept: it may have been paid
   });
 
+  it('a payment whose create ends in 429 keeps its spend reservation: an earlier attempt under its key may have been made', async () => {
+    const { services } = setup();
+    const reserve = (key: string) => services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '60', currency: 'UGX', duplicateCheckKey: key });
+    await reserve('run-1:pay');
+    server.reply({ status: 429, body: { detail: 'slow down' } });
+    const pay = services.createPayment({ duplicateCheckKey: 'run-1:pay', paymentType: 'money', phonenumber: PHONE, amount: '60', currency: 'UGX', description: 'd', metadata: {} });
+    expect(await failureOf(pay)).toMatchObject({ code: 'rate_limited' });
+    expect(await failureOf(reserve('run-2:pay'))).toMatchObject({ code: 'limit_exceeded' });
+  });
+
   it('a create whose outcome stays unknown is asked again by the client alone, under the same key, within one time budget', async () => {
     const retried = createServices({
       client: new MomoClient({ baseUrl: server.url, apiKey: 'k', maxRetries: 0, retryBaseDelayMs: 1 }),

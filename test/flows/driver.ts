@@ -64,6 +64,7 @@ export const SERVICE_FAILURE_CODES: Array<ServiceFailure['code']> = [
   'limit_exceeded',
   'pin_wrong',
   'pin_locked',
+  'approvals_unavailable',
   'unknown',
 ];
 

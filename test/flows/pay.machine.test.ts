@@ -354,6 +354,8 @@ describe('pay machine: creating the payment', () => {
     ['unauthenticated', failure('unauthenticated'), { key: 'failure.unauthenticated' }],
     ['forbidden', failure('forbidden'), { key: 'failure.forbidden' }],
     ['not_found', failure('not_found'), { key: 'failure.not_found' }],
+    // The approvals desk could not post a payment that needs approval: nothing was sent, and the words say so.
+    ['approvals_unavailable', failure('approvals_unavailable'), { key: 'failure.approvals_unavailable' }],
   ];
   for (const [name, outcome, text] of cases) {
     it(`create failing with ${name} ends with ${JSON.stringify(text)}, never offering a retry`, async () => {

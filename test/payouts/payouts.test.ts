@@ -1,14 +1,19 @@
 /**
  * Payouts over a real store: a draft checked against the maker's limits, requests of at most 100 recipients
  * each under its own key made with the draft, confirmed once, and a payout whose process died while making
- * its requests finished by the sweep under the same keys.
+ * its requests finished by the sweep under the same keys; a request whose create ends in a failure that proves
+ * nothing (a 429) left being confirmed, its outcome told later under its key.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
+import type { ServiceFailure } from '../../flows/types.js';
+import { payoutMessage } from '../../adapters/slack/payout.js';
+import { MadeRecords, recordMade } from '../../src/conversation/made.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { keys } from '../../src/conversation/keys.js';
 import { createLogger } from '../../src/log.js';
+import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
@@ -115,6 +120,63 @@ describe('payouts', () => {
     clock += 3 * 60 * 1000;
     await payouts.sweep();
     expect(told).toHaveLength(1);
+  });
+
+  it('leaves a request whose create ends in 429 being confirmed, never "not sent": its record stays open and its report under the key completes it', async () => {
+    const made = new MadeRecords({ store, logger: createLogger('silent') });
+    const policy = new AccessPolicy(POLICY, { now: () => clock });
+    // Our record of each create around a service answering 429 (after the client's retries under the key).
+    const limited: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+      reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
+      createPayment: async (input) => {
+        creates.push({ key: input.duplicateCheckKey, count: input.recipients?.length ?? 0, amount: input.amount });
+        throw { code: 'rate_limited' } satisfies ServiceFailure;
+      },
+    };
+    const recorded = recordMade(limited as FlowServices, made, createLogger('silent'));
+    payouts = new Payouts({ store, policy, services: recorded, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+    payouts.attach({ post: async (payout) => (told.push(payout), { channel: 'C1', ts: '1.000100' }), update: async (payout) => void updates.push(payout) });
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 200' }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    const { id } = prepared.payout;
+    const key = prepared.payout.requests[0]!.key;
+    const confirmed = (await payouts.confirm(id, MAKER))!;
+    expect(confirmed.requests[0]!.result).toEqual({ kind: 'unconfirmed' });
+    // Not refused anywhere: our record stays open for the follow-up, the maker reads "being confirmed".
+    expect((await made.byRef(key))?.refused).toBeUndefined();
+    expect(outcomesCsv(confirmed)).toContain('being_confirmed');
+    expect(outcomesCsv(confirmed)).not.toContain('not_sent');
+    const words = JSON.stringify(payoutMessage(told[0]!));
+    expect(words).toContain('being confirmed (do not pay again)');
+    expect(words).not.toContain('not sent');
+    // Nothing makes it again under another key.
+    clock += 10 * 60 * 1000;
+    await payouts.sweep();
+    expect(creates.map((c) => c.key)).toEqual([key]);
+    // The earlier attempt was made: the service's report under the key (webhook or follow-up) completes it.
+    await payouts.report(key, [
+      { phone: '+256772000001', state: 'complete', error: '' },
+      { phone: '+256772000002', state: 'complete', error: '' },
+    ]);
+    const completed = (await payouts.get(id))!;
+    expect(outcomesCsv(completed).split('\r\n').slice(1, 3).map((line) => line.split(',')[4])).toEqual(['complete', 'complete']);
+    expect(JSON.stringify(payoutMessage(updates.at(-1)!))).toContain('Paid 2 (300 UGX)');
+  });
+
+  it.each(['approvals_unavailable', 'validation', 'limit_exceeded'] as const)('marks a request whose create fails with %s (nothing was made) "not sent"', async (code) => {
+    const policy = new AccessPolicy(POLICY, { now: () => clock });
+    const services: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+      reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
+      createPayment: async () => {
+        throw { code, message: 'nothing was sent' } satisfies ServiceFailure;
+      },
+    };
+    payouts = new Payouts({ store, policy, services: services as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(1) }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    const confirmed = (await payouts.confirm(prepared.payout.id, MAKER))!;
+    expect(confirmed.requests[0]!.result).toEqual({ kind: 'refused', reason: 'nothing was sent' });
+    expect(outcomesCsv(confirmed)).toContain('not_sent');
   });
 
   it('keeps each recipient\'s reported state, never moving one back, and updates the message once per change', async () => {
