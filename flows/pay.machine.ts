@@ -115,7 +115,8 @@ function choose(context: PayContext, text: Text, choices: NonNullable<View['choi
 }
 
 /**
- * Failures of the create call. An answer lost after the client's retries (connection, 5xx, unreadable)
+ * Failures of the create call. An answer lost after the client's retries (connection, 5xx, unreadable), or a
+ * 429 that may follow an earlier attempt under the same key whose answer was lost (flows/types.ts madeNothing),
  * may hide a payment made: say so and never invite a retry. (A payment already made under our own key is
  * not a failure: it is the AlreadySubmitted result.)
  */
@@ -123,6 +124,7 @@ const PAYMENT_FAILURES: FailureKeys = {
   connection: 'pay.unconfirmed',
   service: 'pay.unconfirmed',
   unknown: 'pay.unconfirmed',
+  rate_limited: 'pay.unconfirmed',
   validation: 'pay.refused',
 };
 

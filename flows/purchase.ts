@@ -45,13 +45,14 @@ export interface PurchaseContext {
 
 /**
  * Failures of the purchase after which it may still have happened: the answer was lost after the client's
- * retries (connection, 5xx, an unreadable answer). (A purchase the service already holds under our key is
+ * retries (connection, 5xx, an unreadable answer), or a 429 came after an attempt whose answer was lost. (A purchase the service already holds under our key is
  * not a failure: it is the AlreadySubmitted result, shown by `submittedBefore`.)
  */
 export const unconfirmedKeys = (flow: PurchaseFlow): FailureKeys => ({
   connection: `${flow}.unconfirmed`,
   service: `${flow}.unconfirmed`,
   unknown: `${flow}.unconfirmed`,
+  rate_limited: `${flow}.unconfirmed`,
 });
 
 type Args = { context: PurchaseContext; event: FlowEvent };

@@ -82,6 +82,7 @@ const REQUEST_FAILURES: FailureKeys = {
   connection: 'request.unconfirmed',
   service: 'request.unconfirmed',
   unknown: 'request.unconfirmed',
+  rate_limited: 'request.unconfirmed',
   validation: 'request.refused',
 };
 

@@ -346,7 +346,8 @@ describe('pay machine: creating the payment', () => {
   const cases: Array<[string, Outcome, unknown]> = [
     ['validation', failure('validation', { fields: { amount: ['Insufficient balance'], phonenumber: ['x'] } }), { key: 'pay.refused', params: { fields: 'amount, phonenumber' } }],
     ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
-    ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
+    // A 429 may follow an earlier attempt under the same key whose answer was lost: not "try again".
+    ['rate_limited', failure('rate_limited'), { key: 'pay.unconfirmed' }],
     ['connection', failure('connection'), { key: 'pay.unconfirmed' }],
     ['service', failure('service'), { key: 'pay.unconfirmed' }],
     ['unknown', failure('unknown'), { key: 'pay.unconfirmed' }],

@@ -12,11 +12,12 @@ import { chosen, live, type Live } from './driver.js';
 export type PurchaseFlow = 'data' | 'pin';
 type PurchaseService = 'purchaseData' | 'purchasePin';
 
-/** The purchase may have gone through: never "failed", never a retry. */
+/** The purchase may have gone through (a 429 may follow an attempt whose answer was lost): never "failed", never a retry. */
 const unconfirmed = (flow: PurchaseFlow): Partial<Record<ServiceFailure['code'], string>> => ({
   service: `${flow}.unconfirmed`,
   connection: `${flow}.unconfirmed`,
   unknown: `${flow}.unconfirmed`,
+  rate_limited: `${flow}.unconfirmed`,
 });
 
 /**

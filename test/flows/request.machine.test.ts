@@ -170,7 +170,7 @@ describe('request machine: creating the request', () => {
     ['connection', failure('connection'), { key: 'request.unconfirmed' }],
     ['service', failure('service'), { key: 'request.unconfirmed' }],
     ['unknown', failure('unknown'), { key: 'request.unconfirmed' }],
-    ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
+    ['rate_limited', failure('rate_limited'), { key: 'request.unconfirmed' }],
     ['forbidden', failure('forbidden'), { key: 'failure.forbidden' }],
     ['unauthenticated', failure('unauthenticated'), { key: 'failure.unauthenticated' }],
   ];
