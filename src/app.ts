@@ -5,7 +5,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHmac } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { whatsappOn, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -33,6 +33,7 @@ import { addHealthRoutes } from './ops/health.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
+import { DirectRoutes } from './http/direct-routes.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
@@ -58,9 +59,10 @@ export interface RunningApp {
   stop(): Promise<void>;
 }
 
-function listen(app: express.Express, port: number): Promise<Server> {
+/** Serves the direct routes (src/http/direct-routes.ts) and, for every other request, the app, on `port`. */
+function listen(app: express.Express, direct: DirectRoutes, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port);
+    const server = createServer(direct.serve(app)).listen(port);
     // Idle keep-alive connections outlive a load balancer's (60 s), so the balancer never reuses one
     // the server is closing at that moment (a reset request); headers must arrive within a bit more.
     server.keepAliveTimeout = 65_000;
@@ -88,12 +90,16 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   // The caller's address (req.ip) for the USSD allow-list and the per-source limit: the socket's, or what
   // the named proxy hops forwarded; never whatever X-Forwarded-For a caller writes.
   app.set('trust proxy', config.TRUST_PROXY);
+  // The USSD gateways' routes, served in front of the app on Node's own objects (the hot path), with the same
+  // body drain, metrics and per-source limit as the app's routes.
+  const direct = new DirectRoutes(config.TRUST_PROXY);
   const metrics = createMetrics();
-  app.use(drainUnreadBodies);
-  app.use(metrics.http);
+  app.use(drainUnreadBodies, metrics.http);
+  direct.use(drainUnreadBodies);
+  direct.use(metrics.http);
 
   // Listen first: the embedded sandbox and its webhooks need the port we got.
-  const server = await listen(app, config.PORT);
+  const server = await listen(app, direct, config.PORT);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   const closers: Array<() => Promise<void>> = [];
@@ -219,12 +225,14 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     requests: config.SOURCE_RATE_LIMIT_REQUESTS,
     windowSeconds: config.SOURCE_RATE_LIMIT_WINDOW_SECONDS,
     redisUrl: config.REDIS_URL,
+    addressOf: (req) => direct.ip(req),
     logger,
   });
   app.use(['/ussd', '/notifications/momo', '/whatsapp/webhook'], sourceLimit);
+  direct.use(sourceLimit);
   closers.push(() => sourceLimit.close());
 
-  addUssdRoutes(app, {
+  addUssdRoutes(app, direct, {
     engine,
     serviceCode: config.USSD_SERVICE_CODE,
     deadlineMs: config.USSD_DEADLINE_MS,

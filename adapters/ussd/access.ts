@@ -5,17 +5,16 @@
  * - a secret as the callback URL's last path segment, `POST /ussd/<gateway>/<USSD_CALLBACK_TOKEN>`, compared
  *   in constant time; a request with another last segment falls through to the app's 404, as an unknown path;
  * - and/or an allow-list of the gateway's addresses (USSD_ALLOWED_IPS, IPv4 and IPv6 CIDR ranges) checked
- *   against the caller's address, `req.ip`: the socket's address, or with TRUST_PROXY the one its named
- *   proxy hops forwarded. A caller outside it gets 403.
+ *   against the caller's address (DirectRoutes.ip, as express's `req.ip`): the socket's address, or with
+ *   TRUST_PROXY the one its named proxy hops forwarded. A caller outside it gets 403.
  * With neither, the route is not served. With the embedded sandbox (a demo on a laptop) the routes are also
  * served open, at `/ussd/<gateway>`, as the simulator and `npm run ussd` post.
  *
  * Every route of a gateway (its callback, its end-of-session or events reports) is added with
  * {@link addGatewayRoute}, so each takes the same protection.
  */
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
-import { sameSecret } from '../../src/http/secret.js';
+import { sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../../src/http/direct-routes.js';
 
 export interface GatewayAccess {
   /**
@@ -49,25 +48,28 @@ export function addressMatcher(entries: readonly string[]): (address: string | u
 }
 
 /**
- * Adds `POST <path>` for a gateway with the protection `access` gives (see the file comment). Returns false
- * when the route is not served.
+ * Adds `POST <path>` for a gateway with the protection `access` gives (see the file comment), as a direct
+ * route (src/http/direct-routes.ts: the hot path, on Node's own request and response); its handlers'
+ * failures go to `onError`. Returns false when the route is not served.
  */
-export function addGatewayRoute(app: Express, access: GatewayAccess, path: string, ...handlers: RequestHandler[]): boolean {
+export function addGatewayRoute(
+  routes: DirectRoutes,
+  access: GatewayAccess,
+  path: string,
+  onError: DirectErrorHandler,
+  ...handlers: DirectHandler[]
+): boolean {
   if (!isServed(access)) return false;
-  const guards: RequestHandler[] = [];
+  const guards: DirectHandler[] = [];
   if (access.allowedIps) {
     const allowed = addressMatcher(access.allowedIps);
-    guards.push((req: Request, res: Response, next: NextFunction) => {
-      if (allowed(req.ip)) return next();
-      res.status(403).json({ detail: 'This address may not call the USSD gateway routes (USSD_ALLOWED_IPS).' });
+    guards.push((req, res, next) => {
+      if (allowed(routes.ip(req))) return next();
+      sendJson(res, 403, { detail: 'This address may not call the USSD gateway routes (USSD_ALLOWED_IPS).' });
     });
   }
-  if (access.token !== undefined) {
-    const token = access.token;
-    // Another last segment is not this route: on to the next one, and to the app's 404 when none takes it.
-    const tokenGuard = (req: Request, _res: Response, next: NextFunction) => next(sameSecret(String(req.params.callbackToken), token) ? undefined : 'route');
-    app.post(`${path}/:callbackToken`, tokenGuard, ...guards, ...handlers);
-  }
-  if (access.open || access.token === undefined) app.post(path, ...guards, ...handlers);
+  // With a token, another last segment is not this route: it goes on to the app, whose answer is 404.
+  if (access.token !== undefined) routes.post(path, { secret: access.token, onError }, ...guards, ...handlers);
+  if (access.open || access.token === undefined) routes.post(path, { onError }, ...guards, ...handlers);
   return true;
 }

@@ -21,7 +21,8 @@
  * gateway's own, see index.ts). Nothing it does moves money or changes a conversation; at worst a forged report
  * about a live session (its id known) counts one abandonment that did not happen.
  */
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendJson, type DirectRequest } from '../../src/http/direct-routes.js';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { SessionEnd, TurnEngine } from '../../src/conversation/types.js';
@@ -90,19 +91,19 @@ export function createSessionEnds({ engine, logger }: SessionEndsOptions): Sessi
  * as the hops do (hop.ts): the same conversation key.
  */
 export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string) => string | undefined, logger: Logger) {
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (req: DirectRequest, res: ServerResponse): Promise<void> => {
     const parsed = report.safeParse(req.body ?? {});
     if (!parsed.success) {
       // Field names and problems only: values can hold answers (the PIN).
       const reason = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
       logger.warn({ gateway: 'africastalking', reason }, 'ussd session report refused');
-      res.status(400).json({ error: reason });
+      sendJson(res, 400, { error: reason });
       return;
     }
     const { sessionId, status, phoneNumber, hopsCount, durationInMillis, errorMessage, input, lastAppResponse } = parsed.data;
     const phone = phoneNumber === undefined || phoneNumber.trim() === '' ? undefined : toPhone(phoneNumber);
     if (phoneNumber !== undefined && phoneNumber.trim() !== '' && phone === undefined) {
-      res.status(400).json({ error: 'phoneNumber: not a valid mobile number' });
+      sendJson(res, 400, { error: 'phoneNumber: not a valid mobile number' });
       return;
     }
     const outcome: SessionEnd =
@@ -124,6 +125,6 @@ export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string
       },
       'ussd session report',
     );
-    res.status(200).json(outcome.counted ? { recorded: true } : { recorded: false, reason: outcome.reason });
+    sendJson(res, 200, outcome.counted ? { recorded: true } : { recorded: false, reason: outcome.reason });
   };
 }

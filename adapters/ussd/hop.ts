@@ -5,7 +5,8 @@
  * render -> encode. Logs carry the gateway, the session id, the masked phone and the hop: never a body, an
  * answer or a screen (answers carry PINs).
  */
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendJson, type DirectRequest } from '../../src/http/direct-routes.js';
 import type { ConversationView, Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { parsePhone } from '../../flows/input.js';
@@ -75,18 +76,18 @@ export function createHopHandler(options: HopOptions) {
   const resumeMs = options.resumeSeconds * 1000;
   const wholeInput = new Set(options.wholeInput ?? []);
 
-  return (codec: Codec) => async (req: Request, res: Response) => {
+  return (codec: Codec) => async (req: DirectRequest, res: ServerResponse) => {
     const decoded = codec.decode(req.body);
     if (!decoded.ok) {
       logger.warn({ gateway: codec.name, reason: decoded.reason }, 'ussd request refused');
-      res.status(400).json({ error: decoded.reason });
+      sendJson(res, 400, { error: decoded.reason });
       return;
     }
     const request = decoded.request;
     const phone = gatewayPhone(request.phoneNumber, defaultCountry);
     if (phone === undefined) {
       logger.warn({ gateway: codec.name, sessionId: request.sessionId }, 'ussd request refused: phone number');
-      res.status(400).json({ error: 'phone number is not a valid mobile number' });
+      sendJson(res, 400, { error: 'phone number is not a valid mobile number' });
       return;
     }
     options.sessionEnds?.remember(codec.name, request.sessionId, phone);
@@ -94,7 +95,7 @@ export function createHopHandler(options: HopOptions) {
     const send = (prompt: Prompt, page: number, hop: number) => {
       const screen = renderPrompt(prompt, page);
       const reply = codec.encode({ text: screen.text, final: screen.final, hop }, request);
-      // Written directly rather than with res.send: a screen is never cached, so no ETag to hash.
+      // A screen is never cached, so no ETag to hash.
       const [type, body] = reply.type === 'text' ? ['text/plain; charset=utf-8', reply.body] : ['application/json; charset=utf-8', JSON.stringify(reply.body)];
       res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
     };

@@ -2,13 +2,15 @@
  * The USSD channel's routes, added to the product's app itself: `POST /ussd/<gateway>` for Africa's Talking,
  * Hubtel, Arkesel, Nalo and Beem, and Africa's Talking's end-of-session report `POST /ussd/africastalking/events`
  * (events.ts), behind the protection of access.ts (in production at `/ussd/<gateway>/<USSD_CALLBACK_TOKEN>`
- * and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the embedded sandbox only. On the app rather than
- * on a Router mounted in it: a mounted Router is one more dispatch per request (its own layer walk, URL
- * rewriting and restoring), which cost about 40 µs of CPU a hop in the USSD benchmark (bench/README-section.md).
- * Body parsers sit on these routes only: a global parser would break Slack's Bolt route on the same app.
+ * and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the embedded sandbox only. The gateway routes are
+ * direct routes (src/http/direct-routes.ts), served on Node's own request and response in front of the app:
+ * every hop of every session comes through them, and express's handling costs about 3 times the CPU of
+ * Node's own a request. The simulator's pages and the demo's answer for an unknown gateway stay on the app.
+ * Body parsers sit on the gateway routes only: a global parser would break Slack's Bolt route on the same app.
  */
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { Express } from 'express';
 import { readBody } from '../../src/http/body.js';
+import { sendJson, type DirectErrorHandler, type DirectRoutes } from '../../src/http/direct-routes.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import type { SmsMessage } from '../../src/notifications/sms.js';
@@ -65,7 +67,7 @@ export const DEFAULT_RESUME_SECONDS = 120;
 /** Largest body a gateway sends; anything bigger is not a USSD request. */
 const BODY_LIMIT = '16kb';
 
-export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
+export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdRoutesOptions): void {
   const defaultCountry = options.defaultCountry ?? 'UG';
   const sessionEnds = createSessionEnds({ engine: options.engine, logger: options.logger });
   const handle = createHopHandler({
@@ -81,11 +83,31 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 
+  // Parser failures on these routes: a reason, never the body (it can hold a PIN). Anything else is ours: 500.
+  const refuseBody: DirectErrorHandler = (err, req, res) => {
+    const type = (err as { type?: string }).type;
+    if (type === undefined) {
+      options.logger.error({ gateway: (req.url ?? '').split('/')[2], err: err instanceof Error ? err.name : 'unknown' }, 'ussd route failed');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      return;
+    }
+    const [status, reason] =
+      type === 'entity.parse.failed'
+        ? [400, 'body is not valid JSON']
+        : type === 'entity.too.large'
+          ? [413, 'body too large']
+          : type === 'charset.unsupported' || type === 'encoding.unsupported'
+            ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
+            : [400, 'body could not be read'];
+    // The gateway's name only: the path's last segment may be the callback token.
+    options.logger.warn({ gateway: (req.url ?? '').split('/')[2], reason }, 'ussd request refused');
+    if (!res.headersSent) sendJson(res, status, { error: reason });
+  };
+
   // Africa's Talking's end-of-session report (events.ts): a gateway route like the callback, protected alike.
-  // Added before the callbacks: with a token, `/ussd/africastalking/events/<token>` must not read as the callback.
   const toPhone = (msisdn: string) => gatewayPhone(msisdn, defaultCountry);
-  addGatewayRoute(app, options.access, '/ussd/africastalking/events', parsers.form, africasTalkingEvents(sessionEnds, toPhone, options.logger));
-  for (const codec of codecs) addGatewayRoute(app, options.access, `/ussd/${codec.name}`, parsers[codec.body], handle(codec));
+  addGatewayRoute(direct, options.access, '/ussd/africastalking/events', refuseBody, parsers.form, africasTalkingEvents(sessionEnds, toPhone, options.logger));
+  for (const codec of codecs) addGatewayRoute(direct, options.access, `/ussd/${codec.name}`, refuseBody, parsers[codec.body], handle(codec));
   if (options.access.open) {
     const known = codecs.map((c) => c.name).join(', ');
     app.post('/ussd/:gateway', (_req, res) => {
@@ -108,21 +130,4 @@ export function addUssdRoutes(app: Express, options: UssdRoutesOptions): void {
       res.json({ messages: options.smsOutbox?.to(phone) ?? [] });
     });
   }
-
-  // Parser failures on these routes: a reason, never the body (it can hold a PIN). Errors of other routes pass.
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (!req.path.startsWith('/ussd/')) return next(err);
-    const type = (err as { type?: string }).type;
-    const [status, reason] =
-      type === 'entity.parse.failed'
-        ? [400, 'body is not valid JSON']
-        : type === 'entity.too.large'
-          ? [413, 'body too large']
-          : type === 'charset.unsupported' || type === 'encoding.unsupported'
-            ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
-            : [400, 'body could not be read'];
-    // The gateway's name only: the path's last segment may be the callback token.
-    options.logger.warn({ gateway: req.path.split('/')[2], reason }, 'ussd request refused');
-    res.status(status).json({ error: reason });
-  });
 }

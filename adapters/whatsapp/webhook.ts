@@ -10,6 +10,7 @@
  *   once, then its messages are worked (handler.ts): Meta wants a quick answer and redelivers otherwise.
  * The body is read by the product's body reader on this route only (a global parser would break Bolt).
  */
+import type { IncomingMessage } from 'node:http';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
 import { readBody } from '../../src/http/body.js';
@@ -44,7 +45,7 @@ const refuse = (status: number, reason: string) => Object.assign(new Error(reaso
 export function createWebhookRouter(options: WebhookOptions): Router {
   const { appSecret, verifyToken, phoneNumberId, handler, logger } = options;
   /** Requests whose signature matched (their later errors keep their own status). */
-  const signed = new WeakSet<Request>();
+  const signed = new WeakSet<IncomingMessage>();
 
   const verify: RequestHandler = (req, res) => {
     const query = new URL(req.originalUrl, 'http://local').searchParams;
@@ -73,7 +74,7 @@ export function createWebhookRouter(options: WebhookOptions): Router {
     next();
   };
 
-  const checkSignature = (req: Request, body: Buffer): void => {
+  const checkSignature = (req: IncomingMessage, body: Buffer): void => {
     const given = Buffer.from(SIGNATURE.exec(String(req.headers['x-hub-signature-256']).trim())![1]!, 'hex');
     const expected = createHmac('sha256', appSecret).update(body).digest();
     if (!timingSafeEqual(given, expected)) throw refuse(401, 'X-Hub-Signature-256 does not match the body');

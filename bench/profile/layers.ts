@@ -1,10 +1,11 @@
 /**
  * Where our USSD hop's CPU goes, layer by layer: `tsx bench/profile/layers.ts [seconds] [rounds]` drives, in
  * interleaved rounds like the USSD benchmark (50 connections, whole sessions), express with our body reader
- * answering from the text alone (`http`), the same after one Redis GET and one SET (`http-redis`), the
+ * answering from the text alone (`http`), the same route served on Node's own objects in front of express as
+ * ours is (`node`, src/http/direct-routes.ts), express after one Redis GET and one SET (`http-redis`), the
  * floor (express's own urlencoded parser, GET and SET), the peer, and ours; it prints each one's median
  * CPU per request and rate, and what each layer adds. Every server's final screens are checked as in the
- * benchmark. What `http` costs no engine on this stack goes below; `http-redis` minus `http` is what two
+ * benchmark. What `node` costs no engine served as ours goes below; `http-redis` minus `http` is what two
  * Redis commands cost a hop.
  */
 import { Redis } from 'ioredis';
@@ -13,7 +14,7 @@ import { cleanUp, drive, KEY_PREFIX, startServer, type ServerKind } from '../uss
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 3);
-const kinds: ServerKind[] = ['http', 'http-redis', 'floor', 'peer', 'ours'];
+const kinds: ServerKind[] = ['http', 'node', 'http-redis', 'floor', 'peer', 'ours'];
 const pathOf = (kind: ServerKind) => (kind === 'ours' ? '/ussd/africastalking' : '/ussd');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -36,9 +37,10 @@ try {
   console.log(`CPU per request, median of ${rounds} interleaved rounds of ${seconds} s (50 connections):`);
   for (const kind of kinds) console.log(`  ${kind.padEnd(11)} ${String(at(kind)).padStart(4)} µs  ${String(Math.round(median(rps.get(kind)!))).padStart(5)} req/s`);
   console.log('What each layer adds:');
+  console.log(`  express over Node's own objects (http - node) ${at('http') - at('node')} µs`);
   console.log(`  two Redis commands (http-redis - http)       ${at('http-redis') - at('http')} µs`);
   console.log(`  the peer's menu and session over http        ${at('peer') - at('http')} µs`);
-  console.log(`  our engine, stores and adapter over http     ${at('ours') - at('http')} µs`);
+  console.log(`  our engine, stores and adapter over node     ${at('ours') - at('node')} µs`);
 } finally {
   await Promise.all(servers.map(({ child }) => stop(child)));
   await cleanUp(redis, KEY_PREFIX);

@@ -12,7 +12,7 @@ import { startChild, stop } from '../child.js';
 
 export type Kind = 'ours' | 'peer' | 'floor';
 /** The benchmark's servers and the layers under ours that bench/profile/layers.ts measures (peer.ts layerApp). */
-export type ServerKind = Kind | 'http' | 'http-redis';
+export type ServerKind = Kind | 'http' | 'http-redis' | 'node';
 
 export interface UssdRound {
   kind: ServerKind;

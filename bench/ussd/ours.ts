@@ -8,6 +8,7 @@ import { createEngine } from '../../src/conversation/engine.js';
 import { loadAccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
+import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';
 import { createFunnel } from '../../src/ops/funnel.js';
 import { benchFlow } from './send.machine.js';
@@ -42,10 +43,12 @@ export function oursEngine(redisUrl: string, keyPrefix: string, options: { funne
   return { engine, store, logger, funnel, funnelPrefix };
 }
 
-export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): express.Express {
+/** Our app and its direct routes (the gateways'), as src/app.ts serves them: `direct.serve(app)`. */
+export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): { app: express.Express; direct: DirectRoutes } {
   const { engine, logger } = oursEngine(redisUrl, keyPrefix);
   const app = express();
+  const direct = new DirectRoutes();
   // Open routes, as the embedded sandbox's demo serves them: the benchmark measures the hop, not the guard.
-  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs: 3000, logger, access: { open: true }, digestKey: 'bench-digest-key' });
-  return app;
+  addUssdRoutes(app, direct, { engine, serviceCode: '*384*123#', deadlineMs: 3000, logger, access: { open: true }, digestKey: 'bench-digest-key' });
+  return { app, direct };
 }

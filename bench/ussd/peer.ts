@@ -6,7 +6,9 @@
 import express from 'express';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import type { ServerResponse } from 'node:http';
 import { readBody } from '../../src/http/body.js';
+import { DirectRoutes, type DirectRequest } from '../../src/http/direct-routes.js';
 
 const require = createRequire(import.meta.url);
 // ussd-menu-builder ships no types.
@@ -84,11 +86,24 @@ export function floorApp(redis: Redis, prefix = 'bench:ussd:floor:'): express.Ex
 /**
  * The layers under ours (bench/profile/layers.ts): express with our own body reader (src/http/body.ts) on
  * the same route, answering from the text alone (`http`) or after one Redis GET and one SET as the floor
- * does (`http-redis`). What they cost is what no engine on this stack can go below.
+ * does (`http-redis`); `node` is `http` served as our gateway routes are, on Node's own objects in front of
+ * express (nodeLayer).
  */
 export function layerApp(redis: Redis | undefined, prefix = 'bench:ussd:layer:'): express.Express {
   const app = express();
-  app.post('/ussd', readBody('form', { limit: '16kb' }), async (req, res) => {
+  app.post('/ussd', readBody('form', { limit: '16kb' }), layerAnswer(redis, prefix));
+  return app;
+}
+
+/** The `http` layer served as ours is (src/http/direct-routes.ts): the same route on Node's own objects. */
+export function nodeLayer(): DirectRoutes {
+  const direct = new DirectRoutes();
+  direct.post('/ussd', {}, readBody('form', { limit: '16kb' }), layerAnswer(undefined, ''));
+  return direct;
+}
+
+function layerAnswer(redis: Redis | undefined, prefix: string) {
+  return async (req: DirectRequest, res: ServerResponse) => {
     const body = req.body as Record<string, string>;
     const text = body.text ?? '';
     if (redis) {
@@ -101,6 +116,5 @@ export function layerApp(redis: Redis | undefined, prefix = 'bench:ussd:layer:')
     const screens = ['CON Welcome\n1. Send money', 'CON Enter phone number', 'CON Enter amount', 'CON Enter PIN'];
     const answer = screens[hop] ?? `END Sent ${parts[2]} to ${parts[1]}`;
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(answer) }).end(answer);
-  });
-  return app;
+  };
 }

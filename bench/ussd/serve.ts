@@ -1,33 +1,37 @@
 /**
- * Child process of the USSD benchmark: `tsx bench/ussd/serve.ts <peer|floor|ours|http|http-redis>` serves POST /ussd on a
+ * Child process of the USSD benchmark: `tsx bench/ussd/serve.ts <peer|floor|ours|http|http-redis|node>` serves POST /ussd on a
  * free port, prints `PORT <n>`, and answers GET /__cpu with its own CPU time (process.cpuUsage), so each
  * server's CPU per request is measured in its own process.
  */
 import express from 'express';
 import { Redis } from 'ioredis';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DirectRoutes } from '../../src/http/direct-routes.js';
 import { profileRoutes } from '../profile/hooks.js';
-import { floorApp, layerApp, peerApp } from './peer.js';
+import { floorApp, layerApp, nodeLayer, peerApp } from './peer.js';
 
 const kind = process.argv[2];
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 
-async function build(): Promise<express.Express> {
-  if (kind === 'peer') return peerApp(redis);
-  if (kind === 'floor') return floorApp(redis);
-  if (kind === 'http') return layerApp(undefined);
-  if (kind === 'http-redis') return layerApp(redis);
+/** The server's express app and, for ours and the `node` layer, the direct routes served in front of it. */
+async function build(): Promise<{ app: express.Express; direct?: DirectRoutes }> {
+  if (kind === 'peer') return { app: peerApp(redis) };
+  if (kind === 'floor') return { app: floorApp(redis) };
+  if (kind === 'http') return { app: layerApp(undefined) };
+  if (kind === 'http-redis') return { app: layerApp(redis) };
+  if (kind === 'node') return { app: express(), direct: nodeLayer() };
   if (kind === 'ours') return (await import('./ours.js')).oursApp(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   throw new Error(`unknown kind ${kind}`);
 }
 
-const app = await build();
+const { app, direct } = await build();
 profileRoutes(app);
 app.get('/__cpu', (_req, res) => {
   const cpu = process.cpuUsage();
   res.json({ user: cpu.user, system: cpu.system });
 });
-const server = app.listen(0, '127.0.0.1', () => {
+const server = createServer(direct ? direct.serve(app) : app).listen(0, '127.0.0.1', () => {
   console.log(`PORT ${(server.address() as AddressInfo).port}`);
 });
 process.on('SIGTERM', () => {

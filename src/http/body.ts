@@ -19,7 +19,7 @@
  * forms and that API's own error bodies included, and its speed is not the product's.
  */
 import { parse as parseContentType } from 'content-type';
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import getRawBody from 'raw-body';
@@ -32,8 +32,14 @@ export interface BodyOptions {
   /** Read the body whatever the Content-Type says (the service's webhooks); default: only the kind's own. */
   anyType?: boolean;
   /** Checks the body's bytes (after inflating) before they are parsed; throws to refuse the request. Default none. */
-  verify?: (req: Request, body: Buffer) => void;
+  verify?: (req: IncomingMessage, body: Buffer) => void;
 }
+
+/**
+ * A middleware on Node's own request and response: it serves on express routes and on direct ones
+ * (direct-routes.ts) alike.
+ */
+export type BodyReader = (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** Drops a leading byte order mark, as raw-body's own decoding (iconv-lite) does. */
 const UTF8 = new TextDecoder('utf-8');
@@ -57,14 +63,14 @@ function contentTypeOf(header: string | undefined): { type: string; charset?: st
 }
 
 /** The body as sent (with its declared length) or inflated; undefined for an encoding not supported. */
-function source(req: Request, encoding: string): { stream: Readable; inflate?: Transform; length?: string } | undefined {
+function source(req: IncomingMessage, encoding: string): { stream: Readable; inflate?: Transform; length?: string } | undefined {
   if (encoding === 'identity') return { stream: req, length: req.headers['content-length'] };
   const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
   return inflate ? { stream: req.pipe(inflate), inflate } : undefined;
 }
 
 /** Middleware reading a body of `kind` into `req.body`. */
-export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
+export function readBody(kind: BodyKind, options: BodyOptions): BodyReader {
   return (req, _res, next) => {
     const type = contentTypeOf(req.headers['content-type']);
     if (!options.anyType && type?.type !== MEDIA_TYPE[kind]) return next();
@@ -121,7 +127,7 @@ export function readBody(kind: BodyKind, options: BodyOptions): RequestHandler {
  * 1.1 MB body refused with 413. Once the answer is out, the rest is read and dropped, as Node itself does for
  * a body nobody started to read. Mounted first on the product's app, for every route.
  */
-export const drainUnreadBodies: RequestHandler = (req, res, next) => {
+export const drainUnreadBodies = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
   res.once('finish', () => {
     if (!req.complete) req.resume();
   });

@@ -4,12 +4,15 @@
  * WhatsApp's messages (sent, failed for good, held outside the 24-hour window) and status callbacks.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface Metrics {
   registry: Registry;
-  /** Express middleware timing every request, labelled by channel (first path segment). */
-  http(req: Request, res: Response, next: NextFunction): void;
+  /**
+   * Middleware timing every request, labelled by channel (the path's first segment); on Node's own request and
+   * response, so it serves express and the direct routes (src/http/direct-routes.ts) alike.
+   */
+  http(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Wraps fetch so every answer of the service is counted by status (429s and 5xx included). */
   countingFetch(inner?: typeof fetch): typeof fetch;
   conversationFinished(flow: string, outcome: 'finished' | 'abandoned', step: string): void;
@@ -101,7 +104,7 @@ export function createMetrics(): Metrics {
   return {
     registry,
     http(req, res, next) {
-      const channel = CHANNEL_BY_PREFIX[req.path.split('/')[1] ?? ''] ?? 'other';
+      const channel = CHANNEL_BY_PREFIX[(req.url ?? '').split(/[/?]/)[1] ?? ''] ?? 'other';
       const end = latency.startTimer({ channel });
       res.on('finish', () => {
         end();

@@ -18,7 +18,7 @@
  *   `momo:sourcelimit:<address>`. The address is the socket's, or the one TRUST_PROXY's hops forwarded:
  *   behind a proxy not named there, every caller shares the proxy's address and so its budget.
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -26,6 +26,7 @@ import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
 import { keys } from '../conversation/keys.js';
+import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
 
 /** Messages one user may send on one channel per window. Default 30 (see the file comment). */
@@ -142,11 +143,16 @@ export interface SourceRateLimitOptions {
   redisUrl?: string;
   /** Prefix of the Redis keys. Default `momo:sourcelimit`. */
   keyPrefix?: string;
+  /** The caller's address (DirectRoutes.ip: the socket's, or what the trusted proxy hops forwarded). */
+  addressOf: (req: IncomingMessage) => string | undefined;
   logger: Logger;
 }
 
-/** The per-source limit as express middleware (mount it before the routes it guards); close() frees Redis. */
-export type SourceRateLimit = ((req: Request, res: Response, next: NextFunction) => void) & { close(): Promise<void> };
+/**
+ * The per-source limit as middleware on Node's own request and response, for express routes and direct ones
+ * (src/http/direct-routes.ts) alike (mount it before the routes it guards); close() frees Redis.
+ */
+export type SourceRateLimit = ((req: IncomingMessage, res: ServerResponse, next: () => void) => void) & { close(): Promise<void> };
 
 /** The caller's bucket: its IPv4 address, or its IPv6 address's /64 (one host usually holds a whole /64). */
 export function sourceOf(address: string | undefined): string {
@@ -162,8 +168,8 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
   const { logger } = options;
   const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:sourcelimit', redisUrl: options.redisUrl, logger, name: 'source limit' });
 
-  const middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const source = sourceOf(req.ip);
+  const middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    const source = sourceOf(options.addressOf(req));
     limiter.consume(source, 1).then(
       () => next(),
       (rejection: unknown) => {
@@ -176,9 +182,9 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
         const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
         // Once per window and source, not once per refused request (a flood must not flood the log too), and
         // the route's first two segments only: a third may be a callback token.
-        const route = `${req.baseUrl}${req.path}`.split('/').slice(0, 3).join('/');
+        const route = (req.url ?? '').split('?')[0]!.split('/').slice(0, 3).join('/');
         if (rejection.consumedPoints === points + 1) logger.warn({ source, route, retryInSeconds: seconds }, 'source limit: too many requests from one address');
-        res.set('Retry-After', String(seconds)).status(429).json({ detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.` });
+        sendJson(res, 429, { detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.` }, { 'retry-after': String(seconds) });
       },
     );
   };

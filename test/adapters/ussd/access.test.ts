@@ -1,6 +1,9 @@
 import express from 'express';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { addGatewayRoute, addressMatcher, isServed } from '../../../adapters/ussd/access.js';
+import { DirectRoutes } from '../../../src/http/direct-routes.js';
 
 describe('addressMatcher', () => {
   it('matches IPv4 and IPv6 ranges and bare addresses, an IPv4 caller on a dual-stack socket as IPv4', () => {
@@ -11,20 +14,33 @@ describe('addressMatcher', () => {
 });
 
 describe('addGatewayRoute', () => {
-  /** The routes an app got, as `METHOD path`. */
-  function routes(access: Parameters<typeof addGatewayRoute>[1]): string[] {
+  const TOKEN = 'a-token-of-16-chars';
+
+  /** The statuses of POSTs to the bare path, the token path and a wrong token, with `access`; express answers 404 for what no route takes. */
+  async function served(access: Parameters<typeof addGatewayRoute>[1]): Promise<Record<string, number>> {
+    const direct = new DirectRoutes();
+    addGatewayRoute(direct, access, '/ussd/x', () => undefined, (_req, res) => void res.writeHead(200).end());
     const app = express();
-    addGatewayRoute(app, access, '/ussd/x', (_req, res) => void res.end());
-    const stack = (app as unknown as { router: { stack: Array<{ route?: { path: string } }> } }).router.stack;
-    return stack.filter((layer) => layer.route).map((layer) => layer.route!.path);
+    const server = createServer(direct.serve(app)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const status = async (path: string) => (await fetch(url + path, { method: 'POST' })).status;
+      return { bare: await status('/ussd/x'), token: await status(`/ussd/x/${TOKEN}`), wrong: await status('/ussd/x/not-the-token-at-all') };
+    } finally {
+      server.close();
+    }
   }
 
-  it('serves the token route in production, the bare path only with the demo or an allow-list alone, and nothing with neither', () => {
-    expect(routes({ open: false, token: 'a-token-of-16-chars' })).toEqual(['/ussd/x/:callbackToken']);
-    expect(routes({ open: false, allowedIps: ['10.0.0.0/8'] })).toEqual(['/ussd/x']);
-    expect(routes({ open: false, token: 'a-token-of-16-chars', allowedIps: ['10.0.0.0/8'] })).toEqual(['/ussd/x/:callbackToken']);
-    expect(routes({ open: true, token: 'a-token-of-16-chars' })).toEqual(['/ussd/x/:callbackToken', '/ussd/x']);
-    expect(routes({ open: false })).toEqual([]);
+  it('serves the token route in production, the bare path only with the demo or an allow-list alone, and nothing with neither', async () => {
+    expect(await served({ open: false, token: TOKEN })).toEqual({ bare: 404, token: 200, wrong: 404 });
+    // The allow-list alone: the bare path, to callers in it (the test's loopback is not in 10/8).
+    expect(await served({ open: false, allowedIps: ['10.0.0.0/8'] })).toEqual({ bare: 403, token: 404, wrong: 404 });
+    expect(await served({ open: false, allowedIps: ['127.0.0.1'] })).toEqual({ bare: 200, token: 404, wrong: 404 });
+    expect(await served({ open: false, token: TOKEN, allowedIps: ['127.0.0.1'] })).toEqual({ bare: 404, token: 200, wrong: 404 });
+    expect(await served({ open: false, token: TOKEN, allowedIps: ['10.0.0.0/8'] })).toEqual({ bare: 404, token: 403, wrong: 404 });
+    expect(await served({ open: true, token: TOKEN })).toEqual({ bare: 200, token: 200, wrong: 404 });
+    expect(await served({ open: false })).toEqual({ bare: 404, token: 404, wrong: 404 });
     expect(isServed({ open: false })).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
+import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { maskPhone } from '../../../src/log.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { RedisStore } from '../../../src/conversation/redis-store.js';
@@ -153,7 +154,8 @@ describe("Africa's Talking over HTTP", () => {
   it('answers END with an apology when the engine throws, and logs no answer', async () => {
     const { logger, lines } = captureLogger();
     const server = express();
-    addUssdRoutes(server, {
+    const direct = new DirectRoutes();
+    addUssdRoutes(server, direct, {
       engine: withTurns({ handle: async () => Promise.reject(new RangeError(`bad pin ${PIN}`)) }, new MemoryStore()),
       serviceCode: '*1#',
       deadlineMs: 1000,
@@ -161,7 +163,7 @@ describe("Africa's Talking over HTTP", () => {
       access: { open: true },
       digestKey: 'test-digest-key',
     });
-    const served = await listen(server);
+    const served = await listen(direct.serve(server));
     try {
       const reply = await postAt(served.url, { sessionId: 'E1', phoneNumber: '256772123456', text: '' });
       expect(reply.status).toBe(200);
@@ -242,15 +244,16 @@ describe('with the Redis store', () => {
 describe('body parsers stay on the USSD routes', () => {
   it('leaves other routes of the same app with an unread body', async () => {
     const server = express();
+    const direct = new DirectRoutes();
     const { logger } = captureLogger();
-    addUssdRoutes(server, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger, access: { open: true }, digestKey: 'test-digest-key' });
+    addUssdRoutes(server, direct, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger, access: { open: true }, digestKey: 'test-digest-key' });
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');
       req.on('data', (c: string) => (raw += c));
       req.on('end', () => res.json({ parsed: req.body !== undefined, raw }));
     });
-    const served = await listen(server);
+    const served = await listen(direct.serve(server));
     try {
       const res = await fetch(`${served.url}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
       expect(await res.json()).toEqual({ parsed: false, raw: '{"a":1}' });

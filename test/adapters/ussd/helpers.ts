@@ -2,12 +2,14 @@
  * Test doubles for the USSD adapter: a scripted Engine with one money-moving effect, an express app on
  * port 0, and a logger whose lines are kept.
  */
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
+import { DirectRoutes } from '../../../src/http/direct-routes.js';
 
 export const PIN = '4321';
 
@@ -114,9 +116,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** Serves `app` on 127.0.0.1, port 0. */
-export async function listen(app: express.Express): Promise<TestApp> {
-  const server = app.listen(0, '127.0.0.1');
+/** Serves `app` (an express app, or the direct routes in front of one: `direct.serve(app)`) on 127.0.0.1, port 0. */
+export async function listen(app: RequestListener): Promise<TestApp> {
+  const server = createServer(app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { port } = server.address() as AddressInfo;
   return {
@@ -135,7 +137,8 @@ export async function startUssd(overrides: Partial<Omit<UssdRoutesOptions, 'engi
   const { engine = scripted.engine, store = new MemoryStore(), ...options } = overrides;
   const { logger, lines } = captureLogger();
   const app = express();
-  addUssdRoutes(app, {
+  const direct = new DirectRoutes();
+  addUssdRoutes(app, direct, {
     engine: withTurns(engine, store),
     serviceCode: '*384*123#',
     deadlineMs: 1000,
@@ -145,7 +148,7 @@ export async function startUssd(overrides: Partial<Omit<UssdRoutesOptions, 'engi
     simulator: true,
     ...options,
   });
-  const served = await listen(app);
+  const served = await listen(direct.serve(app));
   return { ...served, ...scripted, store, logs: lines };
 }
 

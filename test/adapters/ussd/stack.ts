@@ -8,6 +8,7 @@ import { MomoClient } from '../../../src/momo/index.js';
 import { createEngine, createServices, loadAccessPolicy, type ConversationEngine, type EngineOptions } from '../../../src/conversation/index.js';
 import type { SessionStore } from '../../../src/conversation/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
+import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../../src/conversation/index.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
@@ -39,7 +40,8 @@ export interface Stack {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const app = express();
-  const served = await listen(app);
+  const direct = new DirectRoutes();
+  const served = await listen(direct.serve(app));
   const { logger, lines } = captureLogger();
   const sandbox = options.service?.sandbox ?? createSandbox({ logger });
   if (!options.service) app.use(sandbox.app);
@@ -57,7 +59,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...options.engine,
     logger,
   });
-  addUssdRoutes(app, { engine, serviceCode: '*384*123#', deadlineMs, logger, access: { open: true }, digestKey: 'test-digest-key' });
+  addUssdRoutes(app, direct, { engine, serviceCode: '*384*123#', deadlineMs, logger, access: { open: true }, digestKey: 'test-digest-key' });
   return {
     url: served.url,
     sandbox,
