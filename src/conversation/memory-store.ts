@@ -4,7 +4,7 @@
  * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
  * touched again (delivery marks); no timers run.
  */
-import type { Lease, SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
 type Entry =
   | { kind: 'record'; json: string; version: number; expiresAt: number }
@@ -58,12 +58,19 @@ export class MemoryStore implements SessionStore {
     return entry?.kind === 'record' ? { snapshot: JSON.parse(entry.json), version: entry.version } : null;
   }
 
-  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null> {
+  async getMany(keys: string[]): Promise<Array<StoredSnapshot | null>> {
+    return Promise.all(keys.map((key) => this.get(key)));
+  }
+
+  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null> {
     const entry = this.live(key);
     const current = entry?.kind === 'record' ? entry.version : null;
     if (current !== expectedVersion) return null;
+    if (lease && 'take' in lease && !this.leaseFree(lease.take, lease.token)) return null;
     const version = (current ?? 0) + 1;
     this.entries.set(key, { kind: 'record', json: JSON.stringify(snapshot), version, expiresAt: this.expiry(ttlSeconds) });
+    if (lease && 'take' in lease) this.takeLease(lease.take, lease.token, lease.ms);
+    else if (lease) this.endLease(lease.release, lease.token, true);
     return version;
   }
 
@@ -107,15 +114,28 @@ export class MemoryStore implements SessionStore {
   }
 
   async lease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
-    const held = this.live(lease.key);
-    if (held?.kind === 'mark' && held.value !== token) return false;
-    const expiresAt = this.expiry(ttlMs / 1000);
-    this.entries.set(lease.key, { kind: 'mark', value: token, expiresAt });
-    this.index(lease.index).scores.set(lease.member, expiresAt);
+    if (!this.leaseFree(lease, token)) return false;
+    this.takeLease(lease, token, ttlMs);
     return true;
   }
 
   async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
+    this.endLease(lease, token, unlist);
+  }
+
+  /** No other token holds the lease. */
+  private leaseFree(lease: Lease, token: string): boolean {
+    const held = this.live(lease.key);
+    return !(held?.kind === 'mark' && held.value !== token);
+  }
+
+  private takeLease(lease: Lease, token: string, ttlMs: number): void {
+    const expiresAt = this.expiry(ttlMs / 1000);
+    this.entries.set(lease.key, { kind: 'mark', value: token, expiresAt });
+    this.index(lease.index).scores.set(lease.member, expiresAt);
+  }
+
+  private endLease(lease: Lease, token: string, unlist: boolean): void {
     const held = this.live(lease.key);
     if (held?.kind === 'mark' && held.value === token) this.entries.delete(lease.key);
     if (unlist && !this.live(lease.key)) this.index(lease.index).scores.delete(lease.member);

@@ -6,7 +6,7 @@
 import type { UserProfile } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { keys } from './keys.js';
-import type { Participant, SessionStore } from './types.js';
+import type { Participant, SessionStore, StoredSnapshot } from './types.js';
 
 /** A year: a language choice outlives any session. */
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
@@ -15,7 +15,12 @@ const ATTEMPTS = 5;
 
 /** The user's stored profile, or undefined when there is none. */
 export async function readProfile(store: SessionStore, who: Pick<Participant, 'channel' | 'userId'>): Promise<UserProfile | undefined> {
-  return (await store.get(keys.profile(who.channel, who.userId)))?.snapshot as UserProfile | undefined;
+  return profileOf(await store.get(keys.profile(who.channel, who.userId)));
+}
+
+/** The profile a read of `profile:<channel>:<userId>` found (turn.ts reads it with the conversation). */
+export function profileOf(stored: StoredSnapshot | null): UserProfile | undefined {
+  return stored?.snapshot as UserProfile | undefined;
 }
 
 /** Merges changes into the stored profile (compare-and-set, retried); no changes, no write. */

@@ -20,7 +20,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { readRecord, type ConversationRecord, type Stored } from './ledger.js';
-import type { SessionStore } from './types.js';
+import type { LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
 /** Most records kept: about 60 MB at 3 KB each. */
 export const RECORDS_KEPT = 20_000;
@@ -59,7 +59,20 @@ export class RecordCache {
 
   /** Reads the record from the store (null: there is none) and keeps it. */
   async read(key: string): Promise<Stored | null> {
-    const stored = await this.store.get(key);
+    return this.adopt(key, await this.store.get(key));
+  }
+
+  /**
+   * Reads the record and `others` (records of other kinds: a profile, pending outcomes) in one round trip;
+   * keeps the record.
+   */
+  async readWith(key: string, others: string[]): Promise<[Stored | null, ...Array<StoredSnapshot | null>]> {
+    const [stored, ...rest] = await this.store.getMany([key, ...others]);
+    return [this.adopt(key, stored ?? null), ...rest];
+  }
+
+  /** A record as read, kept (or forgotten when there is none). */
+  private adopt(key: string, stored: StoredSnapshot | null): Stored | null {
     if (stored === null) {
       this.kept.delete(key);
       return null;
@@ -69,9 +82,12 @@ export class RecordCache {
     return read;
   }
 
-  /** Compare-and-set of the record: the new Stored, or null on a conflict (and the kept record is forgotten). */
-  async write(key: string, record: ConversationRecord, expected: number | null): Promise<Stored | null> {
-    const version = await this.store.set(key, record, expected, this.ttlSeconds);
+  /**
+   * Compare-and-set of the record (with `lease`, the run's lease changed in the same step): the new Stored, or
+   * null on a conflict (and the kept record is forgotten).
+   */
+  async write(key: string, record: ConversationRecord, expected: number | null, lease?: LeaseChange): Promise<Stored | null> {
+    const version = await this.store.set(key, record, expected, this.ttlSeconds, lease);
     if (version === null) {
       this.kept.delete(key);
       return null;

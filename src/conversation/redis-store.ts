@@ -15,7 +15,7 @@
  */
 import { Redis } from 'ioredis';
 import { randomId } from './random-id.js';
-import type { Lease, SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record
@@ -34,7 +34,7 @@ import type { Lease, SessionStore, StoredSnapshot } from './types.js';
  * every byte copied into a reply and a Lua string), and ours is passed through untouched. pcall, so a key of
  * another type reads as absent (see above) instead of failing the script; GETRANGE reads an absent key as ''.
  */
-const COMPARE_AND_SET = `
+const CHECK_VERSION = `
 local head = redis.pcall('GETRANGE', KEYS[1], 0, #ARGV[4] - 1)
 if type(head) == 'string' and head ~= '' then
   if ARGV[1] == '' or string.sub(head, 1, #ARGV[1]) ~= ARGV[1] then
@@ -44,6 +44,8 @@ if type(head) == 'string' and head ~= '' then
 elseif ARGV[1] ~= '' then
   return nil
 end
+`;
+const COMPARE_AND_SET = `${CHECK_VERSION}
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 return 1
 `;
@@ -109,6 +111,29 @@ if ARGV[3] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then redis.call('ZREM',
 return 1
 `;
 
+/**
+ * COMPARE_AND_SET with a run's lease changed in the same step (LeaseChange). KEYS[1] record, KEYS[2] lease,
+ * KEYS[3] index; ARGV 1-4 as COMPARE_AND_SET's, then `take` or `release`, the token, the lease's ms, the
+ * member. A lease to take that another token holds is a conflict: nil, nothing written. A resent script that
+ * finds its own write answers 1 as COMPARE_AND_SET does: its first run changed the lease with it.
+ */
+const COMPARE_AND_SET_LEASED = `${CHECK_VERSION}
+if ARGV[5] == 'take' then
+  local held = redis.call('GET', KEYS[2])
+  if held and held ~= ARGV[6] then return nil end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+if ARGV[5] == 'take' then
+  redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
+  ${NOW_MS}
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), ARGV[8])
+else
+  if redis.call('GET', KEYS[2]) == ARGV[6] then redis.call('DEL', KEYS[2]) end
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[8]) end
+end
+return 1
+`;
+
 /** KEYS[1] index; ARGV: limit. Members scored before now. */
 const EXPIRED_LEASES = `
 ${NOW_MS}
@@ -117,6 +142,19 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
 
 interface ScriptedRedis extends Redis {
   momoCompareAndSet(key: string, expectedHeader: string, record: string, ttl: number, header: string): Promise<1 | null>;
+  momoCompareAndSetLeased(
+    key: string,
+    lease: string,
+    index: string,
+    expectedHeader: string,
+    record: string,
+    ttl: number,
+    header: string,
+    op: 'take' | 'release',
+    token: string,
+    ms: number,
+    member: string,
+  ): Promise<1 | null>;
   momoAddWithinLimit(key: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
   momoReserve(reservation: string, counter: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
   momoGiveBack(reservation: string): Promise<number>;
@@ -176,6 +214,7 @@ export class RedisStore implements SessionStore {
   constructor(options: RedisStoreOptions) {
     this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
       momoCompareAndSet: { lua: COMPARE_AND_SET },
+      momoCompareAndSetLeased: { lua: COMPARE_AND_SET_LEASED, keys: 3 },
       momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
       momoReserve: { lua: RESERVE, keys: 2 },
       momoGiveBack: { lua: GIVE_BACK },
@@ -197,11 +236,23 @@ export class RedisStore implements SessionStore {
     return record === null ? null : parseRecord(record);
   }
 
-  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null> {
+  /** One MGET; a key of another type reads as absent, as in get(). */
+  async getMany(keys: string[]): Promise<Array<StoredSnapshot | null>> {
+    const records = await this.redis.mget(...keys);
+    return records.map((record) => (record === null ? null : parseRecord(record)));
+  }
+
+  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null> {
     const version = (expectedVersion ?? 0) + 1;
     const header = `${version}:${randomId()}:`;
     const expected = expectedVersion === null ? '' : `${expectedVersion}:`;
-    const written = await this.redis.momoCompareAndSet(key, expected, header + JSON.stringify(snapshot), seconds(ttlSeconds), header);
+    const record = header + JSON.stringify(snapshot);
+    const ttl = seconds(ttlSeconds);
+    const written = !lease
+      ? await this.redis.momoCompareAndSet(key, expected, record, ttl, header)
+      : 'take' in lease
+        ? await this.redis.momoCompareAndSetLeased(key, lease.take.key, lease.take.index, expected, record, ttl, header, 'take', lease.token, Math.max(1, Math.ceil(lease.ms)), lease.take.member)
+        : await this.redis.momoCompareAndSetLeased(key, lease.release.key, lease.release.index, expected, record, ttl, header, 'release', lease.token, 0, lease.release.member);
     return written === null ? null : version;
   }
 

@@ -5,9 +5,11 @@
  * - **The lease.** A run holds `lease:conv:<channel>:<id>` (its run id, with an expiry of
  *   {@link RunnerOptions.leaseMs}), renewed every third of that while it runs, and is listed in the sorted set
  *   `runs` scored by the lease's expiry. The write that makes a session busy also records the run's id in the
- *   conversation (`run`, ledger.ts). Only the holder calls the service; before each further call it stores the
- *   busy state (a compare-and-set that fails if another run's id was recorded) and renews the lease, and stops
- *   when either says the conversation is no longer its own.
+ *   conversation (`run`, ledger.ts), in the same atomic step as the lease is taken; the write of its outcome
+ *   ends the lease in the same step too. Only the holder calls the service; before each further call it stores
+ *   the busy state (a compare-and-set that fails if another run's id was recorded) and renews the lease (unless
+ *   it was asked for less than a third of its life ago: nobody can have taken it yet), and stops when either
+ *   says the conversation is no longer its own.
  * - **Waiting.** A delivery that arrives while a run is out is written to the ledger as `pending` and waits for
  *   its answer: in the process of the run, for the run; elsewhere, reading the record. At the channel's
  *   deadline it is answered "processing" ("being confirmed" once the run is in a money state) and the ledger
@@ -34,7 +36,7 @@ import type { RecordCache } from './record-cache.js';
 import { addPending } from './records.js';
 import { randomId } from './random-id.js';
 import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
-import type { Address, Channel, Lease, Participant, Prompt, SessionStore } from './types.js';
+import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from './types.js';
 import { within } from '../within.js';
 
 export interface RunnerOptions {
@@ -83,6 +85,8 @@ export interface RunStart {
   key: string;
   participant: Participant;
   token: string;
+  /** When the lease was asked for (performance.now(), before the command went out): it lasts leaseMs from then at least. */
+  leasedAt: number;
   /** The busy session to run (live: a step into a secret state is run from memory, never stored). */
   session: Session;
   /** The record as written with the run's id. */
@@ -143,16 +147,16 @@ export class Runner {
     return randomId();
   }
 
-  /** Takes the lease of `key` for `token` (the caller then records the run), false when another holds it. */
-  lease(key: string, token: string): Promise<boolean> {
-    return this.o.store.lease(leaseOf(key), token, this.o.leaseMs);
+  /** The lease of `key` for `token`, taken by the write that records the run (SessionStore.set). */
+  take(key: string, token: string): LeaseChange {
+    return { take: leaseOf(key), token, ms: this.o.leaseMs };
   }
 
   /**
    * Gives up a lease. `unlist` once nothing is left to run (the outcome written, or no run due); without it
    * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
    */
-  async release(key: string, token: string, unlist = false): Promise<void> {
+  private async release(key: string, token: string, unlist = false): Promise<void> {
     await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorName(error) }, 'engine: lease not released'));
   }
 
@@ -319,6 +323,7 @@ export class Runner {
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
     const token = randomId();
+    const leasedAt = performance.now();
     if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
     let unlist = false;
     try {
@@ -346,7 +351,7 @@ export class Runner {
         // cannot be repeated. No money call was made under it (the state of one is stored before its call, and
         // that write fails once this run's id replaced the holder's), so the flow ends saying so.
         const session = isBusy(stored) ? record.session : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
-        this.begin({ key, participant, token, session, stored: written });
+        this.begin({ key, participant, token, leasedAt, session, stored: written });
         return this.runs.get(key);
       }
       return undefined;
@@ -367,8 +372,16 @@ export class Runner {
     const { store, runtime, answers, logger } = this.o;
     const log = logged(participant);
     const lease = leaseOf(key);
+    let leasedAt = start.leasedAt;
+    /** Renews the lease; true while it is this run's. */
+    const renew = async (): Promise<boolean> => {
+      const asked = performance.now();
+      const held = await store.lease(lease, token, this.o.leaseMs);
+      if (held) leasedAt = asked;
+      return held;
+    };
     const renewal = setInterval(() => {
-      store.lease(lease, token, this.o.leaseMs).then(
+      renew().then(
         (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
         (error: unknown) => logger.warn({ ...log, err: errorName(error) }, 'engine: a run could not renew its lease'),
       );
@@ -388,11 +401,11 @@ export class Runner {
       for (let first = true; isBusy(runtime.restore(session)); first = false) {
         const snapshot = runtime.restore(session);
         if (!first) {
-          // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours.
-          const [kept, held] = await Promise.all([
-            snapshot.hasTag('secret') ? current : this.persist(key, token, current, session),
-            store.lease(lease, token, this.o.leaseMs),
-          ]);
+          // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours. A
+          // lease asked for less than a third of its life ago is ours without asking: nobody takes a lease
+          // before it expires, and it was set to last at least leaseMs from then.
+          const fresh = performance.now() - leasedAt < this.o.leaseMs / 3;
+          const [kept, held] = await Promise.all([snapshot.hasTag('secret') ? current : this.persist(key, token, current, session), fresh || renew()]);
           if (!kept || !held) {
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
             return;
@@ -426,7 +439,6 @@ export class Runner {
         return;
       }
       written();
-      await this.release(key, token, true);
       for (const end of ended) this.o.onFlowEnd?.(end);
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
@@ -452,14 +464,21 @@ export class Runner {
    * record when another write came between (a waiter's ledger entry, a "processing" mark); null once the record
    * holds another run's id. Says whether a waiter was answered "processing" (`late`).
    */
-  private async write(key: string, token: string, from: Stored, change: (record: ConversationRecord) => ConversationRecord, attempts = CAS_ATTEMPTS): Promise<(Stored & { late: boolean }) | null> {
+  private async write(
+    key: string,
+    token: string,
+    from: Stored,
+    change: (record: ConversationRecord) => ConversationRecord,
+    { attempts = CAS_ATTEMPTS, release = false } = {},
+  ): Promise<(Stored & { late: boolean }) | null> {
     let stored = from;
     let failures = 0;
     for (let attempt = 0; attempt < attempts; ) {
       try {
         if (stored.record.run?.id !== token) return null;
         const late = stored.record.run.late === true;
-        const written = await this.o.records.write(key, change(stored.record), stored.version);
+        // The write that ends the run gives up its lease in the same step (SessionStore.set).
+        const written = await this.o.records.write(key, change(stored.record), stored.version, release ? { release: leaseOf(key), token } : undefined);
         if (written) return { ...written, late };
         attempt += 1;
         const read = await this.o.records.read(key);
@@ -480,10 +499,14 @@ export class Runner {
   }
 
   /**
-   * The outcome written: the settled session, every pending delivery answered with it, the run cleared.
+   * The outcome written: the settled session, every pending delivery answered with it, the run cleared and its
+   * lease ended.
    */
   private settle(key: string, token: string, from: Stored, settled: Pick<ConversationRecord, 'session' | 'profile'>, outcome: Prompt, starter?: Waiter) {
-    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerPending(record, outcome, starter), run: undefined }), SETTLE_ATTEMPTS);
+    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerPending(record, outcome, starter), run: undefined }), {
+      attempts: SETTLE_ATTEMPTS,
+      release: true,
+    });
   }
 
   /**
@@ -504,14 +527,14 @@ export class Runner {
     const prompt = this.o.answers.notice('common.runFailed', from.record.profile?.lang ?? 'en', true);
     const log = logged(participant);
     try {
-      const written = await this.write(key, token, from, (record) => ({
-        ...record,
-        session: { ...session, ended: true },
-        ...this.answerPending(record, prompt, starter),
-        run: undefined,
-      }));
+      const written = await this.write(
+        key,
+        token,
+        from,
+        (record) => ({ ...record, session: { ...session, ended: true }, ...this.answerPending(record, prompt, starter), run: undefined }),
+        { release: true },
+      );
       if (!written) return false;
-      await this.release(key, token, true);
       // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
       // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
       // to a chat whose waiter was answered so.

@@ -7,8 +7,8 @@
  * 3. The ledger: a delivery it holds gets its answer again, or waits for the run it is pending on.
  * 4. A new delivery: one pure step of the flow (session.ts: start a flow, or send it ONE event), written with
  *    its ledger entry and the channel's state in one compare-and-set (on conflict: read, redo the step).
- * 5. A step into a busy state (a service call) is written with a run id, its lease taken in the same round
- *    trip, and handed to the runner (runner.ts); the delivery waits for its outcome up to the channel's
+ * 5. A step into a busy state (a service call) is written with a run id, its lease taken in the same atomic
+ *    write, and handed to the runner (runner.ts); the delivery waits for its outcome up to the channel's
  *    deadline. A delivery arriving while a run is out is written as pending and waits for it too.
  *
  * At most one read and one write a message (none read mid-flow when the record is kept here).
@@ -20,7 +20,7 @@ import type { Answers } from './answers.js';
 import { keys } from './keys.js';
 import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
 import type { AccessPolicy } from './policy.js';
-import { readProfile, rememberProfile } from './profile.js';
+import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
@@ -177,19 +177,15 @@ export function createTurn(o: TurnOptions) {
       run: { id: token },
       ...marked,
     };
-    // The lease and the write go out together (one round trip): the run is listed for the sweep before the
-    // busy state is stored, so a process dying in between leaves nothing unfound.
-    const [leased, written] = await Promise.allSettled([runner.lease(key, token), records.write(key, next, stored?.version ?? null)]);
-    const held = leased.status === 'fulfilled' && leased.value;
-    if (written.status === 'rejected' || written.value === null) {
-      if (held) await runner.release(key, token);
-      if (written.status === 'rejected') throw written.reason;
-      return CONFLICT;
-    }
+    // The run's lease is taken by the write that records it, in one atomic step: the run is listed for the
+    // sweep exactly when its busy state is stored. A lease another run still holds is a conflict: read again.
+    const leasedAt = performance.now();
+    const written = await records.write(key, next, stored?.version ?? null, runner.take(key, token));
+    if (written === null) return CONFLICT;
     const starter = waiter(lang, notes);
-    if (held) runner.begin({ key, participant: inbound, token, session: planned.session, stored: written.value, starter });
+    runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
     await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
-    return runner.wait(starter, written.value) as Promise<Delivered<S>>;
+    return runner.wait(starter, written) as Promise<Delivered<S>>;
   }
 
   /** One delivery: read the record, decide, step, write. */
@@ -208,13 +204,20 @@ export function createTurn(o: TurnOptions) {
     /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
     let stored: Stored | null | undefined = records.peek(key);
     let guessed = stored !== undefined;
+    /**
+     * The profile and pending outcomes, read with the record when it is read: what a conversation starting over
+     * needs (a new USSD dial, where the record is mostly not kept here), in the same round trip.
+     */
+    let alongside: { profile: StoredSnapshot | null; pending: StoredSnapshot | null } | undefined;
     /** The record last read, and the channel state of the decision on it: what a failure is answered from. */
     let known: ConversationRecord | undefined;
     let after: ((prompt: Prompt) => S) | undefined;
     try {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
         if (stored === undefined || attempt > 0) {
-          stored = await records.read(key);
+          const [read, profile, pending] = await records.readWith(key, [keys.profile(participant.channel, participant.userId), keys.pending(participant)]);
+          stored = read;
+          alongside = { profile: profile ?? null, pending: pending ?? null };
           guessed = false;
         }
         const record = stored?.record ?? EMPTY;
@@ -251,10 +254,9 @@ export function createTurn(o: TurnOptions) {
         // channel session (one round trip); otherwise the copy kept in the record serves.
         const session = record.session;
         const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
-        const [read, pending] = await Promise.all([
-          fresh ? readProfile(store, inbound) : undefined,
-          inbound.newSession ? store.get(keys.pending(inbound)) : null,
-        ]);
+        const [read, pending] = alongside
+          ? [fresh ? profileOf(alongside.profile) : undefined, inbound.newSession ? alongside.pending : null]
+          : await Promise.all([fresh ? readProfile(store, inbound) : undefined, inbound.newSession ? store.get(keys.pending(inbound)) : null]);
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
         const outcome = await step(inbound, id, key, stored ?? null, profile, pending, decision.after);
         if (outcome !== CONFLICT) return outcome;

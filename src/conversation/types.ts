@@ -140,13 +140,27 @@ export interface StoredSnapshot {
  * Sessions and the small atomic records around them. Memory and Redis implementations.
  * Every write carries a TTL in seconds.
  */
+/**
+ * A run's lease changed by the write of its conversation record, in the same atomic step (SessionStore.set):
+ * the first write of a run takes it, the write of its outcome ends it. One round trip instead of two on the
+ * hop that runs a payment, and no moment where one is done and the other not.
+ */
+export type LeaseChange =
+  /** Take the lease for `token` (or renew it) for `ms` and list it, as lease() does. */
+  | { take: Lease; token: string; ms: number }
+  /** End the lease if `token` holds it and unlist the member, as releaseLease(…, true) does. */
+  | { release: Lease; token: string };
+
 export interface SessionStore {
   get(key: string): Promise<StoredSnapshot | null>;
   /**
    * Compare-and-set: writes when the stored version equals expectedVersion (null = key must be absent).
-   * Returns the new version, or null when another writer got there first.
+   * Returns the new version, or null when another writer got there first. With `lease`, the lease changes in
+   * the same atomic step; a lease to take that another token holds is a conflict too (nothing is written).
    */
-  set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number): Promise<number | null>;
+  set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null>;
+  /** Several records in one round trip (a USSD dial's conversation, profile and pending outcomes): null for each absent. */
+  getMany(keys: string[]): Promise<Array<StoredSnapshot | null>>;
   delete(key: string): Promise<void>;
   /** SET NX with expiry: true for the first caller only (duplicate-delivery and dedup marks). */
   claim(key: string, ttlSeconds: number, value?: string): Promise<boolean>;

@@ -6,7 +6,7 @@ import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { isAlreadySubmitted, type Created, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import type { LeaseChange, SessionStore } from '../../src/conversation/types.js';
 
 type PayInput = Parameters<FlowServices['createPayment']>[0];
 
@@ -173,9 +173,16 @@ export function racingStore(
       await meet(key);
       return value;
     },
-    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+    // The engine reads a conversation with its profile and pending outcomes (the conversation first).
+    async getMany(keys: string[]) {
+      const values = await store.getMany(keys);
+      if (keys[0]!.startsWith('conv:')) wrapper.onUse?.('read');
+      await meet(keys[0]!);
+      return values;
+    },
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
       await meet(key);
-      const version = await store.set(key, snapshot, expected, ttl);
+      const version = await store.set(key, snapshot, expected, ttl, lease);
       if (version === null && key.startsWith('conv:')) wrapper.conflicts += 1;
       if (key.startsWith('conv:')) wrapper.onUse?.('write');
       return version;
@@ -194,13 +201,13 @@ export function holdingStore(store: SessionStore): SessionStore & { hold(which: 
     hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>) {
       held = { which, until };
     },
-    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
       if (held && key.startsWith('conv:') && held.which(snapshot as Record<string, unknown>)) {
         const { until } = held;
         held = undefined;
         await until;
       }
-      return store.set(key, snapshot, expected, ttl);
+      return store.set(key, snapshot, expected, ttl, lease);
     },
   });
 }

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
-import type { Address, Inbound, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
+import type { Address, Inbound, LeaseChange, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
 import { deliveryId } from '../../src/conversation/ledger.js';
 import { dyingStore, fakePayments, gate, holdingStore, overriding, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -342,8 +342,10 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
   function counting(inner: SessionStore) {
     const counts = { get: 0, set: 0 };
     const store = overriding(inner, {
+      // A read of several records is one round trip: one read.
       get: (key: string) => (counts.get++, inner.get(key)),
-      set: (key: string, value: unknown, expected: number | null, ttl: number) => (counts.set++, inner.set(key, value, expected, ttl)),
+      getMany: (keys: string[]) => (counts.get++, inner.getMany(keys)),
+      set: (key: string, value: unknown, expected: number | null, ttl: number, lease?: LeaseChange) => (counts.set++, inner.set(key, value, expected, ttl, lease)),
     });
     return { store, counts };
   }

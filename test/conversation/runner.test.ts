@@ -16,7 +16,7 @@ import { deliveryId } from '../../src/conversation/ledger.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { NotCalled } from '../../src/conversation/session.js';
-import type { Address, Inbound, Lease, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Inbound, Lease, LeaseChange, Prompt, SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -166,9 +166,9 @@ function chat() {
 function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean } {
   const wrapper = overriding(store, {
     refusing: false,
-    async set(key: string, snapshot: unknown, expected: number | null, ttl: number) {
+    async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
       if (wrapper.refusing && key.startsWith('conv:')) throw new Error("READONLY You can't write against a read only replica.");
-      return store.set(key, snapshot, expected, ttl);
+      return store.set(key, snapshot, expected, ttl, lease);
     },
   });
   return wrapper;

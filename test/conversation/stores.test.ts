@@ -105,6 +105,33 @@ describe.each<[string, () => SessionStore]>([
     await store.releaseLease(lease, 'nobody', true);
     expect(await store.expiredLeases(key('runs'), 10)).toEqual([]);
   });
+
+  it("takes a run's lease with the write that records it and ends it with the write of its outcome, atomically", async () => {
+    const lease = { key: key('lease:w'), index: key('wruns'), member: 'conv:w' };
+    // Taken by the write: held for the token, listed (and found once expired).
+    expect(await store.set(key('w'), { run: 'one' }, null, 60, { take: lease, token: 'one', ms: 1 })).toBe(1);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await store.expiredLeases(key('wruns'), 10)).toEqual(['conv:w']);
+    expect(await store.lease(lease, 'one', 60_000)).toBe(true);
+    // A conflict changes neither the record nor the lease; a lease another token holds is a conflict too.
+    expect(await store.set(key('w'), { run: 'late' }, 7, 60, { release: lease, token: 'one' })).toBeNull();
+    expect(await store.set(key('w'), { run: 'two' }, 1, 60, { take: lease, token: 'two', ms: 60_000 })).toBeNull();
+    expect(await store.get(key('w'))).toEqual({ snapshot: { run: 'one' }, version: 1 });
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    // Ended by the write of the outcome: free and unlisted; another token's release ends nothing.
+    expect(await store.set(key('w'), { run: 'done' }, 1, 60, { release: lease, token: 'nobody' })).toBe(2);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    expect(await store.set(key('w'), { run: 'done' }, 2, 60, { release: lease, token: 'one' })).toBe(3);
+    expect(await store.expiredLeases(key('wruns'), 10)).toEqual([]);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(true);
+  });
+
+  it('reads several records in one call, null for each absent', async () => {
+    await store.set(key('m1'), { a: 1 }, null, 60);
+    await store.set(key('m3'), { c: 3 }, null, 60);
+    expect(await store.getMany([key('m1'), key('m2'), key('m3')])).toEqual([{ snapshot: { a: 1 }, version: 1 }, null, { snapshot: { c: 3 }, version: 1 }]);
+  });
 });
 
 describe('RedisStore record layout', () => {
@@ -183,6 +210,19 @@ describe('RedisStore record layout', () => {
       // Another writer of the same version is still a conflict.
       expect(await cut.set('resent', { step: 'other' }, 1, 60)).toBeNull();
       expect(await redisStore.set('resent', { step: 'other' }, null, 60)).toBeNull();
+    });
+
+    it('answers a leased write whose reply was lost as written, its lease changed once', async () => {
+      const lease = { key: 'resent:lease', index: 'resent:runs', member: 'conv:resent' };
+      await cut.set('resent:warm-up-leased', {}, null, 60, { release: lease, token: 'nobody' }); // the script is loaded
+      cutter.swallowNextReply = true;
+      expect(await cut.set('resent:leased', { run: 1 }, null, 60, { take: lease, token: 'mine', ms: 60_000 })).toBe(1);
+      expect(cutter.swallowNextReply).toBe(false);
+      expect(await cut.lease(lease, 'other', 60_000)).toBe(false);
+      cutter.swallowNextReply = true;
+      expect(await cut.set('resent:leased', { run: 'done' }, 1, 60, { release: lease, token: 'mine' })).toBe(2);
+      expect(cutter.swallowNextReply).toBe(false);
+      expect(await cut.lease(lease, 'other', 60_000)).toBe(true);
     });
 
     it('keeps a claim whose reply was lost for its caller', async () => {
