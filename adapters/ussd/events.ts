@@ -66,7 +66,10 @@ export interface SessionEndsOptions {
 }
 
 export function createSessionEnds({ engine, logger }: SessionEndsOptions): SessionEnds {
-  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS, ttlAutopurge: true });
+  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS });
+  // What expired is dropped by one timer a minute, not a timer per session (lru-cache's ttlAutopurge resets one
+  // on every hop's set).
+  setInterval(() => numbers.purgeStale(), 60_000).unref();
   return {
     remember(gateway, sessionId, phone) {
       numbers.set(`${gateway}:${sessionId}`, phone);

@@ -14,9 +14,11 @@
  * that lands where it is current saves the read.
  *
  * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). A
- * record is dropped a minute after it was last written or read (lru-cache's `ttlAutopurge`: a timer per
- * record, so what expired goes then, not when newer records push it out), and at most {@link RECORDS_KEPT}
- * are kept: the cache holds the conversations of the last minute, and an idle process none.
+ * record is dropped a minute after it was last written or read, by a purge of what expired every
+ * {@link PURGE_EVERY_MS} (so what expired goes then, not when newer records push it out), and at most
+ * {@link RECORDS_KEPT} are kept: the cache holds the conversations of the last minute (and up to five seconds
+ * more), and an idle process none. One timer for the cache, not lru-cache's `ttlAutopurge` (a timer per record,
+ * cleared and set again on every write: two timers a USSD hop, with this and the adapter's session numbers).
  */
 import { LRUCache } from 'lru-cache';
 import { readRecord, type ConversationRecord, type Stored } from './ledger.js';
@@ -26,6 +28,8 @@ import type { LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 export const RECORDS_KEPT = 20_000;
 /** How long a record is kept after it was last read or written. */
 export const RECORD_KEPT_MS = 60_000;
+/** How often records kept past RECORD_KEPT_MS are dropped. */
+export const PURGE_EVERY_MS = 5_000;
 
 export class RecordCache {
   private readonly kept: LRUCache<string, Stored>;
@@ -42,9 +46,9 @@ export class RecordCache {
     this.kept = new LRUCache<string, Stored>({
       max: RECORDS_KEPT,
       ttl: RECORD_KEPT_MS,
-      ttlAutopurge: true,
       ...(now ? { perf: { now }, ttlResolution: 0 } : {}),
     });
+    setInterval(() => this.kept.purgeStale(), PURGE_EVERY_MS).unref();
   }
 
   /** Records kept. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { provideServices, serviceActors } from '../../flows/actors.js';
-import type { FlowEvent, FlowInput, FlowModule, View } from '../../flows/types.js';
+import type { FlowEvent, FlowId, FlowInput, FlowModule, View } from '../../flows/types.js';
 import { FlowRuntime, isBusy, type Step, type StepContext } from '../../src/conversation/session.js';
 
 /** Asks an amount, pays it (a service call), shows the outcome. */
@@ -41,6 +41,32 @@ const base: Omit<Step, 'session'> = { profile: { lang: 'en' }, remember: {}, not
 const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 describe('FlowRuntime: the snapshot as stored', () => {
+  it("stores a step without children as xstate's getPersistedSnapshot would, less the defaults, for every registered flow's start", async () => {
+    const { flows } = await import('../../flows/index.js');
+    const runtime = new FlowRuntime(flows, provideServices({}));
+    const all = { ...ctx, allowedFlows: Object.keys(flows) as FlowId[] };
+    for (const id of Object.keys(flows) as FlowId[]) {
+      const machine = runtime.machine(id);
+      const started = runtime.start(id, base, all);
+      const live = runtime.restore(started.session);
+      if (Object.keys(live.children).length > 0) continue;
+      const { children, historyValue, status, ...kept } = machine.getPersistedSnapshot(live) as Record<string, unknown>;
+      expect([children, historyValue, status], id).toEqual([{}, {}, 'active']);
+      expect(asStored(started.session.snapshot), id).toEqual(asStored(Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined))));
+    }
+    // A finished flow keeps its status and output.
+    const payments: unknown[] = [];
+    const pay = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
+    const paying = pay.send(pay.start('menu', base, ctx).session, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
+    const invocation = pay.invocation(pay.restore(paying))!;
+    const done = pay.restore(pay.resolve(paying, await pay.call(invocation), base, ctx).session);
+    const stored = pay.persist('menu', done) as Record<string, unknown>;
+    const { children, historyValue, ...expected } = pay.machine('menu').getPersistedSnapshot(done) as Record<string, unknown>;
+    expect([children, historyValue]).toEqual([{}, {}]);
+    expect(asStored(stored)).toEqual(asStored(Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined))));
+    expect(stored.status).toBe('done');
+  });
+
   it('leaves out an active status, no children and no history, and a restore puts them back', () => {
     const payments: unknown[] = [];
     const runtime = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
