@@ -14,7 +14,7 @@
  * that lands where it is current saves the read.
  *
  * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). A
- * record is dropped a minute after it was last written or read, by a purge of what expired every
+ * record is dropped a minute after it was last written or read ({@link ENDED_KEPT_MS} once its flow ended), by a purge of what expired every
  * {@link PURGE_EVERY_MS} (so what expired goes then, not when newer records push it out), and at most
  * {@link RECORDS_KEPT} are kept: the cache holds the conversations of the last minute (and up to five seconds
  * more), and an idle process none. One timer for the cache, not lru-cache's `ttlAutopurge` (a timer per record,
@@ -28,6 +28,8 @@ import type { LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 export const RECORDS_KEPT = 20_000;
 /** How long a record is kept after it was last read or written. */
 export const RECORD_KEPT_MS = 60_000;
+/** How long the record of a conversation whose flow ended is kept. */
+export const ENDED_KEPT_MS = 2_000;
 /** How often records kept past RECORD_KEPT_MS are dropped. */
 export const PURGE_EVERY_MS = 5_000;
 
@@ -103,6 +105,11 @@ export class RecordCache {
 
   private keep(key: string, stored: Stored): void {
     const kept = this.kept.get(key, { updateAgeOnGet: false });
-    if (!kept || kept.version < stored.version) this.kept.set(key, stored);
+    if (kept && kept.version >= stored.version) return;
+    // A conversation whose flow ended is kept only for the deliveries waiting on its outcome here (runner.ts):
+    // the next message is mostly a new dial, which reads the record anyway with the profile and pending
+    // outcomes (turn.ts). Kept a minute, the benchmark's finished sessions held 20,000 records (60 MB) for the
+    // garbage collector to carry.
+    this.kept.set(key, stored, stored.record.session?.ended ? { ttl: ENDED_KEPT_MS } : undefined);
   }
 }

@@ -106,9 +106,12 @@ export function transition(
 
 /** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
 export function stepName(snapshot: AnyMachineSnapshot): string {
-  const walk = (value: unknown): string =>
-    typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${walk(v)}`).join(',');
-  return walk(snapshot.value);
+  return labelOf(snapshot.value);
+}
+
+/** At module level, not a closure made per call: called several times a hop. */
+function labelOf(value: unknown): string {
+  return typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${labelOf(v)}`).join(',');
 }
 
 /**
@@ -156,6 +159,9 @@ export interface Invocation {
 interface PromiseLogic {
   config: (args: { input: unknown; self: AnyActorRef; system: unknown; signal: AbortSignal; emit: () => void }) => PromiseLike<unknown>;
 }
+
+/** The signal a service call gets: the engine never aborts one (a call is settled or taken over, never cancelled). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
 const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
@@ -278,7 +284,7 @@ export class FlowRuntime {
     const logic = (child as unknown as { logic: PromiseLogic }).logic;
     const input = (child.getSnapshot() as { input?: unknown }).input;
     try {
-      const output = await logic.config({ input, self: child, system: child.system, signal: new AbortController().signal, emit: () => {} });
+      const output = await logic.config({ input, self: child, system: child.system, signal: NEVER_ABORTED, emit: () => {} });
       return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
     } catch (error) {
       if (error instanceof NotCalled) throw error;
