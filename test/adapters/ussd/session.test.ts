@@ -42,3 +42,17 @@ describe('nextStep (latest answer only)', () => {
     expect(latest(state('', 0), '*1#', { start: true }).kind).toBe('repeat');
   });
 });
+
+describe('answersDigest', () => {
+  it('is HMAC-SHA256 under the key, base64url, byte for byte, for short, long and non-ASCII keys and texts', async () => {
+    const { createHmac } = await import('node:crypto');
+    for (const key of ['k', 'bench-digest-key', 'x'.repeat(64), 'y'.repeat(65), 'ключ-🔑'.repeat(20)]) {
+      const digest = answersDigest(key);
+      for (const text of ['', '1', '1*0772123456*5000*1234', 'é'.repeat(300)]) {
+        expect(digest(text), `${key.length} ${text.length}`).toBe(createHmac('sha256', key).update(text).digest('base64url'));
+      }
+      // Each text from the same keyed states: nothing of one leaks into the next.
+      expect(digest('1')).toBe(createHmac('sha256', key).update('1').digest('base64url'));
+    }
+  });
+});
