@@ -108,10 +108,11 @@ describe.each<[string, () => SessionStore]>([
 
   it("takes a run's lease with the write that records it and ends it with the write of its outcome, atomically", async () => {
     const lease = { key: key('lease:w'), index: key('wruns'), member: 'conv:w' };
-    // Taken by the write: held for the token, listed (and found once expired).
-    expect(await store.set(key('w'), { run: 'one' }, null, 60, { take: lease, token: 'one', ms: 1 })).toBe(1);
+    // Taken by the write: held for the token, listed (and found once expired). A second: room for a loaded machine.
+    expect(await store.set(key('w'), { run: 'one' }, null, 60, { take: lease, token: 'one', ms: 1_000 })).toBe(1);
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await store.expiredLeases(key('wruns'), 10)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual(['conv:w']);
     expect(await store.lease(lease, 'one', 60_000)).toBe(true);
     // A conflict changes neither the record nor the lease; a lease another token holds is a conflict too.
