@@ -72,7 +72,9 @@ export function createSessionEnds({ engine, logger }: SessionEndsOptions): Sessi
   setInterval(() => numbers.purgeStale(), 60_000).unref();
   return {
     remember(gateway, sessionId, phone) {
-      numbers.set(`${gateway}:${sessionId}`, phone);
+      // Once a session: its number does not change from hop to hop.
+      const key = `${gateway}:${sessionId}`;
+      if (numbers.get(key) !== phone) numbers.set(key, phone);
     },
     async ended(gateway, sessionId, phone) {
       const number = phone ?? numbers.get(`${gateway}:${sessionId}`);
