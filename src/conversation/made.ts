@@ -34,8 +34,16 @@ export interface Made {
   amount: string;
   /** Empty for purchases: the vending group prices bundles without a currency. */
   currency: string;
-  /** Who is paid (payment), asked to pay (request) or receives the purchase: a number or an account. */
+  /**
+   * Who is paid (payment), asked to pay (request) or receives the purchase: a number or an account; for a
+   * payout request (several recipients), how many it pays ("N recipients"), as its notifications say it.
+   */
   payee: string;
+  /**
+   * A payout request's first recipient's number: the follow-up's list read filters by it, since its payee is
+   * no number and the list filters nothing by our ref (src/notifications/reads.ts). Absent otherwise.
+   */
+  recipient?: string;
   /** When the intent was first written, ms since the epoch (before the first create call). */
   created: number;
   /** The service's id (payment, request) or reference (purchase), once known. */
@@ -252,7 +260,15 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
     ...services,
     createPayment: (input) =>
       track(
-        { kind: 'payment', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: input.currency, payee: input.phonenumber },
+        {
+          kind: 'payment',
+          ref: input.duplicateCheckKey,
+          chat: input.metadata.chat ?? '',
+          amount: input.amount,
+          currency: input.currency,
+          payee: input.phonenumber,
+          ...(input.recipients?.[0] ? { recipient: input.recipients[0].phonenumber } : {}),
+        },
         () => services.createPayment(input),
         idOf,
       ),

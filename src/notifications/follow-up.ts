@@ -4,9 +4,10 @@
  * process that scheduled it; a timer in memory). The check costs nothing when the outcome was told (or is
  * being told): its order mark holds a final rank. Otherwise it makes ONE budgeted read: the payment or
  * request by id, or, when the create's answer (and so the id) was lost, one list read filtered by number,
- * amount, currency and time, matched by our `metadata.ref`. What it finds is told through the dispatcher,
- * deduplicated with the webhook path (same marks). Still no outcome: it checks again later, at growing
- * intervals ({@link FOLLOW_UP_DELAYS_SECONDS}), each time one read.
+ * amount, currency and time (a payout request: its first recipient's number, currency and time), matched by
+ * our `metadata.ref`. What it finds is told through the dispatcher, deduplicated with the webhook path (same
+ * marks). Still no outcome: it checks again later, at growing intervals ({@link FOLLOW_UP_DELAYS_SECONDS}),
+ * each time one read.
  *
  * Nothing found is never told as "not made": a list read proves no absence (the contract promises no list
  * consistency, a request still in flight or repeated under its Duplicate-Check-Key within the key's 24 hours

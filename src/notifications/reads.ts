@@ -13,7 +13,8 @@ export interface ServiceReads {
   get(kind: NoticeKind, id: string): Promise<Notice | null>;
   /**
    * Our payment or request whose create's answer was lost, found by a list read filtered as the contract
-   * allows (number, amount, currency, created after our intent) and matched by its `metadata.ref`.
+   * allows (number, amount, currency, created after our intent) and matched by its `metadata.ref`; a payout
+   * request by its first recipient's number, currency and time.
    */
   find(made: Made): Promise<Notice | null>;
 }
@@ -40,13 +41,12 @@ export function serviceReads(client: MomoClient): ServiceReads {
 
     async find(made) {
       if (made.kind === 'purchase') return null;
-      const filters = {
-        phonenumber: made.payee,
-        amount: made.amount,
-        currency: made.currency,
-        created_after: filterDate(made.created - CLOCK_MARGIN_MS),
-        limit: PAGE,
-      };
+      // No list filter takes our ref (the Duplicate-Check-Key, our `metadata.ref`): the filters only narrow
+      // the list, the ref picks ours. A payout request's payee counts its recipients, so one recipient's number
+      // narrows it instead; its amount is left out, as the contract does not say whether a multi-recipient
+      // payment's `amount` filter matches its total or each recipient's amount.
+      const narrowing = made.recipient === undefined ? { phonenumber: made.payee, amount: made.amount } : { phonenumber: made.recipient };
+      const filters = { ...narrowing, currency: made.currency, created_after: filterDate(made.created - CLOCK_MARGIN_MS), limit: PAGE };
       const kind = made.kind === 'payment' ? 'payment' : 'request';
       const list = kind === 'payment' ? client.payments.listAll(filters) : client.collectionRequests.listAll(filters);
       for await (const data of list) {

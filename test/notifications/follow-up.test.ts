@@ -1,9 +1,14 @@
 /**
  * The follow-up of an outcome that never came by webhook, against a real sandbox over HTTP: one budgeted
- * read, the outcome told through the dispatcher (and so never twice), nothing read when the webhook came.
+ * read, the outcome told through the dispatcher (and so never twice), nothing read when the webhook came;
+ * a payout request whose answer was lost found by one of its recipients' numbers and completed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { payoutMessage } from '../../adapters/slack/payout.js';
+import { loadAccessPolicy } from '../../src/conversation/policy.js';
 import { createLogger } from '../../src/log.js';
+import { outcomesCsv } from '../../src/payouts/outcomes.js';
+import { Payouts, type Payout } from '../../src/payouts/payouts.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { API_KEY, eventually, payment, startProcess, startService, type Process, type ProcessOptions, type Service } from './stack.js';
 
@@ -80,6 +85,49 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     await product.notifications.followUp.check({ ref: key, step: 1 });
     expect(service.reads).toHaveLength(1);
     expect(product.telegram.told).toHaveLength(1);
+  });
+
+  it('a payout request whose answer was lost is found by a recipient\'s number and our ref, and completes the payout\'s message and CSV', async () => {
+    let payouts: Payouts | undefined;
+    const { service, product } = await setup(backend, {
+      fetch: losingCreates,
+      followUpDelaysSeconds: BY_HAND,
+      onRecipients: (ref, recipients) => payouts!.report(ref, recipients),
+    });
+    // As src/app.ts builds them: the process's store and recorded services, reported to by its dispatcher.
+    payouts = new Payouts({ store: product.store, policy: loadAccessPolicy(), services: product.services, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent') });
+    const updates: Payout[] = [];
+    payouts.attach({ post: async () => ({ channel: 'C1', ts: '1.000100' }), update: async (payout) => void updates.push(payout) });
+    const maker = { channel: 'slack' as const, userId: `UMAKER${n++}`, chat: 'telegram:47' };
+    // The sandbox's +256772000001 is paid, +256772000002 is not registered for mobile money (it ends in error).
+    const prepared = await payouts.prepare(maker, { rows: { pasted: '0772000001, 100\n0772000002, 200' }, currency: 'UGX', description: 'Wages' });
+    if (!prepared.ok) throw new Error('not prepared');
+    const key = prepared.payout.requests[0]!.key;
+    // The request reached the service; its answer did not come back: the maker reads "being confirmed".
+    const confirmed = (await payouts.confirm(prepared.payout.id, maker))!;
+    expect(confirmed.requests[0]!.result).toEqual({ kind: 'unconfirmed' });
+    expect(outcomesCsv(confirmed)).toContain('being_confirmed');
+    expect(await product.made.byRef(key)).not.toHaveProperty('id');
+    await service.sandbox.controls.advanceClock(5);
+    // No webhook is registered: only the follow-up can complete it.
+    await product.notifications.followUp.check({ ref: key, step: 0 });
+    // One list read by a recipient's number (the request's own payee is "2 recipients", a number nothing has),
+    // without an amount (whether it would match the request's total is not in the contract).
+    expect(service.reads).toHaveLength(1);
+    expect(service.reads[0]).toMatch(/^GET \/api\/payments\?.*phonenumber=%2B256772000001.*created_after=/);
+    expect(service.reads[0]).not.toContain('amount=');
+    expect((await product.made.byRef(key))?.id).toEqual(expect.any(String));
+    const completed = (await payouts.get(prepared.payout.id))!;
+    expect(completed.requests[0]!.states).toEqual([{ state: 'complete' }, { state: 'error', error: expect.any(String) }]);
+    expect(outcomesCsv(completed).split('\r\n').slice(1, 3).map((line) => line.split(',')[4])).toEqual(['complete', 'error']);
+    const words = JSON.stringify(payoutMessage(updates.at(-1)!));
+    expect(words).toContain('Paid 1 (100 UGX)');
+    expect(words).not.toContain('being confirmed');
+    // The maker's chat is told the request's outcome, in our record's words.
+    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '47' }, text: expect.stringContaining('2 recipients') }]);
+    // Told and final: the next check reads nothing.
+    await product.notifications.followUp.check({ ref: key, step: 1 });
+    expect(service.reads).toHaveLength(1);
   });
 
   it('the first check is queued when the intent is written and runs after its delay: one read by id, told once', async () => {

@@ -19,7 +19,7 @@ import type { Address, Notifier, SessionStore } from '../../src/conversation/typ
 import { createLogger, type Logger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';
-import type { EventType } from '../../src/notifications/events.js';
+import type { EventType, Notice } from '../../src/notifications/events.js';
 import { createReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
@@ -89,6 +89,8 @@ export interface ProcessOptions {
   /** The client's fetch (to lose an answer). Default globalThis.fetch. */
   fetch?: typeof fetch;
   logger?: Logger;
+  /** The payouts' report of a payment's recipients (src/app.ts wires Payouts.report). Default: none. */
+  onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
 }
 
 export interface Process {
@@ -123,6 +125,7 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     verify: { default: 'accept' },
     queue: { backoffMs: 50 },
     followUpDelaysSeconds: options.followUpDelaysSeconds ?? [],
+    onRecipients: options.onRecipients,
     logger,
   });
   const app = express();

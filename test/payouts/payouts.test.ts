@@ -144,6 +144,8 @@ describe('payouts', () => {
     expect(confirmed.requests[0]!.result).toEqual({ kind: 'unconfirmed' });
     // Not refused anywhere: our record stays open for the follow-up, the maker reads "being confirmed".
     expect((await made.byRef(key))?.refused).toBeUndefined();
+    // Its payee counts the recipients; the follow-up's list read filters by the first recipient's number.
+    expect(await made.byRef(key)).toMatchObject({ payee: '2 recipients', recipient: '+256772000001' });
     expect(outcomesCsv(confirmed)).toContain('being_confirmed');
     expect(outcomesCsv(confirmed)).not.toContain('not_sent');
     const words = JSON.stringify(payoutMessage(told[0]!));
