@@ -1,6 +1,7 @@
 /**
- * A wait bounded in time: the engine's waiters (a run's outcome, up to the channel's deadline), Slack's
- * 3-second acknowledgement, a shared file's download, the funnel's last flush at shutdown.
+ * A wait bounded in time: the engine's waiters (a run's outcome, up to the channel's deadline), the USSD hop's
+ * guard past the engine's deadline, Slack's 3-second acknowledgement, a shared file's download, the funnel's
+ * last flush at shutdown.
  */
 
 /** Resolves to the promise's value, or to undefined when `ms` pass first (the timer is always cleared). */

@@ -10,6 +10,7 @@ import type { ServerResponse } from 'node:http';
 import { sendJson, type DirectRequest } from '../../src/http/direct-routes.js';
 import type { ConversationView, Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
+import { within } from '../../src/within.js';
 import { parsePhone } from '../../flows/input.js';
 import { render } from '../../src/conversation/render.js';
 import type { Codec, GatewayName, GatewayRequest, Hop } from './codecs/codec.js';
@@ -212,17 +213,11 @@ export function createHopHandler(options: HopOptions) {
 
   /** The engine's turn, never waited for much past the deadline and never throwing. */
   async function guarded(turn: Promise<UssdState>) {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<{ kind: 'late' }>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'late' }), deadlineMs + GUARD_GRACE_MS);
-    });
     const work = turn.then(
       (state) => ({ kind: 'done' as const, state }),
       (err: unknown) => ({ kind: 'failed' as const, err }),
     );
-    const outcome = await Promise.race([work, late]);
-    clearTimeout(timer);
-    return outcome;
+    return (await within(work, deadlineMs + GUARD_GRACE_MS)) ?? { kind: 'late' as const };
   }
 }
 

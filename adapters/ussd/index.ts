@@ -85,9 +85,11 @@ export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdR
 
   // Parser failures on these routes: a reason, never the body (it can hold a PIN). Anything else is ours: 500.
   const refuseBody: DirectErrorHandler = (err, req, res) => {
+    // The gateway's name only: the path's last segment may be the callback token.
+    const gateway = (req.url ?? '').split('/')[2];
     const type = (err as { type?: string }).type;
     if (type === undefined) {
-      options.logger.error({ gateway: (req.url ?? '').split('/')[2], err: err instanceof Error ? err.name : 'unknown' }, 'ussd route failed');
+      options.logger.error({ gateway, err: err instanceof Error ? err.name : 'unknown' }, 'ussd route failed');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       return;
     }
@@ -99,8 +101,7 @@ export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdR
           : type === 'charset.unsupported' || type === 'encoding.unsupported'
             ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
             : [400, 'body could not be read'];
-    // The gateway's name only: the path's last segment may be the callback token.
-    options.logger.warn({ gateway: (req.url ?? '').split('/')[2], reason }, 'ussd request refused');
+    options.logger.warn({ gateway, reason }, 'ussd request refused');
     if (!res.headersSent) sendJson(res, status, { error: reason });
   };
 

@@ -182,7 +182,9 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
         const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
         // Once per window and source, not once per refused request (a flood must not flood the log too), and
         // the route's first two segments only: a third may be a callback token.
-        const route = (req.url ?? '').split('?')[0]!.split('/').slice(0, 3).join('/');
+        // express rewrites req.url below a mount path (`app.use('/notifications/momo', ...)`); originalUrl keeps it.
+        const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
+        const route = url.split('?')[0]!.split('/').slice(0, 3).join('/');
         if (rejection.consumedPoints === points + 1) logger.warn({ source, route, retryInSeconds: seconds }, 'source limit: too many requests from one address');
         sendJson(res, 429, { detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.` }, { 'retry-after': String(seconds) });
       },

@@ -256,18 +256,27 @@ describe('engine', () => {
     expect((await e.handle(msg({ text: 'next' }))).text).toBe('What would you like to do?');
   });
 
-  it('on USSD the processing answer ends the session and the outcome is shown at the next dial', async () => {
+  /**
+   * A USSD payment confirmed, answered "processing" at its 20 ms deadline (which ends the session), then paid as
+   * `id` and drained: the engine and the conversation.
+   */
+  async function paidLateOnUssd(id: string, options: Parameters<typeof engine>[2] = {}) {
     const release = gate<{ id: string; state: string }>();
     const { services } = fakePayments(release.promise);
-    const notified: Prompt[] = [];
-    const e = engine(redisStore(), services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 }, onLateOutcome: (_a, p) => void notified.push(p) });
+    const e = engine(redisStore(), services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 }, ...options });
     const msg = conversation('ussd');
     await e.handle(msg({ newSession: true }));
     await e.handle(msg({ choice: 'pay' }));
     await e.handle(msg({ text: '100' }));
     expect((await e.handle(msg({ choice: 'yes' }))).final).toBe(true);
-    release.open({ id: 'pay-u', state: 'submitted' });
+    release.open({ id, state: 'submitted' });
     await e.drain();
+    return { e, msg };
+  }
+
+  it('on USSD the processing answer ends the session and the outcome is shown at the next dial', async () => {
+    const notified: Prompt[] = [];
+    const { e, msg } = await paidLateOnUssd('pay-u', { onLateOutcome: (_a, p) => void notified.push(p) });
     expect(notified).toEqual([sent('pay-u')]);
     const dial = await e.handle(msg({ newSession: true }));
     expect(dial.text).toBe('Update on your last request:\nSent pay-u\nWhat would you like to do?');
@@ -277,16 +286,7 @@ describe('engine', () => {
   });
 
   it('on USSD notes shown at a dial are dropped once the next message of that session proves the screen arrived', async () => {
-    const release = gate<{ id: string; state: string }>();
-    const { services } = fakePayments(release.promise);
-    const e = engine(redisStore(), services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
-    const msg = conversation('ussd');
-    await e.handle(msg({ newSession: true }));
-    await e.handle(msg({ choice: 'pay' }));
-    await e.handle(msg({ text: '100' }));
-    expect((await e.handle(msg({ choice: 'yes' }))).final).toBe(true);
-    release.open({ id: 'pay-s', state: 'submitted' });
-    await e.drain();
+    const { e, msg } = await paidLateOnUssd('pay-s');
     const dial = await e.handle(msg({ newSession: true }));
     expect(dial).toMatchObject({ text: 'Update on your last request:\nSent pay-s\nWhat would you like to do?', noted: true });
     // The user answers the menu: the dial's screen reached the phone, so the next dial no longer repeats it.
