@@ -19,7 +19,9 @@
  * - **Taking over.** A holder that dies stops renewing: its lease expires. Every process sweeps the `runs` set
  *   every {@link RunnerOptions.sweepEveryMs} and takes over the conversations whose lease expired, even if the
  *   user never writes again; a waiter finding the lease free does the same. The run is repeated from the
- *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key.
+ *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key. A run taken over
+ *   {@link MAX_TAKEOVERS} times is left: its flow ends "being confirmed" (the outcome comes by notification,
+ *   shown at the next USSD dial) or, before a money state, "nothing was sent, start again".
  * - **Failures.** Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
  *   leaves the conversation as it is stored (busy in that state) and lets its lease expire: another process, or
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
@@ -336,10 +338,19 @@ export class Runner {
         }
         const { record } = fresh;
         if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
-          // Left alone: every delivery waiting gets "processing" ("being confirmed"); the outcome comes by notification.
+          // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
+          // notification; before one nothing was sent, and they are told to start again. Its flow ends saying so, or the conversation would stay busy with no run to end it:
+          // every later message answered "being confirmed", the pending outcome never shown (a new USSD dial
+          // shows it once the flow ended).
           logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
-          const prompt = answers.processing(participant.channel, record.profile?.lang ?? 'en', this.money(record.session));
-          unlist = (await records.write(key, { ...record, ...this.answerPending(record, prompt), run: undefined }, fresh.version)) !== null;
+          const money = this.money(record.session);
+          const lang = record.profile?.lang ?? 'en';
+          const prompt = money ? answers.processing(participant.channel, lang, true) : answers.notice('common.runFailed', lang, true);
+          const session = record.session && { ...record.session, ended: true, notice: { key: money ? 'common.confirming' : 'common.runFailed' } };
+          unlist = (await records.write(key, { ...record, session, ...this.answerPending(record, prompt), run: undefined }, fresh.version)) !== null;
+          if (unlist && record.session) {
+            this.o.onTransition?.(transition(record.session, { channel: participant.channel, at: this.o.now() }, this.o.runtime.mark(record.session), { end: 'error' }));
+          }
           return undefined;
         }
         const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };

@@ -13,6 +13,7 @@ import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine.js';
 import { keys } from '../../src/conversation/keys.js';
 import { deliveryId } from '../../src/conversation/ledger.js';
+import { addPending } from '../../src/conversation/records.js';
 import { AccessPolicy } from '../../src/conversation/policy.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
 import { NotCalled } from '../../src/conversation/session.js';
@@ -295,6 +296,44 @@ describe('after money was sent, never "start again"', () => {
     // Shown at two dials (the answer to the first may be lost too), then no more.
     expect((await e.handle(msg({ newSession: true }))).text).toMatch(/Sent pay-1/);
     expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Sent pay-1/);
+  });
+
+  it('a run taken over too often (each holder dying with its payment call out) is left, its flow ended "being confirmed": the next dial shows the outcome the notification left, never "being confirmed" for ever', async () => {
+    const calls: unknown[] = [];
+    const hangs: Partial<FlowServices> = { createPayment: (input) => (calls.push(input), new Promise(() => {})) };
+    const phone = `+2567721${String(++ids).padStart(5, '0')}`;
+    const address: Address = { channel: 'ussd', conversationId: phone };
+    const msg = (fields: Partial<Inbound>): Inbound => ({ ...address, userId: phone, messageId: `m-${++ids}`, ...fields });
+    const key = keys.conversation(msg({}));
+    const process = () => {
+      const store = dyingStore(redisStore());
+      return { store, engine: engine(store, hangs, { live: false, runLeaseMs: 300 }) };
+    };
+    let holder = process();
+    await holder.engine.handle(msg({ start: 'pay', newSession: true }));
+    expect((await holder.engine.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
+    // The first holder and five takers-over each die with the call out (under the same key every time).
+    for (let call = 1; call <= 6; call++) {
+      await until(() => calls.length === call, `payment call ${call}`);
+      holder.store.die();
+      void holder.engine.stop();
+      holder = process();
+    }
+    // The next process's sweep leaves the run: no run recorded, nothing left listed, no seventh call.
+    const last = holder.engine;
+    engines.push(last);
+    await until(async () => (await raw.redis.zscore(`${deployment}${keys.openRuns}`, key)) === null, 'the run left');
+    const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
+    expect(stored.run).toBeUndefined();
+    expect(stored.session?.ended).toBe(true);
+    expect(calls).toHaveLength(6);
+    expect(new Set(calls.map((c) => (c as { duplicateCheckKey: string }).duplicateCheckKey)).size).toBe(1);
+    // The webhook's outcome, kept for the next dial (as the notifier keeps it), is what that dial shows.
+    await addPending(redisStore(), address, 'Done: 100 UGX reached +256772000001 (payment 7).');
+    const dial = await last.handle(msg({ newSession: true }));
+    expect(dial.text.split('\n').slice(0, 2)).toEqual(['Update on your last request:', 'Done: 100 UGX reached +256772000001 (payment 7).']);
+    expect(dial.text).not.toContain(CONFIRMING);
+    expect(dial.final).not.toBe(true);
   });
 
   it('a message failing (Redis refusing writes) after a payment was answered is never told to start again', async () => {
