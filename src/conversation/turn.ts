@@ -53,6 +53,21 @@ export interface Delivered<S> {
 /** Attempts of one delivery when other messages of the conversation keep winning the compare-and-set. */
 const CAS_ATTEMPTS = 5;
 
+/**
+ * The write that starts a run failed and the record could not be read to tell whether it landed: the run
+ * may be out (a sweep takes it over once its lease expires). `session` is the busy session it was to run.
+ */
+class RunUnknown extends Error {
+  constructor(
+    readonly session: Session,
+    cause: unknown,
+  ) {
+    super(`a run may have started: ${errorName(cause)}`);
+  }
+}
+
+const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** A step lost its compare-and-set to another message: read again and redo it. */
 const CONFLICT = Symbol('conflict');
 
@@ -119,7 +134,7 @@ export function createTurn(o: TurnOptions) {
       if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
       if (seen) await dropSeen(store, inbound);
     } catch (error) {
-      logger.warn({ ...who(inbound), err: error instanceof Error ? error.message : String(error) }, 'engine: profile or shown outcomes not saved');
+      logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: profile or shown outcomes not saved');
     }
   }
 
@@ -180,7 +195,7 @@ export function createTurn(o: TurnOptions) {
     // The run's lease is taken by the write that records it, in one atomic step: the run is listed for the
     // sweep exactly when its busy state is stored. A lease another run still holds is a conflict: read again.
     const leasedAt = performance.now();
-    const written = await records.write(key, next, stored?.version ?? null, runner.take(key, token));
+    const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.session);
     if (written === null) return CONFLICT;
     const starter = waiter(lang, notes);
     runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
@@ -188,7 +203,32 @@ export function createTurn(o: TurnOptions) {
     return runner.wait(starter, written) as Promise<Delivered<S>>;
   }
 
-  /** One delivery: read the record, decide, step, write. */
+  /**
+   * The write that starts a run (its lease taken in the same step). A failure may come after Redis applied it
+   * (the connection dropped with the answer on its way): then the run is recorded, its lease is this process's,
+   * and a sweep would take it over once the lease expires, so the delivery must not be told to start again.
+   * The record is read once to tell: holding this run's id, the write landed (the run starts here); not, it did
+   * not and never will (a command ioredis gave up on is not sent again), and the failure stands. Unreadable
+   * too: {@link RunUnknown}, answered "processing" ("being confirmed" in a money state).
+   */
+  async function writeRun(inbound: Inbound, key: string, next: ConversationRecord, expected: number | null, token: string, session: Session): Promise<Stored | null> {
+    try {
+      return await records.write(key, next, expected, runner.take(key, token));
+    } catch (error) {
+      let read: Stored | null;
+      try {
+        read = await records.read(key);
+      } catch {
+        throw new RunUnknown(session, error);
+      }
+      if (read?.record.run?.id === token) {
+        logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
+        return read;
+      }
+      throw error;
+    }
+  }
+
   /** What the channel may know of the conversation (ConversationView). */
   function viewOf(record: ConversationRecord): ConversationView {
     const session = record.session;
@@ -265,12 +305,17 @@ export function createTurn(o: TurnOptions) {
       const prompt = answers.notice('common.busy', known?.profile?.lang ?? 'en', false);
       return { prompt, state: after ? after(prompt) : (undefined as S) };
     } catch (error) {
-      logger.error({ ...logged(participant), err: error instanceof Error ? error.message : String(error) }, 'engine: message failed');
+      logger.error({ ...logged(participant), err: errorName(error) }, 'engine: message failed');
       if (!after) throw error;
       const lang = known?.profile?.lang ?? 'en';
       const latest = known?.ledger.at(-1)?.[1];
       const afterMoney = latest !== undefined && latest !== PENDING && latest.money === true;
-      const prompt = known ? answers.failure(known.session, known.run !== undefined, afterMoney, lang, participant.channel) : answers.notice('common.unavailable', lang, true);
+      const prompt =
+        error instanceof RunUnknown
+          ? answers.failure(error.session, true, afterMoney, lang, participant.channel)
+          : known
+            ? answers.failure(known.session, known.run !== undefined, afterMoney, lang, participant.channel)
+            : answers.notice('common.unavailable', lang, true);
       return { prompt, state: after(prompt) };
     }
   };

@@ -30,7 +30,7 @@ import { cleanProductKeys } from '../shutdown/product.js';
 import { Fleet, type Crash } from './instances.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
-import { Transport } from './transport.js';
+import { Transport, type Answer } from './transport.js';
 import { createPeople, PIN, START_OVER, type Conversation } from './users.js';
 
 export interface ChaosOptions {
@@ -95,6 +95,8 @@ const PAYMENT_FAULTS: Array<[Fault, number]> = [
   ['redis-refuses-after-commit', 0.01],
 ];
 const OTHER_CALL_5XX = 0.03;
+/** How long after Redis came back a command may still fail for it (ioredis reconnecting with a back-off). */
+const STORE_FAULT_TAIL_MS = 2000;
 const DUPLICATE_DELIVERIES = 0.1;
 const TELEGRAM_SEND_FAULTS = 0.05;
 
@@ -197,6 +199,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // one is always left to take over), at most two waiting; a refusal of Redis writes at once.
   const armedKills: Fault[] = [];
   let armedRefusal = false;
+  /** When Redis was cut or refused writes (ms since the epoch, from and to). */
+  const storeFaults: Array<[number, number]> = [];
+  /** Redis failed while a request ran, or shortly before it (STORE_FAULT_TAIL_MS). */
+  const storeFailedDuring = (answer: Answer) => storeFaults.some(([from, to]) => from <= answer.answeredAt && to + STORE_FAULT_TAIL_MS >= answer.sentAt);
   let fleet: Fleet;
   const faultProxy = new FaultProxy({
     targetPort: sandboxPort,
@@ -215,7 +221,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       return 'none';
     },
     kill: (instance) => fleet.kill(instance),
-    refuseRedisWrites: () => redisProxy.refuseWrites(options.redisRefusalMs ?? 1000),
+    refuseRedisWrites: () => {
+      const ms = options.redisRefusalMs ?? 1000;
+      storeFaults.push([Date.now(), Date.now() + ms]);
+      redisProxy.refuseWrites(ms);
+    },
     killDelayMs: () => Math.floor(random() * 20),
   });
 
@@ -255,8 +265,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     onCopy(request, first, copy) {
       // A resent USSD request gets the screen the first one got (the product keeps the answer of each
       // delivery), unless that was an error (an answer Redis refused to record cannot be repeated) or the
-      // adapter's own apology at its deadline (not an answer of the engine's: a resend gets the one made since).
+      // adapter's own apology at its deadline (not an answer of the engine's: a resend gets the one made since),
+      // or the copy ran while Redis failed and says so (the answer kept could not be read: an error, never
+      // another screen of the flow).
       const kept = first?.status === 200 && !START_OVER.test(first.text) && !/taking longer than expected/.test(first.text);
+      if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
       if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
         problems.push(`a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`);
       }
@@ -294,6 +307,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           redisProxy.cut();
           await sleep(options.redisCutMs ?? 800);
           redisProxy.restore();
+          storeFaults.push([Date.now() - (options.redisCutMs ?? 800), Date.now()]);
           continue;
         case 'telegram-outage':
           rotation[fault]!++;

@@ -14,6 +14,9 @@ export interface Answer {
   text: string;
   /** The instance that answered. */
   instance: string;
+  /** When the request went out and when its answer came (ms since the epoch). */
+  sentAt: number;
+  answeredAt: number;
 }
 
 /** The request was sent and no answer came. */
@@ -101,13 +104,14 @@ class Refused extends Error {}
 
 function post(port: number, instance: string, request: Request): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    const sentAt = Date.now();
     let sent = false;
     const req = http.request(
       { host: '127.0.0.1', port, method: 'POST', path: request.path, headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) }, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), instance }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), instance, sentAt, answeredAt: Date.now() }));
         res.on('error', (error) => reject(new NoAnswer(instance, error.message)));
       },
     );

@@ -421,6 +421,78 @@ describe('after money was sent, never "start again"', () => {
   });
 });
 
+describe('the write that starts a run, its answer lost', () => {
+  /** `base` whose next write that takes a lease lands and then fails, as when the connection drops with its answer on the way. */
+  function losingAnswer(base: SessionStore) {
+    const wrapper = overriding(base, {
+      lose: false,
+      /** Reads fail while set (the connection still down when the record is read to tell). */
+      blind: false,
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        const version = await base.set(key, snapshot, expected, ttl, lease);
+        if (wrapper.lose && lease && 'take' in lease) {
+          wrapper.lose = false;
+          throw new Error('Connection is closed.');
+        }
+        return version;
+      },
+      async get(key: string) {
+        if (wrapper.blind) {
+          wrapper.blind = false;
+          throw new Error('Connection is closed.');
+        }
+        return base.get(key);
+      },
+    });
+    return wrapper;
+  }
+
+  it('the run goes on here when the record shows it landed: the payment is made once and is the answer, never "start again"', async () => {
+    const service = paymentsService();
+    const store = losingAnswer(redisStore());
+    const e = engine(store, service.services, { deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 } });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    store.lose = true;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
+  it('the record unreadable too: "we are still working on it", and the run recorded is taken over, pays once and is told', async () => {
+    const service = paymentsService();
+    const store = losingAnswer(redisStore());
+    const told: Prompt[] = [];
+    const e = engine(store, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    store.lose = true;
+    store.blind = true;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    await until(() => told.length > 0, 'the run taken over once its lease expired');
+    expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
+    expect(service.calls).toHaveLength(1);
+  });
+
+  it('a write that did not land (Redis refusing it) is the failure it says: "start again", and nothing runs', async () => {
+    const service = paymentsService();
+    const base = redisStore();
+    let refuse = false;
+    const store = overriding(base, {
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        if (refuse && lease && 'take' in lease) throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
+        return base.set(key, snapshot, expected, ttl, lease);
+      },
+    });
+    const e = engine(store, service.services);
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    refuse = true;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Something went wrong on our side. Please start again.');
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
+    expect(service.calls).toHaveLength(0);
+  });
+});
+
 describe('while a run is out, never "start again"', () => {
   it('a message that fails (Redis refusing its write) while a payment is under way is told it is being processed', async () => {
     const reserving = gate<void>();
