@@ -339,9 +339,9 @@ export class Runner {
         const { record } = fresh;
         if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
           // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
-          // notification; before one nothing was sent, and they are told to start again. Its flow ends saying so, or the conversation would stay busy with no run to end it:
-          // every later message answered "being confirmed", the pending outcome never shown (a new USSD dial
-          // shows it once the flow ended).
+          // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
+          // so, or the conversation would stay busy with no run to end it: every later message answered "being
+          // confirmed", the pending outcome never shown (a new USSD dial shows it once the flow ended).
           logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
           const money = this.money(record.session);
           const lang = record.profile?.lang ?? 'en';

@@ -236,6 +236,7 @@ export function createTurn(o: TurnOptions) {
     return { waiting };
   }
 
+  /** One delivery: read the record, decide, step, write. */
   return async function deliver<S>(
     participant: Participant,
     decide: (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>,
