@@ -31,7 +31,7 @@ import { Fleet, type Crash } from './instances.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { Transport, type Answer } from './transport.js';
-import { createPeople, PIN, START_OVER, type Conversation } from './users.js';
+import { ACKNOWLEDGED, createPeople, OUTCOME, PIN, START_OVER, type Conversation } from './users.js';
 
 export interface ChaosOptions {
   conversations: number;
@@ -95,6 +95,8 @@ const PAYMENT_FAULTS: Array<[Fault, number]> = [
   ['redis-refuses-after-commit', 0.01],
 ];
 const OTHER_CALL_5XX = 0.03;
+/** The engine's answer while a run is out: "still working on it" or "being confirmed". */
+const PLACEHOLDER = /still working on it/i;
 /** How long after Redis came back a command may still fail for it (ioredis reconnecting with a back-off). */
 const STORE_FAULT_TAIL_MS = 2000;
 const DUPLICATE_DELIVERIES = 0.1;
@@ -267,9 +269,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // delivery), unless that was an error (an answer Redis refused to record cannot be repeated) or the
       // adapter's own apology at its deadline (not an answer of the engine's: a resend gets the one made since),
       // or the copy ran while Redis failed and says so (the answer kept could not be read: an error, never
-      // another screen of the flow).
+      // another screen of the flow). A "still working on it" the engine could not record (Redis failing, or
+      // the run's own writes winning every time) may be followed by the outcome it stood for: the copy then
+      // gets that outcome, which is no second step either.
       const kept = first?.status === 200 && !START_OVER.test(first.text) && !/taking longer than expected/.test(first.text);
       if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
+      if (first && PLACEHOLDER.test(first.text) && (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text))) return;
       if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
         problems.push(`a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`);
       }
