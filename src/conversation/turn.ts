@@ -207,9 +207,11 @@ export function createTurn(o: TurnOptions) {
    * The write that starts a run (its lease taken in the same step). A failure may come after Redis applied it
    * (the connection dropped with the answer on its way): then the run is recorded, its lease is this process's,
    * and a sweep would take it over once the lease expires, so the delivery must not be told to start again.
-   * The record is read once to tell: holding this run's id, the write landed (the run starts here); not, it did
-   * not and never will (a command ioredis gave up on is not sent again), and the failure stands. Unreadable
-   * too: {@link RunUnknown}, answered "processing" ("being confirmed" in a money state).
+   * The record is read once to tell. Holding this run's id, the write landed: the run starts here. Otherwise it
+   * did not and never will (a command ioredis gave up on is not sent again): when another write came between
+   * (a copy of this message may have started the run), the step is redone on the record as it is now (a
+   * conflict), and only on a record left as it was does the failure stand. Unreadable too:
+   * {@link RunUnknown}, answered "processing" ("being confirmed" in a money state).
    */
   async function writeRun(inbound: Inbound, key: string, next: ConversationRecord, expected: number | null, token: string, session: Session): Promise<Stored | null> {
     try {
@@ -225,6 +227,7 @@ export function createTurn(o: TurnOptions) {
         logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
         return read;
       }
+      if ((read?.version ?? null) !== expected) return null;
       throw error;
     }
   }

@@ -473,6 +473,32 @@ describe('the write that starts a run, its answer lost', () => {
     expect(service.calls).toHaveLength(1);
   });
 
+  it('a write that did not land while a copy of the message started the run: the copy\'s outcome is the answer, never "start again"', async () => {
+    const service = paymentsService();
+    const base = redisStore();
+    const copies = engine(redisStore(), service.services, { deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 } });
+    let copy: Inbound | undefined;
+    const store = overriding(base, {
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        if (copy && lease && 'take' in lease) {
+          // The copy, delivered to another process, wins; this write is lost with the connection.
+          const delivered = copy;
+          copy = undefined;
+          await copies.handle(delivered);
+          throw new Error('Connection is closed.');
+        }
+        return base.set(key, snapshot, expected, ttl, lease);
+      },
+    });
+    const e = engine(store, service.services, { deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 } });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    const confirm = msg({ choice: 'yes' });
+    copy = confirm;
+    expect((await e.handle(confirm)).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
   it('a write that did not land (Redis refusing it) is the failure it says: "start again", and nothing runs', async () => {
     const service = paymentsService();
     const base = redisStore();
