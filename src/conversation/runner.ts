@@ -127,6 +127,9 @@ const MAX_TAKEOVERS = 5;
 const SWEEP_BATCH = 20;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** How often, and for how long, a run-starting write whose landing is unknown is read again (followUnknown). */
+const UNKNOWN_READ_EVERY_MS = 1_000;
+const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 
 const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
 const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -210,6 +213,35 @@ export class Runner {
       const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)), waiter.notes);
       return { prompt, state: waiter.after?.(prompt) };
     }
+  }
+
+  /**
+   * The write that would start run `token` failed and the record could not be read to tell whether it landed:
+   * its delivery was answered "processing". The record is read again every {@link UNKNOWN_READ_EVERY_MS} (for
+   * up to {@link UNKNOWN_READ_FOR_MS}) until it can be. Holding the run's id, the write landed: a sweep takes
+   * the run over once its lease expires and delivers its outcome. Left as it was (`expected`), the write did
+   * not land and never will, and nothing runs: the user is told so late ("nothing was sent, start again").
+   * Changed by another write, the delivery that wrote it answers. Never throws.
+   */
+  followUnknown(key: string, participant: Participant, token: string, expected: number | null, lang: Lang): void {
+    void (async () => {
+      for (const until = Date.now() + UNKNOWN_READ_FOR_MS; Date.now() < until && !this.stopped; ) {
+        await new Promise<void>((resolve) => setTimeout(resolve, UNKNOWN_READ_EVERY_MS).unref());
+        let read: Stored | null;
+        try {
+          read = await this.o.records.read(key);
+        } catch {
+          continue;
+        }
+        if (read?.record.run?.id === token) return;
+        if ((read?.version ?? null) === expected) {
+          this.o.logger.warn(logged(participant), 'engine: a run-starting write found not to have landed; told late that nothing was sent');
+          await this.deliverLate(participant, this.o.answers.notice('common.runFailed', lang, true), false);
+        }
+        return;
+      }
+      this.o.logger.error(logged(participant), 'engine: whether a run started could not be read; its user was told "processing"');
+    })();
   }
 
   /** Finds the runs whose holder died (lease expired) and takes them over. Never throws. */

@@ -211,7 +211,8 @@ export function createTurn(o: TurnOptions) {
    * did not and never will (a command ioredis gave up on is not sent again): when another write came between
    * (a copy of this message may have started the run), the step is redone on the record as it is now (a
    * conflict), and only on a record left as it was does the failure stand. Unreadable too:
-   * {@link RunUnknown}, answered "processing" ("being confirmed" in a money state).
+   * {@link RunUnknown}, answered "processing" ("being confirmed" in a money state), and the runner reads the
+   * record again until it can tell (Runner.followUnknown: a write that did not land is told late).
    */
   async function writeRun(inbound: Inbound, key: string, next: ConversationRecord, expected: number | null, token: string, session: Session): Promise<Stored | null> {
     try {
@@ -221,6 +222,7 @@ export function createTurn(o: TurnOptions) {
       try {
         read = await records.read(key);
       } catch {
+        runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
         throw new RunUnknown(session, error);
       }
       if (read?.record.run?.id === token) {

@@ -473,6 +473,40 @@ describe('the write that starts a run, its answer lost', () => {
     expect(service.calls).toHaveLength(1);
   });
 
+  it('the record unreadable and the write found later not to have landed: "we are still working on it", then told late that nothing was sent', async () => {
+    const service = paymentsService();
+    const base = redisStore();
+    let drop = false;
+    let blind = false;
+    const store = overriding(base, {
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        if (drop && lease && 'take' in lease) {
+          drop = false;
+          throw new Error('Connection is closed.');
+        }
+        return base.set(key, snapshot, expected, ttl, lease);
+      },
+      async get(key: string) {
+        if (blind) {
+          blind = false;
+          throw new Error('Connection is closed.');
+        }
+        return base.get(key);
+      },
+    });
+    const told: Prompt[] = [];
+    const e = engine(store, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    drop = true;
+    blind = true;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    await until(() => told.length > 0, 'the late word that nothing was sent');
+    expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('a write that did not land while a copy of the message started the run: the copy\'s outcome is the answer, never "start again"', async () => {
     const service = paymentsService();
     const base = redisStore();
