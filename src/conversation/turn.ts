@@ -68,6 +68,13 @@ class RunUnknown extends Error {
 
 const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * Reads of the record after the write that starts a run failed, 100 ms doubling between (1.5 s in all, inside
+ * every channel's deadline): a Redis connection dropped and made again is ridden out, and the delivery gets
+ * the truth rather than "processing".
+ */
+const READ_BACK_TRIES = 5;
+
 /** A step lost its compare-and-set to another message: read again and redo it. */
 const CONFLICT = Symbol('conflict');
 
@@ -207,23 +214,30 @@ export function createTurn(o: TurnOptions) {
    * The write that starts a run (its lease taken in the same step). A failure may come after Redis applied it
    * (the connection dropped with the answer on its way): then the run is recorded, its lease is this process's,
    * and a sweep would take it over once the lease expires, so the delivery must not be told to start again.
-   * The record is read once to tell. Holding this run's id, the write landed: the run starts here. Otherwise it
-   * did not and never will (a command ioredis gave up on is not sent again): when another write came between
-   * (a copy of this message may have started the run), the step is redone on the record as it is now (a
-   * conflict), and only on a record left as it was does the failure stand. Unreadable too:
-   * {@link RunUnknown}, answered "processing" ("being confirmed" in a money state), and the runner reads the
-   * record again until it can tell (Runner.followUnknown: a write that did not land is told late).
+   * The record is read to tell, a dropped connection ridden out ({@link READ_BACK_TRIES}). Holding this run's
+   * id, the write landed: the run starts here. Otherwise it did not and never will (a command ioredis gave up
+   * on is not sent again): when another write came between (a copy of this message may have started the run),
+   * the step is redone on the record as it is now (a conflict), and only on a record left as it was does the
+   * failure stand. Unreadable all along: {@link RunUnknown}, answered "processing" ("being confirmed" in a
+   * money state), and the runner reads the record again until it can tell (Runner.followUnknown: a write that
+   * did not land is told late).
    */
   async function writeRun(inbound: Inbound, key: string, next: ConversationRecord, expected: number | null, token: string, session: Session): Promise<Stored | null> {
     try {
       return await records.write(key, next, expected, runner.take(key, token));
     } catch (error) {
-      let read: Stored | null;
-      try {
-        read = await records.read(key);
-      } catch {
-        runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
-        throw new RunUnknown(session, error);
+      let read: Stored | null | undefined;
+      for (let tried = 0; read === undefined; tried++) {
+        try {
+          read = await records.read(key);
+        } catch {
+          if (tried + 1 < READ_BACK_TRIES) {
+            await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tried));
+            continue;
+          }
+          runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
+          throw new RunUnknown(session, error);
+        }
       }
       if (read?.record.run?.id === token) {
         logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
