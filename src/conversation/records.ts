@@ -48,10 +48,13 @@ async function changePending(store: SessionStore, address: Address, change: (not
  * Adds a message to show at the user's next dial. Messages show newest first (stored oldest first). An
  * `interim` note (a run's answer: "submitted, you will be notified", or how it ended) is filed under the
  * outcomes already there, as the service's outcome may already have overtaken it, and over the older interim
- * notes (the latest attempt's answer first); an outcome drops the interim notes before it.
+ * notes (the latest attempt's answer first); an outcome drops the interim notes before it. The same note not
+ * shown yet is not added twice.
  */
 export async function addPending(store: SessionStore, address: Address, text: string, options: { interim?: boolean } = {}): Promise<void> {
   await changePending(store, address, (kept) => {
+    // Already there and not shown yet (a write tried again after its answer was lost): kept once.
+    if (kept.some((note) => note.text === text && !note.shown && (note.interim === true) === (options.interim === true))) return null;
     if (!options.interim) return [...kept.filter((note) => !note.interim), { text }].slice(-PENDING_MAX);
     const interims = kept.filter((note) => note.interim);
     return [...interims, { text, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(-PENDING_MAX);

@@ -474,8 +474,8 @@ export class Runner {
       // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
       // missed it does not pay again, nor wait for news that will not come.
       const secretLost = session.notice?.key === 'common.secretLost';
-      const kept = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
-      if (kept) await this.keepForNextDial(participant, outcome);
+      const keep = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
+      const kept = keep && (await this.keepForNextDial(participant, outcome));
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
@@ -581,9 +581,8 @@ export class Runner {
       // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
       // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
       // to a chat whose waiter was answered so.
-      const ussd = participant.channel === 'ussd';
-      if (ussd) await this.keepForNextDial(participant, prompt);
-      if (written.late) await this.deliverLate(participant, prompt, ussd);
+      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt));
+      if (written.late) await this.deliverLate(participant, prompt, kept);
       return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
@@ -605,11 +604,24 @@ export class Runner {
     }
   }
 
-  /** A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note). */
-  private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<void> {
+  /**
+   * A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note).
+   * A store that fails is tried again as a run's writes are ({@link WRITE_TRIES}: a dropped connection is ridden
+   * out); false when it was not kept (deliverLate tries once more after the outcome is written).
+   */
+  private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<boolean> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
-    await addPending(this.o.store, address, prompt.text, { interim: true }).catch((error: unknown) =>
-      this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: outcome not kept for the next dial'),
-    );
+    for (let failures = 0; ; ) {
+      try {
+        await addPending(this.o.store, address, prompt.text, { interim: true });
+        return true;
+      } catch (error) {
+        if (++failures === WRITE_TRIES) {
+          this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: outcome not kept for the next dial');
+          return false;
+        }
+        await sleep(100 * 2 ** (failures - 1));
+      }
+    }
   }
 }

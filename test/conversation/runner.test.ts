@@ -336,6 +336,31 @@ describe('after money was sent, never "start again"', () => {
     expect(dial.final).not.toBe(true);
   });
 
+  it('USSD: a money outcome whose keeping for the next dial fails at first (Redis refusing a moment) is kept all the same', async () => {
+    const service = paymentsService();
+    const base = redisStore();
+    let refusals = 2;
+    const store = overriding(base, {
+      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        if (key.startsWith('pending:') && refusals > 0) {
+          refusals -= 1;
+          throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
+        }
+        return base.set(key, snapshot, expected, ttl, lease);
+      },
+    });
+    const e = engine(store, service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
+    const phone = `+2567722${String(++ids).padStart(5, '0')}`;
+    const msg = (fields: Partial<Inbound>): Inbound => ({ channel: 'ussd', conversationId: phone, userId: phone, messageId: `m-${++ids}`, ...fields });
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
+    expect(refusals).toBe(0);
+    // The answer is lost on its way: the next dial says it, once.
+    const next = await e.handle(msg({ newSession: true }));
+    expect(next.text.split('\n').slice(0, 2)).toEqual(['Update on your last request:', 'Sent pay-1']);
+    expect(next.text.split('\n').filter((line) => line === 'Sent pay-1')).toHaveLength(1);
+  });
+
   it('a message failing (Redis refusing writes) after a payment was answered is never told to start again', async () => {
     const service = paymentsService();
     const flaky = refusingWrites(redisStore());
