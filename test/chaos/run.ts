@@ -249,6 +249,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // Every gateway request and notification of the run comes from one address (loopback), as a busy
       // gateway's would: the per-source limit is set for that traffic (README, Security).
       SOURCE_RATE_LIMIT_REQUESTS: '1000000',
+      // Its people answer a screen within a fraction of a second and start over at once, faster than anyone
+      // types, and the transport sends copies: 30 messages in 10 s (the per-user default) is within their
+      // reach, and a copy refused "too fast" is no test of the money path. The limit has its own tests
+      // (test/security/ratelimit.test.ts).
+      RATE_LIMIT_MESSAGES: '1000',
     }),
     gone: (name) => faultProxy.forget(name),
     onLine: options.productLog ? (name, line) => options.productLog!(`${name} ${line}\n`) : undefined,
