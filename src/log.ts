@@ -43,3 +43,8 @@ export function maskUserId(channel: string, id: string): string {
 
 export const logger = createLogger();
 export type { Logger };
+
+/** An error as a log field: its message (or what was thrown, as text). */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -16,9 +16,8 @@
  * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). A
  * record is dropped a minute after it was last written or read ({@link ENDED_KEPT_MS} once its flow ended), by
  * a purge of what expired every {@link PURGE_EVERY_MS} (so what expired goes then, not when newer records push
- * it out), and at most
- * {@link RECORDS_KEPT} are kept: the cache holds the conversations of the last minute (and up to five seconds
- * more), and an idle process none. One timer for the cache, not lru-cache's `ttlAutopurge` (a timer per record,
+ * it out), and at most {@link RECORDS_KEPT} are kept: the cache holds the conversations of the last minute (and
+ * up to five seconds more), and an idle process none. One timer for the cache, not lru-cache's `ttlAutopurge` (a timer per record,
  * cleared and set again on every write: two timers a USSD hop, with this and the adapter's session numbers).
  */
 import { LRUCache } from 'lru-cache';

@@ -28,7 +28,7 @@
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
 import type { Lang, UserProfile } from '../../flows/types.js';
-import type { Logger } from '../log.js';
+import { errorMessage, type Logger } from '../log.js';
 import { logged, userOfAddress } from './address.js';
 import type { Answers } from './answers.js';
 import { keys } from './keys.js';
@@ -37,6 +37,7 @@ import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from './records.js';
 import { randomId } from './random-id.js';
+import { pauseAfter, rideOut, STORE_TRIES } from './ride-out.js';
 import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
 import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from './types.js';
 import { within } from '../within.js';
@@ -112,11 +113,6 @@ interface LocalRun {
 const CAS_ATTEMPTS = 5;
 /** Attempts to write a run's outcome when other writes keep coming between (waiters, "processing" marks). */
 const SETTLE_ATTEMPTS = 8;
-/**
- * Tries of a run's write when the store fails, 100 ms doubling between (1.5 s in all): a dropped connection
- * is ridden out; a longer outage fails the run (after a money-moving call: left to be taken over).
- */
-const WRITE_TRIES = 5;
 /** How often a delivery waiting for a run in another process reads the record. */
 const POLL_MS = 50;
 /** How long past its deadline a delivery waits for an outcome this process is writing. */
@@ -132,7 +128,6 @@ const UNKNOWN_READ_EVERY_MS = 1_000;
 const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 
 const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
-const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
@@ -162,7 +157,7 @@ export class Runner {
    * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
    */
   private async release(key: string, token: string, unlist = false): Promise<void> {
-    await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorName(error) }, 'engine: lease not released'));
+    await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
   }
 
   /** Starts a run in this process. */
@@ -209,7 +204,7 @@ export class Runner {
         stored = read;
       }
     } catch (error) {
-      logger.error({ ...logged(waiter.participant), err: errorName(error) }, 'engine: a delivery waiting for a run failed; answered processing');
+      logger.error({ ...logged(waiter.participant), err: errorMessage(error) }, 'engine: a delivery waiting for a run failed; answered processing');
       const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)), waiter.notes);
       return { prompt, state: waiter.after?.(prompt) };
     }
@@ -263,7 +258,7 @@ export class Runner {
         await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
       }
     } catch (error) {
-      this.o.logger.warn({ err: errorName(error) }, 'engine: sweep for runs to take over failed');
+      this.o.logger.warn({ err: errorMessage(error) }, 'engine: sweep for runs to take over failed');
     }
   }
 
@@ -310,7 +305,7 @@ export class Runner {
         stored = read;
       }
     } catch (error) {
-      this.o.logger.warn({ ...logged(waiter.participant), err: errorName(error) }, 'engine: the channel state of an answer was not kept');
+      this.o.logger.warn({ ...logged(waiter.participant), err: errorMessage(error) }, 'engine: the channel state of an answer was not kept');
     }
     return { prompt, state };
   }
@@ -399,7 +394,7 @@ export class Runner {
       }
       return undefined;
     } catch (error) {
-      logger.warn({ ...logged(participant), err: errorName(error) }, 'engine: a run could not be taken over; a later sweep tries again');
+      logger.warn({ ...logged(participant), err: errorMessage(error) }, 'engine: a run could not be taken over; a later sweep tries again');
       return undefined;
     } finally {
       if (!this.runs.has(key) || this.runs.get(key)?.token !== token) await this.release(key, token, unlist);
@@ -426,7 +421,7 @@ export class Runner {
     const renewal = setInterval(() => {
       renew().then(
         (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
-        (error: unknown) => logger.warn({ ...log, err: errorName(error) }, 'engine: a run could not renew its lease'),
+        (error: unknown) => logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
       );
     }, this.o.leaseMs / 3);
     renewal.unref();
@@ -484,15 +479,15 @@ export class Runner {
       written();
       for (const end of ended) this.o.onFlowEnd?.(end);
       for (const move of moves) this.o.onTransition?.(move);
-      await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorName(error) }, 'engine: profile not saved'));
+      await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'));
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
         // the same key when the lease (no longer renewed) expires and a sweep takes the run over.
-        logger.error({ ...log, err: errorName(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
+        logger.error({ ...log, err: errorMessage(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
       } else {
-        logger.error({ ...log, err: errorName(error) }, 'engine: a run failed');
+        logger.error({ ...log, err: errorMessage(error) }, 'engine: a run failed');
         if (await this.fail(key, token, current, session, participant, starter)) {
           this.o.onTransition?.(transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), { end: 'error' }));
         }
@@ -528,9 +523,10 @@ export class Runner {
         if (!read) return null;
         stored = read;
       } catch (error) {
-        // A blip of the store (a dropped connection) is waited out briefly; a longer outage fails the run.
-        if (++failures === WRITE_TRIES) throw error;
-        await sleep(100 * 2 ** (failures - 1));
+        // A blip of the store (a dropped connection) is ridden out (ride-out.ts, over the whole write); a longer
+        // outage fails the run (after a money-moving call: left to be taken over).
+        if (++failures === STORE_TRIES) throw error;
+        await pauseAfter(failures);
       }
     }
     return null;
@@ -586,7 +582,7 @@ export class Runner {
       return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
-      this.o.logger.error({ ...log, err: errorName(error) }, 'engine: a failed run could not end its flow');
+      this.o.logger.error({ ...log, err: errorMessage(error) }, 'engine: a failed run could not end its flow');
       return false;
     }
   }
@@ -600,28 +596,23 @@ export class Runner {
       if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt);
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
-      this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: late outcome not delivered');
+      this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: late outcome not delivered');
     }
   }
 
   /**
    * A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note).
-   * A store that fails is tried again as a run's writes are ({@link WRITE_TRIES}: a dropped connection is ridden
-   * out); false when it was not kept (deliverLate tries once more after the outcome is written).
+   * A dropped connection is ridden out (ride-out.ts); false when it was not kept (deliverLate tries once more
+   * after the outcome is written).
    */
   private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<boolean> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
-    for (let failures = 0; ; ) {
-      try {
-        await addPending(this.o.store, address, prompt.text, { interim: true });
-        return true;
-      } catch (error) {
-        if (++failures === WRITE_TRIES) {
-          this.o.logger.error({ ...logged(address), err: errorName(error) }, 'engine: outcome not kept for the next dial');
-          return false;
-        }
-        await sleep(100 * 2 ** (failures - 1));
-      }
+    try {
+      await rideOut(() => addPending(this.o.store, address, prompt.text, { interim: true }));
+      return true;
+    } catch (error) {
+      this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: outcome not kept for the next dial');
+      return false;
     }
   }
 }

@@ -14,7 +14,7 @@
  * At most one read and one write a message (none read mid-flow when the record is kept here).
  */
 import type { FlowEvent, Lang, UserProfile } from '../../flows/types.js';
-import type { Logger } from '../log.js';
+import { errorMessage, type Logger } from '../log.js';
 import { logged } from './address.js';
 import type { Answers } from './answers.js';
 import { keys } from './keys.js';
@@ -22,6 +22,7 @@ import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, typ
 import type { AccessPolicy } from './policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
+import { rideOut } from './ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
@@ -62,18 +63,10 @@ class RunUnknown extends Error {
     readonly session: Session,
     cause: unknown,
   ) {
-    super(`a run may have started: ${errorName(cause)}`);
+    super(`a run may have started: ${errorMessage(cause)}`);
   }
 }
 
-const errorName = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/**
- * Reads of the record after the write that starts a run failed, 100 ms doubling between (1.5 s in all, inside
- * every channel's deadline): a Redis connection dropped and made again is ridden out, and the delivery gets
- * the truth rather than "processing".
- */
-const READ_BACK_TRIES = 5;
 
 /** A step lost its compare-and-set to another message: read again and redo it. */
 const CONFLICT = Symbol('conflict');
@@ -141,7 +134,7 @@ export function createTurn(o: TurnOptions) {
       if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
       if (seen) await dropSeen(store, inbound);
     } catch (error) {
-      logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: profile or shown outcomes not saved');
+      logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: profile or shown outcomes not saved');
     }
   }
 
@@ -214,7 +207,8 @@ export function createTurn(o: TurnOptions) {
    * The write that starts a run (its lease taken in the same step). A failure may come after Redis applied it
    * (the connection dropped with the answer on its way): then the run is recorded, its lease is this process's,
    * and a sweep would take it over once the lease expires, so the delivery must not be told to start again.
-   * The record is read to tell, a dropped connection ridden out ({@link READ_BACK_TRIES}). Holding this run's
+   * The record is read to tell, a dropped connection ridden out (ride-out.ts: the delivery gets the truth rather
+   * than "processing"). Holding this run's
    * id, the write landed: the run starts here. Otherwise it did not and never will (a command ioredis gave up
    * on is not sent again): when another write came between (a copy of this message may have started the run),
    * the step is redone on the record as it is now (a conflict), and only on a record left as it was does the
@@ -226,21 +220,15 @@ export function createTurn(o: TurnOptions) {
     try {
       return await records.write(key, next, expected, runner.take(key, token));
     } catch (error) {
-      let read: Stored | null | undefined;
-      for (let tried = 0; read === undefined; tried++) {
-        try {
-          read = await records.read(key);
-        } catch {
-          if (tried + 1 < READ_BACK_TRIES) {
-            await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tried));
-            continue;
-          }
-          runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
-          throw new RunUnknown(session, error);
-        }
+      let read: Stored | null;
+      try {
+        read = await rideOut(() => records.read(key));
+      } catch {
+        runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
+        throw new RunUnknown(session, error);
       }
       if (read?.record.run?.id === token) {
-        logger.warn({ ...who(inbound), err: errorName(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
+        logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
         return read;
       }
       if ((read?.version ?? null) !== expected) return null;
@@ -325,7 +313,7 @@ export function createTurn(o: TurnOptions) {
       const prompt = answers.notice('common.busy', known?.profile?.lang ?? 'en', false);
       return { prompt, state: after ? after(prompt) : (undefined as S) };
     } catch (error) {
-      logger.error({ ...logged(participant), err: errorName(error) }, 'engine: message failed');
+      logger.error({ ...logged(participant), err: errorMessage(error) }, 'engine: message failed');
       if (!after) throw error;
       const lang = known?.profile?.lang ?? 'en';
       const latest = known?.ledger.at(-1)?.[1];

@@ -447,15 +447,24 @@ describe('after money was sent, never "start again"', () => {
 });
 
 describe('the write that starts a run, its answer lost', () => {
-  /** `base` whose next write that takes a lease lands and then fails, as when the connection drops with its answer on the way. */
+  /**
+   * `base` whose next write that takes a lease fails with the connection: after it landed (`lose`, its answer
+   * lost on the way) or before (`drop`, it never reached Redis).
+   */
   function losingAnswer(base: SessionStore) {
     const wrapper = overriding(base, {
       lose: false,
+      drop: false,
       /** Reads that fail next (the connection still down when the record is read to tell). */
       blind: 0,
       async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
+        const taking = lease !== undefined && 'take' in lease;
+        if (wrapper.drop && taking) {
+          wrapper.drop = false;
+          throw new Error('Connection is closed.');
+        }
         const version = await base.set(key, snapshot, expected, ttl, lease);
-        if (wrapper.lose && lease && 'take' in lease) {
+        if (wrapper.lose && taking) {
           wrapper.lose = false;
           throw new Error('Connection is closed.');
         }
@@ -501,31 +510,13 @@ describe('the write that starts a run, its answer lost', () => {
 
   it('the record unreadable and the write found later not to have landed: "we are still working on it", then told late that nothing was sent', async () => {
     const service = paymentsService();
-    const base = redisStore();
-    let drop = false;
-    let blind = 0;
-    const store = overriding(base, {
-      async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
-        if (drop && lease && 'take' in lease) {
-          drop = false;
-          throw new Error('Connection is closed.');
-        }
-        return base.set(key, snapshot, expected, ttl, lease);
-      },
-      async get(key: string) {
-        if (blind > 0) {
-          blind -= 1;
-          throw new Error('Connection is closed.');
-        }
-        return base.get(key);
-      },
-    });
+    const store = losingAnswer(redisStore());
     const told: Prompt[] = [];
     const e = engine(store, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    drop = true;
-    blind = 5; // every read back fails; the runner's first read a second later succeeds
+    store.drop = true;
+    store.blind = 5; // every read back fails; the runner's first read a second later succeeds
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
     await until(() => told.length > 0, 'the late word that nothing was sent');
     expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
