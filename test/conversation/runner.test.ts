@@ -493,31 +493,33 @@ describe('the write that starts a run, its answer lost', () => {
     expect(service.calls).toHaveLength(1);
   });
 
-  it('the record unreadable too: "we are still working on it", and the run recorded is taken over, pays once and is told', async () => {
+  /**
+   * A payment confirmed while the write that starts its run fails with the connection (`lose`: after it landed;
+   * `drop`: before) and every read back fails too; a second later the record reads again.
+   */
+  async function confirmedUnreadable(failure: 'lose' | 'drop') {
     const service = paymentsService();
     const store = losingAnswer(redisStore());
     const told: Prompt[] = [];
     const e = engine(store, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    store.lose = true;
-    store.blind = 5; // every read back fails
-    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    store[failure] = true;
+    store.blind = 5;
+    return { service, told, answer: await e.handle(msg({ choice: 'yes' })) };
+  }
+
+  it('the record unreadable too: "we are still working on it", and the run recorded is taken over, pays once and is told', async () => {
+    const { service, told, answer } = await confirmedUnreadable('lose');
+    expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
     await until(() => told.length > 0, 'the run taken over once its lease expired');
     expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
     expect(service.calls).toHaveLength(1);
   });
 
   it('the record unreadable and the write found later not to have landed: "we are still working on it", then told late that nothing was sent', async () => {
-    const service = paymentsService();
-    const store = losingAnswer(redisStore());
-    const told: Prompt[] = [];
-    const e = engine(store, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
-    const msg = chat();
-    await e.handle(msg({ start: 'pay' }));
-    store.drop = true;
-    store.blind = 5; // every read back fails; the runner's first read a second later succeeds
-    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    const { service, told, answer } = await confirmedUnreadable('drop');
+    expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
     await until(() => told.length > 0, 'the late word that nothing was sent');
     expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
     await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
