@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { provideServices } from '../../flows/actors.js';
 import { flows as registeredFlows } from '../../flows/index.js';
 import type { FlowServices } from '../../flows/services.js';
-import type { FlowId, FlowInput, FlowModule } from '../../flows/types.js';
+import type { FlowId, FlowModule } from '../../flows/types.js';
 import type { Logger } from '../log.js';
 import { chatOf } from './address.js';
 import { createAnswers } from './answers.js';
@@ -110,19 +110,24 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       expiresAt: now() + options.sessionTtlSeconds * 1000,
       channel: participant.channel,
       at: now(),
-      input: (runId, profile): FlowInput => ({
-        runId,
-        channel: participant.channel,
-        chat: chatOf(participant),
-        userId: participant.userId,
-        userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
-        requirePin: participant.channel === 'ussd',
-        defaultCountry: options.defaultCountry,
-        currencies: options.currencies,
-        profile,
-        allowedFlows,
-      }),
+      input: flowInput(participant, allowedFlows),
     };
+  }
+
+  /** The FlowInput of a flow the participant starts (a function made without a name: see adapters/ussd/hop.ts show). */
+  function flowInput(participant: Participant & Pick<Inbound, 'phoneNumber'>, allowedFlows: FlowId[]): StepContext['input'] {
+    return (runId, profile) => ({
+      runId,
+      channel: participant.channel,
+      chat: chatOf(participant),
+      userId: participant.userId,
+      userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
+      requirePin: participant.channel === 'ussd',
+      defaultCountry: options.defaultCountry,
+      currencies: options.currencies,
+      profile,
+      allowedFlows,
+    });
   }
 
   const runner = new Runner({

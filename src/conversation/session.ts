@@ -163,6 +163,9 @@ interface PromiseLogic {
 /** The signal a service call gets: the engine never aborts one (a call is settled or taken over, never cancelled). */
 const NEVER_ABORTED = new AbortController().signal;
 
+/** A service call's `emit`: our services emit nothing. */
+const NO_EMIT = () => {};
+
 /** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
 const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
 
@@ -284,7 +287,7 @@ export class FlowRuntime {
     const logic = (child as unknown as { logic: PromiseLogic }).logic;
     const input = (child.getSnapshot() as { input?: unknown }).input;
     try {
-      const output = await logic.config({ input, self: child, system: child.system, signal: NEVER_ABORTED, emit: () => {} });
+      const output = await logic.config({ input, self: child, system: child.system, signal: NEVER_ABORTED, emit: NO_EMIT });
       return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
     } catch (error) {
       if (error instanceof NotCalled) throw error;

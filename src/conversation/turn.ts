@@ -88,14 +88,10 @@ export function createTurn(o: TurnOptions) {
   /** The pure step for this message, or `resume` while a run is out (messages wait for its outcome). */
   function plan(inbound: Inbound, record: ConversationRecord, profile: UserProfile, ctx: StepContext): Step | 'resume' {
     const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
-    const left = (s: Session) => {
-      base.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
-      base.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
-    };
     if (record.run) return 'resume';
     let session = record.session;
     if (session && session.expiresAt <= o.now()) {
-      if (!session.ended) left(session);
+      if (!session.ended) left(session, base, ctx);
       const startsOver = inbound.newSession || inbound.start !== undefined || inbound.nav === 'home';
       if (!session.ended && !startsOver) base.notes.push({ key: 'common.expired' });
       session = undefined;
@@ -105,13 +101,19 @@ export function createTurn(o: TurnOptions) {
     // Taken up from a session that was dropped: where the flow is, untouched (its outcome, once it ended).
     if (inbound.resume && session) return { ...base, session };
     const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
-    if (live && leaving) left(live);
+    if (live && leaving) left(live, base, ctx);
     if (inbound.start) return runtime.start(inbound.start, base, ctx);
     if (live && inbound.nav === 'cancel') {
       return { ...base, session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt } };
     }
     if (!live || leaving) return runtime.start('menu', base, ctx);
     return runtime.send(live, eventOf(inbound), base, ctx);
+  }
+
+  /** The step leaves the flow run of `s` unfinished: counted abandoned where it is. */
+  function left(s: Session, step: Omit<Step, 'session'>, ctx: StepContext): void {
+    step.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
+    step.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
   }
 
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
@@ -156,12 +158,11 @@ export function createTurn(o: TurnOptions) {
     }
     const ctx = o.context(inbound);
     const planned = plan(inbound, record, profile, ctx);
-    const waiter = (lang: Lang, notes: string[]): Waiter => ({ key, participant: inbound, id, lang, notes, after });
     if (planned === 'resume') {
       // A run is out: this delivery waits for its outcome, listed as pending first so a copy of it waits too.
       const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, PENDING) }, stored!.version);
       if (!written) return CONFLICT;
-      return runner.wait(waiter(profile.lang, []), written) as Promise<Delivered<S>>;
+      return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
     }
     const lang = planned.profile.lang;
     const shownPending = pendingNotes(pending, lang);
@@ -197,7 +198,7 @@ export function createTurn(o: TurnOptions) {
     const leasedAt = performance.now();
     const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.session);
     if (written === null) return CONFLICT;
-    const starter = waiter(lang, notes);
+    const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
     runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
     await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
     return runner.wait(starter, written) as Promise<Delivered<S>>;
@@ -271,17 +272,16 @@ export function createTurn(o: TurnOptions) {
         const record = stored?.record ?? EMPTY;
         known = record;
         const decision = decide(record.channel as S | undefined, viewOf(record));
-        /** An answer without a write comes from a record just read: read it and decide again (not an attempt). */
-        const unproved = () => {
-          if (!guessed) return false;
-          stored = undefined;
-          attempt -= 1;
-          return true;
-        };
+        // An answer without a write comes only from a record just read: a kept one is read and decided on again
+        // (not an attempt).
         if (decision.kind === 'reply') {
           after = () => decision.state;
           if (!decision.changed) {
-            if (unproved()) continue;
+            if (guessed) {
+              stored = undefined;
+              attempt -= 1;
+              continue;
+            }
             return { state: decision.state };
           }
           if (!(await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))) continue;
@@ -292,7 +292,11 @@ export function createTurn(o: TurnOptions) {
         const id = deliveryId(inbound.messageId);
         const entry = answerOf(record, id);
         if (entry !== undefined) {
-          if (unproved()) continue;
+          if (guessed) {
+            stored = undefined;
+            attempt -= 1;
+            continue;
+          }
           logger.info(who(inbound), 'engine: duplicate delivery');
           if (entry !== PENDING) return { prompt: entry, state: after(entry) };
           const lang = record.profile?.lang ?? 'en';

@@ -142,6 +142,11 @@ export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0,
 
 const field = (flow: string, channel: string, step: string, counter: string): string => `${flow}|${channel}|${step}|${counter}`;
 
+/** The time counters' names, by bucket (`t0`, `t1`, ...). */
+const TIME_COUNTERS = TIME_BUCKETS_MS.map((_, i) => `t${i}`);
+
+const DAY_MS = 86_400_000;
+
 /** The bucket of a stay of `ms`. */
 export function bucketOf(ms: number): number {
   const index = TIME_BUCKETS_MS.findIndex((bound) => ms <= bound);
@@ -245,12 +250,42 @@ export function createFunnel(options: FunnelOptions): Funnel {
   const tally = options.redisUrl ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept) : memoryTally(daysKept);
 
   /** Each flow's steps in the order written, and its final ones: the only steps counted. */
-  const shapes = new Map<FlowId, { steps: string[]; finals: Set<string> }>();
+  const shapes = new Map<FlowId, { steps: string[]; counted: Set<string>; finals: Set<string> }>();
   for (const [flow, module] of inFlowOrder(options.flows ?? registeredFlows)) {
     const graph = flowGraph(module.machine);
-    shapes.set(flow, { steps: stepNames(graph), finals: finalSteps(graph) });
+    const steps = stepNames(graph);
+    shapes.set(flow, { steps, counted: new Set(steps), finals: finalSteps(graph) });
   }
-  const isStep = (flow: FlowId, step: string | undefined): step is string => step !== undefined && shapes.get(flow)!.steps.includes(step);
+  function isStep(flow: FlowId, step: string | undefined): step is string {
+    return step !== undefined && shapes.get(flow)!.counted.has(step);
+  }
+
+  /**
+   * The name of a counter (`field`), made once: a move is counted under the same few names every time, so none
+   * is built or hashed again per move (a USSD session makes seven moves). Bounded by the flows' steps.
+   */
+  const names = new Map<string, Map<string, Map<string, Map<string, string>>>>();
+  function nameOf(flow: FlowId, channel: Channel, step: string, counter: string): string {
+    let byChannel = names.get(flow);
+    if (!byChannel) names.set(flow, (byChannel = new Map()));
+    let bySteps = byChannel.get(channel);
+    if (!bySteps) byChannel.set(channel, (bySteps = new Map()));
+    let byCounter = bySteps.get(step);
+    if (!byCounter) bySteps.set(step, (byCounter = new Map()));
+    let name = byCounter.get(counter);
+    if (name === undefined) byCounter.set(counter, (name = field(flow, channel, step, counter)));
+    return name;
+  }
+
+  /** The day of the last move counted, and the times it spans: every move of a day reads it without a Date. */
+  let day = { from: 0, to: 0, name: '' };
+  function dayAt(ms: number): string {
+    if (ms < day.from || ms >= day.to) {
+      const from = Math.floor(ms / DAY_MS) * DAY_MS;
+      day = { from, to: from + DAY_MS, name: dayOf(ms) };
+    }
+    return day.name;
+  }
 
   /** Counts not written yet, per day. */
   let held = new Map<string, Map<string, number>>();
@@ -259,29 +294,30 @@ export function createFunnel(options: FunnelOptions): Funnel {
   let writing: Promise<void> = Promise.resolve();
 
   function add(day: string, name: string, n = 1): void {
-    const counts = held.get(day) ?? new Map<string, number>();
-    held.set(day, counts);
+    let counts = held.get(day);
+    if (!counts) held.set(day, (counts = new Map<string, number>()));
     counts.set(name, (counts.get(name) ?? 0) + n);
   }
 
   function count(move: FlowTransition, day: string): void {
     const { flow, channel, from, to, end } = move;
-    const at = (step: string, counter: StepCounter | `t${number}`) => add(day, field(flow, channel, step, counter));
-    if (from === undefined && isStep(flow, to)) add(day, field(flow, channel, '*', 'started'));
+    if (from === undefined && isStep(flow, to)) add(day, nameOf(flow, channel, '*', 'started'));
     if (isStep(flow, from)) {
       const leaving: StepCounter = end === 'abandoned' ? 'abandoned' : end !== undefined && FAILING.has(end) ? 'failed' : 'movedOn';
-      at(from, leaving);
-      if (leaving !== 'abandoned' && Number.isFinite(move.enteredAt)) at(from, `t${bucketOf(Math.max(0, move.at - move.enteredAt!))}`);
+      add(day, nameOf(flow, channel, from, leaving));
+      if (leaving !== 'abandoned' && Number.isFinite(move.enteredAt)) {
+        add(day, nameOf(flow, channel, from, TIME_COUNTERS[bucketOf(Math.max(0, move.at - move.enteredAt!))]!));
+      }
     }
-    if (isStep(flow, to)) at(to, 'entered');
-    if (end !== undefined) add(day, field(flow, channel, '*', end));
+    if (isStep(flow, to)) add(day, nameOf(flow, channel, to, 'entered'));
+    if (end !== undefined) add(day, nameOf(flow, channel, '*', end));
   }
 
   function record(move: FlowTransition): void {
     try {
       if (!shapes.has(move.flow) || !Object.hasOwn(CHANNEL_SET, move.channel) || !Number.isFinite(move.at)) return;
       if (move.end !== undefined && !RUN_OUTCOMES.includes(move.end)) return;
-      const day = dayOf(move.at);
+      const day = dayAt(move.at);
       if (move.end !== 'abandoned') return count(move, day);
       const check: Promise<void> = tally
         .firstLeft(move.runId)
@@ -318,7 +354,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
   async function report(query: FunnelQuery): Promise<FunnelReport> {
     await flush();
     const today = now();
-    const days = Array.from({ length: query.days }, (_, i) => dayOf(today - (query.days - 1 - i) * 86_400_000));
+    const days = Array.from({ length: query.days }, (_, i) => dayOf(today - (query.days - 1 - i) * DAY_MS));
     const hashes = await tally.read(days);
     const channels = query.channel ? [query.channel] : CHANNELS;
     const flows = [...shapes.entries()].map(([flow, shape]) => flowReport(flow, shape, days, hashes, channels));
