@@ -81,45 +81,52 @@ export function readBody(kind: BodyKind, options: BodyOptions): BodyReader {
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
     const body = source(req, encoding);
     if (!body) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${encoding}"`));
-    const failed = (err: unknown) => {
-      // What is left of the request is read and dropped, so its connection stays usable.
-      if (body.inflate) {
-        req.unpipe(body.inflate);
-        body.inflate.destroy();
-      }
-      req.resume();
-      // raw-body's errors carry a status; a zlib error (data that does not inflate) does not.
-      const status = (err as { status?: unknown }).status;
-      next(typeof status === 'number' ? err : bodyError(400, 'encoding.invalid', 'compressed body could not be inflated'));
-    };
-    const parsed = (bytes: Buffer) => {
-      if (options.verify) {
-        try {
-          options.verify(req, bytes);
-        } catch (error) {
-          const status = (error as { status?: unknown }).status;
-          return next(typeof status === 'number' ? error : bodyError(403, 'entity.verify.failed', error instanceof Error ? error.message : 'body refused'));
-        }
-      }
-      const text = UTF8.decode(bytes);
-      if (kind === 'form') {
-        req.body = Object.fromEntries(new URLSearchParams(text));
-        return next();
-      }
-      if (text.trim() === '') {
-        req.body = {};
-        return next();
-      }
-      try {
-        req.body = JSON.parse(text);
-      } catch (error) {
-        return next(bodyError(400, 'entity.parse.failed', error instanceof Error ? error.message : 'invalid JSON'));
-      }
-      next();
-    };
     // raw-body's promise, not its callback: it wraps a callback in an AsyncResource, 1.7% of a USSD hop's CPU.
-    getRawBody(body.stream, { length: body.length, limit: options.limit }).then(parsed, failed);
+    // Module functions, not closures made per request (see adapters/ussd/hop.ts show).
+    getRawBody(body.stream, { length: body.length, limit: options.limit }).then(
+      (bytes) => parsed(req, bytes, kind, options, next),
+      (err: unknown) => failed(req, body, err, next),
+    );
   };
+}
+
+/** The body read: verified (options.verify) and parsed into `req.body`. */
+function parsed(req: IncomingMessage & { body?: unknown }, bytes: Buffer, kind: BodyKind, options: BodyOptions, next: (err?: unknown) => void): void {
+  if (options.verify) {
+    try {
+      options.verify(req, bytes);
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      return next(typeof status === 'number' ? error : bodyError(403, 'entity.verify.failed', error instanceof Error ? error.message : 'body refused'));
+    }
+  }
+  const text = UTF8.decode(bytes);
+  if (kind === 'form') {
+    req.body = Object.fromEntries(new URLSearchParams(text));
+    return next();
+  }
+  if (text.trim() === '') {
+    req.body = {};
+    return next();
+  }
+  try {
+    req.body = JSON.parse(text);
+  } catch (error) {
+    return next(bodyError(400, 'entity.parse.failed', error instanceof Error ? error.message : 'invalid JSON'));
+  }
+  next();
+}
+
+/** The body could not be read: what is left of the request is read and dropped, so its connection stays usable. */
+function failed(req: IncomingMessage, body: { inflate?: Transform }, err: unknown, next: (err?: unknown) => void): void {
+  if (body.inflate) {
+    req.unpipe(body.inflate);
+    body.inflate.destroy();
+  }
+  req.resume();
+  // raw-body's errors carry a status; a zlib error (data that does not inflate) does not.
+  const status = (err as { status?: unknown }).status;
+  next(typeof status === 'number' ? err : bodyError(400, 'encoding.invalid', 'compressed body could not be inflated'));
 }
 
 /**

@@ -113,22 +113,43 @@ export class DirectRoutes {
     return (req, res) => {
       const route = this.route(req);
       if (!route) return fallback(req, res);
-      const fail = (err: unknown) => route.onError(err, req, res);
-      const before = this.before;
-      let at = 0;
-      const next: Next = (err) => {
-        if (err !== undefined) return fail(err);
-        const handler = at < before.length ? before[at] : route.handlers[at - before.length];
-        at++;
-        if (!handler) return;
-        try {
-          const result = handler(req, res, next);
-          if (result instanceof Promise) result.catch(fail);
-        } catch (error) {
-          fail(error);
-        }
-      };
-      next();
+      new Chain(this.before, route, req, res).next();
     };
+  }
+}
+
+/**
+ * One request through its handlers, one after another as each calls `next`; a failure (thrown, rejected, or
+ * passed to `next`) goes to the route's onError. A class, not closures made per request (see
+ * adapters/ussd/hop.ts show): its `next` is bound once.
+ */
+class Chain {
+  private at = 0;
+  private readonly step: Next = this.next.bind(this);
+  private readonly fail = this.failed.bind(this);
+
+  constructor(
+    private readonly before: DirectHandler[],
+    private readonly route: Route,
+    private readonly req: DirectRequest,
+    private readonly res: ServerResponse,
+  ) {}
+
+  next(err?: unknown): void {
+    if (err !== undefined) return this.failed(err);
+    const { before, route } = this;
+    const handler = this.at < before.length ? before[this.at] : route.handlers[this.at - before.length];
+    this.at++;
+    if (!handler) return;
+    try {
+      const result = handler(this.req, this.res, this.step);
+      if (result instanceof Promise) result.catch(this.fail);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  private failed(err: unknown): void {
+    this.route.onError(err, this.req, this.res);
   }
 }
