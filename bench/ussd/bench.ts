@@ -2,7 +2,7 @@
  * USSD benchmark: our engine + USSD adapter against ussd-menu-builder (the peer) and a GET+SET floor, each
  * in its own process on the same Redis, driven by autocannon over localhost with 50 connections. Every
  * connection walks whole sessions (5 requests: dial, 1, phone, amount, PIN) with a fresh session id each
- * time. A warm-up, then the three interleaved for three rounds; medians reported.
+ * time. A warm-up, then the three interleaved for five rounds of 8 s; medians reported.
  */
 import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
@@ -242,12 +242,21 @@ export interface UssdResult {
 
 const FINALS_CHECKED = 50;
 
+/**
+ * Interleaved rounds per server, and their length. This machine's speed moves by 10 to 30% from one round to
+ * the next (each server's CPU a request with it): five rounds of 8 s, whose medians one slow stretch does not
+ * move, where three of 10 s let two slow rounds of one server decide its figures.
+ */
+const ROUNDS = 5;
+const ROUND_SECONDS = 8;
+
 export async function runUssdBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<UssdResult> {
   const kinds: Kind[] = ['ours', 'peer', 'floor'];
   const paths: Record<Kind, string> = { ours: '/ussd/africastalking', peer: '/ussd', floor: '/ussd' };
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const servers = new Map<Kind, { url: string; child: ChildProcess }>();
-  const seconds = quick ? 1 : 10;
+  const seconds = quick ? 1 : ROUND_SECONDS;
+  const rounds = quick ? 3 : ROUNDS;
   try {
     await cleanUp(redis, KEY_PREFIX);
     // Started together (tsx compiles each on start); each then serves alone in its own process.
@@ -255,7 +264,7 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
     kinds.forEach((kind, i) => servers.set(kind, started[i]!));
     for (const kind of kinds) await drive(kind, servers.get(kind)!.url, paths[kind], quick ? 1 : 3); // warm-up
     const rounds: UssdRound[] = [];
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const kind of kinds) {
         const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds, redis);
         log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req (Redis ${r.redisCpuUsPerReq} us), finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
