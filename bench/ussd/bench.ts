@@ -256,7 +256,7 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const servers = new Map<Kind, { url: string; child: ChildProcess }>();
   const seconds = quick ? 1 : ROUND_SECONDS;
-  const rounds = quick ? 3 : ROUNDS;
+  const roundCount = quick ? 3 : ROUNDS;
   try {
     await cleanUp(redis, KEY_PREFIX);
     // Started together (tsx compiles each on start); each then serves alone in its own process.
@@ -264,7 +264,7 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
     kinds.forEach((kind, i) => servers.set(kind, started[i]!));
     for (const kind of kinds) await drive(kind, servers.get(kind)!.url, paths[kind], quick ? 1 : 3); // warm-up
     const rounds: UssdRound[] = [];
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < roundCount; round++) {
       for (const kind of kinds) {
         const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds, redis);
         log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req (Redis ${r.redisCpuUsPerReq} us), finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
