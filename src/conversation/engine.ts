@@ -130,13 +130,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     });
   }
 
+  const deadlineOf = (channel: Channel) => options.deadlineMs[channel] ?? DEFAULT_DEADLINE_MS;
   const runner = new Runner({
     store,
     records,
     runtime,
     answers,
     context,
-    deadlineOf: (channel) => options.deadlineMs[channel] ?? DEFAULT_DEADLINE_MS,
+    deadlineOf,
     leaseMs: options.runLeaseMs ?? RUN_LEASE_MS,
     sweepEveryMs: options.sweepEveryMs ?? SWEEP_EVERY_MS,
     onLateOutcome: options.onLateOutcome,
@@ -145,7 +146,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     now,
     logger,
   });
-  const deliver = createTurn({ store, records, runtime, answers, runner, policy, context, onFlowEnd: options.onFlowEnd, onTransition: options.onTransition, now, logger });
+  const deliver = createTurn({ store, records, runtime, answers, runner, policy, context, deadlineOf, onFlowEnd: options.onFlowEnd, onTransition: options.onTransition, now, logger });
 
   return {
     async handle(inbound: Inbound): Promise<Prompt> {

@@ -90,7 +90,7 @@ export interface RunStart {
   token: string;
   /** When the lease was asked for (performance.now(), before the command went out): it lasts leaseMs from then at least. */
   leasedAt: number;
-  /** The busy session to run (live: a step into a secret state is run from memory, never stored). */
+  /** The busy session to run (live: a secret state reached by a call is run from memory, never stored). */
   session: Session;
   /** The record as written with the run's id. */
   stored: Stored;
@@ -385,9 +385,10 @@ export class Runner {
         if (!written) continue;
         const stored = this.o.runtime.restore(record.session);
         logger.warn({ ...logged(participant), step: stepName(stored) }, 'engine: took over a run whose holder stopped renewing its lease');
-        // Nothing busy stored: the run was a step that holds a secret (a PIN check), never stored, so it
-        // cannot be repeated. No money call was made under it (the state of one is stored before its call, and
-        // that write fails once this run's id replaced the holder's), so the flow ends saying so.
+        // Nothing busy stored: a run recorded around a PIN check by an engine before this one (a rolling
+        // deploy; this one checks PINs before it records a run, turn.ts checkSecrets). The check cannot be
+        // repeated, and no money call was made under it (the state of one is stored before its call, and that
+        // write fails once this run's id replaced the holder's), so the flow ends saying so.
         const session = isBusy(stored) ? record.session : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
         this.begin({ key, participant, token, leasedAt, session, stored: written });
         return this.runs.get(key);

@@ -6,7 +6,8 @@
  *    turn), or a message for the flow.
  * 3. The ledger: a delivery it holds gets its answer again, or waits for the run it is pending on.
  * 4. A new delivery: one pure step of the flow (session.ts: start a flow, or send it ONE event), written with
- *    its ledger entry and the channel's state in one compare-and-set (on conflict: read, redo the step).
+ *    its ledger entry and the channel's state in one compare-and-set (on conflict: read, redo the step). A step
+ *    into a PIN check runs the check first (checkSecrets), and the step after it is the one written.
  * 5. A step into a busy state (a service call) is written with a run id, its lease taken in the same atomic
  *    write, and handed to the runner (runner.ts); the delivery waits for its outcome up to the channel's
  *    deadline. A delivery arriving while a run is out is written as pending and waits for it too.
@@ -23,10 +24,11 @@ import type { AccessPolicy } from './policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { rideOut } from './ride-out.js';
+import { within } from '../within.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
-import type { ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
+import type { Channel, ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -40,6 +42,8 @@ export interface TurnOptions {
   onFlowEnd?: (end: FlowEnd) => void;
   /** Told of each move of a flow run between steps once it is stored (EngineOptions.onTransition). */
   onTransition?: (transition: FlowTransition) => void;
+  /** Per channel, how long a delivery waits before it is answered without its outcome (a secret check's here). */
+  deadlineOf(channel: Channel): number;
   /** Clock in milliseconds (session expiry). */
   now: () => number;
   logger: Logger;
@@ -116,6 +120,28 @@ export function createTurn(o: TurnOptions) {
     step.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
   }
 
+  /**
+   * The step after the secret checks it leads into. A state tagged `secret` (a PIN check) is never stored: its
+   * invoke's input holds the secret. Its check is our own (a PIN against our own store: nothing reaches the
+   * service, nothing needs repeating), so it runs here, before anything is written, and the step is written as
+   * it ends: the screen of a refused PIN, or the next busy state with the run it starts, in one write. A process
+   * dying meanwhile leaves the flow at the PIN (a dial offers to take it up), nothing recorded and nothing sent.
+   * A copy of the message racing this one checks its PIN too (a try counted twice, never less), and one of the
+   * two writes wins. A check still out at the channel's deadline: undefined, and its answer is dropped.
+   */
+  async function checkSecrets(inbound: Inbound, planned: Step, ctx: StepContext): Promise<Step | undefined> {
+    let step = planned;
+    const until = performance.now() + o.deadlineOf(inbound.channel);
+    for (let snapshot = runtime.restore(step.session); isBusy(snapshot) && snapshot.hasTag('secret'); snapshot = runtime.restore(step.session)) {
+      const invocation = runtime.invocation(snapshot);
+      if (!invocation) throw new Error(`flow ${step.session.flow} is busy in ${stepName(snapshot)} with no service call`);
+      const outcome = await within(runtime.call(invocation), until - performance.now());
+      if (!outcome) return undefined;
+      step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
+    }
+    return step;
+  }
+
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
     const texts = storedNotes(pending?.snapshot).map((note) => note.text);
@@ -157,12 +183,19 @@ export function createTurn(o: TurnOptions) {
       return { prompt, state: after(prompt) };
     }
     const ctx = o.context(inbound);
-    const planned = plan(inbound, record, profile, ctx);
-    if (planned === 'resume') {
+    const stepped = plan(inbound, record, profile, ctx);
+    if (stepped === 'resume') {
       // A run is out: this delivery waits for its outcome, listed as pending first so a copy of it waits too.
       const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, PENDING) }, stored!.version);
       if (!written) return CONFLICT;
       return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
+    }
+    const planned = await checkSecrets(inbound, stepped, ctx);
+    if (!planned) {
+      // The check took longer than the channel waits: its answer is dropped, so nothing follows from it.
+      logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
+      const prompt = answers.notice('common.runFailed', profile.lang, true);
+      return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
     const shownPending = pendingNotes(pending, lang);
@@ -180,13 +213,9 @@ export function createTurn(o: TurnOptions) {
       await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
       return { prompt, state };
     }
-    // A step into a state tagged `secret` (a PIN check) is not stored: the invoke's input holds the secret. The
-    // stored flow stays where it was (the run's id still holds the conversation) and the check runs from
-    // memory; a restart meanwhile asks for the PIN again.
-    const holdsSecret = runtime.restore(planned.session).hasTag('secret');
     const token = runner.newToken();
     const next: ConversationRecord = {
-      ...(holdsSecret ? (record.session ? { session: record.session } : {}) : { session: planned.session }),
+      session: planned.session,
       ledger: withAnswer(record.ledger, id, PENDING),
       ...(record.channel !== undefined ? { channel: record.channel } : {}),
       profile: planned.profile,

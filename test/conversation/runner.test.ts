@@ -390,27 +390,43 @@ describe('after money was sent, never "start again"', () => {
     expect(service.calls).toHaveLength(0);
   });
 
-  it('a run taken over in a step that holds a secret (a PIN check, never stored) ends saying nothing was sent, and the user is told so', async () => {
+  it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();
+    const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    pinChecks.push(() => checking.promise);
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    const before = await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`);
+    expect((await e.handle(msg({ text: '1234' }))).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
+    expect(await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`)).toBe(before);
+    checking.open(); // the check answers late: its answer is dropped
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(service.calls).toHaveLength(0);
+    // The flow is where it was: the PIN again pays, once.
+    expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
+  it('a process dying during a PIN check leaves the flow at the PIN: nothing recorded, and another process pays once on the next PIN', async () => {
+    const service = paymentsService();
+    const checking = gate<void>();
+    const slow = { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 }, flows: { menu: menuFlow, pay: pinFlow } };
     const dies = dyingStore(redisStore());
-    const first = engine(dies, service.services, { live: false, flows: { menu: menuFlow, pay: pinFlow } });
-    const told: Prompt[] = [];
-    engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const first = engine(dies, service.services, { ...slow, live: false });
+    const second = engine(redisStore(), service.services, slow);
     pinChecks.push(() => checking.promise);
     const msg = chat();
     await first.handle(msg({ start: 'pay' }));
-    expect((await first.handle(msg({ text: '1234' }))).text).toMatch(/still working on it/);
+    const dying = first.handle(msg({ text: '1234' })); // its check is held: the process dies with it out
+    await until(() => pinChecks.length === 0, 'the check started');
     dies.die();
-    void first.stop();
-    await until(() => told.length > 0, 'the notice from the process that took the run over');
-    expect(told).toEqual([{ text: 'We were interrupted before your PIN was checked. Nothing was sent; please start again.', final: true }]);
-    checking.open(); // the dead process's check "returns": it pays nothing
+    expect(await raw.redis.keys(`${deployment}lease:*`)).toEqual([]);
+    expect((await second.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
+    checking.open(); // the dead process's check "returns": its write loses to the second's, it pays nothing
+    await dying.catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(service.calls).toHaveLength(0);
-    // The next message starts over.
-    const next = await engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } }).handle(msg({ text: 'hello' }));
-    expect(next.text).not.toMatch(/PIN/);
+    expect(service.calls).toHaveLength(1);
   });
 
   it('Redis refusing the write right after the service accepted the payment: "being confirmed", and a later message pays nothing again', async () => {
