@@ -228,7 +228,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     addressOf: (req) => direct.ip(req),
     logger,
   });
-  app.use(['/ussd', '/notifications/momo', '/whatsapp/webhook'], sourceLimit);
+  app.use(['/ussd', '/whatsapp/webhook'], sourceLimit);
   direct.use(sourceLimit);
   closers.push(() => sourceLimit.close());
 
@@ -298,7 +298,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     notifiers.whatsapp = whatsapp.notifier;
   }
 
-  notifications.addRoutes(app);
+  notifications.addRoutes(direct);
   notifications.start();
   approvals.start();
   payouts.start();

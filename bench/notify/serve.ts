@@ -15,8 +15,10 @@
  * bare: an express route that only answers 200.
  */
 import express from 'express';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { keys } from '../../src/conversation/keys.js';
 import { userOfAddress } from '../../src/conversation/address.js';
 import { RedisStore } from '../../src/conversation/redis-store.js';
@@ -32,13 +34,17 @@ import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedis
 
 const kind = process.argv[2];
 const app = express();
+/** Ours serves its routes in front of the app, as src/app.ts does (`direct.serve(app)`). */
+const direct = new DirectRoutes();
 let notified = 0;
 let received = 0;
 let closing: () => Promise<void> = async () => undefined;
-app.use('/notifications/momo', (_req, _res, next) => {
+const count = (_req: unknown, _res: unknown, next: () => void) => {
   received++;
   next();
-});
+};
+app.use('/notifications/momo', count);
+direct.use(count);
 
 if (kind === 'ours' || kind === 'ours-memory') {
   const redisUrl = kind === 'ours' ? notifyRedisUrl() : undefined;
@@ -78,7 +84,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
     logger,
   });
   notifications.start();
-  notifications.addRoutes(app);
+  notifications.addRoutes(direct);
   closing = async () => {
     await notifications.stop();
     await store.close();
@@ -97,7 +103,7 @@ app.get('/__stats', (_req, res) => {
   const cpu = process.cpuUsage();
   res.json({ received, notified, cpu: cpu.user + cpu.system });
 });
-const server = app.listen(0, '127.0.0.1', () => {
+const server = createServer(direct.serve(app)).listen(0, '127.0.0.1', () => {
   console.log(`PORT ${(server.address() as AddressInfo).port}`);
 });
 process.on('SIGTERM', () => {

@@ -1,6 +1,7 @@
 /**
  * POST routes served on Node's own request and response objects, in front of express: the USSD gateways'
- * callbacks and reports, the product's hottest path (every hop of every USSD session). Express gives each
+ * callbacks and reports, the product's hottest path (every hop of every USSD session), and the service's
+ * notifications (every delivery of its webhooks). Express gives each
  * request and response its own prototypes (Object.setPrototypeOf), and Node's HTTP and stream code then runs
  * slower on them: the same route, reading the same form with the same body reader, cost about 3 times the
  * CPU a request through express as on Node's own objects (`npx tsx bench/profile/layers.ts`, `http` against

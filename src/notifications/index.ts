@@ -6,10 +6,10 @@
  * channel notifier. Beside it, the follow-up queue checks every intent's outcome a few minutes later
  * (follow-up.ts) and tells what it reads through the same dispatcher.
  */
-import type { Express } from 'express';
 import type { MadeRecords } from '../conversation/made.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
+import type { DirectRoutes } from '../http/direct-routes.js';
 import type { Logger } from '../log.js';
 import type { MomoClient } from '../momo/index.js';
 import { createLimiter, tickBatcher } from './batch.js';
@@ -124,9 +124,9 @@ export function createNotifications(options: NotificationsOptions) {
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);
   const enqueue = tickBatcher<Notice>({ flush: (notices) => queue.add(notices), maxItems: options.maxBatch ?? 50 });
   return {
-    /** Adds POST /notifications/momo and /notifications/momo/verify to the app. */
-    addRoutes(app: Express): void {
-      addReceiverRoutes(app, {
+    /** Serves POST /notifications/momo and /notifications/momo/verify (direct routes, in front of the app). */
+    addRoutes(direct: DirectRoutes): void {
+      addReceiverRoutes(direct, {
         enqueue,
         verify: (body) => verifyCollection(made, body, options.verify),
         basicAuth: options.basicAuth,

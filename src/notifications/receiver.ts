@@ -9,11 +9,13 @@
  * anyone else gets 401). Without credentials anyone can post, so nothing posted is believed because of what
  * it says: a notice is told only about a record of ours, in our words, and a final state only once the
  * service's read agrees (dispatch.ts).
- * The routes go on the app itself, not on a Router mounted in it (one dispatch less per delivery, as for
- * the USSD routes).
+ * Both are direct routes (src/http/direct-routes.ts), served on Node's own objects in front of express as the
+ * USSD gateways' are: a delivery is a request of the product's second-busiest path, and express's own
+ * prototypes made Node's HTTP code cost it about as much again (bench/profile/notify.ts).
  */
-import type { Express, Request, Response, NextFunction, RequestHandler } from 'express';
+import type { ServerResponse } from 'node:http';
 import { readBody } from '../http/body.js';
+import { sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../http/direct-routes.js';
 import { sameSecret } from '../http/secret.js';
 import type { Logger } from '../log.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
@@ -31,12 +33,12 @@ export interface ReceiverOptions {
 }
 
 /** The Basic auth check as a route handler; none when no credentials are configured. */
-function checkBasicAuth(credentials: ReceiverOptions['basicAuth']): RequestHandler[] {
+function checkBasicAuth(credentials: ReceiverOptions['basicAuth']): DirectHandler[] {
   if (!credentials) return [];
-  return [(req: Request, res: Response, next: NextFunction) => {
-    const expected = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
-    if (!sameSecret(req.get('authorization') ?? '', expected)) {
-      res.set('WWW-Authenticate', 'Basic realm="notifications"').status(401).json({ detail: 'Invalid or missing credentials.' });
+  const expected = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
+  return [(req, res, next) => {
+    if (!sameSecret(req.headers.authorization ?? '', expected)) {
+      sendJson(res, 401, { detail: 'Invalid or missing credentials.' }, { 'www-authenticate': 'Basic realm="notifications"' });
       return;
     }
     next();
@@ -52,19 +54,34 @@ function fieldErrors(issues: { path: PropertyKey[]; message: string }[]): Record
   return fields;
 }
 
-export function addReceiverRoutes(app: Express, options: ReceiverOptions): void {
+/** A body that could not be read (malformed JSON, too large, a charset or encoding we do not read): 4xx with the reason, never a 500. */
+const refuseBody: DirectErrorHandler = (err, _req, res) => {
+  if (res.headersSent) return;
+  const e = (err ?? {}) as { status?: unknown; message?: string; type?: string };
+  if (typeof e.status === 'number' && e.status < 500) {
+    sendJson(res, e.status, { detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
+    return;
+  }
+  sendJson(res, 500, { error: 'internal error' });
+};
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+export function addReceiverRoutes(direct: DirectRoutes, options: ReceiverOptions): void {
   const json = readBody('json', { limit: '256kb', anyType: true });
   const auth = checkBasicAuth(options.basicAuth);
 
-  app.post('/notifications/momo', ...auth, json, async (req, res) => {
+  direct.post('/notifications/momo', { onError: refuseBody }, ...auth, json, async (req, res) => {
     const parsed = notificationBody.safeParse(req.body);
     if (!parsed.success) {
-      res.status(400).json({ detail: 'Expected a JSON object {hook: {event}, data: {...}}.', fields: fieldErrors(parsed.error.issues) });
+      sendJson(res, 400, { detail: 'Expected a JSON object {hook: {event}, data: {...}}.', fields: fieldErrors(parsed.error.issues) });
       return;
     }
     const notice = parseNotice(parsed.data);
     if (!notice.ok) {
-      res.status(400).json({ detail: `Unreadable data for ${parsed.data.hook.event}.`, fields: fieldErrors(notice.issues) });
+      sendJson(res, 400, { detail: `Unreadable data for ${parsed.data.hook.event}.`, fields: fieldErrors(notice.issues) });
       return;
     }
     try {
@@ -73,36 +90,26 @@ export function addReceiverRoutes(app: Express, options: ReceiverOptions): void 
     } catch (err) {
       if (err instanceof QueueFullError) {
         options.logger.warn({ err: err.message }, 'notification refused: the queue is full');
-        res.set('Retry-After', String(err.retryAfterSeconds)).status(503).json({ detail: 'Too many notifications queued; retry later.' });
+        sendJson(res, 503, { detail: 'Too many notifications queued; retry later.' }, { 'retry-after': String(err.retryAfterSeconds) });
         return;
       }
       options.logger.error({ err: String(err) }, 'notification could not be queued');
-      res.status(503).json({ detail: 'Temporarily unable to take notifications; retry later.' });
+      sendJson(res, 503, { detail: 'Temporarily unable to take notifications; retry later.' });
     }
   });
 
-  app.post('/notifications/momo/verify', ...auth, json, async (req, res) => {
+  direct.post('/notifications/momo/verify', { onError: refuseBody }, ...auth, json, async (req, res) => {
     const parsed = verificationBody.safeParse(req.body);
     if (!parsed.success) {
-      res.status(400).json({ detail: 'Expected phonenumber, amount, currency_code and remote_transaction_id.', fields: fieldErrors(parsed.error.issues) });
+      sendJson(res, 400, { detail: 'Expected phonenumber, amount, currency_code and remote_transaction_id.', fields: fieldErrors(parsed.error.issues) });
       return;
     }
     try {
-      res.status(200).type('text/plain').send(await options.verify(parsed.data));
+      sendText(res, 200, await options.verify(parsed.data));
     } catch (err) {
       // No answer in time means the organization's default applies; say so rather than guess.
       options.logger.error({ err: String(err) }, 'verification failed');
-      res.status(503).type('text/plain').send('verification unavailable');
+      sendText(res, 503, 'verification unavailable');
     }
-  });
-
-  // A malformed JSON body: 400 with the reason, never a 500.
-  app.use('/notifications', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    if (err && typeof err === 'object' && 'status' in err && (err as { status: number }).status < 500) {
-      const e = err as { status: number; message?: string; type?: string };
-      res.status(e.status).json({ detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
-      return;
-    }
-    next(err);
   });
 }

@@ -1,4 +1,6 @@
 import express from 'express';
+import { createServer } from 'node:http';
+import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MadeRecords, type Made } from '../../src/conversation/made.js';
@@ -476,9 +478,9 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     const notifier = new FlakyNotifier(new Map());
     const made = new MadeRecords({ store: new MemoryStore(), logger });
     const n = createNotifications({ made, client: unusedClient, basicAuth: credentials, ...env, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
-    const app = express();
-    n.addRoutes(app);
-    const server = app.listen(0, '127.0.0.1');
+    const direct = new DirectRoutes();
+    n.addRoutes(direct);
+    const server = createServer(direct.serve(express())).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { addReceiverRoutes } from '../../src/notifications/receiver.js';
 import type { Notice } from '../../src/notifications/events.js';
 import { QueueFullError } from '../../src/notifications/queue.js';
@@ -15,8 +16,8 @@ let failEnqueue: Error | undefined;
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 beforeAll(async () => {
-  const app = express();
-  addReceiverRoutes(app, {
+  const direct = new DirectRoutes();
+  addReceiverRoutes(direct, {
     enqueue: async (b) => {
       if (failEnqueue) throw failEnqueue;
       queued.push(b);
@@ -25,7 +26,7 @@ beforeAll(async () => {
     basicAuth: { user: 'momo', password: 's3cret' },
     logger: createLogger('silent'),
   });
-  server = app.listen(0);
+  server = createServer(direct.serve(express())).listen(0);
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -5,7 +5,8 @@
  * dispatcher, the follow-up, the read budget; Redis shared when given), each on its own port.
  */
 import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
 import type { FlowServices } from '../../flows/services.js';
 import { MadeRecords } from '../../src/conversation/made.js';
@@ -27,8 +28,8 @@ export const API_KEY = 'stack-key';
 export const WEBHOOK = { user: 'momo-service', password: 'stack-webhook-password' };
 const silent = createLogger((process.env.STACK_LOG as 'warn' | undefined) ?? 'silent');
 
-async function listen(app: express.Express): Promise<{ server: Server; url: string }> {
-  const server = app.listen(0, '127.0.0.1');
+async function listen(app: express.Express, direct?: DirectRoutes): Promise<{ server: Server; url: string }> {
+  const server = createServer(direct ? direct.serve(app) : app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
@@ -129,9 +130,10 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     logger,
   });
   const app = express();
-  notifications.addRoutes(app);
+  const direct = new DirectRoutes();
+  notifications.addRoutes(direct);
   notifications.start();
-  const { server, url } = await listen(app);
+  const { server, url } = await listen(app, direct);
   return {
     url,
     store,
