@@ -16,6 +16,7 @@
  */
 import type { FlowEvent, Lang, UserProfile } from '../../flows/types.js';
 import { errorMessage, type Logger } from '../log.js';
+import { within } from '../within.js';
 import { logged } from './address.js';
 import type { Answers } from './answers.js';
 import { keys } from './keys.js';
@@ -24,7 +25,6 @@ import type { AccessPolicy } from './policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { rideOut } from './ride-out.js';
-import { within } from '../within.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
