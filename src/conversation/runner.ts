@@ -451,8 +451,7 @@ export class Runner {
           }
           current = kept;
         }
-        const invocation = runtime.invocation(snapshot);
-        if (!invocation) throw new Error(`flow ${session.flow} is busy in ${stepName(snapshot)} with no service call`);
+        const invocation = runtime.invocation(session.flow, snapshot);
         money ||= isMoney(snapshot);
         called = true;
         const outcome = await runtime.call(invocation);

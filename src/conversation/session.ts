@@ -270,12 +270,12 @@ export class FlowRuntime {
     return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
   }
 
-  /** The invoke a busy snapshot waits for (the one child still active), if any. */
-  invocation(snapshot: AnyMachineSnapshot): Invocation | undefined {
+  /** The invoke a busy snapshot of `flow` waits for (the one child still active); a busy state without one throws. */
+  invocation(flow: FlowId, snapshot: AnyMachineSnapshot): Invocation {
     for (const [id, child] of Object.entries(snapshot.children as Record<string, AnyActorRef | undefined>)) {
       if (child && (child.getSnapshot() as { status?: string }).status === 'active') return { id, child };
     }
-    return undefined;
+    throw new Error(`flow ${flow} is busy in ${stepName(snapshot)} with no service call`);
   }
 
   /**

@@ -133,9 +133,7 @@ export function createTurn(o: TurnOptions) {
     let step = planned;
     const until = performance.now() + o.deadlineOf(inbound.channel);
     for (let snapshot = runtime.restore(step.session); isBusy(snapshot) && snapshot.hasTag('secret'); snapshot = runtime.restore(step.session)) {
-      const invocation = runtime.invocation(snapshot);
-      if (!invocation) throw new Error(`flow ${step.session.flow} is busy in ${stepName(snapshot)} with no service call`);
-      const outcome = await within(runtime.call(invocation), until - performance.now());
+      const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - performance.now());
       if (!outcome) return undefined;
       step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
     }

@@ -43,8 +43,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) }).end(json);
 }
 
-/** A handler's failure nobody answered: a 500 without details. */
-const answerFailure: DirectErrorHandler = (_err, _req, res) => {
+/** A handler's failure nobody answered: a 500 without details (a route's own error handler may end with it). */
+export const answerFailure: DirectErrorHandler = (_err, _req, res) => {
   if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
 };
 

@@ -15,7 +15,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { readBody } from '../http/body.js';
-import { sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../http/direct-routes.js';
+import { answerFailure, sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../http/direct-routes.js';
 import { sameSecret } from '../http/secret.js';
 import type { Logger } from '../log.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
@@ -55,14 +55,10 @@ function fieldErrors(issues: { path: PropertyKey[]; message: string }[]): Record
 }
 
 /** A body that could not be read (malformed JSON, too large, a charset or encoding we do not read): 4xx with the reason, never a 500. */
-const refuseBody: DirectErrorHandler = (err, _req, res) => {
-  if (res.headersSent) return;
+const refuseBody: DirectErrorHandler = (err, req, res) => {
   const e = (err ?? {}) as { status?: unknown; message?: string; type?: string };
-  if (typeof e.status === 'number' && e.status < 500) {
-    sendJson(res, e.status, { detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
-    return;
-  }
-  sendJson(res, 500, { error: 'internal error' });
+  if (typeof e.status !== 'number' || e.status >= 500) return answerFailure(err, req, res);
+  if (!res.headersSent) sendJson(res, e.status, { detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
 };
 
 function sendText(res: ServerResponse, status: number, text: string): void {

@@ -58,7 +58,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const payments: unknown[] = [];
     const pay = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
     const paying = pay.send(pay.start('menu', base, ctx).session, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
-    const invocation = pay.invocation(pay.restore(paying))!;
+    const invocation = pay.invocation(paying.flow, pay.restore(paying));
     const done = pay.restore(pay.resolve(paying, await pay.call(invocation), base, ctx).session);
     const stored = pay.persist('menu', done) as Record<string, unknown>;
     const { children, historyValue, ...expected } = pay.machine('menu').getPersistedSnapshot(done) as Record<string, unknown>;
@@ -88,7 +88,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const stored = asStored(paying);
     const restored = runtime.restore(stored);
     expect(isBusy(restored)).toBe(true);
-    const invocation = runtime.invocation(restored)!;
+    const invocation = runtime.invocation(stored.flow, restored);
     const outcome = await runtime.call(invocation);
     expect(payments).toEqual([expect.objectContaining({ duplicateCheckKey: 'run-1:pay', amount: '5000' })]);
     const done = runtime.resolve(stored, outcome, base, ctx).session;
