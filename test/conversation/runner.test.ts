@@ -471,8 +471,12 @@ describe('the write that starts a run, its answer lost', () => {
     const wrapper = overriding(base, {
       lose: false,
       drop: false,
-      /** Reads that fail next (the connection still down when the record is read to tell). */
-      blind: 0,
+      /**
+       * Until when (Date.now()) every read fails: the connection still down when the record is read to tell. A
+       * window, not a count of reads: the sweep reads the record too once the lease expires, at a time the
+       * machine's speed decides.
+       */
+      blindUntil: 0,
       async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
         const taking = lease !== undefined && 'take' in lease;
         if (wrapper.drop && taking) {
@@ -487,10 +491,7 @@ describe('the write that starts a run, its answer lost', () => {
         return version;
       },
       async get(key: string) {
-        if (wrapper.blind > 0) {
-          wrapper.blind -= 1;
-          throw new Error('Connection is closed.');
-        }
+        if (Date.now() < wrapper.blindUntil) throw new Error('Connection is closed.');
         return base.get(key);
       },
     });
@@ -504,14 +505,14 @@ describe('the write that starts a run, its answer lost', () => {
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     store.lose = true;
-    store.blind = 2; // the first two reads fail too: ridden out
+    store.blindUntil = Date.now() + 250; // the first reads fail too (at 0 and 100 ms): ridden out
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
     expect(service.calls).toHaveLength(1);
   });
 
   /**
    * A payment confirmed while the write that starts its run fails with the connection (`lose`: after it landed;
-   * `drop`: before) and every read back fails too; a second later the record reads again.
+   * `drop`: before) and every read back fails too, for 2.5 s; then the record reads again.
    */
   async function confirmedUnreadable(failure: 'lose' | 'drop') {
     const service = paymentsService();
@@ -521,7 +522,7 @@ describe('the write that starts a run, its answer lost', () => {
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     store[failure] = true;
-    store.blind = 5;
+    store.blindUntil = Date.now() + 2500; // past the read-back's five tries (1.5 s of pauses)
     return { service, told, answer: await e.handle(msg({ choice: 'yes' })) };
   }
 
