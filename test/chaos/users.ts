@@ -102,6 +102,13 @@ export function ussdChoice(screen: string, label: RegExp): string | undefined {
 }
 
 const MAX_ATTEMPTS = 6;
+/**
+ * The pause before starting over the `attempt`-th time: 300 ms doubling, up to 5 s (9.3 s over five restarts),
+ * as a person asked to start again waits longer each time it fails. Restarting every 300 ms, a person could
+ * spend every attempt inside one fault: a one-second refusal of Redis writes, or a run held by a killed instance
+ * until its 10 s lease expires (every dial meanwhile answered "still working on it").
+ */
+const restartPause = (attempt: number) => Math.min(300 * 2 ** (attempt - 1), 5000);
 /** How long a Telegram user waits for a screen before doing something else. */
 const TELEGRAM_PATIENCE_MS = 15_000;
 /** Telegram's redeliveries of an update whose webhook call failed. */
@@ -230,7 +237,7 @@ export function createPeople(options: PeopleOptions) {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
         c.restarts++;
-        await sleep(300);
+        await sleep(restartPause(attempt));
       }
       await payOverUssd(c, ussdSession(c, sessions++));
       // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
@@ -345,7 +352,7 @@ export function createPeople(options: PeopleOptions) {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
         c.restarts++;
-        await sleep(300);
+        await sleep(restartPause(attempt));
       }
       // Before paying again: has the chat said anything about the payment since it was confirmed?
       if (attempt > 0 && !c.confirmed && confirmedFrom !== undefined && news(confirmedFrom).length > 0) acknowledge(c, 'news');
