@@ -153,11 +153,15 @@ const collectionData = z
     };
   });
 
-const DATA: Record<string, { kind: NoticeKind; schema: z.ZodType<Notice> }> = {
-  'payment.status.changed': { kind: 'payment', schema: paymentData },
-  'collectionrequest.status.changed': { kind: 'request', schema: requestData },
-  'collection.received': { kind: 'collection', schema: collectionData },
-};
+/**
+ * The data of each event we act on, by the event's name: a Map, not an object, as the name comes from outside
+ * and `valueOf` or `constructor` is no event of ours.
+ */
+const DATA = new Map<string, z.ZodType<Notice>>([
+  ['payment.status.changed', paymentData],
+  ['collectionrequest.status.changed', requestData],
+  ['collection.received', collectionData],
+]);
 
 export type NoticeParse = { ok: true; notice: Notice | null } | { ok: false; issues: z.core.$ZodIssue[] };
 
@@ -166,9 +170,9 @@ export type NoticeParse = { ok: true; notice: Notice | null } | { ok: false; iss
  * know); not ok when an event we act on carries data we cannot read.
  */
 export function parseNotice(body: NotificationBody): NoticeParse {
-  const entry = DATA[body.hook.event];
-  if (!entry) return { ok: true, notice: null };
-  const parsed = entry.schema.safeParse(body.data);
+  const schema = DATA.get(body.hook.event);
+  if (!schema) return { ok: true, notice: null };
+  const parsed = schema.safeParse(body.data);
   return parsed.success ? { ok: true, notice: parsed.data } : { ok: false, issues: parsed.error.issues.map((i) => ({ ...i, path: ['data', ...i.path] })) };
 }
 

@@ -57,6 +57,15 @@ describe('notification receiver', () => {
     expect(queued.length).toBe(before);
   });
 
+  it('answers 200 and queues nothing for an event named like a property every object has (found by the fuzz test: it was a 500)', async () => {
+    const before = queued.length;
+    for (const event of ['valueOf', 'constructor', 'toString', 'hasOwnProperty', '__proto__', 'isPrototypeOf']) {
+      const res = await post('/notifications/momo', JSON.stringify({ hook: { event, id: 3 }, data: { id: 1, state: 'processing', phonenumber: '0772000001' } }));
+      expect(res.status, event).toBe(200);
+    }
+    expect(queued.length).toBe(before);
+  });
+
   it('refuses wrong or missing Basic auth with 401 and queues nothing', async () => {
     const before = queued.length;
     expect((await post('/notifications/momo', valid, basic('momo', 'wrong'))).status).toBe(401);
