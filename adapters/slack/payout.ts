@@ -137,7 +137,7 @@ export function summaryView(payout: Payout): types.ModalView {
 }
 
 /** A recipient's status in words (the service's recipient states, and what a request came to before them). */
-const STATUS_WORDS: Record<string, string> = {
+const STATUS_WORDS: ReadonlyMap<string, string> = new Map(Object.entries({
   complete: 'paid',
   error: 'failed',
   aborted: 'aborted by the network',
@@ -152,8 +152,8 @@ const STATUS_WORDS: Record<string, string> = {
   being_confirmed: 'being confirmed (do not pay again)',
   not_sent: 'not sent',
   not_made: 'not made yet',
-};
-const statusWords = (status: string): string => STATUS_WORDS[status] ?? status.replace(/_/g, ' ');
+}));
+const statusWords = (status: string): string => STATUS_WORDS.get(status) ?? status.replace(/_/g, ' ');
 
 /** Each recipient with its status once confirmed (a draft: none), in at most `blocks` sections. */
 function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {

@@ -34,18 +34,21 @@ export type Action =
   | { kind: 'unsupported' }
   | { kind: 'ignore' };
 
-/** Words that move outside the flow's own choices; with or without a leading slash. */
-const NAVIGATION: Record<string, Action> = {
+/**
+ * Words that move outside the flow's own choices; with or without a leading slash. Maps, as the word is
+ * anyone's (a message "constructor" is an answer for the flow, not Object's member).
+ */
+const NAVIGATION: ReadonlyMap<string, Action> = new Map(Object.entries({
   menu: { kind: 'engine', request: { nav: 'home' } },
   home: { kind: 'engine', request: { nav: 'home' } },
   start: { kind: 'engine', request: { nav: 'home' } },
   back: { kind: 'engine', request: { nav: 'back' } },
   cancel: { kind: 'engine', request: { nav: 'cancel' } },
   help: { kind: 'help' },
-};
+} satisfies Record<string, Action>));
 
 /** Flows started by a command (with its slash only: "pay" alone may be an answer). */
-const FLOW_COMMANDS: Record<string, FlowId> = { '/pay': 'pay', '/request': 'request', '/check': 'check', '/data': 'data', '/pin': 'pin' };
+const FLOW_COMMANDS: ReadonlyMap<string, FlowId> = new Map(Object.entries({ '/pay': 'pay', '/request': 'request', '/check': 'check', '/data': 'data', '/pin': 'pin' } satisfies Record<string, FlowId>));
 
 /** The answer to `help` and to messages the bot cannot read. */
 export const HELP_TEXT = [
@@ -77,9 +80,9 @@ function offered(reply: Reply, shown: ShownPrompt | undefined): Action {
 /** Typed text: navigation, a command, a choice by label or number, or an answer for the flow. */
 function typed(text: string, shown: ShownPrompt | undefined): Action {
   const word = normalise(text);
-  const navigation = NAVIGATION[word.replace(/^\//, '')];
+  const navigation = NAVIGATION.get(word.replace(/^\//, ''));
   if (navigation) return navigation;
-  const flow = FLOW_COMMANDS[word];
+  const flow = FLOW_COMMANDS.get(word);
   if (flow) return { kind: 'engine', request: { start: flow } };
   const choices = shown && !shown.prompt.final ? (shown.prompt.choices ?? []) : [];
   const byLabel = choices.find((c) => normalise(c.label) === word);

@@ -125,13 +125,12 @@ function messageOf(body: unknown): string | undefined {
  * error envelope carries its map in `data`.
  */
 function fieldsOf(body: unknown): Record<string, string[]> {
-  const fields: Record<string, string[]> = {};
   const source = isRecord(body) && typeof body.status === 'string' && isRecord(body.data) ? body.data : body;
-  if (!isRecord(source)) return fields;
-  for (const [key, value] of Object.entries(source)) {
-    if (Array.isArray(value)) fields[key] = value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
-  }
-  return fields;
+  if (!isRecord(source)) return {};
+  // fromEntries makes each key its own property, `__proto__` too (an assignment would set the prototype).
+  return Object.fromEntries(
+    Object.entries(source).flatMap(([key, value]) => (Array.isArray(value) ? [[key, value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)))]] : [])),
+  );
 }
 
 function describeFields(fields: Record<string, string[]>): string | undefined {

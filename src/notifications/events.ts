@@ -206,8 +206,9 @@ export const FINAL_RANK = 9;
 /** A state the contract does not list sits between the open states and the final ones. */
 const UNKNOWN_RANK = 6;
 
-const RANKS: Record<NoticeKind, Record<string, number>> = {
-  payment: {
+/** Each kind's states in order (a Map: the state comes from outside, and `constructor` is no state of ours). */
+const RANKS: Record<NoticeKind, ReadonlyMap<string, number>> = {
+  payment: new Map(Object.entries({
     new: 0,
     validated: 1,
     approval_needed: 2,
@@ -222,9 +223,9 @@ const RANKS: Record<NoticeKind, Record<string, number>> = {
     processed_with_errors: 9,
     rejected: 9,
     cancelled: 9,
-  },
-  request: { new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10 },
-  collection: { received: 9 },
+  })),
+  request: new Map(Object.entries({ new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10 })),
+  collection: new Map([['received', 9]]),
 };
 
 /** States with words of their own; the others use `notify.<kind>.other`. */
@@ -251,7 +252,7 @@ const WORDED: Record<NoticeKind, ReadonlySet<string>> = {
  */
 const ACT_STATES = new Set(['approval_needed', 'approval_requested', 'recipient.paused_for_admin_action']);
 
-const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind][state] ?? UNKNOWN_RANK;
+const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind].get(state) ?? UNKNOWN_RANK;
 
 /** True for an outcome: payment processed, processed_with_errors, rejected, cancelled; a request's successful, failed, expired, reversed; a collection received. */
 export const isFinal = (notice: Pick<Notice, 'kind' | 'state'>): boolean => rankOf(notice.kind, notice.state) >= FINAL_RANK;
@@ -288,7 +289,7 @@ export function marksOf(made: Made, notice: Notice): Pick<Delivery, 'dedupKey' |
 export function deliveryFor(made: Made, notice: Notice): Delivery | null {
   const address = parseChat(made.chat);
   if (!address || notice.state === 'new') return null;
-  if (notice.kind === 'request' && notice.state in RANKS.request && !isFinal(notice)) return null;
+  if (notice.kind === 'request' && RANKS.request.has(notice.state) && !isFinal(notice)) return null;
   if (notice.kind === 'collection' && notice.status !== undefined && notice.status !== '' && notice.status !== 'successful') return null;
   const words = { amount: made.amount, currency: made.currency, phone: made.payee, state: notice.state, reason: notice.reason };
   const params: Params =

@@ -39,7 +39,8 @@ export interface ServiceStatus {
   };
 }
 
-const CHANNEL_BY_PREFIX: Record<string, string> = {
+/** A request's channel by its path's first segment (a Map: the path is anyone's, `/constructor` included). */
+const CHANNEL_BY_PREFIX: ReadonlyMap<string, string> = new Map(Object.entries({
   ussd: 'ussd',
   simulator: 'ussd',
   telegram: 'telegram',
@@ -49,7 +50,7 @@ const CHANNEL_BY_PREFIX: Record<string, string> = {
   api: 'sandbox',
   vending: 'sandbox',
   sandbox: 'sandbox',
-};
+}));
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
@@ -104,7 +105,7 @@ export function createMetrics(): Metrics {
   return {
     registry,
     http(req, res, next) {
-      const channel = CHANNEL_BY_PREFIX[(req.url ?? '').split(/[/?]/)[1] ?? ''] ?? 'other';
+      const channel = CHANNEL_BY_PREFIX.get((req.url ?? '').split(/[/?]/)[1] ?? '') ?? 'other';
       const end = latency.startTimer({ channel });
       res.on('finish', () => {
         end();

@@ -23,9 +23,10 @@ export interface RecipientState {
 /**
  * The contract's recipient states in the order we take a transfer to go through them; the last three end it.
  * The contract lists the ten values without an order between them ("not shown"): this is our choice (README
- * "What we assumed"). A recipient paused and then resumed keeps showing `paused` until its end.
+ * "What we assumed"). A recipient paused and then resumed keeps showing `paused` until its end. A Map: the
+ * state comes from the service, and `constructor` is no state.
  */
-const RANKS: Record<string, number> = {
+const RANKS: ReadonlyMap<string, number> = new Map(Object.entries({
   new: 0,
   processing: 1,
   pending_confirmation: 2,
@@ -36,7 +37,7 @@ const RANKS: Record<string, number> = {
   complete: 9,
   error: 9,
   aborted: 9,
-};
+}));
 /** A state the contract does not list: after the open ones, before the final ones. */
 const UNKNOWN_RANK = 7;
 const FINAL_RANK = 9;
@@ -44,7 +45,7 @@ const FINAL_RANK = 9;
 const MAX_STATE = 40;
 const MAX_ERROR = 200;
 
-const rankOf = (state: string): number => RANKS[state] ?? UNKNOWN_RANK;
+const rankOf = (state: string): number => RANKS.get(state) ?? UNKNOWN_RANK;
 
 /** A recipient's transfer ended (complete, error or aborted). */
 export const isDone = (state: RecipientState | undefined): boolean => state !== undefined && rankOf(state.state) >= FINAL_RANK;

@@ -21,15 +21,20 @@ export const jsonBody: RequestHandler[] = [
   },
 ];
 
-/** Folds `<name>.<key>` fields into objects; a repeated field keeps its last value. */
+/**
+ * Folds `<name>.<key>` fields into objects; a repeated field keeps its last value. A name with a `__proto__`
+ * part is refused (400): `out.__proto__` is Object.prototype, and writing into it changes every object of the
+ * process.
+ */
 export function foldFormFields(fields: Iterable<[string, unknown]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, raw] of fields) {
+    if (name.split('.').includes('__proto__')) throw new ApiError(400, { non_field_errors: [`"${name}" is not a field name.`] });
     const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     const dot = name.indexOf('.');
     if (dot > 0) {
       const parent = name.slice(0, dot);
-      const existing = out[parent];
+      const existing = Object.hasOwn(out, parent) ? out[parent] : undefined;
       const obj = typeof existing === 'object' && existing !== null ? (existing as Record<string, unknown>) : {};
       obj[name.slice(dot + 1)] = value;
       out[parent] = obj;

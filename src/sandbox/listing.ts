@@ -109,7 +109,7 @@ export function order(req: Request, rows: Wire[]): Wire[] {
   const ordering = queryValue(req, 'ordering')?.trim() || '-id';
   const desc = ordering.startsWith('-');
   const field = desc ? ordering.slice(1) : ordering;
-  if (rows.length > 0 && !(field in rows[0]!)) throw fieldError('ordering', `Unknown field "${field}".`);
+  if (rows.length > 0 && !Object.hasOwn(rows[0]!, field)) throw fieldError('ordering', `Unknown field "${field}".`);
   return [...rows].sort((a, b) => (desc ? -1 : 1) * compare(a[field], b[field]) || compare(a.id, b.id));
 }
 
