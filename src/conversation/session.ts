@@ -97,12 +97,23 @@ export function transition(
   from: StepMark | undefined,
   to: AnyMachineSnapshot | { end: 'abandoned' | 'error' },
 ): FlowTransition {
+  // Built field by field, in one object: spreading and Object.assign made three objects a move (bench/profile).
   const move: FlowTransition = { flow: run.flow, channel: ctx.channel, runId: run.runId, at: ctx.at };
-  if (from) Object.assign(move, { from: from.step }, from.enteredAt === undefined ? {} : { enteredAt: from.enteredAt });
-  if ('end' in to) return { ...move, end: to.end };
+  if (from) {
+    move.from = from.step;
+    if (from.enteredAt !== undefined) move.enteredAt = from.enteredAt;
+  }
+  if (isStop(to)) {
+    move.end = to.end;
+    return move;
+  }
+  move.to = stepName(to);
   const end = finalOutcome(to);
-  return { ...move, to: stepName(to), ...(end ? { end } : {}) };
+  if (end) move.end = end;
+  return move;
 }
+
+const isStop = (to: AnyMachineSnapshot | { end: 'abandoned' | 'error' }): to is { end: 'abandoned' | 'error' } => (to as { end?: unknown }).end !== undefined;
 
 /** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
 export function stepName(snapshot: AnyMachineSnapshot): string {
@@ -168,6 +179,12 @@ const NO_EMIT = () => {};
 
 /** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
 const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
+
+/** No own field (or none at all): without the array Object.keys makes, twice a step. */
+function isEmpty(value: object | undefined): boolean {
+  for (const field in value) if (Object.hasOwn(value, field)) return false;
+  return true;
+}
 
 /** A persisted field holding what a restore puts back anyway. */
 function isDefault(field: string, value: unknown): boolean {
@@ -235,7 +252,7 @@ export class FlowRuntime {
    * the two agree.
    */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
-    if (Object.keys(snapshot.children).length === 0 && Object.keys(snapshot.historyValue ?? {}).length === 0) {
+    if (isEmpty(snapshot.children) && isEmpty(snapshot.historyValue)) {
       const { value, context, status, output, error } = snapshot;
       return { value, context, ...(status !== 'active' ? { status } : {}), ...(output !== undefined ? { output } : {}), ...(error !== undefined ? { error } : {}) };
     }
@@ -317,8 +334,9 @@ export class FlowRuntime {
     const enteredAt = moved ? ctx.at : from.enteredAt;
     const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false, enteredAt };
     this.restored.set(session, snapshot);
-    const step = moved ? { ...previous, moves: [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] } : previous;
-    if (snapshot.status !== 'done') return { ...step, session };
+    const moves = moved ? [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] : previous.moves;
+    if (snapshot.status !== 'done') return { ...previous, moves, session };
+    const step = { ...previous, moves };
     const output = (snapshot.output ?? {}) as FlowOutput;
     // A flow other than the menu that hands back to the menu was left (backed out of), not finished.
     const outcome = flow !== 'menu' && output.next === 'menu' ? 'abandoned' : 'finished';
