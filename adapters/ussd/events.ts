@@ -66,7 +66,8 @@ export interface SessionEndsOptions {
 }
 
 export function createSessionEnds({ engine, logger }: SessionEndsOptions): SessionEnds {
-  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS });
+  // The clock read at each use, not kept a millisecond by a timer each millisecond (record-cache.ts says why).
+  const numbers = new LRUCache<string, string>({ max: 50_000, ttl: SESSION_MEMORY_MS, ttlResolution: 0 });
   // What expired is dropped by one timer a minute, not a timer per session (lru-cache's ttlAutopurge resets one
   // on every hop's set).
   setInterval(() => numbers.purgeStale(), 60_000).unref();

@@ -77,6 +77,9 @@ const CONFLICT = Symbol('conflict');
 
 const EMPTY: ConversationRecord = { ledger: [] };
 
+/** A state checking a secret (a PIN), which the step into it runs before anything is written (checkSecrets). */
+const isSecretCheck = (snapshot: ReturnType<FlowRuntime['restore']>): boolean => isBusy(snapshot) && snapshot.hasTag('secret');
+
 function eventOf(inbound: Inbound): FlowEvent | undefined {
   if (inbound.nav === 'back') return { type: 'BACK' };
   if (inbound.choice !== undefined) return { type: 'CHOSEN', id: inbound.choice };
@@ -132,7 +135,7 @@ export function createTurn(o: TurnOptions) {
   async function checkSecrets(inbound: Inbound, planned: Step, ctx: StepContext): Promise<Step | undefined> {
     let step = planned;
     const until = performance.now() + o.deadlineOf(inbound.channel);
-    for (let snapshot = runtime.restore(step.session); isBusy(snapshot) && snapshot.hasTag('secret'); snapshot = runtime.restore(step.session)) {
+    for (let snapshot = runtime.restore(step.session); isSecretCheck(snapshot); snapshot = runtime.restore(step.session)) {
       const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - performance.now());
       if (!outcome) return undefined;
       step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
@@ -150,18 +153,24 @@ export function createTurn(o: TurnOptions) {
 
   /**
    * What follows a committed step; none of it may take the step's answer away. `seen`: this message followed a
-   * dial that showed pending notes, in its session, so they reached the phone and are dropped.
+   * dial that showed pending notes, in its session, so they reached the phone and are dropped. Undefined when
+   * there is nothing to write (most steps: nothing remembered, no kept outcomes shown): no promise to wait for.
    */
-  async function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean, seen: boolean): Promise<void> {
+  function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean, seen: boolean): Promise<void> | undefined {
     for (const end of planned.ended ?? []) o.onFlowEnd?.(end);
     for (const move of planned.moves ?? []) o.onTransition?.(move);
-    try {
-      await rememberProfile(store, inbound, planned.remember, logger);
-      if (pending && shownPending) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
-      if (seen) await dropSeen(store, inbound);
-    } catch (error) {
-      logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: profile or shown outcomes not saved');
-    }
+    const remembered = Object.keys(planned.remember).length > 0;
+    const shown = pending !== null && shownPending;
+    if (!remembered && !shown && !seen) return undefined;
+    return (async () => {
+      try {
+        if (remembered) await rememberProfile(store, inbound, planned.remember, logger);
+        if (shown) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
+        if (seen) await dropSeen(store, inbound);
+      } catch (error) {
+        logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: profile or shown outcomes not saved');
+      }
+    })();
   }
 
   /** One new delivery against the record as read: the step, its write, and the run it starts. */
@@ -188,7 +197,8 @@ export function createTurn(o: TurnOptions) {
       if (!written) return CONFLICT;
       return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
     }
-    const planned = await checkSecrets(inbound, stepped, ctx);
+    // Only a step into a PIN check waits for one (most steps: no async call to wait through).
+    const planned = isSecretCheck(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
     if (!planned) {
       // The check took longer than the channel waits: its answer is dropped, so nothing follows from it.
       logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
@@ -208,7 +218,8 @@ export function createTurn(o: TurnOptions) {
       const state = after(prompt);
       const next: ConversationRecord = { session: planned.session, ledger: withAnswer(record.ledger, id, prompt), channel: state, profile: planned.profile, ...marked };
       if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
-      await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
+      const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
+      if (saving) await saving;
       return { prompt, state };
     }
     const token = runner.newToken();
@@ -227,7 +238,8 @@ export function createTurn(o: TurnOptions) {
     if (written === null) return CONFLICT;
     const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
     runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
-    await afterStep(inbound, planned, pending, shownPending.length > 0, seen);
+    const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
+    if (saving) await saving;
     return runner.wait(starter, written) as Promise<Delivered<S>>;
   }
 
@@ -333,9 +345,12 @@ export function createTurn(o: TurnOptions) {
         // channel session (one round trip); otherwise the copy kept in the record serves.
         const session = record.session;
         const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
+        // Mid-flow on a kept record (most messages) nothing is read: no Promise.all of two constants a message.
         const [read, pending] = alongside
           ? [fresh ? profileOf(alongside.profile) : undefined, inbound.newSession ? alongside.pending : null]
-          : await Promise.all([fresh ? readProfile(store, inbound) : undefined, inbound.newSession ? store.get(keys.pending(inbound)) : null]);
+          : fresh || inbound.newSession
+            ? await Promise.all([fresh ? readProfile(store, inbound) : undefined, inbound.newSession ? store.get(keys.pending(inbound)) : null])
+            : [undefined, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
         const outcome = await step(inbound, id, key, stored ?? null, profile, pending, decision.after);
         if (outcome !== CONFLICT) return outcome;
