@@ -272,7 +272,10 @@ describe('after money was sent, never "start again"', () => {
         }
         return service.services.createPayment!(input);
       },
-    }, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+      // A deadline the run surely reaches the payment's call within (it passes the spend reservation first: at
+      // 50 ms a loaded machine answered while the run was still there, rightly "still working on it"), and
+      // shorter than the 1.5 s lease, so the answer is the deadline's, not a takeover's outcome.
+    }, { deadlineMs: { ussd: 1000, telegram: 1000, slack: 1000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     const answer = await e.handle(msg({ choice: 'yes' }));
@@ -307,7 +310,9 @@ describe('after money was sent, never "start again"', () => {
     const key = keys.conversation(msg({}));
     const process = () => {
       const store = dyingStore(redisStore());
-      return { store, engine: engine(store, hangs, { live: false, runLeaseMs: 300 }) };
+      // 250 ms to answer: the run surely stores the payment's state by then (it passes the spend reservation
+      // first; at 50 ms a loaded machine could answer before, "still working on it"), inside the 300 ms lease.
+      return { store, engine: engine(store, hangs, { live: false, runLeaseMs: 300, deadlineMs: { ussd: 250, telegram: 250, slack: 250 } }) };
     };
     let holder = process();
     await holder.engine.handle(msg({ start: 'pay', newSession: true }));
