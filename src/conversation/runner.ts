@@ -38,7 +38,7 @@ import type { RecordCache } from './record-cache.js';
 import { addPending } from './records.js';
 import { randomId } from './random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from './ride-out.js';
-import { isBusy, isMoney, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
+import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
 import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from './types.js';
 import { within } from '../within.js';
 
@@ -444,7 +444,7 @@ export class Runner {
           // lease asked for less than a third of its life ago is ours without asking: nobody takes a lease
           // before it expires, and it was set to last at least leaseMs from then.
           const fresh = performance.now() - leasedAt < this.o.leaseMs / 3;
-          const [kept, held] = await Promise.all([snapshot.hasTag('secret') ? current : this.persist(key, token, current, session), fresh || renew()]);
+          const [kept, held] = await Promise.all([isSecret(snapshot) ? current : this.persist(key, token, current, session), fresh || renew()]);
           if (!kept || !held) {
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
             return;

@@ -363,3 +363,8 @@ export function isBusy(snapshot: AnyMachineSnapshot): boolean {
 export function isMoney(snapshot: AnyMachineSnapshot): boolean {
   return isBusy(snapshot) && snapshot.hasTag('money');
 }
+
+/** The session's flow is checking a secret (a PIN): never stored, run by the step into it (turn.ts checkSecrets). */
+export function isSecret(snapshot: AnyMachineSnapshot): boolean {
+  return isBusy(snapshot) && snapshot.hasTag('secret');
+}

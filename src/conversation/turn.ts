@@ -27,7 +27,7 @@ import type { RecordCache } from './record-cache.js';
 import { rideOut } from './ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
 import type { Runner, Waiter } from './runner.js';
-import { isBusy, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
+import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
 import type { Channel, ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
 
 export interface TurnOptions {
@@ -76,9 +76,6 @@ class RunUnknown extends Error {
 const CONFLICT = Symbol('conflict');
 
 const EMPTY: ConversationRecord = { ledger: [] };
-
-/** A state checking a secret (a PIN), which the step into it runs before anything is written (checkSecrets). */
-const isSecretCheck = (snapshot: ReturnType<FlowRuntime['restore']>): boolean => isBusy(snapshot) && snapshot.hasTag('secret');
 
 function eventOf(inbound: Inbound): FlowEvent | undefined {
   if (inbound.nav === 'back') return { type: 'BACK' };
@@ -135,7 +132,7 @@ export function createTurn(o: TurnOptions) {
   async function checkSecrets(inbound: Inbound, planned: Step, ctx: StepContext): Promise<Step | undefined> {
     let step = planned;
     const until = performance.now() + o.deadlineOf(inbound.channel);
-    for (let snapshot = runtime.restore(step.session); isSecretCheck(snapshot); snapshot = runtime.restore(step.session)) {
+    for (let snapshot = runtime.restore(step.session); isSecret(snapshot); snapshot = runtime.restore(step.session)) {
       const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - performance.now());
       if (!outcome) return undefined;
       step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
@@ -198,7 +195,7 @@ export function createTurn(o: TurnOptions) {
       return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
     }
     // Only a step into a PIN check waits for one (most steps: no async call to wait through).
-    const planned = isSecretCheck(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
+    const planned = isSecret(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
     if (!planned) {
       // The check took longer than the channel waits: its answer is dropped, so nothing follows from it.
       logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
