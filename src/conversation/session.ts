@@ -189,7 +189,7 @@ function isEmpty(value: object | undefined): boolean {
 /** A persisted field holding what a restore puts back anyway. */
 function isDefault(field: string, value: unknown): boolean {
   if (field === 'status') return value === PERSISTED_DEFAULTS.status;
-  return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+  return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && isEmpty(value);
 }
 
 /** Machines with the engine's actors bound, one per flow. */

@@ -161,7 +161,7 @@ export function createTurn(o: TurnOptions) {
     if (!remembered && !shown && !seen) return undefined;
     return (async () => {
       try {
-        if (remembered) await rememberProfile(store, inbound, planned.remember, logger);
+        await rememberProfile(store, inbound, planned.remember, logger); // writes nothing when nothing is remembered
         if (shown) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
         if (seen) await dropSeen(store, inbound);
       } catch (error) {
