@@ -28,6 +28,7 @@ export const serviceActors: ServiceActors = {
   verifyContact: stub('verifyContact'),
   createPayment: stub('createPayment'),
   listBanks: stub('listBanks'),
+  recentPayment: stub('recentPayment'),
   createCollectionRequest: stub('createCollectionRequest'),
   claimCollection: stub('claimCollection'),
   latestCollections: stub('latestCollections'),

@@ -11,7 +11,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
-import { isAlreadySubmitted, isHeld, type ContactCheck, type Created, type Held, type PaymentResult } from './services.js';
+import { isAlreadySubmitted, isHeld, type ContactCheck, type Created, type Held, type PaymentResult, type RecentPayment } from './services.js';
 import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
 
 /** What is paid: mobile money, airtime, or a transfer to a bank account. */
@@ -40,6 +40,8 @@ export interface PayContext {
   amount?: string;
   currency?: string;
   description?: string;
+  /** The same payment made a moment ago (the journal's), when the user is asked whether they mean a second one. */
+  repeat?: RecentPayment;
   /** Why the last answer was refused (catalogue text: some reasons carry parameters). */
   error?: Text;
   /** The last screen's words: the result, a failure, or a cancellation. */
@@ -169,6 +171,7 @@ export const payMachine = setup({
     verifyPin: serviceActors.verifyPin,
     reserveSpend: serviceActors.reserveSpend,
     createPayment: serviceActors.createPayment,
+    recentPayment: serviceActors.recentPayment,
   },
   guards: {
     isValidAnswer: ({ context, event }, params: { field: Field }) => readAnswer(params.field, context, event).ok,
@@ -188,6 +191,7 @@ export const payMachine = setup({
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
     isAlreadySubmitted: (_, result: Created<PaymentResult> | Held) => isAlreadySubmitted(result),
     isHeld: (_, result: Created<PaymentResult> | Held) => isHeld(result),
+    isRecent: (_, recent: RecentPayment | null) => recent !== null,
   },
   actions: {
     storeAnswer: assign(({ context, event }, params: { field: Field }) => {
@@ -200,6 +204,7 @@ export const payMachine = setup({
     storeBanks: assign((_, banks: PayContext['banks']) => ({ banks })),
     storeContact: assign((_, contact: ContactCheck) => ({ contact })),
     storeVerified: assign((_, verified: ContactCheck) => ({ verified })),
+    storeRepeat: assign((_, repeat: RecentPayment | null) => ({ repeat: repeat ?? undefined })),
     forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
@@ -459,19 +464,75 @@ export const payMachine = setup({
       on: {
         CHOSEN: [
           { guard: chosen('cancel'), actions: 'noteCancelled', target: 'done' },
-          { guard: and([chosen('confirm'), 'hasPin']), actions: 'clearError', target: 'awaitingPin' },
-          { guard: chosen('confirm'), actions: 'clearError', target: 'reserving' },
+          { guard: chosen('confirm'), actions: 'clearError', target: 'checkingRepeat' },
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: back('awaitingDescription', 'description', 'verified'),
       },
     },
+    // The same payee, amount and currency paid by this user a moment ago (the journal knows, even when a
+    // Redis loss erased that conversation): asked whether this is a second payment. Without an answer from
+    // the journal the payment goes on as confirmed (its intent is journalled before the create anyway).
+    checkingRepeat: {
+      tags: ['busy'],
+      invoke: {
+        src: 'recentPayment',
+        input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          payee: context.phone!,
+          amount: context.amount!,
+          currency: context.currency!,
+        }),
+        onDone: [
+          {
+            guard: { type: 'isRecent', params: ({ event }) => event.output },
+            actions: { type: 'storeRepeat', params: ({ event }) => event.output },
+            target: 'confirmingRepeat',
+          },
+          { guard: 'hasPin', target: 'awaitingPin' },
+          { target: 'reserving' },
+        ],
+        onError: [{ guard: 'hasPin', target: 'awaitingPin' }, { target: 'reserving' }],
+      },
+    },
+    confirmingRepeat: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            {
+              key: 'pay.repeat',
+              params: {
+                amount: context.amount ?? '',
+                currency: context.currency ?? '',
+                phone: context.phone ?? '',
+                minutes: String(context.repeat?.minutesAgo ?? 0),
+              },
+            },
+            [
+              { id: 'payAgain', text: { key: 'pay.payAgain' } },
+              { id: 'cancel', text: { key: 'pay.cancel' } },
+            ],
+          ),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('cancel'), actions: 'noteCancelled', target: 'done' },
+          { guard: and([chosen('payAgain'), 'hasPin']), actions: 'clearError', target: 'awaitingPin' },
+          { guard: chosen('payAgain'), actions: 'clearError', target: 'reserving' },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: back('confirming', 'repeat'),
+      },
+    },
     awaitingPin: {
       meta: { view: ask('pay.askPin', 'pin') },
       on: {
         ANSWERED: { actions: 'clearError', target: 'verifyingPin' },
-        BACK: back('confirming'),
+        BACK: back('confirming', 'repeat'),
       },
     },
     verifyingPin: {

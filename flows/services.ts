@@ -64,6 +64,19 @@ export interface PayoutRecipient {
   description: string;
 }
 
+/**
+ * A payment this user made a moment ago to the same payee, of the same amount and currency, as the journal
+ * holds it (so also after a Redis loss erased the conversation that made it).
+ */
+export interface RecentPayment {
+  /** Our ref of it (its Duplicate-Check-Key). */
+  ref: string;
+  /** Whole minutes since it was made (0: under a minute). */
+  minutesAgo: number;
+  /** Its state in the journal's words (`submitted`, `completed`, ...). */
+  state: string;
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -171,6 +184,13 @@ export interface FlowServices {
     recipients?: PayoutRecipient[];
   }): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
+  /**
+   * The latest payment the asker made to this payee (number or bank account), of this amount and currency,
+   * within the last few minutes, that was not refused: asked before a payment is confirmed, so a person paying
+   * the same again (their conversation lost, or not) is asked whether they mean a second payment. Null when
+   * there is none. Reads the journal, never the service.
+   */
+  recentPayment(input: Asker & { payee: string; amount: string; currency: string }): Promise<RecentPayment | null>;
 
   /** Creates the request and files it among the asker's requests (the collections they may see). */
   createCollectionRequest(input: Partial<Asker> & {

@@ -6,7 +6,7 @@
  * time budget per call: {@link MONEY_CALL_RETRY} for creates). No method polls the service; the only reads
  * are the ones a person asked for (reads are limited to 30 a minute).
  */
-import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type RecentPayment, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { isServiceFailure, madeNothing } from '../../flows/types.js';
 import type { Logger } from '../log.js';
@@ -37,6 +37,11 @@ export interface ServicesOptions {
   now?: () => number;
   /** The client's retries of a create under our Duplicate-Check-Key. Default {@link MONEY_CALL_RETRY}. */
   moneyCallRetry?: CallRetry;
+  /**
+   * The journal's answer to FlowServices.recentPayment (src/journal: the same payment made a moment ago by the
+   * same person). Default: none known, so the pay flow never asks about a second payment.
+   */
+  recentPayment?: FlowServices['recentPayment'];
 }
 
 /**
@@ -246,6 +251,8 @@ export function createServices(options: ServicesOptions): FlowServices {
         }
         return { id: String(payment.id), state: payment.state };
       }),
+
+    recentPayment: (input) => call('recentPayment', async (): Promise<RecentPayment | null> => (options.recentPayment ? options.recentPayment(input) : null)),
 
     listBanks: () =>
       call('listBanks', async () => {

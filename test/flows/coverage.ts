@@ -118,6 +118,7 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('connection'),
   ],
   listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
+  recentPayment: [{ output: null }, { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } }, failure('unknown')],
   createCollectionRequest: [
     { output: { id: 'req-1', status: 'pending', mfscode: '*165#' } },
     { output: ALREADY_SUBMITTED },

@@ -28,6 +28,7 @@ const happy: LiveOptions['answers'] = {
   verifyPin: { output: undefined },
   reserveSpend: { output: undefined },
   createPayment: created,
+  recentPayment: { output: null },
 };
 
 /** Mobile money to a new number, up to the summary, and the waiting state after each step. */
@@ -392,5 +393,57 @@ describe('pay machine: creating the payment', () => {
   it('a failed local lookup asks the names as for a new number', async () => {
     const flow = await drive(MONEY.slice(0, 2), { answers: { lookupContact: failure('unknown') } });
     expect(flow.snapshot().value).toBe('awaitingFirstName');
+  });
+});
+
+describe('pay machine: the same payment again (the journal knows it)', () => {
+  const recent: Outcome = { output: { ref: 'run-0:pay', minutesAgo: 4, state: 'completed' } };
+
+  it('asks the journal with who pays whom how much, after the summary is confirmed', async () => {
+    const flow = await drive([...MONEY, [chosen('confirm'), 'done']]);
+    expect(flow.calls.find((c) => c.service === 'recentPayment')?.input).toEqual({
+      channel: 'telegram', userId: 'user-1', payee: '+256772123456', amount: '1500', currency: 'UGX',
+    });
+    expect(flow.calls.map((c) => c.service).slice(-3)).toEqual(['recentPayment', 'reserveSpend', 'createPayment']);
+  });
+
+  it('the same payee, amount and currency paid a moment ago: asked, and nothing reserved or sent before the answer', async () => {
+    const flow = await drive(MONEY, { answers: { recentPayment: recent } });
+    const s = await flow.send(chosen('confirm'));
+    expect(s.value).toBe('confirmingRepeat');
+    expect(currentView(s)).toEqual({
+      text: { key: 'pay.repeat', params: { amount: '1500', currency: 'UGX', phone: '+256772123456', minutes: '4' } },
+      choices: [
+        { id: 'payAgain', text: { key: 'pay.payAgain' } },
+        { id: 'cancel', text: { key: 'pay.cancel' } },
+      ],
+    });
+    expect(flow.calls.map((c) => c.service)).not.toContain('reserveSpend');
+    expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+  });
+
+  it('"cancel" sends nothing; "send again" makes the second payment under this run\'s own key', async () => {
+    const no = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent } });
+    expect(currentView(await no.send(chosen('cancel')))).toEqual({ text: { key: 'pay.cancelled' }, final: true });
+    expect(no.calls.map((c) => c.service)).not.toContain('createPayment');
+
+    const yes = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent } });
+    const s = await yes.send(chosen('payAgain'));
+    expect(currentView(s)?.text.key).toBe('pay.submitted');
+    expect(yes.calls.filter((c) => c.service === 'createPayment').map((c) => c.input.duplicateCheckKey)).toEqual(['run-1:pay']);
+  });
+
+  it('with a PIN, "send again" asks the PIN; BACK returns to the summary', async () => {
+    const flow = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent }, input: { requirePin: true } });
+    expect((await flow.send(chosen('payAgain'))).value).toBe('awaitingPin');
+    const back = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent } });
+    const s = await back.send(BACK);
+    expect(s.value).toBe('confirming');
+    expect(s.context.repeat).toBeUndefined();
+  });
+
+  it('a journal that cannot answer does not stop the payment', async () => {
+    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { recentPayment: failure('unknown') } });
+    expect(currentView(flow.snapshot())?.text.key).toBe('pay.submitted');
   });
 });
