@@ -1,7 +1,7 @@
 /**
  * Every side effect a flow may ask for. Each method becomes a named fromPromise actor of the same name
  * (see flows/actors.ts); the engine implements them over MomoClient and the access policy
- * (src/conversation/services.ts), tests bind fakes. Amounts are decimal strings. Failures reject with
+ * (src/conversation/services/flow-services.ts), tests bind fakes. Amounts are decimal strings. Failures reject with
  * a ServiceFailure (flows/types.ts).
  */
 export interface ContactCheck {

@@ -159,7 +159,7 @@ const MADE_NOTHING: ReadonlySet<ServiceFailure['code']> = new Set([
 
 /**
  * True when a create's failure proves nothing was made, so its record may say refused and nothing waits for
- * it (our record in src/conversation/made.ts, the spend given back in services.ts, the approvals desk, payouts).
+ * it (our record in src/conversation/services/made-records.ts, the spend given back in flow-services.ts, the approvals desk, payouts).
  * Anything that is not a ServiceFailure proves nothing.
  */
 export function madeNothing(error: unknown): error is ServiceFailure {

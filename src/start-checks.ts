@@ -22,7 +22,7 @@
  * counted per process: several processes would each allow three PIN tries).
  */
 import { ConfigError, type Config } from './config.js';
-import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/policy.js';
+import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/services/access-policy.js';
 import { maskPhone } from './log.js';
 
 export interface StartChecks {

@@ -5,7 +5,7 @@
 import type { types } from '@slack/bolt';
 import type { HeldPayment } from '../../src/approvals/desk.js';
 import { REASON_MAX } from '../../src/approvals/desk.js';
-import { plainText } from '../../src/conversation/text.js';
+import { plainText } from '../../src/conversation/flow/plain-text.js';
 import { escapeMrkdwn, type SlackMessage } from './blocks.js';
 
 export const APPROVE_ACTION = 'momo_approval_approve';

@@ -5,7 +5,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { Inbound, InputKind, Prompt } from '../../src/conversation/types.js';
-import { render } from '../../src/conversation/render.js';
+import { render } from '../../src/conversation/flow/render.js';
 
 /** A message as the Web API and response_url take it. */
 export interface SlackMessage {

@@ -17,7 +17,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
-import { keys } from '../../src/conversation/keys.js';
+import { keys } from '../../src/conversation/store/keys.js';
 import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
 import { conversationIdOf } from './address.js';
 import {

@@ -8,7 +8,7 @@
  * large, a download that fails or hangs.
  */
 import type { webApi } from '@slack/bolt';
-import { plainText } from '../../src/conversation/text.js';
+import { plainText } from '../../src/conversation/flow/plain-text.js';
 import { within } from '../../src/within.js';
 
 /** Largest file read: about 4000 rows of `phone,amount,description`, four times what a payout takes. */

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
-import { keys } from '../../src/conversation/keys.js';
+import { keys } from '../../src/conversation/store/keys.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import type { SlackMessage } from './blocks.js';
 

@@ -4,14 +4,14 @@
  * so a conversation of buttons stays one message instead of flooding the chat.
  */
 import { GrammyError, type Api, type Context } from 'grammy';
-import { keys } from '../../src/conversation/keys.js';
+import { keys } from '../../src/conversation/store/keys.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { HELP_TEXT } from './commands.js';
 import { describeError } from './describe-error.js';
 import { renderKeyboard } from './keyboard.js';
 import type { PromptRecords } from './prompt-record.js';
-import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { readUpdate, type TelegramAction } from './updates.js';
 
 export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Please try again.';

@@ -12,7 +12,7 @@ import { describeError } from './describe-error.js';
 import { createUpdateHandler, UpdateNotTaken } from './handler.js';
 import { createTelegramNotifier } from './notifier.js';
 import { createPromptRecords } from './prompt-record.js';
-import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { retryTransformer, type RetryOptions } from './retry.js';
 import { createWebhookRouter, deriveSecretToken, WEBHOOK_PATH } from './webhook.js';
 

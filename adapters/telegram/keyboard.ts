@@ -7,7 +7,7 @@
  */
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
 import type { Prompt } from '../../src/conversation/types.js';
-import { render } from '../../src/conversation/render.js';
+import { render } from '../../src/conversation/flow/render.js';
 
 /** Choices shown per page; longer lists get Prev / More buttons that edit the message in place. */
 export const PAGE_SIZE = 8;

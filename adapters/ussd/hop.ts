@@ -12,12 +12,12 @@ import type { ConversationView, Inbound, Prompt, TurnDecision, TurnEngine } from
 import { maskPhone, type Logger } from '../../src/log.js';
 import { within } from '../../src/within.js';
 import { parsePhone } from '../../flows/input.js';
-import { render } from '../../src/conversation/render.js';
+import { render } from '../../src/conversation/flow/render.js';
 import type { Codec, GatewayName, GatewayRequest, Hop } from './codecs/codec.js';
 import { answersOfDialString, answersOfText } from './dial-string.js';
 import type { SessionEnds } from './events.js';
 import { NAV, renderPrompt } from './renderer.js';
-import { answersDigest, nextStep, readState, resumable, type Digest, type UssdState } from './session.js';
+import { answersDigest, readHop, readState, resumable, type Digest, type UssdState } from './session.js';
 
 export interface HopOptions {
   engine: TurnEngine;
@@ -166,12 +166,12 @@ export function createHopHandler(options: HopOptions) {
   /** What this request means given the state stored with the conversation; with the answers its dial string carries. */
   function decideHop(stored: UssdState | undefined, c: HopContext): { decision: TurnDecision<UssdState>; walk: string[] } {
     const { codec, request, hop, phone } = c;
-    const step = nextStep(stored, codec.name, request.sessionId, hop, c.digest);
-    if (step.kind === 'repeat') return { decision: { kind: 'reply', state: step.state, changed: false }, walk: [] };
-    const number = step.kind === 'answer' ? step.hop : 0;
-    const shown: Shown = { gateway: codec.name, sessionId: request.sessionId, hop: number, seenLength: step.seen.length, seenDigest: c.digest(step.seen), at: c.now };
+    const read = readHop(stored, codec.name, request.sessionId, hop, c.digest);
+    if (read.kind === 'repeat') return { decision: { kind: 'reply', state: read.state, changed: false }, walk: [] };
+    const number = read.kind === 'answer' ? read.hop : 0;
+    const shown: Shown = { gateway: codec.name, sessionId: request.sessionId, hop: number, seenLength: read.seen.length, seenDigest: c.digest(read.seen), at: c.now };
     const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${request.sessionId}:${number}` };
-    if (step.kind === 'dial') {
+    if (read.kind === 'dial') {
       const walk = hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, codesOf(request));
       // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it
       // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired.
@@ -179,8 +179,8 @@ export function createHopHandler(options: HopOptions) {
       if (saved) return { decision: { kind: 'reply', state: show(shown, resumeQuestion(saved.prompt), 0, saved), changed: true }, walk: [] };
       return { decision: stepWith(shown, inbound, { newSession: true }), walk };
     }
-    const { state } = step;
-    const key = step.answer.trim();
+    const { state } = read;
+    const key = read.answer.trim();
     if (state.resume) {
       // 1: the flow where it is (its PIN asked again, its outcome if a call was made); 2 or 00: the menu.
       if (key === '1') return { decision: stepWith(shown, inbound, { resume: true }), walk: [] };
@@ -189,7 +189,7 @@ export function createHopHandler(options: HopOptions) {
     }
     const paged = pageTurn(key, state, (page) => show(shown, state.prompt, page));
     if (paged) return { decision: paged, walk: [] };
-    return { decision: stepWith(shown, inbound, toAction(step.answer, state.prompt)), walk: [] };
+    return { decision: stepWith(shown, inbound, toAction(read.answer, state.prompt)), walk: [] };
   }
 
   /** The engine's turn, never waited for much past the deadline and never throwing. */

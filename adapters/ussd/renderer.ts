@@ -10,7 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Lang } from '../../flows/types.js';
-import { catalogue } from '../../src/conversation/render.js';
+import { catalogue } from '../../src/conversation/flow/render.js';
 import type { Prompt } from '../../src/conversation/types.js';
 import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from './gsm7.js';
 

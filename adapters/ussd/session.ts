@@ -38,7 +38,8 @@ export interface UssdState {
   walked?: number;
 }
 
-export type Step =
+/** What a request hop is, read against the stored state: a repeat, a dial, or a new answer. */
+export type HopRead =
   /** A resend, a stale request, or a request after the END: the last screen again, no effect. */
   | { kind: 'repeat'; state: UssdState }
   /** The first hop of a session. */
@@ -70,13 +71,13 @@ export function answersDigest(key: string): Digest {
  * What the request `hop` of gateway session `gateway`/`sessionId` means, given the state stored with the
  * conversation (undefined: none yet) and the digest its seenDigest was made with.
  */
-export function nextStep(
+export function readHop(
   stored: UssdState | undefined,
   gateway: GatewayName,
   sessionId: string,
   hop: Exclude<Hop, { kind: 'end' }>,
   digest: Digest,
-): Step {
+): HopRead {
   const state = readState(stored);
   if (state === null || state.gateway !== gateway || state.sessionId !== sessionId) {
     return { kind: 'dial', seen: hop.kind === 'cumulative' ? hop.text : '' };

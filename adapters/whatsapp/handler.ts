@@ -6,7 +6,7 @@
  * recorded. Status callbacks are counted and failures logged; they are never answered.
  */
 import type { Engine, Prompt, SessionStore } from '../../src/conversation/types.js';
-import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';
 import type { GraphApi } from './graph-api.js';

@@ -6,7 +6,7 @@
  * `wa_id`; one conversation per user with the business number.
  */
 import type { Router } from 'express';
-import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import type { Address, Engine, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { createChatRecords } from './chat-record.js';

@@ -10,7 +10,7 @@
  * queue tries again later.
  */
 import type { Address, Notifier } from '../../src/conversation/types.js';
-import type { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { hold, windowOpen, type ChatRecords } from './chat-record.js';
 import { GraphApiError, REENGAGEMENT_CODE, type GraphApi, type MessageCounter } from './graph-api.js';

@@ -4,9 +4,9 @@
  * counted by the funnel on the same Redis, as the product counts it (src/app.ts).
  */
 import express from 'express';
-import { createEngine } from '../../src/conversation/engine.js';
-import { loadAccessPolicy } from '../../src/conversation/policy.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { createEngine } from '../../src/conversation/engine/engine.js';
+import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';

@@ -14,8 +14,8 @@
 import { createHash } from 'node:crypto';
 import { HELD, isAlreadySubmitted, type FlowServices, type Held } from '../../flows/services.js';
 import { madeNothing, type Params, type ServiceFailure } from '../../flows/types.js';
-import { parseChat } from '../conversation/address.js';
-import type { AccessPolicy } from '../conversation/policy.js';
+import { parseChat } from '../conversation/channels/chat-address.js';
+import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Address, Channel, SessionStore } from '../conversation/types.js';
 import { maskUserId, type Logger } from '../log.js';
 import { largestOf } from '../payouts/rows.js';
@@ -45,7 +45,7 @@ export type DecideResult = { ok: true; held: HeldPayment } | { ok: false; refusa
 export interface ApprovalDeskOptions {
   store: SessionStore;
   policy: AccessPolicy;
-  /** The services a flow uses (recorded: src/conversation/made.ts): an approved payment is created through them. */
+  /** The services a flow uses (recorded: src/conversation/services/made-records.ts): an approved payment is created through them. */
   services: FlowServices;
   /** APPROVAL_TTL_HOURS: how long a payment waits for a decision. */
   ttlHours: number;

@@ -9,9 +9,9 @@
  *   again under the same key, which the service deduplicates).
  */
 import type { FlowServices } from '../../flows/services.js';
-import { changeStored } from '../conversation/change-stored.js';
-import { DueList } from '../conversation/due-list.js';
-import { keys } from '../conversation/keys.js';
+import { changeStored } from '../conversation/store/change-stored.js';
+import { DueList } from '../conversation/store/due-list.js';
+import { keys } from '../conversation/store/keys.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
 
 /** The create input the maker's flow gave createPayment (its key, metadata and names). */

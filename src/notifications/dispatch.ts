@@ -10,7 +10,7 @@
  * (the queue comes back later: the holder has told it by then, or died and its lease ran out).
  */
 import { Decimal } from 'decimal.js';
-import { metadataRef, type Made, type MadeRecords } from '../conversation/made.js';
+import { metadataRef, type Made, type MadeRecords } from '../conversation/services/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import type { Logger } from '../log.js';
@@ -53,7 +53,7 @@ export interface DispatcherOptions {
   /**
    * Called with our ref of a payment of ours that ended without money moving (processed_with_errors, rejected,
    * cancelled), as believed here (our record; a read without credentials), before it is told: gives its spend
-   * reservation back (src/conversation/policy.ts giveBackSpend, once only whatever the repeats). Default: none.
+   * reservation back (src/conversation/services/access-policy.ts giveBackSpend, once only whatever the repeats). Default: none.
    */
   onPaymentFailed?: (ref: string) => Promise<unknown>;
   /**

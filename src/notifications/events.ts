@@ -6,8 +6,8 @@
  * order and dedup keys of our record (DESIGN, "The trust boundary").
  */
 import { z } from 'zod';
-import { parseChat } from '../conversation/address.js';
-import type { Made, MadeKind } from '../conversation/made.js';
+import { parseChat } from '../conversation/channels/chat-address.js';
+import type { Made, MadeKind } from '../conversation/services/made-records.js';
 import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
 

@@ -24,7 +24,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { scriptedRedis } from '../conversation/redis-store.js';
+import { scriptedRedis } from '../conversation/store/redis-store.js';
 
 /**
  * What take() found: `ok` the caller may tell it (and holds its lease, when it asked for one); `stale` a

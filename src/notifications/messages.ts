@@ -3,7 +3,7 @@
  * Keys are `notify.<resource>.<state>`; a state without its own key uses `notify.<resource>.other`.
  */
 import type { Lang, Messages, Params } from '../../flows/types.js';
-import { fillTemplate } from '../conversation/text.js';
+import { fillTemplate } from '../conversation/flow/plain-text.js';
 
 export const notifyMessages: Record<Lang, Messages> = {
   en: {

@@ -32,7 +32,7 @@ export interface FlowMove {
 
 /** One state of the machine. */
 export interface FlowStep {
-  /** The step as the engine and the funnel name it (session.ts stepName): `awaitingAmount`, `parent.child` nested. */
+  /** The step as the engine and the funnel name it (flow-runtime.ts stepName): `awaitingAmount`, `parent.child` nested. */
   name: string;
   /** The state's own key (`child` of `parent.child`). */
   key: string;

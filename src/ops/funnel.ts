@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { flows as registeredFlows } from '../../flows/index.js';
 import { FLOW_OUTCOMES, type FlowId, type FlowModule, type FlowOutcome } from '../../flows/types.js';
-import type { FlowTransition } from '../conversation/session.js';
+import type { FlowTransition } from '../conversation/flow/flow-runtime.js';
 import type { Channel } from '../conversation/types.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';

@@ -25,7 +25,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
-import { keys } from '../conversation/keys.js';
+import { keys } from '../conversation/store/keys.js';
 import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
 

@@ -15,7 +15,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { scriptedRedis } from '../conversation/redis-store.js';
+import { scriptedRedis } from '../conversation/store/redis-store.js';
 
 export interface ReadBudget {
   /** Resolves when a read may be sent, and counts it. Never rejects for want of budget: it waits. */

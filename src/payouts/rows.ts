@@ -7,7 +7,7 @@ import { Decimal } from 'decimal.js';
 import { inputMessages, parseAmount, parsePhone } from '../../flows/input.js';
 import type { PayoutRecipient } from '../../flows/services.js';
 import type { Text } from '../../flows/types.js';
-import { fillTemplate, plainText } from '../conversation/text.js';
+import { fillTemplate, plainText } from '../conversation/flow/plain-text.js';
 import { readCsv } from './csv.js';
 
 /** Most rows in one payout. */

@@ -9,9 +9,9 @@ import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/ap
 import { HELD, type FlowServices } from '../../flows/services.js';
 import { failureMessages, failureText } from '../../flows/failure.js';
 import { madeNothing, type Params } from '../../flows/types.js';
-import { AccessPolicy } from '../../src/conversation/policy.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { Address, SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL, inspector, uniquePrefix } from '../conversation/redis-helper.js';

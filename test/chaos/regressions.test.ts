@@ -3,8 +3,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { addPending } from '../../src/conversation/records.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 import { RedisProxy } from './redis-proxy.js';
 

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { hashPin } from '../../src/conversation/policy.js';
+import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';

@@ -3,13 +3,13 @@ import { Writable } from 'node:stream';
 import { setup } from 'xstate';
 import { menuFlow } from '../../flows/menu.machine.js';
 import type { FlowServices } from '../../flows/services.js';
-import { createEngine, type EngineOptions } from '../../src/conversation/engine.js';
+import { createEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { createLogger } from '../../src/log.js';
-import { AccessPolicy } from '../../src/conversation/policy.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { Address, Inbound, LeaseChange, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
-import { deliveryId } from '../../src/conversation/ledger.js';
+import { deliveryId, WAITING } from '../../src/conversation/engine/ledger.js';
 import { dyingStore, fakePayments, gate, holdingStore, overriding, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
@@ -231,7 +231,7 @@ describe('engine', () => {
       store.race(2);
       const answers = await Promise.all([first.handle(msg({ choice: 'yes' })), second.handle(msg({ choice: 'yes' }))]);
       expect(answers).toEqual([sent('pay-1'), sent('pay-1')]);
-      // The second tap's step loses once, is read again and found pending on the first tap's run.
+      // The second tap's step loses once, is read again and found waiting on the first tap's run.
       expect(store.conflicts).toBeGreaterThanOrEqual(1);
       expect(calls).toHaveLength(1);
     }
@@ -497,9 +497,9 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const { msg, who } = await atConfirmation(e);
     await e.turn(who, channel(msg, 3, { choice: 'yes' })); // late: the run goes on
     const waiting = other.turn(who, channel(msg, 4, { newSession: true }));
-    // The waiting message is listed in the ledger, pending, before it waits.
+    // The waiting message is listed in the ledger, waiting, before it waits.
     const marked = async () =>
-      ((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { ledger: [string, unknown][] }).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === 'pending');
+      ((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { ledger: [string, unknown][] }).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
     for (let i = 0; i < 200 && !(await marked()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await marked()).toBe(true);
     const copy = e.turn(who, channel(msg, 4, { newSession: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedQueue } from '../../src/conversation/keyed-queue.js';
+import { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 
 function gate() {
   let open!: () => void;

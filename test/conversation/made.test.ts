@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
-import { MadeRecords, recordMade } from '../../src/conversation/made.js';
-import { NotCalled } from '../../src/conversation/session.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
+import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { AccessPolicy, giveBackSpend, hashPin, loadAccessPolicy, PIN_MAX_ATTEMPTS, type PolicyDocument } from '../../src/conversation/policy.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { AccessPolicy, giveBackSpend, hashPin, loadAccessPolicy, PIN_MAX_ATTEMPTS, type PolicyDocument } from '../../src/conversation/services/access-policy.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 

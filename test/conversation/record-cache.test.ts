@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { PURGE_EVERY_MS, RECORD_KEPT_MS, RecordCache } from '../../src/conversation/record-cache.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { PURGE_EVERY_MS, RECORD_KEPT_MS, RecordCache } from '../../src/conversation/engine/record-cache.js';
 
 describe('RecordCache', () => {
   it('keeps what it wrote or read for a minute and drops it at the next purge, with nobody asking', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { flows } from '../../flows/index.js';
 import type { FlowModule } from '../../flows/types.js';
-import { createCatalogue, render, renderView } from '../../src/conversation/render.js';
+import { createCatalogue, render, renderView } from '../../src/conversation/flow/render.js';
 import { missingMessages, walkFlow } from '../flows/coverage.js';
 
 const testFlow: FlowModule = {

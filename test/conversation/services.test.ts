@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { AccessPolicy } from '../../src/conversation/policy.js';
-import { keys } from '../../src/conversation/keys.js';
-import { createServices } from '../../src/conversation/services.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { keys } from '../../src/conversation/store/keys.js';
+import { createServices } from '../../src/conversation/services/flow-services.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';

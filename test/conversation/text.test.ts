@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fillTemplate, plainText } from '../../src/conversation/text.js';
+import { fillTemplate, plainText } from '../../src/conversation/flow/plain-text.js';
 
 describe('plainText', () => {
   it('makes one plain line of text from elsewhere: no controls, no line breaks, no direction overrides', () => {

@@ -7,11 +7,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { flows } from '../../flows/index.js';
 import type { FlowServices } from '../../flows/services.js';
-import { createEngine, type EngineOptions } from '../../src/conversation/engine.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { AccessPolicy, hashPin } from '../../src/conversation/policy.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
-import type { FlowTransition } from '../../src/conversation/session.js';
+import { createEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import type { FlowTransition } from '../../src/conversation/flow/flow-runtime.js';
 import type { Inbound, SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from './engine-fixtures.js';

@@ -12,7 +12,7 @@ import type { RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startApp } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
-import { MadeRecords } from '../../src/conversation/made.js';
+import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { BOT_TOKEN as TELEGRAM_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from '../adapters/telegram/harness.js';

@@ -3,7 +3,7 @@ import { getSimplePaths } from 'xstate/graph';
 import { checkFlow, checkMachine } from '../../flows/check.machine.js';
 import type { CollectionSummary } from '../../flows/services.js';
 import type { FlowEvent } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';

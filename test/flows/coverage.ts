@@ -16,7 +16,7 @@ import { MENU_FLOWS } from '../../flows/menu.machine.js';
 import { ALREADY_SUBMITTED, type ServiceName } from '../../flows/services.js';
 import type { FlowInput, FlowModule, ServiceFailure } from '../../flows/types.js';
 import type { InputKind } from '../../src/conversation/types.js';
-import { createCatalogue, currentView, viewKeys } from '../../src/conversation/render.js';
+import { createCatalogue, currentView, viewKeys } from '../../src/conversation/flow/render.js';
 
 /** How one call of service K ends in the walk. */
 export type Outcome<K extends ServiceName> = { output: ServiceOutput<K> } | { error: ServiceFailure };

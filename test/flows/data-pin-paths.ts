@@ -7,7 +7,7 @@
 import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import type { FlowEvent } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 
 type Path = StatePath<AnyMachineSnapshot, EventObject>;
 

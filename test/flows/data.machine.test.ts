@@ -4,7 +4,7 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { dataFlow, dataMachine } from '../../flows/data.machine.js';
 import { ALREADY_SUBMITTED, type DataBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';

@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 import type { StatePath } from 'xstate/graph';
 import { provideServices, serviceActors } from '../../flows/actors.js';
 import type { FlowServices, ServiceName } from '../../flows/services.js';

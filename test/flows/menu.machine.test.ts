@@ -3,7 +3,7 @@ import { createActor } from 'xstate';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { menuFlow, menuMachine, MENU_FLOWS } from '../../flows/menu.machine.js';
 import type { FlowEvent, FlowOutput } from '../../flows/types.js';
-import { currentView, render } from '../../src/conversation/render.js';
+import { currentView, render } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 
 const events: FlowEvent[] = [

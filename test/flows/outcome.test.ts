@@ -8,7 +8,7 @@ import type { AnyMachineSnapshot } from 'xstate';
 import { flows } from '../../flows/index.js';
 import { finalOutcome } from '../../flows/outcome.js';
 import { FLOW_OUTCOMES, type FlowId, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 import { walkFlow } from './coverage.js';
 
 /** The outcome each last screen tells, by its text key (and the error line's, for the purchase flows). */

@@ -3,7 +3,7 @@ import { getSimplePaths } from 'xstate/graph';
 import { payFlow, payMachine } from '../../flows/pay.machine.js';
 import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/render.js';
+import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { answered, BACK, chosen, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';

@@ -4,7 +4,7 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
 import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';

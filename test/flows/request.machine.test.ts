@@ -3,7 +3,7 @@ import { ALREADY_SUBMITTED } from '../../flows/services.js';
 import { getSimplePaths } from 'xstate/graph';
 import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';

@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { FlowModule } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/render.js';
+import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
 import type { Walk } from './coverage.js';
 
 /** Characters on one USSD screen (GSM-7). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Made } from '../../src/conversation/made.js';
+import type { Made } from '../../src/conversation/services/made-records.js';
 import { deliveryFor, isFinal, notificationBody, parseChat, parseNotice, type Notice } from '../../src/notifications/events.js';
 import { notifyMessages } from '../../src/notifications/messages.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { payoutMessage } from '../../adapters/slack/payout.js';
-import { loadAccessPolicy } from '../../src/conversation/policy.js';
+import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import type { FlowTransition } from '../../src/conversation/session.js';
+import type { FlowTransition } from '../../src/conversation/flow/flow-runtime.js';
 import { bucketOf, createFunnel, quantile, TIME_BUCKETS_MS, type Funnel } from '../../src/ops/funnel.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 

@@ -9,9 +9,9 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessPolicy, hashPin } from '../../src/conversation/policy.js';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
-import { RedisStore } from '../../src/conversation/redis-store.js';
+import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import { AtSession } from '../e2e/helpers.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/policy.js';
+import { hashPin } from '../../src/conversation/services/access-policy.js';
 
 const PIN_HASH = hashPin('4821');
 const teller = { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '500000' }, dailyLimit: { UGX: '2000000' } };

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/conversation/memory-store.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
 import { commonMessages } from '../../flows/messages/common.js';
 import { createLogger } from '../../src/log.js';

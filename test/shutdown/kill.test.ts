@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/policy.js';
+import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 

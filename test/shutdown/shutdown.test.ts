@@ -8,11 +8,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/policy.js';
+import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import http from 'node:http';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
-import { storedNotes } from '../../src/conversation/records.js';
+import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 
 const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const API_KEY = 'shutdown-key';
@@ -106,7 +106,7 @@ describe('SIGTERM', () => {
     expect(chats.filter((c) => c === `ussd:${FAST_USER}`)).toHaveLength(1);
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
-    // A store record is `<version>:<write id>:<JSON>` (src/conversation/redis-store.ts).
+    // A store record is `<version>:<write id>:<JSON>` (src/conversation/store/redis-store.ts).
     const pending = (await redis.get(`momo:pending:ussd:${LATE_USER}`))?.replace(/^\d+:[\w-]+:/, '');
     expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Payment \d+ submitted/);
   }, 60_000);

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
-import { MemoryStore } from '../../../src/conversation/memory-store.js';
+import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
 import { loadConfig } from '../../../src/config.js';
 import { startApp, type AppOptions, type RunningApp } from '../../../src/app.js';

@@ -3,8 +3,8 @@ import express from 'express';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { maskPhone } from '../../../src/log.js';
-import { MemoryStore } from '../../../src/conversation/memory-store.js';
-import { RedisStore } from '../../../src/conversation/redis-store.js';
+import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import { RedisStore } from '../../../src/conversation/store/redis-store.js';
 import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd, withTurns } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;

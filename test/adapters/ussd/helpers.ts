@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
-import { MemoryStore } from '../../../src/conversation/memory-store.js';
+import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
 

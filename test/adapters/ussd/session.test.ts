@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { answersDigest, nextStep, type UssdState } from '../../../adapters/ussd/session.js';
+import { answersDigest, readHop, type UssdState } from '../../../adapters/ussd/session.js';
 
 const digest = answersDigest('test-digest-key');
 
 function state(seen: string, hop: number, final = false, sessionId = 'S1'): UssdState {
   return { gateway: 'africastalking', sessionId, hop, seenLength: seen.length, seenDigest: digest(seen), prompt: { text: 'x', final }, page: 0 };
 }
-const at = (stored: UssdState | undefined, text: string, sessionId = 'S1') => nextStep(stored, 'africastalking', sessionId, { kind: 'cumulative', text }, digest);
+const at = (stored: UssdState | undefined, text: string, sessionId = 'S1') => readHop(stored, 'africastalking', sessionId, { kind: 'cumulative', text }, digest);
 
-describe('nextStep (cumulative text)', () => {
+describe('readHop (cumulative text)', () => {
   it('opens a session on the first request, keeping a dial extension as seen text', () => {
     expect(at(undefined, '')).toEqual({ kind: 'dial', seen: '' });
     expect(at(undefined, '5')).toEqual({ kind: 'dial', seen: '5' });
@@ -27,14 +27,14 @@ describe('nextStep (cumulative text)', () => {
 
   it('treats a request of another gateway session as a new dial (the state is of the last one)', () => {
     expect(at(state('1*20', 2), '', 'S2')).toEqual({ kind: 'dial', seen: '' });
-    expect(nextStep(state('1', 1), 'hubtel', 'S1', { kind: 'latest', start: true, input: '*1#' }, digest).kind).toBe('dial');
+    expect(readHop(state('1', 1), 'hubtel', 'S1', { kind: 'latest', start: true, input: '*1#' }, digest).kind).toBe('dial');
     expect(at({ hop: 1 } as unknown as UssdState, '1').kind).toBe('dial');
   });
 });
 
-describe('nextStep (latest answer only)', () => {
+describe('readHop (latest answer only)', () => {
   const latest = (stored: UssdState, input: string, extra: { start?: boolean; sequence?: number } = {}) =>
-    nextStep({ ...stored, gateway: 'hubtel' }, 'hubtel', 'S1', { kind: 'latest', start: extra.start ?? false, input, sequence: extra.sequence }, digest);
+    readHop({ ...stored, gateway: 'hubtel' }, 'hubtel', 'S1', { kind: 'latest', start: extra.start ?? false, input, sequence: extra.sequence }, digest);
   it('numbers hops itself without a sequence, and drops an answered sequence', () => {
     expect(latest(state('', 3), '7')).toMatchObject({ kind: 'answer', hop: 4, answer: '7' });
     expect(latest(state('', 3), '7', { sequence: 3 }).kind).toBe('repeat');

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { createWhatsApp, type WhatsApp, type WhatsAppOptions } from '../../../adapters/whatsapp/index.js';
-import { MemoryStore } from '../../../src/conversation/memory-store.js';
+import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import type { Engine, SessionStore } from '../../../src/conversation/types.js';
 import { createLogger } from '../../../src/log.js';
 import { APP_SECRET, VERIFY_TOKEN } from './deliveries.js';

@@ -4,7 +4,7 @@
  * requests are still being made (src/payouts). Bounded: a full list refuses a new id.
  */
 import { changeStored } from './change-stored.js';
-import type { SessionStore } from './types.js';
+import type { SessionStore } from '../types.js';
 
 /** The list outlives its entries: it is written again with every change. */
 const LIST_TTL_SECONDS = 30 * 24 * 3600;

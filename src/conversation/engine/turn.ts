@@ -4,31 +4,31 @@
  * 1. The conversation record (ledger.ts), as this process last wrote it (record-cache.ts) or read.
  * 2. The channel decides from its own state kept there (TurnEngine): a reply of its own (a resend, a page
  *    turn), or a message for the flow.
- * 3. The ledger: a delivery it holds gets its answer again, or waits for the run it is pending on.
- * 4. A new delivery: one pure step of the flow (session.ts: start a flow, or send it ONE event), written with
+ * 3. The ledger: a delivery it holds gets its answer again, or waits for the run it is waiting on.
+ * 4. A new delivery: one pure step of the flow (flow-runtime.ts: start a flow, or send it ONE event), written with
  *    its ledger entry and the channel's state in one compare-and-set (on conflict: read, redo the step). A step
  *    into a PIN check runs the check first (checkSecrets), and the step after it is the one written.
  * 5. A step into a busy state (a service call) is written with a run id, its lease taken in the same atomic
  *    write, and handed to the runner (runner.ts); the delivery waits for its outcome up to the channel's
- *    deadline. A delivery arriving while a run is out is written as pending and waits for it too.
+ *    deadline. A delivery arriving while a run is out is written as waiting and waits for it too.
  *
  * At most one read and one write a message (none read mid-flow when the record is kept here).
  */
-import type { FlowEvent, Lang, UserProfile } from '../../flows/types.js';
-import { errorMessage, type Logger } from '../log.js';
-import { within } from '../within.js';
-import { logged } from './address.js';
+import type { FlowEvent, Lang, UserProfile } from '../../../flows/types.js';
+import { errorMessage, type Logger } from '../../log.js';
+import { within } from '../../within.js';
+import { logged } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
-import { keys } from './keys.js';
-import { answerOf, deliveryId, PENDING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
-import type { AccessPolicy } from './policy.js';
+import { keys } from '../store/keys.js';
+import { answerOf, deliveryId, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { rideOut } from './ride-out.js';
-import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from './records.js';
+import { rideOut } from '../store/ride-out.js';
+import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
-import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from './session.js';
-import type { Channel, ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from './types.js';
+import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from '../flow/flow-runtime.js';
+import type { Channel, ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from '../types.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -89,10 +89,10 @@ export function createTurn(o: TurnOptions) {
   const { store, records, runtime, answers, runner, logger } = o;
   const who = (inbound: Inbound) => ({ ...logged(inbound), messageId: inbound.messageId });
 
-  /** The pure step for this message, or `resume` while a run is out (messages wait for its outcome). */
-  function plan(inbound: Inbound, record: ConversationRecord, profile: UserProfile, ctx: StepContext): Step | 'resume' {
+  /** The pure step for this message, or `wait` while a run is out (messages wait for its outcome). */
+  function plan(inbound: Inbound, record: ConversationRecord, profile: UserProfile, ctx: StepContext): Step | 'wait' {
     const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
-    if (record.run) return 'resume';
+    if (record.run) return 'wait';
     let session = record.session;
     if (session && session.expiresAt <= o.now()) {
       if (!session.ended) left(session, base, ctx);
@@ -101,7 +101,7 @@ export function createTurn(o: TurnOptions) {
       session = undefined;
     }
     const live = session && !session.ended ? session : undefined;
-    if (live && isBusy(runtime.restore(live))) return 'resume';
+    if (live && isBusy(runtime.restore(live))) return 'wait';
     // Taken up from a session that was dropped: where the flow is, untouched (its outcome, once it ended).
     if (inbound.resume && session) return { ...base, session };
     const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
@@ -188,9 +188,9 @@ export function createTurn(o: TurnOptions) {
     }
     const ctx = o.context(inbound);
     const stepped = plan(inbound, record, profile, ctx);
-    if (stepped === 'resume') {
-      // A run is out: this delivery waits for its outcome, listed as pending first so a copy of it waits too.
-      const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, PENDING) }, stored!.version);
+    if (stepped === 'wait') {
+      // A run is out: this delivery waits for its outcome, listed as waiting first so a copy of it waits too.
+      const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, WAITING) }, stored!.version);
       if (!written) return CONFLICT;
       return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
     }
@@ -222,7 +222,7 @@ export function createTurn(o: TurnOptions) {
     const token = runner.newToken();
     const next: ConversationRecord = {
       session: planned.session,
-      ledger: withAnswer(record.ledger, id, PENDING),
+      ledger: withAnswer(record.ledger, id, WAITING),
       ...(record.channel !== undefined ? { channel: record.channel } : {}),
       profile: planned.profile,
       run: { id: token },
@@ -334,7 +334,7 @@ export function createTurn(o: TurnOptions) {
             continue;
           }
           logger.info(who(inbound), 'engine: duplicate delivery');
-          if (entry !== PENDING) return { prompt: entry, state: after(entry) };
+          if (entry !== WAITING) return { prompt: entry, state: after(entry) };
           const lang = record.profile?.lang ?? 'en';
           return runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>;
         }
@@ -360,7 +360,7 @@ export function createTurn(o: TurnOptions) {
       if (!after) throw error;
       const lang = known?.profile?.lang ?? 'en';
       const latest = known?.ledger.at(-1)?.[1];
-      const afterMoney = latest !== undefined && latest !== PENDING && latest.money === true;
+      const afterMoney = latest !== undefined && latest !== WAITING && latest.money === true;
       const prompt =
         error instanceof RunUnknown
           ? answers.failure(error.session, true, afterMoney, lang, participant.channel)

@@ -3,12 +3,12 @@
  * once a money-moving call may have reached the service, "being confirmed, do not send it again"), and the
  * engine's own notices. Nothing here writes; the turn and the runner decide which answer a delivery gets.
  */
-import type { Lang, Text } from '../../flows/types.js';
-import type { Logger } from '../log.js';
-import type { Catalogue } from './render.js';
-import { currentView } from './render.js';
-import { isBusy, isMoney, type FlowRuntime, type Session } from './session.js';
-import type { Channel, Prompt } from './types.js';
+import type { Lang, Text } from '../../../flows/types.js';
+import type { Logger } from '../../log.js';
+import type { Catalogue } from '../flow/render.js';
+import { currentView } from '../flow/render.js';
+import { isBusy, isMoney, type FlowRuntime, type Session } from '../flow/flow-runtime.js';
+import type { Channel, Prompt } from '../types.js';
 
 export interface Answers {
   text(text: Text, lang: Lang): string;

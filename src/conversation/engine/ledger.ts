@@ -1,7 +1,7 @@
 /**
  * The conversation record (`conv:<channel>:<conversationId>`, one compare-and-set writes all of it) and its
  * ledger of answers: each recent delivery (Telegram `update_id`, Slack ids, USSD session and hop) with the
- * answer it got: the Prompt shown (a screen, "processing", "being confirmed"), or `pending` while the run it
+ * answer it got: the Prompt shown (a screen, "processing", "being confirmed"), or `waiting` while the run it
  * waits for is out. A delivery seen again gets its entry: the same Prompt, or it waits for the run like the
  * first. Nothing is inferred from the order of deliveries.
  *
@@ -10,14 +10,14 @@
  * latest few).
  */
 import { hash } from 'node:crypto';
-import type { UserProfile } from '../../flows/types.js';
-import type { Session } from './session.js';
-import type { Prompt } from './types.js';
+import type { UserProfile } from '../../../flows/types.js';
+import type { Session } from '../flow/flow-runtime.js';
+import type { Prompt } from '../types.js';
 
 /** A delivery waiting for the run of its conversation. */
-export const PENDING = 'pending';
+export const WAITING = 'waiting';
 
-export type Answer = Prompt | typeof PENDING;
+export type Answer = Prompt | typeof WAITING;
 
 /** `[delivery, answer]`: the delivery as {@link deliveryId} keeps it. */
 export type Entry = [string, Answer];
@@ -55,7 +55,7 @@ export interface ConversationRecord {
   run?: OpenRun;
   /**
    * The latest new channel session (a USSD dial) showed the pending notes: the next message of that session
-   * proves its screen arrived, and they are dropped then (records.ts dropSeen) rather than shown at a second dial.
+   * proves its screen arrived, and they are dropped then (ussd-inbox.ts dropSeen) rather than shown at a second dial.
    */
   notesShown?: true;
 }
@@ -72,7 +72,7 @@ export function deliveryId(messageId: string): string {
 }
 
 const isEntry = (e: unknown): e is Entry =>
-  Array.isArray(e) && typeof e[0] === 'string' && (e[1] === PENDING || typeof (e[1] as Prompt | undefined)?.text === 'string');
+  Array.isArray(e) && typeof e[0] === 'string' && (e[1] === WAITING || typeof (e[1] as Prompt | undefined)?.text === 'string');
 
 /** The record as stored (anything unreadable in it is dropped: an empty record where there is none). */
 export function readRecord(snapshot: unknown): ConversationRecord {
@@ -87,7 +87,7 @@ export function readRecord(snapshot: unknown): ConversationRecord {
   };
 }
 
-/** The answer the delivery got, `pending`, or undefined for a delivery the ledger does not hold. */
+/** The answer the delivery got, `waiting`, or undefined for a delivery the ledger does not hold. */
 export function answerOf(record: ConversationRecord, id: string): Answer | undefined {
   return record.ledger.find((entry) => entry[0] === id)?.[1];
 }
@@ -99,18 +99,18 @@ export function isNewest(record: ConversationRecord, id: string): boolean {
 
 /**
  * The ledger with the delivery's answer set: in place when it is there, else added as the newest. Past
- * {@link LEDGER_KEPT}, the oldest answered delivery gives way (a pending one only when all are pending).
+ * {@link LEDGER_KEPT}, the oldest answered delivery gives way (a waiting one only when all are waiting).
  */
 export function withAnswer(ledger: Entry[], id: string, answer: Answer): Entry[] {
   const at = ledger.findIndex((entry) => entry[0] === id);
   if (at >= 0) return ledger.map((entry, i) => (i === at ? [id, answer] : entry));
   const next: Entry[] = [...ledger, [id, answer]];
   if (next.length <= LEDGER_KEPT) return next;
-  const answered = next.findIndex((entry) => entry[1] !== PENDING);
+  const answered = next.findIndex((entry) => entry[1] !== WAITING);
   return next.filter((_, i) => i !== (answered >= 0 && answered < next.length - 1 ? answered : 0));
 }
 
-/** The ledger with every pending delivery answered: `answer(id)` (the outcome of the run they waited for). */
-export function resolvePending(ledger: Entry[], answer: (id: string) => Prompt): Entry[] {
-  return ledger.map((entry) => (entry[1] === PENDING ? [entry[0], answer(entry[0])] : entry));
+/** The ledger with every waiting delivery answered: `answer(id)` (the outcome of the run they waited for). */
+export function resolveWaiting(ledger: Entry[], answer: (id: string) => Prompt): Entry[] {
+  return ledger.map((entry) => (entry[1] === WAITING ? [entry[0], answer(entry[0])] : entry));
 }

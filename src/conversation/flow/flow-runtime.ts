@@ -12,10 +12,10 @@
  * call from the stored snapshot (flows keep idempotency keys in context).
  */
 import { createActor, type AnyActorRef, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
-import { finalOutcome } from '../../flows/outcome.js';
-import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../flows/types.js';
+import { finalOutcome } from '../../../flows/outcome.js';
+import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../../flows/types.js';
 import { currentView } from './render.js';
-import type { Channel } from './types.js';
+import type { Channel } from '../types.js';
 
 export interface Session {
   flow: FlowId;
@@ -248,7 +248,7 @@ export class FlowRuntime {
    * A snapshot without children or history (every step but a service call's) is taken as it is, without
    * xstate's getPersistedSnapshot: that copies the snapshot's fields and walks the whole context looking for
    * actors to replace by their ids, about 3% of a USSD hop's CPU (bench/profile), and our flows keep plain data
-   * in their context (the engine runs no actor, nothing is spawned); test/conversation/session.test.ts checks
+   * in their context (the engine runs no actor, nothing is spawned); test/conversation/flow-runtime.test.ts checks
    * the two agree.
    */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { provideServices, serviceActors } from '../../flows/actors.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, View } from '../../flows/types.js';
-import { FlowRuntime, isBusy, type Step, type StepContext } from '../../src/conversation/session.js';
+import { FlowRuntime, isBusy, type Step, type StepContext } from '../../src/conversation/flow/flow-runtime.js';
 
 /** Asks an amount, pays it (a service call), shows the outcome. */
 const payFlow: FlowModule = {

@@ -15,7 +15,7 @@
  */
 import { Redis } from 'ioredis';
 import { randomId } from './random-id.js';
-import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.js';
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record

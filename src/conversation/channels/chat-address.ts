@@ -3,8 +3,8 @@
  * payment's `metadata.chat` (`telegram:123`, `slack:T1:U2`, `ussd:+256772000001`, `whatsapp:256772000001`) so the service's webhook
  * finds its chat without a read. Built and parsed here only.
  */
-import { maskUserId } from '../log.js';
-import type { Address, Channel, Participant } from './types.js';
+import { maskUserId } from '../../log.js';
+import type { Address, Channel, Participant } from '../types.js';
 
 const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
 

@@ -2,7 +2,7 @@
  * The conversation engine (DESIGN "The engine's shape"): one Inbound in, one Prompt out. It only puts the
  * parts together; a message goes adapter -> turn (turn.ts) -> runner, when a service call is due (runner.ts)
  * -> ledger (ledger.ts) -> answer (answers.ts), over the record cache (record-cache.ts) and the flows' pure
- * steps (session.ts). Every key it writes is built in keys.ts.
+ * steps (flow-runtime.ts). Every key it writes is built in store/keys.ts.
  *
  * Past the channel's deadline the answer is "processing, you will be notified" ("being confirmed, do not send
  * it again" once a money-moving call may have reached the service); the run goes on, its outcome is written
@@ -10,21 +10,21 @@
  * over by another process's sweep and repeated under the same Duplicate-Check-Key.
  */
 import { randomUUID } from 'node:crypto';
-import { provideServices } from '../../flows/actors.js';
-import { flows as registeredFlows } from '../../flows/index.js';
-import type { FlowServices } from '../../flows/services.js';
-import type { FlowId, FlowModule } from '../../flows/types.js';
-import type { Logger } from '../log.js';
-import { chatOf } from './address.js';
+import { provideServices } from '../../../flows/actors.js';
+import { flows as registeredFlows } from '../../../flows/index.js';
+import type { FlowServices } from '../../../flows/services.js';
+import type { FlowId, FlowModule } from '../../../flows/types.js';
+import type { Logger } from '../../log.js';
+import { chatOf } from '../channels/chat-address.js';
 import { createAnswers } from './answers.js';
-import type { AccessPolicy } from './policy.js';
+import type { AccessPolicy } from '../services/access-policy.js';
 import { RecordCache } from './record-cache.js';
-import { createCatalogue } from './render.js';
+import { createCatalogue } from '../flow/render.js';
 import { Runner } from './runner.js';
-import { FlowRuntime, isBusy, transition, type FlowEnd, type FlowTransition, type StepContext } from './session.js';
+import { FlowRuntime, isBusy, transition, type FlowEnd, type FlowTransition, type StepContext } from '../flow/flow-runtime.js';
 import { createTurn } from './turn.js';
-import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, TurnDecision, TurnEngine } from './types.js';
-import { keys } from './keys.js';
+import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, TurnDecision, TurnEngine } from '../types.js';
+import { keys } from '../store/keys.js';
 
 export interface EngineOptions {
   store: SessionStore;

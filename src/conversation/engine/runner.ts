@@ -10,7 +10,7 @@
  *   the busy state (a compare-and-set that fails if another run's id was recorded) and renews the lease (unless
  *   it was asked for less than a third of its life ago: nobody can have taken it yet), and stops when either
  *   says the conversation is no longer its own.
- * - **Waiting.** A delivery that arrives while a run is out is written to the ledger as `pending` and waits for
+ * - **Waiting.** A delivery that arrives while a run is out is written to the ledger as `waiting` and waits for
  *   its answer: in the process of the run, for the run; elsewhere, reading the record. At the channel's
  *   deadline it is answered "processing" ("being confirmed" once the run is in a money state) and the ledger
  *   says so (with `run.late`), in one compare-and-set; an outcome that lands first wins and is the answer.
@@ -27,20 +27,20 @@
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
-import type { Lang, UserProfile } from '../../flows/types.js';
-import { errorMessage, type Logger } from '../log.js';
-import { logged, userOfAddress } from './address.js';
+import type { Lang, UserProfile } from '../../../flows/types.js';
+import { errorMessage, type Logger } from '../../log.js';
+import { logged, userOfAddress } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
-import { keys } from './keys.js';
-import { answerOf, isNewest, PENDING, resolvePending, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import { keys } from '../store/keys.js';
+import { answerOf, isNewest, resolveWaiting, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { addPending } from './records.js';
-import { randomId } from './random-id.js';
-import { pauseAfter, rideOut, STORE_TRIES } from './ride-out.js';
-import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from './session.js';
-import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from './types.js';
-import { within } from '../within.js';
+import { addPending } from '../channels/ussd-inbox.js';
+import { randomId } from '../store/random-id.js';
+import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
+import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from '../flow/flow-runtime.js';
+import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from '../types.js';
+import { within } from '../../within.js';
 
 export interface RunnerOptions {
   store: SessionStore;
@@ -172,7 +172,7 @@ export class Runner {
   }
 
   /**
-   * The answer of a delivery `pending` in the ledger of `from`: the outcome of the run it waits for, or
+   * The answer of a delivery `waiting` in the ledger of `from`: the outcome of the run it waits for, or
    * "processing" at the channel's deadline. Never throws: a failure answers "processing" (or "being
    * confirmed"), which never invites the user to start again.
    */
@@ -187,7 +187,7 @@ export class Runner {
         if (kept && kept.version > stored.version) stored = kept;
         const { record } = stored;
         const entry = answerOf(record, waiter.id);
-        if (entry !== undefined && entry !== PENDING) return await this.kept(waiter, stored, entry);
+        if (entry !== undefined && entry !== WAITING) return await this.kept(waiter, stored, entry);
         if (entry === undefined || !record.run) return this.current(waiter, record);
         const run = this.runs.get(waiter.key) ?? (await this.takeOver(waiter.key, waiter.participant, false));
         // An outcome being written at the deadline is waited for, briefly: answering "processing" instead
@@ -323,7 +323,7 @@ export class Runner {
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const { record } = stored;
       const entry = answerOf(record, waiter.id);
-      if (entry !== undefined && entry !== PENDING) return this.kept(waiter, stored, entry);
+      if (entry !== undefined && entry !== WAITING) return this.kept(waiter, stored, entry);
       if (entry === undefined || !record.run) return this.current(waiter, record);
       const next: ConversationRecord = {
         ...record,
@@ -374,7 +374,7 @@ export class Runner {
           const lang = record.profile?.lang ?? 'en';
           const prompt = money ? answers.processing(participant.channel, lang, true) : answers.notice('common.runFailed', lang, true);
           const session = record.session && { ...record.session, ended: true, notice: { key: money ? 'common.confirming' : 'common.runFailed' } };
-          unlist = (await records.write(key, { ...record, session, ...this.answerPending(record, prompt), run: undefined }, fresh.version)) !== null;
+          unlist = (await records.write(key, { ...record, session, ...this.answerWaiting(record, prompt), run: undefined }, fresh.version)) !== null;
           if (unlist && record.session) {
             this.o.onTransition?.(transition(record.session, { channel: participant.channel, at: this.o.now() }, this.o.runtime.mark(record.session), { end: 'error' }));
           }
@@ -538,24 +538,24 @@ export class Runner {
   }
 
   /**
-   * The outcome written: the settled session, every pending delivery answered with it, the run cleared and its
+   * The outcome written: the settled session, every waiting delivery answered with it, the run cleared and its
    * lease ended.
    */
   private settle(key: string, token: string, from: Stored, settled: Pick<ConversationRecord, 'session' | 'profile'>, outcome: Prompt, starter?: Waiter) {
-    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerPending(record, outcome, starter), run: undefined }), {
+    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerWaiting(record, outcome, starter), run: undefined }), {
       attempts: SETTLE_ATTEMPTS,
       release: true,
     });
   }
 
   /**
-   * The ledger with every pending delivery answered `outcome` (the starter's with its notes), and the channel
+   * The ledger with every waiting delivery answered `outcome` (the starter's with its notes), and the channel
    * state of the starter's answer when it is the newest delivery (the others keep theirs when they get it).
    */
-  private answerPending(record: ConversationRecord, outcome: Prompt, starter?: Waiter): Pick<ConversationRecord, 'ledger' | 'channel'> {
+  private answerWaiting(record: ConversationRecord, outcome: Prompt, starter?: Waiter): Pick<ConversationRecord, 'ledger' | 'channel'> {
     const answer = (id: string) => (starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome);
-    const starts = starter?.after !== undefined && answerOf(record, starter.id) === PENDING && isNewest(record, starter.id);
-    return { ledger: resolvePending(record.ledger, answer), channel: starts ? starter!.after!(answer(starter!.id)) : record.channel };
+    const starts = starter?.after !== undefined && answerOf(record, starter.id) === WAITING && isNewest(record, starter.id);
+    return { ledger: resolveWaiting(record.ledger, answer), channel: starts ? starter!.after!(answer(starter!.id)) : record.channel };
   }
 
   /**
@@ -570,7 +570,7 @@ export class Runner {
         key,
         token,
         from,
-        (record) => ({ ...record, session: { ...session, ended: true }, ...this.answerPending(record, prompt, starter), run: undefined }),
+        (record) => ({ ...record, session: { ...session, ended: true }, ...this.answerWaiting(record, prompt, starter), run: undefined }),
         { release: true },
       );
       if (!written) return false;

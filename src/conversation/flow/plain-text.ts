@@ -5,7 +5,7 @@
  * screen (a fake "1. Confirm"), end a Telegram message early, or show its words in another order. Every
  * screen and notification is made with {@link fillTemplate}, which does it to each value it puts in.
  */
-import type { Params } from '../../flows/types.js';
+import type { Params } from '../../../flows/types.js';
 
 /**
  * C0 and C1 controls (line feed, carriage return, tab, escape, DEL...), the line and paragraph separators,

@@ -1,15 +1,15 @@
 /**
  * The message catalogue: every flow's messages merged with the common ones, and the rendering of a flow's
  * View into a channel-neutral Prompt. Values put into the words (names, references from the network or
- * other users) and literal choice labels are made plain text first (text.ts). A key missing in a language falls back to English, then to the key
+ * other users) and literal choice labels are made plain text first (plain-text.ts). A key missing in a language falls back to English, then to the key
  * itself (so a gap shows as `pay.askAmount`, never as an empty screen).
  */
 import type { AnyMachineSnapshot } from 'xstate';
-import { flows as registeredFlows } from '../../flows/index.js';
-import { commonMessages } from '../../flows/messages/common.js';
-import type { FlowModule, Lang, Messages, StateMeta, Text, View } from '../../flows/types.js';
-import { fillTemplate, plainText } from './text.js';
-import type { Prompt } from './types.js';
+import { flows as registeredFlows } from '../../../flows/index.js';
+import { commonMessages } from '../../../flows/messages/common.js';
+import type { FlowModule, Lang, Messages, StateMeta, Text, View } from '../../../flows/types.js';
+import { fillTemplate, plainText } from './plain-text.js';
+import type { Prompt } from '../types.js';
 
 export interface Catalogue {
   /** Every key of every language. */

@@ -5,9 +5,9 @@
  * (`notify:*`, src/notifications/marks.ts).
  */
 import { Decimal } from 'decimal.js';
-import type { Asker } from '../../flows/services.js';
-import { parseChat } from './address.js';
-import type { Address, Participant } from './types.js';
+import type { Asker } from '../../../flows/services.js';
+import { parseChat } from '../channels/chat-address.js';
+import type { Address, Participant } from '../types.js';
 
 type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
 
@@ -22,23 +22,23 @@ export const keys = {
   openRuns: 'runs',
   /** What the engine remembers of a user: language and remembered candidates. */
   profile: (channel: string, userId: string): string => `profile:${channel}:${userId}`,
-  /** Messages kept for a USSD user until the next dial (records.ts). */
+  /** Messages kept for a USSD user until the next dial (ussd-inbox.ts). */
   pending: (c: Conversation): string => `pending:${c.channel}:${c.conversationId}`,
-  /** What the network verified of a number (registered, its name for it): shared by every user (services.ts). */
+  /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */
   contact: (phonenumber: string): string => `contact:${phonenumber}`,
-  /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (services.ts). */
+  /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-services.ts). */
   ownContact: (asker: Asker, phonenumber: string): string => `contact:${asker.channel}:${asker.userId}:${phonenumber}`,
-  /** The ids of the collection requests one user made, newest last: the collections they see (services.ts). */
+  /** The ids of the collection requests one user made, newest last: the collections they see (flow-services.ts). */
   ownRequests: (asker: Asker): string => `requests:${asker.channel}:${asker.userId}`,
-  /** Our record of a payment, collection request or purchase we made, by our ref (made.ts). */
+  /** Our record of a payment, collection request or purchase we made, by our ref (made-records.ts). */
   made: (ref: string): string => `made:${ref}`,
-  /** Our ref of the service's id of that kind (made.ts). */
+  /** Our ref of the service's id of that kind (made-records.ts). */
   madeId: (kind: string, id: string): string => `made:id:${kind}:${id}`,
-  /** The open collection requests of a number, amount and currency, each accepting one collection (made.ts). */
+  /** The open collection requests of a number, amount and currency, each accepting one collection (made-records.ts). */
   openRequests: (phone: string, amount: string, currency: string): string => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
-  /** A user's total spent in one currency on one UTC day, in minor units (policy.ts). */
+  /** A user's total spent in one currency on one UTC day, in minor units (access-policy.ts). */
   dailySpend: (channel: string, userId: string, currency: string, day: string): string => `spend:${channel}:${userId}:${currency}:${day}`,
-  /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (policy.ts). */
+  /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (access-policy.ts). */
   spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
   /** A payment held for an approver, by its id (src/approvals/held.ts). */
   approval: (id: string): string => `approval:${id}`,
@@ -52,7 +52,7 @@ export const keys = {
   payoutsOpen: 'payouts:open',
   /** One process makes a payout's requests at a time (src/payouts/payouts.ts). */
   payoutSending: (id: string): string => `payout:${id}:sending`,
-  /** Wrong PIN tries of a user (policy.ts). */
+  /** Wrong PIN tries of a user (access-policy.ts). */
   pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
   telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,

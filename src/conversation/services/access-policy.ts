@@ -35,16 +35,16 @@
  * operator sets ACCESS_POLICY_FILE to a policy without `*` entries, listing each user, and gives each USSD
  * user their own PIN hash, made with:
  *
- *   npx tsx -e "import('./src/conversation/policy.ts').then((m) => console.log(m.hashPin('4821')))"
+ *   npx tsx -e "import('./src/conversation/services/access-policy.ts').then((m) => console.log(m.hashPin('4821')))"
  */
 import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import type { FlowId, ServiceFailure } from '../../flows/types.js';
-import { keys } from './keys.js';
-import type { Channel, SessionStore } from './types.js';
+import type { FlowId, ServiceFailure } from '../../../flows/types.js';
+import { keys } from '../store/keys.js';
+import type { Channel, SessionStore } from '../types.js';
 
 const scryptAsync = promisify(scrypt) as (pin: string, salt: Buffer, length: number) => Promise<Buffer>;
 

@@ -6,10 +6,10 @@
  * time budget per call: {@link MONEY_CALL_RETRY} for creates). No method polls the service; the only reads
  * are the ones a person asked for (reads are limited to 30 a minute).
  */
-import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type RecentPayment, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../flows/services.js';
-import type { ServiceFailure } from '../../flows/types.js';
-import { isServiceFailure, madeNothing } from '../../flows/types.js';
-import type { Logger } from '../log.js';
+import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type RecentPayment, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../../flows/services.js';
+import type { ServiceFailure } from '../../../flows/types.js';
+import { isServiceFailure, madeNothing } from '../../../flows/types.js';
+import type { Logger } from '../../log.js';
 import {
   AuthenticationError,
   ConnectionError,
@@ -23,10 +23,10 @@ import {
   type Collection,
   type Contact,
   type MomoClient,
-} from '../momo/index.js';
-import { keys } from './keys.js';
-import { giveBackSpend, type AccessPolicy } from './policy.js';
-import type { Channel, SessionStore } from './types.js';
+} from '../../momo/index.js';
+import { keys } from '../store/keys.js';
+import { giveBackSpend, type AccessPolicy } from './access-policy.js';
+import type { Channel, SessionStore } from '../types.js';
 
 export interface ServicesOptions {
   client: MomoClient;

@@ -3,10 +3,10 @@
  * the candidates a finished flow asked to remember. A conversation keeps a copy in its record (ledger.ts) and
  * reads this one when it starts over.
  */
-import type { UserProfile } from '../../flows/types.js';
-import type { Logger } from '../log.js';
-import { keys } from './keys.js';
-import type { Participant, SessionStore, StoredSnapshot } from './types.js';
+import type { UserProfile } from '../../../flows/types.js';
+import type { Logger } from '../../log.js';
+import { keys } from '../store/keys.js';
+import type { Participant, SessionStore, StoredSnapshot } from '../types.js';
 
 /** A year: a language choice outlives any session. */
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;

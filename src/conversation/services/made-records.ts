@@ -15,13 +15,13 @@
  * - `made:open:<phone>:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
-import type { FlowServices } from '../../flows/services.js';
-import { madeNothing } from '../../flows/types.js';
-import type { Logger } from '../log.js';
-import { changeStored } from './change-stored.js';
-import { keys } from './keys.js';
-import type { SessionStore } from './types.js';
-import { NotCalled } from './session.js';
+import type { FlowServices } from '../../../flows/services.js';
+import { madeNothing } from '../../../flows/types.js';
+import type { Logger } from '../../log.js';
+import { changeStored } from '../store/change-stored.js';
+import { keys } from '../store/keys.js';
+import type { SessionStore } from '../types.js';
+import { NotCalled } from '../flow/flow-runtime.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
 
