@@ -97,6 +97,18 @@ const envSchema = z.object({
   REDIS_URL: optionalString,
   /** Idle conversation lifetime in seconds. Default 600 (a chat conversation pauses; USSD ends at 180 s). */
   SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(600),
+  /**
+   * The PostgreSQL server that keeps the journal of money (`postgres://user:password@host:5432/name`). Unset:
+   * an embedded PGlite under DATA_DIR, which is one process: a production start with REDIS_URL (several
+   * processes) must set it.
+   */
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
+    message: 'a postgres:// or postgresql:// URL',
+  }),
+  /** Where the embedded PGlite keeps its files (`<DATA_DIR>/pglite`) when DATABASE_URL is unset. Default ./data. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** Days the journal keeps an operation after its last change; a daily cleanup deletes older ones. Default 2555 (seven years). */
+  RETENTION_DAYS: z.coerce.number().int().positive().default(2555),
 
   /** Country used to read local phone numbers (ISO 3166 alpha-2). Default UG. */
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),

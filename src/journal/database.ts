@@ -1,0 +1,65 @@
+/**
+ * The database that keeps money for good: a PostgreSQL server when `DATABASE_URL` is set (a `pg` pool behind
+ * Kysely's PostgresDialect), else an embedded PGlite (PostgreSQL compiled to WebAssembly, in process) whose
+ * files live under `<DATA_DIR>/pglite`. One schema and the same queries on both: everything above this file
+ * sees a `Kysely<Schema>` and never asks which one it has, except for what PGlite cannot do (it is one
+ * connection in one process, so a production start with several processes must use a server).
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+/** An open database: the typed query builder, which engine it is, and how to let it go. */
+export interface Database {
+  db: Kysely<Schema>;
+  kind: 'postgres' | 'pglite';
+  /** Ends the pool (or closes PGlite, flushing its files). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** `postgres://…`: use that server. Unset: embedded PGlite under `dataDir`. */
+  databaseUrl?: string;
+  /** Where PGlite keeps its files (`<dataDir>/pglite`). `memory://` keeps them in memory (tests). */
+  dataDir: string;
+  /** Largest number of pooled connections to the server. Default 10 (pg's own default). */
+  poolSize?: number;
+}
+
+/**
+ * Opens the database and checks that it answers (one `select 1`), so a wrong URL fails at start and not on
+ * the first payment. It does not migrate: call `migrate(db)` (./migrate.ts) next.
+ */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  let database: Database;
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle client losing its server (a restart) emits 'error' on the pool; unhandled, it would end the
+    // process. The next query gets a fresh connection, or fails and is handled where it is made.
+    pool.on('error', () => {});
+    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    database = { db, kind: 'postgres', close: once(() => db.destroy()) };
+  } else {
+    const where = options.dataDir === 'memory://' ? 'memory://' : path.resolve(options.dataDir, 'pglite');
+    if (where !== 'memory://') await mkdir(where, { recursive: true });
+    const lite = await PGlite.create(where);
+    const db = new Kysely<Schema>({ dialect: new PGliteDialect(lite) });
+    database = { db, kind: 'pglite', close: once(() => db.destroy()) };
+  }
+  try {
+    await database.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  return database;
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= fn());
+}

@@ -1,0 +1,492 @@
+/**
+ * The journal of money: what happened to every payment, collection request, purchase, payout and held
+ * approval, as append-only events (`operation_events`) beside one current-state row per operation
+ * (`operations`, the only row ever updated in place, for searches).
+ *
+ * Every write is idempotent by its event key (`INSERT … ON CONFLICT (event_key) DO NOTHING`): the same fact
+ * written twice (a retry, a duplicate notification, a buffered write replayed) is one row, and the
+ * current-state row moves only when the event is new, in the same statement, so each write is one round trip
+ * and either both land or neither does.
+ *
+ * The current-state row never goes back: a state replaces the row's only when it is as far or further along
+ * (intended/held, then submitted, then a final word), and a final word is replaced only by a correction
+ * (source `reconciliation` or `operator`). Every report is kept as an event all the same.
+ *
+ * Never put a PIN, token or key in an event's data: our ref (the Duplicate-Check-Key) is the only secret-like
+ * value here, and it is the operation's name in the service's `metadata.ref` too.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import {
+  FINAL_STATES,
+  type EventSource,
+  type EventType,
+  type Operation,
+  type OperationEvent,
+  type OperationKind,
+  type OperationState,
+  type Schema,
+} from './schema.js';
+
+/** What is written before the money-moving call. */
+export interface Intent {
+  ref: string;
+  kind: OperationKind;
+  /** A decimal string. */
+  amount: string;
+  currency: string;
+  payee: string;
+  payeeName?: string;
+  channel: string;
+  channelUser: string;
+  chat: string;
+  role: string;
+  flow: string;
+  /** Default `intended`; `held` for a payment waiting for an approver. */
+  state?: 'intended' | 'held';
+  /** A payout's ref, for a payment of that payout. */
+  parentRef?: string;
+  /** Default now. */
+  at?: Date;
+  /** Anything else worth keeping (never a PIN, token or key). */
+  data?: Record<string, unknown>;
+}
+
+/** One fact about an operation, as every write below builds it. */
+export interface JournalEvent {
+  ref: string;
+  type: EventType;
+  source: EventSource;
+  /** The fact's identity; the same key written twice is one row. */
+  key: string;
+  at: Date;
+  data: Record<string, unknown>;
+  /** Moves the current-state row (subject to the no-going-back rule). */
+  state?: OperationState;
+  serviceState?: string;
+  serviceId?: string;
+  /** The outcome the user was told (a state word). */
+  toldState?: string;
+}
+
+/** The service's answer to the create call. */
+export interface Answer {
+  serviceId: string;
+  /** The service's word for the state it answered with. */
+  serviceState?: string;
+  /** Our word for it; default `submitted`. */
+  state?: OperationState;
+  source?: EventSource;
+  at?: Date;
+  data?: Record<string, unknown>;
+}
+
+/** The service said no to the create call. */
+export interface Refusal {
+  /** HTTP status, or undefined for a refusal decided here (e.g. nothing was made). */
+  status?: number;
+  reason: string;
+  /** Default `refused`. */
+  state?: OperationState;
+  source?: EventSource;
+  at?: Date;
+  data?: Record<string, unknown>;
+}
+
+/** A state the service reported. */
+export interface StateReport {
+  state: OperationState;
+  serviceState?: string;
+  source: EventSource;
+  at?: Date;
+  serviceId?: string;
+  /** Default `<ref>:state:<state>:<source>`: one row per state per way of learning it. */
+  key?: string;
+  data?: Record<string, unknown>;
+}
+
+/** An approver's decision on a held payment. */
+export interface ApprovalDecision {
+  decision: 'approved' | 'rejected' | 'expired';
+  /** Who decided (a channel user id, an operator's name); absent when the hold expired. */
+  by?: string;
+  reason?: string;
+  at?: Date;
+}
+
+/** Something said to someone about an operation. */
+export interface Telling {
+  channel: string;
+  /** The chat or number told. */
+  to: string;
+  text: string;
+  /** The outcome it announces (a state word), if any. */
+  outcome?: string;
+  source?: EventSource;
+  at?: Date;
+  /** Default: a digest of channel, recipient and text (the same words to the same place are one telling). */
+  key?: string;
+}
+
+/** The operator's search. Every filter is optional; all given must match. */
+export interface SearchQuery {
+  /** A phone number (international form): the payee, or the user on USSD. */
+  phone?: string;
+  ref?: string;
+  /** The service's id. */
+  id?: string;
+  channel?: string;
+  state?: OperationState;
+  kind?: OperationKind;
+  /** Created at or after. */
+  from?: Date;
+  /** Created before. */
+  to?: Date;
+  /** Default 50, at most 500. */
+  limit?: number;
+  /** The `next` of the page before. */
+  cursor?: string;
+}
+
+export interface SearchPage {
+  items: Operation[];
+  /** Pass as `cursor` for the next page; undefined on the last. */
+  next?: string;
+}
+
+/** Rank of each state: the current-state row never moves to a lower one. */
+const RANK: Record<OperationState, number> = {
+  intended: 0,
+  held: 0,
+  submitted: 1,
+  completed: 2,
+  failed: 2,
+  refused: 2,
+  rejected: 2,
+  expired: 2,
+  cancelled: 2,
+};
+const STATES = Object.keys(RANK) as OperationState[];
+const CORRECTING: readonly string[] = ['reconciliation', 'operator'];
+
+/** Which current states a new one may replace. */
+function replaceable(next: OperationState, source: EventSource): OperationState[] {
+  if (CORRECTING.includes(source)) return STATES;
+  const rank = RANK[next];
+  return STATES.filter((s) => RANK[s] <= rank && !(FINAL_STATES.includes(s) && s !== next));
+}
+
+const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 22);
+
+type Db = Kysely<Schema> | Transaction<Schema>;
+
+/** A query the search cannot read (a cursor it did not give); its message names the parameter. */
+export class SearchError extends Error {
+  override name = 'SearchError';
+}
+
+export class Journal {
+  constructor(readonly db: Kysely<Schema>) {}
+
+  /**
+   * Writes the intent: the operation's row (state `intended`, or `held`) and its `intent` event, in one
+   * statement (one round trip). Throws when the database does not take it: the caller must then not move the
+   * money. Written again (a repeated attempt) it changes nothing.
+   */
+  async intend(intent: Intent): Promise<void> {
+    const at = intent.at ?? new Date();
+    const state = intent.state ?? 'intended';
+    const data = {
+      ...intent.data,
+      kind: intent.kind,
+      amount: intent.amount,
+      currency: intent.currency,
+      payee: intent.payee,
+      ...(intent.payeeName ? { payeeName: intent.payeeName } : {}),
+      channel: intent.channel,
+      user: intent.channelUser,
+      chat: intent.chat,
+      role: intent.role,
+      flow: intent.flow,
+      state,
+      ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
+    };
+    await this.db
+      .with('op', (db) =>
+        db
+          .insertInto('operations')
+          .values({
+            ref: intent.ref,
+            kind: intent.kind,
+            service_id: null,
+            amount: intent.amount,
+            currency: intent.currency,
+            payee: intent.payee,
+            payee_name: intent.payeeName ?? null,
+            channel: intent.channel,
+            channel_user: intent.channelUser,
+            chat: intent.chat,
+            role: intent.role,
+            flow: intent.flow,
+            state,
+            service_state: null,
+            told_state: null,
+            parent_ref: intent.parentRef ?? null,
+            created: at,
+            updated: at,
+          })
+          .onConflict((oc) => oc.column('ref').doNothing())
+          .returning('ref'),
+      )
+      .insertInto('operation_events')
+      .values({
+        ref: intent.ref,
+        type: 'intent',
+        source: 'create',
+        event_key: `${intent.ref}:intent`,
+        at,
+        data: JSON.stringify(data),
+      })
+      .onConflict((oc) => oc.column('event_key').doNothing())
+      .execute();
+  }
+
+  /** The service took the create call and named it (`serviceId`). */
+  answered(ref: string, answer: Answer): Promise<boolean> {
+    return this.append(Journal.answerEvent(ref, answer));
+  }
+
+  /** The service refused the create call (or we know nothing was made). */
+  refused(ref: string, refusal: Refusal): Promise<boolean> {
+    return this.append(Journal.refusalEvent(ref, refusal));
+  }
+
+  /** A state the service reported, with how we learned it. */
+  stateReported(ref: string, report: StateReport): Promise<boolean> {
+    return this.append(Journal.stateEvent(ref, report));
+  }
+
+  /** An approver's decision on a held payment. */
+  approvalDecided(ref: string, decision: ApprovalDecision): Promise<boolean> {
+    return this.append(Journal.approvalEvent(ref, decision));
+  }
+
+  /** Something said to someone about the operation. */
+  told(ref: string, telling: Telling): Promise<boolean> {
+    return this.append(Journal.tellingEvent(ref, telling));
+  }
+
+  /** The event an answer makes (for the buffered writer, which writes it later). */
+  static answerEvent(ref: string, answer: Answer): JournalEvent {
+    return {
+      ref,
+      type: 'answer',
+      source: answer.source ?? 'create',
+      key: `${ref}:answer`,
+      at: answer.at ?? new Date(),
+      data: { ...answer.data, id: answer.serviceId, ...(answer.serviceState ? { serviceState: answer.serviceState } : {}) },
+      state: answer.state ?? 'submitted',
+      serviceId: answer.serviceId,
+      serviceState: answer.serviceState,
+    };
+  }
+
+  static refusalEvent(ref: string, refusal: Refusal): JournalEvent {
+    return {
+      ref,
+      type: 'refusal',
+      source: refusal.source ?? 'create',
+      key: `${ref}:refusal`,
+      at: refusal.at ?? new Date(),
+      data: { ...refusal.data, ...(refusal.status !== undefined ? { status: refusal.status } : {}), reason: refusal.reason },
+      state: refusal.state ?? 'refused',
+    };
+  }
+
+  static stateEvent(ref: string, report: StateReport): JournalEvent {
+    return {
+      ref,
+      type: 'state',
+      source: report.source,
+      key: report.key ?? `${ref}:state:${report.state}:${report.source}`,
+      at: report.at ?? new Date(),
+      data: {
+        ...report.data,
+        state: report.state,
+        ...(report.serviceState ? { serviceState: report.serviceState } : {}),
+        ...(report.serviceId ? { id: report.serviceId } : {}),
+      },
+      state: report.state,
+      serviceState: report.serviceState,
+      serviceId: report.serviceId,
+    };
+  }
+
+  static approvalEvent(ref: string, decision: ApprovalDecision): JournalEvent {
+    const state: OperationState | undefined =
+      decision.decision === 'approved' ? 'intended' : decision.decision === 'rejected' ? 'rejected' : 'expired';
+    return {
+      ref,
+      type: 'approval',
+      source: 'approval',
+      key: `${ref}:approval`,
+      at: decision.at ?? new Date(),
+      data: {
+        decision: decision.decision,
+        ...(decision.by ? { by: decision.by } : {}),
+        ...(decision.reason ? { reason: decision.reason } : {}),
+      },
+      state,
+    };
+  }
+
+  static tellingEvent(ref: string, telling: Telling): JournalEvent {
+    return {
+      ref,
+      type: 'telling',
+      source: telling.source ?? 'notification',
+      key: telling.key ?? `${ref}:telling:${digest(telling.channel, telling.to, telling.text)}`,
+      at: telling.at ?? new Date(),
+      data: {
+        channel: telling.channel,
+        to: telling.to,
+        text: telling.text,
+        ...(telling.outcome ? { outcome: telling.outcome } : {}),
+      },
+      toldState: telling.outcome,
+    };
+  }
+
+  /**
+   * Appends one event and, when it is new, moves the operation's row, in one statement. Returns whether the
+   * event was new. Throws when the database does not answer (the buffered writer keeps it and retries).
+   */
+  async append(event: JournalEvent, db: Db = this.db): Promise<boolean> {
+    const at = event.at instanceof Date ? event.at : new Date(event.at);
+    const moves = event.state !== undefined || event.toldState !== undefined || event.serviceId !== undefined;
+    const insert = (d: Db) =>
+      d
+        .insertInto('operation_events')
+        .values({ ref: event.ref, type: event.type, source: event.source, event_key: event.key, at, data: JSON.stringify(event.data) })
+        .onConflict((oc) => oc.column('event_key').doNothing())
+        .returning('id');
+    if (!moves) {
+      const rows = await insert(db).execute();
+      return rows.length > 0;
+    }
+    const states = event.state ? replaceable(event.state, event.source) : [];
+    const stateMoves = event.state
+      ? sql<boolean>`operations.state in (${sql.join(states.map((s) => sql.lit(s)))})`
+      : sql<boolean>`false`;
+    const result = await sql<{ id: string; moved: boolean }>`
+      with ev as (${insert(db)}),
+      op as (
+        update operations set
+          state = case when ${stateMoves} then ${event.state ?? null}::text else operations.state end,
+          service_state = case when ${stateMoves} and ${event.serviceState ?? null}::text is not null
+            then ${event.serviceState ?? null}::text else operations.service_state end,
+          service_id = coalesce(operations.service_id, ${event.serviceId ?? null}::text),
+          told_state = coalesce(${event.toldState ?? null}::text, operations.told_state),
+          updated = greatest(operations.updated, ${at}::timestamptz)
+        where operations.ref = ${event.ref} and exists (select 1 from ev)
+        returning operations.ref
+      )
+      select ev.id, exists (select 1 from op) as moved from ev`.execute(db);
+    return result.rows.length > 0;
+  }
+
+  /** The operation's current-state row. */
+  async byRef(ref: string): Promise<Operation | undefined> {
+    return this.db.selectFrom('operations').selectAll().where('ref', '=', ref).executeTakeFirst();
+  }
+
+  /** The operation the service knows by this id. */
+  async byServiceId(id: string): Promise<Operation | undefined> {
+    return this.db.selectFrom('operations').selectAll().where('service_id', '=', id).executeTakeFirst();
+  }
+
+  /** Every event of an operation, oldest first. */
+  async timeline(ref: string): Promise<OperationEvent[]> {
+    return this.db.selectFrom('operation_events').selectAll().where('ref', '=', ref).orderBy('at').orderBy('id').execute();
+  }
+
+  /** Operations matching the query, newest first, one page. */
+  async search(query: SearchQuery = {}): Promise<SearchPage> {
+    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 500);
+    let q = this.db.selectFrom('operations').selectAll();
+    if (query.phone) {
+      const phone = query.phone;
+      q = q.where((eb) => eb.or([eb('payee', '=', phone), eb('channel_user', '=', phone)]));
+    }
+    if (query.ref) q = q.where('ref', '=', query.ref);
+    if (query.id) q = q.where('service_id', '=', query.id);
+    if (query.channel) q = q.where('channel', '=', query.channel);
+    if (query.state) q = q.where('state', '=', query.state);
+    if (query.kind) q = q.where('kind', '=', query.kind);
+    if (query.from) q = q.where('created', '>=', query.from);
+    if (query.to) q = q.where('created', '<', query.to);
+    const after = query.cursor === undefined ? undefined : readCursor(query.cursor);
+    if (query.cursor !== undefined && !after) throw new SearchError('cursor: not one this search gave');
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([eb('created', '<', after.created), eb.and([eb('created', '=', after.created), eb('ref', '<', after.ref)])]),
+      );
+    }
+    const rows = await q.orderBy('created', 'desc').orderBy('ref', 'desc').limit(limit + 1).execute();
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, next: rows.length > limit && last ? writeCursor(last) : undefined };
+  }
+
+  /** Every operation matching the query, newest first, a page at a time (for exports that stream). */
+  async *scan(query: Omit<SearchQuery, 'cursor' | 'limit'> = {}, pageSize = 500): AsyncGenerator<Operation> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.search({ ...query, limit: pageSize, cursor });
+      yield* page.items;
+      cursor = page.next;
+    } while (cursor);
+  }
+
+  /**
+   * Deletes what is older than `days`: each operation (with all its events) whose row last changed before the
+   * cutoff, and events of no remaining operation older than it. Nothing younger is touched. Returns the
+   * number of operations and events deleted.
+   */
+  async deleteOlderThan(days: number, now: Date = new Date()): Promise<{ operations: number; events: number }> {
+    const cutoff = new Date(now.getTime() - days * 86_400_000);
+    return this.db.transaction().execute(async (trx) => {
+      const gone = await trx.deleteFrom('operations').where('updated', '<', cutoff).where('created', '<', cutoff).returning('ref').execute();
+      const refs = gone.map((r) => r.ref);
+      let events = 0;
+      for (let i = 0; i < refs.length; i += 1000) {
+        const chunk = refs.slice(i, i + 1000);
+        const r = await trx.deleteFrom('operation_events').where('ref', 'in', chunk).executeTakeFirst();
+        events += Number(r.numDeletedRows);
+      }
+      const orphans = await trx
+        .deleteFrom('operation_events')
+        .where('at', '<', cutoff)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('operations').select('ref').whereRef('operations.ref', '=', 'operation_events.ref'))))
+        .executeTakeFirst();
+      events += Number(orphans.numDeletedRows);
+      return { operations: refs.length, events };
+    });
+  }
+}
+
+function writeCursor(row: Operation): string {
+  const created = row.created instanceof Date ? row.created.toISOString() : String(row.created);
+  return Buffer.from(JSON.stringify([created, row.ref])).toString('base64url');
+}
+
+function readCursor(cursor: string): { created: Date; ref: string } | undefined {
+  try {
+    const [created, ref] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const date = typeof created === 'string' ? new Date(created) : undefined;
+    if (!date || Number.isNaN(date.getTime()) || typeof ref !== 'string') return undefined;
+    return { created: date, ref };
+  } catch {
+    return undefined;
+  }
+}
