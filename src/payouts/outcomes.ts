@@ -4,7 +4,7 @@
  * reports, what their request came to. One list feeds the payout's message and its CSV of outcomes.
  */
 import { Decimal } from 'decimal.js';
-import { writeCsv } from './csv.js';
+import { writeCsv } from '../csv.js';
 import type { Payout, PayoutRequest } from './payouts.js';
 
 export interface Outcome {

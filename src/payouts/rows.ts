@@ -8,7 +8,7 @@ import { inputMessages, parseAmount, parsePhone } from '../../flows/input.js';
 import type { PayoutRecipient } from '../../flows/services.js';
 import type { Text } from '../../flows/types.js';
 import { fillTemplate, plainText } from '../conversation/flow/plain-text.js';
-import { readCsv } from './csv.js';
+import { readCsv, readPastedLine } from '../csv.js';
 
 /** Most rows in one payout. */
 const PAYOUT_ROWS_MAX = 1000;
@@ -33,16 +33,20 @@ const say = (reason: Text): string => fillTemplate(inputMessages.en[reason.key] 
 
 /** Reads pasted rows; `description` is used for rows without their own. */
 export function parsePayoutRows(text: string, options: RowOptions): ParsedRows {
-  const records = text.split(/\r\n|\r|\n/).map((line, index) => {
+  const records = text.split(/\r\n|\r|\n/).map((line, index): RowFields => {
+    const row = index + 1;
+    const blank = line.trim() === '';
+    const read = blank ? { fields: [], rest: '' } : readPastedLine(line);
+    if ('error' in read) return { row, fields: [], blank, unreadable: read.error };
     // Phone and amount end at the first two separators; the description is the rest, commas and all.
-    const [, phone = '', amount = '', rest = ''] = /^([^,;\t]*)(?:[,;\t]([^,;\t]*))?(?:[,;\t](.*))?$/.exec(line) ?? [];
-    return { row: index + 1, fields: [phone, amount, rest].map((f) => f.trim().replace(/^"(.*)"$/, '$1')), blank: line.trim() === '' };
+    const [phone = '', amount = '', description = ''] = read.fields;
+    return { row, fields: [phone, amount, read.fields.length > 3 ? read.rest : description], blank };
   });
   return checkRows(records, options, 'no rows: paste one `phone, amount[, description]` a line');
 }
 
 /**
- * Reads a CSV file's text (RFC 4180, src/payouts/csv.ts): columns phone, amount and an optional description
+ * Reads a CSV file's text (RFC 4180, src/csv.ts): columns phone, amount and an optional description
  * (quoted when it holds commas), an optional header row; each record checked as a pasted row is, by its number.
  */
 export function parsePayoutCsv(text: string, options: RowOptions): ParsedRows {
@@ -70,6 +74,8 @@ interface RowFields {
   blank: boolean;
   /** A CSV record with more than three columns. */
   extra?: boolean;
+  /** Why a pasted line could not be read (a quote never closed). */
+  unreadable?: string;
 }
 
 /** Every row checked on its own: numbers normalised, amounts decimal, descriptions bounded; problems by row number. */
@@ -77,8 +83,12 @@ function checkRows(records: RowFields[], options: RowOptions, none: string): Par
   const errors: RowError[] = [];
   const recipients: PayoutRecipient[] = [];
   const rows: number[] = [];
-  for (const { row, fields, blank, extra } of records) {
+  for (const { row, fields, blank, extra, unreadable } of records) {
     if (blank) continue;
+    if (unreadable) {
+      errors.push({ row, message: unreadable });
+      continue;
+    }
     const [phoneField = '', amountField = '', descriptionField = ''] = fields;
     // A CSV header such as `phone,amount,description` is not a payment.
     if (row === 1 && /^\s*"?(phone|number|msisdn)/i.test(phoneField)) continue;
