@@ -119,6 +119,7 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
       // claim is read (and reported) in work(), in the user's order.
       const claimed = store.claim(`wa:message:${message.id}`, MESSAGE_TTL_SECONDS);
       claimed.catch(() => undefined);
+      // work() catches and logs every failure (and tells the user), so this cannot reject.
       void queue.run(message.from, () => work(message, claimed));
     },
     status(status) {

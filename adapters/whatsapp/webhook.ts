@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import { readBody } from '../../src/http/body.js';
 import type { Logger } from '../../src/log.js';
 import type { MessageHandler } from './handler.js';

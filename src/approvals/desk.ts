@@ -126,8 +126,10 @@ export class ApprovalDesk {
       await this.held.update(id, (h) => ({ ...h, board: where }));
     } catch (error) {
       // Nobody saw it, so nobody can approve it: it is not held. Nothing was sent; the maker may try again.
-      await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(() => undefined);
-      await this.held.schedule(id, null).catch(() => undefined);
+      // Should these writes fail, the hold expires at its time as any other (nobody can approve it meanwhile).
+      const unwritten = (what: string) => (err: unknown) => this.o.logger.warn({ approval: id, err: String(err) }, `approvals: ${what} not written; the hold expires at its time`);
+      await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(unwritten('expiry'));
+      await this.held.schedule(id, null).catch(unwritten('unscheduling'));
       this.o.logger.error({ approval: id, err: String(error) }, 'approvals: the held payment could not be posted; nothing was sent');
       throw refuse('approvals_unavailable', 'the approvals channel could not be reached; nothing was sent');
     }

@@ -185,9 +185,16 @@ export function createDispatcher(options: DispatcherOptions) {
     return isFinal(actual) ? actual : null;
   }
 
-  /** Runs `work` while keeping `lease` (renewed every third of its length), then lets it go. */
+  /**
+   * Runs `work` while keeping `lease` (renewed every third of its length), then lets it go. A failed renewal
+   * is logged and the next one tries again; a lease that runs out lets another worker tell the notice, which
+   * its dedup mark then answers (at least once, never lost).
+   */
   async function keeping<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
-    const renewal = setInterval(() => void lease.renew().catch(() => undefined), Math.max(1, Math.floor(leaseMs / 3)));
+    const renew = () => {
+      lease.renew().catch((err: unknown) => logger.warn({ err: String(err) }, 'notification lease not renewed; retried at the next renewal'));
+    };
+    const renewal = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
     try {
       return await work();
     } finally {
@@ -223,8 +230,9 @@ export function createDispatcher(options: DispatcherOptions) {
     try {
       await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
     } catch (err) {
-      // Not told: free the lease so the queue's retry (or the service's next attempt) tells it.
-      await claim.release().catch(() => undefined);
+      // Not told: free the lease so the queue's retry (or the service's next attempt) tells it. Should the
+      // release fail, the lease runs out on its own and the retry waits for that.
+      await claim.release().catch((releaseErr: unknown) => logger.warn({ err: String(releaseErr), key: delivery.dedupKey }, 'notification lease not released; it runs out on its own'));
       throw err;
     }
     // Told. Should the long mark not be written, the lease runs out and a repeat is told again: at least once.
@@ -261,7 +269,8 @@ export function createDispatcher(options: DispatcherOptions) {
         if (confirmed) await recipientsOf(record, confirmed);
         return confirmed ? await tell(record, confirmed) : 'unconfirmed';
       } finally {
-        await reading.release().catch(() => undefined);
+        // A lease not released runs out on its own; the next attempt waits for that.
+        await reading.release().catch((err: unknown) => logger.warn({ err: String(err), key: dedupKey }, 'notification lease not released; it runs out on its own'));
       }
     },
     tell,

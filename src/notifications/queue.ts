@@ -164,6 +164,7 @@ export class MemoryQueue<T> implements JobQueue<T> {
     while (this.running < this.concurrency && this.waiting.length > 0) {
       const item = this.waiting.shift()!;
       this.running++;
+      // run() catches the handler's failure (retried or given up, and logged), so this cannot reject.
       void this.run(item).finally(() => {
         this.running--;
         this.pump();

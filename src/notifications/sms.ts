@@ -148,10 +148,12 @@ export function smsWork(options: SmsWorkOptions) {
       if (err instanceof SmsRefused) {
         // Retrying cannot change a refusal: the outcome still waits at the next dial.
         logger.warn({ to: maskPhone(job.to), reason: err.status }, 'sms refused by the provider; not retried');
-        await claim.done().catch(() => undefined);
+        // Without its mark the lease runs out and a retry meets the same refusal: logged, never sent twice.
+        await claim.done().catch((markErr: unknown) => logger.warn({ err: String(markErr), to: maskPhone(job.to) }, 'sms refused, and its dedup mark was not written'));
         return;
       }
-      await claim.release().catch(() => undefined);
+      // A lease not released runs out on its own; the queue's retry waits for that.
+      await claim.release().catch((releaseErr: unknown) => logger.warn({ err: String(releaseErr), to: maskPhone(job.to) }, 'sms lease not released; it runs out on its own'));
       logger.warn({ to: maskPhone(job.to), err: err instanceof Error ? err.message : String(err) }, 'sms not sent; the queue retries it');
       throw err;
     }

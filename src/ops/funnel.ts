@@ -348,6 +348,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
     return writing;
   }
 
+  // flush() keeps a failed write's counts for the next one and never rejects.
   const timer = setInterval(() => void flush(), options.flushMs ?? 1000);
   timer.unref();
 

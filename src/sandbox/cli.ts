@@ -48,12 +48,20 @@ const server = sandbox.app.listen(port, () => {
 server.on('error', (err) => {
   process.stderr.write(`The sandbox cannot listen on port ${port}: ${err.message}\n`);
   process.exitCode = 1;
-  void sandbox.close();
+  closeSandbox();
 });
 
 const stop = () => {
   server.close();
-  void sandbox.close();
+  closeSandbox();
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
+
+/** Stops the sandbox's clock and work; a failure to stop is said on stderr and sets a failing exit code. */
+function closeSandbox(): void {
+  sandbox.close().catch((err: unknown) => {
+    process.stderr.write(`The sandbox did not stop cleanly: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

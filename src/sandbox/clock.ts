@@ -105,6 +105,7 @@ export class SandboxClock {
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
+        // runDue catches and logs each task's failure, so this chain cannot reject.
         void this.runDue().then(() => this.arm());
       },
       Math.max(0, next.due - this.now()),

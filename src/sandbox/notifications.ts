@@ -54,7 +54,8 @@ export class Notifications {
     const event: SandboxEvent = { id: this.state.nextId('event'), organization, type, data, created: this.clock.now() };
     this.state.events.set(event.id, event);
     for (const hook of this.state.webhooks.values()) {
-      if (hook.organization === organization && hook.event === type) void this.attempt(event, hook, 1);
+      if (hook.organization !== organization || hook.event !== type) continue;
+      this.attempt(event, hook, 1).catch((err: unknown) => this.log.error({ err, webhook: hook.id }, 'sandbox webhook delivery failed'));
     }
     return event;
   }

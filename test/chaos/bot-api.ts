@@ -56,7 +56,7 @@ export class ChaosBotApi {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const method = (req.url ?? '').split('/').pop() ?? '';
-        let payload: Record<string, any> = {};
+        let payload: Record<string, any>;
         try {
           payload = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString()) as Record<string, any>) : {};
         } catch {

@@ -6,7 +6,6 @@
  * ends a Node 20 process): it is replaced too, and reported with the end of its output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Redis } from 'ioredis';
 
 export interface Instance {
   /** `i1`, `i2`, ... in order of start. */

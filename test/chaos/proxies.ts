@@ -92,7 +92,9 @@ export class FaultProxy {
   /** Opens the port `instance` sends its service calls to (its MOMO_BASE_URL). */
   async listenFor(instance: string): Promise<number> {
     // A request its instance abandoned mid-body (killed) rejects in readAll: its connection is gone anyway.
-    const server = http.createServer((req, res) => this.handle(instance, req, res).catch(() => res.destroy()));
+    const server = http.createServer((req, res) => {
+      this.handle(instance, req, res).catch(() => res.destroy());
+    });
     server.keepAliveTimeout = 1000;
     this.servers.set(instance, server);
     return listen(server);
@@ -185,7 +187,9 @@ export class Balancer {
   port = 0;
 
   constructor(private readonly targets: () => number[]) {
-    this.server = http.createServer((req, res) => this.handle(req, res).catch(() => res.destroy()));
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch(() => res.destroy());
+    });
   }
 
   async start(): Promise<this> {

@@ -192,7 +192,8 @@ describe('one runner per conversation', () => {
     const dies = dyingStore(redisStore());
     const first = engine(dies, { ...service.services, reserveSpend: () => reserving.promise }, { live: false }); // hangs in the spend reservation
     const told: Array<{ address: Address; prompt: Prompt }> = [];
-    const second = engine(redisStore(), service.services, { onLateOutcome: (address, prompt) => void told.push({ address, prompt }) });
+    // The other process: its sweep takes the run over.
+    engine(redisStore(), service.services, { onLateOutcome: (address, prompt) => void told.push({ address, prompt }) });
     const msg = chat();
     await first.handle(msg({ start: 'pay' }));
     expect((await first.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');

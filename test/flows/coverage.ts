@@ -155,7 +155,7 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     try {
       return currentView(snapshot);
     } catch (error) {
-      throw new Error(`${module.id}: the view of ${JSON.stringify(snapshot.value)} throws: ${String(error)}`);
+      throw new Error(`${module.id}: the view of ${JSON.stringify(snapshot.value)} throws: ${String(error)}`, { cause: error });
     }
   };
 

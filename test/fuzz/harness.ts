@@ -143,7 +143,7 @@ export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse
     if (process.env.FUZZ_DEBUG && Date.now() - started > 1000) console.log(`slow ${Date.now() - started} ms: ${req.method} ${req.path} ${String(req.body).slice(0, 300)}`);
     return { status: res.status, text };
   } catch (error) {
-    throw new Error(`${req.method} ${req.path} did not answer: ${String(error)}`);
+    throw new Error(`${req.method} ${req.path} did not answer: ${String(error)}`, { cause: error });
   }
 }
 

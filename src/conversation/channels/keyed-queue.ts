@@ -13,14 +13,12 @@ export class KeyedQueue {
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const result = previous.then(task);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
+    // The tail settles either way and forgets itself once no later task of the key waits on it.
+    const forget = () => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(forget, forget);
+    this.tails.set(key, tail);
     return result;
   }
 
