@@ -1,0 +1,67 @@
+/**
+ * `npm run reconcile -- --from YYYY-MM-DD --to YYYY-MM-DD`: one reconciliation of those whole UTC days against
+ * the service named by MOMO_BASE_URL / MOMO_API_KEY, with the journal of DATABASE_URL (or the embedded PGlite
+ * under DATA_DIR: then with the product stopped, PGlite being one process). Reads through the read budget all
+ * processes share (in Redis with REDIS_URL), so a run never takes the product's reads past the service's limit.
+ *
+ * Prints one line per outcome, `<outcome> <count>` (matched, unknown_to_service, not_ours, state_differs,
+ * detail_differs) on stdout, the run's id on stderr; exits 0 when every operation of ours is as the service
+ * holds it, 1 when one differs or is unknown to the service, 2 when it could not run. The corrections it finds
+ * owed are told by the product (its next daily tick), which holds the channels.
+ */
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../journal/database.js';
+import { Journal } from '../journal/journal.js';
+import { migrate } from '../journal/migrate.js';
+import { createLogger } from '../log.js';
+import { MomoClient } from '../momo/index.js';
+import { createReadBudget } from '../ops/read-budget.js';
+import { countLines, parseArgs } from './args.js';
+import { hasDifferences, OUTCOMES } from './match.js';
+import { dayOf, runReconciliation } from './run.js';
+import type { ReconciliationSchema } from './schema.js';
+import { serviceSide } from './service.js';
+import type { Kysely } from 'kysely';
+
+async function main(): Promise<number> {
+  const parsed = parseArgs(process.argv.slice(2), dayOf(Date.now()));
+  if (!parsed.ok) {
+    process.stderr.write(`${parsed.error}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  if (!config.MOMO_BASE_URL || !config.MOMO_API_KEY) {
+    process.stderr.write('MOMO_BASE_URL: set it (and MOMO_API_KEY) to the service to reconcile with; the embedded sandbox lives inside a running product: use its URL and SANDBOX_API_KEY\n');
+    return 2;
+  }
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const budget = createReadBudget(config.REDIS_URL, config.MOMO_API_KEY);
+  try {
+    await migrate(database.db);
+    const client = new MomoClient({ baseUrl: config.MOMO_BASE_URL, apiKey: config.MOMO_API_KEY, version: config.MOMO_VERSION, readBudget: budget });
+    const db = database.db as unknown as Kysely<ReconciliationSchema>;
+    const result = await runReconciliation({
+      db,
+      journal: new Journal(database.db),
+      service: serviceSide(client),
+      period: parsed.period,
+      trigger: 'command',
+      logger,
+    });
+    process.stderr.write(`reconciliation run ${result.id}, ${parsed.period.from} to ${parsed.period.to}: ${result.status}\n`);
+    process.stdout.write(`${countLines(result.counts, OUTCOMES).join('\n')}\n`);
+    return hasDifferences(result.counts) ? 1 : 0;
+  } finally {
+    await budget.close();
+    await database.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`reconcile failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,231 @@
+/**
+ * One reconciliation run of a period of whole UTC days: reads the service's records of the period (./service.ts,
+ * through the read budget), our operations of the period from the journal, matches them (./match.ts), journals
+ * each state the service corrects (source `reconciliation`), records what a person told another outcome is
+ * owed (told by the product: ./corrections.ts), and keeps the result (`reconciliation_runs`, one row per
+ * run, and `reconciliation_items`, one per record compared).
+ *
+ * Around the edges of the period: a record the service created just past midnight may be our operation of
+ * the day before (or the other way round), so every record of the service is looked up in the whole journal
+ * (by id, then ref), and an operation of ours the lists did not show but whose id we hold is read by id (one
+ * budgeted read each) before it is called unknown to the service.
+ */
+import type { Kysely } from 'kysely';
+import type { Journal } from '../journal/journal.js';
+import type { Operation } from '../journal/schema.js';
+import type { Logger } from '../log.js';
+import { countOutcomes, expectedAtService, hasDifferences, match, theirKindOf, type Item, type Ours, type Outcome, type OurState, type Theirs, type TheirKind } from './match.js';
+import type { ReconciliationSchema, RunStatus } from './schema.js';
+import type { ServiceSide } from './service.js';
+
+/** A period of whole UTC days, both included. */
+export interface Period {
+  /** `YYYY-MM-DD` */
+  from: string;
+  /** `YYYY-MM-DD`, not before `from`. */
+  to: string;
+}
+
+export interface RunOptions {
+  db: Kysely<ReconciliationSchema>;
+  journal: Journal;
+  service: ServiceSide;
+  period: Period;
+  /** `command` or `daily`: kept with the run. */
+  trigger: string;
+  logger: Logger;
+  /** Clock. Default: the system's. */
+  now?: () => Date;
+}
+
+export interface RunResult {
+  id: string;
+  status: RunStatus;
+  counts: Record<Outcome, number>;
+  items: Item[];
+}
+
+const DAY_MS = 86_400_000;
+/** Refs or ids asked of the journal in one query. */
+const CHUNK = 500;
+/** The kinds of ours the service lists. */
+const LISTED_KINDS = ['payment', 'payout', 'request'] as const;
+/** The service's kinds, in the order they are read. */
+const THEIR_KINDS: readonly TheirKind[] = ['payment', 'request', 'collection'];
+
+/** `YYYY-MM-DD` -> ms at 00:00 UTC of that day; NaN when it is no real day. */
+export function dayStart(day: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) return NaN;
+  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!);
+  return new Date(ms).toISOString().slice(0, 10) === day ? ms : NaN;
+}
+
+/** The day (UTC) `ms` falls in, `YYYY-MM-DD`. */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** `YYYY-MM-DD HH:MM` (UTC): the list filters' format. */
+const filterDate = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+
+/** The journal's row as matching compares it. */
+export function oursOf(op: Operation): Ours {
+  return {
+    ref: op.ref,
+    kind: op.kind,
+    serviceId: op.service_id,
+    amount: String(op.amount),
+    currency: op.currency,
+    payee: op.payee,
+    state: op.state as OurState,
+    toldState: op.told_state,
+  };
+}
+
+/**
+ * Whether a person must be told the service's state: they were told an outcome (`toldState`) and the service
+ * now holds another, one of the two final (a final outcome contradicted, or the outcome of something they
+ * were told is on its way).
+ */
+export function owesTelling(item: Item): boolean {
+  const told = item.ours?.toldState;
+  const now = item.correction;
+  if (!told || !now || told === now) return false;
+  const final = (s: string) => !['intended', 'held', 'submitted'].includes(s);
+  return final(told) || final(now);
+}
+
+const chunks = <T>(list: readonly T[]): T[][] => Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK));
+
+export async function runReconciliation(options: RunOptions): Promise<RunResult> {
+  const { db, journal, service, period, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const start = dayStart(period.from);
+  const end = dayStart(period.to) + DAY_MS;
+  if (Number.isNaN(start) || Number.isNaN(end) || end <= start) throw new RangeError(`not a period of days: ${period.from} to ${period.to}`);
+
+  const run = await db
+    .insertInto('reconciliation_runs')
+    .values({ from_day: period.from, to_day: period.to, started: now(), finished: null, counts: '{}', status: 'running', error: null, trigger: options.trigger })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const id = String(run.id);
+  logger.info({ run: id, from: period.from, to: period.to }, 'reconciliation started');
+
+  try {
+    // The service's records of the period (the lists' `created_before` includes its minute: a record of
+    // 00:00 the next day is listed in both days' runs, and matched in both).
+    const theirs: Theirs[] = [];
+    const listed = { createdAfter: filterDate(start), createdBefore: filterDate(end) };
+    for (const kind of THEIR_KINDS) for await (const record of service.list(kind, listed)) theirs.push(record);
+
+    // Ours of the period, and any other the service's records name.
+    const ops = new Map<string, Operation>();
+    const ofPeriod = await db
+      .selectFrom('operations')
+      .selectAll()
+      .where('kind', 'in', [...LISTED_KINDS])
+      .where('created', '>=', new Date(start))
+      .where('created', '<', new Date(end))
+      .execute();
+    for (const op of ofPeriod) ops.set(op.ref, op);
+    const known = new Set([...ops.values()].flatMap((op) => (op.service_id ? [op.service_id] : [])));
+    const ids = [...new Set(theirs.flatMap((t) => [t.id, ...(t.requestId ? [t.requestId] : [])]).filter((i) => !known.has(i)))];
+    const refs = [...new Set(theirs.map((t) => t.ref).filter((r) => r !== '' && !ops.has(r)))];
+    for (const part of chunks(ids)) {
+      for (const op of await db.selectFrom('operations').selectAll().where('service_id', 'in', part).where('kind', 'in', [...LISTED_KINDS]).execute()) ops.set(op.ref, op);
+    }
+    for (const part of chunks(refs)) {
+      for (const op of await db.selectFrom('operations').selectAll().where('ref', 'in', part).where('kind', 'in', [...LISTED_KINDS]).execute()) ops.set(op.ref, op);
+    }
+    const ours = [...ops.values()].map(oursOf);
+
+    // Ours with an id that the lists did not show (created at the service on another day): read by id.
+    const shown = new Set(theirs.map((t) => `${t.kind}:${t.id}`));
+    for (const op of ours) {
+      const kind = theirKindOf(op);
+      if (kind === null || op.serviceId === null || !expectedAtService(op) || shown.has(`${kind}:${op.serviceId}`)) continue;
+      const record = await service.get(kind, op.serviceId);
+      if (record) theirs.push(record);
+    }
+
+    const items = match(ours, theirs);
+    const at = now();
+    for (const item of items) await journalItem(journal, item, at);
+    await owe(db, id, items, ops, at);
+
+    const counts = countOutcomes(items);
+    const status: RunStatus = hasDifferences(counts) ? 'differences' : 'clean';
+    await db.transaction().execute(async (trx) => {
+      for (const part of chunks(items)) {
+        await trx
+          .insertInto('reconciliation_items')
+          .values(
+            part.map((item) => ({
+              run_id: id,
+              outcome: item.outcome,
+              ref: item.ref,
+              service_id: item.serviceId,
+              ours: JSON.stringify(item.ours),
+              theirs: JSON.stringify(item.theirs),
+              differs: JSON.stringify(item.differs ?? null),
+            })),
+          )
+          .execute();
+      }
+      await trx.updateTable('reconciliation_runs').set({ finished: now(), counts: JSON.stringify(counts), status }).where('id', '=', id).execute();
+    });
+    logger.info({ run: id, ...counts }, 'reconciliation finished');
+    return { id, status, counts, items };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await db
+      .updateTable('reconciliation_runs')
+      .set({ finished: now(), status: 'failed', error: message.slice(0, 500) })
+      .where('id', '=', id)
+      .execute()
+      .catch((err: unknown) => logger.error({ run: id, err: String(err) }, 'could not mark the run failed'));
+    logger.error({ run: id, err: message }, 'reconciliation failed');
+    throw error;
+  }
+}
+
+/**
+ * What the journal learns from an item: the state the service holds when it differs (a correction, source
+ * `reconciliation`), and the service's id of an operation whose create's answer was lost (found by our ref).
+ */
+async function journalItem(journal: Journal, item: Item, at: Date): Promise<void> {
+  if (!item.ours || !item.theirs || item.theirs.kind === 'collection') return;
+  const linking = item.ours.serviceId === null;
+  if (item.correction === undefined && !linking) return;
+  await journal.stateReported(item.ours.ref, {
+    state: item.correction ?? item.ours.state,
+    serviceState: item.theirs.state,
+    serviceId: item.theirs.id,
+    source: 'reconciliation',
+    at,
+  });
+}
+
+/** Records the tellings owed (once per operation and state, whichever run finds it first). */
+async function owe(db: Kysely<ReconciliationSchema>, runId: string, items: readonly Item[], ops: ReadonlyMap<string, Operation>, at: Date): Promise<void> {
+  for (const item of items) {
+    if (!owesTelling(item) || !item.ours || !item.theirs) continue;
+    const op = ops.get(item.ours.ref);
+    if (!op) continue;
+    await db
+      .insertInto('reconciliation_corrections')
+      .values({
+        run_id: runId,
+        ref: op.ref,
+        chat: op.chat,
+        state: item.correction!,
+        told_state: item.ours.toldState!,
+        service_state: item.theirs.state,
+        created: at,
+        claimed: null,
+        told: null,
+      })
+      .onConflict((oc) => oc.columns(['ref', 'state']).doNothing())
+      .execute();
+  }
+}
