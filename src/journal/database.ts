@@ -37,10 +37,19 @@ export interface DatabaseOptions {
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   let database: Database;
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // Bounded waits: a server that does not answer fails the write (the intent: nothing moves; a later fact:
+    // kept for later by the buffered writer) instead of holding a conversation.
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5000,
+      query_timeout: 10_000,
+    });
     // An idle client losing its server (a restart) emits 'error' on the pool; unhandled, it would end the
     // process. The next query gets a fresh connection, or fails and is handled where it is made.
     pool.on('error', () => {});
+    // The same for a client whose connection drops between two queries of a checked-out connection.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     database = { db, kind: 'postgres', close: once(() => db.destroy()) };
   } else {

@@ -66,4 +66,6 @@ export const keys = {
   slackResponseUrl: (digest: string): string => `slack:response-url:${digest}`,
   /** The one process registering the service's webhooks at start (src/app.ts). */
   webhookRegistration: (receiver: string): string => `webhooks:registering:${receiver}`,
+  /** Journal writes waiting for the database, oldest first, and its drain lock (`:lock`) (src/journal/writer.ts). */
+  journalPending: 'journal:pending',
 } as const;
