@@ -1,7 +1,8 @@
 /**
  * Maker/checker: a payment above the maker's role's `approvalAbove` is held instead of sent, posted to the
  * approvals board (Slack: SLACK_APPROVALS_CHANNEL, adapters/slack/approvals.ts), and decided there once by a
- * user whose role has `approve: true`, never by the maker.
+ * user whose role has `approve: true`, never by the maker: no identity of the person who made it (src/people).
+ * A maker suspended before it is approved has it refused at sending (their role is gone): nothing is sent.
  *
  * - Holding checks only that the maker may pay; their limits and daily total are counted when it is approved,
  *   under the Duplicate-Check-Key made when they confirmed (so however often Approve arrives, one payment).
@@ -112,7 +113,7 @@ export class ApprovalDesk {
     const fresh: HeldPayment = {
       id,
       key: payment.duplicateCheckKey,
-      maker: { channel: payment.channel as Channel, userId: payment.userId! },
+      maker: { channel: payment.channel as Channel, userId: payment.userId!, person: this.o.policy.personOf(payment.channel as Channel, payment.userId!) },
       payment,
       heldAt,
       expiresAt: heldAt + this.o.ttlHours * 3600 * 1000,
@@ -141,7 +142,7 @@ export class ApprovalDesk {
   async refusalFor(id: string, checker: Checker): Promise<{ refusal: Refusal; held?: HeldPayment } | null> {
     const held = await this.held.get(id);
     if (!held) return { refusal: 'unknown' };
-    if (held.maker.channel === checker.channel && held.maker.userId === checker.userId) return { refusal: 'own_payment', held };
+    if (this.isMaker(held, checker)) return { refusal: 'own_payment', held };
     if (!this.o.policy.mayApprove(checker.channel, checker.userId)) return { refusal: 'not_approver', held };
     if (held.state === 'pending' && this.now() >= held.expiresAt) {
       await this.expire(id);
@@ -149,6 +150,17 @@ export class ApprovalDesk {
     }
     if (held.state !== 'pending') return { refusal: held.state === 'expired' ? 'expired' : 'decided', held };
     return null;
+  }
+
+  /**
+   * True when the checker is the maker: the same identity, or any identity of the person who made it (as it
+   * was when they made it, or as the directory says now: an identity linked since is theirs too).
+   */
+  private isMaker(held: HeldPayment, checker: Checker): boolean {
+    if (held.maker.channel === checker.channel && held.maker.userId === checker.userId) return true;
+    const checkerPerson = this.o.policy.personOf(checker.channel, checker.userId);
+    if (checkerPerson === undefined) return false;
+    return checkerPerson === held.maker.person || checkerPerson === this.o.policy.personOf(held.maker.channel, held.maker.userId);
   }
 
   /** Approves (and sends) or rejects the held payment, once; answers why not otherwise. */

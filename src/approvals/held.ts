@@ -42,7 +42,8 @@ export interface HeldPayment {
   id: string;
   /** The Duplicate-Check-Key made when the maker confirmed: the approved payment is created under it. */
   key: string;
-  maker: { channel: Channel; userId: string };
+  /** Who made it: the identity that confirmed, and the person it belonged to then (src/people). */
+  maker: { channel: Channel; userId: string; person?: string };
   payment: PaymentInput;
   heldAt: number;
   expiresAt: number;

@@ -151,7 +151,10 @@ export class Payouts {
    * payments (approve: true).
    */
   mayRead(payout: Payout, channel: PayoutMaker['channel'], userId: string): boolean {
-    return (payout.maker.channel === channel && payout.maker.userId === userId) || this.o.policy.mayApprove(channel, userId);
+    const { policy } = this.o;
+    const reader = policy.personOf(channel, userId);
+    const own = (payout.maker.channel === channel && payout.maker.userId === userId) || (reader !== undefined && reader === policy.personOf(payout.maker.channel, payout.maker.userId));
+    return own || policy.mayApprove(channel, userId);
   }
 
   /**

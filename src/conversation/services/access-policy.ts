@@ -21,10 +21,16 @@
  *     }
  *   }
  *
+ * An entry may name its `person` ("users": { "ussd": { "+256772123456": { "role": "teller", "person": "amina" } },
+ * "slack": { "U0123ABCD": { "role": "teller", "person": "amina" } } }): the entries of one person share one role,
+ * one PIN, one daily total and one maker (none of their identities decides a payment of another); an entry
+ * without one is a person of its own, named `<channel>:<user id>`, as every user was before persons existed.
+ * The database's directory of people (src/people) replaces the policy's once imported.
+ *
  * Users are keyed per channel by Telegram user id, Slack user id, USSD phone number (`+` format) or WhatsApp
  * `wa_id` (the number in digits as Meta sends it; an entry written `+256...` matches it too); `*`
  * matches every other user of that channel. Limits are decimal strings per currency, `*` for any currency
- * not listed; a currency with neither is refused. Daily totals count per user, currency and UTC day.
+ * not listed; a currency with neither is refused. Daily totals count per person, currency and UTC day.
  * `approvalAbove` holds a larger payment for a user whose role has `approve: true` (src/approvals: the
  * maker's limits and daily total are counted when it is approved); `approve` defaults to false.
  * A PIN is stored as `scrypt$salt$hash` (base64url), made with {@link hashPin}; three wrong tries lock it
@@ -37,16 +43,14 @@
  *
  *   npx tsx -e "import('./src/conversation/services/access-policy.ts').then((m) => console.log(m.hashPin('4821')))"
  */
-import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import type { FlowId, ServiceFailure } from '../../../flows/types.js';
+import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
+import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
 import { keys } from '../store/keys.js';
 import type { Channel, SessionStore } from '../types.js';
-
-const scryptAsync = promisify(scrypt) as (pin: string, salt: Buffer, length: number) => Promise<Buffer>;
 
 /** Wrong PIN tries before the PIN locks. */
 export const PIN_MAX_ATTEMPTS = 3;
@@ -54,14 +58,22 @@ export const PIN_MAX_ATTEMPTS = 3;
 export const PIN_LOCK_SECONDS = 15 * 60;
 /** Daily totals outlive their UTC day by a day, so a late payment near midnight still counts. */
 const DAILY_TOTAL_TTL_SECONDS = 2 * 24 * 3600;
-const HASH_BYTES = 32;
 
 const POLICY_FLOWS = ['pay', 'request', 'check', 'data', 'pin'] as const;
 /** Flows that move money or ask for it (everything but check): what a `*` entry may not do in production. */
 export const MONEY_FLOWS: readonly FlowId[] = ['pay', 'request', 'data', 'pin'];
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "50000" or "99.50"');
 const limits = z.record(z.string(), decimalString);
-const user = z.object({ role: z.string(), pin: z.string().regex(/^scrypt\$[\w-]+\$[\w-]+$/, 'scrypt$salt$hash').optional() }).strict();
+/** A person's name in the policy: what groups their entries (no `:`, which ids made from an entry carry). */
+const PERSON_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+const user = z
+  .object({
+    role: z.string(),
+    pin: z.string().regex(SECRET_HASH, 'scrypt$salt$hash').optional(),
+    /** Groups the entries of one person (their limits, daily totals, PIN and approvals are theirs, not the entry's). */
+    person: z.string().regex(PERSON_NAME, 'letters, digits, _ . @ - (at most 64)').optional(),
+  })
+  .strict();
 const users = z.record(z.string(), user).default({});
 
 const policySchema = z
@@ -89,25 +101,71 @@ const policySchema = z
     for (const [channel, entries] of Object.entries(policy.users)) {
       for (const [id, entry] of Object.entries(entries)) {
         if (!(entry.role in policy.roles)) ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'role'], message: `unknown role ${entry.role}` });
+        if (id === '*' && entry.person !== undefined) {
+          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'person'], message: 'a * entry is everyone else, not one person' });
+        }
+      }
+    }
+    // One person, one role and one PIN, whichever of their entries says it.
+    const seen = new Map<string, { role: string; pin?: string; where: string }>();
+    for (const [channel, entries] of Object.entries(policy.users)) {
+      for (const [id, entry] of Object.entries(entries)) {
+        if (entry.person === undefined) continue;
+        const first = seen.get(entry.person);
+        if (!first) {
+          seen.set(entry.person, { role: entry.role, ...(entry.pin ? { pin: entry.pin } : {}), where: `users.${channel}.${id}` });
+          continue;
+        }
+        if (first.role !== entry.role) {
+          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'role'], message: `person ${entry.person} has role ${first.role} at ${first.where}: a person has one role` });
+        }
+        if (entry.pin && first.pin && first.pin !== entry.pin) {
+          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'pin'], message: `person ${entry.person} has another PIN at ${first.where}: a person has one PIN` });
+        }
+        if (entry.pin && !first.pin) first.pin = entry.pin;
       }
     }
   });
 
 export type PolicyDocument = z.input<typeof policySchema>;
 export type Role = z.output<typeof policySchema>['roles'][string];
+/** A policy document as validated (defaults filled in). */
+export type PolicyOutput = z.output<typeof policySchema>;
 
 /** `scrypt$salt$hash` of a PIN of 4 to 8 digits, with a fresh random salt. */
 export function hashPin(pin: string): string {
   if (!/^\d{4,8}$/.test(pin)) throw new Error('a PIN is 4 to 8 digits');
-  const salt = randomBytes(16);
-  return `scrypt$${salt.toString('base64url')}$${scryptSync(pin, salt, HASH_BYTES).toString('base64url')}`;
+  return hashSecret(pin);
 }
 
-async function pinMatches(pin: string, stored: string): Promise<boolean> {
-  const [, salt, hash] = stored.split('$');
-  const expected = Buffer.from(hash ?? '', 'base64url');
-  const actual = await scryptAsync(pin, Buffer.from(salt ?? '', 'base64url'), expected.length || HASH_BYTES);
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+/** The persons, identities and `*` rules a policy document names (see the file comment for the grouping). */
+export function peopleOfPolicy(doc: PolicyOutput): { persons: Person[]; identities: Identity[]; wildcards: Partial<Record<Channel, Wildcard>> } {
+  const persons = new Map<string, Person>();
+  const identities = new Map<string, Identity>();
+  const wildcards: Partial<Record<Channel, Wildcard>> = {};
+  for (const channel of CHANNELS) {
+    const entries = Object.entries(doc.users[channel] ?? {});
+    // An entry written as the id itself wins over one written with a `+` that means the same wa_id.
+    entries.sort(([a], [b]) => Number(a.startsWith('+')) - Number(b.startsWith('+')));
+    for (const [rawId, entry] of entries) {
+      if (rawId === '*') {
+        wildcards[channel] = { role: entry.role, ...(entry.pin ? { pin: entry.pin } : {}) };
+        continue;
+      }
+      const userId = identityId(channel, rawId);
+      const key = `${channel}:${userId}`;
+      if (identities.has(key)) continue;
+      const id = entry.person ?? key;
+      const known = persons.get(id);
+      if (known) {
+        if (!known.pin && entry.pin) persons.set(id, { ...known, pin: entry.pin });
+      } else {
+        persons.set(id, { id, name: entry.person ?? userId, role: entry.role, status: 'active', ...(entry.pin ? { pin: entry.pin } : {}) });
+      }
+      identities.set(key, { channel, userId, person: id });
+    }
+  }
+  return { persons: [...persons.values()], identities: [...identities.values()], wildcards };
 }
 
 /** The sandbox policy used when none is configured (see the file comment). */
@@ -137,8 +195,9 @@ export interface AccessPolicyOptions {
 }
 
 export class AccessPolicy {
-  private readonly doc: z.output<typeof policySchema>;
+  private readonly doc: PolicyOutput;
   private readonly now: () => number;
+  private current: Directory;
 
   /** Validates the document; throws naming every bad entry. */
   constructor(document: unknown, options: AccessPolicyOptions = {}) {
@@ -148,18 +207,44 @@ export class AccessPolicy {
     }
     this.doc = parsed.data;
     this.now = options.now ?? Date.now;
+    const { persons, identities, wildcards } = peopleOfPolicy(this.doc);
+    this.current = new Directory(0, persons, identities, wildcards);
   }
 
-  private user(channel: Channel, userId: string): { role: string; pin?: string } | undefined {
-    const users = this.doc.users[channel];
-    // A wa_id is digits; operators often write the number with its `+`.
-    return users[userId] ?? (channel === 'whatsapp' ? users[`+${userId}`] : undefined) ?? users['*'];
+  /** The validated document (the people import reads it: src/people/import.ts). */
+  get document(): PolicyOutput {
+    return this.doc;
   }
 
-  /** The user's role, or undefined for someone the policy does not know. */
+  /** The directory of people in use: the policy's own until the database's replaces it (src/people/sync.ts). */
+  get directory(): Directory {
+    return this.current;
+  }
+
+  /** Replaces the directory in one step (every later check reads the new one). */
+  useDirectory(directory: Directory): void {
+    this.current = directory;
+  }
+
+  /** The roles the policy defines, by name. */
+  roles(): Readonly<Record<string, Role>> {
+    return this.doc.roles;
+  }
+
+  /** The person behind a channel's user (suspended ones too), or undefined for someone nobody listed. */
+  person(channel: Channel, userId: string): Person | undefined {
+    return this.current.find(channel, userId);
+  }
+
+  /** The id of the person behind a channel's user (suspended ones too); undefined for the unknown. */
+  personOf(channel: Channel, userId: string): string | undefined {
+    return this.current.find(channel, userId)?.id;
+  }
+
+  /** The user's role, or undefined for someone the policy does not know or whose person is suspended. */
   role(channel: Channel, userId: string): Role | undefined {
-    const user = this.user(channel, userId);
-    return user ? this.doc.roles[user.role] : undefined;
+    const person = this.current.find(channel, userId);
+    return person && person.status === 'active' ? this.doc.roles[person.role] : undefined;
   }
 
   /** True when a payment of `amount` `currency` by this user is held for an approver (the role's `approvalAbove`). */
@@ -186,39 +271,52 @@ export class AccessPolicy {
     return Object.values(this.doc.roles).some((role) => Object.keys(role.approvalAbove).length > 0);
   }
 
-  /** Rejects with ServiceFailure `not_allowed` unless the user's role may use `flow`. */
+  /**
+   * Rejects with ServiceFailure `not_allowed` unless the user's role may use `flow`; a money flow also needs a
+   * PIN that is not waiting to be set after a reset.
+   */
   checkFlow(channel: Channel, userId: string, flow: string): void {
     const role = this.role(channel, userId);
     if (!role || !role.flows.some((f) => f === flow)) throw refuse('not_allowed', `flow ${flow} not allowed`);
+    if (this.current.find(channel, userId)?.pinMustChange && MONEY_FLOWS.some((f) => f === flow)) {
+      throw refuse('not_allowed', 'the PIN was reset: set a new one first');
+    }
   }
 
   /** Every user entry with its role's flows, as the start checks read them (src/start-checks.ts). */
   *entries(): Generator<{ channel: Channel; id: string; role: string; flows: readonly FlowId[]; hasPin: boolean }> {
-    for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string }>]>) {
+    for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string; person?: string }>]>) {
       for (const [id, entry] of Object.entries(users)) {
-        yield { channel, id, role: entry.role, flows: this.doc.roles[entry.role]?.flows ?? [], hasPin: entry.pin !== undefined };
+        // A grouped entry without a PIN of its own has its person's.
+        const hasPin = entry.pin !== undefined || (entry.person !== undefined && this.current.person(entry.person)?.pin !== undefined);
+        yield { channel, id, role: entry.role, flows: this.doc.roles[entry.role]?.flows ?? [], hasPin };
       }
     }
   }
 
-  /** The flows the user may start (empty for an unknown user). */
+  /** The flows the user may start (empty for an unknown or suspended user). */
   allowedFlows(channel: Channel, userId: string): FlowId[] {
     return [...(this.role(channel, userId)?.flows ?? [])];
   }
 
   /**
-   * Checks a PIN. Rejects with ServiceFailure `pin_wrong` (message: attempts left), `pin_locked`, or
-   * `not_allowed` when the user has no PIN.
+   * Checks a PIN: the person's, whichever of their identities asks. Rejects with ServiceFailure `pin_wrong`
+   * (message: attempts left), `pin_locked`, or `not_allowed` when the person has no PIN, is suspended, or
+   * must set a new one first.
    */
   async verifyPin(store: SessionStore, input: { channel: Channel; userId: string; pin: string }): Promise<void> {
-    const stored = this.user(input.channel, input.userId)?.pin;
+    const person = this.current.find(input.channel, input.userId);
+    if (!person || person.status !== 'active') throw refuse('not_allowed', 'not allowed');
+    if (person.pinMustChange) throw refuse('not_allowed', 'the PIN was reset: set a new one first');
+    const stored = person.pin;
     if (!stored) throw refuse('not_allowed', 'no PIN is set for this user');
-    const failures = keys.pinFailures(input.channel, input.userId);
+    if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now()) throw refuse('pin_locked', 'PIN locked');
+    const failures = keys.pinFailures(person.id);
     // The try is counted before the PIN is checked, in one atomic step: however many tries arrive at once
     // (several gateways, several processes), no more than PIN_MAX_ATTEMPTS PINs are ever compared.
     const counted = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
     if (!counted.ok) throw refuse('pin_locked', 'PIN locked');
-    if (await pinMatches(input.pin, stored)) {
+    if (await secretMatches(input.pin, stored)) {
       await store.delete(failures);
       return;
     }
@@ -228,16 +326,18 @@ export class AccessPolicy {
   }
 
   /**
-   * Checks the role allows the flow and the amount, and reserves the amount in today's total (UTC) under the
-   * payment's Duplicate-Check-Key: once, whatever repeats the step (a resend, a restored snapshot, a run taken
-   * over). Rejects with ServiceFailure `not_allowed` or `limit_exceeded`. The reservation is given back with
-   * {@link giveBackSpend} when the service refuses the payment or it ends without money moving.
+   * Checks the role allows the flow and the amount, and reserves the amount in the person's total of today
+   * (UTC), one total whichever of their channels pays, under the payment's Duplicate-Check-Key: once, whatever
+   * repeats the step (a resend, a restored snapshot, a run taken over). Rejects with ServiceFailure
+   * `not_allowed` or `limit_exceeded`. The reservation is given back with {@link giveBackSpend} when the service
+   * refuses the payment or it ends without money moving.
    */
   async reserveSpend(
     store: SessionStore,
     input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string; largest?: string },
   ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
+    const person = this.current.find(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
     const { perPayment, daily } = this.limitsOf(input.channel, input.userId, currency);
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
@@ -245,7 +345,7 @@ export class AccessPolicy {
     // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
     if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
     const day = new Date(this.now()).toISOString().slice(0, 10);
-    const total = keys.dailySpend(input.channel, input.userId, currency, day);
+    const total = keys.dailySpend(person.id, currency, day);
     const limit = new Decimal(daily).mul(100).floor().toNumber();
     const { ok } = await store.reserve(keys.spendReservation(input.duplicateCheckKey), total, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
     if (!ok) throw refuse('limit_exceeded', `more than ${daily} ${currency} today`);

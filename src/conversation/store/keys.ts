@@ -36,8 +36,11 @@ export const keys = {
   madeId: (kind: string, id: string): string => `made:id:${kind}:${id}`,
   /** The open collection requests of a number, amount and currency, each accepting one collection (made-records.ts). */
   openRequests: (phone: string, amount: string, currency: string): string => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
-  /** A user's total spent in one currency on one UTC day, in minor units (access-policy.ts). */
-  dailySpend: (channel: string, userId: string, currency: string, day: string): string => `spend:${channel}:${userId}:${currency}:${day}`,
+  /**
+   * A person's total spent in one currency on one UTC day, in minor units, shared by all their channels
+   * (access-policy.ts). A person of their own (`<channel>:<user id>`) keeps the key of before persons.
+   */
+  dailySpend: (person: string, currency: string, day: string): string => `spend:${person}:${currency}:${day}`,
   /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (access-policy.ts). */
   spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
   /** A payment held for an approver, by its id (src/approvals/held.ts). */
@@ -52,8 +55,8 @@ export const keys = {
   payoutsOpen: 'payouts:open',
   /** One process makes a payout's requests at a time (src/payouts/payouts.ts). */
   payoutSending: (id: string): string => `payout:${id}:sending`,
-  /** Wrong PIN tries of a user (access-policy.ts). */
-  pinFailures: (channel: string, userId: string): string => `pinfail:${channel}:${userId}`,
+  /** Wrong PIN tries of a person, whichever identity typed them (access-policy.ts). */
+  pinFailures: (person: string): string => `pinfail:${person}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
   telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
   /** Set once an update was handled to its end: a redelivery of one without it is handled again. */
