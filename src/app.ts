@@ -217,6 +217,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     metrics,
     credentials: config.OPS_USER && config.OPS_PASSWORD ? { user: config.OPS_USER, password: config.OPS_PASSWORD } : undefined,
     open: config.embeddedSandbox,
+    opsToken: config.OPS_TOKEN,
+    defaultCountry: config.DEFAULT_COUNTRY,
+    logger,
   });
   if (!opsServed) logger.warn('operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (behind Basic auth)');
 

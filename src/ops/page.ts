@@ -1,30 +1,36 @@
 /**
- * The operator page and its data, under /ops:
+ * The operator pages and their data, under /ops:
  * - `GET /ops`: the page (page/index.html, page/ops.js, page/ops.css): the funnel of each flow with its
  *   drop-off, time per step, outcomes per channel over the last days, the notification queue and the
  *   service's 429s and errors; it refreshes itself;
  * - `GET /ops/funnel.json?days=<1..FUNNEL_DAYS>&channel=<ussd|telegram|slack>`: the funnel (funnel.ts);
  * - `GET /ops/status.json`: the queue and the service's answers (metrics.ts);
- * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN).
+ * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN);
+ * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
+ *   `/ops/payments.csv`.
  *
- * Who may call them: with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth (compared in
- * constant time), anyone else gets 401; an address with too many failed sign-ins in a while (SIGN_IN_LIMIT)
- * is refused with 429 until the while is over, whatever it sends, so the password cannot be guessed. Without them, everyone in
- * the embedded demo (`open`) and nobody in production: the routes are not added at all (the app's 404), and
- * the start log says so.
- * The page allows only its own scripts, styles and data (Content-Security-Policy), and is never framed.
+ * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
+ * through): with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth, and for the payments' JSON
+ * and CSV also `Authorization: Bearer <OPS_TOKEN>`; anyone else gets 401, an address with too many failed
+ * sign-ins 429 for a while. Without them, everyone in the embedded demo (`open`) and nobody in production:
+ * the routes are not added at all (the app's 404), and the start log says so.
+ * The pages allow only their own scripts, styles and data (Content-Security-Policy), and are never framed.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { sameSecret } from '../http/secret.js';
+import type { Journal } from '../journal/journal.js';
+import type { Logger } from '../log.js';
+import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
 import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
+import { addPaymentsRoutes } from './payments.js';
+
+export { SIGN_IN_LIMIT, type SignInLimit };
 
 export interface OpsPageOptions {
   funnel: Funnel;
@@ -37,16 +43,14 @@ export interface OpsPageOptions {
   refreshSeconds?: number;
   /** Failed sign-ins allowed per address before it is refused for a while. Default {@link SIGN_IN_LIMIT}. */
   signInLimit?: SignInLimit;
+  /** OPS_TOKEN: scripts may read the payments' JSON and CSV with it as a Bearer token. */
+  opsToken?: string;
+  /** The journal the money pages read; unset, they answer 503. */
+  journal?: Journal;
+  /** DEFAULT_COUNTRY: a phone number searched without its country code. Default UG. */
+  defaultCountry?: string;
+  logger?: Logger;
 }
-
-/** Failed sign-ins per caller address (req.ip) within `windowSeconds`, counted in this process. */
-export interface SignInLimit {
-  failures: number;
-  windowSeconds: number;
-}
-
-/** 20 failures in 10 minutes: an operator mistyping never meets it; a guesser gets 20 tries per 10 minutes. */
-export const SIGN_IN_LIMIT: SignInLimit = { failures: 20, windowSeconds: 600 };
 
 const here = dirname(fileURLToPath(import.meta.url));
 const asset = (name: string) => readFileSync(join(here, 'page', name), 'utf8');
@@ -61,49 +65,22 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
     'X-Frame-Options': 'DENY',
     'Referrer-Policy': 'no-referrer',
     'Content-Security-Policy':
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   });
   next();
 }
 
-/** Basic auth with the configured pair, both compared in constant time; too many failures from one address: 429. */
-function basicAuth(credentials: { user: string; password: string }, limit: SignInLimit): RequestHandler {
-  const failures = new RateLimiterMemory({ points: limit.failures, duration: limit.windowSeconds, keyPrefix: 'ops-sign-in' });
-  return async (req, res, next) => {
-    const address = req.ip ?? 'unknown';
-    const seen = await failures.get(address);
-    if (seen && seen.consumedPoints >= limit.failures) {
-      res.set('Retry-After', String(Math.ceil(seen.msBeforeNext / 1000))).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
-      return;
-    }
-    const [scheme, encoded] = (req.get('authorization') ?? '').split(' ');
-    const decoded = scheme?.toLowerCase() === 'basic' && encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '';
-    const colon = decoded.indexOf(':');
-    const user = colon < 0 ? '' : decoded.slice(0, colon);
-    const password = colon < 0 ? '' : decoded.slice(colon + 1);
-    // Both compared, always: how long it takes says nothing about which one was wrong.
-    const userOk = sameSecret(user, credentials.user);
-    const passwordOk = sameSecret(password, credentials.password);
-    if (colon >= 0 && userOk && passwordOk) {
-      // An operator who mistyped starts afresh once signed in.
-      if (seen) await failures.delete(address);
-      return next();
-    }
-    await failures.penalty(address, 1);
-    res.set('WWW-Authenticate', 'Basic realm="momo-chat operations", charset="UTF-8"').status(401).json({ detail: 'Sign in with OPS_USER and OPS_PASSWORD.' });
-  };
-}
-
 /** Adds the /ops routes; false when they are not served (production without OPS_USER / OPS_PASSWORD). */
 export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
-  const guard: RequestHandler[] = options.credentials ? [basicAuth(options.credentials, options.signInLimit ?? SIGN_IN_LIMIT)] : [];
-  if (!options.credentials && !options.open) return false;
+  const access = opsAccess(options);
+  if (!access) return false;
 
   const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));
   const page = asset('index.html').replace('{{REFRESH_SECONDS}}', String(refresh));
   const files: Record<string, { type: string; body: string }> = {
     'ops.js': { type: 'text/javascript; charset=utf-8', body: asset('ops.js') },
     'ops.css': { type: 'text/css; charset=utf-8', body: asset('ops.css') },
+    'money.css': { type: 'text/css; charset=utf-8', body: asset('money.css') },
     'chart.umd.min.js': { type: 'text/javascript; charset=utf-8', body: chartJs() },
   };
   const daysKept = options.funnel.daysKept;
@@ -120,7 +97,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     })
     .strict();
 
-  app.use('/ops', securityHeaders, ...guard);
+  app.use('/ops', securityHeaders, access);
   app.get('/ops', (_req, res) => {
     res.type('html').send(page);
   });
@@ -151,5 +128,6 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       next(err);
     }
   });
+  addPaymentsRoutes(app, { journal: options.journal, defaultCountry: options.defaultCountry ?? 'UG', logger: options.logger });
   return true;
 }

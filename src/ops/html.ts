@@ -1,0 +1,83 @@
+/**
+ * HTML of the operator's money pages, written on the server: every value from outside (the journal, the
+ * service, the query) goes through {@link html}'s escaping, so data is shown as text, never as markup. The
+ * pages carry no inline script or style (the /ops Content-Security-Policy allows only /ops's own files).
+ */
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Markup already safe (made by {@link html}). */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+/** Text as HTML: `&`, `<`, `>` and both quotes escaped. */
+export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+type Value = Html | string | number | boolean | null | undefined | readonly Value[];
+
+function render(value: Value): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** A template of markup whose every interpolated value is escaped (unless it is {@link Html} itself). */
+export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
+  let out = strings[0]!;
+  values.forEach((value, i) => {
+    out += render(value) + strings[i + 1]!;
+  });
+  return new Html(out);
+}
+
+/** The pages of /ops, for the navigation bar. */
+const NAV: ReadonlyArray<{ href: string; label: string }> = [
+  { href: '/ops', label: 'Funnel' },
+  { href: '/ops/payments', label: 'Payments' },
+  { href: '/ops/reconciliation', label: 'Reconciliation' },
+];
+
+/** A whole page: head (own stylesheet only), header with the navigation, the body. */
+export function page(title: string, current: string, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>momo-chat · ${title}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ops/ops.css">
+<link rel="stylesheet" href="/ops/money.css">
+</head>
+<body class="money">
+<header>
+  <h1>momo-chat · ${title}</h1>
+  <nav aria-label="Operations">${NAV.map((n) => html`<a href="${n.href}"${n.href === current ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+/** A query string from the values given (empty ones left out). */
+export function queryString(values: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(values)) if (value) params.set(key, value);
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** A time as the pages show it: UTC, to the second. */
+export const when = (at: Date | string | null | undefined): string => {
+  if (!at) return '';
+  const date = at instanceof Date ? at : new Date(at);
+  return Number.isNaN(date.getTime()) ? String(at) : `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+};

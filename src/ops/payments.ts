@@ -1,0 +1,328 @@
+/**
+ * The operator's view of money, from the journal (src/journal):
+ * - `GET /ops/payments`: the page that searches operations (query: src/ops/payments-query.ts), a page of
+ *   rows at a time, each opening its timeline;
+ * - `GET /ops/payments/<ref>`: one operation's timeline: the intent, the service's answer or refusal, every
+ *   state reported (and how we learned it), approval decisions, tellings, corrections;
+ * - `GET /ops/payments.json`: the same search as JSON, a page at a time (`next` gives the next page's cursor);
+ * - `GET /ops/payments.csv`: every operation the search finds (`size` aside), streamed as CSV (src/csv.ts: formula cells
+ *   defused), read from the journal a page at a time, never all in memory.
+ *
+ * Who may call them: through the /ops access check (src/ops/access.ts): with OPS_USER / OPS_PASSWORD set,
+ * whoever sends them as Basic auth; the `.json` and `.csv` also whoever sends `Authorization: Bearer
+ * <OPS_TOKEN>` (when set); everyone in the embedded demo; nobody else (401). A query value that is not what
+ * it should be is refused with 400 and its reason; a journal that does not answer gives 503.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Express, Request, Response } from 'express';
+import { csvWriter } from '../csv.js';
+import { SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
+import type { Operation, OperationEvent } from '../journal/schema.js';
+import type { Logger } from '../log.js';
+import { CHANNELS } from './funnel.js';
+import { Html, html, page, queryString, when } from './html.js';
+import { KINDS, parsePaymentsQuery, STATES, type PaymentsQuery } from './payments-query.js';
+
+export interface PaymentsRoutesOptions {
+  /** The journal; unset (no database), the routes answer 503. */
+  journal?: Journal;
+  /** DEFAULT_COUNTRY: for a phone number searched without its country code. */
+  defaultCountry: string;
+  logger?: Logger;
+}
+
+/** One operation as the JSON and the CSV give it. */
+export interface PaymentItem {
+  ref: string;
+  /** The service's id, once it answered. */
+  id: string | null;
+  kind: string;
+  amount: string;
+  currency: string;
+  payee: string;
+  payeeName: string | null;
+  state: string;
+  serviceState: string | null;
+  channel: string;
+  /** Who asked: the channel's user id (a phone number on USSD). */
+  user: string;
+  chat: string;
+  role: string;
+  flow: string;
+  created: string;
+  updated: string;
+}
+
+const iso = (at: Date | string): string => (at instanceof Date ? at.toISOString() : new Date(at).toISOString());
+
+export function itemOf(op: Operation): PaymentItem {
+  return {
+    ref: op.ref,
+    id: op.service_id,
+    kind: op.kind,
+    amount: op.amount,
+    currency: op.currency,
+    payee: op.payee,
+    payeeName: op.payee_name,
+    state: op.state,
+    serviceState: op.service_state,
+    channel: op.channel,
+    user: op.channel_user,
+    chat: op.chat,
+    role: op.role,
+    flow: op.flow,
+    created: iso(op.created),
+    updated: iso(op.updated),
+  };
+}
+
+/** The CSV's columns: the JSON item's fields, in its order. */
+export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
+  'ref', 'id', 'kind', 'amount', 'currency', 'payee', 'payeeName', 'state', 'serviceState', 'channel', 'user', 'chat', 'role', 'flow', 'created', 'updated',
+];
+
+/** Rows read from the journal per page while the CSV streams. */
+const CSV_PAGE = 500;
+/** A ref in the timeline's path: what a ref can be (payments-query.ts's rule). */
+const REF_PATH = /^[\x21-\x7e]{1,100}$/;
+
+const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
+
+export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions): void {
+  const { journal, defaultCountry } = options;
+
+  /** The query, or a 400 with the reasons (as the caller reads: JSON, or the page with them). */
+  const queryOf = (req: Request, res: Response, asPage: boolean): PaymentsQuery | undefined => {
+    const parsed = parsePaymentsQuery(req.query, defaultCountry);
+    if (parsed.ok) return parsed.query;
+    if (asPage) res.status(400).type('html').send(paymentsPage({ given: stringsOf(req.query), items: [], reasons: parsed.reasons }));
+    else res.status(400).json({ detail: 'The search is not one this export takes.', reasons: parsed.reasons });
+    return undefined;
+  };
+
+  /** One page of the search; a cursor it did not give is a 400, a journal away a 503 (answered here). */
+  const searchPage = async (res: Response, search: SearchQuery, asPage: boolean, given: Record<string, string>) => {
+    if (!journal) {
+      failed(res, asPage, 503, UNAVAILABLE, given);
+      return undefined;
+    }
+    try {
+      return await journal.search(search);
+    } catch (err) {
+      if (err instanceof SearchError) failed(res, asPage, 400, err.message, given);
+      else {
+        options.logger?.warn({ err }, 'ops: the journal search failed');
+        failed(res, asPage, 503, UNAVAILABLE, given);
+      }
+      return undefined;
+    }
+  };
+
+  app.get('/ops/payments', async (req, res) => {
+    const query = queryOf(req, res, true);
+    if (!query) return;
+    const found = await searchPage(res, query.search, true, query.given);
+    if (!found) return;
+    res.type('html').send(paymentsPage({ given: query.given, items: found.items, next: found.next, cursor: query.search.cursor }));
+  });
+
+  app.get('/ops/payments.json', async (req, res) => {
+    const query = queryOf(req, res, false);
+    if (!query) return;
+    const found = await searchPage(res, query.search, false, query.given);
+    if (!found) return;
+    res.json({ items: found.items.map(itemOf), ...(found.next ? { next: found.next } : {}) });
+  });
+
+  app.get('/ops/payments.csv', async (req, res) => {
+    const query = queryOf(req, res, false);
+    if (!query) return;
+    // The export is every row the search finds (from the cursor's, when given), read a page at a time.
+    const { limit: _limit, ...search } = query.search;
+    const first = await searchPage(res, { ...search, limit: CSV_PAGE }, false, query.given);
+    if (!first) return;
+    async function* rows(): AsyncGenerator<string[]> {
+      yield [...CSV_COLUMNS];
+      let page = first!;
+      for (;;) {
+        for (const op of page.items) {
+          const item = itemOf(op);
+          yield CSV_COLUMNS.map((c) => item[c] ?? '');
+        }
+        if (!page.next) return;
+        page = await journal!.search({ ...search, limit: CSV_PAGE, cursor: page.next });
+      }
+    }
+    res.status(200).type('text/csv; charset=utf-8').attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
+    try {
+      await pipeline(Readable.from(rows()), csvWriter(), res);
+    } catch (err) {
+      // The status is sent: a failure midway ends the response unfinished (no final chunk), never a short file
+      // that looks whole.
+      options.logger?.warn({ err }, 'ops: the payments export stopped');
+      res.destroy();
+    }
+  });
+
+  app.get('/ops/payments/:ref', async (req, res) => {
+    const ref = String(req.params.ref ?? '');
+    if (!REF_PATH.test(ref)) {
+      res.status(400).type('html').send(page('payment', '/ops/payments', html`<p class="reasons" role="alert">A ref is 1 to 100 printable characters without spaces.</p>`));
+      return;
+    }
+    if (!journal) {
+      failed(res, true, 503, UNAVAILABLE, {});
+      return;
+    }
+    let op: Operation | undefined;
+    let events: OperationEvent[];
+    try {
+      [op, events] = await Promise.all([journal.byRef(ref), journal.timeline(ref)]);
+    } catch (err) {
+      options.logger?.warn({ err }, 'ops: the journal timeline failed');
+      failed(res, true, 503, UNAVAILABLE, {});
+      return;
+    }
+    if (!op && events.length === 0) {
+      res.status(404).type('html').send(page('payment', '/ops/payments', html`<p class="reasons" role="alert">No operation has the ref ${ref}.</p><p><a href="/ops/payments">Back to the search</a></p>`));
+      return;
+    }
+    res.type('html').send(timelinePage(ref, op, events));
+  });
+}
+
+function failed(res: Response, asPage: boolean, status: number, detail: string, given: Record<string, string>): void {
+  if (asPage) res.status(status).type('html').send(paymentsPage({ given, items: [], reasons: [detail] }));
+  else res.status(status).json({ detail });
+}
+
+/** The query's values as strings, for showing a refused search in its form again (anything else dropped). */
+function stringsOf(query: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && ['phone', 'ref', 'id', 'channel', 'state', 'kind', 'from', 'to', 'size'].includes(key)) out[key] = value.slice(0, 100);
+  }
+  return out;
+}
+
+const option = (value: string, label: string, selected: string | undefined): Html =>
+  html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
+
+function searchForm(given: Record<string, string>): Html {
+  /** `extra`: attributes written here, never from outside. */
+  const field = (name: string, label: string, type = 'text', extra = '') =>
+    html`<label>${label} <input name="${name}" type="${type}" value="${given[name] ?? ''}"${extra ? new Html(` ${extra}`) : ''}></label>`;
+  return html`<form class="search" method="get" action="/ops/payments" role="search">
+  ${field('phone', 'Phone', 'text', 'inputmode="tel" maxlength="32" placeholder="+256…"')}
+  ${field('ref', 'Our ref', 'text', 'maxlength="100"')}
+  ${field('id', "Service's id", 'text', 'maxlength="100"')}
+  <label>Channel <select name="channel">${option('', 'all', given.channel)}${CHANNELS.map((c) => option(c, c, given.channel))}</select></label>
+  <label>State <select name="state">${option('', 'all', given.state)}${STATES.map((s) => option(s, s, given.state))}</select></label>
+  <label>Kind <select name="kind">${option('', 'all', given.kind)}${KINDS.map((k) => option(k, k, given.kind))}</select></label>
+  ${field('from', 'From', 'date')}
+  ${field('to', 'To', 'date')}
+  <button type="submit">Search</button>
+</form>`;
+}
+
+interface PaymentsView {
+  given: Record<string, string>;
+  items: Operation[];
+  next?: string;
+  cursor?: string;
+  reasons?: string[];
+}
+
+export function paymentsPage(view: PaymentsView): string {
+  const { given, items } = view;
+  const exportQuery = queryString({ ...given, size: undefined });
+  const rows = items.map((op) => {
+    const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
+    return html`<tr data-ref="${op.ref}">
+  <td>${when(op.created)}</td>
+  <td><a href="${link}">${op.ref}</a></td>
+  <td>${op.service_id ?? '–'}</td>
+  <td>${op.kind}</td>
+  <td class="num">${op.amount}</td>
+  <td>${op.currency}</td>
+  <td>${op.payee}${op.payee_name ? html`<br><small>${op.payee_name}</small>` : ''}</td>
+  <td><span class="state state-${op.state}">${op.state}</span></td>
+  <td>${op.channel}</td>
+  <td>${op.channel_user}<br><small>${op.role}</small></td>
+</tr>`;
+  });
+  const body = html`<section aria-labelledby="search-title">
+  <h2 id="search-title">Search payments</h2>
+  ${searchForm(given)}
+  ${view.reasons?.length ? html`<ul class="reasons" role="alert">${view.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
+  <p class="exports">Export this search: <a href="/ops/payments.csv${exportQuery}" download>CSV</a> · <a href="/ops/payments.json${exportQuery}">JSON</a></p>
+</section>
+<section aria-labelledby="results-title">
+  <h2 id="results-title">${view.reasons?.length ? 'No search' : `${items.length} operation${items.length === 1 ? '' : 's'}${view.cursor ? ' (a later page)' : ''}`}</h2>
+  ${
+    items.length === 0
+      ? html`<p class="empty">Nothing found.</p>`
+      : html`<table class="payments">
+  <thead><tr><th scope="col">Created</th><th scope="col">Our ref</th><th scope="col">Service's id</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Currency</th><th scope="col">Payee</th><th scope="col">State</th><th scope="col">Channel</th><th scope="col">Who asked</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>`
+  }
+  <p class="pages">${view.cursor ? html`<a href="/ops/payments${queryString(given)}">First page</a>` : ''}${
+    view.next ? html` <a rel="next" href="/ops/payments${queryString({ ...given, cursor: view.next })}">Next page</a>` : ''
+  }</p>
+</section>`;
+  return page('payments', '/ops/payments', body);
+}
+
+/** An event's data as a list of what it says (values as text). */
+function details(data: Record<string, unknown>): Html {
+  const entries = Object.entries(data ?? {}).filter(([, v]) => v !== null && v !== undefined && v !== '');
+  if (entries.length === 0) return html``;
+  return html`<dl class="data">${entries.map(
+    ([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>`,
+  )}</dl>`;
+}
+
+/** What each event type is, in the timeline's words. */
+const EVENT_WORDS: Record<string, string> = {
+  intent: 'Intent (written before the service was asked)',
+  answer: "The service's answer",
+  refusal: 'Refused',
+  state: 'State reported',
+  approval: 'Approval decision',
+  telling: 'Told',
+  correction: 'Correction',
+};
+
+export function timelinePage(ref: string, op: Operation | undefined, events: OperationEvent[]): string {
+  const summary = op
+    ? html`<dl class="summary">
+  <dt>Our ref</dt><dd>${op.ref}</dd>
+  <dt>Service's id</dt><dd>${op.service_id ?? '–'}</dd>
+  <dt>Kind</dt><dd>${op.kind} (${op.flow})</dd>
+  <dt>Amount</dt><dd>${op.amount} ${op.currency}</dd>
+  <dt>Payee</dt><dd>${op.payee}${op.payee_name ? ` (${op.payee_name})` : ''}</dd>
+  <dt>State</dt><dd><span class="state state-${op.state}">${op.state}</span>${op.service_state ? ` (the service: ${op.service_state})` : ''}</dd>
+  <dt>Who asked</dt><dd>${op.channel_user} on ${op.channel}, role ${op.role}</dd>
+  <dt>Chat</dt><dd>${op.chat}</dd>
+  <dt>Created</dt><dd>${when(op.created)}</dd>
+  <dt>Last change</dt><dd>${when(op.updated)}</dd>
+</dl>`
+    : html`<p class="empty">No current-state row (only events).</p>`;
+  const body = html`<section aria-labelledby="op-title">
+  <h2 id="op-title">Operation ${ref}</h2>
+  ${summary}
+  <p><a href="/ops/payments">Back to the search</a></p>
+</section>
+<section aria-labelledby="timeline-title">
+  <h2 id="timeline-title">Timeline</h2>
+  <ol class="timeline">${events.map(
+    (e) => html`<li class="event event-${e.type}" data-type="${e.type}">
+  <div class="event-head"><time datetime="${iso(e.at)}">${when(e.at)}</time> <strong>${EVENT_WORDS[e.type] ?? e.type}</strong> <span class="source">via ${e.source}</span></div>
+  ${details(e.data)}
+</li>`,
+  )}</ol>
+</section>`;
+  return page(`payment ${ref}`, '/ops/payments', body);
+}
