@@ -6,8 +6,8 @@
 
 /**
  * Resolves to the promise's value (or rejects with its error), or to undefined when `ms` pass first; the timer
- * is cleared as the promise settles. One promise and one timer: every USSD hop waits through this, where an
- * async function racing a second promise allocated 2.5 KB a hop (now under 0.5: bench/profile/hops.ts --alloc).
+ * is cleared as the promise settles. One promise and one timer: every USSD hop waits through this, so it
+ * allocates no second promise to race (bench/profile/hops.ts --alloc shows what a hop allocates).
  */
 export function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   return new Promise<T | undefined>((resolve, reject) => {

@@ -67,7 +67,7 @@ function withPlus(msisdn: string): string {
 
 /**
  * Numbers gateways sent lately, as read: a session sends its caller's number on every hop, and reading one
- * (libphonenumber) was about 3% of a hop's CPU in the USSD benchmark's profile. Bounded: 10,000 numbers, about
+ * (libphonenumber) is work worth doing once per number, not once per hop. Bounded: 10,000 numbers, about
  * a megabyte.
  */
 const readNumbers = new LRUCache<string, { e164?: string }>({ max: 10_000 });
@@ -218,11 +218,7 @@ interface HopContext {
 /** What a hop's new state holds besides its screen: the gateway session, the hop and the text answered so far. */
 type Shown = Omit<UssdState, 'prompt' | 'page' | 'resume' | 'walked'>;
 
-/**
- * The state of a hop showing `prompt` (page `page`). This and the hop's other steps are module functions given
- * what they need, not closures made per request: tsx (esbuild's `keepNames`) names every function bound to a
- * name when it is made, an Object.defineProperty each (bench/profile: ten a hop, about 2% of its CPU).
- */
+/** The state of a hop showing `prompt` (page `page`). */
 function show(shown: Shown, prompt: Prompt, page: number, resume?: UssdState['resume']): UssdState {
   const { gateway, sessionId, hop, seenLength, seenDigest, at } = shown;
   const state: UssdState = { gateway, sessionId, hop, seenLength, seenDigest, prompt, page, at };

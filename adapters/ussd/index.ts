@@ -4,7 +4,7 @@
  * (events.ts), behind the protection of access.ts (in production at `/ussd/<gateway>/<USSD_CALLBACK_TOKEN>`
  * and/or from USSD_ALLOWED_IPS), and `GET /simulator` with the embedded sandbox only. The gateway routes are
  * direct routes (src/http/direct-routes.ts), served on Node's own request and response in front of the app:
- * every hop of every session comes through them, and express's handling costs about 3 times the CPU of
+ * every hop of every session comes through them, and express's handling costs several times the CPU of
  * Node's own a request. The simulator's pages and the demo's answer for an unknown gateway stay on the app.
  * Body parsers sit on the gateway routes only: a global parser would break Slack's Bolt route on the same app.
  */

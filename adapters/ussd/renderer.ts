@@ -41,7 +41,7 @@ export interface Screen {
 
 /**
  * Screens rendered lately, by what they depend on: most are the same few questions and menus, and rendering
- * one (plain-text replacements, GSM-7 checks, fitting and paging) was about 2% of a USSD hop's CPU.
+ * one (plain-text replacements, GSM-7 checks, fitting and paging) is kept rather than redone on every hop.
  */
 const rendered = new LRUCache<string, Screen>({ max: 2_000 });
 

@@ -2,9 +2,8 @@
  * Reads a request body for the product's own routes (USSD gateways, the service's webhooks): the bytes with
  * raw-body (limit, declared length, aborted requests), inflated with node:zlib when the sender compressed
  * them, then parsed with the platform's own parsers, URLSearchParams for a form and JSON.parse for JSON.
- * On a bare express route this costs about 70 µs of CPU a request less than express.urlencoded / json
- * (body-parser: type-is, iconv-lite decoding, qs; 175-207 against 228-269 µs in one run on the benchmark
- * machine), and answer time counts on every USSD hop and every webhook.
+ * On a bare express route this costs less CPU a request than express.urlencoded / json (body-parser: type-is,
+ * iconv-lite decoding, qs), and answer time counts on every USSD hop and every webhook.
  *
  * The contract is body-parser's, so the routes' error handlers read it the same way:
  * - a body of another media type is not read and `req.body` stays undefined (`anyType` reads any);
@@ -81,8 +80,7 @@ export function readBody(kind: BodyKind, options: BodyOptions): BodyReader {
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
     const body = source(req, encoding);
     if (!body) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${encoding}"`));
-    // raw-body's promise, not its callback: it wraps a callback in an AsyncResource, 1.7% of a USSD hop's CPU.
-    // Module functions, not closures made per request (see adapters/ussd/hop.ts show).
+    // raw-body's promise, not its callback: it wraps a callback in an AsyncResource on every request.
     getRawBody(body.stream, { length: body.length, limit: options.limit }).then(
       (bytes) => parsed(req, bytes, kind, options, next),
       (err: unknown) => failed(req, body, err, next),

@@ -3,10 +3,9 @@
  * callbacks and reports, the product's hottest path (every hop of every USSD session), and the service's
  * notifications (every delivery of its webhooks). Express gives each
  * request and response its own prototypes (Object.setPrototypeOf), and Node's HTTP and stream code then runs
- * slower on them: the same route, reading the same form with the same body reader, cost about 3 times the
- * CPU a request through express as on Node's own objects (`npx tsx bench/profile/layers.ts`, `http` against
- * `node`; 130 to 230 µs against 41 to 69 in the runs of 2026-11-24, and setting the two prototypes alone,
- * with no express at all, cost as much). Every other route stays on express: a request no direct route
+ * slower on them: the same route, reading the same form with the same body reader, costs several times the
+ * CPU a request through express as on Node's own objects (`npx tsx bench/profile/layers.ts` measures it; setting
+ * the two prototypes alone, with no express at all, costs as much). Every other route stays on express: a request no direct route
  * takes goes to it untouched, so it answers 404 for an unknown path as it always did.
  *
  * A route is a path, matched as express matches one (case-insensitively, a trailing slash allowed, the query
@@ -114,43 +113,29 @@ export class DirectRoutes {
     return (req, res) => {
       const route = this.route(req);
       if (!route) return fallback(req, res);
-      new Chain(this.before, route, req, res).next();
+      runChain(this.before, route, req, res);
     };
   }
 }
 
 /**
  * One request through its handlers, one after another as each calls `next`; a failure (thrown, rejected, or
- * passed to `next`) goes to the route's onError. A class, not closures made per request (see
- * adapters/ussd/hop.ts show): its `next` is bound once.
+ * passed to `next`) goes to the route's onError.
  */
-class Chain {
-  private at = 0;
-  private readonly step: Next = this.next.bind(this);
-  private readonly fail = this.failed.bind(this);
-
-  constructor(
-    private readonly before: DirectHandler[],
-    private readonly route: Route,
-    private readonly req: DirectRequest,
-    private readonly res: ServerResponse,
-  ) {}
-
-  next(err?: unknown): void {
-    if (err !== undefined) return this.failed(err);
-    const { before, route } = this;
-    const handler = this.at < before.length ? before[this.at] : route.handlers[this.at - before.length];
-    this.at++;
+function runChain(before: DirectHandler[], route: Route, req: DirectRequest, res: ServerResponse): void {
+  let at = 0;
+  const failed = (err: unknown): void => route.onError(err, req, res);
+  const next: Next = (err?: unknown): void => {
+    if (err !== undefined) return failed(err);
+    const handler = at < before.length ? before[at] : route.handlers[at - before.length];
+    at++;
     if (!handler) return;
     try {
-      const result = handler(this.req, this.res, this.step);
-      if (result instanceof Promise) result.catch(this.fail);
+      const result = handler(req, res, next);
+      if (result instanceof Promise) result.catch(failed);
     } catch (error) {
-      this.failed(error);
+      failed(error);
     }
-  }
-
-  private failed(err: unknown): void {
-    this.route.onError(err, this.req, this.res);
-  }
+  };
+  next();
 }

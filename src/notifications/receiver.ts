@@ -11,7 +11,7 @@
  * service's read agrees (dispatch.ts).
  * Both are direct routes (src/http/direct-routes.ts), served on Node's own objects in front of express as the
  * USSD gateways' are: a delivery is a request of the product's second-busiest path, and express's own
- * prototypes made Node's HTTP code cost it about as much again (bench/profile/notify.ts).
+ * prototypes make Node's HTTP code slower on it (bench/profile/notify.ts measures it).
  */
 import type { ServerResponse } from 'node:http';
 import { readBody } from '../http/body.js';

@@ -3,7 +3,7 @@
  * a load balancer share them (rate-limiter-flexible). When Redis is not ready, a memory limiter of the same
  * size stands in (insurance), so a Redis outage neither blocks callers nor lifts the limit.
  *
- * - Per user ({@link withRateLimit}, an Engine decorator): each Inbound (or channel turn: a USSD request)
+ * - Per user ({@link withRateLimit}, a wrapper of the engine): each Inbound (or channel turn: a USSD request)
  *   costs one point of the bucket `<channel>:<userId>`; a user past the limit is answered `common.tooFast`
  *   in their language and the engine is not called at all (no session read, no flow step, no service call).
  *   Default: 30 messages per 10 seconds per user per channel (config RATE_LIMIT_MESSAGES and
@@ -24,7 +24,8 @@ import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { commonMessages } from '../../flows/messages/common.js';
 import type { Lang, UserProfile } from '../../flows/types.js';
-import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../conversation/types.js';
+import type { ConversationEngine } from '../conversation/engine/engine.js';
+import type { Inbound, Participant, Prompt, SessionStore, TurnDecision } from '../conversation/types.js';
 import { keys } from '../conversation/store/keys.js';
 import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
@@ -48,8 +49,8 @@ export interface RateLimitOptions {
   logger: Logger;
 }
 
-/** The decorated engine: everything the inner one offers (drain, ...), plus close() for the Redis connection. */
-export type RateLimited<E extends Engine> = E & { close(): Promise<void> };
+/** The engine behind the limit: what it offers, plus close() for the limiter's Redis connection. */
+export type RateLimited = ConversationEngine & { close(): Promise<void> };
 
 function tooFast(lang: Lang, final: boolean): Prompt {
   const text = commonMessages[lang]?.['common.tooFast'] ?? commonMessages.en['common.tooFast'] ?? 'Too many messages. Please wait.';
@@ -78,7 +79,8 @@ function wholeNumbers(points: number, duration: number, names: [string, string])
   if (!Number.isInteger(duration) || duration < 1) throw new Error(`rate limit: ${names[1]} must be a whole number of at least 1`);
 }
 
-export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOptions): RateLimited<E> {
+/** `engine` behind the per-user limit: handle() and turn() are counted; the rest goes to the engine as it is. */
+export function withRateLimit(engine: ConversationEngine, options: RateLimitOptions): RateLimited {
   const points = options.messages ?? DEFAULT_RATE_LIMIT_MESSAGES;
   const duration = options.windowSeconds ?? DEFAULT_RATE_LIMIT_WINDOW_SECONDS;
   wholeNumbers(points, duration, ['messages', 'windowSeconds']);
@@ -112,21 +114,19 @@ export function withRateLimit<E extends Engine>(engine: E, options: RateLimitOpt
   /** A refused turn keeps nothing: the channel's state for the refusal, as for a new session. */
   async function turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
     const refused = await refusal(participant);
-    if (!refused) return (engine as unknown as TurnEngine).turn(participant, decide);
+    if (!refused) return engine.turn(participant, decide);
     const decision = decide(undefined);
     return decision.kind === 'step' ? decision.after(refused) : decision.state;
   }
-  // Everything else of the inner engine (drain, ...) is its own, called on it.
-  const limited = new Proxy(engine, {
-    get(target, property) {
-      if (property === 'handle') return handle;
-      if (property === 'turn' && 'turn' in target) return turn;
-      if (property === 'close') return close;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  }) as RateLimited<E>;
-  return limited;
+  return {
+    handle,
+    turn,
+    // A gateway's report that a session ended is not a message of the user's: not counted.
+    sessionEnded: (participant, isCurrent) => engine.sessionEnded(participant, isCurrent),
+    drain: () => engine.drain(),
+    stop: () => engine.stop(),
+    close,
+  };
 }
 
 /** Requests one address may send to the routes the per-source limit guards, per window. Default 1000. */

@@ -6,7 +6,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
+import type { ConversationEngine } from '../../src/conversation/engine/engine.js';
+import type { Inbound, Prompt, SessionEnd } from '../../src/conversation/types.js';
 import { commonMessages } from '../../flows/messages/common.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL } from '../conversation/redis-helper.js';
@@ -19,7 +20,7 @@ const TOO_FAST = commonMessages.en['common.tooFast']!;
 const TOO_FAST_SW = commonMessages.sw['common.tooFast']!;
 const logger = createLogger('silent');
 
-class CountingEngine implements Engine {
+class CountingEngine implements ConversationEngine {
   readonly seen: Inbound[] = [];
   drained = false;
   async handle(inbound: Inbound): Promise<Prompt> {
@@ -28,6 +29,15 @@ class CountingEngine implements Engine {
   }
   async drain(): Promise<void> {
     this.drained = true;
+  }
+  async stop(): Promise<void> {
+    await this.drain();
+  }
+  turn<S>(): Promise<S> {
+    throw new Error('not used here');
+  }
+  async sessionEnded(): Promise<SessionEnd> {
+    return { counted: false, reason: 'not used here' };
   }
 }
 

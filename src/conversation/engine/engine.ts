@@ -110,24 +110,19 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       expiresAt: now() + options.sessionTtlSeconds * 1000,
       channel: participant.channel,
       at: now(),
-      input: flowInput(participant, allowedFlows),
+      input: (runId, profile) => ({
+        runId,
+        channel: participant.channel,
+        chat: chatOf(participant),
+        userId: participant.userId,
+        userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
+        requirePin: participant.channel === 'ussd',
+        defaultCountry: options.defaultCountry,
+        currencies: options.currencies,
+        profile,
+        allowedFlows,
+      }),
     };
-  }
-
-  /** The FlowInput of a flow the participant starts (a function made without a name: see adapters/ussd/hop.ts show). */
-  function flowInput(participant: Participant & Pick<Inbound, 'phoneNumber'>, allowedFlows: FlowId[]): StepContext['input'] {
-    return (runId, profile) => ({
-      runId,
-      channel: participant.channel,
-      chat: chatOf(participant),
-      userId: participant.userId,
-      userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
-      requirePin: participant.channel === 'ussd',
-      defaultCountry: options.defaultCountry,
-      currencies: options.currencies,
-      profile,
-      allowedFlows,
-    });
   }
 
   const deadlineOf = (channel: Channel) => options.deadlineMs[channel] ?? DEFAULT_DEADLINE_MS;

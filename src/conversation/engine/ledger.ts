@@ -5,7 +5,7 @@
  * waits for is out. A delivery seen again gets its entry: the same Prompt, or it waits for the run like the
  * first. Nothing is inferred from the order of deliveries.
  *
- * Small on purpose (issue 9: at most 1,536 Redis bytes a USSD session): a delivery is kept as 11 characters of
+ * Small on purpose (the USSD benchmark bounds a session's Redis bytes): a delivery is kept as 11 characters of
  * its SHA-256, and only the latest {@link LEDGER_KEPT} deliveries are kept (channels resend within seconds, the
  * latest few).
  */

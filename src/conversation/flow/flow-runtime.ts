@@ -1,17 +1,24 @@
 /**
- * A conversation's flow as stored (the `session` of its record) and the pure steps over it, all through the
- * machine's own `transition` with an inert actor scope (what xstate's pure `transition()` and
- * `initialTransition()` do, without building a throwaway actor per call: in xstate 5.33 that actor computes
- * the machine's initial snapshot every call, and a step of bench/ussd/send.machine.ts took 23 to 26 µs
- * through them against 5 to 7 µs here): start a flow, send it an event, feed it the outcome of its invoke,
- * follow a finished flow to the next one. Nothing here runs a service on
+ * A conversation's flow as stored (the `session` of its record) and the pure steps over it, all through
+ * xstate's exported pure functions `initialTransition()` and `transition()`: start a flow, send it an event,
+ * feed it the outcome of its invoke, follow a finished flow to the next one. Nothing here runs a service on
  * its own: a step into a `busy` state leaves the invoke it asks for as an unstarted child of the snapshot
- * (the spawn action xstate returns, which no one executes), and the runner calls that child's fromPromise
- * logic with its input ({@link FlowRuntime.call}) and feeds the done or error event back
+ * (the spawn action xstate returns, which no one executes), and the runner runs that invoke's logic with the
+ * child's input ({@link FlowRuntime.call}) and feeds the done or error event back
  * ({@link FlowRuntime.resolve}). A restored snapshot holds the same child, so a run taken over repeats the
  * call from the stored snapshot (flows keep idempotency keys in context).
  */
-import { createActor, type AnyActorRef, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import {
+  createActor,
+  initialTransition,
+  toPromise,
+  transition as xstateTransition,
+  type AnyActorLogic,
+  type AnyActorRef,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+} from 'xstate';
 import { finalOutcome } from '../../../flows/outcome.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../../flows/types.js';
 import { currentView } from './render.js';
@@ -97,7 +104,6 @@ export function transition(
   from: StepMark | undefined,
   to: AnyMachineSnapshot | { end: 'abandoned' | 'error' },
 ): FlowTransition {
-  // Built field by field, in one object: spreading and Object.assign made three objects a move (bench/profile).
   const move: FlowTransition = { flow: run.flow, channel: ctx.channel, runId: run.runId, at: ctx.at };
   if (from) {
     move.from = from.step;
@@ -120,32 +126,8 @@ export function stepName(snapshot: AnyMachineSnapshot): string {
   return labelOf(snapshot.value);
 }
 
-/** At module level, not a closure made per call: called several times a hop. */
 function labelOf(value: unknown): string {
   return typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${labelOf(v)}`).join(',');
-}
-
-/**
- * An inert actor scope, as xstate's own `transition()` / `initialTransition()` make one per call (a throwaway
- * actor whose constructor computes the machine's initial snapshot): actions are collected by nobody, nothing
- * is started, deferred work is dropped. One per machine is reused for every step: it keeps no per-call
- * state, and child actors created by a step are not registered in its system (that happens on start,
- * which never comes here). Our flows give no invoked actor a `systemId`, which is the one thing a shared
- * system would let collide.
- */
-function inertScope(machine: AnyStateMachine): AnyActorScope {
-  const self = createActor(machine);
-  return {
-    self,
-    defer: () => {},
-    id: '',
-    logger: () => {},
-    sessionId: '',
-    stopChild: () => {},
-    system: self.system,
-    emit: () => {},
-    actionExecutor: () => {},
-  } as unknown as AnyActorScope;
 }
 
 /**
@@ -162,25 +144,16 @@ export class NotCalled extends Error {
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
   id: string;
-  /** The unstarted child actor holding the invoke's logic (the service bound with `provide`) and input. */
-  child: AnyActorRef;
+  /** The invoke's logic (the service bound with `provide`). */
+  logic: AnyActorLogic;
+  /** The invoke's input, as the unstarted child holds it. */
+  input: unknown;
 }
-
-/** The invoke's fromPromise logic, as xstate keeps it on the child actor. */
-interface PromiseLogic {
-  config: (args: { input: unknown; self: AnyActorRef; system: unknown; signal: AbortSignal; emit: () => void }) => PromiseLike<unknown>;
-}
-
-/** The signal a service call gets: the engine never aborts one (a call is settled or taken over, never cancelled). */
-const NEVER_ABORTED = new AbortController().signal;
-
-/** A service call's `emit`: our services emit nothing. */
-const NO_EMIT = () => {};
 
 /** What a stored snapshot leaves out when it holds just that (FlowRuntime.persist), put back on restore. */
 const PERSISTED_DEFAULTS = { status: 'active', children: {}, historyValue: {} };
 
-/** No own field (or none at all): without the array Object.keys makes, twice a step. */
+/** No own field (or none at all). */
 function isEmpty(value: object | undefined): boolean {
   for (const field in value) if (Object.hasOwn(value, field)) return false;
   return true;
@@ -195,7 +168,6 @@ function isDefault(field: string, value: unknown): boolean {
 /** Machines with the engine's actors bound, one per flow. */
 export class FlowRuntime {
   private readonly machines = new Map<FlowId, AnyStateMachine>();
-  private readonly scopes = new Map<FlowId, AnyActorScope>();
   /** Restoring builds an actor: done once per stored session object. */
   private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
 
@@ -219,21 +191,14 @@ export class FlowRuntime {
     return machine;
   }
 
-  private scope(flow: FlowId): AnyActorScope {
-    let scope = this.scopes.get(flow);
-    if (!scope) {
-      scope = inertScope(this.machine(flow));
-      this.scopes.set(flow, scope);
-    }
-    return scope;
-  }
-
   /** The live snapshot of a stored session (children created, none started). */
   restore(session: Session): AnyMachineSnapshot {
     let snapshot = this.restored.get(session);
     if (!snapshot) {
       const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
-      snapshot = this.machine(session.flow).restoreSnapshot(stored as never, this.scope(session.flow)) as AnyMachineSnapshot;
+      // An actor that is never started: it restores the snapshot and its children, and runs nothing.
+      snapshot = createActor(this.machine(session.flow), { snapshot: stored as never }).getSnapshot() as AnyMachineSnapshot;
+      if (snapshot.status === 'error') throw snapshot.error;
       this.restored.set(session, snapshot);
     }
     return snapshot;
@@ -246,10 +211,9 @@ export class FlowRuntime {
    * never changed in place, so sharing their objects with the live snapshot is safe.
    *
    * A snapshot without children or history (every step but a service call's) is taken as it is, without
-   * xstate's getPersistedSnapshot: that copies the snapshot's fields and walks the whole context looking for
-   * actors to replace by their ids, about 3% of a USSD hop's CPU (bench/profile), and our flows keep plain data
-   * in their context (the engine runs no actor, nothing is spawned); test/conversation/flow-runtime.test.ts checks
-   * the two agree.
+   * xstate's getPersistedSnapshot, which walks the whole context looking for actors to replace by their ids:
+   * our flows keep plain data in their context (nothing is spawned); test/conversation/flow-runtime.test.ts
+   * checks the two agree.
    */
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
     if (isEmpty(snapshot.children) && isEmpty(snapshot.historyValue)) {
@@ -276,35 +240,38 @@ export class FlowRuntime {
     const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
-    const snapshot = this.machine(flow).getInitialSnapshot(this.scope(flow), ctx.input(runId, step.profile)) as AnyMachineSnapshot;
+    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile)) as [AnyMachineSnapshot, unknown];
     return this.follow(flow, runId, snapshot, step, ctx, undefined);
   }
 
   /** Sends one event to the session's flow (none: the screen is shown again). */
   send(session: Session, event: FlowEvent | undefined, step: Omit<Step, 'session'>, ctx: StepContext): Step {
     const current = this.restore(session);
-    const snapshot = event ? (this.machine(session.flow).transition(current, event, this.scope(session.flow)) as AnyMachineSnapshot) : current;
+    const snapshot = event ? this.next(session.flow, current, event) : current;
     return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
   }
 
   /** The invoke a busy snapshot of `flow` waits for (the one child still active); a busy state without one throws. */
   invocation(flow: FlowId, snapshot: AnyMachineSnapshot): Invocation {
     for (const [id, child] of Object.entries(snapshot.children as Record<string, AnyActorRef | undefined>)) {
-      if (child && (child.getSnapshot() as { status?: string }).status === 'active') return { id, child };
+      const state = child?.getSnapshot() as { status?: string; input?: unknown } | undefined;
+      if (!child || state?.status !== 'active') continue;
+      const logic = typeof child.src === 'string' ? this.machine(flow).implementations.actors[child.src] : child.src;
+      if (!logic) throw new Error(`flow ${flow} invokes ${child.src}, which is not provided`);
+      return { id, logic: logic as AnyActorLogic, input: state.input };
     }
     throw new Error(`flow ${flow} is busy in ${stepName(snapshot)} with no service call`);
   }
 
   /**
-   * Runs an invocation: its fromPromise logic (the service bound with `provide`) called with its input, as the
-   * actor would on start. Resolves to the event the flow takes next (done, or error with what it threw).
+   * Runs an invocation: its logic (the service bound with `provide`) as an actor of its own with the child's
+   * input, started and awaited. Resolves to the event the flow takes next (done, or error with what it threw).
+   * The engine never stops it: a call is settled or taken over, never cancelled.
    */
   async call(invocation: Invocation): Promise<EventObject> {
-    const { id, child } = invocation;
-    const logic = (child as unknown as { logic: PromiseLogic }).logic;
-    const input = (child.getSnapshot() as { input?: unknown }).input;
+    const { id, logic, input } = invocation;
     try {
-      const output = await logic.config({ input, self: child, system: child.system, signal: NEVER_ABORTED, emit: NO_EMIT });
+      const output = await toPromise(createActor(logic, { input }).start());
       return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
     } catch (error) {
       if (error instanceof NotCalled) throw error;
@@ -314,8 +281,14 @@ export class FlowRuntime {
 
   /** The outcome of the session's invoke (FlowRuntime.call) fed to its flow, followed to the next flow when it finished. */
   resolve(session: Session, outcome: EventObject, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    const snapshot = this.machine(session.flow).transition(this.restore(session), outcome, this.scope(session.flow)) as AnyMachineSnapshot;
+    const snapshot = this.next(session.flow, this.restore(session), outcome);
     return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
+  }
+
+  /** The snapshot `event` takes `current` to (xstate's pure transition: the actions it returns run nowhere). */
+  private next(flow: FlowId, current: AnyMachineSnapshot, event: EventObject): AnyMachineSnapshot {
+    const [snapshot] = xstateTransition(this.machine(flow), current as never, event as never) as [AnyMachineSnapshot, unknown];
+    return snapshot;
   }
 
   /**

@@ -30,7 +30,7 @@ import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.
  * the version one past the expected one.
  *
  * Cost for Redis: one GETRANGE of the stored header (as many bytes as our own header: never shorter than the
- * expected one) and one SET ... EX. The stored JSON never enters Lua (a GET of it cost ~1 µs a call more,
+ * expected one) and one SET ... EX. The stored JSON never enters Lua (a GET of it would have
  * every byte copied into a reply and a Lua string), and ours is passed through untouched. pcall, so a key of
  * another type reads as absent (see above) instead of failing the script; GETRANGE reads an absent key as ''.
  */
