@@ -48,7 +48,8 @@ export const VERIFICATION_SENDS_WEBHOOK_AUTH = true;
  * "Maximum value of `limit`: not shown" and "Samples show the filtered response as a bare list of
  * collections" (no `next` to follow). Our choice: the service honours a `limit` up to this; the client
  * pages a bare list with it, asking the next offset until a page comes back shorter, and the sandbox
- * caps `limit` at it.
+ * caps `limit` at it. The reconciliation's time rests on it (docs/reconciliation.md): every page is one of the
+ * 30 reads a minute, so a month of 10,000 payments is 100 reads at this size and 1,000 at the default 10.
  */
 export const MAX_LIST_LIMIT = 100;
 
@@ -74,3 +75,22 @@ export const RETRY_INTERVAL_MIN_MINUTES = 10;
  * five".
  */
 export const MAX_REQUEST_ATTEMPTS = 3;
+
+/**
+ * "409: duplicate request (same Duplicate-Check-Key)" and "Duplicate-Check-Key: a key expires after 24 hours"
+ * say the key was seen, not that a payment (or request) was made: a service that holds the key from the moment
+ * a request arrives (as the sandbox does) keeps it for a request cut off before its body came (a process killed
+ * mid-request), and makes nothing. The contract shows no read by key, and its lists filter nothing by our
+ * `metadata.ref`; it promises no list consistency either, and says nothing of how long a create may take.
+ *
+ * Our choice: "already submitted" is believed while the service can be believed to hold it. Its follow-up
+ * (src/notifications/follow-up.ts) reads the list (filtered by number, amount, currency and time, matched by our
+ * ref) 3 minutes after the intent and again at 8 minutes; a payment neither read shows was never made: journalled
+ * `refused`, the person told plainly that nothing was sent, the spend reservation given back. We rely on three
+ * things: a payment the service made is listed within minutes of its create (the lists are what the contract
+ * gives to find it); no attempt under our key is still in flight by then (the client gives up within its 30 s
+ * call budget, and the run that sent it has ended: a new payment gets a new key, so the key is never sent
+ * again); and should the service show it later all the same, the reconciliation finds it (our `refused`
+ * against its state), journals the service's state and tells the person the correction.
+ */
+export const ALREADY_SUBMITTED_BELIEVED_FOR = { firstReadSeconds: 180, secondReadSeconds: 480 } as const;

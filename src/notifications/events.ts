@@ -223,8 +223,11 @@ const RANKS: Record<NoticeKind, ReadonlyMap<string, number>> = {
     processed_with_errors: 9,
     rejected: 9,
     cancelled: 9,
+    // Ours, not the service's: an "already submitted" the service holds nothing of (follow-up.ts). Final, and
+    // a state the service reports later all the same is still told (it is not outranked).
+    not_made: 9,
   })),
-  request: new Map(Object.entries({ new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10 })),
+  request: new Map(Object.entries({ new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10, not_made: 9 })),
   collection: new Map([['received', 9]]),
 };
 
@@ -241,8 +244,9 @@ const WORDED: Record<NoticeKind, ReadonlySet<string>> = {
     'processed_with_errors',
     'rejected',
     'cancelled',
+    'not_made',
   ]),
-  request: new Set(['successful', 'failed', 'expired', 'reversed']),
+  request: new Set(['successful', 'failed', 'expired', 'reversed', 'not_made']),
   collection: new Set(['received']),
 };
 
@@ -264,7 +268,13 @@ export const recordKindOf = (kind: NoticeKind): MadeKind => (kind === 'payment' 
 export const recordIdOf = (notice: Notice): string | undefined => (notice.kind === 'collection' ? notice.requestId : notice.id);
 
 /** Final payment states in which no money moved: the spend reserved for the payment is given back. */
-export const PAYMENT_FAILED: ReadonlySet<string> = new Set(['processed_with_errors', 'rejected', 'cancelled']);
+export const PAYMENT_FAILED: ReadonlySet<string> = new Set(['processed_with_errors', 'rejected', 'cancelled', 'not_made']);
+
+/**
+ * Our own final state (never the service's) of a create answered "already submitted" (409 on our own key) of
+ * which the service holds nothing: nothing was made (follow-up.ts, src/momo/assumptions.ts).
+ */
+export const NOT_MADE = 'not_made';
 
 export { parseChat };
 

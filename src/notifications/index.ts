@@ -6,7 +6,7 @@
  * channel notifier. Beside it, the follow-up queue checks every intent's outcome a few minutes later
  * (follow-up.ts) and tells what it reads through the same dispatcher.
  */
-import type { MadeRecords } from '../conversation/services/made-records.js';
+import type { Made, MadeRecords } from '../conversation/services/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import type { DirectRoutes } from '../http/direct-routes.js';
@@ -65,6 +65,10 @@ export interface NotificationsOptions {
   maxBatch?: number;
   /** The follow-up's delays in seconds. Default FOLLOW_UP_DELAYS_SECONDS (3 min, 30 min, 6 h, 25 h). */
   followUpDelaysSeconds?: readonly number[];
+  /** FollowUpOptions.notMadeCheckSeconds: the second read of an "already submitted". Default 8 minutes. */
+  notMadeCheckSeconds?: number;
+  /** FollowUpOptions.onNotMade: journals an "already submitted" of which the service holds nothing. */
+  onNotMade?: (record: Made) => Promise<void>;
   /** Lease on a state change being told, ms (DispatcherOptions.leaseMs). Default 30000. */
   leaseMs?: number;
   /** DispatcherOptions.onPaymentFailed: gives a failed payment's spend reservation back. */
@@ -118,6 +122,8 @@ export function createNotifications(options: NotificationsOptions) {
     reads,
     schedule: (job, delayMs) => followUps.add(job, { id: `follow-up:${job.ref}:${job.step}`, delayMs }),
     delaysSeconds: options.followUpDelaysSeconds,
+    notMadeCheckSeconds: options.notMadeCheckSeconds,
+    onNotMade: options.onNotMade,
     logger,
   });
   made.onIntent((record) => followUp.intended(record));

@@ -18,6 +18,8 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.rejected': 'Payment {ref} of {amount} {currency} to {phone} was rejected: {reason}',
     'notify.payment.cancelled': 'Payment {ref} of {amount} {currency} to {phone} was cancelled: {reason}',
     'notify.payment.other': 'Payment {ref} of {amount} {currency} to {phone} is now {state}.',
+    'notify.payment.not_made':
+      'Your payment of {amount} {currency} to {phone} was NOT made: we said it was already submitted, but the service has no such payment. Nothing was sent; your limit is restored. You may pay again.',
     'notify.payment.recipient.queued': 'Payment {ref} of {amount} {currency} to {phone} is queued at the network and will be sent shortly.',
     'notify.payment.recipient.paused': 'Payment {ref} of {amount} {currency} to {phone} is paused: {reason}. It will be sent when the network resumes.',
     'notify.payment.recipient.parked': 'Payment {ref} of {amount} {currency} to {phone} is parked by the network and will be tried again later.',
@@ -29,10 +31,11 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.request.expired': 'Your request {ref} of {amount} {currency} from {phone} expired unpaid.',
     'notify.request.reversed': 'The payment for your request {ref} of {amount} {currency} from {phone} was reversed: the money went back.',
     'notify.request.other': 'Your request {ref} of {amount} {currency} from {phone} is now {state}.',
+    'notify.request.not_made': 'Your request of {amount} {currency} from {phone} was NOT made: the service has no such request. Nothing was asked of {phone}. You may ask again.',
     'notify.noReason': 'no reason given',
     'notify.correction.payment': 'Correction: payment {ref} of {amount} {currency} to {phone} is {state} at the service, not {told} as we told you.',
     'notify.correction.request': 'Correction: your request {ref} of {amount} {currency} from {phone} is {state} at the service, not {told} as we told you.',
-    'notify.notMade': 'Your payment of {amount} {currency} to {phone} was NOT made: the service has no such payment, so nothing was sent. You may pay again.',
+
     'notify.approval.approved': 'Your payment of {amount} {currency} to {phone} was approved by {by}: payment {id} was sent (state: {state}). You will be told when it completes.',
     'notify.approval.approvedBefore': 'Your payment of {amount} {currency} to {phone} was approved by {by} and sent. You will be told when it completes.',
     'notify.approval.unconfirmed': 'Your payment of {amount} {currency} to {phone} was approved by {by}; whether the service took it is being confirmed. Do not pay again: you will be told the result.',
@@ -52,6 +55,8 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.rejected': 'Malipo {ref} ya {amount} {currency} kwa {phone} yamekataliwa: {reason}',
     'notify.payment.cancelled': 'Malipo {ref} ya {amount} {currency} kwa {phone} yameghairiwa: {reason}',
     'notify.payment.other': 'Malipo {ref} ya {amount} {currency} kwa {phone} sasa ni {state}.',
+    'notify.payment.not_made':
+      'Malipo yako ya {amount} {currency} kwa {phone} HAYAKUFANYIKA: tulisema yalishatumwa, lakini huduma haina malipo hayo. Hakuna kilichotumwa; kikomo chako kimerudishwa. Unaweza kulipa tena.',
     'notify.payment.recipient.queued': 'Malipo {ref} ya {amount} {currency} kwa {phone} yako foleni kwenye mtandao na yatatumwa hivi karibuni.',
     'notify.payment.recipient.paused': 'Malipo {ref} ya {amount} {currency} kwa {phone} yamesitishwa: {reason}. Yatatumwa mtandao ukirejea.',
     'notify.payment.recipient.parked': 'Malipo {ref} ya {amount} {currency} kwa {phone} yamewekwa kando na mtandao na yatajaribiwa tena baadaye.',
@@ -63,10 +68,11 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.request.expired': 'Ombi lako {ref} la {amount} {currency} kutoka {phone} limeisha muda bila kulipwa.',
     'notify.request.reversed': 'Malipo ya ombi lako {ref} la {amount} {currency} kutoka {phone} yamerejeshwa: pesa imerudishwa.',
     'notify.request.other': 'Ombi lako {ref} la {amount} {currency} kutoka {phone} sasa ni {state}.',
+    'notify.request.not_made': 'Ombi lako la {amount} {currency} kutoka {phone} HALIKUFANYIKA: huduma haina ombi hilo. Hakuna kilichoombwa kwa {phone}. Unaweza kuomba tena.',
     'notify.noReason': 'hakuna sababu iliyotolewa',
     'notify.correction.payment': 'Marekebisho: malipo {ref} ya {amount} {currency} kwa {phone} ni {state} kwenye huduma, si {told} kama tulivyokuambia.',
     'notify.correction.request': 'Marekebisho: ombi lako {ref} la {amount} {currency} kutoka {phone} ni {state} kwenye huduma, si {told} kama tulivyokuambia.',
-    'notify.notMade': 'Malipo yako ya {amount} {currency} kwa {phone} HAYAKUFANYIKA: huduma haina malipo hayo, kwa hiyo hakuna kilichotumwa. Unaweza kulipa tena.',
+
     'notify.approval.approved': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by}: malipo {id} yametumwa (hali: {state}). Utaambiwa yakikamilika.',
     'notify.approval.approvedBefore': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa. Utaambiwa yakikamilika.',
     'notify.approval.unconfirmed': 'Malipo yako ya {amount} {currency} kwa {phone} yameidhinishwa na {by}; tunathibitisha kama huduma imeyapokea. Usilipe tena: utaambiwa matokeo.',

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
 import type { FlowServices } from '../../flows/services.js';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords, type Made } from '../../src/conversation/services/made-records.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
@@ -90,6 +90,12 @@ export interface ProcessOptions {
   /** The client's fetch (to lose an answer). Default globalThis.fetch. */
   fetch?: typeof fetch;
   logger?: Logger;
+  /** NotificationsOptions.onPaymentFailed (src/app.ts gives the spend back). Default: none. */
+  onPaymentFailed?: (ref: string) => Promise<unknown>;
+  /** NotificationsOptions.onNotMade (src/app.ts journals it). Default: none. */
+  onNotMade?: (record: Made) => Promise<void>;
+  /** NotificationsOptions.notMadeCheckSeconds. Default: the product's. */
+  notMadeCheckSeconds?: number;
   /** The payouts' report of a payment's recipients (src/app.ts wires Payouts.report). Default: none. */
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
 }
@@ -127,6 +133,9 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     queue: { backoffMs: 50 },
     followUpDelaysSeconds: options.followUpDelaysSeconds ?? [],
     onRecipients: options.onRecipients,
+    onPaymentFailed: options.onPaymentFailed,
+    onNotMade: options.onNotMade,
+    notMadeCheckSeconds: options.notMadeCheckSeconds,
     logger,
   });
   const app = express();
