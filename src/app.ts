@@ -30,6 +30,7 @@ import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createReadBudget } from './ops/read-budget.js';
 import { addHealthRoutes } from './ops/health.js';
+import { warnOfEviction } from './redis/connect.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -117,7 +118,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }
   const apiKey = config.MOMO_API_KEY ?? config.SANDBOX_API_KEY;
   // Every read on the main API waits for the budget all processes share (30 a minute per key).
-  const readBudget = createReadBudget(config.REDIS_URL, apiKey);
+  const readBudget = createReadBudget(config.redis, apiKey, { logger });
   closers.push(() => readBudget.close());
   const client = new MomoClient({
     baseUrl: config.MOMO_BASE_URL ?? url,
@@ -130,12 +131,17 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     readBudget,
   });
 
-  const store = createSessionStore({ redisUrl: config.REDIS_URL });
+  const store = createSessionStore({ redisUrl: config.redis, logger });
+  if (config.redis) {
+    // Not awaited: a Redis still starting does not hold the start; the line comes when the answer does.
+    const eviction = warnOfEviction(config.redis, logger);
+    closers.push(() => eviction);
+  }
   // What we make is recorded before it is made: notifications are believed for these records only.
   const made = new MadeRecords({ store, logger });
   const recorded = recordMade(createServices({ client, policy, store, logger }), made, logger);
 
-  const funnel = createFunnel({ redisUrl: config.REDIS_URL, days: config.FUNNEL_DAYS, logger });
+  const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
 
   const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
@@ -178,7 +184,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const notifications = createNotifications({
     made,
     client,
-    redisUrl: config.REDIS_URL,
+    redisUrl: config.redis,
     notifiers,
     sms,
     basicAuth,
@@ -205,7 +211,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
     onTransition: (move) => funnel.record(move),
     logger,
-  }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.REDIS_URL, store, logger });
+  }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.redis, store, logger });
   closers.push(() => engine.close());
 
   addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });
@@ -227,7 +233,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const sourceLimit = sourceRateLimit({
     requests: config.SOURCE_RATE_LIMIT_REQUESTS,
     windowSeconds: config.SOURCE_RATE_LIMIT_WINDOW_SECONDS,
-    redisUrl: config.REDIS_URL,
+    redisUrl: config.redis,
     addressOf: (req) => direct.ip(req),
     logger,
   });

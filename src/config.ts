@@ -4,6 +4,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import type { HostPort, RedisSettings } from './redis/connect.js';
 
 const optionalString = z
   .string()
@@ -62,6 +63,23 @@ const trustProxy = optionalString.transform((v, ctx): number | string[] | false 
   return entries;
 });
 
+/** `host:port,…` (a hostname, IPv4 or [IPv6] host; a port 1-65535); unset or empty: undefined. */
+const hostPorts = optionalString.transform((v, ctx): HostPort[] | undefined => {
+  if (v === undefined) return undefined;
+  const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+  const parsed = entries.map((entry) => {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const port = Number(match?.[2]);
+    return match && port >= 1 && port <= 65535 ? { host: match[1]!.replace(/^\[|\]$/g, ''), port } : entry;
+  });
+  const bad = parsed.filter((p) => typeof p === 'string');
+  if (entries.length === 0 || bad.length > 0) {
+    ctx.addIssue({ code: 'custom', message: `a list of host:port (e.g. 10.0.0.1:26379,10.0.0.2:26379); not understood: ${(bad.length > 0 ? bad : [v]).join(', ')}` });
+    return z.NEVER;
+  }
+  return parsed as HostPort[];
+});
+
 const envSchema = z.object({
   /** HTTP port of the product. Default 3000. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -93,8 +111,23 @@ const envSchema = z.object({
   SANDBOX_API_KEY: z.string().default('sandbox-key'),
   SANDBOX_VENDING_API_KEY: z.string().default('sandbox-vending-key'),
 
-  /** Redis for sessions, dedup, daily totals and the notification queue. Unset: in memory. */
+  /**
+   * Redis for sessions, dedup, daily totals and the notification queue, one server (`redis://…`, `rediss://`
+   * for TLS, the password in the URL). Unset, with no REDIS_SENTINELS or REDIS_CLUSTER_NODES: in memory.
+   */
   REDIS_URL: optionalString,
+  /** Redis behind Sentinel: the Sentinels' `host:port,…` (with REDIS_SENTINEL_NAME). Instead of REDIS_URL. */
+  REDIS_SENTINELS: hostPorts,
+  /** The master's name the Sentinels monitor (`sentinel monitor <name> …`). Only with REDIS_SENTINELS. */
+  REDIS_SENTINEL_NAME: optionalString,
+  /** Redis Cluster: some of its masters' `host:port,…` (the rest is discovered). Instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: hostPorts,
+  /** Password of the Redis servers (`requirepass`) in Sentinel or Cluster mode. Default none. */
+  REDIS_PASSWORD: optionalString,
+  /** Password of the Sentinels themselves, when they have one. Default none. */
+  REDIS_SENTINEL_PASSWORD: optionalString,
+  /** TLS to the Redis servers (and Sentinels) in Sentinel or Cluster mode. Default false. */
+  REDIS_TLS: flag,
   /** Idle conversation lifetime in seconds. Default 600 (a chat conversation pauses; USSD ends at 180 s). */
   SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(600),
   /**
@@ -245,6 +278,37 @@ export type Env = z.infer<typeof envSchema>;
 export interface Config extends Env {
   /** True when no MOMO_BASE_URL is set: the embedded sandbox serves the service. */
   embeddedSandbox: boolean;
+  /** Where Redis is, in the mode the REDIS_* settings chose; undefined: no Redis (memory). */
+  redis?: RedisSettings;
+}
+
+/** The Redis mode the settings choose; throws ConfigError naming the settings that are mixed or half set. */
+function redisSettings(cfg: Env): RedisSettings | undefined {
+  const modes = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter((name) => cfg[name] !== undefined);
+  if (modes.length > 1) throw new ConfigError(`${modes.join(', ')}: set one of REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES, not several`);
+  if ((cfg.REDIS_SENTINELS === undefined) !== (cfg.REDIS_SENTINEL_NAME === undefined)) {
+    const missing = cfg.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_NAME';
+    throw new ConfigError(`${missing}: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together (the Sentinels and the master's name)`);
+  }
+  const extras = (['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD', 'REDIS_TLS'] as const).filter((name) => (name === 'REDIS_TLS' ? cfg.REDIS_TLS : cfg[name] !== undefined));
+  if (cfg.REDIS_SENTINEL_PASSWORD !== undefined && cfg.REDIS_SENTINELS === undefined) {
+    throw new ConfigError('REDIS_SENTINEL_PASSWORD: only with REDIS_SENTINELS');
+  }
+  if (cfg.REDIS_URL !== undefined || modes.length === 0) {
+    if (extras.length > 0) {
+      throw new ConfigError(`${extras.join(', ')}: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (a REDIS_URL carries its own: redis://:password@host:port, rediss:// for TLS)`);
+    }
+    if (cfg.REDIS_URL !== undefined && !/^rediss?:\/\/[^\s]+$/.test(cfg.REDIS_URL)) {
+      throw new ConfigError('REDIS_URL: a redis:// or rediss:// URL (for Sentinel set REDIS_SENTINELS and REDIS_SENTINEL_NAME, for a cluster REDIS_CLUSTER_NODES)');
+    }
+    return cfg.REDIS_URL === undefined ? undefined : { mode: 'server', url: cfg.REDIS_URL };
+  }
+  const password = cfg.REDIS_PASSWORD !== undefined ? { password: cfg.REDIS_PASSWORD } : {};
+  if (cfg.REDIS_SENTINELS !== undefined) {
+    const sentinelPassword = cfg.REDIS_SENTINEL_PASSWORD !== undefined ? { sentinelPassword: cfg.REDIS_SENTINEL_PASSWORD } : {};
+    return { mode: 'sentinel', sentinels: cfg.REDIS_SENTINELS, name: cfg.REDIS_SENTINEL_NAME!, ...password, ...sentinelPassword, tls: cfg.REDIS_TLS };
+  }
+  return { mode: 'cluster', nodes: cfg.REDIS_CLUSTER_NODES!, ...password, tls: cfg.REDIS_TLS };
 }
 
 /** True when all four WhatsApp settings are set (loadConfig refuses a start with some of them only). */
@@ -280,5 +344,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`OPS_USER and OPS_PASSWORD go together: ${cfg.OPS_USER === undefined ? 'OPS_USER' : 'OPS_PASSWORD'} is not set`);
   }
   if (cfg.OPS_USER?.includes(':')) throw new ConfigError('OPS_USER cannot contain ":" (Basic auth splits the user from the password there)');
-  return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL };
+  const redis = redisSettings(cfg);
+  return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL, ...(redis ? { redis } : {}) };
 }

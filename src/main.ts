@@ -67,7 +67,8 @@ async function main(): Promise<void> {
   lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
   const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}${WHATSAPP_WEBHOOK_PATH}`;
   lines.push(`  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`);
-  lines.push(`  Sessions: ${config.REDIS_URL ? 'Redis' : 'memory (set REDIS_URL for Redis)'}`);
+  const redisMode = { server: 'Redis', sentinel: 'Redis through Sentinel', cluster: 'Redis Cluster' };
+  lines.push(`  Sessions: ${config.redis ? redisMode[config.redis.mode] : 'memory (set REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES for Redis)'}`);
   console.log(lines.join('\n'));
 }
 

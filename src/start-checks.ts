@@ -85,7 +85,7 @@ export function checkStart(config: Config): StartChecks {
   const off = ussdRoutesOff(config);
   if (off) warnings.push(off);
   if (!config.OPS_TOKEN) warnings.push('OPS_TOKEN is not set: /metrics and the details of /readyz are open to anyone who reaches the product');
-  if (!config.REDIS_URL) warnings.push('REDIS_URL is not set: sessions, PIN tries, daily totals and rate limits are this process\'s alone, so run only one process');
+  if (!config.redis) warnings.push('REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): sessions, PIN tries, daily totals and rate limits are this process\'s alone, so run only one process');
   return { policy, warnings };
 }
 

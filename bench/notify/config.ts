@@ -1,9 +1,10 @@
 /** Where the notifications benchmark keeps its Redis data (shared by its driver and its servers). */
+import { QUEUE_PREFIX as BULL_PREFIX } from '../../src/redis/connect.js';
 
 /** Prefix of the session-store keys (order and dedup marks) the benchmark's server writes. */
 export const NOTIFY_PREFIX = 'bench:notify:';
 /** The product's BullMQ queues' keys (src/notifications names them momo-notifications and momo-notifications-follow-ups). */
-export const QUEUE_PREFIX = 'bull:momo-notifications';
+export const QUEUE_PREFIX = `${BULL_PREFIX}:momo-notifications`;
 
 /**
  * REDIS_URL with the benchmark's own database (BENCH_NOTIFY_DB, default 9): the product's queue name is

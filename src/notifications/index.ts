@@ -22,6 +22,7 @@ import { serviceReads } from './reads.js';
 import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
+import type { RedisTarget } from '../redis/connect.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
@@ -40,8 +41,8 @@ export interface NotificationsOptions {
    * one read of it from the service agrees.
    */
   basicAuth?: { user: string; password: string };
-  /** Redis for the shared, restart-proof queues and the order and dedup marks; unset: in memory. */
-  redisUrl?: string;
+  /** Redis (src/redis/connect.ts) for the shared, restart-proof queues and the order and dedup marks; unset: in memory. */
+  redisUrl?: RedisTarget;
   /** Prefix of the marks' keys in Redis. Default `momo:`, the session store's. */
   keyPrefix?: string;
   /** The order and dedup marks. Default: in Redis with `redisUrl`, else in memory; closed by stop(). */
@@ -99,7 +100,7 @@ export function createNotifications(options: NotificationsOptions) {
   const name = options.queueName ?? 'momo-notifications';
   const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, logger });
   const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, logger });
-  const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix);
+  const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
   const reads = serviceReads(options.client);
   const texts = options.sms ? createQueue<SmsJob>(`${name}-sms`, options.redisUrl, { ...options.queue, logger }) : undefined;
   const dispatcher = createDispatcher({

@@ -23,8 +23,9 @@
  * marks' TTL, a lease after its own.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { scriptedRedis } from '../conversation/store/redis-store.js';
+import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
+import type { Logger } from '../log.js';
 
 /**
  * What take() found: `ok` the caller may tell it (and holds its lease, when it asked for one); `stale` a
@@ -159,7 +160,7 @@ function outcomeOf(code: number): MarkOutcome {
   return outcome;
 }
 
-interface ScriptedRedis extends Redis {
+interface MarkScripts {
   momoNotifyTake(orderMark: string, dedupMark: string, lease: string, rank: number, ttl: number, token: string, leaseMs: number): Promise<number>;
   momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
   momoNotifyDone(dedupMark: string, lease: string, token: string, ttl: number): Promise<number>;
@@ -168,7 +169,10 @@ interface ScriptedRedis extends Redis {
 }
 
 export interface RedisMarksOptions {
-  url: string;
+  /** Where Redis is (src/redis/connect.ts). */
+  url: RedisTarget;
+  /** Where the connection's errors are logged (boundedly). */
+  logger?: Logger;
   /** Prefix of every key. Default `momo:`, the session store's. */
   keyPrefix?: string;
 }
@@ -181,18 +185,18 @@ const keys = (orderKey: string, dedupKey = '') => ({
 });
 
 export class RedisMarks implements NotificationMarks {
-  private readonly redis: ScriptedRedis;
+  private readonly redis: RedisClient & MarkScripts;
 
   constructor(options: RedisMarksOptions) {
     // The takes of jobs worked in the same tick go out in one write; a failed command fails its job, which
     // the queue retries.
-    this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
+    this.redis = scriptedRedis<MarkScripts>(options.url, options.keyPrefix, {
       momoNotifyTake: { lua: TAKE, keys: 3 },
       momoNotifyRenew: { lua: RENEW },
       momoNotifyDone: { lua: DONE, keys: 2 },
       momoNotifyRelease: { lua: RELEASE },
       momoNotifyHold: { lua: HOLD, keys: 3 },
-    });
+    }, { name: 'marks', ...(options.logger ? { logger: options.logger } : {}) });
   }
 
   async hold({ orderKey, rank, dedupKey, leaseMs }: HoldRequest): Promise<Hold> {
@@ -233,7 +237,7 @@ export class RedisMarks implements NotificationMarks {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 
@@ -327,6 +331,6 @@ export class MemoryMarks implements NotificationMarks {
   }
 }
 
-export function createMarks(redisUrl: string | undefined, keyPrefix?: string): NotificationMarks {
-  return redisUrl ? new RedisMarks({ url: redisUrl, keyPrefix }) : new MemoryMarks();
+export function createMarks(redisUrl: RedisTarget | undefined, keyPrefix?: string, logger?: Logger): NotificationMarks {
+  return redisUrl ? new RedisMarks({ url: redisUrl, keyPrefix, ...(logger ? { logger } : {}) }) : new MemoryMarks();
 }

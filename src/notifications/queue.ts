@@ -4,7 +4,7 @@
  * exponential backoff and give up with a log line after `attempts`.
  */
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { boundedErrorLog, closeRedis, connectRedis, QUEUE_PREFIX, type RedisClient, type RedisTarget } from '../redis/connect.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -197,16 +197,17 @@ export class MemoryQueue<T> implements JobQueue<T> {
 export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
   private worker?: Worker;
-  private readonly connections: Redis[] = [];
+  private readonly connections: RedisClient[] = [];
 
   constructor(
-    private readonly redisUrl: string,
+    private readonly redisUrl: RedisTarget,
     private readonly name: string,
     private readonly options: QueueOptions,
   ) {
     const connection = this.connect(redisUrl);
     this.queue = new Queue(name, {
       connection,
+      prefix: QUEUE_PREFIX,
       defaultJobOptions: {
         attempts: options.attempts ?? 8,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
@@ -216,10 +217,9 @@ export class BullQueue<T> implements JobQueue<T> {
     });
   }
 
-  private connect(url: string): Redis {
-    // BullMQ workers block on Redis: they need maxRetriesPerRequest null.
-    const c = new Redis(url, { maxRetriesPerRequest: null });
-    c.on('error', (err) => this.options.logger.warn({ err: err.message }, 'queue redis error'));
+  private connect(target: RedisTarget): RedisClient {
+    // BullMQ workers block on Redis: they need maxRetriesPerRequest null. Errors are logged boundedly.
+    const c = connectRedis(target, { name: `queue ${this.name}`, logger: this.options.logger, maxRetriesPerRequest: null });
     this.connections.push(c);
     return c;
   }
@@ -237,6 +237,7 @@ export class BullQueue<T> implements JobQueue<T> {
       },
       {
         connection: this.connect(this.redisUrl),
+        prefix: QUEUE_PREFIX,
         concurrency: this.options.concurrency ?? DEFAULT_CONCURRENCY,
         ...STALLED_JOBS,
         ...this.options.stalledJobs,
@@ -248,7 +249,10 @@ export class BullQueue<T> implements JobQueue<T> {
       if (made >= attempts) this.options.logger.error({ err: err.message, attempts: made }, 'notification job given up');
       else this.options.logger.warn({ err: err.message, attempt: made }, 'notification job failed, retrying');
     });
-    this.worker.on('error', (err) => this.options.logger.warn({ err: err.message }, 'queue worker error'));
+    // BullMQ's loop reports each failed fetch while Redis is away (and waits runRetryDelay between): bounded.
+    const loopErrors = boundedErrorLog(this.options.logger, { queue: this.name }, 'queue worker error');
+    this.worker.on('error', loopErrors.error);
+    this.worker.on('ready', () => loopErrors.back('queue worker: back'));
     this.worker.on('stalled', (jobId) => this.options.logger.warn({ jobId }, 'notification job stalled (its worker lost it); queued again'));
   }
 
@@ -261,10 +265,10 @@ export class BullQueue<T> implements JobQueue<T> {
     // Worker.close() waits for the jobs in hand to finish; waiting jobs stay in Redis for the next start.
     await this.worker?.close();
     await this.queue.close();
-    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(this.connections.map((c) => closeRedis(c)));
   }
 }
 
-export function createQueue<T>(name: string, redisUrl: string | undefined, options: QueueOptions): JobQueue<T> {
+export function createQueue<T>(name: string, redisUrl: RedisTarget | undefined, options: QueueOptions): JobQueue<T> {
   return redisUrl ? new BullQueue<T>(redisUrl, name, options) : new MemoryQueue<T>(options);
 }

@@ -20,7 +20,7 @@
  * Time per step: a fixed histogram of how long runs stayed in a step before they moved on or failed
  * ({@link TIME_BUCKETS_MS}); the median and 90th percentile are read from it (within its bucket).
  */
-import { Redis } from 'ioredis';
+import { closeRedis, connectRedis, type RedisTarget } from '../redis/connect.js';
 import { LRUCache } from 'lru-cache';
 import { flows as registeredFlows } from '../../flows/index.js';
 import { FLOW_OUTCOMES, type FlowId, type FlowModule, type FlowOutcome } from '../../flows/types.js';
@@ -61,8 +61,8 @@ const LEFT_MARK_SECONDS = 24 * 3600;
 const CLOSE_WAIT_MS = 2000;
 
 export interface FunnelOptions {
-  /** REDIS_URL: counts shared by every process. Unset: counted in this process's memory. */
-  redisUrl?: string;
+  /** Where Redis is (src/redis/connect.ts): counts shared by every process. Unset: counted in this process's memory. */
+  redisUrl?: RedisTarget;
   /** Prefix of the Redis keys. Default `momo:` (tests use their own). */
   keyPrefix?: string;
   /** FUNNEL_DAYS: UTC days kept, today included. Default 30: a month to compare with. */
@@ -184,12 +184,10 @@ interface Tally {
   close(): Promise<void>;
 }
 
-function redisTally(url: string, keyPrefix: string, daysKept: number): Tally {
+function redisTally(target: RedisTarget, keyPrefix: string, daysKept: number, logger: Logger | undefined): Tally {
   // One retry: while Redis is away a write fails after one reconnection attempt (its counts are kept for the
   // next one) and so does a report (the page says so), instead of waiting for Redis to come back.
-  const redis = new Redis(url, { keyPrefix, enableAutoPipelining: true, maxRetriesPerRequest: 1 });
-  // Failed commands reject and their callers log them; this only keeps ioredis from printing reconnections.
-  redis.on('error', () => {});
+  const redis = connectRedis(target, { name: 'funnel', ...(logger ? { logger } : {}), keyPrefix, enableAutoPipelining: true, maxRetriesPerRequest: 1 });
   const key = (day: string) => `funnel:${day}`;
   return {
     async add(day, counts) {
@@ -200,21 +198,16 @@ function redisTally(url: string, keyPrefix: string, daysKept: number): Tally {
       await multi.exec();
     },
     async read(days) {
-      const pipeline = redis.pipeline();
-      for (const day of days) pipeline.hgetall(key(day));
-      const replies = (await pipeline.exec()) ?? [];
-      return replies.map(([error, hash]) => {
-        if (error) throw error;
-        return new Map(Object.entries(hash as Record<string, string>).map(([k, v]) => [k, Number(v)]));
-      });
+      // One command a day, sent together (auto-pipelining): a pipeline on a cluster must stay on one node.
+      const replies = await Promise.all(days.map((day) => redis.hgetall(key(day))));
+      return replies.map((hash) => new Map(Object.entries(hash).map(([k, v]) => [k, Number(v)])));
     },
     async firstLeft(runId) {
       return (await redis.set(`funnel:left:${runId}`, '1', 'EX', LEFT_MARK_SECONDS, 'NX')) === 'OK';
     },
     async close() {
       // Not waiting for commands still queued while Redis is away: their counts are lost, the stop is not held.
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+      await closeRedis(redis);
     },
   };
 }
@@ -247,7 +240,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
   const now = options.now ?? Date.now;
   const daysKept = options.days ?? 30;
   if (!Number.isInteger(daysKept) || daysKept < 1 || daysKept > 366) throw new Error('funnel: days must be a whole number from 1 to 366');
-  const tally = options.redisUrl ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept) : memoryTally(daysKept);
+  const tally = options.redisUrl ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept, options.logger) : memoryTally(daysKept);
 
   /** Each flow's steps in the order written, and its final ones: the only steps counted. */
   const shapes = new Map<FlowId, { steps: string[]; counted: Set<string>; finals: Set<string> }>();

@@ -1,11 +1,14 @@
 /**
- * /healthz: the process is alive. /readyz: the session store answers and the service is reachable; its status
+ * /healthz: the process is alive. /readyz: the session store takes a write (a short-lived probe mark: a Redis
+ * that only reads, a replica left behind by a failover, is not ready) and the service is reachable; its status
  * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.
  * The service check is an HTTP HEAD of its base address (any answer counts), at most once per `cacheMs`:
  * it never touches the API, whose reads are limited to 30 a minute. Added to the app itself, like every route
  * of the product: a Router mounted at the root would be walked by every request.
  */
 import type { Express } from 'express';
+import { keys } from '../conversation/store/keys.js';
+import { randomId } from '../conversation/store/random-id.js';
 import type { SessionStore } from '../conversation/types.js';
 import { hasOpsToken } from './ops-token.js';
 
@@ -21,6 +24,9 @@ export interface HealthOptions {
   /** OPS_TOKEN: the Bearer token /readyz's details need. Default none: details for everyone. */
   opsToken?: string;
 }
+
+/** How long a probe mark lives, s. */
+const PROBE_SECONDS = 10;
 
 export function addHealthRoutes(app: Express, options: HealthOptions): void {
   const cacheMs = options.cacheMs ?? 30_000;
@@ -42,9 +48,12 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
 
   async function storeReachable(): Promise<{ ok: boolean; detail: string }> {
     try {
-      // A disconnected Redis client queues commands rather than failing: bound the wait.
+      // A disconnected Redis client queues commands rather than failing: bound the wait. A fresh key each
+      // time, so the write is a real one (SET NX of a new key) wherever it lands.
       await Promise.race([
-        options.store.get('readyz:probe'),
+        options.store.claim(keys.readyProbe(randomId()), PROBE_SECONDS, 'ready').then((written) => {
+          if (!written) throw new Error('the store did not take the probe write');
+        }),
         new Promise((_, reject) => setTimeout(() => reject(new Error('store timed out')), options.timeoutMs ?? 2000).unref()),
       ]);
       return { ok: true, detail: 'ok' };

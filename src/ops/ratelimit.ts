@@ -19,7 +19,7 @@
  *   behind a proxy not named there, every caller shares the proxy's address and so its budget.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Redis } from 'ioredis';
+import { closeRedis, connectRedis, type RedisTarget } from '../redis/connect.js';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { commonMessages } from '../../flows/messages/common.js';
@@ -40,8 +40,8 @@ export interface RateLimitOptions {
   messages?: number;
   /** Window length in seconds. Default {@link DEFAULT_RATE_LIMIT_WINDOW_SECONDS}. */
   windowSeconds?: number;
-  /** REDIS_URL: share counters between processes. Unset: counters in this process's memory. */
-  redisUrl?: string;
+  /** Where Redis is (src/redis/connect.ts): counters shared between processes. Unset: in this process's memory. */
+  redisUrl?: RedisTarget;
   /** Prefix of the Redis keys. Default `momo:ratelimit`. */
   keyPrefix?: string;
   /** Where the user's language is read from (profile records), to say "too fast" in it. */
@@ -58,18 +58,18 @@ function tooFast(lang: Lang, final: boolean): Prompt {
 }
 
 /** A limiter of `points` per `duration` seconds, shared in Redis when `redisUrl` is set; close() its connection. */
-function createLimiter(options: { points: number; duration: number; keyPrefix: string; redisUrl?: string; logger: Logger; name: string }) {
+function createLimiter(options: { points: number; duration: number; keyPrefix: string; redisUrl?: RedisTarget; logger: Logger; name: string }) {
   const { points, duration, keyPrefix, logger, name } = options;
   const memory = new RateLimiterMemory({ points, duration, keyPrefix });
   if (!options.redisUrl) return { limiter: memory as RateLimiterAbstract, close: async () => undefined };
   // No offline queue: while Redis is away a call fails at once and the insurance limiter answers.
-  const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, `${name}: redis error; counting in memory meanwhile`));
+  // Its errors are logged boundedly by the factory; meanwhile the memory limiter counts.
+  const redis = connectRedis(options.redisUrl, { name, logger, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   const limiter = new RateLimiterRedis({ storeClient: redis, points, duration, keyPrefix, rejectIfRedisNotReady: true, insuranceLimiter: memory });
   return {
     limiter: limiter as RateLimiterAbstract,
     close: async () => {
-      await redis.quit().catch(() => redis.disconnect());
+      await closeRedis(redis);
     },
   };
 }
@@ -139,8 +139,8 @@ export interface SourceRateLimitOptions {
   requests?: number;
   /** Window length in seconds. Default {@link DEFAULT_SOURCE_RATE_LIMIT_WINDOW_SECONDS}. */
   windowSeconds?: number;
-  /** REDIS_URL: share counters between processes. Unset: counters in this process's memory. */
-  redisUrl?: string;
+  /** Where Redis is (src/redis/connect.ts): counters shared between processes. Unset: in this process's memory. */
+  redisUrl?: RedisTarget;
   /** Prefix of the Redis keys. Default `momo:sourcelimit`. */
   keyPrefix?: string;
   /** The caller's address (DirectRoutes.ip: the socket's, or what the trusted proxy hops forwarded). */

@@ -14,8 +14,9 @@
  * one; idempotent when ioredis resends it after a dropped reply (the grant's random id is its log entry).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { scriptedRedis } from '../conversation/store/redis-store.js';
+import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
+import type { Logger } from '../log.js';
 
 export interface ReadBudget {
   /** Resolves when a read may be sent, and counts it. Never rejects for want of budget: it waits. */
@@ -64,7 +65,7 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return math.max(1, tonumber(oldest[2]) + window - now)
 `;
 
-interface ScriptedRedis extends Redis {
+interface BudgetScripts {
   momoReadGrant(log: string, limit: number, windowMs: number, id: string, now: string): Promise<number>;
 }
 
@@ -131,7 +132,10 @@ export class MemoryReadBudget extends QueuedBudget {
 }
 
 export interface RedisReadBudgetOptions extends ReadBudgetOptions {
-  url: string;
+  /** Where Redis is (src/redis/connect.ts). */
+  url: RedisTarget;
+  /** Where the connection's errors are logged (boundedly). */
+  logger?: Logger;
   /** Prefix of the key. Default `momo:`, the session store's. */
   keyPrefix?: string;
   /** The API key whose reads are counted: the budget's key is a hash of it (the key itself is never stored). */
@@ -139,7 +143,7 @@ export interface RedisReadBudgetOptions extends ReadBudgetOptions {
 }
 
 export class RedisReadBudget extends QueuedBudget {
-  private readonly redis: ScriptedRedis;
+  private readonly redis: RedisClient & BudgetScripts;
   private readonly key: string;
   private readonly now?: () => number;
 
@@ -147,7 +151,10 @@ export class RedisReadBudget extends QueuedBudget {
     super(options);
     this.now = options.now;
     this.key = `reads:${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
-    this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, { momoReadGrant: { lua: GRANT } });
+    this.redis = scriptedRedis<BudgetScripts>(options.url, options.keyPrefix, { momoReadGrant: { lua: GRANT } }, {
+      name: 'read budget',
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
   }
 
   protected async grant(id: string): Promise<number> {
@@ -157,11 +164,11 @@ export class RedisReadBudget extends QueuedBudget {
 
   override async close(): Promise<void> {
     await super.close();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 
 /** The product's budget: in Redis with a URL (shared by every process), else in memory. */
-export function createReadBudget(redisUrl: string | undefined, apiKey: string, options: ReadBudgetOptions & { keyPrefix?: string } = {}): ReadBudget {
+export function createReadBudget(redisUrl: RedisTarget | undefined, apiKey: string, options: ReadBudgetOptions & { keyPrefix?: string; logger?: Logger } = {}): ReadBudget {
   return redisUrl ? new RedisReadBudget({ ...options, url: redisUrl, apiKey }) : new MemoryReadBudget(options);
 }

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
 import { ChaosBotApi } from './bot-api.js';
@@ -384,7 +385,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     .map((c) => `${c.chat}: ${c.restarts} restarts; last steps ${JSON.stringify(c.trail.slice(-3).map((s) => `${s.via ?? '--'} ${s.what}`))}`);
   if (figures.told < figures.confirmed) {
     // The notification queue as the run ends: a notification not told yet waits here, or failed.
-    const q = 'bull:momo-notifications';
+    const q = `${QUEUE_PREFIX}:momo-notifications`;
     const [wait, active, delayed, failed] = await Promise.all([redis.llen(`${q}:wait`), redis.llen(`${q}:active`), redis.zcard(`${q}:delayed`), redis.zcard(`${q}:failed`)]);
     problems.push(`notification queue at the end: wait ${wait}, active ${active}, delayed ${delayed}, failed ${failed}`);
   }

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import type { PaymentResult } from '../../flows/services.js';
 import { eventually, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
@@ -46,7 +47,7 @@ describe('final states without webhook credentials', () => {
     const processes: Process[] = [];
     for (const name of ['a', 'b']) {
       const queueName = `test-confirm-${process.pid}-${name}-${n++}`;
-      open.push({ close: () => inspector(`bull:${queueName}`).cleanup() });
+      open.push({ close: () => inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup() });
       const p = await startProcess(service, { redisUrl: REDIS_URL, keyPrefix, queueName, budget });
       open.push(p);
       processes.push(p);

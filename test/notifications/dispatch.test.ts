@@ -15,6 +15,7 @@ import { MomoClient } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from '../conversation/engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 
 const logger = createLogger('silent');
 const prefix = uniquePrefix('dispatch');
@@ -460,7 +461,7 @@ const backends: Array<[string, () => { redisUrl?: string; keyPrefix?: string; qu
         queueName,
         async cleanup() {
           await inspector(keyPrefix).cleanup();
-          await inspector(`bull:${queueName}`).cleanup();
+          await inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup();
         },
       };
     },

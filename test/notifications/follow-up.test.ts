@@ -10,6 +10,7 @@ import { createLogger } from '../../src/log.js';
 import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { API_KEY, eventually, payment, startProcess, startService, type Process, type ProcessOptions, type Service } from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -31,7 +32,7 @@ const backends: Array<[string, () => ProcessOptions & { cleanup?: () => Promise<
         queueName,
         cleanup: async () => {
           await inspector(keyPrefix).cleanup();
-          await inspector(`bull:${queueName}`).cleanup();
+          await inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup();
         },
       };
     },

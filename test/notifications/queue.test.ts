@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { BullQueue, FAILED_JOBS_KEPT, MemoryQueue, QueueFullError } from '../../src/notifications/queue.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL } from '../conversation/redis-helper.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 
 const logger = createLogger('silent');
 
@@ -113,7 +114,7 @@ describe('BullQueue (real Redis)', () => {
   afterEach(async () => {
     await Promise.all(queues.splice(0).map((q) => q.close()));
     const r = new Redis(url);
-    const keys = await r.keys(`bull:${name}*`);
+    const keys = await r.keys(`${QUEUE_PREFIX}:${name}*`);
     if (keys.length) await r.del(...keys);
     await r.quit();
   });
@@ -147,7 +148,7 @@ describe('BullQueue (real Redis)', () => {
     async function takeAndDie(): Promise<void> {
       const connection = new Redis(url, { maxRetriesPerRequest: null });
       const taken = deferred();
-      const worker = new Worker(name, () => (taken.resolve(), new Promise<void>(() => {})), { connection, ...fast, maxStalledCount: 5 });
+      const worker = new Worker(name, () => (taken.resolve(), new Promise<void>(() => {})), { connection, prefix: QUEUE_PREFIX, ...fast, maxStalledCount: 5 });
       await taken.promise;
       await worker.close(true);
       await connection.quit();
@@ -170,7 +171,7 @@ describe('BullQueue (real Redis)', () => {
     const q = new BullQueue<{ n: number }>(url, name, { logger });
     queues.push(q);
     await q.add({ n: 1 }, { id: 'delayed:1', delayMs: 200 });
-    const check = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }) });
+    const check = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix: QUEUE_PREFIX });
     const job = await check.getJob('delayed_1');
     expect(job?.opts.removeOnFail).toEqual({ age: 7 * 24 * 3600, count: FAILED_JOBS_KEPT });
     expect(await check.getJobCounts('delayed')).toEqual({ delayed: 1 });

@@ -8,6 +8,7 @@ import http, { type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.js';
+import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 
@@ -47,7 +48,7 @@ export function startProductProcess(env: Record<string, string>): Promise<Produc
 
 /** Deletes the product's keys (its `momo:` prefix and its notification queue) from the database of `redis`. */
 export async function cleanProductKeys(redis: Redis): Promise<void> {
-  for (const pattern of ['momo:*', 'bull:momo-notifications*']) {
+  for (const pattern of ['momo:*', `${QUEUE_PREFIX}:momo-notifications*`]) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -1,15 +1,19 @@
-/** Chooses the session store: Redis when a URL is given (REDIS_URL), memory otherwise. */
+/** Chooses the session store: Redis when one is given (REDIS_URL, Sentinel or Cluster), memory otherwise. */
+import type { Logger } from '../../log.js';
+import type { RedisTarget } from '../../redis/connect.js';
 import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
 import type { SessionStore } from '../types.js';
 
 export interface SessionStoreOptions {
-  /** REDIS_URL. Unset: the memory store (one process, sessions lost on restart). */
-  redisUrl?: string;
+  /** Where Redis is (src/redis/connect.ts). Unset: the memory store (one process, sessions lost on restart). */
+  redisUrl?: RedisTarget;
+  /** Where the connection's errors are logged (boundedly). */
+  logger?: Logger;
   /** Key prefix in Redis. Default `momo:` (see RedisStoreOptions). */
   keyPrefix?: string;
 }
 
 export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
-  return options.redisUrl ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix }) : new MemoryStore();
+  return options.redisUrl ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix, ...(options.logger ? { logger: options.logger } : {}) }) : new MemoryStore();
 }

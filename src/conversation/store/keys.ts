@@ -67,6 +67,8 @@ export const keys = {
   slackEvent: (eventId: string): string => `slack:event:${eventId}`,
   /** Uses of a Slack response_url, by its SHA-256 (adapters/slack/reply.ts). */
   slackResponseUrl: (digest: string): string => `slack:response-url:${digest}`,
+  /** A mark /readyz writes to prove the store takes writes, by a random id (src/ops/health.ts). */
+  readyProbe: (id: string): string => `readyz:${id}`,
   /** The one process registering the service's webhooks at start (src/app.ts). */
   webhookRegistration: (receiver: string): string => `webhooks:registering:${receiver}`,
   /** Journal writes waiting for the database, oldest first, and its drain lock (`:lock`) (src/journal/writer.ts). */

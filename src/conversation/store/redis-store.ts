@@ -13,7 +13,8 @@
  * key of any type). A string that is not a record (a claim mark or a counter under a record's name) is a
  * programming error: get() throws, and set() reports a conflict and leaves it alone.
  */
-import { Redis } from 'ioredis';
+import { connectRedis, closeRedis, type RedisClient, type RedisTarget } from '../../redis/connect.js';
+import type { Logger } from '../../log.js';
 import { randomId } from './random-id.js';
 import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.js';
 
@@ -140,7 +141,7 @@ ${NOW_MS}
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
 `;
 
-interface ScriptedRedis extends Redis {
+interface StoreScripts {
   momoCompareAndSet(key: string, expectedHeader: string, record: string, ttl: number, header: string): Promise<1 | null>;
   momoCompareAndSetLeased(
     key: string,
@@ -164,8 +165,10 @@ interface ScriptedRedis extends Redis {
 }
 
 export interface RedisStoreOptions {
-  /** Connection URL (`redis://host:6379/0`). */
-  url: string;
+  /** Where Redis is: a one-server URL (`redis://host:6379/0`) or the Sentinel or Cluster settings. */
+  url: RedisTarget;
+  /** Where the connection's errors are logged (boundedly); unset: not logged, the failed calls say it. */
+  logger?: Logger;
   /**
    * Prefix of every key. Default `momo:` so the product can share a Redis with others; tests use their
    * own to stay apart.
@@ -190,29 +193,28 @@ const isWrongType = (error: unknown): boolean => error instanceof Error && error
 
 /**
  * The product's Redis connection with its Lua scripts defined as commands (one key each unless said), as the
- * session store and the notification marks open it. Auto-pipelining: commands issued in the same tick (one
- * hop's parallel reads, other conversations' commands under load) go out in one write. Each command keeps
- * its own reply and order, so compare-and-set and SET NX marks behave exactly as without it; it only saves
- * syscalls (one write per command was the largest native cost in the USSD benchmark's profile,
- * bench/profile). Failed commands reject with the error and their callers handle it; without an error
- * listener ioredis would also print every reconnection failure to stderr.
+ * session store, the read budget and the notification marks open it (src/redis/connect.ts). Auto-pipelining:
+ * commands issued in the same tick (one hop's parallel reads, other conversations' commands under load) go
+ * out in one write. Each command keeps its own reply and order, so compare-and-set and SET NX marks behave
+ * exactly as without it; it only saves syscalls (one write per command was the largest native cost in the
+ * USSD benchmark's profile, bench/profile). Failed commands reject with the error and their callers handle it.
  */
-export function scriptedRedis<R extends Redis>(
-  url: string,
+export function scriptedRedis<S>(
+  target: RedisTarget,
   keyPrefix: string | undefined,
   scripts: Record<string, { lua: string; keys?: number }>,
-): R {
-  const redis = new Redis(url, { keyPrefix: keyPrefix ?? 'momo:', enableAutoPipelining: true });
-  redis.on('error', () => {});
+  connection: { name: string; logger?: Logger } = { name: 'store' },
+): RedisClient & S {
+  const redis = connectRedis(target, { ...connection, keyPrefix: keyPrefix ?? 'momo:', enableAutoPipelining: true });
   for (const [name, { lua, keys = 1 }] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: keys, lua });
-  return redis as R;
+  return redis as RedisClient & S;
 }
 
 export class RedisStore implements SessionStore {
-  private readonly redis: ScriptedRedis;
+  private readonly redis: RedisClient & StoreScripts;
 
   constructor(options: RedisStoreOptions) {
-    this.redis = scriptedRedis<ScriptedRedis>(options.url, options.keyPrefix, {
+    this.redis = scriptedRedis<StoreScripts>(options.url, options.keyPrefix, {
       momoCompareAndSet: { lua: COMPARE_AND_SET },
       momoCompareAndSetLeased: { lua: COMPARE_AND_SET_LEASED, keys: 3 },
       momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
@@ -221,7 +223,7 @@ export class RedisStore implements SessionStore {
       momoLease: { lua: LEASE, keys: 2 },
       momoReleaseLease: { lua: RELEASE_LEASE, keys: 2 },
       momoExpiredLeases: { lua: EXPIRED_LEASES },
-    });
+    }, { name: 'sessions', ...(options.logger ? { logger: options.logger } : {}) });
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {
@@ -295,8 +297,8 @@ export class RedisStore implements SessionStore {
     return this.redis.momoExpiredLeases(index, limit);
   }
 
-  /** Closes the connection; one already lost (Redis cut or gone) is dropped instead of failing the shutdown. */
+  /** Closes the connection; one lost or not answering (Redis cut or gone) is dropped, not waited for. */
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }

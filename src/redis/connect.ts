@@ -1,0 +1,257 @@
+/**
+ * The one Redis connection factory of the product: sessions and their ledger, run leases, limits, the funnel,
+ * the read budget, notification marks, approvals, payouts and BullMQ all open their connections here, in one
+ * of three modes:
+ * - one server: `REDIS_URL` (`redis://[:password@]host:port[/db]`, `rediss://` for TLS), as before;
+ * - Sentinel: `REDIS_SENTINELS` (`host:port,…`) and `REDIS_SENTINEL_NAME` (the master's name); the client asks
+ *   the Sentinels where the master is, follows a failover (Sentinel's `+switch-master`), and reconnects when a
+ *   server answers READONLY (a master demoted under it), resending the command to the new master;
+ * - Cluster: `REDIS_CLUSTER_NODES` (`host:port,…`, some of the masters: the rest is discovered); keys follow
+ *   their slot (MOVED, ASK) and every script's keys share a hash tag (src/conversation/keys.ts).
+ * `REDIS_PASSWORD`, `REDIS_TLS` (and `REDIS_SENTINEL_PASSWORD` when the Sentinels have their own) serve the
+ * Sentinel and Cluster modes; a `REDIS_URL` carries its own.
+ *
+ * Every connection reconnects with a capped exponential backoff, and its errors are logged boundedly: the
+ * first of a streak, then at most one line a {@link ERROR_LOG_EVERY_MS} with how many came meanwhile, and one
+ * line when it is back ({@link logErrorsBoundedly}); a down Redis never floods the log. {@link closeRedis}
+ * never waits on a Redis that does not answer, so a shutdown ends within its grace period.
+ */
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Logger } from '../log.js';
+
+/** A server's address in a list setting. */
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** Where Redis is, and how to talk to it (the parsed REDIS_* settings). */
+export type RedisSettings =
+  | { mode: 'server'; url: string }
+  | {
+      mode: 'sentinel';
+      sentinels: HostPort[];
+      /** The master's name the Sentinels monitor (REDIS_SENTINEL_NAME). */
+      name: string;
+      password?: string;
+      sentinelPassword?: string;
+      tls: boolean;
+    }
+  | { mode: 'cluster'; nodes: HostPort[]; password?: string; tls: boolean };
+
+/** A one-server URL (REDIS_URL's form, what tests pass) or the settings of any mode. */
+export type RedisTarget = string | RedisSettings;
+
+/** A connection of any mode: both answer the same commands (a cluster routes each by its key's slot). */
+export type RedisClient = Redis | Cluster;
+
+/** At most one error line per connection in this many ms while Redis stays away (the first is logged at once). */
+export const ERROR_LOG_EVERY_MS = 30_000;
+
+/** Longest wait between two reconnection attempts, ms: a failed-over master is found again within it. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
+/** Reconnection delay after `times` failed attempts: 100, 200, 400 ms … capped, with a little jitter. */
+export function reconnectDelay(times: number): number {
+  const base = Math.min(MAX_RECONNECT_DELAY_MS, 100 * 2 ** Math.max(0, times - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+/** What a part asks of its connection (ioredis's meaning; unset: ioredis's default). */
+export interface ConnectOptions {
+  /** Named in the connection's log lines (`sessions`, `queue`, …). */
+  name: string;
+  /** Where its error lines go; unset: nowhere (its callers see failed commands). */
+  logger?: Logger;
+  /** Prefix of every key the connection sends (not BullMQ's: it keeps its own `prefix`). */
+  keyPrefix?: string;
+  /** Commands of a tick in one write. */
+  enableAutoPipelining?: boolean;
+  /** Tries of a command across reconnections; null: forever (BullMQ's blocking connections need it). */
+  maxRetriesPerRequest?: number | null;
+  /** False: a command while disconnected fails at once instead of waiting for the connection. */
+  enableOfflineQueue?: boolean;
+}
+
+/** Reconnects (and resends the command) when the server it reached is no master any more. */
+const reconnectOnReadonly = (error: Error): 2 | false => (error.message.startsWith('READONLY') ? 2 : false);
+
+/** The settings' name for one-server strings; the others as they are. */
+export function settingsOf(target: RedisTarget): RedisSettings {
+  return typeof target === 'string' ? { mode: 'server', url: target } : target;
+}
+
+/** Opens a connection to `target` for one part of the product. */
+export function connectRedis(target: RedisTarget, options: ConnectOptions): RedisClient {
+  const settings = settingsOf(target);
+  const common: RedisOptions = {
+    ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
+    ...(options.maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest: options.maxRetriesPerRequest } : {}),
+    ...(options.enableOfflineQueue !== undefined ? { enableOfflineQueue: options.enableOfflineQueue } : {}),
+    ...(options.enableAutoPipelining ? { enableAutoPipelining: true } : {}),
+    retryStrategy: reconnectDelay,
+  };
+  let client: RedisClient;
+  if (settings.mode === 'server') {
+    client = new Redis(settings.url, common);
+  } else if (settings.mode === 'sentinel') {
+    client = new Redis({
+      ...common,
+      sentinels: settings.sentinels,
+      name: settings.name,
+      ...(settings.password !== undefined ? { password: settings.password } : {}),
+      ...(settings.sentinelPassword !== undefined ? { sentinelPassword: settings.sentinelPassword } : {}),
+      ...(settings.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      sentinelRetryStrategy: reconnectDelay,
+      // A master demoted under us answers READONLY: ask the Sentinels again and resend to the new one. (One
+      // server's READONLY is left to fail: /readyz says so, and reconnecting would find the same server.)
+      reconnectOnError: reconnectOnReadonly,
+      // Sentinel tells of a failover at once (+switch-master): the client moves without waiting for an error.
+      failoverDetector: true,
+    });
+  } else {
+    const { keyPrefix, enableAutoPipelining, enableOfflineQueue, maxRetriesPerRequest, ...perNode } = common;
+    const clusterOptions: ClusterOptions = {
+      ...(keyPrefix !== undefined ? { keyPrefix } : {}),
+      ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
+      ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+      clusterRetryStrategy: reconnectDelay,
+      redisOptions: {
+        ...perNode,
+        ...(maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest } : {}),
+        ...(settings.password !== undefined ? { password: settings.password } : {}),
+        ...(settings.tls ? { tls: {} } : {}),
+      },
+      // A slot moving or a master failing over: try again shortly rather than fail the command.
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 300,
+      retryDelayOnTryAgain: 200,
+    };
+    client = new Cluster(settings.nodes, clusterOptions);
+  }
+  logErrorsBoundedly(client, options.name, options.logger);
+  return client;
+}
+
+/**
+ * Listens to the connection's errors (without a listener ioredis prints every reconnection failure) and logs
+ * them boundedly: the first of a streak at once, then one line a {@link ERROR_LOG_EVERY_MS} at most with how
+ * many errors came since; `redis: back` when the connection is ready again after errors.
+ */
+export function logErrorsBoundedly(client: RedisClient, name: string, logger: Logger | undefined, everyMs = ERROR_LOG_EVERY_MS): void {
+  const errors = boundedErrorLog(logger, { redis: name }, 'redis: error, reconnecting', everyMs);
+  client.on('error', errors.error);
+  client.on('ready', () => errors.back('redis: back'));
+}
+
+/**
+ * A log of a repeating error, bounded: the first of a streak at once, then one line a `everyMs` at most with
+ * how many came since (`since`); back() ends the streak with one line when there was one. For the Redis
+ * connections and BullMQ's worker loop, which report the same failure again and again while Redis is away.
+ */
+export function boundedErrorLog(
+  logger: Logger | undefined,
+  fields: Record<string, unknown>,
+  message: string,
+  everyMs = ERROR_LOG_EVERY_MS,
+): { error: (error: Error) => void; back: (message: string) => void } {
+  let lastLogged = 0;
+  let unlogged = 0;
+  let streak = false;
+  return {
+    error: (error: Error) => {
+      const now = Date.now();
+      if (!streak || now - lastLogged >= everyMs) {
+        logger?.warn({ ...fields, err: error.message, ...(unlogged > 0 ? { since: unlogged } : {}) }, message);
+        lastLogged = now;
+        unlogged = 0;
+      } else {
+        unlogged += 1;
+      }
+      streak = true;
+    },
+    back: (back: string) => {
+      if (streak) logger?.info({ ...fields, ...(unlogged > 0 ? { unlogged } : {}) }, back);
+      streak = false;
+      unlogged = 0;
+    },
+  };
+}
+
+/**
+ * Closes a connection without waiting on a Redis that does not answer: QUIT when it is ready (bounded by
+ * `ms`), else at once. Commands still queued fail; their callers have had their time.
+ */
+export async function closeRedis(client: RedisClient, ms = 1_000): Promise<void> {
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  let giveUp: () => void = () => undefined;
+  const timer = setTimeout(() => giveUp(), ms);
+  timer.unref();
+  await Promise.race([
+    client.quit().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      giveUp = resolve;
+    }),
+  ]);
+  clearTimeout(timer);
+  client.disconnect();
+}
+
+/**
+ * BullMQ's prefix: one hash tag, so every key of a queue lies in one slot, as its scripts need on a cluster
+ * (BullMQ's own advice). The same on one server, so a deployment moving to a cluster keeps its queued jobs.
+ */
+export const QUEUE_PREFIX = '{momo}:bull';
+
+/**
+ * The eviction policy of every master: a warning line naming `maxmemory-policy` when one evicts (BullMQ's jobs
+ * and our records must not be dropped to make room: `noeviction` refuses writes instead), undefined when all
+ * say `noeviction`. A server that refuses CONFIG (some managed Redis) gets a line saying it could not be read.
+ */
+export async function evictionWarning(client: RedisClient): Promise<string | undefined> {
+  const servers: Redis[] = client instanceof Cluster ? client.nodes('master') : [client];
+  const policies = await Promise.all(
+    servers.map(async (server) => {
+      try {
+        const reply = (await server.config('GET', 'maxmemory-policy')) as string[];
+        return reply[1] ?? 'unknown';
+      } catch (error) {
+        return `unreadable (${error instanceof Error ? error.message : String(error)})`;
+      }
+    }),
+  );
+  const others = [...new Set(policies.filter((policy) => policy !== 'noeviction'))];
+  if (others.length === 0) return undefined;
+  return `maxmemory-policy is ${others.join(', ')}, not noeviction: under memory pressure Redis would drop queued notifications and conversation records; set maxmemory-policy noeviction`;
+}
+
+/**
+ * Logs {@link evictionWarning}'s line (warn) when Redis may evict, over a connection of its own closed after;
+ * never throws, and gives up after `ms` (a Redis away at start is the other checks' business).
+ */
+export async function warnOfEviction(target: RedisTarget, logger: Logger, ms = 10_000): Promise<void> {
+  const client = connectRedis(target, { name: 'start check', maxRetriesPerRequest: 1 });
+  let giveUp: () => void = () => undefined;
+  const timer = setTimeout(() => giveUp(), ms);
+  timer.unref();
+  try {
+    const warning = await Promise.race([
+      (async () => {
+        if (client instanceof Cluster && client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+        return evictionWarning(client);
+      })(),
+      new Promise<undefined>((resolve) => {
+        giveUp = () => resolve(undefined);
+      }),
+    ]);
+    if (warning) logger.warn(warning);
+  } catch {
+    // Not checked: nothing to say beyond what the connection's users log.
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}

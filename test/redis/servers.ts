@@ -1,0 +1,158 @@
+/**
+ * Real Redis servers for tests, started as child processes on this suite's ports (7000-7099) in a temporary
+ * directory each, and stopped after: one server, a replica, a three-master cluster, and Sentinels.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface Server {
+  port: number;
+  process: ChildProcess;
+  /** SIGKILLs it (a crash). */
+  kill(): void;
+}
+
+const started: Array<{ process: ChildProcess; dir: string }> = [];
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, tries = 300): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+}
+
+/** Answers PING on `port` (a server or a Sentinel). */
+async function answers(port: number): Promise<true | undefined> {
+  const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG' ? true : undefined;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** Starts `redis-server` (or a Sentinel with `sentinel: true`) on `port` with `args`, and waits until it answers. */
+export async function startRedis(port: number, args: string[] = [], options: { sentinel?: boolean; config?: string } = {}): Promise<Server> {
+  const dir = mkdtempSync(join(tmpdir(), `momo-redis-${port}-`));
+  const base = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
+  let argv: string[];
+  if (options.sentinel) {
+    const { writeFileSync } = await import('node:fs');
+    const file = join(dir, 'sentinel.conf');
+    writeFileSync(file, options.config ?? '');
+    argv = [file, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', ...args];
+  } else {
+    argv = [...base, ...args];
+  }
+  const child = spawn('redis-server', argv, { stdio: 'ignore' });
+  started.push({ process: child, dir });
+  await until(`redis on ${port}`, () => answers(port));
+  return { port, process: child, kill: () => child.kill('SIGKILL') };
+}
+
+/** A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). */
+export async function startCluster(ports: number[]): Promise<Server[]> {
+  const servers = await Promise.all(
+    ports.map((port) => startRedis(port, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'])),
+  );
+  const create = spawn('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], { stdio: 'ignore' });
+  await new Promise<void>((resolve, reject) => create.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create: ${code}`)))));
+  for (const port of ports) {
+    await until(`cluster ok on ${port}`, async () => {
+      const c = new Redis({ port, maxRetriesPerRequest: 0 });
+      c.on('error', () => {});
+      try {
+        const info = await c.cluster('INFO');
+        return String(info).includes('cluster_state:ok') ? true : undefined;
+      } finally {
+        c.disconnect();
+      }
+    });
+  }
+  return servers;
+}
+
+/**
+ * A master on `masterPort`, its replica on `replicaPort`, and three Sentinels on `sentinelPorts` watching it
+ * as `name` (quorum 2, down after 1 s, failover timeout 5 s), all answering and the replica in sync.
+ */
+export async function startSentinelSet(name: string, masterPort: number, replicaPort: number, sentinelPorts: number[]): Promise<{ master: Server; replica: Server; sentinels: Server[] }> {
+  const master = await startRedis(masterPort);
+  const replica = await startRedis(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
+  await until('replica in sync', async () => {
+    const r = new Redis({ port: replicaPort, maxRetriesPerRequest: 0 });
+    r.on('error', () => {});
+    try {
+      return String(await r.info('replication')).includes('master_link_status:up') ? true : undefined;
+    } finally {
+      r.disconnect();
+    }
+  });
+  const config = [
+    `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
+    `sentinel down-after-milliseconds ${name} 1000`,
+    `sentinel failover-timeout ${name} 5000`,
+    `sentinel parallel-syncs ${name} 1`,
+    '',
+  ].join('\n');
+  const sentinels = [];
+  for (const port of sentinelPorts) sentinels.push(await startRedis(port, [], { sentinel: true, config }));
+  // Every Sentinel knows the replica and the other Sentinels before a failover is asked of them.
+  for (const port of sentinelPorts) {
+    await until(`sentinel ${port} sees the set`, async () => {
+      const s = new Redis({ port, maxRetriesPerRequest: 0 });
+      s.on('error', () => {});
+      try {
+        const [info] = (await s.call('SENTINEL', 'MASTERS')) as string[][];
+        const field = (key: string) => Number(info![info!.indexOf(key) + 1]);
+        return field('num-slaves') >= 1 && field('num-other-sentinels') >= sentinelPorts.length - 1 ? true : undefined;
+      } finally {
+        s.disconnect();
+      }
+    });
+  }
+  return { master, replica, sentinels };
+}
+
+/** The port of the master the Sentinel on `sentinelPort` names for `name`. */
+export async function masterPortOf(sentinelPort: number, name: string): Promise<number> {
+  const s = new Redis({ port: sentinelPort, maxRetriesPerRequest: 0 });
+  try {
+    const [, port] = (await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[];
+    return Number(port);
+  } finally {
+    s.disconnect();
+  }
+}
+
+/** Waits until the server on `port` says it is a master taking writes. */
+export function untilMaster(port: number): Promise<true> {
+  return until(`master on ${port}`, async () => {
+    const r = new Redis({ port, maxRetriesPerRequest: 0 });
+    r.on('error', () => {});
+    try {
+      return String(await r.info('replication')).includes('role:master') ? true : undefined;
+    } finally {
+      r.disconnect();
+    }
+  });
+}
+
+/** Stops every server these helpers started and deletes their directories. */
+export async function stopAll(): Promise<void> {
+  for (const { process: child, dir } of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
