@@ -7,7 +7,7 @@
  * - `GET /ops/status.json`: the queue and the service's answers (metrics.ts);
  * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN);
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
- *   `/ops/payments.csv`.
+ *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`.
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
  * through): with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth, and for the payments' JSON
@@ -29,6 +29,7 @@ import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
 import { addPaymentsRoutes } from './payments.js';
+import { addReconciliationRoute } from './reconciliation.js';
 
 export { SIGN_IN_LIMIT, type SignInLimit };
 
@@ -129,5 +130,6 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     }
   });
   addPaymentsRoutes(app, { journal: options.journal, defaultCountry: options.defaultCountry ?? 'UG', logger: options.logger });
+  addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   return true;
 }

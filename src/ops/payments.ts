@@ -240,8 +240,8 @@ export function paymentsPage(view: PaymentsView): string {
   const rows = items.map((op) => {
     const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
     return html`<tr data-ref="${op.ref}">
-  <td>${when(op.created)}</td>
-  <td><a href="${link}">${op.ref}</a></td>
+  <td class="when">${when(op.created).slice(0, 10)}<br><small>${when(op.created).slice(11)}</small></td>
+  <td class="ref"><a href="${link}">${op.ref}</a></td>
   <td>${op.service_id ?? '–'}</td>
   <td>${op.kind}</td>
   <td class="num">${op.amount}</td>

@@ -2,15 +2,24 @@
  * What the money pages' tests read: a journal with operations on every channel, in several states and days,
  * each with its events, some carrying values a spreadsheet or a browser must not run.
  */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { sql, type Kysely } from 'kysely';
 import type { Journal } from '../../src/journal/journal.js';
+import type { Funnel } from '../../src/ops/funnel.js';
+import { addOpsPage } from '../../src/ops/page.js';
 
 /** A cell a spreadsheet would run as a formula if written as it is. */
 export const FORMULA_USER = "-1+cmd|' /C calc'!A0";
 export const FORMULA_NAME = '+1+HYPERLINK("http://evil.example/x","Open")';
 export const MARKUP_TEXT = '<img src=x onerror=alert(1)><script>alert(2)</script>';
 
+/** The fixture operations' refs by name. */
+export type Refs = Record<'completed' | 'failed' | 'open' | 'held' | 'hostile' | 'telegram', string>;
+
 /** Writes the fixture operations; returns their refs by name. */
-export async function seedJournal(journal: Journal): Promise<Record<string, string>> {
+export async function seedJournal(journal: Journal): Promise<Refs> {
   const refs = {
     completed: 'ref-completed-0001',
     failed: 'ref-failed-0002',
@@ -42,4 +51,69 @@ export async function seedJournal(journal: Journal): Promise<Record<string, stri
   await journal.answered(refs.telegram, { serviceId: 'req_6', serviceState: 'pending', at: new Date('2026-11-23T09:00:01Z') });
   await journal.stateReported(refs.telegram, { state: 'completed', serviceState: 'successful', source: 'notification', at: new Date('2026-11-23T09:03:00Z') });
   return refs;
+}
+
+/**
+ * The reconciliation's tables as migration 0010 makes them (the columns the page reads), for a database
+ * where that migration has not run; then two runs: a clean one and one with each kind of difference.
+ */
+export async function seedReconciliation(db: Kysely<any>, refs: Refs): Promise<void> {
+  await sql`create table if not exists reconciliation_runs (id bigserial primary key, from_day text not null, to_day text not null,
+    started timestamptz not null, finished timestamptz, counts jsonb not null default '{}'::jsonb, status text not null, error text,
+    trigger text not null)`.execute(db);
+  await sql`create table if not exists reconciliation_items (id bigserial primary key, run_id bigint not null references reconciliation_runs(id),
+    outcome text not null, ref text, service_id text, ours jsonb, theirs jsonb, differs jsonb)`.execute(db);
+  const clean = await db
+    .insertInto('reconciliation_runs')
+    .values({ from_day: '2026-11-20', to_day: '2026-11-20', started: '2026-11-21T02:00:00Z', finished: '2026-11-21T02:01:10Z', status: 'clean', trigger: 'daily', counts: JSON.stringify({ matched: 1, unknown_to_service: 0, not_ours: 0, state_differs: 0, detail_differs: 0 }) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db.insertInto('reconciliation_items').values({ run_id: clean.id, outcome: 'matched', ref: refs.completed, service_id: 'pay_completed_1', ours: JSON.stringify({ amount: '1500', currency: 'UGX', payee: '+256772000001', state: 'completed' }), theirs: JSON.stringify({ amount: '1500', currency: 'UGX', phone: '+256772000001', state: 'processed' }), differs: null }).execute();
+  const differing = await db
+    .insertInto('reconciliation_runs')
+    .values({ from_day: '2026-11-21', to_day: '2026-11-23', started: '2026-11-24T09:00:00Z', finished: '2026-11-24T09:03:00Z', status: 'differences', trigger: 'command', counts: JSON.stringify({ matched: 2, unknown_to_service: 1, not_ours: 1, state_differs: 1, detail_differs: 1 }) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const item = (outcome: string, ref: string | null, serviceId: string | null, ours: object | null, theirs: object | null, differs: string[] | null = null) => ({
+    run_id: differing.id,
+    outcome,
+    ref,
+    service_id: serviceId,
+    ours: ours ? JSON.stringify(ours) : null,
+    theirs: theirs ? JSON.stringify(theirs) : null,
+    differs: differs ? JSON.stringify(differs) : null,
+  });
+  await db
+    .insertInto('reconciliation_items')
+    .values([
+      item('matched', refs.failed, 'pay_failed_2', { amount: '250.50', currency: 'UGX', payee: '+256772000002', state: 'failed' }, { amount: '250.50', currency: 'UGX', phone: '+256772000002', state: 'processed_with_errors' }),
+      item('matched', refs.telegram, 'req_6', { amount: '3000', currency: 'KES', payee: '+254712000006', state: 'completed' }, { amount: '3000', currency: 'KES', phone: '+254712000006', state: 'successful' }),
+      item('state_differs', refs.open, 'pay_open_3', { amount: '7000', currency: 'UGX', payee: '+256772000003', state: 'submitted' }, { amount: '7000', currency: 'UGX', phone: '+256772000003', state: 'processed' }),
+      item('unknown_to_service', refs.held, null, { amount: '900000', currency: 'UGX', payee: '+256772000004', state: 'intended' }, null),
+      item('detail_differs', refs.hostile, 'pay_hostile_5', { amount: '10', currency: 'UGX', payee: '+256772000005', state: 'refused' }, { amount: '100', currency: 'UGX', phone: '+256772000005', state: 'processed' }, ['amount']),
+      item('not_ours', null, 'pay_elsewhere_9', null, { amount: '55000', currency: 'UGX', phone: '+256772000099', state: 'processed', kind: 'payment' }),
+    ])
+    .execute();
+}
+
+/** The /ops routes on a server of their own (Basic auth and the OPS_TOKEN), reading `journal`. */
+export async function startOps(journal: Journal, auth: { user: string; password: string; token: string }): Promise<{ url: string; close(): Promise<void> }> {
+  const app = express();
+  addOpsPage(app, {
+    funnel: { daysKept: 30, report: async () => ({ days: [], channels: [], flows: [] }) } as unknown as Funnel,
+    metrics: { status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) },
+    credentials: { user: auth.user, password: auth.password },
+    opsToken: auth.token,
+    open: false,
+    journal,
+    defaultCountry: 'UG',
+    signInLimit: { failures: 1000, windowSeconds: 60 },
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

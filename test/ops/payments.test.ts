@@ -14,7 +14,7 @@ import type { Funnel } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
 import { CSV_COLUMNS } from '../../src/ops/payments.js';
 import { forEachDatabase } from '../journal/databases.js';
-import { FORMULA_NAME, FORMULA_USER, MARKUP_TEXT, seedJournal } from './money-fixtures.js';
+import { FORMULA_NAME, FORMULA_USER, MARKUP_TEXT, seedJournal, type Refs } from './money-fixtures.js';
 
 const USER = 'operator';
 const PASSWORD = 'a long operator password';
@@ -30,7 +30,7 @@ forEachDatabase('ops-payments', (open) => {
   let server: Server;
   let url: string;
   let journal: Journal;
-  let refs: Record<string, string>;
+  let refs: Refs;
 
   beforeAll(async () => {
     journal = new Journal((await open()).db);

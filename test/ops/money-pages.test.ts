@@ -1,0 +1,163 @@
+/**
+ * The money pages in headless Chromium, on the PostgreSQL server: the payments search (its form, its rows,
+ * a refused value), an operation's timeline, the CSV export as the browser downloads it, and the
+ * reconciliation runs with their differences. Nothing from the journal runs as markup, the pages raise no
+ * error (a Content-Security-Policy violation is one), and each writes its screenshot in docs/.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/journal/database.js';
+import { Journal } from '../../src/journal/journal.js';
+import { migrate } from '../../src/journal/migrate.js';
+import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
+import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
+import { FORMULA_NAME, FORMULA_USER, seedJournal, seedReconciliation, startOps, type Refs } from './money-fixtures.js';
+
+const AUTH = { user: 'operator', password: 'a long operator password', token: 'an-ops-token-for-scripts-0123456789' };
+const DOCS = join(import.meta.dirname, '..', '..', 'docs');
+
+let server: ServerDatabase;
+let database: Database;
+let ops: { url: string; close(): Promise<void> };
+let browser: Browser;
+let context: BrowserContext;
+let refs: Refs;
+/** Page errors, console errors and dialogs (an alert would be markup from the journal running). */
+const troubles: string[] = [];
+
+beforeAll(async () => {
+  server = await serverDatabase('ops_pages');
+  database = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://' });
+  await migrate(database.db);
+  const journal = new Journal(database.db);
+  refs = await seedJournal(journal);
+  await seedReconciliation(database.db, refs);
+  ops = await startOps(journal, AUTH);
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  context = await browser.newContext({ httpCredentials: { username: AUTH.user, password: AUTH.password }, viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  context.setDefaultTimeout(10_000);
+}, 120_000);
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await ops?.close();
+  await database?.close();
+  await server?.drop();
+});
+
+async function open(path: string): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (error) => troubles.push(`pageerror ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') troubles.push(`console ${message.text()}`);
+  });
+  page.on('dialog', (dialog) => {
+    troubles.push(`dialog ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  const res = await page.goto(`${ops.url}${path}`);
+  expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+  expect(res?.headers()['x-frame-options']).toBe('DENY');
+  return page;
+}
+
+const refsShown = (page: Page) => page.$$eval('table.payments tbody tr', (rows) => rows.map((r) => r.getAttribute('data-ref')));
+
+describe('the money pages in Chromium', () => {
+  it('searches payments through the form, refuses a bad value with its reason, and shows data as text', async () => {
+    const page = await open('/ops/payments');
+    expect(await refsShown(page)).toEqual([refs.telegram, refs.hostile, refs.held, refs.open, refs.failed, refs.completed]);
+    const hostile = page.locator(`tr[data-ref="${refs.hostile}"]`);
+    expect(await hostile.locator('td').nth(6).innerText()).toContain(FORMULA_NAME);
+    expect(await hostile.locator('td').nth(9).innerText()).toContain(FORMULA_USER);
+    await page.screenshot({ path: join(DOCS, 'ops-payments.png'), fullPage: true });
+
+    await page.fill('input[name="phone"]', '0772 000 001');
+    await Promise.all([page.waitForURL(/phone=/), page.click('form.search button[type="submit"]')]);
+    expect(await refsShown(page)).toEqual([refs.completed]);
+
+    await page.fill('input[name="phone"]', '');
+    await page.selectOption('select[name="state"]', 'completed');
+    await Promise.all([page.waitForURL(/state=completed/), page.click('form.search button[type="submit"]')]);
+    expect(await refsShown(page)).toEqual([refs.telegram, refs.completed]);
+
+    await page.selectOption('select[name="state"]', '');
+    await page.fill('input[name="from"]', '2026-11-21');
+    await page.fill('input[name="to"]', '2026-11-22');
+    await Promise.all([page.waitForURL(/from=2026-11-21/), page.click('form.search button[type="submit"]')]);
+    expect(await refsShown(page)).toEqual([refs.held, refs.open, refs.failed]);
+
+    expect(troubles).toEqual([]);
+    const refused = await page.goto(`${ops.url}/ops/payments?phone=not-a-phone&channel=fax`);
+    expect(refused?.status()).toBe(400);
+    expect(await page.locator('.reasons').innerText()).toMatch(/phone is not a mobile number[\s\S]*channel is one of/);
+    // The browser reports the 400 it was sent, nothing else.
+    expect(troubles).toEqual([expect.stringMatching(/status of 400/)]);
+    troubles.length = 0;
+  });
+
+  it("opens an operation's timeline from its row: intent, answer, states, approvals, tellings", async () => {
+    const page = await open('/ops/payments');
+    await Promise.all([page.waitForURL(new RegExp(`/ops/payments/${refs.completed}$`)), page.click(`a[href="/ops/payments/${refs.completed}"]`)]);
+    expect(await page.$$eval('ol.timeline li', (items) => items.map((i) => i.getAttribute('data-type')))).toEqual(['intent', 'answer', 'state', 'telling']);
+    expect(await page.locator('dl.summary').innerText()).toMatch(/pay_completed_1[\s\S]*1500 UGX[\s\S]*completed/);
+    expect(await page.locator('li[data-type="telling"]').innerText()).toContain('You sent UGX 1,500 to John Okello.');
+    await page.screenshot({ path: join(DOCS, 'ops-payment-timeline.png'), fullPage: true });
+
+    await page.goto(`${ops.url}/ops/payments/${refs.held}`);
+    const approval = await page.locator('li[data-type="approval"]').innerText();
+    for (const said of ['Approval decision', 'approved', 'U0CHECKER', 'invoice 42']) expect(approval).toContain(said);
+    // The journal's text is shown, never run: no image, no script from it.
+    await page.goto(`${ops.url}/ops/payments/${refs.hostile}`);
+    expect(await page.locator('li[data-type="refusal"]').innerText()).toContain('<script>alert(2)</script>');
+    expect(await page.$$('main img, main script')).toHaveLength(0);
+    expect(troubles).toEqual([]);
+  });
+
+  it('downloads the CSV of the search; opened as a spreadsheet reads it, no cell is a formula', async () => {
+    const page = await open('/ops/payments?channel=whatsapp');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.exports a[href^="/ops/payments.csv"]')]);
+    expect(download.suggestedFilename()).toMatch(/^payments-\d{4}-\d{2}-\d{2}\.csv$/);
+    const rows = parse(readFileSync((await download.path())!, 'utf8')) as string[][];
+    expect(rows).toHaveLength(2);
+    const [header, row] = rows as [string[], string[]];
+    expect(row[header.indexOf('ref')]).toBe(refs.hostile);
+    expect(row[header.indexOf('user')]).toBe(`'${FORMULA_USER}`);
+    expect(row[header.indexOf('payeeName')]).toBe(`'${FORMULA_NAME}`);
+    expect(row[header.indexOf('payee')]).toBe('+256772000005');
+    expect(troubles).toEqual([]);
+  });
+
+  it('shows the reconciliation runs and the differences of the newest, each ref opening its timeline', async () => {
+    const page = await open('/ops/reconciliation');
+    expect(await page.$$eval('table.runs tbody tr', (rows) => rows.map((r) => r.querySelector('.status-clean, .status-differences')?.textContent))).toEqual(['differences', 'clean']);
+    expect(await page.$$eval('table.items tbody tr', (rows) => rows.map((r) => r.getAttribute('data-outcome')))).toEqual([
+      'detail_differs',
+      'not_ours',
+      'state_differs',
+      'unknown_to_service',
+    ]);
+    expect(await page.locator('tr[data-outcome="detail_differs"]').innerText()).toMatch(/amount[\s\S]*10 UGX[\s\S]*100 UGX/);
+    await page.screenshot({ path: join(DOCS, 'ops-reconciliation.png'), fullPage: true });
+
+    await Promise.all([page.waitForURL(/outcome=matched/), page.click('.filters a[href$="outcome=matched"]')]);
+    expect(await page.$$eval('table.items tbody tr', (rows) => rows.length)).toBe(2);
+    await Promise.all([page.waitForURL(/\/ops\/payments\//), page.click(`a[href="/ops/payments/${refs.failed}"]`)]);
+    expect(await page.locator('dl.summary').innerText()).toContain('pay_failed_2');
+
+    // The older run, and what is not a run.
+    await page.goto(`${ops.url}/ops/reconciliation`);
+    await Promise.all([page.waitForURL(/run=\d+$/), page.click('table.runs a >> nth=1')]);
+    expect(await page.locator('#items-title').innerText()).toMatch(/2026-11-20/);
+    expect(await page.locator('.empty').innerText()).toMatch(/No differences/);
+    expect(troubles).toEqual([]);
+    expect((await page.goto(`${ops.url}/ops/reconciliation?run=999999`))?.status()).toBe(404);
+    expect((await page.goto(`${ops.url}/ops/reconciliation?run=1;drop`))?.status()).toBe(400);
+    expect(await page.locator('.reasons').innerText()).toMatch(/run is a run number/);
+    expect((await page.goto(`${ops.url}/ops/reconciliation?outcome=all`))?.status()).toBe(400);
+    expect(await page.locator('.reasons').innerText()).toMatch(/outcome is one of/);
+  });
+});
