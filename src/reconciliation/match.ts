@@ -147,14 +147,17 @@ const decimal = (value: string): Decimal | null => {
 
 const samePhone = (a: string, b: string): boolean => a.replace(/^\+?/, '+') === b.replace(/^\+?/, '+');
 
-/** Which of amount, currency, recipient differ between ours and theirs (a payout's recipients are not one number). */
+/** A payee that is one number; a payout's (`3 recipients`) or a bank account's is not compared as one. */
+const PHONE = /^\+\d{7,15}$/;
+
+/** Which of amount, currency, recipient differ between ours and theirs. */
 export function detailDifferences(ours: Ours, theirs: Theirs): string[] {
   const differs: string[] = [];
   const mine = decimal(ours.amount);
   const given = decimal(theirs.amount);
   if (!mine || !given || !mine.eq(given)) differs.push('amount');
   if (ours.currency.toUpperCase() !== theirs.currency.toUpperCase()) differs.push('currency');
-  if (ours.kind !== 'payout' && theirs.phone !== '' && !samePhone(ours.payee, theirs.phone)) differs.push('recipient');
+  if (PHONE.test(ours.payee) && theirs.phone !== '' && !samePhone(ours.payee, theirs.phone)) differs.push('recipient');
   return differs;
 }
 

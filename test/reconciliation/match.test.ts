@@ -60,6 +60,7 @@ describe('match: one item per record, each with one outcome', () => {
     ['a detail and the state differ: detail_differs, the correction still owed', [ours()], [theirs({ amount: '1', state: 'cancelled' })], [{ outcome: 'detail_differs', differs: ['amount'], correction: 'cancelled' }]],
     ['a number written without its + is the same number', [ours()], [theirs({ phone: '256772123456' })], [{ outcome: 'matched' }]],
     ['a payout: its recipients are not one number', [ours({ kind: 'payout', payee: '3 recipients' })], [theirs({ phone: '+256700000001' })], [{ outcome: 'matched' }]],
+    ['a payout journalled as a payment of several recipients', [ours({ payee: '3 recipients' })], [theirs({ phone: '+256700000001' })], [{ outcome: 'matched' }]],
     ['held for an approver: not expected at the service', [ours({ state: 'held', serviceId: null })], [], []],
     ['refused by the service: nothing was made', [ours({ state: 'refused', serviceId: null })], [], []],
     ['rejected by our approver before it was sent', [ours({ state: 'rejected', serviceId: null })], [], []],
