@@ -1,15 +1,16 @@
 /**
  * The chaos run, bounded: 30 pay conversations (USSD and Telegram) through two product instances that are
  * child processes on one Redis, with every fault of run.ts injected (instances killed with SIGKILL among
- * them) and the same checks as `npm run chaos`. Needs Redis (database 11, or CHAOS_REDIS_URL). On failure
+ * them) and the same checks as `npm run chaos`. Needs Redis (TEST_REDIS_URL, test/services.ts). On failure
  * the message holds the result line and the diagnosis of every failed conversation.
  */
 import { describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../services.js';
 import { runChaos } from './run.js';
 
 describe('chaos', () => {
   it('30 conversations with kills: each confirmed payment made exactly once and told, none made unconfirmed, no instance dying by itself', async () => {
-    const result = await runChaos({ conversations: 30, concurrency: 15, faultEveryMs: 2000, redisUrl: process.env.CHAOS_REDIS_URL });
+    const result = await runChaos({ conversations: 30, concurrency: 15, faultEveryMs: 2000, redisUrl: TEST_REDIS_URL });
     const report = [result.line, JSON.stringify(result.faults), ...result.failures, ...result.problems, ...result.gaveUp.map((g) => `gave up: ${g}`)].join('\n');
     expect(result.line).toMatch(/^chaos: conversations=30 confirmed=\d+ payments=\d+ duplicates=\d+ lost=\d+ told=\d+ kills=\d+$/);
     // The faults happened: kills, Redis cuts, duplicate deliveries, Telegram failing sends, answers lost after a commit.

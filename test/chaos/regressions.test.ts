@@ -6,6 +6,7 @@ import type { RunningApp } from '../../src/app.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
+import { TEST_REDIS_URL } from '../services.js';
 import { RedisProxy } from './redis-proxy.js';
 
 let app: RunningApp;
@@ -34,7 +35,7 @@ describe('USSD outcomes kept for the next dial', () => {
 
 describe('the Redis store when a dropped connection loses a reply', () => {
   // ioredis resends a command whose reply was lost; the resend must not read as someone else's claim or write.
-  const REDIS = new URL(process.env.CHAOS_REDIS_URL ?? 'redis://127.0.0.1:6379/11');
+  const REDIS = new URL(TEST_REDIS_URL);
   let cutter: RedisProxy;
   let store: RedisStore;
   const prefix = `test:chaos-regression:${process.pid}:`;

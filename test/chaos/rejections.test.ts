@@ -13,13 +13,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
+import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys } from '../shutdown/product.js';
 import { Fleet } from './instances.js';
 import { RedisProxy } from './redis-proxy.js';
 
-/** Database 13 of the test Redis: the product's keys are `momo:*` and its queue's name is fixed. */
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-REDIS.pathname = '/13';
+/** The tests' Redis database (TEST_REDIS_URL): the product's keys are `momo:*` and its queue's name is fixed. */
+const REDIS = new URL(TEST_REDIS_URL);
 const PHONE = '+256701777001';
 
 let redis: Redis;

@@ -1,8 +1,10 @@
 /** Real Redis for tests: a unique key prefix per test file, and a cleanup that deletes only those keys. */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { TEST_REDIS_URL } from '../services.js';
 
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The Redis database of the tests (TEST_REDIS_URL, test/services.ts). */
+export const REDIS_URL = TEST_REDIS_URL;
 
 /** A prefix no other test file uses: `test:<name>:<uuid>:`. */
 export function uniquePrefix(name: string): string {

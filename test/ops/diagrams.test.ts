@@ -14,7 +14,7 @@ import { flows } from '../../flows/index.js';
 import type { FlowModule } from '../../flows/types.js';
 import { diagrams, generatedFiles, mermaidOf } from '../../src/ops/diagrams.js';
 import { flowGraph, stepNames } from '../../src/ops/flow-graph.js';
-import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -86,7 +86,7 @@ describe('every diagram in Chromium', () => {
   let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     page = await browser.newPage();
     await page.setContent('<!doctype html><html><body></body></html>');
     await page.addScriptTag({ path: createRequire(import.meta.url).resolve('mermaid/dist/mermaid.min.js') });

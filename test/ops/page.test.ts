@@ -15,7 +15,7 @@ import { startApp, type RunningApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Funnel, FunnelReport } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
-import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 
 const USER = 'operator';
@@ -27,7 +27,7 @@ let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
   app = await startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }));
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
   await browser?.close();

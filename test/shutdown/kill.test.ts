@@ -8,14 +8,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
+import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 
-/** Database 13 of the test Redis: the product's own `momo:` keys, which this test alone writes there. */
-const REDIS_URL = (() => {
-  const url = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-  url.pathname = '/13';
-  return url.toString();
-})();
+/** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, which this file alone writes while it runs. */
+const REDIS_URL = TEST_REDIS_URL;
 const API_KEY = 'kill-key';
 const USER = '+256701999001';
 /** Production mode: the user with a PIN, and the gateway's callback token. */

@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import http from 'node:http';
+import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 
-const REDIS_URL = process.env.SHUTDOWN_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+/** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, this file alone while it runs. */
+const REDIS_URL = TEST_REDIS_URL;
 const API_KEY = 'shutdown-key';
 const FAST_USER = '+256701888001';
 const LATE_USER = '+256701888002';

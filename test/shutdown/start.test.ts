@@ -8,12 +8,12 @@
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys } from './product.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
 
-/** Database 14 of the test Redis: the product's keys are `momo:*` and its queue's name is fixed. */
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-REDIS.pathname = '/14';
+/** The tests' Redis database (TEST_REDIS_URL): the product's keys are `momo:*` and its queue's name is fixed. */
+const REDIS = new URL(TEST_REDIS_URL);
 
 let proxy: RedisProxy;
 

@@ -6,6 +6,7 @@ import { maskPhone } from '../../../src/log.js';
 import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../../src/conversation/store/redis-store.js';
 import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd, withTurns } from './helpers.js';
+import { REDIS_URL } from '../../conversation/redis-helper.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 let app: Started | undefined;
@@ -223,7 +224,7 @@ describe("Africa's Talking over HTTP", () => {
 describe('with the Redis store', () => {
   it('answers concurrent duplicate deliveries with one screen and one effect', async () => {
     const prefix = `test:ussd:${process.pid}:${Date.now()}:`;
-    const store = new RedisStore({ url: 'redis://127.0.0.1:6379', keyPrefix: prefix });
+    const store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
     app = await startUssd({ store });
     try {
       const hop = session(app.url, 'AT-REDIS');

@@ -9,3 +9,6 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** Which Chromium (CHROMIUM_PATH, test/services.ts). */
+export { CHROMIUM_PATH } from '../../services.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadConfig } from '../../../src/config.js';
 import { startApp, type RunningApp } from '../../../src/app.js';
-import { CHROMIUM_ARGS } from './chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { postAt, postJson } from './helpers.js';
 
 /** The demo access policy gives every USSD number this PIN. */
@@ -43,7 +43,7 @@ async function send(page: Page, answer: string): Promise<string> {
 describe('USSD end to end (real engine + sandbox)', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createDialer } from '../../../adapters/ussd/dialer.js';
-import { CHROMIUM_ARGS } from './chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { PHONE, PIN, startUssd } from './helpers.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
@@ -21,7 +21,7 @@ describe('simulator page in headless Chromium', () => {
 
   beforeAll(async () => {
     app = await startUssd();
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();
