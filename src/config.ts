@@ -91,6 +91,10 @@ const envSchema = z.object({
   /** Real service (base address without /api). Unset: the embedded sandbox is mounted at the root (/api, /vending, /sandbox) and used. */
   MOMO_BASE_URL: optionalString,
   MOMO_API_KEY: optionalString,
+  /**
+   * The vending group: its base (with its prefix), the `x-api-key` for name validation, and the Authorization
+   * value for bundles and purchases (default `Token <MOMO_VENDING_API_KEY>`). Unset: the embedded sandbox's.
+   */
   MOMO_VENDING_URL: optionalString,
   MOMO_VENDING_API_KEY: optionalString,
   MOMO_VENDING_AUTHORIZATION: optionalString,
@@ -225,12 +229,14 @@ const envSchema = z.object({
   /** UTC days of funnel analytics kept (src/ops/funnel.ts), today included. Default 30: a month to compare with. */
   FUNNEL_DAYS: z.coerce.number().int().min(1).max(366).default(30),
 
+  /** Turns Telegram on: a webhook at /telegram/webhook with PUBLIC_URL, long polling without. Unset: off. */
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
   TELEGRAM_WEBHOOK_SECRET: optionalString,
   /** Another Bot API server (self-hosted or a test server). Default https://api.telegram.org. */
   TELEGRAM_API_ROOT: optionalString,
 
+  /** Turn Slack on, both together: /slack/events serves the /momo command and interactivity. Unset: off. */
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_BOT_TOKEN: optionalString,
   /** Socket Mode instead of HTTP when set. */
@@ -249,6 +255,7 @@ const envSchema = z.object({
   WHATSAPP_TOKEN: optionalString,
   /** The business phone number's id in Meta's dashboard: digits, as it goes into the Graph API path. */
   WHATSAPP_PHONE_NUMBER_ID: optionalString.refine((v) => v === undefined || /^\d{1,32}$/.test(v), 'the phone number id is digits'),
+  /** The app secret that signs Meta's deliveries (X-Hub-Signature-256), and the verify token typed into Meta's dashboard. */
   WHATSAPP_APP_SECRET: optionalString,
   WHATSAPP_VERIFY_TOKEN: optionalString,
   /** Graph API base with its version. Default https://graph.facebook.com/v24.0 (adapters/whatsapp/graph-api.ts). */

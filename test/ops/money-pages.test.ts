@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
-import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { FORMULA_NAME, FORMULA_USER, seedJournal, seedReconciliation, startOps, type Refs } from './money-fixtures.js';
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   refs = await seedJournal(journal);
   await seedReconciliation(database.db, refs);
   ops = await startOps(journal, AUTH);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   context = await browser.newContext({ httpCredentials: { username: AUTH.user, password: AUTH.password }, viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   context.setDefaultTimeout(10_000);
 }, 120_000);
