@@ -26,14 +26,16 @@ export function parseArgs(argv: readonly string[], today: string): Parsed {
   }
   for (const name of ['from', 'to']) {
     if (!(name in given)) return { ok: false, error: `--${name} is required; ${USAGE}` };
-    if (Number.isNaN(dayStart(given[name]!))) return { ok: false, error: `--${name} ${JSON.stringify(given[name]!.slice(0, 40))} is not a day (YYYY-MM-DD)` };
+    if (Number.isNaN(dayStart(given[name]!)))
+      return { ok: false, error: `--${name} ${JSON.stringify(given[name]!.slice(0, 40))} is not a day (YYYY-MM-DD)` };
   }
   const from = given.from!;
   const to = given.to!;
   if (to < from) return { ok: false, error: `--to ${to} is before --from ${from}` };
   if (to > today) return { ok: false, error: `--to ${to} is after today (${today}, UTC)` };
   const days = (dayStart(to) - dayStart(from)) / 86_400_000 + 1;
-  if (days > MAX_PERIOD_DAYS) return { ok: false, error: `the period is ${days} days; at most ${MAX_PERIOD_DAYS} in one run` };
+  if (days > MAX_PERIOD_DAYS)
+    return { ok: false, error: `the period is ${days} days; at most ${MAX_PERIOD_DAYS} in one run` };
   return { ok: true, period: { from, to } };
 }
 

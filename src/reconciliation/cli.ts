@@ -31,7 +31,9 @@ async function main(): Promise<number> {
   }
   const config = loadConfig();
   if (!config.MOMO_BASE_URL || !config.MOMO_API_KEY) {
-    process.stderr.write('MOMO_BASE_URL: set it (and MOMO_API_KEY) to the service to reconcile with; the embedded sandbox lives inside a running product: use its URL and SANDBOX_API_KEY\n');
+    process.stderr.write(
+      'MOMO_BASE_URL: set it (and MOMO_API_KEY) to the service to reconcile with; the embedded sandbox lives inside a running product: use its URL and SANDBOX_API_KEY\n',
+    );
     return 2;
   }
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
@@ -39,7 +41,12 @@ async function main(): Promise<number> {
   const budget = createReadBudget(config.REDIS_URL, config.MOMO_API_KEY);
   try {
     await migrate(database.db);
-    const client = new MomoClient({ baseUrl: config.MOMO_BASE_URL, apiKey: config.MOMO_API_KEY, version: config.MOMO_VERSION, readBudget: budget });
+    const client = new MomoClient({
+      baseUrl: config.MOMO_BASE_URL,
+      apiKey: config.MOMO_API_KEY,
+      version: config.MOMO_VERSION,
+      readBudget: budget,
+    });
     const db = database.db as unknown as Kysely<ReconciliationSchema>;
     const result = await runReconciliation({
       db,
@@ -49,7 +56,9 @@ async function main(): Promise<number> {
       trigger: 'command',
       logger,
     });
-    process.stderr.write(`reconciliation run ${result.id}, ${parsed.period.from} to ${parsed.period.to}: ${result.status}\n`);
+    process.stderr.write(
+      `reconciliation run ${result.id}, ${parsed.period.from} to ${parsed.period.to}: ${result.status}\n`,
+    );
     process.stdout.write(`${countLines(result.counts, OUTCOMES).join('\n')}\n`);
     return hasDifferences(result.counts) ? 1 : 0;
   } finally {

@@ -39,10 +39,15 @@ export interface DailyReconciliation {
 }
 
 /** Runs `work` holding the reconciliation lock; null without running it when another process holds it. */
-export async function withReconciliationLock<T>(database: DailyOptions['database'], work: () => Promise<T>): Promise<T | null> {
+export async function withReconciliationLock<T>(
+  database: DailyOptions['database'],
+  work: () => Promise<T>,
+): Promise<T | null> {
   if (database.kind === 'pglite') return work();
   return database.db.connection().execute(async (conn) => {
-    const got = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${RECONCILIATION_LOCK}) as locked`.execute(conn);
+    const got = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${RECONCILIATION_LOCK}) as locked`.execute(
+      conn,
+    );
     if (!got.rows[0]?.locked) return null;
     try {
       return await work();
@@ -81,7 +86,15 @@ export function dailyReconciliation(options: DailyOptions): DailyReconciliation 
       const result = await withReconciliationLock(database, async () => {
         // Asked again under the lock: another process may have finished it while this one waited.
         const ran = (await due(day))
-          ? await runReconciliation({ db, journal: options.journal, service: options.service, period: { from: day, to: day }, trigger: 'daily', logger, now })
+          ? await runReconciliation({
+              db,
+              journal: options.journal,
+              service: options.service,
+              period: { from: day, to: day },
+              trigger: 'daily',
+              logger,
+              now,
+            })
           : null;
         await tellCorrections({ db, journal: options.journal, tell: options.tell, logger, now });
         return ran;
@@ -97,12 +110,14 @@ export function dailyReconciliation(options: DailyOptions): DailyReconciliation 
     start() {
       const every = options.intervalMs ?? 10 * 60_000;
       const go = () => {
-        running = tick().catch((err: unknown) => logger.error({ err: String(err) }, 'daily reconciliation failed; tried again at the next tick'));
+        running = tick().catch((err: unknown) =>
+          logger.error({ err: String(err) }, 'daily reconciliation failed; tried again at the next tick'),
+        );
       };
       timer = setInterval(go, every);
       timer.unref();
-      // The first a little after start, not during it.
-      first = setTimeout(go, Math.min(every, 30_000));
+      // The first a minute after start, not during it (processes starting together, a short-lived test).
+      first = setTimeout(go, Math.min(every, 60_000));
       first.unref();
     },
     async stop() {

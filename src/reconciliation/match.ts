@@ -20,22 +20,20 @@ import { Decimal } from 'decimal.js';
 export type Outcome = 'matched' | 'unknown_to_service' | 'not_ours' | 'state_differs' | 'detail_differs';
 
 /** Every outcome, in the order the command prints them. */
-export const OUTCOMES: readonly Outcome[] = ['matched', 'unknown_to_service', 'not_ours', 'state_differs', 'detail_differs'];
+export const OUTCOMES: readonly Outcome[] = [
+  'matched',
+  'unknown_to_service',
+  'not_ours',
+  'state_differs',
+  'detail_differs',
+];
 
 /** Outcomes that make the command exit 1: an operation of ours that the service does not hold as we do. */
 export const DIFFERENCES: readonly Outcome[] = ['unknown_to_service', 'state_differs', 'detail_differs'];
 
 /** Our word for where an operation stands (the journal's OperationState). */
 export type OurState =
-  | 'intended'
-  | 'held'
-  | 'submitted'
-  | 'completed'
-  | 'failed'
-  | 'refused'
-  | 'rejected'
-  | 'expired'
-  | 'cancelled';
+  'intended' | 'held' | 'submitted' | 'completed' | 'failed' | 'refused' | 'rejected' | 'expired' | 'cancelled';
 
 /** One operation of ours, as the journal's current-state row holds it (the fields matching needs). */
 export interface Ours {

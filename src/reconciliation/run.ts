@@ -14,7 +14,19 @@ import type { Kysely } from 'kysely';
 import type { Journal } from '../journal/journal.js';
 import type { Operation } from '../journal/schema.js';
 import type { Logger } from '../log.js';
-import { countOutcomes, expectedAtService, hasDifferences, match, theirKindOf, type Item, type Ours, type Outcome, type OurState, type Theirs, type TheirKind } from './match.js';
+import {
+  countOutcomes,
+  expectedAtService,
+  hasDifferences,
+  match,
+  theirKindOf,
+  type Item,
+  type Ours,
+  type Outcome,
+  type OurState,
+  type Theirs,
+  type TheirKind,
+} from './match.js';
 import type { ReconciliationSchema, RunStatus } from './schema.js';
 import type { ServiceSide } from './service.js';
 
@@ -94,18 +106,29 @@ export function owesTelling(item: Item): boolean {
   return final(told) || final(now);
 }
 
-const chunks = <T>(list: readonly T[]): T[][] => Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK));
+const chunks = <T>(list: readonly T[]): T[][] =>
+  Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK));
 
 export async function runReconciliation(options: RunOptions): Promise<RunResult> {
   const { db, journal, service, period, logger } = options;
   const now = options.now ?? (() => new Date());
   const start = dayStart(period.from);
   const end = dayStart(period.to) + DAY_MS;
-  if (Number.isNaN(start) || Number.isNaN(end) || end <= start) throw new RangeError(`not a period of days: ${period.from} to ${period.to}`);
+  if (Number.isNaN(start) || Number.isNaN(end) || end <= start)
+    throw new RangeError(`not a period of days: ${period.from} to ${period.to}`);
 
   const run = await db
     .insertInto('reconciliation_runs')
-    .values({ from_day: period.from, to_day: period.to, started: now(), finished: null, counts: '{}', status: 'running', error: null, trigger: options.trigger })
+    .values({
+      from_day: period.from,
+      to_day: period.to,
+      started: now(),
+      finished: null,
+      counts: '{}',
+      status: 'running',
+      error: null,
+      trigger: options.trigger,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const id = String(run.id);
@@ -129,13 +152,27 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
       .execute();
     for (const op of ofPeriod) ops.set(op.ref, op);
     const known = new Set([...ops.values()].flatMap((op) => (op.service_id ? [op.service_id] : [])));
-    const ids = [...new Set(theirs.flatMap((t) => [t.id, ...(t.requestId ? [t.requestId] : [])]).filter((i) => !known.has(i)))];
+    const ids = [
+      ...new Set(theirs.flatMap((t) => [t.id, ...(t.requestId ? [t.requestId] : [])]).filter((i) => !known.has(i))),
+    ];
     const refs = [...new Set(theirs.map((t) => t.ref).filter((r) => r !== '' && !ops.has(r)))];
     for (const part of chunks(ids)) {
-      for (const op of await db.selectFrom('operations').selectAll().where('service_id', 'in', part).where('kind', 'in', [...LISTED_KINDS]).execute()) ops.set(op.ref, op);
+      for (const op of await db
+        .selectFrom('operations')
+        .selectAll()
+        .where('service_id', 'in', part)
+        .where('kind', 'in', [...LISTED_KINDS])
+        .execute())
+        ops.set(op.ref, op);
     }
     for (const part of chunks(refs)) {
-      for (const op of await db.selectFrom('operations').selectAll().where('ref', 'in', part).where('kind', 'in', [...LISTED_KINDS]).execute()) ops.set(op.ref, op);
+      for (const op of await db
+        .selectFrom('operations')
+        .selectAll()
+        .where('ref', 'in', part)
+        .where('kind', 'in', [...LISTED_KINDS])
+        .execute())
+        ops.set(op.ref, op);
     }
     const ours = [...ops.values()].map(oursOf);
 
@@ -143,7 +180,8 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
     const shown = new Set(theirs.map((t) => `${t.kind}:${t.id}`));
     for (const op of ours) {
       const kind = theirKindOf(op);
-      if (kind === null || op.serviceId === null || !expectedAtService(op) || shown.has(`${kind}:${op.serviceId}`)) continue;
+      if (kind === null || op.serviceId === null || !expectedAtService(op) || shown.has(`${kind}:${op.serviceId}`))
+        continue;
       const record = await service.get(kind, op.serviceId);
       if (record) theirs.push(record);
     }
@@ -172,7 +210,11 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
           )
           .execute();
       }
-      await trx.updateTable('reconciliation_runs').set({ finished: now(), counts: JSON.stringify(counts), status }).where('id', '=', id).execute();
+      await trx
+        .updateTable('reconciliation_runs')
+        .set({ finished: now(), counts: JSON.stringify(counts), status })
+        .where('id', '=', id)
+        .execute();
     });
     logger.info({ run: id, ...counts }, 'reconciliation finished');
     return { id, status, counts, items };
@@ -207,7 +249,13 @@ async function journalItem(journal: Journal, item: Item, at: Date): Promise<void
 }
 
 /** Records the tellings owed (once per operation and state, whichever run finds it first). */
-async function owe(db: Kysely<ReconciliationSchema>, runId: string, items: readonly Item[], ops: ReadonlyMap<string, Operation>, at: Date): Promise<void> {
+async function owe(
+  db: Kysely<ReconciliationSchema>,
+  runId: string,
+  items: readonly Item[],
+  ops: ReadonlyMap<string, Operation>,
+  at: Date,
+): Promise<void> {
   for (const item of items) {
     if (!owesTelling(item) || !item.ours || !item.theirs) continue;
     const op = ops.get(item.ours.ref);

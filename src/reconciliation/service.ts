@@ -32,7 +32,12 @@ export function theirsOf(notice: Notice): Theirs {
     id: notice.id,
     ref: notice.ref,
     // A collection's own status (successful, failed, ...), not the notice's `received`.
-    state: notice.kind === 'collection' ? (notice.status ?? '') : notice.state.startsWith('recipient.') ? 'approved' : notice.state,
+    state:
+      notice.kind === 'collection'
+        ? (notice.status ?? '')
+        : notice.state.startsWith('recipient.')
+          ? 'approved'
+          : notice.state,
     amount: notice.amount,
     currency: notice.currency,
     phone: notice.phone,
@@ -43,7 +48,12 @@ export function theirsOf(notice: Notice): Theirs {
 export function serviceSide(client: MomoClient): ServiceSide {
   return {
     async *list(kind, period) {
-      const filters = { created_after: period.createdAfter, created_before: period.createdBefore, limit: ALL_AT_ONCE, ordering: 'id' };
+      const filters = {
+        created_after: period.createdAfter,
+        created_before: period.createdBefore,
+        limit: ALL_AT_ONCE,
+        ordering: 'id',
+      };
       const records: AsyncIterable<unknown> =
         kind === 'payment'
           ? client.payments.listAll(filters)

@@ -4,12 +4,21 @@ import { recentPayment, REPEAT_WINDOW_MINUTES } from '../../src/conversation/ser
 import { forEachDatabase } from '../journal/databases.js';
 
 forEachDatabase('recent payment', (open, engine) => {
-  it('finds the same person\'s payment of the same to the same payee within the window, and nothing else', async () => {
+  it("finds the same person's payment of the same to the same payee within the window, and nothing else", async () => {
     const { db } = await open();
     const journal = new Journal(db);
     const now = Date.now();
     const user = `+2567000${engine === 'postgres' ? '1' : '2'}${String(now).slice(-4)}`;
-    const pay = (ref: string, changes: Partial<{ amount: string; payee: string; channelUser: string; minutesAgo: number; currency: string }> = {}) =>
+    const pay = (
+      ref: string,
+      changes: Partial<{
+        amount: string;
+        payee: string;
+        channelUser: string;
+        minutesAgo: number;
+        currency: string;
+      }> = {},
+    ) =>
       journal.intend({
         ref: `${ref}-${now}`,
         kind: 'payment',

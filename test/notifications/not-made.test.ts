@@ -43,7 +43,11 @@ async function cutOff(service: Service, key: string): Promise<void> {
       (
         await fetch(`${service.url}/api/payments`, {
           method: 'POST',
-          headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json', 'duplicate-check-key': key },
+          headers: {
+            authorization: `Token ${API_KEY}`,
+            'content-type': 'application/json',
+            'duplicate-check-key': key,
+          },
           body: '{}',
         })
       ).status,
@@ -90,7 +94,10 @@ describe('"already submitted" of a payment the service never made', () => {
     expect(notMade).toEqual([key]);
     expect(givenBack).toEqual([key]);
     expect(product.telegram.told).toEqual([
-      { address: { channel: 'telegram', conversationId: '61' }, text: expect.stringMatching(/^Your payment of 5000 UGX to \+256772000001 was NOT made: .*Nothing was sent/) },
+      {
+        address: { channel: 'telegram', conversationId: '61' },
+        text: expect.stringMatching(/^Your payment of 5000 UGX to \+256772000001 was NOT made: .*Nothing was sent/),
+      },
     ]);
     // Told once: a repeated check reads nothing more and tells nothing more.
     await product.notifications.followUp.check({ ref: key, step: 1 });
@@ -111,7 +118,12 @@ describe('"already submitted" of a payment the service never made', () => {
     await service.sandbox.controls.advanceClock(30);
     await service.sandbox.controls.idle();
     await product.notifications.followUp.check({ ref: key, step: 0 });
-    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '62' }, text: expect.stringMatching(/^Done: 5000 UGX reached/) }]);
+    expect(product.telegram.told).toEqual([
+      {
+        address: { channel: 'telegram', conversationId: '62' },
+        text: expect.stringMatching(/^Done: 5000 UGX reached/),
+      },
+    ]);
     expect((await product.made.byRef(key))?.id).toEqual(expect.any(String));
     await product.notifications.followUp.check({ ref: key, step: 1 });
     expect([notMade, givenBack]).toEqual([[], []]);

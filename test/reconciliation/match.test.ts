@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { countLines, parseArgs } from '../../src/reconciliation/args.js';
-import { countOutcomes, expectedAtService, hasDifferences, match, ourWord, OUTCOMES, type Ours, type Theirs } from '../../src/reconciliation/match.js';
+import {
+  countOutcomes,
+  expectedAtService,
+  hasDifferences,
+  match,
+  ourWord,
+  OUTCOMES,
+  type Ours,
+  type Theirs,
+} from '../../src/reconciliation/match.js';
 import { owesTelling } from '../../src/reconciliation/run.js';
 
 const ours = (changes: Partial<Ours> = {}): Ours => ({
@@ -25,7 +34,7 @@ const theirs = (changes: Partial<Theirs> = {}): Theirs => ({
   ...changes,
 });
 
-describe('ourWord: the service\'s states in our words', () => {
+describe("ourWord: the service's states in our words", () => {
   const table: Array<['payment' | 'request', string, string]> = [
     ['payment', 'new', 'submitted'],
     ['payment', 'approval_needed', 'submitted'],
@@ -42,31 +51,105 @@ describe('ourWord: the service\'s states in our words', () => {
     ['request', 'expired', 'expired'],
     ['request', 'reversed', 'failed'],
   ];
-  for (const [kind, state, word] of table) it(`${kind} ${state} -> ${word}`, () => expect(ourWord(kind, state)).toBe(word));
+  for (const [kind, state, word] of table)
+    it(`${kind} ${state} -> ${word}`, () => expect(ourWord(kind, state)).toBe(word));
 });
 
 describe('match: one item per record, each with one outcome', () => {
   const table: Array<[string, Ours[], Theirs[], Array<Partial<ReturnType<typeof match>[number]>>]> = [
     ['the same payment on both sides', [ours()], [theirs()], [{ outcome: 'matched', ref: 'r1', serviceId: '101' }]],
-    ['found by metadata.ref when we never got the id', [ours({ serviceId: null })], [theirs()], [{ outcome: 'matched', ref: 'r1', serviceId: '101' }]],
-    ['found by id when the service holds another ref', [ours()], [theirs({ ref: '' })], [{ outcome: 'matched', ref: 'r1' }]],
-    ['ours, unknown to the service', [ours({ state: 'submitted' })], [], [{ outcome: 'unknown_to_service', ref: 'r1', serviceId: '101', theirs: null }]],
-    ['an intent whose answer was lost, unknown to the service', [ours({ serviceId: null, state: 'intended' })], [], [{ outcome: 'unknown_to_service', ref: 'r1', serviceId: null }]],
-    ['the service\'s, not made here', [], [theirs({ ref: 'elsewhere', id: '555' })], [{ outcome: 'not_ours', ref: null, serviceId: '555', ours: null }]],
-    ['the service corrects a state', [ours({ state: 'completed' })], [theirs({ state: 'processed_with_errors' })], [{ outcome: 'state_differs', correction: 'failed' }]],
-    ['the service decided what we still call submitted', [ours({ state: 'submitted', toldState: 'submitted' })], [theirs()], [{ outcome: 'state_differs', correction: 'completed' }]],
+    [
+      'found by metadata.ref when we never got the id',
+      [ours({ serviceId: null })],
+      [theirs()],
+      [{ outcome: 'matched', ref: 'r1', serviceId: '101' }],
+    ],
+    [
+      'found by id when the service holds another ref',
+      [ours()],
+      [theirs({ ref: '' })],
+      [{ outcome: 'matched', ref: 'r1' }],
+    ],
+    [
+      'ours, unknown to the service',
+      [ours({ state: 'submitted' })],
+      [],
+      [{ outcome: 'unknown_to_service', ref: 'r1', serviceId: '101', theirs: null }],
+    ],
+    [
+      'an intent whose answer was lost, unknown to the service',
+      [ours({ serviceId: null, state: 'intended' })],
+      [],
+      [{ outcome: 'unknown_to_service', ref: 'r1', serviceId: null }],
+    ],
+    [
+      "the service's, not made here",
+      [],
+      [theirs({ ref: 'elsewhere', id: '555' })],
+      [{ outcome: 'not_ours', ref: null, serviceId: '555', ours: null }],
+    ],
+    [
+      'the service corrects a state',
+      [ours({ state: 'completed' })],
+      [theirs({ state: 'processed_with_errors' })],
+      [{ outcome: 'state_differs', correction: 'failed' }],
+    ],
+    [
+      'the service decided what we still call submitted',
+      [ours({ state: 'submitted', toldState: 'submitted' })],
+      [theirs()],
+      [{ outcome: 'state_differs', correction: 'completed' }],
+    ],
     ['another amount', [ours()], [theirs({ amount: '1600' })], [{ outcome: 'detail_differs', differs: ['amount'] }]],
-    ['another currency and recipient', [ours()], [theirs({ currency: 'KES', phone: '+254700000000' })], [{ outcome: 'detail_differs', differs: ['currency', 'recipient'] }]],
-    ['a detail and the state differ: detail_differs, the correction still owed', [ours()], [theirs({ amount: '1', state: 'cancelled' })], [{ outcome: 'detail_differs', differs: ['amount'], correction: 'cancelled' }]],
-    ['a number written without its + is the same number', [ours()], [theirs({ phone: '256772123456' })], [{ outcome: 'matched' }]],
-    ['a payout: its recipients are not one number', [ours({ kind: 'payout', payee: '3 recipients' })], [theirs({ phone: '+256700000001' })], [{ outcome: 'matched' }]],
-    ['a payout journalled as a payment of several recipients', [ours({ payee: '3 recipients' })], [theirs({ phone: '+256700000001' })], [{ outcome: 'matched' }]],
+    [
+      'another currency and recipient',
+      [ours()],
+      [theirs({ currency: 'KES', phone: '+254700000000' })],
+      [{ outcome: 'detail_differs', differs: ['currency', 'recipient'] }],
+    ],
+    [
+      'a detail and the state differ: detail_differs, the correction still owed',
+      [ours()],
+      [theirs({ amount: '1', state: 'cancelled' })],
+      [{ outcome: 'detail_differs', differs: ['amount'], correction: 'cancelled' }],
+    ],
+    [
+      'a number written without its + is the same number',
+      [ours()],
+      [theirs({ phone: '256772123456' })],
+      [{ outcome: 'matched' }],
+    ],
+    [
+      'a payout: its recipients are not one number',
+      [ours({ kind: 'payout', payee: '3 recipients' })],
+      [theirs({ phone: '+256700000001' })],
+      [{ outcome: 'matched' }],
+    ],
+    [
+      'a payout journalled as a payment of several recipients',
+      [ours({ payee: '3 recipients' })],
+      [theirs({ phone: '+256700000001' })],
+      [{ outcome: 'matched' }],
+    ],
     ['held for an approver: not expected at the service', [ours({ state: 'held', serviceId: null })], [], []],
     ['refused by the service: nothing was made', [ours({ state: 'refused', serviceId: null })], [], []],
     ['rejected by our approver before it was sent', [ours({ state: 'rejected', serviceId: null })], [], []],
     ['a purchase: the vending group lists nothing', [ours({ kind: 'purchase' })], [], []],
-    ['a request matched to its collection request', [ours({ kind: 'request', serviceId: '7', state: 'completed' })], [theirs({ kind: 'request', id: '7', state: 'successful' })], [{ outcome: 'matched', ref: 'r1' }]],
-    ['a payment and a request may share an id number', [ours({ kind: 'request', serviceId: '101', state: 'submitted' })], [theirs()], [{ outcome: 'not_ours', serviceId: '101' }, { outcome: 'unknown_to_service', ref: 'r1' }]],
+    [
+      'a request matched to its collection request',
+      [ours({ kind: 'request', serviceId: '7', state: 'completed' })],
+      [theirs({ kind: 'request', id: '7', state: 'successful' })],
+      [{ outcome: 'matched', ref: 'r1' }],
+    ],
+    [
+      'a payment and a request may share an id number',
+      [ours({ kind: 'request', serviceId: '101', state: 'submitted' })],
+      [theirs()],
+      [
+        { outcome: 'not_ours', serviceId: '101' },
+        { outcome: 'unknown_to_service', ref: 'r1' },
+      ],
+    ],
     [
       'a collection that fulfilled our request is matched to it; another is not ours',
       [ours({ kind: 'request', serviceId: '7', state: 'completed' })],
@@ -75,14 +158,21 @@ describe('match: one item per record, each with one outcome', () => {
         theirs({ kind: 'collection', id: '900', ref: '', state: 'successful', requestId: '7' }),
         theirs({ kind: 'collection', id: '901', ref: '', state: 'successful' }),
       ],
-      [{ outcome: 'matched', serviceId: '7' }, { outcome: 'matched', ref: 'r1', serviceId: '900' }, { outcome: 'not_ours', serviceId: '901' }],
+      [
+        { outcome: 'matched', serviceId: '7' },
+        { outcome: 'matched', ref: 'r1', serviceId: '900' },
+        { outcome: 'not_ours', serviceId: '901' },
+      ],
     ],
     ['a record listed twice (pages moved) is one item', [ours()], [theirs(), theirs()], [{ outcome: 'matched' }]],
     [
       'a second record carrying our ref with another id is not ours',
       [ours()],
       [theirs(), theirs({ id: '102' })],
-      [{ outcome: 'matched', serviceId: '101' }, { outcome: 'not_ours', serviceId: '102' }],
+      [
+        { outcome: 'matched', serviceId: '101' },
+        { outcome: 'not_ours', serviceId: '102' },
+      ],
     ],
   ];
   for (const [name, mine, service, expected] of table) {
@@ -94,12 +184,21 @@ describe('match: one item per record, each with one outcome', () => {
   }
 
   it('counts every outcome, and differences are what is ours and not as the service holds it', () => {
-    const items = match([ours(), ours({ ref: 'r2', serviceId: '102', state: 'submitted' })], [theirs(), theirs({ id: '555', ref: '' })]);
+    const items = match(
+      [ours(), ours({ ref: 'r2', serviceId: '102', state: 'submitted' })],
+      [theirs(), theirs({ id: '555', ref: '' })],
+    );
     const counts = countOutcomes(items);
     expect(counts).toEqual({ matched: 1, unknown_to_service: 1, not_ours: 1, state_differs: 0, detail_differs: 0 });
     expect(hasDifferences(counts)).toBe(true);
     expect(hasDifferences({ ...counts, unknown_to_service: 0 })).toBe(false);
-    expect(countLines(counts, OUTCOMES)).toEqual(['matched 1', 'unknown_to_service 1', 'not_ours 1', 'state_differs 0', 'detail_differs 0']);
+    expect(countLines(counts, OUTCOMES)).toEqual([
+      'matched 1',
+      'unknown_to_service 1',
+      'not_ours 1',
+      'state_differs 0',
+      'detail_differs 0',
+    ]);
   });
 
   it('expectedAtService: cancelled or expired after it was sent is still at the service', () => {
@@ -120,7 +219,16 @@ describe('owesTelling: who must hear a correction', () => {
   ];
   for (const [told, now, owed] of table) {
     it(`told ${told}, service ${now}: ${owed ? 'told' : 'not told'}`, () => {
-      expect(owesTelling({ outcome: 'state_differs', ref: 'r1', serviceId: '1', ours: ours({ toldState: told }), theirs: theirs(), ...(now ? { correction: now as Ours['state'] } : {}) })).toBe(owed);
+      expect(
+        owesTelling({
+          outcome: 'state_differs',
+          ref: 'r1',
+          serviceId: '1',
+          ours: ours({ toldState: told }),
+          theirs: theirs(),
+          ...(now ? { correction: now as Ours['state'] } : {}),
+        }),
+      ).toBe(owed);
     });
   }
 });
@@ -132,7 +240,8 @@ describe('parseArgs', () => {
     [['--from=2026-11-25', '--to=2026-11-25'], { from: '2026-11-25', to: '2026-11-25' }],
     [['--to', '2026-11-26', '--from', '2025-11-26'], { from: '2025-11-26', to: '2026-11-26' }],
   ];
-  for (const [argv, period] of ok) it(`reads ${argv.join(' ')}`, () => expect(parseArgs(argv, today)).toEqual({ ok: true, period }));
+  for (const [argv, period] of ok)
+    it(`reads ${argv.join(' ')}`, () => expect(parseArgs(argv, today)).toEqual({ ok: true, period }));
 
   const refused: Array<[string[], RegExp]> = [
     [[], /--from is required/],

@@ -31,7 +31,13 @@ afterAll(() => sb.close());
 
 /** A payment made at the service (as the product would, with our ref in its metadata, or none). */
 async function pay(ref: string | null, phonenumber: string, amount = '5000'): Promise<string> {
-  const json = { currency: 'UGX', description: 'Rent', amount, phonenumber, ...(ref ? { metadata: { ref, chat: 'telegram:1' } } : {}) };
+  const json = {
+    currency: 'UGX',
+    description: 'Rent',
+    amount,
+    phonenumber,
+    ...(ref ? { metadata: { ref, chat: 'telegram:1' } } : {}),
+  };
   // Once more if the kept-alive connection was closed by the server while PGlite started (nothing was sent).
   const res = await sb.api('POST', '/payments', { json }).catch(() => sb.api('POST', '/payments', { json }));
   expect(res.status).toBe(201);
@@ -39,7 +45,19 @@ async function pay(ref: string | null, phonenumber: string, amount = '5000'): Pr
 }
 
 const intent = (journal: Journal, ref: string, at: Date, amount = '5000', payee = SARAH) =>
-  journal.intend({ ref, kind: 'payment', amount, currency: 'UGX', payee, channel: 'telegram', channelUser: 'u1', chat: 'telegram:chat-1', role: 'staff', flow: 'pay', at });
+  journal.intend({
+    ref,
+    kind: 'payment',
+    amount,
+    currency: 'UGX',
+    payee,
+    channel: 'telegram',
+    channelUser: 'u1',
+    chat: 'telegram:chat-1',
+    role: 'staff',
+    flow: 'pay',
+    at,
+  });
 
 forEachDatabase('reconciliation', (open, engine) => {
   it('records each outcome, journals what the service corrects, keeps the run and owes the corrections once', async () => {
@@ -73,13 +91,29 @@ forEachDatabase('reconciliation', (open, engine) => {
 
     await sb.controls.advanceClock(120);
     await sb.controls.idle();
-    await journal.stateReported(ref('match'), { state: 'completed', serviceState: 'processed', source: 'notification' });
-    await journal.told(ref('match'), { channel: 'telegram', to: 'telegram:chat-1', text: 'Done', outcome: 'completed' });
+    await journal.stateReported(ref('match'), {
+      state: 'completed',
+      serviceState: 'processed',
+      source: 'notification',
+    });
+    await journal.told(ref('match'), {
+      channel: 'telegram',
+      to: 'telegram:chat-1',
+      text: 'Done',
+      outcome: 'completed',
+    });
     await journal.stateReported(ref('fail'), { state: 'completed', serviceState: 'processed', source: 'notification' });
     await journal.told(ref('fail'), { channel: 'telegram', to: 'telegram:chat-1', text: 'Done', outcome: 'completed' });
 
     reads = 0;
-    const result = await runReconciliation({ db, journal, service: serviceSide(client), period: { from: day, to: day }, trigger: 'command', logger: silent });
+    const result = await runReconciliation({
+      db,
+      journal,
+      service: serviceSide(client),
+      period: { from: day, to: day },
+      trigger: 'command',
+      logger: silent,
+    });
     const outcome = (r: string) => result.items.find((i) => i.ref === r)?.outcome;
     expect(outcome(ref('match'))).toBe('matched');
     expect(result.items.find((i) => i.ref === ref('fail'))).toMatchObject({ outcome: 'state_differs' });
@@ -95,40 +129,73 @@ forEachDatabase('reconciliation', (open, engine) => {
     // The journal learned what the service holds (source: reconciliation), and the lost answer's id.
     expect(await journal.byRef(ref('fail'))).toMatchObject({ state: 'failed', service_state: 'processed_with_errors' });
     expect(await journal.byRef(ref('lost'))).toMatchObject({ state: 'completed', service_id: lostId });
-    expect((await journal.timeline(ref('fail'))).filter((e) => e.source === 'reconciliation').map((e) => e.type)).toEqual(['state']);
+    expect(
+      (await journal.timeline(ref('fail'))).filter((e) => e.source === 'reconciliation').map((e) => e.type),
+    ).toEqual(['state']);
     expect((await journal.byRef(ref('match')))?.state).toBe('completed');
 
     // Kept: the run and its items, by the names the operator's page reads.
-    const run = await db.selectFrom('reconciliation_runs').selectAll().where('id', '=', result.id).executeTakeFirstOrThrow();
+    const run = await db
+      .selectFrom('reconciliation_runs')
+      .selectAll()
+      .where('id', '=', result.id)
+      .executeTakeFirstOrThrow();
     expect(run).toMatchObject({ from_day: day, to_day: day, status: 'differences', trigger: 'command' });
     expect(run.finished).not.toBeNull();
     expect(run.counts).toEqual(result.counts);
     const kept = await db.selectFrom('reconciliation_items').selectAll().where('run_id', '=', result.id).execute();
     expect(kept).toHaveLength(result.items.length);
-    expect(kept.find((k) => k.ref === ref('ghost'))).toMatchObject({ outcome: 'unknown_to_service', service_id: '987654321', theirs: null });
+    expect(kept.find((k) => k.ref === ref('ghost'))).toMatchObject({
+      outcome: 'unknown_to_service',
+      service_id: '987654321',
+      theirs: null,
+    });
     expect(kept.find((k) => k.ref === ref('detail'))?.theirs).toMatchObject({ id: detailId, amount: '6000.00' });
 
     // Owed: the person told "completed" of the failed payment (only them).
-    const owed = await db.selectFrom('reconciliation_corrections').selectAll().where('ref', 'like', `%${suffix}%`).execute();
+    const owed = await db
+      .selectFrom('reconciliation_corrections')
+      .selectAll()
+      .where('ref', 'like', `%${suffix}%`)
+      .execute();
     expect(owed.map((o) => [o.ref, o.state, o.told_state])).toEqual([[ref('fail'), 'failed', 'completed']]);
 
     // A second run finds the same, owes nothing more.
-    const again = await runReconciliation({ db, journal, service: serviceSide(client), period: { from: day, to: day }, trigger: 'command', logger: silent });
+    const again = await runReconciliation({
+      db,
+      journal,
+      service: serviceSide(client),
+      period: { from: day, to: day },
+      trigger: 'command',
+      logger: silent,
+    });
     expect(again.items.find((i) => i.ref === ref('fail'))?.outcome).toBe('matched');
-    expect(await db.selectFrom('reconciliation_corrections').select('id').where('ref', 'like', `%${suffix}%`).execute()).toHaveLength(1);
+    expect(
+      await db.selectFrom('reconciliation_corrections').select('id').where('ref', 'like', `%${suffix}%`).execute(),
+    ).toHaveLength(1);
 
     // Told once, journalled as a telling.
     const said: Array<[string, string, Record<string, string>]> = [];
-    const tell = async (address: { channel: string; conversationId: string }, key: string, params: Record<string, string>) => {
+    const tell = async (
+      address: { channel: string; conversationId: string },
+      key: string,
+      params: Record<string, string>,
+    ) => {
       said.push([`${address.channel}:${address.conversationId}`, key, params]);
       return `correction of ${params.ref}`;
     };
     expect(await tellCorrections({ db, journal, tell, logger: silent })).toBeGreaterThanOrEqual(1);
     expect(said.filter(([, , p]) => p.ref === failId)).toEqual([
-      ['telegram:chat-1', 'notify.correction.payment', { ref: failId, amount: '5000', currency: 'UGX', phone: FAILS, state: 'failed', told: 'completed' }],
+      [
+        'telegram:chat-1',
+        'notify.correction.payment',
+        { ref: failId, amount: '5000', currency: 'UGX', phone: FAILS, state: 'failed', told: 'completed' },
+      ],
     ]);
     expect(await tellCorrections({ db, journal, tell, logger: silent })).toBe(0);
-    const tellings = (await journal.timeline(ref('fail'))).filter((e) => e.type === 'telling' && e.source === 'reconciliation');
+    const tellings = (await journal.timeline(ref('fail'))).filter(
+      (e) => e.type === 'telling' && e.source === 'reconciliation',
+    );
     expect(tellings).toHaveLength(1);
     expect((await journal.byRef(ref('fail')))?.told_state).toBe('failed');
   });
@@ -139,22 +206,55 @@ forEachDatabase('reconciliation', (open, engine) => {
     const journal = new Journal(database.db);
     const r = `untold-${engine}-${Date.now()}:pay`;
     await intent(journal, r, new Date());
-    const run = await db.insertInto('reconciliation_runs').values({ from_day: '2026-01-01', to_day: '2026-01-01', started: new Date(), finished: null, counts: '{}', status: 'running', error: null, trigger: 'command' }).returning('id').executeTakeFirstOrThrow();
-    await db.insertInto('reconciliation_corrections').values({ run_id: run.id, ref: r, chat: 'slack:C1', state: 'failed', told_state: 'completed', service_state: 'processed_with_errors', created: new Date(), claimed: null, told: null }).execute();
+    const run = await db
+      .insertInto('reconciliation_runs')
+      .values({
+        from_day: '2026-01-01',
+        to_day: '2026-01-01',
+        started: new Date(),
+        finished: null,
+        counts: '{}',
+        status: 'running',
+        error: null,
+        trigger: 'command',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('reconciliation_corrections')
+      .values({
+        run_id: run.id,
+        ref: r,
+        chat: 'slack:C1',
+        state: 'failed',
+        told_state: 'completed',
+        service_state: 'processed_with_errors',
+        created: new Date(),
+        claimed: null,
+        told: null,
+      })
+      .execute();
     let fail = true;
     const tell = async () => {
       if (fail) throw new Error('slack is down');
       return 'said';
     };
     await tellCorrections({ db, journal, tell, logger: silent });
-    expect((await db.selectFrom('reconciliation_corrections').selectAll().where('ref', '=', r).executeTakeFirstOrThrow()).told).toBeNull();
+    expect(
+      (await db.selectFrom('reconciliation_corrections').selectAll().where('ref', '=', r).executeTakeFirstOrThrow())
+        .told,
+    ).toBeNull();
     fail = false;
     await tellCorrections({ db, journal, tell, logger: silent });
-    expect((await db.selectFrom('reconciliation_corrections').selectAll().where('ref', '=', r).executeTakeFirstOrThrow()).told).not.toBeNull();
+    expect(
+      (await db.selectFrom('reconciliation_corrections').selectAll().where('ref', '=', r).executeTakeFirstOrThrow())
+        .told,
+    ).not.toBeNull();
   });
 
   it('the daily run of the day before runs once, however many processes tick together', async () => {
-    const processes = engine === 'postgres' ? [await open(), await open({ fresh: true }), await open({ fresh: true })] : [await open()];
+    const processes =
+      engine === 'postgres' ? [await open(), await open({ fresh: true }), await open({ fresh: true })] : [await open()];
     const tomorrow = new Date(sb.controls.now().getTime() + 86_400_000 * 3);
     const day = dayOf(tomorrow.getTime() - 86_400_000);
     const dailies = processes.map((database) =>
@@ -170,7 +270,12 @@ forEachDatabase('reconciliation', (open, engine) => {
     await Promise.all(dailies.map((d) => d.tick()));
     await Promise.all(dailies.map((d) => d.tick()));
     const db = processes[0]!.db as unknown as Kysely<ReconciliationSchema>;
-    const runs = await db.selectFrom('reconciliation_runs').selectAll().where('from_day', '=', day).where('trigger', '=', 'daily').execute();
+    const runs = await db
+      .selectFrom('reconciliation_runs')
+      .selectAll()
+      .where('from_day', '=', day)
+      .where('trigger', '=', 'daily')
+      .execute();
     expect(runs.map((r) => [r.to_day, r.status])).toEqual([[day, 'clean']]);
   });
 });

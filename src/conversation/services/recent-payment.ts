@@ -23,7 +23,11 @@ export interface RecentPaymentQuery {
 }
 
 /** The recent payment of the same, or null. `now` in ms (default the clock). */
-export async function recentPayment(db: Kysely<Schema>, query: RecentPaymentQuery, now = Date.now()): Promise<RecentPayment | null> {
+export async function recentPayment(
+  db: Kysely<Schema>,
+  query: RecentPaymentQuery,
+  now = Date.now(),
+): Promise<RecentPayment | null> {
   const since = new Date(now - REPEAT_WINDOW_MINUTES * 60_000);
   const row = await db
     .selectFrom('operations')
