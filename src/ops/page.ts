@@ -5,6 +5,8 @@
  *   service's 429s and errors; it refreshes itself;
  * - `GET /ops/funnel.json?days=<1..FUNNEL_DAYS>&channel=<ussd|telegram|slack>`: the funnel (funnel.ts);
  * - `GET /ops/status.json`: the queue and the service's answers (metrics.ts);
+ * - `GET /ops/money.json?days=&channel=` (the funnel's query): money as the journal says it came out, per day,
+ *   currency and kind: completed, failed, still open (money.ts); 503 without a journal that answers;
  * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN);
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
  *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`.
@@ -28,6 +30,7 @@ import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
 import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
+import { moneyReport } from './money.js';
 import { addPaymentsRoutes } from './payments.js';
 import { addReconciliationRoute } from './reconciliation.js';
 
@@ -50,6 +53,8 @@ export interface OpsPageOptions {
   journal?: Journal;
   /** DEFAULT_COUNTRY: a phone number searched without its country code. Default UG. */
   defaultCountry?: string;
+  /** Clock for the money's days. Default now (tests pass their own). */
+  now?: () => Date;
   logger?: Logger;
 }
 
@@ -77,7 +82,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   if (!access) return false;
 
   const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));
-  const page = asset('index.html').replace('{{REFRESH_SECONDS}}', String(refresh));
+  const page = asset('index.html').replace('{{REFRESH_SECONDS}}', String(refresh)).replace('{{JOURNAL}}', options.journal ? 'on' : 'off');
   const files: Record<string, { type: string; body: string }> = {
     'ops.js': { type: 'text/javascript; charset=utf-8', body: asset('ops.js') },
     'ops.css': { type: 'text/css; charset=utf-8', body: asset('ops.css') },
@@ -107,6 +112,25 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       res.type(file.type).send(file.body);
     });
   }
+  app.get('/ops/money.json', async (req, res) => {
+    const parsed = query.safeParse(req.query);
+    if (!parsed.success) {
+      const reasons = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
+      res.status(400).json({ detail: `days is 1 to ${daysKept}, channel one of ${CHANNELS.join(', ')}`, reasons });
+      return;
+    }
+    if (!options.journal) {
+      res.status(503).json({ detail: 'The journal is not open: no database.' });
+      return;
+    }
+    try {
+      const { days, channel } = parsed.data;
+      res.json(await moneyReport(options.journal.db, { days, ...(channel ? { channel } : {}), now: options.now?.() }));
+    } catch (err) {
+      options.logger?.warn({ err }, 'ops: the money figures could not be read');
+      res.status(503).json({ detail: 'The journal could not be read (the database did not answer); try again shortly.' });
+    }
+  });
   app.get('/ops/funnel.json', async (req, res) => {
     const parsed = query.safeParse(req.query);
     if (!parsed.success) {

@@ -97,7 +97,7 @@ export async function seedReconciliation(db: Kysely<any>, refs: Refs): Promise<v
 }
 
 /** The /ops routes on a server of their own (Basic auth and the OPS_TOKEN), reading `journal`. */
-export async function startOps(journal: Journal, auth: { user: string; password: string; token: string }): Promise<{ url: string; close(): Promise<void> }> {
+export async function startOps(journal: Journal, auth: { user: string; password: string; token: string }, now?: () => Date): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   addOpsPage(app, {
     funnel: { daysKept: 30, report: async () => ({ days: [], channels: [], flows: [] }) } as unknown as Funnel,
@@ -108,6 +108,7 @@ export async function startOps(journal: Journal, auth: { user: string; password:
     journal,
     defaultCountry: 'UG',
     signInLimit: { failures: 1000, windowSeconds: 60 },
+    now,
   });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

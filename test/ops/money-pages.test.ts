@@ -35,7 +35,7 @@ beforeAll(async () => {
   const journal = new Journal(database.db);
   refs = await seedJournal(journal);
   await seedReconciliation(database.db, refs);
-  ops = await startOps(journal, AUTH);
+  ops = await startOps(journal, AUTH, () => new Date('2026-11-24T12:00:00Z'));
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   context = await browser.newContext({ httpCredentials: { username: AUTH.user, password: AUTH.password }, viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   context.setDefaultTimeout(10_000);
@@ -128,6 +128,30 @@ describe('the money pages in Chromium', () => {
     expect(row[header.indexOf('user')]).toBe(`'${FORMULA_USER}`);
     expect(row[header.indexOf('payeeName')]).toBe(`'${FORMULA_NAME}`);
     expect(row[header.indexOf('payee')]).toBe('+256772000005');
+    expect(troubles).toEqual([]);
+  });
+
+  it("shows on /ops the money as the journal says, per currency and day: completed, failed, still open", async () => {
+    const page = await open('/ops');
+    await page.waitForSelector('#money[data-state="ready"]');
+    const card = (kind: string, currency: string, bucket: string) => page.locator(`#money-totals .card[data-kind="${kind}"][data-currency="${currency}"][data-bucket="${bucket}"]`).innerText();
+    expect(await card('payment', 'UGX', 'completed')).toMatch(/^1500 UGX\s+payments completed: 1$/);
+    expect(await card('payment', 'UGX', 'failed')).toMatch(/^260\.5 UGX\s+payments failed: 2$/);
+    expect(await card('payment', 'UGX', 'open')).toMatch(/^907000 UGX\s+payments still open: 2$/);
+    expect(await card('request', 'KES', 'completed')).toMatch(/^3000 KES\s+requests completed: 1$/);
+    expect(await page.$$eval('#money-days tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => c.textContent)))).toEqual([
+      ['2026-11-23', 'KES', 'request', '1 · 3000', '0 · 0', '0 · 0'],
+      ['2026-11-23', 'UGX', 'payment', '0 · 0', '1 · 10', '0 · 0'],
+      ['2026-11-22', 'UGX', 'payment', '0 · 0', '0 · 0', '2 · 907000'],
+      ['2026-11-21', 'UGX', 'payment', '0 · 0', '1 · 250.5', '0 · 0'],
+      ['2026-11-20', 'UGX', 'payment', '1 · 1500', '0 · 0', '0 · 0'],
+    ]);
+    // One channel: the page asks again.
+    await page.selectOption('#channel', 'ussd');
+    await page.waitForFunction(() => document.querySelectorAll('#money-days tbody tr').length === 2);
+    await page.selectOption('#channel', '');
+    await page.waitForFunction(() => document.querySelectorAll('#money-days tbody tr').length === 5);
+    await page.locator('#money').screenshot({ path: join(DOCS, 'ops-money.png') });
     expect(troubles).toEqual([]);
   });
 

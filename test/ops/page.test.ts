@@ -104,7 +104,7 @@ describe('the operator page after scripted conversations', () => {
     // What it says.
     const pay = 'section.flow[data-flow="pay"]';
     expect(await page.textContent(`${pay} .flow-title`)).toBe('pay: 2 started');
-    expect(await page.textContent(`${pay} .flow-summary`)).toBe('Ended: 1 paid, 1 abandoned.');
+    expect(await page.textContent(`${pay} .flow-summary`)).toBe('Ended: 1 accepted by the service, 1 abandoned.');
     expect(await page.textContent(`${pay} .flow-dropoff`)).toBe(
       'Largest drop-off: awaitingAmount, 1 of 2 did not move on (1 abandoned, 0 failed).',
     );
@@ -128,7 +128,7 @@ describe('the operator page after scripted conversations', () => {
     expect(times!.datasets.median!.every((s) => s >= 0)).toBe(true);
     const outcomes = await drawn(page, 'pay', 'outcome-chart');
     expect(outcomes!.labels).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2} ussd$/)]);
-    expect(outcomes!.datasets).toEqual({ paid: [1], abandoned: [1] });
+    expect(outcomes!.datasets).toEqual({ 'accepted by the service': [1], abandoned: [1] });
 
     // The service and the queue, from the metrics registry.
     expect(Number(await page.textContent('#service-total'))).toBeGreaterThan(0);

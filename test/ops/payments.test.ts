@@ -61,6 +61,7 @@ forEachDatabase('ops-payments', (open) => {
       journal,
       defaultCountry: 'UG',
       signInLimit: { failures: 1000, windowSeconds: 60 },
+      now: () => new Date('2026-11-24T12:00:00Z'),
     });
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, () => resolve(s));
@@ -148,6 +149,35 @@ forEachDatabase('ops-payments', (open) => {
     expect(hostile).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
     expect((await fetch(`${url}/ops/payments/ref-nobody-has`, { headers: OPERATOR })).status).toBe(404);
     expect((await fetch(`${url}/ops/payments/${'x'.repeat(101)}`, { headers: OPERATOR })).status).toBe(400);
+  });
+
+  it("gives the money per day, currency and kind as the journal says: completed, failed, still open", async () => {
+    const res = await fetch(`${url}/ops/money.json?days=7`, { headers: OPERATOR });
+    expect(res.status).toBe(200);
+    const report = await res.json();
+    expect(report.days).toEqual(['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-24']);
+    const none = { count: 0, total: '0' };
+    expect(report.rows).toEqual([
+      { day: '2026-11-23', currency: 'KES', kind: 'request', completed: { count: 1, total: '3000' }, failed: none, open: none },
+      { day: '2026-11-23', currency: 'UGX', kind: 'payment', completed: none, failed: { count: 1, total: '10' }, open: none },
+      { day: '2026-11-22', currency: 'UGX', kind: 'payment', completed: none, failed: none, open: { count: 2, total: '907000' } },
+      { day: '2026-11-21', currency: 'UGX', kind: 'payment', completed: none, failed: { count: 1, total: '250.5' }, open: none },
+      { day: '2026-11-20', currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: none, open: none },
+    ]);
+    expect(report.totals).toEqual([
+      { currency: 'KES', kind: 'request', completed: { count: 1, total: '3000' }, failed: none, open: none },
+      { currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: { count: 2, total: '260.5' }, open: { count: 2, total: '907000' } },
+    ]);
+    const ussd = await (await fetch(`${url}/ops/money.json?days=7&channel=ussd`, { headers: OPERATOR })).json();
+    expect(ussd.totals).toEqual([{ currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: none, open: { count: 1, total: '7000' } }]);
+    // The bulk payouts of October are outside the last 30 days.
+    expect((await (await fetch(`${url}/ops/money.json?days=30`, { headers: OPERATOR })).json()).totals.map((t: { kind: string }) => t.kind)).toEqual(['request', 'payment']);
+    for (const bad of ['days=0', 'days=31', 'days=x', 'channel=fax', 'from=2026-11-01']) {
+      const refused = await fetch(`${url}/ops/money.json?${bad}`, { headers: OPERATOR });
+      expect(refused.status, bad).toBe(400);
+    }
+    expect((await fetch(`${url}/ops/money.json`, { headers: SCRIPT })).status).toBe(401);
+    expect((await fetch(`${url}/ops/money.json`)).status).toBe(401);
   });
 
   const money = ['/ops/payments', '/ops/payments.json', '/ops/payments.csv', `/ops/payments/ref-completed-0001`];

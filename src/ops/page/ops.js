@@ -1,4 +1,4 @@
-// The operator page (/ops): reads /ops/funnel.json and /ops/status.json, draws them with Chart.js, and does it
+// The operator page (/ops): reads /ops/funnel.json, /ops/money.json and /ops/status.json, draws them with Chart.js, and does it
 // again every few seconds. Everything shown is put in the page as text (textContent) or drawn on a canvas:
 // nothing from the data is ever parsed as HTML.
 'use strict';
@@ -12,7 +12,9 @@
     { key: 'ended', label: 'ended here', color: '#3182ce' },
   ];
   const OUTCOMES = [
-    { key: 'paid', label: 'paid', color: '#2f855a' },
+    // The conversation ended with the service accepting the payment; whether it was paid is the journal's
+    // word (the Money section).
+    { key: 'paid', label: 'accepted by the service', color: '#2f855a' },
     { key: 'done', label: 'done', color: '#68d391' },
     { key: 'processing', label: 'still processing', color: '#d69e2e' },
     { key: 'refused', label: 'refused by policy', color: '#805ad5' },
@@ -179,9 +181,64 @@
     );
   }
 
+  const BUCKETS = [
+    { key: 'completed', label: 'completed' },
+    { key: 'failed', label: 'failed' },
+    { key: 'open', label: 'still open' },
+  ];
+  const figure = (c) => `${c.count} · ${c.total}`;
+
+  function showMoney(money) {
+    const section = $('money');
+    section.dataset.state = 'ready';
+    $('money-status').textContent = money.rows.length === 0 ? 'No operation in this period.' : '';
+    $('money-totals').replaceChildren(
+      ...money.totals.flatMap((t) =>
+        BUCKETS.map((b) => {
+          const card = document.createElement('div');
+          card.className = `card money-${b.key}`;
+          card.dataset.currency = t.currency;
+          card.dataset.kind = t.kind;
+          card.dataset.bucket = b.key;
+          const value = document.createElement('span');
+          value.className = 'value';
+          value.textContent = `${t[b.key].total} ${t.currency}`;
+          const label = document.createElement('span');
+          label.className = 'label';
+          label.textContent = `${t.kind}s ${b.label}: ${t[b.key].count}`;
+          card.append(value, label);
+          return card;
+        }),
+      ),
+    );
+    $('money-days').querySelector('tbody').replaceChildren(
+      ...money.rows.map((r) => {
+        const tr = document.createElement('tr');
+        tr.append(cell('td', r.day), cell('td', r.currency), cell('td', r.kind), ...BUCKETS.map((b) => cell('td', figure(r[b.key]))));
+        return tr;
+      }),
+    );
+  }
+
+  async function loadMoney(query) {
+    if (body.dataset.journal !== 'on') {
+      $('money').dataset.state = 'off';
+      $('money-status').textContent = 'No journal here (no database): nothing to show.';
+      return;
+    }
+    try {
+      showMoney(await getJson(`/ops/money.json?${query}`));
+    } catch (error) {
+      $('money').dataset.state = 'error';
+      $('money-status').textContent = `Could not read the journal: ${error.message}.`;
+    }
+  }
+
   async function load() {
     const query = new URLSearchParams({ days: $('days').value });
     if ($('channel').value) query.set('channel', $('channel').value);
+    // The journal's money on its own: a database away leaves the funnel shown, and the other way round.
+    const money = loadMoney(query);
     try {
       const [funnel, status] = await Promise.all([getJson(`/ops/funnel.json?${query}`), getJson('/ops/status.json')]);
       showStatus(status);
@@ -194,6 +251,7 @@
       body.dataset.state = 'error';
       $('updated').textContent = `Could not load the figures: ${error.message}. Trying again in ${refreshMs / 1000} s.`;
     }
+    await money;
   }
 
   $('days').addEventListener('change', load);
