@@ -1,23 +1,23 @@
 /**
  * One USSD hop, whatever the gateway: decode -> one engine turn on the user's conversation, whose record
- * also keeps the USSD state (gateway session, hop, last Prompt and page): a resend or a page turn is answered
- * from that state, a new answer steps the flow, and the state goes back in the same compare-and-set ->
- * render -> encode. Logs carry the gateway, the session id, the masked phone and the hop: never a body, an
+ * also keeps the USSD state (gateway session, hop, last Prompt and page), decided by the pure hop planner
+ * (plan.ts): a resend or a page turn is answered from that state, a new answer (and a dial string's answers)
+ * steps the flow, and the state goes back in the same compare-and-set -> render -> encode. Logs carry the gateway, the session id, the masked phone and the hop: never a body, an
  * answer or a screen (answers carry PINs).
  */
 import { LRUCache } from 'lru-cache';
 import type { ServerResponse } from 'node:http';
 import { sendJson, type DirectRequest } from '../../src/http/direct-routes.js';
-import type { ConversationView, Inbound, Prompt, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
+import type { Prompt, TurnEngine } from '../../src/conversation/types.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { within } from '../../src/within.js';
 import { parsePhone } from '../../flows/input.js';
-import { render } from '../../src/conversation/flow/render.js';
 import type { Codec, GatewayName, GatewayRequest, Hop } from './codecs/codec.js';
-import { answersOfDialString, answersOfText } from './dial-string.js';
+import { answersOfDialString } from './dial-string.js';
 import type { SessionEnds } from './events.js';
-import { NAV, renderPrompt } from './renderer.js';
-import { answersDigest, readHop, readState, resumable, type Digest, type UssdState } from './session.js';
+import { decisionOf, planHop, type HopInput } from './plan.js';
+import { renderPrompt } from './renderer.js';
+import { answersDigest, type UssdState } from './session.js';
 
 export interface HopOptions {
   engine: TurnEngine;
@@ -115,25 +115,10 @@ export function createHopHandler(options: HopOptions) {
       await options.sessionEnds?.ended(codec.name, request.sessionId, phone);
       return;
     }
-    let repeated = false;
-    let dialAnswers: string[] = [];
     const at = now();
     const participant = { channel: 'ussd' as const, conversationId: phone, userId: phone };
-    let outcome = await guarded(
-      engine.turn(participant, (stored: UssdState | undefined, conversation?: ConversationView) => {
-        const decided = decideHop(stored, { codec, request, hop: asHop(hop, codec.name, request), phone, digest, now: at, resumeMs, conversation });
-        repeated = decided.decision.kind === 'reply' && !decided.decision.changed;
-        dialAnswers = decided.walk;
-        return decided.decision;
-      }),
-    );
-    // A dial string: each of its answers as if typed, up to the first screen that needs more (or refuses one).
-    for (let k = 1; k <= dialAnswers.length && outcome.kind === 'done' && now() - at < deadlineMs; k++) {
-      const answer = dialAnswers[k - 1]!;
-      const next = await guarded(engine.turn(participant, (stored: UssdState | undefined) => walkStep(stored, k, answer, { codec, request, phone, now: at })));
-      if (next.kind === 'done' && next.state?.walked !== k) break;
-      outcome = next;
-    }
+    const input: HopInput = { gateway: codec.name, sessionId: request.sessionId, phone, hop: asHop(hop, codec.name, request), serviceCodes: codesOf(request), digest, now: at, resumeMs };
+    const outcome = await guarded(engine.turn<UssdState>(participant, (stored, conversation) => decisionOf(planHop(stored, input, conversation))));
     if (outcome.kind === 'late') {
       logger.warn(ctx, 'ussd engine past the deadline: apologised');
       send(res, codec, request, APOLOGY_LATE, 0, 0);
@@ -142,6 +127,8 @@ export function createHopHandler(options: HopOptions) {
       send(res, codec, request, APOLOGY_FAILED, 0, 0);
     } else {
       const state = outcome.state;
+      // Every state this hop writes is stamped with its time: one stamped earlier is the last screen again.
+      const repeated = state.at !== at;
       logger.info({ ...ctx, hop: state.hop, final: state.prompt.final, ...(state.walked ? { walked: state.walked } : {}) }, repeated ? 'ussd repeat: same screen' : 'ussd hop');
       send(res, codec, request, state.prompt, state.page, state.hop);
     }
@@ -150,7 +137,7 @@ export function createHopHandler(options: HopOptions) {
   /**
    * The hop as the session rules read it. A gateway set to send the whole input (USSD_WHOLE_INPUT) is read as
    * Africa's Talking is: every answer so far joined by `*` (a dialled string becomes its answers). A first
-   * request of the others carries the dialled string, whose answers hop.ts walks.
+   * request of the others carries the dialled string, whose answers the planner hands the engine.
    */
   function asHop(hop: Exclude<Hop, { kind: 'end' }>, gateway: GatewayName, request: GatewayRequest): Exclude<Hop, { kind: 'end' }> {
     if (hop.kind !== 'latest' || !wholeInput.has(gateway)) return hop;
@@ -163,35 +150,6 @@ export function createHopHandler(options: HopOptions) {
     return request.serviceCode ? [options.serviceCode, request.serviceCode] : [options.serviceCode];
   }
 
-  /** What this request means given the state stored with the conversation; with the answers its dial string carries. */
-  function decideHop(stored: UssdState | undefined, c: HopContext): { decision: TurnDecision<UssdState>; walk: string[] } {
-    const { codec, request, hop, phone } = c;
-    const read = readHop(stored, codec.name, request.sessionId, hop, c.digest);
-    if (read.kind === 'repeat') return { decision: { kind: 'reply', state: read.state, changed: false }, walk: [] };
-    const number = read.kind === 'answer' ? read.hop : 0;
-    const shown: Shown = { gateway: codec.name, sessionId: request.sessionId, hop: number, seenLength: read.seen.length, seenDigest: c.digest(read.seen), at: c.now };
-    const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${request.sessionId}:${number}` };
-    if (read.kind === 'dial') {
-      const walk = hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, codesOf(request));
-      // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it
-      // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired.
-      const saved = walk.length === 0 && c.conversation?.waiting !== false ? resumable(stored, c.now, c.resumeMs) : undefined;
-      if (saved) return { decision: { kind: 'reply', state: show(shown, resumeQuestion(saved.prompt), 0, saved), changed: true }, walk: [] };
-      return { decision: stepWith(shown, inbound, { newSession: true }), walk };
-    }
-    const { state } = read;
-    const key = read.answer.trim();
-    if (state.resume) {
-      // 1: the flow where it is (its PIN asked again, its outcome if a call was made); 2 or 00: the menu.
-      if (key === '1') return { decision: stepWith(shown, inbound, { resume: true }), walk: [] };
-      if (key === '2' || key === NAV.home) return { decision: stepWith(shown, inbound, { newSession: true }), walk: [] };
-      return { decision: { kind: 'reply', state: show(shown, state.prompt, 0, state.resume), changed: true }, walk: [] };
-    }
-    const paged = pageTurn(key, state, (page) => show(shown, state.prompt, page));
-    if (paged) return { decision: paged, walk: [] };
-    return { decision: stepWith(shown, inbound, toAction(read.answer, state.prompt)), walk: [] };
-  }
-
   /** The engine's turn, never waited for much past the deadline and never throwing. */
   async function guarded(turn: Promise<UssdState>) {
     const work = turn.then(
@@ -202,107 +160,12 @@ export function createHopHandler(options: HopOptions) {
   }
 }
 
-interface HopContext {
-  codec: Codec;
-  request: GatewayRequest;
-  hop: Exclude<Hop, { kind: 'end' }>;
-  phone: string;
-  digest: Digest;
-  /** The time of the request, ms. */
-  now: number;
-  resumeMs: number;
-  /** What the engine tells of the conversation (absent with engines that keep no flows). */
-  conversation?: ConversationView;
-}
-
-/** What a hop's new state holds besides its screen: the gateway session, the hop and the text answered so far. */
-type Shown = Omit<UssdState, 'prompt' | 'page' | 'resume' | 'walked'>;
-
-/** The state of a hop showing `prompt` (page `page`). */
-function show(shown: Shown, prompt: Prompt, page: number, resume?: UssdState['resume']): UssdState {
-  const { gateway, sessionId, hop, seenLength, seenDigest, at } = shown;
-  const state: UssdState = { gateway, sessionId, hop, seenLength, seenDigest, prompt, page, at };
-  if (resume) state.resume = resume;
-  return state;
-}
-
-/** A message for the flow; its answer is shown from its first page. */
-function stepWith(shown: Shown, inbound: Inbound, extra: Partial<Inbound>): TurnDecision<UssdState> {
-  return { kind: 'step', inbound: { ...inbound, ...extra }, after: showFirstPage(shown) };
-}
-
-function showFirstPage(shown: Shown): (prompt: Prompt) => UssdState {
-  return (prompt) => show(shown, prompt, 0);
-}
-
 /** Writes the screen of `prompt` (page `page`) as the gateway wants it. A screen is never cached, so no ETag to hash. */
 function send(res: ServerResponse, codec: Codec, request: GatewayRequest, prompt: Prompt, page: number, hop: number): void {
   const screen = renderPrompt(prompt, page);
   const reply = codec.encode({ text: screen.text, final: screen.final, hop }, request);
   const [type, body] = reply.type === 'text' ? ['text/plain; charset=utf-8', reply.body] : ['application/json; charset=utf-8', JSON.stringify(reply.body)];
   res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
-}
-
-/**
- * Answer `k` of the dial string (`answer`), taken on the state the dial (or answer k-1) left: as if typed,
- * unless that screen ends the session, asks for a PIN or a confirmation (those are typed in the session), or
- * refused the answer before (its re-prompt stays). The gateway's hop number stays (its next request follows
- * the dial); the state counts the answers walked.
- */
-function walkStep(stored: UssdState | undefined, k: number, answer: string, c: Pick<HopContext, 'codec' | 'request' | 'phone' | 'now'>): TurnDecision<UssdState> {
-  const state = readState(stored);
-  // No state of this dial any more (the record was lost): the walk stops on what the dial answered.
-  if (state === null) return { kind: 'reply', state: stored as UssdState, changed: false };
-  const ours = state.gateway === c.codec.name && state.sessionId === c.request.sessionId && (state.walked ?? 0) === k - 1;
-  if (!ours || stopsWalk(state.prompt)) return { kind: 'reply', state, changed: false };
-  const show = (prompt: Prompt, page: number): UssdState => ({ ...state, prompt, page, at: c.now, walked: k });
-  const paged = pageTurn(answer.trim(), state, (page) => show(state.prompt, page));
-  if (paged) return paged;
-  const inbound: Inbound = { channel: 'ussd', conversationId: c.phone, userId: c.phone, phoneNumber: c.phone, messageId: `${c.request.sessionId}:0.${k}` };
-  return { kind: 'step', inbound: { ...inbound, ...toAction(answer, state.prompt) }, after: (prompt) => show(prompt, 0) };
-}
-
-/**
- * A screen a dial string never answers: the end, a PIN, a confirmation, one that refused the last answer, or
- * one opening with outcomes kept for this dial (they are read before anything else is answered).
- */
-function stopsWalk(prompt: Prompt): boolean {
-  return prompt.final || prompt.input === 'pin' || prompt.refused === true || prompt.noted === true || (prompt.choices ?? []).some((c) => c.id === 'confirm');
-}
-
-/** `98` / `0` on a paged list: the next or previous page of the screen, the flow untouched. */
-function pageTurn(key: string, state: UssdState, show: (page: number) => UssdState): TurnDecision<UssdState> | undefined {
-  if (key !== NAV.more && key !== NAV.back) return undefined;
-  const shown = renderPrompt(state.prompt, state.page);
-  if (key === NAV.more && shown.page < shown.pageCount - 1) return { kind: 'reply', state: show(shown.page + 1), changed: true };
-  if (key === NAV.back && shown.page > 0) return { kind: 'reply', state: show(shown.page - 1), changed: true };
-  return undefined;
-}
-
-/** "Continue where you left off?" in the language of the screen left. */
-function resumeQuestion(left: Prompt): Prompt {
-  const lang = left.lang ?? 'en';
-  return {
-    text: render({ key: 'common.resume' }, lang),
-    choices: [
-      { id: 'continue', label: render({ key: 'common.resumeContinue' }, lang) },
-      { id: 'restart', label: render({ key: 'common.resumeRestart' }, lang) },
-    ],
-    ...(left.lang ? { lang: left.lang } : {}),
-    final: false,
-  };
-}
-
-/** An answer -> what it means: `00` home, `0` back, a shown choice's number, or text. */
-function toAction(answer: string, prompt: Prompt): Pick<Inbound, 'nav' | 'choice' | 'text'> {
-  const key = answer.trim();
-  if (key === NAV.home) return { nav: 'home' };
-  if (key === NAV.back) return { nav: 'back' };
-  if (/^\d{1,2}$/.test(key)) {
-    const choice = prompt.choices?.[Number(key) - 1];
-    if (choice) return { choice: choice.id };
-  }
-  return { text: answer };
 }
 
 /** The error's class name only: messages can quote the input. */

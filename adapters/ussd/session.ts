@@ -34,7 +34,7 @@ export interface UssdState {
   at?: number;
   /** `prompt` asks "Continue where you left off?": the screen the dropped session was on, shown again on `1`. */
   resume?: { prompt: Prompt; page: number };
-  /** Answers of the dial string taken so far (hop.ts walks them on the dial; the gateway's own hop stays 0). */
+  /** Answers of the dial string the engine took at the dial (plan.ts; the gateway's own hop stays 0). */
   walked?: number;
 }
 

@@ -88,12 +88,37 @@ export type Participant = Pick<Inbound, 'channel' | 'conversationId' | 'userId'>
  * session, its hop and the screen shown), decided from that state as stored:
  * - `reply`: answered from the channel's state alone (a resend, a page turn); the flow is not touched, and
  *   the state is written back only when `changed`;
- * - `step`: the flow takes `inbound`; `after` turns the engine's answer into the state to keep, written in
- *   the same compare-and-set as the conversation.
+ * - `step`: the flow takes `inbound`, then each of `ahead`'s answers in the same turn (see {@link Ahead});
+ *   `after` turns the engine's answer, and how many answers ahead were taken, into the state to keep, written
+ *   in the same compare-and-set as the conversation.
  */
 export type TurnDecision<S> =
-  | { kind: 'reply'; state: S; changed: boolean }
-  | { kind: 'step'; inbound: Inbound; after: (prompt: Prompt) => S };
+  | { readonly kind: 'reply'; readonly state: S; readonly changed: boolean }
+  | {
+      readonly kind: 'step';
+      readonly inbound: Inbound;
+      readonly ahead?: Ahead;
+      readonly after: (prompt: Prompt, taken: number) => S;
+    };
+
+/**
+ * Answers typed ahead of their screens (a USSD dial string: `*384*123*1*1#` answers `1`, then `1`): after the
+ * step of the delivery, the flow takes them one by one in the same turn (one write), each on the screen the
+ * last one left, while the flow waits for the user (never into or past a service call) and `take` reads the
+ * answer on that screen as a message; undefined stops there (a screen typed in the session, such as a PIN).
+ */
+export interface Ahead {
+  readonly answers: readonly string[];
+  take(screen: Prompt, answer: string): Pick<Inbound, 'nav' | 'choice' | 'text'> | undefined;
+}
+
+/**
+ * A channel's decision on its state as stored (TurnEngine.turn). The engine calls it again whenever the record
+ * changed under it (a compare-and-set conflict), so it must be pure: it decides from its arguments alone, and
+ * everything the channel needs afterwards is in the decision (and so in the state `turn` resolves to), never
+ * in a variable it sets.
+ */
+export type Decide<S> = (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>;
 
 /** What a channel's decision may know of the conversation besides its own state (TurnEngine.turn). */
 export interface ConversationView {
@@ -108,10 +133,11 @@ export interface ConversationView {
 export interface TurnEngine extends Engine {
   /**
    * One delivery, read and written together with the conversation: one read and one compare-and-set a
-   * message. `decide` may run more than once (again after a conflict); resolves to the state kept. Engines
-   * that keep flows also tell it what it may know of the conversation (test doubles may not).
+   * message. `decide` is pure and may run more than once (again after a conflict: {@link Decide}); resolves to
+   * the state kept. Engines that keep flows also tell it what it may know of the conversation (test doubles
+   * may not).
    */
-  turn<S>(participant: Participant, decide: (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>): Promise<S>;
+  turn<S>(participant: Participant, decide: Decide<S>): Promise<S>;
   /**
    * A channel session ended without a message (a gateway's end-of-session report or release): when the channel
    * state kept with the conversation says it is that session (`isCurrent`) and the flow waits for the user,

@@ -116,7 +116,7 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
     const refused = await refusal(participant);
     if (!refused) return engine.turn(participant, decide);
     const decision = decide(undefined);
-    return decision.kind === 'step' ? decision.after(refused) : decision.state;
+    return decision.kind === 'step' ? decision.after(refused, 0) : decision.state;
   }
   return {
     handle,

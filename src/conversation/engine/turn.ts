@@ -20,7 +20,7 @@ import { within } from '../../within.js';
 import { logged } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
 import { keys } from '../store/keys.js';
-import { answerOf, deliveryId, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import { answerOf, deliveryId, isNewest, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
 import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
@@ -28,7 +28,7 @@ import { rideOut } from '../store/ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from '../flow/flow-runtime.js';
-import type { Channel, ConversationView, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from '../types.js';
+import type { Channel, ConversationView, Decide, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from '../types.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -280,11 +280,39 @@ export function createTurn(o: TurnOptions) {
     return { waiting };
   }
 
-  /** One delivery: read the record, decide, step, write. */
-  return async function deliver<S>(
+  /**
+   * One delivery, then the answers its decision typed ahead (TurnDecision `ahead`), each a delivery of its own
+   * (id `<delivery>.<k>`) taken on the screen the last one answered, while the channel takes it there, nothing
+   * else was delivered in between, and the channel's deadline has not passed.
+   */
+  return async function deliver<S>(participant: Participant, decide: Decide<S>): Promise<Delivered<S>> {
+    const began = performance.now();
+    const first = await deliverOne(participant, decide);
+    const decision = first.decision;
+    if (decision?.kind !== 'step' || !decision.ahead) return first;
+    const { ahead, inbound } = decision;
+    let last: Delivered<S> = first;
+    for (let k = 1; k <= ahead.answers.length && performance.now() - began < o.deadlineOf(participant.channel); k++) {
+      const action = last.prompt ? ahead.take(last.prompt, ahead.answers[k - 1]!) : undefined;
+      if (!action) break;
+      const previous = `${inbound.messageId}${k === 1 ? '' : `.${k - 1}`}`;
+      const next: Inbound = { ...inbound, newSession: undefined, resume: undefined, ...action, messageId: `${inbound.messageId}.${k}` };
+      const taken = await deliverOne<S>(participant, () => ({ kind: 'step', inbound: next, after: (prompt) => decision.after(prompt, k) }), deliveryId(previous));
+      if (taken.stopped) break;
+      last = taken;
+    }
+    return last;
+  };
+
+  /**
+   * One delivery: read the record, decide, step, write; with the decision it acted on. With `follows`, only
+   * while that delivery is the latest the conversation holds (else `stopped`: nothing decided or written).
+   */
+  async function deliverOne<S>(
     participant: Participant,
-    decide: (state: S | undefined, conversation?: ConversationView) => TurnDecision<S>,
-  ): Promise<Delivered<S>> {
+    decide: Decide<S>,
+    follows?: string,
+  ): Promise<Delivered<S> & { decision?: TurnDecision<S>; stopped?: true }> {
     const key = keys.conversation(participant);
     /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
     let stored: Stored | null | undefined = records.peek(key);
@@ -307,6 +335,14 @@ export function createTurn(o: TurnOptions) {
         }
         const record = stored?.record ?? EMPTY;
         known = record;
+        if (follows !== undefined && !isNewest(record, follows)) {
+          if (guessed) {
+            stored = undefined;
+            attempt -= 1;
+            continue;
+          }
+          return { state: record.channel as S, stopped: true };
+        }
         const decision = decide(record.channel as S | undefined, viewOf(record));
         // An answer without a write comes only from a record just read: a kept one is read and decided on again
         // (not an attempt).
@@ -318,13 +354,13 @@ export function createTurn(o: TurnOptions) {
               attempt -= 1;
               continue;
             }
-            return { state: decision.state };
+            return { state: decision.state, decision };
           }
           if (!(await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))) continue;
-          return { state: decision.state };
+          return { state: decision.state, decision };
         }
         const { inbound } = decision;
-        after = decision.after;
+        after = (prompt) => decision.after(prompt, 0);
         const id = deliveryId(inbound.messageId);
         const entry = answerOf(record, id);
         if (entry !== undefined) {
@@ -334,9 +370,9 @@ export function createTurn(o: TurnOptions) {
             continue;
           }
           logger.info(who(inbound), 'engine: duplicate delivery');
-          if (entry !== WAITING) return { prompt: entry, state: after(entry) };
+          if (entry !== WAITING) return { prompt: entry, state: after(entry), decision };
           const lang = record.profile?.lang ?? 'en';
-          return runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>;
+          return { ...(await (runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>)), decision };
         }
         // The profile record is read when the conversation starts over, with the pending outcomes of a new
         // channel session (one round trip); otherwise the copy kept in the record serves.
@@ -349,8 +385,8 @@ export function createTurn(o: TurnOptions) {
             ? await Promise.all([fresh ? readProfile(store, inbound) : undefined, inbound.newSession ? store.get(keys.pending(inbound)) : null])
             : [undefined, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
-        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, decision.after);
-        if (outcome !== CONFLICT) return outcome;
+        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, after);
+        if (outcome !== CONFLICT) return { ...outcome, decision };
       }
       logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
       const prompt = answers.notice('common.busy', known?.profile?.lang ?? 'en', false);
@@ -369,5 +405,5 @@ export function createTurn(o: TurnOptions) {
             : answers.notice('common.unavailable', lang, true);
       return { prompt, state: after(prompt) };
     }
-  };
+  }
 }

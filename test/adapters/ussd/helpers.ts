@@ -6,7 +6,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
-import type { Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
+import type { Decide, Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
@@ -89,15 +89,27 @@ export function scriptedEngine() {
  * compare-and-set; a write that loses decides again from the winner's state.
  */
 export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
+  /** The engine's answer to a step and to each answer typed ahead that the channel takes on the screen before. */
+  async function stepped<S>(decision: Extract<TurnDecision<S>, { kind: 'step' }>): Promise<S> {
+    let prompt = await engine.handle(decision.inbound);
+    let taken = 0;
+    for (const answer of decision.ahead?.answers ?? []) {
+      const action = prompt.final ? undefined : decision.ahead!.take(prompt, answer);
+      if (!action) break;
+      taken++;
+      prompt = await engine.handle({ ...decision.inbound, newSession: undefined, ...action, messageId: `${decision.inbound.messageId}.${taken}` });
+    }
+    return decision.after(prompt, taken);
+  }
   return {
     handle: (inbound) => engine.handle(inbound),
-    async turn<S>(participant: Participant, decide: (state: S | undefined) => TurnDecision<S>): Promise<S> {
+    async turn<S>(participant: Participant, decide: Decide<S>): Promise<S> {
       const key = `conv:${participant.channel}:${participant.conversationId}`;
       for (;;) {
         const stored = await store.get(key);
         const decision = decide((stored?.snapshot as { channel?: S } | undefined)?.channel);
         if (decision.kind === 'reply' && !decision.changed) return decision.state;
-        const state = decision.kind === 'reply' ? decision.state : decision.after(await engine.handle(decision.inbound));
+        const state = decision.kind === 'reply' ? decision.state : await stepped(decision);
         if ((await store.set(key, { channel: state }, stored?.version ?? null, 600)) !== null) return state;
       }
     },
