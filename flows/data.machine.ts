@@ -262,6 +262,8 @@ export const dataMachine = setup({
       purchase: {
         src: 'purchaseData',
         input: (context) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
           duplicateCheckKey: context.key,
           network: context.network ?? '',
           datacode: context.bundle?.datacode ?? '',

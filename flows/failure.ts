@@ -43,6 +43,7 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrongLeft': 'Wrong PIN. {left} attempts left.',
     'failure.pin_locked': 'Your PIN is locked after too many wrong attempts. Ask the operator to unlock it.',
     'failure.approvals_unavailable': 'This payment needs approval, but the approvals channel could not be reached. Nothing was sent: please try again.',
+    'failure.not_recorded': 'Nothing was sent: we could not record this just now. Please try again shortly.',
     'failure.unknown': 'Something went wrong. Please try again later.',
   },
   sw: {
@@ -60,6 +61,7 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrongLeft': 'PIN si sahihi. Majaribio {left} yamebaki.',
     'failure.pin_locked': 'PIN yako imefungwa baada ya makosa mengi. Omba mwendeshaji aifungue.',
     'failure.approvals_unavailable': 'Malipo haya yanahitaji idhini, lakini hatukuweza kufikia idhaa ya idhini. Hakuna kilichotumwa: tafadhali jaribu tena.',
+    'failure.not_recorded': 'Hakuna kilichotumwa: hatukuweza kuliandika sasa hivi. Tafadhali jaribu tena baada ya muda mfupi.',
     'failure.unknown': 'Kuna hitilafu. Tafadhali jaribu tena baadaye.',
   },
 };

@@ -338,6 +338,8 @@ export const pinMachine = setup({
       purchase: {
         src: 'purchasePin',
         input: (context) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
           duplicateCheckKey: context.key,
           serviceType: context.serviceType ?? '',
           productCode: context.bundle ? productCodeOf(context.bundle) : '',

@@ -215,7 +215,7 @@ export interface FlowServices {
   latestCollections(input: { limit: number } & Asker): Promise<CollectionSummary[]>;
 
   listDataBundles(input: { network: string; accountNumber?: string }): Promise<DataBundle[]>;
-  purchaseData(input: {
+  purchaseData(input: Partial<Asker> & {
     duplicateCheckKey: string;
     network: string;
     datacode: string;
@@ -228,7 +228,7 @@ export interface FlowServices {
 
   listPinBundles(input: { serviceType: string }): Promise<PinBundle[]>;
   validateCandidate(input: { serviceType: string; productCode: string; accountNumber: string }): Promise<Candidate>;
-  purchasePin(input: {
+  purchasePin(input: Partial<Asker> & {
     duplicateCheckKey: string;
     serviceType: string;
     productCode: string;

@@ -130,6 +130,7 @@ export interface ServiceFailure {
     | 'pin_wrong'
     | 'pin_locked'
     | 'approvals_unavailable'
+    | 'not_recorded'
     | 'unknown';
   /** Field -> messages, for validation. */
   fields?: Record<string, string[]>;
@@ -142,7 +143,8 @@ export function isServiceFailure(e: unknown): e is ServiceFailure {
 
 /**
  * The failures of a create that prove nothing was made: the service refused the request itself, or our own
- * code said no before any call (the access policy, an approvals board that could not take the payment; today
+ * code said no before any call (the access policy, an approvals board that could not take the payment, the
+ * journal that could not take the intent of a first attempt (`not_recorded`); today
  * both say no before our record's intent is written, but one that came after it would still have sent nothing).
  * A 429, a 5xx or a lost answer prove nothing: the client repeats a create under its Duplicate-Check-Key, so
  * one of those may end a run whose earlier attempt the service committed.
@@ -155,6 +157,7 @@ const MADE_NOTHING: ReadonlySet<ServiceFailure['code']> = new Set([
   'not_allowed',
   'limit_exceeded',
   'approvals_unavailable',
+  'not_recorded',
 ]);
 
 /**

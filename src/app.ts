@@ -38,6 +38,12 @@ import { DirectRoutes } from './http/direct-routes.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
+import { Redis } from 'ioredis';
+import { openDatabase, type Database } from './journal/database.js';
+import { migrate } from './journal/migrate.js';
+import { Journal, moneyJournal } from './journal/index.js';
+import { JournalWriter } from './journal/writer.js';
+import { startRetention } from './journal/retention.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -56,6 +62,12 @@ export interface RunningApp {
   logger: Logger;
   /** Maker/checker: the payments held for approval (its sweep runs every minute). */
   approvals: ApprovalDesk;
+  /** The database of record (PostgreSQL at DATABASE_URL, or PGlite under DATA_DIR), migrated. */
+  database: Database;
+  /** The journal of money in it. */
+  journal: Journal;
+  /** Where later facts go (buffered: they survive the database being away). */
+  journalWriter: JournalWriter;
   /** Stops taking requests, finishes those in flight and the queued notifications, and closes. */
   stop(): Promise<void>;
 }
@@ -99,11 +111,35 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   direct.use(drainUnreadBodies);
   direct.use(metrics.http);
 
+  // The money is kept in the database: it must open and migrate (under an advisory lock, processes starting
+  // together) before anything can move money. A start that cannot open it does not happen.
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  try {
+    const ran = await migrate(database.db);
+    if (ran.length > 0) logger.info({ migrations: ran, database: database.kind }, 'database migrated');
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  const journal = new Journal(database.db);
+  const journalRedis = config.REDIS_URL ? new Redis(config.REDIS_URL, { keyPrefix: 'momo:', maxRetriesPerRequest: 1 }) : undefined;
+  journalRedis?.on('error', () => {});
+  const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
+  journalWriter.start();
+  const stopRetention = startRetention({ journal, days: config.RETENTION_DAYS, logger });
+
   // Listen first: the embedded sandbox and its webhooks need the port we got.
   const server = await listen(app, direct, config.PORT);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   const closers: Array<() => Promise<void>> = [];
+  // Closed last (closers run in reverse): every part that journals has stopped by then.
+  closers.push(async () => {
+    stopRetention();
+    await journalWriter.close();
+    journalRedis?.disconnect();
+    await database.close();
+  });
 
   let sandbox: Sandbox | undefined;
   if (config.embeddedSandbox) {
@@ -139,7 +175,14 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }
   // What we make is recorded before it is made: notifications are believed for these records only.
   const made = new MadeRecords({ store, logger });
-  const recorded = recordMade(createServices({ client, policy, store, logger }), made, logger);
+  const money = moneyJournal(journal, journalWriter, (channel, userId) => ({
+    role: policy.roleName(channel as Channel, userId),
+    person: policy.personOf(channel as Channel, userId),
+  }));
+  const recorded = recordMade(createServices({ client, policy, store, logger }), made, logger, {
+    journal: money,
+    giveBack: (key) => giveBackSpend(store, key),
+  });
 
   const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
@@ -192,6 +235,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     languageOf,
     onPaymentFailed: (ref) => giveBackSpend(store, ref),
     onRecipients: (ref, recipients) => payouts.report(ref, recipients),
+    journal: money,
     logger,
   });
   // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
@@ -351,6 +395,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     sandbox,
     logger,
     approvals,
+    database,
+    journal,
+    journalWriter,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections close as soon as their request is answered, not at their idle timeout.

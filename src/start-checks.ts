@@ -10,6 +10,7 @@
  * - a `*` entry whose role may use a money flow (pay, request, data, pin), unless ALLOW_ANY_USER_MONEY=true;
  * - a USSD entry whose role may use a money flow but that has no PIN: USSD confirms money with the PIN, so
  *   that user could never pay (and a `*` USSD entry can have none);
+ * - REDIS_URL (several processes) without DATABASE_URL: the embedded PGlite is one process's alone;
  * - a channel half configured: Slack's signing secret without its bot token or the other way round (or an
  *   app token without both), Telegram's webhook secret or API root without its bot token: the operator
  *   believes a channel is on (or protected) when it is not.
@@ -61,6 +62,9 @@ export function checkStart(config: Config): StartChecks {
     if (entry.channel === 'ussd' && money.length > 0 && !entry.hasPin) {
       refuse(`ACCESS_POLICY: ${name} (role ${entry.role}) may use ${money.join(', ')} but has no PIN, and USSD confirms money with one: give it a PIN hash`);
     }
+  }
+  if (config.REDIS_URL && !config.DATABASE_URL) {
+    refuse('DATABASE_URL: REDIS_URL is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server');
   }
   const slackSecret = Boolean(config.SLACK_SIGNING_SECRET);
   const slackToken = Boolean(config.SLACK_BOT_TOKEN);

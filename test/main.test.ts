@@ -15,7 +15,7 @@ interface Run {
 function run(env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', ...env },
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Schema } from './schema.js';
@@ -19,6 +19,11 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Ends the pool (or closes PGlite, flushing its files). Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Calls `listener` with the SQL of every statement run from now on (measurements and tests: which hop
+   * writes what). Returns the unsubscribe.
+   */
+  watch(listener: (sql: string) => void): () => void;
 }
 
 export interface DatabaseOptions {
@@ -35,6 +40,14 @@ export interface DatabaseOptions {
  * the first payment. It does not migrate: call `migrate(db)` (./migrate.ts) next.
  */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const listeners = new Set<(sql: string) => void>();
+  const watch = (listener: (sql: string) => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
+  const log = (event: LogEvent) => {
+    for (const listener of listeners) listener(event.query.sql);
+  };
   let database: Database;
   if (options.databaseUrl) {
     // Bounded waits: a server that does not answer fails the write (the intent: nothing moves; a later fact:
@@ -50,14 +63,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on('error', () => {});
     // The same for a client whose connection drops between two queries of a checked-out connection.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-    database = { db, kind: 'postgres', close: once(() => db.destroy()) };
+    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }), log });
+    database = { db, kind: 'postgres', close: once(() => db.destroy()), watch };
   } else {
     const where = options.dataDir === 'memory://' ? 'memory://' : path.resolve(options.dataDir, 'pglite');
     if (where !== 'memory://') await mkdir(where, { recursive: true });
     const lite = await PGlite.create(where);
-    const db = new Kysely<Schema>({ dialect: new PGliteDialect(lite) });
-    database = { db, kind: 'pglite', close: once(() => db.destroy()) };
+    const db = new Kysely<Schema>({ dialect: new PGliteDialect(lite), log });
+    database = { db, kind: 'pglite', close: once(() => db.destroy()), watch };
   }
   try {
     await database.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();

@@ -71,7 +71,8 @@ export interface JournalEvent {
 
 /** The service's answer to the create call. */
 export interface Answer {
-  serviceId: string;
+  /** Absent when the answer named nothing (the service already held our key: "already submitted"). */
+  serviceId?: string;
   /** The service's word for the state it answered with. */
   serviceState?: string;
   /** Our word for it; default `submitted`. */
@@ -284,7 +285,11 @@ export class Journal {
       source: answer.source ?? 'create',
       key: `${ref}:answer`,
       at: answer.at ?? new Date(),
-      data: { ...answer.data, id: answer.serviceId, ...(answer.serviceState ? { serviceState: answer.serviceState } : {}) },
+      data: {
+        ...answer.data,
+        ...(answer.serviceId ? { id: answer.serviceId } : {}),
+        ...(answer.serviceState ? { serviceState: answer.serviceState } : {}),
+      },
       state: answer.state ?? 'submitted',
       serviceId: answer.serviceId,
       serviceState: answer.serviceState,

@@ -13,7 +13,10 @@ import { Decimal } from 'decimal.js';
 import { metadataRef, type Made, type MadeRecords } from '../conversation/services/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
+import { events as journalEvents, type MoneyJournal } from '../journal/index.js';
+import type { OperationState } from '../journal/schema.js';
 import type { Logger } from '../log.js';
+import { ourWord } from '../reconciliation/match.js';
 import { deliveryFor, isFinal, marksOf, PAYMENT_FAILED, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
 import type { Lease, NotificationMarks } from './marks.js';
 import { notifyText } from './messages.js';
@@ -63,7 +66,19 @@ export interface DispatcherOptions {
    * the queue retries. Default: none. The payouts' messages (src/payouts) are updated from it.
    */
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
+  /**
+   * The journal (src/journal): each believed state is journalled (how learned: `notification`, or `read` from
+   * the follow-up) and each telling (channel, to whom, the words) once told; through the buffered writer, so
+   * nothing here waits for the database. Default: none.
+   */
+  journal?: MoneyJournal;
   logger: Logger;
+}
+
+/** A believed notice's state in the journal's words: a collection that matched a request completes it. */
+function journalState(record: Made, notice: Notice): OperationState {
+  if (notice.kind === 'collection') return ['failed', 'reversed'].includes(notice.status ?? '') ? 'submitted' : 'completed';
+  return ourWord(record.kind === 'payment' ? 'payment' : 'request', notice.state);
 }
 
 /** Default of DispatcherOptions.markTtlSeconds: 14 days (events are kept 30). */
@@ -120,7 +135,7 @@ export function createDispatcher(options: DispatcherOptions) {
 
   const words = (delivery: Delivery, lang: Lang): string => notifyText(lang, delivery.messageKey, delivery.params);
 
-  async function send(delivery: Delivery, text: string): Promise<void> {
+  async function send(delivery: Delivery, text: string, told: (channel: string, to: string) => void): Promise<void> {
     const { address } = delivery;
     const notifier = options.notifiers[address.channel];
     if (!notifier) {
@@ -129,8 +144,12 @@ export function createDispatcher(options: DispatcherOptions) {
     }
     // Queued first: should keeping it for the next dial fail, the retry queues the same SMS again, and its
     // marks send it once.
-    if (address.channel === 'ussd' && options.sms) await options.sms({ to: address.conversationId, text, key: delivery.dedupKey });
+    if (address.channel === 'ussd' && options.sms) {
+      await options.sms({ to: address.conversationId, text, key: delivery.dedupKey });
+      told('sms', address.conversationId);
+    }
     await notifier.send(address, text);
+    told(address.channel, `${address.channel}:${address.conversationId}`);
   }
 
   /**
@@ -207,8 +226,22 @@ export function createDispatcher(options: DispatcherOptions) {
     if (record.kind === 'payment' && notice.kind === 'payment' && notice.recipients && options.onRecipients) await options.onRecipients(record.ref, notice.recipients);
   }
 
-  /** Tells `notice` about our record `record` once: marks, words from the record, the notifier. */
-  async function tell(record: Made, notice: Notice): Promise<DispatchResult> {
+  /**
+   * Tells `notice` about our record `record` once: marks, words from the record, the notifier. `source`: how
+   * the state was learned, as the journal keeps it.
+   */
+  async function tell(record: Made, notice: Notice, source: 'notification' | 'read' = 'notification'): Promise<DispatchResult> {
+    const state = journalState(record, notice);
+    options.journal?.write(
+      journalEvents.state(record.ref, {
+        state,
+        serviceState: notice.kind === 'collection' ? `collection.${notice.status ?? notice.state}` : notice.state,
+        source,
+        ...(notice.kind !== 'collection' ? { serviceId: notice.id } : {}),
+        data: { ...(notice.reason ? { reason: notice.reason } : {}), ...(notice.kind === 'collection' ? { collection: notice.id } : {}) },
+        ...(notice.kind === 'collection' ? { key: `${record.ref}:state:collection:${notice.id}:${source}` } : {}),
+      }),
+    );
     if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state)) await options.onPaymentFailed?.(record.ref);
     const delivery = deliveryFor(record, notice);
     if (!delivery) return 'ignored';
@@ -228,7 +261,10 @@ export function createDispatcher(options: DispatcherOptions) {
     }
     if (!tellIt) return 'ignored';
     try {
-      await keeping(claim, () => send(delivery, words(delivery, lang ?? 'en')));
+      const text = words(delivery, lang ?? 'en');
+      const told = (channel: string, to: string) =>
+        options.journal?.write(journalEvents.telling(record.ref, { channel, to, text, outcome: state, source, key: `${record.ref}:telling:${channel}:${delivery.dedupKey}` }));
+      await keeping(claim, () => send(delivery, text, told));
     } catch (err) {
       // Not told: free the lease so the queue's retry (or the service's next attempt) tells it. Should the
       // release fail, the lease runs out on its own and the retry waits for that.

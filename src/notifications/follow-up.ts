@@ -128,7 +128,7 @@ export function createFollowUp(options: FollowUpOptions) {
         if (!record.id) record = (await made.accepted(record.ref, found.id)) ?? record;
         if (found.ref === '' || found.ref === metadataRef(record)) {
           await dispatcher.recipientsOf(record, found);
-          await dispatcher.tell(record, found);
+          await dispatcher.tell(record, found, 'read');
           if (isFinal(found)) return;
         }
       }

@@ -13,6 +13,7 @@ import type { DirectRoutes } from '../http/direct-routes.js';
 import type { Logger } from '../log.js';
 import type { MomoClient } from '../momo/index.js';
 import { createLimiter, tickBatcher } from './batch.js';
+import type { MoneyJournal } from '../journal/index.js';
 import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
@@ -76,6 +77,8 @@ export interface NotificationsOptions {
   onPaymentFailed?: (ref: string) => Promise<unknown>;
   /** DispatcherOptions.onRecipients: a payout's recipients' states (src/payouts). */
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
+  /** DispatcherOptions.journal: states and tellings journalled (buffered). */
+  journal?: MoneyJournal;
   logger: Logger;
 }
 
@@ -114,6 +117,7 @@ export function createNotifications(options: NotificationsOptions) {
     leaseMs: options.leaseMs,
     onPaymentFailed: options.onPaymentFailed,
     onRecipients: options.onRecipients,
+    journal: options.journal,
     logger,
   });
   const followUp = createFollowUp({

@@ -104,7 +104,7 @@ export class Fleet {
         new Promise<void>((resolve, reject) => {
           const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
             cwd: ROOT,
-            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: 'memory://', ...env },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           const instance: Instance = { name, slot, child, tail: [] };

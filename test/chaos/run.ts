@@ -33,6 +33,7 @@ import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { Transport, type Answer } from './transport.js';
 import { ACKNOWLEDGED, createPeople, OUTCOME, PIN, START_OVER, type Conversation } from './users.js';
+import { serverDatabase } from '../journal/server-database.js';
 
 export interface ChaosOptions {
   conversations: number;
@@ -196,6 +197,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const sandboxPort = (sandboxServer.address() as AddressInfo).port;
 
   const redisProxy = await new RedisProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) }).start();
+  // Several processes on one Redis keep their journal in one PostgreSQL database (a production start refuses
+  // REDIS_URL without DATABASE_URL): one of the run's own, dropped at its end.
+  const journalDatabase = await serverDatabase('chaos');
   const bot = await new ChaosBotApi({ faultShare: TELEGRAM_SEND_FAULTS, random }).start();
 
   // The rotation's faults of payment calls wait for the next one: a kill only when every instance is up (so
@@ -242,6 +246,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       MOMO_WEBHOOK_USER: WEBHOOK_USER,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
       REDIS_URL: `redis://127.0.0.1:${redisProxy.port}/${db}`,
+      DATABASE_URL: journalDatabase.url,
       PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,
@@ -414,6 +419,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   sandboxServer.closeAllConnections();
   await new Promise<void>((resolve) => sandboxServer.close(() => resolve()));
   await sandbox.close();
+  await journalDatabase.drop();
   await cleanProductKeys(redis);
   await redis.quit();
   rmSync(dir, { recursive: true, force: true });

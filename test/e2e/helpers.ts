@@ -3,7 +3,7 @@ import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 
 export async function startProduct(env: Record<string, string> = {}): Promise<RunningApp> {
-  return startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env }));
+  return startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', ...env }));
 }
 
 /**

@@ -32,7 +32,7 @@ beforeAll(async () => {
   slack = new FakeSlack();
   await slack.start();
   app = await startApp(
-    loadConfig({
+    loadConfig({ DATA_DIR: 'memory://',
       PORT: '0',
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,

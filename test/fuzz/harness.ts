@@ -63,7 +63,7 @@ export async function startFuzzProduct(env: Record<string, string> = {}, logger:
   const graph = await startFakeGraphApi();
   const port = await freePort();
   const app = await startApp(
-    loadConfig({
+    loadConfig({ DATA_DIR: 'memory://',
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,

@@ -20,46 +20,12 @@
  * needs the server's URL (to start the product as a process, or to drop the database) use `serverDatabase()`.
  * `POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`) names the server's admin database.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
+import { serverDatabase, type ServerDatabase } from './server-database.js';
 
-/** The admin URL of the test server. */
-export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** A database created on the test server for one test file. */
-export interface ServerDatabase {
-  /** `postgres://…/<name>`. */
-  url: string;
-  name: string;
-  /** Drops it (ending every connection to it first). */
-  drop(): Promise<void>;
-}
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Creates an empty database with a unique name on the test server. */
-export async function serverDatabase(label = 'test'): Promise<ServerDatabase> {
-  const name = `momo_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(5).toString('hex')}`;
-  await admin((c) => c.query(`create database "${name}"`));
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    name,
-    drop: () => admin((c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
-  };
-}
+export { POSTGRES_URL, serverDatabase, type ServerDatabase } from './server-database.js';
 
 export interface OpenOptions {
   /** Another connection (pool) to the same database instead of the shared one. PostgreSQL only. */

@@ -117,7 +117,7 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
   beforeAll(async () => {
     at = await atSmsServer();
     app = await startApp(
-      loadConfig({ PORT: '0', LOG_LEVEL: 'info', SMS_PROVIDER: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'at-key-2', SMS_SENDER_ID: 'MOMO', AT_SMS_URL: at.url }),
+      loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info', SMS_PROVIDER: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'at-key-2', SMS_SENDER_ID: 'MOMO', AT_SMS_URL: at.url }),
       { logger },
     );
   });

@@ -26,7 +26,7 @@ const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output');
 let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
-  app = await startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }));
+  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }));
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {

@@ -37,7 +37,7 @@ interface Run {
 function runMain(env: Record<string, string | undefined>): Promise<Run> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../../', import.meta.url).pathname,
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -73,6 +73,8 @@ const CASES = {
   brokenPolicy: { ...PRODUCTION, ACCESS_POLICY: '{"roles": {}' },
   approvalsNowhere: { ...PRODUCTION, ACCESS_POLICY: policy({ telegram: { '123': { role: 'maker' } } }, { maker: { ...teller, approvalAbove: { UGX: '100000' } } }) },
   approvalsChannelName: { ...PRODUCTION, SLACK_APPROVALS_CHANNEL: '#finance' },
+  // Nothing is reached: the start is refused before it connects to Redis.
+  redisWithoutDatabase: { ...PRODUCTION, REDIS_URL: 'redis://127.0.0.1:9/0' },
   safe: PRODUCTION,
   // Allowed, with warnings: no notification credentials, no USSD token; and a * entry that may only check.
   noCredentials: {
@@ -134,6 +136,10 @@ describe('a production start is refused, with one line naming the setting', () =
 
   it('with a USSD user who may move money but has no PIN', () => {
     expect(refusal(runs.pinless)).toMatch(/^ACCESS_POLICY: users\.ussd\.\+2567\*+456 .*no PIN/);
+  });
+
+  it('with REDIS_URL (several processes) but no DATABASE_URL (the embedded PGlite is one process)', () => {
+    expect(refusal(runs.redisWithoutDatabase)).toMatch(/^DATABASE_URL: REDIS_URL is set/);
   });
 
   it('with Slack or Telegram half configured', () => {

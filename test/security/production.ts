@@ -63,7 +63,7 @@ export async function startProductionProduct(env: Record<string, string | undefi
       ...env,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  const app = await startApp(loadConfig(settings), { logger }).catch(async (err: unknown) => {
+  const app = await startApp(loadConfig({ DATA_DIR: 'memory://', ...settings }), { logger }).catch(async (err: unknown) => {
     sandboxServer.closeAllConnections();
     await new Promise((resolve) => sandboxServer.close(resolve));
     await sandbox.close();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
+import { cleanProductKeys, dropProductDatabase, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, which this file alone writes while it runs. */
 const REDIS_URL = TEST_REDIS_URL;
@@ -43,6 +43,7 @@ afterAll(async () => {
   await service?.close();
   await cleanProductKeys(redis);
   await redis?.quit();
+  await dropProductDatabase();
 });
 
 async function start(): Promise<ProductProcess> {

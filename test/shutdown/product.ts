@@ -11,6 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
+import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -21,12 +22,33 @@ export interface ProductProcess {
   output(): string;
 }
 
-/** Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. */
-export function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
+let database: Promise<ServerDatabase> | undefined;
+
+/**
+ * The PostgreSQL database the product processes of one test file share (a production start with REDIS_URL
+ * needs DATABASE_URL: PGlite is one process's); created on first use, dropped by {@link dropProductDatabase}.
+ */
+export function productDatabase(): Promise<ServerDatabase> {
+  return (database ??= serverDatabase('product'));
+}
+
+/** Drops the database of {@link productDatabase}, if one was made. */
+export async function dropProductDatabase(): Promise<void> {
+  const made = database;
+  database = undefined;
+  await (await made)?.drop();
+}
+
+/**
+ * Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. Without DATABASE_URL its
+ * journal is an in-memory PGlite, or, in production mode with Redis, the file's {@link productDatabase}.
+ */
+export async function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
   let output = '';
+  const shared = env.MOMO_BASE_URL && env.REDIS_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../../', import.meta.url).pathname,
-    env: { PATH: process.env.PATH, PORT: '0', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

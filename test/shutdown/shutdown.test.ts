@@ -12,7 +12,7 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import http from 'node:http';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
+import { cleanProductKeys, dropProductDatabase, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, this file alone while it runs. */
@@ -47,6 +47,7 @@ afterAll(async () => {
   await service?.close();
   await cleanProductKeys(redis);
   await redis?.quit();
+  await dropProductDatabase();
 });
 
 /** Starts the product as its own process and resolves with its URL once it listens. */

@@ -247,6 +247,11 @@ export class AccessPolicy {
     return person && person.status === 'active' ? this.doc.roles[person.role] : undefined;
   }
 
+  /** The name of the user's role (as the policy names it), or undefined for someone the policy does not know. */
+  roleName(channel: Channel, userId: string): string | undefined {
+    return this.current.find(channel, userId)?.role;
+  }
+
   /** True when a payment of `amount` `currency` by this user is held for an approver (the role's `approvalAbove`). */
   needsApproval(channel: Channel, userId: string, amount: string, currency: string): boolean {
     const above = this.role(channel, userId)?.approvalAbove;

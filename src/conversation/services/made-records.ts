@@ -15,9 +15,12 @@
  * - `made:open:<phone>:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
-import type { FlowServices } from '../../../flows/services.js';
-import { madeNothing } from '../../../flows/types.js';
+import { isAlreadySubmitted, type Asker, type FlowServices } from '../../../flows/services.js';
+import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flows/types.js';
+import { events, type MoneyJournal } from '../../journal/index.js';
+import type { OperationKind, OperationState } from '../../journal/schema.js';
 import type { Logger } from '../../log.js';
+import { ourWord } from '../../reconciliation/match.js';
 import { changeStored } from '../store/change-stored.js';
 import { keys } from '../store/keys.js';
 import type { SessionStore } from '../types.js';
@@ -113,11 +116,19 @@ export class MadeRecords {
    * repeat (a create retried under the same key) keeps the first.
    */
   async intend(intent: Intent): Promise<Made> {
+    return (await this.intendOnce(intent)).made;
+  }
+
+  /**
+   * {@link intend}, saying whether this write was the first (`first`): false when a record of the ref was
+   * there already, so an earlier attempt under the key may have reached the service.
+   */
+  async intendOnce(intent: Intent): Promise<{ made: Made; first: boolean }> {
     const key = madeKey(intent.ref);
     const fresh: Made = { ...intent, created: this.now() };
     const [version] = await Promise.all([this.store.set(key, fresh, null, MADE_TTL_SECONDS), ...this.listeners.map((listener) => listener(fresh))]);
-    if (version !== null) return fresh;
-    return ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh;
+    if (version !== null) return { made: fresh, first: true };
+    return { made: ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh, first: false };
   }
 
   /**
@@ -220,22 +231,83 @@ export class MadeRecords {
   }
 }
 
+/** What recordMade journals besides our record (src/journal): absent, only the record is kept. */
+export interface RecordMadeOptions {
+  journal?: MoneyJournal;
+  /** Gives back the spend reserved under a key when nothing was sent (access-policy.ts giveBackSpend). */
+  giveBack?: (duplicateCheckKey: string) => Promise<unknown>;
+}
+
+/** Who asked, and in which flow, as the journal's intent keeps it. */
+interface Asked {
+  kind: OperationKind;
+  flow: string;
+  asker: Partial<Asker>;
+}
+
+/** What the create's answer says, in the journal's words. */
+interface Answered {
+  id?: string;
+  serviceState?: string;
+  state: OperationState;
+}
+
+/** A purchase's answer status in our words: the vending group answers once, done or not. */
+const purchaseState = (status: string): OperationState =>
+  ['success', 'successful', 'completed', 'processed'].includes(status.toLowerCase()) ? 'completed' : 'submitted';
+
 /**
  * FlowServices that record each payment, collection request and purchase they create: the intent before
- * the call, then the id or the refusal. A record that cannot be written before the call stops it (NotCalled:
- * the runner repeats the step later under the same key); one that cannot be completed after it is logged,
- * never turned into a failure of a call the service accepted.
+ * the call (our record in the store and, with a journal, its row in the database, together), then the id or
+ * the refusal. An intent that cannot be written before the call stops it:
+ * - our record could not be written, or the journal could not take a repeated attempt's intent (an earlier
+ *   attempt under the same key, a run taken over, may have reached the service): NotCalled, the runner
+ *   repeats the step later under the same key, and the user is told it is being confirmed;
+ * - the journal could not take a first attempt's intent (no record of the ref was there, so nothing can have
+ *   been sent): the failure `not_recorded`, which proves nothing was made: the user is told nothing was sent
+ *   and to try again shortly, and the spend reserved for it is given back.
+ * One that cannot be completed after the call is logged (the journal's later rows wait in the buffered
+ * writer), never turned into a failure of a call the service accepted.
  */
-export function recordMade(services: FlowServices, made: MadeRecords, logger: Logger): FlowServices {
-  async function track<R>(intent: Intent, create: () => Promise<R>, idOf: (result: R) => string | undefined): Promise<R> {
+export function recordMade(services: FlowServices, made: MadeRecords, logger: Logger, options: RecordMadeOptions = {}): FlowServices {
+  const { journal } = options;
+  async function track<R>(intent: Intent, asked: Asked, create: () => Promise<R>, answerOf: (result: R) => Answered): Promise<R> {
     if (intent.ref === '') return create();
-    try {
-      await made.intend(intent);
-    } catch (error) {
+    const channel = asked.asker.channel ?? intent.chat.split(':')[0] ?? '';
+    const user = asked.asker.userId ?? '';
+    const who = journal && user ? journal.who(channel, user) : { role: '' };
+    const [kept, journalled] = await Promise.allSettled([
+      made.intendOnce(intent),
+      journal?.intend({
+        ref: intent.ref,
+        kind: asked.kind,
+        amount: intent.amount,
+        currency: intent.currency,
+        payee: intent.payee,
+        channel,
+        channelUser: user,
+        chat: intent.chat,
+        role: who.role,
+        flow: asked.flow,
+        data: { ...(who.person ? { person: who.person } : {}), ...(intent.recipient ? { recipient: intent.recipient } : {}) },
+      }),
+    ]);
+    if (kept.status === 'rejected') {
       // Nothing was sent this time, but an earlier attempt under the same key (a run taken over) may have
       // reached the service: the step is repeated later (see NotCalled), never ended as a failure.
-      logger.error({ err: String(error), kind: intent.kind }, 'could not record the intent; the call waits to be repeated');
-      throw new NotCalled(`the intent could not be recorded: ${String(error)}`);
+      logger.error({ err: String(kept.reason), kind: intent.kind }, 'could not record the intent; the call waits to be repeated');
+      throw new NotCalled(`the intent could not be recorded: ${String(kept.reason)}`);
+    }
+    if (journalled.status === 'rejected') {
+      if (!kept.value.first) {
+        logger.error({ err: String(journalled.reason), kind: intent.kind }, 'the journal did not take a repeated intent; the call waits to be repeated');
+        throw new NotCalled(`the intent could not be journalled: ${String(journalled.reason)}`);
+      }
+      logger.error({ err: String(journalled.reason), kind: intent.kind }, 'the journal did not take the intent; nothing was sent');
+      await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
+      await options.giveBack?.(intent.ref).catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give the spend back'));
+      const failure: ServiceFailure = { code: 'not_recorded', message: 'the journal could not take the intent; nothing was sent' };
+      throw failure;
     }
     let result: R;
     try {
@@ -245,16 +317,46 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
       // leaves the intent open for the follow-up.
       if (madeNothing(error)) {
         await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
+        journal?.write(events.refusal(intent.ref, { reason: error.message ?? error.code, data: { code: error.code } }));
+      } else if (journal) {
+        const code = isServiceFailure(error) ? error.code : 'unknown';
+        journal.write({ ref: intent.ref, type: 'unanswered', source: 'create', key: `${intent.ref}:unanswered:${code}`, at: new Date(), data: { code } });
       }
       throw error;
     }
-    await made.accepted(intent.ref, idOf(result) || undefined).catch((err: unknown) => {
+    const answer = answerOf(result);
+    await made.accepted(intent.ref, answer.id || undefined).catch((err: unknown) => {
       logger.warn({ err: String(err), kind: intent.kind }, 'could not link the id to its record; the follow-up will find it');
     });
+    journal?.write(
+      events.answer(intent.ref, {
+        serviceId: answer.id,
+        serviceState: answer.serviceState,
+        state: answer.state,
+        ...(answer.id ? {} : { data: { alreadySubmitted: true } }),
+      }),
+    );
     return result;
   }
-  const idOf = (result: object) => ('id' in result && typeof result.id === 'string' ? result.id : undefined);
-  const referenceOf = (result: object) => ('reference' in result && typeof result.reference === 'string' ? result.reference : undefined);
+  const submittedBefore: Answered = { state: 'submitted' };
+  const paymentAnswer = (result: object): Answered => {
+    if (isAlreadySubmitted(result as never)) return submittedBefore;
+    const { id, state } = result as { id?: unknown; state?: unknown };
+    const serviceState = typeof state === 'string' ? state : undefined;
+    return { id: typeof id === 'string' ? id : undefined, serviceState, state: serviceState ? ourWord('payment', serviceState) : 'submitted' };
+  };
+  const requestAnswer = (result: object): Answered => {
+    if (isAlreadySubmitted(result as never)) return submittedBefore;
+    const { id, status } = result as { id?: unknown; status?: unknown };
+    const serviceState = typeof status === 'string' ? status : undefined;
+    return { id: typeof id === 'string' ? id : undefined, serviceState, state: serviceState ? ourWord('request', serviceState) : 'submitted' };
+  };
+  const purchaseAnswer = (result: object): Answered => {
+    if (isAlreadySubmitted(result as never)) return submittedBefore;
+    const { reference, status } = result as { reference?: unknown; status?: unknown };
+    const serviceState = typeof status === 'string' ? status : undefined;
+    return { id: typeof reference === 'string' ? reference : undefined, serviceState, state: serviceState ? purchaseState(serviceState) : 'submitted' };
+  };
 
   return {
     ...services,
@@ -269,26 +371,30 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
           payee: input.phonenumber,
           ...(input.recipients?.[0] ? { recipient: input.recipients[0].phonenumber } : {}),
         },
+        { kind: input.recipients ? 'payout' : 'payment', flow: input.recipients ? 'payout' : 'pay', asker: input },
         () => services.createPayment(input),
-        idOf,
+        paymentAnswer,
       ),
     createCollectionRequest: (input) =>
       track(
         { kind: 'request', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: input.currency, payee: input.phonenumber },
+        { kind: 'request', flow: 'request', asker: input },
         () => services.createCollectionRequest(input),
-        idOf,
+        requestAnswer,
       ),
     purchaseData: (input) =>
       track(
         { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.phonenumber },
+        { kind: 'purchase', flow: 'data', asker: input },
         () => services.purchaseData(input),
-        referenceOf,
+        purchaseAnswer,
       ),
     purchasePin: (input) =>
       track(
         { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.accountNumber },
+        { kind: 'purchase', flow: 'pin', asker: input },
         () => services.purchasePin(input),
-        referenceOf,
+        purchaseAnswer,
       ),
   };
 }

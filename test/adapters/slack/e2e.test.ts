@@ -32,7 +32,7 @@ beforeAll(async () => {
   fake = new FakeSlack();
   await fake.start();
   running = await startApp(
-    loadConfig({
+    loadConfig({ DATA_DIR: 'memory://',
       PORT: '0',
       LOG_LEVEL: 'silent',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,

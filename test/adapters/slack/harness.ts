@@ -537,7 +537,7 @@ export async function startProduct(env: Record<string, string> = {}, options: Ap
   const fake = new FakeSlack();
   await fake.start();
   const running = await startApp(
-    loadConfig({ PORT: '0', LOG_LEVEL: 'silent', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: fake.apiUrl, ...env }),
+    loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: fake.apiUrl, ...env }),
     options,
   );
   return {

@@ -29,7 +29,7 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
   const bot = api;
   // Webhook mode: the service's notifications would go to PUBLIC_URL too, which nothing serves here.
   const publicUrl = delivery === 'webhook' ? { PUBLIC_URL: 'https://127.0.0.1:9' } : {};
-  const config = loadConfig({ PORT: '0', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_API_ROOT: bot.apiRoot, ...publicUrl });
+  const config = loadConfig({ DATA_DIR: 'memory://', PORT: '0', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_API_ROOT: bot.apiRoot, ...publicUrl });
   const running = await startApp(config, { logger: createLogger('silent') });
   app = running;
   let updateId = 1;

@@ -20,7 +20,7 @@ const PAYMENT = ['1', '1', RECIPIENT, 'Sarah', 'Nakato', '5000', '1', 'lunch', '
 
 let running: RunningApp;
 beforeAll(async () => {
-  running = await startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent' }));
+  running = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent' }));
 });
 afterAll(async () => {
   await running?.stop();

@@ -17,7 +17,7 @@ const lines: string[] = [];
 let app: RunningApp;
 beforeAll(async () => {
   const logger = createLogger('info', new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }));
-  app = await startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'info' }), { logger });
+  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info' }), { logger });
 });
 afterAll(async () => {
   await app.stop();

@@ -1,0 +1,48 @@
+/**
+ * The journal as the product's parts use it: the intent written before the money moves (one round trip, its
+ * failure stops the money), every later fact handed to the buffered writer (never waited for), and who asked
+ * in the words of the access policy (their role). The parts take a {@link MoneyJournal}; app.ts makes it.
+ */
+import type { Intent, JournalEvent } from './journal.js';
+import { Journal } from './journal.js';
+import type { JournalWriter } from './writer.js';
+
+export { Journal } from './journal.js';
+export type { Intent, JournalEvent } from './journal.js';
+
+export interface MoneyJournal {
+  /** Commits the intent before the money-moving call; throws when the database does not take it. */
+  intend(intent: Intent): Promise<void>;
+  /** Hands a later fact to the buffered writer (returns at once). */
+  write(event: JournalEvent): void;
+  /** Hands an intent that moves no money (a payment held for approval, a payout) to the buffered writer. */
+  writeIntent(intent: Intent): void;
+  /** Who a channel user is to the access policy: their role ('' when it knows none) and person, if any. */
+  who(channel: string, userId: string): Who;
+}
+
+export interface Who {
+  role: string;
+  person?: string;
+}
+
+export function moneyJournal(journal: Journal, writer: JournalWriter, who: (channel: string, userId: string) => Partial<Who>): MoneyJournal {
+  return {
+    intend: (intent) => journal.intend(intent),
+    write: (event) => writer.write(event),
+    writeIntent: (intent) => writer.writeIntent(intent),
+    who: (channel, userId) => {
+      const { role, person } = who(channel, userId);
+      return { role: role ?? '', ...(person ? { person } : {}) };
+    },
+  };
+}
+
+/** Answer/refusal/state/approval/telling events, built the one way (re-exported for the parts that write them). */
+export const events = {
+  answer: Journal.answerEvent,
+  refusal: Journal.refusalEvent,
+  state: Journal.stateEvent,
+  approval: Journal.approvalEvent,
+  telling: Journal.tellingEvent,
+};

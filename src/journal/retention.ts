@@ -1,0 +1,38 @@
+/**
+ * Retention: once a day (and once shortly after start) the journal deletes what is older than RETENTION_DAYS
+ * (an operation whose row has not changed since the cutoff, with all its events). Nothing younger is ever
+ * deleted, and nothing else deletes from the journal. Several processes may run it: deleting what is already
+ * gone deletes nothing.
+ */
+import type { Logger } from '../log.js';
+import type { Journal } from './journal.js';
+
+export interface RetentionOptions {
+  journal: Pick<Journal, 'deleteOlderThan'>;
+  /** RETENTION_DAYS. */
+  days: number;
+  logger: Logger;
+  /** Default one day. */
+  everyMs?: number;
+  /** The first cleanup this long after start. Default one minute. */
+  firstAfterMs?: number;
+}
+
+/** Starts the daily cleanup; returns its stop. */
+export function startRetention(o: RetentionOptions): () => void {
+  const run = () =>
+    void o.journal
+      .deleteOlderThan(o.days)
+      .then((deleted) => {
+        if (deleted.operations + deleted.events > 0) o.logger.info({ ...deleted, days: o.days }, 'journal: retention deleted what was older');
+      })
+      .catch((err: unknown) => o.logger.warn({ err: String(err) }, 'journal: retention cleanup failed; tried again tomorrow'));
+  const first = setTimeout(run, o.firstAfterMs ?? 60_000);
+  const daily = setInterval(run, o.everyMs ?? 86_400_000);
+  first.unref();
+  daily.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(daily);
+  };
+}

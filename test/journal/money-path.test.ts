@@ -1,0 +1,118 @@
+/**
+ * The journal on the money path, through the whole product (real engine, embedded sandbox, its webhooks) on
+ * both engines: PostgreSQL (a database of this file's own) and PGlite in memory.
+ * - A USSD payment leaves its intent, the service's answer, the states it reported and what was told.
+ * - The hops of a USSD conversation write nothing to the database, except the hop that moves money (one
+ *   statement: the intent).
+ * - When the database refuses the intent, no payment reaches the service and the person is told nothing was
+ *   sent and to try again shortly.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningApp } from '../../src/app.js';
+import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
+import { serverDatabase, type ServerDatabase } from './server-database.js';
+
+interface Payments {
+  count: number;
+  results: Array<{ id: number; state: string; metadata: Record<string, string> | null }>;
+}
+
+/** The answers of a USSD payment of `amount` UGX to Sarah Nakato (the sandbox's +256772000001), up to the PIN. */
+const payTo = (amount: string) => ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', 'lunch', '1'];
+const PAYEE = '+256772000001';
+
+/** The sandbox's payments made from this chat. */
+async function paymentsOf(app: RunningApp, chat: string): Promise<Payments['results']> {
+  const all = await sandboxGet<Payments>(app, `/api/payments?phonenumber=${encodeURIComponent(PAYEE)}`);
+  return all.results.filter((p) => p.metadata?.chat === chat);
+}
+
+/** A statement that changes something. */
+const isWrite = (text: string) => /^\s*(with\b[\s\S]*\b)?(insert|update|delete)\b/i.test(text);
+
+for (const engine of ['postgres', 'pglite'] as const) {
+  describe(`the journal on the money path (${engine})`, () => {
+    let app: RunningApp;
+    let server: ServerDatabase | undefined;
+    beforeAll(async () => {
+      server = engine === 'postgres' ? await serverDatabase('money_path') : undefined;
+      app = await startProduct(server ? { DATABASE_URL: server.url } : {});
+    });
+    afterAll(async () => {
+      await app?.stop();
+      await server?.drop();
+    });
+
+    it('keeps a USSD payment: intent, answer, reported states and the telling; only the money hop writes', async () => {
+      const me = '+256700333001';
+      const writes: string[] = [];
+      const stop = app.database.watch((text) => {
+        if (isWrite(text)) writes.push(text);
+      });
+      const ussd = new AtSession(app.url, me);
+      await ussd.dial();
+      for (const answer of payTo('7000')) await ussd.answer(answer);
+      expect(ussd.screens.at(-1)).toMatch(/PIN/);
+      expect(writes, 'hops that move no money write nothing').toEqual([]);
+      const outcome = await ussd.answer('1234');
+      expect(outcome).toMatch(/^END /);
+      expect(outcome).not.toMatch(/try again/i);
+      const intents = () => writes.filter((w) => /insert into "operations"/.test(w));
+      expect(intents(), 'the money hop writes its intent').toHaveLength(1);
+
+      const row = await eventually(
+        async () => (await app.journal.search({ phone: me })).items[0],
+        (op) => op?.state === 'completed' && op.told_state === 'completed',
+        'the payment completed and told in the journal',
+      );
+      expect(row).toMatchObject({ kind: 'payment', amount: '7000', currency: 'UGX', payee: PAYEE, channel: 'ussd', channel_user: me, chat: `ussd:${me}`, flow: 'pay' });
+      expect(row!.role).not.toBe('');
+      expect(row!.service_id).toMatch(/^\d+$/);
+      const timeline = await app.journal.timeline(row!.ref);
+      const types = timeline.map((e) => e.type);
+      expect(types[0]).toBe('intent');
+      expect(types).toContain('answer');
+      expect(timeline.filter((e) => e.type === 'state').map((e) => e.source)).toContain('notification');
+      const telling = timeline.find((e) => e.type === 'telling' && e.data.channel === 'ussd');
+      expect(telling?.data).toMatchObject({ to: `ussd:${me}`, outcome: 'completed' });
+      expect(String(telling?.data.text)).toMatch(/7000/);
+      // No PIN anywhere in what was kept.
+      expect(JSON.stringify(timeline)).not.toMatch(/1234/);
+
+      // The next dial shows the outcome: still no write of an intent.
+      const before = intents().length;
+      await new AtSession(app.url, me).dial();
+      expect(intents()).toHaveLength(before);
+      stop();
+    });
+
+    it('when the database refuses the intent: no payment at the service, the person told to try again shortly', async () => {
+      const me = '+256700333002';
+      await sql`create or replace function refuse_intents() returns trigger language plpgsql as $$
+        begin raise exception 'refused by the test'; end $$`.execute(app.database.db);
+      await sql`create trigger refuse_intents before insert on operation_events for each row execute function refuse_intents()`.execute(app.database.db);
+      try {
+        const ussd = new AtSession(app.url, me);
+        await ussd.dial();
+        for (const answer of payTo('9000')) await ussd.answer(answer);
+        const outcome = await ussd.answer('1234');
+        expect(outcome).toMatch(/^END /);
+        expect(outcome).toMatch(/Nothing was sent/);
+        expect(outcome).toMatch(/try again shortly/);
+        expect(outcome).not.toMatch(/submitted|sent to|being confirmed/i);
+        expect(await paymentsOf(app, `ussd:${me}`)).toEqual([]);
+        expect((await app.journal.search({ phone: me })).items).toEqual([]);
+      } finally {
+        await sql`drop trigger refuse_intents on operation_events`.execute(app.database.db);
+      }
+      // Once the database takes it again, the same person pays (a new attempt, a new key).
+      const again = new AtSession(app.url, me);
+      await again.dial();
+      for (const answer of payTo('9000')) await again.answer(answer);
+      expect(await again.answer('1234')).not.toMatch(/Nothing was sent/);
+      const paid = await eventually(() => paymentsOf(app, `ussd:${me}`), (p) => p.length === 1, 'one payment once the database is back');
+      expect(paid).toHaveLength(1);
+    });
+  });
+}
