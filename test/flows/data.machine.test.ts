@@ -110,6 +110,8 @@ describe('data machine: buying', () => {
       duplicateCheckKey: 'run-1:data',
     });
     expect(flow.calls.at(-1)?.input).toEqual({
+      channel: 'telegram',
+      userId: 'user-1',
       duplicateCheckKey: 'run-1:data',
       network: 'mtn',
       datacode: '102',

@@ -142,6 +142,8 @@ describe('pin machine: buying', () => {
       duplicateCheckKey: 'run-1:pin',
     });
     expect(flow.calls.at(-1)?.input).toEqual({
+      channel: 'telegram',
+      userId: 'user-1',
       duplicateCheckKey: 'run-1:pin',
       serviceType: 'jamb',
       productCode: 'utme',
