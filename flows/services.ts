@@ -182,6 +182,8 @@ export interface FlowServices {
      * their total and `phonenumber` a label of them (`3 recipients`), for records and approvals only.
      */
     recipients?: PayoutRecipient[];
+    /** Our grouping of this payment (a payout's id): kept in our journal as its parent, never sent to the service. */
+    parentRef?: string;
   }): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
   /**

@@ -209,8 +209,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     tell: async (address, messageKey, params) => {
       const notifier = notifiers[address.channel];
       if (!notifier) throw new Error(`no notifier for ${address.channel}`);
-      await notifier.send(address, notifyText((await languageOf(address).catch(() => undefined)) ?? 'en', messageKey, params));
+      const text = notifyText((await languageOf(address).catch(() => undefined)) ?? 'en', messageKey, params);
+      await notifier.send(address, text);
+      return text;
     },
+    journal: money,
     logger,
   });
   const services = approvals.guard(recorded);

@@ -18,6 +18,7 @@ import { madeNothing, type Params, type ServiceFailure } from '../../flows/types
 import { parseChat } from '../conversation/channels/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Address, Channel, SessionStore } from '../conversation/types.js';
+import { events, type MoneyJournal } from '../journal/index.js';
 import { maskUserId, type Logger } from '../log.js';
 import { largestOf } from '../payouts/rows.js';
 import { HeldPayments, type Decision, type HeldPayment, type PaymentInput, type SendOutcome } from './held.js';
@@ -50,8 +51,13 @@ export interface ApprovalDeskOptions {
   services: FlowServices;
   /** APPROVAL_TTL_HOURS: how long a payment waits for a decision. */
   ttlHours: number;
-  /** Tells the maker in the chat that asked (words from the notifications' catalogue). */
-  tell(address: Address, messageKey: string, params: Params): Promise<void>;
+  /** Tells the maker in the chat that asked (words from the notifications' catalogue); resolves to the words said. */
+  tell(address: Address, messageKey: string, params: Params): Promise<string | void>;
+  /**
+   * The journal (src/journal): a held payment's intent (state `held`, nothing moved), each decision (who,
+   * when, why) and each telling of it, through the buffered writer. Default: none.
+   */
+  journal?: MoneyJournal;
   logger: Logger;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
@@ -120,6 +126,7 @@ export class ApprovalDesk {
       state: 'pending',
     };
     const { held } = await this.held.create(fresh);
+    this.journalHeld(held);
     if (held.board) return HELD;
     try {
       if (!(await this.held.schedule(id, held.expiresAt))) throw new Error('too many payments wait for approval');
@@ -132,6 +139,9 @@ export class ApprovalDesk {
       await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(unwritten('expiry'));
       await this.held.schedule(id, null).catch(unwritten('unscheduling'));
       this.o.logger.error({ approval: id, err: String(error) }, 'approvals: the held payment could not be posted; nothing was sent');
+      this.o.journal?.write(
+        events.refusal(held.key, { reason: 'the approvals channel could not be reached; nothing was sent', state: 'cancelled', source: 'approval' }),
+      );
       throw refuse('approvals_unavailable', 'the approvals channel could not be reached; nothing was sent');
     }
     this.o.logger.info({ approval: id, ...makerOf(held), currency: payment.currency }, 'approvals: payment held');
@@ -181,6 +191,15 @@ export class ApprovalDesk {
     const { before, after } = await this.held.update(id, (h) => (h.state === 'pending' ? { ...h, state, decision } : null));
     if (!after) return { ok: false, refusal: before?.state === 'expired' ? 'expired' : before ? 'decided' : 'unknown', ...(before ? { held: before } : {}) };
     this.o.logger.info({ approval: id, verdict, by: maskUserId(checker.channel, checker.userId), ...makerOf(after), currency: after.payment.currency }, 'approvals: payment decided');
+    this.o.journal?.write(
+      events.approval(after.key, {
+        decision: verdict === 'approve' ? 'approved' : 'rejected',
+        by: `${checker.channel}:${checker.userId}`,
+        name: decision.name,
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        at: new Date(decision.at),
+      }),
+    );
     if (verdict === 'reject') {
       await this.held.schedule(id, null);
       await this.show(after, 'notify.approval.rejected', { reason: decision.reason ?? '' });
@@ -231,6 +250,7 @@ export class ApprovalDesk {
     if (!after) return;
     await this.held.schedule(id, null);
     this.o.logger.info({ approval: id, ...makerOf(after) }, 'approvals: payment expired undecided');
+    this.o.journal?.write(events.approval(after.key, { decision: 'expired', at: new Date(this.now()) }));
     await this.show(after, 'notify.approval.expired', { hours: String(this.o.ttlHours) });
   }
 
@@ -242,9 +262,42 @@ export class ApprovalDesk {
     await Promise.all([
       this.board?.update(held).catch((err: unknown) => this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the board message was not updated')),
       address
-        ? this.o.tell(address, messageKey, words).catch((err: unknown) => this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told'))
+        ? this.o
+            .tell(address, messageKey, words)
+            .then((text) => {
+              if (typeof text === 'string') {
+                this.o.journal?.write(
+                  events.telling(held.key, { channel: address.channel, to: `${address.channel}:${address.conversationId}`, text, source: 'approval', key: `${held.key}:telling:${messageKey}` }),
+                );
+              }
+            })
+            .catch((err: unknown) => this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told'))
         : undefined,
     ]);
+  }
+
+  /** The held payment's intent in the journal (state `held`: nothing moved yet); written again, it changes nothing. */
+  private journalHeld(held: HeldPayment): void {
+    const journal = this.o.journal;
+    if (!journal) return;
+    const { payment, maker } = held;
+    const who = journal.who(maker.channel, maker.userId);
+    journal.writeIntent({
+      ref: held.key,
+      kind: payment.recipients ? 'payout' : 'payment',
+      state: 'held',
+      amount: payment.amount,
+      currency: payment.currency,
+      payee: payment.phonenumber,
+      channel: maker.channel,
+      channelUser: maker.userId,
+      chat: payment.metadata.chat ?? '',
+      role: who.role,
+      flow: payment.recipients ? 'payout' : 'pay',
+      ...(payment.parentRef ? { parentRef: payment.parentRef } : {}),
+      at: new Date(held.heldAt),
+      data: { approval: held.id, ...(who.person ? { person: who.person } : {}) },
+    });
   }
 
   /** Expires payments past their time and sends approved ones whose sending was cut short. */

@@ -109,8 +109,10 @@ export interface StateReport {
 /** An approver's decision on a held payment. */
 export interface ApprovalDecision {
   decision: 'approved' | 'rejected' | 'expired';
-  /** Who decided (a channel user id, an operator's name); absent when the hold expired. */
+  /** Who decided (`<channel>:<user id>`, or an operator's name); absent when the hold expired. */
   by?: string;
+  /** The name their channel gives them. */
+  name?: string;
   reason?: string;
   at?: Date;
 }
@@ -339,6 +341,7 @@ export class Journal {
       data: {
         decision: decision.decision,
         ...(decision.by ? { by: decision.by } : {}),
+        ...(decision.name ? { name: decision.name } : {}),
         ...(decision.reason ? { reason: decision.reason } : {}),
       },
       state,

@@ -308,6 +308,7 @@ export class Payouts {
         description: request.recipients[0]!.description,
         metadata: { chat: maker.chat, ref: request.key },
         recipients: request.recipients,
+        parentRef: payout.id,
       });
       if (isHeld(result)) return { kind: 'held' };
       if (isAlreadySubmitted(result)) return { kind: 'sentBefore' };

@@ -168,5 +168,6 @@ describe('PGlite under DATA_DIR', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Two PGlite starts from files: seconds each on a busy machine.
+  }, 180_000);
 });

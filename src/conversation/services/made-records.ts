@@ -243,6 +243,8 @@ interface Asked {
   kind: OperationKind;
   flow: string;
   asker: Partial<Asker>;
+  /** A payout's id, for each of its requests. */
+  parentRef?: string;
 }
 
 /** What the create's answer says, in the journal's words. */
@@ -289,6 +291,7 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
         chat: intent.chat,
         role: who.role,
         flow: asked.flow,
+        ...(asked.parentRef ? { parentRef: asked.parentRef } : {}),
         data: { ...(who.person ? { person: who.person } : {}), ...(intent.recipient ? { recipient: intent.recipient } : {}) },
       }),
     ]);
@@ -371,7 +374,7 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
           payee: input.phonenumber,
           ...(input.recipients?.[0] ? { recipient: input.recipients[0].phonenumber } : {}),
         },
-        { kind: input.recipients ? 'payout' : 'payment', flow: input.recipients ? 'payout' : 'pay', asker: input },
+        { kind: input.recipients ? 'payout' : 'payment', flow: input.recipients ? 'payout' : 'pay', asker: input, parentRef: input.parentRef },
         () => services.createPayment(input),
         paymentAnswer,
       ),
