@@ -30,7 +30,7 @@ import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createReadBudget } from './ops/read-budget.js';
 import { addHealthRoutes } from './ops/health.js';
-import { warnOfEviction } from './redis/connect.js';
+import { connectRedis, warnOfEviction } from './redis/connect.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -38,7 +38,6 @@ import { DirectRoutes } from './http/direct-routes.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
-import { Redis } from 'ioredis';
 import { openDatabase, type Database } from './journal/database.js';
 import { migrate } from './journal/migrate.js';
 import { Journal, moneyJournal } from './journal/index.js';
@@ -122,8 +121,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     throw error;
   }
   const journal = new Journal(database.db);
-  const journalRedis = config.REDIS_URL ? new Redis(config.REDIS_URL, { keyPrefix: 'momo:', maxRetriesPerRequest: 1 }) : undefined;
-  journalRedis?.on('error', () => {});
+  const journalRedis = config.redis ? connectRedis(config.redis, { name: 'journal', logger, keyPrefix: 'momo:', maxRetriesPerRequest: 1 }) : undefined;
   const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
   journalWriter.start();
   const stopRetention = startRetention({ journal, days: config.RETENTION_DAYS, logger });

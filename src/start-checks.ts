@@ -63,8 +63,8 @@ export function checkStart(config: Config): StartChecks {
       refuse(`ACCESS_POLICY: ${name} (role ${entry.role}) may use ${money.join(', ')} but has no PIN, and USSD confirms money with one: give it a PIN hash`);
     }
   }
-  if (config.REDIS_URL && !config.DATABASE_URL) {
-    refuse('DATABASE_URL: REDIS_URL is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server');
+  if (config.redis && !config.DATABASE_URL) {
+    refuse(`DATABASE_URL: ${config.REDIS_URL ? 'REDIS_URL' : 'Redis'} is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server`);
   }
   const slackSecret = Boolean(config.SLACK_SIGNING_SECRET);
   const slackToken = Boolean(config.SLACK_BOT_TOKEN);

@@ -11,7 +11,7 @@
  * While anything waits, new writes queue behind it rather than overtaking it (a held payment's decision must
  * not land before its intent). Draining takes a short lock in Redis so one process drains at a time.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect.js';
 import { keys } from '../conversation/store/keys.js';
 import type { Logger } from '../log.js';
 import type { Intent, Journal, JournalEvent } from './journal.js';
@@ -22,7 +22,7 @@ export type PendingWrite = { op: 'intend'; intent: Intent } | { op: 'append'; ev
 export interface JournalWriterOptions {
   journal: Pick<Journal, 'intend' | 'append'>;
   /** Where writes wait for the database (shared by every process); absent: this process's memory. */
-  redis?: Redis;
+  redis?: RedisClient;
   logger: Logger;
   /** How often the waiting writes are tried again (and the list looked at). Default 5 s. */
   retryEveryMs?: number;
@@ -140,7 +140,7 @@ export class JournalWriter {
     return left;
   }
 
-  private async drainShared(redis: Redis): Promise<void> {
+  private async drainShared(redis: RedisClient): Promise<void> {
     const lock = `${keys.journalPending}:lock`;
     const token = `${process.pid}:${Math.random()}`;
     if ((await redis.set(lock, token, 'PX', DRAIN_LOCK_MS, 'NX')) !== 'OK') return;

@@ -42,7 +42,8 @@ const ENGINES = (process.env.JOURNAL_TEST_ENGINES ?? 'postgres,pglite').split(',
 /** Declares `body` once per engine, inside `describe('<name> (<engine>)')`. */
 export function forEachDatabase(name: string, body: (open: Open, engine: 'postgres' | 'pglite') => void): void {
   for (const engine of ENGINES) {
-    describe(`${name} (${engine})`, () => {
+    // A PGlite start takes seconds on a busy machine, and it happens inside the first test.
+    describe(`${name} (${engine})`, { timeout: 120_000 }, () => {
       let server: ServerDatabase | undefined;
       let shared: Promise<Database> | undefined;
       const opened: Database[] = [];

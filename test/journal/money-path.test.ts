@@ -69,7 +69,12 @@ for (const engine of ['postgres', 'pglite'] as const) {
       expect(row).toMatchObject({ kind: 'payment', amount: '7000', currency: 'UGX', payee: PAYEE, channel: 'ussd', channel_user: me, chat: `ussd:${me}`, flow: 'pay' });
       expect(row!.role).not.toBe('');
       expect(row!.service_id).toMatch(/^\d+$/);
-      const timeline = await app.journal.timeline(row!.ref);
+      // The SMS telling and the one kept for the next dial are written as each is done: wait for both.
+      const timeline = await eventually(
+        () => app.journal.timeline(row!.ref),
+        (events) => events.some((e) => e.type === 'telling' && e.data.channel === 'ussd'),
+        'the telling kept for the next dial',
+      );
       const types = timeline.map((e) => e.type);
       expect(types[0]).toBe('intent');
       expect(types).toContain('answer');
