@@ -4,40 +4,15 @@
  * there is a change here only. Before the tables exist (a database not yet migrated to 0010) the reads say
  * so (`undefined`) instead of failing.
  */
-import type { ColumnType, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { DIFFERENCES, OUTCOMES, type Outcome } from '../reconciliation/match.js';
+import type { ReconciliationTables as Tables } from '../reconciliation/schema.js';
 
-/** What a run's item came to (src/reconciliation/match.ts). */
-export type ReconciliationOutcome = 'matched' | 'unknown_to_service' | 'not_ours' | 'state_differs' | 'detail_differs';
-export const RECONCILIATION_OUTCOMES: readonly ReconciliationOutcome[] = ['matched', 'unknown_to_service', 'not_ours', 'state_differs', 'detail_differs'];
+/** What a run's item came to (src/reconciliation/match.ts), in the order the command prints them. */
+export type ReconciliationOutcome = Outcome;
+export const RECONCILIATION_OUTCOMES: readonly Outcome[] = OUTCOMES;
 /** Outcomes where an operation of ours is not as the service holds it. */
-export const DIFFERING: readonly ReconciliationOutcome[] = ['unknown_to_service', 'state_differs', 'detail_differs'];
-
-type Json<T> = ColumnType<T, string, string>;
-
-/** The columns the page reads (the tables have these and maybe more). */
-interface Tables {
-  reconciliation_runs: {
-    id: string;
-    from_day: string;
-    to_day: string;
-    started: Date;
-    finished: Date | null;
-    counts: Json<Record<string, number>>;
-    status: string;
-    error: string | null;
-    trigger: string;
-  };
-  reconciliation_items: {
-    id: string;
-    run_id: string;
-    outcome: string;
-    ref: string | null;
-    service_id: string | null;
-    ours: Json<Record<string, unknown> | null>;
-    theirs: Json<Record<string, unknown> | null>;
-    differs: Json<string[] | null>;
-  };
-}
+export const DIFFERING: readonly Outcome[] = DIFFERENCES;
 
 export interface RunView {
   id: string;
@@ -112,7 +87,7 @@ export class ReconciliationReads {
       .selectFrom('reconciliation_items')
       .selectAll()
       .where('run_id', '=', runId)
-      .where('outcome', 'in', outcomes)
+      .where('outcome', 'in', outcomes as Outcome[])
       .orderBy('outcome')
       .orderBy('id')
       .limit(limit + 1)

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Journal } from '../../src/journal/journal.js';
 import type { Funnel } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
@@ -53,16 +53,8 @@ export async function seedJournal(journal: Journal): Promise<Refs> {
   return refs;
 }
 
-/**
- * The reconciliation's tables as migration 0010 makes them (the columns the page reads), for a database
- * where that migration has not run; then two runs: a clean one and one with each kind of difference.
- */
+/** Two reconciliation runs (tables of migration 0010): a clean one, and one with each kind of difference. */
 export async function seedReconciliation(db: Kysely<any>, refs: Refs): Promise<void> {
-  await sql`create table if not exists reconciliation_runs (id bigserial primary key, from_day text not null, to_day text not null,
-    started timestamptz not null, finished timestamptz, counts jsonb not null default '{}'::jsonb, status text not null, error text,
-    trigger text not null)`.execute(db);
-  await sql`create table if not exists reconciliation_items (id bigserial primary key, run_id bigint not null references reconciliation_runs(id),
-    outcome text not null, ref text, service_id text, ours jsonb, theirs jsonb, differs jsonb)`.execute(db);
   const clean = await db
     .insertInto('reconciliation_runs')
     .values({ from_day: '2026-11-20', to_day: '2026-11-20', started: '2026-11-21T02:00:00Z', finished: '2026-11-21T02:01:10Z', status: 'clean', trigger: 'daily', counts: JSON.stringify({ matched: 1, unknown_to_service: 0, not_ours: 0, state_differs: 0, detail_differs: 0 }) })
