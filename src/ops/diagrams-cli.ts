@@ -1,6 +1,6 @@
 /**
- * `npm run diagrams`: writes the flows' Mermaid diagrams (diagrams.ts) to docs/flows/<flow>.md and README's
- * "The flows" section, and says which files changed. Run it after changing a machine, and commit the result.
+ * `npm run diagrams`: writes the flows' Mermaid diagrams (diagrams.ts) to docs/flows/<flow>.md and
+ * docs/flows/README.md, and says which files changed. Run it after changing a machine, and commit the result.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,7 +17,7 @@ const read = (path: string): string | undefined => {
 };
 
 const changed: string[] = [];
-for (const [path, content] of generatedFiles(read('README.md') ?? '')) {
+for (const [path, content] of generatedFiles()) {
   if (read(path) === content) continue;
   mkdirSync(dirname(join(root, path)), { recursive: true });
   writeFileSync(join(root, path), content);

@@ -1,0 +1,12 @@
+/**
+ * Writes docs/benchmarks.md from bench/results/table.md (the latest full run's table and its run line, as
+ * `npm run bench` leaves them) and the words around them in bench/benchmarks.template.md:
+ * `npx tsx bench/page.ts`. Dated runs and what each change measured go to bench/HISTORY.md by hand.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const PAGE = 'docs/benchmarks.md';
+const [table = '', note = ''] = readFileSync('bench/results/table.md', 'utf8').trim().split(/\n\s*\n/);
+const page = readFileSync('bench/benchmarks.template.md', 'utf8').replace('{{TABLE}}', table.trim()).replace('{{RUN}}', note.trim()).trim();
+writeFileSync(PAGE, `${page}\n`);
+console.log(`${PAGE} written`);
