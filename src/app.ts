@@ -43,6 +43,7 @@ import { migrate } from './journal/migrate.js';
 import { Journal, moneyJournal } from './journal/index.js';
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
+import { startPeople } from './people/start.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -166,6 +167,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
 
   const store = createSessionStore({ redisUrl: config.redis, logger });
+  // The directory of people (src/people): imported from the policy, read whole into every process.
+  const people = await startPeople({ config, policy, logger, database });
+  closers.push(() => people.close());
   if (config.redis) {
     // Not awaited: a Redis still starting does not hold the start; the line comes when the answer does.
     const eviction = warnOfEviction(config.redis, logger);
@@ -271,8 +275,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     opsToken: config.OPS_TOKEN,
     defaultCountry: config.DEFAULT_COUNTRY,
     logger,
+    store,
+    operators: () => people.operators(),
+    people: { directory: people, policy, store, logger },
   });
-  if (!opsServed) logger.warn('operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (behind Basic auth)');
+  if (!opsServed) logger.warn('operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (operators sign in on /ops/sign-in)');
 
   // Routes anyone on the network can post to are counted per caller address before anything else runs.
   const sourceLimit = sourceRateLimit({

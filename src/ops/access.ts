@@ -1,93 +1,295 @@
 /**
- * Who may call /ops: the one check every /ops route goes through ({@link opsAccess}), so the way operators
- * sign in can be replaced in one place.
+ * Who may call /ops: the one check every /ops route goes through ({@link opsAccess}: the funnel, the payments
+ * pages, the People page), so the way operators sign in is decided in one place.
  *
- * - With OPS_USER and OPS_PASSWORD set: whoever sends them as Basic auth (both compared in constant time).
- *   The script routes ({@link SCRIPT_ROUTES}: the payments export as JSON and CSV) also take
- *   `Authorization: Bearer <OPS_TOKEN>` when OPS_TOKEN is set. Anyone else gets 401; an address with too many
- *   failed sign-ins in a while (SIGN_IN_LIMIT, a wrong Bearer token counts too) gets 429 until the while is over.
- * - Without them: everyone in the embedded demo (`open`), nobody in production (the routes are not added).
+ * - `GET /ops/sign-in`: the sign-in form. Anyone.
+ * - `POST /ops/sign-in` (form: `name`, `password`): anyone; a right name and password (scrypt, src/people/
+ *   operators.ts; the OPS_USER operator against OPS_PASSWORD) gives a session cookie (`HttpOnly`,
+ *   `SameSite=Strict`, `Path=/ops`, `Secure` when the request came over https), 8 hours, kept in Redis (or
+ *   memory) by its SHA-256 only. Guessing is refused with 429: at most {@link SIGN_IN_LIMIT} failed tries per address
+ *   in a while (each try is counted before the password is compared; a success clears the count). The right
+ *   operator signing in from another address is never refused for someone else's guesses.
+ * - `POST /ops/sign-out` (form: `csrf`): a signed-in operator; ends the session.
+ * - `GET` of the pages' stylesheets (`/ops/<name>.css`): anyone (no data).
+ * - Every other /ops route: a signed-in operator (cookie); or, to read only (`GET`), Basic auth with an
+ *   operator's name and password (scripts, the refreshing funnel page), or for `.json` / `.csv` routes
+ *   `Authorization: Bearer <OPS_TOKEN>` ({@link SCRIPT_ROUTES}; a wrong token counts as a failed sign-in). A request that changes anything (any method but GET and HEAD) needs
+ *   the session cookie and its CSRF token (form field `csrf` or header `X-CSRF-Token`), and, when the browser
+ *   says where it came from (`Origin`), this host: a form posted from another site is refused with 403.
+ *   Basic auth and the token never change anything. Without sign-in, a page asked for by a browser is sent to
+ *   the sign-in form (303), anything else gets 401.
+ * - With the embedded sandbox and no OPS_USER / OPS_PASSWORD (a demo), every visitor is operator `demo`, with
+ *   a session made on their first visit so that changes still carry a CSRF token.
+ *
+ * `res.locals.operator` names who is signed in (every change records it); `res.locals.opsCaller` says
+ * `operator` or `script` (the token).
  */
-import type { Request, RequestHandler } from 'express';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { keys } from '../conversation/store/keys.js';
+import type { SessionStore } from '../conversation/types.js';
+import { readBody } from '../http/body.js';
 import { sameSecret } from '../http/secret.js';
+import type { OperatorAccounts } from '../people/operators.js';
+import { MemoryStore } from '../conversation/store/memory-store.js';
+import { html, page as opsPage, type Html } from './html.js';
 
-/** Failed sign-ins per caller address (req.ip) within `windowSeconds`, counted in this process. */
+/** Failed sign-ins allowed per address within `windowSeconds`. */
 export interface SignInLimit {
   failures: number;
   windowSeconds: number;
 }
 
-/** 20 failures in 10 minutes: an operator mistyping never meets it; a guesser gets 20 tries per 10 minutes. */
+/** 20 tries in 10 minutes per address: an operator mistyping never meets it; a guesser gets 20 per 10 minutes. */
 export const SIGN_IN_LIMIT: SignInLimit = { failures: 20, windowSeconds: 600 };
-
+/** How long a session lasts: 8 hours, a working day. */
+export const SESSION_SECONDS = 8 * 3600;
+/** The cookie's name. */
+export const SESSION_COOKIE = 'momo_ops';
 /** Paths under /ops that scripts may read with the OPS_TOKEN as well as operators with their password. */
-export const SCRIPT_ROUTES: readonly string[] = ['/ops/payments.json', '/ops/payments.csv'];
+export const SCRIPT_ROUTES: readonly string[] = ['/ops/payments.json', '/ops/payments.csv', '/ops/people.json'];
+
+export interface OpsSession {
+  operator: string;
+  csrf: string;
+}
 
 export interface OpsAccessOptions {
-  /** OPS_USER and OPS_PASSWORD. */
-  credentials?: { user: string; password: string };
-  /** OPS_TOKEN: Bearer token for {@link SCRIPT_ROUTES}. */
-  opsToken?: string;
-  /** No credentials set: serve /ops to everyone (the embedded demo only). */
+  store: SessionStore;
+  /** The operators who may sign in; null: none (the demo's `open`, or /ops not served). */
+  operators: () => Promise<OperatorAccounts | null>;
+  /** OPS_USER / OPS_PASSWORD: that operator is checked against the settings (no database needed). */
+  settingsOperator?: { user: string; password: string };
+  /** The demo: everyone is operator `demo`. */
   open: boolean;
+  /** OPS_TOKEN: reads of `.json` / `.csv` routes with `Authorization: Bearer`. */
+  opsToken?: string;
   signInLimit?: SignInLimit;
 }
 
-type Verdict = 'operator' | 'script' | 'refused';
+const digest = (token: string): string => createHash('sha256').update(token).digest('hex');
+const SAFE = new Set(['GET', 'HEAD']);
 
-/** The caller's Basic pair or Bearer token, checked; every secret compared whatever the others gave. */
-function verdictOf(req: Request, options: OpsAccessOptions, scriptRoute: boolean): Verdict {
-  const { credentials, opsToken } = options;
-  if (!credentials) return options.open ? 'operator' : 'refused';
-  const header = req.get('authorization') ?? '';
-  const space = header.indexOf(' ');
-  const scheme = space < 0 ? header.toLowerCase() : header.slice(0, space).toLowerCase();
-  const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme === 'bearer') {
-    return scriptRoute && opsToken !== undefined && value !== '' && sameSecret(value, opsToken) ? 'script' : 'refused';
+function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
-  const decoded = scheme === 'basic' && value ? Buffer.from(value, 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  const user = colon < 0 ? '' : decoded.slice(0, colon);
-  const password = colon < 0 ? '' : decoded.slice(colon + 1);
-  // Both compared, always: how long it takes says nothing about which one was wrong.
-  const userOk = sameSecret(user, credentials.user);
-  const passwordOk = sameSecret(password, credentials.password);
-  return colon >= 0 && userOk && passwordOk ? 'operator' : 'refused';
+  return undefined;
 }
 
-/**
- * The middleware in front of every /ops route; undefined when /ops is not served at all (production
- * without OPS_USER / OPS_PASSWORD). It records who called in `res.locals.opsCaller` ('operator' or 'script').
- */
-export function opsAccess(options: OpsAccessOptions): RequestHandler | undefined {
-  if (!options.credentials && !options.open) return undefined;
-  const limit = options.signInLimit ?? SIGN_IN_LIMIT;
-  const failures = new RateLimiterMemory({ points: limit.failures, duration: limit.windowSeconds, keyPrefix: 'ops-sign-in' });
-  return async (req, res, next) => {
-    if (!options.credentials) {
-      res.locals.opsCaller = 'operator';
-      return next();
-    }
-    const address = req.ip ?? 'unknown';
-    const seen = await failures.get(address);
-    if (seen && seen.consumedPoints >= limit.failures) {
-      res.set('Retry-After', String(Math.ceil(seen.msBeforeNext / 1000))).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
-      return;
-    }
-    const scriptRoute = SCRIPT_ROUTES.includes(req.baseUrl + req.path) || SCRIPT_ROUTES.includes(req.originalUrl.split('?')[0]!);
-    const verdict = verdictOf(req, options, scriptRoute);
-    if (verdict !== 'refused') {
-      // An operator who mistyped starts afresh once signed in.
-      if (seen) await failures.delete(address);
-      res.locals.opsCaller = verdict;
-      return next();
-    }
-    await failures.penalty(address, 1);
-    const challenge = ['Basic realm="momo-chat operations", charset="UTF-8"', ...(scriptRoute && options.opsToken ? ['Bearer realm="ops"'] : [])];
-    res.set('WWW-Authenticate', challenge).status(401).json({
-      detail: scriptRoute && options.opsToken ? 'Sign in with OPS_USER and OPS_PASSWORD, or send Authorization: Bearer <OPS_TOKEN>.' : 'Sign in with OPS_USER and OPS_PASSWORD.',
+export class OpsAccess {
+  private readonly limit: SignInLimit;
+
+  constructor(private readonly o: OpsAccessOptions) {
+    this.limit = o.signInLimit ?? SIGN_IN_LIMIT;
+  }
+
+  /** The session the request's cookie names, or null. */
+  async session(req: Request): Promise<OpsSession | null> {
+    const token = cookieOf(req, SESSION_COOKIE);
+    if (!token || !/^[\w-]{43}$/.test(token)) return null;
+    return ((await this.o.store.get(keys.opsSession(digest(token))))?.snapshot as OpsSession | undefined) ?? null;
+  }
+
+  private async startSession(req: Request, res: Response, operator: string): Promise<OpsSession> {
+    const token = randomBytes(32).toString('base64url');
+    const session: OpsSession = { operator, csrf: randomBytes(24).toString('base64url') };
+    await this.o.store.set(keys.opsSession(digest(token)), session, null, SESSION_SECONDS);
+    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/ops', maxAge: SESSION_SECONDS * 1000 });
+    return session;
+  }
+
+  /** Checks a name and password, the OPS_USER operator against the settings, others against the database. */
+  private async verify(name: string, password: string): Promise<string | null> {
+    const first = this.o.settingsOperator;
+    if (first && name === first.user) return sameSecret(password, first.password) ? first.user : null;
+    const operators = await this.o.operators();
+    return operators ? operators.verify(name, password) : null;
+  }
+
+  /**
+   * Counts a try from `address` before it is checked (atomically, so tries sent together are all counted
+   * first); false when the address used up its tries. Only the address is counted: guesses from elsewhere
+   * never lock the right operator out.
+   */
+  private async countTry(address: string): Promise<boolean> {
+    return (await this.o.store.addWithinLimit(keys.opsSignInFailures(address), 1, this.limit.failures, this.limit.windowSeconds)).ok;
+  }
+
+  private async forgetTries(address: string): Promise<void> {
+    await this.o.store.delete(keys.opsSignInFailures(address));
+  }
+
+  /** Adds the sign-in and sign-out routes (before {@link guard}). */
+  addRoutes(app: Express): void {
+    const form = readBody('form', { limit: '4kb' }) as RequestHandler;
+    app.get('/ops/sign-in', (req, res) => {
+      res.type('html').send(signInPage(typeof req.query.failed === 'string' ? 'That name and password do not match an operator.' : undefined));
     });
-  };
+    app.post('/ops/sign-in', form, async (req, res, next) => {
+      try {
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const name = typeof body.name === 'string' ? body.name.trim().slice(0, 64) : '';
+        const password = typeof body.password === 'string' ? body.password.slice(0, 200) : '';
+        const address = req.ip ?? 'unknown';
+        if (!(await this.countTry(address))) {
+          res.status(429).type('html').send(signInPage('Too many failed sign-ins from this address; try again later.'));
+          return;
+        }
+        const operator = name && password ? await this.verify(name, password) : null;
+        if (!operator) {
+          res.status(401).type('html').send(signInPage('That name and password do not match an operator.'));
+          return;
+        }
+        await this.forgetTries(address);
+        await this.startSession(req, res, operator);
+        res.redirect(303, '/ops');
+      } catch (err) {
+        next(err);
+      }
+    });
+    app.post('/ops/sign-out', form, async (req, res, next) => {
+      try {
+        const token = cookieOf(req, SESSION_COOKIE);
+        const session = await this.session(req);
+        if (!session || !token || !this.csrfOk(req, session)) {
+          res.status(403).json({ detail: 'Sign out from the page (the form carries its CSRF token).' });
+          return;
+        }
+        await this.o.store.delete(keys.opsSession(digest(token)));
+        res.clearCookie(SESSION_COOKIE, { path: '/ops' });
+        res.redirect(303, '/ops/sign-in');
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+
+  private csrfOk(req: Request, session: OpsSession): boolean {
+    const origin = req.get('origin');
+    // `null`: the browser would not say (the pages send no referrer); the token decides.
+    if (origin !== undefined && origin !== 'null' && origin !== `${req.protocol}://${req.get('host')}`) return false;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const given = typeof body.csrf === 'string' ? body.csrf : (req.get('x-csrf-token') ?? '');
+    return given.length > 0 && sameSecret(given, session.csrf);
+  }
+
+  /** The check in front of every /ops route but sign-in (see the file comment). */
+  guard(): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      this.check(req, res).then((ok) => (ok ? next() : undefined), next);
+    };
+  }
+
+  private async check(req: Request, res: Response): Promise<boolean> {
+    const safe = SAFE.has(req.method);
+    // The pages' own stylesheets hold no data: the sign-in form needs them before anyone signed in.
+    if (safe && /^\/ops\/[\w-]+\.css$/.test(req.baseUrl + req.path)) return true;
+    const session = await this.session(req);
+    if (session) {
+      // Changes are checked by the route once its body is read (requireCsrf); reads pass here.
+      res.locals.operator = session.operator;
+      res.locals.opsCaller = 'operator';
+      res.locals.session = session;
+      return true;
+    }
+    if (safe && this.o.open) {
+      res.locals.session = await this.startSession(req, res, 'demo');
+      res.locals.operator = 'demo';
+      res.locals.opsCaller = 'operator';
+      return true;
+    }
+    const [scheme, encoded] = (req.get('authorization') ?? '').split(' ');
+    const scriptRoute = SCRIPT_ROUTES.includes(req.baseUrl + req.path);
+    if (safe && scheme?.toLowerCase() === 'bearer' && scriptRoute && this.o.opsToken) {
+      const address = req.ip ?? 'unknown';
+      if (!(await this.countTry(address))) {
+        res.set('Retry-After', String(this.limit.windowSeconds)).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+        return false;
+      }
+      if (sameSecret(encoded ?? '', this.o.opsToken)) {
+        await this.forgetTries(address);
+        res.locals.operator = 'OPS_TOKEN';
+        res.locals.opsCaller = 'script';
+        return true;
+      }
+    }
+    if (safe && scheme?.toLowerCase() === 'basic' && encoded) {
+      const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      const name = colon < 0 ? '' : decoded.slice(0, colon);
+      const address = req.ip ?? 'unknown';
+      if (!(await this.countTry(address))) {
+        res.set('Retry-After', String(this.limit.windowSeconds)).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+        return false;
+      }
+      const operator = colon < 0 ? null : await this.verify(name, decoded.slice(colon + 1));
+      if (operator) {
+        await this.forgetTries(address);
+        res.locals.operator = operator;
+        res.locals.opsCaller = 'operator';
+        return true;
+      }
+    }
+    if (!safe) {
+      res.status(403).json({ detail: 'Sign in on /ops/sign-in; changes need the session and its CSRF token.' });
+      return false;
+    }
+    if (req.accepts(['json', 'html']) === 'html' && !/\.(json|csv|js|css)$/.test(req.path)) {
+      res.redirect(303, '/ops/sign-in');
+      return false;
+    }
+    const challenge = ['Basic realm="momo-chat operations", charset="UTF-8"', ...(scriptRoute && this.o.opsToken ? ['Bearer realm="ops"'] : [])];
+    res.set('WWW-Authenticate', challenge).status(401).json({
+      detail: scriptRoute && this.o.opsToken ? 'Sign in on /ops/sign-in, send Basic auth (reads only), or send Authorization: Bearer <OPS_TOKEN>.' : 'Sign in on /ops/sign-in, or send Basic auth (reads only).',
+    });
+    return false;
+  }
+
+  /**
+   * For a route that changes something, after its body is read: 403 unless the request carries the session's
+   * CSRF token and comes from this site. Returns the operator's name, or null when it answered.
+   */
+  requireCsrf(req: Request, res: Response): string | null {
+    const session = res.locals.session as OpsSession | undefined;
+    if (!session || !this.csrfOk(req, session)) {
+      res.status(403).type('html').send(opsPage('Refused', '', html`<p>This change did not come from a page of this site (no valid CSRF token). Nothing was changed.</p>`));
+      return null;
+    }
+    return session.operator;
+  }
+}
+
+function signInPage(error?: string): string {
+  const body: Html = html`<h2>Operators sign in</h2>${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/ops/sign-in" class="sign-in">
+<label>Name <input name="name" autocomplete="username" required maxlength="64"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required maxlength="200"></label>
+<button type="submit">Sign in</button></form>`;
+  return opsPage('Sign in', '/ops/sign-in', body);
+}
+
+/** The options of {@link opsAccess}: the page's own, as addOpsPage has them. */
+export interface AccessSettings {
+  /** OPS_USER and OPS_PASSWORD. */
+  credentials?: { user: string; password: string } | undefined;
+  opsToken?: string | undefined;
+  open: boolean;
+  signInLimit?: SignInLimit | undefined;
+  store?: SessionStore | undefined;
+  operators?: (() => Promise<OperatorAccounts | null>) | undefined;
+}
+
+/** The access check of /ops; undefined when /ops is not served at all (production without OPS_USER / OPS_PASSWORD). */
+export function opsAccess(options: AccessSettings): OpsAccess | undefined {
+  if (!options.credentials && !options.open) return undefined;
+  return new OpsAccess({
+    store: options.store ?? new MemoryStore(),
+    operators: options.operators ?? (async () => null),
+    ...(options.credentials ? { settingsOperator: options.credentials } : {}),
+    open: !options.credentials && options.open,
+    ...(options.opsToken ? { opsToken: options.opsToken } : {}),
+    ...(options.signInLimit ? { signInLimit: options.signInLimit } : {}),
+  });
 }

@@ -40,6 +40,7 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/ops', label: 'Funnel' },
   { href: '/ops/payments', label: 'Payments' },
   { href: '/ops/reconciliation', label: 'Reconciliation' },
+  { href: '/ops/people', label: 'People' },
 ];
 
 /** A whole page: head (own stylesheet only), header with the navigation, the body. */

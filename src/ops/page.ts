@@ -11,11 +11,15 @@
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
  *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`.
  *
+ * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes.
+ *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
- * through): with OPS_USER and OPS_PASSWORD set, whoever sends them as Basic auth, and for the payments' JSON
- * and CSV also `Authorization: Bearer <OPS_TOKEN>`; anyone else gets 401, an address with too many failed
- * sign-ins 429 for a while. Without them, everyone in the embedded demo (`open`) and nobody in production:
- * the routes are not added at all (the app's 404), and the start log says so.
+ * through): a signed-in operator (name and password, a session cookie; changes carry its CSRF token), or to
+ * read, Basic auth with an operator's name and password, and for the payments' JSON and CSV also
+ * `Authorization: Bearer <OPS_TOKEN>`; anyone else gets 401 (a browser: the sign-in form), an address with too
+ * many failed sign-ins 429 for a while. Without OPS_USER and OPS_PASSWORD, everyone in the embedded demo
+ * (`open`, operator `demo`) and nobody in production: the routes are not added at all (the app's 404), and
+ * the start log says so.
  * The pages allow only their own scripts, styles and data (Content-Security-Policy), and are never framed.
  */
 import { readFileSync } from 'node:fs';
@@ -26,6 +30,8 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
+import type { SessionStore } from '../conversation/types.js';
+import type { OperatorAccounts } from '../people/operators.js';
 import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
 import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
@@ -33,6 +39,7 @@ import type { Metrics } from './metrics.js';
 import { moneyReport } from './money.js';
 import { addPaymentsRoutes } from './payments.js';
 import { addReconciliationRoute } from './reconciliation.js';
+import { addPeopleRoutes, type PeoplePageOptions } from './people-page.js';
 
 export { SIGN_IN_LIMIT, type SignInLimit };
 
@@ -56,6 +63,12 @@ export interface OpsPageOptions {
   /** Clock for the money's days. Default now (tests pass their own). */
   now?: () => Date;
   logger?: Logger;
+  /** Where sessions and sign-in tries are kept (Redis with REDIS_URL: every process sees them). Default: this process's memory. */
+  store?: SessionStore;
+  /** The operators of the database (src/people/start.ts). Default: the OPS_USER operator alone. */
+  operators?: () => Promise<OperatorAccounts | null>;
+  /** The People page's directory; unset, the page is not served. */
+  people?: PeoplePageOptions;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -103,7 +116,9 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     })
     .strict();
 
-  app.use('/ops', securityHeaders, access);
+  app.use('/ops', securityHeaders);
+  access.addRoutes(app);
+  app.use('/ops', access.guard());
   app.get('/ops', (_req, res) => {
     res.type('html').send(page);
   });
@@ -155,5 +170,6 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   });
   addPaymentsRoutes(app, { journal: options.journal, defaultCountry: options.defaultCountry ?? 'UG', logger: options.logger });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
+  if (options.people) addPeopleRoutes(app, access, options.people);
   return true;
 }

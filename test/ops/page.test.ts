@@ -2,7 +2,7 @@
  * The operator page (/ops) in headless Chromium after scripted USSD conversations over real HTTP (Africa's
  * Talking): one paid, one abandoned at the amount (the gateway's end-of-session report), one request
  * cancelled. The page shows that drop-off in what it draws and says, refreshes itself, and writes a
- * screenshot (test-output/ops-page.png). Who may call /ops: Basic auth with OPS_USER / OPS_PASSWORD, open in
+ * screenshot (test-output/ops-page.png). Who may call /ops: an operator signed in on the form, or Basic auth with OPS_USER / OPS_PASSWORD, open in
  * the demo, not served in production without them; bad queries get a 400; data is shown as text only.
  */
 import { mkdirSync } from 'node:fs';
@@ -62,8 +62,13 @@ async function endOfSession(at: AtSession): Promise<void> {
 }
 
 async function openPage(): Promise<Page> {
-  const context = await browser.newContext({ httpCredentials: { username: USER, password: PASSWORD }, viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  // Operators sign in on the form (src/ops/access.ts); the session cookie carries the page's own reads.
+  await page.goto(`${app.url}/ops`);
+  await page.fill('input[name=name]', USER);
+  await page.fill('input[name=password]', PASSWORD);
+  await Promise.all([page.waitForURL(/\/ops$/), page.click('button[type=submit]')]);
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
@@ -212,10 +217,10 @@ describe('who may call /ops', () => {
       const s = server.listen(0, () => resolve(s));
     });
     const port = (listening.address() as import('node:net').AddressInfo).port;
-    /** A GET of the page's stylesheet from a given local address (another caller on the loopback). */
+    /** A GET of the page's status from a given local address (another caller on the loopback). */
     const get = (from: string, password: string) =>
       new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-        const req = httpGet({ host: '127.0.0.1', port, path: '/ops/ops.css', localAddress: from, headers: { authorization: basic(USER, password) } }, (res) => {
+        const req = httpGet({ host: '127.0.0.1', port, path: '/ops/status.json', localAddress: from, headers: { authorization: basic(USER, password) } }, (res) => {
           let body = '';
           res.on('data', (chunk: Buffer) => (body += chunk.toString()));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));

@@ -57,6 +57,13 @@ export const keys = {
   payoutSending: (id: string): string => `payout:${id}:sending`,
   /** Wrong PIN tries of a person, whichever identity typed them (access-policy.ts). */
   pinFailures: (person: string): string => `pinfail:${person}`,
+  /** An operator's session on /ops, by the SHA-256 of its cookie (src/ops/access.ts). */
+  opsSession: (digest: string): string => `ops:session:${digest}`,
+  /** Failed /ops sign-ins from one address (src/ops/access.ts). */
+  opsSignInFailures: (address: string): string => `ops:signin:${address}`,
+  /** Link codes tried by one chat identity, and link codes made by one person (src/people/link.ts). */
+  linkTries: (source: string): string => `link:tries:${source}`,
+  linkCodesMade: (person: string): string => `link:made:${person}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
   telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
   /** Set once an update was handled to its end: a redelivery of one without it is handled again. */

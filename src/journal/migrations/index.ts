@@ -6,11 +6,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
 import * as reconciliation0010 from './0010_reconciliation.js';
+import * as people0100 from './0100_people.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_journal': journal0001,
   '0010_reconciliation': reconciliation0010,
+  '0100_people': people0100,
 };
 
 /** Kysely's provider over the list above. */

@@ -1,0 +1,67 @@
+/**
+ * The tables of the directory of people (migration 0100_people) as Kysely sees them. They sit beside the
+ * journal's in one database: `Kysely<PeopleSchema>`.
+ */
+import type { ColumnType, Generated } from 'kysely';
+import type { Schema } from '../journal/schema.js';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface PersonsTable {
+  id: string;
+  name: string;
+  role: string;
+  status: 'active' | 'suspended';
+  pin_hash: string | null;
+  pin_must_change: Generated<boolean>;
+  pin_locked_until: Timestamp | null;
+  preferred_chat: string | null;
+  /** Who first wrote it: `policy` (the import) or `page`. */
+  source: string;
+  created: Timestamp;
+  updated: Timestamp;
+}
+
+export interface PersonIdentitiesTable {
+  channel: string;
+  user_id: string;
+  person_id: string;
+  created: Timestamp;
+}
+
+export interface PersonCodesTable {
+  id: Generated<string>;
+  person_id: string;
+  /** `pin`: a one-time code to set a PIN after a reset; `link`: a code that links a chat account. */
+  purpose: 'pin' | 'link';
+  /** scrypt hash of the code (src/people/secrets.ts). */
+  code_hash: string;
+  /** For link codes: a SHA-256 of the code, to find it by the code alone. */
+  lookup: string | null;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created: Timestamp;
+}
+
+export interface OperatorsTable {
+  name: string;
+  password_hash: string;
+  status: Generated<'active' | 'suspended'>;
+  created: Timestamp;
+  created_by: string;
+}
+
+export interface PeopleVersionTable {
+  id: number;
+  version: ColumnType<string, string | number, string | number>;
+}
+
+export interface PeopleTables {
+  persons: PersonsTable;
+  person_identities: PersonIdentitiesTable;
+  person_codes: PersonCodesTable;
+  operators: OperatorsTable;
+  people_version: PeopleVersionTable;
+}
+
+export type PeopleSchema = Schema & PeopleTables;

@@ -1,0 +1,207 @@
+/**
+ * The People page over real HTTP, on a real PostgreSQL database, as operators and attackers would use it:
+ * operators sign in by name and password (session cookie, sign-out); a form posted from another site, a
+ * request without the CSRF token, and Basic-auth or OPS_TOKEN callers change nothing; a person added on the
+ * page can dial at once; one suspended mid-conversation is refused at their next step; a PIN reset shows its
+ * code once and the person cannot move money until they set a new one; every change is listed on the person
+ * with the operator's name. Then the page in headless Chromium, with a screenshot in docs/people.png.
+ */
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
+import { AtSession } from '../e2e/helpers.js';
+import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
+
+const USER = 'ops-lead';
+const PASSWORD = 'a long operator password';
+const OPS_TOKEN = 'ops-token-0123456789abcdef';
+const POLICY = {
+  roles: {
+    teller: { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '500000' }, dailyLimit: { UGX: '2000000' } },
+    viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} },
+  },
+  users: {
+    ussd: { '+256700333001': { role: 'teller', person: 'amina', pin: hashPin('4821') } },
+    slack: { UAMINA: { role: 'teller', person: 'amina' } },
+    telegram: {},
+    whatsapp: {},
+  },
+};
+
+let database: ServerDatabase;
+let app: RunningApp;
+beforeAll(async () => {
+  database = await serverDatabase('people_page');
+  app = await startApp(
+    loadConfig({ PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD, OPS_TOKEN, DATABASE_URL: database.url, ACCESS_POLICY: JSON.stringify(POLICY) }),
+  );
+});
+afterAll(async () => {
+  await app?.stop();
+  await database?.drop();
+});
+
+/** An operator's browser-like session: the cookie it was given and the CSRF token of the page. */
+async function signIn(name = USER, password = PASSWORD): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${app.url}/ops/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ name, password }),
+  });
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  expect(setCookie).toMatch(/HttpOnly/i);
+  expect(setCookie).toMatch(/SameSite=Strict/i);
+  const cookie = setCookie.split(';')[0]!;
+  const page = await (await fetch(`${app.url}/ops/people`, { headers: { cookie } })).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1];
+  expect(csrf).toBeTruthy();
+  return { cookie, csrf: csrf! };
+}
+
+const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  fetch(`${app.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields),
+  });
+
+interface PeopleJson {
+  persons: Array<{ id: string; name: string; role: string; status: string; pin: string; identities: Array<{ channel: string; userId: string }> }>;
+}
+const peopleJson = async (): Promise<PeopleJson> => (await fetch(`${app.url}/ops/people.json`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).json() as Promise<PeopleJson>;
+
+describe('the People page', () => {
+  it('lists the imported policy, to an operator, a Basic reader and the OPS_TOKEN, and to nobody else', async () => {
+    const json = await peopleJson();
+    expect(json.persons.find((p) => p.id === 'amina')?.identities).toEqual([
+      { channel: 'slack', userId: 'UAMINA' },
+      { channel: 'ussd', userId: '+256700333001' },
+    ]);
+    expect((await fetch(`${app.url}/ops/people.json`)).status).toBe(401);
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${app.url}/ops/people`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).status).toBe(401);
+    const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { authorization: basic } })).status).toBe(200);
+    const browser = await fetch(`${app.url}/ops/people`, { redirect: 'manual', headers: { accept: 'text/html' } });
+    expect(browser.status).toBe(303);
+    expect(browser.headers.get('location')).toBe('/ops/sign-in');
+    expect((await post('/ops/sign-in', { name: USER, password: 'wrong' })).status).toBe(401);
+  });
+
+  it('refuses a form posted from another site, or without the CSRF token, and changes nothing', async () => {
+    const { cookie, csrf } = await signIn();
+    const before = await peopleJson();
+    const person = { name: 'Mallory', role: 'teller', ussd: '+256700333666' };
+    // Another site's form: the browser sends its Origin (and, SameSite=Strict aside, the cookie).
+    expect((await post('/ops/people', { ...person, csrf }, { cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post('/ops/people', person, { cookie })).status).toBe(403);
+    expect((await post('/ops/people', { ...person, csrf: 'guessed' }, { cookie })).status).toBe(403);
+    expect((await post('/ops/people', { ...person, csrf })).status).toBe(403);
+    const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+    expect((await post('/ops/people', { ...person, csrf }, { authorization: basic })).status).toBe(403);
+    expect((await post('/ops/people/amina/suspend', { csrf }, { authorization: `Bearer ${OPS_TOKEN}` })).status).toBe(403);
+    expect(await peopleJson()).toEqual(before);
+  });
+
+  it('adds a person who can use the product at once, and refuses bad values with the reason', async () => {
+    const { cookie, csrf } = await signIn();
+    const bad = await post('/ops/people', { csrf, name: 'Bad', role: 'teller', ussd: '0772 not a number' }, { cookie });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('ussd: a phone number in + form');
+    expect((await post('/ops/people', { csrf, name: 'Bad', role: 'boss', slack: 'UBAD' }, { cookie })).status).toBe(400);
+    expect((await post('/ops/people', { csrf, name: 'Copy', role: 'teller', slack: 'UAMINA' }, { cookie })).status).toBe(409);
+    const at = new AtSession(app.url, '+256700333777');
+    expect(await at.dial()).toMatch(/not allowed/);
+    const added = await post('/ops/people', { csrf, name: 'Brian <b>', role: 'viewer', ussd: '+256700333777', telegram: '777' }, { cookie });
+    expect(added.status).toBe(303);
+    const brian = (await peopleJson()).persons.find((p) => p.name === 'Brian <b>')!;
+    expect(brian).toMatchObject({ role: 'viewer', status: 'active', pin: 'none' });
+    expect(await new AtSession(app.url, '+256700333777').dial()).not.toMatch(/not allowed/);
+    const page = await (await fetch(`${app.url}/ops/people/${brian.id}`, { headers: { cookie } })).text();
+    expect(page).toContain('Brian &lt;b&gt;');
+    expect(page).toMatch(/added<\/strong> <span class="source">by operator:ops-lead/);
+  });
+
+  it('suspends a person mid-conversation: their next step is refused, on every channel; reactivated, they are back', async () => {
+    const { cookie, csrf } = await signIn();
+    const at = new AtSession(app.url, '+256700333001');
+    const menu = await at.dial();
+    expect(menu).toMatch(/^CON /);
+    expect(menu).not.toMatch(/not allowed/);
+    expect((await post('/ops/people/amina/suspend', { csrf }, { cookie })).status).toBe(303);
+    expect(await at.answer('1')).toMatch(/not allowed/);
+    expect(await new AtSession(app.url, '+256700333001').dial()).toMatch(/not allowed/);
+    expect((await peopleJson()).persons.find((p) => p.id === 'amina')?.status).toBe('suspended');
+    expect((await post('/ops/people/amina/reactivate', { csrf }, { cookie })).status).toBe(303);
+    expect(await new AtSession(app.url, '+256700333001').dial()).not.toMatch(/not allowed/);
+  });
+
+  it('resets a PIN: the code is shown once and never kept in clear; the PIN must change', async () => {
+    const { cookie, csrf } = await signIn();
+    const res = await post('/ops/people/amina/reset-pin', { csrf }, { cookie });
+    expect(res.status).toBe(200);
+    const code = /<strong>(\d{8})<\/strong>/.exec(await res.text())?.[1];
+    expect(code).toBeTruthy();
+    expect((await peopleJson()).persons.find((p) => p.id === 'amina')?.pin).toBe('must change');
+    const person = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
+    expect(person).not.toContain(code!);
+    expect(person).toMatch(/PIN reset<\/strong> <span class="source">by operator:ops-lead/);
+    expect(JSON.stringify(await peopleJson())).not.toContain(code!);
+  });
+
+  it('adds an operator who signs in by name; sign-out ends the session', async () => {
+    const { cookie, csrf } = await signIn();
+    expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'short' }, { cookie })).status).toBe(400);
+    expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'another long password' }, { cookie })).status).toBe(303);
+    const zawadi = await signIn('zawadi', 'another long password');
+    expect((await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'viewer' }, { cookie: zawadi.cookie })).status).toBe(303);
+    const page = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
+    expect(page).toMatch(/role changed<\/strong> <span class="source">by operator:zawadi/);
+    expect((await post('/ops/sign-out', { csrf: zawadi.csrf }, { cookie: zawadi.cookie })).status).toBe(303);
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { cookie: zawadi.cookie } })).status).toBe(401);
+    expect((await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'teller' }, { cookie: zawadi.cookie })).status).toBe(403);
+  });
+});
+
+describe('the People page in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('signs in, adds a person, suspends them, and shows the changes', async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${app.url}/ops/people`);
+    expect(page.url()).toBe(`${app.url}/ops/sign-in`);
+    await page.fill('input[name=name]', USER);
+    await page.fill('input[name=password]', PASSWORD);
+    await Promise.all([page.waitForURL(`${app.url}/ops`), page.click('button[type=submit]')]);
+    await page.goto(`${app.url}/ops/people`);
+    await page.fill('form.add-person input[name=name]', 'Chloe Achieng');
+    await page.selectOption('form.add-person select[name=role]', 'teller');
+    await page.fill('form.add-person input[name=ussd]', '+256700333888');
+    await page.fill('form.add-person input[name=slack]', 'UCHLOE');
+    await page.selectOption('form.add-person select[name=preferred]', 'slack');
+    await Promise.all([page.waitForURL(/\/ops\/people\/p-/), page.click('form.add-person button[type=submit]')]);
+    expect(await page.textContent('[data-testid=status]')).toBe('active');
+    await Promise.all([page.waitForURL(/\/ops\/people\/p-/), page.click('form[action$="/suspend"] button')]);
+    expect(await page.textContent('[data-testid=status]')).toBe('suspended');
+    expect(await page.locator('ol.timeline li').count()).toBe(2);
+    await page.goto(`${app.url}/ops/people`);
+    expect(await page.locator('tr[data-person]').count()).toBeGreaterThanOrEqual(3);
+    await page.screenshot({ path: join(import.meta.dirname, '..', '..', 'docs', 'people.png'), fullPage: true });
+    expect(errors).toEqual([]);
+  });
+});
