@@ -44,6 +44,7 @@ import { Journal, moneyJournal } from './journal/index.js';
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
 import { startPeople } from './people/start.js';
+import { alsoToPreferredChat } from './people/preferred-chat.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -189,7 +190,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
 
-  const notifiers: Partial<Record<Channel, Notifier>> = { ussd: ussdInbox(store) };
+  const notifiers: Partial<Record<Channel, Notifier>> = {};
+  // USSD outcomes wait for the next dial, and are told in the person's preferred chat too (src/people).
+  notifiers.ussd = alsoToPreferredChat(ussdInbox(store), { policy, store, notifiers, logger });
   // The demo keeps the SMS it would send for the simulator's phone to show.
   const outbox = config.embeddedSandbox && !config.SMS_PROVIDER && !options.sms ? new SmsOutbox() : undefined;
   const sms =

@@ -60,8 +60,6 @@ export async function startProductionProduct(env: Record<string, string | undefi
       ACCESS_POLICY: JSON.stringify(POLICY),
       USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
       RATE_LIMIT_MESSAGES: '100000',
-      // The directory of people in an in-memory PGlite: test files run side by side, one PGlite folder is one process's.
-      DATA_DIR: 'memory://',
       ...env,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );

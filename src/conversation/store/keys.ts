@@ -61,6 +61,8 @@ export const keys = {
   opsSession: (digest: string): string => `ops:session:${digest}`,
   /** Failed /ops sign-ins from one address (src/ops/access.ts). */
   opsSignInFailures: (address: string): string => `ops:signin:${address}`,
+  /** A USSD outcome told to the person's preferred chat, by a digest of the address and the words (src/people/preferred-chat.ts). */
+  toldPreferredChat: (digest: string): string => `people:told:${digest}`,
   /** Link codes tried by one chat identity, and link codes made by one person (src/people/link.ts). */
   linkTries: (source: string): string => `link:tries:${source}`,
   linkCodesMade: (person: string): string => `link:made:${person}`,
