@@ -4,7 +4,7 @@
  * the user is told when Redis refuses the write after a payment was accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { assign, fromPromise, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
@@ -177,10 +177,31 @@ function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean
 
 const CONFIRMING = 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const started = Date.now(); Date.now() - started < 20_000; ) {
+/** Node's own timer, kept before a test fakes the timers: real time for Redis to answer and its leases to lapse. */
+const realSetTimeout = globalThis.setTimeout;
+const realPause = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
+
+/**
+ * Fake timers and Date for the engines made after it (vitest's fake timers; the engine's clock is Date.now):
+ * their deadlines, lease renewals and sweeps move only when the test moves time, so an answer at a deadline
+ * never races the run's own progress on a loaded machine. Redis keeps its own clock (leases lapse in real time).
+ */
+function fakeTime(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+}
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/**
+ * Until `check` holds: real time passes in small pauses (Redis answering, its leases lapsing), and under
+ * {@link fakeTime} fake time moves along with it, unless `frozen` (the run must get there before any deadline).
+ */
+async function until(check: () => boolean | Promise<boolean>, what: string, { frozen = false } = {}): Promise<void> {
+  for (const started = performance.now(); performance.now() - started < 20_000; ) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await realPause(10);
+    if (vi.isFakeTimers() && !frozen) await vi.advanceTimersByTimeAsync(10);
   }
   throw new Error(`timed out waiting for ${what}`);
 }
@@ -264,6 +285,7 @@ describe('after money was sent, never "start again"', () => {
     const service = paymentsService();
     let refuse = true;
     const told: Prompt[] = [];
+    fakeTime();
     const e = engine(redisStore(), {
       ...service.services,
       async createPayment(input) {
@@ -273,13 +295,15 @@ describe('after money was sent, never "start again"', () => {
         }
         return service.services.createPayment!(input);
       },
-      // A deadline the run surely reaches the payment's call within (it passes the spend reservation first: at
-      // 50 ms a loaded machine answered while the run was still there, rightly "still working on it"), and
-      // shorter than the 1.5 s lease, so the answer is the deadline's, not a takeover's outcome.
+      // The deadline passes (fake time) once the run has made the payment's call: the answer is the deadline's,
+      // "being confirmed", never "still working on it" from a run not there yet.
     }, { deadlineMs: { ussd: 1000, telegram: 1000, slack: 1000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    const answer = await e.handle(msg({ choice: 'yes' }));
+    const answering = e.handle(msg({ choice: 'yes' }));
+    await until(() => !refuse, 'the payment call our store refused', { frozen: true });
+    await vi.advanceTimersByTimeAsync(1000);
+    const answer = await answering;
     expect(answer.text).toBe(CONFIRMING);
     await until(() => told.length > 0, 'the step repeated once its lease expired');
     expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
@@ -309,15 +333,18 @@ describe('after money was sent, never "start again"', () => {
     const address: Address = { channel: 'ussd', conversationId: phone };
     const msg = (fields: Partial<Inbound>): Inbound => ({ ...address, userId: phone, messageId: `m-${++ids}`, ...fields });
     const key = keys.conversation(msg({}));
+    fakeTime();
     const process = () => {
       const store = dyingStore(redisStore());
-      // 250 ms to answer: the run surely stores the payment's state by then (it passes the spend reservation
-      // first; at 50 ms a loaded machine could answer before, "still working on it"), inside the 300 ms lease.
+      // 250 ms (fake) to answer, passed once the run made the payment's call, inside the 300 ms lease.
       return { store, engine: engine(store, hangs, { live: false, runLeaseMs: 300, deadlineMs: { ussd: 250, telegram: 250, slack: 250 } }) };
     };
     let holder = process();
     await holder.engine.handle(msg({ start: 'pay', newSession: true }));
-    expect((await holder.engine.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
+    const answering = holder.engine.handle(msg({ choice: 'yes' }));
+    await until(() => calls.length === 1, 'the payment call', { frozen: true });
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await answering).text).toBe(CONFIRMING);
     // The first holder and five takers-over each die with the call out (under the same key every time).
     for (let call = 1; call <= 6; call++) {
       await until(() => calls.length === call, `payment call ${call}`);
@@ -399,15 +426,19 @@ describe('after money was sent, never "start again"', () => {
   it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();
+    fakeTime();
     const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
     pinChecks.push(() => checking.promise);
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     const before = await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`);
-    expect((await e.handle(msg({ text: '1234' }))).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
+    const answering = e.handle(msg({ text: '1234' }));
+    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
+    expect((await answering).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
     expect(await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`)).toBe(before);
     checking.open(); // the check answers late: its answer is dropped
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await realPause(100);
     expect(service.calls).toHaveLength(0);
     // The flow is where it was: the PIN again pays, once.
     expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');

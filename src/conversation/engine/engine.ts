@@ -69,7 +69,10 @@ export interface EngineOptions {
   logger: Logger;
   /** Makes FlowInput.runId (idempotency keys derive from it). Default randomUUID. */
   newRunId?: () => string;
-  /** Clock in milliseconds (session expiry). Default Date.now; tests pass their own. */
+  /**
+   * Clock in milliseconds: session expiry, deadlines and leases (the turn and the runner read no other). Default
+   * Date.now; tests pass their own, or fake Date.now and the timers.
+   */
   now?: () => number;
 }
 

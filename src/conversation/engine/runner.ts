@@ -57,7 +57,10 @@ export interface RunnerOptions {
   sweepEveryMs: number;
   onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
   onFlowEnd?: (end: FlowEnd) => void;
-  /** Clock in milliseconds (the times of the run's moves between steps). */
+  /**
+   * Clock in milliseconds: deadlines, the lease's age, the times of the run's moves between steps. The runner
+   * reads no other clock (its waits are timers, so tests run it on fake time).
+   */
   now: () => number;
   /** Told of each move of the run between steps once its outcome is written (EngineOptions.onTransition). */
   onTransition?: (transition: FlowTransition) => void;
@@ -88,7 +91,7 @@ export interface RunStart {
   key: string;
   participant: Participant;
   token: string;
-  /** When the lease was asked for (performance.now(), before the command went out): it lasts leaseMs from then at least. */
+  /** When the lease was asked for (RunnerOptions.now, before the command went out): it lasts leaseMs from then at least. */
   leasedAt: number;
   /** The busy session to run (live: a secret state reached by a call is run from memory, never stored). */
   session: Session;
@@ -178,7 +181,7 @@ export class Runner {
    */
   async wait(waiter: Waiter, from: Stored): Promise<Answered> {
     const { records, answers, logger } = this.o;
-    const deadline = Date.now() + this.o.deadlineOf(waiter.participant.channel);
+    const deadline = this.o.now() + this.o.deadlineOf(waiter.participant.channel);
     let stored = from;
     try {
       for (;;) {
@@ -192,7 +195,7 @@ export class Runner {
         const run = this.runs.get(waiter.key) ?? (await this.takeOver(waiter.key, waiter.participant, false));
         // An outcome being written at the deadline is waited for, briefly: answering "processing" instead
         // would race its write (whichever lands first is the answer, for every copy alike).
-        const left = deadline - Date.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
+        const left = deadline - this.o.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
         if (left <= 0) return await this.late(waiter, stored);
         if (run) {
           await within(run.settled, left);
@@ -220,7 +223,7 @@ export class Runner {
    */
   followUnknown(key: string, participant: Participant, token: string, expected: number | null, lang: Lang): void {
     void (async () => {
-      for (const until = Date.now() + UNKNOWN_READ_FOR_MS; Date.now() < until && !this.stopped; ) {
+      for (const until = this.o.now() + UNKNOWN_READ_FOR_MS; this.o.now() < until && !this.stopped; ) {
         await new Promise<void>((resolve) => setTimeout(resolve, UNKNOWN_READ_EVERY_MS).unref());
         let read: Stored | null;
         try {
@@ -352,7 +355,7 @@ export class Runner {
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
     const token = randomId();
-    const leasedAt = performance.now();
+    const leasedAt = this.o.now();
     if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
     let unlist = false;
     try {
@@ -414,7 +417,7 @@ export class Runner {
     let leasedAt = start.leasedAt;
     /** Renews the lease; true while it is this run's. */
     const renew = async (): Promise<boolean> => {
-      const asked = performance.now();
+      const asked = this.o.now();
       const held = await store.lease(lease, token, this.o.leaseMs);
       if (held) leasedAt = asked;
       return held;
@@ -443,7 +446,7 @@ export class Runner {
           // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours. A
           // lease asked for less than a third of its life ago is ours without asking: nobody takes a lease
           // before it expires, and it was set to last at least leaseMs from then.
-          const fresh = performance.now() - leasedAt < this.o.leaseMs / 3;
+          const fresh = this.o.now() - leasedAt < this.o.leaseMs / 3;
           const [kept, held] = await Promise.all([isSecret(snapshot) ? current : this.persist(key, token, current, session), fresh || renew()]);
           if (!kept || !held) {
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');

@@ -44,7 +44,7 @@ export interface TurnOptions {
   onTransition?: (transition: FlowTransition) => void;
   /** Per channel, how long a delivery waits before it is answered without its outcome (a secret check's here). */
   deadlineOf(channel: Channel): number;
-  /** Clock in milliseconds (session expiry). */
+  /** Clock in milliseconds: session expiry, deadlines, the lease's age. The turn reads no other clock. */
   now: () => number;
   logger: Logger;
 }
@@ -131,9 +131,9 @@ export function createTurn(o: TurnOptions) {
    */
   async function checkSecrets(inbound: Inbound, planned: Step, ctx: StepContext): Promise<Step | undefined> {
     let step = planned;
-    const until = performance.now() + o.deadlineOf(inbound.channel);
+    const until = o.now() + o.deadlineOf(inbound.channel);
     for (let snapshot = runtime.restore(step.session); isSecret(snapshot); snapshot = runtime.restore(step.session)) {
-      const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - performance.now());
+      const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - o.now());
       if (!outcome) return undefined;
       step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
     }
@@ -230,7 +230,7 @@ export function createTurn(o: TurnOptions) {
     };
     // The run's lease is taken by the write that records it, in one atomic step: the run is listed for the
     // sweep exactly when its busy state is stored. A lease another run still holds is a conflict: read again.
-    const leasedAt = performance.now();
+    const leasedAt = o.now();
     const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.session);
     if (written === null) return CONFLICT;
     const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
@@ -286,13 +286,13 @@ export function createTurn(o: TurnOptions) {
    * else was delivered in between, and the channel's deadline has not passed.
    */
   return async function deliver<S>(participant: Participant, decide: Decide<S>): Promise<Delivered<S>> {
-    const began = performance.now();
+    const began = o.now();
     const first = await deliverOne(participant, decide);
     const decision = first.decision;
     if (decision?.kind !== 'step' || !decision.ahead) return first;
     const { ahead, inbound } = decision;
     let last: Delivered<S> = first;
-    for (let k = 1; k <= ahead.answers.length && performance.now() - began < o.deadlineOf(participant.channel); k++) {
+    for (let k = 1; k <= ahead.answers.length && o.now() - began < o.deadlineOf(participant.channel); k++) {
       const action = last.prompt ? ahead.take(last.prompt, ahead.answers[k - 1]!) : undefined;
       if (!action) break;
       const previous = `${inbound.messageId}${k === 1 ? '' : `.${k - 1}`}`;
