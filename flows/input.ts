@@ -31,8 +31,8 @@ export function parsePhone(text: string, defaultCountry: string): { ok: true; e1
 }
 
 /**
- * parsePhone's recent answers. libphonenumber-js with full metadata costs tens of microseconds a number,
- * and the same number is read several times per message (the USSD caller on every hop, a flow's guard and
+ * parsePhone's recent answers. Reading a number with libphonenumber-js's full metadata is not cheap, and
+ * the same number is read several times per message (the USSD caller on every hop, a flow's guard and
  * then its action), so a bounded memo of this pure function saves that; the oldest entry goes first.
  */
 const parsedPhones = new Map<string, { ok: true; e164: string } | Invalid>();

@@ -151,7 +151,7 @@ const envSchema = z.object({
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
   /** Currencies offered when paying or requesting, first is the default. */
   CURRENCIES: list('UGX,KES,BXC'),
-  /** Access policy: JSON text, or a path to a JSON file. Unset: the demo policy (see README). */
+  /** Access policy: JSON text, or a path to a JSON file. Unset: the demo policy (docs/security.md, Access policy). */
   ACCESS_POLICY: optionalString,
   ACCESS_POLICY_FILE: optionalString,
 
@@ -187,7 +187,7 @@ const envSchema = z.object({
   /** The rate limit's window in seconds. Default 10. */
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
 
-  // Who may call in (the trust boundary: README "Security").
+  // Who may call in (the trust boundary: docs/security.md).
   /**
    * The secret last segment of the gateways' callback URL: `POST /ussd/<gateway>/<USSD_CALLBACK_TOKEN>`.
    * Unset: no token route. In production a USSD route needs this or USSD_ALLOWED_IPS, or it is not served.

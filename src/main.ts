@@ -58,7 +58,7 @@ async function main(): Promise<void> {
       `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
       `  Embedded sandbox:        ${local}/api   (API key: ${config.SANDBOX_API_KEY})`,
       `  Sandbox vending group:   ${local}/vending   (key: ${config.SANDBOX_VENDING_API_KEY})`,
-      `  Demo PIN for USSD users: 1234 (see README, "Access policy")`,
+      `  Demo PIN for USSD users: 1234 (docs/security.md, "Access policy")`,
     );
   } else {
     lines.push(`  Service:                 ${config.MOMO_BASE_URL}`);

@@ -1,7 +1,7 @@
 /**
  * What the service's contract (shared/spec/mobile-money-api.md) leaves "not shown", and what we chose, in
  * one place: the client, the product and the sandbox all read these. Each constant quotes the contract's
- * words beside our choice. README "What we assumed" lists them with the sandbox's own choices; an
+ * words beside our choice. docs/sandbox.md "What we assumed" lists them with the sandbox's own choices; an
  * integrator holding the real documents changes the value here.
  */
 

@@ -24,8 +24,8 @@ export interface QueueOptions {
   backoffMs?: number;
   /**
    * Jobs worked at once. Default 32: a job's notifications each wait on a Redis round trip and a chat API
-   * call, so a worker waits on I/O, not CPU (measured: 8 at once left a quarter of the CPU idle and told
-   * about half as many notifications a second as 32). createNotifications also bounds the notifications
+   * call, so a worker waits on I/O, not CPU, and too few at once leave the CPU idle while they wait.
+   * createNotifications also bounds the notifications
    * dispatched at once, over all jobs, by it.
    */
   concurrency?: number;

@@ -55,7 +55,7 @@ export function tally(outcomes: readonly Outcome[]): { paid: number; failed: num
 
 /**
  * The outcomes as CSV (RFC 4180): its first three columns are a payout's own (`phone,amount,description`),
- * so the rows that failed can be shared again as a new payout's file. Full numbers: see README (Bulk payouts).
+ * so the rows that failed can be shared again as a new payout's file. Full numbers: see docs/channels.md (Bulk payouts in Slack).
  */
 export function outcomesCsv(payout: Payout): string {
   const header = ['phone', 'amount', 'description', 'currency', 'status', 'payment', 'error'];

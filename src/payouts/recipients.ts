@@ -22,7 +22,7 @@ export interface RecipientState {
 
 /**
  * The contract's recipient states in the order we take a transfer to go through them; the last three end it.
- * The contract lists the ten values without an order between them ("not shown"): this is our choice (README
+ * The contract lists the ten values without an order between them ("not shown"): this is our choice (docs/sandbox.md
  * "What we assumed"). A recipient paused and then resumed keeps showing `paused` until its end. A Map: the
  * state comes from the service, and `constructor` is no state.
  */

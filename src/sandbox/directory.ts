@@ -47,7 +47,7 @@ export const PAYER_SHORT = "The subscriber's wallet does not hold enough money."
  */
 export const WAIT_SECONDS = { queued: 30, paused: 300, parked: 3600, prompt: 5 };
 
-/** The special test numbers. Exported through src/sandbox/index.ts for other tests and the README. */
+/** The special test numbers. Exported through src/sandbox/index.ts for other tests and docs/sandbox.md. */
 export const TEST_NUMBERS: readonly TestNumber[] = [
   {
     phonenumber: '+256772000001',

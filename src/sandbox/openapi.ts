@@ -293,7 +293,7 @@ export function openApiDocument(): Json {
       description:
         'A stateful implementation of the mobile-money payments and collections contract (main API at /api, vending group at ' +
         '/vending) and its sandbox-only controls (/sandbox). Shapes are the latest version (v5); `Service-Version: vN` or ' +
-        '`/api/vN/...` asks for an older one. See README "The sandbox" and "What we assumed".',
+        '`/api/vN/...` asks for an older one. See docs/sandbox.md ("The sandbox" and "What we assumed").',
     },
     servers: [{ url: '/' }],
     tags: [{ name: 'Main API' }, { name: 'Vending' }, { name: 'Sandbox controls' }],

@@ -13,7 +13,7 @@
  * stale costs a refused compare-and-set, a read and the write (one round trip more than reading first); one
  * that lands where it is current saves the read.
  *
- * Memory: about 3 KB a conversation with its live flow snapshot (measured over 20,000 benchmark sessions). A
+ * Memory: each record holds its conversation's live flow snapshot, so the cache is bounded by age and count. A
  * record is dropped a minute after it was last written or read ({@link ENDED_KEPT_MS} once its flow ended), by
  * a purge of what expired every {@link PURGE_EVERY_MS} (so what expired goes then, not when newer records push
  * it out), and at most {@link RECORDS_KEPT} are kept: the cache holds the conversations of the last minute (and
@@ -111,7 +111,7 @@ export class RecordCache {
     if (kept && kept.version >= stored.version) return;
     // A conversation whose flow ended is kept only for the deliveries waiting on its outcome here (runner.ts):
     // the next message is mostly a new dial, which reads the record anyway with the profile and pending
-    // outcomes (turn.ts). Kept a minute, the benchmark's finished sessions held 20,000 records (60 MB) for the
+    // outcomes (turn.ts). Kept a minute, finished sessions would pile up under load for the
     // garbage collector to carry.
     this.kept.set(key, stored, stored.record.session?.ended ? { ttl: ENDED_KEPT_MS } : undefined);
   }

@@ -1,8 +1,8 @@
 /**
  * SessionStore in Redis (ioredis), shared by every process of the product. A versioned record is ONE string
  * `<version>:<write id>:<JSON>`, e.g. `3:q1Xb0Z9k-aE:{"step":"amount"}`, read with one GET. A string is
- * cheaper than the hash `{ v, w, d }` this used to be (a hash with a value over 64 bytes is a hashtable): a
- * ~700-byte JSON took 1,080 bytes of Redis (MEMORY USAGE) as that hash and takes 840 as this string.
+ * cheaper than the hash `{ v, w, d }` this used to be (a hash with a value over 64 bytes is a hashtable, with
+ * its overhead per field; a string is one allocation).
  * The version is decimal and the write id base64url (no ':' in either), so the first two ':' end them and
  * the JSON may hold any ':' of its own. Compare-and-set is one Lua script (WATCH/MULTI on a shared connection
  * loses updates), the bounded counter, the keyed spend reservation and the run leases others. Every write sets
