@@ -277,6 +277,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     open: config.embeddedSandbox,
     opsToken: config.OPS_TOKEN,
     defaultCountry: config.DEFAULT_COUNTRY,
+    journal,
     logger,
     store,
     operators: () => people.operators(),
