@@ -248,7 +248,7 @@ export class Journal {
         source: 'create',
         event_key: `${intent.ref}:intent`,
         at,
-        data: JSON.stringify(data),
+        data: jsonOf(data),
       })
       .onConflict((oc) => oc.column('event_key').doNothing())
       .execute();
@@ -375,7 +375,7 @@ export class Journal {
     const insert = (d: Db) =>
       d
         .insertInto('operation_events')
-        .values({ ref: event.ref, type: event.type, source: event.source, event_key: event.key, at, data: JSON.stringify(event.data) })
+        .values({ ref: event.ref, type: event.type, source: event.source, event_key: event.key, at, data: jsonOf(event.data) })
         .onConflict((oc) => oc.column('event_key').doNothing())
         .returning('id');
     if (!moves) {
@@ -481,6 +481,24 @@ export class Journal {
       return { operations: refs.length, events };
     });
   }
+}
+
+/**
+ * The data as jsonb takes it: PostgreSQL refuses the NUL character in jsonb (and text), and words from outside
+ * (a reason the service gives) could carry one; it is dropped rather than the fact.
+ */
+export function jsonOf(data: Record<string, unknown>): string {
+  return JSON.stringify(data, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+}
+
+/**
+ * True when the database refused this write for what it holds (a data exception or a constraint: SQLSTATE
+ * classes 22 and 23): writing it again would fail again. Anything else (no answer, a connection lost, a
+ * server shutting down, a timeout) may pass later.
+ */
+export function isRefusedForGood(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code);
 }
 
 function writeCursor(row: Operation): string {

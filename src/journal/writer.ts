@@ -14,7 +14,7 @@
 import type { RedisClient } from '../redis/connect.js';
 import { keys } from '../conversation/store/keys.js';
 import type { Logger } from '../log.js';
-import type { Intent, Journal, JournalEvent } from './journal.js';
+import { isRefusedForGood, type Intent, type Journal, type JournalEvent } from './journal.js';
 
 /** One write waiting for the database. */
 export type PendingWrite = { op: 'intend'; intent: Intent } | { op: 'append'; event: JournalEvent };
@@ -70,6 +70,7 @@ export class JournalWriter {
       try {
         await this.apply(write);
       } catch (error) {
+        if (isRefusedForGood(error)) return this.setAside(write, error);
         this.o.logger.warn({ err: String(error) }, 'journal: the database did not take a write; kept for later');
         await this.keep(write);
       }
@@ -81,6 +82,26 @@ export class JournalWriter {
   private async apply(write: PendingWrite): Promise<void> {
     if (write.op === 'intend') await this.o.journal.intend({ ...write.intent, ...(write.intent.at ? { at: new Date(write.intent.at) } : {}) });
     else await this.o.journal.append({ ...write.event, at: new Date(write.event.at) });
+  }
+
+  /** Applies a waiting write; one the database refuses for good is set aside so it does not block the rest. */
+  private async applyOrSetAside(write: PendingWrite): Promise<void> {
+    try {
+      await this.apply(write);
+    } catch (error) {
+      if (!isRefusedForGood(error)) throw error;
+      await this.setAside(write, error);
+    }
+  }
+
+  /**
+   * A write the database refuses for what it holds (writing it again would fail again): logged and kept in
+   * Redis under `<journalPending>:refused` (the log only, without Redis) for someone to look at, never retried.
+   */
+  private async setAside(write: PendingWrite, error: unknown): Promise<void> {
+    const ref = write.op === 'intend' ? write.intent.ref : write.event.ref;
+    this.o.logger.error({ err: String(error), ref }, 'journal: the database refused a write for good; set aside');
+    await this.o.redis?.rpush(`${keys.journalPending}:refused`, JSON.stringify(write)).catch(() => 0);
   }
 
   private async keep(write: PendingWrite): Promise<void> {
@@ -127,7 +148,7 @@ export class JournalWriter {
     try {
       // What memory holds first (it is older than what Redis took after it, or Redis was away).
       while (this.memory.length > 0) {
-        await this.apply(JSON.parse(this.memory[0]!) as PendingWrite);
+        await this.applyOrSetAside(JSON.parse(this.memory[0]!) as PendingWrite);
         this.memory.shift();
       }
       if (this.o.redis) await this.drainShared(this.o.redis);
@@ -151,7 +172,7 @@ export class JournalWriter {
         let written = 0;
         try {
           for (const text of batch) {
-            await this.apply(JSON.parse(text) as PendingWrite);
+            await this.applyOrSetAside(JSON.parse(text) as PendingWrite);
             written++;
           }
         } finally {

@@ -86,6 +86,27 @@ describe('the buffered writer', () => {
     await b.close();
   });
 
+  it('sets aside a write the database refuses for good, so the writes behind it are not held; drops NUL from words', async () => {
+    const journal = new Journal(database.db);
+    const writer = new JournalWriter({ journal, redis: redisA, logger });
+    await journal.intend({ ...intent, ref: 'r-poison' });
+    await proxy.cut();
+    // An amount that is no number: the database will refuse it whenever it is written (SQLSTATE 22P02).
+    writer.writeIntent({ ...intent, ref: 'r-bad', amount: 'lots' });
+    writer.write(Journal.stateEvent('r-poison', { state: 'failed', serviceState: 'processed_with_errors', source: 'notification', data: { reason: 'network\u0000 said no' } }));
+    await writer.settled();
+    await proxy.restore();
+    expect(await writer.drain()).toBe(0);
+    const check = new Journal(direct.db);
+    expect(await check.byRef('r-bad')).toBeUndefined();
+    expect((await check.byRef('r-poison'))?.state).toBe('failed');
+    const state = (await check.timeline('r-poison')).find((e) => e.type === 'state');
+    expect(state?.data.reason).toBe('network said no');
+    const refused = await inspect.redis.lrange(`${prefix}${keys.journalPending}:refused`, 0, -1);
+    expect(refused.map((text) => (JSON.parse(text) as { intent: { ref: string } }).intent.ref)).toEqual(['r-bad']);
+    await writer.close();
+  });
+
   it('without Redis keeps them in memory, and queues new writes behind the waiting ones', async () => {
     const journal = new Journal(database.db);
     const writer = new JournalWriter({ journal, logger });
