@@ -14,7 +14,7 @@ import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
-import { keys } from './conversation/store/keys.js';
+import { keys, serviceScope } from './conversation/store/keys.js';
 import { userOfAddress } from './conversation/channels/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
 import { giveBackSpend } from './conversation/services/access-policy.js';
@@ -177,7 +177,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     closers.push(() => eviction);
   }
   // What we make is recorded before it is made: notifications are believed for these records only.
-  const made = new MadeRecords({ store, logger });
+  const made = new MadeRecords({ store, logger, scope: serviceScope(config.MOMO_BASE_URL ?? url, apiKey) });
   const money = moneyJournal(journal, journalWriter, (channel, userId) => ({
     role: policy.roleName(channel as Channel, userId),
     person: policy.personOf(channel as Channel, userId),

@@ -63,7 +63,7 @@ export class HeldPayments {
   private readonly open: DueList;
 
   constructor(private readonly store: SessionStore) {
-    this.open = new DueList(store, keys.approvalsOpen, MAX_OPEN);
+    this.open = new DueList(store, keys.approvalsOpen, keys.approvalsOpenParts, MAX_OPEN);
   }
 
   async get(id: string): Promise<HeldPayment | null> {

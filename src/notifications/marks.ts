@@ -17,12 +17,14 @@
  *   One step, because the lease alone does not keep a second reader out: one that looked before the first
  *   told the change and took the lease after the first let it go would read it again.
  *
- * Keys (under the product's key prefix, `momo:` by default): `notify:rank:<orderKey>` the rank as a decimal
- * string, `notify:lease:<dedupKey>` the token of whoever is telling it, `notify:sent:<dedupKey>` once told,
- * `notify:reading:<dedupKey>` the token of whoever is reading it. Rank and dedup marks expire after the
+ * Keys (under the product's key prefix, `momo:` by default; all of one record in one slot, tagged with its
+ * order key): `notify:{<orderKey>}:rank` the rank as a decimal string, `notify:{<orderKey>}:lease:<dedupKey>`
+ * the token of whoever is telling it, `notify:{<orderKey>}:sent:<dedupKey>` once told,
+ * `notify:{<orderKey>}:reading:<dedupKey>` the token of whoever is reading it. Rank and dedup marks expire after the
  * marks' TTL, a lease after its own.
  */
 import { randomUUID } from 'node:crypto';
+import { markKeys } from '../conversation/store/keys.js';
 import { scriptedRedis } from '../conversation/store/redis-store.js';
 import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
 import type { Logger } from '../log.js';
@@ -177,12 +179,8 @@ export interface RedisMarksOptions {
   keyPrefix?: string;
 }
 
-const keys = (orderKey: string, dedupKey = '') => ({
-  rank: `notify:rank:${orderKey}`,
-  sent: `notify:sent:${dedupKey}`,
-  lease: `notify:lease:${dedupKey}`,
-  reading: `notify:reading:${dedupKey}`,
-});
+/** The keys of one record's marks, in one slot (src/conversation/store/keys.ts). */
+const keys = markKeys;
 
 export class RedisMarks implements NotificationMarks {
   private readonly redis: RedisClient & MarkScripts;

@@ -100,7 +100,7 @@ export class Payouts {
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly o: PayoutsOptions) {
-    this.open = new DueList(o.store, keys.payoutsOpen, MAX_OPEN);
+    this.open = new DueList(o.store, keys.payoutsOpen, keys.payoutsOpenParts, MAX_OPEN);
     this.now = o.now ?? Date.now;
   }
 

@@ -12,6 +12,7 @@ import type { Address, Inbound, LeaseChange, Prompt, SessionStore, TurnDecision 
 import { deliveryId, WAITING } from '../../src/conversation/engine/ledger.js';
 import { dyingStore, fakePayments, gate, holdingStore, overriding, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+import { keys } from '../../src/conversation/store/keys.js';
 
 const prefix = uniquePrefix('engine');
 const raw = inspector(prefix);
@@ -138,7 +139,7 @@ describe('engine', () => {
     expect(menu.text).toBe('Ungependa kufanya nini?');
     const other = conversation('telegram', 'u2');
     expect((await e.handle(other({ text: 'habari' }))).text).toBe('Ungependa kufanya nini?');
-    expect((await redisStore().get('profile:telegram:u2'))?.snapshot).toEqual({ lang: 'sw' });
+    expect((await redisStore().get(keys.profile('telegram', 'u2')))?.snapshot).toEqual({ lang: 'sw' });
   });
 
   it('answers a repeated delivery with the earlier prompt and calls the service once', async () => {
@@ -378,7 +379,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(state).toEqual({ n: 1, text: `Amount? (ussd:${who.conversationId}, pin true)` });
     // The record written by the dial is kept in memory; the one write proves it current.
     expect(counts).toEqual({ get: 0, set: 1 });
-    expect((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot).toMatchObject({ channel: state });
+    expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot).toMatchObject({ channel: state });
     // A repeat is answered from the channel's state without a write, so from a record just read: a read, no
     // write, no step.
     counts.get = 0;
@@ -485,7 +486,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     landed.open();
     await e.drain();
     expect(await other.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
-    expect((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot).not.toHaveProperty('run');
+    expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot).not.toHaveProperty('run');
   });
 
   it('a copy of a message waiting for a run (in another process) waits too, and is not taken for a new message', async () => {
@@ -499,7 +500,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const waiting = other.turn(who, channel(msg, 4, { newSession: true }));
     // The waiting message is listed in the ledger, waiting, before it waits.
     const marked = async () =>
-      ((await store.get(`conv:ussd:${who.conversationId}`))?.snapshot as { ledger: [string, unknown][] }).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
+      ((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot as { ledger: [string, unknown][] }).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
     for (let i = 0; i < 200 && !(await marked()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await marked()).toBe(true);
     const copy = e.turn(who, channel(msg, 4, { newSession: true }));

@@ -229,7 +229,7 @@ describe('one runner per conversation', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(service.calls).toHaveLength(1);
     // The index of open runs is left empty.
-    expect(await raw.redis.zscore(`${deployment}${keys.openRuns}`, keys.conversation(msg()))).toBeNull();
+    expect(await raw.redis.zscore(`${deployment}${keys.openRuns(keys.conversation(msg()))}`, keys.conversation(msg()))).toBeNull();
   });
 
   it('a holder that dies while its payment call is out: the sweep repeats it under the same key, the service makes one payment, the chat is told', async () => {
@@ -355,7 +355,7 @@ describe('after money was sent, never "start again"', () => {
     // The next process's sweep leaves the run: no run recorded, nothing left listed, no seventh call.
     const last = holder.engine;
     engines.push(last);
-    await until(async () => (await raw.redis.zscore(`${deployment}${keys.openRuns}`, key)) === null, 'the run left');
+    await until(async () => (await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)) === null, 'the run left');
     const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
     expect(stored.run).toBeUndefined();
     expect(stored.session?.ended).toBe(true);

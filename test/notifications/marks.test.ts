@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { markKeys } from '../../src/conversation/store/keys.js';
 
 const prefix = uniquePrefix('marks');
 const raw = inspector(prefix);
@@ -171,14 +172,14 @@ describe('RedisMarks (real Redis)', () => {
     const marks = new RedisMarks({ url: REDIS_URL, keyPrefix: prefix });
     opened.push(marks);
     const claim = await marks.take({ orderKey: 'payment:ttl', rank: 9, dedupKey: 'payment:ttl:processed', ttlSeconds: 120, leaseMs: 20_000 });
-    expect(await raw.redis.get(`${prefix}notify:rank:payment:ttl`)).toBe('9');
-    const lease = await raw.redis.pttl(`${prefix}notify:lease:payment:ttl:processed`);
+    expect(await raw.redis.get(`${prefix}${markKeys('payment:ttl').rank}`)).toBe('9');
+    const lease = await raw.redis.pttl(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').lease}`);
     expect(lease).toBeGreaterThan(10_000);
     expect(lease).toBeLessThanOrEqual(20_000);
-    expect(await raw.redis.exists(`${prefix}notify:sent:payment:ttl:processed`)).toBe(0);
+    expect(await raw.redis.exists(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').sent}`)).toBe(0);
     await claim.done();
-    expect(await raw.redis.exists(`${prefix}notify:lease:payment:ttl:processed`)).toBe(0);
-    for (const key of [`${prefix}notify:rank:payment:ttl`, `${prefix}notify:sent:payment:ttl:processed`]) {
+    expect(await raw.redis.exists(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').lease}`)).toBe(0);
+    for (const key of [`${prefix}${markKeys('payment:ttl').rank}`, `${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').sent}`]) {
       const ttl = await raw.redis.ttl(key);
       expect(ttl).toBeGreaterThan(100);
       expect(ttl).toBeLessThanOrEqual(120);
@@ -192,9 +193,9 @@ describe('RedisMarks (real Redis)', () => {
     const claim = await marks.take(request);
     expect(claim.outcome).toBe('ok');
     // The lease ran out and another process took it since.
-    await raw.redis.set(`${prefix}notify:lease:payment:own:processed`, 'someone-else');
+    await raw.redis.set(`${prefix}${markKeys('payment:own', 'payment:own:processed').lease}`, 'someone-else');
     await claim.release();
-    expect(await raw.redis.get(`${prefix}notify:lease:payment:own:processed`)).toBe('someone-else');
+    expect(await raw.redis.get(`${prefix}${markKeys('payment:own', 'payment:own:processed').lease}`)).toBe('someone-else');
     expect((await marks.take(request)).outcome).toBe('busy');
   });
 
@@ -203,7 +204,8 @@ describe('RedisMarks (real Redis)', () => {
     opened.push(marks);
     // ioredis resends the very same command: same keys, same lease token.
     const script = (marks as unknown as { redis: { momoNotifyTake(...args: unknown[]): Promise<number> } }).redis;
-    const args = ['notify:rank:payment:resend', 'notify:sent:payment:resend:processed', 'notify:lease:payment:resend:processed', 9, ttlSeconds, 'token-1', leaseMs];
+    const resent = markKeys('payment:resend', 'payment:resend:processed');
+    const args = [resent.rank, resent.sent, resent.lease, 9, ttlSeconds, 'token-1', leaseMs];
     expect(await script.momoNotifyTake(...args)).toBe(0);
     expect(await script.momoNotifyTake(...args)).toBe(0);
     expect((await marks.take({ orderKey: 'payment:resend', rank: 9, dedupKey: 'payment:resend:processed', ttlSeconds, leaseMs })).outcome).toBe('busy');

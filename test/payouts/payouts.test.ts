@@ -91,7 +91,7 @@ describe('payouts', () => {
     const stored = await store.get(keys.payout(id));
     const cut: Payout = { ...prepared.payout, state: 'confirmed', requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }, requests[1]!] };
     await store.set(keys.payout(id), cut, stored!.version, 3600);
-    await store.set(keys.payoutsOpen, { [id]: clock + 2 * 60 * 1000 }, null, 3600);
+    await store.set(keys.payoutsOpen(id), { [id]: clock + 2 * 60 * 1000 }, null, 3600);
     await payouts.sweep();
     expect(creates).toEqual([]);
     clock += 3 * 60 * 1000;
@@ -110,7 +110,7 @@ describe('payouts', () => {
     const stored = await store.get(keys.payout(id));
     const made: Payout = { ...prepared.payout, state: 'confirmed', requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }] };
     await store.set(keys.payout(id), made, stored!.version, 3600);
-    await store.set(keys.payoutsOpen, { [id]: clock + 2 * 60 * 1000 }, null, 3600);
+    await store.set(keys.payoutsOpen(id), { [id]: clock + 2 * 60 * 1000 }, null, 3600);
     clock += 3 * 60 * 1000;
     await payouts.sweep();
     expect(creates).toEqual([]);

@@ -16,6 +16,7 @@ import type { SessionStore } from '../../src/conversation/types.js';
 import { AtSession } from '../e2e/helpers.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { CALLBACK_TOKEN, PIN, TELLER, startProductionProduct, type ProductionProduct } from './production.js';
+import { keys } from '../../src/conversation/store/keys.js';
 
 describe('the stored USSD record', () => {
   let product: ProductionProduct;
@@ -34,7 +35,7 @@ describe('the stored USSD record', () => {
     expect(await ussd.answer(PIN)).toMatch(/^END .*submitted/s);
 
     // A copy of the record, as a Redis dump, a backup or a replica would hold it.
-    const record = JSON.stringify((await product.app.store.get(`conv:ussd:${TELLER}`))?.snapshot);
+    const record = JSON.stringify((await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER })))?.snapshot);
     const seenLength = Number(/"seenLength":(\d+)/.exec(record)?.[1]);
     const seenDigest = /"seenDigest":"([^"]+)"/.exec(record)?.[1];
     expect(seenDigest).toBeDefined();

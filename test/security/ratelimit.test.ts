@@ -15,6 +15,7 @@ import { DEFAULT_RATE_LIMIT_MESSAGES, DEFAULT_RATE_LIMIT_WINDOW_SECONDS, sourceO
 import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
+import { keys } from '../../src/conversation/store/keys.js';
 
 const TOO_FAST = commonMessages.en['common.tooFast']!;
 const TOO_FAST_SW = commonMessages.sw['common.tooFast']!;
@@ -70,7 +71,7 @@ describe('withRateLimit', () => {
 
   it('ends a USSD session (the screen cannot wait) and speaks the user\'s language', async () => {
     const store = new MemoryStore();
-    await store.set('profile:ussd:+256772333001', { lang: 'sw' }, null, 60);
+    await store.set(keys.profile('ussd', '+256772333001'), { lang: 'sw' }, null, 60);
     const engine = new CountingEngine();
     const limited = withRateLimit(engine, { messages: 1, windowSeconds: 60, store, logger });
     await limited.handle(from('ussd', '+256772333001'));

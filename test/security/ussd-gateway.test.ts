@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDialer } from '../../adapters/ussd/dialer.js';
 import { AtSession } from '../e2e/helpers.js';
 import { CALLBACK_TOKEN, PIN, TELLER, VICTIM, postForm, startProductionProduct, type ProductionProduct } from './production.js';
+import { keys } from '../../src/conversation/store/keys.js';
 
 const TOKEN_PATH = `/ussd/africastalking/${CALLBACK_TOKEN}`;
 
@@ -53,7 +54,7 @@ describe('the callback token', () => {
     for (const gateway of ['hubtel', 'arkesel', 'nalo', 'beem']) {
       expect((await fetch(`${product.url}/ussd/${gateway}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
     }
-    expect(await product.app.store.get(`conv:ussd:${VICTIM}`)).toBeNull();
+    expect(await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: VICTIM }))).toBeNull();
     expect(payments()).toBe(before);
   });
 
@@ -75,7 +76,7 @@ describe('the callback token', () => {
       expect(JSON.parse(forged.text)).toEqual((await unknownPath(path)).body);
       expect(JSON.parse(forged.text)).toEqual({ detail: `No route for POST ${path}` });
     }
-    expect(await product.app.store.get(`conv:ussd:${VICTIM}`)).toBeNull();
+    expect(await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: VICTIM }))).toBeNull();
   });
 
   it('the gateway with the token is served: a whole payment', async () => {
@@ -99,7 +100,7 @@ describe('the callback token', () => {
       const forged = await postForm(product.url, '/ussd/africastalking', at(VICTIM, [...text, guess].join('*'), 'forged-pin'));
       expect(forged.status).toBe(404);
     }
-    expect(await product.app.store.get(`pinfail:ussd:${VICTIM}`)).toBeNull();
+    expect(await product.app.store.get(keys.pinFailures(`ussd:${VICTIM}`))).toBeNull();
     const victim = await upToPin(VICTIM);
     expect(await victim.answer(PIN)).toMatch(/^END .*submitted/s);
     expect(payments()).toBe(before + 1);
@@ -168,7 +169,7 @@ describe('USSD_ALLOWED_IPS and TRUST_PROXY', () => {
       // Before, every X-Forwarded-For was believed: a caller could claim the gateway's address.
       const spoofed = await postForm(listed.url, '/ussd/africastalking', at(TELLER, ''), { 'x-forwarded-for': '196.201.214.10' });
       expect(spoofed.status).toBe(403);
-      expect(await listed.app.store.get(`conv:ussd:${TELLER}`)).toBeNull();
+      expect(await listed.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER }))).toBeNull();
     } finally {
       await listed.stop();
     }

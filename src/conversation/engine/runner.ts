@@ -130,7 +130,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const UNKNOWN_READ_EVERY_MS = 1_000;
 const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 
-const leaseOf = (key: string): Lease => ({ key: keys.runLease(key), index: keys.openRuns, member: key });
+/** The run lease of a conversation, listed in the part of the open runs in its slot (`index`: the part it was found in). */
+const leaseOf = (key: string, index = keys.openRuns(key)): Lease => ({ key: keys.runLease(key), index, member: key });
 
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
@@ -159,8 +160,8 @@ export class Runner {
    * Gives up a lease. `unlist` once nothing is left to run (the outcome written, or no run due); without it
    * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
    */
-  private async release(key: string, token: string, unlist = false): Promise<void> {
-    await this.o.store.releaseLease(leaseOf(key), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
+  private async release(key: string, token: string, unlist = false, index?: string): Promise<void> {
+    await this.o.store.releaseLease(leaseOf(key, index), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
   }
 
   /** Starts a run in this process. */
@@ -250,15 +251,20 @@ export class Runner {
 
   private async sweepOnce(): Promise<void> {
     try {
-      for (const key of await this.o.store.expiredLeases(keys.openRuns, SWEEP_BATCH)) {
-        if (this.stopped) return;
-        if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
-        const address = keys.conversationOf(key);
-        if (!address) {
-          await this.release(key, '', true);
-          continue;
+      // Every part of the index (keys.ts), asked together: one write on one Redis, one per master on a cluster.
+      const parts = keys.openRunsParts();
+      const found = await Promise.all(parts.map((part) => this.o.store.expiredLeases(part, SWEEP_BATCH)));
+      for (const [i, expired] of found.entries()) {
+        for (const key of expired) {
+          if (this.stopped) return;
+          if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
+          const address = keys.conversationOf(key);
+          if (!address || keys.openRuns(key) !== parts[i]) {
+            await this.release(key, '', true, parts[i]);
+            continue;
+          }
+          await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
         }
-        await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
       }
     } catch (error) {
       this.o.logger.warn({ err: errorMessage(error) }, 'engine: sweep for runs to take over failed');

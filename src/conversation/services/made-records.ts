@@ -92,18 +92,25 @@ export interface MadeRecordsOptions {
   logger: Logger;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
+  /**
+   * The service and organization the service's ids belong to (keys.ts serviceScope of its address and API
+   * key), in the keys that link an id to our ref. Default `local`: one product alone on its Redis (tests).
+   */
+  scope?: string;
 }
 
 export class MadeRecords {
   private readonly store: SessionStore;
   private readonly logger: Logger;
   private readonly now: () => number;
+  private readonly scope: string;
   private readonly listeners: Array<(made: Made) => Promise<void>> = [];
 
   constructor(options: MadeRecordsOptions) {
     this.store = options.store;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
+    this.scope = options.scope ?? 'local';
   }
 
   /** Runs `listener` with every intent written (again on a repeated create); its failure fails the intent. */
@@ -174,7 +181,7 @@ export class MadeRecords {
   /** The record of the service's id of that kind; null when this product did not make it. */
   async byId(kind: MadeKind, id: string): Promise<Made | null> {
     if (id === '' || id.length > MAX_KEY_PART) return null;
-    const link = (await this.store.get(idKey(kind, id)))?.snapshot as { ref: string } | undefined;
+    const link = (await this.store.get(idKey(this.scope, kind, id)))?.snapshot as { ref: string } | undefined;
     if (!link) return null;
     const made = await this.byRef(link.ref);
     if (!made || made.kind !== kind) return null;
@@ -219,7 +226,7 @@ export class MadeRecords {
   }
 
   private async link(kind: MadeKind, id: string, ref: string): Promise<void> {
-    const key = idKey(kind, id);
+    const key = idKey(this.scope, kind, id);
     if ((await this.store.set(key, { ref }, null, MADE_TTL_SECONDS)) !== null) return;
     const held = (await this.store.get(key))?.snapshot as { ref: string } | undefined;
     if (held?.ref !== ref) this.logger.error({ kind, id }, 'the service gave one id to two of our records; the first is kept');

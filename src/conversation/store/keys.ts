@@ -1,85 +1,169 @@
 /**
  * Every key the product writes to its store (memory or Redis), built here and nowhere else. In Redis each
  * sits under the store's prefix (`momo:` by default). Libraries keep their own: the rate limiter
- * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`bull:*`) and the notification marks
- * (`notify:*`, src/notifications/marks.ts).
+ * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`{momo}:bull:*`, src/redis/connect.ts) and the
+ * notification marks (`notify:{…}:*`, {@link markKeys}).
+ *
+ * Cluster-ready: every key carries a hash tag (`{…}`: Redis Cluster places a key by the text between its first
+ * braces), and the keys one script or transaction touches carry the same one, so they share a slot:
+ * - a conversation's keys (record, run lease, pending outcomes) and its user's (profile, contacts, requests)
+ *   carry the user's part `{u<n>}`, n = one of {@link PARTS} by a hash of `<channel>:<user id>`; so does the
+ *   index of open runs, which the lease script changes with them: it is sharded in those same parts
+ *   (`runs:{u<n>}`), and the runner sweeps every part;
+ * - a payment's record carries its ref (`made:{ref}`), its notification marks their record's order key;
+ * - a person's daily totals and every payment's share of one carry `{spend}`: the reservation is given back
+ *   knowing only the payment's ref, so the two cannot carry the person's own tag; one slot holds them all
+ *   (one or two commands per payment, never per screen);
+ * - an approval's and a payout's keys carry their id; the lists of open ones are sharded into
+ *   {@link OPEN_PARTS} parts by id (`approvals:open:{o<n>}`), each read by every process's sweep.
+ * test/redis/slots.test.ts walks every builder and every script and fails on keys that would not share a slot.
  */
+import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Asker } from '../../../flows/services.js';
-import { parseChat } from '../channels/chat-address.js';
+import { parseChat, userOfAddress } from '../channels/chat-address.js';
 import type { Address, Participant } from '../types.js';
 
 type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
 
+/**
+ * Parts the users' keys (and the index of open runs) are spread over. Fixed: changing it moves every user's
+ * keys. Enough for a cluster of a few dozen masters to share them evenly; every sweep reads one index per part.
+ */
+export const PARTS = 64;
+
+/** Parts of the lists of open approvals and of open payouts. Fixed, as PARTS. */
+export const OPEN_PARTS = 8;
+
+/** FNV-1a of a string, 32 bits: spreads ids over the parts (not for security). */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** The hash tag of a user's keys: `{u<part>}`. */
+const userTag = (channel: string, userId: string): string => `{u${fnv1a(`${channel}:${userId}`) % PARTS}}`;
+/** The tag of the conversation's user: the same as the user's own keys'. */
+const conversationTag = (c: Conversation): string => userTag(c.channel, userOfAddress(c as Address));
+/** The hash tag of a key (its first `{…}`), or '' when it has none. */
+export function tagOf(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open, close + 1) : '';
+}
+/** Braces would end a tag early: an id holding one is written without them (the same id, the same tag). */
+const braced = (id: string): string => `{${id.replace(/[{}]/g, '_')}}`;
+
+/** The part an open approval or payout is listed in. */
+const openPart = (id: string): number => fnv1a(id) % OPEN_PARTS;
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** The keys of the notification marks of one record (src/notifications/marks.ts): one tag, the record's order key. */
+export function markKeys(orderKey: string, dedupKey = ''): { rank: string; sent: string; lease: string; reading: string } {
+  const tag = braced(orderKey);
+  return { rank: `notify:${tag}:rank`, sent: `notify:${tag}:sent:${dedupKey}`, lease: `notify:${tag}:lease:${dedupKey}`, reading: `notify:${tag}:reading:${dedupKey}` };
+}
+
 export const keys = {
   /** The conversation record: flow state, ledger of answers, channel state, profile copy (ledger.ts). */
-  conversation: (c: Conversation): string => `conv:${c.channel}:${c.conversationId}`,
+  conversation: (c: Conversation): string => `conv:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
   /** The conversation a {@link keys.conversation} key names; null for any other key. */
-  conversationOf: (key: string): Address | null => (key.startsWith('conv:') ? parseChat(key.slice('conv:'.length)) : null),
+  conversationOf: (key: string): Address | null => {
+    const tag = tagOf(key);
+    return key.startsWith('conv:{') && tag ? parseChat(key.slice(`conv:${tag}:`.length)) : null;
+  },
   /** The lease of the run of a conversation (runner.ts): the run id of the one process calling the service. */
   runLease: (conversationKey: string): string => `lease:${conversationKey}`,
-  /** Sorted set of the conversations with a run out, scored by lease expiry: swept for runs whose holder died. */
-  openRuns: 'runs',
+  /**
+   * The part of the sorted set of the conversations with a run out (scored by lease expiry, swept for runs
+   * whose holder died) that lists this conversation: the one in its slot.
+   */
+  openRuns: (conversationKey: string): string => `runs:${tagOf(conversationKey)}`,
+  /** Every part of the index of open runs, each swept. */
+  openRunsParts: (): string[] => range(PARTS).map((part) => `runs:{u${part}}`),
   /** What the engine remembers of a user: language and remembered candidates. */
-  profile: (channel: string, userId: string): string => `profile:${channel}:${userId}`,
+  profile: (channel: string, userId: string): string => `profile:${userTag(channel, userId)}:${channel}:${userId}`,
   /** Messages kept for a USSD user until the next dial (ussd-inbox.ts). */
-  pending: (c: Conversation): string => `pending:${c.channel}:${c.conversationId}`,
+  pending: (c: Conversation): string => `pending:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
   /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */
-  contact: (phonenumber: string): string => `contact:${phonenumber}`,
+  contact: (phonenumber: string): string => `contact:${braced(phonenumber)}`,
   /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-services.ts). */
-  ownContact: (asker: Asker, phonenumber: string): string => `contact:${asker.channel}:${asker.userId}:${phonenumber}`,
+  ownContact: (asker: Asker, phonenumber: string): string => `contact:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}:${phonenumber}`,
   /** The ids of the collection requests one user made, newest last: the collections they see (flow-services.ts). */
-  ownRequests: (asker: Asker): string => `requests:${asker.channel}:${asker.userId}`,
+  ownRequests: (asker: Asker): string => `requests:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
   /** Our record of a payment, collection request or purchase we made, by our ref (made-records.ts). */
-  made: (ref: string): string => `made:${ref}`,
-  /** Our ref of the service's id of that kind (made-records.ts). */
-  madeId: (kind: string, id: string): string => `made:id:${kind}:${id}`,
+  made: (ref: string): string => `made:${braced(ref)}`,
+  /**
+   * Our ref of the service's id of that kind (made-records.ts), under the service and organization it belongs to
+   * (`scope`, {@link serviceScope}): an id of another deployment's service sharing this Redis is not ours.
+   */
+  madeId: (scope: string, kind: string, id: string): string => `made:id:${scope}:${kind}:${braced(id)}`,
   /** The open collection requests of a number, amount and currency, each accepting one collection (made-records.ts). */
-  openRequests: (phone: string, amount: string, currency: string): string => `made:open:${phone}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
+  openRequests: (phone: string, amount: string, currency: string): string => `made:open:${braced(phone)}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
   /**
    * A person's total spent in one currency on one UTC day, in minor units, shared by all their channels
    * (access-policy.ts). A person of their own (`<channel>:<user id>`) keeps the key of before persons.
    */
-  dailySpend: (person: string, currency: string, day: string): string => `spend:${person}:${currency}:${day}`,
+  dailySpend: (person: string, currency: string, day: string): string => `spend:{spend}:${person}:${currency}:${day}`,
   /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (access-policy.ts). */
-  spendReservation: (duplicateCheckKey: string): string => `spendres:${duplicateCheckKey}`,
+  spendReservation: (duplicateCheckKey: string): string => `spendres:{spend}:${duplicateCheckKey}`,
   /** A payment held for an approver, by its id (src/approvals/held.ts). */
-  approval: (id: string): string => `approval:${id}`,
+  approval: (id: string): string => `approval:${braced(id)}`,
   /** One process sends an approved payment at a time (src/approvals/held.ts). */
-  approvalSending: (id: string): string => `approval:${id}:sending`,
-  /** The held payments still to decide or still being sent, each with when the sweep looks at it (src/approvals/held.ts). */
-  approvalsOpen: 'approvals:open',
+  approvalSending: (id: string): string => `approval:${braced(id)}:sending`,
+  /**
+   * The part of the list of held payments still to decide or still being sent (each with when the sweep looks
+   * at it) that lists this one (src/approvals/held.ts).
+   */
+  approvalsOpen: (id: string): string => `approvals:open:{o${openPart(id)}}`,
+  /** Every part of the list of open approvals. */
+  approvalsOpenParts: (): string[] => range(OPEN_PARTS).map((part) => `approvals:open:{o${part}}`),
   /** A bulk payout: its draft, then its requests' results (src/payouts/payouts.ts). */
-  payout: (id: string): string => `payout:${id}`,
-  /** The confirmed payouts whose requests are still being made, each with when the sweep looks at it. */
-  payoutsOpen: 'payouts:open',
+  payout: (id: string): string => `payout:${braced(id)}`,
+  /** The part of the list of confirmed payouts whose requests are still being made that lists this one. */
+  payoutsOpen: (id: string): string => `payouts:open:{o${openPart(id)}}`,
+  /** Every part of the list of open payouts. */
+  payoutsOpenParts: (): string[] => range(OPEN_PARTS).map((part) => `payouts:open:{o${part}}`),
   /** One process makes a payout's requests at a time (src/payouts/payouts.ts). */
-  payoutSending: (id: string): string => `payout:${id}:sending`,
+  payoutSending: (id: string): string => `payout:${braced(id)}:sending`,
   /** Wrong PIN tries of a person, whichever identity typed them (access-policy.ts). */
-  pinFailures: (person: string): string => `pinfail:${person}`,
+  pinFailures: (person: string): string => `pinfail:${braced(person)}`,
   /** An operator's session on /ops, by the SHA-256 of its cookie (src/ops/access.ts). */
-  opsSession: (digest: string): string => `ops:session:${digest}`,
+  opsSession: (digest: string): string => `ops:session:${braced(digest)}`,
   /** Failed /ops sign-ins from one address (src/ops/access.ts). */
-  opsSignInFailures: (address: string): string => `ops:signin:${address}`,
+  opsSignInFailures: (address: string): string => `ops:signin:${braced(address)}`,
   /** A USSD outcome told to the person's preferred chat, by a digest of the address and the words (src/people/preferred-chat.ts). */
-  toldPreferredChat: (digest: string): string => `people:told:${digest}`,
+  toldPreferredChat: (digest: string): string => `people:told:${braced(digest)}`,
   /** Link codes tried by one chat identity, and link codes made by one person (src/people/link.ts). */
-  linkTries: (source: string): string => `link:tries:${source}`,
-  linkCodesMade: (person: string): string => `link:made:${person}`,
+  linkTries: (source: string): string => `link:tries:${braced(source)}`,
+  linkCodesMade: (person: string): string => `link:made:${braced(person)}`,
   /** A Telegram update handled (adapters/telegram/handler.ts). */
-  telegramUpdate: (updateId: number): string => `tg:update:${updateId}`,
+  telegramUpdate: (updateId: number): string => `tg:update:{${updateId}}`,
   /** Set once an update was handled to its end: a redelivery of one without it is handled again. */
-  telegramUpdateDone: (updateId: number): string => `tg:update:${updateId}:done`,
+  telegramUpdateDone: (updateId: number): string => `tg:update:{${updateId}}:done`,
   /** The prompt a Telegram chat is looking at (adapters/telegram/prompt-record.ts). */
-  telegramPrompt: (chatId: string): string => `tg:prompt:${chatId}`,
+  telegramPrompt: (chatId: string): string => `tg:prompt:${braced(chatId)}`,
   /** A Slack event handled (adapters/slack/index.ts). */
-  slackEvent: (eventId: string): string => `slack:event:${eventId}`,
+  slackEvent: (eventId: string): string => `slack:event:${braced(eventId)}`,
   /** Uses of a Slack response_url, by its SHA-256 (adapters/slack/reply.ts). */
-  slackResponseUrl: (digest: string): string => `slack:response-url:${digest}`,
+  slackResponseUrl: (digest: string): string => `slack:response-url:${braced(digest)}`,
   /** A mark /readyz writes to prove the store takes writes, by a random id (src/ops/health.ts). */
-  readyProbe: (id: string): string => `readyz:${id}`,
+  readyProbe: (id: string): string => `readyz:${braced(id)}`,
   /** The one process registering the service's webhooks at start (src/app.ts). */
-  webhookRegistration: (receiver: string): string => `webhooks:registering:${receiver}`,
+  webhookRegistration: (receiver: string): string => `webhooks:registering:${braced(receiver)}`,
   /** Journal writes waiting for the database, oldest first, and its drain lock (`:lock`) (src/journal/writer.ts). */
-  journalPending: 'journal:pending',
+  journalPending: '{journal}:pending',
 } as const;
+
+/**
+ * The service and organization our ids belong to, as a short digest of the service's address and API key (an
+ * API key is one organization's): `made:id:<scope>:…` keys of a staging and a production product sharing one
+ * Redis never meet. The key itself is never stored.
+ */
+export function serviceScope(baseUrl: string, apiKey: string): string {
+  return createHash('sha256').update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`).digest('hex').slice(0, 16);
+}

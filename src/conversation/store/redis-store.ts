@@ -15,6 +15,8 @@
  */
 import { connectRedis, closeRedis, type RedisClient, type RedisTarget } from '../../redis/connect.js';
 import type { Logger } from '../../log.js';
+import { Cluster } from 'ioredis';
+import { tagOf } from './keys.js';
 import { randomId } from './random-id.js';
 import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.js';
 
@@ -189,6 +191,12 @@ function parseRecord(record: string): StoredSnapshot {
   return { snapshot: JSON.parse(record.slice(idEnd + 1)), version };
 }
 
+/** True when every key carries the same, non-empty hash tag (keys.ts): one slot. */
+function oneTag(keys: string[]): boolean {
+  const tag = tagOf(keys[0] ?? '');
+  return tag !== '' && keys.every((key) => tagOf(key) === tag);
+}
+
 const isWrongType = (error: unknown): boolean => error instanceof Error && error.message.startsWith('WRONGTYPE');
 
 /**
@@ -238,8 +246,12 @@ export class RedisStore implements SessionStore {
     return record === null ? null : parseRecord(record);
   }
 
-  /** One MGET; a key of another type reads as absent, as in get(). */
+  /**
+   * One MGET; a key of another type reads as absent, as in get(). On a cluster an MGET must stay in one slot:
+   * keys of different tags are read with one GET each, sent together (one write per master).
+   */
   async getMany(keys: string[]): Promise<Array<StoredSnapshot | null>> {
+    if (this.redis instanceof Cluster && !oneTag(keys)) return Promise.all(keys.map((key) => this.get(key)));
     const records = await this.redis.mget(...keys);
     return records.map((record) => (record === null ? null : parseRecord(record)));
   }

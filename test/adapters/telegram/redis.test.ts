@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../../src/conversation/store/redis-store.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../../conversation/redis-helper.js';
 import { CHAT, pressUpdate, ScriptedEngine, startHarness, textUpdate, type Harness } from './harness.js';
+import { keys } from '../../../src/conversation/store/keys.js';
 
 const prefix = uniquePrefix('telegram');
 let instances: Harness[] = [];
@@ -40,8 +41,8 @@ describe('Telegram on a shared Redis store', () => {
 
     const { redis, cleanup } = inspector(prefix);
     try {
-      expect(await redis.ttl(`${prefix}tg:update:1`)).toBeGreaterThan(86_000);
-      expect(await redis.ttl(`${prefix}tg:prompt:${CHAT}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}${keys.telegramUpdate(1)}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}${keys.telegramPrompt(String(CHAT))}`)).toBeGreaterThan(86_000);
     } finally {
       await cleanup();
     }

@@ -298,7 +298,7 @@ describe('Telegram webhook', () => {
     const secondArrived = new Promise<void>((resolve) => (secondClaimed = resolve));
     const claim = store.claim.bind(store);
     store.claim = (key, ttl, value) => {
-      if (key === 'tg:update:72') secondClaimed();
+      if (key === keys.telegramUpdate(72)) secondClaimed();
       return claim(key, ttl, value);
     };
     harness = await startHarness(engine, { store });

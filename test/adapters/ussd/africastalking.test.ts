@@ -7,6 +7,7 @@ import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../../src/conversation/store/redis-store.js';
 import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd, withTurns } from './helpers.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
+import { keys } from '../../../src/conversation/store/keys.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 let app: Started | undefined;
@@ -215,7 +216,7 @@ describe("Africa's Talking over HTTP", () => {
     await hop('1');
     await hop('1*12345');
     await hop(`1*12345*${PIN}`);
-    const stored = await app.store.get(`conv:ussd:${PHONE}`);
+    const stored = await app.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }));
     expect(stored?.snapshot).toMatchObject({ channel: { gateway: 'africastalking', sessionId: 'AT-STORE', hop: 3, seenLength: `1*12345*${PIN}`.length } });
     expect(JSON.stringify(stored)).not.toContain(PIN);
   });
@@ -234,9 +235,9 @@ describe('with the Redis store', () => {
       const replies = await Promise.all([hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`)]);
       expect(new Set(replies.map((r) => r.body))).toEqual(new Set(['END Paid 2500 UGX. Thank you.']));
       expect(app.payments).toHaveLength(1);
-      expect((await store.get(`conv:ussd:${PHONE}`))?.snapshot).toMatchObject({ channel: { sessionId: 'AT-REDIS', hop: 3 } });
+      expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE })))?.snapshot).toMatchObject({ channel: { sessionId: 'AT-REDIS', hop: 3 } });
     } finally {
-      await store.delete(`conv:ussd:${PHONE}`);
+      await store.delete(keys.conversation({ channel: 'ussd', conversationId: PHONE }));
       await store.close();
     }
   });

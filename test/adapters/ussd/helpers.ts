@@ -10,6 +10,7 @@ import type { Decide, Engine, Inbound, Participant, Prompt, SessionStore, TurnDe
 import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
+import { keys } from '../../../src/conversation/store/keys.js';
 
 export const PIN = '4321';
 
@@ -104,7 +105,7 @@ export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
   return {
     handle: (inbound) => engine.handle(inbound),
     async turn<S>(participant: Participant, decide: Decide<S>): Promise<S> {
-      const key = `conv:${participant.channel}:${participant.conversationId}`;
+      const key = keys.conversation(participant);
       for (;;) {
         const stored = await store.get(key);
         const decision = decide((stored?.snapshot as { channel?: S } | undefined)?.channel);

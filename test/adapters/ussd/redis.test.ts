@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack } from './stack.js';
+import { keys } from '../../../src/conversation/store/keys.js';
 
 
 const PHONE = '+256772150001';
@@ -37,7 +38,7 @@ describe('USSD on Redis with the real engine', () => {
     }
     expect(last).toMatch(/^END Payment \d+ submitted/);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
-    expect(await stack.store.get(`conv:ussd:${PHONE}`)).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
+    expect(await stack.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }))).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
     // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.
     const logged = stack.logs.map((line) => {
       const { time: _time, pid: _pid, ...entry } = JSON.parse(line) as Record<string, unknown>;

@@ -1,0 +1,114 @@
+/**
+ * The whole product on Redis beyond one server, on real servers started here (ports 7040-7059): a
+ * three-master Redis Cluster, and a master with a replica and three Sentinels. On each, a USSD payment goes
+ * through and its outcome (the service's notification) is shown at the next dial, and /readyz says ready.
+ * On Sentinel, the master is failed over (SENTINEL FAILOVER) while payments go on: every payment the service
+ * made is one of ours, made once, and its payer is shown its outcome.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunningApp } from '../../src/app.js';
+import { masterPortOf, startCluster, startSentinelSet, stopAll, untilMaster } from '../redis/servers.js';
+import { AtSession, eventually, startProduct } from './helpers.js';
+
+afterAll(stopAll);
+
+interface Payment {
+  id: number;
+  state: string;
+  amount: string;
+  metadata: Record<string, string> | null;
+}
+
+/** A USSD payment of `amount` to 0772000001 by `me`: the screen it ends on. */
+async function pay(app: RunningApp, me: string, amount: string): Promise<string> {
+  const ussd = new AtSession(app.url, me);
+  await ussd.dial();
+  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', 'lunch', '1']) await ussd.answer(answer);
+  return ussd.answer('1234');
+}
+
+/** The service's payments of our users (their metadata names the chat), from the sandbox's own state. */
+async function paymentsOf(app: RunningApp, chats: Set<string>): Promise<Payment[]> {
+  return (app.sandbox!.controls.payments() as unknown as Payment[]).filter((p) => chats.has(p.metadata?.chat ?? ''));
+}
+
+/** Pays, waits for the service to process it, and for its outcome at the payer's next dial. */
+async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Promise<void> {
+  expect(await pay(app, me, amount)).toMatch(/^END /);
+  await eventually(() => paymentsOf(app, new Set([`ussd:${me}`])), (p) => p.length === 1 && p[0]!.state === 'processed', 'the payment processed');
+  const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial');
+  expect(next).toMatch(new RegExp(amount));
+}
+
+describe('on a three-master Redis Cluster', () => {
+  it('runs a USSD payment and its notification, and is ready', async () => {
+    const ports = [7040, 7041, 7042];
+    await startCluster(ports);
+    const app = await startProduct({ REDIS_CLUSTER_NODES: ports.map((p) => `127.0.0.1:${p}`).join(',') });
+    try {
+      expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+      await payAndSeeOutcome(app, '+256700222001', '5100');
+      // The keys went to every master: the users' parts are spread over the slots.
+      const counts = await Promise.all(
+        ports.map(async (port) => {
+          const node = new Redis({ port });
+          try {
+            return await node.dbsize();
+          } finally {
+            node.disconnect();
+          }
+        }),
+      );
+      expect(counts.filter((n) => n > 0).length).toBeGreaterThan(1);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('on a master with a replica and three Sentinels', () => {
+  it('runs a USSD payment and its notification, then loses no payment over a failover during payments', async () => {
+    const name = 'momo';
+    const sentinelPorts = [7055, 7056, 7057];
+    await startSentinelSet(name, 7050, 7051, sentinelPorts);
+    const app = await startProduct({ REDIS_SENTINELS: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','), REDIS_SENTINEL_NAME: name, RATE_LIMIT_MESSAGES: '1000' });
+    try {
+      expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+      await payAndSeeOutcome(app, '+256700333001', '5200');
+
+      // Payments by several users (one each: the demo policy's per-user limits) while the master fails over.
+      const users = Array.from({ length: 8 }, (_, i) => `+2567003331${String(i).padStart(2, '0')}`);
+      const before = await masterPortOf(sentinelPorts[0]!, name);
+      const payments = users.map((me, i) => pay(app, me, String(6000 + i * 10)).catch((error: Error) => `failed: ${error.message}`));
+      const sentinel = new Redis({ port: sentinelPorts[0]! });
+      await sentinel.call('SENTINEL', 'FAILOVER', name);
+      sentinel.disconnect();
+      const screens = await Promise.all(payments);
+      const after = await masterPortOf(sentinelPorts[0]!, name);
+      expect(after).not.toBe(before);
+      await untilMaster(after);
+
+      // Whatever a person was shown during the failover, every payment confirmed to them was made, once, and
+      // every payment made is ours and its payer is told its outcome at the next dial.
+      const chats = new Set(users.map((me) => `ussd:${me}`));
+      const submitted = users.filter((_, i) => /submitted/.test(screens[i]!));
+      const made = await eventually(
+        () => paymentsOf(app, chats),
+        (p) => p.length >= submitted.length && p.every((payment) => payment.state === 'processed'),
+        'the payments processed',
+      );
+      const chatsPaid = made.map((p) => p.metadata?.chat);
+      expect(new Set(chatsPaid).size, screens.join('\n')).toBe(chatsPaid.length);
+      for (const me of submitted) expect(chatsPaid).toContain(`ussd:${me}`);
+      for (const payment of made) {
+        const me = payment.metadata!.chat!.slice('ussd:'.length);
+        const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), `the outcome for ${me}`);
+        expect(next).toMatch(new RegExp(String(Number(payment.amount))));
+      }
+      expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
+});
