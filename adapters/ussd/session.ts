@@ -1,5 +1,5 @@
 /**
- * The USSD state kept with the user's conversation (the engine's record `conv:ussd:<phone>`, written in the
+ * The USSD state kept with the user's conversation (the engine's record `conv:{u<n>}:ussd:<phone>`, written in the
  * same compare-and-set as the flow): which gateway session the user is in, the hop answered, the last Prompt
  * and the page of it on screen. And the pure rule that tells a new answer from a resend.
  *

@@ -4,7 +4,7 @@
  * - `approval:<id>`: the held payment: what the maker confirmed (the create input, with the Duplicate-Check-Key
  *   made when they confirmed), its state and the decision. Every change is a compare-and-set from the state
  *   read, so a decision is taken once: two checkers pressing at once, or one pressing twice, change it once.
- * - `approvals:open`: the held payments the sweep must look at, each with when: a pending one at its expiry,
+ * - `approvals:open:{o<n>}` (8 parts by id, keys.ts): the held payments the sweep must look at, each with when: a pending one at its expiry,
  *   an approved one whose sending has no outcome yet a little later (its process may have died: it is sent
  *   again under the same key, which the service deduplicates).
  */

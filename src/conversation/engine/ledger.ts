@@ -1,5 +1,5 @@
 /**
- * The conversation record (`conv:<channel>:<conversationId>`, one compare-and-set writes all of it) and its
+ * The conversation record (`conv:{u<n>}:<channel>:<conversationId>`, keys.ts; one compare-and-set writes all of it) and its
  * ledger of answers: each recent delivery (Telegram `update_id`, Slack ids, USSD session and hop) with the
  * answer it got: the Prompt shown (a screen, "processing", "being confirmed"), or `waiting` while the run it
  * waits for is out. A delivery seen again gets its entry: the same Prompt, or it waits for the run like the
@@ -38,7 +38,7 @@ export interface OpenRun {
   takeovers?: number;
 }
 
-/** What `conv:<channel>:<conversationId>` holds. */
+/** What `conv:{u<n>}:<channel>:<conversationId>` holds. */
 export interface ConversationRecord {
   session?: Session;
   /** Recent deliveries and their answers, oldest first. */

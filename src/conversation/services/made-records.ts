@@ -10,9 +10,9 @@
  * Listeners of {@link MadeRecords.onIntent} (the follow-up of an outcome that never came) run with the write.
  *
  * Keys (in the session store, so in Redis with REDIS_URL and in memory without):
- * - `made:<ref>`: the record;
- * - `made:id:<kind>:<id>`: the ref of the service's id;
- * - `made:open:<phone>:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
+ * - `made:{<ref>}`: the record;
+ * - `made:id:<scope>:<kind>:{<id>}`: the ref of the service's id, under the service and organization it belongs to;
+ * - `made:open:{<phone>}:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
 import { isAlreadySubmitted, type Asker, type FlowServices } from '../../../flows/services.js';
