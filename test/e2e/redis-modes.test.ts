@@ -13,6 +13,9 @@ import { AtSession, eventually, startProduct } from './helpers.js';
 
 afterAll(stopAll);
 
+/** Tries of a wait (50 ms apart): a loaded machine takes longer than an idle one. */
+const PATIENCE = 1200;
+
 interface Payment {
   id: number;
   state: string;
@@ -36,8 +39,8 @@ async function paymentsOf(app: RunningApp, chats: Set<string>): Promise<Payment[
 /** Pays, waits for the service to process it, and for its outcome at the payer's next dial. */
 async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Promise<void> {
   expect(await pay(app, me, amount)).toMatch(/^END /);
-  await eventually(() => paymentsOf(app, new Set([`ussd:${me}`])), (p) => p.length === 1 && p[0]!.state === 'processed', 'the payment processed');
-  const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial');
+  await eventually(() => paymentsOf(app, new Set([`ussd:${me}`])), (p) => p.length === 1 && p[0]!.state === 'processed', 'the payment processed', PATIENCE);
+  const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial', PATIENCE);
   expect(next).toMatch(new RegExp(amount));
 }
 
@@ -97,13 +100,14 @@ describe('on a master with a replica and three Sentinels', () => {
         () => paymentsOf(app, chats),
         (p) => p.length >= submitted.length && p.every((payment) => payment.state === 'processed'),
         'the payments processed',
+        PATIENCE,
       );
       const chatsPaid = made.map((p) => p.metadata?.chat);
       expect(new Set(chatsPaid).size, screens.join('\n')).toBe(chatsPaid.length);
       for (const me of submitted) expect(chatsPaid).toContain(`ussd:${me}`);
       for (const payment of made) {
         const me = payment.metadata!.chat!.slice('ussd:'.length);
-        const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), `the outcome for ${me}`);
+        const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), `the outcome for ${me}`, PATIENCE);
         expect(next).toMatch(new RegExp(String(Number(payment.amount))));
       }
       expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
