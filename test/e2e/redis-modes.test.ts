@@ -13,6 +13,9 @@ import { AtSession, eventually, startProduct } from './helpers.js';
 
 afterAll(stopAll);
 
+/** Servers to start, the whole product and a payment: minutes on a loaded machine, not the default 30 s. */
+const SLOW_TEST_MS = 240_000;
+
 /** Tries of a wait (50 ms apart): a loaded machine takes longer than an idle one. */
 const PATIENCE = 1200;
 
@@ -67,7 +70,7 @@ describe('on a three-master Redis Cluster', () => {
     } finally {
       await app.stop();
     }
-  });
+  }, SLOW_TEST_MS);
 });
 
 describe('on a master with a replica and three Sentinels', () => {
@@ -114,5 +117,5 @@ describe('on a master with a replica and three Sentinels', () => {
     } finally {
       await app.stop();
     }
-  });
+  }, SLOW_TEST_MS);
 });

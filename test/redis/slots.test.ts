@@ -20,6 +20,9 @@ const PREFIX = 'momo:';
 
 afterAll(stopAll);
 
+/** Servers to start, the whole product and a payment: minutes on a loaded machine, not the default 30 s. */
+const SLOW_TEST_MS = 240_000;
+
 /** One id of every kind a builder takes, and the builders' calls with them. */
 const asker = { channel: 'telegram', userId: '4242' };
 const conversation: Address = { channel: 'slack', conversationId: 'T01:U02' };
@@ -154,5 +157,5 @@ describe('on a real server, as the product runs', () => {
     expect(multi.some((c) => c.keys.some((key) => key.startsWith(QUEUE_PREFIX)))).toBe(true);
     const split = multi.filter((c) => new Set(c.keys.map(slotOf)).size > 1).map((c) => c.args.slice(0, 8).join(' '));
     expect(split).toEqual([]);
-  });
+  }, SLOW_TEST_MS);
 });
