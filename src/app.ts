@@ -38,6 +38,8 @@ import { DirectRoutes } from './http/direct-routes.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
+import { recentPayment } from './conversation/services/recent-payment.js';
+import { productReconciliation } from './reconciliation/index.js';
 import { openDatabase, type Database } from './journal/database.js';
 import { migrate } from './journal/migrate.js';
 import { Journal, moneyJournal } from './journal/index.js';
@@ -182,7 +184,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     role: policy.roleName(channel as Channel, userId),
     person: policy.personOf(channel as Channel, userId),
   }));
-  const recorded = recordMade(createServices({ client, policy, store, logger }), made, logger, {
+  // The pay flow asks before a second payment of the same a moment after the first: the journal knows it.
+  const recentOfJournal = (input: { channel: string; userId: string; payee: string; amount: string; currency: string }) =>
+    recentPayment(database.db, input);
+  const recorded = recordMade(createServices({ client, policy, store, logger, recentPayment: recentOfJournal }), made, logger, {
     journal: money,
     giveBack: (key) => giveBackSpend(store, key),
   });
@@ -242,6 +247,14 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf,
     onPaymentFailed: (ref) => giveBackSpend(store, ref),
+    // An "already submitted" the service holds nothing of (follow-up.ts): journalled as nothing made.
+    onNotMade: async (record) => {
+      await journal.refused(record.ref, {
+        reason: 'answered "already submitted", but two reads minutes apart found no such payment at the service',
+        source: 'read',
+        data: { kind: record.kind },
+      });
+    },
     onRecipients: (ref, recipients) => payouts.report(ref, recipients),
     journal: money,
     logger,
@@ -365,6 +378,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
 
   notifications.addRoutes(direct);
   notifications.start();
+  // The reconciliation of the day before, once a day (one process at a time), and the corrections it owes.
+  const reconciliation = productReconciliation({ database, journal, client, notifiers, languageOf, logger });
+  reconciliation.start();
+  closers.push(() => reconciliation.stop());
   approvals.start();
   payouts.start();
   closers.push(async () => {

@@ -237,7 +237,7 @@ export function createDispatcher(options: DispatcherOptions) {
         state,
         serviceState: notice.kind === 'collection' ? `collection.${notice.status ?? notice.state}` : notice.state,
         source,
-        ...(notice.kind !== 'collection' ? { serviceId: notice.id } : {}),
+        ...(notice.kind !== 'collection' && notice.id !== '' ? { serviceId: notice.id } : {}),
         data: { ...(notice.reason ? { reason: notice.reason } : {}), ...(notice.kind === 'collection' ? { collection: notice.id } : {}) },
         ...(notice.kind === 'collection' ? { key: `${record.ref}:state:collection:${notice.id}:${source}` } : {}),
       }),

@@ -89,7 +89,7 @@ export function createFollowUp(options: FollowUpOptions) {
     logger.warn({ ref: record.ref, kind: record.kind }, 'answered "already submitted", but the service holds nothing of it: told nothing was made');
     await options.onNotMade?.(record);
     const notice: Notice = { kind: record.kind === 'payment' ? 'payment' : 'request', id: '', state: NOT_MADE, amount: record.amount, currency: record.currency, phone: record.payee, reason: '', ref: record.ref };
-    await dispatcher.tell(record, notice);
+    await dispatcher.tell(record, notice, 'read');
   }
 
   /** The outcome was told or is being told: a final rank on the record's order mark. */

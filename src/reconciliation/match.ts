@@ -108,6 +108,8 @@ const REQUEST_STATES: ReadonlyMap<string, OurState> = new Map([
  * it and has not decided.
  */
 export function ourWord(kind: 'payment' | 'request', serviceState: string): OurState {
+  // Ours, not the service's: an "already submitted" of which the service holds nothing (nothing was made).
+  if (serviceState === 'not_made') return 'refused';
   const words = kind === 'payment' ? PAYMENT_STATES : REQUEST_STATES;
   return words.get(serviceState) ?? 'submitted';
 }

@@ -29,6 +29,11 @@ describe('chaos', () => {
       told: result.confirmed,
     });
     expect(result.confirmed, report).toBeGreaterThanOrEqual(27);
+    // The journal: an intent per payment at the service, each confirmed one with its final state and a telling.
+    expect(result.journal.line, report).toMatch(/^chaos: journal payments=\d+ intents=\d+ confirmed=\d+ final=\d+ told=\d+$/);
+    const j = result.journal.figures;
+    expect({ intents: j.intents, final: j.final, told: j.told }, report).toEqual({ intents: result.payments, final: j.confirmed, told: j.confirmed });
+    expect(j.confirmed, report).toBe(result.confirmed);
     expect(result.problems, report).toEqual([]);
     expect(result.ok, report).toBe(true);
   }, 400_000);

@@ -4,8 +4,9 @@
  * with faults injected and instances killed (see run.ts). Progress, faults and the diagnosis of every failed
  * conversation go to stderr; the last line on stdout is the result (count.ts says what each figure counts):
  *   chaos: conversations=N confirmed=C payments=P duplicates=D lost=L told=T kills=K
- * Exit code 0 only when P == C, D == 0, L == 0, T == C, K >= N/100 (5 in a run of 500) and no instance died
- * by itself.
+ * Exit code 0 only when P == C, D == 0, L == 0, T == C, K >= N/100 (5 in a run of 500), no instance died
+ * by itself, and the journal holds an intent per payment and each confirmed one final and told (the line
+ * before: `chaos: journal payments=P intents=I confirmed=C final=F told=T`, journal.ts).
  */
 import { createWriteStream } from 'node:fs';
 import { runChaos } from './run.js';
@@ -41,6 +42,7 @@ for (const user of result.gaveUp.slice(0, 10)) say(`chaos: gave up: ${user}`);
 if (result.gaveUp.length > 10) say(`chaos: ... ${result.gaveUp.length - 10} more gave up`);
 for (const problem of result.problems.slice(0, 30)) say(`chaos: problem: ${problem}`);
 if (result.problems.length > 30) say(`chaos: ... ${result.problems.length - 30} more problems`);
+process.stdout.write(`${result.journal.line}\n`);
 process.stdout.write(`${result.line}\n`);
 if (log) await new Promise((resolve) => log.end(resolve));
 process.exit(result.ok ? 0 : 1);

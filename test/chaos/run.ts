@@ -29,6 +29,7 @@ import { countFigures, failuresOf, minimumKills, passes, paymentsByChat, resultL
 import { diagnose } from './diagnosis.js';
 import { cleanProductKeys } from '../shutdown/product.js';
 import { Fleet, type Crash } from './instances.js';
+import { awaitJournal, type JournalCheck } from './journal.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { Transport, type Answer } from './transport.js';
@@ -76,6 +77,8 @@ export interface ChaosResult extends Figures {
   failures: string[];
   /** Everything else worth a look: broken-off conversations, a resent USSD request answered differently, ... */
   problems: string[];
+  /** The journal's check (journal.ts): an intent per payment, each confirmed one final and told. */
+  journal: JournalCheck;
   /** The users who gave up without an acknowledgement and without a payment: what they were answered. */
   gaveUp: string[];
 }
@@ -371,6 +374,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     return { id: wire.id, state: wire.state, chat: wire.metadata?.chat, ref: wire.metadata?.ref, created: wire.created };
   });
   const figures = countFigures(records, payments, fleet.kills);
+  // The journal, while the instances still run (a fact buffered in Redis while the database was cut off is
+  // written by a live one).
+  const confirmedChats = new Set(records.filter((c) => c.confirmed).map((c) => c.chat));
+  const journal = await awaitJournal(journalDatabase.url, () => payments, confirmedChats);
+  progress(journal.line);
+  for (const line of journal.problems.slice(0, 30)) problems.push(`journal: ${line}`);
   const made = paymentsByChat(payments);
   const failures: string[] = [];
   const deliveries = (paymentId: number) => {
@@ -424,6 +433,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   await redis.quit();
   rmSync(dir, { recursive: true, force: true });
 
-  const ok = passes(figures) && crashes.length === 0;
-  return { ...figures, ok, line: resultLine(figures), records, faults, crashes, failures, problems, gaveUp };
+  const ok = passes(figures) && crashes.length === 0 && journal.ok;
+  return { ...figures, ok, line: resultLine(figures), records, faults, crashes, failures, problems, gaveUp, journal };
 }

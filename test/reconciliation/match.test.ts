@@ -50,6 +50,7 @@ describe("ourWord: the service's states in our words", () => {
     ['request', 'failed', 'failed'],
     ['request', 'expired', 'expired'],
     ['request', 'reversed', 'failed'],
+    ['payment', 'not_made', 'refused'],
   ];
   for (const [kind, state, word] of table)
     it(`${kind} ${state} -> ${word}`, () => expect(ourWord(kind, state)).toBe(word));
