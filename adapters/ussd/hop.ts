@@ -51,7 +51,10 @@ const APOLOGY_LATE: Prompt = {
   final: true,
 };
 /** The engine failed (its own failures are answered by it; this one could not read the conversation): no "start again". */
-const APOLOGY_FAILED: Prompt = { text: 'Sorry, something went wrong. Dial again in a minute to see where you are.', final: true };
+const APOLOGY_FAILED: Prompt = {
+  text: 'Sorry, something went wrong. Dial again in a minute to see where you are.',
+  final: true,
+};
 
 interface LogContext {
   gateway: string;
@@ -117,8 +120,19 @@ export function createHopHandler(options: HopOptions) {
     }
     const at = now();
     const participant = { channel: 'ussd' as const, conversationId: phone, userId: phone };
-    const input: HopInput = { gateway: codec.name, sessionId: request.sessionId, phone, hop: asHop(hop, codec.name, request), serviceCodes: codesOf(request), digest, now: at, resumeMs };
-    const outcome = await guarded(engine.turn<UssdState>(participant, (stored, conversation) => decisionOf(planHop(stored, input, conversation))));
+    const input: HopInput = {
+      gateway: codec.name,
+      sessionId: request.sessionId,
+      phone,
+      hop: asHop(hop, codec.name, request),
+      serviceCodes: codesOf(request),
+      digest,
+      now: at,
+      resumeMs,
+    };
+    const outcome = await guarded(
+      engine.turn<UssdState>(participant, (stored, conversation) => decisionOf(planHop(stored, input, conversation))),
+    );
     if (outcome.kind === 'late') {
       logger.warn(ctx, 'ussd engine past the deadline: apologised');
       send(res, codec, request, APOLOGY_LATE, 0, 0);
@@ -129,7 +143,10 @@ export function createHopHandler(options: HopOptions) {
       const state = outcome.state;
       // Every state this hop writes is stamped with its time: one stamped earlier is the last screen again.
       const repeated = state.at !== at;
-      logger.info({ ...ctx, hop: state.hop, final: state.prompt.final, ...(state.walked ? { walked: state.walked } : {}) }, repeated ? 'ussd repeat: same screen' : 'ussd hop');
+      logger.info(
+        { ...ctx, hop: state.hop, final: state.prompt.final, ...(state.walked ? { walked: state.walked } : {}) },
+        repeated ? 'ussd repeat: same screen' : 'ussd hop',
+      );
       send(res, codec, request, state.prompt, state.page, state.hop);
     }
   };
@@ -139,10 +156,17 @@ export function createHopHandler(options: HopOptions) {
    * Africa's Talking is: every answer so far joined by `*` (a dialled string becomes its answers). A first
    * request of the others carries the dialled string, whose answers the planner hands the engine.
    */
-  function asHop(hop: Exclude<Hop, { kind: 'end' }>, gateway: GatewayName, request: GatewayRequest): Exclude<Hop, { kind: 'end' }> {
+  function asHop(
+    hop: Exclude<Hop, { kind: 'end' }>,
+    gateway: GatewayName,
+    request: GatewayRequest,
+  ): Exclude<Hop, { kind: 'end' }> {
     if (hop.kind !== 'latest' || !wholeInput.has(gateway)) return hop;
     const input = hop.input.trim();
-    return { kind: 'cumulative', text: input.startsWith('*') ? answersOfDialString(input, codesOf(request)).join('*') : hop.input };
+    return {
+      kind: 'cumulative',
+      text: input.startsWith('*') ? answersOfDialString(input, codesOf(request)).join('*') : hop.input,
+    };
   }
 
   /** Service codes a dialled string of this request may start with: ours, and the one the request names. */
@@ -161,10 +185,20 @@ export function createHopHandler(options: HopOptions) {
 }
 
 /** Writes the screen of `prompt` (page `page`) as the gateway wants it. A screen is never cached, so no ETag to hash. */
-function send(res: ServerResponse, codec: Codec, request: GatewayRequest, prompt: Prompt, page: number, hop: number): void {
+function send(
+  res: ServerResponse,
+  codec: Codec,
+  request: GatewayRequest,
+  prompt: Prompt,
+  page: number,
+  hop: number,
+): void {
   const screen = renderPrompt(prompt, page);
   const reply = codec.encode({ text: screen.text, final: screen.final, hop }, request);
-  const [type, body] = reply.type === 'text' ? ['text/plain; charset=utf-8', reply.body] : ['application/json; charset=utf-8', JSON.stringify(reply.body)];
+  const [type, body] =
+    reply.type === 'text'
+      ? ['text/plain; charset=utf-8', reply.body]
+      : ['application/json; charset=utf-8', JSON.stringify(reply.body)];
   res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
 }
 

@@ -48,15 +48,30 @@ export function planHop(stored: UssdState | undefined, input: HopInput, conversa
   const read = readHop(stored, input.gateway, input.sessionId, input.hop, input.digest);
   if (read.kind === 'repeat') return { kind: 'repeat', state: read.state };
   const number = read.kind === 'answer' ? read.hop : 0;
-  const shown: Shown = { gateway: input.gateway, sessionId: input.sessionId, hop: number, seenLength: read.seen.length, seenDigest: input.digest(read.seen), at: input.now };
+  const shown: Shown = {
+    gateway: input.gateway,
+    sessionId: input.sessionId,
+    hop: number,
+    seenLength: read.seen.length,
+    seenDigest: input.digest(read.seen),
+    at: input.now,
+  };
   const { phone } = input;
-  const inbound: Inbound = { channel: 'ussd', conversationId: phone, userId: phone, phoneNumber: phone, messageId: `${input.sessionId}:${number}` };
+  const inbound: Inbound = {
+    channel: 'ussd',
+    conversationId: phone,
+    userId: phone,
+    phoneNumber: phone,
+    messageId: `${input.sessionId}:${number}`,
+  };
   if (read.kind === 'dial') {
     const { hop } = input;
-    const ahead = hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, input.serviceCodes);
+    const ahead =
+      hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, input.serviceCodes);
     // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it
     // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired.
-    const saved = ahead.length === 0 && conversation?.waiting !== false ? resumable(stored, input.now, input.resumeMs) : undefined;
+    const saved =
+      ahead.length === 0 && conversation?.waiting !== false ? resumable(stored, input.now, input.resumeMs) : undefined;
     if (saved) return { kind: 'offer-resume', state: show(shown, resumeQuestion(saved.prompt), 0, saved) };
     return { kind: 'answers', inbound: { ...inbound, newSession: true }, ahead, shown };
   }
@@ -65,7 +80,8 @@ export function planHop(stored: UssdState | undefined, input: HopInput, conversa
   if (state.resume) {
     // 1: the flow where it is (its PIN asked again, its outcome if a call was made); 2 or 00: the menu.
     if (key === '1') return { kind: 'answers', inbound: { ...inbound, resume: true }, ahead: [], shown };
-    if (key === '2' || key === NAV.home) return { kind: 'answers', inbound: { ...inbound, newSession: true }, ahead: [], shown };
+    if (key === '2' || key === NAV.home)
+      return { kind: 'answers', inbound: { ...inbound, newSession: true }, ahead: [], shown };
     return { kind: 'offer-resume', state: show(shown, state.prompt, 0, state.resume) };
   }
   const page = pageTurn(key, state);
@@ -83,7 +99,10 @@ export function decisionOf(plan: HopPlan): TurnDecision<UssdState> {
       return { kind: 'reply', state: plan.state, changed: true };
     case 'answers': {
       const { shown } = plan;
-      const after = (prompt: Prompt, taken: number): UssdState => ({ ...show(shown, prompt, 0), ...(taken > 0 ? { walked: taken } : {}) });
+      const after = (prompt: Prompt, taken: number): UssdState => ({
+        ...show(shown, prompt, 0),
+        ...(taken > 0 ? { walked: taken } : {}),
+      });
       return plan.ahead.length > 0
         ? { kind: 'step', inbound: plan.inbound, ahead: { answers: plan.ahead, take: takeAhead }, after }
         : { kind: 'step', inbound: plan.inbound, after };
@@ -101,7 +120,13 @@ function takeAhead(screen: Prompt, answer: string): Pick<Inbound, 'nav' | 'choic
  * one opening with outcomes kept for this dial (they are read before anything else is answered).
  */
 function stopsWalk(prompt: Prompt): boolean {
-  return prompt.final || prompt.input === 'pin' || prompt.refused === true || prompt.noted === true || (prompt.choices ?? []).some((c) => c.id === 'confirm');
+  return (
+    prompt.final ||
+    prompt.input === 'pin' ||
+    prompt.refused === true ||
+    prompt.noted === true ||
+    (prompt.choices ?? []).some((c) => c.id === 'confirm')
+  );
 }
 
 /** The state of a hop showing `prompt` (page `page`). */
