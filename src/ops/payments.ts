@@ -8,9 +8,9 @@
  * - `GET /ops/payments.csv`: every operation the search finds (`size` aside), streamed as CSV (src/csv.ts: formula cells
  *   defused), read from the journal a page at a time, never all in memory.
  *
- * Who may call them: through the /ops access check (src/ops/access.ts): with OPS_USER / OPS_PASSWORD set,
- * whoever sends them as Basic auth; the `.json` and `.csv` also whoever sends `Authorization: Bearer
- * <OPS_TOKEN>` (when set); everyone in the embedded demo; nobody else (401). A query value that is not what
+ * Who may call them: through the /ops access check (src/ops/access.ts): a signed-in operator (or Basic auth
+ * with an operator's name and password); the `.json` and `.csv` also whoever sends `Authorization: Bearer
+ * <OPS_TOKEN>` (when set); everyone in the embedded demo; nobody else (401, a browser sent to sign in). A query value that is not what
  * it should be is refused with 400 and its reason; a journal that does not answer gives 503.
  */
 import { Readable } from 'node:stream';

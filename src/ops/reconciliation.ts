@@ -4,8 +4,9 @@
  * is not as the service holds it, and the service's records not made here; `?outcome=<one>` shows one outcome
  * (`matched` too). Each ref opens its timeline (/ops/payments/<ref>). Reads: reconciliation-reads.ts.
  *
- * Who may call it: through the /ops access check (src/ops/access.ts): operators with OPS_USER / OPS_PASSWORD
- * (Basic auth), everyone in the embedded demo; not a script's Bearer token; anyone else 401. A bad query value
+ * Who may call it: through the /ops access check (src/ops/access.ts): a signed-in operator (or Basic auth with
+ * an operator's name and password), everyone in the embedded demo; not a script's Bearer token; anyone else
+ * 401 (a browser is sent to sign in). A bad query value
  * is a 400 with its reason; a database that does not answer a 503.
  */
 import type { Express, Response } from 'express';

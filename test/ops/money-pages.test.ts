@@ -37,8 +37,15 @@ beforeAll(async () => {
   await seedReconciliation(database.db, refs);
   ops = await startOps(journal, AUTH, () => new Date('2026-11-24T12:00:00Z'));
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-  context = await browser.newContext({ httpCredentials: { username: AUTH.user, password: AUTH.password }, viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
   context.setDefaultTimeout(10_000);
+  // The operator signs in on the form (src/ops/access.ts); the session cookie carries every page after.
+  const signIn = await context.newPage();
+  await signIn.goto(`${ops.url}/ops/payments`);
+  await signIn.fill('input[name=name]', AUTH.user);
+  await signIn.fill('input[name=password]', AUTH.password);
+  await Promise.all([signIn.waitForURL(/\/ops/), signIn.click('button[type=submit]')]);
+  await signIn.close();
 }, 120_000);
 afterAll(async () => {
   await context?.close();
