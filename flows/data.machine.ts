@@ -208,7 +208,10 @@ export const dataMachine = setup({
           text: { key: 'data.askBundle', params: { network: networkName(context) } },
           error: context.error,
           // Every bundle: the channel adapters page long lists.
-          choices: context.bundles.map((b) => ({ id: b.datacode, label: `${bundleName(b)} ${b.price}` })),
+          choices: context.bundles.map((b) => ({
+            id: b.datacode,
+            text: { key: 'data.bundleLine', params: { name: bundleName(b), price: b.price, currency: context.currency } },
+          })),
         }),
       },
       on: {

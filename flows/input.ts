@@ -101,4 +101,13 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.textEmpty': 'Tafadhali andika kitu.',
     'input.textTooLong': 'Ni ndefu mno: herufi {max} tu au chini.',
   },
+  fr: {
+    'input.phoneInvalid': 'Nous ne pouvons pas lire ce numéro. Essayez par ex. 0772123456 ou +256772123456.',
+    'input.phoneNotMobile': "Ce numéro ne peut pas recevoir d'argent mobile. Entrez un numéro de mobile.",
+    'input.amountInvalid': 'Entrez le montant en chiffres, par ex. 5000 ou 2500.50.',
+    'input.amountDecimals': 'Deux décimales au plus.',
+    'input.amountNotPositive': 'Le montant doit être supérieur à 0.',
+    'input.textEmpty': 'Veuillez écrire quelque chose.',
+    'input.textTooLong': 'Trop long : {max} caractères au plus.',
+  },
 };

@@ -6,12 +6,12 @@
 import { assign, setup } from 'xstate';
 import { chosenId } from './events.js';
 import { menuMessages } from './messages/menu.js';
-import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutput, Lang, View } from './types.js';
+import { LANGS, type FlowEvent, type FlowId, type FlowInput, type FlowModule, type FlowOutput, type Lang, type View } from './types.js';
 
 /** The flows the menu can offer, in the order shown. */
 export const MENU_FLOWS: readonly FlowId[] = ['pay', 'request', 'check', 'data', 'pin'];
 /** The languages that ship. */
-export const LANGUAGES: readonly Lang[] = ['en', 'sw'];
+export const LANGUAGES: readonly Lang[] = LANGS;
 /** Choice id of the language entry. */
 const LANGUAGE_CHOICE = 'lang';
 

@@ -208,7 +208,10 @@ export const payMachine = setup({
     forget: assign((_, { fields }: { fields: Array<keyof PayContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
-    notePayment: assign((_, { id, state }: PaymentResult) => ({ outcome: { key: 'pay.submitted', params: { id, state } } })),
+    /** The payment in people's words: how much went to whom, and its reference (never the service's state). */
+    notePayment: assign(({ context }, { id }: PaymentResult) => ({
+      outcome: { key: 'pay.submitted', params: { id, amount: context.amount ?? '', currency: context.currency ?? '', name: payeeName(context) } },
+    })),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment. */
     noteSubmittedBefore: assign({ outcome: { key: 'pay.submittedBefore' } }),
     /** Held for an approver: nothing was sent yet. */

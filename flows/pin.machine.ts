@@ -245,7 +245,10 @@ export const pinMachine = setup({
         view: (context) => ({
           text: { key: 'pin.askBundle', params: { service: serviceName(context) } },
           error: context.error,
-          choices: context.bundles.map((b, i) => ({ id: String(i), label: `${b.description} ${b.amount}` })),
+          choices: context.bundles.map((b, i) => ({
+            id: String(i),
+            text: { key: 'pin.bundleLine', params: { name: b.description, amount: b.amount, currency: context.currency } },
+          })),
         }),
       },
       on: {

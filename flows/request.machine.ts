@@ -129,10 +129,10 @@ export const requestMachine = setup({
     }),
     storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
     storeInstructions: assign({ sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes', error: undefined }),
-    noteRequest: assign((_, { id, status, mfscode }: CollectionRequestResult) => {
-      const outcome: Text = mfscode
-        ? { key: 'request.createdWithCode', params: { id, status, mfscode } }
-        : { key: 'request.created', params: { id, status } };
+    /** The request in people's words: who was asked for how much, and its reference (never the service's status). */
+    noteRequest: assign(({ context }, { id, mfscode }: CollectionRequestResult) => {
+      const asked = { id, phone: context.phone ?? '', amount: context.amount ?? '', currency: context.currency ?? '' };
+      const outcome: Text = mfscode ? { key: 'request.createdWithCode', params: { ...asked, mfscode } } : { key: 'request.created', params: asked };
       return { outcome };
     }),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no request. */

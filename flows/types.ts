@@ -23,7 +23,15 @@
 import type { InputKind } from '../src/conversation/types.js';
 
 export type FlowId = 'menu' | 'pay' | 'request' | 'check' | 'data' | 'pin';
-export type Lang = 'en' | 'sw';
+/** The languages that ship: English, Kiswahili and French (the region's third; DRC, Rwanda, Burundi). */
+export type Lang = 'en' | 'sw' | 'fr';
+/** Every language, in the order the language menu offers them. */
+export const LANGS: readonly Lang[] = ['en', 'sw', 'fr'];
+
+/** True when `value` names a language that ships (a stored profile's language is read with it). */
+export function isLang(value: unknown): value is Lang {
+  return LANGS.some((lang) => lang === value);
+}
 
 export type Params = Record<string, string | number>;
 
@@ -177,6 +185,9 @@ export interface FlowModule {
   id: FlowId;
   // The machine's own types are checked where it is built; the registry only needs to run it.
   machine: import('xstate').AnyStateMachine;
-  /** Catalogue entries of this flow, keys prefixed with the flow id (`pay.askAmount`). */
-  messages: Record<Lang, Messages>;
+  /**
+   * Catalogue entries of this flow, keys prefixed with the flow id (`pay.askAmount`). English is required; a
+   * key a language lacks is shown in English. The shipped flows declare every language (Record<Lang, Messages>).
+   */
+  messages: { en: Messages } & Partial<Record<Lang, Messages>>;
 }

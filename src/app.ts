@@ -219,8 +219,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     tell: async (address, messageKey, params) => {
       const notifier = notifiers[address.channel];
       if (!notifier) throw new Error(`no notifier for ${address.channel}`);
-      const text = notifyText((await languageOf(address).catch(() => undefined)) ?? 'en', messageKey, params);
-      await notifier.send(address, text);
+      const lang = (await languageOf(address).catch(() => undefined)) ?? 'en';
+      const text = notifyText(lang, messageKey, params);
+      await notifier.send(address, address.channel === 'ussd' ? notifyText(lang, messageKey, params, { forDial: true }) : text);
       return text;
     },
     journal: money,

@@ -1,5 +1,5 @@
 /**
- * Words the engine itself says (keys `common.*`), in English and Swahili, and labels adapters show for
+ * Words the engine itself says (keys `common.*`), in English, Kiswahili and French, and labels adapters show for
  * navigation. Flows' own words live beside them in flows/messages/<flow>.ts; a service failure's words in
  * flows/failure.ts.
  */
@@ -59,5 +59,32 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.resume': 'Endelea ulipoishia?',
     'common.resumeContinue': 'Endelea',
     'common.resumeRestart': 'Anza upya',
+  },
+  fr: {
+    'common.expired': 'Votre session a expiré, nous avons donc recommencé.',
+    'common.notAllowed': "Désolé, vous n'avez pas accès à ce service. Demandez l'accès à l'opérateur.",
+    'common.flowNotAllowed': "Vous n'avez pas accès à ce choix.",
+    'common.processing': 'Nous y travaillons encore. Vous serez informé du résultat.',
+    'common.confirming': "Nous y travaillons encore : c'est en cours de confirmation. Ne le renvoyez pas ; vous serez informé du résultat.",
+    'common.unavailable': "Nous ne pouvons pas joindre votre conversation pour l'instant. Réessayez dans une minute ; rien de ce que vous avez confirmé n'est perdu.",
+    'common.cancelled': "Annulé. Rien n'a été envoyé.",
+    'common.busy': 'Trop de messages à la fois. Veuillez réessayer.',
+    'common.tooFast': 'Vous envoyez des messages trop vite. Attendez quelques secondes puis réessayez.',
+    'common.error': 'Une erreur est survenue chez nous. Veuillez recommencer.',
+    'common.runFailed': "Une erreur est survenue chez nous. Rien n'a été envoyé ; veuillez recommencer.",
+    'common.secretLost': "Nous avons été interrompus avant de vérifier votre PIN. Rien n'a été envoyé ; veuillez recommencer.",
+    'common.pendingOutcome': 'Suite de votre dernière demande :',
+    'common.back': 'Retour',
+    'common.home': 'Accueil',
+    'common.more': 'Suite',
+    'common.previous': 'Préc.',
+    'common.answer': 'Répondre',
+    'common.cancel': 'Annuler',
+    'common.yes': 'Oui',
+    'common.no': 'Non',
+    'common.pickOne': 'Veuillez choisir une des options.',
+    'common.resume': 'Reprendre là où vous étiez ?',
+    'common.resumeContinue': 'Reprendre',
+    'common.resumeRestart': 'Recommencer',
   },
 };

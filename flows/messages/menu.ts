@@ -1,4 +1,4 @@
-/** Words of the main menu (keys `menu.*`), in English and Swahili. */
+/** Words of the main menu (keys `menu.*`), in English, Kiswahili and French. */
 import type { Lang, Messages } from '../types.js';
 
 export const menuMessages: Record<Lang, Messages> = {
@@ -10,10 +10,11 @@ export const menuMessages: Record<Lang, Messages> = {
     'menu.flow.check': 'Check a payment received',
     'menu.flow.data': 'Buy data',
     'menu.flow.pin': 'Buy an exam PIN',
-    'menu.language': 'Language / Lugha',
+    'menu.language': 'Language / Lugha / Langue',
     'menu.chooseLanguage': 'Choose your language:',
     'menu.lang.en': 'English',
     'menu.lang.sw': 'Kiswahili',
+    'menu.lang.fr': 'Français',
   },
   sw: {
     'menu.title': 'Ungependa kufanya nini?',
@@ -23,9 +24,24 @@ export const menuMessages: Record<Lang, Messages> = {
     'menu.flow.check': 'Kagua malipo uliyopokea',
     'menu.flow.data': 'Nunua data',
     'menu.flow.pin': 'Nunua PIN ya mtihani',
-    'menu.language': 'Language / Lugha',
+    'menu.language': 'Language / Lugha / Langue',
     'menu.chooseLanguage': 'Chagua lugha yako:',
     'menu.lang.en': 'English',
     'menu.lang.sw': 'Kiswahili',
+    'menu.lang.fr': 'Français',
+  },
+  fr: {
+    'menu.title': 'Que voulez-vous faire ?',
+    'menu.titleLanguageOnly': "Aucun service de paiement ne vous est ouvert. Vous pouvez quand même choisir votre langue.",
+    'menu.flow.pay': 'Payer quelqu\'un',
+    'menu.flow.request': "Demander de l'argent",
+    'menu.flow.check': 'Vérifier un paiement reçu',
+    'menu.flow.data': 'Acheter des données',
+    'menu.flow.pin': "Acheter un PIN d'examen",
+    'menu.language': 'Language / Lugha / Langue',
+    'menu.chooseLanguage': 'Choisissez votre langue :',
+    'menu.lang.en': 'English',
+    'menu.lang.sw': 'Kiswahili',
+    'menu.lang.fr': 'Français',
   },
 };

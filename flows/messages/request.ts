@@ -1,5 +1,5 @@
 /**
- * Words of the request-money flow (keys `request.*`), English and Swahili, with the input and failure
+ * Words of the request-money flow (keys `request.*`), English, Kiswahili and French, with the input and failure
  * reasons it can show. Each screen, with its numbered choices, fits a 182-character USSD screen.
  */
 import { failureMessages } from '../failure.js';
@@ -17,13 +17,12 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.askReason': 'Enter a short reason they will see (networks may cut it past 19 characters):',
     'request.reasonLong': 'Networks may show only the first {max} characters: "{shown}".',
     'request.askInstructions': 'Send them instructions on how to pay?',
-    'request.summary': 'Ask {phone} to pay {amount} {currency} for "{reason}"?',
-    'request.summaryWithInstructions': 'Ask {phone} to pay {amount} {currency} for "{reason}", with instructions?',
+    'request.summary': 'Ask {phone} to pay {amount, number, money} {currency} for "{reason}"?',
+    'request.summaryWithInstructions': 'Ask {phone} to pay {amount, number, money} {currency} for "{reason}", with instructions?',
     'request.confirm': 'Send request',
     'request.cancel': 'Cancel',
-    'request.created': 'Request {id} sent (status: {status}). You will be notified when the money arrives.',
-    'request.createdWithCode':
-      'Request {id} sent (status: {status}). They can pay with code {mfscode}. You will be notified when the money arrives.',
+    'request.created': 'Asked {phone} to pay {amount, number, money} {currency}. Ref {id}. We will tell you when the money arrives.',
+    'request.createdWithCode': 'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {id}. We will tell you when it arrives.',
     'request.submittedBefore': 'Your request was already sent earlier. You will be notified when the money arrives.',
     'request.unconfirmed':
       'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
@@ -39,15 +38,35 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.askReason': 'Weka sababu fupi atakayoiona (mitandao inaweza kuikata zaidi ya herufi 19):',
     'request.reasonLong': 'Mitandao inaweza kuonyesha herufi {max} za kwanza tu: "{shown}".',
     'request.askInstructions': 'Atumiwe maelekezo ya jinsi ya kulipa?',
-    'request.summary': 'Omba {phone} alipe {amount} {currency} kwa "{reason}"?',
-    'request.summaryWithInstructions': 'Omba {phone} alipe {amount} {currency} kwa "{reason}", pamoja na maelekezo?',
+    'request.summary': 'Omba {phone} alipe {amount, number, money} {currency} kwa "{reason}"?',
+    'request.summaryWithInstructions': 'Omba {phone} alipe {amount, number, money} {currency} kwa "{reason}", pamoja na maelekezo?',
     'request.confirm': 'Tuma ombi',
     'request.cancel': 'Ghairi',
-    'request.created': 'Ombi {id} limetumwa (hali: {status}). Utaarifiwa pesa ikifika.',
-    'request.createdWithCode': 'Ombi {id} limetumwa (hali: {status}). Anaweza kulipa kwa msimbo {mfscode}. Utaarifiwa pesa ikifika.',
+    'request.created': 'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {id}. Tutakujulisha pesa ikifika.',
+    'request.createdWithCode': 'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {id}. Tutakujulisha ikifika.',
     'request.submittedBefore': 'Ombi lako lilishatumwa awali. Utaarifiwa pesa ikifika.',
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',
+  },
+  fr: {
+    ...inputMessages.fr,
+    ...failureMessages.fr,
+    'request.askPhone': 'Entrez le numéro de la personne qui doit vous payer :',
+    'request.askAmount': 'Entrez le montant à demander :',
+    'request.chooseCurrency': 'Choisissez la devise :',
+    'request.askReason': 'Entrez un motif court qu\'elle verra (les réseaux peuvent couper après 19 caractères) :',
+    'request.reasonLong': 'Les réseaux peuvent n\'afficher que les {max} premiers caractères : "{shown}".',
+    'request.askInstructions': 'Lui envoyer les instructions pour payer ?',
+    'request.summary': 'Demander à {phone} de payer {amount, number, money} {currency} pour "{reason}" ?',
+    'request.summaryWithInstructions': 'Demander à {phone} de payer {amount, number, money} {currency} pour "{reason}", avec les instructions ?',
+    'request.confirm': 'Envoyer la demande',
+    'request.cancel': 'Annuler',
+    'request.created': 'Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {id}. Nous vous dirons quand l\'argent arrivera.',
+    'request.createdWithCode': 'Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {id}. Nous vous dirons quand l\'argent arrivera.',
+    'request.submittedBefore': "Votre demande avait déjà été envoyée. Vous serez informé quand l'argent arrivera.",
+    'request.unconfirmed': "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
+    'request.refused': "Le service a refusé la demande ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
+    'request.cancelled': "Demande annulée. Rien n'a été envoyé.",
   },
 };

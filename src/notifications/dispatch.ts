@@ -135,7 +135,8 @@ export function createDispatcher(options: DispatcherOptions) {
 
   const words = (delivery: Delivery, lang: Lang): string => notifyText(lang, delivery.messageKey, delivery.params);
 
-  async function send(delivery: Delivery, text: string, told: (channel: string, to: string) => void): Promise<void> {
+  /** The full words go to a chat and the SMS; the USSD inbox keeps the short form for the next dial. */
+  async function send(delivery: Delivery, text: string, lang: Lang, told: (channel: string, to: string) => void): Promise<void> {
     const { address } = delivery;
     const notifier = options.notifiers[address.channel];
     if (!notifier) {
@@ -148,7 +149,7 @@ export function createDispatcher(options: DispatcherOptions) {
       await options.sms({ to: address.conversationId, text, key: delivery.dedupKey });
       told('sms', address.conversationId);
     }
-    await notifier.send(address, text);
+    await notifier.send(address, address.channel === 'ussd' ? notifyText(lang, delivery.messageKey, delivery.params, { forDial: true }) : text);
     told(address.channel, `${address.channel}:${address.conversationId}`);
   }
 
@@ -264,7 +265,7 @@ export function createDispatcher(options: DispatcherOptions) {
       const text = words(delivery, lang ?? 'en');
       const told = (channel: string, to: string) =>
         options.journal?.write(journalEvents.telling(record.ref, { channel, to, text, outcome: state, source, key: `${record.ref}:telling:${channel}:${delivery.dedupKey}` }));
-      await keeping(claim, () => send(delivery, text, told));
+      await keeping(claim, () => send(delivery, text, lang ?? 'en', told));
     } catch (err) {
       // Not told: free the lease so the queue's retry (or the service's next attempt) tells it. Should the
       // release fail, the lease runs out on its own and the retry waits for that.

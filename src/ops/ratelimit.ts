@@ -23,7 +23,7 @@ import { closeRedis, connectRedis, type RedisTarget } from '../redis/connect.js'
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { commonMessages } from '../../flows/messages/common.js';
-import type { Lang, UserProfile } from '../../flows/types.js';
+import { isLang, type Lang, type UserProfile } from '../../flows/types.js';
 import type { ConversationEngine } from '../conversation/engine/engine.js';
 import type { Inbound, Participant, Prompt, SessionStore, TurnDecision } from '../conversation/types.js';
 import { keys } from '../conversation/store/keys.js';
@@ -90,7 +90,7 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
   async function langOf(inbound: Participant): Promise<Lang> {
     const stored = await options.store?.get(keys.profile(inbound.channel, inbound.userId)).catch(() => null);
     const lang = (stored?.snapshot as UserProfile | undefined)?.lang;
-    return lang === 'sw' ? 'sw' : 'en';
+    return isLang(lang) ? lang : 'en';
   }
 
   /** The answer for a user past the limit, or undefined when the message may go on to the engine. */

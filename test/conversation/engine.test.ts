@@ -134,7 +134,7 @@ describe('engine', () => {
     const e = engine(redisStore(), {});
     const first = conversation('telegram', 'u2');
     await e.handle(first({ text: 'hi' }));
-    expect((await e.handle(first({ choice: 'lang' }))).choices?.map((c) => c.id)).toEqual(['en', 'sw']);
+    expect((await e.handle(first({ choice: 'lang' }))).choices?.map((c) => c.id)).toEqual(['en', 'sw', 'fr']);
     const menu = await e.handle(first({ choice: 'sw' }));
     expect(menu.text).toBe('Ungependa kufanya nini?');
     const other = conversation('telegram', 'u2');

@@ -86,7 +86,7 @@ describe('two processes on one Redis and one service', () => {
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     // The next dial shows the outcome.
     const after = await session(phone, `THREE-${randomUUID()}`)(second.url);
-    expect(after).toContain(`Payment ${String(paymentsOf(first.sandbox, phone)[0]?.id)}`);
+    expect(after).toContain(`Ref ${String(paymentsOf(first.sandbox, phone)[0]?.id)}.`);
   });
 
   it('the first dies holding the payment call: the second takes it over without a message, under the same key, one payment', async () => {
@@ -119,6 +119,6 @@ describe('two processes on one Redis and one service', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     const next = await session(phone, `NEXT-${randomUUID()}`)(second.url);
-    expect(next).toContain(`Payment ${String(paymentsOf(first.sandbox, phone)[0]?.id)}`);
+    expect(next).toContain(`Ref ${String(paymentsOf(first.sandbox, phone)[0]?.id)}.`);
   });
 });

@@ -94,8 +94,8 @@ describe('data machine: buying', () => {
     expect(flow.calls.at(-1)).toEqual({ service: 'listDataBundles', input: { network: 'airtel' } });
     const snapshot = await flow.settle('listDataBundles', { output: bundles });
     expect(currentView(snapshot)?.choices).toEqual([
-      { id: '101', label: '1GB 30 days 1000' },
-      { id: '102', label: '2GB 30 days 1800.50' },
+      { id: '101', text: { key: 'data.bundleLine', params: { name: '1GB 30 days', price: '1000', currency: 'NGN' } } },
+      { id: '102', text: { key: 'data.bundleLine', params: { name: '2GB 30 days', price: '1800.50', currency: 'NGN' } } },
     ]);
   });
 

@@ -294,7 +294,10 @@ describe('pay machine: creating the payment', () => {
         metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' },
       },
     ]);
-    expect(currentView(money.snapshot())).toEqual({ text: { key: 'pay.submitted', params: { id: 'pay-1', state: 'new' } }, final: true });
+    expect(currentView(money.snapshot())).toEqual({
+      text: { key: 'pay.submitted', params: { id: 'pay-1', amount: '1500', currency: 'UGX', name: 'Jane Doe' } },
+      final: true,
+    });
     expect(money.snapshot().output).toEqual({});
 
     const bank = await drive([...BANK, [chosen('confirm'), 'done']], { answers: { lookupContact: knownNumber } });
@@ -341,7 +344,7 @@ describe('pay machine: creating the payment', () => {
 
   it('a payment whose state is `submitted` is one the service made now, not one made earlier', async () => {
     const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { createPayment: { output: { id: 'pay-7', state: 'submitted' } } } });
-    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'pay.submitted', params: { id: 'pay-7', state: 'submitted' } });
+    expect(currentView(flow.snapshot())?.text).toMatchObject({ key: 'pay.submitted', params: { id: 'pay-7' } });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [

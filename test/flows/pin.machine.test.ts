@@ -113,8 +113,8 @@ describe('pin machine: buying', () => {
     expect(flow.calls.at(-1)).toEqual({ service: 'listPinBundles', input: { serviceType: 'waec' } });
     const list = await flow.settle('listPinBundles', { output: bundles });
     expect(currentView(list)?.choices).toEqual([
-      { id: '0', label: 'JAMB UTME PIN 6200' },
-      { id: '1', label: 'Last checker 3900.50' },
+      { id: '0', text: { key: 'pin.bundleLine', params: { name: 'JAMB UTME PIN', amount: '6200', currency: 'NGN' } } },
+      { id: '1', text: { key: 'pin.bundleLine', params: { name: 'Last checker', amount: '3900.50', currency: 'NGN' } } },
     ]);
     await flow.send(chosen('0'));
     expect(currentView(flow.snapshot())?.choices?.map((c) => c.id)).toEqual(['1', '2', '3', '4', '5']);

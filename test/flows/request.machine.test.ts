@@ -139,16 +139,16 @@ describe('request machine: creating the request', () => {
       },
     ]);
     expect(currentView(flow.snapshot())).toEqual({
-      text: { key: 'request.createdWithCode', params: { id: 'req-1', status: 'pending', mfscode: '4821' } },
+      text: { key: 'request.createdWithCode', params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES', mfscode: '4821' } },
       final: true,
     });
     expect(flow.snapshot().output).toEqual({});
   });
 
-  it('without a payment code says the status only; without instructions sends false', async () => {
+  it('without a payment code says who was asked for how much; without instructions sends false', async () => {
     const flow = await drive([...SCRIPT.slice(0, -1), [chosen('no'), 'confirming'], [chosen('confirm'), 'done']]);
     expect(flow.calls[0]?.input).toMatchObject({ sendInstructions: false });
-    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'request.created', params: { id: 'req-1', status: 'pending' } });
+    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'request.created', params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES' } });
   });
 
   it('a snapshot persisted while creating restores to the same key: one request', async () => {

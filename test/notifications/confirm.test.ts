@@ -32,7 +32,7 @@ describe('final states without webhook credentials', () => {
     expect(product.telegram.told.map((m) => m.text)).toEqual([
       expect.stringContaining('passed its checks'),
       expect.stringContaining('approved'),
-      expect.stringMatching(/^Done: 5000 UGX/),
+      expect.stringMatching(/^Done: 5,000 UGX/),
     ]);
     expect(service.reads).toEqual([`GET /api/payments/${made.id}`]);
   });

@@ -159,7 +159,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
     expect(notifier.sent).toHaveLength(1);
     expect(notifier.sent[0]!.address).toEqual({ channel: 'telegram', conversationId: '55' });
-    expect(notifier.sent[0]!.text).toContain('2500 UGX');
+    expect(notifier.sent[0]!.text).toContain('2,500 UGX');
   });
 
   it('never lets an older state follow a newer one', async () => {
@@ -259,7 +259,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     const id = paymentId++;
     await ourPayment(made, id, 'ussd:+256700000002', '2500');
     expect(await d.dispatch(paymentEvent(id, 'processed', { amount: '1500000', metadata: { chat: 'telegram:666' } }))).toBe('sent');
-    expect(notifier.sent).toEqual([{ address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2500 UGX') }]);
+    expect(notifier.sent).toEqual([{ address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2,500 UGX') }]);
     expect(notifier.sent[0]!.text).not.toContain('1500000');
     expect(lines.find((l) => /disagrees/.test(String(l.msg)))).toMatchObject({ fields: ['amount'] });
   });
@@ -344,7 +344,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       // The real outcome arrives: told, once, to our chat.
       reads.states.set(String(id), 'processed');
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
-      expect(notifier.sent).toEqual([{ address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2500 UGX/) }]);
+      expect(notifier.sent).toEqual([{ address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2,500 UGX/) }]);
     });
 
     it('the same final state delivered twice at once is read once: the other finds it being read', async () => {

@@ -78,7 +78,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     await service.sandbox.controls.advanceClock(5);
     // No webhook is registered: none will come. The first check is due.
     await product.notifications.followUp.check({ ref: key, step: 0 });
-    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '41' }, text: expect.stringMatching(/^Done: 5000 UGX reached \+256772000001/) }]);
+    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '41' }, text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) }]);
     expect(service.reads).toHaveLength(1);
     expect(service.reads[0]).toMatch(/^GET \/api\/payments\?.*phonenumber=%2B256772000001.*created_after=/);
     // The id is linked now; the next check finds the outcome told and reads nothing.

@@ -131,16 +131,16 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
     const ussd = new AtSession(app.url, me);
     await ussd.dial();
     for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await ussd.answer(answer);
-    expect(await ussd.answer('1234')).toMatch(/^END Payment/);
+    expect(await ussd.answer('1234')).toMatch(/^END Sent: 5,000 UGX/);
     const texted = await eventually(
       async () => at.received.filter((r) => r.form.to === me),
-      (r) => r.some((x) => /5000(\.00)? UGX/.test(x.form.message ?? '')),
+      (r) => r.some((x) => /5,000 UGX/.test(x.form.message ?? '')),
       'the outcome by SMS',
     );
     expect(texted[0]!.form).toMatchObject({ username: 'sandbox', from: 'MOMO' });
     expect(texted[0]!.headers.apikey).toBe('at-key-2');
     const next = await new AtSession(app.url, me).dial();
-    expect(next).toMatch(/5000(\.00)? UGX/);
+    expect(next).toMatch(/5,000 UGX/);
     // Once per outcome: the same words are never texted twice.
     const messages = at.received.filter((r) => r.form.to === me).map((r) => r.form.message);
     expect(new Set(messages).size).toBe(messages.length);

@@ -78,7 +78,7 @@ describe('logs of a whole payment on every channel', () => {
   it('Telegram: /pay to Confirm', async () => {
     const user = new TelegramUser(product(), 4242);
     let screen = await user.say('/pay');
-    for (let step = 0; step < 12 && !/submitted|processing/i.test(screen); step++) {
+    for (let step = 0; step < 12 && !/^Sent: |processing/i.test(screen); step++) {
       if (/What do you want to send/.test(screen)) screen = await user.press('Mobile money');
       else if (/phone number of the person/.test(screen)) screen = await user.say(PAYEE);
       else if (/first name/i.test(screen)) screen = await user.say('Sarah');
@@ -89,7 +89,7 @@ describe('logs of a whole payment on every channel', () => {
       else if (/^Send /.test(screen)) screen = await user.press('Confirm');
       else throw new Error(`no step for: ${screen}`);
     }
-    expect(screen).toMatch(/submitted|processing/i);
+    expect(screen).toMatch(/^Sent: |processing/i);
   });
 
   it('Slack: /momo, buttons and the answer modal to Confirm', async () => {
@@ -109,7 +109,7 @@ describe('logs of a whole payment on every channel', () => {
       await sender.click(buttonLabelled(blocks, label), `logs-${click++}`);
       return respond();
     };
-    for (let step = 0; step < 12 && !/submitted|processing/i.test(textOf(blocks)); step++) {
+    for (let step = 0; step < 12 && !/^Sent: |processing/i.test(textOf(blocks)); step++) {
       const text = textOf(blocks);
       if (/What do you want to send/.test(text)) blocks = await press('Mobile money');
       else if (/phone number of the person/.test(text)) blocks = await type(PAYEE);
@@ -121,13 +121,13 @@ describe('logs of a whole payment on every channel', () => {
       else if (/^Send /.test(text)) blocks = await press('Confirm');
       else throw new Error(`no step for: ${text}`);
     }
-    expect(textOf(blocks)).toMatch(/submitted|processing/i);
+    expect(textOf(blocks)).toMatch(/^Sent: |processing/i);
   });
 
   it('WhatsApp: a message to Confirm', async () => {
     const user = new WhatsAppUser(app.url, running.graph, WHATSAPP_PAYER);
     let screen = wordsOf(await user.say('/pay'));
-    for (let step = 0; step < 12 && !/submitted|processing/i.test(screen); step++) {
+    for (let step = 0; step < 12 && !/^Sent: |processing/i.test(screen); step++) {
       if (/What do you want to send/.test(screen)) screen = wordsOf(await user.tap('Mobile money'));
       else if (/phone number of the person/.test(screen)) screen = wordsOf(await user.say(PAYEE));
       else if (/first name/i.test(screen)) screen = wordsOf(await user.say('Sarah'));
@@ -138,7 +138,7 @@ describe('logs of a whole payment on every channel', () => {
       else if (/^Send /.test(screen)) screen = wordsOf(await user.tap('Confirm'));
       else throw new Error(`no step for: ${screen}`);
     }
-    expect(screen).toMatch(/submitted|processing/i);
+    expect(screen).toMatch(/^Sent: |processing/i);
   });
 
   it('the outcomes are notified, and no log line holds a secret, the PIN or a full phone number', async () => {

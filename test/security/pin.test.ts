@@ -32,7 +32,7 @@ describe('the stored USSD record', () => {
     const ussd = new AtSession(product.url, TELLER, undefined, `/ussd/africastalking/${CALLBACK_TOKEN}`);
     await ussd.dial();
     for (const answer of answers) await ussd.answer(answer);
-    expect(await ussd.answer(PIN)).toMatch(/^END .*submitted/s);
+    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
 
     // A copy of the record, as a Redis dump, a backup or a replica would hold it.
     const record = JSON.stringify((await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER })))?.snapshot);

@@ -82,7 +82,7 @@ describe('the callback token', () => {
   it('the gateway with the token is served: a whole payment', async () => {
     const before = payments();
     const ussd = await upToPin(TELLER);
-    expect(await ussd.answer(PIN)).toMatch(/^END .*submitted/s);
+    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
     expect(payments()).toBe(before + 1);
   });
 
@@ -102,7 +102,7 @@ describe('the callback token', () => {
     }
     expect(await product.app.store.get(keys.pinFailures(`ussd:${VICTIM}`))).toBeNull();
     const victim = await upToPin(VICTIM);
-    expect(await victim.answer(PIN)).toMatch(/^END .*submitted/s);
+    expect(await victim.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
     expect(payments()).toBe(before + 1);
   });
 

@@ -77,17 +77,17 @@ describe('SIGKILL while a payment call is out', () => {
     const survivor = await start();
     const pendingKey = `momo:pending:ussd:${USER}`;
     let pending = '';
-    for (let i = 0; i < 400 && !/Payment \d+ submitted/.test(pending); i++) {
+    for (let i = 0; i < 400 && !/Sent: [\d,]+ UGX to .+\. Ref \d+\./.test(pending); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       pending = ((await redis.get(pendingKey)) ?? '').replace(/^\d+:[\w-]+:/, '');
     }
-    expect(pending).toMatch(/Payment \d+ submitted/);
+    expect(pending).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
     expect(paymentKeys).toHaveLength(2);
     expect(paymentKeys[1]).toBe(paymentKeys[0]);
     const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
     expect(chats.filter((c) => c === `ussd:${USER}`)).toHaveLength(1);
     // The user's next dial shows it.
-    expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(/Payment \d+ submitted/);
+    expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
     survivor.child.kill('SIGTERM');
     expect(await survivor.exit).toBe(0);
   }, 90_000);

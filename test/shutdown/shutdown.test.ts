@@ -101,7 +101,7 @@ describe('SIGTERM', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     await expect(freshRequest(product.url)).rejects.toThrow();
-    expect(await inFlight).toMatch(/^END Payment \d+ submitted/);
+    expect(await inFlight).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(await product.exit).toBe(0);
 
     // Each payment exactly once.
@@ -111,6 +111,6 @@ describe('SIGTERM', () => {
     // The late run finished before the exit and kept its outcome for the user's next dial.
     // A store record is `<version>:<write id>:<JSON>` (src/conversation/store/redis-store.ts).
     const pending = (await redis.get(`momo:pending:ussd:${LATE_USER}`))?.replace(/^\d+:[\w-]+:/, '');
-    expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Payment \d+ submitted/);
+    expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
   }, 60_000);
 });

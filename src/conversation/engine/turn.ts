@@ -29,6 +29,7 @@ import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../chann
 import type { Runner, Waiter } from './runner.js';
 import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from '../flow/flow-runtime.js';
 import type { Channel, ConversationView, Decide, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from '../types.js';
+import { DIAL_NOTES_MAX, fitWhole } from '../flow/plain-text.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -143,9 +144,20 @@ export function createTurn(o: TurnOptions) {
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
     const texts = storedNotes(pending?.snapshot).map((note) => note.text);
-    // Newest first: a USSD screen cuts a long header at its end, and the latest outcome ("Done...")
-    // supersedes the earlier ones ("submitted, you will be notified"), so it is the one that must fit.
-    return texts.length === 0 ? [] : [answers.text({ key: 'common.pendingOutcome' }, lang), ...[...texts].reverse()];
+    if (texts.length === 0) return [];
+    // Newest first: the latest outcome ("Done...") supersedes the earlier ones ("submitted, you will be
+    // notified"), so it is the one that must fit. Each is shortened whole to the room left (never cut
+    // mid-word by the screen); older ones that do not fit are left to their SMS.
+    const shown: string[] = [];
+    let room = DIAL_NOTES_MAX;
+    for (const text of [...texts].reverse()) {
+      const fitted = fitWhole(text, room);
+      if (shown.length > 0 && fitted !== text) break;
+      shown.push(fitted);
+      room -= fitted.length + 1;
+      if (room <= 0) break;
+    }
+    return [answers.text({ key: 'common.pendingOutcome' }, lang), ...shown];
   }
 
   /**

@@ -7,7 +7,7 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows as registeredFlows } from '../../../flows/index.js';
 import { commonMessages } from '../../../flows/messages/common.js';
-import type { FlowModule, Lang, Messages, StateMeta, Text, View } from '../../../flows/types.js';
+import { LANGS, type FlowModule, type Lang, type Messages, type StateMeta, type Text, type View } from '../../../flows/types.js';
 import { fillTemplate, plainText } from './plain-text.js';
 import type { Prompt } from '../types.js';
 
@@ -22,14 +22,13 @@ export interface Catalogue {
 
 /** The catalogue of the given flows plus the common messages. */
 export function createCatalogue(modules: Iterable<FlowModule | undefined>): Catalogue {
-  const messages: Record<Lang, Messages> = { en: { ...commonMessages.en }, sw: { ...commonMessages.sw } };
+  const messages = Object.fromEntries(LANGS.map((lang) => [lang, { ...commonMessages[lang] }])) as Record<Lang, Messages>;
   for (const module of modules) {
     if (!module) continue;
-    Object.assign(messages.en, module.messages.en);
-    Object.assign(messages.sw, module.messages.sw);
+    for (const lang of LANGS) Object.assign(messages[lang], module.messages[lang]);
   }
   const render = (text: Text, lang: Lang): string =>
-    fillTemplate(messages[lang][text.key] ?? messages.en[text.key] ?? text.key, text.params);
+    fillTemplate(messages[lang]?.[text.key] ?? messages.en[text.key] ?? text.key, text.params, lang);
   const renderView = (view: View, lang: Lang): Prompt => ({
     text: view.error ? `${render(view.error, lang)}\n${render(view.text, lang)}` : render(view.text, lang),
     ...(view.choices

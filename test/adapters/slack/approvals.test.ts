@@ -154,7 +154,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     const made = paymentsFor('rent');
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({ amount: '200000.00', currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
-    await dm(MAKER, /approved by ucheck[12]: payment \d+ was sent/);
+    await dm(MAKER, /approved by ucheck[12] and sent \(ref \d+\)/);
   });
 
   it('asks a reason when a checker rejects, refuses an empty one, and tells the maker; nothing is sent', async () => {

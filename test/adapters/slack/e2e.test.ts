@@ -59,7 +59,7 @@ const STEPS: Array<[RegExp, { press: string; twice?: boolean } | { type: string 
   [/Choose the currency/, { press: 'UGX' }],
   [/description/, { type: 'lunch' }],
   // Confirm is delivered twice with the same trigger_id (a replay): the payment must still be made once.
-  [/^Send 5000(\.00)? UGX of mobile money/, { press: 'Confirm', twice: true }],
+  [/^Send 5,000 UGX of mobile money/, { press: 'Confirm', twice: true }],
 ];
 
 describe('Slack end to end (real engine + sandbox)', () => {
@@ -71,7 +71,7 @@ describe('Slack end to end (real engine + sandbox)', () => {
     await sender.click(buttonLabelled(blocks, 'Pay someone'), `e2e-${click}`);
     blocks = (await fake.next('respond')).body.blocks;
 
-    for (let screen = 0; screen < 20 && !/Payment \d+ submitted/.test(textOf(blocks)); screen += 1) {
+    for (let screen = 0; screen < 20 && !/Sent: [\d,]+ UGX to .+\. Ref \d+\./.test(textOf(blocks)); screen += 1) {
       const text = textOf(blocks);
       seen.push(text);
       const step = STEPS.find(([pattern]) => pattern.test(text));
@@ -97,7 +97,7 @@ describe('Slack end to end (real engine + sandbox)', () => {
       if (replayedOver !== undefined) expect(textOf(next.body.blocks)).toBe(replayedOver);
       blocks = next.body.blocks;
     }
-    paymentId = /Payment (\d+) submitted/.exec(textOf(blocks))?.[1];
+    paymentId = /Sent: 5,000 UGX to Sarah Nakato\. Ref (\d+)\./.exec(textOf(blocks))?.[1];
     expect(paymentId).toBeDefined();
     expect(blocks.filter((b) => b.type === 'actions')).toEqual([]);
 
@@ -115,6 +115,6 @@ describe('Slack end to end (real engine + sandbox)', () => {
     const dm = await fake.next('chat.postMessage');
     expect(dm.body.channel).toBe(USER);
     // In the words of our record of the payment: the amount as the user gave it.
-    expect(textOf(dm.body.blocks)).toContain(`Payment ${paymentId} of 5000 UGX`);
+    expect(textOf(dm.body.blocks)).toContain(`Payment ${paymentId} of 5,000 UGX`);
   });
 });

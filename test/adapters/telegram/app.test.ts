@@ -87,7 +87,7 @@ describe('the product on long polling', () => {
     await user.say('Lunch');
     const sentBefore = user.bot.of('sendMessage').length;
     const submitted = await user.press('Confirm');
-    expect(submitted.text).toMatch(/submitted/i);
+    expect(submitted.text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
     expect(submitted.reply_markup).toBeUndefined();
 
     // The embedded sandbox settles the payment and notifies; the notifier tells the chat.
@@ -102,7 +102,7 @@ describe('the product on long polling', () => {
     const user = await startChat();
     await user.say('/pin');
     await user.press('JAMB');
-    await user.press('JAMB UTME registration PIN 6200');
+    await user.press('JAMB UTME registration PIN 6,200 NGN');
     await user.press('1');
     const summary = await user.say('1234567890');
     expect(summary.text).toMatch(/ADEBAYO OLUWASEUN TUNDE/);
@@ -128,8 +128,8 @@ describe('the product on long polling', () => {
     await user.say('5000');
     await user.press('UGX');
     await user.say('Lunch');
-    expect(user.screen().text).toMatch(/5000 UGX.*Sarah Nakato.*\+256772000001/);
-    expect((await user.press('Confirm')).text).toMatch(/submitted/i);
+    expect(user.screen().text).toMatch(/5,000 UGX.*Sarah Nakato.*\+256772000001/);
+    expect((await user.press('Confirm')).text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
     const payments = app!.sandbox!.controls.payments();
     expect(payments).toHaveLength(1);
     expect(payments[0]).toMatchObject({ amount: '5000.00', metadata: { chat: `telegram:${CHAT}` } });

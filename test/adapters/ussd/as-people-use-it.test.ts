@@ -62,13 +62,13 @@ describe('dial strings', () => {
     const phone = newPhone();
     const all = ONE_CURRENCY_PAYMENT.join('*');
     const screen = await at('DIAL-3', phone, all);
-    expect(screen).toMatch(/^CON Send 9000 UGX/);
+    expect(screen).toMatch(/^CON Send 9,000 UGX/);
     expect(screen).toMatch(/1\. Confirm/);
     expect(paymentsOf(stack.sandbox, phone)).toHaveLength(0);
     // The same first request again (a doubled start): the same screen, nothing more.
     expect(await at('DIAL-3', phone, all)).toBe(screen);
     expect(await at('DIAL-3', phone, `${all}*1`)).toMatch(/^CON Enter your PIN/);
-    expect(await at('DIAL-3', phone, `${all}*1*1234`)).toMatch(/^END Payment \S+ submitted/);
+    expect(await at('DIAL-3', phone, `${all}*1*1234`)).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(paymentsOf(stack.sandbox, phone)).toHaveLength(1);
   });
 
@@ -77,10 +77,10 @@ describe('dial strings', () => {
     const all = ONE_CURRENCY_PAYMENT.join('*');
     await at('NOTED-1', phone, all);
     await at('NOTED-1', phone, `${all}*1`);
-    expect(await at('NOTED-1', phone, `${all}*1*1234`)).toMatch(/^END Payment \S+ submitted/);
+    expect(await at('NOTED-1', phone, `${all}*1*1234`)).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     // The payment's answer is kept for the next dial: a dial string shows it rather than walking past it.
     const screen = await at('NOTED-2', phone, '1*1*0772000001');
-    expect(screen).toMatch(/^CON Update on your last request:\nPayment \S+ submitted/);
+    expect(screen).toMatch(/^CON Update on your last request:\nSent: 9,000 UGX to Sarah Nakato\. Ref \S+\./);
     expect(screen).not.toMatch(/first name/);
     // Answering on proves the screen arrived: the next dial does not repeat the note.
     expect(await at('NOTED-2', phone, '1*1*0772000001*1')).toMatch(/What do you want to send\?/);
@@ -154,7 +154,7 @@ describe('resume after a drop', () => {
     const rest = ['Nakato', '9000', 'rent', '1', '1234'];
     let screen = '';
     for (let i = 1; i <= rest.length; i++) screen = await at('DROP-2', phone, ['1', ...rest.slice(0, i)].join('*'));
-    expect(screen).toMatch(/^END Payment \S+ submitted/);
+    expect(screen).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(paymentsOf(stack.sandbox, phone)).toHaveLength(1);
   });
 
@@ -170,19 +170,19 @@ describe('resume after a drop', () => {
     const phone = newPhone();
     const toPin = ONE_CURRENCY_PAYMENT.slice(0, -1);
     const pinScreen = await at('PIN-1', phone, toPin.join('*'));
-    expect(pinScreen).toMatch(/Send 9000/);
+    expect(pinScreen).toMatch(/Send 9,000/);
     expect(await at('PIN-1', phone, [...toPin, '1'].join('*'))).toMatch(/Enter your PIN/);
     expect(await at('PIN-2', phone, '')).toMatch(/Continue where you left off/);
     expect(await at('PIN-2', phone, '1')).toMatch(/^CON Enter your PIN/);
-    expect(await at('PIN-2', phone, '1*1234')).toMatch(/^END Payment \S+ submitted/);
+    expect(await at('PIN-2', phone, '1*1234')).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(paymentsOf(stack.sandbox, phone)).toHaveLength(1);
   });
 
   it('after the money call was made nothing is resumed: the next dial is the menu, and no second payment', async () => {
     const phone = newPhone();
-    expect(await at('PAID-1', phone, ONE_CURRENCY_PAYMENT.slice(0, -1).join('*'))).toMatch(/Send 9000/);
+    expect(await at('PAID-1', phone, ONE_CURRENCY_PAYMENT.slice(0, -1).join('*'))).toMatch(/Send 9,000/);
     await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1'].join('*'));
-    expect(await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1', '1234'].join('*'))).toMatch(/^END Payment/);
+    expect(await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1', '1234'].join('*'))).toMatch(/^END Sent: 9,000 UGX/);
     const next = await at('PAID-2', phone, '');
     expect(next).not.toMatch(/Continue where you left off/);
     expect(next).toMatch(/1\. Pay someone/);

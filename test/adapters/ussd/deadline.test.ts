@@ -52,7 +52,7 @@ describe('a service slower than the USSD deadline', () => {
     answers.length = 0;
     const next = await hop('SLOW-2');
     expect(next).toMatch(/^CON /);
-    expect(next).toContain(`Payment ${String(payments[0]?.id)}`);
+    expect(next).toContain(`Sent: 9,000 UGX to Sarah Nakato. Ref ${String(payments[0]?.id)}.`);
     expect(next.length - 4).toBeLessThanOrEqual(182);
   });
 });

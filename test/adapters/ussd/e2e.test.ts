@@ -61,7 +61,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
       for (const answer of PAYMENT) screens.push(await send(page, answer));
       for (const screen of screens) expect(screen.length).toBeLessThanOrEqual(182);
       expect(screens.at(-2)).toMatch(/Enter your PIN/);
-      expect(screens.at(-1)).toMatch(/Payment \d+ submitted/);
+      expect(screens.at(-1)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
       expect(await page.getAttribute('body', 'data-state')).toBe('ended');
     } finally {
       await page.close();
@@ -89,9 +89,9 @@ describe('USSD end to end (real engine + sandbox)', () => {
       expect(await page.textContent('#screen')).toMatch(/^Continue where you left off\?\n1\. Continue\n2\. Start over/);
       expect(await send(page, '1')).toMatch(/first name/);
       for (const answer of ['Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await send(page, answer);
-      expect(await send(page, DEMO_PIN)).toMatch(/Payment \d+ submitted/);
+      expect(await send(page, DEMO_PIN)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
       // The sandbox processes the payment; its notification reaches the product, which texts the outcome.
-      await page.waitForSelector('#sms li:has-text("5000")', { timeout: 20_000 });
+      await page.waitForSelector('#sms li:has-text("5,000 UGX")', { timeout: 20_000 });
     } finally {
       await page.close();
     }
@@ -112,7 +112,7 @@ describe('USSD end to end with repeated requests', () => {
       expect(last.status).toBe(200);
       expect(await postAt(running.url, fields(answers.join('*')))).toEqual(last);
     }
-    expect(last.body).toMatch(/^END Payment \d+ submitted/);
+    expect(last.body).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(madeBy(phone, 'payments')).toHaveLength(1);
   });
 
@@ -127,7 +127,7 @@ describe('USSD end to end with repeated requests', () => {
       expect((await hop('response', i + 2, answer)).json).toEqual(last.json);
     }
     expect(last.json).toMatchObject({ Type: 'release' });
-    expect(last.json.Message).toMatch(/Payment \d+ submitted/);
+    expect(last.json.Message).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
     expect(madeBy(phone, 'payments')).toHaveLength(1);
   });
 });
@@ -186,11 +186,11 @@ const purchases = (kind: 'epin' | 'databundle') => (running.sandbox?.controls.pu
 
 /** Each flow's answers from the main menu, its last screen, and how many records it has made so far. */
 const FLOWS: Array<{ name: string; answers: string[]; done: RegExp; made: (phone: string) => number }> = [
-  { name: 'pays someone', answers: PAYMENT, done: /^Payment \d+ submitted/, made: (p) => madeBy(p, 'payments').length },
+  { name: 'pays someone', answers: PAYMENT, done: /^Sent: 5,000 UGX to .+\. Ref \d+\./, made: (p) => madeBy(p, 'payments').length },
   {
     name: 'requests money',
     answers: ['2', RECIPIENT, '3000', '1', 'dinner', '1', '1'],
-    done: /^Request \d+ sent/,
+    done: /^Asked \+256\d+ to pay 3,000 UGX\. They can pay with code \d+\. Ref \d+\./,
     made: (p) => madeBy(p, 'collectionRequests').length,
   },
   {

@@ -36,7 +36,7 @@ describe('USSD on Redis with the real engine', () => {
       answers.push(answer);
       last = await deliver();
     }
-    expect(last).toMatch(/^END Payment \d+ submitted/);
+    expect(last).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
     expect(await stack.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }))).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
     // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.

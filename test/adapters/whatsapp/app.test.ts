@@ -45,10 +45,10 @@ describe('a WhatsApp user pays someone', () => {
     expect(optionsOf(currency).map((o) => o.title)).toContain('UGX');
     await user.tap('UGX');
     const summary = await user.say('Lunch');
-    expect(wordsOf(summary)).toMatch(/5000 UGX.*Sarah Nakato.*\+256772000001/s);
+    expect(wordsOf(summary)).toMatch(/5,000 UGX.*Sarah Nakato.*\+256772000001/s);
     const submitted = await user.tap('Confirm');
     expect(submitted.type).toBe('text');
-    expect(wordsOf(submitted)).toMatch(/submitted/i);
+    expect(wordsOf(submitted)).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
     expect(payments()).toHaveLength(1);
     expect(payments()[0]).toMatchObject({ amount: '5000.00', metadata: { chat: 'whatsapp:256772300001' } });
 
@@ -74,7 +74,7 @@ describe('a WhatsApp user pays someone', () => {
     await user.say('5000');
     await user.say('UGX');
     expect(wordsOf(await user.say('Lunch'))).toMatch(/Sarah Nakato/);
-    expect(wordsOf(await user.say('Confirm'))).toMatch(/submitted/i);
+    expect(wordsOf(await user.say('Confirm'))).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
     expect(payments()).toHaveLength(1);
 
     const answered = user.received.length;
