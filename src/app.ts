@@ -47,6 +47,7 @@ import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
 import { startPeople } from './people/start.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
+import { withLinkCommand } from './people/link.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -278,6 +279,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     onTransition: (move) => funnel.record(move),
     logger,
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.redis, store, logger });
+  // Chat accounts linked to their person with a link code (`/link CODE`), answered before the engine.
+  withLinkCommand(engine, { directory: people, store, logger });
   closers.push(() => engine.close());
 
   addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });

@@ -56,6 +56,8 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
     if (!command) return inPrivate ? { kind: 'message', chatId: chat.id, origin, request: { text } } : null;
     const [, name = '', target] = command;
     if (target !== undefined && target.toLowerCase() !== botUsername.toLowerCase()) return null;
+    // `/link CODE` links this account to a person (src/people/link.ts answers it before the engine).
+    if (name.toLowerCase() === 'link' && inPrivate) return { kind: 'message', chatId: chat.id, origin, request: { text: text.replace(COMMAND, 'link ') } };
     const request = commandAction(name) ?? 'help';
     if (!inPrivate && request !== 'help') return { kind: 'group', chatId: chat.id, origin };
     return { kind: 'message', chatId: chat.id, origin, request };

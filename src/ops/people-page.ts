@@ -6,8 +6,9 @@
  *   made to them (who, when, before and after, from the journal).
  * - `GET /ops/people.json`: the same as data.
  * - `POST /ops/people` (name, role, ussd, whatsapp, telegram, slack, preferred): adds a person.
- * - `POST /ops/people/<id>/suspend`, `/reactivate`, `/role` (role), `/unlock-pin`, `/reset-pin`: the changes.
- *   A reset answers with the one-time code, shown once (it is kept only as a hash).
+ * - `POST /ops/people/<id>/suspend`, `/reactivate`, `/role` (role), `/unlock-pin`, `/reset-pin`, `/link-code`: the
+ *   changes. A reset answers with the one-time code, `/link-code` with a link code for the person to send to
+ *   the bot from a chat account (src/people/link.ts); each shown once, kept only as a hash or digest.
  * - `POST /ops/operators` (name, password): adds an operator.
  *
  * Who may call them: the /ops access check (access.ts) lets in signed-in operators, Basic auth readers and, for
@@ -26,6 +27,7 @@ import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
 import { PeopleError, type PersonChange, type PersonView } from '../people/people.js';
+import { mayMakeLinkCode } from '../people/link.js';
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, OpsSession } from './access.js';
 import { html, page, when, type Html } from './html.js';
@@ -207,6 +209,31 @@ dial they type it, then choose a new PIN; until then they cannot move money.</p>
   );
 
   app.post(
+    '/ops/people/:id/link-code',
+    ...change(async (req, res, by) => {
+      const id = personId(req);
+      const opened = (await o.directory.open())!;
+      const person = await opened.people.get(id);
+      if (!person) throw new PeopleError('no such person', 404);
+      if (!(await mayMakeLinkCode(o.store, id))) throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
+      const code = await opened.people.linkCode(id);
+      o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
+      // Shown once, here; never logged, and kept only as a digest.
+      return () => res.type('html').send(
+        page(
+          person.name,
+          '/ops/people',
+          html`<h2>Link code for ${person.name}</h2>
+<p>${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>, WhatsApp
+<code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10 minutes.</p>
+<p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
+<p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
+        ),
+      );
+    }),
+  );
+
+  app.post(
     '/ops/operators',
     ...change(async (req, res, by) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
@@ -262,7 +289,8 @@ function actions(person: PersonView, session: OpsSession | undefined, roles: str
   return html`${person.status === 'active' ? post('suspend', 'Suspend') : post('reactivate', 'Reactivate')}
 ${post('role', 'Change role', roleSelect(roles, person.role))}
 ${person.pinLockedUntil ? post('unlock-pin', 'Unlock PIN') : post('unlock-pin', 'Unlock PIN')}
-${post('reset-pin', 'Reset PIN')}`;
+${post('reset-pin', 'Reset PIN')}
+${post('link-code', 'Make a link code')}`;
 }
 
 function listPage(data: Snapshot, session: OpsSession | undefined, roles: string[]): Html {

@@ -25,6 +25,9 @@ describe('readUpdate', () => {
     ['/unknown', 'help'],
     ['/payment', 'help'],
     ['pay /pay', { text: 'pay /pay' }],
+    // Linking this account to a person (src/people/link.ts answers it before the engine).
+    ['/link ABCD2345EF', { text: 'link ABCD2345EF' }],
+    ['/link@momo_test_bot ABCD2345EF', { text: 'link ABCD2345EF' }],
   ])('message %j -> %j', (t, request) => {
     expect(readUpdate(text(t), BOT)).toEqual({ kind: 'message', chatId: 42, origin, request });
   });
