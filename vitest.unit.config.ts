@@ -19,6 +19,7 @@ export default defineConfig({
     isolate: false,
     maxWorkers: 2,
     testTimeout: 30_000,
+    hookTimeout: 60_000,
     env: {
       TEST_REDIS_URL: `redis://${NOWHERE}/0`,
       REDIS_URL: '',

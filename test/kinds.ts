@@ -6,6 +6,7 @@
  * - Redis: `ioredis`, the Redis store or proxy, `TEST_REDIS_URL`, test/conversation/redis-helper.ts;
  * - Chromium: `playwright-core`, `CHROMIUM_PATH`;
  * - PostgreSQL: `pg`, PGlite, test/journal/databases.ts;
+ * - the whole product (`src/app.ts`, `startProduct`), which opens its database (embedded PGlite in tests);
  * - child processes: `node:child_process`, the product as a process (test/shutdown/product.ts, test/chaos/);
  *
  * and the folders of whole runs are the suite's too: test/e2e/ (conversations over HTTP), test/fuzz/
@@ -21,6 +22,8 @@ export const NEEDS: Record<string, RegExp> = {
   redis: /from 'ioredis'|redis-helper\.js|\bRedisStore\b|\bRedisProxy\b|\bTEST_REDIS_URL\b/,
   chromium: /from 'playwright-core'|\bCHROMIUM_PATH\b/,
   postgres: /from 'pg'|@electric-sql\/pglite|journal\/databases\.js|\bPOSTGRES_URL\b/,
+  // The whole product (src/app.ts) opens its database of record: PGlite when DATABASE_URL is unset.
+  product: /src\/app\.js'|\bstartProduct\(/,
   processes: /from 'node:child_process'|shutdown\/product\.js|\bFleet\b/,
 };
 
