@@ -3,7 +3,8 @@
  * own (`node src/main.ts`, production settings, PostgreSQL and Redis), people pay over USSD (Africa's Talking)
  * and Slack (signed requests over real HTTP, a local Slack Web API), the Redis database is emptied and the
  * product restarted: `/ops/payments.json` (with the OPS_TOKEN) still lists each payment with its final state
- * and who made it, and `npm run reconcile` (a process too) finds no difference.
+ * and who made it, and `npm run reconcile` (a process too) finds no difference; and paying the same payee the
+ * same amount again (Redis forgot that conversation, the journal did not) asks whether it is a second payment.
  *
  * Redis database 11 (this test's and the chaos run's: both are process tests, run one file at a time).
  */
@@ -143,15 +144,23 @@ const USSD_STEPS: Array<[RegExp, (screen: string) => string]> = [
   [/Pay someone/i, (s) => choice(s, /Pay someone/i)],
 ];
 
-async function payByUssd(product: ProductProcess): Promise<string> {
+/** Pays by USSD; `second` answers the question about a second payment of the same (default: send again). */
+async function payByUssd(
+  product: ProductProcess,
+  second: RegExp = /send again/i,
+): Promise<{ screen: string; screens: string[] }> {
   const ussd = new AtSession(product.url, USSD_USER, undefined, GATEWAY);
   let screen = await ussd.dial();
   for (let step = 0; step < 20 && screen.startsWith('CON '); step++) {
+    if (/second payment/i.test(screen)) {
+      screen = await ussd.answer(choice(screen, second));
+      continue;
+    }
     const found = USSD_STEPS.find(([pattern]) => pattern.test(screen));
     if (!found) throw new Error(`no step for the screen: ${screen}`);
     screen = await ussd.answer(found[1](screen));
   }
-  return screen;
+  return { screen, screens: ussd.screens };
 }
 
 type Blocks = Array<Record<string, any>>;
@@ -250,9 +259,9 @@ afterAll(async () => {
 });
 
 describe('payments kept after Redis is emptied and the product restarted', () => {
-  it('lists each payment with its final state and who made it, and a reconciliation finds no difference', async () => {
+  it('lists each payment with its final state and who made it, a reconciliation finds no difference, and the same again is asked about', async () => {
     const first = await start();
-    expect(await payByUssd(first)).toMatch(/^END /);
+    expect((await payByUssd(first)).screen).toMatch(/^END /);
     expect(await payBySlack(first)).toMatch(/submitted/);
     const sandboxPayments = service.sandbox.controls.payments();
     expect(sandboxPayments).toHaveLength(2);
@@ -298,6 +307,15 @@ describe('payments kept after Redis is emptied and the product restarted', () =>
       'detail_differs 0',
     ]);
     expect(run.code, run.stderr).toBe(0);
+
+    // Redis forgot the USSD conversation; the journal did not: paying Sarah the same again, the person is
+    // asked whether they mean a second payment, and "Cancel" sends nothing.
+    const again = await payByUssd(second, /Cancel/);
+    expect(again.screens.find((screen) => /second payment/i.test(screen))).toMatch(
+      /You paid 2500(\.00)? UGX to \+256772000001 \d+ min ago/,
+    );
+    expect(again.screen).toMatch(/^END .*cancelled/is);
+    expect(service.sandbox.controls.payments()).toHaveLength(2);
     await stop(second);
   }, 180_000);
 });
