@@ -33,7 +33,7 @@ describe('SIGTERM during the start', () => {
     proxy.cut();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` },
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
