@@ -68,5 +68,5 @@ function build() {
 
 const ifNeeded = process.argv.includes('--if-needed');
 if (ifNeeded && upToDate()) process.exit(0);
-if (ifNeeded) console.error('build: dist/ is missing or older than the sources; building it first (a few seconds).');
+if (ifNeeded) console.error('build: dist/ is missing or older than the sources; building it first (under a minute).');
 build();

@@ -21,7 +21,7 @@ describe('npm start', () => {
   it('runs the built product, and SIGTERM to npm stops it gracefully', async () => {
     const npm = spawn('npm', ['start'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', LOG_LEVEL: 'info', DATA_DIR: 'memory://' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
