@@ -132,6 +132,11 @@ const envSchema = z.object({
   REDIS_SENTINEL_PASSWORD: optionalString,
   /** TLS to the Redis servers (and Sentinels) in Sentinel or Cluster mode. Default false. */
   REDIS_TLS: flag,
+  /**
+   * Seconds a stop (SIGTERM, SIGINT) may take: past them the process exits (code 1) with a line saying what was
+   * left, whatever Redis or the service is doing. Default 25, under an orchestrator's usual 30 before SIGKILL.
+   */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(3600).default(25),
   /** Idle conversation lifetime in seconds. Default 600 (a chat conversation pauses; USSD ends at 180 s). */
   SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(600),
   /**

@@ -24,6 +24,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // Whatever holds the stop (a Redis that does not answer, a run waiting on the service), the process ends
+    // within its grace period: an orchestrator would SIGKILL it soon after anyway, with no line said.
+    setTimeout(() => {
+      logger.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'shutdown: grace period over, exiting with work unfinished');
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref();
     starting
       .then((running) => running.stop())
       .then(() => process.exit(0))
