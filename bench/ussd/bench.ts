@@ -243,9 +243,9 @@ export interface UssdResult {
 const FINALS_CHECKED = 50;
 
 /**
- * Interleaved rounds per server, and their length. This machine's speed moves by 10 to 30% from one round to
- * the next (each server's CPU a request with it): five rounds of 8 s, whose medians one slow stretch does not
- * move, where three of 10 s let two slow rounds of one server decide its figures.
+ * Interleaved rounds per server, and their length. A shared machine's speed moves from one round to the next
+ * (each server's CPU a request with it): five short rounds give medians one slow stretch does not move, where
+ * three long ones let two slow rounds of one server decide its figures.
  */
 const ROUNDS = 5;
 const ROUND_SECONDS = 8;
