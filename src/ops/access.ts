@@ -96,7 +96,13 @@ export class OpsAccess {
     const token = randomBytes(32).toString('base64url');
     const session: OpsSession = { operator, csrf: randomBytes(24).toString('base64url') };
     await this.o.store.set(keys.opsSession(digest(token)), session, null, SESSION_SECONDS);
-    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/ops', maxAge: SESSION_SECONDS * 1000 });
+    res.cookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: req.secure,
+      path: '/ops',
+      maxAge: SESSION_SECONDS * 1000,
+    });
     return session;
   }
 
@@ -114,7 +120,14 @@ export class OpsAccess {
    * never lock the right operator out.
    */
   private async countTry(address: string): Promise<boolean> {
-    return (await this.o.store.addWithinLimit(keys.opsSignInFailures(address), 1, this.limit.failures, this.limit.windowSeconds)).ok;
+    return (
+      await this.o.store.addWithinLimit(
+        keys.opsSignInFailures(address),
+        1,
+        this.limit.failures,
+        this.limit.windowSeconds,
+      )
+    ).ok;
   }
 
   private async forgetTries(address: string): Promise<void> {
@@ -125,7 +138,13 @@ export class OpsAccess {
   addRoutes(app: Express): void {
     const form = readBody('form', { limit: '4kb' }) as RequestHandler;
     app.get('/ops/sign-in', (req, res) => {
-      res.type('html').send(signInPage(typeof req.query.failed === 'string' ? 'That name and password do not match an operator.' : undefined));
+      res
+        .type('html')
+        .send(
+          signInPage(
+            typeof req.query.failed === 'string' ? 'That name and password do not match an operator.' : undefined,
+          ),
+        );
     });
     app.post('/ops/sign-in', form, async (req, res, next) => {
       try {
@@ -205,7 +224,10 @@ export class OpsAccess {
     if (safe && scheme?.toLowerCase() === 'bearer' && scriptRoute && this.o.opsToken) {
       const address = req.ip ?? 'unknown';
       if (!(await this.countTry(address))) {
-        res.set('Retry-After', String(this.limit.windowSeconds)).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+        res
+          .set('Retry-After', String(this.limit.windowSeconds))
+          .status(429)
+          .json({ detail: 'Too many failed sign-ins from this address; try again later.' });
         return false;
       }
       if (sameSecret(encoded ?? '', this.o.opsToken)) {
@@ -221,7 +243,10 @@ export class OpsAccess {
       const name = colon < 0 ? '' : decoded.slice(0, colon);
       const address = req.ip ?? 'unknown';
       if (!(await this.countTry(address))) {
-        res.set('Retry-After', String(this.limit.windowSeconds)).status(429).json({ detail: 'Too many failed sign-ins from this address; try again later.' });
+        res
+          .set('Retry-After', String(this.limit.windowSeconds))
+          .status(429)
+          .json({ detail: 'Too many failed sign-ins from this address; try again later.' });
         return false;
       }
       const operator = colon < 0 ? null : await this.verify(name, decoded.slice(colon + 1));
@@ -240,10 +265,19 @@ export class OpsAccess {
       res.redirect(303, '/ops/sign-in');
       return false;
     }
-    const challenge = ['Basic realm="momo-chat operations", charset="UTF-8"', ...(scriptRoute && this.o.opsToken ? ['Bearer realm="ops"'] : [])];
-    res.set('WWW-Authenticate', challenge).status(401).json({
-      detail: scriptRoute && this.o.opsToken ? 'Sign in on /ops/sign-in, send Basic auth (reads only), or send Authorization: Bearer <OPS_TOKEN>.' : 'Sign in on /ops/sign-in, or send Basic auth (reads only).',
-    });
+    const challenge = [
+      'Basic realm="momo-chat operations", charset="UTF-8"',
+      ...(scriptRoute && this.o.opsToken ? ['Bearer realm="ops"'] : []),
+    ];
+    res
+      .set('WWW-Authenticate', challenge)
+      .status(401)
+      .json({
+        detail:
+          scriptRoute && this.o.opsToken
+            ? 'Sign in on /ops/sign-in, send Basic auth (reads only), or send Authorization: Bearer <OPS_TOKEN>.'
+            : 'Sign in on /ops/sign-in, or send Basic auth (reads only).',
+      });
     return false;
   }
 
@@ -254,7 +288,16 @@ export class OpsAccess {
   requireCsrf(req: Request, res: Response): string | null {
     const session = res.locals.session as OpsSession | undefined;
     if (!session || !this.csrfOk(req, session)) {
-      res.status(403).type('html').send(opsPage('Refused', '', html`<p>This change did not come from a page of this site (no valid CSRF token). Nothing was changed.</p>`));
+      res
+        .status(403)
+        .type('html')
+        .send(
+          opsPage(
+            'Refused',
+            '',
+            html`<p>This change did not come from a page of this site (no valid CSRF token). Nothing was changed.</p>`,
+          ),
+        );
       return null;
     }
     return session.operator;
@@ -262,11 +305,15 @@ export class OpsAccess {
 }
 
 function signInPage(error?: string): string {
-  const body: Html = html`<h2>Operators sign in</h2>${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-<form method="post" action="/ops/sign-in" class="sign-in">
-<label>Name <input name="name" autocomplete="username" required maxlength="64"></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required maxlength="200"></label>
-<button type="submit">Sign in</button></form>`;
+  const body: Html = html`<h2>Operators sign in</h2>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    <form method="post" action="/ops/sign-in" class="sign-in">
+      <label>Name <input name="name" autocomplete="username" required maxlength="64" /></label>
+      <label
+        >Password <input name="password" type="password" autocomplete="current-password" required maxlength="200"
+      /></label>
+      <button type="submit">Sign in</button>
+    </form>`;
   return opsPage('Sign in', '/ops/sign-in', body);
 }
 

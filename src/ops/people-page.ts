@@ -74,7 +74,12 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const operator = access.requireCsrf(req, res);
       if (!operator) return;
       if (o.directory.readOnly) {
-        res.status(409).type('html').send(page('People', '/ops/people', html`<p class="reasons">${o.directory.readOnly}. Nothing was changed.</p>`));
+        res
+          .status(409)
+          .type('html')
+          .send(
+            page('People', '/ops/people', html`<p class="reasons">${o.directory.readOnly}. Nothing was changed.</p>`),
+          );
         return;
       }
       try {
@@ -84,7 +89,17 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         answer();
       } catch (err) {
         if (err instanceof PeopleError) {
-          res.status(err.status).type('html').send(page('People', '/ops/people', html`<p class="reasons">${err.message}. Nothing was changed.</p><p><a href="/ops/people">Back to People</a></p>`));
+          res
+            .status(err.status)
+            .type('html')
+            .send(
+              page(
+                'People',
+                '/ops/people',
+                html`<p class="reasons">${err.message}. Nothing was changed.</p>
+                  <p><a href="/ops/people">Back to People</a></p>`,
+              ),
+            );
           return;
         }
         next(err);
@@ -108,7 +123,9 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
   app.get('/ops/people', async (_req, res, next) => {
     try {
       const data = await snapshot(o);
-      res.type('html').send(page('People', '/ops/people', listPage(data, res.locals.session as OpsSession | undefined, roleNames())));
+      res
+        .type('html')
+        .send(page('People', '/ops/people', listPage(data, res.locals.session as OpsSession | undefined, roleNames())));
     } catch (err) {
       next(err);
     }
@@ -120,14 +137,28 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const opened = await o.directory.open();
       const person = opened ? await opened.people.get(id) : undefined;
       if (!opened || !person) {
-        res.status(404).type('html').send(page('People', '/ops/people', html`<p class="reasons">No such person in the database.</p>`));
+        res
+          .status(404)
+          .type('html')
+          .send(page('People', '/ops/people', html`<p class="reasons">No such person in the database.</p>`));
         return;
       }
       const history = await opened.people.history(id);
-      res.type('html').send(page(person.name, '/ops/people', personPage(person, history, res.locals.session as OpsSession | undefined, roleNames())));
+      res
+        .type('html')
+        .send(
+          page(
+            person.name,
+            '/ops/people',
+            personPage(person, history, res.locals.session as OpsSession | undefined, roleNames()),
+          ),
+        );
     } catch (err) {
       if (err instanceof PeopleError) {
-        res.status(err.status).type('html').send(page('People', '/ops/people', html`<p class="reasons">${err.message}</p>`));
+        res
+          .status(err.status)
+          .type('html')
+          .send(page('People', '/ops/people', html`<p class="reasons">${err.message}</p>`));
         return;
       }
       next(err);
@@ -138,7 +169,8 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
     '/ops/people',
     ...change(async (req, res, by) => {
       const parsed = addForm.safeParse(req.body ?? {});
-      if (!parsed.success) throw new PeopleError(parsed.error.issues.map((i) => `${i.path.join('.') || 'form'}: ${i.message}`).join('; '));
+      if (!parsed.success)
+        throw new PeopleError(parsed.error.issues.map((i) => `${i.path.join('.') || 'form'}: ${i.message}`).join('; '));
       const input = parsed.data;
       if (!roleNames().includes(input.role)) throw new PeopleError(`role is one of ${roleNames().join(', ')}`);
       const identities: Array<{ channel: Channel; userId: string }> = [];
@@ -148,7 +180,8 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         if (!IDENTITY[channel].pattern.test(value)) throw new PeopleError(`${channel}: ${IDENTITY[channel].hint}`);
         identities.push({ channel, userId: value });
       }
-      if (identities.length === 0) throw new PeopleError('give at least one identity (USSD, WhatsApp, Telegram or Slack)');
+      if (identities.length === 0)
+        throw new PeopleError('give at least one identity (USSD, WhatsApp, Telegram or Slack)');
       const preferred = input.preferred ? identities.find((i) => i.channel === input.preferred) : undefined;
       if (input.preferred && !preferred) throw new PeopleError(`the preferred chat ${input.preferred} has no identity`);
       const opened = (await o.directory.open())!;
@@ -156,7 +189,9 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         name: input.name,
         role: input.role,
         identities,
-        ...(preferred && preferred.channel !== 'ussd' ? { preferredChat: `${preferred.channel}:${preferred.userId.replace(/^\+/, '')}` } : {}),
+        ...(preferred && preferred.channel !== 'ussd'
+          ? { preferredChat: `${preferred.channel}:${preferred.userId.replace(/^\+/, '')}` }
+          : {}),
       });
       o.logger.info({ person: person.id, by }, 'people: person added');
       return () => res.redirect(303, `/ops/people/${encodeURIComponent(person.id)}`);
@@ -194,17 +229,20 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       await o.store.delete(keys.pinFailures(id));
       o.logger.info({ person: id, by, change: 'reset-pin' }, 'people: person changed');
       // Shown once, here; never logged, and kept only as a hash.
-      return () => res.type('html').send(
-        page(
-          person.name,
-          '/ops/people',
-          html`<h2>PIN reset for ${person.name}</h2>
-<p>Give ${person.name} this one-time code. It is shown only now, works once, and expires in 24 hours. At their next
-dial they type it, then choose a new PIN; until then they cannot move money.</p>
-<p class="one-time-code" data-testid="one-time-code"><strong>${code}</strong></p>
-<p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
-        ),
-      );
+      return () =>
+        res.type('html').send(
+          page(
+            person.name,
+            '/ops/people',
+            html`<h2>PIN reset for ${person.name}</h2>
+              <p>
+                Give ${person.name} this one-time code. It is shown only now, works once, and expires in 24 hours. At
+                their next dial they type it, then choose a new PIN; until then they cannot move money.
+              </p>
+              <p class="one-time-code" data-testid="one-time-code"><strong>${code}</strong></p>
+              <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
+          ),
+        );
     }),
   );
 
@@ -215,21 +253,26 @@ dial they type it, then choose a new PIN; until then they cannot move money.</p>
       const opened = (await o.directory.open())!;
       const person = await opened.people.get(id);
       if (!person) throw new PeopleError('no such person', 404);
-      if (!(await mayMakeLinkCode(o.store, id))) throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
+      if (!(await mayMakeLinkCode(o.store, id)))
+        throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
       const code = await opened.people.linkCode(id);
       o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
       // Shown once, here; never logged, and kept only as a digest.
-      return () => res.type('html').send(
-        page(
-          person.name,
-          '/ops/people',
-          html`<h2>Link code for ${person.name}</h2>
-<p>${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>, WhatsApp
-<code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10 minutes.</p>
-<p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
-<p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
-        ),
-      );
+      return () =>
+        res.type('html').send(
+          page(
+            person.name,
+            '/ops/people',
+            html`<h2>Link code for ${person.name}</h2>
+              <p>
+                ${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>,
+                WhatsApp <code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10
+                minutes.
+              </p>
+              <p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
+              <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
+          ),
+        );
     }),
   );
 
@@ -238,7 +281,11 @@ dial they type it, then choose a new PIN; until then they cannot move money.</p>
     ...change(async (req, res, by) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const opened = (await o.directory.open())!;
-      await opened.operators.add(by.replace(/^operator:/, ''), typeof body.name === 'string' ? body.name.trim() : '', typeof body.password === 'string' ? body.password : '');
+      await opened.operators.add(
+        by.replace(/^operator:/, ''),
+        typeof body.name === 'string' ? body.name.trim() : '',
+        typeof body.password === 'string' ? body.password : '',
+      );
       o.logger.info({ by }, 'people: operator added');
       return () => res.redirect(303, '/ops/people#operators');
     }),
@@ -268,87 +315,204 @@ async function snapshot(o: PeoplePageOptions): Promise<Snapshot> {
         preferredChat: p.preferredChat ?? null,
         identities: directory.identitiesOf(p.id).map((i) => ({ channel: i.channel, userId: i.userId })),
       }));
-  const rules = Object.entries(directory.wildcards).map(([channel, rule]) => ({ channel: channel as Channel, role: rule!.role }));
+  const rules = Object.entries(directory.wildcards).map(([channel, rule]) => ({
+    channel: channel as Channel,
+    role: rule!.role,
+  }));
   const operators = (await o.directory.operators())?.list() ?? [];
-  return { persons, rules, roles: Object.keys(o.policy.roles()), operators: await operators, readOnly: o.directory.readOnly };
+  return {
+    persons,
+    rules,
+    roles: Object.keys(o.policy.roles()),
+    operators: await operators,
+    readOnly: o.directory.readOnly,
+  };
 }
 
-const csrfField = (session: OpsSession | undefined): Html => html`<input type="hidden" name="csrf" value="${session?.csrf ?? ''}">`;
+const csrfField = (session: OpsSession | undefined): Html =>
+  html`<input type="hidden" name="csrf" value="${session?.csrf ?? ''}" />`;
 const roleSelect = (roles: string[], current?: string): Html =>
-  html`<select name="role" required>${roles.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`)}</select>`;
+  html`<select name="role" required>
+    ${roles.map((r) => html`<option value="${r}" ${r === current ? html` selected` : ''}>${r}</option>`)}
+  </select>`;
 
 function signOut(session: OpsSession | undefined): Html {
-  if (!session) return html`<p class="exports">Signed in to read only: <a href="/ops/sign-in">sign in</a> to change anything.</p>`;
-  return html`<form method="post" action="/ops/sign-out" class="search sign-out">${csrfField(session)}<span>Signed in as <strong data-testid="operator">${session.operator}</strong></span><button type="submit">Sign out</button></form>`;
+  if (!session)
+    return html`<p class="exports">Signed in to read only: <a href="/ops/sign-in">sign in</a> to change anything.</p>`;
+  return html`<form method="post" action="/ops/sign-out" class="search sign-out">
+    ${csrfField(session)}<span>Signed in as <strong data-testid="operator">${session.operator}</strong></span
+    ><button type="submit">Sign out</button>
+  </form>`;
 }
 
 function actions(person: PersonView, session: OpsSession | undefined, roles: string[]): Html {
   if (!session) return html``;
   const post = (path: string, label: string, extra: Html = html``) =>
-    html`<form method="post" action="/ops/people/${encodeURIComponent(person.id)}/${path}" class="search inline">${csrfField(session)}${extra}<button type="submit">${label}</button></form>`;
+    html`<form method="post" action="/ops/people/${encodeURIComponent(person.id)}/${path}" class="search inline">
+      ${csrfField(session)}${extra}<button type="submit">${label}</button>
+    </form>`;
   return html`${person.status === 'active' ? post('suspend', 'Suspend') : post('reactivate', 'Reactivate')}
-${post('role', 'Change role', roleSelect(roles, person.role))}
-${person.pinLockedUntil ? post('unlock-pin', 'Unlock PIN') : post('unlock-pin', 'Unlock PIN')}
-${post('reset-pin', 'Reset PIN')}
-${post('link-code', 'Make a link code')}`;
+  ${post('role', 'Change role', roleSelect(roles, person.role))}
+  ${person.pinLockedUntil ? post('unlock-pin', 'Unlock PIN') : post('unlock-pin', 'Unlock PIN')}
+  ${post('reset-pin', 'Reset PIN')} ${post('link-code', 'Make a link code')}`;
 }
 
 function listPage(data: Snapshot, session: OpsSession | undefined, roles: string[]): Html {
-  const row = (p: PersonView) => html`<tr data-person="${p.id}">
-<td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br><small>${p.id}</small></td>
-<td>${p.role}</td>
-<td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
-<td>${p.pin}${p.pinLockedUntil ? html`<br><small>locked until ${when(p.pinLockedUntil)}</small>` : ''}</td>
-<td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br>`)}</td>
-<td>${actions(p, session, roles)}</td></tr>`;
-  return html`${signOut(session)}
-${data.readOnly ? html`<p class="reasons">${data.readOnly}.</p>` : ''}
-<section><h2>People</h2>
-<table class="payments people"><thead><tr><th>Name</th><th>Role</th><th>Status</th><th>PIN</th><th>Identities</th><th>Changes</th></tr></thead>
-<tbody>${data.persons.map(row)}</tbody></table>
-${data.rules.length > 0 ? html`<p class="exports">Everyone else: ${data.rules.map((r) => html`${r.channel} users have role ${r.role} (the access policy's * rule). `)}</p>` : ''}
-</section>
-${session && !data.readOnly ? addPersonForm(session, roles) : ''}
-<section id="operators"><h2>Operators</h2>
-<table class="payments"><thead><tr><th>Name</th><th>Status</th><th>Added by</th></tr></thead>
-<tbody>${data.operators.map((op) => html`<tr><td>${op.name}</td><td>${op.status}</td><td>${op.createdBy}</td></tr>`)}</tbody></table>
-${session && !data.readOnly ? html`<form method="post" action="/ops/operators" class="search add-operator">${csrfField(session)}
-<label>Name <input name="name" required maxlength="64" pattern="[A-Za-z0-9_.@\\-]{1,64}"></label>
-<label>Password (12 or more characters) <input name="password" type="password" required minlength="12" maxlength="200" autocomplete="new-password"></label>
-<button type="submit">Add operator</button></form>` : ''}
-</section>`;
+  const row = (p: PersonView) =>
+    html`<tr data-person="${p.id}">
+      <td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br /><small>${p.id}</small></td>
+      <td>${p.role}</td>
+      <td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
+      <td>${p.pin}${p.pinLockedUntil ? html`<br /><small>locked until ${when(p.pinLockedUntil)}</small>` : ''}</td>
+      <td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</td>
+      <td>${actions(p, session, roles)}</td>
+    </tr>`;
+  return html`${signOut(session)} ${data.readOnly ? html`<p class="reasons">${data.readOnly}.</p>` : ''}
+    <section>
+      <h2>People</h2>
+      <table class="payments people">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Role</th>
+            <th>Status</th>
+            <th>PIN</th>
+            <th>Identities</th>
+            <th>Changes</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${data.persons.map(row)}
+        </tbody>
+      </table>
+      ${data.rules.length > 0 ? html`<p class="exports">Everyone else: ${data.rules.map((r) => html`${r.channel} users have role ${r.role} (the access policy's * rule). `)}</p>` : ''}
+    </section>
+    ${session && !data.readOnly ? addPersonForm(session, roles) : ''}
+    <section id="operators">
+      <h2>Operators</h2>
+      <table class="payments">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Status</th>
+            <th>Added by</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${data.operators.map(
+            (op) =>
+              html`<tr>
+                <td>${op.name}</td>
+                <td>${op.status}</td>
+                <td>${op.createdBy}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${
+        session && !data.readOnly
+          ? html`<form method="post" action="/ops/operators" class="search add-operator">
+              ${csrfField(session)}
+              <label>Name <input name="name" required maxlength="64" pattern="[A-Za-z0-9_.@\\-]{1,64}" /></label>
+              <label
+                >Password (12 or more characters)
+                <input
+                  name="password"
+                  type="password"
+                  required
+                  minlength="12"
+                  maxlength="200"
+                  autocomplete="new-password"
+              /></label>
+              <button type="submit">Add operator</button>
+            </form>`
+          : ''
+      }
+    </section>`;
 }
 
 function addPersonForm(session: OpsSession, roles: string[]): Html {
-  return html`<section><h2>Add a person</h2>
-<form method="post" action="/ops/people" class="search add-person">${csrfField(session)}
-<label>Name <input name="name" required maxlength="80"></label>
-<label>Role ${roleSelect(roles)}</label>
-<label>USSD phone <input name="ussd" placeholder="+256772123456" maxlength="40"></label>
-<label>WhatsApp wa_id <input name="whatsapp" placeholder="256772123456" maxlength="40"></label>
-<label>Telegram user id <input name="telegram" maxlength="40"></label>
-<label>Slack user id <input name="slack" placeholder="U0123ABCD" maxlength="40"></label>
-<label>Preferred chat <select name="preferred"><option value="">none</option>${CHANNELS.filter((c) => c !== 'ussd').map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
-<button type="submit">Add person</button></form>
-<p class="exports">A new person has no PIN: reset it to give them a one-time code, with which they choose their own.</p></section>`;
+  return html`<section>
+    <h2>Add a person</h2>
+    <form method="post" action="/ops/people" class="search add-person">
+      ${csrfField(session)}
+      <label>Name <input name="name" required maxlength="80" /></label>
+      <label>Role ${roleSelect(roles)}</label>
+      <label>USSD phone <input name="ussd" placeholder="+256772123456" maxlength="40" /></label>
+      <label>WhatsApp wa_id <input name="whatsapp" placeholder="256772123456" maxlength="40" /></label>
+      <label>Telegram user id <input name="telegram" maxlength="40" /></label>
+      <label>Slack user id <input name="slack" placeholder="U0123ABCD" maxlength="40" /></label>
+      <label
+        >Preferred chat
+        <select name="preferred">
+          <option value="">none</option>
+          ${CHANNELS.filter((c) => c !== 'ussd').map((c) => html`<option value="${c}">${c}</option>`)}
+        </select></label
+      >
+      <button type="submit">Add person</button>
+    </form>
+    <p class="exports">
+      A new person has no PIN: reset it to give them a one-time code, with which they choose their own.
+    </p>
+  </section>`;
 }
 
-function personPage(person: PersonView, history: PersonChange[], session: OpsSession | undefined, roles: string[]): Html {
+function personPage(
+  person: PersonView,
+  history: PersonChange[],
+  session: OpsSession | undefined,
+  roles: string[],
+): Html {
   const fields = (view: Partial<PersonView> | null) =>
     view
-      ? html`<dl class="data">${Object.entries(view).map(([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'string' ? v : JSON.stringify(v)}</dd>`)}</dl>`
+      ? html`<dl class="data">
+          ${Object.entries(view).map(
+            ([k, v]) =>
+              html`<dt>${k}</dt>
+                <dd>${typeof v === 'string' ? v : JSON.stringify(v)}</dd>`,
+          )}
+        </dl>`
       : html``;
   return html`${signOut(session)}
-<section><h2>${person.name}</h2>
-<dl class="summary"><dt>Id</dt><dd>${person.id}</dd><dt>Role</dt><dd>${person.role}</dd><dt>Status</dt><dd data-testid="status">${person.status}</dd>
-<dt>PIN</dt><dd data-testid="pin">${person.pin}${person.pinLockedUntil ? html` (locked until ${when(person.pinLockedUntil)})` : ''}</dd>
-<dt>Identities</dt><dd>${person.identities.map((i) => html`${i.channel} ${i.userId}<br>`)}</dd>
-<dt>Preferred chat</dt><dd>${person.preferredChat ?? 'none'}</dd></dl>
-<div class="person-actions">${actions(person, session, roles)}</div></section>
-<section><h2>Changes</h2><ol class="timeline">${history
-    .slice()
-    .reverse()
-    .map((c) => html`<li><div class="event-head"><time>${when(c.at)}</time> <strong>${c.action}</strong> <span class="source">by ${c.by}</span></div>
-<details><summary>before and after</summary><div class="before-after">${fields(c.before)}${fields(c.after)}</div></details></li>`)}</ol></section>
-<p><a href="/ops/people">All people</a></p>`;
+    <section>
+      <h2>${person.name}</h2>
+      <dl class="summary">
+        <dt>Id</dt>
+        <dd>${person.id}</dd>
+        <dt>Role</dt>
+        <dd>${person.role}</dd>
+        <dt>Status</dt>
+        <dd data-testid="status">${person.status}</dd>
+        <dt>PIN</dt>
+        <dd data-testid="pin">
+          ${person.pin}${person.pinLockedUntil ? html` (locked until ${when(person.pinLockedUntil)})` : ''}
+        </dd>
+        <dt>Identities</dt>
+        <dd>${person.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</dd>
+        <dt>Preferred chat</dt>
+        <dd>${person.preferredChat ?? 'none'}</dd>
+      </dl>
+      <div class="person-actions">${actions(person, session, roles)}</div>
+    </section>
+    <section>
+      <h2>Changes</h2>
+      <ol class="timeline">
+        ${history
+          .slice()
+          .reverse()
+          .map(
+            (c) =>
+              html`<li>
+                <div class="event-head">
+                  <time>${when(c.at)}</time> <strong>${c.action}</strong> <span class="source">by ${c.by}</span>
+                </div>
+                <details>
+                  <summary>before and after</summary>
+                  <div class="before-after">${fields(c.before)}${fields(c.after)}</div>
+                </details>
+              </li>`,
+          )}
+      </ol>
+    </section>
+    <p><a href="/ops/people">All people</a></p>`;
 }

@@ -88,7 +88,13 @@ export class Directory {
     if (identity) return this.byId.get(identity.person);
     const rule = this.wildcards[channel];
     if (!rule) return undefined;
-    return { id: `${channel}:${id}`, name: id, role: rule.role, status: 'active', ...(rule.pin ? { pin: rule.pin } : {}) };
+    return {
+      id: `${channel}:${id}`,
+      name: id,
+      role: rule.role,
+      status: 'active',
+      ...(rule.pin ? { pin: rule.pin } : {}),
+    };
   }
 
   /** True when the user is named by an identity (not only matched by a `*` rule). */

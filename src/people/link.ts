@@ -27,8 +27,14 @@ export const LINK_WINDOW_SECONDS = 15 * 60;
 /** `link CODE` (any case; Slack's `/momo link CODE` and Telegram's `/link CODE` arrive as this text). */
 const LINK = /^\s*\/?link\s+([A-Za-z0-9-]{1,40})\s*$/i;
 
-const CHANNEL_NAMES: Record<Channel, string> = { ussd: 'USSD', telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp' };
-export const LINK_WRONG = 'That code did not work: a link code works once, for 10 minutes. Dial the USSD menu "Link a chat app" for a new one.';
+const CHANNEL_NAMES: Record<Channel, string> = {
+  ussd: 'USSD',
+  telegram: 'Telegram',
+  slack: 'Slack',
+  whatsapp: 'WhatsApp',
+};
+export const LINK_WRONG =
+  'That code did not work: a link code works once, for 10 minutes. Dial the USSD menu "Link a chat app" for a new one.';
 export const LINK_TOO_MANY = 'Too many link codes tried from this account. Try again in 15 minutes.';
 
 /** The code of a link command, or undefined for any other message. */
@@ -38,7 +44,10 @@ export function linkCodeOf(inbound: Pick<Inbound, 'channel' | 'text'>): string |
 }
 
 /** Answers link commands of chat channels; every other message goes to `engine`. Changes `engine.handle` in place. */
-export function withLinkCommand<E extends Engine>(engine: E, o: { directory: PeopleDirectory; store: SessionStore; logger: Logger }): E {
+export function withLinkCommand<E extends Engine>(
+  engine: E,
+  o: { directory: PeopleDirectory; store: SessionStore; logger: Logger },
+): E {
   const handle = engine.handle.bind(engine);
   engine.handle = async (inbound: Inbound): Promise<Prompt> => {
     const code = linkCodeOf(inbound);
@@ -48,9 +57,18 @@ export function withLinkCommand<E extends Engine>(engine: E, o: { directory: Peo
   return engine;
 }
 
-async function link(code: string, inbound: Inbound, o: { directory: PeopleDirectory; store: SessionStore; logger: Logger }): Promise<string> {
+async function link(
+  code: string,
+  inbound: Inbound,
+  o: { directory: PeopleDirectory; store: SessionStore; logger: Logger },
+): Promise<string> {
   const who = { channel: inbound.channel, user: maskUserId(inbound.channel, inbound.userId) };
-  const counted = await o.store.addWithinLimit(keys.linkTries(`${inbound.channel}:${inbound.userId}`), 1, LINK_TRIES, LINK_WINDOW_SECONDS);
+  const counted = await o.store.addWithinLimit(
+    keys.linkTries(`${inbound.channel}:${inbound.userId}`),
+    1,
+    LINK_TRIES,
+    LINK_WINDOW_SECONDS,
+  );
   if (!counted.ok) {
     o.logger.warn(who, 'people: link code refused, too many tries from this account');
     return LINK_TOO_MANY;
@@ -67,7 +85,8 @@ async function link(code: string, inbound: Inbound, o: { directory: PeopleDirect
     o.logger.info({ ...who, person: person.id }, 'people: chat account linked');
     return `Linked: this ${CHANNEL_NAMES[inbound.channel]} account is now ${person.name}'s. Outcomes of your USSD payments are told here too.`;
   } catch (err) {
-    if (err instanceof PeopleError && err.status === 409) return 'This account is already linked to someone. Ask the operator to move it.';
+    if (err instanceof PeopleError && err.status === 409)
+      return 'This account is already linked to someone. Ask the operator to move it.';
     throw err;
   }
 }

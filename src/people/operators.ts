@@ -63,19 +63,30 @@ export class Operators implements OperatorAccounts {
   }
 
   async verify(name: string, password: string): Promise<string | null> {
-    const row = OPERATOR_NAME.test(name) ? await this.db.selectFrom('operators').select(['name', 'password_hash', 'status']).where('name', '=', name).executeTakeFirst() : undefined;
+    const row = OPERATOR_NAME.test(name)
+      ? await this.db
+          .selectFrom('operators')
+          .select(['name', 'password_hash', 'status'])
+          .where('name', '=', name)
+          .executeTakeFirst()
+      : undefined;
     const ok = await secretMatches(password, row?.password_hash ?? UNKNOWN);
     return ok && row && row.status === 'active' ? row.name : null;
   }
 
   async list(): Promise<Array<{ name: string; status: string; createdBy: string }>> {
-    const rows = await this.db.selectFrom('operators').select(['name', 'status', 'created_by']).orderBy('name').execute();
+    const rows = await this.db
+      .selectFrom('operators')
+      .select(['name', 'status', 'created_by'])
+      .orderBy('name')
+      .execute();
     return rows.map((r) => ({ name: r.name, status: r.status, createdBy: r.created_by }));
   }
 
   async add(by: string, name: string, password: string): Promise<void> {
     if (!OPERATOR_NAME.test(name)) throw new PeopleError('an operator name is letters, digits, _ . @ - (at most 64)');
-    if (password.length < OPERATOR_PASSWORD_MIN || password.length > 200) throw new PeopleError(`a password is ${OPERATOR_PASSWORD_MIN} to 200 characters`);
+    if (password.length < OPERATOR_PASSWORD_MIN || password.length > 200)
+      throw new PeopleError(`a password is ${OPERATOR_PASSWORD_MIN} to 200 characters`);
     await this.db.transaction().execute(async (trx) => {
       const created = await trx
         .insertInto('operators')
@@ -88,9 +99,21 @@ export class Operators implements OperatorAccounts {
     });
   }
 
-  private async record(db: Kysely<PeopleSchema> | Transaction<PeopleSchema>, name: string, action: string, by: string): Promise<void> {
+  private async record(
+    db: Kysely<PeopleSchema> | Transaction<PeopleSchema>,
+    name: string,
+    action: string,
+    by: string,
+  ): Promise<void> {
     await this.journal.append(
-      { ref: `operator:${name}`, type: 'operator', source: 'operator', key: randomUUID(), at: new Date(), data: { action, by, after: { name } } },
+      {
+        ref: `operator:${name}`,
+        type: 'operator',
+        source: 'operator',
+        key: randomUUID(),
+        at: new Date(),
+        data: { action, by, after: { name } },
+      },
       db as unknown as Transaction<Schema>,
     );
   }

@@ -62,11 +62,17 @@ export interface PersonChange {
   after: Partial<PersonView> | null;
 }
 
-type Row = { [K in keyof PersonsTable]: PersonsTable[K] extends { __select__: infer S } ? S : PersonsTable[K] } & Record<string, unknown>;
+type Row = {
+  [K in keyof PersonsTable]: PersonsTable[K] extends { __select__: infer S } ? S : PersonsTable[K];
+} & Record<string, unknown>;
 type Db = Kysely<PeopleSchema> | Transaction<PeopleSchema>;
 
-const linkLookup = (code: string): string => createHash('sha256').update(`momo-link:${normaliseCode(code)}`).digest('hex');
-const toMs = (value: unknown): number | undefined => (value === null || value === undefined ? undefined : new Date(value as string).getTime());
+const linkLookup = (code: string): string =>
+  createHash('sha256')
+    .update(`momo-link:${normaliseCode(code)}`)
+    .digest('hex');
+const toMs = (value: unknown): number | undefined =>
+  value === null || value === undefined ? undefined : new Date(value as string).getTime();
 
 export interface PeopleOptions {
   /** Clock in ms. Default Date.now. */
@@ -97,9 +103,15 @@ export class People {
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
-        const version = Number((await trx.selectFrom('people_version').select('version').where('id', '=', 1).executeTakeFirst())?.version ?? 0);
+        const version = Number(
+          (await trx.selectFrom('people_version').select('version').where('id', '=', 1).executeTakeFirst())?.version ??
+            0,
+        );
         const rows = await trx.selectFrom('persons').selectAll().execute();
-        const identities = await trx.selectFrom('person_identities').select(['channel', 'user_id', 'person_id']).execute();
+        const identities = await trx
+          .selectFrom('person_identities')
+          .select(['channel', 'user_id', 'person_id'])
+          .execute();
         return new Directory(
           version,
           rows.map((row) => personOf(row as Row)),
@@ -113,7 +125,10 @@ export class People {
    * Imports the policy's persons and identities (see the file comment: it adds, never changes). Idempotent:
    * a second import of the same policy writes nothing. Processes starting together import one at a time.
    */
-  async importPolicy(input: { persons: Person[]; identities: Identity[] }): Promise<{ persons: number; identities: number }> {
+  async importPolicy(input: {
+    persons: Person[];
+    identities: Identity[];
+  }): Promise<{ persons: number; identities: number }> {
     return this.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext('momo-chat:people-import'))`.execute(trx);
       let persons = 0;
@@ -125,11 +140,24 @@ export class People {
         if (!existing) {
           await trx
             .insertInto('persons')
-            .values({ id: person.id, name: person.name, role: person.role, status: 'active', pin_hash: person.pin ?? null, source: 'policy', created: at, updated: at })
+            .values({
+              id: person.id,
+              name: person.name,
+              role: person.role,
+              status: 'active',
+              pin_hash: person.pin ?? null,
+              source: 'policy',
+              created: at,
+              updated: at,
+            })
             .execute();
           persons += 1;
         } else if (!existing.pin_hash && !existing.pin_must_change && person.pin) {
-          await trx.updateTable('persons').set({ pin_hash: person.pin, updated: at }).where('id', '=', person.id).execute();
+          await trx
+            .updateTable('persons')
+            .set({ pin_hash: person.pin, updated: at })
+            .where('id', '=', person.id)
+            .execute();
         }
         const added: string[] = [];
         for (const identity of mine) {
@@ -143,7 +171,13 @@ export class People {
         }
         identities += added.length;
         if (!existing || added.length > 0) {
-          await this.record(trx, person.id, existing ? 'identities imported' : 'imported', 'policy', existing ? await this.view(trx, person.id, existing as Row, true) : null);
+          await this.record(
+            trx,
+            person.id,
+            existing ? 'identities imported' : 'imported',
+            'policy',
+            existing ? await this.view(trx, person.id, existing as Row, true) : null,
+          );
         }
       }
       if (persons + identities > 0) await this.bump(trx);
@@ -154,8 +188,18 @@ export class People {
   /** Every person with their identities, by name. */
   async list(): Promise<PersonView[]> {
     const rows = await this.db.selectFrom('persons').selectAll().orderBy('name').orderBy('id').execute();
-    const identities = await this.db.selectFrom('person_identities').select(['channel', 'user_id', 'person_id']).orderBy('channel').orderBy('user_id').execute();
-    return rows.map((row) => viewOf(row as Row, identities.filter((i) => i.person_id === row.id)));
+    const identities = await this.db
+      .selectFrom('person_identities')
+      .select(['channel', 'user_id', 'person_id'])
+      .orderBy('channel')
+      .orderBy('user_id')
+      .execute();
+    return rows.map((row) =>
+      viewOf(
+        row as Row,
+        identities.filter((i) => i.person_id === row.id),
+      ),
+    );
   }
 
   /** One person, or undefined. */
@@ -168,21 +212,50 @@ export class People {
   async history(id: string): Promise<PersonChange[]> {
     const events = await this.journal.timeline(`person:${id}`);
     return events.map((e) => {
-      const data = e.data as { action?: string; by?: string; before?: Partial<PersonView> | null; after?: Partial<PersonView> | null };
-      return { at: new Date(e.at).toISOString(), action: data.action ?? e.type, by: data.by ?? e.source, before: data.before ?? null, after: data.after ?? null };
+      const data = e.data as {
+        action?: string;
+        by?: string;
+        before?: Partial<PersonView> | null;
+        after?: Partial<PersonView> | null;
+      };
+      return {
+        at: new Date(e.at).toISOString(),
+        action: data.action ?? e.type,
+        by: data.by ?? e.source,
+        before: data.before ?? null,
+        after: data.after ?? null,
+      };
     });
   }
 
   /** Adds a person with their identities; refused when one of them already belongs to someone. */
-  async add(by: string, input: { name: string; role: string; identities: Array<{ channel: Channel; userId: string }>; preferredChat?: string }): Promise<PersonView> {
+  async add(
+    by: string,
+    input: {
+      name: string;
+      role: string;
+      identities: Array<{ channel: Channel; userId: string }>;
+      preferredChat?: string;
+    },
+  ): Promise<PersonView> {
     const id = `p-${randomUUID().slice(0, 8)}`;
     const at = new Date(this.now());
     return this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('persons')
-        .values({ id, name: input.name, role: input.role, status: 'active', preferred_chat: input.preferredChat ?? null, source: 'page', created: at, updated: at })
+        .values({
+          id,
+          name: input.name,
+          role: input.role,
+          status: 'active',
+          preferred_chat: input.preferredChat ?? null,
+          source: 'page',
+          created: at,
+          updated: at,
+        })
         .execute();
-      for (const identity of input.identities) await this.insertIdentity(trx, id, identity.channel, identity.userId, at);
+      for (const identity of input.identities)
+        await this.insertIdentity(trx, id, identity.channel, identity.userId, at);
       const after = await this.view(trx, id);
       await this.record(trx, id, 'added', by, null, after);
       await this.bump(trx);
@@ -192,7 +265,9 @@ export class People {
 
   /** Suspends or reactivates a person. */
   setStatus(by: string, id: string, status: 'active' | 'suspended'): Promise<PersonView> {
-    return this.change(by, id, status === 'suspended' ? 'suspended' : 'reactivated', (row) => (row.status === status ? null : { status }));
+    return this.change(by, id, status === 'suspended' ? 'suspended' : 'reactivated', (row) =>
+      row.status === status ? null : { status },
+    );
   }
 
   /** Gives a person another role (the caller checks the role exists). */
@@ -214,10 +289,22 @@ export class People {
     const code = Array.from({ length: PIN_CODE_DIGITS }, () => String(randomInt(10))).join('');
     const codeHash = hashSecret(code);
     const person = await this.change(by, id, 'PIN reset', async (_row, trx) => {
-      await trx.updateTable('person_codes').set({ used_at: new Date(this.now()) }).where('person_id', '=', id).where('purpose', '=', 'pin').where('used_at', 'is', null).execute();
+      await trx
+        .updateTable('person_codes')
+        .set({ used_at: new Date(this.now()) })
+        .where('person_id', '=', id)
+        .where('purpose', '=', 'pin')
+        .where('used_at', 'is', null)
+        .execute();
       await trx
         .insertInto('person_codes')
-        .values({ person_id: id, purpose: 'pin', code_hash: codeHash, expires_at: new Date(this.now() + PIN_CODE_HOURS * 3600_000), created: new Date(this.now()) })
+        .values({
+          person_id: id,
+          purpose: 'pin',
+          code_hash: codeHash,
+          expires_at: new Date(this.now() + PIN_CODE_HOURS * 3600_000),
+          created: new Date(this.now()),
+        })
         .execute();
       return { pin_hash: null, pin_must_change: true, pin_locked_until: null };
     });
@@ -245,8 +332,16 @@ export class People {
           expired = true;
           continue;
         }
-        await trx.updateTable('person_codes').set({ used_at: new Date(this.now()) }).where('id', '=', row.id).execute();
-        await this.changeIn(trx, 'person', id, 'PIN set with a one-time code', () => ({ pin_hash: pinHash, pin_must_change: false, pin_locked_until: null }));
+        await trx
+          .updateTable('person_codes')
+          .set({ used_at: new Date(this.now()) })
+          .where('id', '=', row.id)
+          .execute();
+        await this.changeIn(trx, 'person', id, 'PIN set with a one-time code', () => ({
+          pin_hash: pinHash,
+          pin_must_change: false,
+          pin_locked_until: null,
+        }));
         return 'set';
       }
       return expired ? 'expired' : 'wrong';
@@ -268,7 +363,11 @@ export class People {
 
   /** A person changes their own PIN (the caller checked the old one and the new one's strength). */
   changePin(id: string, pinHash: string): Promise<PersonView> {
-    return this.change('person', id, 'PIN changed', () => ({ pin_hash: pinHash, pin_must_change: false, pin_locked_until: null }));
+    return this.change('person', id, 'PIN changed', () => ({
+      pin_hash: pinHash,
+      pin_must_change: false,
+      pin_locked_until: null,
+    }));
   }
 
   /**
@@ -279,11 +378,24 @@ export class People {
     const code = randomCode(LINK_CODE_LENGTH);
     const at = new Date(this.now());
     await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('person_codes').set({ used_at: at }).where('person_id', '=', id).where('purpose', '=', 'link').where('used_at', 'is', null).execute();
+      await trx
+        .updateTable('person_codes')
+        .set({ used_at: at })
+        .where('person_id', '=', id)
+        .where('purpose', '=', 'link')
+        .where('used_at', 'is', null)
+        .execute();
       const lookup = linkLookup(code);
       await trx
         .insertInto('person_codes')
-        .values({ person_id: id, purpose: 'link', code_hash: lookup, lookup, expires_at: new Date(this.now() + LINK_CODE_MINUTES * 60_000), created: at })
+        .values({
+          person_id: id,
+          purpose: 'link',
+          code_hash: lookup,
+          lookup,
+          expires_at: new Date(this.now() + LINK_CODE_MINUTES * 60_000),
+          created: at,
+        })
         .execute();
     });
     return code;
@@ -325,13 +437,25 @@ export class People {
     if (inserted.length === 0) throw new PeopleError(`${channel} ${id} already belongs to someone`, 409);
   }
 
-  private change(by: string, id: string, action: string, patch: (row: Row, trx: Db) => Partial<Row> | null | Promise<Partial<Row> | null>): Promise<PersonView> {
+  private change(
+    by: string,
+    id: string,
+    action: string,
+    patch: (row: Row, trx: Db) => Partial<Row> | null | Promise<Partial<Row> | null>,
+  ): Promise<PersonView> {
     return this.db.transaction().execute((trx) => this.changeIn(trx, by, id, action, patch));
   }
 
   /** One change of one person inside `trx`: row locked, changed, journalled, version moved (nothing when `patch` is null). */
-  private async changeIn(trx: Db, by: string, id: string, action: string, patch: (row: Row, trx: Db) => Partial<Row> | null | Promise<Partial<Row> | null>): Promise<PersonView> {
-    const row = (await trx.selectFrom('persons').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()) as Row | undefined;
+  private async changeIn(
+    trx: Db,
+    by: string,
+    id: string,
+    action: string,
+    patch: (row: Row, trx: Db) => Partial<Row> | null | Promise<Partial<Row> | null>,
+  ): Promise<PersonView> {
+    const row = (await trx.selectFrom('persons').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()) as
+      Row | undefined;
     if (!row) throw new PeopleError('no such person', 404);
     const before = await this.view(trx, id, row);
     const change = await patch(row, trx);
@@ -348,16 +472,37 @@ export class People {
   }
 
   private async view(db: Db, id: string, row?: Row, identitiesOnly = false): Promise<PersonView> {
-    const current = row ?? ((await db.selectFrom('persons').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as Row);
-    const identities = await db.selectFrom('person_identities').select(['channel', 'user_id', 'person_id']).where('person_id', '=', id).orderBy('channel').orderBy('user_id').execute();
+    const current =
+      row ?? ((await db.selectFrom('persons').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as Row);
+    const identities = await db
+      .selectFrom('person_identities')
+      .select(['channel', 'user_id', 'person_id'])
+      .where('person_id', '=', id)
+      .orderBy('channel')
+      .orderBy('user_id')
+      .execute();
     const view = viewOf(current, identities);
     return identitiesOnly ? ({ identities: view.identities } as PersonView) : view;
   }
 
-  private async record(trx: Db, id: string, action: string, by: string, before: Partial<PersonView> | null, after?: Partial<PersonView> | null): Promise<void> {
+  private async record(
+    trx: Db,
+    id: string,
+    action: string,
+    by: string,
+    before: Partial<PersonView> | null,
+    after?: Partial<PersonView> | null,
+  ): Promise<void> {
     const current = after === undefined ? await this.view(trx, id) : after;
     await this.journal.append(
-      { ref: `person:${id}`, type: 'person', source: by === 'policy' ? 'policy' : by === 'person' ? 'person' : 'operator', key: randomUUID(), at: new Date(this.now()), data: { action, by, before, after: current } },
+      {
+        ref: `person:${id}`,
+        type: 'person',
+        source: by === 'policy' ? 'policy' : by === 'person' ? 'person' : 'operator',
+        key: randomUUID(),
+        at: new Date(this.now()),
+        data: { action, by, before, after: current },
+      },
       trx as unknown as Transaction<Schema>,
     );
   }

@@ -10,7 +10,8 @@ export function pinWeakness(pin: string, ownNumbers: readonly string[] = []): st
   if (/^(\d)\1+$/.test(pin)) return 'A PIN cannot be one digit repeated.';
   const steps = new Set<number>();
   for (let i = 1; i < pin.length; i += 1) steps.add(Number(pin[i]) - Number(pin[i - 1]));
-  if (steps.size === 1 && (steps.has(1) || steps.has(-1))) return 'A PIN cannot be a run of digits such as 1234 or 9876.';
+  if (steps.size === 1 && (steps.has(1) || steps.has(-1)))
+    return 'A PIN cannot be a run of digits such as 1234 or 9876.';
   for (const number of ownNumbers) {
     const digits = number.replace(/\D/g, '');
     if (digits.length >= pin.length && digits.endsWith(pin)) return 'A PIN cannot be the end of your phone number.';

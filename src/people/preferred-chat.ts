@@ -27,7 +27,11 @@ export function alsoToPreferredChat(
       if (!chat || !notifier) return;
       const mark = createHash('sha256').update(`${address.channel}:${address.conversationId}\n${text}`).digest('hex');
       if (!(await o.store.claim(keys.toldPreferredChat(mark), TOLD_SECONDS))) return;
-      await notifier.send(chat, text).catch((err: unknown) => o.logger.warn({ channel: chat.channel, err: String(err) }, 'people: the preferred chat was not told'));
+      await notifier
+        .send(chat, text)
+        .catch((err: unknown) =>
+          o.logger.warn({ channel: chat.channel, err: String(err) }, 'people: the preferred chat was not told'),
+        );
     },
   };
 }

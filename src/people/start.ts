@@ -43,9 +43,12 @@ export interface StartPeopleOptions {
 
 export async function startPeople(o: StartPeopleOptions): Promise<PeopleDirectory> {
   const { config, policy, logger } = o;
-  const settingsOps = config.OPS_USER && config.OPS_PASSWORD ? settingsOperator(config.OPS_USER, config.OPS_PASSWORD) : null;
+  const settingsOps =
+    config.OPS_USER && config.OPS_PASSWORD ? settingsOperator(config.OPS_USER, config.OPS_PASSWORD) : null;
   if (!o.database && !config.DATABASE_URL && config.redis) {
-    logger.warn('people: REDIS_URL is set without DATABASE_URL, so the access policy alone is the directory of people: set DATABASE_URL to add, suspend and reset people on /ops/people');
+    logger.warn(
+      'people: REDIS_URL is set without DATABASE_URL, so the access policy alone is the directory of people: set DATABASE_URL to add, suspend and reset people on /ops/people',
+    );
     return {
       open: async () => null,
       operators: async () => settingsOps,

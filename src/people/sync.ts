@@ -44,7 +44,8 @@ export class PeopleSync {
       if (this.failing) logger.info('people: the directory is read again');
       this.failing = false;
     } catch (err) {
-      if (!this.failing) logger.warn({ err: String(err) }, 'people: the directory could not be read; the last one stays in use');
+      if (!this.failing)
+        logger.warn({ err: String(err) }, 'people: the directory could not be read; the last one stays in use');
       this.failing = true;
     }
   }

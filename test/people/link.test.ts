@@ -20,7 +20,12 @@ import { forEachDatabase } from '../journal/databases.js';
 
 const POLICY = {
   roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '1000' } } },
-  users: { ussd: { '+256700444001': { role: 'teller', person: 'amina', pin: hashPin('4821') } }, telegram: {}, slack: {}, whatsapp: {} },
+  users: {
+    ussd: { '+256700444001': { role: 'teller', person: 'amina', pin: hashPin('4821') } },
+    telegram: {},
+    slack: {},
+    whatsapp: {},
+  },
 };
 
 it('reads the link command of each chat, and nothing else', () => {
@@ -59,7 +64,8 @@ forEachDatabase('people-link', (open) => {
     // Used: the same answer as a code that never existed.
     expect(await say('whatsapp', '256700444009', `link ${code}`)).toBe(LINK_WRONG);
     expect(await say('whatsapp', '256700444009', 'link ZZZZZZZZZZ')).toBe(LINK_WRONG);
-    for (let i = 2; i < LINK_TRIES; i += 1) expect(await say('whatsapp', '256700444009', `link GUESS${i}XYZ`)).toBe(LINK_WRONG);
+    for (let i = 2; i < LINK_TRIES; i += 1)
+      expect(await say('whatsapp', '256700444009', `link GUESS${i}XYZ`)).toBe(LINK_WRONG);
     // Past the limit even the right code is not looked up.
     const fresh = await people.linkCode('amina');
     expect(await say('whatsapp', '256700444009', `link ${fresh}`)).toBe(LINK_TOO_MANY);

@@ -37,7 +37,15 @@ let app: RunningApp;
 beforeAll(async () => {
   database = await serverDatabase('people_page');
   app = await startApp(
-    loadConfig({ PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD, OPS_TOKEN, DATABASE_URL: database.url, ACCESS_POLICY: JSON.stringify(POLICY) }),
+    loadConfig({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      OPS_USER: USER,
+      OPS_PASSWORD: PASSWORD,
+      OPS_TOKEN,
+      DATABASE_URL: database.url,
+      ACCESS_POLICY: JSON.stringify(POLICY),
+    }),
   );
 });
 afterAll(async () => {
@@ -73,9 +81,19 @@ const post = (path: string, fields: Record<string, string>, headers: Record<stri
   });
 
 interface PeopleJson {
-  persons: Array<{ id: string; name: string; role: string; status: string; pin: string; identities: Array<{ channel: string; userId: string }> }>;
+  persons: Array<{
+    id: string;
+    name: string;
+    role: string;
+    status: string;
+    pin: string;
+    identities: Array<{ channel: string; userId: string }>;
+  }>;
 }
-const peopleJson = async (): Promise<PeopleJson> => (await fetch(`${app.url}/ops/people.json`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).json() as Promise<PeopleJson>;
+const peopleJson = async (): Promise<PeopleJson> =>
+  (
+    await fetch(`${app.url}/ops/people.json`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
+  ).json() as Promise<PeopleJson>;
 
 describe('the People page', () => {
   it('lists the imported policy, to an operator, a Basic reader and the OPS_TOKEN, and to nobody else', async () => {
@@ -85,8 +103,12 @@ describe('the People page', () => {
       { channel: 'ussd', userId: '+256700333001' },
     ]);
     expect((await fetch(`${app.url}/ops/people.json`)).status).toBe(401);
-    expect((await fetch(`${app.url}/ops/people.json`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    expect((await fetch(`${app.url}/ops/people`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).status).toBe(401);
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+      401,
+    );
+    expect((await fetch(`${app.url}/ops/people`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).status).toBe(
+      401,
+    );
     const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
     expect((await fetch(`${app.url}/ops/people.json`, { headers: { authorization: basic } })).status).toBe(200);
     const browser = await fetch(`${app.url}/ops/people`, { redirect: 'manual', headers: { accept: 'text/html' } });
@@ -100,13 +122,17 @@ describe('the People page', () => {
     const before = await peopleJson();
     const person = { name: 'Mallory', role: 'teller', ussd: '+256700333666' };
     // Another site's form: the browser sends its Origin (and, SameSite=Strict aside, the cookie).
-    expect((await post('/ops/people', { ...person, csrf }, { cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post('/ops/people', { ...person, csrf }, { cookie, origin: 'https://evil.example' })).status).toBe(
+      403,
+    );
     expect((await post('/ops/people', person, { cookie })).status).toBe(403);
     expect((await post('/ops/people', { ...person, csrf: 'guessed' }, { cookie })).status).toBe(403);
     expect((await post('/ops/people', { ...person, csrf })).status).toBe(403);
     const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
     expect((await post('/ops/people', { ...person, csrf }, { authorization: basic })).status).toBe(403);
-    expect((await post('/ops/people/amina/suspend', { csrf }, { authorization: `Bearer ${OPS_TOKEN}` })).status).toBe(403);
+    expect((await post('/ops/people/amina/suspend', { csrf }, { authorization: `Bearer ${OPS_TOKEN}` })).status).toBe(
+      403,
+    );
     expect(await peopleJson()).toEqual(before);
   });
 
@@ -115,11 +141,19 @@ describe('the People page', () => {
     const bad = await post('/ops/people', { csrf, name: 'Bad', role: 'teller', ussd: '0772 not a number' }, { cookie });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('ussd: a phone number in + form');
-    expect((await post('/ops/people', { csrf, name: 'Bad', role: 'boss', slack: 'UBAD' }, { cookie })).status).toBe(400);
-    expect((await post('/ops/people', { csrf, name: 'Copy', role: 'teller', slack: 'UAMINA' }, { cookie })).status).toBe(409);
+    expect((await post('/ops/people', { csrf, name: 'Bad', role: 'boss', slack: 'UBAD' }, { cookie })).status).toBe(
+      400,
+    );
+    expect(
+      (await post('/ops/people', { csrf, name: 'Copy', role: 'teller', slack: 'UAMINA' }, { cookie })).status,
+    ).toBe(409);
     const at = new AtSession(app.url, '+256700333777');
     expect(await at.dial()).toMatch(/not allowed/);
-    const added = await post('/ops/people', { csrf, name: 'Brian <b>', role: 'viewer', ussd: '+256700333777', telegram: '777' }, { cookie });
+    const added = await post(
+      '/ops/people',
+      { csrf, name: 'Brian <b>', role: 'viewer', ussd: '+256700333777', telegram: '777' },
+      { cookie },
+    );
     expect(added.status).toBe(303);
     const brian = (await peopleJson()).persons.find((p) => p.name === 'Brian <b>')!;
     expect(brian).toMatchObject({ role: 'viewer', status: 'active', pin: 'none' });
@@ -159,14 +193,20 @@ describe('the People page', () => {
   it('adds an operator who signs in by name; sign-out ends the session', async () => {
     const { cookie, csrf } = await signIn();
     expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'short' }, { cookie })).status).toBe(400);
-    expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'another long password' }, { cookie })).status).toBe(303);
+    expect(
+      (await post('/ops/operators', { csrf, name: 'zawadi', password: 'another long password' }, { cookie })).status,
+    ).toBe(303);
     const zawadi = await signIn('zawadi', 'another long password');
-    expect((await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'viewer' }, { cookie: zawadi.cookie })).status).toBe(303);
+    expect(
+      (await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'viewer' }, { cookie: zawadi.cookie })).status,
+    ).toBe(303);
     const page = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
     expect(page).toMatch(/role changed<\/strong> <span class="source">by operator:zawadi/);
     expect((await post('/ops/sign-out', { csrf: zawadi.csrf }, { cookie: zawadi.cookie })).status).toBe(303);
     expect((await fetch(`${app.url}/ops/people.json`, { headers: { cookie: zawadi.cookie } })).status).toBe(401);
-    expect((await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'teller' }, { cookie: zawadi.cookie })).status).toBe(403);
+    expect(
+      (await post('/ops/people/amina/role', { csrf: zawadi.csrf, role: 'teller' }, { cookie: zawadi.cookie })).status,
+    ).toBe(403);
   });
 });
 

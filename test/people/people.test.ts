@@ -5,7 +5,12 @@
  * (single use, expiring, a wrong one saying nothing).
  */
 import { describe, expect, it } from 'vitest';
-import { AccessPolicy, hashPin, peopleOfPolicy, type PolicyDocument } from '../../src/conversation/services/access-policy.js';
+import {
+  AccessPolicy,
+  hashPin,
+  peopleOfPolicy,
+  type PolicyDocument,
+} from '../../src/conversation/services/access-policy.js';
 import { People, PIN_CODE_DIGITS } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { PeopleSync } from '../../src/people/sync.js';
@@ -27,7 +32,11 @@ const POLICY: PolicyDocument = {
   },
 };
 
-const rejection = async (promise: Promise<unknown>) => promise.then(() => 'resolved', (e: unknown) => e);
+const rejection = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (e: unknown) => e,
+  );
 
 forEachDatabase('people', (open, engine) => {
   let clock = Date.parse('2026-11-26T10:00:00Z');
@@ -52,7 +61,11 @@ forEachDatabase('people', (open, engine) => {
 
   it('journals every change with who, before and after, and never a PIN, code or hash', async () => {
     const p = await people();
-    const added = await p.add('operator:ops', { name: 'Brian', role: 'teller', identities: [{ channel: 'slack', userId: 'UBRIAN' }] });
+    const added = await p.add('operator:ops', {
+      name: 'Brian',
+      role: 'teller',
+      identities: [{ channel: 'slack', userId: 'UBRIAN' }],
+    });
     await p.setStatus('operator:ops', added.id, 'suspended');
     const { code } = await p.resetPin('operator:alice', added.id);
     const history = await p.history(added.id);
@@ -67,7 +80,15 @@ forEachDatabase('people', (open, engine) => {
     expect(raw).not.toContain(code);
     expect(raw).not.toContain('scrypt$');
     // An identity belongs to one person.
-    expect(await rejection(p.add('operator:ops', { name: 'Mallory', role: 'teller', identities: [{ channel: 'slack', userId: 'UBRIAN' }] }))).toMatchObject({
+    expect(
+      await rejection(
+        p.add('operator:ops', {
+          name: 'Mallory',
+          role: 'teller',
+          identities: [{ channel: 'slack', userId: 'UBRIAN' }],
+        }),
+      ),
+    ).toMatchObject({
       status: 409,
       message: 'slack UBRIAN already belongs to someone',
     });
@@ -93,7 +114,11 @@ forEachDatabase('people', (open, engine) => {
 
   it('lets a one-time PIN code set a PIN once, never a wrong or expired one', async () => {
     const p = await people();
-    const person = await p.add('operator:ops', { name: 'Carol', role: 'teller', identities: [{ channel: 'ussd', userId: '+256772000042' }] });
+    const person = await p.add('operator:ops', {
+      name: 'Carol',
+      role: 'teller',
+      identities: [{ channel: 'ussd', userId: '+256772000042' }],
+    });
     const { code } = await p.resetPin('operator:ops', person.id);
     expect(code).toMatch(new RegExp(`^\\d{${PIN_CODE_DIGITS}}$`));
     expect(await p.hasPinCode(person.id)).toBe(true);
@@ -109,7 +134,11 @@ forEachDatabase('people', (open, engine) => {
 
   it('links a chat account with a link code once, within 10 minutes; a wrong code says nothing', async () => {
     const p = await people();
-    const person = await p.add('operator:ops', { name: 'Dan', role: 'teller', identities: [{ channel: 'ussd', userId: '+256772000077' }] });
+    const person = await p.add('operator:ops', {
+      name: 'Dan',
+      role: 'teller',
+      identities: [{ channel: 'ussd', userId: '+256772000077' }],
+    });
     const code = await p.linkCode(person.id);
     expect(code).toMatch(/^[A-Z2-9]{10}$/);
     expect(await p.useLinkCode('ABCDEFGHJK', 'telegram', '9001')).toBeNull();

@@ -25,7 +25,13 @@ afterAll(async () => {
 const pin = hashPin('4821');
 const POLICY: PolicyDocument = {
   roles: {
-    teller: { flows: ['pay', 'check'], perPaymentLimit: { UGX: '300000' }, dailyLimit: { UGX: '500000' }, approvalAbove: { UGX: '100000' }, approve: true },
+    teller: {
+      flows: ['pay', 'check'],
+      perPaymentLimit: { UGX: '300000' },
+      dailyLimit: { UGX: '500000' },
+      approvalAbove: { UGX: '100000' },
+      approve: true,
+    },
     finance: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, approve: true },
   },
   users: {
@@ -36,7 +42,11 @@ const POLICY: PolicyDocument = {
   },
 };
 
-const rejection = async (promise: Promise<unknown>) => promise.then(() => 'resolved', (e: unknown) => e);
+const rejection = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (e: unknown) => e,
+  );
 
 describe('persons in the access policy', () => {
   it('groups the entries of one person and keeps every other entry a person of its own', () => {
@@ -47,18 +57,21 @@ describe('persons in the access policy', () => {
     expect(policy.personOf('ussd', '+256772000009')).toBe('ussd:+256772000009');
     expect(policy.personOf('slack', 'UFIN')).toBe('slack:UFIN');
     expect(policy.personOf('slack', 'UNOBODY')).toBeUndefined();
-    expect(policy.directory.identitiesOf('amina').map((i) => `${i.channel}:${i.userId}`).sort()).toEqual([
-      'slack:UAMINA',
-      'telegram:101',
-      'ussd:+256772000001',
-      'whatsapp:256772000001',
-    ]);
+    expect(
+      policy.directory
+        .identitiesOf('amina')
+        .map((i) => `${i.channel}:${i.userId}`)
+        .sort(),
+    ).toEqual(['slack:UAMINA', 'telegram:101', 'ussd:+256772000001', 'whatsapp:256772000001']);
   });
 
   it('refuses a person with two roles or two PINs, and a * entry naming a person', () => {
     const twoRoles = { ...POLICY, users: { ...POLICY.users, slack: { UAMINA: { role: 'finance', person: 'amina' } } } };
     expect(() => new AccessPolicy(twoRoles)).toThrow(/person amina has role teller .*a person has one role/);
-    const twoPins = { ...POLICY, users: { ...POLICY.users, telegram: { '101': { role: 'teller', person: 'amina', pin: hashPin('5930') } } } };
+    const twoPins = {
+      ...POLICY,
+      users: { ...POLICY.users, telegram: { '101': { role: 'teller', person: 'amina', pin: hashPin('5930') } } },
+    };
     expect(() => new AccessPolicy(twoPins)).toThrow(/a person has one PIN/);
     const star = { ...POLICY, users: { ...POLICY.users, telegram: { '*': { role: 'finance', person: 'all' } } } };
     expect(() => new AccessPolicy(star)).toThrow(/a \* entry is everyone else/);
@@ -73,7 +86,16 @@ describe('persons in the access policy', () => {
       const s = store();
       const run = `${name}-${Date.now()}`;
       const pay = (channel: 'ussd' | 'whatsapp' | 'telegram' | 'slack', userId: string, i: number) =>
-        rejection(policy.reserveSpend(s, { channel, userId, flow: 'pay', amount: '100000', currency: 'UGX', duplicateCheckKey: `${run}-${channel}-${i}` }));
+        rejection(
+          policy.reserveSpend(s, {
+            channel,
+            userId,
+            flow: 'pay',
+            amount: '100000',
+            currency: 'UGX',
+            duplicateCheckKey: `${run}-${channel}-${i}`,
+          }),
+        );
       // Eight payments of 100,000 at once over four channels: the person's 500,000 a day lets five through.
       const results = await Promise.all([
         ...[0, 1].map((i) => pay('ussd', '+256772000001', i)),
@@ -82,19 +104,32 @@ describe('persons in the access policy', () => {
         ...[0, 1].map((i) => pay('slack', 'UAMINA', i)),
       ]);
       expect(results.filter((r) => r === 'resolved')).toHaveLength(5);
-      expect(results.filter((r) => r !== 'resolved')).toEqual(Array(3).fill({ code: 'limit_exceeded', message: 'more than 500000 UGX today' }));
+      expect(results.filter((r) => r !== 'resolved')).toEqual(
+        Array(3).fill({ code: 'limit_exceeded', message: 'more than 500000 UGX today' }),
+      );
       // Another person's total is their own.
       expect(await pay('ussd', '+256772000009', 0)).toBe('resolved');
     });
   }
 
   it('counts PIN tries per person: a second identity does not buy more guesses', async () => {
-    const policy = new AccessPolicy({ ...POLICY, users: { ...POLICY.users, whatsapp: { '256772000001': { role: 'teller', person: 'amina' } } } });
+    const policy = new AccessPolicy({
+      ...POLICY,
+      users: { ...POLICY.users, whatsapp: { '256772000001': { role: 'teller', person: 'amina' } } },
+    });
     const s = new MemoryStore();
-    expect(await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '0000' }))).toMatchObject({ code: 'pin_wrong' });
-    expect(await rejection(policy.verifyPin(s, { channel: 'whatsapp', userId: '256772000001', pin: '0000' }))).toMatchObject({ code: 'pin_wrong' });
-    expect(await rejection(policy.verifyPin(s, { channel: 'telegram', userId: '101', pin: '0000' }))).toMatchObject({ code: 'pin_locked' });
-    expect(await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' }))).toMatchObject({ code: 'pin_locked' });
+    expect(
+      await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '0000' })),
+    ).toMatchObject({ code: 'pin_wrong' });
+    expect(
+      await rejection(policy.verifyPin(s, { channel: 'whatsapp', userId: '256772000001', pin: '0000' })),
+    ).toMatchObject({ code: 'pin_wrong' });
+    expect(await rejection(policy.verifyPin(s, { channel: 'telegram', userId: '101', pin: '0000' }))).toMatchObject({
+      code: 'pin_locked',
+    });
+    expect(
+      await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' })),
+    ).toMatchObject({ code: 'pin_locked' });
   });
 
   it('refuses a suspended person on every channel at once, and money to a person whose PIN was reset', async () => {
@@ -103,19 +138,37 @@ describe('persons in the access policy', () => {
     const { persons, identities } = { persons: policy.directory.persons(), identities: policy.directory.identities() };
     const suspend = persons.map((p) => (p.id === 'amina' ? { ...p, status: 'suspended' as const } : p));
     policy.useDirectory(new Directory(1, suspend, identities, policy.directory.wildcards));
-    for (const [channel, userId] of [['ussd', '+256772000001'], ['whatsapp', '256772000001'], ['slack', 'UAMINA']] as const) {
+    for (const [channel, userId] of [
+      ['ussd', '+256772000001'],
+      ['whatsapp', '256772000001'],
+      ['slack', 'UAMINA'],
+    ] as const) {
       expect(policy.role(channel, userId)).toBeUndefined();
       expect(policy.allowedFlows(channel, userId)).toEqual([]);
       const input = { channel, userId, flow: 'pay', amount: '10', currency: 'UGX', duplicateCheckKey: `s-${channel}` };
       expect(await rejection(policy.reserveSpend(s, input))).toMatchObject({ code: 'not_allowed' });
     }
-    expect(await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' }))).toMatchObject({ code: 'not_allowed' });
+    expect(
+      await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' })),
+    ).toMatchObject({ code: 'not_allowed' });
     const reset = persons.map((p) => (p.id === 'amina' ? { ...p, pinMustChange: true } : p));
     policy.useDirectory(new Directory(2, reset, identities, policy.directory.wildcards));
     expect(policy.allowedFlows('ussd', '+256772000001')).toEqual(['pay', 'check']);
-    const input = { channel: 'telegram' as const, userId: '101', flow: 'pay', amount: '10', currency: 'UGX', duplicateCheckKey: 'r-1' };
-    expect(await rejection(policy.reserveSpend(s, input))).toMatchObject({ code: 'not_allowed', message: 'the PIN was reset: set a new one first' });
-    expect(await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' }))).toMatchObject({ code: 'not_allowed' });
+    const input = {
+      channel: 'telegram' as const,
+      userId: '101',
+      flow: 'pay',
+      amount: '10',
+      currency: 'UGX',
+      duplicateCheckKey: 'r-1',
+    };
+    expect(await rejection(policy.reserveSpend(s, input))).toMatchObject({
+      code: 'not_allowed',
+      message: 'the PIN was reset: set a new one first',
+    });
+    expect(
+      await rejection(policy.verifyPin(s, { channel: 'ussd', userId: '+256772000001', pin: '4821' })),
+    ).toMatchObject({ code: 'not_allowed' });
   });
 });
 
@@ -140,7 +193,14 @@ describe('maker and checker are persons', () => {
         return { id: String(creates.length), state: 'new' };
       },
     } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
-    const desk = new ApprovalDesk({ store, policy, services, ttlHours: 24, tell: async () => {}, logger: createLogger('silent') });
+    const desk = new ApprovalDesk({
+      store,
+      policy,
+      services,
+      ttlHours: 24,
+      tell: async () => {},
+      logger: createLogger('silent'),
+    });
     const board = new Board();
     desk.attach(board);
     return { policy, desk, board, creates, guarded: desk.guard(services) };
@@ -163,8 +223,14 @@ describe('maker and checker are persons', () => {
     const id = board.posts[0]!.id;
     expect(board.posts[0]!.maker).toMatchObject({ person: 'amina' });
     // Amina's Slack account may approve (her role says so), but not her own payment made on USSD.
-    expect(await desk.decide(id, { channel: 'slack', userId: 'UAMINA' }, 'approve')).toMatchObject({ ok: false, refusal: 'own_payment' });
-    expect(await desk.decide(id, { channel: 'telegram', userId: '101' }, 'reject', 'mine')).toMatchObject({ ok: false, refusal: 'own_payment' });
+    expect(await desk.decide(id, { channel: 'slack', userId: 'UAMINA' }, 'approve')).toMatchObject({
+      ok: false,
+      refusal: 'own_payment',
+    });
+    expect(await desk.decide(id, { channel: 'telegram', userId: '101' }, 'reject', 'mine')).toMatchObject({
+      ok: false,
+      refusal: 'own_payment',
+    });
     expect(creates).toEqual([]);
     expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true });
     expect(creates).toEqual(['k-1']);
@@ -173,7 +239,9 @@ describe('maker and checker are persons', () => {
   it('sends nothing approved for a maker suspended while it waited', async () => {
     const { policy, desk, board, creates, guarded } = setUp();
     await guarded.createPayment(held('telegram', '101', 'k-2'));
-    const persons = policy.directory.persons().map((p) => (p.id === 'amina' ? { ...p, status: 'suspended' as const } : p));
+    const persons = policy.directory
+      .persons()
+      .map((p) => (p.id === 'amina' ? { ...p, status: 'suspended' as const } : p));
     policy.useDirectory(new Directory(1, persons, policy.directory.identities(), policy.directory.wildcards));
     const result = await desk.decide(board.posts[0]!.id, { channel: 'slack', userId: 'UFIN' }, 'approve');
     expect(result).toMatchObject({ ok: true, held: { outcome: { kind: 'refused' } } });

@@ -9,19 +9,34 @@ import { createLogger } from '../../src/log.js';
 
 const POLICY = {
   roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '1000' } } },
-  users: { ussd: { '+256700000001': { role: 'teller', person: 'amina', pin: hashPin('4821') }, '+256700000002': { role: 'teller', pin: hashPin('4821') } }, telegram: { '42': { role: 'teller', person: 'amina' } }, slack: {}, whatsapp: {} },
+  users: {
+    ussd: {
+      '+256700000001': { role: 'teller', person: 'amina', pin: hashPin('4821') },
+      '+256700000002': { role: 'teller', pin: hashPin('4821') },
+    },
+    telegram: { '42': { role: 'teller', person: 'amina' } },
+    slack: {},
+    whatsapp: {},
+  },
 };
 
 describe('alsoToPreferredChat', () => {
   it('tells the preferred chat once, and nobody else', async () => {
     const policy = new AccessPolicy(POLICY);
-    const persons = policy.directory.persons().map((p) => (p.id === 'amina' ? { ...p, preferredChat: 'telegram:42' } : p));
+    const persons = policy.directory
+      .persons()
+      .map((p) => (p.id === 'amina' ? { ...p, preferredChat: 'telegram:42' } : p));
     policy.useDirectory(new Directory(1, persons, policy.directory.identities(), policy.directory.wildcards));
     const sent: Array<[Address, string]> = [];
     const kept: Array<[Address, string]> = [];
     const telegram: Notifier = { send: async (address, text) => void sent.push([address, text]) };
     const inbox: Notifier = { send: async (address, text) => void kept.push([address, text]) };
-    const notifier = alsoToPreferredChat(inbox, { policy, store: new MemoryStore(), notifiers: { telegram }, logger: createLogger('silent') });
+    const notifier = alsoToPreferredChat(inbox, {
+      policy,
+      store: new MemoryStore(),
+      notifiers: { telegram },
+      logger: createLogger('silent'),
+    });
     await notifier.send({ channel: 'ussd', conversationId: '+256700000001' }, 'Paid 500 UGX to John.');
     await notifier.send({ channel: 'ussd', conversationId: '+256700000001' }, 'Paid 500 UGX to John.');
     await notifier.send({ channel: 'ussd', conversationId: '+256700000002' }, 'Paid 700 UGX to Ann.');
