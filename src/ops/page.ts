@@ -3,14 +3,13 @@
  * - `GET /ops`: the page (page/index.html, page/ops.js, page/ops.css): the funnel of each flow with its
  *   drop-off, time per step, outcomes per channel over the last days, the notification queue and the
  *   service's 429s and errors; it refreshes itself;
- * - `GET /ops/funnel.json?days=<1..FUNNEL_DAYS>&channel=<ussd|telegram|slack>`: the funnel (funnel.ts);
+ * - `GET /ops/funnel.json?days=<1..FUNNEL_DAYS>&channel=<ussd|telegram|slack|whatsapp>`: the funnel (funnel.ts);
  * - `GET /ops/status.json`: the queue and the service's answers (metrics.ts);
  * - `GET /ops/money.json?days=&channel=` (the funnel's query): money as the journal says it came out, per day,
  *   currency and kind: completed, failed, still open (money.ts); 503 without a journal that answers;
  * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN);
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
- *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`.
- *
+ *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`;
  * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes.
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
