@@ -39,7 +39,11 @@ export function productReconciliation(options: ReconciliationOptions): DailyReco
       if (!notifier) throw new Error(`no notifier for ${address.channel}`);
       const lang = (await options.languageOf?.(address).catch(() => undefined)) ?? 'en';
       const text = notifyText(lang, key, params);
-      await notifier.send(address, text);
+      // The USSD inbox shows it above the menu at the next dial: its short words when the full ones do not fit.
+      await notifier.send(
+        address,
+        address.channel === 'ussd' ? notifyText(lang, key, params, { forDial: true }) : text,
+      );
       return text;
     },
     logger,

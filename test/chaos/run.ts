@@ -212,6 +212,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   /** When Redis was cut or refused writes (ms since the epoch, from and to). */
   const storeFaults: Array<[number, number]> = [];
   /** Redis failed while a request ran, or shortly before it (STORE_FAULT_TAIL_MS). */
+  /** The answer when the store could not be reached (common.unavailable): nothing was recorded to repeat. */
+  const UNAVAILABLE = /cannot reach your conversation/i;
   const storeFailedDuring = (answer: Answer) => storeFaults.some(([from, to]) => from <= answer.answeredAt && to + STORE_FAULT_TAIL_MS >= answer.sentAt);
   let fleet: Fleet;
   const faultProxy = new FaultProxy({
@@ -280,13 +282,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     random,
     onCopy(request, first, copy) {
       // A resent USSD request gets the screen the first one got (the product keeps the answer of each
-      // delivery), unless that was an error (an answer Redis refused to record cannot be repeated) or the
+      // delivery), unless that was an error or the store's own "cannot reach your conversation" (an answer Redis
+      // refused to record cannot be repeated) or the
       // adapter's own apology at its deadline (not an answer of the engine's: a resend gets the one made since),
       // or the copy ran while Redis failed and says so (the answer kept could not be read: an error, never
       // another screen of the flow). A "still working on it" the engine could not record (Redis failing, or
       // the run's own writes winning every time) may be followed by the outcome it stood for: the copy then
       // gets that outcome, which is no second step either.
-      const kept = first?.status === 200 && !START_OVER.test(first.text) && !/taking longer than expected/.test(first.text);
+      const kept = first?.status === 200 && !START_OVER.test(first.text) && !UNAVAILABLE.test(first.text) && !/taking longer than expected/.test(first.text);
       if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
       if (first && PLACEHOLDER.test(first.text) && (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text))) return;
       if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {

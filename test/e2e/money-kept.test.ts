@@ -133,7 +133,7 @@ function choice(screen: string, label: RegExp): string {
 const USSD_STEPS: Array<[RegExp, (screen: string) => string]> = [
   [/Enter your PIN/, () => '1234'],
   [/second payment/i, (s) => choice(s, /send again/i)],
-  [/2500(\.00)? UGX/, (s) => choice(s, /Confirm/)],
+  [/2,?500(\.00)? UGX/, (s) => choice(s, /Confirm/)],
   [/What do you want to send/, (s) => choice(s, /Mobile money/)],
   [/phone number/i, () => '0772000001'],
   [/first name/i, () => 'Sarah'],
@@ -168,7 +168,7 @@ type Blocks = Array<Record<string, any>>;
 /** What a person does on each Slack screen of a payment of 4000 UGX to Sarah: press a button, or type in the modal. */
 const SLACK_STEPS: Array<[RegExp, { press: RegExp } | { type: string }]> = [
   [/second payment/i, { press: /send again/i }],
-  [/4000(\.00)? UGX/, { press: /^Confirm$/ }],
+  [/4,?000(\.00)? UGX/, { press: /^Confirm$/ }],
   [/What do you want to send/, { press: /^Mobile money$/ }],
   [/phone number of the person/, { type: '0772000001' }],
   [/first name/, { type: 'Sarah' }],
@@ -194,7 +194,11 @@ async function payBySlack(product: ProductProcess): Promise<string> {
   let click = 0;
   await sender.click(buttonLabelled(menu.blocks, 'Pay someone'), `kept-${click}`);
   let blocks: Blocks = (await slack.next('respond')).body.blocks;
-  for (let screen = 0; screen < 20 && !/submitted|being confirmed/i.test(textOf(blocks)); screen++) {
+  for (
+    let screen = 0;
+    screen < 20 && !/submitted|being confirmed|We will tell you when it arrives/i.test(textOf(blocks));
+    screen++
+  ) {
     const text = textOf(blocks);
     const step = SLACK_STEPS.find(([pattern]) => pattern.test(text));
     if (!step) throw new Error(`no step for the Slack screen: ${text}`);
@@ -262,7 +266,7 @@ describe('payments kept after Redis is emptied and the product restarted', () =>
   it('lists each payment with its final state and who made it, a reconciliation finds no difference, and the same again is asked about', async () => {
     const first = await start();
     expect((await payByUssd(first)).screen).toMatch(/^END /);
-    expect(await payBySlack(first)).toMatch(/submitted/);
+    expect(await payBySlack(first)).toMatch(/submitted|We will tell you when it arrives/);
     const sandboxPayments = service.sandbox.controls.payments();
     expect(sandboxPayments).toHaveLength(2);
 
@@ -312,7 +316,7 @@ describe('payments kept after Redis is emptied and the product restarted', () =>
     // asked whether they mean a second payment, and "Cancel" sends nothing.
     const again = await payByUssd(second, /Cancel/);
     expect(again.screens.find((screen) => /second payment/i.test(screen))).toMatch(
-      /You paid 2500(\.00)? UGX to \+256772000001 \d+ min ago/,
+      /You paid 2,?500(\.00)? UGX to \+256772000001 \d+ min ago/,
     );
     expect(again.screen).toMatch(/^END .*cancelled/is);
     expect(service.sandbox.controls.payments()).toHaveLength(2);

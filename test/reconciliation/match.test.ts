@@ -11,6 +11,7 @@ import {
   type Theirs,
 } from '../../src/reconciliation/match.js';
 import { owesTelling } from '../../src/reconciliation/run.js';
+import { notifyText } from '../../src/notifications/messages.js';
 
 const ours = (changes: Partial<Ours> = {}): Ours => ({
   ref: 'r1',
@@ -263,4 +264,36 @@ describe('parseArgs', () => {
       if (!parsed.ok) expect(parsed.error).toMatch(error);
     });
   }
+});
+
+describe('the words of a correction', () => {
+  const params = { ref: '101', amount: '5000', currency: 'UGX', phone: '+256772000004' };
+  it('names what the service holds and what the person was told, in our words', () => {
+    expect(notifyText('en', 'notify.correction.payment', { ...params, state: 'failed', told: 'completed' })).toMatch(
+      /payment 101 of 5,000 UGX to \+256772000004 is failed at the service, not done as we told you/,
+    );
+    expect(notifyText('en', 'notify.correction.payment', { ...params, state: 'completed', told: 'refused' })).toMatch(
+      /is done at the service, not not made/,
+    );
+    expect(notifyText('en', 'notify.correction.request', { ...params, state: 'completed', told: 'submitted' })).toMatch(
+      /is paid at the service, not still open/,
+    );
+    expect(notifyText('sw', 'notify.correction.payment', { ...params, state: 'failed', told: 'completed' })).toMatch(
+      /imeshindwa kwenye huduma, si imekamilika/,
+    );
+  });
+
+  it('fits the USSD inbox in every language', () => {
+    for (const lang of ['en', 'sw', 'fr'] as const) {
+      for (const kind of ['payment', 'request']) {
+        const text = notifyText(
+          lang,
+          `notify.correction.${kind}`,
+          { ...params, ref: '123456789', state: 'failed', told: 'completed' },
+          { forDial: true },
+        );
+        expect(text.length, text).toBeLessThanOrEqual(120);
+      }
+    }
+  });
 });
