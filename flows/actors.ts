@@ -23,6 +23,7 @@ function stub<K extends ServiceName>(name: K): ServiceActors[K] {
 /** One stub actor per service, named like the service. */
 export const serviceActors: ServiceActors = {
   verifyPin: stub('verifyPin'),
+  checkSpend: stub('checkSpend'),
   reserveSpend: stub('reserveSpend'),
   lookupContact: stub('lookupContact'),
   verifyContact: stub('verifyContact'),

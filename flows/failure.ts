@@ -19,6 +19,10 @@ export function failureText(error: unknown, overrides: FailureKeys = {}): Text {
   if (failure.code === 'validation') {
     return { key, params: { fields: Object.keys(failure.fields ?? {}).join(', ') || '-' } };
   }
+  if (failure.code === 'limit_exceeded' && failure.limit) {
+    const { per, max, spent, currency } = failure.limit;
+    return { key: `failure.limit_exceeded.${per}`, params: { max, currency, ...(spent !== undefined ? { spent } : {}) } };
+  }
   if (failure.code === 'pin_wrong') {
     const left = /\d+/.exec(failure.message ?? '')?.[0];
     return left === undefined ? { key } : { key: `${key}Left`, params: { left: Number(left) } };
@@ -39,6 +43,9 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.connection': 'We could not reach the service. Please try again later.',
     'failure.not_allowed': 'You are not allowed to do this. Ask the operator for access.',
     'failure.limit_exceeded': 'This is more than your limit allows.',
+    'failure.limit_exceeded.payment': 'You can send at most {max, number, money} {currency} in one payment.',
+    'failure.limit_exceeded.day':
+      '{max, plural, =0 {You cannot send more {currency} today ({spent, number, money} already sent).} other {You can send at most {max, number, money} {currency} today ({spent, number, money} already sent).}}',
     'failure.pin_wrong': 'Wrong PIN. Try again.',
     'failure.pin_wrongLeft': 'Wrong PIN. {left, plural, one {# attempt left.} other {# attempts left.}}',
     'failure.pin_locked': 'Your PIN is locked after too many wrong attempts. Ask the operator to unlock it.',
@@ -57,6 +64,9 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.connection': 'Hatukuweza kufikia huduma. Tafadhali jaribu tena baadaye.',
     'failure.not_allowed': 'Huruhusiwi kufanya hili. Omba ruhusa kwa mwendeshaji.',
     'failure.limit_exceeded': 'Hiki ni zaidi ya kikomo chako.',
+    'failure.limit_exceeded.payment': 'Unaweza kutuma hadi {max, number, money} {currency} kwa malipo moja.',
+    'failure.limit_exceeded.day':
+      '{max, plural, =0 {Huwezi kutuma {currency} zaidi leo ({spent, number, money} zimeshatumwa).} other {Unaweza kutuma hadi {max, number, money} {currency} leo ({spent, number, money} zimeshatumwa).}}',
     'failure.pin_wrong': 'PIN si sahihi. Jaribu tena.',
     'failure.pin_wrongLeft': 'PIN si sahihi. {left, plural, one {Limebaki jaribio #.} other {Yamebaki majaribio #.}}',
     'failure.pin_locked': 'PIN yako imefungwa baada ya makosa mengi. Omba mwendeshaji aifungue.',
@@ -75,6 +85,9 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.connection': "Nous n'avons pas pu joindre le service. Réessayez plus tard.",
     'failure.not_allowed': "Vous n'avez pas le droit de faire ceci. Demandez l'accès à l'opérateur.",
     'failure.limit_exceeded': 'Ceci dépasse votre limite.',
+    'failure.limit_exceeded.payment': 'Vous pouvez envoyer au plus {max, number, money} {currency} par paiement.',
+    'failure.limit_exceeded.day':
+      "{max, plural, =0 {Vous ne pouvez plus envoyer de {currency} aujourd'hui ({spent, number, money} déjà envoyés).} other {Vous pouvez envoyer au plus {max, number, money} {currency} aujourd'hui ({spent, number, money} déjà envoyés).}}",
     'failure.pin_wrong': 'PIN incorrect. Réessayez.',
     'failure.pin_wrongLeft': 'PIN incorrect. {left, plural, one {Il reste # essai.} other {Il reste # essais.}}',
     'failure.pin_locked': "Votre PIN est bloqué après trop d'erreurs. Demandez à l'opérateur de le débloquer.",

@@ -169,6 +169,7 @@ export const payMachine = setup({
     lookupContact: serviceActors.lookupContact,
     verifyContact: serviceActors.verifyContact,
     verifyPin: serviceActors.verifyPin,
+    checkSpend: serviceActors.checkSpend,
     reserveSpend: serviceActors.reserveSpend,
     createPayment: serviceActors.createPayment,
     recentPayment: serviceActors.recentPayment,
@@ -189,6 +190,7 @@ export const payMachine = setup({
     hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
+    isPolicyRefusal: (_, { error }: Failed) => isServiceFailure(error) && (error.code === 'limit_exceeded' || error.code === 'not_allowed'),
     isAlreadySubmitted: (_, result: Created<PaymentResult> | Held) => isAlreadySubmitted(result),
     isHeld: (_, result: Created<PaymentResult> | Held) => isHeld(result),
     isRecent: (_, recent: RecentPayment | null) => recent !== null,
@@ -217,6 +219,8 @@ export const payMachine = setup({
     /** Held for an approver: nothing was sent yet. */
     noteHeld: assign(({ context }) => ({ outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } } })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
+    /** The amount is asked again with the reason (the figure the limits allow); amount and currency are forgotten. */
+    refuseAmount: assign((_, { error }: Failed) => ({ error: failureText(error), amount: undefined, currency: undefined })),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
     noteCancelled: assign({ outcome: { key: 'pay.cancelled' } }),
@@ -339,7 +343,7 @@ export const payMachine = setup({
       meta: { view: ask('pay.askAmount', 'amount') },
       on: {
         ANSWERED: [
-          { guard: and([isValid('amount'), 'hasOneCurrency']), actions: store('amount'), target: 'awaitingDescription' },
+          { guard: and([isValid('amount'), 'hasOneCurrency']), actions: store('amount'), target: 'checkingAmount' },
           { guard: isValid('amount'), actions: store('amount'), target: 'choosingCurrency' },
           { actions: store('amount') },
         ],
@@ -356,9 +360,37 @@ export const payMachine = setup({
           ),
       },
       on: {
-        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingDescription' }, { actions: 'refuseChoice' }],
+        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'checkingAmount' }, { actions: 'refuseChoice' }],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: back('awaitingAmount', 'amount'),
+      },
+    },
+    /**
+     * Refuse early, with the figure: the role and the limits (per payment, what is left of today) are checked as
+     * soon as amount and currency are known, so nothing that can be known before the PIN is told after it. A
+     * refusal asks the amount again, saying how much may be sent; a check that could not be made lets the flow
+     * go on (the reservation after the confirmation checks again, atomically).
+     */
+    checkingAmount: {
+      tags: ['busy'],
+      invoke: {
+        src: 'checkSpend',
+        input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          flow: 'pay',
+          amount: context.amount!,
+          currency: context.currency!,
+        }),
+        onDone: 'awaitingDescription',
+        onError: [
+          {
+            guard: { type: 'isPolicyRefusal', params: ({ event }) => ({ error: event.error }) },
+            actions: { type: 'refuseAmount', params: ({ event }) => ({ error: event.error }) },
+            target: 'awaitingAmount',
+          },
+          { target: 'awaitingDescription' },
+        ],
       },
     },
     awaitingDescription: {

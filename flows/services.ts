@@ -138,6 +138,12 @@ export interface FlowServices {
    * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
    * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
    */
+  /**
+   * The checks of reserveSpend made as soon as the amount is known, reserving nothing: the role may use the flow,
+   * the amount is within the per-payment limit and what is left of today's. Rejects not_allowed, or
+   * limit_exceeded with the figures (ServiceFailure.limit).
+   */
+  checkSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string }): Promise<void>;
   reserveSpend(input: {
     channel: string;
     userId: string;

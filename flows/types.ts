@@ -122,6 +122,16 @@ export interface FlowOutput {
   remember?: Partial<UserProfile>;
 }
 
+/** Which limit refused an amount, with the figures people are told. */
+export interface SpendLimit {
+  per: 'payment' | 'day';
+  /** The most that may be sent now: the per-payment limit, or what is left of the day's. */
+  max: string;
+  /** Sent today (the day's limit only). */
+  spent?: string;
+  currency: string;
+}
+
 /** How a service call failed, in plain data (flows cannot instanceof the client's error classes). */
 export interface ServiceFailure {
   code:
@@ -142,6 +152,11 @@ export interface ServiceFailure {
     | 'unknown';
   /** Field -> messages, for validation. */
   fields?: Record<string, string[]>;
+  /**
+   * A limit refusal's figures (`limit_exceeded` from the access policy): the most that may still be sent in one
+   * payment or in what is left of the day, and what was sent today; decimal strings.
+   */
+  limit?: SpendLimit;
   message?: string;
 }
 

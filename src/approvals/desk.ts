@@ -106,6 +106,8 @@ export class ApprovalDesk {
       // Limits and the daily total count at approval: holding only checks the maker may pay.
       reserveSpend: async (input) =>
         input.flow === 'pay' && needsApproval(input) ? policy.checkFlow(input.channel as Channel, input.userId, input.flow) : services.reserveSpend(input),
+      checkSpend: async (input) =>
+        input.flow === 'pay' && needsApproval(input) ? policy.checkFlow(input.channel as Channel, input.userId, input.flow) : services.checkSpend(input),
       createPayment: (input) => (needsApproval(input) ? this.hold(input) : services.createPayment(input)),
     };
   }

@@ -74,7 +74,9 @@ describe('AccessPolicy', () => {
     const input = { channel: 'telegram' as const, userId: '111', flow: 'pay', amount: '300', currency: 'ugx' };
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => rejection(dated.reserveSpend(store, { ...input, duplicateCheckKey: `r${i}:pay` }))));
     expect(results.filter((r) => r === 'resolved')).toHaveLength(6); // 6 x 300 = 1800 <= 2000
-    expect(results.filter((r) => r !== 'resolved')).toEqual(Array(4).fill({ code: 'limit_exceeded', message: 'more than 2000 UGX today' }));
+    expect(results.filter((r) => r !== 'resolved')).toEqual(
+      Array(4).fill({ code: 'limit_exceeded', message: 'more than 2000 UGX today', limit: { per: 'day', max: '200', spent: '1800', currency: 'UGX' } }),
+    );
     await expect(dated.reserveSpend(store, { ...input, amount: '200', duplicateCheckKey: 'r10:pay' })).resolves.toBeUndefined();
     expect(await rejection(dated.reserveSpend(store, { ...input, amount: '0.01', duplicateCheckKey: 'r11:pay' }))).toMatchObject({ code: 'limit_exceeded' });
     now = Date.parse('2026-03-02T00:00:01Z');
@@ -103,6 +105,39 @@ describe('AccessPolicy', () => {
     await expect(dated.reserveSpend(store, input)).resolves.toBeUndefined();
     expect(await rejection(dated.reserveSpend(store, { ...input, duplicateCheckKey: `${run}-3:pay` }))).toMatchObject({ code: 'limit_exceeded' });
     expect(await giveBackSpend(store, `${run}-never-reserved`)).toBe(false);
+  });
+
+  it.each<[string, () => SessionStore]>([
+    ['memory', () => new MemoryStore()],
+    ['Redis', () => redisStore],
+  ])('checks an amount when it is entered, with the figures, reserving nothing (%s)', async (_name, make) => {
+    const store = make();
+    const run = randomUUID();
+    // Its own day: the other cases' totals do not count here.
+    const dated = new AccessPolicy(document, { now: () => Date.parse('2026-04-07T10:00:00Z') });
+    const ask = { channel: 'telegram' as const, userId: '111', flow: 'pay', currency: 'UGX' };
+    // Per payment: 1000.50 UGX.
+    expect(await rejection(dated.checkSpend(store, { ...ask, amount: '1000.51' }))).toMatchObject({
+      code: 'limit_exceeded',
+      limit: { per: 'payment', max: '1000.50', currency: 'UGX' },
+    });
+    await expect(dated.checkSpend(store, { ...ask, amount: '1000.50' })).resolves.toBeUndefined();
+    // Checking reserves nothing: the whole day (2000 UGX) is still there.
+    await expect(dated.reserveSpend(store, { ...ask, amount: '1000', duplicateCheckKey: `${run}-1:pay` })).resolves.toBeUndefined();
+    await expect(dated.reserveSpend(store, { ...ask, amount: '600', duplicateCheckKey: `${run}-2:pay` })).resolves.toBeUndefined();
+    // 1600 sent today: 400 left, said with what was sent.
+    expect(await rejection(dated.checkSpend(store, { ...ask, amount: '500' }))).toMatchObject({
+      code: 'limit_exceeded',
+      limit: { per: 'day', max: '400', spent: '1600', currency: 'UGX' },
+    });
+    await expect(dated.checkSpend(store, { ...ask, amount: '400' })).resolves.toBeUndefined();
+    // The reservation after the PIN says the same figures when the day filled meanwhile.
+    expect(await rejection(dated.reserveSpend(store, { ...ask, amount: '500', duplicateCheckKey: `${run}-3:pay` }))).toMatchObject({
+      limit: { per: 'day', max: '400', spent: '1600' },
+    });
+    // The role is checked as well.
+    expect(await rejection(dated.checkSpend(store, { ...ask, flow: 'request', amount: '1' }))).toMatchObject({ code: 'not_allowed' });
+    expect(await rejection(dated.checkSpend(store, { ...ask, userId: 'nobody', amount: '1' }))).toMatchObject({ code: 'not_allowed' });
   });
 
   it('stores PINs as scrypt$salt$hash with a fresh salt and verifies them', async () => {

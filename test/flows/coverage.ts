@@ -99,6 +99,13 @@ const collection = {
 /** A success and the typical failures of every service. */
 export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }> = {
   verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2 attempts left' }), failure('pin_locked')],
+  checkSpend: [
+    { output: undefined },
+    failure('limit_exceeded', { limit: { per: 'day', max: '500000', spent: '1500000', currency: 'UGX' } }),
+    failure('limit_exceeded', { limit: { per: 'payment', max: '500000', currency: 'UGX' } }),
+    failure('not_allowed'),
+    failure('connection'),
+  ],
   reserveSpend: [{ output: undefined }, failure('limit_exceeded'), failure('not_allowed')],
   lookupContact: [
     { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },

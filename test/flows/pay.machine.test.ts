@@ -26,6 +26,7 @@ const happy: LiveOptions['answers'] = {
   lookupContact: unknownNumber,
   verifyContact: verified('JANE DOE'),
   verifyPin: { output: undefined },
+  checkSpend: { output: undefined },
   reserveSpend: { output: undefined },
   createPayment: created,
   recentPayment: { output: null },
@@ -274,6 +275,43 @@ describe('pay machine: PIN', () => {
   });
 });
 
+describe('pay machine: refusing early, with the figure', () => {
+  const overDay: ServiceFailure = { code: 'limit_exceeded', limit: { per: 'day', max: '500000', spent: '1500000', currency: 'UGX' } };
+
+  it('checks role and limits when the amount is known, before the description, the summary and the PIN', async () => {
+    const flow = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('limit_exceeded', { limit: overDay.limit }) } });
+    const s = await flow.send(chosen('UGX'));
+    expect(flow.calls.at(-1)).toEqual({
+      service: 'checkSpend',
+      input: { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX' },
+    });
+    // The amount is asked again, saying how much may still be sent today; nothing else was asked or reserved.
+    expect(s.value).toBe('awaitingAmount');
+    expect(currentView(s)?.error).toEqual({ key: 'failure.limit_exceeded.day', params: { max: '500000', spent: '1500000', currency: 'UGX' } });
+    expect(s.context.amount).toBeUndefined();
+    expect(flow.calls.map((c) => c.service)).not.toContain('reserveSpend');
+  });
+
+  it('a smaller amount then goes on; a role refusal is said at once too', async () => {
+    let calls = 0;
+    const flow = await drive(MONEY.slice(0, 5), {
+      answers: { checkSpend: () => (calls++ === 0 ? failure('limit_exceeded', { limit: { per: 'payment', max: '1000', currency: 'UGX' } }) : { output: undefined }) },
+    });
+    let s = await flow.send(chosen('UGX'));
+    expect(currentView(s)?.error).toEqual({ key: 'failure.limit_exceeded.payment', params: { max: '1000', currency: 'UGX' } });
+    await flow.send(answered('900'));
+    s = await flow.send(chosen('UGX'));
+    expect([s.value, s.context.amount, currentView(s)?.error]).toEqual(['awaitingDescription', '900', undefined]);
+    const refused = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('not_allowed') } });
+    expect(currentView(await refused.send(chosen('UGX')))?.error).toEqual({ key: 'failure.not_allowed' });
+  });
+
+  it('a check that could not be made does not stop the payment: the reservation checks again', async () => {
+    const flow = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('connection') } });
+    expect((await flow.send(chosen('UGX'))).value).toBe('awaitingDescription');
+  });
+});
+
 describe('pay machine: creating the payment', () => {
   it('creates it once with the key, the metadata, the names of a new number and the bank details', async () => {
     const money = await drive([...MONEY, [chosen('confirm'), 'done']]);
@@ -382,7 +420,7 @@ describe('pay machine: creating the payment', () => {
     const flow = await drive(MONEY);
     const s = await flow.send(chosen('cancel'));
     expect(currentView(s)).toEqual({ text: { key: 'pay.cancelled' }, final: true });
-    expect(flow.calls.map((c) => c.service)).toEqual(['lookupContact', 'verifyContact']);
+    expect(flow.calls.map((c) => c.service)).toEqual(['lookupContact', 'checkSpend', 'verifyContact']);
   });
 
   it('a failed bank list or network check ends with the reason before anything is sent', async () => {

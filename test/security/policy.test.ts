@@ -84,10 +84,13 @@ describe('limits', () => {
   it('refuses a payment above the per-payment limit with words, and moves no money', async () => {
     const before = paymentsTo();
     const ussd = new AtSession(product.url, TELLER);
-    expect(await payUpToPin(ussd, '20000')).toMatch(/PIN/);
-    const refused = await ussd.answer(PIN);
-    expect(refused).toMatch(/more than your limit/i);
+    expect(await ussd.dial()).toMatch(/Pay someone/);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '20000']) await ussd.answer(answer);
+    // Refused when the amount is entered, with the figure, before the description, the summary and the PIN.
+    const refused = await ussd.answer('1'); // UGX
+    expect(refused).toMatch(/You can send at most 10,000 UGX in one payment\.\nEnter the amount/);
     expect(paymentsTo()).toBe(before);
+    expect(await ussd.answer('00')).toMatch(/Pay someone/);
   });
 
   it('pays within the limits, then refuses what would pass the daily limit', async () => {
@@ -98,8 +101,10 @@ describe('limits', () => {
     expect(paymentsTo()).toBe(before + 1);
 
     const second = new AtSession(product.url, TELLER);
-    await payUpToPin(second, '6000');
-    expect(await second.answer(PIN)).toMatch(/more than your limit/i);
+    expect(await second.dial()).toMatch(/Pay someone/);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '6000']) await second.answer(answer);
+    expect(await second.answer('1')).toMatch(/You can send at most 5,000 UGX today \(10,000 already sent\)\./);
+    await second.answer('00');
     expect(paymentsTo()).toBe(before + 1);
   });
 });

@@ -186,6 +186,20 @@ export function demoPolicy(): PolicyDocument {
 
 const refuse = (code: ServiceFailure['code'], message: string): ServiceFailure => ({ code, message });
 
+/** Over the per-payment limit: the figure is the limit. */
+const overPayment = (perPayment: string, currency: string): ServiceFailure => ({
+  code: 'limit_exceeded',
+  message: `more than ${perPayment} ${currency} per payment`,
+  limit: { per: 'payment', max: perPayment, currency },
+});
+
+/** Over what is left of the day: the figures are what is left and what was sent (`spent` in minor units). */
+function overDay(daily: string, spent: number, currency: string): ServiceFailure {
+  const sent = new Decimal(spent).div(100);
+  const left = Decimal.max(0, new Decimal(daily).minus(sent));
+  return { code: 'limit_exceeded', message: `more than ${daily} ${currency} today`, limit: { per: 'day', max: left.toFixed(), spent: sent.toFixed(), currency } };
+}
+
 /** Minor units (hundredths) of a decimal amount, rounded up so a limit is never passed by rounding. */
 const minorUnits = (amount: Decimal): number => amount.mul(100).ceil().toNumber();
 
@@ -348,12 +362,36 @@ export class AccessPolicy {
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
     const amount = new Decimal(input.amount);
     // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
-    if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw refuse('limit_exceeded', `more than ${perPayment} ${currency} per payment`);
-    const day = new Date(this.now()).toISOString().slice(0, 10);
-    const total = keys.dailySpend(person.id, currency, day);
+    if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw overPayment(perPayment, currency);
+    const total = this.dailyTotalKey(person.id, currency);
     const limit = new Decimal(daily).mul(100).floor().toNumber();
-    const { ok } = await store.reserve(keys.spendReservation(input.duplicateCheckKey), total, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
-    if (!ok) throw refuse('limit_exceeded', `more than ${daily} ${currency} today`);
+    const { ok, total: spent } = await store.reserve(keys.spendReservation(input.duplicateCheckKey), total, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
+    if (!ok) throw overDay(daily, spent, currency);
+  }
+
+  /**
+   * The checks of {@link reserveSpend} made when the amount is entered, before anything else is asked: the role
+   * may use the flow, the amount is within the per-payment limit and within what is left of today's. Reserves
+   * nothing (the reservation after the confirmation checks again, atomically). Rejects with ServiceFailure
+   * `not_allowed`, or `limit_exceeded` carrying the figures ({@link SpendLimit}): "at most 500,000 UGX today
+   * (1,500,000 already sent)". Per-person limits (people, src/people) come in behind this same call.
+   */
+  async checkSpend(store: SessionStore, input: { channel: Channel; userId: string; flow: string; amount: string; currency: string }): Promise<void> {
+    this.checkFlow(input.channel, input.userId, input.flow);
+    const person = this.current.find(input.channel, input.userId)!;
+    const currency = input.currency.toUpperCase();
+    const { perPayment, daily } = this.limitsOf(input.channel, input.userId, currency);
+    if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
+    const amount = new Decimal(input.amount);
+    if (amount.gt(perPayment)) throw overPayment(perPayment, currency);
+    // Adding nothing reads the day's total (both stores answer it without a write).
+    const { total: spent } = await store.addWithinLimit(this.dailyTotalKey(person.id, currency), 0, Number.MAX_SAFE_INTEGER, DAILY_TOTAL_TTL_SECONDS);
+    if (spent + minorUnits(amount) > new Decimal(daily).mul(100).floor().toNumber()) throw overDay(daily, spent, currency);
+  }
+
+  /** The key of a person's total in `currency` today (UTC). */
+  private dailyTotalKey(personId: string, currency: string): string {
+    return keys.dailySpend(personId, currency, new Date(this.now()).toISOString().slice(0, 10));
   }
 }
 

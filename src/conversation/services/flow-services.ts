@@ -193,6 +193,7 @@ export function createServices(options: ServicesOptions): FlowServices {
 
   return {
     verifyPin: (input) => policy.verifyPin(store, { ...input, channel: input.channel as Channel }),
+    checkSpend: (input) => policy.checkSpend(store, { ...input, channel: input.channel as Channel }),
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as Channel }),
 
     async lookupContact({ phonenumber, ...asker }) {
