@@ -42,7 +42,7 @@ import { recentPayment } from './conversation/services/recent-payment.js';
 import { productReconciliation } from './reconciliation/index.js';
 import { openDatabase, type Database } from './journal/database.js';
 import { migrate } from './journal/migrate.js';
-import { Journal, moneyJournal } from './journal/index.js';
+import { events as journalEvents, Journal, moneyJournal } from './journal/index.js';
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
 import { startPeople } from './people/start.js';
@@ -276,6 +276,17 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,
     onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
+    // The screen that answered a money-moving call is a telling too (buffered: the hop does not wait).
+    onMoneyAnswer: (answer) =>
+      money.write(
+        journalEvents.telling(answer.ref, {
+          channel: answer.channel,
+          to: `${answer.channel}:${answer.conversationId}`,
+          text: answer.text,
+          source: 'conversation',
+          key: `${answer.ref}:telling:${answer.channel}:answer`,
+        }),
+      ),
     onTransition: (move) => funnel.record(move),
     logger,
   }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.redis, store, logger });

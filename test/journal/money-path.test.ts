@@ -72,16 +72,20 @@ for (const engine of ['postgres', 'pglite'] as const) {
       // The SMS telling and the one kept for the next dial are written as each is done: wait for both.
       const timeline = await eventually(
         () => app.journal.timeline(row!.ref),
-        (events) => events.some((e) => e.type === 'telling' && e.data.channel === 'ussd'),
+        (events) => events.some((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd'),
         'the telling kept for the next dial',
       );
       const types = timeline.map((e) => e.type);
       expect(types[0]).toBe('intent');
       expect(types).toContain('answer');
       expect(timeline.filter((e) => e.type === 'state').map((e) => e.source)).toContain('notification');
-      const telling = timeline.find((e) => e.type === 'telling' && e.data.channel === 'ussd');
+      const telling = timeline.find((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd');
       expect(telling?.data).toMatchObject({ to: `ussd:${me}`, outcome: 'completed' });
-      expect(String(telling?.data.text)).toMatch(/7000/);
+      expect(String(telling?.data.text)).toMatch(/7,?000/);
+      // The screen that answered the payment is kept too, as the conversation's own telling.
+      const answered = timeline.find((e) => e.type === 'telling' && e.source === 'conversation');
+      expect(answered?.data).toMatchObject({ channel: 'ussd', to: `ussd:${me}` });
+      expect(String(answered?.data.text)).toBe(outcome.replace(/^END /, ''));
       // No PIN anywhere in what was kept.
       expect(JSON.stringify(timeline)).not.toMatch(/1234/);
 

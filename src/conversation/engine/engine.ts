@@ -20,7 +20,7 @@ import { createAnswers } from './answers.js';
 import type { AccessPolicy } from '../services/access-policy.js';
 import { RecordCache } from './record-cache.js';
 import { createCatalogue } from '../flow/render.js';
-import { Runner } from './runner.js';
+import { Runner, type MoneyAnswer } from './runner.js';
 import { FlowRuntime, isBusy, transition, type FlowEnd, type FlowTransition, type StepContext } from '../flow/flow-runtime.js';
 import { createTurn } from './turn.js';
 import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, TurnDecision, TurnEngine } from '../types.js';
@@ -58,6 +58,12 @@ export interface EngineOptions {
   sweepEveryMs?: number;
   /** Told of every flow run that finished or was abandoned, and at which step (metrics). */
   onFlowEnd?: (end: FlowEnd) => void;
+  /**
+   * Told, once a run's outcome is written, of the screen that answered a money-moving call (the journal's
+   * telling: src/journal): our ref (the call's Duplicate-Check-Key), where and what was shown. Called
+   * synchronously: keep it cheap (the journal hands it to its buffered writer) and let it not throw.
+   */
+  onMoneyAnswer?: (answer: MoneyAnswer) => void;
   /**
    * Told of every move of a flow run between steps once it is stored (the funnel, src/ops/funnel.ts): a run
    * started, moved, finished, or stopped where it was (left, expired, ended by the network, failed). Called
@@ -140,6 +146,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     sweepEveryMs: options.sweepEveryMs ?? SWEEP_EVERY_MS,
     onLateOutcome: options.onLateOutcome,
     onFlowEnd: options.onFlowEnd,
+    onMoneyAnswer: options.onMoneyAnswer,
     onTransition: options.onTransition,
     now,
     logger,

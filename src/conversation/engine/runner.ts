@@ -38,7 +38,7 @@ import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
 import { randomId } from '../store/random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
-import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type StepContext } from '../flow/flow-runtime.js';
+import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type Invocation, type FlowTransition, type Session, type StepContext } from '../flow/flow-runtime.js';
 import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from '../types.js';
 import { within } from '../../within.js';
 
@@ -57,6 +57,8 @@ export interface RunnerOptions {
   sweepEveryMs: number;
   onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
   onFlowEnd?: (end: FlowEnd) => void;
+  /** Told of the screen that answered a money-moving call, once written (EngineOptions.onMoneyAnswer). */
+  onMoneyAnswer?: (answer: MoneyAnswer) => void;
   /**
    * Clock in milliseconds: deadlines, the lease's age, the times of the run's moves between steps. The runner
    * reads no other clock (its waits are timers, so tests run it on fake time).
@@ -441,6 +443,8 @@ export class Runner {
     /** A money-moving call may have reached the service (a call in a money state, or the stored state is one). */
     let money = this.money(session);
     let called = false;
+    /** The Duplicate-Check-Key of the money-moving call this run made, if it made one. */
+    let moneyRef: string | undefined;
     const ended: FlowEnd[] = [];
     const moves: FlowTransition[] = [];
     let remember: Partial<UserProfile> = {};
@@ -461,6 +465,7 @@ export class Runner {
           current = kept;
         }
         const invocation = runtime.invocation(session.flow, snapshot);
+        if (isMoney(snapshot)) moneyRef = refOf(invocation) ?? moneyRef;
         money ||= isMoney(snapshot);
         called = true;
         const outcome = await runtime.call(invocation);
@@ -487,6 +492,7 @@ export class Runner {
       }
       written();
       for (const end of ended) this.o.onFlowEnd?.(end);
+      if (moneyRef && called) this.o.onMoneyAnswer?.({ ref: moneyRef, channel: participant.channel, conversationId: participant.conversationId, text: outcome.text });
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'));
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
@@ -624,4 +630,19 @@ export class Runner {
       return false;
     }
   }
+}
+
+/** The screen that answered a money-moving call (EngineOptions.onMoneyAnswer). */
+export interface MoneyAnswer {
+  /** Our ref: the call's Duplicate-Check-Key. */
+  ref: string;
+  channel: Channel;
+  conversationId: string;
+  text: string;
+}
+
+/** The Duplicate-Check-Key a money-moving invocation carries in its input, if any. */
+function refOf(invocation: Invocation): string | undefined {
+  const input = invocation.input as { duplicateCheckKey?: unknown } | undefined;
+  return typeof input?.duplicateCheckKey === 'string' && input.duplicateCheckKey !== '' ? input.duplicateCheckKey : undefined;
 }
