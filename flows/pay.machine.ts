@@ -223,6 +223,14 @@ export const payMachine = setup({
     refuseAmount: assign((_, { error }: Failed) => ({ error: failureText(error), amount: undefined, currency: undefined })),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
+    /**
+     * Pay the name the network holds for the number, not the one typed: its first word as first name, the rest
+     * as last name (one word: both), so the summary names who is paid and the payment's names match the network.
+     */
+    useNetworkName: assign(({ context }) => {
+      const [first = '', ...rest] = (context.verified?.nameOnNetwork ?? '').trim().split(/\s+/);
+      return { firstName: first, lastName: rest.length > 0 ? rest.join(' ') : first, error: undefined };
+    }),
     noteCancelled: assign({ outcome: { key: 'pay.cancelled' } }),
     /** Before the create call nothing was sent, whatever went wrong. */
     noteFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error) })),
@@ -459,15 +467,18 @@ export const payMachine = setup({
               params: { networkName: context.verified?.nameOnNetwork ?? '', name: `${context.firstName} ${context.lastName}` },
             },
             [
-              { id: 'confirm', text: { key: 'pay.nameIsRight' } },
+              { id: 'payNetworkName', text: { key: 'pay.payNetworkName', params: { networkName: context.verified?.nameOnNetwork ?? '' } } },
               { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
+              { id: 'stop', text: { key: 'pay.stop' } },
             ],
           ),
       },
       on: {
         CHOSEN: [
-          { guard: chosen('confirm'), actions: 'clearError', target: 'confirming' },
+          // The name the network holds is the one paid and shown: the service's name check then passes.
+          { guard: chosen('payNetworkName'), actions: 'useNetworkName', target: 'confirming' },
           { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
+          { guard: chosen('stop'), actions: 'noteCancelled', target: 'done' },
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },

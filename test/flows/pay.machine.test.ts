@@ -219,15 +219,21 @@ describe('pay machine: the network check', () => {
     expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({ phonenumber: '+256772123456', firstName: 'Jane', lastName: 'Doe', channel: 'telegram', userId: 'user-1' });
   });
 
-  it("a different name shows the network's name; confirming pays, another number starts again from the phone", async () => {
+  it("a different name shows the network's name; paying it pays that name, another number starts again", async () => {
     const flow = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
     const s = flow.snapshot();
     expect(s.value).toBe('confirmingName');
     expect(currentView(s)?.text).toEqual({ key: 'pay.confirmName', params: { networkName: 'JOHN OKELLO', name: 'Jane Doe' } });
-    expect((await flow.send(chosen('confirm'))).value).toBe('confirming');
-    await flow.send(BACK);
-    await flow.send(answered('School fees'));
-    const other = await flow.send(chosen('otherNumber'));
+    expect(currentView(s)?.choices?.map((c) => c.id)).toEqual(['payNetworkName', 'otherNumber', 'stop']);
+    // Paying the network's name: the summary and the payment carry it, so the service's name check passes.
+    const summary = await flow.send(chosen('payNetworkName'));
+    expect(summary.value).toBe('confirming');
+    expect(currentView(summary)?.text.params).toMatchObject({ name: 'JOHN OKELLO' });
+    expect(summary.context).toMatchObject({ firstName: 'JOHN', lastName: 'OKELLO' });
+    await flow.send(chosen('confirm'));
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({ firstName: 'JOHN', lastName: 'OKELLO' });
+    const again = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
+    const other = await again.send(chosen('otherNumber'));
     expect(other.value).toBe('awaitingPhone');
     expect(other.context).toMatchObject({ kind: 'money' });
     for (const field of ['phone', 'firstName', 'lastName', 'amount', 'currency', 'description', 'verified']) expect(other.context[field]).toBeUndefined();
