@@ -49,6 +49,7 @@ export const menuMachine = setup({
     choosing: {
       meta: {
         view: (context: MenuContext): View => ({
+          top: true,
           text: { key: context.offered.length > 0 ? 'menu.title' : 'menu.titleLanguageOnly' },
           ...(context.error ? { error: { key: context.error } } : {}),
           choices: [

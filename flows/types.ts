@@ -56,6 +56,8 @@ export interface View {
   choices?: ViewChoice[];
   input?: InputKind;
   final?: boolean;
+  /** The first screen (the main menu): nothing to go back to, so no Back (nor Home) is offered. */
+  top?: boolean;
 }
 
 export interface StateMeta {

@@ -91,7 +91,8 @@ export function promptMessage(prompt: Prompt): SlackMessage {
   if (!prompt.final) {
     const word = (key: string) => render({ key }, prompt.lang ?? 'en');
     const controls: types.Button[] = prompt.input ? [button(ANSWER_ACTION, word('common.answer'), prompt.input, 'primary')] : [];
-    for (const { nav, key } of NAVS) controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, word(key), nav));
+    // The first screen has nothing to go back to: no Back or Home there.
+    for (const { nav, key } of NAVS) if (!prompt.top || nav === 'cancel') controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, word(key), nav));
     message.blocks.push({ type: 'actions', block_id: 'controls', elements: controls });
   }
   return message;

@@ -63,6 +63,7 @@ export function renderKeyboard(prompt: Prompt, page = 0): InlineKeyboardMarkup |
   if (current > 0) paging.push(button(`< ${word('common.previous')}`, { kind: 'page', page: current - 1 }));
   if (current < last) paging.push(button(`${word('common.more')} >`, { kind: 'page', page: current + 1 }));
   if (paging.length > 0) rows.push(paging);
-  rows.push([button(word('common.back'), { kind: 'nav', nav: 'back' }), button(word('common.home'), { kind: 'nav', nav: 'home' })]);
+  // The first screen has nothing to go back to.
+  if (!prompt.top) rows.push([button(word('common.back'), { kind: 'nav', nav: 'back' }), button(word('common.home'), { kind: 'nav', nav: 'home' })]);
   return { inline_keyboard: rows };
 }

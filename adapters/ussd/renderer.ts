@@ -47,7 +47,7 @@ const rendered = new LRUCache<string, Screen>({ max: 2_000 });
 
 /** Renders `prompt` as one screen, showing page `page` of its choices (pure, so kept: {@link rendered}). */
 export function renderPrompt(prompt: Prompt, page = 0): Screen {
-  let key = `${prompt.lang ?? 'en'}\u0000${prompt.final ? 1 : 0}\u0000${page}\u0000${prompt.text}`;
+  let key = `${prompt.lang ?? 'en'}\u0000${prompt.final ? 1 : 0}${prompt.top ? 1 : 0}\u0000${page}\u0000${prompt.text}`;
   for (const choice of prompt.choices ?? []) key += `\u0000${choice.label}`;
   let screen = rendered.get(key);
   if (!screen) {
@@ -59,7 +59,9 @@ export function renderPrompt(prompt: Prompt, page = 0): Screen {
 
 function render(prompt: Prompt, page: number): Screen {
   const { more: MORE_LINE, nav: NAV_LINE } = NAV_LINES[prompt.lang ?? 'en'] ?? NAV_LINES.en;
-  const footer = (more: boolean): string[] => (more ? [MORE_LINE, NAV_LINE] : [NAV_LINE]);
+  // The first screen has nothing to go back to: no `0 Back 00 Home` there (0 and 00 still show it again).
+  const navLines = prompt.top ? [] : [NAV_LINE];
+  const footer = (more: boolean): string[] => (more ? [MORE_LINE, ...navLines] : navLines);
   const header = toPlain(prompt.text).trim();
   const labels = (prompt.choices ?? []).map((c) => toPlain(c.label).trim());
   const gsm7 = isGsm7([header, ...labels].join(''));
@@ -79,14 +81,14 @@ function render(prompt: Prompt, page: number): Screen {
   }
 
   if (labels.length === 0) {
-    const head = header === '' ? [] : [cut(header, limit - size([NAV_LINE]) - 1)];
-    return { text: [...head, NAV_LINE].join('\n'), final: false, page: 0, pageCount: 1, limit };
+    const head = header === '' ? [] : [cut(header, limit - size(navLines) - 1)];
+    return { text: [...head, ...navLines].join('\n'), final: false, page: 0, pageCount: 1, limit };
   }
 
   // A choice line takes at most a third of the screen, so the header and one choice always fit a page.
   const choiceLines = labels.map((label, i) => cut(`${i + 1}. ${label}`, Math.floor(limit / 3)));
   const longest = Math.max(...choiceLines.map((l) => size([l])));
-  const headRoom = limit - size([MORE_LINE, NAV_LINE]) - longest - 3;
+  const headRoom = limit - size([MORE_LINE, ...navLines]) - longest - 3;
   // The first page shows the whole header; later pages only its last line (the question), leaving room
   // for choices.
   const firstHead = header === '' ? [] : [cut(header, headRoom)];

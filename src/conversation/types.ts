@@ -58,6 +58,8 @@ export interface Prompt {
   lang?: Lang;
   /** The screen asks again because the last answer was refused (the flow's error line above it). */
   refused?: boolean;
+  /** The first screen (the main menu): adapters offer no Back or Home there, as there is nothing to go back to. */
+  top?: boolean;
   /**
    * The screen opens with outcomes kept for the next dial (USSD): the channel lets the user read them (a dial
    * string's answers are not walked past it); the next message of the session proves they were seen.

@@ -104,7 +104,7 @@ describe('pay machine: the model', () => {
       const child = Object.values(path.state.children as Record<string, { options?: { input?: Record<string, unknown> } }>)[0];
       expect(child?.options?.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' } });
     }
-  });
+  }, 120_000);
 });
 
 describe('pay machine: answers', () => {

@@ -36,6 +36,7 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
       : {}),
     ...(view.input ? { input: view.input } : {}),
     ...(view.error ? { refused: true } : {}),
+    ...(view.top ? { top: true } : {}),
     ...(lang === 'en' ? {} : { lang }),
     final: view.final ?? false,
   });

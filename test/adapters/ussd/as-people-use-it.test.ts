@@ -225,8 +225,12 @@ describe('menus in the user\'s language', () => {
     await at('SW-1', phone, '');
     await at('SW-1', phone, '6');
     const menu = await at('SW-1', phone, '6*2');
-    expect(menu).toMatch(/\n0 Rudi 00 Mwanzo$/);
-    expect(menu).not.toMatch(/Back|Home/);
+    // The top menu has nothing to go back to: no navigation line there.
+    expect(menu).toMatch(/^CON Ungependa kufanya nini\?\n1\. Mlipe mtu/);
+    expect(menu).not.toMatch(/Rudi|Mwanzo|Back|Home/);
+    const kind = await at('SW-1', phone, '6*2*1');
+    expect(kind).toMatch(/\n0 Rudi 00 Mwanzo$/);
+    expect(kind).not.toMatch(/Back|Home/);
     await at('SW-3', phone, '');
     await at('SW-3', phone, '1');
     expect(await at('SW-4', phone, '')).toBe('CON Endelea ulipoishia?\n1. Endelea\n2. Anza upya\n0 Rudi 00 Mwanzo');

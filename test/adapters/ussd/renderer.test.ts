@@ -130,3 +130,11 @@ describe('truncate', () => {
     expect(cut.length).toBeLessThanOrEqual(15);
   });
 });
+
+describe('the first screen', () => {
+  it('offers no "0 Back 00 Home" where there is nothing to go back to; later screens do', () => {
+    const menu = { text: 'What would you like to do?', choices: [{ id: 'pay', label: 'Pay someone' }], final: false };
+    expect(renderPrompt({ ...menu, top: true }).text).toBe('What would you like to do?\n1. Pay someone');
+    expect(renderPrompt(menu).text).toBe('What would you like to do?\n1. Pay someone\n0 Back 00 Home');
+  });
+});
