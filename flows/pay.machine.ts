@@ -186,6 +186,8 @@ export const payMachine = setup({
     isUnregistered: (_, check: ContactCheck) => !check.registered,
     hasNameMismatch: ({ context }, check: ContactCheck) => hasDifferentName(context, check),
     hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+    /** The organization's name check is off at the service: a name differing from the network's is not refused. */
+    mayPayMismatch: ({ context }) => context.input.nameMatchAffectsPayment === false,
     /** Instant verification is about mobile money: airtime and bank payments skip it, known numbers too. */
     hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
     hasPin: ({ context }) => context.input.requirePin,
@@ -468,6 +470,10 @@ export const payMachine = setup({
             },
             [
               { id: 'payNetworkName', text: { key: 'pay.payNetworkName', params: { networkName: context.verified?.nameOnNetwork ?? '' } } },
+              // The service checks names only when the organization's setting is on: with it off, the typed name may be paid.
+              ...(context.input.nameMatchAffectsPayment === false
+                ? [{ id: 'payTypedName', text: { key: 'pay.payTypedName', params: { name: `${context.firstName} ${context.lastName}` } } }]
+                : []),
               { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
               { id: 'stop', text: { key: 'pay.stop' } },
             ],
@@ -477,6 +483,7 @@ export const payMachine = setup({
         CHOSEN: [
           // The name the network holds is the one paid and shown: the service's name check then passes.
           { guard: chosen('payNetworkName'), actions: 'useNetworkName', target: 'confirming' },
+          { guard: and([chosen('payTypedName'), 'mayPayMismatch']), actions: 'clearError', target: 'confirming' },
           { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
           { guard: chosen('stop'), actions: 'noteCancelled', target: 'done' },
           { actions: 'refuseChoice' },

@@ -95,6 +95,11 @@ export interface FlowInput {
   requirePin: boolean;
   defaultCountry: string;
   currencies: string[];
+  /**
+   * The organization's "Name match affects payment" setting as we mirror it (NAME_MATCH_AFFECTS_PAYMENT). Absent
+   * or true: a name differing from the network's makes the payment fail, so paying the typed name is not offered.
+   */
+  nameMatchAffectsPayment?: boolean;
   /** What the engine remembers for this user (pin flow: validated codes; see FlowOutput.remember). */
   profile: UserProfile;
   /** Flows this user's role may start (the menu offers these). Absent: none. */

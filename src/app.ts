@@ -272,6 +272,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     policy,
     defaultCountry: config.DEFAULT_COUNTRY,
     currencies: config.CURRENCIES,
+    nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
     sessionTtlSeconds: config.SESSION_TTL_SECONDS,
     deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
     onLateOutcome: tellLate,

@@ -156,6 +156,13 @@ const envSchema = z.object({
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
   /** Currencies offered when paying or requesting, first is the default. */
   CURRENCIES: list('UGX,KES,BXC'),
+  /**
+   * Mirrors the organization's "Name match affects payment" setting at the service (contract: Payments rule 3):
+   * true (default) when a name that differs from the network's makes a payment fail there. Then a mismatch offers
+   * to pay the network's name or stop; false (the check is off at the service) also offers to pay the typed name.
+   * Keep it equal to the organization's setting (docs/ux.md).
+   */
+  NAME_MATCH_AFFECTS_PAYMENT: z.stringbool().default(true),
   /** Access policy: JSON text, or a path to a JSON file. Unset: the demo policy (docs/security.md, Access policy). */
   ACCESS_POLICY: optionalString,
   ACCESS_POLICY_FILE: optionalString,

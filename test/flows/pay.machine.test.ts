@@ -239,6 +239,25 @@ describe('pay machine: the network check', () => {
     for (const field of ['phone', 'firstName', 'lastName', 'amount', 'currency', 'description', 'verified']) expect(other.context[field]).toBeUndefined();
   });
 
+  it("paying the typed name against a mismatch is offered only when the organization's name check is off", async () => {
+    const strict = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
+    expect(currentView(strict.snapshot())?.choices?.map((c) => c.id)).not.toContain('payTypedName');
+    // A forged or stale choice is refused there.
+    expect(currentView(await strict.send(chosen('payTypedName')))?.error).toEqual({ key: 'common.pickOne' });
+    const lenient = await drive(MONEY, { input: { nameMatchAffectsPayment: false }, answers: { verifyContact: verified('JOHN OKELLO') } });
+    expect(currentView(lenient.snapshot())?.choices?.map((c) => c.id)).toEqual(['payNetworkName', 'payTypedName', 'otherNumber', 'stop']);
+    const summary = await lenient.send(chosen('payTypedName'));
+    expect(currentView(summary)?.text.params).toMatchObject({ name: 'Jane Doe' });
+    await lenient.send(chosen('confirm'));
+    expect(lenient.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
+  });
+
+  it('stopping at a name mismatch sends nothing', async () => {
+    const flow = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
+    expect(currentView(await flow.send(chosen('stop')))).toEqual({ text: { key: 'pay.cancelled' }, final: true });
+    expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+  });
+
   it('a number not registered for mobile money is explained; stopping sends nothing', async () => {
     const flow = await drive(MONEY, { answers: { verifyContact: verified('JANE DOE', false) } });
     const s = flow.snapshot();

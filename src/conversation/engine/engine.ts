@@ -37,6 +37,8 @@ export interface EngineOptions {
   defaultCountry: string;
   /** Currencies offered (FlowInput.currencies), first is the default. */
   currencies: string[];
+  /** NAME_MATCH_AFFECTS_PAYMENT (FlowInput.nameMatchAffectsPayment). Default true. */
+  nameMatchAffectsPayment?: boolean;
   /** Idle time in seconds after which a conversation starts over (SESSION_TTL_SECONDS). */
   sessionTtlSeconds: number;
   /**
@@ -128,6 +130,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         requirePin: participant.channel === 'ussd',
         defaultCountry: options.defaultCountry,
         currencies: options.currencies,
+        nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
         profile,
         allowedFlows,
       }),
