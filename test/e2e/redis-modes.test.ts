@@ -44,7 +44,7 @@ async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Pr
   expect(await pay(app, me, amount)).toMatch(/^END /);
   await eventually(() => paymentsOf(app, new Set([`ussd:${me}`])), (p) => p.length === 1 && p[0]!.state === 'processed', 'the payment processed', PATIENCE);
   const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial', PATIENCE);
-  expect(next).toMatch(new RegExp(amount));
+  expect(next).toMatch(new RegExp(`${Number(amount).toLocaleString('en')} UGX`));
 }
 
 describe('on a three-master Redis Cluster', () => {
