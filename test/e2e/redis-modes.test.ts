@@ -98,7 +98,7 @@ describe('on a master with a replica and three Sentinels', () => {
       // Whatever a person was shown during the failover, every payment confirmed to them was made, once, and
       // every payment made is ours and its payer is told its outcome at the next dial.
       const chats = new Set(users.map((me) => `ussd:${me}`));
-      const submitted = users.filter((_, i) => /submitted/.test(screens[i]!));
+      const submitted = users.filter((_, i) => /^END Sent: /.test(screens[i]!));
       const made = await eventually(
         () => paymentsOf(app, chats),
         (p) => p.length >= submitted.length && p.every((payment) => payment.state === 'processed'),
