@@ -38,7 +38,7 @@ async function main(): Promise<number> {
   }
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  const budget = createReadBudget(config.REDIS_URL, config.MOMO_API_KEY);
+  const budget = createReadBudget(config.redis, config.MOMO_API_KEY);
   try {
     await migrate(database.db);
     const client = new MomoClient({
