@@ -11,6 +11,7 @@
  * memory does: the process lives on and answers.
  */
 import { Redis } from 'ioredis';
+import { keys } from '../../src/conversation/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
@@ -51,7 +52,7 @@ describe('Redis refusing writes while a payment runs', () => {
 
     // The PIN hop's own write passes; the run's saves of the states it enters next are refused.
     let writes = 0;
-    proxy.refuseWhen(({ name, args }) => (name === 'evalsha' || name === 'eval') && args[2] === `momo:conv:ussd:${PHONE}` && ++writes > 1);
+    proxy.refuseWhen(({ name, args }) => (name === 'evalsha' || name === 'eval') && args[2] === `momo:${keys.conversation({ channel: 'ussd', conversationId: PHONE })}` && ++writes > 1);
     const answer = await ussd.answer('1234');
     proxy.refuseWhen(undefined);
 

@@ -63,7 +63,7 @@ describe('a diagram', () => {
 
   it('labels moves with their event and guard, and names the service call of a busy step', () => {
     expect(pay).toContain('awaitingAmount --> choosingCurrency : ANSWERED [isValidAnswer(amount)]');
-    expect(pay).toContain('awaitingAmount --> awaitingDescription : ANSWERED [isValidAnswer(amount) and hasOneCurrency]');
+    expect(pay).toContain('awaitingAmount --> checkingAmount : ANSWERED [isValidAnswer(amount) and hasOneCurrency]');
     expect(pay).toContain('state "submitting<br/>calls createPayment" as submitting');
     expect(pay).toContain('submitting --> done : done');
     expect(pay).toContain('submitting --> done : error');

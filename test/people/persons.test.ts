@@ -105,7 +105,12 @@ describe('persons in the access policy', () => {
       ]);
       expect(results.filter((r) => r === 'resolved')).toHaveLength(5);
       expect(results.filter((r) => r !== 'resolved')).toEqual(
-        Array(3).fill({ code: 'limit_exceeded', message: 'more than 500000 UGX today' }),
+        Array(3).fill({
+          code: 'limit_exceeded',
+          message: 'more than 500000 UGX today',
+          // What is left of the day, for the person's screen: nothing, the whole 500,000 already spent.
+          limit: { currency: 'UGX', max: '0', per: 'day', spent: '500000' },
+        }),
       );
       // Another person's total is their own.
       expect(await pay('ussd', '+256772000009', 0)).toBe('resolved');

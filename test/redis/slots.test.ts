@@ -149,7 +149,7 @@ describe('on a real server, as the product runs', () => {
         'the payment processed',
       );
       const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial');
-      expect(next).toMatch(/5,?000/);
+      expect(next).toMatch(/5,000 UGX/);
     } finally {
       await app.stop();
       watching.disconnect();

@@ -5,6 +5,7 @@
  * payment. Both are real processes (`node src/main.ts`); the killed one's call never reaches the service.
  */
 import { Redis } from 'ioredis';
+import { keys } from '../../src/conversation/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
@@ -75,7 +76,7 @@ describe('SIGKILL while a payment call is out', () => {
 
     // Nobody writes to the conversation again. The other process finds the dead one's lease expired.
     const survivor = await start();
-    const pendingKey = `momo:pending:ussd:${USER}`;
+    const pendingKey = `momo:${keys.pending({ channel: 'ussd', conversationId: USER })}`;
     let pending = '';
     for (let i = 0; i < 400 && !/Sent: [\d,]+ UGX to .+\. Ref \d+\./.test(pending); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { keys } from '../../src/conversation/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
@@ -110,7 +111,7 @@ describe('SIGTERM', () => {
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
     // A store record is `<version>:<write id>:<JSON>` (src/conversation/store/redis-store.ts).
-    const pending = (await redis.get(`momo:pending:ussd:${LATE_USER}`))?.replace(/^\d+:[\w-]+:/, '');
+    const pending = (await redis.get(`momo:${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`))?.replace(/^\d+:[\w-]+:/, '');
     expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
   }, 60_000);
 });
