@@ -5,7 +5,12 @@ import { defineConfig } from 'vitest/config';
  * file at a time, so that one's processes starting and dying do not eat the time another measures against
  * a deadline. They run beside the rest of the suite.
  */
-const PROCESS_TESTS = ['test/chaos/chaos.test.ts', 'test/chaos/rejections.test.ts', 'test/shutdown/**/*.test.ts', 'test/e2e/money-kept.test.ts'];
+const PROCESS_TESTS = [
+  'test/chaos/chaos.test.ts',
+  'test/chaos/rejections.test.ts',
+  'test/shutdown/**/*.test.ts',
+  'test/e2e/money-kept.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -5,7 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Starts `node [...nodeArgs] --import tsx <script> <kind>` with logging off; its URL once it listens. */
-export async function startChild(script: string, kind: string, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+export async function startChild(
+  script: string,
+  kind: string,
+  nodeArgs: string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'silent' },

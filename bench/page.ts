@@ -6,7 +6,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const PAGE = 'docs/benchmarks.md';
-const [table = '', note = ''] = readFileSync('bench/results/table.md', 'utf8').trim().split(/\n\s*\n/);
-const page = readFileSync('bench/benchmarks.template.md', 'utf8').replace('{{TABLE}}', table.trim()).replace('{{RUN}}', note.trim()).trim();
+const [table = '', note = ''] = readFileSync('bench/results/table.md', 'utf8')
+  .trim()
+  .split(/\n\s*\n/);
+const page = readFileSync('bench/benchmarks.template.md', 'utf8')
+  .replace('{{TABLE}}', table.trim())
+  .replace('{{RUN}}', note.trim())
+  .trim();
 writeFileSync(PAGE, `${page}\n`);
 console.log(`${PAGE} written`);

@@ -30,7 +30,9 @@ const log = (line: string) => console.error(`[bench ${new Date().toISOString().s
 function machine() {
   let commit = '';
   try {
-    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     /* not a git checkout */
   }
@@ -75,7 +77,8 @@ const upstream = read<UpstreamResult>('upstream');
 const soak = read<SoakResult>('soak');
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
-const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? null : r2(a / b));
+const ratio = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || b === 0 ? null : r2(a / b);
 
 const u = ussd?.result.median;
 const c20 = chat?.result;
@@ -100,50 +103,174 @@ const summary = {
 writeFileSync(`${RESULTS}/summary.json`, JSON.stringify(summary, null, 2) + '\n');
 
 const yes = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
-const n = (x: number | null | undefined, digits = 0) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US', { maximumFractionDigits: digits }));
+const n = (x: number | null | undefined, digits = 0) =>
+  x === null || x === undefined ? '-' : x.toLocaleString('en-US', { maximumFractionDigits: digits });
 const rows: string[][] = [];
 if (u && ussd) {
   const correct = u.ours.wrongFinals === 0 && u.ours.correctFinals > 0;
   rows.push(
-    ['USSD req/s (50 conn.)', n(u.ours.rps), `${n(u.peer.rps)} (peer) / ${n(u.floor.rps)} (floor)`, `${summary.ussd_vs_peer_rps_ratio} / ${summary.ussd_vs_floor_rps_ratio}`, '>= 1.0 / >= 0.9', yes(summary.ussd_vs_peer_rps_ratio! >= 1 && summary.ussd_vs_floor_rps_ratio! >= 0.9)],
-    ['USSD p50 / p99 ms', `${n(u.ours.p50)} / ${n(u.ours.p99)}`, `${n(u.peer.p50)} / ${n(u.peer.p99)}`, '', 'p99 <= peer', yes(u.ours.p99 <= u.peer.p99)],
-    ['USSD server CPU µs/req', n(u.ours.cpuUsPerReq), n(u.peer.cpuUsPerReq), `${ratio(u.ours.cpuUsPerReq, u.peer.cpuUsPerReq)}`, '<= peer', yes(u.ours.cpuUsPerReq <= u.peer.cpuUsPerReq)],
-    ['USSD Redis server CPU µs/req', n(u.ours.redisCpuUsPerReq), `${n(u.peer.redisCpuUsPerReq)} / ${n(u.floor.redisCpuUsPerReq)} (floor)`, `${ratio(u.ours.redisCpuUsPerReq, u.peer.redisCpuUsPerReq)}`, '', ''],
-    ['USSD correct final screens', `${n(u.ours.correctFinals)} of ${n(u.ours.correctFinals + u.ours.wrongFinals)}`, `${n(u.peer.correctFinals)} of ${n(u.peer.correctFinals + u.peer.wrongFinals)}`, '', 'all', yes(correct)],
-    ['USSD Redis bytes/session', n(ussd.result.bytesPerSession.ours), n(ussd.result.bytesPerSession.peer), '', '<= 1,536', yes(ussd.result.bytesPerSession.ours <= 1536)],
+    [
+      'USSD req/s (50 conn.)',
+      n(u.ours.rps),
+      `${n(u.peer.rps)} (peer) / ${n(u.floor.rps)} (floor)`,
+      `${summary.ussd_vs_peer_rps_ratio} / ${summary.ussd_vs_floor_rps_ratio}`,
+      '>= 1.0 / >= 0.9',
+      yes(summary.ussd_vs_peer_rps_ratio! >= 1 && summary.ussd_vs_floor_rps_ratio! >= 0.9),
+    ],
+    [
+      'USSD p50 / p99 ms',
+      `${n(u.ours.p50)} / ${n(u.ours.p99)}`,
+      `${n(u.peer.p50)} / ${n(u.peer.p99)}`,
+      '',
+      'p99 <= peer',
+      yes(u.ours.p99 <= u.peer.p99),
+    ],
+    [
+      'USSD server CPU µs/req',
+      n(u.ours.cpuUsPerReq),
+      n(u.peer.cpuUsPerReq),
+      `${ratio(u.ours.cpuUsPerReq, u.peer.cpuUsPerReq)}`,
+      '<= peer',
+      yes(u.ours.cpuUsPerReq <= u.peer.cpuUsPerReq),
+    ],
+    [
+      'USSD Redis server CPU µs/req',
+      n(u.ours.redisCpuUsPerReq),
+      `${n(u.peer.redisCpuUsPerReq)} / ${n(u.floor.redisCpuUsPerReq)} (floor)`,
+      `${ratio(u.ours.redisCpuUsPerReq, u.peer.redisCpuUsPerReq)}`,
+      '',
+      '',
+    ],
+    [
+      'USSD correct final screens',
+      `${n(u.ours.correctFinals)} of ${n(u.ours.correctFinals + u.ours.wrongFinals)}`,
+      `${n(u.peer.correctFinals)} of ${n(u.peer.correctFinals + u.peer.wrongFinals)}`,
+      '',
+      'all',
+      yes(correct),
+    ],
+    [
+      'USSD Redis bytes/session',
+      n(ussd.result.bytesPerSession.ours),
+      n(ussd.result.bytesPerSession.peer),
+      '',
+      '<= 1,536',
+      yes(ussd.result.bytesPerSession.ours <= 1536),
+    ],
   );
 }
 if (chat) {
   const o = chat.result.ours;
   const p = chat.result.peer;
   for (const d of chat.result.depths) {
-    rows.push([`Chat depth ${d}: wall / CPU ms per update`, `${o[d]!.wallMs} / ${o[d]!.cpuMs}`, `${p[d]!.wallMs} / ${p[d]!.cpuMs}`, `${ratio(p[d]!.wallMs, o[d]!.wallMs)}x / ${ratio(p[d]!.cpuMs, o[d]!.cpuMs)}x`, d === 20 ? '>= 5x / >= 3x' : '', d === 20 ? yes(summary.chat_depth20_speedup! >= 5 && summary.chat_depth20_cpu_speedup! >= 3) : '']);
+    rows.push([
+      `Chat depth ${d}: wall / CPU ms per update`,
+      `${o[d]!.wallMs} / ${o[d]!.cpuMs}`,
+      `${p[d]!.wallMs} / ${p[d]!.cpuMs}`,
+      `${ratio(p[d]!.wallMs, o[d]!.wallMs)}x / ${ratio(p[d]!.cpuMs, o[d]!.cpuMs)}x`,
+      d === 20 ? '>= 5x / >= 3x' : '',
+      d === 20 ? yes(summary.chat_depth20_speedup! >= 5 && summary.chat_depth20_cpu_speedup! >= 3) : '',
+    ]);
   }
   const checked = chat.result.checked;
-  rows.push(['Chat: every reply the right question', String(checked.ours), String(checked.peer), '', 'true', yes(checked.ours)]);
-  rows.push(['Chat depth 20 / depth 2 (ours, wall)', `${summary.chat_depth20_over_depth2}`, `${ratio(p['20']!.wallMs, p['2']!.wallMs)}`, '', '<= 1.1', yes(summary.chat_depth20_over_depth2! <= 1.1)]);
+  rows.push([
+    'Chat: every reply the right question',
+    String(checked.ours),
+    String(checked.peer),
+    '',
+    'true',
+    yes(checked.ours),
+  ]);
+  rows.push([
+    'Chat depth 20 / depth 2 (ours, wall)',
+    `${summary.chat_depth20_over_depth2}`,
+    `${ratio(p['20']!.wallMs, p['2']!.wallMs)}`,
+    '',
+    '<= 1.1',
+    yes(summary.chat_depth20_over_depth2! <= 1.1),
+  ]);
 }
 if (notify) {
   const m = notify.result.median;
-  rows.push(['Notifications told/s, dedup on (Redis, BullMQ)', n(m.ours.rate), `${n(m.bare.rate)} (bare 200)`, `${summary.notify_vs_bare_ratio}`, '>= 0.5', yes(summary.notify_vs_bare_ratio! >= 0.5)]);
-  if (m['ours-memory']) rows.push(['Notifications told/s, dedup on (no Redis: memory)', n(m['ours-memory'].rate), `${n(m.bare.rate)} (bare 200)`, `${ratio(m['ours-memory'].rate, m.bare.rate)}`, '', '']);
+  rows.push([
+    'Notifications told/s, dedup on (Redis, BullMQ)',
+    n(m.ours.rate),
+    `${n(m.bare.rate)} (bare 200)`,
+    `${summary.notify_vs_bare_ratio}`,
+    '>= 0.5',
+    yes(summary.notify_vs_bare_ratio! >= 0.5),
+  ]);
+  if (m['ours-memory'])
+    rows.push([
+      'Notifications told/s, dedup on (no Redis: memory)',
+      n(m['ours-memory'].rate),
+      `${n(m.bare.rate)} (bare 200)`,
+      `${ratio(m['ours-memory'].rate, m.bare.rate)}`,
+      '',
+      '',
+    ]);
 }
 if (upstream) {
   const f = upstream.result.perFlow;
-  const reads = (id: string) => (f[id] ? `${n(f[id].reads, 2)}${f[id].completed < f[id].conversations ? ` (${f[id].completed}/${f[id].conversations} completed)` : ''}` : '-');
+  const reads = (id: string) =>
+    f[id]
+      ? `${n(f[id].reads, 2)}${f[id].completed < f[id].conversations ? ` (${f[id].completed}/${f[id].conversations} completed)` : ''}`
+      : '-';
   rows.push(
-    ['Reads per conversation: pay / request', `${reads('pay')} / ${reads('request')}`, '', '', '0 / 0', yes(summary.reads_pay_flow === 0 && summary.reads_request_flow === 0)],
-    ['Reads per conversation: check / data / pin', `${reads('check')} / ${reads('data')} / ${reads('pin')}`, '', '', '', ''],
-    [`429s, ${upstream.result.concurrent.users} users at once (${upstream.result.concurrent.flows.join(', ')})`, `${summary.throttled_429} (${upstream.result.concurrent.completed} completed)`, '', '', '0', yes(summary.throttled_429 === 0)],
+    [
+      'Reads per conversation: pay / request',
+      `${reads('pay')} / ${reads('request')}`,
+      '',
+      '',
+      '0 / 0',
+      yes(summary.reads_pay_flow === 0 && summary.reads_request_flow === 0),
+    ],
+    [
+      'Reads per conversation: check / data / pin',
+      `${reads('check')} / ${reads('data')} / ${reads('pin')}`,
+      '',
+      '',
+      '',
+      '',
+    ],
+    [
+      `429s, ${upstream.result.concurrent.users} users at once (${upstream.result.concurrent.flows.join(', ')})`,
+      `${summary.throttled_429} (${upstream.result.concurrent.completed} completed)`,
+      '',
+      '',
+      '0',
+      yes(summary.throttled_429 === 0),
+    ],
   );
 }
 if (soak) {
   const s = soak.result;
   const plateau = (p: SoakResult['rss']) => `${n(p.startMb)} / ${n(p.earlierMaxMb)} / ${n(p.lastMb)}`;
   rows.push(
-    [`Soak: ${s.users} USSD users, ${s.minutes} min, production start (${n(s.sessions)} sessions, ${n(s.paid)} paid, ${s.sandboxPayments} payments at the sandbox, ${s.errors} errors)`, `${n(s.sessionsPerSecond, 1)} sessions/s, hop p50 / p99 ${n(s.hopP50Ms)} / ${n(s.hopP99Ms)} ms`, '', '', 'no errors, one payment a paid session', yes(s.errors === 0 && s.paid === s.sandboxPayments)],
-    ['Soak: RSS MB (start / highest of the first two thirds / last third)', plateau(s.rss), '', '', 'plateau (last <= highest + 5%)', yes(s.rss.plateaus)],
-    ['Soak: heap after GC MB (same)', plateau(s.heapAfterGc), '', '', 'plateau (last <= highest + 5%)', yes(s.heapAfterGc.plateaus)],
+    [
+      `Soak: ${s.users} USSD users, ${s.minutes} min, production start (${n(s.sessions)} sessions, ${n(s.paid)} paid, ${s.sandboxPayments} payments at the sandbox, ${s.errors} errors)`,
+      `${n(s.sessionsPerSecond, 1)} sessions/s, hop p50 / p99 ${n(s.hopP50Ms)} / ${n(s.hopP99Ms)} ms`,
+      '',
+      '',
+      'no errors, one payment a paid session',
+      yes(s.errors === 0 && s.paid === s.sandboxPayments),
+    ],
+    [
+      'Soak: RSS MB (start / highest of the first two thirds / last third)',
+      plateau(s.rss),
+      '',
+      '',
+      'plateau (last <= highest + 5%)',
+      yes(s.rss.plateaus),
+    ],
+    [
+      'Soak: heap after GC MB (same)',
+      plateau(s.heapAfterGc),
+      '',
+      '',
+      'plateau (last <= highest + 5%)',
+      yes(s.heapAfterGc.plateaus),
+    ],
   );
 }
 const header = ['Benchmark', 'Ours', 'Peer', 'Ratio', 'Target', ''];

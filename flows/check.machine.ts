@@ -39,7 +39,11 @@ const TRANSACTION_ID_MAX = 64;
 type Field = 'amount' | 'transactionId' | 'phone';
 
 /** Reads the answer typed for `field`: the context update, or why it is refused. */
-function readAnswer(field: Field, context: CheckContext, event: FlowEvent): { ok: true; update: Partial<CheckContext> } | Invalid {
+function readAnswer(
+  field: Field,
+  context: CheckContext,
+  event: FlowEvent,
+): { ok: true; update: Partial<CheckContext> } | Invalid {
   const value = event.type === 'ANSWERED' ? event.value : '';
   if (field === 'amount') {
     const amount = parseAmount(value);
@@ -128,7 +132,9 @@ export const checkMachine = setup({
       },
     }),
     /** A claim matches at most one collection (more is refused by the service): show the first. */
-    showFound: assign((_, { collections }: { collections: CollectionSummary[] }) => ({ outcome: detailsOf(collections[0]!) })),
+    showFound: assign((_, { collections }: { collections: CollectionSummary[] }) => ({
+      outcome: detailsOf(collections[0]!),
+    })),
     noteNoneYet: assign({ outcome: { key: 'check.noneYet' } }),
     noteNoMatch: assign({ outcome: { key: 'check.noMatch' } }),
     noteFailure: assign((_, { error }: { error: unknown }) => ({ outcome: failureText(error, CLAIM_FAILURES) })),
@@ -176,7 +182,10 @@ export const checkMachine = setup({
             actions: 'noteNoneYet',
             target: 'done',
           },
-          { actions: { type: 'storeCollections', params: ({ event }) => ({ collections: event.output }) }, target: 'choosingCollection' },
+          {
+            actions: { type: 'storeCollections', params: ({ event }) => ({ collections: event.output }) },
+            target: 'choosingCollection',
+          },
         ],
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
@@ -188,7 +197,10 @@ export const checkMachine = setup({
           error: context.error,
           choices: (context.collections ?? []).map((c) => ({
             id: c.id,
-            text: { key: 'check.collectionLine', params: { amount: c.amount, currency: c.currency, date: shortDate(c.paymentDate) } },
+            text: {
+              key: 'check.collectionLine',
+              params: { amount: c.amount, currency: c.currency, date: shortDate(c.paymentDate) },
+            },
           })),
         }),
       },
@@ -201,7 +213,10 @@ export const checkMachine = setup({
     awaitingAmount: {
       meta: { view: ask('check.askAmount', 'amount') },
       on: {
-        ANSWERED: [{ guard: isValid('amount'), actions: store('amount'), target: 'awaitingTransactionId' }, { actions: store('amount') }],
+        ANSWERED: [
+          { guard: isValid('amount'), actions: store('amount'), target: 'awaitingTransactionId' },
+          { actions: store('amount') },
+        ],
         BACK: back('choosingMode'),
       },
     },
@@ -218,7 +233,10 @@ export const checkMachine = setup({
     awaitingPhone: {
       meta: { view: ask('check.askPhone', 'phone') },
       on: {
-        ANSWERED: [{ guard: isValid('phone'), actions: store('phone'), target: 'claiming' }, { actions: store('phone') }],
+        ANSWERED: [
+          { guard: isValid('phone'), actions: store('phone'), target: 'claiming' },
+          { actions: store('phone') },
+        ],
         BACK: back('awaitingTransactionId', 'transactionId'),
       },
     },

@@ -18,7 +18,15 @@ import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText } from './failure.js';
 import { parsePhone, parseText } from './input.js';
 import { dataMessages } from './messages/data.js';
-import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, VENDING_CURRENCY, type PurchaseContext } from './purchase.js';
+import {
+  confirmTransitions,
+  confirmView,
+  purchaseGuards,
+  purchaseStates,
+  unconfirmedKeys,
+  VENDING_CURRENCY,
+  type PurchaseContext,
+} from './purchase.js';
 import type { DataBundle, PurchaseResult } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
 
@@ -210,7 +218,10 @@ export const dataMachine = setup({
           // Every bundle: the channel adapters page long lists.
           choices: context.bundles.map((b) => ({
             id: b.datacode,
-            text: { key: 'data.bundleLine', params: { name: bundleName(b), price: b.price, currency: context.currency } },
+            text: {
+              key: 'data.bundleLine',
+              params: { name: bundleName(b), price: b.price, currency: context.currency },
+            },
           })),
         }),
       },

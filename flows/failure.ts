@@ -21,7 +21,10 @@ export function failureText(error: unknown, overrides: FailureKeys = {}): Text {
   }
   if (failure.code === 'limit_exceeded' && failure.limit) {
     const { per, max, spent, currency } = failure.limit;
-    return { key: `failure.limit_exceeded.${per}`, params: { max, currency, ...(spent !== undefined ? { spent } : {}) } };
+    return {
+      key: `failure.limit_exceeded.${per}`,
+      params: { max, currency, ...(spent !== undefined ? { spent } : {}) },
+    };
   }
   if (failure.code === 'pin_wrong') {
     const left = /\d+/.exec(failure.message ?? '')?.[0];
@@ -49,7 +52,8 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrong': 'Wrong PIN. Try again.',
     'failure.pin_wrongLeft': 'Wrong PIN. {left, plural, one {# attempt left.} other {# attempts left.}}',
     'failure.pin_locked': 'Your PIN is locked after too many wrong attempts. Ask the operator to unlock it.',
-    'failure.approvals_unavailable': 'This payment needs approval, but the approvals channel could not be reached. Nothing was sent: please try again.',
+    'failure.approvals_unavailable':
+      'This payment needs approval, but the approvals channel could not be reached. Nothing was sent: please try again.',
     'failure.not_recorded': 'Nothing was sent: we could not record this just now. Please try again shortly.',
     'failure.unknown': 'Something went wrong. Please try again later.',
   },
@@ -70,8 +74,10 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrong': 'PIN si sahihi. Jaribu tena.',
     'failure.pin_wrongLeft': 'PIN si sahihi. {left, plural, one {Limebaki jaribio #.} other {Yamebaki majaribio #.}}',
     'failure.pin_locked': 'PIN yako imefungwa baada ya makosa mengi. Omba mwendeshaji aifungue.',
-    'failure.approvals_unavailable': 'Malipo haya yanahitaji idhini, lakini hatukuweza kufikia idhaa ya idhini. Hakuna kilichotumwa: tafadhali jaribu tena.',
-    'failure.not_recorded': 'Hakuna kilichotumwa: hatukuweza kuliandika sasa hivi. Tafadhali jaribu tena baada ya muda mfupi.',
+    'failure.approvals_unavailable':
+      'Malipo haya yanahitaji idhini, lakini hatukuweza kufikia idhaa ya idhini. Hakuna kilichotumwa: tafadhali jaribu tena.',
+    'failure.not_recorded':
+      'Hakuna kilichotumwa: hatukuweza kuliandika sasa hivi. Tafadhali jaribu tena baada ya muda mfupi.',
     'failure.unknown': 'Kuna hitilafu. Tafadhali jaribu tena baadaye.',
   },
   fr: {
@@ -79,7 +85,7 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.duplicate': 'Ceci a déjà été envoyé. Vous serez informé du résultat.',
     'failure.rate_limited': 'Le service est occupé. Réessayez dans une minute.',
     'failure.unauthenticated': "Le service n'a pas accepté nos identifiants. Prévenez l'opérateur.",
-    'failure.forbidden': "Le service ne nous permet pas cette opération.",
+    'failure.forbidden': 'Le service ne nous permet pas cette opération.',
     'failure.not_found': "Le service n'a pas trouvé ce que nous avons demandé.",
     'failure.service': 'Le service a un problème en ce moment. Réessayez plus tard.',
     'failure.connection': "Nous n'avons pas pu joindre le service. Réessayez plus tard.",
@@ -91,8 +97,10 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.pin_wrong': 'PIN incorrect. Réessayez.',
     'failure.pin_wrongLeft': 'PIN incorrect. {left, plural, one {Il reste # essai.} other {Il reste # essais.}}',
     'failure.pin_locked': "Votre PIN est bloqué après trop d'erreurs. Demandez à l'opérateur de le débloquer.",
-    'failure.approvals_unavailable': "Ce paiement doit être approuvé, mais le canal d'approbation est injoignable. Rien n'a été envoyé : réessayez.",
-    'failure.not_recorded': "Rien n'a été envoyé : nous n'avons pas pu l'enregistrer pour l'instant. Réessayez dans un moment.",
+    'failure.approvals_unavailable':
+      "Ce paiement doit être approuvé, mais le canal d'approbation est injoignable. Rien n'a été envoyé : réessayez.",
+    'failure.not_recorded':
+      "Rien n'a été envoyé : nous n'avons pas pu l'enregistrer pour l'instant. Réessayez dans un moment.",
     'failure.unknown': 'Une erreur est survenue. Réessayez plus tard.',
   },
 };

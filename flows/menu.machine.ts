@@ -6,7 +6,16 @@
 import { assign, setup } from 'xstate';
 import { chosenId } from './events.js';
 import { menuMessages } from './messages/menu.js';
-import { LANGS, type FlowEvent, type FlowId, type FlowInput, type FlowModule, type FlowOutput, type Lang, type View } from './types.js';
+import {
+  LANGS,
+  type FlowEvent,
+  type FlowId,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutput,
+  type Lang,
+  type View,
+} from './types.js';
 
 /** The flows the menu can offer, in the order shown. */
 export const MENU_FLOWS: readonly FlowId[] = ['pay', 'request', 'check', 'data', 'pin'];
@@ -78,7 +87,10 @@ export const menuMachine = setup({
         }),
       },
       on: {
-        CHOSEN: [{ guard: 'isLanguage', target: 'languageChosen', actions: 'storeLanguage' }, { actions: 'refuseAnswer' }],
+        CHOSEN: [
+          { guard: 'isLanguage', target: 'languageChosen', actions: 'storeLanguage' },
+          { actions: 'refuseAnswer' },
+        ],
         ANSWERED: { actions: 'refuseAnswer' },
         BACK: { target: 'choosing', actions: 'clearError' },
       },

@@ -7,7 +7,13 @@ import type { AnyMachineSnapshot } from 'xstate';
 import type { FlowOutcome, StateMeta, Text } from './types.js';
 
 /** Failure texts that are our access policy saying no rather than the service (flows/failure.ts keys). */
-const POLICY_KEYS = new Set(['failure.not_allowed', 'failure.limit_exceeded', 'failure.limit_exceeded.payment', 'failure.limit_exceeded.day', 'failure.pin_locked']);
+const POLICY_KEYS = new Set([
+  'failure.not_allowed',
+  'failure.limit_exceeded',
+  'failure.limit_exceeded.payment',
+  'failure.limit_exceeded.day',
+  'failure.pin_locked',
+]);
 /** Failure texts after which the call may have gone through: the service already holds our key. */
 const UNKNOWN_KEYS = new Set(['failure.duplicate']);
 

@@ -11,8 +11,25 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
-import { isAlreadySubmitted, isHeld, type ContactCheck, type Created, type Held, type PaymentResult, type RecentPayment } from './services.js';
-import { isServiceFailure, type FlowEvent, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput, type Text, type View } from './types.js';
+import {
+  isAlreadySubmitted,
+  isHeld,
+  type ContactCheck,
+  type Created,
+  type Held,
+  type PaymentResult,
+  type RecentPayment,
+} from './services.js';
+import {
+  isServiceFailure,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutcome,
+  type FlowOutput,
+  type Text,
+  type View,
+} from './types.js';
 
 /** What is paid: mobile money, airtime, or a transfer to a bank account. */
 export type PayKind = 'money' | 'airtime' | 'bank';
@@ -61,7 +78,11 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 type Field = 'accountNumber' | 'accountName' | 'email' | 'phone' | 'firstName' | 'lastName' | 'amount' | 'description';
 
 /** Reads the answer typed for `field`: the context update, or why it is refused. */
-function readAnswer(field: Field, context: PayContext, event: FlowEvent): { ok: true; update: Partial<PayContext> } | Invalid {
+function readAnswer(
+  field: Field,
+  context: PayContext,
+  event: FlowEvent,
+): { ok: true; update: Partial<PayContext> } | Invalid {
   const value = event.type === 'ANSWERED' ? event.value : '';
   switch (field) {
     case 'phone': {
@@ -78,7 +99,9 @@ function readAnswer(field: Field, context: PayContext, event: FlowEvent): { ok: 
     case 'email': {
       const email = parseText(value, EMAIL_MAX);
       if (!email.ok) return email;
-      return EMAIL.test(email.text) ? { ok: true, update: { email: email.text } } : { ok: false, reason: { key: 'pay.emailInvalid' } };
+      return EMAIL.test(email.text)
+        ? { ok: true, update: { email: email.text } }
+        : { ok: false, reason: { key: 'pay.emailInvalid' } };
     }
     default: {
       const max = field === 'description' ? DESCRIPTION_MAX : field === 'accountNumber' ? ACCOUNT_MAX : NAME_MAX;
@@ -91,7 +114,10 @@ function readAnswer(field: Field, context: PayContext, event: FlowEvent): { ok: 
 /** The payee as summaries name them: the name we have, else the number. */
 function payeeName(context: PayContext): string {
   const known = context.contact?.known === true;
-  const name = [known ? context.contact?.firstName : context.firstName, known ? context.contact?.lastName : context.lastName];
+  const name = [
+    known ? context.contact?.firstName : context.firstName,
+    known ? context.contact?.lastName : context.lastName,
+  ];
   return name.filter(Boolean).join(' ') || (context.phone ?? '');
 }
 
@@ -150,7 +176,16 @@ type Failed = { error: unknown };
 const back = (target: string, ...fields: Array<keyof PayContext>) =>
   ({ target, actions: { type: 'forget', params: { fields } } }) as const;
 /** "Enter another number": everything from the phone step on is asked again. */
-const FROM_PHONE: Array<keyof PayContext> = ['phone', 'contact', 'verified', 'firstName', 'lastName', 'amount', 'currency', 'description'];
+const FROM_PHONE: Array<keyof PayContext> = [
+  'phone',
+  'contact',
+  'verified',
+  'firstName',
+  'lastName',
+  'amount',
+  'currency',
+  'description',
+];
 
 const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
 const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
@@ -178,7 +213,8 @@ export const payMachine = setup({
     isValidAnswer: ({ context, event }, params: { field: Field }) => readAnswer(params.field, context, event).ok,
     isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
     isKind: ({ event }) => event.type === 'CHOSEN' && KINDS.some((kind) => kind === event.id),
-    isListedBank: ({ context, event }) => event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
+    isListedBank: ({ context, event }) =>
+      event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
     isBank: ({ context }) => context.kind === 'bank',
     isKnownContact: ({ context }) => context.contact?.known === true,
@@ -192,7 +228,8 @@ export const payMachine = setup({
     hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
-    isPolicyRefusal: (_, { error }: Failed) => isServiceFailure(error) && (error.code === 'limit_exceeded' || error.code === 'not_allowed'),
+    isPolicyRefusal: (_, { error }: Failed) =>
+      isServiceFailure(error) && (error.code === 'limit_exceeded' || error.code === 'not_allowed'),
     isAlreadySubmitted: (_, result: Created<PaymentResult> | Held) => isAlreadySubmitted(result),
     isHeld: (_, result: Created<PaymentResult> | Held) => isHeld(result),
     isRecent: (_, recent: RecentPayment | null) => recent !== null,
@@ -214,15 +251,24 @@ export const payMachine = setup({
     ),
     /** The payment in people's words: how much went to whom, and its reference (never the service's state). */
     notePayment: assign(({ context }, { id }: PaymentResult) => ({
-      outcome: { key: 'pay.submitted', params: { id, amount: context.amount ?? '', currency: context.currency ?? '', name: payeeName(context) } },
+      outcome: {
+        key: 'pay.submitted',
+        params: { id, amount: context.amount ?? '', currency: context.currency ?? '', name: payeeName(context) },
+      },
     })),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment. */
     noteSubmittedBefore: assign({ outcome: { key: 'pay.submittedBefore' } }),
     /** Held for an approver: nothing was sent yet. */
-    noteHeld: assign(({ context }) => ({ outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } } })),
+    noteHeld: assign(({ context }) => ({
+      outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } },
+    })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     /** The amount is asked again with the reason (the figure the limits allow); amount and currency are forgotten. */
-    refuseAmount: assign((_, { error }: Failed) => ({ error: failureText(error), amount: undefined, currency: undefined })),
+    refuseAmount: assign((_, { error }: Failed) => ({
+      error: failureText(error),
+      amount: undefined,
+      currency: undefined,
+    })),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
     /**
@@ -285,7 +331,10 @@ export const payMachine = setup({
           ),
       },
       on: {
-        CHOSEN: [{ guard: 'isListedBank', actions: 'storeBank', target: 'awaitingAccountNumber' }, { actions: 'refuseChoice' }],
+        CHOSEN: [
+          { guard: 'isListedBank', actions: 'storeBank', target: 'awaitingAccountNumber' },
+          { actions: 'refuseChoice' },
+        ],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: back('choosingKind', 'kind', 'banks'),
       },
@@ -293,28 +342,40 @@ export const payMachine = setup({
     awaitingAccountNumber: {
       meta: { view: ask('pay.askAccountNumber', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('accountNumber'), actions: store('accountNumber'), target: 'awaitingAccountName' }, { actions: store('accountNumber') }],
+        ANSWERED: [
+          { guard: isValid('accountNumber'), actions: store('accountNumber'), target: 'awaitingAccountName' },
+          { actions: store('accountNumber') },
+        ],
         BACK: back('choosingBank', 'bankId'),
       },
     },
     awaitingAccountName: {
       meta: { view: ask('pay.askAccountName', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('accountName'), actions: store('accountName'), target: 'awaitingEmail' }, { actions: store('accountName') }],
+        ANSWERED: [
+          { guard: isValid('accountName'), actions: store('accountName'), target: 'awaitingEmail' },
+          { actions: store('accountName') },
+        ],
         BACK: back('awaitingAccountNumber', 'accountNumber'),
       },
     },
     awaitingEmail: {
       meta: { view: ask('pay.askEmail', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('email'), actions: store('email'), target: 'awaitingPhone' }, { actions: store('email') }],
+        ANSWERED: [
+          { guard: isValid('email'), actions: store('email'), target: 'awaitingPhone' },
+          { actions: store('email') },
+        ],
         BACK: back('awaitingAccountName', 'accountName'),
       },
     },
     awaitingPhone: {
       meta: { view: ask('pay.askPhone', 'phone') },
       on: {
-        ANSWERED: [{ guard: isValid('phone'), actions: store('phone'), target: 'lookingUpContact' }, { actions: store('phone') }],
+        ANSWERED: [
+          { guard: isValid('phone'), actions: store('phone'), target: 'lookingUpContact' },
+          { actions: store('phone') },
+        ],
         BACK: [{ guard: 'isBank', ...back('awaitingEmail', 'email') }, back('choosingKind', 'kind')],
       },
     },
@@ -322,7 +383,11 @@ export const payMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'lookupContact',
-        input: ({ context }) => ({ phonenumber: context.phone!, channel: context.input.channel, userId: context.input.userId }),
+        input: ({ context }) => ({
+          phonenumber: context.phone!,
+          channel: context.input.channel,
+          userId: context.input.userId,
+        }),
         onDone: [
           {
             guard: { type: 'isKnown', params: ({ event }) => event.output },
@@ -338,14 +403,20 @@ export const payMachine = setup({
     awaitingFirstName: {
       meta: { view: ask('pay.askFirstName', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' }, { actions: store('firstName') }],
+        ANSWERED: [
+          { guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' },
+          { actions: store('firstName') },
+        ],
         BACK: back('awaitingPhone', 'phone', 'contact'),
       },
     },
     awaitingLastName: {
       meta: { view: ask('pay.askLastName', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('lastName'), actions: store('lastName'), target: 'awaitingAmount' }, { actions: store('lastName') }],
+        ANSWERED: [
+          { guard: isValid('lastName'), actions: store('lastName'), target: 'awaitingAmount' },
+          { actions: store('lastName') },
+        ],
         BACK: back('awaitingFirstName', 'firstName'),
       },
     },
@@ -357,7 +428,10 @@ export const payMachine = setup({
           { guard: isValid('amount'), actions: store('amount'), target: 'choosingCurrency' },
           { actions: store('amount') },
         ],
-        BACK: [{ guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') }, back('awaitingLastName', 'lastName')],
+        BACK: [
+          { guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') },
+          back('awaitingLastName', 'lastName'),
+        ],
       },
     },
     choosingCurrency: {
@@ -370,7 +444,10 @@ export const payMachine = setup({
           ),
       },
       on: {
-        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'checkingAmount' }, { actions: 'refuseChoice' }],
+        CHOSEN: [
+          { guard: 'isCurrency', actions: 'storeCurrency', target: 'checkingAmount' },
+          { actions: 'refuseChoice' },
+        ],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: back('awaitingAmount', 'amount'),
       },
@@ -407,11 +484,18 @@ export const payMachine = setup({
       meta: { view: ask('pay.askDescription', 'text') },
       on: {
         ANSWERED: [
-          { guard: and([isValid('description'), 'hasToVerify']), actions: store('description'), target: 'verifyingContact' },
+          {
+            guard: and([isValid('description'), 'hasToVerify']),
+            actions: store('description'),
+            target: 'verifyingContact',
+          },
           { guard: isValid('description'), actions: store('description'), target: 'confirming' },
           { actions: store('description') },
         ],
-        BACK: [{ guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') }, back('choosingCurrency', 'currency')],
+        BACK: [
+          { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') },
+          back('choosingCurrency', 'currency'),
+        ],
       },
     },
     verifyingContact: {
@@ -466,13 +550,24 @@ export const payMachine = setup({
             context,
             {
               key: 'pay.confirmName',
-              params: { networkName: context.verified?.nameOnNetwork ?? '', name: `${context.firstName} ${context.lastName}` },
+              params: {
+                networkName: context.verified?.nameOnNetwork ?? '',
+                name: `${context.firstName} ${context.lastName}`,
+              },
             },
             [
-              { id: 'payNetworkName', text: { key: 'pay.payNetworkName', params: { networkName: context.verified?.nameOnNetwork ?? '' } } },
+              {
+                id: 'payNetworkName',
+                text: { key: 'pay.payNetworkName', params: { networkName: context.verified?.nameOnNetwork ?? '' } },
+              },
               // The service checks names only when the organization's setting is on: with it off, the typed name may be paid.
               ...(context.input.nameMatchAffectsPayment === false
-                ? [{ id: 'payTypedName', text: { key: 'pay.payTypedName', params: { name: `${context.firstName} ${context.lastName}` } } }]
+                ? [
+                    {
+                      id: 'payTypedName',
+                      text: { key: 'pay.payTypedName', params: { name: `${context.firstName} ${context.lastName}` } },
+                    },
+                  ]
                 : []),
               { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
               { id: 'stop', text: { key: 'pay.stop' } },
@@ -640,16 +735,30 @@ export const payMachine = setup({
           description: context.description!,
           ...(context.contact?.known ? {} : { firstName: context.firstName, lastName: context.lastName }),
           ...(context.kind === 'bank'
-            ? { bank: { bank: context.bankId!, accountNumber: context.accountNumber!, accountName: context.accountName!, email: context.email! } }
+            ? {
+                bank: {
+                  bank: context.bankId!,
+                  accountNumber: context.accountNumber!,
+                  accountName: context.accountName!,
+                  email: context.email!,
+                },
+              }
             : {}),
           metadata: { chat: context.input.chat, ref: context.key },
         }),
         onDone: [
-          { guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output }, actions: 'noteSubmittedBefore', target: 'done' },
+          {
+            guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output },
+            actions: 'noteSubmittedBefore',
+            target: 'done',
+          },
           { guard: { type: 'isHeld', params: ({ event }) => event.output }, actions: 'noteHeld', target: 'done' },
           { actions: { type: 'notePayment', params: ({ event }) => event.output as PaymentResult }, target: 'done' },
         ],
-        onError: { actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
+        onError: {
+          actions: { type: 'notePaymentFailure', params: ({ event }) => ({ error: event.error }) },
+          target: 'done',
+        },
       },
     },
     done: {

@@ -25,7 +25,15 @@ import { answer, chosenId, errorOf, outputOf } from './events.js';
 import { failureText } from './failure.js';
 import { parseText } from './input.js';
 import { pinMessages } from './messages/pin.js';
-import { confirmTransitions, confirmView, purchaseGuards, purchaseStates, unconfirmedKeys, VENDING_CURRENCY, type PurchaseContext } from './purchase.js';
+import {
+  confirmTransitions,
+  confirmView,
+  purchaseGuards,
+  purchaseStates,
+  unconfirmedKeys,
+  VENDING_CURRENCY,
+  type PurchaseContext,
+} from './purchase.js';
 import type { Candidate, PinBundle, PurchaseResult } from './services.js';
 import type { FlowEvent, FlowInput, FlowModule, FlowOutput, RememberedCandidate, Text, View } from './types.js';
 
@@ -94,7 +102,8 @@ const rememberedChosen = (context: PinContext, event: FlowEvent): RememberedCand
   const match = /^remembered:(\d+)$/.exec(chosenId(event) ?? '');
   return match ? rememberedFor(context)[Number(match[1])] : undefined;
 };
-const total = (context: PinContext): string => new Decimal(context.bundle?.amount ?? 0).times(context.quantity).toFixed();
+const total = (context: PinContext): string =>
+  new Decimal(context.bundle?.amount ?? 0).times(context.quantity).toFixed();
 
 /** What is bought, for whom, at what price: the summary's and the receipt's parameters. */
 function purchaseParams(context: PinContext): Record<string, string | number> {
@@ -177,7 +186,11 @@ export const pinMachine = setup({
       error: ({ context }): Text => ({ key: 'pin.noBundles', params: { service: serviceName(context) } }),
     }),
     refuseList: assign({ error: ({ event }) => failureText(errorOf(event)) }),
-    storeBundle: assign({ bundle: ({ context, event }) => chosenBundle(context, event), quantity: 1, error: undefined }),
+    storeBundle: assign({
+      bundle: ({ context, event }) => chosenBundle(context, event),
+      quantity: 1,
+      error: undefined,
+    }),
     storeQuantity: assign({ quantity: ({ event }) => chosenNumber(event) ?? 1, error: undefined }),
     storeRemembered: assign({
       accountNumber: ({ context, event }) => rememberedChosen(context, event)?.accountNumber,
@@ -186,7 +199,9 @@ export const pinMachine = setup({
     }),
     storeCode: assign(({ event }) => {
       const parsed = parseText(answer(event), CODE_MAX);
-      return parsed.ok ? { accountNumber: parsed.text, candidate: undefined, error: undefined } : { error: parsed.reason };
+      return parsed.ok
+        ? { accountNumber: parsed.text, candidate: undefined, error: undefined }
+        : { error: parsed.reason };
     }),
     storeCandidate: assign({ candidate: ({ event }) => outputOf<Candidate>(event), error: undefined }),
     refuseCode: assign({ error: ({ event }) => failureText(errorOf(event), { not_found: 'pin.codeNotFound' }) }),
@@ -222,7 +237,10 @@ export const pinMachine = setup({
         }),
       },
       on: {
-        CHOSEN: [{ guard: 'isServiceChosen', target: 'loadingBundles', actions: 'storeService' }, { actions: 'refuseChoice' }],
+        CHOSEN: [
+          { guard: 'isServiceChosen', target: 'loadingBundles', actions: 'storeService' },
+          { actions: 'refuseChoice' },
+        ],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: 'left',
       },
@@ -247,7 +265,10 @@ export const pinMachine = setup({
           error: context.error,
           choices: context.bundles.map((b, i) => ({
             id: String(i),
-            text: { key: 'pin.bundleLine', params: { name: b.description, amount: b.amount, currency: context.currency } },
+            text: {
+              key: 'pin.bundleLine',
+              params: { name: b.description, amount: b.amount, currency: context.currency },
+            },
           })),
         }),
       },
@@ -267,7 +288,10 @@ export const pinMachine = setup({
         view: (context) => ({
           text: { key: 'pin.askQuantity', params: { bundle: context.bundle?.description ?? '' } },
           error: context.error,
-          choices: Array.from({ length: quantityMax(context.bundle) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) })),
+          choices: Array.from({ length: quantityMax(context.bundle) }, (_, i) => ({
+            id: String(i + 1),
+            label: String(i + 1),
+          })),
         }),
       },
       on: {

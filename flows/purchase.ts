@@ -17,7 +17,15 @@ import { answer, chosenId, errorOf, outputOf } from './events.js';
 import type { FailureKeys } from './failure.js';
 import { outcomeOfText } from './outcome.js';
 import { isAlreadySubmitted, type PurchaseResult } from './services.js';
-import { isServiceFailure, type FlowEvent, type FlowInput, type FlowOutcome, type Params, type Text, type View } from './types.js';
+import {
+  isServiceFailure,
+  type FlowEvent,
+  type FlowInput,
+  type FlowOutcome,
+  type Params,
+  type Text,
+  type View,
+} from './types.js';
 
 /** The flows that end in a purchase; their id prefixes their message keys. */
 export type PurchaseFlow = 'data' | 'pin';

@@ -47,7 +47,11 @@ export const REASON_MAX = REQUEST_REASON_MAX_LENGTH;
 type Field = 'phone' | 'amount' | 'reason';
 
 /** Reads the answer typed for `field`: the context update, or why it is refused. */
-function readAnswer(field: Field, context: RequestContext, event: FlowEvent): { ok: true; update: Partial<RequestContext> } | Invalid {
+function readAnswer(
+  field: Field,
+  context: RequestContext,
+  event: FlowEvent,
+): { ok: true; update: Partial<RequestContext> } | Invalid {
   const value = event.type === 'ANSWERED' ? event.value : '';
   if (field === 'phone') {
     const phone = parsePhone(value, context.input.defaultCountry);
@@ -64,7 +68,9 @@ function readAnswer(field: Field, context: RequestContext, event: FlowEvent): { 
   if (!reason.ok) return reason;
   const long = reason.text.length > REQUEST_REASON_SAFE_LENGTH;
   const shown = reason.text.slice(0, REQUEST_REASON_SAFE_LENGTH);
-  const reasonWarning: Text | undefined = long ? { key: 'request.reasonLong', params: { max: REQUEST_REASON_SAFE_LENGTH, shown } } : undefined;
+  const reasonWarning: Text | undefined = long
+    ? { key: 'request.reasonLong', params: { max: REQUEST_REASON_SAFE_LENGTH, shown } }
+    : undefined;
   return { ok: true, update: { reason: reason.text, reasonWarning } };
 }
 
@@ -128,11 +134,16 @@ export const requestMachine = setup({
       return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
     }),
     storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
-    storeInstructions: assign({ sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes', error: undefined }),
+    storeInstructions: assign({
+      sendInstructions: ({ event }) => event.type === 'CHOSEN' && event.id === 'yes',
+      error: undefined,
+    }),
     /** The request in people's words: who was asked for how much, and its reference (never the service's status). */
     noteRequest: assign(({ context }, { id, mfscode }: CollectionRequestResult) => {
       const asked = { id, phone: context.phone ?? '', amount: context.amount ?? '', currency: context.currency ?? '' };
-      const outcome: Text = mfscode ? { key: 'request.createdWithCode', params: { ...asked, mfscode } } : { key: 'request.created', params: asked };
+      const outcome: Text = mfscode
+        ? { key: 'request.createdWithCode', params: { ...asked, mfscode } }
+        : { key: 'request.created', params: asked };
       return { outcome };
     }),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no request. */
@@ -153,7 +164,10 @@ export const requestMachine = setup({
     awaitingPhone: {
       meta: { view: ask('request.askPhone', 'phone') },
       on: {
-        ANSWERED: [{ guard: isValid('phone'), actions: store('phone'), target: 'awaitingAmount' }, { actions: store('phone') }],
+        ANSWERED: [
+          { guard: isValid('phone'), actions: store('phone'), target: 'awaitingAmount' },
+          { actions: store('phone') },
+        ],
         BACK: { actions: 'leaveToMenu', target: 'done' },
       },
     },
@@ -177,7 +191,10 @@ export const requestMachine = setup({
         }),
       },
       on: {
-        CHOSEN: [{ guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingReason' }, { actions: 'refuseChoice' }],
+        CHOSEN: [
+          { guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingReason' },
+          { actions: 'refuseChoice' },
+        ],
         ANSWERED: { actions: 'refuseChoice' },
         BACK: back('awaitingAmount', 'amount'),
       },
@@ -185,8 +202,14 @@ export const requestMachine = setup({
     awaitingReason: {
       meta: { view: ask('request.askReason', 'text') },
       on: {
-        ANSWERED: [{ guard: isValid('reason'), actions: store('reason'), target: 'choosingInstructions' }, { actions: store('reason') }],
-        BACK: [{ guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') }, back('choosingCurrency', 'currency')],
+        ANSWERED: [
+          { guard: isValid('reason'), actions: store('reason'), target: 'choosingInstructions' },
+          { actions: store('reason') },
+        ],
+        BACK: [
+          { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') },
+          back('choosingCurrency', 'currency'),
+        ],
       },
     },
     choosingInstructions: {
@@ -255,8 +278,15 @@ export const requestMachine = setup({
           metadata: { chat: context.input.chat, ref: context.key },
         }),
         onDone: [
-          { guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output }, actions: 'noteSubmittedBefore', target: 'done' },
-          { actions: { type: 'noteRequest', params: ({ event }) => event.output as CollectionRequestResult }, target: 'done' },
+          {
+            guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output },
+            actions: 'noteSubmittedBefore',
+            target: 'done',
+          },
+          {
+            actions: { type: 'noteRequest', params: ({ event }) => event.output as CollectionRequestResult },
+            target: 'done',
+          },
         ],
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
@@ -264,7 +294,10 @@ export const requestMachine = setup({
     done: {
       type: 'final',
       meta: {
-        view: (context: RequestContext): View => ({ text: context.outcome ?? { key: 'request.cancelled' }, final: true }),
+        view: (context: RequestContext): View => ({
+          text: context.outcome ?? { key: 'request.cancelled' },
+          final: true,
+        }),
         outcome: (context: RequestContext): FlowOutcome =>
           context.next ? 'left' : outcomeOfText(context.outcome ?? { key: 'request.cancelled' }, REQUEST_OUTCOMES),
       },

@@ -172,25 +172,27 @@ export interface FlowServices {
    * Creates the payment; remembers the names given for the number, for the asker only (none: not kept).
    * {@link Held} when the asker's role holds payments of this size for an approver: nothing was sent.
    */
-  createPayment(input: Partial<Asker> & {
-    duplicateCheckKey: string;
-    paymentType: 'money' | 'airtime' | 'bank';
-    phonenumber: string;
-    amount: string;
-    currency: string;
-    description: string;
-    firstName?: string;
-    lastName?: string;
-    bank?: { bank: string; accountNumber: string; accountName: string; email: string };
-    metadata: Record<string, string>;
-    /**
-     * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then
-     * their total and `phonenumber` a label of them (`3 recipients`), for records and approvals only.
-     */
-    recipients?: PayoutRecipient[];
-    /** Our grouping of this payment (a payout's id): kept in our journal as its parent, never sent to the service. */
-    parentRef?: string;
-  }): Promise<Created<PaymentResult> | Held>;
+  createPayment(
+    input: Partial<Asker> & {
+      duplicateCheckKey: string;
+      paymentType: 'money' | 'airtime' | 'bank';
+      phonenumber: string;
+      amount: string;
+      currency: string;
+      description: string;
+      firstName?: string;
+      lastName?: string;
+      bank?: { bank: string; accountNumber: string; accountName: string; email: string };
+      metadata: Record<string, string>;
+      /**
+       * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then
+       * their total and `phonenumber` a label of them (`3 recipients`), for records and approvals only.
+       */
+      recipients?: PayoutRecipient[];
+      /** Our grouping of this payment (a payout's id): kept in our journal as its parent, never sent to the service. */
+      parentRef?: string;
+    },
+  ): Promise<Created<PaymentResult> | Held>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
   /**
    * The latest payment the asker made to this payee (number or bank account), of this amount and currency,
@@ -201,21 +203,25 @@ export interface FlowServices {
   recentPayment(input: Asker & { payee: string; amount: string; currency: string }): Promise<RecentPayment | null>;
 
   /** Creates the request and files it among the asker's requests (the collections they may see). */
-  createCollectionRequest(input: Partial<Asker> & {
-    duplicateCheckKey: string;
-    phonenumber: string;
-    amount: string;
-    currency: string;
-    reason: string;
-    sendInstructions: boolean;
-    metadata: Record<string, string>;
-  }): Promise<Created<CollectionRequestResult>>;
+  createCollectionRequest(
+    input: Partial<Asker> & {
+      duplicateCheckKey: string;
+      phonenumber: string;
+      amount: string;
+      currency: string;
+      reason: string;
+      sendInstructions: boolean;
+      metadata: Record<string, string>;
+    },
+  ): Promise<Created<CollectionRequestResult>>;
 
   /**
    * Claim rules of the spec: amount, transaction id and full phone number together. A collection that
    * matched another user's request is not shown (unless the role has `seeAllCollections`).
    */
-  claimCollection(input: { amount: string; remoteTransactionId: string; phonenumber: string } & Asker): Promise<CollectionSummary[]>;
+  claimCollection(
+    input: { amount: string; remoteTransactionId: string; phonenumber: string } & Asker,
+  ): Promise<CollectionSummary[]>;
   /**
    * The latest collections this user may see: those matching requests they made, or every one when their
    * role has `seeAllCollections`.
@@ -223,29 +229,33 @@ export interface FlowServices {
   latestCollections(input: { limit: number } & Asker): Promise<CollectionSummary[]>;
 
   listDataBundles(input: { network: string; accountNumber?: string }): Promise<DataBundle[]>;
-  purchaseData(input: Partial<Asker> & {
-    duplicateCheckKey: string;
-    network: string;
-    datacode: string;
-    phonenumber: string;
-    /** Spectranet only: the account the bundle is for (as given to listDataBundles). */
-    accountNumber?: string;
-    amount: string;
-    metadata: Record<string, string>;
-  }): Promise<Created<PurchaseResult>>;
+  purchaseData(
+    input: Partial<Asker> & {
+      duplicateCheckKey: string;
+      network: string;
+      datacode: string;
+      phonenumber: string;
+      /** Spectranet only: the account the bundle is for (as given to listDataBundles). */
+      accountNumber?: string;
+      amount: string;
+      metadata: Record<string, string>;
+    },
+  ): Promise<Created<PurchaseResult>>;
 
   listPinBundles(input: { serviceType: string }): Promise<PinBundle[]>;
   validateCandidate(input: { serviceType: string; productCode: string; accountNumber: string }): Promise<Candidate>;
-  purchasePin(input: Partial<Asker> & {
-    duplicateCheckKey: string;
-    serviceType: string;
-    productCode: string;
-    accountNumber: string;
-    gsmNo: string;
-    amount: string;
-    quantity: number;
-    metadata: Record<string, string>;
-  }): Promise<Created<PurchaseResult>>;
+  purchasePin(
+    input: Partial<Asker> & {
+      duplicateCheckKey: string;
+      serviceType: string;
+      productCode: string;
+      accountNumber: string;
+      gsmNo: string;
+      amount: string;
+      quantity: number;
+      metadata: Record<string, string>;
+    },
+  ): Promise<Created<PurchaseResult>>;
 }
 
 export type ServiceName = keyof FlowServices;

@@ -79,7 +79,15 @@ export interface StateMeta {
  * - `left`: the user backed out to the menu.
  */
 export type FlowOutcome = 'paid' | 'done' | 'refused' | 'failed' | 'processing' | 'cancelled' | 'left';
-export const FLOW_OUTCOMES: readonly FlowOutcome[] = ['paid', 'done', 'refused', 'failed', 'processing', 'cancelled', 'left'];
+export const FLOW_OUTCOMES: readonly FlowOutcome[] = [
+  'paid',
+  'done',
+  'refused',
+  'failed',
+  'processing',
+  'cancelled',
+  'left',
+];
 
 /** What the engine gives every flow at start. */
 export interface FlowInput {

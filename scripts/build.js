@@ -45,11 +45,16 @@ function build() {
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   } catch {
-    console.error('dist/ must be built and TypeScript is not installed: run `npm ci` (with dev dependencies), then `npm run build`.');
+    console.error(
+      'dist/ must be built and TypeScript is not installed: run `npm ci` (with dev dependencies), then `npm run build`.',
+    );
     process.exit(1);
   }
   rmSync(DIST, { recursive: true, force: true });
-  const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+  const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (compiled.status !== 0) {
     console.error('build: the TypeScript compiler refused the sources (above); dist/ not written.');
     process.exit(compiled.status ?? 1);
@@ -63,7 +68,9 @@ function build() {
     assets++;
   }
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  console.error(`build: dist/ written (${assets} run-time files copied beside the modules), start with node ${relative(root, join(DIST, 'src', 'main.js'))}`);
+  console.error(
+    `build: dist/ written (${assets} run-time files copied beside the modules), start with node ${relative(root, join(DIST, 'src', 'main.js'))}`,
+  );
 }
 
 const ifNeeded = process.argv.includes('--if-needed');

@@ -19,7 +19,13 @@ import { userOfAddress } from './conversation/channels/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
 import { giveBackSpend } from './conversation/services/access-policy.js';
 import type { Lang, UserProfile } from '../flows/types.js';
-import { africasTalkingSms, createNotifications, ensureWebhooks, SmsOutbox, type SmsSender } from './notifications/index.js';
+import {
+  africasTalkingSms,
+  createNotifications,
+  ensureWebhooks,
+  SmsOutbox,
+  type SmsSender,
+} from './notifications/index.js';
 import { notifyText } from './notifications/messages.js';
 import { ApprovalDesk } from './approvals/desk.js';
 import { Payouts } from './payouts/payouts.js';
@@ -94,7 +100,9 @@ function listen(app: express.Express, direct: DirectRoutes, port: number): Promi
  * process of one deployment has and Redis never holds.
  */
 function ussdDigestKey(config: Config): string {
-  return createHmac('sha256', config.MOMO_API_KEY ?? config.SANDBOX_API_KEY).update('momo-chat:ussd-resend-digest').digest('base64url');
+  return createHmac('sha256', config.MOMO_API_KEY ?? config.SANDBOX_API_KEY)
+    .update('momo-chat:ussd-resend-digest')
+    .digest('base64url');
 }
 
 /** Starts the product; rejects with ConfigError (before listening) when the start is refused (start-checks.ts). */
@@ -126,7 +134,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     throw error;
   }
   const journal = new Journal(database.db);
-  const journalRedis = config.redis ? connectRedis(config.redis, { name: 'journal', logger, keyPrefix: 'momo:', maxRetriesPerRequest: 1 }) : undefined;
+  const journalRedis = config.redis
+    ? connectRedis(config.redis, { name: 'journal', logger, keyPrefix: 'momo:', maxRetriesPerRequest: 1 })
+    : undefined;
   const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
   journalWriter.start();
   const stopRetention = startRetention({ journal, days: config.RETENTION_DAYS, logger });
@@ -186,12 +196,22 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     person: policy.personOf(channel as Channel, userId),
   }));
   // The pay flow asks before a second payment of the same a moment after the first: the journal knows it.
-  const recentOfJournal = (input: { channel: string; userId: string; payee: string; amount: string; currency: string }) =>
-    recentPayment(database.db, input);
-  const recorded = recordMade(createServices({ client, policy, store, logger, recentPayment: recentOfJournal }), made, logger, {
-    journal: money,
-    giveBack: (key) => giveBackSpend(store, key),
-  });
+  const recentOfJournal = (input: {
+    channel: string;
+    userId: string;
+    payee: string;
+    amount: string;
+    currency: string;
+  }) => recentPayment(database.db, input);
+  const recorded = recordMade(
+    createServices({ client, policy, store, logger, recentPayment: recentOfJournal }),
+    made,
+    logger,
+    {
+      journal: money,
+      giveBack: (key) => giveBackSpend(store, key),
+    },
+  );
 
   const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
   closers.push(() => funnel.close());
@@ -205,7 +225,13 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     options.sms ??
     outbox ??
     (config.SMS_PROVIDER === 'africastalking'
-      ? africasTalkingSms({ username: config.AT_USERNAME!, apiKey: config.AT_API_KEY!, from: config.SMS_SENDER_ID, url: config.AT_SMS_URL, logger })
+      ? africasTalkingSms({
+          username: config.AT_USERNAME!,
+          apiKey: config.AT_API_KEY!,
+          from: config.SMS_SENDER_ID,
+          url: config.AT_SMS_URL,
+          logger,
+        })
       : undefined);
   const languageOf = async (address: Address): Promise<Lang | undefined> => {
     const stored = await store.get(keys.profile(address.channel, userOfAddress(address)));
@@ -222,7 +248,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       if (!notifier) throw new Error(`no notifier for ${address.channel}`);
       const lang = (await languageOf(address).catch(() => undefined)) ?? 'en';
       const text = notifyText(lang, messageKey, params);
-      await notifier.send(address, address.channel === 'ussd' ? notifyText(lang, messageKey, params, { forDial: true }) : text);
+      await notifier.send(
+        address,
+        address.channel === 'ussd' ? notifyText(lang, messageKey, params, { forDial: true }) : text,
+      );
       return text;
     },
     journal: money,
@@ -230,13 +259,23 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
   const services = approvals.guard(recorded);
   // Bulk payouts (Slack /momo payout) through the same services: policy and maker/checker apply.
-  const payouts = new Payouts({ store, policy, services, currencies: config.CURRENCIES, defaultCountry: config.DEFAULT_COUNTRY, logger });
+  const payouts = new Payouts({
+    store,
+    policy,
+    services,
+    currencies: config.CURRENCIES,
+    defaultCountry: config.DEFAULT_COUNTRY,
+    logger,
+  });
   let whatsapp: WhatsApp | undefined;
   const basicAuth =
-    config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD } : undefined;
+    config.MOMO_WEBHOOK_USER && config.MOMO_WEBHOOK_PASSWORD
+      ? { user: config.MOMO_WEBHOOK_USER, password: config.MOMO_WEBHOOK_PASSWORD }
+      : undefined;
   // The embedded sandbox sends its notifications with the credentials the receiver checks, as the operator
   // sets them up for the real service.
-  if (sandbox && basicAuth) sandbox.controls.setOrganization({ webhookAuth: { username: basicAuth.user, password: basicAuth.password } });
+  if (sandbox && basicAuth)
+    sandbox.controls.setOrganization({ webhookAuth: { username: basicAuth.user, password: basicAuth.password } });
   // Built before any route can make something: it schedules each intent's follow-up. Channels add their
   // notifiers below; the routes and the workers start once they have.
   const notifications = createNotifications({
@@ -266,31 +305,45 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     if (address.channel === 'whatsapp' && whatsapp) await whatsapp.showLate(address, prompt);
     else if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
   };
-  const engine = withRateLimit(createEngine({
-    store,
-    services,
-    policy,
-    defaultCountry: config.DEFAULT_COUNTRY,
-    currencies: config.CURRENCIES,
-    nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
-    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
-    deadlineMs: { ussd: config.USSD_DEADLINE_MS, telegram: config.CHAT_DEADLINE_MS, slack: config.CHAT_DEADLINE_MS, whatsapp: config.CHAT_DEADLINE_MS },
-    onLateOutcome: tellLate,
-    onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
-    // The screen that answered a money-moving call is a telling too (buffered: the hop does not wait).
-    onMoneyAnswer: (answer) =>
-      money.write(
-        journalEvents.telling(answer.ref, {
-          channel: answer.channel,
-          to: `${answer.channel}:${answer.conversationId}`,
-          text: answer.text,
-          source: 'conversation',
-          key: `${answer.ref}:telling:${answer.channel}:answer`,
-        }),
-      ),
-    onTransition: (move) => funnel.record(move),
-    logger,
-  }), { messages: config.RATE_LIMIT_MESSAGES, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, redisUrl: config.redis, store, logger });
+  const engine = withRateLimit(
+    createEngine({
+      store,
+      services,
+      policy,
+      defaultCountry: config.DEFAULT_COUNTRY,
+      currencies: config.CURRENCIES,
+      nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
+      sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+      deadlineMs: {
+        ussd: config.USSD_DEADLINE_MS,
+        telegram: config.CHAT_DEADLINE_MS,
+        slack: config.CHAT_DEADLINE_MS,
+        whatsapp: config.CHAT_DEADLINE_MS,
+      },
+      onLateOutcome: tellLate,
+      onFlowEnd: (end) => metrics.conversationFinished(end.flow, end.outcome, end.step),
+      // The screen that answered a money-moving call is a telling too (buffered: the hop does not wait).
+      onMoneyAnswer: (answer) =>
+        money.write(
+          journalEvents.telling(answer.ref, {
+            channel: answer.channel,
+            to: `${answer.channel}:${answer.conversationId}`,
+            text: answer.text,
+            source: 'conversation',
+            key: `${answer.ref}:telling:${answer.channel}:answer`,
+          }),
+        ),
+      onTransition: (move) => funnel.record(move),
+      logger,
+    }),
+    {
+      messages: config.RATE_LIMIT_MESSAGES,
+      windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      redisUrl: config.redis,
+      store,
+      logger,
+    },
+  );
   // Chat accounts linked to their person with a link code (`/link CODE`), answered before the engine.
   withLinkCommand(engine, { directory: people, store, logger });
   closers.push(() => engine.close());
@@ -302,7 +355,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const opsServed = addOpsPage(app, {
     funnel,
     metrics,
-    credentials: config.OPS_USER && config.OPS_PASSWORD ? { user: config.OPS_USER, password: config.OPS_PASSWORD } : undefined,
+    credentials:
+      config.OPS_USER && config.OPS_PASSWORD ? { user: config.OPS_USER, password: config.OPS_PASSWORD } : undefined,
     open: config.embeddedSandbox,
     opsToken: config.OPS_TOKEN,
     defaultCountry: config.DEFAULT_COUNTRY,
@@ -312,7 +366,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     operators: () => people.operators(),
     people: { directory: people, policy, store, logger },
   });
-  if (!opsServed) logger.warn('operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (operators sign in on /ops/sign-in)');
+  if (!opsServed)
+    logger.warn(
+      'operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (operators sign in on /ops/sign-in)',
+    );
 
   // Routes anyone on the network can post to are counted per caller address before anything else runs.
   const sourceLimit = sourceRateLimit({
@@ -362,7 +419,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       botToken: config.SLACK_BOT_TOKEN,
       appToken: config.SLACK_APP_TOKEN,
       apiUrl: config.SLACK_API_URL,
-      ...(config.SLACK_APPROVALS_CHANNEL ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } } : {}),
+      ...(config.SLACK_APPROVALS_CHANNEL
+        ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } }
+        : {}),
       payouts: { payouts, currencies: config.CURRENCIES },
       engine,
       store,
@@ -412,7 +471,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     res.status(404).json({ detail: `No route for ${req.method} ${req.path}` });
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status = typeof err === 'object' && err !== null && 'status' in err ? Number((err as { status: unknown }).status) : 500;
+    const status =
+      typeof err === 'object' && err !== null && 'status' in err ? Number((err as { status: unknown }).status) : 500;
     if (status >= 400 && status < 500) {
       res.status(status).json({ detail: err instanceof Error ? err.message : 'Bad request' });
       return;
@@ -422,7 +482,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
 
   // Webhooks: at PUBLIC_URL for a real service; over loopback for the embedded sandbox.
-  const receiver = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo` : sandbox ? `${url}/notifications/momo` : undefined;
+  const receiver = config.PUBLIC_URL
+    ? `${config.PUBLIC_URL.replace(/\/$/, '')}/notifications/momo`
+    : sandbox
+      ? `${url}/notifications/momo`
+      : undefined;
   // Processes starting together on one Redis register one at a time: the first lists and creates, the
   // others (within a minute) leave it to it, so no two list "missing" and both create.
   if (receiver && (await store.claim(keys.webhookRegistration(receiver), 60))) {
@@ -455,7 +519,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       // No more taking over of runs; runs past their deadline finish and tell their chats before the
       // notifiers go away.
       await engine.stop();
-      for (const close of closers.reverse()) await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
+      for (const close of closers.reverse())
+        await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
       await sandbox?.close();
       await store.close();
     },

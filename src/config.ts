@@ -23,7 +23,10 @@ const list = (fallback: string) =>
     );
 
 /** `true`/`false` (only these: a typo must not read as either). */
-const flag = z.enum(['true', 'false']).default('false').transform((v) => v === 'true');
+const flag = z
+  .enum(['true', 'false'])
+  .default('false')
+  .transform((v) => v === 'true');
 
 /** A secret the caller must present: URL-safe characters (it may sit in a path), long enough not to be guessed. */
 const secret = optionalString.refine((v) => v === undefined || /^[A-Za-z0-9._~-]{16,256}$/.test(v), {
@@ -51,7 +54,10 @@ const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 const trustProxy = optionalString.transform((v, ctx): number | string[] | false => {
   if (v === undefined || v === 'false') return false;
   if (/^\d+$/.test(v) && Number(v) <= 10) return Number(v);
-  const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const bad = entries.filter((e) => !isAddressOrRange(e) && !PROXY_RANGE_NAMES.includes(e));
   if (entries.length === 0 || bad.length > 0) {
     ctx.addIssue({
@@ -66,7 +72,10 @@ const trustProxy = optionalString.transform((v, ctx): number | string[] | false 
 /** `host:port,…` (a hostname, IPv4 or [IPv6] host; a port 1-65535); unset or empty: undefined. */
 const hostPorts = optionalString.transform((v, ctx): HostPort[] | undefined => {
   if (v === undefined) return undefined;
-  const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const parsed = entries.map((entry) => {
     const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
     const port = Number(match?.[2]);
@@ -74,7 +83,10 @@ const hostPorts = optionalString.transform((v, ctx): HostPort[] | undefined => {
   });
   const bad = parsed.filter((p) => typeof p === 'string');
   if (entries.length === 0 || bad.length > 0) {
-    ctx.addIssue({ code: 'custom', message: `a list of host:port (e.g. 10.0.0.1:26379,10.0.0.2:26379); not understood: ${(bad.length > 0 ? bad : [v]).join(', ')}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `a list of host:port (e.g. 10.0.0.1:26379,10.0.0.2:26379); not understood: ${(bad.length > 0 ? bad : [v]).join(', ')}`,
+    });
     return z.NEVER;
   }
   return parsed as HostPort[];
@@ -211,10 +223,16 @@ const envSchema = z.object({
    */
   USSD_ALLOWED_IPS: optionalString.transform((v, ctx) => {
     if (v === undefined) return undefined;
-    const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+    const entries = v
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
     const bad = entries.filter((e) => !isAddressOrRange(e));
     if (entries.length === 0 || bad.length > 0) {
-      ctx.addIssue({ code: 'custom', message: `not an IP address or CIDR range: ${(bad.length > 0 ? bad : [v]).join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `not an IP address or CIDR range: ${(bad.length > 0 ? bad : [v]).join(', ')}`,
+      });
       return z.NEVER;
     }
     return entries;
@@ -259,14 +277,24 @@ const envSchema = z.object({
    * Maker/checker: the Slack channel id (C…) where payments above a role's `approvalAbove` are held for an
    * approver (src/approvals). Needed when the access policy holds payments; invite the bot to the channel.
    */
-  SLACK_APPROVALS_CHANNEL: optionalString.refine((v) => v === undefined || /^[CG][A-Z0-9]{2,30}$/.test(v), 'a Slack channel id such as C0123ABCD (not its #name)'),
+  SLACK_APPROVALS_CHANNEL: optionalString.refine(
+    (v) => v === undefined || /^[CG][A-Z0-9]{2,30}$/.test(v),
+    'a Slack channel id such as C0123ABCD (not its #name)',
+  ),
   /** How long a held payment waits for a decision before it expires and its maker is told. Default 24 hours. */
-  APPROVAL_TTL_HOURS: z.coerce.number().positive().max(24 * 30).default(24),
+  APPROVAL_TTL_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 30)
+    .default(24),
 
   /** WhatsApp Cloud API: on when all four of these are set (WHATSAPP_SETTINGS), off when none is. */
   WHATSAPP_TOKEN: optionalString,
   /** The business phone number's id in Meta's dashboard: digits, as it goes into the Graph API path. */
-  WHATSAPP_PHONE_NUMBER_ID: optionalString.refine((v) => v === undefined || /^\d{1,32}$/.test(v), 'the phone number id is digits'),
+  WHATSAPP_PHONE_NUMBER_ID: optionalString.refine(
+    (v) => v === undefined || /^\d{1,32}$/.test(v),
+    'the phone number id is digits',
+  ),
   /** The app secret that signs Meta's deliveries (X-Hub-Signature-256), and the verify token typed into Meta's dashboard. */
   WHATSAPP_APP_SECRET: optionalString,
   WHATSAPP_VERIFY_TOKEN: optionalString,
@@ -280,7 +308,10 @@ const envSchema = z.object({
     if (v === undefined) return undefined;
     const match = /^([a-z0-9_]{1,512})(?::([A-Za-z]{2,3}(?:_[A-Za-z]{2,4})?))?$/.exec(v);
     if (!match) {
-      ctx.addIssue({ code: 'custom', message: 'a template name (a-z, 0-9, _) and its language code: payment_update:en_US' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a template name (a-z, 0-9, _) and its language code: payment_update:en_US',
+      });
       return z.NEVER;
     }
     return { name: match[1]!, language: match[2] ?? 'en' };
@@ -290,7 +321,12 @@ const envSchema = z.object({
 });
 
 /** The settings that turn WhatsApp on: all four, or none. */
-export const WHATSAPP_SETTINGS = ['WHATSAPP_TOKEN', 'WHATSAPP_PHONE_NUMBER_ID', 'WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN'] as const;
+export const WHATSAPP_SETTINGS = [
+  'WHATSAPP_TOKEN',
+  'WHATSAPP_PHONE_NUMBER_ID',
+  'WHATSAPP_APP_SECRET',
+  'WHATSAPP_VERIFY_TOKEN',
+] as const;
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -303,29 +339,50 @@ export interface Config extends Env {
 
 /** The Redis mode the settings choose; throws ConfigError naming the settings that are mixed or half set. */
 function redisSettings(cfg: Env): RedisSettings | undefined {
-  const modes = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter((name) => cfg[name] !== undefined);
-  if (modes.length > 1) throw new ConfigError(`${modes.join(', ')}: set one of REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES, not several`);
+  const modes = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter(
+    (name) => cfg[name] !== undefined,
+  );
+  if (modes.length > 1)
+    throw new ConfigError(
+      `${modes.join(', ')}: set one of REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES, not several`,
+    );
   if ((cfg.REDIS_SENTINELS === undefined) !== (cfg.REDIS_SENTINEL_NAME === undefined)) {
     const missing = cfg.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_NAME';
-    throw new ConfigError(`${missing}: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together (the Sentinels and the master's name)`);
+    throw new ConfigError(
+      `${missing}: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together (the Sentinels and the master's name)`,
+    );
   }
-  const extras = (['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD', 'REDIS_TLS'] as const).filter((name) => (name === 'REDIS_TLS' ? cfg.REDIS_TLS : cfg[name] !== undefined));
+  const extras = (['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD', 'REDIS_TLS'] as const).filter((name) =>
+    name === 'REDIS_TLS' ? cfg.REDIS_TLS : cfg[name] !== undefined,
+  );
   if (cfg.REDIS_SENTINEL_PASSWORD !== undefined && cfg.REDIS_SENTINELS === undefined) {
     throw new ConfigError('REDIS_SENTINEL_PASSWORD: only with REDIS_SENTINELS');
   }
   if (cfg.REDIS_URL !== undefined || modes.length === 0) {
     if (extras.length > 0) {
-      throw new ConfigError(`${extras.join(', ')}: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (a REDIS_URL carries its own: redis://:password@host:port, rediss:// for TLS)`);
+      throw new ConfigError(
+        `${extras.join(', ')}: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (a REDIS_URL carries its own: redis://:password@host:port, rediss:// for TLS)`,
+      );
     }
     if (cfg.REDIS_URL !== undefined && !/^rediss?:\/\/[^\s]+$/.test(cfg.REDIS_URL)) {
-      throw new ConfigError('REDIS_URL: a redis:// or rediss:// URL (for Sentinel set REDIS_SENTINELS and REDIS_SENTINEL_NAME, for a cluster REDIS_CLUSTER_NODES)');
+      throw new ConfigError(
+        'REDIS_URL: a redis:// or rediss:// URL (for Sentinel set REDIS_SENTINELS and REDIS_SENTINEL_NAME, for a cluster REDIS_CLUSTER_NODES)',
+      );
     }
     return cfg.REDIS_URL === undefined ? undefined : { mode: 'server', url: cfg.REDIS_URL };
   }
   const password = cfg.REDIS_PASSWORD !== undefined ? { password: cfg.REDIS_PASSWORD } : {};
   if (cfg.REDIS_SENTINELS !== undefined) {
-    const sentinelPassword = cfg.REDIS_SENTINEL_PASSWORD !== undefined ? { sentinelPassword: cfg.REDIS_SENTINEL_PASSWORD } : {};
-    return { mode: 'sentinel', sentinels: cfg.REDIS_SENTINELS, name: cfg.REDIS_SENTINEL_NAME!, ...password, ...sentinelPassword, tls: cfg.REDIS_TLS };
+    const sentinelPassword =
+      cfg.REDIS_SENTINEL_PASSWORD !== undefined ? { sentinelPassword: cfg.REDIS_SENTINEL_PASSWORD } : {};
+    return {
+      mode: 'sentinel',
+      sentinels: cfg.REDIS_SENTINELS,
+      name: cfg.REDIS_SENTINEL_NAME!,
+      ...password,
+      ...sentinelPassword,
+      tls: cfg.REDIS_TLS,
+    };
   }
   return { mode: 'cluster', nodes: cfg.REDIS_CLUSTER_NODES!, ...password, tls: cfg.REDIS_TLS };
 }
@@ -344,7 +401,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
   }
   const cfg = parsed.data;
-  if (cfg.MOMO_BASE_URL && !cfg.MOMO_API_KEY) throw new ConfigError('MOMO_API_KEY: MOMO_BASE_URL is set but MOMO_API_KEY is not');
+  if (cfg.MOMO_BASE_URL && !cfg.MOMO_API_KEY)
+    throw new ConfigError('MOMO_API_KEY: MOMO_BASE_URL is set but MOMO_API_KEY is not');
   // Half a credential pair would leave the receiver open while the operator believes it closed.
   if (Boolean(cfg.MOMO_WEBHOOK_USER) !== Boolean(cfg.MOMO_WEBHOOK_PASSWORD)) {
     const missing = cfg.MOMO_WEBHOOK_USER ? 'MOMO_WEBHOOK_PASSWORD' : 'MOMO_WEBHOOK_USER';
@@ -352,17 +410,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (cfg.SMS_PROVIDER === 'africastalking') {
     const unset = (['AT_USERNAME', 'AT_API_KEY'] as const).filter((name) => cfg[name] === undefined);
-    if (unset.length > 0) throw new ConfigError(`${unset.join(', ')}: SMS_PROVIDER=africastalking needs AT_USERNAME and AT_API_KEY`);
+    if (unset.length > 0)
+      throw new ConfigError(`${unset.join(', ')}: SMS_PROVIDER=africastalking needs AT_USERNAME and AT_API_KEY`);
   }
   if (cfg.CURRENCIES.length === 0) throw new ConfigError('CURRENCIES must name at least one currency');
   const missing = WHATSAPP_SETTINGS.filter((name) => cfg[name] === undefined);
   if (missing.length > 0 && missing.length < WHATSAPP_SETTINGS.length) {
-    throw new ConfigError(`WhatsApp is half configured: set ${missing.join(', ')} too (or unset every WHATSAPP_ setting to turn it off)`);
+    throw new ConfigError(
+      `WhatsApp is half configured: set ${missing.join(', ')} too (or unset every WHATSAPP_ setting to turn it off)`,
+    );
   }
   if ((cfg.OPS_USER === undefined) !== (cfg.OPS_PASSWORD === undefined)) {
-    throw new ConfigError(`OPS_USER and OPS_PASSWORD go together: ${cfg.OPS_USER === undefined ? 'OPS_USER' : 'OPS_PASSWORD'} is not set`);
+    throw new ConfigError(
+      `OPS_USER and OPS_PASSWORD go together: ${cfg.OPS_USER === undefined ? 'OPS_USER' : 'OPS_PASSWORD'} is not set`,
+    );
   }
-  if (cfg.OPS_USER?.includes(':')) throw new ConfigError('OPS_USER cannot contain ":" (Basic auth splits the user from the password there)');
+  if (cfg.OPS_USER?.includes(':'))
+    throw new ConfigError('OPS_USER cannot contain ":" (Basic auth splits the user from the password there)');
   const redis = redisSettings(cfg);
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL, ...(redis ? { redis } : {}) };
 }

@@ -27,7 +27,10 @@ async function main(): Promise<void> {
     // Whatever holds the stop (a Redis that does not answer, a run waiting on the service), the process ends
     // within its grace period: an orchestrator would SIGKILL it soon after anyway, with no line said.
     setTimeout(() => {
-      logger.error({ graceSeconds: config.SHUTDOWN_GRACE_SECONDS }, 'shutdown: grace period over, exiting with work unfinished');
+      logger.error(
+        { graceSeconds: config.SHUTDOWN_GRACE_SECONDS },
+        'shutdown: grace period over, exiting with work unfinished',
+      );
       process.exit(1);
     }, config.SHUTDOWN_GRACE_SECONDS * 1000).unref();
     starting
@@ -56,7 +59,11 @@ async function main(): Promise<void> {
   lines.push(`  Notifications receiver:  POST ${local}/notifications/momo`);
   lines.push(
     `  Operator page:           ${
-      config.OPS_USER ? `${local}/ops   (Basic auth: OPS_USER)` : config.embeddedSandbox ? `${local}/ops   (open: demo)` : 'off (set OPS_USER and OPS_PASSWORD)'
+      config.OPS_USER
+        ? `${local}/ops   (Basic auth: OPS_USER)`
+        : config.embeddedSandbox
+          ? `${local}/ops   (open: demo)`
+          : 'off (set OPS_USER and OPS_PASSWORD)'
     }`,
   );
   if (running.sandbox) {
@@ -70,11 +77,17 @@ async function main(): Promise<void> {
     lines.push(`  Service:                 ${config.MOMO_BASE_URL}`);
   }
   lines.push(`  Telegram: ${config.TELEGRAM_BOT_TOKEN ? 'on' : 'off (set TELEGRAM_BOT_TOKEN)'}`);
-  lines.push(`  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`);
+  lines.push(
+    `  Slack:    ${config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN ? 'on' : 'off (set SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN)'}`,
+  );
   const whatsappWebhook = `${config.PUBLIC_URL?.replace(/\/+$/, '') ?? local}${WHATSAPP_WEBHOOK_PATH}`;
-  lines.push(`  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`);
+  lines.push(
+    `  WhatsApp: ${whatsappOn(config) ? `on (Meta's webhook: ${whatsappWebhook})` : `off (set ${WHATSAPP_SETTINGS.join(', ')})`}`,
+  );
   const redisMode = { server: 'Redis', sentinel: 'Redis through Sentinel', cluster: 'Redis Cluster' };
-  lines.push(`  Sessions: ${config.redis ? redisMode[config.redis.mode] : 'memory (set REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES for Redis)'}`);
+  lines.push(
+    `  Sessions: ${config.redis ? redisMode[config.redis.mode] : 'memory (set REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES for Redis)'}`,
+  );
   console.log(lines.join('\n'));
 }
 

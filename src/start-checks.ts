@@ -48,34 +48,49 @@ export function checkStart(config: Config): StartChecks {
     throw new ConfigError(line);
   };
   if (!config.ACCESS_POLICY && !config.ACCESS_POLICY_FILE) {
-    refuse('ACCESS_POLICY: MOMO_BASE_URL is set (production) but no access policy is: set ACCESS_POLICY or ACCESS_POLICY_FILE (without one every user could pay, with PIN 1234)');
+    refuse(
+      'ACCESS_POLICY: MOMO_BASE_URL is set (production) but no access policy is: set ACCESS_POLICY or ACCESS_POLICY_FILE (without one every user could pay, with PIN 1234)',
+    );
   }
   for (const entry of policy.entries()) {
     const name = `users.${entry.channel}.${entry.channel === 'ussd' && entry.id !== '*' ? maskPhone(entry.id) : entry.id}`;
     const money = entry.flows.filter((f) => MONEY_FLOWS.includes(f));
     if (entry.id === '*' && entry.hasPin) {
-      refuse(`ACCESS_POLICY: ${name} carries a PIN, which every caller would share: give each USSD user their own PIN (a * entry never carries one)`);
+      refuse(
+        `ACCESS_POLICY: ${name} carries a PIN, which every caller would share: give each USSD user their own PIN (a * entry never carries one)`,
+      );
     }
     if (entry.id === '*' && money.length > 0 && !config.ALLOW_ANY_USER_MONEY) {
-      refuse(`ALLOW_ANY_USER_MONEY: ${name} (role ${entry.role}) lets every user use ${money.join(', ')}: list users by id in ACCESS_POLICY, or set ALLOW_ANY_USER_MONEY=true`);
+      refuse(
+        `ALLOW_ANY_USER_MONEY: ${name} (role ${entry.role}) lets every user use ${money.join(', ')}: list users by id in ACCESS_POLICY, or set ALLOW_ANY_USER_MONEY=true`,
+      );
     }
     if (entry.channel === 'ussd' && money.length > 0 && !entry.hasPin) {
-      refuse(`ACCESS_POLICY: ${name} (role ${entry.role}) may use ${money.join(', ')} but has no PIN, and USSD confirms money with one: give it a PIN hash`);
+      refuse(
+        `ACCESS_POLICY: ${name} (role ${entry.role}) may use ${money.join(', ')} but has no PIN, and USSD confirms money with one: give it a PIN hash`,
+      );
     }
   }
   if (config.redis && !config.DATABASE_URL) {
-    refuse(`DATABASE_URL: ${config.REDIS_URL ? 'REDIS_URL' : 'Redis'} is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server`);
+    refuse(
+      `DATABASE_URL: ${config.REDIS_URL ? 'REDIS_URL' : 'Redis'} is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server`,
+    );
   }
   const slackSecret = Boolean(config.SLACK_SIGNING_SECRET);
   const slackToken = Boolean(config.SLACK_BOT_TOKEN);
   if (slackSecret !== slackToken) {
-    const [set, missing] = slackSecret ? ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN'] : ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET'];
+    const [set, missing] = slackSecret
+      ? ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN']
+      : ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET'];
     refuse(`${missing}: ${set} is set without it, so Slack would be off: set both, or neither`);
   }
   if (policy.holdsPayments() && !(slackSecret && slackToken && config.SLACK_APPROVALS_CHANNEL)) {
-    refuse('SLACK_APPROVALS_CHANNEL: the access policy holds payments for approval (approvalAbove) but no approvals channel is set up: set SLACK_APPROVALS_CHANNEL with Slack on, or remove approvalAbove');
+    refuse(
+      'SLACK_APPROVALS_CHANNEL: the access policy holds payments for approval (approvalAbove) but no approvals channel is set up: set SLACK_APPROVALS_CHANNEL with Slack on, or remove approvalAbove',
+    );
   }
-  if (config.SLACK_APP_TOKEN && !slackSecret) refuse('SLACK_SIGNING_SECRET: SLACK_APP_TOKEN is set without SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN');
+  if (config.SLACK_APP_TOKEN && !slackSecret)
+    refuse('SLACK_SIGNING_SECRET: SLACK_APP_TOKEN is set without SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN');
   if (!config.TELEGRAM_BOT_TOKEN) {
     for (const setting of ['TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_API_ROOT'] as const) {
       if (config[setting]) refuse(`TELEGRAM_BOT_TOKEN: ${setting} is set without it, so Telegram would be off`);
@@ -84,12 +99,20 @@ export function checkStart(config: Config): StartChecks {
 
   const warnings: string[] = [];
   if (!config.MOMO_WEBHOOK_USER) {
-    warnings.push('MOMO_WEBHOOK_USER and MOMO_WEBHOOK_PASSWORD are not set: notifications are not authenticated, so a final state is confirmed by a read of the service before anyone is told; ask the operator for notification credentials');
+    warnings.push(
+      'MOMO_WEBHOOK_USER and MOMO_WEBHOOK_PASSWORD are not set: notifications are not authenticated, so a final state is confirmed by a read of the service before anyone is told; ask the operator for notification credentials',
+    );
   }
   const off = ussdRoutesOff(config);
   if (off) warnings.push(off);
-  if (!config.OPS_TOKEN) warnings.push('OPS_TOKEN is not set: /metrics and the details of /readyz are open to anyone who reaches the product');
-  if (!config.redis) warnings.push('REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): sessions, PIN tries, daily totals and rate limits are this process\'s alone, so run only one process');
+  if (!config.OPS_TOKEN)
+    warnings.push(
+      'OPS_TOKEN is not set: /metrics and the details of /readyz are open to anyone who reaches the product',
+    );
+  if (!config.redis)
+    warnings.push(
+      "REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): sessions, PIN tries, daily totals and rate limits are this process's alone, so run only one process",
+    );
   return { policy, warnings };
 }
 

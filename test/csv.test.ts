@@ -11,7 +11,11 @@ const fields = (text: string) => {
 
 describe('CSV (RFC 4180)', () => {
   it('reads quoted fields with commas, doubled quotes and line breaks; CRLF, LF, a BOM and no final line break', () => {
-    expect(fields('\uFEFFphone,amount,description\r\n0772000001,5000,"Wages, March"\r\n"0772000002","10","He said ""hi""\nthen left"\n0772000003,1,')).toEqual([
+    expect(
+      fields(
+        '\uFEFFphone,amount,description\r\n0772000001,5000,"Wages, March"\r\n"0772000002","10","He said ""hi""\nthen left"\n0772000003,1,',
+      ),
+    ).toEqual([
       ['phone', 'amount', 'description'],
       ['0772000001', '5000', 'Wages, March'],
       ['0772000002', '10', 'He said "hi"\nthen left'],
@@ -23,13 +27,23 @@ describe('CSV (RFC 4180)', () => {
   });
 
   it('refuses what the grammar does not allow, naming the record', () => {
-    expect(readCsv('a,b\nc,d"e"\n')).toMatchObject({ ok: false, row: 2, message: expect.stringMatching(/double quote inside a field/) });
-    expect(readCsv('"a"b,c\n')).toMatchObject({ ok: false, row: 1, message: expect.stringMatching(/after the closing quote/) });
+    expect(readCsv('a,b\nc,d"e"\n')).toMatchObject({
+      ok: false,
+      row: 2,
+      message: expect.stringMatching(/double quote inside a field/),
+    });
+    expect(readCsv('"a"b,c\n')).toMatchObject({
+      ok: false,
+      row: 1,
+      message: expect.stringMatching(/after the closing quote/),
+    });
     expect(readCsv('a\n"b,c\n')).toMatchObject({ ok: false, row: 2, message: expect.stringMatching(/never closed/) });
   });
 
   it('writes quoted fields where needed, CRLF after each record, and defuses formulas', () => {
-    expect(writeCsv([['+256772000001', 'a, b', 'say "x"', '=HYPERLINK("x")', '-5']])).toBe('+256772000001,"a, b","say ""x""","\'=HYPERLINK(""x"")",-5\r\n');
+    expect(writeCsv([['+256772000001', 'a, b', 'say "x"', '=HYPERLINK("x")', '-5']])).toBe(
+      '+256772000001,"a, b","say ""x""","\'=HYPERLINK(""x"")",-5\r\n',
+    );
     const round = writeCsv([['x\ny', 'z']]);
     expect(fields(round)).toEqual([['x\ny', 'z']]);
   });
@@ -58,7 +72,8 @@ describe('formula cells in exports', () => {
     expect(spreadsheetSafe("-1+cmd|' /C calc'!A0")).toBe("'-1+cmd|' /C calc'!A0");
     expect(spreadsheetSafe('+1+HYPERLINK("http://x","Open")')).toBe('\'+1+HYPERLINK("http://x","Open")');
     // Plain numbers (a signed amount, a phone number in + format) are left alone: a spreadsheet runs nothing.
-    for (const plain of ['-1500', '+256772123456', '12.50', '-0.5', '0772000001']) expect(spreadsheetSafe(plain)).toBe(plain);
+    for (const plain of ['-1500', '+256772123456', '12.50', '-0.5', '0772000001'])
+      expect(spreadsheetSafe(plain)).toBe(plain);
     // A number with more after it is not a plain number.
     for (const hostile of HOSTILE) expect(spreadsheetSafe(hostile)).toBe(`'${hostile}`);
     // Text that starts otherwise is unchanged.
@@ -147,7 +162,13 @@ describe('payout rows from a CSV file', () => {
         { row: 5, message: expect.stringMatching(/decimal/i) },
       ],
     });
-    expect(read('0772000001,"5000\n')).toMatchObject({ ok: false, errors: [{ row: 1, message: expect.stringMatching(/^not a valid CSV file/) }] });
-    expect(read('phone,amount\n')).toMatchObject({ ok: false, errors: [{ message: expect.stringMatching(/no rows/) }] });
+    expect(read('0772000001,"5000\n')).toMatchObject({
+      ok: false,
+      errors: [{ row: 1, message: expect.stringMatching(/^not a valid CSV file/) }],
+    });
+    expect(read('phone,amount\n')).toMatchObject({
+      ok: false,
+      errors: [{ message: expect.stringMatching(/no rows/) }],
+    });
   });
 });

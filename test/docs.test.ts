@@ -24,7 +24,9 @@ describe('docs/configuration.md', () => {
   });
 
   it('reads a new setting and its comment, and joins an uncommented one to the row before', () => {
-    const rows = settingsOf(`const envSchema = z.object({\n  /** One. */\n  A: x,\n  B: x,\n  /** Two\n   * lines. */\n  C: x,\n});`);
+    const rows = settingsOf(
+      `const envSchema = z.object({\n  /** One. */\n  A: x,\n  B: x,\n  /** Two\n   * lines. */\n  C: x,\n});`,
+    );
     expect(rows).toEqual([
       { names: ['A', 'B'], doc: 'One.' },
       { names: ['C'], doc: 'Two lines.' },

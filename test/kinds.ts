@@ -62,7 +62,9 @@ export function testNeeds(root: string): Map<string, string[]> {
     return found;
   };
   const out = new Map<string, string[]>();
-  for (const file of filesUnder(testDir).filter((f) => f.endsWith('.test.ts')).sort()) {
+  for (const file of filesUnder(testDir)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()) {
     const path = relative(root, file).split(sep).join('/');
     const folder = path.split('/')[1] ?? '';
     const needs = [...needsOf(file, new Set())];

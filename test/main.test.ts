@@ -29,22 +29,37 @@ function run(env: Record<string, string>): Promise<Run> {
   });
 }
 
-const all = { WHATSAPP_TOKEN: 'EAAG-token', WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_APP_SECRET: 'secret', WHATSAPP_VERIFY_TOKEN: 'verify' };
+const all = {
+  WHATSAPP_TOKEN: 'EAAG-token',
+  WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
+  WHATSAPP_APP_SECRET: 'secret',
+  WHATSAPP_VERIFY_TOKEN: 'verify',
+};
 
 /** A child's start takes seconds on a busy two-core machine (tsx compiles the sources first). */
 const START_TIMEOUT_MS = 60_000;
 
 describe('npm start and WhatsApp', () => {
-  it('says WhatsApp is on, with the webhook to give Meta, when the four settings are set', async () => {
-    const { stdout, stderr } = await run({ ...all, PUBLIC_URL: 'https://momo.example.org/' });
-    expect(stdout).toMatch(/^ {2}WhatsApp: on \(Meta's webhook: https:\/\/momo\.example\.org\/whatsapp\/webhook\)$/m);
-    expect(stderr).toBe('');
-  }, START_TIMEOUT_MS);
+  it(
+    'says WhatsApp is on, with the webhook to give Meta, when the four settings are set',
+    async () => {
+      const { stdout, stderr } = await run({ ...all, PUBLIC_URL: 'https://momo.example.org/' });
+      expect(stdout).toMatch(/^ {2}WhatsApp: on \(Meta's webhook: https:\/\/momo\.example\.org\/whatsapp\/webhook\)$/m);
+      expect(stderr).toBe('');
+    },
+    START_TIMEOUT_MS,
+  );
 
-  it('refuses to start half configured: exit 2, one line naming what is missing', async () => {
-    const { code, stdout, stderr } = await run({ WHATSAPP_TOKEN: 'EAAG-token', WHATSAPP_APP_SECRET: 'secret' });
-    expect(code).toBe(2);
-    expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toEqual(['WhatsApp is half configured: set WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_VERIFY_TOKEN too (or unset every WHATSAPP_ setting to turn it off)']);
-  }, START_TIMEOUT_MS);
+  it(
+    'refuses to start half configured: exit 2, one line naming what is missing',
+    async () => {
+      const { code, stdout, stderr } = await run({ WHATSAPP_TOKEN: 'EAAG-token', WHATSAPP_APP_SECRET: 'secret' });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.trim().split('\n')).toEqual([
+        'WhatsApp is half configured: set WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_VERIFY_TOKEN too (or unset every WHATSAPP_ setting to turn it off)',
+      ]);
+    },
+    START_TIMEOUT_MS,
+  );
 });

@@ -15,7 +15,12 @@ import { CHROMIUM_PATH, TEST_REDIS_URL } from './services.js';
 const LOCAL = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 async function redisAnswers(): Promise<boolean> {
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+  });
   redis.on('error', () => undefined); // the failed connect is the answer, read below
   try {
     await redis.connect();
@@ -32,9 +37,13 @@ async function startRedis(): Promise<boolean> {
   const url = new URL(TEST_REDIS_URL);
   if (!LOCAL.has(url.hostname)) return false;
   const port = url.port || '6379';
-  const started = spawnSync('redis-server', ['--port', port, '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  const started = spawnSync(
+    'redis-server',
+    ['--port', port, '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   if (started.error || started.status !== 0) return false;
   for (let i = 0; i < 50; i++) {
     if (await redisAnswers()) {
@@ -74,7 +83,9 @@ if (!(await redisAnswers()) && !(await startRedis())) {
   missing.push(`Redis at ${TEST_REDIS_URL} (apt-get install redis-server, or set TEST_REDIS_URL)`);
 }
 if (!(await postgresAnswers())) {
-  missing.push(`PostgreSQL at ${POSTGRES_URL.replace(/\/\/[^@/]*@/, '//')} (apt-get install postgresql with trust auth for postgres, or set POSTGRES_URL)`);
+  missing.push(
+    `PostgreSQL at ${POSTGRES_URL.replace(/\/\/[^@/]*@/, '//')} (apt-get install postgresql with trust auth for postgres, or set POSTGRES_URL)`,
+  );
 }
 if (!chromiumThere()) missing.push(`Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
 if (missing.length > 0) {

@@ -23,18 +23,27 @@ const KIND_WORDS: Record<string, string> = { money: 'mobile money', airtime: 'ai
 const safe = (text: string): string => escapeMrkdwn(plainText(text));
 
 /** A time as Slack shows it in the reader's own time zone (UTC ISO as the fallback). */
-const when = (ms: number): string => `<!date^${Math.floor(ms / 1000)}^{date_short} {time}|${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC>`;
+const when = (ms: number): string =>
+  `<!date^${Math.floor(ms / 1000)}^{date_short} {time}|${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC>`;
 
 /** Who someone is in Slack's words: a mention for a Slack user, else their channel and id. */
-const who = (channel: string, userId: string): string => (channel === 'slack' && /^[UW][A-Z0-9]+$/.test(userId) ? `<@${userId}>` : safe(`${channel} user ${userId}`));
+const who = (channel: string, userId: string): string =>
+  channel === 'slack' && /^[UW][A-Z0-9]+$/.test(userId) ? `<@${userId}>` : safe(`${channel} user ${userId}`);
 
 function summary(held: HeldPayment): string {
   const p = held.payment;
   const name = [p.firstName, p.lastName].filter(Boolean).join(' ');
-  const payee = p.bank ? `${name || p.bank.accountName} (account ${p.bank.accountNumber})` : name ? `${name} (${p.phonenumber})` : p.phonenumber;
+  const payee = p.bank
+    ? `${name || p.bank.accountName} (account ${p.bank.accountNumber})`
+    : name
+      ? `${name} (${p.phonenumber})`
+      : p.phonenumber;
   // A bulk payout's request: each recipient, as many as a section holds.
-  const listed = (p.recipients ?? []).slice(0, RECIPIENTS_LISTED).map((r) => `• ${safe(r.phonenumber)}: ${safe(r.amount)} ${safe(p.currency)}, ${safe(r.description)}`);
-  const more = (p.recipients?.length ?? 0) > RECIPIENTS_LISTED ? [`…and ${p.recipients!.length - RECIPIENTS_LISTED} more`] : [];
+  const listed = (p.recipients ?? [])
+    .slice(0, RECIPIENTS_LISTED)
+    .map((r) => `• ${safe(r.phonenumber)}: ${safe(r.amount)} ${safe(p.currency)}, ${safe(r.description)}`);
+  const more =
+    (p.recipients?.length ?? 0) > RECIPIENTS_LISTED ? [`…and ${p.recipients!.length - RECIPIENTS_LISTED} more`] : [];
   return [
     `*Payment waiting for approval*`,
     `${who(held.maker.channel, held.maker.userId)} asks to pay *${safe(p.amount)} ${safe(p.currency)}* of ${p.recipients ? 'bulk payout' : (KIND_WORDS[p.paymentType] ?? p.paymentType)} to ${safe(payee)}.`,
@@ -48,12 +57,15 @@ function decisionLine(held: HeldPayment): string {
   const d = held.decision;
   const by = d ? `${who(d.channel, d.userId)} ${when(d.at)}` : '';
   if (held.state === 'expired') return `:hourglass: Expired undecided ${when(held.expiresAt)}. Nothing was sent.`;
-  if (held.state === 'rejected') return `:x: Rejected by ${by}: ${safe(d?.reason || 'no reason given')}. Nothing was sent.`;
+  if (held.state === 'rejected')
+    return `:x: Rejected by ${by}: ${safe(d?.reason || 'no reason given')}. Nothing was sent.`;
   const o = held.outcome;
   if (!o) return `:white_check_mark: Approved by ${by}. Sending…`;
-  if (o.kind === 'sent') return `:white_check_mark: Approved by ${by}. Payment ${safe(o.id)} sent (state: ${safe(o.state)}).`;
+  if (o.kind === 'sent')
+    return `:white_check_mark: Approved by ${by}. Payment ${safe(o.id)} sent (state: ${safe(o.state)}).`;
   if (o.kind === 'sentBefore') return `:white_check_mark: Approved by ${by}. Sent.`;
-  if (o.kind === 'unconfirmed') return `:white_check_mark: Approved by ${by}. Whether the service took it is being confirmed; the maker will be told. Do not pay it again.`;
+  if (o.kind === 'unconfirmed')
+    return `:white_check_mark: Approved by ${by}. Whether the service took it is being confirmed; the maker will be told. Do not pay it again.`;
   return `:warning: Approved by ${by}, but not sent: ${safe(o.reason)}. Nothing was sent.`;
 }
 
@@ -65,15 +77,30 @@ export function approvalMessage(held: HeldPayment): SlackMessage {
       type: 'actions',
       block_id: 'approval',
       elements: [
-        { type: 'button', action_id: APPROVE_ACTION, text: { type: 'plain_text', text: 'Approve' }, style: 'primary', value: held.id },
-        { type: 'button', action_id: REJECT_ACTION, text: { type: 'plain_text', text: 'Reject' }, style: 'danger', value: held.id },
+        {
+          type: 'button',
+          action_id: APPROVE_ACTION,
+          text: { type: 'plain_text', text: 'Approve' },
+          style: 'primary',
+          value: held.id,
+        },
+        {
+          type: 'button',
+          action_id: REJECT_ACTION,
+          text: { type: 'plain_text', text: 'Reject' },
+          style: 'danger',
+          value: held.id,
+        },
       ],
     });
   } else {
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: decisionLine(held) }] });
   }
   const p = held.payment;
-  const text = held.state === 'pending' ? `Payment of ${p.amount} ${p.currency} waiting for approval` : `Payment of ${p.amount} ${p.currency}: ${held.state}`;
+  const text =
+    held.state === 'pending'
+      ? `Payment of ${p.amount} ${p.currency} waiting for approval`
+      : `Payment of ${p.amount} ${p.currency}: ${held.state}`;
   return { text: escapeMrkdwn(text), blocks };
 }
 

@@ -7,7 +7,15 @@
 import type { App, BlockAction, ViewSubmitAction } from '@slack/bolt';
 import type { ApprovalBoard, ApprovalDesk, Checker, Refusal } from '../../src/approvals/desk.js';
 import type { Logger } from '../../src/log.js';
-import { APPROVE_ACTION, REASON_BLOCK, REASON_ELEMENT, REJECT_ACTION, REJECT_VIEW, approvalMessage, rejectModal } from './approval-blocks.js';
+import {
+  APPROVE_ACTION,
+  REASON_BLOCK,
+  REASON_ELEMENT,
+  REJECT_ACTION,
+  REJECT_VIEW,
+  approvalMessage,
+  rejectModal,
+} from './approval-blocks.js';
 
 export interface SlackApprovalsOptions {
   desk: ApprovalDesk;
@@ -18,7 +26,8 @@ export interface SlackApprovalsOptions {
 
 const REFUSALS: Record<Refusal, string> = {
   unknown: 'This payment is not known here (it may be older than 30 days). Nothing was changed.',
-  not_approver: 'You are not an approver: only users whose role has approve: true can decide payments. Nothing was changed.',
+  not_approver:
+    'You are not an approver: only users whose role has approve: true can decide payments. Nothing was changed.',
   own_payment: 'You asked for this payment, so you cannot decide it: another approver must. Nothing was changed.',
   decided: 'This payment was already decided. Nothing was changed.',
   expired: 'This payment expired before it was decided. Nothing was sent.',
@@ -29,7 +38,11 @@ interface Presser {
   channel?: { id: string };
 }
 
-const checkerOf = (body: Presser): Checker => ({ channel: 'slack', userId: body.user.id, name: body.user.username ?? body.user.name });
+const checkerOf = (body: Presser): Checker => ({
+  channel: 'slack',
+  userId: body.user.id,
+  name: body.user.username ?? body.user.name,
+});
 
 /** Registers the board's buttons and modal on the Bolt app and answers the board the desk posts to. */
 export function registerApprovals(app: App, options: SlackApprovalsOptions): ApprovalBoard {
@@ -48,20 +61,26 @@ export function registerApprovals(app: App, options: SlackApprovalsOptions): App
     if (!result.ok) await refuse(body, result.refusal);
   });
 
-  app.action<BlockAction>({ type: 'block_actions', action_id: REJECT_ACTION }, async ({ ack, body, action, client }) => {
-    await ack();
-    if (action.type !== 'button' || !body.user?.id) return;
-    const id = action.value ?? '';
-    const refused = await desk.refusalFor(id, checkerOf(body));
-    if (refused) await refuse(body, refused.refusal);
-    else await client.views.open({ trigger_id: body.trigger_id, view: rejectModal(id) });
-  });
+  app.action<BlockAction>(
+    { type: 'block_actions', action_id: REJECT_ACTION },
+    async ({ ack, body, action, client }) => {
+      await ack();
+      if (action.type !== 'button' || !body.user?.id) return;
+      const id = action.value ?? '';
+      const refused = await desk.refusalFor(id, checkerOf(body));
+      if (refused) await refuse(body, refused.refusal);
+      else await client.views.open({ trigger_id: body.trigger_id, view: rejectModal(id) });
+    },
+  );
 
   app.view<ViewSubmitAction>(REJECT_VIEW, async ({ ack, body, view }) => {
     const typed: unknown = view.state?.values?.[REASON_BLOCK]?.[REASON_ELEMENT]?.value;
     const reason = typeof typed === 'string' ? typed.trim() : '';
     if (!reason) {
-      await ack({ response_action: 'errors', errors: { [REASON_BLOCK]: 'Please say why it is rejected: the maker is told.' } });
+      await ack({
+        response_action: 'errors',
+        errors: { [REASON_BLOCK]: 'Please say why it is rejected: the maker is told.' },
+      });
       return;
     }
     const checker = checkerOf(body);
@@ -79,13 +98,19 @@ export function registerApprovals(app: App, options: SlackApprovalsOptions): App
     async post(held) {
       const message = approvalMessage(held);
       const posted = await app.client.chat.postMessage({ channel, text: message.text, blocks: message.blocks });
-      if (!posted.ok || !posted.ts) throw new Error(`chat.postMessage to the approvals channel failed: ${posted.error ?? 'no ts'}`);
+      if (!posted.ok || !posted.ts)
+        throw new Error(`chat.postMessage to the approvals channel failed: ${posted.error ?? 'no ts'}`);
       return { channel: posted.channel ?? channel, ts: posted.ts };
     },
     async update(held) {
       if (!held.board) return;
       const message = approvalMessage(held);
-      await app.client.chat.update({ channel: held.board.channel, ts: held.board.ts, text: message.text, blocks: message.blocks });
+      await app.client.chat.update({
+        channel: held.board.channel,
+        ts: held.board.ts,
+        text: message.text,
+        blocks: message.blocks,
+      });
     },
   };
 }

@@ -90,9 +90,12 @@ export function promptMessage(prompt: Prompt): SlackMessage {
   }
   if (!prompt.final) {
     const word = (key: string) => render({ key }, prompt.lang ?? 'en');
-    const controls: types.Button[] = prompt.input ? [button(ANSWER_ACTION, word('common.answer'), prompt.input, 'primary')] : [];
+    const controls: types.Button[] = prompt.input
+      ? [button(ANSWER_ACTION, word('common.answer'), prompt.input, 'primary')]
+      : [];
     // The first screen has nothing to go back to: no Back or Home there.
-    for (const { nav, key } of NAVS) if (!prompt.top || nav === 'cancel') controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, word(key), nav));
+    for (const { nav, key } of NAVS)
+      if (!prompt.top || nav === 'cancel') controls.push(button(`${NAV_ACTION_PREFIX}${nav}`, word(key), nav));
     message.blocks.push({ type: 'actions', block_id: 'controls', elements: controls });
   }
   return message;
@@ -142,7 +145,12 @@ export function answerModal(kind: InputKind, metadata: AnswerMetadata): types.Mo
 export function readAnswerMetadata(privateMetadata: string | undefined): AnswerMetadata | null {
   try {
     const parsed: unknown = JSON.parse(privateMetadata ?? '');
-    if (typeof parsed === 'object' && parsed !== null && 'responseUrl' in parsed && typeof parsed.responseUrl === 'string') {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      'responseUrl' in parsed &&
+      typeof parsed.responseUrl === 'string'
+    ) {
       return { responseUrl: parsed.responseUrl };
     }
   } catch {

@@ -97,7 +97,8 @@ const MALFORMED = 'This request is missing its team, user or trigger id, so it w
  * Said when the engine itself failed (it answers every failure of its own, "being confirmed" after a
  * money-moving call, so this is a bug): it cannot know what was confirmed, so it never says to start again.
  */
-const SORRY = 'Sorry, something went wrong. If you confirmed something, do not send it again: you will get a message with the result. Type /momo to continue.';
+const SORRY =
+  'Sorry, something went wrong. If you confirmed something, do not send it again: you will get a message with the result. Type /momo to continue.';
 const EVENT_DEDUP_SECONDS = 60 * 60;
 
 /** Bolt answers rejected requests with an empty body; say why. */
@@ -164,7 +165,10 @@ export function createSlack(options: SlackOptions): Slack {
             // team id such as `valueOf` that breaks Bolt's client pool): 400 with a reason, logged as an error.
             processEventErrorHandler: async ({ error, response }) => {
               if (response.headersSent) return false;
-              logger.error({ err: error instanceof Error ? error.name : typeof error }, 'slack: request could not be processed');
+              logger.error(
+                { err: error instanceof Error ? error.name : typeof error },
+                'slack: request could not be processed',
+              );
               response.writeHead(400, { 'content-type': 'text/plain' });
               response.end('Slack request could not be processed');
               return false;
@@ -195,7 +199,11 @@ export function createSlack(options: SlackOptions): Slack {
     });
 
   /** The Inbound of a request, or null (logged) when Slack's ids are missing: a malformed request does nothing. */
-  const inboundFrom = (teamId: string | undefined, userId: string | undefined, messageId: string | undefined): Inbound | null => {
+  const inboundFrom = (
+    teamId: string | undefined,
+    userId: string | undefined,
+    messageId: string | undefined,
+  ): Inbound | null => {
     if (!teamId || !userId || !messageId) {
       logger.warn({ teamId, userId, messageId }, 'slack: request without team, user or delivery id ignored');
       return null;
@@ -225,31 +233,45 @@ export function createSlack(options: SlackOptions): Slack {
       return;
     }
     await ack({ response_type: 'ephemeral', ...textMessage(WORKING) });
-    await replier.reply({ userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false }, await pending);
+    await replier.reply(
+      { userId: command.user_id, responseUrl: command.response_url, replaceOriginal: false },
+      await pending,
+    );
   });
 
   if (options.approvals) options.approvals.desk.attach(registerApprovals(app, { ...options.approvals, logger }));
   const openPayout = options.payouts
-    ? registerPayouts(app, { ...options.payouts, botToken: options.botToken, apiUrl: options.apiUrl ?? 'https://slack.com/api/', logger })
+    ? registerPayouts(app, {
+        ...options.payouts,
+        botToken: options.botToken,
+        apiUrl: options.apiUrl ?? 'https://slack.com/api/',
+        logger,
+      })
     : undefined;
 
   // Every click is acknowledged at once: "Answer" opens the modal, a choice or nav goes to the engine, and
   // anything else (a button of an older version of the app) is acknowledged and left alone. The approvals
   // board's buttons (approvals.ts) and the payout message's (payout.ts) have their own listeners.
-  app.action<BlockAction>({ type: 'block_actions', action_id: /^(?!momo_approval_|momo_payout_)/ }, async ({ ack, body, action, client }) => {
-    await ack();
-    if (action.type !== 'button') return;
-    if (action.action_id === ANSWER_ACTION) {
-      const kind = action.value && isInputKind(action.value) ? action.value : 'text';
-      await client.views.open({ trigger_id: body.trigger_id, view: answerModal(kind, { responseUrl: body.response_url }) });
-      return;
-    }
-    const inbound = actorInbound(body);
-    const meaning = readButton(action.action_id, action.value);
-    if (!inbound || !meaning) return;
-    const message = await answer({ ...inbound, ...meaning });
-    await replier.reply({ userId: inbound.userId, responseUrl: body.response_url, replaceOriginal: true }, message);
-  });
+  app.action<BlockAction>(
+    { type: 'block_actions', action_id: /^(?!momo_approval_|momo_payout_)/ },
+    async ({ ack, body, action, client }) => {
+      await ack();
+      if (action.type !== 'button') return;
+      if (action.action_id === ANSWER_ACTION) {
+        const kind = action.value && isInputKind(action.value) ? action.value : 'text';
+        await client.views.open({
+          trigger_id: body.trigger_id,
+          view: answerModal(kind, { responseUrl: body.response_url }),
+        });
+        return;
+      }
+      const inbound = actorInbound(body);
+      const meaning = readButton(action.action_id, action.value);
+      if (!inbound || !meaning) return;
+      const message = await answer({ ...inbound, ...meaning });
+      await replier.reply({ userId: inbound.userId, responseUrl: body.response_url, replaceOriginal: true }, message);
+    },
+  );
 
   app.view<ViewSubmitAction>(ANSWER_VIEW, async ({ ack, body, view }) => {
     const typed: unknown = view.state?.values?.[ANSWER_BLOCK]?.[ANSWER_ELEMENT]?.value;

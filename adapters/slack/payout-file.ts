@@ -49,7 +49,8 @@ interface SlackFile {
 const refuse = (reason: string): SharedCsv => ({ ok: false, reason });
 const nameOf = (file: SlackFile): string => plainText(file.name ?? file.id ?? 'the file').slice(0, 80);
 
-const isCsv = (file: SlackFile): boolean => file.filetype === 'csv' || /\.csv$/i.test(file.name ?? '') || file.mimetype === 'text/csv';
+const isCsv = (file: SlackFile): boolean =>
+  file.filetype === 'csv' || /\.csv$/i.test(file.name ?? '') || file.mimetype === 'text/csv';
 
 const sharedIn = (file: SlackFile, channel: string): boolean =>
   [file.channels, file.groups, file.ims].some((list) => list?.includes(channel)) ||
@@ -69,7 +70,10 @@ function downloadable(url: string, apiUrl: string): boolean {
 
 /** The Web API's error code of a failed call (`file_not_found`...), or a short description. */
 export const errorOf = (err: unknown): string =>
-  typeof err === 'object' && err !== null && 'data' in err && typeof (err as { data?: { error?: unknown } }).data?.error === 'string'
+  typeof err === 'object' &&
+  err !== null &&
+  'data' in err &&
+  typeof (err as { data?: { error?: unknown } }).data?.error === 'string'
     ? (err as { data: { error: string } }).data.error
     : err instanceof Error
       ? err.message
@@ -80,17 +84,27 @@ async function find(o: SharedCsvOptions): Promise<SlackFile | SharedCsv> {
   if (/^latest$/i.test(reference)) {
     const listed = await o.client.files.list({ channel: o.channel, count: LISTED });
     const file = ((listed.files ?? []) as SlackFile[]).find(isCsv);
-    return file ?? refuse(`No CSV file shared in this channel is visible to the app (among its latest ${LISTED} files): share the file here (and invite the app, /invite @MoMo), then try again.`);
+    return (
+      file ??
+      refuse(
+        `No CSV file shared in this channel is visible to the app (among its latest ${LISTED} files): share the file here (and invite the app, /invite @MoMo), then try again.`,
+      )
+    );
   }
   const id = /(?:^|[/\s])(F[A-Z0-9]{6,20})(?=$|[/\s?#])/.exec(reference)?.[1];
-  if (!id) return refuse('Type `latest` for the newest CSV file shared in this channel, or paste a file\'s link (its menu > Copy link).');
+  if (!id)
+    return refuse(
+      "Type `latest` for the newest CSV file shared in this channel, or paste a file's link (its menu > Copy link).",
+    );
   try {
     const info = await o.client.files.info({ file: id });
     return (info.file as SlackFile | undefined) ?? refuse('Slack did not describe that file.');
   } catch (err) {
     const code = errorOf(err);
     if (['file_not_found', 'file_deleted', 'not_visible', 'access_denied'].includes(code)) {
-      return refuse('That file is not one the app can see: it may be in another workspace, deleted, or not shared where the app is.');
+      return refuse(
+        'That file is not one the app can see: it may be in another workspace, deleted, or not shared where the app is.',
+      );
     }
     throw err;
   }
@@ -118,9 +132,12 @@ async function read(o: SharedCsvOptions, signal: AbortSignal): Promise<SharedCsv
   if ('ok' in found) return found;
   const file = found;
   const name = nameOf(file);
-  if (!sharedIn(file, o.channel)) return refuse(`${name} is not shared in this channel: share it here, or run /momo payout where it is.`);
-  if (!isCsv(file)) return refuse(`${name} is not a CSV file (columns phone, amount, description; save the sheet as CSV).`);
-  if ((file.size ?? 0) > CSV_BYTES_MAX) return refuse(`${name} is larger than ${CSV_BYTES_MAX / 1024} KB: split the payout into smaller files.`);
+  if (!sharedIn(file, o.channel))
+    return refuse(`${name} is not shared in this channel: share it here, or run /momo payout where it is.`);
+  if (!isCsv(file))
+    return refuse(`${name} is not a CSV file (columns phone, amount, description; save the sheet as CSV).`);
+  if ((file.size ?? 0) > CSV_BYTES_MAX)
+    return refuse(`${name} is larger than ${CSV_BYTES_MAX / 1024} KB: split the payout into smaller files.`);
   const url = file.url_private_download ?? file.url_private;
   if (!url || !downloadable(url, o.apiUrl)) return refuse(`Slack gave no download address for ${name}.`);
   const res = await fetch(url, { headers: { authorization: `Bearer ${o.botToken}` }, signal });
@@ -146,7 +163,9 @@ async function read(o: SharedCsvOptions, signal: AbortSignal): Promise<SharedCsv
 export async function readSharedCsv(o: SharedCsvOptions): Promise<SharedCsv> {
   const timeoutMs = o.timeoutMs ?? CSV_READ_MS;
   const abort = new AbortController();
-  const work = read(o, abort.signal).catch((err: unknown): SharedCsv => refuse(`The file could not be read (${plainText(errorOf(err)).slice(0, 100)}): try again, or paste the rows.`));
+  const work = read(o, abort.signal).catch((err: unknown): SharedCsv =>
+    refuse(`The file could not be read (${plainText(errorOf(err)).slice(0, 100)}): try again, or paste the rows.`),
+  );
   const result = await within(work, timeoutMs);
   if (result) return result;
   abort.abort();

@@ -76,7 +76,10 @@ export function payoutModal(currencies: readonly string[], origin: string): type
         block_id: ROWS_BLOCK,
         optional: true,
         label: { type: 'plain_text', text: 'Recipients: one "phone, amount[, description]" a line' },
-        hint: { type: 'plain_text', text: 'e.g. 0772000001, 5000, March wages. Amounts without thousands separators. The box holds 3000 characters (about 150 rows).' },
+        hint: {
+          type: 'plain_text',
+          text: 'e.g. 0772000001, 5000, March wages. Amounts without thousands separators. The box holds 3000 characters (about 150 rows).',
+        },
         element: { type: 'plain_text_input', action_id: FIELD, multiline: true, max_length: ROWS_INPUT_MAX },
       },
       {
@@ -86,9 +89,14 @@ export function payoutModal(currencies: readonly string[], origin: string): type
         label: { type: 'plain_text', text: 'Or a CSV file shared in this channel' },
         hint: {
           type: 'plain_text',
-          text: 'Type latest for the newest CSV file shared here, or paste the file\'s link (its menu > Copy link). Columns phone, amount, description; a header row is optional; at most 1000 rows.',
+          text: "Type latest for the newest CSV file shared here, or paste the file's link (its menu > Copy link). Columns phone, amount, description; a header row is optional; at most 1000 rows.",
         },
-        element: { type: 'plain_text_input', action_id: FIELD, max_length: FILE_INPUT_MAX, placeholder: { type: 'plain_text', text: 'latest, or https://…slack.com/files/…' } },
+        element: {
+          type: 'plain_text_input',
+          action_id: FIELD,
+          max_length: FILE_INPUT_MAX,
+          placeholder: { type: 'plain_text', text: 'latest, or https://…slack.com/files/…' },
+        },
       },
       {
         type: 'input',
@@ -116,14 +124,17 @@ export function rowErrorsText(errors: RowError[]): string {
 
 const countOf = (payout: Payout) => payout.requests.reduce((n, r) => n + r.recipients.length, 0);
 const totalOf = (payout: Payout): string => sumOf(payout.requests.flatMap((r) => r.recipients));
-const fileLine = (payout: Payout): string[] => (payout.file ? [`Rows from the file *${escapeMrkdwn(payout.file)}*.`] : []);
+const fileLine = (payout: Payout): string[] =>
+  payout.file ? [`Rows from the file *${escapeMrkdwn(payout.file)}*.`] : [];
 
 export function summaryView(payout: Payout): types.ModalView {
   const lines = [
     `*${countOf(payout)} recipients*, total *${totalOf(payout)} ${payout.currency}*, in ${payout.requests.length} request${payout.requests.length === 1 ? '' : 's'} to the service.`,
     ...fileLine(payout),
     `Your limits: ${payout.limits.perPayment} ${payout.currency} per payment, ${payout.limits.daily} ${payout.currency} a day (the total counts in the day).`,
-    payout.needsApproval ? ':raised_hand: Above your approval threshold: it will be held for an approver, not sent, until approved.' : 'It is sent when you confirm.',
+    payout.needsApproval
+      ? ':raised_hand: Above your approval threshold: it will be held for an approver, not sent, until approved.'
+      : 'It is sent when you confirm.',
   ];
   return {
     type: 'modal',
@@ -132,27 +143,32 @@ export function summaryView(payout: Payout): types.ModalView {
     title: { type: 'plain_text', text: 'Confirm payout' },
     submit: { type: 'plain_text', text: payout.needsApproval ? 'Ask approval' : 'Pay' },
     close: { type: 'plain_text', text: 'Cancel' },
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } }, ...recipientSections(payout, MAX_BLOCKS - 1)],
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } },
+      ...recipientSections(payout, MAX_BLOCKS - 1),
+    ],
   };
 }
 
 /** A recipient's status in words (the service's recipient states, and what a request came to before them). */
-const STATUS_WORDS: ReadonlyMap<string, string> = new Map(Object.entries({
-  complete: 'paid',
-  error: 'failed',
-  aborted: 'aborted by the network',
-  processing: 'processing',
-  pending_confirmation: 'waiting for the network to confirm',
-  queued: 'queued at the network',
-  paused: 'paused at the network',
-  parked: 'parked at the network',
-  paused_for_admin_action: 'on hold for an administrator',
-  submitted: 'sent to the service',
-  held_for_approval: 'held for approval',
-  being_confirmed: 'being confirmed (do not pay again)',
-  not_sent: 'not sent',
-  not_made: 'not made yet',
-}));
+const STATUS_WORDS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    complete: 'paid',
+    error: 'failed',
+    aborted: 'aborted by the network',
+    processing: 'processing',
+    pending_confirmation: 'waiting for the network to confirm',
+    queued: 'queued at the network',
+    paused: 'paused at the network',
+    parked: 'parked at the network',
+    paused_for_admin_action: 'on hold for an administrator',
+    submitted: 'sent to the service',
+    held_for_approval: 'held for approval',
+    being_confirmed: 'being confirmed (do not pay again)',
+    not_sent: 'not sent',
+    not_made: 'not made yet',
+  }),
+);
 const statusWords = (status: string): string => STATUS_WORDS.get(status) ?? status.replace(/_/g, ' ');
 
 /** Each recipient with its status once confirmed (a draft: none), in at most `blocks` sections. */
@@ -164,7 +180,10 @@ function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {
   });
   const sections: types.KnownBlock[] = [];
   for (let start = 0; start < lines.length && sections.length < blocks; start += LISTED_PER_SECTION) {
-    sections.push({ type: 'section', text: { type: 'mrkdwn', text: lines.slice(start, start + LISTED_PER_SECTION).join('\n') } });
+    sections.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: lines.slice(start, start + LISTED_PER_SECTION).join('\n') },
+    });
   }
   return sections;
 }
@@ -174,7 +193,8 @@ function requestWords(request: Payout['requests'][number]): string {
   const { result } = request;
   if (!result) return 'not made';
   if (result.kind === 'sent') return `sent as payment ${result.id}`;
-  if (result.kind !== 'refused' && request.states?.some((s) => s.state !== 'new')) return result.kind === 'held' ? 'approved and sent' : 'sent';
+  if (result.kind !== 'refused' && request.states?.some((s) => s.state !== 'new'))
+    return result.kind === 'held' ? 'approved and sent' : 'sent';
   const { status, error } = requestStatus(request);
   return error ? `${statusWords(status)}: ${error}` : statusWords(status);
 }
@@ -190,17 +210,34 @@ export function payoutMessage(payout: Payout): SlackMessage {
     `*Payout of ${countOf(payout)} recipients, ${totalOf(payout)} ${payout.currency}*, by <@${payout.maker.userId}>`,
     ...fileLine(payout),
     `Paid ${count.paid} (${count.paidTotal} ${payout.currency}) · failed ${count.failed} · waiting ${count.waiting}`,
-    ...payout.requests.map((r, i) => escapeMrkdwn(`Request ${i + 1} (${r.recipients.length} recipients, ${r.total} ${payout.currency}): ${plainText(requestWords(r))}.`)),
+    ...payout.requests.map((r, i) =>
+      escapeMrkdwn(
+        `Request ${i + 1} (${r.recipients.length} recipients, ${r.total} ${payout.currency}): ${plainText(requestWords(r))}.`,
+      ),
+    ),
     'Each recipient is updated here as the service reports them.',
   ];
   const actions: types.KnownBlock = {
     type: 'actions',
     block_id: 'payout_actions',
-    elements: [{ type: 'button', action_id: DOWNLOAD_ACTION, text: { type: 'plain_text', text: 'Download CSV' }, value: payout.id }],
+    elements: [
+      {
+        type: 'button',
+        action_id: DOWNLOAD_ACTION,
+        text: { type: 'plain_text', text: 'Download CSV' },
+        value: payout.id,
+      },
+    ],
   };
   return {
-    text: escapeMrkdwn(`Payout of ${countOf(payout)} recipients: paid ${count.paid}, failed ${count.failed}, waiting ${count.waiting}`),
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: head.join('\n') } }, ...recipientSections(payout, MAX_BLOCKS - 2), actions],
+    text: escapeMrkdwn(
+      `Payout of ${countOf(payout)} recipients: paid ${count.paid}, failed ${count.failed}, waiting ${count.waiting}`,
+    ),
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: head.join('\n') } },
+      ...recipientSections(payout, MAX_BLOCKS - 2),
+      actions,
+    ],
   };
 }
 
@@ -212,17 +249,35 @@ async function rowsOf(
 ): Promise<{ ok: true; rows: PayoutRows } | { ok: false; block: string; error: string }> {
   const rows = typeof values.rows === 'string' ? values.rows : '';
   const file = typeof values.file === 'string' ? values.file.trim() : '';
-  if (rows.length > ROWS_INPUT_MAX) return { ok: false, block: ROWS_BLOCK, error: `At most ${ROWS_INPUT_MAX} characters: share a CSV file instead.` };
-  if (file.length > FILE_INPUT_MAX) return { ok: false, block: FILE_BLOCK, error: 'Type latest, or paste one file\'s link.' };
-  if (rows.trim() !== '' && file !== '') return { ok: false, block: FILE_BLOCK, error: 'Paste rows or name a file, not both.' };
-  if (file === '') return rows.trim() === '' ? { ok: false, block: ROWS_BLOCK, error: 'Paste the rows, or name a CSV file shared in this channel below.' } : { ok: true, rows: { pasted: rows } };
-  if (!values.origin) return { ok: false, block: FILE_BLOCK, error: 'Run /momo payout in the channel where the file is shared.' };
-  const read = await readSharedCsv({ client, botToken: options.botToken, apiUrl: options.apiUrl, channel: values.origin, reference: file });
-  return read.ok ? { ok: true, rows: { csv: read.text, file: read.name } } : { ok: false, block: FILE_BLOCK, error: read.reason };
+  if (rows.length > ROWS_INPUT_MAX)
+    return { ok: false, block: ROWS_BLOCK, error: `At most ${ROWS_INPUT_MAX} characters: share a CSV file instead.` };
+  if (file.length > FILE_INPUT_MAX)
+    return { ok: false, block: FILE_BLOCK, error: "Type latest, or paste one file's link." };
+  if (rows.trim() !== '' && file !== '')
+    return { ok: false, block: FILE_BLOCK, error: 'Paste rows or name a file, not both.' };
+  if (file === '')
+    return rows.trim() === ''
+      ? { ok: false, block: ROWS_BLOCK, error: 'Paste the rows, or name a CSV file shared in this channel below.' }
+      : { ok: true, rows: { pasted: rows } };
+  if (!values.origin)
+    return { ok: false, block: FILE_BLOCK, error: 'Run /momo payout in the channel where the file is shared.' };
+  const read = await readSharedCsv({
+    client,
+    botToken: options.botToken,
+    apiUrl: options.apiUrl,
+    channel: values.origin,
+    reference: file,
+  });
+  return read.ok
+    ? { ok: true, rows: { csv: read.text, file: read.name } }
+    : { ok: false, block: FILE_BLOCK, error: read.reason };
 }
 
 /** Registers the payout modals and the download button; answers the function `/momo payout` calls to open the first modal. */
-export function registerPayouts(app: App, options: SlackPayoutsOptions): (triggerId: string, channelId: string) => Promise<void> {
+export function registerPayouts(
+  app: App,
+  options: SlackPayoutsOptions,
+): (triggerId: string, channelId: string) => Promise<void> {
   const { payouts, currencies, logger } = options;
 
   app.view<ViewSubmitAction>(PAYOUT_VIEW, async ({ ack, body, view, client }) => {
@@ -235,15 +290,31 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
       return;
     }
     const origin = originOf(view.private_metadata);
-    const rows = await rowsOf({ rows: values[ROWS_BLOCK]?.[FIELD]?.value, file: values[FILE_BLOCK]?.[FIELD]?.value, origin }, options, client);
+    const rows = await rowsOf(
+      { rows: values[ROWS_BLOCK]?.[FIELD]?.value, file: values[FILE_BLOCK]?.[FIELD]?.value, origin },
+      options,
+      client,
+    );
     if (!rows.ok) {
       await ack({ response_action: 'errors', errors: { [rows.block]: rows.error } });
       return;
     }
-    const maker = { channel: 'slack' as const, userId: body.user.id, chat: chatOf({ channel: 'slack', conversationId: conversationIdOf(teamId, body.user.id) }), origin };
-    const prepared = await payouts.prepare(maker, { rows: rows.rows, currency, description: typeof description === 'string' ? description.trim() : '' });
+    const maker = {
+      channel: 'slack' as const,
+      userId: body.user.id,
+      chat: chatOf({ channel: 'slack', conversationId: conversationIdOf(teamId, body.user.id) }),
+      origin,
+    };
+    const prepared = await payouts.prepare(maker, {
+      rows: rows.rows,
+      currency,
+      description: typeof description === 'string' ? description.trim() : '',
+    });
     if (!prepared.ok) {
-      await ack({ response_action: 'errors', errors: { ['csv' in rows.rows ? FILE_BLOCK : ROWS_BLOCK]: rowErrorsText(prepared.errors) } });
+      await ack({
+        response_action: 'errors',
+        errors: { ['csv' in rows.rows ? FILE_BLOCK : ROWS_BLOCK]: rowErrorsText(prepared.errors) },
+      });
       return;
     }
     await ack({ response_action: 'update', view: summaryView(prepared.payout) });
@@ -252,12 +323,18 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
   app.view<ViewSubmitAction>(PAYOUT_CONFIRM_VIEW, async ({ ack, body, view }) => {
     await ack();
     const payout = await payouts.confirm(view.private_metadata, { channel: 'slack', userId: body.user.id });
-    if (!payout) logger.info({ payout: view.private_metadata }, 'payouts: confirmation of no draft of this user (expired, or confirmed before) ignored');
+    if (!payout)
+      logger.info(
+        { payout: view.private_metadata },
+        'payouts: confirmation of no draft of this user (expired, or confirmed before) ignored',
+      );
   });
 
   const refuse = async (channel: string | undefined, user: string, text: string): Promise<void> => {
     if (!channel) return;
-    await app.client.chat.postEphemeral({ channel, user, text }).catch((err: unknown) => logger.warn({ err: errorOf(err) }, 'slack: payout refusal not shown'));
+    await app.client.chat
+      .postEphemeral({ channel, user, text })
+      .catch((err: unknown) => logger.warn({ err: errorOf(err) }, 'slack: payout refusal not shown'));
   };
 
   // Download CSV: the outcomes uploaded into the message's thread, for the maker and approvers only.
@@ -266,10 +343,15 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
     if (action.type !== 'button' || !body.user?.id) return;
     const channel = body.channel?.id;
     const payout = await payouts.get(action.value ?? '');
-    if (!payout?.board) return refuse(channel, body.user.id, 'This payout is not known here (it may be older than 30 days).');
+    if (!payout?.board)
+      return refuse(channel, body.user.id, 'This payout is not known here (it may be older than 30 days).');
     if (!payouts.mayRead(payout, 'slack', body.user.id)) {
       logger.info({ payout: payout.id }, 'payouts: CSV refused to a user who is neither its maker nor an approver');
-      return refuse(channel, body.user.id, 'Only the payout\'s maker and approvers can download its outcomes. Nothing was shared.');
+      return refuse(
+        channel,
+        body.user.id,
+        "Only the payout's maker and approvers can download its outcomes. Nothing was shared.",
+      );
     }
     try {
       await app.client.filesUploadV2({
@@ -283,7 +365,11 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
       logger.info({ payout: payout.id }, 'payouts: CSV of outcomes uploaded');
     } catch (err) {
       logger.warn({ payout: payout.id, err: errorOf(err) }, 'payouts: CSV of outcomes not uploaded');
-      await refuse(channel, body.user.id, `The CSV could not be uploaded (${plainText(errorOf(err)).slice(0, 80)}): try again.`);
+      await refuse(
+        channel,
+        body.user.id,
+        `The CSV could not be uploaded (${plainText(errorOf(err)).slice(0, 80)}): try again.`,
+      );
     }
   });
 
@@ -300,7 +386,10 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
         try {
           return await post(payout.maker.origin);
         } catch (err) {
-          logger.warn({ payout: payout.id, err: errorOf(err) }, 'payouts: could not post in the channel of the payout; posting to the maker\'s DM');
+          logger.warn(
+            { payout: payout.id, err: errorOf(err) },
+            "payouts: could not post in the channel of the payout; posting to the maker's DM",
+          );
         }
       }
       return post(payout.maker.userId);
@@ -308,7 +397,12 @@ export function registerPayouts(app: App, options: SlackPayoutsOptions): (trigge
     async update(payout) {
       if (!payout.board) return;
       const message = payoutMessage(payout);
-      await app.client.chat.update({ channel: payout.board.channel, ts: payout.board.ts, text: message.text, blocks: message.blocks });
+      await app.client.chat.update({
+        channel: payout.board.channel,
+        ts: payout.board.ts,
+        text: message.text,
+        blocks: message.blocks,
+      });
     },
   };
   payouts.attach(board);

@@ -75,7 +75,10 @@ export function createReplier(options: ReplierOptions): Replier {
           await postToResponseUrl(target.responseUrl, target.replaceOriginal, message);
           return;
         } catch (err) {
-          logger.warn({ userId: target.userId, err: String(err) }, 'slack: response_url failed; sending a direct message');
+          logger.warn(
+            { userId: target.userId, err: String(err) },
+            'slack: response_url failed; sending a direct message',
+          );
         }
       } else {
         logger.info({ userId: target.userId }, 'slack: response_url budget spent; sending a direct message');

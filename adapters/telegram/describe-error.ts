@@ -5,7 +5,8 @@
 import { GrammyError } from 'grammy';
 
 export function describeError(error: unknown): Record<string, unknown> {
-  if (error instanceof GrammyError) return { name: error.name, method: error.method, code: error.error_code, message: error.description };
+  if (error instanceof GrammyError)
+    return { name: error.name, method: error.method, code: error.error_code, message: error.description };
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { message: String(error) };
 }

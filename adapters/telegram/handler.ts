@@ -19,10 +19,12 @@ export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Pleas
  * Said instead when the failure came after the engine answered about a money-moving call (Prompt.money: the
  * payment, request or purchase may have reached the service): never "try again", which would pay twice.
  */
-export const MONEY_FAILURE_TEXT = 'Something went wrong showing the answer. What you confirmed is being processed: do not send it again. You will get a message with the result.';
+export const MONEY_FAILURE_TEXT =
+  'Something went wrong showing the answer. What you confirmed is being processed: do not send it again. You will get a message with the result.';
 export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
 /** Said (long polling only) when an update could not even be taken: the store is unreachable; nothing of it was done. */
-export const NOT_TAKEN_TEXT = 'We cannot reach your conversation right now, so this was not done. Please send it again in a minute; nothing you confirmed before is lost.';
+export const NOT_TAKEN_TEXT =
+  'We cannot reach your conversation right now, so this was not done. Please send it again in a minute; nothing you confirmed before is lost.';
 
 /**
  * An update that could not be claimed (the store is unreachable): nothing of it was handled. On the webhook it
@@ -68,7 +70,13 @@ export interface HandlerDeps {
  * refuses the edit (too old, deleted, not supported by the server). Returns the id of the message now
  * showing the prompt.
  */
-async function show(api: Api, chatId: number, messageId: number | undefined, prompt: Prompt, page = 0): Promise<number> {
+async function show(
+  api: Api,
+  chatId: number,
+  messageId: number | undefined,
+  prompt: Prompt,
+  page = 0,
+): Promise<number> {
   const reply_markup = renderKeyboard(prompt, page);
   if (messageId !== undefined) {
     try {
@@ -85,12 +93,25 @@ async function show(api: Api, chatId: number, messageId: number | undefined, pro
   return sent.message_id;
 }
 
-export function createUpdateHandler({ engine, store, records, queue, logger, detach = false }: HandlerDeps): (ctx: Context) => Promise<void> {
+export function createUpdateHandler({
+  engine,
+  store,
+  records,
+  queue,
+  logger,
+  detach = false,
+}: HandlerDeps): (ctx: Context) => Promise<void> {
   /**
    * Asks the engine and shows its answer: in `messageId` (a press) or a new message (a typed answer). When
    * a new message takes over, the keyboard of the one before is removed, as its buttons no longer work.
    */
-  async function ask(api: Api, action: TelegramAction, request: Partial<Inbound>, answered: Answered, messageId?: number): Promise<void> {
+  async function ask(
+    api: Api,
+    action: TelegramAction,
+    request: Partial<Inbound>,
+    answered: Answered,
+    messageId?: number,
+  ): Promise<void> {
     const before = messageId === undefined ? await records.get(action.origin.conversationId) : null;
     const prompt = await engine.handle({ ...action.origin, ...request });
     answered.prompt = prompt;
@@ -104,14 +125,19 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
   }
 
   /** Handles a button press; returns the text of the toast that answers it, if any. */
-  async function press(api: Api, action: Extract<TelegramAction, { kind: 'press' }>, answered: Answered): Promise<string | undefined> {
+  async function press(
+    api: Api,
+    action: Extract<TelegramAction, { kind: 'press' }>,
+    answered: Answered,
+  ): Promise<string | undefined> {
     const shown = await records.get(action.origin.conversationId);
     const { button } = action;
     // Only the message showing the current prompt has live buttons; indexes on any other are meaningless.
     if (!button || !shown || shown.messageId !== action.messageId) return EXPIRED_TEXT;
     if (button.kind === 'page') {
       const shownIn = await show(api, action.chatId, action.messageId, shown.prompt, button.page);
-      if (shownIn !== shown.messageId) await records.put(action.origin.conversationId, { ...shown, messageId: shownIn });
+      if (shownIn !== shown.messageId)
+        await records.put(action.origin.conversationId, { ...shown, messageId: shownIn });
       return undefined;
     }
     if (button.kind === 'nav') {
@@ -124,7 +150,13 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
     return undefined;
   }
 
-  async function handle(api: Api, action: TelegramAction, updateId: number, claimed: Promise<boolean>, botUsername: string): Promise<void> {
+  async function handle(
+    api: Api,
+    action: TelegramAction,
+    updateId: number,
+    claimed: Promise<boolean>,
+    botUsername: string,
+  ): Promise<void> {
     let repeated = false;
     let toast: string | undefined;
     const answered: Answered = {};
@@ -150,12 +182,18 @@ export function createUpdateHandler({ engine, store, records, queue, logger, det
       } else if (action.kind === 'press') toast = await press(api, action, answered);
       else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
       else await ask(api, action, action.request, answered);
-      if (!repeated) await store.set(keys.telegramUpdateDone(updateId), 1, null, UPDATE_TTL_SECONDS).catch(() => undefined);
+      if (!repeated)
+        await store.set(keys.telegramUpdateDone(updateId), 1, null, UPDATE_TTL_SECONDS).catch(() => undefined);
     } catch (error) {
       logger.error({ err: describeError(error), updateId, chatId: action.chatId }, 'telegram: update failed');
-      await api.sendMessage(action.chatId, answered.prompt?.money ? MONEY_FAILURE_TEXT : FAILURE_TEXT).catch((sendError: unknown) => {
-        logger.error({ err: describeError(sendError), chatId: action.chatId }, 'telegram: could not report a failure');
-      });
+      await api
+        .sendMessage(action.chatId, answered.prompt?.money ? MONEY_FAILURE_TEXT : FAILURE_TEXT)
+        .catch((sendError: unknown) => {
+          logger.error(
+            { err: describeError(sendError), chatId: action.chatId },
+            'telegram: could not report a failure',
+          );
+        });
     } finally {
       // Always answer a press (its first delivery did), or the button spins in the user's client.
       const queryId = action.kind === 'press' || action.kind === 'group' ? action.queryId : undefined;

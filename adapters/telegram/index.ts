@@ -87,7 +87,9 @@ export function createTelegram(options: TelegramOptions): Telegram {
   });
 
   // Only with a public URL: grammY's webhookCallback turns long polling off for good.
-  const router = publicUrl ? createWebhookRouter(bot, { secretToken, timeoutMs: WEBHOOK_TIMEOUT_MS, logger }) : express.Router();
+  const router = publicUrl
+    ? createWebhookRouter(bot, { secretToken, timeoutMs: WEBHOOK_TIMEOUT_MS, logger })
+    : express.Router();
   let polling: Promise<void> | undefined;
 
   return {
@@ -97,9 +99,11 @@ export function createTelegram(options: TelegramOptions): Telegram {
     async start() {
       await bot.init();
       // The command menu is a convenience: a server that refuses it (an emulator, a hiccup) must not keep the bot down.
-      await bot.api.setMyCommands(COMMANDS.map(({ command, description }) => ({ command, description }))).catch((error: unknown) => {
-        logger.warn({ err: describeError(error) }, 'telegram: commands not registered');
-      });
+      await bot.api
+        .setMyCommands(COMMANDS.map(({ command, description }) => ({ command, description })))
+        .catch((error: unknown) => {
+          logger.warn({ err: describeError(error) }, 'telegram: commands not registered');
+        });
       if (publicUrl) {
         const url = publicUrl.replace(/\/+$/, '') + WEBHOOK_PATH;
         await bot.api.setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] });
@@ -107,10 +111,12 @@ export function createTelegram(options: TelegramOptions): Telegram {
         return;
       }
       await new Promise<void>((resolve, reject) => {
-        polling = bot.start({ allowed_updates: [...ALLOWED_UPDATES], onStart: () => resolve() }).catch((error: unknown) => {
-          logger.error({ err: describeError(error) }, 'telegram: long polling stopped');
-          reject(error);
-        });
+        polling = bot
+          .start({ allowed_updates: [...ALLOWED_UPDATES], onStart: () => resolve() })
+          .catch((error: unknown) => {
+            logger.error({ err: describeError(error) }, 'telegram: long polling stopped');
+            reject(error);
+          });
       });
       logger.info({ username: bot.botInfo.username }, 'telegram: long polling');
     },

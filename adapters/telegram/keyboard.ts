@@ -13,9 +13,7 @@ import { render } from '../../src/conversation/flow/render.js';
 export const PAGE_SIZE = 8;
 
 export type Button =
-  | { kind: 'choice'; index: number }
-  | { kind: 'page'; page: number }
-  | { kind: 'nav'; nav: 'back' | 'home' };
+  { kind: 'choice'; index: number } | { kind: 'page'; page: number } | { kind: 'nav'; nav: 'back' | 'home' };
 
 export function encodeButton(button: Button): string {
   switch (button.kind) {
@@ -64,6 +62,10 @@ export function renderKeyboard(prompt: Prompt, page = 0): InlineKeyboardMarkup |
   if (current < last) paging.push(button(`${word('common.more')} >`, { kind: 'page', page: current + 1 }));
   if (paging.length > 0) rows.push(paging);
   // The first screen has nothing to go back to.
-  if (!prompt.top) rows.push([button(word('common.back'), { kind: 'nav', nav: 'back' }), button(word('common.home'), { kind: 'nav', nav: 'home' })]);
+  if (!prompt.top)
+    rows.push([
+      button(word('common.back'), { kind: 'nav', nav: 'back' }),
+      button(word('common.home'), { kind: 'nav', nav: 'home' }),
+    ]);
   return { inline_keyboard: rows };
 }

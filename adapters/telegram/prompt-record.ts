@@ -17,7 +17,6 @@ export interface PromptRecords {
   put(chatId: string, shown: ShownPrompt): Promise<void>;
 }
 
-
 /** Tries of a write that keeps losing compare-and-set to another process before giving up. */
 const WRITE_TRIES = 3;
 

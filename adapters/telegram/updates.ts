@@ -47,7 +47,12 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
     const { chat, from } = update.message;
     if (!isId(chat?.id) || !isId(from?.id)) return null;
     const text = typeof update.message.text === 'string' ? update.message.text : undefined;
-    const origin: Origin = { channel: 'telegram', conversationId: conversationOf(chat, from.id), userId: String(from.id), messageId };
+    const origin: Origin = {
+      channel: 'telegram',
+      conversationId: conversationOf(chat, from.id),
+      userId: String(from.id),
+      messageId,
+    };
     const inPrivate = chat.type === 'private';
     // A photo or sticker gets the help in a private chat; in a group it was not meant for the bot.
     if (text === undefined) return inPrivate ? { kind: 'message', chatId: chat.id, origin, request: 'help' } : null;
@@ -57,7 +62,8 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
     const [, name = '', target] = command;
     if (target !== undefined && target.toLowerCase() !== botUsername.toLowerCase()) return null;
     // `/link CODE` links this account to a person (src/people/link.ts answers it before the engine).
-    if (name.toLowerCase() === 'link' && inPrivate) return { kind: 'message', chatId: chat.id, origin, request: { text: text.replace(COMMAND, 'link ') } };
+    if (name.toLowerCase() === 'link' && inPrivate)
+      return { kind: 'message', chatId: chat.id, origin, request: { text: text.replace(COMMAND, 'link ') } };
     const request = commandAction(name) ?? 'help';
     if (!inPrivate && request !== 'help') return { kind: 'group', chatId: chat.id, origin };
     return { kind: 'message', chatId: chat.id, origin, request };
@@ -66,9 +72,21 @@ export function readUpdate(update: Update, botUsername: string): TelegramAction 
   if (query?.message) {
     const { chat, message_id } = query.message;
     if (!isId(chat?.id) || !isId(query.from?.id) || !isId(message_id)) return null;
-    const origin: Origin = { channel: 'telegram', conversationId: conversationOf(chat, query.from.id), userId: String(query.from.id), messageId };
+    const origin: Origin = {
+      channel: 'telegram',
+      conversationId: conversationOf(chat, query.from.id),
+      userId: String(query.from.id),
+      messageId,
+    };
     if (chat.type !== 'private') return { kind: 'group', chatId: chat.id, origin, queryId: query.id };
-    return { kind: 'press', chatId: chat.id, origin, queryId: query.id, messageId: message_id, button: parseButton(query.data) };
+    return {
+      kind: 'press',
+      chatId: chat.id,
+      origin,
+      queryId: query.id,
+      messageId: message_id,
+      button: parseButton(query.data),
+    };
   }
   return null;
 }

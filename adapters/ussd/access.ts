@@ -14,7 +14,12 @@
  * {@link addGatewayRoute}, so each takes the same protection.
  */
 import ipaddr from 'ipaddr.js';
-import { sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../../src/http/direct-routes.js';
+import {
+  sendJson,
+  type DirectErrorHandler,
+  type DirectHandler,
+  type DirectRoutes,
+} from '../../src/http/direct-routes.js';
 
 export interface GatewayAccess {
   /**
@@ -38,7 +43,11 @@ export function isServed(access: GatewayAccess): boolean {
 
 /** A matcher of addresses against CIDR ranges (a bare address is its own /32 or /128). */
 export function addressMatcher(entries: readonly string[]): (address: string | undefined) => boolean {
-  const ranges = entries.map((entry) => (entry.includes('/') ? ipaddr.parseCIDR(entry) : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as const)));
+  const ranges = entries.map((entry) =>
+    entry.includes('/')
+      ? ipaddr.parseCIDR(entry)
+      : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as const),
+  );
   return (address) => {
     if (!address || !ipaddr.isValid(address)) return false;
     // An IPv4 caller on a dual-stack socket shows as ::ffff:a.b.c.d: compare it as the IPv4 address it is.

@@ -16,7 +16,9 @@ const { values } = parseArgs({
 });
 
 if (!values.phone) {
-  process.stderr.write('usage: npm run ussd -- --phone +256772123456 [--url http://localhost:3000] [--code *384*123#] [--token <USSD_CALLBACK_TOKEN>]\n');
+  process.stderr.write(
+    'usage: npm run ussd -- --phone +256772123456 [--url http://localhost:3000] [--code *384*123#] [--token <USSD_CALLBACK_TOKEN>]\n',
+  );
   process.exit(2);
 }
 

@@ -27,7 +27,10 @@ export interface Dialer {
 }
 
 export function createDialer(options: DialerOptions): Dialer {
-  const endpoint = new URL(`/ussd/africastalking${options.token ? `/${encodeURIComponent(options.token)}` : ''}`, options.url);
+  const endpoint = new URL(
+    `/ussd/africastalking${options.token ? `/${encodeURIComponent(options.token)}` : ''}`,
+    options.url,
+  );
   let sessionId = '';
   let answers: string[] = [];
 

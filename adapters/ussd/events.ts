@@ -35,7 +35,16 @@ export const SESSION_MEMORY_MS = 10 * 60_000;
 
 /** A bounded text field; numbers are accepted as text. */
 const bounded = (max: number) => z.union([z.string(), z.number()]).transform(String).pipe(z.string().max(max));
-const count = z.union([z.string(), z.number()]).transform(String).pipe(z.string().trim().regex(/^\d{1,10}$/, 'a whole number')).transform(Number);
+const count = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .pipe(
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,10}$/, 'a whole number'),
+  )
+  .transform(Number);
 
 const report = z.object({
   sessionId: bounded(128).pipe(z.string().trim().min(1, 'required')),
@@ -81,11 +90,15 @@ export function createSessionEnds({ engine, logger }: SessionEndsOptions): Sessi
       const number = phone ?? numbers.get(`${gateway}:${sessionId}`);
       if (!number) return { counted: false, reason: 'no conversation is known for this session' };
       if (!engine.sessionEnded) return { counted: false, reason: 'this engine counts no steps' };
-      const isCurrent = (state: UssdState | undefined) => state?.gateway === gateway && state.sessionId === sessionId && !state.prompt.final;
+      const isCurrent = (state: UssdState | undefined) =>
+        state?.gateway === gateway && state.sessionId === sessionId && !state.prompt.final;
       try {
         return await engine.sessionEnded({ channel: 'ussd', conversationId: number, userId: number }, isCurrent);
       } catch (err) {
-        logger.warn({ gateway, sessionId, err: err instanceof Error ? err.message : String(err) }, 'ussd session end not counted');
+        logger.warn(
+          { gateway, sessionId, err: err instanceof Error ? err.message : String(err) },
+          'ussd session end not counted',
+        );
         return { counted: false, reason: 'the conversation could not be read' };
       }
     },
@@ -96,7 +109,11 @@ export function createSessionEnds({ engine, logger }: SessionEndsOptions): Sessi
  * The handler of `POST /ussd/africastalking/events` (after the form body parser). `toPhone` reads the number
  * as the hops do (hop.ts): the same conversation key.
  */
-export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string) => string | undefined, logger: Logger) {
+export function africasTalkingEvents(
+  ends: SessionEnds,
+  toPhone: (msisdn: string) => string | undefined,
+  logger: Logger,
+) {
   return async (req: DirectRequest, res: ServerResponse): Promise<void> => {
     const parsed = report.safeParse(req.body ?? {});
     if (!parsed.success) {
@@ -106,14 +123,17 @@ export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string
       sendJson(res, 400, { error: reason });
       return;
     }
-    const { sessionId, status, phoneNumber, hopsCount, durationInMillis, errorMessage, input, lastAppResponse } = parsed.data;
+    const { sessionId, status, phoneNumber, hopsCount, durationInMillis, errorMessage, input, lastAppResponse } =
+      parsed.data;
     const phone = phoneNumber === undefined || phoneNumber.trim() === '' ? undefined : toPhone(phoneNumber);
     if (phoneNumber !== undefined && phoneNumber.trim() !== '' && phone === undefined) {
       sendJson(res, 400, { error: 'phoneNumber: not a valid mobile number' });
       return;
     }
     const outcome: SessionEnd =
-      status === 'Success' ? { counted: false, reason: 'the session ended on our END screen' } : await ends.ended('africastalking', sessionId, phone);
+      status === 'Success'
+        ? { counted: false, reason: 'the session ended on our END screen' }
+        : await ends.ended('africastalking', sessionId, phone);
     logger.info(
       {
         gateway: 'africastalking',
@@ -124,7 +144,10 @@ export function africasTalkingEvents(ends: SessionEnds, toPhone: (msisdn: string
         durationInMillis,
         // The answers carry the PIN and the last screen the user's details: recorded by their size only.
         input: input === undefined ? undefined : { answers: input === '' ? 0 : input.split('*').length },
-        lastAppResponse: lastAppResponse === undefined ? undefined : { chars: lastAppResponse.length, final: /^END\b/.test(lastAppResponse) },
+        lastAppResponse:
+          lastAppResponse === undefined
+            ? undefined
+            : { chars: lastAppResponse.length, final: /^END\b/.test(lastAppResponse) },
         // The gateway's own words about a failure, cut short and on one line.
         errorMessage: errorMessage ? errorMessage.replace(/[\u0000-\u001f\u007f]+/g, ' ').slice(0, 200) : undefined,
         recorded: outcome.counted,

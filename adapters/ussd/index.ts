@@ -107,8 +107,16 @@ export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdR
 
   // Africa's Talking's end-of-session report (events.ts): a gateway route like the callback, protected alike.
   const toPhone = (msisdn: string) => gatewayPhone(msisdn, defaultCountry);
-  addGatewayRoute(direct, options.access, '/ussd/africastalking/events', refuseBody, parsers.form, africasTalkingEvents(sessionEnds, toPhone, options.logger));
-  for (const codec of codecs) addGatewayRoute(direct, options.access, `/ussd/${codec.name}`, refuseBody, parsers[codec.body], handle(codec));
+  addGatewayRoute(
+    direct,
+    options.access,
+    '/ussd/africastalking/events',
+    refuseBody,
+    parsers.form,
+    africasTalkingEvents(sessionEnds, toPhone, options.logger),
+  );
+  for (const codec of codecs)
+    addGatewayRoute(direct, options.access, `/ussd/${codec.name}`, refuseBody, parsers[codec.body], handle(codec));
   if (options.access.open) {
     const known = codecs.map((c) => c.name).join(', ');
     app.post('/ussd/:gateway', (_req, res) => {

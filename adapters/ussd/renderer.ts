@@ -21,7 +21,13 @@ export const NAV = { more: '98', back: '0', home: '00' } as const;
 const NAV_LINES = Object.fromEntries(
   (Object.keys(catalogue.messages) as Lang[]).map((lang) => {
     const word = (key: string) => toPlain(catalogue.render({ key }, lang));
-    return [lang, { more: `${NAV.more} ${word('common.more')}`, nav: `${NAV.back} ${word('common.back')} ${NAV.home} ${word('common.home')}` }];
+    return [
+      lang,
+      {
+        more: `${NAV.more} ${word('common.more')}`,
+        nav: `${NAV.back} ${word('common.back')} ${NAV.home} ${word('common.home')}`,
+      },
+    ];
   }),
 ) as Record<Lang, { more: string; nav: string }>;
 const ELLIPSIS = '...';

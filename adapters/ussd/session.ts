@@ -82,7 +82,9 @@ export function readHop(
     return text === '' ? { kind: 'repeat', state } : { kind: 'answer', hop: next, answer: text, seen: text, state };
   }
   const extends_ =
-    text.length > state.seenLength && text[state.seenLength] === '*' && digest(text.slice(0, state.seenLength)) === state.seenDigest;
+    text.length > state.seenLength &&
+    text[state.seenLength] === '*' &&
+    digest(text.slice(0, state.seenLength)) === state.seenDigest;
   if (!extends_) return { kind: 'repeat', state };
   return { kind: 'answer', hop: next, answer: text.slice(state.seenLength + 1), seen: text, state };
 }

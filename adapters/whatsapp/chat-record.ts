@@ -48,7 +48,8 @@ export function createChatRecords(store: SessionStore): ChatRecords {
       for (let i = 0; i < WRITE_TRIES; i++) {
         const stored = await store.get(chatKey(waId));
         const before = (stored?.snapshot as ChatRecord | undefined) ?? {};
-        if ((await store.set(chatKey(waId), change(before), stored?.version ?? null, RECORD_TTL_SECONDS)) !== null) return before;
+        if ((await store.set(chatKey(waId), change(before), stored?.version ?? null, RECORD_TTL_SECONDS)) !== null)
+          return before;
       }
       throw new Error('the WhatsApp chat record kept changing under concurrent writers');
     },

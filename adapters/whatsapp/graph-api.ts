@@ -52,16 +52,25 @@ export interface RetryOptions {
 }
 
 /** What went wrong with one call: Meta answered with an error, or no answer came. */
-export type CallFailure = { kind: 'api'; status: number; code?: number; retryAfterSeconds?: number } | { kind: 'network' };
+export type CallFailure =
+  { kind: 'api'; status: number; code?: number; retryAfterSeconds?: number } | { kind: 'network' };
 
 type Settings = Required<Omit<RetryOptions, 'sleep'>>;
 
-const DEFAULTS: Settings = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterSeconds: 30, random: Math.random };
+const DEFAULTS: Settings = {
+  maxRetries: 3,
+  baseDelayMs: 500,
+  maxDelayMs: 8000,
+  maxRetryAfterSeconds: 30,
+  random: Math.random,
+};
 
 /** True for a failure that may pass if the call is repeated: no answer, 429, 5xx, a throttling or temporary code. */
 export function isTemporary(failure: CallFailure): boolean {
   if (failure.kind === 'network') return true;
-  return failure.status === 429 || failure.status >= 500 || (failure.code !== undefined && RETRYABLE_CODES.has(failure.code));
+  return (
+    failure.status === 429 || failure.status >= 500 || (failure.code !== undefined && RETRYABLE_CODES.has(failure.code))
+  );
 }
 
 /** The one retry decision: ms to wait before retry number `retry` (0 for the first), or null to give up. */
@@ -168,7 +177,11 @@ export function createGraphApi(options: GraphApiOptions): GraphApi {
 
   /** One call, repeated as retryDelay says; resolves to the answer's body. */
   async function call(body: Record<string, unknown>): Promise<unknown> {
-    const init = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    const init = {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    };
     for (let retry = 0; ; retry++) {
       let error: GraphApiError | GraphConnectionError;
       let failure: CallFailure;
@@ -177,7 +190,12 @@ export function createGraphApi(options: GraphApiOptions): GraphApi {
         if (response.ok) return await response.json().catch(() => undefined);
         const refused = await failureOf(response);
         error = refused;
-        failure = { kind: 'api', status: refused.status, code: refused.code, retryAfterSeconds: refused.retryAfterSeconds };
+        failure = {
+          kind: 'api',
+          status: refused.status,
+          code: refused.code,
+          retryAfterSeconds: refused.retryAfterSeconds,
+        };
       } catch (thrown) {
         error = new GraphConnectionError(thrown instanceof Error ? thrown.message : String(thrown));
         failure = { kind: 'network' };
@@ -206,7 +224,12 @@ export function createGraphApi(options: GraphApiOptions): GraphApi {
 
   return {
     async send(to, message) {
-      const answer = await counted(message.type, to, { messaging_product: 'whatsapp', recipient_type: 'individual', to, ...message });
+      const answer = await counted(message.type, to, {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to,
+        ...message,
+      });
       return sentBody.safeParse(answer).data?.messages[0]?.id;
     },
     async markRead(messageId) {

@@ -66,7 +66,8 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
   }
 
   /** When the user wrote, in ms: Meta's timestamp, never later than now. */
-  const sentAt = (message: IncomingMessage): number => Math.min(now(), message.timestamp ? Number(message.timestamp) * 1000 : now());
+  const sentAt = (message: IncomingMessage): number =>
+    Math.min(now(), message.timestamp ? Number(message.timestamp) * 1000 : now());
 
   async function work(message: IncomingMessage, claimed: Promise<boolean>): Promise<void> {
     const waId = message.from;
@@ -100,12 +101,21 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
           return await show(waId, before.shown!.prompt, action.page, before.shown!.messageIds);
         case 'engine': {
           asked = true;
-          const inbound = { channel: 'whatsapp' as const, conversationId: waId, userId: waId, messageId: message.id, phoneNumber: `+${waId}` };
+          const inbound = {
+            channel: 'whatsapp' as const,
+            conversationId: waId,
+            userId: waId,
+            messageId: message.id,
+            phoneNumber: `+${waId}`,
+          };
           return await show(waId, await engine.handle({ ...inbound, ...action.request }), 0);
         }
       }
     } catch (error) {
-      logger.error({ user: maskPhone(waId), err: error instanceof Error ? error.message : String(error) }, 'whatsapp: message not handled');
+      logger.error(
+        { user: maskPhone(waId), err: error instanceof Error ? error.message : String(error) },
+        'whatsapp: message not handled',
+      );
       // Once the engine has the message it may have moved money: never ask for it again then.
       if (!asked) await say(waId, NOT_READ_TEXT).catch(() => undefined);
     } finally {
@@ -126,7 +136,10 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
       deps.countStatus(STATUSES.has(status.status) ? status.status : 'other');
       if (status.status === 'failed') {
         const [error] = status.errors ?? [];
-        logger.warn({ to: maskPhone(status.recipient_id), code: error?.code, title: error?.title }, 'whatsapp: a message was not delivered');
+        logger.warn(
+          { to: maskPhone(status.recipient_id), code: error?.code, title: error?.title },
+          'whatsapp: a message was not delivered',
+        );
       }
     },
     showLate(waId, prompt) {

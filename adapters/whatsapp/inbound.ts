@@ -38,17 +38,27 @@ export type Action =
  * Words that move outside the flow's own choices; with or without a leading slash. Maps, as the word is
  * anyone's (a message "constructor" is an answer for the flow, not Object's member).
  */
-const NAVIGATION: ReadonlyMap<string, Action> = new Map(Object.entries({
-  menu: { kind: 'engine', request: { nav: 'home' } },
-  home: { kind: 'engine', request: { nav: 'home' } },
-  start: { kind: 'engine', request: { nav: 'home' } },
-  back: { kind: 'engine', request: { nav: 'back' } },
-  cancel: { kind: 'engine', request: { nav: 'cancel' } },
-  help: { kind: 'help' },
-} satisfies Record<string, Action>));
+const NAVIGATION: ReadonlyMap<string, Action> = new Map(
+  Object.entries({
+    menu: { kind: 'engine', request: { nav: 'home' } },
+    home: { kind: 'engine', request: { nav: 'home' } },
+    start: { kind: 'engine', request: { nav: 'home' } },
+    back: { kind: 'engine', request: { nav: 'back' } },
+    cancel: { kind: 'engine', request: { nav: 'cancel' } },
+    help: { kind: 'help' },
+  } satisfies Record<string, Action>),
+);
 
 /** Flows started by a command (with its slash only: "pay" alone may be an answer). */
-const FLOW_COMMANDS: ReadonlyMap<string, FlowId> = new Map(Object.entries({ '/pay': 'pay', '/request': 'request', '/check': 'check', '/data': 'data', '/pin': 'pin' } satisfies Record<string, FlowId>));
+const FLOW_COMMANDS: ReadonlyMap<string, FlowId> = new Map(
+  Object.entries({
+    '/pay': 'pay',
+    '/request': 'request',
+    '/check': 'check',
+    '/data': 'data',
+    '/pin': 'pin',
+  } satisfies Record<string, FlowId>),
+);
 
 /** The answer to `help` and to messages the bot cannot read. */
 export const HELP_TEXT = [
@@ -107,7 +117,11 @@ export function readMessage(message: IncomingMessage, shown: ShownPrompt | undef
       const contextId = message.context?.id;
       // A tap on a message that no longer shows the prompt is stale, even when the choice looks the same
       // (when Meta gave no wamids for the messages showing it, the choice alone decides).
-      const elsewhere = contextId !== undefined && shown !== undefined && shown.messageIds.length > 0 && !shown.messageIds.includes(contextId);
+      const elsewhere =
+        contextId !== undefined &&
+        shown !== undefined &&
+        shown.messageIds.length > 0 &&
+        !shown.messageIds.includes(contextId);
       if (!reply || elsewhere) return { kind: 'expired' };
       return offered(reply, shown);
     }

@@ -65,7 +65,14 @@ export interface WhatsApp {
 export function createWhatsApp(options: WhatsAppOptions): WhatsApp {
   const { store, logger, counters } = options;
   const now = options.now ?? Date.now;
-  const api = createGraphApi({ apiUrl: options.apiUrl, phoneNumberId: options.phoneNumberId, token: options.token, retry: options.retry, counter: counters, logger });
+  const api = createGraphApi({
+    apiUrl: options.apiUrl,
+    phoneNumberId: options.phoneNumberId,
+    token: options.token,
+    retry: options.retry,
+    counter: counters,
+    logger,
+  });
   const chats = createChatRecords(store);
   const queue = new KeyedQueue();
   const handler = createMessageHandler({
@@ -80,7 +87,13 @@ export function createWhatsApp(options: WhatsAppOptions): WhatsApp {
     now,
   });
   return {
-    router: createWebhookRouter({ appSecret: options.appSecret, verifyToken: options.verifyToken, phoneNumberId: options.phoneNumberId, handler, logger }),
+    router: createWebhookRouter({
+      appSecret: options.appSecret,
+      verifyToken: options.verifyToken,
+      phoneNumberId: options.phoneNumberId,
+      handler,
+      logger,
+    }),
     notifier: createWhatsAppNotifier({ api, chats, queue, template: options.template, counter: counters, logger, now }),
     showLate: (address, prompt) => handler.showLate(address.conversationId, prompt),
     idle: () => queue.idle(),

@@ -62,7 +62,7 @@ export function createWhatsAppNotifier(deps: NotifierDeps): Notifier {
     }
     await chats.update(waId, hold(text));
     deps.counter?.message('text', 'held');
-    logger.warn({ to: maskPhone(waId), reason }, 'whatsapp: outcome not sent; held for the user\'s next message');
+    logger.warn({ to: maskPhone(waId), reason }, "whatsapp: outcome not sent; held for the user's next message");
   }
 
   return {

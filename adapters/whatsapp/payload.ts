@@ -17,7 +17,10 @@ const incomingMessage = z.object({
   id,
   from: z.string().regex(WA_ID, 'a wa_id: 6 to 20 digits'),
   /** Unix seconds, as a string. */
-  timestamp: z.string().regex(/^\d{1,12}$/).optional(),
+  timestamp: z
+    .string()
+    .regex(/^\d{1,12}$/)
+    .optional(),
   type: z.string().min(1).max(40),
   /** WhatsApp lets a user type up to 65536 characters. */
   text: z.object({ body: z.string().max(65_536) }).optional(),
@@ -39,7 +42,10 @@ const status = z.object({
   id,
   status: z.string().min(1).max(40),
   recipient_id: z.string().max(64).optional(),
-  errors: z.array(z.object({ code: z.number().int().optional(), title: z.string().max(512).optional() })).max(10).optional(),
+  errors: z
+    .array(z.object({ code: z.number().int().optional(), title: z.string().max(512).optional() }))
+    .max(10)
+    .optional(),
 });
 export type MessageStatus = z.infer<typeof status>;
 
@@ -53,7 +59,9 @@ const value = z.object({
 const envelope = z.object({
   object: z.literal('whatsapp_business_account').optional(),
   entry: z
-    .array(z.object({ changes: z.array(z.object({ field: z.string().max(64).optional(), value: z.unknown() })).max(100) }))
+    .array(
+      z.object({ changes: z.array(z.object({ field: z.string().max(64).optional(), value: z.unknown() })).max(100) }),
+    )
     .max(100),
 });
 
@@ -72,7 +80,10 @@ export function readDelivery(body: unknown, phoneNumberId: string): ReadResult {
   const parsed = envelope.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, reason: `not a WhatsApp messages webhook: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unreadable'}` };
+    return {
+      ok: false,
+      reason: `not a WhatsApp messages webhook: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unreadable'}`,
+    };
   }
   const delivery: Delivery = { messages: [], statuses: [], skipped: 0 };
   for (const change of parsed.data.entry.flatMap((entry) => entry.changes)) {

@@ -113,7 +113,11 @@ export function templateMessage(template: { name: string; language: string }, te
   const parameter = cut(oneLine(text) || '-', LIMITS.templateParameter);
   return {
     type: 'template',
-    template: { name: template.name, language: { code: template.language }, components: [{ type: 'body', parameters: [{ type: 'text', text: parameter }] }] },
+    template: {
+      name: template.name,
+      language: { code: template.language },
+      components: [{ type: 'body', parameters: [{ type: 'text', text: parameter }] }],
+    },
   };
 }
 
@@ -146,7 +150,8 @@ function listRows(prompt: Prompt, page: number, pages: number): Row[] {
     return row;
   });
   if (page > 0) rows.push({ id: pageId(page - 1), title: 'Previous options', description: `Page ${page} of ${pages}` });
-  if (page < pages - 1) rows.push({ id: pageId(page + 1), title: 'More options', description: `Page ${page + 2} of ${pages}` });
+  if (page < pages - 1)
+    rows.push({ id: pageId(page + 1), title: 'More options', description: `Page ${page + 2} of ${pages}` });
   return rows;
 }
 
@@ -171,12 +176,18 @@ export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
       type: 'reply',
       reply: { id: choiceId(choice.id, index, LIMITS.buttonId), title: buttonTitles[index]! },
     }));
-    return [...before, { type: 'interactive', interactive: { type: 'button', body: { text: body }, footer, action: { buttons } } }];
+    return [
+      ...before,
+      { type: 'interactive', interactive: { type: 'button', body: { text: body }, footer, action: { buttons } } },
+    ];
   }
   const pages = pageCount(prompt);
   const current = Math.min(Math.max(0, page), pages - 1);
   const { before, body } = bodyWithin(prompt, LIMITS.listBody);
   const button = pages > 1 ? `Choose (${current + 1}/${pages})` : 'Choose';
   const sections = [{ title: 'Options', rows: listRows(prompt, current, pages) }];
-  return [...before, { type: 'interactive', interactive: { type: 'list', body: { text: body }, footer, action: { button, sections } } }];
+  return [
+    ...before,
+    { type: 'interactive', interactive: { type: 'list', body: { text: body }, footer, action: { button, sections } } },
+  ];
 }

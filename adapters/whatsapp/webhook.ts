@@ -54,7 +54,10 @@ export function createWebhookRouter(options: WebhookOptions): Router {
     const challenge = query.get('hub.challenge');
     res.set('x-content-type-options', 'nosniff');
     if (mode !== 'subscribe' || token === null || !sameSecret(token, verifyToken)) {
-      res.status(403).type('text/plain').send('Verification refused: hub.mode must be subscribe and hub.verify_token must match');
+      res
+        .status(403)
+        .type('text/plain')
+        .send('Verification refused: hub.mode must be subscribe and hub.verify_token must match');
       return;
     }
     if (challenge === null || !CHALLENGE.test(challenge)) {
@@ -89,7 +92,8 @@ export function createWebhookRouter(options: WebhookOptions): Router {
     }
     const { messages, statuses, skipped } = read.delivery;
     res.status(200).json({ received: messages.length + statuses.length });
-    if (skipped > 0) logger.warn({ skipped }, 'whatsapp: items of a delivery skipped (unreadable, or for another phone number)');
+    if (skipped > 0)
+      logger.warn({ skipped }, 'whatsapp: items of a delivery skipped (unreadable, or for another phone number)');
     for (const status of statuses) handler.status(status);
     for (const message of messages) handler.accept(message);
   };
@@ -114,6 +118,12 @@ export function createWebhookRouter(options: WebhookOptions): Router {
 
   const router = express.Router();
   router.get(WEBHOOK_PATH, verify);
-  router.post(WEBHOOK_PATH, requireSignature, readBody('json', { limit: BODY_LIMIT, anyType: true, verify: checkSignature }), receive, answerError);
+  router.post(
+    WEBHOOK_PATH,
+    requireSignature,
+    readBody('json', { limit: BODY_LIMIT, anyType: true, verify: checkSignature }),
+    receive,
+    answerError,
+  );
   return router;
 }

@@ -70,7 +70,9 @@ function answeringFetch(sent: string[]): typeof fetch {
     const method = String(url).split('/').pop()!;
     const payload = typeof init?.body === 'string' ? (JSON.parse(init.body) as Record<string, unknown>) : {};
     if (typeof payload.text === 'string') sent.push(payload.text);
-    return new Response(JSON.stringify({ ok: true, result: answer(method, payload) }), { headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ ok: true, result: answer(method, payload) }), {
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof fetch;
 }
 
@@ -116,7 +118,14 @@ function oursSide(): Side {
   // With a public URL the adapter runs as for a webhook: handleUpdate resolves once the update was handled
   // (without one it detaches for long polling and returns at once, which would time nothing). Nothing is
   // contacted: the webhook is only set by start(), which the benchmark never calls.
-  const telegram = createTelegram({ token: '42:bench', engine, store, botInfo, logger, publicUrl: 'https://bench.invalid' });
+  const telegram = createTelegram({
+    token: '42:bench',
+    engine,
+    store,
+    botInfo,
+    logger,
+    publicUrl: 'https://bench.invalid',
+  });
   const sent: string[] = [];
   telegram.bot.api.config.use(answeringTransformer(sent));
   return { name: 'ours', bot: telegram.bot as unknown as Bot<never>, opener: 'hi', sent, close: () => telegram.stop() };
@@ -209,7 +218,9 @@ export async function runChatBench(quick: boolean, log: (line: string) => void =
         acc.wall.push(r.wall);
         acc.cpu.push(r.cpu);
         acc.ok &&= r.ok;
-        log(`chat round ${round + 1} ${side.name}: depth 2 ${ms(median(r.wall[2]!))} ms, depth 20 ${ms(median(r.wall[20]!))} ms${r.ok ? '' : ' (WRONG replies)'}`);
+        log(
+          `chat round ${round + 1} ${side.name}: depth 2 ${ms(median(r.wall[2]!))} ms, depth 20 ${ms(median(r.wall[20]!))} ms${r.ok ? '' : ' (WRONG replies)'}`,
+        );
       }
     }
     const figures = (name: 'ours' | 'peer') => {
@@ -218,7 +229,13 @@ export async function runChatBench(quick: boolean, log: (line: string) => void =
       for (const depth of DEPTHS) {
         const wall = acc.wall.flatMap((w) => w[depth]!);
         const cpu = acc.cpu.flatMap((c) => c[depth]!);
-        out[String(depth)] = { wallMs: ms(median(wall)), cpuMs: ms(median(cpu)), meanWallMs: ms(mean(wall)), meanCpuMs: ms(mean(cpu)), samples: wall.length };
+        out[String(depth)] = {
+          wallMs: ms(median(wall)),
+          cpuMs: ms(median(cpu)),
+          meanWallMs: ms(mean(wall)),
+          meanCpuMs: ms(mean(cpu)),
+          samples: wall.length,
+        };
       }
       return out;
     };

@@ -27,7 +27,9 @@ states.done = {
 const machine = setup({
   types: { context: {} as QaContext, input: {} as FlowInput, events: {} as FlowEvent },
   actions: {
-    storeAnswer: assign({ answers: ({ context, event }) => [...context.answers, event.type === 'ANSWERED' ? event.value : ''] }),
+    storeAnswer: assign({
+      answers: ({ context, event }) => [...context.answers, event.type === 'ANSWERED' ? event.value : ''],
+    }),
   },
 }).createMachine({
   id: 'qa',

@@ -16,7 +16,14 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { startChild, stop } from '../child.js';
 import { cleanUp } from '../ussd/bench.js';
-import { BENCH_AUTHORIZATION, BENCH_REQUESTS, benchRequest, NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from './config.js';
+import {
+  BENCH_AUTHORIZATION,
+  BENCH_REQUESTS,
+  benchRequest,
+  NOTIFY_PREFIX,
+  notifyRedisUrl,
+  QUEUE_PREFIX,
+} from './config.js';
 
 export type Kind = 'ours' | 'ours-memory' | 'bare';
 
@@ -105,10 +112,16 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export interface NotifyResult {
   rounds: NotifyRound[];
-  median: Record<Kind, { rate: number; p99: number; cpuUsPerDelivery: number; told: number; accepted: number; errors: number }>;
+  median: Record<
+    Kind,
+    { rate: number; p99: number; cpuUsPerDelivery: number; told: number; accepted: number; errors: number }
+  >;
 }
 
-export async function runNotifyBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<NotifyResult> {
+export async function runNotifyBench(
+  quick: boolean,
+  log: (line: string) => void = () => undefined,
+): Promise<NotifyResult> {
   const kinds: Kind[] = ['ours', 'ours-memory', 'bare'];
   const redis = new Redis(notifyRedisUrl());
   const clean = async () => {
@@ -126,7 +139,9 @@ export async function runNotifyBench(quick: boolean, log: (line: string) => void
     for (let round = 0; round < 3; round++) {
       for (const kind of kinds) {
         const r = await drive(kind, servers.get(kind)!.url, seconds);
-        log(`notify round ${round + 1} ${kind}: ${r.rate}/s (${r.told} told of ${r.accepted} received in ${r.seconds} s), ${r.cpuUsPerDelivery} us CPU each`);
+        log(
+          `notify round ${round + 1} ${kind}: ${r.rate}/s (${r.told} told of ${r.accepted} received in ${r.seconds} s), ${r.cpuUsPerDelivery} us CPU each`,
+        );
         rounds.push(r);
       }
     }

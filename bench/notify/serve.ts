@@ -31,7 +31,6 @@ import { MomoClient } from '../../src/momo/index.js';
 import { profileRoutes } from '../profile/hooks.js';
 import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
 
-
 const kind = process.argv[2];
 const app = express();
 /** Ours serves its routes in front of the app, as src/app.ts does (`direct.serve(app)`). */
@@ -48,7 +47,9 @@ direct.use(count);
 
 if (kind === 'ours' || kind === 'ours-memory') {
   const redisUrl = kind === 'ours' ? notifyRedisUrl() : undefined;
-  const store: SessionStore = redisUrl ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX }) : new MemoryStore();
+  const store: SessionStore = redisUrl
+    ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX })
+    : new MemoryStore();
   const logger = createLogger('silent');
   const made = new MadeRecords({ store, logger });
   for (let i = 0; i < BENCH_REQUESTS; i += 500) {
@@ -80,7 +81,9 @@ if (kind === 'ours' || kind === 'ours-memory') {
       return (stored?.snapshot as UserProfile | undefined)?.lang;
     },
     // The product's queue settings (none: its defaults); BENCH_NOTIFY_CONCURRENCY only for experiments.
-    ...(process.env.BENCH_NOTIFY_CONCURRENCY ? { queue: { concurrency: Number(process.env.BENCH_NOTIFY_CONCURRENCY) } } : {}),
+    ...(process.env.BENCH_NOTIFY_CONCURRENCY
+      ? { queue: { concurrency: Number(process.env.BENCH_NOTIFY_CONCURRENCY) } }
+      : {}),
     logger,
   });
   notifications.start();

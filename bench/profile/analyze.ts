@@ -31,9 +31,16 @@ export function moduleOf(url: string): string {
 /** Coarse groups of modules, for "where does a request's CPU go". */
 export function categoryOf(mod: string): string {
   if (mod === 'xstate') return 'XState (flow steps, restore, persist)';
-  if (/^(ioredis|redis-parser|standard-as-callback|cluster-key-slot|denque|bullmq|msgpackr)$/.test(mod)) return 'Redis client (ioredis, bullmq)';
-  if (/^(express|router|body-parser|qs|raw-body|type-is|iconv-lite|mime-types|mime-db|content-type|parseurl|finalhandler|send|etag|fresh|on-finished|debug|depd|statuses|http-errors|media-typer|negotiator|accepts|encodeurl|escape-html|cookie|vary|proxy-addr|forwarded|side-channel.*|call-bind.*|get-intrinsic|es-.*|object-inspect|has-.*|function-bind|math-intrinsics|dunder-proto|gopd|safe-buffer|setprototypeof|unpipe|ee-first|bytes|content-disposition|merge-descriptors|utils-merge|range-parser|serve-static|path-to-regexp|is-promise)$/.test(mod)) return 'express and its parsers';
-  if (/^node:(_http|net|internal\/(streams|stream_base|http|net)|stream|events|buffer|internal\/buffer)/.test(mod)) return 'Node HTTP, sockets, streams, events';
+  if (/^(ioredis|redis-parser|standard-as-callback|cluster-key-slot|denque|bullmq|msgpackr)$/.test(mod))
+    return 'Redis client (ioredis, bullmq)';
+  if (
+    /^(express|router|body-parser|qs|raw-body|type-is|iconv-lite|mime-types|mime-db|content-type|parseurl|finalhandler|send|etag|fresh|on-finished|debug|depd|statuses|http-errors|media-typer|negotiator|accepts|encodeurl|escape-html|cookie|vary|proxy-addr|forwarded|side-channel.*|call-bind.*|get-intrinsic|es-.*|object-inspect|has-.*|function-bind|math-intrinsics|dunder-proto|gopd|safe-buffer|setprototypeof|unpipe|ee-first|bytes|content-disposition|merge-descriptors|utils-merge|range-parser|serve-static|path-to-regexp|is-promise)$/.test(
+      mod,
+    )
+  )
+    return 'express and its parsers';
+  if (/^node:(_http|net|internal\/(streams|stream_base|http|net)|stream|events|buffer|internal\/buffer)/.test(mod))
+    return 'Node HTTP, sockets, streams, events';
   if (mod === '(garbage collector)') return 'garbage collection';
   if (mod === '(native/gc/idle)' || mod === '(program)') return 'native (socket writes, syscalls, VM)';
   if (mod === 'libphonenumber-js') return 'libphonenumber-js';
@@ -82,8 +89,13 @@ export function analyze(profile: Profile, top = 25): string {
     const category = categoryOf(mod);
     byCategory.set(category, (byCategory.get(category) ?? 0) + us);
   }
-  const lines: string[] = [`total sampled ${(total / 1000).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms`, '', 'busy time by category:'];
-  for (const [k, v] of [...byCategory].sort((a, b) => b[1] - a[1])) lines.push(`${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
+  const lines: string[] = [
+    `total sampled ${(total / 1000).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms`,
+    '',
+    'busy time by category:',
+  ];
+  for (const [k, v] of [...byCategory].sort((a, b) => b[1] - a[1]))
+    lines.push(`${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
   lines.push('', 'self time by module:');
   for (const [k, v] of [...modSelf].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(v)}  ${k}`);
   lines.push('', 'self time by function:');

@@ -34,10 +34,29 @@ const africastalking = codecs.find((c) => c.name === 'africastalking')!;
 const ours = oursEngine(redisUrl, PREFIX);
 const { engine, logger } = ours;
 // The product's hop handler notes each session's number (adapters/ussd/events.ts) for the funnel.
-const handle = createHopHandler({ engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', serviceCode: '*384*123#', resumeSeconds: 120, sessionEnds: createSessionEnds({ engine, logger }) })(africastalking);
+const handle = createHopHandler({
+  engine,
+  deadlineMs: 3000,
+  logger,
+  defaultCountry: 'UG',
+  digestKey: 'bench-digest-key',
+  serviceCode: '*384*123#',
+  resumeSeconds: 120,
+  sessionEnds: createSessionEnds({ engine, logger }),
+})(africastalking);
 /** The baseline of --funnel: an engine that tells nobody of its moves, a handler that notes nothing. */
 const bare = funnelAb ? oursEngine(redisUrl, `${PREFIX}bare:`, { funnel: false }) : undefined;
-const bareHandle = bare && createHopHandler({ engine: bare.engine, deadlineMs: 3000, logger, defaultCountry: 'UG', digestKey: 'bench-digest-key', serviceCode: '*384*123#', resumeSeconds: 120 })(africastalking);
+const bareHandle =
+  bare &&
+  createHopHandler({
+    engine: bare.engine,
+    deadlineMs: 3000,
+    logger,
+    defaultCountry: 'UG',
+    digestKey: 'bench-digest-key',
+    serviceCode: '*384*123#',
+    resumeSeconds: 120,
+  })(africastalking);
 
 /** One hop through a handler, with the fields of an express request and response it uses. */
 function hop(fields: Record<string, string>, through = handle): Promise<string> {
@@ -54,7 +73,13 @@ function hop(fields: Record<string, string>, through = handle): Promise<string> 
 async function walk(count: number, through = handle): Promise<number[]> {
   const cpu = TEXTS.map(() => 0);
   for (let i = 0; i < count; i++) {
-    const fields = { sessionId: randomUUID(), serviceCode: '*384*123#', phoneNumber: nextCaller(), networkCode: '63902', text: '' };
+    const fields = {
+      sessionId: randomUUID(),
+      serviceCode: '*384*123#',
+      phoneNumber: nextCaller(),
+      networkCode: '63902',
+      text: '',
+    };
     let last = '';
     for (const [n, text] of TEXTS.entries()) {
       const before = process.cpuUsage();
@@ -79,7 +104,9 @@ async function compareFunnel(count: number): Promise<void> {
     for (const side of order) total[side] += sum(await walk(n, side === 'funnel' ? handle : bareHandle!));
   }
   const perHop = (cpu: number) => cpu / count / TEXTS.length;
-  console.log(`CPU per hop with and without counting the funnel (${count} sessions each, alternating rounds of ${ROUND}):`);
+  console.log(
+    `CPU per hop with and without counting the funnel (${count} sessions each, alternating rounds of ${ROUND}):`,
+  );
   console.log(`  with the funnel     ${Math.round(perHop(total.funnel))} µs`);
   console.log(`  without (baseline)  ${Math.round(perHop(total.bare))} µs`);
   console.log(`  ratio               ${(total.funnel / total.bare).toFixed(3)}`);
@@ -121,7 +148,11 @@ async function startAllocationSampling(): Promise<() => Promise<Allocated>> {
     const visit = (node: AllocationNode, owner: string, ownFunction: string | undefined) => {
       const { url, functionName, lineNumber } = node.callFrame;
       const mod = url ? moduleOf(url) : owner;
-      const own = url ? (/^(src|adapters|flows)\//.test(mod) ? `${functionName || '(anonymous)'} (${url.replace(/^.*\/(?=(src|adapters|flows)\/)/, '')}:${lineNumber + 1})` : undefined) : ownFunction;
+      const own = url
+        ? /^(src|adapters|flows)\//.test(mod)
+          ? `${functionName || '(anonymous)'} (${url.replace(/^.*\/(?=(src|adapters|flows)\/)/, '')}:${lineNumber + 1})`
+          : undefined
+        : ownFunction;
       add(byModule, mod, node.selfSize);
       if (own) add(byFunction, own, node.selfSize);
       for (const child of node.children) visit(child, mod, own);
@@ -148,10 +179,14 @@ try {
       const hops = sessions * TEXTS.length;
       const total = [...allocated.byModule.values()].reduce((a, b) => a + b, 0);
       const top = (bytes: Map<string, number>) => [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 16);
-      console.log(`Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`);
-      for (const [mod, bytes] of top(allocated.byModule)) console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
+      console.log(
+        `Allocated per hop (profiler on, so CPU above is inflated): ${(total / hops / 1024).toFixed(1)} KB, by package:`,
+      );
+      for (const [mod, bytes] of top(allocated.byModule))
+        console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${mod}`);
       console.log('Our own code by function (what it and the builtins it calls allocate):');
-      for (const [fn, bytes] of top(allocated.byFunction)) console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${fn}`);
+      for (const [fn, bytes] of top(allocated.byFunction))
+        console.log(`  ${(bytes / hops / 1024).toFixed(1).padStart(5)} KB  ${fn}`);
     }
   }
 } finally {

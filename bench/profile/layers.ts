@@ -28,14 +28,18 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const [i, kind] of kinds.entries()) {
       const r = await drive(kind, servers[i]!.url, pathOf(kind), seconds);
-      if (r.wrongFinals > 0 || r.errors > 0) throw new Error(`${kind}: ${r.wrongFinals} wrong final screens, ${r.errors} errors (${r.firstWrong ?? ''})`);
+      if (r.wrongFinals > 0 || r.errors > 0)
+        throw new Error(`${kind}: ${r.wrongFinals} wrong final screens, ${r.errors} errors (${r.firstWrong ?? ''})`);
       cpu.get(kind)!.push(r.cpuUsPerReq);
       rps.get(kind)!.push(r.rps);
     }
   }
   const at = (kind: ServerKind) => median(cpu.get(kind)!);
   console.log(`CPU per request, median of ${rounds} interleaved rounds of ${seconds} s (50 connections):`);
-  for (const kind of kinds) console.log(`  ${kind.padEnd(11)} ${String(at(kind)).padStart(4)} µs  ${String(Math.round(median(rps.get(kind)!))).padStart(5)} req/s`);
+  for (const kind of kinds)
+    console.log(
+      `  ${kind.padEnd(11)} ${String(at(kind)).padStart(4)} µs  ${String(Math.round(median(rps.get(kind)!))).padStart(5)} req/s`,
+    );
   console.log('What each layer adds:');
   console.log(`  express over Node's own objects (http - node) ${at('http') - at('node')} µs`);
   console.log(`  two Redis commands (http-redis - http)       ${at('http-redis') - at('http')} µs`);

@@ -24,7 +24,9 @@ try {
   await fetch(`${url}/__profile/start`);
   const r = await drive(kind, url, path, seconds);
   await fetch(`${url}/__profile/stop`);
-  console.log(`${kind}: ${Math.round(r.rps)} req/s, ${r.cpuUsPerReq} us CPU/req, finals ${r.correctFinals}/${r.sessions}, ${r.requests} requests`);
+  console.log(
+    `${kind}: ${Math.round(r.rps)} req/s, ${r.cpuUsPerReq} us CPU/req, finals ${r.correctFinals}/${r.sessions}, ${r.requests} requests`,
+  );
 } finally {
   await stop(child);
   await cleanUp(redis, KEY_PREFIX);

@@ -19,12 +19,25 @@ const n = Number(process.argv[2] ?? 300);
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'momo-redis-memory-'));
-  const server = spawn('redis-server', ['--port', String(PORT), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const server = spawn(
+    'redis-server',
+    ['--port', String(PORT), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const redis = new Redis({ port: PORT, retryStrategy: (times) => Math.min(times * 50, 500) });
   redis.on('error', () => {});
   try {
     await redis.ping();
-    const app = await startApp(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', REDIS_URL: `redis://127.0.0.1:${PORT}`, RATE_LIMIT_MESSAGES: '100000', SOURCE_RATE_LIMIT_REQUESTS: '1000000' }));
+    const app = await startApp(
+      loadConfig({
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        DATA_DIR: 'memory://',
+        REDIS_URL: `redis://127.0.0.1:${PORT}`,
+        RATE_LIMIT_MESSAGES: '100000',
+        SOURCE_RATE_LIMIT_REQUESTS: '1000000',
+      }),
+    );
     const used = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
     const keysBefore = await redis.dbsize();
     const before = await used();
@@ -33,14 +46,17 @@ async function main(): Promise<void> {
         Array.from({ length: Math.min(20, n - i) }, async (_, j) => {
           const ussd = new AtSession(app.url, `+2567005${String(i + j).padStart(5, '0')}`);
           await ussd.dial();
-          for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await ussd.answer(answer);
+          for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1'])
+            await ussd.answer(answer);
         }),
       );
     }
     const after = await used();
     const keysAfter = await redis.dbsize();
     console.log(`conversations: ${n}`);
-    console.log(`used_memory growth: ${after - before} bytes, ${Math.round(((after - before) / n) * 1000 / 1024)} KiB per thousand conversations`);
+    console.log(
+      `used_memory growth: ${after - before} bytes, ${Math.round((((after - before) / n) * 1000) / 1024)} KiB per thousand conversations`,
+    );
     console.log(`keys per conversation: ${((keysAfter - keysBefore) / n).toFixed(2)}`);
     await app.stop();
   } finally {

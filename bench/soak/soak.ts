@@ -119,10 +119,14 @@ async function freePort(): Promise<number> {
 
 /** The product in production mode, with the memory probe; resolves once it listens. */
 async function startProduct(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './bench/soak/probe.ts', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', '--import', './bench/soak/probe.ts', 'src/main.ts'],
+    {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  );
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const read = (chunk: Buffer) => {
@@ -131,7 +135,9 @@ async function startProduct(env: Record<string, string>): Promise<ChildProcess> 
     };
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
-    child.once('exit', (code) => reject(new Error(`the product exited (${code}) before listening: ${output.slice(-2000)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the product exited (${code}) before listening: ${output.slice(-2000)}`)),
+    );
   });
   child.stdout!.removeAllListeners('data');
   child.stdout!.resume();
@@ -156,7 +162,10 @@ function writePolicy(dir: string, phones: string[]): string {
   const ussd = Object.fromEntries(phones.map((phone) => [phone, { role: 'payer', pin }]));
   const file = join(dir, 'policy.json');
   const limits = { perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '1000000000' } };
-  writeFileSync(file, JSON.stringify({ roles: { payer: { flows: ['pay'], ...limits } }, users: { telegram: {}, slack: {}, ussd } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ roles: { payer: { flows: ['pay'], ...limits } }, users: { telegram: {}, slack: {}, ussd } }),
+  );
   return file;
 }
 
@@ -170,7 +179,13 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   const dir = mkdtempSync(join(tmpdir(), 'momo-soak-'));
   const phones = Array.from({ length: users }, (_, i) => `+256701${String(500_000 + i).padStart(6, '0')}`);
 
-  const sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, autoAdvance: true, limits: { readsPerMinute: 1_000_000, writesPerMinute: 1_000_000 }, logger: createLogger('silent') });
+  const sandbox = createSandbox({
+    apiKey: API_KEY,
+    allowHttpWebhooks: true,
+    autoAdvance: true,
+    limits: { readsPerMinute: 1_000_000, writesPerMinute: 1_000_000 },
+    logger: createLogger('silent'),
+  });
   sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK_USER, password: WEBHOOK_PASSWORD } });
   const sandboxServer = http.createServer(sandbox.app);
   const sandboxPort = await listen(sandboxServer);
@@ -191,7 +206,9 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
     SOURCE_RATE_LIMIT_REQUESTS: '1000000',
     RATE_LIMIT_MESSAGES: '1000000',
   });
-  log(`soak: product up at ${url} (production, standalone sandbox, Redis ${redisUrl.host}/12); ${users} users for ${minutes} min`);
+  log(
+    `soak: product up at ${url} (production, standalone sandbox, Redis ${redisUrl.host}/12); ${users} users for ${minutes} min`,
+  );
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: users });
   const hopMs: number[] = [];
@@ -212,15 +229,19 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   function hop(body: string): Promise<{ status: number; text: string }> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
-      const req = http.request(`${url}/ussd/africastalking/${USSD_TOKEN}`, { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          hopMs.push(performance.now() - started);
-          resolve({ status: res.statusCode ?? 0, text });
-        });
-      });
+      const req = http.request(
+        `${url}/ussd/africastalking/${USSD_TOKEN}`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            hopMs.push(performance.now() - started);
+            resolve({ status: res.statusCode ?? 0, text });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -232,7 +253,16 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
     /** What the user typed and saw, for an error's message. */
     const trail: string[] = [];
     const fail = (what: string) => failed(`${what} (after: ${trail.join(' | ')})`);
-    const send = () => hop(new URLSearchParams({ sessionId: id, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') }).toString());
+    const send = () =>
+      hop(
+        new URLSearchParams({
+          sessionId: id,
+          serviceCode: '*384*123#',
+          phoneNumber: phone,
+          networkCode: '63902',
+          text: answers.join('*'),
+        }).toString(),
+      );
     let answer = await send();
     for (let step = 0; step < 20; step++) {
       if (answer.status !== 200) return fail(`HTTP ${answer.status}: ${answer.text}`);
@@ -248,7 +278,9 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
       }
       // A dial's notes (outcomes of earlier payments) can push the menu's question off the screen; its
       // choices stay, and a person picks the one they came for.
-      const d: Decision = ussdChoice(screen, MENU_CHOICE) ? { kind: 'choose', label: MENU_CHOICE } : decide(screen, 'ussd', '5000');
+      const d: Decision = ussdChoice(screen, MENU_CHOICE)
+        ? { kind: 'choose', label: MENU_CHOICE }
+        : decide(screen, 'ussd', '5000');
       const typed = d.kind === 'text' ? d.value : d.kind === 'choose' ? ussdChoice(screen, d.label) : undefined;
       if (typed === undefined) return fail(`a screen the user cannot answer: ${screen}`);
       answers.push(typed);
@@ -269,16 +301,28 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   const walkers = phones.map(async (phone, u) => {
     for (let n = 0; Date.now() < until; n++) {
       sessions += 1;
-      await session(phone, `soak-${started}-${u}-${n}`).catch((error: unknown) => failed(error instanceof Error ? error.message : String(error)));
+      await session(phone, `soak-${started}-${u}-${n}`).catch((error: unknown) =>
+        failed(error instanceof Error ? error.message : String(error)),
+      );
     }
   });
   const sample = async () => {
     const m = await memoryOf(product);
-    samples.push({ atS: Math.round((Date.now() - started) / 1000), rssMb: round(m.rss / MB), heapAfterGcMb: round(m.heapUsed / MB), sessions });
-    log(`soak: ${samples.at(-1)!.atS} s, ${sessions} sessions, ${paid} paid, ${errors} errors, RSS ${round(m.rss / MB)} MB, heap after GC ${round(m.heapUsed / MB)} MB`);
+    samples.push({
+      atS: Math.round((Date.now() - started) / 1000),
+      rssMb: round(m.rss / MB),
+      heapAfterGcMb: round(m.heapUsed / MB),
+      sessions,
+    });
+    log(
+      `soak: ${samples.at(-1)!.atS} s, ${sessions} sessions, ${paid} paid, ${errors} errors, RSS ${round(m.rss / MB)} MB, heap after GC ${round(m.heapUsed / MB)} MB`,
+    );
   };
   await sample();
-  const sampler = setInterval(() => void sample().catch((error: unknown) => log(`soak: sample failed: ${String(error)}`)), SAMPLE_EVERY_MS);
+  const sampler = setInterval(
+    () => void sample().catch((error: unknown) => log(`soak: sample failed: ${String(error)}`)),
+    SAMPLE_EVERY_MS,
+  );
   try {
     await Promise.all(walkers);
   } finally {

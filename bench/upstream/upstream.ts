@@ -39,7 +39,10 @@ const AWAY = /^(back|cancel|home|no|menu|other|more|edit|change|retry|again)/i;
 /** What the scripted user answers to a prompt. */
 function reply(prompt: Prompt, flow: FlowId, step: number): Pick<Inbound, 'text' | 'choice'> {
   if (prompt.choices?.length) {
-    const forward = prompt.choices.find((c) => /^(confirm|yes|send|pay|ok|accept|mobile|money|buy)/i.test(c.id)) ?? prompt.choices.find((c) => !AWAY.test(c.id)) ?? prompt.choices[0]!;
+    const forward =
+      prompt.choices.find((c) => /^(confirm|yes|send|pay|ok|accept|mobile|money|buy)/i.test(c.id)) ??
+      prompt.choices.find((c) => !AWAY.test(c.id)) ??
+      prompt.choices[0]!;
     return { choice: forward.id };
   }
   switch (prompt.input) {
@@ -63,9 +66,19 @@ export interface Transcript {
   screens: string[];
 }
 
-async function converse(engine: ReturnType<typeof createEngine>, flow: FlowId, user: string, channel: 'telegram' | 'ussd'): Promise<Transcript> {
+async function converse(
+  engine: ReturnType<typeof createEngine>,
+  flow: FlowId,
+  user: string,
+  channel: 'telegram' | 'ussd',
+): Promise<Transcript> {
   let message = 0;
-  const base = { channel, conversationId: user, userId: user, ...(channel === 'ussd' ? { phoneNumber: user } : {}) } as const;
+  const base = {
+    channel,
+    conversationId: user,
+    userId: user,
+    ...(channel === 'ussd' ? { phoneNumber: user } : {}),
+  } as const;
   const screens: string[] = [];
   let prompt = await engine.handle({ ...base, messageId: `${user}:${message++}`, start: flow });
   screens.push(prompt.text);
@@ -83,7 +96,15 @@ export interface UpstreamResult {
   /** Per flow, one conversation at a time: counts per completed conversation. */
   perFlow: Record<string, Counts & { conversations: number; completed: number; lastScreen: string }>;
   /** Users talking at once. */
-  concurrent: { users: number; flows: FlowId[]; completed: number; throttled: number; reads: number; writes: number; seconds: number };
+  concurrent: {
+    users: number;
+    flows: FlowId[];
+    completed: number;
+    throttled: number;
+    reads: number;
+    writes: number;
+    seconds: number;
+  };
 }
 
 async function listen(app: express.Express): Promise<{ server: Server; url: string }> {
@@ -93,7 +114,10 @@ async function listen(app: express.Express): Promise<{ server: Server; url: stri
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-export async function runUpstreamBench(quick: boolean, log: (line: string) => void = () => undefined): Promise<UpstreamResult> {
+export async function runUpstreamBench(
+  quick: boolean,
+  log: (line: string) => void = () => undefined,
+): Promise<UpstreamResult> {
   const logger = createLogger('silent');
   const sandbox = createSandbox({ logger, allowHttpWebhooks: true });
   let counts = zero();
@@ -112,7 +136,13 @@ export async function runUpstreamBench(quick: boolean, log: (line: string) => vo
   const { server, url } = await listen(app);
   const store = new MemoryStore();
   const policy = loadAccessPolicy();
-  const client = new MomoClient({ baseUrl: url, apiKey: 'sandbox-key', vendingUrl: `${url}/vending`, vendingApiKey: 'sandbox-vending-key', version: 'v5' });
+  const client = new MomoClient({
+    baseUrl: url,
+    apiKey: 'sandbox-key',
+    vendingUrl: `${url}/vending`,
+    vendingApiKey: 'sandbox-vending-key',
+    version: 'v5',
+  });
   const engine = createEngine({
     store,
     services: createServices({ client, policy, store, logger }),
@@ -124,7 +154,8 @@ export async function runUpstreamBench(quick: boolean, log: (line: string) => vo
     logger,
   });
   let users = 0;
-  const nextUser = (channel: 'telegram' | 'ussd') => (channel === 'ussd' ? `+25677${String(2_000_000 + ++users).padStart(7, '0')}` : String(700_000 + ++users));
+  const nextUser = (channel: 'telegram' | 'ussd') =>
+    channel === 'ussd' ? `+25677${String(2_000_000 + ++users).padStart(7, '0')}` : String(700_000 + ++users);
   try {
     const perFlow: UpstreamResult['perFlow'] = {};
     const each = quick ? 2 : 5;
@@ -148,14 +179,23 @@ export async function runUpstreamBench(quick: boolean, log: (line: string) => vo
         throttled: counts.throttled,
         lastScreen,
       };
-      log(`upstream ${flow}: ${completed}/${each} completed, ${perFlow[flow].reads} reads, ${perFlow[flow].writes} writes, ${perFlow[flow].vending} vending calls each`);
+      log(
+        `upstream ${flow}: ${completed}/${each} completed, ${perFlow[flow].reads} reads, ${perFlow[flow].writes} writes, ${perFlow[flow].vending} vending calls each`,
+      );
     }
     // 200 users at once, each one whole conversation of the flows that move money on their own word.
     const concurrentFlows: FlowId[] = ['pay', 'request'];
     counts = zero();
     const t0 = performance.now();
     const transcripts = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => converse(engine, concurrentFlows[i % concurrentFlows.length]!, nextUser(i % 2 ? 'ussd' : 'telegram'), i % 2 ? 'ussd' : 'telegram')),
+      Array.from({ length: 200 }, (_, i) =>
+        converse(
+          engine,
+          concurrentFlows[i % concurrentFlows.length]!,
+          nextUser(i % 2 ? 'ussd' : 'telegram'),
+          i % 2 ? 'ussd' : 'telegram',
+        ),
+      ),
     );
     const concurrent = {
       users: 200,
@@ -166,7 +206,9 @@ export async function runUpstreamBench(quick: boolean, log: (line: string) => vo
       writes: counts.writes,
       seconds: Math.round((performance.now() - t0) / 10) / 100,
     };
-    log(`upstream 200 users at once: ${concurrent.completed} completed, ${concurrent.throttled} throttled (429), ${concurrent.reads} reads`);
+    log(
+      `upstream 200 users at once: ${concurrent.completed} completed, ${concurrent.throttled} throttled (429), ${concurrent.reads} reads`,
+    );
     return { perFlow, concurrent };
   } finally {
     await engine.drain();

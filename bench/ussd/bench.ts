@@ -78,7 +78,13 @@ function form(fields: Record<string, string>): string {
 }
 
 /** One autocannon run of whole sessions against `url`. */
-export async function drive(kind: ServerKind, url: string, path: string, seconds: number, redis?: Redis): Promise<UssdRound> {
+export async function drive(
+  kind: ServerKind,
+  url: string,
+  path: string,
+  seconds: number,
+  redis?: Redis,
+): Promise<UssdRound> {
   let correct = 0;
   let wrong = 0;
   const answers = ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`];
@@ -94,7 +100,16 @@ export async function drive(kind: ServerKind, url: string, path: string, seconds
         ctx.sessionId = `${SESSION_PREFIX}${randomUUID()}`;
         ctx.phone = nextCaller();
       }
-      return { ...req, body: form({ sessionId: ctx.sessionId!, serviceCode: '*384*123#', phoneNumber: ctx.phone!, networkCode: '63902', text }) };
+      return {
+        ...req,
+        body: form({
+          sessionId: ctx.sessionId!,
+          serviceCode: '*384*123#',
+          phoneNumber: ctx.phone!,
+          networkCode: '63902',
+          text,
+        }),
+      };
     },
     onResponse: (status: number, body: string) => {
       if (hop !== answers.length - 1) return;
@@ -150,7 +165,12 @@ export async function cleanUp(redis: Redis, prefix: string): Promise<number> {
  * server's keys are cleaned first, so everything under its prefix afterwards belongs to this one session.
  * Every key counts: session records, duplicate-delivery marks and kept answers.
  */
-async function bytesPerSession(kind: Kind, url: string, path: string, redis: Redis): Promise<{ bytes: number; keys: Record<string, number> }> {
+async function bytesPerSession(
+  kind: Kind,
+  url: string,
+  path: string,
+  redis: Redis,
+): Promise<{ bytes: number; keys: Record<string, number> }> {
   const prefix = `${KEY_PREFIX}${kind}:`;
   await cleanUp(redis, prefix);
   const sessionId = `${SESSION_PREFIX}bytes-${randomUUID()}`;
@@ -167,7 +187,11 @@ async function bytesPerSession(kind: Kind, url: string, path: string, redis: Red
   for (const key of await keysUnder(redis, prefix)) {
     const bytes = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
     // Group by key shape (ids replaced) so the JSON shows where the bytes go.
-    const shape = key.slice(prefix.length).replace(sessionId, '<session>').replace(phoneNumber, '<phone>').replace(/:\d+(?=:|$)/g, ':<n>');
+    const shape = key
+      .slice(prefix.length)
+      .replace(sessionId, '<session>')
+      .replace(phoneNumber, '<phone>')
+      .replace(/:\d+(?=:|$)/g, ':<n>');
     keys[shape] = (keys[shape] ?? 0) + bytes;
     total += bytes;
   }
@@ -179,7 +203,12 @@ async function bytesPerSession(kind: Kind, url: string, path: string, redis: Red
  * exactly: the timed rounds only judge sessions that finished inside their window, which on a slow
  * machine or a quick run can be few.
  */
-async function checkFinals(kind: Kind, url: string, path: string, count: number): Promise<{ correct: number; wrong: number; firstWrong?: string }> {
+async function checkFinals(
+  kind: Kind,
+  url: string,
+  path: string,
+  count: number,
+): Promise<{ correct: number; wrong: number; firstWrong?: string }> {
   const expected = kind === 'ours' ? OURS_FINAL : PEER_FINAL;
   let correct = 0;
   let wrong = 0;
@@ -190,7 +219,13 @@ async function checkFinals(kind: Kind, url: string, path: string, count: number)
       const phoneNumber = nextCaller();
       let body = '';
       let status = 0;
-      for (const text of ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`]) {
+      for (const text of [
+        '',
+        '1',
+        `1*${RECIPIENT_TYPED}`,
+        `1*${RECIPIENT_TYPED}*5000`,
+        `1*${RECIPIENT_TYPED}*5000*1234`,
+      ]) {
         const res = await fetch(url + path, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -267,14 +302,18 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
     for (let round = 0; round < roundCount; round++) {
       for (const kind of kinds) {
         const r = await drive(kind, servers.get(kind)!.url, paths[kind], seconds, redis);
-        log(`ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req (Redis ${r.redisCpuUsPerReq} us), finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`);
+        log(
+          `ussd round ${round + 1} ${kind}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${r.cpuUsPerReq} us CPU/req (Redis ${r.redisCpuUsPerReq} us), finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`,
+        );
         rounds.push(r);
       }
     }
     const finals = {} as UssdResult['finalsCheck'];
     for (const kind of kinds) {
       finals[kind] = await checkFinals(kind, servers.get(kind)!.url, paths[kind], FINALS_CHECKED);
-      log(`ussd finals check ${kind}: ${finals[kind].correct} correct, ${finals[kind].wrong} wrong${finals[kind].firstWrong ? ` (${finals[kind].firstWrong})` : ''}`);
+      log(
+        `ussd finals check ${kind}: ${finals[kind].correct} correct, ${finals[kind].wrong} wrong${finals[kind].firstWrong ? ` (${finals[kind].firstWrong})` : ''}`,
+      );
     }
     const med = {} as UssdResult['median'];
     const bytes = {} as UssdResult['bytesPerSession'];
@@ -296,7 +335,15 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
       bytes[kind] = b.bytes;
       byKey[kind] = b.keys;
     }
-    return { seconds, connections: 50, rounds, median: med, bytesPerSession: bytes, bytesByKey: byKey, finalsCheck: finals };
+    return {
+      seconds,
+      connections: 50,
+      rounds,
+      median: med,
+      bytesPerSession: bytes,
+      bytesByKey: byKey,
+      finalsCheck: finals,
+    };
   } finally {
     // Wait for the servers to exit, so no hop still in flight writes after the cleanup.
     await Promise.all([...servers.values()].map(({ child }) => stop(child)));

@@ -23,7 +23,10 @@ export function oursEngine(redisUrl: string, keyPrefix: string, options: { funne
   const store = new RedisStore({ url: redisUrl, keyPrefix });
   const funnelPrefix = `${keyPrefix.replace(/:$/, '')}-funnel:`;
   // Without it (bench/profile/hops.ts --funnel, the baseline), the engine tells nobody of its moves.
-  const funnel = options.funnel === false ? undefined : createFunnel({ redisUrl, keyPrefix: funnelPrefix, flows: { menu: benchFlow }, logger });
+  const funnel =
+    options.funnel === false
+      ? undefined
+      : createFunnel({ redisUrl, keyPrefix: funnelPrefix, flows: { menu: benchFlow }, logger });
   let paid = 0;
   const engine = createEngine({
     store,
@@ -44,11 +47,21 @@ export function oursEngine(redisUrl: string, keyPrefix: string, options: { funne
 }
 
 /** Our app and its direct routes (the gateways'), as src/app.ts serves them: `direct.serve(app)`. */
-export function oursApp(redisUrl: string, keyPrefix = 'bench:ussd:ours:'): { app: express.Express; direct: DirectRoutes } {
+export function oursApp(
+  redisUrl: string,
+  keyPrefix = 'bench:ussd:ours:',
+): { app: express.Express; direct: DirectRoutes } {
   const { engine, logger } = oursEngine(redisUrl, keyPrefix);
   const app = express();
   const direct = new DirectRoutes();
   // Open routes, as the embedded sandbox's demo serves them: the benchmark measures the hop, not the guard.
-  addUssdRoutes(app, direct, { engine, serviceCode: '*384*123#', deadlineMs: 3000, logger, access: { open: true }, digestKey: 'bench-digest-key' });
+  addUssdRoutes(app, direct, {
+    engine,
+    serviceCode: '*384*123#',
+    deadlineMs: 3000,
+    logger,
+    access: { open: true },
+    digestKey: 'bench-digest-key',
+  });
   return { app, direct };
 }

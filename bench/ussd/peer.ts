@@ -60,7 +60,16 @@ export function peerApp(redis: Redis, prefix = 'bench:ussd:peer:'): express.Expr
       },
     });
     const body = req.body as Record<string, string>;
-    res.type('text/plain').send(await menu.run({ sessionId: body.sessionId, phoneNumber: body.phoneNumber, serviceCode: body.serviceCode, text: body.text ?? '' }));
+    res
+      .type('text/plain')
+      .send(
+        await menu.run({
+          sessionId: body.sessionId,
+          phoneNumber: body.phoneNumber,
+          serviceCode: body.serviceCode,
+          text: body.text ?? '',
+        }),
+      );
   });
   return app;
 }
@@ -115,6 +124,8 @@ function layerAnswer(redis: Redis | undefined, prefix: string) {
     const hop = text === '' ? 0 : parts.length;
     const screens = ['CON Welcome\n1. Send money', 'CON Enter phone number', 'CON Enter amount', 'CON Enter PIN'];
     const answer = screens[hop] ?? `END Sent ${parts[2]} to ${parts[1]}`;
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(answer) }).end(answer);
+    res
+      .writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(answer) })
+      .end(answer);
   };
 }

@@ -49,26 +49,56 @@ const machine = setup({
   initial: 'welcome',
   states: {
     welcome: {
-      meta: { view: (): View => ({ text: { key: 'bench.welcome' }, choices: [{ id: 'send', text: { key: 'bench.send' } }] }) },
+      meta: {
+        view: (): View => ({ text: { key: 'bench.welcome' }, choices: [{ id: 'send', text: { key: 'bench.send' } }] }),
+      },
       on: { CHOSEN: 'phone', ANSWERED: { actions: 'refuse' } },
     },
     phone: {
-      meta: { view: (c: SendContext): View => ({ text: { key: 'bench.phone' }, input: 'phone', ...(c.error ? { error: c.error } : {}) }) },
-      on: { ANSWERED: [{ guard: 'isPhone', target: 'amount', actions: 'storePhone' }, { actions: 'refuse' }], BACK: 'welcome' },
+      meta: {
+        view: (c: SendContext): View => ({
+          text: { key: 'bench.phone' },
+          input: 'phone',
+          ...(c.error ? { error: c.error } : {}),
+        }),
+      },
+      on: {
+        ANSWERED: [{ guard: 'isPhone', target: 'amount', actions: 'storePhone' }, { actions: 'refuse' }],
+        BACK: 'welcome',
+      },
     },
     amount: {
-      meta: { view: (c: SendContext): View => ({ text: { key: 'bench.amount' }, input: 'amount', ...(c.error ? { error: c.error } : {}) }) },
-      on: { ANSWERED: [{ guard: 'isAmount', target: 'pin', actions: 'storeAmount' }, { actions: 'refuse' }], BACK: 'phone' },
+      meta: {
+        view: (c: SendContext): View => ({
+          text: { key: 'bench.amount' },
+          input: 'amount',
+          ...(c.error ? { error: c.error } : {}),
+        }),
+      },
+      on: {
+        ANSWERED: [{ guard: 'isAmount', target: 'pin', actions: 'storeAmount' }, { actions: 'refuse' }],
+        BACK: 'phone',
+      },
     },
     pin: {
-      meta: { view: (c: SendContext): View => ({ text: { key: 'bench.pin' }, input: 'pin', ...(c.error ? { error: c.error } : {}) }) },
+      meta: {
+        view: (c: SendContext): View => ({
+          text: { key: 'bench.pin' },
+          input: 'pin',
+          ...(c.error ? { error: c.error } : {}),
+        }),
+      },
       on: { ANSWERED: [{ guard: 'isPin', target: 'checkingPin' }, { actions: 'refuse' }], BACK: 'amount' },
     },
     checkingPin: {
       tags: ['busy', 'secret'],
       invoke: {
         src: 'verifyPin',
-        input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),
+        input: ({ context, event }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
+          pin: answer(event),
+        }),
         onDone: 'paying',
         onError: { target: 'pin', actions: 'refuse' },
       },
@@ -94,7 +124,10 @@ const machine = setup({
       type: 'final',
       meta: {
         view: (c: SendContext): View => ({
-          text: { key: 'bench.sent', params: { amount: c.amount ?? '', currency: c.input.currencies[0] ?? '', phone: c.phone ?? '' } },
+          text: {
+            key: 'bench.sent',
+            params: { amount: c.amount ?? '', currency: c.input.currencies[0] ?? '', phone: c.phone ?? '' },
+          },
           final: true,
         }),
       },

@@ -11,8 +11,10 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.notAllowed': 'Sorry, you are not allowed to use this service. Ask the operator for access.',
     'common.flowNotAllowed': 'You are not allowed to use that option.',
     'common.processing': 'We are still working on it. You will be notified of the result.',
-    'common.confirming': 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.',
-    'common.unavailable': 'We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.',
+    'common.confirming':
+      'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.',
+    'common.unavailable':
+      'We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.',
     'common.cancelled': 'Cancelled. Nothing was sent.',
     'common.busy': 'Too many messages at once. Please try again.',
     'common.tooFast': 'You are sending messages too fast. Please wait a few seconds and try again.',
@@ -39,7 +41,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.flowNotAllowed': 'Huruhusiwi kutumia chaguo hilo.',
     'common.processing': 'Bado tunashughulikia ombi lako. Utaarifiwa matokeo.',
     'common.confirming': 'Bado tunashughulikia ombi lako: linathibitishwa. Usilitume tena; utaarifiwa matokeo.',
-    'common.unavailable': 'Hatuwezi kufikia mazungumzo yako sasa. Tafadhali jaribu tena baada ya dakika moja; ulichothibitisha hakijapotea.',
+    'common.unavailable':
+      'Hatuwezi kufikia mazungumzo yako sasa. Tafadhali jaribu tena baada ya dakika moja; ulichothibitisha hakijapotea.',
     'common.cancelled': 'Imeghairiwa. Hakuna kilichotumwa.',
     'common.busy': 'Ujumbe mwingi kwa wakati mmoja. Tafadhali jaribu tena.',
     'common.tooFast': 'Unatuma ujumbe haraka mno. Tafadhali subiri sekunde chache kisha ujaribu tena.',
@@ -65,14 +68,17 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.notAllowed': "Désolé, vous n'avez pas accès à ce service. Demandez l'accès à l'opérateur.",
     'common.flowNotAllowed': "Vous n'avez pas accès à ce choix.",
     'common.processing': 'Nous y travaillons encore. Vous serez informé du résultat.',
-    'common.confirming': "Nous y travaillons encore : c'est en cours de confirmation. Ne le renvoyez pas ; vous serez informé du résultat.",
-    'common.unavailable': "Nous ne pouvons pas joindre votre conversation pour l'instant. Réessayez dans une minute ; rien de ce que vous avez confirmé n'est perdu.",
+    'common.confirming':
+      "Nous y travaillons encore : c'est en cours de confirmation. Ne le renvoyez pas ; vous serez informé du résultat.",
+    'common.unavailable':
+      "Nous ne pouvons pas joindre votre conversation pour l'instant. Réessayez dans une minute ; rien de ce que vous avez confirmé n'est perdu.",
     'common.cancelled': "Annulé. Rien n'a été envoyé.",
     'common.busy': 'Trop de messages à la fois. Veuillez réessayer.',
     'common.tooFast': 'Vous envoyez des messages trop vite. Attendez quelques secondes puis réessayez.',
     'common.error': 'Une erreur est survenue chez nous. Veuillez recommencer.',
     'common.runFailed': "Une erreur est survenue chez nous. Rien n'a été envoyé ; veuillez recommencer.",
-    'common.secretLost': "Nous avons été interrompus avant de vérifier votre PIN. Rien n'a été envoyé ; veuillez recommencer.",
+    'common.secretLost':
+      "Nous avons été interrompus avant de vérifier votre PIN. Rien n'a été envoyé ; veuillez recommencer.",
     'common.pendingOutcome': 'Suite de votre dernière demande :',
     'common.back': 'Retour',
     'common.home': 'Accueil',

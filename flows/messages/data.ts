@@ -22,7 +22,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.otherNumber': 'Another number',
     'data.askPhone': 'Enter the phone number:',
     'data.summary': 'Buy {bundle} on {network} for {phone}, {price, number, money} {currency}?',
-    'data.summaryPin': 'Buy {bundle} on {network} for {phone}, {price, number, money} {currency}? Enter your PIN to confirm:',
+    'data.summaryPin':
+      'Buy {bundle} on {network} for {phone}, {price, number, money} {currency}? Enter your PIN to confirm:',
     'data.confirm': 'Confirm',
     'data.done': 'Bought {bundle} for {phone}. Ref: {reference}',
     'data.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
@@ -44,7 +45,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.otherNumber': 'Namba nyingine',
     'data.askPhone': 'Weka namba ya simu:',
     'data.summary': 'Nunua {bundle} ya {network} kwa {phone}, {price, number, money} {currency}?',
-    'data.summaryPin': 'Nunua {bundle} ya {network} kwa {phone}, {price, number, money} {currency}? Weka PIN yako kuthibitisha:',
+    'data.summaryPin':
+      'Nunua {bundle} ya {network} kwa {phone}, {price, number, money} {currency}? Weka PIN yako kuthibitisha:',
     'data.confirm': 'Thibitisha',
     'data.done': 'Umenunua {bundle} kwa {phone}. Kumb: {reference}',
     'data.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
@@ -66,7 +68,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.otherNumber': 'Un autre numéro',
     'data.askPhone': 'Entrez le numéro de téléphone :',
     'data.summary': 'Acheter {bundle} sur {network} pour {phone}, {price, number, money} {currency} ?',
-    'data.summaryPin': 'Acheter {bundle} sur {network} pour {phone}, {price, number, money} {currency} ? Entrez votre PIN pour confirmer :',
+    'data.summaryPin':
+      'Acheter {bundle} sur {network} pour {phone}, {price, number, money} {currency} ? Entrez votre PIN pour confirmer :',
     'data.confirm': 'Confirmer',
     'data.done': 'Acheté : {bundle} pour {phone}. Réf {reference}',
     'data.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",

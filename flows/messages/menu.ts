@@ -32,8 +32,9 @@ export const menuMessages: Record<Lang, Messages> = {
   },
   fr: {
     'menu.title': 'Que voulez-vous faire ?',
-    'menu.titleLanguageOnly': "Aucun service de paiement ne vous est ouvert. Vous pouvez quand même choisir votre langue.",
-    'menu.flow.pay': 'Payer quelqu\'un',
+    'menu.titleLanguageOnly':
+      'Aucun service de paiement ne vous est ouvert. Vous pouvez quand même choisir votre langue.',
+    'menu.flow.pay': "Payer quelqu'un",
     'menu.flow.request': "Demander de l'argent",
     'menu.flow.check': 'Vérifier un paiement reçu',
     'menu.flow.data': 'Acheter des données',

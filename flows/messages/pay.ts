@@ -44,10 +44,12 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrongLeft': 'Wrong PIN. {left, plural, one {# attempt left.} other {# attempts left.}}',
     'pay.submitted': 'Sent: {amount, number, money} {currency} to {name}. Ref {id}. We will tell you when it arrives.',
     'pay.submittedBefore': 'Your payment was already submitted earlier. You will be notified when it completes.',
-    'pay.held': 'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.',
+    'pay.held':
+      'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.',
     'pay.unconfirmed':
       'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
-    'pay.refused': 'The service refused the payment ({fields}). Nothing was sent. Please check the details and start again.',
+    'pay.refused':
+      'The service refused the payment ({fields}). Nothing was sent. Please check the details and start again.',
     'pay.cancelled': 'Payment cancelled. Nothing was sent.',
   },
   sw: {
@@ -79,16 +81,17 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.summary.bank': 'Tuma {amount, number, money} {currency} kwa {name}, akaunti {account} ya {bank}?',
     'pay.confirm': 'Thibitisha',
     'pay.cancel': 'Ghairi',
-    'pay.repeat': 'Ulilipa {amount, number, money} {currency} kwa {phone} dakika {minutes} zilizopita. Tuma malipo ya pili?',
+    'pay.repeat':
+      'Ulilipa {amount, number, money} {currency} kwa {phone} dakika {minutes} zilizopita. Tuma malipo ya pili?',
     'pay.payAgain': 'Ndiyo, tuma tena',
     'pay.askPin': 'Weka PIN yako kuthibitisha:',
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
     'pay.pinWrongLeft': 'PIN si sahihi. {left, plural, one {Limebaki jaribio #.} other {Yamebaki majaribio #.}}',
     'pay.submitted': 'Imetumwa: {amount, number, money} {currency} kwa {name}. Kumb {id}. Tutakujulisha yakifika.',
     'pay.submittedBefore': 'Malipo yako yalishatumwa awali. Utaarifiwa yakikamilika.',
-    'pay.held': 'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.',
-    'pay.unconfirmed':
-      'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
+    'pay.held':
+      'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.',
+    'pay.unconfirmed': 'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
     'pay.refused': 'Huduma imekataa malipo ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'pay.cancelled': 'Malipo yameghairiwa. Hakuna kilichotumwa.',
   },
@@ -116,7 +119,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.confirmName': 'Le réseau connaît ce numéro sous le nom {networkName}, pas {name}.',
     'pay.payNetworkName': 'Payer {networkName}',
     'pay.payTypedName': 'Payer {name} quand même',
-    'pay.repeat': 'Vous avez payé {amount, number, money} {currency} à {phone} il y a {minutes} min. Envoyer un second paiement ?',
+    'pay.repeat':
+      'Vous avez payé {amount, number, money} {currency} à {phone} il y a {minutes} min. Envoyer un second paiement ?',
     'pay.payAgain': 'Oui, renvoyer',
     'pay.summary.money': "Envoyer {amount, number, money} {currency} d'argent mobile à {name} ({phone}) ?",
     'pay.summary.airtime': 'Envoyer {amount, number, money} {currency} de crédit à {name} ({phone}) ?',
@@ -126,11 +130,15 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.askPin': 'Entrez votre PIN pour confirmer :',
     'pay.pinWrong': 'PIN incorrect. Réessayez.',
     'pay.pinWrongLeft': 'PIN incorrect. {left, plural, one {Il reste # essai.} other {Il reste # essais.}}',
-    'pay.submitted': 'Envoyé : {amount, number, money} {currency} à {name}. Réf {id}. Nous vous dirons quand il sera arrivé.',
+    'pay.submitted':
+      'Envoyé : {amount, number, money} {currency} à {name}. Réf {id}. Nous vous dirons quand il sera arrivé.',
     'pay.submittedBefore': 'Votre paiement avait déjà été envoyé. Vous serez informé quand il sera arrivé.',
-    'pay.held': "Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.",
-    'pay.unconfirmed': "Nous n'avons pas pu confirmer le paiement : il a peut-être été fait. Ne payez pas à nouveau ; vous serez informé du résultat.",
-    'pay.refused': "Le service a refusé le paiement ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
+    'pay.held':
+      'Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.',
+    'pay.unconfirmed':
+      "Nous n'avons pas pu confirmer le paiement : il a peut-être été fait. Ne payez pas à nouveau ; vous serez informé du résultat.",
+    'pay.refused':
+      "Le service a refusé le paiement ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
     'pay.cancelled': "Paiement annulé. Rien n'a été envoyé.",
   },
 };

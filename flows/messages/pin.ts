@@ -22,7 +22,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.askCode': "Enter the candidate's {service} confirmation code:",
     'pin.codeNotFound': 'No candidate has that code. Check it and try again.',
     'pin.summary': 'Buy {quantity} x {bundle} for {name}? Total {total, number, money} {currency}.',
-    'pin.summaryPin': 'Buy {quantity} x {bundle} for {name}? Total {total, number, money} {currency}. Enter your PIN to confirm:',
+    'pin.summaryPin':
+      'Buy {quantity} x {bundle} for {name}? Total {total, number, money} {currency}. Enter your PIN to confirm:',
     'pin.confirm': 'Confirm',
     'pin.done': 'Bought for {name}. Pins: {pins}. Ref: {reference}',
     'pin.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
@@ -44,7 +45,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.askCode': 'Weka namba ya uthibitisho ya mtahiniwa wa {service}:',
     'pin.codeNotFound': 'Hakuna mtahiniwa mwenye namba hiyo. Ikague ujaribu tena.',
     'pin.summary': 'Nunua {quantity} x {bundle} kwa {name}? Jumla {total, number, money} {currency}.',
-    'pin.summaryPin': 'Nunua {quantity} x {bundle} kwa {name}? Jumla {total, number, money} {currency}. Weka PIN yako kuthibitisha:',
+    'pin.summaryPin':
+      'Nunua {quantity} x {bundle} kwa {name}? Jumla {total, number, money} {currency}. Weka PIN yako kuthibitisha:',
     'pin.confirm': 'Thibitisha',
     'pin.done': 'Imenunuliwa kwa {name}. PIN: {pins}. Kumb: {reference}',
     'pin.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
@@ -66,7 +68,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.askCode': 'Entrez le code de confirmation {service} du candidat :',
     'pin.codeNotFound': "Aucun candidat n'a ce code. Vérifiez-le et réessayez.",
     'pin.summary': 'Acheter {quantity} x {bundle} pour {name} ? Total {total, number, money} {currency}.',
-    'pin.summaryPin': 'Acheter {quantity} x {bundle} pour {name} ? Total {total, number, money} {currency}. Entrez votre PIN pour confirmer :',
+    'pin.summaryPin':
+      'Acheter {quantity} x {bundle} pour {name} ? Total {total, number, money} {currency}. Entrez votre PIN pour confirmer :',
     'pin.confirm': 'Confirmer',
     'pin.done': 'Acheté pour {name}. PIN : {pins}. Réf {reference}',
     'pin.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",

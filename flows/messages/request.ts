@@ -18,15 +18,19 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.reasonLong': 'Networks may show only the first {max} characters: "{shown}".',
     'request.askInstructions': 'Send them instructions on how to pay?',
     'request.summary': 'Ask {phone} to pay {amount, number, money} {currency} for "{reason}"?',
-    'request.summaryWithInstructions': 'Ask {phone} to pay {amount, number, money} {currency} for "{reason}", with instructions?',
+    'request.summaryWithInstructions':
+      'Ask {phone} to pay {amount, number, money} {currency} for "{reason}", with instructions?',
     'request.confirm': 'Send request',
     'request.cancel': 'Cancel',
-    'request.created': 'Asked {phone} to pay {amount, number, money} {currency}. Ref {id}. We will tell you when the money arrives.',
-    'request.createdWithCode': 'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {id}. We will tell you when it arrives.',
+    'request.created':
+      'Asked {phone} to pay {amount, number, money} {currency}. Ref {id}. We will tell you when the money arrives.',
+    'request.createdWithCode':
+      'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {id}. We will tell you when it arrives.',
     'request.submittedBefore': 'Your request was already sent earlier. You will be notified when the money arrives.',
     'request.unconfirmed':
       'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
-    'request.refused': 'The service refused the request ({fields}). Nothing was sent. Please check the details and start again.',
+    'request.refused':
+      'The service refused the request ({fields}). Nothing was sent. Please check the details and start again.',
     'request.cancelled': 'Request cancelled. Nothing was sent.',
   },
   sw: {
@@ -39,11 +43,14 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.reasonLong': 'Mitandao inaweza kuonyesha herufi {max} za kwanza tu: "{shown}".',
     'request.askInstructions': 'Atumiwe maelekezo ya jinsi ya kulipa?',
     'request.summary': 'Omba {phone} alipe {amount, number, money} {currency} kwa "{reason}"?',
-    'request.summaryWithInstructions': 'Omba {phone} alipe {amount, number, money} {currency} kwa "{reason}", pamoja na maelekezo?',
+    'request.summaryWithInstructions':
+      'Omba {phone} alipe {amount, number, money} {currency} kwa "{reason}", pamoja na maelekezo?',
     'request.confirm': 'Tuma ombi',
     'request.cancel': 'Ghairi',
-    'request.created': 'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {id}. Tutakujulisha pesa ikifika.',
-    'request.createdWithCode': 'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {id}. Tutakujulisha ikifika.',
+    'request.created':
+      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {id}. Tutakujulisha pesa ikifika.',
+    'request.createdWithCode':
+      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {id}. Tutakujulisha ikifika.',
     'request.submittedBefore': 'Ombi lako lilishatumwa awali. Utaarifiwa pesa ikifika.',
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
@@ -55,18 +62,23 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.askPhone': 'Entrez le numéro de la personne qui doit vous payer :',
     'request.askAmount': 'Entrez le montant à demander :',
     'request.chooseCurrency': 'Choisissez la devise :',
-    'request.askReason': 'Entrez un motif court qu\'elle verra (les réseaux peuvent couper après 19 caractères) :',
+    'request.askReason': "Entrez un motif court qu'elle verra (les réseaux peuvent couper après 19 caractères) :",
     'request.reasonLong': 'Les réseaux peuvent n\'afficher que les {max} premiers caractères : "{shown}".',
     'request.askInstructions': 'Lui envoyer les instructions pour payer ?',
     'request.summary': 'Demander à {phone} de payer {amount, number, money} {currency} pour "{reason}" ?',
-    'request.summaryWithInstructions': 'Demander à {phone} de payer {amount, number, money} {currency} pour "{reason}", avec les instructions ?',
+    'request.summaryWithInstructions':
+      'Demander à {phone} de payer {amount, number, money} {currency} pour "{reason}", avec les instructions ?',
     'request.confirm': 'Envoyer la demande',
     'request.cancel': 'Annuler',
-    'request.created': 'Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {id}. Nous vous dirons quand l\'argent arrivera.',
-    'request.createdWithCode': 'Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {id}. Nous vous dirons quand l\'argent arrivera.',
+    'request.created':
+      "Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
+    'request.createdWithCode':
+      "Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
     'request.submittedBefore': "Votre demande avait déjà été envoyée. Vous serez informé quand l'argent arrivera.",
-    'request.unconfirmed': "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
-    'request.refused': "Le service a refusé la demande ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
+    'request.unconfirmed':
+      "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
+    'request.refused':
+      "Le service a refusé la demande ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
     'request.cancelled': "Demande annulée. Rien n'a été envoyé.",
   },
 };

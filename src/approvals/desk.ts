@@ -75,10 +75,14 @@ export const REASON_MAX = 500;
 const refuse = (code: ServiceFailure['code'], message: string): ServiceFailure => ({ code, message });
 
 /** The held payment's id: from the maker's key, so a repeated create finds the payment already held. */
-const heldIdOf = (duplicateCheckKey: string): string => createHash('sha256').update(duplicateCheckKey).digest('hex').slice(0, 24);
+const heldIdOf = (duplicateCheckKey: string): string =>
+  createHash('sha256').update(duplicateCheckKey).digest('hex').slice(0, 24);
 
 /** Who made a held payment, as logs show it (a USSD or WhatsApp number masked). */
-const makerOf = (held: HeldPayment) => ({ channel: held.maker.channel, maker: maskUserId(held.maker.channel, held.maker.userId) });
+const makerOf = (held: HeldPayment) => ({
+  channel: held.maker.channel,
+  maker: maskUserId(held.maker.channel, held.maker.userId),
+});
 
 export class ApprovalDesk {
   readonly held: HeldPayments;
@@ -100,14 +104,20 @@ export class ApprovalDesk {
   guard(services: FlowServices): FlowServices {
     const { policy } = this.o;
     const needsApproval = (input: { channel?: string; userId?: string; amount: string; currency: string }) =>
-      input.channel !== undefined && input.userId !== undefined && policy.needsApproval(input.channel as Channel, input.userId, input.amount, input.currency);
+      input.channel !== undefined &&
+      input.userId !== undefined &&
+      policy.needsApproval(input.channel as Channel, input.userId, input.amount, input.currency);
     return {
       ...services,
       // Limits and the daily total count at approval: holding only checks the maker may pay.
       reserveSpend: async (input) =>
-        input.flow === 'pay' && needsApproval(input) ? policy.checkFlow(input.channel as Channel, input.userId, input.flow) : services.reserveSpend(input),
+        input.flow === 'pay' && needsApproval(input)
+          ? policy.checkFlow(input.channel as Channel, input.userId, input.flow)
+          : services.reserveSpend(input),
       checkSpend: async (input) =>
-        input.flow === 'pay' && needsApproval(input) ? policy.checkFlow(input.channel as Channel, input.userId, input.flow) : services.checkSpend(input),
+        input.flow === 'pay' && needsApproval(input)
+          ? policy.checkFlow(input.channel as Channel, input.userId, input.flow)
+          : services.checkSpend(input),
       createPayment: (input) => (needsApproval(input) ? this.hold(input) : services.createPayment(input)),
     };
   }
@@ -121,7 +131,11 @@ export class ApprovalDesk {
     const fresh: HeldPayment = {
       id,
       key: payment.duplicateCheckKey,
-      maker: { channel: payment.channel as Channel, userId: payment.userId!, person: this.o.policy.personOf(payment.channel as Channel, payment.userId!) },
+      maker: {
+        channel: payment.channel as Channel,
+        userId: payment.userId!,
+        person: this.o.policy.personOf(payment.channel as Channel, payment.userId!),
+      },
       payment,
       heldAt,
       expiresAt: heldAt + this.o.ttlHours * 3600 * 1000,
@@ -137,12 +151,23 @@ export class ApprovalDesk {
     } catch (error) {
       // Nobody saw it, so nobody can approve it: it is not held. Nothing was sent; the maker may try again.
       // Should these writes fail, the hold expires at its time as any other (nobody can approve it meanwhile).
-      const unwritten = (what: string) => (err: unknown) => this.o.logger.warn({ approval: id, err: String(err) }, `approvals: ${what} not written; the hold expires at its time`);
+      const unwritten = (what: string) => (err: unknown) =>
+        this.o.logger.warn(
+          { approval: id, err: String(err) },
+          `approvals: ${what} not written; the hold expires at its time`,
+        );
       await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(unwritten('expiry'));
       await this.held.schedule(id, null).catch(unwritten('unscheduling'));
-      this.o.logger.error({ approval: id, err: String(error) }, 'approvals: the held payment could not be posted; nothing was sent');
+      this.o.logger.error(
+        { approval: id, err: String(error) },
+        'approvals: the held payment could not be posted; nothing was sent',
+      );
       this.o.journal?.write(
-        events.refusal(held.key, { reason: 'the approvals channel could not be reached; nothing was sent', state: 'cancelled', source: 'approval' }),
+        events.refusal(held.key, {
+          reason: 'the approvals channel could not be reached; nothing was sent',
+          state: 'cancelled',
+          source: 'approval',
+        }),
       );
       throw refuse('approvals_unavailable', 'the approvals channel could not be reached; nothing was sent');
     }
@@ -172,14 +197,20 @@ export class ApprovalDesk {
     if (held.maker.channel === checker.channel && held.maker.userId === checker.userId) return true;
     const checkerPerson = this.o.policy.personOf(checker.channel, checker.userId);
     if (checkerPerson === undefined) return false;
-    return checkerPerson === held.maker.person || checkerPerson === this.o.policy.personOf(held.maker.channel, held.maker.userId);
+    return (
+      checkerPerson === held.maker.person ||
+      checkerPerson === this.o.policy.personOf(held.maker.channel, held.maker.userId)
+    );
   }
 
   /** Approves (and sends) or rejects the held payment, once; answers why not otherwise. */
   async decide(id: string, checker: Checker, verdict: 'approve' | 'reject', reason?: string): Promise<DecideResult> {
     const refused = await this.refusalFor(id, checker);
     if (refused) {
-      this.o.logger.info({ approval: id, verdict, by: maskUserId(checker.channel, checker.userId), refusal: refused.refusal }, 'approvals: decision refused');
+      this.o.logger.info(
+        { approval: id, verdict, by: maskUserId(checker.channel, checker.userId), refusal: refused.refusal },
+        'approvals: decision refused',
+      );
       return { ok: false, ...refused };
     }
     const decision: Decision = {
@@ -190,9 +221,25 @@ export class ApprovalDesk {
       ...(verdict === 'reject' ? { reason: (reason ?? '').slice(0, REASON_MAX) } : {}),
     };
     const state = verdict === 'approve' ? 'approved' : 'rejected';
-    const { before, after } = await this.held.update(id, (h) => (h.state === 'pending' ? { ...h, state, decision } : null));
-    if (!after) return { ok: false, refusal: before?.state === 'expired' ? 'expired' : before ? 'decided' : 'unknown', ...(before ? { held: before } : {}) };
-    this.o.logger.info({ approval: id, verdict, by: maskUserId(checker.channel, checker.userId), ...makerOf(after), currency: after.payment.currency }, 'approvals: payment decided');
+    const { before, after } = await this.held.update(id, (h) =>
+      h.state === 'pending' ? { ...h, state, decision } : null,
+    );
+    if (!after)
+      return {
+        ok: false,
+        refusal: before?.state === 'expired' ? 'expired' : before ? 'decided' : 'unknown',
+        ...(before ? { held: before } : {}),
+      };
+    this.o.logger.info(
+      {
+        approval: id,
+        verdict,
+        by: maskUserId(checker.channel, checker.userId),
+        ...makerOf(after),
+        currency: after.payment.currency,
+      },
+      'approvals: payment decided',
+    );
     this.o.journal?.write(
       events.approval(after.key, {
         decision: verdict === 'approve' ? 'approved' : 'rejected',
@@ -232,7 +279,11 @@ export class ApprovalDesk {
         ...(payment.recipients ? { largest: largestOf(payment.recipients) } : {}),
       });
       const result = await this.o.services.createPayment(payment);
-      outcome = isAlreadySubmitted(result) ? { kind: 'sentBefore' } : 'id' in result ? { kind: 'sent', id: result.id, state: result.state } : { kind: 'unconfirmed' };
+      outcome = isAlreadySubmitted(result)
+        ? { kind: 'sentBefore' }
+        : 'id' in result
+          ? { kind: 'sent', id: result.id, state: result.state }
+          : { kind: 'unconfirmed' };
     } catch (error) {
       // Refused (told so, not sent again) only when the failure proves nothing was made (flows/types.ts madeNothing).
       outcome = madeNothing(error) ? { kind: 'refused', reason: error.message ?? error.code } : { kind: 'unconfirmed' };
@@ -241,14 +292,29 @@ export class ApprovalDesk {
     if (!after) return null;
     await this.held.schedule(id, null);
     this.o.logger.info({ approval: id, outcome: outcome.kind }, 'approvals: approved payment sent');
-    const key = { sent: 'notify.approval.approved', sentBefore: 'notify.approval.approvedBefore', unconfirmed: 'notify.approval.unconfirmed', refused: 'notify.approval.refused' }[outcome.kind];
-    await this.show(after, key, outcome.kind === 'sent' ? { id: outcome.id, state: outcome.state } : outcome.kind === 'refused' ? { reason: outcome.reason } : {});
+    const key = {
+      sent: 'notify.approval.approved',
+      sentBefore: 'notify.approval.approvedBefore',
+      unconfirmed: 'notify.approval.unconfirmed',
+      refused: 'notify.approval.refused',
+    }[outcome.kind];
+    await this.show(
+      after,
+      key,
+      outcome.kind === 'sent'
+        ? { id: outcome.id, state: outcome.state }
+        : outcome.kind === 'refused'
+          ? { reason: outcome.reason }
+          : {},
+    );
     return after;
   }
 
   /** Expires a pending payment whose time has passed: nothing is sent, the maker is told. */
   private async expire(id: string): Promise<void> {
-    const { after } = await this.held.update(id, (h) => (h.state === 'pending' && this.now() >= h.expiresAt ? { ...h, state: 'expired' } : null));
+    const { after } = await this.held.update(id, (h) =>
+      h.state === 'pending' && this.now() >= h.expiresAt ? { ...h, state: 'expired' } : null,
+    );
     if (!after) return;
     await this.held.schedule(id, null);
     this.o.logger.info({ approval: id, ...makerOf(after) }, 'approvals: payment expired undecided');
@@ -260,20 +326,38 @@ export class ApprovalDesk {
   private async show(held: HeldPayment, messageKey: string, params: Params): Promise<void> {
     const { payment } = held;
     const address = parseChat(payment.metadata.chat);
-    const words: Params = { amount: payment.amount, currency: payment.currency, phone: payment.phonenumber, by: held.decision?.name ?? '', ...params };
+    const words: Params = {
+      amount: payment.amount,
+      currency: payment.currency,
+      phone: payment.phonenumber,
+      by: held.decision?.name ?? '',
+      ...params,
+    };
     await Promise.all([
-      this.board?.update(held).catch((err: unknown) => this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the board message was not updated')),
+      this.board
+        ?.update(held)
+        .catch((err: unknown) =>
+          this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the board message was not updated'),
+        ),
       address
         ? this.o
             .tell(address, messageKey, words)
             .then((text) => {
               if (typeof text === 'string') {
                 this.o.journal?.write(
-                  events.telling(held.key, { channel: address.channel, to: `${address.channel}:${address.conversationId}`, text, source: 'approval', key: `${held.key}:telling:${messageKey}` }),
+                  events.telling(held.key, {
+                    channel: address.channel,
+                    to: `${address.channel}:${address.conversationId}`,
+                    text,
+                    source: 'approval',
+                    key: `${held.key}:telling:${messageKey}`,
+                  }),
                 );
               }
             })
-            .catch((err: unknown) => this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told'))
+            .catch((err: unknown) =>
+              this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told'),
+            )
         : undefined,
     ]);
   }
@@ -315,7 +399,11 @@ export class ApprovalDesk {
   /** Runs the sweep every `sweepEveryMs` until stop(). */
   start(): void {
     const every = this.o.sweepEveryMs ?? 60_000;
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.o.logger.warn({ err: String(err) }, 'approvals: sweep failed')), every);
+    this.timer = setInterval(
+      () =>
+        void this.sweep().catch((err: unknown) => this.o.logger.warn({ err: String(err) }, 'approvals: sweep failed')),
+      every,
+    );
     this.timer.unref();
   }
 

@@ -73,7 +73,8 @@ export class HeldPayments {
 
   /** Writes a new held payment; the one already held under its id when there is one (a repeated create). */
   async create(held: HeldPayment): Promise<{ created: boolean; held: HeldPayment }> {
-    if ((await this.store.set(keys.approval(held.id), held, null, HELD_TTL_SECONDS)) !== null) return { created: true, held };
+    if ((await this.store.set(keys.approval(held.id), held, null, HELD_TTL_SECONDS)) !== null)
+      return { created: true, held };
     return { created: false, held: (await this.get(held.id)) ?? held };
   }
 
@@ -81,8 +82,17 @@ export class HeldPayments {
    * Changes the held payment with compare-and-set, read again after a conflict. `change` answers the new
    * record, or null to leave it as it is. Returns the record before and after (after is null when unchanged).
    */
-  async update(id: string, change: (held: HeldPayment) => HeldPayment | null): Promise<{ before: HeldPayment | null; after: HeldPayment | null }> {
-    const { before, after } = await changeStored<HeldPayment>(this.store, keys.approval(id), HELD_TTL_SECONDS, (held) => (held ? change(held) : null), 'the held payment');
+  async update(
+    id: string,
+    change: (held: HeldPayment) => HeldPayment | null,
+  ): Promise<{ before: HeldPayment | null; after: HeldPayment | null }> {
+    const { before, after } = await changeStored<HeldPayment>(
+      this.store,
+      keys.approval(id),
+      HELD_TTL_SECONDS,
+      (held) => (held ? change(held) : null),
+      'the held payment',
+    );
     return { before: before ?? null, after };
   }
 

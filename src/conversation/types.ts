@@ -186,7 +186,13 @@ export interface SessionStore {
    * Returns the new version, or null when another writer got there first. With `lease`, the lease changes in
    * the same atomic step; a lease to take that another token holds is a conflict too (nothing is written).
    */
-  set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null>;
+  set(
+    key: string,
+    snapshot: unknown,
+    expectedVersion: number | null,
+    ttlSeconds: number,
+    lease?: LeaseChange,
+  ): Promise<number | null>;
   /** Several records in one round trip (a USSD dial's conversation, profile and pending outcomes): null for each absent. */
   getMany(keys: string[]): Promise<Array<StoredSnapshot | null>>;
   delete(key: string): Promise<void>;
@@ -196,14 +202,25 @@ export interface SessionStore {
    * Atomically adds `amount` (an integer in minor units) to a counter unless the total would pass `limit`.
    * Returns whether it was added and the total after the call.
    */
-  addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }>;
+  addWithinLimit(
+    key: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }>;
   /**
    * Atomically, once per `reservationKey`: adds `amount` to the counter `counterKey` unless the total would pass
    * `limit`, and records the reservation (the counter and the amount) under `reservationKey`. A reservation
    * already recorded (held or given back) makes this a no-op that answers ok. Returns whether the amount is
    * reserved and the counter's total.
    */
-  reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }>;
+  reserve(
+    reservationKey: string,
+    counterKey: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }>;
   /**
    * Gives a held reservation back: takes its amount off its counter and marks it given back (a second call,
    * or a reservation never made, changes nothing). Returns whether something was given back.

@@ -38,7 +38,11 @@ export interface BodyOptions {
  * A middleware on Node's own request and response: it serves on express routes and on direct ones
  * (direct-routes.ts) alike.
  */
-export type BodyReader = (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (err?: unknown) => void) => void;
+export type BodyReader = (
+  req: IncomingMessage & { body?: unknown },
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+) => void;
 
 /** Drops a leading byte order mark, as raw-body's own decoding (iconv-lite) does. */
 const UTF8 = new TextDecoder('utf-8');
@@ -62,9 +66,19 @@ function contentTypeOf(header: string | undefined): { type: string; charset?: st
 }
 
 /** The body as sent (with its declared length) or inflated; undefined for an encoding not supported. */
-function source(req: IncomingMessage, encoding: string): { stream: Readable; inflate?: Transform; length?: string } | undefined {
+function source(
+  req: IncomingMessage,
+  encoding: string,
+): { stream: Readable; inflate?: Transform; length?: string } | undefined {
   if (encoding === 'identity') return { stream: req, length: req.headers['content-length'] };
-  const inflate = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  const inflate =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
   return inflate ? { stream: req.pipe(inflate), inflate } : undefined;
 }
 
@@ -89,13 +103,23 @@ export function readBody(kind: BodyKind, options: BodyOptions): BodyReader {
 }
 
 /** The body read: verified (options.verify) and parsed into `req.body`. */
-function parsed(req: IncomingMessage & { body?: unknown }, bytes: Buffer, kind: BodyKind, options: BodyOptions, next: (err?: unknown) => void): void {
+function parsed(
+  req: IncomingMessage & { body?: unknown },
+  bytes: Buffer,
+  kind: BodyKind,
+  options: BodyOptions,
+  next: (err?: unknown) => void,
+): void {
   if (options.verify) {
     try {
       options.verify(req, bytes);
     } catch (error) {
       const status = (error as { status?: unknown }).status;
-      return next(typeof status === 'number' ? error : bodyError(403, 'entity.verify.failed', error instanceof Error ? error.message : 'body refused'));
+      return next(
+        typeof status === 'number'
+          ? error
+          : bodyError(403, 'entity.verify.failed', error instanceof Error ? error.message : 'body refused'),
+      );
     }
   }
   const text = UTF8.decode(bytes);
@@ -116,7 +140,12 @@ function parsed(req: IncomingMessage & { body?: unknown }, bytes: Buffer, kind: 
 }
 
 /** The body could not be read: what is left of the request is read and dropped, so its connection stays usable. */
-function failed(req: IncomingMessage, body: { inflate?: Transform }, err: unknown, next: (err?: unknown) => void): void {
+function failed(
+  req: IncomingMessage,
+  body: { inflate?: Transform },
+  err: unknown,
+  next: (err?: unknown) => void,
+): void {
   if (body.inflate) {
     req.unpipe(body.inflate);
     body.inflate.destroy();

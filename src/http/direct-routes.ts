@@ -37,9 +37,20 @@ interface Route {
 }
 
 /** Answers `status` with a JSON body (what express's res.status().json() sends, without an ETag). */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const json = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) }).end(json);
+  res
+    .writeHead(status, {
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(json),
+    })
+    .end(json);
 }
 
 /** A handler's failure nobody answered: a 500 without details (a route's own error handler may end with it). */
@@ -62,7 +73,12 @@ export class DirectRoutes {
 
   /** `trustProxy`: whom to believe for the caller's address ({@link DirectRoutes.ip}), as express's `trust proxy`. */
   constructor(trustProxy: TrustProxy = false) {
-    this.trusted = trustProxy === false ? () => false : typeof trustProxy === 'number' ? (_a, hop) => hop < trustProxy : proxyaddr.compile([...trustProxy]);
+    this.trusted =
+      trustProxy === false
+        ? () => false
+        : typeof trustProxy === 'number'
+          ? (_a, hop) => hop < trustProxy
+          : proxyaddr.compile([...trustProxy]);
   }
 
   /**

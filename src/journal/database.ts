@@ -104,7 +104,9 @@ async function lockFolder(lock: string): Promise<() => Promise<void>> {
     }
     const holder = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
     if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-      throw new ConfigError(`DATA_DIR: ${path.dirname(lock)} is in use by process ${holder}, and the embedded PGlite serves one process: stop it, use another DATA_DIR, or set DATABASE_URL`);
+      throw new ConfigError(
+        `DATA_DIR: ${path.dirname(lock)} is in use by process ${holder}, and the embedded PGlite serves one process: stop it, use another DATA_DIR, or set DATABASE_URL`,
+      );
     }
     await unlink(lock).catch(() => {});
   }

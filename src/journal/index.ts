@@ -26,7 +26,11 @@ export interface Who {
   person?: string;
 }
 
-export function moneyJournal(journal: Journal, writer: JournalWriter, who: (channel: string, userId: string) => Partial<Who>): MoneyJournal {
+export function moneyJournal(
+  journal: Journal,
+  writer: JournalWriter,
+  who: (channel: string, userId: string) => Partial<Who>,
+): MoneyJournal {
   return {
     intend: (intent) => journal.intend(intent),
     write: (event) => writer.write(event),

@@ -179,7 +179,8 @@ function replaceable(next: OperationState, source: EventSource): OperationState[
   return STATES.filter((s) => RANK[s] <= rank && !(FINAL_STATES.includes(s) && s !== next));
 }
 
-const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 22);
+const digest = (...parts: string[]): string =>
+  createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 22);
 
 type Db = Kysely<Schema> | Transaction<Schema>;
 
@@ -305,7 +306,11 @@ export class Journal {
       source: refusal.source ?? 'create',
       key: `${ref}:refusal`,
       at: refusal.at ?? new Date(),
-      data: { ...refusal.data, ...(refusal.status !== undefined ? { status: refusal.status } : {}), reason: refusal.reason },
+      data: {
+        ...refusal.data,
+        ...(refusal.status !== undefined ? { status: refusal.status } : {}),
+        reason: refusal.reason,
+      },
       state: refusal.state ?? 'refused',
     };
   }
@@ -375,7 +380,14 @@ export class Journal {
     const insert = (d: Db) =>
       d
         .insertInto('operation_events')
-        .values({ ref: event.ref, type: event.type, source: event.source, event_key: event.key, at, data: jsonOf(event.data) })
+        .values({
+          ref: event.ref,
+          type: event.type,
+          source: event.source,
+          event_key: event.key,
+          at,
+          data: jsonOf(event.data),
+        })
         .onConflict((oc) => oc.column('event_key').doNothing())
         .returning('id');
     if (!moves) {
@@ -415,7 +427,13 @@ export class Journal {
 
   /** Every event of an operation, oldest first. */
   async timeline(ref: string): Promise<OperationEvent[]> {
-    return this.db.selectFrom('operation_events').selectAll().where('ref', '=', ref).orderBy('at').orderBy('id').execute();
+    return this.db
+      .selectFrom('operation_events')
+      .selectAll()
+      .where('ref', '=', ref)
+      .orderBy('at')
+      .orderBy('id')
+      .execute();
   }
 
   /** Operations matching the query, newest first, one page. */
@@ -437,10 +455,17 @@ export class Journal {
     if (query.cursor !== undefined && !after) throw new SearchError('cursor: not one this search gave');
     if (after) {
       q = q.where((eb) =>
-        eb.or([eb('created', '<', after.created), eb.and([eb('created', '=', after.created), eb('ref', '<', after.ref)])]),
+        eb.or([
+          eb('created', '<', after.created),
+          eb.and([eb('created', '=', after.created), eb('ref', '<', after.ref)]),
+        ]),
       );
     }
-    const rows = await q.orderBy('created', 'desc').orderBy('ref', 'desc').limit(limit + 1).execute();
+    const rows = await q
+      .orderBy('created', 'desc')
+      .orderBy('ref', 'desc')
+      .limit(limit + 1)
+      .execute();
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
     return { items, next: rows.length > limit && last ? writeCursor(last) : undefined };
@@ -464,7 +489,12 @@ export class Journal {
   async deleteOlderThan(days: number, now: Date = new Date()): Promise<{ operations: number; events: number }> {
     const cutoff = new Date(now.getTime() - days * 86_400_000);
     return this.db.transaction().execute(async (trx) => {
-      const gone = await trx.deleteFrom('operations').where('updated', '<', cutoff).where('created', '<', cutoff).returning('ref').execute();
+      const gone = await trx
+        .deleteFrom('operations')
+        .where('updated', '<', cutoff)
+        .where('created', '<', cutoff)
+        .returning('ref')
+        .execute();
       const refs = gone.map((r) => r.ref);
       let events = 0;
       for (let i = 0; i < refs.length; i += 1000) {
@@ -475,7 +505,13 @@ export class Journal {
       const orphans = await trx
         .deleteFrom('operation_events')
         .where('at', '<', cutoff)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('operations').select('ref').whereRef('operations.ref', '=', 'operation_events.ref'))))
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb.selectFrom('operations').select('ref').whereRef('operations.ref', '=', 'operation_events.ref'),
+            ),
+          ),
+        )
         .executeTakeFirst();
       events += Number(orphans.numDeletedRows);
       return { operations: refs.length, events };
@@ -488,7 +524,9 @@ export class Journal {
  * (a reason the service gives) could carry one; it is dropped rather than the fact.
  */
 export function jsonOf(data: Record<string, unknown>): string {
-  return JSON.stringify(data, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+  return JSON.stringify(data, (_key, value: unknown) =>
+    typeof value === 'string' ? value.replaceAll('\u0000', '') : value,
+  );
 }
 
 /**

@@ -19,7 +19,9 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
   const failed = results?.find((r: MigrationResult) => r.status === 'Error');
   if (error || failed) {
     const cause = error instanceof Error ? error.message : String(error ?? 'failed');
-    throw new MigrationError(`migration ${failed?.migrationName ?? '(before any ran)'} failed: ${cause}`, { cause: error });
+    throw new MigrationError(`migration ${failed?.migrationName ?? '(before any ran)'} failed: ${cause}`, {
+      cause: error,
+    });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

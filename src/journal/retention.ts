@@ -24,9 +24,12 @@ export function startRetention(o: RetentionOptions): () => void {
     void o.journal
       .deleteOlderThan(o.days)
       .then((deleted) => {
-        if (deleted.operations + deleted.events > 0) o.logger.info({ ...deleted, days: o.days }, 'journal: retention deleted what was older');
+        if (deleted.operations + deleted.events > 0)
+          o.logger.info({ ...deleted, days: o.days }, 'journal: retention deleted what was older');
       })
-      .catch((err: unknown) => o.logger.warn({ err: String(err) }, 'journal: retention cleanup failed; tried again tomorrow'));
+      .catch((err: unknown) =>
+        o.logger.warn({ err: String(err) }, 'journal: retention cleanup failed; tried again tomorrow'),
+      );
   const first = setTimeout(run, o.firstAfterMs ?? 60_000);
   const daily = setInterval(run, o.everyMs ?? 86_400_000);
   first.unref();

@@ -15,32 +15,25 @@ export type OperationKind = 'payment' | 'request' | 'purchase' | 'payout' | 'app
  * `rejected` (an approver said no), `expired`, `cancelled`.
  */
 export type OperationState =
-  | 'intended'
-  | 'held'
-  | 'submitted'
-  | 'completed'
-  | 'failed'
-  | 'refused'
-  | 'rejected'
-  | 'expired'
-  | 'cancelled';
+  'intended' | 'held' | 'submitted' | 'completed' | 'failed' | 'refused' | 'rejected' | 'expired' | 'cancelled';
 
 /** The words after which nothing more is expected. */
-export const FINAL_STATES: readonly OperationState[] = ['completed', 'failed', 'refused', 'rejected', 'expired', 'cancelled'];
+export const FINAL_STATES: readonly OperationState[] = [
+  'completed',
+  'failed',
+  'refused',
+  'rejected',
+  'expired',
+  'cancelled',
+];
 
 /** What an event says happened. */
-export type EventType = 'intent' | 'answer' | 'refusal' | 'state' | 'approval' | 'telling' | 'correction' | (string & {});
+export type EventType =
+  'intent' | 'answer' | 'refusal' | 'state' | 'approval' | 'telling' | 'correction' | (string & {});
 
 /** How we learned it. */
 export type EventSource =
-  | 'create'
-  | 'notification'
-  | 'read'
-  | 'reconciliation'
-  | 'approval'
-  | 'operator'
-  | 'payout'
-  | (string & {});
+  'create' | 'notification' | 'read' | 'reconciliation' | 'approval' | 'operator' | 'payout' | (string & {});
 
 /** A timestamp column: written as a Date or ISO string, read as a Date. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;

@@ -80,7 +80,8 @@ export class JournalWriter {
   }
 
   private async apply(write: PendingWrite): Promise<void> {
-    if (write.op === 'intend') await this.o.journal.intend({ ...write.intent, ...(write.intent.at ? { at: new Date(write.intent.at) } : {}) });
+    if (write.op === 'intend')
+      await this.o.journal.intend({ ...write.intent, ...(write.intent.at ? { at: new Date(write.intent.at) } : {}) });
     else await this.o.journal.append({ ...write.event, at: new Date(write.event.at) });
   }
 
@@ -112,14 +113,20 @@ export class JournalWriter {
         await this.o.redis.rpush(keys.journalPending, text);
         return;
       } catch (error) {
-        this.o.logger.error({ err: String(error) }, 'journal: Redis did not take a waiting write either; kept in memory');
+        this.o.logger.error(
+          { err: String(error) },
+          'journal: Redis did not take a waiting write either; kept in memory',
+        );
       }
     }
     this.memory.push(text);
     const limit = this.o.memoryLimit ?? 100_000;
     if (this.memory.length > limit) {
       const dropped = this.memory.splice(0, this.memory.length - limit);
-      this.o.logger.error({ dropped: dropped.length }, 'journal: too many writes waiting in memory; the oldest were dropped');
+      this.o.logger.error(
+        { dropped: dropped.length },
+        'journal: too many writes waiting in memory; the oldest were dropped',
+      );
     }
   }
 
@@ -181,7 +188,14 @@ export class JournalWriter {
         }
       }
     } finally {
-      await redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, lock, token).catch(() => 0);
+      await redis
+        .eval(
+          "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+          1,
+          lock,
+          token,
+        )
+        .catch(() => 0);
     }
   }
 
@@ -191,6 +205,7 @@ export class JournalWriter {
     await Promise.allSettled([...this.inFlight]);
     await this.drain().catch(() => 0);
     this.closed = true;
-    if (this.memory.length > 0) this.o.logger.error({ waiting: this.memory.length }, 'journal: writes still waiting in memory at stop are lost');
+    if (this.memory.length > 0)
+      this.o.logger.error({ waiting: this.memory.length }, 'journal: writes still waiting in memory at stop are lost');
   }
 }

@@ -85,10 +85,14 @@ export class MomoClient {
     this.events = new Events(main);
     this.banks = new Banks(main);
     this.vending = new Vending(
-      options.vendingUrl === undefined ? undefined : new Transport({ ...common, baseUrl: options.vendingUrl, headers: {} }),
+      options.vendingUrl === undefined
+        ? undefined
+        : new Transport({ ...common, baseUrl: options.vendingUrl, headers: {} }),
       {
         apiKey: options.vendingApiKey,
-        authorization: options.vendingAuthorization ?? (options.vendingApiKey === undefined ? undefined : `Token ${options.vendingApiKey}`),
+        authorization:
+          options.vendingAuthorization ??
+          (options.vendingApiKey === undefined ? undefined : `Token ${options.vendingApiKey}`),
       },
     );
   }

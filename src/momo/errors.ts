@@ -129,7 +129,9 @@ function fieldsOf(body: unknown): Record<string, string[]> {
   if (!isRecord(source)) return {};
   // fromEntries makes each key its own property, `__proto__` too (an assignment would set the prototype).
   return Object.fromEntries(
-    Object.entries(source).flatMap(([key, value]) => (Array.isArray(value) ? [[key, value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)))]] : [])),
+    Object.entries(source).flatMap(([key, value]) =>
+      Array.isArray(value) ? [[key, value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)))]] : [],
+    ),
   );
 }
 

@@ -111,11 +111,17 @@ export class Transport {
 
   private async attempt(url: string, where: string, init: RequestInit): Promise<Answer | ConnectionError> {
     try {
-      const response = await this.#options.fetch(url, { ...init, signal: AbortSignal.timeout(this.#options.timeoutMs) });
+      const response = await this.#options.fetch(url, {
+        ...init,
+        signal: AbortSignal.timeout(this.#options.timeoutMs),
+      });
       const text = await response.text();
       return { ok: response.ok, status: response.status, headers: response.headers, body: parseBody(text) };
     } catch (cause) {
-      const reason = cause instanceof Error && cause.name === 'TimeoutError' ? `no answer within ${this.#options.timeoutMs} ms` : 'could not reach the service';
+      const reason =
+        cause instanceof Error && cause.name === 'TimeoutError'
+          ? `no answer within ${this.#options.timeoutMs} ms`
+          : 'could not reach the service';
       return new ConnectionError(`${where}: ${reason}`, { cause });
     }
   }
@@ -169,5 +175,8 @@ export interface WriteOptions {
  * the call) and the caller's retries, if any.
  */
 export function moneyCall(options: WriteOptions): Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> {
-  return { duplicateCheckKey: options.duplicateCheckKey || randomUUID(), ...(options.retry ? { retry: options.retry } : {}) };
+  return {
+    duplicateCheckKey: options.duplicateCheckKey || randomUUID(),
+    ...(options.retry ? { retry: options.retry } : {}),
+  };
 }

@@ -48,7 +48,12 @@ export type {
   Webhook,
 } from './schemas.js';
 export type { ContactCreateParams, ContactListFilters, ContactUpdateParams } from './resources/contacts.js';
-export type { PaymentCreateParams, PaymentListFilters, PaymentRecipient, NationalIdType } from './resources/payments.js';
+export type {
+  PaymentCreateParams,
+  PaymentListFilters,
+  PaymentRecipient,
+  NationalIdType,
+} from './resources/payments.js';
 export type { CollectionClaimParams, CollectionListFilters } from './resources/collections.js';
 export type { CollectionRequestCreateParams, CollectionRequestListFilters } from './resources/collectionRequests.js';
 export type { EventType, WebhookCreateParams, WebhookListFilters } from './resources/webhooks.js';

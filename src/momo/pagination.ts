@@ -35,8 +35,13 @@ function answerSchema<T>(item: z.ZodType<T>): z.ZodType<Answer<T>> {
         previous: z.string().nullish(),
         results: z.array(item),
       })
-      .transform((p) => ({ page: { count: p.count, next: p.next ?? null, previous: p.previous ?? null, results: p.results }, bare: false })),
-    z.array(item).transform((results) => ({ page: { count: results.length, next: null, previous: null, results }, bare: true })),
+      .transform((p) => ({
+        page: { count: p.count, next: p.next ?? null, previous: p.previous ?? null, results: p.results },
+        bare: false,
+      })),
+    z
+      .array(item)
+      .transform((results) => ({ page: { count: results.length, next: null, previous: null, results }, bare: true })),
   ]);
 }
 
@@ -44,7 +49,11 @@ const offsetOf = (query: Query): number => Number(query.offset ?? 0);
 const limitOf = (query: Query): number => Number(query.limit ?? DEFAULT_LIMIT);
 
 /** The query of the page after a full bare page. */
-const following = (query: Query, got: number): Query => ({ ...query, limit: limitOf(query), offset: offsetOf(query) + got });
+const following = (query: Query, got: number): Query => ({
+  ...query,
+  limit: limitOf(query),
+  offset: offsetOf(query) + got,
+});
 
 /** The path and query of a link, as the transport takes it. */
 function linkOf(path: string, query: Query): string {
@@ -73,7 +82,12 @@ export async function listPage<T>(http: Transport, path: string, query: Query, i
  * Yields every record of every page once: follows the envelope's `next` (on our origin only), or asks a
  * bare list's next offset until a short page.
  */
-export async function* listAll<T>(http: Transport, path: string, query: Query, item: z.ZodType<T>): AsyncGenerator<T, void, undefined> {
+export async function* listAll<T>(
+  http: Transport,
+  path: string,
+  query: Query,
+  item: z.ZodType<T>,
+): AsyncGenerator<T, void, undefined> {
   const schema = answerSchema(item);
   const seen = new Set<string>();
   let asked = query;

@@ -21,7 +21,9 @@ export function isInternationalPhone(value: string): boolean {
 
 export function phone(value: string | undefined, field: string): string {
   if (value === undefined || !isInternationalPhone(value)) {
-    throw ValidationError.local({ [field]: ['must be an international number starting with + (for example +256772123456)'] });
+    throw ValidationError.local({
+      [field]: ['must be an international number starting with + (for example +256772123456)'],
+    });
   }
   return value;
 }

@@ -18,7 +18,10 @@ const text = z.string().nullish();
 /** A decimal amount: decimal strings are kept as sent, numbers become decimal strings. */
 const decimalString = z.union([
   z.string().refine((s) => isDecimal(s), 'not a decimal number'),
-  z.number().refine(Number.isFinite).transform((n) => new Decimal(n).toFixed()),
+  z
+    .number()
+    .refine(Number.isFinite)
+    .transform((n) => new Decimal(n).toFixed()),
 ]);
 
 /** Metadata is a hash; a JSON text of one is parsed, anything unreadable is read as null. */
@@ -38,7 +41,9 @@ function isDecimal(s: string): boolean {
 function parseObject(s: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(s);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -259,7 +264,11 @@ export const pinBundleSchema = z
   })
   .transform((b) => {
     const productCode = (b as Record<string, unknown>)[PIN_PRODUCT_CODE_FIELD];
-    return { ...b, product_code: typeof productCode === 'string' || typeof productCode === 'number' ? String(productCode) : undefined };
+    return {
+      ...b,
+      product_code:
+        typeof productCode === 'string' || typeof productCode === 'number' ? String(productCode) : undefined,
+    };
   });
 
 export const pinPurchaseSchema = z.looseObject({

@@ -17,7 +17,16 @@ import { events as journalEvents, type MoneyJournal } from '../journal/index.js'
 import type { OperationState } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { ourWord } from '../reconciliation/match.js';
-import { deliveryFor, isFinal, marksOf, PAYMENT_FAILED, recordIdOf, recordKindOf, type Delivery, type Notice } from './events.js';
+import {
+  deliveryFor,
+  isFinal,
+  marksOf,
+  PAYMENT_FAILED,
+  recordIdOf,
+  recordKindOf,
+  type Delivery,
+  type Notice,
+} from './events.js';
 import type { Lease, NotificationMarks } from './marks.js';
 import { notifyText } from './messages.js';
 import type { ServiceReads } from './reads.js';
@@ -77,7 +86,8 @@ export interface DispatcherOptions {
 
 /** A believed notice's state in the journal's words: a collection that matched a request completes it. */
 function journalState(record: Made, notice: Notice): OperationState {
-  if (notice.kind === 'collection') return ['failed', 'reversed'].includes(notice.status ?? '') ? 'submitted' : 'completed';
+  if (notice.kind === 'collection')
+    return ['failed', 'reversed'].includes(notice.status ?? '') ? 'submitted' : 'completed';
   return ourWord(record.kind === 'payment' ? 'payment' : 'request', notice.state);
 }
 
@@ -122,7 +132,8 @@ export function createDispatcher(options: DispatcherOptions) {
   const ttl = options.markTtlSeconds ?? MARK_TTL_SECONDS;
   const leaseMs = options.leaseMs ?? LEASE_MS;
   const trusted = options.credentialsConfigured;
-  if (!trusted && !options.reads) throw new Error('without notification credentials the dispatcher needs the service reads to confirm outcomes');
+  if (!trusted && !options.reads)
+    throw new Error('without notification credentials the dispatcher needs the service reads to confirm outcomes');
 
   /** The user's language; a failed read is English, not a failed notification. */
   async function language(address: Address): Promise<Lang | undefined> {
@@ -136,7 +147,12 @@ export function createDispatcher(options: DispatcherOptions) {
   const words = (delivery: Delivery, lang: Lang): string => notifyText(lang, delivery.messageKey, delivery.params);
 
   /** The full words go to a chat and the SMS; the USSD inbox keeps the short form for the next dial. */
-  async function send(delivery: Delivery, text: string, lang: Lang, told: (channel: string, to: string) => void): Promise<void> {
+  async function send(
+    delivery: Delivery,
+    text: string,
+    lang: Lang,
+    told: (channel: string, to: string) => void,
+  ): Promise<void> {
     const { address } = delivery;
     const notifier = options.notifiers[address.channel];
     if (!notifier) {
@@ -149,7 +165,10 @@ export function createDispatcher(options: DispatcherOptions) {
       await options.sms({ to: address.conversationId, text, key: delivery.dedupKey });
       told('sms', address.conversationId);
     }
-    await notifier.send(address, address.channel === 'ussd' ? notifyText(lang, delivery.messageKey, delivery.params, { forDial: true }) : text);
+    await notifier.send(
+      address,
+      address.channel === 'ussd' ? notifyText(lang, delivery.messageKey, delivery.params, { forDial: true }) : text,
+    );
     told(address.channel, `${address.channel}:${address.conversationId}`);
   }
 
@@ -196,11 +215,17 @@ export function createDispatcher(options: DispatcherOptions) {
         ? actual.requestId === record.id && ['successful', 'cashed_out'].includes(actual.status ?? '')
         : actual.ref === '' || actual.ref === metadataRef(record));
     if (!actual || !ours) {
-      logger.warn({ kind: notice.kind, id: notice.id, claimed: notice.state }, 'the service does not confirm this notification; told to nobody');
+      logger.warn(
+        { kind: notice.kind, id: notice.id, claimed: notice.state },
+        'the service does not confirm this notification; told to nobody',
+      );
       return null;
     }
     if (actual.state !== notice.state) {
-      logger.warn({ kind: notice.kind, id: notice.id, claimed: notice.state, actual: actual.state }, 'the service reads another state than the notification says');
+      logger.warn(
+        { kind: notice.kind, id: notice.id, claimed: notice.state, actual: actual.state },
+        'the service reads another state than the notification says',
+      );
     }
     return isFinal(actual) ? actual : null;
   }
@@ -212,7 +237,11 @@ export function createDispatcher(options: DispatcherOptions) {
    */
   async function keeping<T>(lease: Lease, work: () => Promise<T>): Promise<T> {
     const renew = () => {
-      lease.renew().catch((err: unknown) => logger.warn({ err: String(err) }, 'notification lease not renewed; retried at the next renewal'));
+      lease
+        .renew()
+        .catch((err: unknown) =>
+          logger.warn({ err: String(err) }, 'notification lease not renewed; retried at the next renewal'),
+        );
     };
     const renewal = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
     try {
@@ -224,14 +253,19 @@ export function createDispatcher(options: DispatcherOptions) {
 
   /** Hands a believed payment notice's recipients on (onRecipients). */
   async function recipientsOf(record: Made, notice: Notice): Promise<void> {
-    if (record.kind === 'payment' && notice.kind === 'payment' && notice.recipients && options.onRecipients) await options.onRecipients(record.ref, notice.recipients);
+    if (record.kind === 'payment' && notice.kind === 'payment' && notice.recipients && options.onRecipients)
+      await options.onRecipients(record.ref, notice.recipients);
   }
 
   /**
    * Tells `notice` about our record `record` once: marks, words from the record, the notifier. `source`: how
    * the state was learned, as the journal keeps it.
    */
-  async function tell(record: Made, notice: Notice, source: 'notification' | 'read' = 'notification'): Promise<DispatchResult> {
+  async function tell(
+    record: Made,
+    notice: Notice,
+    source: 'notification' | 'read' = 'notification',
+  ): Promise<DispatchResult> {
     const state = journalState(record, notice);
     options.journal?.write(
       journalEvents.state(record.ref, {
@@ -239,7 +273,10 @@ export function createDispatcher(options: DispatcherOptions) {
         serviceState: notice.kind === 'collection' ? `collection.${notice.status ?? notice.state}` : notice.state,
         source,
         ...(notice.kind !== 'collection' && notice.id !== '' ? { serviceId: notice.id } : {}),
-        data: { ...(notice.reason ? { reason: notice.reason } : {}), ...(notice.kind === 'collection' ? { collection: notice.id } : {}) },
+        data: {
+          ...(notice.reason ? { reason: notice.reason } : {}),
+          ...(notice.kind === 'collection' ? { collection: notice.id } : {}),
+        },
         ...(notice.kind === 'collection' ? { key: `${record.ref}:state:collection:${notice.id}:${source}` } : {}),
       }),
     );
@@ -252,29 +289,61 @@ export function createDispatcher(options: DispatcherOptions) {
     const tellIt = delivery.forUssd || delivery.address.channel !== 'ussd';
     // The language is read alongside the marks (both in the same tick, so on Redis one write each way).
     const [claim, lang] = await Promise.all([
-      marks.take({ orderKey: delivery.orderKey, rank: delivery.rank, dedupKey: tellIt ? delivery.dedupKey : undefined, ttlSeconds: ttl, leaseMs }),
+      marks.take({
+        orderKey: delivery.orderKey,
+        rank: delivery.rank,
+        dedupKey: tellIt ? delivery.dedupKey : undefined,
+        ttlSeconds: ttl,
+        leaseMs,
+      }),
       tellIt ? language(delivery.address) : undefined,
     ]);
     if (claim.outcome === 'busy') throw new BusyError(delivery.dedupKey);
     if (claim.outcome !== 'ok') {
-      logger.debug({ key: delivery.dedupKey, outcome: claim.outcome }, 'notification not told: told before, or a newer state was');
+      logger.debug(
+        { key: delivery.dedupKey, outcome: claim.outcome },
+        'notification not told: told before, or a newer state was',
+      );
       return claim.outcome;
     }
     if (!tellIt) return 'ignored';
     try {
       const text = words(delivery, lang ?? 'en');
       const told = (channel: string, to: string) =>
-        options.journal?.write(journalEvents.telling(record.ref, { channel, to, text, outcome: state, source, key: `${record.ref}:telling:${channel}:${delivery.dedupKey}` }));
+        options.journal?.write(
+          journalEvents.telling(record.ref, {
+            channel,
+            to,
+            text,
+            outcome: state,
+            source,
+            key: `${record.ref}:telling:${channel}:${delivery.dedupKey}`,
+          }),
+        );
       await keeping(claim, () => send(delivery, text, lang ?? 'en', told));
     } catch (err) {
       // Not told: free the lease so the queue's retry (or the service's next attempt) tells it. Should the
       // release fail, the lease runs out on its own and the retry waits for that.
-      await claim.release().catch((releaseErr: unknown) => logger.warn({ err: String(releaseErr), key: delivery.dedupKey }, 'notification lease not released; it runs out on its own'));
+      await claim
+        .release()
+        .catch((releaseErr: unknown) =>
+          logger.warn(
+            { err: String(releaseErr), key: delivery.dedupKey },
+            'notification lease not released; it runs out on its own',
+          ),
+        );
       throw err;
     }
     // Told. Should the long mark not be written, the lease runs out and a repeat is told again: at least once.
-    await claim.done().catch((err: unknown) => logger.warn({ err: String(err), key: delivery.dedupKey }, 'told, but its dedup mark was not written'));
-    logger.info({ kind: notice.kind, state: notice.state, key: delivery.dedupKey, channel: delivery.address.channel }, 'notification told');
+    await claim
+      .done()
+      .catch((err: unknown) =>
+        logger.warn({ err: String(err), key: delivery.dedupKey }, 'told, but its dedup mark was not written'),
+      );
+    logger.info(
+      { kind: notice.kind, state: notice.state, key: delivery.dedupKey, channel: delivery.address.channel },
+      'notification told',
+    );
     return 'sent';
   }
 
@@ -285,13 +354,19 @@ export function createDispatcher(options: DispatcherOptions) {
       if (notice.state === 'new') return 'ignored';
       const found = await recordOf(notice);
       if (!found) {
-        logger.warn({ kind: notice.kind, id: notice.id, state: notice.state }, 'notification about something this product did not make; told to nobody');
+        logger.warn(
+          { kind: notice.kind, id: notice.id, state: notice.state },
+          'notification about something this product did not make; told to nobody',
+        );
         return 'unknown';
       }
       const record = found.made;
       const differs = disagreements(notice, record);
       if (differs.length > 0) {
-        logger.warn({ kind: notice.kind, id: notice.id, fields: differs, ref: record.ref }, 'notification body disagrees with our record; our record is told');
+        logger.warn(
+          { kind: notice.kind, id: notice.id, fields: differs, ref: record.ref },
+          'notification body disagrees with our record; our record is told',
+        );
       }
       if (trusted) await recipientsOf(record, notice);
       if (trusted || !isFinal(notice)) return tell(record, notice);
@@ -307,7 +382,11 @@ export function createDispatcher(options: DispatcherOptions) {
         return confirmed ? await tell(record, confirmed) : 'unconfirmed';
       } finally {
         // A lease not released runs out on its own; the next attempt waits for that.
-        await reading.release().catch((err: unknown) => logger.warn({ err: String(err), key: dedupKey }, 'notification lease not released; it runs out on its own'));
+        await reading
+          .release()
+          .catch((err: unknown) =>
+            logger.warn({ err: String(err), key: dedupKey }, 'notification lease not released; it runs out on its own'),
+          );
       }
     },
     tell,

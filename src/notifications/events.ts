@@ -11,7 +11,6 @@ import type { Made, MadeKind } from '../conversation/services/made-records.js';
 import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
 
-
 export const EVENT_TYPES = [
   'payment.status.changed',
   'collection.received',
@@ -102,10 +101,14 @@ const paymentData = z
       .array(z.union([z.string(), z.looseObject({ phonenumber: text, state: text, last_error: text })]))
       .max(1000)
       .nullish()
-      .transform((list) => (list ?? []).map((e) => (typeof e === 'string' ? { phonenumber: e, state: '', last_error: '' } : e))),
+      .transform((list) =>
+        (list ?? []).map((e) => (typeof e === 'string' ? { phonenumber: e, state: '', last_error: '' } : e)),
+      ),
   })
   .transform((p): Notice => {
-    const held = PAYMENT_WAITING.has(p.state) ? p.phone_nos.find((r) => (RECIPIENT_STATES as readonly string[]).includes(r.state)) : undefined;
+    const held = PAYMENT_WAITING.has(p.state)
+      ? p.phone_nos.find((r) => (RECIPIENT_STATES as readonly string[]).includes(r.state))
+      : undefined;
     return {
       kind: 'payment',
       id: p.id,
@@ -115,14 +118,33 @@ const paymentData = z
       phone: held?.phonenumber ?? p.phone_nos[0]?.phonenumber ?? '',
       reason: held ? p.paused_reason || held.last_error : p.rejected_reason || p.cancelled_reason || p.last_error,
       ref: refOf(p.metadata),
-      ...(p.phone_nos.some((r) => r.state !== '') ? { recipients: p.phone_nos.map((r) => ({ phone: r.phonenumber, state: r.state, error: r.last_error })) } : {}),
+      ...(p.phone_nos.some((r) => r.state !== '')
+        ? { recipients: p.phone_nos.map((r) => ({ phone: r.phonenumber, state: r.state, error: r.last_error })) }
+        : {}),
     };
   });
 
-const requestFields = { id, status: z.string().min(1).max(MAX_ID), amount: text, currency: text, phonenumber: text, metadata, error_message: text };
-const requestData = z.looseObject(requestFields).transform(
-  (r): Notice => ({ kind: 'request', id: r.id, state: r.status, amount: r.amount, currency: r.currency, phone: r.phonenumber, reason: r.error_message, ref: refOf(r.metadata) }),
-);
+const requestFields = {
+  id,
+  status: z.string().min(1).max(MAX_ID),
+  amount: text,
+  currency: text,
+  phonenumber: text,
+  metadata,
+  error_message: text,
+};
+const requestData = z
+  .looseObject(requestFields)
+  .transform((r): Notice => ({
+    kind: 'request',
+    id: r.id,
+    state: r.status,
+    amount: r.amount,
+    currency: r.currency,
+    phone: r.phonenumber,
+    reason: r.error_message,
+    ref: refOf(r.metadata),
+  }));
 
 const collectionData = z
   .looseObject({
@@ -173,7 +195,9 @@ export function parseNotice(body: NotificationBody): NoticeParse {
   const schema = DATA.get(body.hook.event);
   if (!schema) return { ok: true, notice: null };
   const parsed = schema.safeParse(body.data);
-  return parsed.success ? { ok: true, notice: parsed.data } : { ok: false, issues: parsed.error.issues.map((i) => ({ ...i, path: ['data', ...i.path] })) };
+  return parsed.success
+    ? { ok: true, notice: parsed.data }
+    : { ok: false, issues: parsed.error.issues.map((i) => ({ ...i, path: ['data', ...i.path] })) };
 }
 
 /** The notice in an object the service answered a read with (the same object a notification carries). */
@@ -208,26 +232,40 @@ const UNKNOWN_RANK = 6;
 
 /** Each kind's states in order (a Map: the state comes from outside, and `constructor` is no state of ours). */
 const RANKS: Record<NoticeKind, ReadonlyMap<string, number>> = {
-  payment: new Map(Object.entries({
-    new: 0,
-    validated: 1,
-    approval_needed: 2,
-    approval_requested: 3,
-    approved: 4,
-    scheduled: 5,
-    'recipient.queued': 6,
-    'recipient.paused': 6.1,
-    'recipient.parked': 6.2,
-    'recipient.paused_for_admin_action': 6.3,
-    processed: 9,
-    processed_with_errors: 9,
-    rejected: 9,
-    cancelled: 9,
-    // Ours, not the service's: an "already submitted" the service holds nothing of (follow-up.ts). Final, and
-    // a state the service reports later all the same is still told (it is not outranked).
-    not_made: 9,
-  })),
-  request: new Map(Object.entries({ new: 0, pending: 1, instructions_sent: 2, processing_started: 3, successful: 9, failed: 9, expired: 9, reversed: 10, not_made: 9 })),
+  payment: new Map(
+    Object.entries({
+      new: 0,
+      validated: 1,
+      approval_needed: 2,
+      approval_requested: 3,
+      approved: 4,
+      scheduled: 5,
+      'recipient.queued': 6,
+      'recipient.paused': 6.1,
+      'recipient.parked': 6.2,
+      'recipient.paused_for_admin_action': 6.3,
+      processed: 9,
+      processed_with_errors: 9,
+      rejected: 9,
+      cancelled: 9,
+      // Ours, not the service's: an "already submitted" the service holds nothing of (follow-up.ts). Final, and
+      // a state the service reports later all the same is still told (it is not outranked).
+      not_made: 9,
+    }),
+  ),
+  request: new Map(
+    Object.entries({
+      new: 0,
+      pending: 1,
+      instructions_sent: 2,
+      processing_started: 3,
+      successful: 9,
+      failed: 9,
+      expired: 9,
+      reversed: 10,
+      not_made: 9,
+    }),
+  ),
   collection: new Map([['received', 9]]),
 };
 
@@ -259,16 +297,23 @@ const ACT_STATES = new Set(['approval_needed', 'approval_requested', 'recipient.
 const rankOf = (kind: NoticeKind, state: string): number => RANKS[kind].get(state) ?? UNKNOWN_RANK;
 
 /** True for an outcome: payment processed, processed_with_errors, rejected, cancelled; a request's successful, failed, expired, reversed; a collection received. */
-export const isFinal = (notice: Pick<Notice, 'kind' | 'state'>): boolean => rankOf(notice.kind, notice.state) >= FINAL_RANK;
+export const isFinal = (notice: Pick<Notice, 'kind' | 'state'>): boolean =>
+  rankOf(notice.kind, notice.state) >= FINAL_RANK;
 
 /** The kind of our record a notice is about: a collection is told to the request it was matched to. */
 export const recordKindOf = (kind: NoticeKind): MadeKind => (kind === 'payment' ? 'payment' : 'request');
 
 /** The service's id of our record a notice names (a collection names its request). */
-export const recordIdOf = (notice: Notice): string | undefined => (notice.kind === 'collection' ? notice.requestId : notice.id);
+export const recordIdOf = (notice: Notice): string | undefined =>
+  notice.kind === 'collection' ? notice.requestId : notice.id;
 
 /** Final payment states in which no money moved: the spend reserved for the payment is given back. */
-export const PAYMENT_FAILED: ReadonlySet<string> = new Set(['processed_with_errors', 'rejected', 'cancelled', 'not_made']);
+export const PAYMENT_FAILED: ReadonlySet<string> = new Set([
+  'processed_with_errors',
+  'rejected',
+  'cancelled',
+  'not_made',
+]);
 
 /**
  * Our own final state (never the service's) of a create answered "already submitted" (409 on our own key) of
@@ -286,7 +331,8 @@ export const recordOrderKey = (made: Made): string => `${made.kind}:${made.ref}`
  * (a collection is one of our request's, ordered on its own).
  */
 export function marksOf(made: Made, notice: Notice): Pick<Delivery, 'dedupKey' | 'orderKey' | 'rank'> {
-  const orderKey = notice.kind === 'collection' ? `${recordOrderKey(made)}:collection:${notice.id}` : recordOrderKey(made);
+  const orderKey =
+    notice.kind === 'collection' ? `${recordOrderKey(made)}:collection:${notice.id}` : recordOrderKey(made);
   return { orderKey, dedupKey: `${orderKey}:${notice.state}`, rank: rankOf(notice.kind, notice.state) };
 }
 
@@ -300,8 +346,20 @@ export function deliveryFor(made: Made, notice: Notice): Delivery | null {
   const address = parseChat(made.chat);
   if (!address || notice.state === 'new') return null;
   if (notice.kind === 'request' && RANKS.request.has(notice.state) && !isFinal(notice)) return null;
-  if (notice.kind === 'collection' && notice.status !== undefined && notice.status !== '' && notice.status !== 'successful') return null;
-  const words = { amount: made.amount, currency: made.currency, phone: made.payee, state: notice.state, reason: notice.reason };
+  if (
+    notice.kind === 'collection' &&
+    notice.status !== undefined &&
+    notice.status !== '' &&
+    notice.status !== 'successful'
+  )
+    return null;
+  const words = {
+    amount: made.amount,
+    currency: made.currency,
+    phone: made.payee,
+    state: notice.state,
+    reason: notice.reason,
+  };
   const params: Params =
     notice.kind === 'collection'
       ? { ...words, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }

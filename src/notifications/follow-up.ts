@@ -86,9 +86,21 @@ export function createFollowUp(options: FollowUpOptions) {
 
   /** Two reads minutes apart show nothing of a create answered "already submitted": journalled, told, limit back. */
   async function notMade(record: Made): Promise<void> {
-    logger.warn({ ref: record.ref, kind: record.kind }, 'answered "already submitted", but the service holds nothing of it: told nothing was made');
+    logger.warn(
+      { ref: record.ref, kind: record.kind },
+      'answered "already submitted", but the service holds nothing of it: told nothing was made',
+    );
     await options.onNotMade?.(record);
-    const notice: Notice = { kind: record.kind === 'payment' ? 'payment' : 'request', id: '', state: NOT_MADE, amount: record.amount, currency: record.currency, phone: record.payee, reason: '', ref: record.ref };
+    const notice: Notice = {
+      kind: record.kind === 'payment' ? 'payment' : 'request',
+      id: '',
+      state: NOT_MADE,
+      amount: record.amount,
+      currency: record.currency,
+      phone: record.payee,
+      reason: '',
+      ref: record.ref,
+    };
     await dispatcher.tell(record, notice, 'read');
   }
 
@@ -109,7 +121,10 @@ export function createFollowUp(options: FollowUpOptions) {
       if (!record || record.refused) return;
       if (record.kind === 'purchase') {
         if (!record.accepted) {
-          logger.error({ ref: record.ref }, 'purchase outcome unknown (its answer was lost and a purchase cannot be read): check it with the vending group');
+          logger.error(
+            { ref: record.ref },
+            'purchase outcome unknown (its answer was lost and a purchase cannot be read): check it with the vending group',
+          );
         }
         return;
       }
@@ -118,7 +133,10 @@ export function createFollowUp(options: FollowUpOptions) {
       // Answered "already submitted" (accepted, no id) and not found: read once more, then believed not made.
       if (!found && record.accepted && !record.id) {
         if (job.step === 0) {
-          await options.schedule({ ref: record.ref, step: 1 }, Math.max(0, record.created + notMadeCheckSeconds * 1000 - now()));
+          await options.schedule(
+            { ref: record.ref, step: 1 },
+            Math.max(0, record.created + notMadeCheckSeconds * 1000 - now()),
+          );
           return;
         }
         await notMade(record);

@@ -102,10 +102,16 @@ export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
   const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, logger });
-  const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, logger });
+  const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, {
+    ...options.queue,
+    concurrency: FOLLOW_UP_CONCURRENCY,
+    logger,
+  });
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
   const reads = serviceReads(options.client);
-  const texts = options.sms ? createQueue<SmsJob>(`${name}-sms`, options.redisUrl, { ...options.queue, logger }) : undefined;
+  const texts = options.sms
+    ? createQueue<SmsJob>(`${name}-sms`, options.redisUrl, { ...options.queue, logger })
+    : undefined;
   const dispatcher = createDispatcher({
     marks,
     made,
@@ -168,7 +174,15 @@ export function createNotifications(options: NotificationsOptions) {
       });
       followUps.process((job) => followUp.check(job));
       if (texts && options.sms) {
-        texts.process(smsWork({ sender: options.sms, marks, ttlSeconds: MARK_TTL_SECONDS, leaseMs: options.leaseMs ?? LEASE_MS, logger }));
+        texts.process(
+          smsWork({
+            sender: options.sms,
+            marks,
+            ttlSeconds: MARK_TTL_SECONDS,
+            leaseMs: options.leaseMs ?? LEASE_MS,
+            logger,
+          }),
+        );
       }
     },
     /** Finishes the notifications in hand and stops. */

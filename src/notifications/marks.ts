@@ -99,7 +99,12 @@ export interface NotificationMarks {
 
 const seconds = (ttl: number): number => Math.max(1, Math.ceil(ttl));
 const nothing = async (): Promise<void> => undefined;
-const withoutLease = (outcome: MarkOutcome): Claim => ({ outcome, renew: async () => false, done: nothing, release: nothing });
+const withoutLease = (outcome: MarkOutcome): Claim => ({
+  outcome,
+  renew: async () => false,
+  done: nothing,
+  release: nothing,
+});
 const withoutHold = (outcome: MarkOutcome): Hold => ({ outcome, renew: async () => false, release: nothing });
 
 /**
@@ -163,11 +168,26 @@ function outcomeOf(code: number): MarkOutcome {
 }
 
 interface MarkScripts {
-  momoNotifyTake(orderMark: string, dedupMark: string, lease: string, rank: number, ttl: number, token: string, leaseMs: number): Promise<number>;
+  momoNotifyTake(
+    orderMark: string,
+    dedupMark: string,
+    lease: string,
+    rank: number,
+    ttl: number,
+    token: string,
+    leaseMs: number,
+  ): Promise<number>;
   momoNotifyRenew(lease: string, token: string, leaseMs: number): Promise<number>;
   momoNotifyDone(dedupMark: string, lease: string, token: string, ttl: number): Promise<number>;
   momoNotifyRelease(lease: string, token: string): Promise<number>;
-  momoNotifyHold(orderMark: string, dedupMark: string, lease: string, rank: number, token: string, leaseMs: number): Promise<number>;
+  momoNotifyHold(
+    orderMark: string,
+    dedupMark: string,
+    lease: string,
+    rank: number,
+    token: string,
+    leaseMs: number,
+  ): Promise<number>;
 }
 
 export interface RedisMarksOptions {
@@ -188,13 +208,18 @@ export class RedisMarks implements NotificationMarks {
   constructor(options: RedisMarksOptions) {
     // The takes of jobs worked in the same tick go out in one write; a failed command fails its job, which
     // the queue retries.
-    this.redis = scriptedRedis<MarkScripts>(options.url, options.keyPrefix, {
-      momoNotifyTake: { lua: TAKE, keys: 3 },
-      momoNotifyRenew: { lua: RENEW },
-      momoNotifyDone: { lua: DONE, keys: 2 },
-      momoNotifyRelease: { lua: RELEASE },
-      momoNotifyHold: { lua: HOLD, keys: 3 },
-    }, { name: 'marks', ...(options.logger ? { logger: options.logger } : {}) });
+    this.redis = scriptedRedis<MarkScripts>(
+      options.url,
+      options.keyPrefix,
+      {
+        momoNotifyTake: { lua: TAKE, keys: 3 },
+        momoNotifyRenew: { lua: RENEW },
+        momoNotifyDone: { lua: DONE, keys: 2 },
+        momoNotifyRelease: { lua: RELEASE },
+        momoNotifyHold: { lua: HOLD, keys: 3 },
+      },
+      { name: 'marks', ...(options.logger ? { logger: options.logger } : {}) },
+    );
   }
 
   async hold({ orderKey, rank, dedupKey, leaseMs }: HoldRequest): Promise<Hold> {
@@ -214,7 +239,9 @@ export class RedisMarks implements NotificationMarks {
   async take({ orderKey, rank, dedupKey, ttlSeconds, leaseMs }: TakeRequest): Promise<Claim> {
     const token = dedupKey === undefined ? '' : randomUUID();
     const k = keys(orderKey, dedupKey);
-    const outcome = outcomeOf(await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs));
+    const outcome = outcomeOf(
+      await this.redis.momoNotifyTake(k.rank, k.sent, k.lease, rank, seconds(ttlSeconds), token, leaseMs),
+    );
     if (outcome !== 'ok' || !token) return withoutLease(outcome);
     return {
       outcome,
@@ -230,7 +257,10 @@ export class RedisMarks implements NotificationMarks {
 
   async seen(orderKey: string, dedupKey?: string): Promise<MarksSeen> {
     const k = keys(orderKey, dedupKey);
-    const [rank, told] = await Promise.all([this.redis.get(k.rank), dedupKey === undefined ? 0 : this.redis.exists(k.sent)]);
+    const [rank, told] = await Promise.all([
+      this.redis.get(k.rank),
+      dedupKey === undefined ? 0 : this.redis.exists(k.sent),
+    ]);
     return { rank: rank === null ? -1 : Number(rank), told: told === 1 };
   }
 
@@ -309,7 +339,10 @@ export class MemoryMarks implements NotificationMarks {
 
   async seen(orderKey: string, dedupKey?: string): Promise<MarksSeen> {
     const now = this.now();
-    return { rank: this.live(this.ranks, orderKey, now) ?? -1, told: dedupKey !== undefined && this.live(this.sent, dedupKey, now) === true };
+    return {
+      rank: this.live(this.ranks, orderKey, now) ?? -1,
+      told: dedupKey !== undefined && this.live(this.sent, dedupKey, now) === true,
+    };
   }
 
   async close(): Promise<void> {}

@@ -13,31 +13,46 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.validated': 'Payment {ref} of {amount, number, money} {currency} to {phone} passed its checks.',
     'notify.payment.approval_needed':
       'Payment {ref} of {amount, number, money} {currency} to {phone} needs approval: an approver of your organization must approve it in the web portal before it is sent.',
-    'notify.payment.approval_needed.dial': 'Waiting for your approver: {amount, number, money} {currency} to {phone}. Ref {ref}.',
-    'notify.payment.approval_requested': 'The approvers were asked to approve payment {ref} of {amount, number, money} {currency} to {phone}.',
-    'notify.payment.approval_requested.dial': 'Sent to approvers: {amount, number, money} {currency} to {phone}. Ref {ref}.',
-    'notify.payment.approved': 'Payment {ref} of {amount, number, money} {currency} to {phone} was approved and is being sent.',
+    'notify.payment.approval_needed.dial':
+      'Waiting for your approver: {amount, number, money} {currency} to {phone}. Ref {ref}.',
+    'notify.payment.approval_requested':
+      'The approvers were asked to approve payment {ref} of {amount, number, money} {currency} to {phone}.',
+    'notify.payment.approval_requested.dial':
+      'Sent to approvers: {amount, number, money} {currency} to {phone}. Ref {ref}.',
+    'notify.payment.approved':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} was approved and is being sent.',
     'notify.payment.scheduled': 'Payment {ref} of {amount, number, money} {currency} to {phone} is scheduled.',
     'notify.payment.processed': 'Done: {amount, number, money} {currency} reached {phone} (payment {ref}).',
     'notify.payment.processed.dial': 'Done: {amount, number, money} {currency} reached {phone}. Ref {ref}.',
-    'notify.payment.processed_with_errors': 'Payment {ref} of {amount, number, money} {currency} to {phone} failed: {reason}',
-    'notify.payment.processed_with_errors.dial': 'Failed, not paid: {amount, number, money} {currency} to {phone}. {reason}',
+    'notify.payment.processed_with_errors':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} failed: {reason}',
+    'notify.payment.processed_with_errors.dial':
+      'Failed, not paid: {amount, number, money} {currency} to {phone}. {reason}',
     'notify.payment.rejected': 'Payment {ref} of {amount, number, money} {currency} to {phone} was rejected: {reason}',
     'notify.payment.rejected.dial': 'Rejected, not paid: {amount, number, money} {currency} to {phone}. {reason}',
-    'notify.payment.cancelled': 'Payment {ref} of {amount, number, money} {currency} to {phone} was cancelled: {reason}',
+    'notify.payment.cancelled':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} was cancelled: {reason}',
     'notify.payment.cancelled.dial': 'Cancelled, not paid: {amount, number, money} {currency} to {phone}. {reason}',
-    'notify.payment.other': '{state, select, completed {Done: {amount, number, money} {currency} reached {phone} (payment {ref}).} other {Payment {ref} of {amount, number, money} {currency} to {phone} is still being processed. You will be told the outcome.}}',
-    'notify.payment.other.dial': '{state, select, completed {Done: {amount, number, money} {currency} reached {phone}.} other {Still in progress: {amount, number, money} {currency} to {phone}.}}',
+    'notify.payment.other':
+      '{state, select, completed {Done: {amount, number, money} {currency} reached {phone} (payment {ref}).} other {Payment {ref} of {amount, number, money} {currency} to {phone} is still being processed. You will be told the outcome.}}',
+    'notify.payment.other.dial':
+      '{state, select, completed {Done: {amount, number, money} {currency} reached {phone}.} other {Still in progress: {amount, number, money} {currency} to {phone}.}}',
     'notify.payment.not_made':
       'Your payment of {amount, number, money} {currency} to {phone} was NOT made: we said it was already submitted, but the service has no such payment. Nothing was sent; your limit is restored. You may pay again.',
-    'notify.payment.not_made.dial': 'NOT made: {amount, number, money} {currency} to {phone}. Nothing was sent. You may pay again.',
-    'notify.payment.recipient.queued': 'Payment {ref} of {amount, number, money} {currency} to {phone} is queued at the network and will be sent shortly.',
-    'notify.payment.recipient.paused': 'Payment {ref} of {amount, number, money} {currency} to {phone} is paused: {reason}. It will be sent when the network resumes.',
-    'notify.payment.recipient.parked': 'Payment {ref} of {amount, number, money} {currency} to {phone} is parked by the network and will be tried again later.',
+    'notify.payment.not_made.dial':
+      'NOT made: {amount, number, money} {currency} to {phone}. Nothing was sent. You may pay again.',
+    'notify.payment.recipient.queued':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} is queued at the network and will be sent shortly.',
+    'notify.payment.recipient.paused':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} is paused: {reason}. It will be sent when the network resumes.',
+    'notify.payment.recipient.parked':
+      'Payment {ref} of {amount, number, money} {currency} to {phone} is parked by the network and will be tried again later.',
     'notify.payment.recipient.paused_for_admin_action':
       'Payment {ref} of {amount, number, money} {currency} to {phone} is on hold: an administrator of your organization must release it in the web portal.',
-    'notify.payment.recipient.paused_for_admin_action.dial': 'On hold for your admin: {amount, number, money} {currency} to {phone}. Ref {ref}.',
-    'notify.collection.received': 'You received {amount, number, money} {currency} from {phone}{name} (ref {reference}).',
+    'notify.payment.recipient.paused_for_admin_action.dial':
+      'On hold for your admin: {amount, number, money} {currency} to {phone}. Ref {ref}.',
+    'notify.collection.received':
+      'You received {amount, number, money} {currency} from {phone}{name} (ref {reference}).',
     'notify.collection.received.dial': 'Received: {amount, number, money} {currency} from {phone}. Ref {reference}.',
     'notify.request.successful': 'Your request {ref} of {amount, number, money} {currency} from {phone} was paid.',
     'notify.request.successful.dial': 'Request paid: {amount, number, money} {currency} from {phone}. Ref {ref}.',
@@ -45,148 +60,225 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.request.failed.dial': 'Request failed, unpaid: {amount, number, money} {currency} from {phone}. {reason}',
     'notify.request.expired': 'Your request {ref} of {amount, number, money} {currency} from {phone} expired unpaid.',
     'notify.request.expired.dial': 'Request expired unpaid: {amount, number, money} {currency} from {phone}.',
-    'notify.request.reversed': 'The payment for your request {ref} of {amount, number, money} {currency} from {phone} was reversed: the money went back.',
+    'notify.request.reversed':
+      'The payment for your request {ref} of {amount, number, money} {currency} from {phone} was reversed: the money went back.',
     'notify.request.reversed.dial': 'Request payment reversed: {amount, number, money} {currency} from {phone}.',
-    'notify.request.other': 'Your request {ref} of {amount, number, money} {currency} from {phone} is still open. You will be told when it is paid.',
+    'notify.request.other':
+      'Your request {ref} of {amount, number, money} {currency} from {phone} is still open. You will be told when it is paid.',
     'notify.request.other.dial': 'Request still open: {amount, number, money} {currency} from {phone}.',
-    'notify.request.not_made': 'Your request of {amount, number, money} {currency} from {phone} was NOT made: the service has no such request. Nothing was asked of {phone}. You may ask again.',
-    'notify.request.not_made.dial': 'Request NOT made: {amount, number, money} {currency} from {phone}. You may ask again.',
+    'notify.request.not_made':
+      'Your request of {amount, number, money} {currency} from {phone} was NOT made: the service has no such request. Nothing was asked of {phone}. You may ask again.',
+    'notify.request.not_made.dial':
+      'Request NOT made: {amount, number, money} {currency} from {phone}. You may ask again.',
     'notify.noReason': 'no reason given',
-    'notify.correction.payment': 'Correction: payment {ref} of {amount, number, money} {currency} to {phone} is {state, select, processed {done} completed {done} processed_with_errors {failed} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {still in progress}} at the service, not {told, select, processed {done} completed {done} processed_with_errors {failed} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {still in progress}} as we told you.',
-    'notify.correction.payment.dial': 'Correction: {amount, number, money} {currency} to {phone} is {state, select, completed {done} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {in progress}}.',
-    'notify.correction.request': 'Correction: your request {ref} of {amount, number, money} {currency} from {phone} is {state, select, successful {paid} completed {paid} refused {not made} failed {failed} expired {expired} reversed {reversed} other {still open}} at the service, not {told, select, successful {paid} completed {paid} refused {not made} failed {failed} expired {expired} reversed {reversed} other {still open}} as we told you.',
-    'notify.correction.request.dial': 'Correction: request of {amount, number, money} {currency} from {phone} is {state, select, completed {paid} failed {failed} expired {expired} refused {not made} other {open}}.',
-    'notify.approval.approved': 'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent (ref {id}). You will be told when it arrives.',
+    'notify.correction.payment':
+      'Correction: payment {ref} of {amount, number, money} {currency} to {phone} is {state, select, processed {done} completed {done} processed_with_errors {failed} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {still in progress}} at the service, not {told, select, processed {done} completed {done} processed_with_errors {failed} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {still in progress}} as we told you.',
+    'notify.correction.payment.dial':
+      'Correction: {amount, number, money} {currency} to {phone} is {state, select, completed {done} failed {failed} refused {not made} rejected {rejected} cancelled {cancelled} other {in progress}}.',
+    'notify.correction.request':
+      'Correction: your request {ref} of {amount, number, money} {currency} from {phone} is {state, select, successful {paid} completed {paid} refused {not made} failed {failed} expired {expired} reversed {reversed} other {still open}} at the service, not {told, select, successful {paid} completed {paid} refused {not made} failed {failed} expired {expired} reversed {reversed} other {still open}} as we told you.',
+    'notify.correction.request.dial':
+      'Correction: request of {amount, number, money} {currency} from {phone} is {state, select, completed {paid} failed {failed} expired {expired} refused {not made} other {open}}.',
+    'notify.approval.approved':
+      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent (ref {id}). You will be told when it arrives.',
     'notify.approval.approved.dial': 'Approved and sent: {amount, number, money} {currency} to {phone}. Ref {id}.',
-    'notify.approval.approvedBefore': 'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent. You will be told when it completes.',
+    'notify.approval.approvedBefore':
+      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent. You will be told when it completes.',
     'notify.approval.approvedBefore.dial': 'Approved and sent: {amount, number, money} {currency} to {phone}.',
-    'notify.approval.unconfirmed': 'Your payment of {amount, number, money} {currency} to {phone} was approved by {by}; whether the service took it is being confirmed. Do not pay again: you will be told the result.',
+    'notify.approval.unconfirmed':
+      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by}; whether the service took it is being confirmed. Do not pay again: you will be told the result.',
     'notify.approval.unconfirmed.dial': 'Approved, do not pay again: {amount, number, money} {currency} to {phone}.',
-    'notify.approval.refused': 'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} but could not be sent ({reason}). Nothing was sent.',
+    'notify.approval.refused':
+      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} but could not be sent ({reason}). Nothing was sent.',
     'notify.approval.refused.dial': 'Approved but refused, not sent: {amount, number, money} {currency} to {phone}.',
-    'notify.approval.rejected': 'Your payment of {amount, number, money} {currency} to {phone} was rejected by {by}: {reason}. Nothing was sent.',
+    'notify.approval.rejected':
+      'Your payment of {amount, number, money} {currency} to {phone} was rejected by {by}: {reason}. Nothing was sent.',
     'notify.approval.rejected.dial': 'Not approved, not sent: {amount, number, money} {currency} to {phone}.',
-    'notify.approval.expired': 'Your payment of {amount, number, money} {currency} to {phone} was not approved within {hours} hours and has expired. Nothing was sent.',
+    'notify.approval.expired':
+      'Your payment of {amount, number, money} {currency} to {phone} was not approved within {hours} hours and has expired. Nothing was sent.',
     'notify.approval.expired.dial': 'Not approved in time, not sent: {amount, number, money} {currency} to {phone}.',
   },
   sw: {
     'notify.payment.validated': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamepita ukaguzi.',
     'notify.payment.approval_needed':
       'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yanahitaji idhini: mwidhinishaji wa shirika lako lazima ayaidhinishe kwenye tovuti kabla hayajatumwa.',
-    'notify.payment.approval_needed.dial': 'Yanasubiri mwidhinishaji: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
-    'notify.payment.approval_requested': 'Waidhinishaji wameombwa kuidhinisha malipo {ref} ya {amount, number, money} {currency} kwa {phone}.',
-    'notify.payment.approval_requested.dial': 'Yametumwa kwa waidhinishaji: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
-    'notify.payment.approved': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na yanatumwa.',
+    'notify.payment.approval_needed.dial':
+      'Yanasubiri mwidhinishaji: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
+    'notify.payment.approval_requested':
+      'Waidhinishaji wameombwa kuidhinisha malipo {ref} ya {amount, number, money} {currency} kwa {phone}.',
+    'notify.payment.approval_requested.dial':
+      'Yametumwa kwa waidhinishaji: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
+    'notify.payment.approved':
+      'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na yanatumwa.',
     'notify.payment.scheduled': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamepangwa.',
     'notify.payment.processed': 'Imekamilika: {amount, number, money} {currency} imefika kwa {phone} (malipo {ref}).',
     'notify.payment.processed.dial': 'Imekamilika: {amount, number, money} {currency} imefika kwa {phone}. Kumb {ref}.',
-    'notify.payment.processed_with_errors': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yameshindwa: {reason}',
-    'notify.payment.processed_with_errors.dial': 'Yameshindwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
+    'notify.payment.processed_with_errors':
+      'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yameshindwa: {reason}',
+    'notify.payment.processed_with_errors.dial':
+      'Yameshindwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
     'notify.payment.rejected': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamekataliwa: {reason}',
-    'notify.payment.rejected.dial': 'Yamekataliwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
+    'notify.payment.rejected.dial':
+      'Yamekataliwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
     'notify.payment.cancelled': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yameghairiwa: {reason}',
-    'notify.payment.cancelled.dial': 'Yameghairiwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
-    'notify.payment.other': '{state, select, completed {Imekamilika: {amount, number, money} {currency} imefika kwa {phone} (malipo {ref}).} other {Malipo {ref} ya {amount, number, money} {currency} kwa {phone} bado yanashughulikiwa. Utaambiwa matokeo.}}',
-    'notify.payment.other.dial': '{state, select, completed {Imekamilika: {amount, number, money} {currency} imefika kwa {phone}.} other {Bado yanashughulikiwa: {amount, number, money} {currency} kwa {phone}.}}',
+    'notify.payment.cancelled.dial':
+      'Yameghairiwa, hayakulipwa: {amount, number, money} {currency} kwa {phone}. {reason}',
+    'notify.payment.other':
+      '{state, select, completed {Imekamilika: {amount, number, money} {currency} imefika kwa {phone} (malipo {ref}).} other {Malipo {ref} ya {amount, number, money} {currency} kwa {phone} bado yanashughulikiwa. Utaambiwa matokeo.}}',
+    'notify.payment.other.dial':
+      '{state, select, completed {Imekamilika: {amount, number, money} {currency} imefika kwa {phone}.} other {Bado yanashughulikiwa: {amount, number, money} {currency} kwa {phone}.}}',
     'notify.payment.not_made':
       'Malipo yako ya {amount, number, money} {currency} kwa {phone} HAYAKUFANYIKA: tulisema yalishatumwa, lakini huduma haina malipo hayo. Hakuna kilichotumwa; kikomo chako kimerejeshwa. Unaweza kulipa tena.',
-    'notify.payment.not_made.dial': 'HAYAKUFANYIKA: {amount, number, money} {currency} kwa {phone}. Unaweza kulipa tena.',
-    'notify.payment.recipient.queued': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yako foleni kwenye mtandao na yatatumwa hivi karibuni.',
-    'notify.payment.recipient.paused': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamesitishwa: {reason}. Yatatumwa mtandao ukirejea.',
-    'notify.payment.recipient.parked': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamewekwa kando na mtandao na yatajaribiwa tena baadaye.',
+    'notify.payment.not_made.dial':
+      'HAYAKUFANYIKA: {amount, number, money} {currency} kwa {phone}. Unaweza kulipa tena.',
+    'notify.payment.recipient.queued':
+      'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yako foleni kwenye mtandao na yatatumwa hivi karibuni.',
+    'notify.payment.recipient.paused':
+      'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamesitishwa: {reason}. Yatatumwa mtandao ukirejea.',
+    'notify.payment.recipient.parked':
+      'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamewekwa kando na mtandao na yatajaribiwa tena baadaye.',
     'notify.payment.recipient.paused_for_admin_action':
       'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamezuiliwa: msimamizi wa shirika lako lazima ayaruhusu kwenye tovuti.',
-    'notify.payment.recipient.paused_for_admin_action.dial': 'Yanasubiri msimamizi: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
-    'notify.collection.received': 'Umepokea {amount, number, money} {currency} kutoka {phone}{name} (kumb. {reference}).',
+    'notify.payment.recipient.paused_for_admin_action.dial':
+      'Yanasubiri msimamizi: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
+    'notify.collection.received':
+      'Umepokea {amount, number, money} {currency} kutoka {phone}{name} (kumb. {reference}).',
     'notify.collection.received.dial': 'Umepokea {amount, number, money} {currency} kutoka {phone}. Kumb {reference}.',
     'notify.request.successful': 'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} limelipwa.',
     'notify.request.successful.dial': 'Ombi limelipwa: {amount, number, money} {currency} kutoka {phone}. Kumb {ref}.',
-    'notify.request.failed': 'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} limeshindwa: {reason}',
+    'notify.request.failed':
+      'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} limeshindwa: {reason}',
     'notify.request.failed.dial': 'Ombi halikulipwa: {amount, number, money} {currency} kutoka {phone}. {reason}',
-    'notify.request.expired': 'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} limeisha muda bila kulipwa.',
+    'notify.request.expired':
+      'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} limeisha muda bila kulipwa.',
     'notify.request.expired.dial': 'Ombi limeisha bila kulipwa: {amount, number, money} {currency} kutoka {phone}.',
-    'notify.request.reversed': 'Malipo ya ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} yamerejeshwa: pesa imerudishwa.',
+    'notify.request.reversed':
+      'Malipo ya ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} yamerejeshwa: pesa imerudishwa.',
     'notify.request.reversed.dial': 'Malipo ya ombi yamerejeshwa: {amount, number, money} {currency} kutoka {phone}.',
-    'notify.request.other': 'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} bado liko wazi. Utaambiwa likilipwa.',
+    'notify.request.other':
+      'Ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} bado liko wazi. Utaambiwa likilipwa.',
     'notify.request.other.dial': 'Ombi bado liko wazi: {amount, number, money} {currency} kutoka {phone}.',
-    'notify.request.not_made': 'Ombi lako la {amount, number, money} {currency} kutoka {phone} HALIKUFANYIKA: huduma haina ombi hilo. Hakuna kilichoombwa kwa {phone}. Unaweza kuomba tena.',
+    'notify.request.not_made':
+      'Ombi lako la {amount, number, money} {currency} kutoka {phone} HALIKUFANYIKA: huduma haina ombi hilo. Hakuna kilichoombwa kwa {phone}. Unaweza kuomba tena.',
     'notify.request.not_made.dial': 'Ombi HALIKUFANYIKA: {amount, number, money} {currency} kutoka {phone}. Omba tena.',
     'notify.noReason': 'hakuna sababu iliyotolewa',
-    'notify.correction.payment': 'Marekebisho: malipo {ref} ya {amount, number, money} {currency} kwa {phone} ni {state, select, processed {imekamilika} completed {imekamilika} processed_with_errors {imeshindwa} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}} kwenye huduma, si {told, select, processed {imekamilika} completed {imekamilika} processed_with_errors {imeshindwa} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}} kama tulivyokuambia.',
-    'notify.correction.payment.dial': 'Marekebisho: {amount, number, money} {currency} kwa {phone} {state, select, completed {imekamilika} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}}.',
-    'notify.correction.request': 'Marekebisho: ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} ni {state, select, successful {limelipwa} completed {limelipwa} refused {halikufanyika} failed {limeshindwa} expired {limeisha muda} reversed {limerejeshwa} other {bado liko wazi}} kwenye huduma, si {told, select, successful {limelipwa} completed {limelipwa} refused {halikufanyika} failed {limeshindwa} expired {limeisha muda} reversed {limerejeshwa} other {bado liko wazi}} kama tulivyokuambia.',
-    'notify.correction.request.dial': 'Marekebisho: ombi la {amount, number, money} {currency} kutoka {phone} {state, select, completed {limelipwa} failed {limeshindwa} expired {limeisha muda} refused {halikufanyika} other {bado liko wazi}}.',
-    'notify.approval.approved': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa (kumb. {id}). Utaambiwa yakifika.',
-    'notify.approval.approved.dial': 'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}. Kumb {id}.',
-    'notify.approval.approvedBefore': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa. Utaambiwa yakikamilika.',
+    'notify.correction.payment':
+      'Marekebisho: malipo {ref} ya {amount, number, money} {currency} kwa {phone} ni {state, select, processed {imekamilika} completed {imekamilika} processed_with_errors {imeshindwa} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}} kwenye huduma, si {told, select, processed {imekamilika} completed {imekamilika} processed_with_errors {imeshindwa} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}} kama tulivyokuambia.',
+    'notify.correction.payment.dial':
+      'Marekebisho: {amount, number, money} {currency} kwa {phone} {state, select, completed {imekamilika} failed {imeshindwa} refused {haikufanyika} rejected {imekataliwa} cancelled {imeghairiwa} other {bado inashughulikiwa}}.',
+    'notify.correction.request':
+      'Marekebisho: ombi lako {ref} la {amount, number, money} {currency} kutoka {phone} ni {state, select, successful {limelipwa} completed {limelipwa} refused {halikufanyika} failed {limeshindwa} expired {limeisha muda} reversed {limerejeshwa} other {bado liko wazi}} kwenye huduma, si {told, select, successful {limelipwa} completed {limelipwa} refused {halikufanyika} failed {limeshindwa} expired {limeisha muda} reversed {limerejeshwa} other {bado liko wazi}} kama tulivyokuambia.',
+    'notify.correction.request.dial':
+      'Marekebisho: ombi la {amount, number, money} {currency} kutoka {phone} {state, select, completed {limelipwa} failed {limeshindwa} expired {limeisha muda} refused {halikufanyika} other {bado liko wazi}}.',
+    'notify.approval.approved':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa (kumb. {id}). Utaambiwa yakifika.',
+    'notify.approval.approved.dial':
+      'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}. Kumb {id}.',
+    'notify.approval.approvedBefore':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa. Utaambiwa yakikamilika.',
     'notify.approval.approvedBefore.dial': 'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}.',
-    'notify.approval.unconfirmed': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by}; tunathibitisha kama huduma imeyapokea. Usilipe tena: utaambiwa matokeo.',
+    'notify.approval.unconfirmed':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by}; tunathibitisha kama huduma imeyapokea. Usilipe tena: utaambiwa matokeo.',
     'notify.approval.unconfirmed.dial': 'Yameidhinishwa, usilipe tena: {amount, number, money} {currency} kwa {phone}.',
-    'notify.approval.refused': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} lakini hayakuweza kutumwa ({reason}). Hakuna kilichotumwa.',
+    'notify.approval.refused':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} lakini hayakuweza kutumwa ({reason}). Hakuna kilichotumwa.',
     'notify.approval.refused.dial': 'Yamekataliwa, hayakutumwa: {amount, number, money} {currency} kwa {phone}.',
-    'notify.approval.rejected': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} yamekataliwa na {by}: {reason}. Hakuna kilichotumwa.',
+    'notify.approval.rejected':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yamekataliwa na {by}: {reason}. Hakuna kilichotumwa.',
     'notify.approval.rejected.dial': 'Hayakuidhinishwa, hayakutumwa: {amount, number, money} {currency} kwa {phone}.',
-    'notify.approval.expired': 'Malipo yako ya {amount, number, money} {currency} kwa {phone} hayakuidhinishwa ndani ya saa {hours} na muda wake umeisha. Hakuna kilichotumwa.',
+    'notify.approval.expired':
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} hayakuidhinishwa ndani ya saa {hours} na muda wake umeisha. Hakuna kilichotumwa.',
     'notify.approval.expired.dial': 'Muda wa idhini umeisha: {amount, number, money} {currency} kwa {phone}.',
   },
   fr: {
-    'notify.payment.validated': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} a passé les contrôles.',
+    'notify.payment.validated':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} a passé les contrôles.',
     'notify.payment.approval_needed':
       "Le paiement {ref} de {amount, number, money} {currency} à {phone} doit être approuvé : un approbateur de votre organisation doit l'approuver sur le portail avant l'envoi.",
-    'notify.payment.approval_needed.dial': "En attente de l'approbateur : {amount, number, money} {currency} à {phone}. Réf {ref}.",
-    'notify.payment.approval_requested': 'Les approbateurs ont été sollicités pour le paiement {ref} de {amount, number, money} {currency} à {phone}.',
-    'notify.payment.approval_requested.dial': 'Soumis aux approbateurs : {amount, number, money} {currency} à {phone}. Réf {ref}.',
-    'notify.payment.approved': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été approuvé et part.',
+    'notify.payment.approval_needed.dial':
+      "En attente de l'approbateur : {amount, number, money} {currency} à {phone}. Réf {ref}.",
+    'notify.payment.approval_requested':
+      'Les approbateurs ont été sollicités pour le paiement {ref} de {amount, number, money} {currency} à {phone}.',
+    'notify.payment.approval_requested.dial':
+      'Soumis aux approbateurs : {amount, number, money} {currency} à {phone}. Réf {ref}.',
+    'notify.payment.approved':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été approuvé et part.',
     'notify.payment.scheduled': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} est programmé.',
     'notify.payment.processed': 'Terminé : {amount, number, money} {currency} sont arrivés à {phone} (paiement {ref}).',
     'notify.payment.processed.dial': 'Terminé : {amount, number, money} {currency} arrivés à {phone}. Réf {ref}.',
-    'notify.payment.processed_with_errors': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} a échoué : {reason}',
-    'notify.payment.processed_with_errors.dial': 'Échec, non payé : {amount, number, money} {currency} à {phone}. {reason}',
-    'notify.payment.rejected': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été rejeté : {reason}',
+    'notify.payment.processed_with_errors':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} a échoué : {reason}',
+    'notify.payment.processed_with_errors.dial':
+      'Échec, non payé : {amount, number, money} {currency} à {phone}. {reason}',
+    'notify.payment.rejected':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été rejeté : {reason}',
     'notify.payment.rejected.dial': 'Rejeté, non payé : {amount, number, money} {currency} à {phone}. {reason}',
-    'notify.payment.cancelled': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été annulé : {reason}',
+    'notify.payment.cancelled':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} a été annulé : {reason}',
     'notify.payment.cancelled.dial': 'Annulé, non payé : {amount, number, money} {currency} à {phone}. {reason}',
-    'notify.payment.other': '{state, select, completed {Terminé : {amount, number, money} {currency} sont arrivés à {phone} (paiement {ref}).} other {Le paiement {ref} de {amount, number, money} {currency} à {phone} est encore en cours. Vous connaîtrez le résultat.}}',
-    'notify.payment.other.dial': '{state, select, completed {Terminé : {amount, number, money} {currency} arrivés à {phone}.} other {Toujours en cours : {amount, number, money} {currency} à {phone}.}}',
+    'notify.payment.other':
+      '{state, select, completed {Terminé : {amount, number, money} {currency} sont arrivés à {phone} (paiement {ref}).} other {Le paiement {ref} de {amount, number, money} {currency} à {phone} est encore en cours. Vous connaîtrez le résultat.}}',
+    'notify.payment.other.dial':
+      '{state, select, completed {Terminé : {amount, number, money} {currency} arrivés à {phone}.} other {Toujours en cours : {amount, number, money} {currency} à {phone}.}}',
     'notify.payment.not_made':
       "Votre paiement de {amount, number, money} {currency} à {phone} n'a PAS été fait : nous avions dit qu'il était déjà envoyé, mais le service ne l'a pas. Rien n'a été envoyé ; votre limite est rétablie. Vous pouvez payer à nouveau.",
-    'notify.payment.not_made.dial': "PAS fait : {amount, number, money} {currency} à {phone}. Rien n'est parti. Repayez si besoin.",
-    'notify.payment.recipient.queued': "Le paiement {ref} de {amount, number, money} {currency} à {phone} est en file d'attente au réseau et partira bientôt.",
-    'notify.payment.recipient.paused': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} est suspendu : {reason}. Il partira quand le réseau reprendra.',
-    'notify.payment.recipient.parked': 'Le paiement {ref} de {amount, number, money} {currency} à {phone} est mis de côté par le réseau et sera retenté plus tard.',
+    'notify.payment.not_made.dial':
+      "PAS fait : {amount, number, money} {currency} à {phone}. Rien n'est parti. Repayez si besoin.",
+    'notify.payment.recipient.queued':
+      "Le paiement {ref} de {amount, number, money} {currency} à {phone} est en file d'attente au réseau et partira bientôt.",
+    'notify.payment.recipient.paused':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} est suspendu : {reason}. Il partira quand le réseau reprendra.',
+    'notify.payment.recipient.parked':
+      'Le paiement {ref} de {amount, number, money} {currency} à {phone} est mis de côté par le réseau et sera retenté plus tard.',
     'notify.payment.recipient.paused_for_admin_action':
       'Le paiement {ref} de {amount, number, money} {currency} à {phone} est bloqué : un administrateur de votre organisation doit le débloquer sur le portail.',
-    'notify.payment.recipient.paused_for_admin_action.dial': 'Bloqué, voir votre admin : {amount, number, money} {currency} à {phone}. Réf {ref}.',
-    'notify.collection.received': 'Vous avez reçu {amount, number, money} {currency} de {phone}{name} (réf. {reference}).',
+    'notify.payment.recipient.paused_for_admin_action.dial':
+      'Bloqué, voir votre admin : {amount, number, money} {currency} à {phone}. Réf {ref}.',
+    'notify.collection.received':
+      'Vous avez reçu {amount, number, money} {currency} de {phone}{name} (réf. {reference}).',
     'notify.collection.received.dial': 'Reçu : {amount, number, money} {currency} de {phone}. Réf {reference}.',
     'notify.request.successful': 'Votre demande {ref} de {amount, number, money} {currency} à {phone} a été payée.',
     'notify.request.successful.dial': 'Demande payée : {amount, number, money} {currency} de {phone}. Réf {ref}.',
     'notify.request.failed': 'Votre demande {ref} de {amount, number, money} {currency} à {phone} a échoué : {reason}',
     'notify.request.failed.dial': 'Demande non payée : {amount, number, money} {currency} de {phone}. {reason}',
-    'notify.request.expired': 'Votre demande {ref} de {amount, number, money} {currency} à {phone} a expiré sans être payée.',
+    'notify.request.expired':
+      'Votre demande {ref} de {amount, number, money} {currency} à {phone} a expiré sans être payée.',
     'notify.request.expired.dial': 'Demande expirée sans paiement : {amount, number, money} {currency} de {phone}.',
-    'notify.request.reversed': "Le paiement de votre demande {ref} de {amount, number, money} {currency} à {phone} a été annulé : l'argent est reparti.",
+    'notify.request.reversed':
+      "Le paiement de votre demande {ref} de {amount, number, money} {currency} à {phone} a été annulé : l'argent est reparti.",
     'notify.request.reversed.dial': 'Paiement de la demande annulé : {amount, number, money} {currency} de {phone}.',
-    'notify.request.other': 'Votre demande {ref} de {amount, number, money} {currency} à {phone} est encore ouverte. Vous saurez quand elle sera payée.',
+    'notify.request.other':
+      'Votre demande {ref} de {amount, number, money} {currency} à {phone} est encore ouverte. Vous saurez quand elle sera payée.',
     'notify.request.other.dial': 'Demande encore ouverte : {amount, number, money} {currency} de {phone}.',
-    'notify.request.not_made': "Votre demande de {amount, number, money} {currency} à {phone} n'a PAS été faite : le service ne l'a pas. Rien n'a été demandé à {phone}. Vous pouvez redemander.",
+    'notify.request.not_made':
+      "Votre demande de {amount, number, money} {currency} à {phone} n'a PAS été faite : le service ne l'a pas. Rien n'a été demandé à {phone}. Vous pouvez redemander.",
     'notify.request.not_made.dial': 'Demande PAS faite : {amount, number, money} {currency} à {phone}. Redemandez.',
     'notify.noReason': 'aucune raison donnée',
-    'notify.correction.payment': 'Correction : le paiement {ref} de {amount, number, money} {currency} à {phone} est {state, select, processed {terminé} completed {terminé} processed_with_errors {échoué} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {encore en cours}} au service, pas {told, select, processed {terminé} completed {terminé} processed_with_errors {échoué} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {encore en cours}} comme annoncé.',
-    'notify.correction.payment.dial': 'Correction : {amount, number, money} {currency} à {phone} : {state, select, completed {terminé} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {en cours}}.',
-    'notify.correction.request': 'Correction : votre demande {ref} de {amount, number, money} {currency} à {phone} est {state, select, successful {payée} completed {payée} refused {non effectuée} failed {échouée} expired {expirée} reversed {annulée} other {encore ouverte}} au service, pas {told, select, successful {payée} completed {payée} refused {non effectuée} failed {échouée} expired {expirée} reversed {annulée} other {encore ouverte}} comme annoncé.',
-    'notify.correction.request.dial': 'Correction : demande de {amount, number, money} {currency} à {phone} : {state, select, completed {payée} failed {échouée} expired {expirée} refused {non effectuée} other {ouverte}}.',
-    'notify.approval.approved': 'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé (réf. {id}). Vous saurez quand il sera arrivé.',
+    'notify.correction.payment':
+      'Correction : le paiement {ref} de {amount, number, money} {currency} à {phone} est {state, select, processed {terminé} completed {terminé} processed_with_errors {échoué} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {encore en cours}} au service, pas {told, select, processed {terminé} completed {terminé} processed_with_errors {échoué} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {encore en cours}} comme annoncé.',
+    'notify.correction.payment.dial':
+      'Correction : {amount, number, money} {currency} à {phone} : {state, select, completed {terminé} failed {échoué} refused {non effectué} rejected {rejeté} cancelled {annulé} other {en cours}}.',
+    'notify.correction.request':
+      'Correction : votre demande {ref} de {amount, number, money} {currency} à {phone} est {state, select, successful {payée} completed {payée} refused {non effectuée} failed {échouée} expired {expirée} reversed {annulée} other {encore ouverte}} au service, pas {told, select, successful {payée} completed {payée} refused {non effectuée} failed {échouée} expired {expirée} reversed {annulée} other {encore ouverte}} comme annoncé.',
+    'notify.correction.request.dial':
+      'Correction : demande de {amount, number, money} {currency} à {phone} : {state, select, completed {payée} failed {échouée} expired {expirée} refused {non effectuée} other {ouverte}}.',
+    'notify.approval.approved':
+      'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé (réf. {id}). Vous saurez quand il sera arrivé.',
     'notify.approval.approved.dial': 'Approuvé et envoyé : {amount, number, money} {currency} à {phone}. Réf {id}.',
-    'notify.approval.approvedBefore': 'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé. Vous saurez quand il sera arrivé.',
+    'notify.approval.approvedBefore':
+      'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé. Vous saurez quand il sera arrivé.',
     'notify.approval.approvedBefore.dial': 'Approuvé et envoyé : {amount, number, money} {currency} à {phone}.',
-    'notify.approval.unconfirmed': "Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} ; sa prise en compte par le service est en cours de confirmation. Ne payez pas à nouveau : vous connaîtrez le résultat.",
+    'notify.approval.unconfirmed':
+      'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} ; sa prise en compte par le service est en cours de confirmation. Ne payez pas à nouveau : vous connaîtrez le résultat.',
     'notify.approval.unconfirmed.dial': 'Approuvé, ne repayez pas : {amount, number, money} {currency} à {phone}.',
-    'notify.approval.refused': "Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} mais n'a pas pu partir ({reason}). Rien n'a été envoyé.",
+    'notify.approval.refused':
+      "Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} mais n'a pas pu partir ({reason}). Rien n'a été envoyé.",
     'notify.approval.refused.dial': 'Approuvé puis refusé : {amount, number, money} {currency} à {phone}.',
-    'notify.approval.rejected': "Votre paiement de {amount, number, money} {currency} à {phone} a été rejeté par {by} : {reason}. Rien n'a été envoyé.",
+    'notify.approval.rejected':
+      "Votre paiement de {amount, number, money} {currency} à {phone} a été rejeté par {by} : {reason}. Rien n'a été envoyé.",
     'notify.approval.rejected.dial': 'Non approuvé, non envoyé : {amount, number, money} {currency} à {phone}.',
-    'notify.approval.expired': "Votre paiement de {amount, number, money} {currency} à {phone} n'a pas été approuvé en {hours} heures et a expiré. Rien n'a été envoyé.",
+    'notify.approval.expired':
+      "Votre paiement de {amount, number, money} {currency} à {phone} n'a pas été approuvé en {hours} heures et a expiré. Rien n'a été envoyé.",
     'notify.approval.expired.dial': 'Approbation expirée, non envoyé : {amount, number, money} {currency} à {phone}.',
   },
 };
@@ -200,9 +292,14 @@ export function notifyText(lang: Lang, key: string, params: Params, options: { f
   const words = (wanted: string): string => {
     const catalogue = notifyMessages[lang] ?? notifyMessages.en;
     const template = catalogue[wanted] ?? notifyMessages.en[wanted] ?? key;
-    return fillTemplate(template, params.reason === '' ? { ...params, reason: catalogue['notify.noReason'] ?? '' } : params, isLang(lang) ? lang : 'en');
+    return fillTemplate(
+      template,
+      params.reason === '' ? { ...params, reason: catalogue['notify.noReason'] ?? '' } : params,
+      isLang(lang) ? lang : 'en',
+    );
   };
   const full = words(key);
-  if (!options.forDial || full.length <= DIAL_NOTES_MAX || !Object.hasOwn(notifyMessages.en, `${key}.dial`)) return full;
+  if (!options.forDial || full.length <= DIAL_NOTES_MAX || !Object.hasOwn(notifyMessages.en, `${key}.dial`))
+    return full;
   return fitWhole(words(`${key}.dial`), DIAL_NOTES_MAX);
 }

@@ -4,7 +4,14 @@
  * exponential backoff and give up with a log line after `attempts`.
  */
 import { Queue, Worker, type Job } from 'bullmq';
-import { boundedErrorLog, closeRedis, connectRedis, QUEUE_PREFIX, type RedisClient, type RedisTarget } from '../redis/connect.js';
+import {
+  boundedErrorLog,
+  closeRedis,
+  connectRedis,
+  QUEUE_PREFIX,
+  type RedisClient,
+  type RedisTarget,
+} from '../redis/connect.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -219,14 +226,21 @@ export class BullQueue<T> implements JobQueue<T> {
 
   private connect(target: RedisTarget): RedisClient {
     // BullMQ workers block on Redis: they need maxRetriesPerRequest null. Errors are logged boundedly.
-    const c = connectRedis(target, { name: `queue ${this.name}`, logger: this.options.logger, maxRetriesPerRequest: null });
+    const c = connectRedis(target, {
+      name: `queue ${this.name}`,
+      logger: this.options.logger,
+      maxRetriesPerRequest: null,
+    });
     this.connections.push(c);
     return c;
   }
 
   async add(job: T, { id, delayMs }: AddOptions = {}): Promise<void> {
     // BullMQ job ids may not contain ':'.
-    await this.queue.add('notification', job, { ...(id ? { jobId: id.replace(/:/g, '_') } : {}), ...(delayMs ? { delay: delayMs } : {}) });
+    await this.queue.add('notification', job, {
+      ...(id ? { jobId: id.replace(/:/g, '_') } : {}),
+      ...(delayMs ? { delay: delayMs } : {}),
+    });
   }
 
   process(handler: JobHandler<T>): void {
@@ -246,14 +260,17 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker.on('failed', (job, err) => {
       const attempts = job?.opts.attempts ?? 1;
       const made = job?.attemptsMade ?? 0;
-      if (made >= attempts) this.options.logger.error({ err: err.message, attempts: made }, 'notification job given up');
+      if (made >= attempts)
+        this.options.logger.error({ err: err.message, attempts: made }, 'notification job given up');
       else this.options.logger.warn({ err: err.message, attempt: made }, 'notification job failed, retrying');
     });
     // BullMQ's loop reports each failed fetch while Redis is away (and waits runRetryDelay between): bounded.
     const loopErrors = boundedErrorLog(this.options.logger, { queue: this.name }, 'queue worker error');
     this.worker.on('error', loopErrors.error);
     this.worker.on('ready', () => loopErrors.back('queue worker: back'));
-    this.worker.on('stalled', (jobId) => this.options.logger.warn({ jobId }, 'notification job stalled (its worker lost it); queued again'));
+    this.worker.on('stalled', (jobId) =>
+      this.options.logger.warn({ jobId }, 'notification job stalled (its worker lost it); queued again'),
+    );
   }
 
   async depth(): Promise<number> {

@@ -31,7 +31,12 @@ export function serviceReads(client: MomoClient): ServiceReads {
   return {
     async get(kind, id) {
       try {
-        const data = kind === 'payment' ? await client.payments.get(id) : kind === 'request' ? await client.collectionRequests.get(id) : await client.collections.get(id);
+        const data =
+          kind === 'payment'
+            ? await client.payments.get(id)
+            : kind === 'request'
+              ? await client.collectionRequests.get(id)
+              : await client.collections.get(id);
         return noticeOfRead(kind, data);
       } catch (error) {
         if (error instanceof NotFoundError) return null;
@@ -45,8 +50,16 @@ export function serviceReads(client: MomoClient): ServiceReads {
       // the list, the ref picks ours. A payout request's payee counts its recipients, so one recipient's number
       // narrows it instead; its amount is left out, as the contract does not say whether a multi-recipient
       // payment's `amount` filter matches its total or each recipient's amount.
-      const narrowing = made.recipient === undefined ? { phonenumber: made.payee, amount: made.amount } : { phonenumber: made.recipient };
-      const filters = { ...narrowing, currency: made.currency, created_after: filterDate(made.created - CLOCK_MARGIN_MS), limit: PAGE };
+      const narrowing =
+        made.recipient === undefined
+          ? { phonenumber: made.payee, amount: made.amount }
+          : { phonenumber: made.recipient };
+      const filters = {
+        ...narrowing,
+        currency: made.currency,
+        created_after: filterDate(made.created - CLOCK_MARGIN_MS),
+        limit: PAGE,
+      };
       const kind = made.kind === 'payment' ? 'payment' : 'request';
       const list = kind === 'payment' ? client.payments.listAll(filters) : client.collectionRequests.listAll(filters);
       for await (const data of list) {

@@ -15,7 +15,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { readBody } from '../http/body.js';
-import { answerFailure, sendJson, type DirectErrorHandler, type DirectHandler, type DirectRoutes } from '../http/direct-routes.js';
+import {
+  answerFailure,
+  sendJson,
+  type DirectErrorHandler,
+  type DirectHandler,
+  type DirectRoutes,
+} from '../http/direct-routes.js';
 import { sameSecret } from '../http/secret.js';
 import type { Logger } from '../log.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
@@ -36,13 +42,20 @@ export interface ReceiverOptions {
 function checkBasicAuth(credentials: ReceiverOptions['basicAuth']): DirectHandler[] {
   if (!credentials) return [];
   const expected = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
-  return [(req, res, next) => {
-    if (!sameSecret(req.headers.authorization ?? '', expected)) {
-      sendJson(res, 401, { detail: 'Invalid or missing credentials.' }, { 'www-authenticate': 'Basic realm="notifications"' });
-      return;
-    }
-    next();
-  }];
+  return [
+    (req, res, next) => {
+      if (!sameSecret(req.headers.authorization ?? '', expected)) {
+        sendJson(
+          res,
+          401,
+          { detail: 'Invalid or missing credentials.' },
+          { 'www-authenticate': 'Basic realm="notifications"' },
+        );
+        return;
+      }
+      next();
+    },
+  ];
 }
 
 /** The 200 a queued notification gets, written as is (no ETag to hash for it). */
@@ -58,11 +71,16 @@ function fieldErrors(issues: { path: PropertyKey[]; message: string }[]): Record
 const refuseBody: DirectErrorHandler = (err, req, res) => {
   const e = (err ?? {}) as { status?: unknown; message?: string; type?: string };
   if (typeof e.status !== 'number' || e.status >= 500) return answerFailure(err, req, res);
-  if (!res.headersSent) sendJson(res, e.status, { detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}` });
+  if (!res.headersSent)
+    sendJson(res, e.status, {
+      detail: e.type === 'entity.too.large' ? 'Body too large.' : `Malformed body: ${e.message ?? 'invalid JSON'}`,
+    });
 };
 
 function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+  res
+    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+    .end(text);
 }
 
 export function addReceiverRoutes(direct: DirectRoutes, options: ReceiverOptions): void {
@@ -72,21 +90,34 @@ export function addReceiverRoutes(direct: DirectRoutes, options: ReceiverOptions
   direct.post('/notifications/momo', { onError: refuseBody }, ...auth, json, async (req, res) => {
     const parsed = notificationBody.safeParse(req.body);
     if (!parsed.success) {
-      sendJson(res, 400, { detail: 'Expected a JSON object {hook: {event}, data: {...}}.', fields: fieldErrors(parsed.error.issues) });
+      sendJson(res, 400, {
+        detail: 'Expected a JSON object {hook: {event}, data: {...}}.',
+        fields: fieldErrors(parsed.error.issues),
+      });
       return;
     }
     const notice = parseNotice(parsed.data);
     if (!notice.ok) {
-      sendJson(res, 400, { detail: `Unreadable data for ${parsed.data.hook.event}.`, fields: fieldErrors(notice.issues) });
+      sendJson(res, 400, {
+        detail: `Unreadable data for ${parsed.data.hook.event}.`,
+        fields: fieldErrors(notice.issues),
+      });
       return;
     }
     try {
       if (notice.notice) await options.enqueue(notice.notice);
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': QUEUED.length }).end(QUEUED);
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': QUEUED.length })
+        .end(QUEUED);
     } catch (err) {
       if (err instanceof QueueFullError) {
         options.logger.warn({ err: err.message }, 'notification refused: the queue is full');
-        sendJson(res, 503, { detail: 'Too many notifications queued; retry later.' }, { 'retry-after': String(err.retryAfterSeconds) });
+        sendJson(
+          res,
+          503,
+          { detail: 'Too many notifications queued; retry later.' },
+          { 'retry-after': String(err.retryAfterSeconds) },
+        );
         return;
       }
       options.logger.error({ err: String(err) }, 'notification could not be queued');
@@ -97,7 +128,10 @@ export function addReceiverRoutes(direct: DirectRoutes, options: ReceiverOptions
   direct.post('/notifications/momo/verify', { onError: refuseBody }, ...auth, json, async (req, res) => {
     const parsed = verificationBody.safeParse(req.body);
     if (!parsed.success) {
-      sendJson(res, 400, { detail: 'Expected phonenumber, amount, currency_code and remote_transaction_id.', fields: fieldErrors(parsed.error.issues) });
+      sendJson(res, 400, {
+        detail: 'Expected phonenumber, amount, currency_code and remote_transaction_id.',
+        fields: fieldErrors(parsed.error.issues),
+      });
       return;
     }
     try {

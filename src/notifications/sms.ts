@@ -43,7 +43,9 @@ export class SmsRefused extends Error {
 const atAnswer = z.object({
   SMSMessageData: z.object({
     Message: z.string().optional(),
-    Recipients: z.array(z.looseObject({ status: z.string(), statusCode: z.coerce.number().int(), messageId: z.string().optional() })),
+    Recipients: z.array(
+      z.looseObject({ status: z.string(), statusCode: z.coerce.number().int(), messageId: z.string().optional() }),
+    ),
   }),
 });
 
@@ -73,7 +75,11 @@ export function africasTalkingSms(options: AfricasTalkingSmsOptions): SmsSender 
       if (options.from) form.set('from', options.from);
       const res = await doFetch(options.url, {
         method: 'POST',
-        headers: { apiKey: options.apiKey, Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+        headers: {
+          apiKey: options.apiKey,
+          Accept: 'application/json',
+          'Content-Type': 'application/x-www-form-urlencoded',
+        },
         body: form,
         signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
       });
@@ -89,10 +95,14 @@ export function africasTalkingSms(options: AfricasTalkingSmsOptions): SmsSender 
       const recipient = parsed.data.SMSMessageData.Recipients[0];
       if (!recipient) throw new SmsRefused(parsed.data.SMSMessageData.Message ?? 'no recipient accepted');
       if (ACCEPTED.has(recipient.statusCode)) {
-        options.logger.info({ to: maskPhone(to), status: recipient.status, messageId: recipient.messageId }, 'sms accepted');
+        options.logger.info(
+          { to: maskPhone(to), status: recipient.status, messageId: recipient.messageId },
+          'sms accepted',
+        );
         return;
       }
-      if (recipient.statusCode >= 401 && recipient.statusCode <= 409) throw new SmsRefused(`${recipient.statusCode} ${recipient.status}`);
+      if (recipient.statusCode >= 401 && recipient.statusCode <= 409)
+        throw new SmsRefused(`${recipient.statusCode} ${recipient.status}`);
       throw new Error(`Africa's Talking SMS status ${recipient.statusCode} ${recipient.status}`);
     },
   };
@@ -139,7 +149,13 @@ export function smsWork(options: SmsWorkOptions) {
   const { marks, logger } = options;
   return async (job: SmsJob): Promise<void> => {
     const key = `sms:${job.key}`;
-    const claim = await marks.take({ orderKey: key, rank: 0, dedupKey: key, ttlSeconds: options.ttlSeconds, leaseMs: options.leaseMs });
+    const claim = await marks.take({
+      orderKey: key,
+      rank: 0,
+      dedupKey: key,
+      ttlSeconds: options.ttlSeconds,
+      leaseMs: options.leaseMs,
+    });
     if (claim.outcome === 'duplicate' || claim.outcome === 'stale') return;
     if (claim.outcome === 'busy') throw new Error('another worker is sending this SMS');
     try {
@@ -149,14 +165,35 @@ export function smsWork(options: SmsWorkOptions) {
         // Retrying cannot change a refusal: the outcome still waits at the next dial.
         logger.warn({ to: maskPhone(job.to), reason: err.status }, 'sms refused by the provider; not retried');
         // Without its mark the lease runs out and a retry meets the same refusal: logged, never sent twice.
-        await claim.done().catch((markErr: unknown) => logger.warn({ err: String(markErr), to: maskPhone(job.to) }, 'sms refused, and its dedup mark was not written'));
+        await claim
+          .done()
+          .catch((markErr: unknown) =>
+            logger.warn(
+              { err: String(markErr), to: maskPhone(job.to) },
+              'sms refused, and its dedup mark was not written',
+            ),
+          );
         return;
       }
       // A lease not released runs out on its own; the queue's retry waits for that.
-      await claim.release().catch((releaseErr: unknown) => logger.warn({ err: String(releaseErr), to: maskPhone(job.to) }, 'sms lease not released; it runs out on its own'));
-      logger.warn({ to: maskPhone(job.to), err: err instanceof Error ? err.message : String(err) }, 'sms not sent; the queue retries it');
+      await claim
+        .release()
+        .catch((releaseErr: unknown) =>
+          logger.warn(
+            { err: String(releaseErr), to: maskPhone(job.to) },
+            'sms lease not released; it runs out on its own',
+          ),
+        );
+      logger.warn(
+        { to: maskPhone(job.to), err: err instanceof Error ? err.message : String(err) },
+        'sms not sent; the queue retries it',
+      );
       throw err;
     }
-    await claim.done().catch((err: unknown) => logger.warn({ err: String(err), to: maskPhone(job.to) }, 'sms sent, but its dedup mark was not written'));
+    await claim
+      .done()
+      .catch((err: unknown) =>
+        logger.warn({ err: String(err), to: maskPhone(job.to) }, 'sms sent, but its dedup mark was not written'),
+      );
   };
 }

@@ -11,13 +11,16 @@ import type { MadeRecords } from '../conversation/services/made-records.js';
 
 export const verificationBody = z.looseObject({
   phonenumber: z.string().min(1).max(40),
-  amount: z.union([z.string().max(40), z.number()]).transform(String).refine((a) => {
-    try {
-      return new Decimal(a).isFinite();
-    } catch {
-      return false;
-    }
-  }, 'must be a decimal amount'),
+  amount: z
+    .union([z.string().max(40), z.number()])
+    .transform(String)
+    .refine((a) => {
+      try {
+        return new Decimal(a).isFinite();
+      } catch {
+        return false;
+      }
+    }, 'must be a decimal amount'),
   currency_code: z.string().min(1).max(8),
   reference: z.string().nullish(),
   remote_transaction_id: z.union([z.string().min(1).max(100), z.number()]).transform(String),
@@ -39,7 +42,11 @@ export interface VerifyPolicy {
  * amount and currency is consumed by this collection, so a second collection for the same request gets the
  * default, while the same collection asked about again gets the same answer.
  */
-export async function verifyCollection(made: MadeRecords, body: VerificationBody, policy: VerifyPolicy): Promise<string> {
+export async function verifyCollection(
+  made: MadeRecords,
+  body: VerificationBody,
+  policy: VerifyPolicy,
+): Promise<string> {
   // A single id with spaces would break the answer's format: the service's ids carry none.
   const id = body.remote_transaction_id.replace(/\s+/g, '');
   // The contract sends international numbers; one without its `+` (the service adds it in its own filters)

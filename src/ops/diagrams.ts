@@ -11,7 +11,11 @@ import type { FlowId, FlowModule } from '../../flows/types.js';
 import { flowGraph, inFlowOrder, type FlowGraph, type FlowStep } from './flow-graph.js';
 
 /** Label text Mermaid takes as is: letters, digits, spaces and a few signs (guards are code names anyway). */
-const label = (text: string): string => text.replace(/[^A-Za-z0-9 _.,()[\]-]/g, ' ').replace(/\s+/g, ' ').trim();
+const label = (text: string): string =>
+  text
+    .replace(/[^A-Za-z0-9 _.,()[\]-]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /** A state id Mermaid takes: the step's name with dots made underscores (nested steps). */
 const idOf = (name: string): string => name.replace(/\./g, '_');
@@ -30,7 +34,8 @@ function drawLevel(steps: FlowStep[], indent: string, lines: string[], across: s
       lines.push(`${indent}}`);
     }
     // The name on a line of its own above its call: a state description (`id : text`) would replace the name.
-    if (step.calls.length > 0) lines.push(`${indent}state "${label(step.name)}<br/>calls ${label(step.calls.join(', '))}" as ${id}`);
+    if (step.calls.length > 0)
+      lines.push(`${indent}state "${label(step.name)}<br/>calls ${label(step.calls.join(', '))}" as ${id}`);
   }
   const siblings = new Set(steps.map((s) => s.name));
   for (const step of steps) {
@@ -74,7 +79,9 @@ export const LEGEND =
   'steps are green. `[*]` is where the flow starts and ends. An answer that is refused stays on its step and is not drawn.';
 
 /** The Mermaid diagram of every flow, by id, in the order people meet them (flow-graph.ts FLOW_ORDER). */
-export function diagrams(flows: Partial<Record<FlowId, FlowModule>> = registeredFlows): Array<{ flow: FlowId; mermaid: string }> {
+export function diagrams(
+  flows: Partial<Record<FlowId, FlowModule>> = registeredFlows,
+): Array<{ flow: FlowId; mermaid: string }> {
   return inFlowOrder(flows).map(([flow, module]) => ({ flow, mermaid: mermaidOf(flowGraph(module.machine)) }));
 }
 
@@ -117,7 +124,9 @@ export function flowsIndex(all: Array<{ flow: FlowId; mermaid: string }>): strin
 /** Every generated file, path (from the repository's root) -> content: `docs/flows/<flow>.md` and the index. */
 export function generatedFiles(flows?: Partial<Record<FlowId, FlowModule>>): Map<string, string> {
   const all = diagrams(flows);
-  const files = new Map<string, string>(all.map(({ flow, mermaid }) => [`docs/flows/${flow}.md`, flowDocument(flow, mermaid)]));
+  const files = new Map<string, string>(
+    all.map(({ flow, mermaid }) => [`docs/flows/${flow}.md`, flowDocument(flow, mermaid)]),
+  );
   files.set('docs/flows/README.md', flowsIndex(all));
   return files;
 }

@@ -68,7 +68,10 @@ export function guardLabel(guard: Guard): string | undefined {
     return guard.name || 'guard';
   }
   const { type, params } = guard as { type?: string; params?: unknown };
-  const values = params && typeof params === 'object' ? Object.values(params).filter((v) => ['string', 'number', 'boolean'].includes(typeof v)) : [];
+  const values =
+    params && typeof params === 'object'
+      ? Object.values(params).filter((v) => ['string', 'number', 'boolean'].includes(typeof v))
+      : [];
   return values.length > 0 ? `${type}(${values.join(', ')})` : (type ?? 'guard');
 }
 
@@ -91,7 +94,11 @@ function stepOf(node: AnyNode): FlowStep {
   for (const t of transitions) {
     for (const target of t.target ?? []) {
       const guard = guardLabel(t.guard);
-      moves.push({ event: eventLabel(t.eventType, callOf), ...(guard ? { guard } : {}), target: nameOf(target as AnyNode) });
+      moves.push({
+        event: eventLabel(t.eventType, callOf),
+        ...(guard ? { guard } : {}),
+        target: nameOf(target as AnyNode),
+      });
     }
   }
   const children = Object.values(node.states as Record<string, AnyNode>).map(stepOf);
@@ -117,12 +124,16 @@ export function flowGraph(machine: AnyStateMachine): FlowGraph {
 
 /** Every step the engine can name for this graph (states without nested ones: where a flow can be), in order. */
 export function stepNames(graph: FlowGraph): string[] {
-  const leaves = (step: FlowStep): string[] => (step.children.length === 0 ? [step.name] : step.children.flatMap(leaves));
+  const leaves = (step: FlowStep): string[] =>
+    step.children.length === 0 ? [step.name] : step.children.flatMap(leaves);
   return graph.steps.flatMap(leaves);
 }
 
 /** The names of the final steps. */
 export function finalSteps(graph: FlowGraph): Set<string> {
-  const finals = (step: FlowStep): string[] => [...(step.kind === 'final' ? [step.name] : []), ...step.children.flatMap(finals)];
+  const finals = (step: FlowStep): string[] => [
+    ...(step.kind === 'final' ? [step.name] : []),
+    ...step.children.flatMap(finals),
+  ];
   return new Set(graph.steps.flatMap(finals));
 }

@@ -44,8 +44,26 @@ export const RUN_OUTCOMES: readonly RunOutcome[] = [...FLOW_OUTCOMES, 'abandoned
  * bucket. 20 buckets: 20 fields per step and channel a day.
  */
 export const TIME_BUCKETS_MS: readonly number[] = [
-  250, 500, 1000, 2000, 3000, 5000, 7500, 10_000, 15_000, 20_000, 30_000, 45_000, 60_000, 90_000, 120_000, 180_000, 300_000,
-  600_000, 1_800_000, Number.POSITIVE_INFINITY,
+  250,
+  500,
+  1000,
+  2000,
+  3000,
+  5000,
+  7500,
+  10_000,
+  15_000,
+  20_000,
+  30_000,
+  45_000,
+  60_000,
+  90_000,
+  120_000,
+  180_000,
+  300_000,
+  600_000,
+  1_800_000,
+  Number.POSITIVE_INFINITY,
 ];
 
 const STEP_COUNTERS = ['entered', 'movedOn', 'abandoned', 'failed'] as const;
@@ -140,7 +158,8 @@ export interface Funnel {
 /** The UTC day of a time, `yyyy-mm-dd`. */
 export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-const field = (flow: string, channel: string, step: string, counter: string): string => `${flow}|${channel}|${step}|${counter}`;
+const field = (flow: string, channel: string, step: string, counter: string): string =>
+  `${flow}|${channel}|${step}|${counter}`;
 
 /** The time counters' names, by bucket (`t0`, `t1`, ...). */
 const TIME_COUNTERS = TIME_BUCKETS_MS.map((_, i) => `t${i}`);
@@ -187,7 +206,13 @@ interface Tally {
 function redisTally(target: RedisTarget, keyPrefix: string, daysKept: number, logger: Logger | undefined): Tally {
   // One retry: while Redis is away a write fails after one reconnection attempt (its counts are kept for the
   // next one) and so does a report (the page says so), instead of waiting for Redis to come back.
-  const redis = connectRedis(target, { name: 'funnel', ...(logger ? { logger } : {}), keyPrefix, enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+  const redis = connectRedis(target, {
+    name: 'funnel',
+    ...(logger ? { logger } : {}),
+    keyPrefix,
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+  });
   const key = (day: string) => `funnel:${day}`;
   return {
     async add(day, counts) {
@@ -239,8 +264,11 @@ export function createFunnel(options: FunnelOptions): Funnel {
   const { logger } = options;
   const now = options.now ?? Date.now;
   const daysKept = options.days ?? 30;
-  if (!Number.isInteger(daysKept) || daysKept < 1 || daysKept > 366) throw new Error('funnel: days must be a whole number from 1 to 366');
-  const tally = options.redisUrl ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept, options.logger) : memoryTally(daysKept);
+  if (!Number.isInteger(daysKept) || daysKept < 1 || daysKept > 366)
+    throw new Error('funnel: days must be a whole number from 1 to 366');
+  const tally = options.redisUrl
+    ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept, options.logger)
+    : memoryTally(daysKept);
 
   /** Each flow's steps in the order written, and its final ones: the only steps counted. */
   const shapes = new Map<FlowId, { steps: string[]; counted: Set<string>; finals: Set<string> }>();
@@ -296,7 +324,8 @@ export function createFunnel(options: FunnelOptions): Funnel {
     const { flow, channel, from, to, end } = move;
     if (from === undefined && isStep(flow, to)) add(day, nameOf(flow, channel, '*', 'started'));
     if (isStep(flow, from)) {
-      const leaving: StepCounter = end === 'abandoned' ? 'abandoned' : end !== undefined && FAILING.has(end) ? 'failed' : 'movedOn';
+      const leaving: StepCounter =
+        end === 'abandoned' ? 'abandoned' : end !== undefined && FAILING.has(end) ? 'failed' : 'movedOn';
       add(day, nameOf(flow, channel, from, leaving));
       if (leaving !== 'abandoned' && Number.isFinite(move.enteredAt)) {
         add(day, nameOf(flow, channel, from, TIME_COUNTERS[bucketOf(Math.max(0, move.at - move.enteredAt!))]!));
@@ -379,7 +408,10 @@ function flowReport(
   const sum = (channel: Channel, step: string, counter: string) =>
     hashes.reduce((total, hash) => total + (hash.get(field(flow, channel, step, counter)) ?? 0), 0);
   const figures = (channel: Channel, step: string, final: boolean) => {
-    const counters = Object.fromEntries(STEP_COUNTERS.map((c) => [c, sum(channel, step, c)])) as Record<StepCounter, number>;
+    const counters = Object.fromEntries(STEP_COUNTERS.map((c) => [c, sum(channel, step, c)])) as Record<
+      StepCounter,
+      number
+    >;
     const times = TIME_BUCKETS_MS.map((_, i) => sum(channel, step, `t${i}`));
     return { counters, times, final };
   };
@@ -387,12 +419,21 @@ function flowReport(
     const final = shape.finals.has(step);
     const perChannel = channels.map((channel) => [channel, figures(channel, step, final)] as const);
     const total = {
-      counters: Object.fromEntries(STEP_COUNTERS.map((c) => [c, perChannel.reduce((t, [, f]) => t + f.counters[c], 0)])) as Record<StepCounter, number>,
+      counters: Object.fromEntries(
+        STEP_COUNTERS.map((c) => [c, perChannel.reduce((t, [, f]) => t + f.counters[c], 0)]),
+      ) as Record<StepCounter, number>,
       times: TIME_BUCKETS_MS.map((_, i) => perChannel.reduce((t, [, f]) => t + f.times[i]!, 0)),
       final,
     };
-    const used = perChannel.filter(([, f]) => f.counters.entered + f.counters.movedOn + f.counters.abandoned + f.counters.failed > 0);
-    return { step, final, ...stepFigures(total), channels: Object.fromEntries(used.map(([c, f]) => [c, stepFigures(f)])) };
+    const used = perChannel.filter(
+      ([, f]) => f.counters.entered + f.counters.movedOn + f.counters.abandoned + f.counters.failed > 0,
+    );
+    return {
+      step,
+      final,
+      ...stepFigures(total),
+      channels: Object.fromEntries(used.map(([c, f]) => [c, stepFigures(f)])),
+    };
   });
   const outcomes = Object.fromEntries(RUN_OUTCOMES.map((o) => [o, 0])) as OutcomeCounts;
   let started = 0;
@@ -401,7 +442,12 @@ function flowReport(
     const hash = hashes[i]!;
     for (const channel of channels) {
       const get = (counter: string) => hash.get(field(flow, channel, '*', counter)) ?? 0;
-      const row = { day, channel, started: get('started'), ...(Object.fromEntries(RUN_OUTCOMES.map((o) => [o, get(o)])) as OutcomeCounts) };
+      const row = {
+        day,
+        channel,
+        started: get('started'),
+        ...(Object.fromEntries(RUN_OUTCOMES.map((o) => [o, get(o)])) as OutcomeCounts),
+      };
       started += row.started;
       for (const o of RUN_OUTCOMES) outcomes[o] += row[o];
       if (row.started > 0 || RUN_OUTCOMES.some((o) => row[o] > 0)) outcomesByDay.push(row);
@@ -410,7 +456,15 @@ function flowReport(
   return { flow, started, steps, outcomes, outcomesByDay };
 }
 
-function stepFigures({ counters, times, final }: { counters: Record<StepCounter, number>; times: number[]; final: boolean }): StepFigures {
+function stepFigures({
+  counters,
+  times,
+  final,
+}: {
+  counters: Record<StepCounter, number>;
+  times: number[];
+  final: boolean;
+}): StepFigures {
   return {
     ...counters,
     dropOff: final ? 0 : Math.max(0, counters.entered - counters.movedOn),

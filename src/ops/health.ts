@@ -37,7 +37,10 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
     if (last && Date.now() - last.at < cacheMs) return last;
     let result: { ok: boolean; detail: string };
     try {
-      const res = await doFetch(options.serviceUrl, { method: 'HEAD', signal: AbortSignal.timeout(options.timeoutMs ?? 2000) });
+      const res = await doFetch(options.serviceUrl, {
+        method: 'HEAD',
+        signal: AbortSignal.timeout(options.timeoutMs ?? 2000),
+      });
       result = { ok: true, detail: `HTTP ${res.status}` };
     } catch (err) {
       result = { ok: false, detail: err instanceof Error ? err.message : String(err) };
@@ -54,7 +57,9 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
         options.store.claim(keys.readyProbe(randomId()), PROBE_SECONDS, 'ready').then((written) => {
           if (!written) throw new Error('the store did not take the probe write');
         }),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('store timed out')), options.timeoutMs ?? 2000).unref()),
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error('store timed out')), options.timeoutMs ?? 2000).unref(),
+        ),
       ]);
       return { ok: true, detail: 'ok' };
     } catch (err) {

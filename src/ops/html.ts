@@ -46,26 +46,25 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
 /** A whole page: head (own stylesheet only), header with the navigation, the body. */
 export function page(title: string, current: string, body: Html): string {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>momo-chat · ${title}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/ops/ops.css">
-<link rel="stylesheet" href="/ops/money.css">
-</head>
-<body class="money">
-<header>
-  <h1>momo-chat · ${title}</h1>
-  <nav aria-label="Operations">${NAV.map((n) => html`<a href="${n.href}"${n.href === current ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
-</header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`.text;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>momo-chat · ${title}</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="/ops/ops.css" />
+        <link rel="stylesheet" href="/ops/money.css" />
+      </head>
+      <body class="money">
+        <header>
+          <h1>momo-chat · ${title}</h1>
+          <nav aria-label="Operations">
+            ${NAV.map((n) => html`<a href="${n.href}" ${n.href === current ? html` aria-current="page"` : ''}>${n.label}</a>`)}
+          </nav>
+        </header>
+        <main>${body}</main>
+      </body>
+    </html> `.text;
 }
 
 /** A query string from the values given (empty ones left out). */

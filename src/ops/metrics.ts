@@ -40,17 +40,19 @@ export interface ServiceStatus {
 }
 
 /** A request's channel by its path's first segment (a Map: the path is anyone's, `/constructor` included). */
-const CHANNEL_BY_PREFIX: ReadonlyMap<string, string> = new Map(Object.entries({
-  ussd: 'ussd',
-  simulator: 'ussd',
-  telegram: 'telegram',
-  slack: 'slack',
-  whatsapp: 'whatsapp',
-  notifications: 'notifications',
-  api: 'sandbox',
-  vending: 'sandbox',
-  sandbox: 'sandbox',
-}));
+const CHANNEL_BY_PREFIX: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    ussd: 'ussd',
+    simulator: 'ussd',
+    telegram: 'telegram',
+    slack: 'slack',
+    whatsapp: 'whatsapp',
+    notifications: 'notifications',
+    api: 'sandbox',
+    vending: 'sandbox',
+    sandbox: 'sandbox',
+  }),
+);
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
@@ -143,7 +145,12 @@ export function createMetrics(): Metrics {
         Object.entries(byStatus).reduce((total, [status, n]) => total + (keep(Number(status)) ? n : 0), 0);
       return {
         queueDepth: queued === undefined || queued < 0 ? null : queued,
-        service: { byStatus, total: count(() => true), rateLimited: count((s) => s === 429), errors: count((s) => s === 0 || s >= 500) },
+        service: {
+          byStatus,
+          total: count(() => true),
+          rateLimited: count((s) => s === 429),
+          errors: count((s) => s === 0 || s >= 500),
+        },
       };
     },
   };

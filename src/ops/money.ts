@@ -68,7 +68,14 @@ export async function moneyReport(db: Kysely<Schema>, query: MoneyQuery): Promis
   const today = Date.parse(`${dayOf(now)}T00:00:00Z`);
   const from = new Date(today - (query.days - 1) * 86_400_000);
   const days = Array.from({ length: query.days }, (_, i) => dayOf(from.getTime() + i * 86_400_000));
-  const result = await sql<{ day: string; currency: string; kind: string; state: OperationState; count: number | string; total: string }>`
+  const result = await sql<{
+    day: string;
+    currency: string;
+    kind: string;
+    state: OperationState;
+    count: number | string;
+    total: string;
+  }>`
     select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, kind, state,
       count(*)::int as count, sum(amount)::text as total
     from operations
@@ -78,9 +85,22 @@ export async function moneyReport(db: Kysely<Schema>, query: MoneyQuery): Promis
   const totals = new Map<string, Omit<MoneyRow, 'day'>>();
   for (const r of result.rows) {
     const bucket = BUCKET_OF[r.state] ?? 'open';
-    const row = rows.get(`${r.day}|${r.currency}|${r.kind}`) ?? { day: r.day, currency: r.currency, kind: r.kind, completed: zero(), failed: zero(), open: zero() };
+    const row = rows.get(`${r.day}|${r.currency}|${r.kind}`) ?? {
+      day: r.day,
+      currency: r.currency,
+      kind: r.kind,
+      completed: zero(),
+      failed: zero(),
+      open: zero(),
+    };
     rows.set(`${r.day}|${r.currency}|${r.kind}`, row);
-    const total = totals.get(`${r.currency}|${r.kind}`) ?? { currency: r.currency, kind: r.kind, completed: zero(), failed: zero(), open: zero() };
+    const total = totals.get(`${r.currency}|${r.kind}`) ?? {
+      currency: r.currency,
+      kind: r.kind,
+      completed: zero(),
+      failed: zero(),
+      open: zero(),
+    };
     totals.set(`${r.currency}|${r.kind}`, total);
     for (const target of [row[bucket], total[bucket]]) {
       target.count += Number(r.count);

@@ -16,6 +16,9 @@ export function hasOpsToken(req: Request, token: string | undefined): boolean {
 export function requireOpsToken(token: string | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (hasOpsToken(req, token)) return next();
-    res.set('WWW-Authenticate', 'Bearer realm="ops"').status(401).json({ detail: 'Send Authorization: Bearer <OPS_TOKEN>.' });
+    res
+      .set('WWW-Authenticate', 'Bearer realm="ops"')
+      .status(401)
+      .json({ detail: 'Send Authorization: Bearer <OPS_TOKEN>.' });
   };
 }

@@ -73,7 +73,8 @@ export interface OpsPageOptions {
 const here = dirname(fileURLToPath(import.meta.url));
 const asset = (name: string) => readFileSync(join(here, 'page', name), 'utf8');
 /** Chart.js's UMD build, from the package's own folder (its `exports` do not list the file). */
-const chartJs = () => readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8');
+const chartJs = () =>
+  readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8');
 
 /** Headers of every /ops answer: never cached by anyone, never sniffed, never framed. */
 function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
@@ -94,7 +95,9 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   if (!access) return false;
 
   const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));
-  const page = asset('index.html').replace('{{REFRESH_SECONDS}}', String(refresh)).replace('{{JOURNAL}}', options.journal ? 'on' : 'off');
+  const page = asset('index.html')
+    .replace('{{REFRESH_SECONDS}}', String(refresh))
+    .replace('{{JOURNAL}}', options.journal ? 'on' : 'off');
   const files: Record<string, { type: string; body: string }> = {
     'ops.js': { type: 'text/javascript; charset=utf-8', body: asset('ops.js') },
     'ops.css': { type: 'text/css; charset=utf-8', body: asset('ops.css') },
@@ -142,7 +145,9 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       res.json(await moneyReport(options.journal.db, { days, ...(channel ? { channel } : {}), now: options.now?.() }));
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the money figures could not be read');
-      res.status(503).json({ detail: 'The journal could not be read (the database did not answer); try again shortly.' });
+      res
+        .status(503)
+        .json({ detail: 'The journal could not be read (the database did not answer); try again shortly.' });
     }
   });
   app.get('/ops/funnel.json', async (req, res) => {
@@ -167,7 +172,11 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       next(err);
     }
   });
-  addPaymentsRoutes(app, { journal: options.journal, defaultCountry: options.defaultCountry ?? 'UG', logger: options.logger });
+  addPaymentsRoutes(app, {
+    journal: options.journal,
+    defaultCountry: options.defaultCountry ?? 'UG',
+    logger: options.logger,
+  });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   if (options.people) addPeopleRoutes(app, access, options.people);
   return true;

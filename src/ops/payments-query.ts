@@ -14,7 +14,17 @@ import type { OperationKind, OperationState } from '../journal/schema.js';
 import { CHANNELS } from './funnel.js';
 
 /** Our words for where an operation stands (src/journal/schema.ts). */
-export const STATES: readonly OperationState[] = ['intended', 'held', 'submitted', 'completed', 'failed', 'refused', 'rejected', 'expired', 'cancelled'];
+export const STATES: readonly OperationState[] = [
+  'intended',
+  'held',
+  'submitted',
+  'completed',
+  'failed',
+  'refused',
+  'rejected',
+  'expired',
+  'cancelled',
+];
 export const KINDS: readonly OperationKind[] = ['payment', 'request', 'purchase', 'payout', 'approval'];
 /** Rows a page shows by default, and at most. */
 export const SIZE_DEFAULT = 50;
@@ -35,7 +45,8 @@ export interface PaymentsQuery {
 
 export type ParsedQuery = { ok: true; query: PaymentsQuery } | { ok: false; reasons: string[] };
 
-const blankIsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v);
+const blankIsAbsent = (v: unknown) =>
+  typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v;
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankIsAbsent, schema.optional());
 
 const printable = (what: string) =>
@@ -82,7 +93,12 @@ function schemaFor(defaultCountry: string) {
           .transform(Number)
           .pipe(z.number().min(1, `size is 1 to ${SIZE_MAX}`).max(SIZE_MAX, `size is 1 to ${SIZE_MAX}`)),
       ),
-      cursor: optional(z.string('cursor is one value').max(200, 'cursor is not one this search gave').regex(/^[A-Za-z0-9_-]+$/, 'cursor is not one this search gave')),
+      cursor: optional(
+        z
+          .string('cursor is one value')
+          .max(200, 'cursor is not one this search gave')
+          .regex(/^[A-Za-z0-9_-]+$/, 'cursor is not one this search gave'),
+      ),
     })
     .strict()
     .superRefine((q, ctx) => {
@@ -98,7 +114,12 @@ function schemaFor(defaultCountry: string) {
 export function parsePaymentsQuery(raw: unknown, defaultCountry: string): ParsedQuery {
   const parsed = schemaFor(defaultCountry).safeParse(raw ?? {});
   if (!parsed.success) {
-    return { ok: false, reasons: parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (${TAKEN})` : i.message)) };
+    return {
+      ok: false,
+      reasons: parsed.error.issues.map((i) =>
+        i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (${TAKEN})` : i.message,
+      ),
+    };
   }
   const q = parsed.data;
   const given: Record<string, string> = {};

@@ -79,7 +79,22 @@ export function itemOf(op: Operation): PaymentItem {
 
 /** The CSV's columns: the JSON item's fields, in its order. */
 export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
-  'ref', 'id', 'kind', 'amount', 'currency', 'payee', 'payeeName', 'state', 'serviceState', 'channel', 'user', 'chat', 'role', 'flow', 'created', 'updated',
+  'ref',
+  'id',
+  'kind',
+  'amount',
+  'currency',
+  'payee',
+  'payeeName',
+  'state',
+  'serviceState',
+  'channel',
+  'user',
+  'chat',
+  'role',
+  'flow',
+  'created',
+  'updated',
 ];
 
 /** Rows read from the journal per page while the CSV streams. */
@@ -96,7 +111,11 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
   const queryOf = (req: Request, res: Response, asPage: boolean): PaymentsQuery | undefined => {
     const parsed = parsePaymentsQuery(req.query, defaultCountry);
     if (parsed.ok) return parsed.query;
-    if (asPage) res.status(400).type('html').send(paymentsPage({ given: stringsOf(req.query), items: [], reasons: parsed.reasons }));
+    if (asPage)
+      res
+        .status(400)
+        .type('html')
+        .send(paymentsPage({ given: stringsOf(req.query), items: [], reasons: parsed.reasons }));
     else res.status(400).json({ detail: 'The search is not one this export takes.', reasons: parsed.reasons });
     return undefined;
   };
@@ -124,7 +143,9 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     if (!query) return;
     const found = await searchPage(res, query.search, true, query.given);
     if (!found) return;
-    res.type('html').send(paymentsPage({ given: query.given, items: found.items, next: found.next, cursor: query.search.cursor }));
+    res
+      .type('html')
+      .send(paymentsPage({ given: query.given, items: found.items, next: found.next, cursor: query.search.cursor }));
   });
 
   app.get('/ops/payments.json', async (req, res) => {
@@ -154,7 +175,10 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
         page = await journal!.search({ ...search, limit: CSV_PAGE, cursor: page.next });
       }
     }
-    res.status(200).type('text/csv; charset=utf-8').attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      .attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
     try {
       await pipeline(Readable.from(rows()), csvWriter(), res);
     } catch (err) {
@@ -168,7 +192,16 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
   app.get('/ops/payments/:ref', async (req, res) => {
     const ref = String(req.params.ref ?? '');
     if (!REF_PATH.test(ref)) {
-      res.status(400).type('html').send(page('payment', '/ops/payments', html`<p class="reasons" role="alert">A ref is 1 to 100 printable characters without spaces.</p>`));
+      res
+        .status(400)
+        .type('html')
+        .send(
+          page(
+            'payment',
+            '/ops/payments',
+            html`<p class="reasons" role="alert">A ref is 1 to 100 printable characters without spaces.</p>`,
+          ),
+        );
       return;
     }
     if (!journal) {
@@ -185,7 +218,17 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       return;
     }
     if (!op && events.length === 0) {
-      res.status(404).type('html').send(page('payment', '/ops/payments', html`<p class="reasons" role="alert">No operation has the ref ${ref}.</p><p><a href="/ops/payments">Back to the search</a></p>`));
+      res
+        .status(404)
+        .type('html')
+        .send(
+          page(
+            'payment',
+            '/ops/payments',
+            html`<p class="reasons" role="alert">No operation has the ref ${ref}.</p>
+              <p><a href="/ops/payments">Back to the search</a></p>`,
+          ),
+        );
       return;
     }
     res.type('html').send(timelinePage(ref, op, events));
@@ -193,7 +236,11 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
 }
 
 function failed(res: Response, asPage: boolean, status: number, detail: string, given: Record<string, string>): void {
-  if (asPage) res.status(status).type('html').send(paymentsPage({ given, items: [], reasons: [detail] }));
+  if (asPage)
+    res
+      .status(status)
+      .type('html')
+      .send(paymentsPage({ given, items: [], reasons: [detail] }));
   else res.status(status).json({ detail });
 }
 
@@ -201,29 +248,48 @@ function failed(res: Response, asPage: boolean, status: number, detail: string, 
 function stringsOf(query: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
-    if (typeof value === 'string' && ['phone', 'ref', 'id', 'channel', 'state', 'kind', 'from', 'to', 'size'].includes(key)) out[key] = value.slice(0, 100);
+    if (
+      typeof value === 'string' &&
+      ['phone', 'ref', 'id', 'channel', 'state', 'kind', 'from', 'to', 'size'].includes(key)
+    )
+      out[key] = value.slice(0, 100);
   }
   return out;
 }
 
 const option = (value: string, label: string, selected: string | undefined): Html =>
-  html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
+  html`<option value="${value}" ${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
 
 function searchForm(given: Record<string, string>): Html {
   /** `extra`: attributes written here, never from outside. */
   const field = (name: string, label: string, type = 'text', extra = '') =>
-    html`<label>${label} <input name="${name}" type="${type}" value="${given[name] ?? ''}"${extra ? new Html(` ${extra}`) : ''}></label>`;
+    html`<label
+      >${label} <input name="${name}" type="${type}" value="${given[name] ?? ''}" ${extra ? new Html(` ${extra}`) : ''}
+    /></label>`;
   return html`<form class="search" method="get" action="/ops/payments" role="search">
-  ${field('phone', 'Phone', 'text', 'inputmode="tel" maxlength="32" placeholder="+256…"')}
-  ${field('ref', 'Our ref', 'text', 'maxlength="100"')}
-  ${field('id', "Service's id", 'text', 'maxlength="100"')}
-  <label>Channel <select name="channel">${option('', 'all', given.channel)}${CHANNELS.map((c) => option(c, c, given.channel))}</select></label>
-  <label>State <select name="state">${option('', 'all', given.state)}${STATES.map((s) => option(s, s, given.state))}</select></label>
-  <label>Kind <select name="kind">${option('', 'all', given.kind)}${KINDS.map((k) => option(k, k, given.kind))}</select></label>
-  ${field('from', 'From', 'date')}
-  ${field('to', 'To', 'date')}
-  <button type="submit">Search</button>
-</form>`;
+    ${field('phone', 'Phone', 'text', 'inputmode="tel" maxlength="32" placeholder="+256…"')}
+    ${field('ref', 'Our ref', 'text', 'maxlength="100"')} ${field('id', "Service's id", 'text', 'maxlength="100"')}
+    <label
+      >Channel
+      <select name="channel">
+        ${option('', 'all', given.channel)}${CHANNELS.map((c) => option(c, c, given.channel))}
+      </select></label
+    >
+    <label
+      >State
+      <select name="state">
+        ${option('', 'all', given.state)}${STATES.map((s) => option(s, s, given.state))}
+      </select></label
+    >
+    <label
+      >Kind
+      <select name="kind">
+        ${option('', 'all', given.kind)}${KINDS.map((k) => option(k, k, given.kind))}
+      </select></label
+    >
+    ${field('from', 'From', 'date')} ${field('to', 'To', 'date')}
+    <button type="submit">Search</button>
+  </form>`;
 }
 
 interface PaymentsView {
@@ -240,38 +306,68 @@ export function paymentsPage(view: PaymentsView): string {
   const rows = items.map((op) => {
     const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
     return html`<tr data-ref="${op.ref}">
-  <td class="when">${when(op.created).slice(0, 10)}<br><small>${when(op.created).slice(11)}</small></td>
-  <td class="ref"><a href="${link}">${op.ref}</a></td>
-  <td>${op.service_id ?? '–'}</td>
-  <td>${op.kind}</td>
-  <td class="num">${op.amount}</td>
-  <td>${op.currency}</td>
-  <td>${op.payee}${op.payee_name ? html`<br><small>${op.payee_name}</small>` : ''}</td>
-  <td><span class="state state-${op.state}">${op.state}</span></td>
-  <td>${op.channel}</td>
-  <td>${op.channel_user}<br><small>${op.role}</small></td>
-</tr>`;
+      <td class="when">${when(op.created).slice(0, 10)}<br /><small>${when(op.created).slice(11)}</small></td>
+      <td class="ref"><a href="${link}">${op.ref}</a></td>
+      <td>${op.service_id ?? '–'}</td>
+      <td>${op.kind}</td>
+      <td class="num">${op.amount}</td>
+      <td>${op.currency}</td>
+      <td>${op.payee}${op.payee_name ? html`<br /><small>${op.payee_name}</small>` : ''}</td>
+      <td><span class="state state-${op.state}">${op.state}</span></td>
+      <td>${op.channel}</td>
+      <td>${op.channel_user}<br /><small>${op.role}</small></td>
+    </tr>`;
   });
   const body = html`<section aria-labelledby="search-title">
-  <h2 id="search-title">Search payments</h2>
-  ${searchForm(given)}
-  ${view.reasons?.length ? html`<ul class="reasons" role="alert">${view.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
-  <p class="exports">Export this search: <a href="/ops/payments.csv${exportQuery}" download>CSV</a> · <a href="/ops/payments.json${exportQuery}">JSON</a></p>
-</section>
-<section aria-labelledby="results-title">
-  <h2 id="results-title">${view.reasons?.length ? 'No search' : `${items.length} operation${items.length === 1 ? '' : 's'}${view.cursor ? ' (a later page)' : ''}`}</h2>
-  ${
-    items.length === 0
-      ? html`<p class="empty">Nothing found.</p>`
-      : html`<table class="payments">
-  <thead><tr><th scope="col">Created</th><th scope="col">Our ref</th><th scope="col">Service's id</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Currency</th><th scope="col">Payee</th><th scope="col">State</th><th scope="col">Channel</th><th scope="col">Who asked</th></tr></thead>
-  <tbody>${rows}</tbody>
-</table>`
-  }
-  <p class="pages">${view.cursor ? html`<a href="/ops/payments${queryString(given)}">First page</a>` : ''}${
-    view.next ? html` <a rel="next" href="/ops/payments${queryString({ ...given, cursor: view.next })}">Next page</a>` : ''
-  }</p>
-</section>`;
+      <h2 id="search-title">Search payments</h2>
+      ${searchForm(given)}
+      ${
+        view.reasons?.length
+          ? html`<ul class="reasons" role="alert">
+              ${view.reasons.map((r) => html`<li>${r}</li>`)}
+            </ul>`
+          : ''
+      }
+      <p class="exports">
+        Export this search: <a href="/ops/payments.csv${exportQuery}" download>CSV</a> ·
+        <a href="/ops/payments.json${exportQuery}">JSON</a>
+      </p>
+    </section>
+    <section aria-labelledby="results-title">
+      <h2 id="results-title">
+        ${view.reasons?.length ? 'No search' : `${items.length} operation${items.length === 1 ? '' : 's'}${view.cursor ? ' (a later page)' : ''}`}
+      </h2>
+      ${
+        items.length === 0
+          ? html`<p class="empty">Nothing found.</p>`
+          : html`<table class="payments">
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Our ref</th>
+                  <th scope="col">Service's id</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Amount</th>
+                  <th scope="col">Currency</th>
+                  <th scope="col">Payee</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">Who asked</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`
+      }
+      <p class="pages">
+        ${view.cursor ? html`<a href="/ops/payments${queryString(given)}">First page</a>` : ''}${
+          view.next
+            ? html` <a rel="next" href="/ops/payments${queryString({ ...given, cursor: view.next })}">Next page</a>`
+            : ''
+        }
+      </p>
+    </section>`;
   return page('payments', '/ops/payments', body);
 }
 
@@ -279,9 +375,13 @@ export function paymentsPage(view: PaymentsView): string {
 function details(data: Record<string, unknown>): Html {
   const entries = Object.entries(data ?? {}).filter(([, v]) => v !== null && v !== undefined && v !== '');
   if (entries.length === 0) return html``;
-  return html`<dl class="data">${entries.map(
-    ([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>`,
-  )}</dl>`;
+  return html`<dl class="data">
+    ${entries.map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>`,
+    )}
+  </dl>`;
 }
 
 /** What each event type is, in the timeline's words. */
@@ -298,31 +398,50 @@ const EVENT_WORDS: Record<string, string> = {
 export function timelinePage(ref: string, op: Operation | undefined, events: OperationEvent[]): string {
   const summary = op
     ? html`<dl class="summary">
-  <dt>Our ref</dt><dd>${op.ref}</dd>
-  <dt>Service's id</dt><dd>${op.service_id ?? '–'}</dd>
-  <dt>Kind</dt><dd>${op.kind} (${op.flow})</dd>
-  <dt>Amount</dt><dd>${op.amount} ${op.currency}</dd>
-  <dt>Payee</dt><dd>${op.payee}${op.payee_name ? ` (${op.payee_name})` : ''}</dd>
-  <dt>State</dt><dd><span class="state state-${op.state}">${op.state}</span>${op.service_state ? ` (the service: ${op.service_state})` : ''}</dd>
-  <dt>Who asked</dt><dd>${op.channel_user} on ${op.channel}, role ${op.role}</dd>
-  <dt>Chat</dt><dd>${op.chat}</dd>
-  <dt>Created</dt><dd>${when(op.created)}</dd>
-  <dt>Last change</dt><dd>${when(op.updated)}</dd>
-</dl>`
+        <dt>Our ref</dt>
+        <dd>${op.ref}</dd>
+        <dt>Service's id</dt>
+        <dd>${op.service_id ?? '–'}</dd>
+        <dt>Kind</dt>
+        <dd>${op.kind} (${op.flow})</dd>
+        <dt>Amount</dt>
+        <dd>${op.amount} ${op.currency}</dd>
+        <dt>Payee</dt>
+        <dd>${op.payee}${op.payee_name ? ` (${op.payee_name})` : ''}</dd>
+        <dt>State</dt>
+        <dd>
+          <span class="state state-${op.state}">${op.state}</span
+          >${op.service_state ? ` (the service: ${op.service_state})` : ''}
+        </dd>
+        <dt>Who asked</dt>
+        <dd>${op.channel_user} on ${op.channel}, role ${op.role}</dd>
+        <dt>Chat</dt>
+        <dd>${op.chat}</dd>
+        <dt>Created</dt>
+        <dd>${when(op.created)}</dd>
+        <dt>Last change</dt>
+        <dd>${when(op.updated)}</dd>
+      </dl>`
     : html`<p class="empty">No current-state row (only events).</p>`;
   const body = html`<section aria-labelledby="op-title">
-  <h2 id="op-title">Operation ${ref}</h2>
-  ${summary}
-  <p><a href="/ops/payments">Back to the search</a></p>
-</section>
-<section aria-labelledby="timeline-title">
-  <h2 id="timeline-title">Timeline</h2>
-  <ol class="timeline">${events.map(
-    (e) => html`<li class="event event-${e.type}" data-type="${e.type}">
-  <div class="event-head"><time datetime="${iso(e.at)}">${when(e.at)}</time> <strong>${EVENT_WORDS[e.type] ?? e.type}</strong> <span class="source">via ${e.source}</span></div>
-  ${details(e.data)}
-</li>`,
-  )}</ol>
-</section>`;
+      <h2 id="op-title">Operation ${ref}</h2>
+      ${summary}
+      <p><a href="/ops/payments">Back to the search</a></p>
+    </section>
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Timeline</h2>
+      <ol class="timeline">
+        ${events.map(
+          (e) =>
+            html`<li class="event event-${e.type}" data-type="${e.type}">
+              <div class="event-head">
+                <time datetime="${iso(e.at)}">${when(e.at)}</time> <strong>${EVENT_WORDS[e.type] ?? e.type}</strong>
+                <span class="source">via ${e.source}</span>
+              </div>
+              ${details(e.data)}
+            </li>`,
+        )}
+      </ol>
+    </section>`;
   return page(`payment ${ref}`, '/ops/payments', body);
 }

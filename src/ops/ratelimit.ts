@@ -53,19 +53,36 @@ export interface RateLimitOptions {
 export type RateLimited = ConversationEngine & { close(): Promise<void> };
 
 function tooFast(lang: Lang, final: boolean): Prompt {
-  const text = commonMessages[lang]?.['common.tooFast'] ?? commonMessages.en['common.tooFast'] ?? 'Too many messages. Please wait.';
+  const text =
+    commonMessages[lang]?.['common.tooFast'] ??
+    commonMessages.en['common.tooFast'] ??
+    'Too many messages. Please wait.';
   return { text, final };
 }
 
 /** A limiter of `points` per `duration` seconds, shared in Redis when `redisUrl` is set; close() its connection. */
-function createLimiter(options: { points: number; duration: number; keyPrefix: string; redisUrl?: RedisTarget; logger: Logger; name: string }) {
+function createLimiter(options: {
+  points: number;
+  duration: number;
+  keyPrefix: string;
+  redisUrl?: RedisTarget;
+  logger: Logger;
+  name: string;
+}) {
   const { points, duration, keyPrefix, logger, name } = options;
   const memory = new RateLimiterMemory({ points, duration, keyPrefix });
   if (!options.redisUrl) return { limiter: memory as RateLimiterAbstract, close: async () => undefined };
   // No offline queue: while Redis is away a call fails at once and the insurance limiter answers.
   // Its errors are logged boundedly by the factory; meanwhile the memory limiter counts.
   const redis = connectRedis(options.redisUrl, { name, logger, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const limiter = new RateLimiterRedis({ storeClient: redis, points, duration, keyPrefix, rejectIfRedisNotReady: true, insuranceLimiter: memory });
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    points,
+    duration,
+    keyPrefix,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: memory,
+  });
   return {
     limiter: limiter as RateLimiterAbstract,
     close: async () => {
@@ -75,8 +92,10 @@ function createLimiter(options: { points: number; duration: number; keyPrefix: s
 }
 
 function wholeNumbers(points: number, duration: number, names: [string, string]): void {
-  if (!Number.isInteger(points) || points < 1) throw new Error(`rate limit: ${names[0]} must be a whole number of at least 1`);
-  if (!Number.isInteger(duration) || duration < 1) throw new Error(`rate limit: ${names[1]} must be a whole number of at least 1`);
+  if (!Number.isInteger(points) || points < 1)
+    throw new Error(`rate limit: ${names[0]} must be a whole number of at least 1`);
+  if (!Number.isInteger(duration) || duration < 1)
+    throw new Error(`rate limit: ${names[1]} must be a whole number of at least 1`);
 }
 
 /** `engine` behind the per-user limit: handle() and turn() are counted; the rest goes to the engine as it is. */
@@ -85,7 +104,14 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
   const duration = options.windowSeconds ?? DEFAULT_RATE_LIMIT_WINDOW_SECONDS;
   wholeNumbers(points, duration, ['messages', 'windowSeconds']);
   const { logger } = options;
-  const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:ratelimit', redisUrl: options.redisUrl, logger, name: 'rate limit' });
+  const { limiter, close } = createLimiter({
+    points,
+    duration,
+    keyPrefix: options.keyPrefix ?? 'momo:ratelimit',
+    redisUrl: options.redisUrl,
+    logger,
+    name: 'rate limit',
+  });
 
   async function langOf(inbound: Participant): Promise<Lang> {
     const stored = await options.store?.get(keys.profile(inbound.channel, inbound.userId)).catch(() => null);
@@ -99,12 +125,22 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
       await limiter.consume(`${inbound.channel}:${inbound.userId}`, 1);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
-        logger.warn({ channel: inbound.channel, user: maskUserId(inbound.channel, inbound.userId), retryInMs: rejection.msBeforeNext }, 'rate limit: too many messages, engine not called');
+        logger.warn(
+          {
+            channel: inbound.channel,
+            user: maskUserId(inbound.channel, inbound.userId),
+            retryInMs: rejection.msBeforeNext,
+          },
+          'rate limit: too many messages, engine not called',
+        );
         // USSD cannot hold a screen open while the user waits: the session ends and they dial again.
         return tooFast(await langOf(inbound), inbound.channel === 'ussd');
       }
       // The limiter itself failed (both stores): let the message through rather than lock everyone out.
-      logger.error({ err: rejection instanceof Error ? rejection.message : String(rejection) }, 'rate limit: limiter failed, message let through');
+      logger.error(
+        { err: rejection instanceof Error ? rejection.message : String(rejection) },
+        'rate limit: limiter failed, message let through',
+      );
     }
     return undefined;
   }
@@ -152,13 +188,17 @@ export interface SourceRateLimitOptions {
  * The per-source limit as middleware on Node's own request and response, for express routes and direct ones
  * (src/http/direct-routes.ts) alike (mount it before the routes it guards); close() frees Redis.
  */
-export type SourceRateLimit = ((req: IncomingMessage, res: ServerResponse, next: () => void) => void) & { close(): Promise<void> };
+export type SourceRateLimit = ((req: IncomingMessage, res: ServerResponse, next: () => void) => void) & {
+  close(): Promise<void>;
+};
 
 /** The caller's bucket: its IPv4 address, or its IPv6 address's /64 (one host usually holds a whole /64). */
 export function sourceOf(address: string | undefined): string {
   if (!address || !ipaddr.isValid(address)) return 'unknown';
   const ip = ipaddr.process(address);
-  return ip.kind() === 'ipv6' ? `${ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/64`).toString()}/64` : ip.toString();
+  return ip.kind() === 'ipv6'
+    ? `${ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/64`).toString()}/64`
+    : ip.toString();
 }
 
 export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimit {
@@ -166,7 +206,14 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
   const duration = options.windowSeconds ?? DEFAULT_SOURCE_RATE_LIMIT_WINDOW_SECONDS;
   wholeNumbers(points, duration, ['requests', 'windowSeconds']);
   const { logger } = options;
-  const { limiter, close } = createLimiter({ points, duration, keyPrefix: options.keyPrefix ?? 'momo:sourcelimit', redisUrl: options.redisUrl, logger, name: 'source limit' });
+  const { limiter, close } = createLimiter({
+    points,
+    duration,
+    keyPrefix: options.keyPrefix ?? 'momo:sourcelimit',
+    redisUrl: options.redisUrl,
+    logger,
+    name: 'source limit',
+  });
 
   const middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const source = sourceOf(options.addressOf(req));
@@ -175,7 +222,10 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
       (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) {
           // The limiter itself failed (both stores): let the request through rather than refuse every caller.
-          logger.error({ err: rejection instanceof Error ? rejection.message : String(rejection) }, 'source limit: limiter failed, request let through');
+          logger.error(
+            { err: rejection instanceof Error ? rejection.message : String(rejection) },
+            'source limit: limiter failed, request let through',
+          );
           next();
           return;
         }
@@ -185,8 +235,16 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
         // express rewrites req.url below a mount path (`app.use('/notifications/momo', ...)`); originalUrl keeps it.
         const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
         const route = url.split('?')[0]!.split('/').slice(0, 3).join('/');
-        if (rejection.consumedPoints === points + 1) logger.warn({ source, route, retryInSeconds: seconds }, 'source limit: too many requests from one address');
-        sendJson(res, 429, { detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.` }, { 'retry-after': String(seconds) });
+        if (rejection.consumedPoints === points + 1)
+          logger.warn({ source, route, retryInSeconds: seconds }, 'source limit: too many requests from one address');
+        sendJson(
+          res,
+          429,
+          {
+            detail: `Too many requests from this address: at most ${points} in ${duration} s. Retry after ${seconds} s.`,
+          },
+          { 'retry-after': String(seconds) },
+        );
       },
     );
   };

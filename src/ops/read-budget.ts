@@ -151,10 +151,15 @@ export class RedisReadBudget extends QueuedBudget {
     super(options);
     this.now = options.now;
     this.key = `reads:${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
-    this.redis = scriptedRedis<BudgetScripts>(options.url, options.keyPrefix, { momoReadGrant: { lua: GRANT } }, {
-      name: 'read budget',
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
+    this.redis = scriptedRedis<BudgetScripts>(
+      options.url,
+      options.keyPrefix,
+      { momoReadGrant: { lua: GRANT } },
+      {
+        name: 'read budget',
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+    );
   }
 
   protected async grant(id: string): Promise<number> {
@@ -169,6 +174,10 @@ export class RedisReadBudget extends QueuedBudget {
 }
 
 /** The product's budget: in Redis with a URL (shared by every process), else in memory. */
-export function createReadBudget(redisUrl: RedisTarget | undefined, apiKey: string, options: ReadBudgetOptions & { keyPrefix?: string; logger?: Logger } = {}): ReadBudget {
+export function createReadBudget(
+  redisUrl: RedisTarget | undefined,
+  apiKey: string,
+  options: ReadBudgetOptions & { keyPrefix?: string; logger?: Logger } = {},
+): ReadBudget {
   return redisUrl ? new RedisReadBudget({ ...options, url: redisUrl, apiKey }) : new MemoryReadBudget(options);
 }

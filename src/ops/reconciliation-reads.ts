@@ -61,7 +61,13 @@ export class ReconciliationReads {
   /** The latest runs, newest first; undefined when the tables do not exist. */
   async runs(limit = 30): Promise<RunView[] | undefined> {
     try {
-      const rows = await this.db.selectFrom('reconciliation_runs').selectAll().orderBy('started', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      const rows = await this.db
+        .selectFrom('reconciliation_runs')
+        .selectAll()
+        .orderBy('started', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
       return rows.map(runOf);
     } catch (err) {
       if (missingTable(err)) return undefined;
@@ -81,7 +87,11 @@ export class ReconciliationReads {
   }
 
   /** A run's items with these outcomes, differences first, at most `limit` (and whether there were more). */
-  async items(runId: string, outcomes: readonly string[], limit: number): Promise<{ items: ItemView[]; more: boolean }> {
+  async items(
+    runId: string,
+    outcomes: readonly string[],
+    limit: number,
+  ): Promise<{ items: ItemView[]; more: boolean }> {
     if (outcomes.length === 0) return { items: [], more: false };
     const rows = await this.db
       .selectFrom('reconciliation_items')
@@ -93,7 +103,16 @@ export class ReconciliationReads {
       .limit(limit + 1)
       .execute();
     return {
-      items: rows.slice(0, limit).map((r) => ({ outcome: r.outcome, ref: r.ref, serviceId: r.service_id, ours: r.ours, theirs: r.theirs, differs: r.differs })),
+      items: rows
+        .slice(0, limit)
+        .map((r) => ({
+          outcome: r.outcome,
+          ref: r.ref,
+          serviceId: r.service_id,
+          ours: r.ours,
+          theirs: r.theirs,
+          differs: r.differs,
+        })),
       more: rows.length > limit,
     };
   }

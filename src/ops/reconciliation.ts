@@ -14,7 +14,13 @@ import { z } from 'zod';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
 import { html, page, queryString, when, type Html } from './html.js';
-import { DIFFERING, RECONCILIATION_OUTCOMES, ReconciliationReads, type ItemView, type RunView } from './reconciliation-reads.js';
+import {
+  DIFFERING,
+  RECONCILIATION_OUTCOMES,
+  ReconciliationReads,
+  type ItemView,
+  type RunView,
+} from './reconciliation-reads.js';
 
 export interface ReconciliationRouteOptions {
   journal?: Journal;
@@ -35,8 +41,13 @@ const OUTCOME_WORDS: Record<string, string> = {
 
 const query = z
   .object({
-    run: z.string('run is one value').regex(/^\d{1,18}$/, 'run is a run number').optional(),
-    outcome: z.enum(RECONCILIATION_OUTCOMES as [string, ...string[]], `outcome is one of ${RECONCILIATION_OUTCOMES.join(', ')}`).optional(),
+    run: z
+      .string('run is one value')
+      .regex(/^\d{1,18}$/, 'run is a run number')
+      .optional(),
+    outcome: z
+      .enum(RECONCILIATION_OUTCOMES as [string, ...string[]], `outcome is one of ${RECONCILIATION_OUTCOMES.join(', ')}`)
+      .optional(),
   })
   .strict();
 
@@ -45,8 +56,16 @@ export function addReconciliationRoute(app: Express, options: ReconciliationRout
   app.get('/ops/reconciliation', async (req, res) => {
     const parsed = query.safeParse(req.query);
     if (!parsed.success) {
-      const reasons = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (run, outcome)` : i.message));
-      send(res, 400, html`<ul class="reasons" role="alert">${reasons.map((r) => html`<li>${r}</li>`)}</ul>`);
+      const reasons = parsed.error.issues.map((i) =>
+        i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (run, outcome)` : i.message,
+      );
+      send(
+        res,
+        400,
+        html`<ul class="reasons" role="alert">
+          ${reasons.map((r) => html`<li>${r}</li>`)}
+        </ul>`,
+      );
       return;
     }
     if (!reads) {
@@ -56,13 +75,26 @@ export function addReconciliationRoute(app: Express, options: ReconciliationRout
     try {
       const runs = await reads.runs(RUNS_SHOWN);
       if (runs === undefined) {
-        send(res, 200, html`<section><h2>Reconciliation</h2><p class="empty">No reconciliation has run here yet (its tables are not in the database).</p></section>`);
+        send(
+          res,
+          200,
+          html`<section>
+            <h2>Reconciliation</h2>
+            <p class="empty">No reconciliation has run here yet (its tables are not in the database).</p>
+          </section>`,
+        );
         return;
       }
       const chosenId = parsed.data.run ?? runs[0]?.id;
-      const chosen = chosenId === undefined ? undefined : (runs.find((r) => r.id === chosenId) ?? (await reads.run(chosenId)));
+      const chosen =
+        chosenId === undefined ? undefined : (runs.find((r) => r.id === chosenId) ?? (await reads.run(chosenId)));
       if (parsed.data.run && !chosen) {
-        send(res, 404, html`<p class="reasons" role="alert">No reconciliation run ${parsed.data.run}.</p><p><a href="/ops/reconciliation">All runs</a></p>`);
+        send(
+          res,
+          404,
+          html`<p class="reasons" role="alert">No reconciliation run ${parsed.data.run}.</p>
+            <p><a href="/ops/reconciliation">All runs</a></p>`,
+        );
         return;
       }
       const outcomes = parsed.data.outcome ? [parsed.data.outcome] : [...DIFFERING, 'not_ours'];
@@ -70,24 +102,39 @@ export function addReconciliationRoute(app: Express, options: ReconciliationRout
       send(res, 200, reconciliationBody(runs, chosen, items, parsed.data.outcome));
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the reconciliation page could not read the database');
-      send(res, 503, html`<p class="reasons" role="alert">The reconciliation could not be read (the database did not answer); try again shortly.</p>`);
+      send(
+        res,
+        503,
+        html`<p class="reasons" role="alert">
+          The reconciliation could not be read (the database did not answer); try again shortly.
+        </p>`,
+      );
     }
   });
 }
 
 function send(res: Response, status: number, body: Html): void {
-  res.status(status).type('html').send(page('reconciliation', '/ops/reconciliation', body));
+  res
+    .status(status)
+    .type('html')
+    .send(page('reconciliation', '/ops/reconciliation', body));
 }
 
 const counts = (run: RunView): Html =>
-  html`<span class="counts">${RECONCILIATION_OUTCOMES.map(
-    (o) => html`<span class="state ${(run.counts[o] ?? 0) === 0 ? 'zero' : `outcome-${o}`}">${OUTCOME_WORDS[o] ?? o}: ${run.counts[o] ?? 0}</span>`,
-  )}</span>`;
+  html`<span class="counts"
+    >${RECONCILIATION_OUTCOMES.map(
+      (o) =>
+        html`<span class="state ${(run.counts[o] ?? 0) === 0 ? 'zero' : `outcome-${o}`}"
+          >${OUTCOME_WORDS[o] ?? o}: ${run.counts[o] ?? 0}</span
+        >`,
+    )}</span
+  >`;
 
 /** A compared record's main fields as one line of text. */
 function record(value: Record<string, unknown> | null): string {
   if (!value) return '–';
-  const pick = (k: string) => (value[k] === undefined || value[k] === null || value[k] === '' ? undefined : String(value[k]));
+  const pick = (k: string) =>
+    value[k] === undefined || value[k] === null || value[k] === '' ? undefined : String(value[k]);
   const parts = [
     [pick('amount'), pick('currency')].filter(Boolean).join(' '),
     pick('payee') ?? pick('phone'),
@@ -99,58 +146,112 @@ function record(value: Record<string, unknown> | null): string {
 
 function itemRow(item: ItemView): Html {
   return html`<tr class="item" data-outcome="${item.outcome}">
-  <td><span class="state outcome-${item.outcome}">${OUTCOME_WORDS[item.outcome] ?? item.outcome}</span>${item.differs?.length ? html`<br><small>${item.differs.join(', ')}</small>` : ''}</td>
-  <td>${item.ref ? html`<a href="/ops/payments/${encodeURIComponent(item.ref)}">${item.ref}</a>` : '–'}</td>
-  <td>${item.serviceId ?? '–'}</td>
-  <td>${record(item.ours)}</td>
-  <td>${record(item.theirs)}</td>
-</tr>`;
+    <td>
+      <span class="state outcome-${item.outcome}">${OUTCOME_WORDS[item.outcome] ?? item.outcome}</span
+      >${item.differs?.length ? html`<br /><small>${item.differs.join(', ')}</small>` : ''}
+    </td>
+    <td>${item.ref ? html`<a href="/ops/payments/${encodeURIComponent(item.ref)}">${item.ref}</a>` : '–'}</td>
+    <td>${item.serviceId ?? '–'}</td>
+    <td>${record(item.ours)}</td>
+    <td>${record(item.theirs)}</td>
+  </tr>`;
 }
 
-function reconciliationBody(runs: RunView[], chosen: RunView | undefined, found: { items: ItemView[]; more: boolean }, outcome: string | undefined): Html {
+function reconciliationBody(
+  runs: RunView[],
+  chosen: RunView | undefined,
+  found: { items: ItemView[]; more: boolean },
+  outcome: string | undefined,
+): Html {
   const runRows = runs.map(
-    (r) => html`<tr data-run="${r.id}"${r.id === chosen?.id ? html` class="chosen"` : ''}>
-  <td><a href="/ops/reconciliation${queryString({ run: r.id })}">${r.id}</a></td>
-  <td>${r.fromDay === r.toDay ? r.fromDay : `${r.fromDay} to ${r.toDay}`}</td>
-  <td>${when(r.started)}</td>
-  <td>${r.finished ? when(r.finished) : 'running'}</td>
-  <td><span class="state status-${r.status}">${r.status}</span>${r.error ? html`<br><small>${r.error}</small>` : ''}</td>
-  <td>${r.trigger}</td>
-  <td>${counts(r)}</td>
-</tr>`,
+    (r) =>
+      html`<tr data-run="${r.id}" ${r.id === chosen?.id ? html` class="chosen"` : ''}>
+        <td><a href="/ops/reconciliation${queryString({ run: r.id })}">${r.id}</a></td>
+        <td>${r.fromDay === r.toDay ? r.fromDay : `${r.fromDay} to ${r.toDay}`}</td>
+        <td>${when(r.started)}</td>
+        <td>${r.finished ? when(r.finished) : 'running'}</td>
+        <td>
+          <span class="state status-${r.status}">${r.status}</span
+          >${r.error ? html`<br /><small>${r.error}</small>` : ''}
+        </td>
+        <td>${r.trigger}</td>
+        <td>${counts(r)}</td>
+      </tr>`,
   );
   const filters = chosen
-    ? html`<p class="filters">Show: <a href="/ops/reconciliation${queryString({ run: chosen.id })}"${outcome ? '' : html` aria-current="true"`}>differences and the service's own</a>${RECONCILIATION_OUTCOMES.map(
-        (o) => html` · <a href="/ops/reconciliation${queryString({ run: chosen.id, outcome: o })}"${o === outcome ? html` aria-current="true"` : ''}>${OUTCOME_WORDS[o] ?? o}</a>`,
-      )}</p>`
+    ? html`<p class="filters">
+        Show:
+        <a href="/ops/reconciliation${queryString({ run: chosen.id })}" ${outcome ? '' : html` aria-current="true"`}
+          >differences and the service's own</a
+        >${RECONCILIATION_OUTCOMES.map(
+          (o) =>
+            html` ·
+              <a
+                href="/ops/reconciliation${queryString({ run: chosen.id, outcome: o })}"
+                ${o === outcome ? html` aria-current="true"` : ''}
+                >${OUTCOME_WORDS[o] ?? o}</a
+              >`,
+        )}
+      </p>`
     : html``;
   return html`<section aria-labelledby="runs-title">
-  <h2 id="runs-title">Reconciliation runs</h2>
-  <p class="note">Each run compares the journal with the service's payments, collection requests and collections of its days (UTC): <code>npm run reconcile -- --from YYYY-MM-DD --to YYYY-MM-DD</code>, and the product's daily run of the day before.</p>
-  ${
-    runs.length === 0
-      ? html`<p class="empty">No reconciliation has run yet.</p>`
-      : html`<table class="runs">
-  <thead><tr><th scope="col">Run</th><th scope="col">Days</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">By</th><th scope="col">Counts</th></tr></thead>
-  <tbody>${runRows}</tbody>
-</table>`
-  }
-</section>
-${
-  chosen
-    ? html`<section aria-labelledby="items-title">
-  <h2 id="items-title">Run ${chosen.id}: ${chosen.fromDay === chosen.toDay ? chosen.fromDay : `${chosen.fromDay} to ${chosen.toDay}`}</h2>
-  ${counts(chosen)}
-  ${filters}
-  ${
-    found.items.length === 0
-      ? html`<p class="empty">${outcome ? `Nothing ${OUTCOME_WORDS[outcome] ?? outcome}.` : 'No differences: every operation of ours is as the service holds it.'}</p>`
-      : html`<table class="items">
-  <thead><tr><th scope="col">Outcome</th><th scope="col">Our ref</th><th scope="col">Service's id</th><th scope="col">Ours</th><th scope="col">The service's</th></tr></thead>
-  <tbody>${found.items.map(itemRow)}</tbody>
-</table>${found.more ? html`<p class="note">The first ${ITEMS_SHOWN} shown.</p>` : ''}`
-  }
-</section>`
-    : ''
-}`;
+      <h2 id="runs-title">Reconciliation runs</h2>
+      <p class="note">
+        Each run compares the journal with the service's payments, collection requests and collections of its days
+        (UTC): <code>npm run reconcile -- --from YYYY-MM-DD --to YYYY-MM-DD</code>, and the product's daily run of the
+        day before.
+      </p>
+      ${
+        runs.length === 0
+          ? html`<p class="empty">No reconciliation has run yet.</p>`
+          : html`<table class="runs">
+              <thead>
+                <tr>
+                  <th scope="col">Run</th>
+                  <th scope="col">Days</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Finished</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">By</th>
+                  <th scope="col">Counts</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${runRows}
+              </tbody>
+            </table>`
+      }
+    </section>
+    ${
+      chosen
+        ? html`<section aria-labelledby="items-title">
+            <h2 id="items-title">
+              Run ${chosen.id}:
+              ${chosen.fromDay === chosen.toDay ? chosen.fromDay : `${chosen.fromDay} to ${chosen.toDay}`}
+            </h2>
+            ${counts(chosen)} ${filters}
+            ${
+              found.items.length === 0
+                ? html`<p class="empty">
+                    ${outcome ? `Nothing ${OUTCOME_WORDS[outcome] ?? outcome}.` : 'No differences: every operation of ours is as the service holds it.'}
+                  </p>`
+                : html`<table class="items">
+                      <thead>
+                        <tr>
+                          <th scope="col">Outcome</th>
+                          <th scope="col">Our ref</th>
+                          <th scope="col">Service's id</th>
+                          <th scope="col">Ours</th>
+                          <th scope="col">The service's</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        ${found.items.map(itemRow)}
+                      </tbody>
+                    </table>
+                    ${found.more ? html`<p class="note">The first ${ITEMS_SHOWN} shown.</p>` : ''}`
+            }
+          </section>`
+        : ''
+    }`;
 }

@@ -42,7 +42,12 @@ export function outcomesOf(payout: Payout): Outcome[] {
 }
 
 /** How many recipients were paid, failed (error, aborted, not sent) or still wait, and the total paid. */
-export function tally(outcomes: readonly Outcome[]): { paid: number; failed: number; waiting: number; paidTotal: string } {
+export function tally(outcomes: readonly Outcome[]): {
+  paid: number;
+  failed: number;
+  waiting: number;
+  paidTotal: string;
+} {
   const paid = outcomes.filter((o) => o.status === 'complete');
   const failed = outcomes.filter((o) => ['error', 'aborted', 'not_sent'].includes(o.status)).length;
   return {
@@ -59,5 +64,8 @@ export function tally(outcomes: readonly Outcome[]): { paid: number; failed: num
  */
 export function outcomesCsv(payout: Payout): string {
   const header = ['phone', 'amount', 'description', 'currency', 'status', 'payment', 'error'];
-  return writeCsv([header, ...outcomesOf(payout).map((o) => [o.phone, o.amount, o.description, payout.currency, o.status, o.payment, o.error])]);
+  return writeCsv([
+    header,
+    ...outcomesOf(payout).map((o) => [o.phone, o.amount, o.description, payout.currency, o.status, o.payment, o.error]),
+  ]);
 }

@@ -37,7 +37,12 @@ export interface PayoutRequest {
   recipients: PayoutRecipient[];
   total: string;
   /** What the request came to, once confirmed. */
-  result?: { kind: 'sent'; id: string; state: string } | { kind: 'sentBefore' } | { kind: 'held' } | { kind: 'refused'; reason: string } | { kind: 'unconfirmed' };
+  result?:
+    | { kind: 'sent'; id: string; state: string }
+    | { kind: 'sentBefore' }
+    | { kind: 'held' }
+    | { kind: 'refused'; reason: string }
+    | { kind: 'unconfirmed' };
   /** Each recipient's state as the service reported it (same order as `recipients`); absent until reported. */
   states?: RecipientState[];
 }
@@ -105,23 +110,36 @@ export class Payouts {
   }
 
   /** Reads and checks the rows for the maker; a draft to confirm, or every problem by row number. */
-  async prepare(maker: PayoutMaker, input: { rows: PayoutRows; currency: string; description: string }): Promise<Prepared> {
+  async prepare(
+    maker: PayoutMaker,
+    input: { rows: PayoutRows; currency: string; description: string },
+  ): Promise<Prepared> {
     const { policy } = this.o;
     const currency = input.currency.toUpperCase();
-    if (!this.o.currencies.includes(currency)) return { ok: false, errors: [{ row: 0, message: `${currency} is not a currency this product pays in` }] };
+    if (!this.o.currencies.includes(currency))
+      return { ok: false, errors: [{ row: 0, message: `${currency} is not a currency this product pays in` }] };
     const role = policy.role(maker.channel, maker.userId);
-    if (!role || !role.flows.includes('pay')) return { ok: false, errors: [{ row: 0, message: 'you are not allowed to pay: ask the operator for access' }] };
+    if (!role || !role.flows.includes('pay'))
+      return { ok: false, errors: [{ row: 0, message: 'you are not allowed to pay: ask the operator for access' }] };
     const options = { defaultCountry: this.o.defaultCountry, description: input.description || 'Payout' };
-    const parsed = 'csv' in input.rows ? parsePayoutCsv(input.rows.csv, options) : parsePayoutRows(input.rows.pasted, options);
+    const parsed =
+      'csv' in input.rows ? parsePayoutCsv(input.rows.csv, options) : parsePayoutRows(input.rows.pasted, options);
     if (!parsed.ok) return parsed;
     const { perPayment, daily } = policy.limitsOf(maker.channel, maker.userId, currency);
-    if (perPayment === undefined || daily === undefined) return { ok: false, errors: [{ row: 0, message: `your role has no limit set for ${currency}` }] };
+    if (perPayment === undefined || daily === undefined)
+      return { ok: false, errors: [{ row: 0, message: `your role has no limit set for ${currency}` }] };
     const over = parsed.recipients.flatMap((r, i) =>
-      new Decimal(r.amount).gt(perPayment) ? [{ row: parsed.rows[i]!, message: `more than your limit of ${perPayment} ${currency} per payment` }] : [],
+      new Decimal(r.amount).gt(perPayment)
+        ? [{ row: parsed.rows[i]!, message: `more than your limit of ${perPayment} ${currency} per payment` }]
+        : [],
     );
     if (over.length > 0) return { ok: false, errors: over };
     const id = randomUUID();
-    const requests = chunksOf(parsed.recipients).map((recipients, i) => ({ key: `${id}:payout:${i}`, recipients, total: totalOf(recipients) }));
+    const requests = chunksOf(parsed.recipients).map((recipients, i) => ({
+      key: `${id}:payout:${i}`,
+      recipients,
+      total: totalOf(recipients),
+    }));
     const payout: Payout = {
       id,
       maker,
@@ -153,7 +171,9 @@ export class Payouts {
   mayRead(payout: Payout, channel: PayoutMaker['channel'], userId: string): boolean {
     const { policy } = this.o;
     const reader = policy.personOf(channel, userId);
-    const own = (payout.maker.channel === channel && payout.maker.userId === userId) || (reader !== undefined && reader === policy.personOf(payout.maker.channel, payout.maker.userId));
+    const own =
+      (payout.maker.channel === channel && payout.maker.userId === userId) ||
+      (reader !== undefined && reader === policy.personOf(payout.maker.channel, payout.maker.userId));
     return own || policy.mayApprove(channel, userId);
   }
 
@@ -165,10 +185,34 @@ export class Payouts {
   async confirm(id: string, maker: Pick<PayoutMaker, 'channel' | 'userId'>): Promise<Payout | null> {
     const stored = await this.o.store.get(keys.payout(id));
     const draft = stored?.snapshot as Payout | undefined;
-    if (!stored || !draft || draft.state !== 'draft' || draft.maker.channel !== maker.channel || draft.maker.userId !== maker.userId) return null;
-    if (!(await this.open.schedule(id, this.now() + RESUME_AFTER_MS))) throw new Error('too many payouts are being made');
-    if ((await this.o.store.set(keys.payout(id), { ...draft, state: 'confirmed' }, stored.version, PAYOUT_TTL_SECONDS)) === null) return null;
-    this.o.logger.info({ payout: id, maker: maskUserId(maker.channel, maker.userId), requests: draft.requests.length, currency: draft.currency }, 'payouts: confirmed');
+    if (
+      !stored ||
+      !draft ||
+      draft.state !== 'draft' ||
+      draft.maker.channel !== maker.channel ||
+      draft.maker.userId !== maker.userId
+    )
+      return null;
+    if (!(await this.open.schedule(id, this.now() + RESUME_AFTER_MS)))
+      throw new Error('too many payouts are being made');
+    if (
+      (await this.o.store.set(
+        keys.payout(id),
+        { ...draft, state: 'confirmed' },
+        stored.version,
+        PAYOUT_TTL_SECONDS,
+      )) === null
+    )
+      return null;
+    this.o.logger.info(
+      {
+        payout: id,
+        maker: maskUserId(maker.channel, maker.userId),
+        requests: draft.requests.length,
+        currency: draft.currency,
+      },
+      'payouts: confirmed',
+    );
     return this.finish(id);
   }
 
@@ -193,19 +237,28 @@ export class Payouts {
 
   /** A confirmed payout with work left: a request not made, or its message not posted (recorded) yet. */
   private unfinished(payout: Payout | null): boolean {
-    return payout?.state === 'confirmed' && (payout.requests.some((r) => !r.result) || (this.board !== undefined && !payout.board));
+    return (
+      payout?.state === 'confirmed' &&
+      (payout.requests.some((r) => !r.result) || (this.board !== undefined && !payout.board))
+    );
   }
 
   /** Posts the payout's message once, writes where it is, and shows what was reported meanwhile. */
   private async post(payout: Payout): Promise<Payout> {
     if (!this.board) {
-      this.o.logger.info({ payout: payout.id, results: payout.requests.map((r) => r.result?.kind) }, 'payouts: made (no channel to tell)');
+      this.o.logger.info(
+        { payout: payout.id, results: payout.requests.map((r) => r.result?.kind) },
+        'payouts: made (no channel to tell)',
+      );
       return payout;
     }
     try {
       const board = await this.board.post(payout);
       const shown = payout.changes ?? 0;
-      const posted = (await this.change(payout.id, (p) => (p.board ? null : { ...p, board, shown: Math.max(p.shown ?? 0, shown) }))) ?? payout;
+      const posted =
+        (await this.change(payout.id, (p) =>
+          p.board ? null : { ...p, board, shown: Math.max(p.shown ?? 0, shown) },
+        )) ?? payout;
       await this.refresh(payout.id);
       return posted;
     } catch (err) {
@@ -230,7 +283,11 @@ export class Payouts {
       if (payout.state !== 'confirmed' || !request) return null;
       const states = mergeStates(request.recipients, request.states, recipients);
       if (!states) return null;
-      return { ...payout, requests: payout.requests.map((r, i) => (i === index ? { ...r, states } : r)), changes: (payout.changes ?? 0) + 1 };
+      return {
+        ...payout,
+        requests: payout.requests.map((r, i) => (i === index ? { ...r, states } : r)),
+        changes: (payout.changes ?? 0) + 1,
+      };
     });
     await this.refresh(id);
   }
@@ -254,13 +311,28 @@ export class Payouts {
   }
 
   /** Writes one request's result (compare-and-set; read again after a conflict). */
-  private async record(id: string, index: number, result: NonNullable<PayoutRequest['result']>): Promise<Payout | null> {
-    return this.change(id, (payout) => ({ ...payout, requests: payout.requests.map((r, i) => (i === index ? { ...r, result } : r)) }));
+  private async record(
+    id: string,
+    index: number,
+    result: NonNullable<PayoutRequest['result']>,
+  ): Promise<Payout | null> {
+    return this.change(id, (payout) => ({
+      ...payout,
+      requests: payout.requests.map((r, i) => (i === index ? { ...r, result } : r)),
+    }));
   }
 
   /** Changes the stored payout (`edit` null: nothing to write); the payout as written, or null. */
   private async change(id: string, edit: (payout: Payout) => Payout | null): Promise<Payout | null> {
-    return (await changeStored<Payout>(this.o.store, keys.payout(id), PAYOUT_TTL_SECONDS, (payout) => (payout ? edit(payout) : null), 'the payout')).after;
+    return (
+      await changeStored<Payout>(
+        this.o.store,
+        keys.payout(id),
+        PAYOUT_TTL_SECONDS,
+        (payout) => (payout ? edit(payout) : null),
+        'the payout',
+      )
+    ).after;
   }
 
   /**
@@ -277,7 +349,11 @@ export class Payouts {
 
   /** Runs the sweep every `sweepEveryMs` until stop(). */
   start(): void {
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.o.logger.warn({ err: String(err) }, 'payouts: sweep failed')), this.o.sweepEveryMs ?? 60_000);
+    this.timer = setInterval(
+      () =>
+        void this.sweep().catch((err: unknown) => this.o.logger.warn({ err: String(err) }, 'payouts: sweep failed')),
+      this.o.sweepEveryMs ?? 60_000,
+    );
     this.timer.unref();
   }
 

@@ -26,18 +26,20 @@ export interface RecipientState {
  * "What we assumed"). A recipient paused and then resumed keeps showing `paused` until its end. A Map: the
  * state comes from the service, and `constructor` is no state.
  */
-const RANKS: ReadonlyMap<string, number> = new Map(Object.entries({
-  new: 0,
-  processing: 1,
-  pending_confirmation: 2,
-  queued: 3,
-  paused: 4,
-  parked: 5,
-  paused_for_admin_action: 6,
-  complete: 9,
-  error: 9,
-  aborted: 9,
-}));
+const RANKS: ReadonlyMap<string, number> = new Map(
+  Object.entries({
+    new: 0,
+    processing: 1,
+    pending_confirmation: 2,
+    queued: 3,
+    paused: 4,
+    parked: 5,
+    paused_for_admin_action: 6,
+    complete: 9,
+    error: 9,
+    aborted: 9,
+  }),
+);
 /** A state the contract does not list: after the open ones, before the final ones. */
 const UNKNOWN_RANK = 7;
 const FINAL_RANK = 9;
@@ -48,7 +50,8 @@ const MAX_ERROR = 200;
 const rankOf = (state: string): number => RANKS.get(state) ?? UNKNOWN_RANK;
 
 /** A recipient's transfer ended (complete, error or aborted). */
-export const isDone = (state: RecipientState | undefined): boolean => state !== undefined && rankOf(state.state) >= FINAL_RANK;
+export const isDone = (state: RecipientState | undefined): boolean =>
+  state !== undefined && rankOf(state.state) >= FINAL_RANK;
 
 /**
  * Our recipients' states after a report: each of ours takes the report's entry of the same number (the n-th
@@ -73,7 +76,9 @@ export function mergeStates(
     if (!entry || isDone(before) || rankOf(entry.state) <= rankOf(before.state)) return before;
     moved = true;
     const state = entry.state.slice(0, MAX_STATE);
-    return rankOf(state) >= FINAL_RANK && state !== 'complete' && entry.error ? { state, error: entry.error.slice(0, MAX_ERROR) } : { state };
+    return rankOf(state) >= FINAL_RANK && state !== 'complete' && entry.error
+      ? { state, error: entry.error.slice(0, MAX_ERROR) }
+      : { state };
   });
   return moved ? next : null;
 }

@@ -27,7 +27,8 @@ export interface RowError {
 }
 
 /** The recipients, each with its row number in `rows`; or every problem by row. */
-export type ParsedRows = { ok: true; recipients: PayoutRecipient[]; rows: number[] } | { ok: false; errors: RowError[] };
+export type ParsedRows =
+  { ok: true; recipients: PayoutRecipient[]; rows: number[] } | { ok: false; errors: RowError[] };
 
 const say = (reason: Text): string => fillTemplate(inputMessages.en[reason.key] ?? reason.key, reason.params);
 
@@ -96,10 +97,12 @@ function checkRows(records: RowFields[], options: RowOptions, none: string): Par
     if (extra) problems.push('more than 3 columns (phone, amount, description): quote a description that holds commas');
     const phone = parsePhone(phoneField, options.defaultCountry);
     if (!phone.ok) problems.push(`"${plainText(phoneField).slice(0, 30)}" is not a phone number`);
-    const amount = amountField === '' ? { ok: false as const, reason: { key: 'input.amountInvalid' } } : parseAmount(amountField);
+    const amount =
+      amountField === '' ? { ok: false as const, reason: { key: 'input.amountInvalid' } } : parseAmount(amountField);
     if (!amount.ok) problems.push(say(amount.reason));
     const description = plainText(descriptionField).trim() || options.description;
-    if (description.length > DESCRIPTION_MAX) problems.push(`the description is longer than ${DESCRIPTION_MAX} characters`);
+    if (description.length > DESCRIPTION_MAX)
+      problems.push(`the description is longer than ${DESCRIPTION_MAX} characters`);
     if (problems.length > 0) errors.push({ row, message: problems.join('; ') });
     else if (phone.ok && amount.ok) {
       recipients.push({ phonenumber: phone.e164, amount: amount.amount, description });
@@ -117,12 +120,15 @@ function checkRows(records: RowFields[], options: RowOptions, none: string): Par
 /** The payout's requests: at most {@link PAYOUT_REQUEST_MAX} recipients each, in the order pasted. */
 export function chunksOf(recipients: PayoutRecipient[]): PayoutRecipient[][] {
   const chunks: PayoutRecipient[][] = [];
-  for (let start = 0; start < recipients.length; start += PAYOUT_REQUEST_MAX) chunks.push(recipients.slice(start, start + PAYOUT_REQUEST_MAX));
+  for (let start = 0; start < recipients.length; start += PAYOUT_REQUEST_MAX)
+    chunks.push(recipients.slice(start, start + PAYOUT_REQUEST_MAX));
   return chunks;
 }
 
 /** The sum of the recipients' amounts, as a decimal string. */
-export const totalOf = (recipients: PayoutRecipient[]): string => recipients.reduce((sum, r) => sum.plus(r.amount), new Decimal(0)).toFixed();
+export const totalOf = (recipients: PayoutRecipient[]): string =>
+  recipients.reduce((sum, r) => sum.plus(r.amount), new Decimal(0)).toFixed();
 
 /** The largest amount among the recipients (the per-payment limit applies to each). */
-export const largestOf = (recipients: PayoutRecipient[]): string => Decimal.max(...recipients.map((r) => r.amount)).toFixed();
+export const largestOf = (recipients: PayoutRecipient[]): string =>
+  Decimal.max(...recipients.map((r) => r.amount)).toFixed();

@@ -138,7 +138,12 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
  * them boundedly: the first of a streak at once, then one line a {@link ERROR_LOG_EVERY_MS} at most with how
  * many errors came since; `redis: back` when the connection is ready again after errors.
  */
-export function logErrorsBoundedly(client: RedisClient, name: string, logger: Logger | undefined, everyMs = ERROR_LOG_EVERY_MS): void {
+export function logErrorsBoundedly(
+  client: RedisClient,
+  name: string,
+  logger: Logger | undefined,
+  everyMs = ERROR_LOG_EVERY_MS,
+): void {
   const errors = boundedErrorLog(logger, { redis: name }, 'redis: error, reconnecting', everyMs);
   client.on('error', errors.error);
   client.on('ready', () => errors.back('redis: back'));
@@ -240,7 +245,8 @@ export async function warnOfEviction(target: RedisTarget, logger: Logger, ms = 1
   try {
     const warning = await Promise.race([
       (async () => {
-        if (client instanceof Cluster && client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+        if (client instanceof Cluster && client.status !== 'ready')
+          await new Promise((resolve) => client.once('ready', resolve));
         return evictionWarning(client);
       })(),
       new Promise<undefined>((resolve) => {

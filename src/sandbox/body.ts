@@ -29,7 +29,8 @@ export const jsonBody: RequestHandler[] = [
 export function foldFormFields(fields: Iterable<[string, unknown]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, raw] of fields) {
-    if (name.split('.').includes('__proto__')) throw new ApiError(400, { non_field_errors: [`"${name}" is not a field name.`] });
+    if (name.split('.').includes('__proto__'))
+      throw new ApiError(400, { non_field_errors: [`"${name}" is not a field name.`] });
     const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     const dot = name.indexOf('.');
     if (dot > 0) {
@@ -70,9 +71,11 @@ export const parseBody: RequestHandler = async (req, res, next) => {
     req.body = foldFormFields(Object.entries(req.body as Record<string, unknown>));
   } else if (req.is('multipart/form-data')) {
     await run(multipart);
-    const form = await new Response(req.body as unknown as BodyInit, { headers: { 'content-type': type } }).formData().catch(() => {
-      throw detailError(400, 'Multipart form parse error.');
-    });
+    const form = await new Response(req.body as unknown as BodyInit, { headers: { 'content-type': type } })
+      .formData()
+      .catch(() => {
+        throw detailError(400, 'Multipart form parse error.');
+      });
     const fields: [string, string][] = [];
     form.forEach((v, k) => {
       if (typeof v === 'string') fields.push([k, v]);

@@ -8,7 +8,13 @@ import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { CANDIDATES, createSandbox, TEST_NUMBERS } from './index.js';
 
-const port = z.coerce.number().int().min(0).max(65535).default(4000).parse(process.env.SANDBOX_PORT || undefined);
+const port = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(65535)
+  .default(4000)
+  .parse(process.env.SANDBOX_PORT || undefined);
 const config = loadConfig();
 const sandbox = createSandbox({
   apiKey: config.SANDBOX_API_KEY,
@@ -40,7 +46,10 @@ const server = sandbox.app.listen(port, () => {
     ...TEST_NUMBERS.map((t) => `  ${t.phonenumber.padEnd(15)} ${t.description}`),
     '',
     'Exam confirmation codes (vending name validation):',
-    ...CANDIDATES.map((c) => `  ${c.service_type.padEnd(5)} ${c.account_number}  ${c.firstName} ${c.middleName} ${c.lastName}, gsmNo ${c.gsmNo}`),
+    ...CANDIDATES.map(
+      (c) =>
+        `  ${c.service_type.padEnd(5)} ${c.account_number}  ${c.firstName} ${c.middleName} ${c.lastName}, gsmNo ${c.gsmNo}`,
+    ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 });

@@ -34,7 +34,17 @@ import { findOrCreateContact, verifyContact } from './contacts.js';
 import { apiLocals, owned, recordSms, type SandboxContext } from './context.js';
 import { currencySuits, lookupSubscriber, PAYER_SHORT, WAIT_SECONDS } from './directory.js';
 import { FieldErrors, methodNotAllowed, validate } from './errors.js';
-import { amount, boolean, incomingCurrency, jsonObject, metadata, optional, optionalInteger, optionalText, phone } from './fields.js';
+import {
+  amount,
+  boolean,
+  incomingCurrency,
+  jsonObject,
+  metadata,
+  optional,
+  optionalInteger,
+  optionalText,
+  phone,
+} from './fields.js';
 import { amountExact, dateRange, exact, list, phoneExact, type Filters } from './listing.js';
 import { occurrences, readRecurrence, type Recurrence } from './recurrence.js';
 import { money } from './render.js';
@@ -71,7 +81,11 @@ const OPEN: ReadonlySet<CollectionRequestStatus> = new Set(['pending', 'instruct
 function setStatus(ctx: SandboxContext, request: CollectionRequest, status: CollectionRequestStatus): void {
   request.status = status;
   request.modified = ctx.clock.now();
-  ctx.notifications.emit(request.organization, 'collectionrequest.status.changed', ctx.render.collectionRequest(request));
+  ctx.notifications.emit(
+    request.organization,
+    'collectionrequest.status.changed',
+    ctx.render.collectionRequest(request),
+  );
 }
 
 /** Runs `step` after `seconds` if the request is still in the attempt it was in (no retry, no outcome since). */
@@ -181,9 +195,14 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
     errors.add('currency', `${input.currency} does not suit ${input.phonenumber}: no currency conversion is done.`);
   }
   const account =
-    input.account === undefined ? ctx.state.accountFor(org.id, input.currency as Currency) : ctx.state.accounts.get(input.account);
+    input.account === undefined
+      ? ctx.state.accountFor(org.id, input.currency as Currency)
+      : ctx.state.accounts.get(input.account);
   if (!account || account.organization !== org.id || account.status !== 'active') {
-    errors.add(input.account === undefined ? 'currency' : 'account', `No active ${input.currency} wallet to collect into.`);
+    errors.add(
+      input.account === undefined ? 'currency' : 'account',
+      `No active ${input.currency} wallet to collect into.`,
+    );
   } else if (account.currency !== input.currency) {
     errors.add('account', `The account's currency (${account.currency}) is not ${input.currency}.`);
   }
@@ -200,7 +219,10 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
   const expiry = when('expiry_date', input.expiry_date) ?? (start ?? now) + DEFAULT_OPEN_MS;
   if (start !== undefined && expiry <= start) errors.add('expiry_date', 'Must be later than start_date.');
   if (input.retry_interval_minutes !== undefined && input.retry_interval_minutes < RETRY_INTERVAL_MIN_MINUTES) {
-    errors.add('retry_interval_minutes', `Ensure this value is greater than or equal to ${RETRY_INTERVAL_MIN_MINUTES}.`);
+    errors.add(
+      'retry_interval_minutes',
+      `Ensure this value is greater than or equal to ${RETRY_INTERVAL_MIN_MINUTES}.`,
+    );
   }
   if (input.max_attempts !== undefined && (input.max_attempts < 0 || input.max_attempts > MAX_REQUEST_ATTEMPTS)) {
     errors.add('max_attempts', `Ensure this value is between 0 and ${MAX_REQUEST_ATTEMPTS}.`);
@@ -250,9 +272,15 @@ export function createCollectionRequest(ctx: SandboxContext, org: Organization, 
 }
 
 /** The oldest open request matching an incoming collection by amount, number and currency. */
-export function findOpenRequest(ctx: SandboxContext, c: { phonenumber: string; amount: Decimal; currency: Currency }): CollectionRequest | undefined {
+export function findOpenRequest(
+  ctx: SandboxContext,
+  c: { phonenumber: string; amount: Decimal; currency: Currency },
+): CollectionRequest | undefined {
   return [...ctx.state.requests.values()]
-    .filter((r) => OPEN.has(r.status) && r.phonenumber === c.phonenumber && r.currency === c.currency && r.amount.eq(c.amount))
+    .filter(
+      (r) =>
+        OPEN.has(r.status) && r.phonenumber === c.phonenumber && r.currency === c.currency && r.amount.eq(c.amount),
+    )
     .sort((a, b) => a.created - b.created || a.id - b.id)[0];
 }
 
@@ -263,7 +291,11 @@ export function fulfil(ctx: SandboxContext, request: CollectionRequest, collecti
   const customer = contact ? `${contact.first_name} ${contact.last_name}` : request.phonenumber;
   const amountText = `${request.currency} ${money(request.amount)}`;
   const message = request.success_message ?? `Thank you {customer}: {amount} received by ${request.reason}.`;
-  recordSms(ctx, request.phonenumber, message.replaceAll('{amount}', amountText).replaceAll('{customer}', customer) + SMS_SUFFIX);
+  recordSms(
+    ctx,
+    request.phonenumber,
+    message.replaceAll('{amount}', amountText).replaceAll('{customer}', customer) + SMS_SUFFIX,
+  );
   if (request.status !== 'processing_started') setStatus(ctx, request, 'processing_started');
   setStatus(ctx, request, 'successful');
 }
@@ -280,7 +312,9 @@ export function requestFilters(ctx: SandboxContext): Filters<CollectionRequest> 
     currency: exact((r) => r.currency),
     collection: exact((r) => r.collection),
     phonenumber: phoneExact((r) => r.phonenumber),
-    remote_transaction_id: exact((r) => (r.collection === null ? null : ctx.state.collections.get(r.collection)?.remote_transaction_id)),
+    remote_transaction_id: exact((r) =>
+      r.collection === null ? null : ctx.state.collections.get(r.collection)?.remote_transaction_id,
+    ),
     ...dateRange('created', (r) => r.created),
     ...dateRange('modified', (r) => r.modified),
     status: exact((r) => r.status),

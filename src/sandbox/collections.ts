@@ -27,7 +27,19 @@ import { currencySuits, lookupSubscriber } from './directory.js';
 import { detailError, fieldError, methodNotAllowed, validate } from './errors.js';
 import { money } from './render.js';
 import { amount, boolean, incomingCurrency, optionalInteger, optionalText, phone } from './fields.js';
-import { amountExact, applyFilters, dateRange, exact, hasFilters, list, order, page, phoneExact, queryValue, type Filters } from './listing.js';
+import {
+  amountExact,
+  applyFilters,
+  dateRange,
+  exact,
+  hasFilters,
+  list,
+  order,
+  page,
+  phoneExact,
+  queryValue,
+  type Filters,
+} from './listing.js';
 import type { Collection, Currency, EventType, Organization, Version } from './state.js';
 import { verifyCollection } from './verification.js';
 
@@ -95,13 +107,18 @@ function credit(ctx: SandboxContext, collection: Collection, org: Organization):
     created: now,
     account: account.id,
   };
-  const request = collection.collection_request === null ? undefined : ctx.state.requests.get(collection.collection_request);
+  const request =
+    collection.collection_request === null ? undefined : ctx.state.requests.get(collection.collection_request);
   if (request) fulfil(ctx, request, collection);
   notify(ctx, collection);
 }
 
 /** A subscriber sends money. Resolves once the collection is accepted or rejected. */
-export async function receiveCollection(ctx: SandboxContext, defaultOrganization: number, body: unknown): Promise<Collection> {
+export async function receiveCollection(
+  ctx: SandboxContext,
+  defaultOrganization: number,
+  body: unknown,
+): Promise<Collection> {
   const input = validate(sendCollectionSchema, body);
   if (!currencySuits(input.currency, input.phonenumber)) {
     throw fieldError('currency', `${input.currency} does not suit ${input.phonenumber}.`);
@@ -112,7 +129,8 @@ export async function receiveCollection(ctx: SandboxContext, defaultOrganization
   const remoteId = input.remote_transaction_id ?? `SBXC${String(id).padStart(10, '0')}`;
   const wanted = input.organization === undefined ? defaultOrganization : input.organization;
   const open = findOpenRequest(ctx, { ...input, currency: input.currency as Currency });
-  const request = open && (input.organization === undefined || open.organization === input.organization) ? open : undefined;
+  const request =
+    open && (input.organization === undefined || open.organization === input.organization) ? open : undefined;
   const orgId = request?.organization ?? wanted;
   const org = orgId === null ? undefined : ctx.state.organizations.get(orgId);
   if (orgId !== null && !org) throw fieldError('organization', `No organization ${orgId}.`);
@@ -153,7 +171,8 @@ export async function receiveCollection(ctx: SandboxContext, defaultOrganization
     collection.collection_request = null;
     collection.modified = ctx.clock.now();
     // A subscriber already paying the request (processing_started) was refused: that attempt failed.
-    if (request?.status === 'processing_started') requestFailed(ctx, request, `The collection was rejected (${outcome}).`);
+    if (request?.status === 'processing_started')
+      requestFailed(ctx, request, `The collection was rejected (${outcome}).`);
   }
   return collection;
 }
@@ -168,19 +187,26 @@ export type CollectionChange = 'reverse' | 'cash-out';
  */
 export function changeCollection(ctx: SandboxContext, collection: Collection, change: CollectionChange): void {
   if (collection.status !== 'successful') {
-    throw detailError(409, `Collection ${collection.id} is ${collection.status}: only a successful collection can be ${change === 'reverse' ? 'reversed' : 'cashed out'}.`);
+    throw detailError(
+      409,
+      `Collection ${collection.id} is ${collection.status}: only a successful collection can be ${change === 'reverse' ? 'reversed' : 'cashed out'}.`,
+    );
   }
   if (change === 'reverse') {
     const account = ctx.state.accountFor(collection.organization!, collection.currency)!;
     if (account.balance.lt(collection.amount)) {
-      throw detailError(409, `The ${collection.currency} wallet holds ${money(account.balance)}: less than the ${money(collection.amount)} to reverse.`);
+      throw detailError(
+        409,
+        `The ${collection.currency} wallet holds ${money(account.balance)}: less than the ${money(collection.amount)} to reverse.`,
+      );
     }
     account.balance = account.balance.minus(collection.amount);
     account.modified = ctx.clock.now();
   }
   collection.status = change === 'reverse' ? 'reversed' : 'cashed_out';
   collection.modified = ctx.clock.now();
-  const request = collection.collection_request === null ? undefined : ctx.state.requests.get(collection.collection_request);
+  const request =
+    collection.collection_request === null ? undefined : ctx.state.requests.get(collection.collection_request);
   if (change === 'reverse' && request) reverseRequest(ctx, request);
   notify(ctx, collection);
 }
@@ -204,15 +230,31 @@ export function collectionFilters(ctx: SandboxContext): Filters<Collection> {
 
 const CLAIM_NEEDS = ['amount', 'remote_transaction_id', 'phonenumber'] as const;
 
-function claim(ctx: SandboxContext, req: Request, org: Organization, version: Version, collectionFilters: Filters<Collection>) {
+function claim(
+  ctx: SandboxContext,
+  req: Request,
+  org: Organization,
+  version: Version,
+  collectionFilters: Filters<Collection>,
+) {
   // Rule 1: all three parameters in the same request.
   const missing = CLAIM_NEEDS.filter((p) => !queryValue(req, p));
-  if (missing.length > 0) throw detailError(400, `A claim needs amount, remote_transaction_id and phonenumber; missing: ${missing.join(', ')}.`);
+  if (missing.length > 0)
+    throw detailError(
+      400,
+      `A claim needs amount, remote_transaction_id and phonenumber; missing: ${missing.join(', ')}.`,
+    );
   // Rule 2 is the phone filter's exact match (a `+` added when missing); unmatched collections are searched too.
-  const candidates = [...ctx.state.collections.values()].filter((c) => c.organization === org.id || c.organization === null);
+  const candidates = [...ctx.state.collections.values()].filter(
+    (c) => c.organization === org.id || c.organization === null,
+  );
   const matches = applyFilters(req, candidates, collectionFilters);
   // Rule 3: more than one match fails.
-  if (matches.length > 1) throw detailError(400, 'The claim matches more than one collection: give the exact amount, transaction id and number.');
+  if (matches.length > 1)
+    throw detailError(
+      400,
+      'The claim matches more than one collection: give the exact amount, transaction id and number.',
+    );
   const found = matches[0];
   if (found && found.organization === null && found.status === 'successful') credit(ctx, found, org);
   // Rule 4: a list, not a single collection.

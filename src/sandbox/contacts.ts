@@ -42,7 +42,11 @@ export interface NewContact {
 }
 
 /** The organization's contact for this number, created (with a contact.created event) when new. */
-export function findOrCreateContact(ctx: SandboxContext, org: Organization, input: NewContact): { contact: Contact; created: boolean } {
+export function findOrCreateContact(
+  ctx: SandboxContext,
+  org: Organization,
+  input: NewContact,
+): { contact: Contact; created: boolean } {
   const existing = ctx.state.contactByPhone(org.id, input.phone_number);
   if (existing) return { contact: existing, created: false };
   const now = ctx.clock.now();

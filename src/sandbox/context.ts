@@ -42,7 +42,11 @@ export interface ApiLocals {
 export const apiLocals = (res: Response): ApiLocals => res.locals as ApiLocals;
 
 /** The record with this id: 404 when there is none, 403 when it belongs to another organization. */
-export function owned<T extends { organization: number | null }>(records: Map<number, T>, id: string | undefined, org: Organization): T {
+export function owned<T extends { organization: number | null }>(
+  records: Map<number, T>,
+  id: string | undefined,
+  org: Organization,
+): T {
   const record = id !== undefined && /^\d+$/.test(id) ? records.get(Number(id)) : undefined;
   if (!record) throw detailError(404, 'Not found.');
   if (record.organization !== org.id) throw detailError(403, 'You do not have permission to perform this action.');

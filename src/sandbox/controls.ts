@@ -87,7 +87,12 @@ export const settingsSchema = z
   .partial()
   .strict();
 
-export const clockAdvanceSchema = z.object({ seconds: z.number({ error: 'Give seconds as a number.' }).min(0).max(366 * 86400) });
+export const clockAdvanceSchema = z.object({
+  seconds: z
+    .number({ error: 'Give seconds as a number.' })
+    .min(0)
+    .max(366 * 86400),
+});
 
 /** Body of reject and cancel (a reason is required) and of approve (`by` only). */
 export const decisionSchema = (reasonRequired: boolean) =>
@@ -98,7 +103,10 @@ export const decisionSchema = (reasonRequired: boolean) =>
     })
     .strict();
 
-const settingsOf = ({ id, apiKey: _key, vendingApiKey: _vendingKey, userId: _user, ...settings }: Organization) => ({ id, ...settings });
+const settingsOf = ({ id, apiKey: _key, vendingApiKey: _vendingKey, userId: _user, ...settings }: Organization) => ({
+  id,
+  ...settings,
+});
 
 function applySettings(org: Organization, changes: unknown) {
   Object.assign(org, validate(settingsSchema, changes));
@@ -140,7 +148,13 @@ export function createControls(ctx: SandboxContext, org: Organization, purchases
 }
 
 /** Applies the portal's decision to the organization's payment and answers it (v5 shape). */
-function decidePayment(ctx: SandboxContext, org: Organization, id: string, decision: PaymentDecision, body: unknown): Wire {
+function decidePayment(
+  ctx: SandboxContext,
+  org: Organization,
+  id: string,
+  decision: PaymentDecision,
+  body: unknown,
+): Wire {
   const payment = owned(ctx.state.payments, id, org);
   const input = validate(decisionSchema(decision !== 'approve'), body);
   decide(ctx, payment, decision, { reason: input.reason, by: input.by ?? org.userId });
@@ -154,7 +168,11 @@ function collectionChange(ctx: SandboxContext, org: Organization, id: string, ch
 }
 
 function balancesOf(ctx: SandboxContext, org: Organization): Record<string, string> {
-  return Object.fromEntries([...ctx.state.accounts.values()].filter((a) => a.organization === org.id).map((a) => [a.currency, money(a.balance)]));
+  return Object.fromEntries(
+    [...ctx.state.accounts.values()]
+      .filter((a) => a.organization === org.id)
+      .map((a) => [a.currency, money(a.balance)]),
+  );
 }
 
 export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]): Router {
@@ -212,7 +230,9 @@ export function controlsRouter(ctx: SandboxContext, purchases: VendingPurchase[]
       .route(path)
       .get((_req, res) => res.json(read(orgOf(res))))
       .all(methodNotAllowed('GET'));
-  listing('/deliveries', (org) => ctx.notifications.deliveries.filter((d) => ctx.state.events.get(d.event)?.organization === org.id));
+  listing('/deliveries', (org) =>
+    ctx.notifications.deliveries.filter((d) => ctx.state.events.get(d.event)?.organization === org.id),
+  );
   listing('/sms', () => ctx.state.sms);
   listing('/purchases', (org) => purchases.filter((p) => p.organization === org.id));
   listing('/balances', (org) => balancesOf(ctx, org));

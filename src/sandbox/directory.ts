@@ -113,7 +113,8 @@ export const TEST_NUMBERS: readonly TestNumber[] = [
     behaviour: 'payment_aborted',
     nameOnNetwork: 'Patrick Mugerwa',
     network: 'MTN Uganda',
-    description: 'Registered as "Patrick Mugerwa"; the network aborts every transfer: recipient `aborted`, payment processed_with_errors.',
+    description:
+      'Registered as "Patrick Mugerwa"; the network aborts every transfer: recipient `aborted`, payment processed_with_errors.',
   },
   {
     phonenumber: '+256772000010',
@@ -158,7 +159,18 @@ const COUNTRIES: Partial<Record<CountryCode, { currency?: string; network: (nati
 };
 
 const FIRST_NAMES = ['Joseph', 'Grace', 'Peter', 'Esther', 'Samuel', 'Ruth', 'David', 'Agnes', 'Moses', 'Faith'];
-const LAST_NAMES = ['Ssemwanga', 'Achieng', 'Mutua', 'Namubiru', 'Kamau', 'Opio', 'Atieno', 'Byaruhanga', 'Otieno', 'Nabirye'];
+const LAST_NAMES = [
+  'Ssemwanga',
+  'Achieng',
+  'Mutua',
+  'Namubiru',
+  'Kamau',
+  'Opio',
+  'Atieno',
+  'Byaruhanga',
+  'Otieno',
+  'Nabirye',
+];
 
 export interface Subscriber {
   phonenumber: string;
@@ -197,7 +209,14 @@ export function lookupSubscriber(phonenumber: string): Subscriber {
     };
   }
   if (!country) {
-    return { phonenumber, supported: false, registered: false, network: '', nameOnNetwork: '', behaviour: 'unregistered' };
+    return {
+      phonenumber,
+      supported: false,
+      registered: false,
+      network: '',
+      nameOnNetwork: '',
+      behaviour: 'unregistered',
+    };
   }
   const digits = [...national].reduce((sum, d, i) => sum + Number(d) * (i + 1), 0);
   return {
@@ -224,7 +243,13 @@ export const NAME_MATCH_THRESHOLD = 60;
  * coefficient over lower-cased words), so word order and a missing middle name matter little.
  */
 export function nameMatchScore(supplied: string, onNetwork: string): number {
-  const words = (s: string) => new Set(s.toLowerCase().split(/[^\p{L}]+/u).filter(Boolean));
+  const words = (s: string) =>
+    new Set(
+      s
+        .toLowerCase()
+        .split(/[^\p{L}]+/u)
+        .filter(Boolean),
+    );
   const a = words(supplied);
   const b = words(onNetwork);
   if (a.size === 0 || b.size === 0) return 0;

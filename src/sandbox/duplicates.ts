@@ -29,7 +29,8 @@ export class DuplicateKeys {
       if (this.expiries.has(id)) throw detailError(409, DUPLICATE_DETAIL);
       this.expiries.set(id, now + DUPLICATE_KEY_TTL_SECONDS * 1000);
       res.on('finish', () => {
-        if (!DUPLICATE_KEY_KEPT_AFTER_ERROR && (res.statusCode < 200 || res.statusCode >= 300)) this.expiries.delete(id);
+        if (!DUPLICATE_KEY_KEPT_AFTER_ERROR && (res.statusCode < 200 || res.statusCode >= 300))
+          this.expiries.delete(id);
       });
       next();
     };

@@ -9,7 +9,8 @@ import { parseInternational } from './directory.js';
 import { CURRENCIES } from './state.js';
 
 export const REQUIRED = 'This field is required.';
-const required = (kind: string) => (issue: { input: unknown }) => (issue.input === undefined ? REQUIRED : `Not a valid ${kind}.`);
+const required = (kind: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? REQUIRED : `Not a valid ${kind}.`;
 
 /** '' from a form field (and null) counts as absent for optional fields. */
 const blankAsAbsent = (v: unknown) => (v === '' || v === null ? undefined : v);
@@ -43,33 +44,32 @@ export const optionalText = (max: number) => optional(text(max));
 
 export const email = optional(z.email('Enter a valid email address.'));
 
-export const phone = z
-  .string({ error: required('string') })
-  .transform((v, ctx) => {
-    // A `+` sent unencoded in a form body arrives as a space: read it back as the `+` it was.
-    const parsed = parseInternational(v.replace(/^ (?=\d)/, '+'));
-    if (!parsed) {
-      ctx.addIssue({ code: 'custom', message: 'Enter a valid phone number in international format, starting with + and the country code.' });
-      return z.NEVER;
-    }
-    return parsed;
-  });
+export const phone = z.string({ error: required('string') }).transform((v, ctx) => {
+  // A `+` sent unencoded in a form body arrives as a space: read it back as the `+` it was.
+  const parsed = parseInternational(v.replace(/^ (?=\d)/, '+'));
+  if (!parsed) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'Enter a valid phone number in international format, starting with + and the country code.',
+    });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
 /** A decimal of zero or more, as a string or a JSON number, without thousands separators, at most 2 places. */
-export const decimal = z
-  .union([z.string(), z.number()], { error: required('number') })
-  .transform((v, ctx) => {
-    const s = String(v).trim();
-    if (/^\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) {
-      ctx.addIssue({ code: 'custom', message: 'Enter a number without thousands separators.' });
-      return z.NEVER;
-    }
-    if (!/^\d+(\.\d{1,2})?$/.test(s)) {
-      ctx.addIssue({ code: 'custom', message: 'A valid number with at most 2 decimal places is required.' });
-      return z.NEVER;
-    }
-    return new Decimal(s);
-  });
+export const decimal = z.union([z.string(), z.number()], { error: required('number') }).transform((v, ctx) => {
+  const s = String(v).trim();
+  if (/^\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) {
+    ctx.addIssue({ code: 'custom', message: 'Enter a number without thousands separators.' });
+    return z.NEVER;
+  }
+  if (!/^\d+(\.\d{1,2})?$/.test(s)) {
+    ctx.addIssue({ code: 'custom', message: 'A valid number with at most 2 decimal places is required.' });
+    return z.NEVER;
+  }
+  return new Decimal(s);
+});
 
 /** A positive decimal amount. */
 export const amount = decimal.refine((d) => d.gt(0), 'Ensure this value is greater than 0.');
@@ -92,11 +92,16 @@ export const boolean = z.preprocess(
 
 export const currency = z.preprocess(
   (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
-  z.enum(CURRENCIES, { error: (i) => (i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice.`) }),
+  z.enum(CURRENCIES, {
+    error: (i) => (i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice.`),
+  }),
 );
 
 /** A JSON object given as an object or as JSON text. */
-export const jsonObject = z.preprocess(parseJsonText, z.record(z.string(), z.unknown(), { error: 'Value must be valid JSON (an object).' }));
+export const jsonObject = z.preprocess(
+  parseJsonText,
+  z.record(z.string(), z.unknown(), { error: 'Value must be valid JSON (an object).' }),
+);
 
 export const metadata = optional(jsonObject);
 
@@ -110,7 +115,12 @@ export const stringMetadata = (max: number) =>
   );
 
 const NATIONAL_ID_TYPES = ['passport', 'military', 'national'] as const;
-export const nationalIdType = optional(z.enum(NATIONAL_ID_TYPES, { error: (i) => `"${String(i.input)}" is not a valid choice.` }));
+export const nationalIdType = optional(
+  z.enum(NATIONAL_ID_TYPES, { error: (i) => `"${String(i.input)}" is not a valid choice.` }),
+);
 
 /** Currency of money coming in (collections, collection requests): the test currency is refused. */
-export const incomingCurrency = currency.refine((c) => c !== 'BXC', 'The test currency BXC works only for outgoing payments.');
+export const incomingCurrency = currency.refine(
+  (c) => c !== 'BXC',
+  'The test currency BXC works only for outgoing payments.',
+);

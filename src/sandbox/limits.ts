@@ -27,7 +27,9 @@ export function rateLimit(limits: Limits): RequestHandler {
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw detailError(429, `Request was throttled. Expected available in ${seconds} seconds.`, { 'Retry-After': String(seconds) });
+      throw detailError(429, `Request was throttled. Expected available in ${seconds} seconds.`, {
+        'Retry-After': String(seconds),
+      });
     }
     next();
   };

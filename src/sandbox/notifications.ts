@@ -55,7 +55,9 @@ export class Notifications {
     this.state.events.set(event.id, event);
     for (const hook of this.state.webhooks.values()) {
       if (hook.organization !== organization || hook.event !== type) continue;
-      this.attempt(event, hook, 1).catch((err: unknown) => this.log.error({ err, webhook: hook.id }, 'sandbox webhook delivery failed'));
+      this.attempt(event, hook, 1).catch((err: unknown) =>
+        this.log.error({ err, webhook: hook.id }, 'sandbox webhook delivery failed'),
+      );
     }
     return event;
   }
@@ -65,7 +67,11 @@ export class Notifications {
     const headers = basicAuthHeaders(this.state.organizations.get(hook.organization)?.webhookAuth);
     const at = timestamp(this.clock.now());
     const started = performance.now();
-    const work = postJson(hook.target, { hook: this.render.webhook(hook), data: event.data }, { timeoutMs: DELIVERY_TIMEOUT_MS, headers }).then(
+    const work = postJson(
+      hook.target,
+      { hook: this.render.webhook(hook), data: event.data },
+      { timeoutMs: DELIVERY_TIMEOUT_MS, headers },
+    ).then(
       (res) => ({ status: res.status, error: null, certificate: false }),
       (err: Error) => ({ status: null, error: err.message, certificate: isCertificateError(err) }),
     );

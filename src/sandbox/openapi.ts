@@ -81,15 +81,26 @@ const envelopeOf = (name: string): Json => ({
 const vendingOf = (data: Json): Json => ({
   type: 'object',
   required: ['status', 'message', 'code', 'data'],
-  properties: { status: { type: 'string', examples: ['success'] }, message: { type: 'string' }, code: { type: 'integer' }, data },
+  properties: {
+    status: { type: 'string', examples: ['success'] },
+    message: { type: 'string' },
+    code: { type: 'integer' },
+    data,
+  },
 });
 
 /** The components, each its JSON Schema (input side: what a caller sends), refs between them kept. */
 function componentSchemas(): Json {
   const registry = z.registry<{ id: string }>();
   for (const [name, schema] of Object.entries(components())) registry.add(schema, { id: name });
-  const { schemas } = z.toJSONSchema(registry, { io: 'input', unrepresentable: 'any', uri: (name) => `#/components/schemas/${name}` });
-  return Object.fromEntries(Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema]));
+  const { schemas } = z.toJSONSchema(registry, {
+    io: 'input',
+    unrepresentable: 'any',
+    uri: (name) => `#/components/schemas/${name}`,
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema]),
+  );
 }
 
 interface Operation {
@@ -122,7 +133,12 @@ function mainApi(): Paths {
     filters,
     answer: envelopeOf(component),
   });
-  const get = (summary: string, component: string): Operation => ({ summary, tag: 'Main API', answer: ref(component), errors: [403, 404] });
+  const get = (summary: string, component: string): Operation => ({
+    summary,
+    tag: 'Main API',
+    answer: ref(component),
+    errors: [403, 404],
+  });
   const create = (summary: string, body: string, component: string): Operation => ({
     summary,
     tag: 'Main API',
@@ -134,12 +150,24 @@ function mainApi(): Paths {
   // The filter factories only keep the context for later: their names are read without one.
   const none = undefined as never;
   return {
-    '/api/contacts': { get: list('List contacts', 'Contact', names(contactFilters)), post: create('Create a contact (200 with the existing one for a known number)', 'ContactCreate', 'Contact') },
+    '/api/contacts': {
+      get: list('List contacts', 'Contact', names(contactFilters)),
+      post: create('Create a contact (200 with the existing one for a known number)', 'ContactCreate', 'Contact'),
+    },
     '/api/contacts/{id}': {
       get: get('Retrieve a contact', 'Contact'),
-      patch: { summary: 'Update a contact', tag: 'Main API', body: 'ContactUpdate', answer: ref('Contact'), errors: [400, 403, 404, 415] },
+      patch: {
+        summary: 'Update a contact',
+        tag: 'Main API',
+        body: 'ContactUpdate',
+        answer: ref('Contact'),
+        errors: [400, 403, 404, 415],
+      },
     },
-    '/api/payments': { get: list('List payments', 'Payment', names(paymentFilters(none))), post: create('Create a payment (state new)', 'PaymentCreate', 'Payment') },
+    '/api/payments': {
+      get: list('List payments', 'Payment', names(paymentFilters(none))),
+      post: create('Create a payment (state new)', 'PaymentCreate', 'Payment'),
+    },
     '/api/payments/{id}': { get: get('Retrieve a payment', 'Payment') },
     '/api/banks': { get: list('List banks', 'Bank', names(bankFilters)) },
     '/api/collections': {
@@ -153,7 +181,11 @@ function mainApi(): Paths {
     '/api/collections/{id}': { get: get('Retrieve a collection', 'Collection') },
     '/api/collectionrequests': {
       get: list('List collection requests', 'CollectionRequest', names(requestFilters(none))),
-      post: create('Create a collection request (pending, or new until start_date)', 'CollectionRequestCreate', 'CollectionRequest'),
+      post: create(
+        'Create a collection request (pending, or new until start_date)',
+        'CollectionRequestCreate',
+        'CollectionRequest',
+      ),
     },
     '/api/collectionrequests/{id}': { get: get('Retrieve a collection request', 'CollectionRequest') },
     '/api/webhooks': {
@@ -168,7 +200,13 @@ function mainApi(): Paths {
 
 /** The vending group (under /vending): JSON bodies, the vending envelope. */
 function vending(): Paths {
-  const call = (summary: string, security: Operation['security'], body: string, data: Json, errors: number[] = []): Operation => ({
+  const call = (
+    summary: string,
+    security: Operation['security'],
+    body: string,
+    data: Json,
+    errors: number[] = [],
+  ): Operation => ({
     summary,
     tag: 'Vending',
     security,
@@ -177,12 +215,26 @@ function vending(): Paths {
     errors: [400, 404, ...errors],
   });
   return {
-    '/vending/services/namefinder/query': { post: call('Validate a candidate name', 'vendingKey', 'NameValidationQuery', ref('NameValidation')) },
-    '/vending/services/databundle/bundles': { post: call('List data bundles of a network', 'vendingToken', 'DataBundleQuery', listOf('DataBundle')) },
-    '/vending/services/epin/bundles': { post: call('List pin bundles (with product codes)', 'vendingToken', 'PinBundleQuery', listOf('PinBundle')) },
-    '/vending/services/epin/purchase': { post: call('Buy pins (assumed path and body)', 'vendingToken', 'PinPurchase', ref('PinPurchaseResult'), [409]) },
+    '/vending/services/namefinder/query': {
+      post: call('Validate a candidate name', 'vendingKey', 'NameValidationQuery', ref('NameValidation')),
+    },
+    '/vending/services/databundle/bundles': {
+      post: call('List data bundles of a network', 'vendingToken', 'DataBundleQuery', listOf('DataBundle')),
+    },
+    '/vending/services/epin/bundles': {
+      post: call('List pin bundles (with product codes)', 'vendingToken', 'PinBundleQuery', listOf('PinBundle')),
+    },
+    '/vending/services/epin/purchase': {
+      post: call('Buy pins (assumed path and body)', 'vendingToken', 'PinPurchase', ref('PinPurchaseResult'), [409]),
+    },
     '/vending/services/databundle/purchase': {
-      post: call('Buy a data bundle (assumed path and body)', 'vendingToken', 'DataPurchase', ref('DataPurchaseResult'), [409]),
+      post: call(
+        'Buy a data bundle (assumed path and body)',
+        'vendingToken',
+        'DataPurchase',
+        ref('DataPurchaseResult'),
+        [409],
+      ),
     },
   };
 }
@@ -200,23 +252,48 @@ function controls(): Paths {
   const open = (summary: string, answer: Json): Operation => ({ summary, tag: 'Sandbox controls', answer });
   return {
     '/sandbox/openapi.json': { get: open('This document', { type: 'object' }) },
-    '/sandbox/collections': { post: { ...control('A subscriber sends money', ref('Collection'), 'SendCollection'), status: 201 } },
-    '/sandbox/collections/{id}/reverse': { post: control('Reverse a successful collection (and its request)', ref('Collection'), undefined, [403, 404, 409]) },
-    '/sandbox/collections/{id}/cash-out': { post: control('Cash out a successful collection', ref('Collection'), undefined, [403, 404, 409]) },
-    '/sandbox/payments/{id}/approve': {
-      post: control('Approve a payment awaiting approval, or release a recipient paused for admin action', ref('Payment'), 'PaymentApproval', [403, 404, 409]),
+    '/sandbox/collections': {
+      post: { ...control('A subscriber sends money', ref('Collection'), 'SendCollection'), status: 201 },
     },
-    '/sandbox/payments/{id}/reject': { post: control('Reject a payment awaiting approval', ref('Payment'), 'PaymentDecision', [403, 404, 409]) },
-    '/sandbox/payments/{id}/cancel': { post: control('Cancel a payment not yet paid', ref('Payment'), 'PaymentDecision', [403, 404, 409]) },
-    '/sandbox/clock/advance': { post: control('Move sandbox time on, running what falls due', ref('Clock'), 'ClockAdvance') },
+    '/sandbox/collections/{id}/reverse': {
+      post: control('Reverse a successful collection (and its request)', ref('Collection'), undefined, [403, 404, 409]),
+    },
+    '/sandbox/collections/{id}/cash-out': {
+      post: control('Cash out a successful collection', ref('Collection'), undefined, [403, 404, 409]),
+    },
+    '/sandbox/payments/{id}/approve': {
+      post: control(
+        'Approve a payment awaiting approval, or release a recipient paused for admin action',
+        ref('Payment'),
+        'PaymentApproval',
+        [403, 404, 409],
+      ),
+    },
+    '/sandbox/payments/{id}/reject': {
+      post: control('Reject a payment awaiting approval', ref('Payment'), 'PaymentDecision', [403, 404, 409]),
+    },
+    '/sandbox/payments/{id}/cancel': {
+      post: control('Cancel a payment not yet paid', ref('Payment'), 'PaymentDecision', [403, 404, 409]),
+    },
+    '/sandbox/clock/advance': {
+      post: control('Move sandbox time on, running what falls due', ref('Clock'), 'ClockAdvance'),
+    },
     '/sandbox/clock': { get: control('Sandbox time', ref('Clock')) },
     '/sandbox/organization': {
       get: control("The organization's settings", ref('OrganizationSettings')),
-      patch: control('Change settings, as the web portal would (approval rules, version, ...)', ref('OrganizationSettings'), 'OrganizationChanges'),
+      patch: control(
+        'Change settings, as the web portal would (approval rules, version, ...)',
+        ref('OrganizationSettings'),
+        'OrganizationChanges',
+      ),
     },
     '/sandbox/faults': {
       get: control('Faults now on', ref('Faults')),
-      post: control('Turn maintenance (503 on every API call) and latency on or off, for the whole sandbox', ref('Faults'), 'FaultChanges'),
+      post: control(
+        'Turn maintenance (503 on every API call) and latency on or off, for the whole sandbox',
+        ref('Faults'),
+        'FaultChanges',
+      ),
     },
     '/sandbox/deliveries': { get: control('Every webhook notification attempt', listOf('Delivery')) },
     '/sandbox/sms': { get: control('SMS the service would have sent', listOf('Sms')) },
@@ -239,7 +316,12 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 function operation(path: string, method: string, op: Operation): Json {
-  const parameters: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'integer' } }));
+  const parameters: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'integer' },
+  }));
   if (op.filters) {
     parameters.push(
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, default: 10 } },
@@ -249,9 +331,18 @@ function operation(path: string, method: string, op: Operation): Json {
     );
   }
   const security = op.security ?? (op.tag === 'Main API' ? 'token' : undefined);
-  const group = op.tag === 'Main API' ? [401, 405, 406, 429, 503] : op.tag === 'Vending' ? [401, 405, 503] : security ? [401, 405] : [405];
+  const group =
+    op.tag === 'Main API'
+      ? [401, 405, 406, 429, 503]
+      : op.tag === 'Vending'
+        ? [401, 405, 503]
+        : security
+          ? [401, 405]
+          : [405];
   const error = `#/components/responses/${op.tag === 'Vending' ? 'VendingError' : 'Error'}`;
-  const responses: Json = { [String(op.status ?? 200)]: { description: 'OK', content: { 'application/json': { schema: op.answer } } } };
+  const responses: Json = {
+    [String(op.status ?? 200)]: { description: 'OK', content: { 'application/json': { schema: op.answer } } },
+  };
   for (const status of [...new Set([...(op.errors ?? []), ...group])].sort()) {
     responses[String(status)] = { $ref: error, description: ERROR_TEXT[status] };
   }
@@ -260,10 +351,10 @@ function operation(path: string, method: string, op: Operation): Json {
         requestBody: {
           required: true,
           content: Object.fromEntries(
-            (op.tag === 'Main API' ? ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] : ['application/json']).map((type) => [
-              type,
-              { schema: ref(op.body!) },
-            ]),
+            (op.tag === 'Main API'
+              ? ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data']
+              : ['application/json']
+            ).map((type) => [type, { schema: ref(op.body!) }]),
           ),
         },
       }
@@ -283,7 +374,9 @@ function operation(path: string, method: string, op: Operation): Json {
 export function openApiDocument(): Json {
   const paths: Json = {};
   for (const [path, methods] of Object.entries({ ...mainApi(), ...vending(), ...controls() })) {
-    paths[path] = Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, operation(path, method, op!)]));
+    paths[path] = Object.fromEntries(
+      Object.entries(methods).map(([method, op]) => [method, operation(path, method, op!)]),
+    );
   }
   return {
     openapi: '3.1.0',
@@ -302,13 +395,29 @@ export function openApiDocument(): Json {
     components: {
       securitySchemes: {
         token: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <API key>`' },
-        vendingKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The vending key (name validation).' },
-        vendingToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <vending key>` (bundles and purchases).' },
+        vendingKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'The vending key (name validation).',
+        },
+        vendingToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: '`Token <vending key>` (bundles and purchases).',
+        },
       },
       schemas: componentSchemas(),
       responses: {
-        Error: { description: 'An error', content: { 'application/json': { schema: { oneOf: [ref('Detail'), ref('FieldErrors')] } } } },
-        VendingError: { description: 'An error in the vending envelope', content: { 'application/json': { schema: vendingOf({ type: ['object', 'null'] }) } } },
+        Error: {
+          description: 'An error',
+          content: { 'application/json': { schema: { oneOf: [ref('Detail'), ref('FieldErrors')] } } },
+        },
+        VendingError: {
+          description: 'An error in the vending envelope',
+          content: { 'application/json': { schema: vendingOf({ type: ['object', 'null'] }) } },
+        },
       },
     },
   };

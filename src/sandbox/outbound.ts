@@ -28,7 +28,9 @@ const MAX_TEXT = 2000;
 
 /** `Authorization: Basic ...` of the organization's webhook credentials; none without them. */
 export function basicAuthHeaders(auth: WebhookAuth | null | undefined): Record<string, string> | undefined {
-  return auth ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : undefined;
+  return auth
+    ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
+    : undefined;
 }
 
 /**
@@ -37,7 +39,10 @@ export function basicAuthHeaders(auth: WebhookAuth | null | undefined): Record<s
  */
 export function isCertificateError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|ISSUER|SIGNATURE|SELF_SIGNED|VERIFY/.test(code));
+  return (
+    typeof code === 'string' &&
+    (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|ISSUER|SIGNATURE|SELF_SIGNED|VERIFY/.test(code))
+  );
 }
 
 /** Address ranges (ipaddr.js names) an outbound call may reach. */
@@ -46,7 +51,9 @@ const REACHABLE = new Set(['unicast', 'loopback']);
 /** Why `address` may not be called, or undefined when it may. */
 function unreachableReason(address: string): string | undefined {
   const range = ipaddr.process(address).range();
-  return REACHABLE.has(range) ? undefined : `target address ${address} is ${range}: the sandbox does not call private or internal addresses`;
+  return REACHABLE.has(range)
+    ? undefined
+    : `target address ${address} is ${range}: the sandbox does not call private or internal addresses`;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -56,7 +63,11 @@ function checkedLookup(hostname: string, options: dns.LookupOptions, callback: L
   dns.lookup(hostname, { family: options.family, hints: options.hints, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const refused = addresses.map((a) => unreachableReason(a.address)).find((reason) => reason !== undefined);
-    if (refused || addresses.length === 0) return callback(Object.assign(new Error(refused ?? `no address for ${hostname}`), { code: 'EADDRNOTREACHABLE' }), []);
+    if (refused || addresses.length === 0)
+      return callback(
+        Object.assign(new Error(refused ?? `no address for ${hostname}`), { code: 'EADDRNOTREACHABLE' }),
+        [],
+      );
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);
   });
@@ -108,7 +119,10 @@ export function postJson(
         res.on('error', reject);
       },
     );
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

@@ -24,7 +24,15 @@
  */
 import { Decimal } from 'decimal.js';
 import { recordSms, savedVersion, type SandboxContext } from './context.js';
-import { lookupSubscriber, NAME_MATCH_THRESHOLD, nameMatchScore, NETWORK_ABORTED, NETWORK_FAILURE, PAUSED_REASON, WAIT_SECONDS } from './directory.js';
+import {
+  lookupSubscriber,
+  NAME_MATCH_THRESHOLD,
+  nameMatchScore,
+  NETWORK_ABORTED,
+  NETWORK_FAILURE,
+  PAUSED_REASON,
+  WAIT_SECONDS,
+} from './directory.js';
 import { detailError } from './errors.js';
 import { money } from './render.js';
 import type { Currency, Organization, Payment, PaymentState, Recipient, RecipientState } from './state.js';
@@ -57,7 +65,11 @@ const total = (payment: Payment): Decimal => Decimal.sum(...payment.recipients.m
 /** Tells the organization the payment changed (its state, or a recipient's). */
 function changed(ctx: SandboxContext, payment: Payment): void {
   payment.modified = ctx.clock.now();
-  ctx.notifications.emit(payment.organization, 'payment.status.changed', ctx.render.payment(payment, savedVersion(ctx, payment.organization)));
+  ctx.notifications.emit(
+    payment.organization,
+    'payment.status.changed',
+    ctx.render.payment(payment, savedVersion(ctx, payment.organization)),
+  );
 }
 
 function setState(ctx: SandboxContext, payment: Payment, state: PaymentState): void {
@@ -108,7 +120,8 @@ function validateStep(ctx: SandboxContext, payment: Payment): void {
   const fee = feeFor(payment);
   const needed = total(payment).plus(fee.times(payment.recipients.length));
   if (account.balance.lt(needed)) {
-    for (const r of payment.recipients) fail(r, `Insufficient funds: the ${account.currency} account holds ${money(account.balance)}.`);
+    for (const r of payment.recipients)
+      fail(r, `Insufficient funds: the ${account.currency} account holds ${money(account.balance)}.`);
     return finishIfDone(ctx, payment);
   }
   for (const r of payment.recipients) {
@@ -177,7 +190,8 @@ function hold(ctx: SandboxContext, payment: Payment, r: Recipient, state: 'queue
 
 function sendStep(ctx: SandboxContext, payment: Payment): void {
   for (const r of payment.recipients.filter((x) => x.state === 'processing')) {
-    const behaviour = payment.payment_type === 'airtime' || payment.bank ? 'registered' : lookupSubscriber(r.phonenumber).behaviour;
+    const behaviour =
+      payment.payment_type === 'airtime' || payment.bank ? 'registered' : lookupSubscriber(r.phonenumber).behaviour;
     if (behaviour === 'payment_fails') fail(r, NETWORK_FAILURE);
     else if (behaviour === 'payment_aborted') fail(r, NETWORK_ABORTED, 'aborted');
     else if (behaviour === 'payment_queued') hold(ctx, payment, r, 'queued');
@@ -220,7 +234,12 @@ const conflict = (payment: Payment, what: string) =>
  * cancel: a payment not yet final, none of whose recipients was paid, ends `cancelled`; transfers still
  * waiting are aborted. `by` is the portal user who decided (rejected_by, cancelled_by).
  */
-export function decide(ctx: SandboxContext, payment: Payment, decision: PaymentDecision, input: { reason?: string; by: number }): void {
+export function decide(
+  ctx: SandboxContext,
+  payment: Payment,
+  decision: PaymentDecision,
+  input: { reason?: string; by: number },
+): void {
   const now = ctx.clock.now();
   if (decision === 'approve') {
     if (AWAITING_APPROVAL.has(payment.state)) return approve(ctx, payment);
@@ -235,7 +254,8 @@ export function decide(ctx: SandboxContext, payment: Payment, decision: PaymentD
     for (const r of payment.recipients) if (!RECIPIENT_DONE.has(r.state)) r.state = 'aborted';
     return setState(ctx, payment, 'rejected');
   }
-  if (FINAL.has(payment.state) || payment.recipients.some((r) => r.state === 'complete')) throw conflict(payment, 'cancelled');
+  if (FINAL.has(payment.state) || payment.recipients.some((r) => r.state === 'complete'))
+    throw conflict(payment, 'cancelled');
   payment.cancelled = { reason: input.reason ?? '', time: now, by: input.by };
   payment.paused_reason = null;
   for (const r of payment.recipients) if (!RECIPIENT_DONE.has(r.state)) r.state = 'aborted';

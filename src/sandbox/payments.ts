@@ -76,10 +76,16 @@ export const paymentCreateSchema = z.object({
 
 type CreateInput = z.output<typeof paymentCreateSchema>;
 
-function resolveAccount(ctx: SandboxContext, org: Organization, input: CreateInput, errors: FieldErrors): Account | undefined {
+function resolveAccount(
+  ctx: SandboxContext,
+  org: Organization,
+  input: CreateInput,
+  errors: FieldErrors,
+): Account | undefined {
   if (input.account !== undefined) {
     const account = ctx.state.accounts.get(input.account);
-    if (!account || account.organization !== org.id) errors.add('account', `Invalid pk "${input.account}" - object does not exist.`);
+    if (!account || account.organization !== org.id)
+      errors.add('account', `Invalid pk "${input.account}" - object does not exist.`);
     else if (account.status !== 'active') errors.add('account', 'The account is not active.');
     else if (input.currency && input.currency !== account.currency) {
       errors.add('account', `The account's currency (${account.currency}) is not ${input.currency}.`);
@@ -100,7 +106,8 @@ function resolveBank(input: CreateInput, currencyCode: Currency | undefined, err
   if (given.every((k) => input[k] === undefined)) return null;
   for (const k of given) if (input[k] === undefined) errors.add(k, `${REQUIRED.slice(0, -1)} for bank payments.`);
   const bank = BANKS.find((b) => b.id === input.bank);
-  if (input.bank !== undefined && !bank) errors.add('bank', `Invalid pk "${input.bank}" - object does not exist (see /api/banks).`);
+  if (input.bank !== undefined && !bank)
+    errors.add('bank', `Invalid pk "${input.bank}" - object does not exist (see /api/banks).`);
   if (bank && currencyCode && currencyCode !== 'BXC' && bank.currency !== currencyCode) {
     errors.add('bank', `${bank.name} does not take ${currencyCode}.`);
   }
@@ -148,7 +155,10 @@ export function createPayment(ctx: SandboxContext, org: Organization, version: V
       errors.add(field, `${account.currency} does not suit ${r.phonenumber}: no currency conversion is done.`);
     }
     if (r.national_id && !r.national_id_type) {
-      errors.add(input.recipient_data ? `recipient_data.${i}.national_id_type` : 'national_id_type', 'Required with national_id.');
+      errors.add(
+        input.recipient_data ? `recipient_data.${i}.national_id_type` : 'national_id_type',
+        'Required with national_id.',
+      );
     }
   });
   const now = ctx.clock.now();
@@ -225,12 +235,24 @@ export function paymentFilters(ctx: SandboxContext): Filters<Payment> {
     remote_transaction_id: exact((p) => p.remote_transaction_id),
     ...dateRange('created', (p) => p.created),
     ...dateRange('modified', (p) => p.modified),
-    payment_state: (p, v) => anyOf(p.recipients.map((r) => r.state), v),
+    payment_state: (p, v) =>
+      anyOf(
+        p.recipients.map((r) => r.state),
+        v,
+      ),
     state: exact((p) => p.state),
     paused_reason: exact((p) => p.paused_reason),
     network: (p, v) => anyOf(networkOf(p), v),
-    contact_first_name: (p, v) => anyOf(contactsOf(ctx, p).map((c) => c?.first_name), v),
-    contact_last_name: (p, v) => anyOf(contactsOf(ctx, p).map((c) => c?.last_name), v),
+    contact_first_name: (p, v) =>
+      anyOf(
+        contactsOf(ctx, p).map((c) => c?.first_name),
+        v,
+      ),
+    contact_last_name: (p, v) =>
+      anyOf(
+        contactsOf(ctx, p).map((c) => c?.last_name),
+        v,
+      ),
   };
 }
 

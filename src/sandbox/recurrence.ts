@@ -17,8 +17,26 @@ const DEFAULT_FREQUENCY: Frequency = 'daily';
 export const MAX_OCCURRENCES = 500;
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const FIXED_STEP_MS: Partial<Record<Frequency, number>> = { minutely: 60_000, hourly: 3_600_000, daily: 86_400_000, weekly: 604_800_000 };
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const FIXED_STEP_MS: Partial<Record<Frequency, number>> = {
+  minutely: 60_000,
+  hourly: 3_600_000,
+  daily: 86_400_000,
+  weekly: 604_800_000,
+};
 
 export interface Recurrence {
   start: number;
@@ -38,7 +56,11 @@ function names(value: unknown, list: string[]): Set<number> | undefined {
 }
 
 /** Reads and checks subscription_settings; errors name `subscription_settings.<key>`. */
-export function readRecurrence(settings: Record<string, unknown>, now: number, errors: FieldErrors): Recurrence | undefined {
+export function readRecurrence(
+  settings: Record<string, unknown>,
+  now: number,
+  errors: FieldErrors,
+): Recurrence | undefined {
   const field = (key: string) => `subscription_settings.${key}`;
   const date = (key: string): number | undefined => {
     const v = settings[key];
@@ -53,9 +75,11 @@ export function readRecurrence(settings: Record<string, unknown>, now: number, e
   const start = date('start_date');
   const end = date('end_date');
   if (start !== undefined && start <= now) errors.add(field('start_date'), 'Must be in the future.');
-  if (start !== undefined && end !== undefined && end <= start) errors.add(field('end_date'), 'Must be later than start_date.');
+  if (start !== undefined && end !== undefined && end <= start)
+    errors.add(field('end_date'), 'Must be later than start_date.');
   const frequency = settings.frequency ?? DEFAULT_FREQUENCY;
-  if (!FREQUENCIES.includes(frequency as Frequency)) errors.add(field('frequency'), `Choose one of ${FREQUENCIES.join(', ')}.`);
+  if (!FREQUENCIES.includes(frequency as Frequency))
+    errors.add(field('frequency'), `Choose one of ${FREQUENCIES.join(', ')}.`);
   const weekdays = settings.weekdays === undefined ? null : names(settings.weekdays, WEEKDAYS);
   if (weekdays === undefined) errors.add(field('weekdays'), 'Give comma-separated day names.');
   const months = settings.months === undefined ? null : names(settings.months, MONTHS);
@@ -69,7 +93,14 @@ function addMonths(start: number, count: number): number {
   const d = new Date(start);
   const month = d.getUTCMonth() + count;
   const lastDay = new Date(Date.UTC(d.getUTCFullYear(), month + 1, 0)).getUTCDate();
-  return Date.UTC(d.getUTCFullYear(), month, Math.min(d.getUTCDate(), lastDay), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds());
+  return Date.UTC(
+    d.getUTCFullYear(),
+    month,
+    Math.min(d.getUTCDate(), lastDay),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+  );
 }
 
 /** The `index`-th step of the series from its start (0 is the start), before the weekday and month filters. */
@@ -80,7 +111,8 @@ function step(r: Recurrence, index: number): number {
 }
 
 const kept = (r: Recurrence, at: number): boolean =>
-  (r.weekdays === null || r.weekdays.has(new Date(at).getUTCDay())) && (r.months === null || r.months.has(new Date(at).getUTCMonth()));
+  (r.weekdays === null || r.weekdays.has(new Date(at).getUTCDay())) &&
+  (r.months === null || r.months.has(new Date(at).getUTCMonth()));
 
 /** The times of the series' occurrences, in order, at most MAX_OCCURRENCES. */
 export function* occurrences(r: Recurrence): Generator<number, void, undefined> {

@@ -180,7 +180,14 @@ export class Renderer {
   }
 
   webhook(w: Webhook): Wire {
-    return { id: w.id, user: w.user, event: w.event, target: w.target, created: timestamp(w.created), updated: timestamp(w.updated) };
+    return {
+      id: w.id,
+      user: w.user,
+      event: w.event,
+      target: w.target,
+      created: timestamp(w.created),
+      updated: timestamp(w.updated),
+    };
   }
 
   event(e: SandboxEvent): Wire {

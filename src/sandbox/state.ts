@@ -211,7 +211,16 @@ export interface Collection {
 }
 
 /** The spec's collection request statuses. */
-export const REQUEST_STATUSES = ['new', 'pending', 'successful', 'instructions_sent', 'processing_started', 'failed', 'expired', 'reversed'] as const;
+export const REQUEST_STATUSES = [
+  'new',
+  'pending',
+  'successful',
+  'instructions_sent',
+  'processing_started',
+  'failed',
+  'expired',
+  'reversed',
+] as const;
 export type CollectionRequestStatus = (typeof REQUEST_STATUSES)[number];
 
 export interface CollectionRequest {
@@ -281,7 +290,8 @@ export interface Sms {
   at: string;
 }
 
-type Kind = 'contact' | 'payment' | 'batch' | 'collection' | 'request' | 'webhook' | 'event' | 'transaction' | 'org' | 'account';
+type Kind =
+  'contact' | 'payment' | 'batch' | 'collection' | 'request' | 'webhook' | 'event' | 'transaction' | 'org' | 'account';
 
 export class SandboxState {
   readonly organizations = new Map<number, Organization>();

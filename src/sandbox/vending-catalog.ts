@@ -37,7 +37,12 @@ export const EXAM_SERVICES = ['jamb', 'waec'] as const;
 export const NETWORKS = ['mtn', 'airtel', '9mobile', 'glo', 'spectranet'] as const;
 
 const networkPins = (network: string, amounts: number[]): PinProduct[] =>
-  amounts.map((amount) => ({ product_code: `${network}-${amount}`, description: `${network.toUpperCase()} ${amount} recharge PIN`, amount, available: 1000 }));
+  amounts.map((amount) => ({
+    product_code: `${network}-${amount}`,
+    description: `${network.toUpperCase()} ${amount} recharge PIN`,
+    amount,
+    available: 1000,
+  }));
 
 export const PIN_PRODUCTS: Record<string, PinProduct[]> = {
   jamb: [
@@ -81,7 +86,28 @@ export const DATA_BUNDLES: Record<(typeof NETWORKS)[number], DataBundle[]> = {
 
 /** Confirmation codes name validation knows; any other code is an error. */
 export const CANDIDATES: readonly Candidate[] = [
-  { service_type: 'jamb', account_number: '1234567890', firstName: 'ADEBAYO', middleName: 'OLUWASEUN', lastName: 'TUNDE', gsmNo: '08031234567' },
-  { service_type: 'jamb', account_number: '2345678901', firstName: 'CHIOMA', middleName: 'NGOZI', lastName: 'EZE', gsmNo: '08051234567' },
-  { service_type: 'waec', account_number: '4250123456', firstName: 'IBRAHIM', middleName: 'MUSA', lastName: 'BELLO', gsmNo: '08061234567' },
+  {
+    service_type: 'jamb',
+    account_number: '1234567890',
+    firstName: 'ADEBAYO',
+    middleName: 'OLUWASEUN',
+    lastName: 'TUNDE',
+    gsmNo: '08031234567',
+  },
+  {
+    service_type: 'jamb',
+    account_number: '2345678901',
+    firstName: 'CHIOMA',
+    middleName: 'NGOZI',
+    lastName: 'EZE',
+    gsmNo: '08051234567',
+  },
+  {
+    service_type: 'waec',
+    account_number: '4250123456',
+    firstName: 'IBRAHIM',
+    middleName: 'MUSA',
+    lastName: 'BELLO',
+    gsmNo: '08061234567',
+  },
 ];

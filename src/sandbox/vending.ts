@@ -66,7 +66,11 @@ const nationalNumber = (v: string) => {
 
 const PIN_SERVICES = [...EXAM_SERVICES, ...NETWORKS];
 
-export const nameQuery = z.object({ service_type: serviceType(EXAM_SERVICES), account_number: code, product_code: text(50) });
+export const nameQuery = z.object({
+  service_type: serviceType(EXAM_SERVICES),
+  account_number: code,
+  product_code: text(50),
+});
 export const dataBundlesQuery = z.object({ service_type: serviceType(NETWORKS), account_number: optionalText(50) });
 export const pinBundlesQuery = z.object({ service_type: serviceType(PIN_SERVICES) });
 export const pinPurchase = z.object({
@@ -90,7 +94,10 @@ export const dataPurchase = z.object({
 function productOf(service: string, productCode: string) {
   const product = PIN_PRODUCTS[service]?.find((p) => p.product_code === productCode.trim().toLowerCase());
   if (!product) {
-    throw fieldError('product_code', `Unknown product code for ${service}: use one of ${PIN_PRODUCTS[service]!.map((p) => p.product_code).join(', ')}.`);
+    throw fieldError(
+      'product_code',
+      `Unknown product code for ${service}: use one of ${PIN_PRODUCTS[service]!.map((p) => p.product_code).join(', ')}.`,
+    );
   }
   return product;
 }
@@ -102,7 +109,8 @@ function candidateOf(service: string, accountNumber: string): Candidate {
 }
 
 const needsAccount = (service: string, accountNumber: string | undefined) => {
-  if (service === 'spectranet' && !accountNumber) throw fieldError('account_number', 'Required for SPECTRANET: the account number.');
+  if (service === 'spectranet' && !accountNumber)
+    throw fieldError('account_number', 'Required for SPECTRANET: the account number.');
 };
 
 const vendingOrg = (res: Response) => res.locals.vendingOrg as Organization;
@@ -112,7 +120,11 @@ function authenticate(ctx: SandboxContext, header: 'x-api-key' | 'authorization'
     const raw = req.get(header) ?? '';
     const key = header === 'x-api-key' ? raw.trim() : (/^(?:Token|Bearer)\s+(\S+)\s*$/i.exec(raw)?.[1] ?? '');
     const org = key ? ctx.state.organizationByVendingKey(key) : undefined;
-    if (!org) throw detailError(401, header === 'x-api-key' ? 'Invalid or missing x-api-key.' : 'Invalid or missing Authorization.');
+    if (!org)
+      throw detailError(
+        401,
+        header === 'x-api-key' ? 'Invalid or missing x-api-key.' : 'Invalid or missing Authorization.',
+      );
     res.locals.vendingOrg = org;
     next();
   };
@@ -120,7 +132,8 @@ function authenticate(ctx: SandboxContext, header: 'x-api-key' | 'authorization'
 
 const providerDate: RequestHandler = (req, _res, next) => {
   const date = req.get('provider-date');
-  if (date !== undefined && Number.isNaN(Date.parse(date))) throw fieldError('Provider-Date', 'Send the current date (RFC 7231).');
+  if (date !== undefined && Number.isNaN(Date.parse(date)))
+    throw fieldError('Provider-Date', 'Send the current date (RFC 7231).');
   next();
 };
 
@@ -130,7 +143,11 @@ const envelopeErrors =
     const e = toApiError(err, ctx.log);
     const detail = e.body.detail;
     const fields = typeof detail === 'string' ? null : (e.body as Record<string, string[]>);
-    const message = fields ? Object.entries(fields).map(([k, v]) => `${k}: ${v.join(' ')}`).join('; ') : String(detail);
+    const message = fields
+      ? Object.entries(fields)
+          .map(([k, v]) => `${k}: ${v.join(' ')}`)
+          .join('; ')
+      : String(detail);
     res.status(e.status).set(e.headers).json({ status: 'error', message, code: e.status, data: fields });
   };
 
@@ -158,7 +175,13 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
             district: null,
             accountNumber: null,
             minimumAmount: null,
-            rawOutput: { firstName: c.firstName, lastName: c.lastName, middleName: c.middleName, gsmNo: c.gsmNo, error: null },
+            rawOutput: {
+              firstName: c.firstName,
+              lastName: c.lastName,
+              middleName: c.middleName,
+              gsmNo: c.gsmNo,
+              error: null,
+            },
             errorMessage: null,
           },
         }),
@@ -188,8 +211,10 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(pinPurchase, req.body);
       const product = productOf(q.service_type, q.product_code);
-      if (!q.amount.eq(product.amount)) throw fieldError('amount', `The price of one ${product.product_code} pin is ${product.amount}.`);
-      if (q.quantity < 1 || q.quantity > product.available) throw fieldError('quantity', `Buy between 1 and ${product.available}.`);
+      if (!q.amount.eq(product.amount))
+        throw fieldError('amount', `The price of one ${product.product_code} pin is ${product.amount}.`);
+      if (q.quantity < 1 || q.quantity > product.available)
+        throw fieldError('quantity', `Buy between 1 and ${product.available}.`);
       if ((EXAM_SERVICES as readonly string[]).includes(q.service_type)) {
         const c = candidateOf(q.service_type, q.account_number);
         if (nationalNumber(q.gsmNo) !== nationalNumber(c.gsmNo)) {
@@ -203,7 +228,13 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
         serial: `SBX${String(serial).padStart(6, '0')}${String(i + 1).padStart(3, '0')}`,
       }));
       const data = { reference, status: 'successful', amount: product.amount, quantity: q.quantity, pins };
-      purchases.push({ kind: 'epin', organization: vendingOrg(res).id, reference, request: req.body as Record<string, unknown>, data });
+      purchases.push({
+        kind: 'epin',
+        organization: vendingOrg(res).id,
+        reference,
+        request: req.body as Record<string, unknown>,
+        data,
+      });
       res.json(ok('Purchase successful', data));
     })
     .all(methodNotAllowed('POST'));
@@ -213,13 +244,28 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
     .post(token, providerDate, guard, (req, res) => {
       const q = validate(dataPurchase, req.body);
       needsAccount(q.service_type, q.account_number);
-      const bundle = DATA_BUNDLES[q.service_type as (typeof NETWORKS)[number]].find((b) => String(b.datacode) === q.datacode);
+      const bundle = DATA_BUNDLES[q.service_type as (typeof NETWORKS)[number]].find(
+        (b) => String(b.datacode) === q.datacode,
+      );
       if (!bundle) throw fieldError('datacode', `Unknown datacode for ${q.service_type}: list the bundles first.`);
-      if (!q.amount.eq(bundle.price)) throw fieldError('amount', `The price of bundle ${bundle.datacode} is ${bundle.price}.`);
+      if (!q.amount.eq(bundle.price))
+        throw fieldError('amount', `The price of bundle ${bundle.datacode} is ${bundle.price}.`);
       if (!nationalNumber(q.phonenumber)) throw fieldError('phonenumber', 'Enter a valid phone number.');
       const reference = q.reference ?? nextReference();
-      const data = { reference, status: 'successful', datacode: bundle.datacode, phonenumber: q.phonenumber, amount: bundle.price };
-      purchases.push({ kind: 'databundle', organization: vendingOrg(res).id, reference, request: req.body as Record<string, unknown>, data });
+      const data = {
+        reference,
+        status: 'successful',
+        datacode: bundle.datacode,
+        phonenumber: q.phonenumber,
+        amount: bundle.price,
+      };
+      purchases.push({
+        kind: 'databundle',
+        organization: vendingOrg(res).id,
+        reference,
+        request: req.body as Record<string, unknown>,
+        data,
+      });
       res.json(ok('Purchase successful', data));
     })
     .all(methodNotAllowed('POST'));

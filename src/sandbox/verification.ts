@@ -21,7 +21,11 @@ export interface VerificationResult {
   outcome: string;
 }
 
-export async function verifyCollection(ctx: SandboxContext, org: Organization, c: Collection): Promise<VerificationResult> {
+export async function verifyCollection(
+  ctx: SandboxContext,
+  org: Organization,
+  c: Collection,
+): Promise<VerificationResult> {
   if (!org.verificationUrl) return { accepted: true, outcome: 'no verification URL: accepted' };
   const byDefault = (why: string): VerificationResult => ({
     accepted: org.acceptCollectionsByDefault,
@@ -36,7 +40,9 @@ export async function verifyCollection(ctx: SandboxContext, org: Organization, c
   };
   try {
     const headers = VERIFICATION_SENDS_WEBHOOK_AUTH ? basicAuthHeaders(org.webhookAuth) : undefined;
-    const res = await ctx.clock.track(postJson(org.verificationUrl, body, { timeoutMs: VERIFICATION_TIMEOUT_MS, headers }));
+    const res = await ctx.clock.track(
+      postJson(org.verificationUrl, body, { timeoutMs: VERIFICATION_TIMEOUT_MS, headers }),
+    );
     if (res.status !== 200) return byDefault(`verification URL answered HTTP ${res.status}`);
     const [verb, id, ...reason] = res.text.trim().split(/\s+/);
     if (id !== c.remote_transaction_id) return byDefault('verification answer names another transaction');

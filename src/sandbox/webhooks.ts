@@ -29,7 +29,9 @@ function targetSchema(allowHttp: boolean) {
     if (url.protocol !== 'https:' && !loopbackHttp) {
       ctx.addIssue({
         code: 'custom',
-        message: allowHttp ? 'Enter an https URL (http only for localhost).' : 'Enter an https URL: non-HTTPS URLs are rejected.',
+        message: allowHttp
+          ? 'Enter an https URL (http only for localhost).'
+          : 'Enter an https URL: non-HTTPS URLs are rejected.',
       });
     }
   });
@@ -41,7 +43,8 @@ export const webhookFilters: Filters<Webhook> = { user: exact((w) => w.user), ev
 export const webhookCreateSchema = (allowHttp: boolean) =>
   z.object({
     event: z.enum(EVENT_TYPES, {
-      error: (i) => (i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice: ${EVENT_TYPES.join(', ')}.`),
+      error: (i) =>
+        i.input === undefined ? REQUIRED : `"${String(i.input)}" is not a valid choice: ${EVENT_TYPES.join(', ')}.`,
     }),
     target: targetSchema(allowHttp),
   });
@@ -66,7 +69,14 @@ export function webhooksRouter(ctx: SandboxContext): Router {
       const { org } = apiLocals(res);
       const input = validate(createSchema, req.body);
       const now = ctx.clock.now();
-      const hook: Webhook = { id: ctx.state.nextId('webhook'), organization: org.id, user: org.userId, ...input, created: now, updated: now };
+      const hook: Webhook = {
+        id: ctx.state.nextId('webhook'),
+        organization: org.id,
+        user: org.userId,
+        ...input,
+        created: now,
+        updated: now,
+      };
       ctx.state.webhooks.set(hook.id, hook);
       res.status(201).json(ctx.render.webhook(hook));
     })

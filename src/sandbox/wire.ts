@@ -4,7 +4,15 @@
  * test/sandbox/openapi.test.ts checks real answers against these.
  */
 import { z } from 'zod';
-import { COLLECTION_STATUSES, CURRENCIES, EVENT_TYPES, PAYMENT_STATES, RECIPIENT_STATES, REQUEST_STATUSES, VERSIONS } from './state.js';
+import {
+  COLLECTION_STATUSES,
+  CURRENCIES,
+  EVENT_TYPES,
+  PAYMENT_STATES,
+  RECIPIENT_STATES,
+  REQUEST_STATUSES,
+  VERSIONS,
+} from './state.js';
 
 const timestamp = z.string().meta({ description: 'UTC, `YYYY-MM-DDTHH:MM:SSZ`.', examples: ['2026-11-22T09:13:00Z'] });
 const money = z.string().meta({ description: 'Decimal string, two places.', examples: ['2500.00'] });
@@ -58,7 +66,9 @@ export const payment = z.looseObject({
   currency: z.enum(CURRENCIES),
   account: id,
   description: z.string(),
-  phone_nos: z.array(recipientEntry).meta({ description: 'Recipient entries (v5); before v5 a list of phone numbers.' }),
+  phone_nos: z
+    .array(recipientEntry)
+    .meta({ description: 'Recipient entries (v5); before v5 a list of phone numbers.' }),
   start_date: timestamp,
   metadata,
   state: z.enum(PAYMENT_STATES),
@@ -167,7 +177,12 @@ export const bank = z.looseObject({ id, name: z.string(), country: z.string(), c
 
 /** The list envelope of `item`. */
 export const envelope = (item: z.ZodType) =>
-  z.looseObject({ count: z.number().int(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(item) });
+  z.looseObject({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(item),
+  });
 
 export const detail = z.looseObject({ detail: z.string() }).meta({ description: 'Most errors.' });
 export const fieldErrors = z
@@ -189,11 +204,23 @@ export const nameValidation = z.looseObject({
     district: z.unknown(),
     accountNumber: z.unknown(),
     minimumAmount: z.unknown(),
-    rawOutput: z.looseObject({ firstName: z.string(), lastName: z.string(), middleName: z.string(), gsmNo: z.string(), error: z.unknown() }),
+    rawOutput: z.looseObject({
+      firstName: z.string(),
+      lastName: z.string(),
+      middleName: z.string(),
+      gsmNo: z.string(),
+      error: z.unknown(),
+    }),
     errorMessage: z.unknown(),
   }),
 });
-export const dataBundle = z.looseObject({ datacode: z.number(), name: z.string(), allowance: z.string(), price: z.number(), validity: z.string() });
+export const dataBundle = z.looseObject({
+  datacode: z.number(),
+  name: z.string(),
+  allowance: z.string(),
+  price: z.number(),
+  validity: z.string(),
+});
 export const pinBundle = z.looseObject({
   product_code: z.string().meta({ description: 'Added: the product code name validation and purchases take.' }),
   description: z.string(),

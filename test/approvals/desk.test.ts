@@ -18,11 +18,30 @@ import { REDIS_URL, inspector, uniquePrefix } from '../conversation/redis-helper
 
 const POLICY = {
   roles: {
-    teller: { flows: ['pay'], perPaymentLimit: { UGX: '400000' }, dailyLimit: { UGX: '500000' }, approvalAbove: { UGX: '100000' } },
-    manager: { flows: ['pay'], perPaymentLimit: { '*': '1000000' }, dailyLimit: { '*': '5000000' }, approvalAbove: { '*': '100000' }, approve: true },
+    teller: {
+      flows: ['pay'],
+      perPaymentLimit: { UGX: '400000' },
+      dailyLimit: { UGX: '500000' },
+      approvalAbove: { UGX: '100000' },
+    },
+    manager: {
+      flows: ['pay'],
+      perPaymentLimit: { '*': '1000000' },
+      dailyLimit: { '*': '5000000' },
+      approvalAbove: { '*': '100000' },
+      approve: true,
+    },
     finance: { flows: [], perPaymentLimit: {}, dailyLimit: {}, approve: true },
   },
-  users: { slack: { UMAKER: { role: 'teller' }, UMANAGER: { role: 'manager' }, UFIN: { role: 'finance' }, UFIN2: { role: 'finance' } }, telegram: { '42': { role: 'teller' } } },
+  users: {
+    slack: {
+      UMAKER: { role: 'teller' },
+      UMANAGER: { role: 'manager' },
+      UFIN: { role: 'finance' },
+      UFIN2: { role: 'finance' },
+    },
+    telegram: { '42': { role: 'teller' } },
+  },
 };
 
 /** A fake service behind the desk: it counts creates per Duplicate-Check-Key, as the service deduplicates them. */
@@ -81,7 +100,8 @@ for (const kind of ['memory', 'redis'] as const) {
     let policy: AccessPolicy;
 
     const newStore = (): SessionStore => {
-      const store = kind === 'memory' ? (stores[0] ?? new MemoryStore()) : new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
+      const store =
+        kind === 'memory' ? (stores[0] ?? new MemoryStore()) : new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
       stores.push(store);
       return store;
     };
@@ -101,7 +121,14 @@ for (const kind of ['memory', 'redis'] as const) {
     };
     /** What the pay flow does when the maker confirms: reserve, then create. */
     const confirm = async (guarded: FlowServices, input: ReturnType<typeof payment>) => {
-      await guarded.reserveSpend({ channel: input.channel, userId: input.userId, flow: 'pay', amount: input.amount, currency: 'UGX', duplicateCheckKey: input.duplicateCheckKey });
+      await guarded.reserveSpend({
+        channel: input.channel,
+        userId: input.userId,
+        flow: 'pay',
+        amount: input.amount,
+        currency: 'UGX',
+        duplicateCheckKey: input.duplicateCheckKey,
+      });
       return guarded.createPayment(input);
     };
 
@@ -133,9 +160,18 @@ for (const kind of ['memory', 'redis'] as const) {
       const two = newDesk();
       await confirm(one.guarded, payment('k1', '150000', 'UMANAGER'));
       const id = board.posts[0]!.id;
-      expect(await one.desk.decide(id, { channel: 'slack', userId: 'UMANAGER' }, 'approve')).toMatchObject({ ok: false, refusal: 'own_payment' });
-      expect(await one.desk.decide(id, { channel: 'slack', userId: 'UMAKER' }, 'approve')).toMatchObject({ ok: false, refusal: 'not_approver' });
-      expect(await one.desk.decide('ffff', { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: false, refusal: 'unknown' });
+      expect(await one.desk.decide(id, { channel: 'slack', userId: 'UMANAGER' }, 'approve')).toMatchObject({
+        ok: false,
+        refusal: 'own_payment',
+      });
+      expect(await one.desk.decide(id, { channel: 'slack', userId: 'UMAKER' }, 'approve')).toMatchObject({
+        ok: false,
+        refusal: 'not_approver',
+      });
+      expect(await one.desk.decide('ffff', { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: false,
+        refusal: 'unknown',
+      });
       const results = await Promise.all([
         one.desk.decide(id, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'approve'),
         two.desk.decide(id, { channel: 'slack', userId: 'UFIN2', name: 'fin2' }, 'approve'),
@@ -151,27 +187,51 @@ for (const kind of ['memory', 'redis'] as const) {
       expect(board.updates.at(-1)).toMatchObject({ state: 'approved', decision: { userId: final!.decision!.userId } });
     });
 
-    it('counts the maker\'s limits and daily total when approved, not when held', async () => {
+    it("counts the maker's limits and daily total when approved, not when held", async () => {
       const { desk, guarded } = newDesk();
       // Held without touching the daily total: three of them pass 500000 together.
       for (const key of ['a', 'b', 'c']) expect(await confirm(guarded, payment(key, '200000'))).toEqual(HELD);
       const [a, b, c] = board.posts.map((p) => p.id);
-      expect(await desk.decide(a!, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true, held: { outcome: { kind: 'sent' } } });
-      expect(await desk.decide(b!, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true, held: { outcome: { kind: 'sent' } } });
+      expect(await desk.decide(a!, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: true,
+        held: { outcome: { kind: 'sent' } },
+      });
+      expect(await desk.decide(b!, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: true,
+        held: { outcome: { kind: 'sent' } },
+      });
       const third = await desk.decide(c!, { channel: 'slack', userId: 'UFIN' }, 'approve');
-      expect(third).toMatchObject({ ok: true, held: { outcome: { kind: 'refused', reason: 'more than 500000 UGX today' } } });
+      expect(third).toMatchObject({
+        ok: true,
+        held: { outcome: { kind: 'refused', reason: 'more than 500000 UGX today' } },
+      });
       expect(service.creates).toEqual(['a', 'b']);
-      expect(told.map((t) => t.key)).toEqual(['notify.approval.approved', 'notify.approval.approved', 'notify.approval.refused']);
+      expect(told.map((t) => t.key)).toEqual([
+        'notify.approval.approved',
+        'notify.approval.approved',
+        'notify.approval.refused',
+      ]);
     });
 
     it('rejects with the reason told to the maker in their own channel (Telegram here); nothing is sent', async () => {
       const { desk, guarded } = newDesk();
       await confirm(guarded, payment('t1', '300000', '42', 'telegram'));
       const id = board.posts[0]!.id;
-      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'reject', 'Wrong account')).toMatchObject({ ok: true });
-      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN2' }, 'approve')).toMatchObject({ ok: false, refusal: 'decided' });
+      expect(
+        await desk.decide(id, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'reject', 'Wrong account'),
+      ).toMatchObject({ ok: true });
+      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN2' }, 'approve')).toMatchObject({
+        ok: false,
+        refusal: 'decided',
+      });
       expect(service.creates).toEqual([]);
-      expect(told).toEqual([{ address: { channel: 'telegram', conversationId: 'T1:42' }, key: 'notify.approval.rejected', params: expect.objectContaining({ by: 'fin', reason: 'Wrong account', amount: '300000' }) }]);
+      expect(told).toEqual([
+        {
+          address: { channel: 'telegram', conversationId: 'T1:42' },
+          key: 'notify.approval.rejected',
+          params: expect.objectContaining({ by: 'fin', reason: 'Wrong account', amount: '300000' }),
+        },
+      ]);
     });
 
     it('expires a payment undecided after APPROVAL_TTL_HOURS: the sweep tells the maker, and a late press is refused', async () => {
@@ -185,17 +245,24 @@ for (const kind of ['memory', 'redis'] as const) {
       await desk.sweep();
       expect((await desk.held.get(id))?.state).toBe('expired');
       expect(told.map((t) => [t.key, t.params.hours])).toEqual([['notify.approval.expired', '24']]);
-      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: false, refusal: 'expired' });
+      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: false,
+        refusal: 'expired',
+      });
       expect(service.creates).toEqual([]);
       expect(board.updates.map((u) => u.state)).toEqual(['expired']);
     });
 
-    it('sends an approval whose process died before sending, from the sweep, under the maker\'s key', async () => {
+    it("sends an approval whose process died before sending, from the sweep, under the maker's key", async () => {
       const { desk, guarded } = newDesk();
       await confirm(guarded, payment('d1', '300000'));
       const id = board.posts[0]!.id;
       // What decide() wrote before its process died: the decision, and the sweep's look two minutes on.
-      await desk.held.update(id, (h) => ({ ...h, state: 'approved', decision: { channel: 'slack', userId: 'UFIN', name: 'fin', at: clock } }));
+      await desk.held.update(id, (h) => ({
+        ...h,
+        state: 'approved',
+        decision: { channel: 'slack', userId: 'UFIN', name: 'fin', at: clock },
+      }));
       await desk.held.schedule(id, clock + 2 * 60 * 1000);
       clock += 60 * 1000;
       await desk.sweep();
@@ -217,7 +284,10 @@ for (const kind of ['memory', 'redis'] as const) {
         service.creates.push('u1');
         return { code: 'connection' };
       };
-      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true, held: { outcome: { kind: 'unconfirmed' } } });
+      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: true,
+        held: { outcome: { kind: 'unconfirmed' } },
+      });
       expect(told.map((t) => t.key)).toEqual(['notify.approval.unconfirmed']);
       service.fail = undefined;
       clock += 10 * 60 * 1000;
@@ -248,7 +318,10 @@ for (const kind of ['memory', 'redis'] as const) {
       await confirm(guarded, payment('r1', '300000'));
       const id = board.posts[0]!.id;
       service.fail = () => ({ code: 'rate_limited' });
-      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({ ok: true, held: { outcome: { kind: 'unconfirmed' } } });
+      expect(await desk.decide(id, { channel: 'slack', userId: 'UFIN' }, 'approve')).toMatchObject({
+        ok: true,
+        held: { outcome: { kind: 'unconfirmed' } },
+      });
       expect(told.map((t) => t.key)).toEqual(['notify.approval.unconfirmed']);
     });
   });

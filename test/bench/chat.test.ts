@@ -21,13 +21,18 @@ describe('bench/chat', () => {
 
 describe('bench/profile/analyze', () => {
   it('groups a profile by module and category', () => {
-    expect(moduleOf('file:///work/main/node_modules/@grammyjs/conversations/out/plugin.js')).toBe('@grammyjs/conversations');
+    expect(moduleOf('file:///work/main/node_modules/@grammyjs/conversations/out/plugin.js')).toBe(
+      '@grammyjs/conversations',
+    );
     expect(moduleOf('file:///work/main/src/conversation/engine.ts')).toBe('src/conversation');
     expect(categoryOf('ioredis')).toMatch(/Redis/);
     const profile = {
       nodes: [
         { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: 0 }, children: [2, 3] },
-        { id: 2, callFrame: { functionName: 'transition', url: 'file:///x/node_modules/xstate/dist/a.js', lineNumber: 0 } },
+        {
+          id: 2,
+          callFrame: { functionName: 'transition', url: 'file:///x/node_modules/xstate/dist/a.js', lineNumber: 0 },
+        },
         { id: 3, callFrame: { functionName: '(idle)', url: '', lineNumber: 0 } },
       ],
       samples: [2, 2, 3],

@@ -64,15 +64,25 @@ export class ChaosBotApi {
         }
         const fault = SENDS.has(method) ? this.fault() : undefined;
         if (fault) this.faults[fault]++;
-        const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        const json = (status: number, body: unknown) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         switch (fault) {
           case '500':
             return json(500, { ok: false, error_code: 500, description: 'Internal Server Error' });
           case '502':
-            return res.writeHead(502, { 'content-type': 'text/html' }).end('<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.18.0</center></body></html>');
+            return res
+              .writeHead(502, { 'content-type': 'text/html' })
+              .end(
+                '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.18.0</center></body></html>',
+              );
           case '429': {
             const retryAfter = this.options.retryAfterSeconds ?? 1;
-            return json(429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${retryAfter}`, parameters: { retry_after: retryAfter } });
+            return json(429, {
+              ok: false,
+              error_code: 429,
+              description: `Too Many Requests: retry after ${retryAfter}`,
+              parameters: { retry_after: retryAfter },
+            });
           }
           case 'drop-before':
             return res.socket?.destroy();
@@ -93,7 +103,8 @@ export class ChaosBotApi {
 
   private fault(): BotApiFault | undefined {
     const random = this.options.random ?? Math.random;
-    const kinds = Date.now() < this.downUntil ? OUTAGE_FAULTS : random() < (this.options.faultShare ?? 0) ? BOT_API_FAULTS : [];
+    const kinds =
+      Date.now() < this.downUntil ? OUTAGE_FAULTS : random() < (this.options.faultShare ?? 0) ? BOT_API_FAULTS : [];
     return kinds[Math.floor(random() * kinds.length)];
   }
 
@@ -125,22 +136,47 @@ export class ChaosBotApi {
 
   private answer(method: string, p: Record<string, any>): unknown {
     const buttons = (markup: any): Array<[string, string]> =>
-      ((markup?.inline_keyboard ?? []) as Array<Array<{ text: string; callback_data: string }>>).flat().map((b) => [b.text, b.callback_data]);
-    const message = (id: number) => ({ message_id: id, date: 1_700_000_000, chat: { id: Number(p.chat_id), type: 'private' }, text: p.text });
+      ((markup?.inline_keyboard ?? []) as Array<Array<{ text: string; callback_data: string }>>)
+        .flat()
+        .map((b) => [b.text, b.callback_data]);
+    const message = (id: number) => ({
+      message_id: id,
+      date: 1_700_000_000,
+      chat: { id: Number(p.chat_id), type: 'private' },
+      text: p.text,
+    });
     switch (method) {
       case 'getMe':
-        return { id: 123456, is_bot: true, first_name: 'Momo', username: 'momo_chaos_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+        return {
+          id: 123456,
+          is_bot: true,
+          first_name: 'Momo',
+          username: 'momo_chaos_bot',
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        };
       case 'sendMessage': {
         const id = this.nextId++;
         const log = this.chat(Number(p.chat_id));
-        log.messages.set(id, { messageId: id, text: String(p.text), buttons: buttons(p.reply_markup), seq: this.seq++ });
+        log.messages.set(id, {
+          messageId: id,
+          text: String(p.text),
+          buttons: buttons(p.reply_markup),
+          seq: this.seq++,
+        });
         log.texts.push(String(p.text));
         return message(id);
       }
       case 'editMessageText': {
         const id = Number(p.message_id);
         const log = this.chat(Number(p.chat_id));
-        log.messages.set(id, { messageId: id, text: String(p.text), buttons: buttons(p.reply_markup), seq: this.seq++ });
+        log.messages.set(id, {
+          messageId: id,
+          text: String(p.text),
+          buttons: buttons(p.reply_markup),
+          seq: this.seq++,
+        });
         log.texts.push(String(p.text));
         return message(id);
       }

@@ -11,18 +11,32 @@ import { runChaos } from './run.js';
 describe('chaos', () => {
   it('30 conversations with kills: each confirmed payment made exactly once and told, none made unconfirmed, no instance dying by itself', async () => {
     const result = await runChaos({ conversations: 30, concurrency: 15, faultEveryMs: 2000, redisUrl: TEST_REDIS_URL });
-    const report = [result.line, JSON.stringify(result.faults), ...result.failures, ...result.problems, ...result.gaveUp.map((g) => `gave up: ${g}`)].join('\n');
-    expect(result.line).toMatch(/^chaos: conversations=30 confirmed=\d+ payments=\d+ duplicates=\d+ lost=\d+ told=\d+ kills=\d+$/);
+    const report = [
+      result.line,
+      JSON.stringify(result.faults),
+      ...result.failures,
+      ...result.problems,
+      ...result.gaveUp.map((g) => `gave up: ${g}`),
+    ].join('\n');
+    expect(result.line).toMatch(
+      /^chaos: conversations=30 confirmed=\d+ payments=\d+ duplicates=\d+ lost=\d+ told=\d+ kills=\d+$/,
+    );
     // The faults happened: kills, Redis cuts, duplicate deliveries, Telegram failing sends, answers lost after a commit.
     expect(result.kills, report).toBeGreaterThanOrEqual(1);
     expect(result.faults['redis-cut'], report).toBeGreaterThan(0);
     expect(result.faults.duplicateDeliveries, report).toBeGreaterThan(0);
-    expect(result.faults['telegram-500']! + result.faults['telegram-502']! + result.faults['telegram-429']!, report).toBeGreaterThan(0);
+    expect(
+      result.faults['telegram-500']! + result.faults['telegram-502']! + result.faults['telegram-429']!,
+      report,
+    ).toBeGreaterThan(0);
     expect(result.faults['drop-after-commit']! + result.faults['slow-drop-after-commit']!, report).toBeGreaterThan(0);
     expect(result.records.some((r) => r.channel === 'telegram')).toBe(true);
     // And money stayed right.
     expect(result.crashes, report).toEqual([]);
-    expect({ payments: result.payments, duplicates: result.duplicates, lost: result.lost, told: result.told }, report).toEqual({
+    expect(
+      { payments: result.payments, duplicates: result.duplicates, lost: result.lost, told: result.told },
+      report,
+    ).toEqual({
       payments: result.confirmed,
       duplicates: 0,
       lost: 0,
@@ -30,9 +44,15 @@ describe('chaos', () => {
     });
     expect(result.confirmed, report).toBeGreaterThanOrEqual(27);
     // The journal: an intent per payment at the service, each confirmed one with its final state and a telling.
-    expect(result.journal.line, report).toMatch(/^chaos: journal payments=\d+ intents=\d+ confirmed=\d+ final=\d+ told=\d+$/);
+    expect(result.journal.line, report).toMatch(
+      /^chaos: journal payments=\d+ intents=\d+ confirmed=\d+ final=\d+ told=\d+$/,
+    );
     const j = result.journal.figures;
-    expect({ intents: j.intents, final: j.final, told: j.told }, report).toEqual({ intents: result.payments, final: j.confirmed, told: j.confirmed });
+    expect({ intents: j.intents, final: j.final, told: j.told }, report).toEqual({
+      intents: result.payments,
+      final: j.confirmed,
+      told: j.confirmed,
+    });
     expect(j.confirmed, report).toBe(result.confirmed);
     expect(result.problems, report).toEqual([]);
     expect(result.ok, report).toBe(true);

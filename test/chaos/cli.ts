@@ -29,8 +29,13 @@ const result = await runChaos({
 });
 say(`chaos: faults ${JSON.stringify(result.faults)}`);
 const restarts = result.records.reduce((sum, r) => sum + r.restarts, 0);
-const channels = result.records.reduce<Record<string, number>>((acc, r) => ((acc[r.channel] = (acc[r.channel] ?? 0) + 1), acc), {});
-say(`chaos: channels ${JSON.stringify(channels)}, restarts ${restarts}, acknowledged by news ${result.records.filter((r) => r.ackBy === 'news').length}`);
+const channels = result.records.reduce<Record<string, number>>(
+  (acc, r) => ((acc[r.channel] = (acc[r.channel] ?? 0) + 1), acc),
+  {},
+);
+say(
+  `chaos: channels ${JSON.stringify(channels)}, restarts ${restarts}, acknowledged by news ${result.records.filter((r) => r.ackBy === 'news').length}`,
+);
 for (const failure of result.failures.slice(0, 30)) say(`chaos: failed: ${failure}`);
 if (result.failures.length > 30) say(`chaos: ... ${result.failures.length - 30} more failed conversations`);
 const kinds = result.failures.reduce<Record<string, number>>((acc, f) => {

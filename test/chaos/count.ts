@@ -39,7 +39,15 @@ export const minimumKills = (conversations: number): number => Math.max(1, Math.
 
 export function countFigures(conversations: Conversation[], payments: SandboxPayment[], kills: number): Figures {
   const made = paymentsByChat(payments);
-  const figures: Figures = { conversations: conversations.length, confirmed: 0, payments: 0, duplicates: 0, lost: 0, told: 0, kills };
+  const figures: Figures = {
+    conversations: conversations.length,
+    confirmed: 0,
+    payments: 0,
+    duplicates: 0,
+    lost: 0,
+    told: 0,
+    kills,
+  };
   for (const c of conversations) {
     const n = made.get(c.chat)?.length ?? 0;
     figures.payments += n;
@@ -57,7 +65,13 @@ export function resultLine(f: Figures): string {
 }
 
 export function passes(f: Figures): boolean {
-  return f.payments === f.confirmed && f.duplicates === 0 && f.lost === 0 && f.told === f.confirmed && f.kills >= minimumKills(f.conversations);
+  return (
+    f.payments === f.confirmed &&
+    f.duplicates === 0 &&
+    f.lost === 0 &&
+    f.told === f.confirmed &&
+    f.kills >= minimumKills(f.conversations)
+  );
 }
 
 export function paymentsByChat(payments: SandboxPayment[]): Map<string, SandboxPayment[]> {

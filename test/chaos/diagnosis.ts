@@ -55,19 +55,28 @@ export async function diagnose(c: Conversation, kinds: FailureKind[], sources: D
     `${c.chat} [${kinds.join(', ')}]: ${c.confirmed ? `confirmed by the ${c.ackBy} at ${at(c.confirmedAt!)}` : 'never acknowledged'}, ${c.told ? 'told' : 'not told'}` +
       `, ${c.restarts} restarts; final confirmations not acknowledged: ${JSON.stringify(c.unacknowledged)}`,
     `  trail:`,
-    ...c.trail.map((s) => `    ${(s.t / 1000).toFixed(2)} s${s.took === undefined ? '' : ` (+${(s.took / 1000).toFixed(2)})`} ${s.via ?? '--'}  ${s.what}`),
+    ...c.trail.map(
+      (s) =>
+        `    ${(s.t / 1000).toFixed(2)} s${s.took === undefined ? '' : ` (+${(s.took / 1000).toFixed(2)})`} ${s.via ?? '--'}  ${s.what}`,
+    ),
     `  payment calls: ${calls.map((call) => `${at(call.at)} ${call.instance} key=${call.key} fault=${call.fault} status=${call.status ?? '-'}`).join('; ') || 'none'}`,
     `  sandbox payments: ${payments.map((p) => `#${p.id} ${p.state} ref=${p.ref} created ${p.created}`).join('; ') || 'none'}`,
     `  kills while it ran: ${
       kills
-        .map((i) => `${i.name} at ${at(i.killedAt!)}${calls.some((call) => call.instance === i.name && call.fault.startsWith('kill')) ? ' (it sent a payment call of this chat)' : ''}`)
+        .map(
+          (i) =>
+            `${i.name} at ${at(i.killedAt!)}${calls.some((call) => call.instance === i.name && call.fault.startsWith('kill')) ? ' (it sent a payment call of this chat)' : ''}`,
+        )
         .join('; ') || 'none'
     }`,
   ];
   if (kinds.includes('never-told')) {
     const deliveries = payments.flatMap((p) => sources.deliveries(p.id));
     lines.push(`  webhook deliveries: ${deliveries.join('; ') || 'none'}`);
-    const patterns = [`*${glob(c.chat.slice(c.chat.indexOf(':') + 1))}*`, ...payments.flatMap((p) => [`*:${p.id}`, `*:${p.id}:*`])];
+    const patterns = [
+      `*${glob(c.chat.slice(c.chat.indexOf(':') + 1))}*`,
+      ...payments.flatMap((p) => [`*:${p.id}`, `*:${p.id}:*`]),
+    ];
     const keys = (await Promise.all(patterns.map((pattern) => keysMatching(sources.redis, pattern)))).flat();
     lines.push(`  redis keys: ${keys.join('; ') || 'none'}`);
   }

@@ -110,7 +110,10 @@ export class Fleet {
           const instance: Instance = { name, slot, child, tail: [] };
           this.slots[slot] = instance;
           this.history.push(instance);
-          const timer = setTimeout(() => reject(new Error(`${name} did not start: ${instance.tail.join('\n')}`)), START_TIMEOUT_MS);
+          const timer = setTimeout(
+            () => reject(new Error(`${name} did not start: ${instance.tail.join('\n')}`)),
+            START_TIMEOUT_MS,
+          );
           let partial = '';
           const read = (chunk: Buffer) => {
             const lines = (partial + chunk.toString()).split('\n');
@@ -132,7 +135,8 @@ export class Fleet {
           child.once('exit', (code, signal) => {
             clearTimeout(timer);
             instance.exited = { at: Date.now(), code, signal };
-            if (instance.port === undefined) reject(new Error(`${name} exited before listening (${code ?? signal}): ${instance.tail.join('\n')}`));
+            if (instance.port === undefined)
+              reject(new Error(`${name} exited before listening (${code ?? signal}): ${instance.tail.join('\n')}`));
             this.exited(instance);
           });
         }),
@@ -144,8 +148,15 @@ export class Fleet {
     // One that never listened failed to start: replace() tries again.
     if (this.stopping || instance.port === undefined) return;
     if (instance.killedAt === undefined) {
-      this.crashes.push({ name: instance.name, code: instance.exited!.code, signal: instance.exited!.signal, tail: instance.tail.slice(-20) });
-      this.options.progress?.(`chaos: ${instance.name} exited by itself (${instance.exited!.code ?? instance.exited!.signal}); replacing it`);
+      this.crashes.push({
+        name: instance.name,
+        code: instance.exited!.code,
+        signal: instance.exited!.signal,
+        tail: instance.tail.slice(-20),
+      });
+      this.options.progress?.(
+        `chaos: ${instance.name} exited by itself (${instance.exited!.code ?? instance.exited!.signal}); replacing it`,
+      );
     }
     if (this.slots[instance.slot] === instance) this.replace(instance.slot);
   }
@@ -165,7 +176,12 @@ export class Fleet {
           this.failedStarts.push(reason);
           this.options.progress?.(`chaos: a new instance in slot ${slot} did not start (${reason}); trying again`);
           if (attempt === START_ATTEMPTS) {
-            this.crashes.push({ name: `slot ${slot}`, code: null, signal: null, tail: [`no instance started in ${START_ATTEMPTS} attempts: ${String(error)}`] });
+            this.crashes.push({
+              name: `slot ${slot}`,
+              code: null,
+              signal: null,
+              tail: [`no instance started in ${START_ATTEMPTS} attempts: ${String(error)}`],
+            });
             return;
           }
           await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -185,12 +201,20 @@ export class Fleet {
     await Promise.all(
       this.slots.map(async (instance) => {
         if (!instance || instance.exited) return;
-        const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => instance.child.once('exit', (code, signal) => resolve({ code, signal })));
+        const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          instance.child.once('exit', (code, signal) => resolve({ code, signal })),
+        );
         instance.child.kill('SIGTERM');
         const timer = setTimeout(() => instance.child.kill('SIGKILL'), graceMs);
         const { code, signal } = await exit;
         clearTimeout(timer);
-        if (code !== 0) this.crashes.push({ name: instance.name, code, signal, tail: ['on SIGTERM at the end:', ...instance.tail.slice(-20)] });
+        if (code !== 0)
+          this.crashes.push({
+            name: instance.name,
+            code,
+            signal,
+            tail: ['on SIGTERM at the end:', ...instance.tail.slice(-20)],
+          });
       }),
     );
   }

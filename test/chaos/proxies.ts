@@ -116,12 +116,20 @@ export class FaultProxy {
     if (fault !== 'none') this.counts[fault]++;
     let call: ServiceCall | undefined;
     if (method === 'POST' && path === '/api/payments') {
-      call = { at: Date.now(), instance, fault, key: req.headers['duplicate-check-key'] as string | undefined, chat: chatOf(body) };
+      call = {
+        at: Date.now(),
+        instance,
+        fault,
+        key: req.headers['duplicate-check-key'] as string | undefined,
+        chat: chatOf(body),
+      };
       this.paymentCalls.push(call);
     }
     const hangUp = () => void res.socket?.destroy();
     if (fault === '5xx') {
-      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Service unavailable (chaos).' }));
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ detail: 'Service unavailable (chaos).' }));
       return;
     }
     if (fault === 'kill-before-commit') {
@@ -144,7 +152,9 @@ export class FaultProxy {
         setTimeout(hangUp, this.options.slowMs ?? 3500);
         return;
       case '5xx-after-commit':
-        res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Bad gateway (chaos).' }));
+        res
+          .writeHead(502, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ detail: 'Bad gateway (chaos).' }));
         return;
       case 'kill-after-commit':
         this.options.kill(instance);
@@ -204,7 +214,9 @@ export class Balancer {
       const port = ports[this.next++ % ports.length]!;
       try {
         const answer = await forward(port, req, body);
-        res.writeHead(answer.status, { 'content-type': answer.headers['content-type'] ?? 'text/plain' }).end(answer.body);
+        res
+          .writeHead(answer.status, { 'content-type': answer.headers['content-type'] ?? 'text/plain' })
+          .end(answer.body);
         return;
       } catch {
         // Refused or reset before an answer: the next instance.
@@ -227,16 +239,25 @@ export function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-export function forward(port: number, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+export function forward(
+  port: number,
+  req: IncomingMessage,
+  body: Buffer,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers = { ...req.headers, host: `127.0.0.1:${port}`, 'content-length': String(body.length) };
     delete headers.connection;
-    const out = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers, agent: false }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (c: Buffer) => chunks.push(c));
-      answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
-      answer.on('error', reject);
-    });
+    const out = http.request(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers, agent: false },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () =>
+          resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }),
+        );
+        answer.on('error', reject);
+      },
+    );
     out.setTimeout(20_000, () => out.destroy(new Error('upstream timeout')));
     out.on('error', reject);
     out.end(body);

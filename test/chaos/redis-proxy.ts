@@ -18,13 +18,42 @@ import type { AddressInfo } from 'node:net';
  * Commands a Redis out of memory refuses (flagged `denyoom`: those that can add data) among those ioredis,
  * BullMQ and rate-limiter-flexible send, plus scripts (a script that may write is refused at its start).
  */
-const REFUSED_WHEN_FULL = new Set(
-  [
-    'set', 'setex', 'psetex', 'setnx', 'getset', 'append', 'incr', 'incrby', 'incrbyfloat', 'decr', 'decrby',
-    'hset', 'hsetnx', 'hmset', 'hincrby', 'lpush', 'rpush', 'lpushx', 'rpushx', 'linsert', 'lset', 'rpoplpush',
-    'lmove', 'brpoplpush', 'blmove', 'sadd', 'smove', 'zadd', 'zincrby', 'xadd', 'restore', 'eval', 'evalsha', 'fcall',
-  ],
-);
+const REFUSED_WHEN_FULL = new Set([
+  'set',
+  'setex',
+  'psetex',
+  'setnx',
+  'getset',
+  'append',
+  'incr',
+  'incrby',
+  'incrbyfloat',
+  'decr',
+  'decrby',
+  'hset',
+  'hsetnx',
+  'hmset',
+  'hincrby',
+  'lpush',
+  'rpush',
+  'lpushx',
+  'rpushx',
+  'linsert',
+  'lset',
+  'rpoplpush',
+  'lmove',
+  'brpoplpush',
+  'blmove',
+  'sadd',
+  'smove',
+  'zadd',
+  'zincrby',
+  'xadd',
+  'restore',
+  'eval',
+  'evalsha',
+  'fcall',
+]);
 
 const OOM = Buffer.from("-OOM command not allowed when used memory > 'maxmemory'.\r\n");
 const CRLF = 0x0d;
@@ -70,7 +99,8 @@ export function respLength(buf: Buffer, at = 0): number {
 
 /** The command name and first argument (usually the key) of a command sent as an array of bulk strings. */
 export function commandOf(frame: Buffer): { name: string; args: string[] } {
-  if (frame[0] !== 0x2a /* '*' */) return { name: frame.toString('latin1').trim().split(/\s+/)[0]!.toLowerCase(), args: [] };
+  if (frame[0] !== 0x2a /* '*' */)
+    return { name: frame.toString('latin1').trim().split(/\s+/)[0]!.toLowerCase(), args: [] };
   const args: string[] = [];
   let at = frame.indexOf(CRLF) + 2;
   while (at < frame.length && args.length < 4) {
@@ -245,7 +275,8 @@ export class RedisProxy {
 
   /** @internal Whether this command is refused now. */
   refuses(command: { name: string; args: string[] }): boolean {
-    const refused = (Date.now() < this.refusingUntil && REFUSED_WHEN_FULL.has(command.name)) || this.rule?.(command) === true;
+    const refused =
+      (Date.now() < this.refusingUntil && REFUSED_WHEN_FULL.has(command.name)) || this.rule?.(command) === true;
     if (refused) this.refused++;
     return refused;
   }

@@ -22,7 +22,11 @@ describe('USSD outcomes kept for the next dial', () => {
     const me = '+256701999001';
     const address = { channel: 'ussd' as const, conversationId: me };
     // A late run's answer, then the service's webhook outcome, as the chaos run produced them.
-    await addPending(app.store, address, 'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.');
+    await addPending(
+      app.store,
+      address,
+      'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
+    );
     await addPending(app.store, address, 'Done: 3700.00 UGX reached +256772000001 (payment 9).');
     const screen = await new AtSession(app.url, me).dial();
     expect(screen.length).toBeLessThanOrEqual(182);

@@ -31,7 +31,10 @@ beforeAll(async () => {
   redis = new Redis(REDIS.toString());
   await cleanProductKeys(redis);
   proxy = await new RedisProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
-  fleet = new Fleet({ size: 1, env: async () => ({ PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` }) });
+  fleet = new Fleet({
+    size: 1,
+    env: async () => ({ PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` }),
+  });
   await fleet.start();
 });
 
@@ -47,12 +50,18 @@ describe('Redis refusing writes while a payment runs', () => {
     const url = `http://127.0.0.1:${fleet.up(0)!.port}`;
     const ussd = new AtSession(url, PHONE);
     await ussd.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1'])
+      await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
 
     // The PIN hop's own write passes; the run's saves of the states it enters next are refused.
     let writes = 0;
-    proxy.refuseWhen(({ name, args }) => (name === 'evalsha' || name === 'eval') && args[2] === `momo:${keys.conversation({ channel: 'ussd', conversationId: PHONE })}` && ++writes > 1);
+    proxy.refuseWhen(
+      ({ name, args }) =>
+        (name === 'evalsha' || name === 'eval') &&
+        args[2] === `momo:${keys.conversation({ channel: 'ussd', conversationId: PHONE })}` &&
+        ++writes > 1,
+    );
     const answer = await ussd.answer('1234');
     proxy.refuseWhen(undefined);
 

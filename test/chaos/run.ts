@@ -25,7 +25,16 @@ import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
 import { ChaosBotApi } from './bot-api.js';
-import { countFigures, failuresOf, minimumKills, passes, paymentsByChat, resultLine, type Figures, type SandboxPayment } from './count.js';
+import {
+  countFigures,
+  failuresOf,
+  minimumKills,
+  passes,
+  paymentsByChat,
+  resultLine,
+  type Figures,
+  type SandboxPayment,
+} from './count.js';
 import { diagnose } from './diagnosis.js';
 import { cleanProductKeys } from '../shutdown/product.js';
 import { Fleet, type Crash } from './instances.js';
@@ -90,7 +99,15 @@ const WEBHOOK_PASSWORD = 'chaos-webhook-password';
 /** The Africa's Talking callback's secret path segment (USSD_CALLBACK_TOKEN), when the product serves one. */
 const USSD_TOKEN = 'chaos-ussd-callback-token';
 /** The faults taken in turn, one every faultEveryMs; the armed ones fire on the next payment call. */
-const ROTATION = ['kill-at-random', 'redis-cut', 'kill-before-commit', 'telegram-outage', 'kill-after-commit', 'redis-refuses-after-commit', 'kill-after-answer'] as const;
+const ROTATION = [
+  'kill-at-random',
+  'redis-cut',
+  'kill-before-commit',
+  'telegram-outage',
+  'kill-after-commit',
+  'redis-refuses-after-commit',
+  'kill-after-answer',
+] as const;
 /** Faults of single service calls, by chance: payment creates, then any other call. */
 const PAYMENT_FAULTS: Array<[Fault, number]> = [
   ['drop-after-commit', 0.1],
@@ -132,17 +149,33 @@ function writePolicy(dir: string, conversations: Conversation[]): string {
     else users.ussd[id] = { ...role, pin };
   }
   const file = join(dir, 'policy.json');
-  writeFileSync(file, JSON.stringify({ roles: { payer: { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '10000000' } } }, users }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      roles: { payer: { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '10000000' } } },
+      users,
+    }),
+  );
   return file;
 }
 
 /** POSTs an empty form: the status says whether the route exists (404) or checks its input (4xx). */
 function probe(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -173,7 +206,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     return {
       index,
       channel: telegram ? 'telegram' : 'ussd',
-      chat: telegram ? `telegram:${7_000_000_000 + base * 1000 + index}` : `ussd:+256701${String((base + index) % 1_000_000).padStart(6, '0')}`,
+      chat: telegram
+        ? `telegram:${7_000_000_000 + base * 1000 + index}`
+        : `ussd:+256701${String((base + index) % 1_000_000).padStart(6, '0')}`,
       amount: String(1000 + Math.floor(random() * 40) * 100),
       confirmed: false,
       told: false,
@@ -214,7 +249,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   /** Redis failed while a request ran, or shortly before it (STORE_FAULT_TAIL_MS). */
   /** The answer when the store could not be reached (common.unavailable): nothing was recorded to repeat. */
   const UNAVAILABLE = /cannot reach your conversation/i;
-  const storeFailedDuring = (answer: Answer) => storeFaults.some(([from, to]) => from <= answer.answeredAt && to + STORE_FAULT_TAIL_MS >= answer.sentAt);
+  const storeFailedDuring = (answer: Answer) =>
+    storeFaults.some(([from, to]) => from <= answer.answeredAt && to + STORE_FAULT_TAIL_MS >= answer.sentAt);
   let fleet: Fleet;
   const faultProxy = new FaultProxy({
     targetPort: sandboxPort,
@@ -273,8 +309,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const balancer = await new Balancer(() => fleet.livePorts()).start();
   await fleet.start();
   // The gateway's callback: with the secret path segment when the product serves one.
-  const ussdPath = (await probe(fleet.up(0)!.port!, `/ussd/africastalking/${USSD_TOKEN}`)) === 404 ? '/ussd/africastalking' : `/ussd/africastalking/${USSD_TOKEN}`;
-  progress(`chaos: ${options.instances ?? 2} instances up (${Math.round((Date.now() - startedAt) / 1000)} s); USSD callback ${ussdPath.replace(USSD_TOKEN, '<token>')}`);
+  const ussdPath =
+    (await probe(fleet.up(0)!.port!, `/ussd/africastalking/${USSD_TOKEN}`)) === 404
+      ? '/ussd/africastalking'
+      : `/ussd/africastalking/${USSD_TOKEN}`;
+  progress(
+    `chaos: ${options.instances ?? 2} instances up (${Math.round((Date.now() - startedAt) / 1000)} s); USSD callback ${ussdPath.replace(USSD_TOKEN, '<token>')}`,
+  );
 
   const transport = new Transport({
     fleet,
@@ -289,11 +330,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // another screen of the flow). A "still working on it" the engine could not record (Redis failing, or
       // the run's own writes winning every time) may be followed by the outcome it stood for: the copy then
       // gets that outcome, which is no second step either.
-      const kept = first?.status === 200 && !START_OVER.test(first.text) && !UNAVAILABLE.test(first.text) && !/taking longer than expected/.test(first.text);
+      const kept =
+        first?.status === 200 &&
+        !START_OVER.test(first.text) &&
+        !UNAVAILABLE.test(first.text) &&
+        !/taking longer than expected/.test(first.text);
       if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
       if (first && PLACEHOLDER.test(first.text) && (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text))) return;
       if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
-        problems.push(`a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`);
+        problems.push(
+          `a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`,
+        );
       }
     },
   });
@@ -357,7 +404,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       } catch (error) {
         problems.push(`conversation ${c.index} (${c.chat}) broke off: ${String(error)}`);
       }
-      if (++finished % 25 === 0) progress(`chaos: ${finished}/${n} conversations (${Math.round((Date.now() - startedAt) / 1000)} s, ${fleet.kills} kills)`);
+      if (++finished % 25 === 0)
+        progress(
+          `chaos: ${finished}/${n} conversations (${Math.round((Date.now() - startedAt) / 1000)} s, ${fleet.kills} kills)`,
+        );
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, n) }, worker));
@@ -366,15 +416,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   // Users not told yet come back later and look once more (every 2 s, for as long as they looked before).
   const untold = () => records.filter((c) => c.confirmed && !c.told);
-  for (const until = Date.now() + (options.lookForMs ?? 45_000); untold().length > 0 && Date.now() < until; await sleep(2000)) {
+  for (
+    const until = Date.now() + (options.lookForMs ?? 45_000);
+    untold().length > 0 && Date.now() < until;
+    await sleep(2000)
+  ) {
     await Promise.all(untold().map((c) => people.lookAgain(c).catch(() => undefined)));
   }
 
   // ---------------------------------------------------------------- the count
 
   const payments: SandboxPayment[] = sandbox.controls.payments().map((p) => {
-    const wire = p as { id: number; state: string; created?: string; metadata?: { chat?: string; ref?: string } | null };
-    return { id: wire.id, state: wire.state, chat: wire.metadata?.chat, ref: wire.metadata?.ref, created: wire.created };
+    const wire = p as {
+      id: number;
+      state: string;
+      created?: string;
+      metadata?: { chat?: string; ref?: string } | null;
+    };
+    return {
+      id: wire.id,
+      state: wire.state,
+      chat: wire.metadata?.chat,
+      ref: wire.metadata?.ref,
+      created: wire.created,
+    };
   });
   const figures = countFigures(records, payments, fleet.kills);
   // The journal, while the instances still run (a fact buffered in Redis while the database was cut off is
@@ -386,7 +451,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const made = paymentsByChat(payments);
   const failures: string[] = [];
   const deliveries = (paymentId: number) => {
-    const events = new Set(sandbox.controls.events().filter((e) => (e as { data?: { id?: number } }).data?.id === paymentId).map((e) => (e as { id: number }).id));
+    const events = new Set(
+      sandbox.controls
+        .events()
+        .filter((e) => (e as { data?: { id?: number } }).data?.id === paymentId)
+        .map((e) => (e as { id: number }).id),
+    );
     return sandbox.controls
       .deliveries()
       .filter((d) => events.has(d.event))
@@ -395,24 +465,45 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   for (const c of records) {
     const kinds = failuresOf(c, made.get(c.chat)?.length ?? 0);
     if (kinds.length === 0) continue;
-    failures.push(await diagnose(c, kinds, { startedAt, payments, calls: faultProxy.paymentCalls, instances: fleet.history, deliveries, redis }));
+    failures.push(
+      await diagnose(c, kinds, {
+        startedAt,
+        payments,
+        calls: faultProxy.paymentCalls,
+        instances: fleet.history,
+        deliveries,
+        redis,
+      }),
+    );
   }
   const gaveUp = records
     .filter((c) => !c.confirmed && !made.has(c.chat))
-    .map((c) => `${c.chat}: ${c.restarts} restarts; last steps ${JSON.stringify(c.trail.slice(-3).map((s) => `${s.via ?? '--'} ${s.what}`))}`);
+    .map(
+      (c) =>
+        `${c.chat}: ${c.restarts} restarts; last steps ${JSON.stringify(c.trail.slice(-3).map((s) => `${s.via ?? '--'} ${s.what}`))}`,
+    );
   if (figures.told < figures.confirmed) {
     // The notification queue as the run ends: a notification not told yet waits here, or failed.
     const q = `${QUEUE_PREFIX}:momo-notifications`;
-    const [wait, active, delayed, failed] = await Promise.all([redis.llen(`${q}:wait`), redis.llen(`${q}:active`), redis.zcard(`${q}:delayed`), redis.zcard(`${q}:failed`)]);
-    problems.push(`notification queue at the end: wait ${wait}, active ${active}, delayed ${delayed}, failed ${failed}`);
+    const [wait, active, delayed, failed] = await Promise.all([
+      redis.llen(`${q}:wait`),
+      redis.llen(`${q}:active`),
+      redis.zcard(`${q}:delayed`),
+      redis.zcard(`${q}:failed`),
+    ]);
+    problems.push(
+      `notification queue at the end: wait ${wait}, active ${active}, delayed ${delayed}, failed ${failed}`,
+    );
   }
-  if (figures.kills < minimumKills(n)) problems.push(`only ${figures.kills} kills; a run of ${n} needs ${minimumKills(n)}`);
+  if (figures.kills < minimumKills(n))
+    problems.push(`only ${figures.kills} kills; a run of ${n} needs ${minimumKills(n)}`);
 
   // ---------------------------------------------------------------- teardown
 
   await fleet.stop();
   const crashes = fleet.crashes;
-  for (const crash of crashes) problems.push(`${crash.name} died by itself (${crash.code ?? crash.signal}):\n    ${crash.tail.join('\n    ')}`);
+  for (const crash of crashes)
+    problems.push(`${crash.name} died by itself (${crash.code ?? crash.signal}):\n    ${crash.tail.join('\n    ')}`);
   const faults: Record<string, number> = {
     ...faultProxy.counts,
     ...rotation,

@@ -107,18 +107,35 @@ function post(port: number, instance: string, request: Request): Promise<Answer>
     const sentAt = Date.now();
     let sent = false;
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: request.path, headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: request.path,
+        headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), instance, sentAt, answeredAt: Date.now() }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString(),
+            instance,
+            sentAt,
+            answeredAt: Date.now(),
+          }),
+        );
         res.on('error', (error) => reject(new NoAnswer(instance, error.message)));
       },
     );
     req.on('socket', (socket) => socket.on('connect', () => (sent = true)));
     req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
     req.on('error', (error: NodeJS.ErrnoException) => {
-      reject(!sent && error.code === 'ECONNREFUSED' ? new Refused(error.message) : new NoAnswer(instance, error.message));
+      reject(
+        !sent && error.code === 'ECONNREFUSED' ? new Refused(error.message) : new NoAnswer(instance, error.message),
+      );
     });
     req.end(request.body);
   });

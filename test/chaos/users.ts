@@ -72,7 +72,10 @@ export interface Conversation {
 }
 
 /** What a person does with a screen. */
-export type Decision = { kind: 'choose'; label: RegExp; final?: boolean } | { kind: 'text'; value: string; final?: boolean } | { kind: 'unknown' };
+export type Decision =
+  | { kind: 'choose'; label: RegExp; final?: boolean }
+  | { kind: 'text'; value: string; final?: boolean }
+  | { kind: 'unknown' };
 
 /** What a person paying Sarah Nakato does with a screen (the soak benchmark's users too, bench/soak). */
 export function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
@@ -134,7 +137,12 @@ export interface PeopleOptions {
 export function createPeople(options: PeopleOptions) {
   const { transport, bot } = options;
   const note = (c: Conversation, what: string, via?: string, sentAt?: number) =>
-    c.trail.push({ t: (sentAt ?? Date.now()) - options.startedAt, took: sentAt === undefined ? undefined : Date.now() - sentAt, via, what: short(what) });
+    c.trail.push({
+      t: (sentAt ?? Date.now()) - options.startedAt,
+      took: sentAt === undefined ? undefined : Date.now() - sentAt,
+      via,
+      what: short(what),
+    });
   const acknowledge = (c: Conversation, by: 'answer' | 'news') => {
     c.confirmed = true;
     c.ackBy = by;
@@ -148,7 +156,7 @@ export function createPeople(options: PeopleOptions) {
    * ('start-again').
    */
   async function follow(c: Conversation, everyMs: number, look: () => Promise<Look>): Promise<'done' | 'start-again'> {
-    for (const until = Date.now() + options.lookForMs; !c.told && Date.now() < until; ) {
+    for (const until = Date.now() + options.lookForMs; !c.told && Date.now() < until;) {
       await sleep(everyMs);
       c.lastLookAt = Date.now();
       const seen = await look();
@@ -173,12 +181,27 @@ export function createPeople(options: PeopleOptions) {
     const answers: string[] = [];
     let turn = c.index + number;
     const send = async (label: string): Promise<string | undefined> => {
-      const body = new URLSearchParams({ sessionId, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') }).toString();
-      const request: Request = { path: options.ussdPath, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body };
+      const body = new URLSearchParams({
+        sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: phone,
+        networkCode: '63902',
+        text: answers.join('*'),
+      }).toString();
+      const request: Request = {
+        path: options.ussdPath,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      };
       const sentAt = Date.now();
       try {
         const answer = await transport.deliver(turn++, request);
-        note(c, `${label} -> ${answer.status === 200 ? answer.text : `HTTP ${answer.status} ${answer.text}`}`, answer.instance, sentAt);
+        note(
+          c,
+          `${label} -> ${answer.status === 200 ? answer.text : `HTTP ${answer.status} ${answer.text}`}`,
+          answer.instance,
+          sentAt,
+        );
         return answer.status === 200 ? answer.text : undefined;
       } catch (error) {
         if (!(error instanceof NoAnswer)) throw error;
@@ -232,7 +255,9 @@ export function createPeople(options: PeopleOptions) {
       if (screen === undefined) return { kind: 'nothing' };
       if (OUTCOME.test(screen)) return { kind: 'told' };
       const aboutThePayment = screen.startsWith('CON ') || NOTHING_SENT.test(screen);
-      return aboutThePayment && START_OVER.test(screen) && !isNews(screen) ? { kind: 'start-again', text: screen } : { kind: 'nothing' };
+      return aboutThePayment && START_OVER.test(screen) && !isNews(screen)
+        ? { kind: 'start-again', text: screen }
+        : { kind: 'nothing' };
     };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (attempt > 0) {
@@ -291,17 +316,28 @@ export function createPeople(options: PeopleOptions) {
       }
       note(c, `${label}: Telegram gave the update up`);
     };
-    const typed = (text: string) => deliver({ update_id: updateId++, message: { message_id: updateId, date: 1, chat, from, text } }, text);
+    const typed = (text: string) =>
+      deliver({ update_id: updateId++, message: { message_id: updateId, date: 1, chat, from, text } }, text);
     const press = (messageId: number, data: string, label: string) =>
       deliver(
-        { update_id: updateId++, callback_query: { id: `q${updateId}`, from, chat_instance: 'ci', data, message: { message_id: messageId, date: 1, chat, text: '...' } } },
+        {
+          update_id: updateId++,
+          callback_query: {
+            id: `q${updateId}`,
+            from,
+            chat_instance: 'ci',
+            data,
+            message: { message_id: messageId, date: 1, chat, text: '...' },
+          },
+        },
         `press ${label}`,
       );
     /** Texts the chat got from `since` on that say the payment is under way or how it ended. */
     const news = (since: number) => log.texts.slice(since).filter(isNews);
     /** Waits up to the user's patience for a message after the first `since`; whether one came. */
     const waitForMessage = async (since: number) => {
-      for (const until = Date.now() + TELEGRAM_PATIENCE_MS; log.texts.length <= since && Date.now() < until; ) await sleep(250);
+      for (const until = Date.now() + TELEGRAM_PATIENCE_MS; log.texts.length <= since && Date.now() < until;)
+        await sleep(250);
       return log.texts.length > since;
     };
 
@@ -355,7 +391,8 @@ export function createPeople(options: PeopleOptions) {
         await sleep(restartPause(attempt));
       }
       // Before paying again: has the chat said anything about the payment since it was confirmed?
-      if (attempt > 0 && !c.confirmed && confirmedFrom !== undefined && news(confirmedFrom).length > 0) acknowledge(c, 'news');
+      if (attempt > 0 && !c.confirmed && confirmedFrom !== undefined && news(confirmedFrom).length > 0)
+        acknowledge(c, 'news');
       if (!c.confirmed) await pay();
       if (!c.confirmed) continue;
       looked = confirmedFrom ?? log.texts.length;
@@ -386,7 +423,10 @@ export function createPeople(options: PeopleOptions) {
     /** One more look for the outcome, as a user coming back later does. */
     async lookAgain(c: Conversation): Promise<void> {
       c.lastLookAt = Date.now();
-      const seen = c.channel === 'ussd' ? await ussdSession(c, lateLooks++).dial() : bot.chat(Number(c.chat.slice('telegram:'.length))).texts.join('\n');
+      const seen =
+        c.channel === 'ussd'
+          ? await ussdSession(c, lateLooks++).dial()
+          : bot.chat(Number(c.chat.slice('telegram:'.length))).texts.join('\n');
       if (seen !== undefined && OUTCOME.test(seen)) c.told = true;
     },
   };

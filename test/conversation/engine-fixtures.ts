@@ -12,7 +12,14 @@ type PayInput = Parameters<FlowServices['createPayment']>[0];
 
 const payMachine = setup({
   types: {
-    context: {} as { runId: string; chat: string; requirePin: boolean; amount?: string; paymentId?: string; error?: string },
+    context: {} as {
+      runId: string;
+      chat: string;
+      requirePin: boolean;
+      amount?: string;
+      paymentId?: string;
+      error?: string;
+    },
     input: {} as FlowInput,
     events: {} as FlowEvent,
   },
@@ -32,13 +39,22 @@ const payMachine = setup({
       },
       on: {
         ANSWERED: [
-          { guard: ({ event }) => /^\d+$/.test(event.value), target: 'confirm', actions: assign({ amount: ({ event }) => event.value, error: undefined }) },
+          {
+            guard: ({ event }) => /^\d+$/.test(event.value),
+            target: 'confirm',
+            actions: assign({ amount: ({ event }) => event.value, error: undefined }),
+          },
           { actions: assign({ error: 'pay.badAmount' }) },
         ],
       },
     },
     confirm: {
-      meta: { view: (c: { amount: string }) => ({ text: { key: 'pay.confirm', params: { amount: c.amount } }, choices: [{ id: 'yes', text: { key: 'common.yes' } }] }) },
+      meta: {
+        view: (c: { amount: string }) => ({
+          text: { key: 'pay.confirm', params: { amount: c.amount } },
+          choices: [{ id: 'yes', text: { key: 'common.yes' } }],
+        }),
+      },
       on: { CHOSEN: { target: 'paying' }, BACK: 'askAmount' },
     },
     paying: {
@@ -61,7 +77,10 @@ const payMachine = setup({
       },
       tags: ['busy', 'money'],
     },
-    sent: { type: 'final', meta: { view: (c: { paymentId: string }) => ({ text: { key: 'pay.sent', params: { id: c.paymentId } } }) } },
+    sent: {
+      type: 'final',
+      meta: { view: (c: { paymentId: string }) => ({ text: { key: 'pay.sent', params: { id: c.paymentId } } }) },
+    },
     already: { type: 'final', meta: { view: () => ({ text: { key: 'pay.already' } }) } },
     failed: { type: 'final', meta: { view: () => ({ text: { key: 'pay.failed' } }) } },
   },
@@ -71,8 +90,22 @@ export const testPayFlow: FlowModule = {
   id: 'pay',
   machine: payMachine,
   messages: {
-    en: { 'pay.askAmount': 'Amount? ({chat}, pin {pin})', 'pay.badAmount': 'Digits only.', 'pay.confirm': 'Send {amount}?', 'pay.sent': 'Sent {id}', 'pay.already': 'Sent earlier', 'pay.failed': 'Not sent' },
-    sw: { 'pay.askAmount': 'Kiasi? ({chat}, pin {pin})', 'pay.badAmount': 'Tarakimu tu.', 'pay.confirm': 'Tuma {amount}?', 'pay.sent': 'Imetumwa {id}', 'pay.already': 'Ilitumwa awali', 'pay.failed': 'Haikutumwa' },
+    en: {
+      'pay.askAmount': 'Amount? ({chat}, pin {pin})',
+      'pay.badAmount': 'Digits only.',
+      'pay.confirm': 'Send {amount}?',
+      'pay.sent': 'Sent {id}',
+      'pay.already': 'Sent earlier',
+      'pay.failed': 'Not sent',
+    },
+    sw: {
+      'pay.askAmount': 'Kiasi? ({chat}, pin {pin})',
+      'pay.badAmount': 'Tarakimu tu.',
+      'pay.confirm': 'Tuma {amount}?',
+      'pay.sent': 'Imetumwa {id}',
+      'pay.already': 'Ilitumwa awali',
+      'pay.failed': 'Haikutumwa',
+    },
   },
 };
 
@@ -82,7 +115,12 @@ const notesMachine = setup({ types: { context: {} as { notes: string[] }, events
   initial: 'collecting',
   states: {
     collecting: {
-      meta: { view: (c: { notes: string[] }) => ({ text: { key: 'request.notes', params: { notes: c.notes.join(',') } }, input: 'text' }) },
+      meta: {
+        view: (c: { notes: string[] }) => ({
+          text: { key: 'request.notes', params: { notes: c.notes.join(',') } },
+          input: 'text',
+        }),
+      },
       on: { ANSWERED: { actions: assign({ notes: ({ context, event }) => [...context.notes, event.value] }) } },
     },
   },
@@ -138,7 +176,10 @@ export function paymentsService(answer?: () => Promise<void>) {
 /** `store` with some of its methods replaced by `overrides` (the others delegate to it). */
 export function overriding<T extends object>(store: SessionStore, overrides: T): SessionStore & T {
   return new Proxy(overrides, {
-    get: (target, name) => (name in target ? Reflect.get(target, name) : (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store)),
+    get: (target, name) =>
+      name in target
+        ? Reflect.get(target, name)
+        : (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store),
   }) as SessionStore & T;
 }
 
@@ -150,7 +191,11 @@ export function overriding<T extends object>(store: SessionStore, overrides: T):
  */
 export function racingStore(
   store: SessionStore,
-): SessionStore & { conflicts: number; race(count: number): void; onUse: ((use: 'read' | 'write') => void) | undefined } {
+): SessionStore & {
+  conflicts: number;
+  race(count: number): void;
+  onUse: ((use: 'read' | 'write') => void) | undefined;
+} {
   let waiting = 0;
   let met = gate<void>();
   const meet = async (key: string) => {
@@ -195,7 +240,9 @@ export function racingStore(
  * Delegates to `store`; `hold(which, until)` makes the next conversation write that `which` picks (by the
  * record it writes) wait for `until` before it goes to the store (a compare-and-set that is slow to land).
  */
-export function holdingStore(store: SessionStore): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): void } {
+export function holdingStore(
+  store: SessionStore,
+): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): void } {
   let held: { which: (record: Record<string, unknown>) => boolean; until: Promise<void> } | undefined;
   return overriding(store, {
     hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>) {
@@ -221,11 +268,14 @@ export function dyingStore(store: SessionStore): SessionStore & { die(): void } 
   const gone = async () => {
     throw new Error('this process is gone');
   };
-  return new Proxy({ die: () => void (dead = true) }, {
-    get: (target, name) => {
-      if (name === 'die') return target.die;
-      if (dead) return gone;
-      return (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store);
+  return new Proxy(
+    { die: () => void (dead = true) },
+    {
+      get: (target, name) => {
+        if (name === 'die') return target.die;
+        if (dead) return gone;
+        return (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store);
+      },
     },
-  }) as SessionStore & { die(): void };
+  ) as SessionStore & { die(): void };
 }

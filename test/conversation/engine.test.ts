@@ -8,9 +8,25 @@ import { createLogger } from '../../src/log.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import type { Address, Inbound, LeaseChange, Prompt, SessionStore, TurnDecision } from '../../src/conversation/types.js';
+import type {
+  Address,
+  Inbound,
+  LeaseChange,
+  Prompt,
+  SessionStore,
+  TurnDecision,
+} from '../../src/conversation/types.js';
 import { deliveryId, WAITING } from '../../src/conversation/engine/ledger.js';
-import { dyingStore, fakePayments, gate, holdingStore, overriding, racingStore, testNotesFlow, testPayFlow } from './engine-fixtures.js';
+import {
+  dyingStore,
+  fakePayments,
+  gate,
+  holdingStore,
+  overriding,
+  racingStore,
+  testNotesFlow,
+  testPayFlow,
+} from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 import { keys } from '../../src/conversation/store/keys.js';
 
@@ -32,7 +48,11 @@ const policy = new AccessPolicy({
     clerk: { flows: ['pay', 'request'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '5000' } },
     viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} },
   },
-  users: { telegram: { u1: { role: 'clerk' }, u2: { role: 'clerk' }, v1: { role: 'viewer' } }, ussd: { '*': { role: 'clerk' } }, slack: {} },
+  users: {
+    telegram: { u1: { role: 'clerk' }, u2: { role: 'clerk' }, v1: { role: 'viewer' } },
+    ussd: { '*': { role: 'clerk' } },
+    slack: {},
+  },
 });
 
 let ids = 0;
@@ -66,7 +86,8 @@ function engine(store: SessionStore, services: Partial<FlowServices>, changes: P
 /** The outcome screen of the test pay flow: it follows a money-moving call, so it is marked `money`. */
 const sent = (id: string): Prompt => ({ text: `Sent ${id}`, final: true, money: true });
 /** "Processing" once the flow is in its money-moving state: "being confirmed, do not send it again". */
-const CONFIRMING = 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
+const CONFIRMING =
+  'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
 /** Opens the menu and picks pay: the prompt asking the amount. */
 async function toAmount(e: ReturnType<typeof engine>, msg: ReturnType<typeof conversation>): Promise<Prompt> {
@@ -82,8 +103,14 @@ describe('engine', () => {
     const menu = await e.handle(msg({ text: 'hello' }));
     expect(menu.choices?.map((c) => c.id)).toEqual(['pay', 'request', 'lang']);
     expect(menu.text).toBe('What would you like to do?');
-    expect(await e.handle(msg({ choice: 'pay' }))).toEqual({ text: `Amount? (telegram:${msg().conversationId}, pin false)`, input: 'amount', final: false });
-    expect((await e.handle(msg({ text: 'abc' }))).text).toBe('Digits only.\nAmount? (telegram:' + msg().conversationId + ', pin false)');
+    expect(await e.handle(msg({ choice: 'pay' }))).toEqual({
+      text: `Amount? (telegram:${msg().conversationId}, pin false)`,
+      input: 'amount',
+      final: false,
+    });
+    expect((await e.handle(msg({ text: 'abc' }))).text).toBe(
+      'Digits only.\nAmount? (telegram:' + msg().conversationId + ', pin false)',
+    );
     expect((await e.handle(msg({ text: '500' }))).text).toBe('Send 500?');
     expect(await e.handle(msg({ choice: 'yes' }))).toEqual(sent('pay-1'));
     expect(calls).toHaveLength(1);
@@ -160,7 +187,10 @@ describe('engine', () => {
   it('a process that died mid-call is taken over by the next message elsewhere: the call again, under the same idempotency key', async () => {
     const store = dyingStore(redisStore());
     const crashed = fakePayments(new Promise(() => {})); // the first process dies while the call is out
-    const before = engine(store, crashed.services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 }, runLeaseMs: 300 });
+    const before = engine(store, crashed.services, {
+      deadlineMs: { ussd: 20, telegram: 20, slack: 20 },
+      runLeaseMs: 300,
+    });
     const msg = conversation();
     await toAmount(before, msg);
     await before.handle(msg({ text: '900' }));
@@ -210,7 +240,10 @@ describe('engine', () => {
     store.race(2);
     const answers = await Promise.all([one.handle(msg({ text: 'a' })), two.handle(msg({ text: 'b' }))]);
     expect(store.conflicts).toBe(1);
-    expect([['Notes: a', 'Notes: a,b'], ['Notes: b', 'Notes: b,a']]).toContainEqual(answers.map((a) => a.text).sort());
+    expect([
+      ['Notes: a', 'Notes: a,b'],
+      ['Notes: b', 'Notes: b,a'],
+    ]).toContainEqual(answers.map((a) => a.text).sort());
     expect((await one.handle(msg({ text: 'c' }))).text).toMatch(/^Notes: (a,b|b,a),c$/);
   });
 
@@ -227,7 +260,8 @@ describe('engine', () => {
       // Both taps start from the confirm screen (read, or kept in memory); the loser's retry reads the
       // record after its conflict and finds the payment under way: only then is the payment answered.
       store.onUse = (use) => {
-        if (use === 'read' && store.conflicts > 0) setImmediate(() => release.open({ id: 'pay-1', state: 'submitted' }));
+        if (use === 'read' && store.conflicts > 0)
+          setImmediate(() => release.open({ id: 'pay-1', state: 'submitted' }));
       };
       store.race(2);
       const answers = await Promise.all([first.handle(msg({ choice: 'yes' })), second.handle(msg({ choice: 'yes' }))]);
@@ -251,7 +285,10 @@ describe('engine', () => {
     await e.handle(msg({ text: '250' }));
     expect(await e.handle(msg({ choice: 'yes' }))).toEqual({ text: CONFIRMING, final: false, money: true });
     release.open({ id: 'pay-late', state: 'submitted' });
-    expect(await late.promise).toEqual({ address: { channel: 'telegram', conversationId: msg().conversationId }, prompt: sent('pay-late') });
+    expect(await late.promise).toEqual({
+      address: { channel: 'telegram', conversationId: msg().conversationId },
+      prompt: sent('pay-late'),
+    });
     await e.drain();
     expect(calls).toHaveLength(1);
     expect((await e.handle(msg({ text: 'next' }))).text).toBe('What would you like to do?');
@@ -289,7 +326,10 @@ describe('engine', () => {
   it('on USSD notes shown at a dial are dropped once the next message of that session proves the screen arrived', async () => {
     const { e, msg } = await paidLateOnUssd('pay-s');
     const dial = await e.handle(msg({ newSession: true }));
-    expect(dial).toMatchObject({ text: 'Update on your last request:\nSent pay-s\nWhat would you like to do?', noted: true });
+    expect(dial).toMatchObject({
+      text: 'Update on your last request:\nSent pay-s\nWhat would you like to do?',
+      noted: true,
+    });
     // The user answers the menu: the dial's screen reached the phone, so the next dial no longer repeats it.
     expect((await e.handle(msg({ choice: 'pay' }))).noted).toBeUndefined();
     const next = await e.handle(msg({ newSession: true }));
@@ -298,17 +338,38 @@ describe('engine', () => {
   });
 
   it('a flow that breaks gets a plain apology, and home starts over', async () => {
-    const broken = setup({}).createMachine({ id: 'pay', initial: 'ask', states: { ask: { meta: { view: () => { throw new Error('bug'); } } } } });
+    const broken = setup({}).createMachine({
+      id: 'pay',
+      initial: 'ask',
+      states: {
+        ask: {
+          meta: {
+            view: () => {
+              throw new Error('bug');
+            },
+          },
+        },
+      },
+    });
     const e = engine(redisStore(), {}, { flows: { menu: menuFlow, pay: { ...testPayFlow, machine: broken } } });
     const msg = conversation();
-    expect(await e.handle(msg({ start: 'pay' }))).toEqual({ text: 'Something went wrong on our side. Please start again.', final: true });
+    expect(await e.handle(msg({ start: 'pay' }))).toEqual({
+      text: 'Something went wrong on our side. Please start again.',
+      final: true,
+    });
     expect((await e.handle(msg({ nav: 'home' }))).text).toBe('What would you like to do?');
   });
 
   it('logs USSD users by masked number only, and never what they typed', async () => {
     const lines: string[] = [];
-    const logger = createLogger('debug', new Writable({ write: (chunk: Buffer, _e, done) => void (lines.push(chunk.toString()), done()) }));
-    const e = engine(redisStore(), fakePayments(new Promise(() => {})).services, { logger, deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
+    const logger = createLogger(
+      'debug',
+      new Writable({ write: (chunk: Buffer, _e, done) => void (lines.push(chunk.toString()), done()) }),
+    );
+    const e = engine(redisStore(), fakePayments(new Promise(() => {})).services, {
+      logger,
+      deadlineMs: { ussd: 20, telegram: 20, slack: 20 },
+    });
     const msg = conversation('ussd');
     await e.handle(msg({ newSession: true }));
     await e.handle(msg({ choice: 'pay' }));
@@ -346,15 +407,24 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
       // A read of several records is one round trip: one read.
       get: (key: string) => (counts.get++, inner.get(key)),
       getMany: (keys: string[]) => (counts.get++, inner.getMany(keys)),
-      set: (key: string, value: unknown, expected: number | null, ttl: number, lease?: LeaseChange) => (counts.set++, inner.set(key, value, expected, ttl, lease)),
+      set: (key: string, value: unknown, expected: number | null, ttl: number, lease?: LeaseChange) => (
+        counts.set++,
+        inner.set(key, value, expected, ttl, lease)
+      ),
     });
     return { store, counts };
   }
   /** A channel whose state is the last answer's number and text; `n` answers the same number twice. */
-  const channel = (msg: ReturnType<typeof conversation>, n: number, fields: Partial<Inbound>) => (state: { n: number; text: string } | undefined): TurnDecision<{ n: number; text: string }> =>
-    state && state.n >= n
-      ? { kind: 'reply', state, changed: false }
-      : { kind: 'step', inbound: msg({ messageId: `hop-${n}`, ...fields }), after: (prompt) => ({ n, text: prompt.text }) };
+  const channel =
+    (msg: ReturnType<typeof conversation>, n: number, fields: Partial<Inbound>) =>
+    (state: { n: number; text: string } | undefined): TurnDecision<{ n: number; text: string }> =>
+      state && state.n >= n
+        ? { kind: 'reply', state, changed: false }
+        : {
+            kind: 'step',
+            inbound: msg({ messageId: `hop-${n}`, ...fields }),
+            after: (prompt) => ({ n, text: prompt.text }),
+          };
   // The test pay flow's payment is a money-moving state: "processing" there says it is being confirmed.
   const processing = CONFIRMING;
   /** A new USSD conversation of the test pay flow, walked to its confirmation (hop 3 confirms). */
@@ -379,7 +449,9 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(state).toEqual({ n: 1, text: `Amount? (ussd:${who.conversationId}, pin true)` });
     // The record written by the dial is kept in memory; the one write proves it current.
     expect(counts).toEqual({ get: 0, set: 1 });
-    expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot).toMatchObject({ channel: state });
+    expect(
+      (await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot,
+    ).toMatchObject({ channel: state });
     // A repeat is answered from the channel's state without a write, so from a record just read: a read, no
     // write, no step.
     counts.get = 0;
@@ -486,7 +558,9 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     landed.open();
     await e.drain();
     expect(await other.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
-    expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot).not.toHaveProperty('run');
+    expect(
+      (await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot,
+    ).not.toHaveProperty('run');
   });
 
   it('a copy of a message waiting for a run (in another process) waits too, and is not taken for a new message', async () => {
@@ -500,7 +574,11 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const waiting = other.turn(who, channel(msg, 4, { newSession: true }));
     // The waiting message is listed in the ledger, waiting, before it waits.
     const marked = async () =>
-      ((await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot as { ledger: [string, unknown][] }).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
+      (
+        (await store.get(keys.conversation({ channel: 'ussd', conversationId: who.conversationId })))?.snapshot as {
+          ledger: [string, unknown][];
+        }
+      ).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
     for (let i = 0; i < 200 && !(await marked()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await marked()).toBe(true);
     const copy = e.turn(who, channel(msg, 4, { newSession: true }));
@@ -513,7 +591,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(calls).toHaveLength(1);
   });
 
-  it('a duplicate arriving while the first one\'s call is out in another process waits for its outcome', async () => {
+  it("a duplicate arriving while the first one's call is out in another process waits for its outcome", async () => {
     const release = gate<{ id: string; state: string }>();
     const { calls, services } = fakePayments(release.promise);
     const store = redisStore();

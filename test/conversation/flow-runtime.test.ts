@@ -20,7 +20,15 @@ const payFlow: FlowModule = {
         tags: ['busy', 'money'],
         invoke: {
           src: 'createPayment',
-          input: ({ context }) => ({ duplicateCheckKey: `${context.input.runId}:pay`, paymentType: 'money' as const, phonenumber: '+256772123456', amount: '5000', currency: 'UGX', description: 't', metadata: {} }),
+          input: ({ context }) => ({
+            duplicateCheckKey: `${context.input.runId}:pay`,
+            paymentType: 'money' as const,
+            phonenumber: '+256772123456',
+            amount: '5000',
+            currency: 'UGX',
+            description: 't',
+            metadata: {},
+          }),
           onDone: 'paid',
         },
       },
@@ -35,7 +43,17 @@ const ctx: StepContext = {
   expiresAt: 10_000,
   channel: 'ussd',
   at: 1_000,
-  input: (runId, profile) => ({ runId, channel: 'ussd', chat: 'ussd:+1', userId: '+1', requirePin: false, defaultCountry: 'UG', currencies: ['UGX'], profile, allowedFlows: [] }),
+  input: (runId, profile) => ({
+    runId,
+    channel: 'ussd',
+    chat: 'ussd:+1',
+    userId: '+1',
+    requirePin: false,
+    defaultCountry: 'UG',
+    currencies: ['UGX'],
+    profile,
+    allowedFlows: [],
+  }),
 };
 const base: Omit<Step, 'session'> = { profile: { lang: 'en' }, remember: {}, notes: [] };
 const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -52,24 +70,42 @@ describe('FlowRuntime: the snapshot as stored', () => {
       if (Object.keys(live.children).length > 0) continue;
       const { children, historyValue, status, ...kept } = machine.getPersistedSnapshot(live) as Record<string, unknown>;
       expect([children, historyValue, status], id).toEqual([{}, {}, 'active']);
-      expect(asStored(started.session.snapshot), id).toEqual(asStored(Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined))));
+      expect(asStored(started.session.snapshot), id).toEqual(
+        asStored(Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined))),
+      );
     }
     // A finished flow keeps its status and output.
     const payments: unknown[] = [];
-    const pay = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
-    const paying = pay.send(pay.start('menu', base, ctx).session, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
+    const pay = new FlowRuntime(
+      { menu: payFlow },
+      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+    );
+    const paying = pay.send(
+      pay.start('menu', base, ctx).session,
+      { type: 'ANSWERED', value: '5000' },
+      base,
+      ctx,
+    ).session;
     const invocation = pay.invocation(paying.flow, pay.restore(paying));
     const done = pay.restore(pay.resolve(paying, await pay.call(invocation), base, ctx).session);
     const stored = pay.persist('menu', done) as Record<string, unknown>;
-    const { children, historyValue, ...expected } = pay.machine('menu').getPersistedSnapshot(done) as Record<string, unknown>;
+    const { children, historyValue, ...expected } = pay.machine('menu').getPersistedSnapshot(done) as Record<
+      string,
+      unknown
+    >;
     expect([children, historyValue]).toEqual([{}, {}]);
-    expect(asStored(stored)).toEqual(asStored(Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined))));
+    expect(asStored(stored)).toEqual(
+      asStored(Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined))),
+    );
     expect(stored.status).toBe('done');
   });
 
   it('leaves out an active status, no children and no history, and a restore puts them back', () => {
     const payments: unknown[] = [];
-    const runtime = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
+    const runtime = new FlowRuntime(
+      { menu: payFlow },
+      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+    );
     const asking = runtime.start('menu', base, ctx).session;
     expect(Object.keys(asking.snapshot as object).sort()).toEqual(['context', 'value']);
     // Read back from the store (a new object): the same step, not busy.
@@ -81,7 +117,10 @@ describe('FlowRuntime: the snapshot as stored', () => {
 
   it('keeps the invoke of a busy step, so a run restored from the store makes its call', async () => {
     const payments: unknown[] = [];
-    const runtime = new FlowRuntime({ menu: payFlow }, provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }));
+    const runtime = new FlowRuntime(
+      { menu: payFlow },
+      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+    );
     const asking = runtime.start('menu', base, ctx).session;
     const paying = runtime.send(asking, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
     expect(Object.keys(paying.snapshot as object).sort()).toEqual(['children', 'context', 'value']);

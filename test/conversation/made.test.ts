@@ -55,17 +55,31 @@ function fakeServices(made: MadeRecords, answer: () => Promise<unknown>) {
     seenAtCall.push(await made.byRef(input.duplicateCheckKey));
     return answer();
   };
-  const services = { createPayment: create, createCollectionRequest: create, purchaseData: create, purchasePin: create } as unknown as FlowServices;
+  const services = {
+    createPayment: create,
+    createCollectionRequest: create,
+    purchaseData: create,
+    purchasePin: create,
+  } as unknown as FlowServices;
   return { services, seenAtCall };
 }
 
 describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
-  it('writes the intent before the create is called, then links the service\'s id to it', async () => {
+  it("writes the intent before the create is called, then links the service's id to it", async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const key = `run-${++n}:pay`;
     const { services, seenAtCall } = fakeServices(made, async () => ({ id: '77', state: 'new' }));
     expect(await recordMade(services, made, logger).createPayment(payInput(key))).toEqual({ id: '77', state: 'new' });
-    expect(seenAtCall).toEqual([expect.objectContaining({ kind: 'payment', ref: key, chat: 'ussd:+256700000001', amount: '5000', currency: 'UGX', payee: '+256772000001' })]);
+    expect(seenAtCall).toEqual([
+      expect.objectContaining({
+        kind: 'payment',
+        ref: key,
+        chat: 'ussd:+256700000001',
+        amount: '5000',
+        currency: 'UGX',
+        payee: '+256772000001',
+      }),
+    ]);
     expect(seenAtCall[0]).not.toHaveProperty('id');
     expect(await made.byId('payment', '77')).toMatchObject({ ref: key, id: '77', accepted: true });
     expect(await made.byId('request', '77')).toBeNull();
@@ -76,9 +90,12 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const lost = `run-${++n}:pay`;
     const refusedKey = `run-${++n}:pay`;
-    const wrapped = (failure: unknown) => recordMade(fakeServices(made, () => Promise.reject(failure)).services, made, logger);
+    const wrapped = (failure: unknown) =>
+      recordMade(fakeServices(made, () => Promise.reject(failure)).services, made, logger);
     await expect(wrapped({ code: 'connection' }).createPayment(payInput(lost))).rejects.toEqual({ code: 'connection' });
-    await expect(wrapped({ code: 'validation', fields: {} }).createPayment(payInput(refusedKey))).rejects.toMatchObject({ code: 'validation' });
+    await expect(wrapped({ code: 'validation', fields: {} }).createPayment(payInput(refusedKey))).rejects.toMatchObject(
+      { code: 'validation' },
+    );
     const open = await made.byRef(lost);
     expect(open).toMatchObject({ ref: lost });
     expect(open).not.toHaveProperty('id');
@@ -90,9 +107,17 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     let now = 1000;
     const made = new MadeRecords({ store: makeStore(), logger, now: () => now });
     const key = `run-${++n}:pay`;
-    await recordMade(fakeServices(made, async () => ({ id: '', state: 'submitted' })).services, made, logger).createPayment(payInput(key));
+    await recordMade(
+      fakeServices(made, async () => ({ id: '', state: 'submitted' })).services,
+      made,
+      logger,
+    ).createPayment(payInput(key));
     now = 5000;
-    await recordMade(fakeServices(made, async () => ({ id: '', state: 'submitted' })).services, made, logger).createPayment(payInput(key));
+    await recordMade(
+      fakeServices(made, async () => ({ id: '', state: 'submitted' })).services,
+      made,
+      logger,
+    ).createPayment(payInput(key));
     expect(await made.byRef(key)).toMatchObject({ accepted: true, created: 1000 });
     expect(await made.byRef(key)).not.toHaveProperty('id');
   });
@@ -102,13 +127,24 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const heard: string[] = [];
     made.onIntent(async (m) => void heard.push(`${m.kind} ${m.ref}`));
     const key = `run-${++n}:data`;
-    const services = recordMade(fakeServices(made, async () => ({ reference: 'SBXV1', status: 'successful' })).services, made, logger);
-    await services.purchaseData({ duplicateCheckKey: key, network: 'mtn', datacode: '1', phonenumber: '+2348030000001', amount: '500', metadata: { chat: 'telegram:1', ref: key } });
+    const services = recordMade(
+      fakeServices(made, async () => ({ reference: 'SBXV1', status: 'successful' })).services,
+      made,
+      logger,
+    );
+    await services.purchaseData({
+      duplicateCheckKey: key,
+      network: 'mtn',
+      datacode: '1',
+      phonenumber: '+2348030000001',
+      amount: '500',
+      metadata: { chat: 'telegram:1', ref: key },
+    });
     expect(heard).toEqual([`purchase ${key}`]);
     expect(await made.byId('purchase', 'SBXV1')).toMatchObject({ ref: key, payee: '+2348030000001', currency: '' });
   });
 
-  it('an intent that cannot be written stops the create (nothing is sent) and is thrown as NotCalled, not as the service\'s answer: the runner repeats the step later', async () => {
+  it("an intent that cannot be written stops the create (nothing is sent) and is thrown as NotCalled, not as the service's answer: the runner repeats the step later", async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     made.onIntent(async () => {
       throw new Error('queue down');
@@ -135,11 +171,17 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const phone = `+2567720${String(++n).padStart(5, '0')}`;
     const [a, b] = [`run-${++n}:request`, `run-${++n}:request`];
-    const services = recordMade(fakeServices(made, async () => ({ id: String(++n), status: 'pending' })).services, made, logger);
+    const services = recordMade(
+      fakeServices(made, async () => ({ id: String(++n), status: 'pending' })).services,
+      made,
+      logger,
+    );
     await services.createCollectionRequest(requestInput(a, phone));
     await services.createCollectionRequest(requestInput(b, phone));
     // Two collections at once for the two requests, a third for none; a repeat of the first.
-    const [one, two, three] = await Promise.all(['TX1', 'TX2', 'TX3'].map((tx) => made.consumeOpenRequest(phone, '2000.00', 'ugx', tx)));
+    const [one, two, three] = await Promise.all(
+      ['TX1', 'TX2', 'TX3'].map((tx) => made.consumeOpenRequest(phone, '2000.00', 'ugx', tx)),
+    );
     expect([one, two].sort()).toEqual([a, b].sort());
     expect(three).toBeNull();
     expect(await made.consumeOpenRequest(phone, '2000', 'UGX', 'TX1')).toBe(one);

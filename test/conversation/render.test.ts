@@ -8,14 +8,19 @@ import { missingMessages, walkFlow } from '../flows/coverage.js';
 const testFlow: FlowModule = {
   id: 'pay',
   machine: flows.menu!.machine,
-  messages: { en: { 'pay.hello': 'Hello {name}, {count} left', 'pay.onlyEn': 'English only' }, sw: { 'pay.hello': 'Habari {name}, {count} zimebaki' } },
+  messages: {
+    en: { 'pay.hello': 'Hello {name}, {count} left', 'pay.onlyEn': 'English only' },
+    sw: { 'pay.hello': 'Habari {name}, {count} zimebaki' },
+  },
 };
 
 describe('catalogue', () => {
   const catalogue = createCatalogue([testFlow]);
 
   it('fills placeholders and leaves unknown ones visible', () => {
-    expect(catalogue.render({ key: 'pay.hello', params: { name: 'Amina', count: 2 } }, 'sw')).toBe('Habari Amina, 2 zimebaki');
+    expect(catalogue.render({ key: 'pay.hello', params: { name: 'Amina', count: 2 } }, 'sw')).toBe(
+      'Habari Amina, 2 zimebaki',
+    );
     expect(catalogue.render({ key: 'pay.hello', params: { name: 'Amina' } }, 'en')).toBe('Hello Amina, {count} left');
   });
 
@@ -29,20 +34,30 @@ describe('catalogue', () => {
       {
         text: { key: 'pay.hello', params: { name: 'A', count: 1 } },
         error: { key: 'common.pickOne' },
-        choices: [{ id: 'x', text: { key: 'common.yes' } }, { id: 'y', label: 'MTN 1GB' }],
+        choices: [
+          { id: 'x', text: { key: 'common.yes' } },
+          { id: 'y', label: 'MTN 1GB' },
+        ],
         input: 'amount',
       },
       'en',
     );
     expect(prompt).toEqual({
       text: 'Please pick one of the options.\nHello A, 1 left',
-      choices: [{ id: 'x', label: 'Yes' }, { id: 'y', label: 'MTN 1GB' }],
+      choices: [
+        { id: 'x', label: 'Yes' },
+        { id: 'y', label: 'MTN 1GB' },
+      ],
       input: 'amount',
       refused: true,
       final: false,
     });
     // The language rides along (adapters' own words: USSD `0 Rudi`, buttons); English is the default, left out.
-    expect(renderView({ text: { key: 'common.cancelled' }, final: true }, 'sw')).toEqual({ text: 'Imeghairiwa. Hakuna kilichotumwa.', lang: 'sw', final: true });
+    expect(renderView({ text: { key: 'common.cancelled' }, final: true }, 'sw')).toEqual({
+      text: 'Imeghairiwa. Hakuna kilichotumwa.',
+      lang: 'sw',
+      final: true,
+    });
   });
 
   it('the default catalogue holds the common and menu words', () => {
@@ -60,7 +75,10 @@ describe('catalogue', () => {
       id: 'walked',
       initial: 'start',
       states: {
-        start: { meta: { view: () => ({ text: { key: 'pay.hello' }, choices: [{ id: 'go', text: { key: 'common.yes' } }] }) }, on: { CHOSEN: 'end' } },
+        start: {
+          meta: { view: () => ({ text: { key: 'pay.hello' }, choices: [{ id: 'go', text: { key: 'common.yes' } }] }) },
+          on: { CHOSEN: 'end' },
+        },
         end: { type: 'final', meta: { view: () => ({ text: { key: 'pay.onlyEn' } }) } },
         island: { meta: { view: () => ({ text: { key: 'pay.unreached' } }) } },
       },
@@ -77,7 +95,10 @@ describe('catalogue', () => {
   for (const module of Object.values(flows)) {
     for (const requirePin of [false, true]) {
       it(`${module!.id} (requirePin ${requirePin}): every key its views use exists in en and sw`, () => {
-        const walk = walkFlow(module!, { input: { requirePin, channel: requirePin ? 'ussd' : 'telegram' }, print: false });
+        const walk = walkFlow(module!, {
+          input: { requirePin, channel: requirePin ? 'ussd' : 'telegram' },
+          print: false,
+        });
         expect(walk.keys.length).toBeGreaterThan(0);
         expect(missingMessages(module!, walk.keys)).toEqual([]);
       });

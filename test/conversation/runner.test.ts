@@ -64,18 +64,32 @@ const payFlow: FlowModule = {
     sw: {},
   },
   machine: setup({
-    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    types: {
+      context: {} as { input: FlowInput; key: string; id?: string },
+      input: {} as FlowInput,
+      events: {} as FlowEvent,
+    },
     actors: { reserveSpend: serviceActors.reserveSpend, createPayment: serviceActors.createPayment },
   }).createMachine({
     context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
     initial: 'confirming',
     states: {
-      confirming: { meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) }, on: { CHOSEN: 'reserving' } },
+      confirming: {
+        meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) },
+        on: { CHOSEN: 'reserving' },
+      },
       reserving: {
         tags: ['busy'],
         invoke: {
           src: 'reserveSpend',
-          input: ({ context }) => ({ channel: context.input.channel, userId: context.input.userId, flow: 'pay', amount: '100', currency: 'UGX', duplicateCheckKey: context.key }),
+          input: ({ context }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            flow: 'pay',
+            amount: '100',
+            currency: 'UGX',
+            duplicateCheckKey: context.key,
+          }),
           onDone: 'paying',
           onError: 'failed',
         },
@@ -92,7 +106,10 @@ const payFlow: FlowModule = {
           onError: 'failed',
         },
       },
-      sent: { type: 'final', meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) } },
+      sent: {
+        type: 'final',
+        meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) },
+      },
       already: { type: 'final', meta: { view: () => ({ text: { key: 't.already' } }) } },
       failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
     },
@@ -105,8 +122,15 @@ const pinFlow: FlowModule = {
   id: 'pay',
   messages: { en: { 't.pin': 'PIN?', 't.sent': 'Sent {id}', 't.failed': 'Not sent' }, sw: {} },
   machine: setup({
-    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
-    actors: { verifyPin: fromPromise(async () => (pinChecks.shift() ?? (() => Promise.resolve()))()), createPayment: serviceActors.createPayment },
+    types: {
+      context: {} as { input: FlowInput; key: string; id?: string },
+      input: {} as FlowInput,
+      events: {} as FlowEvent,
+    },
+    actors: {
+      verifyPin: fromPromise(async () => (pinChecks.shift() ?? (() => Promise.resolve()))()),
+      createPayment: serviceActors.createPayment,
+    },
   }).createMachine({
     context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
     initial: 'awaitingPin',
@@ -122,7 +146,10 @@ const pinFlow: FlowModule = {
           onError: 'failed',
         },
       },
-      sent: { type: 'final', meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) } },
+      sent: {
+        type: 'final',
+        meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) },
+      },
       failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
     },
   }),
@@ -138,7 +165,11 @@ const policy = new AccessPolicy({
  * time (a lease of 1.5 s outlives the event-loop stalls of a loaded test machine). One that will "die"
  * (`live: false`) is not drained at the end: its call out never returns.
  */
-function engine(store: SessionStore, services: Partial<FlowServices>, { live = true, ...changes }: Partial<EngineOptions> & { live?: boolean } = {}): ConversationEngine {
+function engine(
+  store: SessionStore,
+  services: Partial<FlowServices>,
+  { live = true, ...changes }: Partial<EngineOptions> & { live?: boolean } = {},
+): ConversationEngine {
   const e = createEngine({
     store,
     services: { reserveSpend: async () => undefined, ...services },
@@ -160,7 +191,13 @@ function engine(store: SessionStore, services: Partial<FlowServices>, { live = t
 let ids = 0;
 function chat() {
   const conversationId = `chat-${process.pid}-${++ids}`;
-  return (fields: Partial<Inbound> = {}): Inbound => ({ channel: 'telegram', conversationId, userId: 'u1', messageId: `m-${++ids}`, ...fields });
+  return (fields: Partial<Inbound> = {}): Inbound => ({
+    channel: 'telegram',
+    conversationId,
+    userId: 'u1',
+    messageId: `m-${++ids}`,
+    ...fields,
+  });
 }
 
 /** `store` whose conversation writes fail while `refusing` (Redis refusing writes for a moment). */
@@ -168,14 +205,16 @@ function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean
   const wrapper = overriding(store, {
     refusing: false,
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
-      if (wrapper.refusing && key.startsWith('conv:')) throw new Error("READONLY You can't write against a read only replica.");
+      if (wrapper.refusing && key.startsWith('conv:'))
+        throw new Error("READONLY You can't write against a read only replica.");
       return store.set(key, snapshot, expected, ttl, lease);
     },
   });
   return wrapper;
 }
 
-const CONFIRMING = 'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
+const CONFIRMING =
+  'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
 /** Node's own timer, kept before a test fakes the timers: real time for Redis to answer and its leases to lapse. */
 const realSetTimeout = globalThis.setTimeout;
@@ -198,7 +237,7 @@ afterEach(() => {
  * {@link fakeTime} fake time moves along with it, unless `frozen` (the run must get there before any deadline).
  */
 async function until(check: () => boolean | Promise<boolean>, what: string, { frozen = false } = {}): Promise<void> {
-  for (const started = performance.now(); performance.now() - started < 20_000; ) {
+  for (const started = performance.now(); performance.now() - started < 20_000;) {
     if (await check()) return;
     await realPause(10);
     if (vi.isFakeTimers() && !frozen) await vi.advanceTimersByTimeAsync(10);
@@ -217,19 +256,28 @@ describe('one runner per conversation', () => {
     engine(redisStore(), service.services, { onLateOutcome: (address, prompt) => void told.push({ address, prompt }) });
     const msg = chat();
     await first.handle(msg({ start: 'pay' }));
-    expect((await first.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    expect((await first.handle(msg({ choice: 'yes' }))).text).toBe(
+      'We are still working on it. You will be notified of the result.',
+    );
     expect(service.calls).toHaveLength(0);
     dies.die(); // stopped without cleanup: its lease is left to expire
     void first.stop(); // (only its sweep: what it has in flight never returns)
     await until(() => told.length > 0, 'the outcome told by the other process');
-    expect(told).toEqual([{ address: { channel: 'telegram', conversationId: msg().conversationId }, prompt: { text: 'Sent pay-1', final: true, money: true } }]);
+    expect(told).toEqual([
+      {
+        address: { channel: 'telegram', conversationId: msg().conversationId },
+        prompt: { text: 'Sent pay-1', final: true, money: true },
+      },
+    ]);
     expect(service.calls).toHaveLength(1);
     expect(service.payments).toHaveLength(1);
     reserving.open(); // the dead process's call "returns": it writes nothing and calls nothing more
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(service.calls).toHaveLength(1);
     // The index of open runs is left empty.
-    expect(await raw.redis.zscore(`${deployment}${keys.openRuns(keys.conversation(msg()))}`, keys.conversation(msg()))).toBeNull();
+    expect(
+      await raw.redis.zscore(`${deployment}${keys.openRuns(keys.conversation(msg()))}`, keys.conversation(msg())),
+    ).toBeNull();
   });
 
   it('a holder that dies while its payment call is out: the sweep repeats it under the same key, the service makes one payment, the chat is told', async () => {
@@ -260,9 +308,14 @@ describe('one runner per conversation', () => {
     const base = redisStore();
     let leases = 0;
     const stalled = overriding(redisStore(), {
-      lease: (lease: Lease, token: string, ttlMs: number) => (++leases === 1 ? base.lease(lease, token, ttlMs) : Promise.resolve(false)),
+      lease: (lease: Lease, token: string, ttlMs: number) =>
+        ++leases === 1 ? base.lease(lease, token, ttlMs) : Promise.resolve(false),
     });
-    const first = engine(stalled, { ...service.services, reserveSpend: () => reserving.promise }, { sweepEveryMs: 60_000, runLeaseMs: 300 });
+    const first = engine(
+      stalled,
+      { ...service.services, reserveSpend: () => reserving.promise },
+      { sweepEveryMs: 60_000, runLeaseMs: 300 },
+    );
     const msg = chat();
     const key = keys.conversation(msg());
     await first.handle(msg({ start: 'pay' }));
@@ -286,18 +339,25 @@ describe('after money was sent, never "start again"', () => {
     let refuse = true;
     const told: Prompt[] = [];
     fakeTime();
-    const e = engine(redisStore(), {
-      ...service.services,
-      async createPayment(input) {
-        if (refuse) {
-          refuse = false;
-          throw new NotCalled('the intent could not be recorded');
-        }
-        return service.services.createPayment!(input);
+    const e = engine(
+      redisStore(),
+      {
+        ...service.services,
+        async createPayment(input) {
+          if (refuse) {
+            refuse = false;
+            throw new NotCalled('the intent could not be recorded');
+          }
+          return service.services.createPayment!(input);
+        },
+        // The deadline passes (fake time) once the run has made the payment's call: the answer is the deadline's,
+        // "being confirmed", never "still working on it" from a run not there yet.
       },
-      // The deadline passes (fake time) once the run has made the payment's call: the answer is the deadline's,
-      // "being confirmed", never "still working on it" from a run not there yet.
-    }, { deadlineMs: { ussd: 1000, telegram: 1000, slack: 1000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
+      {
+        deadlineMs: { ussd: 1000, telegram: 1000, slack: 1000 },
+        onLateOutcome: (_a, prompt) => void told.push(prompt),
+      },
+    );
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     const answering = e.handle(msg({ choice: 'yes' }));
@@ -314,7 +374,13 @@ describe('after money was sent, never "start again"', () => {
     const service = paymentsService();
     const e = engine(redisStore(), service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
     const phone = `+2567720${String(++ids).padStart(5, '0')}`;
-    const msg = (fields: Partial<Inbound>): Inbound => ({ channel: 'ussd', conversationId: phone, userId: phone, messageId: `m-${++ids}`, ...fields });
+    const msg = (fields: Partial<Inbound>): Inbound => ({
+      channel: 'ussd',
+      conversationId: phone,
+      userId: phone,
+      messageId: `m-${++ids}`,
+      ...fields,
+    });
     await e.handle(msg({ start: 'pay', newSession: true }));
     const answer = await e.handle(msg({ choice: 'yes' }));
     expect(answer).toMatchObject({ text: 'Sent pay-1', final: true, money: true });
@@ -331,13 +397,25 @@ describe('after money was sent, never "start again"', () => {
     const hangs: Partial<FlowServices> = { createPayment: (input) => (calls.push(input), new Promise(() => {})) };
     const phone = `+2567721${String(++ids).padStart(5, '0')}`;
     const address: Address = { channel: 'ussd', conversationId: phone };
-    const msg = (fields: Partial<Inbound>): Inbound => ({ ...address, userId: phone, messageId: `m-${++ids}`, ...fields });
+    const msg = (fields: Partial<Inbound>): Inbound => ({
+      ...address,
+      userId: phone,
+      messageId: `m-${++ids}`,
+      ...fields,
+    });
     const key = keys.conversation(msg({}));
     fakeTime();
     const process = () => {
       const store = dyingStore(redisStore());
       // 250 ms (fake) to answer, passed once the run made the payment's call, inside the 300 ms lease.
-      return { store, engine: engine(store, hangs, { live: false, runLeaseMs: 300, deadlineMs: { ussd: 250, telegram: 250, slack: 250 } }) };
+      return {
+        store,
+        engine: engine(store, hangs, {
+          live: false,
+          runLeaseMs: 300,
+          deadlineMs: { ussd: 250, telegram: 250, slack: 250 },
+        }),
+      };
     };
     let holder = process();
     await holder.engine.handle(msg({ start: 'pay', newSession: true }));
@@ -355,7 +433,10 @@ describe('after money was sent, never "start again"', () => {
     // The next process's sweep leaves the run: no run recorded, nothing left listed, no seventh call.
     const last = holder.engine;
     engines.push(last);
-    await until(async () => (await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)) === null, 'the run left');
+    await until(
+      async () => (await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)) === null,
+      'the run left',
+    );
     const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
     expect(stored.run).toBeUndefined();
     expect(stored.session?.ended).toBe(true);
@@ -364,7 +445,10 @@ describe('after money was sent, never "start again"', () => {
     // The webhook's outcome, kept for the next dial (as the notifier keeps it), is what that dial shows.
     await addPending(redisStore(), address, 'Done: 100 UGX reached +256772000001 (payment 7).');
     const dial = await last.handle(msg({ newSession: true }));
-    expect(dial.text.split('\n').slice(0, 2)).toEqual(['Update on your last request:', 'Done: 100 UGX reached +256772000001 (payment 7).']);
+    expect(dial.text.split('\n').slice(0, 2)).toEqual([
+      'Update on your last request:',
+      'Done: 100 UGX reached +256772000001 (payment 7).',
+    ]);
     expect(dial.text).not.toContain(CONFIRMING);
     expect(dial.final).not.toBe(true);
   });
@@ -384,7 +468,13 @@ describe('after money was sent, never "start again"', () => {
     });
     const e = engine(store, service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
     const phone = `+2567722${String(++ids).padStart(5, '0')}`;
-    const msg = (fields: Partial<Inbound>): Inbound => ({ channel: 'ussd', conversationId: phone, userId: phone, messageId: `m-${++ids}`, ...fields });
+    const msg = (fields: Partial<Inbound>): Inbound => ({
+      channel: 'ussd',
+      conversationId: phone,
+      userId: phone,
+      messageId: `m-${++ids}`,
+      ...fields,
+    });
     await e.handle(msg({ start: 'pay', newSession: true }));
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
     expect(refusals).toBe(0);
@@ -403,7 +493,9 @@ describe('after money was sent, never "start again"', () => {
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
     flaky.refusing = true;
     const failed = await e.handle(msg({ text: 'did it go?' }));
-    expect(failed.text).toBe('We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.');
+    expect(failed.text).toBe(
+      'We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.',
+    );
     flaky.refusing = false;
     expect(service.payments).toHaveLength(1);
   });
@@ -413,13 +505,21 @@ describe('after money was sent, never "start again"', () => {
     let refuse!: (error: Error) => void;
     const reserving = new Promise<void>((_resolve, reject) => (refuse = reject));
     const told: Prompt[] = [];
-    const e = engine(redisStore(), { ...service.services, reserveSpend: () => reserving }, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const e = engine(
+      redisStore(),
+      { ...service.services, reserveSpend: () => reserving },
+      { onLateOutcome: (_a, prompt) => void told.push(prompt) },
+    );
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe(
+      'We are still working on it. You will be notified of the result.',
+    );
     refuse(new NotCalled('our store refused'));
     await until(() => told.length > 0, 'the failure told');
-    expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
+    expect(told).toEqual([
+      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+    ]);
     expect(service.calls).toHaveLength(0);
   });
 
@@ -448,7 +548,10 @@ describe('after money was sent, never "start again"', () => {
   it('a process dying during a PIN check leaves the flow at the PIN: nothing recorded, and another process pays once on the next PIN', async () => {
     const service = paymentsService();
     const checking = gate<void>();
-    const slow = { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 }, flows: { menu: menuFlow, pay: pinFlow } };
+    const slow = {
+      deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+      flows: { menu: menuFlow, pay: pinFlow },
+    };
     const dies = dyingStore(redisStore());
     const first = engine(dies, service.services, { ...slow, live: false });
     const second = engine(redisStore(), service.services, slow);
@@ -471,14 +574,21 @@ describe('after money was sent, never "start again"', () => {
     // Every conversation write fails while refusing (Redis down for a moment), starting just after the payment.
     const flaky = refusingWrites(redisStore());
     const told: Prompt[] = [];
-    const e = engine(flaky, {
-      ...service.services,
-      async createPayment(input) {
-        const made = await service.services.createPayment!(input);
-        flaky.refusing = service.calls.length === 1; // the first payment was accepted: now Redis refuses writes
-        return made;
+    const e = engine(
+      flaky,
+      {
+        ...service.services,
+        async createPayment(input) {
+          const made = await service.services.createPayment!(input);
+          flaky.refusing = service.calls.length === 1; // the first payment was accepted: now Redis refuses writes
+          return made;
+        },
       },
-    }, { deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 }, onLateOutcome: (_a, prompt) => void told.push(prompt) });
+      {
+        deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+        onLateOutcome: (_a, prompt) => void told.push(prompt),
+      },
+    );
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     const answer = await e.handle(msg({ choice: 'yes' }));
@@ -575,7 +685,9 @@ describe('the write that starts a run, its answer lost', () => {
     const { service, told, answer } = await confirmedUnreadable('drop');
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
     await until(() => told.length > 0, 'the late word that nothing was sent');
-    expect(told).toEqual([{ text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true }]);
+    expect(told).toEqual([
+      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
     expect(service.calls).toHaveLength(0);
   });
@@ -612,7 +724,8 @@ describe('the write that starts a run, its answer lost', () => {
     let refuse = false;
     const store = overriding(base, {
       async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
-        if (refuse && lease && 'take' in lease) throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
+        if (refuse && lease && 'take' in lease)
+          throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
         return base.set(key, snapshot, expected, ttl, lease);
       },
     });
@@ -634,7 +747,9 @@ describe('while a run is out, never "start again"', () => {
     const e = engine(flaky, { ...service.services, reserveSpend: () => reserving.promise });
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('We are still working on it. You will be notified of the result.');
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe(
+      'We are still working on it. You will be notified of the result.',
+    );
     flaky.refusing = true;
     const answer = await e.handle(msg({ text: 'hello?' }));
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');

@@ -34,7 +34,10 @@ async function everythingStored(): Promise<string> {
 }
 
 const answer = (e: FlowEvent) => (e.type === 'ANSWERED' ? e.value : '');
-const policy = new AccessPolicy({ roles: { r: { flows: ['pay'], perPaymentLimit: {}, dailyLimit: {} } }, users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} } });
+const policy = new AccessPolicy({
+  roles: { r: { flows: ['pay'], perPaymentLimit: {}, dailyLimit: {} } },
+  users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} },
+});
 
 function engineWith(flow: FlowModule, services: Parameters<typeof createEngine>[0]['services']) {
   return createEngine({
@@ -55,7 +58,11 @@ const payAfterPin: FlowModule = {
   id: 'pay',
   messages: { en: { 't.ask': 'PIN?', 't.paid': 'Paid {id}' }, sw: {} },
   machine: setup({
-    types: { context: {} as { input: FlowInput; key: string; id?: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    types: {
+      context: {} as { input: FlowInput; key: string; id?: string },
+      input: {} as FlowInput,
+      events: {} as FlowEvent,
+    },
     actors: { verifyPin: serviceActors.verifyPin, createPayment: serviceActors.createPayment },
   }).createMachine({
     context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
@@ -66,7 +73,11 @@ const payAfterPin: FlowModule = {
         tags: ['busy', 'secret'],
         invoke: {
           src: 'verifyPin',
-          input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),
+          input: ({ context, event }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            pin: answer(event),
+          }),
           onDone: 'paying',
           onError: 'asking',
         },
@@ -87,7 +98,12 @@ const payAfterPin: FlowModule = {
           onDone: { target: 'done', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
         },
       },
-      done: { type: 'final', meta: { view: (c: { id?: string }): View => ({ text: { key: 't.paid', params: { id: c.id ?? '' } }, final: true }) } },
+      done: {
+        type: 'final',
+        meta: {
+          view: (c: { id?: string }): View => ({ text: { key: 't.paid', params: { id: c.id ?? '' } }, final: true }),
+        },
+      },
     },
   }),
 };
@@ -107,12 +123,19 @@ const pinFlow: FlowModule = {
         tags: ['busy', 'secret'],
         invoke: {
           src: 'verifyPin',
-          input: ({ context, event }) => ({ channel: context.input.channel, userId: context.input.userId, pin: answer(event) }),
+          input: ({ context, event }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            pin: answer(event),
+          }),
           onDone: { target: 'done', actions: assign({ ok: true }) },
           onError: { target: 'done', actions: assign({ ok: false }) },
         },
       },
-      done: { type: 'final', meta: { view: (c: { ok?: boolean }): View => ({ text: { key: c.ok ? 't.ok' : 't.no' }, final: true }) } },
+      done: {
+        type: 'final',
+        meta: { view: (c: { ok?: boolean }): View => ({ text: { key: c.ok ? 't.ok' : 't.no' }, final: true }) },
+      },
     },
   }),
 };

@@ -39,13 +39,32 @@ function setup() {
   );
   let now = 1_000_000;
   const store = new MemoryStore();
-  const client = new MomoClient({ baseUrl: server.url, apiKey: 'secret-key', vendingUrl: `${server.url}/vending`, vendingApiKey: 'vk', maxRetries: 0 });
+  const client = new MomoClient({
+    baseUrl: server.url,
+    apiKey: 'secret-key',
+    vendingUrl: `${server.url}/vending`,
+    vendingApiKey: 'vk',
+    maxRetries: 0,
+  });
   const services = createServices({ client, policy, store, logger, now: () => now, moneyCallRetry: { maxRetries: 0 } });
   return { services, store, lines, advance: (ms: number) => (now += ms) };
 }
 
-const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
-const contact = { id: 7, phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', phone_is_supported: 'yes', phone_is_mm_registered: 'yes', name_on_network: 'JANE A DOE', network_name: 'MTN' };
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+const contact = {
+  id: 7,
+  phone_number: PHONE,
+  first_name: 'Jane',
+  last_name: 'Doe',
+  phone_is_supported: 'yes',
+  phone_is_mm_registered: 'yes',
+  name_on_network: 'JANE A DOE',
+  network_name: 'MTN',
+};
 const payment = (over: object = {}) => ({ id: 41, state: 'submitted', description: 'rent', phone_nos: [], ...over });
 
 describe('createServices', () => {
@@ -54,8 +73,19 @@ describe('createServices', () => {
     expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({ known: false, registered: false });
     server.reply({ status: 201, body: contact });
     const check = await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
-    expect(check).toEqual({ known: true, registered: true, nameOnNetwork: 'JANE A DOE', networkName: 'MTN', firstName: 'Jane', lastName: 'Doe' });
-    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/api/contacts', body: { phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', metadata: { sync: '1' } } });
+    expect(check).toEqual({
+      known: true,
+      registered: true,
+      nameOnNetwork: 'JANE A DOE',
+      networkName: 'MTN',
+      firstName: 'Jane',
+      lastName: 'Doe',
+    });
+    expect(server.requests[0]).toMatchObject({
+      method: 'POST',
+      url: '/api/contacts',
+      body: { phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', metadata: { sync: '1' } },
+    });
     expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual(check);
     expect(server.requests).toHaveLength(1);
   });
@@ -64,15 +94,26 @@ describe('createServices', () => {
     const { services } = setup();
     // The service's contact carries names someone typed when it was created: neither user gets them.
     server.reply({ status: 201, body: { ...contact, first_name: 'Typed', last_name: 'Elsewhere' } });
-    expect(await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 })).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toEqual({ known: false, registered: true, nameOnNetwork: 'JANE A DOE', networkName: 'MTN' });
-    expect(await services.lookupContact({ phonenumber: PHONE, channel: 'ussd', userId: 'u1' })).toMatchObject({ known: false });
+    expect(
+      await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 }),
+    ).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toEqual({
+      known: false,
+      registered: true,
+      nameOnNetwork: 'JANE A DOE',
+      networkName: 'MTN',
+    });
+    expect(await services.lookupContact({ phonenumber: PHONE, channel: 'ussd', userId: 'u1' })).toMatchObject({
+      known: false,
+    });
   });
 
   it('a number the network says is not registered reads as not registered', async () => {
     const { services } = setup();
     server.reply({ status: 201, body: { ...contact, phone_is_mm_registered: 'no' } });
-    expect((await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 })).registered).toBe(false);
+    expect(
+      (await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 })).registered,
+    ).toBe(false);
   });
 
   it('createPayment sends our Duplicate-Check-Key and remembers the contact', async () => {
@@ -92,8 +133,18 @@ describe('createServices', () => {
     });
     expect(result).toEqual({ id: '41', state: 'submitted' });
     expect(server.header('duplicate-check-key')).toEqual(['run-9:pay']);
-    expect(server.requests[0]?.body).toMatchObject({ phonenumber: PHONE, payment_type: 'money', amount: '1500.5', metadata: { chat: 'telegram:1' }, first_name: 'Jane' });
-    expect((await store.get(keys.ownContact(U1, PHONE)))?.snapshot).toEqual({ registered: true, firstName: 'Jane', lastName: 'Doe' });
+    expect(server.requests[0]?.body).toMatchObject({
+      phonenumber: PHONE,
+      payment_type: 'money',
+      amount: '1500.5',
+      metadata: { chat: 'telegram:1' },
+      first_name: 'Jane',
+    });
+    expect((await store.get(keys.ownContact(U1, PHONE)))?.snapshot).toEqual({
+      registered: true,
+      firstName: 'Jane',
+      lastName: 'Doe',
+    });
     // Names typed by a payer are nobody else's: the shared record holds only what the network verified.
     expect(await store.get(keys.contact(PHONE))).toBeNull();
   });
@@ -120,18 +171,50 @@ describe('createServices', () => {
     const { services } = setup();
     const duplicate = { status: 409, body: { detail: 'Duplicate Request Detected!' } };
     server.reply(duplicate, duplicate, duplicate, duplicate);
-    const base = { duplicateCheckKey: 'run-1:x', phonenumber: PHONE, amount: '5', currency: 'UGX', metadata: { chat: 'c' } };
+    const base = {
+      duplicateCheckKey: 'run-1:x',
+      phonenumber: PHONE,
+      amount: '5',
+      currency: 'UGX',
+      metadata: { chat: 'c' },
+    };
     const already = { kind: 'alreadySubmitted' };
     expect(await services.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual(already);
     expect(await services.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual(already);
     expect(await services.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual(already);
-    expect(await services.purchasePin({ ...base, serviceType: 'waec', productCode: 'p', accountNumber: 'a', gsmNo: '080', quantity: 1 })).toEqual(already);
+    expect(
+      await services.purchasePin({
+        ...base,
+        serviceType: 'waec',
+        productCode: 'p',
+        accountNumber: 'a',
+        gsmNo: '080',
+        quantity: 1,
+      }),
+    ).toEqual(already);
   });
 
   it('a payment the service refuses gives its spend reservation back; one whose outcome is unknown keeps it', async () => {
     const { services } = setup();
-    const reserve = (key: string) => services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '60', currency: 'UGX', duplicateCheckKey: key });
-    const pay = (key: string) => services.createPayment({ duplicateCheckKey: key, paymentType: 'money', phonenumber: PHONE, amount: '60', currency: 'UGX', description: 'd', metadata: {} });
+    const reserve = (key: string) =>
+      services.reserveSpend({
+        channel: 'telegram',
+        userId: 'u1',
+        flow: 'pay',
+        amount: '60',
+        currency: 'UGX',
+        duplicateCheckKey: key,
+      });
+    const pay = (key: string) =>
+      services.createPayment({
+        duplicateCheckKey: key,
+        paymentType: 'money',
+        phonenumber: PHONE,
+        amount: '60',
+        currency: 'UGX',
+        description: 'd',
+        metadata: {},
+      });
     // Daily limit 100 UGX: one reservation of 60 leaves room for no other.
     await reserve('run-1:pay');
     server.reply({ status: 400, body: { amount: ['Insufficient balance'] } });
@@ -144,10 +227,26 @@ describe('createServices', () => {
 
   it('a payment whose create ends in 429 keeps its spend reservation: an earlier attempt under its key may have been made', async () => {
     const { services } = setup();
-    const reserve = (key: string) => services.reserveSpend({ channel: 'telegram', userId: 'u1', flow: 'pay', amount: '60', currency: 'UGX', duplicateCheckKey: key });
+    const reserve = (key: string) =>
+      services.reserveSpend({
+        channel: 'telegram',
+        userId: 'u1',
+        flow: 'pay',
+        amount: '60',
+        currency: 'UGX',
+        duplicateCheckKey: key,
+      });
     await reserve('run-1:pay');
     server.reply({ status: 429, body: { detail: 'slow down' } });
-    const pay = services.createPayment({ duplicateCheckKey: 'run-1:pay', paymentType: 'money', phonenumber: PHONE, amount: '60', currency: 'UGX', description: 'd', metadata: {} });
+    const pay = services.createPayment({
+      duplicateCheckKey: 'run-1:pay',
+      paymentType: 'money',
+      phonenumber: PHONE,
+      amount: '60',
+      currency: 'UGX',
+      description: 'd',
+      metadata: {},
+    });
     expect(await failureOf(pay)).toMatchObject({ code: 'rate_limited' });
     expect(await failureOf(reserve('run-2:pay'))).toMatchObject({ code: 'limit_exceeded' });
   });
@@ -160,8 +259,21 @@ describe('createServices', () => {
       logger: createLogger('silent'),
       moneyCallRetry: { maxRetries: 5, budgetMs: 10_000 },
     });
-    server.reply({ status: 503, body: { detail: 'maintenance' } }, { drop: true }, { status: 502, body: { detail: 'bad gateway' } }, { status: 201, body: payment() });
-    const made = await retried.createPayment({ duplicateCheckKey: 'run-1:pay', paymentType: 'money', phonenumber: PHONE, amount: '1000', currency: 'UGX', description: 'rent', metadata: {} });
+    server.reply(
+      { status: 503, body: { detail: 'maintenance' } },
+      { drop: true },
+      { status: 502, body: { detail: 'bad gateway' } },
+      { status: 201, body: payment() },
+    );
+    const made = await retried.createPayment({
+      duplicateCheckKey: 'run-1:pay',
+      paymentType: 'money',
+      phonenumber: PHONE,
+      amount: '1000',
+      currency: 'UGX',
+      description: 'rent',
+      metadata: {},
+    });
     expect(made).toEqual({ id: '41', state: 'submitted' });
     expect(server.header('duplicate-check-key')).toEqual(['run-1:pay', 'run-1:pay', 'run-1:pay', 'run-1:pay']);
     // Past its budget, the call gives up (the flow then says it could not confirm, and the chat hears later).
@@ -174,13 +286,33 @@ describe('createServices', () => {
       moneyCallRetry: { maxRetries: 10, budgetMs: 250 },
     });
     server.reply(...Array.from({ length: 10 }, () => ({ status: 503, body: { detail: 'maintenance' } })));
-    expect(await failureOf(tight.createPayment({ duplicateCheckKey: 'run-2:pay', paymentType: 'money', phonenumber: PHONE, amount: '1', currency: 'UGX', description: 'd', metadata: {} }))).toMatchObject({ code: 'service' });
+    expect(
+      await failureOf(
+        tight.createPayment({
+          duplicateCheckKey: 'run-2:pay',
+          paymentType: 'money',
+          phonenumber: PHONE,
+          amount: '1',
+          currency: 'UGX',
+          description: 'd',
+          metadata: {},
+        }),
+      ),
+    ).toMatchObject({ code: 'service' });
     expect(server.requests.length).toBeLessThan(4);
   });
 
   it('sends the Spectranet account number with a data purchase', async () => {
     const { services } = setup();
-    server.reply({ status: 200, body: { status: 'success', message: 'ok', code: 200, data: { reference: 'R1', status: 'successful', datacode: 'sp1', phonenumber: PHONE, amount: '5' } } });
+    server.reply({
+      status: 200,
+      body: {
+        status: 'success',
+        message: 'ok',
+        code: 200,
+        data: { reference: 'R1', status: 'successful', datacode: 'sp1', phonenumber: PHONE, amount: '5' },
+      },
+    });
     const bought = await services.purchaseData({
       duplicateCheckKey: 'run-2:data',
       network: 'spectranet',
@@ -191,7 +323,10 @@ describe('createServices', () => {
       metadata: { chat: 'c' },
     });
     expect(bought).toMatchObject({ reference: 'R1', status: 'successful' });
-    expect(server.requests[0]).toMatchObject({ url: '/vending/services/databundle/purchase', body: { service_type: 'spectranet', account_number: 'SP-7788' } });
+    expect(server.requests[0]).toMatchObject({
+      url: '/vending/services/databundle/purchase',
+      body: { service_type: 'spectranet', account_number: 'SP-7788' },
+    });
   });
 
   it('maps every error class to its ServiceFailure code and keeps validation fields', async () => {
@@ -205,7 +340,16 @@ describe('createServices', () => {
       { status: 503, body: { detail: 'maintenance' } },
       { drop: true },
     );
-    const pay = () => services.createPayment({ duplicateCheckKey: 'k', paymentType: 'money', phonenumber: PHONE, amount: '1', currency: 'UGX', description: 'd', metadata: {} });
+    const pay = () =>
+      services.createPayment({
+        duplicateCheckKey: 'k',
+        paymentType: 'money',
+        phonenumber: PHONE,
+        amount: '1',
+        currency: 'UGX',
+        description: 'd',
+        metadata: {},
+      });
     expect(await failureOf(pay())).toMatchObject({ code: 'validation', fields: { amount: ['Insufficient balance'] } });
     const codes = [];
     for (let i = 0; i < 6; i++) codes.push(((await failureOf(pay())) as { code: string }).code);
@@ -225,16 +369,27 @@ describe('createServices', () => {
   it('reserveSpend and verifyPin answer from the policy as ServiceFailures', async () => {
     const { services } = setup();
     const spend = { channel: 'telegram', flow: 'pay', currency: 'UGX' };
-    expect(await failureOf(services.reserveSpend({ ...spend, userId: 'u1', amount: '101', duplicateCheckKey: 'a' }))).toMatchObject({ code: 'limit_exceeded' });
-    expect(await failureOf(services.reserveSpend({ ...spend, userId: 'nobody', amount: '1', duplicateCheckKey: 'b' }))).toMatchObject({ code: 'not_allowed' });
-    await expect(services.reserveSpend({ ...spend, userId: 'u1', amount: '100', duplicateCheckKey: 'c' })).resolves.toBeUndefined();
-    expect(await failureOf(services.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({ code: 'not_allowed' });
+    expect(
+      await failureOf(services.reserveSpend({ ...spend, userId: 'u1', amount: '101', duplicateCheckKey: 'a' })),
+    ).toMatchObject({ code: 'limit_exceeded' });
+    expect(
+      await failureOf(services.reserveSpend({ ...spend, userId: 'nobody', amount: '1', duplicateCheckKey: 'b' })),
+    ).toMatchObject({ code: 'not_allowed' });
+    await expect(
+      services.reserveSpend({ ...spend, userId: 'u1', amount: '100', duplicateCheckKey: 'c' }),
+    ).resolves.toBeUndefined();
+    expect(await failureOf(services.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({
+      code: 'not_allowed',
+    });
     expect(server.requests).toHaveLength(0);
   });
 
   it('caches the bank list for an hour', async () => {
     const { services, advance } = setup();
-    server.reply({ body: { count: 1, next: null, previous: null, results: [{ id: 3, name: 'Stanbic' }] } }, { body: [{ id: 4, name: 'Equity' }] });
+    server.reply(
+      { body: { count: 1, next: null, previous: null, results: [{ id: 3, name: 'Stanbic' }] } },
+      { body: [{ id: 4, name: 'Equity' }] },
+    );
     expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
     advance(3599_000);
     expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
@@ -246,8 +401,19 @@ describe('createServices', () => {
 
   it('createCollectionRequest sends the reason and asks the service to instruct the payer', async () => {
     const { services } = setup();
-    server.reply({ status: 201, body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending', mfscode: '*165#' } });
-    const made = await services.createCollectionRequest({ duplicateCheckKey: 'r1', phonenumber: PHONE, amount: '2000', currency: 'UGX', reason: 'fees', sendInstructions: true, metadata: { chat: 'ussd:+256' } });
+    server.reply({
+      status: 201,
+      body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending', mfscode: '*165#' },
+    });
+    const made = await services.createCollectionRequest({
+      duplicateCheckKey: 'r1',
+      phonenumber: PHONE,
+      amount: '2000',
+      currency: 'UGX',
+      reason: 'fees',
+      sendInstructions: true,
+      metadata: { chat: 'ussd:+256' },
+    });
     expect(made).toEqual({ id: '5', status: 'pending', mfscode: '*165#' });
     expect(server.requests[0]?.body).toMatchObject({ reason: 'fees', send_instructions: true });
   });
@@ -259,11 +425,33 @@ describe('createServices', () => {
         count: 1,
         next: null,
         previous: null,
-        results: [{ id: 9, amount: 700, currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remote_transaction_id: 'TX', payment_date: '2026-01-01', contact: { ...contact } }],
+        results: [
+          {
+            id: 9,
+            amount: 700,
+            currency: 'UGX',
+            phonenumber: PHONE,
+            status: 'successful',
+            reference: 'R',
+            remote_transaction_id: 'TX',
+            payment_date: '2026-01-01',
+            contact: { ...contact },
+          },
+        ],
       },
     });
     expect(await services.latestCollections({ limit: 3, channel: 'telegram', userId: 'boss' })).toEqual([
-      { id: '9', amount: '700', currency: 'UGX', phonenumber: PHONE, status: 'successful', reference: 'R', remoteTransactionId: 'TX', paymentDate: '2026-01-01', senderName: 'Jane Doe' },
+      {
+        id: '9',
+        amount: '700',
+        currency: 'UGX',
+        phonenumber: PHONE,
+        status: 'successful',
+        reference: 'R',
+        remoteTransactionId: 'TX',
+        paymentDate: '2026-01-01',
+        senderName: 'Jane Doe',
+      },
     ]);
     expect(server.requests[0]?.url).toMatch(/^\/api\/collections\?/);
     expect(server.requests[0]?.url).toContain('ordering=-created');
@@ -274,10 +462,40 @@ describe('createServices', () => {
     const { services } = setup();
     expect(await services.latestCollections({ limit: 5, ...U1 })).toEqual([]);
     expect(server.requests).toHaveLength(0);
-    server.reply({ status: 201, body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending' } });
-    await services.createCollectionRequest({ duplicateCheckKey: 'r5', phonenumber: PHONE, amount: '2000', currency: 'UGX', reason: 'fees', sendInstructions: false, metadata: {}, ...U1 });
-    const collection = (id: number, request: unknown) => ({ id, amount: 2000, currency: 'UGX', phonenumber: PHONE, status: 'successful', collection_request: request });
-    const page = { body: { count: 3, next: null, previous: null, results: [collection(11, { id: 6, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'successful' }), collection(12, 5), collection(13, null)] } };
+    server.reply({
+      status: 201,
+      body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending' },
+    });
+    await services.createCollectionRequest({
+      duplicateCheckKey: 'r5',
+      phonenumber: PHONE,
+      amount: '2000',
+      currency: 'UGX',
+      reason: 'fees',
+      sendInstructions: false,
+      metadata: {},
+      ...U1,
+    });
+    const collection = (id: number, request: unknown) => ({
+      id,
+      amount: 2000,
+      currency: 'UGX',
+      phonenumber: PHONE,
+      status: 'successful',
+      collection_request: request,
+    });
+    const page = {
+      body: {
+        count: 3,
+        next: null,
+        previous: null,
+        results: [
+          collection(11, { id: 6, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'successful' }),
+          collection(12, 5),
+          collection(13, null),
+        ],
+      },
+    };
     server.reply(page, page);
     expect((await services.latestCollections({ limit: 5, ...U1 })).map((c) => c.id)).toEqual(['12']);
     expect((await services.latestCollections({ limit: 5, ...U2 })).map((c) => c.id)).toEqual([]);
@@ -287,7 +505,10 @@ describe('createServices', () => {
   it('validateCandidate returns the name and the gsmNo to buy with, or not_found', async () => {
     const { services } = setup();
     const ok = (data: unknown) => ({ body: { status: 'success', message: 'Successful', code: 200, data } });
-    server.reply(ok({ user: { name: 'JOHN PUPIL', rawOutput: { gsmNo: '08030000000' } } }), ok({ user: { name: null }, errorMessage: 'Invalid code' }));
+    server.reply(
+      ok({ user: { name: 'JOHN PUPIL', rawOutput: { gsmNo: '08030000000' } } }),
+      ok({ user: { name: null }, errorMessage: 'Invalid code' }),
+    );
     const query = { serviceType: 'jamb', productCode: 'UTME', accountNumber: 'C1' };
     expect(await services.validateCandidate(query)).toEqual({ name: 'JOHN PUPIL', gsmNo: '08030000000' });
     expect(await failureOf(services.validateCandidate(query))).toEqual({ code: 'not_found', message: 'Invalid code' });

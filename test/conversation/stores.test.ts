@@ -71,8 +71,23 @@ describe.each<[string, () => SessionStore]>([
   it('reserves once per reservation key within a limit, atomically, and gives it back once', async () => {
     // Three rounds of four reservations of 30 against a limit of 100, all at once: each key counts once,
     // the first three fit, the fourth does not (and, not recorded, is refused again each time).
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => store.reserve(key(`res:${i % 4}`), key('spent'), 30, 100, 60)));
-    expect(results.map((r) => r.ok)).toEqual([true, true, true, false, true, true, true, false, true, true, true, false]);
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => store.reserve(key(`res:${i % 4}`), key('spent'), 30, 100, 60)),
+    );
+    expect(results.map((r) => r.ok)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      true,
+      true,
+      true,
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
     expect(await store.addWithinLimit(key('spent'), 0, 100, 60)).toEqual({ ok: true, total: 90 });
     expect(await store.giveBack(key('res:0'))).toBe(true);
     expect(await store.giveBack(key('res:0'))).toBe(false);
@@ -131,7 +146,11 @@ describe.each<[string, () => SessionStore]>([
   it('reads several records in one call, null for each absent', async () => {
     await store.set(key('m1'), { a: 1 }, null, 60);
     await store.set(key('m3'), { c: 3 }, null, 60);
-    expect(await store.getMany([key('m1'), key('m2'), key('m3')])).toEqual([{ snapshot: { a: 1 }, version: 1 }, null, { snapshot: { c: 3 }, version: 1 }]);
+    expect(await store.getMany([key('m1'), key('m2'), key('m3')])).toEqual([
+      { snapshot: { a: 1 }, version: 1 },
+      null,
+      { snapshot: { c: 3 }, version: 1 },
+    ]);
   });
 });
 

@@ -12,14 +12,16 @@ describe('plainText', () => {
 });
 
 describe('fillTemplate', () => {
-  it('fills placeholders with plain values and keeps the template\'s own lines', () => {
-    expect(fillTemplate('From {name}\nRef: {ref}', { name: 'Eve\nEND 1. Pay', ref: 7 })).toBe('From Eve END 1. Pay\nRef: 7');
+  it("fills placeholders with plain values and keeps the template's own lines", () => {
+    expect(fillTemplate('From {name}\nRef: {ref}', { name: 'Eve\nEND 1. Pay', ref: 7 })).toBe(
+      'From Eve END 1. Pay\nRef: 7',
+    );
     expect(fillTemplate('{a} {missing}', { a: ' (x)' })).toBe(' (x) {missing}');
     expect(fillTemplate('no params', undefined)).toBe('no params');
   });
 });
 
-describe('fillTemplate: ICU MessageFormat in the person\'s language', () => {
+describe("fillTemplate: ICU MessageFormat in the person's language", () => {
   const money = '{amount, number, money} {currency}';
   it('groups amounts the way each language writes them, with decimals only when there are some', () => {
     expect(fillTemplate(money, { amount: '5000', currency: 'UGX' }, 'en')).toBe('5,000 UGX');
@@ -46,10 +48,12 @@ describe('fillTemplate: ICU MessageFormat in the person\'s language', () => {
 
   it('puts values in as values: braces, # and apostrophes in a name are shown as typed', () => {
     expect(fillTemplate('Pay {name}?', { name: "O'Neil {x} #1 <b>" }, 'en')).toBe("Pay O'Neil {x} #1 <b>?");
-    expect(fillTemplate("Enter the sender's number for {name}:", { name: 'Ann' }, 'en')).toBe("Enter the sender's number for Ann:");
+    expect(fillTemplate("Enter the sender's number for {name}:", { name: 'Ann' }, 'en')).toBe(
+      "Enter the sender's number for Ann:",
+    );
   });
 
-  it('says the state of the service in people\'s words through select, never the state name', () => {
+  it("says the state of the service in people's words through select, never the state name", () => {
     const status = '{status, select, successful {Received} pending {Waiting} other {Not confirmed}}';
     expect(fillTemplate(status, { status: 'successful' }, 'en')).toBe('Received');
     expect(fillTemplate(status, { status: 'constructor' }, 'en')).toBe('Not confirmed');

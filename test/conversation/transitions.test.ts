@@ -85,7 +85,8 @@ function ussd() {
 }
 
 /** The moves as `from -> to (end)`, for reading. */
-const path = (moves: FlowTransition[]) => moves.map((m) => `${m.flow}:${m.from ?? '∅'}->${m.to ?? '∅'}${m.end ? ` (${m.end})` : ''}`);
+const path = (moves: FlowTransition[]) =>
+  moves.map((m) => `${m.flow}:${m.from ?? '∅'}->${m.to ?? '∅'}${m.end ? ` (${m.end})` : ''}`);
 
 /** Dial, pay, mobile money, a known number, 5000, a description: at the summary. */
 async function toSummary(e: ReturnType<typeof engine>, msg: ReturnType<typeof ussd>['msg']) {
@@ -134,7 +135,9 @@ describe('the engine tells the funnel every move of a run', () => {
     }
     // Nothing of the user's (number, PIN, amount): names of steps and flows, a random run id and times only.
     for (const m of moves) {
-      expect(Object.keys(m).every((k) => ['flow', 'channel', 'runId', 'from', 'to', 'end', 'at', 'enteredAt'].includes(k))).toBe(true);
+      expect(
+        Object.keys(m).every((k) => ['flow', 'channel', 'runId', 'from', 'to', 'end', 'at', 'enteredAt'].includes(k)),
+      ).toBe(true);
       expect([m.flow, m.channel, m.from, m.to, m.end].filter(Boolean).join(' ')).toMatch(/^[A-Za-z ]+$/);
       expect(m.runId).toMatch(/^[0-9a-f-]{36}$/);
     }
@@ -170,25 +173,36 @@ describe('the engine tells the funnel every move of a run', () => {
     await e.handle(first.msg({ choice: 'money' }));
     now += 30_000;
     await e.handle(first.msg({ newSession: true }));
-    expect(moves.filter((m) => m.end === 'abandoned').map((m) => [m.flow, m.from, m.at - m.enteredAt!])).toEqual([['pay', 'awaitingPhone', 30_000]]);
+    expect(moves.filter((m) => m.end === 'abandoned').map((m) => [m.flow, m.from, m.at - m.enteredAt!])).toEqual([
+      ['pay', 'awaitingPhone', 30_000],
+    ]);
 
     const second = ussd();
     await e.handle(second.msg({ newSession: true }));
     await e.handle(second.msg({ choice: 'pay' }));
     now += 601_000;
     await e.handle(second.msg({ choice: 'money' }));
-    expect(path(moves.filter((m) => m.end === 'abandoned'))).toEqual(['pay:awaitingPhone->∅ (abandoned)', 'pay:choosingKind->∅ (abandoned)']);
+    expect(path(moves.filter((m) => m.end === 'abandoned'))).toEqual([
+      'pay:awaitingPhone->∅ (abandoned)',
+      'pay:choosingKind->∅ (abandoned)',
+    ]);
     await e.drain();
   });
 
   it('a gateway ending the session counts where the flow waited, only for that session and a waiting flow', async () => {
     const moves: FlowTransition[] = [];
     const held = gate<void>();
-    const e = engine(new MemoryStore(), moves, { services: services({ held: held.promise }), deadlineMs: { ussd: 50, telegram: 50, slack: 50 } });
+    const e = engine(new MemoryStore(), moves, {
+      services: services({ held: held.promise }),
+      deadlineMs: { ussd: 50, telegram: 50, slack: 50 },
+    });
     const { msg, phone } = ussd();
     const who = { channel: 'ussd' as const, conversationId: phone, userId: phone };
     await toSummary(e, msg);
-    expect(await e.sessionEnded(who, () => false)).toEqual({ counted: false, reason: "not the conversation's current session" });
+    expect(await e.sessionEnded(who, () => false)).toEqual({
+      counted: false,
+      reason: "not the conversation's current session",
+    });
     expect(moves.some((m) => m.end === 'abandoned')).toBe(false);
     expect(await e.sessionEnded(who, () => true)).toEqual({ counted: true });
     expect(moves.at(-1)).toMatchObject({ flow: 'pay', from: 'confirming', end: 'abandoned', channel: 'ussd' });

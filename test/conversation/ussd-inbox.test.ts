@@ -8,16 +8,24 @@ import type { Address } from '../../src/conversation/types.js';
 const address: Address = { channel: 'ussd', conversationId: '+256772000123' };
 /** The notes as a dial shows them: newest first. */
 async function shown(store: MemoryStore): Promise<string[]> {
-  return storedNotes((await store.get(keys.pending(address)))?.snapshot).map((n) => n.text).reverse();
+  return storedNotes((await store.get(keys.pending(address)))?.snapshot)
+    .map((n) => n.text)
+    .reverse();
 }
 
 describe('pending notes', () => {
-  it('show outcomes first, newest first, then runs\' own answers, the latest attempt\'s first', async () => {
+  it("show outcomes first, newest first, then runs' own answers, the latest attempt's first", async () => {
     const store = new MemoryStore();
     await addPending(store, address, 'Done: payment 1');
-    await addPending(store, address, 'Something went wrong on our side. Nothing was sent; please start again.', { interim: true });
+    await addPending(store, address, 'Something went wrong on our side. Nothing was sent; please start again.', {
+      interim: true,
+    });
     await addPending(store, address, 'Your payment was already submitted earlier.', { interim: true });
-    expect(await shown(store)).toEqual(['Done: payment 1', 'Your payment was already submitted earlier.', 'Something went wrong on our side. Nothing was sent; please start again.']);
+    expect(await shown(store)).toEqual([
+      'Done: payment 1',
+      'Your payment was already submitted earlier.',
+      'Something went wrong on our side. Nothing was sent; please start again.',
+    ]);
     // An outcome makes the runs' own answers redundant.
     await addPending(store, address, 'Done: payment 2');
     expect(await shown(store)).toEqual(['Done: payment 2', 'Done: payment 1']);

@@ -58,7 +58,12 @@ export async function sandboxGet<T>(app: RunningApp, path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, tries = 200): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  what: string,
+  tries = 200,
+): Promise<T> {
   let last: T | undefined;
   for (let i = 0; i < tries; i++) {
     last = await read();

@@ -43,7 +43,15 @@ function session(phone: string, sessionId: string) {
   const answers: string[] = [];
   return async (url: string, answer?: string) => {
     if (answer !== undefined) answers.push(answer);
-    return (await postAt(url, { sessionId, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') })).body;
+    return (
+      await postAt(url, {
+        sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: phone,
+        networkCode: '63902',
+        text: answers.join('*'),
+      })
+    ).body;
   };
 }
 
@@ -67,7 +75,12 @@ describe('two processes on one Redis and one service', () => {
     const held = heldPayments();
     const first = await startStack({ store: store(), deadlineMs: 2000, fetch: held.fetchHeld });
     stacks.push(first);
-    const second = await startStack({ store: store(), deadlineMs: 2000, fetch: held.fetchHeld, service: { sandbox: first.sandbox, url: first.url } });
+    const second = await startStack({
+      store: store(),
+      deadlineMs: 2000,
+      fetch: held.fetchHeld,
+      service: { sandbox: first.sandbox, url: first.url },
+    });
     stacks.push(second);
     const phone = '+256772160001';
     const hop = session(phone, `ONE-${randomUUID()}`);
@@ -78,7 +91,9 @@ describe('two processes on one Redis and one service', () => {
     await until(() => held.keysSeen.length === 1, 'the payment call');
     // The user dials again; the gateway sends it to the second process: it waits, it does not pay.
     const redial = session(phone, `TWO-${randomUUID()}`);
-    expect(await redial(second.url)).toMatch(/^END We are still working on it: it is being confirmed\. Do not send it again/);
+    expect(await redial(second.url)).toMatch(
+      /^END We are still working on it: it is being confirmed\. Do not send it again/,
+    );
     expect(held.keysSeen).toHaveLength(1);
     held.release();
     await first.engine.drain();
@@ -93,12 +108,24 @@ describe('two processes on one Redis and one service', () => {
     const held = heldPayments(); // the first process's call is held on its way to the service
     const seenBySecond: string[] = [];
     const counted: typeof fetch = async (input, init) => {
-      if (init?.method === 'POST' && /\/api\/payments\/?$/.test(new URL(String(input)).pathname)) seenBySecond.push(new Headers(init.headers).get('duplicate-check-key') ?? '');
+      if (init?.method === 'POST' && /\/api\/payments\/?$/.test(new URL(String(input)).pathname))
+        seenBySecond.push(new Headers(init.headers).get('duplicate-check-key') ?? '');
       return fetch(input, init);
     };
     const dies = dyingStore(store());
-    const first = await startStack({ store: dies, deadlineMs: 2000, fetch: held.fetchHeld, engine: { runLeaseMs: 400, sweepEveryMs: 100 } });
-    const second = await startStack({ store: store(), deadlineMs: 2000, fetch: counted, service: { sandbox: first.sandbox, url: first.url }, engine: { runLeaseMs: 400, sweepEveryMs: 100 } });
+    const first = await startStack({
+      store: dies,
+      deadlineMs: 2000,
+      fetch: held.fetchHeld,
+      engine: { runLeaseMs: 400, sweepEveryMs: 100 },
+    });
+    const second = await startStack({
+      store: store(),
+      deadlineMs: 2000,
+      fetch: counted,
+      service: { sandbox: first.sandbox, url: first.url },
+      engine: { runLeaseMs: 400, sweepEveryMs: 100 },
+    });
     stacks.push(second);
     const phone = '+256772160002';
     const hop = session(phone, `DIE-${randomUUID()}`);
@@ -111,7 +138,8 @@ describe('two processes on one Redis and one service', () => {
     // Without any message from the user, the second process's sweep finds the lease expired, repeats the call
     // under the same key and keeps the outcome for the next dial.
     const pendingKey = `${deployment}${keys.pending({ channel: 'ussd', conversationId: phone })}`;
-    for (let i = 0; i < 300 && !(await raw.redis.exists(pendingKey)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 300 && !(await raw.redis.exists(pendingKey)); i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(seenBySecond).toEqual(held.keysSeen);
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     // The dead process's call reaches the service at last: the same key, so no second payment.

@@ -16,7 +16,16 @@ import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { BOT_TOKEN as TELEGRAM_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from '../adapters/telegram/harness.js';
-import { BOT_TOKEN as SLACK_TOKEN, buttonLabelled, buttonOf, FakeSlack, SIGNING_SECRET, SlackSender, textOf, USER } from '../adapters/slack/harness.js';
+import {
+  BOT_TOKEN as SLACK_TOKEN,
+  buttonLabelled,
+  buttonOf,
+  FakeSlack,
+  SIGNING_SECRET,
+  SlackSender,
+  textOf,
+  USER,
+} from '../adapters/slack/harness.js';
 import { AtSession, eventually } from './helpers.js';
 
 const number = (behaviour: string) => TEST_NUMBERS.find((t) => t.behaviour === behaviour)!.phonenumber;
@@ -32,7 +41,8 @@ beforeAll(async () => {
   slack = new FakeSlack();
   await slack.start();
   app = await startApp(
-    loadConfig({ DATA_DIR: 'memory://',
+    loadConfig({
+      DATA_DIR: 'memory://',
       PORT: '0',
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,
@@ -54,7 +64,10 @@ afterAll(async () => {
 async function control(method: string, path: string, json?: unknown): Promise<any> {
   const res = await fetch(`${app.url}/sandbox${path}`, {
     method,
-    headers: { authorization: 'Token sandbox-key', ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: 'Token sandbox-key',
+      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: json === undefined ? undefined : JSON.stringify(json),
   });
   const body = await res.json();
@@ -62,11 +75,13 @@ async function control(method: string, path: string, json?: unknown): Promise<an
   return body;
 }
 
-const approvalRules = (rules: Array<{ currency: string; above: string }>) => control('PATCH', '/organization', { approvalRules: rules });
+const approvalRules = (rules: Array<{ currency: string; above: string }>) =>
+  control('PATCH', '/organization', { approvalRules: rules });
 
 // Telegram: one private chat, updates by long polling.
 let updateId = 1;
-const telegramScreen = () => bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').at(-1)!.payload;
+const telegramScreen = () =>
+  bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').at(-1)!.payload;
 async function say(text: string) {
   const sent = bot.of('sendMessage').length;
   bot.pushUpdate(textUpdate(updateId++, text) as Update);
@@ -94,7 +109,11 @@ const toldOnTelegram = (pattern: RegExp) =>
 
 // Slack: `/momo <flow>`, buttons and the answer modal; outcomes come as direct messages.
 let click = 0;
-async function slackFlow(flow: string, steps: Array<[RegExp, { press: string } | { type: string }]>, until: RegExp): Promise<string> {
+async function slackFlow(
+  flow: string,
+  steps: Array<[RegExp, { press: string } | { type: string }]>,
+  until: RegExp,
+): Promise<string> {
   let blocks = ((await (await sender.command(flow)).json()) as { blocks: Array<Record<string, any>> }).blocks;
   for (let screen = 0; screen < 15 && !until.test(textOf(blocks)); screen++) {
     const text = textOf(blocks);
@@ -113,11 +132,14 @@ async function slackFlow(flow: string, steps: Array<[RegExp, { press: string } |
 }
 const toldOnSlack = (pattern: RegExp) =>
   eventually(
-    async () => slack.of('chat.postMessage').map((m) => `${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`),
+    async () =>
+      slack.of('chat.postMessage').map((m) => `${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`),
     (texts) => texts.some((t) => pattern.test(t)),
     `Slack to be told ${pattern}`,
   ).then((texts) => {
-    const dm = slack.of('chat.postMessage').find((m) => pattern.test(`${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`))!;
+    const dm = slack
+      .of('chat.postMessage')
+      .find((m) => pattern.test(`${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`))!;
     expect(dm.body.channel).toBe(USER);
     return texts.find((t) => pattern.test(t))!;
   });
@@ -131,14 +153,19 @@ async function ussd(phone: string, answers: string[]): Promise<string> {
   return screen;
 }
 const toldAtNextDial = (phone: string, pattern: RegExp) =>
-  eventually(() => new AtSession(app.url, phone).dial(), (screen) => pattern.test(screen), `the next dial of ${phone} to show ${pattern}`);
+  eventually(
+    () => new AtSession(app.url, phone).dial(),
+    (screen) => pattern.test(screen),
+    `the next dial of ${phone} to show ${pattern}`,
+  );
 
 /**
  * The newest of the sandbox's records whose metadata names this chat, read in process (the API allows 30
  * reads a minute, which the product's own calls share).
  */
 const newest = (kind: 'payments' | 'collectionRequests', chat: string): any =>
-  app.sandbox!.controls[kind]()
+  app
+    .sandbox!.controls[kind]()
     .filter((r) => (r.metadata as Record<string, unknown> | null)?.chat === chat)
     .at(-1);
 
@@ -174,9 +201,15 @@ describe('payments', () => {
     expect(waiting).toMatch(/approver/);
     expect(waiting.replace(/^(CON|END) /, '').length).toBeLessThanOrEqual(182);
     const payment = newest('payments', `ussd:${me}`);
-    await eventually(async () => newest('payments', `ussd:${me}`).state, (state) => state === 'approval_requested', 'approval requested');
+    await eventually(
+      async () => newest('payments', `ussd:${me}`).state,
+      (state) => state === 'approval_requested',
+      'approval requested',
+    );
     await control('POST', `/payments/${payment.id}/reject`, { reason: 'Over budget' });
-    expect(await toldAtNextDial(me, /rejected: Over budget|Rejected, not paid: 20,000 UGX to \+256772000001\. Over budget/)).toMatch(/20,000 UGX/);
+    expect(
+      await toldAtNextDial(me, /rejected: Over budget|Rejected, not paid: 20,000 UGX to \+256772000001\. Over budget/),
+    ).toMatch(/20,000 UGX/);
     await approvalRules([]);
   });
 
@@ -234,7 +267,12 @@ describe('collection requests', () => {
   it('Telegram: a request paid, then its payment reversed', async () => {
     await TELEGRAM_REQUEST(SARAH, '2500', 'Lunch club');
     const request = newest('collectionRequests', `telegram:${CHAT}`);
-    const collection = await control('POST', '/collections', { phonenumber: SARAH, amount: '2500', currency: 'UGX', reference: 'club' });
+    const collection = await control('POST', '/collections', {
+      phonenumber: SARAH,
+      amount: '2500',
+      currency: 'UGX',
+      reference: 'club',
+    });
     expect(collection.collection_request.id).toBe(request.id);
     expect(await toldOnTelegram(new RegExp(`request ${request.id} of 2,500 UGX .* was paid`))).toBeTruthy();
     expect(await toldOnTelegram(/You received 2,500 UGX from \+256772000001/)).toBeTruthy();
@@ -261,7 +299,14 @@ describe('collection requests', () => {
     // The request flow makes one-off requests: a recurring one is made here with the metadata it would carry,
     // recorded as the product records what it makes (notifications are believed only for that).
     const made = new MadeRecords({ store: app.store, logger: app.logger });
-    await made.intend({ kind: 'request', ref: 'recurring-1', chat, amount: '800', currency: 'UGX', payee: number('pays_requests') });
+    await made.intend({
+      kind: 'request',
+      ref: 'recurring-1',
+      chat,
+      amount: '800',
+      currency: 'UGX',
+      payee: number('pays_requests'),
+    });
     const first = await app.client.collectionRequests.create({
       phonenumber: number('pays_requests'),
       amount: '800',
@@ -273,7 +318,8 @@ describe('collection requests', () => {
     await made.accepted('recurring-1', String(first.id));
     await control('POST', '/clock/advance', { seconds: 4 * 3600 });
     const ids = [Number(first.id), Number(first.id) + 1, Number(first.id) + 2, Number(first.id) + 3];
-    for (const id of ids) expect(await toldOnTelegram(new RegExp(`request ${id} of 800 UGX from \\+256772000011 was paid`))).toBeTruthy();
+    for (const id of ids)
+      expect(await toldOnTelegram(new RegExp(`request ${id} of 800 UGX from \\+256772000011 was paid`))).toBeTruthy();
   });
 
   it('an organization whose saved version is below v5 still has a received collection told in its chat', async () => {
@@ -281,9 +327,17 @@ describe('collection requests', () => {
     try {
       await TELEGRAM_REQUEST('+256772345678', '4100', 'Old version');
       const request = newest('collectionRequests', `telegram:${CHAT}`);
-      await control('POST', '/collections', { phonenumber: '+256772345678', amount: '4100', currency: 'UGX', reference: 'v2' });
+      await control('POST', '/collections', {
+        phonenumber: '+256772345678',
+        amount: '4100',
+        currency: 'UGX',
+        reference: 'v2',
+      });
       // The notification (rendered at v2) names the request by id only.
-      const received = app.sandbox!.controls.events().filter((e) => e.type === 'collection.received').at(-1) as any;
+      const received = app
+        .sandbox!.controls.events()
+        .filter((e) => e.type === 'collection.received')
+        .at(-1) as any;
       expect(received.data.collection_request).toBe(request.id);
       expect(await toldOnTelegram(/You received 4,100 UGX from \+256772345678/)).toMatch(/ref v2/);
     } finally {

@@ -4,7 +4,13 @@ import { AtSession, eventually, sandboxGet, startProduct } from './helpers.js';
 
 interface Payments {
   count: number;
-  results: Array<{ id: number; state: string; amount: string; metadata: Record<string, string> | null; phone_nos: Array<{ phonenumber: string }> }>;
+  results: Array<{
+    id: number;
+    state: string;
+    amount: string;
+    metadata: Record<string, string> | null;
+    phone_nos: Array<{ phonenumber: string }>;
+  }>;
 }
 
 let app: RunningApp;
@@ -15,7 +21,7 @@ afterAll(async () => {
   await app.stop();
 });
 
-describe('a whole USSD payment through the product (Africa\'s Talking, embedded sandbox)', () => {
+describe("a whole USSD payment through the product (Africa's Talking, embedded sandbox)", () => {
   it('pays once, also when the gateway resends, and shows the outcome at the next dial', async () => {
     const me = '+256700111222';
     const ussd = new AtSession(app.url, me);

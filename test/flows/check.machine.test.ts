@@ -5,9 +5,19 @@ import type { CollectionSummary } from '../../flows/services.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import {
+  answered,
+  BACK,
+  chosen,
+  expectBackToEachStep,
+  expectReplaysFollow,
+  failure,
+  live,
+  validEvents,
+  type LiveOptions,
+  type Outcome,
+} from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
-
 
 const collection = (id: string, changes: Partial<CollectionSummary> = {}): CollectionSummary => ({
   id,
@@ -46,29 +56,55 @@ describe('check machine: the model', () => {
   });
 
   it('every simple path to a claim gives the service all three of amount, transaction id and full number', () => {
-    const paths = getSimplePaths(checkFlow.machine, { input: sampleInput(), events: validEvents, toState: (s) => s.matches('claiming') });
+    const paths = getSimplePaths(checkFlow.machine, {
+      input: sampleInput(),
+      events: validEvents,
+      toState: (s) => s.matches('claiming'),
+    });
     expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) {
       const child = Object.values(path.state.children as Record<string, { options?: { input?: unknown } }>)[0];
-      expect(child?.options?.input).toEqual({ amount: '1500', remoteTransactionId: 'TX123', phonenumber: '+256772123456', channel: 'telegram', userId: 'user-1' });
+      expect(child?.options?.input).toEqual({
+        amount: '1500',
+        remoteTransactionId: 'TX123',
+        phonenumber: '+256772123456',
+        channel: 'telegram',
+        userId: 'user-1',
+      });
     }
   });
 
   it('the live machine with fake services follows every shortest path of the model', async () => {
-    await expectReplaysFollow(checkMachine, walkFlow(checkFlow, { answers: { awaitingTransactionId: ['', 'TX123'] }, print: false }).paths);
+    await expectReplaysFollow(
+      checkMachine,
+      walkFlow(checkFlow, { answers: { awaitingTransactionId: ['', 'TX123'] }, print: false }).paths,
+    );
   });
 });
 
 describe('check machine: latest collections', () => {
-  const listed: Outcome = { output: [collection('c1'), collection('c2', { amount: '250.5', currency: 'KES', paymentDate: '2026-01-02T08:30:00Z' })] };
+  const listed: Outcome = {
+    output: [
+      collection('c1'),
+      collection('c2', { amount: '250.5', currency: 'KES', paymentDate: '2026-01-02T08:30:00Z' }),
+    ],
+  };
 
   it('lists the latest five as choices and shows the details of the one picked', async () => {
     const flow = await drive([[chosen('latest'), 'choosingCollection']], { answers: { latestCollections: listed } });
     let s = flow.snapshot();
-    expect(flow.calls).toEqual([{ service: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } }]);
+    expect(flow.calls).toEqual([
+      { service: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } },
+    ]);
     expect(currentView(s)?.choices).toEqual([
-      { id: 'c1', text: { key: 'check.collectionLine', params: { amount: '1500', currency: 'UGX', date: '2026-01-01 10:00' } } },
-      { id: 'c2', text: { key: 'check.collectionLine', params: { amount: '250.5', currency: 'KES', date: '2026-01-02 08:30' } } },
+      {
+        id: 'c1',
+        text: { key: 'check.collectionLine', params: { amount: '1500', currency: 'UGX', date: '2026-01-01 10:00' } },
+      },
+      {
+        id: 'c2',
+        text: { key: 'check.collectionLine', params: { amount: '250.5', currency: 'KES', date: '2026-01-02 08:30' } },
+      },
     ]);
     s = await flow.send(chosen('c9'));
     expect([s.value, currentView(s)?.error]).toEqual(['choosingCollection', { key: 'common.pickOne' }]);
@@ -101,16 +137,29 @@ describe('check machine: latest collections', () => {
   it('says when there are none yet, and gives the reason when the list fails', async () => {
     const none = await drive([[chosen('latest'), 'done']], { answers: { latestCollections: { output: [] } } });
     expect(currentView(none.snapshot())).toEqual({ text: { key: 'check.noneYet' }, final: true });
-    const limited = await drive([[chosen('latest'), 'done']], { answers: { latestCollections: failure('rate_limited') } });
+    const limited = await drive([[chosen('latest'), 'done']], {
+      answers: { latestCollections: failure('rate_limited') },
+    });
     expect(currentView(limited.snapshot())).toEqual({ text: { key: 'failure.rate_limited' }, final: true });
   });
 });
 
 describe('check machine: finding a payment received', () => {
   it('claims with the amount, the transaction id and the full number, and shows status and sender', async () => {
-    const flow = await drive(FIND, { answers: { claimCollection: { output: [collection('c1', { senderName: undefined, status: 'pending' })] } } });
+    const flow = await drive(FIND, {
+      answers: { claimCollection: { output: [collection('c1', { senderName: undefined, status: 'pending' })] } },
+    });
     expect(flow.calls).toEqual([
-      { service: 'claimCollection', input: { amount: '1500', remoteTransactionId: 'TX-c1', phonenumber: '+256772123456', channel: 'telegram', userId: 'user-1' } },
+      {
+        service: 'claimCollection',
+        input: {
+          amount: '1500',
+          remoteTransactionId: 'TX-c1',
+          phonenumber: '+256772123456',
+          channel: 'telegram',
+          userId: 'user-1',
+        },
+      },
     ]);
     expect(currentView(flow.snapshot())?.text).toMatchObject({
       key: 'check.details',
@@ -135,7 +184,11 @@ describe('check machine: finding a payment received', () => {
   const cases: Array<[string, Outcome, unknown]> = [
     ['an empty list', { output: [] }, { key: 'check.noMatch' }],
     ['not_found', failure('not_found'), { key: 'check.noMatch' }],
-    ['validation (several matches, missing fields)', failure('validation', { fields: { claim: ['More than one match'] } }), { key: 'check.refused', params: { fields: 'claim' } }],
+    [
+      'validation (several matches, missing fields)',
+      failure('validation', { fields: { claim: ['More than one match'] } }),
+      { key: 'check.refused', params: { fields: 'claim' } },
+    ],
     ['connection', failure('connection'), { key: 'failure.connection' }],
     ['rate_limited', failure('rate_limited'), { key: 'failure.rate_limited' }],
   ];
@@ -147,7 +200,9 @@ describe('check machine: finding a payment received', () => {
   }
 
   it('BACK from every step returns to the previous one as it was first reached', async () => {
-    await expectBackToEachStep(drive, FIND.slice(0, -1), () => drive([], { answers: { claimCollection: { output: [] } } }));
+    await expectBackToEachStep(drive, FIND.slice(0, -1), () =>
+      drive([], { answers: { claimCollection: { output: [] } } }),
+    );
   });
 
   it('BACK from the first step leaves for the menu', async () => {

@@ -108,12 +108,39 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
   ],
   reserveSpend: [{ output: undefined }, failure('limit_exceeded'), failure('not_allowed')],
   lookupContact: [
-    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },
+    {
+      output: {
+        known: true,
+        registered: true,
+        firstName: 'Jane',
+        lastName: 'Doe',
+        nameOnNetwork: 'JANE DOE',
+        networkName: 'MTN',
+      },
+    },
     { output: { known: false, registered: false } },
   ],
   verifyContact: [
-    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JANE DOE', networkName: 'MTN' } },
-    { output: { known: true, registered: true, firstName: 'Jane', lastName: 'Doe', nameOnNetwork: 'JOHN OKELLO', networkName: 'MTN' } },
+    {
+      output: {
+        known: true,
+        registered: true,
+        firstName: 'Jane',
+        lastName: 'Doe',
+        nameOnNetwork: 'JANE DOE',
+        networkName: 'MTN',
+      },
+    },
+    {
+      output: {
+        known: true,
+        registered: true,
+        firstName: 'Jane',
+        lastName: 'Doe',
+        nameOnNetwork: 'JOHN OKELLO',
+        networkName: 'MTN',
+      },
+    },
     { output: { known: true, registered: false, firstName: 'Jane', lastName: 'Doe' } },
     failure('validation', { fields: { phone_number: ['Invalid phone number'] } }),
     failure('connection'),
@@ -125,7 +152,11 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('connection'),
   ],
   listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
-  recentPayment: [{ output: null }, { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } }, failure('unknown')],
+  recentPayment: [
+    { output: null },
+    { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } },
+    failure('unknown'),
+  ],
   createCollectionRequest: [
     { output: { id: 'req-1', status: 'pending', mfscode: '*165#' } },
     { output: ALREADY_SUBMITTED },
@@ -139,10 +170,18 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     { output: [] },
     failure('service'),
   ],
-  purchaseData: [{ output: { reference: 'ref-d1', status: 'successful' } }, { output: ALREADY_SUBMITTED }, failure('connection')],
+  purchaseData: [
+    { output: { reference: 'ref-d1', status: 'successful' } },
+    { output: ALREADY_SUBMITTED },
+    failure('connection'),
+  ],
   listPinBundles: [{ output: [{ amount: '3500', available: 10, description: 'WAEC result checker' }] }, { output: [] }],
   validateCandidate: [{ output: { name: 'JOHN PUPIL', gsmNo: '+2348012345678' } }, failure('not_found')],
-  purchasePin: [{ output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } }, { output: ALREADY_SUBMITTED }, failure('connection')],
+  purchasePin: [
+    { output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } },
+    { output: ALREADY_SUBMITTED },
+    failure('connection'),
+  ],
 };
 
 /** `['a', 'b']` -> `{ a: 'b' }`, the state value that matches a state node. */
@@ -162,15 +201,20 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     try {
       return currentView(snapshot);
     } catch (error) {
-      throw new Error(`${module.id}: the view of ${JSON.stringify(snapshot.value)} throws: ${String(error)}`, { cause: error });
+      throw new Error(`${module.id}: the view of ${JSON.stringify(snapshot.value)} throws: ${String(error)}`, {
+        cause: error,
+      });
     }
   };
 
   const eventsOf = (snapshot: AnyMachineSnapshot): EventObject[] => {
     if (snapshot.status !== 'active') return [];
     const events: Array<{ type: string; [field: string]: unknown }> = [];
-    for (const [id, child] of Object.entries(snapshot.children as Record<string, { src?: unknown; options?: { input?: unknown } }>)) {
-      const given = outcomes[child.src as ServiceName] as Array<Outcome<ServiceName>> | ((input: unknown) => Array<Outcome<ServiceName>>) | undefined;
+    for (const [id, child] of Object.entries(
+      snapshot.children as Record<string, { src?: unknown; options?: { input?: unknown } }>,
+    )) {
+      const given = outcomes[child.src as ServiceName] as
+        Array<Outcome<ServiceName>> | ((input: unknown) => Array<Outcome<ServiceName>>) | undefined;
       const list = typeof given === 'function' ? given(child.options?.input) : (given ?? []);
       for (const outcome of list) {
         events.push(
@@ -183,7 +227,9 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     const view = viewOf(snapshot);
     if (view) {
       for (const choice of view.choices ?? []) events.push({ type: 'CHOSEN', id: choice.id });
-      const viewNode = Object.keys(snapshot.getMeta()).filter((id) => pathOf.has(id)).at(-1);
+      const viewNode = Object.keys(snapshot.getMeta())
+        .filter((id) => pathOf.has(id))
+        .at(-1);
       const typed = options.answers?.[pathOf.get(viewNode ?? '') ?? ''] ?? sampleAnswers[view.input ?? 'none'];
       for (const value of typed) events.push({ type: 'ANSWERED', value });
     }
@@ -211,13 +257,22 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
   const visited = states.filter((s) => reached.has(s));
   const line = `${module.id}: states visited ${visited.length}/${states.length}`;
   if (options.print ?? true) console.log(line);
-  return { flow: module.id, paths, states, visited, missing: states.filter((s) => !reached.has(s)), keys: [...keys].sort(), line };
+  return {
+    flow: module.id,
+    paths,
+    states,
+    visited,
+    missing: states.filter((s) => !reached.has(s)),
+    keys: [...keys].sort(),
+    line,
+  };
 }
 
 /** Keys absent from the catalogue of this flow (with the common messages), as `<lang>:<key>`. */
 export function missingMessages(module: FlowModule, keys: Iterable<string>): string[] {
   const { messages } = createCatalogue([module]);
   const missing: string[] = [];
-  for (const key of keys) for (const lang of ['en', 'sw'] as const) if (!(key in messages[lang])) missing.push(`${lang}:${key}`);
+  for (const key of keys)
+    for (const lang of ['en', 'sw'] as const) if (!(key in messages[lang])) missing.push(`${lang}:${key}`);
   return missing;
 }

@@ -28,7 +28,10 @@ const GROUP = 60;
 export function leafGroups(paths: Path[]): Array<{ group: string; paths: Path[] }> {
   const leaves = leafPaths(paths);
   const count = Math.ceil(leaves.length / GROUP);
-  return Array.from({ length: count }, (_, i) => ({ group: `${i + 1}/${count}`, paths: leaves.slice(i * GROUP, (i + 1) * GROUP) }));
+  return Array.from({ length: count }, (_, i) => ({
+    group: `${i + 1}/${count}`,
+    paths: leaves.slice(i * GROUP, (i + 1) * GROUP),
+  }));
 }
 
 /**
@@ -38,5 +41,7 @@ export function leafGroups(paths: Path[]): Array<{ group: string; paths: Path[] 
 export function offeredEvents(snapshot: AnyMachineSnapshot, candidates: FlowEvent[]): FlowEvent[] {
   const view = currentView(snapshot);
   const choices = new Set(view?.choices?.map((c) => c.id));
-  return candidates.filter((e) => (e.type === 'CHOSEN' ? choices.has(e.id) : e.type === 'ANSWERED' ? view?.input !== undefined : true));
+  return candidates.filter((e) =>
+    e.type === 'CHOSEN' ? choices.has(e.id) : e.type === 'ANSWERED' ? view?.input !== undefined : true,
+  );
 }

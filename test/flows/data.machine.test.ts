@@ -8,7 +8,12 @@ import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';
-import { expectKeyKeptAcrossRestore, expectPurchaseFailing, expectReservingFailing, expectSubmittedBefore } from './purchase.js';
+import {
+  expectKeyKeptAcrossRestore,
+  expectPurchaseFailing,
+  expectReservingFailing,
+  expectSubmittedBefore,
+} from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: DataBundle[] = [
@@ -45,7 +50,12 @@ describe('data machine: the model', () => {
     answers: { awaitingAccount: ['', '0123456789'] },
     outcomes: {
       listDataBundles: [{ output: bundles }, { output: [] }, { error: { code: 'not_found' } }],
-      purchaseData: [{ output: purchased }, { output: ALREADY_SUBMITTED }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { phonenumber: ['bad'] } } }],
+      purchaseData: [
+        { output: purchased },
+        { output: ALREADY_SUBMITTED },
+        { error: { code: 'connection' } },
+        { error: { code: 'validation', fields: { phonenumber: ['bad'] } } },
+      ],
     },
   });
 
@@ -56,9 +66,12 @@ describe('data machine: the model', () => {
     expectCatalogueComplete(dataFlow);
   });
 
-  it.each(leafGroups(walk.paths))('runs shortest paths live with fake services to the same states and context ($group)', async ({ paths }) => {
-    await expectReplaysFollow(dataMachine, paths, input);
-  });
+  it.each(leafGroups(walk.paths))(
+    'runs shortest paths live with fake services to the same states and context ($group)',
+    async ({ paths }) => {
+      await expectReplaysFollow(dataMachine, paths, input);
+    },
+  );
 
   it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {
     expectScreensFit(dataFlow, walk);
@@ -71,7 +84,13 @@ describe('data machine: the model', () => {
         const children = Object.entries(snapshot.children as Record<string, { src: string }>);
         if (children.length > 0) {
           const [id, child] = children[0]!;
-          return [{ type: `xstate.done.actor.${id}`, actorId: id, output: child.src === 'listDataBundles' ? bundles.slice(0, 1) : purchased }] as never;
+          return [
+            {
+              type: `xstate.done.actor.${id}`,
+              actorId: id,
+              output: child.src === 'listDataBundles' ? bundles.slice(0, 1) : purchased,
+            },
+          ] as never;
         }
         return offeredEvents(snapshot, [chosen('glo'), chosen('101'), chosen('confirm'), answered('0772000001'), BACK]);
       },
@@ -95,7 +114,10 @@ describe('data machine: buying', () => {
     const snapshot = await flow.settle('listDataBundles', { output: bundles });
     expect(currentView(snapshot)?.choices).toEqual([
       { id: '101', text: { key: 'data.bundleLine', params: { name: '1GB 30 days', price: '1000', currency: 'NGN' } } },
-      { id: '102', text: { key: 'data.bundleLine', params: { name: '2GB 30 days', price: '1800.50', currency: 'NGN' } } },
+      {
+        id: '102',
+        text: { key: 'data.bundleLine', params: { name: '2GB 30 days', price: '1800.50', currency: 'NGN' } },
+      },
     ]);
   });
 
@@ -124,7 +146,14 @@ describe('data machine: buying', () => {
     expect(done.output).toEqual({});
     expect(currentView(done)?.text).toEqual({
       key: 'data.done',
-      params: { bundle: '2GB 30 days', network: 'MTN', phone: '+256772123456', price: '1800.50', currency: 'NGN', reference: 'ref-d1' },
+      params: {
+        bundle: '2GB 30 days',
+        network: 'MTN',
+        phone: '+256772123456',
+        price: '1800.50',
+        currency: 'NGN',
+        reference: 'ref-d1',
+      },
     });
   });
 
@@ -143,7 +172,11 @@ describe('data machine: buying', () => {
     await flow.send(answered('0772 000 001'));
     await flow.send(chosen('confirm'));
     await flow.settle('reserveSpend', { output: undefined });
-    expect(flow.calls.at(-1)?.input).toMatchObject({ network: 'spectranet', accountNumber: '0123456789', phonenumber: '+256772000001' });
+    expect(flow.calls.at(-1)?.input).toMatchObject({
+      network: 'spectranet',
+      accountNumber: '0123456789',
+      phonenumber: '+256772000001',
+    });
   });
 
   it('keeps the idempotency key across a JSON round trip of the busy snapshot: the purchase sees it twice', async () => {
@@ -169,7 +202,11 @@ describe('data machine: buying', () => {
     await flow.send(answered('1234'));
     const locked = await flow.settle('verifyPin', { error: { code: 'pin_locked' } });
     expect(locked.value).toBe('failed');
-    expect(currentView(locked)).toEqual({ text: { key: 'data.notBought' }, error: { key: 'failure.pin_locked' }, final: true });
+    expect(currentView(locked)).toEqual({
+      text: { key: 'data.notBought' },
+      error: { key: 'failure.pin_locked' },
+      final: true,
+    });
     expect(flow.calls.map((c) => c.service)).not.toContain('purchaseData');
   });
 });
@@ -181,7 +218,11 @@ describe('data machine: answers refused and re-asked with the reason', () => {
     await flow.send(chosen('other'));
     await flow.send(answered('12'));
     expect(flow.snapshot().value).toBe('awaitingPhone');
-    expect(currentView(flow.snapshot())).toEqual({ text: { key: 'data.askPhone' }, error: { key: 'input.phoneInvalid' }, input: 'phone' });
+    expect(currentView(flow.snapshot())).toEqual({
+      text: { key: 'data.askPhone' },
+      error: { key: 'input.phoneInvalid' },
+      input: 'phone',
+    });
     await flow.send(answered('+256 772 000 001'));
     expect(flow.snapshot().value).toBe('confirming');
     expect(flow.snapshot().context.phone).toBe('+256772000001');
@@ -208,22 +249,28 @@ describe('data machine: answers refused and re-asked with the reason', () => {
 describe('data machine: back from every step', () => {
   /** How to reach a waiting state (LIST: the bundle list arrives) and where BACK leads from there. */
   const LIST = 'list';
-  const cases: Array<{ from: string; to: string; steps: Array<FlowEvent | typeof LIST>; input?: Partial<FlowInput> }> = [
-    { from: 'choosingNetwork', to: 'left', steps: [] },
-    { from: 'awaitingAccount', to: 'choosingNetwork', steps: [chosen('spectranet')] },
-    { from: 'choosingBundle', to: 'choosingNetwork', steps: [chosen('mtn'), LIST] },
-    { from: 'choosingBundle', to: 'awaitingAccount', steps: [chosen('spectranet'), answered('42'), LIST] },
-    { from: 'choosingPhone', to: 'choosingBundle', steps: [chosen('mtn'), LIST, chosen('101')] },
-    { from: 'awaitingPhone', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('other')] },
-    { from: 'awaitingPhone', to: 'choosingBundle', steps: [chosen('mtn'), LIST, chosen('101')], input: { userPhone: undefined } },
-    { from: 'confirming', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('own')] },
-    {
-      from: 'confirming',
-      to: 'awaitingPhone',
-      steps: [chosen('mtn'), LIST, chosen('101'), answered('0772000001')],
-      input: { userPhone: undefined },
-    },
-  ];
+  const cases: Array<{ from: string; to: string; steps: Array<FlowEvent | typeof LIST>; input?: Partial<FlowInput> }> =
+    [
+      { from: 'choosingNetwork', to: 'left', steps: [] },
+      { from: 'awaitingAccount', to: 'choosingNetwork', steps: [chosen('spectranet')] },
+      { from: 'choosingBundle', to: 'choosingNetwork', steps: [chosen('mtn'), LIST] },
+      { from: 'choosingBundle', to: 'awaitingAccount', steps: [chosen('spectranet'), answered('42'), LIST] },
+      { from: 'choosingPhone', to: 'choosingBundle', steps: [chosen('mtn'), LIST, chosen('101')] },
+      { from: 'awaitingPhone', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('other')] },
+      {
+        from: 'awaitingPhone',
+        to: 'choosingBundle',
+        steps: [chosen('mtn'), LIST, chosen('101')],
+        input: { userPhone: undefined },
+      },
+      { from: 'confirming', to: 'choosingPhone', steps: [chosen('mtn'), LIST, chosen('101'), chosen('own')] },
+      {
+        from: 'confirming',
+        to: 'awaitingPhone',
+        steps: [chosen('mtn'), LIST, chosen('101'), answered('0772000001')],
+        input: { userPhone: undefined },
+      },
+    ];
 
   it('covers every waiting state', () => {
     const waiting = getStateNodes(dataMachine.root)
@@ -252,13 +299,16 @@ describe('data machine: every service failure in words', () => {
     await expectPurchaseFailing(await atPurchase(), 'data', 'purchaseData', failure);
   });
 
-  it.each(SERVICE_FAILURE_CODES)('bundle listing failing with %s: back to the network with the reason', async (code) => {
-    const flow = live(dataMachine);
-    await flow.send(chosen('glo'));
-    const back = await flow.settle('listDataBundles', { error: { code } });
-    expect(back.value).toBe('choosingNetwork');
-    expect(currentView(back)?.error?.key).toBe(`failure.${code}`);
-  });
+  it.each(SERVICE_FAILURE_CODES)(
+    'bundle listing failing with %s: back to the network with the reason',
+    async (code) => {
+      const flow = live(dataMachine);
+      await flow.send(chosen('glo'));
+      const back = await flow.settle('listDataBundles', { error: { code } });
+      expect(back.value).toBe('choosingNetwork');
+      expect(currentView(back)?.error?.key).toBe(`failure.${code}`);
+    },
+  );
 
   it('a Spectranet account the service does not know', async () => {
     const flow = live(dataMachine);
@@ -269,7 +319,10 @@ describe('data machine: every service failure in words', () => {
     expect(currentView(back)?.error).toEqual({ key: 'data.accountNotFound' });
   });
 
-  it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
-    await expectReservingFailing(await atSummary(), code, 'purchaseData');
-  });
+  it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)(
+    'reserving failing with %s: nothing bought',
+    async (code) => {
+      await expectReservingFailing(await atSummary(), code, 'purchaseData');
+    },
+  );
 });

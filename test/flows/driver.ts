@@ -110,7 +110,9 @@ export async function expectReplaysFollow(
 }
 
 /** A ServiceFailure outcome. */
-export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({ error: { code, ...extra } });
+export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({
+  error: { code, ...extra },
+});
 
 /**
  * The events of a small model for getSimplePaths: every sample outcome of the running service, every
@@ -121,10 +123,13 @@ export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string;
   const view = currentView(snapshot);
   const settle = Object.entries(snapshot.children as Record<string, { src: ServiceName }>).flatMap(([id, child]) =>
     (sampleOutcomes[child.src] as Outcome[]).map((o) =>
-      'output' in o ? { type: `xstate.done.actor.${id}`, output: o.output } : { type: `xstate.error.actor.${id}`, error: o.error },
+      'output' in o
+        ? { type: `xstate.done.actor.${id}`, output: o.output }
+        : { type: `xstate.error.actor.${id}`, error: o.error },
     ),
   );
-  const typed = view?.input && { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'TX123' }[view.input];
+  const typed =
+    view?.input && { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'TX123' }[view.input];
   return [
     ...settle,
     ...(view?.choices ?? []).map((c) => ({ type: 'CHOSEN', id: c.id })),
@@ -181,7 +186,8 @@ export function live(machine: AnyStateMachine, options: LiveOptions = {}): Live 
     async settle(service, outcome) {
       await idle();
       const index = held.findIndex((h) => h.service === service);
-      if (index < 0) throw new Error(`no ${service} call is waiting (calls: ${calls.map((c) => c.service).join(', ')})`);
+      if (index < 0)
+        throw new Error(`no ${service} call is waiting (calls: ${calls.map((c) => c.service).join(', ')})`);
       const [call] = held.splice(index, 1);
       if ('output' in outcome) call!.resolve(outcome.output);
       else call!.reject(outcome.error);
@@ -209,8 +215,13 @@ export async function replay(
     const settled = /^xstate\.(done|error)\.actor\./.exec(event.type);
     let after: AnyMachineSnapshot;
     if (settled) {
-      const child = (path.steps[i - 1]!.state.children as Record<string, { src?: unknown }>)[(event as { actorId?: string }).actorId ?? ''];
-      const outcome = settled[1] === 'done' ? { output: (event as { output?: unknown }).output } : { error: (event as { error?: unknown }).error };
+      const child = (path.steps[i - 1]!.state.children as Record<string, { src?: unknown }>)[
+        (event as { actorId?: string }).actorId ?? ''
+      ];
+      const outcome =
+        settled[1] === 'done'
+          ? { output: (event as { output?: unknown }).output }
+          : { error: (event as { error?: unknown }).error };
       after = await flow.settle(child?.src as ServiceName, outcome);
     } else {
       after = await flow.send(event as FlowEvent);

@@ -97,14 +97,25 @@ describe('parseText', () => {
 
   it('refuses empty and too long text with the limit', () => {
     expect(parseText('   ', 19)).toEqual({ ok: false, reason: { key: 'input.textEmpty' } });
-    expect(parseText('y'.repeat(20), 19)).toEqual({ ok: false, reason: { key: 'input.textTooLong', params: { max: 19 } } });
+    expect(parseText('y'.repeat(20), 19)).toEqual({
+      ok: false,
+      reason: { key: 'input.textTooLong', params: { max: 19 } },
+    });
   });
 });
 
 describe('inputMessages', () => {
   it('has the same keys in English and Swahili, covering every reason given', () => {
     expect(Object.keys(inputMessages.sw).sort()).toEqual(Object.keys(inputMessages.en).sort());
-    const reasons = [parsePhone('x', 'UG'), parsePhone('0414123456', 'UG'), parseAmount('x'), parseAmount('0'), parseAmount('1.234'), parseText('', 5), parseText('123456', 5)];
+    const reasons = [
+      parsePhone('x', 'UG'),
+      parsePhone('0414123456', 'UG'),
+      parseAmount('x'),
+      parseAmount('0'),
+      parseAmount('1.234'),
+      parseText('', 5),
+      parseText('123456', 5),
+    ];
     for (const reason of reasons) {
       expect(reason.ok).toBe(false);
       if (!reason.ok) expect(Object.keys(inputMessages.en)).toContain(reason.reason.key);

@@ -37,7 +37,12 @@ describe('menu machine', () => {
     const paths = getShortestPaths(menuMachine, { input: sampleInput(), events });
     const outputs = paths.filter((p) => p.state.status === 'done').map((p) => p.state.output as FlowOutput);
     expect(outputs.map((o) => o.next).sort()).toEqual([...MENU_FLOWS, 'menu', 'menu'].sort());
-    expect(outputs.filter((o) => o.remember).map((o) => o.remember?.lang).sort()).toEqual(['en', 'sw']);
+    expect(
+      outputs
+        .filter((o) => o.remember)
+        .map((o) => o.remember?.lang)
+        .sort(),
+    ).toEqual(['en', 'sw']);
   });
 
   it('simple paths to a language choice all pass through the language screen', () => {
@@ -49,7 +54,10 @@ describe('menu machine', () => {
     expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) {
       expect(path.steps.some((s) => s.state.matches('choosingLanguage'))).toBe(true);
-      expect(path.state.output).toEqual({ remember: { lang: (path.steps.at(-1)?.event as { id: string }).id }, next: 'menu' });
+      expect(path.state.output).toEqual({
+        remember: { lang: (path.steps.at(-1)?.event as { id: string }).id },
+        next: 'menu',
+      });
     }
   });
 

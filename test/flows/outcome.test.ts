@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows } from '../../flows/index.js';
 import { finalOutcome } from '../../flows/outcome.js';
-import { FLOW_OUTCOMES, type FlowId, type FlowInput, type FlowModule, type FlowOutcome, type FlowOutput } from '../../flows/types.js';
+import {
+  FLOW_OUTCOMES,
+  type FlowId,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutcome,
+  type FlowOutput,
+} from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import { walkFlow } from './coverage.js';
 
@@ -75,12 +82,14 @@ describe.each(Object.values(flows) as FlowModule[])('the outcome of $id', (modul
       seen.add(outcome!);
     }
     // The money flows end every way there is on USSD (the menu only ever hands on).
-    if (module.id === 'pay' && input.requirePin) expect([...seen].sort()).toEqual(['cancelled', 'failed', 'left', 'paid', 'processing', 'refused']);
+    if (module.id === 'pay' && input.requirePin)
+      expect([...seen].sort()).toEqual(['cancelled', 'failed', 'left', 'paid', 'processing', 'refused']);
     if (module.id === 'menu') expect([...seen]).toEqual(['done']);
   });
 
   it('names no outcome while the run goes on', () => {
     const walk = walkFlow(module, { print: false });
-    for (const state of walk.paths.map((p) => p.state).filter((s) => s.status !== 'done')) expect(finalOutcome(state)).toBeUndefined();
+    for (const state of walk.paths.map((p) => p.state).filter((s) => s.status !== 'done'))
+      expect(finalOutcome(state)).toBeUndefined();
   });
 });

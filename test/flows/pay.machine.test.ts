@@ -5,7 +5,17 @@ import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { answered, BACK, chosen, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import {
+  answered,
+  BACK,
+  chosen,
+  expectReplaysFollow,
+  failure,
+  live,
+  validEvents,
+  type LiveOptions,
+  type Outcome,
+} from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
@@ -18,7 +28,6 @@ const verified = (nameOnNetwork: string, registered = true): Outcome => ({
   output: { known: true, registered, nameOnNetwork, networkName: 'MTN' } satisfies ContactCheck,
 });
 const created: Outcome = { output: { id: 'pay-1', state: 'new' } };
-
 
 /** Every service answering with success: a new number whose network name matches. */
 const happy: LiveOptions['answers'] = {
@@ -97,12 +106,21 @@ describe('pay machine: the model', () => {
     expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) {
       const at = (i: number) => path.steps[i]!;
-      const confirmed = path.steps.findIndex((s, i) => i > 0 && at(i - 1).state.matches('confirming') && s.event.type === 'CHOSEN');
-      const pinChecked = path.steps.findIndex((s, i) => i > confirmed && at(i - 1).state.matches('verifyingPin') && s.state.matches('reserving'));
+      const confirmed = path.steps.findIndex(
+        (s, i) => i > 0 && at(i - 1).state.matches('confirming') && s.event.type === 'CHOSEN',
+      );
+      const pinChecked = path.steps.findIndex(
+        (s, i) => i > confirmed && at(i - 1).state.matches('verifyingPin') && s.state.matches('reserving'),
+      );
       expect(confirmed).toBeGreaterThan(0);
       expect(pinChecked).toBeGreaterThan(confirmed);
-      const child = Object.values(path.state.children as Record<string, { options?: { input?: Record<string, unknown> } }>)[0];
-      expect(child?.options?.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' } });
+      const child = Object.values(
+        path.state.children as Record<string, { options?: { input?: Record<string, unknown> } }>,
+      )[0];
+      expect(child?.options?.input).toMatchObject({
+        duplicateCheckKey: 'run-1:pay',
+        metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' },
+      });
     }
   }, 120_000);
 });
@@ -123,7 +141,11 @@ describe('pay machine: answers', () => {
     expect(currentView(s)?.error).toEqual({ key: 'input.textEmpty' });
     await flow.send(answered('Jane'));
     await flow.send(answered('Doe'));
-    for (const [amount, key] of [['0', 'input.amountNotPositive'], ['1e3', 'input.amountInvalid'], ['10.555', 'input.amountDecimals']]) {
+    for (const [amount, key] of [
+      ['0', 'input.amountNotPositive'],
+      ['1e3', 'input.amountInvalid'],
+      ['10.555', 'input.amountDecimals'],
+    ]) {
       s = await flow.send(answered(amount!));
       expect([s.value, currentView(s)?.error]).toEqual(['awaitingAmount', { key }]);
     }
@@ -160,7 +182,11 @@ describe('pay machine: answers', () => {
 
 describe('pay machine: back', () => {
   for (const [name, script, options] of [
-    ['money to a new number, with a PIN', [...MONEY, [chosen('confirm'), 'awaitingPin']], { input: { requirePin: true } }],
+    [
+      'money to a new number, with a PIN',
+      [...MONEY, [chosen('confirm'), 'awaitingPin']],
+      { input: { requirePin: true } },
+    ],
     ['bank transfer to a known number', BANK, { answers: { lookupContact: knownNumber } }],
   ] as Array<[string, Array<[FlowEvent, string]>, LiveOptions]>) {
     it(`${name}: BACK from every step returns to the previous one as it was first reached`, async () => {
@@ -216,14 +242,23 @@ describe('pay machine: the network check', () => {
   it('a matching name in another case and order goes straight to the summary', async () => {
     const flow = await drive(MONEY, { answers: { verifyContact: verified('DOE JANE') } });
     expect(flow.snapshot().value).toBe('confirming');
-    expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({ phonenumber: '+256772123456', firstName: 'Jane', lastName: 'Doe', channel: 'telegram', userId: 'user-1' });
+    expect(flow.calls.find((c) => c.service === 'verifyContact')?.input).toEqual({
+      phonenumber: '+256772123456',
+      firstName: 'Jane',
+      lastName: 'Doe',
+      channel: 'telegram',
+      userId: 'user-1',
+    });
   });
 
   it("a different name shows the network's name; paying it pays that name, another number starts again", async () => {
     const flow = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
     const s = flow.snapshot();
     expect(s.value).toBe('confirmingName');
-    expect(currentView(s)?.text).toEqual({ key: 'pay.confirmName', params: { networkName: 'JOHN OKELLO', name: 'Jane Doe' } });
+    expect(currentView(s)?.text).toEqual({
+      key: 'pay.confirmName',
+      params: { networkName: 'JOHN OKELLO', name: 'Jane Doe' },
+    });
     expect(currentView(s)?.choices?.map((c) => c.id)).toEqual(['payNetworkName', 'otherNumber', 'stop']);
     // Paying the network's name: the summary and the payment carry it, so the service's name check passes.
     const summary = await flow.send(chosen('payNetworkName'));
@@ -231,12 +266,16 @@ describe('pay machine: the network check', () => {
     expect(currentView(summary)?.text.params).toMatchObject({ name: 'JOHN OKELLO' });
     expect(summary.context).toMatchObject({ firstName: 'JOHN', lastName: 'OKELLO' });
     await flow.send(chosen('confirm'));
-    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({ firstName: 'JOHN', lastName: 'OKELLO' });
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      firstName: 'JOHN',
+      lastName: 'OKELLO',
+    });
     const again = await drive(MONEY, { answers: { verifyContact: verified('JOHN OKELLO') } });
     const other = await again.send(chosen('otherNumber'));
     expect(other.value).toBe('awaitingPhone');
     expect(other.context).toMatchObject({ kind: 'money' });
-    for (const field of ['phone', 'firstName', 'lastName', 'amount', 'currency', 'description', 'verified']) expect(other.context[field]).toBeUndefined();
+    for (const field of ['phone', 'firstName', 'lastName', 'amount', 'currency', 'description', 'verified'])
+      expect(other.context[field]).toBeUndefined();
   });
 
   it("paying the typed name against a mismatch is offered only when the organization's name check is off", async () => {
@@ -244,12 +283,23 @@ describe('pay machine: the network check', () => {
     expect(currentView(strict.snapshot())?.choices?.map((c) => c.id)).not.toContain('payTypedName');
     // A forged or stale choice is refused there.
     expect(currentView(await strict.send(chosen('payTypedName')))?.error).toEqual({ key: 'common.pickOne' });
-    const lenient = await drive(MONEY, { input: { nameMatchAffectsPayment: false }, answers: { verifyContact: verified('JOHN OKELLO') } });
-    expect(currentView(lenient.snapshot())?.choices?.map((c) => c.id)).toEqual(['payNetworkName', 'payTypedName', 'otherNumber', 'stop']);
+    const lenient = await drive(MONEY, {
+      input: { nameMatchAffectsPayment: false },
+      answers: { verifyContact: verified('JOHN OKELLO') },
+    });
+    expect(currentView(lenient.snapshot())?.choices?.map((c) => c.id)).toEqual([
+      'payNetworkName',
+      'payTypedName',
+      'otherNumber',
+      'stop',
+    ]);
     const summary = await lenient.send(chosen('payTypedName'));
     expect(currentView(summary)?.text.params).toMatchObject({ name: 'Jane Doe' });
     await lenient.send(chosen('confirm'));
-    expect(lenient.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
+    expect(lenient.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      firstName: 'Jane',
+      lastName: 'Doe',
+    });
   });
 
   it('stopping at a name mismatch sends nothing', async () => {
@@ -270,7 +320,11 @@ describe('pay machine: the network check', () => {
 });
 
 describe('pay machine: PIN', () => {
-  const atPin = () => drive([...MONEY, [chosen('confirm'), 'awaitingPin']], { input: { requirePin: true }, answers: { verifyPin: undefined } });
+  const atPin = () =>
+    drive([...MONEY, [chosen('confirm'), 'awaitingPin']], {
+      input: { requirePin: true },
+      answers: { verifyPin: undefined },
+    });
 
   it('a wrong PIN is re-asked with the attempts left; the right one pays; the PIN is never kept in context', async () => {
     const flow = await atPin();
@@ -301,10 +355,15 @@ describe('pay machine: PIN', () => {
 });
 
 describe('pay machine: refusing early, with the figure', () => {
-  const overDay: ServiceFailure = { code: 'limit_exceeded', limit: { per: 'day', max: '500000', spent: '1500000', currency: 'UGX' } };
+  const overDay: ServiceFailure = {
+    code: 'limit_exceeded',
+    limit: { per: 'day', max: '500000', spent: '1500000', currency: 'UGX' },
+  };
 
   it('checks role and limits when the amount is known, before the description, the summary and the PIN', async () => {
-    const flow = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('limit_exceeded', { limit: overDay.limit }) } });
+    const flow = await drive(MONEY.slice(0, 5), {
+      answers: { checkSpend: failure('limit_exceeded', { limit: overDay.limit }) },
+    });
     const s = await flow.send(chosen('UGX'));
     expect(flow.calls.at(-1)).toEqual({
       service: 'checkSpend',
@@ -312,7 +371,10 @@ describe('pay machine: refusing early, with the figure', () => {
     });
     // The amount is asked again, saying how much may still be sent today; nothing else was asked or reserved.
     expect(s.value).toBe('awaitingAmount');
-    expect(currentView(s)?.error).toEqual({ key: 'failure.limit_exceeded.day', params: { max: '500000', spent: '1500000', currency: 'UGX' } });
+    expect(currentView(s)?.error).toEqual({
+      key: 'failure.limit_exceeded.day',
+      params: { max: '500000', spent: '1500000', currency: 'UGX' },
+    });
     expect(s.context.amount).toBeUndefined();
     expect(flow.calls.map((c) => c.service)).not.toContain('reserveSpend');
   });
@@ -320,10 +382,18 @@ describe('pay machine: refusing early, with the figure', () => {
   it('a smaller amount then goes on; a role refusal is said at once too', async () => {
     let calls = 0;
     const flow = await drive(MONEY.slice(0, 5), {
-      answers: { checkSpend: () => (calls++ === 0 ? failure('limit_exceeded', { limit: { per: 'payment', max: '1000', currency: 'UGX' } }) : { output: undefined }) },
+      answers: {
+        checkSpend: () =>
+          calls++ === 0
+            ? failure('limit_exceeded', { limit: { per: 'payment', max: '1000', currency: 'UGX' } })
+            : { output: undefined },
+      },
     });
     let s = await flow.send(chosen('UGX'));
-    expect(currentView(s)?.error).toEqual({ key: 'failure.limit_exceeded.payment', params: { max: '1000', currency: 'UGX' } });
+    expect(currentView(s)?.error).toEqual({
+      key: 'failure.limit_exceeded.payment',
+      params: { max: '1000', currency: 'UGX' },
+    });
     await flow.send(answered('900'));
     s = await flow.send(chosen('UGX'));
     expect([s.value, s.context.amount, currentView(s)?.error]).toEqual(['awaitingDescription', '900', undefined]);
@@ -341,11 +411,19 @@ describe('pay machine: creating the payment', () => {
   it('creates it once with the key, the metadata, the names of a new number and the bank details', async () => {
     const money = await drive([...MONEY, [chosen('confirm'), 'done']]);
     expect(money.calls.filter((c) => c.service === 'reserveSpend').map((c) => c.input)).toEqual([
-      { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX', duplicateCheckKey: 'run-1:pay' },
+      {
+        channel: 'telegram',
+        userId: 'user-1',
+        flow: 'pay',
+        amount: '1500',
+        currency: 'UGX',
+        duplicateCheckKey: 'run-1:pay',
+      },
     ]);
     expect(money.calls.filter((c) => c.service === 'createPayment').map((c) => c.input)).toEqual([
       {
-        channel: 'telegram', userId: 'user-1',
+        channel: 'telegram',
+        userId: 'user-1',
         duplicateCheckKey: 'run-1:pay',
         paymentType: 'money',
         phonenumber: '+256772123456',
@@ -365,7 +443,8 @@ describe('pay machine: creating the payment', () => {
 
     const bank = await drive([...BANK, [chosen('confirm'), 'done']], { answers: { lookupContact: knownNumber } });
     expect(bank.calls.find((c) => c.service === 'createPayment')?.input).toEqual({
-      channel: 'telegram', userId: 'user-1',
+      channel: 'telegram',
+      userId: 'user-1',
       duplicateCheckKey: 'run-1:pay',
       paymentType: 'bank',
       phonenumber: '+256772123456',
@@ -382,7 +461,14 @@ describe('pay machine: creating the payment', () => {
     const flow = await drive(BANK, { answers: { lookupContact: knownNumber } });
     expect(currentView(flow.snapshot())?.text).toEqual({
       key: 'pay.summary.bank',
-      params: { amount: '20000', currency: 'UGX', name: 'Mary Akello', phone: '+256772123456', bank: 'Stanbic', account: '0123456789' },
+      params: {
+        amount: '20000',
+        currency: 'UGX',
+        name: 'Mary Akello',
+        phone: '+256772123456',
+        bank: 'Stanbic',
+        account: '0123456789',
+      },
     });
   });
 
@@ -394,7 +480,10 @@ describe('pay machine: creating the payment', () => {
     first.stop();
 
     // The service holds the payment of the first call: the repeat under our key is AlreadySubmitted.
-    const restored = live(payMachine, { snapshot: persisted, answers: { createPayment: { output: ALREADY_SUBMITTED } } });
+    const restored = live(payMachine, {
+      snapshot: persisted,
+      answers: { createPayment: { output: ALREADY_SUBMITTED } },
+    });
     const s = await restored.send(answered('ignored while busy'));
     const [before, after] = [first, restored].map((f) => f.calls.filter((c) => c.service === 'createPayment'));
     expect(before).toHaveLength(1);
@@ -406,12 +495,18 @@ describe('pay machine: creating the payment', () => {
   });
 
   it('a payment whose state is `submitted` is one the service made now, not one made earlier', async () => {
-    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { createPayment: { output: { id: 'pay-7', state: 'submitted' } } } });
+    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], {
+      answers: { createPayment: { output: { id: 'pay-7', state: 'submitted' } } },
+    });
     expect(currentView(flow.snapshot())?.text).toMatchObject({ key: 'pay.submitted', params: { id: 'pay-7' } });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [
-    ['validation', failure('validation', { fields: { amount: ['Insufficient balance'], phonenumber: ['x'] } }), { key: 'pay.refused', params: { fields: 'amount, phonenumber' } }],
+    [
+      'validation',
+      failure('validation', { fields: { amount: ['Insufficient balance'], phonenumber: ['x'] } }),
+      { key: 'pay.refused', params: { fields: 'amount, phonenumber' } },
+    ],
     ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
     // A 429 may follow an earlier attempt under the same key whose answer was lost: not "try again".
     ['rate_limited', failure('rate_limited'), { key: 'pay.unconfirmed' }],
@@ -468,7 +563,11 @@ describe('pay machine: the same payment again (the journal knows it)', () => {
   it('asks the journal with who pays whom how much, after the summary is confirmed', async () => {
     const flow = await drive([...MONEY, [chosen('confirm'), 'done']]);
     expect(flow.calls.find((c) => c.service === 'recentPayment')?.input).toEqual({
-      channel: 'telegram', userId: 'user-1', payee: '+256772123456', amount: '1500', currency: 'UGX',
+      channel: 'telegram',
+      userId: 'user-1',
+      payee: '+256772123456',
+      amount: '1500',
+      currency: 'UGX',
     });
     expect(flow.calls.map((c) => c.service).slice(-3)).toEqual(['recentPayment', 'reserveSpend', 'createPayment']);
   });
@@ -493,23 +592,34 @@ describe('pay machine: the same payment again (the journal knows it)', () => {
     expect(currentView(await no.send(chosen('cancel')))).toEqual({ text: { key: 'pay.cancelled' }, final: true });
     expect(no.calls.map((c) => c.service)).not.toContain('createPayment');
 
-    const yes = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent } });
+    const yes = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], {
+      answers: { recentPayment: recent },
+    });
     const s = await yes.send(chosen('payAgain'));
     expect(currentView(s)?.text.key).toBe('pay.submitted');
-    expect(yes.calls.filter((c) => c.service === 'createPayment').map((c) => c.input.duplicateCheckKey)).toEqual(['run-1:pay']);
+    expect(yes.calls.filter((c) => c.service === 'createPayment').map((c) => c.input.duplicateCheckKey)).toEqual([
+      'run-1:pay',
+    ]);
   });
 
   it('with a PIN, "send again" asks the PIN; BACK returns to the summary', async () => {
-    const flow = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent }, input: { requirePin: true } });
+    const flow = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], {
+      answers: { recentPayment: recent },
+      input: { requirePin: true },
+    });
     expect((await flow.send(chosen('payAgain'))).value).toBe('awaitingPin');
-    const back = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], { answers: { recentPayment: recent } });
+    const back = await drive([...MONEY, [chosen('confirm'), 'confirmingRepeat']], {
+      answers: { recentPayment: recent },
+    });
     const s = await back.send(BACK);
     expect(s.value).toBe('confirming');
     expect(s.context.repeat).toBeUndefined();
   });
 
   it('a journal that cannot answer does not stop the payment', async () => {
-    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], { answers: { recentPayment: failure('unknown') } });
+    const flow = await drive([...MONEY, [chosen('confirm'), 'done']], {
+      answers: { recentPayment: failure('unknown') },
+    });
     expect(currentView(flow.snapshot())?.text.key).toBe('pay.submitted');
   });
 });

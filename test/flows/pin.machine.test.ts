@@ -8,7 +8,12 @@ import { createCatalogue, currentView } from '../../src/conversation/flow/render
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';
-import { expectKeyKeptAcrossRestore, expectPurchaseFailing, expectReservingFailing, expectSubmittedBefore } from './purchase.js';
+import {
+  expectKeyKeptAcrossRestore,
+  expectPurchaseFailing,
+  expectReservingFailing,
+  expectSubmittedBefore,
+} from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const bundles: PinBundle[] = [
@@ -24,9 +29,16 @@ const remembered: RememberedCandidate = {
   name: 'ADEBAYO TUNDE',
   gsmNo: '08000000000',
 };
-const otherService: RememberedCandidate = { ...remembered, serviceType: 'waec', accountNumber: '4250123456', name: 'IBRAHIM BELLO' };
+const otherService: RememberedCandidate = {
+  ...remembered,
+  serviceType: 'waec',
+  accountNumber: '4250123456',
+  name: 'IBRAHIM BELLO',
+};
 const purchased = { reference: 'ref-p1', status: 'successful', pins: ['1111-2222', '3333-4444'] };
-const withCandidates = (candidates: RememberedCandidate[]): Partial<FlowInput> => ({ profile: { lang: 'en', candidates } });
+const withCandidates = (candidates: RememberedCandidate[]): Partial<FlowInput> => ({
+  profile: { lang: 'en', candidates },
+});
 
 /** A live pin flow at the summary: JAMB, 2 UTME pins, a typed code. */
 async function atSummary(input: Partial<FlowInput> = {}, candidate: Candidate = validated): Promise<Live> {
@@ -57,9 +69,18 @@ describe('pin machine: the model', () => {
     input,
     outcomes: {
       // At most two of a bundle: each quantity offered multiplies the states the walk explores.
-      listPinBundles: [{ output: bundles.map((b) => ({ ...b, available: Math.min(b.available, 2) })) }, { output: [bundles[0]!] }, { error: { code: 'service' } }],
+      listPinBundles: [
+        { output: bundles.map((b) => ({ ...b, available: Math.min(b.available, 2) })) },
+        { output: [bundles[0]!] },
+        { error: { code: 'service' } },
+      ],
       validateCandidate: [{ output: validated }, { error: { code: 'not_found' } }],
-      purchasePin: [{ output: purchased }, { output: ALREADY_SUBMITTED }, { error: { code: 'connection' } }, { error: { code: 'validation', fields: { gsmNo: ['bad'] } } }],
+      purchasePin: [
+        { output: purchased },
+        { output: ALREADY_SUBMITTED },
+        { error: { code: 'connection' } },
+        { error: { code: 'validation', fields: { gsmNo: ['bad'] } } },
+      ],
     },
   });
 
@@ -70,9 +91,12 @@ describe('pin machine: the model', () => {
     expectCatalogueComplete(pinFlow);
   });
 
-  it.each(leafGroups(walk.paths))('runs shortest paths live with fake services to the same states and context ($group)', async ({ paths }) => {
-    await expectReplaysFollow(pinMachine, paths, input);
-  });
+  it.each(leafGroups(walk.paths))(
+    'runs shortest paths live with fake services to the same states and context ($group)',
+    async ({ paths }) => {
+      await expectReplaysFollow(pinMachine, paths, input);
+    },
+  );
 
   it('fits every screen reached on a USSD page (182 characters with numbered choices), in both languages', () => {
     expectScreensFit(pinFlow, walk);
@@ -88,7 +112,15 @@ describe('pin machine: the model', () => {
           const output = { listPinBundles: bundles, validateCandidate: validated, purchasePin: purchased }[child.src];
           return [{ type: `xstate.done.actor.${id}`, actorId: id, output }] as never;
         }
-        return offeredEvents(snapshot, [chosen('jamb'), chosen('1'), chosen('remembered:0'), chosen('another'), answered('777'), chosen('confirm'), BACK]);
+        return offeredEvents(snapshot, [
+          chosen('jamb'),
+          chosen('1'),
+          chosen('remembered:0'),
+          chosen('another'),
+          answered('777'),
+          chosen('confirm'),
+          BACK,
+        ]);
       },
       toState: (s) => s.matches('done'),
     });
@@ -101,7 +133,12 @@ describe('pin machine: the model', () => {
       expect(order.indexOf('purchasing')).toBeGreaterThan(order.indexOf('reserving'));
       const newest = (path.state.output as { remember: { candidates: RememberedCandidate[] } }).remember.candidates[0];
       expect(['1234567890', '777']).toContain(newest?.accountNumber);
-      expect(newest).toEqual({ serviceType: 'jamb', productCode: 'checker', accountNumber: newest?.accountNumber, ...validated });
+      expect(newest).toEqual({
+        serviceType: 'jamb',
+        productCode: 'checker',
+        accountNumber: newest?.accountNumber,
+        ...validated,
+      });
     }
   });
 });
@@ -114,7 +151,10 @@ describe('pin machine: buying', () => {
     const list = await flow.settle('listPinBundles', { output: bundles });
     expect(currentView(list)?.choices).toEqual([
       { id: '0', text: { key: 'pin.bundleLine', params: { name: 'JAMB UTME PIN', amount: '6200', currency: 'NGN' } } },
-      { id: '1', text: { key: 'pin.bundleLine', params: { name: 'Last checker', amount: '3900.50', currency: 'NGN' } } },
+      {
+        id: '1',
+        text: { key: 'pin.bundleLine', params: { name: 'Last checker', amount: '3900.50', currency: 'NGN' } },
+      },
     ]);
     await flow.send(chosen('0'));
     expect(currentView(flow.snapshot())?.choices?.map((c) => c.id)).toEqual(['1', '2', '3', '4', '5']);
@@ -168,7 +208,15 @@ describe('pin machine: buying', () => {
     });
     expect(done.output).toEqual({
       remember: {
-        candidates: [{ serviceType: 'jamb', productCode: 'utme', accountNumber: '1234567890', name: 'ADEBAYO TUNDE', gsmNo: '08031234567' }],
+        candidates: [
+          {
+            serviceType: 'jamb',
+            productCode: 'utme',
+            accountNumber: '1234567890',
+            name: 'ADEBAYO TUNDE',
+            gsmNo: '08031234567',
+          },
+        ],
       },
     });
   });
@@ -176,7 +224,9 @@ describe('pin machine: buying', () => {
   it('fits the receipt of five pins with a three-part name on a USSD screen, in both languages', async () => {
     const flow = await atPurchase({}, { name: 'ADEBAYO OLUWASEUN TUNDE', gsmNo: '08031234567' });
     const pins = Array.from({ length: 5 }, (_, i) => `${i}`.repeat(12));
-    const done = await flow.settle('purchasePin', { output: { reference: 'SBXV00000001', status: 'successful', pins } });
+    const done = await flow.settle('purchasePin', {
+      output: { reference: 'SBXV00000001', status: 'successful', pins },
+    });
     const { renderView } = createCatalogue([pinFlow]);
     for (const lang of ['en', 'sw'] as const) {
       const text = renderView(currentView(done)!, lang).text;
@@ -193,7 +243,10 @@ describe('pin machine: buying', () => {
   it('shows the summary with the name and total', async () => {
     const flow = await atSummary();
     expect(currentView(flow.snapshot())).toEqual({
-      text: { key: 'pin.summary', params: { bundle: 'JAMB UTME PIN', quantity: 2, name: 'ADEBAYO TUNDE', total: '12400', currency: 'NGN' } },
+      text: {
+        key: 'pin.summary',
+        params: { bundle: 'JAMB UTME PIN', quantity: 2, name: 'ADEBAYO TUNDE', total: '12400', currency: 'NGN' },
+      },
       error: undefined,
       choices: [{ id: 'confirm', text: { key: 'pin.confirm' } }],
     });
@@ -209,7 +262,11 @@ describe('pin machine: buying', () => {
       { id: 'another', text: { key: 'pin.anotherCode' } },
     ]);
     await flow.send(chosen('remembered:0'));
-    expect(flow.calls.at(-1)?.input).toEqual({ serviceType: 'jamb', productCode: 'checker', accountNumber: '1234567890' });
+    expect(flow.calls.at(-1)?.input).toEqual({
+      serviceType: 'jamb',
+      productCode: 'checker',
+      accountNumber: '1234567890',
+    });
     await flow.settle('validateCandidate', { output: validated });
     await flow.send(chosen('confirm'));
     await flow.settle('reserveSpend', { output: undefined });
@@ -293,17 +350,41 @@ describe('pin machine: back from every step', () => {
   const LIST = 'list';
   const VALID = 'valid';
   const mine = withCandidates([remembered]);
-  const cases: Array<{ from: string; to: string; steps: Array<FlowEvent | typeof LIST | typeof VALID>; input?: Partial<FlowInput> }> = [
+  const cases: Array<{
+    from: string;
+    to: string;
+    steps: Array<FlowEvent | typeof LIST | typeof VALID>;
+    input?: Partial<FlowInput>;
+  }> = [
     { from: 'choosingService', to: 'left', steps: [] },
     { from: 'choosingBundle', to: 'choosingService', steps: [chosen('jamb'), LIST] },
     { from: 'choosingQuantity', to: 'choosingBundle', steps: [chosen('jamb'), LIST, chosen('0')] },
-    { from: 'choosingCandidate', to: 'choosingQuantity', steps: [chosen('jamb'), LIST, chosen('0'), chosen('1')], input: mine },
+    {
+      from: 'choosingCandidate',
+      to: 'choosingQuantity',
+      steps: [chosen('jamb'), LIST, chosen('0'), chosen('1')],
+      input: mine,
+    },
     { from: 'choosingCandidate', to: 'choosingBundle', steps: [chosen('jamb'), LIST, chosen('1')], input: mine },
-    { from: 'awaitingCode', to: 'choosingCandidate', steps: [chosen('jamb'), LIST, chosen('1'), chosen('another')], input: mine },
+    {
+      from: 'awaitingCode',
+      to: 'choosingCandidate',
+      steps: [chosen('jamb'), LIST, chosen('1'), chosen('another')],
+      input: mine,
+    },
     { from: 'awaitingCode', to: 'choosingQuantity', steps: [chosen('jamb'), LIST, chosen('0'), chosen('3')] },
     { from: 'awaitingCode', to: 'choosingBundle', steps: [chosen('jamb'), LIST, chosen('1')] },
-    { from: 'confirming', to: 'awaitingCode', steps: [chosen('jamb'), LIST, chosen('1'), answered('1234567890'), VALID] },
-    { from: 'confirming', to: 'choosingCandidate', steps: [chosen('jamb'), LIST, chosen('1'), chosen('remembered:0'), VALID], input: mine },
+    {
+      from: 'confirming',
+      to: 'awaitingCode',
+      steps: [chosen('jamb'), LIST, chosen('1'), answered('1234567890'), VALID],
+    },
+    {
+      from: 'confirming',
+      to: 'choosingCandidate',
+      steps: [chosen('jamb'), LIST, chosen('1'), chosen('remembered:0'), VALID],
+      input: mine,
+    },
   ];
 
   it('covers every waiting state', () => {
@@ -347,15 +428,21 @@ describe('pin machine: every service failure in words', () => {
     expect(currentView(back)?.error?.key).toBe(code === 'not_found' ? 'pin.codeNotFound' : `failure.${code}`);
   });
 
-  it.each(['rate_limited', 'service', 'connection'] as const)('bundle listing failing with %s: back to the services', async (code) => {
-    const flow = live(pinMachine);
-    await flow.send(chosen('jamb'));
-    const back = await flow.settle('listPinBundles', { error: { code } });
-    expect(back.value).toBe('choosingService');
-    expect(currentView(back)?.error).toEqual({ key: `failure.${code}` });
-  });
+  it.each(['rate_limited', 'service', 'connection'] as const)(
+    'bundle listing failing with %s: back to the services',
+    async (code) => {
+      const flow = live(pinMachine);
+      await flow.send(chosen('jamb'));
+      const back = await flow.settle('listPinBundles', { error: { code } });
+      expect(back.value).toBe('choosingService');
+      expect(currentView(back)?.error).toEqual({ key: `failure.${code}` });
+    },
+  );
 
-  it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)('reserving failing with %s: nothing bought', async (code) => {
-    await expectReservingFailing(await atSummary(), code, 'purchasePin');
-  });
+  it.each(['limit_exceeded', 'not_allowed', 'connection'] as const)(
+    'reserving failing with %s: nothing bought',
+    async (code) => {
+      await expectReservingFailing(await atSummary(), code, 'purchasePin');
+    },
+  );
 });

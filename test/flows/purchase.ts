@@ -46,7 +46,11 @@ export async function expectPurchaseFailing(
 }
 
 /** From the summary (no PIN asked): confirmed, the reservation fails with `code`, nothing is bought. */
-export async function expectReservingFailing(flow: Live, code: ServiceFailure['code'], service: PurchaseService): Promise<void> {
+export async function expectReservingFailing(
+  flow: Live,
+  code: ServiceFailure['code'],
+  service: PurchaseService,
+): Promise<void> {
   await flow.send(chosen('confirm'));
   const end = await flow.settle('reserveSpend', { error: { code } });
   expect(end.value).toBe('failed');
@@ -77,7 +81,9 @@ export async function expectKeyKeptAcrossRestore(
   first.stop();
   const restored = live(machine, { snapshot: stored });
   const done = await restored.settle(service, { output: purchased });
-  const keys = [...first.calls, ...restored.calls].filter((c) => c.service === service).map((c) => c.input.duplicateCheckKey);
+  const keys = [...first.calls, ...restored.calls]
+    .filter((c) => c.service === service)
+    .map((c) => c.input.duplicateCheckKey);
   expect(keys).toEqual([key, key]);
   expect(restored.calls.map((c) => c.service)).toEqual([service]);
   expect(done.value).toBe('done');

@@ -5,9 +5,19 @@ import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';
 import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import { answered, BACK, chosen, expectBackToEachStep, expectReplaysFollow, failure, live, validEvents, type LiveOptions, type Outcome } from './driver.js';
+import {
+  answered,
+  BACK,
+  chosen,
+  expectBackToEachStep,
+  expectReplaysFollow,
+  failure,
+  live,
+  validEvents,
+  type LiveOptions,
+  type Outcome,
+} from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
-
 
 const created: Outcome = { output: { id: 'req-1', status: 'pending' } };
 
@@ -36,11 +46,17 @@ describe('request machine: the model', () => {
   });
 
   it('with one currency never asks for it', () => {
-    expect(walkFlow(requestFlow, { input: { currencies: ['UGX'] }, print: false }).missing).toEqual(['choosingCurrency']);
+    expect(walkFlow(requestFlow, { input: { currencies: ['UGX'] }, print: false }).missing).toEqual([
+      'choosingCurrency',
+    ]);
   });
 
   it('every simple path to the create call confirmed the summary and carries the run key and the chat', () => {
-    const paths = getSimplePaths(requestFlow.machine, { input: sampleInput(), events: validEvents, toState: (s) => s.matches('submitting') });
+    const paths = getSimplePaths(requestFlow.machine, {
+      input: sampleInput(),
+      events: validEvents,
+      toState: (s) => s.matches('submitting'),
+    });
     expect(paths.length).toBeGreaterThan(1);
     for (const path of paths) {
       const last = path.steps.at(-1)!;
@@ -72,7 +88,10 @@ describe('request machine: answers and back', () => {
     await flow.send(answered('100'));
     await flow.send(chosen('UGX'));
     s = await flow.send(answered('x'.repeat(256)));
-    expect([s.value, currentView(s)?.error]).toEqual(['awaitingReason', { key: 'input.textTooLong', params: { max: 255 } }]);
+    expect([s.value, currentView(s)?.error]).toEqual([
+      'awaitingReason',
+      { key: 'input.textTooLong', params: { max: 255 } },
+    ]);
     s = await flow.send(answered('x'.repeat(19)));
     expect([s.value, currentView(s)?.error]).toEqual(['choosingInstructions', undefined]);
     s = await flow.send(answered('yes'));
@@ -127,7 +146,8 @@ describe('request machine: creating the request', () => {
       {
         service: 'createCollectionRequest',
         input: {
-          channel: 'telegram', userId: 'user-1',
+          channel: 'telegram',
+          userId: 'user-1',
           duplicateCheckKey: 'run-1:request',
           phonenumber: '+254712345678',
           amount: '25000',
@@ -139,7 +159,10 @@ describe('request machine: creating the request', () => {
       },
     ]);
     expect(currentView(flow.snapshot())).toEqual({
-      text: { key: 'request.createdWithCode', params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES', mfscode: '4821' } },
+      text: {
+        key: 'request.createdWithCode',
+        params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES', mfscode: '4821' },
+      },
       final: true,
     });
     expect(flow.snapshot().output).toEqual({});
@@ -148,16 +171,24 @@ describe('request machine: creating the request', () => {
   it('without a payment code says who was asked for how much; without instructions sends false', async () => {
     const flow = await drive([...SCRIPT.slice(0, -1), [chosen('no'), 'confirming'], [chosen('confirm'), 'done']]);
     expect(flow.calls[0]?.input).toMatchObject({ sendInstructions: false });
-    expect(currentView(flow.snapshot())?.text).toEqual({ key: 'request.created', params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES' } });
+    expect(currentView(flow.snapshot())?.text).toEqual({
+      key: 'request.created',
+      params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES' },
+    });
   });
 
   it('a snapshot persisted while creating restores to the same key: one request', async () => {
-    const first = await drive([...SCRIPT, [chosen('confirm'), 'submitting']], { answers: { createCollectionRequest: undefined } });
+    const first = await drive([...SCRIPT, [chosen('confirm'), 'submitting']], {
+      answers: { createCollectionRequest: undefined },
+    });
     expect(first.snapshot().hasTag('busy')).toBe(true);
     const persisted = first.persisted();
     first.stop();
     // The service holds the request of the first call: the repeat under our key is AlreadySubmitted.
-    const restored = live(requestMachine, { snapshot: persisted, answers: { createCollectionRequest: { output: ALREADY_SUBMITTED } } });
+    const restored = live(requestMachine, {
+      snapshot: persisted,
+      answers: { createCollectionRequest: { output: ALREADY_SUBMITTED } },
+    });
     const s = await restored.send(answered('ignored while busy'));
     expect(restored.calls.map((c) => c.input)).toEqual(first.calls.map((c) => c.input));
     expect(restored.calls[0]?.input).toMatchObject({ duplicateCheckKey: 'run-1:request' });
@@ -165,7 +196,11 @@ describe('request machine: creating the request', () => {
   });
 
   const cases: Array<[string, Outcome, unknown]> = [
-    ['validation', failure('validation', { fields: { phonenumber: ['Invalid'] } }), { key: 'request.refused', params: { fields: 'phonenumber' } }],
+    [
+      'validation',
+      failure('validation', { fields: { phonenumber: ['Invalid'] } }),
+      { key: 'request.refused', params: { fields: 'phonenumber' } },
+    ],
     ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
     ['connection', failure('connection'), { key: 'request.unconfirmed' }],
     ['service', failure('service'), { key: 'request.unconfirmed' }],
@@ -176,7 +211,9 @@ describe('request machine: creating the request', () => {
   ];
   for (const [name, outcome, text] of cases) {
     it(`create failing with ${name} ends with ${JSON.stringify(text)}`, async () => {
-      const flow = await drive([...SCRIPT, [chosen('confirm'), 'done']], { answers: { createCollectionRequest: outcome } });
+      const flow = await drive([...SCRIPT, [chosen('confirm'), 'done']], {
+        answers: { createCollectionRequest: outcome },
+      });
       expect(currentView(flow.snapshot())).toEqual({ text, final: true });
       expect(flow.calls).toHaveLength(1);
     });

@@ -30,7 +30,8 @@ export function expectScreensFit(module: FlowModule, walk: Walk): void {
 
 /** Every language holds the same keys as English, and the flow's own keys carry its prefix. */
 export function expectCatalogueComplete(module: FlowModule): void {
-  for (const lang of LANGS) expect(Object.keys(module.messages[lang] ?? {}).sort(), lang).toEqual(Object.keys(module.messages.en).sort());
+  for (const lang of LANGS)
+    expect(Object.keys(module.messages[lang] ?? {}).sort(), lang).toEqual(Object.keys(module.messages.en).sort());
   const own = Object.keys(module.messages.en).filter((key) => !/^(input|failure)\./.test(key));
   expect(own.length).toBeGreaterThan(0);
   for (const key of own) expect(key.startsWith(`${module.id}.`), key).toBe(true);

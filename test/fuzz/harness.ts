@@ -56,14 +56,18 @@ export interface Product {
 /** FUZZ_LOG=warn (or any level) shows the product's own log while fuzzing, to find what a failure was. */
 const defaultLogger = (): Logger => createLogger(process.env.FUZZ_LOG ?? 'silent');
 
-export async function startFuzzProduct(env: Record<string, string> = {}, logger: Logger = defaultLogger()): Promise<Product> {
+export async function startFuzzProduct(
+  env: Record<string, string> = {},
+  logger: Logger = defaultLogger(),
+): Promise<Product> {
   const bot = await startFakeBotApi();
   const slack = new FakeSlack();
   await slack.start();
   const graph = await startFakeGraphApi();
   const port = await freePort();
   const app = await startApp(
-    loadConfig({ DATA_DIR: 'memory://',
+    loadConfig({
+      DATA_DIR: 'memory://',
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
@@ -140,7 +144,8 @@ export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse
       redirect: 'manual',
     });
     const text = await res.text();
-    if (process.env.FUZZ_DEBUG && Date.now() - started > 1000) console.log(`slow ${Date.now() - started} ms: ${req.method} ${req.path} ${String(req.body).slice(0, 300)}`);
+    if (process.env.FUZZ_DEBUG && Date.now() - started > 1000)
+      console.log(`slow ${Date.now() - started} ms: ${req.method} ${req.path} ${String(req.body).slice(0, 300)}`);
     return { status: res.status, text };
   } catch (error) {
     throw new Error(`${req.method} ${req.path} did not answer: ${String(error)}`, { cause: error });
@@ -152,7 +157,8 @@ export async function send(base: string, req: FuzzRequest): Promise<FuzzResponse
  * Returns a description of the breach, or null.
  */
 export function breach(req: FuzzRequest, res: FuzzResponse): string | null {
-  if (res.status >= 500) return `${req.method} ${req.path} answered ${res.status}: ${res.text.slice(0, 200)} to ${typeof req.body === 'string' ? req.body.slice(0, 400) : 'bytes'}`;
+  if (res.status >= 500)
+    return `${req.method} ${req.path} answered ${res.status}: ${res.text.slice(0, 200)} to ${typeof req.body === 'string' ? req.body.slice(0, 400) : 'bytes'}`;
   if (res.status >= 400 && req.method !== 'HEAD' && res.text.trim() === '') {
     return `${req.method} ${req.path} answered ${res.status} with no reason`;
   }
@@ -188,7 +194,9 @@ export const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 /** JSON nested `depth` deep, arrays or objects. */
 export const deepJson: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 50, max: 5000 }), fc.boolean())
-  .map(([depth, arrays]) => (arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
+  .map(([depth, arrays]) =>
+    arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+  );
 
 /** A big body: past the usual body limits (16 kb USSD, 100 kb JSON, 256 kb notifications, 1 mb Slack). */
 export const hugeBody: fc.Arbitrary<string> = fc
@@ -214,25 +222,29 @@ export const CONTENT_TYPES = [
   '*/*',
 ] as const;
 
-export const contentType: fc.Arbitrary<string | undefined> = fc.option(fc.constantFrom(...CONTENT_TYPES), { nil: undefined });
+export const contentType: fc.Arbitrary<string | undefined> = fc.option(fc.constantFrom(...CONTENT_TYPES), {
+  nil: undefined,
+});
 
 /** Extra headers with names and values fetch accepts; sometimes an encoding the body does not have. */
-export const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
-  {
-    custom: fc.dictionary(
-      fc.stringMatching(/^x-[a-z0-9-]{1,12}$/),
-      fc.stringMatching(/^[\x20-\x7e]{0,40}$/).map((v) => v.trim()),
-      { maxKeys: 3 },
-    ),
-    encoding: fc.option(fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'bogus'), { nil: undefined }),
-    accept: fc.option(fc.constantFrom('application/json', 'text/html', '*/*', 'image/png'), { nil: undefined }),
-  },
-  { requiredKeys: [] },
-).map(({ custom, encoding, accept }) => ({
-  ...(custom ?? {}),
-  ...(encoding ? { 'content-encoding': encoding } : {}),
-  ...(accept ? { accept } : {}),
-}));
+export const extraHeaders: fc.Arbitrary<Record<string, string>> = fc
+  .record(
+    {
+      custom: fc.dictionary(
+        fc.stringMatching(/^x-[a-z0-9-]{1,12}$/),
+        fc.stringMatching(/^[\x20-\x7e]{0,40}$/).map((v) => v.trim()),
+        { maxKeys: 3 },
+      ),
+      encoding: fc.option(fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'bogus'), { nil: undefined }),
+      accept: fc.option(fc.constantFrom('application/json', 'text/html', '*/*', 'image/png'), { nil: undefined }),
+    },
+    { requiredKeys: [] },
+  )
+  .map(({ custom, encoding, accept }) => ({
+    ...(custom ?? {}),
+    ...(encoding ? { 'content-encoding': encoding } : {}),
+    ...(accept ? { accept } : {}),
+  }));
 
 /** Any body at all: JSON of any shape, forms, garbage bytes, deep nesting, huge (rarely). */
 export const anyBody: fc.Arbitrary<Body> = fc.oneof(
@@ -251,27 +263,38 @@ export const anyBody: fc.Arbitrary<Body> = fc.oneof(
  */
 export function shaped(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
   const entries = Object.fromEntries(
-    Object.entries(fields).map(([name, plausible]) => [name, fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: anyValue })]),
+    Object.entries(fields).map(([name, plausible]) => [
+      name,
+      fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: anyValue }),
+    ]),
   );
   return fc
-    .tuple(fc.record(entries, { requiredKeys: [] }), fc.dictionary(fc.string({ maxLength: 8 }), anyValue, { maxKeys: 2 }))
+    .tuple(
+      fc.record(entries, { requiredKeys: [] }),
+      fc.dictionary(fc.string({ maxLength: 8 }), anyValue, { maxKeys: 2 }),
+    )
     .map(([known, extra]) => ({ ...extra, ...known }));
 }
 
 /** A request to `path` with any method, content type, headers and body. */
-export function anyRequestTo(paths: fc.Arbitrary<string>, fixedHeaders: Record<string, string> = {}): fc.Arbitrary<FuzzRequest> {
-  return fc.record({
-    method: fc.constantFrom(...METHODS),
-    path: paths,
-    type: contentType,
-    headers: extraHeaders,
-    body: anyBody,
-  }).map(({ method, path, type, headers, body }) => ({
-    method,
-    path,
-    headers: { ...headers, ...(type ? { 'content-type': type } : {}), ...fixedHeaders },
-    body,
-  }));
+export function anyRequestTo(
+  paths: fc.Arbitrary<string>,
+  fixedHeaders: Record<string, string> = {},
+): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .record({
+      method: fc.constantFrom(...METHODS),
+      path: paths,
+      type: contentType,
+      headers: extraHeaders,
+      body: anyBody,
+    })
+    .map(({ method, path, type, headers, body }) => ({
+      method,
+      path,
+      headers: { ...headers, ...(type ? { 'content-type': type } : {}), ...fixedHeaders },
+      body,
+    }));
 }
 
 /** Paths under a prefix: known routes, random segments, odd characters, trailing slashes. */
@@ -279,16 +302,32 @@ export function pathsUnder(prefix: string, known: string[]): fc.Arbitrary<string
   const segment = fc.oneof(
     fc.stringMatching(/^[a-zA-Z0-9_-]{1,12}$/),
     fc.integer({ min: -5, max: 1_000_000 }).map(String),
-    fc.constantFrom('..', '%2e%2e', '%00', '%ff', 'a%20b', '~', '{id}', '💸'.replace(/./gu, (c) => encodeURIComponent(c))),
+    fc.constantFrom(
+      '..',
+      '%2e%2e',
+      '%00',
+      '%ff',
+      'a%20b',
+      '~',
+      '{id}',
+      '💸'.replace(/./gu, (c) => encodeURIComponent(c)),
+    ),
   );
   return fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...known).map((p) => `${prefix}${p}`) },
     { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...known), segment).map(([p, s]) => `${prefix}${p}/${s}`) },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.boolean()).map(([segs, slash]) => `${prefix}/${segs.join('/')}${slash ? '/' : ''}`),
+      arbitrary: fc
+        .tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.boolean())
+        .map(([segs, slash]) => `${prefix}/${segs.join('/')}${slash ? '/' : ''}`),
     },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...known), fc.string({ maxLength: 10 })).map(([p, q]) => `${prefix}${p}?${encodeURIComponent(q)}=${encodeURIComponent(q)}&limit=-1&offset=abc`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...known), fc.string({ maxLength: 10 }))
+        .map(([p, q]) => `${prefix}${p}?${encodeURIComponent(q)}=${encodeURIComponent(q)}&limit=-1&offset=abc`),
+    },
   );
 }
 
@@ -334,7 +373,11 @@ export async function fuzz(
       sent += batch.length;
       await run(batch);
     }),
-    { numRuns: Math.max(1, Math.round(numRuns * FUZZ_SCALE)), endOnFailure: true, ...(FUZZ_SEED === undefined ? {} : { seed: FUZZ_SEED }) },
+    {
+      numRuns: Math.max(1, Math.round(numRuns * FUZZ_SCALE)),
+      endOnFailure: true,
+      ...(FUZZ_SEED === undefined ? {} : { seed: FUZZ_SEED }),
+    },
   );
   return sent;
 }

@@ -23,11 +23,29 @@ import {
 const suite = fuzzSuite('notification');
 
 const chat = fc.oneof(
-  fc.constantFrom('telegram:42', 'telegram:-100123', 'slack:T0001:U0001', 'ussd:+256772000001', 'ussd:', 'telegram:', 'slack:T0001', 'nowhere:1', ''),
+  fc.constantFrom(
+    'telegram:42',
+    'telegram:-100123',
+    'slack:T0001:U0001',
+    'ussd:+256772000001',
+    'ussd:',
+    'telegram:',
+    'slack:T0001',
+    'nowhere:1',
+    '',
+  ),
   fc.string({ maxLength: 20 }),
 );
-const metadata = fc.oneof(shaped({ chat, ref: fc.string({ maxLength: 10 }), lang: fc.constantFrom('en', 'sw', 'xx') }), fc.string({ maxLength: 20 }), fc.constant(null));
-const amount = fc.oneof(fc.constantFrom('5000.00', '0', '-1', '1e9', 'NaN', '12.345'), fc.double().map(String), fc.integer());
+const metadata = fc.oneof(
+  shaped({ chat, ref: fc.string({ maxLength: 10 }), lang: fc.constantFrom('en', 'sw', 'xx') }),
+  fc.string({ maxLength: 20 }),
+  fc.constant(null),
+);
+const amount = fc.oneof(
+  fc.constantFrom('5000.00', '0', '-1', '1e9', 'NaN', '12.345'),
+  fc.double().map(String),
+  fc.integer(),
+);
 const data = shaped({
   id: fc.oneof(fc.nat(100_000), fc.string({ maxLength: 6 })),
   state: fc.constantFrom('complete', 'failed', 'cancelled', 'new', 'processing', 'unknown'),
@@ -37,13 +55,25 @@ const data = shaped({
   metadata,
   description: fc.string({ maxLength: 30 }),
   phonenumber: fc.constantFrom('+256772000001', '0772000001', ''),
-  phone_nos: fc.array(fc.oneof(fc.constantFrom('+256772000001'), shaped({ phonenumber: fc.constantFrom('+256772000001', '') })), { maxLength: 3 }),
+  phone_nos: fc.array(
+    fc.oneof(fc.constantFrom('+256772000001'), shaped({ phonenumber: fc.constantFrom('+256772000001', '') })),
+    { maxLength: 3 },
+  ),
   contact: shaped({ first_name: fc.string({ maxLength: 8 }), last_name: fc.string({ maxLength: 8 }) }),
   collection_request: fc.oneof(fc.nat(100), shaped({ id: fc.nat(100), status: fc.constant('paid'), metadata })),
   state_message: fc.string({ maxLength: 20 }),
 });
 const notification = shaped({
-  hook: shaped({ event: fc.constantFrom('payment.status.changed', 'collectionrequest.status.changed', 'collection.received', 'other.event', ''), id: fc.nat(10) }),
+  hook: shaped({
+    event: fc.constantFrom(
+      'payment.status.changed',
+      'collectionrequest.status.changed',
+      'collection.received',
+      'other.event',
+      '',
+    ),
+    id: fc.nat(10),
+  }),
   data,
 });
 const verification = shaped({
@@ -62,7 +92,14 @@ const post = (path: string, body: unknown, authorization: string | undefined): F
 });
 const wrongAuth = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom('Basic ', 'Basic bW9tbzo=', `${BASIC_AUTH}x`, BASIC_AUTH.toLowerCase(), 'Bearer sandbox-key', `Basic ${Buffer.from('momo-service:wrong').toString('base64')}`),
+  fc.constantFrom(
+    'Basic ',
+    'Basic bW9tbzo=',
+    `${BASIC_AUTH}x`,
+    BASIC_AUTH.toLowerCase(),
+    'Bearer sandbox-key',
+    `Basic ${Buffer.from('momo-service:wrong').toString('base64')}`,
+  ),
   fc.string({ maxLength: 40 }).map((s) => `Basic ${Buffer.from(s).toString('base64')}`),
 );
 const BATCH = 6;
@@ -86,7 +123,10 @@ describe('notification routes under fuzzing', () => {
   it('/notifications/momo with the right credentials: shaped bodies never 5xx, never hang', async () => {
     const statuses = new Set<number>();
     const sent = await fuzz(
-      fc.array(fc.oneof(notification, anyValue).map((b) => post('/notifications/momo', b, BASIC_AUTH)), { minLength: BATCH, maxLength: BATCH }),
+      fc.array(
+        fc.oneof(notification, anyValue).map((b) => post('/notifications/momo', b, BASIC_AUTH)),
+        { minLength: BATCH, maxLength: BATCH },
+      ),
       async (batch) => {
         for (const res of await sendAll(suite.product.url, batch)) statuses.add(res.status);
       },
@@ -102,12 +142,16 @@ describe('notification routes under fuzzing', () => {
   it('/notifications/momo/verify with the right credentials: answered ACCEPT/REJECT or refused with a reason', async () => {
     const statuses = new Set<number>();
     const sent = await fuzz(
-      fc.array(fc.oneof(verification, anyValue).map((b) => post('/notifications/momo/verify', b, BASIC_AUTH)), { minLength: BATCH, maxLength: BATCH }),
+      fc.array(
+        fc.oneof(verification, anyValue).map((b) => post('/notifications/momo/verify', b, BASIC_AUTH)),
+        { minLength: BATCH, maxLength: BATCH },
+      ),
       async (batch) => {
         const answers = await sendAll(suite.product.url, batch);
         for (const res of answers) {
           statuses.add(res.status);
-          if (res.status === 200 && !/^(ACCEPT|REJECT) /.test(res.text)) throw new Error(`verify answered "${res.text}"`);
+          if (res.status === 200 && !/^(ACCEPT|REJECT) /.test(res.text))
+            throw new Error(`verify answered "${res.text}"`);
         }
       },
       40,
@@ -119,13 +163,19 @@ describe('notification routes under fuzzing', () => {
 
   it('wrong or missing credentials: always 401 with a reason, whatever the body', async () => {
     const request = fc
-      .tuple(fc.constantFrom('/notifications/momo', '/notifications/momo/verify'), fc.oneof(notification, verification, anyValue), wrongAuth)
+      .tuple(
+        fc.constantFrom('/notifications/momo', '/notifications/momo/verify'),
+        fc.oneof(notification, verification, anyValue),
+        wrongAuth,
+      )
       .map(([path, body, auth]) => post(path, body, auth));
     const sent = await fuzz(
       fc.array(request, { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
         await sendAll(suite.product.url, batch, (req, res) =>
-          res.status === 401 && res.text.includes('credentials') ? null : `${req.path} with "${req.headers.authorization}" answered ${res.status}`,
+          res.status === 401 && res.text.includes('credentials')
+            ? null
+            : `${req.path} with "${req.headers.authorization}" answered ${res.status}`,
         );
       },
       40,
@@ -137,7 +187,11 @@ describe('notification routes under fuzzing', () => {
   it('/notifications/*: any method, path, headers and body (with and without credentials)', async () => {
     const paths = pathsUnder('/notifications', ['/momo', '/momo/verify', '/momo/', '']);
     const request = fc.boolean().chain((auth) => anyRequestTo(paths, auth ? { authorization: BASIC_AUTH } : {}));
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
+    const sent = await fuzz(
+      fc.array(request, { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      45,
+    );
     count('/notifications/* (any)', sent);
     await queueDrained();
     expect(suite.watch.failures).toEqual([]);

@@ -15,7 +15,10 @@ const query = fc
   .array(
     fc.tuple(
       fc.constantFrom('days', 'channel', 'days', 'flow', 'user', 'days[]', ''),
-      fc.oneof(fc.constantFrom('1', '7', '30', '31', '0', '-1', '1e3', 'ussd', 'telegram', 'slack', 'fax', ''), fc.string({ maxLength: 12 })),
+      fc.oneof(
+        fc.constantFrom('1', '7', '30', '31', '0', '-1', '1e3', 'ussd', 'telegram', 'slack', 'fax', ''),
+        fc.string({ maxLength: 12 }),
+      ),
     ),
     { maxLength: 4 },
   )
@@ -26,7 +29,12 @@ describe('the operator page under fuzzing', () => {
     const statuses = new Set<number>();
     const request = fc
       .tuple(query, fc.option(fc.constantFrom('Basic b3BzOnBhc3M=', 'Basic !!', 'Bearer x'), { nil: undefined }))
-      .map(([q, authorization]): FuzzRequest => ({ method: 'GET', path: `/ops/funnel.json?${q}`, headers: authorization ? { authorization } : {}, body: undefined }));
+      .map(([q, authorization]): FuzzRequest => ({
+        method: 'GET',
+        path: `/ops/funnel.json?${q}`,
+        headers: authorization ? { authorization } : {},
+        body: undefined,
+      }));
     const sent = await fuzz(
       fc.array(request, { minLength: BATCH, maxLength: BATCH }),
       async (batch) => {
@@ -41,8 +49,20 @@ describe('the operator page under fuzzing', () => {
   });
 
   it('/ops/*: any method, path, headers and body', async () => {
-    const paths = pathsUnder('/ops', ['', '/funnel.json', '/status.json', '/ops.js', '/ops.css', '/chart.umd.min.js', '/unknown']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 30);
+    const paths = pathsUnder('/ops', [
+      '',
+      '/funnel.json',
+      '/status.json',
+      '/ops.js',
+      '/ops.css',
+      '/chart.umd.min.js',
+      '/unknown',
+    ]);
+    const sent = await fuzz(
+      fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      30,
+    );
     count('/ops/* (any)', sent);
     expect(suite.watch.failures).toEqual([]);
   });

@@ -21,8 +21,29 @@ import {
 
 const suite = fuzzSuite('sandbox');
 
-const API_PATHS = ['/contacts', '/payments', '/banks', '/collections', '/collectionrequests', '/webhooks', '/events', '/organization', '/contacts/1', '/payments/1', '/collectionrequests/1', '/webhooks/1', '/events/1', '/collections/1'];
-const VENDING_PATHS = ['/services/namefinder/query', '/services/databundle/bundles', '/services/databundle/purchase', '/services/epin/bundles', '/services/epin/purchase'];
+const API_PATHS = [
+  '/contacts',
+  '/payments',
+  '/banks',
+  '/collections',
+  '/collectionrequests',
+  '/webhooks',
+  '/events',
+  '/organization',
+  '/contacts/1',
+  '/payments/1',
+  '/collectionrequests/1',
+  '/webhooks/1',
+  '/events/1',
+  '/collections/1',
+];
+const VENDING_PATHS = [
+  '/services/namefinder/query',
+  '/services/databundle/bundles',
+  '/services/databundle/purchase',
+  '/services/epin/bundles',
+  '/services/epin/purchase',
+];
 // /sandbox/faults is left out on purpose: its maintenance is a 503 on every API call, and its latency slows them.
 const CONTROL_PATHS = [
   '/clock',
@@ -38,17 +59,30 @@ const CONTROL_PATHS = [
 ];
 
 const phone = fc.constantFrom('+256772000001', '+256772000002', '0772000001', '+254712345678', '12', '');
-const amount = fc.oneof(fc.constantFrom('5000', '5000.00', '0', '-1', '1e6', '99999999999', '0.001', 'abc'), fc.double(), fc.integer());
+const amount = fc.oneof(
+  fc.constantFrom('5000', '5000.00', '0', '-1', '1e6', '99999999999', '0.001', 'abc'),
+  fc.double(),
+  fc.integer(),
+);
 const resource = shaped({
   amount,
   currency: fc.constantFrom('UGX', 'KES', 'BXC', 'usd', ''),
   phonenumber: phone,
   phone_number: phone,
-  phone_nos: fc.array(fc.oneof(phone, shaped({ phonenumber: phone, first_name: fc.string({ maxLength: 6 }), last_name: fc.string({ maxLength: 6 }) })), { maxLength: 3 }),
+  phone_nos: fc.array(
+    fc.oneof(
+      phone,
+      shaped({ phonenumber: phone, first_name: fc.string({ maxLength: 6 }), last_name: fc.string({ maxLength: 6 }) }),
+    ),
+    { maxLength: 3 },
+  ),
   first_name: fc.string({ maxLength: 10 }),
   last_name: fc.string({ maxLength: 10 }),
   description: fc.string({ maxLength: 30 }),
-  metadata: fc.oneof(shaped({ chat: fc.constant('telegram:42'), ref: fc.string({ maxLength: 5 }) }), fc.string({ maxLength: 10 })),
+  metadata: fc.oneof(
+    shaped({ chat: fc.constant('telegram:42'), ref: fc.string({ maxLength: 5 }) }),
+    fc.string({ maxLength: 10 }),
+  ),
   payment_type: fc.constantFrom('mobile money', 'bank', 'cash', 'x'),
   send_instructions: fc.boolean(),
   expiry_date: fc.constantFrom('2030-01-01T00:00:00Z', 'yesterday', ''),
@@ -62,16 +96,35 @@ const resource = shaped({
   amount_kobo: fc.integer(),
   reason: fc.oneof(fc.string({ maxLength: 30 }), fc.integer()),
   by: fc.oneof(fc.integer(), fc.string({ maxLength: 4 })),
-  approvalRules: fc.oneof(fc.array(shaped({ currency: fc.constantFrom('UGX', 'KES', 'x'), above: amount }), { maxLength: 2 }), fc.string({ maxLength: 4 })),
+  approvalRules: fc.oneof(
+    fc.array(shaped({ currency: fc.constantFrom('UGX', 'KES', 'x'), above: amount }), { maxLength: 2 }),
+    fc.string({ maxLength: 4 }),
+  ),
 });
 
 const apiPath = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...API_PATHS).map((p) => `/api${p}`) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('v1', 'v3', 'v5', 'v9', 'vx'), fc.constantFrom(...API_PATHS)).map(([v, p]) => `/api/${v}${p}`) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...API_PATHS), fc.constantFrom('?limit=2', '?offset=-1', '?limit=abc', '?ordering=-created', '?state=x&limit=1000000', '/')).map(([p, q]) => `/api${p}${q}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('v1', 'v3', 'v5', 'v9', 'vx'), fc.constantFrom(...API_PATHS))
+      .map(([v, p]) => `/api/${v}${p}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(...API_PATHS),
+        fc.constantFrom('?limit=2', '?offset=-1', '?limit=abc', '?ordering=-created', '?state=x&limit=1000000', '/'),
+      )
+      .map(([p, q]) => `/api${p}${q}`),
+  },
 );
 
-function shapedRequest(paths: fc.Arbitrary<string>, auth: fc.Arbitrary<Record<string, string>>): fc.Arbitrary<FuzzRequest> {
+function shapedRequest(
+  paths: fc.Arbitrary<string>,
+  auth: fc.Arbitrary<Record<string, string>>,
+): fc.Arbitrary<FuzzRequest> {
   return fc
     .record({
       method: fc.constantFrom('GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE'),
@@ -145,17 +198,34 @@ describe('sandbox API under fuzzing', () => {
 
   it('/sandbox/... controls: shaped requests', async () => {
     const paths = fc.constantFrom(...CONTROL_PATHS).map((p) => `/sandbox${p}`);
-    const sent = await fuzz(fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 20);
+    const sent = await fuzz(
+      fc.array(shapedRequest(paths, apiAuth), { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      20,
+    );
     count('/sandbox (shaped)', sent);
     expect(suite.watch.failures).toEqual([]);
   });
 
   it('/api, /vending, /sandbox: any method, path, headers and body', async () => {
-    const paths = fc.oneof(pathsUnder('/api', API_PATHS), pathsUnder('/vending', VENDING_PATHS), pathsUnder('/sandbox', CONTROL_PATHS));
-    const request = fc.tuple(fc.boolean(), fc.boolean()).chain(([api, vending]) =>
-      anyRequestTo(paths, { ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}), ...(vending ? { 'x-api-key': VENDING_KEY } : {}) }),
+    const paths = fc.oneof(
+      pathsUnder('/api', API_PATHS),
+      pathsUnder('/vending', VENDING_PATHS),
+      pathsUnder('/sandbox', CONTROL_PATHS),
     );
-    const sent = await fuzz(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
+    const request = fc
+      .tuple(fc.boolean(), fc.boolean())
+      .chain(([api, vending]) =>
+        anyRequestTo(paths, {
+          ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}),
+          ...(vending ? { 'x-api-key': VENDING_KEY } : {}),
+        }),
+      );
+    const sent = await fuzz(
+      fc.array(request, { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      45,
+    );
     count('/api|/vending|/sandbox (any)', sent);
     expect(suite.watch.failures).toEqual([]);
   });

@@ -22,7 +22,10 @@ import {
 
 const suite = fuzzSuite('slack');
 
-const team = fc.oneof(fc.constantFrom('T0001', 'T0002', ''), fc.constantFrom('valueOf', 'constructor', '__proto__', 'toString'));
+const team = fc.oneof(
+  fc.constantFrom('T0001', 'T0002', ''),
+  fc.constantFrom('valueOf', 'constructor', '__proto__', 'toString'),
+);
 const user = fc.oneof(fc.constantFrom('U0001', 'U0002', 'UBOT'), fc.string({ maxLength: 10 }));
 const trigger = fc.oneof(fc.stringMatching(/^\d{5}\.\d{3}\.[a-f0-9]{6}$/), fc.string({ maxLength: 12 }));
 /** Where Slack would post later answers: the local fake, so nothing leaves the machine. */
@@ -33,18 +36,32 @@ const commandText = fc.oneof(
   fc.string({ maxLength: 80 }),
 );
 const command = () =>
-  fc.record({
-    team_id: team,
-    user_id: user,
-    command: fc.constantFrom('/momo', '/other'),
-    text: commandText,
-    channel_id: fc.constantFrom('C0001', 'D0001'),
-    response_url: responseUrl(),
-    trigger_id: trigger,
-  }).map((fields) => new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v) ?? ''])).toString());
+  fc
+    .record({
+      team_id: team,
+      user_id: user,
+      command: fc.constantFrom('/momo', '/other'),
+      text: commandText,
+      channel_id: fc.constantFrom('C0001', 'D0001'),
+      response_url: responseUrl(),
+      trigger_id: trigger,
+    })
+    .map((fields) =>
+      new URLSearchParams(
+        Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]),
+      ).toString(),
+    );
 
 const actionId = fc.oneof(
-  fc.constantFrom('momo_choice_0', 'momo_choice_1', 'momo_choice_99', 'momo_nav_back', 'momo_nav_home', 'momo_answer', 'other'),
+  fc.constantFrom(
+    'momo_choice_0',
+    'momo_choice_1',
+    'momo_choice_99',
+    'momo_nav_back',
+    'momo_nav_home',
+    'momo_answer',
+    'other',
+  ),
   fc.string({ maxLength: 20 }),
 );
 const blockAction = () =>
@@ -54,7 +71,15 @@ const blockAction = () =>
     user: fc.record({ id: user, team_id: team }),
     trigger_id: trigger,
     response_url: responseUrl(),
-    actions: fc.array(shaped({ type: fc.constantFrom('button', 'static_select'), action_id: actionId, value: fc.string({ maxLength: 12 }), block_id: fc.constant('b') }), { minLength: 1, maxLength: 2 }),
+    actions: fc.array(
+      shaped({
+        type: fc.constantFrom('button', 'static_select'),
+        action_id: actionId,
+        value: fc.string({ maxLength: 12 }),
+        block_id: fc.constant('b'),
+      }),
+      { minLength: 1, maxLength: 2 },
+    ),
   });
 const viewSubmission = () =>
   fc.record({
@@ -66,7 +91,13 @@ const viewSubmission = () =>
       callback_id: fc.constant('momo_answer'),
       private_metadata: fc.oneof(fc.constant(JSON.stringify({ responseUrl: 'x' })), fc.string({ maxLength: 20 })),
       state: fc.oneof(
-        fc.record({ values: fc.record({ answer: fc.record({ value: fc.record({ type: fc.constant('plain_text_input'), value: fc.oneof(commandText, anyValue) }) }) }) }),
+        fc.record({
+          values: fc.record({
+            answer: fc.record({
+              value: fc.record({ type: fc.constant('plain_text_input'), value: fc.oneof(commandText, anyValue) }),
+            }),
+          }),
+        }),
         fc.constant({ values: {} }),
       ),
     }),
@@ -83,7 +114,16 @@ const event = fc
       team_id: team,
       event_id: fc.stringMatching(/^Ev[A-Z0-9]{4,10}$/),
       event: fc.record(
-        { type: fc.constant('message'), channel: fc.constant('D0001'), channel_type: fc.constantFrom('im', 'channel'), user, text: fc.oneof(commandText, anyValue), ts: fc.constant('1700000000.000300'), bot_id: fc.constant('B1'), subtype: fc.constantFrom('message_changed', 'bot_message') },
+        {
+          type: fc.constant('message'),
+          channel: fc.constant('D0001'),
+          channel_type: fc.constantFrom('im', 'channel'),
+          user,
+          text: fc.oneof(commandText, anyValue),
+          ts: fc.constant('1700000000.000300'),
+          bot_id: fc.constant('B1'),
+          subtype: fc.constantFrom('message_changed', 'bot_message'),
+        },
         { requiredKeys: ['type', 'channel', 'user', 'ts'] },
       ),
     }),
@@ -120,18 +160,45 @@ describe('Slack endpoint under fuzzing', () => {
 
   it('signed but anything at all (shapes with wrong types, other payload types, any JSON or form): 4xx with a reason', async () => {
     const form = (fields: Record<string, unknown>) =>
-      new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v) ?? ''])).toString();
+      new URLSearchParams(
+        Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]),
+      ).toString();
     const request = fc.oneof(
-      shaped({ team_id: team, user_id: user, command: fc.constant('/momo'), text: commandText, trigger_id: trigger }).map((f) => signed(form(f), 'application/x-www-form-urlencoded')),
-      shaped({ type: fc.constantFrom('block_actions', 'view_submission', 'shortcut', 'view_closed'), user: anyValue, team: anyValue, actions: anyValue, view: anyValue })
-        .map((p) => signed(new URLSearchParams({ payload: JSON.stringify(p) }).toString(), 'application/x-www-form-urlencoded')),
-      shaped({ type: fc.constantFrom('event_callback', 'url_verification', 'app_rate_limited'), event: anyValue, challenge: anyValue }).map((b) => signed(JSON.stringify(b), 'application/json')),
-      fc.tuple(anyBody, fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain')).map(([b, t]) =>
-        typeof b === 'string' ? signed(b, t) : { method: 'POST', path: '/slack/events', headers: { 'content-type': t }, body: b },
+      shaped({
+        team_id: team,
+        user_id: user,
+        command: fc.constant('/momo'),
+        text: commandText,
+        trigger_id: trigger,
+      }).map((f) => signed(form(f), 'application/x-www-form-urlencoded')),
+      shaped({
+        type: fc.constantFrom('block_actions', 'view_submission', 'shortcut', 'view_closed'),
+        user: anyValue,
+        team: anyValue,
+        actions: anyValue,
+        view: anyValue,
+      }).map((p) =>
+        signed(new URLSearchParams({ payload: JSON.stringify(p) }).toString(), 'application/x-www-form-urlencoded'),
       ),
+      shaped({
+        type: fc.constantFrom('event_callback', 'url_verification', 'app_rate_limited'),
+        event: anyValue,
+        challenge: anyValue,
+      }).map((b) => signed(JSON.stringify(b), 'application/json')),
+      fc
+        .tuple(anyBody, fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'))
+        .map(([b, t]) =>
+          typeof b === 'string'
+            ? signed(b, t)
+            : { method: 'POST', path: '/slack/events', headers: { 'content-type': t }, body: b },
+        ),
     );
     // Large concurrent batches: a request no listener takes is answered only after Bolt's 3 s wait.
-    const sent = await fuzz(fc.array(request, { minLength: 30, maxLength: 30 }), async (batch) => void (await sendAll(suite.product.url, batch)), 5);
+    const sent = await fuzz(
+      fc.array(request, { minLength: 30, maxLength: 30 }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      5,
+    );
     count('/slack/events (signed, anything)', sent);
     expect(suite.watch.failures).toEqual([]);
   });
@@ -140,24 +207,35 @@ describe('Slack endpoint under fuzzing', () => {
     const body = fc.oneof(command(), interaction(), event);
     const headers = fc.oneof(
       fc.constant({} as Record<string, string>),
-      fc.tuple(body, fc.string({ minLength: 1, maxLength: 12 })).map(([b, secret]) => signedHeaders(b, { secret: `${SIGNING_SECRET}${secret}` })),
-      fc.tuple(body, fc.integer({ min: 301, max: 100_000 })).map(([b, age]) => signedHeaders(b, { timestamp: Math.floor(Date.now() / 1000) - age })),
-      fc.record({ 'x-slack-request-timestamp': fc.string({ maxLength: 12 }).map((s) => s.trim()), 'x-slack-signature': fc.stringMatching(/^v0=[0-9a-f]{0,64}$/) }),
+      fc
+        .tuple(body, fc.string({ minLength: 1, maxLength: 12 }))
+        .map(([b, secret]) => signedHeaders(b, { secret: `${SIGNING_SECRET}${secret}` })),
+      fc
+        .tuple(body, fc.integer({ min: 301, max: 100_000 }))
+        .map(([b, age]) => signedHeaders(b, { timestamp: Math.floor(Date.now() / 1000) - age })),
+      fc.record({
+        'x-slack-request-timestamp': fc.string({ maxLength: 12 }).map((s) => s.trim()),
+        'x-slack-signature': fc.stringMatching(/^v0=[0-9a-f]{0,64}$/),
+      }),
     );
     const before = suite.product.slack.calls.length;
     const sent = await fuzz(
       fc.array(
-        fc.tuple(body, headers, fc.constantFrom('application/x-www-form-urlencoded', 'application/json')).map(([b, h, t]) => ({
-          method: 'POST',
-          path: '/slack/events',
-          headers: { 'content-type': t, ...h },
-          body: b,
-        })),
+        fc
+          .tuple(body, headers, fc.constantFrom('application/x-www-form-urlencoded', 'application/json'))
+          .map(([b, h, t]) => ({
+            method: 'POST',
+            path: '/slack/events',
+            headers: { 'content-type': t, ...h },
+            body: b,
+          })),
         { minLength: BATCH, maxLength: BATCH },
       ),
       async (batch) => {
         await sendAll(suite.product.url, batch, (req, res) =>
-          res.status === 401 && res.text.trim() !== '' ? null : `unsigned request answered ${res.status} "${res.text.slice(0, 80)}": ${String(req.body).slice(0, 100)}`,
+          res.status === 401 && res.text.trim() !== ''
+            ? null
+            : `unsigned request answered ${res.status} "${res.text.slice(0, 80)}": ${String(req.body).slice(0, 100)}`,
         );
       },
       40,
@@ -170,7 +248,11 @@ describe('Slack endpoint under fuzzing', () => {
 
   it('/slack/*: any method, path, headers and body', async () => {
     const paths = pathsUnder('/slack', ['/events', '/events/', '/commands', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 40);
+    const sent = await fuzz(
+      fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      40,
+    );
     count('/slack/* (any)', sent);
     expect(suite.watch.failures).toEqual([]);
   });

@@ -7,28 +7,48 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  anyRequestTo,
-  count,
-  fuzz,
-  fuzzSuite,
-  pathsUnder,
-  sendAll,
-  shaped,
-  type FuzzRequest,
-} from './harness.js';
+import { anyRequestTo, count, fuzz, fuzzSuite, pathsUnder, sendAll, shaped, type FuzzRequest } from './harness.js';
 
 const suite = fuzzSuite('ussd');
 
 const phone = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('+256772000001', '256772123456', '0772123456', '+254712345678', '233271231234', '256700000009') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      '+256772000001',
+      '256772123456',
+      '0772123456',
+      '+254712345678',
+      '233271231234',
+      '256700000009',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom('', '12', 'abc', '+', '0000000000000000000000', '+999123456789') },
   { weight: 1, arbitrary: fc.string({ maxLength: 16 }) },
 );
 const sessionId = fc.oneof(fc.constantFrom('s-1', 's-2', 's-3', 's-4'), fc.string({ minLength: 1, maxLength: 24 }));
 /** One answer a user might type: menu numbers, navigation, PINs, amounts, numbers, names, junk. */
 const answer = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('1', '2', '3', '4', '5', '0', '00', '98', '99', '1234', '0000', '5000', '0772000001', 'Sarah', '') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '0',
+      '00',
+      '98',
+      '99',
+      '1234',
+      '0000',
+      '5000',
+      '0772000001',
+      'Sarah',
+      '',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
   { weight: 1, arbitrary: fc.stringMatching(/^[0-9*#]{0,20}$/) },
 );
@@ -37,7 +57,9 @@ const bool = fc.oneof(fc.boolean(), fc.constantFrom('true', 'false', 'TRUE', 'ye
 
 /** Form fields as a gateway posts them; values of other types are written as JSON text. */
 const asForm = (fields: Record<string, unknown>): string =>
-  new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v) ?? ''])).toString();
+  new URLSearchParams(
+    Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]),
+  ).toString();
 
 const bodies: Record<string, { form: boolean; body: fc.Arbitrary<Record<string, unknown>> }> = {
   africastalking: {
@@ -65,11 +87,25 @@ const bodies: Record<string, { form: boolean; body: fc.Arbitrary<Record<string, 
   },
   arkesel: {
     form: false,
-    body: shaped({ sessionID: sessionId, userID: fc.constantFrom('APP', ''), newSession: bool, msisdn: phone, userData: answer, network: fc.constantFrom('MTN', 'AIRTELTIGO') }),
+    body: shaped({
+      sessionID: sessionId,
+      userID: fc.constantFrom('APP', ''),
+      newSession: bool,
+      msisdn: phone,
+      userData: answer,
+      network: fc.constantFrom('MTN', 'AIRTELTIGO'),
+    }),
   },
   nalo: {
     form: false,
-    body: shaped({ USERID: fc.constantFrom('NALO_1', ''), MSISDN: phone, USERDATA: answer, MSGTYPE: bool, NETWORK: fc.constantFrom('MTN', 'VODAFONE'), SESSIONID: sessionId }),
+    body: shaped({
+      USERID: fc.constantFrom('NALO_1', ''),
+      MSISDN: phone,
+      USERDATA: answer,
+      MSGTYPE: bool,
+      NETWORK: fc.constantFrom('MTN', 'VODAFONE'),
+      SESSIONID: sessionId,
+    }),
   },
   beem: {
     form: false,
@@ -131,8 +167,21 @@ describe('USSD gateways under fuzzing', () => {
   }
 
   it('/ussd/*: any method, path, headers and body', async () => {
-    const paths = pathsUnder('/ussd', ['/africastalking', '/africastalking/events', '/hubtel', '/arkesel', '/nalo', '/beem', '/unknown', '']);
-    const sent = await fuzz(fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }), async (batch) => void (await sendAll(suite.product.url, batch)), 45);
+    const paths = pathsUnder('/ussd', [
+      '/africastalking',
+      '/africastalking/events',
+      '/hubtel',
+      '/arkesel',
+      '/nalo',
+      '/beem',
+      '/unknown',
+      '',
+    ]);
+    const sent = await fuzz(
+      fc.array(anyRequestTo(paths), { minLength: BATCH, maxLength: BATCH }),
+      async (batch) => void (await sendAll(suite.product.url, batch)),
+      45,
+    );
     count('/ussd/* (any)', sent);
     expect(suite.watch.failures).toEqual([]);
   });
@@ -141,7 +190,13 @@ describe('USSD gateways under fuzzing', () => {
     const res = await fetch(`${suite.product.url}/ussd/africastalking`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ sessionId: 'after-fuzz', serviceCode: '*384*123#', phoneNumber: '+256772999111', networkCode: '63902', text: '' }),
+      body: new URLSearchParams({
+        sessionId: 'after-fuzz',
+        serviceCode: '*384*123#',
+        phoneNumber: '+256772999111',
+        networkCode: '63902',
+        text: '',
+      }),
       signal: AbortSignal.timeout(10_000),
     });
     expect(res.status).toBe(200);

@@ -30,7 +30,8 @@ describe('DirectRoutes', () => {
     const direct = new DirectRoutes();
     direct.post('/ussd/at', {}, (_req, res) => void res.writeHead(200).end('direct'));
     const url = await serve(direct);
-    for (const path of ['/ussd/at', '/USSD/At', '/ussd/at/', '/ussd/at?x=1']) expect(await post(url + path), path).toEqual({ status: 200, body: 'direct' });
+    for (const path of ['/ussd/at', '/USSD/At', '/ussd/at/', '/ussd/at?x=1'])
+      expect(await post(url + path), path).toEqual({ status: 200, body: 'direct' });
     expect(await post(`${url}/ussd/at/more`)).toEqual({ status: 404, body: 'express POST /ussd/at/more' });
     expect(await post(`${url}/ussd/a`)).toEqual({ status: 404, body: 'express POST /ussd/a' });
     const get = await fetch(`${url}/ussd/at`);
@@ -41,7 +42,10 @@ describe('DirectRoutes', () => {
     const direct = new DirectRoutes();
     direct.post('/ussd/at', { secret: 'Tok+en/16-chars!' }, (_req, res) => void res.writeHead(200).end('direct'));
     const url = await serve(direct);
-    expect(await post(`${url}/ussd/at/${encodeURIComponent('Tok+en/16-chars!')}`)).toEqual({ status: 200, body: 'direct' });
+    expect(await post(`${url}/ussd/at/${encodeURIComponent('Tok+en/16-chars!')}`)).toEqual({
+      status: 200,
+      body: 'direct',
+    });
     expect((await post(`${url}/ussd/at/${encodeURIComponent('tok+en/16-chars!')}`)).body).toMatch(/^express/);
     expect((await post(`${url}/ussd/at`)).body).toMatch(/^express/);
     expect((await post(`${url}/ussd/at/%E0%A4%A`)).body).toMatch(/^express/);
@@ -50,7 +54,8 @@ describe('DirectRoutes', () => {
   it('runs use() handlers first, whenever added, and sends next(err), throws and rejections to the error handler', async () => {
     const direct = new DirectRoutes();
     const seen: string[] = [];
-    const onError = (err: unknown, _req: unknown, res: import('node:http').ServerResponse) => sendJson(res, 418, { error: String((err as Error).message) });
+    const onError = (err: unknown, _req: unknown, res: import('node:http').ServerResponse) =>
+      sendJson(res, 418, { error: String((err as Error).message) });
     direct.post('/next', { onError }, (_req, _res, next) => next(new Error('passed')));
     direct.post('/throw', { onError }, () => {
       throw new Error('thrown');

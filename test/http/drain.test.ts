@@ -41,13 +41,17 @@ async function twoOnOneSocket(url: string): Promise<string[]> {
   const post = (body: string) =>
     new Promise<string>((resolve) => {
       const timer = setTimeout(() => resolve('hung'), 2000);
-      const req = request(`${url}/limited`, { method: 'POST', agent, headers: { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          clearTimeout(timer);
-          resolve(String(res.statusCode));
-        });
-      });
+      const req = request(
+        `${url}/limited`,
+        { method: 'POST', agent, headers: { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            clearTimeout(timer);
+            resolve(String(res.statusCode));
+          });
+        },
+      );
       req.on('error', () => resolve('error'));
       req.end(body);
     });

@@ -17,7 +17,12 @@ import { forEachDatabase } from './databases.js';
 const logger = createLogger('silent');
 const POLICY = {
   roles: {
-    teller: { flows: ['pay'], perPaymentLimit: { UGX: '400000' }, dailyLimit: { UGX: '5000000' }, approvalAbove: { UGX: '100000' } },
+    teller: {
+      flows: ['pay'],
+      perPaymentLimit: { UGX: '400000' },
+      dailyLimit: { UGX: '5000000' },
+      approvalAbove: { UGX: '100000' },
+    },
     finance: { flows: [], perPaymentLimit: {}, dailyLimit: {}, approve: true },
   },
   users: { slack: { UMAKER: { role: 'teller' }, UFIN: { role: 'finance' } } },
@@ -48,27 +53,51 @@ forEachDatabase('held approvals', (open) => {
     const writer = new JournalWriter({ journal, logger });
     const store = new MemoryStore();
     const policy = new AccessPolicy(POLICY);
-    const money = moneyJournal(journal, writer, (channel, userId) => ({ role: policy.roleName(channel as 'slack', userId) }));
+    const money = moneyJournal(journal, writer, (channel, userId) => ({
+      role: policy.roleName(channel as 'slack', userId),
+    }));
     let creates = 0;
     const service = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async () => ({ id: String(++creates), state: 'new' }),
     } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
     const recorded = recordMade(service, new MadeRecords({ store, logger }), logger, { journal: money });
-    const desk = new ApprovalDesk({ store, policy, services: recorded, ttlHours: 24, tell: async () => 'Your payment of 150000 UGX was approved by fin.', journal: money, logger });
+    const desk = new ApprovalDesk({
+      store,
+      policy,
+      services: recorded,
+      ttlHours: 24,
+      tell: async () => 'Your payment of 150000 UGX was approved by fin.',
+      journal: money,
+      logger,
+    });
     desk.attach(new Board());
     const guarded = desk.guard(recorded);
 
     expect(await guarded.createPayment(payment('k-approve', '150000'))).toEqual(HELD);
     expect(await guarded.createPayment(payment('k-reject', '250000'))).toEqual(HELD);
     await writer.settled();
-    expect(await journal.byRef('k-approve')).toMatchObject({ state: 'held', kind: 'payment', amount: '150000', channel: 'slack', channel_user: 'UMAKER', role: 'teller', flow: 'pay' });
+    expect(await journal.byRef('k-approve')).toMatchObject({
+      state: 'held',
+      kind: 'payment',
+      amount: '150000',
+      channel: 'slack',
+      channel_user: 'UMAKER',
+      role: 'teller',
+      flow: 'pay',
+    });
     expect(creates).toBe(0);
 
     // The approval's id, as the board shows it, is kept in the intent.
-    const ids = await Promise.all(['k-approve', 'k-reject'].map(async (key) => (await journal.timeline(key))[0]!.data.approval as string));
-    expect(await desk.decide(ids[0]!, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'approve')).toMatchObject({ ok: true });
-    expect(await desk.decide(ids[1]!, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'reject', 'not this month')).toMatchObject({ ok: true });
+    const ids = await Promise.all(
+      ['k-approve', 'k-reject'].map(async (key) => (await journal.timeline(key))[0]!.data.approval as string),
+    );
+    expect(await desk.decide(ids[0]!, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'approve')).toMatchObject({
+      ok: true,
+    });
+    expect(
+      await desk.decide(ids[1]!, { channel: 'slack', userId: 'UFIN', name: 'fin' }, 'reject', 'not this month'),
+    ).toMatchObject({ ok: true });
     await writer.settled();
     expect(creates).toBe(1);
 
@@ -78,11 +107,20 @@ forEachDatabase('held approvals', (open) => {
     // The answer and the telling may land in the same millisecond, in either order.
     expect(types.slice(2).sort()).toEqual(['answer', 'telling']);
     expect(approved[1]!.data).toEqual({ decision: 'approved', by: 'slack:UFIN', name: 'fin' });
-    expect(approved.find((e) => e.type === 'telling')!.data).toMatchObject({ channel: 'slack', to: 'slack:T1:UMAKER', text: 'Your payment of 150000 UGX was approved by fin.' });
+    expect(approved.find((e) => e.type === 'telling')!.data).toMatchObject({
+      channel: 'slack',
+      to: 'slack:T1:UMAKER',
+      text: 'Your payment of 150000 UGX was approved by fin.',
+    });
     expect(await journal.byRef('k-approve')).toMatchObject({ state: 'submitted', service_id: '1' });
 
     const rejected = await journal.timeline('k-reject');
-    expect(rejected.find((e) => e.type === 'approval')?.data).toEqual({ decision: 'rejected', by: 'slack:UFIN', name: 'fin', reason: 'not this month' });
+    expect(rejected.find((e) => e.type === 'approval')?.data).toEqual({
+      decision: 'rejected',
+      by: 'slack:UFIN',
+      name: 'fin',
+      reason: 'not this month',
+    });
     expect(await journal.byRef('k-reject')).toMatchObject({ state: 'rejected', service_id: null });
     await writer.close();
     await store.close();

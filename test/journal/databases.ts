@@ -51,7 +51,9 @@ export function forEachDatabase(name: string, body: (open: Open, engine: 'postgr
         if (!options.fresh && shared) return shared;
         const making = (async () => {
           if (engine === 'postgres') server ??= await serverDatabase(name);
-          const database = await openDatabase(engine === 'postgres' ? { databaseUrl: server!.url, dataDir: 'memory://' } : { dataDir: 'memory://' });
+          const database = await openDatabase(
+            engine === 'postgres' ? { databaseUrl: server!.url, dataDir: 'memory://' } : { dataDir: 'memory://' },
+          );
           opened.push(database);
           if (!options.bare) await migrate(database.db);
           return database;

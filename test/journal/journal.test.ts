@@ -34,7 +34,15 @@ forEachDatabase('journal', (open, engine) => {
     await journal.intend(intent('ref-intent'));
     await journal.intend(intent('ref-intent', { amount: '9' }));
     const row = await journal.byRef('ref-intent');
-    expect(row).toMatchObject({ ref: 'ref-intent', state: 'intended', amount: '1500.50', currency: 'UGX', channel_user: '+256772999001', role: 'staff', flow: 'pay' });
+    expect(row).toMatchObject({
+      ref: 'ref-intent',
+      state: 'intended',
+      amount: '1500.50',
+      currency: 'UGX',
+      channel_user: '+256772999001',
+      role: 'staff',
+      flow: 'pay',
+    });
     expect(row?.created).toBeInstanceOf(Date);
     const events = await journal.timeline('ref-intent');
     expect(events.map((e) => e.type)).toEqual(['intent']);
@@ -46,10 +54,24 @@ forEachDatabase('journal', (open, engine) => {
     await journal.intend(intent('ref-forward'));
     expect(await journal.answered('ref-forward', { serviceId: 'pay_1', serviceState: 'pending' })).toBe(true);
     expect(await journal.answered('ref-forward', { serviceId: 'pay_1', serviceState: 'pending' })).toBe(false);
-    expect(await journal.stateReported('ref-forward', { state: 'completed', serviceState: 'successful', source: 'notification' })).toBe(true);
-    expect(await journal.stateReported('ref-forward', { state: 'completed', serviceState: 'successful', source: 'notification' })).toBe(false);
+    expect(
+      await journal.stateReported('ref-forward', {
+        state: 'completed',
+        serviceState: 'successful',
+        source: 'notification',
+      }),
+    ).toBe(true);
+    expect(
+      await journal.stateReported('ref-forward', {
+        state: 'completed',
+        serviceState: 'successful',
+        source: 'notification',
+      }),
+    ).toBe(false);
     // A late 'pending' (reordered notification) is kept as an event but does not move the row back.
-    expect(await journal.stateReported('ref-forward', { state: 'submitted', serviceState: 'pending', source: 'read' })).toBe(true);
+    expect(
+      await journal.stateReported('ref-forward', { state: 'submitted', serviceState: 'pending', source: 'read' }),
+    ).toBe(true);
     let row = await journal.byRef('ref-forward');
     expect(row).toMatchObject({ state: 'completed', service_state: 'successful', service_id: 'pay_1' });
     // A notification saying otherwise does not override a final word; reconciliation does.
@@ -58,11 +80,23 @@ forEachDatabase('journal', (open, engine) => {
     await journal.stateReported('ref-forward', { state: 'failed', serviceState: 'failed', source: 'reconciliation' });
     row = await journal.byRef('ref-forward');
     expect(row).toMatchObject({ state: 'failed', service_state: 'failed' });
-    expect(await journal.told('ref-forward', { channel: 'ussd', to: '+256772999001', text: 'Paid', outcome: 'completed' })).toBe(true);
-    expect(await journal.told('ref-forward', { channel: 'ussd', to: '+256772999001', text: 'Paid', outcome: 'completed' })).toBe(false);
+    expect(
+      await journal.told('ref-forward', { channel: 'ussd', to: '+256772999001', text: 'Paid', outcome: 'completed' }),
+    ).toBe(true);
+    expect(
+      await journal.told('ref-forward', { channel: 'ussd', to: '+256772999001', text: 'Paid', outcome: 'completed' }),
+    ).toBe(false);
     expect((await journal.byRef('ref-forward'))?.told_state).toBe('completed');
     const types = (await journal.timeline('ref-forward')).map((e) => `${e.type}/${e.source}`);
-    expect(types).toEqual(['intent/create', 'answer/create', 'state/notification', 'state/read', 'state/notification', 'state/reconciliation', 'telling/notification']);
+    expect(types).toEqual([
+      'intent/create',
+      'answer/create',
+      'state/notification',
+      'state/read',
+      'state/notification',
+      'state/reconciliation',
+      'telling/notification',
+    ]);
     expect(await journal.byServiceId('pay_1')).toMatchObject({ ref: 'ref-forward' });
   });
 
@@ -99,7 +133,9 @@ forEachDatabase('journal', (open, engine) => {
     expect(await refs({ id: 'svc-3' })).toEqual(['s-3']);
     expect(await refs({ channel: 'telegram' })).toEqual(['s-6', 's-5', 's-4']);
     expect(await refs({ state: 'completed' })).toEqual(['s-5']);
-    expect(await refs({ channel: 'slack', from: new Date('2026-10-02T00:00:00Z'), to: new Date('2026-10-04T00:00:00Z') })).toEqual(['s-2', 's-1']);
+    expect(
+      await refs({ channel: 'slack', from: new Date('2026-10-02T00:00:00Z'), to: new Date('2026-10-04T00:00:00Z') }),
+    ).toEqual(['s-2', 's-1']);
     const first = await journal.search({ channel: 'slack', limit: 3 });
     expect(first.items.map((o) => o.ref)).toEqual(['s-3', 's-2', 's-1']);
     const second = await journal.search({ channel: 'slack', limit: 3, cursor: first.next });
@@ -120,7 +156,11 @@ forEachDatabase('journal', (open, engine) => {
     await journal.intend(intent('edge', { at: new Date(now.getTime() - 2554 * day) }));
     // Old but changed recently: kept whole.
     await journal.intend(intent('revived', { at: new Date(now.getTime() - 3000 * day) }));
-    await journal.stateReported('revived', { state: 'failed', source: 'reconciliation', at: new Date(now.getTime() - 10 * day) });
+    await journal.stateReported('revived', {
+      state: 'failed',
+      source: 'reconciliation',
+      at: new Date(now.getTime() - 10 * day),
+    });
     const deleted = await journal.deleteOlderThan(2555, now);
     expect(deleted.operations).toBeGreaterThanOrEqual(1);
     expect(await journal.byRef('old')).toBeUndefined();
@@ -139,7 +179,10 @@ describe('migrations on the server', () => {
     try {
       const [ranA, ranB] = await Promise.all([migrate(a.db), migrate(b.db)]);
       expect([...ranA, ...ranB].sort()).toEqual(Object.keys(MIGRATIONS).sort());
-      const rows = await a.db.selectFrom('kysely_migration' as never).selectAll().execute();
+      const rows = await a.db
+        .selectFrom('kysely_migration' as never)
+        .selectAll()
+        .execute();
       expect(rows).toHaveLength(Object.keys(MIGRATIONS).length);
     } finally {
       await a.close();

@@ -66,20 +66,32 @@ for (const engine of ['postgres', 'pglite'] as const) {
         (op) => op?.state === 'completed' && op.told_state === 'completed',
         'the payment completed and told in the journal',
       );
-      expect(row).toMatchObject({ kind: 'payment', amount: '7000', currency: 'UGX', payee: PAYEE, channel: 'ussd', channel_user: me, chat: `ussd:${me}`, flow: 'pay' });
+      expect(row).toMatchObject({
+        kind: 'payment',
+        amount: '7000',
+        currency: 'UGX',
+        payee: PAYEE,
+        channel: 'ussd',
+        channel_user: me,
+        chat: `ussd:${me}`,
+        flow: 'pay',
+      });
       expect(row!.role).not.toBe('');
       expect(row!.service_id).toMatch(/^\d+$/);
       // The SMS telling and the one kept for the next dial are written as each is done: wait for both.
       const timeline = await eventually(
         () => app.journal.timeline(row!.ref),
-        (events) => events.some((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd'),
+        (events) =>
+          events.some((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd'),
         'the telling kept for the next dial',
       );
       const types = timeline.map((e) => e.type);
       expect(types[0]).toBe('intent');
       expect(types).toContain('answer');
       expect(timeline.filter((e) => e.type === 'state').map((e) => e.source)).toContain('notification');
-      const telling = timeline.find((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd');
+      const telling = timeline.find(
+        (e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd',
+      );
       expect(telling?.data).toMatchObject({ to: `ussd:${me}`, outcome: 'completed' });
       expect(String(telling?.data.text)).toMatch(/7,?000/);
       // The screen that answered the payment is kept too, as the conversation's own telling.
@@ -100,7 +112,9 @@ for (const engine of ['postgres', 'pglite'] as const) {
       const me = '+256700333002';
       await sql`create or replace function refuse_intents() returns trigger language plpgsql as $$
         begin raise exception 'refused by the test'; end $$`.execute(app.database.db);
-      await sql`create trigger refuse_intents before insert on operation_events for each row execute function refuse_intents()`.execute(app.database.db);
+      await sql`create trigger refuse_intents before insert on operation_events for each row execute function refuse_intents()`.execute(
+        app.database.db,
+      );
       try {
         const ussd = new AtSession(app.url, me);
         await ussd.dial();
@@ -120,7 +134,11 @@ for (const engine of ['postgres', 'pglite'] as const) {
       await again.dial();
       for (const answer of payTo('9000')) await again.answer(answer);
       expect(await again.answer('1234')).not.toMatch(/Nothing was sent/);
-      const paid = await eventually(() => paymentsOf(app, `ussd:${me}`), (p) => p.length === 1, 'one payment once the database is back');
+      const paid = await eventually(
+        () => paymentsOf(app, `ussd:${me}`),
+        (p) => p.length === 1,
+        'one payment once the database is back',
+      );
       expect(paid).toHaveLength(1);
     });
   });

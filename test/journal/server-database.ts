@@ -29,7 +29,10 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 
 /** Creates an empty database with a unique name on the test server. */
 export async function serverDatabase(label = 'test'): Promise<ServerDatabase> {
-  const name = `momo_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(5).toString('hex')}`;
+  const name = `momo_${label
+    .replace(/[^a-z0-9]/gi, '_')
+    .toLowerCase()
+    .slice(0, 30)}_${randomBytes(5).toString('hex')}`;
   await admin((c) => c.query(`create database "${name}"`));
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
@@ -39,4 +42,3 @@ export async function serverDatabase(label = 'test'): Promise<ServerDatabase> {
     drop: () => admin((c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
   };
 }
-

@@ -16,7 +16,18 @@ import { serverDatabase, type ServerDatabase } from './databases.js';
 import { cuttableProxy, type CuttableProxy } from './proxy.js';
 
 const logger = createLogger('silent');
-const intent = { ref: 'r-outage', kind: 'payment', amount: '2500', currency: 'UGX', payee: '+256772000002', channel: 'telegram', channelUser: '42', chat: 'telegram:42', role: 'teller', flow: 'pay' } as const;
+const intent = {
+  ref: 'r-outage',
+  kind: 'payment',
+  amount: '2500',
+  currency: 'UGX',
+  payee: '+256772000002',
+  channel: 'telegram',
+  channelUser: '42',
+  chat: 'telegram:42',
+  role: 'teller',
+  flow: 'pay',
+} as const;
 
 let server: ServerDatabase;
 let proxy: CuttableProxy;
@@ -58,10 +69,32 @@ describe('the buffered writer', () => {
     const start = Date.now();
     const at = (s: number) => new Date(start + s * 1000);
     a.write(Journal.answerEvent('r-outage', { serviceId: 'svc-9', serviceState: 'pending', at: at(1) }));
-    a.write(Journal.stateEvent('r-outage', { state: 'completed', serviceState: 'successful', source: 'notification', at: at(2) }));
-    b.write(Journal.tellingEvent('r-outage', { channel: 'telegram', to: 'telegram:42', text: 'Paid 2500 UGX', outcome: 'completed', at: at(3) }));
+    a.write(
+      Journal.stateEvent('r-outage', {
+        state: 'completed',
+        serviceState: 'successful',
+        source: 'notification',
+        at: at(2),
+      }),
+    );
+    b.write(
+      Journal.tellingEvent('r-outage', {
+        channel: 'telegram',
+        to: 'telegram:42',
+        text: 'Paid 2500 UGX',
+        outcome: 'completed',
+        at: at(3),
+      }),
+    );
     // The same fact twice (a duplicate notification) while away.
-    b.write(Journal.stateEvent('r-outage', { state: 'completed', serviceState: 'successful', source: 'notification', at: at(4) }));
+    b.write(
+      Journal.stateEvent('r-outage', {
+        state: 'completed',
+        serviceState: 'successful',
+        source: 'notification',
+        at: at(4),
+      }),
+    );
     await Promise.all([a.settled(), b.settled()]);
     expect(await inspect.redis.llen(`${prefix}${keys.journalPending}`)).toBe(4);
     // Still away: a drain leaves everything waiting.
@@ -76,10 +109,17 @@ describe('the buffered writer', () => {
     const check = new Journal(direct.db);
     const types = (await check.timeline('r-outage')).map((e) => `${e.type}/${e.source}`);
     expect(types).toEqual(['intent/create', 'answer/create', 'state/notification', 'telling/notification']);
-    expect(await check.byRef('r-outage')).toMatchObject({ state: 'completed', service_id: 'svc-9', told_state: 'completed' });
+    expect(await check.byRef('r-outage')).toMatchObject({
+      state: 'completed',
+      service_id: 'svc-9',
+      told_state: 'completed',
+    });
 
     // A write replayed from the list (a drainer died before trimming) is still one row.
-    await redisA.rpush(keys.journalPending, JSON.stringify({ op: 'append', event: Journal.answerEvent('r-outage', { serviceId: 'svc-9' }) }));
+    await redisA.rpush(
+      keys.journalPending,
+      JSON.stringify({ op: 'append', event: Journal.answerEvent('r-outage', { serviceId: 'svc-9' }) }),
+    );
     expect(await a.drain()).toBe(0);
     expect((await check.timeline('r-outage')).filter((e) => e.type === 'answer')).toHaveLength(1);
     await a.close();
@@ -93,7 +133,14 @@ describe('the buffered writer', () => {
     await proxy.cut();
     // An amount that is no number: the database will refuse it whenever it is written (SQLSTATE 22P02).
     writer.writeIntent({ ...intent, ref: 'r-bad', amount: 'lots' });
-    writer.write(Journal.stateEvent('r-poison', { state: 'failed', serviceState: 'processed_with_errors', source: 'notification', data: { reason: 'network\u0000 said no' } }));
+    writer.write(
+      Journal.stateEvent('r-poison', {
+        state: 'failed',
+        serviceState: 'processed_with_errors',
+        source: 'notification',
+        data: { reason: 'network\u0000 said no' },
+      }),
+    );
     await writer.settled();
     await proxy.restore();
     expect(await writer.drain()).toBe(0);

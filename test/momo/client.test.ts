@@ -1,7 +1,13 @@
 import { inspect } from 'node:util';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectionError, MomoClient, ServiceError, ValidationError, isInternationalPhone } from '../../src/momo/index.js';
+import {
+  ConnectionError,
+  MomoClient,
+  ServiceError,
+  ValidationError,
+  isInternationalPhone,
+} from '../../src/momo/index.js';
 import { collectionRequest, contact, payment } from './fixtures.js';
 import { ScriptedServer } from './scriptedServer.js';
 
@@ -71,11 +77,20 @@ describe('retries', () => {
     expect(keys).toHaveLength(3);
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(keys).size).toBe(1);
-    expect(server.requests.map((r) => r.body)).toEqual([server.requests[0]?.body, server.requests[0]?.body, server.requests[0]?.body]);
+    expect(server.requests.map((r) => r.body)).toEqual([
+      server.requests[0]?.body,
+      server.requests[0]?.body,
+      server.requests[0]?.body,
+    ]);
   });
 
   it("uses the caller's key, and each call without one gets a fresh key", async () => {
-    server.reply({ status: 500 }, { status: 201, body: payment }, { status: 201, body: payment }, { status: 201, body: payment });
+    server.reply(
+      { status: 500 },
+      { status: 201, body: payment },
+      { status: 201, body: payment },
+      { status: 201, body: payment },
+    );
     const client = newClient();
     await client.payments.create(pay, { duplicateCheckKey: 'flow-key-1' });
     await client.payments.create(pay);
@@ -94,30 +109,35 @@ describe('retries', () => {
 
   it('a POST without a key is not retried', async () => {
     server.reply({ status: 503, body: { detail: 'down' } }, { status: 201, body: contact });
-    await expect(newClient().contacts.create({ phone_number: '+256772123456', first_name: 'A', last_name: 'O' })).rejects.toBeInstanceOf(
-      ServiceError,
-    );
+    await expect(
+      newClient().contacts.create({ phone_number: '+256772123456', first_name: 'A', last_name: 'O' }),
+    ).rejects.toBeInstanceOf(ServiceError);
     expect(server.requests).toHaveLength(1);
     expect(server.header('duplicate-check-key')).toEqual([undefined]);
   });
 
   it('a POST without a key that gets no answer is not retried either', async () => {
     server.reply({ drop: true }, { status: 201, body: contact });
-    await expect(newClient().contacts.create({ phone_number: '+256772123456', first_name: 'A', last_name: 'O' })).rejects.toBeInstanceOf(
-      ConnectionError,
-    );
+    await expect(
+      newClient().contacts.create({ phone_number: '+256772123456', first_name: 'A', last_name: 'O' }),
+    ).rejects.toBeInstanceOf(ConnectionError);
     expect(server.requests).toHaveLength(1);
   });
 
   it('a contact create with a caller key is retried', async () => {
     server.reply({ status: 502 }, { status: 201, body: contact });
-    await newClient().contacts.create({ phone_number: '+256772123456', first_name: 'A', last_name: 'O' }, { duplicateCheckKey: 'c-1' });
+    await newClient().contacts.create(
+      { phone_number: '+256772123456', first_name: 'A', last_name: 'O' },
+      { duplicateCheckKey: 'c-1' },
+    );
     expect(server.header('duplicate-check-key')).toEqual(['c-1', 'c-1']);
   });
 
   it('a GET is retried maxRetries times, then the last error is thrown', async () => {
     server.reply({ status: 500 }, { status: 500 }, { status: 503, body: { detail: 'still down' } });
-    const e = await newClient().payments.get(1).catch((x: unknown) => x);
+    const e = await newClient()
+      .payments.get(1)
+      .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ServiceError);
     expect((e as ServiceError).status).toBe(503);
     expect(server.requests).toHaveLength(3);
@@ -180,7 +200,11 @@ describe('payments.create', () => {
       recipient_data: [{ phonenumber: '+256772000001' }, { phonenumber: '+256772000002', amount: '250' }],
     });
     await expect(
-      newClient().payments.create({ currency: 'UGX', description: 'x', recipient_data: [{ phonenumber: '0772000001', amount: 1 }] }),
+      newClient().payments.create({
+        currency: 'UGX',
+        description: 'x',
+        recipient_data: [{ phonenumber: '0772000001', amount: 1 }],
+      }),
     ).rejects.toMatchObject({ fields: { 'recipient_data[0].phonenumber': [expect.any(String)] } });
     expect(server.requests).toHaveLength(1);
   });
@@ -222,21 +246,37 @@ describe('payments.create', () => {
 
 describe('contacts', () => {
   it('create checks phone_number under its own name and sends metadata as an object', async () => {
-    await expect(newClient().contacts.create({ phone_number: '772123456', first_name: 'A', last_name: 'O' })).rejects.toMatchObject({
+    await expect(
+      newClient().contacts.create({ phone_number: '772123456', first_name: 'A', last_name: 'O' }),
+    ).rejects.toMatchObject({
       status: 0,
       fields: { phone_number: [expect.any(String)] },
     });
     server.reply({ status: 201, body: { ...contact, phone_is_mm_registered: 'yes', name_on_network: 'ANN OKELLO' } });
-    const made = await newClient().contacts.create({ phone_number: '+256772123456', first_name: 'Ann', last_name: 'Okello', metadata: '{"sync":"1"}' });
+    const made = await newClient().contacts.create({
+      phone_number: '+256772123456',
+      first_name: 'Ann',
+      last_name: 'Okello',
+      metadata: '{"sync":"1"}',
+    });
     expect(made.name_on_network).toBe('ANN OKELLO');
-    expect(server.requests[0]?.body).toEqual({ phone_number: '+256772123456', first_name: 'Ann', last_name: 'Okello', metadata: { sync: '1' } });
+    expect(server.requests[0]?.body).toEqual({
+      phone_number: '+256772123456',
+      first_name: 'Ann',
+      last_name: 'Okello',
+      metadata: { sync: '1' },
+    });
   });
 
   it('update is a PATCH of the given fields', async () => {
     server.reply({ body: { ...contact, email: 'ann@example.test' } });
     const updated = await newClient().contacts.update(11, { email: 'ann@example.test' });
     expect(updated.email).toBe('ann@example.test');
-    expect(server.requests[0]).toMatchObject({ method: 'PATCH', url: '/api/contacts/11', body: { email: 'ann@example.test' } });
+    expect(server.requests[0]).toMatchObject({
+      method: 'PATCH',
+      url: '/api/contacts/11',
+      body: { email: 'ann@example.test' },
+    });
   });
 });
 
@@ -255,25 +295,38 @@ describe('collection requests', () => {
     expect(server.requests[0]).toMatchObject({
       method: 'POST',
       url: '/api/collectionrequests',
-      body: { phonenumber: '+256772123456', amount: '2000', currency: 'UGX', reason: 'Dues', send_instructions: true, metadata: { chat: 'tg:1' } },
+      body: {
+        phonenumber: '+256772123456',
+        amount: '2000',
+        currency: 'UGX',
+        reason: 'Dues',
+        send_instructions: true,
+        metadata: { chat: 'tg:1' },
+      },
     });
     expect(server.header('duplicate-check-key')[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('create refuses a local phone number before sending', async () => {
-    await expect(newClient().collectionRequests.create({ phonenumber: '0772123456', amount: 1, currency: 'UGX' })).rejects.toBeInstanceOf(
-      ValidationError,
-    );
+    await expect(
+      newClient().collectionRequests.create({ phonenumber: '0772123456', amount: 1, currency: 'UGX' }),
+    ).rejects.toBeInstanceOf(ValidationError);
     expect(server.requests).toHaveLength(0);
   });
 
   it('get and list send the id and filters', async () => {
-    server.reply({ body: collectionRequest }, { body: { count: 1, next: null, previous: null, results: [collectionRequest] } });
+    server.reply(
+      { body: collectionRequest },
+      { body: { count: 1, next: null, previous: null, results: [collectionRequest] } },
+    );
     const client = newClient();
     expect((await client.collectionRequests.get(77)).id).toBe(77);
     const page = await client.collectionRequests.list({ status: 'pending', limit: 5, ordering: '-created' });
     expect(page.results[0]?.contact).toMatchObject({ phone_number: '+256772123456' });
-    expect(server.requests.map((r) => r.url)).toEqual(['/api/collectionrequests/77', '/api/collectionrequests?status=pending&limit=5&ordering=-created']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/api/collectionrequests/77',
+      '/api/collectionrequests?status=pending&limit=5&ordering=-created',
+    ]);
   });
 });
 

@@ -39,13 +39,19 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 
 describe('errors from answers', () => {
   it('400 with a field map -> ValidationError.fields', async () => {
-    server.reply({ status: 400, body: { phonenumber: ['This field may not be blank.'], amount: ['A valid number is required.'] } });
+    server.reply({
+      status: 400,
+      body: { phonenumber: ['This field may not be blank.'], amount: ['A valid number is required.'] },
+    });
     const e = await failure(client.contacts.get(1));
     expect(e).toBeInstanceOf(ValidationError);
     expect(e).toBeInstanceOf(MomoError);
     const v = e as ValidationError;
     expect(v.status).toBe(400);
-    expect(v.fields).toEqual({ phonenumber: ['This field may not be blank.'], amount: ['A valid number is required.'] });
+    expect(v.fields).toEqual({
+      phonenumber: ['This field may not be blank.'],
+      amount: ['A valid number is required.'],
+    });
     expect(v.message).toContain('phonenumber: This field may not be blank.');
   });
 
@@ -75,7 +81,9 @@ describe('errors from answers', () => {
 
   it('409 Duplicate Request Detected! -> DuplicateRequestError', async () => {
     server.reply({ status: 409, body: { detail: 'Duplicate Request Detected! key abc' } });
-    const e = await failure(client.payments.create({ phonenumber: '+256772123456', amount: '10', currency: 'UGX', description: 'x' }));
+    const e = await failure(
+      client.payments.create({ phonenumber: '+256772123456', amount: '10', currency: 'UGX', description: 'x' }),
+    );
     expect(e).toBeInstanceOf(DuplicateRequestError);
     expect((e as DuplicateRequestError).status).toBe(409);
   });

@@ -16,7 +16,11 @@ beforeEach(() => {
 });
 
 const contacts = (from: number, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ ...contact, id: from + i, phone_number: `+2567720000${String(from + i).padStart(2, '0')}` }));
+  Array.from({ length: n }, (_, i) => ({
+    ...contact,
+    id: from + i,
+    phone_number: `+2567720000${String(from + i).padStart(2, '0')}`,
+  }));
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -27,20 +31,29 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 describe('list', () => {
   it('returns the envelope and sends filters, limit, offset and ordering', async () => {
     server.reply({ body: page(contacts(1, 2), `${server.url}/api/contacts?limit=2&offset=2`, 5) });
-    const first = await client.contacts.list({ phone_number: '+256772000001', limit: 2, offset: 0, ordering: '-created' });
+    const first = await client.contacts.list({
+      phone_number: '+256772000001',
+      limit: 2,
+      offset: 0,
+      ordering: '-created',
+    });
     expect(first).toEqual({
       count: 5,
       next: `${server.url}/api/contacts?limit=2&offset=2`,
       previous: null,
       results: contacts(1, 2).map((c) => expect.objectContaining({ id: c.id })),
     });
-    expect(server.requests[0]?.url).toBe('/api/contacts?phone_number=%2B256772000001&limit=2&offset=0&ordering=-created');
+    expect(server.requests[0]?.url).toBe(
+      '/api/contacts?phone_number=%2B256772000001&limit=2&offset=0&ordering=-created',
+    );
   });
 
   it('payments, webhooks and events list their paths', async () => {
     server.reply({ body: page([payment]) }, { body: page([webhook]) }, { body: page([event]) });
     expect((await client.payments.list({ state: 'new' })).results[0]?.id).toBe(501);
-    expect((await client.webhooks.list({ event: 'payment.status.changed' })).results[0]?.target).toBe('https://example.test/hooks');
+    expect((await client.webhooks.list({ event: 'payment.status.changed' })).results[0]?.target).toBe(
+      'https://example.test/hooks',
+    );
     expect((await client.events.list({ type: 'payment.status.changed' })).results[0]?.data).toMatchObject({ id: 501 });
     expect(server.requests.map((r) => r.url)).toEqual([
       '/api/payments?state=new',
@@ -59,7 +72,11 @@ describe('listAll', () => {
     );
     const all = await collect(client.contacts.listAll({ limit: 2 }));
     expect(all.map((c) => c.id)).toEqual([1, 2, 3, 4, 5]);
-    expect(server.requests.map((r) => r.url)).toEqual(['/api/contacts?limit=2', '/api/contacts?limit=2&offset=2', '/api/contacts?limit=2&offset=4']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/api/contacts?limit=2',
+      '/api/contacts?limit=2&offset=2',
+      '/api/contacts?limit=2&offset=4',
+    ]);
     expect(server.header('authorization')).toEqual(['Token k', 'Token k', 'Token k']);
   });
 
@@ -123,15 +140,30 @@ describe('collections', () => {
     expect(second).toMatchObject({ count: 3, next: null });
   });
 
-  it('listAll asks the next offset of a bare list until a short page, with the caller\'s limit', async () => {
-    server.reply({ body: [collection, { ...collection, id: 302 }] }, { body: [{ ...collection, id: 303 }, { ...collection, id: 304 }] }, { body: [] });
-    expect((await collect(client.collections.listAll({ reference: 'Dues', limit: 2 }))).map((c) => c.id)).toEqual([301, 302, 303, 304]);
+  it("listAll asks the next offset of a bare list until a short page, with the caller's limit", async () => {
+    server.reply(
+      { body: [collection, { ...collection, id: 302 }] },
+      {
+        body: [
+          { ...collection, id: 303 },
+          { ...collection, id: 304 },
+        ],
+      },
+      { body: [] },
+    );
+    expect((await collect(client.collections.listAll({ reference: 'Dues', limit: 2 }))).map((c) => c.id)).toEqual([
+      301, 302, 303, 304,
+    ]);
     expect(server.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'))).toEqual([null, '2', '4']);
   });
 
   it('claim sends claim=True with the three parameters and returns the list', async () => {
     server.reply({ body: [collection] });
-    const claimed = await client.collections.claim({ amount: 2000, remote_transaction_id: 'MP123', phonenumber: '+256772123456' });
+    const claimed = await client.collections.claim({
+      amount: 2000,
+      remote_transaction_id: 'MP123',
+      phonenumber: '+256772123456',
+    });
     expect(claimed.map((c) => c.id)).toEqual([301]);
     const url = new URL(server.requests[0]?.url ?? '', server.url);
     expect(url.pathname).toBe('/api/collections');
@@ -145,7 +177,9 @@ describe('collections', () => {
 
   it('claim answered with an envelope still returns the list', async () => {
     server.reply({ body: page([collection]) });
-    expect(await client.collections.claim({ amount: '2000', remote_transaction_id: 'MP123', phonenumber: '+256772123456' })).toHaveLength(1);
+    expect(
+      await client.collections.claim({ amount: '2000', remote_transaction_id: 'MP123', phonenumber: '+256772123456' }),
+    ).toHaveLength(1);
   });
 
   it.each([

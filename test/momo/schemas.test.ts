@@ -53,7 +53,11 @@ describe('version-dependent shapes', () => {
       '+256772123456',
       '+256772000001',
     ]);
-    expect(paymentSchema.parse(payment).phone_nos?.[0]).toMatchObject({ phonenumber: '+256772123456', state: 'new', batch_id: 9 });
+    expect(paymentSchema.parse(payment).phone_nos?.[0]).toMatchObject({
+      phonenumber: '+256772123456',
+      state: 'new',
+      batch_id: 9,
+    });
   });
 
   it('accepts the webhook sample state `completed`, which the declared list lacks', () => {
@@ -71,7 +75,11 @@ describe('samples that vary', () => {
   });
 
   it('amounts as numbers become decimal strings; strings are kept', () => {
-    const parsed = collectionSchema.parse({ ...collection, amount: 2000.25, transaction: { ...collection.transaction, amount: 0.1 } });
+    const parsed = collectionSchema.parse({
+      ...collection,
+      amount: 2000.25,
+      transaction: { ...collection.transaction, amount: 0.1 },
+    });
     expect(parsed.amount).toBe('2000.25');
     expect(parsed.transaction?.amount).toBe('0.1');
     expect(collectionSchema.parse(collection).amount).toBe('2000.00');
@@ -101,7 +109,11 @@ describe('samples that vary', () => {
       name_matches_network_score: 87,
       network_name: 'MTN',
     });
-    expect(verified).toMatchObject({ phone_is_mm_registered: 'yes', name_matches_network_score: 87, network_name: 'MTN' });
+    expect(verified).toMatchObject({
+      phone_is_mm_registered: 'yes',
+      name_matches_network_score: 87,
+      network_name: 'MTN',
+    });
   });
 
   it('a record missing a field the client relies on is refused', () => {

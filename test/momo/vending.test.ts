@@ -39,7 +39,11 @@ const validation = {
 describe('validateName', () => {
   it('posts to namefinder/query with x-api-key and unwraps data, lifting gsmNo', async () => {
     server.reply(ok(validation));
-    const got = await client.vending.validateName({ service_type: 'jamb', account_number: 'CONF123', product_code: 'UTME' });
+    const got = await client.vending.validateName({
+      service_type: 'jamb',
+      account_number: 'CONF123',
+      product_code: 'UTME',
+    });
     expect(got.user?.name).toBe('ADA OBI');
     expect(got.gsmNo).toBe('08031234567');
     const [req] = server.requests;
@@ -54,7 +58,9 @@ describe('validateName', () => {
 
   it('finds gsmNo beside user too', async () => {
     server.reply(ok({ user: { name: 'ADA OBI' }, rawOutput: { gsmNo: '08030000000' }, errorMessage: null }));
-    expect((await client.vending.validateName({ service_type: 'jamb', account_number: 'C', product_code: 'P' })).gsmNo).toBe('08030000000');
+    expect(
+      (await client.vending.validateName({ service_type: 'jamb', account_number: 'C', product_code: 'P' })).gsmNo,
+    ).toBe('08030000000');
   });
 });
 
@@ -72,7 +78,12 @@ describe('bundles', () => {
   });
 
   it('listPinBundles posts to epin/bundles', async () => {
-    server.reply(ok([{ amount: 4700, available: 12, description: 'UTME pin', product_code: 'utme' }, { amount: '500', available: 1 }]));
+    server.reply(
+      ok([
+        { amount: 4700, available: 12, description: 'UTME pin', product_code: 'utme' },
+        { amount: '500', available: 1 },
+      ]),
+    );
     expect(await client.vending.listPinBundles({ service_type: 'jamb' })).toEqual([
       { amount: '4700', available: 12, description: 'UTME pin', product_code: 'utme' },
       { amount: '500', available: 1 },
@@ -81,7 +92,12 @@ describe('bundles', () => {
   });
 
   it('vendingAuthorization replaces the default Authorization', async () => {
-    const custom = new MomoClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', vendingUrl: `${server.url}/vending`, vendingAuthorization: 'Bearer abc' });
+    const custom = new MomoClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      vendingUrl: `${server.url}/vending`,
+      vendingAuthorization: 'Bearer abc',
+    });
     server.reply(ok([]));
     await custom.vending.listPinBundles({ service_type: 'glo' });
     expect(server.header('authorization')).toEqual(['Bearer abc']);
@@ -89,12 +105,33 @@ describe('bundles', () => {
 });
 
 describe('purchases', () => {
-  const pin = { service_type: 'jamb', product_code: 'UTME', account_number: 'CONF123', gsmNo: '08031234567', amount: '4700', quantity: 1 };
+  const pin = {
+    service_type: 'jamb',
+    product_code: 'UTME',
+    account_number: 'CONF123',
+    gsmNo: '08031234567',
+    amount: '4700',
+    quantity: 1,
+  };
 
   it('purchasePin sends the gsmNo from validation, the amount as a string, and a Duplicate-Check-Key', async () => {
-    server.reply(ok({ reference: 'R1', status: 'successful', amount: 4700, quantity: 1, pins: [{ pin: 1234567890, serial: 'S1' }] }));
+    server.reply(
+      ok({
+        reference: 'R1',
+        status: 'successful',
+        amount: 4700,
+        quantity: 1,
+        pins: [{ pin: 1234567890, serial: 'S1' }],
+      }),
+    );
     const bought = await client.vending.purchasePin({ ...pin, amount: 4700 });
-    expect(bought).toEqual({ reference: 'R1', status: 'successful', amount: '4700', quantity: 1, pins: [{ pin: '1234567890', serial: 'S1' }] });
+    expect(bought).toEqual({
+      reference: 'R1',
+      status: 'successful',
+      amount: '4700',
+      quantity: 1,
+      pins: [{ pin: '1234567890', serial: 'S1' }],
+    });
     const [req] = server.requests;
     expect(req).toMatchObject({ url: '/vending/services/epin/purchase', body: { ...pin, amount: '4700' } });
     expect(req?.headers.authorization).toBe('Token vend-key');
@@ -122,12 +159,20 @@ describe('purchases', () => {
   });
 
   it('purchaseData posts the bundle, phone and amount under a key', async () => {
-    server.reply(ok({ reference: 'D1', status: 'successful', datacode: 1001, phonenumber: '+2348031234567', amount: 300 }));
+    server.reply(
+      ok({ reference: 'D1', status: 'successful', datacode: 1001, phonenumber: '+2348031234567', amount: 300 }),
+    );
     const bought = await client.vending.purchaseData(
       { service_type: 'mtn', datacode: 1001, phonenumber: '+2348031234567', amount: 300 },
       { duplicateCheckKey: 'data-key' },
     );
-    expect(bought).toEqual({ reference: 'D1', status: 'successful', datacode: '1001', phonenumber: '+2348031234567', amount: '300' });
+    expect(bought).toEqual({
+      reference: 'D1',
+      status: 'successful',
+      datacode: '1001',
+      phonenumber: '+2348031234567',
+      amount: '300',
+    });
     expect(server.requests[0]).toMatchObject({
       url: '/vending/services/databundle/purchase',
       body: { service_type: 'mtn', datacode: '1001', phonenumber: '+2348031234567', amount: '300' },
@@ -146,7 +191,9 @@ describe('purchases', () => {
 describe('vending errors', () => {
   it('an error envelope on HTTP 200 maps by its code', async () => {
     server.reply({ body: { status: 'error', message: 'Invalid key', code: 401 } });
-    const e = (await client.vending.listPinBundles({ service_type: 'mtn' }).catch((x: unknown) => x)) as AuthenticationError;
+    const e = (await client.vending
+      .listPinBundles({ service_type: 'mtn' })
+      .catch((x: unknown) => x)) as AuthenticationError;
     expect(e).toBeInstanceOf(AuthenticationError);
     expect(e.message).toBe('401: Invalid key');
     expect(e.body).toEqual({ status: 'error', message: 'Invalid key', code: 401 });
@@ -158,7 +205,10 @@ describe('vending errors', () => {
   });
 
   it('a non-2xx envelope maps by the HTTP status', async () => {
-    server.reply({ status: 400, body: { status: 'error', message: 'Bad service_type', code: 400, data: { service_type: ['Unknown network.'] } } });
+    server.reply({
+      status: 400,
+      body: { status: 'error', message: 'Bad service_type', code: 400, data: { service_type: ['Unknown network.'] } },
+    });
     const e = (await client.vending.listDataBundles({ service_type: 'x' }).catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.message).toBe('400: Bad service_type');
@@ -175,9 +225,9 @@ describe('vending errors', () => {
     const plain = new MomoClient({ baseUrl: server.url, apiKey: 'k', vendingApiKey: 'v' });
     await expect(plain.vending.listPinBundles({ service_type: 'mtn' })).rejects.toThrow('vendingUrl is not configured');
     const keyless = new MomoClient({ baseUrl: server.url, apiKey: 'k', vendingUrl: server.url });
-    await expect(keyless.vending.validateName({ service_type: 'jamb', account_number: 'C', product_code: 'P' })).rejects.toThrow(
-      'vendingApiKey is not configured',
-    );
+    await expect(
+      keyless.vending.validateName({ service_type: 'jamb', account_number: 'C', product_code: 'P' }),
+    ).rejects.toThrow('vendingApiKey is not configured');
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -28,7 +28,10 @@ describe('final states without webhook credentials', () => {
     // validated, approved, processed: one read, for the outcome only.
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
-    await eventually(() => product.telegram.told, (t) => t.some((m) => /^Done/.test(m.text)));
+    await eventually(
+      () => product.telegram.told,
+      (t) => t.some((m) => /^Done/.test(m.text)),
+    );
     expect(product.telegram.told.map((m) => m.text)).toEqual([
       expect.stringContaining('passed its checks'),
       expect.stringContaining('approved'),
@@ -55,7 +58,8 @@ describe('final states without webhook credentials', () => {
       await service.hook('payment.status.changed', `${p.url}/notifications/momo`);
     }
     const [a, b] = processes as [Process, Process];
-    for (let i = 0; i < 31; i++) await (i % 2 ? a : b).services.createPayment(payment(`budget-${n}-${i}:pay`, `telegram:${600 + i}`));
+    for (let i = 0; i < 31; i++)
+      await (i % 2 ? a : b).services.createPayment(payment(`budget-${n}-${i}:pay`, `telegram:${600 + i}`));
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
 

@@ -25,7 +25,9 @@ const LONGEST = {
 const KEYS = Object.keys(notifyMessages.en).filter(
   (key) =>
     !key.endsWith('.dial') &&
-    /^notify\.(payment\.(processed|processed_with_errors|rejected|cancelled|approval_needed|approval_requested|recipient\.paused_for_admin_action|other|not_made)|request\.|collection\.|approval\.)/.test(key),
+    /^notify\.(payment\.(processed|processed_with_errors|rejected|cancelled|approval_needed|approval_requested|recipient\.paused_for_admin_action|other|not_made)|request\.|collection\.|approval\.)/.test(
+      key,
+    ),
 );
 
 describe('notifications at the next dial', () => {
@@ -44,16 +46,20 @@ describe('notifications at the next dial', () => {
   it('the chat and SMS get the full words; a short full text is kept whole for the dial too', () => {
     const full = notifyText('en', 'notify.payment.rejected', LONGEST);
     expect(full).toContain(LONGEST.reason);
-    expect(notifyText('en', 'notify.payment.rejected', LONGEST, { forDial: true })).toBe('Rejected, not paid: 1,500,000 UGX to +256772000001.');
+    expect(notifyText('en', 'notify.payment.rejected', LONGEST, { forDial: true })).toBe(
+      'Rejected, not paid: 1,500,000 UGX to +256772000001.',
+    );
     // A short reason is kept whole after the outcome.
     expect(notifyText('en', 'notify.payment.rejected', { ...LONGEST, reason: 'Over budget.' }, { forDial: true })).toBe(
       'Rejected, not paid: 1,500,000 UGX to +256772000001. Over budget.',
     );
     const short = { ...LONGEST, amount: '500', reason: 'Over budget', ref: '7' };
-    expect(notifyText('en', 'notify.payment.rejected', short, { forDial: true })).toBe('Payment 7 of 500 UGX to +256772000001 was rejected: Over budget');
+    expect(notifyText('en', 'notify.payment.rejected', short, { forDial: true })).toBe(
+      'Payment 7 of 500 UGX to +256772000001 was rejected: Over budget',
+    );
   });
 
-  it('never names a state of the service: an unknown or unworded state is said in people\'s words', () => {
+  it("never names a state of the service: an unknown or unworded state is said in people's words", () => {
     for (const lang of LANGS) {
       for (const state of ['completed', 'new', 'processing_started', 'constructor']) {
         for (const key of ['notify.payment.other', 'notify.request.other']) {
@@ -63,6 +69,8 @@ describe('notifications at the next dial', () => {
         }
       }
     }
-    expect(notifyText('en', 'notify.payment.other', { ...LONGEST, state: 'completed' })).toMatch(/^Done: 1,500,000 UGX reached/);
+    expect(notifyText('en', 'notify.payment.other', { ...LONGEST, state: 'completed' })).toMatch(
+      /^Done: 1,500,000 UGX reached/,
+    );
   });
 });

@@ -57,7 +57,11 @@ class GatedNotifier extends RecordingNotifier {
  * the caller looked at the marks at one moment and acts on that look later. `answered` resolves once the
  * marks gave that first answer.
  */
-function answeringLate(marks: NotificationMarks): { marks: NotificationMarks; answered: Promise<void>; deliver(): void } {
+function answeringLate(marks: NotificationMarks): {
+  marks: NotificationMarks;
+  answered: Promise<void>;
+  deliver(): void;
+} {
   const answered = gate<void>();
   const delivered = gate<void>();
   let first = true;
@@ -81,7 +85,12 @@ function answeringLate(marks: NotificationMarks): { marks: NotificationMarks; an
 /** A log that keeps every line, to find what the dispatcher said. */
 function capturingLogger() {
   const lines: Array<Record<string, unknown>> = [];
-  return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) };
+  return {
+    lines,
+    logger: createLogger('info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    }),
+  };
 }
 
 let paymentId = 1000;
@@ -144,7 +153,14 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
   const setup = (extra: Partial<DispatcherOptions> = {}) => {
     const notifier = new RecordingNotifier();
     const made = new MadeRecords({ store: new MemoryStore(), logger });
-    const d = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger, ...extra });
+    const d = createDispatcher({
+      marks: makeMarks(),
+      made,
+      credentialsConfigured: true,
+      notifiers: { telegram: notifier, ussd: notifier },
+      logger,
+      ...extra,
+    });
     return { notifier, made, d };
   };
 
@@ -152,7 +168,9 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     const { notifier, made, d } = setup();
     const id = paymentId++;
     await ourPayment(made, id);
-    const results = await Promise.allSettled(Array.from({ length: 10 }, () => d.dispatch(paymentEvent(id, 'processed'))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, () => d.dispatch(paymentEvent(id, 'processed'))),
+    );
     expect(results.filter((r) => r.status === 'fulfilled' && r.value === 'sent')).toHaveLength(1);
     // The others found it being told (the queue retries them) or told.
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(BusyError);
@@ -170,7 +188,10 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     expect(await d.dispatch(paymentEvent(id, 'processed_with_errors'))).toBe('sent');
     expect(await d.dispatch(paymentEvent(id, 'approved'))).toBe('stale');
     expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('stale');
-    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringContaining('passed its checks'), expect.stringContaining('failed: Recipient wallet full')]);
+    expect(notifier.sent.map((m) => m.text)).toEqual([
+      expect.stringContaining('passed its checks'),
+      expect.stringContaining('failed: Recipient wallet full'),
+    ]);
   });
 
   it('frees the lease when the chat API fails, so a retry tells it', async () => {
@@ -190,17 +211,36 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     await ourPayment(made, id);
     // The dying worker takes the lease and is gone: its claim is never renewed, released or done.
     const gone: NotificationMarks = {
-      take: async (request) => ({ ...(await marks.take(request)), renew: async () => false, done: async () => undefined, release: async () => undefined }),
+      take: async (request) => ({
+        ...(await marks.take(request)),
+        renew: async () => false,
+        done: async () => undefined,
+        release: async () => undefined,
+      }),
       seen: (orderKey, dedupKey) => marks.seen(orderKey, dedupKey),
       hold: (request) => marks.hold(request),
       close: async () => undefined,
     };
     const hung: Notifier = { send: () => new Promise<void>(() => {}) };
-    const dying = createDispatcher({ marks: gone, made, credentialsConfigured: true, notifiers: { telegram: hung }, leaseMs: 200, logger });
+    const dying = createDispatcher({
+      marks: gone,
+      made,
+      credentialsConfigured: true,
+      notifiers: { telegram: hung },
+      leaseMs: 200,
+      logger,
+    });
     void dying.dispatch(paymentEvent(id, 'processed'));
     await new Promise((r) => setTimeout(r, 20));
     const notifier = new RecordingNotifier();
-    const next = createDispatcher({ marks, made, credentialsConfigured: true, notifiers: { telegram: notifier }, leaseMs: 200, logger });
+    const next = createDispatcher({
+      marks,
+      made,
+      credentialsConfigured: true,
+      notifiers: { telegram: notifier },
+      leaseMs: 200,
+      logger,
+    });
     // While the lease holds, the delivery is busy (the queue comes back later), never 'duplicate': before,
     // the mark taken ahead of the send refused it for good and the outcome was never told.
     await expect(next.dispatch(paymentEvent(id, 'processed'))).rejects.toBeInstanceOf(BusyError);
@@ -219,7 +259,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     expect(notifier.sent.map((m) => m.address.conversationId)).toEqual(['+256700000009']);
   });
 
-  it('tells a message in English when the language cannot be read, and in the user\'s language when known', async () => {
+  it("tells a message in English when the language cannot be read, and in the user's language when known", async () => {
     const notifier = new RecordingNotifier();
     const made = new MadeRecords({ store: new MemoryStore(), logger });
     const common = { marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier }, logger };
@@ -236,15 +276,28 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     expect(await rejecting.dispatch(paymentEvent(a, 'processed'))).toBe('sent');
     expect(await throwing.dispatch(paymentEvent(b, 'processed'))).toBe('sent');
     expect(await swahili.dispatch(paymentEvent(c, 'processed'))).toBe('sent');
-    expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/), expect.stringMatching(/^Done/), expect.stringMatching(/^Imekamilika/)]);
+    expect(notifier.sent.map((m) => m.text)).toEqual([
+      expect.stringMatching(/^Done/),
+      expect.stringMatching(/^Done/),
+      expect.stringMatching(/^Imekamilika/),
+    ]);
   });
 
   it('a correctly authenticated notification about a payment this product never made is told to nobody', async () => {
     const { notifier, d } = setup();
     const { lines, logger: log } = capturingLogger();
     const made = new MadeRecords({ store: new MemoryStore(), logger: log });
-    const strict = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger: log });
-    const forged = paymentEvent(paymentId++, 'processed', { amount: '1500000', metadata: { chat: 'ussd:+256700000001', ref: 'someone-elses' } });
+    const strict = createDispatcher({
+      marks: makeMarks(),
+      made,
+      credentialsConfigured: true,
+      notifiers: { telegram: notifier, ussd: notifier },
+      logger: log,
+    });
+    const forged = paymentEvent(paymentId++, 'processed', {
+      amount: '1500000',
+      metadata: { chat: 'ussd:+256700000001', ref: 'someone-elses' },
+    });
     expect(await strict.dispatch(forged)).toBe('unknown');
     expect(await d.dispatch(forged)).toBe('unknown');
     expect(notifier.sent).toEqual([]);
@@ -255,39 +308,66 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     const notifier = new RecordingNotifier();
     const { lines, logger: log } = capturingLogger();
     const made = new MadeRecords({ store: new MemoryStore(), logger: log });
-    const d = createDispatcher({ marks: makeMarks(), made, credentialsConfigured: true, notifiers: { telegram: notifier, ussd: notifier }, logger: log });
+    const d = createDispatcher({
+      marks: makeMarks(),
+      made,
+      credentialsConfigured: true,
+      notifiers: { telegram: notifier, ussd: notifier },
+      logger: log,
+    });
     const id = paymentId++;
     await ourPayment(made, id, 'ussd:+256700000002', '2500');
-    expect(await d.dispatch(paymentEvent(id, 'processed', { amount: '1500000', metadata: { chat: 'telegram:666' } }))).toBe('sent');
-    expect(notifier.sent).toEqual([{ address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2,500 UGX') }]);
+    expect(
+      await d.dispatch(paymentEvent(id, 'processed', { amount: '1500000', metadata: { chat: 'telegram:666' } })),
+    ).toBe('sent');
+    expect(notifier.sent).toEqual([
+      { address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2,500 UGX') },
+    ]);
     expect(notifier.sent[0]!.text).not.toContain('1500000');
     expect(lines.find((l) => /disagrees/.test(String(l.msg)))).toMatchObject({ fields: ['amount'] });
   });
 
-  it('finds our record by the body\'s ref when the create\'s answer (and its id) was lost, and links it', async () => {
+  it("finds our record by the body's ref when the create's answer (and its id) was lost, and links it", async () => {
     const { notifier, made, d } = setup();
     const id = paymentId++;
-    await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:77', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+    await made.intend({
+      kind: 'payment',
+      ref: `ref-${id}`,
+      chat: 'telegram:77',
+      amount: '2500',
+      currency: 'UGX',
+      payee: '+256772000001',
+    });
     expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
     expect(notifier.sent[0]!.address).toEqual({ channel: 'telegram', conversationId: '77' });
     expect((await made.byId('payment', String(id)))?.ref).toBe(`ref-${id}`);
     // Another id naming the same (now linked) ref is not ours.
-    expect(await d.dispatch(paymentEvent(paymentId++, 'processed', { metadata: { ref: `ref-${id}` } }))).toBe('unknown');
+    expect(await d.dispatch(paymentEvent(paymentId++, 'processed', { metadata: { ref: `ref-${id}` } }))).toBe(
+      'unknown',
+    );
   });
 
-  it('hands on an authenticated payment\'s recipients\' states, repeats included, before telling it', async () => {
+  it("hands on an authenticated payment's recipients' states, repeats included, before telling it", async () => {
     const reported: Array<[string, unknown]> = [];
     const { made, d } = setup({ onRecipients: async (ref, recipients) => void reported.push([ref, recipients]) });
     const id = paymentId++;
     await ourPayment(made, id);
-    const body = { phone_nos: [{ phonenumber: '+256772000001', state: 'complete' }, { phonenumber: '+256772000002', state: 'queued' }] };
+    const body = {
+      phone_nos: [
+        { phonenumber: '+256772000001', state: 'complete' },
+        { phonenumber: '+256772000002', state: 'queued' },
+      ],
+    };
     expect(await d.dispatch(paymentEvent(id, 'approved', body))).toBe('sent');
     expect(await d.dispatch(paymentEvent(id, 'approved', body))).toBe('duplicate');
     const states = [
       { phone: '+256772000001', state: 'complete', error: '' },
       { phone: '+256772000002', state: 'queued', error: '' },
     ];
-    expect(reported).toEqual([[`ref-${id}`, states], [`ref-${id}`, states]]);
+    expect(reported).toEqual([
+      [`ref-${id}`, states],
+      [`ref-${id}`, states],
+    ]);
   });
 
   describe('without webhook credentials', () => {
@@ -297,9 +377,11 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       return { ...s, reads };
     };
 
-    it('hands on recipients\' states only from the read that confirms an outcome, never from an unauthenticated body', async () => {
+    it("hands on recipients' states only from the read that confirms an outcome, never from an unauthenticated body", async () => {
       const reported: Array<[string, unknown]> = [];
-      const { made, d, reads } = untrusted({ onRecipients: async (ref, recipients) => void reported.push([ref, recipients]) });
+      const { made, d, reads } = untrusted({
+        onRecipients: async (ref, recipients) => void reported.push([ref, recipients]),
+      });
       const id = paymentId++;
       await ourPayment(made, id);
       const claimed = { phone_nos: [{ phonenumber: '+256772000001', state: 'complete' }] };
@@ -308,7 +390,9 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect(await d.dispatch(paymentEvent(id, 'processed', claimed))).toBe('unconfirmed');
       expect(reported).toEqual([]);
       reads.states.set(String(id), 'processed_with_errors');
-      reads.fields.set(String(id), { phone_nos: [{ phonenumber: '+256772000001', state: 'error', last_error: 'Wallet full' }] });
+      reads.fields.set(String(id), {
+        phone_nos: [{ phonenumber: '+256772000001', state: 'error', last_error: 'Wallet full' }],
+      });
       expect(await d.dispatch(paymentEvent(id, 'processed', claimed))).toBe('sent');
       expect(reported).toEqual([[`ref-${id}`, [{ phone: '+256772000001', state: 'error', error: 'Wallet full' }]]]);
     });
@@ -328,23 +412,33 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       // A repeat is refused by the marks before any read.
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
       expect(reads.reads).toBe(2);
-      expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringContaining('approved'), expect.stringMatching(/^Done/)]);
+      expect(notifier.sent.map((m) => m.text)).toEqual([
+        expect.stringContaining('approved'),
+        expect.stringMatching(/^Done/),
+      ]);
     });
 
-    it('a forged body pre-claiming a real payment\'s final state does not silence the real one', async () => {
+    it("a forged body pre-claiming a real payment's final state does not silence the real one", async () => {
       const { notifier, made, d, reads } = untrusted();
       const id = paymentId++;
       await ourPayment(made, id, 'telegram:55');
       // The attacker claims it failed, sending the message to their own chat, before the service is done.
       reads.states.set(String(id), 'approved');
-      const forged = paymentEvent(id, 'processed_with_errors', { metadata: { chat: 'telegram:666', ref: `ref-${id}` }, last_error: 'call 0700 to fix' });
+      const forged = paymentEvent(id, 'processed_with_errors', {
+        metadata: { chat: 'telegram:666', ref: `ref-${id}` },
+        last_error: 'call 0700 to fix',
+      });
       expect(await d.dispatch(forged)).toBe('unconfirmed');
-      expect(await d.dispatch(paymentEvent(id, 'processed', { metadata: { chat: 'telegram:666' } }))).toBe('unconfirmed');
+      expect(await d.dispatch(paymentEvent(id, 'processed', { metadata: { chat: 'telegram:666' } }))).toBe(
+        'unconfirmed',
+      );
       expect(notifier.sent).toEqual([]);
       // The real outcome arrives: told, once, to our chat.
       reads.states.set(String(id), 'processed');
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
-      expect(notifier.sent).toEqual([{ address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2,500 UGX/) }]);
+      expect(notifier.sent).toEqual([
+        { address: { channel: 'telegram', conversationId: '55' }, text: expect.stringMatching(/^Done: 2,500 UGX/) },
+      ]);
     });
 
     it('the same final state delivered twice at once is read once: the other finds it being read', async () => {
@@ -352,9 +446,16 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       const id = paymentId++;
       await ourPayment(made, id);
       reads.states.set(String(id), 'processed');
-      const results = await Promise.allSettled([d.dispatch(paymentEvent(id, 'processed')), d.dispatch(paymentEvent(id, 'processed'))]);
-      expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(['sent']);
-      expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([expect.any(BusyError)]);
+      const results = await Promise.allSettled([
+        d.dispatch(paymentEvent(id, 'processed')),
+        d.dispatch(paymentEvent(id, 'processed')),
+      ]);
+      expect(
+        results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<string>).value),
+      ).toEqual(['sent']);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([
+        expect.any(BusyError),
+      ]);
       expect(reads.reads).toBe(1);
       // The retry of the other finds it told, without a read.
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
@@ -371,9 +472,23 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       reads.states.set(String(id), 'processed');
       const first = new GatedNotifier();
       const second = new RecordingNotifier();
-      const a = createDispatcher({ marks, made, credentialsConfigured: false, reads, notifiers: { telegram: first }, logger });
+      const a = createDispatcher({
+        marks,
+        made,
+        credentialsConfigured: false,
+        reads,
+        notifiers: { telegram: first },
+        logger,
+      });
       const late = answeringLate(marks);
-      const b = createDispatcher({ marks: late.marks, made, credentialsConfigured: false, reads, notifiers: { telegram: second }, logger });
+      const b = createDispatcher({
+        marks: late.marks,
+        made,
+        credentialsConfigured: false,
+        reads,
+        notifiers: { telegram: second },
+        logger,
+      });
       // A has read the outcome and is telling it (its chat API call still out).
       const told = a.dispatch(paymentEvent(id, 'processed'));
       await first.entered;
@@ -392,7 +507,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect([...first.sent, ...second.sent].map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
     });
 
-    it('a forged final state that differs from the service\'s final state tells the service\'s', async () => {
+    it("a forged final state that differs from the service's final state tells the service's", async () => {
       const { notifier, made, d, reads } = untrusted();
       const id = paymentId++;
       await ourPayment(made, id);
@@ -402,10 +517,17 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect(await d.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
     });
 
-    it('spends no read on the open states of an intent not linked yet (they race the create\'s answer)', async () => {
+    it("spends no read on the open states of an intent not linked yet (they race the create's answer)", async () => {
       const { notifier, made, d, reads } = untrusted();
       const id = paymentId++;
-      await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:78', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+      await made.intend({
+        kind: 'payment',
+        ref: `ref-${id}`,
+        chat: 'telegram:78',
+        amount: '2500',
+        currency: 'UGX',
+        payee: '+256772000001',
+      });
       reads.states.set(String(id), 'validated');
       expect(await d.dispatch(paymentEvent(id, 'new'))).toBe('ignored');
       expect(await d.dispatch(paymentEvent(id, 'validated'))).toBe('unknown');
@@ -413,10 +535,17 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       expect(notifier.sent).toEqual([]);
     });
 
-    it('links a lost answer\'s id from the body\'s ref only when the service\'s read carries our ref', async () => {
+    it("links a lost answer's id from the body's ref only when the service's read carries our ref", async () => {
       const { notifier, made, d, reads } = untrusted();
       const id = paymentId++;
-      await made.intend({ kind: 'payment', ref: `ref-${id}`, chat: 'telegram:77', amount: '2500', currency: 'UGX', payee: '+256772000001' });
+      await made.intend({
+        kind: 'payment',
+        ref: `ref-${id}`,
+        chat: 'telegram:77',
+        amount: '2500',
+        currency: 'UGX',
+        payee: '+256772000001',
+      });
       // A forged body: another payment's id (reads with another ref) claiming our ref.
       const other = paymentId++;
       reads.states.set(String(other), 'processed');
@@ -445,10 +574,13 @@ class FlakyNotifier implements Notifier {
 
 const settle = async (n: { queue: { depth(): Promise<number> } }, told: () => number, expected: number) => {
   const limit = Date.now() + 10_000;
-  while (((await n.queue.depth()) > 0 || told() < expected) && Date.now() < limit) await new Promise((r) => setTimeout(r, 10));
+  while (((await n.queue.depth()) > 0 || told() < expected) && Date.now() < limit)
+    await new Promise((r) => setTimeout(r, 10));
 };
 
-const backends: Array<[string, () => { redisUrl?: string; keyPrefix?: string; queueName?: string; cleanup(): Promise<void> }]> = [
+const backends: Array<
+  [string, () => { redisUrl?: string; keyPrefix?: string; queueName?: string; cleanup(): Promise<void> }]
+> = [
   ['memory', () => ({ cleanup: async () => undefined })],
   [
     'redis',
@@ -478,7 +610,15 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     const env = backend();
     const notifier = new FlakyNotifier(new Map());
     const made = new MadeRecords({ store: new MemoryStore(), logger });
-    const n = createNotifications({ made, client: unusedClient, basicAuth: credentials, ...env, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
+    const n = createNotifications({
+      made,
+      client: unusedClient,
+      basicAuth: credentials,
+      ...env,
+      notifiers: { telegram: notifier },
+      verify: { default: 'accept' },
+      logger,
+    });
     const direct = new DirectRoutes();
     n.addRoutes(direct);
     const server = createServer(direct.serve(express())).listen(0, '127.0.0.1');
@@ -495,7 +635,13 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
           headers: { 'content-type': 'application/json', authorization: basic },
           body: JSON.stringify({
             hook: { id: 1, event: 'payment.status.changed' },
-            data: { id: first + (i % 30), state: 'processed', amount: '10', currency: 'UGX', metadata: { chat: 'telegram:1' } },
+            data: {
+              id: first + (i % 30),
+              state: 'processed',
+              amount: '10',
+              currency: 'UGX',
+              metadata: { chat: 'telegram:1' },
+            },
           }),
         }),
       );
@@ -574,7 +720,14 @@ describe('notifications end to end in one process', () => {
   it('reads a job queued by an earlier version (the raw body) as its notice', async () => {
     const notifier = new RecordingNotifier();
     const made = new MadeRecords({ store: new MemoryStore(), logger });
-    const n = createNotifications({ made, client: unusedClient, basicAuth: credentials, notifiers: { telegram: notifier }, verify: { default: 'accept' }, logger });
+    const n = createNotifications({
+      made,
+      client: unusedClient,
+      basicAuth: credentials,
+      notifiers: { telegram: notifier },
+      verify: { default: 'accept' },
+      logger,
+    });
     const id = paymentId++;
     await ourPayment(made, id);
     n.start();

@@ -11,7 +11,16 @@ import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { QUEUE_PREFIX } from '../../src/redis/connect.js';
-import { API_KEY, eventually, payment, startProcess, startService, type Process, type ProcessOptions, type Service } from './stack.js';
+import {
+  API_KEY,
+  eventually,
+  payment,
+  startProcess,
+  startService,
+  type Process,
+  type ProcessOptions,
+  type Service,
+} from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -39,7 +48,10 @@ const backends: Array<[string, () => ProcessOptions & { cleanup?: () => Promise<
   ],
 ];
 
-async function setup(backend: () => ProcessOptions & { cleanup?: () => Promise<void> }, options: ProcessOptions = {}): Promise<{ service: Service; product: Process }> {
+async function setup(
+  backend: () => ProcessOptions & { cleanup?: () => Promise<void> },
+  options: ProcessOptions = {},
+): Promise<{ service: Service; product: Process }> {
   const env = backend();
   const service = await startService();
   open.push(service);
@@ -67,18 +79,30 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     const { service, product } = await setup(backend, { fetch: losingCreates, followUpDelaysSeconds: BY_HAND });
     const key = `lost-${n++}:pay`;
     // The create reached the service; its answer did not come back: the flow is told it is being confirmed.
-    await expect(product.services.createPayment(payment(key, 'telegram:41'))).rejects.toMatchObject({ code: 'connection' });
+    await expect(product.services.createPayment(payment(key, 'telegram:41'))).rejects.toMatchObject({
+      code: 'connection',
+    });
     expect(await product.made.byRef(key)).not.toHaveProperty('id');
     // Another payment to the same number and amount, not ours: the read must pick ours by its ref.
-    await (await fetch(`${service.url}/api/payments`, {
-      method: 'POST',
-      headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...payment('other', 'telegram:99'), metadata: { chat: 'telegram:99', ref: 'not-ours' } }),
-    })).text();
+    await (
+      await fetch(`${service.url}/api/payments`, {
+        method: 'POST',
+        headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          ...payment('other', 'telegram:99'),
+          metadata: { chat: 'telegram:99', ref: 'not-ours' },
+        }),
+      })
+    ).text();
     await service.sandbox.controls.advanceClock(5);
     // No webhook is registered: none will come. The first check is due.
     await product.notifications.followUp.check({ ref: key, step: 0 });
-    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '41' }, text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) }]);
+    expect(product.telegram.told).toEqual([
+      {
+        address: { channel: 'telegram', conversationId: '41' },
+        text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/),
+      },
+    ]);
     expect(service.reads).toHaveLength(1);
     expect(service.reads[0]).toMatch(/^GET \/api\/payments\?.*phonenumber=%2B256772000001.*created_after=/);
     // The id is linked now; the next check finds the outcome told and reads nothing.
@@ -88,7 +112,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     expect(product.telegram.told).toHaveLength(1);
   });
 
-  it('a payout request whose answer was lost is found by a recipient\'s number and our ref, and completes the payout\'s message and CSV', async () => {
+  it("a payout request whose answer was lost is found by a recipient's number and our ref, and completes the payout's message and CSV", async () => {
     let payouts: Payouts | undefined;
     const { service, product } = await setup(backend, {
       fetch: losingCreates,
@@ -96,12 +120,26 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
       onRecipients: (ref, recipients) => payouts!.report(ref, recipients),
     });
     // As src/app.ts builds them: the process's store and recorded services, reported to by its dispatcher.
-    payouts = new Payouts({ store: product.store, policy: loadAccessPolicy(), services: product.services, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent') });
+    payouts = new Payouts({
+      store: product.store,
+      policy: loadAccessPolicy(),
+      services: product.services,
+      currencies: ['UGX'],
+      defaultCountry: 'UG',
+      logger: createLogger('silent'),
+    });
     const updates: Payout[] = [];
-    payouts.attach({ post: async () => ({ channel: 'C1', ts: '1.000100' }), update: async (payout) => void updates.push(payout) });
+    payouts.attach({
+      post: async () => ({ channel: 'C1', ts: '1.000100' }),
+      update: async (payout) => void updates.push(payout),
+    });
     const maker = { channel: 'slack' as const, userId: `UMAKER${n++}`, chat: 'telegram:47' };
     // The sandbox's +256772000001 is paid, +256772000002 is not registered for mobile money (it ends in error).
-    const prepared = await payouts.prepare(maker, { rows: { pasted: '0772000001, 100\n0772000002, 200' }, currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(maker, {
+      rows: { pasted: '0772000001, 100\n0772000002, 200' },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     const key = prepared.payout.requests[0]!.key;
     // The request reached the service; its answer did not come back: the maker reads "being confirmed".
@@ -119,13 +157,23 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     expect(service.reads[0]).not.toContain('amount=');
     expect((await product.made.byRef(key))?.id).toEqual(expect.any(String));
     const completed = (await payouts.get(prepared.payout.id))!;
-    expect(completed.requests[0]!.states).toEqual([{ state: 'complete' }, { state: 'error', error: expect.any(String) }]);
-    expect(outcomesCsv(completed).split('\r\n').slice(1, 3).map((line) => line.split(',')[4])).toEqual(['complete', 'error']);
+    expect(completed.requests[0]!.states).toEqual([
+      { state: 'complete' },
+      { state: 'error', error: expect.any(String) },
+    ]);
+    expect(
+      outcomesCsv(completed)
+        .split('\r\n')
+        .slice(1, 3)
+        .map((line) => line.split(',')[4]),
+    ).toEqual(['complete', 'error']);
     const words = JSON.stringify(payoutMessage(updates.at(-1)!));
     expect(words).toContain('Paid 1 (100 UGX)');
     expect(words).not.toContain('being confirmed');
     // The maker's chat is told the request's outcome, in our record's words.
-    expect(product.telegram.told).toEqual([{ address: { channel: 'telegram', conversationId: '47' }, text: expect.stringContaining('2 recipients') }]);
+    expect(product.telegram.told).toEqual([
+      { address: { channel: 'telegram', conversationId: '47' }, text: expect.stringContaining('2 recipients') },
+    ]);
     // Told and final: the next check reads nothing.
     await product.notifications.followUp.check({ ref: key, step: 1 });
     expect(service.reads).toHaveLength(1);
@@ -135,22 +183,37 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     const { service, product } = await setup(backend, { followUpDelaysSeconds: [0.2] });
     const key = `silent-${n++}:pay`;
     // The payment reached its outcome at the service; its webhook never came.
-    const created = await (await fetch(`${service.url}/api/payments`, {
-      method: 'POST',
-      headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify(payment(key, 'telegram:42')),
-    })).json() as { id: number };
+    const created = (await (
+      await fetch(`${service.url}/api/payments`, {
+        method: 'POST',
+        headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(payment(key, 'telegram:42')),
+      })
+    ).json()) as { id: number };
     await service.sandbox.controls.advanceClock(5);
-    await product.made.intend({ kind: 'payment', ref: key, chat: 'telegram:42', amount: '5000', currency: 'UGX', payee: '+256772000001' });
+    await product.made.intend({
+      kind: 'payment',
+      ref: key,
+      chat: 'telegram:42',
+      amount: '5000',
+      currency: 'UGX',
+      payee: '+256772000001',
+    });
     await product.made.accepted(key, String(created.id));
-    await eventually(() => product.telegram.told, (t) => t.length > 0);
+    await eventually(
+      () => product.telegram.told,
+      (t) => t.length > 0,
+    );
     expect(service.reads).toEqual([`GET /api/payments/${created.id}`]);
     expect(product.telegram.told.map((t) => t.text)).toEqual([expect.stringMatching(/^Done/)]);
     // The service's webhook arrives late after all: a duplicate.
     const late = await fetch(`${product.url}/notifications/momo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ hook: { event: 'payment.status.changed' }, data: { id: created.id, state: 'processed', metadata: { ref: key } } }),
+      body: JSON.stringify({
+        hook: { event: 'payment.status.changed' },
+        data: { id: created.id, state: 'processed', metadata: { ref: key } },
+      }),
     });
     expect(late.status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
@@ -165,7 +228,10 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     await product.services.createPayment(payment(key, 'telegram:43'));
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
-    await eventually(() => product.telegram.told, (t) => t.some((m) => /^Done/.test(m.text)));
+    await eventually(
+      () => product.telegram.told,
+      (t) => t.some((m) => /^Done/.test(m.text)),
+    );
     await product.notifications.followUp.check({ ref: key, step: 0 });
     expect(service.reads).toEqual([]);
     expect(product.telegram.told.filter((m) => /^Done/.test(m.text))).toHaveLength(1);
@@ -177,12 +243,21 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     const { service, product } = await setup(backend, { logger, followUpDelaysSeconds: BY_HAND });
     // Refused: a currency the service does not know.
     const refused = `refused-${n++}:pay`;
-    await expect(product.services.createPayment({ ...payment(refused, 'telegram:44'), currency: 'XXX' })).rejects.toMatchObject({ code: 'validation' });
+    await expect(
+      product.services.createPayment({ ...payment(refused, 'telegram:44'), currency: 'XXX' }),
+    ).rejects.toMatchObject({ code: 'validation' });
     await product.notifications.followUp.check({ ref: refused, step: 0 });
     expect(service.reads).toEqual([]);
     // Lost, and not found by any read.
     const key = `vanished-${n++}:pay`;
-    await product.made.intend({ kind: 'payment', ref: key, chat: 'telegram:45', amount: '777', currency: 'UGX', payee: '+256772000001' });
+    await product.made.intend({
+      kind: 'payment',
+      ref: key,
+      chat: 'telegram:45',
+      amount: '777',
+      currency: 'UGX',
+      payee: '+256772000001',
+    });
     await product.notifications.followUp.check({ ref: key, step: 0 });
     expect(lines.some((line) => line.includes('outcome still unknown'))).toBe(false);
     await product.notifications.followUp.check({ ref: key, step: 1 });
@@ -191,7 +266,14 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     expect(lines.find((line) => line.includes('outcome still unknown after the last check'))).toContain(key);
     // A purchase whose answer was lost cannot be read: the operator is told, the service is not asked.
     const purchase = `data-${n++}:data`;
-    await product.made.intend({ kind: 'purchase', ref: purchase, chat: 'telegram:46', amount: '500', currency: '', payee: '+2348030000001' });
+    await product.made.intend({
+      kind: 'purchase',
+      ref: purchase,
+      chat: 'telegram:46',
+      amount: '500',
+      currency: '',
+      payee: '+2348030000001',
+    });
     await product.notifications.followUp.check({ ref: purchase, step: 0 });
     expect(service.reads).toHaveLength(2);
     expect(lines.find((line) => line.includes('purchase outcome unknown'))).toContain(purchase);

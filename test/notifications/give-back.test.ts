@@ -33,10 +33,19 @@ const payment = (id: number, state: string, ref: string): Notice => {
 };
 
 const reserve = (store: MemoryStore, key: string) =>
-  policy.reserveSpend(store, { channel: 'telegram', userId: '55', flow: 'pay', amount: '1000', currency: 'UGX', duplicateCheckKey: key }).then(
-    () => 'reserved',
-    (failure: { code: string }) => failure.code,
-  );
+  policy
+    .reserveSpend(store, {
+      channel: 'telegram',
+      userId: '55',
+      flow: 'pay',
+      amount: '1000',
+      currency: 'UGX',
+      duplicateCheckKey: key,
+    })
+    .then(
+      () => 'reserved',
+      (failure: { code: string }) => failure.code,
+    );
 
 function product(store: MemoryStore, told: string[]) {
   const notifier: Notifier = { send: async (_address, text) => void told.push(text) };
@@ -54,32 +63,49 @@ function product(store: MemoryStore, told: string[]) {
 }
 
 describe('spend given back when a payment ends without money moving', () => {
-  it.each(['processed_with_errors', 'rejected', 'cancelled'])('%s: the day’s total drops by the payment, once', async (state) => {
-    const store = new MemoryStore();
-    const told: string[] = [];
-    const { made, notifications } = product(store, told);
-    try {
-      await made.intend({ kind: 'payment', ref: 'run-1:pay', chat: 'telegram:55', amount: '1000', currency: 'UGX', payee: '+256772000001' });
-      await made.accepted('run-1:pay', '7');
-      expect(await reserve(store, 'run-1:pay')).toBe('reserved');
-      expect(await reserve(store, 'run-2:pay')).toBe('limit_exceeded');
-      // Delivered twice, as the service may: given back once.
-      await notifications.dispatcher.dispatch(payment(7, state, 'run-1:pay'));
-      await notifications.dispatcher.dispatch(payment(7, state, 'run-1:pay'));
-      expect(told).toHaveLength(1);
-      expect(await reserve(store, 'run-2:pay')).toBe('reserved');
-      expect(await reserve(store, 'run-3:pay')).toBe('limit_exceeded');
-    } finally {
-      await notifications.stop();
-    }
-  });
+  it.each(['processed_with_errors', 'rejected', 'cancelled'])(
+    '%s: the day’s total drops by the payment, once',
+    async (state) => {
+      const store = new MemoryStore();
+      const told: string[] = [];
+      const { made, notifications } = product(store, told);
+      try {
+        await made.intend({
+          kind: 'payment',
+          ref: 'run-1:pay',
+          chat: 'telegram:55',
+          amount: '1000',
+          currency: 'UGX',
+          payee: '+256772000001',
+        });
+        await made.accepted('run-1:pay', '7');
+        expect(await reserve(store, 'run-1:pay')).toBe('reserved');
+        expect(await reserve(store, 'run-2:pay')).toBe('limit_exceeded');
+        // Delivered twice, as the service may: given back once.
+        await notifications.dispatcher.dispatch(payment(7, state, 'run-1:pay'));
+        await notifications.dispatcher.dispatch(payment(7, state, 'run-1:pay'));
+        expect(told).toHaveLength(1);
+        expect(await reserve(store, 'run-2:pay')).toBe('reserved');
+        expect(await reserve(store, 'run-3:pay')).toBe('limit_exceeded');
+      } finally {
+        await notifications.stop();
+      }
+    },
+  );
 
   it('gives nothing back for a processed payment, nor for a payment we did not make naming our ref', async () => {
     const store = new MemoryStore();
     const told: string[] = [];
     const { made, notifications } = product(store, told);
     try {
-      await made.intend({ kind: 'payment', ref: 'run-1:pay', chat: 'telegram:55', amount: '1000', currency: 'UGX', payee: '+256772000001' });
+      await made.intend({
+        kind: 'payment',
+        ref: 'run-1:pay',
+        chat: 'telegram:55',
+        amount: '1000',
+        currency: 'UGX',
+        payee: '+256772000001',
+      });
       await made.accepted('run-1:pay', '7');
       expect(await reserve(store, 'run-1:pay')).toBe('reserved');
       await notifications.dispatcher.dispatch(payment(7, 'processed', 'run-1:pay'));

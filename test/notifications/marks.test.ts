@@ -32,7 +32,8 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
   it('refuses a state older than one already taken, and lets equal or newer ones through', async () => {
     const marks = make();
     const order = fresh();
-    const take = (rank: number, state: string) => marks.take({ orderKey: order, rank, dedupKey: `${order}:${state}`, ttlSeconds, leaseMs });
+    const take = (rank: number, state: string) =>
+      marks.take({ orderKey: order, rank, dedupKey: `${order}:${state}`, ttlSeconds, leaseMs });
     expect((await take(4, 'approved')).outcome).toBe('ok');
     expect((await take(1, 'validated')).outcome).toBe('stale');
     expect((await take(4, 'approved-again')).outcome).toBe('ok');
@@ -95,7 +96,7 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     expect((await marks.take(request)).outcome).toBe('busy');
   });
 
-  it('holds a read\'s lease for one at a time, without any mark; it is freed by release or when it runs out', async () => {
+  it("holds a read's lease for one at a time, without any mark; it is freed by release or when it runs out", async () => {
     const marks = make();
     const order = fresh();
     const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, leaseMs: 150 };
@@ -130,10 +131,16 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
   it('takes nothing for a stale state', async () => {
     const marks = make();
     const order = fresh();
-    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs })).outcome).toBe('ok');
-    expect((await marks.take({ orderKey: order, rank: 1, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome).toBe('stale');
+    expect(
+      (await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs })).outcome,
+    ).toBe('ok');
+    expect(
+      (await marks.take({ orderKey: order, rank: 1, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome,
+    ).toBe('stale');
     // Had the stale take held the lease, this would be busy.
-    expect((await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome).toBe('ok');
+    expect(
+      (await marks.take({ orderKey: order, rank: 9, dedupKey: `${order}:validated`, ttlSeconds, leaseMs })).outcome,
+    ).toBe('ok');
   });
 
   it('raises only the order mark when there is nothing to tell', async () => {
@@ -143,8 +150,14 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     expect(raised.outcome).toBe('ok');
     await raised.release(); // nothing to free
     expect((await marks.seen(order)).rank).toBe(3);
-    expect((await marks.take({ orderKey: order, rank: 2, dedupKey: `${order}:approval_needed`, ttlSeconds, leaseMs })).outcome).toBe('stale');
-    expect((await marks.take({ orderKey: order, rank: 3, dedupKey: `${order}:approval_requested`, ttlSeconds, leaseMs })).outcome).toBe('ok');
+    expect(
+      (await marks.take({ orderKey: order, rank: 2, dedupKey: `${order}:approval_needed`, ttlSeconds, leaseMs }))
+        .outcome,
+    ).toBe('stale');
+    expect(
+      (await marks.take({ orderKey: order, rank: 3, dedupKey: `${order}:approval_requested`, ttlSeconds, leaseMs }))
+        .outcome,
+    ).toBe('ok');
   });
 });
 
@@ -171,7 +184,13 @@ describe('RedisMarks (real Redis)', () => {
   it('keeps the marks under the prefix with their TTLs', async () => {
     const marks = new RedisMarks({ url: REDIS_URL, keyPrefix: prefix });
     opened.push(marks);
-    const claim = await marks.take({ orderKey: 'payment:ttl', rank: 9, dedupKey: 'payment:ttl:processed', ttlSeconds: 120, leaseMs: 20_000 });
+    const claim = await marks.take({
+      orderKey: 'payment:ttl',
+      rank: 9,
+      dedupKey: 'payment:ttl:processed',
+      ttlSeconds: 120,
+      leaseMs: 20_000,
+    });
     expect(await raw.redis.get(`${prefix}${markKeys('payment:ttl').rank}`)).toBe('9');
     const lease = await raw.redis.pttl(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').lease}`);
     expect(lease).toBeGreaterThan(10_000);
@@ -179,7 +198,10 @@ describe('RedisMarks (real Redis)', () => {
     expect(await raw.redis.exists(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').sent}`)).toBe(0);
     await claim.done();
     expect(await raw.redis.exists(`${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').lease}`)).toBe(0);
-    for (const key of [`${prefix}${markKeys('payment:ttl').rank}`, `${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').sent}`]) {
+    for (const key of [
+      `${prefix}${markKeys('payment:ttl').rank}`,
+      `${prefix}${markKeys('payment:ttl', 'payment:ttl:processed').sent}`,
+    ]) {
       const ttl = await raw.redis.ttl(key);
       expect(ttl).toBeGreaterThan(100);
       expect(ttl).toBeLessThanOrEqual(120);
@@ -195,7 +217,9 @@ describe('RedisMarks (real Redis)', () => {
     // The lease ran out and another process took it since.
     await raw.redis.set(`${prefix}${markKeys('payment:own', 'payment:own:processed').lease}`, 'someone-else');
     await claim.release();
-    expect(await raw.redis.get(`${prefix}${markKeys('payment:own', 'payment:own:processed').lease}`)).toBe('someone-else');
+    expect(await raw.redis.get(`${prefix}${markKeys('payment:own', 'payment:own:processed').lease}`)).toBe(
+      'someone-else',
+    );
     expect((await marks.take(request)).outcome).toBe('busy');
   });
 
@@ -208,6 +232,16 @@ describe('RedisMarks (real Redis)', () => {
     const args = [resent.rank, resent.sent, resent.lease, 9, ttlSeconds, 'token-1', leaseMs];
     expect(await script.momoNotifyTake(...args)).toBe(0);
     expect(await script.momoNotifyTake(...args)).toBe(0);
-    expect((await marks.take({ orderKey: 'payment:resend', rank: 9, dedupKey: 'payment:resend:processed', ttlSeconds, leaseMs })).outcome).toBe('busy');
+    expect(
+      (
+        await marks.take({
+          orderKey: 'payment:resend',
+          rank: 9,
+          dedupKey: 'payment:resend:processed',
+          ttlSeconds,
+          leaseMs,
+        })
+      ).outcome,
+    ).toBe('busy');
   });
 });

@@ -148,7 +148,12 @@ describe('BullQueue (real Redis)', () => {
     async function takeAndDie(): Promise<void> {
       const connection = new Redis(url, { maxRetriesPerRequest: null });
       const taken = deferred();
-      const worker = new Worker(name, () => (taken.resolve(), new Promise<void>(() => {})), { connection, prefix: QUEUE_PREFIX, ...fast, maxStalledCount: 5 });
+      const worker = new Worker(name, () => (taken.resolve(), new Promise<void>(() => {})), {
+        connection,
+        prefix: QUEUE_PREFIX,
+        ...fast,
+        maxStalledCount: 5,
+      });
       await taken.promise;
       await worker.close(true);
       await connection.quit();
@@ -163,7 +168,10 @@ describe('BullQueue (real Redis)', () => {
     queues.push(q);
     const told = deferred<number>();
     q.process(async (job) => told.resolve(job.n));
-    const outcome = await Promise.race([told.promise, new Promise((resolve) => setTimeout(() => resolve('not told'), 5000))]);
+    const outcome = await Promise.race([
+      told.promise,
+      new Promise((resolve) => setTimeout(() => resolve('not told'), 5000)),
+    ]);
     expect(outcome).toBe(7);
   });
 

@@ -37,7 +37,15 @@ const post = (path: string, body: string, auth = basic('momo', 's3cret'), type =
 
 const valid = JSON.stringify({
   hook: { id: 1, event: 'payment.status.changed' },
-  data: { id: 3, state: 'processed', amount: '500.00', currency: 'UGX', metadata: { chat: 'telegram:1', ref: 'r1' }, description: 'x'.repeat(5000), extra: { big: 'y'.repeat(5000) } },
+  data: {
+    id: 3,
+    state: 'processed',
+    amount: '500.00',
+    currency: 'UGX',
+    metadata: { chat: 'telegram:1', ref: 'r1' },
+    description: 'x'.repeat(5000),
+    extra: { big: 'y'.repeat(5000) },
+  },
 });
 
 describe('notification receiver', () => {
@@ -46,13 +54,25 @@ describe('notification receiver', () => {
     const res = await post('/notifications/momo', valid);
     expect(res.status).toBe(200);
     expect(queued.length).toBe(before + 1);
-    expect(queued.at(-1)).toEqual({ kind: 'payment', id: '3', state: 'processed', amount: '500.00', currency: 'UGX', phone: '', reason: '', ref: 'r1' });
+    expect(queued.at(-1)).toEqual({
+      kind: 'payment',
+      id: '3',
+      state: 'processed',
+      amount: '500.00',
+      currency: 'UGX',
+      phone: '',
+      reason: '',
+      ref: 'r1',
+    });
     expect(JSON.stringify(queued.at(-1)).length).toBeLessThan(200);
   });
 
   it('answers 200 and queues nothing for an event that owes no chat anything', async () => {
     const before = queued.length;
-    const res = await post('/notifications/momo', JSON.stringify({ hook: { event: 'contact.created' }, data: { id: 1 } }));
+    const res = await post(
+      '/notifications/momo',
+      JSON.stringify({ hook: { event: 'contact.created' }, data: { id: 1 } }),
+    );
     expect(res.status).toBe(200);
     expect(queued.length).toBe(before);
   });
@@ -60,7 +80,10 @@ describe('notification receiver', () => {
   it('answers 200 and queues nothing for an event named like a property every object has (found by the fuzz test: it was a 500)', async () => {
     const before = queued.length;
     for (const event of ['valueOf', 'constructor', 'toString', 'hasOwnProperty', '__proto__', 'isPrototypeOf']) {
-      const res = await post('/notifications/momo', JSON.stringify({ hook: { event, id: 3 }, data: { id: 1, state: 'processing', phonenumber: '0772000001' } }));
+      const res = await post(
+        '/notifications/momo',
+        JSON.stringify({ hook: { event, id: 3 }, data: { id: 1, state: 'processing', phonenumber: '0772000001' } }),
+      );
       expect(res.status, event).toBe(200);
     }
     expect(queued.length).toBe(before);
@@ -76,7 +99,14 @@ describe('notification receiver', () => {
 
   it('gives 400 with a reason for malformed bodies', async () => {
     const unreadable = JSON.stringify({ hook: { event: 'payment.status.changed' }, data: { id: 3 } });
-    for (const body of ['{not json', '[]', '"x"', JSON.stringify({ hook: {}, data: {} }), JSON.stringify({ data: {} }), unreadable]) {
+    for (const body of [
+      '{not json',
+      '[]',
+      '"x"',
+      JSON.stringify({ hook: {}, data: {} }),
+      JSON.stringify({ data: {} }),
+      unreadable,
+    ]) {
       const res = await post('/notifications/momo', body);
       expect(res.status, body).toBe(400);
       expect((await res.json()).detail).toEqual(expect.any(String));
@@ -88,19 +118,29 @@ describe('notification receiver', () => {
     expect((await post('/notifications/momo', valid, basic('momo', 's3cret'), 'text/plain')).status).toBe(200);
     const gzipped = await fetch(base + '/notifications/momo', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic('momo', 's3cret') },
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        authorization: basic('momo', 's3cret'),
+      },
       body: gzipSync(valid),
     });
     expect(gzipped.status).toBe(200);
     expect(queued.length).toBe(before + 2);
     const broken = await fetch(base + '/notifications/momo', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic('momo', 's3cret') },
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        authorization: basic('momo', 's3cret'),
+      },
       body: 'not gzip at all',
     });
     expect(broken.status).toBe(400);
     expect((await broken.json()).detail).toMatch(/^Malformed body/);
-    expect((await post('/notifications/momo', valid, basic('momo', 's3cret'), 'application/json; charset=latin1')).status).toBe(415);
+    expect(
+      (await post('/notifications/momo', valid, basic('momo', 's3cret'), 'application/json; charset=latin1')).status,
+    ).toBe(415);
     expect(queued.length).toBe(before + 2);
   });
 
@@ -121,12 +161,21 @@ describe('notification receiver', () => {
   it('answers verification requests as text', async () => {
     const res = await post(
       '/notifications/momo/verify',
-      JSON.stringify({ phonenumber: '+256772000001', amount: '500', currency_code: 'UGX', reference: 'x', remote_transaction_id: 'ABC123' }),
+      JSON.stringify({
+        phonenumber: '+256772000001',
+        amount: '500',
+        currency_code: 'UGX',
+        reference: 'x',
+        remote_transaction_id: 'ABC123',
+      }),
     );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await res.text()).toBe('ACCEPT ABC123');
-    const bad = await post('/notifications/momo/verify', JSON.stringify({ phonenumber: '+256772000001', amount: 'lots' }));
+    const bad = await post(
+      '/notifications/momo/verify',
+      JSON.stringify({ phonenumber: '+256772000001', amount: 'lots' }),
+    );
     expect(bad.status).toBe(400);
   });
 });

@@ -33,8 +33,20 @@ async function atSmsServer(script: Array<{ http?: number; statusCode?: number; s
         res.writeHead(next.http, { 'content-type': 'text/plain' }).end('The service is unavailable');
         return;
       }
-      const recipient = { statusCode: next.statusCode ?? 101, number: form.to, status: next.status ?? 'Success', cost: 'UGX 30.0000', messageId: `ATXid_${received.length}` };
-      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ SMSMessageData: { Message: 'Sent to 1/1 Total Cost: UGX 30.0000', Recipients: [recipient] } }));
+      const recipient = {
+        statusCode: next.statusCode ?? 101,
+        number: form.to,
+        status: next.status ?? 'Success',
+        cost: 'UGX 30.0000',
+        messageId: `ATXid_${received.length}`,
+      };
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            SMSMessageData: { Message: 'Sent to 1/1 Total Cost: UGX 30.0000', Recipients: [recipient] },
+          }),
+        );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,7 +63,12 @@ describe("Africa's Talking SMS client", () => {
       await sms.send('+256772123456', 'Paid 5000 UGX');
       expect(at.received).toHaveLength(1);
       const [request] = at.received;
-      expect(request!.form).toEqual({ username: 'sandbox', to: '+256772123456', message: 'Paid 5000 UGX', from: 'MOMO' });
+      expect(request!.form).toEqual({
+        username: 'sandbox',
+        to: '+256772123456',
+        message: 'Paid 5000 UGX',
+        from: 'MOMO',
+      });
       expect(request!.headers.apikey).toBe('at-key-1');
       expect(request!.headers.accept).toBe('application/json');
       expect(request!.headers['content-type']).toMatch(/application\/x-www-form-urlencoded/);
@@ -61,7 +78,11 @@ describe("Africa's Talking SMS client", () => {
   });
 
   it('a 5xx or a failed recipient status throws (retried); a refusal such as an invalid number is SmsRefused', async () => {
-    const at = await atSmsServer([{ http: 503 }, { statusCode: 500, status: 'InternalServerError' }, { statusCode: 403, status: 'InvalidPhoneNumber' }]);
+    const at = await atSmsServer([
+      { http: 503 },
+      { statusCode: 500, status: 'InternalServerError' },
+      { statusCode: 403, status: 'InvalidPhoneNumber' },
+    ]);
     try {
       const { logger } = captureLogger();
       const sms = africasTalkingSms({ username: 'u', apiKey: 'k', url: at.url, logger });
@@ -117,7 +138,16 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
   beforeAll(async () => {
     at = await atSmsServer();
     app = await startApp(
-      loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info', SMS_PROVIDER: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'at-key-2', SMS_SENDER_ID: 'MOMO', AT_SMS_URL: at.url }),
+      loadConfig({
+        DATA_DIR: 'memory://',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        SMS_PROVIDER: 'africastalking',
+        AT_USERNAME: 'sandbox',
+        AT_API_KEY: 'at-key-2',
+        SMS_SENDER_ID: 'MOMO',
+        AT_SMS_URL: at.url,
+      }),
       { logger },
     );
   });
@@ -130,7 +160,8 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
     const me = '+256700222333';
     const ussd = new AtSession(app.url, me);
     await ussd.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await ussd.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1'])
+      await ussd.answer(answer);
     expect(await ussd.answer('1234')).toMatch(/^END Sent: 5,000 UGX/);
     const texted = await eventually(
       async () => at.received.filter((r) => r.form.to === me),

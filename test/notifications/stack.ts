@@ -46,7 +46,13 @@ export interface Service {
 
 /** A standalone sandbox on a virtual clock (tests move it), limits raised: the product's budget is under test. */
 export async function startService(): Promise<Service> {
-  const sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, autoAdvance: false, limits: { readsPerMinute: 1e6, writesPerMinute: 1e6 }, logger: silent });
+  const sandbox = createSandbox({
+    apiKey: API_KEY,
+    allowHttpWebhooks: true,
+    autoAdvance: false,
+    limits: { readsPerMinute: 1e6, writesPerMinute: 1e6 },
+    logger: silent,
+  });
   const reads: string[] = [];
   const app = express();
   app.use((req, _res, next) => {
@@ -114,13 +120,26 @@ export interface Process {
 /** One process of the product's notification side, started (routes served, workers running). */
 export async function startProcess(service: Service, options: ProcessOptions = {}): Promise<Process> {
   const logger = options.logger ?? silent;
-  const store: SessionStore = options.redisUrl ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix }) : new MemoryStore();
+  const store: SessionStore = options.redisUrl
+    ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix })
+    : new MemoryStore();
   const budget = createReadBudget(options.redisUrl, API_KEY, { ...options.budget, keyPrefix: options.keyPrefix });
-  const client = new MomoClient({ baseUrl: service.url, apiKey: API_KEY, readBudget: budget, maxRetries: 0, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const client = new MomoClient({
+    baseUrl: service.url,
+    apiKey: API_KEY,
+    readBudget: budget,
+    maxRetries: 0,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   const made = new MadeRecords({ store, logger });
-  const services = recordMade(createServices({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }), made, logger);
+  const services = recordMade(
+    createServices({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }),
+    made,
+    logger,
+  );
   const telegram = new RecordingNotifier();
-  if (options.credentials) service.sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK.user, password: WEBHOOK.password } });
+  if (options.credentials)
+    service.sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK.user, password: WEBHOOK.password } });
   const notifications = createNotifications({
     made,
     client,

@@ -22,7 +22,10 @@ const root = join(import.meta.dirname, '..', '..');
 const nested = setup({}).createMachine({
   id: 'nested',
   initial: 'outer',
-  states: { outer: { initial: 'a', states: { a: { on: { GO: 'b' } }, b: { type: 'final' } }, onDone: 'end' }, end: { type: 'final' } },
+  states: {
+    outer: { initial: 'a', states: { a: { on: { GO: 'b' } }, b: { type: 'final' } }, onDone: 'end' },
+    end: { type: 'final' },
+  },
 });
 const committed = (path: string) => readFileSync(join(root, path), 'utf8');
 
@@ -38,13 +41,17 @@ describe('the committed diagrams', () => {
       'docs/flows/pin.md',
       'docs/flows/request.md',
     ]);
-    for (const [path, content] of files) expect(committed(path), `${path} is stale: run npm run diagrams`).toBe(content);
+    for (const [path, content] of files)
+      expect(committed(path), `${path} is stale: run npm run diagrams`).toBe(content);
   });
 
   it('differ from a changed machine: a step added to pay would show', () => {
     const pay = flows.pay!;
     const changed = pay.machine.config.states as Record<string, unknown>;
-    const extra = setup({}).createMachine({ ...pay.machine.config, states: { ...changed, auditing: { type: 'final' } } } as never);
+    const extra = setup({}).createMachine({
+      ...pay.machine.config,
+      states: { ...changed, auditing: { type: 'final' } },
+    } as never);
     const files = generatedFiles({ ...flows, pay: { ...pay, machine: extra } as unknown as FlowModule });
     expect(files.get('docs/flows/pay.md')).not.toBe(committed('docs/flows/pay.md'));
     expect(files.get('docs/flows/pay.md')).toContain('auditing --> [*]');
@@ -99,7 +106,11 @@ describe('every diagram in Chromium', () => {
   const render = (source: string, id: string) =>
     page.evaluate(
       async ({ source, id }) => {
-        const mermaid = (window as unknown as { mermaid: { initialize(o: object): void; render(id: string, text: string): Promise<{ svg: string }> } }).mermaid;
+        const mermaid = (
+          window as unknown as {
+            mermaid: { initialize(o: object): void; render(id: string, text: string): Promise<{ svg: string }> };
+          }
+        ).mermaid;
         mermaid.initialize({ startOnLoad: false });
         try {
           return { svg: (await mermaid.render(id, source)).svg };

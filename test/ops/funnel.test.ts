@@ -14,7 +14,13 @@ const DAY = 86_400_000;
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 
 /** A pay run on USSD: choosingKind -> awaitingPhone -> ... as the engine reports it. */
-const move = (over: Partial<FlowTransition>): FlowTransition => ({ flow: 'pay', channel: 'ussd', runId: 'run-1', at: T0, ...over });
+const move = (over: Partial<FlowTransition>): FlowTransition => ({
+  flow: 'pay',
+  channel: 'ussd',
+  runId: 'run-1',
+  at: T0,
+  ...over,
+});
 
 const prefixes: string[] = [];
 afterAll(async () => {
@@ -46,13 +52,22 @@ describe.each(kinds)('the funnel in %s', (_kind, make) => {
     const run2 = { runId: 'run-2', channel: 'telegram' as const };
     funnel.record(move({ ...run2, to: 'choosingKind' }));
     funnel.record(move({ ...run2, from: 'choosingKind', to: 'awaitingPhone', at: T0 + 2000, enteredAt: T0 }));
-    funnel.record(move({ ...run2, from: 'reserving', to: 'done', end: 'refused', at: T0 + 3000, enteredAt: T0 + 2500 }));
+    funnel.record(
+      move({ ...run2, from: 'reserving', to: 'done', end: 'refused', at: T0 + 3000, enteredAt: T0 + 2500 }),
+    );
 
     const report = await funnel.report({ days: 1 });
     const pay = report.flows.find((f) => f.flow === 'pay')!;
     const step = (name: string) => pay.steps.find((s) => s.step === name)!;
     expect(pay.started).toBe(2);
-    expect(step('choosingKind')).toMatchObject({ entered: 2, movedOn: 2, abandoned: 0, failed: 0, dropOff: 0, timed: 2 });
+    expect(step('choosingKind')).toMatchObject({
+      entered: 2,
+      movedOn: 2,
+      abandoned: 0,
+      failed: 0,
+      dropOff: 0,
+      timed: 2,
+    });
     expect(step('choosingKind').channels).toEqual({
       ussd: expect.objectContaining({ entered: 1, movedOn: 1 }),
       telegram: expect.objectContaining({ entered: 1, movedOn: 1 }),
@@ -99,7 +114,7 @@ describe.each(kinds)('the funnel in %s', (_kind, make) => {
     await funnel.close();
   });
 
-  it('counts only the machines\' steps, known flows and channels: nothing else makes a field', async () => {
+  it("counts only the machines' steps, known flows and channels: nothing else makes a field", async () => {
     const { funnel, prefix } = make(() => T0);
     funnel.record(move({ to: '<script>' }));
     funnel.record(move({ from: 'awaitingAmount', to: 'not-a-step' }));
@@ -161,7 +176,12 @@ describe('the funnel in Redis', () => {
 
 describe('the funnel without Redis answering', () => {
   it('keeps its counts for later and fails a report at once', async () => {
-    const funnel = createFunnel({ logger, now: () => T0, redisUrl: 'redis://127.0.0.1:1', keyPrefix: uniquePrefix('funnel-away') });
+    const funnel = createFunnel({
+      logger,
+      now: () => T0,
+      redisUrl: 'redis://127.0.0.1:1',
+      keyPrefix: uniquePrefix('funnel-away'),
+    });
     funnel.record(move({ to: 'choosingKind' }));
     await funnel.flush();
     const started = Date.now();

@@ -71,12 +71,20 @@ async function open(path: string): Promise<Page> {
   return page;
 }
 
-const refsShown = (page: Page) => page.$$eval('table.payments tbody tr', (rows) => rows.map((r) => r.getAttribute('data-ref')));
+const refsShown = (page: Page) =>
+  page.$$eval('table.payments tbody tr', (rows) => rows.map((r) => r.getAttribute('data-ref')));
 
 describe('the money pages in Chromium', () => {
   it('searches payments through the form, refuses a bad value with its reason, and shows data as text', async () => {
     const page = await open('/ops/payments');
-    expect(await refsShown(page)).toEqual([refs.telegram, refs.hostile, refs.held, refs.open, refs.failed, refs.completed]);
+    expect(await refsShown(page)).toEqual([
+      refs.telegram,
+      refs.hostile,
+      refs.held,
+      refs.open,
+      refs.failed,
+      refs.completed,
+    ]);
     const hostile = page.locator(`tr[data-ref="${refs.hostile}"]`);
     expect(await hostile.locator('td').nth(6).innerText()).toContain(FORMULA_NAME);
     expect(await hostile.locator('td').nth(9).innerText()).toContain(FORMULA_USER);
@@ -108,8 +116,16 @@ describe('the money pages in Chromium', () => {
 
   it("opens an operation's timeline from its row: intent, answer, states, approvals, tellings", async () => {
     const page = await open('/ops/payments');
-    await Promise.all([page.waitForURL(new RegExp(`/ops/payments/${refs.completed}$`)), page.click(`a[href="/ops/payments/${refs.completed}"]`)]);
-    expect(await page.$$eval('ol.timeline li', (items) => items.map((i) => i.getAttribute('data-type')))).toEqual(['intent', 'answer', 'state', 'telling']);
+    await Promise.all([
+      page.waitForURL(new RegExp(`/ops/payments/${refs.completed}$`)),
+      page.click(`a[href="/ops/payments/${refs.completed}"]`),
+    ]);
+    expect(await page.$$eval('ol.timeline li', (items) => items.map((i) => i.getAttribute('data-type')))).toEqual([
+      'intent',
+      'answer',
+      'state',
+      'telling',
+    ]);
     expect(await page.locator('dl.summary').innerText()).toMatch(/pay_completed_1[\s\S]*1500 UGX[\s\S]*completed/);
     expect(await page.locator('li[data-type="telling"]').innerText()).toContain('You sent UGX 1,500 to John Okello.');
     await page.screenshot({ path: join(DOCS, 'ops-payment-timeline.png'), fullPage: true });
@@ -126,7 +142,10 @@ describe('the money pages in Chromium', () => {
 
   it('downloads the CSV of the search; opened as a spreadsheet reads it, no cell is a formula', async () => {
     const page = await open('/ops/payments?channel=whatsapp');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.exports a[href^="/ops/payments.csv"]')]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('.exports a[href^="/ops/payments.csv"]'),
+    ]);
     expect(download.suggestedFilename()).toMatch(/^payments-\d{4}-\d{2}-\d{2}\.csv$/);
     const rows = parse(readFileSync((await download.path())!, 'utf8')) as string[][];
     expect(rows).toHaveLength(2);
@@ -138,15 +157,22 @@ describe('the money pages in Chromium', () => {
     expect(troubles).toEqual([]);
   });
 
-  it("shows on /ops the money as the journal says, per currency and day: completed, failed, still open", async () => {
+  it('shows on /ops the money as the journal says, per currency and day: completed, failed, still open', async () => {
     const page = await open('/ops');
     await page.waitForSelector('#money[data-state="ready"]');
-    const card = (kind: string, currency: string, bucket: string) => page.locator(`#money-totals .card[data-kind="${kind}"][data-currency="${currency}"][data-bucket="${bucket}"]`).innerText();
+    const card = (kind: string, currency: string, bucket: string) =>
+      page
+        .locator(`#money-totals .card[data-kind="${kind}"][data-currency="${currency}"][data-bucket="${bucket}"]`)
+        .innerText();
     expect(await card('payment', 'UGX', 'completed')).toMatch(/^1500 UGX\s+payments completed: 1$/);
     expect(await card('payment', 'UGX', 'failed')).toMatch(/^260\.5 UGX\s+payments failed: 2$/);
     expect(await card('payment', 'UGX', 'open')).toMatch(/^907000 UGX\s+payments still open: 2$/);
     expect(await card('request', 'KES', 'completed')).toMatch(/^3000 KES\s+requests completed: 1$/);
-    expect(await page.$$eval('#money-days tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => c.textContent)))).toEqual([
+    expect(
+      await page.$$eval('#money-days tbody tr', (rows) =>
+        rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => c.textContent)),
+      ),
+    ).toEqual([
       ['2026-11-23', 'KES', 'request', '1 · 3000', '0 · 0', '0 · 0'],
       ['2026-11-23', 'UGX', 'payment', '0 · 0', '1 · 10', '0 · 0'],
       ['2026-11-22', 'UGX', 'payment', '0 · 0', '0 · 0', '2 · 907000'],
@@ -164,14 +190,17 @@ describe('the money pages in Chromium', () => {
 
   it('shows the reconciliation runs and the differences of the newest, each ref opening its timeline', async () => {
     const page = await open('/ops/reconciliation');
-    expect(await page.$$eval('table.runs tbody tr', (rows) => rows.map((r) => r.querySelector('.status-clean, .status-differences')?.textContent))).toEqual(['differences', 'clean']);
-    expect(await page.$$eval('table.items tbody tr', (rows) => rows.map((r) => r.getAttribute('data-outcome')))).toEqual([
-      'detail_differs',
-      'not_ours',
-      'state_differs',
-      'unknown_to_service',
-    ]);
-    expect(await page.locator('tr[data-outcome="detail_differs"]').innerText()).toMatch(/amount[\s\S]*10 UGX[\s\S]*100 UGX/);
+    expect(
+      await page.$$eval('table.runs tbody tr', (rows) =>
+        rows.map((r) => r.querySelector('.status-clean, .status-differences')?.textContent),
+      ),
+    ).toEqual(['differences', 'clean']);
+    expect(
+      await page.$$eval('table.items tbody tr', (rows) => rows.map((r) => r.getAttribute('data-outcome'))),
+    ).toEqual(['detail_differs', 'not_ours', 'state_differs', 'unknown_to_service']);
+    expect(await page.locator('tr[data-outcome="detail_differs"]').innerText()).toMatch(
+      /amount[\s\S]*10 UGX[\s\S]*100 UGX/,
+    );
     await page.screenshot({ path: join(DOCS, 'ops-reconciliation.png'), fullPage: true });
 
     await Promise.all([page.waitForURL(/outcome=matched/), page.click('.filters a[href$="outcome=matched"]')]);

@@ -41,11 +41,23 @@ describe('the money routes of the product', () => {
   it('finds a USSD payment by the payee, the payer and its ids, with its final state and who made it', async () => {
     const at = new AtSession(app.url, PAYER);
     await at.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1', '1234']) await at.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1', '1234'])
+      await at.answer(answer);
     expect(at.screens.at(-1)).toMatch(/^END /);
 
-    const [paid] = await eventually(() => items('?phone=0772000001&state=completed'), (found) => found.length === 1, 'the payment completed in the journal');
-    expect(paid).toMatchObject({ kind: 'payment', amount: '5000', payee: '+256772000001', state: 'completed', channel: 'ussd', user: PAYER });
+    const [paid] = await eventually(
+      () => items('?phone=0772000001&state=completed'),
+      (found) => found.length === 1,
+      'the payment completed in the journal',
+    );
+    expect(paid).toMatchObject({
+      kind: 'payment',
+      amount: '5000',
+      payee: '+256772000001',
+      state: 'completed',
+      channel: 'ussd',
+      user: PAYER,
+    });
     expect(paid!.id).toBeTruthy();
     // (Compared by ref: a telling may still move the row's `updated` meanwhile.)
     const refs = (found: PaymentItem[]) => found.map((item) => item.ref);
@@ -60,7 +72,14 @@ describe('the money routes of the product', () => {
     const rows = parse(await csv.text()) as string[][];
     expect(rows[0]).toEqual([...CSV_COLUMNS]);
     expect(rows.slice(1).map((row) => Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, row[i]])))).toEqual([
-      expect.objectContaining({ ref: paid!.ref, id: paid!.id, amount: '5000', payee: '+256772000001', state: 'completed', user: PAYER }),
+      expect.objectContaining({
+        ref: paid!.ref,
+        id: paid!.id,
+        amount: '5000',
+        payee: '+256772000001',
+        state: 'completed',
+        user: PAYER,
+      }),
     ]);
 
     // Its timeline, from the intent to the telling.
@@ -71,17 +90,37 @@ describe('the money routes of the product', () => {
 
     // Counted in the money as completed.
     const money = await (await fetch(`${app.url}/ops/money.json?days=1&channel=ussd`, { headers: OPERATOR })).json();
-    expect(money.totals).toEqual([expect.objectContaining({ kind: 'payment', completed: { count: 1, total: '5000' } })]);
+    expect(money.totals).toEqual([
+      expect.objectContaining({ kind: 'payment', completed: { count: 1, total: '5000' } }),
+    ]);
   });
 
   it('refuses callers without the credentials, the token on a page, and hostile values', async () => {
-    for (const path of ['/ops/payments', '/ops/payments.json', '/ops/payments.csv', '/ops/reconciliation', '/ops/money.json']) {
-      for (const headers of [{}, { authorization: `Bearer ${TOKEN}0` }, { authorization: 'Bearer ' }] as Record<string, string>[]) {
+    for (const path of [
+      '/ops/payments',
+      '/ops/payments.json',
+      '/ops/payments.csv',
+      '/ops/reconciliation',
+      '/ops/money.json',
+    ]) {
+      for (const headers of [{}, { authorization: `Bearer ${TOKEN}0` }, { authorization: 'Bearer ' }] as Record<
+        string,
+        string
+      >[]) {
         expect((await fetch(`${app.url}${path}`, { headers })).status, `${path} ${JSON.stringify(headers)}`).toBe(401);
       }
     }
-    for (const path of ['/ops/payments', '/ops/reconciliation', '/ops/money.json']) expect((await fetch(`${app.url}${path}`, { headers: SCRIPT })).status, path).toBe(401);
-    for (const query of ['phone=%00', `ref=${'r'.repeat(5000)}`, 'from=2026-02-29', 'state[]=completed', 'cursor=%7B%7D', 'size=NaN', 'channel=ussd&channel=slack']) {
+    for (const path of ['/ops/payments', '/ops/reconciliation', '/ops/money.json'])
+      expect((await fetch(`${app.url}${path}`, { headers: SCRIPT })).status, path).toBe(401);
+    for (const query of [
+      'phone=%00',
+      `ref=${'r'.repeat(5000)}`,
+      'from=2026-02-29',
+      'state[]=completed',
+      'cursor=%7B%7D',
+      'size=NaN',
+      'channel=ussd&channel=slack',
+    ]) {
       for (const path of ['/ops/payments.json', '/ops/payments.csv']) {
         const res = await fetch(`${app.url}${path}?${query}`, { headers: SCRIPT });
         expect(res.status, `${path}?${query}`).toBe(400);

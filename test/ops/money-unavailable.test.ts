@@ -27,7 +27,14 @@ afterAll(async () => {
 });
 
 it('answers 503 with a reason on every money route when the database does not answer', async () => {
-  for (const path of ['/ops/payments.json', '/ops/payments.csv', '/ops/payments', '/ops/payments/ref-1', '/ops/reconciliation', '/ops/money.json']) {
+  for (const path of [
+    '/ops/payments.json',
+    '/ops/payments.csv',
+    '/ops/payments',
+    '/ops/payments/ref-1',
+    '/ops/reconciliation',
+    '/ops/money.json',
+  ]) {
     const res = await fetch(`${ops.url}${path}`, { headers: OPERATOR });
     expect(res.status, path).toBe(503);
     expect(await res.text(), path).toMatch(/could not be read/);

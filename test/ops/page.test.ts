@@ -26,7 +26,9 @@ const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output');
 let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
-  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }));
+  app = await startApp(
+    loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }),
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
@@ -83,8 +85,21 @@ const drawn = (page: Page, flow: string, chart: string) =>
   page.evaluate(
     ({ flow, chart }) => {
       const canvas = document.querySelector(`section.flow[data-flow="${flow}"] canvas.${chart}`);
-      const drawing = (window as unknown as { Chart: { getChart(c: unknown): { data: { labels: string[]; datasets: Array<{ label: string; data: number[] }> } } | undefined } }).Chart.getChart(canvas);
-      return drawing ? { labels: drawing.data.labels, datasets: Object.fromEntries(drawing.data.datasets.map((d) => [d.label, d.data])) } : null;
+      const drawing = (
+        window as unknown as {
+          Chart: {
+            getChart(
+              c: unknown,
+            ): { data: { labels: string[]; datasets: Array<{ label: string; data: number[] }> } } | undefined;
+          };
+        }
+      ).Chart.getChart(canvas);
+      return drawing
+        ? {
+            labels: drawing.data.labels,
+            datasets: Object.fromEntries(drawing.data.datasets.map((d) => [d.label, d.data])),
+          }
+        : null;
     },
     { flow, chart },
   );
@@ -93,7 +108,18 @@ const cells = (page: Page, selector: string) => page.$$eval(`${selector} td`, (t
 
 describe('the operator page after scripted conversations', () => {
   it('shows the drop-off at the amount, the outcomes per channel and the service, and refreshes itself', async () => {
-    const paid = await session('+256700222001', ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1', '1234']);
+    const paid = await session('+256700222001', [
+      '1',
+      '1',
+      '0772000001',
+      'Sarah',
+      'Nakato',
+      '5000',
+      '1',
+      'lunch',
+      '1',
+      '1234',
+    ]);
     expect(paid.screens.at(-1)).toMatch(/^END /);
     const left = await session('+256700222002', ['1', '1', '0772000002', 'John', 'Okello']);
     expect(left.screens.at(-1)).toMatch(/amount/i);
@@ -143,14 +169,23 @@ describe('the operator page after scripted conversations', () => {
     // The page down to the pay flow's section (README shows it as docs/ops-page.png).
     mkdirSync(OUTPUT, { recursive: true });
     const payBox = (await page.locator(pay).boundingBox())!;
-    await page.screenshot({ path: join(OUTPUT, 'ops-page.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: payBox.y + payBox.height + 16 } });
+    await page.screenshot({
+      path: join(OUTPUT, 'ops-page.png'),
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1280, height: payBox.y + payBox.height + 16 },
+    });
 
     // It refreshes itself: another abandonment shows without reloading the page.
     const again = await session('+256700222004', ['1', '1', '0772000002', 'John', 'Okello']);
     await endOfSession(again);
     await page.clock.runFor(16_000);
     await page.waitForSelector('body[data-loads="2"]');
-    expect((await cells(page, `${pay} tr[data-step="awaitingAmount"]`)).slice(0, 4)).toEqual(['awaitingAmount', '3', '1', '2']);
+    expect((await cells(page, `${pay} tr[data-step="awaitingAmount"]`)).slice(0, 4)).toEqual([
+      'awaitingAmount',
+      '3',
+      '1',
+      '2',
+    ]);
     expect((await drawn(page, 'pay', 'funnel-chart'))!.datasets.abandoned![at]).toBe(2);
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
     await page.context().close();
@@ -158,7 +193,14 @@ describe('the operator page after scripted conversations', () => {
 });
 
 describe('who may call /ops', () => {
-  const paths = ['/ops', '/ops/funnel.json', '/ops/status.json', '/ops/chart.umd.min.js', '/ops/ops.js', '/ops/ops.css'];
+  const paths = [
+    '/ops',
+    '/ops/funnel.json',
+    '/ops/status.json',
+    '/ops/chart.umd.min.js',
+    '/ops/ops.js',
+    '/ops/ops.css',
+  ];
   /** Three of them for the refusals: 6 ways x 3 stay under the 20 failed sign-ins an address may make. */
   const refused = ['/ops', '/ops/funnel.json', '/ops/chart.umd.min.js'];
 
@@ -199,7 +241,9 @@ describe('who may call /ops', () => {
     ['channel=', /channel/],
     ['user=%2B256700222001', /user/],
   ])('answers ?%s with 400 and a reason', async (query, reason) => {
-    const res = await fetch(`${app.url}/ops/funnel.json?${query}`, { headers: { authorization: basic(USER, PASSWORD) } });
+    const res = await fetch(`${app.url}/ops/funnel.json?${query}`, {
+      headers: { authorization: basic(USER, PASSWORD) },
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(await res.json())).toMatch(reason);
   });
@@ -208,7 +252,9 @@ describe('who may call /ops', () => {
     const server = express();
     addOpsPage(server, {
       funnel: { daysKept: 30 } as Funnel,
-      metrics: { status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) },
+      metrics: {
+        status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+      },
       credentials: { user: USER, password: PASSWORD },
       open: false,
       signInLimit: { failures: 3, windowSeconds: 60 },
@@ -220,11 +266,20 @@ describe('who may call /ops', () => {
     /** A GET of the page's status from a given local address (another caller on the loopback). */
     const get = (from: string, password: string) =>
       new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-        const req = httpGet({ host: '127.0.0.1', port, path: '/ops/status.json', localAddress: from, headers: { authorization: basic(USER, password) } }, (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        });
+        const req = httpGet(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/ops/status.json',
+            localAddress: from,
+            headers: { authorization: basic(USER, password) },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          },
+        );
         req.on('error', reject);
       });
     try {
@@ -249,7 +304,15 @@ describe('who may call /ops', () => {
     }
     const funnel = { daysKept: 30 } as Funnel;
     const production = express();
-    expect(addOpsPage(production, { funnel, metrics: { status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) }, open: false })).toBe(false);
+    expect(
+      addOpsPage(production, {
+        funnel,
+        metrics: {
+          status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+        },
+        open: false,
+      }),
+    ).toBe(false);
     const served = await new Promise<import('node:http').Server>((resolve) => {
       const server = production.listen(0, () => resolve(server));
     });
@@ -262,17 +325,30 @@ describe('who may call /ops', () => {
   });
 
   it('refuses to start with half of the pair', () => {
-    expect(() => loadConfig({ OPS_USER: USER })).toThrow(new ConfigError('OPS_USER and OPS_PASSWORD go together: OPS_PASSWORD is not set'));
-    expect(() => loadConfig({ OPS_PASSWORD: PASSWORD })).toThrow(new ConfigError('OPS_USER and OPS_PASSWORD go together: OPS_USER is not set'));
+    expect(() => loadConfig({ OPS_USER: USER })).toThrow(
+      new ConfigError('OPS_USER and OPS_PASSWORD go together: OPS_PASSWORD is not set'),
+    );
+    expect(() => loadConfig({ OPS_PASSWORD: PASSWORD })).toThrow(
+      new ConfigError('OPS_USER and OPS_PASSWORD go together: OPS_USER is not set'),
+    );
     expect(() => loadConfig({ OPS_USER: 'a:b', OPS_PASSWORD: PASSWORD })).toThrow(ConfigError);
   });
 });
 
 describe('when the figures cannot be read', () => {
   it('answers 503 with a reason, and the page says it could not load them', async () => {
-    const fake = { daysKept: 30, report: async () => Promise.reject(new Error('Connection is closed.')) } as unknown as Funnel;
+    const fake = {
+      daysKept: 30,
+      report: async () => Promise.reject(new Error('Connection is closed.')),
+    } as unknown as Funnel;
     const server = express();
-    addOpsPage(server, { funnel: fake, metrics: { status: async () => ({ queueDepth: null, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) }, open: true });
+    addOpsPage(server, {
+      funnel: fake,
+      metrics: {
+        status: async () => ({ queueDepth: null, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+      },
+      open: true,
+    });
     const listening = await new Promise<import('node:http').Server>((resolve) => {
       const s = server.listen(0, () => resolve(s));
     });
@@ -284,7 +360,9 @@ describe('when the figures cannot be read', () => {
       expect((await res.json()).detail).toMatch(/could not be read/);
       await page.goto(`${base}/ops`);
       await page.waitForSelector('body[data-state="error"]');
-      expect(await page.textContent('#updated')).toMatch(/^Could not load the figures: \/ops\/funnel\.json.* answered 503/);
+      expect(await page.textContent('#updated')).toMatch(
+        /^Could not load the figures: \/ops\/funnel\.json.* answered 503/,
+      );
     } finally {
       await page.close();
       listening.close();
@@ -295,7 +373,21 @@ describe('when the figures cannot be read', () => {
 describe('what the page shows', () => {
   it('shows names from the data as text, never as markup', async () => {
     const hostile = '<img src=x onerror="window.pwned=1">';
-    const steps = [{ step: hostile, final: false, entered: 3, movedOn: 1, abandoned: 2, failed: 0, dropOff: 2, medianMs: 1000, p90Ms: 2000, timed: 1, channels: {} }];
+    const steps = [
+      {
+        step: hostile,
+        final: false,
+        entered: 3,
+        movedOn: 1,
+        abandoned: 2,
+        failed: 0,
+        dropOff: 2,
+        medianMs: 1000,
+        p90Ms: 2000,
+        timed: 1,
+        channels: {},
+      },
+    ];
     const report: FunnelReport = {
       days: ['2026-11-20'],
       channels: ['ussd'],
@@ -304,14 +396,45 @@ describe('what the page shows', () => {
           flow: 'pay',
           started: 3,
           steps,
-          outcomes: { paid: 0, done: 0, refused: 0, failed: 0, processing: 0, cancelled: 0, left: 0, abandoned: 2, error: 0 },
-          outcomesByDay: [{ day: hostile, channel: 'ussd', started: 3, paid: 0, done: 0, refused: 0, failed: 0, processing: 0, cancelled: 0, left: 0, abandoned: 2, error: 0 }],
+          outcomes: {
+            paid: 0,
+            done: 0,
+            refused: 0,
+            failed: 0,
+            processing: 0,
+            cancelled: 0,
+            left: 0,
+            abandoned: 2,
+            error: 0,
+          },
+          outcomesByDay: [
+            {
+              day: hostile,
+              channel: 'ussd',
+              started: 3,
+              paid: 0,
+              done: 0,
+              refused: 0,
+              failed: 0,
+              processing: 0,
+              cancelled: 0,
+              left: 0,
+              abandoned: 2,
+              error: 0,
+            },
+          ],
         },
       ],
     };
     const fake = { daysKept: 30, report: async () => report } as unknown as Funnel;
     const server = express();
-    addOpsPage(server, { funnel: fake, metrics: { status: async () => ({ queueDepth: null, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) }, open: true });
+    addOpsPage(server, {
+      funnel: fake,
+      metrics: {
+        status: async () => ({ queueDepth: null, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+      },
+      open: true,
+    });
     const listening = await new Promise<import('node:http').Server>((resolve) => {
       const s = server.listen(0, () => resolve(s));
     });

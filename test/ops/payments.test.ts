@@ -54,7 +54,9 @@ forEachDatabase('ops-payments', (open) => {
     const app = express();
     addOpsPage(app, {
       funnel: { daysKept: 30 } as Funnel,
-      metrics: { status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }) },
+      metrics: {
+        status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+      },
       credentials: { user: USER, password: PASSWORD },
       opsToken: TOKEN,
       open: false,
@@ -81,12 +83,27 @@ forEachDatabase('ops-payments', (open) => {
     // The user on USSD is a phone number too.
     expect((await json('?phone=%2B256772999003')).items.map((i) => i.ref)).toEqual([refs.open]);
     expect((await json(`?ref=${refs.failed}`)).items).toEqual([
-      expect.objectContaining({ ref: refs.failed, id: 'pay_failed_2', kind: 'payment', amount: '250.50', currency: 'UGX', payee: '+256772000002', state: 'failed', channel: 'slack', user: 'U0MAKER', created: '2026-11-21T10:00:00.000Z' }),
+      expect.objectContaining({
+        ref: refs.failed,
+        id: 'pay_failed_2',
+        kind: 'payment',
+        amount: '250.50',
+        currency: 'UGX',
+        payee: '+256772000002',
+        state: 'failed',
+        channel: 'slack',
+        user: 'U0MAKER',
+        created: '2026-11-21T10:00:00.000Z',
+      }),
     ]);
     expect((await json('?id=req_6')).items.map((i) => i.ref)).toEqual([refs.telegram]);
     expect((await json('?channel=telegram')).items.map((i) => i.ref)).toEqual([refs.telegram]);
     expect((await json('?state=completed')).items.map((i) => i.ref)).toEqual([refs.telegram, refs.completed]);
-    expect((await json('?from=2026-11-21&to=2026-11-22')).items.map((i) => i.ref)).toEqual([refs.held, refs.open, refs.failed]);
+    expect((await json('?from=2026-11-21&to=2026-11-22')).items.map((i) => i.ref)).toEqual([
+      refs.held,
+      refs.open,
+      refs.failed,
+    ]);
     expect((await json('?channel=slack&state=intended&from=2026-11-01')).items.map((i) => i.ref)).toEqual([refs.held]);
     expect((await json('?phone=0772000009')).items).toEqual([]);
   });
@@ -108,7 +125,9 @@ forEachDatabase('ops-payments', (open) => {
     const res = await fetch(`${url}/ops/payments.csv`, { headers: OPERATOR });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
-    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="?payments-\d{4}-\d{2}-\d{2}\.csv"?$/);
+    expect(res.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="?payments-\d{4}-\d{2}-\d{2}\.csv"?$/,
+    );
     // Streamed: sent in chunks as it is read, not with a length known beforehand.
     expect(res.headers.get('transfer-encoding')).toBe('chunked');
     const text = await res.text();
@@ -130,7 +149,9 @@ forEachDatabase('ops-payments', (open) => {
     expect(completed[col('payee')]).toBe('+256772000001');
     expect(completed[col('state')]).toBe('completed');
     // The same filters as the JSON.
-    const slack = parse(await (await fetch(`${url}/ops/payments.csv?channel=slack&from=2026-11-01`, { headers: OPERATOR })).text()) as string[][];
+    const slack = parse(
+      await (await fetch(`${url}/ops/payments.csv?channel=slack&from=2026-11-01`, { headers: OPERATOR })).text(),
+    ) as string[][];
     expect(slack.slice(1).map((row) => row[col('ref')])).toEqual([refs.held, refs.failed]);
   });
 
@@ -139,7 +160,7 @@ forEachDatabase('ops-payments', (open) => {
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page).toContain('pay_completed_1');
-    for (const word of ['Intent', "The service&#39;s answer", 'State reported', 'Told']) expect(page).toContain(word);
+    for (const word of ['Intent', 'The service&#39;s answer', 'State reported', 'Told']) expect(page).toContain(word);
     expect(page).toContain('You sent UGX 1,500 to John Okello.');
     const held = await (await fetch(`${url}/ops/payments/${refs.held}`, { headers: OPERATOR })).text();
     expect(held).toMatch(/Approval decision[\s\S]*U0CHECKER[\s\S]*invoice 42/);
@@ -151,27 +172,88 @@ forEachDatabase('ops-payments', (open) => {
     expect((await fetch(`${url}/ops/payments/${'x'.repeat(101)}`, { headers: OPERATOR })).status).toBe(400);
   });
 
-  it("gives the money per day, currency and kind as the journal says: completed, failed, still open", async () => {
+  it('gives the money per day, currency and kind as the journal says: completed, failed, still open', async () => {
     const res = await fetch(`${url}/ops/money.json?days=7`, { headers: OPERATOR });
     expect(res.status).toBe(200);
     const report = await res.json();
-    expect(report.days).toEqual(['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-24']);
+    expect(report.days).toEqual([
+      '2026-11-18',
+      '2026-11-19',
+      '2026-11-20',
+      '2026-11-21',
+      '2026-11-22',
+      '2026-11-23',
+      '2026-11-24',
+    ]);
     const none = { count: 0, total: '0' };
     expect(report.rows).toEqual([
-      { day: '2026-11-23', currency: 'KES', kind: 'request', completed: { count: 1, total: '3000' }, failed: none, open: none },
-      { day: '2026-11-23', currency: 'UGX', kind: 'payment', completed: none, failed: { count: 1, total: '10' }, open: none },
-      { day: '2026-11-22', currency: 'UGX', kind: 'payment', completed: none, failed: none, open: { count: 2, total: '907000' } },
-      { day: '2026-11-21', currency: 'UGX', kind: 'payment', completed: none, failed: { count: 1, total: '250.5' }, open: none },
-      { day: '2026-11-20', currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: none, open: none },
+      {
+        day: '2026-11-23',
+        currency: 'KES',
+        kind: 'request',
+        completed: { count: 1, total: '3000' },
+        failed: none,
+        open: none,
+      },
+      {
+        day: '2026-11-23',
+        currency: 'UGX',
+        kind: 'payment',
+        completed: none,
+        failed: { count: 1, total: '10' },
+        open: none,
+      },
+      {
+        day: '2026-11-22',
+        currency: 'UGX',
+        kind: 'payment',
+        completed: none,
+        failed: none,
+        open: { count: 2, total: '907000' },
+      },
+      {
+        day: '2026-11-21',
+        currency: 'UGX',
+        kind: 'payment',
+        completed: none,
+        failed: { count: 1, total: '250.5' },
+        open: none,
+      },
+      {
+        day: '2026-11-20',
+        currency: 'UGX',
+        kind: 'payment',
+        completed: { count: 1, total: '1500' },
+        failed: none,
+        open: none,
+      },
     ]);
     expect(report.totals).toEqual([
       { currency: 'KES', kind: 'request', completed: { count: 1, total: '3000' }, failed: none, open: none },
-      { currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: { count: 2, total: '260.5' }, open: { count: 2, total: '907000' } },
+      {
+        currency: 'UGX',
+        kind: 'payment',
+        completed: { count: 1, total: '1500' },
+        failed: { count: 2, total: '260.5' },
+        open: { count: 2, total: '907000' },
+      },
     ]);
     const ussd = await (await fetch(`${url}/ops/money.json?days=7&channel=ussd`, { headers: OPERATOR })).json();
-    expect(ussd.totals).toEqual([{ currency: 'UGX', kind: 'payment', completed: { count: 1, total: '1500' }, failed: none, open: { count: 1, total: '7000' } }]);
+    expect(ussd.totals).toEqual([
+      {
+        currency: 'UGX',
+        kind: 'payment',
+        completed: { count: 1, total: '1500' },
+        failed: none,
+        open: { count: 1, total: '7000' },
+      },
+    ]);
     // The bulk payouts of October are outside the last 30 days.
-    expect((await (await fetch(`${url}/ops/money.json?days=30`, { headers: OPERATOR })).json()).totals.map((t: { kind: string }) => t.kind)).toEqual(['request', 'payment']);
+    expect(
+      (await (await fetch(`${url}/ops/money.json?days=30`, { headers: OPERATOR })).json()).totals.map(
+        (t: { kind: string }) => t.kind,
+      ),
+    ).toEqual(['request', 'payment']);
     for (const bad of ['days=0', 'days=31', 'days=x', 'channel=fax', 'from=2026-11-01']) {
       const refused = await fetch(`${url}/ops/money.json?${bad}`, { headers: OPERATOR });
       expect(refused.status, bad).toBe(400);

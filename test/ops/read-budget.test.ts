@@ -1,5 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryReadBudget, RedisReadBudget, type ReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
+import {
+  MemoryReadBudget,
+  RedisReadBudget,
+  type ReadBudget,
+  type ReadBudgetOptions,
+} from '../../src/ops/read-budget.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 
 const prefix = uniquePrefix('read-budget');
@@ -43,7 +48,9 @@ describe.each(kinds)('%s read budget', (_name, make) => {
     let now = 1_000_000_000;
     const [a, b] = make({ now: () => now, pollMs: 10 });
     const granted: string[] = [];
-    const takes = Array.from({ length: 34 }, (_, i) => (i % 2 === 0 ? a : b).take().then(() => void granted.push(`read ${i}`)));
+    const takes = Array.from({ length: 34 }, (_, i) =>
+      (i % 2 === 0 ? a : b).take().then(() => void granted.push(`read ${i}`)),
+    );
     await until(() => granted.length >= 30);
     expect(granted).toHaveLength(30);
     now += 30_000;
@@ -86,7 +93,7 @@ describe('closing', () => {
 });
 
 describe('RedisReadBudget', () => {
-  it('counts on Redis\'s own clock by default, and keeps the API key out of Redis', async () => {
+  it("counts on Redis's own clock by default, and keeps the API key out of Redis", async () => {
     const apiKey = `secret-api-key-${process.pid}`;
     const budget = new RedisReadBudget({ url: REDIS_URL, keyPrefix: prefix, apiKey, limit: 2 });
     opened.push(budget);

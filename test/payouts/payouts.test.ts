@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 const POLICY = {
-  roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '50000' }, dailyLimit: { UGX: '10000000' } }, viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} } },
+  roles: {
+    teller: { flows: ['pay'], perPaymentLimit: { UGX: '50000' }, dailyLimit: { UGX: '10000000' } },
+    viewer: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} },
+  },
   users: { slack: { UMAKER: { role: 'teller' }, UVIEW: { role: 'viewer' } } },
 };
 const MAKER = { channel: 'slack' as const, userId: 'UMAKER', chat: 'slack:T1:UMAKER' };
@@ -49,7 +52,15 @@ beforeEach(() => {
       return { id: String(creates.length), state: 'new' };
     },
   };
-  payouts = new Payouts({ store, policy, services: services as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+  payouts = new Payouts({
+    store,
+    policy,
+    services: services as FlowServices,
+    currencies: ['UGX'],
+    defaultCountry: 'UG',
+    logger: createLogger('silent'),
+    now: () => clock,
+  });
   updates = [];
   payouts.attach({
     post: async (payout) => {
@@ -64,32 +75,62 @@ const rows = (n: number) => Array.from({ length: n }, (_, i) => `07720${String(i
 
 describe('payouts', () => {
   it('refuses a maker who may not pay, and amounts over their per-payment limit by row', async () => {
-    expect(await payouts.prepare({ ...MAKER, userId: 'UVIEW' }, { rows: { pasted: rows(1) }, currency: 'UGX', description: '' })).toMatchObject({ ok: false, errors: [{ row: 0 }] });
-    expect(await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 50001' }, currency: 'UGX', description: '' })).toEqual({
+    expect(
+      await payouts.prepare(
+        { ...MAKER, userId: 'UVIEW' },
+        { rows: { pasted: rows(1) }, currency: 'UGX', description: '' },
+      ),
+    ).toMatchObject({ ok: false, errors: [{ row: 0 }] });
+    expect(
+      await payouts.prepare(MAKER, {
+        rows: { pasted: '0772000001, 100\n0772000002, 50001' },
+        currency: 'UGX',
+        description: '',
+      }),
+    ).toEqual({
       ok: false,
       errors: [{ row: 2, message: 'more than your limit of 50000 UGX per payment' }],
     });
   });
 
   it('makes one request per 100 recipients, each under its own key, once however often it is confirmed', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(250) }, currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(MAKER, {
+      rows: { pasted: rows(250) },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     expect(await payouts.confirm(prepared.payout.id, { channel: 'slack', userId: 'UOTHER' })).toBeNull();
-    const [first, second] = await Promise.all([payouts.confirm(prepared.payout.id, MAKER), payouts.confirm(prepared.payout.id, MAKER)]);
+    const [first, second] = await Promise.all([
+      payouts.confirm(prepared.payout.id, MAKER),
+      payouts.confirm(prepared.payout.id, MAKER),
+    ]);
     expect([first, second].filter(Boolean)).toHaveLength(1);
-    expect(creates.map((c) => [c.count, c.amount])).toEqual([[100, '10000'], [100, '10000'], [50, '5000']]);
+    expect(creates.map((c) => [c.count, c.amount])).toEqual([
+      [100, '10000'],
+      [100, '10000'],
+      [50, '5000'],
+    ]);
     expect(new Set(creates.map((c) => c.key)).size).toBe(3);
     expect(told).toHaveLength(1);
     expect(told[0]!.requests.map((r) => r.result?.kind)).toEqual(['sent', 'sent', 'sent']);
   });
 
   it('finishes a payout cut short (its process died after the first request) from the sweep, under the same keys', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(150) }, currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(MAKER, {
+      rows: { pasted: rows(150) },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     const { id, requests } = prepared.payout;
     // What confirm() wrote before its process died: confirmed, listed for the sweep, the first request made.
     const stored = await store.get(keys.payout(id));
-    const cut: Payout = { ...prepared.payout, state: 'confirmed', requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }, requests[1]!] };
+    const cut: Payout = {
+      ...prepared.payout,
+      state: 'confirmed',
+      requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }, requests[1]!],
+    };
     await store.set(keys.payout(id), cut, stored!.version, 3600);
     await store.set(keys.payoutsOpen(id), { [id]: clock + 2 * 60 * 1000 }, null, 3600);
     await payouts.sweep();
@@ -108,7 +149,11 @@ describe('payouts', () => {
     const { id, requests } = prepared.payout;
     // What confirm() wrote before its process died: confirmed, listed, every request made, no message recorded.
     const stored = await store.get(keys.payout(id));
-    const made: Payout = { ...prepared.payout, state: 'confirmed', requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }] };
+    const made: Payout = {
+      ...prepared.payout,
+      state: 'confirmed',
+      requests: [{ ...requests[0]!, result: { kind: 'sent', id: '9', state: 'new' } }],
+    };
     await store.set(keys.payout(id), made, stored!.version, 3600);
     await store.set(keys.payoutsOpen(id), { [id]: clock + 2 * 60 * 1000 }, null, 3600);
     clock += 3 * 60 * 1000;
@@ -134,9 +179,24 @@ describe('payouts', () => {
       },
     };
     const recorded = recordMade(limited as FlowServices, made, createLogger('silent'));
-    payouts = new Payouts({ store, policy, services: recorded, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
-    payouts.attach({ post: async (payout) => (told.push(payout), { channel: 'C1', ts: '1.000100' }), update: async (payout) => void updates.push(payout) });
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 200' }, currency: 'UGX', description: 'Wages' });
+    payouts = new Payouts({
+      store,
+      policy,
+      services: recorded,
+      currencies: ['UGX'],
+      defaultCountry: 'UG',
+      logger: createLogger('silent'),
+      now: () => clock,
+    });
+    payouts.attach({
+      post: async (payout) => (told.push(payout), { channel: 'C1', ts: '1.000100' }),
+      update: async (payout) => void updates.push(payout),
+    });
+    const prepared = await payouts.prepare(MAKER, {
+      rows: { pasted: '0772000001, 100\n0772000002, 200' },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     const { id } = prepared.payout;
     const key = prepared.payout.requests[0]!.key;
@@ -161,28 +221,52 @@ describe('payouts', () => {
       { phone: '+256772000002', state: 'complete', error: '' },
     ]);
     const completed = (await payouts.get(id))!;
-    expect(outcomesCsv(completed).split('\r\n').slice(1, 3).map((line) => line.split(',')[4])).toEqual(['complete', 'complete']);
+    expect(
+      outcomesCsv(completed)
+        .split('\r\n')
+        .slice(1, 3)
+        .map((line) => line.split(',')[4]),
+    ).toEqual(['complete', 'complete']);
     expect(JSON.stringify(payoutMessage(updates.at(-1)!))).toContain('Paid 2 (300 UGX)');
   });
 
-  it.each(['approvals_unavailable', 'validation', 'limit_exceeded'] as const)('marks a request whose create fails with %s (nothing was made) "not sent"', async (code) => {
-    const policy = new AccessPolicy(POLICY, { now: () => clock });
-    const services: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
-      reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
-      createPayment: async () => {
-        throw { code, message: 'nothing was sent' } satisfies ServiceFailure;
-      },
-    };
-    payouts = new Payouts({ store, policy, services: services as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: rows(1) }, currency: 'UGX', description: 'Wages' });
-    if (!prepared.ok) throw new Error('not prepared');
-    const confirmed = (await payouts.confirm(prepared.payout.id, MAKER))!;
-    expect(confirmed.requests[0]!.result).toEqual({ kind: 'refused', reason: 'nothing was sent' });
-    expect(outcomesCsv(confirmed)).toContain('not_sent');
-  });
+  it.each(['approvals_unavailable', 'validation', 'limit_exceeded'] as const)(
+    'marks a request whose create fails with %s (nothing was made) "not sent"',
+    async (code) => {
+      const policy = new AccessPolicy(POLICY, { now: () => clock });
+      const services: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+        reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
+        createPayment: async () => {
+          throw { code, message: 'nothing was sent' } satisfies ServiceFailure;
+        },
+      };
+      payouts = new Payouts({
+        store,
+        policy,
+        services: services as FlowServices,
+        currencies: ['UGX'],
+        defaultCountry: 'UG',
+        logger: createLogger('silent'),
+        now: () => clock,
+      });
+      const prepared = await payouts.prepare(MAKER, {
+        rows: { pasted: rows(1) },
+        currency: 'UGX',
+        description: 'Wages',
+      });
+      if (!prepared.ok) throw new Error('not prepared');
+      const confirmed = (await payouts.confirm(prepared.payout.id, MAKER))!;
+      expect(confirmed.requests[0]!.result).toEqual({ kind: 'refused', reason: 'nothing was sent' });
+      expect(outcomesCsv(confirmed)).toContain('not_sent');
+    },
+  );
 
-  it('keeps each recipient\'s reported state, never moving one back, and updates the message once per change', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 200\n0772000001, 300' }, currency: 'UGX', description: 'Wages' });
+  it("keeps each recipient's reported state, never moving one back, and updates the message once per change", async () => {
+    const prepared = await payouts.prepare(MAKER, {
+      rows: { pasted: '0772000001, 100\n0772000002, 200\n0772000001, 300' },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     await payouts.confirm(prepared.payout.id, MAKER);
     const ref = prepared.payout.requests[0]!.key;
@@ -195,12 +279,20 @@ describe('payouts', () => {
     await report('processing', 'processing', 'processing');
     await report('complete', 'error', 'queued');
     const statesNow = async () => (await payouts.get(prepared.payout.id))!.requests[0]!.states;
-    expect(await statesNow()).toEqual([{ state: 'complete' }, { state: 'error', error: 'Not registered' }, { state: 'queued' }]);
+    expect(await statesNow()).toEqual([
+      { state: 'complete' },
+      { state: 'error', error: 'Not registered' },
+      { state: 'queued' },
+    ]);
     expect(updates).toHaveLength(2);
     // A redelivery and an older report change nothing and update nothing.
     await report('complete', 'error', 'queued');
     await report('processing', 'complete', 'processing');
-    expect(await statesNow()).toEqual([{ state: 'complete' }, { state: 'error', error: 'Not registered' }, { state: 'queued' }]);
+    expect(await statesNow()).toEqual([
+      { state: 'complete' },
+      { state: 'error', error: 'Not registered' },
+      { state: 'queued' },
+    ]);
     expect(updates).toHaveLength(2);
     await report('complete', 'error', 'complete');
     expect(updates).toHaveLength(3);
@@ -212,7 +304,11 @@ describe('payouts', () => {
   });
 
   it('shows on the message, once it is posted, what was reported before it was', async () => {
-    const prepared = await payouts.prepare(MAKER, { rows: { pasted: '0772000001, 100' }, currency: 'UGX', description: 'Wages' });
+    const prepared = await payouts.prepare(MAKER, {
+      rows: { pasted: '0772000001, 100' },
+      currency: 'UGX',
+      description: 'Wages',
+    });
     if (!prepared.ok) throw new Error('not prepared');
     let early: Promise<void> | undefined;
     payouts.attach({
@@ -235,10 +331,19 @@ describe('payouts', () => {
     try {
       const policy = new AccessPolicy(POLICY, { now: () => clock });
       const services = {
-        reserveSpend: (input: Parameters<FlowServices['reserveSpend']>[0]) => policy.reserveSpend(redis, { ...input, channel: 'slack' }),
+        reserveSpend: (input: Parameters<FlowServices['reserveSpend']>[0]) =>
+          policy.reserveSpend(redis, { ...input, channel: 'slack' }),
         createPayment: async () => ({ id: '77', state: 'new' }),
       };
-      const onRedis = new Payouts({ store: redis, policy, services: services as unknown as FlowServices, currencies: ['UGX'], defaultCountry: 'UG', logger: createLogger('silent'), now: () => clock });
+      const onRedis = new Payouts({
+        store: redis,
+        policy,
+        services: services as unknown as FlowServices,
+        currencies: ['UGX'],
+        defaultCountry: 'UG',
+        logger: createLogger('silent'),
+        now: () => clock,
+      });
       const landed: Payout[] = [];
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
@@ -257,7 +362,11 @@ describe('payouts', () => {
           landed.push(payout);
         },
       });
-      const prepared = await onRedis.prepare(MAKER, { rows: { pasted: '0772000001, 100\n0772000002, 100' }, currency: 'UGX', description: '' });
+      const prepared = await onRedis.prepare(MAKER, {
+        rows: { pasted: '0772000001, 100\n0772000002, 100' },
+        currency: 'UGX',
+        description: '',
+      });
       if (!prepared.ok) throw new Error('not prepared');
       await onRedis.confirm(prepared.payout.id, MAKER);
       const ref = prepared.payout.requests[0]!.key;
@@ -268,7 +377,11 @@ describe('payouts', () => {
       await older;
       const states = (p: Payout) => p.requests[0]!.states!.map((x) => x.state);
       // The newer update (both states), then the older one landing late, then the latest again.
-      expect(landed.map(states)).toEqual([['complete', 'error'], ['complete', 'new'], ['complete', 'error']]);
+      expect(landed.map(states)).toEqual([
+        ['complete', 'error'],
+        ['complete', 'new'],
+        ['complete', 'error'],
+      ]);
       const stored = await onRedis.get(prepared.payout.id);
       expect(stored!.shown).toBe(stored!.changes);
     } finally {

@@ -5,7 +5,9 @@ const read = (text: string) => parsePayoutRows(text, { defaultCountry: 'UG', des
 
 describe('payout rows', () => {
   it('reads phone, amount and description, normalising numbers and amounts; the default description fills a row without one', () => {
-    const parsed = read('phone,amount,description\n0772000001, 5000, March wages\n\n+256 772 000 002;250.50\n"0772000003"\t10,bonus, with a comma');
+    const parsed = read(
+      'phone,amount,description\n0772000001, 5000, March wages\n\n+256 772 000 002;250.50\n"0772000003"\t10,bonus, with a comma',
+    );
     expect(parsed).toEqual({
       ok: true,
       rows: [2, 4, 5],
@@ -22,7 +24,10 @@ describe('payout rows', () => {
   });
 
   it('names every bad row by its number, as pasted (blank lines counted)', () => {
-    const parsed = read('0772000001, 5000\n\nnot-a-phone, 10\n0772000002, -5\n0772000003\n0772000004, 1.234\n0772000005, 10, ' + 'x'.repeat(141));
+    const parsed = read(
+      '0772000001, 5000\n\nnot-a-phone, 10\n0772000002, -5\n0772000003\n0772000004, 1.234\n0772000005, 10, ' +
+        'x'.repeat(141),
+    );
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.errors.map((e) => e.row)).toEqual([3, 4, 5, 6, 7]);
@@ -34,11 +39,16 @@ describe('payout rows', () => {
   it('refuses an empty paste and more rows than a payout takes', () => {
     expect(read('  \n ')).toMatchObject({ ok: false, errors: [{ row: 1, message: expect.stringMatching(/no rows/) }] });
     const many = Array.from({ length: 1001 }, () => '0772000001, 1').join('\n');
-    expect(read(many)).toMatchObject({ ok: false, errors: [{ message: expect.stringMatching(/more than 1000 rows/) }] });
+    expect(read(many)).toMatchObject({
+      ok: false,
+      errors: [{ message: expect.stringMatching(/more than 1000 rows/) }],
+    });
   });
 
   it('splits a payout into requests of at most PAYOUT_REQUEST_MAX recipients, in order', () => {
-    const parsed = read(Array.from({ length: 250 }, (_, i) => `07720${String(i).padStart(5, '0')}, ${i + 1}`).join('\n'));
+    const parsed = read(
+      Array.from({ length: 250 }, (_, i) => `07720${String(i).padStart(5, '0')}, ${i + 1}`).join('\n'),
+    );
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors.slice(0, 3)));
     const chunks = chunksOf(parsed.recipients);
     expect(chunks.map((c) => c.length)).toEqual([PAYOUT_REQUEST_MAX, PAYOUT_REQUEST_MAX, 50]);

@@ -18,7 +18,8 @@ afterAll(stopAll);
 /** A logger that keeps its lines. */
 function keptLogger(): { logger: Logger; lines: Array<{ level: string; fields: unknown; message: string }> } {
   const lines: Array<{ level: string; fields: unknown; message: string }> = [];
-  const at = (level: string) => (fields: unknown, message?: string) => lines.push({ level, fields, message: message ?? String(fields) });
+  const at = (level: string) => (fields: unknown, message?: string) =>
+    lines.push({ level, fields, message: message ?? String(fields) });
   const logger = { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger;
   return { logger, lines };
 }
@@ -26,8 +27,18 @@ function keptLogger(): { logger: Logger; lines: Array<{ level: string; fields: u
 describe('REDIS_* settings', () => {
   it('read one server, a Sentinel set or a cluster', () => {
     expect(loadConfig({}).redis).toBeUndefined();
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redis).toEqual({ mode: 'server', url: 'redis://127.0.0.1:6379/2' });
-    expect(loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379, sentinel-2:26380,[::1]:26381', REDIS_SENTINEL_NAME: 'momo', REDIS_PASSWORD: 'pw', REDIS_TLS: 'true' }).redis).toEqual({
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redis).toEqual({
+      mode: 'server',
+      url: 'redis://127.0.0.1:6379/2',
+    });
+    expect(
+      loadConfig({
+        REDIS_SENTINELS: '10.0.0.1:26379, sentinel-2:26380,[::1]:26381',
+        REDIS_SENTINEL_NAME: 'momo',
+        REDIS_PASSWORD: 'pw',
+        REDIS_TLS: 'true',
+      }).redis,
+    ).toEqual({
       mode: 'sentinel',
       sentinels: [
         { host: '10.0.0.1', port: 26379 },
@@ -58,14 +69,24 @@ describe('REDIS_* settings', () => {
       }
       throw new Error(`accepted: ${JSON.stringify(env)}`);
     };
-    expect(refused({ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' })).toMatch(/^REDIS_URL, REDIS_CLUSTER_NODES: set one of/);
-    expect(refused({ REDIS_SENTINELS: 'a:26379' })).toMatch(/^REDIS_SENTINEL_NAME: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/);
+    expect(refused({ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' })).toMatch(
+      /^REDIS_URL, REDIS_CLUSTER_NODES: set one of/,
+    );
+    expect(refused({ REDIS_SENTINELS: 'a:26379' })).toMatch(
+      /^REDIS_SENTINEL_NAME: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/,
+    );
     expect(refused({ REDIS_SENTINEL_NAME: 'momo' })).toMatch(/^REDIS_SENTINELS: /);
-    expect(refused({ REDIS_SENTINELS: 'a:26379,b', REDIS_SENTINEL_NAME: 'momo' })).toMatch(/REDIS_SENTINELS: a list of host:port .*not understood: b$/);
+    expect(refused({ REDIS_SENTINELS: 'a:26379,b', REDIS_SENTINEL_NAME: 'momo' })).toMatch(
+      /REDIS_SENTINELS: a list of host:port .*not understood: b$/,
+    );
     expect(refused({ REDIS_CLUSTER_NODES: 'a:70000' })).toMatch(/REDIS_CLUSTER_NODES: a list of host:port/);
-    expect(refused({ REDIS_URL: 'redis://a:6379', REDIS_PASSWORD: 'pw' })).toMatch(/^REDIS_PASSWORD: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES/);
+    expect(refused({ REDIS_URL: 'redis://a:6379', REDIS_PASSWORD: 'pw' })).toMatch(
+      /^REDIS_PASSWORD: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES/,
+    );
     expect(refused({ REDIS_PASSWORD: 'pw' })).toMatch(/^REDIS_PASSWORD: /);
-    expect(refused({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_SENTINEL_PASSWORD: 'pw' })).toMatch(/^REDIS_SENTINEL_PASSWORD: only with REDIS_SENTINELS/);
+    expect(refused({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_SENTINEL_PASSWORD: 'pw' })).toMatch(
+      /^REDIS_SENTINEL_PASSWORD: only with REDIS_SENTINELS/,
+    );
     expect(refused({ REDIS_URL: '127.0.0.1:26379' })).toMatch(/^REDIS_URL: a redis:\/\/ or rediss:\/\/ URL/);
     expect(refused({ REDIS_TLS: 'yes', REDIS_CLUSTER_NODES: 'a:7000' })).toMatch(/REDIS_TLS/);
   });
@@ -107,7 +128,11 @@ describe('/readyz', () => {
     const status = async (port: number) => {
       const store = new RedisStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'test:readyz:' });
       const app = express();
-      addHealthRoutes(app, { store, serviceUrl: 'http://service.invalid', fetch: async () => new Response(null, { status: 200 }) });
+      addHealthRoutes(app, {
+        store,
+        serviceUrl: 'http://service.invalid',
+        fetch: async () => new Response(null, { status: 200 }),
+      });
       const server = app.listen(0);
       try {
         const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);
@@ -117,7 +142,10 @@ describe('/readyz', () => {
         await store.close();
       }
     };
-    expect(await status(master.port)).toEqual({ status: 200, body: { ok: true, store: { ok: true, detail: 'ok' }, service: { ok: true, detail: 'HTTP 200' } } });
+    expect(await status(master.port)).toEqual({
+      status: 200,
+      body: { ok: true, store: { ok: true, detail: 'ok' }, service: { ok: true, detail: 'HTTP 200' } },
+    });
     const onReplica = await status(replica.port);
     expect(onReplica.status).toBe(503);
     expect(onReplica.body.store.detail).toMatch(/READONLY/);

@@ -39,15 +39,44 @@ async function answers(port: number): Promise<true | undefined> {
 }
 
 /** Starts `redis-server` (or a Sentinel with `sentinel: true`) on `port` with `args`, and waits until it answers. */
-export async function startRedis(port: number, args: string[] = [], options: { sentinel?: boolean; config?: string } = {}): Promise<Server> {
+export async function startRedis(
+  port: number,
+  args: string[] = [],
+  options: { sentinel?: boolean; config?: string } = {},
+): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), `momo-redis-${port}-`));
-  const base = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
+  const base = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'no',
+  ];
   let argv: string[];
   if (options.sentinel) {
     const { writeFileSync } = await import('node:fs');
     const file = join(dir, 'sentinel.conf');
     writeFileSync(file, options.config ?? '');
-    argv = [file, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', ...args];
+    argv = [
+      file,
+      '--sentinel',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--protected-mode',
+      'no',
+      ...args,
+    ];
   } else {
     argv = [...base, ...args];
   }
@@ -60,10 +89,23 @@ export async function startRedis(port: number, args: string[] = [], options: { s
 /** A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). */
 export async function startCluster(ports: number[]): Promise<Server[]> {
   const servers = await Promise.all(
-    ports.map((port) => startRedis(port, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'])),
+    ports.map((port) =>
+      startRedis(port, [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '2000',
+      ]),
+    ),
   );
-  const create = spawn('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], { stdio: 'ignore' });
-  await new Promise<void>((resolve, reject) => create.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create: ${code}`)))));
+  const create = spawn('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], {
+    stdio: 'ignore',
+  });
+  await new Promise<void>((resolve, reject) =>
+    create.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create: ${code}`)))),
+  );
   for (const port of ports) {
     await until(`cluster ok on ${port}`, async () => {
       const c = new Redis({ port, maxRetriesPerRequest: 0 });
@@ -83,7 +125,12 @@ export async function startCluster(ports: number[]): Promise<Server[]> {
  * A master on `masterPort`, its replica on `replicaPort`, and three Sentinels on `sentinelPorts` watching it
  * as `name` (quorum 2, down after 1 s, failover timeout 5 s), all answering and the replica in sync.
  */
-export async function startSentinelSet(name: string, masterPort: number, replicaPort: number, sentinelPorts: number[]): Promise<{ master: Server; replica: Server; sentinels: Server[] }> {
+export async function startSentinelSet(
+  name: string,
+  masterPort: number,
+  replicaPort: number,
+  sentinelPorts: number[],
+): Promise<{ master: Server; replica: Server; sentinels: Server[] }> {
   const master = await startRedis(masterPort);
   const replica = await startRedis(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
   await until('replica in sync', async () => {

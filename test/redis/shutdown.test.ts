@@ -14,7 +14,14 @@ describe('a product whose Redis dies', () => {
     const server = await startRedis(7063);
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', DATA_DIR: 'memory://', REDIS_URL: `redis://127.0.0.1:${server.port}`, SHUTDOWN_GRACE_SECONDS: '5' },
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        DATA_DIR: 'memory://',
+        REDIS_URL: `redis://127.0.0.1:${server.port}`,
+        SHUTDOWN_GRACE_SECONDS: '5',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -39,7 +46,8 @@ describe('a product whose Redis dies', () => {
       .filter((line) => /redis: error, reconnecting|queue worker error/.test(line))
       .map((line) => JSON.parse(line) as { redis?: string; queue?: string });
     const perSource = new Map<string, number>();
-    for (const e of errors) perSource.set(e.redis ?? `worker ${e.queue}`, (perSource.get(e.redis ?? `worker ${e.queue}`) ?? 0) + 1);
+    for (const e of errors)
+      perSource.set(e.redis ?? `worker ${e.queue}`, (perSource.get(e.redis ?? `worker ${e.queue}`) ?? 0) + 1);
     // One line per connection at most in the first 30 s however many attempts failed: a queue has two
     // connections (its own and its worker's), every other part one.
     for (const [source, n] of perSource) expect(n, source).toBeLessThanOrEqual(source.startsWith('queue ') ? 2 : 1);

@@ -70,8 +70,14 @@ const slots = (group: string[]) => new Set(group.map((key) => slotOf(PREFIX + ke
 
 /** Conversations of every channel and shape (Slack team:user, Telegram private and group, phone numbers). */
 const conversations: Address[] = [
-  ...Array.from({ length: 200 }, (_, i) => ({ channel: 'ussd' as const, conversationId: `+2567720${String(i).padStart(5, '0')}` })),
-  ...Array.from({ length: 50 }, (_, i) => ({ channel: 'whatsapp' as const, conversationId: `2567720${String(i).padStart(5, '0')}` })),
+  ...Array.from({ length: 200 }, (_, i) => ({
+    channel: 'ussd' as const,
+    conversationId: `+2567720${String(i).padStart(5, '0')}`,
+  })),
+  ...Array.from({ length: 50 }, (_, i) => ({
+    channel: 'whatsapp' as const,
+    conversationId: `2567720${String(i).padStart(5, '0')}`,
+  })),
   ...Array.from({ length: 50 }, (_, i) => ({ channel: 'telegram' as const, conversationId: String(1000 + i) })),
   ...Array.from({ length: 50 }, (_, i) => ({ channel: 'telegram' as const, conversationId: `-100${i}:${2000 + i}` })),
   ...Array.from({ length: 50 }, (_, i) => ({ channel: 'slack' as const, conversationId: `T0${i}:U0${i}` })),
@@ -97,13 +103,23 @@ describe('keys.ts', () => {
       // LEASE, RELEASE_LEASE); the record read with the profile and pending outcomes (record-cache.ts readWith).
       groups.push([`lease script of ${record}`, [record, keys.runLease(record), keys.openRuns(record)]]);
       groups.push([`read of ${record}`, [record, keys.profile(c.channel, user), keys.pending(c)]]);
-      groups.push([`user keys of ${record}`, [record, keys.ownRequests({ channel: c.channel, userId: user }), keys.ownContact({ channel: c.channel, userId: user }, '+256772000001')]]);
+      groups.push([
+        `user keys of ${record}`,
+        [
+          record,
+          keys.ownRequests({ channel: c.channel, userId: user }),
+          keys.ownContact({ channel: c.channel, userId: user }, '+256772000001'),
+        ],
+      ]);
       expect(keys.openRunsParts()).toContain(keys.openRuns(record));
     }
     for (let i = 0; i < 100; i++) {
       const ref = `ref-${i}-0b9c6a0e`;
       // The spend reservation (RESERVE, GIVE_BACK) with its person's daily total.
-      groups.push([`spend of ${ref}`, [keys.spendReservation(ref), keys.dailySpend(`ussd:+25677200${i}`, 'UGX', '2026-11-26')]]);
+      groups.push([
+        `spend of ${ref}`,
+        [keys.spendReservation(ref), keys.dailySpend(`ussd:+25677200${i}`, 'UGX', '2026-11-26')],
+      ]);
       // The notification marks (marks.ts TAKE, HOLD, DONE).
       const marks = markKeys(`payment:${ref}`, `payment:${ref}:processed`);
       groups.push([`marks of ${ref}`, [marks.rank, marks.sent, marks.lease, marks.reading]]);
@@ -111,7 +127,9 @@ describe('keys.ts', () => {
       groups.push([`payout ${i}`, [keys.payout(String(i)), keys.payoutSending(String(i))]]);
     }
     groups.push(['journal drain', [keys.journalPending, `${keys.journalPending}:lock`]]);
-    const split = groups.filter(([, group]) => slots(group).size !== 1).map(([name, group]) => `${name}: ${group.join(' ')}`);
+    const split = groups
+      .filter(([, group]) => slots(group).size !== 1)
+      .map(([name, group]) => `${name}: ${group.join(' ')}`);
     expect(split).toEqual([]);
   });
 
@@ -124,43 +142,59 @@ describe('keys.ts', () => {
 /** The keys of a command as MONITOR prints it, when it names several: EVAL/EVALSHA's KEYS, MGET's, DEL's. */
 function keysOf(args: string[]): string[] | undefined {
   const command = args[0]?.toLowerCase();
-  if (command === 'evalsha' || command === 'eval' || command === 'evalsha_ro' || command === 'fcall') return args.slice(3, 3 + Number(args[2]));
+  if (command === 'evalsha' || command === 'eval' || command === 'evalsha_ro' || command === 'fcall')
+    return args.slice(3, 3 + Number(args[2]));
   if (command === 'mget' || command === 'del' || command === 'unlink' || command === 'exists') return args.slice(1);
   return undefined;
 }
 
 describe('on a real server, as the product runs', () => {
-  it('sends no script or multi-key command whose keys span slots: a USSD payment and its notification', async () => {
-    const server = await startRedis(7030);
-    const monitor = new Redis({ port: server.port });
-    const seen: string[][] = [];
-    const watching = await monitor.monitor();
-    watching.on('monitor', (_time: string, args: string[]) => seen.push(args));
-    const app = await startProduct({ REDIS_URL: `redis://127.0.0.1:${server.port}` });
-    try {
-      const me = '+256700111444';
-      const ussd = new AtSession(app.url, me);
-      await ussd.dial();
-      for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await ussd.answer(answer);
-      expect(await ussd.answer('1234')).toMatch(/^END /);
-      await eventually(
-        () => sandboxGet<{ count: number; results: Array<{ state: string }> }>(app, '/api/payments?phonenumber=%2B256772000001'),
-        (p) => p.count >= 1 && p.results[0]!.state === 'processed',
-        'the payment processed',
-      );
-      const next = await eventually(async () => new AtSession(app.url, me).dial(), (screen) => /reached|Done/i.test(screen), 'the outcome at the next dial');
-      expect(next).toMatch(/5,000 UGX/);
-    } finally {
-      await app.stop();
-      watching.disconnect();
-      monitor.disconnect();
-    }
-    const multi = seen.map((args) => ({ args, keys: keysOf(args) })).filter((c): c is { args: string[]; keys: string[] } => (c.keys?.length ?? 0) > 1);
-    // Ours and BullMQ's scripts ran (the lease script, the marks, the queue's).
-    expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}lease:`)))).toBe(true);
-    expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}notify:`)))).toBe(true);
-    expect(multi.some((c) => c.keys.some((key) => key.startsWith(QUEUE_PREFIX)))).toBe(true);
-    const split = multi.filter((c) => new Set(c.keys.map(slotOf)).size > 1).map((c) => c.args.slice(0, 8).join(' '));
-    expect(split).toEqual([]);
-  }, SLOW_TEST_MS);
+  it(
+    'sends no script or multi-key command whose keys span slots: a USSD payment and its notification',
+    async () => {
+      const server = await startRedis(7030);
+      const monitor = new Redis({ port: server.port });
+      const seen: string[][] = [];
+      const watching = await monitor.monitor();
+      watching.on('monitor', (_time: string, args: string[]) => seen.push(args));
+      const app = await startProduct({ REDIS_URL: `redis://127.0.0.1:${server.port}` });
+      try {
+        const me = '+256700111444';
+        const ussd = new AtSession(app.url, me);
+        await ussd.dial();
+        for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1'])
+          await ussd.answer(answer);
+        expect(await ussd.answer('1234')).toMatch(/^END /);
+        await eventually(
+          () =>
+            sandboxGet<{ count: number; results: Array<{ state: string }> }>(
+              app,
+              '/api/payments?phonenumber=%2B256772000001',
+            ),
+          (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+          'the payment processed',
+        );
+        const next = await eventually(
+          async () => new AtSession(app.url, me).dial(),
+          (screen) => /reached|Done/i.test(screen),
+          'the outcome at the next dial',
+        );
+        expect(next).toMatch(/5,000 UGX/);
+      } finally {
+        await app.stop();
+        watching.disconnect();
+        monitor.disconnect();
+      }
+      const multi = seen
+        .map((args) => ({ args, keys: keysOf(args) }))
+        .filter((c): c is { args: string[]; keys: string[] } => (c.keys?.length ?? 0) > 1);
+      // Ours and BullMQ's scripts ran (the lease script, the marks, the queue's).
+      expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}lease:`)))).toBe(true);
+      expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}notify:`)))).toBe(true);
+      expect(multi.some((c) => c.keys.some((key) => key.startsWith(QUEUE_PREFIX)))).toBe(true);
+      const split = multi.filter((c) => new Set(c.keys.map(slotOf)).size > 1).map((c) => c.args.slice(0, 8).join(' '));
+      expect(split).toEqual([]);
+    },
+    SLOW_TEST_MS,
+  );
 });

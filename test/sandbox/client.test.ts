@@ -21,7 +21,14 @@ const JAMB = CANDIDATES.find((c) => c.service_type === 'jamb')!;
 let sb: RunningSandbox;
 let client: MomoClient;
 const make = (overrides: Partial<ConstructorParameters<typeof MomoClient>[0]> = {}) =>
-  new MomoClient({ baseUrl: sb.base, apiKey: API_KEY, vendingUrl: `${sb.base}/vending`, vendingApiKey: VENDING_KEY, maxRetries: 0, ...overrides });
+  new MomoClient({
+    baseUrl: sb.base,
+    apiKey: API_KEY,
+    vendingUrl: `${sb.base}/vending`,
+    vendingApiKey: VENDING_KEY,
+    maxRetries: 0,
+    ...overrides,
+  });
 
 beforeEach(async () => {
   sb = await startSandbox();
@@ -33,9 +40,19 @@ afterEach(async () => {
 
 describe('main API through MomoClient', () => {
   it('verifies a contact, pays it and reads the payment once processed', async () => {
-    const contact = await client.contacts.create({ phone_number: SARAH, first_name: 'Sarah', last_name: 'Nakato', metadata: { sync: '1' } });
+    const contact = await client.contacts.create({
+      phone_number: SARAH,
+      first_name: 'Sarah',
+      last_name: 'Nakato',
+      metadata: { sync: '1' },
+    });
     expect(contact.name_on_network).toBe('Sarah Nakato');
-    const again = await client.contacts.create({ phone_number: SARAH, first_name: 'X', last_name: 'Y', metadata: { sync: '1' } });
+    const again = await client.contacts.create({
+      phone_number: SARAH,
+      first_name: 'X',
+      last_name: 'Y',
+      metadata: { sync: '1' },
+    });
     expect(again.id).toBe(contact.id);
 
     const payment = await client.payments.create(
@@ -44,7 +61,10 @@ describe('main API through MomoClient', () => {
     );
     expect(payment.state).toBe('new');
     await expect(
-      client.payments.create({ phonenumber: SARAH, amount: '2500.50', currency: 'UGX', description: 'Fare' }, { duplicateCheckKey: 'run-1:pay' }),
+      client.payments.create(
+        { phonenumber: SARAH, amount: '2500.50', currency: 'UGX', description: 'Fare' },
+        { duplicateCheckKey: 'run-1:pay' },
+      ),
     ).rejects.toBeInstanceOf(DuplicateRequestError);
     await sb.controls.advanceClock(2);
     const done = await client.payments.get(payment.id);
@@ -54,46 +74,83 @@ describe('main API through MomoClient', () => {
   });
 
   it('maps errors to the client error tree', async () => {
-    const server = await client.payments.create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' }).catch((e) => e);
+    const server = await client.payments
+      .create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' })
+      .catch((e) => e);
     expect(server).toBeInstanceOf(ValidationError);
     expect((server as ValidationError).fields.account?.[0]).toMatch(/does not exist/);
     await expect(client.payments.get(12345)).rejects.toBeInstanceOf(NotFoundError);
     await expect(make({ apiKey: 'nope' }).contacts.list()).rejects.toBeInstanceOf(AuthenticationError);
     sb.controls.addOrganization({ apiKey: 'other' });
-    const theirs = await make({ apiKey: 'other' }).contacts.create({ phone_number: SARAH, first_name: 'A', last_name: 'B' });
+    const theirs = await make({ apiKey: 'other' }).contacts.create({
+      phone_number: SARAH,
+      first_name: 'A',
+      last_name: 'B',
+    });
     await expect(client.contacts.get(theirs.id)).rejects.toBeInstanceOf(PermissionError);
   });
 
   it('follows next links with listAll and sends the version header', async () => {
     for (let i = 0; i < 23; i++) {
-      await client.contacts.create({ phone_number: `+2567720200${String(i).padStart(2, '0')}`, first_name: `N${i}`, last_name: 'L' });
+      await client.contacts.create({
+        phone_number: `+2567720200${String(i).padStart(2, '0')}`,
+        first_name: `N${i}`,
+        last_name: 'L',
+      });
     }
     const ids: number[] = [];
     for await (const c of client.contacts.listAll({ limit: 10 })) ids.push(Number(c.id));
     expect(ids).toHaveLength(23);
     expect(new Set(ids).size).toBe(23);
 
-    const payment = await client.payments.create({ phonenumber: SARAH, amount: '100', currency: 'UGX', description: 'v' });
+    const payment = await client.payments.create({
+      phonenumber: SARAH,
+      amount: '100',
+      currency: 'UGX',
+      description: 'v',
+    });
     const old = await make({ version: 'v4' }).payments.get(payment.id);
     expect(old.phone_nos).toEqual([SARAH]);
   });
 
   it('creates a collection request, sees it matched, claims an unassigned collection', async () => {
-    const request = await client.collectionRequests.create({ phonenumber: SARAH, amount: '4000', currency: 'UGX', reason: 'Dues', metadata: { chat: 'slack:T:U' } });
+    const request = await client.collectionRequests.create({
+      phonenumber: SARAH,
+      amount: '4000',
+      currency: 'UGX',
+      reason: 'Dues',
+      metadata: { chat: 'slack:T:U' },
+    });
     expect(request.status).toBe('pending');
-    const c = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '4000', currency: 'UGX', reference: 'dues' });
+    const c = await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '4000',
+      currency: 'UGX',
+      reference: 'dues',
+    });
     expect((await client.collectionRequests.get(request.id)).status).toBe('successful');
     expect((await client.collections.get(c.id as number)).reference).toBe('dues');
 
-    await sb.controls.sendCollection({ phonenumber: SARAH, amount: '75', currency: 'UGX', remote_transaction_id: 'AGENT-7', organization: null });
-    const claimed = await client.collections.claim({ amount: '75', remote_transaction_id: 'AGENT-7', phonenumber: SARAH });
+    await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '75',
+      currency: 'UGX',
+      remote_transaction_id: 'AGENT-7',
+      organization: null,
+    });
+    const claimed = await client.collections.claim({
+      amount: '75',
+      remote_transaction_id: 'AGENT-7',
+      phonenumber: SARAH,
+    });
     expect(claimed.map((x) => x.remote_transaction_id)).toEqual(['AGENT-7']);
     const filtered = await client.collections.list({ remote_transaction_id: 'AGENT-7' });
     expect(filtered.results).toHaveLength(1);
   });
 
   it('lists every match of a filtered collection query, though the service answers it as bare pages', async () => {
-    for (let i = 0; i < 13; i++) await sb.controls.sendCollection({ phonenumber: SARAH, amount: String(100 + i), currency: 'UGX' });
+    for (let i = 0; i < 13; i++)
+      await sb.controls.sendCollection({ phonenumber: SARAH, amount: String(100 + i), currency: 'UGX' });
     await sb.controls.sendCollection({ phonenumber: '+256772999999', amount: '5', currency: 'UGX' });
     const all: number[] = [];
     for await (const c of client.collections.listAll({ phonenumber: SARAH })) all.push(Number(c.id));
@@ -133,7 +190,11 @@ describe('main API through MomoClient', () => {
 
 describe('vending through MomoClient', () => {
   it('validates a candidate, lists bundles, buys pins with the validated gsmNo and buys data', async () => {
-    const validation = await client.vending.validateName({ service_type: 'jamb', account_number: JAMB.account_number, product_code: 'utme' });
+    const validation = await client.vending.validateName({
+      service_type: 'jamb',
+      account_number: JAMB.account_number,
+      product_code: 'utme',
+    });
     expect(validation.gsmNo).toBe(JAMB.gsmNo);
     expect(validation.user?.name).toBe(`${JAMB.firstName} ${JAMB.middleName} ${JAMB.lastName}`);
     const pins = await client.vending.listPinBundles({ service_type: 'jamb' });
@@ -160,7 +221,12 @@ describe('vending through MomoClient', () => {
 
     const bundles = await client.vending.listDataBundles({ service_type: 'mtn' });
     const bundle = bundles[0]!;
-    const data = await client.vending.purchaseData({ service_type: 'mtn', datacode: bundle.datacode, phonenumber: '+2348031234567', amount: bundle.price });
+    const data = await client.vending.purchaseData({
+      service_type: 'mtn',
+      datacode: bundle.datacode,
+      phonenumber: '+2348031234567',
+      amount: bundle.price,
+    });
     expect(data).toMatchObject({ status: 'successful', phonenumber: '+2348031234567' });
     expect(String(data.datacode)).toBe(String(bundle.datacode));
     expect(sb.controls.purchases().map((p) => p.kind)).toEqual(['epin', 'databundle']);

@@ -88,9 +88,33 @@ describe('collection requests', () => {
       [{ instructions: 'x'.repeat(141) }, 'instructions', /140/],
       [{ send_instructions: 'maybe' }, 'send_instructions', /boolean/],
       [{ subscription_settings: { start_date: '01/01/2099 00:00:00' } }, 'subscription_settings.end_date', /required/],
-      [{ subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "01/01/2098 00:00:00"}' }, 'subscription_settings.end_date', /later/],
-      [{ subscription_settings: { start_date: '01/01/2099 00:00:00', end_date: '01/02/2099 00:00:00', frequency: 'fortnightly' } }, 'subscription_settings.frequency', /daily/],
-      [{ subscription_settings: { start_date: '01/01/2099 00:00:00', end_date: '01/02/2099 00:00:00', weekdays: 'monday,funday' } }, 'subscription_settings.weekdays', /day names/],
+      [
+        { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "01/01/2098 00:00:00"}' },
+        'subscription_settings.end_date',
+        /later/,
+      ],
+      [
+        {
+          subscription_settings: {
+            start_date: '01/01/2099 00:00:00',
+            end_date: '01/02/2099 00:00:00',
+            frequency: 'fortnightly',
+          },
+        },
+        'subscription_settings.frequency',
+        /daily/,
+      ],
+      [
+        {
+          subscription_settings: {
+            start_date: '01/01/2099 00:00:00',
+            end_date: '01/02/2099 00:00:00',
+            weekdays: 'monday,funday',
+          },
+        },
+        'subscription_settings.weekdays',
+        /day names/,
+      ],
     ];
     for (const [body, field, message] of cases) {
       const res = await request(body);
@@ -98,7 +122,12 @@ describe('collection requests', () => {
       expect(res.body[field]?.join(' '), JSON.stringify(body)).toMatch(message);
     }
     const recurring = await request({
-      subscription_settings: { start_date: '01/01/2099 00:00:00', end_date: '01/02/2099 00:00:00', frequency: 'monthly', months: 'January,March' },
+      subscription_settings: {
+        start_date: '01/01/2099 00:00:00',
+        end_date: '01/02/2099 00:00:00',
+        frequency: 'monthly',
+        months: 'January,March',
+      },
     });
     expect(recurring.status).toBe(201);
     expect(JSON.parse(recurring.body.subscription_settings)).toMatchObject({ frequency: 'monthly' });
@@ -120,7 +149,11 @@ describe('collection requests', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.metadata).toEqual({ chat: 'ussd:+256772000001' });
-    expect(JSON.parse(res.body.subscription_settings)).toEqual({ start_date: '01/01/2099 00:00:00', end_date: '01/01/2100 00:00:00', frequency: 'yearly' });
+    expect(JSON.parse(res.body.subscription_settings)).toEqual({
+      start_date: '01/01/2099 00:00:00',
+      end_date: '01/01/2100 00:00:00',
+      frequency: 'yearly',
+    });
   });
 
   it('expires at expiry_date and retries after retry_interval_minutes while retries remain', async () => {
@@ -136,7 +169,10 @@ describe('collection requests', () => {
     expect(await status()).toBe('expired');
     await sb.controls.advanceClock(3600);
     expect(await status()).toBe('expired');
-    const changes = sb.controls.events().filter((e) => e.type === 'collectionrequest.status.changed').map((e: any) => e.data.status);
+    const changes = sb.controls
+      .events()
+      .filter((e) => e.type === 'collectionrequest.status.changed')
+      .map((e: any) => e.data.status);
     expect(changes).toEqual(['expired', 'pending', 'expired']);
   });
 
@@ -160,15 +196,32 @@ describe('collections', () => {
   it('matches a collection to the request by amount, number and currency', async () => {
     const req = await request({ success_message: 'Thanks {customer}, got {amount}', metadata: { chat: 'telegram:9' } });
     const before = Number(sb.controls.balances().UGX);
-    const other = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '19999', currency: 'UGX', reference: 'other' });
+    const other = await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '19999',
+      currency: 'UGX',
+      reference: 'other',
+    });
     expect(other.collection_request).toBeNull();
-    const c = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '20000.00', currency: 'UGX', reference: 'rent' });
-    expect(c).toMatchObject({ status: 'successful', organization: 1, reference: 'rent', collection_request: { id: req.body.id } });
+    const c = await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '20000.00',
+      currency: 'UGX',
+      reference: 'rent',
+    });
+    expect(c).toMatchObject({
+      status: 'successful',
+      organization: 1,
+      reference: 'rent',
+      collection_request: { id: req.body.id },
+    });
     expect(c.remote_transaction_id).toMatch(/^SBXC\d{10}$/);
     const done = (await sb.api('GET', `/collectionrequests/${req.body.id}`)).body;
     expect(done).toMatchObject({ status: 'successful', collection: c.id });
     expect(Number(sb.controls.balances().UGX) - before).toBe(39_999);
-    expect(sb.controls.sms().map((s) => s.text)).toEqual(['Thanks Anonymous Contact, got UGX 20000.00 - sent by Sandbox Pay']);
+    expect(sb.controls.sms().map((s) => s.text)).toEqual([
+      'Thanks Anonymous Contact, got UGX 20000.00 - sent by Sandbox Pay',
+    ]);
     const byCollection = await sb.api('GET', `/collectionrequests?collection=${c.id}`);
     expect(byCollection.body.results.map((r: any) => r.id)).toEqual([req.body.id]);
     const types = sb.controls.events().map((e) => e.type);
@@ -178,13 +231,22 @@ describe('collections', () => {
 
   it('shapes collections by version and lists them as an envelope, or a bare list when filtered', async () => {
     await request({});
-    const c = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '20000', currency: 'UGX', reference: 'x' });
+    const c = await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '20000',
+      currency: 'UGX',
+      reference: 'x',
+    });
     const get = (v: string) => sb.api('GET', `/collections/${c.id}`, { headers: { 'Service-Version': v } });
     expect((await get('v2')).body.collection_request).toBe(1);
     expect((await get('v2')).body).not.toHaveProperty('transaction');
     expect((await get('v3')).body.collection_request).toMatchObject({ id: 1, status: 'successful' });
     expect((await get('v3')).body).not.toHaveProperty('transaction');
-    expect((await get('v4')).body.transaction).toMatchObject({ amount: '20000.00', type: 'mobile_collection', account: { id: 2, currency: 'UGX' } });
+    expect((await get('v4')).body.transaction).toMatchObject({
+      amount: '20000.00',
+      type: 'mobile_collection',
+      account: { id: 2, currency: 'UGX' },
+    });
 
     const all = await sb.api('GET', '/collections');
     expect(all.body).toMatchObject({ count: 1, next: null, previous: null });
@@ -211,11 +273,17 @@ describe('collections', () => {
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toMatch(/phonenumber/);
     // Rule 2: the full number only.
-    const partial = await sb.api('GET', `/collections?claim=True&amount=7000&remote_transaction_id=MTN123&phonenumber=${SARAH.slice(0, -1)}`);
+    const partial = await sb.api(
+      'GET',
+      `/collections?claim=True&amount=7000&remote_transaction_id=MTN123&phonenumber=${SARAH.slice(0, -1)}`,
+    );
     expect(partial.body).toEqual([]);
     // Rule 4: a list; the `+` is added when missing; the match is assigned.
     const before = Number(sb.controls.balances().UGX);
-    const claimed = await sb.api('GET', `/collections?claim=True&amount=7000&remote_transaction_id=MTN123&phonenumber=${SARAH.slice(1)}`);
+    const claimed = await sb.api(
+      'GET',
+      `/collections?claim=True&amount=7000&remote_transaction_id=MTN123&phonenumber=${SARAH.slice(1)}`,
+    );
     expect(claimed.status).toBe(200);
     expect(claimed.body).toHaveLength(1);
     expect(claimed.body[0]).toMatchObject({ id: loose.id, organization: 1, contact: { phone_number: SARAH } });
@@ -224,9 +292,18 @@ describe('collections', () => {
 
     // Rule 3: more than one match fails.
     for (let i = 0; i < 2; i++) {
-      await sb.controls.sendCollection({ phonenumber: KENYA, amount: '300', currency: 'KES', remote_transaction_id: 'DUP1', organization: null });
+      await sb.controls.sendCollection({
+        phonenumber: KENYA,
+        amount: '300',
+        currency: 'KES',
+        remote_transaction_id: 'DUP1',
+        organization: null,
+      });
     }
-    const twice = await sb.api('GET', `/collections?claim=True&amount=300&remote_transaction_id=DUP1&phonenumber=${KENYA}`);
+    const twice = await sb.api(
+      'GET',
+      `/collections?claim=True&amount=300&remote_transaction_id=DUP1&phonenumber=${KENYA}`,
+    );
     expect(twice.status).toBe(400);
     expect(twice.body.detail).toMatch(/more than one/);
     expect((await sb.api('GET', '/collections?claim=perhaps')).status).toBe(400);
@@ -234,22 +311,40 @@ describe('collections', () => {
 
   it("does not claim another organization's collection", async () => {
     const other = sb.controls.addOrganization({ apiKey: 'other-key' });
-    await sb.controls.sendCollection({ phonenumber: SARAH, amount: '100', currency: 'UGX', remote_transaction_id: 'T9', organization: other.id });
+    await sb.controls.sendCollection({
+      phonenumber: SARAH,
+      amount: '100',
+      currency: 'UGX',
+      remote_transaction_id: 'T9',
+      organization: other.id,
+    });
     const res = await sb.api('GET', `/collections?claim=True&amount=100&remote_transaction_id=T9&phonenumber=${SARAH}`);
     expect(res.body).toEqual([]);
   });
 
   it('is created over HTTP by POST /sandbox/collections, with 400 for bad input', async () => {
     const headers = { authorization: 'Token test-key', 'content-type': 'application/json' };
-    const ok = await sb.raw('/sandbox/collections', { method: 'POST', headers, body: JSON.stringify({ phonenumber: SARAH, amount: 50, currency: 'UGX', reference: 'r' }) });
+    const ok = await sb.raw('/sandbox/collections', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ phonenumber: SARAH, amount: 50, currency: 'UGX', reference: 'r' }),
+    });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ organization: 1, amount: '50.00', status: 'successful' });
-    const bad = await sb.raw('/sandbox/collections', { method: 'POST', headers, body: JSON.stringify({ phonenumber: SARAH, amount: 50, currency: 'BXC' }) });
+    const bad = await sb.raw('/sandbox/collections', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ phonenumber: SARAH, amount: 50, currency: 'BXC' }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.currency[0]).toMatch(/outgoing/);
     const unauth = await sb.raw('/sandbox/collections', { method: 'POST', body: '{}' });
     expect(unauth.status).toBe(401);
-    const clock = await sb.raw('/sandbox/clock/advance', { method: 'POST', headers, body: JSON.stringify({ seconds: 3600 }) });
+    const clock = await sb.raw('/sandbox/clock/advance', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ seconds: 3600 }),
+    });
     expect(seconds(clock.body.now, new Date(Date.now()).toISOString())).toBeGreaterThan(3000);
   });
 });
@@ -257,25 +352,52 @@ describe('collections', () => {
 describe('collection verification', () => {
   it('posts each new collection to the verification URL; ACCEPT and REJECT decide', async () => {
     const receiver = await startReceiver({
-      reply: (body) => (body.reference === 'bad' ? `REJECT ${body.remote_transaction_id} not expected` : `ACCEPT ${body.remote_transaction_id}`),
+      reply: (body) =>
+        body.reference === 'bad'
+          ? `REJECT ${body.remote_transaction_id} not expected`
+          : `ACCEPT ${body.remote_transaction_id}`,
     });
     try {
       sb.controls.setOrganization({ verificationUrl: `${receiver.url}/verify` });
       await request({ amount: '900' });
-      const rejected = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '900', currency: 'UGX', reference: 'bad' });
+      const rejected = await sb.controls.sendCollection({
+        phonenumber: SARAH,
+        amount: '900',
+        currency: 'UGX',
+        reference: 'bad',
+      });
       expect(rejected).toMatchObject({ status: 'failed', collection_request: null });
       expect(sb.controls.collectionRequests()[0]!.status).toBe('pending');
-      const accepted = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '900', currency: 'UGX', reference: 'good' });
+      const accepted = await sb.controls.sendCollection({
+        phonenumber: SARAH,
+        amount: '900',
+        currency: 'UGX',
+        reference: 'good',
+      });
       expect(accepted).toMatchObject({ status: 'successful', collection_request: { status: 'successful' } });
       expect(receiver.received.map((r) => r.body)).toEqual([
-        { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'bad', remote_transaction_id: rejected.remote_transaction_id },
-        { phonenumber: SARAH, amount: '900.00', currency_code: 'UGX', reference: 'good', remote_transaction_id: accepted.remote_transaction_id },
+        {
+          phonenumber: SARAH,
+          amount: '900.00',
+          currency_code: 'UGX',
+          reference: 'bad',
+          remote_transaction_id: rejected.remote_transaction_id,
+        },
+        {
+          phonenumber: SARAH,
+          amount: '900.00',
+          currency_code: 'UGX',
+          reference: 'good',
+          remote_transaction_id: accepted.remote_transaction_id,
+        },
       ]);
       expect(receiver.received[0]!.headers.authorization).toBeUndefined();
       // With notification credentials set, verification carries them too (VERIFICATION_SENDS_WEBHOOK_AUTH).
       sb.controls.setOrganization({ webhookAuth: { username: 'momo', password: 's3cret' } });
       await sb.controls.sendCollection({ phonenumber: SARAH, amount: '901', currency: 'UGX', reference: 'good' });
-      expect(receiver.received.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('momo:s3cret').toString('base64')}`);
+      expect(receiver.received.at(-1)!.headers.authorization).toBe(
+        `Basic ${Buffer.from('momo:s3cret').toString('base64')}`,
+      );
     } finally {
       await receiver.close();
     }
@@ -297,7 +419,9 @@ describe('collection verification', () => {
     const gibberish = await startReceiver({ reply: () => 'OK THEN' });
     try {
       sb.controls.setOrganization({ verificationUrl: gibberish.url, acceptCollectionsByDefault: false });
-      expect((await sb.controls.sendCollection({ phonenumber: SARAH, amount: '10', currency: 'UGX' })).status).toBe('failed');
+      expect((await sb.controls.sendCollection({ phonenumber: SARAH, amount: '10', currency: 'UGX' })).status).toBe(
+        'failed',
+      );
     } finally {
       await gibberish.close();
     }

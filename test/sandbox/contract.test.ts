@@ -35,7 +35,9 @@ describe('authentication', () => {
 
 describe('contacts', () => {
   it('creates (201), then returns the existing contact (200) with verification when sync=1', async () => {
-    const created = await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'Sarah', last_name: 'Nakato' } });
+    const created = await sb.api('POST', '/contacts', {
+      json: { phone_number: SARAH, first_name: 'Sarah', last_name: 'Nakato' },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ phone_number: SARAH, first_name: 'Sarah', status: 'active', organization: 1 });
     expect(created.body).not.toHaveProperty('name_on_network');
@@ -93,10 +95,19 @@ describe('contacts', () => {
   });
 
   it('patches editable fields and refuses a bad national_id_type', async () => {
-    const { body } = await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
-    const patched = await sb.api('PATCH', `/contacts/${body.id}`, { json: { first_name: 'Sarah', national_id: 'CM123', national_id_type: 'national' } });
+    const { body } = await sb.api('POST', '/contacts', {
+      json: { phone_number: SARAH, first_name: 'S', last_name: 'N' },
+    });
+    const patched = await sb.api('PATCH', `/contacts/${body.id}`, {
+      json: { first_name: 'Sarah', national_id: 'CM123', national_id_type: 'national' },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ first_name: 'Sarah', last_name: 'N', national_id: 'CM123', national_id_type: 'national' });
+    expect(patched.body).toMatchObject({
+      first_name: 'Sarah',
+      last_name: 'N',
+      national_id: 'CM123',
+      national_id_type: 'national',
+    });
     const bad = await sb.api('PATCH', `/contacts/${body.id}`, { json: { national_id_type: 'visa' } });
     expect(bad.status).toBe(400);
     expect(bad.body).toHaveProperty('national_id_type');
@@ -105,7 +116,9 @@ describe('contacts', () => {
 
   it('filters exactly, adding the + to phone filters', async () => {
     await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'Sarah', last_name: 'Nakato' } });
-    await sb.api('POST', '/contacts', { json: { phone_number: '+256772111222', first_name: 'Sara', last_name: 'Nakato' } });
+    await sb.api('POST', '/contacts', {
+      json: { phone_number: '+256772111222', first_name: 'Sara', last_name: 'Nakato' },
+    });
     const byPhone = await sb.api('GET', `/contacts?phone_number=${SARAH.slice(1)}`);
     expect(byPhone.body.results.map((c: any) => c.phone_number)).toEqual([SARAH]);
     const byName = await sb.api('GET', '/contacts?first_name=Sara&last_name=Nakato');
@@ -120,9 +133,15 @@ describe('contacts', () => {
 
   it('answers 404 for an unknown id and 403 for another organization', async () => {
     sb.controls.addOrganization({ apiKey: 'other-key' });
-    const theirs = await sb.api('POST', '/contacts', { key: 'other-key', json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
+    const theirs = await sb.api('POST', '/contacts', {
+      key: 'other-key',
+      json: { phone_number: SARAH, first_name: 'S', last_name: 'N' },
+    });
     expect((await sb.api('GET', `/contacts/${theirs.body.id}`)).status).toBe(403);
-    expect(await sb.api('GET', '/contacts/999').then((r) => [r.status, r.body])).toEqual([404, { detail: 'Not found.' }]);
+    expect(await sb.api('GET', '/contacts/999').then((r) => [r.status, r.body])).toEqual([
+      404,
+      { detail: 'Not found.' },
+    ]);
     expect((await sb.api('GET', '/contacts')).body.count).toBe(0);
   });
 });
@@ -130,9 +149,19 @@ describe('contacts', () => {
 describe('payments', () => {
   it('goes new -> validated -> approved -> processed on the sandbox clock and debits amount and fee', async () => {
     const before = sb.controls.balances().UGX!;
-    const res = await pay({ phonenumber: SARAH, first_name: 'Sarah', last_name: 'Nakato', metadata: { chat: 'telegram:1', ref: 'r1' } });
+    const res = await pay({
+      phonenumber: SARAH,
+      first_name: 'Sarah',
+      last_name: 'Nakato',
+      metadata: { chat: 'telegram:1', ref: 'r1' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ state: 'new', amount: '5000.00', currency: 'UGX', metadata: { chat: 'telegram:1', ref: 'r1' } });
+    expect(res.body).toMatchObject({
+      state: 'new',
+      amount: '5000.00',
+      currency: 'UGX',
+      metadata: { chat: 'telegram:1', ref: 'r1' },
+    });
     expect(res.body.phone_nos[0]).toMatchObject({ phonenumber: SARAH, state: 'new', payment_id: res.body.id });
     expect(res.body.remote_transaction_id).toBeNull();
 
@@ -142,7 +171,10 @@ describe('payments', () => {
     expect(done.body.remote_transaction_id).toMatch(/^SBXP\d{10}$/);
     expect(done.body.phone_nos[0].state).toBe('complete');
     expect(Number(before) - Number(sb.controls.balances().UGX)).toBe(5500);
-    const states = sb.controls.events().filter((e) => e.type === 'payment.status.changed').map((e: any) => e.data.state);
+    const states = sb.controls
+      .events()
+      .filter((e) => e.type === 'payment.status.changed')
+      .map((e: any) => e.data.state);
     expect(states).toEqual(['validated', 'approved', 'processed']);
     expect(sb.controls.contacts().map((c) => c.phone_number)).toEqual([SARAH]);
   });
@@ -162,7 +194,11 @@ describe('payments', () => {
       },
     });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ payment_type: 'airtime', send_sms_message: true, metadata: { chat: 'slack:T1:U1' } });
+    expect(res.body).toMatchObject({
+      payment_type: 'airtime',
+      send_sms_message: true,
+      metadata: { chat: 'slack:T1:U1' },
+    });
     await sb.controls.advanceClock(2);
     expect((await sb.api('GET', `/payments/${res.body.id}`)).body.state).toBe('processed');
     expect(sb.controls.sms()).toEqual([expect.objectContaining({ to: SARAH, text: 'Hi Sarah, UGX 1000.00' })]);
@@ -174,8 +210,14 @@ describe('payments', () => {
     const mismatch = await pay({ phonenumber: NAME_DIFFERS, first_name: 'Jeff', last_name: 'Okello' });
     await sb.controls.advanceClock(2);
     const read = async (id: number) => (await sb.api('GET', `/payments/${id}`)).body;
-    expect(await read(unregistered.body.id)).toMatchObject({ state: 'processed_with_errors', last_error: expect.stringMatching(/not registered/) });
-    expect(await read(failing.body.id)).toMatchObject({ state: 'processed_with_errors', last_error: expect.stringMatching(/network/) });
+    expect(await read(unregistered.body.id)).toMatchObject({
+      state: 'processed_with_errors',
+      last_error: expect.stringMatching(/not registered/),
+    });
+    expect(await read(failing.body.id)).toMatchObject({
+      state: 'processed_with_errors',
+      last_error: expect.stringMatching(/network/),
+    });
     const m = await read(mismatch.body.id);
     expect(m).toMatchObject({ state: 'processed_with_errors', last_error: expect.stringMatching(/does not match/) });
     expect(m.remote_transaction_id).toBeNull();
@@ -191,8 +233,22 @@ describe('payments', () => {
 
   it('verifies a Kenyan recipient by national id instead of by name', async () => {
     const kenya = number('registered', '+254');
-    const byName = await pay({ phonenumber: kenya, currency: 'KES', amount: '100', first_name: 'Jane', last_name: 'Doe' });
-    const byId = await pay({ phonenumber: kenya, currency: 'KES', amount: '100', first_name: 'Jane', last_name: 'Doe', national_id: 12345678, national_id_type: 'national' });
+    const byName = await pay({
+      phonenumber: kenya,
+      currency: 'KES',
+      amount: '100',
+      first_name: 'Jane',
+      last_name: 'Doe',
+    });
+    const byId = await pay({
+      phonenumber: kenya,
+      currency: 'KES',
+      amount: '100',
+      first_name: 'Jane',
+      last_name: 'Doe',
+      national_id: 12345678,
+      national_id_type: 'national',
+    });
     await sb.controls.advanceClock(2);
     expect((await sb.api('GET', `/payments/${byName.body.id}`)).body.state).toBe('processed_with_errors');
     expect((await sb.api('GET', `/payments/${byId.body.id}`)).body.state).toBe('processed');
@@ -241,7 +297,11 @@ describe('payments', () => {
       [{ phonenumber: SARAH, amount: '-5' }, 'amount', /number/],
       [{ phonenumber: SARAH, description: 'x'.repeat(141) }, 'description', /140/],
       [{ phonenumber: SARAH, metadata: { n: 5 } }, 'metadata', /strings/],
-      [{ phonenumber: SARAH, metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', /10/],
+      [
+        { phonenumber: SARAH, metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) },
+        'metadata',
+        /10/,
+      ],
       [{ phonenumber: SARAH, payment_type: 'gold' }, 'payment_type', /valid choice/],
       [{ phonenumber: SARAH, national_id: '123' }, 'national_id_type', /national_id/],
       [{}, 'phonenumber', /required/],
@@ -270,10 +330,19 @@ describe('payments', () => {
     const incomplete = await pay({ phonenumber: SARAH, bank: bank.id, account_number: '0123456789' });
     expect(incomplete.status).toBe(400);
     expect(Object.keys(incomplete.body).sort()).toEqual(['account_name', 'email']);
-    const res = await pay({ phonenumber: SARAH, bank: bank.id, account_number: '0123456789', account_name: 'S Nakato', email: 's@example.com' });
+    const res = await pay({
+      phonenumber: SARAH,
+      bank: bank.id,
+      account_number: '0123456789',
+      account_name: 'S Nakato',
+      email: 's@example.com',
+    });
     expect(res.body).toMatchObject({ bank: bank.id, account_name: 'S Nakato' });
     await sb.controls.advanceClock(2);
-    expect((await sb.api('GET', `/payments/${res.body.id}`)).body).toMatchObject({ state: 'processed', charged_fee: '5000.00' });
+    expect((await sb.api('GET', `/payments/${res.body.id}`)).body).toMatchObject({
+      state: 'processed',
+      charged_fee: '5000.00',
+    });
   });
 
   it('waits for a future start_date in state scheduled', async () => {
@@ -299,7 +368,9 @@ describe('payments', () => {
 describe('pagination and ordering', () => {
   it('pages with working next/previous links and counts every record', async () => {
     for (let i = 0; i < 25; i++) {
-      await sb.api('POST', '/contacts', { json: { phone_number: `+2567720100${String(i).padStart(2, '0')}`, first_name: `F${i}`, last_name: 'L' } });
+      await sb.api('POST', '/contacts', {
+        json: { phone_number: `+2567720100${String(i).padStart(2, '0')}`, first_name: `F${i}`, last_name: 'L' },
+      });
     }
     const seen: number[] = [];
     let url: string | null = `${sb.base}/api/contacts`;
@@ -367,12 +438,28 @@ describe('sandbox controls over HTTP', () => {
   it('reads and changes organization options with the API key', async () => {
     const headers = { authorization: 'Token test-key', 'content-type': 'application/json' };
     const read = await sb.raw('/sandbox/organization', { headers });
-    expect(read.body).toMatchObject({ id: 1, nameMatchAffectsPayment: true, acceptCollectionsByDefault: true, verificationUrl: null });
+    expect(read.body).toMatchObject({
+      id: 1,
+      nameMatchAffectsPayment: true,
+      acceptCollectionsByDefault: true,
+      verificationUrl: null,
+    });
     expect(read.body).not.toHaveProperty('apiKey');
-    const changed = await sb.raw('/sandbox/organization', { method: 'PATCH', headers, body: JSON.stringify({ nameMatchAffectsPayment: false, verificationUrl: 'http://localhost:3000/verify' }) });
-    expect(changed.body).toMatchObject({ nameMatchAffectsPayment: false, verificationUrl: 'http://localhost:3000/verify' });
+    const changed = await sb.raw('/sandbox/organization', {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ nameMatchAffectsPayment: false, verificationUrl: 'http://localhost:3000/verify' }),
+    });
+    expect(changed.body).toMatchObject({
+      nameMatchAffectsPayment: false,
+      verificationUrl: 'http://localhost:3000/verify',
+    });
     expect(sb.controls.organization().nameMatchAffectsPayment).toBe(false);
-    const bad = await sb.raw('/sandbox/organization', { method: 'PATCH', headers, body: JSON.stringify({ verificationUrl: 'ftp://x', colour: 'red' }) });
+    const bad = await sb.raw('/sandbox/organization', {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ verificationUrl: 'ftp://x', colour: 'red' }),
+    });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body).sort()).toEqual(['non_field_errors', 'verificationUrl']);
     const balances = await sb.raw('/sandbox/balances', { headers });
@@ -387,17 +474,32 @@ describe('errors', () => {
     expect(wrong.headers.get('allow')).toBe('GET');
     expect(wrong.body).toEqual({ detail: 'Method "DELETE" not allowed.' });
     expect((await sb.api('POST', '/collections', { json: {} })).status).toBe(405);
-    expect(await sb.api('GET', '/nothing-here').then((r) => [r.status, r.body])).toEqual([404, { detail: 'Not found.' }]);
+    expect(await sb.api('GET', '/nothing-here').then((r) => [r.status, r.body])).toEqual([
+      404,
+      { detail: 'Not found.' },
+    ]);
     expect((await sb.api('GET', '/contacts/')).status).toBe(200);
     expect((await sb.api('GET', '/v3/banks/')).status).toBe(200);
 
     const auth = { authorization: 'Token test-key' };
-    const broken = await sb.raw('/api/contacts', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"a":' });
+    const broken = await sb.raw('/api/contacts', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"a":',
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.detail).toMatch(/JSON parse error/);
-    const list = await sb.raw('/api/contacts', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '[1]' });
+    const list = await sb.raw('/api/contacts', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '[1]',
+    });
     expect(list.body.non_field_errors[0]).toMatch(/Expected a dictionary/);
-    const text = await sb.raw('/api/contacts', { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'hi' });
+    const text = await sb.raw('/api/contacts', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
     expect(text.status).toBe(415);
     expect(text.body.detail).toMatch(/text\/plain/);
     const html = await sb.raw('/api/contacts', { headers: { ...auth, accept: 'text/html' } });
@@ -410,7 +512,11 @@ describe('errors', () => {
     form.set('first_name', 'Sarah');
     form.set('last_name', 'Nakato');
     form.set('metadata.team', 'ops');
-    const res = await sb.raw('/api/contacts', { method: 'POST', headers: { authorization: 'Token test-key' }, body: form });
+    const res = await sb.raw('/api/contacts', {
+      method: 'POST',
+      headers: { authorization: 'Token test-key' },
+      body: form,
+    });
     expect(res.status).toBe(201);
     expect(res.body.metadata).toEqual({ team: 'ops' });
   });

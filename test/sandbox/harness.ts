@@ -22,7 +22,11 @@ export interface RunningSandbox {
   base: string;
   controls: SandboxControls;
   /** JSON request to the main API (path after `/api`), with the test key unless `key` is given. */
-  api(method: string, path: string, init?: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string>; key?: string | null }): Promise<Answer>;
+  api(
+    method: string,
+    path: string,
+    init?: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string>; key?: string | null },
+  ): Promise<Answer>;
   /** Any request to the sandbox's server. */
   raw(path: string, init?: RequestInit): Promise<Answer>;
   close(): Promise<void>;
@@ -92,7 +96,9 @@ export interface Received {
  * A local HTTP server that records each POST and answers with the next scripted status (then `fallback`).
  * `reply` may compute the text answer from the body (verification).
  */
-export async function startReceiver(options: { statuses?: number[]; fallback?: number; reply?: (body: any) => string } = {}) {
+export async function startReceiver(
+  options: { statuses?: number[]; fallback?: number; reply?: (body: any) => string } = {},
+) {
   const received: Received[] = [];
   const statuses = [...(options.statuses ?? [])];
   const server = createServer((req, res) => {

@@ -29,7 +29,10 @@ afterEach(async () => {
 const control = (method: string, path: string, json?: unknown, key: string | null = 'test-key') =>
   sb.raw(`/sandbox${path}`, {
     method,
-    headers: { ...(key === null ? {} : { authorization: `Token ${key}` }), ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(key === null ? {} : { authorization: `Token ${key}` }),
+      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: json === undefined ? undefined : JSON.stringify(json),
   });
 
@@ -40,10 +43,14 @@ const advance = async (seconds: number) => {
 
 /** The states a resource's webhooks told, in order, for the resource with this id. */
 const told = (event: string, id: number, field: 'state' | 'status') =>
-  hooks.received.filter((r: Received) => r.body.hook.event === event && r.body.data.id === id).map((r) => r.body.data[field] as string);
+  hooks.received
+    .filter((r: Received) => r.body.hook.event === event && r.body.data.id === id)
+    .map((r) => r.body.data[field] as string);
 
 const pay = async (json: Record<string, unknown>) => {
-  const res = await sb.api('POST', '/payments', { json: { currency: 'UGX', description: 'Rent', amount: '5000', phonenumber: SARAH, ...json } });
+  const res = await sb.api('POST', '/payments', {
+    json: { currency: 'UGX', description: 'Rent', amount: '5000', phonenumber: SARAH, ...json },
+  });
   expect(res.status).toBe(201);
   return res.body as { id: number };
 };
@@ -59,20 +66,40 @@ describe('payments: approval rules and the portal decisions', () => {
     await advance(5);
     expect((await payment(big.id)).state).toBe('approval_requested');
     expect((await payment(small.id)).state).toBe('processed');
-    expect(told('payment.status.changed', big.id, 'state')).toEqual(['validated', 'approval_needed', 'approval_requested']);
+    expect(told('payment.status.changed', big.id, 'state')).toEqual([
+      'validated',
+      'approval_needed',
+      'approval_requested',
+    ]);
 
     const approved = await control('POST', `/payments/${big.id}/approve`, {});
     expect(approved.status).toBe(200);
     expect(approved.body.state).toBe('approved');
     await advance(5);
     expect(await payment(big.id)).toMatchObject({ state: 'processed', rejected_reason: null, cancelled_reason: null });
-    expect(told('payment.status.changed', big.id, 'state')).toEqual(['validated', 'approval_needed', 'approval_requested', 'approved', 'processed']);
+    expect(told('payment.status.changed', big.id, 'state')).toEqual([
+      'validated',
+      'approval_needed',
+      'approval_requested',
+      'approved',
+      'processed',
+    ]);
     const events = (await sb.api('GET', '/events?type=payment.status.changed&limit=100')).body.results;
-    expect(events.filter((e: any) => e.data.id === big.id).map((e: any) => e.data.state).reverse()).toEqual(told('payment.status.changed', big.id, 'state'));
+    expect(
+      events
+        .filter((e: any) => e.data.id === big.id)
+        .map((e: any) => e.data.state)
+        .reverse(),
+    ).toEqual(told('payment.status.changed', big.id, 'state'));
   });
 
   it('rejects with rejected_reason, rejected_time and rejected_by; KES rules leave UGX alone', async () => {
-    await control('PATCH', '/organization', { approvalRules: [{ currency: 'UGX', above: 0 }, { currency: 'KES', above: '10' }] });
+    await control('PATCH', '/organization', {
+      approvalRules: [
+        { currency: 'UGX', above: 0 },
+        { currency: 'KES', above: '10' },
+      ],
+    });
     const p = await pay({});
     await advance(1);
     const rejected = await control('POST', `/payments/${p.id}/reject`, { reason: 'Not budgeted', by: 77 });
@@ -115,8 +142,12 @@ describe('payments: approval rules and the portal decisions', () => {
     expect(noReason.body.reason).toEqual(['This field is required.']);
     expect((await control('POST', `/payments/${p.id}/cancel`, { reason: 'x', extra: 1 })).status).toBe(400);
     expect((await control('GET', `/payments/${p.id}/approve`)).status).toBe(405);
-    expect((await control('PATCH', '/organization', { approvalRules: [{ currency: 'USD', above: '1' }] })).status).toBe(400);
-    expect((await control('PATCH', '/organization', { approvalRules: [{ currency: 'UGX', above: '-1' }] })).status).toBe(400);
+    expect((await control('PATCH', '/organization', { approvalRules: [{ currency: 'USD', above: '1' }] })).status).toBe(
+      400,
+    );
+    expect(
+      (await control('PATCH', '/organization', { approvalRules: [{ currency: 'UGX', above: '-1' }] })).status,
+    ).toBe(400);
     expect((await payment(p.id)).state).not.toBe('cancelled');
   });
 });
@@ -132,10 +163,16 @@ describe('payments: recipient states through the directory', () => {
     expect(await recipientState(paused.id)).toBe('paused');
     expect(await recipientState(parked.id)).toBe('parked');
     expect((await payment(paused.id)).paused_reason).toMatch(/unavailable/);
-    expect((await sb.api('GET', '/payments?payment_state=paused')).body.results.map((p: any) => p.id)).toEqual([paused.id]);
-    expect((await sb.api('GET', `/payments?paused_reason=${encodeURIComponent((await payment(paused.id)).paused_reason)}`)).body.count).toBe(1);
+    expect((await sb.api('GET', '/payments?payment_state=paused')).body.results.map((p: any) => p.id)).toEqual([
+      paused.id,
+    ]);
+    expect(
+      (await sb.api('GET', `/payments?paused_reason=${encodeURIComponent((await payment(paused.id)).paused_reason)}`))
+        .body.count,
+    ).toBe(1);
     await advance(3600);
-    for (const p of [queued, paused, parked]) expect(await payment(p.id)).toMatchObject({ state: 'processed', paused_reason: null });
+    for (const p of [queued, paused, parked])
+      expect(await payment(p.id)).toMatchObject({ state: 'processed', paused_reason: null });
     const recipientStates = hooks.received
       .filter((r) => r.body.data.id === paused.id && r.body.hook.event === 'payment.status.changed')
       .map((r) => r.body.data.phone_nos[0].state);
@@ -146,16 +183,27 @@ describe('payments: recipient states through the directory', () => {
     const held = await pay({ phonenumber: number('payment_needs_admin') });
     const aborted = await pay({ phonenumber: number('payment_aborted') });
     await advance(3600);
-    expect(await payment(held.id)).toMatchObject({ state: 'approved', phone_nos: [expect.objectContaining({ state: 'paused_for_admin_action' })] });
-    expect(await payment(aborted.id)).toMatchObject({ state: 'processed_with_errors', last_error: expect.stringMatching(/aborted/) });
-    expect((await payment(aborted.id)).phone_nos[0]).toMatchObject({ state: 'aborted', last_error: expect.stringMatching(/aborted/) });
+    expect(await payment(held.id)).toMatchObject({
+      state: 'approved',
+      phone_nos: [expect.objectContaining({ state: 'paused_for_admin_action' })],
+    });
+    expect(await payment(aborted.id)).toMatchObject({
+      state: 'processed_with_errors',
+      last_error: expect.stringMatching(/aborted/),
+    });
+    expect((await payment(aborted.id)).phone_nos[0]).toMatchObject({
+      state: 'aborted',
+      last_error: expect.stringMatching(/aborted/),
+    });
     expect((await control('POST', `/payments/${held.id}/approve`, {})).body.state).toBe('processed');
   });
 });
 
 describe('collections: reversal, cash-out, failure', () => {
   it('reverses a successful collection: the wallet is debited back and its request becomes reversed', async () => {
-    const req = (await sb.api('POST', '/collectionrequests', { json: { phonenumber: SARAH, amount: '20000', currency: 'UGX' } })).body;
+    const req = (
+      await sb.api('POST', '/collectionrequests', { json: { phonenumber: SARAH, amount: '20000', currency: 'UGX' } })
+    ).body;
     const c = await control('POST', '/collections', { phonenumber: SARAH, amount: '20000', currency: 'UGX' });
     expect(c.body).toMatchObject({ status: 'successful', collection_request: { id: req.id } });
     const before = Number(sb.controls.balances().UGX);
@@ -165,7 +213,11 @@ describe('collections: reversal, cash-out, failure', () => {
     expect(Number(sb.controls.balances().UGX)).toBe(before - 20_000);
     expect((await sb.api('GET', `/collectionrequests/${req.id}`)).body.status).toBe('reversed');
     await sb.controls.idle();
-    expect(told('collectionrequest.status.changed', req.id, 'status')).toEqual(['processing_started', 'successful', 'reversed']);
+    expect(told('collectionrequest.status.changed', req.id, 'status')).toEqual([
+      'processing_started',
+      'successful',
+      'reversed',
+    ]);
     expect(told('collection.received', c.body.id, 'status')).toEqual(['successful', 'reversed']);
     expect((await sb.api('GET', '/collections?status=reversed')).body.map((x: any) => x.id)).toEqual([c.body.id]);
     expect((await control('POST', `/collections/${c.body.id}/cash-out`)).status).toBe(409);
@@ -182,18 +234,27 @@ describe('collections: reversal, cash-out, failure', () => {
 
   it('money from the collection_fails number arrives failed, and fails the request it was for', async () => {
     const payer = number('collection_fails');
-    const req = (await sb.api('POST', '/collectionrequests', { json: { phonenumber: payer, amount: '300', currency: 'UGX', expiry_date: '1 hour' } })).body;
+    const req = (
+      await sb.api('POST', '/collectionrequests', {
+        json: { phonenumber: payer, amount: '300', currency: 'UGX', expiry_date: '1 hour' },
+      })
+    ).body;
     const before = sb.controls.balances().UGX;
     const c = await control('POST', '/collections', { phonenumber: payer, amount: '300', currency: 'UGX' });
     expect(c.body).toMatchObject({ status: 'failed', organization: 1, transaction: null });
     expect(sb.controls.balances().UGX).toBe(before);
-    expect((await sb.api('GET', `/collectionrequests/${req.id}`)).body).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/not hold enough/) });
+    expect((await sb.api('GET', `/collectionrequests/${req.id}`)).body).toMatchObject({
+      status: 'failed',
+      error_message: expect.stringMatching(/not hold enough/),
+    });
   });
 });
 
 describe('collection requests: statuses in order, retries, recurring', () => {
   const create = async (json: Record<string, unknown>) => {
-    const res = await sb.api('POST', '/collectionrequests', { json: { amount: '1000', currency: 'UGX', phonenumber: SARAH, ...json } });
+    const res = await sb.api('POST', '/collectionrequests', {
+      json: { amount: '1000', currency: 'UGX', phonenumber: SARAH, ...json },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body as { id: number; status: string };
   };
@@ -202,7 +263,11 @@ describe('collection requests: statuses in order, retries, recurring', () => {
     const req = await create({ phonenumber: number('pays_requests'), send_instructions: true });
     expect(req.status).toBe('pending');
     await advance(60);
-    expect(told('collectionrequest.status.changed', req.id, 'status')).toEqual(['instructions_sent', 'processing_started', 'successful']);
+    expect(told('collectionrequest.status.changed', req.id, 'status')).toEqual([
+      'instructions_sent',
+      'processing_started',
+      'successful',
+    ]);
     const done = (await sb.api('GET', `/collectionrequests/${req.id}`)).body;
     expect(done.collection).toEqual(expect.any(Number));
     expect(sb.controls.sms().map((s) => s.to)).toEqual([number('pays_requests'), number('pays_requests')]);
@@ -221,13 +286,22 @@ describe('collection requests: statuses in order, retries, recurring', () => {
       'processing_started',
       'failed',
     ]);
-    expect((await sb.api('GET', `/collectionrequests/${req.id}`)).body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
+    expect((await sb.api('GET', `/collectionrequests/${req.id}`)).body).toMatchObject({
+      status: 'failed',
+      error_message: expect.any(String),
+    });
     expect(sb.controls.collections().filter((c) => c.status === 'failed')).toHaveLength(3);
   });
 
   it('refuses retry settings past the contract bounds', async () => {
     for (const body of [{ retry_interval_minutes: 9 }, { max_attempts: 4 }, { max_attempts: -1 }]) {
-      expect((await sb.api('POST', '/collectionrequests', { json: { phonenumber: SARAH, amount: '1', currency: 'UGX', ...body } })).status).toBe(400);
+      expect(
+        (
+          await sb.api('POST', '/collectionrequests', {
+            json: { phonenumber: SARAH, amount: '1', currency: 'UGX', ...body },
+          })
+        ).status,
+      ).toBe(400);
     }
   });
 
@@ -250,7 +324,10 @@ describe('collection requests: statuses in order, retries, recurring', () => {
     expect(all.map((r) => r.id)).toEqual([first.id, first.id + 1, first.id + 2]);
     for (const occurrence of all.slice(1)) {
       expect(occurrence).toMatchObject({ amount: '1000.00', phonenumber: SARAH, metadata: { chat: 'telegram:5' } });
-      expect(told('collectionrequest.status.changed', occurrence.id as number, 'status')).toEqual(['pending', 'expired']);
+      expect(told('collectionrequest.status.changed', occurrence.id as number, 'status')).toEqual([
+        'pending',
+        'expired',
+      ]);
     }
     const times = all.map((r) => Date.parse(r.created as string));
     expect(times[2]! - times[1]!).toBe(86_400_000);
@@ -262,7 +339,10 @@ describe('in-process controls', () => {
     sb.controls.setOrganization({ approvalRules: [{ currency: 'UGX', above: '100' }] });
     const p = await pay({});
     await advance(1);
-    expect(sb.controls.decidePayment(p.id, 'cancel', { reason: 'Duplicate' })).toMatchObject({ state: 'cancelled', cancelled_reason: 'Duplicate' });
+    expect(sb.controls.decidePayment(p.id, 'cancel', { reason: 'Duplicate' })).toMatchObject({
+      state: 'cancelled',
+      cancelled_reason: 'Duplicate',
+    });
     expect(() => sb.controls.decidePayment(p.id, 'approve')).toThrow(/cancelled/);
     const c = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '50', currency: 'UGX' });
     expect(sb.controls.changeCollection(c.id as number, 'cash-out').status).toBe('cashed_out');
@@ -277,20 +357,36 @@ describe('faults', () => {
     expect((await control('GET', '/faults')).body).toEqual({ maintenance: false, latencyMs: 0 });
     expect((await control('POST', '/faults', { maintenance: true })).body).toEqual({ maintenance: true, latencyMs: 0 });
     for (const key of ['test-key', 'wrong']) {
-      const res = await sb.api('POST', '/payments', { key, json: { phonenumber: SARAH, amount: '1', currency: 'UGX', description: 'x' } });
+      const res = await sb.api('POST', '/payments', {
+        key,
+        json: { phonenumber: SARAH, amount: '1', currency: 'UGX', description: 'x' },
+      });
       expect(res.status).toBe(503);
       expect(res.body.detail).toMatch(/maintenance/);
     }
-    const vending = await sb.raw('/vending/services/epin/bundles', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const vending = await sb.raw('/vending/services/epin/bundles', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(vending.status).toBe(503);
     expect(vending.body).toMatchObject({ status: 'error', code: 503 });
     expect(sb.controls.payments()).toHaveLength(0);
     expect((await control('GET', '/clock')).status).toBe(200);
-    expect((await control('POST', '/faults', { maintenance: 'False', latencyMs: 300 })).body).toEqual({ maintenance: false, latencyMs: 300 });
+    expect((await control('POST', '/faults', { maintenance: 'False', latencyMs: 300 })).body).toEqual({
+      maintenance: false,
+      latencyMs: 300,
+    });
     const started = performance.now();
     expect((await sb.api('GET', '/contacts')).status).toBe(200);
     expect(performance.now() - started).toBeGreaterThanOrEqual(250);
-    for (const body of [{ latencyMs: -1 }, { latencyMs: 600_001 }, { latencyMs: 'slow' }, { maintenance: 'maybe' }, { other: 1 }]) {
+    for (const body of [
+      { latencyMs: -1 },
+      { latencyMs: 600_001 },
+      { latencyMs: 'slow' },
+      { maintenance: 'maybe' },
+      { other: 1 },
+    ]) {
       expect((await control('POST', '/faults', body)).status, JSON.stringify(body)).toBe(400);
     }
     expect((await control('POST', '/faults', { maintenance: true }, null)).status).toBe(401);

@@ -36,9 +36,17 @@ describe('mounted at the root of the product', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
     const raw = 'payload=%7B%22type%22%3A%22block_actions%22%7D';
-    const slack = await fetch(`${base}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: raw });
+    const slack = await fetch(`${base}/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: raw,
+    });
     expect(await slack.json()).toEqual({ raw });
-    const json = await fetch(`${base}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    const json = await fetch(`${base}/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(await json.json()).toEqual({ raw: '{"a":1}' });
     const other = await fetch(`${base}/ussd`);
     expect([other.status, await other.text()]).toEqual([404, 'product 404']);
@@ -56,7 +64,9 @@ describe('limits', () => {
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(throttled.body.detail).toMatch(/throttled/);
-    const write = await sb.api('POST', '/contacts', { json: { phone_number: TEST_NUMBERS[0]!.phonenumber, first_name: 'A', last_name: 'B' } });
+    const write = await sb.api('POST', '/contacts', {
+      json: { phone_number: TEST_NUMBERS[0]!.phonenumber, first_name: 'A', last_name: 'B' },
+    });
     expect(write.status).toBe(201);
   });
 
@@ -92,7 +102,9 @@ describe('clock', () => {
   it('moves a payment to processed without advancing when autoAdvance is on', async () => {
     const sb = await startSandbox({ autoAdvance: true });
     cleanups.push(() => sb.close());
-    const created = await sb.api('POST', '/payments', { json: { phonenumber: TEST_NUMBERS[0]!.phonenumber, amount: '10', currency: 'UGX', description: 'x' } });
+    const created = await sb.api('POST', '/payments', {
+      json: { phonenumber: TEST_NUMBERS[0]!.phonenumber, amount: '10', currency: 'UGX', description: 'x' },
+    });
     let state = created.body.state;
     while (state !== 'processed') {
       await new Promise((r) => setTimeout(r, 100));

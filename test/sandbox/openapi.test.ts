@@ -14,7 +14,12 @@ import { openApiDocument } from '../../src/sandbox/openapi.js';
 import { openApiText } from '../../src/sandbox/write-openapi.js';
 import { silent, startReceiver, startSandbox, type Answer, type RunningSandbox } from './harness.js';
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }> }>> };
+type Doc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }> }>
+  >;
+};
 const doc = openApiDocument() as unknown as Doc & Record<string, unknown>;
 
 interface Layer {
@@ -33,7 +38,11 @@ function servedRoutes(stack: Layer[], prefix = ''): string[] {
         .filter((m) => m !== '_all')
         .map((m) => `${m.toUpperCase()} ${path}`);
     }
-    if (layer.handle.stack) return servedRoutes(layer.handle.stack, layer.slash || layer.rawPath === undefined ? prefix : `${prefix}${layer.rawPath}`);
+    if (layer.handle.stack)
+      return servedRoutes(
+        layer.handle.stack,
+        layer.slash || layer.rawPath === undefined ? prefix : `${prefix}${layer.rawPath}`,
+      );
     return [];
   });
 }
@@ -54,7 +63,9 @@ describe('the OpenAPI document', () => {
     const sandbox = createSandbox({ logger: silent, autoAdvance: false });
     const served = servedRoutes((sandbox.app as unknown as { router: Router & { stack: Layer[] } }).router.stack);
     void sandbox.close();
-    const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     expect(served.length).toBeGreaterThan(30);
     expect(new Set(documented)).toEqual(new Set(served));
   });
@@ -107,37 +118,75 @@ describe('real answers match the document', () => {
     return answer;
   }
 
-  const api = async (method: string, path: string, json?: unknown, key?: string | null) => check(method, `/api${path}`, await sb.api(method, path, { json, key }));
+  const api = async (method: string, path: string, json?: unknown, key?: string | null) =>
+    check(method, `/api${path}`, await sb.api(method, path, { json, key }));
   const control = async (method: string, path: string, json?: unknown) =>
     check(
       method,
       `/sandbox${path}`,
       await sb.raw(`/sandbox${path}`, {
         method,
-        headers: { authorization: 'Token test-key', ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: 'Token test-key',
+          ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: json === undefined ? undefined : JSON.stringify(json),
       }),
     );
   const vending = async (path: string, json: unknown, headers: Record<string, string>) =>
-    check('POST', `/vending${path}`, await sb.raw(`/vending${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(json) }));
+    check(
+      'POST',
+      `/vending${path}`,
+      await sb.raw(`/vending${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(json),
+      }),
+    );
 
   it('main API: contacts, payments, requests, collections, webhooks, events, banks, and their errors', async () => {
     const sarah = TEST_NUMBERS[0]!.phonenumber;
-    const contact = await api('POST', '/contacts', { phone_number: sarah, first_name: 'Sarah', last_name: 'Nakato', metadata: { sync: '1' } });
+    const contact = await api('POST', '/contacts', {
+      phone_number: sarah,
+      first_name: 'Sarah',
+      last_name: 'Nakato',
+      metadata: { sync: '1' },
+    });
     await api('GET', `/contacts/${contact.body.id}`);
     await api('PATCH', `/contacts/${contact.body.id}`, { email: 'sarah@example.org' });
     await api('GET', '/contacts?first_name=Sarah');
     await api('POST', '/webhooks', { event: 'payment.status.changed', target: `${hooks.url}/h` });
-    const payment = await api('POST', '/payments', { phonenumber: sarah, amount: '100', currency: 'UGX', description: 'x', metadata: { chat: 'telegram:1' } });
+    const payment = await api('POST', '/payments', {
+      phonenumber: sarah,
+      amount: '100',
+      currency: 'UGX',
+      description: 'x',
+      metadata: { chat: 'telegram:1' },
+    });
     await control('PATCH', '/organization', { approvalRules: [{ currency: 'UGX', above: '1000' }] });
-    const big = await api('POST', '/payments', { phonenumber: sarah, amount: '5000', currency: 'UGX', description: 'big' });
+    const big = await api('POST', '/payments', {
+      phonenumber: sarah,
+      amount: '5000',
+      currency: 'UGX',
+      description: 'big',
+    });
     await control('POST', '/clock/advance', { seconds: 5 });
     await control('POST', `/payments/${big.body.id}/reject`, { reason: 'No' });
     await api('GET', `/payments/${payment.body.id}`);
     await api('GET', '/payments?state=processed');
-    const request = await api('POST', '/collectionrequests', { phonenumber: sarah, amount: '250', currency: 'UGX', send_instructions: true });
+    const request = await api('POST', '/collectionrequests', {
+      phonenumber: sarah,
+      amount: '250',
+      currency: 'UGX',
+      send_instructions: true,
+    });
     await api('GET', `/collectionrequests/${request.body.id}`);
-    const collection = await control('POST', '/collections', { phonenumber: sarah, amount: '250', currency: 'UGX', reference: 'r' });
+    const collection = await control('POST', '/collections', {
+      phonenumber: sarah,
+      amount: '250',
+      currency: 'UGX',
+      reference: 'r',
+    });
     await api('GET', `/collections/${collection.body.id}`);
     await api('GET', '/collections');
     await api('GET', `/collections?phonenumber=${encodeURIComponent(sarah)}`);
@@ -152,18 +201,46 @@ describe('real answers match the document', () => {
     await api('GET', '/contacts', undefined, 'wrong');
     check('DELETE', '/api/payments', await sb.api('DELETE', '/payments'));
     check('GET', '/api/payments', await sb.api('GET', '/payments', { headers: { accept: 'text/html' } }));
-    check('POST', '/api/contacts', await sb.raw('/api/contacts', { method: 'POST', headers: { authorization: 'Token test-key', 'content-type': 'text/plain' }, body: 'hi' }));
+    check(
+      'POST',
+      '/api/contacts',
+      await sb.raw('/api/contacts', {
+        method: 'POST',
+        headers: { authorization: 'Token test-key', 'content-type': 'text/plain' },
+        body: 'hi',
+      }),
+    );
   });
 
   it('vending group and controls, and the 503 of maintenance', async () => {
-    await vending('/services/namefinder/query', { service_type: 'jamb', account_number: '1234567890', product_code: 'utme' }, { 'x-api-key': 'test-vending-key' });
+    await vending(
+      '/services/namefinder/query',
+      { service_type: 'jamb', account_number: '1234567890', product_code: 'utme' },
+      { 'x-api-key': 'test-vending-key' },
+    );
     const token = { authorization: 'Token test-vending-key' };
     await vending('/services/databundle/bundles', { service_type: 'mtn' }, token);
     await vending('/services/epin/bundles', { service_type: 'mtn' }, token);
-    await vending('/services/epin/purchase', { service_type: 'mtn', product_code: 'mtn-100', account_number: '1', gsmNo: '08031234567', amount: 100, quantity: 1 }, token);
-    await vending('/services/databundle/purchase', { service_type: 'mtn', datacode: 1001, phonenumber: '08031234567', amount: 350 }, token);
+    await vending(
+      '/services/epin/purchase',
+      {
+        service_type: 'mtn',
+        product_code: 'mtn-100',
+        account_number: '1',
+        gsmNo: '08031234567',
+        amount: 100,
+        quantity: 1,
+      },
+      token,
+    );
+    await vending(
+      '/services/databundle/purchase',
+      { service_type: 'mtn', datacode: 1001, phonenumber: '08031234567', amount: 350 },
+      token,
+    );
     await vending('/services/epin/bundles', { service_type: 'nope' }, token);
-    for (const path of ['/clock', '/organization', '/faults', '/deliveries', '/sms', '/purchases', '/balances']) await control('GET', path);
+    for (const path of ['/clock', '/organization', '/faults', '/deliveries', '/sms', '/purchases', '/balances'])
+      await control('GET', path);
     check('GET', '/sandbox/openapi.json', await sb.raw('/sandbox/openapi.json'));
     await control('POST', '/faults', { maintenance: true });
     await api('GET', '/contacts');

@@ -35,10 +35,17 @@ async function receiver(options: Parameters<typeof startReceiver>[0] = {}) {
   return r;
 }
 
-const hook = (sb: RunningSandbox, event: string, target: string) => sb.api('POST', '/webhooks', { json: { event, target } });
+const hook = (sb: RunningSandbox, event: string, target: string) =>
+  sb.api('POST', '/webhooks', { json: { event, target } });
 const pay = (sb: RunningSandbox) =>
   sb.api('POST', '/payments', {
-    json: { phonenumber: SARAH, amount: '1000', currency: 'UGX', description: 'x', metadata: { chat: 'telegram:42', ref: 'p-1' } },
+    json: {
+      phonenumber: SARAH,
+      amount: '1000',
+      currency: 'UGX',
+      description: 'x',
+      metadata: { chat: 'telegram:42', ref: 'p-1' },
+    },
   });
 
 describe('webhook management', () => {
@@ -47,7 +54,9 @@ describe('webhook management', () => {
     const http = await hook(strict, 'payment.status.changed', 'http://127.0.0.1:9/x');
     expect(http.status).toBe(400);
     expect(http.body.target[0]).toMatch(/https/);
-    expect((await hook(strict, 'payment.status.changed', 'https://example.com/hook?skip-cert-verify')).status).toBe(201);
+    expect((await hook(strict, 'payment.status.changed', 'https://example.com/hook?skip-cert-verify')).status).toBe(
+      201,
+    );
     expect((await hook(strict, 'payment.made', 'https://example.com')).body.event[0]).toMatch(/valid choice/);
     expect((await hook(strict, 'contact.created', 'not a url')).body.target).toEqual(['Enter a valid URL.']);
 
@@ -62,7 +71,9 @@ describe('webhook management', () => {
     await hook(sb, 'collection.received', 'https://example.com/b');
     expect(a.body).toMatchObject({ id: 1, user: 1, event: 'contact.created', target: 'https://example.com/a' });
     expect((await sb.api('GET', '/webhooks/1')).body).toEqual(a.body);
-    expect((await sb.api('GET', '/webhooks?event=collection.received')).body.results.map((w: any) => w.target)).toEqual(['https://example.com/b']);
+    expect((await sb.api('GET', '/webhooks?event=collection.received')).body.results.map((w: any) => w.target)).toEqual(
+      ['https://example.com/b'],
+    );
     expect((await sb.api('GET', '/webhooks?user=1')).body.count).toBe(2);
     expect((await sb.api('GET', '/webhooks?user=2')).body.count).toBe(0);
     expect((await sb.api('DELETE', '/webhooks/1')).status).toBe(405);
@@ -163,7 +174,11 @@ describe('delivery', () => {
     await hook(sb, 'contact.created', `http://127.0.0.1:${(silentServer.address() as AddressInfo).port}/slow`);
     await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
     await sb.controls.idle();
-    expect(sb.controls.deliveries()[0]).toMatchObject({ status: null, outcome: 'retry_scheduled', error: 'no answer within 5000 ms' });
+    expect(sb.controls.deliveries()[0]).toMatchObject({
+      status: null,
+      outcome: 'retry_scheduled',
+      error: 'no answer within 5000 ms',
+    });
   });
 
   it('records a failed connection and retries it', async () => {
@@ -174,7 +189,11 @@ describe('delivery', () => {
     await hook(sb, 'contact.created', deadUrl);
     await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
     await sb.controls.idle();
-    expect(sb.controls.deliveries()[0]).toMatchObject({ status: null, outcome: 'retry_scheduled', error: expect.stringMatching(/ECONNREFUSED/) });
+    expect(sb.controls.deliveries()[0]).toMatchObject({
+      status: null,
+      outcome: 'retry_scheduled',
+      error: expect.stringMatching(/ECONNREFUSED/),
+    });
   });
 });
 
@@ -182,7 +201,12 @@ describe('events', () => {
   it('records all four types, notifies each type, and lists them with the type filter', async () => {
     const sb = await setup();
     const r = await receiver();
-    for (const event of ['payment.status.changed', 'collection.received', 'contact.created', 'collectionrequest.status.changed']) {
+    for (const event of [
+      'payment.status.changed',
+      'collection.received',
+      'contact.created',
+      'collectionrequest.status.changed',
+    ]) {
       await hook(sb, event, `${r.url}/${event}`);
     }
     await pay(sb);
@@ -190,7 +214,12 @@ describe('events', () => {
     await sb.controls.sendCollection({ phonenumber: SARAH, amount: '300', currency: 'UGX', reference: 'r' });
     await sb.controls.advanceClock(2);
     const paths = new Set(r.received.map((x) => x.path.slice(1)));
-    expect([...paths].sort()).toEqual(['collection.received', 'collectionrequest.status.changed', 'contact.created', 'payment.status.changed']);
+    expect([...paths].sort()).toEqual([
+      'collection.received',
+      'collectionrequest.status.changed',
+      'contact.created',
+      'payment.status.changed',
+    ]);
 
     const all = await sb.api('GET', '/events?limit=100');
     expect(all.body.count).toBe(r.received.length);
@@ -207,18 +236,39 @@ describe('events', () => {
 describe('https targets', () => {
   it('honours ?skip-cert-verify for a self-signed certificate, and otherwise does not send, nor retry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sbx-cert-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
     const bodies: unknown[] = [];
-    const server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c.toString()));
-      req.on('end', () => {
-        bodies.push(JSON.parse(text));
-        res.end('ok');
-      });
-    });
+    const server = createServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (req, res) => {
+        let text = '';
+        req.on('data', (c: Buffer) => (text += c.toString()));
+        req.on('end', () => {
+          bodies.push(JSON.parse(text));
+          res.end('ok');
+        });
+      },
+    );
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     cleanups.push(async () => {

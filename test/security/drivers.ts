@@ -18,7 +18,9 @@ export class TelegramUser {
   ) {}
 
   private get chat() {
-    return this.chatId < 0 ? { id: this.chatId, type: 'group' as const, title: 'Shop' } : { id: this.chatId, type: 'private' as const, first_name: 'U' };
+    return this.chatId < 0
+      ? { id: this.chatId, type: 'group' as const, title: 'Shop' }
+      : { id: this.chatId, type: 'private' as const, first_name: 'U' };
   }
 
   private get from() {
@@ -26,10 +28,16 @@ export class TelegramUser {
   }
 
   /** Posts an update with the right secret; returns the webhook's status. */
-  async post(update: Omit<Update, 'update_id'>, secret: string | null = TELEGRAM_SECRET): Promise<{ status: number; text: string }> {
+  async post(
+    update: Omit<Update, 'update_id'>,
+    secret: string | null = TELEGRAM_SECRET,
+  ): Promise<{ status: number; text: string }> {
     const res = await fetch(`${this.product.url}/telegram/webhook`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(secret === null ? {} : { 'x-telegram-bot-api-secret-token': secret }) },
+      headers: {
+        'content-type': 'application/json',
+        ...(secret === null ? {} : { 'x-telegram-bot-api-secret-token': secret }),
+      },
       body: JSON.stringify({ update_id: nextUpdateId++, ...update }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -38,7 +46,9 @@ export class TelegramUser {
 
   /** Sends a message; returns the text of what the bot showed this chat last. */
   async say(text: string): Promise<string> {
-    const res = await this.post({ message: { message_id: nextUpdateId, date: 1, chat: this.chat, from: this.from, text } as never });
+    const res = await this.post({
+      message: { message_id: nextUpdateId, date: 1, chat: this.chat, from: this.from, text } as never,
+    });
     if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
     return this.screen().text;
   }
@@ -46,7 +56,12 @@ export class TelegramUser {
   /** Presses the button labelled `label` on the chat's latest message with a keyboard. */
   async press(label: string, on = this.screen()): Promise<string> {
     const button = buttons(on).find((b) => b.text === label);
-    if (!button) throw new Error(`no button "${label}" on "${on.text}": ${buttons(on).map((b) => b.text).join(', ')}`);
+    if (!button)
+      throw new Error(
+        `no button "${label}" on "${on.text}": ${buttons(on)
+          .map((b) => b.text)
+          .join(', ')}`,
+      );
     return this.pressData(button.callback_data, on.messageId);
   }
 
@@ -67,21 +82,31 @@ export class TelegramUser {
   /** Every text the bot sent or edited into this chat, oldest first (a notification may come between two steps). */
   texts(): string[] {
     return this.product.bot.calls
-      .filter((c) => (c.method === 'sendMessage' || c.method === 'editMessageText') && String(c.payload.chat_id) === String(this.chatId))
+      .filter(
+        (c) =>
+          (c.method === 'sendMessage' || c.method === 'editMessageText') &&
+          String(c.payload.chat_id) === String(this.chatId),
+      )
       .map((c) => String(c.payload.text));
   }
 
   /** The chat's latest message as shown: text, keyboard and message id. */
   screen(): { text: string; keyboard: Array<{ text: string; callback_data: string }>; messageId: number } {
     const calls = this.product.bot.calls.filter(
-      (c) => (c.method === 'sendMessage' || c.method === 'editMessageText') && String(c.payload.chat_id) === String(this.chatId),
+      (c) =>
+        (c.method === 'sendMessage' || c.method === 'editMessageText') &&
+        String(c.payload.chat_id) === String(this.chatId),
     );
     const last = calls.at(-1);
     if (!last) return { text: '', keyboard: [], messageId: 0 };
     const sentIds = this.product.bot.calls.filter((c) => c.method === 'sendMessage');
     // The fake numbers sent messages 100, 101, ... in order; an edit names its message.
     const messageId = last.method === 'editMessageText' ? Number(last.payload.message_id) : 100 + sentIds.indexOf(last);
-    return { text: String(last.payload.text), keyboard: (last.payload.reply_markup?.inline_keyboard ?? []).flat(), messageId };
+    return {
+      text: String(last.payload.text),
+      keyboard: (last.payload.reply_markup?.inline_keyboard ?? []).flat(),
+      messageId,
+    };
   }
 }
 
@@ -124,7 +149,15 @@ export class SlackUser {
       channel: { id: 'C0001', name: 'general' },
       container: { type: 'message', message_ts: '1700000000.000100', channel_id: 'C0001', is_ephemeral: true },
       response_url: this.product.slack.responseUrl(id),
-      actions: [{ type: 'button', block_id: 'b', action_ts: '1700000001.000', text: { type: 'plain_text', text: 'x' }, ...button }],
+      actions: [
+        {
+          type: 'button',
+          block_id: 'b',
+          action_ts: '1700000001.000',
+          text: { type: 'plain_text', text: 'x' },
+          ...button,
+        },
+      ],
     });
     for (let i = 0; i < 200; i++) {
       const answer = this.product.slack.calls.slice(before).find((c) => c.kind === 'respond' && c.id === id);

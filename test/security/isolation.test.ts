@@ -39,7 +39,7 @@ async function hubtel(body: Record<string, unknown>): Promise<string> {
 }
 
 describe('USSD', () => {
-  it('a session id reused with another phone number shows none of the victim\'s screens and moves none of their money', async () => {
+  it("a session id reused with another phone number shows none of the victim's screens and moves none of their money", async () => {
     const before = payments();
     const victim = await victimAtSummary('+256772222001', 'shared-session-1');
     // The attacker sends, from their own number, the victim's next request: the victim's session id and
@@ -47,7 +47,12 @@ describe('USSD', () => {
     const attack = async (text: string) => {
       const res = await fetch(`${product.url}/ussd/africastalking`, {
         method: 'POST',
-        body: new URLSearchParams({ sessionId: 'shared-session-1', serviceCode: '*384*123#', phoneNumber: '+256772222999', text }),
+        body: new URLSearchParams({
+          sessionId: 'shared-session-1',
+          serviceCode: '*384*123#',
+          phoneNumber: '+256772222999',
+          text,
+        }),
       });
       expect(res.status).toBe(200);
       return res.text();
@@ -64,7 +69,12 @@ describe('USSD', () => {
     // A new session of the attacker's: the attacker's own conversation (asked whether to continue it).
     const res = await fetch(`${product.url}/ussd/africastalking`, {
       method: 'POST',
-      body: new URLSearchParams({ sessionId: 'attacker-2', serviceCode: '*384*123#', phoneNumber: '+256772222999', text: '' }),
+      body: new URLSearchParams({
+        sessionId: 'attacker-2',
+        serviceCode: '*384*123#',
+        phoneNumber: '+256772222999',
+        text: '',
+      }),
     });
     expect(await res.text()).toMatch(/Continue where you left off/);
     // ...and the victim's conversation is where they left it: asking to confirm, no PIN asked of anyone.
@@ -75,10 +85,22 @@ describe('USSD', () => {
   it('the same session id on another gateway is another conversation', async () => {
     const victim = await victimAtSummary('+256772222002', '700123');
     // Hubtel numbers its own sessions; one of them happens to carry the same id, for another user.
-    let screen = await hubtel({ Type: 'initiation', SessionId: '700123', Mobile: '256772222998', Message: '*384*123#', Sequence: 1 });
+    let screen = await hubtel({
+      Type: 'initiation',
+      SessionId: '700123',
+      Mobile: '256772222998',
+      Message: '*384*123#',
+      Sequence: 1,
+    });
     expect(screen).toMatch(/What would you like to do/);
     for (const [i, answer] of ['1', '1', '0772345678', 'Ann', 'Other', '100', '1', 'x'].entries()) {
-      screen = await hubtel({ Type: 'response', SessionId: '700123', Mobile: '256772222998', Message: answer, Sequence: i + 2 });
+      screen = await hubtel({
+        Type: 'response',
+        SessionId: '700123',
+        Mobile: '256772222998',
+        Message: answer,
+        Sequence: i + 2,
+      });
       expect(screen).not.toMatch(/Sarah Nakato|school fees|7000/);
     }
     expect(screen).toMatch(/Ann Other/);
@@ -87,7 +109,7 @@ describe('USSD', () => {
 });
 
 describe('Slack', () => {
-  it('a button of one user\'s message pressed by another user does not continue the first one\'s flow', async () => {
+  it("a button of one user's message pressed by another user does not continue the first one's flow", async () => {
     const amina = new SlackUser(product, 'U0AMINA');
     const bob = new SlackUser(product, 'U0BOB');
     await amina.command('');
@@ -115,11 +137,25 @@ describe('Telegram group chat', () => {
     }
     // Members talking to each other are not answered.
     const sent = product.bot.calls.length;
-    expect((await ben.post({ message: { message_id: 1, date: 1, chat: { id: group, type: 'group', title: 'Shop' }, from: { id: 8002, is_bot: false, first_name: 'Ben' }, text: '0772000001' } as never })).status).toBe(200);
+    expect(
+      (
+        await ben.post({
+          message: {
+            message_id: 1,
+            date: 1,
+            chat: { id: group, type: 'group', title: 'Shop' },
+            from: { id: 8002, is_bot: false, first_name: 'Ben' },
+            text: '0772000001',
+          } as never,
+        })
+      ).status,
+    ).toBe(200);
     expect(product.bot.calls.length).toBe(sent);
     // A button press in the group (an old keyboard, a forged callback) is a toast, not a step.
     await ben.pressData('c:0', 1);
-    expect(product.bot.calls.filter((c) => c.method === 'answerCallbackQuery').at(-1)?.payload.text).toMatch(/only in a private chat/);
+    expect(product.bot.calls.filter((c) => c.method === 'answerCallbackQuery').at(-1)?.payload.text).toMatch(
+      /only in a private chat/,
+    );
     // In the private chat the same user gets the flow.
     expect(await new TelegramUser(product, 8001).say('/pay')).toMatch(/What do you want to send/);
     expect(payments()).toBe(before);

@@ -10,7 +10,15 @@ import { createLogger, maskPhone } from '../../src/log.js';
 import type { RunningApp } from '../../src/app.js';
 import { AtSession, eventually } from '../e2e/helpers.js';
 import { BOT_TOKEN, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
-import { BOT_TOKEN as SLACK_BOT_TOKEN, FakeSlack, SIGNING_SECRET, SlackSender, buttonLabelled, buttonOf, textOf } from '../adapters/slack/harness.js';
+import {
+  BOT_TOKEN as SLACK_BOT_TOKEN,
+  FakeSlack,
+  SIGNING_SECRET,
+  SlackSender,
+  buttonLabelled,
+  buttonOf,
+  textOf,
+} from '../adapters/slack/harness.js';
 import { TELEGRAM_SECRET, WEBHOOK_PASSWORD, startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
 import { APP_SECRET, VERIFY_TOKEN, wordsOf, WhatsAppUser } from '../adapters/whatsapp/deliveries.js';
@@ -23,7 +31,18 @@ const API_KEY = 'logs-test-api-key-5f2c';
 const VENDING_KEY = 'logs-test-vending-key-9d1e';
 /** The payee, in every form a number may be written: what must not appear is its subscriber part. */
 const PAYEE = '0772000001';
-const SECRETS = [API_KEY, VENDING_KEY, BOT_TOKEN, SLACK_BOT_TOKEN, SIGNING_SECRET, TELEGRAM_SECRET, WEBHOOK_PASSWORD, WHATSAPP_TOKEN, APP_SECRET, VERIFY_TOKEN];
+const SECRETS = [
+  API_KEY,
+  VENDING_KEY,
+  BOT_TOKEN,
+  SLACK_BOT_TOKEN,
+  SIGNING_SECRET,
+  TELEGRAM_SECRET,
+  WEBHOOK_PASSWORD,
+  WHATSAPP_TOKEN,
+  APP_SECRET,
+  VERIFY_TOKEN,
+];
 const FULL_NUMBERS = [USSD_PAYER.slice(4), PAYEE.slice(1), WHATSAPP_PAYER.slice(3)]; // 772444001, 772000001, 772444002
 
 const lines: string[] = [];
@@ -41,11 +60,27 @@ let slack: FakeSlack;
 let stopped = false;
 beforeAll(async () => {
   const policy = {
-    roles: { payer: { flows: ['pay', 'request', 'check', 'data', 'pin'], perPaymentLimit: { '*': '100000' }, dailyLimit: { '*': '1000000' } } },
-    users: { telegram: { '*': { role: 'payer' } }, slack: { '*': { role: 'payer' } }, ussd: { '*': { role: 'payer', pin: hashPin(PIN) } }, whatsapp: { '*': { role: 'payer' } } },
+    roles: {
+      payer: {
+        flows: ['pay', 'request', 'check', 'data', 'pin'],
+        perPaymentLimit: { '*': '100000' },
+        dailyLimit: { '*': '1000000' },
+      },
+    },
+    users: {
+      telegram: { '*': { role: 'payer' } },
+      slack: { '*': { role: 'payer' } },
+      ussd: { '*': { role: 'payer', pin: hashPin(PIN) } },
+      whatsapp: { '*': { role: 'payer' } },
+    },
   };
   running = await startFuzzProduct(
-    { SANDBOX_API_KEY: API_KEY, SANDBOX_VENDING_API_KEY: VENDING_KEY, ACCESS_POLICY: JSON.stringify(policy), RATE_LIMIT_MESSAGES: '30' },
+    {
+      SANDBOX_API_KEY: API_KEY,
+      SANDBOX_VENDING_API_KEY: VENDING_KEY,
+      ACCESS_POLICY: JSON.stringify(policy),
+      RATE_LIMIT_MESSAGES: '30',
+    },
     createLogger('trace', destination),
   );
   ({ app, bot, slack } = running);
@@ -146,7 +181,8 @@ describe('logs of a whole payment on every channel', () => {
     expect(payments()).toBe(4);
     await app.sandbox!.controls.advanceClock(600);
     await eventually(
-      async () => bot.of('sendMessage').filter((m) => String(m.chat_id) === '4242' && /5,?000/.test(String(m.text))).length,
+      async () =>
+        bot.of('sendMessage').filter((m) => String(m.chat_id) === '4242' && /5,?000/.test(String(m.text))).length,
       (n) => n >= 1,
       'the Telegram outcome message',
     );
@@ -160,8 +196,19 @@ describe('logs of a whole payment on every channel', () => {
     // Numbers are logged, masked: enough to tell users apart.
     expect(all).toContain(maskPhone(USSD_PAYER));
     expect(all).toContain(maskPhone(WHATSAPP_PAYER));
-    for (const secret of SECRETS) expect(lines.filter((l) => l.includes(secret)), `a log line holds ${secret}`).toEqual([]);
-    expect(lines.filter((l) => l.includes(PIN)), 'a log line holds the PIN').toEqual([]);
-    for (const digits of FULL_NUMBERS) expect(lines.filter((l) => l.includes(digits)), `a log line holds the number …${digits}`).toEqual([]);
+    for (const secret of SECRETS)
+      expect(
+        lines.filter((l) => l.includes(secret)),
+        `a log line holds ${secret}`,
+      ).toEqual([]);
+    expect(
+      lines.filter((l) => l.includes(PIN)),
+      'a log line holds the PIN',
+    ).toEqual([]);
+    for (const digits of FULL_NUMBERS)
+      expect(
+        lines.filter((l) => l.includes(digits)),
+        `a log line holds the number …${digits}`,
+      ).toEqual([]);
   });
 });

@@ -36,7 +36,7 @@ async function drained(url: string): Promise<void> {
 }
 
 describe('notifications about what this product did not make', () => {
-  it('a correctly authenticated notification about a payment never made here is told to nobody; the USSD user\'s next dial shows nothing of it', async () => {
+  it("a correctly authenticated notification about a payment never made here is told to nobody; the USSD user's next dial shows nothing of it", async () => {
     const victim = '+256700222333';
     await new AtSession(product.url, victim).dial();
     const forged = await post(
@@ -58,10 +58,12 @@ describe('notifications about what this product did not make', () => {
     await drained(product.url);
     const screen = await new AtSession(product.url, victim).dial();
     expect(screen).not.toMatch(/1500000|reached/);
-    expect((await product.app.store.get(keys.pending({ channel: 'ussd', conversationId: victim })))?.snapshot ?? []).toEqual([]);
+    expect(
+      (await product.app.store.get(keys.pending({ channel: 'ussd', conversationId: victim })))?.snapshot ?? [],
+    ).toEqual([]);
   });
 
-  it('a forged body pre-claiming a real payment\'s final state (no credentials) does not silence the real one', async () => {
+  it("a forged body pre-claiming a real payment's final state (no credentials) does not silence the real one", async () => {
     const service = await startService();
     const side = await startProcess(service);
     try {
@@ -74,16 +76,28 @@ describe('notifications about what this product did not make', () => {
       for (const state of ['processed', 'processed_with_errors']) {
         const forged = await post(side.url, {
           hook: { event: 'payment.status.changed' },
-          data: { id: made.id, state, amount: '5000', currency: 'UGX', metadata: { chat: `ussd:${attacker.conversationId}`, ref: key } },
+          data: {
+            id: made.id,
+            state,
+            amount: '5000',
+            currency: 'UGX',
+            metadata: { chat: `ussd:${attacker.conversationId}`, ref: key },
+          },
         });
         expect(forged.status).toBe(200);
       }
-      await eventually(() => side.notifications.queue.depth(), (d) => d === 0);
+      await eventually(
+        () => side.notifications.queue.depth(),
+        (d) => d === 0,
+      );
       expect(await side.store.get(keys.pending(user))).toBeNull();
       // The service completes the payment: the real outcome is told, to our record's chat only.
       await service.sandbox.controls.advanceClock(5);
       await service.sandbox.controls.idle();
-      const told = await eventually(async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot), (p) => p.length > 0);
+      const told = await eventually(
+        async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot),
+        (p) => p.length > 0,
+      );
       expect(told).toEqual([{ text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) }]);
       expect(await side.store.get(keys.pending(attacker))).toBeNull();
     } finally {

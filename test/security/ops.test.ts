@@ -16,11 +16,17 @@ afterAll(async () => {
   await product?.stop();
 });
 
-const get = (path: string, authorization?: string) => fetch(`${product.url}${path}`, { headers: authorization ? { authorization } : {} });
+const get = (path: string, authorization?: string) =>
+  fetch(`${product.url}${path}`, { headers: authorization ? { authorization } : {} });
 
 describe('OPS_TOKEN', () => {
   it('keeps /metrics for the bearer of the token', async () => {
-    for (const authorization of [undefined, 'Bearer wrong-token-0123456789', `Basic ${OPS_TOKEN}`, `Bearer ${OPS_TOKEN}x`]) {
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789',
+      `Basic ${OPS_TOKEN}`,
+      `Bearer ${OPS_TOKEN}x`,
+    ]) {
       const refused = await get('/metrics', authorization);
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);

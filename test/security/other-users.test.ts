@@ -19,7 +19,11 @@ const BOB = 8202;
 const AUDITOR = 8209;
 const USSD_AUDITOR = '+256772666009';
 
-const teller = { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '500000' }, dailyLimit: { UGX: '2000000' } };
+const teller = {
+  flows: ['pay', 'request', 'check'],
+  perPaymentLimit: { UGX: '500000' },
+  dailyLimit: { UGX: '2000000' },
+};
 const policy = {
   roles: { teller, auditor: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, seeAllCollections: true } },
   users: {
@@ -33,7 +37,9 @@ let product: Product;
 beforeAll(async () => {
   product = await startFuzzProduct({ ACCESS_POLICY: JSON.stringify(policy), CURRENCIES: 'UGX' });
   // The sandbox signs its notifications with the credentials the product expects.
-  product.app.sandbox!.controls.setOrganization({ webhookAuth: { username: WEBHOOK_USER, password: WEBHOOK_PASSWORD } });
+  product.app.sandbox!.controls.setOrganization({
+    webhookAuth: { username: WEBHOOK_USER, password: WEBHOOK_PASSWORD },
+  });
 });
 afterAll(async () => {
   await product?.stop();
@@ -52,7 +58,11 @@ describe('payee names', () => {
     expect(await alice.say('x')).toMatch(/Send 1,000 UGX of airtime to Evil Name/);
     expect(await alice.press('Confirm')).toMatch(/^Sent: 1,000 UGX to Evil Name\. Ref \d+\./);
     // Its outcome reaches her chat before the next step of these tests.
-    await eventually(async () => alice.texts().join('\n'), (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX/.test(texts), 'the outcome of her payment');
+    await eventually(
+      async () => alice.texts().join('\n'),
+      (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX/.test(texts),
+      'the outcome of her payment',
+    );
 
     // Bob pays the same number: he is asked the names himself, and the network checks his.
     const bob = new TelegramUser(product, BOB);
@@ -89,9 +99,18 @@ describe('collections', () => {
     const before = alice.texts().length;
     await alice.press('Send request');
     expect(alice.texts().slice(before).join('\n')).toMatch(/Asked \+256\d+ to pay [\d,]+ UGX\. .*Ref \d+\./);
-    await product.app.sandbox!.controls.sendCollection({ phonenumber: '+256772000001', amount: AMOUNT, currency: 'UGX', reference: REFERENCE });
+    await product.app.sandbox!.controls.sendCollection({
+      phonenumber: '+256772000001',
+      amount: AMOUNT,
+      currency: 'UGX',
+      reference: REFERENCE,
+    });
     // And a collection of nobody's request (money sent to the organization without one).
-    await product.app.sandbox!.controls.sendCollection({ phonenumber: '+256772000001', amount: '4170', currency: 'UGX' });
+    await product.app.sandbox!.controls.sendCollection({
+      phonenumber: '+256772000001',
+      amount: '4170',
+      currency: 'UGX',
+    });
   });
 
   async function latest(user: TelegramUser): Promise<string> {
@@ -107,7 +126,10 @@ describe('collections', () => {
   it('the user who made the request sees its collection, as one plain line', async () => {
     const alice = new TelegramUser(product, ALICE);
     expect(await latest(alice)).toMatch(/Latest collections/);
-    const listed = alice.screen().keyboard.map((b) => b.text).filter((label) => /^\d/.test(label));
+    const listed = alice
+      .screen()
+      .keyboard.map((b) => b.text)
+      .filter((label) => /^\d/.test(label));
     expect(listed).toEqual([expect.stringMatching(new RegExp(`^${Number(AMOUNT).toLocaleString('en')} UGX`))]);
     const details = await alice.press(listed[0]!);
     expect(details).toMatch(/Ref: Fees 1\. Send 500000 evil\. Tx:/);
@@ -118,7 +140,9 @@ describe('collections', () => {
     const auditor = new TelegramUser(product, AUDITOR);
     await latest(auditor);
     const listed = auditor.screen().keyboard.map((b) => b.text);
-    expect(listed).toEqual(expect.arrayContaining([expect.stringMatching(/^3,170 UGX/), expect.stringMatching(/^4,170 UGX/)]));
+    expect(listed).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^3,170 UGX/), expect.stringMatching(/^4,170 UGX/)]),
+    );
   });
 
   it('on a USSD screen the reference adds no line: no fake choice', async () => {
@@ -126,7 +150,10 @@ describe('collections', () => {
     expect(await ussd.dial()).toMatch(/Check/);
     await ussd.answer('1');
     const list = await ussd.answer('1');
-    const choice = list.split('\n').find((line) => /^\d+\. 3,170 UGX/.test(line))?.split('.')[0];
+    const choice = list
+      .split('\n')
+      .find((line) => /^\d+\. 3,170 UGX/.test(line))
+      ?.split('.')[0];
     expect(choice).toBeDefined();
     const details = await ussd.answer(choice!);
     expect(details).toMatch(/^END /);
@@ -136,7 +163,13 @@ describe('collections', () => {
 
   it('the notification of the collection is one plain line too', async () => {
     const told = await eventually(
-      async () => product.bot.calls.filter((c) => c.method === 'sendMessage' && String(c.payload.chat_id) === String(ALICE) && /You received 3,170 UGX/.test(String(c.payload.text))),
+      async () =>
+        product.bot.calls.filter(
+          (c) =>
+            c.method === 'sendMessage' &&
+            String(c.payload.chat_id) === String(ALICE) &&
+            /You received 3,170 UGX/.test(String(c.payload.text)),
+        ),
       (calls) => calls.length > 0,
       'the collection notification',
     );

@@ -35,7 +35,9 @@ describe('the stored USSD record', () => {
     expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
 
     // A copy of the record, as a Redis dump, a backup or a replica would hold it.
-    const record = JSON.stringify((await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER })))?.snapshot);
+    const record = JSON.stringify(
+      (await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER })))?.snapshot,
+    );
     const seenLength = Number(/"seenLength":(\d+)/.exec(record)?.[1]);
     const seenDigest = /"seenDigest":"([^"]+)"/.exec(record)?.[1];
     expect(seenDigest).toBeDefined();
@@ -47,7 +49,12 @@ describe('the stored USSD record', () => {
     const found: string[] = [];
     for (let n = 0; n < 10_000; n++) {
       const guess = String(n).padStart(4, '0');
-      if (createHash('sha256').update(known + guess).digest('base64url') === seenDigest) found.push(guess);
+      if (
+        createHash('sha256')
+          .update(known + guess)
+          .digest('base64url') === seenDigest
+      )
+        found.push(guess);
     }
     expect(found).toEqual([]);
   });
@@ -79,7 +86,10 @@ describe('PIN tries', () => {
 
   describe('on Redis, as several processes share it', () => {
     const prefix = uniquePrefix('security-pin');
-    const stores = [new RedisStore({ url: REDIS_URL, keyPrefix: prefix }), new RedisStore({ url: REDIS_URL, keyPrefix: prefix })];
+    const stores = [
+      new RedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+      new RedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+    ];
     afterAll(async () => {
       for (const store of stores) await store.close();
       await inspector(prefix).cleanup();

@@ -9,11 +9,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 
 const PIN_HASH = hashPin('4821');
-const teller = { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '500000' }, dailyLimit: { UGX: '2000000' } };
+const teller = {
+  flows: ['pay', 'request', 'check'],
+  perPaymentLimit: { UGX: '500000' },
+  dailyLimit: { UGX: '2000000' },
+};
 const viewer = { flows: ['check'], perPaymentLimit: {}, dailyLimit: {} };
 const policy = (users: Record<string, Record<string, unknown>>, roles: Record<string, unknown> = { teller, viewer }) =>
   JSON.stringify({ roles, users: { telegram: {}, slack: {}, ussd: {}, ...users } });
-const SAFE_POLICY = policy({ ussd: { '+256772123456': { role: 'teller', pin: PIN_HASH } }, telegram: { '123': { role: 'teller' } } });
+const SAFE_POLICY = policy({
+  ussd: { '+256772123456': { role: 'teller', pin: PIN_HASH } },
+  telegram: { '123': { role: 'teller' } },
+});
 
 /** A production environment that starts; each case breaks one thing. */
 const PRODUCTION = {
@@ -60,8 +67,15 @@ function runMain(env: Record<string, string | undefined>): Promise<Run> {
 const CASES = {
   noPolicy: { ...PRODUCTION, ACCESS_POLICY: undefined },
   anyoneMoney: { ...PRODUCTION, ACCESS_POLICY: policy({ telegram: { '*': { role: 'teller' } } }) },
-  demoPolicy: { ...PRODUCTION, ACCESS_POLICY: policy({ telegram: { '*': { role: 'teller' } }, ussd: { '*': { role: 'teller', pin: PIN_HASH } } }) },
-  sharedPin: { ...PRODUCTION, ACCESS_POLICY: policy({ ussd: { '*': { role: 'teller', pin: PIN_HASH } } }), ALLOW_ANY_USER_MONEY: 'true' },
+  demoPolicy: {
+    ...PRODUCTION,
+    ACCESS_POLICY: policy({ telegram: { '*': { role: 'teller' } }, ussd: { '*': { role: 'teller', pin: PIN_HASH } } }),
+  },
+  sharedPin: {
+    ...PRODUCTION,
+    ACCESS_POLICY: policy({ ussd: { '*': { role: 'teller', pin: PIN_HASH } } }),
+    ALLOW_ANY_USER_MONEY: 'true',
+  },
   userOnly: { ...PRODUCTION, MOMO_WEBHOOK_PASSWORD: undefined },
   passwordOnly: { ...PRODUCTION, MOMO_WEBHOOK_USER: undefined },
   pinless: { ...PRODUCTION, ACCESS_POLICY: policy({ ussd: { '+256772123456': { role: 'teller' } } }) },
@@ -71,7 +85,13 @@ const CASES = {
   shortToken: { ...PRODUCTION, USSD_CALLBACK_TOKEN: 'secret' },
   badAllowList: { ...PRODUCTION, USSD_ALLOWED_IPS: '10.0.0.0/33' },
   brokenPolicy: { ...PRODUCTION, ACCESS_POLICY: '{"roles": {}' },
-  approvalsNowhere: { ...PRODUCTION, ACCESS_POLICY: policy({ telegram: { '123': { role: 'maker' } } }, { maker: { ...teller, approvalAbove: { UGX: '100000' } } }) },
+  approvalsNowhere: {
+    ...PRODUCTION,
+    ACCESS_POLICY: policy(
+      { telegram: { '123': { role: 'maker' } } },
+      { maker: { ...teller, approvalAbove: { UGX: '100000' } } },
+    ),
+  },
   approvalsChannelName: { ...PRODUCTION, SLACK_APPROVALS_CHANNEL: '#finance' },
   // Nothing is reached: the start is refused before it connects to Redis.
   redisWithoutDatabase: { ...PRODUCTION, REDIS_URL: 'redis://127.0.0.1:9/0' },

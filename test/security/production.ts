@@ -22,14 +22,22 @@ export const VICTIM = '+256772555002';
 export const TELEGRAM_TELLERS = [6101, 6102] as const;
 export const TELEGRAM_AUDITOR = 6109;
 
-const teller = { flows: ['pay', 'request', 'check'], perPaymentLimit: { UGX: '500000' }, dailyLimit: { UGX: '2000000' } };
+const teller = {
+  flows: ['pay', 'request', 'check'],
+  perPaymentLimit: { UGX: '500000' },
+  dailyLimit: { UGX: '2000000' },
+};
 export const POLICY = {
   roles: {
     teller,
     auditor: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, seeAllCollections: true },
   },
   users: {
-    telegram: { [TELEGRAM_TELLERS[0]]: { role: 'teller' }, [TELEGRAM_TELLERS[1]]: { role: 'teller' }, [TELEGRAM_AUDITOR]: { role: 'auditor' } },
+    telegram: {
+      [TELEGRAM_TELLERS[0]]: { role: 'teller' },
+      [TELEGRAM_TELLERS[1]]: { role: 'teller' },
+      [TELEGRAM_AUDITOR]: { role: 'auditor' },
+    },
     slack: {},
     ussd: { [TELLER]: { role: 'teller', pin: hashPin(PIN) }, [VICTIM]: { role: 'teller', pin: hashPin(PIN) } },
   },
@@ -46,7 +54,12 @@ export interface ProductionProduct {
 
 /** Starts a standalone sandbox and the product in production mode against it; `env` adds or overrides settings. */
 export async function startProductionProduct(env: Record<string, string | undefined> = {}): Promise<ProductionProduct> {
-  const sandbox = createSandbox({ apiKey: API_KEY, allowHttpWebhooks: true, limits: { readsPerMinute: 100_000, writesPerMinute: 100_000 }, logger: createLogger('silent') });
+  const sandbox = createSandbox({
+    apiKey: API_KEY,
+    allowHttpWebhooks: true,
+    limits: { readsPerMinute: 100_000, writesPerMinute: 100_000 },
+    logger: createLogger('silent'),
+  });
   const sandboxServer: Server = await new Promise((resolve) => {
     const s = sandbox.app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -63,12 +76,14 @@ export async function startProductionProduct(env: Record<string, string | undefi
       ...env,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  const app = await startApp(loadConfig({ DATA_DIR: 'memory://', ...settings }), { logger }).catch(async (err: unknown) => {
-    sandboxServer.closeAllConnections();
-    await new Promise((resolve) => sandboxServer.close(resolve));
-    await sandbox.close();
-    throw err;
-  });
+  const app = await startApp(loadConfig({ DATA_DIR: 'memory://', ...settings }), { logger }).catch(
+    async (err: unknown) => {
+      sandboxServer.closeAllConnections();
+      await new Promise((resolve) => sandboxServer.close(resolve));
+      await sandbox.close();
+      throw err;
+    },
+  );
   return {
     app,
     url: app.url,
@@ -84,7 +99,17 @@ export async function startProductionProduct(env: Record<string, string | undefi
 }
 
 /** A POST of an Africa's Talking form to `path` of the product: status and text. */
-export async function postForm(url: string, path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: new URLSearchParams(fields), signal: AbortSignal.timeout(10_000) });
+export async function postForm(
+  url: string,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams(fields),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: res.status, text: await res.text() };
 }

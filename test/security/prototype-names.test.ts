@@ -25,16 +25,39 @@ const HOSTILE = ['__proto__', 'constructor', 'valueOf', 'toString', 'hasOwnPrope
 const UNKNOWN = 'foo';
 
 const PHONE = '+256772000001';
-const ourPayment: Made = { kind: 'payment', ref: 'run1:pay', chat: 'ussd:+256700000001', amount: '1500', currency: 'UGX', payee: PHONE, created: 0, id: '42', accepted: true };
-const ourRequest: Made = { kind: 'request', ref: 'run2:request', chat: 'telegram:1', amount: '500', currency: 'KES', payee: PHONE, created: 0, id: '9', accepted: true };
+const ourPayment: Made = {
+  kind: 'payment',
+  ref: 'run1:pay',
+  chat: 'ussd:+256700000001',
+  amount: '1500',
+  currency: 'UGX',
+  payee: PHONE,
+  created: 0,
+  id: '42',
+  accepted: true,
+};
+const ourRequest: Made = {
+  kind: 'request',
+  ref: 'run2:request',
+  chat: 'telegram:1',
+  amount: '500',
+  currency: 'KES',
+  payee: PHONE,
+  created: 0,
+  id: '9',
+  accepted: true,
+};
 
 const notice = (event: string, data: Record<string, unknown>): Notice => {
-  const parsed = parseNotice(notificationBody.parse({ hook: { id: 1, event, target: 'https://x.test/notifications/momo' }, data }));
+  const parsed = parseNotice(
+    notificationBody.parse({ hook: { id: 1, event, target: 'https://x.test/notifications/momo' }, data }),
+  );
   if (!parsed.ok || !parsed.notice) throw new Error(`no notice: ${JSON.stringify(parsed)}`);
   return parsed.notice;
 };
 const payment = (state: string) => notice('payment.status.changed', { id: 42, state, amount: '1500', currency: 'UGX' });
-const request = (status: string) => notice('collectionrequest.status.changed', { id: 9, status, amount: '500', currency: 'KES', phonenumber: PHONE });
+const request = (status: string) =>
+  notice('collectionrequest.status.changed', { id: 9, status, amount: '500', currency: 'KES', phonenumber: PHONE });
 
 const RECIPIENT = { phonenumber: PHONE, amount: '500', description: 'Wages' };
 const reported = (state: string) => [{ phone: PHONE, state, error: '' }];
@@ -44,7 +67,15 @@ const payout = (state: string): Payout => ({
   maker: { channel: 'slack', userId: 'UMAKER', chat: 'slack:T1:UMAKER' },
   currency: 'UGX',
   state: 'confirmed',
-  requests: [{ key: 'k1', recipients: [RECIPIENT], total: '500', result: { kind: 'sent', id: '7', state: 'approved' }, states: [{ state }] }],
+  requests: [
+    {
+      key: 'k1',
+      recipients: [RECIPIENT],
+      total: '500',
+      result: { kind: 'sent', id: '7', state: 'approved' },
+      states: [{ state }],
+    },
+  ],
   needsApproval: false,
   limits: {},
 });
@@ -101,12 +132,15 @@ describe('names every object has, arriving from outside', () => {
     // Typed words are lowercased before the tables are read: only the names all in lowercase could reach them.
     for (const name of HOSTILE.filter((n) => n === n.toLowerCase())) {
       for (const text of [name, `/${name}`]) {
-        expect(readMessage(textMessage(PHONE, text) as WhatsAppMessage, undefined), text).toEqual({ kind: 'engine', request: { text } });
+        expect(readMessage(textMessage(PHONE, text) as WhatsAppMessage, undefined), text).toEqual({
+          kind: 'engine',
+          request: { text },
+        });
       }
     }
   });
 
-  it('keeps every field of the service\'s 400, `__proto__` included', () => {
+  it("keeps every field of the service's 400, `__proto__` included", () => {
     // As the answer's JSON reads: JSON.parse makes `__proto__` an own key like any other.
     const body: unknown = JSON.parse(`{${HOSTILE.map((name) => `"${name}": ["${name} is wrong."]`).join(', ')}}`);
     const error = errorFromResponse(400, body, new Headers());

@@ -11,7 +11,12 @@ import type { Inbound, Prompt, SessionEnd } from '../../src/conversation/types.j
 import { commonMessages } from '../../flows/messages/common.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL } from '../conversation/redis-helper.js';
-import { DEFAULT_RATE_LIMIT_MESSAGES, DEFAULT_RATE_LIMIT_WINDOW_SECONDS, sourceOf, withRateLimit } from '../../src/ops/ratelimit.js';
+import {
+  DEFAULT_RATE_LIMIT_MESSAGES,
+  DEFAULT_RATE_LIMIT_WINDOW_SECONDS,
+  sourceOf,
+  withRateLimit,
+} from '../../src/ops/ratelimit.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
@@ -43,7 +48,13 @@ class CountingEngine implements ConversationEngine {
 }
 
 let messageIds = 0;
-const from = (channel: Inbound['channel'], userId: string): Inbound => ({ channel, userId, conversationId: userId, messageId: `m${messageIds++}`, text: 'hi' });
+const from = (channel: Inbound['channel'], userId: string): Inbound => ({
+  channel,
+  userId,
+  conversationId: userId,
+  messageId: `m${messageIds++}`,
+  text: 'hi',
+});
 
 describe('withRateLimit', () => {
   it('has the documented defaults', () => {
@@ -69,7 +80,7 @@ describe('withRateLimit', () => {
     await limited.close();
   });
 
-  it('ends a USSD session (the screen cannot wait) and speaks the user\'s language', async () => {
+  it("ends a USSD session (the screen cannot wait) and speaks the user's language", async () => {
     const store = new MemoryStore();
     await store.set(keys.profile('ussd', '+256772333001'), { lang: 'sw' }, null, 60);
     const engine = new CountingEngine();
@@ -100,7 +111,7 @@ describe('withRateLimit', () => {
       await redis.quit();
     });
 
-    it('counts one user\'s messages across both processes', async () => {
+    it("counts one user's messages across both processes", async () => {
       const first = new CountingEngine();
       const second = new CountingEngine();
       const a = withRateLimit(first, { messages: 4, windowSeconds: 60, redisUrl: REDIS_URL, keyPrefix, logger });
@@ -127,7 +138,7 @@ describe('withRateLimit', () => {
 });
 
 describe('sourceOf (the per-source bucket)', () => {
-  it('is the IPv4 address, an IPv4 caller on a dual-stack socket as IPv4, and an IPv6 caller\'s /64', () => {
+  it("is the IPv4 address, an IPv4 caller on a dual-stack socket as IPv4, and an IPv6 caller's /64", () => {
     expect(sourceOf('196.201.214.9')).toBe('196.201.214.9');
     expect(sourceOf('::ffff:196.201.214.9')).toBe('196.201.214.9');
     // One host holds a whole /64: changing its last 64 bits does not make a new source.

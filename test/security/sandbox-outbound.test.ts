@@ -32,7 +32,11 @@ async function receiver(reply?: (body: unknown) => string) {
 /** Names resolve as given here (as a hostile DNS zone would answer); any other name as usual. */
 function resolveAs(names: Record<string, string[]>): void {
   const original = dns.lookup.bind(dns) as (...args: unknown[]) => void;
-  vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, options: unknown, callback: (...args: unknown[]) => void) => {
+  vi.spyOn(dns, 'lookup').mockImplementation(((
+    hostname: string,
+    options: unknown,
+    callback: (...args: unknown[]) => void,
+  ) => {
     const addresses = names[hostname];
     if (!addresses) return original(hostname, options, callback);
     const all = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
@@ -47,13 +51,25 @@ const PRIVATE = /does not call private or internal addresses/;
 describe('webhook notifications', () => {
   it('are never sent to a private, link-local or unique-local address written in the target', async () => {
     const sb = await sandbox();
-    const targets = ['https://10.0.0.1/hook', 'https://169.254.169.254/latest/meta-data/', 'https://[fd00::1]/hook', 'https://[::ffff:10.0.0.1]/hook', 'https://100.64.0.1/hook'];
-    for (const target of targets) expect((await sb.api('POST', '/webhooks', { json: { event: 'contact.created', target } })).status).toBe(201);
+    const targets = [
+      'https://10.0.0.1/hook',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[fd00::1]/hook',
+      'https://[::ffff:10.0.0.1]/hook',
+      'https://100.64.0.1/hook',
+    ];
+    for (const target of targets)
+      expect((await sb.api('POST', '/webhooks', { json: { event: 'contact.created', target } })).status).toBe(201);
     await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
     await sb.controls.idle();
     const log = sb.controls.deliveries();
     expect(log.map((d) => d.target).sort()).toEqual([...targets].sort());
-    for (const delivery of log) expect(delivery).toMatchObject({ status: null, outcome: 'retry_scheduled', error: expect.stringMatching(PRIVATE) });
+    for (const delivery of log)
+      expect(delivery).toMatchObject({
+        status: null,
+        outcome: 'retry_scheduled',
+        error: expect.stringMatching(PRIVATE),
+      });
     expect(log.find((d) => d.target.includes('169.254'))?.error).toMatch(/169\.254\.169\.254 is linkLocal/);
   });
 
@@ -73,7 +89,9 @@ describe('webhook notifications', () => {
   it('reach a bot on loopback, and the log keeps status and timing, never the answer', async () => {
     const sb = await sandbox();
     const bot = await receiver(() => 'session=SECRET-ANSWER-BODY');
-    await sb.api('POST', '/webhooks', { json: { event: 'contact.created', target: `${bot.url.replace('127.0.0.1', 'localhost')}/hook` } });
+    await sb.api('POST', '/webhooks', {
+      json: { event: 'contact.created', target: `${bot.url.replace('127.0.0.1', 'localhost')}/hook` },
+    });
     await sb.api('POST', '/contacts', { json: { phone_number: SARAH, first_name: 'S', last_name: 'N' } });
     await sb.controls.idle();
     expect(bot.received).toHaveLength(1);
@@ -88,12 +106,17 @@ describe('webhook notifications', () => {
 
 describe('collection verification', () => {
   it('is not asked of a name that resolves to a private address; a loopback one still answers', async () => {
-    const verifier = await receiver((body) => `REJECT ${(body as { remote_transaction_id: string }).remote_transaction_id} not ours`);
+    const verifier = await receiver(
+      (body) => `REJECT ${(body as { remote_transaction_id: string }).remote_transaction_id} not ours`,
+    );
     const port = new URL(verifier.url).port;
     resolveAs({ 'verify.internal': ['127.0.0.1', '192.168.1.20'], 'verify.local': ['127.0.0.1'] });
     const sb = await sandbox();
 
-    sb.controls.setOrganization({ verificationUrl: `http://verify.internal:${port}/verify`, acceptCollectionsByDefault: true });
+    sb.controls.setOrganization({
+      verificationUrl: `http://verify.internal:${port}/verify`,
+      acceptCollectionsByDefault: true,
+    });
     const refused = await sb.controls.sendCollection({ phonenumber: SARAH, amount: '1000', currency: 'UGX' });
     expect(verifier.received).toHaveLength(0);
     expect(refused.status).toBe('successful');

@@ -4,9 +4,25 @@
  * Basic auth on the notification receiver are refused and reach nothing behind them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASIC_AUTH, SIGNING_SECRET, TELEGRAM_SECRET, WEBHOOK_USER, signedHeaders, startFuzzProduct, type Product } from '../fuzz/harness.js';
+import {
+  BASIC_AUTH,
+  SIGNING_SECRET,
+  TELEGRAM_SECRET,
+  WEBHOOK_USER,
+  signedHeaders,
+  startFuzzProduct,
+  type Product,
+} from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
-import { VERIFY_TOKEN, delivery, post as postWhatsApp, signature, textMessage, wordsOf, WhatsAppUser } from '../adapters/whatsapp/deliveries.js';
+import {
+  VERIFY_TOKEN,
+  delivery,
+  post as postWhatsApp,
+  signature,
+  textMessage,
+  wordsOf,
+  WhatsAppUser,
+} from '../adapters/whatsapp/deliveries.js';
 
 let product: Product;
 beforeAll(async () => {
@@ -16,14 +32,26 @@ afterAll(async () => {
   await product?.stop();
 });
 
-const botMessages = () => product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length;
+const botMessages = () =>
+  product.bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').length;
 
 describe('Telegram webhook secret', () => {
   it('refuses a forged or missing secret with 401, and the bot says nothing', async () => {
     const user = new TelegramUser(product, 9001);
     const before = botMessages();
     for (const secret of [null, '', 'forged', TELEGRAM_SECRET.toUpperCase(), `${TELEGRAM_SECRET} `.trim() + 'x']) {
-      const res = await user.post({ message: { message_id: 1, date: 1, chat: { id: 9001, type: 'private', first_name: 'E' }, from: { id: 9001, is_bot: false, first_name: 'E' }, text: '/pay' } as never }, secret);
+      const res = await user.post(
+        {
+          message: {
+            message_id: 1,
+            date: 1,
+            chat: { id: 9001, type: 'private', first_name: 'E' },
+            from: { id: 9001, is_bot: false, first_name: 'E' },
+            text: '/pay',
+          } as never,
+        },
+        secret,
+      );
       expect(res.status).toBe(401);
       expect(res.text.length).toBeGreaterThan(0);
     }
@@ -60,7 +88,9 @@ describe('Slack signatures', () => {
     expect(await post(body, signedHeaders(body, { secret: `${SIGNING_SECRET}-forged` }))).toEqual(refused);
     expect(await post(body.replace('U0SIG', 'U0OTHER'), signedHeaders(body))).toEqual(refused);
     expect(await post(body, {})).toEqual(refused);
-    expect(await post(body, { 'x-slack-request-timestamp': signedHeaders(body)['x-slack-request-timestamp']! })).toEqual(refused);
+    expect(
+      await post(body, { 'x-slack-request-timestamp': signedHeaders(body)['x-slack-request-timestamp']! }),
+    ).toEqual(refused);
     const stale = Math.floor(Date.now() / 1000) - 6 * 60;
     expect(await post(body, signedHeaders(body, { timestamp: stale }))).toEqual(refused);
     expect(product.slack.calls.length).toBe(before);
@@ -77,7 +107,9 @@ describe('Slack signatures', () => {
     expect(replay.status).toBe(200);
     expect(JSON.parse(replay.text)).toEqual(JSON.parse(first.text));
     // The same bytes re-signed with a timestamp 6 minutes old (what a capture replayed later carries).
-    expect(await post(body, signedHeaders(body, { timestamp: Number(captured['x-slack-request-timestamp']) - 6 * 60 }))).toEqual(refused);
+    expect(
+      await post(body, signedHeaders(body, { timestamp: Number(captured['x-slack-request-timestamp']) - 6 * 60 })),
+    ).toEqual(refused);
   });
 });
 
@@ -86,25 +118,39 @@ describe('WhatsApp X-Hub-Signature-256', () => {
     const user = '256772800001';
     const body = JSON.stringify(delivery([textMessage(user, '/pay')]));
     const before = product.graph.sent.length;
-    for (const header of [null, '', signature(body, 'guessed-secret'), signature(JSON.stringify(delivery([textMessage(user, 'hi')]))), `sha256=${'0'.repeat(64)}`]) {
+    for (const header of [
+      null,
+      '',
+      signature(body, 'guessed-secret'),
+      signature(JSON.stringify(delivery([textMessage(user, 'hi')]))),
+      `sha256=${'0'.repeat(64)}`,
+    ]) {
       const res = await postWhatsApp(product.url, body, header);
       expect(res.status).toBe(401);
       expect(res.text).toMatch(/X-Hub-Signature-256/);
     }
     expect(product.graph.sent.length).toBe(before);
     // Signed with the app secret, the same message is served.
-    expect(wordsOf(await new WhatsAppUser(product.url, product.graph, user).say('/pay'))).toMatch(/What do you want to send/);
+    expect(wordsOf(await new WhatsAppUser(product.url, product.graph, user).say('/pay'))).toMatch(
+      /What do you want to send/,
+    );
   });
 
-  it('answers Meta\'s verification only with the verify token', async () => {
-    const verify = (token: string) => fetch(`${product.url}/whatsapp/webhook?hub.mode=subscribe&hub.challenge=7&hub.verify_token=${encodeURIComponent(token)}`);
+  it("answers Meta's verification only with the verify token", async () => {
+    const verify = (token: string) =>
+      fetch(
+        `${product.url}/whatsapp/webhook?hub.mode=subscribe&hub.challenge=7&hub.verify_token=${encodeURIComponent(token)}`,
+      );
     expect((await verify('guess')).status).toBe(403);
     expect(await (await verify(VERIFY_TOKEN)).text()).toBe('7');
   });
 });
 
 describe('notification receiver Basic auth', () => {
-  const notification = JSON.stringify({ hook: { event: 'payment.status.changed' }, data: { id: 1, state: 'processed', amount: '1.00', currency: 'UGX', metadata: { chat: 'telegram:9001' } } });
+  const notification = JSON.stringify({
+    hook: { event: 'payment.status.changed' },
+    data: { id: 1, state: 'processed', amount: '1.00', currency: 'UGX', metadata: { chat: 'telegram:9001' } },
+  });
   const post = async (path: string, authorization?: string) => {
     const res = await fetch(`${product.url}${path}`, {
       method: 'POST',

@@ -8,7 +8,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDialer } from '../../adapters/ussd/dialer.js';
 import { AtSession } from '../e2e/helpers.js';
-import { CALLBACK_TOKEN, PIN, TELLER, VICTIM, postForm, startProductionProduct, type ProductionProduct } from './production.js';
+import {
+  CALLBACK_TOKEN,
+  PIN,
+  TELLER,
+  VICTIM,
+  postForm,
+  startProductionProduct,
+  type ProductionProduct,
+} from './production.js';
 import { keys } from '../../src/conversation/store/keys.js';
 
 const TOKEN_PATH = `/ussd/africastalking/${CALLBACK_TOKEN}`;
@@ -52,15 +60,35 @@ describe('the callback token', () => {
     expect(JSON.parse(forged.text)).toEqual({ detail: 'No route for POST /ussd/africastalking' });
     expect((await unknownPath('/no/such/route')).body).toEqual({ detail: 'No route for POST /no/such/route' });
     for (const gateway of ['hubtel', 'arkesel', 'nalo', 'beem']) {
-      expect((await fetch(`${product.url}/ussd/${gateway}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${product.url}/ussd/${gateway}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{}',
+          })
+        ).status,
+      ).toBe(404);
     }
     expect(await product.app.store.get(keys.conversation({ channel: 'ussd', conversationId: VICTIM }))).toBeNull();
     expect(payments()).toBe(before);
   });
 
-  it("the end-of-session report route takes the same guard: without or with a wrong token, 404; with it, taken", async () => {
-    const report = { sessionId: 'forged-end', status: 'Failed', durationInMillis: '1000', hopsCount: '2', input: '1', lastAppResponse: 'CON x', errorMessage: '' };
-    for (const path of ['/ussd/africastalking/events', `/ussd/africastalking/events/${CALLBACK_TOKEN}x`, '/ussd/africastalking/events/x']) {
+  it('the end-of-session report route takes the same guard: without or with a wrong token, 404; with it, taken', async () => {
+    const report = {
+      sessionId: 'forged-end',
+      status: 'Failed',
+      durationInMillis: '1000',
+      hopsCount: '2',
+      input: '1',
+      lastAppResponse: 'CON x',
+      errorMessage: '',
+    };
+    for (const path of [
+      '/ussd/africastalking/events',
+      `/ussd/africastalking/events/${CALLBACK_TOKEN}x`,
+      '/ussd/africastalking/events/x',
+    ]) {
       const forged = await postForm(product.url, path, report);
       expect(forged.status, path).toBe(404);
       expect(JSON.parse(forged.text), path).toEqual((await unknownPath(path)).body);
@@ -69,7 +97,13 @@ describe('the callback token', () => {
   });
 
   it('a wrong token gets what an unknown path gets', async () => {
-    for (const wrong of [`${CALLBACK_TOKEN}x`, CALLBACK_TOKEN.slice(0, -1), CALLBACK_TOKEN.toUpperCase(), 'x', encodeURIComponent(`${CALLBACK_TOKEN}/`)]) {
+    for (const wrong of [
+      `${CALLBACK_TOKEN}x`,
+      CALLBACK_TOKEN.slice(0, -1),
+      CALLBACK_TOKEN.toUpperCase(),
+      'x',
+      encodeURIComponent(`${CALLBACK_TOKEN}/`),
+    ]) {
       const path = `/ussd/africastalking/${wrong}`;
       const forged = await postForm(product.url, path, at(VICTIM, ''));
       expect(forged.status).toBe(404);
@@ -89,7 +123,9 @@ describe('the callback token', () => {
   it('npm run ussd dials the token route with --token', async () => {
     const phone = createDialer({ url: product.url, phone: TELLER, serviceCode: '*384*123#', token: CALLBACK_TOKEN });
     expect(await phone.dial()).toMatchObject({ final: false, text: expect.stringMatching(/Pay someone/) });
-    await expect(createDialer({ url: product.url, phone: TELLER, serviceCode: '*384*123#' }).dial()).rejects.toThrow(/answered 404/);
+    await expect(createDialer({ url: product.url, phone: TELLER, serviceCode: '*384*123#' }).dial()).rejects.toThrow(
+      /answered 404/,
+    );
   });
 
   it('three wrong PINs through a forged gateway reach nothing: the real user still pays with their PIN', async () => {
@@ -97,7 +133,11 @@ describe('the callback token', () => {
     // The attacker walks the victim's conversation to the PIN and guesses, without the token.
     const text = ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'rent', '1'];
     for (const guess of ['0000', '1111', '2222', '3333']) {
-      const forged = await postForm(product.url, '/ussd/africastalking', at(VICTIM, [...text, guess].join('*'), 'forged-pin'));
+      const forged = await postForm(
+        product.url,
+        '/ussd/africastalking',
+        at(VICTIM, [...text, guess].join('*'), 'forged-pin'),
+      );
       expect(forged.status).toBe(404);
     }
     expect(await product.app.store.get(keys.pinFailures(`ussd:${VICTIM}`))).toBeNull();
@@ -109,13 +149,21 @@ describe('the callback token', () => {
   it('fuzzed tokens and paths are all unknown paths, and move nothing', async () => {
     const before = payments();
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 60 }), fc.constantFrom('africastalking', 'hubtel', 'beem', 'nalo', 'arkesel'), async (token, gateway) => {
-        fc.pre(token !== CALLBACK_TOKEN);
-        const path = `/ussd/${gateway}/${encodeURIComponent(token)}`;
-        const res = await fetch(`${product.url}${path}`, { method: 'POST', body: new URLSearchParams(at(VICTIM, '1')), signal: AbortSignal.timeout(10_000) });
-        expect(res.status).toBe(404);
-        await res.arrayBuffer();
-      }),
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 60 }),
+        fc.constantFrom('africastalking', 'hubtel', 'beem', 'nalo', 'arkesel'),
+        async (token, gateway) => {
+          fc.pre(token !== CALLBACK_TOKEN);
+          const path = `/ussd/${gateway}/${encodeURIComponent(token)}`;
+          const res = await fetch(`${product.url}${path}`, {
+            method: 'POST',
+            body: new URLSearchParams(at(VICTIM, '1')),
+            signal: AbortSignal.timeout(10_000),
+          });
+          expect(res.status).toBe(404);
+          await res.arrayBuffer();
+        },
+      ),
       { numRuns: 60 },
     );
     expect(payments()).toBe(before);
@@ -123,11 +171,17 @@ describe('the callback token', () => {
 
   it('fuzzed bodies on the token route get a screen or a 4xx with a reason, never a 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.constantFrom('sessionId', 'phoneNumber', 'text', 'serviceCode', 'networkCode', 'x'), fc.string({ maxLength: 40 })), async (fields) => {
-        const res = await postForm(product.url, TOKEN_PATH, fields);
-        expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true);
-        if (res.status !== 200) expect(JSON.parse(res.text).error).toEqual(expect.any(String));
-      }),
+      fc.asyncProperty(
+        fc.dictionary(
+          fc.constantFrom('sessionId', 'phoneNumber', 'text', 'serviceCode', 'networkCode', 'x'),
+          fc.string({ maxLength: 40 }),
+        ),
+        async (fields) => {
+          const res = await postForm(product.url, TOKEN_PATH, fields);
+          expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true);
+          if (res.status !== 200) expect(JSON.parse(res.text).error).toEqual(expect.any(String));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -143,7 +197,9 @@ describe('what only the embedded sandbox serves', () => {
       body: JSON.stringify({ phonenumber: TELLER, amount: '1000', currency: 'UGX' }),
     });
     expect(controls.status).toBe(404);
-    expect((await fetch(`${product.url}/api/payments`, { headers: { authorization: 'Token sandbox-key' } })).status).toBe(404);
+    expect(
+      (await fetch(`${product.url}/api/payments`, { headers: { authorization: 'Token sandbox-key' } })).status,
+    ).toBe(404);
   });
 });
 
@@ -161,13 +217,18 @@ describe('production without a token or an allow-list', () => {
 
 describe('USSD_ALLOWED_IPS and TRUST_PROXY', () => {
   it('refuses a caller outside the list, whatever X-Forwarded-For it writes', async () => {
-    const listed = await startProductionProduct({ USSD_CALLBACK_TOKEN: undefined, USSD_ALLOWED_IPS: '196.201.214.0/23, 2c0f:fe38::/32' });
+    const listed = await startProductionProduct({
+      USSD_CALLBACK_TOKEN: undefined,
+      USSD_ALLOWED_IPS: '196.201.214.0/23, 2c0f:fe38::/32',
+    });
     try {
       const refused = await postForm(listed.url, '/ussd/africastalking', at(TELLER, ''));
       expect(refused.status).toBe(403);
       expect(JSON.parse(refused.text).detail).toMatch(/USSD_ALLOWED_IPS/);
       // Before, every X-Forwarded-For was believed: a caller could claim the gateway's address.
-      const spoofed = await postForm(listed.url, '/ussd/africastalking', at(TELLER, ''), { 'x-forwarded-for': '196.201.214.10' });
+      const spoofed = await postForm(listed.url, '/ussd/africastalking', at(TELLER, ''), {
+        'x-forwarded-for': '196.201.214.10',
+      });
       expect(spoofed.status).toBe(403);
       expect(await listed.app.store.get(keys.conversation({ channel: 'ussd', conversationId: TELLER }))).toBeNull();
     } finally {
@@ -182,12 +243,21 @@ describe('USSD_ALLOWED_IPS and TRUST_PROXY', () => {
     } finally {
       await direct.stop();
     }
-    const proxied = await startProductionProduct({ USSD_CALLBACK_TOKEN: undefined, USSD_ALLOWED_IPS: '196.201.214.0/23', TRUST_PROXY: '1' });
+    const proxied = await startProductionProduct({
+      USSD_CALLBACK_TOKEN: undefined,
+      USSD_ALLOWED_IPS: '196.201.214.0/23',
+      TRUST_PROXY: '1',
+    });
     try {
       // One hop (this test, as the balancer) forwards for the gateway.
-      expect((await postForm(proxied.url, '/ussd/africastalking', at(TELLER, ''), { 'x-forwarded-for': '196.201.214.10' })).text).toMatch(/^CON /);
+      expect(
+        (await postForm(proxied.url, '/ussd/africastalking', at(TELLER, ''), { 'x-forwarded-for': '196.201.214.10' }))
+          .text,
+      ).toMatch(/^CON /);
       // A caller writing its own X-Forwarded-For before the balancer's: only the hop the balancer added counts.
-      const spoofed = await postForm(proxied.url, '/ussd/africastalking', at(TELLER, ''), { 'x-forwarded-for': '196.201.214.10, 203.0.113.9' });
+      const spoofed = await postForm(proxied.url, '/ussd/africastalking', at(TELLER, ''), {
+        'x-forwarded-for': '196.201.214.10, 203.0.113.9',
+      });
       expect(spoofed.status).toBe(403);
     } finally {
       await proxied.stop();
@@ -207,17 +277,28 @@ describe('USSD_ALLOWED_IPS and TRUST_PROXY', () => {
 
 describe('the per-source limit', () => {
   it('answers 429 with Retry-After and a reason past the limit, on the USSD and the notification routes', async () => {
-    const limited = await startProductionProduct({ SOURCE_RATE_LIMIT_REQUESTS: '5', SOURCE_RATE_LIMIT_WINDOW_SECONDS: '60' });
+    const limited = await startProductionProduct({
+      SOURCE_RATE_LIMIT_REQUESTS: '5',
+      SOURCE_RATE_LIMIT_WINDOW_SECONDS: '60',
+    });
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await postForm(limited.url, '/ussd/africastalking', at(TELLER, ''))).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await postForm(limited.url, '/ussd/africastalking', at(TELLER, ''))).status);
       expect(statuses).toEqual([404, 404, 404, 404, 404]);
       // The budget is the address's, whatever route or token: a forger guessing tokens is stopped too.
-      const over = await fetch(`${limited.url}${TOKEN_PATH}`, { method: 'POST', body: new URLSearchParams(at(TELLER, '')) });
+      const over = await fetch(`${limited.url}${TOKEN_PATH}`, {
+        method: 'POST',
+        body: new URLSearchParams(at(TELLER, '')),
+      });
       expect(over.status).toBe(429);
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(((await over.json()) as { detail: string }).detail).toMatch(/Too many requests from this address/);
-      const notification = await fetch(`${limited.url}/notifications/momo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const notification = await fetch(`${limited.url}/notifications/momo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(notification.status).toBe(429);
       // Routes it does not guard go on.
       expect((await fetch(`${limited.url}/healthz`)).status).toBe(200);

@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys, dropProductDatabase, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
+import {
+  cleanProductKeys,
+  dropProductDatabase,
+  startProductProcess,
+  startService,
+  type ProductProcess,
+  type Service,
+} from './product.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, which this file alone writes while it runs. */
 const REDIS_URL = TEST_REDIS_URL;
@@ -65,7 +72,8 @@ describe('SIGKILL while a payment call is out', () => {
     const doomed = await start();
     const ussd = new AtSession(doomed.url, USER, undefined, GATEWAY);
     await ussd.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1'])
+      await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
     const confirmed = ussd.answer('1234').catch(() => 'killed');
     for (let i = 0; i < 500 && paymentKeys.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -85,10 +93,14 @@ describe('SIGKILL while a payment call is out', () => {
     expect(pending).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
     expect(paymentKeys).toHaveLength(2);
     expect(paymentKeys[1]).toBe(paymentKeys[0]);
-    const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
+    const chats = service.sandbox.controls
+      .payments()
+      .map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
     expect(chats.filter((c) => c === `ussd:${USER}`)).toHaveLength(1);
     // The user's next dial shows it.
-    expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+    expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(
+      /Sent: [\d,]+ UGX to .+\. Ref \d+\./,
+    );
     survivor.child.kill('SIGTERM');
     expect(await survivor.exit).toBe(0);
   }, 90_000);

@@ -45,7 +45,8 @@ export async function dropProductDatabase(): Promise<void> {
  */
 export async function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
   let output = '';
-  const shared = env.MOMO_BASE_URL && env.REDIS_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
+  const shared =
+    env.MOMO_BASE_URL && env.REDIS_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../../', import.meta.url).pathname,
     env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
@@ -99,8 +100,16 @@ const closeServer = (server: Server) => {
  * A standalone sandbox (`apiKey`) behind a proxy; each payment creation waits for `hold(request, body)` before
  * it is forwarded (a promise that never settles: it never reaches the service).
  */
-export async function startService(apiKey: string, hold: (req: IncomingMessage, body: Buffer) => Promise<void>): Promise<Service> {
-  const sandbox = createSandbox({ apiKey, allowHttpWebhooks: true, limits: { readsPerMinute: 10_000 }, logger: createLogger('silent') });
+export async function startService(
+  apiKey: string,
+  hold: (req: IncomingMessage, body: Buffer) => Promise<void>,
+): Promise<Service> {
+  const sandbox = createSandbox({
+    apiKey,
+    allowHttpWebhooks: true,
+    limits: { readsPerMinute: 10_000 },
+    logger: createLogger('silent'),
+  });
   const sandboxServer = http.createServer(sandbox.app);
   const sandboxPort = await listen(sandboxServer);
   const proxy = http.createServer((req, res) => {

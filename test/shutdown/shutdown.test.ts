@@ -13,7 +13,14 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import http from 'node:http';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys, dropProductDatabase, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
+import {
+  cleanProductKeys,
+  dropProductDatabase,
+  startProductProcess,
+  startService,
+  type ProductProcess,
+  type Service,
+} from './product.js';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, this file alone while it runs. */
@@ -26,7 +33,14 @@ const CALLBACK_TOKEN = 'shutdown-callback-token-0123';
 const payer = { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '100000' } };
 const POLICY = JSON.stringify({
   roles: { payer },
-  users: { telegram: {}, slack: {}, ussd: { [FAST_USER]: { role: 'payer', pin: hashPin('1234') }, [LATE_USER]: { role: 'payer', pin: hashPin('1234') } } },
+  users: {
+    telegram: {},
+    slack: {},
+    ussd: {
+      [FAST_USER]: { role: 'payer', pin: hashPin('1234') },
+      [LATE_USER]: { role: 'payer', pin: hashPin('1234') },
+    },
+  },
 });
 
 let service: Service;
@@ -106,12 +120,21 @@ describe('SIGTERM', () => {
     expect(await product.exit).toBe(0);
 
     // Each payment exactly once.
-    const chats = service.sandbox.controls.payments().map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
+    const chats = service.sandbox.controls
+      .payments()
+      .map((p) => (p as { metadata: Record<string, string> }).metadata.chat);
     expect(chats.filter((c) => c === `ussd:${FAST_USER}`)).toHaveLength(1);
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
     // A store record is `<version>:<write id>:<JSON>` (src/conversation/store/redis-store.ts).
-    const pending = (await redis.get(`momo:${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`))?.replace(/^\d+:[\w-]+:/, '');
-    expect(storedNotes(JSON.parse(pending ?? '[]')).map((note) => note.text).join('\n')).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+    const pending = (await redis.get(`momo:${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`))?.replace(
+      /^\d+:[\w-]+:/,
+      '',
+    );
+    expect(
+      storedNotes(JSON.parse(pending ?? '[]'))
+        .map((note) => note.text)
+        .join('\n'),
+    ).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
   }, 60_000);
 });

@@ -33,13 +33,21 @@ describe('SIGTERM during the start', () => {
     proxy.cut();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: new URL('../../', import.meta.url).pathname,
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` },
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: 'memory://',
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
 
     // Its Redis clients try to connect: it is inside its start, which waits for Redis.
     while (proxy.connections === 0 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20));

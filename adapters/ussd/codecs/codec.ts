@@ -50,9 +50,9 @@ export const id = z.union([z.string(), z.number()]).transform(String).pipe(z.str
 /** A possibly empty text field. */
 export const text = z.union([z.string(), z.number()]).transform(String);
 /** A boolean that may arrive as "true"/"false". */
-export const flag = z.union([z.boolean(), z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False'])]).transform(
-  (v) => v === true || (typeof v === 'string' && v.toLowerCase() === 'true'),
-);
+export const flag = z
+  .union([z.boolean(), z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False'])])
+  .transform((v) => v === true || (typeof v === 'string' && v.toLowerCase() === 'true'));
 
 /** Parses with `schema`; the reason names fields and problems, never values (bodies can carry PINs). */
 export function decodeWith<S extends z.ZodType>(

@@ -35,5 +35,9 @@ export function userOfAddress(address: Address): string {
 /** A conversation as logs show it: phone numbers (USSD, WhatsApp) masked, never in clear. */
 export function logged(p: Address & Partial<Participant>): { channel: Channel; conversation: string; user?: string } {
   const conversation = maskUserId(p.channel, p.conversationId);
-  return { channel: p.channel, conversation, ...(p.userId !== undefined ? { user: maskUserId(p.channel, p.userId) } : {}) };
+  return {
+    channel: p.channel,
+    conversation,
+    ...(p.userId !== undefined ? { user: maskUserId(p.channel, p.userId) } : {}),
+  };
 }

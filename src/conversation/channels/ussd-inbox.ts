@@ -40,8 +40,18 @@ export function afterShown(notes: PendingNote[]): PendingNote[] {
 }
 
 /** Changes the pending notes (`change` null: nothing to write). */
-async function changePending(store: SessionStore, address: Address, change: (notes: PendingNote[]) => PendingNote[] | null): Promise<void> {
-  await changeStored<unknown>(store, keys.pending(address), PENDING_TTL_SECONDS, (stored) => change(storedNotes(stored)), 'pending messages');
+async function changePending(
+  store: SessionStore,
+  address: Address,
+  change: (notes: PendingNote[]) => PendingNote[] | null,
+): Promise<void> {
+  await changeStored<unknown>(
+    store,
+    keys.pending(address),
+    PENDING_TTL_SECONDS,
+    (stored) => change(storedNotes(stored)),
+    'pending messages',
+  );
 }
 
 /**
@@ -51,10 +61,18 @@ async function changePending(store: SessionStore, address: Address, change: (not
  * notes (the latest attempt's answer first); an outcome drops the interim notes before it. The same note not
  * shown yet is not added twice.
  */
-export async function addPending(store: SessionStore, address: Address, text: string, options: { interim?: boolean } = {}): Promise<void> {
+export async function addPending(
+  store: SessionStore,
+  address: Address,
+  text: string,
+  options: { interim?: boolean } = {},
+): Promise<void> {
   await changePending(store, address, (kept) => {
     // Already there and not shown yet (a write tried again after its answer was lost): kept once.
-    if (kept.some((note) => note.text === text && !note.shown && (note.interim === true) === (options.interim === true))) return null;
+    if (
+      kept.some((note) => note.text === text && !note.shown && (note.interim === true) === (options.interim === true))
+    )
+      return null;
     if (!options.interim) return [...kept.filter((note) => !note.interim), { text }].slice(-PENDING_MAX);
     const interims = kept.filter((note) => note.interim);
     return [...interims, { text, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(-PENDING_MAX);

@@ -36,9 +36,15 @@ export interface Answers {
 
 export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
   const text = (t: Text, lang: Lang) => catalogue.render(t, lang);
-  const notice = (key: string, lang: Lang, final: boolean): Prompt => ({ text: text({ key }, lang), ...(lang === 'en' ? {} : { lang }), final });
+  const notice = (key: string, lang: Lang, final: boolean): Prompt => ({
+    text: text({ key }, lang),
+    ...(lang === 'en' ? {} : { lang }),
+    final,
+  });
   const processing = (channel: Channel, lang: Lang, money: boolean): Prompt =>
-    money ? { ...notice('common.confirming', lang, channel === 'ussd'), money: true } : notice('common.processing', lang, channel === 'ussd');
+    money
+      ? { ...notice('common.confirming', lang, channel === 'ussd'), money: true }
+      : notice('common.processing', lang, channel === 'ussd');
 
   return {
     text,
@@ -56,7 +62,8 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
       const prompt = catalogue.renderView(view, lang);
       return session.ended ? { ...prompt, final: true } : prompt;
     },
-    withNotes: (prompt, notes) => (notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') }),
+    withNotes: (prompt, notes) =>
+      notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') },
     failure(session, running, afterMoney, lang, channel) {
       const money = session !== undefined && isMoney(runtime.restore(session));
       if (money || running) return processing(channel, lang, money);

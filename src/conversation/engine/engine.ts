@@ -21,9 +21,26 @@ import type { AccessPolicy } from '../services/access-policy.js';
 import { RecordCache } from './record-cache.js';
 import { createCatalogue } from '../flow/render.js';
 import { Runner, type MoneyAnswer } from './runner.js';
-import { FlowRuntime, isBusy, transition, type FlowEnd, type FlowTransition, type StepContext } from '../flow/flow-runtime.js';
+import {
+  FlowRuntime,
+  isBusy,
+  transition,
+  type FlowEnd,
+  type FlowTransition,
+  type StepContext,
+} from '../flow/flow-runtime.js';
 import { createTurn } from './turn.js';
-import type { Address, Channel, Inbound, Participant, Prompt, SessionEnd, SessionStore, TurnDecision, TurnEngine } from '../types.js';
+import type {
+  Address,
+  Channel,
+  Inbound,
+  Participant,
+  Prompt,
+  SessionEnd,
+  SessionStore,
+  TurnDecision,
+  TurnEngine,
+} from '../types.js';
 import { keys } from '../store/keys.js';
 
 export interface EngineOptions {
@@ -114,7 +131,9 @@ export function createEngine(options: EngineOptions): ConversationEngine {
 
   /** What any flow a user starts gets: their channel, chat, number, and the flows their role allows. */
   function context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext {
-    const allowedFlows = policy.allowedFlows(participant.channel, participant.userId).filter((flow) => runtime.has(flow));
+    const allowedFlows = policy
+      .allowedFlows(participant.channel, participant.userId)
+      .filter((flow) => runtime.has(flow));
     return {
       allowedFlows,
       newRunId,
@@ -154,7 +173,20 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     now,
     logger,
   });
-  const deliver = createTurn({ store, records, runtime, answers, runner, policy, context, deadlineOf, onFlowEnd: options.onFlowEnd, onTransition: options.onTransition, now, logger });
+  const deliver = createTurn({
+    store,
+    records,
+    runtime,
+    answers,
+    runner,
+    policy,
+    context,
+    deadlineOf,
+    onFlowEnd: options.onFlowEnd,
+    onTransition: options.onTransition,
+    now,
+    logger,
+  });
 
   return {
     async handle(inbound: Inbound): Promise<Prompt> {
@@ -172,10 +204,14 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     async sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd> {
       const record = (await records.read(keys.conversation(participant)))?.record;
       const session = record?.session;
-      if (!isCurrent(record?.channel as S | undefined)) return { counted: false, reason: 'not the conversation\'s current session' };
+      if (!isCurrent(record?.channel as S | undefined))
+        return { counted: false, reason: "not the conversation's current session" };
       if (!session || session.ended || session.notice) return { counted: false, reason: 'no flow in progress' };
-      if (record?.run !== undefined || isBusy(runtime.restore(session))) return { counted: false, reason: 'a service call is running' };
-      options.onTransition?.(transition(session, { channel: participant.channel, at: now() }, runtime.mark(session), { end: 'abandoned' }));
+      if (record?.run !== undefined || isBusy(runtime.restore(session)))
+        return { counted: false, reason: 'a service call is running' };
+      options.onTransition?.(
+        transition(session, { channel: participant.channel, at: now() }, runtime.mark(session), { end: 'abandoned' }),
+      );
       return { counted: true };
     },
     drain: () => runner.drain(),

@@ -72,7 +72,9 @@ export function deliveryId(messageId: string): string {
 }
 
 const isEntry = (e: unknown): e is Entry =>
-  Array.isArray(e) && typeof e[0] === 'string' && (e[1] === WAITING || typeof (e[1] as Prompt | undefined)?.text === 'string');
+  Array.isArray(e) &&
+  typeof e[0] === 'string' &&
+  (e[1] === WAITING || typeof (e[1] as Prompt | undefined)?.text === 'string');
 
 /** The record as stored (anything unreadable in it is dropped: an empty record where there is none). */
 export function readRecord(snapshot: unknown): ConversationRecord {

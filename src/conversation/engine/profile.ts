@@ -14,7 +14,10 @@ const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
 const ATTEMPTS = 5;
 
 /** The user's stored profile, or undefined when there is none. */
-export async function readProfile(store: SessionStore, who: Pick<Participant, 'channel' | 'userId'>): Promise<UserProfile | undefined> {
+export async function readProfile(
+  store: SessionStore,
+  who: Pick<Participant, 'channel' | 'userId'>,
+): Promise<UserProfile | undefined> {
   return profileOf(await store.get(keys.profile(who.channel, who.userId)));
 }
 

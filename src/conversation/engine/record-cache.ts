@@ -95,7 +95,12 @@ export class RecordCache {
    * Compare-and-set of the record (with `lease`, the run's lease changed in the same step): the new Stored, or
    * null on a conflict (and the kept record is forgotten).
    */
-  async write(key: string, record: ConversationRecord, expected: number | null, lease?: LeaseChange): Promise<Stored | null> {
+  async write(
+    key: string,
+    record: ConversationRecord,
+    expected: number | null,
+    lease?: LeaseChange,
+  ): Promise<Stored | null> {
     const version = await this.store.set(key, record, expected, this.ttlSeconds, lease);
     if (version === null) {
       this.kept.delete(key);

@@ -32,13 +32,33 @@ import { errorMessage, type Logger } from '../../log.js';
 import { logged, userOfAddress } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
 import { keys } from '../store/keys.js';
-import { answerOf, isNewest, resolveWaiting, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import {
+  answerOf,
+  isNewest,
+  resolveWaiting,
+  WAITING,
+  withAnswer,
+  type ConversationRecord,
+  type Stored,
+} from './ledger.js';
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
 import { randomId } from '../store/random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
-import { isBusy, isMoney, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type Invocation, type FlowTransition, type Session, type StepContext } from '../flow/flow-runtime.js';
+import {
+  isBusy,
+  isMoney,
+  isSecret,
+  stepName,
+  transition,
+  type FlowEnd,
+  type FlowRuntime,
+  type Invocation,
+  type FlowTransition,
+  type Session,
+  type StepContext,
+} from '../flow/flow-runtime.js';
 import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from '../types.js';
 import { within } from '../../within.js';
 
@@ -163,13 +183,19 @@ export class Runner {
    * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
    */
   private async release(key: string, token: string, unlist = false, index?: string): Promise<void> {
-    await this.o.store.releaseLease(leaseOf(key, index), token, unlist).catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
+    await this.o.store
+      .releaseLease(leaseOf(key, index), token, unlist)
+      .catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
   }
 
   /** Starts a run in this process. */
   begin(start: RunStart): void {
     let written!: () => void;
-    const run = { token: start.token, settling: false, settled: new Promise<void>((resolve) => (written = resolve)) } as LocalRun;
+    const run = {
+      token: start.token,
+      settling: false,
+      settled: new Promise<void>((resolve) => (written = resolve)),
+    } as LocalRun;
     run.stopped = this.execute(start, run, written).finally(() => {
       if (this.runs.get(start.key) === run) this.runs.delete(start.key);
       written();
@@ -210,8 +236,14 @@ export class Runner {
         stored = read;
       }
     } catch (error) {
-      logger.error({ ...logged(waiter.participant), err: errorMessage(error) }, 'engine: a delivery waiting for a run failed; answered processing');
-      const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)), waiter.notes);
+      logger.error(
+        { ...logged(waiter.participant), err: errorMessage(error) },
+        'engine: a delivery waiting for a run failed; answered processing',
+      );
+      const prompt = answers.withNotes(
+        answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)),
+        waiter.notes,
+      );
       return { prompt, state: waiter.after?.(prompt) };
     }
   }
@@ -226,7 +258,7 @@ export class Runner {
    */
   followUnknown(key: string, participant: Participant, token: string, expected: number | null, lang: Lang): void {
     void (async () => {
-      for (const until = this.o.now() + UNKNOWN_READ_FOR_MS; this.o.now() < until && !this.stopped; ) {
+      for (const until = this.o.now() + UNKNOWN_READ_FOR_MS; this.o.now() < until && !this.stopped;) {
         await new Promise<void>((resolve) => setTimeout(resolve, UNKNOWN_READ_EVERY_MS).unref());
         let read: Stored | null;
         try {
@@ -236,12 +268,18 @@ export class Runner {
         }
         if (read?.record.run?.id === token) return;
         if ((read?.version ?? null) === expected) {
-          this.o.logger.warn(logged(participant), 'engine: a run-starting write found not to have landed; told late that nothing was sent');
+          this.o.logger.warn(
+            logged(participant),
+            'engine: a run-starting write found not to have landed; told late that nothing was sent',
+          );
           await this.deliverLate(participant, this.o.answers.notice('common.runFailed', lang, true), false);
         }
         return;
       }
-      this.o.logger.error(logged(participant), 'engine: whether a run started could not be read; its user was told "processing"');
+      this.o.logger.error(
+        logged(participant),
+        'engine: whether a run started could not be read; its user was told "processing"',
+      );
     })();
   }
 
@@ -293,7 +331,9 @@ export class Runner {
   /** The answer of a delivery nothing will resolve (no run due, or dropped from the ledger): where the conversation is. */
   private current(waiter: Waiter, record: ConversationRecord): Answered {
     const { answers } = this.o;
-    const prompt = record.session ? answers.screen(record.session, waiter.lang, waiter.participant.channel) : answers.notice('common.busy', waiter.lang, false);
+    const prompt = record.session
+      ? answers.screen(record.session, waiter.lang, waiter.participant.channel)
+      : answers.notice('common.busy', waiter.lang, false);
     return { prompt, state: waiter.after?.(prompt) };
   }
 
@@ -316,7 +356,10 @@ export class Runner {
         stored = read;
       }
     } catch (error) {
-      this.o.logger.warn({ ...logged(waiter.participant), err: errorMessage(error) }, 'engine: the channel state of an answer was not kept');
+      this.o.logger.warn(
+        { ...logged(waiter.participant), err: errorMessage(error) },
+        'engine: the channel state of an answer was not kept',
+      );
     }
     return { prompt, state };
   }
@@ -328,7 +371,10 @@ export class Runner {
    */
   private async late(waiter: Waiter, from: Stored): Promise<Answered> {
     const { answers, records, logger } = this.o;
-    const prompt = answers.withNotes(answers.processing(waiter.participant.channel, waiter.lang, this.money(from.record.session)), waiter.notes);
+    const prompt = answers.withNotes(
+      answers.processing(waiter.participant.channel, waiter.lang, this.money(from.record.session)),
+      waiter.notes,
+    );
     const state = waiter.after?.(prompt);
     let stored = from;
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
@@ -380,33 +426,65 @@ export class Runner {
           // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
           // so, or the conversation would stay busy with no run to end it: every later message answered "being
           // confirmed", the pending outcome never shown (a new USSD dial shows it once the flow ended).
-          logger.error(logged(participant), 'engine: a run taken over too often was left; its outcome comes by notification');
+          logger.error(
+            logged(participant),
+            'engine: a run taken over too often was left; its outcome comes by notification',
+          );
           const money = this.money(record.session);
           const lang = record.profile?.lang ?? 'en';
-          const prompt = money ? answers.processing(participant.channel, lang, true) : answers.notice('common.runFailed', lang, true);
-          const session = record.session && { ...record.session, ended: true, notice: { key: money ? 'common.confirming' : 'common.runFailed' } };
-          unlist = (await records.write(key, { ...record, session, ...this.answerWaiting(record, prompt), run: undefined }, fresh.version)) !== null;
+          const prompt = money
+            ? answers.processing(participant.channel, lang, true)
+            : answers.notice('common.runFailed', lang, true);
+          const session = record.session && {
+            ...record.session,
+            ended: true,
+            notice: { key: money ? 'common.confirming' : 'common.runFailed' },
+          };
+          unlist =
+            (await records.write(
+              key,
+              { ...record, session, ...this.answerWaiting(record, prompt), run: undefined },
+              fresh.version,
+            )) !== null;
           if (unlist && record.session) {
-            this.o.onTransition?.(transition(record.session, { channel: participant.channel, at: this.o.now() }, this.o.runtime.mark(record.session), { end: 'error' }));
+            this.o.onTransition?.(
+              transition(
+                record.session,
+                { channel: participant.channel, at: this.o.now() },
+                this.o.runtime.mark(record.session),
+                { end: 'error' },
+              ),
+            );
           }
           return undefined;
         }
-        const taken = { ...record, run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 } };
+        const taken = {
+          ...record,
+          run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 },
+        };
         const written = await records.write(key, taken, fresh.version);
         if (!written) continue;
         const stored = this.o.runtime.restore(record.session);
-        logger.warn({ ...logged(participant), step: stepName(stored) }, 'engine: took over a run whose holder stopped renewing its lease');
+        logger.warn(
+          { ...logged(participant), step: stepName(stored) },
+          'engine: took over a run whose holder stopped renewing its lease',
+        );
         // Nothing busy stored: a run recorded around a PIN check by an engine before this one (a rolling
         // deploy; this one checks PINs before it records a run, turn.ts checkSecrets). The check cannot be
         // repeated, and no money call was made under it (the state of one is stored before its call, and that
         // write fails once this run's id replaced the holder's), so the flow ends saying so.
-        const session = isBusy(stored) ? record.session : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
+        const session = isBusy(stored)
+          ? record.session
+          : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
         this.begin({ key, participant, token, leasedAt, session, stored: written });
         return this.runs.get(key);
       }
       return undefined;
     } catch (error) {
-      logger.warn({ ...logged(participant), err: errorMessage(error) }, 'engine: a run could not be taken over; a later sweep tries again');
+      logger.warn(
+        { ...logged(participant), err: errorMessage(error) },
+        'engine: a run could not be taken over; a later sweep tries again',
+      );
       return undefined;
     } finally {
       if (!this.runs.has(key) || this.runs.get(key)?.token !== token) await this.release(key, token, unlist);
@@ -433,7 +511,8 @@ export class Runner {
     const renewal = setInterval(() => {
       renew().then(
         (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
-        (error: unknown) => logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
+        (error: unknown) =>
+          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
       );
     }, this.o.leaseMs / 3);
     renewal.unref();
@@ -457,7 +536,10 @@ export class Runner {
           // lease asked for less than a third of its life ago is ours without asking: nobody takes a lease
           // before it expires, and it was set to last at least leaseMs from then.
           const fresh = this.o.now() - leasedAt < this.o.leaseMs / 3;
-          const [kept, held] = await Promise.all([isSecret(snapshot) ? current : this.persist(key, token, current, session), fresh || renew()]);
+          const [kept, held] = await Promise.all([
+            isSecret(snapshot) ? current : this.persist(key, token, current, session),
+            fresh || renew(),
+          ]);
           if (!kept || !held) {
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
             return;
@@ -469,7 +551,12 @@ export class Runner {
         money ||= isMoney(snapshot);
         called = true;
         const outcome = await runtime.call(invocation);
-        const step = runtime.resolve(session, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: this.o.now() });
+        const step = runtime.resolve(
+          session,
+          outcome,
+          { profile, remember: {}, notes: [] },
+          { ...ctx, at: this.o.now() },
+        );
         session = step.session;
         profile = step.profile;
         remember = { ...remember, ...step.remember };
@@ -492,19 +579,34 @@ export class Runner {
       }
       written();
       for (const end of ended) this.o.onFlowEnd?.(end);
-      if (moneyRef && called) this.o.onMoneyAnswer?.({ ref: moneyRef, channel: participant.channel, conversationId: participant.conversationId, text: outcome.text });
+      if (moneyRef && called)
+        this.o.onMoneyAnswer?.({
+          ref: moneyRef,
+          channel: participant.channel,
+          conversationId: participant.conversationId,
+          text: outcome.text,
+        });
       for (const move of moves) this.o.onTransition?.(move);
-      await rememberProfile(store, participant, remember, logger).catch((error: unknown) => logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'));
+      await rememberProfile(store, participant, remember, logger).catch((error: unknown) =>
+        logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'),
+      );
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
         // the same key when the lease (no longer renewed) expires and a sweep takes the run over.
-        logger.error({ ...log, err: errorMessage(error) }, 'engine: a run failed after its money-moving call; it is left to be taken over');
+        logger.error(
+          { ...log, err: errorMessage(error) },
+          'engine: a run failed after its money-moving call; it is left to be taken over',
+        );
       } else {
         logger.error({ ...log, err: errorMessage(error) }, 'engine: a run failed');
         if (await this.fail(key, token, current, session, participant, starter)) {
-          this.o.onTransition?.(transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), { end: 'error' }));
+          this.o.onTransition?.(
+            transition(session, { channel: participant.channel, at: this.o.now() }, runtime.mark(session), {
+              end: 'error',
+            }),
+          );
         }
       }
     } finally {
@@ -526,12 +628,17 @@ export class Runner {
   ): Promise<(Stored & { late: boolean }) | null> {
     let stored = from;
     let failures = 0;
-    for (let attempt = 0; attempt < attempts; ) {
+    for (let attempt = 0; attempt < attempts;) {
       try {
         if (stored.record.run?.id !== token) return null;
         const late = stored.record.run.late === true;
         // The write that ends the run gives up its lease in the same step (SessionStore.set).
-        const written = await this.o.records.write(key, change(stored.record), stored.version, release ? { release: leaseOf(key), token } : undefined);
+        const written = await this.o.records.write(
+          key,
+          change(stored.record),
+          stored.version,
+          release ? { release: leaseOf(key), token } : undefined,
+        );
         if (written) return { ...written, late };
         attempt += 1;
         const read = await this.o.records.read(key);
@@ -556,28 +663,57 @@ export class Runner {
    * The outcome written: the settled session, every waiting delivery answered with it, the run cleared and its
    * lease ended.
    */
-  private settle(key: string, token: string, from: Stored, settled: Pick<ConversationRecord, 'session' | 'profile'>, outcome: Prompt, starter?: Waiter) {
-    return this.write(key, token, from, (record) => ({ ...record, ...settled, ...this.answerWaiting(record, outcome, starter), run: undefined }), {
-      attempts: SETTLE_ATTEMPTS,
-      release: true,
-    });
+  private settle(
+    key: string,
+    token: string,
+    from: Stored,
+    settled: Pick<ConversationRecord, 'session' | 'profile'>,
+    outcome: Prompt,
+    starter?: Waiter,
+  ) {
+    return this.write(
+      key,
+      token,
+      from,
+      (record) => ({ ...record, ...settled, ...this.answerWaiting(record, outcome, starter), run: undefined }),
+      {
+        attempts: SETTLE_ATTEMPTS,
+        release: true,
+      },
+    );
   }
 
   /**
    * The ledger with every waiting delivery answered `outcome` (the starter's with its notes), and the channel
    * state of the starter's answer when it is the newest delivery (the others keep theirs when they get it).
    */
-  private answerWaiting(record: ConversationRecord, outcome: Prompt, starter?: Waiter): Pick<ConversationRecord, 'ledger' | 'channel'> {
-    const answer = (id: string) => (starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome);
-    const starts = starter?.after !== undefined && answerOf(record, starter.id) === WAITING && isNewest(record, starter.id);
-    return { ledger: resolveWaiting(record.ledger, answer), channel: starts ? starter!.after!(answer(starter!.id)) : record.channel };
+  private answerWaiting(
+    record: ConversationRecord,
+    outcome: Prompt,
+    starter?: Waiter,
+  ): Pick<ConversationRecord, 'ledger' | 'channel'> {
+    const answer = (id: string) =>
+      starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome;
+    const starts =
+      starter?.after !== undefined && answerOf(record, starter.id) === WAITING && isNewest(record, starter.id);
+    return {
+      ledger: resolveWaiting(record.ledger, answer),
+      channel: starts ? starter!.after!(answer(starter!.id)) : record.channel,
+    };
   }
 
   /**
    * A run that failed before any money-moving call: the flow ends and its waiters are told that nothing was
    * sent and to start again. True when that was written.
    */
-  private async fail(key: string, token: string, from: Stored, session: Session, participant: Participant, starter?: Waiter): Promise<boolean> {
+  private async fail(
+    key: string,
+    token: string,
+    from: Stored,
+    session: Session,
+    participant: Participant,
+    starter?: Waiter,
+  ): Promise<boolean> {
     const prompt = this.o.answers.notice('common.runFailed', from.record.profile?.lang ?? 'en', true);
     const log = logged(participant);
     try {
@@ -585,7 +721,12 @@ export class Runner {
         key,
         token,
         from,
-        (record) => ({ ...record, session: { ...session, ended: true }, ...this.answerWaiting(record, prompt, starter), run: undefined }),
+        (record) => ({
+          ...record,
+          session: { ...session, ended: true },
+          ...this.answerWaiting(record, prompt, starter),
+          run: undefined,
+        }),
         { release: true },
       );
       if (!written) return false;
@@ -626,7 +767,10 @@ export class Runner {
       await rideOut(() => addPending(this.o.store, address, prompt.text, { interim: true }));
       return true;
     } catch (error) {
-      this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: outcome not kept for the next dial');
+      this.o.logger.error(
+        { ...logged(address), err: errorMessage(error) },
+        'engine: outcome not kept for the next dial',
+      );
       return false;
     }
   }
@@ -644,5 +788,7 @@ export interface MoneyAnswer {
 /** The Duplicate-Check-Key a money-moving invocation carries in its input, if any. */
 function refOf(invocation: Invocation): string | undefined {
   const input = invocation.input as { duplicateCheckKey?: unknown } | undefined;
-  return typeof input?.duplicateCheckKey === 'string' && input.duplicateCheckKey !== '' ? input.duplicateCheckKey : undefined;
+  return typeof input?.duplicateCheckKey === 'string' && input.duplicateCheckKey !== ''
+    ? input.duplicateCheckKey
+    : undefined;
 }

@@ -27,8 +27,29 @@ import type { RecordCache } from './record-cache.js';
 import { rideOut } from '../store/ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
-import { isBusy, isSecret, stepName, transition, type FlowEnd, type FlowRuntime, type FlowTransition, type Session, type Step, type StepContext } from '../flow/flow-runtime.js';
-import type { Channel, ConversationView, Decide, Inbound, Participant, Prompt, SessionStore, StoredSnapshot, TurnDecision } from '../types.js';
+import {
+  isBusy,
+  isSecret,
+  stepName,
+  transition,
+  type FlowEnd,
+  type FlowRuntime,
+  type FlowTransition,
+  type Session,
+  type Step,
+  type StepContext,
+} from '../flow/flow-runtime.js';
+import type {
+  Channel,
+  ConversationView,
+  Decide,
+  Inbound,
+  Participant,
+  Prompt,
+  SessionStore,
+  StoredSnapshot,
+  TurnDecision,
+} from '../types.js';
 import { DIAL_NOTES_MAX, fitWhole } from '../flow/plain-text.js';
 
 export interface TurnOptions {
@@ -72,7 +93,6 @@ class RunUnknown extends Error {
   }
 }
 
-
 /** A step lost its compare-and-set to another message: read again and redo it. */
 const CONFLICT = Symbol('conflict');
 
@@ -105,11 +125,15 @@ export function createTurn(o: TurnOptions) {
     if (live && isBusy(runtime.restore(live))) return 'wait';
     // Taken up from a session that was dropped: where the flow is, untouched (its outcome, once it ended).
     if (inbound.resume && session) return { ...base, session };
-    const leaving = inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
+    const leaving =
+      inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
     if (live && leaving) left(live, base, ctx);
     if (inbound.start) return runtime.start(inbound.start, base, ctx);
     if (live && inbound.nav === 'cancel') {
-      return { ...base, session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt } };
+      return {
+        ...base,
+        session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt },
+      };
     }
     if (!live || leaving) return runtime.start('menu', base, ctx);
     return runtime.send(live, eventOf(inbound), base, ctx);
@@ -165,7 +189,13 @@ export function createTurn(o: TurnOptions) {
    * dial that showed pending notes, in its session, so they reached the phone and are dropped. Undefined when
    * there is nothing to write (most steps: nothing remembered, no kept outcomes shown): no promise to wait for.
    */
-  function afterStep(inbound: Inbound, planned: Step, pending: StoredSnapshot | null, shownPending: boolean, seen: boolean): Promise<void> | undefined {
+  function afterStep(
+    inbound: Inbound,
+    planned: Step,
+    pending: StoredSnapshot | null,
+    shownPending: boolean,
+    seen: boolean,
+  ): Promise<void> | undefined {
     for (const end of planned.ended ?? []) o.onFlowEnd?.(end);
     for (const move of planned.moves ?? []) o.onTransition?.(move);
     const remembered = Object.keys(planned.remember).length > 0;
@@ -174,7 +204,13 @@ export function createTurn(o: TurnOptions) {
     return (async () => {
       try {
         await rememberProfile(store, inbound, planned.remember, logger); // writes nothing when nothing is remembered
-        if (shown) await store.set(keys.pending(inbound), afterShown(storedNotes(pending.snapshot)), pending.version, PENDING_TTL_SECONDS);
+        if (shown)
+          await store.set(
+            keys.pending(inbound),
+            afterShown(storedNotes(pending.snapshot)),
+            pending.version,
+            PENDING_TTL_SECONDS,
+          );
         if (seen) await dropSeen(store, inbound);
       } catch (error) {
         logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: profile or shown outcomes not saved');
@@ -202,9 +238,15 @@ export function createTurn(o: TurnOptions) {
     const stepped = plan(inbound, record, profile, ctx);
     if (stepped === 'wait') {
       // A run is out: this delivery waits for its outcome, listed as waiting first so a copy of it waits too.
-      const written = await records.write(key, { ...record, ledger: withAnswer(record.ledger, id, WAITING) }, stored!.version);
+      const written = await records.write(
+        key,
+        { ...record, ledger: withAnswer(record.ledger, id, WAITING) },
+        stored!.version,
+      );
       if (!written) return CONFLICT;
-      return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<Delivered<S>>;
+      return runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<
+        Delivered<S>
+      >;
     }
     // Only a step into a PIN check waits for one (most steps: no async call to wait through).
     const planned = isSecret(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
@@ -225,7 +267,13 @@ export function createTurn(o: TurnOptions) {
       const screen = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
       const prompt = shownPending.length > 0 ? { ...screen, noted: true } : screen;
       const state = after(prompt);
-      const next: ConversationRecord = { session: planned.session, ledger: withAnswer(record.ledger, id, prompt), channel: state, profile: planned.profile, ...marked };
+      const next: ConversationRecord = {
+        session: planned.session,
+        ledger: withAnswer(record.ledger, id, prompt),
+        channel: state,
+        profile: planned.profile,
+        ...marked,
+      };
       if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
       const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
       if (saving) await saving;
@@ -265,7 +313,14 @@ export function createTurn(o: TurnOptions) {
    * money state), and the runner reads the record again until it can tell (Runner.followUnknown: a write that
    * did not land is told late).
    */
-  async function writeRun(inbound: Inbound, key: string, next: ConversationRecord, expected: number | null, token: string, session: Session): Promise<Stored | null> {
+  async function writeRun(
+    inbound: Inbound,
+    key: string,
+    next: ConversationRecord,
+    expected: number | null,
+    token: string,
+    session: Session,
+  ): Promise<Stored | null> {
     try {
       return await records.write(key, next, expected, runner.take(key, token));
     } catch (error) {
@@ -277,7 +332,10 @@ export function createTurn(o: TurnOptions) {
         throw new RunUnknown(session, error);
       }
       if (read?.record.run?.id === token) {
-        logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: the write that started a run failed after it landed; the run goes on');
+        logger.warn(
+          { ...who(inbound), err: errorMessage(error) },
+          'engine: the write that started a run failed after it landed; the run goes on',
+        );
         return read;
       }
       if ((read?.version ?? null) !== expected) return null;
@@ -288,7 +346,13 @@ export function createTurn(o: TurnOptions) {
   /** What the channel may know of the conversation (ConversationView). */
   function viewOf(record: ConversationRecord): ConversationView {
     const session = record.session;
-    const waiting = session !== undefined && session.flow !== 'menu' && !session.ended && !session.notice && session.expiresAt > o.now() && record.run === undefined;
+    const waiting =
+      session !== undefined &&
+      session.flow !== 'menu' &&
+      !session.ended &&
+      !session.notice &&
+      session.expiresAt > o.now() &&
+      record.run === undefined;
     return { waiting };
   }
 
@@ -308,8 +372,18 @@ export function createTurn(o: TurnOptions) {
       const action = last.prompt ? ahead.take(last.prompt, ahead.answers[k - 1]!) : undefined;
       if (!action) break;
       const previous = `${inbound.messageId}${k === 1 ? '' : `.${k - 1}`}`;
-      const next: Inbound = { ...inbound, newSession: undefined, resume: undefined, ...action, messageId: `${inbound.messageId}.${k}` };
-      const taken = await deliverOne<S>(participant, () => ({ kind: 'step', inbound: next, after: (prompt) => decision.after(prompt, k) }), deliveryId(previous));
+      const next: Inbound = {
+        ...inbound,
+        newSession: undefined,
+        resume: undefined,
+        ...action,
+        messageId: `${inbound.messageId}.${k}`,
+      };
+      const taken = await deliverOne<S>(
+        participant,
+        () => ({ kind: 'step', inbound: next, after: (prompt) => decision.after(prompt, k) }),
+        deliveryId(previous),
+      );
       if (taken.stopped) break;
       last = taken;
     }
@@ -340,7 +414,10 @@ export function createTurn(o: TurnOptions) {
     try {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
         if (stored === undefined || attempt > 0) {
-          const [read, profile, pending] = await records.readWith(key, [keys.profile(participant.channel, participant.userId), keys.pending(participant)]);
+          const [read, profile, pending] = await records.readWith(key, [
+            keys.profile(participant.channel, participant.userId),
+            keys.pending(participant),
+          ]);
           stored = read;
           alongside = { profile: profile ?? null, pending: pending ?? null };
           guessed = false;
@@ -384,17 +461,26 @@ export function createTurn(o: TurnOptions) {
           logger.info(who(inbound), 'engine: duplicate delivery');
           if (entry !== WAITING) return { prompt: entry, state: after(entry), decision };
           const lang = record.profile?.lang ?? 'en';
-          return { ...(await (runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<Delivered<S>>)), decision };
+          return {
+            ...(await (runner.wait({ key, participant: inbound, id, lang, notes: [], after }, stored!) as Promise<
+              Delivered<S>
+            >)),
+            decision,
+          };
         }
         // The profile record is read when the conversation starts over, with the pending outcomes of a new
         // channel session (one round trip); otherwise the copy kept in the record serves.
         const session = record.session;
-        const fresh = inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
+        const fresh =
+          inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
         // Mid-flow on a kept record (most messages) nothing is read: no Promise.all of two constants a message.
         const [read, pending] = alongside
           ? [fresh ? profileOf(alongside.profile) : undefined, inbound.newSession ? alongside.pending : null]
           : fresh || inbound.newSession
-            ? await Promise.all([fresh ? readProfile(store, inbound) : undefined, inbound.newSession ? store.get(keys.pending(inbound)) : null])
+            ? await Promise.all([
+                fresh ? readProfile(store, inbound) : undefined,
+                inbound.newSession ? store.get(keys.pending(inbound)) : null,
+              ])
             : [undefined, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
         const outcome = await step(inbound, id, key, stored ?? null, profile, pending, after);

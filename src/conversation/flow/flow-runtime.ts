@@ -20,7 +20,16 @@ import {
   type EventObject,
 } from 'xstate';
 import { finalOutcome } from '../../../flows/outcome.js';
-import type { FlowEvent, FlowId, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, UserProfile } from '../../../flows/types.js';
+import type {
+  FlowEvent,
+  FlowId,
+  FlowInput,
+  FlowModule,
+  FlowOutcome,
+  FlowOutput,
+  Text,
+  UserProfile,
+} from '../../../flows/types.js';
 import { currentView } from './render.js';
 import type { Channel } from '../types.js';
 
@@ -119,7 +128,8 @@ export function transition(
   return move;
 }
 
-const isStop = (to: AnyMachineSnapshot | { end: 'abandoned' | 'error' }): to is { end: 'abandoned' | 'error' } => (to as { end?: unknown }).end !== undefined;
+const isStop = (to: AnyMachineSnapshot | { end: 'abandoned' | 'error' }): to is { end: 'abandoned' | 'error' } =>
+  (to as { end?: unknown }).end !== undefined;
 
 /** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
 export function stepName(snapshot: AnyMachineSnapshot): string {
@@ -127,7 +137,11 @@ export function stepName(snapshot: AnyMachineSnapshot): string {
 }
 
 function labelOf(value: unknown): string {
-  return typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${labelOf(v)}`).join(',');
+  return typeof value === 'string'
+    ? value
+    : Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}.${labelOf(v)}`)
+        .join(',');
 }
 
 /**
@@ -197,7 +211,9 @@ export class FlowRuntime {
     if (!snapshot) {
       const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
       // An actor that is never started: it restores the snapshot and its children, and runs nothing.
-      snapshot = createActor(this.machine(session.flow), { snapshot: stored as never }).getSnapshot() as AnyMachineSnapshot;
+      snapshot = createActor(this.machine(session.flow), {
+        snapshot: stored as never,
+      }).getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status === 'error') throw snapshot.error;
       this.restored.set(session, snapshot);
     }
@@ -218,7 +234,13 @@ export class FlowRuntime {
   persist(flow: FlowId, snapshot: AnyMachineSnapshot): unknown {
     if (isEmpty(snapshot.children) && isEmpty(snapshot.historyValue)) {
       const { value, context, status, output, error } = snapshot;
-      return { value, context, ...(status !== 'active' ? { status } : {}), ...(output !== undefined ? { output } : {}), ...(error !== undefined ? { error } : {}) };
+      return {
+        value,
+        context,
+        ...(status !== 'active' ? { status } : {}),
+        ...(output !== undefined ? { output } : {}),
+        ...(error !== undefined ? { error } : {}),
+      };
     }
     const persisted = this.machine(flow).getPersistedSnapshot(snapshot) as Record<string, unknown>;
     const stored: Record<string, unknown> = { value: persisted.value, context: persisted.context };
@@ -240,7 +262,10 @@ export class FlowRuntime {
     const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
-    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile)) as [AnyMachineSnapshot, unknown];
+    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile)) as [
+      AnyMachineSnapshot,
+      unknown,
+    ];
     return this.follow(flow, runId, snapshot, step, ctx, undefined);
   }
 
@@ -287,7 +312,10 @@ export class FlowRuntime {
 
   /** The snapshot `event` takes `current` to (xstate's pure transition: the actions it returns run nowhere). */
   private next(flow: FlowId, current: AnyMachineSnapshot, event: EventObject): AnyMachineSnapshot {
-    const [snapshot] = xstateTransition(this.machine(flow), current as never, event as never) as [AnyMachineSnapshot, unknown];
+    const [snapshot] = xstateTransition(this.machine(flow), current as never, event as never) as [
+      AnyMachineSnapshot,
+      unknown,
+    ];
     return snapshot;
   }
 
@@ -305,7 +333,14 @@ export class FlowRuntime {
   ): Step {
     const moved = from?.step !== stepName(snapshot);
     const enteredAt = moved ? ctx.at : from.enteredAt;
-    const session: Session = { flow, runId, snapshot: this.persist(flow, snapshot), expiresAt: ctx.expiresAt, ended: false, enteredAt };
+    const session: Session = {
+      flow,
+      runId,
+      snapshot: this.persist(flow, snapshot),
+      expiresAt: ctx.expiresAt,
+      ended: false,
+      enteredAt,
+    };
     this.restored.set(session, snapshot);
     const moves = moved ? [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] : previous.moves;
     if (snapshot.status !== 'done') return { ...previous, moves, session };
@@ -313,9 +348,16 @@ export class FlowRuntime {
     const output = (snapshot.output ?? {}) as FlowOutput;
     // A flow other than the menu that hands back to the menu was left (backed out of), not finished.
     const outcome = flow !== 'menu' && output.next === 'menu' ? 'abandoned' : 'finished';
-    const done: Omit<Step, 'session'> = { ...step, ended: [...(step.ended ?? []), { flow, outcome, step: stepName(snapshot) }] };
+    const done: Omit<Step, 'session'> = {
+      ...step,
+      ended: [...(step.ended ?? []), { flow, outcome, step: stepName(snapshot) }],
+    };
     const next: Omit<Step, 'session'> = output.remember
-      ? { ...done, profile: { ...done.profile, ...output.remember }, remember: { ...done.remember, ...output.remember } }
+      ? {
+          ...done,
+          profile: { ...done.profile, ...output.remember },
+          remember: { ...done.remember, ...output.remember },
+        }
       : done;
     if (output.next) return this.start(output.next, next, ctx);
     if (currentView(snapshot)) {

@@ -54,9 +54,11 @@ const COMPILED_KEPT = 5000;
 function argumentNames(elements: ReturnType<IntlMessageFormat['getAst']>, into: Set<string>): Set<string> {
   for (const element of elements) {
     // Literals (0) and the plural's `#` (7) read nothing; every other element names its argument.
-    if (element.type !== 0 && element.type !== 7 && 'value' in element && typeof element.value === 'string') into.add(element.value);
+    if (element.type !== 0 && element.type !== 7 && 'value' in element && typeof element.value === 'string')
+      into.add(element.value);
     if ('options' in element && typeof element.options === 'object') {
-      for (const option of Object.values(element.options as Record<string, { value: typeof elements }>)) argumentNames(option.value, into);
+      for (const option of Object.values(element.options as Record<string, { value: typeof elements }>))
+        argumentNames(option.value, into);
     }
     if ('children' in element && Array.isArray(element.children)) argumentNames(element.children, into);
   }

@@ -7,7 +7,15 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows as registeredFlows } from '../../../flows/index.js';
 import { commonMessages } from '../../../flows/messages/common.js';
-import { LANGS, type FlowModule, type Lang, type Messages, type StateMeta, type Text, type View } from '../../../flows/types.js';
+import {
+  LANGS,
+  type FlowModule,
+  type Lang,
+  type Messages,
+  type StateMeta,
+  type Text,
+  type View,
+} from '../../../flows/types.js';
 import { fillTemplate, plainText } from './plain-text.js';
 import type { Prompt } from '../types.js';
 
@@ -22,7 +30,10 @@ export interface Catalogue {
 
 /** The catalogue of the given flows plus the common messages. */
 export function createCatalogue(modules: Iterable<FlowModule | undefined>): Catalogue {
-  const messages = Object.fromEntries(LANGS.map((lang) => [lang, { ...commonMessages[lang] }])) as Record<Lang, Messages>;
+  const messages = Object.fromEntries(LANGS.map((lang) => [lang, { ...commonMessages[lang] }])) as Record<
+    Lang,
+    Messages
+  >;
   for (const module of modules) {
     if (!module) continue;
     for (const lang of LANGS) Object.assign(messages[lang], module.messages[lang]);
@@ -32,7 +43,12 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
   const renderView = (view: View, lang: Lang): Prompt => ({
     text: view.error ? `${render(view.error, lang)}\n${render(view.text, lang)}` : render(view.text, lang),
     ...(view.choices
-      ? { choices: view.choices.map((c) => ({ id: c.id, label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id })) }
+      ? {
+          choices: view.choices.map((c) => ({
+            id: c.id,
+            label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id,
+          })),
+        }
       : {}),
     ...(view.input ? { input: view.input } : {}),
     ...(view.error ? { refused: true } : {}),

@@ -100,9 +100,14 @@ const policySchema = z
   .superRefine((policy, ctx) => {
     for (const [channel, entries] of Object.entries(policy.users)) {
       for (const [id, entry] of Object.entries(entries)) {
-        if (!(entry.role in policy.roles)) ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'role'], message: `unknown role ${entry.role}` });
+        if (!(entry.role in policy.roles))
+          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'role'], message: `unknown role ${entry.role}` });
         if (id === '*' && entry.person !== undefined) {
-          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'person'], message: 'a * entry is everyone else, not one person' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['users', channel, id, 'person'],
+            message: 'a * entry is everyone else, not one person',
+          });
         }
       }
     }
@@ -113,14 +118,26 @@ const policySchema = z
         if (entry.person === undefined) continue;
         const first = seen.get(entry.person);
         if (!first) {
-          seen.set(entry.person, { role: entry.role, ...(entry.pin ? { pin: entry.pin } : {}), where: `users.${channel}.${id}` });
+          seen.set(entry.person, {
+            role: entry.role,
+            ...(entry.pin ? { pin: entry.pin } : {}),
+            where: `users.${channel}.${id}`,
+          });
           continue;
         }
         if (first.role !== entry.role) {
-          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'role'], message: `person ${entry.person} has role ${first.role} at ${first.where}: a person has one role` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['users', channel, id, 'role'],
+            message: `person ${entry.person} has role ${first.role} at ${first.where}: a person has one role`,
+          });
         }
         if (entry.pin && first.pin && first.pin !== entry.pin) {
-          ctx.addIssue({ code: 'custom', path: ['users', channel, id, 'pin'], message: `person ${entry.person} has another PIN at ${first.where}: a person has one PIN` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['users', channel, id, 'pin'],
+            message: `person ${entry.person} has another PIN at ${first.where}: a person has one PIN`,
+          });
         }
         if (entry.pin && !first.pin) first.pin = entry.pin;
       }
@@ -139,7 +156,11 @@ export function hashPin(pin: string): string {
 }
 
 /** The persons, identities and `*` rules a policy document names (see the file comment for the grouping). */
-export function peopleOfPolicy(doc: PolicyOutput): { persons: Person[]; identities: Identity[]; wildcards: Partial<Record<Channel, Wildcard>> } {
+export function peopleOfPolicy(doc: PolicyOutput): {
+  persons: Person[];
+  identities: Identity[];
+  wildcards: Partial<Record<Channel, Wildcard>>;
+} {
   const persons = new Map<string, Person>();
   const identities = new Map<string, Identity>();
   const wildcards: Partial<Record<Channel, Wildcard>> = {};
@@ -160,7 +181,13 @@ export function peopleOfPolicy(doc: PolicyOutput): { persons: Person[]; identiti
       if (known) {
         if (!known.pin && entry.pin) persons.set(id, { ...known, pin: entry.pin });
       } else {
-        persons.set(id, { id, name: entry.person ?? userId, role: entry.role, status: 'active', ...(entry.pin ? { pin: entry.pin } : {}) });
+        persons.set(id, {
+          id,
+          name: entry.person ?? userId,
+          role: entry.role,
+          status: 'active',
+          ...(entry.pin ? { pin: entry.pin } : {}),
+        });
       }
       identities.set(key, { channel, userId, person: id });
     }
@@ -180,7 +207,12 @@ export function demoPolicy(): PolicyDocument {
         dailyLimit: { UGX: '2000000', KES: '100000', NGN: '200000', '*': '5000' },
       },
     },
-    users: { telegram: { '*': demo }, slack: { '*': demo }, ussd: { '*': { ...demo, pin: hashPin('1234') } }, whatsapp: { '*': demo } },
+    users: {
+      telegram: { '*': demo },
+      slack: { '*': demo },
+      ussd: { '*': { ...demo, pin: hashPin('1234') } },
+      whatsapp: { '*': demo },
+    },
   };
 }
 
@@ -197,7 +229,11 @@ const overPayment = (perPayment: string, currency: string): ServiceFailure => ({
 function overDay(daily: string, spent: number, currency: string): ServiceFailure {
   const sent = new Decimal(spent).div(100);
   const left = Decimal.max(0, new Decimal(daily).minus(sent));
-  return { code: 'limit_exceeded', message: `more than ${daily} ${currency} today`, limit: { per: 'day', max: left.toFixed(), spent: sent.toFixed(), currency } };
+  return {
+    code: 'limit_exceeded',
+    message: `more than ${daily} ${currency} today`,
+    limit: { per: 'day', max: left.toFixed(), spent: sent.toFixed(), currency },
+  };
 }
 
 /** Minor units (hundredths) of a decimal amount, rounded up so a limit is never passed by rounding. */
@@ -217,7 +253,9 @@ export class AccessPolicy {
   constructor(document: unknown, options: AccessPolicyOptions = {}) {
     const parsed = policySchema.safeParse(document);
     if (!parsed.success) {
-      throw new Error(`Invalid access policy:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`);
+      throw new Error(
+        `Invalid access policy:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`,
+      );
     }
     this.doc = parsed.data;
     this.now = options.now ?? Date.now;
@@ -277,7 +315,10 @@ export class AccessPolicy {
   limitsOf(channel: Channel, userId: string, currency: string): { perPayment?: string; daily?: string } {
     const role = this.role(channel, userId);
     const code = currency.toUpperCase();
-    return { perPayment: role?.perPaymentLimit[code] ?? role?.perPaymentLimit['*'], daily: role?.dailyLimit[code] ?? role?.dailyLimit['*'] };
+    return {
+      perPayment: role?.perPaymentLimit[code] ?? role?.perPaymentLimit['*'],
+      daily: role?.dailyLimit[code] ?? role?.dailyLimit['*'],
+    };
   }
 
   /** True when the user's role may decide held payments (`approve: true`). */
@@ -304,10 +345,14 @@ export class AccessPolicy {
 
   /** Every user entry with its role's flows, as the start checks read them (src/start-checks.ts). */
   *entries(): Generator<{ channel: Channel; id: string; role: string; flows: readonly FlowId[]; hasPin: boolean }> {
-    for (const [channel, users] of Object.entries(this.doc.users) as Array<[Channel, Record<string, { role: string; pin?: string; person?: string }>]>) {
+    for (const [channel, users] of Object.entries(this.doc.users) as Array<
+      [Channel, Record<string, { role: string; pin?: string; person?: string }>]
+    >) {
       for (const [id, entry] of Object.entries(users)) {
         // A grouped entry without a PIN of its own has its person's.
-        const hasPin = entry.pin !== undefined || (entry.person !== undefined && this.current.person(entry.person)?.pin !== undefined);
+        const hasPin =
+          entry.pin !== undefined ||
+          (entry.person !== undefined && this.current.person(entry.person)?.pin !== undefined);
         yield { channel, id, role: entry.role, flows: this.doc.roles[entry.role]?.flows ?? [], hasPin };
       }
     }
@@ -329,7 +374,8 @@ export class AccessPolicy {
     if (person.pinMustChange) throw refuse('not_allowed', 'the PIN was reset: set a new one first');
     const stored = person.pin;
     if (!stored) throw refuse('not_allowed', 'no PIN is set for this user');
-    if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now()) throw refuse('pin_locked', 'PIN locked');
+    if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now())
+      throw refuse('pin_locked', 'PIN locked');
     const failures = keys.pinFailures(person.id);
     // The try is counted before the PIN is checked, in one atomic step: however many tries arrive at once
     // (several gateways, several processes), no more than PIN_MAX_ATTEMPTS PINs are ever compared.
@@ -353,7 +399,15 @@ export class AccessPolicy {
    */
   async reserveSpend(
     store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; duplicateCheckKey: string; largest?: string },
+    input: {
+      channel: Channel;
+      userId: string;
+      flow: string;
+      amount: string;
+      currency: string;
+      duplicateCheckKey: string;
+      largest?: string;
+    },
   ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
@@ -365,7 +419,13 @@ export class AccessPolicy {
     if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw overPayment(perPayment, currency);
     const total = this.dailyTotalKey(person.id, currency);
     const limit = new Decimal(daily).mul(100).floor().toNumber();
-    const { ok, total: spent } = await store.reserve(keys.spendReservation(input.duplicateCheckKey), total, minorUnits(amount), limit, DAILY_TOTAL_TTL_SECONDS);
+    const { ok, total: spent } = await store.reserve(
+      keys.spendReservation(input.duplicateCheckKey),
+      total,
+      minorUnits(amount),
+      limit,
+      DAILY_TOTAL_TTL_SECONDS,
+    );
     if (!ok) throw overDay(daily, spent, currency);
   }
 
@@ -376,7 +436,10 @@ export class AccessPolicy {
    * `not_allowed`, or `limit_exceeded` carrying the figures ({@link SpendLimit}): "at most 500,000 UGX today
    * (1,500,000 already sent)". Per-person limits (people, src/people) come in behind this same call.
    */
-  async checkSpend(store: SessionStore, input: { channel: Channel; userId: string; flow: string; amount: string; currency: string }): Promise<void> {
+  async checkSpend(
+    store: SessionStore,
+    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string },
+  ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
@@ -385,8 +448,14 @@ export class AccessPolicy {
     const amount = new Decimal(input.amount);
     if (amount.gt(perPayment)) throw overPayment(perPayment, currency);
     // Adding nothing reads the day's total (both stores answer it without a write).
-    const { total: spent } = await store.addWithinLimit(this.dailyTotalKey(person.id, currency), 0, Number.MAX_SAFE_INTEGER, DAILY_TOTAL_TTL_SECONDS);
-    if (spent + minorUnits(amount) > new Decimal(daily).mul(100).floor().toNumber()) throw overDay(daily, spent, currency);
+    const { total: spent } = await store.addWithinLimit(
+      this.dailyTotalKey(person.id, currency),
+      0,
+      Number.MAX_SAFE_INTEGER,
+      DAILY_TOTAL_TTL_SECONDS,
+    );
+    if (spent + minorUnits(amount) > new Decimal(daily).mul(100).floor().toNumber())
+      throw overDay(daily, spent, currency);
   }
 
   /** The key of a person's total in `currency` today (UTC). */

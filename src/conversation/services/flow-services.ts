@@ -6,7 +6,16 @@
  * time budget per call: {@link MONEY_CALL_RETRY} for creates). No method polls the service; the only reads
  * are the ones a person asked for (reads are limited to 30 a minute).
  */
-import { ALREADY_SUBMITTED, type Asker, type CollectionSummary, type RecentPayment, type ContactCheck, type Created, type FlowServices, type PurchaseResult } from '../../../flows/services.js';
+import {
+  ALREADY_SUBMITTED,
+  type Asker,
+  type CollectionSummary,
+  type RecentPayment,
+  type ContactCheck,
+  type Created,
+  type FlowServices,
+  type PurchaseResult,
+} from '../../../flows/services.js';
 import type { ServiceFailure } from '../../../flows/types.js';
 import { isServiceFailure, madeNothing } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
@@ -122,7 +131,8 @@ function contactCheck(contact: Contact): ContactCheck {
 
 function summary(c: Collection): CollectionSummary {
   const contact = typeof c.contact === 'object' && c.contact !== null ? c.contact : undefined;
-  const senderName = [contact?.first_name, contact?.last_name].filter(Boolean).join(' ') || contact?.name_on_network || undefined;
+  const senderName =
+    [contact?.first_name, contact?.last_name].filter(Boolean).join(' ') || contact?.name_on_network || undefined;
   return {
     id: String(c.id),
     amount: c.amount,
@@ -148,7 +158,10 @@ export function createServices(options: ServicesOptions): FlowServices {
       return await work();
     } catch (error) {
       const failure = toFailure(error);
-      logger.warn({ service: name, code: failure.code, status: (error as { status?: number }).status }, 'service call failed');
+      logger.warn(
+        { service: name, code: failure.code, status: (error as { status?: number }).status },
+        'service call failed',
+      );
       throw failure;
     }
   }
@@ -159,7 +172,12 @@ export function createServices(options: ServicesOptions): FlowServices {
    * nothing was made (400, 401, 403, 404, or refused before sending) gives the spend reserved under the key back
    * (`spent`: the create reserved one); any other (no answer, 5xx, 429) keeps it, as the money may have moved.
    */
-  async function create<T>(name: string, key: string, spent: boolean, work: (write: { duplicateCheckKey: string; retry: CallRetry }) => Promise<T>): Promise<Created<T>> {
+  async function create<T>(
+    name: string,
+    key: string,
+    spent: boolean,
+    work: (write: { duplicateCheckKey: string; retry: CallRetry }) => Promise<T>,
+  ): Promise<Created<T>> {
     return call(name, async () => {
       try {
         return await work({ duplicateCheckKey: key, retry });
@@ -180,13 +198,17 @@ export function createServices(options: ServicesOptions): FlowServices {
   async function keep<T>(key: string, ttlSeconds: number, update: (previous: T | undefined) => T): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const stored = await store.get(key);
-      if ((await store.set(key, update(stored?.snapshot as T | undefined), stored?.version ?? null, ttlSeconds)) !== null) return;
+      if (
+        (await store.set(key, update(stored?.snapshot as T | undefined), stored?.version ?? null, ttlSeconds)) !== null
+      )
+        return;
     }
     logger.warn({ record: key.split(':')[0] }, 'record kept changing; this write was given up');
   }
 
   /** True when the asker's role lets them see every collection of the organization. */
-  const seesAll = (asker: Asker): boolean => policy.role(asker.channel as Channel, asker.userId)?.seeAllCollections === true;
+  const seesAll = (asker: Asker): boolean =>
+    policy.role(asker.channel as Channel, asker.userId)?.seeAllCollections === true;
   /** The ids of the requests the asker made. */
   const ownRequests = async (asker: Asker): Promise<Set<string>> =>
     new Set(((await store.get(keys.ownRequests(asker)))?.snapshot as string[] | undefined) ?? []);
@@ -197,22 +219,41 @@ export function createServices(options: ServicesOptions): FlowServices {
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as Channel }),
 
     async lookupContact({ phonenumber, ...asker }) {
-      const [own, shared] = await Promise.all([store.get(keys.ownContact(asker, phonenumber)), store.get(keys.contact(phonenumber))]);
+      const [own, shared] = await Promise.all([
+        store.get(keys.ownContact(asker, phonenumber)),
+        store.get(keys.contact(phonenumber)),
+      ]);
       const network = shared?.snapshot as NetworkFacts | undefined;
       const mine = own?.snapshot as OwnContact | undefined;
-      const heard = { ...(network?.nameOnNetwork ? { nameOnNetwork: network.nameOnNetwork } : {}), ...(network?.networkName ? { networkName: network.networkName } : {}) };
+      const heard = {
+        ...(network?.nameOnNetwork ? { nameOnNetwork: network.nameOnNetwork } : {}),
+        ...(network?.networkName ? { networkName: network.networkName } : {}),
+      };
       if (!mine) return { known: false, registered: network?.registered ?? false, ...heard };
       return { known: true, ...heard, ...mine };
     },
 
     verifyContact: ({ phonenumber, firstName, lastName, ...asker }) =>
       call('verifyContact', async () => {
-        const contact = await client.contacts.create({ phone_number: phonenumber, first_name: firstName, last_name: lastName, metadata: { sync: '1' } });
+        const contact = await client.contacts.create({
+          phone_number: phonenumber,
+          first_name: firstName,
+          last_name: lastName,
+          metadata: { sync: '1' },
+        });
         // The service's contact may carry names someone else typed first: this user's own are the ones kept.
         const check = { ...contactCheck(contact), firstName, lastName };
         const { registered, nameOnNetwork, networkName } = check;
-        await keep<NetworkFacts>(keys.contact(phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, ...(nameOnNetwork ? { nameOnNetwork } : {}), ...(networkName ? { networkName } : {}) }));
-        await keep<OwnContact>(keys.ownContact(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({ registered, firstName, lastName }));
+        await keep<NetworkFacts>(keys.contact(phonenumber), CONTACT_TTL_SECONDS, () => ({
+          registered,
+          ...(nameOnNetwork ? { nameOnNetwork } : {}),
+          ...(networkName ? { networkName } : {}),
+        }));
+        await keep<OwnContact>(keys.ownContact(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({
+          registered,
+          firstName,
+          lastName,
+        }));
         return check;
       }),
 
@@ -220,7 +261,12 @@ export function createServices(options: ServicesOptions): FlowServices {
       create('createPayment', input.duplicateCheckKey, true, async (write) => {
         if (input.recipients) {
           const payout = await client.payments.create(
-            { recipient_data: input.recipients, currency: input.currency, description: input.description, metadata: input.metadata },
+            {
+              recipient_data: input.recipients,
+              currency: input.currency,
+              description: input.description,
+              metadata: input.metadata,
+            },
             write,
           );
           return { id: String(payout.id), state: payout.state };
@@ -236,7 +282,12 @@ export function createServices(options: ServicesOptions): FlowServices {
             ...(input.firstName ? { first_name: input.firstName } : {}),
             ...(input.lastName ? { last_name: input.lastName } : {}),
             ...(input.bank
-              ? { account_number: input.bank.accountNumber, account_name: input.bank.accountName, bank: Number(input.bank.bank), email: input.bank.email }
+              ? {
+                  account_number: input.bank.accountNumber,
+                  account_name: input.bank.accountName,
+                  bank: Number(input.bank.bank),
+                  email: input.bank.email,
+                }
               : {}),
           },
           write,
@@ -253,7 +304,10 @@ export function createServices(options: ServicesOptions): FlowServices {
         return { id: String(payment.id), state: payment.state };
       }),
 
-    recentPayment: (input) => call('recentPayment', async (): Promise<RecentPayment | null> => (options.recentPayment ? options.recentPayment(input) : null)),
+    recentPayment: (input) =>
+      call('recentPayment', async (): Promise<RecentPayment | null> =>
+        options.recentPayment ? options.recentPayment(input) : null,
+      ),
 
     listBanks: () =>
       call('listBanks', async () => {
@@ -277,13 +331,24 @@ export function createServices(options: ServicesOptions): FlowServices {
           write,
         );
         const asker = askerOf(input);
-        if (asker) await keep<string[]>(keys.ownRequests(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) => [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX));
-        return { id: String(request.id), status: request.status, ...(request.mfscode ? { mfscode: request.mfscode } : {}) };
+        if (asker)
+          await keep<string[]>(keys.ownRequests(asker), OWN_REQUESTS_TTL_SECONDS, (ids = []) =>
+            [...ids, String(request.id)].slice(-OWN_REQUESTS_MAX),
+          );
+        return {
+          id: String(request.id),
+          status: request.status,
+          ...(request.mfscode ? { mfscode: request.mfscode } : {}),
+        };
       }),
 
     claimCollection: ({ amount, remoteTransactionId, phonenumber, ...asker }) =>
       call('claimCollection', async () => {
-        const found = await client.collections.claim({ amount, remote_transaction_id: remoteTransactionId, phonenumber });
+        const found = await client.collections.claim({
+          amount,
+          remote_transaction_id: remoteTransactionId,
+          phonenumber,
+        });
         if (seesAll(asker)) return found.map(summary);
         // A collection no request matched is theirs to claim: they gave its amount, transaction id and sender.
         const mine = await ownRequests(asker);
@@ -292,17 +357,26 @@ export function createServices(options: ServicesOptions): FlowServices {
 
     latestCollections: ({ limit, ...asker }) =>
       call('latestCollections', async () => {
-        if (seesAll(asker)) return (await client.collections.list({ limit, ordering: '-created' })).results.map(summary);
+        if (seesAll(asker))
+          return (await client.collections.list({ limit, ordering: '-created' })).results.map(summary);
         const mine = await ownRequests(asker);
         // Nothing asked for, nothing to see: no read spent.
         if (mine.size === 0) return [];
         const latest = await client.collections.list({ limit: OWN_COLLECTIONS_SEARCH, ordering: '-created' });
-        return latest.results.filter((c) => mine.has(requestIdOf(c))).slice(0, limit).map(summary);
+        return latest.results
+          .filter((c) => mine.has(requestIdOf(c)))
+          .slice(0, limit)
+          .map(summary);
       }),
 
     listDataBundles: ({ network, accountNumber }) =>
       call('listDataBundles', async () =>
-        (await client.vending.listDataBundles({ service_type: network, ...(accountNumber ? { account_number: accountNumber } : {}) })).map((b) => ({
+        (
+          await client.vending.listDataBundles({
+            service_type: network,
+            ...(accountNumber ? { account_number: accountNumber } : {}),
+          })
+        ).map((b) => ({
           datacode: b.datacode,
           name: b.name,
           allowance: b.allowance ?? '',
@@ -338,10 +412,18 @@ export function createServices(options: ServicesOptions): FlowServices {
 
     validateCandidate: (input) =>
       call('validateCandidate', async () => {
-        const found = await client.vending.validateName({ service_type: input.serviceType, product_code: input.productCode, account_number: input.accountNumber });
+        const found = await client.vending.validateName({
+          service_type: input.serviceType,
+          product_code: input.productCode,
+          account_number: input.accountNumber,
+        });
         const raw = found.user?.rawOutput ?? found.rawOutput;
         const name = found.user?.name || [raw?.firstName, raw?.middleName, raw?.lastName].filter(Boolean).join(' ');
-        if (!found.gsmNo || !name) throw { code: 'not_found', message: found.errorMessage ?? found.user?.errorMessage ?? 'no candidate' } satisfies ServiceFailure;
+        if (!found.gsmNo || !name)
+          throw {
+            code: 'not_found',
+            message: found.errorMessage ?? found.user?.errorMessage ?? 'no candidate',
+          } satisfies ServiceFailure;
         return { name, gsmNo: found.gsmNo };
       }),
 

@@ -133,7 +133,10 @@ export class MadeRecords {
   async intendOnce(intent: Intent): Promise<{ made: Made; first: boolean }> {
     const key = madeKey(intent.ref);
     const fresh: Made = { ...intent, created: this.now() };
-    const [version] = await Promise.all([this.store.set(key, fresh, null, MADE_TTL_SECONDS), ...this.listeners.map((listener) => listener(fresh))]);
+    const [version] = await Promise.all([
+      this.store.set(key, fresh, null, MADE_TTL_SECONDS),
+      ...this.listeners.map((listener) => listener(fresh)),
+    ]);
     if (version !== null) return { made: fresh, first: true };
     return { made: ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh, first: false };
   }
@@ -149,7 +152,10 @@ export class MadeRecords {
       if (!stored) return null;
       const before = stored.snapshot as Made;
       const made: Made = { ...before, accepted: true, ...(id && !before.id ? { id } : {}) };
-      const [version] = await Promise.all([this.store.set(key, made, stored.version, MADE_TTL_SECONDS), id ? this.link(before.kind, id, ref) : undefined]);
+      const [version] = await Promise.all([
+        this.store.set(key, made, stored.version, MADE_TTL_SECONDS),
+        id ? this.link(before.kind, id, ref) : undefined,
+      ]);
       if (version === null) continue;
       if (made.kind === 'request' && !before.accepted) await this.open(made);
       return made;
@@ -164,7 +170,15 @@ export class MadeRecords {
    */
   async occurrence(series: Made, id: string): Promise<Made | null> {
     const ref = `${series.ref}#${id}`;
-    await this.intend({ kind: series.kind, ref, series: series.ref, chat: series.chat, amount: series.amount, currency: series.currency, payee: series.payee });
+    await this.intend({
+      kind: series.kind,
+      ref,
+      series: series.ref,
+      chat: series.chat,
+      amount: series.amount,
+      currency: series.currency,
+      payee: series.payee,
+    });
     return this.accepted(ref, id);
   }
 
@@ -194,7 +208,12 @@ export class MadeRecords {
    * collection `transactionId`, consumed by it (one request, one collection). The same collection asked
    * again gets the same request. Null when none is open.
    */
-  async consumeOpenRequest(phone: string, amount: string, currency: string, transactionId: string): Promise<string | null> {
+  async consumeOpenRequest(
+    phone: string,
+    amount: string,
+    currency: string,
+    transactionId: string,
+  ): Promise<string | null> {
     const key = openKey(phone, amount, currency);
     for (let attempt = 0; attempt < 10; attempt++) {
       const stored = await this.store.get(key);
@@ -205,7 +224,8 @@ export class MadeRecords {
       const free = entries.find((e) => e.taken === undefined);
       if (!free) return null;
       free.taken = transactionId;
-      if ((await this.store.set(key, entries, stored?.version ?? null, OPEN_REQUEST_TTL_SECONDS)) !== null) return free.ref;
+      if ((await this.store.set(key, entries, stored?.version ?? null, OPEN_REQUEST_TTL_SECONDS)) !== null)
+        return free.ref;
     }
     throw new Error('open requests kept changing');
   }
@@ -229,12 +249,21 @@ export class MadeRecords {
     const key = idKey(this.scope, kind, id);
     if ((await this.store.set(key, { ref }, null, MADE_TTL_SECONDS)) !== null) return;
     const held = (await this.store.get(key))?.snapshot as { ref: string } | undefined;
-    if (held?.ref !== ref) this.logger.error({ kind, id }, 'the service gave one id to two of our records; the first is kept');
+    if (held?.ref !== ref)
+      this.logger.error({ kind, id }, 'the service gave one id to two of our records; the first is kept');
   }
 
   /** Changes the record of `ref`; null when there is none. */
   private async update(ref: string, change: (made: Made) => Made): Promise<Made | null> {
-    return (await changeStored<Made>(this.store, madeKey(ref), MADE_TTL_SECONDS, (made) => (made ? change(made) : null), 'the record')).after;
+    return (
+      await changeStored<Made>(
+        this.store,
+        madeKey(ref),
+        MADE_TTL_SECONDS,
+        (made) => (made ? change(made) : null),
+        'the record',
+      )
+    ).after;
   }
 }
 
@@ -278,9 +307,19 @@ const purchaseState = (status: string): OperationState =>
  * One that cannot be completed after the call is logged (the journal's later rows wait in the buffered
  * writer), never turned into a failure of a call the service accepted.
  */
-export function recordMade(services: FlowServices, made: MadeRecords, logger: Logger, options: RecordMadeOptions = {}): FlowServices {
+export function recordMade(
+  services: FlowServices,
+  made: MadeRecords,
+  logger: Logger,
+  options: RecordMadeOptions = {},
+): FlowServices {
   const { journal } = options;
-  async function track<R>(intent: Intent, asked: Asked, create: () => Promise<R>, answerOf: (result: R) => Answered): Promise<R> {
+  async function track<R>(
+    intent: Intent,
+    asked: Asked,
+    create: () => Promise<R>,
+    answerOf: (result: R) => Answered,
+  ): Promise<R> {
     if (intent.ref === '') return create();
     const channel = asked.asker.channel ?? intent.chat.split(':')[0] ?? '';
     const user = asked.asker.userId ?? '';
@@ -299,24 +338,45 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
         role: who.role,
         flow: asked.flow,
         ...(asked.parentRef ? { parentRef: asked.parentRef } : {}),
-        data: { ...(who.person ? { person: who.person } : {}), ...(intent.recipient ? { recipient: intent.recipient } : {}) },
+        data: {
+          ...(who.person ? { person: who.person } : {}),
+          ...(intent.recipient ? { recipient: intent.recipient } : {}),
+        },
       }),
     ]);
     if (kept.status === 'rejected') {
       // Nothing was sent this time, but an earlier attempt under the same key (a run taken over) may have
       // reached the service: the step is repeated later (see NotCalled), never ended as a failure.
-      logger.error({ err: String(kept.reason), kind: intent.kind }, 'could not record the intent; the call waits to be repeated');
+      logger.error(
+        { err: String(kept.reason), kind: intent.kind },
+        'could not record the intent; the call waits to be repeated',
+      );
       throw new NotCalled(`the intent could not be recorded: ${String(kept.reason)}`);
     }
     if (journalled.status === 'rejected') {
       if (!kept.value.first) {
-        logger.error({ err: String(journalled.reason), kind: intent.kind }, 'the journal did not take a repeated intent; the call waits to be repeated');
+        logger.error(
+          { err: String(journalled.reason), kind: intent.kind },
+          'the journal did not take a repeated intent; the call waits to be repeated',
+        );
         throw new NotCalled(`the intent could not be journalled: ${String(journalled.reason)}`);
       }
-      logger.error({ err: String(journalled.reason), kind: intent.kind }, 'the journal did not take the intent; nothing was sent');
-      await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
-      await options.giveBack?.(intent.ref).catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give the spend back'));
-      const failure: ServiceFailure = { code: 'not_recorded', message: 'the journal could not take the intent; nothing was sent' };
+      logger.error(
+        { err: String(journalled.reason), kind: intent.kind },
+        'the journal did not take the intent; nothing was sent',
+      );
+      await made
+        .refused(intent.ref)
+        .catch((err: unknown) =>
+          logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'),
+        );
+      await options
+        .giveBack?.(intent.ref)
+        .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give the spend back'));
+      const failure: ServiceFailure = {
+        code: 'not_recorded',
+        message: 'the journal could not take the intent; nothing was sent',
+      };
       throw failure;
     }
     let result: R;
@@ -326,17 +386,31 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
       // Only a failure that proves nothing was made marks it refused; any other (a 429, a 5xx, a lost answer)
       // leaves the intent open for the follow-up.
       if (madeNothing(error)) {
-        await made.refused(intent.ref).catch((err: unknown) => logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'));
+        await made
+          .refused(intent.ref)
+          .catch((err: unknown) =>
+            logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'),
+          );
         journal?.write(events.refusal(intent.ref, { reason: error.message ?? error.code, data: { code: error.code } }));
       } else if (journal) {
         const code = isServiceFailure(error) ? error.code : 'unknown';
-        journal.write({ ref: intent.ref, type: 'unanswered', source: 'create', key: `${intent.ref}:unanswered:${code}`, at: new Date(), data: { code } });
+        journal.write({
+          ref: intent.ref,
+          type: 'unanswered',
+          source: 'create',
+          key: `${intent.ref}:unanswered:${code}`,
+          at: new Date(),
+          data: { code },
+        });
       }
       throw error;
     }
     const answer = answerOf(result);
     await made.accepted(intent.ref, answer.id || undefined).catch((err: unknown) => {
-      logger.warn({ err: String(err), kind: intent.kind }, 'could not link the id to its record; the follow-up will find it');
+      logger.warn(
+        { err: String(err), kind: intent.kind },
+        'could not link the id to its record; the follow-up will find it',
+      );
     });
     journal?.write(
       events.answer(intent.ref, {
@@ -353,19 +427,31 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
     if (isAlreadySubmitted(result as never)) return submittedBefore;
     const { id, state } = result as { id?: unknown; state?: unknown };
     const serviceState = typeof state === 'string' ? state : undefined;
-    return { id: typeof id === 'string' ? id : undefined, serviceState, state: serviceState ? ourWord('payment', serviceState) : 'submitted' };
+    return {
+      id: typeof id === 'string' ? id : undefined,
+      serviceState,
+      state: serviceState ? ourWord('payment', serviceState) : 'submitted',
+    };
   };
   const requestAnswer = (result: object): Answered => {
     if (isAlreadySubmitted(result as never)) return submittedBefore;
     const { id, status } = result as { id?: unknown; status?: unknown };
     const serviceState = typeof status === 'string' ? status : undefined;
-    return { id: typeof id === 'string' ? id : undefined, serviceState, state: serviceState ? ourWord('request', serviceState) : 'submitted' };
+    return {
+      id: typeof id === 'string' ? id : undefined,
+      serviceState,
+      state: serviceState ? ourWord('request', serviceState) : 'submitted',
+    };
   };
   const purchaseAnswer = (result: object): Answered => {
     if (isAlreadySubmitted(result as never)) return submittedBefore;
     const { reference, status } = result as { reference?: unknown; status?: unknown };
     const serviceState = typeof status === 'string' ? status : undefined;
-    return { id: typeof reference === 'string' ? reference : undefined, serviceState, state: serviceState ? purchaseState(serviceState) : 'submitted' };
+    return {
+      id: typeof reference === 'string' ? reference : undefined,
+      serviceState,
+      state: serviceState ? purchaseState(serviceState) : 'submitted',
+    };
   };
 
   return {
@@ -381,27 +467,53 @@ export function recordMade(services: FlowServices, made: MadeRecords, logger: Lo
           payee: input.phonenumber,
           ...(input.recipients?.[0] ? { recipient: input.recipients[0].phonenumber } : {}),
         },
-        { kind: input.recipients ? 'payout' : 'payment', flow: input.recipients ? 'payout' : 'pay', asker: input, parentRef: input.parentRef },
+        {
+          kind: input.recipients ? 'payout' : 'payment',
+          flow: input.recipients ? 'payout' : 'pay',
+          asker: input,
+          parentRef: input.parentRef,
+        },
         () => services.createPayment(input),
         paymentAnswer,
       ),
     createCollectionRequest: (input) =>
       track(
-        { kind: 'request', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: input.currency, payee: input.phonenumber },
+        {
+          kind: 'request',
+          ref: input.duplicateCheckKey,
+          chat: input.metadata.chat ?? '',
+          amount: input.amount,
+          currency: input.currency,
+          payee: input.phonenumber,
+        },
         { kind: 'request', flow: 'request', asker: input },
         () => services.createCollectionRequest(input),
         requestAnswer,
       ),
     purchaseData: (input) =>
       track(
-        { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.phonenumber },
+        {
+          kind: 'purchase',
+          ref: input.duplicateCheckKey,
+          chat: input.metadata.chat ?? '',
+          amount: input.amount,
+          currency: '',
+          payee: input.phonenumber,
+        },
         { kind: 'purchase', flow: 'data', asker: input },
         () => services.purchaseData(input),
         purchaseAnswer,
       ),
     purchasePin: (input) =>
       track(
-        { kind: 'purchase', ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency: '', payee: input.accountNumber },
+        {
+          kind: 'purchase',
+          ref: input.duplicateCheckKey,
+          chat: input.metadata.chat ?? '',
+          amount: input.amount,
+          currency: '',
+          payee: input.accountNumber,
+        },
         { kind: 'purchase', flow: 'pin', asker: input },
         () => services.purchasePin(input),
         purchaseAnswer,

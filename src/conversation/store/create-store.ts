@@ -15,5 +15,11 @@ export interface SessionStoreOptions {
 }
 
 export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
-  return options.redisUrl ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix, ...(options.logger ? { logger: options.logger } : {}) }) : new MemoryStore();
+  return options.redisUrl
+    ? new RedisStore({
+        url: options.redisUrl,
+        keyPrefix: options.keyPrefix,
+        ...(options.logger ? { logger: options.logger } : {}),
+      })
+    : new MemoryStore();
 }

@@ -63,9 +63,17 @@ const openPart = (id: string): number => fnv1a(id) % OPEN_PARTS;
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** The keys of the notification marks of one record (src/notifications/marks.ts): one tag, the record's order key. */
-export function markKeys(orderKey: string, dedupKey = ''): { rank: string; sent: string; lease: string; reading: string } {
+export function markKeys(
+  orderKey: string,
+  dedupKey = '',
+): { rank: string; sent: string; lease: string; reading: string } {
   const tag = braced(orderKey);
-  return { rank: `notify:${tag}:rank`, sent: `notify:${tag}:sent:${dedupKey}`, lease: `notify:${tag}:lease:${dedupKey}`, reading: `notify:${tag}:reading:${dedupKey}` };
+  return {
+    rank: `notify:${tag}:rank`,
+    sent: `notify:${tag}:sent:${dedupKey}`,
+    lease: `notify:${tag}:lease:${dedupKey}`,
+    reading: `notify:${tag}:reading:${dedupKey}`,
+  };
 }
 
 export const keys = {
@@ -92,9 +100,11 @@ export const keys = {
   /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */
   contact: (phonenumber: string): string => `contact:${braced(phonenumber)}`,
   /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-services.ts). */
-  ownContact: (asker: Asker, phonenumber: string): string => `contact:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}:${phonenumber}`,
+  ownContact: (asker: Asker, phonenumber: string): string =>
+    `contact:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}:${phonenumber}`,
   /** The ids of the collection requests one user made, newest last: the collections they see (flow-services.ts). */
-  ownRequests: (asker: Asker): string => `requests:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
+  ownRequests: (asker: Asker): string =>
+    `requests:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
   /** Our record of a payment, collection request or purchase we made, by our ref (made-records.ts). */
   made: (ref: string): string => `made:${braced(ref)}`,
   /**
@@ -103,7 +113,8 @@ export const keys = {
    */
   madeId: (scope: string, kind: string, id: string): string => `made:id:${scope}:${kind}:${braced(id)}`,
   /** The open collection requests of a number, amount and currency, each accepting one collection (made-records.ts). */
-  openRequests: (phone: string, amount: string, currency: string): string => `made:open:${braced(phone)}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
+  openRequests: (phone: string, amount: string, currency: string): string =>
+    `made:open:${braced(phone)}:${new Decimal(amount).toFixed()}:${currency.toUpperCase()}`,
   /**
    * A person's total spent in one currency on one UTC day, in minor units, shared by all their channels
    * (access-policy.ts). A person of their own (`<channel>:<user id>`) keeps the key of before persons.
@@ -165,5 +176,8 @@ export const keys = {
  * Redis never meet. The key itself is never stored.
  */
 export function serviceScope(baseUrl: string, apiKey: string): string {
-  return createHash('sha256').update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`)
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -62,13 +62,24 @@ export class MemoryStore implements SessionStore {
     return Promise.all(keys.map((key) => this.get(key)));
   }
 
-  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null> {
+  async set(
+    key: string,
+    snapshot: unknown,
+    expectedVersion: number | null,
+    ttlSeconds: number,
+    lease?: LeaseChange,
+  ): Promise<number | null> {
     const entry = this.live(key);
     const current = entry?.kind === 'record' ? entry.version : null;
     if (current !== expectedVersion) return null;
     if (lease && 'take' in lease && !this.leaseFree(lease.take, lease.token)) return null;
     const version = (current ?? 0) + 1;
-    this.entries.set(key, { kind: 'record', json: JSON.stringify(snapshot), version, expiresAt: this.expiry(ttlSeconds) });
+    this.entries.set(key, {
+      kind: 'record',
+      json: JSON.stringify(snapshot),
+      version,
+      expiresAt: this.expiry(ttlSeconds),
+    });
     if (lease && 'take' in lease) this.takeLease(lease.take, lease.token, lease.ms);
     else if (lease) this.endLease(lease.release, lease.token, true);
     return version;
@@ -84,7 +95,12 @@ export class MemoryStore implements SessionStore {
     return true;
   }
 
-  async addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+  async addWithinLimit(
+    key: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }> {
     const entry = this.live(key);
     const total = entry?.kind === 'counter' ? entry.value : 0;
     if (amount === 0) return { ok: true, total };
@@ -93,7 +109,13 @@ export class MemoryStore implements SessionStore {
     return { ok: true, total: total + amount };
   }
 
-  async reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+  async reserve(
+    reservationKey: string,
+    counterKey: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }> {
     const counter = this.live(counterKey);
     const total = counter?.kind === 'counter' ? counter.value : 0;
     if (this.live(reservationKey)) return { ok: true, total };
@@ -143,7 +165,10 @@ export class MemoryStore implements SessionStore {
 
   async expiredLeases(index: string, limit: number): Promise<string[]> {
     const now = this.now();
-    return [...this.index(index).scores].filter(([, expiresAt]) => expiresAt <= now).slice(0, limit).map(([member]) => member);
+    return [...this.index(index).scores]
+      .filter(([, expiresAt]) => expiresAt <= now)
+      .slice(0, limit)
+      .map(([member]) => member);
   }
 
   /** The sorted set `key` (made when missing; it never expires, as in Redis an index lives while it has members). */

@@ -144,7 +144,13 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
 `;
 
 interface StoreScripts {
-  momoCompareAndSet(key: string, expectedHeader: string, record: string, ttl: number, header: string): Promise<1 | null>;
+  momoCompareAndSet(
+    key: string,
+    expectedHeader: string,
+    record: string,
+    ttl: number,
+    header: string,
+  ): Promise<1 | null>;
   momoCompareAndSetLeased(
     key: string,
     lease: string,
@@ -159,7 +165,13 @@ interface StoreScripts {
     member: string,
   ): Promise<1 | null>;
   momoAddWithinLimit(key: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
-  momoReserve(reservation: string, counter: string, amount: number, limit: number, ttl: number): Promise<[number, number]>;
+  momoReserve(
+    reservation: string,
+    counter: string,
+    amount: number,
+    limit: number,
+    ttl: number,
+  ): Promise<[number, number]>;
   momoGiveBack(reservation: string): Promise<number>;
   momoLease(lease: string, index: string, token: string, ttlMs: number, member: string): Promise<number>;
   momoReleaseLease(lease: string, index: string, token: string, member: string, unlist: '0' | '1'): Promise<number>;
@@ -214,7 +226,8 @@ export function scriptedRedis<S>(
   connection: { name: string; logger?: Logger } = { name: 'store' },
 ): RedisClient & S {
   const redis = connectRedis(target, { ...connection, keyPrefix: keyPrefix ?? 'momo:', enableAutoPipelining: true });
-  for (const [name, { lua, keys = 1 }] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: keys, lua });
+  for (const [name, { lua, keys = 1 }] of Object.entries(scripts))
+    redis.defineCommand(name, { numberOfKeys: keys, lua });
   return redis as RedisClient & S;
 }
 
@@ -222,16 +235,21 @@ export class RedisStore implements SessionStore {
   private readonly redis: RedisClient & StoreScripts;
 
   constructor(options: RedisStoreOptions) {
-    this.redis = scriptedRedis<StoreScripts>(options.url, options.keyPrefix, {
-      momoCompareAndSet: { lua: COMPARE_AND_SET },
-      momoCompareAndSetLeased: { lua: COMPARE_AND_SET_LEASED, keys: 3 },
-      momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
-      momoReserve: { lua: RESERVE, keys: 2 },
-      momoGiveBack: { lua: GIVE_BACK },
-      momoLease: { lua: LEASE, keys: 2 },
-      momoReleaseLease: { lua: RELEASE_LEASE, keys: 2 },
-      momoExpiredLeases: { lua: EXPIRED_LEASES },
-    }, { name: 'sessions', ...(options.logger ? { logger: options.logger } : {}) });
+    this.redis = scriptedRedis<StoreScripts>(
+      options.url,
+      options.keyPrefix,
+      {
+        momoCompareAndSet: { lua: COMPARE_AND_SET },
+        momoCompareAndSetLeased: { lua: COMPARE_AND_SET_LEASED, keys: 3 },
+        momoAddWithinLimit: { lua: ADD_WITHIN_LIMIT },
+        momoReserve: { lua: RESERVE, keys: 2 },
+        momoGiveBack: { lua: GIVE_BACK },
+        momoLease: { lua: LEASE, keys: 2 },
+        momoReleaseLease: { lua: RELEASE_LEASE, keys: 2 },
+        momoExpiredLeases: { lua: EXPIRED_LEASES },
+      },
+      { name: 'sessions', ...(options.logger ? { logger: options.logger } : {}) },
+    );
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {
@@ -256,7 +274,13 @@ export class RedisStore implements SessionStore {
     return records.map((record) => (record === null ? null : parseRecord(record)));
   }
 
-  async set(key: string, snapshot: unknown, expectedVersion: number | null, ttlSeconds: number, lease?: LeaseChange): Promise<number | null> {
+  async set(
+    key: string,
+    snapshot: unknown,
+    expectedVersion: number | null,
+    ttlSeconds: number,
+    lease?: LeaseChange,
+  ): Promise<number | null> {
     const version = (expectedVersion ?? 0) + 1;
     const header = `${version}:${randomId()}:`;
     const expected = expectedVersion === null ? '' : `${expectedVersion}:`;
@@ -265,8 +289,32 @@ export class RedisStore implements SessionStore {
     const written = !lease
       ? await this.redis.momoCompareAndSet(key, expected, record, ttl, header)
       : 'take' in lease
-        ? await this.redis.momoCompareAndSetLeased(key, lease.take.key, lease.take.index, expected, record, ttl, header, 'take', lease.token, Math.max(1, Math.ceil(lease.ms)), lease.take.member)
-        : await this.redis.momoCompareAndSetLeased(key, lease.release.key, lease.release.index, expected, record, ttl, header, 'release', lease.token, 0, lease.release.member);
+        ? await this.redis.momoCompareAndSetLeased(
+            key,
+            lease.take.key,
+            lease.take.index,
+            expected,
+            record,
+            ttl,
+            header,
+            'take',
+            lease.token,
+            Math.max(1, Math.ceil(lease.ms)),
+            lease.take.member,
+          )
+        : await this.redis.momoCompareAndSetLeased(
+            key,
+            lease.release.key,
+            lease.release.index,
+            expected,
+            record,
+            ttl,
+            header,
+            'release',
+            lease.token,
+            0,
+            lease.release.member,
+          );
     return written === null ? null : version;
   }
 
@@ -283,12 +331,23 @@ export class RedisStore implements SessionStore {
     return value === undefined && (await this.redis.get(key)) === token;
   }
 
-  async addWithinLimit(key: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+  async addWithinLimit(
+    key: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }> {
     const [ok, total] = await this.redis.momoAddWithinLimit(key, amount, limit, seconds(ttlSeconds));
     return { ok: ok === 1, total: Number(total) };
   }
 
-  async reserve(reservationKey: string, counterKey: string, amount: number, limit: number, ttlSeconds: number): Promise<{ ok: boolean; total: number }> {
+  async reserve(
+    reservationKey: string,
+    counterKey: string,
+    amount: number,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ ok: boolean; total: number }> {
     const [ok, total] = await this.redis.momoReserve(reservationKey, counterKey, amount, limit, seconds(ttlSeconds));
     return { ok: ok === 1, total: Number(total) };
   }
@@ -298,7 +357,9 @@ export class RedisStore implements SessionStore {
   }
 
   async lease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.momoLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) === 1;
+    return (
+      (await this.redis.momoLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) === 1
+    );
   }
 
   async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {

@@ -15,7 +15,7 @@ export function pauseAfter(failures: number): Promise<void> {
 
 /** `work`, tried again through store failures: its result, or the last error after {@link STORE_TRIES} tries. */
 export async function rideOut<T>(work: () => Promise<T>): Promise<T> {
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     try {
       return await work();
     } catch (error) {

@@ -19,7 +19,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('error', 'text')
     .addColumn('trigger', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('reconciliation_runs_days').on('reconciliation_runs').columns(['from_day', 'to_day']).execute();
+  await db.schema
+    .createIndex('reconciliation_runs_days')
+    .on('reconciliation_runs')
+    .columns(['from_day', 'to_day'])
+    .execute();
 
   await db.schema
     .createTable('reconciliation_items')
@@ -32,7 +36,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('theirs', 'jsonb')
     .addColumn('differs', 'jsonb')
     .execute();
-  await db.schema.createIndex('reconciliation_items_run').on('reconciliation_items').columns(['run_id', 'outcome']).execute();
+  await db.schema
+    .createIndex('reconciliation_items_run')
+    .on('reconciliation_items')
+    .columns(['run_id', 'outcome'])
+    .execute();
   await db.schema.createIndex('reconciliation_items_ref').on('reconciliation_items').column('ref').execute();
 
   await db.schema
@@ -49,8 +57,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('told', 'timestamptz')
     .execute();
   // One correction per operation and state, whatever the runs that find it.
-  await db.schema.createIndex('reconciliation_corrections_once').on('reconciliation_corrections').columns(['ref', 'state']).unique().execute();
-  await db.schema.createIndex('reconciliation_corrections_untold').on('reconciliation_corrections').columns(['told', 'created']).execute();
+  await db.schema
+    .createIndex('reconciliation_corrections_once')
+    .on('reconciliation_corrections')
+    .columns(['ref', 'state'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('reconciliation_corrections_untold')
+    .on('reconciliation_corrections')
+    .columns(['told', 'created'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

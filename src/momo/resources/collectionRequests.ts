@@ -56,10 +56,7 @@ export class CollectionRequests {
       currency: required(params.currency, 'currency'),
       metadata: params.metadata === undefined ? undefined : metadata(params.metadata),
     };
-    return this.http.request(
-      { method: 'POST', path: PATH, body, ...moneyCall(options) },
-      collectionRequestSchema,
-    );
+    return this.http.request({ method: 'POST', path: PATH, body, ...moneyCall(options) }, collectionRequestSchema);
   }
 
   async get(id: number | string): Promise<CollectionRequest> {

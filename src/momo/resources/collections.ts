@@ -46,7 +46,8 @@ export class Collections {
    * their number. With an `offset` given, only that page is returned (its `next` asks the following one).
    */
   async list(filters: CollectionListFilters = {}): Promise<Page<Collection>> {
-    if (!isFiltered(filters) || filters.offset !== undefined) return listPage(this.http, PATH, { ...filters }, collectionSchema);
+    if (!isFiltered(filters) || filters.offset !== undefined)
+      return listPage(this.http, PATH, { ...filters }, collectionSchema);
     const results: Collection[] = [];
     for await (const c of this.listAll(filters)) results.push(c);
     return { count: results.length, next: null, previous: null, results };

@@ -49,7 +49,10 @@ export class Contacts {
   }
 
   async update(id: number | string, params: ContactUpdateParams, options: WriteOptions = {}): Promise<Contact> {
-    return this.http.request({ method: 'PATCH', path: `${PATH}/${encodeURIComponent(id)}`, body: params, ...options }, contactSchema);
+    return this.http.request(
+      { method: 'PATCH', path: `${PATH}/${encodeURIComponent(id)}`, body: params, ...options },
+      contactSchema,
+    );
   }
 
   async list(filters: ContactListFilters = {}): Promise<Page<Contact>> {

@@ -5,7 +5,8 @@ import { webhookSchema, type Page, type Webhook } from '../schemas.js';
 const PATH = '/api/webhooks';
 
 /** The event types the service notifies. */
-export type EventType = 'payment.status.changed' | 'collection.received' | 'contact.created' | 'collectionrequest.status.changed';
+export type EventType =
+  'payment.status.changed' | 'collection.received' | 'contact.created' | 'collectionrequest.status.changed';
 
 export interface WebhookCreateParams {
   event: EventType;

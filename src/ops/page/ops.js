@@ -51,14 +51,23 @@
       return existing;
     }
     if (existing) existing.destroy();
-    const options = { animation: false, maintainAspectRatio: false, datasets: { bar: { maxBarThickness: 48 } }, ...config.options };
+    const options = {
+      animation: false,
+      maintainAspectRatio: false,
+      datasets: { bar: { maxBarThickness: 48 } },
+      ...config.options,
+    };
     const chart = new window.Chart(canvas, { ...config, options });
     charts.set(key, chart);
     return chart;
   }
 
   async function getJson(path) {
-    const res = await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' });
+    const res = await fetch(path, {
+      headers: { accept: 'application/json' },
+      cache: 'no-store',
+      credentials: 'same-origin',
+    });
     if (!res.ok) throw new Error(`${path} answered ${res.status}`);
     return res.json();
   }
@@ -68,16 +77,36 @@
     $('service-total').textContent = String(status.service.total);
     $('service-429').textContent = String(status.service.rateLimited);
     $('service-errors').textContent = String(status.service.errors);
-    seen.push({ at: new Date().toLocaleTimeString(), depth: status.queueDepth ?? 0, limited: status.service.rateLimited, errors: status.service.errors });
+    seen.push({
+      at: new Date().toLocaleTimeString(),
+      depth: status.queueDepth ?? 0,
+      limited: status.service.rateLimited,
+      errors: status.service.errors,
+    });
     if (seen.length > 120) seen.shift();
     draw('service', $('service-chart'), {
       type: 'line',
       data: {
         labels: seen.map((s) => s.at),
         datasets: [
-          { label: 'notifications waiting', data: seen.map((s) => s.depth), borderColor: '#3182ce', backgroundColor: '#3182ce' },
-          { label: '429s (total)', data: seen.map((s) => s.limited), borderColor: '#805ad5', backgroundColor: '#805ad5' },
-          { label: 'errors (total)', data: seen.map((s) => s.errors), borderColor: '#c53030', backgroundColor: '#c53030' },
+          {
+            label: 'notifications waiting',
+            data: seen.map((s) => s.depth),
+            borderColor: '#3182ce',
+            backgroundColor: '#3182ce',
+          },
+          {
+            label: '429s (total)',
+            data: seen.map((s) => s.limited),
+            borderColor: '#805ad5',
+            backgroundColor: '#805ad5',
+          },
+          {
+            label: 'errors (total)',
+            data: seen.map((s) => s.errors),
+            borderColor: '#c53030',
+            backgroundColor: '#c53030',
+          },
         ],
       },
       options: { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
@@ -101,10 +130,16 @@
     const ended = OUTCOMES.filter((o) => report.outcomes[o.key] > 0).map((o) => `${report.outcomes[o.key]} ${o.label}`);
     section.querySelector('.flow-title').textContent = `${report.flow}: ${report.started} started`;
     section.querySelector('.flow-summary').textContent =
-      steps.length === 0 ? 'No run in this period.' : ended.length > 0 ? `Ended: ${ended.join(', ')}.` : 'No run ended in this period.';
+      steps.length === 0
+        ? 'No run in this period.'
+        : ended.length > 0
+          ? `Ended: ${ended.join(', ')}.`
+          : 'No run ended in this period.';
     section.dataset.empty = String(steps.length === 0);
 
-    const leaving = steps.filter((s) => !s.final && s.dropOff > 0).sort((a, b) => b.dropOff - a.dropOff || b.abandoned - a.abandoned)[0];
+    const leaving = steps
+      .filter((s) => !s.final && s.dropOff > 0)
+      .sort((a, b) => b.dropOff - a.dropOff || b.abandoned - a.abandoned)[0];
     section.querySelector('.flow-dropoff').textContent = leaving
       ? `Largest drop-off: ${leaving.step}, ${leaving.dropOff} of ${leaving.entered} did not move on (${leaving.abandoned} abandoned, ${leaving.failed} failed).`
       : '';
@@ -112,7 +147,15 @@
     const rows = section.querySelector('table.steps tbody');
     rows.replaceChildren(
       ...(steps.length === 0
-        ? [(() => { const tr = document.createElement('tr'); const td = cell('td', 'No run reached this flow in this period.', 'empty'); td.colSpan = 8; tr.append(td); return tr; })()]
+        ? [
+            (() => {
+              const tr = document.createElement('tr');
+              const td = cell('td', 'No run reached this flow in this period.', 'empty');
+              td.colSpan = 8;
+              tr.append(td);
+              return tr;
+            })(),
+          ]
         : steps.map((s) => {
             const tr = document.createElement('tr');
             tr.dataset.step = s.step;
@@ -132,9 +175,17 @@
     );
 
     const amount = (s, key) =>
-      key === 'ended' ? (s.final ? s.entered : 0)
-        : key === 'open' ? (s.final ? 0 : Math.max(0, s.entered - s.movedOn - s.abandoned - s.failed))
-          : s.final ? 0 : s[key];
+      key === 'ended'
+        ? s.final
+          ? s.entered
+          : 0
+        : key === 'open'
+          ? s.final
+            ? 0
+            : Math.max(0, s.entered - s.movedOn - s.abandoned - s.failed)
+          : s.final
+            ? 0
+            : s[key];
     const funnelCanvas = section.querySelector('.funnel-chart');
     // A bar per step, each tall enough to carry its name.
     funnelCanvas.parentElement.style.height = `${Math.max(160, 60 + 24 * steps.length)}px`;
@@ -142,9 +193,19 @@
       type: 'bar',
       data: {
         labels: steps.map((s) => s.step),
-        datasets: STEP_SERIES.map((series) => ({ label: series.label, data: steps.map((s) => amount(s, series.key)), backgroundColor: series.color })),
+        datasets: STEP_SERIES.map((series) => ({
+          label: series.label,
+          data: steps.map((s) => amount(s, series.key)),
+          backgroundColor: series.color,
+        })),
       },
-      options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, ticks: { autoSkip: false } } } },
+      options: {
+        indexAxis: 'y',
+        scales: {
+          x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
+          y: { stacked: true, ticks: { autoSkip: false } },
+        },
+      },
     });
 
     const timed = steps.filter((s) => s.timed > 0);
@@ -175,7 +236,12 @@
     section.querySelector('table.outcomes tbody').replaceChildren(
       ...days.map((d) => {
         const tr = document.createElement('tr');
-        tr.append(cell('td', d.day), cell('td', d.channel), cell('td', d.started), ...used.map((o) => cell('td', d[o.key])));
+        tr.append(
+          cell('td', d.day),
+          cell('td', d.channel),
+          cell('td', d.started),
+          ...used.map((o) => cell('td', d[o.key])),
+        );
         return tr;
       }),
     );
@@ -211,13 +277,20 @@
         }),
       ),
     );
-    $('money-days').querySelector('tbody').replaceChildren(
-      ...money.rows.map((r) => {
-        const tr = document.createElement('tr');
-        tr.append(cell('td', r.day), cell('td', r.currency), cell('td', r.kind), ...BUCKETS.map((b) => cell('td', figure(r[b.key]))));
-        return tr;
-      }),
-    );
+    $('money-days')
+      .querySelector('tbody')
+      .replaceChildren(
+        ...money.rows.map((r) => {
+          const tr = document.createElement('tr');
+          tr.append(
+            cell('td', r.day),
+            cell('td', r.currency),
+            cell('td', r.kind),
+            ...BUCKETS.map((b) => cell('td', figure(r[b.key]))),
+          );
+          return tr;
+        }),
+      );
   }
 
   async function loadMoney(query) {
@@ -246,7 +319,8 @@
       loads += 1;
       body.dataset.loads = String(loads);
       body.dataset.state = 'ready';
-      $('updated').textContent = `Updated ${new Date().toLocaleTimeString()} (${funnel.days[0]} to ${funnel.days.at(-1)} UTC); refreshes every ${refreshMs / 1000} s.`;
+      $('updated').textContent =
+        `Updated ${new Date().toLocaleTimeString()} (${funnel.days[0]} to ${funnel.days.at(-1)} UTC); refreshes every ${refreshMs / 1000} s.`;
     } catch (error) {
       body.dataset.state = 'error';
       $('updated').textContent = `Could not load the figures: ${error.message}. Trying again in ${refreshMs / 1000} s.`;

@@ -7,7 +7,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../../src/app.js';
-import { FakeSlack, SlackSender, TEAM, buttonLabelled, buttonOf, startProduct, textOf, triggerId, type Call, type Product } from './harness.js';
+import {
+  FakeSlack,
+  SlackSender,
+  TEAM,
+  buttonLabelled,
+  buttonOf,
+  startProduct,
+  textOf,
+  triggerId,
+  type Call,
+  type Product,
+} from './harness.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -19,10 +30,22 @@ const RECIPIENT = '0772000001';
 
 const POLICY = {
   roles: {
-    teller: { flows: ['pay', 'check'], perPaymentLimit: { UGX: '1000000' }, dailyLimit: { UGX: '1500000' }, approvalAbove: { UGX: '100000' } },
+    teller: {
+      flows: ['pay', 'check'],
+      perPaymentLimit: { UGX: '1000000' },
+      dailyLimit: { UGX: '1500000' },
+      approvalAbove: { UGX: '100000' },
+    },
     finance: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, approve: true },
   },
-  users: { slack: { [MAKER]: { role: 'teller' }, [TELLER]: { role: 'teller' }, [CHECKER]: { role: 'finance' }, [CHECKER2]: { role: 'finance' } } },
+  users: {
+    slack: {
+      [MAKER]: { role: 'teller' },
+      [TELLER]: { role: 'teller' },
+      [CHECKER]: { role: 'finance' },
+      [CHECKER2]: { role: 'finance' },
+    },
+  },
 };
 
 type Blocks = Array<Record<string, any>>;
@@ -32,7 +55,11 @@ let running: RunningApp;
 let sender: SlackSender;
 let product: Product | undefined;
 beforeAll(async () => {
-  product = await startProduct({ SLACK_APPROVALS_CHANNEL: APPROVALS, ACCESS_POLICY: JSON.stringify(POLICY), CURRENCIES: 'UGX' });
+  product = await startProduct({
+    SLACK_APPROVALS_CHANNEL: APPROVALS,
+    ACCESS_POLICY: JSON.stringify(POLICY),
+    CURRENCIES: 'UGX',
+  });
   ({ fake, running, sender } = product);
 });
 afterAll(async () => {
@@ -88,22 +115,27 @@ async function nextHeld(): Promise<Call> {
 
 /** The first direct message to `user` whose text matches `pattern` (posted so far or to come; none fails the test by its timeout). */
 const dm = async (user: string, pattern: RegExp): Promise<string> =>
-  textOf((await fake.find('chat.postMessage', (c) => c.body.channel === user && pattern.test(textOf(c.body.blocks)))).body.blocks);
+  textOf(
+    (await fake.find('chat.postMessage', (c) => c.body.channel === user && pattern.test(textOf(c.body.blocks)))).body
+      .blocks,
+  );
 
 /** The next update of the approval message. */
 const nextUpdate = async (): Promise<Call> => fake.next('chat.update');
 const nextEphemeral = async (): Promise<Call> => fake.next('chat.postEphemeral');
 
-const paymentsFor = (description: string) => running.sandbox!.controls.payments().filter((p) => p.description === description);
+const paymentsFor = (description: string) =>
+  running.sandbox!.controls.payments().filter((p) => p.description === description);
 
 /** A second signed delivery of a click, from a user in the approvals channel. */
-const press = (button: { action_id: string; value: string }, user: string) => sender.click(button, `board-${user}`, triggerId(), user);
+const press = (button: { action_id: string; value: string }, user: string) =>
+  sender.click(button, `board-${user}`, triggerId(), user);
 
 describe('maker/checker in Slack (real engine, sandbox, signed requests)', () => {
   let held: Call;
   /** The ts Slack gave the approval message: chat.update names it. */
   let heldTs: string;
-  it('holds a maker\'s payment above approvalAbove, sends nothing, and posts it to the approvals channel with Approve / Reject', async () => {
+  it("holds a maker's payment above approvalAbove, sends nothing, and posts it to the approvals channel with Approve / Reject", async () => {
     const last = await pay(MAKER, '200000', 'rent');
     expect(last).toMatch(/needs approval/);
     held = await nextHeld();
@@ -118,7 +150,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect(paymentsFor('rent')).toEqual([]);
   });
 
-  it('refuses the maker\'s own approval and a non-approver\'s, ephemerally, changing nothing', async () => {
+  it("refuses the maker's own approval and a non-approver's, ephemerally, changing nothing", async () => {
     const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
     expect((await press(approve, MAKER)).status).toBe(200);
     const own = await nextEphemeral();
@@ -153,7 +185,11 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect((await nextEphemeral()).body.text).toMatch(/already decided/);
     const made = paymentsFor('rent');
     expect(made).toHaveLength(1);
-    expect(made[0]).toMatchObject({ amount: '200000.00', currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
+    expect(made[0]).toMatchObject({
+      amount: '200000.00',
+      currency: 'UGX',
+      metadata: { chat: `slack:${TEAM}:${MAKER}` },
+    });
     await dm(MAKER, /approved by ucheck[12] and sent \(ref \d+\)/);
   });
 
@@ -164,10 +200,16 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     const modal = (await fake.next('views.open')).body.view;
     expect(modal.callback_id).toBe('momo_approval_reject');
     const empty = await sender.submit(modal, '   ', CHECKER);
-    expect(await empty.json()).toMatchObject({ response_action: 'errors', errors: { reason: expect.stringMatching(/say why/) } });
+    expect(await empty.json()).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(/say why/) },
+    });
     // The maker cannot reject their own payment through the modal either.
     const own = await sender.submit(modal, 'not mine to decide', MAKER);
-    expect(await own.json()).toMatchObject({ response_action: 'errors', errors: { reason: expect.stringMatching(/you cannot decide it/) } });
+    expect(await own.json()).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(/you cannot decide it/) },
+    });
     expect((await sender.submit(modal, 'Wrong <!channel> account', CHECKER)).status).toBe(200);
     const updated = await nextUpdate();
     const line = JSON.stringify(updated.body.blocks);
@@ -180,7 +222,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect(paymentsFor('deposit')).toEqual([]);
   });
 
-  it('tells the maker the service\'s own approvers\' states: approval needed, requested, and rejected with its reason', async () => {
+  it("tells the maker the service's own approvers' states: approval needed, requested, and rejected with its reason", async () => {
     running.sandbox!.controls.setOrganization({ approvalRules: [{ currency: 'UGX', above: '250000' }] });
     expect(await pay(MAKER, '300000', 'equipment')).toMatch(/needs approval/);
     const third = await nextHeld();

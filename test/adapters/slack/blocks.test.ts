@@ -4,7 +4,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { answerModal, escapeMrkdwn, promptMessage, readAnswerMetadata, readButton } from '../../../adapters/slack/blocks.js';
+import {
+  answerModal,
+  escapeMrkdwn,
+  promptMessage,
+  readAnswerMetadata,
+  readButton,
+} from '../../../adapters/slack/blocks.js';
 import { parseCommandText } from '../../../adapters/slack/command.js';
 import { conversationIdOf, userIdOf } from '../../../adapters/slack/address.js';
 import { SLACK_EVENTS_PATH } from '../../../adapters/slack/index.js';
@@ -20,20 +26,35 @@ describe('promptMessage', () => {
     expect(first?.elements).toHaveLength(25);
     expect(second?.elements).toHaveLength(5);
     expect(second?.elements[0]).toMatchObject({ action_id: 'momo_choice_25', value: 'b25' });
-    expect(controls?.elements.map((e: Block) => e.action_id)).toEqual(['momo_nav_back', 'momo_nav_home', 'momo_nav_cancel']);
+    expect(controls?.elements.map((e: Block) => e.action_id)).toEqual([
+      'momo_nav_back',
+      'momo_nav_home',
+      'momo_nav_cancel',
+    ]);
   });
 
   it("words the Answer and navigation buttons in the prompt's language (the catalogue)", () => {
     const words = (lang?: 'sw') => {
-      const { blocks } = promptMessage({ text: 'Kiasi?', input: 'amount', ...(lang ? { lang } : {}), final: false }) as { blocks: Block[] };
-      return actions(blocks).at(-1)?.elements.map((e: Block) => e.text.text);
+      const { blocks } = promptMessage({
+        text: 'Kiasi?',
+        input: 'amount',
+        ...(lang ? { lang } : {}),
+        final: false,
+      }) as { blocks: Block[] };
+      return actions(blocks)
+        .at(-1)
+        ?.elements.map((e: Block) => e.text.text);
     };
     expect(words('sw')).toEqual(['Jibu', 'Rudi', 'Mwanzo', 'Ghairi']);
     expect(words()).toEqual(['Answer', 'Back', 'Home', 'Cancel']);
   });
 
   it('clips labels to 75 and text to 3000 characters', () => {
-    const { blocks } = promptMessage({ text: 'x'.repeat(5000), choices: [{ id: 'c', label: 'y'.repeat(100) }], final: false }) as {
+    const { blocks } = promptMessage({
+      text: 'x'.repeat(5000),
+      choices: [{ id: 'c', label: 'y'.repeat(100) }],
+      final: false,
+    }) as {
       blocks: Block[];
     };
     expect(blocks[0]?.text.text).toHaveLength(3000);
@@ -42,8 +63,14 @@ describe('promptMessage', () => {
 
   it('offers "Answer" (value = input kind) only when the prompt asks for input, and no buttons when final', () => {
     const asking = promptMessage({ text: 'PIN?', input: 'pin', final: false }) as { blocks: Block[] };
-    expect(actions(asking.blocks)[0]?.elements[0]).toMatchObject({ action_id: 'momo_answer', value: 'pin', style: 'primary' });
-    const choosing = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as { blocks: Block[] };
+    expect(actions(asking.blocks)[0]?.elements[0]).toMatchObject({
+      action_id: 'momo_answer',
+      value: 'pin',
+      style: 'primary',
+    });
+    const choosing = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as {
+      blocks: Block[];
+    };
     expect(JSON.stringify(choosing.blocks)).not.toContain('momo_answer');
     const done = promptMessage({ text: 'Done', final: true }) as { blocks: Block[] };
     expect(actions(done.blocks)).toEqual([]);
@@ -74,7 +101,9 @@ describe('readButton', () => {
   });
 
   it('reads back every button promptMessage renders', () => {
-    const { blocks } = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as { blocks: Block[] };
+    const { blocks } = promptMessage({ text: 'Menu', choices: [{ id: 'pay', label: 'Pay' }], final: false }) as {
+      blocks: Block[];
+    };
     const meanings = actions(blocks)
       .flatMap((b) => b.elements)
       .map((e: Block) => readButton(e.action_id, e.value));
@@ -86,7 +115,8 @@ describe('answer modal metadata', () => {
   it('round-trips the response_url and rejects anything else', () => {
     const view = answerModal('amount', { responseUrl: 'https://hooks.slack.com/actions/T/1/x' });
     expect(readAnswerMetadata(view.private_metadata)).toEqual({ responseUrl: 'https://hooks.slack.com/actions/T/1/x' });
-    for (const bad of [undefined, '', 'not json', '{}', '{"responseUrl": 5}', 'null']) expect(readAnswerMetadata(bad)).toBeNull();
+    for (const bad of [undefined, '', 'not json', '{}', '{"responseUrl": 5}', 'null'])
+      expect(readAnswerMetadata(bad)).toBeNull();
   });
 });
 
@@ -112,13 +142,16 @@ describe('conversation ids', () => {
   it('is team:user and gives the user back', () => {
     expect(conversationIdOf('T1', 'U2')).toBe('T1:U2');
     expect(userIdOf('T1:U2')).toBe('U2');
-    for (const bad of ['U2', 'T1:U2:X', ':U2', 'T1:']) expect(() => userIdOf(bad)).toThrow(/Not a Slack conversation id/);
+    for (const bad of ['U2', 'T1:U2:X', ':U2', 'T1:'])
+      expect(() => userIdOf(bad)).toThrow(/Not a Slack conversation id/);
   });
 });
 
 describe('manifest.json', () => {
   it('registers the command, the one Request URL and the DM events the adapter handles', async () => {
-    const manifest = JSON.parse(await readFile(new URL('../../../adapters/slack/manifest.json', import.meta.url), 'utf8'));
+    const manifest = JSON.parse(
+      await readFile(new URL('../../../adapters/slack/manifest.json', import.meta.url), 'utf8'),
+    );
     expect(manifest.features.slash_commands.map((c: Block) => c.command)).toEqual(['/momo']);
     const urls = [
       manifest.features.slash_commands[0].url,

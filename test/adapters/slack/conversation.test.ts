@@ -5,7 +5,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Inbound, Prompt } from '../../../src/conversation/types.js';
 import { RESPONSE_URL_USES } from '../../../adapters/slack/reply.js';
-import { ScriptedEngine, TEAM, USER, buttonLabelled, buttonOf, startRig, textOf, triggerId, type Rig } from './harness.js';
+import {
+  ScriptedEngine,
+  TEAM,
+  USER,
+  buttonLabelled,
+  buttonOf,
+  startRig,
+  textOf,
+  triggerId,
+  type Rig,
+} from './harness.js';
 
 /** A pay flow as the engine would walk it: menu, phone, amount, confirm, done. */
 function payScript(inbound: Inbound): Prompt {
@@ -20,7 +30,8 @@ function payScript(inbound: Inbound): Prompt {
     };
   }
   if (inbound.nav === 'cancel') return { text: 'Cancelled.', final: true };
-  if (inbound.choice === 'pay' || inbound.start === 'pay') return { text: 'Phone number to pay?', input: 'phone', final: false };
+  if (inbound.choice === 'pay' || inbound.start === 'pay')
+    return { text: 'Phone number to pay?', input: 'phone', final: false };
   if (inbound.text === '0772123456') return { text: 'How much?', input: 'amount', final: false };
   if (inbound.text === '5000') {
     return {
@@ -57,7 +68,10 @@ describe('a payment with buttons and the answer modal', () => {
     expect(textOf(menu.blocks)).toBe('What do you want to do?');
     const pay = buttonLabelled(menu.blocks, 'Pay someone');
     expect(pay).toMatchObject({ action_id: 'momo_choice_0', value: 'pay' });
-    expect(buttonLabelled(menu.blocks, 'Request money')).toMatchObject({ action_id: 'momo_choice_1', value: 'request' });
+    expect(buttonLabelled(menu.blocks, 'Request money')).toMatchObject({
+      action_id: 'momo_choice_1',
+      value: 'request',
+    });
     for (const nav of ['back', 'home', 'cancel']) expect(buttonOf(menu.blocks, `momo_nav_${nav}`).value).toBe(nav);
 
     // Pick "Pay someone": acknowledged at once, the next prompt replaces the message through response_url.
@@ -139,7 +153,13 @@ describe('a payment with buttons and the answer modal', () => {
       expect(res.status).toBe(200);
       const inbound = engine.inbounds.at(-1)!;
       const { start, nav, choice } = inbound;
-      expect({ start, nav, choice, text: inbound.text }).toEqual({ start: undefined, nav: undefined, choice: undefined, text: undefined, ...expected });
+      expect({ start, nav, choice, text: inbound.text }).toEqual({
+        start: undefined,
+        nav: undefined,
+        choice: undefined,
+        text: undefined,
+        ...expected,
+      });
     }
     // `/momo <answer>` is answered in the command's own ack.
     const answered = (await (await rig.sender.command('0772123456')).json()) as { blocks: any[] };

@@ -32,7 +32,8 @@ beforeAll(async () => {
   fake = new FakeSlack();
   await fake.start();
   running = await startApp(
-    loadConfig({ DATA_DIR: 'memory://',
+    loadConfig({
+      DATA_DIR: 'memory://',
       PORT: '0',
       LOG_LEVEL: 'silent',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
@@ -102,7 +103,9 @@ describe('Slack end to end (real engine + sandbox)', () => {
     expect(blocks.filter((b) => b.type === 'actions')).toEqual([]);
 
     const page = await running.client.payments.list();
-    const ours = page.results.filter((p) => (p.metadata as Record<string, unknown> | null)?.chat === `slack:${TEAM}:${USER}`);
+    const ours = page.results.filter(
+      (p) => (p.metadata as Record<string, unknown> | null)?.chat === `slack:${TEAM}:${USER}`,
+    );
     expect(ours).toHaveLength(1);
     expect(String(ours[0]?.id)).toBe(paymentId);
     expect(ours[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'lunch' });

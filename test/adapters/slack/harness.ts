@@ -98,7 +98,12 @@ export class FakeSlack {
   private fileIds = 0;
 
   /** Shares a file in `channel` as a user would (drag and drop); answers it as files.info would describe it. */
-  share(channel: string, name: string, content: string | Buffer, options: Partial<Pick<SharedFile, 'filetype' | 'mimetype' | 'size' | 'hang'>> = {}): SharedFile {
+  share(
+    channel: string,
+    name: string,
+    content: string | Buffer,
+    options: Partial<Pick<SharedFile, 'filetype' | 'mimetype' | 'size' | 'hang'>> = {},
+  ): SharedFile {
     this.fileIds += 1;
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const csv = /\.csv$/i.test(name);
@@ -139,7 +144,13 @@ export class FakeSlack {
       channels: file.channels.filter((c) => c.startsWith('C')),
       groups: file.channels.filter((c) => c.startsWith('G')),
       ims: file.channels.filter((c) => c.startsWith('D')),
-      shares: { public: Object.fromEntries(file.channels.filter((c) => c.startsWith('C')).map((c) => [c, [{ ts: `${file.created}.000100`, channel_name: 'general', team_id: TEAM }]])) },
+      shares: {
+        public: Object.fromEntries(
+          file.channels
+            .filter((c) => c.startsWith('C'))
+            .map((c) => [c, [{ ts: `${file.created}.000100`, channel_name: 'general', team_id: TEAM }]]),
+        ),
+      },
     };
   }
 
@@ -192,7 +203,8 @@ export class FakeSlack {
     const app = express();
     app.post('/api/:method', express.urlencoded({ extended: false }), (req, res) => {
       const body: Record<string, any> = { ...req.body };
-      for (const key of ['blocks', 'view', 'files']) if (typeof body[key] === 'string') body[key] = JSON.parse(body[key]);
+      for (const key of ['blocks', 'view', 'files'])
+        if (typeof body[key] === 'string') body[key] = JSON.parse(body[key]);
       this.answer({ kind: String(req.params.method), body, authorization: req.get('authorization') }, res);
     });
     app.post('/respond/:id', express.json(), (req, res) => {
@@ -246,18 +258,35 @@ export class FakeSlack {
     const { body } = call;
     if (call.kind === 'files.info') {
       const file = this.files.get(String(body.file));
-      return file ? { ok: true, file: this.fileObject(file), comments: [], response_metadata: { next_cursor: '' } } : { ok: false, error: 'file_not_found' };
+      return file
+        ? { ok: true, file: this.fileObject(file), comments: [], response_metadata: { next_cursor: '' } }
+        : { ok: false, error: 'file_not_found' };
     }
     if (call.kind === 'files.list') {
       const count = Math.min(Number(body.count ?? 100) || 100, 1000);
-      const all = [...this.files.values()].filter((f) => !body.channel || f.channels.includes(String(body.channel))).reverse();
-      return { ok: true, files: all.slice(0, count).map((f) => this.fileObject(f)), paging: { count, total: all.length, page: 1, pages: Math.max(1, Math.ceil(all.length / count)) } };
+      const all = [...this.files.values()]
+        .filter((f) => !body.channel || f.channels.includes(String(body.channel)))
+        .reverse();
+      return {
+        ok: true,
+        files: all.slice(0, count).map((f) => this.fileObject(f)),
+        paging: { count, total: all.length, page: 1, pages: Math.max(1, Math.ceil(all.length / count)) },
+      };
     }
     if (call.kind === 'files.getUploadURLExternal') {
       if (!body.filename || !body.length) return { ok: false, error: 'invalid_arguments' };
       this.fileIds += 1;
       const id = `F0UPLD${String(this.fileIds).padStart(4, '0')}`;
-      this.files.set(id, { id, name: String(body.filename), filetype: 'csv', mimetype: 'text/csv', size: Number(body.length), channels: [], created: 1700000000 + this.fileIds, content: Buffer.alloc(0) });
+      this.files.set(id, {
+        id,
+        name: String(body.filename),
+        filetype: 'csv',
+        mimetype: 'text/csv',
+        size: Number(body.length),
+        channels: [],
+        created: 1700000000 + this.fileIds,
+        content: Buffer.alloc(0),
+      });
       return { ok: true, upload_url: `${this.url}/upload/v1/${id}`, file_id: id };
     }
     if (call.kind === 'files.completeUploadExternal') {
@@ -294,9 +323,14 @@ export class FakeSlack {
 }
 
 /** Headers Slack sends with a request: `v0=` HMAC-SHA256 of `v0:<ts>:<body>` with the signing secret. */
-export function signedHeaders(body: string, options: { secret?: string; timestamp?: number } = {}): Record<string, string> {
+export function signedHeaders(
+  body: string,
+  options: { secret?: string; timestamp?: number } = {},
+): Record<string, string> {
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
-  const signature = createHmac('sha256', options.secret ?? SIGNING_SECRET).update(`v0:${timestamp}:${body}`).digest('hex');
+  const signature = createHmac('sha256', options.secret ?? SIGNING_SECRET)
+    .update(`v0:${timestamp}:${body}`)
+    .digest('hex');
   return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': `v0=${signature}` };
 }
 
@@ -323,7 +357,10 @@ export class SlackSender {
   }
 
   /** `/momo <text>`; its response_url is `${fake}/respond/<responseId>`. */
-  command(text: string, options: { responseId?: string; trigger?: string; user?: string } = {}): Promise<globalThis.Response> {
+  command(
+    text: string,
+    options: { responseId?: string; trigger?: string; user?: string } = {},
+  ): Promise<globalThis.Response> {
     const body = new URLSearchParams({
       token: 'legacy-verification-token',
       team_id: TEAM,
@@ -347,7 +384,12 @@ export class SlackSender {
   }
 
   /** A click on a button of a message we rendered; its response_url is `${fake}/respond/<responseId>`. */
-  click(button: { action_id: string; value?: string }, responseId: string, trigger = triggerId(), user = USER): Promise<globalThis.Response> {
+  click(
+    button: { action_id: string; value?: string },
+    responseId: string,
+    trigger = triggerId(),
+    user = USER,
+  ): Promise<globalThis.Response> {
     return this.interaction({
       type: 'block_actions',
       team: { id: TEAM, domain: 'example' },
@@ -358,12 +400,28 @@ export class SlackSender {
       trigger_id: trigger,
       channel: { id: 'C0001', name: 'general' },
       response_url: this.fake.responseUrl(responseId),
-      actions: [{ type: 'button', block_id: 'b', action_ts: '1700000001.000', text: { type: 'plain_text', text: 'x' }, ...button }],
+      actions: [
+        {
+          type: 'button',
+          block_id: 'b',
+          action_ts: '1700000001.000',
+          text: { type: 'plain_text', text: 'x' },
+          ...button,
+        },
+      ],
     });
   }
 
   /** Submits a modal we opened (the view as views.open received it) with `text` typed in its input. */
-  submit(view: { callback_id: string; private_metadata: string; blocks: Array<{ block_id: string; element: { action_id: string } }> }, text: string, user = USER) {
+  submit(
+    view: {
+      callback_id: string;
+      private_metadata: string;
+      blocks: Array<{ block_id: string; element: { action_id: string } }>;
+    },
+    text: string,
+    user = USER,
+  ) {
     const input = view.blocks[0]!;
     return this.interaction({
       type: 'view_submission',
@@ -377,13 +435,19 @@ export class SlackSender {
         type: 'modal',
         callback_id: view.callback_id,
         private_metadata: view.private_metadata,
-        state: { values: { [input.block_id]: { [input.element.action_id]: { type: 'plain_text_input', value: text } } } },
+        state: {
+          values: { [input.block_id]: { [input.element.action_id]: { type: 'plain_text_input', value: text } } },
+        },
       },
     });
   }
 
   /** Submits a view we opened with the given state values (Slack's view_submission payload), as `user`. */
-  submitValues(view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user = USER) {
+  submitValues(
+    view: { callback_id: string; private_metadata?: string },
+    values: Record<string, Record<string, unknown>>,
+    user = USER,
+  ) {
     return this.interaction({
       type: 'view_submission',
       team: { id: TEAM, domain: 'example' },
@@ -391,7 +455,13 @@ export class SlackSender {
       api_app_id: 'A0001',
       token: 'legacy-verification-token',
       trigger_id: triggerId(),
-      view: { id: 'V0002', type: 'modal', callback_id: view.callback_id, private_metadata: view.private_metadata ?? '', state: { values } },
+      view: {
+        id: 'V0002',
+        type: 'modal',
+        callback_id: view.callback_id,
+        private_metadata: view.private_metadata ?? '',
+        state: { values },
+      },
     });
   }
 
@@ -420,7 +490,10 @@ export function buttonOf(blocks: Array<Record<string, any>>, actionId: string): 
 }
 
 /** The button of a rendered message whose label is `label`. */
-export function buttonLabelled(blocks: Array<Record<string, any>>, label: string): { action_id: string; value: string } {
+export function buttonLabelled(
+  blocks: Array<Record<string, any>>,
+  label: string,
+): { action_id: string; value: string } {
   for (const block of blocks) {
     for (const element of block.elements ?? []) if (element.text?.text === label) return element;
   }
@@ -443,7 +516,11 @@ export class ScriptedEngine implements Engine {
 }
 
 /** A logger whose lines are kept (parsed) for assertions. */
-export function memoryLogger(level = 'info'): { logger: Logger; lines: Array<Record<string, any>>; next(msg: string): Promise<Record<string, any>> } {
+export function memoryLogger(level = 'info'): {
+  logger: Logger;
+  lines: Array<Record<string, any>>;
+  next(msg: string): Promise<Record<string, any>>;
+} {
   const lines: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   const stream = new Writable({
@@ -485,7 +562,11 @@ export interface RigSetup {
  * body parsers (JSON and form), started against the fake Web API. `options.store` shares a store; default
  * a new MemoryStore.
  */
-export async function startRig(engine: Engine, options: Partial<SlackOptions> = {}, setup: RigSetup = {}): Promise<Rig> {
+export async function startRig(
+  engine: Engine,
+  options: Partial<SlackOptions> = {},
+  setup: RigSetup = {},
+): Promise<Rig> {
   const fake = setup.fake ?? new FakeSlack();
   if (!setup.fake) await fake.start();
   setup.beforeStart?.(fake);
@@ -537,7 +618,15 @@ export async function startProduct(env: Record<string, string> = {}, options: Ap
   const fake = new FakeSlack();
   await fake.start();
   const running = await startApp(
-    loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: fake.apiUrl, ...env }),
+    loadConfig({
+      DATA_DIR: 'memory://',
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_API_URL: fake.apiUrl,
+      ...env,
+    }),
     options,
   );
   return {

@@ -28,7 +28,11 @@ describe('Slack notifier', () => {
 
   it('waits out a 429 and retries', async () => {
     rig = await startRig(noEngine);
-    rig.fake.script('chat.postMessage', { status: 429, headers: { 'retry-after': '0' }, body: { ok: false, error: 'ratelimited' } });
+    rig.fake.script('chat.postMessage', {
+      status: 429,
+      headers: { 'retry-after': '0' },
+      body: { ok: false, error: 'ratelimited' },
+    });
     await rig.slack.notifier.send(address, 'Your request was paid.');
     const calls = rig.fake.of('chat.postMessage');
     expect(calls).toHaveLength(2);
@@ -57,8 +61,12 @@ describe('Slack notifier', () => {
 
   it('refuses addresses that are not Slack conversations', async () => {
     rig = await startRig(noEngine);
-    await expect(rig.slack.notifier.send({ channel: 'telegram', conversationId: '42' }, 'x')).rejects.toThrow(/telegram/);
-    await expect(rig.slack.notifier.send({ channel: 'slack', conversationId: 'U0001' }, 'x')).rejects.toThrow(/conversation id/);
+    await expect(rig.slack.notifier.send({ channel: 'telegram', conversationId: '42' }, 'x')).rejects.toThrow(
+      /telegram/,
+    );
+    await expect(rig.slack.notifier.send({ channel: 'slack', conversationId: 'U0001' }, 'x')).rejects.toThrow(
+      /conversation id/,
+    );
     expect(rig.fake.of('chat.postMessage')).toEqual([]);
   });
 });

@@ -9,7 +9,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../../src/app.js';
-import { BOT_TOKEN, FakeSlack, SlackSender, TEAM, buttonOf, memoryLogger, startProduct, textOf, triggerId, type Call, type Product } from './harness.js';
+import {
+  BOT_TOKEN,
+  FakeSlack,
+  SlackSender,
+  TEAM,
+  buttonOf,
+  memoryLogger,
+  startProduct,
+  textOf,
+  triggerId,
+  type Call,
+  type Product,
+} from './harness.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -22,10 +34,22 @@ const WEBHOOK = { user: 'momo-hooks', password: 'hook-secret-for-tests' };
 
 const POLICY = {
   roles: {
-    teller: { flows: ['pay', 'check'], perPaymentLimit: { UGX: '1000000' }, dailyLimit: { UGX: '5000000' }, approvalAbove: { UGX: '100000' } },
+    teller: {
+      flows: ['pay', 'check'],
+      perPaymentLimit: { UGX: '1000000' },
+      dailyLimit: { UGX: '5000000' },
+      approvalAbove: { UGX: '100000' },
+    },
     finance: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, approve: true },
   },
-  users: { slack: { [MAKER]: { role: 'teller' }, [OUTSIDER]: { role: 'teller' }, [CHECKER]: { role: 'finance' }, [CHECKER2]: { role: 'finance' } } },
+  users: {
+    slack: {
+      [MAKER]: { role: 'teller' },
+      [OUTSIDER]: { role: 'teller' },
+      [CHECKER]: { role: 'finance' },
+      [CHECKER2]: { role: 'finance' },
+    },
+  },
 };
 
 type Blocks = Array<Record<string, any>>;
@@ -59,13 +83,22 @@ afterAll(async () => {
   await product?.close();
 });
 
-const submitView = (view: { callback_id: string; private_metadata?: string }, values: Record<string, Record<string, unknown>>, user: string) => sender.submitValues(view, values, user);
+const submitView = (
+  view: { callback_id: string; private_metadata?: string },
+  values: Record<string, Record<string, unknown>>,
+  user: string,
+) => sender.submitValues(view, values, user);
 
 const input = (value: string) => ({ value: { type: 'plain_text_input', value } });
 const values = (rows: { pasted?: string; file?: string }, currency = 'UGX') => ({
   ...(rows.pasted !== undefined ? { rows: input(rows.pasted) } : {}),
   ...(rows.file !== undefined ? { file: input(rows.file) } : {}),
-  currency: { value: { type: 'static_select', selected_option: { text: { type: 'plain_text', text: currency }, value: currency } } },
+  currency: {
+    value: {
+      type: 'static_select',
+      selected_option: { text: { type: 'plain_text', text: currency }, value: currency },
+    },
+  },
   description: input('Wages'),
 });
 
@@ -80,9 +113,16 @@ async function openPayout(user: string): Promise<View> {
 }
 
 /** The modal's answer to rows (pasted or a file named), as Slack gets it. */
-async function check(rows: { pasted?: string; file?: string }, user = MAKER): Promise<{ response_action: string; view?: View; errors?: Record<string, string> }> {
+async function check(
+  rows: { pasted?: string; file?: string },
+  user = MAKER,
+): Promise<{ response_action: string; view?: View; errors?: Record<string, string> }> {
   const modal = await openPayout(user);
-  return (await submitView(modal, values(rows), user)).json() as Promise<{ response_action: string; view?: View; errors?: Record<string, string> }>;
+  return (await submitView(modal, values(rows), user)).json() as Promise<{
+    response_action: string;
+    view?: View;
+    errors?: Record<string, string>;
+  }>;
 }
 
 /** The payout message posted in `channel` whose text matches `pattern` (so far or to come). */
@@ -90,10 +130,14 @@ const posted = (pattern: RegExp, channel = CHANNEL): Promise<Call> =>
   fake.find('chat.postMessage', (c) => c.body.channel === channel && pattern.test(textOf(c.body.blocks)));
 
 /** The first update of the message `ts` whose whole text matches `pattern`. */
-const updated = (ts: string, pattern: RegExp): Promise<Call> => fake.find('chat.update', (c) => c.body.ts === ts && pattern.test(JSON.stringify(c.body.blocks)));
+const updated = (ts: string, pattern: RegExp): Promise<Call> =>
+  fake.find('chat.update', (c) => c.body.ts === ts && pattern.test(JSON.stringify(c.body.blocks)));
 
 const tsOf = (call: Call): string => {
-  const index = fake.of('chat.postMessage').filter((c) => /^[CG]/.test(String(c.body.channel))).indexOf(call);
+  const index = fake
+    .of('chat.postMessage')
+    .filter((c) => /^[CG]/.test(String(c.body.channel)))
+    .indexOf(call);
   return `1700000100.${String(index + 1).padStart(6, '0')}`;
 };
 
@@ -105,17 +149,31 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     expect(modal.blocks.map((b) => b.block_id)).toEqual(['rows', 'file', 'currency', 'description']);
     expect(JSON.parse(modal.private_metadata)).toEqual({ channel: CHANNEL });
     const before = payments().length;
-    const body = (await (await submitView(modal, values({ pasted: '0772000001, 5000\n0772abc, 100\n0772000002, 12.345\n0772000003' }), MAKER)).json()) as { response_action: string; errors: { rows: string } };
+    const body = (await (
+      await submitView(
+        modal,
+        values({ pasted: '0772000001, 5000\n0772abc, 100\n0772000002, 12.345\n0772000003' }),
+        MAKER,
+      )
+    ).json()) as { response_action: string; errors: { rows: string } };
     expect(body.response_action).toBe('errors');
     expect(body.errors.rows).toMatch(/^Row 2: "0772abc" is not a phone number\nRow 3: .*\nRow 4: /);
     // Over the maker's per-payment limit (1000000), by row; a currency not offered; nothing given at all.
-    const over = (await (await submitView(modal, values({ pasted: '0772000001, 5000\n0772000002, 1000001' }), MAKER)).json()) as { errors: { rows: string } };
+    const over = (await (
+      await submitView(modal, values({ pasted: '0772000001, 5000\n0772000002, 1000001' }), MAKER)
+    ).json()) as { errors: { rows: string } };
     expect(over.errors.rows).toBe('Row 2: more than your limit of 1000000 UGX per payment');
-    const usd = (await (await submitView(modal, values({ pasted: '0772000001, 5000' }, 'USD'), MAKER)).json()) as { errors: { rows: string } };
+    const usd = (await (await submitView(modal, values({ pasted: '0772000001, 5000' }, 'USD'), MAKER)).json()) as {
+      errors: { rows: string };
+    };
     expect(usd.errors.rows).toMatch(/USD is not a currency/);
-    const none = (await (await submitView(modal, values({ pasted: '  ' }), MAKER)).json()) as { errors: { rows: string } };
+    const none = (await (await submitView(modal, values({ pasted: '  ' }), MAKER)).json()) as {
+      errors: { rows: string };
+    };
     expect(none.errors.rows).toMatch(/Paste the rows, or name a CSV file/);
-    const both = (await (await submitView(modal, values({ pasted: '0772000001, 5000', file: 'latest' }), MAKER)).json()) as { errors: { file: string } };
+    const both = (await (
+      await submitView(modal, values({ pasted: '0772000001, 5000', file: 'latest' }), MAKER)
+    ).json()) as { errors: { file: string } };
     expect(both.errors.file).toMatch(/not both/);
     expect(payments()).toHaveLength(before);
   });
@@ -145,21 +203,29 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     expect(payments().slice(before)).toHaveLength(1);
     // +256772000002 is not registered: the message ends with one paid and one failed, by the service's words.
     const ended = await updated(tsOf(message), /Paid 1 \(30000 UGX\) · failed 1 · waiting 0/);
-    expect(JSON.stringify(ended.body.blocks)).toMatch(/\+256772000002: 20000.5 UGX, Wages — failed: The phone number is not registered for mobile money/);
+    expect(JSON.stringify(ended.body.blocks)).toMatch(
+      /\+256772000002: 20000.5 UGX, Wages — failed: The phone number is not registered for mobile money/,
+    );
   });
 
-  it('holds a payout above the maker\'s approvalAbove for an approver, who approves it once', async () => {
+  it("holds a payout above the maker's approvalAbove for an approver, who approves it once", async () => {
     const answer = await check({ pasted: '0772000001, 80000\n0772000003, 70000, Tools' });
     expect(answer.view!.submit.text).toBe('Ask approval');
     const before = payments().length;
     await submitView(answer.view!, {}, MAKER);
     const message = await posted(/Payout of 2 recipients, 150000 UGX/);
     expect(textOf(message.body.blocks)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): held for approval/);
-    const held = await fake.find('chat.postMessage', (c) => c.body.channel === APPROVALS && /bulk payout to 2 recipients/.test(textOf(c.body.blocks)));
+    const held = await fake.find(
+      'chat.postMessage',
+      (c) => c.body.channel === APPROVALS && /bulk payout to 2 recipients/.test(textOf(c.body.blocks)),
+    );
     expect(textOf(held.body.blocks)).toContain('+256772000003: 70000 UGX, Tools');
     expect(payments()).toHaveLength(before);
     const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
-    await Promise.all([sender.click(approve, 'board-1', triggerId(), CHECKER), sender.click(approve, 'board-2', triggerId(), CHECKER2)]);
+    await Promise.all([
+      sender.click(approve, 'board-1', triggerId(), CHECKER),
+      sender.click(approve, 'board-2', triggerId(), CHECKER2),
+    ]);
     // The approved request's webhooks (made under the payout's key) update the payout's message.
     const ended = await updated(tsOf(message), /Paid 2 \(150000 UGX\) · failed 0 · waiting 0/);
     expect(textOf(ended.body.blocks)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): approved and sent\./);
@@ -169,7 +235,8 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
 });
 
 describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
-  const GOOD = 'phone,amount,description\r\n0772000001,30000,"Wages, March"\r\n0772000005,20000,"Bonus, Q1 ""top"""\r\n0772000004,10000,Transport\r\n';
+  const GOOD =
+    'phone,amount,description\r\n0772000001,30000,"Wages, March"\r\n0772000005,20000,"Bonus, Q1 ""top"""\r\n0772000004,10000,Transport\r\n';
   let message: Call;
   let ts: string;
 
@@ -192,7 +259,9 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     ts = tsOf(message);
     const made = payments().slice(before);
     expect(made).toHaveLength(1);
-    expect((made[0]!.phone_nos as Array<Record<string, unknown>>).map((r) => [r.phonenumber, r.amount, r.description])).toEqual([
+    expect(
+      (made[0]!.phone_nos as Array<Record<string, unknown>>).map((r) => [r.phonenumber, r.amount, r.description]),
+    ).toEqual([
       ['+256772000001', '30000.00', 'Wages, March'],
       ['+256772000005', '20000.00', 'Bonus, Q1 "top"'],
       ['+256772000004', '10000.00', 'Transport'],
@@ -212,18 +281,34 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     const last = await updated(ts, /Paid 2 \(50000 UGX\) · failed 1 · waiting 0/);
     expect(JSON.stringify(last.body.blocks)).toContain('+256772000005: 20000 UGX, Bonus, Q1 \\"top\\" — paid');
     const updates = fake.of('chat.update').filter((c) => c.body.ts === ts).length;
-    const dropped = () => log.lines.filter((l) => l.msg === 'notification not told: told before, or a newer state was' && String(l.key).endsWith(':recipient.queued')).length;
+    const dropped = () =>
+      log.lines.filter(
+        (l) =>
+          l.msg === 'notification not told: told before, or a newer state was' &&
+          String(l.key).endsWith(':recipient.queued'),
+      ).length;
     const droppedBefore = dropped();
     // The service delivers the earlier notification again (queued), after the final one.
     const [payment] = payments().filter((p) => (p.phone_nos as unknown[]).length === 3);
-    const earlier = running.sandbox!.controls.events().find(
-      (e) => e.type === 'payment.status.changed' && (e.data as any).id === payment!.id && (e.data as any).phone_nos.some((r: any) => r.state === 'queued'),
-    );
+    const earlier = running
+      .sandbox!.controls.events()
+      .find(
+        (e) =>
+          e.type === 'payment.status.changed' &&
+          (e.data as any).id === payment!.id &&
+          (e.data as any).phone_nos.some((r: any) => r.state === 'queued'),
+      );
     expect(earlier).toBeDefined();
     const redelivered = await fetch(`${running.url}/notifications/momo`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${WEBHOOK.user}:${WEBHOOK.password}`).toString('base64')}` },
-      body: JSON.stringify({ hook: { id: 1, event: 'payment.status.changed', target: `${running.url}/notifications/momo` }, data: earlier!.data }),
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${WEBHOOK.user}:${WEBHOOK.password}`).toString('base64')}`,
+      },
+      body: JSON.stringify({
+        hook: { id: 1, event: 'payment.status.changed', target: `${running.url}/notifications/momo` },
+        data: earlier!.data,
+      }),
     });
     expect(redelivered.status).toBe(200);
     // Told to nobody (a newer state was told), and the message not updated.
@@ -231,7 +316,7 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     expect(fake.of('chat.update').filter((c) => c.body.ts === ts)).toHaveLength(updates);
   });
 
-  it('uploads the CSV of outcomes into the thread for the maker and an approver, with the Web API\'s upload steps', async () => {
+  it("uploads the CSV of outcomes into the thread for the maker and an approver, with the Web API's upload steps", async () => {
     const button = buttonOf(message.body.blocks, 'momo_payout_csv');
     expect((await sender.click(button, 'csv-1', triggerId(), MAKER)).status).toBe(200);
     const asked = await fake.next('files.getUploadURLExternal');
@@ -250,13 +335,18 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     expect(completed.authorization).toBe(`Bearer ${BOT_TOKEN}`);
     // An approver may too.
     await sender.click(button, 'csv-2', triggerId(), CHECKER);
-    expect((await fake.next('files.completeUploadExternal')).body).toMatchObject({ channel_id: CHANNEL, thread_ts: ts });
+    expect((await fake.next('files.completeUploadExternal')).body).toMatchObject({
+      channel_id: CHANNEL,
+      thread_ts: ts,
+    });
   });
 
   it('refuses the download, ephemerally, to a member who is neither the maker nor an approver', async () => {
     const uploads = fake.of('files.getUploadURLExternal').length;
     const ephemerals = fake.of('chat.postEphemeral').length;
-    expect((await sender.click(buttonOf(message.body.blocks, 'momo_payout_csv'), 'csv-3', triggerId(), OUTSIDER)).status).toBe(200);
+    expect(
+      (await sender.click(buttonOf(message.body.blocks, 'momo_payout_csv'), 'csv-3', triggerId(), OUTSIDER)).status,
+    ).toBe(200);
     const refusal = await fake.find('chat.postEphemeral', (c) => c.body.user === OUTSIDER);
     expect(refusal.body).toMatchObject({ channel: CHANNEL, user: OUTSIDER });
     expect(refusal.body.text).toMatch(/Only the payout's maker and approvers/);
@@ -268,7 +358,11 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
   });
 
   it('refuses a CSV file with a bad row by its row number, and makes nothing', async () => {
-    const bad = fake.share(CHANNEL, 'april.csv', 'phone,amount,description\n0772000001,5000,"Rent, April"\n0772abc,100,x\n0772000002,1.234\n');
+    const bad = fake.share(
+      CHANNEL,
+      'april.csv',
+      'phone,amount,description\n0772000001,5000,"Rent, April"\n0772abc,100,x\n0772000002,1.234\n',
+    );
     const before = payments().length;
     const answer = await check({ file: `https://example.slack.com/files/${MAKER}/${bad.id}/april.csv` });
     expect(answer).toMatchObject({ response_action: 'errors' });
@@ -293,9 +387,15 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     expect(await refusal(link(png.id, 'rows.png'))).toMatch(/rows\.png is not a CSV file/);
     const elsewhere = fake.share('C0ELSEWHERE', 'may.csv', '0772000001,1\n');
     expect(await refusal(link(elsewhere.id, 'may.csv'))).toMatch(/may\.csv is not shared in this channel/);
-    expect(await refusal('https://other-company.slack.com/files/U0999/F0NOTOURS1/pay.csv')).toMatch(/not one the app can see/);
+    expect(await refusal('https://other-company.slack.com/files/U0999/F0NOTOURS1/pay.csv')).toMatch(
+      /not one the app can see/,
+    );
     expect(await refusal('the march file please')).toMatch(/Type `latest`/);
-    const latin1 = fake.share(CHANNEL, 'latin1.csv', Buffer.from([0x30, 0x37, 0x37, 0x32, 0x2c, 0x31, 0x2c, 0xe9, 0x0a]));
+    const latin1 = fake.share(
+      CHANNEL,
+      'latin1.csv',
+      Buffer.from([0x30, 0x37, 0x37, 0x32, 0x2c, 0x31, 0x2c, 0xe9, 0x0a]),
+    );
     expect(await refusal(link(latin1.id, 'latin1.csv'))).toMatch(/not UTF-8 text/);
     // A download that never answers: refused in time for Slack's 3 s, and the product goes on.
     const slow = fake.share(CHANNEL, 'slow.csv', '0772000001,1\n', { hang: true });

@@ -17,7 +17,10 @@ let rigs: Rig[];
 let fake: FakeSlack;
 beforeEach(async () => {
   prefix = uniquePrefix('slack');
-  stores = [new RedisStore({ url: REDIS_URL, keyPrefix: prefix }), new RedisStore({ url: REDIS_URL, keyPrefix: prefix })];
+  stores = [
+    new RedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+    new RedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+  ];
   rigs = [];
   fake = new FakeSlack();
   await fake.start();

@@ -40,7 +40,11 @@ afterEach(async () => {
 });
 
 async function post(body: string, headers: Record<string, string>, contentType = 'application/x-www-form-urlencoded') {
-  const res = await fetch(`${rig!.appUrl}/slack/events`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+  const res = await fetch(`${rig!.appUrl}/slack/events`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...headers },
+    body,
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -60,7 +64,10 @@ describe('signatures', () => {
   it('rejects a correctly signed request older than 5 minutes with 401', async () => {
     const engine = new ScriptedEngine(menu);
     rig = await startRig(engine);
-    const stale = await post(commandBody, signedHeaders(commandBody, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 }));
+    const stale = await post(
+      commandBody,
+      signedHeaders(commandBody, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 }),
+    );
     expect(stale).toEqual({ status: 401, text: 'Invalid or expired Slack request signature' });
     expect(engine.inbounds).toEqual([]);
     // The same body signed now is accepted: only the age was wrong.
@@ -71,14 +78,21 @@ describe('signatures', () => {
   it('answers a signed but unreadable body with 400 and a reason', async () => {
     rig = await startRig(new ScriptedEngine(menu));
     const body = '{"type": "event_callback",';
-    expect(await post(body, signedHeaders(body), 'application/json')).toEqual({ status: 400, text: 'Unreadable Slack request body' });
+    expect(await post(body, signedHeaders(body), 'application/json')).toEqual({
+      status: 400,
+      text: 'Unreadable Slack request body',
+    });
   });
 });
 
 describe('setup and stray requests', () => {
   it('answers the signed url_verification challenge Slack sends when the Request URL is saved', async () => {
     rig = await startRig(new ScriptedEngine(menu));
-    const body = JSON.stringify({ token: 'legacy', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    const body = JSON.stringify({
+      token: 'legacy',
+      challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+      type: 'url_verification',
+    });
     const res = await post(body, signedHeaders(body), 'application/json');
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
@@ -99,7 +113,12 @@ describe('setup and stray requests', () => {
   it('does nothing with a signed command or click that lacks Slack’s ids, and says so', async () => {
     const engine = new ScriptedEngine(menu);
     rig = await startRig(engine);
-    const body = new URLSearchParams({ team_id: 'T0001', command: '/momo', text: 'pay', response_url: 'http://127.0.0.1:9/r' }).toString();
+    const body = new URLSearchParams({
+      team_id: 'T0001',
+      command: '/momo',
+      text: 'pay',
+      response_url: 'http://127.0.0.1:9/r',
+    }).toString();
     const res = await post(body, signedHeaders(body));
     expect(res.status).toBe(200);
     expect(textOf((JSON.parse(res.text) as { blocks: any[] }).blocks)).toMatch(/missing its team, user or trigger id/);
@@ -145,7 +164,14 @@ describe('start', () => {
     const engine = new ScriptedEngine(menu);
     const store = new MemoryStore();
     const logger = createLogger('silent');
-    const slack = createSlack({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiUrl: fake.apiUrl, engine, store, logger });
+    const slack = createSlack({
+      signingSecret: SIGNING_SECRET,
+      botToken: BOT_TOKEN,
+      apiUrl: fake.apiUrl,
+      engine,
+      store,
+      logger,
+    });
     const app = express();
     app.use(slack.router);
     const server = await listen(app);
@@ -206,7 +232,10 @@ describe('retries', () => {
     expect((await rig.sender.dm('pay', 'Ev042')).status).toBe(200);
     expect(textOf((await rig.fake.next('chat.postMessage')).body.blocks)).toBe('Menu');
 
-    const retry = await rig.sender.dm('pay', 'Ev042', { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    const retry = await rig.sender.dm('pay', 'Ev042', {
+      'x-slack-retry-num': '1',
+      'x-slack-retry-reason': 'http_timeout',
+    });
     expect(retry.status).toBe(200);
     expect(await next('slack: duplicate delivery dropped')).toMatchObject({ eventId: 'Ev042', retryNum: 1 });
     expect(engine.inbounds).toHaveLength(1);
@@ -220,7 +249,15 @@ describe('retries', () => {
       team_id: 'T0001',
       type: 'event_callback',
       event_id: 'EvBot',
-      event: { type: 'message', channel: 'D0001', channel_type: 'im', user: 'UBOT', bot_id: 'BBOT', text: 'Menu', ts: '1.2' },
+      event: {
+        type: 'message',
+        channel: 'D0001',
+        channel_type: 'im',
+        user: 'UBOT',
+        bot_id: 'BBOT',
+        text: 'Menu',
+        ts: '1.2',
+      },
     });
     expect((await post(body, signedHeaders(body), 'application/json')).status).toBe(200);
     // A user's message after it is answered, and is the only thing the engine saw.

@@ -17,11 +17,14 @@ function frame(opcode: number, payload: Buffer): Buffer {
       ? Buffer.from([0x80 | opcode, length])
       : length < 65536
         ? Buffer.from([0x80 | opcode, 126, length >> 8, length & 0xff])
-        : Buffer.concat([Buffer.from([0x80 | opcode, 127]), (() => {
-            const b = Buffer.alloc(8);
-            b.writeBigUInt64BE(BigInt(length));
-            return b;
-          })()]);
+        : Buffer.concat([
+            Buffer.from([0x80 | opcode, 127]),
+            (() => {
+              const b = Buffer.alloc(8);
+              b.writeBigUInt64BE(BigInt(length));
+              return b;
+            })(),
+          ]);
   return Buffer.concat([header, payload]);
 }
 
@@ -70,7 +73,9 @@ export class SocketModeServer {
     this.server = createServer((_req, res) => res.writeHead(426).end());
     this.server.on('upgrade', (req, socket) => {
       const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}${GUID}`).digest('base64');
-      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      socket.write(
+        `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+      );
       this.socket = socket;
       let pending: Buffer = Buffer.alloc(0);
       socket.on('data', (chunk: Buffer) => {

@@ -29,7 +29,13 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
   const bot = api;
   // Webhook mode: the service's notifications would go to PUBLIC_URL too, which nothing serves here.
   const publicUrl = delivery === 'webhook' ? { PUBLIC_URL: 'https://127.0.0.1:9' } : {};
-  const config = loadConfig({ DATA_DIR: 'memory://', PORT: '0', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_API_ROOT: bot.apiRoot, ...publicUrl });
+  const config = loadConfig({
+    DATA_DIR: 'memory://',
+    PORT: '0',
+    TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+    TELEGRAM_API_ROOT: bot.apiRoot,
+    ...publicUrl,
+  });
   const running = await startApp(config, { logger: createLogger('silent') });
   app = running;
   let updateId = 1;
@@ -45,7 +51,8 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
     });
     expect(response.status).toBe(200);
   };
-  const screen = () => bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').at(-1)!.payload;
+  const screen = () =>
+    bot.calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').at(-1)!.payload;
   return {
     bot,
     screen,
@@ -59,9 +66,13 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
     },
     /** Presses the button with this label on the message showing the prompt, and waits for the answer. */
     async press(label: string) {
-      const buttons = (screen().reply_markup?.inline_keyboard ?? []).flat() as Array<{ text: string; callback_data: string }>;
+      const buttons = (screen().reply_markup?.inline_keyboard ?? []).flat() as Array<{
+        text: string;
+        callback_data: string;
+      }>;
       const button = buttons.find((b) => b.text === label);
-      if (!button) throw new Error(`no button "${label}" on "${screen().text}": ${buttons.map((b) => b.text).join(', ')}`);
+      if (!button)
+        throw new Error(`no button "${label}" on "${screen().text}": ${buttons.map((b) => b.text).join(', ')}`);
       const answered = bot.of('answerCallbackQuery').length;
       await deliver(pressUpdate(updateId++, live, button.callback_data));
       await bot.waitForCalls('answerCallbackQuery', answered + 1);
@@ -118,7 +129,11 @@ describe('the product on long polling', () => {
   it('takes updates on the webhook: a payment, and a redelivered confirmation pays nothing twice', async () => {
     const user = await startChat('webhook');
     expect(user.bot.of('setWebhook')).toEqual([
-      { url: `https://127.0.0.1:9${WEBHOOK_PATH}`, secret_token: deriveSecretToken(BOT_TOKEN), allowed_updates: ['message', 'callback_query'] },
+      {
+        url: `https://127.0.0.1:9${WEBHOOK_PATH}`,
+        secret_token: deriveSecretToken(BOT_TOKEN),
+        allowed_updates: ['message', 'callback_query'],
+      },
     ]);
     await user.say('/pay');
     expect((await user.press('Mobile money')).message_id).toBe(100);

@@ -29,7 +29,13 @@ export class ScriptedEngine implements Engine {
 export function textUpdate(updateId: number, text: string, chatId = CHAT): Update {
   return {
     update_id: updateId,
-    message: { message_id: updateId, date: 1, chat: { id: chatId, type: 'private', first_name: 'Ann' }, from: { id: USER, is_bot: false, first_name: 'Ann' }, text },
+    message: {
+      message_id: updateId,
+      date: 1,
+      chat: { id: chatId, type: 'private', first_name: 'Ann' },
+      from: { id: USER, is_bot: false, first_name: 'Ann' },
+      text,
+    },
   };
 }
 
@@ -41,7 +47,12 @@ export function pressUpdate(updateId: number, messageId: number, data: string, c
       from: { id: USER, is_bot: false, first_name: 'Ann' },
       chat_instance: 'ci',
       data,
-      message: { message_id: messageId, date: 1, chat: { id: chatId, type: 'private', first_name: 'Ann' }, text: '...' },
+      message: {
+        message_id: messageId,
+        date: 1,
+        chat: { id: chatId, type: 'private', first_name: 'Ann' },
+        text: '...',
+      },
     },
   };
 }

@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { InlineKeyboardButton } from 'grammy/types';
-import { encodeButton, PAGE_SIZE, pageCount, parseButton, renderKeyboard, type Button } from '../../../adapters/telegram/keyboard.js';
+import {
+  encodeButton,
+  PAGE_SIZE,
+  pageCount,
+  parseButton,
+  renderKeyboard,
+  type Button,
+} from '../../../adapters/telegram/keyboard.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 
-const choices = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `id-${i}-${'x'.repeat(80)}`, label: `Choice ${i}` }));
+const choices = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `id-${i}-${'x'.repeat(80)}`, label: `Choice ${i}` }));
 const data = (b: InlineKeyboardButton) => ('callback_data' in b ? b.callback_data : undefined);
 
 describe('callback data', () => {

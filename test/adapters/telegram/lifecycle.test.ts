@@ -14,7 +14,12 @@ afterEach(async () => {
 });
 
 const menu = { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false };
-const tooMany = (seconds: number) => ({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } });
+const tooMany = (seconds: number) => ({
+  ok: false,
+  error_code: 429,
+  description: `Too Many Requests: retry after ${seconds}`,
+  parameters: { retry_after: seconds },
+});
 const serverError = { ok: false, error_code: 500, description: 'Internal Server Error' };
 
 describe('start() with a public URL', () => {
@@ -53,7 +58,12 @@ describe('start() with a public URL', () => {
   });
 
   it('refuses a secret token Telegram would refuse', () => {
-    const options = { token: BOT_TOKEN, engine: new ScriptedEngine(() => menu), store: new MemoryStore(), logger: createLogger('silent') };
+    const options = {
+      token: BOT_TOKEN,
+      engine: new ScriptedEngine(() => menu),
+      store: new MemoryStore(),
+      logger: createLogger('silent'),
+    };
     expect(() => createTelegram({ ...options, secretToken: 'has spaces' })).toThrow(/secret/);
   });
 });
@@ -62,7 +72,13 @@ describe('start() without a public URL', () => {
   it('long-polls: fetches the bot, drops the webhook, handles polled updates, and stops', async () => {
     const api = await startFakeBotApi();
     const engine = new ScriptedEngine(() => menu);
-    const telegram = createTelegram({ token: BOT_TOKEN, engine, store: new MemoryStore(), apiRoot: `${api.apiRoot}/`, logger: createLogger('silent') });
+    const telegram = createTelegram({
+      token: BOT_TOKEN,
+      engine,
+      store: new MemoryStore(),
+      apiRoot: `${api.apiRoot}/`,
+      logger: createLogger('silent'),
+    });
     try {
       expect(telegram.router.stack).toHaveLength(0);
       await telegram.start();
@@ -71,7 +87,9 @@ describe('start() without a public URL', () => {
       expect(api.of('setWebhook')).toEqual([]);
       api.pushUpdate(textUpdate(900, '/start'));
       await api.waitForCalls('sendMessage', 1);
-      expect(engine.inbounds).toEqual([{ channel: 'telegram', conversationId: String(CHAT), userId: '7', messageId: '900', nav: 'home' }]);
+      expect(engine.inbounds).toEqual([
+        { channel: 'telegram', conversationId: String(CHAT), userId: '7', messageId: '900', nav: 'home' },
+      ]);
       expect(api.of('sendMessage')[0]).toMatchObject({ chat_id: CHAT, text: 'Main menu' });
     } finally {
       await telegram.stop();
@@ -91,7 +109,14 @@ describe('long polling with several chats', () => {
       if (inbound.conversationId === '1001') await held;
       return { text: `menu for ${inbound.conversationId}`, final: false };
     });
-    const telegram = createTelegram({ token: BOT_TOKEN, engine, store: new MemoryStore(), apiRoot: api.apiRoot, logger: createLogger('silent'), botInfo: BOT_INFO });
+    const telegram = createTelegram({
+      token: BOT_TOKEN,
+      engine,
+      store: new MemoryStore(),
+      apiRoot: api.apiRoot,
+      logger: createLogger('silent'),
+      botInfo: BOT_INFO,
+    });
     try {
       await telegram.start();
       api.pushUpdate(textUpdate(1, '/start', 1001));
@@ -113,7 +138,10 @@ describe('notifier', () => {
   it('waits retry_after on a 429 and delivers', async () => {
     harness = await startHarness(new ScriptedEngine(() => menu));
     harness.api.failNext('sendMessage', 429, tooMany(3));
-    await harness.telegram.notifier.send({ channel: 'telegram', conversationId: String(CHAT) }, 'Payment received: UGX 5,000');
+    await harness.telegram.notifier.send(
+      { channel: 'telegram', conversationId: String(CHAT) },
+      'Payment received: UGX 5,000',
+    );
     expect(harness.sleeps).toEqual([3000]);
     expect(harness.api.of('sendMessage')).toEqual([
       { chat_id: String(CHAT), text: 'Payment received: UGX 5,000' },
@@ -132,15 +160,23 @@ describe('notifier', () => {
 
   it('does not retry a refusal (the user blocked the bot)', async () => {
     harness = await startHarness(new ScriptedEngine(() => menu));
-    harness.api.failNext('sendMessage', 403, { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' });
-    await expect(harness.telegram.notifier.send({ channel: 'telegram', conversationId: '5' }, 'hi')).rejects.toThrow(/blocked/);
+    harness.api.failNext('sendMessage', 403, {
+      ok: false,
+      error_code: 403,
+      description: 'Forbidden: bot was blocked by the user',
+    });
+    await expect(harness.telegram.notifier.send({ channel: 'telegram', conversationId: '5' }, 'hi')).rejects.toThrow(
+      /blocked/,
+    );
     expect(harness.sleeps).toEqual([]);
     expect(harness.api.of('sendMessage')).toHaveLength(1);
   });
 
   it('refuses an address of another channel', async () => {
     harness = await startHarness(new ScriptedEngine(() => menu));
-    await expect(harness.telegram.notifier.send({ channel: 'slack', conversationId: 'T1:U1' }, 'hi')).rejects.toThrow(/slack/);
+    await expect(harness.telegram.notifier.send({ channel: 'slack', conversationId: 'T1:U1' }, 'hi')).rejects.toThrow(
+      /slack/,
+    );
     expect(harness.api.calls).toEqual([]);
   });
 

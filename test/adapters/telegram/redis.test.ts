@@ -23,7 +23,9 @@ describe('Telegram on a shared Redis store', () => {
   it('dedups and answers buttons across instances, with expiring records', async () => {
     store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
     const engine = new ScriptedEngine((inbound) =>
-      inbound.nav === 'home' ? { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false } : { text: 'Who do you pay?', final: false },
+      inbound.nav === 'home'
+        ? { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false }
+        : { text: 'Who do you pay?', final: false },
     );
     const a = await startHarness(engine, { store });
     const b = await startHarness(engine, { store });
@@ -37,7 +39,9 @@ describe('Telegram on a shared Redis store', () => {
     // The menu was sent by instance a as message 100; the press reaches instance b.
     expect((await b.post(pressUpdate(2, 100, 'c:0'))).status).toBe(200);
     expect(engine.inbounds[1]).toMatchObject({ choice: 'pay', messageId: '2' });
-    expect(b.api.of('editMessageText')).toEqual([{ chat_id: CHAT, message_id: 100, text: 'Who do you pay?', reply_markup: expect.any(Object) }]);
+    expect(b.api.of('editMessageText')).toEqual([
+      { chat_id: CHAT, message_id: 100, text: 'Who do you pay?', reply_markup: expect.any(Object) },
+    ]);
 
     const { redis, cleanup } = inspector(prefix);
     try {

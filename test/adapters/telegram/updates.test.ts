@@ -5,7 +5,10 @@ import { readUpdate } from '../../../adapters/telegram/updates.js';
 const BOT = 'momo_test_bot';
 const chat = { id: 42, type: 'private' as const, first_name: 'Ann' };
 const from = { id: 7, is_bot: false, first_name: 'Ann' };
-const text = (t: string, updateId = 5): Update => ({ update_id: updateId, message: { message_id: 1, date: 1, chat, from, text: t } });
+const text = (t: string, updateId = 5): Update => ({
+  update_id: updateId,
+  message: { message_id: 1, date: 1, chat, from, text: t },
+});
 const origin = { channel: 'telegram', conversationId: '42', userId: '7', messageId: '5' };
 
 describe('readUpdate', () => {
@@ -44,17 +47,30 @@ describe('readUpdate', () => {
     expect(readUpdate(groupPhoto, BOT)).toBeNull();
     const groupText: Update = { update_id: 7, message: { message_id: 2, date: 1, chat: group, from, text: '/pay' } };
     // Flows run only in private chats: a command in a group is answered with a pointer there.
-    expect(readUpdate(groupText, BOT)).toEqual({ kind: 'group', chatId: -100, origin: { channel: 'telegram', conversationId: '-100:7', userId: '7', messageId: '7' } });
+    expect(readUpdate(groupText, BOT)).toEqual({
+      kind: 'group',
+      chatId: -100,
+      origin: { channel: 'telegram', conversationId: '-100:7', userId: '7', messageId: '7' },
+    });
     const groupHelp: Update = { update_id: 8, message: { message_id: 3, date: 1, chat: group, from, text: '/help' } };
     expect(readUpdate(groupHelp, BOT)).toMatchObject({ kind: 'message', request: 'help' });
-    const groupChatter: Update = { update_id: 9, message: { message_id: 4, date: 1, chat: group, from, text: '0772000001' } };
+    const groupChatter: Update = {
+      update_id: 9,
+      message: { message_id: 4, date: 1, chat: group, from, text: '0772000001' },
+    };
     expect(readUpdate(groupChatter, BOT)).toBeNull();
   });
 
   it('reads a callback query of our buttons, and of foreign data as no button', () => {
     const press = (data: string): Update => ({
       update_id: 9,
-      callback_query: { id: 'q1', from, chat_instance: 'ci', data, message: { message_id: 77, date: 1, chat, text: 'Pick' } },
+      callback_query: {
+        id: 'q1',
+        from,
+        chat_instance: 'ci',
+        data,
+        message: { message_id: 77, date: 1, chat, text: 'Pick' },
+      },
     });
     const base = { kind: 'press', chatId: 42, origin: { ...origin, messageId: '9' }, queryId: 'q1', messageId: 77 };
     expect(readUpdate(press('c:3'), BOT)).toEqual({ ...base, button: { kind: 'choice', index: 3 } });
@@ -63,8 +79,14 @@ describe('readUpdate', () => {
   });
 
   it('ignores edits, channel posts and messages without a sender', () => {
-    const edited: Update = { update_id: 5, edited_message: { message_id: 1, date: 1, edit_date: 2, chat, from, text: 'x' } };
-    const post: Update = { update_id: 5, channel_post: { message_id: 1, date: 1, chat: { id: -1, type: 'channel', title: 'c' }, text: 'x' } };
+    const edited: Update = {
+      update_id: 5,
+      edited_message: { message_id: 1, date: 1, edit_date: 2, chat, from, text: 'x' },
+    };
+    const post: Update = {
+      update_id: 5,
+      channel_post: { message_id: 1, date: 1, chat: { id: -1, type: 'channel', title: 'c' }, text: 'x' },
+    };
     expect(readUpdate(edited, BOT)).toBeNull();
     expect(readUpdate(post, BOT)).toBeNull();
   });

@@ -57,7 +57,11 @@ describe('Telegram webhook', () => {
         chat_id: CHAT,
         text: 'Main menu',
         reply_markup: {
-          inline_keyboard: [[{ text: 'Pay someone', callback_data: 'c:0' }], [{ text: 'Request money', callback_data: 'c:1' }], navRow],
+          inline_keyboard: [
+            [{ text: 'Pay someone', callback_data: 'c:0' }],
+            [{ text: 'Request money', callback_data: 'c:1' }],
+            navRow,
+          ],
         },
       },
     ]);
@@ -148,10 +152,15 @@ describe('Telegram webhook', () => {
   it('pages a long list by editing the message in place, and a pick on page 2 names the right choice', async () => {
     const bundles: Prompt = {
       text: 'Pick a bundle',
-      choices: Array.from({ length: 20 }, (_, i) => ({ id: `bundle-${i}-${'long-product-code-'.repeat(4)}`, label: `Bundle ${i}` })),
+      choices: Array.from({ length: 20 }, (_, i) => ({
+        id: `bundle-${i}-${'long-product-code-'.repeat(4)}`,
+        label: `Bundle ${i}`,
+      })),
       final: false,
     };
-    const engine = new ScriptedEngine((inbound) => (inbound.start === 'data' ? bundles : { text: 'Bundle chosen', final: true }));
+    const engine = new ScriptedEngine((inbound) =>
+      inbound.start === 'data' ? bundles : { text: 'Bundle chosen', final: true },
+    );
     harness = await startHarness(engine);
     const { api, post } = harness;
 
@@ -209,7 +218,11 @@ describe('Telegram webhook', () => {
     const refused = new ScriptedEngine(() => ({ text: secretText, final: true }));
     await harness.close();
     harness = await startHarness(refused);
-    harness.api.failNext('sendMessage', 400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' });
+    harness.api.failNext('sendMessage', 400, {
+      ok: false,
+      error_code: 400,
+      description: 'Bad Request: chat not found',
+    });
     expect((await harness.post(textUpdate(52, 'hi'))).status).toBe(200);
     const log = harness.logs.join('\n');
     expect(log).toContain('chat not found');
@@ -219,7 +232,11 @@ describe('Telegram webhook', () => {
   it('cannot show an answer that followed a money-moving call: says it is being processed, never to try again', async () => {
     const engine = new ScriptedEngine(() => ({ text: 'Payment P-1 submitted.', final: true, money: true }));
     harness = await startHarness(engine);
-    harness.api.failNext('sendMessage', 400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' });
+    harness.api.failNext('sendMessage', 400, {
+      ok: false,
+      error_code: 400,
+      description: 'Bad Request: chat not found',
+    });
     expect((await harness.post(textUpdate(53, 'confirm'))).status).toBe(200);
     expect(harness.api.of('sendMessage').at(-1)).toEqual({ chat_id: CHAT, text: MONEY_FAILURE_TEXT });
     expect(MONEY_FAILURE_TEXT).toMatch(/do not send it again/);
@@ -265,7 +282,9 @@ describe('Telegram webhook', () => {
     [400, "Bad Request: message can't be edited"],
     [404, 'Not Found: method not found'],
   ])('sends a new message when the Bot API refuses the edit (%i)', async (status, description) => {
-    const engine = new ScriptedEngine((inbound) => (inbound.nav === 'home' ? menu : { text: 'Who do you pay?', final: false }));
+    const engine = new ScriptedEngine((inbound) =>
+      inbound.nav === 'home' ? menu : { text: 'Who do you pay?', final: false },
+    );
     harness = await startHarness(engine);
     await harness.post(textUpdate(60, '/start'));
     harness.api.failNext('editMessageText', status, { ok: false, error_code: status, description });
@@ -315,6 +334,10 @@ describe('Telegram webhook', () => {
     expect((await a1).status).toBe(200);
     expect((await a2).status).toBe(200);
     expect(events).toEqual(['start A1', 'start B1', 'end B1', 'end A1', 'start A2', 'end A2']);
-    expect(harness.api.of('sendMessage').map((m) => `${m.chat_id}:${m.text}`)).toEqual(['2002:got B1', '1001:got A1', '1001:got A2']);
+    expect(harness.api.of('sendMessage').map((m) => `${m.chat_id}:${m.text}`)).toEqual([
+      '2002:got B1',
+      '1001:got A1',
+      '1001:got A2',
+    ]);
   });
 });

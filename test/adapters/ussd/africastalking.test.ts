@@ -18,7 +18,8 @@ afterEach(async () => {
 
 /** One Africa's Talking session: each call sends every answer so far joined by `*`. */
 function session(url: string, sessionId: string, phoneNumber = '256772123456') {
-  return (text: string) => postAt(url, { sessionId, serviceCode: '*384*123#', phoneNumber, networkCode: '63902', text });
+  return (text: string) =>
+    postAt(url, { sessionId, serviceCode: '*384*123#', phoneNumber, networkCode: '63902', text });
 }
 
 describe("Africa's Talking over HTTP", () => {
@@ -179,7 +180,9 @@ describe("Africa's Talking over HTTP", () => {
 
   it('answers END when the engine takes far past the deadline, and so does a resend', async () => {
     const releases: (() => void)[] = [];
-    const slow = { handle: () => new Promise<never>((_, reject) => void releases.push(() => reject(new Error('late')))) };
+    const slow = {
+      handle: () => new Promise<never>((_, reject) => void releases.push(() => reject(new Error('late')))),
+    };
     app = await startUssd({ engine: slow, deadlineMs: 20 });
     const reply = await session(app.url, 'SLOW')('');
     expect(reply.body).toMatch(/^END Sorry, this is taking longer/);
@@ -217,7 +220,9 @@ describe("Africa's Talking over HTTP", () => {
     await hop('1*12345');
     await hop(`1*12345*${PIN}`);
     const stored = await app.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }));
-    expect(stored?.snapshot).toMatchObject({ channel: { gateway: 'africastalking', sessionId: 'AT-STORE', hop: 3, seenLength: `1*12345*${PIN}`.length } });
+    expect(stored?.snapshot).toMatchObject({
+      channel: { gateway: 'africastalking', sessionId: 'AT-STORE', hop: 3, seenLength: `1*12345*${PIN}`.length },
+    });
     expect(JSON.stringify(stored)).not.toContain(PIN);
   });
 });
@@ -235,7 +240,9 @@ describe('with the Redis store', () => {
       const replies = await Promise.all([hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`), hop(`1*2500*${PIN}`)]);
       expect(new Set(replies.map((r) => r.body))).toEqual(new Set(['END Paid 2500 UGX. Thank you.']));
       expect(app.payments).toHaveLength(1);
-      expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE })))?.snapshot).toMatchObject({ channel: { sessionId: 'AT-REDIS', hop: 3 } });
+      expect((await store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE })))?.snapshot).toMatchObject({
+        channel: { sessionId: 'AT-REDIS', hop: 3 },
+      });
     } finally {
       await store.delete(keys.conversation({ channel: 'ussd', conversationId: PHONE }));
       await store.close();
@@ -248,7 +255,14 @@ describe('body parsers stay on the USSD routes', () => {
     const server = express();
     const direct = new DirectRoutes();
     const { logger } = captureLogger();
-    addUssdRoutes(server, direct, { engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()), serviceCode: '*1#', deadlineMs: 100, logger, access: { open: true }, digestKey: 'test-digest-key' });
+    addUssdRoutes(server, direct, {
+      engine: withTurns({ handle: async () => ({ text: 'x', final: true }) }, new MemoryStore()),
+      serviceCode: '*1#',
+      deadlineMs: 100,
+      logger,
+      access: { open: true },
+      digestKey: 'test-digest-key',
+    });
     server.post('/slack/events', (req, res) => {
       let raw = '';
       req.setEncoding('utf8');
@@ -257,7 +271,11 @@ describe('body parsers stay on the USSD routes', () => {
     });
     const served = await listen(direct.serve(server));
     try {
-      const res = await fetch(`${served.url}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      const res = await fetch(`${served.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+      });
       expect(await res.json()).toEqual({ parsed: false, raw: '{"a":1}' });
     } finally {
       await served.close();

@@ -23,7 +23,13 @@ afterAll(async () => {
 
 /** One Africa's Talking request of session `sessionId`; the reply's body. */
 async function at(sessionId: string, phone: string, text: string): Promise<string> {
-  const reply = await postAt(stack.url, { sessionId, serviceCode: '*384*123#', phoneNumber: phone.slice(1), networkCode: '63902', text });
+  const reply = await postAt(stack.url, {
+    sessionId,
+    serviceCode: '*384*123#',
+    phoneNumber: phone.slice(1),
+    networkCode: '63902',
+    text,
+  });
   expect(reply.status).toBe(200);
   return reply.body;
 }
@@ -91,15 +97,33 @@ describe('dial strings', () => {
   it('Hubtel: the dialled string of the initiation walks the same way, and the next Sequence follows on', async () => {
     const phone = newPhone();
     const expected = (await typed(['1', '1'])).at(-1)!.slice(4);
-    const first = await hubtel({ Type: 'Initiation', SessionId: 'HUB-DIAL', Mobile: phone.slice(1), Message: '*384*123*1*1#', Sequence: 1 });
+    const first = await hubtel({
+      Type: 'Initiation',
+      SessionId: 'HUB-DIAL',
+      Mobile: phone.slice(1),
+      Message: '*384*123*1*1#',
+      Sequence: 1,
+    });
     expect(first).toMatchObject({ Type: 'response', Message: expected });
-    const next = await hubtel({ Type: 'Response', SessionId: 'HUB-DIAL', Mobile: phone.slice(1), Message: '0772000001', Sequence: 2 });
+    const next = await hubtel({
+      Type: 'Response',
+      SessionId: 'HUB-DIAL',
+      Mobile: phone.slice(1),
+      Message: '0772000001',
+      Sequence: 2,
+    });
     expect(next.Message).toMatch(/first name/);
   });
 
   it('a dial string that does not start with the service code is a plain dial', async () => {
     const menu = (await typed([]))[0]!.slice(4);
-    const first = await hubtel({ Type: 'initiation', SessionId: 'HUB-OTHER', Mobile: newPhone().slice(1), Message: '*999*1*1#', Sequence: 1 });
+    const first = await hubtel({
+      Type: 'initiation',
+      SessionId: 'HUB-OTHER',
+      Mobile: newPhone().slice(1),
+      Message: '*999*1*1#',
+      Sequence: 1,
+    });
     expect(first.Message).toBe(menu);
   });
 });
@@ -117,11 +141,18 @@ describe('gateway quirks', () => {
 });
 
 describe('a gateway set to send the whole input (USSD_WHOLE_INPUT)', () => {
-  it('reads Nalo\'s every-answer-so-far input as Africa\'s Talking\'s: a resend repeats, the next answer steps', async () => {
+  it("reads Nalo's every-answer-so-far input as Africa's Talking's: a resend repeats, the next answer steps", async () => {
     const app = await startUssd({ wholeInput: ['nalo'] });
     try {
       const nalo = async (USERDATA: string, MSGTYPE: boolean) => {
-        const reply = await postJson(app.url, 'nalo', { USERID: 'NALO', MSISDN: '256772170090', USERDATA, MSGTYPE, NETWORK: 'MTN', SESSIONID: 'NALO-W' });
+        const reply = await postJson(app.url, 'nalo', {
+          USERID: 'NALO',
+          MSISDN: '256772170090',
+          USERDATA,
+          MSGTYPE,
+          NETWORK: 'MTN',
+          SESSIONID: 'NALO-W',
+        });
         expect(reply.status).toBe(200);
         return reply.json.MSG as string;
       };
@@ -130,7 +161,14 @@ describe('a gateway set to send the whole input (USSD_WHOLE_INPUT)', () => {
       expect(await nalo('1', false)).toMatch(/^Enter amount/);
       expect(await nalo('1*4500', false)).toMatch(/^Pay 4500 UGX\. Enter PIN/);
       // A dialled string with answers on the start is its answers, joined.
-      const other = await postJson(app.url, 'nalo', { USERID: 'NALO', MSISDN: '256772170091', USERDATA: '*384*123*1#', MSGTYPE: true, NETWORK: 'MTN', SESSIONID: 'NALO-X' });
+      const other = await postJson(app.url, 'nalo', {
+        USERID: 'NALO',
+        MSISDN: '256772170091',
+        USERDATA: '*384*123*1#',
+        MSGTYPE: true,
+        NETWORK: 'MTN',
+        SESSIONID: 'NALO-X',
+      });
       expect(other.json.MSG).toMatch(/^Enter amount/);
       expect(app.payments).toEqual([]);
     } finally {
@@ -182,7 +220,9 @@ describe('resume after a drop', () => {
     const phone = newPhone();
     expect(await at('PAID-1', phone, ONE_CURRENCY_PAYMENT.slice(0, -1).join('*'))).toMatch(/Send 9,000/);
     await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1'].join('*'));
-    expect(await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1', '1234'].join('*'))).toMatch(/^END Sent: 9,000 UGX/);
+    expect(await at('PAID-1', phone, [...ONE_CURRENCY_PAYMENT.slice(0, -1), '1', '1234'].join('*'))).toMatch(
+      /^END Sent: 9,000 UGX/,
+    );
     const next = await at('PAID-2', phone, '');
     expect(next).not.toMatch(/Continue where you left off/);
     expect(next).toMatch(/1\. Pay someone/);
@@ -190,7 +230,16 @@ describe('resume after a drop', () => {
   });
 
   it('only within USSD_RESUME_SECONDS of the last hop, and never a final screen or an untouched first screen', () => {
-    const state: UssdState = { gateway: 'africastalking', sessionId: 'S', hop: 2, seenLength: 3, seenDigest: 'd', prompt: { text: 'Enter the amount:', final: false }, page: 0, at: 1_000_000 };
+    const state: UssdState = {
+      gateway: 'africastalking',
+      sessionId: 'S',
+      hop: 2,
+      seenLength: 3,
+      seenDigest: 'd',
+      prompt: { text: 'Enter the amount:', final: false },
+      page: 0,
+      at: 1_000_000,
+    };
     expect(resumable(state, 1_000_000 + 119_999, 120_000)).toEqual({ prompt: state.prompt, page: 0 });
     expect(resumable(state, 1_000_000 + 120_000, 120_000)).toBeUndefined();
     expect(resumable(state, 1_000_000, 0)).toBeUndefined();
@@ -205,15 +254,21 @@ describe('resume after a drop', () => {
     await hubtel({ ...base, Type: 'initiation', Message: '*384*123#', Sequence: 1 });
     const left = await hubtel({ ...base, Type: 'response', Message: '1', Sequence: 2 });
     await hubtel({ ...base, Type: 'timeout', Message: '', Sequence: 3 });
-    const question = await hubtel({ SessionId: 'HUB-T2', Mobile: phone, Type: 'initiation', Message: '*384*123#', Sequence: 1 });
+    const question = await hubtel({
+      SessionId: 'HUB-T2',
+      Mobile: phone,
+      Type: 'initiation',
+      Message: '*384*123#',
+      Sequence: 1,
+    });
     expect(question.Message).toMatch(/^Continue where you left off\?\n1\. Continue\n2\. Start over/);
     const back = await hubtel({ SessionId: 'HUB-T2', Mobile: phone, Type: 'response', Message: '1', Sequence: 2 });
     expect(back.Message).toBe(left.Message);
   });
 });
 
-describe('menus in the user\'s language', () => {
-  it('the words of paging and navigation come from the catalogue in the prompt\'s language', () => {
+describe("menus in the user's language", () => {
+  it("the words of paging and navigation come from the catalogue in the prompt's language", () => {
     const long = { text: 'Chagua kifurushi:', choices: BUNDLES, lang: 'sw' as const, final: false };
     const screen = renderPrompt(long, 0);
     expect(screen.text).toMatch(/\n98 Zaidi\n0 Rudi 00 Mwanzo$/);

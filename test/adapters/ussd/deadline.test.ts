@@ -35,14 +35,22 @@ describe('a service slower than the USSD deadline', () => {
     const answers: string[] = [];
     const hop = async (sessionId: string, answer?: string) => {
       if (answer !== undefined) answers.push(answer);
-      const fields = { sessionId, serviceCode: '*384*123#', phoneNumber: PHONE, networkCode: '63902', text: answers.join('*') };
+      const fields = {
+        sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: PHONE,
+        networkCode: '63902',
+        text: answers.join('*'),
+      };
       return (await postAt(stack.url, fields)).body;
     };
     await hop('SLOW-1');
     for (const answer of ONE_CURRENCY_PAYMENT.slice(0, -1)) expect(await hop('SLOW-1', answer)).toMatch(/^CON /);
     const last = await hop('SLOW-1', ONE_CURRENCY_PAYMENT.at(-1));
     // "Processing", or "being confirmed, do not send it again" when the run was already making the payment.
-    expect(last).toMatch(/^END We are still working on it(\. You will be notified of the result\.|: it is being confirmed\. Do not send it again; you will be notified of the result\.)$/);
+    expect(last).toMatch(
+      /^END We are still working on it(\. You will be notified of the result\.|: it is being confirmed\. Do not send it again; you will be notified of the result\.)$/,
+    );
 
     await stack.engine.drain();
     expect(held).toBe(1);

@@ -102,7 +102,13 @@ describe('USSD end to end (real engine + sandbox)', () => {
 describe('USSD end to end with repeated requests', () => {
   it("Africa's Talking: every request sent twice, one payment", async () => {
     const phone = '+256772123402';
-    const fields = (text: string) => ({ sessionId: 'E2E-AT', serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text });
+    const fields = (text: string) => ({
+      sessionId: 'E2E-AT',
+      serviceCode: '*384*123#',
+      phoneNumber: phone,
+      networkCode: '63902',
+      text,
+    });
     const answers: string[] = [];
     let last = await postAt(running.url, fields(''));
     expect(await postAt(running.url, fields(''))).toEqual(last);
@@ -119,7 +125,15 @@ describe('USSD end to end with repeated requests', () => {
   it('Hubtel: every request sent twice, one payment', async () => {
     const phone = '+256772123403';
     const hop = (Type: string, Sequence: number, Message: string) =>
-      postJson(running.url, 'hubtel', { Type, Mobile: phone.slice(1), SessionId: 'E2E-H', ServiceCode: '384*123', Message, Operator: 'mtn', Sequence });
+      postJson(running.url, 'hubtel', {
+        Type,
+        Mobile: phone.slice(1),
+        SessionId: 'E2E-H',
+        ServiceCode: '384*123',
+        Message,
+        Operator: 'mtn',
+        Sequence,
+      });
     let last = await hop('initiation', 1, '*384*123#');
     expect((await hop('initiation', 1, '*384*123#')).json).toEqual(last.json);
     for (const [i, answer] of PAYMENT.entries()) {
@@ -142,7 +156,13 @@ const GATEWAYS: Record<string, (sessionId: string, phone: string) => Phone> = {
   africastalking(sessionId, phone) {
     const answers: string[] = [];
     const post = async () => {
-      const fields = { sessionId, serviceCode: '*384*123#', phoneNumber: phone, networkCode: '63902', text: answers.join('*') };
+      const fields = {
+        sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: phone,
+        networkCode: '63902',
+        text: answers.join('*'),
+      };
       const { body } = await postAt(running.url, fields);
       return { text: body.slice(4), final: body.startsWith('END ') };
     };
@@ -152,21 +172,43 @@ const GATEWAYS: Record<string, (sessionId: string, phone: string) => Phone> = {
     let sequence = 0;
     const post = async (Type: string, Message: string) => {
       sequence += 1;
-      const { json } = await postJson(running.url, 'hubtel', { Type, Mobile: phone.slice(1), SessionId: sessionId, ServiceCode: '384*123', Message, Operator: 'mtn', Sequence: sequence });
+      const { json } = await postJson(running.url, 'hubtel', {
+        Type,
+        Mobile: phone.slice(1),
+        SessionId: sessionId,
+        ServiceCode: '384*123',
+        Message,
+        Operator: 'mtn',
+        Sequence: sequence,
+      });
       return { text: String(json.Message), final: json.Type === 'release' };
     };
     return { start: () => post('initiation', '*384*123#'), answer: (a) => post('response', a) };
   },
   arkesel(sessionId, phone) {
     const post = async (newSession: boolean, userData: string) => {
-      const { json } = await postJson(running.url, 'arkesel', { sessionID: sessionId, userID: 'APP', newSession, msisdn: phone.slice(1), userData, network: 'MTN' });
+      const { json } = await postJson(running.url, 'arkesel', {
+        sessionID: sessionId,
+        userID: 'APP',
+        newSession,
+        msisdn: phone.slice(1),
+        userData,
+        network: 'MTN',
+      });
       return { text: String(json.message), final: json.continueSession === false };
     };
     return { start: () => post(true, '*384*123#'), answer: (a) => post(false, a) };
   },
   nalo(sessionId, phone) {
     const post = async (MSGTYPE: boolean, USERDATA: string) => {
-      const { json } = await postJson(running.url, 'nalo', { USERID: 'NALO', MSISDN: phone.slice(1), USERDATA, MSGTYPE, NETWORK: 'MTN', SESSIONID: sessionId });
+      const { json } = await postJson(running.url, 'nalo', {
+        USERID: 'NALO',
+        MSISDN: phone.slice(1),
+        USERDATA,
+        MSGTYPE,
+        NETWORK: 'MTN',
+        SESSIONID: sessionId,
+      });
       return { text: String(json.MSG), final: json.MSGTYPE === false };
     };
     return { start: () => post(true, '*384*123#'), answer: (a) => post(false, a) };
@@ -174,7 +216,13 @@ const GATEWAYS: Record<string, (sessionId: string, phone: string) => Phone> = {
   beem(sessionId, phone) {
     let requestId = 0;
     const post = async (command: string, response: string) => {
-      const { json } = await postJson(running.url, 'beem', { command, msisdn: phone.slice(1), session_id: sessionId, operator: 'vodacom', payload: { request_id: requestId, response } });
+      const { json } = await postJson(running.url, 'beem', {
+        command,
+        msisdn: phone.slice(1),
+        session_id: sessionId,
+        operator: 'vodacom',
+        payload: { request_id: requestId, response },
+      });
       requestId = Number(json.payload.request_id);
       return { text: String(json.payload.request), final: json.command === 'terminate' };
     };
@@ -182,11 +230,17 @@ const GATEWAYS: Record<string, (sessionId: string, phone: string) => Phone> = {
   },
 };
 
-const purchases = (kind: 'epin' | 'databundle') => (running.sandbox?.controls.purchases() ?? []).filter((x) => x.kind === kind);
+const purchases = (kind: 'epin' | 'databundle') =>
+  (running.sandbox?.controls.purchases() ?? []).filter((x) => x.kind === kind);
 
 /** Each flow's answers from the main menu, its last screen, and how many records it has made so far. */
 const FLOWS: Array<{ name: string; answers: string[]; done: RegExp; made: (phone: string) => number }> = [
-  { name: 'pays someone', answers: PAYMENT, done: /^Sent: 5,000 UGX to .+\. Ref \d+\./, made: (p) => madeBy(p, 'payments').length },
+  {
+    name: 'pays someone',
+    answers: PAYMENT,
+    done: /^Sent: 5,000 UGX to .+\. Ref \d+\./,
+    made: (p) => madeBy(p, 'payments').length,
+  },
   {
     name: 'requests money',
     answers: ['2', RECIPIENT, '3000', '1', 'dinner', '1', '1'],

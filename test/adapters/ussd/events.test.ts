@@ -16,7 +16,10 @@ import { AtSession } from '../../e2e/helpers.js';
 const lines: string[] = [];
 let app: RunningApp;
 beforeAll(async () => {
-  const logger = createLogger('info', new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }));
+  const logger = createLogger(
+    'info',
+    new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }),
+  );
   app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info' }), { logger });
 });
 afterAll(async () => {
@@ -109,7 +112,11 @@ describe("Africa's Talking's end-of-session report", () => {
     ['a session id of 200 characters', { sessionId: 'x'.repeat(200), status: 'Incomplete' }, /sessionId/],
     ['hops that are not a number', { sessionId: 'ATUid_1', status: 'Failed', hopsCount: 'many' }, /hopsCount/],
     ['an input of 5,000 characters', { sessionId: 'ATUid_1', status: 'Incomplete', input: '1*'.repeat(2500) }, /input/],
-    ['a phone number that is not one', { sessionId: 'ATUid_1', status: 'Incomplete', phoneNumber: 'call me' }, /phoneNumber/],
+    [
+      'a phone number that is not one',
+      { sessionId: 'ATUid_1', status: 'Incomplete', phoneNumber: 'call me' },
+      /phoneNumber/,
+    ],
   ])('refuses %s with 400 and a reason', async (_what, fields, reason) => {
     const res = await report(fields);
     expect(res.status).toBe(400);
@@ -124,7 +131,12 @@ describe("Africa's Talking's end-of-session report", () => {
     });
     expect(json.status).toBe(400);
     const at = await toAmount(nextPhone());
-    await report(atReport(at, { input: '1*1*0772000001*Sarah*Nakato*5000*1*rent*1*918273', lastAppResponse: 'CON Secret-screen-text' }));
+    await report(
+      atReport(at, {
+        input: '1*1*0772000001*Sarah*Nakato*5000*1*rent*1*918273',
+        lastAppResponse: 'CON Secret-screen-text',
+      }),
+    );
     const logged = lines.join('\n');
     expect(logged).toContain('ussd session report');
     expect(logged).not.toContain('918273');
@@ -141,7 +153,15 @@ describe("a gateway's release", () => {
       const res = await fetch(`${app.url}/ussd/hubtel`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ Type, Mobile: mobile, SessionId: 'hubtel-session-1', ServiceCode: '713', Message, Operator: 'mtn', Sequence }),
+        body: JSON.stringify({
+          Type,
+          Mobile: mobile,
+          SessionId: 'hubtel-session-1',
+          ServiceCode: '713',
+          Message,
+          Operator: 'mtn',
+          Sequence,
+        }),
       });
       expect(res.status).toBe(200);
       return (await res.json()) as { Message: string };

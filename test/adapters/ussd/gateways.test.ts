@@ -26,7 +26,13 @@ describe('Hubtel', () => {
     app = await startUssd();
     const first = await postJson(app.url, 'hubtel', req('initiation', 1, '*713*1#'));
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ SessionId: 'H-1', Type: 'response', DataType: 'input', FieldType: 'text', Label: 'Welcome to MoMo' });
+    expect(first.json).toMatchObject({
+      SessionId: 'H-1',
+      Type: 'response',
+      DataType: 'input',
+      FieldType: 'text',
+      Label: 'Welcome to MoMo',
+    });
     expect(first.json.Message).toContain('1. Pay someone');
     expect((await postJson(app.url, 'hubtel', req('Response', 2, '1'))).json.Message).toMatch(/^Enter amount/);
     await postJson(app.url, 'hubtel', req('RESPONSE', 3, '300'));
@@ -158,7 +164,13 @@ describe('Beem', () => {
   it('numbers screens with request_id and treats an answered request_id as a resend', async () => {
     app = await startUssd();
     const first = await postJson(app.url, 'beem', req('initiate', 0, '0'));
-    expect(first.json).toMatchObject({ msisdn: MSISDN, operator: 'vodacom', session_id: 'B-1', command: 'continue', payload: { request_id: 1 } });
+    expect(first.json).toMatchObject({
+      msisdn: MSISDN,
+      operator: 'vodacom',
+      session_id: 'B-1',
+      command: 'continue',
+      payload: { request_id: 1 },
+    });
     expect(first.json.payload.request).toMatch(/^Welcome to MoMo/);
     const amount = await postJson(app.url, 'beem', req('continue', 1, '1'));
     expect(amount.json.payload).toEqual({ request_id: 2, request: 'Enter amount\n0 Back 00 Home' });

@@ -6,7 +6,16 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
-import type { Decide, Engine, Inbound, Participant, Prompt, SessionStore, TurnDecision, TurnEngine } from '../../../src/conversation/types.js';
+import type {
+  Decide,
+  Engine,
+  Inbound,
+  Participant,
+  Prompt,
+  SessionStore,
+  TurnDecision,
+  TurnEngine,
+} from '../../../src/conversation/types.js';
 import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
@@ -25,7 +34,10 @@ export const MENU: Prompt = {
 };
 
 /** 24 bundles: more than one screen holds. */
-export const BUNDLES = Array.from({ length: 24 }, (_, i) => ({ id: `b${i + 1}`, label: `Bundle ${i + 1}: ${(i + 1) * 100} MB for 30 days` }));
+export const BUNDLES = Array.from({ length: 24 }, (_, i) => ({
+  id: `b${i + 1}`,
+  label: `Bundle ${i + 1}: ${(i + 1) * 100} MB for 30 days`,
+}));
 
 /**
  * A small conversation: menu -> pay (amount, PIN -> paid, final) | note (text echoed) | bundles (paged list).
@@ -53,7 +65,8 @@ export function scriptedEngine() {
       case 'menu':
         if (inbound.choice === 'pay') return go('amount', { text: 'Enter amount', input: 'amount', final: false });
         if (inbound.choice === 'note') return go('note', { text: 'Type your note', input: 'text', final: false });
-        if (inbound.choice === 'bundles') return go('bundles', { text: 'Choose a bundle', choices: BUNDLES, final: false });
+        if (inbound.choice === 'bundles')
+          return go('bundles', { text: 'Choose a bundle', choices: BUNDLES, final: false });
         return MENU;
       case 'amount':
         s.amount = inbound.text ?? '';
@@ -98,7 +111,12 @@ export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
       const action = prompt.final ? undefined : decision.ahead!.take(prompt, answer);
       if (!action) break;
       taken++;
-      prompt = await engine.handle({ ...decision.inbound, newSession: undefined, ...action, messageId: `${decision.inbound.messageId}.${taken}` });
+      prompt = await engine.handle({
+        ...decision.inbound,
+        newSession: undefined,
+        ...action,
+        messageId: `${decision.inbound.messageId}.${taken}`,
+      });
     }
     return decision.after(prompt, taken);
   }
@@ -145,7 +163,9 @@ export async function listen(app: RequestListener): Promise<TestApp> {
 }
 
 /** The USSD router on a fresh app, with a scripted engine (or `engine`) over a memory store unless given. */
-export async function startUssd(overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {}) {
+export async function startUssd(
+  overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {},
+) {
   const scripted = scriptedEngine();
   const { engine = scripted.engine, store = new MemoryStore(), ...options } = overrides;
   const { logger, lines } = captureLogger();

@@ -8,7 +8,6 @@ import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack } from './stack.js';
 import { keys } from '../../../src/conversation/store/keys.js';
 
-
 const PHONE = '+256772150001';
 
 let stack: Awaited<ReturnType<typeof startRedisStack>>;
@@ -24,7 +23,13 @@ describe('USSD on Redis with the real engine', () => {
   it('three simultaneous deliveries of every hop: the same screen each time, one payment', async () => {
     const answers: string[] = [];
     const deliver = async () => {
-      const fields = { sessionId: 'REDIS-1', serviceCode: '*384*123#', phoneNumber: PHONE, networkCode: '63902', text: answers.join('*') };
+      const fields = {
+        sessionId: 'REDIS-1',
+        serviceCode: '*384*123#',
+        phoneNumber: PHONE,
+        networkCode: '63902',
+        text: answers.join('*'),
+      };
       const replies = await Promise.all([1, 2, 3].map(() => postAt(stack.url, fields)));
       expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
       expect(new Set(replies.map((r) => r.body)).size).toBe(1);
@@ -38,7 +43,9 @@ describe('USSD on Redis with the real engine', () => {
     }
     expect(last).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(paymentsOf(stack.sandbox, PHONE)).toHaveLength(1);
-    expect(await stack.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }))).toMatchObject({ snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } } });
+    expect(await stack.store.get(keys.conversation({ channel: 'ussd', conversationId: PHONE }))).toMatchObject({
+      snapshot: { channel: { sessionId: 'REDIS-1', hop: ONE_CURRENCY_PAYMENT.length } },
+    });
     // Nothing the whole stack logged (router, engine, services, sandbox) holds the PIN or the full number.
     const logged = stack.logs.map((line) => {
       const { time: _time, pid: _pid, ...entry } = JSON.parse(line) as Record<string, unknown>;

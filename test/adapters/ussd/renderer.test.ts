@@ -38,11 +38,17 @@ describe('renderPrompt', () => {
   });
 
   it('shows a final screen without navigation', () => {
-    expect(renderPrompt({ text: 'Paid 5,000 UGX.', final: true })).toMatchObject({ text: 'Paid 5,000 UGX.', final: true });
+    expect(renderPrompt({ text: 'Paid 5,000 UGX.', final: true })).toMatchObject({
+      text: 'Paid 5,000 UGX.',
+      final: true,
+    });
   });
 
   it('pages a long menu with 98 More, keeping numbers stable across pages, every page within 182', () => {
-    const choices = Array.from({ length: 30 }, (_, i) => ({ id: `c${i + 1}`, label: `Choice number ${i + 1} of the list` }));
+    const choices = Array.from({ length: 30 }, (_, i) => ({
+      id: `c${i + 1}`,
+      label: `Choice number ${i + 1} of the list`,
+    }));
     const prompt: Prompt = { text: 'Pick one', choices, final: false };
     const first = renderPrompt(prompt, 0);
     expect(first.pageCount).toBeGreaterThan(2);
@@ -61,18 +67,33 @@ describe('renderPrompt', () => {
   it('shows a long text on the first page only, and its question on later pages', () => {
     const prompt: Prompt = {
       text: 'Update on your last request:\nPayment 1 submitted (state: new). You will be notified when it completes.\nWhat would you like to do?',
-      choices: ['Pay someone', 'Request money', 'Check a payment received', 'Buy data', 'Buy an exam PIN', 'Language'].map((label, i) => ({ id: `${i}`, label })),
+      choices: [
+        'Pay someone',
+        'Request money',
+        'Check a payment received',
+        'Buy data',
+        'Buy an exam PIN',
+        'Language',
+      ].map((label, i) => ({ id: `${i}`, label })),
       final: false,
     };
     const first = renderPrompt(prompt, 0);
     expect(first.text.startsWith(prompt.text + '\n1. Pay someone\n')).toBe(true);
     expect(first.pageCount).toBe(2);
     const second = renderPrompt(prompt, 1);
-    expect(second.text).toBe('What would you like to do?\n' + [2, 3, 4, 5, 6].map((n) => `${n}. ${prompt.choices?.[n - 1]?.label}`).join('\n') + '\n0 Back 00 Home');
+    expect(second.text).toBe(
+      'What would you like to do?\n' +
+        [2, 3, 4, 5, 6].map((n) => `${n}. ${prompt.choices?.[n - 1]?.label}`).join('\n') +
+        '\n0 Back 00 Home',
+    );
   });
 
   it('clamps a page past the end to the last page', () => {
-    const prompt: Prompt = { text: 'x', choices: Array.from({ length: 40 }, (_, i) => ({ id: `${i}`, label: `Item ${i}` })), final: false };
+    const prompt: Prompt = {
+      text: 'x',
+      choices: Array.from({ length: 40 }, (_, i) => ({ id: `${i}`, label: `Item ${i}` })),
+      final: false,
+    };
     const last = renderPrompt(prompt, 0).pageCount - 1;
     expect(renderPrompt(prompt, 99).page).toBe(last);
     expect(renderPrompt(prompt, -3).page).toBe(0);

@@ -5,7 +5,13 @@
 import express from 'express';
 import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { MomoClient } from '../../../src/momo/index.js';
-import { createEngine, createServices, loadAccessPolicy, type ConversationEngine, type EngineOptions } from '../../../src/conversation/index.js';
+import {
+  createEngine,
+  createServices,
+  loadAccessPolicy,
+  type ConversationEngine,
+  type EngineOptions,
+} from '../../../src/conversation/index.js';
 import type { SessionStore } from '../../../src/conversation/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
@@ -45,7 +51,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const { logger, lines } = captureLogger();
   const sandbox = options.service?.sandbox ?? createSandbox({ logger });
   if (!options.service) app.use(sandbox.app);
-  const client = new MomoClient({ baseUrl: options.service?.url ?? served.url, apiKey: 'sandbox-key', version: 'v5', fetch: options.fetch ?? fetch });
+  const client = new MomoClient({
+    baseUrl: options.service?.url ?? served.url,
+    apiKey: 'sandbox-key',
+    version: 'v5',
+    fetch: options.fetch ?? fetch,
+  });
   const policy = loadAccessPolicy();
   const { store, deadlineMs } = options;
   const engine = createEngine({
@@ -59,7 +70,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...options.engine,
     logger,
   });
-  addUssdRoutes(app, direct, { engine, serviceCode: '*384*123#', deadlineMs, logger, access: { open: true }, digestKey: 'test-digest-key' });
+  addUssdRoutes(app, direct, {
+    engine,
+    serviceCode: '*384*123#',
+    deadlineMs,
+    logger,
+    access: { open: true },
+    digestKey: 'test-digest-key',
+  });
   return {
     url: served.url,
     sandbox,

@@ -21,7 +21,9 @@ afterEach(async () => {
 
 async function start(): Promise<{ running: RunningApp; graph: FakeGraphApi }> {
   graph = await startFakeGraphApi();
-  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', ...whatsappEnv(graph) }), { logger: createLogger('silent') });
+  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', ...whatsappEnv(graph) }), {
+    logger: createLogger('silent'),
+  });
   return { running: app, graph };
 }
 

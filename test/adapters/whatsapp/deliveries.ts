@@ -18,7 +18,8 @@ export const whatsappEnv = (graph: FakeGraphApi): Record<string, string> => ({
   WHATSAPP_API_URL: graph.apiUrl,
 });
 
-export const signature = (body: string | Buffer, secret = APP_SECRET): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const signature = (body: string | Buffer, secret = APP_SECRET): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 let nextId = 1;
 /** A fresh wamid, as Meta makes them (unique per message). */
@@ -26,10 +27,23 @@ export const wamid = (): string => `wamid.HBgMMjU2Nzcy${Date.now().toString(36)}
 
 const seconds = () => String(Math.floor(Date.now() / 1000));
 
-export const textMessage = (from: string, body: string, id = wamid()) => ({ from, id, timestamp: seconds(), type: 'text', text: { body } });
+export const textMessage = (from: string, body: string, id = wamid()) => ({
+  from,
+  id,
+  timestamp: seconds(),
+  type: 'text',
+  text: { body },
+});
 
 /** A tap on a reply button or a list row (`replyId` as the product sent it), on the message `contextId`. */
-function tapped(kind: 'button_reply' | 'list_reply', from: string, replyId: string, title: string, contextId?: string, id = wamid()) {
+function tapped(
+  kind: 'button_reply' | 'list_reply',
+  from: string,
+  replyId: string,
+  title: string,
+  contextId?: string,
+  id = wamid(),
+) {
   return {
     ...(contextId ? { context: { from: '15550783881', id: contextId } } : {}),
     from,
@@ -40,8 +54,10 @@ function tapped(kind: 'button_reply' | 'list_reply', from: string, replyId: stri
   };
 }
 
-export const buttonReply = (from: string, replyId: string, title: string, contextId?: string, id?: string) => tapped('button_reply', from, replyId, title, contextId, id);
-export const listReply = (from: string, rowId: string, title: string, contextId?: string, id?: string) => tapped('list_reply', from, rowId, title, contextId, id);
+export const buttonReply = (from: string, replyId: string, title: string, contextId?: string, id?: string) =>
+  tapped('button_reply', from, replyId, title, contextId, id);
+export const listReply = (from: string, rowId: string, title: string, contextId?: string, id?: string) =>
+  tapped('list_reply', from, rowId, title, contextId, id);
 
 /** A `messages` webhook body carrying these messages and statuses, for the product's phone number. */
 export function delivery(messages: unknown[] = [], statuses: unknown[] = [], phoneNumberId = PHONE_NUMBER_ID) {
@@ -69,12 +85,21 @@ export function delivery(messages: unknown[] = [], statuses: unknown[] = [], pho
 }
 
 /** Posts a body to the webhook, signed unless `sign` is given (null: no header; a string: that header). */
-export async function post(url: string, body: unknown, sign?: string | null): Promise<{ status: number; text: string }> {
+export async function post(
+  url: string,
+  body: unknown,
+  sign?: string | null,
+): Promise<{ status: number; text: string }> {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const header = sign === undefined ? signature(raw) : sign;
   if (header !== null) headers['x-hub-signature-256'] = header;
-  const res = await fetch(`${url}/whatsapp/webhook`, { method: 'POST', headers, body: raw, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${url}/whatsapp/webhook`, {
+    method: 'POST',
+    headers,
+    body: raw,
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -89,8 +114,11 @@ export function wordsOf(message: SentMessage): string {
 export function optionsOf(message: SentMessage): Array<{ id: string; title: string; description?: string }> {
   if (message.type !== 'interactive') return [];
   const interactive = message.interactive;
-  if (interactive.type === 'button') return interactive.action.buttons.map((b: { reply: { id: string; title: string } }) => b.reply);
-  return interactive.action.sections.flatMap((s: { rows: Array<{ id: string; title: string; description?: string }> }) => s.rows);
+  if (interactive.type === 'button')
+    return interactive.action.buttons.map((b: { reply: { id: string; title: string } }) => b.reply);
+  return interactive.action.sections.flatMap(
+    (s: { rows: Array<{ id: string; title: string; description?: string }> }) => s.rows,
+  );
 }
 
 /** A WhatsApp user talking to the product: each call posts a signed delivery and waits for the answer. */
@@ -134,8 +162,16 @@ export class WhatsAppUser {
     const shown = [...this.received].reverse().find((m) => m.type === 'interactive');
     if (!shown) throw new Error(`no interactive message was sent to ${this.waId}`);
     const option = optionsOf(shown).find((o) => o.title === title);
-    if (!option) throw new Error(`no option "${title}" on "${wordsOf(shown)}": ${optionsOf(shown).map((o) => o.title).join(', ')}`);
-    const reply = shown.interactive.type === 'button' ? buttonReply(this.waId, option.id, option.title, shown.wamid) : listReply(this.waId, option.id, option.title, shown.wamid);
+    if (!option)
+      throw new Error(
+        `no option "${title}" on "${wordsOf(shown)}": ${optionsOf(shown)
+          .map((o) => o.title)
+          .join(', ')}`,
+      );
+    const reply =
+      shown.interactive.type === 'button'
+        ? buttonReply(this.waId, option.id, option.title, shown.wamid)
+        : listReply(this.waId, option.id, option.title, shown.wamid);
     return this.send(reply, answers);
   }
 

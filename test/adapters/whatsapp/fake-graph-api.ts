@@ -13,9 +13,13 @@ export const TOKEN = 'EAAG-test-permanent-token-never-logged';
 export const PHONE_NUMBER_ID = '106540352242922';
 export const VERSION = 'v24.0';
 
-const chars = (min: number, max: number) => z.string().refine((s) => Array.from(s).length >= min && Array.from(s).length <= max, `${min} to ${max} characters`);
+const chars = (min: number, max: number) =>
+  z.string().refine((s) => Array.from(s).length >= min && Array.from(s).length <= max, `${min} to ${max} characters`);
 const replyId = (max: number) => chars(1, max).refine((s) => s === s.trim(), 'no leading or trailing spaces');
-const footer = z.object({ text: chars(1, 60) }).strict().optional();
+const footer = z
+  .object({ text: chars(1, 60) })
+  .strict()
+  .optional();
 
 const buttons = z
   .object({
@@ -23,12 +27,27 @@ const buttons = z
     body: z.object({ text: chars(1, 1024) }).strict(),
     footer,
     action: z
-      .object({ buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: replyId(256), title: chars(1, 20) }).strict() }).strict()).min(1).max(3) })
+      .object({
+        buttons: z
+          .array(
+            z
+              .object({ type: z.literal('reply'), reply: z.object({ id: replyId(256), title: chars(1, 20) }).strict() })
+              .strict(),
+          )
+          .min(1)
+          .max(3),
+      })
       .strict(),
   })
   .strict()
-  .refine((m) => new Set(m.action.buttons.map((b) => b.reply.title)).size === m.action.buttons.length, 'button titles must be unique')
-  .refine((m) => new Set(m.action.buttons.map((b) => b.reply.id)).size === m.action.buttons.length, 'button ids must be unique');
+  .refine(
+    (m) => new Set(m.action.buttons.map((b) => b.reply.title)).size === m.action.buttons.length,
+    'button titles must be unique',
+  )
+  .refine(
+    (m) => new Set(m.action.buttons.map((b) => b.reply.id)).size === m.action.buttons.length,
+    'button ids must be unique',
+  );
 
 const list = z
   .object({
@@ -39,7 +58,18 @@ const list = z
       .object({
         button: chars(1, 20),
         sections: z
-          .array(z.object({ title: chars(1, 24).optional(), rows: z.array(z.object({ id: replyId(200), title: chars(1, 24), description: chars(1, 72).optional() }).strict()).min(1) }).strict())
+          .array(
+            z
+              .object({
+                title: chars(1, 24).optional(),
+                rows: z
+                  .array(
+                    z.object({ id: replyId(200), title: chars(1, 24), description: chars(1, 72).optional() }).strict(),
+                  )
+                  .min(1),
+              })
+              .strict(),
+          )
           .min(1)
           .max(10),
       })
@@ -47,17 +77,33 @@ const list = z
   })
   .strict()
   .refine((m) => m.action.sections.flatMap((s) => s.rows).length <= 10, 'at most 10 rows in all sections')
-  .refine((m) => m.action.sections.length === 1 || m.action.sections.every((s) => s.title), 'section titles are required with several sections')
+  .refine(
+    (m) => m.action.sections.length === 1 || m.action.sections.every((s) => s.title),
+    'section titles are required with several sections',
+  )
   .refine((m) => {
     const ids = m.action.sections.flatMap((s) => s.rows.map((r) => r.id));
     return new Set(ids).size === ids.length;
   }, 'row ids must be unique');
 
-const parameterText = chars(1, 32_768).refine((s) => !/[\n\t]| {5,}/.test(s), 'no new-line or tab characters or more than 4 consecutive spaces');
+const parameterText = chars(1, 32_768).refine(
+  (s) => !/[\n\t]| {5,}/.test(s),
+  'no new-line or tab characters or more than 4 consecutive spaces',
+);
 
-const envelope = { messaging_product: z.literal('whatsapp'), recipient_type: z.literal('individual'), to: z.string().regex(/^\d{6,20}$/) };
+const envelope = {
+  messaging_product: z.literal('whatsapp'),
+  recipient_type: z.literal('individual'),
+  to: z.string().regex(/^\d{6,20}$/),
+};
 const message = z.union([
-  z.object({ ...envelope, type: z.literal('text'), text: z.object({ body: chars(1, 4096), preview_url: z.boolean().optional() }).strict() }).strict(),
+  z
+    .object({
+      ...envelope,
+      type: z.literal('text'),
+      text: z.object({ body: chars(1, 4096), preview_url: z.boolean().optional() }).strict(),
+    })
+    .strict(),
   z.object({ ...envelope, type: z.literal('interactive'), interactive: z.union([buttons, list]) }).strict(),
   z
     .object({
@@ -67,12 +113,23 @@ const message = z.union([
         .object({
           name: z.string().regex(/^[a-z0-9_]{1,512}$/),
           language: z.object({ code: z.string().min(2) }).strict(),
-          components: z.array(z.object({ type: z.literal('body'), parameters: z.array(z.object({ type: z.literal('text'), text: parameterText }).strict()) }).strict()).optional(),
+          components: z
+            .array(
+              z
+                .object({
+                  type: z.literal('body'),
+                  parameters: z.array(z.object({ type: z.literal('text'), text: parameterText }).strict()),
+                })
+                .strict(),
+            )
+            .optional(),
         })
         .strict(),
     })
     .strict(),
-  z.object({ messaging_product: z.literal('whatsapp'), status: z.literal('read'), message_id: z.string().min(1) }).strict(),
+  z
+    .object({ messaging_product: z.literal('whatsapp'), status: z.literal('read'), message_id: z.string().min(1) })
+    .strict(),
 ]);
 
 /** Why Meta would refuse this request body (the documented format and limits), or null when it fits. */
@@ -106,7 +163,15 @@ export interface FakeGraphApi {
 }
 
 /** Meta's error body. */
-export const graphError = (code: number, message: string) => ({ error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: 'AbCdEf' } });
+export const graphError = (code: number, message: string) => ({
+  error: {
+    message,
+    type: 'OAuthException',
+    code,
+    error_data: { messaging_product: 'whatsapp', details: message },
+    fbtrace_id: 'AbCdEf',
+  },
+});
 
 export async function startFakeGraphApi(): Promise<FakeGraphApi> {
   const sent: SentMessage[] = [];
@@ -122,7 +187,8 @@ export async function startFakeGraphApi(): Promise<FakeGraphApi> {
       refused.push({ status, body: req.body, reason });
       res.status(status).json(body);
     };
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) return refuse(401, graphError(190, 'Invalid OAuth access token - Cannot parse access token'), 'bad token');
+    if (req.headers.authorization !== `Bearer ${TOKEN}`)
+      return refuse(401, graphError(190, 'Invalid OAuth access token - Cannot parse access token'), 'bad token');
     if (req.params.version !== VERSION || req.params.phoneNumberId !== PHONE_NUMBER_ID) {
       return refuse(400, graphError(100, 'Unsupported post request'), `unknown path ${req.path}`);
     }
@@ -138,7 +204,11 @@ export async function startFakeGraphApi(): Promise<FakeGraphApi> {
     for (const wake of waiters) wake();
     if ((req.body as { status?: string }).status === 'read') return res.json({ success: true });
     const recipient = String((req.body as { to: string }).to);
-    res.json({ messaging_product: 'whatsapp', contacts: [{ input: recipient, wa_id: recipient }], messages: [{ id: wamid }] });
+    res.json({
+      messaging_product: 'whatsapp',
+      contacts: [{ input: recipient, wa_id: recipient }],
+      messages: [{ id: wamid }],
+    });
   });
 
   const server: Server = await new Promise((resolve) => {

@@ -5,14 +5,25 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGraphApi, GraphApiError, GraphConnectionError, retryDelay, type CallFailure } from '../../../adapters/whatsapp/graph-api.js';
+import {
+  createGraphApi,
+  GraphApiError,
+  GraphConnectionError,
+  retryDelay,
+  type CallFailure,
+} from '../../../adapters/whatsapp/graph-api.js';
 import { createLogger } from '../../../src/log.js';
 import { graphError, PHONE_NUMBER_ID, startFakeGraphApi, TOKEN, type FakeGraphApi } from './fake-graph-api.js';
 
 const settings = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterSeconds: 30, random: () => 1 };
 
 describe('retryDelay', () => {
-  const api = (status: number, code?: number, retryAfterSeconds?: number): CallFailure => ({ kind: 'api', status, code, retryAfterSeconds });
+  const api = (status: number, code?: number, retryAfterSeconds?: number): CallFailure => ({
+    kind: 'api',
+    status,
+    code,
+    retryAfterSeconds,
+  });
   it.each([
     ['no answer', { kind: 'network' } as CallFailure, 0, 500],
     ['no answer, third retry', { kind: 'network' } as CallFailure, 2, 2000],
@@ -71,9 +82,22 @@ describe('createGraphApi', () => {
     graph = await startFakeGraphApi();
     const { api, counted } = client(graph.apiUrl);
     expect(await api.send('256772000001', hello)).toBe('wamid.TEST1');
-    expect(graph.sent).toEqual([{ messaging_product: 'whatsapp', recipient_type: 'individual', to: '256772000001', ...hello, wamid: 'wamid.TEST1' }]);
+    expect(graph.sent).toEqual([
+      {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to: '256772000001',
+        ...hello,
+        wamid: 'wamid.TEST1',
+      },
+    ]);
     await api.markRead('wamid.IN1');
-    expect(graph.sent[1]).toEqual({ messaging_product: 'whatsapp', status: 'read', message_id: 'wamid.IN1', wamid: 'wamid.TEST2' });
+    expect(graph.sent[1]).toEqual({
+      messaging_product: 'whatsapp',
+      status: 'read',
+      message_id: 'wamid.IN1',
+      wamid: 'wamid.TEST2',
+    });
     expect(counted).toEqual(['text sent', 'read sent']);
   });
 
@@ -88,10 +112,13 @@ describe('createGraphApi', () => {
     expect(graph.sent).toHaveLength(1);
   });
 
-  it('gives up on a final refusal at once: logged with the number masked, counted, thrown with Meta\'s code', async () => {
+  it("gives up on a final refusal at once: logged with the number masked, counted, thrown with Meta's code", async () => {
     graph = await startFakeGraphApi();
     const { api, sleeps, logs, counted } = client(graph.apiUrl);
-    graph.failNext(400, graphError(131047, 'Re-engagement message: more than 24 hours have passed since 256772000001 replied'));
+    graph.failNext(
+      400,
+      graphError(131047, 'Re-engagement message: more than 24 hours have passed since 256772000001 replied'),
+    );
     const error = await api.send('256772000001', hello).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GraphApiError);
     expect(error).toMatchObject({ status: 400, code: 131047, final: true });

@@ -10,12 +10,27 @@ import { PHONE_NUMBER_ID } from './fake-graph-api.js';
 
 const USER = '256772000001';
 const menu: ShownPrompt = {
-  prompt: { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }, { id: 'request', label: 'Request money' }], final: false },
+  prompt: {
+    text: 'Main menu',
+    choices: [
+      { id: 'pay', label: 'Pay someone' },
+      { id: 'request', label: 'Request money' },
+    ],
+    final: false,
+  },
   page: 0,
   messageIds: ['wamid.MENU'],
 };
-const amount: ShownPrompt = { prompt: { text: 'Enter the amount:', choices: [{ id: 'x', label: 'Five' }], input: 'amount', final: false }, page: 0, messageIds: ['wamid.AMT'] };
-const done: ShownPrompt = { prompt: { text: 'Paid.', choices: [{ id: 'pay', label: 'Pay someone' }], final: true }, page: 0, messageIds: [] };
+const amount: ShownPrompt = {
+  prompt: { text: 'Enter the amount:', choices: [{ id: 'x', label: 'Five' }], input: 'amount', final: false },
+  page: 0,
+  messageIds: ['wamid.AMT'],
+};
+const done: ShownPrompt = {
+  prompt: { text: 'Paid.', choices: [{ id: 'pay', label: 'Pay someone' }], final: true },
+  page: 0,
+  messageIds: [],
+};
 
 const read = (message: unknown, shown?: ShownPrompt) => readMessage(message as IncomingMessage, shown);
 
@@ -42,12 +57,24 @@ describe('readMessage', () => {
   });
 
   it('takes a tap on a button or row of the prompt shown as its choice, and a page row as a page turn', () => {
-    expect(read(buttonReply(USER, 'c:pay', 'Pay someone', 'wamid.MENU'), menu)).toEqual({ kind: 'engine', request: { choice: 'pay' } });
-    expect(read(listReply(USER, 'i:1', 'Request money', 'wamid.MENU'), menu)).toEqual({ kind: 'engine', request: { choice: 'request' } });
+    expect(read(buttonReply(USER, 'c:pay', 'Pay someone', 'wamid.MENU'), menu)).toEqual({
+      kind: 'engine',
+      request: { choice: 'pay' },
+    });
+    expect(read(listReply(USER, 'i:1', 'Request money', 'wamid.MENU'), menu)).toEqual({
+      kind: 'engine',
+      request: { choice: 'request' },
+    });
     expect(read(listReply(USER, 'p:1', 'More options', 'wamid.MENU'), menu)).toEqual({ kind: 'page', page: 1 });
     // Without a context (some clients), or with no wamid known for the prompt's messages, the choice decides.
-    expect(read(buttonReply(USER, 'c:request', 'Request money'), menu)).toEqual({ kind: 'engine', request: { choice: 'request' } });
-    expect(read(buttonReply(USER, 'c:request', 'Request money', 'wamid.ANY'), { ...menu, messageIds: [] })).toEqual({ kind: 'engine', request: { choice: 'request' } });
+    expect(read(buttonReply(USER, 'c:request', 'Request money'), menu)).toEqual({
+      kind: 'engine',
+      request: { choice: 'request' },
+    });
+    expect(read(buttonReply(USER, 'c:request', 'Request money', 'wamid.ANY'), { ...menu, messageIds: [] })).toEqual({
+      kind: 'engine',
+      request: { choice: 'request' },
+    });
   });
 
   it('answers a tap on an older message, a choice not offered or an id not ours with "expired"', () => {
@@ -65,36 +92,69 @@ describe('readMessage', () => {
 
   it('answers other kinds politely and ignores reactions', () => {
     const base = { from: USER, id: 'wamid.X', timestamp: '1700000000' };
-    for (const type of ['image', 'audio', 'location', 'sticker', 'contacts', 'document', 'video', 'unsupported', 'order']) {
+    for (const type of [
+      'image',
+      'audio',
+      'location',
+      'sticker',
+      'contacts',
+      'document',
+      'video',
+      'unsupported',
+      'order',
+    ]) {
       expect(read({ ...base, type }, menu)).toEqual({ kind: 'unsupported' });
     }
     expect(read({ ...base, type: 'text' }, menu)).toEqual({ kind: 'unsupported' });
-    expect(read({ ...base, type: 'interactive', interactive: { type: 'nfm_reply' } }, menu)).toEqual({ kind: 'unsupported' });
-    expect(read({ ...base, type: 'reaction', reaction: { message_id: 'wamid.MENU', emoji: '👍' } }, menu)).toEqual({ kind: 'ignore' });
-    expect(read({ ...base, type: 'button', button: { text: 'Menu', payload: 'x' } }, menu)).toEqual({ kind: 'engine', request: { nav: 'home' } });
+    expect(read({ ...base, type: 'interactive', interactive: { type: 'nfm_reply' } }, menu)).toEqual({
+      kind: 'unsupported',
+    });
+    expect(read({ ...base, type: 'reaction', reaction: { message_id: 'wamid.MENU', emoji: '👍' } }, menu)).toEqual({
+      kind: 'ignore',
+    });
+    expect(read({ ...base, type: 'button', button: { text: 'Menu', payload: 'x' } }, menu)).toEqual({
+      kind: 'engine',
+      request: { nav: 'home' },
+    });
   });
 });
 
 describe('readDelivery', () => {
-  it('reads messages and statuses of the product\'s phone number', () => {
+  it("reads messages and statuses of the product's phone number", () => {
     const status = { id: 'wamid.S', status: 'delivered', timestamp: '1700000000', recipient_id: USER };
     const read = readDelivery(delivery([textMessage(USER, 'hi', 'wamid.A')], [status]), PHONE_NUMBER_ID);
     expect(read).toEqual({
       ok: true,
-      delivery: { messages: [expect.objectContaining({ id: 'wamid.A', from: USER, type: 'text', text: { body: 'hi' } })], statuses: [expect.objectContaining({ id: 'wamid.S', status: 'delivered' })], skipped: 0 },
+      delivery: {
+        messages: [expect.objectContaining({ id: 'wamid.A', from: USER, type: 'text', text: { body: 'hi' } })],
+        statuses: [expect.objectContaining({ id: 'wamid.S', status: 'delivered' })],
+        skipped: 0,
+      },
     });
   });
 
   it('skips what cannot be read and what is for another phone number, keeping the rest', () => {
     const good = textMessage(USER, 'hi');
-    const bad = [{ ...good, from: 'not-a-number' }, { ...good, id: '' }, { ...good, text: { body: 'x'.repeat(70_000) } }, 'text', null];
+    const bad = [
+      { ...good, from: 'not-a-number' },
+      { ...good, id: '' },
+      { ...good, text: { body: 'x'.repeat(70_000) } },
+      'text',
+      null,
+    ];
     const read = readDelivery(delivery([good, ...bad]), PHONE_NUMBER_ID);
     expect(read.ok && read.delivery.messages).toHaveLength(1);
     expect(read.ok && read.delivery.skipped).toBe(bad.length);
     const other = readDelivery(delivery([good]), '999999');
     expect(other).toEqual({ ok: true, delivery: { messages: [], statuses: [], skipped: 1 } });
-    const otherField = { object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'account_update', value: { event: 'x' } }] }] };
-    expect(readDelivery(otherField, PHONE_NUMBER_ID)).toEqual({ ok: true, delivery: { messages: [], statuses: [], skipped: 0 } });
+    const otherField = {
+      object: 'whatsapp_business_account',
+      entry: [{ changes: [{ field: 'account_update', value: { event: 'x' } }] }],
+    };
+    expect(readDelivery(otherField, PHONE_NUMBER_ID)).toEqual({
+      ok: true,
+      delivery: { messages: [], statuses: [], skipped: 0 },
+    });
   });
 
   it('reads a body without `object` or `field` (Meta always sends them) as the messages webhook', () => {
@@ -104,7 +164,15 @@ describe('readDelivery', () => {
   });
 
   it('refuses a body that is not a WhatsApp messages webhook, saying why', () => {
-    for (const body of [{}, [], 'x', null, { object: 'page', entry: [] }, { object: 'whatsapp_business_account', entry: 'x' }, { entry: [{ changes: 'x' }] }]) {
+    for (const body of [
+      {},
+      [],
+      'x',
+      null,
+      { object: 'page', entry: [] },
+      { object: 'whatsapp_business_account', entry: 'x' },
+      { entry: [{ changes: 'x' }] },
+    ]) {
       const read = readDelivery(body, PHONE_NUMBER_ID);
       expect(read.ok).toBe(false);
       expect(!read.ok && read.reason).toMatch(/^not a WhatsApp messages webhook: /);

@@ -22,7 +22,12 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const engine = () => new ScriptedEngine((): Prompt => ({ text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false }));
+const engine = () =>
+  new ScriptedEngine((): Prompt => ({
+    text: 'Main menu',
+    choices: [{ id: 'pay', label: 'Pay someone' }],
+    final: false,
+  }));
 
 /** The user writes (the window opens) and the product answers. */
 async function userWrites(h: Harness, text = 'hi'): Promise<void> {
@@ -33,7 +38,7 @@ async function userWrites(h: Harness, text = 'hi'): Promise<void> {
 }
 
 describe('the WhatsApp notifier', () => {
-  it('sends the outcome as text within 24 hours of the user\'s last message', async () => {
+  it("sends the outcome as text within 24 hours of the user's last message", async () => {
     harness = await startHarness(engine(), { whatsapp: { template: TEMPLATE } });
     await userWrites(harness);
     harness.advance(DAY - 3600 * 1000);
@@ -55,7 +60,12 @@ describe('the WhatsApp notifier', () => {
       template: {
         name: 'payment_update',
         language: { code: 'en_US' },
-        components: [{ type: 'body', parameters: [{ type: 'text', text: 'Payment 7 of 5000.00 UGX to +256772000001 completed. Ref: 7' }] }],
+        components: [
+          {
+            type: 'body',
+            parameters: [{ type: 'text', text: 'Payment 7 of 5000.00 UGX to +256772000001 completed. Ref: 7' }],
+          },
+        ],
       },
     });
   });
@@ -76,7 +86,10 @@ describe('the WhatsApp notifier', () => {
     expect(harness.counted.filter((c) => c === 'message text held')).toHaveLength(2);
     const held = harness.logs.filter((l) => l.includes('held for the user'));
     expect(held).toHaveLength(2);
-    expect(JSON.parse(held[0]!)).toMatchObject({ to: '25677****001', reason: expect.stringMatching(/WHATSAPP_TEMPLATE_OUTCOME/) });
+    expect(JSON.parse(held[0]!)).toMatchObject({
+      to: '25677****001',
+      reason: expect.stringMatching(/WHATSAPP_TEMPLATE_OUTCOME/),
+    });
     expect(harness.logs.join('\n')).not.toContain(USER);
 
     await userWrites(harness, 'hello again');
@@ -108,8 +121,12 @@ describe('the WhatsApp notifier', () => {
 
   it('sends only to WhatsApp addresses that are wa_ids', async () => {
     harness = await startHarness(engine());
-    await expect(harness.whatsapp.notifier.send({ channel: 'telegram', conversationId: '42' }, 'x')).rejects.toThrow(/telegram/);
-    await expect(harness.whatsapp.notifier.send({ channel: 'whatsapp', conversationId: '../../me' }, 'x')).rejects.toThrow(/wa_id/);
+    await expect(harness.whatsapp.notifier.send({ channel: 'telegram', conversationId: '42' }, 'x')).rejects.toThrow(
+      /telegram/,
+    );
+    await expect(
+      harness.whatsapp.notifier.send({ channel: 'whatsapp', conversationId: '../../me' }, 'x'),
+    ).rejects.toThrow(/wa_id/);
     expect(harness.graph.sent).toEqual([]);
   });
 });

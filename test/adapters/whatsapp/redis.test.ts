@@ -26,7 +26,9 @@ describe('WhatsApp on a shared Redis store', () => {
   it('dedups, takes taps and knows the window across processes, with expiring records', async () => {
     store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
     const engine = new ScriptedEngine((inbound): Prompt =>
-      inbound.choice ? { text: `Chose ${inbound.choice}`, final: false } : { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false },
+      inbound.choice
+        ? { text: `Chose ${inbound.choice}`, final: false }
+        : { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }], final: false },
     );
     const a = await startHarness(engine, { store });
     const b = await startHarness(engine, { store });

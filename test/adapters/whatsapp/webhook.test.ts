@@ -8,7 +8,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
 import type { Prompt } from '../../../src/conversation/types.js';
-import { APP_SECRET, VERIFY_TOKEN, delivery, listReply, optionsOf, post, signature, textMessage, wordsOf, WhatsAppUser } from './deliveries.js';
+import {
+  APP_SECRET,
+  VERIFY_TOKEN,
+  delivery,
+  listReply,
+  optionsOf,
+  post,
+  signature,
+  textMessage,
+  wordsOf,
+  WhatsAppUser,
+} from './deliveries.js';
 import { ScriptedEngine, startHarness, type Harness } from './harness.js';
 import { graphError } from './fake-graph-api.js';
 
@@ -19,18 +30,34 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const menu: Prompt = { text: 'Main menu', choices: [{ id: 'pay', label: 'Pay someone' }, { id: 'request', label: 'Request money' }], final: false };
-const echo = () => new ScriptedEngine((inbound) => (inbound.nav === 'home' || inbound.text === 'hi' ? menu : { text: `You said ${inbound.choice ?? inbound.text}`, final: false }));
+const menu: Prompt = {
+  text: 'Main menu',
+  choices: [
+    { id: 'pay', label: 'Pay someone' },
+    { id: 'request', label: 'Request money' },
+  ],
+  final: false,
+};
+const echo = () =>
+  new ScriptedEngine((inbound) =>
+    inbound.nav === 'home' || inbound.text === 'hi'
+      ? menu
+      : { text: `You said ${inbound.choice ?? inbound.text}`, final: false },
+  );
 
 async function verify(url: string, query: Record<string, string>) {
   const res = await fetch(`${url}/whatsapp/webhook?${new URLSearchParams(query)}`);
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
 }
 
-describe('GET /whatsapp/webhook (Meta\'s verification)', () => {
+describe("GET /whatsapp/webhook (Meta's verification)", () => {
   it('answers the challenge as plain text for subscribe with the right verify token', async () => {
     harness = await startHarness(echo());
-    const answer = await verify(harness.url, { 'hub.mode': 'subscribe', 'hub.verify_token': VERIFY_TOKEN, 'hub.challenge': '1158201444' });
+    const answer = await verify(harness.url, {
+      'hub.mode': 'subscribe',
+      'hub.verify_token': VERIFY_TOKEN,
+      'hub.challenge': '1158201444',
+    });
     expect(answer).toEqual({ status: 200, type: expect.stringMatching(/^text\/plain/), text: '1158201444' });
   });
 
@@ -81,7 +108,15 @@ describe('POST /whatsapp/webhook: who may post', () => {
     expect(engine.inbounds).toEqual([]);
     expect(harness.graph.sent).toEqual([]);
     // Upper-case hex digits are the same signature; the same body signed right is served.
-    expect((await post(harness.url, body, signature(body).replace(/[a-f]/g, (c) => c.toUpperCase()))).status).toBe(200);
+    expect(
+      (
+        await post(
+          harness.url,
+          body,
+          signature(body).replace(/[a-f]/g, (c) => c.toUpperCase()),
+        )
+      ).status,
+    ).toBe(200);
     await harness.whatsapp.idle();
     expect(engine.inbounds).toHaveLength(1);
   });
@@ -98,7 +133,7 @@ describe('POST /whatsapp/webhook: who may post', () => {
 });
 
 describe('POST /whatsapp/webhook: a signed delivery', () => {
-  it('answers 200 before the engine has answered, then sends the engine\'s prompt as buttons', async () => {
+  it("answers 200 before the engine has answered, then sends the engine's prompt as buttons", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const engine = new ScriptedEngine(async () => {
@@ -112,7 +147,16 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     const [shown] = await harness.graph.waitFor(USER, 1);
     expect(shown!.interactive.type).toBe('button');
     expect(optionsOf(shown!).map((o) => o.title)).toEqual(['Pay someone', 'Request money']);
-    expect(engine.inbounds).toEqual([{ channel: 'whatsapp', conversationId: USER, userId: USER, messageId: 'wamid.FIRST', phoneNumber: `+${USER}`, text: 'hi' }]);
+    expect(engine.inbounds).toEqual([
+      {
+        channel: 'whatsapp',
+        conversationId: USER,
+        userId: USER,
+        messageId: 'wamid.FIRST',
+        phoneNumber: `+${USER}`,
+        text: 'hi',
+      },
+    ]);
   });
 
   it('answers a redelivered message nothing, and the engine never sees it twice', async () => {
@@ -131,7 +175,7 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     expect(user.received.map(wordsOf)).toEqual(['Main menu', 'You said pay', 'You said again']);
   });
 
-  it('works one user\'s messages in the order they came, each answered before the next is read', async () => {
+  it("works one user's messages in the order they came, each answered before the next is read", async () => {
     const engine = new ScriptedEngine(async (inbound) => {
       await new Promise((resolve) => setTimeout(resolve, inbound.text === 'one' ? 50 : 0));
       return { text: `got ${inbound.text}`, final: false };
@@ -148,11 +192,23 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
       { id: 'wamid.1', status: 'sent', timestamp: '1700000000', recipient_id: USER },
       { id: 'wamid.1', status: 'delivered', timestamp: '1700000001', recipient_id: USER },
       { id: 'wamid.1', status: 'read', timestamp: '1700000002', recipient_id: USER },
-      { id: 'wamid.2', status: 'failed', timestamp: '1700000003', recipient_id: USER, errors: [{ code: 131026, title: 'Message undeliverable' }] },
+      {
+        id: 'wamid.2',
+        status: 'failed',
+        timestamp: '1700000003',
+        recipient_id: USER,
+        errors: [{ code: 131026, title: 'Message undeliverable' }],
+      },
       { id: 'wamid.3', status: 'something_new', timestamp: '1700000004', recipient_id: USER },
     ];
     expect((await post(harness.url, delivery([], statuses))).status).toBe(200);
-    expect(harness.counted).toEqual(['status sent', 'status delivered', 'status read', 'status failed', 'status other']);
+    expect(harness.counted).toEqual([
+      'status sent',
+      'status delivered',
+      'status read',
+      'status failed',
+      'status other',
+    ]);
     expect(harness.graph.sent).toEqual([]);
     const line = harness.logs.find((l) => l.includes('was not delivered'))!;
     expect(JSON.parse(line)).toMatchObject({ to: '25677****001', code: 131026 });
@@ -163,12 +219,15 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     const engine = echo();
     harness = await startHarness(engine);
     const base = { from: USER, timestamp: String(Math.floor(Date.now() / 1000)) };
-    await post(harness.url, delivery([
-      { ...base, id: 'wamid.I', type: 'image', image: { id: 'media1', mime_type: 'image/jpeg', sha256: 'x' } },
-      { ...base, id: 'wamid.R', type: 'reaction', reaction: { message_id: 'wamid.I', emoji: '👍' } },
-      { ...base, id: 'wamid.L', type: 'location', location: { latitude: 0.3, longitude: 32.5 } },
-      { ...base, id: 'wamid.A', type: 'audio', audio: { id: 'media2', voice: true } },
-    ]));
+    await post(
+      harness.url,
+      delivery([
+        { ...base, id: 'wamid.I', type: 'image', image: { id: 'media1', mime_type: 'image/jpeg', sha256: 'x' } },
+        { ...base, id: 'wamid.R', type: 'reaction', reaction: { message_id: 'wamid.I', emoji: '👍' } },
+        { ...base, id: 'wamid.L', type: 'location', location: { latitude: 0.3, longitude: 32.5 } },
+        { ...base, id: 'wamid.A', type: 'audio', audio: { id: 'media2', voice: true } },
+      ]),
+    );
     const sent = await harness.graph.waitFor(USER, 3);
     await harness.whatsapp.idle();
     expect(sent.map(wordsOf).every((w) => /can only read text and the buttons/.test(w))).toBe(true);
@@ -178,13 +237,20 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
 
   it('turns the page of a long list without the engine, and takes a row of any page shown', async () => {
     const bundles = Array.from({ length: 12 }, (_, i) => ({ id: `b${i}`, label: `Bundle ${i + 1}` }));
-    const engine = new ScriptedEngine((inbound) => (inbound.choice ? { text: `Bought ${inbound.choice}`, final: true } : { text: 'Choose a bundle:', choices: bundles, final: false }));
+    const engine = new ScriptedEngine((inbound) =>
+      inbound.choice
+        ? { text: `Bought ${inbound.choice}`, final: true }
+        : { text: 'Choose a bundle:', choices: bundles, final: false },
+    );
     harness = await startHarness(engine);
     const user = new WhatsAppUser(harness.url, harness.graph, USER);
     const first = await user.say('data');
     expect(optionsOf(first).map((o) => o.title)).toEqual([...bundles.slice(0, 8).map((b) => b.label), 'More options']);
     const second = await user.tap('More options');
-    expect(optionsOf(second).map((o) => o.title)).toEqual([...bundles.slice(8).map((b) => b.label), 'Previous options']);
+    expect(optionsOf(second).map((o) => o.title)).toEqual([
+      ...bundles.slice(8).map((b) => b.label),
+      'Previous options',
+    ]);
     expect(engine.inbounds).toHaveLength(1);
     // A row of the first page, tapped after the second was shown, is still this prompt's choice.
     await user.send(listReply(USER, 'c:b2', 'Bundle 3', first.wamid));
@@ -207,11 +273,25 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
   });
 
   it('shows a late answer with its buttons, and a tap on them is read against it', async () => {
-    const engine = new ScriptedEngine((inbound) => (inbound.choice ? { text: `Chose ${inbound.choice}`, final: false } : { text: 'We are still working on it.', final: false }));
+    const engine = new ScriptedEngine((inbound) =>
+      inbound.choice
+        ? { text: `Chose ${inbound.choice}`, final: false }
+        : { text: 'We are still working on it.', final: false },
+    );
     harness = await startHarness(engine);
     const user = new WhatsAppUser(harness.url, harness.graph, USER);
     await user.say('/data');
-    await harness.whatsapp.showLate({ channel: 'whatsapp', conversationId: USER }, { text: 'Choose the network:', choices: [{ id: 'mtn', label: 'MTN' }, { id: 'glo', label: 'Glo' }], final: false });
+    await harness.whatsapp.showLate(
+      { channel: 'whatsapp', conversationId: USER },
+      {
+        text: 'Choose the network:',
+        choices: [
+          { id: 'mtn', label: 'MTN' },
+          { id: 'glo', label: 'Glo' },
+        ],
+        final: false,
+      },
+    );
     expect(optionsOf(user.screen).map((o) => o.title)).toEqual(['MTN', 'Glo']);
     expect(wordsOf(await user.tap('Glo'))).toBe('Chose glo');
   });
@@ -220,7 +300,8 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     const store = new MemoryStore();
     let failClaims = true;
     const flaky = Object.assign(Object.create(store) as MemoryStore, {
-      claim: (key: string, ttl: number) => (failClaims ? Promise.reject(new Error('redis is down')) : store.claim(key, ttl)),
+      claim: (key: string, ttl: number) =>
+        failClaims ? Promise.reject(new Error('redis is down')) : store.claim(key, ttl),
     });
     const engine = echo();
     harness = await startHarness(engine, { store: flaky });
@@ -245,6 +326,8 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
     await post(harness.url, delivery([textMessage(USER, 'hi', 'wamid.READ')]));
     await harness.graph.waitFor(USER, 1);
     await harness.whatsapp.idle();
-    expect(harness.graph.sent.filter((m) => m.status === 'read')).toEqual([{ messaging_product: 'whatsapp', status: 'read', message_id: 'wamid.READ', wamid: expect.any(String) }]);
+    expect(harness.graph.sent.filter((m) => m.status === 'read')).toEqual([
+      { messaging_product: 'whatsapp', status: 'read', message_id: 'wamid.READ', wamid: expect.any(String) },
+    ]);
   });
 });
