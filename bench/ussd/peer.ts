@@ -60,16 +60,14 @@ export function peerApp(redis: Redis, prefix = 'bench:ussd:peer:'): express.Expr
       },
     });
     const body = req.body as Record<string, string>;
-    res
-      .type('text/plain')
-      .send(
-        await menu.run({
-          sessionId: body.sessionId,
-          phoneNumber: body.phoneNumber,
-          serviceCode: body.serviceCode,
-          text: body.text ?? '',
-        }),
-      );
+    res.type('text/plain').send(
+      await menu.run({
+        sessionId: body.sessionId,
+        phoneNumber: body.phoneNumber,
+        serviceCode: body.serviceCode,
+        text: body.text ?? '',
+      }),
+    );
   });
   return app;
 }

@@ -133,18 +133,16 @@ const requestFields = {
   metadata,
   error_message: text,
 };
-const requestData = z
-  .looseObject(requestFields)
-  .transform((r): Notice => ({
-    kind: 'request',
-    id: r.id,
-    state: r.status,
-    amount: r.amount,
-    currency: r.currency,
-    phone: r.phonenumber,
-    reason: r.error_message,
-    ref: refOf(r.metadata),
-  }));
+const requestData = z.looseObject(requestFields).transform((r): Notice => ({
+  kind: 'request',
+  id: r.id,
+  state: r.status,
+  amount: r.amount,
+  currency: r.currency,
+  phone: r.phonenumber,
+  reason: r.error_message,
+  ref: refOf(r.metadata),
+}));
 
 const collectionData = z
   .looseObject({

@@ -103,16 +103,14 @@ export class ReconciliationReads {
       .limit(limit + 1)
       .execute();
     return {
-      items: rows
-        .slice(0, limit)
-        .map((r) => ({
-          outcome: r.outcome,
-          ref: r.ref,
-          serviceId: r.service_id,
-          ours: r.ours,
-          theirs: r.theirs,
-          differs: r.differs,
-        })),
+      items: rows.slice(0, limit).map((r) => ({
+        outcome: r.outcome,
+        ref: r.ref,
+        serviceId: r.service_id,
+        ours: r.ours,
+        theirs: r.theirs,
+        differs: r.differs,
+      })),
       more: rows.length > limit,
     };
   }

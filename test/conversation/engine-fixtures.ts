@@ -189,9 +189,7 @@ export function overriding<T extends object>(store: SessionStore, overrides: T):
  * whether they start from a read or from the record their engine kept in memory. Counts refused
  * compare-and-sets, and calls `onUse` after each read or write of a conversation key, saying which.
  */
-export function racingStore(
-  store: SessionStore,
-): SessionStore & {
+export function racingStore(store: SessionStore): SessionStore & {
   conflicts: number;
   race(count: number): void;
   onUse: ((use: 'read' | 'write') => void) | undefined;

@@ -213,14 +213,12 @@ describe('sandbox API under fuzzing', () => {
       pathsUnder('/vending', VENDING_PATHS),
       pathsUnder('/sandbox', CONTROL_PATHS),
     );
-    const request = fc
-      .tuple(fc.boolean(), fc.boolean())
-      .chain(([api, vending]) =>
-        anyRequestTo(paths, {
-          ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}),
-          ...(vending ? { 'x-api-key': VENDING_KEY } : {}),
-        }),
-      );
+    const request = fc.tuple(fc.boolean(), fc.boolean()).chain(([api, vending]) =>
+      anyRequestTo(paths, {
+        ...(api ? { authorization: `Token ${SANDBOX_KEY}` } : {}),
+        ...(vending ? { 'x-api-key': VENDING_KEY } : {}),
+      }),
+    );
     const sent = await fuzz(
       fc.array(request, { minLength: BATCH, maxLength: BATCH }),
       async (batch) => void (await sendAll(suite.product.url, batch)),

@@ -40,13 +40,11 @@ async function atSmsServer(script: Array<{ http?: number; statusCode?: number; s
         cost: 'UGX 30.0000',
         messageId: `ATXid_${received.length}`,
       };
-      res
-        .writeHead(201, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            SMSMessageData: { Message: 'Sent to 1/1 Total Cost: UGX 30.0000', Recipients: [recipient] },
-          }),
-        );
+      res.writeHead(201, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          SMSMessageData: { Message: 'Sent to 1/1 Total Cost: UGX 30.0000', Recipients: [recipient] },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
