@@ -13,6 +13,7 @@ import {
   type RedisTarget,
 } from '../redis/connect.js';
 import type { Logger } from '../log.js';
+import { within } from '../within.js';
 
 /**
  * A job whose worker lost it (its process died, or Redis dropped the reply that handed it the job) is
@@ -222,6 +223,8 @@ export class BullQueue<T> implements JobQueue<T> {
         removeOnFail: { age: 7 * 24 * 3600, count: FAILED_JOBS_KEPT },
       },
     });
+    const errors = boundedErrorLog(this.options.logger, { queue: this.name }, 'queue error');
+    this.queue.on('error', errors.error);
   }
 
   private connect(target: RedisTarget): RedisClient {
@@ -279,6 +282,15 @@ export class BullQueue<T> implements JobQueue<T> {
   }
 
   async close(): Promise<void> {
+    // BullMQ reports a failed start of its connection (Redis away, or closed under it) as an error of the
+    // queue or worker, and nobody hears it once they are closed: such a report would end the process. So
+    // their start settles first: a moment to finish it, else their connections are ended and the failure is
+    // reported while it is still heard.
+    const started = Promise.allSettled([this.queue.waitUntilReady(), this.worker?.waitUntilReady()]);
+    if ((await within(started, 1_000)) === undefined) {
+      for (const connection of this.connections) connection.disconnect();
+      await started;
+    }
     // Worker.close() waits for the jobs in hand to finish; waiting jobs stay in Redis for the next start.
     await this.worker?.close();
     await this.queue.close();
