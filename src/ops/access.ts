@@ -2,8 +2,12 @@
  * Who may call /ops: the one check every /ops route goes through ({@link opsAccess}: the funnel, the payments
  * pages, the People page), so the way operators sign in is decided in one place.
  *
- * - `GET /ops/sign-in`: the sign-in form. Anyone.
- * - `POST /ops/sign-in` (form: `name`, `password`): anyone; a right name and password (scrypt, src/people/
+ * - `GET /ops/sign-in`: the sign-in form. Anyone. It sets a sign-in cookie (`momo_sign_in`: `HttpOnly`,
+ *   `SameSite=Strict`, `Path=/ops/sign-in`, 1 hour) whose random token the form carries as `csrf`.
+ * - `POST /ops/sign-in` (form: `name`, `password`, `csrf`): anyone who loaded the form here; a post without the
+ *   sign-in cookie, with a `csrf` that is not its token, or with another site's `Origin` is refused with 403
+ *   before any password is compared (login CSRF: another site cannot sign a browser in as its own operator).
+ *   A right name and password (scrypt, src/people/
  *   operators.ts; the OPS_USER operator against OPS_PASSWORD) gives a session cookie (`HttpOnly`,
  *   `SameSite=Strict`, `Path=/ops`, `Secure` when the request came over https), 8 hours, kept in Redis (or
  *   memory) by its SHA-256 only. Guessing is refused with 429: at most {@link SIGN_IN_LIMIT} failed tries per address
@@ -46,6 +50,10 @@ export const SIGN_IN_LIMIT: SignInLimit = { failures: 20, windowSeconds: 600 };
 export const SESSION_SECONDS = 8 * 3600;
 /** The cookie's name. */
 export const SESSION_COOKIE = 'momo_ops';
+/** The cookie of the sign-in form's CSRF token. */
+export const SIGN_IN_COOKIE = 'momo_sign_in';
+/** How long a sign-in form may be posted after it was loaded: 1 hour. */
+const SIGN_IN_FORM_SECONDS = 3600;
 /** Paths under /ops that scripts may read with the OPS_TOKEN as well as operators with their password. */
 export const SCRIPT_ROUTES: readonly string[] = ['/ops/payments.json', '/ops/payments.csv', '/ops/people.json'];
 
@@ -142,6 +150,7 @@ export class OpsAccess {
         .type('html')
         .send(
           signInPage(
+            this.signInToken(req, res),
             typeof req.query.failed === 'string' ? 'That name and password do not match an operator.' : undefined,
           ),
         );
@@ -149,19 +158,37 @@ export class OpsAccess {
     app.post('/ops/sign-in', form, async (req, res, next) => {
       try {
         const body = (req.body ?? {}) as Record<string, unknown>;
+        const formToken = cookieOf(req, SIGN_IN_COOKIE) ?? '';
+        const given = typeof body.csrf === 'string' ? body.csrf : '';
+        if (!this.sameSite(req) || formToken.length === 0 || !sameSecret(given, formToken)) {
+          res
+            .status(403)
+            .type('html')
+            .send(
+              signInPage(
+                this.signInToken(req, res),
+                'This sign-in did not come from the form of this site (no valid CSRF token). Sign in again here.',
+              ),
+            );
+          return;
+        }
         const name = typeof body.name === 'string' ? body.name.trim().slice(0, 64) : '';
         const password = typeof body.password === 'string' ? body.password.slice(0, 200) : '';
         const address = req.ip ?? 'unknown';
         if (!(await this.countTry(address))) {
-          res.status(429).type('html').send(signInPage('Too many failed sign-ins from this address; try again later.'));
+          res
+            .status(429)
+            .type('html')
+            .send(signInPage(formToken, 'Too many failed sign-ins from this address; try again later.'));
           return;
         }
         const operator = name && password ? await this.verify(name, password) : null;
         if (!operator) {
-          res.status(401).type('html').send(signInPage('That name and password do not match an operator.'));
+          res.status(401).type('html').send(signInPage(formToken, 'That name and password do not match an operator.'));
           return;
         }
         await this.forgetTries(address);
+        res.clearCookie(SIGN_IN_COOKIE, { path: '/ops/sign-in' });
         await this.startSession(req, res, operator);
         res.redirect(303, '/ops');
       } catch (err) {
@@ -185,10 +212,29 @@ export class OpsAccess {
     });
   }
 
-  private csrfOk(req: Request, session: OpsSession): boolean {
+  /** The sign-in form's token: the one its cookie holds, else a new one set in that cookie. */
+  private signInToken(req: Request, res: Response): string {
+    const held = cookieOf(req, SIGN_IN_COOKIE);
+    if (held && /^[\w-]{32}$/.test(held)) return held;
+    const token = randomBytes(24).toString('base64url');
+    res.cookie(SIGN_IN_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: req.secure,
+      path: '/ops/sign-in',
+      maxAge: SIGN_IN_FORM_SECONDS * 1000,
+    });
+    return token;
+  }
+
+  /** False when the browser says the request came from another site (`Origin`); `null` or none: the token decides. */
+  private sameSite(req: Request): boolean {
     const origin = req.get('origin');
-    // `null`: the browser would not say (the pages send no referrer); the token decides.
-    if (origin !== undefined && origin !== 'null' && origin !== `${req.protocol}://${req.get('host')}`) return false;
+    return origin === undefined || origin === 'null' || origin === `${req.protocol}://${req.get('host')}`;
+  }
+
+  private csrfOk(req: Request, session: OpsSession): boolean {
+    if (!this.sameSite(req)) return false;
     const body = (req.body ?? {}) as Record<string, unknown>;
     const given = typeof body.csrf === 'string' ? body.csrf : (req.get('x-csrf-token') ?? '');
     return given.length > 0 && sameSecret(given, session.csrf);
@@ -304,10 +350,11 @@ export class OpsAccess {
   }
 }
 
-function signInPage(error?: string): string {
+function signInPage(csrf: string, error?: string): string {
   const body: Html = html`<h2>Operators sign in</h2>
     ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
     <form method="post" action="/ops/sign-in" class="sign-in">
+      <input type="hidden" name="csrf" value="${csrf}" />
       <label>Name <input name="name" autocomplete="username" required maxlength="64" /></label>
       <label
         >Password <input name="password" type="password" autocomplete="current-password" required maxlength="200"

@@ -53,16 +53,28 @@ afterAll(async () => {
   await database?.drop();
 });
 
+/** The sign-in form as a browser loads it: its cookie and the CSRF token it carries. */
+async function signInForm(): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${app.url}/ops/sign-in`);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  expect(setCookie).toMatch(/^momo_sign_in=[^;]+;.*HttpOnly/i);
+  expect(setCookie).toMatch(/SameSite=Strict/i);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1];
+  expect(csrf).toBeTruthy();
+  return { cookie: setCookie.split(';')[0]!, csrf: csrf! };
+}
+
+/** Posts the sign-in form loaded from this site. */
+async function postSignIn(name: string, password: string): Promise<Response> {
+  const form = await signInForm();
+  return post('/ops/sign-in', { name, password, csrf: form.csrf }, { cookie: form.cookie });
+}
+
 /** An operator's browser-like session: the cookie it was given and the CSRF token of the page. */
 async function signIn(name = USER, password = PASSWORD): Promise<{ cookie: string; csrf: string }> {
-  const res = await fetch(`${app.url}/ops/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ name, password }),
-  });
+  const res = await postSignIn(name, password);
   expect(res.status).toBe(303);
-  const setCookie = res.headers.get('set-cookie') ?? '';
+  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('momo_ops=')) ?? '';
   expect(setCookie).toMatch(/HttpOnly/i);
   expect(setCookie).toMatch(/SameSite=Strict/i);
   const cookie = setCookie.split(';')[0]!;
@@ -114,7 +126,35 @@ describe('the People page', () => {
     const browser = await fetch(`${app.url}/ops/people`, { redirect: 'manual', headers: { accept: 'text/html' } });
     expect(browser.status).toBe(303);
     expect(browser.headers.get('location')).toBe('/ops/sign-in');
-    expect((await post('/ops/sign-in', { name: USER, password: 'wrong' })).status).toBe(401);
+    expect((await postSignIn(USER, 'wrong')).status).toBe(401);
+  });
+
+  it("refuses a sign-in posted from another site, or without the form's CSRF token, with 403 and no session", async () => {
+    const form = await signInForm();
+    const right = { name: USER, password: PASSWORD };
+    const refusals = [
+      // Another site's form: the browser sends its Origin (SameSite=Strict keeps the form's cookie away anyway).
+      await post(
+        '/ops/sign-in',
+        { ...right, csrf: form.csrf },
+        { cookie: form.cookie, origin: 'https://evil.example' },
+      ),
+      // No form loaded here: no cookie, whatever token is made up.
+      await post('/ops/sign-in', right),
+      await post('/ops/sign-in', { ...right, csrf: form.csrf }),
+      // The cookie without its token, or with another.
+      await post('/ops/sign-in', right, { cookie: form.cookie }),
+      await post('/ops/sign-in', { ...right, csrf: 'A'.repeat(32) }, { cookie: form.cookie }),
+    ];
+    for (const res of refusals) {
+      expect(res.status).toBe(403);
+      expect(res.headers.get('set-cookie') ?? '').not.toMatch(/momo_ops=/);
+      expect(await res.text()).toMatch(/did not come from the form of this site/);
+    }
+    // The same form, posted from this site, signs in.
+    const ok = await post('/ops/sign-in', { ...right, csrf: form.csrf }, { cookie: form.cookie, origin: app.url });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('set-cookie') ?? '').toMatch(/momo_ops=/);
   });
 
   it('refuses a form posted from another site, or without the CSRF token, and changes nothing', async () => {
