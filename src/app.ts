@@ -190,7 +190,12 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     closers.push(() => eviction);
   }
   // What we make is recorded before it is made: notifications are believed for these records only.
-  const made = new MadeRecords({ store, logger, scope: serviceScope(config.MOMO_BASE_URL ?? url, apiKey) });
+  const made = new MadeRecords({
+    store,
+    logger,
+    scope: serviceScope(config.MOMO_BASE_URL ?? url, apiKey),
+    journal,
+  });
   const money = moneyJournal(journal, journalWriter, (channel, userId) => ({
     role: policy.roleName(channel as Channel, userId),
     person: policy.personOf(channel as Channel, userId),

@@ -4,8 +4,8 @@
  * again whenever the record changed under it, so everything the hop needs afterwards is in the plan:
  * - `repeat`: a resend, a stale request, or a request after the END: the last screen again, nothing written;
  * - `page`: `98` / `0` on a paged screen: another page of it, the flow untouched;
- * - `offer-resume`: a plain dial after a session dropped mid-flow: "Continue where you left off?" (asked
- *   again until answered);
+ * - `offer-resume`: a plain dial after a session dropped mid-flow, with no outcome kept for the dial:
+ *   "Continue where you left off?" (asked again until answered);
  * - `answers`: the message to hand the engine, and on a dial the answers its dial string typed ahead, taken by
  *   the engine in the same turn while their screens allow (never a PIN, a confirmation, an end, a refused
  *   answer, or a screen opening with outcomes kept for this dial: those are read and typed in the session).
@@ -69,9 +69,12 @@ export function planHop(stored: UssdState | undefined, input: HopInput, conversa
     const ahead =
       hop.kind === 'cumulative' ? answersOfText(hop.text) : answersOfDialString(hop.input, input.serviceCodes);
     // A plain dial after a session dropped mid-flow asks whether to take it up; a dial string says what it
-    // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired.
+    // wants. Not a flow whose service call is out or made (its outcome shows at the dial), ended or expired,
+    // nor while outcomes are kept for this dial: they are shown first, on the menu.
     const saved =
-      ahead.length === 0 && conversation?.waiting !== false ? resumable(stored, input.now, input.resumeMs) : undefined;
+      ahead.length === 0 && conversation?.waiting !== false && conversation?.notes !== true
+        ? resumable(stored, input.now, input.resumeMs)
+        : undefined;
     if (saved) return { kind: 'offer-resume', state: show(shown, resumeQuestion(saved.prompt), 0, saved) };
     return { kind: 'answers', inbound: { ...inbound, newSession: true }, ahead, shown };
   }

@@ -129,6 +129,12 @@ export interface ConversationView {
    * the flow has not ended (no outcome to show) and has not expired. (USSD offers to take up only such a flow.)
    */
   waiting: boolean;
+  /**
+   * Outcomes are kept for the user's next dial (ussd-inbox.ts): a dial shows them rather than offering to take
+   * a flow up (after a Redis failover the flow left may be one whose payment was made meanwhile). Read with
+   * the record: a decision answering without a step is made on a record just read, never on one kept in memory.
+   */
+  notes: boolean;
 }
 
 /** The engine as a channel with state of its own uses it (the USSD adapter). */

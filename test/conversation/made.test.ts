@@ -5,7 +5,9 @@ import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
+import { Journal } from '../../src/journal/index.js';
 import { createLogger } from '../../src/log.js';
+import { forEachDatabase } from '../journal/databases.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const logger = createLogger('silent');
@@ -186,5 +188,45 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     expect(three).toBeNull();
     expect(await made.consumeOpenRequest(phone, '2000', 'UGX', 'TX1')).toBe(one);
     expect(await made.consumeOpenRequest(phone, '2000', 'KES', 'TX4')).toBeNull();
+  });
+});
+
+forEachDatabase('our records rebuilt from the journal', (open) => {
+  it('a record the store lost (a failover) is rebuilt from the journal by its ref, linked to its id again', async () => {
+    const journal = new Journal((await open()).db);
+    const ref = `lost-${++n}:pay`;
+    await journal.intend({
+      ref,
+      kind: 'payment',
+      amount: '6000',
+      currency: 'UGX',
+      payee: '+256772000001',
+      channel: 'ussd',
+      channelUser: '+256700333100',
+      chat: 'ussd:+256700333100',
+      role: 'member',
+      flow: 'pay',
+    });
+    await journal.append(Journal.answerEvent(ref, { serviceId: '77', serviceState: 'new' }));
+    // The store the record was written to is gone; this one (the new master) never had it.
+    const store = new MemoryStore();
+    expect(await new MadeRecords({ store, logger }).byRef(ref)).toBeNull();
+    const made = new MadeRecords({ store, logger, journal });
+    expect(await made.byId('payment', '77')).toBeNull();
+    const rebuilt = await made.byRef(ref);
+    expect(rebuilt).toMatchObject({
+      kind: 'payment',
+      ref,
+      chat: 'ussd:+256700333100',
+      amount: '6000',
+      currency: 'UGX',
+      payee: '+256772000001',
+      id: '77',
+      accepted: true,
+    });
+    // Written back: found by the service's id too, without the journal.
+    expect(await new MadeRecords({ store, logger }).byId('payment', '77')).toMatchObject({ ref });
+    // Nothing of a ref the journal does not hold, nor of an operation that is not a record of ours.
+    expect(await made.byRef('never-made')).toBeNull();
   });
 });

@@ -344,7 +344,7 @@ export function createTurn(o: TurnOptions) {
   }
 
   /** What the channel may know of the conversation (ConversationView). */
-  function viewOf(record: ConversationRecord): ConversationView {
+  function viewOf(record: ConversationRecord, pending: StoredSnapshot | null | undefined): ConversationView {
     const session = record.session;
     const waiting =
       session !== undefined &&
@@ -353,7 +353,7 @@ export function createTurn(o: TurnOptions) {
       !session.notice &&
       session.expiresAt > o.now() &&
       record.run === undefined;
-    return { waiting };
+    return { waiting, notes: storedNotes(pending?.snapshot).length > 0 };
   }
 
   /**
@@ -432,19 +432,17 @@ export function createTurn(o: TurnOptions) {
           }
           return { state: record.channel as S, stopped: true };
         }
-        const decision = decide(record.channel as S | undefined, viewOf(record));
-        // An answer without a write comes only from a record just read: a kept one is read and decided on again
-        // (not an attempt).
+        const decision = decide(record.channel as S | undefined, viewOf(record, alongside?.pending));
+        // An answer without a step comes only from a record just read, with the outcomes kept for the user (the
+        // view's notes): a kept one is read and decided on again (not an attempt).
         if (decision.kind === 'reply') {
           after = () => decision.state;
-          if (!decision.changed) {
-            if (guessed) {
-              stored = undefined;
-              attempt -= 1;
-              continue;
-            }
-            return { state: decision.state, decision };
+          if (guessed) {
+            stored = undefined;
+            attempt -= 1;
+            continue;
           }
+          if (!decision.changed) return { state: decision.state, decision };
           if (!(await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))) continue;
           return { state: decision.state, decision };
         }

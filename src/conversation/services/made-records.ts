@@ -18,7 +18,7 @@
 import { isAlreadySubmitted, type Asker, type FlowServices } from '../../../flows/services.js';
 import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flows/types.js';
 import { events, type MoneyJournal } from '../../journal/index.js';
-import type { OperationKind, OperationState } from '../../journal/schema.js';
+import type { Operation, OperationKind, OperationState } from '../../journal/schema.js';
 import type { Logger } from '../../log.js';
 import { ourWord } from '../../reconciliation/match.js';
 import { changeStored } from '../store/change-stored.js';
@@ -97,6 +97,30 @@ export interface MadeRecordsOptions {
    * key), in the keys that link an id to our ref. Default `local`: one product alone on its Redis (tests).
    */
   scope?: string;
+  /**
+   * The journal's current-state row of a ref (src/journal, Journal.byRef): the durable copy of every intent.
+   * A record the store lost (a Sentinel failover drops the old master's last writes) is rebuilt from it when
+   * asked for by ref, so the outcome of a payment made just before the failover is still told. Default none.
+   */
+  journal?: { byRef(ref: string): Promise<Operation | undefined> };
+}
+
+const MADE_KINDS: readonly string[] = ['payment', 'request', 'purchase'] satisfies MadeKind[];
+
+/** Our record as the journal's row of it says it (the service's id when answered, refused when refused). */
+export function madeOfOperation(op: Operation): Made | null {
+  if (!MADE_KINDS.includes(op.kind)) return null;
+  return {
+    kind: op.kind as MadeKind,
+    ref: op.ref,
+    chat: op.chat,
+    amount: op.amount,
+    currency: op.currency,
+    payee: op.payee,
+    created: new Date(op.created).getTime(),
+    ...(op.service_id ? { id: op.service_id, accepted: true as const } : {}),
+    ...(op.state === 'refused' ? { refused: true as const } : {}),
+  };
 }
 
 export class MadeRecords {
@@ -104,6 +128,7 @@ export class MadeRecords {
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly scope: string;
+  private readonly journal: MadeRecordsOptions['journal'];
   private readonly listeners: Array<(made: Made) => Promise<void>> = [];
 
   constructor(options: MadeRecordsOptions) {
@@ -111,6 +136,7 @@ export class MadeRecords {
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
     this.scope = options.scope ?? 'local';
+    this.journal = options.journal;
   }
 
   /** Runs `listener` with every intent written (again on a repeated create); its failure fails the intent. */
@@ -187,9 +213,20 @@ export class MadeRecords {
     await this.update(ref, (m) => (m.accepted ? m : { ...m, refused: true }));
   }
 
+  /** Our record of `ref`: from the store, else rebuilt from the journal (and written back) when it has the ref. */
   async byRef(ref: string): Promise<Made | null> {
     if (ref === '' || ref.length > MAX_KEY_PART) return null;
-    return ((await this.store.get(madeKey(ref)))?.snapshot as Made | undefined) ?? null;
+    const kept = (await this.store.get(madeKey(ref)))?.snapshot as Made | undefined;
+    if (kept || !this.journal) return kept ?? null;
+    const row = await this.journal.byRef(ref);
+    const rebuilt = row ? madeOfOperation(row) : null;
+    if (!rebuilt) return null;
+    this.logger.warn({ kind: rebuilt.kind }, 'our record was not in the store; rebuilt from the journal');
+    // Written back only where nothing came meanwhile (a write since is newer than the journal's row).
+    if ((await this.store.set(madeKey(ref), rebuilt, null, MADE_TTL_SECONDS)) === null)
+      return ((await this.store.get(madeKey(ref)))?.snapshot as Made | undefined) ?? rebuilt;
+    if (rebuilt.id) await this.link(rebuilt.kind, rebuilt.id, ref);
+    return rebuilt;
   }
 
   /** The record of the service's id of that kind; null when this product did not make it. */

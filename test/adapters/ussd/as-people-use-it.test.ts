@@ -6,10 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPrompt } from '../../../adapters/ussd/renderer.js';
 import { resumable, type UssdState } from '../../../adapters/ussd/session.js';
+import { addPending } from '../../../src/conversation/channels/ussd-inbox.js';
 import { BUNDLES, postAt, postJson, startUssd } from './helpers.js';
-import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack, type Stack } from './stack.js';
+import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack } from './stack.js';
 
-let stack: Stack;
+let stack: Awaited<ReturnType<typeof startRedisStack>>;
 let numbers = 0;
 /** A number of its own per test: each has its own conversation. */
 const newPhone = () => `+2567721700${String(++numbers).padStart(2, '0')}`;
@@ -202,6 +203,17 @@ describe('resume after a drop', () => {
     await at('OVER-1', phone, '1');
     expect(await at('OVER-2', phone, '')).toMatch(/Continue where you left off/);
     expect(await at('OVER-2', phone, '2')).toBe(menu);
+  });
+
+  it('no offer while an outcome is kept for the dial: it is shown first, on the menu', async () => {
+    // As after a Redis failover: the record went back to a flow mid-way while the payment's outcome waits.
+    const phone = newPhone();
+    await at('NOTE-1', phone, '');
+    await at('NOTE-1', phone, '1');
+    await addPending(stack.store, { channel: 'ussd', conversationId: phone }, 'Done: 5,000 UGX reached Sarah.');
+    const next = await at('NOTE-2', phone, '');
+    expect(next).not.toMatch(/Continue where you left off/);
+    expect(next).toMatch(/Done: 5,000 UGX reached Sarah\.[\s\S]*1\. Pay someone/);
   });
 
   it('the PIN is asked again on resume: a session dropped at the PIN screen comes back to it', async () => {

@@ -90,7 +90,7 @@ const resumeAsked = state(
   { text: 'Continue where you left off?', final: false },
   { resume: { prompt: ASK_AMOUNT, page: 0 } },
 );
-const waiting: ConversationView = { waiting: true };
+const waiting: ConversationView = { waiting: true, notes: false };
 
 const rows: [string, UssdState | undefined, HopInput, ConversationView | undefined, ReturnType<typeof summary>][] = [
   [
@@ -216,7 +216,14 @@ const rows: [string, UssdState | undefined, HopInput, ConversationView | undefin
     'a dropped session whose flow no longer waits (a call out, ended): no offer',
     dropped,
     at(''),
-    { waiting: false },
+    { waiting: false, notes: false },
+    { kind: 'answers', message: { messageId: 'S1:0', newSession: true }, ahead: [] },
+  ],
+  [
+    'a dropped session while outcomes are kept for the dial: no offer, they are shown first',
+    dropped,
+    at(''),
+    { waiting: true, notes: true },
     { kind: 'answers', message: { messageId: 'S1:0', newSession: true }, ahead: [] },
   ],
   [
@@ -272,7 +279,7 @@ const rows: [string, UssdState | undefined, HopInput, ConversationView | undefin
     'another session id: a new dial',
     state('1', 1, ASK_AMOUNT),
     at('', { sessionId: 'S2' }),
-    { waiting: false },
+    { waiting: false, notes: false },
     { kind: 'answers', message: { messageId: 'S2:0', newSession: true }, ahead: [] },
   ],
 ];
