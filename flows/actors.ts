@@ -1,8 +1,9 @@
 /**
  * The runtime side of the services convention (flows/services.ts): one named fromPromise actor per
  * FlowServices method. Flows declare `actors: serviceActors` (or a subset) in setup(); the stubs throw, so
- * a service nobody bound fails loudly. The engine and tests bind implementations with
- * `machine.provide({ actors: provideServices(services) })`.
+ * a service nobody bound fails loudly. The engine never starts an invoke: it calls the service the invoke names
+ * (src/conversation/flow/flow-runtime.ts, FlowRuntime.call). Tests that run a flow as a live actor bind
+ * implementations with `machine.provide({ actors: provideServices(services) })`.
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
 import type { FlowServices, ServiceName } from './services.js';

@@ -11,7 +11,16 @@ import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { checkMessages } from './messages/check.js';
 import { outcomeOfText } from './outcome.js';
 import type { CollectionSummary } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutcome,
+  type FlowOutput,
+  type Text,
+  type View,
+} from './types.js';
 
 /** Everything the check flow has learnt so far. JSON only. */
 export interface CheckContext {
@@ -147,7 +156,7 @@ export const checkMachine = setup({
   },
 }).createMachine({
   id: 'check',
-  context: ({ input }) => ({ input }),
+  context: contextFromInput((input) => ({ input })),
   initial: 'choosingMode',
   states: {
     choosingMode: {

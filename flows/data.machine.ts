@@ -28,7 +28,15 @@ import {
   type PurchaseContext,
 } from './purchase.js';
 import type { DataBundle, PurchaseResult } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutput, Text, View } from './types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutput,
+  type Text,
+  type View,
+} from './types.js';
 
 /** Networks offered, by the service's `service_type`, with the name people know them by. */
 export const DATA_NETWORKS = {
@@ -160,12 +168,12 @@ export const dataMachine = setup({
   },
 }).createMachine({
   id: 'data',
-  context: ({ input }) => ({
+  context: contextFromInput((input) => ({
     input,
     key: `${input.runId}:data`,
     currency: VENDING_CURRENCY,
     bundles: [],
-  }),
+  })),
   initial: 'choosingNetwork',
   output: ({ event }) => (event as { output?: FlowOutput }).output ?? {},
   states: {

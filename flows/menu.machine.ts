@@ -7,6 +7,7 @@ import { assign, setup } from 'xstate';
 import { chosenId } from './events.js';
 import { menuMessages } from './messages/menu.js';
 import {
+  contextFromInput,
   LANGS,
   type FlowEvent,
   type FlowId,
@@ -52,7 +53,7 @@ export const menuMachine = setup({
   },
 }).createMachine({
   id: 'menu',
-  context: ({ input }) => ({ offered: MENU_FLOWS.filter((id) => input.allowedFlows?.includes(id)) }),
+  context: contextFromInput((input) => ({ offered: MENU_FLOWS.filter((id) => input.allowedFlows?.includes(id)) })),
   initial: 'choosing',
   states: {
     choosing: {

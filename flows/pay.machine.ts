@@ -21,6 +21,7 @@ import {
   type RecentPayment,
 } from './services.js';
 import {
+  contextFromInput,
   isServiceFailure,
   type FlowEvent,
   type FlowInput,
@@ -287,10 +288,10 @@ export const payMachine = setup({
   },
 }).createMachine({
   id: 'pay',
-  context: ({ input }) => ({
+  context: contextFromInput((input) => ({
     input,
     key: `${input.runId}:pay`,
-  }),
+  })),
   initial: 'choosingKind',
   states: {
     choosingKind: {

@@ -35,7 +35,16 @@ import {
   type PurchaseContext,
 } from './purchase.js';
 import type { Candidate, PinBundle, PurchaseResult } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutput, RememberedCandidate, Text, View } from './types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutput,
+  type RememberedCandidate,
+  type Text,
+  type View,
+} from './types.js';
 
 /** Exam services offered, by the service's `service_type`, with the name people know them by. */
 export const PIN_SERVICES = { jamb: 'JAMB', waec: 'WAEC' } as const;
@@ -215,13 +224,13 @@ export const pinMachine = setup({
   },
 }).createMachine({
   id: 'pin',
-  context: ({ input }) => ({
+  context: contextFromInput((input) => ({
     input,
     key: `${input.runId}:pin`,
     currency: VENDING_CURRENCY,
     bundles: [],
     quantity: 1,
-  }),
+  })),
   initial: 'choosingService',
   output: ({ context, event }) => ({
     ...(event as { output?: FlowOutput }).output,

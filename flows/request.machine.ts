@@ -14,7 +14,16 @@ import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
 import { outcomeOfText } from './outcome.js';
 import { isAlreadySubmitted, type CollectionRequestResult, type Created } from './services.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutcome,
+  type FlowOutput,
+  type Text,
+  type View,
+} from './types.js';
 
 /** Everything the request flow has learnt so far. JSON only: the amount is a decimal string. */
 export interface RequestContext {
@@ -158,7 +167,7 @@ export const requestMachine = setup({
   },
 }).createMachine({
   id: 'request',
-  context: ({ input }) => ({ input, key: `${input.runId}:request` }),
+  context: contextFromInput((input) => ({ input, key: `${input.runId}:request` })),
   initial: 'awaitingPhone',
   states: {
     awaitingPhone: {

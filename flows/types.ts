@@ -114,6 +114,15 @@ export interface FlowInput {
   allowedFlows?: FlowId[];
 }
 
+/**
+ * A flow's `context` factory, made total. XState's pure `transition()` builds a throwaway actor of the machine,
+ * with no input, at every step; a factory that throws there (reading `input.runId`) costs a stack trace a step.
+ * Without input it gives an empty context, which nothing reads.
+ */
+export function contextFromInput<C>(make: (input: FlowInput) => C): (args: { input: FlowInput | undefined }) => C {
+  return ({ input }) => (input === undefined ? ({} as C) : make(input));
+}
+
 /** The only events the engine sends a flow (see the conventions above). */
 export type FlowEvent = { type: 'ANSWERED'; value: string } | { type: 'CHOSEN'; id: string } | { type: 'BACK' };
 

@@ -6,7 +6,14 @@
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { parseAmount, parsePhone } from '../../flows/input.js';
-import type { FlowEvent, FlowInput, FlowModule, Text, View } from '../../flows/types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type Text,
+  type View,
+} from '../../flows/types.js';
 
 interface SendContext {
   input: FlowInput;
@@ -45,7 +52,7 @@ const machine = setup({
   },
 }).createMachine({
   id: 'bench',
-  context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+  context: contextFromInput((input) => ({ input, key: `${input.runId}:pay` })),
   initial: 'welcome',
   states: {
     welcome: {
