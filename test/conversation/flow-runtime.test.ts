@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
-import { provideServices, serviceActors } from '../../flows/actors.js';
+import { serviceActors } from '../../flows/actors.js';
 import type { FlowEvent, FlowId, FlowInput, FlowModule, View } from '../../flows/types.js';
 import { FlowRuntime, isBusy, type Step, type StepContext } from '../../src/conversation/flow/flow-runtime.js';
 
@@ -61,7 +61,7 @@ const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 describe('FlowRuntime: the snapshot as stored', () => {
   it("stores a step without children as xstate's getPersistedSnapshot would, less the defaults, for every registered flow's start", async () => {
     const { flows } = await import('../../flows/index.js');
-    const runtime = new FlowRuntime(flows, provideServices({}));
+    const runtime = new FlowRuntime(flows, {});
     const all = { ...ctx, allowedFlows: Object.keys(flows) as FlowId[] };
     for (const id of Object.keys(flows) as FlowId[]) {
       const machine = runtime.machine(id);
@@ -78,7 +78,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const payments: unknown[] = [];
     const pay = new FlowRuntime(
       { menu: payFlow },
-      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+      { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
     const paying = pay.send(
       pay.start('menu', base, ctx).session,
@@ -104,7 +104,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const payments: unknown[] = [];
     const runtime = new FlowRuntime(
       { menu: payFlow },
-      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+      { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
     const asking = runtime.start('menu', base, ctx).session;
     expect(Object.keys(asking.snapshot as object).sort()).toEqual(['context', 'value']);
@@ -119,7 +119,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const payments: unknown[] = [];
     const runtime = new FlowRuntime(
       { menu: payFlow },
-      provideServices({ createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' }) }),
+      { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
     const asking = runtime.start('menu', base, ctx).session;
     const paying = runtime.send(asking, { type: 'ANSWERED', value: '5000' }, base, ctx).session;

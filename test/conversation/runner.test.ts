@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
 import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
@@ -128,7 +128,7 @@ const pinFlow: FlowModule = {
       events: {} as FlowEvent,
     },
     actors: {
-      verifyPin: fromPromise(async () => (pinChecks.shift() ?? (() => Promise.resolve()))()),
+      verifyPin: serviceActors.verifyPin,
       createPayment: serviceActors.createPayment,
     },
   }).createMachine({
@@ -136,7 +136,19 @@ const pinFlow: FlowModule = {
     initial: 'awaitingPin',
     states: {
       awaitingPin: { meta: { view: () => ({ text: { key: 't.pin' } }) }, on: { ANSWERED: 'verifyingPin' } },
-      verifyingPin: { tags: ['busy', 'secret'], invoke: { src: 'verifyPin', onDone: 'paying', onError: 'failed' } },
+      verifyingPin: {
+        tags: ['busy', 'secret'],
+        invoke: {
+          src: 'verifyPin',
+          input: ({ context, event }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            pin: (event as { value?: string }).value ?? '',
+          }),
+          onDone: 'paying',
+          onError: 'failed',
+        },
+      },
       paying: {
         tags: ['busy', 'money'],
         invoke: {
@@ -172,7 +184,12 @@ function engine(
 ): ConversationEngine {
   const e = createEngine({
     store,
-    services: { reserveSpend: async () => undefined, ...services },
+    services: {
+      reserveSpend: async () => undefined,
+      // pinFlow's check: each waits on the next of pinChecks, if any.
+      verifyPin: () => (pinChecks.shift() ?? (() => Promise.resolve()))(),
+      ...services,
+    },
     policy,
     flows: { menu: menuFlow, pay: payFlow },
     defaultCountry: 'UG',

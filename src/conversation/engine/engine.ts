@@ -10,7 +10,6 @@
  * over by another process's sweep and repeated under the same Duplicate-Check-Key.
  */
 import { randomUUID } from 'node:crypto';
-import { provideServices } from '../../../flows/actors.js';
 import { flows as registeredFlows } from '../../../flows/index.js';
 import type { FlowServices } from '../../../flows/services.js';
 import type { FlowId, FlowModule } from '../../../flows/types.js';
@@ -123,7 +122,7 @@ export const SWEEP_EVERY_MS = 2_000;
 export function createEngine(options: EngineOptions): ConversationEngine {
   const { store, policy, logger } = options;
   const flows = options.flows ?? registeredFlows;
-  const runtime = new FlowRuntime(flows, provideServices(options.services));
+  const runtime = new FlowRuntime(flows, options.services);
   const answers = createAnswers(createCatalogue(Object.values(flows)), runtime, logger);
   const records = new RecordCache(store, options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS);
   const now = options.now ?? Date.now;

@@ -3,17 +3,15 @@
  * xstate's exported pure functions `initialTransition()` and `transition()`: start a flow, send it an event,
  * feed it the outcome of its invoke, follow a finished flow to the next one. Nothing here runs a service on
  * its own: a step into a `busy` state leaves the invoke it asks for as an unstarted child of the snapshot
- * (the spawn action xstate returns, which no one executes), and the runner runs that invoke's logic with the
- * child's input ({@link FlowRuntime.call}) and feeds the done or error event back
+ * (the spawn action xstate returns, which no one executes), and the runner calls the service that invoke names
+ * (flows/services.ts) with the child's input ({@link FlowRuntime.call}) and feeds the done or error event back
  * ({@link FlowRuntime.resolve}). A restored snapshot holds the same child, so a run taken over repeats the
  * call from the stored snapshot (flows keep idempotency keys in context).
  */
 import {
   createActor,
   initialTransition,
-  toPromise,
   transition as xstateTransition,
-  type AnyActorLogic,
   type AnyActorRef,
   type AnyMachineSnapshot,
   type AnyStateMachine,
@@ -30,6 +28,7 @@ import type {
   Text,
   UserProfile,
 } from '../../../flows/types.js';
+import type { FlowServices, ServiceName } from '../../../flows/services.js';
 import { currentView } from './render.js';
 import type { Channel } from '../types.js';
 
@@ -158,8 +157,8 @@ export class NotCalled extends Error {
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
   id: string;
-  /** The invoke's logic (the service bound with `provide`). */
-  logic: AnyActorLogic;
+  /** The service the invoke names (its `src`, one of flows/services.ts). */
+  service: ServiceName;
   /** The invoke's input, as the unstarted child holds it. */
   input: unknown;
 }
@@ -179,15 +178,17 @@ function isDefault(field: string, value: unknown): boolean {
   return field in PERSISTED_DEFAULTS && typeof value === 'object' && value !== null && isEmpty(value);
 }
 
-/** Machines with the engine's actors bound, one per flow. */
+/**
+ * The flows' machines and the services their invokes name. The machines keep their stub actors
+ * (flows/actors.ts): an invoke is never started here, its child only holds the service's name and input.
+ */
 export class FlowRuntime {
-  private readonly machines = new Map<FlowId, AnyStateMachine>();
   /** Restoring builds an actor: done once per stored session object. */
   private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
 
   constructor(
     private readonly flows: Partial<Record<FlowId, FlowModule>>,
-    private readonly actors: Record<string, unknown>,
+    private readonly services: Partial<FlowServices>,
   ) {}
 
   has(flow: FlowId): boolean {
@@ -195,14 +196,9 @@ export class FlowRuntime {
   }
 
   machine(flow: FlowId): AnyStateMachine {
-    let machine = this.machines.get(flow);
-    if (!machine) {
-      const module = this.flows[flow];
-      if (!module) throw new Error(`flow ${flow} is not registered`);
-      machine = module.machine.provide({ actors: this.actors } as never) as AnyStateMachine;
-      this.machines.set(flow, machine);
-    }
-    return machine;
+    const module = this.flows[flow];
+    if (!module) throw new Error(`flow ${flow} is not registered`);
+    return module.machine as AnyStateMachine;
   }
 
   /** The live snapshot of a stored session (children created, none started). */
@@ -281,22 +277,23 @@ export class FlowRuntime {
     for (const [id, child] of Object.entries(snapshot.children as Record<string, AnyActorRef | undefined>)) {
       const state = child?.getSnapshot() as { status?: string; input?: unknown } | undefined;
       if (!child || state?.status !== 'active') continue;
-      const logic = typeof child.src === 'string' ? this.machine(flow).implementations.actors[child.src] : child.src;
-      if (!logic) throw new Error(`flow ${flow} invokes ${child.src}, which is not provided`);
-      return { id, logic: logic as AnyActorLogic, input: state.input };
+      if (typeof child.src !== 'string') throw new Error(`flow ${flow} invokes an unnamed actor, not a service`);
+      return { id, service: child.src as ServiceName, input: state.input };
     }
     throw new Error(`flow ${flow} is busy in ${stepName(snapshot)} with no service call`);
   }
 
   /**
-   * Runs an invocation: its logic (the service bound with `provide`) as an actor of its own with the child's
-   * input, started and awaited. Resolves to the event the flow takes next (done, or error with what it threw).
-   * The engine never stops it: a call is settled or taken over, never cancelled.
+   * Calls the service an invocation names with the child's input. Resolves to the event the flow takes next
+   * (done, or error with what it threw; a service nobody provided fails as the machine's stub would). The
+   * engine never stops it: a call is settled or taken over, never cancelled.
    */
   async call(invocation: Invocation): Promise<EventObject> {
-    const { id, logic, input } = invocation;
+    const { id, service, input } = invocation;
     try {
-      const output = await toPromise(createActor(logic, { input }).start());
+      const run = this.services[service] as ((input: unknown) => Promise<unknown>) | undefined;
+      if (!run) throw new Error(`service ${service} not provided`);
+      const output = await run.call(this.services, input);
       return { type: `xstate.done.actor.${id}`, output, actorId: id } as EventObject;
     } catch (error) {
       if (error instanceof NotCalled) throw error;
