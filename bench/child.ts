@@ -1,16 +1,41 @@
 /**
  * The benchmark servers as child processes, so each one's CPU is its own: start one (`<script> <kind>`, which
  * prints `PORT <n>` once listening) and stop it.
+ *
+ * Every server runs compiled JavaScript with plain `node`, as the product runs in production: the product's
+ * sources and the benchmark's servers are compiled once per run by `tsc` with the product's build settings
+ * (tsconfig.bench.json extends tsconfig.build.json) into bench/dist/, the same JavaScript `npm run build`
+ * writes to dist/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 
-/** Starts `node [...nodeArgs] --import tsx <script> <kind>` with logging off; its URL once it listens. */
+/** Where tsconfig.bench.json writes the compiled sources. */
+export const BENCH_DIST = 'bench/dist';
+let compiled = false;
+
+/** Compiles the product and the benchmark's servers into bench/dist/ (once per process). */
+export function compileBench(): void {
+  if (compiled) return;
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.bench.json'], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('tsc refused the benchmark or the product (above)');
+  compiled = true;
+}
+
+/** The compiled twin of a TypeScript source of this repository: `bench/ussd/serve.ts` → `bench/dist/bench/ussd/serve.js`. */
+export function compiledPath(source: string): string {
+  return `${BENCH_DIST}/${source.replace(/\.ts$/, '.js')}`;
+}
+
+/** Starts `node [...nodeArgs] <compiled script> <kind>` with logging off; its URL once it listens. */
 export async function startChild(
   script: string,
   kind: string,
   nodeArgs: string[] = [],
 ): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, kind], {
+  compileBench();
+  const child = spawn(process.execPath, [...nodeArgs, compiledPath(script), kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'silent' },
   });

@@ -1,5 +1,5 @@
 /**
- * Loaded into the product by the soak benchmark (`node --expose-gc --import ./bench/soak/probe.ts src/main.ts`):
+ * Loaded into the product by the soak benchmark (`node --expose-gc --import ./bench/dist/bench/soak/probe.js dist/src/main.js`):
  * answers a `memory` message on the IPC channel with the process's memory after a full garbage collection.
  * It changes nothing else; the channel does not keep the process alive.
  */

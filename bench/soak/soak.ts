@@ -1,6 +1,6 @@
 /**
  * The soak benchmark (`npm run bench -- soak`, not part of the default run): the real product started as an
- * operator runs it in production (`node --import tsx src/main.ts`, configured by environment only, its own
+ * operator runs it in production (`node dist/src/main.js`, configured by environment only, its own
  * process) against a standalone sandbox on its own port (payments advance and their webhooks come back with
  * Basic auth) and Redis, while users walk whole USSD payments (Africa's Talking requests to the secret
  * callback path, the PIN checked against the policy's scrypt hash) one after another for several minutes.
@@ -11,7 +11,7 @@
  * SOAK_MINUTES (default 5; BENCH_QUICK=1: 1) and SOAK_USERS (default 16). Redis: REDIS_URL's server, database
  * 12, whose product keys are deleted before and after (as the chaos run does on its own database).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +23,7 @@ import { createLogger } from '../../src/log.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { ACKNOWLEDGED, decide, OUTCOME, PIN, ussdChoice, type Decision } from '../../test/chaos/users.js';
 import { cleanProductKeys } from '../../test/shutdown/product.js';
-import { stop } from '../child.js';
+import { compileBench, compiledPath, stop } from '../child.js';
 import type { MemoryReport } from './probe.js';
 
 const API_KEY = 'soak-key';
@@ -119,9 +119,12 @@ async function freePort(): Promise<number> {
 
 /** The product in production mode, with the memory probe; resolves once it listens. */
 async function startProduct(env: Record<string, string>): Promise<ChildProcess> {
+  // The built product (`npm run build`, as `npm start` runs it), the probe compiled beside the benchmark's servers.
+  execFileSync(process.execPath, ['scripts/build.js', '--if-needed'], { stdio: 'inherit' });
+  compileBench();
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './bench/soak/probe.ts', 'src/main.ts'],
+    ['--expose-gc', '--import', `./${compiledPath('bench/soak/probe.ts')}`, 'dist/src/main.js'],
     {
       env: { PATH: process.env.PATH, ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
