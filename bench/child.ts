@@ -4,22 +4,20 @@
  *
  * Every server runs compiled JavaScript with plain `node`, as the product runs in production: the product's
  * sources and the benchmark's servers are compiled once per run by `tsc` with the product's build settings
- * (tsconfig.bench.json extends tsconfig.build.json) into bench/dist/, the same JavaScript `npm run build`
- * writes to dist/.
+ * (`node scripts/build.js --bench`: tsconfig.bench.json extends tsconfig.build.json) into bench/dist/, the same
+ * JavaScript `npm run build` writes to dist/.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 
 /** Where tsconfig.bench.json writes the compiled sources. */
 export const BENCH_DIST = 'bench/dist';
 let compiled = false;
 
-/** Compiles the product and the benchmark's servers into bench/dist/ (once per process). */
+/** Compiles the product and the benchmark's servers into bench/dist/, run-time files beside them (once per process). */
 export function compileBench(): void {
   if (compiled) return;
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.bench.json'], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('tsc refused the benchmark or the product (above)');
+  const result = spawnSync(process.execPath, ['scripts/build.js', '--bench'], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('the build of the benchmark and the product failed (above)');
   compiled = true;
 }
 

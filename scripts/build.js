@@ -4,6 +4,9 @@
  * script, the Slack manifest) beside the compiled modules, so `node dist/src/main.js` finds them where
  * `src/main.ts` does.
  *
+ * `node scripts/build.js --bench` does the same into bench/dist/ with tsconfig.bench.json, which adds the
+ * benchmark's servers (bench/child.ts): the benchmarks run the same JavaScript as `npm start`.
+ *
  * `node scripts/build.js --if-needed` (npm's prestart) builds only when dist/ is missing or older than a source:
  * a plain Node script, so a start with dist/ up to date needs no TypeScript installed. Building needs the
  * development dependencies (`npm ci`).
@@ -17,7 +20,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['src', 'flows', 'adapters'];
 const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.js'];
-const DIST = join(root, 'dist');
+const bench = process.argv.includes('--bench');
+const PROJECT = join(root, bench ? 'tsconfig.bench.json' : 'tsconfig.build.json');
+const DIST = join(root, bench ? 'bench/dist' : 'dist');
 /** Written last by a build that finished: its time is the build's. */
 const STAMP = join(DIST, '.built');
 
@@ -51,7 +56,7 @@ function build() {
     process.exit(1);
   }
   rmSync(DIST, { recursive: true, force: true });
-  const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+  const compiled = spawnSync(process.execPath, [tsc, '-p', PROJECT], {
     cwd: root,
     stdio: 'inherit',
   });
@@ -69,7 +74,7 @@ function build() {
   }
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.error(
-    `build: dist/ written (${assets} run-time files copied beside the modules), start with node ${relative(root, join(DIST, 'src', 'main.js'))}`,
+    `build: ${relative(root, DIST)}/ written (${assets} run-time files copied beside the modules), start with node ${relative(root, join(DIST, 'src', 'main.js'))}`,
   );
 }
 
