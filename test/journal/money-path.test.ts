@@ -71,6 +71,7 @@ for (const engine of ['postgres', 'pglite'] as const) {
         amount: '7000',
         currency: 'UGX',
         payee: PAYEE,
+        payee_name: 'Sarah Nakato',
         channel: 'ussd',
         channel_user: me,
         chat: `ussd:${me}`,

@@ -318,6 +318,14 @@ interface Asked {
   asker: Partial<Asker>;
   /** A payout's id, for each of its requests. */
   parentRef?: string;
+  /** The payee's name as the person gave or confirmed it (bank account name, or first and last name): the journal's only. */
+  payeeName?: string;
+}
+
+/** A payment's payee name, when the flow named one: the bank account's name, else the first and last name given. */
+function payeeNameOf(input: { firstName?: string; lastName?: string; bank?: { accountName: string } }) {
+  const name = input.bank?.accountName ?? [input.firstName, input.lastName].filter(Boolean).join(' ');
+  return name === '' ? undefined : name;
 }
 
 /** What the create's answer says, in the journal's words. */
@@ -375,6 +383,7 @@ export function recordMade(
         role: who.role,
         flow: asked.flow,
         ...(asked.parentRef ? { parentRef: asked.parentRef } : {}),
+        ...(asked.payeeName ? { payeeName: asked.payeeName } : {}),
         data: {
           ...(who.person ? { person: who.person } : {}),
           ...(intent.recipient ? { recipient: intent.recipient } : {}),
@@ -509,6 +518,7 @@ export function recordMade(
           flow: input.recipients ? 'payout' : 'pay',
           asker: input,
           parentRef: input.parentRef,
+          payeeName: payeeNameOf(input),
         },
         () => services.createPayment(input),
         paymentAnswer,
