@@ -31,6 +31,7 @@ export const serviceActors: ServiceActors = {
   createPayment: stub('createPayment'),
   listBanks: stub('listBanks'),
   recentPayment: stub('recentPayment'),
+  recentPayees: stub('recentPayees'),
   createCollectionRequest: stub('createCollectionRequest'),
   claimCollection: stub('claimCollection'),
   latestCollections: stub('latestCollections'),

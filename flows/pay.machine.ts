@@ -18,6 +18,7 @@ import {
   type Created,
   type Held,
   type PaymentResult,
+  type RecentPayee,
   type RecentPayment,
 } from './services.js';
 import {
@@ -42,6 +43,10 @@ export interface PayContext {
   /** Duplicate-Check-Key and metadata ref of the payment: `${runId}:pay`, made at start, never changed. */
   key: string;
   kind?: PayKind;
+  /** The people this user paid lately, listed first (read once when the flow starts). */
+  recent?: RecentPayee[];
+  /** Set when the payee was picked from {@link recent}: Back from the amount returns to that list. */
+  picked?: boolean;
   banks?: Array<{ id: string; name: string }>;
   bankId?: string;
   accountNumber?: string;
@@ -57,6 +62,7 @@ export interface PayContext {
   lastName?: string;
   amount?: string;
   currency?: string;
+  /** What the recipient is told; {@link DEFAULT_DESCRIPTION} of the kind unless a note was added at the summary. */
   description?: string;
   /** The same payment made a moment ago (the journal's), when the user is asked whether they mean a second one. */
   repeat?: RecentPayment;
@@ -70,6 +76,17 @@ export interface PayContext {
 
 /** Longest description: the service sends it to the recipient and keeps it to about 140 characters. */
 export const DESCRIPTION_MAX = 140;
+/**
+ * The description a payment carries when the payer adds no note (the service requires one): no screen asks for
+ * it, the summary offers "Add a note".
+ */
+export const DEFAULT_DESCRIPTION: Record<PayKind, string> = {
+  money: 'Mobile money payment',
+  airtime: 'Airtime',
+  bank: 'Bank transfer',
+};
+/** The choice id of recent payee `i` (its place in {@link PayContext.recent}). */
+const recentId = (i: number): string => `recent${i}`;
 const NAME_MAX = 50;
 const ACCOUNT_MAX = 34;
 const EMAIL_MAX = 254;
@@ -133,6 +150,13 @@ function hasDifferentName(context: PayContext, check: ContactCheck): boolean {
   return !words(`${context.firstName ?? ''} ${context.lastName ?? ''}`).every((w) => network.has(w));
 }
 
+/** The summary's choices: confirm, cancel, and a note for the recipient (none is asked otherwise). */
+const SUMMARY_CHOICES: NonNullable<View['choices']> = [
+  { id: 'confirm', text: { key: 'pay.confirm' } },
+  { id: 'cancel', text: { key: 'pay.cancel' } },
+  { id: 'note', text: { key: 'pay.addNote' } },
+];
+
 /** A screen asking for one free-text answer, with the reason the last one was refused. */
 function ask(key: string, input: View['input']): (context: PayContext) => View {
   return (context) => ({ text: { key }, error: context.error, input });
@@ -178,6 +202,7 @@ const back = (target: string, ...fields: Array<keyof PayContext>) =>
   ({ target, actions: { type: 'forget', params: { fields } } }) as const;
 /** "Enter another number": everything from the phone step on is asked again. */
 const FROM_PHONE: Array<keyof PayContext> = [
+  'picked',
   'phone',
   'contact',
   'verified',
@@ -187,6 +212,15 @@ const FROM_PHONE: Array<keyof PayContext> = [
   'currency',
   'description',
 ];
+
+/**
+ * Back from the summary (or the name check before it): the amount is asked again (the currency when there is a
+ * choice of them), and what followed it (the network's check, a note) is forgotten.
+ */
+const AMOUNT_AGAIN = [
+  { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency', 'verified', 'description') },
+  back('choosingCurrency', 'currency', 'verified', 'description'),
+] as const;
 
 const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
 const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
@@ -209,11 +243,15 @@ export const payMachine = setup({
     reserveSpend: serviceActors.reserveSpend,
     createPayment: serviceActors.createPayment,
     recentPayment: serviceActors.recentPayment,
+    recentPayees: serviceActors.recentPayees,
   },
   guards: {
     isValidAnswer: ({ context, event }, params: { field: Field }) => readAnswer(params.field, context, event).ok,
     isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
     isKind: ({ event }) => event.type === 'CHOSEN' && KINDS.some((kind) => kind === event.id),
+    isRecentPayee: ({ context, event }) =>
+      event.type === 'CHOSEN' && (context.recent ?? []).some((_, i) => recentId(i) === event.id),
+    isPicked: ({ context }) => context.picked === true,
     isListedBank: ({ context, event }) =>
       event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
@@ -241,6 +279,12 @@ export const payMachine = setup({
       return read.ok ? { ...read.update, error: undefined } : { error: read.reason };
     }),
     storeKind: assign({ kind: ({ event }) => chosenId(event) as PayKind, error: undefined }),
+    storeRecent: assign((_, recent: RecentPayee[]) => ({ recent })),
+    /** A recent payee picked: their kind and number, as if typed; their names come from the lookup that follows. */
+    storePicked: assign(({ context, event }) => {
+      const payee = (context.recent ?? []).find((_, i) => recentId(i) === chosenId(event));
+      return { kind: payee?.kind, phone: payee?.phone, picked: true, error: undefined };
+    }),
     storeBank: assign({ bankId: ({ event }) => chosenId(event), error: undefined }),
     storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
     storeBanks: assign((_, banks: PayContext['banks']) => ({ banks })),
@@ -292,19 +336,36 @@ export const payMachine = setup({
     input,
     key: `${input.runId}:pay`,
   })),
-  initial: 'choosingKind',
+  initial: 'loadingPayees',
   states: {
+    // The people this user paid lately are listed first, so paying one again is: pick, amount, confirm, PIN.
+    // One read of the store; without an answer the kinds alone are offered.
+    loadingPayees: {
+      tags: ['busy'],
+      invoke: {
+        src: 'recentPayees',
+        input: ({ context }) => ({ channel: context.input.channel, userId: context.input.userId }),
+        onDone: { actions: { type: 'storeRecent', params: ({ event }) => event.output }, target: 'choosingKind' },
+        onError: 'choosingKind',
+      },
+    },
     choosingKind: {
       meta: {
         view: (context: PayContext): View =>
-          choose(
-            context,
-            { key: 'pay.chooseKind' },
-            KINDS.map((id) => ({ id, text: { key: `pay.kind.${id}` } })),
-          ),
+          choose(context, { key: (context.recent ?? []).length > 0 ? 'pay.chooseWho' : 'pay.chooseKind' }, [
+            ...(context.recent ?? []).map((payee, i) => ({
+              id: recentId(i),
+              text: { key: `pay.recent.${payee.kind}`, params: { name: payee.name ?? payee.phone } },
+            })),
+            ...KINDS.map((id) => ({
+              id,
+              text: { key: (context.recent ?? []).length > 0 ? `pay.kind.new.${id}` : `pay.kind.${id}` },
+            })),
+          ]),
       },
       on: {
         CHOSEN: [
+          { guard: 'isRecentPayee', actions: 'storePicked', target: 'lookingUpContact' },
           { guard: chosen('bank'), actions: 'storeKind', target: 'loadingBanks' },
           { guard: 'isKind', actions: 'storeKind', target: 'awaitingPhone' },
           { actions: 'refuseChoice' },
@@ -408,7 +469,10 @@ export const payMachine = setup({
           { guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' },
           { actions: store('firstName') },
         ],
-        BACK: back('awaitingPhone', 'phone', 'contact'),
+        BACK: [
+          { guard: 'isPicked', ...back('choosingKind', 'picked', 'kind', 'phone', 'contact') },
+          back('awaitingPhone', 'phone', 'contact'),
+        ],
       },
     },
     awaitingLastName: {
@@ -430,6 +494,7 @@ export const payMachine = setup({
           { actions: store('amount') },
         ],
         BACK: [
+          { guard: 'isPicked', ...back('choosingKind', 'picked', 'kind', 'phone', 'contact', 'firstName', 'lastName') },
           { guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') },
           back('awaitingLastName', 'lastName'),
         ],
@@ -470,33 +535,27 @@ export const payMachine = setup({
           amount: context.amount!,
           currency: context.currency!,
         }),
-        onDone: 'awaitingDescription',
+        onDone: [{ guard: 'hasToVerify', target: 'verifyingContact' }, { target: 'confirming' }],
         onError: [
           {
             guard: { type: 'isPolicyRefusal', params: ({ event }) => ({ error: event.error }) },
             actions: { type: 'refuseAmount', params: ({ event }) => ({ error: event.error }) },
             target: 'awaitingAmount',
           },
-          { target: 'awaitingDescription' },
+          { guard: 'hasToVerify', target: 'verifyingContact' },
+          { target: 'confirming' },
         ],
       },
     },
+    // Reached only from the summary's "Add a note": a payment without one carries DEFAULT_DESCRIPTION.
     awaitingDescription: {
       meta: { view: ask('pay.askDescription', 'text') },
       on: {
         ANSWERED: [
-          {
-            guard: and([isValid('description'), 'hasToVerify']),
-            actions: store('description'),
-            target: 'verifyingContact',
-          },
           { guard: isValid('description'), actions: store('description'), target: 'confirming' },
           { actions: store('description') },
         ],
-        BACK: [
-          { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') },
-          back('choosingCurrency', 'currency'),
-        ],
+        BACK: back('confirming', 'description'),
       },
     },
     verifyingContact: {
@@ -541,7 +600,7 @@ export const payMachine = setup({
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
-        BACK: back('awaitingDescription', 'description', 'verified'),
+        BACK: AMOUNT_AGAIN,
       },
     },
     confirmingName: {
@@ -585,7 +644,7 @@ export const payMachine = setup({
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
-        BACK: back('awaitingDescription', 'description', 'verified'),
+        BACK: AMOUNT_AGAIN,
       },
     },
     confirming: {
@@ -604,20 +663,18 @@ export const payMachine = setup({
                 account: context.accountNumber ?? '',
               },
             },
-            [
-              { id: 'confirm', text: { key: 'pay.confirm' } },
-              { id: 'cancel', text: { key: 'pay.cancel' } },
-            ],
+            SUMMARY_CHOICES,
           ),
       },
       on: {
         CHOSEN: [
           { guard: chosen('cancel'), actions: 'noteCancelled', target: 'done' },
           { guard: chosen('confirm'), actions: 'clearError', target: 'checkingRepeat' },
+          { guard: chosen('note'), actions: 'clearError', target: 'awaitingDescription' },
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
-        BACK: back('awaitingDescription', 'description', 'verified'),
+        BACK: AMOUNT_AGAIN,
       },
     },
     // The same payee, amount and currency paid by this user a moment ago (the journal knows, even when a
@@ -733,7 +790,8 @@ export const payMachine = setup({
           phonenumber: context.phone!,
           amount: context.amount!,
           currency: context.currency!,
-          description: context.description!,
+          description: context.description ?? DEFAULT_DESCRIPTION[context.kind!],
+          payeeName: payeeName(context),
           ...(context.contact?.known ? {} : { firstName: context.firstName, lastName: context.lastName }),
           ...(context.kind === 'bank'
             ? {

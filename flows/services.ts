@@ -77,6 +77,18 @@ export interface RecentPayment {
   state: string;
 }
 
+/**
+ * Someone this user paid lately (mobile money or airtime), newest first: listed first when they pay, so paying
+ * them again takes no typing of number or names.
+ */
+export interface RecentPayee {
+  kind: 'money' | 'airtime';
+  /** Their number, `+` format. */
+  phone: string;
+  /** The name the payment was made to (typed, known, or the network's), when there was one. */
+  name?: string;
+}
+
 export interface PaymentResult {
   id: string;
   state: string;
@@ -191,8 +203,15 @@ export interface FlowServices {
       recipients?: PayoutRecipient[];
       /** Our grouping of this payment (a payout's id): kept in our journal as its parent, never sent to the service. */
       parentRef?: string;
+      /** Who is paid as the summary named them: kept with the asker's recent payees, never sent to the service. */
+      payeeName?: string;
     },
   ): Promise<Created<PaymentResult> | Held>;
+  /**
+   * The people this user paid lately (at most {@link RECENT_PAYEES_MAX}, newest first), as kept by createPayment:
+   * one read of the store when the pay flow starts. Empty when none are known.
+   */
+  recentPayees(input: Asker): Promise<RecentPayee[]>;
   listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
   /**
    * The latest payment the asker made to this payee (number or bank account), of this amount and currency,
@@ -259,3 +278,6 @@ export interface FlowServices {
 }
 
 export type ServiceName = keyof FlowServices;
+
+/** How many recent payees are kept and listed: three fit a USSD screen beside the kinds of payment. */
+export const RECENT_PAYEES_MAX = 3;

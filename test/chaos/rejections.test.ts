@@ -50,8 +50,7 @@ describe('Redis refusing writes while a payment runs', () => {
     const url = `http://127.0.0.1:${fleet.up(0)!.port}`;
     const ussd = new AtSession(url, PHONE);
     await ussd.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1'])
-      await ussd.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', '1']) await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
 
     // The PIN hop's own write passes; the run's saves of the states it enters next are refused.

@@ -88,14 +88,13 @@ function ussd() {
 const path = (moves: FlowTransition[]) =>
   moves.map((m) => `${m.flow}:${m.from ?? '∅'}->${m.to ?? '∅'}${m.end ? ` (${m.end})` : ''}`);
 
-/** Dial, pay, mobile money, a known number, 5000, a description: at the summary. */
+/** Dial, pay, mobile money, a known number, 5000: at the summary. */
 async function toSummary(e: ReturnType<typeof engine>, msg: ReturnType<typeof ussd>['msg']) {
   await e.handle(msg({ newSession: true }));
   await e.handle(msg({ choice: 'pay' }));
   await e.handle(msg({ choice: 'money' }));
   await e.handle(msg({ text: '0772999001' }));
   await e.handle(msg({ text: '5000' }));
-  await e.handle(msg({ text: 'rent' }));
 }
 
 describe('the engine tells the funnel every move of a run', () => {
@@ -109,13 +108,13 @@ describe('the engine tells the funnel every move of a run', () => {
     expect(path(moves)).toEqual([
       'menu:∅->choosing',
       'menu:choosing->flowChosen (done)',
-      'pay:∅->choosingKind',
+      'pay:∅->loadingPayees',
+      'pay:loadingPayees->choosingKind',
       'pay:choosingKind->awaitingPhone',
       'pay:awaitingPhone->lookingUpContact',
       'pay:lookingUpContact->awaitingAmount',
       'pay:awaitingAmount->checkingAmount',
-      'pay:checkingAmount->awaitingDescription',
-      'pay:awaitingDescription->confirming',
+      'pay:checkingAmount->confirming',
       'pay:confirming->checkingRepeat',
       'pay:checkingRepeat->awaitingPin',
       'pay:awaitingPin->verifyingPin',

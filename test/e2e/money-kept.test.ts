@@ -135,12 +135,12 @@ const USSD_STEPS: Array<[RegExp, (screen: string) => string]> = [
   [/second payment/i, (s) => choice(s, /send again/i)],
   [/2,?500(\.00)? UGX/, (s) => choice(s, /Confirm/)],
   [/What do you want to send/, (s) => choice(s, /Mobile money/)],
+  [/Pay whom\?/, (s) => choice(s, /Sarah Nakato/)],
   [/phone number/i, () => '0772000001'],
   [/first name/i, () => 'Sarah'],
   [/last name/i, () => 'Nakato'],
   [/currency/i, (s) => choice(s, /UGX/)],
   [/amount/i, () => '2500'],
-  [/description/i, () => 'rent'],
   [/Pay someone/i, (s) => choice(s, /Pay someone/i)],
 ];
 
@@ -170,12 +170,12 @@ const SLACK_STEPS: Array<[RegExp, { press: RegExp } | { type: string }]> = [
   [/second payment/i, { press: /send again/i }],
   [/4,?000(\.00)? UGX/, { press: /^Confirm$/ }],
   [/What do you want to send/, { press: /^Mobile money$/ }],
+  [/Pay whom\?/, { press: /^Sarah Nakato$/ }],
   [/phone number of the person/, { type: '0772000001' }],
   [/first name/, { type: 'Sarah' }],
   [/last name/, { type: 'Nakato' }],
   [/Choose the currency/, { press: /^UGX$/ }],
   [/Enter the amount/, { type: '4000' }],
-  [/description/, { type: 'lunch' }],
 ];
 
 /** The label of the button whose text matches. */

@@ -32,8 +32,7 @@ interface Payment {
 async function pay(app: RunningApp, me: string, amount: string): Promise<string> {
   const ussd = new AtSession(app.url, me);
   await ussd.dial();
-  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', 'lunch', '1'])
-    await ussd.answer(answer);
+  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', '1']) await ussd.answer(answer);
   return ussd.answer('1234');
 }
 

@@ -32,8 +32,7 @@ describe("a whole USSD payment through the product (Africa's Talking, embedded s
     await ussd.answer('Sarah');
     expect(await ussd.answer('Nakato')).toMatch(/amount/i);
     expect(await ussd.answer('5000')).toMatch(/currency/i);
-    await ussd.answer('1'); // UGX
-    const summary = await ussd.answer('lunch');
+    const summary = await ussd.answer('1'); // UGX: no description is asked
     expect(summary).toMatch(/5,000 UGX/);
     expect(summary).toMatch(/Sarah Nakato/);
     expect(await ussd.answer('1')).toMatch(/PIN/);

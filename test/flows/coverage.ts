@@ -152,6 +152,8 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('connection'),
   ],
   listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
+  // One answer: each more would walk the whole flow again behind it (pay.machine.test.ts tests none and a failure).
+  recentPayees: [{ output: [{ kind: 'money', phone: '+256772000001', name: 'Sarah Nakato' }] }],
   recentPayment: [
     { output: null },
     { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } },

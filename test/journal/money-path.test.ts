@@ -19,7 +19,7 @@ interface Payments {
 }
 
 /** The answers of a USSD payment of `amount` UGX to Sarah Nakato (the sandbox's +256772000001), up to the PIN. */
-const payTo = (amount: string) => ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', 'lunch', '1'];
+const payTo = (amount: string) => ['1', '1', '0772000001', 'Sarah', 'Nakato', amount, '1', '1'];
 const PAYEE = '+256772000001';
 
 /** The sandbox's payments made from this chat. */

@@ -41,8 +41,7 @@ describe('the money routes of the product', () => {
   it('finds a USSD payment by the payee, the payer and its ids, with its final state and who made it', async () => {
     const at = new AtSession(app.url, PAYER);
     await at.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1', '1234'])
-      await at.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1', '1234']) await at.answer(answer);
     expect(at.screens.at(-1)).toMatch(/^END /);
 
     const [paid] = await eventually(

@@ -108,18 +108,7 @@ const cells = (page: Page, selector: string) => page.$$eval(`${selector} td`, (t
 
 describe('the operator page after scripted conversations', () => {
   it('shows the drop-off at the amount, the outcomes per channel and the service, and refreshes itself', async () => {
-    const paid = await session('+256700222001', [
-      '1',
-      '1',
-      '0772000001',
-      'Sarah',
-      'Nakato',
-      '5000',
-      '1',
-      'lunch',
-      '1',
-      '1234',
-    ]);
+    const paid = await session('+256700222001', ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1', '1234']);
     expect(paid.screens.at(-1)).toMatch(/^END /);
     const left = await session('+256700222002', ['1', '1', '0772000002', 'John', 'Okello']);
     expect(left.screens.at(-1)).toMatch(/amount/i);

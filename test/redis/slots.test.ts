@@ -37,6 +37,7 @@ const SAMPLES: Record<string, () => string | string[]> = {
   contact: () => keys.contact('+256772000001'),
   ownContact: () => keys.ownContact(asker, '+256772000001'),
   ownRequests: () => keys.ownRequests(asker),
+  recentPayees: () => keys.recentPayees(asker),
   made: () => keys.made('0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e'),
   madeId: () => keys.madeId('a1b2c3d4e5f60718', 'payment', '123456'),
   openRequests: () => keys.openRequests('+256772000001', '5000', 'ugx'),
@@ -108,6 +109,7 @@ describe('keys.ts', () => {
         [
           record,
           keys.ownRequests({ channel: c.channel, userId: user }),
+          keys.recentPayees({ channel: c.channel, userId: user }),
           keys.ownContact({ channel: c.channel, userId: user }, '+256772000001'),
         ],
       ]);
@@ -162,8 +164,7 @@ describe('on a real server, as the product runs', () => {
         const me = '+256700111444';
         const ussd = new AtSession(app.url, me);
         await ussd.dial();
-        for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', 'lunch', '1'])
-          await ussd.answer(answer);
+        for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1']) await ussd.answer(answer);
         expect(await ussd.answer('1234')).toMatch(/^END /);
         await eventually(
           () =>

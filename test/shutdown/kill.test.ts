@@ -72,8 +72,7 @@ describe('SIGKILL while a payment call is out', () => {
     const doomed = await start();
     const ussd = new AtSession(doomed.url, USER, undefined, GATEWAY);
     await ussd.dial();
-    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1'])
-      await ussd.answer(answer);
+    for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', '1']) await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
     const confirmed = ussd.answer('1234').catch(() => 'killed');
     for (let i = 0; i < 500 && paymentKeys.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -83,7 +83,7 @@ async function startChild(): Promise<ProductProcess> {
 async function upToPin(url: string, phone: string): Promise<AtSession> {
   const ussd = new AtSession(url, phone, undefined, `/ussd/africastalking/${CALLBACK_TOKEN}`);
   await ussd.dial();
-  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', 'rent', '1']) await ussd.answer(answer);
+  for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', '1']) await ussd.answer(answer);
   expect(ussd.screens.at(-1)).toMatch(/PIN/);
   return ussd;
 }

@@ -147,7 +147,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
         requirePin: participant.channel === 'ussd',
         defaultCountry: options.defaultCountry,
-        currencies: options.currencies,
+        // Computed when a flow starts, not on every hop: only those the role may pay in, so one is never asked.
+        currencies: policy.currenciesOf(participant.channel, participant.userId, options.currencies),
         nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
         profile,
         allowedFlows,

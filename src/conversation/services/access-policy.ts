@@ -321,6 +321,19 @@ export class AccessPolicy {
     };
   }
 
+  /**
+   * The currencies of `offered` the user's role may pay in (a per-payment and a daily limit for it, or `*`), in
+   * the order offered; all of `offered` when the role allows none of them (the amount's check then says why).
+   * The pay flow asks for a currency only when this holds more than one.
+   */
+  currenciesOf(channel: Channel, userId: string, offered: readonly string[]): string[] {
+    const usable = offered.filter((currency) => {
+      const { perPayment, daily } = this.limitsOf(channel, userId, currency);
+      return perPayment !== undefined && daily !== undefined;
+    });
+    return usable.length > 0 ? usable : [...offered];
+  }
+
   /** True when the user's role may decide held payments (`approve: true`). */
   mayApprove(channel: Channel, userId: string): boolean {
     return this.role(channel, userId)?.approve === true;

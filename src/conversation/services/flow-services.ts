@@ -11,6 +11,8 @@ import {
   type Asker,
   type CollectionSummary,
   type RecentPayment,
+  type RecentPayee,
+  RECENT_PAYEES_MAX,
   type ContactCheck,
   type Created,
   type FlowServices,
@@ -300,6 +302,20 @@ export function createServices(options: ServicesOptions): FlowServices {
             ...(input.firstName ? { firstName: input.firstName } : {}),
             ...(input.lastName ? { lastName: input.lastName } : {}),
           }));
+          if (input.paymentType !== 'bank') {
+            const paid: RecentPayee = {
+              kind: input.paymentType,
+              phone: input.phonenumber,
+              ...(input.payeeName ? { name: input.payeeName } : {}),
+            };
+            // Newest first, each number and kind once: the pay flow lists these before asking for a number.
+            await keep<RecentPayee[]>(keys.recentPayees(asker), CONTACT_TTL_SECONDS, (previous = []) =>
+              [paid, ...previous.filter((p) => p.phone !== paid.phone || p.kind !== paid.kind)].slice(
+                0,
+                RECENT_PAYEES_MAX,
+              ),
+            );
+          }
         }
         return { id: String(payment.id), state: payment.state };
       }),
@@ -308,6 +324,12 @@ export function createServices(options: ServicesOptions): FlowServices {
       call('recentPayment', async (): Promise<RecentPayment | null> =>
         options.recentPayment ? options.recentPayment(input) : null,
       ),
+
+    recentPayees: (asker) =>
+      call('recentPayees', async (): Promise<RecentPayee[]> => {
+        const stored = (await store.get(keys.recentPayees(asker)))?.snapshot;
+        return Array.isArray(stored) ? (stored as RecentPayee[]).slice(0, RECENT_PAYEES_MAX) : [];
+      }),
 
     listBanks: () =>
       call('listBanks', async () => {

@@ -105,6 +105,9 @@ export const keys = {
   /** The ids of the collection requests one user made, newest last: the collections they see (flow-services.ts). */
   ownRequests: (asker: Asker): string =>
     `requests:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
+  /** The people one user paid lately, newest first (flow-services.ts): listed first when they pay again. */
+  recentPayees: (asker: Asker): string =>
+    `payees:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
   /** Our record of a payment, collection request or purchase we made, by our ref (made-records.ts). */
   made: (ref: string): string => `made:${braced(ref)}`,
   /**

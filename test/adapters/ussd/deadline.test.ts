@@ -8,9 +8,9 @@ import { MemoryStore } from '../../../src/conversation/index.js';
 import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
 
-const DEADLINE_MS = 200;
+const DEADLINE_MS = 400;
 /** Longer than the deadline, shorter than the router's guard (deadline + 1 s). */
-const SLOW_CREATE_MS = 600;
+const SLOW_CREATE_MS = 700;
 const PHONE = '+256772140001';
 
 let stack: Stack;

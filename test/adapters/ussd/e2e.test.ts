@@ -16,7 +16,7 @@ const DEMO_PIN = '1234';
 const RECIPIENT = '0772000001';
 
 /** Answers of a whole payment from the main menu, as the flows ask for them. */
-const PAYMENT = ['1', '1', RECIPIENT, 'Sarah', 'Nakato', '5000', '1', 'lunch', '1', DEMO_PIN];
+const PAYMENT = ['1', '1', RECIPIENT, 'Sarah', 'Nakato', '5000', '1', '1', DEMO_PIN];
 
 let running: RunningApp;
 beforeAll(async () => {
@@ -68,7 +68,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
     }
     const payments = madeBy(phone, 'payments');
     expect(payments).toHaveLength(1);
-    expect(payments[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'lunch' });
+    expect(payments[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'Mobile money payment' });
   });
 
   it('dials a dial string, drops the session, takes it up again, and shows the outcome SMS the phone received', async () => {
@@ -88,7 +88,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
       await page.waitForSelector('body[data-state="open"]');
       expect(await page.textContent('#screen')).toMatch(/^Continue where you left off\?\n1\. Continue\n2\. Start over/);
       expect(await send(page, '1')).toMatch(/first name/);
-      for (const answer of ['Sarah', 'Nakato', '5000', '1', 'lunch', '1']) await send(page, answer);
+      for (const answer of ['Sarah', 'Nakato', '5000', '1', '1']) await send(page, answer);
       expect(await send(page, DEMO_PIN)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
       // The sandbox processes the payment; its notification reaches the product, which texts the outcome.
       await page.waitForSelector('#sms li:has-text("5,000 UGX")', { timeout: 20_000 });

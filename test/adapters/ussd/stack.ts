@@ -97,7 +97,7 @@ export function paymentsOf(sandbox: Sandbox, phone: string) {
 }
 
 /** Answers of a payment from the main menu when only one currency is offered (no currency screen). */
-export const ONE_CURRENCY_PAYMENT = ['1', '1', '0772000001', 'Sarah', 'Nakato', '9000', 'rent', '1', '1234'];
+export const ONE_CURRENCY_PAYMENT = ['1', '1', '0772000001', 'Sarah', 'Nakato', '9000', '1', '1234'];
 
 /** A stack on the Redis store under a key prefix of its own (TEST_REDIS_URL); close() also removes its keys. */
 export async function startRedisStack(name: string, deadlineMs = 3000): Promise<Stack & { store: RedisStore }> {
