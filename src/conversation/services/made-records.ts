@@ -505,12 +505,7 @@ export function recordMade(
     createPayment: (input) =>
       track(
         {
-          kind: 'payment',
-          ref: input.duplicateCheckKey,
-          chat: input.metadata.chat ?? '',
-          amount: input.amount,
-          currency: input.currency,
-          payee: input.phonenumber,
+          ...intentOf('payment', input, input.phonenumber, input.currency),
           ...(input.recipients?.[0] ? { recipient: input.recipients[0].phonenumber } : {}),
         },
         {
@@ -525,45 +520,35 @@ export function recordMade(
       ),
     createCollectionRequest: (input) =>
       track(
-        {
-          kind: 'request',
-          ref: input.duplicateCheckKey,
-          chat: input.metadata.chat ?? '',
-          amount: input.amount,
-          currency: input.currency,
-          payee: input.phonenumber,
-        },
+        intentOf('request', input, input.phonenumber, input.currency),
         { kind: 'request', flow: 'request', asker: input },
         () => services.createCollectionRequest(input),
         requestAnswer,
       ),
+    // Purchases have no currency: the vending group prices bundles without one.
     purchaseData: (input) =>
       track(
-        {
-          kind: 'purchase',
-          ref: input.duplicateCheckKey,
-          chat: input.metadata.chat ?? '',
-          amount: input.amount,
-          currency: '',
-          payee: input.phonenumber,
-        },
+        intentOf('purchase', input, input.phonenumber, ''),
         { kind: 'purchase', flow: 'data', asker: input },
         () => services.purchaseData(input),
         purchaseAnswer,
       ),
     purchasePin: (input) =>
       track(
-        {
-          kind: 'purchase',
-          ref: input.duplicateCheckKey,
-          chat: input.metadata.chat ?? '',
-          amount: input.amount,
-          currency: '',
-          payee: input.accountNumber,
-        },
+        intentOf('purchase', input, input.accountNumber, ''),
         { kind: 'purchase', flow: 'pin', asker: input },
         () => services.purchasePin(input),
         purchaseAnswer,
       ),
   };
+}
+
+/** The intent of a create: our ref (its Duplicate-Check-Key), the chat it names, its amount, currency and payee. */
+function intentOf(
+  kind: Intent['kind'],
+  input: { duplicateCheckKey: string; metadata: Record<string, string>; amount: string },
+  payee: string,
+  currency: string,
+): Intent {
+  return { kind, ref: input.duplicateCheckKey, chat: input.metadata.chat ?? '', amount: input.amount, currency, payee };
 }
