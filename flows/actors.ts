@@ -24,6 +24,10 @@ function stub<K extends ServiceName>(name: K): ServiceActors[K] {
 /** One stub actor per service, named like the service. */
 export const serviceActors: ServiceActors = {
   verifyPin: stub('verifyPin'),
+  startPinChange: stub('startPinChange'),
+  draftPin: stub('draftPin'),
+  savePin: stub('savePin'),
+  makeLinkCode: stub('makeLinkCode'),
   checkSpend: stub('checkSpend'),
   reserveSpend: stub('reserveSpend'),
   lookupContact: stub('lookupContact'),

@@ -55,6 +55,11 @@ export const failureMessages: Record<Lang, Messages> = {
     'failure.approvals_unavailable':
       'This payment needs approval, but the approvals channel could not be reached. Nothing was sent: please try again.',
     'failure.not_recorded': 'Nothing was sent: we could not record this just now. Please try again shortly.',
+    'failure.pin_weak': 'That PIN is too easy to guess. Choose another.',
+    'failure.pin_mismatch': 'The two PINs were not the same.',
+    'failure.code_wrong': 'That code is not right. Check it and try again.',
+    'failure.code_expired': 'Your one-time code has expired or was used. Ask the operator for a new one.',
+    'failure.too_many_codes': 'Too many codes made. Try again in 15 minutes.',
     'failure.unknown': 'Something went wrong. Please try again later.',
   },
   sw: {
@@ -78,6 +83,11 @@ export const failureMessages: Record<Lang, Messages> = {
       'Malipo haya yanahitaji idhini, lakini hatukuweza kufikia idhaa ya idhini. Hakuna kilichotumwa: tafadhali jaribu tena.',
     'failure.not_recorded':
       'Hakuna kilichotumwa: hatukuweza kuliandika sasa hivi. Tafadhali jaribu tena baada ya muda mfupi.',
+    'failure.pin_weak': 'PIN hiyo ni rahisi mno kukisia. Chagua nyingine.',
+    'failure.pin_mismatch': 'PIN mbili hazikufanana.',
+    'failure.code_wrong': 'Msimbo huo si sahihi. Uhakiki na ujaribu tena.',
+    'failure.code_expired': 'Msimbo wako wa mara moja umeisha muda au umetumika. Omba mwendeshaji mpya.',
+    'failure.too_many_codes': 'Misimbo mingi mno imetengenezwa. Jaribu tena baada ya dakika 15.',
     'failure.unknown': 'Kuna hitilafu. Tafadhali jaribu tena baadaye.',
   },
   fr: {
@@ -101,6 +111,11 @@ export const failureMessages: Record<Lang, Messages> = {
       "Ce paiement doit être approuvé, mais le canal d'approbation est injoignable. Rien n'a été envoyé : réessayez.",
     'failure.not_recorded':
       "Rien n'a été envoyé : nous n'avons pas pu l'enregistrer pour l'instant. Réessayez dans un moment.",
+    'failure.pin_weak': 'Ce PIN est trop facile à deviner. Choisissez-en un autre.',
+    'failure.pin_mismatch': 'Les deux PIN ne sont pas les mêmes.',
+    'failure.code_wrong': "Ce code n'est pas le bon. Vérifiez-le et réessayez.",
+    'failure.code_expired': "Votre code à usage unique a expiré ou a servi. Demandez-en un nouveau à l'opérateur.",
+    'failure.too_many_codes': 'Trop de codes demandés. Réessayez dans 15 minutes.',
     'failure.unknown': 'Une erreur est survenue. Réessayez plus tard.',
   },
 };

@@ -1,5 +1,5 @@
 /**
- * The main menu: the flows this user's role may start (FlowInput.allowedFlows) and a language choice.
+ * The main menu: the flows this user may start (FlowInput.allowedFlows) and a language choice.
  * Picking a flow ends with `next: <flow>`; picking a language ends with `remember: { lang }` and
  * `next: 'menu'`, so the menu comes back in the new language.
  */
@@ -18,8 +18,11 @@ import {
   type View,
 } from './types.js';
 
-/** The flows the menu can offer, in the order shown. */
-export const MENU_FLOWS: readonly FlowId[] = ['pay', 'request', 'check', 'data', 'pin'];
+/**
+ * The flows the menu can offer, in the order shown: the role's, then the person's own (Change PIN, and on USSD
+ * Link a chat app), as FlowInput.allowedFlows lists them.
+ */
+export const MENU_FLOWS: readonly FlowId[] = ['pay', 'request', 'check', 'data', 'pin', 'changePin', 'link'];
 /** The languages that ship. */
 export const LANGUAGES: readonly Lang[] = LANGS;
 /** Choice id of the language entry. */

@@ -147,6 +147,25 @@ export interface FlowServices {
   /** Verifies the USSD PIN of the user; rejects pin_wrong (with attempts left in message) or pin_locked. */
   verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
   /**
+   * Starts a change of the person's own PIN once they proved who they are: their old PIN (`via: 'pin'`;
+   * rejects as verifyPin does) or, after a reset, the operator's one-time code (`via: 'code'`; rejects
+   * code_wrong, code_expired, or pin_locked after too many wrong ones). Rejects not_allowed for someone
+   * who cannot have a PIN of their own.
+   */
+  startPinChange(input: { channel: string; userId: string; via: 'pin' | 'code'; secret: string }): Promise<void>;
+  /**
+   * The new PIN, typed the first time, for the change under way: rejects pin_weak (message: the reason,
+   * src/people/pin-rules.ts) or code_expired when the change is no longer under way.
+   */
+  draftPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
+  /**
+   * The new PIN typed again: the same makes it the person's PIN; rejects pin_mismatch (type it twice again)
+   * or code_expired.
+   */
+  savePin(input: { channel: string; userId: string; pin: string }): Promise<void>;
+  /** A link code for the person (src/people/link.ts); rejects too_many_codes, or not_allowed. */
+  makeLinkCode(input: { channel: string; userId: string }): Promise<string>;
+  /**
    * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
    * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
    */

@@ -5,8 +5,9 @@
  *   View through the message catalogue (flows/messages) into a Prompt.
  * - States running a service call carry `tags: ['busy']` and invoke a named fromPromise actor; the engine
  *   waits while the snapshot has the tag `busy` (up to the channel's deadline). A state whose invoke input
- *   holds a secret (the PIN, taken from the event, never from context) also carries the tag `secret`: the
- *   engine never stores that snapshot. A state whose call moves money (creates a payment, a collection
+ *   holds a secret (a PIN or a code, taken from the event, never from context) also carries the tag `secret`:
+ *   the engine never stores that snapshot. A final state tagged `secret` shows a secret (a link code): the
+ *   engine shows that screen once and keeps neither it nor the flow. A state whose call moves money (creates a payment, a collection
  *   request or a purchase under the flow's Duplicate-Check-Key) also carries the tag `money`: once it was
  *   entered, the engine never tells the user to start again, only that it is being confirmed.
  * - Events the engine sends (and only these):
@@ -22,7 +23,7 @@
  */
 import type { InputKind } from '../src/conversation/types.js';
 
-export type FlowId = 'menu' | 'pay' | 'request' | 'check' | 'data' | 'pin';
+export type FlowId = 'menu' | 'pay' | 'request' | 'check' | 'data' | 'pin' | 'changePin' | 'link';
 /** The languages that ship: English, Kiswahili and French (the region's third; DRC, Rwanda, Burundi). */
 export type Lang = 'en' | 'sw' | 'fr';
 /** Every language, in the order the language menu offers them. */
@@ -112,6 +113,11 @@ export interface FlowInput {
   profile: UserProfile;
   /** Flows this user's role may start (the menu offers these). Absent: none. */
   allowedFlows?: FlowId[];
+  /**
+   * The person's PIN was reset: Change PIN starts from the one-time code the operator gave, not the old PIN
+   * (and the engine starts it before the menu: src/conversation/engine/engine.ts).
+   */
+  pinReset?: boolean;
 }
 
 /**
@@ -173,6 +179,11 @@ export interface ServiceFailure {
     | 'pin_locked'
     | 'approvals_unavailable'
     | 'not_recorded'
+    | 'pin_weak'
+    | 'pin_mismatch'
+    | 'code_wrong'
+    | 'code_expired'
+    | 'too_many_codes'
     | 'unknown';
   /** Field -> messages, for validation. */
   fields?: Record<string, string[]>;
@@ -181,6 +192,7 @@ export interface ServiceFailure {
    * payment or in what is left of the day, and what was sent today; decimal strings.
    */
   limit?: SpendLimit;
+  /** `pin_weak`: why the PIN may not be chosen (src/people/pin-rules.ts PinWeakness). */
   message?: string;
 }
 

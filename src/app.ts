@@ -209,7 +209,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     currency: string;
   }) => recentPayment(database.db, input);
   const recorded = recordMade(
-    createServices({ client, policy, store, logger, recentPayment: recentOfJournal }),
+    createServices({ client, policy, store, logger, recentPayment: recentOfJournal, directory: people }),
     made,
     logger,
     {

@@ -21,6 +21,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.error': 'Something went wrong on our side. Please start again.',
     'common.runFailed': 'Something went wrong on our side. Nothing was sent; please start again.',
     'common.secretLost': 'We were interrupted before your PIN was checked. Nothing was sent; please start again.',
+    'common.shownOnce': 'That screen was shown once and is not kept. Start again for a new one.',
     'common.pendingOutcome': 'Update on your last request:',
     'common.back': 'Back',
     'common.home': 'Home',
@@ -49,6 +50,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.error': 'Kuna hitilafu upande wetu. Tafadhali anza upya.',
     'common.runFailed': 'Kuna hitilafu upande wetu. Hakuna kilichotumwa; tafadhali anza upya.',
     'common.secretLost': 'Tulikatizwa kabla PIN yako haijakaguliwa. Hakuna kilichotumwa; tafadhali anza upya.',
+    'common.shownOnce': 'Skrini hiyo ilionyeshwa mara moja na haihifadhiwi. Anza upya kupata nyingine.',
     'common.pendingOutcome': 'Habari ya ombi lako la mwisho:',
     'common.back': 'Rudi',
     'common.home': 'Mwanzo',
@@ -79,6 +81,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.runFailed': "Une erreur est survenue chez nous. Rien n'a été envoyé ; veuillez recommencer.",
     'common.secretLost':
       "Nous avons été interrompus avant de vérifier votre PIN. Rien n'a été envoyé ; veuillez recommencer.",
+    'common.shownOnce': "Cet écran n'a été montré qu'une fois et n'est pas gardé. Recommencez pour un nouveau.",
     'common.pendingOutcome': 'Suite de votre dernière demande :',
     'common.back': 'Retour',
     'common.home': 'Accueil',

@@ -25,6 +25,8 @@ import { hashSecret, normaliseCode, randomCode, secretMatches } from './secrets.
 export const PIN_CODE_HOURS = 24;
 /** Digits of a one-time PIN code: typed on a phone's keypad. */
 export const PIN_CODE_DIGITS = 8;
+/** How long a change of PIN may take, from the old PIN or the code to the new PIN typed twice: 10 minutes. */
+export const PIN_CHANGE_MINUTES = 10;
 /** How long a link code lives: 10 minutes. */
 export const LINK_CODE_MINUTES = 10;
 /** Characters of a link code. */
@@ -289,6 +291,8 @@ export class People {
     const code = Array.from({ length: PIN_CODE_DIGITS }, () => String(randomInt(10))).join('');
     const codeHash = hashSecret(code);
     const person = await this.change(by, id, 'PIN reset', async (_row, trx) => {
+      // A change of PIN under way (with the old PIN, or an older code) ends here: it cannot undo the reset.
+      await trx.deleteFrom('pin_changes').where('person_id', '=', id).execute();
       await trx
         .updateTable('person_codes')
         .set({ used_at: new Date(this.now()) })
@@ -312,62 +316,97 @@ export class People {
   }
 
   /**
-   * Sets the PIN of a person whose PIN was reset, with their one-time code (once; never after it expired).
-   * `pinHash` is the new PIN's hash: the caller checked it is not weak. Answers why not, or 'set'.
+   * Starts a person's change of their own PIN, once they proved who they are: `codeId` is the one-time code of
+   * a reset they typed ({@link matchPinCode}), none when they typed their old PIN (the caller checked it). A
+   * change already under way starts again. It lasts {@link PIN_CHANGE_MINUTES} minutes.
    */
-  async setPinWithCode(id: string, code: string, pinHash: string): Promise<'set' | 'wrong' | 'expired'> {
-    return this.db.transaction().execute(async (trx) => {
-      const codes = await trx
-        .selectFrom('person_codes')
-        .select(['id', 'code_hash', 'expires_at'])
-        .where('person_id', '=', id)
-        .where('purpose', '=', 'pin')
-        .where('used_at', 'is', null)
-        .forUpdate()
-        .execute();
-      let expired = false;
-      for (const row of codes) {
-        if (!(await secretMatches(code, row.code_hash))) continue;
-        if (new Date(row.expires_at).getTime() <= this.now()) {
-          expired = true;
-          continue;
-        }
-        await trx
-          .updateTable('person_codes')
-          .set({ used_at: new Date(this.now()) })
-          .where('id', '=', row.id)
-          .execute();
-        await this.changeIn(trx, 'person', id, 'PIN set with a one-time code', () => ({
-          pin_hash: pinHash,
-          pin_must_change: false,
-          pin_locked_until: null,
-        }));
-        return 'set';
-      }
-      return expired ? 'expired' : 'wrong';
-    });
+  async beginPinChange(id: string, codeId?: string): Promise<void> {
+    const at = new Date(this.now());
+    const row = {
+      code_id: codeId ?? null,
+      pin_hash: null,
+      expires_at: new Date(this.now() + PIN_CHANGE_MINUTES * 60_000),
+      created: at,
+    };
+    await this.db
+      .insertInto('pin_changes')
+      .values({ person_id: id, ...row })
+      .onConflict((oc) => oc.column('person_id').doUpdateSet(row))
+      .execute();
   }
 
-  /** True when the person has a one-time PIN code that is unused and unexpired. */
-  async hasPinCode(id: string): Promise<boolean> {
-    const row = await this.db
+  /**
+   * The one-time PIN code of the person that `code` is, unused: its id, or why not (`wrong` for no such code or
+   * a used one, `expired` for one past its {@link PIN_CODE_HOURS} hours). Uses nothing up.
+   */
+  async matchPinCode(id: string, code: string): Promise<{ codeId: string } | 'wrong' | 'expired'> {
+    const codes = await this.db
       .selectFrom('person_codes')
-      .select('id')
+      .select(['id', 'code_hash', 'expires_at'])
       .where('person_id', '=', id)
       .where('purpose', '=', 'pin')
       .where('used_at', 'is', null)
-      .where('expires_at', '>', new Date(this.now()))
-      .executeTakeFirst();
-    return row !== undefined;
+      .execute();
+    let expired = false;
+    for (const row of codes) {
+      if (!(await secretMatches(code, row.code_hash))) continue;
+      if (new Date(row.expires_at).getTime() > this.now()) return { codeId: String(row.id) };
+      expired = true;
+    }
+    return expired ? 'expired' : 'wrong';
   }
 
-  /** A person changes their own PIN (the caller checked the old one and the new one's strength). */
-  changePin(id: string, pinHash: string): Promise<PersonView> {
-    return this.change('person', id, 'PIN changed', () => ({
-      pin_hash: pinHash,
-      pin_must_change: false,
-      pin_locked_until: null,
-    }));
+  /**
+   * Keeps the hash of the new PIN typed the first time (the caller checked it is not weak), for the change
+   * under way; false when none is (never started, or past its minutes).
+   */
+  async draftPin(id: string, pinHash: string): Promise<boolean> {
+    const updated = await this.db
+      .updateTable('pin_changes')
+      .set({ pin_hash: pinHash })
+      .where('person_id', '=', id)
+      .where('expires_at', '>', new Date(this.now()))
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) > 0;
+  }
+
+  /**
+   * The new PIN typed again: the same as the draft makes it the person's PIN (using up the one-time code the
+   * change started with, which must still be unused and unexpired), and the change ends. `mismatch` drops the
+   * draft (the new PIN is typed twice again); `expired` when no change is under way or its code is gone.
+   */
+  async finishPinChange(id: string, pin: string): Promise<'set' | 'mismatch' | 'expired'> {
+    return this.db.transaction().execute(async (trx) => {
+      const change = await trx
+        .selectFrom('pin_changes')
+        .selectAll()
+        .where('person_id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!change || !change.pin_hash || new Date(change.expires_at).getTime() <= this.now()) return 'expired';
+      if (!(await secretMatches(pin, change.pin_hash))) {
+        await trx.updateTable('pin_changes').set({ pin_hash: null }).where('person_id', '=', id).execute();
+        return 'mismatch';
+      }
+      if (change.code_id !== null) {
+        const used = await trx
+          .updateTable('person_codes')
+          .set({ used_at: new Date(this.now()) })
+          .where('id', '=', change.code_id)
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', new Date(this.now()))
+          .executeTakeFirst();
+        if (Number(used.numUpdatedRows) === 0) return 'expired';
+      }
+      await trx.deleteFrom('pin_changes').where('person_id', '=', id).execute();
+      const pinHash = change.pin_hash;
+      await this.changeIn(trx, 'person', id, change.code_id ? 'PIN set with a one-time code' : 'PIN changed', () => ({
+        pin_hash: pinHash,
+        pin_must_change: false,
+        pin_locked_until: null,
+      }));
+      return 'set';
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * The tables of the directory of people (migration 0100_people) as Kysely sees them. They sit beside the
+ * The tables of the directory of people (migrations 0100_people, 0101_pin_changes) as Kysely sees them. They sit beside the
  * journal's in one database: `Kysely<PeopleSchema>`.
  */
 import type { ColumnType, Generated } from 'kysely';
@@ -43,6 +43,17 @@ export interface PersonCodesTable {
   created: Timestamp;
 }
 
+/** A change of a person's own PIN under way (migration 0101): who proved what, and the new PIN's hash. */
+export interface PinChangesTable {
+  person_id: string;
+  /** The one-time code of a reset the person typed (used up when the PIN is set); null: they typed their old PIN. */
+  code_id: string | null;
+  /** scrypt hash of the new PIN once typed the first time; null before. */
+  pin_hash: string | null;
+  expires_at: Timestamp;
+  created: Timestamp;
+}
+
 export interface OperatorsTable {
   name: string;
   password_hash: string;
@@ -60,6 +71,7 @@ export interface PeopleTables {
   persons: PersonsTable;
   person_identities: PersonIdentitiesTable;
   person_codes: PersonCodesTable;
+  pin_changes: PinChangesTable;
   operators: OperatorsTable;
   people_version: PeopleVersionTable;
 }

@@ -39,6 +39,7 @@ const payFlow: FlowModule = {
 
 const ctx: StepContext = {
   allowedFlows: [],
+  home: 'menu',
   newRunId: () => 'run-1',
   expiresAt: 10_000,
   channel: 'ussd',

@@ -99,6 +99,24 @@ const collection = {
 /** A success and the typical failures of every service. */
 export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }> = {
   verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2 attempts left' }), failure('pin_locked')],
+  startPinChange: [
+    { output: undefined },
+    failure('pin_wrong', { message: '2 attempts left' }),
+    failure('code_wrong'),
+    failure('code_expired'),
+    failure('pin_locked'),
+    failure('not_allowed'),
+  ],
+  draftPin: [
+    { output: undefined },
+    failure('pin_weak', { message: 'length' }),
+    failure('pin_weak', { message: 'repeated' }),
+    failure('pin_weak', { message: 'run' }),
+    failure('pin_weak', { message: 'ownNumber' }),
+    failure('code_expired'),
+  ],
+  savePin: [{ output: undefined }, failure('pin_mismatch'), failure('code_expired')],
+  makeLinkCode: [{ output: 'ABCD2345EF' }, failure('too_many_codes'), failure('not_allowed')],
   checkSpend: [
     { output: undefined },
     failure('limit_exceeded', { limit: { per: 'day', max: '500000', spent: '1500000', currency: 'UGX' } }),

@@ -15,6 +15,12 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
 import { AtSession } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
+import {
+  postForm,
+  postSignIn as opsPostSignIn,
+  signIn as opsSignIn,
+  signInForm as opsSignInForm,
+} from './ops-session.js';
 
 const USER = 'ops-lead';
 const PASSWORD = 'a long operator password';
@@ -53,44 +59,11 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The sign-in form as a browser loads it: its cookie and the CSRF token it carries. */
-async function signInForm(): Promise<{ cookie: string; csrf: string }> {
-  const res = await fetch(`${app.url}/ops/sign-in`);
-  const setCookie = res.headers.get('set-cookie') ?? '';
-  expect(setCookie).toMatch(/^momo_sign_in=[^;]+;.*HttpOnly/i);
-  expect(setCookie).toMatch(/SameSite=Strict/i);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1];
-  expect(csrf).toBeTruthy();
-  return { cookie: setCookie.split(';')[0]!, csrf: csrf! };
-}
-
-/** Posts the sign-in form loaded from this site. */
-async function postSignIn(name: string, password: string): Promise<Response> {
-  const form = await signInForm();
-  return post('/ops/sign-in', { name, password, csrf: form.csrf }, { cookie: form.cookie });
-}
-
-/** An operator's browser-like session: the cookie it was given and the CSRF token of the page. */
-async function signIn(name = USER, password = PASSWORD): Promise<{ cookie: string; csrf: string }> {
-  const res = await postSignIn(name, password);
-  expect(res.status).toBe(303);
-  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('momo_ops=')) ?? '';
-  expect(setCookie).toMatch(/HttpOnly/i);
-  expect(setCookie).toMatch(/SameSite=Strict/i);
-  const cookie = setCookie.split(';')[0]!;
-  const page = await (await fetch(`${app.url}/ops/people`, { headers: { cookie } })).text();
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1];
-  expect(csrf).toBeTruthy();
-  return { cookie, csrf: csrf! };
-}
-
+const signIn = (name = USER, password = PASSWORD) => opsSignIn(app.url, name, password);
+const postSignIn = (name: string, password: string) => opsPostSignIn(app.url, name, password);
+const signInForm = () => opsSignInForm(app.url);
 const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${app.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields),
-  });
+  postForm(app.url, path, fields, headers);
 
 interface PeopleJson {
   persons: Array<{

@@ -112,7 +112,7 @@ forEachDatabase('people', (open, engine) => {
     expect(policy.role('ussd', '+256772000001')).toBeDefined();
   });
 
-  it('lets a one-time PIN code set a PIN once, never a wrong or expired one', async () => {
+  it('sets a PIN from a one-time code once, the new PIN typed twice; never with a wrong, used or expired code', async () => {
     const p = await people();
     const person = await p.add('operator:ops', {
       name: 'Carol',
@@ -121,14 +121,52 @@ forEachDatabase('people', (open, engine) => {
     });
     const { code } = await p.resetPin('operator:ops', person.id);
     expect(code).toMatch(new RegExp(`^\\d{${PIN_CODE_DIGITS}}$`));
-    expect(await p.hasPinCode(person.id)).toBe(true);
-    expect(await p.setPinWithCode(person.id, '00000000', hashPin('5930'))).toBe('wrong');
-    expect(await p.setPinWithCode(person.id, code, hashPin('5930'))).toBe('set');
+    expect(await p.matchPinCode(person.id, '00000000')).toBe('wrong');
+    const match = await p.matchPinCode(person.id, code);
+    if (typeof match === 'string') throw new Error(`the code did not match: ${match}`);
+    // Nothing to finish before a change began, nor a draft before the PIN was typed once.
+    expect(await p.draftPin(person.id, hashPin('5930'))).toBe(false);
+    await p.beginPinChange(person.id, match.codeId);
+    expect(await p.finishPinChange(person.id, '5930')).toBe('expired');
+    expect(await p.draftPin(person.id, hashPin('5930'))).toBe(true);
+    // Typed differently the second time: the draft goes, the PIN is not set.
+    expect(await p.finishPinChange(person.id, '5931')).toBe('mismatch');
+    expect(await p.finishPinChange(person.id, '5930')).toBe('expired');
+    expect(await p.get(person.id)).toMatchObject({ pin: 'must change' });
+    expect(await p.draftPin(person.id, hashPin('5930'))).toBe(true);
+    expect(await p.finishPinChange(person.id, '5930')).toBe('set');
     expect(await p.get(person.id)).toMatchObject({ pin: 'set' });
-    expect(await p.setPinWithCode(person.id, code, hashPin('7391'))).toBe('wrong');
+    const history = await p.history(person.id);
+    expect(history.at(-1)).toMatchObject({ action: 'PIN set with a one-time code', by: 'person' });
+    expect(JSON.stringify(history)).not.toMatch(/5930|scrypt/);
+    // Used: the code is no longer found; a change begun with it cannot set a PIN again.
+    expect(await p.matchPinCode(person.id, code)).toBe('wrong');
+    await p.beginPinChange(person.id, match.codeId);
+    await p.draftPin(person.id, hashPin('7391'));
+    expect(await p.finishPinChange(person.id, '7391')).toBe('expired');
+    // Expired after 24 hours, even when the change began before.
     const again = await p.resetPin('operator:ops', person.id);
+    const fresh = await p.matchPinCode(person.id, again.code);
+    if (typeof fresh === 'string') throw new Error(`the code did not match: ${fresh}`);
+    await p.beginPinChange(person.id, fresh.codeId);
     clock += 24 * 3600_000 + 1;
-    expect(await p.setPinWithCode(person.id, again.code, hashPin('7391'))).toBe('expired');
+    expect(await p.matchPinCode(person.id, again.code)).toBe('expired');
+    expect(await p.draftPin(person.id, hashPin('7391'))).toBe(false);
+    expect(await p.get(person.id)).toMatchObject({ pin: 'must change' });
+  });
+
+  it('ends a change of PIN under way when the PIN is reset meanwhile', async () => {
+    const p = await people();
+    const person = await p.add('operator:ops', {
+      name: 'Eve',
+      role: 'teller',
+      identities: [{ channel: 'ussd', userId: '+256772000043' }],
+    });
+    await p.resetPin('operator:ops', person.id);
+    await p.beginPinChange(person.id);
+    await p.draftPin(person.id, hashPin('5930'));
+    await p.resetPin('operator:ops', person.id);
+    expect(await p.finishPinChange(person.id, '5930')).toBe('expired');
     expect(await p.get(person.id)).toMatchObject({ pin: 'must change' });
   });
 

@@ -128,13 +128,23 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const now = options.now ?? Date.now;
   const newRunId = options.newRunId ?? randomUUID;
 
-  /** What any flow a user starts gets: their channel, chat, number, and the flows their role allows. */
+  /**
+   * What any flow a user starts gets: their channel, chat, number, and the flows they may start: their role's,
+   * and for a person of the directory's database (not a `*` rule's) Change PIN, and on USSD Link a chat app.
+   * A person whose PIN was reset starts every conversation with Change PIN, from the operator's code.
+   */
   function context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext {
-    const allowedFlows = policy
-      .allowedFlows(participant.channel, participant.userId)
-      .filter((flow) => runtime.has(flow));
+    const person = policy.person(participant.channel, participant.userId);
+    const own = person?.status === 'active' && policy.directory.person(person.id) !== undefined;
+    const pinReset = own && person.pinMustChange === true;
+    const allowedFlows = [
+      ...policy.allowedFlows(participant.channel, participant.userId),
+      ...(own && (person.pin !== undefined || pinReset) ? (['changePin'] as const) : []),
+      ...(own && participant.channel === 'ussd' ? (['link'] as const) : []),
+    ].filter((flow) => runtime.has(flow));
     return {
       allowedFlows,
+      home: pinReset && runtime.has('changePin') ? 'changePin' : 'menu',
       newRunId,
       expiresAt: now() + options.sessionTtlSeconds * 1000,
       channel: participant.channel,
@@ -152,6 +162,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
         profile,
         allowedFlows,
+        ...(pinReset ? { pinReset } : {}),
       }),
     };
   }

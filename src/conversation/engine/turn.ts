@@ -135,7 +135,7 @@ export function createTurn(o: TurnOptions) {
         session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt },
       };
     }
-    if (!live || leaving) return runtime.start('menu', base, ctx);
+    if (!live || leaving) return runtime.start(ctx.home, base, ctx);
     return runtime.send(live, eventOf(inbound), base, ctx);
   }
 
@@ -262,15 +262,20 @@ export function createTurn(o: TurnOptions) {
     // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
     const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
     const seen = !inbound.newSession && record.notesShown === true;
-    const busy = isBusy(runtime.restore(planned.session));
+    const landed = runtime.restore(planned.session);
+    const busy = isBusy(landed);
     if (!busy) {
       const screen = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
       const prompt = shownPending.length > 0 ? { ...screen, noted: true } : screen;
       const state = after(prompt);
+      // A final screen tagged `secret` (a link code) is shown once: the record keeps neither it nor its flow,
+      // and a resend of this delivery is told to ask again.
+      const shownOnce = landed.status === 'done' && landed.hasTag('secret');
+      const kept = shownOnce ? answers.notice('common.shownOnce', lang, true) : prompt;
       const next: ConversationRecord = {
-        session: planned.session,
-        ledger: withAnswer(record.ledger, id, prompt),
-        channel: state,
+        ...(shownOnce ? {} : { session: planned.session }),
+        ledger: withAnswer(record.ledger, id, kept),
+        channel: shownOnce ? after(kept) : state,
         profile: planned.profile,
         ...marked,
       };
@@ -343,12 +348,22 @@ export function createTurn(o: TurnOptions) {
     }
   }
 
-  /** What the channel may know of the conversation (ConversationView). */
-  function viewOf(record: ConversationRecord, pending: StoredSnapshot | null | undefined): ConversationView {
+  /**
+   * What the channel may know of the conversation (ConversationView). A flow other than the one the
+   * conversation starts with now (Change PIN for a person whose PIN was reset meanwhile) is not offered to be
+   * taken up: that one comes first.
+   */
+  function viewOf(
+    record: ConversationRecord,
+    pending: StoredSnapshot | null | undefined,
+    participant: Participant,
+  ): ConversationView {
     const session = record.session;
+    const home = o.context(participant).home;
     const waiting =
       session !== undefined &&
       session.flow !== 'menu' &&
+      (home === 'menu' || session.flow === home) &&
       !session.ended &&
       !session.notice &&
       session.expiresAt > o.now() &&
@@ -432,7 +447,7 @@ export function createTurn(o: TurnOptions) {
           }
           return { state: record.channel as S, stopped: true };
         }
-        const decision = decide(record.channel as S | undefined, viewOf(record, alongside?.pending));
+        const decision = decide(record.channel as S | undefined, viewOf(record, alongside?.pending, participant));
         // An answer without a step comes only from a record just read, with the outcomes kept for the user (the
         // view's notes): a kept one is read and decided on again (not an attempt).
         if (decision.kind === 'reply') {

@@ -51,6 +51,11 @@ export interface Session {
 export interface StepContext {
   input(runId: string, profile: UserProfile): FlowInput;
   allowedFlows: FlowId[];
+  /**
+   * The flow a conversation starts with (a dial, a first message, Home): the menu, or Change PIN for a person
+   * whose PIN was reset (they set their own before anything else).
+   */
+  home: FlowId;
   newRunId(): string;
   expiresAt: number;
   /** The channel and the time of this step (ms since the epoch), for the transitions it makes. */
@@ -255,7 +260,7 @@ export class FlowRuntime {
 
   /** Starts `flow` (the menu when it is not allowed or not registered, with a note saying so). */
   start(flow: FlowId, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    const allowed = flow === 'menu' || (ctx.allowedFlows.includes(flow) && this.has(flow));
+    const allowed = flow === 'menu' || ((ctx.allowedFlows.includes(flow) || flow === ctx.home) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
     const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile)) as [

@@ -35,6 +35,8 @@ import {
   type Contact,
   type MomoClient,
 } from '../../momo/index.js';
+import { personServices } from '../../people/person-services.js';
+import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../store/keys.js';
 import { giveBackSpend, type AccessPolicy } from './access-policy.js';
 import type { Channel, SessionStore } from '../types.js';
@@ -53,6 +55,11 @@ export interface ServicesOptions {
    * same person). Default: none known, so the pay flow never asks about a second payment.
    */
   recentPayment?: FlowServices['recentPayment'];
+  /**
+   * The directory of people's database: Change PIN and link codes (src/people/person-services.ts). Absent: both
+   * are refused `not_allowed`.
+   */
+  directory?: PeopleDirectory;
 }
 
 /**
@@ -217,6 +224,7 @@ export function createServices(options: ServicesOptions): FlowServices {
 
   return {
     verifyPin: (input) => policy.verifyPin(store, { ...input, channel: input.channel as Channel }),
+    ...personServices({ policy, store, ...(options.directory ? { directory: options.directory } : {}) }),
     checkSpend: (input) => policy.checkSpend(store, { ...input, channel: input.channel as Channel }),
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as Channel }),
 

@@ -7,12 +7,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
 import * as reconciliation0010 from './0010_reconciliation.js';
 import * as people0100 from './0100_people.js';
+import * as people0101 from './0101_pin_changes.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_journal': journal0001,
   '0010_reconciliation': reconciliation0010,
   '0100_people': people0100,
+  '0101_pin_changes': people0101,
 };
 
 /** Kysely's provider over the list above. */
