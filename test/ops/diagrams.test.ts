@@ -34,8 +34,10 @@ describe('the committed diagrams', () => {
     const files = generatedFiles();
     expect([...files.keys()].sort()).toEqual([
       'docs/flows/README.md',
+      'docs/flows/changePin.md',
       'docs/flows/check.md',
       'docs/flows/data.md',
+      'docs/flows/link.md',
       'docs/flows/menu.md',
       'docs/flows/pay.md',
       'docs/flows/pin.md',
