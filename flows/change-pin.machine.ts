@@ -14,6 +14,7 @@ import { answer, errorOf } from './events.js';
 import { failureText } from './failure.js';
 import { changePinMessages } from './messages/change-pin.js';
 import {
+  contextFromInput,
   isServiceFailure,
   type FlowEvent,
   type FlowId,
@@ -92,7 +93,7 @@ export const changePinMachine = setup({
   },
 }).createMachine({
   id: 'changePin',
-  context: ({ input }) => ({ input }),
+  context: contextFromInput((input) => ({ input })),
   initial: 'awaitingSecret',
   states: {
     // The current PIN, or after a reset the operator's one-time code.

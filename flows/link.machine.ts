@@ -12,7 +12,16 @@ import { serviceActors } from './actors.js';
 import { errorOf, outputOf } from './events.js';
 import { failureText } from './failure.js';
 import { linkMessages } from './messages/link.js';
-import type { FlowEvent, FlowInput, FlowModule, FlowOutcome, FlowOutput, Text, View } from './types.js';
+import {
+  contextFromInput,
+  type FlowEvent,
+  type FlowInput,
+  type FlowModule,
+  type FlowOutcome,
+  type FlowOutput,
+  type Text,
+  type View,
+} from './types.js';
 
 interface LinkContext {
   input: FlowInput;
@@ -32,7 +41,7 @@ export const linkMachine = setup({
   actors: { makeLinkCode: serviceActors.makeLinkCode },
 }).createMachine({
   id: 'link',
-  context: ({ input }) => ({ input }),
+  context: contextFromInput((input) => ({ input })),
   initial: 'making',
   states: {
     making: {
