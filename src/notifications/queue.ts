@@ -9,6 +9,7 @@ import {
   closeRedis,
   connectRedis,
   QUEUE_PREFIX,
+  settingsOf,
   type RedisClient,
   type RedisTarget,
 } from '../redis/connect.js';
@@ -201,9 +202,24 @@ export class MemoryQueue<T> implements JobQueue<T> {
   }
 }
 
+/** How long an add waits for a replica to hold the job (Sentinel mode), ms. */
+export const REPLICATED_WITHIN_MS = 1_000;
+
+/** A job a replica did not take in time while one is connected (Sentinel mode): not yet safe from a failover. */
+export class NotReplicatedError extends Error {
+  constructor() {
+    super(`the job is not on a replica after ${REPLICATED_WITHIN_MS} ms; not taken`);
+    this.name = 'NotReplicatedError';
+  }
+}
+
 /** BullMQ queue on Redis. */
 export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
+  /** Sentinel mode: an add is done once a replica holds it ({@link onReplica}). */
+  private readonly replicated: boolean;
+  /** The queue's own connection (BullMQ sends a queue's commands on the connection it is given). */
+  private readonly connection: RedisClient;
   private worker?: Worker;
   private readonly connections: RedisClient[] = [];
 
@@ -213,6 +229,8 @@ export class BullQueue<T> implements JobQueue<T> {
     private readonly options: QueueOptions,
   ) {
     const connection = this.connect(redisUrl);
+    this.connection = connection;
+    this.replicated = settingsOf(redisUrl).mode === 'sentinel';
     this.queue = new Queue(name, {
       connection,
       prefix: QUEUE_PREFIX,
@@ -244,6 +262,21 @@ export class BullQueue<T> implements JobQueue<T> {
       ...(id ? { jobId: id.replace(/:/g, '_') } : {}),
       ...(delayMs ? { delay: delayMs } : {}),
     });
+    if (this.replicated) await this.onReplica();
+  }
+
+  /**
+   * Sentinel mode: a job is taken only once a replica holds it. A failover drops the old master's last writes,
+   * and a notification the receiver acknowledged in that moment would be gone for good (the service does not
+   * send it again), its outcome left to the follow-up minutes later. Not held by a replica within
+   * {@link REPLICATED_WITHIN_MS} while one is connected: {@link NotReplicatedError} (the receiver answers 503,
+   * the service sends it again). A master with no replica connected takes it alone: no failover can drop it.
+   */
+  private async onReplica(): Promise<void> {
+    // WAIT counts the replicas holding every write this connection made so far: the add among them.
+    if ((await this.connection.wait(1, REPLICATED_WITHIN_MS)) >= 1) return;
+    if (/^connected_slaves:0\b/m.test(await this.connection.info('replication'))) return;
+    throw new NotReplicatedError();
   }
 
   process(handler: JobHandler<T>): void {

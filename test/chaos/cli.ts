@@ -1,7 +1,11 @@
 /**
- * `npm run chaos`: 500 pay conversations (CHAOS_CONVERSATIONS to change) through product instances that are
- * child processes on one Redis (CHAOS_REDIS_URL, default redis://127.0.0.1:6379/11, a database of its own),
- * with faults injected and instances killed (see run.ts). Progress, faults and the diagnosis of every failed
+ * `npm run chaos`: 500 pay conversations (`--conversations N` or CHAOS_CONVERSATIONS to change) through product
+ * instances that are child processes on one Redis (CHAOS_REDIS_URL, default redis://127.0.0.1:6379/11, a
+ * database of its own), with faults injected and instances killed (see run.ts). `--redis sentinel`: on a master,
+ * replica and three Sentinels of the run's own, failed over (SENTINEL FAILOVER, and SIGKILL of the master) again
+ * and again; `--redis cluster`: on a three-master cluster of its own, with slots moved (redis-modes.ts). Those
+ * print a line more before the result: `chaos: redis faults=… touched=… processing=… repeated=…` (run.ts
+ * FailoverCost: what the answers during the faults were). Progress, faults and the diagnosis of every failed
  * conversation go to stderr; the last line on stdout is the result (count.ts says what each figure counts):
  *   chaos: conversations=N confirmed=C payments=P duplicates=D lost=L told=T kills=K
  * Exit code 0 only when P == C, D == 0, L == 0, T == C, K >= N/100 (5 in a run of 500), no instance died
@@ -9,10 +13,19 @@
  * before: `chaos: journal payments=P intents=I confirmed=C final=F told=T`, journal.ts).
  */
 import { createWriteStream } from 'node:fs';
-import { runChaos } from './run.js';
+import { parseArgs } from 'node:util';
+import { failoverCostLine, runChaos } from './run.js';
 
 const number = (value: string | undefined) => (value ? Number(value) : undefined);
-const conversations = Number(process.env.CHAOS_CONVERSATIONS ?? process.argv[2] ?? 500);
+const { values, positionals } = parseArgs({
+  options: { redis: { type: 'string' }, conversations: { type: 'string' } },
+  allowPositionals: true,
+});
+if (values.redis !== undefined && values.redis !== 'sentinel' && values.redis !== 'cluster') {
+  process.stderr.write(`chaos: --redis takes sentinel or cluster, not ${values.redis}\n`);
+  process.exit(2);
+}
+const conversations = Number(values.conversations ?? process.env.CHAOS_CONVERSATIONS ?? positionals[0] ?? 500);
 const logFile = process.env.CHAOS_LOG;
 // Buffered: a write per line would slow the instances' output down at CHAOS_LOG_LEVEL=info.
 const log = logFile ? createWriteStream(logFile) : undefined;
@@ -22,6 +35,7 @@ const result = await runChaos({
   conversations,
   seed: number(process.env.CHAOS_SEED),
   redisUrl: process.env.CHAOS_REDIS_URL,
+  redis: values.redis,
   concurrency: number(process.env.CHAOS_CONCURRENCY),
   instances: number(process.env.CHAOS_INSTANCES),
   progress: say,
@@ -47,6 +61,7 @@ for (const user of result.gaveUp.slice(0, 10)) say(`chaos: gave up: ${user}`);
 if (result.gaveUp.length > 10) say(`chaos: ... ${result.gaveUp.length - 10} more gave up`);
 for (const problem of result.problems.slice(0, 30)) say(`chaos: problem: ${problem}`);
 if (result.problems.length > 30) say(`chaos: ... ${result.problems.length - 30} more problems`);
+if (result.failoverCost) process.stdout.write(`${failoverCostLine(result.failoverCost)}\n`);
 process.stdout.write(`${result.journal.line}\n`);
 process.stdout.write(`${result.line}\n`);
 if (log) await new Promise((resolve) => log.end(resolve));

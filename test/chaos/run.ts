@@ -9,7 +9,10 @@
  * - Redis (redis-proxy.ts): every connection cut for a moment; writes refused (out of memory) for a moment
  *   just after the service accepted a payment;
  * - Telegram (bot-api.ts): sends failed (5xx, 429 with retry_after, dropped connections), and outages;
- * - deliveries (transport.ts): requests and updates delivered twice, to two instances.
+ * - deliveries (transport.ts): requests and updates delivered twice, to two instances;
+ * - with `redis` (redis-modes.ts), on a master, replica and Sentinels, or a three-master cluster, of their
+ *   own: failovers and SIGKILLs of the master, or slots moved, every redisFaultEveryMs (in place of the cuts
+ *   and refusals of one server); `failoverCost` says what the people answered during those saw.
  * The people (users.ts) behave as people do; count.ts says what the figures count and when a run passes;
  * diagnosis.ts what a failed conversation shows.
  */
@@ -41,6 +44,7 @@ import { Fleet, type Crash } from './instances.js';
 import { awaitJournal, type JournalCheck } from './journal.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
+import { startRedisSet, type RedisMode, type RedisSet } from './redis-modes.js';
 import { Transport, type Answer } from './transport.js';
 import { ACKNOWLEDGED, createPeople, OUTCOME, PIN, START_OVER, type Conversation } from './users.js';
 import { serverDatabase } from '../journal/server-database.js';
@@ -55,6 +59,10 @@ export interface ChaosOptions {
   telegramShare?: number;
   /** Redis (a dedicated database: its momo:* and bull:* keys are deleted before and after). Default redis://127.0.0.1:6379/11. */
   redisUrl?: string;
+  /** Servers of the run's own beyond one Redis (redis-modes.ts), in place of redisUrl. */
+  redis?: RedisMode;
+  /** Milliseconds between two faults of those servers (each waits for them to be whole again). Default 10000. */
+  redisFaultEveryMs?: number;
   /** Seed of the fault and user choices. Default the clock. */
   seed?: number;
   /** Milliseconds between two faults of the rotation (kills, Redis cuts and refusals, Telegram outages). Default 3000. */
@@ -90,6 +98,38 @@ export interface ChaosResult extends Figures {
   journal: JournalCheck;
   /** The users who gave up without an acknowledgement and without a payment: what they were answered. */
   gaveUp: string[];
+  /** With `redis`: the faults of the servers and what the people answered during them saw. */
+  failoverCost?: FailoverCost;
+}
+
+/** What the answers that came while the servers were failing (from a fault until whole again, and 2 s more) were. */
+export interface FailoverCost {
+  faults: Array<{ what: string; ms: number }>;
+  /** Answers in those windows, and the conversations they belong to. */
+  answers: number;
+  conversations: number;
+  /**
+   * Of those answers: "still working on it", "something went wrong / start again", "cannot reach", "Continue
+   * where you left off?", and the screen before it again after an answer.
+   */
+  processing: number;
+  startOver: number;
+  unavailable: number;
+  resumeOffered: number;
+  repeated: number;
+  /** Conversations that saw at least one of those. */
+  touched: number;
+}
+
+/** `chaos: failover cost ...`: the line the CLI prints. */
+export function failoverCostLine(c: FailoverCost): string {
+  const slowest = Math.max(0, ...c.faults.map((f) => f.ms));
+  return (
+    `chaos: redis faults=${c.faults.length} (${c.faults.map((f) => f.what).join(',')}; longest ${slowest} ms) ` +
+    `answers-during=${c.answers} conversations-during=${c.conversations} touched=${c.touched} ` +
+    `processing=${c.processing} start-over=${c.startOver} unavailable=${c.unavailable} ` +
+    `resume-offered=${c.resumeOffered} repeated=${c.repeated}`
+  );
 }
 
 const API_KEY = 'chaos-key';
@@ -196,8 +236,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const startedAt = Date.now();
   progress(`chaos: seed ${seed}`);
 
-  const redis = new Redis(redisUrl.toString());
-  await cleanProductKeys(redis);
+  const redisSet: RedisSet | undefined = options.redis
+    ? await startRedisSet(options.redis, progress, random)
+    : undefined;
+  // On a cluster, a failed conversation's keys are looked up on the master its client lands on (diagnosis.ts
+  // scans): the queue's counts below are single keys, read wherever they are.
+  const redis = (redisSet?.client as Redis | undefined) ?? new Redis(redisUrl.toString());
+  if (!redisSet) await cleanProductKeys(redis);
 
   // The people, and a policy that names them.
   const base = 100000 + (seed % 800000);
@@ -259,13 +304,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       if (fleet.byName(instance)?.port === undefined) return 'none';
       const r = random();
       if (method !== 'POST' || path !== '/api/payments') return r < OTHER_CALL_5XX ? '5xx' : 'none';
-      if (armedRefusal) {
+      if (armedRefusal && !redisSet) {
         armedRefusal = false;
         return 'redis-refuses-after-commit';
       }
       if (armedKills.length > 0 && fleet.allUp()) return armedKills.shift()!;
       let sum = 0;
-      for (const [fault, share] of PAYMENT_FAULTS) if (r < (sum += share)) return fault;
+      // Beyond one Redis the instances do not go through the Redis proxy: no refusals of it.
+      for (const [fault, share] of PAYMENT_FAULTS)
+        if (r < (sum += share)) return redisSet && fault === 'redis-refuses-after-commit' ? 'none' : fault;
       return 'none';
     },
     kill: (instance) => fleet.kill(instance),
@@ -286,7 +333,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       MOMO_API_KEY: API_KEY,
       MOMO_WEBHOOK_USER: WEBHOOK_USER,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
-      REDIS_URL: `redis://127.0.0.1:${redisProxy.port}/${db}`,
+      ...(redisSet?.env ?? { REDIS_URL: `redis://127.0.0.1:${redisProxy.port}/${db}` }),
       DATABASE_URL: journalDatabase.url,
       PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
@@ -371,6 +418,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           continue;
         }
         case 'redis-cut':
+          if (redisSet) continue;
           rotation[fault]!++;
           progress('chaos: cutting Redis');
           redisProxy.cut();
@@ -384,10 +432,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           bot.outage(options.telegramOutageMs ?? 4000);
           continue;
         case 'redis-refuses-after-commit':
-          armedRefusal = true;
+          armedRefusal = !redisSet;
           continue;
         default:
           if (armedKills.length < 2) armedKills.push(fault);
+      }
+    }
+  })();
+
+  /** The faults of the servers beyond one Redis, one at a time, each once they are whole again. */
+  const redisFaults: Array<{ what: string; from: number; to: number }> = [];
+  const redisLoop = (async () => {
+    while (redisSet && running) {
+      await sleep(options.redisFaultEveryMs ?? 10_000);
+      if (!running) break;
+      try {
+        const fault = await redisSet.fault();
+        if (fault) {
+          redisFaults.push(fault);
+          storeFaults.push([fault.from, fault.to]);
+        }
+      } catch (error) {
+        problems.push(`redis fault: ${String(error)}`);
       }
     }
   })();
@@ -413,6 +479,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, n) }, worker));
   running = false;
   await chaosLoop;
+  await redisLoop;
 
   // Users not told yet come back later and look once more (every 2 s, for as long as they looked before).
   const untold = () => records.filter((c) => c.confirmed && !c.told);
@@ -498,6 +565,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   if (figures.kills < minimumKills(n))
     problems.push(`only ${figures.kills} kills; a run of ${n} needs ${minimumKills(n)}`);
 
+  const failoverCost = redisSet ? costOf(records, redisFaults, startedAt) : undefined;
+
   // ---------------------------------------------------------------- teardown
 
   await fleet.stop();
@@ -523,10 +592,70 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   await new Promise<void>((resolve) => sandboxServer.close(() => resolve()));
   await sandbox.close();
   await journalDatabase.drop();
-  await cleanProductKeys(redis);
-  await redis.quit();
+  if (redisSet) await redisSet.close();
+  else {
+    await cleanProductKeys(redis);
+    await redis.quit();
+  }
   rmSync(dir, { recursive: true, force: true });
 
   const ok = passes(figures) && crashes.length === 0 && journal.ok;
-  return { ...figures, ok, line: resultLine(figures), records, faults, crashes, failures, problems, gaveUp, journal };
+  return {
+    ...figures,
+    ok,
+    line: resultLine(figures),
+    records,
+    faults,
+    crashes,
+    failures,
+    problems,
+    gaveUp,
+    journal,
+    ...(failoverCost ? { failoverCost } : {}),
+  };
+}
+
+/** The screen of a trail step (`<answer> -> <screen>`). */
+const screenOf = (what: string): string => what.slice(what.indexOf(' -> ') + 4);
+
+/** Answers that came while the servers failed (and 2 s after, the clients catching up), and what they said. */
+function costOf(
+  records: Conversation[],
+  faults: Array<{ what: string; from: number; to: number }>,
+  startedAt: number,
+): FailoverCost {
+  const windows = faults.map((f) => [f.from - startedAt, f.to - startedAt + STORE_FAULT_TAIL_MS] as const);
+  const cost: FailoverCost = {
+    faults: faults.map((f) => ({ what: f.what, ms: f.to - f.from })),
+    answers: 0,
+    conversations: 0,
+    processing: 0,
+    startOver: 0,
+    unavailable: 0,
+    resumeOffered: 0,
+    repeated: 0,
+    touched: 0,
+  };
+  for (const c of records) {
+    let during = false;
+    let touched = false;
+    c.trail.forEach((step, i) => {
+      if (!windows.some(([from, to]) => from <= step.t && step.t <= to)) return;
+      during = true;
+      cost.answers++;
+      const seen = {
+        processing: PLACEHOLDER.test(step.what),
+        startOver: START_OVER.test(step.what),
+        unavailable: /cannot reach your conversation/i.test(step.what),
+        resumeOffered: /Continue where you left off/.test(step.what),
+        // The same screen again after an answer (a dial showing the menu again is a look for the outcome).
+        repeated: i > 0 && !step.what.startsWith('dial ') && screenOf(c.trail[i - 1]!.what) === screenOf(step.what),
+      };
+      for (const [kind, yes] of Object.entries(seen)) if (yes) cost[kind as keyof typeof seen]++;
+      touched ||= Object.values(seen).some(Boolean);
+    });
+    if (during) cost.conversations++;
+    if (touched) cost.touched++;
+  }
+  return cost;
 }

@@ -1,0 +1,179 @@
+/**
+ * The chaos run beyond one Redis (`npm run chaos -- --redis sentinel|cluster`), on real servers started here
+ * on ports 7100-7119 (test/redis/servers.ts):
+ * - `sentinel`: a master (7100) with a replica (7101) and three Sentinels (7105-7107) watching it as `momo`;
+ *   the faults, in turn: a planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels
+ *   promote the replica; the killed server comes back empty as its replica);
+ * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, or a part of
+ *   the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
+ *   then the slot given to the new owner), as `redis-cli --cluster reshard` does.
+ * Each fault waits until the servers are whole again (the new master taking writes, its replica in sync) and
+ * gives the window it lasted, so the run can say what a fault cost the people answered during it.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { PARTS } from '../../src/conversation/store/keys.js';
+import {
+  masterPortOf,
+  startCluster,
+  startRedis,
+  startSentinelSet,
+  stopAll,
+  untilMaster,
+  type Server,
+} from '../redis/servers.js';
+
+export type RedisMode = 'sentinel' | 'cluster';
+
+export interface RedisSet {
+  mode: RedisMode;
+  /** The instances' Redis settings (instead of REDIS_URL). */
+  env: Record<string, string>;
+  /** A client for the run's own reads (the queue's counts, a failed conversation's keys). */
+  client: Redis | Cluster;
+  /** Injects the next fault and waits until the servers are whole again: what it did, from when to when. */
+  fault(): Promise<{ what: string; from: number; to: number } | undefined>;
+  close(): Promise<void>;
+}
+
+const NAME = 'momo';
+const SENTINEL_PORTS = [7105, 7106, 7107];
+const CLUSTER_PORTS = [7110, 7111, 7112];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function withClient<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({ port, maxRetriesPerRequest: 1, lazyConnect: true });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return await use(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(200)) if (await ok().catch(() => false)) return;
+  throw new Error(`chaos: gave up waiting: ${what}`);
+}
+
+/** The replica of `masterPort` is online and the Sentinels count it: a failover can be asked for again. */
+async function whole(masterPort: number): Promise<void> {
+  await untilMaster(masterPort);
+  await until('the replica in sync', () =>
+    withClient(masterPort, async (r) => /slave0:.*state=online/.test(await r.info('replication'))),
+  );
+  await until('the Sentinels see the replica', () =>
+    withClient(SENTINEL_PORTS[0]!, async (s) => {
+      const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
+      return replicas.some((fields) => !String(fields[fields.indexOf('flags') + 1]).includes('down'));
+    }),
+  );
+}
+
+async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> {
+  const { master, replica } = await startSentinelSet(NAME, 7100, 7101, SENTINEL_PORTS);
+  const servers = new Map<number, Server>([
+    [master.port, master],
+    [replica.port, replica],
+  ]);
+  const client = new Redis({ sentinels: SENTINEL_PORTS.map((port) => ({ host: '127.0.0.1', port })), name: NAME });
+  client.on('error', () => {});
+  let turn = 0;
+  return {
+    mode: 'sentinel',
+    env: {
+      REDIS_SENTINELS: SENTINEL_PORTS.map((p) => `127.0.0.1:${p}`).join(','),
+      REDIS_SENTINEL_NAME: NAME,
+    },
+    client,
+    async fault() {
+      const before = await masterPortOf(SENTINEL_PORTS[0]!, NAME);
+      const from = Date.now();
+      const kill = turn++ % 2 === 1;
+      if (kill) {
+        progress(`chaos: SIGKILL of the Redis master (${before})`);
+        servers.get(before)!.kill();
+      } else {
+        progress(`chaos: SENTINEL FAILOVER (master ${before})`);
+        await withClient(SENTINEL_PORTS[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
+      }
+      let after = before;
+      await until('the Sentinels name a new master', async () => {
+        after = await masterPortOf(SENTINEL_PORTS[0]!, NAME);
+        return after !== before;
+      });
+      await untilMaster(after);
+      const to = Date.now();
+      // The killed server comes back empty, as the new master's replica (as an operator restarts it).
+      if (kill) servers.set(before, await startRedis(before, ['--replicaof', '127.0.0.1', String(after)]));
+      await whole(after);
+      progress(`chaos: Redis master now ${after} (${to - from} ms)`);
+      return { what: kill ? 'master-killed' : 'failover', from, to };
+    },
+    async close() {
+      client.disconnect();
+      await stopAll();
+    },
+  };
+}
+
+/** The keys' hash tags whose slots a move takes: BullMQ's, and the users' parts. */
+const TAGS = ['momo', ...Array.from({ length: PARTS }, (_, part) => `u${part}`)];
+
+async function clusterSet(progress: (line: string) => void, random: () => number): Promise<RedisSet> {
+  await startCluster(CLUSTER_PORTS);
+  const client = new Cluster(CLUSTER_PORTS.map((port) => ({ host: '127.0.0.1', port })));
+  client.on('error', () => {});
+  const ids = new Map<number, string>();
+  for (const port of CLUSTER_PORTS)
+    ids.set(port, await withClient(port, async (r) => String(await r.call('CLUSTER', 'MYID'))));
+  let turn = 0;
+  return {
+    mode: 'cluster',
+    env: { REDIS_CLUSTER_NODES: CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',') },
+    client,
+    async fault() {
+      // BullMQ's slot every other time (the busiest: every notification), else a random part of the users'.
+      const tag = turn++ % 2 === 0 ? 'momo' : TAGS[1 + Math.floor(random() * PARTS)]!;
+      const { slot, owner } = await withClient(CLUSTER_PORTS[0]!, async (r) => {
+        const slot = Number(await r.call('CLUSTER', 'KEYSLOT', `{${tag}}`));
+        const ranges = (await r.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
+        return { slot, owner: ranges.find(([start, end]) => start <= slot && slot <= end)![2][1] };
+      });
+      const target = CLUSTER_PORTS[(CLUSTER_PORTS.indexOf(owner) + 1) % CLUSTER_PORTS.length]!;
+      const from = Date.now();
+      const keys = await withClient(owner, async (source) =>
+        withClient(target, async (dest) => {
+          await dest.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids.get(owner)!);
+          await source.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids.get(target)!);
+          let moved = 0;
+          for (;;) {
+            const batch = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+            if (batch.length === 0) break;
+            await source.call('MIGRATE', '127.0.0.1', target, '', 0, 5000, 'REPLACE', 'KEYS', ...batch);
+            moved += batch.length;
+          }
+          for (const port of [target, owner, ...CLUSTER_PORTS.filter((p) => p !== target && p !== owner)])
+            await withClient(port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'NODE', ids.get(target)!));
+          return moved;
+        }),
+      );
+      const to = Date.now();
+      progress(`chaos: slot ${slot} ({${tag}}, ${keys} keys) moved from ${owner} to ${target} (${to - from} ms)`);
+      return { what: 'slot-moved', from, to };
+    },
+    async close() {
+      client.disconnect();
+      await stopAll();
+    },
+  };
+}
+
+export function startRedisSet(
+  mode: RedisMode,
+  progress: (line: string) => void,
+  random: () => number,
+): Promise<RedisSet> {
+  return mode === 'sentinel' ? sentinelSet(progress) : clusterSet(progress, random);
+}
