@@ -37,6 +37,15 @@ export type PurchaseFlow = 'data' | 'pin';
  */
 export const VENDING_CURRENCY = 'NGN';
 
+/**
+ * Where the vending group sells: Nigerian networks' data bundles and exam pins (`mtn`, `glo`, `airtel`,
+ * `9mobile`, WAEC/JAMB). The menu offers its flows ({@link VENDING_FLOWS}) only to a number of this country (a
+ * chat without a number has no country to tell, and is offered them).
+ */
+export const VENDING_COUNTRY = 'NG';
+/** The flows that buy from the vending group. */
+export const VENDING_FLOWS: readonly string[] = ['data', 'pin'];
+
 /** The purchase actors. */
 export type PurchaseService = 'purchaseData' | 'purchasePin';
 

@@ -13,6 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { flows as registeredFlows } from '../../../flows/index.js';
 import type { FlowServices } from '../../../flows/services.js';
 import type { FlowId, FlowModule } from '../../../flows/types.js';
+import { VENDING_COUNTRY, VENDING_FLOWS } from '../../../flows/purchase.js';
+import { getCountryCallingCode } from 'libphonenumber-js';
 import type { Logger } from '../../log.js';
 import { chatOf } from '../channels/chat-address.js';
 import { createAnswers } from './answers.js';
@@ -129,19 +131,31 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   const newRunId = options.newRunId ?? randomUUID;
 
   /**
-   * What any flow a user starts gets: their channel, chat, number, and the flows they may start: their role's,
-   * and for a person of the directory's database (not a `*` rule's) Change PIN, and on USSD Link a chat app.
+   * True when the vending group may sell to this person: their number is of its country (a prefix test, no parse
+   * on the hop). A chat without a number (Telegram, Slack) has no country to tell: it is offered them.
+   */
+  const vendingPrefix = `+${getCountryCallingCode(VENDING_COUNTRY)}`;
+  const buysFromVending = (participant: Participant & Pick<Inbound, 'phoneNumber'>): boolean => {
+    const phone = participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined);
+    return phone === undefined || phone.startsWith(vendingPrefix);
+  };
+
+  /**
+   * What any flow a user starts gets: their channel, chat, number, and the flows they may start: their role's
+   * (the vending group's only where it sells, {@link buysFromVending}), and for a person of the directory's
+   * database (not a `*` rule's) Change PIN, and on USSD Link a chat app.
    * A person whose PIN was reset starts every conversation with Change PIN, from the operator's code.
    */
   function context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext {
     const person = policy.person(participant.channel, participant.userId);
     const own = person?.status === 'active' && policy.directory.person(person.id) !== undefined;
     const pinReset = own && person.pinMustChange === true;
+    const vending = buysFromVending(participant);
     const allowedFlows = [
       ...policy.allowedFlows(participant.channel, participant.userId),
       ...(own && (person.pin !== undefined || pinReset) ? (['changePin'] as const) : []),
       ...(own && participant.channel === 'ussd' ? (['link'] as const) : []),
-    ].filter((flow) => runtime.has(flow));
+    ].filter((flow) => runtime.has(flow) && (vending || !VENDING_FLOWS.includes(flow)));
     return {
       allowedFlows,
       home: pinReset && runtime.has('changePin') ? 'changePin' : 'menu',

@@ -287,15 +287,25 @@ describe("menus in the user's language", () => {
     expect(renderPrompt({ ...long, lang: undefined }, 0).text).toMatch(/\n98 More\n0 Back 00 Home$/);
   });
 
+  it('"Buy data" and "Exam pin" are offered to a Nigerian number only: the vending group sells there', async () => {
+    const ugandan = await at('VEND-UG', newPhone(), '');
+    expect(ugandan).not.toMatch(/Buy data|exam PIN/i);
+    expect(ugandan).toMatch(/4\. Language/);
+    const nigerian = await at('VEND-NG', '+2348031400001', '');
+    expect(nigerian).toMatch(/4\. Buy data/);
+    expect(nigerian).toMatch(/5\. .*exam PIN/i);
+  });
+
   it('a user who chose Kiswahili reads "0 Rudi 00 Mwanzo" and "98 Zaidi", and the resume question in Kiswahili', async () => {
     const phone = newPhone();
     await at('SW-1', phone, '');
-    await at('SW-1', phone, '6');
-    const menu = await at('SW-1', phone, '6*2');
+    // A Ugandan number: no vending flows, so Language is the fourth choice.
+    await at('SW-1', phone, '4');
+    const menu = await at('SW-1', phone, '4*2');
     // The top menu has nothing to go back to: no navigation line there.
     expect(menu).toMatch(/^CON Ungependa kufanya nini\?\n1\. Mlipe mtu/);
     expect(menu).not.toMatch(/Rudi|Mwanzo|Back|Home/);
-    const kind = await at('SW-1', phone, '6*2*1');
+    const kind = await at('SW-1', phone, '4*2*1');
     expect(kind).toMatch(/\n0 Rudi 00 Mwanzo$/);
     expect(kind).not.toMatch(/Back|Home/);
     await at('SW-3', phone, '');
