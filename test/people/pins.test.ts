@@ -4,7 +4,8 @@
  * - Change PIN from the menu: the current PIN first, a weak new PIN refused with its reason, the new PIN twice;
  * - a person whose PIN an operator reset is asked the one-time code before anything else, cannot pay until they
  *   set a PIN from it, and a code works once (an older one, or one used, is refused);
- * - "Link a chat app" on USSD shows a code once; `/link CODE` on Telegram adds that account to the person;
+ * - "Link a chat app" on USSD shows a code once; `/link CODE` on Telegram adds that account to the person, whose
+ *   next message there after a reset asks the one-time code first too;
  * - and no PIN or code is ever in Redis or the journal.
  */
 import { Redis } from 'ioredis';
@@ -241,5 +242,14 @@ describe('Link a chat app', () => {
     // Used: the same answer as any wrong code.
     expect(await say(2, `/link ${code}`)).toMatch(/That code did not work/);
     expect(await journalText()).not.toContain(code!);
+
+    // Reset, the person's next message on the linked chat asks the code before anything else, whatever it asks.
+    const reset = await resetPin('amina');
+    expect(await say(3, '/pay')).toMatch(/Your PIN was reset\. Enter the one-time code/);
+    expect(await say(4, reset)).toMatch(/Choose a new PIN/);
+    expect(await say(5, '2468')).toMatch(/new PIN again/);
+    expect(await say(6, '2468')).toMatch(/Your new PIN is set/);
+    expect((await personJson('amina')).pin).toBe('set');
+    expect(await everythingInRedis()).not.toMatch(new RegExp(`${reset}|2468`));
   });
 });

@@ -128,7 +128,8 @@ export function createTurn(o: TurnOptions) {
     const leaving =
       inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
     if (live && leaving) left(live, base, ctx);
-    if (inbound.start) return runtime.start(inbound.start, base, ctx);
+    // A conversation that must start elsewhere (Change PIN after a reset) does, whatever flow was asked for.
+    if (inbound.start) return runtime.start(ctx.home === 'menu' ? inbound.start : ctx.home, base, ctx);
     if (live && inbound.nav === 'cancel') {
       return {
         ...base,
