@@ -101,7 +101,8 @@ function noticesOf(job: NotificationJob | unknown): Notice[] {
 export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
-  const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, logger });
+  // The receiver answers the service on the add: on Sentinel, once a replica holds the job.
+  const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, replicated: true, logger });
   const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, {
     ...options.queue,
     concurrency: FOLLOW_UP_CONCURRENCY,

@@ -47,6 +47,12 @@ export interface QueueOptions {
    * 10000 (a job holds up to 50 notices of a few hundred bytes). Redis holds BullMQ's.
    */
   maxJobs?: number;
+  /**
+   * BullMQ on Sentinel only: an add resolves once a replica holds the job (BullQueue onReplica). For the jobs
+   * whose sender is answered on the add (the service's notifications); not for those added on a payment's
+   * way (a follow-up), which a lagging replica would hold up. Default false.
+   */
+  replicated?: boolean;
   logger: Logger;
 }
 
@@ -230,7 +236,7 @@ export class BullQueue<T> implements JobQueue<T> {
   ) {
     const connection = this.connect(redisUrl);
     this.connection = connection;
-    this.replicated = settingsOf(redisUrl).mode === 'sentinel';
+    this.replicated = options.replicated === true && settingsOf(redisUrl).mode === 'sentinel';
     this.queue = new Queue(name, {
       connection,
       prefix: QUEUE_PREFIX,

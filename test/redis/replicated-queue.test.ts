@@ -24,7 +24,7 @@ describe('a queue on a master with a replica and Sentinels', () => {
         tls: false,
       },
       'replicated',
-      { logger: createLogger('silent') },
+      { replicated: true, logger: createLogger('silent') },
     );
     try {
       await queue.add({ n: 1 });
