@@ -61,6 +61,8 @@ beforeAll(async () => {
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,
       ACCESS_POLICY: JSON.stringify(POLICY),
+      // Many dials of one number in a few seconds: the per-user message limit is not what is tested here.
+      RATE_LIMIT_MESSAGES: '1000',
     }),
     { logger: createLogger('silent') },
   );
@@ -251,5 +253,19 @@ describe('Link a chat app', () => {
     expect(await say(6, '2468')).toMatch(/Your new PIN is set/);
     expect((await personJson('amina')).pin).toBe('set');
     expect(await everythingInRedis()).not.toMatch(new RegExp(`${reset}|2468`));
+  });
+
+  it('makes at most 5 link codes per person in 15 minutes, then says so', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const at = new AtSession(app.url, AMINA);
+      made.push(await at.answer(entry(await at.dial(), 'Link a chat app')));
+    }
+    // One code was made in the test above: four more, then refused.
+    expect(made.slice(0, 4).every((screen) => /link code: [A-Z2-9]{10}/.test(screen))).toBe(true);
+    expect(made.slice(4)).toEqual([
+      'END Too many codes made. Try again in 15 minutes.',
+      'END Too many codes made. Try again in 15 minutes.',
+    ]);
   });
 });
