@@ -188,6 +188,11 @@ describe('a PIN reset by an operator', () => {
     expect(screen, first.screens.join('\n---\n')).toMatch(/You are not allowed to do this/);
     expect(first.screens.join('\n')).not.toMatch(/PIN to confirm|Sent/);
 
+    // A dial string's answers are for the menu: they stop at the code and are not taken as one.
+    const typedAhead = await new AtSession(app.url, BRIAN).answer('1*2');
+    expect(typedAhead).toMatch(/^CON Your PIN was reset\. Enter the one-time code/);
+    expect(typedAhead).not.toMatch(/not right/);
+
     // The next dial asks the code again: an older code and a wrong one are refused, the right one works.
     const second = new AtSession(app.url, BRIAN);
     expect(await second.dial()).toMatch(/one-time code/);
