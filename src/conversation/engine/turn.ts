@@ -360,15 +360,16 @@ export function createTurn(o: TurnOptions) {
     participant: Participant,
   ): ConversationView {
     const session = record.session;
-    const home = o.context(participant).home;
-    const waiting =
+    const open =
       session !== undefined &&
       session.flow !== 'menu' &&
-      (home === 'menu' || session.flow === home) &&
       !session.ended &&
       !session.notice &&
       session.expiresAt > o.now() &&
       record.run === undefined;
+    // The user's context (their policy) only for a flow that could be taken up.
+    const home = open ? o.context(participant).home : 'menu';
+    const waiting = open && (home === 'menu' || session.flow === home);
     return { waiting, notes: storedNotes(pending?.snapshot).length > 0 };
   }
 
