@@ -165,7 +165,8 @@ export function pageCount(prompt: Prompt): number {
 export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
   const choices = prompt.choices ?? [];
   if (prompt.final || choices.length === 0) return textMessages(prompt.text);
-  const footer = { text: FOOTER };
+  // The first screen (the main menu) has nothing to go back to: no "Type back, menu or cancel" there.
+  const footer = prompt.top ? {} : { footer: { text: FOOTER } };
   if (choices.length <= LIMITS.buttons) {
     const { before, body } = bodyWithin(prompt, LIMITS.buttonBody);
     const buttonTitles = titles(
@@ -178,7 +179,7 @@ export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
     }));
     return [
       ...before,
-      { type: 'interactive', interactive: { type: 'button', body: { text: body }, footer, action: { buttons } } },
+      { type: 'interactive', interactive: { type: 'button', body: { text: body }, ...footer, action: { buttons } } },
     ];
   }
   const pages = pageCount(prompt);
@@ -188,6 +189,9 @@ export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
   const sections = [{ title: 'Options', rows: listRows(prompt, current, pages) }];
   return [
     ...before,
-    { type: 'interactive', interactive: { type: 'list', body: { text: body }, footer, action: { button, sections } } },
+    {
+      type: 'interactive',
+      interactive: { type: 'list', body: { text: body }, ...footer, action: { button, sections } },
+    },
   ];
 }

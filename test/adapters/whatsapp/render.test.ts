@@ -53,6 +53,14 @@ describe('renderPrompt', () => {
     ]);
   });
 
+  it('the first screen (the main menu) carries no "Type back, menu or cancel" footer: nothing to go back to', () => {
+    const choices = Array.from({ length: 6 }, (_, i) => ({ id: `f${i}`, label: `Flow ${i}` }));
+    const [top] = fits(renderPrompt({ ...prompt('What would you like to do?', choices), top: true }));
+    const [later] = fits(renderPrompt(prompt('Choose the bank:', choices)));
+    expect((top as { interactive: Record<string, unknown> }).interactive).not.toHaveProperty('footer');
+    expect((later as { interactive: Record<string, unknown> }).interactive.footer).toEqual({ text: FOOTER });
+  });
+
   it('shows up to 3 choices as reply buttons whose ids carry the choice ids', () => {
     const [message] = fits(
       renderPrompt(
