@@ -9,7 +9,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'bench/dist/**', 'docs/**', '**/*.js', '**/*.mjs'],
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'bench/results/**',
+      'bench/dist/**',
+      'docs/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,

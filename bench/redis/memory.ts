@@ -46,8 +46,7 @@ async function main(): Promise<void> {
         Array.from({ length: Math.min(20, n - i) }, async (_, j) => {
           const ussd = new AtSession(app.url, `+2567005${String(i + j).padStart(5, '0')}`);
           await ussd.dial();
-          for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1'])
-            await ussd.answer(answer);
+          for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1']) await ussd.answer(answer);
         }),
       );
     }
