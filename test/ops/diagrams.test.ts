@@ -66,7 +66,7 @@ describe('a diagram', () => {
   it('has every step of the machine, its start and its ends', () => {
     for (const step of stepNames(flowGraph(flows.pay!.machine))) expect(pay).toMatch(new RegExp(`\\b${step}\\b`));
     expect(pay).toMatch(/^stateDiagram-v2\n/);
-    expect(pay).toContain('[*] --> choosingKind');
+    expect(pay).toContain('[*] --> loadingPayees');
     expect(pay).toContain('done --> [*]');
   });
 
