@@ -222,7 +222,7 @@ export interface FlowServices {
       recipients?: PayoutRecipient[];
       /** Our grouping of this payment (a payout's id): kept in our journal as its parent, never sent to the service. */
       parentRef?: string;
-      /** Who is paid as the summary named them: kept with the asker's recent payees, never sent to the service. */
+      /** Who is paid as the summary named them: kept with the asker's recent payees and in our journal, never sent to the service. */
       payeeName?: string;
     },
   ): Promise<Created<PaymentResult> | Held>;

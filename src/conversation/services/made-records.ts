@@ -318,14 +318,14 @@ interface Asked {
   asker: Partial<Asker>;
   /** A payout's id, for each of its requests. */
   parentRef?: string;
-  /** The payee's name as the person gave or confirmed it (bank account name, or first and last name): the journal's only. */
+  /** The payee's name as the flow named it (payeeNameOf): the journal's only. */
   payeeName?: string;
 }
 
-/** A payment's payee name, when the flow named one: the bank account's name, else the first and last name given. */
-function payeeNameOf(input: { firstName?: string; lastName?: string; bank?: { accountName: string } }) {
-  const name = input.bank?.accountName ?? [input.firstName, input.lastName].filter(Boolean).join(' ');
-  return name === '' ? undefined : name;
+/** A payment's payee name for the journal: a bank account's name, else the name the flow gave (not a bare number). */
+function payeeNameOf(input: { phonenumber: string; payeeName?: string; bank?: { accountName: string } }) {
+  if (input.bank) return input.bank.accountName;
+  return input.payeeName && input.payeeName !== input.phonenumber ? input.payeeName : undefined;
 }
 
 /** What the create's answer says, in the journal's words. */
