@@ -143,22 +143,26 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   /**
    * What any flow a user starts gets: their channel, chat, number, and the flows they may start: their role's
    * (the vending group's only where it sells, {@link buysFromVending}), and for a person of the directory's
-   * database (not a `*` rule's) Change PIN, and on USSD Link a chat app.
-   * A person whose PIN was reset starts every conversation with Change PIN, from the operator's code.
+   * database (not a `*` rule's) on USSD, Change PIN and Link a chat app.
+   * A person whose PIN was reset starts every dial with Change PIN, from the operator's code; until then their
+   * money flows are refused on every channel (AccessPolicy.checkFlow).
    */
   function context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext {
     const person = policy.person(participant.channel, participant.userId);
     const own = person?.status === 'active' && policy.directory.person(person.id) !== undefined;
     const pinReset = own && person.pinMustChange === true;
+    // PINs and codes are typed only where a PIN is asked (a USSD screen, which keeps nothing): never into a
+    // chat, whose history would keep them. A reset person sets theirs at their next dial.
+    const asksPin = participant.channel === 'ussd';
     const vending = buysFromVending(participant);
     const allowedFlows = [
       ...policy.allowedFlows(participant.channel, participant.userId),
-      ...(own && (person.pin !== undefined || pinReset) ? (['changePin'] as const) : []),
-      ...(own && participant.channel === 'ussd' ? (['link'] as const) : []),
+      ...(own && asksPin && (person.pin !== undefined || pinReset) ? (['changePin'] as const) : []),
+      ...(own && asksPin ? (['link'] as const) : []),
     ].filter((flow) => runtime.has(flow) && (vending || !VENDING_FLOWS.includes(flow)));
     return {
       allowedFlows,
-      home: pinReset && runtime.has('changePin') ? 'changePin' : 'menu',
+      home: pinReset && asksPin && runtime.has('changePin') ? 'changePin' : 'menu',
       newRunId,
       expiresAt: now() + options.sessionTtlSeconds * 1000,
       channel: participant.channel,
