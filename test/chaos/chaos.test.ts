@@ -29,7 +29,14 @@ describe('chaos', () => {
       result.faults['telegram-500']! + result.faults['telegram-502']! + result.faults['telegram-429']!,
       report,
     ).toBeGreaterThan(0);
-    expect(result.faults['drop-after-commit']! + result.faults['slow-drop-after-commit']!, report).toBeGreaterThan(0);
+    // An answer lost after the service committed, in any of the ways run.ts loses one (each is drawn at random).
+    expect(
+      result.faults['drop-after-commit']! +
+        result.faults['slow-drop-after-commit']! +
+        result.faults['5xx-after-commit']! +
+        result.faults['kill-after-commit']!,
+      report,
+    ).toBeGreaterThan(0);
     expect(result.records.some((r) => r.channel === 'telegram')).toBe(true);
     // And money stayed right.
     expect(result.crashes, report).toEqual([]);
