@@ -3,7 +3,8 @@
  * alone (pure: no I/O, no clock of its own, nothing kept between calls). The engine calls it inside its turn,
  * again whenever the record changed under it, so everything the hop needs afterwards is in the plan:
  * - `repeat`: a resend, a stale request, or a request after the END: the last screen again, nothing written;
- * - `page`: `98` / `0` on a paged screen: another page of it, the flow untouched;
+ * - `page`: `98` / `0` on a paged screen: another page of it (without the error line of an answer refused
+ *   before: `0` from a later page shows the previous page), the flow untouched;
  * - `offer-resume`: a plain dial after a session dropped mid-flow, with no outcome kept for the dial:
  *   "Continue where you left off?" (asked again until answered);
  * - `answers`: the message to hand the engine, and on a dial the answers its dial string typed ahead, taken by
@@ -15,7 +16,7 @@ import { render } from '../../src/conversation/flow/render.js';
 import type { ConversationView, Inbound, Prompt, TurnDecision } from '../../src/conversation/types.js';
 import type { GatewayName, Hop } from './codecs/codec.js';
 import { answersOfDialString, answersOfText } from './dial-string.js';
-import { NAV, renderPrompt } from './renderer.js';
+import { NAV, renderPrompt, withoutError } from './renderer.js';
 import { readHop, resumable, type Digest, type UssdState } from './session.js';
 
 /** What the planner reads besides the stored state: the request, as the handler decoded it. */
@@ -88,7 +89,8 @@ export function planHop(stored: UssdState | undefined, input: HopInput, conversa
     return { kind: 'offer-resume', state: show(shown, state.prompt, 0, state.resume) };
   }
   const page = pageTurn(key, state);
-  if (page !== undefined) return { kind: 'page', state: show(shown, state.prompt, page) };
+  // A page turn leaves the refused answer behind: its error line is dropped (the pages stay the same).
+  if (page !== undefined) return { kind: 'page', state: show(shown, withoutError(state.prompt), page) };
   return { kind: 'answers', inbound: { ...inbound, ...toAction(read.answer, state.prompt) }, ahead: [], shown };
 }
 
@@ -154,7 +156,10 @@ function isPageKey(key: string, screen: Prompt): boolean {
   return pageTurn(key, { prompt: screen, page: 0 }) !== undefined;
 }
 
-/** "Continue where you left off?" in the language of the screen left. */
+/**
+ * "Continue where you left off?" in the language of the screen left. Nothing is behind it to go back to, so
+ * it offers no `0 Back 00 Home` (`top`): its choices are the way on, and 00 still opens the menu.
+ */
 function resumeQuestion(left: Prompt): Prompt {
   const lang = left.lang ?? 'en';
   return {
@@ -164,6 +169,7 @@ function resumeQuestion(left: Prompt): Prompt {
       { id: 'restart', label: render({ key: 'common.resumeRestart' }, lang) },
     ],
     ...(left.lang ? { lang: left.lang } : {}),
+    top: true,
     final: false,
   };
 }

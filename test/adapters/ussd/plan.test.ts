@@ -192,6 +192,20 @@ const rows: [string, UssdState | undefined, HopInput, ConversationView | undefin
     { kind: 'page', screen: 'Pick a bundle', page: 0, hop: 3 },
   ],
   [
+    '98 after a refused answer: the next page, the error left behind',
+    state('1*9', 2, { ...LONG, text: 'Please pick one of the options.\nPick a bundle', refused: true }),
+    at('1*9*98'),
+    waiting,
+    { kind: 'page', screen: 'Pick a bundle', page: 1, hop: 3 },
+  ],
+  [
+    '0 back to the first page after a refused answer: the page, not the error again',
+    state('1*9*98', 3, LONG, { page: 1 }),
+    at('1*9*98*0'),
+    waiting,
+    { kind: 'page', screen: 'Pick a bundle', page: 0, hop: 4 },
+  ],
+  [
     '98 on the last page: an answer for the flow',
     state('1', 1, MENU),
     at('1*98'),

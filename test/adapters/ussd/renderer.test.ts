@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { renderPrompt, truncate } from '../../../adapters/ussd/renderer.js';
+import { renderPrompt, truncate, withoutError } from '../../../adapters/ussd/renderer.js';
 import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from '../../../adapters/ussd/gsm7.js';
 import type { Prompt } from '../../../src/conversation/types.js';
+import { catalogue } from '../../../src/conversation/flow/render.js';
+import type { Lang } from '../../../flows/types.js';
 
 const size = (text: string) => screenLength(text, isGsm7(text));
 const limitOf = (text: string) => (isGsm7(text) ? GSM7_LIMIT : UCS2_LIMIT);
@@ -132,8 +134,9 @@ describe('renderPrompt', () => {
         fc.array(fc.record({ id: fc.string({ minLength: 1, maxLength: 5 }), label }), { maxLength: 40 }),
         fc.boolean(),
         fc.nat(10),
-        (text, choices, final, page) => {
-          const screen = renderPrompt({ text, choices, final }, page);
+        fc.boolean(),
+        (text, choices, final, page, refused) => {
+          const screen = renderPrompt({ text, choices, final, ...(refused ? { refused } : {}) }, page);
           expect(size(screen.text)).toBeLessThanOrEqual(limitOf(screen.text));
           expect(screen.text.length).toBeLessThanOrEqual(screen.limit);
         },
@@ -149,6 +152,91 @@ describe('truncate', () => {
     const cut = truncate('one two three four five six', 15, true);
     expect(cut).toBe('one two...');
     expect(cut.length).toBeLessThanOrEqual(15);
+  });
+});
+
+describe('paging with an error line', () => {
+  const banks = {
+    text: 'Choose the bank:',
+    choices: [
+      'Co-operative Bank of Kenya',
+      'Equity Bank Kenya',
+      'KCB Bank Kenya',
+      'Equity Bank Uganda',
+      'dfcu Bank',
+      'Centenary Bank',
+      'Stanbic Bank Uganda',
+    ].map((label, i) => ({ id: `b${i}`, label })),
+    final: false,
+  };
+  const refused = { ...banks, text: `Please pick one of the options.\n${banks.text}`, refused: true };
+  /** The choice numbers on each page. */
+  const numbersOf = (prompt: Prompt) =>
+    Array.from({ length: renderPrompt(prompt).pageCount }, (_, page) =>
+      renderPrompt(prompt, page)
+        .text.split('\n')
+        .flatMap((line) => /^(\d+)\. /.exec(line)?.[1] ?? []),
+    );
+
+  it('pages a list the same way from the first screen as after a wrong key (the bank list)', () => {
+    expect(numbersOf(banks)).toEqual([
+      ['1', '2', '3', '4', '5'],
+      ['6', '7'],
+    ]);
+    expect(numbersOf(refused)).toEqual(numbersOf(banks));
+    expect(renderPrompt(refused).text).toBe(
+      [
+        'Please pick one of the options.',
+        'Choose the bank:',
+        '1. Co-operative Bank of Kenya',
+        '2. Equity Bank Kenya',
+        '3. KCB Bank Kenya',
+        '4. Equity Bank Uganda',
+        '5. dfcu Bank',
+        '98 More',
+        '0 Back 00 Home',
+      ].join('\n'),
+    );
+    expect(renderPrompt(banks).text).toBe(renderPrompt(refused).text.replace('Please pick one of the options.\n', ''));
+  });
+
+  it('drops the error line for a page turn, keeping the page numbers', () => {
+    expect(withoutError(refused)).toEqual(banks);
+    expect(withoutError(banks)).toBe(banks);
+  });
+
+  it('shortens a long error (a service failure) whole to the room the page leaves', () => {
+    const failure = 'The network did not answer. Nothing was bought. Try again in a few minutes, or pick another one.';
+    const screen = renderPrompt({ ...banks, text: `${failure}\n${banks.text}`, refused: true });
+    expect(screen.text.split('\n')[0]).toBe('The network did not answer.');
+    expect(size(screen.text)).toBeLessThanOrEqual(182);
+  });
+
+  it('keeps the same pages with or without an error, every screen within its limit (property)', () => {
+    const words = fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,40}[a-z]$/);
+    fc.assert(
+      fc.property(
+        words,
+        fc.array(words, { minLength: 1, maxLength: 20 }),
+        fc.constantFrom<Lang | undefined>(undefined, 'sw', 'fr'),
+        (question, labels, lang) => {
+          const prompt: Prompt = {
+            text: question,
+            choices: labels.map((label, i) => ({ id: `c${i}`, label })),
+            final: false,
+            ...(lang ? { lang } : {}),
+          };
+          const wrong = catalogue.render({ key: 'common.pickOne' }, lang ?? 'en');
+          const withError = { ...prompt, text: `${wrong}\n${question}`, refused: true };
+          expect(numbersOf(withError)).toEqual(numbersOf(prompt));
+          for (let page = 0; page < renderPrompt(withError).pageCount; page++) {
+            expect(size(renderPrompt(withError, page).text)).toBeLessThanOrEqual(182);
+          }
+          expect(renderPrompt(withError).text.startsWith(`${toPlain(wrong)}\n`)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
 
