@@ -26,16 +26,17 @@ export function compiledPath(source: string): string {
   return `${BENCH_DIST}/${source.replace(/\.ts$/, '.js')}`;
 }
 
-/** Starts `node [...nodeArgs] <compiled script> <kind>` with logging off; its URL once it listens. */
+/** Starts `node [...nodeArgs] <compiled script> <kind>` with logging off (and `env` added); its URL once it listens. */
 export async function startChild(
   script: string,
   kind: string,
   nodeArgs: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess }> {
   compileBench();
   const child = spawn(process.execPath, [...nodeArgs, compiledPath(script), kind], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'silent' },
+    env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
   });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';

@@ -15,12 +15,13 @@ import { runNotifyBench, type NotifyResult } from './notify/notify.js';
 import { runUpstreamBench, type UpstreamResult } from './upstream/upstream.js';
 import { runSoakBench, type SoakResult } from './soak/soak.js';
 import { runUssdBench, type UssdResult } from './ussd/bench.js';
+import { runScaleBench, type ScaleResult } from './scale/scale.js';
 
 const RESULTS = 'bench/results';
 const quick = process.env.BENCH_QUICK === '1';
 const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
-/** Run only when named: the soak takes several minutes on its own. */
-const named = ['soak'] as const;
+/** Run only when named: the soak takes several minutes on its own; scale starts its own Redis servers. */
+const named = ['soak', 'scale'] as const;
 type Name = (typeof all)[number] | (typeof named)[number];
 const asked = process.argv.slice(2).filter((a) => ([...all, ...named] as readonly string[]).includes(a)) as Name[];
 const chosen: Name[] = asked.length ? asked : [...all];
@@ -54,6 +55,7 @@ const runners: Record<Name, () => Promise<unknown>> = {
   notify: () => runNotifyBench(quick, log),
   upstream: () => runUpstreamBench(quick, log),
   soak: () => runSoakBench(quick, log),
+  scale: () => runScaleBench(quick, log),
 };
 
 mkdirSync(RESULTS, { recursive: true });
@@ -75,6 +77,7 @@ const chat = read<ChatResult>('chat');
 const notify = read<NotifyResult>('notify');
 const upstream = read<UpstreamResult>('upstream');
 const soak = read<SoakResult>('soak');
+const scale = read<ScaleResult>('scale');
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const ratio = (a: number | undefined, b: number | undefined) =>
@@ -273,11 +276,40 @@ if (soak) {
     ],
   );
 }
+/** The scale benchmark's own table (docs/benchmarks.md's Scale section), with its run's machine and load. */
+function scaleTable({ machine: at, result: s }: { machine: ReturnType<typeof machine>; result: ScaleResult }): string {
+  const base = s.configs.find((c) => c.mode === 'server' && c.processes === 1)?.rps;
+  const cores = (cpu: Record<string, number>, prefix: string) =>
+    Object.entries(cpu)
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([, v]) => v)
+      .join(' + ');
+  const lines = [
+    '| Redis | Processes | req/s | p50 / p99 ms | × 1 process, one Redis | CPU in cores: product / redis / load generator / machine | Limit | Finals wrong, errors |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...s.configs
+      .map((c) =>
+        [
+          c.mode === 'server' ? 'one server' : '3-master cluster',
+          String(c.processes),
+          n(c.rps),
+          `${n(c.p50)} / ${n(c.p99)}`,
+          String(ratio(c.rps, base)),
+          `${cores(c.cpu, 'product')} / ${cores(c.cpu, 'redis')} / ${c.cpu['load generator']} / ${c.cpu.machine}`,
+          c.limit,
+          `${c.wrongFinals}, ${c.errors}`,
+        ].join(' | '),
+      )
+      .map((row) => `| ${row} |`),
+  ];
+  return `${lines.join('\n')}\n\n${at.quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${at.cpus} × ${at.cpuModel}, Node ${at.node}, load average ${s.loadBefore.join(' ')} before and ${s.loadAfter.join(' ')} after, commit ${at.commit}, ${at.date}\n`;
+}
 const header = ['Benchmark', 'Ours', 'Peer', 'Ratio', 'Target', ''];
 const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 const m = machine();
 const note = `${quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${m.loadavg.join(' ')}, commit ${m.commit}, ${m.date}`;
 writeFileSync(`${RESULTS}/table.md`, `${table}\n\n${note}\n`);
+if (scale) writeFileSync(`${RESULTS}/scale.md`, scaleTable(scale));
 console.log(table);
 console.log(`\n${note}`);
 process.exit(0);

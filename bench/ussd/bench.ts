@@ -77,13 +77,14 @@ function form(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
 }
 
-/** One autocannon run of whole sessions against `url`. */
+/** One autocannon run of whole sessions against `url` (50 connections unless told). */
 export async function drive(
   kind: ServerKind,
   url: string,
   path: string,
   seconds: number,
   redis?: Redis,
+  connections = 50,
 ): Promise<UssdRound> {
   let correct = 0;
   let wrong = 0;
@@ -122,7 +123,7 @@ export async function drive(
   }));
   const before = await cpu(url);
   const redisBefore = redis ? await redisCpu(redis) : 0;
-  const result = await autocannon({ url, connections: 50, duration: seconds, requests });
+  const result = await autocannon({ url, connections, duration: seconds, requests });
   const after = await cpu(url);
   const redisAfter = redis ? await redisCpu(redis) : 0;
   return {

@@ -10,6 +10,7 @@ import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';
+import type { RedisTarget } from '../../src/redis/connect.js';
 import { createFunnel } from '../../src/ops/funnel.js';
 import { benchFlow } from './send.machine.js';
 
@@ -18,7 +19,7 @@ import { benchFlow } from './send.machine.js';
  * the funnel. The funnel's keys sit beside the sessions' (`<prefix>-funnel:`), not under them: one day's
  * hash is shared by every session and is not part of the bytes a session costs.
  */
-export function oursEngine(redisUrl: string, keyPrefix: string, options: { funnel?: boolean } = {}) {
+export function oursEngine(redisUrl: RedisTarget, keyPrefix: string, options: { funnel?: boolean } = {}) {
   const logger = createLogger('silent');
   const store = new RedisStore({ url: redisUrl, keyPrefix });
   const funnelPrefix = `${keyPrefix.replace(/:$/, '')}-funnel:`;
@@ -48,7 +49,7 @@ export function oursEngine(redisUrl: string, keyPrefix: string, options: { funne
 
 /** Our app and its direct routes (the gateways'), as src/app.ts serves them: `direct.serve(app)`. */
 export function oursApp(
-  redisUrl: string,
+  redisUrl: RedisTarget,
   keyPrefix = 'bench:ussd:ours:',
 ): { app: express.Express; direct: DirectRoutes } {
   const { engine, logger } = oursEngine(redisUrl, keyPrefix);

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DirectRoutes } from '../../src/http/direct-routes.js';
+import type { RedisTarget } from '../../src/redis/connect.js';
 import { profileRoutes } from '../profile/hooks.js';
 import { floorApp, layerApp, nodeLayer, peerApp } from './peer.js';
 
@@ -21,7 +22,13 @@ async function build(): Promise<{ app: express.Express; direct?: DirectRoutes }>
   if (kind === 'http') return { app: layerApp(undefined) };
   if (kind === 'http-redis') return { app: layerApp(redis) };
   if (kind === 'node') return { app: express(), direct: nodeLayer() };
-  if (kind === 'ours') return (await import('./ours.js')).oursApp(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  if (kind === 'ours')
+    // BENCH_REDIS (bench/scale): a RedisTarget as JSON, e.g. a cluster's settings; else REDIS_URL.
+    return (await import('./ours.js')).oursApp(
+      process.env.BENCH_REDIS
+        ? (JSON.parse(process.env.BENCH_REDIS) as RedisTarget)
+        : (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'),
+    );
   throw new Error(`unknown kind ${kind}`);
 }
 
