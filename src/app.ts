@@ -30,6 +30,7 @@ import { notifyText } from './notifications/messages.js';
 import { ApprovalDesk } from './approvals/desk.js';
 import { Payouts } from './payouts/payouts.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
+import { addPreviewRoutes } from '../adapters/preview/index.js';
 import { createTelegram } from '../adapters/telegram/index.js';
 import { createSlack } from '../adapters/slack/index.js';
 import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
@@ -401,6 +402,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     simulator: config.embeddedSandbox,
     smsOutbox: outbox,
   });
+  // One conversation as every channel renders it, for flow authors: the demo only (no real money).
+  if (config.embeddedSandbox) addPreviewRoutes(app, { engine, store, logger });
 
   if (config.TELEGRAM_BOT_TOKEN) {
     const telegram = createTelegram({

@@ -69,6 +69,7 @@ async function main(): Promise<void> {
   if (running.sandbox) {
     lines.push(
       `  USSD simulator:          ${local}/simulator   (dial ${config.USSD_SERVICE_CODE})`,
+      `  Channel preview:         ${local}/preview   (USSD, Telegram, Slack, WhatsApp)`,
       `  Embedded sandbox:        ${local}/api   (API key: ${config.SANDBOX_API_KEY})`,
       `  Sandbox vending group:   ${local}/vending   (key: ${config.SANDBOX_VENDING_API_KEY})`,
       `  Demo PIN for USSD users: 1234 (docs/security.md, "Access policy")`,

@@ -143,7 +143,7 @@ function show(shown: Shown, prompt: Prompt, page: number, resume?: UssdState['re
 }
 
 /** `98` / `0` on a paged screen: the page it turns to; undefined when the key turns no page there. */
-function pageTurn(key: string, state: Pick<UssdState, 'prompt' | 'page'>): number | undefined {
+export function pageTurn(key: string, state: Pick<UssdState, 'prompt' | 'page'>): number | undefined {
   if (key !== NAV.more && key !== NAV.back) return undefined;
   const shown = renderPrompt(state.prompt, state.page);
   if (key === NAV.more && shown.page < shown.pageCount - 1) return shown.page + 1;
@@ -175,7 +175,7 @@ function resumeQuestion(left: Prompt): Prompt {
 }
 
 /** An answer -> what it means: `00` home, `0` back, a shown choice's number, or text. */
-function toAction(answer: string, prompt: Prompt): Pick<Inbound, 'nav' | 'choice' | 'text'> {
+export function toAction(answer: string, prompt: Prompt): Pick<Inbound, 'nav' | 'choice' | 'text'> {
   const key = answer.trim();
   if (key === NAV.home) return { nav: 'home' };
   if (key === NAV.back) return { nav: 'back' };

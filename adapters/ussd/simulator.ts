@@ -8,6 +8,9 @@
  * under the screen. `?phone=+256...` presets the number. `body[data-state]` is idle | busy | open | ended
  * (tests wait on it).
  */
+/** The number the simulator (and the preview, adapters/preview) starts with: a demo user. */
+export const DEMO_PHONE = '+256772123456';
+
 export function simulatorPage(serviceCode: string): string {
   const code = JSON.stringify(serviceCode).replace(/</g, '\\u003c');
   const shown = serviceCode.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -50,7 +53,7 @@ export function simulatorPage(serviceCode: string): string {
 <body data-state="idle">
 <main class="phone">
   <div class="number">
-    <input id="phone" type="tel" aria-label="Phone number" value="+256772123456">
+    <input id="phone" type="tel" aria-label="Phone number" value="${DEMO_PHONE}">
     <button id="dial" type="button">Dial</button>
   </div>
   <input id="code" class="code" aria-label="Code to dial" value="${shown}" autocomplete="off">

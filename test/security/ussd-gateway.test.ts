@@ -188,9 +188,20 @@ describe('the callback token', () => {
 });
 
 describe('what only the embedded sandbox serves', () => {
-  it('has no simulator page and no sandbox controls', async () => {
+  it('has no simulator page, no channel preview and no sandbox controls', async () => {
     expect((await fetch(`${product.url}/simulator`)).status).toBe(404);
     expect((await fetch(`${product.url}/simulator/sms?phone=%2B256772123456`)).status).toBe(404);
+    expect((await fetch(`${product.url}/preview`)).status).toBe(404);
+    const preview = await fetch(`${product.url}/preview/turn`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: `momo_preview=${'a'.repeat(32)}`,
+        'x-csrf-token': 'a'.repeat(32),
+      },
+      body: JSON.stringify({ phone: TELLER, action: { kind: 'dial' } }),
+    });
+    expect(preview.status).toBe(404);
     const controls = await fetch(`${product.url}/sandbox/collections`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Token sandbox-key' },
