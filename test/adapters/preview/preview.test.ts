@@ -121,6 +121,61 @@ describe('/preview: who may not', () => {
   });
 });
 
+describe('/preview: its own conversation on the demo sandbox', () => {
+  /** Posts one action for `phone` as the page does; answers the renderings. */
+  async function act(phone: string, action: unknown, lang?: string) {
+    const { cookie, token } = await openPage();
+    const res = await turn({ phone, action, ...(lang ? { lang } : {}) }, { cookie, 'x-csrf-token': token });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { prompt: Prompt; ussd: { text: string } };
+  }
+
+  it("offers each number its country's menu", async () => {
+    const labels = async (phone: string) =>
+      (await act(phone, { kind: 'dial' })).prompt.choices?.map((c) => c.label) ?? [];
+    expect(await labels('+2348031400001')).toContain('Buy data');
+    expect(await labels('+256772123475')).not.toContain('Buy data');
+  });
+
+  it("pays on the sandbox as the preview's own participant, choices clicked on Slack and answers typed on WhatsApp", async () => {
+    const phone = '+256772123476';
+    /** What a person answers on each screen (first rule whose words match): a choice's label or a text. */
+    const rules: Array<[RegExp, { pick: RegExp } | { type: string }]> = [
+      [/What would you like to do\?/, { pick: /^Pay someone$/ }],
+      [/Send [\d,]+ UGX/, { pick: /^Confirm$/ }],
+      [/Pay whom\?/, { pick: /Someone new|Mobile money/ }],
+      [/What do you want to send/, { pick: /^Mobile money$/ }],
+      [/phone number of the person/i, { type: '0772000001' }],
+      [/Pay Sarah Nakato|knows this number as/i, { pick: /Pay Sarah Nakato|^Yes/ }],
+      [/first name/i, { type: 'Sarah' }],
+      [/last name/i, { type: 'Nakato' }],
+      [/currency/i, { pick: /^UGX$/ }],
+      [/Enter the amount/i, { type: '5000' }],
+      [/description|note for the recipient/i, { type: 'Lunch' }],
+      [/Enter your PIN/, { type: '1234' }],
+    ];
+    let answer = await act(phone, { kind: 'dial' });
+    for (let step = 0; step < 20 && !answer.prompt.final; step++) {
+      const rule = rules.find(([words]) => words.test(answer.prompt.text));
+      if (!rule) throw new Error(`no rule for: ${answer.prompt.text}`);
+      const [, what] = rule;
+      if ('type' in what) answer = await act(phone, { kind: 'whatsapp-text', text: what.type });
+      else {
+        const index = answer.prompt.choices?.findIndex((c) => what.pick.test(c.label)) ?? -1;
+        expect(index, answer.prompt.text).toBeGreaterThanOrEqual(0);
+        const choice = answer.prompt.choices![index]!;
+        answer = await act(phone, { kind: 'slack-click', actionId: `momo_choice_${index}`, value: choice.id });
+      }
+    }
+    expect(answer.prompt.text).toMatch(/Sent: 5,000 UGX to Sarah Nakato/);
+    const chats = (running.sandbox?.controls.payments() ?? []).map(
+      (p) => (p.metadata as Record<string, unknown> | null)?.chat,
+    );
+    expect(chats.filter((chat) => chat === `ussd:preview:${phone}`)).toHaveLength(1);
+    expect(chats).not.toContain(`ussd:${phone}`);
+  });
+});
+
 /** What each pane shows now: the USSD screen, the first message's own text in each chat, and the engine's Prompt. */
 async function panes(page: Page) {
   return page.evaluate(() => {
