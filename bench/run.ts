@@ -2,7 +2,7 @@
  * `npm run bench [-- ussd chat notify upstream]`: runs the benchmarks (all by default), writes each one's
  * results to bench/results/<name>.json, then builds bench/results/summary.json (the headline figures under
  * the keys issue 9 fixes) and one markdown table from every result file present, and prints the table.
- * BENCH_QUICK=1: each benchmark in about 10 seconds, for a smoke check.
+ * BENCH_QUICK=1: each benchmark in about 10 seconds, for a smoke check. `-- --tables`: no run, the tables only.
  *
  * Needs Redis (REDIS_URL, default redis://127.0.0.1:6379); only its own `bench:` keys are written, and
  * they are deleted afterwards. Everything else runs on localhost; child servers are stopped at the end.
@@ -16,15 +16,17 @@ import { runUpstreamBench, type UpstreamResult } from './upstream/upstream.js';
 import { runSoakBench, type SoakResult } from './soak/soak.js';
 import { runUssdBench, type UssdResult } from './ussd/bench.js';
 import { runScaleBench, type ScaleResult } from './scale/scale.js';
+import { runNotifyLoadBench, type NotifyLoadResult } from './notify/load.js';
 
 const RESULTS = 'bench/results';
 const quick = process.env.BENCH_QUICK === '1';
 const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
 /** Run only when named: the soak takes several minutes on its own; scale starts its own Redis servers. */
-const named = ['soak', 'scale'] as const;
+const named = ['soak', 'scale', 'notify-load'] as const;
 type Name = (typeof all)[number] | (typeof named)[number];
 const asked = process.argv.slice(2).filter((a) => ([...all, ...named] as readonly string[]).includes(a)) as Name[];
-const chosen: Name[] = asked.length ? asked : [...all];
+/** `--tables`: runs nothing, only rebuilds the tables from the result files present. */
+const chosen: Name[] = asked.length ? asked : process.argv.includes('--tables') ? [] : [...all];
 
 const log = (line: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -56,6 +58,7 @@ const runners: Record<Name, () => Promise<unknown>> = {
   upstream: () => runUpstreamBench(quick, log),
   soak: () => runSoakBench(quick, log),
   scale: () => runScaleBench(quick, log),
+  'notify-load': () => runNotifyLoadBench(quick, log),
 };
 
 mkdirSync(RESULTS, { recursive: true });
@@ -78,6 +81,7 @@ const notify = read<NotifyResult>('notify');
 const upstream = read<UpstreamResult>('upstream');
 const soak = read<SoakResult>('soak');
 const scale = read<ScaleResult>('scale');
+const notifyLoad = read<NotifyLoadResult>('notify-load');
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const ratio = (a: number | undefined, b: number | undefined) =>
@@ -304,12 +308,32 @@ function scaleTable({ machine: at, result: s }: { machine: ReturnType<typeof mac
   ];
   return `${lines.join('\n')}\n\n${at.quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${at.cpus} × ${at.cpuModel}, Node ${at.node}, load average ${s.loadBefore.join(' ')} before and ${s.loadAfter.join(' ')} after, commit ${at.commit}, ${at.date}\n`;
 }
+/** The notifications-under-load table (docs/benchmarks.md), with its run's machine and load. */
+function notifyLoadTable({
+  machine: at,
+  result: s,
+}: {
+  machine: ReturnType<typeof machine>;
+  result: NotifyLoadResult;
+}): string {
+  const m = s.median;
+  const lines = [
+    '| Notifications | told/s alone | told/s with USSD | ratio | USSD req/s alone | USSD req/s with them | ratio |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...(['ours', 'ours-memory'] as const).map(
+      (kind) =>
+        `| ${kind === 'ours' ? 'Redis (BullMQ)' : 'memory'} | ${n(m[kind].alone)} | ${n(m[kind].withUssd)} | ${m[kind].ratio} | ${n(m.ussdAlone)} | ${n(m[kind].ussdWith)} | ${m[kind].ussdRatio} |`,
+    ),
+  ];
+  return `${lines.join('\n')}\n\n${at.quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${at.cpus} × ${at.cpuModel}, Node ${at.node}, load average ${s.loadBefore.join(' ')} before and ${s.loadAfter.join(' ')} after, commit ${at.commit}, ${at.date}\n`;
+}
 const header = ['Benchmark', 'Ours', 'Peer', 'Ratio', 'Target', ''];
 const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 const m = machine();
 const note = `${quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${m.loadavg.join(' ')}, commit ${m.commit}, ${m.date}`;
 writeFileSync(`${RESULTS}/table.md`, `${table}\n\n${note}\n`);
 if (scale) writeFileSync(`${RESULTS}/scale.md`, scaleTable(scale));
+if (notifyLoad) writeFileSync(`${RESULTS}/notify-load.md`, notifyLoadTable(notifyLoad));
 console.log(table);
 console.log(`\n${note}`);
 process.exit(0);

@@ -3,6 +3,7 @@
  * the engine, the channel adapters, notifications and the operations routes, on one express app.
  * main.ts starts it; the end-to-end tests start it on port 0.
  */
+import { within } from './within.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -22,6 +23,7 @@ import type { Lang, UserProfile } from '../flows/types.js';
 import {
   africasTalkingSms,
   createNotifications,
+  notificationQueueName,
   ensureWebhooks,
   SmsOutbox,
   type SmsSender,
@@ -107,6 +109,11 @@ function ussdDigestKey(config: Config): string {
 }
 
 /** Starts the product; rejects with ConfigError (before listening) when the start is refused (start-checks.ts). */
+/** The share of SHUTDOWN_GRACE_SECONDS by which stop()'s steps before the journal's have ended, done or not. */
+export const STOP_STEPS_SHARE = 0.6;
+/** The share by which the journal's last writes have ended (the rest: closing the store, and the exit). */
+export const STOP_JOURNAL_SHARE = 0.85;
+
 export async function startApp(config: Config, options: AppOptions = {}): Promise<RunningApp> {
   const { policy, warnings } = checkStart(config);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
@@ -146,14 +153,18 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const server = await listen(app, direct, config.PORT);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
-  const closers: Array<() => Promise<void>> = [];
+  /** What stop() closes, in reverse order, each named in its line should it not finish in time. */
+  const closers: Array<[string, () => Promise<void>]> = [];
   // Closed last (closers run in reverse): every part that journals has stopped by then.
-  closers.push(async () => {
-    stopRetention();
-    await journalWriter.close();
-    journalRedis?.disconnect();
-    await database.close();
-  });
+  closers.push([
+    'journal',
+    async () => {
+      stopRetention();
+      await journalWriter.close();
+      journalRedis?.disconnect();
+      await database.close();
+    },
+  ]);
 
   let sandbox: Sandbox | undefined;
   if (config.embeddedSandbox) {
@@ -169,7 +180,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const apiKey = config.MOMO_API_KEY ?? config.SANDBOX_API_KEY;
   // Every read on the main API waits for the budget all processes share (30 a minute per key).
   const readBudget = createReadBudget(config.redis, apiKey, { logger });
-  closers.push(() => readBudget.close());
+  closers.push(['read budget', () => readBudget.close()]);
   const client = new MomoClient({
     baseUrl: config.MOMO_BASE_URL ?? url,
     apiKey,
@@ -184,11 +195,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const store = createSessionStore({ redisUrl: config.redis, logger });
   // The directory of people (src/people): imported from the policy, read whole into every process.
   const people = await startPeople({ config, policy, logger, database });
-  closers.push(() => people.close());
+  closers.push(['people', () => people.close()]);
   if (config.redis) {
     // Not awaited: a Redis still starting does not hold the start; the line comes when the answer does.
     const eviction = warnOfEviction(config.redis, logger);
-    closers.push(() => eviction);
+    closers.push(['eviction check', () => eviction]);
   }
   // What we make is recorded before it is made: notifications are believed for these records only.
   const made = new MadeRecords({
@@ -220,7 +231,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   );
 
   const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
-  closers.push(() => funnel.close());
+  closers.push(['funnel', () => funnel.close()]);
 
   const notifiers: Partial<Record<Channel, Notifier>> = {};
   // USSD outcomes wait for the next dial, and are told in the person's preferred chat too (src/people).
@@ -288,6 +299,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     made,
     client,
     redisUrl: config.redis,
+    // Named for the organization (its API key): a staging and a production product sharing a Redis never
+    // take each other's queued notifications (a worker taking another's finds no record of it, and would
+    // complete the job told to nobody).
+    queueName: notificationQueueName(apiKey),
     notifiers,
     sms,
     basicAuth,
@@ -352,7 +367,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   );
   // Chat accounts linked to their person with a link code (`/link CODE`), answered before the engine.
   withLinkCommand(engine, { directory: people, store, logger });
-  closers.push(() => engine.close());
+  closers.push(['engine', () => engine.close()]);
 
   addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });
   app.get('/metrics', requireOpsToken(config.OPS_TOKEN), async (_req, res) => {
@@ -387,7 +402,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
   app.use(['/ussd', '/whatsapp/webhook'], sourceLimit);
   direct.use(sourceLimit);
-  closers.push(() => sourceLimit.close());
+  closers.push(['rate limits', () => sourceLimit.close()]);
 
   addUssdRoutes(app, direct, {
     engine,
@@ -418,7 +433,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     app.use(telegram.router);
     notifiers.telegram = telegram.notifier;
     await telegram.start();
-    closers.push(() => telegram.stop());
+    closers.push(['telegram', () => telegram.stop()]);
   }
 
   if (config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN) {
@@ -438,7 +453,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     app.use(slack.router);
     notifiers.slack = slack.notifier;
     await slack.start();
-    closers.push(() => slack.stop());
+    closers.push(['slack', () => slack.stop()]);
   }
 
   if (whatsappOn(config)) {
@@ -464,15 +479,18 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   // The reconciliation of the day before, once a day (one process at a time), and the corrections it owes.
   const reconciliation = productReconciliation({ database, journal, client, notifiers, languageOf, logger });
   reconciliation.start();
-  closers.push(() => reconciliation.stop());
+  closers.push(['reconciliation', () => reconciliation.stop()]);
   approvals.start();
   payouts.start();
-  closers.push(async () => {
-    approvals.stop();
-    payouts.stop();
-  });
+  closers.push([
+    'approvals and payouts',
+    async () => {
+      approvals.stop();
+      payouts.stop();
+    },
+  ]);
   metrics.trackQueueDepth(() => notifications.queue.depth());
-  closers.push(() => notifications.stop());
+  closers.push(['notifications', () => notifications.stop()]);
 
   // Anything no route took: 404 with a reason. Anything a route threw: 4xx stays 4xx, the rest is 500.
   app.use((req, res) => {
@@ -515,22 +533,53 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     database,
     journal,
     journalWriter,
+    /**
+     * Stops taking requests, finishes those in flight, the runs and the queued jobs in hand, and closes every
+     * part, each step bounded: whatever Redis (or anything else) does, the steps before the journal end by
+     * {@link STOP_STEPS_SHARE} of SHUTDOWN_GRACE_SECONDS and the journal's (its buffered writes to the database)
+     * by {@link STOP_JOURNAL_SHARE}; a step not done by then is named in a line and left behind, and the
+     * connections closed after it make its waits fail. So the process ends by its own stop, with the journal
+     * flushed when the database answers, not by main.ts's grace timer.
+     */
     async stop() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive connections close as soon as their request is answered, not at their idle timeout.
+      const started = Date.now();
+      const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
+      const bounded = async (name: string, step: () => Promise<unknown>, share: number) => {
+        const running = step().then(
+          () => true,
+          (err: unknown) => {
+            logger.warn({ err: String(err), step: name }, 'close failed');
+            return true;
+          },
+        );
+        const left = Math.max(0, started + graceMs * share - Date.now());
+        if ((await within(running, left)) === undefined)
+          logger.warn({ step: name, waitedMs: left }, 'shutdown: a step did not finish in time; going on without it');
+      };
       const sweep = setInterval(() => server.closeIdleConnections(), 100);
-      server.closeIdleConnections();
-      await closed;
+      await bounded(
+        'http',
+        () => {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          // Keep-alive connections close as soon as their request is answered, not at their idle timeout.
+          server.closeIdleConnections();
+          return closed;
+        },
+        STOP_STEPS_SHARE,
+      );
       clearInterval(sweep);
       // WhatsApp's webhook answers before its messages are worked: they finish before the runs are drained.
-      await whatsapp?.idle();
+      await bounded('whatsapp', async () => whatsapp?.idle(), STOP_STEPS_SHARE);
       // No more taking over of runs; runs past their deadline finish and tell their chats before the
       // notifiers go away.
-      await engine.stop();
-      for (const close of closers.reverse())
-        await close().catch((err: unknown) => logger.warn({ err: String(err) }, 'close failed'));
-      await sandbox?.close();
+      await bounded('runs', () => engine.stop(), STOP_STEPS_SHARE);
+      for (const [name, close] of closers.reverse())
+        await bounded(name, close, name === 'journal' ? STOP_JOURNAL_SHARE : STOP_STEPS_SHARE);
+      await bounded('sandbox', async () => sandbox?.close(), STOP_JOURNAL_SHARE);
+      // Bounded on its own (closeRedis): never waits on a Redis that does not answer.
       await store.close();
+      // Connections still open under a step left behind: ended, so nothing holds the process.
+      server.closeAllConnections();
     },
   };
 }

@@ -1,14 +1,22 @@
 /** Where the notifications benchmark keeps its Redis data (shared by its driver and its servers). */
 import { QUEUE_PREFIX as BULL_PREFIX } from '../../src/redis/connect.js';
 
-/** Prefix of the session-store keys (order and dedup marks) the benchmark's server writes. */
-export const NOTIFY_PREFIX = 'bench:notify:';
-/** The product's BullMQ queues' keys (src/notifications names them momo-notifications and momo-notifications-follow-ups). */
-export const QUEUE_PREFIX = `${BULL_PREFIX}:momo-notifications`;
+/**
+ * This run's own name (BENCH_NOTIFY_RUN, set here by the driver on load and inherited by its servers): two
+ * runs sharing a Redis database never take, nor delete at their cleanup, each other's jobs and records (they
+ * did: told/s fell to a few hundred, with fewer told than received).
+ */
+const RUN = (process.env.BENCH_NOTIFY_RUN ??= String(process.pid));
+/** Prefix of the session-store keys (our records, order and dedup marks) the benchmark's server writes. */
+export const NOTIFY_PREFIX = `bench:notify:${RUN}:`;
+/** The notification queue's name in this run (the follow-ups' is it with `-follow-ups`). */
+export const QUEUE_NAME = `momo-notifications-bench-${RUN}`;
+/** The keys of the run's BullMQ queues. */
+export const QUEUE_PREFIX = `${BULL_PREFIX}:${QUEUE_NAME}`;
 
 /**
- * REDIS_URL with the benchmark's own database (BENCH_NOTIFY_DB, default 9): the product's queue name is
- * fixed, and its jobs must not meet another process's workers on the shared database.
+ * REDIS_URL with the benchmark's own database (BENCH_NOTIFY_DB, default 9), away from the product's and the
+ * tests' keys.
  */
 export function notifyRedisUrl(): string {
   const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');

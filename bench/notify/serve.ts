@@ -9,7 +9,7 @@
  * at start as the request flow records them), the order marks, lease and dedup mark in Redis (one Lua
  * script per step, under the benchmark's key prefix), the user's language read from the store, and a
  * notifier that counts its calls. It runs in its own Redis database
- * (BENCH_NOTIFY_DB, default 9), because the product's queue name is fixed and must not meet another
+ * (BENCH_NOTIFY_DB, default 9), under this run's own queue name and key prefix (config.ts), so it never meets another
  * process's workers; only its own keys are deleted afterwards.
  * ours-memory: the same without REDIS_URL (memory queue, marks and store), as `npm start` runs by default.
  * bare: an express route that only answers 200.
@@ -29,7 +29,7 @@ import { createNotifications } from '../../src/notifications/index.js';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { profileRoutes } from '../profile/hooks.js';
-import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisUrl } from './config.js';
+import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisUrl, QUEUE_NAME } from './config.js';
 
 const kind = process.argv[2];
 const app = express();
@@ -68,6 +68,7 @@ if (kind === 'ours' || kind === 'ours-memory') {
     basicAuth: BENCH_WEBHOOK,
     redisUrl,
     keyPrefix: NOTIFY_PREFIX,
+    queueName: QUEUE_NAME,
     notifiers: {
       telegram: {
         send: async () => {

@@ -6,6 +6,7 @@
  * channel notifier. Beside it, the follow-up queue checks every intent's outcome a few minutes later
  * (follow-up.ts) and tells what it reads through the same dispatcher.
  */
+import { createHash } from 'node:crypto';
 import type { Made, MadeRecords } from '../conversation/services/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
@@ -61,7 +62,10 @@ export interface NotificationsOptions {
    * notifications dispatched at once over all of them.
    */
   queue?: Partial<Omit<QueueOptions, 'logger'>>;
-  /** The BullMQ queue's name; the follow-ups' is it with `-follow-ups`. Default `momo-notifications`. */
+  /**
+   * The BullMQ queue's name; the follow-ups' is it with `-follow-ups`, the texts' with `-sms`. Default
+   * `momo-notifications`; the product names it for its organization ({@link notificationQueueName}).
+   */
   queueName?: string;
   /** Most notifications in one queued job. Default 50. */
   maxBatch?: number;
@@ -80,6 +84,16 @@ export interface NotificationsOptions {
   /** DispatcherOptions.journal: states and tellings journalled (buffered). */
   journal?: MoneyJournal;
   logger: Logger;
+}
+
+/**
+ * The notification queue's name for the organization of `apiKey` (a digest of it; the key is never stored):
+ * every process of one deployment shares it, and two deployments sharing a Redis have one each. Not of the
+ * service's address, which may differ between processes behind different proxies: a queue named by it would
+ * leave a process's jobs to nobody after a restart with another address.
+ */
+export function notificationQueueName(apiKey: string): string {
+  return `momo-notifications-${createHash('sha256').update(apiKey).digest('hex').slice(0, 12)}`;
 }
 
 /** One queued job: the notices received in one turn of the event loop (see batch.ts). */

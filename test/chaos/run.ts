@@ -26,6 +26,7 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { createSandbox } from '../../src/sandbox/index.js';
+import { notificationQueueName } from '../../src/notifications/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
 import { ChaosBotApi } from './bot-api.js';
 import {
@@ -551,7 +552,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     );
   if (figures.told < figures.confirmed) {
     // The notification queue as the run ends: a notification not told yet waits here, or failed.
-    const q = `${QUEUE_PREFIX}:momo-notifications`;
+    const q = `${QUEUE_PREFIX}:${notificationQueueName(API_KEY)}`;
     const [wait, active, delayed, failed] = await Promise.all([
       redis.llen(`${q}:wait`),
       redis.llen(`${q}:active`),

@@ -7,7 +7,7 @@ import { MadeRecords, type Made } from '../../src/conversation/services/made-rec
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import type { Address, Notifier } from '../../src/conversation/types.js';
 import { BusyError, createDispatcher, type DispatcherOptions } from '../../src/notifications/dispatch.js';
-import { createNotifications } from '../../src/notifications/index.js';
+import { createNotifications, notificationQueueName } from '../../src/notifications/index.js';
 import { notificationBody, parseNotice, type Notice, type NoticeKind } from '../../src/notifications/events.js';
 import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
 import type { ServiceReads } from '../../src/notifications/reads.js';
@@ -738,5 +738,50 @@ describe('notifications end to end in one process', () => {
     while ((await n.queue.depth()) > 0) await new Promise((r) => setTimeout(r, 5));
     await n.stop();
     expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
+  });
+});
+
+describe('two deployments sharing a Redis (queues named by notificationQueueName)', () => {
+  it("never take each other's queued notifications: every one is told by the deployment that made it", async () => {
+    // Distinct per run, so this test never meets another run's workers; the digest is what app.ts names.
+    const apiKeys = [`key-a-${process.pid}-${Date.now()}`, `key-b-${process.pid}-${Date.now()}`];
+    const names = apiKeys.map(notificationQueueName);
+    expect(names[0]).not.toEqual(names[1]);
+    expect(names.join()).not.toMatch(/key-|:/);
+    const deployments = apiKeys.map((_, i) => {
+      const notifier = new RecordingNotifier();
+      const made = new MadeRecords({ store: new MemoryStore(), logger });
+      const n = createNotifications({
+        made,
+        client: unusedClient,
+        basicAuth: credentials,
+        redisUrl: REDIS_URL,
+        keyPrefix: uniquePrefix(`two-deployments-${i}`),
+        queueName: names[i],
+        notifiers: { telegram: notifier },
+        verify: { default: 'accept' },
+        logger,
+      });
+      return { notifier, made, n };
+    });
+    const [a, b] = deployments as [(typeof deployments)[0], (typeof deployments)[0]];
+    const first = paymentId;
+    paymentId += 40;
+    try {
+      for (let i = 0; i < 40; i++) await ourPayment(a.made, first + i, `telegram:${first + i}`);
+      // Both workers run while A's notifications are queued one job each: B's would take its share.
+      a.n.start();
+      b.n.start();
+      for (let i = 0; i < 40; i++) await a.n.queue.add([paymentEvent(first + i, 'processed')]);
+      const limit = Date.now() + 10_000;
+      while (((await a.n.queue.depth()) > 0 || a.notifier.sent.length < 40) && Date.now() < limit)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(a.notifier.sent).toHaveLength(40);
+      expect(b.notifier.sent).toHaveLength(0);
+      expect(await b.n.queue.depth()).toBe(0);
+    } finally {
+      for (const { n } of deployments) await n.stop();
+      for (const name of names) await inspector(`${QUEUE_PREFIX}:${name}`).cleanup();
+    }
   });
 });
