@@ -234,10 +234,11 @@ export function createPeople(options: PeopleOptions) {
       screen = await session.answer(answer);
       if (d.final) {
         if (screen !== undefined && ACKNOWLEDGED.test(screen)) acknowledge(c, 'answer');
-        // Asked again for the PIN (or anything else the flow waits for), or told that nothing was sent: plainly
-        // not confirmed, as a person reads it. Only an answer that leaves it open (none, an apology, an error)
-        // may hide a payment.
-        else if (screen === undefined || (!screen.startsWith('CON ') && !NOTHING_SENT.test(screen))) {
+        // Told that nothing was sent: plainly not confirmed. Any other answer (none, an apology, an error, or a
+        // screen of the flow shown again, as when a failover put the conversation back a step after the PIN
+        // started the payment) leaves the person not knowing whether it went: news of the payment at a later
+        // dial is news of it, as a person who typed their PIN reads it.
+        else if (screen === undefined || !NOTHING_SENT.test(screen)) {
           c.unacknowledged.push(screen ?? 'no answer');
           c.open = true;
         }

@@ -540,6 +540,36 @@ describe('after money was sent, never "start again"', () => {
     expect(service.calls).toHaveLength(0);
   });
 
+  it('the write that started a run lost after it was acknowledged (a failover dropping it): the run stops before its payment call, and the user told "still working on it" is told plainly that nothing was sent', async () => {
+    const service = paymentsService();
+    const reserving = gate<void>();
+    const told: Prompt[] = [];
+    const store = redisStore();
+    const e = engine(
+      store,
+      { ...service.services, reserveSpend: () => reserving.promise },
+      { onLateOutcome: (_a, prompt) => void told.push(prompt) },
+    );
+    const msg = chat();
+    const key = keys.conversation(msg());
+    await e.handle(msg({ start: 'pay' }));
+    const before = (await store.get(key))!;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe(
+      'We are still working on it. You will be notified of the result.',
+    );
+    // The old master's last writes are gone: the record is as it was before the run started (no run in it).
+    const now = (await store.get(key))!;
+    expect((now.snapshot as { run?: unknown }).run).toBeDefined();
+    expect(await store.set(key, before.snapshot, now.version, 600)).not.toBeNull();
+    reserving.open();
+    await until(() => told.length > 0, 'the user told');
+    expect(told).toEqual([
+      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+    ]);
+    await e.drain();
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();

@@ -541,6 +541,17 @@ export class Runner {
             fresh || renew(),
           ]);
           if (!kept || !held) {
+            if (!kept && !money && (await this.startLost(key))) {
+              // No money-moving call was made by this run, and none will be: nothing was sent. Its waiters may
+              // have been told "still working on it" (and the next USSD dial would ask again for what the flow
+              // waited for), so they are told plainly, late: on USSD kept for the next dial.
+              logger.warn(
+                log,
+                'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
+              );
+              await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
+              return;
+            }
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
             return;
           }
@@ -652,6 +663,20 @@ export class Runner {
       }
     }
     return null;
+  }
+
+  /**
+   * True when the record of `key` holds no run at all (or is gone): the write that started a run, acknowledged,
+   * was lost since (a Sentinel failover drops the old master's last writes; the record is back as it was before
+   * the run). Not when another run's id is there: that run answers. False when it cannot be read.
+   */
+  private async startLost(key: string): Promise<boolean> {
+    try {
+      const read = await this.o.records.read(key);
+      return read === null || read.record.run === undefined;
+    } catch {
+      return false;
+    }
   }
 
   /** Stores a busy state the run is about to call for. */
