@@ -116,10 +116,18 @@ export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
   // The receiver answers the service on the add: on Sentinel, once a replica holds the job.
-  const queue = createQueue<NotificationJob>(name, options.redisUrl, { ...options.queue, replicated: true, logger });
+  const queue = createQueue<NotificationJob>(name, options.redisUrl, {
+    ...options.queue,
+    replicated: 'required',
+    logger,
+  });
+  // Added with the intent, before the money call: on Sentinel it waits for a replica (a failover during the
+  // call would drop it, and with it the check of an outcome whose notification never comes), but never fails
+  // the payment's way for a replica that lags.
   const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, {
     ...options.queue,
     concurrency: FOLLOW_UP_CONCURRENCY,
+    replicated: 'waited',
     logger,
   });
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);

@@ -48,11 +48,13 @@ export interface QueueOptions {
    */
   maxJobs?: number;
   /**
-   * BullMQ on Sentinel only: an add resolves once a replica holds the job (BullQueue onReplica). For the jobs
-   * whose sender is answered on the add (the service's notifications); not for those added on a payment's
-   * way (a follow-up), which a lagging replica would hold up. Default false.
+   * BullMQ on Sentinel only: an add waits for a replica to hold the job (BullQueue onReplica), up to
+   * {@link REPLICATED_WITHIN_MS}. `required`: not held by then (a replica connected), the add fails
+   * ({@link NotReplicatedError}): for the jobs whose sender is answered on the add and sends again on a
+   * failure (the service's notifications). `waited`: the add goes on with a warning line: for those added on
+   * a payment's way (a follow-up), which must not fail because a replica lags. Unset: no wait.
    */
-  replicated?: boolean;
+  replicated?: 'required' | 'waited';
   logger: Logger;
 }
 
@@ -222,8 +224,8 @@ export class NotReplicatedError extends Error {
 /** BullMQ queue on Redis. */
 export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
-  /** Sentinel mode: an add is done once a replica holds it ({@link onReplica}). */
-  private readonly replicated: boolean;
+  /** Sentinel mode: how an add waits for a replica to hold it ({@link onReplica}); undefined: it does not. */
+  private readonly replicated?: 'required' | 'waited';
   /** The queue's own connection (BullMQ sends a queue's commands on the connection it is given). */
   private readonly connection: RedisClient;
   private worker?: Worker;
@@ -236,7 +238,7 @@ export class BullQueue<T> implements JobQueue<T> {
   ) {
     const connection = this.connect(redisUrl);
     this.connection = connection;
-    this.replicated = options.replicated === true && settingsOf(redisUrl).mode === 'sentinel';
+    if (settingsOf(redisUrl).mode === 'sentinel') this.replicated = options.replicated;
     this.queue = new Queue(name, {
       connection,
       prefix: QUEUE_PREFIX,
@@ -282,7 +284,11 @@ export class BullQueue<T> implements JobQueue<T> {
     // WAIT counts the replicas holding every write this connection made so far: the add among them.
     if ((await this.connection.wait(1, REPLICATED_WITHIN_MS)) >= 1) return;
     if (/^connected_slaves:0\b/m.test(await this.connection.info('replication'))) return;
-    throw new NotReplicatedError();
+    if (this.replicated === 'required') throw new NotReplicatedError();
+    this.options.logger.warn(
+      { queue: this.name, waitedMs: REPLICATED_WITHIN_MS },
+      'queue: a job not yet on a replica; going on (a failover now would drop it)',
+    );
   }
 
   process(handler: JobHandler<T>): void {
