@@ -14,10 +14,18 @@ import { createEngine, type ConversationEngine, type EngineOptions } from '../..
 import { keys } from '../../src/conversation/store/keys.js';
 import { deliveryId } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, giveBackSpend } from '../../src/conversation/services/access-policy.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
-import type { Address, Inbound, Lease, LeaseChange, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type {
+  Address,
+  Channel,
+  Inbound,
+  Lease,
+  LeaseChange,
+  Prompt,
+  SessionStore,
+} from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -545,9 +553,18 @@ describe('after money was sent, never "start again"', () => {
     const reserving = gate<void>();
     const told: Prompt[] = [];
     const store = redisStore();
+    const reserved: string[] = [];
     const e = engine(
       store,
-      { ...service.services, reserveSpend: () => reserving.promise },
+      {
+        ...service.services,
+        // The spend really reserved (as the product's services do), then held until the record is put back.
+        reserveSpend: async (input) => {
+          await policy.reserveSpend(store, { ...input, channel: input.channel as Channel });
+          reserved.push(input.duplicateCheckKey);
+          await reserving.promise;
+        },
+      },
       { onLateOutcome: (_a, prompt) => void told.push(prompt) },
     );
     const msg = chat();
@@ -568,6 +585,9 @@ describe('after money was sent, never "start again"', () => {
     ]);
     await e.drain();
     expect(service.calls).toHaveLength(0);
+    // Its reservation was given back already (a second give-back finds nothing): the day's total is whole.
+    expect(reserved).toHaveLength(1);
+    expect(await giveBackSpend(store, reserved[0]!)).toBe(false);
   });
 
   it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {

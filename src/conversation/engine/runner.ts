@@ -44,6 +44,7 @@ import {
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
+import { giveBackSpend } from '../services/access-policy.js';
 import { randomId } from '../store/random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
 import {
@@ -549,6 +550,13 @@ export class Runner {
                 log,
                 'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
               );
+              // The spend an earlier step reserved under the payment's key is given back: no run will pay under
+              // it (the key is this run's; a new start makes another).
+              const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
+              if (ref)
+                await giveBackSpend(store, ref).catch((error: unknown) =>
+                  logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
+                );
               await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
               return;
             }
