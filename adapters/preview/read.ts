@@ -10,6 +10,7 @@
  */
 import type { Update } from 'grammy/types';
 import { z } from 'zod';
+import { parsePhone } from '../../flows/input.js';
 import { LANGS } from '../../flows/types.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import { parseCommandText } from '../slack/command.js';
@@ -42,6 +43,12 @@ export interface PreviewState {
 /** A preview number: `+` and 8 to 15 digits, as a USSD gateway gives it. */
 export const PHONE = /^\+[1-9]\d{7,14}$/;
 
+/** A mobile number as the USSD adapter takes a caller's (flows/input.ts parsePhone), already in its `+` form. */
+function isMobile(phone: string): boolean {
+  const read = parsePhone(phone, 'UG');
+  return read.ok && read.e164 === phone;
+}
+
 /** Longest answer a pane takes: a chat message (Telegram's 4096; the preview needs no more). */
 const MAX_TEXT = 4096;
 const typed = z.string().max(MAX_TEXT);
@@ -72,7 +79,10 @@ export type PreviewAction = z.infer<typeof previewAction>;
 /** The body of `POST /preview/turn`: who is previewed, in which language (taken on a dial), and what they did. */
 export const previewRequest = z
   .object({
-    phone: z.string().regex(PHONE, 'a phone number in + form, e.g. +256772123456'),
+    phone: z
+      .string()
+      .regex(PHONE, 'a phone number in + form, e.g. +256772123456')
+      .refine(isMobile, 'not a valid mobile number (a USSD gateway would not send it)'),
     lang: z.enum(LANGS as [string, ...string[]]).optional(),
     action: previewAction,
   })

@@ -87,6 +87,10 @@ describe('/preview: who may not', () => {
       ['{"phone":', 400, /not valid JSON/],
       [JSON.stringify({ phone, action: { kind: 'ussd', text: 'x'.repeat(9000) } }), 413, /too large/],
       [{ phone: '0772123472', action: { kind: 'dial' } }, 400, /^phone: a phone number in \+ form/],
+      // Refused as the USSD adapter refuses a caller's: no such country code, no such line, a landline.
+      [{ phone: '+99912345678', action: { kind: 'dial' } }, 400, /^phone: not a valid mobile number/],
+      [{ phone: '+25600000000', action: { kind: 'dial' } }, 400, /^phone: not a valid mobile number/],
+      [{ phone: '+256414123456', action: { kind: 'dial' } }, 400, /^phone: not a valid mobile number/],
       [{ phone, action: { kind: 'pay' } }, 400, /^action\.kind/],
       [{ phone, action: { kind: 'ussd', text: '1'.repeat(183) } }, 400, /^action\.text/],
       [{ phone, action: { kind: 'telegram-press', data: 'c:'.padEnd(65, '1') } }, 400, /^action\.data/],
