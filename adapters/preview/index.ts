@@ -25,6 +25,7 @@ import type { Lang } from '../../flows/types.js';
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import type { Participant, SessionStore, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { readBody } from '../../src/http/body.js';
+import { cookieOf } from '../../src/http/cookie.js';
 import { sameSecret } from '../../src/http/secret.js';
 import type { Logger } from '../../src/log.js';
 import { previewPage, PREVIEW_CSS, PREVIEW_JS } from './page.js';
@@ -47,14 +48,6 @@ export const PREVIEW_COOKIE = 'momo_preview';
 const TOKEN = /^[\w-]{32}$/;
 /** A day: the page stays usable through a working session. */
 const COOKIE_SECONDS = 24 * 3600;
-
-function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 /** Own files only, never framed: the page draws every value as text (textContent), never as markup. */
 function securityHeaders(res: Response): void {

@@ -33,6 +33,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import { keys } from '../conversation/store/keys.js';
 import type { SessionStore } from '../conversation/types.js';
 import { readBody } from '../http/body.js';
+import { cookieOf } from '../http/cookie.js';
 import { sameSecret } from '../http/secret.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { MemoryStore } from '../conversation/store/memory-store.js';
@@ -77,14 +78,6 @@ export interface OpsAccessOptions {
 
 const digest = (token: string): string => createHash('sha256').update(token).digest('hex');
 const SAFE = new Set(['GET', 'HEAD']);
-
-function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 export class OpsAccess {
   private readonly limit: SignInLimit;
