@@ -50,6 +50,14 @@ function readPhone(text: string, defaultCountry: string): { ok: true; e164: stri
 }
 
 /**
+ * The country (ISO 3166 alpha-2) of a number in international `+` format; undefined for none or one that does
+ * not say (a chat without a number). Pure: the pay flow reads it once, when it lists banks.
+ */
+export function countryOf(phone: string | undefined): string | undefined {
+  return phone ? parsePhoneNumberFromString(phone)?.country : undefined;
+}
+
+/**
  * Digits, optionally grouped in thousands with commas (`1,000` or `1000`), then at most one dot and
  * decimals. Signs, exponents (`1e3`), spaces inside the number and a bare `.5` are refused.
  */

@@ -8,12 +8,13 @@ import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
-import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
+import { countryOf, parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
 import {
   isAlreadySubmitted,
   isHeld,
+  type BankChoice,
   type ContactCheck,
   type Created,
   type Held,
@@ -47,8 +48,15 @@ export interface PayContext {
   recent?: RecentPayee[];
   /** Set when the payee was picked from {@link recent}: Back from the amount returns to that list. */
   picked?: boolean;
-  banks?: Array<{ id: string; name: string }>;
+  /**
+   * Set when the currency is known before the amount (a recent payee's, with a choice of currencies): the amount
+   * screen names it and offers another, so no currency screen follows.
+   */
+  currencyFirst?: boolean;
+  banks?: BankChoice[];
   bankId?: string;
+  /** The bank's name as listed (the summary names it). */
+  bankName?: string;
   accountNumber?: string;
   accountName?: string;
   email?: string;
@@ -110,8 +118,9 @@ function readAnswer(
     case 'amount': {
       const amount = parseAmount(value);
       if (!amount.ok) return amount;
-      // With one currency there is nothing to choose: it comes with the amount.
+      // With one currency there is nothing to choose: it comes with the amount (a currency named first stays).
       const [only, ...others] = context.input.currencies;
+      if (context.currencyFirst) return { ok: true, update: { amount: amount.amount } };
       return { ok: true, update: { amount: amount.amount, ...(others.length === 0 ? { currency: only } : {}) } };
     }
     case 'email': {
@@ -150,6 +159,16 @@ function hasDifferentName(context: PayContext, check: ContactCheck): boolean {
   return !words(`${context.firstName ?? ''} ${context.lastName ?? ''}`).every((w) => network.has(w));
 }
 
+/**
+ * True when the names to pay are the network's, as an earlier instant verification of this number told them
+ * (kept for everyone by verifyContact: the network's facts, never names someone typed): nothing to verify
+ * again, as the service's name check will pass.
+ */
+function namedByNetwork(context: PayContext): boolean {
+  const check = context.contact;
+  return check?.registered === true && !!check.nameOnNetwork && !hasDifferentName(context, check);
+}
+
 /** The summary's choices: confirm, cancel, and a note for the recipient (none is asked otherwise). */
 const SUMMARY_CHOICES: NonNullable<View['choices']> = [
   { id: 'confirm', text: { key: 'pay.confirm' } },
@@ -160,6 +179,20 @@ const SUMMARY_CHOICES: NonNullable<View['choices']> = [
 /** A screen asking for one free-text answer, with the reason the last one was refused. */
 function ask(key: string, input: View['input']): (context: PayContext) => View {
   return (context) => ({ text: { key }, error: context.error, input });
+}
+
+/**
+ * The amount screen. With the currency known first (a recent payee's, among several), it names it and offers
+ * another: nothing to answer when it is the right one.
+ */
+function amountView(context: PayContext): View {
+  if (!context.currencyFirst || !context.currency) return ask('pay.askAmount', 'amount')(context);
+  return {
+    text: { key: 'pay.askAmountIn', params: { currency: context.currency } },
+    error: context.error,
+    input: 'amount',
+    choices: [{ id: 'otherCurrency', text: { key: 'pay.otherCurrency' } }],
+  };
 }
 
 /** A screen of choices, with the reason the last answer was refused. */
@@ -203,6 +236,7 @@ const back = (target: string, ...fields: Array<keyof PayContext>) =>
 /** "Enter another number": everything from the phone step on is asked again. */
 const FROM_PHONE: Array<keyof PayContext> = [
   'picked',
+  'currencyFirst',
   'phone',
   'contact',
   'verified',
@@ -219,8 +253,26 @@ const FROM_PHONE: Array<keyof PayContext> = [
  */
 const AMOUNT_AGAIN = [
   { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency', 'verified', 'description') },
+  { guard: 'isCurrencyFirst', ...back('awaitingAmount', 'amount', 'verified', 'description') },
   back('choosingCurrency', 'currency', 'verified', 'description'),
 ] as const;
+
+/** Back from the amount to the recent payees: all a pick filled is forgotten. */
+const PICK_AGAIN: Array<keyof PayContext> = [
+  'picked',
+  'currencyFirst',
+  'kind',
+  'phone',
+  'contact',
+  'firstName',
+  'lastName',
+  'currency',
+  'bankId',
+  'bankName',
+  'accountNumber',
+  'accountName',
+  'email',
+];
 
 const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
 const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
@@ -252,6 +304,12 @@ export const payMachine = setup({
     isRecentPayee: ({ context, event }) =>
       event.type === 'CHOSEN' && (context.recent ?? []).some((_, i) => recentId(i) === event.id),
     isPicked: ({ context }) => context.picked === true,
+    isCurrencyFirst: ({ context }) => context.currencyFirst === true,
+    /** The names were taken from the network's (confirmingNetworkName), not typed. */
+    isNamedByNetwork: ({ context }) =>
+      context.contact?.known !== true && namedByNetwork(context) && context.kind === 'money',
+    hasAmount: ({ context }) => context.amount !== undefined,
+    hasBanks: (_, banks: BankChoice[]) => banks.length > 0,
     isListedBank: ({ context, event }) =>
       event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
@@ -263,8 +321,18 @@ export const payMachine = setup({
     hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
     /** The organization's name check is off at the service: a name differing from the network's is not refused. */
     mayPayMismatch: ({ context }) => context.input.nameMatchAffectsPayment === false,
-    /** Instant verification is about mobile money: airtime and bank payments skip it, known numbers too. */
-    hasToVerify: ({ context }) => context.kind === 'money' && context.contact?.known !== true,
+    /**
+     * Instant verification is about mobile money: airtime and bank payments skip it, known numbers too, and a
+     * number paid the name the network gave for it when it was verified before.
+     */
+    hasToVerify: ({ context }) =>
+      context.kind === 'money' && context.contact?.known !== true && !namedByNetwork(context),
+    /**
+     * A mobile-money number new to this user that the network named when it was verified before (by anyone
+     * here): its name is offered instead of typing names.
+     */
+    isNamedOnNetwork: ({ context }, check: ContactCheck) =>
+      context.kind === 'money' && !check.known && check.registered && !!check.nameOnNetwork,
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
     isPolicyRefusal: (_, { error }: Failed) =>
@@ -280,12 +348,38 @@ export const payMachine = setup({
     }),
     storeKind: assign({ kind: ({ event }) => chosenId(event) as PayKind, error: undefined }),
     storeRecent: assign((_, recent: RecentPayee[]) => ({ recent })),
-    /** A recent payee picked: their kind and number, as if typed; their names come from the lookup that follows. */
+    /**
+     * A recent payee picked: their kind, number and bank account, as if typed, and the currency they were last
+     * paid in when the role may still pay in it (with a choice of currencies, the amount screen names it); their
+     * names come from the lookup that follows.
+     */
     storePicked: assign(({ context, event }) => {
       const payee = (context.recent ?? []).find((_, i) => recentId(i) === chosenId(event));
-      return { kind: payee?.kind, phone: payee?.phone, picked: true, error: undefined };
+      const { currencies } = context.input;
+      const currency = payee?.currency && currencies.includes(payee.currency) ? payee.currency : undefined;
+      const bank = payee?.kind === 'bank' ? payee.bank : undefined;
+      return {
+        kind: payee?.kind,
+        phone: payee?.phone,
+        picked: true,
+        ...(currency && currencies.length > 1 ? { currency, currencyFirst: true } : {}),
+        ...(bank
+          ? {
+              bankId: bank.id,
+              bankName: bank.name,
+              accountNumber: bank.accountNumber,
+              accountName: bank.accountName,
+              email: bank.email,
+            }
+          : {}),
+        error: undefined,
+      };
     }),
-    storeBank: assign({ bankId: ({ event }) => chosenId(event), error: undefined }),
+    storeBank: assign(({ context, event }) => ({
+      bankId: chosenId(event),
+      bankName: context.banks?.find((b) => b.id === chosenId(event))?.name,
+      error: undefined,
+    })),
     storeCurrency: assign({ currency: ({ event }) => chosenId(event), error: undefined }),
     storeBanks: assign((_, banks: PayContext['banks']) => ({ banks })),
     storeContact: assign((_, contact: ContactCheck) => ({ contact })),
@@ -308,11 +402,15 @@ export const payMachine = setup({
       outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } },
     })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
-    /** The amount is asked again with the reason (the figure the limits allow); amount and currency are forgotten. */
-    refuseAmount: assign((_, { error }: Failed) => ({
+    refuseNoBanks: assign({ kind: undefined, banks: undefined, error: { key: 'pay.noBanks' } }),
+    /**
+     * The amount is asked again with the reason (the figure the limits allow); the amount is forgotten, and the
+     * currency unless the amount screen names it.
+     */
+    refuseAmount: assign(({ context }, { error }: Failed) => ({
       error: failureText(error),
       amount: undefined,
-      currency: undefined,
+      ...(context.currencyFirst ? {} : { currency: undefined }),
     })),
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
@@ -321,7 +419,8 @@ export const payMachine = setup({
      * as last name (one word: both), so the summary names who is paid and the payment's names match the network.
      */
     useNetworkName: assign(({ context }) => {
-      const [first = '', ...rest] = (context.verified?.nameOnNetwork ?? '').trim().split(/\s+/);
+      const name = context.verified?.nameOnNetwork ?? context.contact?.nameOnNetwork ?? '';
+      const [first = '', ...rest] = name.trim().split(/\s+/);
       return { firstName: first, lastName: rest.length > 0 ? rest.join(' ') : first, error: undefined };
     }),
     noteCancelled: assign({ outcome: { key: 'pay.cancelled' } }),
@@ -355,7 +454,10 @@ export const payMachine = setup({
           choose(context, { key: (context.recent ?? []).length > 0 ? 'pay.chooseWho' : 'pay.chooseKind' }, [
             ...(context.recent ?? []).map((payee, i) => ({
               id: recentId(i),
-              text: { key: `pay.recent.${payee.kind}`, params: { name: payee.name ?? payee.phone } },
+              text: {
+                key: `pay.recent.${payee.kind}`,
+                params: { name: (payee.kind === 'bank' ? payee.bank?.accountName : payee.name) ?? payee.phone },
+              },
             })),
             ...KINDS.map((id) => ({
               id,
@@ -378,8 +480,19 @@ export const payMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'listBanks',
-        input: () => ({}),
-        onDone: { actions: { type: 'storeBanks', params: ({ event }) => event.output }, target: 'choosingBank' },
+        // The banks of the person's country (a chat without a number: every bank).
+        input: ({ context }) => {
+          const country = countryOf(context.input.userPhone);
+          return country ? { country } : {};
+        },
+        onDone: [
+          {
+            guard: { type: 'hasBanks', params: ({ event }) => event.output },
+            actions: { type: 'storeBanks', params: ({ event }) => event.output },
+            target: 'choosingBank',
+          },
+          { actions: 'refuseNoBanks', target: 'choosingKind' },
+        ],
         onError: { actions: { type: 'noteFailure', params: ({ event }) => ({ error: event.error }) }, target: 'done' },
       },
     },
@@ -408,7 +521,7 @@ export const payMachine = setup({
           { guard: isValid('accountNumber'), actions: store('accountNumber'), target: 'awaitingAccountName' },
           { actions: store('accountNumber') },
         ],
-        BACK: back('choosingBank', 'bankId'),
+        BACK: back('choosingBank', 'bankId', 'bankName'),
       },
     },
     awaitingAccountName: {
@@ -456,10 +569,48 @@ export const payMachine = setup({
             actions: { type: 'storeContact', params: ({ event }) => event.output },
             target: 'awaitingAmount',
           },
+          {
+            guard: { type: 'isNamedOnNetwork', params: ({ event }) => event.output },
+            actions: { type: 'storeContact', params: ({ event }) => event.output },
+            target: 'confirmingNetworkName',
+          },
           { actions: { type: 'storeContact', params: ({ event }) => event.output }, target: 'awaitingFirstName' },
         ],
         // The lookup is only a shortcut: without it, ask the names as for a new number.
         onError: 'awaitingFirstName',
+      },
+    },
+    // The network named this number when it was verified before: pay that name, no names typed (the contract
+    // verifies only a contact created with both names, so a number never verified still asks them).
+    confirmingNetworkName: {
+      meta: {
+        view: (context: PayContext): View =>
+          choose(
+            context,
+            {
+              key: 'pay.networkKnows',
+              params: { phone: context.phone ?? '', networkName: context.contact?.nameOnNetwork ?? '' },
+            },
+            [
+              {
+                id: 'payNetworkName',
+                text: { key: 'pay.payNetworkName', params: { networkName: context.contact?.nameOnNetwork ?? '' } },
+              },
+              { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
+            ],
+          ),
+      },
+      on: {
+        CHOSEN: [
+          { guard: chosen('payNetworkName'), actions: 'useNetworkName', target: 'awaitingAmount' },
+          { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
+          { actions: 'refuseChoice' },
+        ],
+        ANSWERED: { actions: 'refuseChoice' },
+        BACK: [
+          { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
+          back('awaitingPhone', 'phone', 'contact'),
+        ],
       },
     },
     awaitingFirstName: {
@@ -470,7 +621,7 @@ export const payMachine = setup({
           { actions: store('firstName') },
         ],
         BACK: [
-          { guard: 'isPicked', ...back('choosingKind', 'picked', 'kind', 'phone', 'contact') },
+          { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
           back('awaitingPhone', 'phone', 'contact'),
         ],
       },
@@ -486,16 +637,27 @@ export const payMachine = setup({
       },
     },
     awaitingAmount: {
-      meta: { view: ask('pay.askAmount', 'amount') },
+      meta: { view: amountView },
       on: {
         ANSWERED: [
           { guard: and([isValid('amount'), 'hasOneCurrency']), actions: store('amount'), target: 'checkingAmount' },
+          { guard: and([isValid('amount'), 'isCurrencyFirst']), actions: store('amount'), target: 'checkingAmount' },
           { guard: isValid('amount'), actions: store('amount'), target: 'choosingCurrency' },
           { actions: store('amount') },
         ],
+        // "Another currency": offered only when the screen names one (a recent payee's, among several).
+        CHOSEN: [
+          {
+            guard: and([chosen('otherCurrency'), 'isCurrencyFirst']),
+            actions: 'clearError',
+            target: 'choosingCurrency',
+          },
+          { actions: 'refuseChoice' },
+        ],
         BACK: [
-          { guard: 'isPicked', ...back('choosingKind', 'picked', 'kind', 'phone', 'contact', 'firstName', 'lastName') },
+          { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
           { guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') },
+          { guard: 'isNamedByNetwork', ...back('confirmingNetworkName', 'firstName', 'lastName') },
           back('awaitingLastName', 'lastName'),
         ],
       },
@@ -511,11 +673,13 @@ export const payMachine = setup({
       },
       on: {
         CHOSEN: [
-          { guard: 'isCurrency', actions: 'storeCurrency', target: 'checkingAmount' },
+          { guard: and(['isCurrency', 'hasAmount']), actions: 'storeCurrency', target: 'checkingAmount' },
+          // Chosen from the amount screen that named another: the amount is asked in this one.
+          { guard: 'isCurrency', actions: 'storeCurrency', target: 'awaitingAmount' },
           { actions: 'refuseChoice' },
         ],
         ANSWERED: { actions: 'refuseChoice' },
-        BACK: back('awaitingAmount', 'amount'),
+        BACK: [{ guard: 'isCurrencyFirst', ...back('awaitingAmount') }, back('awaitingAmount', 'amount')],
       },
     },
     /**
@@ -659,8 +823,11 @@ export const payMachine = setup({
                 currency: context.currency ?? '',
                 name: payeeName(context),
                 phone: context.phone ?? '',
-                bank: context.banks?.find((b) => b.id === context.bankId)?.name ?? '',
+                bank: context.bankName ?? '',
                 account: context.accountNumber ?? '',
+                // A note added at the summary is shown on it; without one the payment carries the default.
+                hasNote: context.description === undefined ? 'no' : 'yes',
+                note: context.description ?? '',
               },
             },
             SUMMARY_CHOICES,
@@ -797,6 +964,7 @@ export const payMachine = setup({
             ? {
                 bank: {
                   bank: context.bankId!,
+                  ...(context.bankName ? { name: context.bankName } : {}),
                   accountNumber: context.accountNumber!,
                   accountName: context.accountName!,
                   email: context.email!,

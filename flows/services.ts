@@ -78,15 +78,34 @@ export interface RecentPayment {
 }
 
 /**
- * Someone this user paid lately (mobile money or airtime), newest first: listed first when they pay, so paying
- * them again takes no typing of number or names.
+ * Someone this user paid lately (mobile money, airtime or a bank account), newest first: listed first when they
+ * pay, so paying them again takes no typing of number, names, account or currency. Never a PIN or a secret.
  */
 export interface RecentPayee {
-  kind: 'money' | 'airtime';
+  kind: 'money' | 'airtime' | 'bank';
   /** Their number, `+` format. */
   phone: string;
   /** The name the payment was made to (typed, known, or the network's), when there was one. */
   name?: string;
+  /** The currency they were last paid in: proposed again when the role may pay in several. */
+  currency?: string;
+  /** A bank payee's account, as the last payment gave it. */
+  bank?: RecentBank;
+}
+
+/** A bank account paid before: the bank (its id and name as listed), the account and the receipt's e-mail. */
+export interface RecentBank {
+  id: string;
+  name: string;
+  accountNumber: string;
+  accountName: string;
+  email: string;
+}
+
+/** A bank as the pay flow lists it. */
+export interface BankChoice {
+  id: string;
+  name: string;
 }
 
 export interface PaymentResult {
@@ -213,7 +232,8 @@ export interface FlowServices {
       description: string;
       firstName?: string;
       lastName?: string;
-      bank?: { bank: string; accountNumber: string; accountName: string; email: string };
+      /** `name`: the bank's name as listed, kept with the recent payees, never sent. */
+      bank?: { bank: string; name?: string; accountNumber: string; accountName: string; email: string };
       metadata: Record<string, string>;
       /**
        * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then
@@ -231,7 +251,12 @@ export interface FlowServices {
    * one read of the store when the pay flow starts. Empty when none are known.
    */
   recentPayees(input: Asker): Promise<RecentPayee[]>;
-  listBanks(input: Record<string, never>): Promise<Array<{ id: string; name: string }>>;
+  /**
+   * The banks a payment may go to, for a person of `country` (ISO 3166 alpha-2, of their number): those of that
+   * country and those naming none (BANK_COUNTRY_FIELD, src/momo/assumptions.ts). No country (a chat without a
+   * number): every bank.
+   */
+  listBanks(input: { country?: string }): Promise<BankChoice[]>;
   /**
    * The latest payment the asker made to this payee (number or bank account), of this amount and currency,
    * within the last few minutes, that was not refused: asked before a payment is confirmed, so a person paying

@@ -36,6 +36,7 @@ const paying = (amount: string, whom: RegExp = /Someone new|Mobile money/): Rule
   [/Pay whom\?/, { pick: whom }],
   [/What do you want to send/, { pick: /^Mobile money$/ }],
   [/phone number of the person/i, { type: '0772000001' }],
+  [/The network knows .+ as/, { pick: /^Pay / }],
   [/first name/i, { type: 'Sarah' }],
   [/last name/i, { type: 'Nakato' }],
   [/currency/i, { pick: /^UGX$/ }],

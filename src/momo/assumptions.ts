@@ -94,3 +94,11 @@ export const MAX_REQUEST_ATTEMPTS = 3;
  * against its state), journals the service's state and tells the person the correction.
  */
 export const ALREADY_SUBMITTED_BELIEVED_FOR = { firstReadSeconds: 180, secondReadSeconds: 480 } as const;
+
+/**
+ * "The shape of the banks list endpoint: not shown." Our choice: each bank carries the country it serves in
+ * this field (ISO 3166-1 alpha-2, `UG`, `KE`), as the sandbox's list does; a bank that names none is offered
+ * everywhere. The pay flow offers a person the banks of their number's country (Ugandan banks to a `+256`
+ * number); a chat without a number (Telegram, Slack) is offered every bank.
+ */
+export const BANK_COUNTRY_FIELD = 'country';

@@ -7,7 +7,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { PIN_PRODUCT_CODE_FIELD } from './assumptions.js';
+import { BANK_COUNTRY_FIELD, PIN_PRODUCT_CODE_FIELD } from './assumptions.js';
 
 /** Identifiers are long integers; a numeric string is read as one. */
 const id = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
@@ -189,13 +189,15 @@ export const eventSchema = z.looseObject({
 });
 
 /**
- * GET /api/banks: the spec does not show its shape. Our choice: the list envelope of `{ id, name, code }`
- * like every other list (a bare list is accepted too, see pageSchema). `code` is optional.
+ * GET /api/banks: the spec does not show its shape. Our choice: the list envelope of `{ id, name, code,
+ * country }` like every other list (a bare list is accepted too, see pageSchema). `code` is optional; so is the
+ * country ({@link BANK_COUNTRY_FIELD}: a bank without one is offered everywhere).
  */
 export const bankSchema = z.looseObject({
   id,
   name: z.string(),
   code: text,
+  [BANK_COUNTRY_FIELD]: text,
 });
 
 export interface Page<T> {

@@ -89,7 +89,8 @@ export function decide(text: string, channel: 'ussd' | 'telegram', amount: strin
   if (/Enter the amount/.test(text)) return { kind: 'text', value: amount };
   if (/Choose the currency/.test(text)) return { kind: 'choose', label: /^UGX$/ };
   if (/Enter a description/.test(text)) return { kind: 'text', value: 'chaos lunch' };
-  if (/The network knows this number as/.test(text)) return { kind: 'choose', label: /^Pay / };
+  // "…knows this number as" (a name differing from the one typed) or "…knows +256… as" (verified before).
+  if (/The network knows .+ as/.test(text)) return { kind: 'choose', label: /^Pay / };
   if (/of mobile money to/.test(text)) return { kind: 'choose', label: /^Confirm$/, final: channel === 'telegram' };
   if (/Enter your PIN/.test(text)) return { kind: 'text', value: PIN, final: true };
   return { kind: 'unknown' };

@@ -167,6 +167,56 @@ describe('createServices', () => {
     expect(body.payment_type).toBeUndefined();
   });
 
+  it("keeps the payee with the currency paid and a bank account's details (never a PIN), newest first, each once", async () => {
+    const { services } = setup();
+    const account = {
+      bank: '3',
+      name: 'Stanbic',
+      accountNumber: '12345',
+      accountName: 'Jane Doe',
+      email: 'j@example.com',
+    };
+    const bankPayment = {
+      paymentType: 'bank' as const,
+      phonenumber: PHONE,
+      currency: 'UGX',
+      description: 'x',
+      bank: account,
+      metadata: {},
+      ...U1,
+    };
+    server.reply(
+      { status: 201, body: payment({ id: 43 }) },
+      { status: 201, body: payment({ id: 44 }) },
+      { status: 201, body: payment({ id: 45 }) },
+    );
+    await services.createPayment({ ...bankPayment, duplicateCheckKey: 'k1', amount: '10', payeeName: 'Jane Doe' });
+    await services.createPayment({
+      duplicateCheckKey: 'k2',
+      paymentType: 'money',
+      phonenumber: PHONE,
+      amount: '20',
+      currency: 'KES',
+      description: 'x',
+      payeeName: 'Jane Doe',
+      metadata: {},
+      ...U1,
+    });
+    // The same account again: one entry, now first.
+    await services.createPayment({ ...bankPayment, duplicateCheckKey: 'k3', amount: '30', payeeName: 'Jane Doe' });
+    expect(await services.recentPayees(U1)).toEqual([
+      {
+        kind: 'bank',
+        phone: PHONE,
+        currency: 'UGX',
+        name: 'Jane Doe',
+        bank: { id: '3', name: 'Stanbic', accountNumber: '12345', accountName: 'Jane Doe', email: 'j@example.com' },
+      },
+      { kind: 'money', phone: PHONE, currency: 'KES', name: 'Jane Doe' },
+    ]);
+    expect(await services.recentPayees(U2)).toEqual([]);
+  });
+
   it('a duplicate of our own key is AlreadySubmitted, for every money-moving create', async () => {
     const { services } = setup();
     const duplicate = { status: 409, body: { detail: 'Duplicate Request Detected!' } };
@@ -382,6 +432,28 @@ describe('createServices', () => {
       code: 'not_allowed',
     });
     expect(server.requests).toHaveLength(0);
+  });
+
+  it("lists a person's own country's banks and those naming none; no country: every bank (one read)", async () => {
+    const { services } = setup();
+    server.reply({
+      body: [
+        { id: 1, name: 'Stanbic Bank Uganda', country: 'UG' },
+        { id: 5, name: 'KCB Bank Kenya', country: 'KE' },
+        { id: 9, name: 'Regional Bank' },
+      ],
+    });
+    expect(await services.listBanks({ country: 'UG' })).toEqual([
+      { id: '1', name: 'Stanbic Bank Uganda' },
+      { id: '9', name: 'Regional Bank' },
+    ]);
+    expect(await services.listBanks({ country: 'KE' })).toEqual([
+      { id: '5', name: 'KCB Bank Kenya' },
+      { id: '9', name: 'Regional Bank' },
+    ]);
+    expect(await services.listBanks({ country: 'NG' })).toEqual([{ id: '9', name: 'Regional Bank' }]);
+    expect((await services.listBanks({})).map((b) => b.id)).toEqual(['1', '5', '9']);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('caches the bank list for an hour', async () => {

@@ -172,6 +172,8 @@ const SLACK_STEPS: Array<[RegExp, { press: RegExp } | { type: string }]> = [
   [/What do you want to send/, { press: /^Mobile money$/ }],
   [/Pay whom\?/, { press: /^Sarah Nakato$/ }],
   [/phone number of the person/, { type: '0772000001' }],
+  // Verified before (by the USSD payer): the network's name is offered, no names typed.
+  [/The network knows \+256772000001 as/, { press: /^Pay Sarah Nakato$/i }],
   [/first name/, { type: 'Sarah' }],
   [/last name/, { type: 'Nakato' }],
   [/Choose the currency/, { press: /^UGX$/ }],

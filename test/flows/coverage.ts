@@ -137,6 +137,8 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
       },
     },
     { output: { known: false, registered: false } },
+    // New to this user, named by the network when someone here verified it: its name is offered.
+    { output: { known: false, registered: true, nameOnNetwork: 'SARAH NAKATO', networkName: 'MTN' } },
   ],
   verifyContact: [
     {
@@ -169,9 +171,30 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('validation', { fields: { amount: ['Insufficient balance'] } }),
     failure('connection'),
   ],
+  // No bank for the person's country (an empty list) is tested in pay.machine.test.ts: here it would loop the
+  // simple paths back to the first screen.
   listBanks: [{ output: [{ id: 'bank-1', name: 'Stanbic' }] }, failure('service')],
   // One answer: each more would walk the whole flow again behind it (pay.machine.test.ts tests none and a failure).
-  recentPayees: [{ output: [{ kind: 'money', phone: '+256772000001', name: 'Sarah Nakato' }] }],
+  // A payee paid mobile money in a currency (named on the amount screen when there are several) and a bank account.
+  recentPayees: [
+    {
+      output: [
+        { kind: 'money', phone: '+256772000001', name: 'Sarah Nakato', currency: 'KES' },
+        {
+          kind: 'bank',
+          phone: '+256772000002',
+          currency: 'UGX',
+          bank: {
+            id: 'bank-1',
+            name: 'Stanbic',
+            accountNumber: '0123456789',
+            accountName: 'Mary Akello',
+            email: 'm@x.co',
+          },
+        },
+      ],
+    },
+  ],
   recentPayment: [
     { output: null },
     { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } },

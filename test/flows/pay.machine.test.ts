@@ -236,6 +236,123 @@ describe('pay machine: recent payees first', () => {
     expect({ ...s.context, error: first.context.error }).toEqual(first.context);
   });
 
+  it('among several currencies, the one they were last paid in is named on the amount screen: 5 screens', async () => {
+    const flow = live(payMachine, {
+      input: { requirePin: true, currencies: ['UGX', 'KES', 'BXC'] },
+      answers: {
+        ...happy,
+        recentPayees: { output: [{ kind: 'money', phone: '+256772000001', name: 'Sarah Nakato', currency: 'KES' }] },
+        lookupContact: knownNumber,
+      },
+    });
+    let s = await flow.send(chosen('recent0'));
+    expect(s.value).toBe('awaitingAmount');
+    expect(currentView(s)).toMatchObject({
+      text: { key: 'pay.askAmountIn', params: { currency: 'KES' } },
+      input: 'amount',
+      choices: [{ id: 'otherCurrency', text: { key: 'pay.otherCurrency' } }],
+    });
+    const waits: string[] = [];
+    for (const event of [answered('700'), chosen('confirm'), answered('1234')]) {
+      s = await flow.send(event);
+      waits.push(String(s.value));
+    }
+    // pick, amount, confirm, PIN: with the menu's "Pay someone", 5 answers after the dial.
+    expect(waits).toEqual(['confirming', 'awaitingPin', 'done']);
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      amount: '700',
+      currency: 'KES',
+    });
+  });
+
+  it('"Another currency" on the amount screen: the currencies, then the amount in the one chosen; BACK keeps it', async () => {
+    const flow = live(payMachine, {
+      input: { currencies: ['UGX', 'KES'] },
+      answers: {
+        ...happy,
+        recentPayees: { output: [{ kind: 'money', phone: '+256772000001', name: 'Sarah Nakato', currency: 'KES' }] },
+        lookupContact: knownNumber,
+      },
+    });
+    await flow.send(chosen('recent0'));
+    let s = await flow.send(chosen('otherCurrency'));
+    expect(s.value).toBe('choosingCurrency');
+    s = await flow.send(BACK);
+    expect([s.value, s.context.currency]).toEqual(['awaitingAmount', 'KES']);
+    await flow.send(chosen('otherCurrency'));
+    s = await flow.send(chosen('UGX'));
+    expect(currentView(s)?.text).toEqual({ key: 'pay.askAmountIn', params: { currency: 'UGX' } });
+    s = await flow.send(answered('5000'));
+    expect([s.value, s.context.amount, s.context.currency]).toEqual(['confirming', '5000', 'UGX']);
+    // Back from the summary: the amount screen, still naming the currency.
+    s = await flow.send(BACK);
+    expect([s.value, s.context.amount, s.context.currency]).toEqual(['awaitingAmount', undefined, 'UGX']);
+  });
+
+  it('a currency the role may no longer pay in is not proposed: the amount, then the currency, as for anyone', async () => {
+    const flow = live(payMachine, {
+      input: { currencies: ['UGX', 'BXC'] },
+      answers: {
+        ...happy,
+        recentPayees: { output: [{ kind: 'money', phone: '+256772000001', currency: 'KES' }] },
+        lookupContact: knownNumber,
+      },
+    });
+    let s = await flow.send(chosen('recent0'));
+    expect(currentView(s)?.text).toEqual({ key: 'pay.askAmount' });
+    s = await flow.send(answered('5000'));
+    expect(s.value).toBe('choosingCurrency');
+  });
+
+  it('an over-limit amount in the named currency is asked again in it, with the figure', async () => {
+    const limit = failure('limit_exceeded', { limit: { per: 'payment', max: '100', currency: 'KES' } });
+    const flow = live(payMachine, {
+      input: { currencies: ['UGX', 'KES'] },
+      answers: {
+        ...happy,
+        recentPayees: { output: [{ kind: 'money', phone: '+256772000001', currency: 'KES' }] },
+        lookupContact: knownNumber,
+        checkSpend: limit,
+      },
+    });
+    await flow.send(chosen('recent0'));
+    const s = await flow.send(answered('700'));
+    expect([s.value, s.context.amount, s.context.currency]).toEqual(['awaitingAmount', undefined, 'KES']);
+    expect(currentView(s)?.error?.key).toBeDefined();
+    expect(currentView(s)?.text).toEqual({ key: 'pay.askAmountIn', params: { currency: 'KES' } });
+  });
+
+  it('a bank payee paid before: listed, and paid again with its account remembered (no account screens)', async () => {
+    const account = {
+      id: 'bank-1',
+      name: 'Stanbic',
+      accountNumber: '0123456789',
+      accountName: 'Mary Akello',
+      email: 'mary@example.com',
+    };
+    const flow = live(payMachine, {
+      input: { requirePin: true, currencies: ['UGX'] },
+      answers: {
+        ...happy,
+        recentPayees: { output: [{ kind: 'bank', phone: '+256772123456', currency: 'UGX', bank: account }] },
+        lookupContact: knownNumber,
+      },
+    });
+    let s = await flow.send(answered('x'));
+    expect(currentView(s)?.choices?.[0]?.text).toEqual({ key: 'pay.recent.bank', params: { name: 'Mary Akello' } });
+    const waits: string[] = [];
+    for (const event of [chosen('recent0'), answered('20000'), chosen('confirm'), answered('1234')]) {
+      s = await flow.send(event);
+      waits.push(String(s.value));
+    }
+    expect(waits).toEqual(['awaitingAmount', 'confirming', 'awaitingPin', 'done']);
+    expect(flow.calls.map((c) => c.service)).not.toContain('listBanks');
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      paymentType: 'bank',
+      bank: { bank: 'bank-1', name: 'Stanbic', accountNumber: '0123456789', accountName: 'Mary Akello' },
+    });
+  });
+
   it('none known, or the store not answering: the kinds alone, as before', async () => {
     for (const answer of [{ output: [] }, failure('connection')]) {
       const flow = live(payMachine, { answers: { ...happy, recentPayees: answer } });
@@ -300,6 +417,65 @@ describe('pay machine: back', () => {
     await flow.send(chosen('note'));
     s = await flow.send(answered('School fees'));
     expect([s.value, s.context.description]).toEqual(['confirming', 'School fees']);
+  });
+});
+
+describe('pay machine: a new number the network named before', () => {
+  const namedBefore: Outcome = {
+    output: {
+      known: false,
+      registered: true,
+      nameOnNetwork: 'SARAH NAKATO',
+      networkName: 'MTN',
+    } satisfies ContactCheck,
+  };
+
+  it("offers the network's name instead of typing names; paying it verifies nothing again", async () => {
+    const flow = live(payMachine, {
+      input: { currencies: ['UGX'] },
+      answers: { ...happy, lookupContact: namedBefore },
+    });
+    await flow.send(chosen('money'));
+    let s = await flow.send(answered('0772000001'));
+    expect(s.value).toBe('confirmingNetworkName');
+    expect(currentView(s)).toMatchObject({
+      text: { key: 'pay.networkKnows', params: { phone: '+256772000001', networkName: 'SARAH NAKATO' } },
+      choices: [{ id: 'payNetworkName' }, { id: 'otherNumber' }],
+    });
+    s = await flow.send(chosen('payNetworkName'));
+    expect([s.value, s.context.firstName, s.context.lastName]).toEqual(['awaitingAmount', 'SARAH', 'NAKATO']);
+    s = await flow.send(answered('5000'));
+    expect(s.value).toBe('confirming');
+    expect(currentView(s)?.text.params).toMatchObject({ name: 'SARAH NAKATO' });
+    // BACK from the summary: the amount; from the amount: the name offered again.
+    s = await flow.send(BACK);
+    expect(s.value).toBe('awaitingAmount');
+    s = await flow.send(BACK);
+    expect([s.value, s.context.firstName]).toEqual(['confirmingNetworkName', undefined]);
+    await flow.send(chosen('payNetworkName'));
+    await flow.send(answered('5000'));
+    await flow.send(chosen('confirm'));
+    expect(flow.calls.map((c) => c.service)).not.toContain('verifyContact');
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      firstName: 'SARAH',
+      lastName: 'NAKATO',
+      payeeName: 'SARAH NAKATO',
+    });
+  });
+
+  it('"Enter another number" asks the number again; airtime, or a number never verified, asks names as before', async () => {
+    const flow = live(payMachine, { answers: { ...happy, lookupContact: namedBefore } });
+    await flow.send(chosen('money'));
+    await flow.send(answered('0772000001'));
+    const s = await flow.send(chosen('otherNumber'));
+    expect([s.value, s.context.phone, s.context.contact]).toEqual(['awaitingPhone', undefined, undefined]);
+
+    const airtime = live(payMachine, { answers: { ...happy, lookupContact: namedBefore } });
+    await airtime.send(chosen('airtime'));
+    expect((await airtime.send(answered('0772000001'))).value).toBe('awaitingFirstName');
+    const unverified = live(payMachine, { answers: { ...happy, lookupContact: unknownNumber } });
+    await unverified.send(chosen('money'));
+    expect((await unverified.send(answered('0772000001'))).value).toBe('awaitingFirstName');
   });
 });
 
@@ -529,7 +705,13 @@ describe('pay machine: creating the payment', () => {
       currency: 'UGX',
       description: 'Bank transfer',
       payeeName: 'Mary Akello',
-      bank: { bank: 'bank-1', accountNumber: '0123456789', accountName: 'Mary Akello', email: 'mary@example.com' },
+      bank: {
+        bank: 'bank-1',
+        name: 'Stanbic',
+        accountNumber: '0123456789',
+        accountName: 'Mary Akello',
+        email: 'mary@example.com',
+      },
       metadata: { chat: 'telegram:chat-1', ref: 'run-1:pay' },
     });
     expect(currentView(bank.snapshot())?.text.key).toBe('pay.submitted');
@@ -546,8 +728,17 @@ describe('pay machine: creating the payment', () => {
         phone: '+256772123456',
         bank: 'Stanbic',
         account: '0123456789',
+        hasNote: 'no',
+        note: '',
       },
     });
+  });
+
+  it('a note added at the summary is shown on it, and sent', async () => {
+    const flow = await drive(MONEY_NOTED);
+    expect(currentView(flow.snapshot())?.text.params).toMatchObject({ hasNote: 'yes', note: 'School fees' });
+    await flow.send(chosen('confirm'));
+    expect(flow.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({ description: 'School fees' });
   });
 
   it('a snapshot persisted while creating restores to the same key and metadata: one payment', async () => {
@@ -619,6 +810,27 @@ describe('pay machine: creating the payment', () => {
     const s = await flow.send(chosen('cancel'));
     expect(currentView(s)).toEqual({ text: { key: 'pay.cancelled' }, final: true });
     expect(flow.calls.map((c) => c.service)).toEqual(['recentPayees', 'lookupContact', 'checkSpend', 'verifyContact']);
+  });
+
+  it("lists the banks of the person's country (a chat without a number: every bank); none: said on the kinds", async () => {
+    const ugandan = live(payMachine, { input: { userPhone: '+256772123456' }, answers: happy });
+    await ugandan.send(chosen('bank'));
+    expect(ugandan.calls.find((c) => c.service === 'listBanks')?.input).toEqual({ country: 'UG' });
+    const kenyan = live(payMachine, { input: { userPhone: '+254712345678' }, answers: happy });
+    await kenyan.send(chosen('bank'));
+    expect(kenyan.calls.find((c) => c.service === 'listBanks')?.input).toEqual({ country: 'KE' });
+    const chat = live(payMachine, { input: { userPhone: undefined }, answers: happy });
+    await chat.send(chosen('bank'));
+    expect(chat.calls.find((c) => c.service === 'listBanks')?.input).toEqual({});
+
+    const none = live(payMachine, {
+      input: { userPhone: '+2348031400001' },
+      answers: { ...happy, listBanks: { output: [] } },
+    });
+    const s = await none.send(chosen('bank'));
+    expect(s.value).toBe('choosingKind');
+    expect(currentView(s)?.error).toEqual({ key: 'pay.noBanks' });
+    expect(s.context.kind).toBeUndefined();
   });
 
   it('a failed bank list or network check ends with the reason before anything is sent', async () => {

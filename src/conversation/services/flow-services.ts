@@ -35,6 +35,7 @@ import {
   type Contact,
   type MomoClient,
 } from '../../momo/index.js';
+import { BANK_COUNTRY_FIELD } from '../../momo/assumptions.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../store/keys.js';
@@ -100,6 +101,10 @@ interface OwnContact {
   lastName?: string;
 }
 
+/** Who a recent payee is: a bank account, or a number paid mobile money or airtime. */
+const payeeOf = (p: RecentPayee): string =>
+  p.kind === 'bank' ? `bank:${p.bank?.id ?? ''}:${p.bank?.accountNumber ?? ''}` : `${p.kind}:${p.phone}`;
+
 /** The asker when a service call names one (createPayment and createCollectionRequest may not). */
 const askerOf = (input: Partial<Asker>): Asker | undefined =>
   input.channel && input.userId ? { channel: input.channel, userId: input.userId } : undefined;
@@ -159,7 +164,7 @@ export function createServices(options: ServicesOptions): FlowServices {
   const { client, policy, store, logger } = options;
   const now = options.now ?? Date.now;
   const retry = options.moneyCallRetry ?? MONEY_CALL_RETRY;
-  let banks: { at: number; list: Array<{ id: string; name: string }> } | undefined;
+  let banks: { at: number; list: Array<{ id: string; name: string; country?: string }> } | undefined;
 
   /** Runs a call; any failure becomes a ServiceFailure, logged without personal data. */
   async function call<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -310,20 +315,29 @@ export function createServices(options: ServicesOptions): FlowServices {
             ...(input.firstName ? { firstName: input.firstName } : {}),
             ...(input.lastName ? { lastName: input.lastName } : {}),
           }));
-          if (input.paymentType !== 'bank') {
-            const paid: RecentPayee = {
-              kind: input.paymentType,
-              phone: input.phonenumber,
-              ...(input.payeeName ? { name: input.payeeName } : {}),
-            };
-            // Newest first, each number and kind once: the pay flow lists these before asking for a number.
-            await keep<RecentPayee[]>(keys.recentPayees(asker), CONTACT_TTL_SECONDS, (previous = []) =>
-              [paid, ...previous.filter((p) => p.phone !== paid.phone || p.kind !== paid.kind)].slice(
-                0,
-                RECENT_PAYEES_MAX,
-              ),
-            );
-          }
+          const { bank } = input;
+          const paid: RecentPayee = {
+            kind: input.paymentType,
+            phone: input.phonenumber,
+            currency: input.currency,
+            ...(input.payeeName ? { name: input.payeeName } : {}),
+            // The account as paid (never a PIN or a secret): paying it again asks none of it.
+            ...(bank
+              ? {
+                  bank: {
+                    id: bank.bank,
+                    name: bank.name ?? '',
+                    accountNumber: bank.accountNumber,
+                    accountName: bank.accountName,
+                    email: bank.email,
+                  },
+                }
+              : {}),
+          };
+          // Newest first, each payee once: the pay flow lists these before asking for a number.
+          await keep<RecentPayee[]>(keys.recentPayees(asker), CONTACT_TTL_SECONDS, (previous = []) =>
+            [paid, ...previous.filter((p) => payeeOf(p) !== payeeOf(paid))].slice(0, RECENT_PAYEES_MAX),
+          );
         }
         return { id: String(payment.id), state: payment.state };
       }),
@@ -339,12 +353,23 @@ export function createServices(options: ServicesOptions): FlowServices {
         return Array.isArray(stored) ? (stored as RecentPayee[]).slice(0, RECENT_PAYEES_MAX) : [];
       }),
 
-    listBanks: () =>
+    listBanks: ({ country }) =>
       call('listBanks', async () => {
-        if (banks && now() - banks.at < BANKS_TTL_MS) return banks.list;
-        const page = await client.banks.list();
-        banks = { at: now(), list: page.results.map((b) => ({ id: String(b.id), name: b.name })) };
-        return banks.list;
+        if (!banks || now() - banks.at >= BANKS_TTL_MS) {
+          const page = await client.banks.list();
+          banks = {
+            at: now(),
+            list: page.results.map((b) => ({
+              id: String(b.id),
+              name: b.name,
+              ...(b[BANK_COUNTRY_FIELD] ? { country: b[BANK_COUNTRY_FIELD] } : {}),
+            })),
+          };
+        }
+        // A person's own country's banks, and those naming none (BANK_COUNTRY_FIELD); no country: every bank.
+        return banks.list
+          .filter((b) => country === undefined || b.country === undefined || b.country === country)
+          .map(({ id, name }) => ({ id, name }));
       }),
 
     createCollectionRequest: (input) =>

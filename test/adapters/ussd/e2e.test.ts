@@ -71,6 +71,74 @@ describe('USSD end to end (real engine + sandbox)', () => {
     expect(payments[0]).toMatchObject({ amount: '5000.00', currency: 'UGX', description: 'Mobile money payment' });
   });
 
+  it('pays someone paid before in 5 answers after the dial, in the currency they were paid in; a way to another', async () => {
+    const phone = '+256772123421';
+    const page: Page = await browser.newPage();
+    /** Dials, answers `answers` and gives every screen, the dial's first. */
+    const session = async (answers: string[]) => {
+      await page.goto(`${running.url}/simulator?phone=${encodeURIComponent(phone)}`);
+      await page.click('#dial');
+      await page.waitForSelector('body[data-state="open"]');
+      const screens = [(await page.textContent('#screen')) ?? ''];
+      for (const answer of answers) screens.push(await send(page, answer));
+      return screens;
+    };
+    try {
+      // First time: a new number, paid in BXC (the demo offers UGX, KES and BXC, the test currency).
+      const first = await session(['1', '1', RECIPIENT, 'Sarah', 'Nakato', '500', '3', '1', DEMO_PIN]);
+      expect(first[6]).toMatch(/Choose the currency/);
+      expect(first.at(-1)).toMatch(/Sent: 500 BXC to Sarah Nakato\./);
+      // Again: Pay someone, Sarah, the amount (in BXC, named), confirm, PIN.
+      const again = await session(['1', '1', '700', '1', DEMO_PIN]);
+      expect(again[1]).toMatch(/Pay whom\?\n1\. Sarah Nakato\n/);
+      expect(again[2]).toBe('Enter the amount in BXC:\n1. Another currency\n0 Back 00 Home');
+      expect(again[3]).toMatch(/^Send 700 BXC of mobile money to Sarah Nakato \(\+256772000001\)\?/);
+      expect(again.at(-1)).toMatch(/Sent: 700 BXC to Sarah Nakato\./);
+      for (const screen of [...first, ...again]) expect(screen.length).toBeLessThanOrEqual(182);
+      // Another currency: one more screen, only when wanted.
+      const other = await session(['1', '1', '1']);
+      expect(other.at(-1)).toMatch(/^Choose the currency:\n1\. UGX\n2\. KES\n3\. BXC/);
+      expect(await send(page, '1')).toBe('Enter the amount in UGX:\n1. Another currency\n0 Back 00 Home');
+    } finally {
+      await page.close();
+    }
+    const payments = madeBy(phone, 'payments');
+    expect(payments.map((p) => [p.amount, p.currency])).toEqual([
+      ['500.00', 'BXC'],
+      ['700.00', 'BXC'],
+    ]);
+  });
+
+  it("offers the banks of the number's country, paged the same before and after a wrong key", async () => {
+    const page: Page = await browser.newPage();
+    const banksOf = async (phone: string) => {
+      await page.goto(`${running.url}/simulator?phone=${encodeURIComponent(phone)}`);
+      await page.click('#dial');
+      await page.waitForSelector('body[data-state="open"]');
+      await send(page, '1');
+      return [await send(page, '3'), await send(page, '9')] as const;
+    };
+    try {
+      const [ugandan, refused] = await banksOf('+256772123422');
+      const listed = (screen: string) => screen.split('\n').filter((line) => /^\d\. /.test(line));
+      expect(
+        listed(ugandan)
+          .map((line) => line.slice(3))
+          .sort(),
+      ).toEqual(['Centenary Bank', 'Equity Bank Uganda', 'Stanbic Bank Uganda', 'dfcu Bank'].sort());
+      expect(ugandan).toMatch(/^Choose the bank:\n[^]*\n0 Back 00 Home$/);
+      expect(refused).toBe(`Please pick one of the options.\n${ugandan}`);
+      const [kenyan] = await banksOf('+254712123423');
+      expect(
+        listed(kenyan)
+          .map((line) => line.slice(3))
+          .sort(),
+      ).toEqual(['Co-operative Bank of Kenya', 'Equity Bank Kenya', 'KCB Bank Kenya'].sort());
+    } finally {
+      await page.close();
+    }
+  });
+
   it('dials a dial string, drops the session, takes it up again, and shows the outcome SMS the phone received', async () => {
     const phone = '+256772123419';
     const page: Page = await browser.newPage();
