@@ -169,6 +169,30 @@ function namedByNetwork(context: PayContext): boolean {
   return check?.registered === true && !!check.nameOnNetwork && !hasDifferentName(context, check);
 }
 
+/**
+ * True when the first-name screen offers the network's name: a mobile-money number new to this user that the
+ * network named when it was verified here before (by anyone: the network's facts, kept by verifyContact).
+ */
+function offersNetworkName(context: PayContext): boolean {
+  const check = context.contact;
+  return context.kind === 'money' && check?.known !== true && check?.registered === true && !!check.nameOnNetwork;
+}
+
+/**
+ * The first name of a new number's owner. When the network named the number before, the screen says that name
+ * and offers to pay it (one key, no names typed); typing names goes on as for any new number.
+ */
+function firstNameView(context: PayContext): View {
+  if (!offersNetworkName(context)) return ask('pay.askFirstName', 'text')(context);
+  const networkName = context.contact?.nameOnNetwork ?? '';
+  return {
+    text: { key: 'pay.askFirstNameOrNetwork', params: { phone: context.phone ?? '', networkName } },
+    error: context.error,
+    input: 'text',
+    choices: [{ id: 'payNetworkName', text: { key: 'pay.payNetworkName', params: { networkName } } }],
+  };
+}
+
 /** The summary's choices: confirm, cancel, and a note for the recipient (none is asked otherwise). */
 const SUMMARY_CHOICES: NonNullable<View['choices']> = [
   { id: 'confirm', text: { key: 'pay.confirm' } },
@@ -305,7 +329,9 @@ export const payMachine = setup({
       event.type === 'CHOSEN' && (context.recent ?? []).some((_, i) => recentId(i) === event.id),
     isPicked: ({ context }) => context.picked === true,
     isCurrencyFirst: ({ context }) => context.currencyFirst === true,
-    /** The names were taken from the network's (confirmingNetworkName), not typed. */
+    /** The first-name screen offers the network's name for the number (firstNameView). */
+    isOfferedNetworkName: ({ context }) => offersNetworkName(context),
+    /** The names paid are the network's (offered on the first-name screen, or typed the same), not verified again. */
     isNamedByNetwork: ({ context }) =>
       context.contact?.known !== true && namedByNetwork(context) && context.kind === 'money',
     hasAmount: ({ context }) => context.amount !== undefined,
@@ -327,12 +353,7 @@ export const payMachine = setup({
      */
     hasToVerify: ({ context }) =>
       context.kind === 'money' && context.contact?.known !== true && !namedByNetwork(context),
-    /**
-     * A mobile-money number new to this user that the network named when it was verified before (by anyone
-     * here): its name is offered instead of typing names.
-     */
-    isNamedOnNetwork: ({ context }, check: ContactCheck) =>
-      context.kind === 'money' && !check.known && check.registered && !!check.nameOnNetwork,
+
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
     isPolicyRefusal: (_, { error }: Failed) =>
@@ -569,56 +590,27 @@ export const payMachine = setup({
             actions: { type: 'storeContact', params: ({ event }) => event.output },
             target: 'awaitingAmount',
           },
-          {
-            guard: { type: 'isNamedOnNetwork', params: ({ event }) => event.output },
-            actions: { type: 'storeContact', params: ({ event }) => event.output },
-            target: 'confirmingNetworkName',
-          },
           { actions: { type: 'storeContact', params: ({ event }) => event.output }, target: 'awaitingFirstName' },
         ],
         // The lookup is only a shortcut: without it, ask the names as for a new number.
         onError: 'awaitingFirstName',
       },
     },
-    // The network named this number when it was verified before: pay that name, no names typed (the contract
-    // verifies only a contact created with both names, so a number never verified still asks them).
-    confirmingNetworkName: {
-      meta: {
-        view: (context: PayContext): View =>
-          choose(
-            context,
-            {
-              key: 'pay.networkKnows',
-              params: { phone: context.phone ?? '', networkName: context.contact?.nameOnNetwork ?? '' },
-            },
-            [
-              {
-                id: 'payNetworkName',
-                text: { key: 'pay.payNetworkName', params: { networkName: context.contact?.nameOnNetwork ?? '' } },
-              },
-              { id: 'otherNumber', text: { key: 'pay.otherNumber' } },
-            ],
-          ),
-      },
-      on: {
-        CHOSEN: [
-          { guard: chosen('payNetworkName'), actions: 'useNetworkName', target: 'awaitingAmount' },
-          { guard: chosen('otherNumber'), ...back('awaitingPhone', ...FROM_PHONE) },
-          { actions: 'refuseChoice' },
-        ],
-        ANSWERED: { actions: 'refuseChoice' },
-        BACK: [
-          { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
-          back('awaitingPhone', 'phone', 'contact'),
-        ],
-      },
-    },
     awaitingFirstName: {
-      meta: { view: ask('pay.askFirstName', 'text') },
+      meta: { view: firstNameView },
       on: {
         ANSWERED: [
           { guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' },
           { actions: store('firstName') },
+        ],
+        // Offered only when the network named the number before (firstNameView): its name, no names typed.
+        CHOSEN: [
+          {
+            guard: and([chosen('payNetworkName'), 'isOfferedNetworkName']),
+            actions: 'useNetworkName',
+            target: 'awaitingAmount',
+          },
+          { actions: 'refuseChoice' },
         ],
         BACK: [
           { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
@@ -657,7 +649,7 @@ export const payMachine = setup({
         BACK: [
           { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
           { guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') },
-          { guard: 'isNamedByNetwork', ...back('confirmingNetworkName', 'firstName', 'lastName') },
+          { guard: 'isNamedByNetwork', ...back('awaitingFirstName', 'firstName', 'lastName') },
           back('awaitingLastName', 'lastName'),
         ],
       },

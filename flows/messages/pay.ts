@@ -42,7 +42,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.stop': 'Stop',
     'pay.confirmName': 'The network knows this number as {networkName}, not {name}.',
     'pay.payNetworkName': 'Pay {networkName}',
-    'pay.networkKnows': 'The network knows {phone} as {networkName}.',
+    'pay.askFirstNameOrNetwork':
+      'The network knows {phone} as {networkName}. Pay that name, or enter the first name of its owner:',
     'pay.payTypedName': 'Pay {name} anyway',
     'pay.summary.money':
       'Send {amount, number, money} {currency} of mobile money to {name} ({phone})?{hasNote, select, yes { Note: {note}} other {}}',
@@ -101,7 +102,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.stop': 'Acha',
     'pay.confirmName': 'Mtandao unaijua namba hii kama {networkName}, si {name}.',
     'pay.payNetworkName': 'Mlipe {networkName}',
-    'pay.networkKnows': 'Mtandao unaijua {phone} kama {networkName}.',
+    'pay.askFirstNameOrNetwork':
+      'Mtandao unaijua {phone} kama {networkName}. Mlipe jina hilo, au weka jina la kwanza la mwenye namba:',
     'pay.payTypedName': 'Mlipe {name} hata hivyo',
     'pay.summary.money':
       'Tuma {amount, number, money} {currency} ya pesa ya simu kwa {name} ({phone})?{hasNote, select, yes { Ujumbe: {note}} other {}}',
@@ -159,7 +161,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.stop': 'Arrêter',
     'pay.confirmName': 'Le réseau connaît ce numéro sous le nom {networkName}, pas {name}.',
     'pay.payNetworkName': 'Payer {networkName}',
-    'pay.networkKnows': 'Le réseau connaît le {phone} au nom de {networkName}.',
+    'pay.askFirstNameOrNetwork':
+      'Le réseau connaît le {phone} au nom de {networkName}. Payez ce nom, ou entrez le prénom du titulaire :',
     'pay.payTypedName': 'Payer {name} quand même',
     'pay.repeat':
       'Vous avez payé {amount, number, money} {currency} à {phone} il y a {minutes} min. Envoyer un second paiement ?',

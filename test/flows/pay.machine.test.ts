@@ -430,17 +430,18 @@ describe('pay machine: a new number the network named before', () => {
     } satisfies ContactCheck,
   };
 
-  it("offers the network's name instead of typing names; paying it verifies nothing again", async () => {
+  it("the first-name screen offers the network's name; paying it verifies nothing again", async () => {
     const flow = live(payMachine, {
       input: { currencies: ['UGX'] },
       answers: { ...happy, lookupContact: namedBefore },
     });
     await flow.send(chosen('money'));
     let s = await flow.send(answered('0772000001'));
-    expect(s.value).toBe('confirmingNetworkName');
+    expect(s.value).toBe('awaitingFirstName');
     expect(currentView(s)).toMatchObject({
-      text: { key: 'pay.networkKnows', params: { phone: '+256772000001', networkName: 'SARAH NAKATO' } },
-      choices: [{ id: 'payNetworkName' }, { id: 'otherNumber' }],
+      text: { key: 'pay.askFirstNameOrNetwork', params: { phone: '+256772000001', networkName: 'SARAH NAKATO' } },
+      input: 'text',
+      choices: [{ id: 'payNetworkName', text: { key: 'pay.payNetworkName', params: { networkName: 'SARAH NAKATO' } } }],
     });
     s = await flow.send(chosen('payNetworkName'));
     expect([s.value, s.context.firstName, s.context.lastName]).toEqual(['awaitingAmount', 'SARAH', 'NAKATO']);
@@ -451,7 +452,7 @@ describe('pay machine: a new number the network named before', () => {
     s = await flow.send(BACK);
     expect(s.value).toBe('awaitingAmount');
     s = await flow.send(BACK);
-    expect([s.value, s.context.firstName]).toEqual(['confirmingNetworkName', undefined]);
+    expect([s.value, s.context.firstName]).toEqual(['awaitingFirstName', undefined]);
     await flow.send(chosen('payNetworkName'));
     await flow.send(answered('5000'));
     await flow.send(chosen('confirm'));
@@ -463,19 +464,30 @@ describe('pay machine: a new number the network named before', () => {
     });
   });
 
-  it('"Enter another number" asks the number again; airtime, or a number never verified, asks names as before', async () => {
-    const flow = live(payMachine, { answers: { ...happy, lookupContact: namedBefore } });
+  it('typing names goes on as before; airtime, or a number never verified, offers no name', async () => {
+    const flow = live(payMachine, {
+      input: { currencies: ['UGX'] },
+      answers: { ...happy, lookupContact: namedBefore },
+    });
     await flow.send(chosen('money'));
     await flow.send(answered('0772000001'));
-    const s = await flow.send(chosen('otherNumber'));
-    expect([s.value, s.context.phone, s.context.contact]).toEqual(['awaitingPhone', undefined, undefined]);
+    let s = await flow.send(answered('Sarah'));
+    expect(s.value).toBe('awaitingLastName');
+    await flow.send(answered('Nakato'));
+    s = await flow.send(answered('5000'));
+    // Typed the network's name (any case and order): nothing to verify again.
+    expect(s.value).toBe('confirming');
+    expect(flow.calls.map((c) => c.service)).not.toContain('verifyContact');
 
     const airtime = live(payMachine, { answers: { ...happy, lookupContact: namedBefore } });
     await airtime.send(chosen('airtime'));
-    expect((await airtime.send(answered('0772000001'))).value).toBe('awaitingFirstName');
+    s = await airtime.send(answered('0772000001'));
+    expect(currentView(s)?.text).toEqual({ key: 'pay.askFirstName' });
+    expect((await airtime.send(chosen('payNetworkName'))).context.error).toEqual({ key: 'common.pickOne' });
     const unverified = live(payMachine, { answers: { ...happy, lookupContact: unknownNumber } });
     await unverified.send(chosen('money'));
-    expect((await unverified.send(answered('0772000001'))).value).toBe('awaitingFirstName');
+    s = await unverified.send(answered('0772000001'));
+    expect(currentView(s)?.text).toEqual({ key: 'pay.askFirstName' });
   });
 });
 
