@@ -21,13 +21,16 @@ const PAYEE = '0772000001';
 
 /** The product says the payment is under way (the answer to a final confirmation, or news of it later). */
 export const ACKNOWLEDGED =
-  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of |We will tell you when it arrives/i;
+  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of |We will tell you when it arrives|You paid [\d,.]+ [A-Z]{3} to .* ago/i;
 /** The payment's outcome. */
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
 /** The product tells the user to start over. */
 export const START_OVER = /something went wrong|start again/i;
-/** The product says a confirmation sent nothing (a run that failed before its call, a PIN check interrupted). */
-const NOTHING_SENT = /nothing was sent/i;
+/**
+ * The product says a confirmation sent nothing (a run that failed before its call, a PIN check interrupted);
+ * not "nothing was sent twice" (a repeat refused: the first was sent).
+ */
+const NOTHING_SENT = /nothing was sent(?! twice)/i;
 /** A screen or message that says the payment exists: under way, or how it ended. */
 const isNews = (text: string) => ACKNOWLEDGED.test(text) || OUTCOME.test(text);
 
@@ -80,6 +83,8 @@ export type Decision =
 /** What a person paying Sarah Nakato does with a screen (the soak benchmark's users too, bench/soak). */
 export function decide(text: string, channel: 'ussd' | 'telegram', amount: string): Decision {
   if (/What do you want to send\?/.test(text)) return { kind: 'choose', label: /^Mobile money$/ };
+  // Sarah among the people paid lately (a payment to her made before): she is picked from the list.
+  if (/Pay whom\?/.test(text)) return { kind: 'choose', label: /Sarah Nakato|256772000001/ };
   if (/What would you like to do\?/.test(text)) return { kind: 'choose', label: /^Pay someone$/ };
   // A dial after a session that died mid-payment offers to take it up (issue 19): a person continues it.
   if (/Continue where you left off\?/.test(text)) return { kind: 'choose', label: /^Continue$/ };
@@ -228,6 +233,13 @@ export function createPeople(options: PeopleOptions) {
     if (START_OVER.test(screen) && NOTHING_SENT.test(screen)) c.open = false;
     for (let step = 0; step < 20 && screen !== undefined; step++) {
       if (screen.startsWith('END ')) return;
+      // News of the payment on the way ("You paid 3,100 UGX … 0 min ago. Send a second payment?"): read as news
+      // of the confirmation left open, as a person would, who then sends nothing more.
+      if (c.open && isNews(screen)) {
+        acknowledge(c, 'news');
+        if (OUTCOME.test(screen)) c.told = true;
+        return;
+      }
       const d = decide(screen, 'ussd', c.amount);
       if (d.kind === 'unknown') return;
       const answer = d.kind === 'text' ? d.value : ussdChoice(screen, d.label);
