@@ -39,8 +39,8 @@ const paying = (amount: string, whom: RegExp = /Someone new|Mobile money/): Rule
   [/The network knows .+ as/, { pick: /^Pay / }],
   [/first name/i, { type: 'Sarah' }],
   [/last name/i, { type: 'Nakato' }],
-  [/currency/i, { pick: /^UGX$/ }],
   [/Enter the amount/i, { type: amount }],
+  [/currency/i, { pick: /^UGX$/ }],
   [/description|note for the recipient/i, { type: 'Lunch' }],
   [/Enter your PIN/, { type: PIN }],
 ];
