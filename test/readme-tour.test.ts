@@ -90,16 +90,19 @@ describe("README's five-minute tour", () => {
     const first = await dial(['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1', '1234']);
     expect(first.at(-1)).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\./);
     await settled('1');
-    // 3-4: pay again, Sarah listed first (a second payment of the same amount is asked about first).
-    const again = await dial([
-      '1',
-      '1',
-      '5000',
-      '1',
-      '1',
-      (screen) => (/second payment/.test(screen) ? '1' : undefined),
-      '1234',
-    ]);
+    // 3-4: pay again, Sarah listed first; each screen answered as the tour says, whichever screens the
+    // product asks (the currency only where there is a choice, a second payment of the same amount confirmed).
+    const rules: Array<[RegExp, string]> = [
+      [/Pay whom\?/, '1'],
+      [/Enter the amount/, '5000'],
+      [/Choose the currency/, '1'],
+      [/second payment\?/, '1'],
+      [/^Send .*\? 1\. Confirm/, '1'],
+      [/Enter your PIN/, '1234'],
+      [/What would you like to do\?/, '1'],
+    ];
+    const byScreen = (screen: string) => rules.find(([when]) => when.test(screen))?.[1];
+    const again = await dial(Array.from({ length: 12 }, () => byScreen));
     expect(again[1]).toMatch(/1\. Sarah Nakato/);
     expect(again.at(-1)).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\./);
     await settled('2');
@@ -109,10 +112,30 @@ describe("README's five-minute tour", () => {
     await dial([]);
     // 5: 0772000002 is refused before the PIN; 0772000004's payment fails and the next dial says so.
     const other = '+256772123488';
-    const unregistered = await dial(['1', '1', '0772000002', 'Ann', 'Ok', '3000', '1'], other);
+    const toNew = (phone: string) => (screen: string) =>
+      (
+        [
+          [/What would you like to do\?|What do you want to send\?|Pay whom\?/, '1'],
+          [/Enter the phone number/, phone],
+          [/first name/, 'Ann'],
+          [/last name/, 'Ok'],
+          [/Enter the amount/, '3000'],
+          [/Choose the currency/, '1'],
+          [/The network knows this number as/, '1'],
+          [/^Send .*\? 1\. Confirm/, '1'],
+          [/Enter your PIN/, '1234'],
+        ] as Array<[RegExp, string]>
+      ).find(([when]) => when.test(screen))?.[1];
+    const unregistered = await dial(
+      Array.from({ length: 12 }, () => toNew('0772000002')),
+      other,
+    );
     expect(unregistered.at(-1)).toMatch(/is not registered for mobile money, so it cannot be paid/);
     expect(unregistered.join('\n')).not.toMatch(/PIN/);
-    const failing = await dial(['1', '1', '0772000004', 'Ann', 'Ok', '3000', '1', '1', '1', '1234'], '+256772123489');
+    const failing = await dial(
+      Array.from({ length: 12 }, () => toNew('0772000004')),
+      '+256772123489',
+    );
     expect(failing.at(-1)).toMatch(/^Sent: 3,000 UGX/);
     await settled('3');
     expect((await dial([], '+256772123489'))[0]).toMatch(/Failed, not paid: 3,000 UGX to \+256772000004/);
