@@ -240,6 +240,32 @@ describe('paging with an error line', () => {
   });
 });
 
+describe('the main menu', () => {
+  it('fits one screen, with room for a wrong key, in every language, for up to six choices', () => {
+    // A Ugandan and a Nigerian number (vending flows), and a person of the directory (Change PIN, Link).
+    const menus = [
+      ['pay', 'request', 'check'],
+      ['pay', 'request', 'check', 'data', 'pin'],
+      ['pay', 'request', 'check', 'changePin', 'link'],
+    ];
+    for (const lang of ['en', 'sw', 'fr'] as const) {
+      for (const flows of menus) {
+        const menu: Prompt = {
+          text: catalogue.render({ key: 'menu.title' }, lang),
+          choices: [
+            ...flows.map((id) => ({ id, label: catalogue.render({ key: `menu.flow.${id}` }, lang) })),
+            { id: 'language', label: catalogue.render({ key: 'menu.language' }, lang) },
+          ],
+          top: true,
+          final: false,
+          lang,
+        };
+        expect(renderPrompt(menu).pageCount, `${lang} ${flows.join(',')}`).toBe(1);
+      }
+    }
+  });
+});
+
 describe('the first screen', () => {
   it('offers no "0 Back 00 Home" where there is nothing to go back to; later screens do', () => {
     const menu = { text: 'What would you like to do?', choices: [{ id: 'pay', label: 'Pay someone' }], final: false };
