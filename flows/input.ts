@@ -87,6 +87,18 @@ export function parseText(text: string, max: number): { ok: true; text: string }
 }
 
 /**
+ * A person's name as typed (first or last): parseText's bounds, and letters in it but no digits, so a key
+ * pressed by mistake on a name screen (`1`, `0772…`) is asked again instead of sent to the service's name check.
+ */
+export function parseName(text: string, max: number): { ok: true; text: string } | Invalid {
+  const parsed = parseText(text, max);
+  if (!parsed.ok) return parsed;
+  if (!/\p{L}/u.test(parsed.text) || /\p{N}/u.test(parsed.text))
+    return { ok: false, reason: { key: 'input.nameInvalid' } };
+  return parsed;
+}
+
+/**
  * The words of the reasons above. A flow that uses these validators spreads them into its own
  * catalogue (`messages: { en: { ...inputMessages.en, ... } }`), so every reason it can show is found.
  */
@@ -99,6 +111,7 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.amountNotPositive': 'The amount must be more than 0.',
     'input.textEmpty': 'Please type something.',
     'input.textTooLong': 'Too long: at most {max} characters.',
+    'input.nameInvalid': 'Enter a name in letters, e.g. Sarah.',
   },
   sw: {
     'input.phoneInvalid': 'Hatuwezi kusoma namba hiyo. Jaribu mfano 0772123456 au +256772123456.',
@@ -108,6 +121,7 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.amountNotPositive': 'Kiasi lazima kiwe zaidi ya 0.',
     'input.textEmpty': 'Tafadhali andika kitu.',
     'input.textTooLong': 'Ni ndefu mno: herufi {max} tu au chini.',
+    'input.nameInvalid': 'Weka jina kwa herufi, mfano Sarah.',
   },
   fr: {
     'input.phoneInvalid': 'Nous ne pouvons pas lire ce numéro. Essayez par ex. 0772123456 ou +256772123456.',
@@ -117,5 +131,6 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.amountNotPositive': 'Le montant doit être supérieur à 0.',
     'input.textEmpty': 'Veuillez écrire quelque chose.',
     'input.textTooLong': 'Trop long : {max} caractères au plus.',
+    'input.nameInvalid': 'Entrez un nom en lettres, par ex. Sarah.',
   },
 };

@@ -8,7 +8,7 @@ import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
-import { countryOf, parseAmount, parsePhone, parseText, type Invalid } from './input.js';
+import { countryOf, parseAmount, parseName, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
 import {
@@ -129,6 +129,11 @@ function readAnswer(
       return EMAIL.test(email.text)
         ? { ok: true, update: { email: email.text } }
         : { ok: false, reason: { key: 'pay.emailInvalid' } };
+    }
+    case 'firstName':
+    case 'lastName': {
+      const name = parseName(value, NAME_MAX);
+      return name.ok ? { ok: true, update: { [field]: name.text } } : name;
     }
     default: {
       const max = field === 'description' ? DESCRIPTION_MAX : field === 'accountNumber' ? ACCOUNT_MAX : NAME_MAX;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputMessages, parseAmount, parsePhone, parseText } from '../../flows/input.js';
+import { inputMessages, parseAmount, parseName, parsePhone, parseText } from '../../flows/input.js';
 
 describe('parsePhone', () => {
   const accepted: Array<[string, string, string]> = [
@@ -104,6 +104,25 @@ describe('parseText', () => {
   });
 });
 
+describe('parseName', () => {
+  it('takes names in any script, with spaces, hyphens and apostrophes', () => {
+    expect(parseName('  Sarah ', 50)).toEqual({ ok: true, text: 'Sarah' });
+    expect(parseName("N'Dri Kouassi-Yao", 50)).toEqual({ ok: true, text: "N'Dri Kouassi-Yao" });
+    expect(parseName('Müller', 50)).toEqual({ ok: true, text: 'Müller' });
+  });
+
+  it('refuses a key pressed by mistake, a number, or no letter at all', () => {
+    for (const text of ['1', '0772123456', 'Sarah2', '--', '٣']) {
+      expect(parseName(text, 50)).toEqual({ ok: false, reason: { key: 'input.nameInvalid' } });
+    }
+    expect(parseName(' ', 50)).toEqual({ ok: false, reason: { key: 'input.textEmpty' } });
+    expect(parseName('a'.repeat(51), 50)).toEqual({
+      ok: false,
+      reason: { key: 'input.textTooLong', params: { max: 50 } },
+    });
+  });
+});
+
 describe('inputMessages', () => {
   it('has the same keys in English and Swahili, covering every reason given', () => {
     expect(Object.keys(inputMessages.sw).sort()).toEqual(Object.keys(inputMessages.en).sort());
@@ -115,6 +134,7 @@ describe('inputMessages', () => {
       parseAmount('1.234'),
       parseText('', 5),
       parseText('123456', 5),
+      parseName('1', 5),
     ];
     for (const reason of reasons) {
       expect(reason.ok).toBe(false);

@@ -154,7 +154,16 @@ describe('pay machine: answers', () => {
     expect(currentView(s)?.error).toBeUndefined();
     s = await flow.send(answered('   '));
     expect(currentView(s)?.error).toEqual({ key: 'input.textEmpty' });
+    // A menu key pressed on a name screen is no name: asked again, never sent to the name check.
+    s = await flow.send(answered('1'));
+    expect([s.value, s.context.firstName, currentView(s)?.error]).toEqual([
+      'awaitingFirstName',
+      undefined,
+      { key: 'input.nameInvalid' },
+    ]);
     await flow.send(answered('Jane'));
+    s = await flow.send(answered('Doe2'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingLastName', { key: 'input.nameInvalid' }]);
     await flow.send(answered('Doe'));
     for (const [amount, key] of [
       ['0', 'input.amountNotPositive'],
