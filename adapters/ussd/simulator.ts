@@ -165,13 +165,17 @@ export function simulatorPage(serviceCode: string): string {
     finish('Session dropped by the network.');
   });
 
-  /** The phone's SMS, as the demo's outbox holds them. */
+  /** The phone's SMS, as the demo's outbox holds them: another number's never stay on screen. */
+  let smsFor = null;
   async function readSms() {
+    const number = phone.value.trim();
     try {
-      const res = await fetch('/simulator/sms?phone=' + encodeURIComponent(phone.value.trim()));
-      if (!res.ok) return;
-      const { messages } = await res.json();
-      if (messages.length === sms.children.length) return;
+      const res = await fetch('/simulator/sms?phone=' + encodeURIComponent(number));
+      // A number changed while this was asked: its answer is another phone's.
+      if (number !== phone.value.trim()) return;
+      const messages = res.ok ? (await res.json()).messages : [];
+      if (number === smsFor && messages.length === sms.children.length) return;
+      smsFor = number;
       sms.replaceChildren(...messages.map((m) => {
         const item = document.createElement('li');
         item.textContent = m.text;

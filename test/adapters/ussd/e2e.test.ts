@@ -160,6 +160,21 @@ describe('USSD end to end (real engine + sandbox)', () => {
       expect(await send(page, DEMO_PIN)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
       // The sandbox processes the payment; its notification reaches the product, which texts the outcome.
       await page.waitForSelector('#sms li:has-text("5,000 UGX")', { timeout: 20_000 });
+      // Another number with as many messages (the first test's payer, told once): its own are shown, not these.
+      const other = '+256772123401';
+      const theirs = async () => {
+        const res = await fetch(`${running.url}/simulator/sms?phone=${encodeURIComponent(other)}`);
+        return ((await res.json()) as { messages: Array<{ text: string }> }).messages.map((m) => m.text);
+      };
+      await expect.poll(async () => (await theirs()).length, { timeout: 20_000 }).toBe(1);
+      const mine = await page.$$eval('#sms li', (items) => items.map((li) => li.textContent));
+      expect(mine).toHaveLength(1);
+      expect(await theirs()).not.toEqual(mine);
+      await page.fill('#phone', other);
+      await page.waitForFunction(
+        (want) => JSON.stringify(Array.from(document.querySelectorAll('#sms li'), (li) => li.textContent)) === want,
+        JSON.stringify(await theirs()),
+      );
     } finally {
       await page.close();
     }
