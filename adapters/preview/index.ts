@@ -26,6 +26,7 @@ import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import type { Participant, SessionStore, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
 import { readBody } from '../../src/http/body.js';
 import { cookieOf } from '../../src/http/cookie.js';
+import { setPageHeaders } from '../../src/http/page-headers.js';
 import { sameSecret } from '../../src/http/secret.js';
 import type { Logger } from '../../src/log.js';
 import { previewPage, PREVIEW_CSS, PREVIEW_JS } from './page.js';
@@ -51,14 +52,7 @@ const COOKIE_SECONDS = 24 * 3600;
 
 /** Own files only, never framed: the page draws every value as text (textContent), never as markup. */
 function securityHeaders(res: Response): void {
-  res.set({
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    'Content-Security-Policy':
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  });
+  setPageHeaders(res, "'none'");
 }
 
 /** The participant of a preview of `phone`: its own conversation and user, never a real one's. */

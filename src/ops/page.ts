@@ -27,6 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
+import { setPageHeaders } from '../http/page-headers.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
 import type { SessionStore } from '../conversation/types.js';
@@ -78,14 +79,7 @@ const chartJs = () =>
 
 /** Headers of every /ops answer: never cached by anyone, never sniffed, never framed. */
 function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.set({
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    'Content-Security-Policy':
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  });
+  setPageHeaders(res, "'self'");
   next();
 }
 
