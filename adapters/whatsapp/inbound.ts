@@ -9,7 +9,7 @@
  * - Another kind (image, audio, location, sticker...): a polite answer. A reaction is not a message to the
  *   bot and gets none.
  */
-import type { FlowId } from '../../flows/types.js';
+import type { FlowId, Lang } from '../../flows/types.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import type { IncomingMessage } from './payload.js';
 import { parseReply, type Reply } from './render.js';
@@ -48,6 +48,29 @@ const NAVIGATION: ReadonlyMap<string, Action> = new Map(
     help: { kind: 'help' },
   } satisfies Record<string, Action>),
 );
+
+/**
+ * The same words in the language of the screen shown, as its footer says them (`common.typeNav`): read besides
+ * the English ones, and only on a screen of that language, so a word of one language is an answer in another.
+ */
+const NAVIGATION_IN: Partial<Record<Lang, ReadonlyMap<string, Action>>> = {
+  sw: new Map(
+    Object.entries({
+      menyu: { kind: 'engine', request: { nav: 'home' } },
+      rudi: { kind: 'engine', request: { nav: 'back' } },
+      ghairi: { kind: 'engine', request: { nav: 'cancel' } },
+      msaada: { kind: 'help' },
+    } satisfies Record<string, Action>),
+  ),
+  fr: new Map(
+    Object.entries({
+      accueil: { kind: 'engine', request: { nav: 'home' } },
+      retour: { kind: 'engine', request: { nav: 'back' } },
+      annuler: { kind: 'engine', request: { nav: 'cancel' } },
+      aide: { kind: 'help' },
+    } satisfies Record<string, Action>),
+  ),
+};
 
 /** Flows started by a command (with its slash only: "pay" alone may be an answer). */
 const FLOW_COMMANDS: ReadonlyMap<string, FlowId> = new Map(
@@ -90,7 +113,9 @@ function offered(reply: Reply, shown: ShownPrompt | undefined): Action {
 /** Typed text: navigation, a command, a choice by label or number, or an answer for the flow. */
 function typed(text: string, shown: ShownPrompt | undefined): Action {
   const word = normalise(text);
-  const navigation = NAVIGATION.get(word.replace(/^\//, ''));
+  const bare = word.replace(/^\//, '');
+  const lang = shown?.prompt.lang;
+  const navigation = NAVIGATION.get(bare) ?? (lang ? NAVIGATION_IN[lang]?.get(bare) : undefined);
   if (navigation) return navigation;
   const flow = FLOW_COMMANDS.get(word);
   if (flow) return { kind: 'engine', request: { start: flow } };

@@ -9,6 +9,7 @@
  * Titles are cut at a word within WhatsApp's limits; a button or row id carries the choice id (`c:<id>`),
  * or its index (`i:<n>`) when the id would not fit. The handler reads replies against the prompt shown.
  */
+import { render } from '../../src/conversation/flow/render.js';
 import type { Prompt } from '../../src/conversation/types.js';
 import type { OutboundMessage } from './graph-api.js';
 
@@ -34,8 +35,12 @@ export const LIMITS = {
 /** Choices a page of a paged list shows (two rows left for Previous / More). */
 const PAGE_SIZE = 8;
 
-/** How to move outside the choices: words the handler reads (inbound.ts). Within LIMITS.footer. */
-export const FOOTER = 'Type back, menu or cancel at any time';
+/**
+ * The adapter's own words in the prompt's language (the catalogue's `common.*`): the footer saying how to move
+ * outside the choices (words inbound.ts reads in that language), the list's page rows, its button and section.
+ */
+const wordsOf = (prompt: Prompt) => (key: string, params?: Record<string, number>) =>
+  render({ key, ...(params ? { params } : {}) }, prompt.lang ?? 'en');
 
 /** What a button or row id stands for. */
 export type Reply = { kind: 'choice'; id: string } | { kind: 'index'; index: number } | { kind: 'page'; page: number };
@@ -124,7 +129,7 @@ export function templateMessage(template: { name: string; language: string }, te
 /** The prompt's text as the interactive message's body (within `limit`), and what goes before it as text. */
 function bodyWithin(prompt: Prompt, limit: number): { before: OutboundMessage[]; body: string } {
   const pieces = split(prompt.text, limit);
-  const body = pieces.pop() ?? 'Choose one of the options.';
+  const body = pieces.pop() ?? wordsOf(prompt)('common.chooseOne');
   return { before: pieces.flatMap(textMessages), body };
 }
 
@@ -149,9 +154,19 @@ function listRows(prompt: Prompt, page: number, pages: number): Row[] {
     if (title !== label && label !== '') row.description = cut(label, LIMITS.rowDescription);
     return row;
   });
-  if (page > 0) rows.push({ id: pageId(page - 1), title: 'Previous options', description: `Page ${page} of ${pages}` });
+  const word = wordsOf(prompt);
+  if (page > 0)
+    rows.push({
+      id: pageId(page - 1),
+      title: cut(word('common.previousOptions'), LIMITS.rowTitle),
+      description: word('common.pageOf', { page, pages }),
+    });
   if (page < pages - 1)
-    rows.push({ id: pageId(page + 1), title: 'More options', description: `Page ${page + 2} of ${pages}` });
+    rows.push({
+      id: pageId(page + 1),
+      title: cut(word('common.moreOptions'), LIMITS.rowTitle),
+      description: word('common.pageOf', { page: page + 2, pages }),
+    });
   return rows;
 }
 
@@ -166,7 +181,8 @@ export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
   const choices = prompt.choices ?? [];
   if (prompt.final || choices.length === 0) return textMessages(prompt.text);
   // The first screen (the main menu) has nothing to go back to: no "Type back, menu or cancel" there.
-  const footer = prompt.top ? {} : { footer: { text: FOOTER } };
+  const word = wordsOf(prompt);
+  const footer = prompt.top ? {} : { footer: { text: cut(word('common.typeNav'), LIMITS.footer) } };
   if (choices.length <= LIMITS.buttons) {
     const { before, body } = bodyWithin(prompt, LIMITS.buttonBody);
     const buttonTitles = titles(
@@ -185,8 +201,13 @@ export function renderPrompt(prompt: Prompt, page = 0): OutboundMessage[] {
   const pages = pageCount(prompt);
   const current = Math.min(Math.max(0, page), pages - 1);
   const { before, body } = bodyWithin(prompt, LIMITS.listBody);
-  const button = pages > 1 ? `Choose (${current + 1}/${pages})` : 'Choose';
-  const sections = [{ title: 'Options', rows: listRows(prompt, current, pages) }];
+  const button = cut(
+    pages > 1 ? `${word('common.choose')} (${current + 1}/${pages})` : word('common.choose'),
+    LIMITS.listButton,
+  );
+  const sections = [
+    { title: cut(word('common.options'), LIMITS.sectionTitle), rows: listRows(prompt, current, pages) },
+  ];
   return [
     ...before,
     {

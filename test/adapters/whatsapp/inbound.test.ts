@@ -32,6 +32,9 @@ const done: ShownPrompt = {
   messageIds: [],
 };
 
+const sw: ShownPrompt = { ...menu, prompt: { ...menu.prompt, lang: 'sw' } };
+const fr: ShownPrompt = { ...menu, prompt: { ...menu.prompt, lang: 'fr' } };
+
 const read = (message: unknown, shown?: ShownPrompt) => readMessage(message as IncomingMessage, shown);
 
 describe('readMessage', () => {
@@ -52,6 +55,15 @@ describe('readMessage', () => {
     ['five', amount, { kind: 'engine', request: { choice: 'x' } }],
     ['1', done, { kind: 'engine', request: { text: '1' } }],
     ['Hi there', undefined, { kind: 'engine', request: { text: 'Hi there' } }],
+    // The words the footer says in the screen's language, besides the English ones; another language's are text.
+    ['Rudi', sw, { kind: 'engine', request: { nav: 'back' } }],
+    ['menyu', sw, { kind: 'engine', request: { nav: 'home' } }],
+    ['ghairi', sw, { kind: 'engine', request: { nav: 'cancel' } }],
+    ['back', sw, { kind: 'engine', request: { nav: 'back' } }],
+    ['annuler', fr, { kind: 'engine', request: { nav: 'cancel' } }],
+    ['retour', fr, { kind: 'engine', request: { nav: 'back' } }],
+    ['rudi', fr, { kind: 'engine', request: { text: 'rudi' } }],
+    ['rudi', menu, { kind: 'engine', request: { text: 'rudi' } }],
   ] as const)('reads the text %j against the prompt shown', (text, shown, action) => {
     expect(read(textMessage(USER, text), shown)).toEqual(action);
   });

@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   cut,
-  FOOTER,
   LIMITS,
   pageCount,
   parseReply,
@@ -58,7 +57,27 @@ describe('renderPrompt', () => {
     const [top] = fits(renderPrompt({ ...prompt('What would you like to do?', choices), top: true }));
     const [later] = fits(renderPrompt(prompt('Choose the bank:', choices)));
     expect((top as { interactive: Record<string, unknown> }).interactive).not.toHaveProperty('footer');
-    expect((later as { interactive: Record<string, unknown> }).interactive.footer).toEqual({ text: FOOTER });
+    expect((later as { interactive: Record<string, unknown> }).interactive.footer).toEqual({
+      text: 'Type back, menu or cancel at any time',
+    });
+  });
+
+  it("says its own words in the prompt's language: footer, page rows, list button and section", () => {
+    for (const [lang, footer, rows, button] of [
+      ['sw', 'Andika rudi, menyu au ghairi wakati wowote', ['Chaguo za awali', 'Chaguo zaidi'], 'Chagua (2/3)'],
+      ['fr', 'Tapez retour, menu ou annuler à tout moment', ['Options précédentes', "Plus d'options"], 'Choisir (2/3)'],
+    ] as const) {
+      const [page] = fits(renderPrompt({ ...prompt('Chagua benki:', choices(20)), lang }, 1));
+      const interactive = (page as any).interactive;
+      expect(interactive.footer).toEqual({ text: footer });
+      expect(interactive.action.button).toBe(button);
+      expect(
+        rowsOf(page!)
+          .slice(-2)
+          .map((r) => r.title),
+      ).toEqual(rows);
+      expect(rowsOf(page!).at(-1)?.description).toBe(lang === 'sw' ? 'Ukurasa 3 kati ya 3' : 'Page 3 sur 3');
+    }
   });
 
   it('shows up to 3 choices as reply buttons whose ids carry the choice ids', () => {
@@ -75,7 +94,7 @@ describe('renderPrompt', () => {
       interactive: {
         type: 'button',
         body: { text: 'Send 5000 UGX?' },
-        footer: { text: FOOTER },
+        footer: { text: 'Type back, menu or cancel at any time' },
         action: {
           buttons: [
             { type: 'reply', reply: { id: 'c:confirm', title: 'Confirm' } },
