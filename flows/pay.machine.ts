@@ -878,7 +878,7 @@ export const payMachine = setup({
                 amount: context.amount ?? '',
                 currency: context.currency ?? '',
                 phone: context.phone ?? '',
-                minutes: String(context.repeat?.minutesAgo ?? 0),
+                minutes: context.repeat?.minutesAgo ?? 0,
               },
             },
             [

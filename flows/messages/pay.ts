@@ -53,7 +53,8 @@ export const payMessages: Record<Lang, Messages> = {
       'Send {amount, number, money} {currency} to {name}, account {account} at {bank}?{hasNote, select, yes { Note: {note}} other {}}',
     'pay.confirm': 'Confirm',
     'pay.cancel': 'Cancel',
-    'pay.repeat': 'You paid {amount, number, money} {currency} to {phone} {minutes} min ago. Send a second payment?',
+    'pay.repeat':
+      'You paid {amount, number, money} {currency} to {phone} {minutes, plural, =0 {just now} one {# minute ago} other {# minutes ago}}. Send a second payment?',
     'pay.payAgain': 'Yes, send again',
     'pay.askPin': 'Enter your PIN to confirm:',
     'pay.pinWrong': 'Wrong PIN. Try again.',
@@ -114,7 +115,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.confirm': 'Thibitisha',
     'pay.cancel': 'Ghairi',
     'pay.repeat':
-      'Ulilipa {amount, number, money} {currency} kwa {phone} dakika {minutes} zilizopita. Tuma malipo ya pili?',
+      'Ulilipa {amount, number, money} {currency} kwa {phone} {minutes, plural, =0 {sasa hivi} one {dakika # iliyopita} other {dakika # zilizopita}}. Tuma malipo ya pili?',
     'pay.payAgain': 'Ndiyo, tuma tena',
     'pay.askPin': 'Weka PIN yako kuthibitisha:',
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
@@ -165,7 +166,7 @@ export const payMessages: Record<Lang, Messages> = {
       'Le réseau connaît le {phone} au nom de {networkName}. Payez ce nom, ou entrez le prénom du titulaire :',
     'pay.payTypedName': 'Payer {name} quand même',
     'pay.repeat':
-      'Vous avez payé {amount, number, money} {currency} à {phone} il y a {minutes} min. Envoyer un second paiement ?',
+      "Vous avez payé {amount, number, money} {currency} à {phone} {minutes, plural, =0 {à l'instant} one {il y a # minute} other {il y a # minutes}}. Envoyer un second paiement ?",
     'pay.payAgain': 'Oui, renvoyer',
     'pay.summary.money':
       "Envoyer {amount, number, money} {currency} d'argent mobile à {name} ({phone}) ?{hasNote, select, yes { Message : {note}} other {}}",

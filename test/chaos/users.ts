@@ -21,7 +21,7 @@ const PAYEE = '0772000001';
 
 /** The product says the payment is under way (the answer to a final confirmation, or news of it later). */
 export const ACKNOWLEDGED =
-  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of |We will tell you when it arrives|You paid [\d,.]+ [A-Z]{3} to .* ago/i;
+  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of |We will tell you when it arrives|You paid [\d,.]+ [A-Z]{3} to .* (ago|just now)/i;
 /** The payment's outcome. */
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
 /** The product tells the user to start over. */
@@ -233,7 +233,7 @@ export function createPeople(options: PeopleOptions) {
     if (START_OVER.test(screen) && NOTHING_SENT.test(screen)) c.open = false;
     for (let step = 0; step < 20 && screen !== undefined; step++) {
       if (screen.startsWith('END ')) return;
-      // News of the payment on the way ("You paid 3,100 UGX … 0 min ago. Send a second payment?"): read as news
+      // News of the payment on the way ("You paid 3,100 UGX … just now. Send a second payment?"): read as news
       // of the confirmation left open, as a person would, who then sends nothing more.
       if (c.open && isNews(screen)) {
         acknowledge(c, 'news');

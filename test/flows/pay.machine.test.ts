@@ -3,7 +3,7 @@ import { getSimplePaths } from 'xstate/graph';
 import { payFlow, payMachine } from '../../flows/pay.machine.js';
 import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
 import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/flow/render.js';
+import { currentView, render } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import {
   answered,
@@ -895,7 +895,7 @@ describe('pay machine: the same payment again (the journal knows it)', () => {
     const s = await flow.send(chosen('confirm'));
     expect(s.value).toBe('confirmingRepeat');
     expect(currentView(s)).toEqual({
-      text: { key: 'pay.repeat', params: { amount: '1500', currency: 'UGX', phone: '+256772123456', minutes: '4' } },
+      text: { key: 'pay.repeat', params: { amount: '1500', currency: 'UGX', phone: '+256772123456', minutes: 4 } },
       choices: [
         { id: 'payAgain', text: { key: 'pay.payAgain' } },
         { id: 'cancel', text: { key: 'pay.cancel' } },
@@ -939,5 +939,19 @@ describe('pay machine: the same payment again (the journal knows it)', () => {
       answers: { recentPayment: failure('unknown') },
     });
     expect(currentView(flow.snapshot())?.text.key).toBe('pay.submitted');
+  });
+});
+
+describe('pay machine: words', () => {
+  it('says how long ago the same payment was made in words, with plurals, in every language', () => {
+    const said = (minutes: number, lang: 'en' | 'sw' | 'fr') =>
+      render({ key: 'pay.repeat', params: { amount: '5000', currency: 'UGX', phone: '+256772000001', minutes } }, lang);
+    expect(said(0, 'en')).toContain('+256772000001 just now.');
+    expect(said(1, 'en')).toContain('+256772000001 1 minute ago.');
+    expect(said(4, 'en')).toContain('+256772000001 4 minutes ago.');
+    expect(said(1, 'sw')).toContain('dakika 1 iliyopita');
+    expect(said(4, 'sw')).toContain('dakika 4 zilizopita');
+    expect(said(0, 'fr')).toContain("à l'instant");
+    expect(said(4, 'fr')).toContain('il y a 4 minutes');
   });
 });
