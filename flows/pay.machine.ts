@@ -362,7 +362,8 @@ export const payMachine = setup({
     hasPin: ({ context }) => context.input.requirePin,
     isPinWrong: (_, { error }: Failed) => isServiceFailure(error) && error.code === 'pin_wrong',
     isPolicyRefusal: (_, { error }: Failed) =>
-      isServiceFailure(error) && (error.code === 'limit_exceeded' || error.code === 'not_allowed'),
+      isServiceFailure(error) &&
+      (error.code === 'limit_exceeded' || error.code === 'not_allowed' || error.code === 'pin_locked'),
     isAlreadySubmitted: (_, result: Created<PaymentResult> | Held) => isAlreadySubmitted(result),
     isHeld: (_, result: Created<PaymentResult> | Held) => isHeld(result),
     isRecent: (_, recent: RecentPayment | null) => recent !== null,
@@ -695,6 +696,7 @@ export const payMachine = setup({
           flow: 'pay',
           amount: context.amount!,
           currency: context.currency!,
+          pin: context.input.requirePin,
         }),
         onDone: [{ guard: 'hasToVerify', target: 'verifyingContact' }, { target: 'confirming' }],
         onError: [

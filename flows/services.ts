@@ -191,9 +191,17 @@ export interface FlowServices {
   /**
    * The checks of reserveSpend made as soon as the amount is known, reserving nothing: the role may use the flow,
    * the amount is within the per-payment limit and what is left of today's. Rejects not_allowed, or
-   * limit_exceeded with the figures (ServiceFailure.limit).
+   * limit_exceeded with the figures (ServiceFailure.limit), or pin_locked when a PIN will be asked and is locked.
    */
-  checkSpend(input: { channel: string; userId: string; flow: string; amount: string; currency: string }): Promise<void>;
+  checkSpend(input: {
+    channel: string;
+    userId: string;
+    flow: string;
+    amount: string;
+    currency: string;
+    /** A PIN will be asked to confirm: a locked one is told now (pin_locked), not after every other screen. */
+    pin?: boolean;
+  }): Promise<void>;
   reserveSpend(input: {
     channel: string;
     userId: string;

@@ -227,7 +227,12 @@ describe('AccessPolicy', () => {
     });
     expect(await rejection(policy.verifyPin(store, { ...who, pin: '0000' }))).toMatchObject({ code: 'pin_locked' });
     expect(await rejection(policy.verifyPin(store, { ...who, pin: '4821' }))).toMatchObject({ code: 'pin_locked' });
+    // Told when the amount is entered, before every other screen, where a PIN will be asked.
+    const amount = { ...who, flow: 'pay', amount: '100', currency: 'UGX' };
+    expect(await rejection(policy.checkSpend(store, { ...amount, pin: true }))).toMatchObject({ code: 'pin_locked' });
+    await expect(policy.checkSpend(store, amount)).resolves.toBeUndefined();
     now += 15 * 60 * 1000;
+    await expect(policy.checkSpend(store, { ...amount, pin: true })).resolves.toBeUndefined();
     await expect(policy.verifyPin(store, { ...who, pin: '4821' })).resolves.toBeUndefined();
     expect(PIN_MAX_ATTEMPTS).toBe(3);
   });

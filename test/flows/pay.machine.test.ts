@@ -647,7 +647,7 @@ describe('pay machine: refusing early, with the figure', () => {
     const s = await flow.send(chosen('UGX'));
     expect(flow.calls.at(-1)).toEqual({
       service: 'checkSpend',
-      input: { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX' },
+      input: { channel: 'telegram', userId: 'user-1', flow: 'pay', amount: '1500', currency: 'UGX', pin: false },
     });
     // The amount is asked again, saying how much may still be sent today; nothing else was asked or reserved.
     expect(s.value).toBe('awaitingAmount');
@@ -679,6 +679,10 @@ describe('pay machine: refusing early, with the figure', () => {
     expect([s.value, s.context.amount, currentView(s)?.error]).toEqual(['confirming', '900', undefined]);
     const refused = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('not_allowed') } });
     expect(currentView(await refused.send(chosen('UGX')))?.error).toEqual({ key: 'failure.not_allowed' });
+    // A locked PIN is told at the amount too, not after the summary and the PIN.
+    const locked = await drive(MONEY.slice(0, 5), { answers: { checkSpend: failure('pin_locked') } });
+    const l = await locked.send(chosen('UGX'));
+    expect([l.value, currentView(l)?.error]).toEqual(['awaitingAmount', { key: 'failure.pin_locked' }]);
   });
 
   it('a check that could not be made does not stop the payment: the reservation checks again', async () => {

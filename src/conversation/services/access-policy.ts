@@ -451,10 +451,11 @@ export class AccessPolicy {
    */
   async checkSpend(
     store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string },
+    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; pin?: boolean },
   ): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
+    if (input.pin && (await this.pinLocked(store, person))) throw refuse('pin_locked', 'PIN locked');
     const currency = input.currency.toUpperCase();
     const { perPayment, daily } = this.limitsOf(input.channel, input.userId, currency);
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
@@ -469,6 +470,16 @@ export class AccessPolicy {
     );
     if (spent + minorUnits(amount) > new Decimal(daily).mul(100).floor().toNumber())
       throw overDay(daily, spent, currency);
+  }
+
+  /**
+   * The person's PIN is locked: by the operator's page until a time, or by {@link PIN_MAX_ATTEMPTS} wrong tries
+   * within {@link PIN_LOCK_SECONDS} (read without counting one: adding nothing writes nothing).
+   */
+  private async pinLocked(store: SessionStore, person: { id: string; pinLockedUntil?: number }): Promise<boolean> {
+    if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now()) return true;
+    const { total } = await store.addWithinLimit(keys.pinFailures(person.id), 0, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+    return total >= PIN_MAX_ATTEMPTS;
   }
 
   /** The key of a person's total in `currency` today (UTC). */
