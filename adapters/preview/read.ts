@@ -21,9 +21,9 @@ import { parseButton } from '../telegram/keyboard.js';
 import { readUpdate } from '../telegram/updates.js';
 import { pageTurn, toAction } from '../ussd/plan.js';
 import {
-  EXPIRED_TEXT as WHATSAPP_EXPIRED,
-  HELP_TEXT as WHATSAPP_HELP,
-  UNSUPPORTED_TEXT,
+  expiredText as whatsappExpired,
+  helpText as whatsappHelp,
+  unsupportedText,
   readMessage,
 } from '../whatsapp/inbound.js';
 
@@ -172,11 +172,11 @@ export function readAction(action: PreviewAction, state: PreviewState | undefine
         case 'page':
           return { kind: 'page', pane: 'whatsapp', page: read.page };
         case 'help':
-          return { kind: 'say', pane: 'whatsapp', text: WHATSAPP_HELP };
+          return { kind: 'say', pane: 'whatsapp', text: whatsappHelp(prompt.lang) };
         case 'unsupported':
-          return { kind: 'say', pane: 'whatsapp', text: UNSUPPORTED_TEXT };
+          return { kind: 'say', pane: 'whatsapp', text: unsupportedText(prompt.lang) };
         case 'expired':
-          return { kind: 'say', pane: 'whatsapp', text: WHATSAPP_EXPIRED };
+          return { kind: 'say', pane: 'whatsapp', text: whatsappExpired(prompt.lang) };
         case 'ignore':
           return { kind: 'show' };
       }

@@ -10,7 +10,7 @@ import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js'
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';
 import type { GraphApi } from './graph-api.js';
-import { EXPIRED_TEXT, HELP_TEXT, readMessage, UNSUPPORTED_TEXT } from './inbound.js';
+import { expiredText, helpText, readMessage, unsupportedText } from './inbound.js';
 import type { IncomingMessage, MessageStatus } from './payload.js';
 import { renderPrompt, textMessages } from './render.js';
 
@@ -87,16 +87,17 @@ export function createMessageHandler(deps: HandlerDeps): MessageHandler {
         await chats.update(waId, delivered(missed.length));
       }
       const action = readMessage(message, before.shown);
+      const lang = before.shown?.prompt.lang;
       logger.debug({ user: maskPhone(waId), type: message.type, action: action.kind }, 'whatsapp: message');
       switch (action.kind) {
         case 'ignore':
           return;
         case 'help':
-          return await say(waId, HELP_TEXT);
+          return await say(waId, helpText(lang));
         case 'unsupported':
-          return await say(waId, UNSUPPORTED_TEXT);
+          return await say(waId, unsupportedText(lang));
         case 'expired':
-          return await say(waId, EXPIRED_TEXT);
+          return await say(waId, expiredText(lang));
         case 'page':
           return await show(waId, before.shown!.prompt, action.page, before.shown!.messageIds);
         case 'engine': {

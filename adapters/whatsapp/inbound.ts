@@ -10,6 +10,7 @@
  *   bot and gets none.
  */
 import type { FlowId, Lang } from '../../flows/types.js';
+import { render } from '../../src/conversation/flow/render.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import type { IncomingMessage } from './payload.js';
 import { parseReply, type Reply } from './render.js';
@@ -83,22 +84,11 @@ const FLOW_COMMANDS: ReadonlyMap<string, FlowId> = new Map(
   } satisfies Record<string, FlowId>),
 );
 
-/** The answer to `help` and to messages the bot cannot read. */
-export const HELP_TEXT = [
-  'I move mobile money. Answer my questions by typing or with the buttons I send.',
-  '',
-  'menu - main menu',
-  'back - the previous question',
-  'cancel - stop what you are doing',
-  '/pay - pay someone',
-  '/request - request money',
-  '/check - check a collection',
-  '/data - buy a data bundle',
-  '/pin - buy an exam pin',
-].join('\n');
-
-export const UNSUPPORTED_TEXT = `Sorry, I can only read text and the buttons I send.\n\n${HELP_TEXT}`;
-export const EXPIRED_TEXT = 'That menu has expired. Type menu for the main menu.';
+/** The answer to `help` (and, after an apology, to messages the bot cannot read), in the user's language. */
+export const helpText = (lang: Lang = 'en'): string => render({ key: 'whatsapp.help' }, lang);
+export const unsupportedText = (lang: Lang = 'en'): string =>
+  `${render({ key: 'whatsapp.unsupported' }, lang)}\n\n${helpText(lang)}`;
+export const expiredText = (lang: Lang = 'en'): string => render({ key: 'whatsapp.expired' }, lang);
 
 const normalise = (text: string): string => text.replace(/\s+/gu, ' ').trim().toLowerCase();
 

@@ -30,6 +30,10 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.choose': 'Choose',
     'common.options': 'Options',
     'common.chooseOne': 'Choose one of the options.',
+    'whatsapp.help':
+      'I move mobile money. Answer my questions by typing or with the buttons I send.\n\nmenu - main menu\nback - the previous question\ncancel - stop what you are doing\n/pay - pay someone\n/request - request money\n/check - check a collection\n/data - buy a data bundle\n/pin - buy an exam pin',
+    'whatsapp.unsupported': 'Sorry, I can only read text and the buttons I send.',
+    'whatsapp.expired': 'That menu has expired. Type menu for the main menu.',
     'common.back': 'Back',
     'common.home': 'Home',
     'common.more': 'More',
@@ -66,6 +70,10 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.choose': 'Chagua',
     'common.options': 'Chaguo',
     'common.chooseOne': 'Chagua moja ya chaguo.',
+    'whatsapp.help':
+      'Ninahamisha pesa za simu. Jibu maswali yangu kwa kuandika au kwa vitufe ninavyotuma.\n\nmenyu - menyu kuu\nrudi - swali lililopita\nghairi - acha unachofanya\n/pay - lipa mtu\n/request - omba pesa\n/check - kagua malipo\n/data - nunua kifurushi cha data\n/pin - nunua PIN ya mtihani',
+    'whatsapp.unsupported': 'Samahani, ninasoma maandishi na vitufe ninavyotuma tu.',
+    'whatsapp.expired': 'Menyu hiyo imepitwa na wakati. Andika menyu kupata menyu kuu.',
     'common.back': 'Rudi',
     'common.home': 'Mwanzo',
     'common.more': 'Zaidi',
@@ -104,6 +112,10 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.choose': 'Choisir',
     'common.options': 'Options',
     'common.chooseOne': 'Choisissez une des options.',
+    'whatsapp.help':
+      "Je transfère de l'argent mobile. Répondez à mes questions en écrivant ou avec les boutons que j'envoie.\n\naccueil - menu principal\nretour - la question précédente\nannuler - arrêter ce que vous faites\n/pay - payer quelqu'un\n/request - demander de l'argent\n/check - vérifier un encaissement\n/data - acheter un forfait data\n/pin - acheter un PIN d'examen",
+    'whatsapp.unsupported': "Désolé, je ne lis que le texte et les boutons que j'envoie.",
+    'whatsapp.expired': 'Ce menu a expiré. Tapez accueil pour le menu principal.',
     'common.back': 'Retour',
     'common.home': 'Accueil',
     'common.more': 'Suite',

@@ -3,7 +3,13 @@
  * (inbound.ts), as tables.
  */
 import { describe, expect, it } from 'vitest';
-import { readMessage, type ShownPrompt } from '../../../adapters/whatsapp/inbound.js';
+import {
+  expiredText,
+  helpText,
+  readMessage,
+  unsupportedText,
+  type ShownPrompt,
+} from '../../../adapters/whatsapp/inbound.js';
 import { readDelivery, type IncomingMessage } from '../../../adapters/whatsapp/payload.js';
 import { buttonReply, delivery, listReply, textMessage } from './deliveries.js';
 import { PHONE_NUMBER_ID } from './fake-graph-api.js';
@@ -189,5 +195,25 @@ describe('readDelivery', () => {
       expect(read.ok).toBe(false);
       expect(!read.ok && read.reason).toMatch(/^not a WhatsApp messages webhook: /);
     }
+  });
+});
+
+describe('help, unsupported and expired answers', () => {
+  it("are in the user's language and name the words that language's screens read", () => {
+    expect(helpText()).toContain('back - the previous question');
+    expect(helpText('sw')).toContain('rudi - swali lililopita');
+    expect(helpText('fr')).toContain('retour - la question précédente');
+    for (const lang of ['en', 'sw', 'fr'] as const) expect(helpText(lang)).toContain('/pay');
+    expect(unsupportedText('sw')).toMatch(/^Samahani[^]*menyu - menyu kuu/);
+    expect(expiredText('fr')).toBe('Ce menu a expiré. Tapez accueil pour le menu principal.');
+    // Every navigation word a help names is read on a screen of that language.
+    const words = (lang: 'sw' | 'fr') => [...helpText(lang).matchAll(/^(\p{L}+) - /gmu)].map((m) => m[1]!);
+    for (const [lang, shown] of [
+      ['sw', sw],
+      ['fr', fr],
+    ] as const)
+      for (const word of words(lang))
+        expect(read(textMessage(USER, word), shown)).not.toEqual({ kind: 'engine', request: { text: word } });
+    expect(words('sw')).toEqual(['menyu', 'rudi', 'ghairi']);
   });
 });
