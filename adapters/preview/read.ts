@@ -15,8 +15,8 @@ import { LANGS } from '../../flows/types.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import { parseCommandText } from '../slack/command.js';
 import { ANSWER_ACTION, readButton } from '../slack/blocks.js';
-import { HELP_TEXT as TELEGRAM_HELP } from '../telegram/commands.js';
-import { EXPIRED_TEXT as TELEGRAM_EXPIRED } from '../telegram/handler.js';
+import { helpText as telegramHelp } from '../telegram/commands.js';
+import { expiredText as telegramExpired } from '../telegram/handler.js';
 import { parseButton } from '../telegram/keyboard.js';
 import { readUpdate } from '../telegram/updates.js';
 import { pageTurn, toAction } from '../ussd/plan.js';
@@ -130,17 +130,17 @@ export function readAction(action: PreviewAction, state: PreviewState | undefine
     case 'telegram-text': {
       const read = readUpdate(telegramMessage(action.text), PREVIEW_BOT);
       if (read?.kind !== 'message') return { kind: 'show' };
-      if (read.request === 'help') return { kind: 'say', pane: 'telegram', text: TELEGRAM_HELP };
+      if (read.request === 'help') return { kind: 'say', pane: 'telegram', text: telegramHelp(prompt.lang) };
       return { kind: 'message', request: read.request };
     }
     case 'telegram-press': {
       // As the handler reads a press on the message showing the current prompt.
       const button = parseButton(action.data);
-      if (!button) return { kind: 'say', pane: 'telegram', text: TELEGRAM_EXPIRED };
+      if (!button) return { kind: 'say', pane: 'telegram', text: telegramExpired(prompt.lang) };
       if (button.kind === 'page') return { kind: 'page', pane: 'telegram', page: button.page };
       if (button.kind === 'nav') return { kind: 'message', request: { nav: button.nav } };
       const choice = prompt.choices?.[button.index];
-      if (!choice) return { kind: 'say', pane: 'telegram', text: TELEGRAM_EXPIRED };
+      if (!choice) return { kind: 'say', pane: 'telegram', text: telegramExpired(prompt.lang) };
       return { kind: 'message', request: { choice: choice.id } };
     }
     case 'slack-text':

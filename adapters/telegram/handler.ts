@@ -5,9 +5,11 @@
  */
 import { GrammyError, type Api, type Context } from 'grammy';
 import { keys } from '../../src/conversation/store/keys.js';
+import type { Lang } from '../../flows/types.js';
 import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
-import { HELP_TEXT } from './commands.js';
+import { helpText } from './commands.js';
+import { render } from '../../src/conversation/flow/render.js';
 import { describeError } from './describe-error.js';
 import { renderKeyboard } from './keyboard.js';
 import type { PromptRecords } from './prompt-record.js';
@@ -21,7 +23,9 @@ export const FAILURE_TEXT = 'Something went wrong; nothing was sent twice. Pleas
  */
 export const MONEY_FAILURE_TEXT =
   'Something went wrong showing the answer. What you confirmed is being processed: do not send it again. You will get a message with the result.';
-export const EXPIRED_TEXT = 'This menu has expired. Send /start for the main menu.';
+/** Said (a toast) for a press on a menu no longer shown, in the language of the one shown, if any. */
+export const expiredText = (lang: Lang = 'en'): string => render({ key: 'telegram.expired' }, lang);
+export const EXPIRED_TEXT = expiredText();
 /** Said (long polling only) when an update could not even be taken: the store is unreachable; nothing of it was done. */
 export const NOT_TAKEN_TEXT =
   'We cannot reach your conversation right now, so this was not done. Please send it again in a minute; nothing you confirmed before is lost.';
@@ -133,7 +137,7 @@ export function createUpdateHandler({
     const shown = await records.get(action.origin.conversationId);
     const { button } = action;
     // Only the message showing the current prompt has live buttons; indexes on any other are meaningless.
-    if (!button || !shown || shown.messageId !== action.messageId) return EXPIRED_TEXT;
+    if (!button || !shown || shown.messageId !== action.messageId) return expiredText(shown?.prompt.lang);
     if (button.kind === 'page') {
       const shownIn = await show(api, action.chatId, action.messageId, shown.prompt, button.page);
       if (shownIn !== shown.messageId)
@@ -145,7 +149,7 @@ export function createUpdateHandler({
       return undefined;
     }
     const choice = shown.prompt.choices?.[button.index];
-    if (!choice) return EXPIRED_TEXT;
+    if (!choice) return expiredText(shown.prompt.lang);
     await ask(api, action, { choice: choice.id }, answered, action.messageId);
     return undefined;
   }
@@ -180,8 +184,10 @@ export function createUpdateHandler({
         if (action.queryId === undefined) await api.sendMessage(action.chatId, directOnlyText(botUsername));
         else toast = directOnlyText(botUsername);
       } else if (action.kind === 'press') toast = await press(api, action, answered);
-      else if (action.request === 'help') await api.sendMessage(action.chatId, HELP_TEXT);
-      else await ask(api, action, action.request, answered);
+      else if (action.request === 'help') {
+        const shown = await records.get(action.origin.conversationId).catch(() => undefined);
+        await api.sendMessage(action.chatId, helpText(shown?.prompt.lang));
+      } else await ask(api, action, action.request, answered);
       if (!repeated)
         await store.set(keys.telegramUpdateDone(updateId), 1, null, UPDATE_TTL_SECONDS).catch(() => undefined);
     } catch (error) {

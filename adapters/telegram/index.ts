@@ -7,7 +7,7 @@ import { Bot } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { Engine, Notifier, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
-import { COMMANDS } from './commands.js';
+import { COMMANDS, describeCommand } from './commands.js';
 import { describeError } from './describe-error.js';
 import { createUpdateHandler, UpdateNotTaken } from './handler.js';
 import { createTelegramNotifier } from './notifier.js';
@@ -100,7 +100,7 @@ export function createTelegram(options: TelegramOptions): Telegram {
       await bot.init();
       // The command menu is a convenience: a server that refuses it (an emulator, a hiccup) must not keep the bot down.
       await bot.api
-        .setMyCommands(COMMANDS.map(({ command, description }) => ({ command, description })))
+        .setMyCommands(COMMANDS.map(({ command }) => ({ command, description: describeCommand(command) })))
         .catch((error: unknown) => {
           logger.warn({ err: describeError(error) }, 'telegram: commands not registered');
         });

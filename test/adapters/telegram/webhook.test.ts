@@ -197,6 +197,21 @@ describe('Telegram webhook', () => {
     expect(engine.inbounds).toEqual([]);
   });
 
+  it('answers /help and an expired menu in the language of the menu shown', async () => {
+    const engine = new ScriptedEngine(() => ({ ...menu, lang: 'sw' }));
+    harness = await startHarness(engine);
+    await harness.post(textUpdate(41, '/start'));
+    await harness.post(textUpdate(42, '/help'));
+    const help = harness.api.of('sendMessage').at(-1) as { text: string };
+    expect(help.text).toMatch(/^Ninahamisha pesa za simu/);
+    expect(help.text).toContain('/pay - Lipa mtu');
+    await harness.post(pressUpdate(43, 99_999, 'c:0'));
+    expect(harness.api.of('answerCallbackQuery').at(-1)).toEqual({
+      callback_query_id: 'q43',
+      text: 'Menyu hii imepitwa na wakati. Tuma /start kupata menyu kuu.',
+    });
+  });
+
   it('tells the user when handling fails, answers 200, answers the press, and logs no token or text', async () => {
     const engine = new ScriptedEngine((inbound) => {
       if (inbound.nav === 'home') return menu;
