@@ -47,6 +47,8 @@ let app: RunningApp;
 beforeAll(async () => {
   database = await serverDatabase('people_pins');
   redis = new Redis(TEST_REDIS_URL);
+  // The product's own keys (its link-code and PIN counters among them) from an earlier run of this file.
+  await redis.flushdb();
   bot = await startFakeBotApi();
   app = await startApp(
     loadConfig({
@@ -70,6 +72,7 @@ afterAll(async () => {
   await app?.stop();
   await bot?.close();
   await database?.drop();
+  await redis?.flushdb();
   await redis?.quit();
 });
 
