@@ -1,15 +1,13 @@
 /**
  * Money kept for good, proved from outside the process (issue 32, item 8): the product runs as a process of its
  * own (`node src/main.ts`, production settings, PostgreSQL and Redis), people pay over USSD (Africa's Talking)
- * and Slack (signed requests over real HTTP, a local Slack Web API), the Redis database is emptied and the
- * product restarted: `/ops/payments.json` (with the OPS_TOKEN) still lists each payment with its final state
- * and who made it, and `npm run reconcile` (a process too) finds no difference; and paying the same payee the
- * same amount again (Redis forgot that conversation, the journal did not) asks whether it is a second payment.
- *
- * Redis database 11 (this test's and the chaos run's: both are process tests, run one file at a time).
+ * and Slack (signed requests over real HTTP, a local Slack Web API), Redis is restarted empty (a server of this
+ * file's own on a free port, keeping nothing on disk) and the product restarted: `/ops/payments.json` (with the
+ * OPS_TOKEN) still lists each payment with its final state and who made it, and `npm run reconcile` (a process
+ * too) finds no difference; and paying the same payee the same amount again (Redis forgot that conversation, the
+ * journal did not) asks whether it is a second payment.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
@@ -22,14 +20,11 @@ import {
   textOf,
 } from '../adapters/slack/harness.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
+import { freePort } from '../ports.js';
+import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/servers.js';
 import { startProductProcess, startService, type ProductProcess, type Service } from '../shutdown/product.js';
 import { AtSession } from './helpers.js';
 
-const REDIS_URL = (() => {
-  const url = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-  url.pathname = '/11';
-  return url.toString();
-})();
 const API_KEY = 'money-kept-key';
 const USSD_USER = '+256701999011';
 const CALLBACK_TOKEN = 'money-kept-callback-token-0123';
@@ -47,19 +42,11 @@ const POLICY = JSON.stringify({
 
 let service: Service;
 let database: ServerDatabase;
-let redis: Redis;
+let redisServer: RedisServer;
+let redisUrl: string;
 let slack: FakeSlack;
 let port: number;
 const products: ProductProcess[] = [];
-
-/** A port free now, so the product's PUBLIC_URL (where the service sends its notifications) can name it. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
 
 const env = (): Record<string, string> => ({
   LOG_LEVEL: 'warn',
@@ -69,7 +56,7 @@ const env = (): Record<string, string> => ({
   MOMO_API_KEY: API_KEY,
   MOMO_WEBHOOK_USER: WEBHOOK.user,
   MOMO_WEBHOOK_PASSWORD: WEBHOOK.password,
-  REDIS_URL,
+  REDIS_URL: redisUrl,
   DATABASE_URL: database.url,
   ACCESS_POLICY: POLICY,
   USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
@@ -230,7 +217,7 @@ function reconcile(day: string): Promise<{ code: number | null; stdout: string; 
           MOMO_BASE_URL: service.url,
           MOMO_API_KEY: API_KEY,
           DATABASE_URL: database.url,
-          REDIS_URL,
+          REDIS_URL: redisUrl,
           LOG_LEVEL: 'silent',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -245,13 +232,14 @@ function reconcile(day: string): Promise<{ code: number | null; stdout: string; 
 }
 
 beforeAll(async () => {
-  redis = new Redis(REDIS_URL);
-  await redis.flushdb();
+  redisServer = await startOwnRedis();
+  redisUrl = `redis://127.0.0.1:${redisServer.port}`;
   slack = new FakeSlack();
   await slack.start();
   service = await startService(API_KEY, async () => {});
   service.sandbox.controls.setOrganization({ webhookAuth: { username: WEBHOOK.user, password: WEBHOOK.password } });
   database = await serverDatabase('money_kept');
+  // Chosen before the start, so PUBLIC_URL (where the service sends its notifications) can name it.
   port = await freePort();
 });
 
@@ -260,11 +248,10 @@ afterAll(async () => {
   await service?.close();
   await slack?.close();
   await database?.drop();
-  await redis?.flushdb();
-  await redis?.quit();
+  await stopAll();
 });
 
-describe('payments kept after Redis is emptied and the product restarted', () => {
+describe('payments kept after Redis restarts empty and the product restarts', () => {
   it('lists each payment with its final state and who made it, a reconciliation finds no difference, and the same again is asked about', async () => {
     const first = await start();
     expect((await payByUssd(first)).screen).toMatch(/^END /);
@@ -279,10 +266,12 @@ describe('payments kept after Redis is emptied and the product restarted', () =>
       'both payments completed',
     );
 
-    // Redis is emptied (every conversation, record and mark), and the product restarted on it.
+    // Redis restarts empty (every conversation, record and mark gone), and the product restarts on it.
     await stop(first);
-    await redis.flushdb();
+    redisServer = await redisServer.restart();
+    const redis = new Redis(redisUrl);
     expect(await redis.dbsize()).toBe(0);
+    await redis.quit();
     const second = await start();
 
     const after = await payments(second);

@@ -4,8 +4,6 @@
  * API server, Basic auth on the notification receiver), driven over real HTTP. Every request carries an AbortSignal timeout, so a hang fails the run
  * instead of stalling it; the process's unhandledRejection / uncaughtException are recorded meanwhile.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, vi } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
@@ -15,6 +13,7 @@ import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegra
 import { BOT_TOKEN as SLACK_BOT_TOKEN, FakeSlack, SIGNING_SECRET, signedHeaders } from '../adapters/slack/harness.js';
 import { startFakeGraphApi, type FakeGraphApi } from '../adapters/whatsapp/fake-graph-api.js';
 import { whatsappEnv } from '../adapters/whatsapp/deliveries.js';
+import { freePort } from '../ports.js';
 
 export { SIGNING_SECRET, signedHeaders };
 export const TELEGRAM_SECRET = 'fuzz-telegram-secret-0123456789';
@@ -31,18 +30,6 @@ export const VENDING_KEY = 'sandbox-vending-key';
  * never answers, so the bound leaves room for a loaded machine.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
-
-/** A free port, so PUBLIC_URL can name the product's own address (webhooks stay on loopback). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Product {
   app: RunningApp;
@@ -64,6 +51,7 @@ export async function startFuzzProduct(
   const slack = new FakeSlack();
   await slack.start();
   const graph = await startFakeGraphApi();
+  // Chosen before the start, so PUBLIC_URL can name the product's own address (webhooks stay on loopback).
   const port = await freePort();
   const app = await startApp(
     loadConfig({

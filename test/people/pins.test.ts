@@ -7,6 +7,9 @@
  * - "Link a chat app" on USSD shows a code once; `/link CODE` on Telegram adds that account to the person, whose
  *   next message there after a reset asks the one-time code first too;
  * - and no PIN or code is ever in Redis or the journal.
+ *
+ * The product runs on a Redis server of this file's own (its whole database is searched for secrets, and its
+ * link-code and PIN counters must start from nothing on every run), started on a free port and stopped after.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +21,7 @@ import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegra
 import { textUpdate, USER as TELEGRAM_USER } from '../adapters/telegram/harness.js';
 import { AtSession } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { TEST_REDIS_URL } from '../services.js';
+import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { postForm, signIn } from './ops-session.js';
 
 const OPS = { user: 'ops-lead', password: 'a long operator password' };
@@ -46,9 +49,9 @@ let bot: FakeBotApi;
 let app: RunningApp;
 beforeAll(async () => {
   database = await serverDatabase('people_pins');
-  redis = new Redis(TEST_REDIS_URL);
-  // The product's own keys (its link-code and PIN counters among them) from an earlier run of this file.
-  await redis.flushdb();
+  const server = await startOwnRedis();
+  const redisUrl = `redis://127.0.0.1:${server.port}`;
+  redis = new Redis(redisUrl);
   bot = await startFakeBotApi();
   app = await startApp(
     loadConfig({
@@ -58,7 +61,7 @@ beforeAll(async () => {
       OPS_PASSWORD: OPS.password,
       OPS_TOKEN,
       DATABASE_URL: database.url,
-      REDIS_URL: TEST_REDIS_URL,
+      REDIS_URL: redisUrl,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,
       ACCESS_POLICY: JSON.stringify(POLICY),
@@ -72,15 +75,14 @@ afterAll(async () => {
   await app?.stop();
   await bot?.close();
   await database?.drop();
-  await redis?.flushdb();
   await redis?.quit();
+  await stopAll();
 });
 
 /**
  * The secrets among `secrets` that `text` holds as values of their own: a PIN or code stored anywhere shows
  * as a token of its own (between characters that are not letters or digits). Ids that happen to contain the same
- * digits do not count: the database is
- * shared with the suite's other files, whose timestamps and uuids hold every run of four digits sooner or later.
+ * digits do not count: timestamps, session ids and uuids hold every run of four digits sooner or later.
  */
 function secretsIn(text: string, secrets: string[]): string[] {
   const plain = text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, 'uuid');

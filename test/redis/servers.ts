@@ -1,18 +1,23 @@
 /**
- * Real Redis servers for tests, started as child processes on this suite's ports (7000-7099) in a temporary
- * directory each, and stopped after: one server, a replica, a three-master cluster, and Sentinels.
+ * Real Redis servers for tests, started as child processes in a temporary directory each, keeping nothing on
+ * disk, and stopped after: one server, a replica, a three-master cluster, and Sentinels. On this suite's ports
+ * (7000-7099), or, for a file that wants a Redis of its own beside the rest of the suite, on a port the OS
+ * has free (`startOwnRedis`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from '../ports.js';
 
 export interface Server {
   port: number;
   process: ChildProcess;
   /** SIGKILLs it (a crash). */
   kill(): void;
+  /** SIGKILLs it, waits until it is gone, and starts it again on its port with its arguments: empty. */
+  restart(): Promise<Server>;
 }
 
 const started: Array<{ process: ChildProcess; dir: string }> = [];
@@ -26,17 +31,23 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, tries
   throw new Error(`gave up waiting: ${what}`);
 }
 
-/** Answers PING on `port` (a server or a Sentinel). */
-async function answers(port: number): Promise<true | undefined> {
+/** `pid` answers on `port` (a server or a Sentinel): the process there is that one, not another's. */
+async function answers(port: number, pid: number | undefined): Promise<true | undefined> {
   const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => {});
   try {
     await probe.connect();
-    return (await probe.ping()) === 'PONG' ? true : undefined;
+    const id = /^process_id:(\d+)/m.exec(await probe.info('server'))?.[1];
+    return Number(id) === pid ? true : undefined;
   } finally {
     probe.disconnect();
   }
 }
+
+const exited = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /** Starts `redis-server` (or a Sentinel with `sentinel: true`) on `port` with `args`, and waits until it answers. */
 export async function startRedis(
@@ -82,8 +93,39 @@ export async function startRedis(
   }
   const child = spawn('redis-server', argv, { stdio: 'ignore' });
   started.push({ process: child, dir });
-  await until(`redis on ${port}`, () => answers(port));
-  return { port, process: child, kill: () => child.kill('SIGKILL') };
+  // A server that cannot listen (the port taken) exits: said at once, not waited for.
+  let ready = false;
+  await Promise.race([
+    until(`redis on ${port}`, () => answers(port, child.pid)).finally(() => (ready = true)),
+    exited(child).then(() => {
+      if (!ready) throw new Error(`redis-server on ${port} exited before it answered (port taken?)`);
+    }),
+  ]);
+  return {
+    port,
+    process: child,
+    kill: () => child.kill('SIGKILL'),
+    async restart() {
+      child.kill('SIGKILL');
+      await exited(child);
+      return startRedis(port, args, options);
+    },
+  };
+}
+
+/**
+ * A `redis-server` of the caller's own (`args` added), on a port the OS had free, so that files and runs
+ * beside each other never share one: for a test that must see or empty a whole database. Another port is
+ * tried when another process took the one chosen before the server could listen.
+ */
+export async function startOwnRedis(args: string[] = []): Promise<Server> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedis(await freePort(), args);
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 /** A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). */
