@@ -2,9 +2,12 @@
  * /healthz: the process is alive. /readyz: the session store takes a write (a short-lived probe mark: a Redis
  * that only reads, a replica left behind by a failover, is not ready) and the service is reachable; its status
  * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.
- * The service check is an HTTP HEAD of its base address (any answer counts), at most once per `cacheMs`:
- * it never touches the API, whose reads are limited to 30 a minute. Added to the app itself, like every route
- * of the product: a Router mounted at the root would be walked by every request.
+ * Anyone may call it as often as they like, so neither check runs per call: each runs once at a time, callers
+ * meanwhile sharing it, and its result is reused for a while after (the store's for `STORE_CHECK_MS`: a flood
+ * costs one probe write per process in that time; the service's for `cacheMs`).
+ * The service check is an HTTP HEAD of its base address (any answer counts): it never touches the API, whose
+ * reads are limited to 30 a minute. Added to the app itself, like every route of the product: a Router
+ * mounted at the root would be walked by every request.
  */
 import type { Express } from 'express';
 import { keys } from '../conversation/store/keys.js';
@@ -28,28 +31,43 @@ export interface HealthOptions {
 /** How long a probe mark lives, s. */
 const PROBE_SECONDS = 10;
 
-export function addHealthRoutes(app: Express, options: HealthOptions): void {
-  const cacheMs = options.cacheMs ?? 30_000;
-  const doFetch = options.fetch ?? fetch;
-  let last: { at: number; ok: boolean; detail: string } | undefined;
+/** How long a store check's result is reused, ms: short, so a store that stops taking writes is soon said. */
+export const STORE_CHECK_MS = 1000;
 
-  async function serviceReachable(): Promise<{ ok: boolean; detail: string }> {
-    if (last && Date.now() - last.at < cacheMs) return last;
-    let result: { ok: boolean; detail: string };
+interface Check {
+  ok: boolean;
+  detail: string;
+}
+
+/** `check` run once at a time (callers meanwhile share it), its result reused for `ms` after it settles. */
+function reused(check: () => Promise<Check>, ms: number): () => Promise<Check> {
+  let result: Promise<Check> | undefined;
+  let freshUntil = 0;
+  return () => {
+    if (!result || Date.now() >= freshUntil) {
+      freshUntil = Infinity;
+      result = check().finally(() => (freshUntil = Date.now() + ms));
+    }
+    return result;
+  };
+}
+
+export function addHealthRoutes(app: Express, options: HealthOptions): void {
+  const doFetch = options.fetch ?? fetch;
+
+  async function serviceReachable(): Promise<Check> {
     try {
       const res = await doFetch(options.serviceUrl, {
         method: 'HEAD',
         signal: AbortSignal.timeout(options.timeoutMs ?? 2000),
       });
-      result = { ok: true, detail: `HTTP ${res.status}` };
+      return { ok: true, detail: `HTTP ${res.status}` };
     } catch (err) {
-      result = { ok: false, detail: err instanceof Error ? err.message : String(err) };
+      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
     }
-    last = { at: Date.now(), ...result };
-    return result;
   }
 
-  async function storeReachable(): Promise<{ ok: boolean; detail: string }> {
+  async function storeTakesWrites(): Promise<Check> {
     try {
       // A disconnected Redis client queues commands rather than failing: bound the wait. A fresh key each
       // time, so the write is a real one (SET NX of a new key) wherever it lands.
@@ -67,11 +85,14 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
     }
   }
 
+  const storeCheck = reused(storeTakesWrites, STORE_CHECK_MS);
+  const serviceCheck = reused(serviceReachable, options.cacheMs ?? 30_000);
+
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
   app.get('/readyz', async (req, res) => {
-    const [store, service] = await Promise.all([storeReachable(), serviceReachable()]);
+    const [store, service] = await Promise.all([storeCheck(), serviceCheck()]);
     const ok = store.ok && service.ok;
     res.status(ok ? 200 : 503).json(hasOpsToken(req, options.opsToken) ? { ok, store, service } : { ok });
   });
