@@ -163,8 +163,11 @@ const envSchema = z.object({
   }),
   /** Where the embedded PGlite keeps its files (`<DATA_DIR>/pglite`) when DATABASE_URL is unset. Default ./data. */
   DATA_DIR: z.string().min(1).default('./data'),
-  /** Days the journal keeps an operation after its last change; a daily cleanup deletes older ones. Default 2555 (seven years). */
-  RETENTION_DAYS: z.coerce.number().int().positive().default(2555),
+  /**
+   * Days the journal keeps an operation after its last change; a daily cleanup deletes older ones. Default 2555
+   * (seven years), at most 36500 (a century; far larger numbers are no cutoff date the cleanup could compute).
+   */
+  RETENTION_DAYS: z.coerce.number().int().positive().max(36_500).default(2555),
 
   /** Country used to read local phone numbers (ISO 3166 alpha-2). Default UG. */
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
@@ -339,6 +342,25 @@ export interface Config extends Env {
   redis?: RedisSettings;
 }
 
+/**
+ * Why REDIS_URL cannot name one server, or undefined when it can: a host, a port of 1 to 65535 when one is
+ * given, and a path that is empty or the database's number. (The client would otherwise start and retry a
+ * port 0 for ever, or fail the start with a stack trace instead of a line naming the setting.)
+ */
+function redisUrlProblem(value: string): string | undefined {
+  if (!/^rediss?:\/\/\S+$/.test(value)) return 'a redis:// or rediss:// URL';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'not a URL with a host and a port of 1 to 65535';
+  }
+  if (!url.hostname) return 'no host';
+  if (url.port === '0') return 'port 0';
+  if (!/^\/?\d*$/.test(url.pathname)) return 'the path is the database number (/0, /1, ...)';
+  return undefined;
+}
+
 /** The Redis mode the settings choose; throws ConfigError naming the settings that are mixed or half set. */
 function redisSettings(cfg: Env): RedisSettings | undefined {
   const modes = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter(
@@ -366,9 +388,10 @@ function redisSettings(cfg: Env): RedisSettings | undefined {
         `${extras.join(', ')}: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (a REDIS_URL carries its own: redis://:password@host:port, rediss:// for TLS)`,
       );
     }
-    if (cfg.REDIS_URL !== undefined && !/^rediss?:\/\/[^\s]+$/.test(cfg.REDIS_URL)) {
+    const problem = cfg.REDIS_URL === undefined ? undefined : redisUrlProblem(cfg.REDIS_URL);
+    if (problem) {
       throw new ConfigError(
-        'REDIS_URL: a redis:// or rediss:// URL (for Sentinel set REDIS_SENTINELS and REDIS_SENTINEL_NAME, for a cluster REDIS_CLUSTER_NODES)',
+        `REDIS_URL: ${problem} (redis://[:password@]host[:port][/database], rediss:// for TLS; for Sentinel set REDIS_SENTINELS and REDIS_SENTINEL_NAME, for a cluster REDIS_CLUSTER_NODES)`,
       );
     }
     return cfg.REDIS_URL === undefined ? undefined : { mode: 'server', url: cfg.REDIS_URL };

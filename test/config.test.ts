@@ -1,4 +1,7 @@
-/** The WhatsApp settings: all four turn it on, none leaves it off, some refuse the start naming the rest. */
+/**
+ * Settings read as an operator writes them: the WhatsApp settings (all four turn it on, none leaves it off, some
+ * refuse the start naming the rest), REDIS_URL's address and RETENTION_DAYS's bounds.
+ */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, whatsappOn } from '../src/config.js';
 
@@ -49,5 +52,50 @@ describe('WhatsApp settings', () => {
     expect(loadConfig(all).WHATSAPP_READ_RECEIPTS).toBe(false);
     expect(loadConfig({ ...all, WHATSAPP_READ_RECEIPTS: 'true' }).WHATSAPP_READ_RECEIPTS).toBe(true);
     expect(() => loadConfig({ ...all, WHATSAPP_READ_RECEIPTS: 'maybe' })).toThrow(/WHATSAPP_READ_RECEIPTS/);
+  });
+});
+
+describe('REDIS_URL', () => {
+  const refusal = (url: string) => {
+    try {
+      loadConfig({ REDIS_URL: url });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    return undefined;
+  };
+
+  it.each([
+    ['redis://:6379', /not a URL with a host/],
+    ['redis:///0', /no host/],
+    ['redis://127.0.0.1:0', /port 0/],
+    ['redis://127.0.0.1:99999', /port of 1 to 65535/],
+    ['redis://127.0.0.1:6379/abc', /the path is the database number/],
+    ['redis://127.0.0.1:6379/0/1', /the path is the database number/],
+    ['127.0.0.1:6379', /a redis:\/\/ or rediss:\/\/ URL/],
+  ])('refuses %s in one line naming it', (url, reason) => {
+    const message = refusal(url);
+    expect(message).toMatch(/^REDIS_URL: /);
+    expect(message).toMatch(reason);
+    expect(message).not.toContain('\n');
+  });
+
+  it.each(['redis://127.0.0.1:6379', 'redis://h/', 'redis://h:6380/14', 'rediss://:p%40ss@[::1]:6380/1'])(
+    'takes %s',
+    (url) => {
+      expect(refusal(url)).toBeUndefined();
+      expect(loadConfig({ REDIS_URL: url }).redis).toEqual({ mode: 'server', url });
+    },
+  );
+});
+
+describe('RETENTION_DAYS', () => {
+  it('is seven years unless set, and a whole number of days from 1 to a century', () => {
+    expect(loadConfig({}).RETENTION_DAYS).toBe(2555);
+    expect(loadConfig({ RETENTION_DAYS: '36500' }).RETENTION_DAYS).toBe(36_500);
+    for (const days of ['0', '-5', '1.5', 'abc', '36501', '99999999999']) {
+      expect(() => loadConfig({ RETENTION_DAYS: days }), days).toThrow(/RETENTION_DAYS/);
+    }
   });
 });
