@@ -252,7 +252,11 @@ const envSchema = z.object({
   SOURCE_RATE_LIMIT_REQUESTS: z.coerce.number().int().positive().default(1000),
   /** The per-source limit's window in seconds. Default 10. */
   SOURCE_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
-  /** Bearer token for /metrics and /readyz's details. Unset: both open (/healthz is always open). */
+  /**
+   * Bearer token for /metrics, /readyz's details, and scripts' reads of /ops/payments.json, /ops/payments.csv
+   * and /ops/people.json (docs/operations.md). Unset: /metrics and /readyz's details open (/healthz is always
+   * open).
+   */
   OPS_TOKEN: secret,
 
   /**
