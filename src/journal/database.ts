@@ -84,9 +84,33 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     await database.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
   } catch (error) {
     await database.close().catch(() => {});
+    // A server that does not take us (down, or a wrong host, port, name or password) refuses the start in one
+    // line naming the setting, as a malformed one does; the URL's password is never repeated.
+    if (options.databaseUrl) {
+      throw new ConfigError(
+        `DATABASE_URL: the PostgreSQL server at ${serverOf(options.databaseUrl)} did not answer (${reasonOf(error)}): start it, or correct the URL`,
+      );
+    }
     throw error;
   }
   return database;
+}
+
+/** host:port/name of a `postgres://` URL, without its user and password. */
+function serverOf(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/** An error's words on one line (a connection refused on every address has only a code). */
+function reasonOf(error: unknown): string {
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  const words = typeof message === 'string' && message ? message : typeof code === 'string' ? code : String(error);
+  return words.replace(/\s+/g, ' ');
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.js';
 import { openDatabase } from '../../src/journal/database.js';
 import { Journal, SearchError, type Intent } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
@@ -189,6 +190,21 @@ describe('migrations on the server', () => {
       await b.close();
       await server.drop();
     }
+  });
+});
+
+describe('a server that does not answer', () => {
+  it('refuses the start in one line naming DATABASE_URL, without its password', async () => {
+    // Port 9 (discard) has no PostgreSQL: the connection is refused at once.
+    const refused = openDatabase({ databaseUrl: 'postgres://momo:hunter2@127.0.0.1:9/money', dataDir: 'memory://' });
+    await expect(refused).rejects.toThrow(ConfigError);
+    const message = await refused.then(
+      () => '',
+      (err: unknown) => (err as Error).message,
+    );
+    expect(message).toMatch(/^DATABASE_URL: the PostgreSQL server at 127\.0\.0\.1:9\/money did not answer \(.+\)/);
+    expect(message).not.toContain('hunter2');
+    expect(message).not.toContain('\n');
   });
 });
 
