@@ -452,7 +452,7 @@ export class Journal {
     if (query.from) q = q.where('created', '>=', query.from);
     if (query.to) q = q.where('created', '<', query.to);
     const after = query.cursor === undefined ? undefined : readCursor(query.cursor);
-    if (query.cursor !== undefined && !after) throw new SearchError('cursor: not one this search gave');
+    if (query.cursor !== undefined && !after) throw new SearchError('cursor is not one this search gave');
     if (after) {
       q = q.where((eb) =>
         eb.or([

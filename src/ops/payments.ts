@@ -103,6 +103,7 @@ const CSV_PAGE = 500;
 const REF_PATH = /^[\x21-\x7e]{1,100}$/;
 
 const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
+const REFUSED = 'The search is not one this export takes.';
 
 export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions): void {
   const { journal, defaultCountry } = options;
@@ -111,12 +112,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
   const queryOf = (req: Request, res: Response, asPage: boolean): PaymentsQuery | undefined => {
     const parsed = parsePaymentsQuery(req.query, defaultCountry);
     if (parsed.ok) return parsed.query;
-    if (asPage)
-      res
-        .status(400)
-        .type('html')
-        .send(paymentsPage({ given: stringsOf(req.query), items: [], reasons: parsed.reasons }));
-    else res.status(400).json({ detail: 'The search is not one this export takes.', reasons: parsed.reasons });
+    refused(res, asPage, parsed.reasons, stringsOf(req.query));
     return undefined;
   };
 
@@ -129,7 +125,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     try {
       return await journal.search(search);
     } catch (err) {
-      if (err instanceof SearchError) failed(res, asPage, 400, err.message, given);
+      if (err instanceof SearchError) refused(res, asPage, [err.message], given);
       else {
         options.logger?.warn({ err }, 'ops: the journal search failed');
         failed(res, asPage, 503, UNAVAILABLE, given);
@@ -233,6 +229,16 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
     res.type('html').send(timelinePage(ref, op, events));
   });
+}
+
+/** A 400 with its reasons, in one shape whichever check refused: `{detail, reasons}`, or the page listing them. */
+function refused(res: Response, asPage: boolean, reasons: string[], given: Record<string, string>): void {
+  if (asPage)
+    res
+      .status(400)
+      .type('html')
+      .send(paymentsPage({ given, items: [], reasons }));
+  else res.status(400).json({ detail: REFUSED, reasons });
 }
 
 function failed(res: Response, asPage: boolean, status: number, detail: string, given: Record<string, string>): void {

@@ -324,4 +324,21 @@ forEachDatabase('ops-payments', (open) => {
       expect(await res.text(), path).toMatch(reason);
     }
   });
+
+  it('refuses a search in one shape whichever check refused it: {detail, reasons}', async () => {
+    // A size out of bounds is refused by the query's parser; a well-formed cursor the search never gave, by
+    // the journal's search itself.
+    for (const [query, reason] of [
+      ['size=0', /size/],
+      ['cursor=bm90LWEtY3Vyc29y', /cursor/],
+    ] as const) {
+      for (const path of ['/ops/payments.json', '/ops/payments.csv']) {
+        const res = await fetch(`${url}${path}?${query}`, { headers: OPERATOR });
+        expect(res.status, `${path}?${query}`).toBe(400);
+        const body = (await res.json()) as { detail?: unknown; reasons?: unknown };
+        expect(body.detail, `${path}?${query}`).toEqual(expect.any(String));
+        expect(body.reasons, `${path}?${query}`).toEqual([expect.stringMatching(reason)]);
+      }
+    }
+  });
 });
