@@ -24,7 +24,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Lang } from '../../flows/types.js';
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import type { Participant, SessionStore, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
-import { readBody } from '../../src/http/body.js';
+import { bodyRefusal, readBody } from '../../src/http/body.js';
 import { cookieOf } from '../../src/http/cookie.js';
 import { setPageHeaders } from '../../src/http/page-headers.js';
 import { sameSecret } from '../../src/http/secret.js';
@@ -164,16 +164,8 @@ export function addPreviewRoutes(app: Express, options: PreviewOptions): void {
   );
   // The body reader's refusals (too large, not JSON, not utf-8): a reason, never a 500.
   app.use('/preview', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const type = (err as { type?: string } | null)?.type;
-    if (type === undefined) return next(err);
-    const [status, detail] =
-      type === 'entity.too.large'
-        ? [413, 'The body is too large (8 kB at most).']
-        : type === 'entity.parse.failed'
-          ? [400, 'The body is not valid JSON.']
-          : type === 'charset.unsupported' || type === 'encoding.unsupported'
-            ? [415, 'The body must be utf-8 JSON.']
-            : [400, 'The body could not be read.'];
-    res.status(status).json({ detail });
+    const refusal = bodyRefusal(err);
+    if (refusal === undefined) return next(err);
+    res.status(refusal.status).json({ detail: refusal.reason });
   });
 }

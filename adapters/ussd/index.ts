@@ -9,7 +9,7 @@
  * Body parsers sit on the gateway routes only: a global parser would break Slack's Bolt route on the same app.
  */
 import type { Express } from 'express';
-import { readBody } from '../../src/http/body.js';
+import { bodyRefusal, readBody } from '../../src/http/body.js';
 import { sendJson, type DirectErrorHandler, type DirectRoutes } from '../../src/http/direct-routes.js';
 import type { TurnEngine } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
@@ -87,22 +87,14 @@ export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdR
   const refuseBody: DirectErrorHandler = (err, req, res) => {
     // The gateway's name only: the path's last segment may be the callback token.
     const gateway = (req.url ?? '').split('/')[2];
-    const type = (err as { type?: string }).type;
-    if (type === undefined) {
+    const refusal = bodyRefusal(err);
+    if (refusal === undefined) {
       options.logger.error({ gateway, err: err instanceof Error ? err.name : 'unknown' }, 'ussd route failed');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       return;
     }
-    const [status, reason] =
-      type === 'entity.parse.failed'
-        ? [400, 'body is not valid JSON']
-        : type === 'entity.too.large'
-          ? [413, 'body too large']
-          : type === 'charset.unsupported' || type === 'encoding.unsupported'
-            ? [415, 'body must be utf-8, uncompressed or gzip, deflate or br']
-            : [400, 'body could not be read'];
-    options.logger.warn({ gateway, reason }, 'ussd request refused');
-    if (!res.headersSent) sendJson(res, status, { error: reason });
+    options.logger.warn({ gateway, reason: refusal.reason }, 'ussd request refused');
+    if (!res.headersSent) sendJson(res, refusal.status, { error: refusal.reason });
   };
 
   // Africa's Talking's end-of-session report (events.ts): a gateway route like the callback, protected alike.

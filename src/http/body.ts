@@ -157,6 +157,27 @@ function failed(
 }
 
 /**
+ * What a route answers for a body `readBody` refused: the status and the reason, said the same on every
+ * route (never the body itself: it can hold a PIN). Undefined for an error that is not the reader's (a route's
+ * own, a 500).
+ */
+export function bodyRefusal(err: unknown): { status: number; reason: string } | undefined {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string') return undefined;
+  switch (type) {
+    case 'entity.parse.failed':
+      return { status: 400, reason: 'body is not valid JSON' };
+    case 'entity.too.large':
+      return { status: 413, reason: 'body too large' };
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return { status: 415, reason: 'body must be utf-8, uncompressed or gzip, deflate or br' };
+    default:
+      return { status: 400, reason: 'body could not be read' };
+  }
+}
+
+/**
  * A request answered before its body was read to the end (Bolt's 413 past its body limit stops reading
  * mid-body, as raw-body does on any error) leaves the rest of that body on its keep-alive connection, and the
  * connection then never delivers its next request: found by the Slack fuzz run, a request hung behind a
