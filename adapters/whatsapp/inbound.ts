@@ -35,42 +35,34 @@ export type Action =
   | { kind: 'unsupported' }
   | { kind: 'ignore' };
 
-/**
- * Words that move outside the flow's own choices; with or without a leading slash. Maps, as the word is
- * anyone's (a message "constructor" is an answer for the flow, not Object's member).
- */
-const NAVIGATION: ReadonlyMap<string, Action> = new Map(
-  Object.entries({
-    menu: { kind: 'engine', request: { nav: 'home' } },
-    home: { kind: 'engine', request: { nav: 'home' } },
-    start: { kind: 'engine', request: { nav: 'home' } },
-    back: { kind: 'engine', request: { nav: 'back' } },
-    cancel: { kind: 'engine', request: { nav: 'cancel' } },
-    help: { kind: 'help' },
-  } satisfies Record<string, Action>),
-);
+/** Where a navigation word moves: the engine's own moves, or the channel's help. */
+const MOVES = {
+  home: { kind: 'engine', request: { nav: 'home' } },
+  back: { kind: 'engine', request: { nav: 'back' } },
+  cancel: { kind: 'engine', request: { nav: 'cancel' } },
+  help: { kind: 'help' },
+} as const satisfies Record<string, Action>;
+type Move = keyof typeof MOVES;
 
 /**
- * The same words in the language of the screen shown, as its footer says them (`common.typeNav`): read besides
- * the English ones, and only on a screen of that language, so a word of one language is an answer in another.
+ * Words that move outside the flow's own choices, with or without a leading slash, in each language as the
+ * screen's footer says them (`common.typeNav`). The English ones are read on every screen; another language's
+ * only on a screen of that language, so a word of one language is an answer in another.
  */
-const NAVIGATION_IN: Partial<Record<Lang, ReadonlyMap<string, Action>>> = {
-  sw: new Map(
-    Object.entries({
-      menyu: { kind: 'engine', request: { nav: 'home' } },
-      rudi: { kind: 'engine', request: { nav: 'back' } },
-      ghairi: { kind: 'engine', request: { nav: 'cancel' } },
-      msaada: { kind: 'help' },
-    } satisfies Record<string, Action>),
-  ),
-  fr: new Map(
-    Object.entries({
-      accueil: { kind: 'engine', request: { nav: 'home' } },
-      retour: { kind: 'engine', request: { nav: 'back' } },
-      annuler: { kind: 'engine', request: { nav: 'cancel' } },
-      aide: { kind: 'help' },
-    } satisfies Record<string, Action>),
-  ),
+const WORDS: Record<Lang, Record<Move, readonly string[]>> = {
+  en: { home: ['menu', 'home', 'start'], back: ['back'], cancel: ['cancel'], help: ['help'] },
+  sw: { home: ['menyu'], back: ['rudi'], cancel: ['ghairi'], help: ['msaada'] },
+  fr: { home: ['accueil'], back: ['retour'], cancel: ['annuler'], help: ['aide'] },
+};
+
+/** A language's words and their moves. A Map, as the word is anyone's ("constructor" is an answer, not Object's member). */
+const heard = (words: Record<Move, readonly string[]>): ReadonlyMap<string, Action> =>
+  new Map((Object.keys(words) as Move[]).flatMap((move) => words[move].map((word) => [word, MOVES[move]] as const)));
+
+const NAVIGATION: Record<Lang, ReadonlyMap<string, Action>> = {
+  en: heard(WORDS.en),
+  sw: heard(WORDS.sw),
+  fr: heard(WORDS.fr),
 };
 
 /** Flows started by a command (with its slash only: "pay" alone may be an answer). */
@@ -105,7 +97,7 @@ function typed(text: string, shown: ShownPrompt | undefined): Action {
   const word = normalise(text);
   const bare = word.replace(/^\//, '');
   const lang = shown?.prompt.lang;
-  const navigation = NAVIGATION.get(bare) ?? (lang ? NAVIGATION_IN[lang]?.get(bare) : undefined);
+  const navigation = NAVIGATION.en.get(bare) ?? (lang ? NAVIGATION[lang].get(bare) : undefined);
   if (navigation) return navigation;
   const flow = FLOW_COMMANDS.get(word);
   if (flow) return { kind: 'engine', request: { start: flow } };

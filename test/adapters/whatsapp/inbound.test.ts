@@ -70,6 +70,11 @@ describe('readMessage', () => {
     ['retour', fr, { kind: 'engine', request: { nav: 'back' } }],
     ['rudi', fr, { kind: 'engine', request: { text: 'rudi' } }],
     ['rudi', menu, { kind: 'engine', request: { text: 'rudi' } }],
+    ['msaada', sw, { kind: 'help' }],
+    ['accueil', fr, { kind: 'engine', request: { nav: 'home' } }],
+    ['/aide', fr, { kind: 'help' }],
+    // A word that is a member of every object is an answer like any other.
+    ['constructor', fr, { kind: 'engine', request: { text: 'constructor' } }],
   ] as const)('reads the text %j against the prompt shown', (text, shown, action) => {
     expect(read(textMessage(USER, text), shown)).toEqual(action);
   });
