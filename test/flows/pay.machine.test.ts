@@ -101,7 +101,7 @@ describe('pay machine: the model', () => {
   it('the live machine with fake services follows every shortest path of the model', async () => {
     const walk = walkFlow(payFlow, { input: { requirePin: true }, answers, print: false });
     await expectReplaysFollow(payMachine, walk.paths, { requirePin: true });
-  });
+  }, 120_000);
 
   it('no path creates a payment without the summary confirmed and the PIN verified, and each creates it with the run key', () => {
     const paths = getSimplePaths(payFlow.machine, {
