@@ -55,6 +55,10 @@ export const SESSION_COOKIE = 'momo_ops';
 export const SIGN_IN_COOKIE = 'momo_sign_in';
 /** How long a sign-in form may be posted after it was loaded: 1 hour. */
 const SIGN_IN_FORM_SECONDS = 3600;
+
+/** What a caller that used up its sign-in tries is told (the page, a script, Basic auth alike). */
+const TOO_MANY_TRIES = 'Too many failed sign-ins from this address; try again later.';
+
 /** Paths under /ops that scripts may read with the OPS_TOKEN as well as operators with their password. */
 export const SCRIPT_ROUTES: readonly string[] = ['/ops/payments.json', '/ops/payments.csv', '/ops/people.json'];
 
@@ -131,6 +135,13 @@ export class OpsAccess {
     ).ok;
   }
 
+  /** Counts a try from `address` (countTry), or answers 429 to a caller that used up its tries: false then. */
+  private async tryCounted(address: string, res: Response): Promise<boolean> {
+    if (await this.countTry(address)) return true;
+    res.set('Retry-After', String(this.limit.windowSeconds)).status(429).json({ detail: TOO_MANY_TRIES });
+    return false;
+  }
+
   private async forgetTries(address: string): Promise<void> {
     await this.o.store.delete(keys.opsSignInFailures(address));
   }
@@ -169,10 +180,7 @@ export class OpsAccess {
         const password = typeof body.password === 'string' ? body.password.slice(0, 200) : '';
         const address = req.ip ?? 'unknown';
         if (!(await this.countTry(address))) {
-          res
-            .status(429)
-            .type('html')
-            .send(signInPage(formToken, 'Too many failed sign-ins from this address; try again later.'));
+          res.status(429).type('html').send(signInPage(formToken, TOO_MANY_TRIES));
           return;
         }
         const operator = name && password ? await this.verify(name, password) : null;
@@ -262,13 +270,7 @@ export class OpsAccess {
     const scriptRoute = SCRIPT_ROUTES.includes(req.baseUrl + req.path);
     if (safe && scheme?.toLowerCase() === 'bearer' && scriptRoute && this.o.opsToken) {
       const address = req.ip ?? 'unknown';
-      if (!(await this.countTry(address))) {
-        res
-          .set('Retry-After', String(this.limit.windowSeconds))
-          .status(429)
-          .json({ detail: 'Too many failed sign-ins from this address; try again later.' });
-        return false;
-      }
+      if (!(await this.tryCounted(address, res))) return false;
       if (sameSecret(encoded ?? '', this.o.opsToken)) {
         await this.forgetTries(address);
         res.locals.operator = 'OPS_TOKEN';
@@ -281,13 +283,7 @@ export class OpsAccess {
       const colon = decoded.indexOf(':');
       const name = colon < 0 ? '' : decoded.slice(0, colon);
       const address = req.ip ?? 'unknown';
-      if (!(await this.countTry(address))) {
-        res
-          .set('Retry-After', String(this.limit.windowSeconds))
-          .status(429)
-          .json({ detail: 'Too many failed sign-ins from this address; try again later.' });
-        return false;
-      }
+      if (!(await this.tryCounted(address, res))) return false;
       const operator = colon < 0 ? null : await this.verify(name, decoded.slice(colon + 1));
       if (operator) {
         await this.forgetTries(address);
