@@ -29,7 +29,7 @@ export {
 } from './errors.js';
 export { isInternationalPhone, type Amount, type Metadata } from './params.js';
 export type { CallRetry, WriteOptions } from './http.js';
-export type { ListParams } from './pagination.js';
+export type { ListParams, MoneyListFilters } from './pagination.js';
 export type {
   Bank,
   Collection,

@@ -17,6 +17,23 @@ export interface ListParams {
   ordering?: string;
 }
 
+/**
+ * The filters the lists of money records (payments, collections, collection requests) take alike; each list
+ * adds its own.
+ */
+export interface MoneyListFilters extends ListParams {
+  amount?: string | number;
+  currency?: string;
+  phonenumber?: string;
+  remote_transaction_id?: string;
+  created_after?: string;
+  created_before?: string;
+  modified_after?: string;
+  modified_before?: string;
+  contact_first_name?: string;
+  contact_last_name?: string;
+}
+
 /** The service's page size when no `limit` is sent ("default 10 when omitted"). */
 const DEFAULT_LIMIT = 10;
 

@@ -1,5 +1,5 @@
 import { moneyCall, type Transport, type WriteOptions } from '../http.js';
-import { listAll, listPage, type ListParams } from '../pagination.js';
+import { listAll, listPage, type MoneyListFilters } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { collectionRequestSchema, type CollectionRequest, type Page } from '../schemas.js';
 
@@ -28,20 +28,10 @@ export interface CollectionRequestCreateParams {
   subscription_settings?: Record<string, string> | string;
 }
 
-export interface CollectionRequestListFilters extends ListParams {
-  amount?: string | number;
-  currency?: string;
+export interface CollectionRequestListFilters extends MoneyListFilters {
   collection?: number;
-  phonenumber?: string;
-  remote_transaction_id?: string;
-  created_after?: string;
-  created_before?: string;
-  modified_after?: string;
-  modified_before?: string;
   status?: string;
   reason?: string;
-  contact_first_name?: string;
-  contact_last_name?: string;
 }
 
 export class CollectionRequests {

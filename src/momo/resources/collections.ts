@@ -1,24 +1,14 @@
 import type { Query, Transport } from '../http.js';
-import { ALL_AT_ONCE, listAll, listPage, type ListParams } from '../pagination.js';
+import { ALL_AT_ONCE, listAll, listPage, type MoneyListFilters } from '../pagination.js';
 import { amount, phone, required, type Amount } from '../params.js';
 import { collectionSchema, type Collection, type Page } from '../schemas.js';
 
 const PATH = '/api/collections';
 
-export interface CollectionListFilters extends ListParams {
-  amount?: string | number;
-  currency?: string;
-  phonenumber?: string;
+export interface CollectionListFilters extends MoneyListFilters {
   reference?: string;
-  remote_transaction_id?: string;
-  created_after?: string;
-  created_before?: string;
-  modified_after?: string;
-  modified_before?: string;
   status?: string;
   network?: string;
-  contact_first_name?: string;
-  contact_last_name?: string;
 }
 
 /** True when the query names a filter (the service then answers a bare list). */

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { moneyCall, type Transport, type WriteOptions } from '../http.js';
-import { listAll, listPage, type ListParams } from '../pagination.js';
+import { listAll, listPage, type MoneyListFilters } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { paymentSchema, type Page, type Payment } from '../schemas.js';
 
@@ -46,25 +46,15 @@ export interface PaymentCreateParams {
   email?: string;
 }
 
-export interface PaymentListFilters extends ListParams {
-  amount?: string | number;
-  currency?: string;
+export interface PaymentListFilters extends MoneyListFilters {
   payment_type?: string;
   payment_id?: number;
-  phonenumber?: string;
-  remote_transaction_id?: string;
-  created_after?: string;
-  created_before?: string;
-  modified_after?: string;
-  modified_before?: string;
   /** Per-recipient state. */
   payment_state?: string;
   /** Payment state. */
   state?: string;
   paused_reason?: string;
   network?: string;
-  contact_first_name?: string;
-  contact_last_name?: string;
 }
 
 export class Payments {
