@@ -77,7 +77,7 @@ const hostPorts = optionalString.transform((v, ctx): HostPort[] | undefined => {
     .map((e) => e.trim())
     .filter(Boolean);
   const parsed = entries.map((entry) => {
-    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(entry);
     const port = Number(match?.[2]);
     return match && port >= 1 && port <= 65535 ? { host: match[1]!.replace(/^\[|\]$/g, ''), port } : entry;
   });

@@ -90,6 +90,29 @@ describe('REDIS_URL', () => {
   );
 });
 
+describe('REDIS_SENTINELS and REDIS_CLUSTER_NODES', () => {
+  it('take host names as a container network gives them (redis_sentinel_1), as REDIS_URL does', () => {
+    expect(
+      loadConfig({ REDIS_SENTINELS: 'redis_sentinel_1:26379,sentinel-2:26379', REDIS_SENTINEL_NAME: 'momo' }).redis,
+    ).toMatchObject({
+      mode: 'sentinel',
+      sentinels: [
+        { host: 'redis_sentinel_1', port: 26379 },
+        { host: 'sentinel-2', port: 26379 },
+      ],
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis_node_1:7000' }).redis).toMatchObject({
+      mode: 'cluster',
+      nodes: [{ host: 'redis_node_1', port: 7000 }],
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://redis_1:6379/0' }).redis).toEqual({
+      mode: 'server',
+      url: 'redis://redis_1:6379/0',
+    });
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis node:7000' })).toThrow(/REDIS_CLUSTER_NODES/);
+  });
+});
+
 describe('RETENTION_DAYS', () => {
   it('is seven years unless set, and a whole number of days from 1 to a century', () => {
     expect(loadConfig({}).RETENTION_DAYS).toBe(2555);
