@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import {
   FINAL_STATES,
+  OPERATION_STATES,
   type EventSource,
   type EventType,
   type Operation,
@@ -169,14 +170,13 @@ const RANK: Record<OperationState, number> = {
   expired: 2,
   cancelled: 2,
 };
-const STATES = Object.keys(RANK) as OperationState[];
 const CORRECTING: readonly string[] = ['reconciliation', 'operator'];
 
 /** Which current states a new one may replace. */
 function replaceable(next: OperationState, source: EventSource): OperationState[] {
-  if (CORRECTING.includes(source)) return STATES;
+  if (CORRECTING.includes(source)) return [...OPERATION_STATES];
   const rank = RANK[next];
-  return STATES.filter((s) => RANK[s] <= rank && !(FINAL_STATES.includes(s) && s !== next));
+  return OPERATION_STATES.filter((s) => RANK[s] <= rank && !(FINAL_STATES.includes(s) && s !== next));
 }
 
 const digest = (...parts: string[]): string =>

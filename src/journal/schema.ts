@@ -6,26 +6,20 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /** What an operation is. */
-export type OperationKind = 'payment' | 'request' | 'purchase' | 'payout' | 'approval';
+export const OPERATION_KINDS = ['payment', 'request', 'purchase', 'payout', 'approval'] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
 
 /**
  * Our word for where an operation stands. `intended`: written, the service not yet asked (or asked without
  * an answer yet); `held`: waiting for an approver; `submitted`: the service took it; then one final word:
  * `completed`, `failed` (the service's final failure), `refused` (the service said no to the create),
- * `rejected` (an approver said no), `expired`, `cancelled`.
+ * `rejected` (an approver said no), `expired`, `cancelled`: the words after which nothing more is expected
+ * (`FINAL_STATES`).
  */
-export type OperationState =
-  'intended' | 'held' | 'submitted' | 'completed' | 'failed' | 'refused' | 'rejected' | 'expired' | 'cancelled';
-
-/** The words after which nothing more is expected. */
-export const FINAL_STATES: readonly OperationState[] = [
-  'completed',
-  'failed',
-  'refused',
-  'rejected',
-  'expired',
-  'cancelled',
-];
+const FINAL = ['completed', 'failed', 'refused', 'rejected', 'expired', 'cancelled'] as const;
+export const OPERATION_STATES = ['intended', 'held', 'submitted', ...FINAL] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+export const FINAL_STATES: readonly OperationState[] = FINAL;
 
 /** What an event says happened. */
 export type EventType =

@@ -10,22 +10,9 @@
 import { z } from 'zod';
 import { parsePhone } from '../../flows/input.js';
 import type { SearchQuery } from '../journal/journal.js';
-import type { OperationKind, OperationState } from '../journal/schema.js';
+import { OPERATION_KINDS, OPERATION_STATES } from '../journal/schema.js';
 import { CHANNELS } from './funnel.js';
 
-/** Our words for where an operation stands (src/journal/schema.ts). */
-export const STATES: readonly OperationState[] = [
-  'intended',
-  'held',
-  'submitted',
-  'completed',
-  'failed',
-  'refused',
-  'rejected',
-  'expired',
-  'cancelled',
-];
-export const KINDS: readonly OperationKind[] = ['payment', 'request', 'purchase', 'payout', 'approval'];
 /** Rows a page shows by default, and at most. */
 export const SIZE_DEFAULT = 50;
 export const SIZE_MAX = 500;
@@ -82,8 +69,8 @@ function schemaFor(defaultCountry: string) {
       ref: optional(printable('ref')),
       id: optional(printable('id')),
       channel: optional(z.enum(CHANNELS, `channel is one of ${CHANNELS.join(', ')}`)),
-      state: optional(z.enum(STATES as [OperationState, ...OperationState[]], `state is one of ${STATES.join(', ')}`)),
-      kind: optional(z.enum(KINDS as [OperationKind, ...OperationKind[]], `kind is one of ${KINDS.join(', ')}`)),
+      state: optional(z.enum(OPERATION_STATES, `state is one of ${OPERATION_STATES.join(', ')}`)),
+      kind: optional(z.enum(OPERATION_KINDS, `kind is one of ${OPERATION_KINDS.join(', ')}`)),
       from: optional(day('from')),
       to: optional(day('to')),
       size: optional(

@@ -18,11 +18,11 @@ import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
 import { csvWriter } from '../csv.js';
 import { SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
-import type { Operation, OperationEvent } from '../journal/schema.js';
+import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from './funnel.js';
 import { Html, html, page, queryString, when } from './html.js';
-import { KINDS, parsePaymentsQuery, STATES, type PaymentsQuery } from './payments-query.js';
+import { parsePaymentsQuery, type PaymentsQuery } from './payments-query.js';
 
 export interface PaymentsRoutesOptions {
   /** The journal; unset (no database), the routes answer 503. */
@@ -284,13 +284,13 @@ function searchForm(given: Record<string, string>): Html {
     <label
       >State
       <select name="state">
-        ${option('', 'all', given.state)}${STATES.map((s) => option(s, s, given.state))}
+        ${option('', 'all', given.state)}${OPERATION_STATES.map((s) => option(s, s, given.state))}
       </select></label
     >
     <label
       >Kind
       <select name="kind">
-        ${option('', 'all', given.kind)}${KINDS.map((k) => option(k, k, given.kind))}
+        ${option('', 'all', given.kind)}${OPERATION_KINDS.map((k) => option(k, k, given.kind))}
       </select></label
     >
     ${field('from', 'From', 'date')} ${field('to', 'To', 'date')}
