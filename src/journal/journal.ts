@@ -184,6 +184,9 @@ const digest = (...parts: string[]): string =>
 
 type Db = Kysely<Schema> | Transaction<Schema>;
 
+/** What our ref can be: 1 to 100 printable characters without spaces (a UUID with its flow, `pay_…`). */
+export const REF_SHAPE = /^[\x21-\x7e]{1,100}$/;
+
 /** A query the search cannot read (a cursor it did not give); its message names the parameter. */
 export class SearchError extends Error {
   override name = 'SearchError';
@@ -548,7 +551,9 @@ function readCursor(cursor: string): { created: Date; ref: string } | undefined 
   try {
     const [created, ref] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const date = typeof created === 'string' ? new Date(created) : undefined;
-    if (!date || Number.isNaN(date.getTime()) || typeof ref !== 'string') return undefined;
+    // A forged cursor's ref reaches the database only if it is one a ref could be (a NUL, say, is refused by
+    // PostgreSQL itself: a 503 for what is the caller's mistake).
+    if (!date || Number.isNaN(date.getTime()) || typeof ref !== 'string' || !REF_SHAPE.test(ref)) return undefined;
     return { created: date, ref };
   } catch {
     return undefined;

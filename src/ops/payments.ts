@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
 import { csvWriter } from '../csv.js';
-import { SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
+import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from './funnel.js';
@@ -99,8 +99,6 @@ export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
 
 /** Rows read from the journal per page while the CSV streams. */
 const CSV_PAGE = 500;
-/** A ref in the timeline's path: what a ref can be (payments-query.ts's rule). */
-const REF_PATH = /^[\x21-\x7e]{1,100}$/;
 
 const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
 const REFUSED = 'The search is not one this export takes.';
@@ -187,7 +185,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
 
   app.get('/ops/payments/:ref', async (req, res) => {
     const ref = String(req.params.ref ?? '');
-    if (!REF_PATH.test(ref)) {
+    if (!REF_SHAPE.test(ref)) {
       res
         .status(400)
         .type('html')

@@ -146,6 +146,14 @@ forEachDatabase('journal', (open, engine) => {
     for await (const o of journal.scan({ channel: 'slack' }, 2)) all.push(o.ref);
     expect(all).toEqual(['s-3', 's-2', 's-1', 's-0']);
     await expect(journal.search({ cursor: 'nonsense' })).rejects.toThrow(SearchError);
+    // A cursor forged in the right shape, its ref one no operation can have: refused as the caller's mistake
+    // before the database sees it (PostgreSQL refuses a NUL in text, which would be a failed read).
+    const forged = (ref: unknown) =>
+      Buffer.from(JSON.stringify(['2026-10-01T12:00:00.000Z', ref])).toString('base64url');
+    for (const ref of ['s-\u0000', '', 'a b', 'x'.repeat(101), 7]) {
+      await expect(journal.search({ cursor: forged(ref) }), JSON.stringify(ref)).rejects.toThrow(SearchError);
+    }
+    expect((await journal.search({ cursor: forged('s-9') })).items.map((o) => o.ref)).toEqual(['s-0']);
   });
 
   it('deletes nothing younger than the retention, and everything older', async () => {
