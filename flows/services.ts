@@ -162,6 +162,26 @@ export interface PurchaseResult {
   pins?: string[];
 }
 
+/** A spend checked against the role's flows and limits: who, in which flow, how much. */
+export interface Spend<C extends string = string> {
+  channel: C;
+  userId: string;
+  flow: string;
+  amount: string;
+  currency: string;
+}
+
+export interface CheckSpend<C extends string = string> extends Spend<C> {
+  /** A PIN will be asked to confirm: a locked one is told now (pin_locked), not after every other screen. */
+  pin?: boolean;
+}
+
+export interface ReserveSpend<C extends string = string> extends Spend<C> {
+  duplicateCheckKey: string;
+  /** A bulk payout's largest recipient amount: the per-payment limit applies to it, the daily total to `amount`. */
+  largest?: string;
+}
+
 export interface FlowServices {
   /** Verifies the USSD PIN of the user; rejects pin_wrong (with attempts left in message) or pin_locked. */
   verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
@@ -185,33 +205,16 @@ export interface FlowServices {
   /** A link code for the person (src/people/link.ts); rejects too_many_codes, or not_allowed. */
   makeLinkCode(input: { channel: string; userId: string }): Promise<string>;
   /**
-   * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
-   * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
-   */
-  /**
    * The checks of reserveSpend made as soon as the amount is known, reserving nothing: the role may use the flow,
    * the amount is within the per-payment limit and what is left of today's. Rejects not_allowed, or
    * limit_exceeded with the figures (ServiceFailure.limit), or pin_locked when a PIN will be asked and is locked.
    */
-  checkSpend(input: {
-    channel: string;
-    userId: string;
-    flow: string;
-    amount: string;
-    currency: string;
-    /** A PIN will be asked to confirm: a locked one is told now (pin_locked), not after every other screen. */
-    pin?: boolean;
-  }): Promise<void>;
-  reserveSpend(input: {
-    channel: string;
-    userId: string;
-    flow: string;
-    amount: string;
-    currency: string;
-    duplicateCheckKey: string;
-    /** A bulk payout's largest recipient amount: the per-payment limit applies to it, the daily total to `amount`. */
-    largest?: string;
-  }): Promise<void>;
+  checkSpend(input: CheckSpend): Promise<void>;
+  /**
+   * Checks role and limits and reserves the amount in today's total, once per `duplicateCheckKey` (the key of
+   * the payment or purchase it is for); rejects not_allowed / limit_exceeded.
+   */
+  reserveSpend(input: ReserveSpend): Promise<void>;
 
   /**
    * What this product already knows of a number (a local record kept from earlier verifications and

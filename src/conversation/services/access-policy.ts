@@ -46,6 +46,7 @@
 import { readFileSync } from 'node:fs';
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import type { CheckSpend, ReserveSpend } from '../../../flows/services.js';
 import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
@@ -410,18 +411,7 @@ export class AccessPolicy {
    * `not_allowed` or `limit_exceeded`. The reservation is given back with {@link giveBackSpend} when the service
    * refuses the payment or it ends without money moving.
    */
-  async reserveSpend(
-    store: SessionStore,
-    input: {
-      channel: Channel;
-      userId: string;
-      flow: string;
-      amount: string;
-      currency: string;
-      duplicateCheckKey: string;
-      largest?: string;
-    },
-  ): Promise<void> {
+  async reserveSpend(store: SessionStore, input: ReserveSpend<Channel>): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
@@ -449,10 +439,7 @@ export class AccessPolicy {
    * `not_allowed`, or `limit_exceeded` carrying the figures ({@link SpendLimit}): "at most 500,000 UGX today
    * (1,500,000 already sent)". Per-person limits (people, src/people) come in behind this same call.
    */
-  async checkSpend(
-    store: SessionStore,
-    input: { channel: Channel; userId: string; flow: string; amount: string; currency: string; pin?: boolean },
-  ): Promise<void> {
+  async checkSpend(store: SessionStore, input: CheckSpend<Channel>): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
     if (input.pin && (await this.pinLocked(store, person))) throw refuse('pin_locked', 'PIN locked');
