@@ -18,7 +18,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { VENDING_PATHS } from '../momo/assumptions.js';
-import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { jsonBody } from './body.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
@@ -156,6 +156,22 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
   const token = authenticate(ctx, 'authorization');
   const guard = duplicates.guard((res) => `vending:${vendingOrg(res).id}`);
   const nextReference = () => `SBXV${String(purchases.length + 1).padStart(8, '0')}`;
+  /** Keeps a purchase made (the organization's, as asked) and answers it. */
+  const purchased = (
+    req: Request,
+    res: Response,
+    kind: VendingPurchase['kind'],
+    data: { reference: string } & Record<string, unknown>,
+  ) => {
+    purchases.push({
+      kind,
+      organization: vendingOrg(res).id,
+      reference: data.reference,
+      request: req.body as Record<string, unknown>,
+      data,
+    });
+    res.json(ok('Purchase successful', data));
+  };
   router.use(faultGate(ctx.faults), jsonBody);
 
   router
@@ -227,15 +243,13 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
         pin: String((serial * 7_919 + i * 104_729) % 1e12).padStart(12, '0'),
         serial: `SBX${String(serial).padStart(6, '0')}${String(i + 1).padStart(3, '0')}`,
       }));
-      const data = { reference, status: 'successful', amount: product.amount, quantity: q.quantity, pins };
-      purchases.push({
-        kind: 'epin',
-        organization: vendingOrg(res).id,
+      purchased(req, res, 'epin', {
         reference,
-        request: req.body as Record<string, unknown>,
-        data,
+        status: 'successful',
+        amount: product.amount,
+        quantity: q.quantity,
+        pins,
       });
-      res.json(ok('Purchase successful', data));
     })
     .all(methodNotAllowed('POST'));
 
@@ -251,22 +265,13 @@ export function vendingRouter(ctx: SandboxContext, duplicates: DuplicateKeys, pu
       if (!q.amount.eq(bundle.price))
         throw fieldError('amount', `The price of bundle ${bundle.datacode} is ${bundle.price}.`);
       if (!nationalNumber(q.phonenumber)) throw fieldError('phonenumber', 'Enter a valid phone number.');
-      const reference = q.reference ?? nextReference();
-      const data = {
-        reference,
+      purchased(req, res, 'databundle', {
+        reference: q.reference ?? nextReference(),
         status: 'successful',
         datacode: bundle.datacode,
         phonenumber: q.phonenumber,
         amount: bundle.price,
-      };
-      purchases.push({
-        kind: 'databundle',
-        organization: vendingOrg(res).id,
-        reference,
-        request: req.body as Record<string, unknown>,
-        data,
       });
-      res.json(ok('Purchase successful', data));
     })
     .all(methodNotAllowed('POST'));
 
