@@ -13,6 +13,7 @@ import { serviceActors } from './actors.js';
 import { answer, errorOf } from './events.js';
 import { failureText } from './failure.js';
 import { changePinMessages } from './messages/change-pin.js';
+import { ask } from './steps.js';
 import {
   contextFromInput,
   isServiceFailure,
@@ -44,9 +45,6 @@ const failed = (event: object, code: ServiceFailure['code']): boolean => {
 };
 /** The PIN or code typed, from the event only (never from context). */
 const typed = ({ event }: { event: FlowEvent }): string => answer(event).trim();
-const ask =
-  (key: string) =>
-  (context: ChangePinContext): View => ({ text: { key }, error: context.error, input: 'pin' });
 
 export const changePinMachine = setup({
   types: {
@@ -100,7 +98,7 @@ export const changePinMachine = setup({
     awaitingSecret: {
       meta: {
         view: (context: ChangePinContext): View =>
-          ask(context.input.pinReset ? 'changePin.askCode' : 'changePin.askOld')(context),
+          ask(context.input.pinReset ? 'changePin.askCode' : 'changePin.askOld', 'pin')(context),
       },
       on: {
         ANSWERED: { target: 'checkingSecret', actions: 'clearError' },
@@ -126,7 +124,7 @@ export const changePinMachine = setup({
       },
     },
     awaitingNew: {
-      meta: { view: ask('changePin.askNew') },
+      meta: { view: ask('changePin.askNew', 'pin') },
       on: {
         ANSWERED: { target: 'drafting', actions: 'clearError' },
         CHOSEN: { actions: 'refuseChoice' },
@@ -150,7 +148,7 @@ export const changePinMachine = setup({
       },
     },
     awaitingRepeat: {
-      meta: { view: ask('changePin.askRepeat') },
+      meta: { view: ask('changePin.askRepeat', 'pin') },
       on: {
         ANSWERED: { target: 'saving', actions: 'clearError' },
         CHOSEN: { actions: 'refuseChoice' },

@@ -10,6 +10,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { checkMessages } from './messages/check.js';
 import { outcomeOfText } from './outcome.js';
+import { answered, ask, backIn, chosen } from './steps.js';
 import type { CollectionSummary } from './services.js';
 import {
   contextFromInput,
@@ -66,11 +67,6 @@ function readAnswer(
   return id.ok ? { ok: true, update: { transactionId: id.text } } : id;
 }
 
-/** A screen asking for one free-text answer, with the reason the last one was refused. */
-function ask(key: string, input: View['input']): (context: CheckContext) => View {
-  return (context) => ({ text: { key }, error: context.error, input });
-}
-
 /** `2026-01-01T10:00:00Z` -> `2026-01-01 10:00`: the service's UTC time, shortened for a small screen. */
 const shortDate = (date: string): string => date.replace('T', ' ').slice(0, 16);
 
@@ -102,15 +98,7 @@ const CHECK_OUTCOMES: Record<string, FlowOutcome> = {
   'common.cancelled': 'cancelled',
 };
 
-/**
- * Going back to a step: forget what that step filled, and the error, so the step is asked afresh and the
- * context is the one it had when first reached.
- */
-const back = (target: string, ...fields: Array<keyof CheckContext>) =>
-  ({ target, actions: { type: 'forget', params: { fields } } }) as const;
-const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
-const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
-const chosen = (id: string) => ({ type: 'isChosen', params: { id } }) as const;
+const back = backIn<CheckContext>();
 
 /** The check flow: FlowInput in, FlowOutput out (`next: 'menu'` when the user backs out of it). */
 export const checkMachine = setup({
@@ -222,30 +210,21 @@ export const checkMachine = setup({
     awaitingAmount: {
       meta: { view: ask('check.askAmount', 'amount') },
       on: {
-        ANSWERED: [
-          { guard: isValid('amount'), actions: store('amount'), target: 'awaitingTransactionId' },
-          { actions: store('amount') },
-        ],
+        ANSWERED: answered('amount', 'awaitingTransactionId'),
         BACK: back('choosingMode'),
       },
     },
     awaitingTransactionId: {
       meta: { view: ask('check.askTransactionId', 'code') },
       on: {
-        ANSWERED: [
-          { guard: isValid('transactionId'), actions: store('transactionId'), target: 'awaitingPhone' },
-          { actions: store('transactionId') },
-        ],
+        ANSWERED: answered('transactionId', 'awaitingPhone'),
         BACK: back('awaitingAmount', 'amount'),
       },
     },
     awaitingPhone: {
       meta: { view: ask('check.askPhone', 'phone') },
       on: {
-        ANSWERED: [
-          { guard: isValid('phone'), actions: store('phone'), target: 'claiming' },
-          { actions: store('phone') },
-        ],
+        ANSWERED: answered('phone', 'claiming'),
         BACK: back('awaitingTransactionId', 'transactionId'),
       },
     },

@@ -11,6 +11,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { countryOf, parseAmount, parseName, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
+import { answered, ask, backIn, chosen, isValid, store } from './steps.js';
 import {
   isAlreadySubmitted,
   isHeld,
@@ -205,11 +206,6 @@ const SUMMARY_CHOICES: NonNullable<View['choices']> = [
   { id: 'note', text: { key: 'pay.addNote' } },
 ];
 
-/** A screen asking for one free-text answer, with the reason the last one was refused. */
-function ask(key: string, input: View['input']): (context: PayContext) => View {
-  return (context) => ({ text: { key }, error: context.error, input });
-}
-
 /**
  * The amount screen. With the currency known first (a recent payee's, among several), it names it and offers
  * another: nothing to answer when it is the right one.
@@ -256,12 +252,7 @@ const PAY_OUTCOMES: Record<string, FlowOutcome> = {
 /** What a failed invoke hands its guards and actions. */
 type Failed = { error: unknown };
 
-/**
- * Going back to a step: forget what that step (and any later one) filled, and the error, so the step is
- * asked afresh and the context is the one it had when first reached.
- */
-const back = (target: string, ...fields: Array<keyof PayContext>) =>
-  ({ target, actions: { type: 'forget', params: { fields } } }) as const;
+const back = backIn<PayContext>();
 /** "Enter another number": everything from the phone step on is asked again. */
 const FROM_PHONE: Array<keyof PayContext> = [
   'picked',
@@ -302,10 +293,6 @@ const PICK_AGAIN: Array<keyof PayContext> = [
   'accountName',
   'email',
 ];
-
-const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
-const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
-const chosen = (id: string) => ({ type: 'isChosen', params: { id } }) as const;
 
 /** The pay flow: FlowInput in, FlowOutput out (`next: 'menu'` when the user backs out of it). */
 export const payMachine = setup({
@@ -544,40 +531,28 @@ export const payMachine = setup({
     awaitingAccountNumber: {
       meta: { view: ask('pay.askAccountNumber', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('accountNumber'), actions: store('accountNumber'), target: 'awaitingAccountName' },
-          { actions: store('accountNumber') },
-        ],
+        ANSWERED: answered('accountNumber', 'awaitingAccountName'),
         BACK: back('choosingBank', 'bankId', 'bankName'),
       },
     },
     awaitingAccountName: {
       meta: { view: ask('pay.askAccountName', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('accountName'), actions: store('accountName'), target: 'awaitingEmail' },
-          { actions: store('accountName') },
-        ],
+        ANSWERED: answered('accountName', 'awaitingEmail'),
         BACK: back('awaitingAccountNumber', 'accountNumber'),
       },
     },
     awaitingEmail: {
       meta: { view: ask('pay.askEmail', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('email'), actions: store('email'), target: 'awaitingPhone' },
-          { actions: store('email') },
-        ],
+        ANSWERED: answered('email', 'awaitingPhone'),
         BACK: back('awaitingAccountName', 'accountName'),
       },
     },
     awaitingPhone: {
       meta: { view: ask('pay.askPhone', 'phone') },
       on: {
-        ANSWERED: [
-          { guard: isValid('phone'), actions: store('phone'), target: 'lookingUpContact' },
-          { actions: store('phone') },
-        ],
+        ANSWERED: answered('phone', 'lookingUpContact'),
         BACK: [{ guard: 'isBank', ...back('awaitingEmail', 'email') }, back('choosingKind', 'kind')],
       },
     },
@@ -605,10 +580,7 @@ export const payMachine = setup({
     awaitingFirstName: {
       meta: { view: firstNameView },
       on: {
-        ANSWERED: [
-          { guard: isValid('firstName'), actions: store('firstName'), target: 'awaitingLastName' },
-          { actions: store('firstName') },
-        ],
+        ANSWERED: answered('firstName', 'awaitingLastName'),
         // Offered only when the network named the number before (firstNameView): its name, no names typed.
         CHOSEN: [
           {
@@ -627,10 +599,7 @@ export const payMachine = setup({
     awaitingLastName: {
       meta: { view: ask('pay.askLastName', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('lastName'), actions: store('lastName'), target: 'awaitingAmount' },
-          { actions: store('lastName') },
-        ],
+        ANSWERED: answered('lastName', 'awaitingAmount'),
         BACK: back('awaitingFirstName', 'firstName'),
       },
     },
@@ -714,10 +683,7 @@ export const payMachine = setup({
     awaitingDescription: {
       meta: { view: ask('pay.askDescription', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('description'), actions: store('description'), target: 'confirming' },
-          { actions: store('description') },
-        ],
+        ANSWERED: answered('description', 'confirming'),
         BACK: back('confirming', 'description'),
       },
     },

@@ -13,6 +13,7 @@ import { failureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
 import { outcomeOfText } from './outcome.js';
+import { answered, ask, backIn, chosen, isValid, store } from './steps.js';
 import { isAlreadySubmitted, type CollectionRequestResult, type Created } from './services.js';
 import {
   contextFromInput,
@@ -83,11 +84,6 @@ function readAnswer(
   return { ok: true, update: { reason: reason.text, reasonWarning } };
 }
 
-/** A screen asking for one free-text answer, with the reason the last one was refused. */
-function ask(key: string, input: View['input']): (context: RequestContext) => View {
-  return (context) => ({ text: { key }, error: context.error, input });
-}
-
 /**
  * Failures of the create call. An answer lost after the client's retries may hide a request made: say
  * we could not confirm it, never invite a retry. (A request already made under our own key is not a
@@ -111,15 +107,7 @@ const REQUEST_OUTCOMES: Record<string, FlowOutcome> = {
   'request.cancelled': 'cancelled',
 };
 
-/**
- * Going back to a step: forget what that step filled, and the error, so the step is asked afresh and the
- * context is the one it had when first reached.
- */
-const back = (target: string, ...fields: Array<keyof RequestContext>) =>
-  ({ target, actions: { type: 'forget', params: { fields } } }) as const;
-const isValid = (field: Field) => ({ type: 'isValidAnswer', params: { field } }) as const;
-const store = (field: Field) => ({ type: 'storeAnswer', params: { field } }) as const;
-const chosen = (id: string) => ({ type: 'isChosen', params: { id } }) as const;
+const back = backIn<RequestContext>();
 
 /** The request flow: FlowInput in, FlowOutput out (`next: 'menu'` when the user backs out of it). */
 export const requestMachine = setup({
@@ -173,10 +161,7 @@ export const requestMachine = setup({
     awaitingPhone: {
       meta: { view: ask('request.askPhone', 'phone') },
       on: {
-        ANSWERED: [
-          { guard: isValid('phone'), actions: store('phone'), target: 'awaitingAmount' },
-          { actions: store('phone') },
-        ],
+        ANSWERED: answered('phone', 'awaitingAmount'),
         BACK: { actions: 'leaveToMenu', target: 'done' },
       },
     },
@@ -211,10 +196,7 @@ export const requestMachine = setup({
     awaitingReason: {
       meta: { view: ask('request.askReason', 'text') },
       on: {
-        ANSWERED: [
-          { guard: isValid('reason'), actions: store('reason'), target: 'choosingInstructions' },
-          { actions: store('reason') },
-        ],
+        ANSWERED: answered('reason', 'choosingInstructions'),
         BACK: [
           { guard: 'hasOneCurrency', ...back('awaitingAmount', 'amount', 'currency') },
           back('choosingCurrency', 'currency'),
