@@ -122,7 +122,10 @@ function readPolicy(config: Config): AccessPolicy {
     return loadAccessPolicy({ policy: config.ACCESS_POLICY, file: config.ACCESS_POLICY_FILE });
   } catch (err) {
     const setting = config.ACCESS_POLICY ? 'ACCESS_POLICY' : 'ACCESS_POLICY_FILE';
-    const reason = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, '; ');
+    // One line: the policy's problems, listed one a line under a heading, joined by "; " after its colon.
+    const reason = (err instanceof Error ? err.message : String(err))
+      .replace(/:\s*\n\s*/, ': ')
+      .replace(/\s*\n\s*/g, '; ');
     throw new ConfigError(`${setting}: ${reason}`);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Settings read as an operator writes them: the WhatsApp settings (all four turn it on, none leaves it off, some
- * refuse the start naming the rest), REDIS_URL's address and RETENTION_DAYS's bounds.
+ * refuse the start naming the rest), REDIS_URL's address, RETENTION_DAYS's bounds, a policy that is not one.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, whatsappOn } from '../src/config.js';
+import { checkStart } from '../src/start-checks.js';
 
 const all = {
   WHATSAPP_TOKEN: 'EAAG-token',
@@ -120,5 +121,15 @@ describe('RETENTION_DAYS', () => {
     for (const days of ['0', '-5', '1.5', 'abc', '36501', '99999999999']) {
       expect(() => loadConfig({ RETENTION_DAYS: days }), days).toThrow(/RETENTION_DAYS/);
     }
+  });
+});
+
+describe('an access policy that is not one', () => {
+  it('refuses the start in one line: the setting, then each problem, after one colon', () => {
+    const config = loadConfig({ ACCESS_POLICY: JSON.stringify({ roles: { payer: { flows: ['pay'] } }, users: {} }) });
+    expect(() => checkStart(config)).toThrow(ConfigError);
+    expect(() => checkStart(config)).toThrow(
+      /^ACCESS_POLICY: Invalid access policy: roles\.payer\.perPaymentLimit: [^;]+; roles\.payer\.dailyLimit: [^;\n]+$/,
+    );
   });
 });
