@@ -245,6 +245,13 @@ export interface SessionStore {
   releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void>;
   /** Members of the sorted set `index` whose lease expired (scored before the store's clock), at most `limit`. */
   expiredLeases(index: string, limit: number): Promise<string[]>;
+  /**
+   * Whether every write this store sent so far is held where a failover cannot drop it: on Sentinel, by a
+   * replica (WAIT, up to a second; a master with none connected holds them alone). Absent or true at once where
+   * no failover drops acknowledged writes (memory, one server). A connection that was replaced since (a
+   * failover) proves nothing of the writes sent before it: read them back.
+   */
+  replicated?(): Promise<boolean>;
   /** Frees resources (closes the Redis connection). */
   close(): Promise<void>;
 }

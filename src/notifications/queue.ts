@@ -8,7 +8,9 @@ import {
   boundedErrorLog,
   closeRedis,
   connectRedis,
+  heldByReplica,
   QUEUE_PREFIX,
+  REPLICATED_WITHIN_MS,
   settingsOf,
   type RedisClient,
   type RedisTarget,
@@ -210,9 +212,6 @@ export class MemoryQueue<T> implements JobQueue<T> {
   }
 }
 
-/** How long an add waits for a replica to hold the job (Sentinel mode), ms. */
-export const REPLICATED_WITHIN_MS = 1_000;
-
 /** A job a replica did not take in time while one is connected (Sentinel mode): not yet safe from a failover. */
 export class NotReplicatedError extends Error {
   constructor() {
@@ -282,8 +281,7 @@ export class BullQueue<T> implements JobQueue<T> {
    */
   private async onReplica(): Promise<void> {
     // WAIT counts the replicas holding every write this connection made so far: the add among them.
-    if ((await this.connection.wait(1, REPLICATED_WITHIN_MS)) >= 1) return;
-    if (/^connected_slaves:0\b/m.test(await this.connection.info('replication'))) return;
+    if (await heldByReplica(this.connection)) return;
     if (this.replicated === 'required') throw new NotReplicatedError();
     this.options.logger.warn(
       { queue: this.name, waitedMs: REPLICATED_WITHIN_MS },

@@ -205,6 +205,21 @@ export async function closeRedis(client: RedisClient, ms = 1_000): Promise<void>
   client.disconnect();
 }
 
+/** How long a write waits for a replica to hold it (Sentinel mode: {@link heldByReplica}), ms. */
+export const REPLICATED_WITHIN_MS = 1_000;
+
+/**
+ * Sentinel mode: whether a replica holds every write `client` sent so far (`WAIT`, up to `ms`), so a failover
+ * cannot drop them (Sentinel promotes a replica; the old master's writes it lacks are discarded at resync).
+ * True as well when the master has no replica connected: no failover can drop what it alone holds. False when
+ * one is connected and did not take them in time. WAIT counts the writes of this connection only: after a
+ * reconnection (a failover) it proves nothing of the writes sent before it, which the caller reads back.
+ */
+export async function heldByReplica(client: RedisClient, ms = REPLICATED_WITHIN_MS): Promise<boolean> {
+  if ((await client.wait(1, ms)) >= 1) return true;
+  return /^connected_slaves:0\b/m.test(await client.info('replication'));
+}
+
 /**
  * BullMQ's prefix: one hash tag, so every key of a queue lies in one slot, as its scripts need on a cluster
  * (BullMQ's own advice). The same on one server, so a deployment moving to a cluster keeps its queued jobs.

@@ -590,6 +590,45 @@ describe('after money was sent, never "start again"', () => {
     expect(await giveBackSpend(store, reserved[0]!)).toBe(false);
   });
 
+  it("on Sentinel, the state of a payment call is held by a replica before the call: a failover dropping the run's start before the wait, the run calls nothing and tells that nothing was sent; held, it pays once", async () => {
+    const service = paymentsService();
+    const told: Prompt[] = [];
+    const plain = redisStore();
+    let before: unknown;
+    const waits: string[] = [];
+    // The wait is answered on a connection made anew after a failover (so it proves nothing), and the old
+    // master's last writes are gone: the record is back as it was before the run.
+    const store = overriding(plain, {
+      replicated: async () => {
+        const now = (await plain.get(key))!;
+        waits.push((now.snapshot as { run?: unknown }).run ? 'run' : 'none');
+        if (before !== undefined) await plain.set(key, before, now.version, 600);
+        return true;
+      },
+    });
+    const e = engine(store, service.services, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    let key = keys.conversation(msg());
+    await e.handle(msg({ start: 'pay' }));
+    before = (await plain.get(key))!.snapshot;
+    await e.handle(msg({ choice: 'yes' }));
+    await until(() => told.length > 0, 'the user told');
+    await e.drain();
+    expect(waits).toEqual(['run']);
+    expect(told).toEqual([
+      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+    ]);
+    expect(service.calls).toHaveLength(0);
+
+    // Held (no failover): the call is made, once.
+    before = undefined;
+    const other = chat();
+    key = keys.conversation(other());
+    await e.handle(other({ start: 'pay' }));
+    expect((await e.handle(other({ choice: 'yes' }))).text).toMatch(/^Sent /);
+    expect(service.calls).toHaveLength(1);
+  });
+
   it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();

@@ -1,28 +1,38 @@
 /**
- * On Sentinel, a notification is taken (its add resolves, so the receiver answers 200) only once a replica
- * holds it: a failover drops the old master's last writes, and the service does not send an acknowledged
- * notification again. Real servers (ports 7070-7077): a master, its replica and three Sentinels; the replica
- * stopped (SIGSTOP: connected, answering nothing) takes no job, so the add is refused, then taken again once
- * the replica runs. A follow-up's queue (`waited`) waits the same, but goes on with a warning line instead.
+ * On Sentinel, what a failover must not drop waits for a replica to hold it: a failover drops the old master's
+ * last writes. A notification is taken (its add resolves, so the receiver answers 200) only once a replica
+ * holds it, as the service does not send an acknowledged notification again; an outcome kept for a USSD
+ * user's next dial is told only once a replica holds it; the store says whether its writes are held (the
+ * runner asks before a money-moving call). Real servers (ports 7070-7077): a master, its replica and three
+ * Sentinels; the replica stopped (SIGSTOP: connected, answering nothing) takes nothing, so the add is refused,
+ * then taken again once the replica runs. A follow-up's queue (`waited`) waits the same, but goes on with a
+ * warning line instead.
  */
 import { Writable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ussdInbox, storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
+import { keys } from '../../src/conversation/store/keys.js';
+import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
-import { startSentinelSet, stopAll } from './servers.js';
+import { startSentinelSet, stopAll, type Server } from './servers.js';
 
+const sentinelPorts = [7075, 7076, 7077];
+const target = {
+  mode: 'sentinel' as const,
+  sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+  name: 'q',
+  tls: false,
+};
+let replica: Server;
+
+beforeAll(async () => {
+  ({ replica } = await startSentinelSet('q', 7070, 7071, sentinelPorts));
+}, 120_000);
 afterAll(stopAll);
 
 describe('a queue on a master with a replica and Sentinels', () => {
   it('takes a job once the replica holds it, and refuses one the replica does not take', async () => {
-    const sentinelPorts = [7075, 7076, 7077];
-    const { replica } = await startSentinelSet('q', 7070, 7071, sentinelPorts);
-    const target = {
-      mode: 'sentinel' as const,
-      sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
-      name: 'q',
-      tls: false,
-    };
     const queue = new BullQueue<{ n: number }>(target, 'replicated', {
       replicated: 'required',
       logger: createLogger('silent'),
@@ -59,4 +69,39 @@ describe('a queue on a master with a replica and Sentinels', () => {
       await followUps.close();
     }
   }, 120_000);
+});
+
+describe('the store on a master with a replica and Sentinels', () => {
+  it('says whether a replica holds its writes, and keeps an outcome for the dial only once one does', async () => {
+    const store = new RedisStore({ url: target, keyPrefix: `replicated-${Date.now()}:` });
+    const address = { channel: 'ussd' as const, conversationId: '+256700555111' };
+    const inbox = ussdInbox(store);
+    try {
+      await store.set('probe', { n: 1 }, null, 60);
+      expect(await store.replicated?.()).toBe(true);
+      await inbox.send(address, 'Done: 5,000 UGX reached +256772000001');
+      replica.process.kill('SIGSTOP');
+      try {
+        await store.set('probe', { n: 2 }, 1, 60);
+        expect(await store.replicated?.()).toBe(false);
+        // Written on the master, not held by the replica: not told (the notification's retry keeps it again).
+        await expect(inbox.send(address, 'Done: 7,000 UGX reached +256772000001')).rejects.toThrow(/not on a replica/);
+      } finally {
+        replica.process.kill('SIGCONT');
+      }
+      await inbox.send(address, 'Done: 7,000 UGX reached +256772000001');
+      const notes = storedNotes((await store.get(keys.pending(address)))?.snapshot).map((note) => note.text);
+      expect(notes).toEqual(['Done: 5,000 UGX reached +256772000001', 'Done: 7,000 UGX reached +256772000001']);
+    } finally {
+      await store.delete('probe');
+      await store.delete(keys.pending(address));
+      await store.close();
+    }
+  }, 120_000);
+
+  it('has nothing to wait for on one server', () => {
+    const store = new RedisStore({ url: 'redis://127.0.0.1:7070' });
+    expect(store.replicated).toBeUndefined();
+    return store.close();
+  });
 });

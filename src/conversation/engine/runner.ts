@@ -27,6 +27,7 @@
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
+import type { AnyMachineSnapshot } from 'xstate';
 import type { Lang, UserProfile } from '../../../flows/types.js';
 import { errorMessage, type Logger } from '../../log.js';
 import { logged, userOfAddress } from '../channels/chat-address.js';
@@ -523,6 +524,8 @@ export class Runner {
     /** A money-moving call may have reached the service (a call in a money state, or the stored state is one). */
     let money = this.money(session);
     let called = false;
+    /** This run made a call in a money state. */
+    let moneyCalled = false;
     /** The Duplicate-Check-Key of the money-moving call this run made, if it made one. */
     let moneyRef: string | undefined;
     const ended: FlowEnd[] = [];
@@ -543,21 +546,7 @@ export class Runner {
           ]);
           if (!kept || !held) {
             if (!kept && !money && (await this.startLost(key))) {
-              // No money-moving call was made by this run, and none will be: nothing was sent. Its waiters may
-              // have been told "still working on it" (and the next USSD dial would ask again for what the flow
-              // waited for), so they are told plainly, late: on USSD kept for the next dial.
-              logger.warn(
-                log,
-                'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
-              );
-              // The spend an earlier step reserved under the payment's key is given back: no run will pay under
-              // it (the key is this run's; a new start makes another).
-              const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
-              if (ref)
-                await giveBackSpend(store, ref).catch((error: unknown) =>
-                  logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
-                );
-              await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
+              await this.nothingSent(participant, session, snapshot, profile.lang);
               return;
             }
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
@@ -565,9 +554,25 @@ export class Runner {
           }
           current = kept;
         }
+        if (isMoney(snapshot)) {
+          // Before a money-moving call, the state that makes it is where a failover cannot drop it: else a
+          // failover after the call could put the conversation back before it, with no run left to finish it
+          // (its holder gone), its intent journalled and nothing telling the person anything.
+          const durable = await this.durable(key, token);
+          if (durable !== 'ours') {
+            // Started by a delivery here (no run before it) and no money call made yet: nothing was sent.
+            if (durable === 'lost' && !moneyCalled && !start.stored.record.run?.takeovers) {
+              await this.nothingSent(participant, session, snapshot, profile.lang);
+              return;
+            }
+            logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
+            return;
+          }
+        }
         const invocation = runtime.invocation(session.flow, snapshot);
         if (isMoney(snapshot)) moneyRef = refOf(invocation) ?? moneyRef;
         money ||= isMoney(snapshot);
+        moneyCalled ||= isMoney(snapshot);
         called = true;
         const outcome = await runtime.call(invocation);
         const step = runtime.resolve(
@@ -685,6 +690,50 @@ export class Runner {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * The write that started this run (and the state the coming money-moving call is made in) is held where a
+   * failover cannot drop it (SessionStore.replicated), and the record still holds this run: `ours`. `lost`: the
+   * record holds no run at all (the start was dropped by a failover before a replica took it); `moved`: another
+   * run's id. The record is read back after the wait: a failover between the write and the wait leaves the
+   * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after a few
+   * tries (a replica connected but lagging): throws, and the run is failed or left to be taken over.
+   */
+  private async durable(key: string, token: string): Promise<'ours' | 'lost' | 'moved'> {
+    const { store } = this.o;
+    if (!store.replicated) return 'ours';
+    for (let tries = 1; ; tries++) {
+      const held = await store.replicated().catch(() => false);
+      const read = await this.o.records.read(key);
+      if (read === null || read.record.run === undefined) return 'lost';
+      if (read.record.run.id !== token) return 'moved';
+      if (held) return 'ours';
+      if (tries === STORE_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
+      await pauseAfter(tries);
+    }
+  }
+
+  /**
+   * The write that started this run is gone from the store (a failover dropped it) and no money-moving call was
+   * made under it: none will be. Its waiters may have been told "still working on it" (and the next USSD dial
+   * would ask again for what the flow waited for), so they are told plainly, late, that nothing was sent (on
+   * USSD kept for the next dial), and the spend an earlier step reserved under the payment's key is given
+   * back: no run will pay under it (the key is this run's; a new start makes another).
+   */
+  private async nothingSent(participant: Participant, session: Session, snapshot: AnyMachineSnapshot, lang: Lang) {
+    const { store, runtime, answers, logger } = this.o;
+    const log = logged(participant);
+    logger.warn(
+      log,
+      'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
+    );
+    const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
+    if (ref)
+      await giveBackSpend(store, ref).catch((error: unknown) =>
+        logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
+      );
+    await this.deliverLate(participant, answers.notice('common.runFailed', lang, true), false);
   }
 
   /** Stores a busy state the run is about to call for. */

@@ -13,7 +13,14 @@
  * key of any type). A string that is not a record (a claim mark or a counter under a record's name) is a
  * programming error: get() throws, and set() reports a conflict and leaves it alone.
  */
-import { connectRedis, closeRedis, type RedisClient, type RedisTarget } from '../../redis/connect.js';
+import {
+  connectRedis,
+  closeRedis,
+  heldByReplica,
+  settingsOf,
+  type RedisClient,
+  type RedisTarget,
+} from '../../redis/connect.js';
 import type { Logger } from '../../log.js';
 import { Cluster } from 'ioredis';
 import { tagOf } from './keys.js';
@@ -233,8 +240,14 @@ export function scriptedRedis<S>(
 
 export class RedisStore implements SessionStore {
   private readonly redis: RedisClient & StoreScripts;
+  /**
+   * SessionStore.replicated, on Sentinel only (where a failover drops the old master's last writes): a replica
+   * holds every write sent so far on the store's connection (heldByReplica).
+   */
+  readonly replicated?: () => Promise<boolean>;
 
   constructor(options: RedisStoreOptions) {
+    if (settingsOf(options.url).mode === 'sentinel') this.replicated = () => heldByReplica(this.redis);
     this.redis = scriptedRedis<StoreScripts>(
       options.url,
       options.keyPrefix,
