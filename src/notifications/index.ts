@@ -19,12 +19,23 @@ import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
 import { notificationBody, parseNotice, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
 import { createMarks, type NotificationMarks } from './marks.js';
-import { createQueue, DEFAULT_CONCURRENCY, type QueueOptions } from './queue.js';
+import {
+  BullQueue,
+  createQueue,
+  DEFAULT_CONCURRENCY,
+  MemoryQueue,
+  ShardedQueue,
+  type JobQueue,
+  type QueueOptions,
+} from './queue.js';
+import { moveOldJobs, oldQueues, type OldQueue } from './legacy-queues.js';
 import { serviceReads } from './reads.js';
+import { within } from '../within.js';
 import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 import type { RedisTarget } from '../redis/connect.js';
+import { FOLLOW_UP_PARTS, queuePrefixes } from '../conversation/store/keys.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
@@ -123,13 +134,22 @@ export function createNotifications(options: NotificationsOptions) {
   });
   // Added with the intent, before the money call: on Sentinel it waits for a replica (a failover during the
   // call would drop it, and with it the check of an outcome whose notification never comes), but never fails
-  // the payment's way for a replica that lags.
-  const followUps = createQueue<FollowUpJob>(`${name}-follow-ups`, options.redisUrl, {
-    ...options.queue,
-    concurrency: FOLLOW_UP_CONCURRENCY,
-    replicated: 'waited',
-    logger,
-  });
+  // the payment's way for a replica that lags. On Redis in parts of their own tag (keys.ts queuePrefixes), by
+  // the intent's ref: on a cluster the follow-ups spread over the masters.
+  const followUpOptions = { ...options.queue, replicated: 'waited' as const, logger };
+  const followUps: JobQueue<FollowUpJob> = options.redisUrl
+    ? new ShardedQueue(
+        queuePrefixes.followUpParts().map(
+          (prefix) =>
+            new BullQueue<FollowUpJob>(options.redisUrl!, `${name}-follow-ups`, {
+              ...followUpOptions,
+              prefix,
+              concurrency: Math.max(1, Math.ceil(FOLLOW_UP_CONCURRENCY / FOLLOW_UP_PARTS)),
+            }),
+        ),
+        (job) => queuePrefixes.followUpParts().indexOf(queuePrefixes.followUps(job.ref)),
+      )
+    : new MemoryQueue<FollowUpJob>({ ...followUpOptions, concurrency: FOLLOW_UP_CONCURRENCY });
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
   const reads = serviceReads(options.client);
   const texts = options.sms
@@ -161,6 +181,8 @@ export function createNotifications(options: NotificationsOptions) {
     logger,
   });
   made.onIntent((record) => followUp.intended(record));
+  /** The move of an earlier version's jobs into these queues, once started. */
+  let moving: Promise<void> = Promise.resolve();
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);
   const enqueue = tickBatcher<Notice>({ flush: (notices) => queue.add(notices), maxItems: options.maxBatch ?? 50 });
   return {
@@ -178,8 +200,23 @@ export function createNotifications(options: NotificationsOptions) {
     /** The follow-up's checks (run by its queue; a check can be run at once, e.g. by an operator's script). */
     followUp,
     followUps,
-    /** Starts working queued notifications and due follow-ups. */
+    /**
+     * Starts working queued notifications and due follow-ups, and moves the jobs an earlier version left in
+     * queues of other names or prefixes into them (legacy-queues.ts), once.
+     */
     start(): void {
+      if (options.redisUrl) {
+        const old = oldQueues(name, options.redisUrl);
+        moving = moveOldJobs(
+          options.redisUrl,
+          [
+            { from: old.notifications, to: queue },
+            { from: old.followUps, to: followUps },
+            ...(texts ? [{ from: old.sms, to: texts }] : []),
+          ] as Array<{ from: OldQueue[]; to: JobQueue<unknown> }>,
+          logger,
+        );
+      }
       queue.process(async (job) => {
         // The same notice twice in one job (the service delivered it again within the turn) is told once.
         const notices = [...new Map(noticesOf(job).map((n) => [`${n.kind}:${n.id}:${n.state}`, n])).values()];
@@ -210,6 +247,8 @@ export function createNotifications(options: NotificationsOptions) {
     },
     /** Finishes the notifications in hand and stops. */
     async stop(): Promise<void> {
+      // The move of an earlier version's jobs, if still going, ends with its connection (bounded as any close).
+      await within(moving, 1_000);
       await queue.close();
       await followUps.close();
       await texts?.close();

@@ -57,6 +57,8 @@ export interface QueueOptions {
    * a payment's way (a follow-up), which must not fail because a replica lags. Unset: no wait.
    */
   replicated?: 'required' | 'waited';
+  /** BullMQ only: the keys' prefix (keys.ts queuePrefixes). Default {@link QUEUE_PREFIX}. */
+  prefix?: string;
   logger: Logger;
 }
 
@@ -229,18 +231,21 @@ export class BullQueue<T> implements JobQueue<T> {
   private readonly connection: RedisClient;
   private worker?: Worker;
   private readonly connections: RedisClient[] = [];
+  /** The queue as its log lines name it: with its prefix when not the default (a part of the follow-ups). */
+  private readonly label: string;
 
   constructor(
     private readonly redisUrl: RedisTarget,
     private readonly name: string,
     private readonly options: QueueOptions,
   ) {
+    this.label = options.prefix && options.prefix !== QUEUE_PREFIX ? `${options.prefix}:${name}` : name;
     const connection = this.connect(redisUrl);
     this.connection = connection;
     if (settingsOf(redisUrl).mode === 'sentinel') this.replicated = options.replicated;
     this.queue = new Queue(name, {
       connection,
-      prefix: QUEUE_PREFIX,
+      prefix: options.prefix ?? QUEUE_PREFIX,
       defaultJobOptions: {
         attempts: options.attempts ?? 8,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
@@ -248,14 +253,14 @@ export class BullQueue<T> implements JobQueue<T> {
         removeOnFail: { age: 7 * 24 * 3600, count: FAILED_JOBS_KEPT },
       },
     });
-    const errors = boundedErrorLog(this.options.logger, { queue: this.name }, 'queue error');
+    const errors = boundedErrorLog(this.options.logger, { queue: this.label }, 'queue error');
     this.queue.on('error', errors.error);
   }
 
   private connect(target: RedisTarget): RedisClient {
     // BullMQ workers block on Redis: they need maxRetriesPerRequest null. Errors are logged boundedly.
     const c = connectRedis(target, {
-      name: `queue ${this.name}`,
+      name: `queue ${this.label}`,
       logger: this.options.logger,
       maxRetriesPerRequest: null,
     });
@@ -284,7 +289,7 @@ export class BullQueue<T> implements JobQueue<T> {
     if (await heldByReplica(this.connection)) return;
     if (this.replicated === 'required') throw new NotReplicatedError();
     this.options.logger.warn(
-      { queue: this.name, waitedMs: REPLICATED_WITHIN_MS },
+      { queue: this.label, waitedMs: REPLICATED_WITHIN_MS },
       'queue: a job not yet on a replica; going on (a failover now would drop it)',
     );
   }
@@ -297,7 +302,7 @@ export class BullQueue<T> implements JobQueue<T> {
       },
       {
         connection: this.connect(this.redisUrl),
-        prefix: QUEUE_PREFIX,
+        prefix: this.options.prefix ?? QUEUE_PREFIX,
         concurrency: this.options.concurrency ?? DEFAULT_CONCURRENCY,
         ...STALLED_JOBS,
         ...this.options.stalledJobs,
@@ -311,7 +316,7 @@ export class BullQueue<T> implements JobQueue<T> {
       else this.options.logger.warn({ err: err.message, attempt: made }, 'notification job failed, retrying');
     });
     // BullMQ's loop reports each failed fetch while Redis is away (and waits runRetryDelay between): bounded.
-    const loopErrors = boundedErrorLog(this.options.logger, { queue: this.name }, 'queue worker error');
+    const loopErrors = boundedErrorLog(this.options.logger, { queue: this.label }, 'queue worker error');
     this.worker.on('error', loopErrors.error);
     this.worker.on('ready', () => loopErrors.back('queue worker: back'));
     this.worker.on('stalled', (jobId) =>
@@ -338,6 +343,33 @@ export class BullQueue<T> implements JobQueue<T> {
     await this.worker?.close();
     await this.queue.close();
     await Promise.all(this.connections.map((c) => closeRedis(c)));
+  }
+}
+
+/**
+ * One queue in parts (each a queue of its own, on a cluster of its own slot): a job goes to the part `partOf`
+ * names (the same job always to the same part, so an add with an id stays idempotent), and every part is worked.
+ */
+export class ShardedQueue<T> implements JobQueue<T> {
+  constructor(
+    private readonly parts: JobQueue<T>[],
+    private readonly partOf: (job: T) => number,
+  ) {}
+
+  add(job: T, options?: AddOptions): Promise<void> {
+    return this.parts[this.partOf(job) % this.parts.length]!.add(job, options);
+  }
+
+  process(handler: JobHandler<T>): void {
+    for (const part of this.parts) part.process(handler);
+  }
+
+  async depth(): Promise<number> {
+    return (await Promise.all(this.parts.map((part) => part.depth()))).reduce((a, b) => a + b, 0);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.close()));
   }
 }
 

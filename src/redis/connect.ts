@@ -17,6 +17,7 @@
  * never waits on a Redis that does not answer, so a shutdown ends within its grace period.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { queuePrefixes } from '../conversation/store/keys.js';
 import type { Logger } from '../log.js';
 
 /** A server's address in a list setting. */
@@ -220,11 +221,8 @@ export async function heldByReplica(client: RedisClient, ms = REPLICATED_WITHIN_
   return /^connected_slaves:0\b/m.test(await client.info('replication'));
 }
 
-/**
- * BullMQ's prefix: one hash tag, so every key of a queue lies in one slot, as its scripts need on a cluster
- * (BullMQ's own advice). The same on one server, so a deployment moving to a cluster keeps its queued jobs.
- */
-export const QUEUE_PREFIX = '{momo}:bull';
+/** BullMQ's prefix of the notification and SMS queues (keys.ts queuePrefixes, where every prefix is made). */
+export const QUEUE_PREFIX = queuePrefixes.shared;
 
 /**
  * The eviction policy of every master: a warning line naming `maxmemory-policy` when one evicts (BullMQ's jobs

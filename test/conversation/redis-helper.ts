@@ -1,6 +1,7 @@
 /** Real Redis for tests: a unique key prefix per test file, and a cleanup that deletes only those keys. */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { queuePrefixes } from '../../src/conversation/store/keys.js';
 import { TEST_REDIS_URL } from '../services.js';
 
 /** The Redis database of the tests (TEST_REDIS_URL, test/services.ts). */
@@ -26,4 +27,10 @@ export function inspector(prefix: string): { redis: Redis; cleanup: () => Promis
       await redis.quit();
     },
   };
+}
+
+/** Deletes the keys of the BullMQ queue `name` and of its sibling queues (`-follow-ups`, `-sms`) under every prefix. */
+export async function cleanupQueues(name: string): Promise<void> {
+  for (const prefix of [queuePrefixes.shared, ...queuePrefixes.followUpParts()])
+    await inspector(`${prefix}:${name}`).cleanup();
 }

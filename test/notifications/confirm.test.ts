@@ -4,8 +4,7 @@
  * "processes" on one Redis, each receiving every notification.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 import type { PaymentResult } from '../../flows/services.js';
 import { eventually, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
@@ -50,7 +49,7 @@ describe('final states without webhook credentials', () => {
     const processes: Process[] = [];
     for (const name of ['a', 'b']) {
       const queueName = `test-confirm-${process.pid}-${name}-${n++}`;
-      open.push({ close: () => inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup() });
+      open.push({ close: () => cleanupQueues(queueName) });
       const p = await startProcess(service, { redisUrl: REDIS_URL, keyPrefix, queueName, budget });
       open.push(p);
       processes.push(p);

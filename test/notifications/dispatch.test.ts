@@ -14,8 +14,7 @@ import type { ServiceReads } from '../../src/notifications/reads.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from '../conversation/engine-fixtures.js';
-import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 
 const logger = createLogger('silent');
 const prefix = uniquePrefix('dispatch');
@@ -593,7 +592,7 @@ const backends: Array<
         queueName,
         async cleanup() {
           await inspector(keyPrefix).cleanup();
-          await inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup();
+          await cleanupQueues(queueName);
         },
       };
     },
@@ -781,7 +780,7 @@ describe('two deployments sharing a Redis (queues named by notificationQueueName
       expect(await b.n.queue.depth()).toBe(0);
     } finally {
       for (const { n } of deployments) await n.stop();
-      for (const name of names) await inspector(`${QUEUE_PREFIX}:${name}`).cleanup();
+      for (const name of names) await cleanupQueues(name);
     }
   });
 });

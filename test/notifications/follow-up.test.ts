@@ -9,8 +9,7 @@ import { loadAccessPolicy } from '../../src/conversation/services/access-policy.
 import { createLogger } from '../../src/log.js';
 import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
-import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 import {
   API_KEY,
   eventually,
@@ -41,7 +40,7 @@ const backends: Array<[string, () => ProcessOptions & { cleanup?: () => Promise<
         queueName,
         cleanup: async () => {
           await inspector(keyPrefix).cleanup();
-          await inspector(`${QUEUE_PREFIX}:${queueName}`).cleanup();
+          await cleanupQueues(queueName);
         },
       };
     },

@@ -9,7 +9,15 @@ import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { userOfAddress } from '../../src/conversation/channels/chat-address.js';
-import { keys, markKeys, OPEN_PARTS, PARTS, tagOf } from '../../src/conversation/store/keys.js';
+import {
+  FOLLOW_UP_PARTS,
+  keys,
+  markKeys,
+  OPEN_PARTS,
+  PARTS,
+  queuePrefixes,
+  tagOf,
+} from '../../src/conversation/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
 import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
@@ -135,6 +143,21 @@ describe('keys.ts', () => {
     expect(split).toEqual([]);
   });
 
+  it('gives every BullMQ queue a tagged prefix, and each check of one intent the same part of the follow-ups', () => {
+    const parts = queuePrefixes.followUpParts();
+    for (const prefix of [queuePrefixes.shared, ...parts]) expect(tagOf(prefix), prefix).not.toBe('');
+    expect(new Set(parts.map(tagOf))).toHaveProperty('size', FOLLOW_UP_PARTS);
+    expect(parts).not.toContain(queuePrefixes.shared);
+    const used = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const ref = `${i}-0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e:pay`;
+      expect(parts).toContain(queuePrefixes.followUps(ref));
+      expect(queuePrefixes.followUps(ref)).toBe(queuePrefixes.followUps(ref));
+      used.add(queuePrefixes.followUps(ref));
+    }
+    expect(used.size).toBe(FOLLOW_UP_PARTS);
+  });
+
   it('spreads the users over the parts', () => {
     const used = new Set(conversations.map((c) => keys.openRuns(keys.conversation(c))));
     expect(used.size).toBeGreaterThan(PARTS / 2);
@@ -193,6 +216,9 @@ describe('on a real server, as the product runs', () => {
       expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}lease:`)))).toBe(true);
       expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}notify:`)))).toBe(true);
       expect(multi.some((c) => c.keys.some((key) => key.startsWith(QUEUE_PREFIX)))).toBe(true);
+      // The payment's follow-up, in its part of the follow-up queue.
+      const followUps = queuePrefixes.followUpParts();
+      expect(multi.some((c) => c.keys.some((key) => followUps.some((prefix) => key.startsWith(prefix))))).toBe(true);
       const split = multi.filter((c) => new Set(c.keys.map(slotOf)).size > 1).map((c) => c.args.slice(0, 8).join(' '));
       expect(split).toEqual([]);
     },

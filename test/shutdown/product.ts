@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { queuePrefixes } from '../../src/conversation/store/keys.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
@@ -69,9 +69,12 @@ export async function startProductProcess(env: Record<string, string>): Promise<
   });
 }
 
-/** Deletes the product's keys (its `momo:` prefix and its notification queue) from the database of `redis`. */
+/** Deletes the product's keys (its `momo:` prefix and its notification queues) from the database of `redis`. */
 export async function cleanProductKeys(redis: Redis): Promise<void> {
-  for (const pattern of ['momo:*', `${QUEUE_PREFIX}:momo-notifications*`]) {
+  for (const pattern of [
+    'momo:*',
+    ...[queuePrefixes.shared, ...queuePrefixes.followUpParts()].map((prefix) => `${prefix}:momo-notifications*`),
+  ]) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
