@@ -4,14 +4,14 @@
  * - `sentinel`: a master (7100) with a replica (7101) and three Sentinels (7105-7107) watching it as `momo`;
  *   the faults, in turn: a planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels
  *   promote the replica; the killed server comes back empty as its replica);
- * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, or a part of
- *   the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
+ * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, a part of the
+ *   follow-ups' `{momo-f<n>}`, or a part of the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
  *   then the slot given to the new owner), as `redis-cli --cluster reshard` does.
  * Each fault waits until the servers are whole again (the new master taking writes, its replica in sync) and
  * gives the window it lasted, so the run can say what a fault cost the people answered during it.
  */
 import { Cluster, Redis } from 'ioredis';
-import { PARTS } from '../../src/conversation/store/keys.js';
+import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
 import {
   masterPortOf,
   startCluster,
@@ -118,8 +118,10 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
   };
 }
 
-/** The keys' hash tags whose slots a move takes: BullMQ's, and the users' parts. */
-const TAGS = ['momo', ...Array.from({ length: PARTS }, (_, part) => `u${part}`)];
+/** The keys' hash tags whose slots a move takes: BullMQ's notification queue's, the follow-ups' parts, the users' parts. */
+const QUEUE_TAG = tagOf(queuePrefixes.shared).slice(1, -1);
+const FOLLOW_UP_TAGS = queuePrefixes.followUpParts().map((prefix) => tagOf(prefix).slice(1, -1));
+const USER_TAGS = Array.from({ length: PARTS }, (_, part) => `u${part}`);
 
 async function clusterSet(progress: (line: string) => void, random: () => number): Promise<RedisSet> {
   await startCluster(CLUSTER_PORTS);
@@ -134,8 +136,10 @@ async function clusterSet(progress: (line: string) => void, random: () => number
     env: { REDIS_CLUSTER_NODES: CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',') },
     client,
     async fault() {
-      // BullMQ's slot every other time (the busiest: every notification), else a random part of the users'.
-      const tag = turn++ % 2 === 0 ? 'momo' : TAGS[1 + Math.floor(random() * PARTS)]!;
+      // In turn: BullMQ's notification queue's slot (the busiest: every notification), a part of the
+      // follow-ups' (one job per payment), a random part of the users'.
+      const pick = (tags: string[]) => tags[Math.floor(random() * tags.length)]!;
+      const tag = [() => QUEUE_TAG, () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][turn++ % 3]!();
       const { slot, owner } = await withClient(CLUSTER_PORTS[0]!, async (r) => {
         const slot = Number(await r.call('CLUSTER', 'KEYSLOT', `{${tag}}`));
         const ranges = (await r.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
