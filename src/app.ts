@@ -39,7 +39,7 @@ import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createReadBudget } from './ops/read-budget.js';
 import { addHealthRoutes } from './ops/health.js';
-import { connectRedis, warnOfEviction } from './redis/connect.js';
+import { connectRedis, dropRedis, warnOfEviction } from './redis/connect.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -161,7 +161,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     async () => {
       stopRetention();
       await journalWriter.close();
-      journalRedis?.disconnect();
+      if (journalRedis) dropRedis(journalRedis);
       await database.close();
     },
   ]);

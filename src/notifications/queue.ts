@@ -8,6 +8,7 @@ import {
   boundedErrorLog,
   closeRedis,
   connectRedis,
+  dropRedis,
   heldByReplica,
   QUEUE_PREFIX,
   REPLICATED_WITHIN_MS,
@@ -336,7 +337,7 @@ export class BullQueue<T> implements JobQueue<T> {
     // reported while it is still heard.
     const started = Promise.allSettled([this.queue.waitUntilReady(), this.worker?.waitUntilReady()]);
     if ((await within(started, 1_000)) === undefined) {
-      for (const connection of this.connections) connection.disconnect();
+      for (const connection of this.connections) dropRedis(connection);
       await started;
     }
     // Worker.close() waits for the jobs in hand to finish; waiting jobs stay in Redis for the next start.

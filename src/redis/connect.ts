@@ -110,6 +110,7 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
       // Sentinel tells of a failover at once (+switch-master): the client moves without waiting for an error.
       failoverDetector: true,
     });
+    restartWhenEnded(client);
   } else {
     const { keyPrefix, enableAutoPipelining, enableOfflineQueue, maxRetriesPerRequest, ...perNode } = common;
     const clusterOptions: ClusterOptions = {
@@ -184,11 +185,36 @@ export function boundedErrorLog(
   };
 }
 
+/** Connections ended on purpose here ({@link closeRedis}, {@link dropRedis}): a Sentinel one is not started again. */
+const ended = new WeakSet<RedisClient>();
+
+/** Drops a connection at once (no QUIT): its queued commands fail. */
+export function dropRedis(client: RedisClient): void {
+  ended.add(client);
+  client.disconnect();
+}
+
+/**
+ * A Sentinel connection that ioredis ended by itself is started again. ioredis ends one for good when a
+ * reconnection (a failover's `+switch-master`, a READONLY answer's) overlaps its asking a Sentinel for the
+ * master: in the chaos runs a product process was left with its sessions connection closed ("Connection is
+ * closed." on every message) after a master kill. One ended on purpose stays ended.
+ */
+function restartWhenEnded(client: Redis): void {
+  client.on('end', () => {
+    if (ended.has(client)) return;
+    setTimeout(() => {
+      if (!ended.has(client) && client.status === 'end') client.connect().catch(() => undefined);
+    }, reconnectDelay(1)).unref();
+  });
+}
+
 /**
  * Closes a connection without waiting on a Redis that does not answer: QUIT when it is ready (bounded by
  * `ms`), else at once. Commands still queued fail; their callers have had their time.
  */
 export async function closeRedis(client: RedisClient, ms = 1_000): Promise<void> {
+  ended.add(client);
   if (client.status !== 'ready') {
     client.disconnect();
     return;
@@ -271,6 +297,6 @@ export async function warnOfEviction(target: RedisTarget, logger: Logger, ms = 1
     // Not checked: nothing to say beyond what the connection's users log.
   } finally {
     clearTimeout(timer);
-    client.disconnect();
+    dropRedis(client);
   }
 }

@@ -15,6 +15,7 @@ import { keys } from '../../src/conversation/store/keys.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
+import { closeRedis, connectRedis } from '../../src/redis/connect.js';
 import { startSentinelSet, stopAll, type Server } from './servers.js';
 
 const sentinelPorts = [7075, 7076, 7077];
@@ -104,4 +105,22 @@ describe('the store on a master with a replica and Sentinels', () => {
     expect(store.replicated).toBeUndefined();
     return store.close();
   });
+});
+
+describe('a Sentinel connection', () => {
+  it('is started again when ioredis ends it by itself, and stays ended when closed here', async () => {
+    const client = connectRedis(target, { name: 'restart test' });
+    await client.set('restart-test', '1', 'EX', 60);
+    // What ioredis does when a reconnection overlaps its asking a Sentinel for the master: the client ends.
+    const endedThenReady = new Promise<void>((resolve) =>
+      client.once('end', () => client.once('ready', () => resolve())),
+    );
+    client.disconnect();
+    await endedThenReady;
+    expect(client.status).toBe('ready');
+    expect(await client.get('restart-test')).toBe('1');
+    await closeRedis(client);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(client.status).toBe('end');
+  }, 60_000);
 });
