@@ -630,25 +630,56 @@ describe('after money was sent, never "start again"', () => {
     expect(service.calls).toHaveLength(1);
   });
 
-  it('a PIN check still out at the deadline: the user is told nothing was sent, nothing is recorded, and its late answer pays nothing', async () => {
+  it('a PIN check still out at the deadline: the user is told nothing was sent, only that answer is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();
     fakeTime();
-    const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const store = redisStore();
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
     pinChecks.push(() => checking.promise);
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
-    const before = await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`);
+    const before = (await store.get(keys.conversation(msg({}))))!.snapshot as { session: unknown };
     const answering = e.handle(msg({ text: '1234' }));
     await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
     expect((await answering).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
-    expect(await raw.redis.get(`${deployment}conv:telegram:${msg({}).conversationId}`)).toBe(before);
+    // The flow is where it was: only the delivery's answer is recorded.
+    const after = (await store.get(keys.conversation(msg({}))))!.snapshot as { session: unknown; run?: unknown };
+    expect(after.session).toEqual(before.session);
+    expect(after.run).toBeUndefined();
     checking.open(); // the check answers late: its answer is dropped
     await realPause(100);
     expect(service.calls).toHaveLength(0);
     // The flow is where it was: the PIN again pays, once.
     expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
+  it("a PIN delivered twice to two processes, one copy's check past the deadline: told nothing was sent, the other copy answers the same and pays nothing", async () => {
+    const service = paymentsService();
+    const checking = gate<void>();
+    fakeTime();
+    const store = redisStore();
+    const first = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const second = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    pinChecks.push(() => checking.promise);
+    const msg = chat();
+    await first.handle(msg({ start: 'pay' }));
+    const pin = msg({ text: '1234' });
+    const answering = first.handle(pin);
+    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
+    expect((await answering).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
+    // The copy, in the other process, its check in time: the same answer, no payment.
+    expect((await second.handle(pin)).text).toBe(
+      'Something went wrong on our side. Nothing was sent; please start again.',
+    );
+    checking.open();
+    await realPause(100);
+    expect(service.calls).toHaveLength(0);
+    // A new PIN pays, once.
+    expect((await second.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
     expect(service.calls).toHaveLength(1);
   });
 

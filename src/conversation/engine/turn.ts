@@ -252,9 +252,20 @@ export function createTurn(o: TurnOptions) {
     // Only a step into a PIN check waits for one (most steps: no async call to wait through).
     const planned = isSecret(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
     if (!planned) {
-      // The check took longer than the channel waits: its answer is dropped, so nothing follows from it.
-      logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
+      // The check took longer than the channel waits: its answer is dropped, so nothing follows from it. The
+      // answer is recorded for this delivery (the flow stays where it was), so a copy of it in another process,
+      // whose check came in time, answers the same and pays nothing; a copy that recorded its step first wins,
+      // and this one answers as that copy does (read again).
       const prompt = answers.notice('common.runFailed', profile.lang, true);
+      if (
+        !(await records.write(
+          key,
+          { ...record, ledger: withAnswer(record.ledger, id, prompt) },
+          stored?.version ?? null,
+        ))
+      )
+        return CONFLICT;
+      logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
       return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
