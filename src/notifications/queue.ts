@@ -287,7 +287,7 @@ export class BullQueue<T> implements JobQueue<T> {
    */
   private async onReplica(): Promise<void> {
     // WAIT counts the replicas holding every write this connection made so far: the add among them.
-    if (await heldByReplica(this.connection)) return;
+    if (await heldByReplica(this.connection, this.redisUrl)) return;
     if (this.replicated === 'required') throw new NotReplicatedError();
     this.options.logger.warn(
       { queue: this.label, waitedMs: REPLICATED_WITHIN_MS },

@@ -238,13 +238,54 @@ export const REPLICATED_WITHIN_MS = 1_000;
 /**
  * Sentinel mode: whether a replica holds every write `client` sent so far (`WAIT`, up to `ms`), so a failover
  * cannot drop them (Sentinel promotes a replica; the old master's writes it lacks are discarded at resync).
- * True as well when the master has no replica connected: no failover can drop what it alone holds. False when
- * one is connected and did not take them in time. WAIT counts the writes of this connection only: after a
- * reconnection (a failover) it proves nothing of the writes sent before it, which the caller reads back.
+ * True as well when the master has no replica connected and the Sentinels (`target`'s) know of none up: no
+ * failover can drop what it alone holds. A replica the master no longer sees but the Sentinels count up is
+ * one being promoted (a failover under way): false, as when one connected did not take them in time. WAIT
+ * counts the writes of this connection only: after a reconnection (a failover) it proves nothing of the writes
+ * sent before it, which the caller reads back.
  */
-export async function heldByReplica(client: RedisClient, ms = REPLICATED_WITHIN_MS): Promise<boolean> {
+export async function heldByReplica(
+  client: RedisClient,
+  target: RedisTarget,
+  ms = REPLICATED_WITHIN_MS,
+): Promise<boolean> {
   if ((await client.wait(1, ms)) >= 1) return true;
-  return /^connected_slaves:0\b/m.test(await client.info('replication'));
+  if (!/^connected_slaves:0\b/m.test(await client.info('replication'))) return false;
+  return !(await replicaUp(target));
+}
+
+/**
+ * Whether a Sentinel counts a replica of the master up (not down nor disconnected). Asked of each Sentinel in
+ * turn over a connection of its own; none answering: true (not proved alone).
+ */
+async function replicaUp(target: RedisTarget): Promise<boolean> {
+  const settings = settingsOf(target);
+  if (settings.mode !== 'sentinel') return false;
+  for (const sentinel of settings.sentinels) {
+    const client = new Redis({
+      ...sentinel,
+      ...(settings.sentinelPassword !== undefined ? { password: settings.sentinelPassword } : {}),
+      ...(settings.tls ? { tls: {} } : {}),
+      lazyConnect: true,
+      connectTimeout: 1_000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const replicas = (await client.call('SENTINEL', 'REPLICAS', settings.name)) as string[][];
+      return replicas.some((fields) => {
+        const flags = fields[fields.indexOf('flags') + 1] ?? '';
+        return !/s_down|o_down|disconnected/.test(flags);
+      });
+    } catch {
+      // The next Sentinel.
+    } finally {
+      client.disconnect();
+    }
+  }
+  return true;
 }
 
 /** BullMQ's prefix of the notification and SMS queues (keys.ts queuePrefixes, where every prefix is made). */

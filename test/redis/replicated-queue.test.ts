@@ -9,6 +9,7 @@
  * warning line instead.
  */
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ussdInbox, storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 import { keys } from '../../src/conversation/store/keys.js';
@@ -105,6 +106,28 @@ describe('the store on a master with a replica and Sentinels', () => {
     expect(store.replicated).toBeUndefined();
     return store.close();
   });
+});
+
+describe('a master whose replica left it', () => {
+  it('is not taken as alone while the Sentinels count the replica up (a failover promoting it)', async () => {
+    const store = new RedisStore({ url: target, keyPrefix: `alone-${Date.now()}:` });
+    const promoted = new Redis({ port: replica.port });
+    try {
+      await store.set('probe', { n: 1 }, null, 60);
+      expect(await store.replicated?.()).toBe(true);
+      // What a failover does first: the replica stops replicating; the old master sees none connected.
+      await promoted.call('REPLICAOF', 'NO', 'ONE');
+      await store.set('probe', { n: 2 }, 1, 60);
+      expect(await store.replicated?.()).toBe(false);
+    } finally {
+      await promoted.call('REPLICAOF', '127.0.0.1', '7070');
+      promoted.disconnect();
+      for (let tries = 0; tries < 200 && !(await store.replicated?.()); tries++)
+        await new Promise((r) => setTimeout(r, 100));
+      await store.delete('probe');
+      await store.close();
+    }
+  }, 60_000);
 });
 
 describe('a Sentinel connection', () => {

@@ -247,7 +247,7 @@ export class RedisStore implements SessionStore {
   readonly replicated?: () => Promise<boolean>;
 
   constructor(options: RedisStoreOptions) {
-    if (settingsOf(options.url).mode === 'sentinel') this.replicated = () => heldByReplica(this.redis);
+    if (settingsOf(options.url).mode === 'sentinel') this.replicated = () => heldByReplica(this.redis, options.url);
     this.redis = scriptedRedis<StoreScripts>(
       options.url,
       options.keyPrefix,
