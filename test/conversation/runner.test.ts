@@ -626,8 +626,36 @@ describe('after money was sent, never "start again"', () => {
     const other = chat();
     key = keys.conversation(other());
     await e.handle(other({ start: 'pay' }));
-    expect((await e.handle(other({ choice: 'yes' }))).text).toMatch(/^Sent /);
+    await e.handle(other({ choice: 'yes' }));
+    await e.drain();
     expect(service.calls).toHaveLength(1);
+  });
+
+  it("on Sentinel, a failover putting the record back to an earlier run's (an older version): the run calls nothing and tells that nothing was sent", async () => {
+    const service = paymentsService();
+    const told: Prompt[] = [];
+    const plain = redisStore();
+    const msg = chat();
+    const key = keys.conversation(msg());
+    // The old master's last writes are gone: the record is an older one, with another run's id in it.
+    const store = overriding(plain, {
+      replicated: async () => {
+        const now = (await plain.get(key))!;
+        const older = { ...(now.snapshot as object), run: { id: 'an-earlier-run' } };
+        await plain.delete(key);
+        await plain.set(key, older, null, 600);
+        return true;
+      },
+    });
+    const e = engine(store, service.services, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    await e.handle(msg({ start: 'pay' }));
+    await e.handle(msg({ choice: 'yes' }));
+    await until(() => told.length > 0, 'the user told');
+    await e.drain();
+    expect(told).toEqual([
+      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+    ]);
+    expect(service.calls).toHaveLength(0);
   });
 
   it('a PIN check still out at the deadline: the user is told nothing was sent, only that answer is recorded, and its late answer pays nothing', async () => {

@@ -163,6 +163,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const UNKNOWN_READ_EVERY_MS = 1_000;
 const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 
+/** The record holds no run, is gone, or is older than `version`: a write since `version`'s was lost. */
+const wentBack = (read: Stored | null, version: number): boolean =>
+  read === null || read.record.run === undefined || read.version < version;
+
 /** The run lease of a conversation, listed in the part of the open runs in its slot (`index`: the part it was found in). */
 const leaseOf = (key: string, index = keys.openRuns(key)): Lease => ({ key: keys.runLease(key), index, member: key });
 
@@ -555,7 +559,7 @@ export class Runner {
             fresh || renew(),
           ]);
           if (!kept || !held) {
-            if (!kept && !money && (await this.startLost(key))) {
+            if (!kept && !money && (await this.startLost(key, current.version))) {
               await this.nothingSent(participant, session, snapshot, profile.lang);
               return;
             }
@@ -568,7 +572,7 @@ export class Runner {
           // Before a money-moving call, the state that makes it is where a failover cannot drop it: else a
           // failover after the call could put the conversation back before it, with no run left to finish it
           // (its holder gone), its intent journalled and nothing telling the person anything.
-          const durable = await this.durable(key, token);
+          const durable = await this.durable(key, token, current.version);
           if (durable !== 'ours') {
             // Started by a delivery here (no run before it) and no money call made yet: nothing was sent.
             if (durable === 'lost' && !moneyCalled && !start.stored.record.run?.takeovers) {
@@ -689,14 +693,15 @@ export class Runner {
   }
 
   /**
-   * True when the record of `key` holds no run at all (or is gone): the write that started a run, acknowledged,
-   * was lost since (a Sentinel failover drops the old master's last writes; the record is back as it was before
-   * the run). Not when another run's id is there: that run answers. False when it cannot be read.
+   * True when the record of `key` holds no run at all (or is gone), or is older than `version` (this run's last
+   * write): the write that started a run, acknowledged, was lost since (a Sentinel failover drops the old
+   * master's last writes; the record is back as it was before the run, perhaps with an earlier run's id in it).
+   * Versions only grow: an older one is a lost write, never a newer run's. Not when a newer record holds another
+   * run's id: that run answers. False when it cannot be read.
    */
-  private async startLost(key: string): Promise<boolean> {
+  private async startLost(key: string, version: number): Promise<boolean> {
     try {
-      const read = await this.o.records.read(key);
-      return read === null || read.record.run === undefined;
+      return wentBack(await this.o.records.read(key), version);
     } catch {
       return false;
     }
@@ -705,19 +710,19 @@ export class Runner {
   /**
    * The write that started this run (and the state the coming money-moving call is made in) is held where a
    * failover cannot drop it (SessionStore.replicated), and the record still holds this run: `ours`. `lost`: the
-   * record holds no run at all (the start was dropped by a failover before a replica took it); `moved`: another
-   * run's id. The record is read back after the wait: a failover between the write and the wait leaves the
+   * record holds no run at all or is older than `version`, this run's last write (the start was dropped by a
+   * failover before a replica took it); `moved`: a newer record with another run's id. The record is read back after the wait: a failover between the write and the wait leaves the
    * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after a few
    * tries (a replica connected but lagging): throws, and the run is failed or left to be taken over.
    */
-  private async durable(key: string, token: string): Promise<'ours' | 'lost' | 'moved'> {
+  private async durable(key: string, token: string, version: number): Promise<'ours' | 'lost' | 'moved'> {
     const { store } = this.o;
     if (!store.replicated) return 'ours';
     for (let tries = 1; ; tries++) {
       const held = await store.replicated().catch(() => false);
       const read = await this.o.records.read(key);
-      if (read === null || read.record.run === undefined) return 'lost';
-      if (read.record.run.id !== token) return 'moved';
+      if (wentBack(read, version)) return 'lost';
+      if (read!.record.run?.id !== token) return 'moved';
       if (held) return 'ours';
       if (tries === STORE_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
       await pauseAfter(tries);
