@@ -469,36 +469,23 @@ export function recordMade(
     return result;
   }
   const submittedBefore: Answered = { state: 'submitted' };
-  const paymentAnswer = (result: object): Answered => {
-    if (isAlreadySubmitted(result as never)) return submittedBefore;
-    const { id, state } = result as { id?: unknown; state?: unknown };
-    const serviceState = typeof state === 'string' ? state : undefined;
-    return {
-      id: typeof id === 'string' ? id : undefined,
-      serviceState,
-      state: serviceState ? ourWord('payment', serviceState) : 'submitted',
+  /** Reads the service's answer: its id and state from the fields of that kind of record, and our word for it. */
+  const answerReader =
+    (idField: string, stateField: string, word: (serviceState: string) => OperationState) =>
+    (result: object): Answered => {
+      if (isAlreadySubmitted(result as never)) return submittedBefore;
+      const fields = result as Record<string, unknown>;
+      const [id, state] = [fields[idField], fields[stateField]];
+      const serviceState = typeof state === 'string' ? state : undefined;
+      return {
+        id: typeof id === 'string' ? id : undefined,
+        serviceState,
+        state: serviceState ? word(serviceState) : 'submitted',
+      };
     };
-  };
-  const requestAnswer = (result: object): Answered => {
-    if (isAlreadySubmitted(result as never)) return submittedBefore;
-    const { id, status } = result as { id?: unknown; status?: unknown };
-    const serviceState = typeof status === 'string' ? status : undefined;
-    return {
-      id: typeof id === 'string' ? id : undefined,
-      serviceState,
-      state: serviceState ? ourWord('request', serviceState) : 'submitted',
-    };
-  };
-  const purchaseAnswer = (result: object): Answered => {
-    if (isAlreadySubmitted(result as never)) return submittedBefore;
-    const { reference, status } = result as { reference?: unknown; status?: unknown };
-    const serviceState = typeof status === 'string' ? status : undefined;
-    return {
-      id: typeof reference === 'string' ? reference : undefined,
-      serviceState,
-      state: serviceState ? purchaseState(serviceState) : 'submitted',
-    };
-  };
+  const paymentAnswer = answerReader('id', 'state', (state) => ourWord('payment', state));
+  const requestAnswer = answerReader('id', 'status', (status) => ourWord('request', status));
+  const purchaseAnswer = answerReader('reference', 'status', purchaseState);
 
   return {
     ...services,
