@@ -544,7 +544,7 @@ describe('after money was sent, never "start again"', () => {
     refuse(new NotCalled('our store refused'));
     await until(() => told.length > 0, 'the failure told');
     expect(told).toEqual([
-      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     expect(service.calls).toHaveLength(0);
   });
@@ -582,7 +582,7 @@ describe('after money was sent, never "start again"', () => {
     reserving.open();
     await until(() => told.length > 0, 'the user told');
     expect(told).toEqual([
-      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     await e.drain();
     expect(service.calls).toHaveLength(0);
@@ -617,7 +617,7 @@ describe('after money was sent, never "start again"', () => {
     await e.drain();
     expect(waits).toEqual(['run']);
     expect(told).toEqual([
-      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     expect(service.calls).toHaveLength(0);
 
@@ -653,7 +653,7 @@ describe('after money was sent, never "start again"', () => {
     await until(() => told.length > 0, 'the user told');
     await e.drain();
     expect(told).toEqual([
-      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     expect(service.calls).toHaveLength(0);
   });
@@ -671,7 +671,7 @@ describe('after money was sent, never "start again"', () => {
     const answering = e.handle(msg({ text: '1234' }));
     await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
-    expect((await answering).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
+    expect((await answering).text).toBe('Nothing was sent: something went wrong on our side. Please start again.');
     // The flow is where it was: only the delivery's answer is recorded.
     const after = (await store.get(keys.conversation(msg({}))))!.snapshot as { session: unknown; run?: unknown };
     expect(after.session).toEqual(before.session);
@@ -682,6 +682,39 @@ describe('after money was sent, never "start again"', () => {
     // The flow is where it was: the PIN again pays, once.
     expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
     expect(service.calls).toHaveLength(1);
+  });
+
+  it('USSD: a PIN check still out at the deadline, its answer kept for the next dial (the gateway may have answered "dial again to see the result" before it)', async () => {
+    const service = paymentsService();
+    const checking = gate<void>();
+    fakeTime();
+    const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    pinChecks.push(() => checking.promise);
+    const phone = `+2567720${String(++ids).padStart(5, '0')}`;
+    const msg = (fields: Partial<Inbound>): Inbound => ({
+      channel: 'ussd',
+      conversationId: phone,
+      userId: phone,
+      messageId: `m-${++ids}`,
+      ...fields,
+    });
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const answering = e.handle(msg({ text: '1234' }));
+    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
+    const nothingSent = 'Nothing was sent: something went wrong on our side. Please start again.';
+    expect((await answering).text).toBe(nothingSent);
+    checking.open(); // the check answers late: its answer is dropped
+    await realPause(100);
+    // That answer never reached the phone: the next dial says it, before anything else, rather than offering the
+    // PIN screen again as if nothing had been said.
+    const dial = await e.handle(msg({ newSession: true }));
+    // Shortened whole to the room a dial's notes have: what happened comes first.
+    expect(dial.text.split('\n').slice(0, 2)).toEqual([
+      'Update on your last request:',
+      'Nothing was sent: something went wrong on our side.',
+    ]);
+    expect(service.calls).toHaveLength(0);
   });
 
   it("a PIN delivered twice to two processes, one copy's check past the deadline: told nothing was sent, the other copy answers the same and pays nothing", async () => {
@@ -698,10 +731,10 @@ describe('after money was sent, never "start again"', () => {
     const answering = first.handle(pin);
     await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
-    expect((await answering).text).toBe('Something went wrong on our side. Nothing was sent; please start again.');
+    expect((await answering).text).toBe('Nothing was sent: something went wrong on our side. Please start again.');
     // The copy, in the other process, its check in time: the same answer, no payment.
     expect((await second.handle(pin)).text).toBe(
-      'Something went wrong on our side. Nothing was sent; please start again.',
+      'Nothing was sent: something went wrong on our side. Please start again.',
     );
     checking.open();
     await realPause(100);
@@ -852,7 +885,7 @@ describe('the write that starts a run, its answer lost', () => {
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
     await until(() => told.length > 0, 'the late word that nothing was sent');
     expect(told).toEqual([
-      { text: 'Something went wrong on our side. Nothing was sent; please start again.', final: true },
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
     expect(service.calls).toHaveLength(0);

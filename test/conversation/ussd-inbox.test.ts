@@ -17,14 +17,14 @@ describe('pending notes', () => {
   it("show outcomes first, newest first, then runs' own answers, the latest attempt's first", async () => {
     const store = new MemoryStore();
     await addPending(store, address, 'Done: payment 1');
-    await addPending(store, address, 'Something went wrong on our side. Nothing was sent; please start again.', {
+    await addPending(store, address, 'Nothing was sent: something went wrong on our side. Please start again.', {
       interim: true,
     });
     await addPending(store, address, 'Your payment was already submitted earlier.', { interim: true });
     expect(await shown(store)).toEqual([
       'Done: payment 1',
       'Your payment was already submitted earlier.',
-      'Something went wrong on our side. Nothing was sent; please start again.',
+      'Nothing was sent: something went wrong on our side. Please start again.',
     ]);
     // An outcome makes the runs' own answers redundant.
     await addPending(store, address, 'Done: payment 2');

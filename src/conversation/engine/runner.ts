@@ -858,7 +858,7 @@ export class Runner {
    * A dropped connection is ridden out (ride-out.ts); false when it was not kept (deliverLate tries once more
    * after the outcome is written).
    */
-  private async keepForNextDial(participant: Participant, prompt: Prompt): Promise<boolean> {
+  async keepForNextDial(participant: Participant, prompt: Prompt): Promise<boolean> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
       await rideOut(() => addPending(this.o.store, address, prompt.text, { interim: true }));

@@ -255,7 +255,9 @@ export function createTurn(o: TurnOptions) {
       // The check took longer than the channel waits: its answer is dropped, so nothing follows from it. The
       // answer is recorded for this delivery (the flow stays where it was), so a copy of it in another process,
       // whose check came in time, answers the same and pays nothing; a copy that recorded its step first wins,
-      // and this one answers as that copy does (read again).
+      // and this one answers as that copy does (read again). On USSD it is kept for the next dial too: the
+      // gateway's guard may have answered "dial again to see the result" before it, and that dial must say it
+      // rather than offer the PIN screen again.
       const prompt = answers.notice('common.runFailed', profile.lang, true);
       if (
         !(await records.write(
@@ -266,6 +268,7 @@ export function createTurn(o: TurnOptions) {
       )
         return CONFLICT;
       logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
+      if (inbound.channel === 'ussd') await runner.keepForNextDial(inbound, prompt);
       return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
