@@ -226,6 +226,18 @@ function chat() {
   });
 }
 
+/** Deliveries of one USSD caller, a number of its own. */
+function ussd() {
+  const phone = `+2567720${String(++ids).padStart(5, '0')}`;
+  return (fields: Partial<Inbound> = {}): Inbound => ({
+    channel: 'ussd',
+    conversationId: phone,
+    userId: phone,
+    messageId: `m-${++ids}`,
+    ...fields,
+  });
+}
+
 /** `store` whose conversation writes fail while `refusing` (Redis refusing writes for a moment). */
 function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean } {
   const wrapper = overriding(store, {
@@ -399,14 +411,7 @@ describe('after money was sent, never "start again"', () => {
   it('USSD: the outcome of a money call is also kept for the next dial (its answer may never have reached the phone), under the note header', async () => {
     const service = paymentsService();
     const e = engine(redisStore(), service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
-    const phone = `+2567720${String(++ids).padStart(5, '0')}`;
-    const msg = (fields: Partial<Inbound>): Inbound => ({
-      channel: 'ussd',
-      conversationId: phone,
-      userId: phone,
-      messageId: `m-${++ids}`,
-      ...fields,
-    });
+    const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     const answer = await e.handle(msg({ choice: 'yes' }));
     expect(answer).toMatchObject({ text: 'Sent pay-1', final: true, money: true });
@@ -493,14 +498,7 @@ describe('after money was sent, never "start again"', () => {
       },
     });
     const e = engine(store, service.services, { deadlineMs: { ussd: 10_000, telegram: 50, slack: 50 } });
-    const phone = `+2567722${String(++ids).padStart(5, '0')}`;
-    const msg = (fields: Partial<Inbound>): Inbound => ({
-      channel: 'ussd',
-      conversationId: phone,
-      userId: phone,
-      messageId: `m-${++ids}`,
-      ...fields,
-    });
+    const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
     expect(refusals).toBe(0);
@@ -690,14 +688,7 @@ describe('after money was sent, never "start again"', () => {
     fakeTime();
     const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
     pinChecks.push(() => checking.promise);
-    const phone = `+2567720${String(++ids).padStart(5, '0')}`;
-    const msg = (fields: Partial<Inbound>): Inbound => ({
-      channel: 'ussd',
-      conversationId: phone,
-      userId: phone,
-      messageId: `m-${++ids}`,
-      ...fields,
-    });
+    const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     const answering = e.handle(msg({ text: '1234' }));
     await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
