@@ -11,7 +11,6 @@ import { menuFlow } from '../../flows/menu.machine.js';
 import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
-import { MAX_MONEY_TAKEOVERS } from '../../src/conversation/engine/runner.js';
 import { keys } from '../../src/conversation/store/keys.js';
 import { deliveryId } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
@@ -454,14 +453,14 @@ describe('after money was sent, never "start again"', () => {
     await until(() => calls.length === 1, 'the payment call', { frozen: true });
     await vi.advanceTimersByTimeAsync(250);
     expect((await answering).text).toBe(CONFIRMING);
-    // The first holder and every taker-over die with the call out (under the same key every time).
-    for (let call = 1; call <= MAX_MONEY_TAKEOVERS + 1; call++) {
+    // The first holder and five takers-over each die with the call out (under the same key every time).
+    for (let call = 1; call <= 6; call++) {
       await until(() => calls.length === call, `payment call ${call}`);
       holder.store.die();
       void holder.engine.stop();
       holder = process();
     }
-    // The next process's sweep leaves the run: no run recorded, nothing left listed, no call more.
+    // The next process's sweep leaves the run: no run recorded, nothing left listed, no seventh call.
     const last = holder.engine;
     engines.push(last);
     await until(
@@ -471,7 +470,7 @@ describe('after money was sent, never "start again"', () => {
     const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
     expect(stored.run).toBeUndefined();
     expect(stored.session?.ended).toBe(true);
-    expect(calls).toHaveLength(MAX_MONEY_TAKEOVERS + 1);
+    expect(calls).toHaveLength(6);
     expect(new Set(calls.map((c) => (c as { duplicateCheckKey: string }).duplicateCheckKey)).size).toBe(1);
     // The webhook's outcome, kept for the next dial (as the notifier keeps it), is what that dial shows.
     await addPending(redisStore(), address, 'Done: 100 UGX reached +256772000001 (payment 7).');

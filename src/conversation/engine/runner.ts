@@ -20,9 +20,8 @@
  *   every {@link RunnerOptions.sweepEveryMs} and takes over the conversations whose lease expired, even if the
  *   user never writes again; a waiter finding the lease free does the same. The run is repeated from the
  *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key. A run taken over
- *   {@link MAX_MONEY_TAKEOVERS} times in a money state is left, its flow ended "being confirmed" (the outcome
- *   comes by notification, shown at the next USSD dial); before one, after {@link MAX_TAKEOVERS}, "nothing was
- *   sent, start again".
+ *   {@link MAX_TAKEOVERS} times is left: its flow ends "being confirmed" (the outcome comes by notification,
+ *   shown at the next USSD dial) or, before a money state, "nothing was sent, start again".
  * - **Failures.** Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
  *   leaves the conversation as it is stored (busy in that state) and lets its lease expire: another process, or
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
@@ -145,16 +144,8 @@ const SETTLE_ATTEMPTS = 8;
 const POLL_MS = 50;
 /** How long past its deadline a delivery waits for an outcome this process is writing. */
 const SETTLING_GRACE_MS = 500;
-/** Takeovers of one run before a money state before it is left alone (nothing was sent: "start again"). */
+/** Takeovers of one run before it is left alone (its outcome still reaches the user by notification). */
 const MAX_TAKEOVERS = 5;
-/**
- * Takeovers of one run in a money state before it is left alone. More than before one: every takeover repeats
- * the call under the same key (the service makes the payment once, or answers "already submitted"), while a
- * run left there learns its outcome only from a notification or the follow-up's reads, and a create never
- * answered (each holder dying before the service saw it) is never proved unmade by a read: its person would be
- * told "being confirmed" for ever. Still bounded: a run whose call itself kills its process stops doing so.
- */
-export const MAX_MONEY_TAKEOVERS = 10;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
@@ -436,8 +427,7 @@ export class Runner {
           return undefined;
         }
         const { record } = fresh;
-        const cap = this.money(record.session) ? MAX_MONEY_TAKEOVERS : MAX_TAKEOVERS;
-        if ((run.takeovers ?? 0) >= cap || !record.session) {
+        if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
           // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
           // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
           // so, or the conversation would stay busy with no run to end it: every later message answered "being
