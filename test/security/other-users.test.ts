@@ -57,10 +57,11 @@ describe('payee names', () => {
     await alice.say('1000');
     expect(await alice.say('x')).toMatch(/Send 1,000 UGX of airtime to Evil Name/);
     expect(await alice.press('Confirm')).toMatch(/^Sent: 1,000 UGX to Evil Name\. Ref \d+\./);
-    // Its outcome reaches her chat before the next step of these tests.
+    // Its outcome reaches her chat before the next step of these tests: the last of its notifications (an
+    // older state never follows it), so none comes between a later step's press and its answer.
     await eventually(
       async () => alice.texts().join('\n'),
-      (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX/.test(texts),
+      (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX .*(failed|was rejected|was cancelled)/.test(texts),
       'the outcome of her payment',
     );
 
@@ -111,6 +112,12 @@ describe('collections', () => {
       amount: '4170',
       currency: 'UGX',
     });
+    // Both notifications of her request reach her chat before the tests press anything there.
+    await eventually(
+      async () => alice.texts().join('\n'),
+      (texts) => /You received 3,170 UGX/.test(texts) && /Your request \d+ of 3,170 UGX .* was paid/.test(texts),
+      'the notifications of her request',
+    );
   });
 
   async function latest(user: TelegramUser): Promise<string> {
