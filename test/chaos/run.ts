@@ -548,7 +548,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     .filter((c) => !c.confirmed && !made.has(c.chat))
     .map(
       (c) =>
-        `${c.chat}: ${c.restarts} restarts; last steps ${JSON.stringify(c.trail.slice(-3).map((s) => `${s.via ?? '--'} ${s.what}`))}`,
+        `${c.chat}: ${c.restarts} restarts; steps ${JSON.stringify(c.trail.map((s) => `${s.t}+${s.took ?? '?'}ms ${s.via ?? '--'} ${s.what}`))}`,
     );
   if (figures.told < figures.confirmed) {
     // The notification queue as the run ends: a notification not told yet waits here, or failed.
