@@ -8,7 +8,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { whatsappOn, type Config } from './config.js';
+import { ConfigError, whatsappOn, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
@@ -39,7 +39,7 @@ import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createReadBudget } from './ops/read-budget.js';
 import { addHealthRoutes } from './ops/health.js';
-import { connectRedis, dropRedis, warnOfEviction } from './redis/connect.js';
+import { connectRedis, dropRedis, missingDatabase, warnOfEviction } from './redis/connect.js';
 import { createFunnel } from './ops/funnel.js';
 import { addOpsPage } from './ops/page.js';
 import { drainUnreadBodies } from './http/body.js';
@@ -116,6 +116,9 @@ export const STOP_JOURNAL_SHARE = 0.85;
 
 export async function startApp(config: Config, options: AppOptions = {}): Promise<RunningApp> {
   const { policy, warnings } = checkStart(config);
+  // Before anything connects: a database the server does not have would fail every connection's SELECT.
+  const noDatabase = config.redis ? await missingDatabase(config.redis) : undefined;
+  if (noDatabase) throw new ConfigError(`REDIS_URL: ${noDatabase}`);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   for (const warning of warnings) logger.warn(warning);
   const app = express();

@@ -1,7 +1,8 @@
 /**
  * `npm start`: reads the environment, starts the product, prints where everything is, and shuts down
  * gracefully on SIGTERM/SIGINT (stop taking requests, finish those in flight and the queued jobs held).
- * A refused start (src/config.ts, src/start-checks.ts) prints one line naming the setting and exits 2.
+ * A refused start (src/config.ts, src/start-checks.ts, a REDIS_URL database the server lacks: src/app.ts)
+ * prints one line naming the setting and exits 2.
  */
 import { ConfigError, loadConfig, WHATSAPP_SETTINGS, whatsappOn } from './config.js';
 import { createLogger } from './log.js';

@@ -1,9 +1,12 @@
 /**
  * `node src/main.ts` as a child process: the start banner says WhatsApp is on, and a start with only some
- * of its settings exits 2 with one line naming the missing ones.
+ * of its settings exits 2 with one line naming the missing ones; so does a REDIS_URL naming a database its
+ * server does not have.
  */
 import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from './services.js';
 
 interface Run {
   code: number | null;
@@ -58,6 +61,28 @@ describe('npm start and WhatsApp', () => {
       expect(stdout).toBe('');
       expect(stderr.trim().split('\n')).toEqual([
         'WhatsApp is half configured: set WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_VERIFY_TOKEN too (or unset every WHATSAPP_ setting to turn it off)',
+      ]);
+    },
+    START_TIMEOUT_MS,
+  );
+});
+
+describe('npm start and REDIS_URL', () => {
+  it(
+    'refuses a database the server does not have: exit 2, one line naming REDIS_URL and why',
+    async () => {
+      // The first index past the server's databases (16 by default), whatever the server is set to.
+      const server = new URL(TEST_REDIS_URL);
+      server.pathname = '';
+      const admin = new Redis(server.toString());
+      const databases = Number(((await admin.config('GET', 'databases')) as string[])[1]);
+      admin.disconnect();
+      server.pathname = `/${databases}`;
+      const { code, stdout, stderr } = await run({ REDIS_URL: server.toString() });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.trim().split('\n')).toEqual([
+        `REDIS_URL: database ${databases} is not on the server at ${server.host} (it has ${databases}: 0 to ${databases - 1}), so every connection would fail to select it: name one of its databases`,
       ]);
     },
     START_TIMEOUT_MS,

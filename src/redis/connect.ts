@@ -288,6 +288,50 @@ async function replicaUp(target: RedisTarget): Promise<boolean> {
   return true;
 }
 
+/**
+ * Why REDIS_URL's database cannot be used, or undefined when it can (or when the server could not be asked: a
+ * Redis away at start is the other checks' business). A server has a fixed number of databases (`databases`,
+ * 16 by default): with one it does not have, every connection would fail its SELECT for ever. Asked over a
+ * connection of its own to database 0, given up after `ms`; one server only (Sentinel and Cluster modes name
+ * no database).
+ */
+export async function missingDatabase(target: RedisTarget, ms = 2_000): Promise<string | undefined> {
+  const settings = settingsOf(target);
+  if (settings.mode !== 'server') return undefined;
+  const url = new URL(settings.url);
+  const database = Number(url.pathname.replace(/^\//, '') || '0');
+  if (database === 0) return undefined;
+  url.pathname = '';
+  const client = new Redis(url.toString(), {
+    lazyConnect: true,
+    connectTimeout: ms,
+    commandTimeout: ms,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    try {
+      await client.select(database);
+      return undefined;
+    } catch (error) {
+      if (!/DB index is out of range/i.test(error instanceof Error ? error.message : String(error))) return undefined;
+    }
+    const count = await client
+      .config('GET', 'databases')
+      .then((reply) => Number((reply as string[])[1]))
+      .catch(() => NaN);
+    const has = Number.isInteger(count) && count > 0 ? ` (it has ${count}: 0 to ${count - 1})` : '';
+    return `database ${database} is not on the server at ${url.host}${has}, so every connection would fail to select it: name one of its databases`;
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** BullMQ's prefix of the notification and SMS queues (keys.ts queuePrefixes, where every prefix is made). */
 export const QUEUE_PREFIX = queuePrefixes.shared;
 
