@@ -2,10 +2,10 @@
  * The money pages in headless Chromium, on the PostgreSQL server: the payments search (its form, its rows,
  * a refused value), an operation's timeline, the CSV export as the browser downloads it, and the
  * reconciliation runs with their differences. Nothing from the journal runs as markup, the pages raise no
- * error (a Content-Security-Policy violation is one), and each writes its screenshot in docs/.
+ * error (a Content-Security-Policy violation is one), and each writes its screenshot (docs/ops-*.png with
+ * UPDATE_SCREENSHOTS: test/screenshots.ts).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +14,10 @@ import { Journal } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
+import { screenshotPath } from '../screenshots.js';
 import { FORMULA_NAME, FORMULA_USER, seedJournal, seedReconciliation, startOps, type Refs } from './money-fixtures.js';
 
 const AUTH = { user: 'operator', password: 'a long operator password', token: 'an-ops-token-for-scripts-0123456789' };
-const DOCS = join(import.meta.dirname, '..', '..', 'docs');
 
 let server: ServerDatabase;
 let database: Database;
@@ -88,7 +88,7 @@ describe('the money pages in Chromium', () => {
     const hostile = page.locator(`tr[data-ref="${refs.hostile}"]`);
     expect(await hostile.locator('td').nth(6).innerText()).toContain(FORMULA_NAME);
     expect(await hostile.locator('td').nth(9).innerText()).toContain(FORMULA_USER);
-    await page.screenshot({ path: join(DOCS, 'ops-payments.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ops-payments.png'), fullPage: true });
 
     await page.fill('input[name="phone"]', '0772 000 001');
     await Promise.all([page.waitForURL(/phone=/), page.click('form.search button[type="submit"]')]);
@@ -128,7 +128,7 @@ describe('the money pages in Chromium', () => {
     ]);
     expect(await page.locator('dl.summary').innerText()).toMatch(/pay_completed_1[\s\S]*1500 UGX[\s\S]*completed/);
     expect(await page.locator('li[data-type="telling"]').innerText()).toContain('You sent UGX 1,500 to John Okello.');
-    await page.screenshot({ path: join(DOCS, 'ops-payment-timeline.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ops-payment-timeline.png'), fullPage: true });
 
     await page.goto(`${ops.url}/ops/payments/${refs.held}`);
     const approval = await page.locator('li[data-type="approval"]').innerText();
@@ -184,7 +184,7 @@ describe('the money pages in Chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('#money-days tbody tr').length === 2);
     await page.selectOption('#channel', '');
     await page.waitForFunction(() => document.querySelectorAll('#money-days tbody tr').length === 5);
-    await page.locator('#money').screenshot({ path: join(DOCS, 'ops-money.png') });
+    await page.locator('#money').screenshot({ path: screenshotPath('ops-money.png') });
     expect(troubles).toEqual([]);
   });
 
@@ -201,7 +201,7 @@ describe('the money pages in Chromium', () => {
     expect(await page.locator('tr[data-outcome="detail_differs"]').innerText()).toMatch(
       /amount[\s\S]*10 UGX[\s\S]*100 UGX/,
     );
-    await page.screenshot({ path: join(DOCS, 'ops-reconciliation.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('ops-reconciliation.png'), fullPage: true });
 
     await Promise.all([page.waitForURL(/outcome=matched/), page.click('.filters a[href$="outcome=matched"]')]);
     expect(await page.$$eval('table.items tbody tr', (rows) => rows.length)).toBe(2);

@@ -2,12 +2,10 @@
  * The operator page (/ops) in headless Chromium after scripted USSD conversations over real HTTP (Africa's
  * Talking): one paid, one abandoned at the amount (the gateway's end-of-session report), one request
  * cancelled. The page shows that drop-off in what it draws and says, refreshes itself, and writes a
- * screenshot (test-output/ops-page.png). Who may call /ops: an operator signed in on the form, or Basic auth with OPS_USER / OPS_PASSWORD, open in
+ * screenshot (docs/ops-page.png with UPDATE_SCREENSHOTS: test/screenshots.ts). Who may call /ops: an operator signed in on the form, or Basic auth with OPS_USER / OPS_PASSWORD, open in
  * the demo, not served in production without them; bad queries get a 400; data is shown as text only.
  */
-import { mkdirSync } from 'node:fs';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
-import { join } from 'node:path';
 import express from 'express';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,11 +15,11 @@ import type { Funnel, FunnelReport } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
+import { screenshotPath } from '../screenshots.js';
 
 const USER = 'operator';
 const PASSWORD = 'a long operator password';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output');
 
 let app: RunningApp;
 let browser: Browser;
@@ -156,10 +154,9 @@ describe('the operator page after scripted conversations', () => {
     expect(await page.textContent('#queue-depth')).toMatch(/^\d+$/);
 
     // The page down to the pay flow's section (README shows it as docs/ops-page.png).
-    mkdirSync(OUTPUT, { recursive: true });
     const payBox = (await page.locator(pay).boundingBox())!;
     await page.screenshot({
-      path: join(OUTPUT, 'ops-page.png'),
+      path: screenshotPath('ops-page.png'),
       fullPage: true,
       clip: { x: 0, y: 0, width: 1280, height: payBox.y + payBox.height + 16 },
     });

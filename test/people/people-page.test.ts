@@ -4,9 +4,9 @@
  * request without the CSRF token, and Basic-auth or OPS_TOKEN callers change nothing; a person added on the
  * page can dial at once; one suspended mid-conversation is refused at their next step; a PIN reset shows its
  * code once and the person cannot move money until they set a new one; every change is listed on the person
- * with the operator's name. Then the page in headless Chromium, with a screenshot in docs/people.png.
+ * with the operator's name. Then the page in headless Chromium, with a screenshot (docs/people.png with
+ * UPDATE_SCREENSHOTS: test/screenshots.ts).
  */
-import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
@@ -15,6 +15,7 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { CHROMIUM_ARGS } from '../adapters/ussd/chromium.js';
 import { AtSession } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
+import { screenshotPath } from '../screenshots.js';
 import {
   postForm,
   postSignIn as opsPostSignIn,
@@ -254,7 +255,7 @@ describe('the People page in Chromium', () => {
     expect(await page.locator('ol.timeline li').count()).toBe(2);
     await page.goto(`${app.url}/ops/people`);
     expect(await page.locator('tr[data-person]').count()).toBeGreaterThanOrEqual(3);
-    await page.screenshot({ path: join(import.meta.dirname, '..', '..', 'docs', 'people.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('people.png'), fullPage: true });
     expect(errors).toEqual([]);
   });
 });

@@ -2,10 +2,10 @@
  * `/preview` in the whole product (startApp with the embedded sandbox: the real engine, flows and renderers):
  * who may not post to it (no token, a wrong one, another site, bodies out of bounds), that its conversation is
  * its own, and the page in headless Chromium: a press in one pane and answers typed in others move the one
- * conversation, and all four panes show each new screen. `UPDATE_SCREENSHOTS=1` writes docs/preview.png.
+ * conversation, and all four panes show each new screen, with a screenshot (docs/preview.png with
+ * UPDATE_SCREENSHOTS: test/screenshots.ts).
  * That production serves none of it: test/security/ussd-gateway.test.ts.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { PREVIEW_COOKIE, previewParticipant } from '../../../adapters/preview/index.js';
@@ -13,6 +13,7 @@ import { startApp, type RunningApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
 import { keys } from '../../../src/conversation/store/keys.js';
 import type { Prompt } from '../../../src/conversation/types.js';
+import { screenshotPath } from '../../screenshots.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../ussd/chromium.js';
 
 let running: RunningApp;
@@ -280,13 +281,12 @@ describe('/preview in headless Chromium', () => {
       expect(swahili.prompt.text).toBe('Ungependa kufanya nini?');
       expect(swahili.ussd).toContain('1. Mlipe mtu');
 
-      if (process.env.UPDATE_SCREENSHOTS) {
-        await page.selectOption('#lang', 'en');
-        await drawn(page, 8);
-        await page.click('#telegram-chat .keyboard button:text-is("Pay someone")');
-        await drawn(page, 9);
-        await page.screenshot({ path: join(import.meta.dirname, '..', '..', '..', 'docs', 'preview.png') });
-      }
+      // The screenshot the docs show: back in English, a question open in every pane.
+      await page.selectOption('#lang', 'en');
+      await drawn(page, 8);
+      await page.click('#telegram-chat .keyboard button:text-is("Pay someone")');
+      await drawn(page, 9);
+      await page.screenshot({ path: screenshotPath('preview.png') });
       expect(errors).toEqual([]);
     } finally {
       await page.close();
