@@ -4,7 +4,7 @@
  * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.
  * Anyone may call it as often as they like, so neither check runs per call: each runs once at a time, callers
  * meanwhile sharing it, and its result is reused for a while after (the store's for `STORE_CHECK_MS`: a flood
- * costs one probe write per process in that time; the service's for `cacheMs`).
+ * costs one probe write per process in that time; the service's for `cacheMs`, a failure's for `STORE_CHECK_MS`).
  * The service check is an HTTP HEAD of its base address (any answer counts): it never touches the API, whose
  * reads are limited to 30 a minute. Added to the app itself, like every route of the product: a Router
  * mounted at the root would be walked by every request.
@@ -19,7 +19,7 @@ export interface HealthOptions {
   store: SessionStore;
   /** Base address of the service. */
   serviceUrl: string;
-  /** How long a service check result is reused, ms. Default 30000. */
+  /** How long a service check that passed is reused, ms (a failed one: STORE_CHECK_MS). Default 30000. */
   cacheMs?: number;
   /** Probe timeout, ms. Default 2000. */
   timeoutMs?: number;
@@ -39,14 +39,20 @@ interface Check {
   detail: string;
 }
 
-/** `check` run once at a time (callers meanwhile share it), its result reused for `ms` after it settles. */
+/**
+ * `check` run once at a time (callers meanwhile share it), its result reused for `ms` after it settles; a
+ * failure for `STORE_CHECK_MS` at most, so a store or service back after a blip is soon said ready.
+ */
 function reused(check: () => Promise<Check>, ms: number): () => Promise<Check> {
   let result: Promise<Check> | undefined;
   let freshUntil = 0;
   return () => {
     if (!result || Date.now() >= freshUntil) {
       freshUntil = Infinity;
-      result = check().finally(() => (freshUntil = Date.now() + ms));
+      result = check().then((c) => {
+        freshUntil = Date.now() + (c.ok ? ms : Math.min(ms, STORE_CHECK_MS));
+        return c;
+      });
     }
     return result;
   };

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 /** The health routes on the Redis at `port`: their address, and how many probe writes and HEADs they made. */
-async function readyOn(port: number) {
+async function readyOn(port: number, service: { down: boolean } = { down: false }) {
   const store = new RedisStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'test:readyz:' });
   const claims = vi.spyOn(store, 'claim');
   let heads = 0;
@@ -41,6 +41,7 @@ async function readyOn(port: number) {
     serviceUrl: 'http://service.invalid',
     fetch: async () => {
       heads += 1;
+      if (service.down) throw new Error('connect ECONNREFUSED');
       return new Response(null, { status: 200 });
     },
   });
@@ -102,5 +103,24 @@ describe('/readyz under a flood', () => {
       body: { ok: true, store: { ok: true, detail: 'ok' }, service: { ok: true, detail: 'HTTP 200' } },
     });
     expect(ready.writes()).toBe(2);
+  });
+
+  it('asks a service that failed again after STORE_CHECK_MS, and one that answered only after cacheMs', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const service = { down: true };
+    const ready = await readyOn(master.port, service);
+    for (const answer of await flood(50, ready.ask)) expect(answer.status).toBe(503);
+    expect(ready.heads()).toBe(1);
+    service.down = false;
+    vi.setSystemTime(Date.now() + STORE_CHECK_MS - 1);
+    expect((await ready.ask()).status).toBe(503);
+    vi.setSystemTime(Date.now() + 1);
+    for (const answer of await flood(50, ready.ask)) expect(answer.status).toBe(200);
+    expect(ready.heads()).toBe(2);
+    // Down again: the answer that passed is reused for cacheMs (30 s by default), not asked per call.
+    service.down = true;
+    vi.setSystemTime(Date.now() + 29_000);
+    expect((await ready.ask()).status).toBe(200);
+    expect(ready.heads()).toBe(2);
   });
 });
