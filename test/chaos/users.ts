@@ -110,7 +110,17 @@ export function ussdChoice(screen: string, label: RegExp): string | undefined {
   return undefined;
 }
 
-const MAX_ATTEMPTS = 6;
+/**
+ * How long a person keeps at it: six tries at least, and more (twelve at most) while a minute has not passed
+ * since the first. The machine's load stretches every answer and every instance's restart while the faults
+ * come on the clock: six tries alone could all fall inside one instance's run of kills (a dial waiting for a
+ * run held by a process killed under it gets no answer), where a person would go on dialling.
+ */
+const MIN_ATTEMPTS = 6;
+const MAX_ATTEMPTS = 12;
+const PATIENCE_MS = 60_000;
+const tryAgain = (attempt: number, since: number) =>
+  attempt < MIN_ATTEMPTS || (attempt < MAX_ATTEMPTS && Date.now() - since < PATIENCE_MS);
 /**
  * The pause before starting over the `attempt`-th time: 300 ms doubling, up to 5 s (9.3 s over five restarts),
  * as a person asked to start again waits longer each time it fails. Restarting every 300 ms, a person could
@@ -273,7 +283,7 @@ export function createPeople(options: PeopleOptions) {
         ? { kind: 'start-again', text: screen }
         : { kind: 'nothing' };
     };
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    for (let attempt = 0, since = Date.now(); tryAgain(attempt, since); attempt++) {
       if (attempt > 0) {
         c.restarts++;
         await sleep(restartPause(attempt));
@@ -399,7 +409,7 @@ export function createPeople(options: PeopleOptions) {
       return again !== undefined && !fresh.some(isNews) ? { kind: 'start-again', text: again } : { kind: 'nothing' };
     };
 
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    for (let attempt = 0, since = Date.now(); tryAgain(attempt, since); attempt++) {
       if (attempt > 0) {
         c.restarts++;
         await sleep(restartPause(attempt));
