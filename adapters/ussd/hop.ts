@@ -130,12 +130,22 @@ export function createHopHandler(options: HopOptions) {
       now: at,
       resumeMs,
     };
+    /** The delivery the turn last decided to step (a hop answered from the channel's state steps none). */
+    let stepped: string | undefined;
     const outcome = await guarded(
-      engine.turn<UssdState>(participant, (stored, conversation) => decisionOf(planHop(stored, input, conversation))),
+      engine.turn<UssdState>(participant, (stored, conversation) => {
+        const decision = decisionOf(planHop(stored, input, conversation));
+        stepped = decision.kind === 'step' ? decision.inbound.messageId : undefined;
+        return decision;
+      }),
     );
     if (outcome.kind === 'late') {
       logger.warn(ctx, 'ussd engine past the deadline: apologised');
       send(res, codec, request, APOLOGY_LATE, 0, 0);
+      // "Dial again shortly to see the result": the next dial must have one to show, even when this turn's work
+      // is stuck or dropped (a stalled Redis, a failover). A turn stuck before it decided anything has no
+      // delivery id yet: one no delivery has stands for it (it left no trace).
+      await engine.toldLate?.(participant, stepped ?? `${request.sessionId}:undecided`);
     } else if (outcome.kind === 'failed') {
       logger.error({ ...ctx, err: errorName(outcome.err) }, 'ussd hop failed: apologised');
       send(res, codec, request, APOLOGY_FAILED, 0, 0);

@@ -153,6 +153,13 @@ export interface TurnEngine extends Engine {
    * Engines without flows to count (test doubles) leave it out: such reports are then acknowledged, not counted.
    */
   sessionEnded?<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
+  /**
+   * The channel answered delivery `messageId` on its own, "taking longer than expected, dial again to see the
+   * result", before the turn did (the USSD router's guard): the person's next dial is told what became of it,
+   * and "nothing was sent" when nothing will tell them (turn.ts unseenAfterToldLate). Never throws. Engines
+   * without flows (test doubles) leave it out.
+   */
+  toldLate?(participant: Participant, messageId: string): Promise<void>;
 }
 
 /** What a channel's end-of-session report did (TurnEngine.sessionEnded). */

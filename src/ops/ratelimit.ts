@@ -159,6 +159,8 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
     turn,
     // A gateway's report that a session ended is not a message of the user's: not counted.
     sessionEnded: (participant, isCurrent) => engine.sessionEnded(participant, isCurrent),
+    // The USSD guard's answer to a delivery already let through (or refused): not a message either.
+    toldLate: (participant, messageId) => engine.toldLate(participant, messageId),
     drain: () => engine.drain(),
     stop: () => engine.stop(),
     close,

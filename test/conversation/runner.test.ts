@@ -20,6 +20,7 @@ import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import type {
   Address,
   Channel,
+  ConversationView,
   Inbound,
   Lease,
   LeaseChange,
@@ -794,6 +795,114 @@ describe('after money was sent, never "start again"', () => {
     const later = await e.handle(msg({ text: 'did it go?' }));
     expect(later.text).not.toMatch(/start again/i);
     expect(service.calls).toHaveLength(calls);
+    expect(service.payments).toHaveLength(1);
+  });
+});
+
+describe('after the USSD guard answered "dial again to see the result"', () => {
+  const NOTHING_SENT = /^Nothing was sent: something went wrong on our side\./;
+  const pinEngine = (service: ReturnType<typeof paymentsService>) =>
+    engine(redisStore(), service.services, {
+      flows: { menu: menuFlow, pay: pinFlow },
+      deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+    });
+  /** The view the last decision of a new dial saw (the hop offers to take a flow up only when it has no notes). */
+  async function viewAtDial(e: ConversationEngine, dial: Inbound): Promise<ConversationView | undefined> {
+    let seen: ConversationView | undefined;
+    await e.turn(dial, (_state, view) => {
+      seen = view;
+      return { kind: 'reply', state: undefined, changed: false };
+    });
+    return seen;
+  }
+
+  it('a PIN whose work left no trace (dropped by a failover, or stuck): the next dial says nothing was sent, offers no resume, and the PIN coming late pays nothing', async () => {
+    const service = paymentsService();
+    const e = pinEngine(service);
+    const msg = ussd();
+    expect((await e.handle(msg({ start: 'pay', newSession: true }))).text).toBe('PIN?');
+    const pin = msg({ text: '1234' });
+    // The router's guard answered this PIN "Sorry, this is taking longer than expected. Dial again shortly to see
+    // the result."; its turn wrote nothing (a failover dropped it, or it is stuck behind a stalled Redis).
+    await e.toldLate(pin, pin.messageId);
+    const dial = msg({ newSession: true });
+    expect(await viewAtDial(e, dial)).toMatchObject({ notes: true });
+    const shown = (await e.handle(dial)).text.split('\n');
+    expect(shown[0]).toBe('Update on your last request:');
+    expect(shown[1]).toMatch(NOTHING_SENT);
+    // The PIN's turn, coming late, finds its answer recorded: the same words, and nothing is paid.
+    expect((await e.handle(pin)).text).toMatch(NOTHING_SENT);
+    await e.drain();
+    expect(service.calls).toHaveLength(0);
+    // Said once.
+    expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Nothing was sent/);
+  });
+
+  it('a delivery answered after the guard with a screen never seen (a run taken over ending at the PIN again): the next dial says nothing was sent, not "Continue where you left off?"', async () => {
+    const service = paymentsService();
+    const e = pinEngine(service);
+    const msg = ussd();
+    const start = msg({ start: 'pay', newSession: true });
+    // Answered "PIN?" by the engine, after the guard had already answered "dial again to see the result".
+    expect((await e.handle(start)).text).toBe('PIN?');
+    await e.toldLate(start, start.messageId);
+    const dial = msg({ newSession: true });
+    expect(await viewAtDial(e, dial)).toMatchObject({ notes: true });
+    expect((await e.handle(dial)).text.split('\n')[1]).toMatch(NOTHING_SENT);
+    expect(service.calls).toHaveLength(0);
+  });
+
+  it('a PIN that paid, answered after the guard, or a dial after the payment answered by it: no dial says "nothing was sent"', async () => {
+    const service = paymentsService();
+    const store = redisStore();
+    const e = engine(store, service.services, {
+      flows: { menu: menuFlow, pay: pinFlow },
+      deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+    });
+    const msg = ussd();
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const pin = msg({ text: '1234' });
+    expect((await e.handle(pin)).text).toBe('Sent pay-1');
+    await e.toldLate(pin, pin.messageId);
+    // The dial shows the outcome kept for it, and nothing of "nothing was sent".
+    const shown = (await e.handle(msg({ newSession: true }))).text;
+    expect(shown).toContain('Sent pay-1');
+    expect(shown).not.toMatch(/Nothing was sent/);
+    // The outcome seen (no longer kept), a later dial, waiting for the payment's news, is answered by the guard:
+    // its turn left no trace. The dial after it is no news of the payment: it must not say nothing was sent
+    // (the Sentinel chaos run of 12:30 UTC told four payers so, their payments made).
+    await store.delete(keys.pending(pin));
+    await e.handle(msg({ newSession: true }));
+    const stuck = msg({ newSession: true });
+    await e.toldLate(stuck, stuck.messageId);
+    expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Nothing was sent/);
+    expect(service.payments).toHaveLength(1);
+  });
+
+  it('while a run is out, the dial waits for it as before: its outcome is the result', async () => {
+    const service = paymentsService();
+    const paying = gate<void>();
+    const e = engine(
+      redisStore(),
+      {
+        ...service.services,
+        async createPayment(input) {
+          await paying.promise;
+          return service.services.createPayment!(input);
+        },
+      },
+      { flows: { menu: menuFlow, pay: pinFlow } },
+    );
+    const msg = ussd();
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const pin = msg({ text: '1234' });
+    const answering = e.handle(pin); // the run is out: answered "processing" at the deadline
+    expect((await answering).text).not.toMatch(/Nothing was sent/);
+    await e.toldLate(pin, pin.messageId);
+    const dial = await e.handle(msg({ newSession: true }));
+    expect(dial.text).not.toMatch(/Nothing was sent/);
+    paying.open();
+    await e.drain();
     expect(service.payments).toHaveLength(1);
   });
 });

@@ -42,6 +42,7 @@ const SAMPLES: Record<string, () => string | string[]> = {
   openRunsParts: () => keys.openRunsParts(),
   profile: () => keys.profile('ussd', '+256772000001'),
   pending: () => keys.pending({ channel: 'ussd', conversationId: '+256772000001' }),
+  toldLate: () => keys.toldLate({ channel: 'ussd', conversationId: '+256772000001' }),
   contact: () => keys.contact('+256772000001'),
   ownContact: () => keys.ownContact(asker, '+256772000001'),
   ownRequests: () => keys.ownRequests(asker),
@@ -111,7 +112,7 @@ describe('keys.ts', () => {
       // Compare-and-set with the run lease and the index of open runs (redis-store.ts COMPARE_AND_SET_LEASED,
       // LEASE, RELEASE_LEASE); the record read with the profile and pending outcomes (record-cache.ts readWith).
       groups.push([`lease script of ${record}`, [record, keys.runLease(record), keys.openRuns(record)]]);
-      groups.push([`read of ${record}`, [record, keys.profile(c.channel, user), keys.pending(c)]]);
+      groups.push([`read of ${record}`, [record, keys.profile(c.channel, user), keys.pending(c), keys.toldLate(c)]]);
       groups.push([
         `user keys of ${record}`,
         [

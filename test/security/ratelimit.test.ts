@@ -45,6 +45,7 @@ class CountingEngine implements ConversationEngine {
   async sessionEnded(): Promise<SessionEnd> {
     return { counted: false, reason: 'not used here' };
   }
+  async toldLate(): Promise<void> {}
 }
 
 let messageIds = 0;

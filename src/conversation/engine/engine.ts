@@ -30,7 +30,7 @@ import {
   type FlowTransition,
   type StepContext,
 } from '../flow/flow-runtime.js';
-import { createTurn } from './turn.js';
+import { createTurn, keepToldLate } from './turn.js';
 import type {
   Address,
   Channel,
@@ -109,6 +109,7 @@ export interface ConversationEngine extends TurnEngine {
   /** Stops looking for runs to take over, then drains (graceful shutdown). */
   stop(): Promise<void>;
   sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
+  toldLate(participant: Participant, messageId: string): Promise<void>;
 }
 
 /** The deadline of a channel EngineOptions.deadlineMs does not list: a chat's (CHAT_DEADLINE_MS' default). */
@@ -243,6 +244,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       );
       return { counted: true };
     },
+    toldLate: (participant: Participant, messageId: string) => keepToldLate(store, participant, messageId, logger),
     drain: () => runner.drain(),
     stop: () => runner.stop(),
   };

@@ -24,7 +24,7 @@ import { answerOf, deliveryId, isNewest, WAITING, withAnswer, type ConversationR
 import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { rideOut } from '../store/ride-out.js';
+import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
 import {
@@ -91,6 +91,82 @@ class RunUnknown extends Error {
   ) {
     super(`a run may have started: ${errorMessage(cause)}`);
   }
+}
+
+/** How long deliveries answered by the USSD guard are remembered for the next dial (the resume window's order). */
+export const TOLD_LATE_TTL_SECONDS = 3600;
+/** Deliveries the guard answered that are remembered at once (the newest). */
+const TOLD_LATE_KEPT = 5;
+
+/** The delivery ids kept under keys.toldLate, oldest first. */
+function toldLateIds(snapshot: unknown): string[] {
+  const ids = (snapshot as { ids?: unknown } | null | undefined)?.ids;
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+}
+
+/**
+ * Of the deliveries the USSD guard answered "taking longer, dial again to see the result" (keys.toldLate),
+ * those the next dial says nothing was sent for: the person was promised a result and nothing will show one.
+ * Only while the conversation's flow waits at a question of its own (not the menu, not ended or expired, no run
+ * out): such a flow has made no money call (a money call's state is held by a replica before it is made,
+ * runner.ts durable, so no failover puts a flow back before one; after it the flow ends with its outcome), and
+ * the dial would otherwise offer to take it up there as if nothing had been said. Not while outcomes are kept
+ * for the dial (they are the result). Of those deliveries, the ones with no answer (their work dropped: a write
+ * a failover discarded, a process that died, a turn stuck before it decided anything) or with a screen the
+ * person never saw (answered after the guard). A flow that ended (a payment told, the menu since) says nothing
+ * here: a dial after a payment, answered by the guard, is no news of that payment.
+ */
+export function unseenAfterToldLate(
+  record: ConversationRecord,
+  toldLate: StoredSnapshot | null | undefined,
+  pending: StoredSnapshot | null | undefined,
+  now: number,
+): string[] {
+  const ids = toldLateIds(toldLate?.snapshot);
+  const session = record.session;
+  const open =
+    session !== undefined &&
+    session.flow !== 'menu' &&
+    !session.ended &&
+    !session.notice &&
+    session.expiresAt > now &&
+    record.run === undefined;
+  if (ids.length === 0 || !open || storedNotes(pending?.snapshot).length > 0) return [];
+  return ids.filter((id) => {
+    const answer = answerOf(record, id);
+    return answer === undefined || answer === WAITING || (!answer.final && answer.money !== true);
+  });
+}
+
+/**
+ * Remembers, for the person's next dial, that the USSD guard answered delivery `messageId` "taking longer than
+ * expected, dial again to see the result" before the engine did (its work may be stuck behind a stalled Redis,
+ * or dropped). On Sentinel it waits once for a replica to hold it (SessionStore.replicated, up to a second), not
+ * until one does: that wait holds the store's connection, and the guard answering says the connection is slow
+ * already (every delivery of the process waits behind it). Tried again through store failures. Never throws.
+ */
+export async function keepToldLate(
+  store: SessionStore,
+  participant: Participant,
+  messageId: string,
+  logger: Logger,
+): Promise<void> {
+  const key = keys.toldLate(participant);
+  const id = deliveryId(messageId);
+  for (let tries = 1; tries <= STORE_TRIES; tries++) {
+    try {
+      const stored = await store.get(key);
+      const ids = toldLateIds(stored?.snapshot);
+      if (ids.includes(id)) return;
+      const next = { ids: [...ids, id].slice(-TOLD_LATE_KEPT) };
+      if ((await store.set(key, next, stored?.version ?? null, TOLD_LATE_TTL_SECONDS)) === null) continue;
+      await store.replicated?.();
+      return;
+    } catch {
+      await pauseAfter(tries);
+    }
+  }
+  logger.error(logged(participant), 'engine: a delivery the USSD guard answered could not be remembered');
 }
 
 /** A step lost its compare-and-set to another message: read again and redo it. */
@@ -185,6 +261,25 @@ export function createTurn(o: TurnOptions) {
     return [answers.text({ key: 'common.pendingOutcome' }, lang), ...shown];
   }
 
+  /** The dial's notes with "nothing was sent" (for what the USSD guard answered) first, under the notes' header. */
+  function withToldLate(shown: string[], nothingSent: Prompt | undefined, lang: Lang): string[] {
+    if (!nothingSent) return shown;
+    const [header, ...rest] = shown.length > 0 ? shown : [answers.text({ key: 'common.pendingOutcome' }, lang)];
+    return [header!, fitWhole(nothingSent.text, DIAL_NOTES_MAX), ...rest];
+  }
+
+  /** The deliveries the USSD guard answered, once a dial has said what became of them. */
+  async function forgetToldLate(inbound: Inbound): Promise<void> {
+    await store
+      .delete(keys.toldLate(inbound))
+      .catch((error: unknown) =>
+        logger.warn(
+          { ...who(inbound), err: errorMessage(error) },
+          'engine: deliveries the USSD guard answered not forgotten',
+        ),
+      );
+  }
+
   /**
    * What follows a committed step; none of it may take the step's answer away. `seen`: this message followed a
    * dial that showed pending notes, in its session, so they reached the phone and are dropped. Undefined when
@@ -227,6 +322,7 @@ export function createTurn(o: TurnOptions) {
     stored: Stored | null,
     profile: UserProfile,
     pending: StoredSnapshot | null,
+    toldLate: StoredSnapshot | null,
     after: (prompt: Prompt) => S,
   ): Promise<Delivered<S> | typeof CONFLICT> {
     const record = stored?.record ?? EMPTY;
@@ -272,7 +368,13 @@ export function createTurn(o: TurnOptions) {
       return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
-    const shownPending = pendingNotes(pending, lang);
+    // A new dial after the USSD guard answered "dial again to see the result" for deliveries nothing will tell:
+    // this dial says that nothing was sent, and records it as their answer, so their work, if it comes late (a
+    // turn stuck behind a stalled Redis), finds them answered and sends nothing.
+    const unseen = inbound.newSession ? unseenAfterToldLate(record, toldLate, pending, o.now()) : [];
+    const nothingSent = unseen.length > 0 ? answers.notice('common.runFailed', lang, true) : undefined;
+    const ledger = unseen.reduce((entries, lost) => withAnswer(entries, lost, nothingSent!), record.ledger);
+    const shownPending = withToldLate(pendingNotes(pending, lang), nothingSent, lang);
     const notes = [...shownPending, ...planned.notes.map((t) => answers.text(t, lang))];
     // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
     const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
@@ -289,12 +391,15 @@ export function createTurn(o: TurnOptions) {
       const kept = shownOnce ? answers.notice('common.shownOnce', lang, true) : prompt;
       const next: ConversationRecord = {
         ...(shownOnce ? {} : { session: planned.session }),
-        ledger: withAnswer(record.ledger, id, kept),
+        ledger: withAnswer(ledger, id, kept),
         channel: shownOnce ? after(kept) : state,
         profile: planned.profile,
         ...marked,
       };
       if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
+      if (unseen.length > 0)
+        logger.warn(who(inbound), 'engine: a dial told that nothing was sent for what the USSD guard answered');
+      if (toldLate && inbound.newSession && !record.run) await forgetToldLate(inbound);
       const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
       if (saving) await saving;
       return { prompt, state };
@@ -302,7 +407,7 @@ export function createTurn(o: TurnOptions) {
     const token = runner.newToken();
     const next: ConversationRecord = {
       session: planned.session,
-      ledger: withAnswer(record.ledger, id, WAITING),
+      ledger: withAnswer(ledger, id, WAITING),
       ...(record.channel !== undefined ? { channel: record.channel } : {}),
       profile: planned.profile,
       run: { id: token },
@@ -313,6 +418,7 @@ export function createTurn(o: TurnOptions) {
     const leasedAt = o.now();
     const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.session);
     if (written === null) return CONFLICT;
+    if (toldLate && inbound.newSession) await forgetToldLate(inbound);
     const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
     runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
     const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
@@ -372,6 +478,7 @@ export function createTurn(o: TurnOptions) {
     record: ConversationRecord,
     pending: StoredSnapshot | null | undefined,
     participant: Participant,
+    toldLate?: StoredSnapshot | null,
   ): ConversationView {
     const session = record.session;
     const open =
@@ -384,7 +491,10 @@ export function createTurn(o: TurnOptions) {
     // The user's context (their policy) only for a flow that could be taken up.
     const home = open ? o.context(participant).home : 'menu';
     const waiting = open && (home === 'menu' || session.flow === home);
-    return { waiting, notes: storedNotes(pending?.snapshot).length > 0 };
+    // Something to say of what the USSD guard answered counts as a note: no flow is offered to be taken up first.
+    const notes =
+      storedNotes(pending?.snapshot).length > 0 || unseenAfterToldLate(record, toldLate, pending, o.now()).length > 0;
+    return { waiting, notes };
   }
 
   /**
@@ -438,19 +548,22 @@ export function createTurn(o: TurnOptions) {
      * The profile and pending outcomes, read with the record when it is read: what a conversation starting over
      * needs (a new USSD dial, where the record is mostly not kept here), in the same round trip.
      */
-    let alongside: { profile: StoredSnapshot | null; pending: StoredSnapshot | null } | undefined;
+    let alongside:
+      { profile: StoredSnapshot | null; pending: StoredSnapshot | null; toldLate: StoredSnapshot | null } | undefined;
+    const ussd = participant.channel === 'ussd';
     /** The record last read, and the channel state of the decision on it: what a failure is answered from. */
     let known: ConversationRecord | undefined;
     let after: ((prompt: Prompt) => S) | undefined;
     try {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
         if (stored === undefined || attempt > 0) {
-          const [read, profile, pending] = await records.readWith(key, [
+          const [read, profile, pending, toldLate] = await records.readWith(key, [
             keys.profile(participant.channel, participant.userId),
             keys.pending(participant),
+            ...(ussd ? [keys.toldLate(participant)] : []),
           ]);
           stored = read;
-          alongside = { profile: profile ?? null, pending: pending ?? null };
+          alongside = { profile: profile ?? null, pending: pending ?? null, toldLate: toldLate ?? null };
           guessed = false;
         }
         const record = stored?.record ?? EMPTY;
@@ -463,7 +576,10 @@ export function createTurn(o: TurnOptions) {
           }
           return { state: record.channel as S, stopped: true };
         }
-        const decision = decide(record.channel as S | undefined, viewOf(record, alongside?.pending, participant));
+        const decision = decide(
+          record.channel as S | undefined,
+          viewOf(record, alongside?.pending, participant, alongside?.toldLate),
+        );
         // An answer without a step comes only from a record just read, with the outcomes kept for the user (the
         // view's notes): a kept one is read and decided on again (not an attempt).
         if (decision.kind === 'reply') {
@@ -503,16 +619,21 @@ export function createTurn(o: TurnOptions) {
         const fresh =
           inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
         // Mid-flow on a kept record (most messages) nothing is read: no Promise.all of two constants a message.
-        const [read, pending] = alongside
-          ? [fresh ? profileOf(alongside.profile) : undefined, inbound.newSession ? alongside.pending : null]
+        const [read, pending, toldLate] = alongside
+          ? [
+              fresh ? profileOf(alongside.profile) : undefined,
+              inbound.newSession ? alongside.pending : null,
+              inbound.newSession ? alongside.toldLate : null,
+            ]
           : fresh || inbound.newSession
             ? await Promise.all([
                 fresh ? readProfile(store, inbound) : undefined,
                 inbound.newSession ? store.get(keys.pending(inbound)) : null,
+                inbound.newSession && ussd ? store.get(keys.toldLate(inbound)) : null,
               ])
-            : [undefined, null];
+            : [undefined, null, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
-        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, after);
+        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, toldLate, after);
         if (outcome !== CONFLICT) return { ...outcome, decision };
       }
       logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');

@@ -121,6 +121,11 @@ export const keys = {
   profile: (channel: string, userId: string): string => `profile:${userTag(channel, userId)}:${channel}:${userId}`,
   /** Messages kept for a USSD user until the next dial (ussd-inbox.ts). */
   pending: (c: Conversation): string => `pending:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
+  /**
+   * The USSD deliveries a gateway's guard answered "taking longer, dial again to see the result" before the
+   * engine did (turn.ts keepToldLate): the next dial says what became of them.
+   */
+  toldLate: (c: Conversation): string => `told-late:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
   /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */
   contact: (phonenumber: string): string => `contact:${braced(phonenumber)}`,
   /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-services.ts). */

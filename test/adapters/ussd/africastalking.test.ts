@@ -178,15 +178,23 @@ describe("Africa's Talking over HTTP", () => {
     }
   });
 
-  it('answers END when the engine takes far past the deadline, and so does a resend', async () => {
+  it('answers END when the engine takes far past the deadline, and so does a resend; the engine is told which delivery', async () => {
     const releases: (() => void)[] = [];
+    const toldLate: Array<[string, string]> = [];
     const slow = {
       handle: () => new Promise<never>((_, reject) => void releases.push(() => reject(new Error('late')))),
+      // "Dial again shortly to see the result": the next dial must say what became of this delivery.
+      toldLate: async (participant: { conversationId: string }, messageId: string) =>
+        void toldLate.push([participant.conversationId, messageId]),
     };
     app = await startUssd({ engine: slow, deadlineMs: 20 });
     const reply = await session(app.url, 'SLOW')('');
     expect(reply.body).toMatch(/^END Sorry, this is taking longer/);
     expect((await session(app.url, 'SLOW')('')).body).toBe(reply.body);
+    expect(toldLate).toEqual([
+      [PHONE, 'SLOW:0'],
+      [PHONE, 'SLOW:0'],
+    ]);
     for (const release of releases) release();
   });
 

@@ -102,7 +102,7 @@ export function scriptedEngine() {
  * the conversation record (`conv:<channel>:<id>`, field `channel`) of `store`, read and written with
  * compare-and-set; a write that loses decides again from the winner's state.
  */
-export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
+export function withTurns(engine: Engine & Pick<TurnEngine, 'toldLate'>, store: SessionStore): TurnEngine {
   /** The engine's answer to a step and to each answer typed ahead that the channel takes on the screen before. */
   async function stepped<S>(decision: Extract<TurnDecision<S>, { kind: 'step' }>): Promise<S> {
     let prompt = await engine.handle(decision.inbound);
@@ -122,6 +122,7 @@ export function withTurns(engine: Engine, store: SessionStore): TurnEngine {
   }
   return {
     handle: (inbound) => engine.handle(inbound),
+    ...(engine.toldLate ? { toldLate: engine.toldLate.bind(engine) } : {}),
     async turn<S>(participant: Participant, decide: Decide<S>): Promise<S> {
       const key = keys.conversation(participant);
       for (;;) {
@@ -164,7 +165,10 @@ export async function listen(app: RequestListener): Promise<TestApp> {
 
 /** The USSD router on a fresh app, with a scripted engine (or `engine`) over a memory store unless given. */
 export async function startUssd(
-  overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & { engine?: Engine; store?: SessionStore } = {},
+  overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & {
+    engine?: Engine & Pick<TurnEngine, 'toldLate'>;
+    store?: SessionStore;
+  } = {},
 ) {
   const scripted = scriptedEngine();
   const { engine = scripted.engine, store = new MemoryStore(), ...options } = overrides;
