@@ -176,6 +176,39 @@ const pinFlow: FlowModule = {
   }),
 };
 
+/** Asks whom to pay, looks it up (a busy step, the test's reserveSpend), then asks to confirm: a run ending at a question. */
+const lookupFlow: FlowModule = {
+  id: 'pay',
+  messages: { en: { 't.whom': 'Whom?', 't.confirm': 'Pay them?' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { reserveSpend: serviceActors.reserveSpend },
+  }).createMachine({
+    context: ({ input }) => ({ input }),
+    initial: 'asking',
+    states: {
+      asking: { meta: { view: () => ({ text: { key: 't.whom' } }) }, on: { ANSWERED: 'looking' } },
+      looking: {
+        tags: ['busy'],
+        invoke: {
+          src: 'reserveSpend',
+          input: ({ context }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            flow: 'pay',
+            amount: '100',
+            currency: 'UGX',
+            duplicateCheckKey: `${context.input.runId}:look`,
+          }),
+          onDone: 'confirming',
+          onError: 'confirming',
+        },
+      },
+      confirming: { meta: { view: () => ({ text: { key: 't.confirm' } }) } },
+    },
+  }),
+};
+
 const policy = new AccessPolicy({
   roles: { clerk: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '5000' } } },
   users: { telegram: { '*': { role: 'clerk' } }, ussd: { '*': { role: 'clerk' } }, slack: {} },
@@ -251,6 +284,7 @@ function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean
   return wrapper;
 }
 
+const PROCESSING = 'We are still working on it. You will be notified of the result.';
 const CONFIRMING =
   'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
@@ -877,6 +911,38 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     await e.toldLate(stuck, stuck.messageId);
     expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Nothing was sent/);
     expect(service.payments).toHaveLength(1);
+  });
+
+  it('a run answered "still working on it" that ends at a question: the next dial says nothing was sent, rather than offering that question again', async () => {
+    const looking = gate<void>();
+    let looked = 0;
+    const e = engine(
+      redisStore(),
+      {
+        // The look-up before the question (a contact's name, a repeat check): held past the deadline.
+        reserveSpend: async () => {
+          looked++;
+          await looking.promise;
+        },
+      },
+      { flows: { menu: menuFlow, pay: lookupFlow } },
+    );
+    const msg = ussd();
+    expect((await e.handle(msg({ start: 'pay', newSession: true }))).text).toBe('Whom?');
+    // Past the deadline: "still working on it", as the router's guard would say "dial again to see the result".
+    expect((await e.handle(msg({ text: 'Sarah' }))).text).toBe(PROCESSING);
+    looking.open();
+    await e.drain();
+    expect(looked).toBe(1);
+    // The question the run ended at reached nobody: the dial says nothing was sent, and offers no resume.
+    const dial = msg({ newSession: true });
+    let view: ConversationView | undefined;
+    await e.turn(dial, (_state, seen) => {
+      view = seen;
+      return { kind: 'reply', state: undefined, changed: false };
+    });
+    expect(view).toMatchObject({ notes: true });
+    expect((await e.handle(dial)).text.split('\n')[1]).toMatch(/^Nothing was sent: something went wrong on our side\./);
   });
 
   it('while a run is out, the dial waits for it as before: its outcome is the result', async () => {

@@ -619,6 +619,14 @@ export class Runner {
         logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'),
       );
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
+      // A USSD question reached late (its waiters told "still working on it", or the run taken over from a holder
+      // that died: a failover may have put the record back to this run after the person answered past it) is
+      // shown to nobody: the next dial would offer to take the flow up there, as if nothing had been said. No
+      // money call was made: that dial says plainly that nothing was sent (and offers no resume while kept).
+      if (settled.late && participant.channel === 'ussd' && !outcome.final && !money) {
+        logger.warn(log, 'engine: a late run ended at a question on USSD; told that nothing was sent');
+        await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
+      }
     } catch (error) {
       if (money) {
         // The payment may have been made: nothing may say otherwise. The stored state repeats the call under
