@@ -886,6 +886,32 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     expect(service.calls).toHaveLength(0);
   });
 
+  it('a PIN check past the deadline answered after the guard, its copy kept for the dial lost in a failover: the next dial still says nothing was sent', async () => {
+    const service = paymentsService();
+    const checking = gate<void>();
+    fakeTime();
+    const store = redisStore();
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    pinChecks.push(() => checking.promise);
+    const msg = ussd();
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const pin = msg({ text: '1234' });
+    const answering = e.handle(pin);
+    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
+    // Recorded for the delivery, but it came after the router's guard had answered "dial again to see the result".
+    expect((await answering).text).toMatch(NOTHING_SENT);
+    await e.toldLate(pin, pin.messageId);
+    // Its copy kept for the next dial was on the old master when a failover came (the 12:50 UTC chaos run).
+    await store.delete(keys.pending(pin));
+    checking.open();
+    await realPause(100);
+    const dial = msg({ newSession: true });
+    expect(await viewAtDial(e, dial)).toMatchObject({ notes: true });
+    expect((await e.handle(dial)).text.split('\n')[1]).toMatch(NOTHING_SENT);
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('a PIN that paid, answered after the guard, or a dial after the payment answered by it: no dial says "nothing was sent"', async () => {
     const service = paymentsService();
     const store = redisStore();

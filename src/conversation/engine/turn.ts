@@ -111,10 +111,11 @@ function toldLateIds(snapshot: unknown): string[] {
  * out): such a flow has made no money call (a money call's state is held by a replica before it is made,
  * runner.ts durable, so no failover puts a flow back before one; after it the flow ends with its outcome), and
  * the dial would otherwise offer to take it up there as if nothing had been said. Not while outcomes are kept
- * for the dial (they are the result). Of those deliveries, the ones with no answer (their work dropped: a write
- * a failover discarded, a process that died, a turn stuck before it decided anything) or with a screen the
- * person never saw (answered after the guard). A flow that ended (a payment told, the menu since) says nothing
- * here: a dial after a payment, answered by the guard, is no news of that payment.
+ * for the dial (they are the result). Of those deliveries, all but one answered after a money call: the rest
+ * have no answer (their work dropped: a write a failover discarded, a process that died, a turn stuck before it
+ * decided anything) or one the person never saw (answered after the guard: a screen of the flow, or a PIN
+ * check's "Nothing was sent" whose copy kept for the dial a failover dropped). A flow that ended (a payment
+ * told, the menu since) says nothing here: a dial after a payment, answered by the guard, is no news of it.
  */
 export function unseenAfterToldLate(
   record: ConversationRecord,
@@ -134,7 +135,7 @@ export function unseenAfterToldLate(
   if (ids.length === 0 || !open || storedNotes(pending?.snapshot).length > 0) return [];
   return ids.filter((id) => {
     const answer = answerOf(record, id);
-    return answer === undefined || answer === WAITING || (!answer.final && answer.money !== true);
+    return answer === undefined || answer === WAITING || answer.money !== true;
   });
 }
 
