@@ -902,7 +902,7 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     // Recorded for the delivery, but it came after the router's guard had answered "dial again to see the result".
     expect((await answering).text).toMatch(NOTHING_SENT);
     await e.toldLate(pin, pin.messageId);
-    // Its copy kept for the next dial was on the old master when a failover came (the 12:50 UTC chaos run).
+    // Its copy kept for the next dial was on the old master when a failover came (the 12:45 UTC chaos run).
     await store.delete(keys.pending(pin));
     checking.open();
     await realPause(100);
@@ -969,6 +969,35 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     });
     expect(view).toMatchObject({ notes: true });
     expect((await e.handle(dial)).text.split('\n')[1]).toMatch(/^Nothing was sent: something went wrong on our side\./);
+  });
+
+  it('an outcome kept for the dial, shown by a dial answered past the deadline (the guard in its place): two later dials still show it', async () => {
+    const service = paymentsService();
+    let clock = Date.now();
+    let stalling = false;
+    const base = redisStore();
+    // The conversation's write of a stalled dial lands after the deadline (Redis stalled in a master fault).
+    const store = overriding(base, {
+      async set(...args: Parameters<SessionStore['set']>) {
+        const written = await base.set(...args);
+        if (stalling && args[0].startsWith('conv:')) clock += 5_000;
+        return written;
+      },
+    });
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: () => clock });
+    const msg = ussd();
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1'); // kept for the next dial too
+    stalling = true;
+    const stalled = msg({ newSession: true });
+    expect((await e.handle(stalled)).text).toContain('Sent pay-1'); // written, but the guard answered the phone
+    await e.toldLate(stalled, stalled.messageId);
+    stalling = false;
+    // Seen at two dials, as any kept outcome; the stalled one does not count.
+    expect((await e.handle(msg({ newSession: true }))).text).toContain('Sent pay-1');
+    expect((await e.handle(msg({ newSession: true }))).text).toContain('Sent pay-1');
+    expect((await e.handle(msg({ newSession: true }))).text).not.toContain('Sent pay-1');
+    expect(service.payments).toHaveLength(1);
   });
 
   it('while a run is out, the dial waits for it as before: its outcome is the result', async () => {

@@ -325,6 +325,7 @@ export function createTurn(o: TurnOptions) {
     pending: StoredSnapshot | null,
     toldLate: StoredSnapshot | null,
     after: (prompt: Prompt) => S,
+    answerBy?: number,
   ): Promise<Delivered<S> | typeof CONFLICT> {
     const record = stored?.record ?? EMPTY;
     if (!o.policy.role(inbound.channel, inbound.userId)) {
@@ -401,7 +402,10 @@ export function createTurn(o: TurnOptions) {
       if (unseen.length > 0)
         logger.warn(who(inbound), 'engine: a dial told that nothing was sent for what the USSD guard answered');
       if (toldLate && inbound.newSession && !record.run) await forgetToldLate(inbound);
-      const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
+      // Kept outcomes on a screen written past the channel's deadline may never reach the phone (the USSD router's
+      // guard answers "dial again" in its place): not counted as shown, so two later dials still show them.
+      const inTime = answerBy === undefined || o.now() <= answerBy;
+      const saving = afterStep(inbound, planned, pending, shownPending.length > 0 && inTime, seen);
       if (saving) await saving;
       return { prompt, state };
     }
@@ -505,7 +509,7 @@ export function createTurn(o: TurnOptions) {
    */
   return async function deliver<S>(participant: Participant, decide: Decide<S>): Promise<Delivered<S>> {
     const began = o.now();
-    const first = await deliverOne(participant, decide);
+    const first = await deliverOne(participant, decide, undefined, began + o.deadlineOf(participant.channel));
     const decision = first.decision;
     if (decision?.kind !== 'step' || !decision.ahead) return first;
     const { ahead, inbound } = decision;
@@ -535,11 +539,13 @@ export function createTurn(o: TurnOptions) {
   /**
    * One delivery: read the record, decide, step, write; with the decision it acted on. With `follows`, only
    * while that delivery is the latest the conversation holds (else `stopped`: nothing decided or written).
+   * `answerBy`: the channel's deadline for its answer (kept outcomes shown later are not counted as seen).
    */
   async function deliverOne<S>(
     participant: Participant,
     decide: Decide<S>,
     follows?: string,
+    answerBy?: number,
   ): Promise<Delivered<S> & { decision?: TurnDecision<S>; stopped?: true }> {
     const key = keys.conversation(participant);
     /** The record kept in memory (a guess, proved by this message's write) or, once undefined, read. */
@@ -634,7 +640,7 @@ export function createTurn(o: TurnOptions) {
               ])
             : [undefined, null, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
-        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, toldLate, after);
+        const outcome = await step(inbound, id, key, stored ?? null, profile, pending, toldLate, after, answerBy);
         if (outcome !== CONFLICT) return { ...outcome, decision };
       }
       logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
