@@ -1000,6 +1000,36 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     expect(service.payments).toHaveLength(1);
   });
 
+  it('the dial saying nothing was sent, itself answered past the deadline (the guard in its place): the next dial says it', async () => {
+    const service = paymentsService();
+    let clock = Date.now();
+    let stalling = false;
+    const base = redisStore();
+    // The conversation's write of a stalled dial lands after the deadline (Redis stalled in a master fault).
+    const store = overriding(base, {
+      async set(...args: Parameters<SessionStore['set']>) {
+        const written = await base.set(...args);
+        if (stalling && args[0].startsWith('conv:')) clock += 5_000;
+        return written;
+      },
+    });
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: () => clock });
+    const msg = ussd();
+    await e.handle(msg({ start: 'pay', newSession: true }));
+    const pin = msg({ text: '1234' });
+    await e.toldLate(pin, pin.messageId); // its work left no trace
+    stalling = true;
+    const stalled = msg({ newSession: true });
+    expect((await e.handle(stalled)).text.split('\n')[1]).toMatch(NOTHING_SENT); // the guard answered the phone
+    await e.toldLate(stalled, stalled.messageId);
+    stalling = false;
+    // That dial left the flow for the menu: the next one has no flow waiting, and says it from what was kept.
+    const shown = (await e.handle(msg({ newSession: true }))).text.split('\n');
+    expect(shown[0]).toBe('Update on your last request:');
+    expect(shown[1]).toMatch(NOTHING_SENT);
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('while a run is out, the dial waits for it as before: its outcome is the result', async () => {
     const service = paymentsService();
     const paying = gate<void>();

@@ -399,12 +399,16 @@ export function createTurn(o: TurnOptions) {
         ...marked,
       };
       if (!(await records.write(key, next, stored?.version ?? null))) return CONFLICT;
-      if (unseen.length > 0)
-        logger.warn(who(inbound), 'engine: a dial told that nothing was sent for what the USSD guard answered');
-      if (toldLate && inbound.newSession && !record.run) await forgetToldLate(inbound);
       // Kept outcomes on a screen written past the channel's deadline may never reach the phone (the USSD router's
       // guard answers "dial again" in its place): not counted as shown, so two later dials still show them.
       const inTime = answerBy === undefined || o.now() <= answerBy;
+      if (unseen.length > 0) {
+        logger.warn(who(inbound), 'engine: a dial told that nothing was sent for what the USSD guard answered');
+        // Said on a screen that may not reach the phone, and this dial left the flow for the menu (the next dial
+        // finds no flow waiting): kept for the next dial as a run's late answer is.
+        if (!inTime) await runner.keepForNextDial(inbound, nothingSent!);
+      }
+      if (toldLate && inbound.newSession && !record.run) await forgetToldLate(inbound);
       const saving = afterStep(inbound, planned, pending, shownPending.length > 0 && inTime, seen);
       if (saving) await saving;
       return { prompt, state };
