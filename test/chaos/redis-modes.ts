@@ -3,7 +3,7 @@
  * on ports 7100-7119 (test/redis/servers.ts):
  * - `sentinel`: a master (7100) with a replica (7101) and three Sentinels (7105-7107) watching it as `momo`;
  *   the faults, in turn: a planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels
- *   promote the replica; the killed server comes back empty as its replica);
+ *   promote the replica; the killed server comes back empty as its replica, promotable once it holds the data);
  * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, a part of the
  *   follow-ups' `{momo-f<n>}`, or a part of the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
  *   then the slot given to the new owner), as `redis-cli --cluster reshard` does.
@@ -14,8 +14,9 @@ import { Cluster, Redis } from 'ioredis';
 import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
 import {
   masterPortOf,
+  promotable,
   startCluster,
-  startRedis,
+  startEmptyReplica,
   startSentinelSet,
   stopAll,
   untilMaster,
@@ -105,9 +106,12 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
       });
       await untilMaster(after);
       const to = Date.now();
-      // The killed server comes back empty, as the new master's replica (as an operator restarts it).
-      if (kill) servers.set(before, await startRedis(before, ['--replicaof', '127.0.0.1', String(after)]));
+      // The killed server comes back empty, as the new master's replica (as an operator restarts it), and may
+      // be promoted only once it holds the data: at 12:36 UTC on 2026-11-27 the Sentinels promoted it empty
+      // during a stall of the new master, which then loaded its empty data set (servers.ts).
+      if (kill) servers.set(before, await startEmptyReplica(before, after));
       await whole(after);
+      if (kill) await promotable(before);
       progress(`chaos: Redis master now ${after} (${to - from} ms)`);
       return { what: kill ? 'master-killed' : 'failover', from, to };
     },

@@ -210,6 +210,42 @@ export async function startSentinelSet(
   return { master, replica, sentinels };
 }
 
+/**
+ * Starts a killed server again on `port`, empty, as the replica of `masterPort` (as an operator brings back a
+ * crashed server that kept nothing on disk), not to be promoted until its first sync is done
+ * (`replica-priority 0`; {@link promotable} lifts it). A replica that never synced reports no link-down time,
+ * so the Sentinels take it for a good candidate: a stall of the master past their down-after time in that
+ * window (a few seconds: the master waits before it sends its data) would promote the empty server, and the
+ * master, made its replica, would load its empty data set: every key gone.
+ */
+export function startEmptyReplica(port: number, masterPort: number): Promise<Server> {
+  return startRedis(port, ['--replicaof', '127.0.0.1', String(masterPort), '--replica-priority', '0']);
+}
+
+/** Once the replica on `port` holds its master's data (its link up), the Sentinels may promote it again. */
+export async function promotable(port: number, tries = 600): Promise<void> {
+  await until(
+    `replica on ${port} in sync`,
+    async () => {
+      const r = new Redis({ port, maxRetriesPerRequest: 0 });
+      r.on('error', () => {});
+      try {
+        return /^master_link_status:up/m.test(await r.info('replication')) ? true : undefined;
+      } finally {
+        r.disconnect();
+      }
+    },
+    tries,
+  );
+  const r = new Redis({ port, maxRetriesPerRequest: 0 });
+  r.on('error', () => {});
+  try {
+    await r.config('SET', 'replica-priority', '100');
+  } finally {
+    r.disconnect();
+  }
+}
+
 /** The port of the master the Sentinel on `sentinelPort` names for `name`. */
 export async function masterPortOf(sentinelPort: number, name: string): Promise<number> {
   const s = new Redis({ port: sentinelPort, maxRetriesPerRequest: 0 });
