@@ -49,6 +49,9 @@ export type RedisClient = Redis | Cluster;
 /** At most one error line per connection in this many ms while Redis stays away (the first is logged at once). */
 export const ERROR_LOG_EVERY_MS = 30_000;
 
+/** How often a cluster connection asks for the slot map (CLUSTER SLOTS), ms: how long a moved slot may fail. */
+export const SLOTS_REFRESH_MS = 2_000;
+
 /** Longest wait between two reconnection attempts, ms: a failed-over master is found again within it. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
 
@@ -124,6 +127,10 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
         ...(settings.password !== undefined ? { password: settings.password } : {}),
         ...(settings.tls ? { tls: {} } : {}),
       },
+      // ioredis follows a MOVED only when every command of a pipeline got it (our connections pipeline each
+      // tick's commands), and learns nothing from the rest: a slot moved under a mixed pipeline would fail its
+      // commands until something else refreshed the map. Asked again on a timer, it is stale for that long at most.
+      slotsRefreshInterval: SLOTS_REFRESH_MS,
       // A slot moving or a master failing over: try again shortly rather than fail the command.
       retryDelayOnFailover: 200,
       retryDelayOnClusterDown: 300,

@@ -14,6 +14,7 @@ import { Cluster, Redis } from 'ioredis';
 import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
 import {
   masterPortOf,
+  moveSlotOf,
   promotable,
   startCluster,
   startEmptyReplica,
@@ -131,9 +132,6 @@ async function clusterSet(progress: (line: string) => void, random: () => number
   await startCluster(CLUSTER_PORTS);
   const client = new Cluster(CLUSTER_PORTS.map((port) => ({ host: '127.0.0.1', port })));
   client.on('error', () => {});
-  const ids = new Map<number, string>();
-  for (const port of CLUSTER_PORTS)
-    ids.set(port, await withClient(port, async (r) => String(await r.call('CLUSTER', 'MYID'))));
   let turn = 0;
   return {
     mode: 'cluster',
@@ -144,29 +142,8 @@ async function clusterSet(progress: (line: string) => void, random: () => number
       // follow-ups' (one job per payment), a random part of the users'.
       const pick = (tags: string[]) => tags[Math.floor(random() * tags.length)]!;
       const tag = [() => QUEUE_TAG, () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][turn++ % 3]!();
-      const { slot, owner } = await withClient(CLUSTER_PORTS[0]!, async (r) => {
-        const slot = Number(await r.call('CLUSTER', 'KEYSLOT', `{${tag}}`));
-        const ranges = (await r.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
-        return { slot, owner: ranges.find(([start, end]) => start <= slot && slot <= end)![2][1] };
-      });
-      const target = CLUSTER_PORTS[(CLUSTER_PORTS.indexOf(owner) + 1) % CLUSTER_PORTS.length]!;
       const from = Date.now();
-      const keys = await withClient(owner, async (source) =>
-        withClient(target, async (dest) => {
-          await dest.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids.get(owner)!);
-          await source.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids.get(target)!);
-          let moved = 0;
-          for (;;) {
-            const batch = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
-            if (batch.length === 0) break;
-            await source.call('MIGRATE', '127.0.0.1', target, '', 0, 5000, 'REPLACE', 'KEYS', ...batch);
-            moved += batch.length;
-          }
-          for (const port of [target, owner, ...CLUSTER_PORTS.filter((p) => p !== target && p !== owner)])
-            await withClient(port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'NODE', ids.get(target)!));
-          return moved;
-        }),
-      );
+      const { slot, owner, target, keys } = await moveSlotOf(CLUSTER_PORTS, `{${tag}}`);
       const to = Date.now();
       progress(`chaos: slot ${slot} ({${tag}}, ${keys} keys) moved from ${owner} to ${target} (${to - from} ms)`);
       return { what: 'slot-moved', from, to };

@@ -270,6 +270,54 @@ export function untilMaster(port: number): Promise<true> {
   });
 }
 
+/** A connection to the server on `port` for `use`, closed after. */
+async function withServer<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({ port, maxRetriesPerRequest: 1, lazyConnect: true });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return await use(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * Moves the slot of `key` (a hash tag such as `{u5}`) of the cluster on `ports` from its master to the next one,
+ * keys and all, as `redis-cli --cluster reshard` does: IMPORTING and MIGRATING, MIGRATE in batches, then every
+ * master told the new owner. Clients that knew the old owner get MOVED from it.
+ */
+export async function moveSlotOf(
+  ports: number[],
+  key: string,
+): Promise<{ slot: number; owner: number; target: number; keys: number }> {
+  const ids = new Map<number, string>();
+  for (const port of ports) ids.set(port, await withServer(port, async (r) => String(await r.call('CLUSTER', 'MYID'))));
+  const { slot, owner } = await withServer(ports[0]!, async (r) => {
+    const slot = Number(await r.call('CLUSTER', 'KEYSLOT', key));
+    const ranges = (await r.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
+    return { slot, owner: ranges.find(([start, end]) => start <= slot && slot <= end)![2][1] };
+  });
+  const target = ports[(ports.indexOf(owner) + 1) % ports.length]!;
+  const keys = await withServer(owner, async (source) =>
+    withServer(target, async (dest) => {
+      await dest.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids.get(owner)!);
+      await source.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids.get(target)!);
+      let moved = 0;
+      for (;;) {
+        const batch = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+        if (batch.length === 0) break;
+        await source.call('MIGRATE', '127.0.0.1', target, '', 0, 5000, 'REPLACE', 'KEYS', ...batch);
+        moved += batch.length;
+      }
+      for (const port of [target, owner, ...ports.filter((p) => p !== target && p !== owner)])
+        await withServer(port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'NODE', ids.get(target)!));
+      return moved;
+    }),
+  );
+  return { slot, owner, target, keys };
+}
+
 /** Stops every server these helpers started and deletes their directories. */
 export async function stopAll(): Promise<void> {
   for (const { process: child, dir } of started.splice(0)) {
