@@ -352,6 +352,35 @@ describe('one runner per conversation', () => {
     ).toBeNull();
   });
 
+  it('a sweep whose other parts fail (their slots moving on a cluster) still takes over the run of the part that answers', async () => {
+    const service = paymentsService();
+    const reserving = gate<void>();
+    const dies = dyingStore(redisStore());
+    const first = engine(dies, { ...service.services, reserveSpend: () => reserving.promise }, { live: false });
+    const msg = chat();
+    const part = keys.openRuns(keys.conversation(msg()));
+    const store = redisStore();
+    const moving = new Proxy(store, {
+      get: (target, name) =>
+        name === 'expiredLeases'
+          ? async (index: string, limit: number) => {
+              if (index !== part) throw new Error('MOVED 4442 127.0.0.1:7091');
+              return target.expiredLeases(index, limit);
+            }
+          : (Reflect.get(target, name) as (...args: unknown[]) => unknown)?.bind(target),
+    });
+    const told: Prompt[] = [];
+    engine(moving, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
+    await first.handle(msg({ start: 'pay' }));
+    await first.handle(msg({ choice: 'yes' }));
+    dies.die();
+    void first.stop();
+    await until(() => told.length > 0, 'the outcome told by the process whose sweep partly fails');
+    expect(told).toEqual([{ text: 'Sent pay-1', final: true, money: true }]);
+    expect(service.payments).toHaveLength(1);
+    reserving.open();
+  });
+
   it('a holder that dies while its payment call is out: the sweep repeats it under the same key, the service makes one payment, the chat is told', async () => {
     const never = new Promise<void>(() => {});
     let firstCall = true;

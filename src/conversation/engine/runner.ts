@@ -298,10 +298,12 @@ export class Runner {
   private async sweepOnce(): Promise<void> {
     try {
       // Every part of the index (keys.ts), asked together: one write on one Redis, one per master on a cluster.
+      // A part that fails (its slot moving) leaves the others swept.
       const parts = keys.openRunsParts();
-      const found = await Promise.all(parts.map((part) => this.o.store.expiredLeases(part, SWEEP_BATCH)));
-      for (const [i, expired] of found.entries()) {
-        for (const key of expired) {
+      const found = await Promise.allSettled(parts.map((part) => this.o.store.expiredLeases(part, SWEEP_BATCH)));
+      for (const [i, result] of found.entries()) {
+        if (result.status === 'rejected') continue;
+        for (const key of result.value) {
           if (this.stopped) return;
           if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
           const address = keys.conversationOf(key);
@@ -312,6 +314,8 @@ export class Runner {
           await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
         }
       }
+      const failed = found.find((f): f is PromiseRejectedResult => f.status === 'rejected');
+      if (failed) throw failed.reason;
     } catch (error) {
       this.o.logger.warn({ err: errorMessage(error) }, 'engine: sweep for runs to take over failed');
     }
