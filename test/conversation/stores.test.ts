@@ -21,28 +21,34 @@ describe.each<[string, () => SessionStore]>([
   const store = make();
   const key = (k: string) => `${name}:${k}`;
 
-  it('creates, reads and updates a record with compare-and-set', async () => {
+  it('creates, reads and updates a record with compare-and-set, its version growing', async () => {
     expect(await store.get(key('a'))).toBeNull();
-    expect(await store.set(key('a'), { step: 1, list: [] }, null, 60)).toBe(1);
-    expect(await store.get(key('a'))).toEqual({ snapshot: { step: 1, list: [] }, version: 1 });
-    expect(await store.set(key('a'), { step: 2 }, 1, 60)).toBe(2);
-    expect(await store.get(key('a'))).toEqual({ snapshot: { step: 2 }, version: 2 });
+    const first = (await store.set(key('a'), { step: 1, list: [] }, null, 60))!;
+    expect(first).toBeGreaterThanOrEqual(1);
+    expect(await store.get(key('a'))).toEqual({ snapshot: { step: 1, list: [] }, version: first });
+    const second = (await store.set(key('a'), { step: 2 }, first, 60))!;
+    expect(second).toBeGreaterThan(first);
+    expect(await store.get(key('a'))).toEqual({ snapshot: { step: 2 }, version: second });
   });
 
   it('refuses a stale version and a create over an existing record', async () => {
-    await store.set(key('b'), { n: 1 }, null, 60);
-    await store.set(key('b'), { n: 2 }, 1, 60);
-    expect(await store.set(key('b'), { n: 'stale' }, 1, 60)).toBeNull();
+    const first = (await store.set(key('b'), { n: 1 }, null, 60))!;
+    const second = (await store.set(key('b'), { n: 2 }, first, 60))!;
+    expect(await store.set(key('b'), { n: 'stale' }, first, 60)).toBeNull();
     expect(await store.set(key('b'), { n: 'create' }, null, 60)).toBeNull();
+    expect(await store.set(key('b'), { n: 'ahead' }, second + 1, 60)).toBeNull();
     expect(await store.set(key('missing'), { n: 1 }, 3, 60)).toBeNull();
     expect((await store.get(key('b')))?.snapshot).toEqual({ n: 2 });
   });
 
   it('lets exactly one of many concurrent writers of one version win', async () => {
-    await store.set(key('race'), { n: 0 }, null, 60);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.set(key('race'), { n: i }, 1, 60)));
-    expect(results.filter((r) => r === 2)).toHaveLength(1);
-    expect(results.filter((r) => r === null)).toHaveLength(19);
+    const first = (await store.set(key('race'), { n: 0 }, null, 60))!;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.set(key('race'), { n: i }, first, 60)),
+    );
+    const won = results.filter((r) => r !== null);
+    expect(won).toHaveLength(1);
+    expect((await store.get(key('race')))?.version).toBe(won[0]);
   });
 
   it('deletes', async () => {
@@ -124,32 +130,36 @@ describe.each<[string, () => SessionStore]>([
   it("takes a run's lease with the write that records it and ends it with the write of its outcome, atomically", async () => {
     const lease = { key: key('lease:w'), index: key('wruns'), member: 'conv:w' };
     // Taken by the write: held for the token, listed (and found once expired). A second: room for a loaded machine.
-    expect(await store.set(key('w'), { run: 'one' }, null, 60, { take: lease, token: 'one', ms: 1_000 })).toBe(1);
+    const one = (await store.set(key('w'), { run: 'one' }, null, 60, { take: lease, token: 'one', ms: 1_000 }))!;
+    expect(one).toBeGreaterThanOrEqual(1);
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual(['conv:w']);
     expect(await store.lease(lease, 'one', 60_000)).toBe(true);
     // A conflict changes neither the record nor the lease; a lease another token holds is a conflict too.
-    expect(await store.set(key('w'), { run: 'late' }, 7, 60, { release: lease, token: 'one' })).toBeNull();
-    expect(await store.set(key('w'), { run: 'two' }, 1, 60, { take: lease, token: 'two', ms: 60_000 })).toBeNull();
-    expect(await store.get(key('w'))).toEqual({ snapshot: { run: 'one' }, version: 1 });
+    expect(await store.set(key('w'), { run: 'late' }, one + 7, 60, { release: lease, token: 'one' })).toBeNull();
+    expect(await store.set(key('w'), { run: 'two' }, one, 60, { take: lease, token: 'two', ms: 60_000 })).toBeNull();
+    expect(await store.get(key('w'))).toEqual({ snapshot: { run: 'one' }, version: one });
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
     // Ended by the write of the outcome: free and unlisted; another token's release ends nothing.
-    expect(await store.set(key('w'), { run: 'done' }, 1, 60, { release: lease, token: 'nobody' })).toBe(2);
+    const done = (await store.set(key('w'), { run: 'done' }, one, 60, { release: lease, token: 'nobody' }))!;
+    expect(done).toBeGreaterThan(one);
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
-    expect(await store.set(key('w'), { run: 'done' }, 2, 60, { release: lease, token: 'one' })).toBe(3);
+    expect(await store.set(key('w'), { run: 'done' }, done, 60, { release: lease, token: 'one' })).toBeGreaterThan(
+      done,
+    );
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual([]);
     expect(await store.lease(lease, 'two', 60_000)).toBe(true);
   });
 
   it('reads several records in one call, null for each absent', async () => {
-    await store.set(key('m1'), { a: 1 }, null, 60);
-    await store.set(key('m3'), { c: 3 }, null, 60);
+    const m1 = await store.set(key('m1'), { a: 1 }, null, 60);
+    const m3 = await store.set(key('m3'), { c: 3 }, null, 60);
     expect(await store.getMany([key('m1'), key('m2'), key('m3')])).toEqual([
-      { snapshot: { a: 1 }, version: 1 },
+      { snapshot: { a: 1 }, version: m1 },
       null,
-      { snapshot: { c: 3 }, version: 1 },
+      { snapshot: { c: 3 }, version: m3 },
     ]);
   });
 });
@@ -160,31 +170,53 @@ describe('RedisStore record layout', () => {
   it('keeps a record as one string `<version>:<write id>:<JSON>` with a fresh short write id per write', async () => {
     const snapshot = { flow: 'pay', history: Array.from({ length: 53 }, (_, i) => `step-${i}:ok`) };
     expect(JSON.stringify(snapshot).length).toBeGreaterThan(690); // ~700 bytes, a USSD session's size
-    await redisStore.set('layout', snapshot, null, 60);
+    const v1 = await redisStore.set('layout', snapshot, null, 60);
     expect(await raw.redis.type(`${prefix}layout`)).toBe('string');
-    const first = await stored('layout');
-    expect(first).toMatch(/^1:[A-Za-z0-9_-]{11}:\{"flow":"pay"/);
-    expect(first?.slice(first.indexOf(':', 2) + 1)).toBe(JSON.stringify(snapshot));
-    await redisStore.set('layout', snapshot, 1, 60);
-    const second = await stored('layout');
-    expect(second).toMatch(/^2:[A-Za-z0-9_-]{11}:/);
-    expect(second?.slice(2, 13)).not.toBe(first?.slice(2, 13));
+    const first = (await stored('layout'))!;
+    expect(first).toMatch(new RegExp(`^${v1}:[A-Za-z0-9_-]{11}:\\{"flow":"pay"`));
+    const id = (record: string) => record.split(':')[1];
+    expect(first.slice(`${v1}:${id(first)}:`.length)).toBe(JSON.stringify(snapshot));
+    const v2 = await redisStore.set('layout', snapshot, v1, 60);
+    const second = (await stored('layout'))!;
+    expect(second).toMatch(new RegExp(`^${v2}:[A-Za-z0-9_-]{11}:`));
+    expect(id(second)).not.toBe(id(first));
     // The point of the layout: the old hash of this record took ~1,080 bytes, the string ~840.
     expect(Number(await raw.redis.memory('USAGE', `${prefix}layout`))).toBeLessThan(1000);
   });
 
   it('parses the version before the JSON, whatever ":" the JSON holds, past one digit', async () => {
     const snapshot = { url: 'https://x:1/a', 'k:1': '2:3:4', list: ['1:', ':2:', '10:'] };
-    expect(await redisStore.set('colons', snapshot, null, 60)).toBe(1);
-    for (let v = 1; v < 12; v++) expect(await redisStore.set('colons', { ...snapshot, v }, v, 60)).toBe(v + 1);
-    expect(await redisStore.get('colons')).toEqual({ snapshot: { ...snapshot, v: 11 }, version: 12 });
+    let version = (await redisStore.set('colons', snapshot, null, 60))!;
+    for (let v = 1; v < 12; v++) version = (await redisStore.set('colons', { ...snapshot, v }, version, 60))!;
+    expect(await redisStore.get('colons')).toEqual({ snapshot: { ...snapshot, v: 11 }, version });
     // `1:` must not match `12:`, nor `12:` a `1:...` record.
-    expect(await redisStore.set('colons', snapshot, 1, 60)).toBeNull();
+    await raw.redis.set(`${prefix}colons:hand`, '12:AAAAAAAAAAA:{"a":"1:x:1:"}');
+    expect(await redisStore.set('colons:hand', snapshot, 1, 60)).toBeNull();
     await raw.redis.set(`${prefix}colons:hand`, '1:AAAAAAAAAAA:{"a":"12:x:1:"}');
     expect(await redisStore.get('colons:hand')).toEqual({ snapshot: { a: '12:x:1:' }, version: 1 });
     expect(await redisStore.set('colons:hand', { a: 'x' }, 12, 60)).toBeNull();
-    expect(await redisStore.set('colons:hand', { a: 'y' }, 1, 60)).toBe(2);
-    expect(await redisStore.get('colons:hand')).toEqual({ snapshot: { a: 'y' }, version: 2 });
+    const written = (await redisStore.set('colons:hand', { a: 'y' }, 1, 60))!;
+    expect(written).toBeGreaterThan(1);
+    expect(await redisStore.get('colons:hand')).toEqual({ snapshot: { a: 'y' }, version: written });
+  });
+
+  it('gives two writes from one version different versions, so a write read from one history misses the other', async () => {
+    // A failover drops the old master's last write; another process writes from the version before it. Counted
+    // by one, both histories would hold the same version, and a compare-and-set read from the lost one (a
+    // demoted master still serving it) would overwrite the other's write.
+    const base = (await redisStore.set('histories', { step: 'base' }, null, 60))!;
+    const versions = new Set<number>();
+    let version = base;
+    for (let i = 0; i < 50; i++) {
+      const lost = (await redisStore.set('histories', { step: 'lost' }, version, 60))!;
+      await raw.redis.set(`${prefix}histories`, `${version}:AAAAAAAAAAA:{"step":"base"}`); // the failover
+      const kept = (await redisStore.set('histories', { step: 'kept' }, version, 60))!;
+      expect(kept).not.toBe(lost);
+      expect(await redisStore.set('histories', { step: 'stale' }, lost, 60)).toBeNull();
+      versions.add(kept);
+      version = kept;
+    }
+    expect(versions.size).toBe(50);
   });
 
   it('reads a key of another type (an old-layout hash) as absent, and a create writes over it', async () => {
@@ -193,9 +225,10 @@ describe('RedisStore record layout', () => {
     expect(await redisStore.get('wrongtype')).toBeNull();
     expect(await redisStore.set('wrongtype', { n: 5 }, 4, 60)).toBeNull();
     expect(await raw.redis.type(key)).toBe('hash');
-    expect(await redisStore.set('wrongtype', { n: 1 }, null, 60)).toBe(1);
+    const created = await redisStore.set('wrongtype', { n: 1 }, null, 60);
+    expect(created).toBeGreaterThanOrEqual(1);
     expect(await raw.redis.type(key)).toBe('string');
-    expect(await redisStore.get('wrongtype')).toEqual({ snapshot: { n: 1 }, version: 1 });
+    expect(await redisStore.get('wrongtype')).toEqual({ snapshot: { n: 1 }, version: created });
     expect(await raw.redis.ttl(key)).toBeGreaterThan(50);
   });
 
@@ -221,14 +254,16 @@ describe('RedisStore record layout', () => {
       cut = new RedisStore({ url: `redis://127.0.0.1:${cutter.port}${target.pathname}`, keyPrefix: prefix });
       await cut.set('resent:warm-up', {}, null, 60); // the script is loaded: the lost reply is the script's own
       cutter.swallowNextReply = true;
-      expect(await cut.set('resent', { step: 1 }, null, 60)).toBe(1);
+      const created = (await cut.set('resent', { step: 1 }, null, 60))!;
       expect(cutter.swallowNextReply).toBe(false);
+      expect(await cut.get('resent')).toEqual({ snapshot: { step: 1 }, version: created });
       cutter.swallowNextReply = true;
-      expect(await cut.set('resent', { step: 2 }, 1, 60)).toBe(2);
+      const updated = (await cut.set('resent', { step: 2 }, created, 60))!;
       expect(cutter.swallowNextReply).toBe(false);
-      expect(await cut.get('resent')).toEqual({ snapshot: { step: 2 }, version: 2 });
+      expect(updated).toBeGreaterThan(created);
+      expect(await cut.get('resent')).toEqual({ snapshot: { step: 2 }, version: updated });
       // Another writer of the same version is still a conflict.
-      expect(await cut.set('resent', { step: 'other' }, 1, 60)).toBeNull();
+      expect(await cut.set('resent', { step: 'other' }, created, 60)).toBeNull();
       expect(await redisStore.set('resent', { step: 'other' }, null, 60)).toBeNull();
     });
 
@@ -236,11 +271,14 @@ describe('RedisStore record layout', () => {
       const lease = { key: 'resent:lease', index: 'resent:runs', member: 'conv:resent' };
       await cut.set('resent:warm-up-leased', {}, null, 60, { release: lease, token: 'nobody' }); // the script is loaded
       cutter.swallowNextReply = true;
-      expect(await cut.set('resent:leased', { run: 1 }, null, 60, { take: lease, token: 'mine', ms: 60_000 })).toBe(1);
+      const taken = (await cut.set('resent:leased', { run: 1 }, null, 60, { take: lease, token: 'mine', ms: 60_000 }))!;
       expect(cutter.swallowNextReply).toBe(false);
+      expect((await cut.get('resent:leased'))?.version).toBe(taken);
       expect(await cut.lease(lease, 'other', 60_000)).toBe(false);
       cutter.swallowNextReply = true;
-      expect(await cut.set('resent:leased', { run: 'done' }, 1, 60, { release: lease, token: 'mine' })).toBe(2);
+      const done = await cut.set('resent:leased', { run: 'done' }, taken, 60, { release: lease, token: 'mine' });
+      expect(done).toBeGreaterThan(taken);
+      expect((await cut.get('resent:leased'))?.version).toBe(done);
       expect(cutter.swallowNextReply).toBe(false);
       expect(await cut.lease(lease, 'other', 60_000)).toBe(true);
     });
@@ -257,7 +295,7 @@ describe('RedisStore record layout', () => {
 
 describe('TTL on every write', () => {
   it('RedisStore sets the TTL on set, claim and addWithinLimit', async () => {
-    await redisStore.set('ttl:rec', { a: 1 }, null, 100);
+    const version = await redisStore.set('ttl:rec', { a: 1 }, null, 100);
     await redisStore.claim('ttl:mark', 200);
     await redisStore.addWithinLimit('ttl:sum', 5, 10, 300);
     const ttl = (k: string) => raw.redis.ttl(`${prefix}${k}`);
@@ -266,7 +304,7 @@ describe('TTL on every write', () => {
     expect(await ttl('ttl:mark')).toBeGreaterThan(190);
     expect(await ttl('ttl:sum')).toBeGreaterThan(290);
     // A later write refreshes it.
-    await redisStore.set('ttl:rec', { a: 2 }, 1, 500);
+    expect(await redisStore.set('ttl:rec', { a: 2 }, version, 500)).not.toBeNull();
     expect(await ttl('ttl:rec')).toBeGreaterThan(490);
   });
 

@@ -22,6 +22,7 @@ import {
   type RedisTarget,
 } from '../../redis/connect.js';
 import type { Logger } from '../../log.js';
+import { randomInt } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { tagOf } from './keys.js';
 import { randomId } from './random-id.js';
@@ -29,15 +30,15 @@ import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record
- * (`<version + 1>:<write id>:<JSON>`, built by the caller), ttl, the new record's header
- * (`<version + 1>:<write id>:`). Returns 1 when the record is written (or was written by this very script),
+ * (`<new version>:<write id>:<JSON>`, built by the caller: VERSION_STEP), ttl, the new record's header
+ * (`<new version>:<write id>:`). Returns 1 when the record is written (or was written by this very script),
  * nil on a conflict; the caller knows the version it wrote.
  *
  * The write id makes a resent script idempotent: ioredis resends a command whose reply a dropped connection
  * lost, and the resend finds the version moved on by its own first run: that is not a conflict. Only our own
  * first run can have stored our header (the write id is 64 random bits), so a stored header equal to ours
  * means "already done". It is checked only when the expected header does not match, as the first run leaves
- * the version one past the expected one.
+ * the version past the expected one.
  *
  * Cost for Redis: one GETRANGE of the stored header (as many bytes as our own header: never shorter than the
  * expected one) and one SET ... EX. The stored JSON never enters Lua (a GET of it would have
@@ -199,6 +200,17 @@ export interface RedisStoreOptions {
 
 const seconds = (ttl: number): number => Math.max(1, Math.ceil(ttl));
 
+/**
+ * How far past the version it replaces a write puts a record's: 1 plus a random step below this. Versions only
+ * grow, and two histories of one record almost never meet at the same version: after a failover dropped the old
+ * master's last write, a process that read it (from the demoted master, still serving its stale data) and
+ * another that wrote from the base before it would share a version counted by one, and the first one's
+ * compare-and-set would overwrite the other's write (the likely cause, in a Sentinel chaos run, of a dropped
+ * payment run taken over and paid after a dial had said nothing was sent). With a step of 2^20 two such writes share a version
+ * once in a million, and a record takes 2^33 writes before its version passes Number.MAX_SAFE_INTEGER.
+ */
+const VERSION_STEP = 2 ** 20;
+
 /** Splits `<version>:<write id>:<JSON>`; throws on a string that is not a record. */
 function parseRecord(record: string): StoredSnapshot {
   const versionEnd = record.indexOf(':');
@@ -294,7 +306,7 @@ export class RedisStore implements SessionStore {
     ttlSeconds: number,
     lease?: LeaseChange,
   ): Promise<number | null> {
-    const version = (expectedVersion ?? 0) + 1;
+    const version = (expectedVersion ?? 0) + 1 + randomInt(VERSION_STEP);
     const header = `${version}:${randomId()}:`;
     const expected = expectedVersion === null ? '' : `${expectedVersion}:`;
     const record = header + JSON.stringify(snapshot);
