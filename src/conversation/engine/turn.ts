@@ -104,6 +104,19 @@ function toldLateIds(snapshot: unknown): string[] {
   return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }
 
+/** The record's flow while it waits at a question of its own (not the menu, not ended or expired, no run out). */
+function openFlow(record: ConversationRecord, now: number): Session | undefined {
+  const session = record.session;
+  return session !== undefined &&
+    session.flow !== 'menu' &&
+    !session.ended &&
+    !session.notice &&
+    session.expiresAt > now &&
+    record.run === undefined
+    ? session
+    : undefined;
+}
+
 /**
  * Of the deliveries the USSD guard answered "taking longer, dial again to see the result" (keys.toldLate),
  * those the next dial says nothing was sent for: the person was promised a result and nothing will show one.
@@ -124,15 +137,7 @@ export function unseenAfterToldLate(
   now: number,
 ): string[] {
   const ids = toldLateIds(toldLate?.snapshot);
-  const session = record.session;
-  const open =
-    session !== undefined &&
-    session.flow !== 'menu' &&
-    !session.ended &&
-    !session.notice &&
-    session.expiresAt > now &&
-    record.run === undefined;
-  if (ids.length === 0 || !open || storedNotes(pending?.snapshot).length > 0) return [];
+  if (ids.length === 0 || !openFlow(record, now) || storedNotes(pending?.snapshot).length > 0) return [];
   return ids.filter((id) => {
     const answer = answerOf(record, id);
     return answer === undefined || answer === WAITING || answer.money !== true;
@@ -489,17 +494,10 @@ export function createTurn(o: TurnOptions) {
     participant: Participant,
     toldLate?: StoredSnapshot | null,
   ): ConversationView {
-    const session = record.session;
-    const open =
-      session !== undefined &&
-      session.flow !== 'menu' &&
-      !session.ended &&
-      !session.notice &&
-      session.expiresAt > o.now() &&
-      record.run === undefined;
+    const session = openFlow(record, o.now());
     // The user's context (their policy) only for a flow that could be taken up.
-    const home = open ? o.context(participant).home : 'menu';
-    const waiting = open && (home === 'menu' || session.flow === home);
+    const home = session ? o.context(participant).home : 'menu';
+    const waiting = session !== undefined && (home === 'menu' || session.flow === home);
     // Something to say of what the USSD guard answered counts as a note: no flow is offered to be taken up first.
     const notes =
       storedNotes(pending?.snapshot).length > 0 || unseenAfterToldLate(record, toldLate, pending, o.now()).length > 0;
