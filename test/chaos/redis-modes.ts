@@ -21,6 +21,7 @@ import {
   startSentinelSet,
   stopAll,
   untilMaster,
+  withServer,
   type Server,
 } from '../redis/servers.js';
 
@@ -43,17 +44,6 @@ const CLUSTER_PORTS = [7110, 7111, 7112];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function withClient<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis({ port, maxRetriesPerRequest: 1, lazyConnect: true });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return await use(r);
-  } finally {
-    r.disconnect();
-  }
-}
-
 async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(200)) if (await ok().catch(() => false)) return;
   throw new Error(`chaos: gave up waiting: ${what}`);
@@ -63,10 +53,10 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
 async function whole(masterPort: number): Promise<void> {
   await untilMaster(masterPort);
   await until('the replica in sync', () =>
-    withClient(masterPort, async (r) => /slave0:.*state=online/.test(await r.info('replication'))),
+    withServer(masterPort, async (r) => /slave0:.*state=online/.test(await r.info('replication'))),
   );
   await until('the Sentinels see the replica', () =>
-    withClient(SENTINEL_PORTS[0]!, async (s) => {
+    withServer(SENTINEL_PORTS[0]!, async (s) => {
       const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
       return replicas.some((fields) => !String(fields[fields.indexOf('flags') + 1]).includes('down'));
     }),
@@ -98,7 +88,7 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
         servers.get(before)!.kill();
       } else {
         progress(`chaos: SENTINEL FAILOVER (master ${before})`);
-        await withClient(SENTINEL_PORTS[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
+        await withServer(SENTINEL_PORTS[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
       }
       let after = before;
       await until('the Sentinels name a new master', async () => {

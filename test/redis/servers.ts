@@ -271,7 +271,7 @@ export function untilMaster(port: number): Promise<true> {
 }
 
 /** A connection to the server on `port` for `use`, closed after. */
-async function withServer<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
+export async function withServer<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
   const r = new Redis({ port, maxRetriesPerRequest: 1, lazyConnect: true });
   r.on('error', () => {});
   try {
