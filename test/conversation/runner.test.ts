@@ -317,6 +317,27 @@ async function until(check: () => boolean | Promise<boolean>, what: string, { fr
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * A Redis store whose conversation writes, while `stalling`, land 5 s after they were sent (Redis stalled in a
+ * master fault: past any channel's deadline), on the clock `now` the engine is given.
+ */
+function stallingStore() {
+  let clock = Date.now();
+  const base = redisStore();
+  const stalls = {
+    stalling: false,
+    now: () => clock,
+    store: overriding(base, {
+      async set(...args: Parameters<SessionStore['set']>) {
+        const written = await base.set(...args);
+        if (stalls.stalling && args[0].startsWith('conv:')) clock += 5_000;
+        return written;
+      },
+    }),
+  };
+  return stalls;
+}
+
 describe('one runner per conversation', () => {
   it('a holder that dies before its payment call is taken over by another process’s sweep, without a message from the user: one payment call in all', async () => {
     const service = paymentsService();
@@ -1002,26 +1023,16 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
 
   it('an outcome kept for the dial, shown by a dial answered past the deadline (the guard in its place): two later dials still show it', async () => {
     const service = paymentsService();
-    let clock = Date.now();
-    let stalling = false;
-    const base = redisStore();
-    // The conversation's write of a stalled dial lands after the deadline (Redis stalled in a master fault).
-    const store = overriding(base, {
-      async set(...args: Parameters<SessionStore['set']>) {
-        const written = await base.set(...args);
-        if (stalling && args[0].startsWith('conv:')) clock += 5_000;
-        return written;
-      },
-    });
-    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: () => clock });
+    const stalls = stallingStore();
+    const e = engine(stalls.store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: stalls.now });
     const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1'); // kept for the next dial too
-    stalling = true;
+    stalls.stalling = true;
     const stalled = msg({ newSession: true });
     expect((await e.handle(stalled)).text).toContain('Sent pay-1'); // written, but the guard answered the phone
     await e.toldLate(stalled, stalled.messageId);
-    stalling = false;
+    stalls.stalling = false;
     // Seen at two dials, as any kept outcome; the stalled one does not count.
     expect((await e.handle(msg({ newSession: true }))).text).toContain('Sent pay-1');
     expect((await e.handle(msg({ newSession: true }))).text).toContain('Sent pay-1');
@@ -1031,27 +1042,17 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
 
   it('the dial saying nothing was sent, itself answered past the deadline (the guard in its place): the next dial says it', async () => {
     const service = paymentsService();
-    let clock = Date.now();
-    let stalling = false;
-    const base = redisStore();
-    // The conversation's write of a stalled dial lands after the deadline (Redis stalled in a master fault).
-    const store = overriding(base, {
-      async set(...args: Parameters<SessionStore['set']>) {
-        const written = await base.set(...args);
-        if (stalling && args[0].startsWith('conv:')) clock += 5_000;
-        return written;
-      },
-    });
-    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: () => clock });
+    const stalls = stallingStore();
+    const e = engine(stalls.store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, now: stalls.now });
     const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     const pin = msg({ text: '1234' });
     await e.toldLate(pin, pin.messageId); // its work left no trace
-    stalling = true;
+    stalls.stalling = true;
     const stalled = msg({ newSession: true });
     expect((await e.handle(stalled)).text.split('\n')[1]).toMatch(NOTHING_SENT); // the guard answered the phone
     await e.toldLate(stalled, stalled.messageId);
-    stalling = false;
+    stalls.stalling = false;
     // That dial left the flow for the menu: the next one has no flow waiting, and says it from what was kept.
     const shown = (await e.handle(msg({ newSession: true }))).text.split('\n');
     expect(shown[0]).toBe('Update on your last request:');
