@@ -9,7 +9,7 @@ import {
   closeRedis,
   connectRedis,
   dropRedis,
-  heldByReplica,
+  replicaCheck,
   QUEUE_PREFIX,
   REPLICATED_WITHIN_MS,
   settingsOf,
@@ -228,8 +228,11 @@ export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
   /** Sentinel mode: how an add waits for a replica to hold it ({@link onReplica}); undefined: it does not. */
   private readonly replicated?: 'required' | 'waited';
-  /** The queue's own connection (BullMQ sends a queue's commands on the connection it is given). */
-  private readonly connection: RedisClient;
+  /**
+   * Sentinel mode: whether a replica holds the adds made so far on the queue's own connection (BullMQ sends a
+   * queue's commands on the connection it is given); the adds at once share one WAIT.
+   */
+  private readonly held?: () => Promise<boolean>;
   private worker?: Worker;
   private readonly connections: RedisClient[] = [];
   /** The queue as its log lines name it: with its prefix when not the default (a part of the follow-ups). */
@@ -242,8 +245,10 @@ export class BullQueue<T> implements JobQueue<T> {
   ) {
     this.label = options.prefix && options.prefix !== QUEUE_PREFIX ? `${options.prefix}:${name}` : name;
     const connection = this.connect(redisUrl);
-    this.connection = connection;
-    if (settingsOf(redisUrl).mode === 'sentinel') this.replicated = options.replicated;
+    if (settingsOf(redisUrl).mode === 'sentinel' && options.replicated) {
+      this.replicated = options.replicated;
+      this.held = replicaCheck(connection, redisUrl);
+    }
     this.queue = new Queue(name, {
       connection,
       prefix: options.prefix ?? QUEUE_PREFIX,
@@ -275,7 +280,7 @@ export class BullQueue<T> implements JobQueue<T> {
       ...(id ? { jobId: id.replace(/:/g, '_') } : {}),
       ...(delayMs ? { delay: delayMs } : {}),
     });
-    if (this.replicated) await this.onReplica();
+    if (this.held) await this.onReplica(this.held);
   }
 
   /**
@@ -285,9 +290,9 @@ export class BullQueue<T> implements JobQueue<T> {
    * {@link REPLICATED_WITHIN_MS} while one is connected: {@link NotReplicatedError} (the receiver answers 503,
    * the service sends it again). A master with no replica connected takes it alone: no failover can drop it.
    */
-  private async onReplica(): Promise<void> {
+  private async onReplica(held: () => Promise<boolean>): Promise<void> {
     // WAIT counts the replicas holding every write this connection made so far: the add among them.
-    if (await heldByReplica(this.connection, this.redisUrl)) return;
+    if (await held()) return;
     if (this.replicated === 'required') throw new NotReplicatedError();
     this.options.logger.warn(
       { queue: this.label, waitedMs: REPLICATED_WITHIN_MS },

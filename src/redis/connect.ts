@@ -243,6 +243,39 @@ export async function closeRedis(client: RedisClient, ms = 1_000): Promise<void>
 export const REPLICATED_WITHIN_MS = 1_000;
 
 /**
+ * Sentinel mode: {@link heldByReplica} for the writes of `client`, asked by many callers at once: one check at a
+ * time, and the callers who ask while one runs share the next (issued when it ends, so it counts every write
+ * they made before asking: the running one may have been sent before theirs). WAIT blocks the connection, every
+ * command behind it waits: when no replica answers (a failover) N callers asking in turn held the connection N
+ * seconds; shared, at most two.
+ */
+export function replicaCheck(
+  client: RedisClient,
+  target: RedisTarget,
+  ms = REPLICATED_WITHIN_MS,
+): () => Promise<boolean> {
+  let running: Promise<boolean> | undefined;
+  let next: Promise<boolean> | undefined;
+  const start = (): Promise<boolean> => {
+    const check: Promise<boolean> = heldByReplica(client, target, ms).finally(() => {
+      if (running === check) running = undefined;
+    });
+    running = check;
+    return check;
+  };
+  return () => {
+    if (!running) return start();
+    next ??= running
+      .catch(() => false)
+      .then(() => {
+        next = undefined;
+        return start();
+      });
+    return next;
+  };
+}
+
+/**
  * Sentinel mode: whether a replica holds every write `client` sent so far (`WAIT`, up to `ms`), so a failover
  * cannot drop them (Sentinel promotes a replica; the old master's writes it lacks are discarded at resync).
  * True as well when the master has no replica connected and the Sentinels (`target`'s) know of none up: no

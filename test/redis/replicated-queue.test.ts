@@ -6,7 +6,7 @@
  * runner asks before a money-moving call). Real servers (ports 7070-7077): a master, its replica and three
  * Sentinels; the replica stopped (SIGSTOP: connected, answering nothing) takes nothing, so the add is refused,
  * then taken again once the replica runs. A follow-up's queue (`waited`) waits the same, but goes on with a
- * warning line instead.
+ * warning line instead. Callers asking at once share a WAIT (it blocks the connection while it waits).
  */
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
@@ -16,7 +16,7 @@ import { keys } from '../../src/conversation/store/keys.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
-import { closeRedis, connectRedis } from '../../src/redis/connect.js';
+import { closeRedis, connectRedis, replicaCheck, type RedisClient } from '../../src/redis/connect.js';
 import { startSentinelSet, stopAll, type Server } from './servers.js';
 
 const sentinelPorts = [7075, 7076, 7077];
@@ -105,6 +105,61 @@ describe('the store on a master with a replica and Sentinels', () => {
     const store = new RedisStore({ url: 'redis://127.0.0.1:7070' });
     expect(store.replicated).toBeUndefined();
     return store.close();
+  });
+});
+
+describe('the writes of many callers at once', () => {
+  it('wait for a replica together: two WAITs at most hold the connection, not one each', async () => {
+    const store = new RedisStore({ url: target, keyPrefix: `together-${Date.now()}:` });
+    const master = new Redis({ port: 7070 });
+    const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
+    try {
+      await store.set('probe-0', { n: 0 }, null, 60);
+      expect(await store.replicated?.()).toBe(true);
+      replica.process.kill('SIGSTOP');
+      let answers: boolean[];
+      const before = await waits();
+      try {
+        answers = await Promise.all(
+          Array.from({ length: 12 }, async (_, i) => {
+            await store.set(`probe-${i + 1}`, { n: i + 1 }, null, 60);
+            return store.replicated!();
+          }),
+        );
+      } finally {
+        replica.process.kill('SIGCONT');
+      }
+      expect(answers).toEqual(Array.from({ length: 12 }, () => false));
+      // Asked in turn, twelve WAITs of a second each would hold every command of the store for twelve seconds.
+      expect((await waits()) - before).toBeLessThanOrEqual(2);
+    } finally {
+      for (let i = 0; i <= 12; i++) await store.delete(`probe-${i}`);
+      master.disconnect();
+      await store.close();
+    }
+  }, 60_000);
+
+  it('are not answered by a WAIT sent before they asked', async () => {
+    const sent: Array<(replicas: number) => void> = [];
+    const client = {
+      wait: () => new Promise<number>((resolve) => sent.push(resolve)),
+      info: () => Promise.resolve('# Replication\r\nconnected_slaves:1\r\n'),
+    } as unknown as RedisClient;
+    const check = replicaCheck(client, target);
+    const first = check();
+    const later = [check(), check(), check()];
+    expect(sent).toHaveLength(1);
+    sent[0]!(1);
+    expect(await first).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    // One more WAIT, sent after the three asked, answers them all.
+    expect(sent).toHaveLength(2);
+    sent[1]!(0);
+    expect(await Promise.all(later)).toEqual([false, false, false]);
+    const again = check();
+    expect(sent).toHaveLength(3);
+    sent[2]!(1);
+    expect(await again).toBe(true);
   });
 });
 

@@ -16,7 +16,7 @@
 import {
   connectRedis,
   closeRedis,
-  heldByReplica,
+  replicaCheck,
   settingsOf,
   type RedisClient,
   type RedisTarget,
@@ -254,12 +254,11 @@ export class RedisStore implements SessionStore {
   private readonly redis: RedisClient & StoreScripts;
   /**
    * SessionStore.replicated, on Sentinel only (where a failover drops the old master's last writes): a replica
-   * holds every write sent so far on the store's connection (heldByReplica).
+   * holds every write sent so far on the store's connection (replicaCheck: callers at once share one WAIT).
    */
   readonly replicated?: () => Promise<boolean>;
 
   constructor(options: RedisStoreOptions) {
-    if (settingsOf(options.url).mode === 'sentinel') this.replicated = () => heldByReplica(this.redis, options.url);
     this.redis = scriptedRedis<StoreScripts>(
       options.url,
       options.keyPrefix,
@@ -275,6 +274,7 @@ export class RedisStore implements SessionStore {
       },
       { name: 'sessions', ...(options.logger ? { logger: options.logger } : {}) },
     );
+    if (settingsOf(options.url).mode === 'sentinel') this.replicated = replicaCheck(this.redis, options.url);
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {
