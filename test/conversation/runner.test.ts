@@ -1,7 +1,8 @@
 /**
  * One runner per conversation across processes (engines on one real Redis): the lease, the sweep that takes
  * over a run whose holder died, a run that lost the conversation stopping before its next call, and what
- * the user is told when Redis refuses the write after a payment was accepted.
+ * the user is told when Redis refuses the write after a payment was accepted. The waits between the takeovers
+ * of a money run taken over more than five times run on engines sharing one MemoryStore on the test's clock.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -12,9 +13,10 @@ import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../..
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { keys } from '../../src/conversation/store/keys.js';
-import { deliveryId } from '../../src/conversation/engine/ledger.js';
+import { deliveryId, WAITING, type ConversationRecord, type OpenRun } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
 import { AccessPolicy, giveBackSpend } from '../../src/conversation/services/access-policy.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import type {
@@ -507,7 +509,7 @@ describe('after money was sent, never "start again"', () => {
     expect((await e.handle(msg({ newSession: true }))).text).not.toMatch(/Sent pay-1/);
   });
 
-  it('a run taken over too often (each holder dying with its payment call out) is left, its flow ended "being confirmed": the next dial shows the outcome the notification left, never "being confirmed" for ever', async () => {
+  it('a money run taken over ten times (each holder dying with its payment call out; past five, each after a longer wait) is left, its flow ended "being confirmed": the next dial shows the outcome the notification left, never "being confirmed" for ever', async () => {
     const calls: unknown[] = [];
     const hangs: Partial<FlowServices> = { createPayment: (input) => (calls.push(input), new Promise(() => {})) };
     const phone = `+2567721${String(++ids).padStart(5, '0')}`;
@@ -538,14 +540,41 @@ describe('after money was sent, never "start again"', () => {
     await until(() => calls.length === 1, 'the payment call', { frozen: true });
     await vi.advanceTimersByTimeAsync(250);
     expect((await answering).text).toBe(CONFIRMING);
-    // The first holder and five takers-over each die with the call out (under the same key every time).
-    for (let call = 1; call <= 6; call++) {
+    const index = `${deployment}${keys.openRuns(key)}`;
+    const lease = `${deployment}${keys.runLease(key)}`;
+    const run = async () =>
+      ((await redisStore().get(key))?.snapshot as { run: { id: string; takeovers?: number } }).run;
+    // The first holder and ten takers-over each die with the call out (under the same key every time). Past five
+    // takeovers, the next waits 5 s after the last, then 10, 20, 30 and 30 s: the clock is moved on by that
+    // before the next process starts, its sweep finding the run due once the lease lapses (in Redis' time).
+    const waits = [5_000, 10_000, 20_000, 30_000, 30_000];
+    for (let call = 1; call <= 11; call++) {
       await until(() => calls.length === call, `payment call ${call}`);
       holder.store.die();
       void holder.engine.stop();
+      const wait = waits[call - 6];
+      if (call === 6) {
+        // Not moved on the first time: the next process finds the run taken over five times not due yet. It is
+        // neither taken over nor unlisted: its lease is taken again under the dead holder's run id for the 5 s
+        // (a holder's own lease lasts 300 ms), and it is listed with that expiry, so no sweep looks at it before.
+        const dead = (await run()).id;
+        holder = process();
+        await until(async () => (await raw.redis.pttl(lease)) > 1_000, 'the run not yet due, its lease kept');
+        expect(await raw.redis.get(lease)).toBe(dead);
+        const [seconds] = await raw.redis.time();
+        expect(Number(await raw.redis.zscore(index, key))).toBeGreaterThan((Number(seconds) + 1) * 1_000);
+        expect(calls).toHaveLength(6);
+        expect(await run()).toMatchObject({ id: dead, takeovers: 5 });
+        // The wait passes: on the engines' clock, and in Redis' (the kept lease lapsing, its index entry due).
+        vi.setSystemTime(Date.now() + wait!);
+        await raw.redis.del(lease);
+        await raw.redis.zadd(index, 0, key);
+        continue;
+      }
+      if (wait !== undefined) vi.setSystemTime(Date.now() + wait);
       holder = process();
     }
-    // The next process's sweep leaves the run: no run recorded, nothing left listed, no seventh call.
+    // The next process's sweep leaves the run: no run recorded, nothing left listed, no twelfth call.
     const last = holder.engine;
     engines.push(last);
     await until(
@@ -555,7 +584,7 @@ describe('after money was sent, never "start again"', () => {
     const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
     expect(stored.run).toBeUndefined();
     expect(stored.session?.ended).toBe(true);
-    expect(calls).toHaveLength(6);
+    expect(calls).toHaveLength(11);
     expect(new Set(calls.map((c) => (c as { duplicateCheckKey: string }).duplicateCheckKey)).size).toBe(1);
     // The webhook's outcome, kept for the next dial (as the notifier keeps it), is what that dial shows.
     await addPending(redisStore(), address, 'Done: 100 UGX reached +256772000001 (payment 7).');
@@ -880,6 +909,183 @@ describe('after money was sent, never "start again"', () => {
     expect(later.text).not.toMatch(/start again/i);
     expect(service.calls).toHaveLength(calls);
     expect(service.payments).toHaveLength(1);
+  });
+});
+
+/**
+ * Processes ("engines") sharing one MemoryStore, on the test's clock (the engines' and the store's): a lease
+ * lapses and a wait passes only when the test moves `clock`, while the sweeps run on real timers (every 50 ms),
+ * counted in `sweeps`. `services.createPayment` hangs until call `answered` (then answers "pay-1").
+ */
+function fleet({ answered = Infinity, ...changes }: { answered?: number } & Partial<FlowServices> = {}) {
+  let clock = Date.now();
+  const shared = new MemoryStore({ now: () => clock });
+  const calls: Array<{ duplicateCheckKey: string }> = [];
+  const told: Prompt[] = [];
+  const f = {
+    calls,
+    told,
+    sweeps: 0,
+    now: () => clock,
+    move: (ms: number) => void (clock += ms),
+    msg: chat(),
+    key: '',
+    /** A process on the shared store, telling late outcomes to `told`; kill() is its death (nothing drained). */
+    process() {
+      const counted = overriding(shared, {
+        expiredLeases: (index: string, limit: number) => (f.sweeps++, shared.expiredLeases(index, limit)),
+      });
+      const store = dyingStore(counted);
+      const services: Partial<FlowServices> = {
+        createPayment: (input) => {
+          calls.push(input);
+          return calls.length < answered ? new Promise(() => {}) : Promise.resolve({ id: 'pay-1', state: 'new' });
+        },
+        ...changes,
+      };
+      const e = engine(store, services, {
+        live: false,
+        runLeaseMs: 300,
+        now: f.now,
+        onLateOutcome: (_address, prompt) => void told.push(prompt),
+      });
+      return { engine: e, kill: () => (store.die(), void e.stop()) };
+    },
+    async record(): Promise<ConversationRecord> {
+      return (await shared.get(f.key))!.snapshot as ConversationRecord;
+    },
+    /** The run in the record changed (as if taken over `takeovers` times, the last at `at`). */
+    async seed(run: Partial<OpenRun>): Promise<void> {
+      const stored = (await shared.get(f.key))!;
+      const record = stored.snapshot as ConversationRecord;
+      const next = { ...record, run: { ...record.run!, ...run } };
+      expect(await shared.set(f.key, next, stored.version, 3600)).not.toBeNull();
+    },
+    /** Conversations whose lease lapsed, as a sweep would find them now. */
+    expired: () => shared.expiredLeases(keys.openRuns(f.key), 10),
+    /** Until `n` more sweeps of the processes alive have looked at the index. */
+    async sweepsPass(n = 3): Promise<void> {
+      const from = f.sweeps;
+      await until(() => f.sweeps >= from + n, `${n} sweeps`);
+    },
+    /**
+     * The first process: the person confirms, the payment's call goes out and hangs, and they are answered
+     * "being confirmed" at the deadline (the clock moved past it). Returns the process.
+     */
+    async paying() {
+      const first = f.process();
+      await first.engine.handle(f.msg({ start: 'pay' }));
+      const answering = first.engine.handle(f.msg({ choice: 'yes' }));
+      await until(() => calls.length === 1, 'the payment call');
+      f.move(60);
+      expect((await answering).text).toBe(CONFIRMING);
+      return first;
+    },
+  };
+  f.key = keys.conversation(f.msg());
+  return f;
+}
+
+describe('a money run taken over five times (its holders killed one after another)', () => {
+  it('is taken over again only after a wait (5 s after the fifth takeover, 10 s after the sixth), its waiters answered "being confirmed" meanwhile; the outcome then reaches the person', async () => {
+    const f = fleet({ answered: 3 });
+    const first = await f.paying();
+    // As if five holders had died in the call already: the last took the run over now.
+    const fifth = f.now();
+    await f.seed({ takeovers: 5, at: fifth });
+    first.kill();
+    f.move(300); // its lease lapses
+    const second = f.process();
+    // Its sweep finds the lease lapsed but the run not due: kept listed, with its lease now lasting till due.
+    await until(async () => (await f.expired()).length === 0, 'the run looked at');
+    await f.sweepsPass();
+    expect(f.calls).toHaveLength(1);
+    expect((await f.record()).run).toMatchObject({ takeovers: 5, at: fifth });
+    // A message meanwhile waits, takes nothing over, and is answered at its deadline as any waiter is.
+    const later = f.msg({ text: 'did it go?' });
+    const asking = second.engine.handle(later);
+    await until(
+      async () =>
+        (await f.record()).ledger.some(([id, answer]) => id === deliveryId(later.messageId) && answer === WAITING),
+      'the message waiting',
+    );
+    f.move(60);
+    expect((await asking).text).toBe(CONFIRMING);
+    expect(f.calls).toHaveLength(1);
+    // Just before the 5 s: still not taken over, whatever the sweeps.
+    f.move(fifth + 4_999 - f.now());
+    await f.sweepsPass();
+    expect(f.calls).toHaveLength(1);
+    // Due: taken over, the call repeated under its key, the time of this takeover recorded.
+    f.move(1);
+    await until(() => f.calls.length === 2, 'the sixth takeover');
+    const sixth = f.now();
+    expect((await f.record()).run).toMatchObject({ takeovers: 6, at: sixth });
+    // Its holder killed too: the next waits 10 s after it.
+    second.kill();
+    f.move(300);
+    const third = f.process();
+    await until(async () => (await f.expired()).length === 0, 'the run looked at again');
+    f.move(sixth + 9_999 - f.now());
+    await f.sweepsPass();
+    expect(f.calls).toHaveLength(2);
+    f.move(1);
+    await until(() => f.told.length > 0, 'the outcome told');
+    expect(f.told).toEqual([{ text: 'Sent pay-1', final: true, money: true }]);
+    expect(f.calls).toHaveLength(3);
+    expect(new Set(f.calls.map((c) => c.duplicateCheckKey)).size).toBe(1);
+    expect((await f.record()).run).toBeUndefined();
+    f.move(3_600_000);
+    expect(await f.expired()).toEqual([]); // unlisted
+    await third.engine.stop();
+  });
+
+  it("an older engine's record (no time of its last takeover) is due at once", async () => {
+    const f = fleet();
+    const first = await f.paying();
+    await f.seed({ takeovers: 5 });
+    first.kill();
+    f.move(300);
+    const second = f.process();
+    await until(() => f.calls.length === 2, 'the sixth takeover');
+    expect((await f.record()).run).toMatchObject({ takeovers: 6, at: f.now() });
+    second.kill();
+  });
+
+  it('taken over ten times, it is left as before: its flow ended "being confirmed", nothing called again', async () => {
+    const f = fleet();
+    const first = await f.paying();
+    await f.seed({ takeovers: 10, at: f.now() });
+    first.kill();
+    f.move(300);
+    const second = f.process();
+    await until(async () => (await f.record()).run === undefined, 'the run left');
+    const record = await f.record();
+    expect(record.session?.ended).toBe(true);
+    expect(record.session?.notice).toEqual({ key: 'common.confirming' });
+    expect(f.calls).toHaveLength(1);
+    expect(await f.expired()).toEqual([]);
+    await second.engine.stop();
+  });
+
+  it('before a money state, a run taken over five times is left as before: "nothing was sent, start again", no wait', async () => {
+    const f = fleet({ reserveSpend: () => new Promise(() => {}) });
+    const first = f.process();
+    await first.engine.handle(f.msg({ start: 'pay' }));
+    const answering = first.engine.handle(f.msg({ choice: 'yes' }));
+    await until(async () => (await f.record()).run !== undefined, 'the run out');
+    f.move(60);
+    expect((await answering).text).toBe(PROCESSING);
+    await f.seed({ takeovers: 5, at: f.now() });
+    first.kill();
+    f.move(300);
+    const second = f.process();
+    await until(async () => (await f.record()).run === undefined, 'the run left');
+    const record = await f.record();
+    expect(record.session?.ended).toBe(true);
+    expect(record.session?.notice).toEqual({ key: 'common.runFailed' });
+    expect(f.calls).toHaveLength(0);
+    await second.engine.stop();
   });
 });
 

@@ -36,6 +36,11 @@ export interface OpenRun {
   late?: true;
   /** Times the run was taken over from a holder that died. */
   takeovers?: number;
+  /**
+   * When it was last taken over (the runner's clock, ms): a money run taken over often waits after it before
+   * the next takeover. Absent before a takeover, and in records of engines before it (due at once).
+   */
+  at?: number;
 }
 
 /** What `conv:{u<n>}:<channel>:<conversationId>` holds. */

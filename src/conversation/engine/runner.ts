@@ -19,9 +19,15 @@
  * - **Taking over.** A holder that dies stops renewing: its lease expires. Every process sweeps the `runs` set
  *   every {@link RunnerOptions.sweepEveryMs} and takes over the conversations whose lease expired, even if the
  *   user never writes again; a waiter finding the lease free does the same. The run is repeated from the
- *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key. A run taken over
- *   {@link MAX_TAKEOVERS} times is left: its flow ends "being confirmed" (the outcome comes by notification,
- *   shown at the next USSD dial) or, before a money state, "nothing was sent, start again".
+ *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key. Before a money
+ *   state, a run taken over {@link MAX_TAKEOVERS} times is left: its flow ends "nothing was sent, start again".
+ *   In a money state, holders killed one after another must not leave the person told "being confirmed"
+ *   without an outcome, and a run that kills each process taking it must not take the whole fleet down: past
+ *   {@link MAX_TAKEOVERS}, each further takeover waits after the last one (`run.at`): 5, 10, 20, 30 and 30 s.
+ *   A run not due yet keeps its lease, taken again under its holder's id, until it is due: listed, passed by
+ *   every sweep till then, its waiters answered at their deadline. Taken over {@link MAX_MONEY_TAKEOVERS}
+ *   times (about three minutes when each holder dies at once, as a poisoned run's would), it is left: its flow
+ *   ends "being confirmed" (the outcome comes by notification, shown at the next USSD dial).
  * - **Failures.** Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
  *   leaves the conversation as it is stored (busy in that state) and lets its lease expire: another process, or
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
@@ -144,8 +150,19 @@ const SETTLE_ATTEMPTS = 8;
 const POLL_MS = 50;
 /** How long past its deadline a delivery waits for an outcome this process is writing. */
 const SETTLING_GRACE_MS = 500;
-/** Takeovers of one run before it is left alone (its outcome still reaches the user by notification). */
+/**
+ * Takeovers of one run before it is left alone (before a money state), or before each further one waits
+ * ({@link takeoverWait}: in a money state).
+ */
 const MAX_TAKEOVERS = 5;
+/**
+ * Takeovers of a run in a money state in all: the run taken over this often is left (its outcome comes by
+ * notification). Past {@link MAX_TAKEOVERS}, five more, after waits of 5, 10, 20, 30 and 30 s.
+ */
+const MAX_MONEY_TAKEOVERS = 10;
+/** The first of the waits before a takeover past {@link MAX_TAKEOVERS}, and the longest. */
+const TAKEOVER_WAIT_FIRST_MS = 5_000;
+const TAKEOVER_WAIT_MAX_MS = 30_000;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
@@ -157,6 +174,15 @@ const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 /** The record holds no run, is gone, or is older than `version`: a write since `version`'s was lost. */
 const wentBack = (read: Stored | null, version: number): boolean =>
   read === null || read.record.run === undefined || read.version < version;
+
+/**
+ * How long after its last takeover (OpenRun.at) a money run taken over `takeovers` times may be taken over
+ * again: none up to {@link MAX_TAKEOVERS}, then 5 s doubled each time, at most 30 s.
+ */
+const takeoverWait = (takeovers: number): number =>
+  takeovers < MAX_TAKEOVERS
+    ? 0
+    : Math.min(TAKEOVER_WAIT_MAX_MS, TAKEOVER_WAIT_FIRST_MS * 2 ** (takeovers - MAX_TAKEOVERS));
 
 /** The run lease of a conversation, listed in the part of the open runs in its slot (`index`: the part it was found in). */
 const leaseOf = (key: string, index = keys.openRuns(key)): Lease => ({ key: keys.runLease(key), index, member: key });
@@ -411,10 +437,11 @@ export class Runner {
   }
 
   /**
-   * Takes over the run of `key` when its lease is free and a run is due: records this run's id (and, from the
-   * sweep, `late`: nobody waits for the outcome here) and starts it from the stored session. Undefined when
-   * another process holds the lease, when nothing is due (the conversation is then unlisted), or when the
-   * takeover could not be recorded (the conversation stays listed for a later sweep).
+   * Takes over the run of `key` when its lease is free and a run is due: records this run's id, the time and
+   * the count of takeovers (and, from the sweep, `late`: nobody waits for the outcome here) and starts it from
+   * the stored session. Undefined when another process holds the lease, when nothing is due (the conversation
+   * is then unlisted), when the run is not due yet (parked: see {@link park}), or when the takeover could not
+   * be recorded (the conversation stays listed for a later sweep).
    */
   private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
     const { store, records, logger, answers } = this.o;
@@ -422,6 +449,7 @@ export class Runner {
     const leasedAt = this.o.now();
     if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
     let unlist = false;
+    let parked = false;
     try {
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
         const fresh = await records.read(key);
@@ -431,16 +459,17 @@ export class Runner {
           return undefined;
         }
         const { record } = fresh;
-        if ((run.takeovers ?? 0) >= MAX_TAKEOVERS || !record.session) {
+        const takeovers = run.takeovers ?? 0;
+        const money = this.money(record.session);
+        if (takeovers >= (money ? MAX_MONEY_TAKEOVERS : MAX_TAKEOVERS) || !record.session) {
           // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
           // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
           // so, or the conversation would stay busy with no run to end it: every later message answered "being
           // confirmed", the pending outcome never shown (a new USSD dial shows it once the flow ended).
           logger.error(
-            logged(participant),
+            { ...logged(participant), takeovers },
             'engine: a run taken over too often was left; its outcome comes by notification',
           );
-          const money = this.money(record.session);
           const lang = record.profile?.lang ?? 'en';
           const prompt = money
             ? answers.processing(participant.channel, lang, true)
@@ -468,9 +497,24 @@ export class Runner {
           }
           return undefined;
         }
+        // Past MAX_TAKEOVERS (a money run: its holders killed one after another, or a run that kills each
+        // process taking it), each further takeover waits longer after the last. A record without the time (an
+        // older engine's) is due.
+        const waited = this.o.now() - (typeof run.at === 'number' ? run.at : -Infinity);
+        const wait = takeoverWait(takeovers);
+        if (waited < wait) {
+          parked = true;
+          await this.park(key, token, run.id, Math.min(wait - waited, wait), participant, takeovers);
+          return undefined;
+        }
         const taken = {
           ...record,
-          run: { id: token, ...(late || run.late ? { late: true as const } : {}), takeovers: (run.takeovers ?? 0) + 1 },
+          run: {
+            id: token,
+            ...(late || run.late ? { late: true as const } : {}),
+            takeovers: takeovers + 1,
+            at: this.o.now(),
+          },
         };
         const written = await records.write(key, taken, fresh.version);
         if (!written) continue;
@@ -497,8 +541,34 @@ export class Runner {
       );
       return undefined;
     } finally {
-      if (!this.runs.has(key) || this.runs.get(key)?.token !== token) await this.release(key, token, unlist);
+      if (!parked && (!this.runs.has(key) || this.runs.get(key)?.token !== token))
+        await this.release(key, token, unlist);
     }
+  }
+
+  /**
+   * A run not yet due for its next takeover (`dueInMs`) stays listed and is looked at again when it is due: the
+   * lease this takeover took is given back and taken again under the id of the run in the record (`runId`,
+   * its holder's), to expire when the run is due. Until then every sweep passes it by (it is listed with that
+   * expiry) and a waiter finds its lease held, waits and is answered at its deadline ("being confirmed"). A
+   * holder that was only slow, not dead, renews that lease as its own, and the write of its outcome ends it.
+   * A failure here leaves the conversation listed with this takeover's expiry, for a later sweep.
+   */
+  private async park(
+    key: string,
+    token: string,
+    runId: string,
+    dueInMs: number,
+    participant: Participant,
+    takeovers: number,
+  ): Promise<void> {
+    const { store, logger } = this.o;
+    await store.releaseLease(leaseOf(key), token, false);
+    if (await store.lease(leaseOf(key), runId, dueInMs))
+      logger.warn(
+        { ...logged(participant), takeovers, dueInMs },
+        'engine: a money run taken over often is taken over again only after a wait',
+      );
   }
 
   /**
