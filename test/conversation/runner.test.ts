@@ -1068,7 +1068,7 @@ describe('a money run taken over five times (its holders killed one after anothe
     await second.engine.stop();
   });
 
-  it('before a money state, a run taken over five times is left as before: "nothing was sent, start again", no wait', async () => {
+  it('before a money state, a run taken over five times is left as before, no wait: "nothing was sent, start again", told to the person answered "still working on it"', async () => {
     const f = fleet({ reserveSpend: () => new Promise(() => {}) });
     const first = f.process();
     await first.engine.handle(f.msg({ start: 'pay' }));
@@ -1085,6 +1085,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     expect(record.session?.ended).toBe(true);
     expect(record.session?.notice).toEqual({ key: 'common.runFailed' });
     expect(f.calls).toHaveLength(0);
+    // Told "still working on it, you will be notified": nothing else would come, so they are told now.
+    await until(() => f.told.length > 0, 'nothing sent told');
+    expect(f.told).toEqual([
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
+    ]);
     await second.engine.stop();
   });
 });

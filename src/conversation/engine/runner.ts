@@ -494,6 +494,9 @@ export class Runner {
                 { end: 'error' },
               ),
             );
+            // Someone was told "still working on it, you will be notified" (run.late): before a money state
+            // nothing comes by notification, so they are told here that nothing was sent.
+            if (!money && run.late) await this.deliverLate(participant, prompt, false);
           }
           return undefined;
         }
