@@ -769,6 +769,72 @@ describe('after money was sent, never "start again"', () => {
     expect(service.calls).toHaveLength(0);
   });
 
+  it("on Sentinel, a replica not holding the state of a payment call for several seconds (a planned failover's window): the call waits for it, then is made once, not refused", async () => {
+    const service = paymentsService();
+    const told: Prompt[] = [];
+    let asked = 0;
+    const store = overriding(redisStore(), { replicated: () => Promise.resolve(++asked > 8) });
+    const e = engine(store, service.services, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
+    const msg = chat();
+    await e.handle(msg({ start: 'pay' }));
+    await e.handle(msg({ choice: 'yes' }));
+    await e.drain();
+    expect(asked).toBe(9);
+    expect(service.calls).toHaveLength(1);
+    expect(told.map((prompt) => prompt.text)).not.toContain(
+      'Nothing was sent: something went wrong on our side. Please start again.',
+    );
+  });
+
+  it('on Sentinel, a run whose start a failover dropped while reads still came from the old master (never held): its end finds no run to end, and the person told "still working on it" is told nothing was sent', async () => {
+    const service = paymentsService();
+    const told: Prompt[] = [];
+    const plain = redisStore();
+    const msg = chat();
+    const key = keys.conversation(msg());
+    let before: { snapshot: unknown; version: number } | undefined;
+    /** The old master's record, with the run, read until the first write goes to the new master. */
+    let stale: Awaited<ReturnType<typeof plain.get>> = null;
+    const store = overriding(plain, {
+      replicated: async () => {
+        if (!stale) {
+          stale = await plain.get(key);
+          // The new master never had the run's start: the record as before it.
+          await plain.delete(key);
+          await plain.set(key, before!.snapshot, null, 600);
+        }
+        return false;
+      },
+      get: (k: string) => (k === key && stale ? Promise.resolve(stale) : plain.get(k)),
+      set: (...args: Parameters<typeof plain.set>) => {
+        const [k, snapshot, expected] = args;
+        if (k !== key || !stale) return plain.set(...args);
+        // Writes keeping the run (a "being confirmed" answer) land on the old master; the one ending it, later,
+        // on the new master.
+        if ((snapshot as { run?: unknown }).run === undefined) {
+          stale = null;
+          return plain.set(...args);
+        }
+        if (expected !== stale.version) return Promise.resolve(null);
+        stale = { snapshot, version: stale.version + 1 };
+        return Promise.resolve(stale.version);
+      },
+    });
+    const e = engine(store, service.services, {
+      onLateOutcome: (_a, prompt) => void told.push(prompt),
+      deadlineMs: { ussd: 200, telegram: 200, slack: 200 },
+    });
+    await e.handle(msg({ start: 'pay' }));
+    before = (await plain.get(key))!;
+    expect((await e.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
+    await until(() => told.length > 0, 'the user told');
+    await e.drain();
+    expect(told).toEqual([
+      { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
+    ]);
+    expect(service.calls).toHaveLength(0);
+  });
+
   it('a PIN check still out at the deadline: the user is told nothing was sent, only that answer is recorded, and its late answer pays nothing', async () => {
     const service = paymentsService();
     const checking = gate<void>();

@@ -163,6 +163,9 @@ const MAX_MONEY_TAKEOVERS = 10;
 /** The first of the waits before a takeover past {@link MAX_TAKEOVERS}, and the longest. */
 const TAKEOVER_WAIT_FIRST_MS = 5_000;
 const TAKEOVER_WAIT_MAX_MS = 30_000;
+/** Tries of {@link Runner.durable} before a money call's state not held by a replica fails the run, and the pause between. */
+const REPLICA_TRIES = 16;
+const REPLICA_PAUSE_MS = 250;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
@@ -720,6 +723,11 @@ export class Runner {
               end: 'error',
             }),
           );
+        } else if (await this.startLost(key, current.version)) {
+          // Its end not written because the write that started it is gone (a failover dropped it, after reads
+          // from the old master had shown it): nobody else will end it, and its waiters may have been told
+          // "being confirmed" (its state a money one, its call not made).
+          await this.nothingSent(participant, session, runtime.restore(session), profile.lang);
         }
       }
     } finally {
@@ -787,8 +795,12 @@ export class Runner {
    * failover cannot drop it (SessionStore.replicated), and the record still holds this run: `ours`. `lost`: the
    * record holds no run at all or is older than `version`, this run's last write (the start was dropped by a
    * failover before a replica took it); `moved`: a newer record with another run's id. The record is read back after the wait: a failover between the write and the wait leaves the
-   * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after a few
-   * tries (a replica connected but lagging): throws, and the run is failed or left to be taken over.
+   * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after
+   * {@link REPLICA_TRIES} tries (each a WAIT of up to a second, about 20 s in all: a replica lagging or away):
+   * throws, and the run is failed. The tries outlast a planned failover's window with one replica (the new
+   * master has none until the Sentinels turn the old one into its replica and it syncs, 11 to 17 s measured,
+   * docs/redis.md), so a payment started then is made late, not refused; its waiters were answered "being
+   * confirmed" at their deadline.
    */
   private async durable(key: string, token: string, version: number): Promise<'ours' | 'lost' | 'moved'> {
     const { store } = this.o;
@@ -799,8 +811,8 @@ export class Runner {
       if (wentBack(read, version)) return 'lost';
       if (read!.record.run?.id !== token) return 'moved';
       if (held) return 'ours';
-      if (tries === STORE_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
-      await pauseAfter(tries);
+      if (tries === REPLICA_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
+      await new Promise((resolve) => setTimeout(resolve, REPLICA_PAUSE_MS));
     }
   }
 
