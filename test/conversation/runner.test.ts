@@ -1027,6 +1027,18 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
       const next = { ...record, run: { ...record.run!, ...run } };
       expect(await shared.set(f.key, next, stored.version, 3600)).not.toBeNull();
     },
+    /**
+     * The run as if taken over `takeovers` times, the last now; its holder `first` killed and its lease lapsed:
+     * another process takes it up, and the record once it has left the run.
+     */
+    async leftAfter(first: { kill: () => void }, takeovers: number) {
+      await f.seed({ takeovers, at: f.now() });
+      first.kill();
+      f.move(300);
+      const second = f.process();
+      await until(async () => (await f.record()).run === undefined, 'the run left');
+      return { record: await f.record(), second };
+    },
     /** Conversations whose lease lapsed, as a sweep would find them now. */
     expired: () => shared.expiredLeases(keys.openRuns(f.key), 10),
     /** Until `n` more sweeps of the processes alive have looked at the index. */
@@ -1121,12 +1133,7 @@ describe('a money run taken over five times (its holders killed one after anothe
   it('taken over ten times, it is left as before: its flow ended "being confirmed", nothing called again', async () => {
     const f = fleet();
     const first = await f.paying();
-    await f.seed({ takeovers: 10, at: f.now() });
-    first.kill();
-    f.move(300);
-    const second = f.process();
-    await until(async () => (await f.record()).run === undefined, 'the run left');
-    const record = await f.record();
+    const { record, second } = await f.leftAfter(first, 10);
     expect(record.session?.ended).toBe(true);
     expect(record.session?.notice).toEqual({ key: 'common.confirming' });
     expect(f.calls).toHaveLength(1);
@@ -1142,12 +1149,7 @@ describe('a money run taken over five times (its holders killed one after anothe
     await until(async () => (await f.record()).run !== undefined, 'the run out');
     f.move(60);
     expect((await answering).text).toBe(PROCESSING);
-    await f.seed({ takeovers: 5, at: f.now() });
-    first.kill();
-    f.move(300);
-    const second = f.process();
-    await until(async () => (await f.record()).run === undefined, 'the run left');
-    const record = await f.record();
+    const { record, second } = await f.leftAfter(first, 5);
     expect(record.session?.ended).toBe(true);
     expect(record.session?.notice).toEqual({ key: 'common.runFailed' });
     expect(f.calls).toHaveLength(0);
