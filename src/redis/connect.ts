@@ -276,21 +276,25 @@ export function replicaCheck(
 }
 
 /**
- * Sentinel mode: whether a replica holds every write `client` sent so far (`WAIT`, up to `ms`), so a failover
- * cannot drop them (Sentinel promotes a replica; the old master's writes it lacks are discarded at resync).
- * True as well when the master has no replica connected and the Sentinels (`target`'s) know of none up: no
- * failover can drop what it alone holds. A replica the master no longer sees but the Sentinels count up is
- * one being promoted (a failover under way): false, as when one connected did not take them in time. WAIT
- * counts the writes of this connection only: after a reconnection (a failover) it proves nothing of the writes
- * sent before it, which the caller reads back.
+ * Sentinel mode: whether every replica the master has in sync (`state=online`) holds every write `client` sent
+ * so far (`WAIT`, up to `ms`), so a failover cannot drop them (Sentinel promotes a replica; the old master's
+ * writes it lacks are discarded at resync). Every one, not one: the Sentinels choose among the replicas by the
+ * offsets they last read (every 10 s until the master is down), so with two a write only one held could be
+ * dropped. True as well when the master has no replica connected and the Sentinels (`target`'s) know of none
+ * up: no failover can drop what it alone holds. A replica the master no longer sees but the Sentinels count up
+ * is one being promoted (a failover under way): false, as when one connected (or still syncing) did not take
+ * them in time. WAIT counts the writes of this connection only: after a reconnection (a failover) it proves
+ * nothing of the writes sent before it, which the caller reads back.
  */
 export async function heldByReplica(
   client: RedisClient,
   target: RedisTarget,
   ms = REPLICATED_WITHIN_MS,
 ): Promise<boolean> {
-  if ((await client.wait(1, ms)) >= 1) return true;
-  if (!/^connected_slaves:0\b/m.test(await client.info('replication'))) return false;
+  const replication = await client.info('replication');
+  const online = replication.match(/^slave\d+:.*\bstate=online\b/gm)?.length ?? 0;
+  if (online > 0) return (await client.wait(online, ms)) >= online;
+  if (!/^connected_slaves:0\b/m.test(replication)) return false;
   return !(await replicaUp(target));
 }
 

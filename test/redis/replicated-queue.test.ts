@@ -17,7 +17,7 @@ import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
 import { closeRedis, connectRedis, replicaCheck, type RedisClient } from '../../src/redis/connect.js';
-import { startSentinelSet, stopAll, type Server } from './servers.js';
+import { startRedis, startSentinelSet, stopAll, type Server } from './servers.js';
 
 const sentinelPorts = [7075, 7076, 7077];
 const target = {
@@ -143,11 +143,15 @@ describe('the writes of many callers at once', () => {
     const sent: Array<(replicas: number) => void> = [];
     const client = {
       wait: () => new Promise<number>((resolve) => sent.push(resolve)),
-      info: () => Promise.resolve('# Replication\r\nconnected_slaves:1\r\n'),
+      info: () =>
+        Promise.resolve(
+          '# Replication\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7071,state=online,offset=1,lag=0\r\n',
+        ),
     } as unknown as RedisClient;
     const check = replicaCheck(client, target);
     const first = check();
     const later = [check(), check(), check()];
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(1);
     sent[0]!(1);
     expect(await first).toBe(true);
@@ -157,6 +161,7 @@ describe('the writes of many callers at once', () => {
     sent[1]!(0);
     expect(await Promise.all(later)).toEqual([false, false, false]);
     const again = check();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(3);
     sent[2]!(1);
     expect(await again).toBe(true);
@@ -167,6 +172,15 @@ describe('a master whose replica left it', () => {
   it('is not taken as alone while the Sentinels count the replica up (a failover promoting it)', async () => {
     const store = new RedisStore({ url: target, keyPrefix: `alone-${Date.now()}:` });
     const promoted = new Redis({ port: replica.port });
+    // The Sentinels count the replica up again (a test before stopped it for seconds).
+    const sentinel = new Redis({ port: sentinelPorts[0] });
+    const flags = async () => {
+      const [fields] = (await sentinel.call('SENTINEL', 'REPLICAS', 'q')) as string[][];
+      return fields![fields!.indexOf('flags') + 1];
+    };
+    for (let tries = 0; tries < 100 && (await flags()) !== 'slave'; tries++)
+      await new Promise((r) => setTimeout(r, 100));
+    sentinel.disconnect();
     try {
       await store.set('probe', { n: 1 }, null, 60);
       expect(await store.replicated?.()).toBe(true);
@@ -200,5 +214,35 @@ describe('a Sentinel connection', () => {
     await closeRedis(client);
     await new Promise((r) => setTimeout(r, 500));
     expect(client.status).toBe('end');
+  }, 60_000);
+});
+
+describe('a master with two replicas', () => {
+  it('holds a write only once both have it: the Sentinels may promote either', async () => {
+    const second = await startRedis(7072, ['--replicaof', '127.0.0.1', '7070']);
+    const master = new Redis({ port: 7070 });
+    const online = async () => ((await master.info('replication')).match(/state=online/g) ?? []).length;
+    const store = new RedisStore({ url: target, keyPrefix: `two-${Date.now()}:` });
+    try {
+      for (let tries = 0; tries < 200 && (await online()) < 2; tries++) await new Promise((r) => setTimeout(r, 100));
+      expect(await online()).toBe(2);
+      await store.set('probe', { n: 1 }, null, 60);
+      expect(await store.replicated?.()).toBe(true);
+      second.process.kill('SIGSTOP');
+      try {
+        // The first replica takes it at once; the second, stopped, does not.
+        await store.set('probe', { n: 2 }, 1, 60);
+        expect(await store.replicated?.()).toBe(false);
+      } finally {
+        second.process.kill('SIGCONT');
+      }
+      expect(await store.replicated?.()).toBe(true);
+    } finally {
+      second.kill();
+      for (let tries = 0; tries < 200 && (await online()) > 1; tries++) await new Promise((r) => setTimeout(r, 100));
+      master.disconnect();
+      await store.delete('probe');
+      await store.close();
+    }
   }, 60_000);
 });
