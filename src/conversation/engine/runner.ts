@@ -723,10 +723,11 @@ export class Runner {
               end: 'error',
             }),
           );
-        } else if (await this.startLost(key, current.version)) {
-          // Its end not written because the write that started it is gone (a failover dropped it, after reads
-          // from the old master had shown it): nobody else will end it, and its waiters may have been told
-          // "being confirmed" (its state a money one, its call not made).
+        } else if (!start.stored.record.run?.takeovers && (await this.startLost(key, current.version))) {
+          // Its end not written because the write that started it, from a delivery here, is gone (a failover
+          // dropped it, after reads from the old master had shown it): nobody else will end it, and its waiters
+          // may have been told "being confirmed" (its state a money one, its call not made). A takeover's lost
+          // write leaves the run it took over, to be taken over again.
           await this.nothingSent(participant, session, runtime.restore(session), profile.lang);
         }
       }
