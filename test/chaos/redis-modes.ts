@@ -1,13 +1,14 @@
 /**
  * The chaos run beyond one Redis (`npm run chaos -- --redis sentinel|cluster`), on real servers started here
  * on ports 7100-7119 (test/redis/servers.ts):
- * - `sentinel`: a master (7100) with a replica (7101) and three Sentinels (7105-7107) watching it as `momo`;
- *   the faults, in turn: a planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels
- *   promote the replica; the killed server comes back empty as its replica, promotable once it holds the data);
+ * - `sentinel`: the deployment docs/redis.md recommends: a master (7100) with one replica (7101), both with
+ *   `repl-diskless-sync-delay 0`, and three Sentinels (7105-7107) watching it as `momo`; the faults, in turn: a
+ *   planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels promote the replica; the
+ *   killed server comes back empty as the new master's replica, promotable once it holds the data);
  * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, a part of the
  *   follow-ups' `{momo-f<n>}`, or a part of the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
  *   then the slot given to the new owner), as `redis-cli --cluster reshard` does.
- * Each fault waits until the servers are whole again (the new master taking writes, its replica in sync) and
+ * Each fault waits until the servers are whole again (the new master taking writes, every replica in sync) and
  * gives the window it lasted, so the run can say what a fault cost the people answered during it.
  */
 import { Cluster, Redis } from 'ioredis';
@@ -39,7 +40,16 @@ export interface RedisSet {
 }
 
 const NAME = 'momo';
+const MASTER_PORT = 7100;
+/**
+ * One replica. A second (7102) would shorten a planned failover's wait for a replica, but `WAIT 1` on the old
+ * master is then answered, in the second before the Sentinels reconfigure it, by a replica that drops the write
+ * when it follows the promoted one (docs/redis.md).
+ */
+const REPLICA_PORTS = [7101];
 const SENTINEL_PORTS = [7105, 7106, 7107];
+/** On every server of the Sentinel set: a replica that (re)connects gets its first sync at once, not 5 s later. */
+const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
 const CLUSTER_PORTS = [7110, 7111, 7112];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -49,26 +59,36 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
   throw new Error(`chaos: gave up waiting: ${what}`);
 }
 
-/** The replica of `masterPort` is online and the Sentinels count it: a failover can be asked for again. */
-async function whole(masterPort: number): Promise<void> {
+/**
+ * Every other server of the set (`replicaPorts`) is an online replica of `masterPort` and the Sentinels count
+ * each up: a failover can be asked for again.
+ */
+async function whole(masterPort: number, replicaPorts: number[]): Promise<void> {
   await untilMaster(masterPort);
-  await until('the replica in sync', () =>
-    withServer(masterPort, async (r) => /slave0:.*state=online/.test(await r.info('replication'))),
+  await until('every replica in sync', () =>
+    withServer(masterPort, async (r) => {
+      const online = (await r.info('replication')).match(/^slave\d+:.*state=online.*$/gm) ?? [];
+      return replicaPorts.every((port) => online.some((line) => line.includes(`port=${port},`)));
+    }),
   );
-  await until('the Sentinels see the replica', () =>
+  await until('the Sentinels see every replica', () =>
     withServer(SENTINEL_PORTS[0]!, async (s) => {
       const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
-      return replicas.some((fields) => !String(fields[fields.indexOf('flags') + 1]).includes('down'));
+      const field = (fields: string[], key: string) => String(fields[fields.indexOf(key) + 1]);
+      return replicaPorts.every((port) =>
+        replicas.some(
+          (fields) => field(fields, 'port') === String(port) && !/down|disconnected/.test(field(fields, 'flags')),
+        ),
+      );
     }),
   );
 }
 
 async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> {
-  const { master, replica } = await startSentinelSet(NAME, 7100, 7101, SENTINEL_PORTS);
-  const servers = new Map<number, Server>([
-    [master.port, master],
-    [replica.port, replica],
-  ]);
+  const { master, replicas } = await startSentinelSet(NAME, MASTER_PORT, REPLICA_PORTS, SENTINEL_PORTS, {
+    args: SERVER_ARGS,
+  });
+  const servers = new Map<number, Server>([master, ...replicas].map((server) => [server.port, server]));
   const client = new Redis({ sentinels: SENTINEL_PORTS.map((port) => ({ host: '127.0.0.1', port })), name: NAME });
   client.on('error', () => {});
   let turn = 0;
@@ -100,8 +120,9 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
       // The killed server comes back empty, as the new master's replica (as an operator restarts it), and may
       // be promoted only once it holds the data: at 12:36 UTC on 2026-11-27 the Sentinels promoted it empty
       // during a stall of the new master, which then loaded its empty data set (servers.ts).
-      if (kill) servers.set(before, await startEmptyReplica(before, after));
-      await whole(after);
+      if (kill) servers.set(before, await startEmptyReplica(before, after, SERVER_ARGS));
+      const replicaPorts = [...servers.keys()].filter((port) => port !== after);
+      await whole(after, replicaPorts);
       if (kill) await promotable(before);
       progress(`chaos: Redis master now ${after} (${to - from} ms)`);
       return { what: kill ? 'master-killed' : 'failover', from, to };

@@ -164,26 +164,35 @@ export async function startCluster(ports: number[]): Promise<Server[]> {
 }
 
 /**
- * A master on `masterPort`, its replica on `replicaPort`, and three Sentinels on `sentinelPorts` watching it
- * as `name` (quorum 2, down after 1 s, failover timeout 5 s), all answering and the replica in sync.
+ * A master on `masterPort`, its replica on `replicaPorts` (or one on each of several), and three Sentinels on
+ * `sentinelPorts` watching it as `name` (quorum 2, down after 1 s, failover timeout 5 s), all answering, every
+ * replica in sync and known to every Sentinel. `args` go to every redis-server of the set (not the Sentinels),
+ * e.g. `['--repl-diskless-sync-delay', '0']`.
  */
 export async function startSentinelSet(
   name: string,
   masterPort: number,
-  replicaPort: number,
+  replicaPorts: number | number[],
   sentinelPorts: number[],
-): Promise<{ master: Server; replica: Server; sentinels: Server[] }> {
-  const master = await startRedis(masterPort);
-  const replica = await startRedis(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
-  await until('replica in sync', async () => {
-    const r = new Redis({ port: replicaPort, maxRetriesPerRequest: 0 });
-    r.on('error', () => {});
-    try {
-      return String(await r.info('replication')).includes('master_link_status:up') ? true : undefined;
-    } finally {
-      r.disconnect();
-    }
-  });
+  options: { args?: string[] } = {},
+): Promise<{ master: Server; replica: Server; replicas: Server[]; sentinels: Server[] }> {
+  const args = options.args ?? [];
+  const ports = typeof replicaPorts === 'number' ? [replicaPorts] : replicaPorts;
+  const master = await startRedis(masterPort, args);
+  const replicas: Server[] = [];
+  for (const port of ports)
+    replicas.push(await startRedis(port, [...args, '--replicaof', '127.0.0.1', String(masterPort)]));
+  for (const port of ports) {
+    await until(`replica on ${port} in sync`, async () => {
+      const r = new Redis({ port, maxRetriesPerRequest: 0 });
+      r.on('error', () => {});
+      try {
+        return String(await r.info('replication')).includes('master_link_status:up') ? true : undefined;
+      } finally {
+        r.disconnect();
+      }
+    });
+  }
   const config = [
     `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
     `sentinel down-after-milliseconds ${name} 1000`,
@@ -193,7 +202,7 @@ export async function startSentinelSet(
   ].join('\n');
   const sentinels = [];
   for (const port of sentinelPorts) sentinels.push(await startRedis(port, [], { sentinel: true, config }));
-  // Every Sentinel knows the replica and the other Sentinels before a failover is asked of them.
+  // Every Sentinel knows the replicas and the other Sentinels before a failover is asked of them.
   for (const port of sentinelPorts) {
     await until(`sentinel ${port} sees the set`, async () => {
       const s = new Redis({ port, maxRetriesPerRequest: 0 });
@@ -201,13 +210,15 @@ export async function startSentinelSet(
       try {
         const [info] = (await s.call('SENTINEL', 'MASTERS')) as string[][];
         const field = (key: string) => Number(info![info!.indexOf(key) + 1]);
-        return field('num-slaves') >= 1 && field('num-other-sentinels') >= sentinelPorts.length - 1 ? true : undefined;
+        return field('num-slaves') >= ports.length && field('num-other-sentinels') >= sentinelPorts.length - 1
+          ? true
+          : undefined;
       } finally {
         s.disconnect();
       }
     });
   }
-  return { master, replica, sentinels };
+  return { master, replica: replicas[0]!, replicas, sentinels };
 }
 
 /**
@@ -216,10 +227,11 @@ export async function startSentinelSet(
  * (`replica-priority 0`; {@link promotable} lifts it). A replica that never synced reports no link-down time,
  * so the Sentinels take it for a good candidate: a stall of the master past their down-after time in that
  * window (a few seconds: the master waits before it sends its data) would promote the empty server, and the
- * master, made its replica, would load its empty data set: every key gone.
+ * master, made its replica, would load its empty data set: every key gone. `args`: as the set's other servers
+ * were started with ({@link startSentinelSet}).
  */
-export function startEmptyReplica(port: number, masterPort: number): Promise<Server> {
-  return startRedis(port, ['--replicaof', '127.0.0.1', String(masterPort), '--replica-priority', '0']);
+export function startEmptyReplica(port: number, masterPort: number, args: string[] = []): Promise<Server> {
+  return startRedis(port, [...args, '--replicaof', '127.0.0.1', String(masterPort), '--replica-priority', '0']);
 }
 
 /** Once the replica on `port` holds its master's data (its link up), the Sentinels may promote it again. */
