@@ -282,8 +282,9 @@ export function replicaCheck(
  * offsets they last read (every 10 s until the master is down), so with two a write only one held could be
  * dropped. True as well when the master has no replica connected and the Sentinels (`target`'s) know of none
  * up: no failover can drop what it alone holds. A replica the master no longer sees but the Sentinels count up
- * is one being promoted (a failover under way): false, as when one connected (or still syncing) did not take
- * them in time. WAIT counts the writes of this connection only: after a reconnection (a failover) it proves
+ * is one being promoted (a failover under way) or an old master not yet turned into a replica: false unless one
+ * takes them within `ms`, as when one connected (or still syncing) lags. So every answer but "alone" may take
+ * up to `ms`: a caller asking again paces itself by it. WAIT counts the writes of this connection only: after a reconnection (a failover) it proves
  * nothing of the writes sent before it, which the caller reads back.
  */
 export async function heldByReplica(
@@ -294,8 +295,10 @@ export async function heldByReplica(
   const replication = await client.info('replication');
   const online = replication.match(/^slave\d+:.*\bstate=online\b/gm)?.length ?? 0;
   if (online > 0) return (await client.wait(online, ms)) >= online;
-  if (!/^connected_slaves:0\b/m.test(replication)) return false;
-  return !(await replicaUp(target));
+  if (/^connected_slaves:0\b/m.test(replication) && !(await replicaUp(target))) return true;
+  // A replica still syncing, or one the Sentinels count that is not here yet (being promoted, or the old master
+  // not yet turned into this one's replica after a failover): given the time to take them, as one that lags.
+  return (await client.wait(1, ms)) >= 1;
 }
 
 /**

@@ -187,7 +187,14 @@ describe('a master whose replica left it', () => {
       // What a failover does first: the replica stops replicating; the old master sees none connected.
       await promoted.call('REPLICAOF', 'NO', 'ONE');
       await store.set('probe', { n: 2 }, 1, 60);
+      const master = new Redis({ port: 7070 });
+      const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
+      const before = await waits();
       expect(await store.replicated?.()).toBe(false);
+      // Given the time for a replica to come (a WAIT), not answered at once: a caller asking again (a payment
+      // waiting out a failover) is paced by it.
+      expect((await waits()) - before).toBe(1);
+      master.disconnect();
     } finally {
       await promoted.call('REPLICAOF', '127.0.0.1', '7070');
       promoted.disconnect();
