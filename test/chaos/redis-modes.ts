@@ -123,7 +123,23 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
       if (kill) servers.set(before, await startEmptyReplica(before, after, SERVER_ARGS));
       const replicaPorts = [...servers.keys()].filter((port) => port !== after);
       await whole(after, replicaPorts);
-      if (kill) await promotable(before);
+      if (kill) {
+        await promotable(before);
+        // The Sentinels read a replica's priority every 10 s: until they have read it lifted, a failover asked
+        // for finds no replica to promote (NOGOODSLAVE, at 16:18 UTC on 2026-11-27), and a master kill then
+        // leaves the set without one.
+        await until('the Sentinels see the restarted server promotable', async () => {
+          for (const port of SENTINEL_PORTS) {
+            const seen = await withServer(port, async (s) => {
+              const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
+              const fields = replicas.find((f) => f[f.indexOf('port') + 1] === String(before));
+              return fields !== undefined && fields[fields.indexOf('slave-priority') + 1] !== '0';
+            });
+            if (!seen) return false;
+          }
+          return true;
+        });
+      }
       progress(`chaos: Redis master now ${after} (${to - from} ms)`);
       return { what: kill ? 'master-killed' : 'failover', from, to };
     },
