@@ -253,12 +253,14 @@ export interface SessionStore {
   /** Members of the sorted set `index` whose lease expired (scored before the store's clock), at most `limit`. */
   expiredLeases(index: string, limit: number): Promise<string[]>;
   /**
-   * Whether every write this store sent so far is held where a failover cannot drop it: on Sentinel, by a
-   * replica (WAIT, up to a second; a master with none connected holds them alone). Absent or true at once where
-   * no failover drops acknowledged writes (memory, one server). A connection that was replaced since (a
-   * failover) proves nothing of the writes sent before it: read them back.
+   * Whether every write this store sent so far to where `key` lives is held where a failover cannot drop it:
+   * by every replica in sync of the master (WAIT, up to a second; a master with none connected holds them
+   * alone). On Sentinel the one master holds every key (`key` is ignored); on a cluster the master serving
+   * `key`'s slot, so `key` is the one whose writes must be held (its slot's other keys' are held with it).
+   * Absent where no failover drops acknowledged writes (memory, one server). A connection that was replaced
+   * since (a failover) proves nothing of the writes sent before it: read them back.
    */
-  replicated?(): Promise<boolean>;
+  replicated?(key: string): Promise<boolean>;
   /** Frees resources (closes the Redis connection). */
   close(): Promise<void>;
 }

@@ -126,16 +126,16 @@ function noticesOf(job: NotificationJob | unknown): Notice[] {
 export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
-  // The receiver answers the service on the add: on Sentinel, once a replica holds the job.
+  // The receiver answers the service on the add: on Sentinel or a cluster, once the replicas hold the job.
   const queue = createQueue<NotificationJob>(name, options.redisUrl, {
     ...options.queue,
     replicated: 'required',
     logger,
   });
-  // Added with the intent, before the money call: on Sentinel it waits for a replica (a failover during the
-  // call would drop it, and with it the check of an outcome whose notification never comes), but never fails
-  // the payment's way for a replica that lags. On Redis in parts of their own tag (keys.ts queuePrefixes), by
-  // the intent's ref: on a cluster the follow-ups spread over the masters.
+  // Added with the intent, before the money call: on Sentinel or a cluster it waits for the replicas (a failover
+  // during the call would drop it, and with it the check of an outcome whose notification never comes), but never
+  // fails the payment's way for a replica that lags. On Redis in parts of their own tag (keys.ts queuePrefixes),
+  // by the intent's ref: on a cluster the follow-ups spread over the masters (each part waits for its own).
   const followUpOptions = { ...options.queue, replicated: 'waited' as const, logger };
   const followUps: JobQueue<FollowUpJob> = options.redisUrl
     ? new ShardedQueue(

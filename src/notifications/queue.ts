@@ -51,7 +51,7 @@ export interface QueueOptions {
    */
   maxJobs?: number;
   /**
-   * BullMQ on Sentinel only: an add waits for a replica to hold the job (BullQueue onReplica), up to
+   * BullMQ on Sentinel or a cluster: an add waits for the replicas to hold the job (BullQueue onReplica), up to
    * {@link REPLICATED_WITHIN_MS}. `required`: not held by then (a replica connected), the add fails
    * ({@link NotReplicatedError}): for the jobs whose sender is answered on the add and sends again on a
    * failure (the service's notifications). `waited`: the add goes on with a warning line: for those added on
@@ -215,7 +215,7 @@ export class MemoryQueue<T> implements JobQueue<T> {
   }
 }
 
-/** A job a replica did not take in time while one is connected (Sentinel mode): not yet safe from a failover. */
+/** A job the replicas did not take in time while one is connected (Sentinel, Cluster): not safe from a failover. */
 export class NotReplicatedError extends Error {
   constructor() {
     super(`the job is not on a replica after ${REPLICATED_WITHIN_MS} ms; not taken`);
@@ -226,13 +226,16 @@ export class NotReplicatedError extends Error {
 /** BullMQ queue on Redis. */
 export class BullQueue<T> implements JobQueue<T> {
   private readonly queue: Queue;
-  /** Sentinel mode: how an add waits for a replica to hold it ({@link onReplica}); undefined: it does not. */
+  /** Sentinel and Cluster modes: how an add waits for the replicas to hold it ({@link onReplica}); unset: no wait. */
   private readonly replicated?: 'required' | 'waited';
   /**
-   * Sentinel mode: whether a replica holds the adds made so far on the queue's own connection (BullMQ sends a
-   * queue's commands on the connection it is given); the adds at once share one WAIT.
+   * Sentinel and Cluster modes: whether the replicas hold the adds made so far on the queue's own connection
+   * (BullMQ sends a queue's commands on the connection it is given; on a cluster, to the master of the queue's
+   * slot, which its prefix's hash tag names: {@link slotKey}); the adds at once share one WAIT.
    */
-  private readonly held?: () => Promise<boolean>;
+  private readonly held?: (key: string) => Promise<boolean>;
+  /** A key in the slot of every key of this queue (`<prefix>:<name>`, its tag the prefix's): what WAIT is for. */
+  private readonly slotKey: string;
   private worker?: Worker;
   private readonly connections: RedisClient[] = [];
   /** The queue as its log lines name it: with its prefix when not the default (a part of the follow-ups). */
@@ -244,8 +247,9 @@ export class BullQueue<T> implements JobQueue<T> {
     private readonly options: QueueOptions,
   ) {
     this.label = options.prefix && options.prefix !== QUEUE_PREFIX ? `${options.prefix}:${name}` : name;
+    this.slotKey = `${options.prefix ?? QUEUE_PREFIX}:${name}`;
     const connection = this.connect(redisUrl);
-    if (settingsOf(redisUrl).mode === 'sentinel' && options.replicated) {
+    if (settingsOf(redisUrl).mode !== 'server' && options.replicated) {
       this.replicated = options.replicated;
       this.held = replicaCheck(connection, redisUrl);
     }
@@ -284,15 +288,15 @@ export class BullQueue<T> implements JobQueue<T> {
   }
 
   /**
-   * Sentinel mode: a job is taken only once a replica holds it. A failover drops the old master's last writes,
-   * and a notification the receiver acknowledged in that moment would be gone for good (the service does not
-   * send it again), its outcome left to the follow-up minutes later. Not held by a replica within
-   * {@link REPLICATED_WITHIN_MS} while one is connected: {@link NotReplicatedError} (the receiver answers 503,
-   * the service sends it again). A master with no replica connected takes it alone: no failover can drop it.
+   * Sentinel and Cluster modes: a job is taken only once the replicas of its master hold it. A failover drops
+   * the old master's last writes, and a notification the receiver acknowledged in that moment would be gone for
+   * good (the service does not send it again), its outcome left to the follow-up minutes later. Not held within
+   * {@link REPLICATED_WITHIN_MS} while a replica is connected: {@link NotReplicatedError} (the receiver answers
+   * 503, the service sends it again). A master with no replica connected takes it alone: no failover can drop it.
    */
-  private async onReplica(held: () => Promise<boolean>): Promise<void> {
-    // WAIT counts the replicas holding every write this connection made so far: the add among them.
-    if (await held()) return;
+  private async onReplica(held: (key: string) => Promise<boolean>): Promise<void> {
+    // WAIT counts the replicas holding every write this connection made so far to that master: the add among them.
+    if (await held(this.slotKey)) return;
     if (this.replicated === 'required') throw new NotReplicatedError();
     this.options.logger.warn(
       { queue: this.label, waitedMs: REPLICATED_WITHIN_MS },

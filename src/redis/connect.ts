@@ -16,6 +16,7 @@
  * line when it is back ({@link logErrorsBoundedly}); a down Redis never floods the log. {@link closeRedis}
  * never waits on a Redis that does not answer, so a shutdown ends within its grace period.
  */
+import { createRequire } from 'node:module';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { queuePrefixes } from '../conversation/store/keys.js';
 import type { Logger } from '../log.js';
@@ -239,29 +240,70 @@ export async function closeRedis(client: RedisClient, ms = 1_000): Promise<void>
   client.disconnect();
 }
 
-/** How long a write waits for a replica to hold it (Sentinel mode: {@link heldByReplica}), ms. */
+/** How long a write waits for a replica to hold it (Sentinel and Cluster modes: {@link heldByReplica}), ms. */
 export const REPLICATED_WITHIN_MS = 1_000;
 
 /**
- * Sentinel mode: {@link heldByReplica} for the writes of `client`, asked by many callers at once: one check at a
- * time, and the callers who ask while one runs share the next (issued when it ends, so it counts every write
- * they made before asking: the running one may have been sent before theirs). WAIT blocks the connection, every
- * command behind it waits: when no replica answers (a failover) N callers asking in turn held the connection N
- * seconds; shared, at most two.
+ * Sentinel and Cluster modes: {@link heldByReplica} for the writes of `client`, asked by many callers at once.
+ * Per server: on Sentinel the one master (`key` is ignored); on a cluster the master serving `key`'s slot, as
+ * the connection routes it now (the key as the caller names it: the connection's `keyPrefix` is added), on the
+ * one connection ioredis keeps to that master, which carried the key's writes (WAIT counts the writes of the
+ * connection it is sent on). Per server one check at a time, and the callers who ask while one runs share the
+ * next (issued when it ends, so it counts every write they made before asking: the running one may have been
+ * sent before theirs). WAIT blocks the connection, every command behind it waits: when no replica answers (a
+ * failover) N callers asking in turn held the connection N seconds; shared, at most two. False when the
+ * cluster knows no master of the slot (its map not read yet).
  */
 export function replicaCheck(
   client: RedisClient,
   target: RedisTarget,
   ms = REPLICATED_WITHIN_MS,
-): () => Promise<boolean> {
+): (key: string) => Promise<boolean> {
+  if (client instanceof Cluster) {
+    const checks = new WeakMap<Redis, () => Promise<boolean>>();
+    return (key) => {
+      const master = masterOf(client, key);
+      if (!master) return Promise.resolve(false);
+      let check = checks.get(master);
+      if (!check) {
+        check = oneAtATime(() => heldByReplica(master, target, ms));
+        checks.set(master, check);
+      }
+      return check();
+    };
+  }
+  const check = oneAtATime(() => heldByReplica(client, target, ms));
+  return () => check();
+}
+
+/** Redis Cluster's slot of a key (CRC16 of its hash tag): the function ioredis routes commands by. */
+const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
+
+/**
+ * The connection of `cluster` to the master it sends `key`'s commands to now (`key` without the connection's
+ * prefix, as commands name it): the first node of the slot in its map (ioredis's choice for a command that
+ * may write), from its pool (one connection per node). Undefined while the map has no node for the slot.
+ */
+function masterOf(cluster: Cluster, key: string): Redis | undefined {
+  const prefix = cluster.options.keyPrefix ?? '';
+  const node = cluster.slots[slotOf(`${prefix}${key}`)]?.[0];
+  if (node === undefined) return undefined;
+  return cluster.nodes('all').find((server) => `${server.options.host}:${server.options.port}` === node);
+}
+
+/**
+ * `check` for many callers: one at a time, and those who ask while one runs share the next, started when it
+ * ends ({@link replicaCheck}).
+ */
+function oneAtATime(check: () => Promise<boolean>): () => Promise<boolean> {
   let running: Promise<boolean> | undefined;
   let next: Promise<boolean> | undefined;
   const start = (): Promise<boolean> => {
-    const check: Promise<boolean> = heldByReplica(client, target, ms).finally(() => {
-      if (running === check) running = undefined;
+    const run: Promise<boolean> = check().finally(() => {
+      if (running === run) running = undefined;
     });
-    running = check;
-    return check;
+    running = run;
+    return run;
   };
   return () => {
     if (!running) return start();
@@ -276,16 +318,21 @@ export function replicaCheck(
 }
 
 /**
- * Sentinel mode: whether every replica the master has in sync (`state=online`) holds every write `client` sent
- * so far (`WAIT`, up to `ms`), so a failover cannot drop them (Sentinel promotes a replica; the old master's
- * writes it lacks are discarded at resync). Every one, not one: the Sentinels choose among the replicas by the
- * offsets they last read (every 10 s until the master is down), so with two a write only one held could be
- * dropped. True as well when the master has no replica connected and the Sentinels (`target`'s) know of none
- * up: no failover can drop what it alone holds. A replica the master no longer sees but the Sentinels count up
- * is one being promoted (a failover under way) or an old master not yet turned into a replica: false unless one
- * takes them within `ms`, as when one connected (or still syncing) lags. So every answer but "alone" may take
- * up to `ms`: a caller asking again paces itself by it. WAIT counts the writes of this connection only: after a reconnection (a failover) it proves
- * nothing of the writes sent before it, which the caller reads back.
+ * Whether every replica the master `client` is connected to has in sync (`state=online`) holds every write
+ * `client` sent so far (`WAIT`, up to `ms`), so a failover cannot drop them (a replica is promoted; the old
+ * master's writes it lacks are discarded at resync). On Sentinel `client` is the product's connection; on a
+ * cluster its connection to one master ({@link replicaCheck}). Every one, not one: the Sentinels choose among
+ * the replicas by the offsets they last read (every 10 s until the master is down), and in a cluster the first
+ * replica to win its election (the one ahead asks sooner, not alone), so with two a write only one held could
+ * be dropped. True as well when the master has no replica connected and none is counted up elsewhere
+ * ({@link replicaUp}: the Sentinels of `target`; on a cluster the master's own table of nodes, as there are no
+ * Sentinels to ask): no failover can drop what it alone holds. A replica not connected but counted up is one
+ * being promoted (a failover under way), an old master not yet turned into a replica, or (on a cluster) one
+ * cut off from the master yet eligible: false unless one takes them within `ms`, as when one connected (or
+ * still syncing) lags. A server that is no master (one demoted under the connection: its writes may be the
+ * ones dropped) holds nothing: false, after `ms`. So every answer but "alone" may take up to `ms`: a caller
+ * asking again paces itself by it. WAIT counts the writes of this connection only: after a reconnection (a
+ * failover) it proves nothing of the writes sent before it, which the caller reads back.
  */
 export async function heldByReplica(
   client: RedisClient,
@@ -293,20 +340,29 @@ export async function heldByReplica(
   ms = REPLICATED_WITHIN_MS,
 ): Promise<boolean> {
   const replication = await client.info('replication');
+  if (!/^role:master\b/m.test(replication)) {
+    // Paced as the other answers but "alone": the connection moves to the new master meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return false;
+  }
   const online = replication.match(/^slave\d+:.*\bstate=online\b/gm)?.length ?? 0;
   if (online > 0) return (await client.wait(online, ms)) >= online;
-  if (/^connected_slaves:0\b/m.test(replication) && !(await replicaUp(target))) return true;
-  // A replica still syncing, or one the Sentinels count that is not here yet (being promoted, or the old master
-  // not yet turned into this one's replica after a failover): given the time to take them, as one that lags.
+  if (/^connected_slaves:0\b/m.test(replication) && !(await replicaUp(client, target))) return true;
+  // A replica still syncing, or one counted up that is not here yet (being promoted, the old master not yet
+  // turned into this one's replica after a failover, or cut off): given the time to take them, as one that lags.
   return (await client.wait(1, ms)) >= 1;
 }
 
 /**
- * Whether a Sentinel counts a replica of the master up (not down nor disconnected). Asked of each Sentinel in
- * turn over a connection of its own; none answering: true (not proved alone).
+ * Whether a replica of the master is counted up (not down nor disconnected) though the master has none
+ * connected. Sentinel: asked of each Sentinel in turn over a connection of its own; none answering: true (not
+ * proved alone). Cluster: the master's own table of nodes (`CLUSTER NODES`: a replica of it not flagged
+ * failing, `fail` or `fail?`, nor its link down), which is what the cluster's masters vote on; a replica cut off
+ * from every node, which none could promote, is counted down after `cluster-node-timeout`. One server: false.
  */
-async function replicaUp(target: RedisTarget): Promise<boolean> {
+async function replicaUp(client: RedisClient, target: RedisTarget): Promise<boolean> {
   const settings = settingsOf(target);
+  if (settings.mode === 'cluster') return clusterReplicaUp(String(await client.call('CLUSTER', 'NODES')));
   if (settings.mode !== 'sentinel') return false;
   for (const sentinel of settings.sentinels) {
     const client = new Redis({
@@ -333,6 +389,21 @@ async function replicaUp(target: RedisTarget): Promise<boolean> {
     }
   }
   return true;
+}
+
+/**
+ * Whether a `CLUSTER NODES` reply (`<id> <address> <flags> <master id> <ping> <pong> <epoch> <link> <slots>…`
+ * a line) names a replica of the node flagged `myself` that is not flagged failing (`fail`, `fail?`) nor
+ * without an address (`noaddr`), nor has its link down. The node not found in it: true (not proved alone).
+ */
+export function clusterReplicaUp(nodes: string): boolean {
+  const lines = nodes.split('\n').map((line) => line.trim().split(' '));
+  const myself = lines.find((fields) => (fields[2] ?? '').split(',').includes('myself'))?.[0];
+  if (myself === undefined) return true;
+  return lines.some((fields) => {
+    const flags = (fields[2] ?? '').split(',');
+    return fields[3] === myself && !flags.some((flag) => /^fail\??$|^noaddr$/.test(flag)) && fields[7] === 'connected';
+  });
 }
 
 /**

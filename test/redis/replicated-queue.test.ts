@@ -80,12 +80,12 @@ describe('the store on a master with a replica and Sentinels', () => {
     const inbox = ussdInbox(store);
     try {
       await store.set('probe', { n: 1 }, null, 60);
-      expect(await store.replicated?.()).toBe(true);
+      expect(await store.replicated?.('probe')).toBe(true);
       await inbox.send(address, 'Done: 5,000 UGX reached +256772000001');
       replica.process.kill('SIGSTOP');
       try {
         await store.set('probe', { n: 2 }, 1, 60);
-        expect(await store.replicated?.()).toBe(false);
+        expect(await store.replicated?.('probe')).toBe(false);
         // Written on the master, not held by the replica: not told (the notification's retry keeps it again).
         await expect(inbox.send(address, 'Done: 7,000 UGX reached +256772000001')).rejects.toThrow(/not on a replica/);
       } finally {
@@ -115,7 +115,7 @@ describe('the writes of many callers at once', () => {
     const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
     try {
       await store.set('probe-0', { n: 0 }, null, 60);
-      expect(await store.replicated?.()).toBe(true);
+      expect(await store.replicated?.('probe')).toBe(true);
       replica.process.kill('SIGSTOP');
       let answers: boolean[];
       const before = await waits();
@@ -123,7 +123,7 @@ describe('the writes of many callers at once', () => {
         answers = await Promise.all(
           Array.from({ length: 12 }, async (_, i) => {
             await store.set(`probe-${i + 1}`, { n: i + 1 }, null, 60);
-            return store.replicated!();
+            return store.replicated!(`probe-${i + 1}`);
           }),
         );
       } finally {
@@ -145,12 +145,12 @@ describe('the writes of many callers at once', () => {
       wait: () => new Promise<number>((resolve) => sent.push(resolve)),
       info: () =>
         Promise.resolve(
-          '# Replication\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7071,state=online,offset=1,lag=0\r\n',
+          '# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7071,state=online,offset=1,lag=0\r\n',
         ),
     } as unknown as RedisClient;
     const check = replicaCheck(client, target);
-    const first = check();
-    const later = [check(), check(), check()];
+    const first = check('probe');
+    const later = [check('probe'), check('probe'), check('probe')];
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(1);
     sent[0]!(1);
@@ -160,7 +160,7 @@ describe('the writes of many callers at once', () => {
     expect(sent).toHaveLength(2);
     sent[1]!(0);
     expect(await Promise.all(later)).toEqual([false, false, false]);
-    const again = check();
+    const again = check('probe');
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(3);
     sent[2]!(1);
@@ -183,14 +183,14 @@ describe('a master whose replica left it', () => {
     sentinel.disconnect();
     try {
       await store.set('probe', { n: 1 }, null, 60);
-      expect(await store.replicated?.()).toBe(true);
+      expect(await store.replicated?.('probe')).toBe(true);
       // What a failover does first: the replica stops replicating; the old master sees none connected.
       await promoted.call('REPLICAOF', 'NO', 'ONE');
       await store.set('probe', { n: 2 }, 1, 60);
       const master = new Redis({ port: 7070 });
       const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
       const before = await waits();
-      expect(await store.replicated?.()).toBe(false);
+      expect(await store.replicated?.('probe')).toBe(false);
       // Given the time for a replica to come (a WAIT), not answered at once: a caller asking again (a payment
       // waiting out a failover) is paced by it.
       expect((await waits()) - before).toBe(1);
@@ -198,7 +198,7 @@ describe('a master whose replica left it', () => {
     } finally {
       await promoted.call('REPLICAOF', '127.0.0.1', '7070');
       promoted.disconnect();
-      for (let tries = 0; tries < 200 && !(await store.replicated?.()); tries++)
+      for (let tries = 0; tries < 200 && !(await store.replicated?.('probe')); tries++)
         await new Promise((r) => setTimeout(r, 100));
       await store.delete('probe');
       await store.close();
@@ -234,16 +234,16 @@ describe('a master with two replicas', () => {
       for (let tries = 0; tries < 200 && (await online()) < 2; tries++) await new Promise((r) => setTimeout(r, 100));
       expect(await online()).toBe(2);
       await store.set('probe', { n: 1 }, null, 60);
-      expect(await store.replicated?.()).toBe(true);
+      expect(await store.replicated?.('probe')).toBe(true);
       second.process.kill('SIGSTOP');
       try {
         // The first replica takes it at once; the second, stopped, does not.
         await store.set('probe', { n: 2 }, 1, 60);
-        expect(await store.replicated?.()).toBe(false);
+        expect(await store.replicated?.('probe')).toBe(false);
       } finally {
         second.process.kill('SIGCONT');
       }
-      expect(await store.replicated?.()).toBe(true);
+      expect(await store.replicated?.('probe')).toBe(true);
     } finally {
       second.kill();
       for (let tries = 0; tries < 200 && (await online()) > 1; tries++) await new Promise((r) => setTimeout(r, 100));

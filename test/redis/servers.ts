@@ -1,8 +1,8 @@
 /**
  * Real Redis servers for tests, started as child processes in a temporary directory each, keeping nothing on
- * disk, and stopped after: one server, a replica, a three-master cluster, and Sentinels. On this suite's ports
- * (7000-7099), or, for a file that wants a Redis of its own beside the rest of the suite, on a port the OS
- * has free (`startOwnRedis`).
+ * disk, and stopped after: one server, a replica, a three-master cluster (with a replica a master if asked), and
+ * Sentinels. On this suite's ports (7000-7099; test/redis/cluster-replicated.test.ts 7140-7148), or, for a file
+ * that wants a Redis of its own beside the rest of the suite, on a port the OS has free (`startOwnRedis`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -128,27 +128,40 @@ export async function startOwnRedis(args: string[] = []): Promise<Server> {
   }
 }
 
-/** A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). */
-export async function startCluster(ports: number[]): Promise<Server[]> {
-  const servers = await Promise.all(
-    ports.map((port) =>
-      startRedis(port, [
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        '2000',
-      ]),
-    ),
-  );
+/**
+ * A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). With `replicaPorts`, a
+ * replica for each master: the one on `replicaPorts[i]` replicates the master on `ports[i]` (as
+ * `--cluster-replicas 1` deploys, the pairs named here), each in sync when this returns; the servers returned
+ * are the masters', then the replicas'.
+ */
+export async function startCluster(ports: number[], options: { replicaPorts?: number[] } = {}): Promise<Server[]> {
+  const replicaPorts = options.replicaPorts ?? [];
+  const clusterNode = (port: number) =>
+    startRedis(port, [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      '2000',
+    ]);
+  const servers = await Promise.all([...ports, ...replicaPorts].map(clusterNode));
   const create = spawn('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], {
     stdio: 'ignore',
   });
   await new Promise<void>((resolve, reject) =>
     create.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create: ${code}`)))),
   );
-  for (const port of ports) {
+  for (const [i, port] of replicaPorts.entries()) {
+    const masterPort = ports[i]!;
+    const masterId = await withServer(masterPort, async (r) => String(await r.call('CLUSTER', 'MYID')));
+    await withServer(port, (r) => r.call('CLUSTER', 'MEET', '127.0.0.1', masterPort));
+    // The master is known to the replica once the handshake is done: then it can replicate it.
+    await until(`${port} replicating ${masterPort}`, () =>
+      withServer(port, async (r) => ((await r.call('CLUSTER', 'REPLICATE', masterId)) === 'OK' ? true : undefined)),
+    );
+  }
+  for (const port of [...ports, ...replicaPorts]) {
     await until(`cluster ok on ${port}`, async () => {
       const c = new Redis({ port, maxRetriesPerRequest: 0 });
       c.on('error', () => {});
@@ -160,6 +173,10 @@ export async function startCluster(ports: number[]): Promise<Server[]> {
       }
     });
   }
+  for (const port of replicaPorts)
+    await until(`replica on ${port} in sync`, () =>
+      withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
+    );
   return servers;
 }
 

@@ -93,9 +93,9 @@ export async function dropSeen(store: SessionStore, address: Address): Promise<v
 
 /**
  * The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). An outcome
- * kept is told only once a failover cannot drop it (SessionStore.replicated, on Sentinel): a replica holds it
- * and it is read back (a failover between the write and the wait leaves the connection on the new master,
- * where the wait proves nothing of the write). Else the send fails, and the notification's retry keeps it
+ * kept is told only once a failover cannot drop it (SessionStore.replicated, on Sentinel and on a cluster): the
+ * replicas of its master hold it and it is read back (a failover between the write and the wait leaves the
+ * connection on the new master, where the wait proves nothing of the write). Else the send fails, and the notification's retry keeps it
  * again: without this, an outcome journalled as told but lost with the old master was never shown.
  */
 export function ussdInbox(store: SessionStore): Notifier {
@@ -103,8 +103,9 @@ export function ussdInbox(store: SessionStore): Notifier {
     async send(address, text) {
       await addPending(store, address, text);
       if (!store.replicated) return;
-      const held = await store.replicated();
-      const kept = storedNotes((await store.get(keys.pending(address)))?.snapshot).some((note) => note.text === text);
+      const key = keys.pending(address);
+      const held = await store.replicated(key);
+      const kept = storedNotes((await store.get(key))?.snapshot).some((note) => note.text === text);
       if (!held || !kept) throw new Error('the outcome kept for the next dial is not on a replica yet; told again');
     },
   };

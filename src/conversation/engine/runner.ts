@@ -807,7 +807,7 @@ export class Runner {
     const { store } = this.o;
     if (!store.replicated) return 'ours';
     for (let tries = 1; ; tries++) {
-      const held = await store.replicated().catch(() => false);
+      const held = await store.replicated(key).catch(() => false);
       const read = await this.o.records.read(key);
       if (wentBack(read, version)) return 'lost';
       if (read!.record.run?.id !== token) return 'moved';

@@ -147,9 +147,9 @@ export function unseenAfterToldLate(
 /**
  * Remembers, for the person's next dial, that the USSD guard answered delivery `messageId` "taking longer than
  * expected, dial again to see the result" before the engine did (its work may be stuck behind a stalled Redis,
- * or dropped). On Sentinel it waits once for a replica to hold it (SessionStore.replicated, up to a second), not
- * until one does: that wait holds the store's connection, and the guard answering says the connection is slow
- * already (every delivery of the process waits behind it). Tried again through store failures. Never throws.
+ * or dropped). On Sentinel and on a cluster it waits once for the replicas to hold it (SessionStore.replicated,
+ * up to a second), not until they do: that wait holds the store's connection (to the key's master), and the
+ * guard answering says the connection is slow already (every delivery of the process waits behind it). Tried again through store failures. Never throws.
  */
 export async function keepToldLate(
   store: SessionStore,
@@ -166,7 +166,7 @@ export async function keepToldLate(
       if (ids.includes(id)) return;
       const next = { ids: [...ids, id].slice(-TOLD_LATE_KEPT) };
       if ((await store.set(key, next, stored?.version ?? null, TOLD_LATE_TTL_SECONDS)) === null) continue;
-      await store.replicated?.();
+      await store.replicated?.(key);
       return;
     } catch {
       await pauseAfter(tries);

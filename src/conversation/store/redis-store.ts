@@ -253,10 +253,11 @@ export function scriptedRedis<S>(
 export class RedisStore implements SessionStore {
   private readonly redis: RedisClient & StoreScripts;
   /**
-   * SessionStore.replicated, on Sentinel only (where a failover drops the old master's last writes): a replica
-   * holds every write sent so far on the store's connection (replicaCheck: callers at once share one WAIT).
+   * SessionStore.replicated, on Sentinel and on a cluster (where a failover drops the old master's last
+   * writes): every replica in sync holds every write sent so far on the store's connection to the key's master
+   * (replicaCheck: callers at once share one WAIT per master).
    */
-  readonly replicated?: () => Promise<boolean>;
+  readonly replicated?: (key: string) => Promise<boolean>;
 
   constructor(options: RedisStoreOptions) {
     this.redis = scriptedRedis<StoreScripts>(
@@ -274,7 +275,7 @@ export class RedisStore implements SessionStore {
       },
       { name: 'sessions', ...(options.logger ? { logger: options.logger } : {}) },
     );
-    if (settingsOf(options.url).mode === 'sentinel') this.replicated = replicaCheck(this.redis, options.url);
+    if (settingsOf(options.url).mode !== 'server') this.replicated = replicaCheck(this.redis, options.url);
   }
 
   async get(key: string): Promise<StoredSnapshot | null> {
