@@ -160,6 +160,8 @@ const PAYMENT_FAULTS: Array<[Fault, number]> = [
 const OTHER_CALL_5XX = 0.03;
 /** The engine's answer while a run is out: "still working on it" or "being confirmed". */
 const PLACEHOLDER = /still working on it/i;
+/** A new dial showing what was kept for it (a run's outcome, whatever it was). */
+const KEPT_FOR_DIAL = /^CON Update on your last request:\n/;
 /** How long after Redis came back a command may still fail for it (ioredis reconnecting with a back-off). */
 const STORE_FAULT_TAIL_MS = 2000;
 const DUPLICATE_DELIVERIES = 0.1;
@@ -377,14 +379,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // or the copy ran while Redis failed and says so (the answer kept could not be read: an error, never
       // another screen of the flow). A "still working on it" the engine could not record (Redis failing, or
       // the run's own writes winning every time) may be followed by the outcome it stood for: the copy then
-      // gets that outcome, which is no second step either.
+      // gets that outcome, which is no second step either (a dial's copy shows it as a dial does, under "Update
+      // on your last request:", whatever it was: a service failure too).
       const kept =
         first?.status === 200 &&
         !START_OVER.test(first.text) &&
         !UNAVAILABLE.test(first.text) &&
         !/taking longer than expected/.test(first.text);
       if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
-      if (first && PLACEHOLDER.test(first.text) && (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text))) return;
+      if (
+        first &&
+        PLACEHOLDER.test(first.text) &&
+        (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text) || KEPT_FOR_DIAL.test(copy.text))
+      )
+        return;
       if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
         problems.push(
           `a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`,
