@@ -813,7 +813,7 @@ export class Runner {
       if (read!.record.run?.id !== token) return 'moved';
       if (held) return 'ours';
       if (tries === REPLICA_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
-      await new Promise((resolve) => setTimeout(resolve, REPLICA_PAUSE_MS));
+      await sleep(REPLICA_PAUSE_MS);
     }
   }
 
