@@ -20,7 +20,7 @@ import {
   type RedisClient,
   type RedisSettings,
 } from '../../src/redis/connect.js';
-import { startCluster, stopAll, withServer, type Server } from './servers.js';
+import { startCluster, stopAll, waitCalls, withServer, type Server } from './servers.js';
 
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
@@ -51,9 +51,6 @@ async function addressOn(ports: number[], port: number, prefix: string) {
     if ((await masterOf(ports, `${prefix}${keys.pending(address)}`)) === port) return address;
   }
 }
-
-const waits = (port: number) =>
-  withServer(port, async (r) => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await r.info('commandstats'))?.[1] ?? 0));
 
 let servers: Server[];
 
@@ -113,7 +110,7 @@ describe('the store on a cluster with a replica a master', () => {
       await store.set(stoppedKey, { n: 0 }, null, 60);
       await store.set(otherKey, { n: 0 }, null, 60);
       expect(await store.replicated?.(stoppedKey)).toBe(true);
-      const before = await waits(MASTERS[0]!);
+      const before = await waitCalls(MASTERS[0]!);
       replica.process.kill('SIGSTOP');
       let stopped: boolean[];
       let other: boolean[];
@@ -128,7 +125,7 @@ describe('the store on a cluster with a replica a master', () => {
       }
       expect(stopped).toEqual(Array.from({ length: 8 }, () => false));
       expect(other).toEqual(Array.from({ length: 8 }, () => true));
-      expect((await waits(MASTERS[0]!)) - before).toBeLessThanOrEqual(2);
+      expect((await waitCalls(MASTERS[0]!)) - before).toBeLessThanOrEqual(2);
     } finally {
       await store.delete(stoppedKey);
       await store.delete(otherKey);

@@ -17,7 +17,7 @@ import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
 import { closeRedis, connectRedis, replicaCheck, type RedisClient } from '../../src/redis/connect.js';
-import { startRedis, startSentinelSet, stopAll, type Server } from './servers.js';
+import { startRedis, startSentinelSet, stopAll, waitCalls, type Server } from './servers.js';
 
 const sentinelPorts = [7075, 7076, 7077];
 const target = {
@@ -111,14 +111,12 @@ describe('the store on a master with a replica and Sentinels', () => {
 describe('the writes of many callers at once', () => {
   it('wait for a replica together: two WAITs at most hold the connection, not one each', async () => {
     const store = new RedisStore({ url: target, keyPrefix: `together-${Date.now()}:` });
-    const master = new Redis({ port: 7070 });
-    const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
     try {
       await store.set('probe-0', { n: 0 }, null, 60);
       expect(await store.replicated?.('probe')).toBe(true);
       replica.process.kill('SIGSTOP');
       let answers: boolean[];
-      const before = await waits();
+      const before = await waitCalls(7070);
       try {
         answers = await Promise.all(
           Array.from({ length: 12 }, async (_, i) => {
@@ -131,10 +129,9 @@ describe('the writes of many callers at once', () => {
       }
       expect(answers).toEqual(Array.from({ length: 12 }, () => false));
       // Asked in turn, twelve WAITs of a second each would hold every command of the store for twelve seconds.
-      expect((await waits()) - before).toBeLessThanOrEqual(2);
+      expect((await waitCalls(7070)) - before).toBeLessThanOrEqual(2);
     } finally {
       for (let i = 0; i <= 12; i++) await store.delete(`probe-${i}`);
-      master.disconnect();
       await store.close();
     }
   }, 60_000);
@@ -187,14 +184,11 @@ describe('a master whose replica left it', () => {
       // What a failover does first: the replica stops replicating; the old master sees none connected.
       await promoted.call('REPLICAOF', 'NO', 'ONE');
       await store.set('probe', { n: 2 }, 1, 60);
-      const master = new Redis({ port: 7070 });
-      const waits = async () => Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0);
-      const before = await waits();
+      const before = await waitCalls(7070);
       expect(await store.replicated?.('probe')).toBe(false);
       // Given the time for a replica to come (a WAIT), not answered at once: a caller asking again (a payment
       // waiting out a failover) is paced by it.
-      expect((await waits()) - before).toBe(1);
-      master.disconnect();
+      expect((await waitCalls(7070)) - before).toBe(1);
     } finally {
       await promoted.call('REPLICAOF', '127.0.0.1', '7070');
       promoted.disconnect();

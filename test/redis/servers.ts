@@ -199,17 +199,7 @@ export async function startSentinelSet(
   const replicas: Server[] = [];
   for (const port of ports)
     replicas.push(await startRedis(port, [...args, '--replicaof', '127.0.0.1', String(masterPort)]));
-  for (const port of ports) {
-    await until(`replica on ${port} in sync`, async () => {
-      const r = new Redis({ port, maxRetriesPerRequest: 0 });
-      r.on('error', () => {});
-      try {
-        return String(await r.info('replication')).includes('master_link_status:up') ? true : undefined;
-      } finally {
-        r.disconnect();
-      }
-    });
-  }
+  for (const port of ports) await untilInSync(port);
   const config = [
     `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
     `sentinel down-after-milliseconds ${name} 1000`,
@@ -253,26 +243,25 @@ export function startEmptyReplica(port: number, masterPort: number, args: string
 
 /** Once the replica on `port` holds its master's data (its link up), the Sentinels may promote it again. */
 export async function promotable(port: number, tries = 600): Promise<void> {
-  await until(
+  await untilInSync(port, tries);
+  await withServer(port, (r) => r.config('SET', 'replica-priority', '100'));
+}
+
+/** Until the replica on `port` holds its master's data (its link up). */
+function untilInSync(port: number, tries?: number): Promise<true> {
+  return until(
     `replica on ${port} in sync`,
-    async () => {
-      const r = new Redis({ port, maxRetriesPerRequest: 0 });
-      r.on('error', () => {});
-      try {
-        return /^master_link_status:up/m.test(await r.info('replication')) ? true : undefined;
-      } finally {
-        r.disconnect();
-      }
-    },
+    () =>
+      withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
     tries,
   );
-  const r = new Redis({ port, maxRetriesPerRequest: 0 });
-  r.on('error', () => {});
-  try {
-    await r.config('SET', 'replica-priority', '100');
-  } finally {
-    r.disconnect();
-  }
+}
+
+/** How many WAIT commands the server on `port` has run (`INFO commandstats`). */
+export function waitCalls(port: number): Promise<number> {
+  return withServer(port, async (r) =>
+    Number(/^cmdstat_wait:calls=(\d+)/m.exec(await r.info('commandstats'))?.[1] ?? 0),
+  );
 }
 
 /** The port of the master the Sentinel on `sentinelPort` names for `name`. */
