@@ -211,6 +211,110 @@ const lookupFlow: FlowModule = {
   }),
 };
 
+/**
+ * Asks the amount, checks it (a busy step, the test's checkSpend), asks to confirm, then reserves the spend and
+ * pays: the chat payment whose Confirm's run a failover can drop, the record back at the amount's run.
+ */
+const checkedPayFlow: FlowModule = {
+  id: 'pay',
+  messages: {
+    en: { 't.amount': 'Amount?', 't.confirm': 'Pay 100?', 't.sent': 'Sent {id}', 't.failed': 'Not sent' },
+    sw: {},
+  },
+  machine: setup({
+    types: {
+      context: {} as { input: FlowInput; key: string; id?: string },
+      input: {} as FlowInput,
+      events: {} as FlowEvent,
+    },
+    actors: {
+      checkSpend: serviceActors.checkSpend,
+      reserveSpend: serviceActors.reserveSpend,
+      createPayment: serviceActors.createPayment,
+    },
+  }).createMachine({
+    context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+    initial: 'asking',
+    states: {
+      asking: { meta: { view: () => ({ text: { key: 't.amount' } }) }, on: { ANSWERED: 'checking' } },
+      checking: {
+        tags: ['busy'],
+        invoke: {
+          src: 'checkSpend',
+          input: ({ context }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            flow: 'pay',
+            amount: '100',
+            currency: 'UGX',
+            pin: false,
+          }),
+          onDone: 'confirming',
+          onError: 'confirming',
+        },
+      },
+      confirming: {
+        meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) },
+        on: { CHOSEN: 'reserving' },
+      },
+      reserving: {
+        tags: ['busy'],
+        invoke: {
+          src: 'reserveSpend',
+          input: ({ context }) => ({
+            channel: context.input.channel,
+            userId: context.input.userId,
+            flow: 'pay',
+            amount: '100',
+            currency: 'UGX',
+            duplicateCheckKey: context.key,
+          }),
+          onDone: 'paying',
+          onError: 'failed',
+        },
+      },
+      paying: {
+        tags: ['busy', 'money'],
+        invoke: {
+          src: 'createPayment',
+          input: paymentInput,
+          onDone: { target: 'sent', actions: assign({ id: ({ event }) => (event.output as PaymentResult).id }) },
+          onError: 'failed',
+        },
+      },
+      sent: {
+        type: 'final',
+        meta: { view: (c: { id?: string }) => ({ text: { key: 't.sent', params: { id: c.id ?? '' } } }) },
+      },
+      failed: { type: 'final', meta: { view: () => ({ text: { key: 't.failed' } }) } },
+    },
+  }),
+};
+
+/** Pays, then asks whether to pay another (a question after a money call). */
+const payThenAskFlow: FlowModule = {
+  id: 'pay',
+  messages: { en: { 't.confirm': 'Pay 100?', 't.another': 'Paid. Pay another?' }, sw: {} },
+  machine: setup({
+    types: { context: {} as { input: FlowInput; key: string }, input: {} as FlowInput, events: {} as FlowEvent },
+    actors: { createPayment: serviceActors.createPayment },
+  }).createMachine({
+    context: ({ input }) => ({ input, key: `${input.runId}:pay` }),
+    initial: 'confirming',
+    states: {
+      confirming: {
+        meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) },
+        on: { CHOSEN: 'paying' },
+      },
+      paying: {
+        tags: ['busy', 'money'],
+        invoke: { src: 'createPayment', input: paymentInput, onDone: 'another', onError: 'another' },
+      },
+      another: { meta: { view: () => ({ text: { key: 't.another' } }) }, on: { ANSWERED: 'confirming' } },
+    },
+  }),
+};
+
 const policy = new AccessPolicy({
   roles: { clerk: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '5000' } } },
   users: { telegram: { '*': { role: 'clerk' } }, ussd: { '*': { role: 'clerk' } }, slack: {} },
@@ -1159,6 +1263,102 @@ describe('a money run taken over five times (its holders killed one after anothe
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
     await second.engine.stop();
+  });
+});
+
+describe("a chat whose Confirm's run start a failover dropped", () => {
+  const NOTHING_SENT = 'Nothing was sent: something went wrong on our side. Please start again.';
+
+  /**
+   * The amount answered in time by the first process with the question; the Confirm pressed on a second one,
+   * answered "still working on it" past the deadline, and that process killed in its run; then a failover drops
+   * the last writes: the record is back at the amount's run, whose end (and the Confirm's start) are gone. The
+   * first process's sweep takes that run over and runs it to the Confirm question again, pushed to the chat.
+   */
+  async function dropConfirm(plain: RedisStore, store: SessionStore) {
+    const service = paymentsService();
+    const checking = gate<void>();
+    const told: Prompt[] = [];
+    const first = engine(
+      store,
+      { ...service.services, checkSpend: () => checking.promise },
+      {
+        flows: { menu: menuFlow, pay: checkedPayFlow },
+        deadlineMs: { telegram: 10_000 },
+        onLateOutcome: (_a, prompt) => void told.push(prompt),
+      },
+    );
+    const dies = dyingStore(plain);
+    const second = engine(
+      overriding(dies, { replicated: store.replicated }),
+      { ...service.services, reserveSpend: () => new Promise(() => {}) },
+      { live: false, flows: { menu: menuFlow, pay: checkedPayFlow } },
+    );
+    const msg = chat();
+    const key = keys.conversation(msg());
+    expect((await first.handle(msg({ start: 'pay' }))).text).toBe('Amount?');
+    const answering = first.handle(msg({ text: '100' }));
+    let atAmountRun: Awaited<ReturnType<SessionStore['get']>> = null;
+    await until(
+      async () => ((atAmountRun = await plain.get(key))?.snapshot as ConversationRecord)?.run !== undefined,
+      "the amount's run out",
+    );
+    checking.open();
+    expect((await answering).text).toBe('Pay 100?');
+    expect((await second.handle(msg({ choice: 'yes' }))).text).toBe(PROCESSING);
+    dies.die();
+    void second.stop();
+    // The failover: the new master has the record as it was while the amount's run was out.
+    await plain.delete(key);
+    await plain.set(key, atAmountRun!.snapshot, null, 600);
+    await until(() => told.length > 0, 'the run taken over told');
+    await first.drain();
+    return { told, service, first, msg };
+  }
+
+  it('on Sentinel, the run taken over ends at the Confirm question again: the chat is told first that nothing was sent, then asked; answered, it pays once', async () => {
+    const plain = redisStore();
+    const store = overriding(plain, { replicated: () => Promise.resolve(true) });
+    const { told, service, first, msg } = await dropConfirm(plain, store);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.text.split('\n')).toEqual([NOTHING_SENT, 'Pay 100?']);
+    expect(told[0]!.final).not.toBe(true);
+    expect(service.calls).toHaveLength(0);
+    // The question is the flow's: answered, the payment is made once.
+    expect((await first.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
+  it("on one server (no replica: a lost write there is a crashed server's, which may have been a payment's), the question alone, as before", async () => {
+    const plain = redisStore();
+    const { told, service } = await dropConfirm(plain, plain);
+    expect(told.map((prompt) => prompt.text)).toEqual(['Pay 100?']);
+    expect(service.calls).toHaveLength(0);
+  });
+
+  it('a run taken over after its payment call that ends at a question says nothing of "nothing was sent": the payment may have been made', async () => {
+    const never = new Promise<void>(() => {});
+    let firstCall = true;
+    const service = paymentsService(() => (firstCall ? ((firstCall = false), never) : Promise.resolve()));
+    const plain = redisStore();
+    const replicated = () => Promise.resolve(true);
+    const dies = dyingStore(plain);
+    const flows = { menu: menuFlow, pay: payThenAskFlow };
+    const holder = engine(overriding(dies, { replicated }), service.services, { live: false, flows });
+    const told: Prompt[] = [];
+    engine(overriding(plain, { replicated }), service.services, {
+      flows,
+      onLateOutcome: (_a, prompt) => void told.push(prompt),
+    });
+    const msg = chat();
+    await holder.handle(msg({ start: 'pay' }));
+    expect((await holder.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
+    await until(() => service.calls.length === 1, 'the payment call');
+    dies.die();
+    void holder.stop();
+    await until(() => told.length > 0, 'the run taken over told');
+    expect(told.map((prompt) => prompt.text)).toEqual(['Paid. Pay another?']);
+    expect(service.payments).toHaveLength(1);
   });
 });
 

@@ -673,7 +673,24 @@ export class Runner {
       }
       local.settling = true;
       const screen = answers.screen(session, profile.lang, participant.channel);
-      const outcome = money ? { ...screen, money: true } : screen;
+      // A chat's run taken over that ends at a question with no money state in it, where a money call's state is
+      // held by a replica before the call (durable: Sentinel, cluster): a failover may have put the record back
+      // to this run after the person had answered past that question (a Confirm answered "still working on it",
+      // its run's start dropped, its holder gone: nothing else says what became of it). No money call was made
+      // since (none before its state is held, and a held write is not dropped), so the question comes after
+      // saying so. On one server a takeover follows a holder's death, and a write lost in a crash could have
+      // been a payment's state: the question alone. USSD keeps "nothing was sent" for the next dial (below).
+      const retold =
+        participant.channel !== 'ussd' &&
+        !money &&
+        !screen.final &&
+        (start.stored.record.run?.takeovers ?? 0) > 0 &&
+        store.replicated !== undefined;
+      const outcome = money
+        ? { ...screen, money: true }
+        : retold
+          ? answers.withNotes(screen, [answers.text({ key: 'common.runFailed' }, profile.lang)])
+          : screen;
       // A USSD answer after a money call, or saying a taken-over PIN check sent nothing, may never reach the
       // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
       // missed it does not pay again, nor wait for news that will not come.
