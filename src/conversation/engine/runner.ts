@@ -715,6 +715,8 @@ export class Runner {
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) =>
         logger.warn({ err: errorMessage(error) }, 'engine: profile not saved'),
       );
+      if (retold)
+        logger.warn(log, 'engine: a chat run taken over ended at a question; told first that nothing was sent');
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
       // A USSD question reached late (its waiters told "still working on it", or the run taken over from a holder
       // that died: a failover may have put the record back to this run after the person answered past it) is
