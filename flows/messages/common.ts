@@ -20,6 +20,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.tooFast': 'You are sending messages too fast. Please wait a few seconds and try again.',
     'common.error': 'Something went wrong on our side. Please start again.',
     'common.runFailed': 'Nothing was sent: something went wrong on our side. Please start again.',
+    'common.answerAgain': 'Nothing was sent: something went wrong on our side. Please answer again.',
     'common.secretLost': 'Nothing was sent: we were interrupted before your PIN was checked. Please start again.',
     'common.shownOnce': 'That screen was shown once and is not kept. Start again for a new one.',
     'common.pendingOutcome': 'Update on your last request:',
@@ -70,6 +71,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.tooFast': 'Unatuma ujumbe haraka mno. Tafadhali subiri sekunde chache kisha ujaribu tena.',
     'common.error': 'Kuna hitilafu upande wetu. Tafadhali anza upya.',
     'common.runFailed': 'Hakuna kilichotumwa: kuna hitilafu upande wetu. Tafadhali anza upya.',
+    'common.answerAgain': 'Hakuna kilichotumwa: kuna hitilafu upande wetu. Tafadhali jibu tena.',
     'common.secretLost': 'Hakuna kilichotumwa: tulikatizwa kabla PIN yako haijakaguliwa. Tafadhali anza upya.',
     'common.shownOnce': 'Skrini hiyo ilionyeshwa mara moja na haihifadhiwi. Anza upya kupata nyingine.',
     'common.pendingOutcome': 'Habari ya ombi lako la mwisho:',
@@ -121,6 +123,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.tooFast': 'Vous envoyez des messages trop vite. Attendez quelques secondes puis réessayez.',
     'common.error': 'Une erreur est survenue chez nous. Veuillez recommencer.',
     'common.runFailed': "Rien n'a été envoyé : une erreur est survenue chez nous. Veuillez recommencer.",
+    'common.answerAgain': "Rien n'a été envoyé : une erreur est survenue chez nous. Veuillez répondre à nouveau.",
     'common.secretLost':
       "Rien n'a été envoyé : nous avons été interrompus avant de vérifier votre PIN. Veuillez recommencer.",
     'common.shownOnce': "Cet écran n'a été montré qu'une fois et n'est pas gardé. Recommencez pour un nouveau.",

@@ -1267,7 +1267,7 @@ describe('a money run taken over five times (its holders killed one after anothe
 });
 
 describe("a chat whose Confirm's run start a failover dropped", () => {
-  const NOTHING_SENT = 'Nothing was sent: something went wrong on our side. Please start again.';
+  const NOTHING_SENT = 'Nothing was sent: something went wrong on our side. Please answer again.';
 
   /**
    * The amount answered in time by the first process with the question; the Confirm pressed on a second one,

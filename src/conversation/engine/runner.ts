@@ -689,7 +689,7 @@ export class Runner {
       const outcome = money
         ? { ...screen, money: true }
         : retold
-          ? answers.withNotes(screen, [answers.text({ key: 'common.runFailed' }, profile.lang)])
+          ? answers.withNotes(screen, [answers.text({ key: 'common.answerAgain' }, profile.lang)])
           : screen;
       // A USSD answer after a money call, or saying a taken-over PIN check sent nothing, may never reach the
       // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
