@@ -1,23 +1,30 @@
 /**
  * The chaos run beyond one Redis (`npm run chaos -- --redis sentinel|cluster`), on real servers started here
- * on ports 7100-7119 (test/redis/servers.ts):
+ * on ports 7100-7115 (test/redis/servers.ts):
  * - `sentinel`: the deployment docs/redis.md recommends: a master (7100) with one replica (7101), both with
  *   `repl-diskless-sync-delay 0`, and three Sentinels (7105-7107) watching it as `momo`; the faults, in turn: a
  *   planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels promote the replica; the
  *   killed server comes back empty as the new master's replica, promotable once it holds the data);
- * - `cluster`: three masters (7110-7112); the fault: a slot that holds keys (BullMQ's `{momo}`, a part of the
- *   follow-ups' `{momo-f<n>}`, or a part of the users' keys) moved to another master while the run goes on (IMPORTING/MIGRATING, its keys migrated,
- *   then the slot given to the new owner), as `redis-cli --cluster reshard` does.
+ * - `cluster`: three masters (7110-7112) with a replica each (7113-7115), every server with
+ *   `repl-diskless-sync-delay 0`; the faults, in turn, each on the master serving a busy tag (BullMQ's `{momo}`, a
+ *   part of the follow-ups' `{momo-f<n>}`, or a part of the users' `{u<n>}`): its slot moved to another master
+ *   while the run goes on (IMPORTING/MIGRATING, its keys migrated, then the slot given to the new owner, as
+ *   `redis-cli --cluster reshard` does); a planned failover (`CLUSTER FAILOVER` sent to its replica); a SIGKILL
+ *   of it (its replica promoted after `cluster-node-timeout`; the killed server comes back empty as the new
+ *   master's replica, promotable once it holds the data).
  * Each fault waits until the servers are whole again (the new master taking writes, every replica in sync) and
  * gives the window it lasted, so the run can say what a fault cost the people answered during it.
  */
 import { Cluster, Redis } from 'ioredis';
 import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
 import {
+  clusterNodes,
   masterPortOf,
   moveSlotOf,
   promotable,
   startCluster,
+  startClusterNode,
+  serves,
   startEmptyReplica,
   startSentinelSet,
   stopAll,
@@ -48,9 +55,14 @@ const MASTER_PORT = 7100;
  */
 const REPLICA_PORTS = [7101];
 const SENTINEL_PORTS = [7105, 7106, 7107];
-/** On every server of the Sentinel set: a replica that (re)connects gets its first sync at once, not 5 s later. */
+/**
+ * On every server of the Sentinel set and the cluster: a replica that (re)connects gets its first sync at once,
+ * not 5 s later.
+ */
 const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
 const CLUSTER_PORTS = [7110, 7111, 7112];
+/** The masters' replicas, in order: 7113 replicates 7110 at the start. */
+const CLUSTER_REPLICA_PORTS = [7113, 7114, 7115];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -150,13 +162,52 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
   };
 }
 
-/** The keys' hash tags whose slots a move takes: BullMQ's notification queue's, the follow-ups' parts, the users' parts. */
+/** The busy hash tags a fault takes: BullMQ's notification queue's, the follow-ups' parts, the users' parts. */
 const QUEUE_TAG = tagOf(queuePrefixes.shared).slice(1, -1);
 const FOLLOW_UP_TAGS = queuePrefixes.followUpParts().map((prefix) => tagOf(prefix).slice(1, -1));
 const USER_TAGS = Array.from({ length: PARTS }, (_, part) => `u${part}`);
 
+/** Whether a node's flags say it is failing, not known yet, or without an address. */
+const unwell = (flags: string[]) => flags.some((flag) => /^(fail\??|handshake|noaddr)$/.test(flag));
+
+/**
+ * The cluster on `ports` is whole: every node answers `cluster_state:ok` with every slot served and sees the
+ * same `ports.length` nodes, none failing, every link up; each master serving slots has a replica, online in
+ * its `INFO replication` (in sync), whose own link to it is up.
+ */
+async function clusterWhole(ports: number[]): Promise<void> {
+  await until(
+    'the cluster whole (every slot served, each master with its replica in sync)',
+    async () => {
+      for (const port of ports) {
+        const info = await withServer(port, async (r) => String(await r.call('CLUSTER', 'INFO')));
+        if (!/^cluster_state:ok/m.test(info) || !/^cluster_slots_ok:16384/m.test(info)) return false;
+        const nodes = await clusterNodes(port);
+        if (nodes.length !== ports.length) return false;
+        if (nodes.some((node) => unwell(node.flags) || node.link !== 'connected')) return false;
+      }
+      const nodes = await clusterNodes(ports[0]!);
+      for (const master of nodes.filter((node) => node.slots.length > 0)) {
+        const replica = nodes.find((node) => node.master === master.id);
+        if (!replica) return false;
+        const online = await withServer(master.port, async (r) =>
+          new RegExp(`^slave\\d+:.*port=${replica.port},state=online`, 'm').test(await r.info('replication')),
+        );
+        const linked = await withServer(replica.port, async (r) =>
+          /^master_link_status:up/m.test(await r.info('replication')),
+        );
+        if (!online || !linked) return false;
+      }
+      return true;
+    },
+    120_000,
+  );
+}
+
 async function clusterSet(progress: (line: string) => void, random: () => number): Promise<RedisSet> {
-  await startCluster(CLUSTER_PORTS);
+  const started = await startCluster(CLUSTER_PORTS, { replicaPorts: CLUSTER_REPLICA_PORTS, args: SERVER_ARGS });
+  const servers = new Map<number, Server>(started.map((server) => [server.port, server]));
+  const ports = () => [...servers.keys()];
   const client = new Cluster(CLUSTER_PORTS.map((port) => ({ host: '127.0.0.1', port })));
   client.on('error', () => {});
   let turn = 0;
@@ -165,15 +216,73 @@ async function clusterSet(progress: (line: string) => void, random: () => number
     env: { REDIS_CLUSTER_NODES: CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',') },
     client,
     async fault() {
-      // In turn: BullMQ's notification queue's slot (the busiest: every notification), a part of the
-      // follow-ups' (one job per payment), a random part of the users'.
+      // The faults in turn: a slot moved, a planned failover, a master killed; each on the master serving a
+      // busy tag, taken in turn too (shifted every third fault, so each fault meets each tag): BullMQ's
+      // notification queue's (the busiest: every notification), a part of the follow-ups' (one job per
+      // payment), a random part of the users'.
       const pick = (tags: string[]) => tags[Math.floor(random() * tags.length)]!;
-      const tag = [() => QUEUE_TAG, () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][turn++ % 3]!();
+      const kind = (['slot-moved', 'failover', 'master-killed'] as const)[turn % 3]!;
+      const tag = [() => QUEUE_TAG, () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][
+        (turn + Math.floor(turn / 3)) % 3
+      ]!();
+      turn++;
+      const nodes = await clusterNodes(CLUSTER_PORTS.find((port) => servers.has(port)) ?? ports()[0]!);
+      const masters = nodes.filter((node) => node.slots.length > 0).sort((a, b) => a.port - b.port);
+      if (kind === 'slot-moved') {
+        const from = Date.now();
+        const { slot, owner, target, keys } = await moveSlotOf(
+          masters.map((node) => node.port),
+          `{${tag}}`,
+        );
+        const to = Date.now();
+        progress(`chaos: slot ${slot} ({${tag}}, ${keys} keys) moved from ${owner} to ${target} (${to - from} ms)`);
+        return { what: kind, from, to };
+      }
+      const slot = await withServer(masters[0]!.port, async (r) =>
+        Number(await r.call('CLUSTER', 'KEYSLOT', `{${tag}}`)),
+      );
+      const master = masters.find((node) => serves(node, slot))!;
+      const replica = nodes.find((node) => node.master === master.id)!;
       const from = Date.now();
-      const { slot, owner, target, keys } = await moveSlotOf(CLUSTER_PORTS, `{${tag}}`);
+      if (kind === 'failover') {
+        progress(`chaos: CLUSTER FAILOVER on ${replica.port} (master ${master.port}, slot ${slot} of {${tag}})`);
+        await withServer(replica.port, (r) => r.call('CLUSTER', 'FAILOVER'));
+      } else {
+        progress(`chaos: SIGKILL of the cluster master ${master.port} (slot ${slot} of {${tag}})`);
+        servers.get(master.port)!.kill();
+      }
+      await until(`${replica.port} serving slot ${slot}`, async () => {
+        const seen = await clusterNodes(replica.port);
+        return seen.some(
+          (node) => node.flags.includes('myself') && node.flags.includes('master') && serves(node, slot),
+        );
+      });
       const to = Date.now();
-      progress(`chaos: slot ${slot} ({${tag}}, ${keys} keys) moved from ${owner} to ${target} (${to - from} ms)`);
-      return { what: 'slot-moved', from, to };
+      if (kind === 'master-killed') {
+        // The killed server comes back empty (as an operator restarts one that kept nothing on disk: a new
+        // node id), the old id forgotten by every node, as the new master's replica; not to be promoted
+        // until its first sync is done (`cluster-replica-no-failover`): empty, it would take the slots and
+        // the master, made its replica, would load its empty data set (the Sentinel set's startEmptyReplica).
+        const live = ports().filter((port) => port !== master.port);
+        for (const port of live)
+          await withServer(port, (r) => r.call('CLUSTER', 'FORGET', master.id)).catch(() => undefined);
+        const restarted = await startClusterNode(master.port, [...SERVER_ARGS, '--cluster-replica-no-failover', 'yes']);
+        servers.set(master.port, restarted);
+        const newMaster = await withServer(replica.port, async (r) => String(await r.call('CLUSTER', 'MYID')));
+        await withServer(master.port, (r) => r.call('CLUSTER', 'MEET', '127.0.0.1', replica.port));
+        await until(`${master.port} replicating ${replica.port}`, () =>
+          withServer(master.port, async (r) => (await r.call('CLUSTER', 'REPLICATE', newMaster)) === 'OK'),
+        );
+        await until(`${master.port} in sync`, () =>
+          withServer(master.port, async (r) => /^master_link_status:up/m.test(await r.info('replication'))),
+        );
+        await withServer(master.port, (r) => r.config('SET', 'cluster-replica-no-failover', 'no'));
+      }
+      await clusterWhole(ports());
+      progress(
+        `chaos: cluster master of slot ${slot} now ${replica.port} (${to - from} ms; whole after ${Date.now() - from} ms)`,
+      );
+      return { what: kind, from, to };
     },
     async close() {
       client.disconnect();

@@ -129,22 +129,37 @@ export async function startOwnRedis(args: string[] = []): Promise<Server> {
 }
 
 /**
+ * A cluster node on `port` (`cluster-enabled`, `cluster-node-timeout` 2 s: a master that stops answering is
+ * counted failing, and its replica promoted, within about 3 s), with `args` added; a node of its own until it
+ * meets the others (a killed one started again this way comes back empty, with a new id).
+ */
+export function startClusterNode(port: number, args: string[] = []): Promise<Server> {
+  return startRedis(port, [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    `nodes-${port}.conf`,
+    '--cluster-node-timeout',
+    String(CLUSTER_NODE_TIMEOUT_MS),
+    ...args,
+  ]);
+}
+
+/** The test clusters' `cluster-node-timeout`, ms. */
+export const CLUSTER_NODE_TIMEOUT_MS = 2000;
+
+/**
  * A three-master cluster on `ports` (its slots split evenly), ready (cluster_state:ok). With `replicaPorts`, a
  * replica for each master: the one on `replicaPorts[i]` replicates the master on `ports[i]` (as
  * `--cluster-replicas 1` deploys, the pairs named here), each in sync when this returns; the servers returned
- * are the masters', then the replicas'.
+ * are the masters', then the replicas'. `args` go to every node (e.g. `['--repl-diskless-sync-delay', '0']`).
  */
-export async function startCluster(ports: number[], options: { replicaPorts?: number[] } = {}): Promise<Server[]> {
+export async function startCluster(
+  ports: number[],
+  options: { replicaPorts?: number[]; args?: string[] } = {},
+): Promise<Server[]> {
   const replicaPorts = options.replicaPorts ?? [];
-  const clusterNode = (port: number) =>
-    startRedis(port, [
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      `nodes-${port}.conf`,
-      '--cluster-node-timeout',
-      '2000',
-    ]);
+  const clusterNode = (port: number) => startClusterNode(port, options.args);
   const servers = await Promise.all([...ports, ...replicaPorts].map(clusterNode));
   const create = spawn('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], {
     stdio: 'ignore',
@@ -178,6 +193,44 @@ export async function startCluster(ports: number[], options: { replicaPorts?: nu
       withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
     );
   return servers;
+}
+
+/** A node of a `CLUSTER NODES` reply: id, port, flags (`master`, `slave`, `myself`, `fail`, …), master's id or `-`. */
+export interface ClusterNode {
+  id: string;
+  port: number;
+  flags: string[];
+  master: string;
+  link: string;
+  /** Its slot ranges (`0-5460`, `5461`), not those being imported or migrated. */
+  slots: string[];
+}
+
+/** The cluster's nodes as the node on `port` sees them (`CLUSTER NODES`). */
+export async function clusterNodes(port: number): Promise<ClusterNode[]> {
+  const reply = await withServer(port, async (r) => String(await r.call('CLUSTER', 'NODES')));
+  return reply
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, address, flags, master, , , , link, ...slots] = line.trim().split(' ');
+      return {
+        id: id!,
+        port: Number(/:(\d+)@/.exec(address!)?.[1]),
+        flags: flags!.split(','),
+        master: master!,
+        link: link!,
+        slots: slots.filter((slot) => !slot.startsWith('[')),
+      };
+    });
+}
+
+/** Whether `node` serves `slot` (one of its ranges holds it). */
+export function serves(node: ClusterNode, slot: number): boolean {
+  return node.slots.some((range) => {
+    const [start, end = start] = range.split('-').map(Number);
+    return start! <= slot && slot <= end!;
+  });
 }
 
 /**
