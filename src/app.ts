@@ -324,11 +324,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     journal: money,
     logger,
   });
-  // The engine keeps late USSD outcomes for the next dial itself; chats get them pushed (WhatsApp with its buttons).
-  const tellLate = async (address: Address, prompt: Prompt) => {
-    if (address.channel === 'whatsapp' && whatsapp) await whatsapp.showLate(address, prompt);
-    else if (address.channel !== 'ussd') await notifiers[address.channel]?.send(address, prompt.text);
-  };
+  // A chat is shown a late answer as any other, with its buttons (each chat channel adds its own below); the
+  // engine keeps late USSD outcomes for the next dial itself.
+  const lateShown: Partial<Record<Channel, (address: Address, prompt: Prompt) => Promise<void>>> = {};
+  const tellLate = async (address: Address, prompt: Prompt) => lateShown[address.channel]?.(address, prompt);
   const engine = withRateLimit(
     createEngine({
       store,
@@ -435,6 +434,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     });
     app.use(telegram.router);
     notifiers.telegram = telegram.notifier;
+    lateShown.telegram = telegram.showLate;
     await telegram.start();
     closers.push(['telegram', () => telegram.stop()]);
   }
@@ -455,6 +455,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     });
     app.use(slack.router);
     notifiers.slack = slack.notifier;
+    lateShown.slack = slack.showLate;
     await slack.start();
     closers.push(['slack', () => slack.stop()]);
   }
@@ -475,6 +476,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     });
     app.use(whatsapp.router);
     notifiers.whatsapp = whatsapp.notifier;
+    lateShown.whatsapp = whatsapp.showLate;
   }
 
   notifications.addRoutes(direct);

@@ -18,8 +18,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
 import { keys } from '../../src/conversation/store/keys.js';
-import type { Engine, Inbound, Notifier, SessionStore } from '../../src/conversation/types.js';
-import { conversationIdOf } from './address.js';
+import type { Address, Engine, Inbound, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
+import { conversationIdOf, userIdOf } from './address.js';
 import {
   ANSWER_ACTION,
   ANSWER_BLOCK,
@@ -83,6 +83,12 @@ export interface Slack {
   router: express.Router;
   /** Direct message to the user of a `slack` address. */
   notifier: Notifier;
+  /**
+   * The engine's answer to a message it first answered "processing" (EngineOptions.onLateOutcome): a direct
+   * message with its buttons. They carry their own meaning (a choice's id, a nav, the input asked for), read
+   * by the engine against the conversation as it is, so nothing records which message shows the prompt.
+   */
+  showLate(address: Address, prompt: Prompt): Promise<void>;
   /** Verifies the bot token (auth.test); in Socket Mode also connects. Call before serving requests. */
   start(): Promise<void>;
   /** Disconnects Socket Mode; nothing to do in HTTP mode (the product's server owns the port). */
@@ -305,6 +311,7 @@ export function createSlack(options: SlackOptions): Slack {
   return {
     router,
     notifier: createSlackNotifier(replier),
+    showLate: (address, prompt) => replier.direct(userIdOf(address.conversationId), promptMessage(prompt)),
     async start() {
       await app.init();
       started = true;

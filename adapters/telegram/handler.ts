@@ -1,7 +1,8 @@
 /**
  * The bot's one middleware: every update is read (updates.ts), claimed once, and handled in its chat's
  * queue. A message is answered with a new message; a button press edits the message it was pressed on,
- * so a conversation of buttons stays one message instead of flooding the chat.
+ * so a conversation of buttons stays one message instead of flooding the chat. A prompt the engine settled
+ * on after answering "processing" comes as a new message too (showLate), in the chat's order.
  */
 import { GrammyError, type Api, type Context } from 'grammy';
 import { keys } from '../../src/conversation/store/keys.js';
@@ -12,7 +13,7 @@ import { helpText } from './commands.js';
 import { render } from '../../src/conversation/flow/render.js';
 import { describeError } from './describe-error.js';
 import { renderKeyboard } from './keyboard.js';
-import type { PromptRecords } from './prompt-record.js';
+import type { PromptRecords, ShownPrompt } from './prompt-record.js';
 import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { readUpdate, type TelegramAction } from './updates.js';
 
@@ -69,6 +70,17 @@ export interface HandlerDeps {
   detach?: boolean;
 }
 
+export interface UpdateHandler {
+  /** The bot's middleware. */
+  middleware: (ctx: Context) => Promise<void>;
+  /**
+   * Shows a prompt the engine settled on after answering "processing" (EngineOptions.onLateOutcome) as a new
+   * message with its keyboard, recorded as the one the chat shows, so a press on it is read against it (and
+   * the keyboard of the message before is removed). `api` is the bot's; `conversationId` the prompt's.
+   */
+  showLate(api: Api, conversationId: string, prompt: Prompt): Promise<void>;
+}
+
 /**
  * Shows page `page` of a prompt in message `messageId`, or in a new message when there is none or Telegram
  * refuses the edit (too old, deleted, not supported by the server). Returns the id of the message now
@@ -76,7 +88,7 @@ export interface HandlerDeps {
  */
 async function show(
   api: Api,
-  chatId: number,
+  chatId: number | string,
   messageId: number | undefined,
   prompt: Prompt,
   page = 0,
@@ -104,11 +116,30 @@ export function createUpdateHandler({
   queue,
   logger,
   detach = false,
-}: HandlerDeps): (ctx: Context) => Promise<void> {
+}: HandlerDeps): UpdateHandler {
   /**
-   * Asks the engine and shows its answer: in `messageId` (a press) or a new message (a typed answer). When
-   * a new message takes over, the keyboard of the one before is removed, as its buttons no longer work.
+   * Shows a prompt in `messageId` (a press) or a new message, and records it as the one the chat shows. When
+   * a new message takes over, the keyboard of `before` (the record it replaces) is removed, as its buttons no
+   * longer work.
    */
+  async function present(
+    api: Api,
+    chatId: number | string,
+    conversationId: string,
+    prompt: Prompt,
+    messageId: number | undefined,
+    before: ShownPrompt | null,
+  ): Promise<void> {
+    const shownIn = await show(api, chatId, messageId, prompt);
+    await records.put(conversationId, { messageId: shownIn, prompt });
+    if (before && !before.prompt.final && before.messageId !== shownIn) {
+      await api.editMessageReplyMarkup(chatId, before.messageId).catch((error: unknown) => {
+        logger.debug({ err: describeError(error) }, 'telegram: old keyboard left in place');
+      });
+    }
+  }
+
+  /** Asks the engine and shows its answer: in `messageId` (a press) or a new message (a typed answer). */
   async function ask(
     api: Api,
     action: TelegramAction,
@@ -116,16 +147,11 @@ export function createUpdateHandler({
     answered: Answered,
     messageId?: number,
   ): Promise<void> {
+    // Read before the engine is asked: a store failing here is told "try again", as nothing was done yet.
     const before = messageId === undefined ? await records.get(action.origin.conversationId) : null;
     const prompt = await engine.handle({ ...action.origin, ...request });
     answered.prompt = prompt;
-    const shownIn = await show(api, action.chatId, messageId, prompt);
-    await records.put(action.origin.conversationId, { messageId: shownIn, prompt });
-    if (before && !before.prompt.final && before.messageId !== shownIn) {
-      await api.editMessageReplyMarkup(action.chatId, before.messageId).catch((error: unknown) => {
-        logger.debug({ err: describeError(error) }, 'telegram: old keyboard left in place');
-      });
-    }
+    await present(api, action.chatId, action.origin.conversationId, prompt, messageId, before);
   }
 
   /** Handles a button press; returns the text of the toast that answers it, if any. */
@@ -215,7 +241,7 @@ export function createUpdateHandler({
   // not redeliver an update that would fail again. Before a money-moving call the user is asked to repeat the
   // step; after one (the engine's answer says so) they are told it is being processed and not to send it
   // again, as its outcome comes by message.
-  return async (ctx) => {
+  const middleware = async (ctx: Context): Promise<void> => {
     const action = readUpdate(ctx.update, ctx.me.username);
     if (!action) return;
     const updateId = ctx.update.update_id;
@@ -226,5 +252,16 @@ export function createUpdateHandler({
     claimed.catch(() => undefined);
     const handled = queue.run(String(action.chatId), () => handle(ctx.api, action, updateId, claimed, ctx.me.username));
     if (!detach) await handled;
+  };
+
+  return {
+    middleware,
+    showLate(api, conversationId, prompt) {
+      // A group member's conversation is `<chat id>:<user id>` (updates.ts): the message goes to the chat.
+      const chatId = conversationId.split(':')[0]!;
+      return queue.run(chatId, async () =>
+        present(api, chatId, conversationId, prompt, undefined, await records.get(conversationId)),
+      );
+    },
   };
 }

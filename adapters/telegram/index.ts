@@ -1,11 +1,12 @@
 /**
  * The Telegram channel: a grammY bot that turns updates into Inbound for the engine and renders Prompts as
- * messages with inline keyboards, the webhook route, and a Notifier for later messages.
+ * messages with inline keyboards (a prompt told late too: showLate), the webhook route, and a Notifier for
+ * later messages.
  */
 import express, { type Router } from 'express';
 import { Bot } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
-import type { Engine, Notifier, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Engine, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
 import type { Logger } from '../../src/log.js';
 import { COMMANDS, describeCommand } from './commands.js';
 import { describeError } from './describe-error.js';
@@ -48,6 +49,11 @@ export interface Telegram {
   /** Holds POST /telegram/webhook when publicUrl is set; empty otherwise. Mount at the app's root. */
   router: Router;
   notifier: Notifier;
+  /**
+   * The engine's answer to a message it first answered "processing" (EngineOptions.onLateOutcome): a new
+   * message with its keyboard, so a press on it is read against it.
+   */
+  showLate(address: Address, prompt: Prompt): Promise<void>;
   bot: Bot;
   /** Registers the commands, then sets the webhook (publicUrl) or starts long polling. */
   start(): Promise<void>;
@@ -78,7 +84,8 @@ export function createTelegram(options: TelegramOptions): Telegram {
 
   const queue = new KeyedQueue();
   const records = createPromptRecords(store, PROMPT_TTL_SECONDS);
-  bot.use(createUpdateHandler({ engine, store, records, queue, logger, detach: !publicUrl }));
+  const handler = createUpdateHandler({ engine, store, records, queue, logger, detach: !publicUrl });
+  bot.use(handler.middleware);
   // Long polling only: the handler reports its own failures, so this sees only what escaped it.
   bot.catch((error) => {
     // Not taken at all (the store unreachable): refused, so Telegram delivers it again (webhook.ts answers 503).
@@ -95,6 +102,7 @@ export function createTelegram(options: TelegramOptions): Telegram {
   return {
     router,
     notifier: createTelegramNotifier(bot.api),
+    showLate: (address, prompt) => handler.showLate(bot.api, address.conversationId, prompt),
     bot,
     async start() {
       await bot.init();

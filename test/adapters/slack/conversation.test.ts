@@ -196,6 +196,42 @@ describe('answers after the acknowledgement', () => {
     expect(textOf(later.body.blocks)).toBe('Phone number to pay?');
   });
 
+  it('shows a question told late as a direct message with its buttons, and a click on one reaches the engine', async () => {
+    const engine = new ScriptedEngine(payScript);
+    rig = await startRig(engine);
+    const confirm = payScript({ channel: 'slack', conversationId: '', userId: '', messageId: '', text: '5000' });
+    const late: Prompt = {
+      ...confirm,
+      text: `Nothing was sent: something went wrong on our side. Please answer again.\n${confirm.text}`,
+    };
+    await rig.slack.showLate({ channel: 'slack', conversationId: `${TEAM}:${USER}` }, late);
+    const dm = await rig.fake.next('chat.postMessage');
+    expect(dm.body.channel).toBe(USER);
+    expect(textOf(dm.body.blocks)).toBe(late.text);
+    expect(buttonLabelled(dm.body.blocks, 'No')).toMatchObject({ action_id: 'momo_choice_1', value: 'no' });
+    expect(buttonOf(dm.body.blocks, 'momo_nav_cancel').value).toBe('cancel');
+
+    // The button carries its own meaning: no record of the message is needed for the engine to be asked.
+    await rig.sender.click(buttonLabelled(dm.body.blocks, 'Confirm'), 'late');
+    const done = await rig.fake.next('respond');
+    expect(done.id).toBe('late');
+    expect(textOf(done.body.blocks)).toBe('Paid UGX 5,000. Reference P-1.');
+    expect(engine.inbounds).toEqual([expect.objectContaining({ conversationId: `${TEAM}:${USER}`, choice: 'yes' })]);
+  });
+
+  it('tells a final outcome late as plain text', async () => {
+    rig = await startRig(new ScriptedEngine(payScript));
+    await rig.slack.showLate(
+      { channel: 'slack', conversationId: `${TEAM}:${USER}` },
+      { text: 'Paid UGX 5,000. Reference P-1.', final: true },
+    );
+    const dm = await rig.fake.next('chat.postMessage');
+    expect(dm.body).toMatchObject({ channel: USER, text: 'Paid UGX 5,000. Reference P-1.' });
+    expect(dm.body.blocks).toEqual([
+      { type: 'section', text: { type: 'plain_text', text: 'Paid UGX 5,000. Reference P-1.', emoji: false } },
+    ]);
+  });
+
   it('apologises when the engine fails instead of leaving the user without an answer', async () => {
     rig = await startRig(
       new ScriptedEngine(() => {

@@ -64,6 +64,12 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
       live = 99 + bot.of('sendMessage').length;
       return screen();
     },
+    /** Waits until the bot has sent `count` messages in all (the last one on its own: a late answer), which shows the prompt. */
+    async sent(count: number) {
+      await bot.waitForCalls('sendMessage', count);
+      live = 99 + bot.of('sendMessage').length;
+      return screen();
+    },
     /** Presses the button with this label on the message showing the prompt, and waits for the answer. */
     async press(label: string) {
       const buttons = (screen().reply_markup?.inline_keyboard ?? []).flat() as Array<{
@@ -122,6 +128,32 @@ describe('the product on long polling', () => {
     const pin = JSON.stringify(purchase).match(/"pin":"(\d+)"/)?.[1];
     expect(pin).toBeDefined();
     expect(bought.text).toContain(pin!);
+    expect(bought.reply_markup).toBeUndefined();
+  });
+
+  it('shows a question the engine answered late with its keyboard, and a press on it goes on', async () => {
+    const user = await startChat();
+    await user.say('/pin');
+    await user.press('JAMB');
+    await user.press('JAMB UTME registration PIN 6,200 NGN');
+    await user.press('1');
+    // The check of the profile code outlasts the chat's deadline (2.5 s): "still working on it", its question told late.
+    app!.sandbox!.controls.setFaults({ latencyMs: 6000 });
+    const removed = user.bot.of('editMessageReplyMarkup').length;
+    expect((await user.say('1234567890')).text).toMatch(/still working on it/);
+    const waiting = 99 + user.bot.of('sendMessage').length;
+    const summary = await user.sent(user.bot.of('sendMessage').length + 1);
+    app!.sandbox!.controls.setFaults({ latencyMs: 0 });
+    expect(summary.text).toMatch(/ADEBAYO OLUWASEUN TUNDE/);
+    expect((summary.reply_markup?.inline_keyboard ?? []).flat().map((b: { text: string }) => b.text)).toContain(
+      'Confirm',
+    );
+    // The Back / Home of "still working on it" go (after the late message is recorded as the one shown).
+    await user.bot.waitForCalls('editMessageReplyMarkup', removed + 2);
+    expect(user.bot.of('editMessageReplyMarkup').at(-1)).toEqual({ chat_id: String(CHAT), message_id: waiting });
+    const bought = await user.press('Confirm');
+    expect(app!.sandbox!.controls.purchases()).toHaveLength(1);
+    expect(bought.text).not.toMatch(/expired|no longer/i);
     expect(bought.reply_markup).toBeUndefined();
   });
 

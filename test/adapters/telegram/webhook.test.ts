@@ -104,6 +104,65 @@ describe('Telegram webhook', () => {
     expect(api.of('answerCallbackQuery').at(-1)).toEqual({ callback_query_id: 'q6', text: EXPIRED_TEXT });
   });
 
+  it('shows a question told late with its keyboard: a press on it reaches the engine, the earlier keyboard goes', async () => {
+    const processing: Prompt = {
+      text: 'We are still working on it. You will be notified of the result.',
+      final: false,
+    };
+    const confirm = payScript({ channel: 'telegram', conversationId: '', userId: '', messageId: '', text: '5000' });
+    // The Confirm is answered "processing" (its run taken over); the question comes back late, saying nothing was sent.
+    let pressed = 0;
+    const engine = new ScriptedEngine((inbound) =>
+      inbound.choice === 'confirm' && pressed++ === 0 ? processing : payScript(inbound),
+    );
+    harness = await startHarness(engine);
+    const { api, post, telegram } = harness;
+    await post(textUpdate(1, '5000'));
+    expect((await post(pressUpdate(2, 100, 'c:0'))).status).toBe(200);
+    expect(api.of('editMessageText')).toEqual([
+      { chat_id: CHAT, message_id: 100, text: processing.text, reply_markup: { inline_keyboard: [navRow] } },
+    ]);
+
+    const late: Prompt = {
+      ...confirm,
+      text: `Nothing was sent: something went wrong on our side. Please answer again.\n${confirm.text}`,
+    };
+    await telegram.showLate({ channel: 'telegram', conversationId: String(CHAT) }, late);
+    expect(api.of('sendMessage').at(-1)).toEqual({
+      chat_id: String(CHAT),
+      text: late.text,
+      reply_markup: {
+        inline_keyboard: [
+          [{ text: 'Confirm', callback_data: 'c:0' }],
+          [{ text: 'Cancel', callback_data: 'c:1' }],
+          navRow,
+        ],
+      },
+    });
+    // The "processing" message's Back / Home no longer work: its keyboard is removed.
+    expect(api.of('editMessageReplyMarkup')).toEqual([{ chat_id: String(CHAT), message_id: 100 }]);
+
+    // Confirm on the late message (101) is the engine's, not a stale press; the answer replaces it.
+    expect((await post(pressUpdate(3, 101, 'c:0'))).status).toBe(200);
+    expect(engine.inbounds.at(-1)).toMatchObject({ messageId: '3', choice: 'confirm' });
+    expect(api.of('answerCallbackQuery').at(-1)).toEqual({ callback_query_id: 'q3' });
+    expect(api.of('editMessageText').at(-1)).toEqual({ chat_id: CHAT, message_id: 101, text: 'Paid. Reference P-1.' });
+  });
+
+  it("tells a final outcome late as plain text, and a group member's to the group", async () => {
+    const engine = new ScriptedEngine(payScript);
+    harness = await startHarness(engine);
+    const outcome: Prompt = { text: 'Paid. Reference P-1.', final: true };
+    await harness.telegram.showLate({ channel: 'telegram', conversationId: String(CHAT) }, outcome);
+    await harness.telegram.showLate({ channel: 'telegram', conversationId: `-100${CHAT}:${USER}` }, outcome);
+    expect(harness.api.of('sendMessage')).toEqual([
+      { chat_id: String(CHAT), text: outcome.text },
+      { chat_id: `-100${CHAT}`, text: outcome.text },
+    ]);
+    // Nothing showed before: no keyboard to remove.
+    expect(harness.api.of('editMessageReplyMarkup')).toEqual([]);
+  });
+
   it('ignores a repeated update_id: the engine is asked once', async () => {
     const engine = new ScriptedEngine(() => menu);
     harness = await startHarness(engine);
