@@ -346,11 +346,26 @@ export async function heldByReplica(
     return false;
   }
   const online = replication.match(/^slave\d+:.*\bstate=online\b/gm)?.length ?? 0;
-  if (online > 0) return (await client.wait(online, ms)) >= online;
+  if (online > 0) return replicasHold(client, online, ms);
   if (/^connected_slaves:0\b/m.test(replication) && !(await replicaUp(client, target))) return true;
   // A replica still syncing, or one counted up that is not here yet (being promoted, the old master not yet
   // turned into this one's replica after a failover, or cut off): given the time to take them, as one that lags.
-  return (await client.wait(1, ms)) >= 1;
+  return replicasHold(client, 1, ms);
+}
+
+/**
+ * `WAIT replicas ms` answered with at least `replicas`. A master demoted while the WAIT blocks (a planned
+ * failover: `CLUSTER FAILOVER`, `SENTINEL FAILOVER`) ends it with `UNBLOCKED … (master -> replica?)`: it holds
+ * nothing, so false, as for a server found no master (the next ask finds it so and paces itself); any other
+ * error is thrown.
+ */
+async function replicasHold(client: RedisClient, replicas: number, ms: number): Promise<boolean> {
+  try {
+    return (await client.wait(replicas, ms)) >= replicas;
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('UNBLOCKED')) return false;
+    throw error;
+  }
 }
 
 /**

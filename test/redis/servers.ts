@@ -301,7 +301,7 @@ export async function promotable(port: number, tries = 600): Promise<void> {
 }
 
 /** Until the replica on `port` holds its master's data (its link up). */
-function untilInSync(port: number, tries?: number): Promise<true> {
+export function untilInSync(port: number, tries?: number): Promise<true> {
   return until(
     `replica on ${port} in sync`,
     () =>

@@ -1,0 +1,44 @@
+/**
+ * A master demoted while a replica check's `WAIT` blocks on it (a planned failover: `CLUSTER FAILOVER` or
+ * `SENTINEL FAILOVER` turns the old master into a replica) ends the `WAIT` with `UNBLOCKED force unblock from
+ * blocking operation, instance state changed (master -> replica?)`. The check says "not held" (the server holds
+ * nothing now), as for a server found no master: a follow-up's queue then goes on with its warning line instead
+ * of failing the intent it is added with (the cluster chaos runs of stop 43 logged "could not record the intent"
+ * for it), and a money call's state is asked about again. Real servers on ports the OS has free: a master and
+ * its replica, the replica stopped (SIGSTOP) so the `WAIT` blocks.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { heldByReplica } from '../../src/redis/connect.js';
+import { freePort } from '../ports.js';
+import { startOwnRedis, startRedis, stopAll, untilInSync, withServer } from './servers.js';
+
+afterAll(stopAll);
+
+describe('a replica check on a master demoted while it waits', () => {
+  it('says not held, not an error', async () => {
+    const master = await startOwnRedis();
+    const replica = await startRedis(await freePort(), ['--replicaof', '127.0.0.1', String(master.port)]);
+    await untilInSync(replica.port);
+    const client = new Redis({ port: master.port, maxRetriesPerRequest: 0 });
+    try {
+      replica.process.kill('SIGSTOP');
+      await client.set('written', 'after the replica stopped');
+      const held = heldByReplica(client, `redis://127.0.0.1:${master.port}`, 60_000).then(
+        (answer) => ({ answer }),
+        (error: Error) => ({ error: error.message }),
+      );
+      // The WAIT blocks (the replica answers nothing); then the master is turned into a replica.
+      for (;;) {
+        const clients = await withServer(master.port, (r) => r.info('clients'));
+        if (/^blocked_clients:[1-9]/m.test(clients)) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await withServer(master.port, (r) => r.call('REPLICAOF', '127.0.0.1', String(replica.port)));
+      expect(await held).toEqual({ answer: false });
+    } finally {
+      replica.process.kill('SIGCONT');
+      client.disconnect();
+    }
+  }, 60_000);
+});
