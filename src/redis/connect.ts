@@ -355,18 +355,22 @@ export async function heldByReplica(
 
 /**
  * `WAIT replicas ms` answered with at least `replicas`. A master demoted while the WAIT blocks (a planned
- * failover: `CLUSTER FAILOVER`, `SENTINEL FAILOVER`) ends it with `UNBLOCKED … (master -> replica?)`: it holds
- * nothing, so false, as for a server found no master (the next ask finds it so and paces itself); any other
- * error is thrown.
+ * failover: `CLUSTER FAILOVER`, `SENTINEL FAILOVER`) ends it with `UNBLOCKED … (master -> replica?)`, and one
+ * demoted between the `INFO` that found it master and the WAIT refuses it (`ERR WAIT cannot be used with
+ * replica instances`): it holds nothing, so false, as for a server found no master (the next ask finds it so
+ * and paces itself); any other error is thrown.
  */
 async function replicasHold(client: RedisClient, replicas: number, ms: number): Promise<boolean> {
   try {
     return (await client.wait(replicas, ms)) >= replicas;
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith('UNBLOCKED')) return false;
+    if (error instanceof Error && DEMOTED.test(error.message)) return false;
     throw error;
   }
 }
+
+/** The errors of a WAIT sent to, or blocked on, a master demoted under it. */
+const DEMOTED = /^UNBLOCKED |^ERR WAIT cannot be used with replica/;
 
 /**
  * Whether a replica of the master is counted up (not down nor disconnected) though the master has none

@@ -5,7 +5,8 @@
  * nothing now), as for a server found no master: a follow-up's queue then goes on with its warning line instead
  * of failing the intent it is added with (the cluster chaos runs of stop 43 logged "could not record the intent"
  * for it), and a money call's state is asked about again. Real servers on ports the OS has free: a master and
- * its replica, the replica stopped (SIGSTOP) so the `WAIT` blocks.
+ * its replica, the replica stopped (SIGSTOP) so the `WAIT` blocks. One demoted between the `INFO` that found it
+ * master and the `WAIT` refuses the `WAIT` (`ERR WAIT cannot be used with replica instances`): not held either.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ import { startOwnRedis, startRedis, stopAll, untilInSync, withServer } from './s
 
 afterAll(stopAll);
 
-describe('a replica check on a master demoted while it waits', () => {
+describe('a replica check on a master demoted under it', () => {
   it('says not held, not an error', async () => {
     const master = await startOwnRedis();
     const replica = await startRedis(await freePort(), ['--replicaof', '127.0.0.1', String(master.port)]);
@@ -36,6 +37,20 @@ describe('a replica check on a master demoted while it waits', () => {
       }
       await withServer(master.port, (r) => r.call('REPLICAOF', '127.0.0.1', String(replica.port)));
       expect(await held).toEqual({ answer: false });
+      // Demoted between the INFO that found it master and the WAIT (here its INFO answered as before): the
+      // replica refuses the WAIT ("ERR WAIT cannot be used with replica instances"), and it holds nothing.
+      const before = `# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=${replica.port},state=online,offset=1,lag=0\r\n`;
+      // (The server closed the connection of the WAIT it ended.)
+      const fresh = new Redis({ port: master.port });
+      await fresh.ping();
+      const demoted = Object.assign(fresh, { info: () => Promise.resolve(before) });
+      expect(
+        await heldByReplica(demoted, `redis://127.0.0.1:${master.port}`, 1_000).then(
+          (answer) => ({ answer }),
+          (error: Error) => ({ error: error.message }),
+        ),
+      ).toEqual({ answer: false });
+      demoted.disconnect();
     } finally {
       replica.process.kill('SIGCONT');
       client.disconnect();
