@@ -16,18 +16,10 @@ import type { MomoClient } from '../momo/index.js';
 import { createLimiter, tickBatcher } from './batch.js';
 import type { MoneyJournal } from '../journal/index.js';
 import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
-import { notificationBody, parseNotice, type Notice } from './events.js';
+import { notificationBody, parseNotice, recordIdOf, recordKindOf, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
 import { createMarks, type NotificationMarks } from './marks.js';
-import {
-  BullQueue,
-  createQueue,
-  DEFAULT_CONCURRENCY,
-  MemoryQueue,
-  ShardedQueue,
-  type JobQueue,
-  type QueueOptions,
-} from './queue.js';
+import { createPartedQueue, DEFAULT_CONCURRENCY, type JobQueue, type QueueOptions } from './queue.js';
 import { moveOldJobs, oldQueues, type OldQueue } from './legacy-queues.js';
 import { serviceReads } from './reads.js';
 import { within } from '../within.js';
@@ -35,12 +27,12 @@ import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 import type { RedisTarget } from '../redis/connect.js';
-import { FOLLOW_UP_PARTS, queuePrefixes } from '../conversation/store/keys.js';
+import { queuePrefixes } from '../conversation/store/keys.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
 export { africasTalkingSms, SmsOutbox, type SmsSender } from './sms.js';
-export { createQueue, MemoryQueue, BullQueue, type JobQueue } from './queue.js';
+export { createPartedQueue, MemoryQueue, BullQueue, type JobQueue } from './queue.js';
 export { createMarks, MemoryMarks, RedisMarks, type NotificationMarks } from './marks.js';
 
 export interface NotificationsOptions {
@@ -110,6 +102,13 @@ export function notificationQueueName(apiKey: string): string {
 /** One queued job: the notices received in one turn of the event loop (see batch.ts). */
 export type NotificationJob = Notice[];
 
+/**
+ * What puts a notice in its part of the queue: the record it is about as the service names it (its kind and
+ * id; a collection, its request's), which every notice of one payment carries (our ref, `metadata.ref`, only
+ * some), so a payment's notices share a part. Their order and dedup are the dispatcher's marks'.
+ */
+const noticeKey = (notice: Notice): string => `${recordKindOf(notice.kind)}:${recordIdOf(notice) ?? notice.id}`;
+
 /** Follow-ups wait on the read budget (30 a minute): a few at once is all it lets through. */
 const FOLLOW_UP_CONCURRENCY = 4;
 
@@ -126,34 +125,40 @@ function noticesOf(job: NotificationJob | unknown): Notice[] {
 export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
-  // The receiver answers the service on the add: on Sentinel or a cluster, once the replicas hold the job.
-  const queue = createQueue<NotificationJob>(name, options.redisUrl, {
-    ...options.queue,
-    replicated: 'required',
-    logger,
-  });
+  // Each queue spanning every payment is in parts of their own tag on Redis (keys.ts queuePrefixes; one queue
+  // in memory), a job in the part of its payment: on a cluster they spread over the masters, and an add waits
+  // for the replicas of its own part's master. The receiver answers the service on the add: on Sentinel or a
+  // cluster, once the replicas hold the job. A turn's batch holding notices of several parts is cut in one job
+  // a part.
+  const queue = createPartedQueue<NotificationJob>(
+    'notifications',
+    name,
+    options.redisUrl,
+    { ...options.queue, replicated: 'required', logger },
+    (job) => noticeKey(job[0]!),
+    (job) => {
+      const pieces = new Map<string, Notice[]>();
+      for (const notice of job) {
+        const part = queuePrefixes.part('notifications', noticeKey(notice));
+        pieces.set(part, [...(pieces.get(part) ?? []), notice]);
+      }
+      return [...pieces.values()];
+    },
+  );
   // Added with the intent, before the money call: on Sentinel or a cluster it waits for the replicas (a failover
   // during the call would drop it, and with it the check of an outcome whose notification never comes), but never
-  // fails the payment's way for a replica that lags. On Redis in parts of their own tag (keys.ts queuePrefixes),
-  // by the intent's ref: on a cluster the follow-ups spread over the masters (each part waits for its own).
-  const followUpOptions = { ...options.queue, replicated: 'waited' as const, logger };
-  const followUps: JobQueue<FollowUpJob> = options.redisUrl
-    ? new ShardedQueue(
-        queuePrefixes.followUpParts().map(
-          (prefix) =>
-            new BullQueue<FollowUpJob>(options.redisUrl!, `${name}-follow-ups`, {
-              ...followUpOptions,
-              prefix,
-              concurrency: Math.max(1, Math.ceil(FOLLOW_UP_CONCURRENCY / FOLLOW_UP_PARTS)),
-            }),
-        ),
-        (job) => queuePrefixes.followUpParts().indexOf(queuePrefixes.followUps(job.ref)),
-      )
-    : new MemoryQueue<FollowUpJob>({ ...followUpOptions, concurrency: FOLLOW_UP_CONCURRENCY });
+  // fails the payment's way for a replica that lags. In the part of the intent's ref.
+  const followUps = createPartedQueue<FollowUpJob>(
+    'followUps',
+    `${name}-follow-ups`,
+    options.redisUrl,
+    { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, replicated: 'waited', logger },
+    (job) => job.ref,
+  );
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
   const reads = serviceReads(options.client);
   const texts = options.sms
-    ? createQueue<SmsJob>(`${name}-sms`, options.redisUrl, { ...options.queue, logger })
+    ? createPartedQueue<SmsJob>('sms', `${name}-sms`, options.redisUrl, { ...options.queue, logger }, (job) => job.key)
     : undefined;
   const dispatcher = createDispatcher({
     marks,

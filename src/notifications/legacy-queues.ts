@@ -5,7 +5,12 @@
  * - before the hash-tagged prefix: BullMQ's default prefix `bull`, the queues `momo-notifications`,
  *   `-follow-ups`, `-sms` (on one server or Sentinel only: those keys span slots, so a cluster never ran them);
  * - before the queues were named for the organization: `{momo}:bull` with the same names;
- * - before the follow-ups were sharded: `{momo}:bull:<name>-follow-ups`.
+ * - before the follow-ups were sharded: `{momo}:bull:<name>-follow-ups`;
+ * - before the notification and SMS queues were sharded: `{momo}:bull:<name>` and `{momo}:bull:<name>-sms`.
+ * So every queue's earlier forms are the same list: the name before the organization's under each earlier
+ * prefix, and the organization's under `{momo}:bull`.
+ * A notification job moved (the notices of one turn, perhaps of several parts) is cut into its parts' jobs as
+ * any batch is (the current queue's add).
  * Moved: the jobs waiting, delayed (keeping when they are due) and paused. A job an older process still works
  * (active) is left to it; failed ones stay for the operator. A job added with its own id keeps it, so moving
  * again (every process does it at its start) adds nothing twice; one numbered by BullMQ gets a new number in
@@ -37,26 +42,20 @@ export interface OldQueue {
 
 /**
  * The earlier queues whose jobs belong in the current queues named `name` (notifications), `name-follow-ups`
- * and `name-sms`, for each of them. One equal to a current queue (same prefix and name) is not listed.
+ * and `name-sms` (each in its parts, keys.ts queuePrefixes, none of them under an earlier prefix), for each.
  */
 export function oldQueues(
   name: string,
   target: RedisTarget,
 ): Record<'notifications' | 'followUps' | 'sms', OldQueue[]> {
+  // On a cluster the untagged keys cannot have been used.
   const prefixes = settingsOf(target).mode === 'cluster' ? [queuePrefixes.shared] : [OLD_PREFIX, queuePrefixes.shared];
-  const earlier = (suffix: string, current: OldQueue[]) =>
+  const earlier = (suffix: string): OldQueue[] =>
     [
       ...prefixes.map((prefix) => ({ prefix, name: `${OLD_NAME}${suffix}` })),
-      ...(suffix === '-follow-ups' ? [{ prefix: queuePrefixes.shared, name: `${name}${suffix}` }] : []),
-    ].filter((old) => !current.some((now) => now.prefix === old.prefix && now.name === old.name));
-  return {
-    notifications: earlier('', [{ prefix: queuePrefixes.shared, name }]),
-    followUps: earlier(
-      '-follow-ups',
-      queuePrefixes.followUpParts().map((prefix) => ({ prefix, name: `${name}-follow-ups` })),
-    ),
-    sms: earlier('-sms', [{ prefix: queuePrefixes.shared, name: `${name}-sms` }]),
-  };
+      { prefix: queuePrefixes.shared, name: `${name}${suffix}` },
+    ].filter((old, i, all) => all.findIndex((o) => o.prefix === old.prefix && o.name === old.name) === i);
+  return { notifications: earlier(''), followUps: earlier('-follow-ups'), sms: earlier('-sms') };
 }
 
 /** A BullMQ job id of its own (not a number BullMQ gave). */
@@ -74,6 +73,17 @@ export async function moveJobs<T>(
   now = Date.now,
 ): Promise<number> {
   const connection = connectRedis(target, { name: `old queue ${old.prefix}:${old.name}`, maxRetriesPerRequest: null });
+  // A queue holding no job to move is left as it is (BullMQ's Queue writes its `meta` key when it starts: every
+  // process's start would leave one in each earlier queue). One key a command: the untagged ones span slots.
+  const lists = ['wait', 'paused', 'delayed', 'prioritized'].map((list) => `${old.prefix}:${old.name}:${list}`);
+  const holding = await Promise.all(lists.map((list) => connection.exists(list))).catch(async (error: unknown) => {
+    await closeRedis(connection);
+    throw error;
+  });
+  if (holding.every((n) => n === 0)) {
+    await closeRedis(connection);
+    return 0;
+  }
   const queue = new Queue(old.name, { connection, prefix: old.prefix });
   queue.on('error', () => {});
   let moved = 0;

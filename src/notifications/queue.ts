@@ -16,6 +16,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from '../redis/connect.js';
+import { QUEUE_PARTS, queuePrefixes, type PartedQueue } from '../conversation/store/keys.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 
@@ -359,15 +360,20 @@ export class BullQueue<T> implements JobQueue<T> {
 /**
  * One queue in parts (each a queue of its own, on a cluster of its own slot): a job goes to the part `partOf`
  * names (the same job always to the same part, so an add with an id stays idempotent), and every part is worked.
+ * `split` cuts a job holding the work of several parts (a batch of notifications) into pieces each of one part,
+ * added each to its own (at once; the add fails if any does).
  */
 export class ShardedQueue<T> implements JobQueue<T> {
   constructor(
     private readonly parts: JobQueue<T>[],
     private readonly partOf: (job: T) => number,
+    private readonly split: (job: T) => T[] = (job) => [job],
   ) {}
 
-  add(job: T, options?: AddOptions): Promise<void> {
-    return this.parts[this.partOf(job) % this.parts.length]!.add(job, options);
+  async add(job: T, options?: AddOptions): Promise<void> {
+    await Promise.all(
+      this.split(job).map((piece) => this.parts[this.partOf(piece) % this.parts.length]!.add(piece, options)),
+    );
   }
 
   process(handler: JobHandler<T>): void {
@@ -383,6 +389,27 @@ export class ShardedQueue<T> implements JobQueue<T> {
   }
 }
 
-export function createQueue<T>(name: string, redisUrl: RedisTarget | undefined, options: QueueOptions): JobQueue<T> {
-  return redisUrl ? new BullQueue<T>(redisUrl, name, options) : new MemoryQueue<T>(options);
+/**
+ * A queue spanning every payment (keys.ts {@link PartedQueue}): on Redis in {@link QUEUE_PARTS} BullMQ queues of
+ * their own tag (keys.ts queuePrefixes), a job in the part of its key (`keyOf`: its payment's), every part worked
+ * by every process at a {@link QUEUE_PARTS}th of `concurrency` each (so the jobs in hand over all parts stay
+ * bounded by it), and each add waiting for the replicas of the master of its own part (`replicated`); in memory
+ * one queue. `split`: {@link ShardedQueue}.
+ */
+export function createPartedQueue<T>(
+  queue: PartedQueue,
+  name: string,
+  redisUrl: RedisTarget | undefined,
+  options: QueueOptions,
+  keyOf: (job: T) => string,
+  split?: (job: T) => T[],
+): JobQueue<T> {
+  if (!redisUrl) return new MemoryQueue<T>(options);
+  const prefixes = queuePrefixes.parts(queue);
+  const concurrency = Math.max(1, Math.ceil((options.concurrency ?? DEFAULT_CONCURRENCY) / QUEUE_PARTS));
+  return new ShardedQueue(
+    prefixes.map((prefix) => new BullQueue<T>(redisUrl, name, { ...options, prefix, concurrency })),
+    (job) => prefixes.indexOf(queuePrefixes.part(queue, keyOf(job))),
+    split,
+  );
 }

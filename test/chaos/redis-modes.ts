@@ -6,8 +6,8 @@
  *   planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels promote the replica; the
  *   killed server comes back empty as the new master's replica, promotable once it holds the data);
  * - `cluster`: three masters (7110-7112) with a replica each (7113-7115), every server with
- *   `repl-diskless-sync-delay 0`; the faults, in turn, each on the master serving a busy tag (BullMQ's `{momo}`, a
- *   part of the follow-ups' `{momo-f<n>}`, or a part of the users' `{u<n>}`): its slot moved to another master
+ *   `repl-diskless-sync-delay 0`; the faults, in turn, each on the master serving a busy tag (a part of the
+ *   notification queue's `{momo-n<n>}`, of the follow-ups' `{momo-f<n>}`, or of the users' `{u<n>}`): its slot moved to another master
  *   while the run goes on (IMPORTING/MIGRATING, its keys migrated, then the slot given to the new owner, as
  *   `redis-cli --cluster reshard` does); a planned failover (`CLUSTER FAILOVER` sent to its replica); a SIGKILL
  *   of it (its replica promoted after `cluster-node-timeout`; the killed server comes back empty as the new
@@ -162,9 +162,10 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
   };
 }
 
-/** The busy hash tags a fault takes: BullMQ's notification queue's, the follow-ups' parts, the users' parts. */
-const QUEUE_TAG = tagOf(queuePrefixes.shared).slice(1, -1);
-const FOLLOW_UP_TAGS = queuePrefixes.followUpParts().map((prefix) => tagOf(prefix).slice(1, -1));
+/** The busy hash tags a fault takes: the notification queue's parts, the follow-ups' parts, the users' parts. */
+const tagsOf = (prefixes: string[]) => prefixes.map((prefix) => tagOf(prefix).slice(1, -1));
+const NOTIFICATION_TAGS = tagsOf(queuePrefixes.parts('notifications'));
+const FOLLOW_UP_TAGS = tagsOf(queuePrefixes.parts('followUps'));
 const USER_TAGS = Array.from({ length: PARTS }, (_, part) => `u${part}`);
 
 /** Whether a node's flags say it is failing, not known yet, or without an address. */
@@ -217,12 +218,12 @@ async function clusterSet(progress: (line: string) => void, random: () => number
     client,
     async fault() {
       // The faults in turn: a slot moved, a planned failover, a master killed; each on the master serving a
-      // busy tag, taken in turn too (shifted every third fault, so each fault meets each tag): BullMQ's
-      // notification queue's (the busiest: every notification), a part of the follow-ups' (one job per
-      // payment), a random part of the users'.
+      // busy tag, taken in turn too (shifted every third fault, so each fault meets each tag): a part of the
+      // notification queue's (the busiest: a quarter of every notification), a part of the follow-ups' (one job
+      // per payment), a random part of the users'.
       const pick = (tags: string[]) => tags[Math.floor(random() * tags.length)]!;
       const kind = (['slot-moved', 'failover', 'master-killed'] as const)[turn % 3]!;
-      const tag = [() => QUEUE_TAG, () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][
+      const tag = [() => pick(NOTIFICATION_TAGS), () => pick(FOLLOW_UP_TAGS), () => pick(USER_TAGS)][
         (turn + Math.floor(turn / 3)) % 3
       ]!();
       turn++;

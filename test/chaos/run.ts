@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { queuePrefixes } from '../../src/conversation/store/keys.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { notificationQueueName } from '../../src/notifications/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
@@ -559,14 +559,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         `${c.chat}: ${c.restarts} restarts; steps ${JSON.stringify(c.trail.map((s) => `${s.t}+${s.took ?? '?'}ms ${s.via ?? '--'} ${s.what}`))}`,
     );
   if (figures.told < figures.confirmed) {
-    // The notification queue as the run ends: a notification not told yet waits here, or failed.
-    const q = `${QUEUE_PREFIX}:${notificationQueueName(API_KEY)}`;
-    const [wait, active, delayed, failed] = await Promise.all([
-      redis.llen(`${q}:wait`),
-      redis.llen(`${q}:active`),
-      redis.zcard(`${q}:delayed`),
-      redis.zcard(`${q}:failed`),
-    ]);
+    // The notification queue's parts as the run ends: a notification not told yet waits there, or failed.
+    const counts = await Promise.all(
+      queuePrefixes.parts('notifications').map((prefix) => {
+        const q = `${prefix}:${notificationQueueName(API_KEY)}`;
+        return Promise.all([
+          redis.llen(`${q}:wait`),
+          redis.llen(`${q}:active`),
+          redis.zcard(`${q}:delayed`),
+          redis.zcard(`${q}:failed`),
+        ]);
+      }),
+    );
+    const [wait, active, delayed, failed] = [0, 1, 2, 3].map((i) => counts.reduce((sum, part) => sum + part[i]!, 0));
     problems.push(
       `notification queue at the end: wait ${wait}, active ${active}, delayed ${delayed}, failed ${failed}`,
     );

@@ -31,6 +31,5 @@ export function inspector(prefix: string): { redis: Redis; cleanup: () => Promis
 
 /** Deletes the keys of the BullMQ queue `name` and of its sibling queues (`-follow-ups`, `-sms`) under every prefix. */
 export async function cleanupQueues(name: string): Promise<void> {
-  for (const prefix of [queuePrefixes.shared, ...queuePrefixes.followUpParts()])
-    await inspector(`${prefix}:${name}`).cleanup();
+  for (const prefix of queuePrefixes.all()) await inspector(`${prefix}:${name}`).cleanup();
 }

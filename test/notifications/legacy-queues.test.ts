@@ -10,7 +10,12 @@ import { queuePrefixes } from '../../src/conversation/store/keys.js';
 import { createLogger } from '../../src/log.js';
 import { moveJobs, oldQueues } from '../../src/notifications/legacy-queues.js';
 import { BullQueue, ShardedQueue } from '../../src/notifications/queue.js';
-import { cleanupQueues, inspector, REDIS_URL } from '../conversation/redis-helper.js';
+import { cleanupQueues, inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MomoClient } from '../../src/momo/index.js';
+import { createNotifications } from '../../src/notifications/index.js';
+import { notificationBody, parseNotice, type Notice } from '../../src/notifications/events.js';
 
 const logger = createLogger('silent');
 const name = `test-legacy-${process.pid}-${Date.now()}`;
@@ -22,21 +27,33 @@ afterAll(async () => {
 });
 
 describe('the queues of an earlier version', () => {
-  it('are the untagged and unnamed ones, and the follow-ups before their parts, never a current queue', () => {
+  it('are the untagged and unnamed ones, and the queues before their parts, never a current queue', () => {
     const old = oldQueues('momo-notifications-abc', REDIS_URL);
     expect(old.notifications).toEqual([
       { prefix: 'bull', name: 'momo-notifications' },
       { prefix: '{momo}:bull', name: 'momo-notifications' },
+      { prefix: '{momo}:bull', name: 'momo-notifications-abc' },
     ]);
     expect(old.followUps).toContainEqual({ prefix: '{momo}:bull', name: 'momo-notifications-abc-follow-ups' });
-    expect(old.sms).toContainEqual({ prefix: 'bull', name: 'momo-notifications-sms' });
-    // Named as before (tests, the benchmark): the current notification queue is not an old one.
+    expect(old.sms).toEqual([
+      { prefix: 'bull', name: 'momo-notifications-sms' },
+      { prefix: '{momo}:bull', name: 'momo-notifications-sms' },
+      { prefix: '{momo}:bull', name: 'momo-notifications-abc-sms' },
+    ]);
+    // Named as before (tests, the benchmark): each earlier queue once.
     expect(oldQueues('momo-notifications', REDIS_URL).notifications).toEqual([
       { prefix: 'bull', name: 'momo-notifications' },
+      { prefix: '{momo}:bull', name: 'momo-notifications' },
     ]);
+    // No current queue is an old one: every current queue is in parts of prefixes of their own.
+    const current = (['notifications', 'followUps', 'sms'] as const).flatMap((q) => queuePrefixes.parts(q));
+    for (const list of Object.values(old)) for (const { prefix } of list) expect(current).not.toContain(prefix);
     // On a cluster the untagged keys cannot have been used.
     const cluster = { mode: 'cluster' as const, nodes: [{ host: '127.0.0.1', port: 7000 }], tls: false };
-    expect(oldQueues('x', cluster).notifications).toEqual([{ prefix: '{momo}:bull', name: 'momo-notifications' }]);
+    expect(oldQueues('x', cluster).notifications).toEqual([
+      { prefix: '{momo}:bull', name: 'momo-notifications' },
+      { prefix: '{momo}:bull', name: 'x' },
+    ]);
   });
 
   it('have their waiting and delayed jobs moved into the current queue (delays and own ids kept), and worked there', async () => {
@@ -46,7 +63,7 @@ describe('the queues of an earlier version', () => {
     await old.add('notification', { n: 2 }, { jobId: 'follow-up_ref-2_0' });
     await old.add('notification', { n: 3 }, { delay: 3_600_000 });
     const parts = queuePrefixes
-      .followUpParts()
+      .parts('followUps')
       .map((prefix) => new BullQueue<{ n: number }>(REDIS_URL, name, { prefix, logger }));
     const current = new ShardedQueue(parts, (job) => job.n);
     try {
@@ -55,10 +72,10 @@ describe('the queues of an earlier version', () => {
       // Moving again (another process starting) finds nothing.
       expect(await moveJobs(REDIS_URL, { prefix: 'bull', name: oldName }, current)).toBe(0);
       expect(await current.depth()).toBe(3);
-      const part2 = new Queue(name, { connection, prefix: queuePrefixes.followUpParts()[2]! });
+      const part2 = new Queue(name, { connection, prefix: queuePrefixes.parts('followUps')[2]! });
       expect(await part2.getJob('follow-up_ref-2_0')).toBeDefined();
       await part2.close();
-      const part3 = new Queue(name, { connection, prefix: queuePrefixes.followUpParts()[3]! });
+      const part3 = new Queue(name, { connection, prefix: queuePrefixes.parts('followUps')[3]! });
       expect(await part3.getJobCounts('delayed')).toEqual({ delayed: 1 });
       await part3.close();
       const worked: number[] = [];
@@ -72,3 +89,98 @@ describe('the queues of an earlier version', () => {
     }
   });
 });
+
+describe('an upgrade to the notification and SMS queues in parts', () => {
+  it('works the notifications and texts an earlier version left in the one `{momo}` queue of each', async () => {
+    const upgraded = `${name}-up`;
+    const keyPrefix = uniquePrefix('legacy-up');
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    // Payments whose notices belong in different parts of the notification queue.
+    const ids = Array.from({ length: 8 }, (_, i) => 7_300_000 + i);
+    const partOf = (id: number) => queuePrefixes.part('notifications', `payment:${id}`);
+    expect(new Set(ids.map(partOf)).size).toBeGreaterThan(1);
+    for (const id of ids) {
+      await made.intend({
+        kind: 'payment',
+        ref: `ref-${id}`,
+        chat: `telegram:${id}`,
+        amount: '2500',
+        currency: 'UGX',
+        payee: '+256772000001',
+      });
+      await made.accepted(`ref-${id}`, String(id));
+    }
+    // Left by the earlier version: two batches of notices (each of several parts) and two texts, one delayed.
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const oldNotifications = new Queue(upgraded, { connection, prefix: queuePrefixes.shared });
+    const oldTexts = new Queue(`${upgraded}-sms`, { connection, prefix: queuePrefixes.shared });
+    await oldNotifications.add(
+      'notification',
+      ids.slice(0, 5).map((id) => processed(id)),
+    );
+    await oldNotifications.add(
+      'notification',
+      ids.slice(5).map((id) => processed(id)),
+    );
+    await oldTexts.add('notification', { to: '+256700000001', text: 'one', key: 'a' }, { jobId: 'sms_a' });
+    await oldTexts.add('notification', { to: '+256700000002', text: 'two', key: 'b' }, { jobId: 'sms_b', delay: 300 });
+    const told: string[] = [];
+    const texted: string[] = [];
+    const n = createNotifications({
+      made,
+      client: new MomoClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused', maxRetries: 0 }),
+      basicAuth: { user: 'momo', password: 'secret' },
+      redisUrl: REDIS_URL,
+      keyPrefix,
+      queueName: upgraded,
+      notifiers: { telegram: { send: async (address) => void told.push(address.conversationId) } },
+      sms: { send: async (to) => void texted.push(to) },
+      verify: { default: 'accept' },
+      logger,
+    });
+    try {
+      n.start();
+      for (let tries = 0; (told.length < ids.length || texted.length < 2) && tries < 400; tries++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(told.sort()).toEqual(ids.map(String).sort());
+      expect(texted.sort()).toEqual(['+256700000001', '+256700000002']);
+      expect(await oldNotifications.getJobCounts('wait', 'delayed')).toEqual({ wait: 0, delayed: 0 });
+      expect(await oldTexts.getJobCounts('wait', 'delayed')).toEqual({ wait: 0, delayed: 0 });
+      // Each batch was cut into its parts' jobs: every part of the payments' notices worked one or two.
+      const worked = await Promise.all(
+        queuePrefixes.parts('notifications').map(async (prefix) => {
+          const part = new Queue(upgraded, { connection, prefix });
+          try {
+            return (await part.getJobCounts('completed')).completed!;
+          } finally {
+            await part.close();
+          }
+        }),
+      );
+      const used = new Set(ids.map(partOf));
+      queuePrefixes.parts('notifications').forEach((prefix, i) => {
+        if (used.has(prefix)) expect(worked[i], prefix).toBeGreaterThan(0);
+        else expect(worked[i], prefix).toBe(0);
+      });
+    } finally {
+      await n.stop();
+      await oldNotifications.close();
+      await oldTexts.close();
+      await connection.quit();
+      await cleanupQueues(upgraded);
+      await inspector(keyPrefix).cleanup();
+    }
+  });
+});
+
+/** A notice of payment `id` reaching `processed`, as the receiver queues it. */
+function processed(id: number): Notice {
+  const parsed = parseNotice(
+    notificationBody.parse({
+      hook: { id: 1, event: 'payment.status.changed', target: 'https://bot.test/notifications/momo' },
+      data: { id, state: 'processed', amount: '2500', currency: 'UGX', metadata: { ref: `ref-${id}` } },
+    }),
+  );
+  if (!parsed.ok || !parsed.notice) throw new Error('unreadable test notification');
+  return parsed.notice;
+}

@@ -177,7 +177,7 @@ describe('the notification queue on a cluster with a replica a master', () => {
     const replica = servers[MASTERS.length + MASTERS.indexOf(sharedMaster)]!;
     // A follow-up part served by another master.
     let otherPrefix: string | undefined;
-    for (const prefix of queuePrefixes.followUpParts())
+    for (const prefix of queuePrefixes.parts('followUps'))
       if ((await masterOf(MASTERS, `${prefix}:${name}`)) !== sharedMaster) otherPrefix = prefix;
     const options = { replicated: 'required' as const, logger: createLogger('silent') };
     const queue = new BullQueue<{ n: number }>(clusterOn(MASTERS), name, options);

@@ -15,11 +15,11 @@ import {
   markKeys,
   OPEN_PARTS,
   PARTS,
+  QUEUE_PARTS,
   queuePrefixes,
   tagOf,
 } from '../../src/conversation/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
-import { QUEUE_PREFIX } from '../../src/redis/connect.js';
 import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
 import { startRedis, stopAll } from './servers.js';
 
@@ -144,19 +144,59 @@ describe('keys.ts', () => {
     expect(split).toEqual([]);
   });
 
-  it('gives every BullMQ queue a tagged prefix, and each check of one intent the same part of the follow-ups', () => {
-    const parts = queuePrefixes.followUpParts();
-    for (const prefix of [queuePrefixes.shared, ...parts]) expect(tagOf(prefix), prefix).not.toBe('');
-    expect(new Set(parts.map(tagOf))).toHaveProperty('size', FOLLOW_UP_PARTS);
-    expect(parts).not.toContain(queuePrefixes.shared);
-    const used = new Set<string>();
-    for (let i = 0; i < 200; i++) {
-      const ref = `${i}-0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e:pay`;
-      expect(parts).toContain(queuePrefixes.followUps(ref));
-      expect(queuePrefixes.followUps(ref)).toBe(queuePrefixes.followUps(ref));
-      used.add(queuePrefixes.followUps(ref));
+  it('gives every BullMQ queue a tagged prefix, each queue its own parts, and one key always the same part', () => {
+    const queues = ['notifications', 'followUps', 'sms'] as const;
+    for (const prefix of queuePrefixes.all()) expect(tagOf(prefix), prefix).not.toBe('');
+    // Every part of every queue a tag (a slot) of its own, none the earlier shared one.
+    const every = queues.flatMap((queue) => queuePrefixes.parts(queue));
+    expect(new Set(every.map(tagOf))).toHaveProperty('size', QUEUE_PARTS * queues.length);
+    expect(every).not.toContain(queuePrefixes.shared);
+    expect(new Set(queuePrefixes.all())).toEqual(new Set([queuePrefixes.shared, ...every]));
+    expect(FOLLOW_UP_PARTS).toBe(QUEUE_PARTS);
+    for (const queue of queues) {
+      const parts = queuePrefixes.parts(queue);
+      const used = new Set<string>();
+      for (let i = 0; i < 200; i++) {
+        const key = `${i}-0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e:pay`;
+        expect(parts).toContain(queuePrefixes.part(queue, key));
+        expect(queuePrefixes.part(queue, key)).toBe(queuePrefixes.part(queue, key));
+        used.add(queuePrefixes.part(queue, key));
+      }
+      expect(used.size, queue).toBe(QUEUE_PARTS);
     }
-    expect(used.size).toBe(FOLLOW_UP_PARTS);
+  });
+
+  it('keeps every BullMQ key of a queue part in one slot (the keys its scripts touch together)', () => {
+    // BullMQ's keys are `<prefix>:<name>:<suffix>` (its queue keys) and `<prefix>:<name>:<job id>[:…]`.
+    const suffixes = [
+      'wait',
+      'active',
+      'delayed',
+      'paused',
+      'prioritized',
+      'completed',
+      'failed',
+      'stalled',
+      'stalled-check',
+      'limiter',
+      'meta',
+      'events',
+      'marker',
+      'id',
+      'pc',
+      'repeat',
+      'de:x',
+      'follow-up_r_0',
+      'follow-up_r_0:lock',
+      'sms_k',
+      '17',
+      '17:logs',
+    ];
+    const split = queuePrefixes
+      .all()
+      .map((prefix) => suffixes.map((suffix) => `${prefix}:momo-notifications-abc:${suffix}`))
+      .filter((group) => new Set(group.map(slotOf)).size !== 1);
+    expect(split).toEqual([]);
   });
 
   it('spreads the users over the parts', () => {
@@ -216,10 +256,21 @@ describe('on a real server, as the product runs', () => {
       // Ours and BullMQ's scripts ran (the lease script, the marks, the queue's).
       expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}lease:`)))).toBe(true);
       expect(multi.some((c) => c.keys.some((key) => key.startsWith(`${PREFIX}notify:`)))).toBe(true);
-      expect(multi.some((c) => c.keys.some((key) => key.startsWith(QUEUE_PREFIX)))).toBe(true);
-      // The payment's follow-up, in its part of the follow-up queue.
-      const followUps = queuePrefixes.followUpParts();
-      expect(multi.some((c) => c.keys.some((key) => followUps.some((prefix) => key.startsWith(prefix))))).toBe(true);
+      // The notification and the payment's follow-up, each in a part of its queue; nothing in the earlier one.
+      for (const queue of ['notifications', 'followUps'] as const) {
+        const parts = queuePrefixes.parts(queue);
+        expect(
+          multi.some((c) => c.keys.some((key) => parts.some((prefix) => key.startsWith(prefix)))),
+          queue,
+        ).toBe(true);
+      }
+      // The earlier shared queue is only read (for jobs an earlier version left): it holds no key.
+      const check = new Redis({ port: server.port });
+      try {
+        expect(await check.keys(`${queuePrefixes.shared}:*`)).toEqual([]);
+      } finally {
+        check.disconnect();
+      }
       const split = multi.filter((c) => new Set(c.keys.map(slotOf)).size > 1).map((c) => c.args.slice(0, 8).join(' '));
       expect(split).toEqual([]);
     },

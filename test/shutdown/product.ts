@@ -71,10 +71,7 @@ export async function startProductProcess(env: Record<string, string>): Promise<
 
 /** Deletes the product's keys (its `momo:` prefix and its notification queues) from the database of `redis`. */
 export async function cleanProductKeys(redis: Redis): Promise<void> {
-  for (const pattern of [
-    'momo:*',
-    ...[queuePrefixes.shared, ...queuePrefixes.followUpParts()].map((prefix) => `${prefix}:momo-notifications*`),
-  ]) {
+  for (const pattern of ['momo:*', ...queuePrefixes.all().map((prefix) => `${prefix}:momo-notifications*`)]) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -1,8 +1,8 @@
 /**
  * Every key the product writes to its store (memory or Redis), built here and nowhere else. In Redis each
  * sits under the store's prefix (`momo:` by default). Libraries keep their own: the rate limiter
- * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`{momo}:bull:*` and `{momo-f<n>}:bull:*`,
- * {@link queuePrefixes}) and the notification marks (`notify:{…}:*`, {@link markKeys}).
+ * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`{momo-n<n>}:bull:*`, `{momo-f<n>}:bull:*`,
+ * `{momo-s<n>}:bull:*`, {@link queuePrefixes}) and the notification marks (`notify:{…}:*`, {@link markKeys}).
  *
  * Cluster-ready: every key carries a hash tag (`{…}`: Redis Cluster places a key by the text between its first
  * braces), and the keys one script or transaction touches carry the same one, so they share a slot:
@@ -16,9 +16,10 @@
  *   (one or two commands per payment, never per screen);
  * - an approval's and a payout's keys carry their id; the lists of open ones are sharded into
  *   {@link OPEN_PARTS} parts by id (`approvals:open:{o<n>}`), each read by every process's sweep;
- * - BullMQ's keys ({@link queuePrefixes}): the notification and SMS queues under `{momo}:bull`, and the
- *   follow-ups (a delayed check of every intent) sharded into {@link FOLLOW_UP_PARTS} queues of their own tag
- *   (`{momo-f<n>}:bull`) by the intent's ref, each worked by every process.
+ * - BullMQ's keys ({@link queuePrefixes}): the notification queue, the follow-ups (a delayed check of every
+ *   intent) and the SMS queue are each sharded into {@link QUEUE_PARTS} queues of their own tag
+ *   (`{momo-n<n>}:bull`, `{momo-f<n>}:bull`, `{momo-s<n>}:bull`) by the payment's key, each worked by every
+ *   process.
  * test/redis/slots.test.ts walks every builder and every script and fails on keys that would not share a slot.
  */
 import { createHash } from 'node:crypto';
@@ -66,24 +67,42 @@ const openPart = (id: string): number => fnv1a(id) % OPEN_PARTS;
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /**
- * Parts of the follow-up queue: each a BullMQ queue of its own hash tag, so on a cluster the follow-ups (one
- * delayed job per intent, kept up to a day) spread over the masters. Fixed: changing it strands the delayed
+ * Parts of each queue spanning every payment (the notifications, the follow-ups, the SMS): each part a BullMQ
+ * queue of its own hash tag, so on a cluster their jobs spread over the masters. Fixed: changing it strands the
  * jobs of the parts that go (src/notifications/legacy-queues.ts moves those of the queues it knows).
  */
-export const FOLLOW_UP_PARTS = 4;
+export const QUEUE_PARTS = 4;
+/** The follow-up queue's parts: {@link QUEUE_PARTS}, as every parted queue's. */
+export const FOLLOW_UP_PARTS = QUEUE_PARTS;
+
+/** The queues in parts, each with the letter its parts' tags carry (`{momo-<letter><part>}`). */
+const PARTED = { notifications: 'n', followUps: 'f', sms: 's' } as const;
+export type PartedQueue = keyof typeof PARTED;
+const partPrefix = (queue: PartedQueue, part: number): string => `{momo-${PARTED[queue]}${part}}:bull`;
 
 /**
  * BullMQ's key prefixes (`<prefix>:<queue name>:…`). Each carries one hash tag, so every key of a queue lies in
- * one slot, as BullMQ's scripts need on a cluster (its own advice); the same on one server, so a deployment
- * moving to a cluster keeps its queued jobs.
+ * one slot, as BullMQ's scripts need on a cluster (its own advice); the same on one server and on Sentinel (one
+ * way for every mode), so a deployment moving to a cluster keeps its queued jobs.
  */
 export const queuePrefixes = {
-  /** The notification queue and the SMS queue. */
+  /**
+   * The one prefix every queue but the follow-ups had before the queues were parted: now only the queues of
+   * an earlier version (legacy-queues.ts) and a BullQueue given no prefix.
+   */
   shared: '{momo}:bull',
-  /** The part of the follow-up queue that holds the checks of our record `ref` (every check of it: one part). */
-  followUps: (ref: string): string => `{momo-f${fnv1a(ref) % FOLLOW_UP_PARTS}}:bull`,
-  /** Every part of the follow-up queue, each worked by every process. */
-  followUpParts: (): string[] => range(FOLLOW_UP_PARTS).map((part) => `{momo-f${part}}:bull`),
+  /**
+   * The part of `queue` that holds the jobs of `key`: a payment's notifications (the service's id of its
+   * record), the follow-ups of our record `ref`, an SMS's dedup key. One key: always one part.
+   */
+  part: (queue: PartedQueue, key: string): string => partPrefix(queue, fnv1a(key) % QUEUE_PARTS),
+  /** Every part of `queue`, each worked by every process. */
+  parts: (queue: PartedQueue): string[] => range(QUEUE_PARTS).map((part) => partPrefix(queue, part)),
+  /** Every prefix a queue of this or an earlier version is under (the parts and {@link queuePrefixes.shared}). */
+  all: (): string[] => [
+    '{momo}:bull',
+    ...(Object.keys(PARTED) as PartedQueue[]).flatMap((q) => queuePrefixes.parts(q)),
+  ],
 } as const;
 
 /** The keys of the notification marks of one record (src/notifications/marks.ts): one tag, the record's order key. */
