@@ -1,5 +1,6 @@
 /** Where the notifications benchmark keeps its Redis data (shared by its driver and its servers). */
-import { QUEUE_PREFIX as BULL_PREFIX } from '../../src/redis/connect.js';
+import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import type { RedisTarget } from '../../src/redis/connect.js';
 
 /**
  * This run's own name (BENCH_NOTIFY_RUN, set here by the driver on load and inherited by its servers): two
@@ -11,8 +12,8 @@ const RUN = (process.env.BENCH_NOTIFY_RUN ??= String(process.pid));
 export const NOTIFY_PREFIX = `bench:notify:${RUN}:`;
 /** The notification queue's name in this run (the follow-ups' is it with `-follow-ups`). */
 export const QUEUE_NAME = `momo-notifications-bench-${RUN}`;
-/** The keys of the run's BullMQ queues. */
-export const QUEUE_PREFIX = `${BULL_PREFIX}:${QUEUE_NAME}`;
+/** The keys of the run's BullMQ queues: one prefix each queue part (and the earlier shared prefix). */
+export const QUEUE_PREFIXES = queuePrefixes.all().map((prefix) => `${prefix}:${QUEUE_NAME}`);
 
 /**
  * REDIS_URL with the benchmark's own database (BENCH_NOTIFY_DB, default 9), away from the product's and the
@@ -22,6 +23,20 @@ export function notifyRedisUrl(): string {
   const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   url.pathname = `/${process.env.BENCH_NOTIFY_DB ?? '9'}`;
   return url.toString();
+}
+
+/**
+ * Where the `ours` server keeps its data: {@link notifyRedisUrl}, or with BENCH_NOTIFY_CLUSTER_NODES
+ * (`host:port,…`) a Redis Cluster (for comparisons by hand; the cluster's one database).
+ */
+export function notifyRedisTarget(): RedisTarget {
+  const nodes = process.env.BENCH_NOTIFY_CLUSTER_NODES;
+  if (!nodes) return notifyRedisUrl();
+  return {
+    mode: 'cluster',
+    nodes: nodes.split(',').map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })),
+    tls: false,
+  };
 }
 
 /** The collection requests the benchmark's servers made (records of ours): each delivery is a new collection for one. */

@@ -22,7 +22,7 @@ import {
   benchRequest,
   NOTIFY_PREFIX,
   notifyRedisUrl,
-  QUEUE_PREFIX,
+  QUEUE_PREFIXES,
 } from './config.js';
 
 export type Kind = 'ours' | 'ours-memory' | 'bare';
@@ -126,7 +126,7 @@ export async function runNotifyBench(
   const redis = new Redis(notifyRedisUrl());
   const clean = async () => {
     await cleanUp(redis, NOTIFY_PREFIX);
-    await cleanUp(redis, QUEUE_PREFIX);
+    for (const prefix of QUEUE_PREFIXES) await cleanUp(redis, prefix);
   };
   const servers = new Map<Kind, { url: string; child: ChildProcess }>();
   const seconds = quick ? 1 : 8;

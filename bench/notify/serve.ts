@@ -29,7 +29,7 @@ import { createNotifications } from '../../src/notifications/index.js';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { profileRoutes } from '../profile/hooks.js';
-import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisUrl, QUEUE_NAME } from './config.js';
+import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisTarget, QUEUE_NAME } from './config.js';
 
 const kind = process.argv[2];
 const app = express();
@@ -46,7 +46,7 @@ app.use('/notifications/momo', count);
 direct.use(count);
 
 if (kind === 'ours' || kind === 'ours-memory') {
-  const redisUrl = kind === 'ours' ? notifyRedisUrl() : undefined;
+  const redisUrl = kind === 'ours' ? notifyRedisTarget() : undefined;
   const store: SessionStore = redisUrl
     ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX })
     : new MemoryStore();

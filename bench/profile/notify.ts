@@ -4,7 +4,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIX } from '../notify/config.js';
+import { NOTIFY_PREFIX, notifyRedisUrl, QUEUE_PREFIXES } from '../notify/config.js';
 import { drive, startServer, type Kind } from '../notify/notify.js';
 import { stop } from '../child.js';
 import { cleanUp } from '../ussd/bench.js';
@@ -27,7 +27,7 @@ try {
 } finally {
   await stop(child);
   await cleanUp(redis, NOTIFY_PREFIX);
-  await cleanUp(redis, QUEUE_PREFIX);
+  for (const prefix of QUEUE_PREFIXES) await cleanUp(redis, prefix);
   redis.disconnect();
 }
 console.log(file);

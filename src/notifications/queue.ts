@@ -61,7 +61,60 @@ export interface QueueOptions {
   replicated?: 'required' | 'waited';
   /** BullMQ only: the keys' prefix (keys.ts queuePrefixes). Default {@link QUEUE_PREFIX}. */
   prefix?: string;
+  /** BullMQ only: connections shared with the other parts of one queue ({@link createPartedQueue}); unset: its own. */
+  shared?: SharedConnections;
   logger: Logger;
+}
+
+/**
+ * The connections the parts of one queue share ({@link createPartedQueue}): one for the queues' commands (adds,
+ * counts), with its replica check, and one for the workers' (fetches, locks, completions); each worker's
+ * blocking connection stays its own (BullMQ duplicates one a worker). Opened when first asked for; closed by
+ * their owner once every part is.
+ */
+export class SharedConnections {
+  private queueConnection?: RedisClient;
+  private workerConnection?: RedisClient;
+  private check?: (key: string) => Promise<boolean>;
+
+  constructor(
+    private readonly target: RedisTarget,
+    private readonly label: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The queues' connection. */
+  get queue(): RedisClient {
+    return (this.queueConnection ??= this.connect('queue'));
+  }
+
+  /** The workers' connection. */
+  get worker(): RedisClient {
+    return (this.workerConnection ??= this.connect('queue worker'));
+  }
+
+  /** {@link replicaCheck} of the queues' connection: per master one WAIT at a time, shared by every part's adds. */
+  get held(): (key: string) => Promise<boolean> {
+    return (this.check ??= replicaCheck(this.queue, this.target));
+  }
+
+  /** Ends the connections at once (a start that does not settle: Redis away). */
+  drop(): void {
+    for (const c of [this.queueConnection, this.workerConnection]) if (c) dropRedis(c);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.queueConnection, this.workerConnection].map((c) => (c ? closeRedis(c) : undefined)));
+  }
+
+  private connect(what: string): RedisClient {
+    // BullMQ workers block on Redis: they need maxRetriesPerRequest null. Errors are logged boundedly.
+    return connectRedis(this.target, {
+      name: `${what} ${this.label}`,
+      logger: this.logger,
+      maxRetriesPerRequest: null,
+    });
+  }
 }
 
 /** BullMQ keeps failed jobs a week for the operator, and at most this many, so a flood cannot fill Redis. */
@@ -249,10 +302,10 @@ export class BullQueue<T> implements JobQueue<T> {
   ) {
     this.label = options.prefix && options.prefix !== QUEUE_PREFIX ? `${options.prefix}:${name}` : name;
     this.slotKey = `${options.prefix ?? QUEUE_PREFIX}:${name}`;
-    const connection = this.connect(redisUrl);
+    const connection = options.shared?.queue ?? this.connect(redisUrl);
     if (settingsOf(redisUrl).mode !== 'server' && options.replicated) {
       this.replicated = options.replicated;
-      this.held = replicaCheck(connection, redisUrl);
+      this.held = options.shared?.held ?? replicaCheck(connection, redisUrl);
     }
     this.queue = new Queue(name, {
       connection,
@@ -312,7 +365,7 @@ export class BullQueue<T> implements JobQueue<T> {
         await handler(job.data as T);
       },
       {
-        connection: this.connect(this.redisUrl),
+        connection: this.options.shared?.worker ?? this.connect(this.redisUrl),
         prefix: this.options.prefix ?? QUEUE_PREFIX,
         concurrency: this.options.concurrency ?? DEFAULT_CONCURRENCY,
         ...STALLED_JOBS,
@@ -348,11 +401,13 @@ export class BullQueue<T> implements JobQueue<T> {
     const started = Promise.allSettled([this.queue.waitUntilReady(), this.worker?.waitUntilReady()]);
     if ((await within(started, 1_000)) === undefined) {
       for (const connection of this.connections) dropRedis(connection);
+      this.options.shared?.drop();
       await started;
     }
     // Worker.close() waits for the jobs in hand to finish; waiting jobs stay in Redis for the next start.
     await this.worker?.close();
     await this.queue.close();
+    // Its own connections; shared ones are closed by their owner.
     await Promise.all(this.connections.map((c) => closeRedis(c)));
   }
 }
@@ -368,6 +423,8 @@ export class ShardedQueue<T> implements JobQueue<T> {
     private readonly parts: JobQueue<T>[],
     private readonly partOf: (job: T) => number,
     private readonly split: (job: T) => T[] = (job) => [job],
+    /** Run once every part is closed (the connections they share). */
+    private readonly closed: () => Promise<void> = async () => undefined,
   ) {}
 
   async add(job: T, options?: AddOptions): Promise<void> {
@@ -386,6 +443,7 @@ export class ShardedQueue<T> implements JobQueue<T> {
 
   async close(): Promise<void> {
     await Promise.all(this.parts.map((part) => part.close()));
+    await this.closed();
   }
 }
 
@@ -394,7 +452,9 @@ export class ShardedQueue<T> implements JobQueue<T> {
  * their own tag (keys.ts queuePrefixes), a job in the part of its key (`keyOf`: its payment's), every part worked
  * by every process at a {@link QUEUE_PARTS}th of `concurrency` each (so the jobs in hand over all parts stay
  * bounded by it), and each add waiting for the replicas of the master of its own part (`replicated`); in memory
- * one queue. `split`: {@link ShardedQueue}.
+ * one queue. `split`: {@link ShardedQueue}. The parts share their connections ({@link SharedConnections}): a
+ * queue in parts opens as many as one queue did, plus a blocking one a part; and the adds of the parts one
+ * master serves share its WAIT (on one server or Sentinel, all of them: one master).
  */
 export function createPartedQueue<T>(
   queue: PartedQueue,
@@ -407,9 +467,11 @@ export function createPartedQueue<T>(
   if (!redisUrl) return new MemoryQueue<T>(options);
   const prefixes = queuePrefixes.parts(queue);
   const concurrency = Math.max(1, Math.ceil((options.concurrency ?? DEFAULT_CONCURRENCY) / QUEUE_PARTS));
+  const shared = new SharedConnections(redisUrl, name, options.logger);
   return new ShardedQueue(
-    prefixes.map((prefix) => new BullQueue<T>(redisUrl, name, { ...options, prefix, concurrency })),
+    prefixes.map((prefix) => new BullQueue<T>(redisUrl, name, { ...options, prefix, concurrency, shared })),
     (job) => prefixes.indexOf(queuePrefixes.part(queue, keyOf(job))),
     split,
+    () => shared.close(),
   );
 }
