@@ -469,7 +469,7 @@ export async function missingDatabase(target: RedisTarget, ms = 2_000): Promise<
   }
 }
 
-/** BullMQ's prefix of the notification and SMS queues (keys.ts queuePrefixes, where every prefix is made). */
+/** BullMQ's prefix of a BullQueue given none (the product gives each queue part its own: keys.ts queuePrefixes). */
 export const QUEUE_PREFIX = queuePrefixes.shared;
 
 /**
