@@ -15,7 +15,7 @@ import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';
-import { notificationBody, parseNotice, type Notice } from '../../src/notifications/events.js';
+import { processed } from './notices.js';
 
 const logger = createLogger('silent');
 const name = `test-legacy-${process.pid}-${Date.now()}`;
@@ -172,15 +172,3 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
     }
   });
 });
-
-/** A notice of payment `id` reaching `processed`, as the receiver queues it. */
-function processed(id: number): Notice {
-  const parsed = parseNotice(
-    notificationBody.parse({
-      hook: { id: 1, event: 'payment.status.changed', target: 'https://bot.test/notifications/momo' },
-      data: { id, state: 'processed', amount: '2500', currency: 'UGX', metadata: { ref: `ref-${id}` } },
-    }),
-  );
-  if (!parsed.ok || !parsed.notice) throw new Error('unreadable test notification');
-  return parsed.notice;
-}

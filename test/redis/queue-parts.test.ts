@@ -12,7 +12,7 @@ import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import type { Address } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
-import { notificationBody, parseNotice, type Notice } from '../../src/notifications/events.js';
+import { processed } from '../notifications/notices.js';
 import { createNotifications } from '../../src/notifications/index.js';
 import type { RedisSettings } from '../../src/redis/connect.js';
 import { startCluster, stopAll } from './servers.js';
@@ -23,18 +23,6 @@ const PORTS = [7150, 7151, 7152];
 const logger = createLogger('silent');
 /** Servers to start and a cluster to form: a minute on a loaded machine. */
 const SLOW_TEST_MS = 180_000;
-
-/** A notice of payment `id` reaching `processed`, as the receiver queues it. */
-function processed(id: number): Notice {
-  const parsed = parseNotice(
-    notificationBody.parse({
-      hook: { id: 1, event: 'payment.status.changed', target: 'https://bot.test/notifications/momo' },
-      data: { id, state: 'processed', amount: '2500', currency: 'UGX', metadata: { ref: `ref-${id}` } },
-    }),
-  );
-  if (!parsed.ok || !parsed.notice) throw new Error('unreadable test notification');
-  return parsed.notice;
-}
 
 /** How many jobs of queue `name` each server of `ports` completed under each prefix of `prefixes` (asked of each). */
 async function completedOn(ports: number[], prefixes: string[], name: string): Promise<Map<number, number[]>> {
