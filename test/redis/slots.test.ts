@@ -10,7 +10,6 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { userOfAddress } from '../../src/conversation/channels/chat-address.js';
 import {
-  FOLLOW_UP_PARTS,
   keys,
   markKeys,
   OPEN_PARTS,
@@ -152,7 +151,6 @@ describe('keys.ts', () => {
     expect(new Set(every.map(tagOf))).toHaveProperty('size', QUEUE_PARTS * queues.length);
     expect(every).not.toContain(queuePrefixes.shared);
     expect(new Set(queuePrefixes.all())).toEqual(new Set([queuePrefixes.shared, ...every]));
-    expect(FOLLOW_UP_PARTS).toBe(QUEUE_PARTS);
     for (const queue of queues) {
       const parts = queuePrefixes.parts(queue);
       const used = new Set<string>();

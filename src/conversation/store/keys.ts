@@ -72,8 +72,6 @@ const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
  * jobs of the parts that go (src/notifications/legacy-queues.ts moves those of the queues it knows).
  */
 export const QUEUE_PARTS = 4;
-/** The follow-up queue's parts: {@link QUEUE_PARTS}, as every parted queue's. */
-export const FOLLOW_UP_PARTS = QUEUE_PARTS;
 
 /** The queues in parts, each with the letter its parts' tags carry (`{momo-<letter><part>}`). */
 const PARTED = { notifications: 'n', followUps: 'f', sms: 's' } as const;
@@ -100,7 +98,7 @@ export const queuePrefixes = {
   parts: (queue: PartedQueue): string[] => range(QUEUE_PARTS).map((part) => partPrefix(queue, part)),
   /** Every prefix a queue of this or an earlier version is under (the parts and {@link queuePrefixes.shared}). */
   all: (): string[] => [
-    '{momo}:bull',
+    queuePrefixes.shared,
     ...(Object.keys(PARTED) as PartedQueue[]).flatMap((q) => queuePrefixes.parts(q)),
   ],
 } as const;
