@@ -140,7 +140,9 @@ export function createNotifications(options: NotificationsOptions) {
       const pieces = new Map<string, Notice[]>();
       for (const notice of job) {
         const part = queuePrefixes.part('notifications', noticeKey(notice));
-        pieces.set(part, [...(pieces.get(part) ?? []), notice]);
+        const piece = pieces.get(part);
+        if (piece) piece.push(notice);
+        else pieces.set(part, [notice]);
       }
       return [...pieces.values()];
     },
