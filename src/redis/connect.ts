@@ -373,9 +373,13 @@ async function replicasHold(client: RedisClient, replicas: number, ms: number): 
 const DEMOTED = /^UNBLOCKED |^ERR WAIT cannot be used with replica/;
 
 /**
- * Whether a replica of the master is counted up (not down nor disconnected) though the master has none
- * connected. Sentinel: asked of each Sentinel in turn over a connection of its own; none answering: true (not
- * proved alone). Cluster: the master's own table of nodes (`CLUSTER NODES`: a replica of it not flagged
+ * Whether a replica of the master is counted up (not down) though the master has none connected. Sentinel:
+ * asked of each Sentinel in turn over a connection of its own; none answering: true (not proved alone). A
+ * replica the Sentinel only lost its link to (`disconnected`) counts up: in a planned failover the leading
+ * Sentinel flags the promoted replica so (it kills that server's clients, its own link among them) while the
+ * old master, left with none connected, still takes the writes it will drop; and after the switch the old
+ * master is the new one's replica, flagged so at first. A dead one is flagged down within
+ * `down-after-milliseconds`. Cluster: the master's own table of nodes (`CLUSTER NODES`: a replica of it not flagged
  * failing, `fail` or `fail?`, nor its link down), which is what the cluster's masters vote on; a replica cut off
  * from every node, which none could promote, is counted down after `cluster-node-timeout`. One server: false.
  */
@@ -399,7 +403,7 @@ async function replicaUp(client: RedisClient, target: RedisTarget): Promise<bool
       const replicas = (await client.call('SENTINEL', 'REPLICAS', settings.name)) as string[][];
       return replicas.some((fields) => {
         const flags = fields[fields.indexOf('flags') + 1] ?? '';
-        return !/s_down|o_down|disconnected/.test(flags);
+        return !/s_down|o_down/.test(flags);
       });
     } catch {
       // The next Sentinel.
