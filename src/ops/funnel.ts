@@ -223,7 +223,7 @@ function redisTally(target: RedisTarget, keyPrefix: string, daysKept: number, lo
       await multi.exec();
     },
     async read(days) {
-      // One command a day, sent together (auto-pipelining): a pipeline on a cluster must stay on one node.
+      // One command a day, sent together (auto-pipelining; one by one on a cluster, src/redis/connect.ts).
       const replies = await Promise.all(days.map((day) => redis.hgetall(key(day))));
       return replies.map((hash) => new Map(Object.entries(hash).map(([k, v]) => [k, Number(v)])));
     },

@@ -70,7 +70,7 @@ export interface ConnectOptions {
   logger?: Logger;
   /** Prefix of every key the connection sends (not BullMQ's: it keeps its own `prefix`). */
   keyPrefix?: string;
-  /** Commands of a tick in one write. */
+  /** Commands of a tick in one write; one server and Sentinel only (a cluster connection never: connectRedis). */
   enableAutoPipelining?: boolean;
   /** Tries of a command across reconnections; null: forever (BullMQ's blocking connections need it). */
   maxRetriesPerRequest?: number | null;
@@ -116,10 +116,21 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
     });
     restartWhenEnded(client);
   } else {
-    const { keyPrefix, enableAutoPipelining, enableOfflineQueue, maxRetriesPerRequest, ...perNode } = common;
+    // Never auto-pipelined, whatever the part asks. ioredis sends a tick's commands for one master as one
+    // pipeline, and follows a redirection for a pipeline only when every command of it got the same one
+    // (redis/ioredis#2075): in a pipeline over several slots of one master, a moved slot's commands failed
+    // with MOVED, and after the master failed over every command did; with replicas its retry could fail with
+    // "All keys in the pipeline should belong to the same slots allocation group". Each was a person's "start
+    // again". Sent one by one, each command follows its own MOVED or ASK (test/redis/cluster-batch.test.ts).
+    const {
+      keyPrefix,
+      enableAutoPipelining: _notOnACluster,
+      enableOfflineQueue,
+      maxRetriesPerRequest,
+      ...perNode
+    } = common;
     const clusterOptions: ClusterOptions = {
       ...(keyPrefix !== undefined ? { keyPrefix } : {}),
-      ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
       ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
       clusterRetryStrategy: reconnectDelay,
       redisOptions: {
@@ -128,9 +139,9 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
         ...(settings.password !== undefined ? { password: settings.password } : {}),
         ...(settings.tls ? { tls: {} } : {}),
       },
-      // ioredis follows a MOVED only when every command of a pipeline got it (our connections pipeline each
-      // tick's commands), and learns nothing from the rest: a slot moved under a mixed pipeline would fail its
-      // commands until something else refreshed the map. Asked again on a timer, it is stale for that long at most.
+      // ioredis follows a MOVED only when every command of a pipeline got it (a MULTI, BullMQ's own pipelines),
+      // and learns nothing from the rest: a slot moved under a mixed pipeline would fail its commands until
+      // something else refreshed the map. Asked again on a timer, it is stale for that long at most.
       slotsRefreshInterval: SLOTS_REFRESH_MS,
       // A slot moving or a master failing over: try again shortly rather than fail the command.
       retryDelayOnFailover: 200,
