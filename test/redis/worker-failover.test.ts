@@ -71,9 +71,21 @@ interface WorkerInside {
 describe('a notification worker on a master with a replica and Sentinels', () => {
   let queue: BullQueue<{ n: number }>;
   const worked: number[] = [];
-  /** Adds job `n` and waits until the worker has worked it. */
+  /**
+   * Adds job `n` and waits until the worker has worked it. An add refused while the queue's connection is
+   * down or being restarted ("Connection is closed.", a loaded machine's Sentinel reconnection) is added again,
+   * as the service sends again a notification the receiver answered 503: what is asserted is the worker's.
+   */
   const addAndWork = async (n: number) => {
-    await queue.add({ n });
+    for (let tries = 1; ; tries++) {
+      try {
+        await queue.add({ n });
+        break;
+      } catch (error) {
+        if (tries >= 20) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
     await until(() => worked.includes(n));
   };
 
