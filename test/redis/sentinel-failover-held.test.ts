@@ -12,16 +12,9 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldByReplica } from '../../src/redis/connect.js';
 import { freePort } from '../ports.js';
-import { startSentinelSet, stopAll } from './servers.js';
+import { startSentinelSet, stopAll, until, untilInSync } from './servers.js';
 
 afterAll(stopAll);
-
-/** Asks `ask` every 5 ms until it is true, for up to `ms`. */
-async function until(what: string, ask: () => Promise<boolean>, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 5)))
-    if (await ask()) return;
-  throw new Error(`not in ${ms} ms: ${what}`);
-}
 
 describe('a replica check on the old master of a planned Sentinel failover', () => {
   it('does not take it for a master alone: the writes of that second are dropped', async () => {
@@ -48,20 +41,21 @@ describe('a replica check on the old master of a planned Sentinel failover', () 
         const replicas = (await leader.call('SENTINEL', 'REPLICAS', 'held')) as string[][];
         return replicas.map((fields) => fields[fields.indexOf('flags') + 1]).join(' ');
       };
+      // Asked every 5 ms (for up to 10 s): that state lasts about a second.
       await until(
         'the promoted replica flagged disconnected, none connected to the old master',
-        async () => /disconnected/.test(await flags()) && /^connected_slaves:0\b/m.test(await old.info('replication')),
-        10_000,
+        async () =>
+          /disconnected/.test(await flags()) && /^connected_slaves:0\b/m.test(await old.info('replication'))
+            ? true
+            : undefined,
+        2_000,
+        5,
       );
       expect(await old.info('replication')).toMatch(/^role:master\b/m);
       await old.set('written', 'in the failover');
       expect(await heldByReplica(old, target, 200)).toBe(false);
       // What calling it held would have promised: the old master, turned into the new one's replica, drops it.
-      await until(
-        'the old master following the new one',
-        async () => /^master_link_status:up\b/m.test(await old.info('replication')),
-        30_000,
-      );
+      await untilInSync(masterPort);
       expect(await old.get('written')).toBe('before the failover');
     } finally {
       old.disconnect();

@@ -22,11 +22,17 @@ export interface Server {
 
 const started: Array<{ process: ChildProcess; dir: string }> = [];
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, tries = 300): Promise<T> {
+/** `probe`'s first answer but undefined (a failure counts as none), asked every `everyMs` up to `tries` times. */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  tries = 300,
+  everyMs = 100,
+): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const value = await probe().catch(() => undefined);
     if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
   throw new Error(`gave up waiting: ${what}`);
 }
