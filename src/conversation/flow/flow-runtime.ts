@@ -1,6 +1,7 @@
 /**
- * A conversation's flow as stored (the `session` of its record) and the pure steps over it, all through
- * xstate's exported pure functions `initialTransition()` and `transition()`: start a flow, send it an event,
+ * A conversation's flow as stored (the `session` of its record) and the pure steps over it, each one xstate's
+ * pure transition with the machine's one actor scope (./actor-scope.ts: as `initialTransition()` and
+ * `transition()`, without a new scope per call): start a flow, send it an event,
  * feed it the outcome of its invoke, follow a finished flow to the next one. Nothing here runs a service on
  * its own: a step into a `busy` state leaves the invoke it asks for as an unstarted child of the snapshot
  * (the spawn action xstate returns, which no one executes), and the runner calls the service that invoke names
@@ -8,15 +9,7 @@
  * ({@link FlowRuntime.resolve}). A restored snapshot holds the same child, so a run taken over repeats the
  * call from the stored snapshot (flows keep idempotency keys in context).
  */
-import {
-  createActor,
-  initialTransition,
-  transition as xstateTransition,
-  type AnyActorRef,
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type EventObject,
-} from 'xstate';
+import { createActor, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { finalOutcome } from '../../../flows/outcome.js';
 import type {
   FlowEvent,
@@ -29,6 +22,7 @@ import type {
   UserProfile,
 } from '../../../flows/types.js';
 import type { FlowServices, ServiceName } from '../../../flows/services.js';
+import { initialStep, step as pureStep } from './actor-scope.js';
 import { currentView } from './render.js';
 import type { Channel } from '../types.js';
 
@@ -263,10 +257,7 @@ export class FlowRuntime {
     const allowed = flow === 'menu' || ((ctx.allowedFlows.includes(flow) || flow === ctx.home) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
-    const [snapshot] = initialTransition(this.machine(flow), ctx.input(runId, step.profile)) as [
-      AnyMachineSnapshot,
-      unknown,
-    ];
+    const [snapshot] = initialStep(this.machine(flow), ctx.input(runId, step.profile));
     return this.follow(flow, runId, snapshot, step, ctx, undefined);
   }
 
@@ -314,10 +305,7 @@ export class FlowRuntime {
 
   /** The snapshot `event` takes `current` to (xstate's pure transition: the actions it returns run nowhere). */
   private next(flow: FlowId, current: AnyMachineSnapshot, event: EventObject): AnyMachineSnapshot {
-    const [snapshot] = xstateTransition(this.machine(flow), current as never, event as never) as [
-      AnyMachineSnapshot,
-      unknown,
-    ];
+    const [snapshot] = pureStep(this.machine(flow), current, event);
     return snapshot;
   }
 
