@@ -49,6 +49,8 @@ export interface Walk {
   missing: string[];
   /** Catalogue keys used by the views reached, sorted. */
   keys: string[];
+  /** The events the walk tries in a snapshot (an invoke's outcomes, choices, typed answers, BACK). */
+  events: (snapshot: AnyMachineSnapshot) => EventObject[];
   /** `<flow>: states visited N/N` */
   line: string;
 }
@@ -307,6 +309,7 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     visited,
     missing: states.filter((s) => !reached.has(s)),
     keys: [...keys].sort(),
+    events: eventsOf,
     line,
   };
 }
