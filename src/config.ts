@@ -155,8 +155,8 @@ const envSchema = z.object({
   SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(600),
   /**
    * The PostgreSQL server that keeps the journal of money (`postgres://user:password@host:5432/name`). Unset:
-   * an embedded PGlite under DATA_DIR, which is one process: a production start with REDIS_URL (several
-   * processes) must set it.
+   * an embedded PGlite under DATA_DIR, which is one process and never flushed to disk: the demo's only, so a
+   * production start (MOMO_BASE_URL set) must set it.
    */
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
     message: 'a postgres:// or postgresql:// URL',

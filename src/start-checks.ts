@@ -10,7 +10,8 @@
  * - a `*` entry whose role may use a money flow (pay, request, data, pin), unless ALLOW_ANY_USER_MONEY=true;
  * - a USSD entry whose role may use a money flow but that has no PIN: USSD confirms money with the PIN, so
  *   that user could never pay (and a `*` USSD entry can have none);
- * - REDIS_URL (several processes) without DATABASE_URL: the embedded PGlite is one process's alone;
+ * - no DATABASE_URL: the embedded PGlite is one process's alone and never flushes to disk (docs/journal.md), so
+ *   it is for the demo only; real money is kept by a PostgreSQL server;
  * - a channel half configured: Slack's signing secret without its bot token or the other way round (or an
  *   app token without both), Telegram's webhook secret or API root without its bot token: the operator
  *   believes a channel is on (or protected) when it is not.
@@ -71,11 +72,6 @@ export function checkStart(config: Config): StartChecks {
       );
     }
   }
-  if (config.redis && !config.DATABASE_URL) {
-    refuse(
-      `DATABASE_URL: ${config.REDIS_URL ? 'REDIS_URL' : 'Redis'} is set (several processes) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR serves one process only: set DATABASE_URL to a PostgreSQL server`,
-    );
-  }
   const slackSecret = Boolean(config.SLACK_SIGNING_SECRET);
   const slackToken = Boolean(config.SLACK_BOT_TOKEN);
   if (slackSecret !== slackToken) {
@@ -95,6 +91,11 @@ export function checkStart(config: Config): StartChecks {
     for (const setting of ['TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_API_ROOT'] as const) {
       if (config[setting]) refuse(`TELEGRAM_BOT_TOKEN: ${setting} is set without it, so Telegram would be off`);
     }
+  }
+  if (!config.DATABASE_URL) {
+    refuse(
+      'DATABASE_URL: MOMO_BASE_URL is set (production) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR is for the demo only (one process, never flushed to disk): set DATABASE_URL to a PostgreSQL server',
+    );
   }
 
   const warnings: string[] = [];

@@ -3,15 +3,16 @@
  * Kysely's PostgresDialect), else an embedded PGlite (PostgreSQL compiled to WebAssembly, in process) whose
  * files live under `<DATA_DIR>/pglite`. One schema and the same queries on both: everything above this file
  * sees a `Kysely<Schema>` and never asks which one it has, except for what PGlite cannot do (it is one
- * connection in one process, so a production start with several processes must use a server).
+ * connection in one process, and never flushed to disk: a production start must use a server).
  */
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { ConfigError } from '../config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import type { Schema } from './schema.js';
 
 /** An open database: the typed query builder, which engine it is, and how to let it go. */
@@ -71,7 +72,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     let unlock = async () => {};
     if (where !== 'memory://') {
       await mkdir(where, { recursive: true });
-      unlock = await lockFolder(`${where}.lock`);
+      unlock = await lockDataDir(path.dirname(where));
     }
     const lite = await PGlite.create(where).catch(async (error: unknown) => {
       await unlock();
@@ -111,39 +112,6 @@ function reasonOf(error: unknown): string {
   const { message, code } = error as { message?: unknown; code?: unknown };
   const words = typeof message === 'string' && message ? message : typeof code === 'string' ? code : String(error);
   return words.replace(/\s+/g, ' ');
-}
-
-/**
- * Takes the PGlite folder for this process: PGlite is PostgreSQL in one process, and two processes writing one
- * folder would corrupt it. The lock file holds the pid; one whose process is gone (a crash) is taken over.
- * Refuses (ConfigError, naming DATA_DIR) when a live process holds it. Resolves to the release.
- */
-async function lockFolder(lock: string): Promise<() => Promise<void>> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(lock, String(process.pid), { flag: 'wx' });
-      return () => unlink(lock).catch(() => {});
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-      throw new ConfigError(
-        `DATA_DIR: ${path.dirname(lock)} is in use by process ${holder}, and the embedded PGlite serves one process: stop it, use another DATA_DIR, or set DATABASE_URL`,
-      );
-    }
-    await unlink(lock).catch(() => {});
-  }
-  throw new ConfigError(`DATA_DIR: could not take ${lock}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

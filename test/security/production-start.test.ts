@@ -5,8 +5,9 @@
  * (every number a user, PIN 1234), half the notification credentials (the receiver open), and so on.
  */
 import { spawn } from 'node:child_process';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
 
 const PIN_HASH = hashPin('4821');
 const teller = {
@@ -22,8 +23,12 @@ const SAFE_POLICY = policy({
   telegram: { '123': { role: 'teller' } },
 });
 
+/** Stands for the test's own PostgreSQL database (made in beforeAll) in the cases' settings. */
+const DATABASE = 'postgres://the-test-database';
+
 /** A production environment that starts; each case breaks one thing. */
 const PRODUCTION = {
+  DATABASE_URL: DATABASE,
   // Nothing listens there: a start makes no call to the service without PUBLIC_URL.
   MOMO_BASE_URL: 'http://127.0.0.1:9',
   MOMO_API_KEY: 'live-key',
@@ -40,8 +45,11 @@ interface Run {
   stderr: string;
 }
 
+let database: ServerDatabase | undefined;
+
 /** Runs `node src/main.ts` with exactly `env`; stops it (SIGTERM) once it listens. */
 function runMain(env: Record<string, string | undefined>): Promise<Run> {
+  if (env.DATABASE_URL === DATABASE) env = { ...env, DATABASE_URL: database!.url };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../../', import.meta.url).pathname,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', ...env },
@@ -93,8 +101,9 @@ const CASES = {
     ),
   },
   approvalsChannelName: { ...PRODUCTION, SLACK_APPROVALS_CHANNEL: '#finance' },
-  // Nothing is reached: the start is refused before it connects to Redis.
-  redisWithoutDatabase: { ...PRODUCTION, REDIS_URL: 'redis://127.0.0.1:9/0' },
+  // Nothing is reached: the start is refused before it opens a database (or connects to Redis).
+  noDatabase: { ...PRODUCTION, DATABASE_URL: undefined },
+  redisWithoutDatabase: { ...PRODUCTION, DATABASE_URL: undefined, REDIS_URL: 'redis://127.0.0.1:9/0' },
   safe: PRODUCTION,
   // Allowed, with warnings: no notification credentials, no USSD token; and a * entry that may only check.
   noCredentials: {
@@ -108,6 +117,7 @@ const CASES = {
 };
 const runs = {} as Record<keyof typeof CASES, Run>;
 beforeAll(async () => {
+  database = await serverDatabase('production_start');
   // Two at a time, as the suite runs files (two cores): a refused start costs about a second of CPU (it
   // refuses before the product's modules load), a started one a few.
   const queue = Object.entries(CASES) as Array<[keyof typeof CASES, Record<string, string | undefined>]>;
@@ -116,6 +126,9 @@ beforeAll(async () => {
   };
   await Promise.all([worker(), worker()]);
 }, 300_000);
+afterAll(async () => {
+  await database?.drop();
+});
 
 /** The refusal: exit 2, nothing on stdout (it never listened), and exactly one line on stderr. */
 function refusal(run: Run): string {
@@ -158,8 +171,11 @@ describe('a production start is refused, with one line naming the setting', () =
     expect(refusal(runs.pinless)).toMatch(/^ACCESS_POLICY: users\.ussd\.\+2567\*+456 .*no PIN/);
   });
 
-  it('with REDIS_URL (several processes) but no DATABASE_URL (the embedded PGlite is one process)', () => {
-    expect(refusal(runs.redisWithoutDatabase)).toMatch(/^DATABASE_URL: REDIS_URL is set/);
+  it('without DATABASE_URL, with Redis or without (the embedded PGlite is the demo only: one process, no flush)', () => {
+    expect(refusal(runs.noDatabase)).toMatch(
+      /^DATABASE_URL: MOMO_BASE_URL is set \(production\) but DATABASE_URL is not/,
+    );
+    expect(refusal(runs.redisWithoutDatabase)).toMatch(/^DATABASE_URL: MOMO_BASE_URL is set/);
   });
 
   it('with Slack or Telegram half configured', () => {

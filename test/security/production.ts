@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { serverDatabase } from '../journal/server-database.js';
 
 export const API_KEY = 'production-test-key';
 export const CALLBACK_TOKEN = 'cb-0123456789abcdef0123456789';
@@ -52,7 +53,10 @@ export interface ProductionProduct {
   stop(): Promise<void>;
 }
 
-/** Starts a standalone sandbox and the product in production mode against it; `env` adds or overrides settings. */
+/**
+ * Starts a standalone sandbox and the product in production mode against it, its journal in a PostgreSQL
+ * database of its own (dropped at stop; a production start refuses PGlite); `env` adds or overrides settings.
+ */
 export async function startProductionProduct(env: Record<string, string | undefined> = {}): Promise<ProductionProduct> {
   const sandbox = createSandbox({
     apiKey: API_KEY,
@@ -63,6 +67,7 @@ export async function startProductionProduct(env: Record<string, string | undefi
   const sandboxServer: Server = await new Promise((resolve) => {
     const s = sandbox.app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  const database = await serverDatabase('production');
   const logs: string[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
   const settings = Object.fromEntries(
@@ -73,6 +78,7 @@ export async function startProductionProduct(env: Record<string, string | undefi
       ACCESS_POLICY: JSON.stringify(POLICY),
       USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
       RATE_LIMIT_MESSAGES: '100000',
+      DATABASE_URL: database.url,
       ...env,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
@@ -81,6 +87,7 @@ export async function startProductionProduct(env: Record<string, string | undefi
       sandboxServer.closeAllConnections();
       await new Promise((resolve) => sandboxServer.close(resolve));
       await sandbox.close();
+      await database.drop();
       throw err;
     },
   );
@@ -94,6 +101,7 @@ export async function startProductionProduct(env: Record<string, string | undefi
       sandboxServer.closeAllConnections();
       await new Promise((resolve) => sandboxServer.close(resolve));
       await sandbox.close();
+      await database.drop();
     },
   };
 }

@@ -25,8 +25,8 @@ export interface ProductProcess {
 let database: Promise<ServerDatabase> | undefined;
 
 /**
- * The PostgreSQL database the product processes of one test file share (a production start with REDIS_URL
- * needs DATABASE_URL: PGlite is one process's); created on first use, dropped by {@link dropProductDatabase}.
+ * The PostgreSQL database the product processes of one test file share (a production start needs
+ * DATABASE_URL: PGlite is the demo's); created on first use, dropped by {@link dropProductDatabase}.
  */
 export function productDatabase(): Promise<ServerDatabase> {
   return (database ??= serverDatabase('product'));
@@ -41,12 +41,11 @@ export async function dropProductDatabase(): Promise<void> {
 
 /**
  * Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. Without DATABASE_URL its
- * journal is an in-memory PGlite, or, in production mode with Redis, the file's {@link productDatabase}.
+ * journal is an in-memory PGlite, or, in production mode, the file's {@link productDatabase}.
  */
 export async function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
   let output = '';
-  const shared =
-    env.MOMO_BASE_URL && env.REDIS_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
+  const shared = env.MOMO_BASE_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../../', import.meta.url).pathname,
     env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
