@@ -17,12 +17,16 @@ import { runSoakBench, type SoakResult } from './soak/soak.js';
 import { runUssdBench, type UssdResult } from './ussd/bench.js';
 import { runScaleBench, type ScaleResult } from './scale/scale.js';
 import { runNotifyLoadBench, type NotifyLoadResult } from './notify/load.js';
+import { journalTable, runJournalBench, type JournalResult } from './journal/journal.js';
 
 const RESULTS = 'bench/results';
 const quick = process.env.BENCH_QUICK === '1';
 const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
-/** Run only when named: the soak takes several minutes on its own; scale starts its own Redis servers. */
-const named = ['soak', 'scale', 'notify-load'] as const;
+/**
+ * Run only when named: the soak takes several minutes on its own; scale starts its own Redis servers; journal
+ * fills a PostgreSQL database (POSTGRES_URL) with a million rows.
+ */
+const named = ['soak', 'scale', 'notify-load', 'journal'] as const;
 type Name = (typeof all)[number] | (typeof named)[number];
 const asked = process.argv.slice(2).filter((a) => ([...all, ...named] as readonly string[]).includes(a)) as Name[];
 /** `--tables`: runs nothing, only rebuilds the tables from the result files present. */
@@ -59,6 +63,7 @@ const runners: Record<Name, () => Promise<unknown>> = {
   soak: () => runSoakBench(quick, log),
   scale: () => runScaleBench(quick, log),
   'notify-load': () => runNotifyLoadBench(quick, log),
+  journal: () => runJournalBench(quick, log),
 };
 
 mkdirSync(RESULTS, { recursive: true });
@@ -82,6 +87,7 @@ const upstream = read<UpstreamResult>('upstream');
 const soak = read<SoakResult>('soak');
 const scale = read<ScaleResult>('scale');
 const notifyLoad = read<NotifyLoadResult>('notify-load');
+const journalRun = read<JournalResult>('journal');
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const ratio = (a: number | undefined, b: number | undefined) =>
@@ -334,6 +340,7 @@ const note = `${quick ? 'QUICK run (BENCH_QUICK=1), ' : ''}${m.cpus} × ${m.cpuM
 writeFileSync(`${RESULTS}/table.md`, `${table}\n\n${note}\n`);
 if (scale) writeFileSync(`${RESULTS}/scale.md`, scaleTable(scale));
 if (notifyLoad) writeFileSync(`${RESULTS}/notify-load.md`, notifyLoadTable(notifyLoad));
+if (journalRun) writeFileSync(`${RESULTS}/journal.md`, journalTable(journalRun.machine, journalRun.result));
 console.log(table);
 console.log(`\n${note}`);
 process.exit(0);

@@ -15,8 +15,8 @@
  * Never put a PIN, token or key in an event's data: our ref (the Duplicate-Check-Key) is the only secret-like
  * value here, and it is the operation's name in the service's `metadata.ref` too.
  */
-import { createHash } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { createHash, randomBytes } from 'node:crypto';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import {
   FINAL_STATES,
   OPERATION_STATES,
@@ -439,9 +439,23 @@ export class Journal {
       .execute();
   }
 
-  /** Operations matching the query, newest first, one page. */
+  /**
+   * Operations matching the query, newest first, one page. A keyset page: the cursor is the last row's
+   * `(created, ref)` and the next page is the rows below it as a row value, `(created, ref) < ($1, $2)`, which
+   * the index on `(created, ref)` reads from that point on: the last page costs what the first does.
+   */
   async search(query: SearchQuery = {}): Promise<SearchPage> {
     const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 500);
+    const rows = await this.matching(query)
+      .limit(limit + 1)
+      .execute();
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, next: rows.length > limit && last ? writeCursor(last) : undefined };
+  }
+
+  /** The search's query without its limit: every filter, the cursor's row value, newest first. */
+  private matching(query: Omit<SearchQuery, 'limit'>) {
     let q = this.db.selectFrom('operations').selectAll();
     if (query.phone) {
       const phone = query.phone;
@@ -456,33 +470,63 @@ export class Journal {
     if (query.to) q = q.where('created', '<', query.to);
     const after = query.cursor === undefined ? undefined : readCursor(query.cursor);
     if (query.cursor !== undefined && !after) throw new SearchError('cursor is not one this search gave');
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('created', '<', after.created),
-          eb.and([eb('created', '=', after.created), eb('ref', '<', after.ref)]),
-        ]),
-      );
-    }
-    const rows = await q
-      .orderBy('created', 'desc')
-      .orderBy('ref', 'desc')
-      .limit(limit + 1)
-      .execute();
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    return { items, next: rows.length > limit && last ? writeCursor(last) : undefined };
+    if (after) q = q.where((eb) => eb(eb.refTuple('created', 'ref'), '<', eb.tuple(after.created, after.ref)));
+    return q.orderBy('created', 'desc').orderBy('ref', 'desc');
   }
 
-  /** Every operation matching the query, newest first, a page at a time (for exports that stream). */
-  async *scan(query: Omit<SearchQuery, 'cursor' | 'limit'> = {}, pageSize = 500): AsyncGenerator<Operation> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.search({ ...query, limit: pageSize, cursor });
-      yield* page.items;
-      cursor = page.next;
-    } while (cursor);
+  /**
+   * Every operation matching the query (from its cursor's row, when given), newest first, read from ONE
+   * database cursor `batch` rows at a time (for exports that stream): one snapshot of the journal, one query
+   * planned once, and memory bounded by the batch whatever the rows.
+   *
+   * On a PostgreSQL server the cursor lives in a read-only repeatable-read transaction on one pooled
+   * connection, held while the export runs. PGlite is one connection for the whole process, so holding it
+   * would stop every payment while a slow reader downloads: there the cursor is declared `WITH HOLD` (kept
+   * past its statement, in the one session) and each fetch takes the connection only for itself. The cursor is
+   * closed when the rows end, on an error, and when the reader stops early (the generator's `return`).
+   */
+  async *stream(query: Omit<SearchQuery, 'limit'> = {}, batch = 1000): AsyncGenerator<Operation> {
+    const select = this.matching(query).compile();
+    const name = `export_${randomBytes(8).toString('hex')}`;
+    if ((await this.engine()) === 'pglite') {
+      await this.db.executeQuery(
+        CompiledQuery.raw(`declare "${name}" no scroll cursor with hold for ${select.sql}`, [...select.parameters]),
+      );
+      try {
+        for (;;) {
+          const { rows } = await sql<Operation>`fetch forward ${sql.lit(batch)} from ${sql.id(name)}`.execute(this.db);
+          yield* rows;
+          if (rows.length < batch) return;
+        }
+      } finally {
+        await sql`close ${sql.id(name)}`.execute(this.db).catch(() => {});
+      }
+    }
+    const held = pinned(this.db);
+    try {
+      const trx = await held.trx;
+      await trx.executeQuery(
+        CompiledQuery.raw(`declare "${name}" no scroll cursor for ${select.sql}`, [...select.parameters]),
+      );
+      for (;;) {
+        const { rows } = await sql<Operation>`fetch forward ${sql.lit(batch)} from ${sql.id(name)}`.execute(trx);
+        yield* rows;
+        if (rows.length < batch) return;
+      }
+    } finally {
+      await held.release();
+    }
   }
+
+  /** Which engine this is: PGlite says it runs on wasm32. Asked once. */
+  private engine(): Promise<'postgres' | 'pglite'> {
+    this.engineAsked ??= sql<{ version: string }>`select version() as version`
+      .execute(this.db)
+      .then((r) => (/wasm/i.test(r.rows[0]?.version ?? '') ? 'pglite' : 'postgres'));
+    return this.engineAsked;
+  }
+
+  private engineAsked?: Promise<'postgres' | 'pglite'>;
 
   /**
    * Deletes what is older than `days`: each operation (with all its events) whose row last changed before the
@@ -542,7 +586,39 @@ export function isRefusedForGood(error: unknown): boolean {
   return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code);
 }
 
-function writeCursor(row: Operation): string {
+/**
+ * One transaction (read only, repeatable read: one snapshot) on one connection, held open until `release`:
+ * Kysely's transaction runs a callback, and a generator that yields between fetches needs it for longer.
+ */
+function pinned(db: Kysely<Schema>): { trx: Promise<Transaction<Schema>>; release(): Promise<void> } {
+  let done!: () => void;
+  const released = new Promise<void>((resolve) => (done = resolve));
+  let give!: (trx: Transaction<Schema>) => void;
+  let fail!: (error: unknown) => void;
+  const trx = new Promise<Transaction<Schema>>((resolve, reject) => {
+    give = resolve;
+    fail = reject;
+  });
+  const ended = db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (t) => {
+      give(t);
+      await released;
+    });
+  ended.catch(fail);
+  return {
+    trx,
+    release: async () => {
+      done();
+      await ended.catch(() => {});
+    },
+  };
+}
+
+/** The cursor of the page after `row` (what `search` gives as `next`). */
+export function writeCursor(row: Pick<Operation, 'created' | 'ref'>): string {
   const created = row.created instanceof Date ? row.created.toISOString() : String(row.created);
   return Buffer.from(JSON.stringify([created, row.ref])).toString('base64url');
 }

@@ -6,7 +6,7 @@
  *   state reported (and how we learned it), approval decisions, tellings, corrections;
  * - `GET /ops/payments.json`: the same search as JSON, a page at a time (`next` gives the next page's cursor);
  * - `GET /ops/payments.csv`: every operation the search finds (`size` aside), streamed as CSV (src/csv.ts: formula cells
- *   defused), read from the journal a page at a time, never all in memory.
+ *   defused), read from one cursor of the journal a batch at a time, never all in memory.
  *
  * Who may call them: through the /ops access check (src/ops/access.ts): a signed-in operator (or Basic auth
  * with an operator's name and password); the `.json` and `.csv` also whoever sends `Authorization: Bearer
@@ -97,8 +97,8 @@ export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
   'updated',
 ];
 
-/** Rows read from the journal per page while the CSV streams. */
-const CSV_PAGE = 500;
+/** Rows fetched from the journal's cursor at a time while the CSV streams. */
+const CSV_BATCH = 500;
 
 const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
 const REFUSED = 'The search is not one this export takes.';
@@ -153,20 +153,32 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
   app.get('/ops/payments.csv', async (req, res) => {
     const query = queryOf(req, res, false);
     if (!query) return;
-    // The export is every row the search finds (from the cursor's, when given), read a page at a time.
+    // The export is every row the search finds (from the cursor's, when given), read from one database cursor.
     const { limit: _limit, ...search } = query.search;
-    const first = await searchPage(res, { ...search, limit: CSV_PAGE }, false, query.given);
-    if (!first) return;
+    if (!journal) return failed(res, false, 503, UNAVAILABLE, query.given);
+    const found = journal.stream(search, CSV_BATCH);
+    let next: IteratorResult<Operation>;
+    try {
+      // The first row before the status: a cursor it did not give is a 400, a journal away a 503.
+      next = await found.next();
+    } catch (err) {
+      if (err instanceof SearchError) refused(res, false, [err.message], query.given);
+      else {
+        options.logger?.warn({ err }, 'ops: the journal export failed');
+        failed(res, false, 503, UNAVAILABLE, query.given);
+      }
+      return;
+    }
     async function* rows(): AsyncGenerator<string[]> {
-      yield [...CSV_COLUMNS];
-      let page = first!;
-      for (;;) {
-        for (const op of page.items) {
-          const item = itemOf(op);
+      try {
+        yield [...CSV_COLUMNS];
+        for (; !next.done; next = await found.next()) {
+          const item = itemOf(next.value);
           yield CSV_COLUMNS.map((c) => item[c] ?? '');
         }
-        if (!page.next) return;
-        page = await journal!.search({ ...search, limit: CSV_PAGE, cursor: page.next });
+      } finally {
+        // A reader gone midway: the cursor is closed (and its connection given back) now.
+        await found.return(undefined);
       }
     }
     res

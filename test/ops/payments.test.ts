@@ -35,7 +35,7 @@ forEachDatabase('ops-payments', (open) => {
   beforeAll(async () => {
     journal = new Journal((await open()).db);
     refs = await seedJournal(journal);
-    // 600 more: the CSV reads the journal a page (500) at a time.
+    // 600 more: the CSV fetches from its cursor 500 rows at a time.
     for (let i = 0; i < 600; i++) {
       await journal.intend({
         ref: `ref-bulk-${String(i).padStart(5, '0')}`,
