@@ -19,7 +19,7 @@ import type { Person } from './directory.js';
 import { mayMakeLinkCode } from './link.js';
 import type { People } from './people.js';
 import { pinWeakness } from './pin-rules.js';
-import { hashSecret } from './secrets.js';
+import { hashSecret, secretMatches } from './secrets.js';
 import type { PeopleDirectory } from './start.js';
 
 export type PersonServiceName = 'startPinChange' | 'draftPin' | 'savePin' | 'makeLinkCode';
@@ -82,6 +82,7 @@ export function personServices(o: PersonServicesOptions): PersonServices {
       const { person, people } = await ownPerson(input);
       const weakness = pinWeakness(input.pin, numbersOf(person));
       if (weakness) throw refuse('pin_weak', weakness);
+      if (person.pin && (await secretMatches(input.pin, person.pin))) throw refuse('pin_weak', 'current');
       if (!(await people.draftPin(person.id, hashSecret(input.pin))))
         throw refuse('code_expired', 'no change of PIN is under way');
     },

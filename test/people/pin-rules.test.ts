@@ -13,6 +13,15 @@ describe('pinWeakness', () => {
     ['9876', 'run'],
     ['012345', 'run'],
     ['56789', 'run'],
+    ['2580', 'keypad'],
+    ['0852', 'keypad'],
+    ['1357', 'keypad'],
+    ['2468', 'keypad'],
+    ['7890', 'keypad'],
+    ['890123', 'keypad'],
+    ['1212', 'pair'],
+    ['474747', 'pair'],
+    ['123123', 'pair'],
   ])('refuses %j: %s', (pin, reason) => {
     expect(pinWeakness(pin)).toBe(reason);
   });
@@ -23,6 +32,10 @@ describe('pinWeakness', () => {
     expect(pinWeakness('4821', ['+256772004821'])).toBe('ownNumber');
     expect(pinWeakness('04821', ['+256772004821'])).toBe('ownNumber');
     expect(pinWeakness('4821', ['+256772004822'])).toBeNull();
-    for (const pin of ['4821', '1357', '2468', '1123', '9870', '120934']) expect(pinWeakness(pin)).toBeNull();
+    // The start, with its country code or as dialled at home.
+    expect(pinWeakness('2567', ['+256772004822'])).toBe('ownNumber');
+    expect(pinWeakness('0772', ['+256772004822'])).toBe('ownNumber');
+    expect(pinWeakness('7720', ['+256772004822'])).toBe('ownNumber');
+    for (const pin of ['4821', '1123', '9870', '120934', '1470', '3917']) expect(pinWeakness(pin)).toBeNull();
   });
 });

@@ -164,6 +164,8 @@ describe('Change PIN', () => {
     expect(await at.answer('1111')).toMatch(/one digit repeated/);
     expect(await at.answer('9876')).toMatch(/a run like 1234 or 9876/);
     expect(await at.answer('5001')).toMatch(/end of your phone number/);
+    expect(await at.answer('2580')).toMatch(/a line or a sequence like 2580/);
+    expect(await at.answer('4821')).toMatch(/differ from your current PIN/);
     expect(await at.answer('5930')).toMatch(/new PIN again/);
     expect(await at.answer('5931')).toMatch(/not the same.*Choose your new PIN again/s);
     expect(await at.answer('5930')).toMatch(/new PIN again/);
@@ -272,10 +274,10 @@ describe('Link a chat app', () => {
     const dial = new AtSession(app.url, AMINA);
     expect(await dial.dial()).toMatch(/^CON Your PIN was reset\. Enter the one-time code/);
     expect(await dial.answer(reset)).toMatch(/Choose a new PIN/);
-    expect(await dial.answer('2468')).toMatch(/new PIN again/);
-    expect(await dial.answer('2468')).toMatch(/Your new PIN is set/);
+    expect(await dial.answer('2749')).toMatch(/new PIN again/);
+    expect(await dial.answer('2749')).toMatch(/Your new PIN is set/);
     expect((await personJson('amina')).pin).toBe('set');
-    expect(secretsIn(await everythingInRedis(), [reset, '2468'])).toEqual([]);
+    expect(secretsIn(await everythingInRedis(), [reset, '2749'])).toEqual([]);
   });
 
   it('makes at most 5 link codes per person in 15 minutes, then says so', async () => {
