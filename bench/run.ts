@@ -103,6 +103,8 @@ const summary = {
   ussd_cpu_us_per_req: u?.ours.cpuUsPerReq ?? null,
   peer_cpu_us_per_req: u?.peer.cpuUsPerReq ?? null,
   redis_bytes_per_session: ussd?.result.bytesPerSession.ours ?? null,
+  ussd_money_hop_ratio_postgres: ussd?.result.moneyHop?.find((m) => m.database === 'postgres')?.ratioP50 ?? null,
+  ussd_money_hop_ratio_pglite: ussd?.result.moneyHop?.find((m) => m.database === 'pglite')?.ratioP50 ?? null,
   chat_depth20_speedup: ratio(c20?.peer['20']?.wallMs, c20?.ours['20']?.wallMs),
   chat_depth20_cpu_speedup: ratio(c20?.peer['20']?.cpuMs, c20?.ours['20']?.cpuMs),
   chat_depth20_over_depth2: ratio(c20?.ours['20']?.wallMs, c20?.ours['2']?.wallMs),
@@ -171,6 +173,27 @@ if (u && ussd) {
       yes(ussd.result.bytesPerSession.ours <= 1536),
     ],
   );
+  const h = ussd.result.oursHops;
+  if (h)
+    rows.push([
+      'USSD PIN hop (nothing journalled) ÷ menu hop, p50 ms',
+      `${n(h.pin.p50, 2)} / ${n(h.menu.p50, 2)} (p99 ${n(h.pin.p99, 2)} / ${n(h.menu.p99, 2)})`,
+      '',
+      `${h.ratioP50} (p99 ${h.ratioP99})`,
+      '',
+      '',
+    ]);
+  for (const m of ussd.result.moneyHop ?? []) {
+    const where = m.database === 'postgres' ? 'PostgreSQL' : 'PGlite';
+    rows.push([
+      `USSD money hop (PIN, intent journalled on ${where}) ÷ menu hop, p50 ms`,
+      `${n(m.pin.p50, 2)} / ${n(m.menu.p50, 2)} (p99 ${n(m.pin.p99, 2)} / ${n(m.menu.p99, 2)}; ${n(m.rps)} req/s, ${m.correctFinals} of ${m.correctFinals + m.wrongFinals} finals right)`,
+      '',
+      `${m.ratioP50} (p99 ${m.ratioP99})`,
+      '<= 1.3',
+      yes(m.ratioP50 <= 1.3 && m.wrongFinals === 0 && m.correctFinals > 0),
+    ]);
+  }
 }
 if (chat) {
   const o = chat.result.ours;

@@ -3,11 +3,21 @@
  * in its own process on the same Redis, driven by autocannon over localhost with 50 connections. Every
  * connection walks whole sessions (5 requests: dial, 1, phone, amount, PIN) with a fresh session id each
  * time. A warm-up, then the three interleaved for five rounds of 8 s; medians reported.
+ *
+ * Then the money hop: ours again, its payment recorded as the product records it (our record in Redis and the
+ * intent committed to the journal before the call), on PostgreSQL and then on PGlite, each server alone for
+ * three rounds; the PIN hop (the PIN check, the intent, the payment) against the menu hop (`1`) of the same
+ * rounds, by each hop's latency as the client timed it.
  */
 import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { startChild, stop } from '../child.js';
 
 export type Kind = 'ours' | 'peer' | 'floor';
@@ -29,7 +39,20 @@ export interface UssdRound {
   errors: number;
   /** The first wrong final screen, to see why. */
   firstWrong?: string;
+  /** Each hop's latency as the client timed it (dial, menu `1`, phone, amount, PIN), ms. */
+  hops?: HopLatency[];
 }
+
+/** One hop's latencies within a round, ms. */
+export interface HopLatency {
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+/** The hop of a session that chooses from the menu (`1`), and the one that types the PIN and pays. */
+export const MENU_HOP = 1;
+export const PIN_HOP = 4;
 
 /** The recipient every session types, and the words each server's final screen must hold. */
 const RECIPIENT_TYPED = '0772123456';
@@ -54,8 +77,12 @@ export const KEY_PREFIX = 'bench:ussd:';
 /** Session ids of the benchmark, so a log line or key is recognisable. */
 const SESSION_PREFIX = 'ab-';
 
-export function startServer(kind: ServerKind, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
-  return startChild('bench/ussd/serve.ts', kind, nodeArgs);
+export function startServer(
+  kind: ServerKind,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ url: string; child: ChildProcess }> {
+  return startChild('bench/ussd/serve.ts', kind, nodeArgs, env);
 }
 
 /**
@@ -91,16 +118,20 @@ export async function drive(
   const answers = ['', '1', `1*${RECIPIENT_TYPED}`, `1*${RECIPIENT_TYPED}*5000`, `1*${RECIPIENT_TYPED}*5000*1234`];
   const expected = kind === 'ours' ? OURS_FINAL : PEER_FINAL;
   let firstWrong: string | undefined;
+  // Each request is built just before it is sent (one at a time a connection), so the time from its build to
+  // its response is its latency.
+  const hopTimes: number[][] = answers.map(() => []);
   const requests = answers.map((text, hop) => ({
     method: 'POST' as const,
     path,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     setupRequest: (req: autocannon.Request, context: object) => {
-      const ctx = context as { sessionId?: string; phone?: string };
+      const ctx = context as { sessionId?: string; phone?: string; sentAt?: number };
       if (hop === 0) {
         ctx.sessionId = `${SESSION_PREFIX}${randomUUID()}`;
         ctx.phone = nextCaller();
       }
+      ctx.sentAt = performance.now();
       return {
         ...req,
         body: form({
@@ -112,7 +143,9 @@ export async function drive(
         }),
       };
     },
-    onResponse: (status: number, body: string) => {
+    onResponse: (status: number, body: string, context: object) => {
+      const sentAt = (context as { sentAt?: number }).sentAt;
+      if (sentAt !== undefined) hopTimes[hop]!.push(performance.now() - sentAt);
       if (hop !== answers.length - 1) return;
       if (status === 200 && body === expected) correct++;
       else {
@@ -139,7 +172,16 @@ export async function drive(
     wrongFinals: wrong,
     ...(firstWrong ? { firstWrong } : {}),
     errors: result.errors + result.non2xx + result.timeouts,
+    hops: hopTimes.map(latencies),
   };
+}
+
+/** p50 and p99 of a hop's times, ms to two decimals. */
+function latencies(times: number[]): HopLatency {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { p50: r(at(0.5)), p99: r(at(0.99)), count: sorted.length };
 }
 
 /** Keys under a prefix (SCAN, never KEYS). */
@@ -274,6 +316,134 @@ export interface UssdResult {
   bytesByKey: Record<Kind, Record<string, number>>;
   /** The count-bounded check of final screens (FINALS_CHECKED sessions at once per server). */
   finalsCheck: Record<Kind, { correct: number; wrong: number; firstWrong?: string }>;
+  /** The money hop against the menu hop, with the intent journalled on each database (absent in older results). */
+  moneyHop?: MoneyHop[];
+  /** The same of the interleaved rounds' ours, whose payment is answered with nothing recorded: the PIN hop's own cost. */
+  oursHops?: Pick<MoneyHop, 'menu' | 'pin' | 'ratioP50' | 'ratioP99'>;
+}
+
+/** The PIN hop that journals the payment's intent against the menu hop of the same rounds, on one database. */
+export interface MoneyHop {
+  database: 'postgres' | 'pglite';
+  rounds: number;
+  /** Medians over the rounds of each round's p50 and p99, ms. */
+  menu: { p50: number; p99: number };
+  pin: { p50: number; p99: number };
+  /** pin ÷ menu: the target is at most 1.3 (p50). */
+  ratioP50: number;
+  ratioP99: number;
+  rps: number;
+  cpuUsPerReq: number;
+  correctFinals: number;
+  wrongFinals: number;
+  errors: number;
+  /** Intents the journal holds after the runs (each session's payment, once). */
+  intents: number;
+}
+
+/** The PostgreSQL server the money hop's runs make a database of their own on (and drop). */
+const POSTGRES_URL =
+  process.env.BENCH_POSTGRES_URL ?? process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const MONEY_ROUNDS = 3;
+
+/** A fresh database for one money-hop run: its URL (PostgreSQL) or `pglite:<dir>`, how many intents it holds, and its removal. */
+async function moneyDatabase(
+  database: MoneyHop['database'],
+): Promise<{ where: string; intents: () => Promise<number>; drop: () => Promise<void> }> {
+  if (database === 'pglite') {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bench-ussd-pglite-'));
+    return {
+      where: `pglite:${dir}`,
+      intents: async () => -1, // PGlite is one process's: the server that wrote it holds it
+      drop: () => rm(dir, { recursive: true, force: true }),
+    };
+  }
+  const name = `bench_ussd_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    where: url.toString(),
+    intents: async () => {
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: string }>(`select count(*) as n from operations`);
+        return Number(rows[0]?.n ?? 0);
+      } catch {
+        return -1;
+      } finally {
+        await client.end();
+      }
+    },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** The menu and PIN hops' latencies (medians over the rounds of each round's p50 and p99) and PIN ÷ menu. */
+function hopRatios(rounds: UssdRound[]): Pick<MoneyHop, 'menu' | 'pin' | 'ratioP50' | 'ratioP99'> {
+  const of = (hop: number, q: 'p50' | 'p99') => median(rounds.map((r) => r.hops![hop]![q]));
+  const menu = { p50: of(MENU_HOP, 'p50'), p99: of(MENU_HOP, 'p99') };
+  const pin = { p50: of(PIN_HOP, 'p50'), p99: of(PIN_HOP, 'p99') };
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  return {
+    menu,
+    pin,
+    ratioP50: r2(pin.p50 / Math.max(0.01, menu.p50)),
+    ratioP99: r2(pin.p99 / Math.max(0.01, menu.p99)),
+  };
+}
+
+/** The money hop on each database in turn: ours alone, its payments journalled, MONEY_ROUNDS rounds. */
+async function runMoneyHop(
+  quick: boolean,
+  seconds: number,
+  redis: Redis,
+  log: (line: string) => void,
+): Promise<MoneyHop[]> {
+  const results: MoneyHop[] = [];
+  for (const database of ['postgres', 'pglite'] as const) {
+    const db = await moneyDatabase(database);
+    let server: { url: string; child: ChildProcess } | undefined;
+    try {
+      server = await startServer('ours', [], { BENCH_JOURNAL: db.where });
+      const path = '/ussd/africastalking';
+      await drive('ours', server.url, path, quick ? 1 : 3); // warm-up
+      const rounds: UssdRound[] = [];
+      for (let round = 0; round < (quick ? 1 : MONEY_ROUNDS); round++) {
+        const r = await drive('ours', server.url, path, seconds, redis);
+        const [menu, pin] = [r.hops![MENU_HOP]!, r.hops![PIN_HOP]!];
+        log(
+          `ussd money hop ${database} round ${round + 1}: ${Math.round(r.rps)} req/s, menu hop p50 ${menu.p50} / p99 ${menu.p99} ms, PIN hop p50 ${pin.p50} / p99 ${pin.p99} ms, finals ${r.correctFinals} ok / ${r.wrongFinals} wrong${r.firstWrong ? ` (${r.firstWrong})` : ''}`,
+        );
+        rounds.push(r);
+      }
+      results.push({
+        database,
+        rounds: rounds.length,
+        ...hopRatios(rounds),
+        rps: Math.round(median(rounds.map((r) => r.rps))),
+        cpuUsPerReq: median(rounds.map((r) => r.cpuUsPerReq)),
+        correctFinals: rounds.reduce((a, r) => a + r.correctFinals, 0),
+        wrongFinals: rounds.reduce((a, r) => a + r.wrongFinals, 0),
+        errors: rounds.reduce((a, r) => a + r.errors, 0),
+        intents: await db.intents(),
+      });
+    } finally {
+      if (server) await stop(server.child);
+      await cleanUp(redis, KEY_PREFIX).catch(() => 0);
+      await db.drop();
+    }
+  }
+  return results;
 }
 
 const FINALS_CHECKED = 50;
@@ -336,7 +506,13 @@ export async function runUssdBench(quick: boolean, log: (line: string) => void =
       bytes[kind] = b.bytes;
       byKey[kind] = b.keys;
     }
+    await Promise.all([...servers.values()].map(({ child }) => stop(child)));
+    servers.clear();
+    await cleanUp(redis, KEY_PREFIX);
+    const moneyHop = await runMoneyHop(quick, seconds, redis, log);
     return {
+      moneyHop,
+      oursHops: hopRatios(rounds.filter((r) => r.kind === 'ours')),
       seconds,
       connections: 50,
       rounds,

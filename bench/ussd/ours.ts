@@ -1,7 +1,9 @@
 /**
  * Our side of the USSD benchmark: the real engine and USSD adapter on the Redis store, running the
  * benchmark's 4-step flow; its service calls (PIN check, payment) are answered in-process. Every move is
- * counted by the funnel on the same Redis, as the product counts it (src/app.ts).
+ * counted by the funnel on the same Redis, as the product counts it (src/app.ts). With a journal (the money
+ * hop's runs, bench.ts), the payment is recorded as the product records it before its call: our record in
+ * Redis and the intent committed to the journal's database (src/conversation/services/made-records.ts).
  */
 import express from 'express';
 import { createEngine } from '../../src/conversation/engine/engine.js';
@@ -12,6 +14,9 @@ import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';
 import type { RedisTarget } from '../../src/redis/connect.js';
 import { createFunnel } from '../../src/ops/funnel.js';
+import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
+import type { FlowServices } from '../../flows/services.js';
+import type { MoneyJournal } from '../../src/journal/index.js';
 import { benchFlow } from './send.machine.js';
 
 /**
@@ -19,7 +24,11 @@ import { benchFlow } from './send.machine.js';
  * the funnel. The funnel's keys sit beside the sessions' (`<prefix>-funnel:`), not under them: one day's
  * hash is shared by every session and is not part of the bytes a session costs.
  */
-export function oursEngine(redisUrl: RedisTarget, keyPrefix: string, options: { funnel?: boolean } = {}) {
+export function oursEngine(
+  redisUrl: RedisTarget,
+  keyPrefix: string,
+  options: { funnel?: boolean; journal?: MoneyJournal } = {},
+) {
   const logger = createLogger('silent');
   const store = new RedisStore({ url: redisUrl, keyPrefix });
   const funnelPrefix = `${keyPrefix.replace(/:$/, '')}-funnel:`;
@@ -29,12 +38,17 @@ export function oursEngine(redisUrl: RedisTarget, keyPrefix: string, options: { 
       ? undefined
       : createFunnel({ redisUrl, keyPrefix: funnelPrefix, flows: { menu: benchFlow }, logger });
   let paid = 0;
+  const answered = {
+    verifyPin: async () => undefined,
+    createPayment: async () => ({ id: String(++paid), state: 'new' }),
+  } as Partial<FlowServices> as FlowServices;
+  // The product's recording of what it makes (src/app.ts): the intent in Redis and in the journal, together.
+  const services = options.journal
+    ? recordMade(answered, new MadeRecords({ store, logger }), logger, { journal: options.journal })
+    : answered;
   const engine = createEngine({
     store,
-    services: {
-      verifyPin: async () => undefined,
-      createPayment: async () => ({ id: String(++paid), state: 'new' }),
-    },
+    services,
     policy: loadAccessPolicy(),
     flows: { menu: benchFlow },
     defaultCountry: 'UG',
@@ -51,8 +65,9 @@ export function oursEngine(redisUrl: RedisTarget, keyPrefix: string, options: { 
 export function oursApp(
   redisUrl: RedisTarget,
   keyPrefix = 'bench:ussd:ours:',
+  journal?: MoneyJournal,
 ): { app: express.Express; direct: DirectRoutes } {
-  const { engine, logger } = oursEngine(redisUrl, keyPrefix);
+  const { engine, logger } = oursEngine(redisUrl, keyPrefix, journal ? { journal } : {});
   const app = express();
   const direct = new DirectRoutes();
   // Open routes, as the embedded sandbox's demo serves them: the benchmark measures the hop, not the guard.
