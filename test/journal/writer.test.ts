@@ -154,9 +154,9 @@ describe('the buffered writer', () => {
     await writer.close();
   });
 
-  it('without Redis keeps them in memory, and queues new writes behind the waiting ones', async () => {
+  it('queues new writes behind the waiting ones in Redis: a decision never overtakes its held intent', async () => {
     const journal = new Journal(database.db);
-    const writer = new JournalWriter({ journal, logger });
+    const writer = new JournalWriter({ journal, redis: redisA, logger });
     await proxy.cut();
     writer.writeIntent({ ...intent, ref: 'r-held', state: 'held' });
     await writer.settled();
@@ -170,5 +170,108 @@ describe('the buffered writer', () => {
     expect((await check.timeline('r-held')).map((e) => e.type)).toEqual(['intent', 'approval']);
     expect((await check.byRef('r-held'))?.state).toBe('rejected');
     await writer.close();
+  });
+
+  it('keeps nothing in memory: a fact neither the database nor Redis takes is one error line, counted, never silent', async () => {
+    const lines: string[] = [];
+    const heard = createLogger('info', { write: (line: string) => void lines.push(line) });
+    // A Redis nobody answers on (port 9): refused at once, nothing queued offline.
+    const deadRedis = new Redis({ port: 9, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    deadRedis.on('error', () => {});
+    const withDeadRedis = new JournalWriter({ journal: new Journal(database.db), redis: deadRedis, logger: heard });
+    const withoutRedis = new JournalWriter({ journal: new Journal(database.db), logger: heard });
+    await proxy.cut();
+    try {
+      const telling = (n: number) =>
+        Journal.tellingEvent('r-lost', {
+          channel: 'ussd',
+          to: '+256772000009',
+          text: `Paid ${n}`,
+          outcome: 'completed',
+        });
+      withDeadRedis.write(telling(1));
+      withoutRedis.write(telling(2));
+      await Promise.all([withDeadRedis.settled(), withoutRedis.settled()]);
+      expect([withDeadRedis.lost, withoutRedis.lost]).toEqual([1, 1]);
+      expect(await withoutRedis.waiting()).toBe(0);
+      const lost = lines.filter((line) => line.includes('neither the database nor Redis took a fact'));
+      expect(lost).toHaveLength(2);
+      for (const line of lost) {
+        expect(JSON.parse(line)).toMatchObject({
+          level: 50,
+          lost: { ref: 'r-lost', type: 'telling', toldState: 'completed' },
+        });
+        // Nothing personal: neither the number told nor the words.
+        expect(line).not.toMatch(/772000009|Paid/);
+      }
+      await withDeadRedis.close();
+      await withoutRedis.close();
+      expect(lines.filter((line) => /"lost":1,.*could not keep/.test(line))).toHaveLength(2);
+    } finally {
+      deadRedis.disconnect();
+      await proxy.restore();
+    }
+  });
+});
+
+describe('two drains and a lapsed lock', () => {
+  it('a drain that lost its lock writes nothing more and trims nothing: no fact behind it is dropped', async () => {
+    const ref = 'r-lapse';
+    const base = new Journal(direct.db);
+    await base.intend({ ...intent, ref });
+    const at = new Date();
+    const fact = (n: number) =>
+      JSON.stringify({
+        op: 'append',
+        event: Journal.stateEvent(ref, { state: 'submitted', source: 'read', key: `${ref}:fact:${n}`, at }),
+      });
+    // Five facts wait (the database was away).
+    await redisA.rpush(keys.journalPending, ...[1, 2, 3, 4, 5].map(fact));
+
+    // Drain A writes through a journal that stalls on its second write, past its lock's 400 ms.
+    const byA: string[] = [];
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let reachedStall!: () => void;
+    const atStall = new Promise<void>((resolve) => (reachedStall = resolve));
+    const slow: Pick<Journal, 'intend' | 'append'> = {
+      intend: (i) => base.intend(i),
+      append: async (event) => {
+        if (event.key.endsWith(':fact:2')) {
+          reachedStall();
+          await stalled;
+        }
+        byA.push(event.key);
+        return base.append(event);
+      },
+    };
+    // Their periodic retries are left out of it (a minute): each drains when the test says.
+    const quiet = { logger, lockMs: 400, retryEveryMs: 60_000 };
+    const a = new JournalWriter({ journal: slow, redis: redisA, ...quiet });
+    const b = new JournalWriter({ journal: new Journal(direct.db), redis: redisB, ...quiet });
+    a.start();
+    await atStall;
+    const aDrain = a.drain(); // the drain under way, stalled
+    // A's lock lapses while it is stalled.
+    const lock = `${keys.journalPending}:lock`;
+    while ((await redisB.exists(lock)) === 1) await new Promise((resolve) => setImmediate(resolve));
+    // B takes the lock and writes and trims all five; then a sixth fact comes to wait behind them.
+    b.start();
+    await expect.poll(() => redisB.llen(keys.journalPending), { timeout: 10_000 }).toBe(0);
+    await redisB.rpush(keys.journalPending, fact(6));
+    // Let A go on, and wait for its drain to end.
+    release();
+    expect(await aDrain).toBe(1);
+    // A finished the write it was in (one row, as B's), then found it had lost the lock: nothing more.
+    expect(byA).toEqual([`${ref}:fact:1`, `${ref}:fact:2`]);
+    // It trimmed nothing: the sixth fact, written by nobody yet, still waits (a trim by A's own count of two
+    // would have dropped it).
+    expect(await redisA.lrange(keys.journalPending, 0, -1)).toEqual([fact(6)]);
+    // A's next drain holds the lock: it writes the sixth and trims it.
+    await a.close();
+    await b.close();
+    expect(await redisA.llen(keys.journalPending)).toBe(0);
+    const facts = (await base.timeline(ref)).filter((e) => e.type === 'state').map((e) => e.event_key);
+    expect(facts.sort()).toEqual([1, 2, 3, 4, 5, 6].map((n) => `${ref}:fact:${n}`));
   });
 });
