@@ -18,7 +18,6 @@ import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './conversation/store/keys.js';
 import { userOfAddress } from './conversation/channels/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
-import { giveBackSpend } from './conversation/services/access-policy.js';
 import type { Lang, UserProfile } from '../flows/types.js';
 import {
   africasTalkingSms,
@@ -229,7 +228,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
     {
       journal: money,
-      giveBack: (key) => giveBackSpend(store, key),
+      giveBack: (key) => policy.giveBackSpend(store, key, 'intent not recorded'),
     },
   );
 
@@ -311,7 +310,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf,
-    onPaymentFailed: (ref) => giveBackSpend(store, ref),
+    onPaymentFailed: (ref) => policy.giveBackSpend(store, ref, 'ended without money moving'),
     // An "already submitted" the service holds nothing of (follow-up.ts): journalled as nothing made.
     onNotMade: async (record) => {
       await journal.refused(record.ref, {
@@ -368,7 +367,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     },
   );
   // Chat accounts linked to their person with a link code (`/link CODE`), answered before the engine.
-  withLinkCommand(engine, { directory: people, store, logger });
+  withLinkCommand(engine, { directory: people, logger });
   closers.push(['engine', () => engine.close()]);
 
   addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });

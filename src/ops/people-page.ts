@@ -21,7 +21,6 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
-import { keys } from '../conversation/store/keys.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
@@ -216,8 +215,8 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
     return (await o.directory.open())!.people.setRole(by, id, role);
   });
   simple('unlock-pin', async (id, by) => {
-    const person = await (await o.directory.open())!.people.unlockPin(by, id);
-    await o.store.delete(keys.pinFailures(person.id));
+    // The lock and the wrong tries counted go together (people.ts unlockPin).
+    await (await o.directory.open())!.people.unlockPin(by, id);
   });
 
   app.post(
@@ -226,7 +225,6 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const id = personId(req);
       const opened = (await o.directory.open())!;
       const { code, person } = await opened.people.resetPin(by, id);
-      await o.store.delete(keys.pinFailures(id));
       o.logger.info({ person: id, by, change: 'reset-pin' }, 'people: person changed');
       // Shown once, here; never logged, and kept only as a hash.
       return () =>
@@ -253,7 +251,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const opened = (await o.directory.open())!;
       const person = await opened.people.get(id);
       if (!person) throw new PeopleError('no such person', 404);
-      if (!(await mayMakeLinkCode(o.store, id)))
+      if (!(await mayMakeLinkCode(opened.limits, id)))
         throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
       const code = await opened.people.linkCode(id);
       o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
@@ -363,7 +361,9 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
       <td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br /><small>${p.id}</small></td>
       <td>${p.role}</td>
       <td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
-      <td>${p.pin}${p.pinLockedUntil ? html`<br /><small>locked until ${when(p.pinLockedUntil)}</small>` : ''}</td>
+      <td>${p.pin}${p.pinLockedUntil
+          ? html`<br /><small>locked until ${when(p.pinLockedUntil)}${p.pinLockedWhy ? ` (${p.pinLockedWhy})` : ''}</small>`
+          : ''}</td>
       <td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</td>
       <td>${actions(p, session, roles)}</td>
     </tr>`;
@@ -485,7 +485,9 @@ function personPage(
         <dd data-testid="status">${person.status}</dd>
         <dt>PIN</dt>
         <dd data-testid="pin">
-          ${person.pin}${person.pinLockedUntil ? html` (locked until ${when(person.pinLockedUntil)})` : ''}
+          ${person.pin}${person.pinLockedUntil
+            ? html` (locked until ${when(person.pinLockedUntil)}${person.pinLockedWhy ? `: ${person.pinLockedWhy}` : ''})`
+            : ''}
         </dd>
         <dt>Identities</dt>
         <dd>${person.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</dd>

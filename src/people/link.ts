@@ -4,15 +4,17 @@
  * `/momo link CODE`. The command is answered here, before the conversation engine (the account sending it is
  * not known yet, so the engine would refuse it).
  *
- * - Tries are counted per source (the chat account) before the code is looked up: {@link LINK_TRIES} in
+ * - Tries are counted per source (the chat account: all that is known of whoever types a wrong code) before
+ *   the code is looked up, in the database (src/people/limits.ts, scope `link-tries`): {@link LINK_TRIES} in
  *   {@link LINK_WINDOW_SECONDS}; past it, "too many tries", and no code is looked up.
  * - A wrong, used or expired code gets one answer, whatever the case: it says nothing about whether a person
  *   or a code exists.
- * - Codes made per person are limited where they are made ({@link LINK_CODES_PER_PERSON} per window).
+ * - Codes made per person are limited where they are made ({@link LINK_CODES_PER_PERSON} per window; scope
+ *   `link-made`).
  * - The code is never logged.
  */
-import type { Channel, Engine, Inbound, Prompt, SessionStore } from '../conversation/types.js';
-import { keys } from '../conversation/store/keys.js';
+import type { Limits } from '../conversation/services/limits.js';
+import type { Channel, Engine, Inbound, Prompt } from '../conversation/types.js';
 import { maskUserId, type Logger } from '../log.js';
 import { PeopleError } from './people.js';
 import type { PeopleDirectory } from './start.js';
@@ -46,7 +48,7 @@ export function linkCodeOf(inbound: Pick<Inbound, 'channel' | 'text'>): string |
 /** Answers link commands of chat channels; every other message goes to `engine`. Changes `engine.handle` in place. */
 export function withLinkCommand<E extends Engine>(
   engine: E,
-  o: { directory: PeopleDirectory; store: SessionStore; logger: Logger },
+  o: { directory: PeopleDirectory; logger: Logger },
 ): E {
   const handle = engine.handle.bind(engine);
   engine.handle = async (inbound: Inbound): Promise<Prompt> => {
@@ -57,15 +59,14 @@ export function withLinkCommand<E extends Engine>(
   return engine;
 }
 
-async function link(
-  code: string,
-  inbound: Inbound,
-  o: { directory: PeopleDirectory; store: SessionStore; logger: Logger },
-): Promise<string> {
+async function link(code: string, inbound: Inbound, o: { directory: PeopleDirectory; logger: Logger }): Promise<string> {
   const who = { channel: inbound.channel, user: maskUserId(inbound.channel, inbound.userId) };
-  const counted = await o.store.addWithinLimit(
-    keys.linkTries(`${inbound.channel}:${inbound.userId}`),
-    1,
+  // Without the directory's database no code can match (and there are no tries to count).
+  const opened = await o.directory.open();
+  if (!opened) return LINK_WRONG;
+  const counted = await opened.limits.countTry(
+    'link-tries',
+    `${inbound.channel}:${inbound.userId}`,
     LINK_TRIES,
     LINK_WINDOW_SECONDS,
   );
@@ -73,8 +74,6 @@ async function link(
     o.logger.warn(who, 'people: link code refused, too many tries from this account');
     return LINK_TOO_MANY;
   }
-  const opened = await o.directory.open();
-  if (!opened) return LINK_WRONG;
   try {
     const person = await opened.people.useLinkCode(code, inbound.channel, inbound.userId);
     if (!person) {
@@ -92,6 +91,6 @@ async function link(
 }
 
 /** Counts a link code made for `person`; false past {@link LINK_CODES_PER_PERSON} in the window. */
-export async function mayMakeLinkCode(store: SessionStore, person: string): Promise<boolean> {
-  return (await store.addWithinLimit(keys.linkCodesMade(person), 1, LINK_CODES_PER_PERSON, LINK_WINDOW_SECONDS)).ok;
+export async function mayMakeLinkCode(limits: Limits, person: string): Promise<boolean> {
+  return (await limits.countTry('link-made', person, LINK_CODES_PER_PERSON, LINK_WINDOW_SECONDS)).ok;
 }

@@ -51,6 +51,8 @@ export interface PersonView {
   status: 'active' | 'suspended';
   pin: 'set' | 'none' | 'must change';
   pinLockedUntil: string | null;
+  /** Why the PIN is locked (`wrong PIN`, `wrong one-time code`), while it is. */
+  pinLockedWhy?: string | null;
   preferredChat: string | null;
   identities: Array<{ channel: Channel; userId: string }>;
 }
@@ -277,9 +279,28 @@ export class People {
     return this.change(by, id, 'role changed', (row) => (row.role === role ? null : { role }));
   }
 
-  /** Clears an operator's or the wrong tries' lock of the PIN (the caller clears the tries kept in Redis too). */
+  /** Clears the lock of the PIN, and the wrong tries counted (src/people/limits.ts), in one change. */
   unlockPin(by: string, id: string): Promise<PersonView> {
-    return this.change(by, id, 'PIN unlocked', () => ({ pin_locked_until: null }));
+    return this.change(by, id, 'PIN unlocked', async (_row, trx) => {
+      await clearPinTries(trx, id);
+      return { pin_locked_until: null, pin_locked_why: null };
+    });
+  }
+
+  /**
+   * Wrong tries reached the limit (src/people/limits.ts): the PIN is locked until `until` (ms), and why;
+   * journalled as the person's own change. Nothing for someone the directory does not hold (a `*` rule's
+   * person: their tries alone lock them); false then.
+   */
+  async lockPin(id: string, until: number, why: string): Promise<boolean> {
+    const known = await this.db.selectFrom('persons').select('id').where('id', '=', id).executeTakeFirst();
+    if (!known) return false;
+    await this.change('person', id, `PIN locked: ${why}`, () => ({
+      // A Date is what the column takes (Row types the column as Kysely declares it).
+      pin_locked_until: new Date(until) as unknown as Row['pin_locked_until'],
+      pin_locked_why: why,
+    }));
+    return true;
   }
 
   /**
@@ -310,7 +331,8 @@ export class People {
           created: new Date(this.now()),
         })
         .execute();
-      return { pin_hash: null, pin_must_change: true, pin_locked_until: null };
+      await clearPinTries(trx, id);
+      return { pin_hash: null, pin_must_change: true, pin_locked_until: null, pin_locked_why: null };
     });
     return { code, person };
   }
@@ -399,11 +421,13 @@ export class People {
         if (Number(used.numUpdatedRows) === 0) return 'expired';
       }
       await trx.deleteFrom('pin_changes').where('person_id', '=', id).execute();
+      await clearPinTries(trx, id);
       const pinHash = change.pin_hash;
       await this.changeIn(trx, 'person', id, change.code_id ? 'PIN set with a one-time code' : 'PIN changed', () => ({
         pin_hash: pinHash,
         pin_must_change: false,
         pin_locked_until: null,
+        pin_locked_why: null,
       }));
       return 'set';
     });
@@ -551,6 +575,11 @@ export class People {
   }
 }
 
+/** Forgets a person's wrong PIN and one-time code tries (`secret_tries`, scope `pin`: src/people/limits.ts). */
+async function clearPinTries(trx: Db, id: string): Promise<void> {
+  await trx.deleteFrom('secret_tries').where('scope', '=', 'pin').where('subject', '=', id).execute();
+}
+
 function personOf(row: Row): Person {
   const locked = toMs(row.pin_locked_until);
   return {
@@ -574,6 +603,7 @@ function viewOf(row: Row, identities: Array<{ channel: string; user_id: string }
     status: row.status,
     pin: row.pin_must_change ? 'must change' : row.pin_hash ? 'set' : 'none',
     pinLockedUntil: locked !== undefined ? new Date(locked).toISOString() : null,
+    ...(locked !== undefined && row.pin_locked_why ? { pinLockedWhy: row.pin_locked_why } : {}),
     preferredChat: row.preferred_chat,
     identities: identities.map((i) => ({ channel: i.channel as Channel, userId: i.user_id })),
   };

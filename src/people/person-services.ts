@@ -6,14 +6,13 @@
  *
  * A change of PIN: the person proves who they are (their PIN, checked as every PIN is, tries counted per
  * person; or after a reset the operator's one-time code, whose wrong tries count in the same per-person
- * counter, 3 then locked 15 minutes), then types the new PIN twice. Its first typing is checked
+ * counter, 3 then locked 15 minutes: kept in the database, src/people/limits.ts), then types the new PIN twice. Its first typing is checked
  * (src/people/pin-rules.ts) and kept only as a scrypt hash in the database (`pin_changes`, 10 minutes); the
  * second is compared with it there. Nothing here logs, returns or keeps a PIN or a code in clear.
  */
 import type { FlowServices } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS, type AccessPolicy } from '../conversation/services/access-policy.js';
-import { keys } from '../conversation/store/keys.js';
 import type { Channel, SessionStore } from '../conversation/types.js';
 import type { Person } from './directory.js';
 import { mayMakeLinkCode } from './link.js';
@@ -64,17 +63,20 @@ export function personServices(o: PersonServicesOptions): PersonServices {
         return;
       }
       if (!person.pinMustChange) throw refuse('not_allowed', 'no PIN reset is waiting for a code');
-      const failures = keys.pinFailures(person.id);
+      const limits = policy.limitsIn(store);
       // Counted before the code is compared, as a PIN's tries are: no more than PIN_MAX_ATTEMPTS codes compared.
-      const counted = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+      const counted = await limits.countTry('pin', person.id, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
       if (!counted.ok) throw refuse('pin_locked', 'too many wrong codes');
       const match = await people.matchPinCode(person.id, input.secret.replace(/\s/g, ''));
       if (match === 'expired') throw refuse('code_expired', 'the one-time code expired');
       if (match === 'wrong') {
-        if (counted.total >= PIN_MAX_ATTEMPTS) throw refuse('pin_locked', 'too many wrong codes');
+        if (counted.total >= PIN_MAX_ATTEMPTS) {
+          await policy.lockPin(limits, person.id, 'wrong one-time code');
+          throw refuse('pin_locked', 'too many wrong codes');
+        }
         throw refuse('code_wrong', `${PIN_MAX_ATTEMPTS - counted.total} attempts left`);
       }
-      await store.delete(failures);
+      await limits.clearTries('pin', person.id);
       await people.beginPinChange(person.id, match.codeId);
     },
 
@@ -92,14 +94,15 @@ export function personServices(o: PersonServicesOptions): PersonServices {
       const result = await people.finishPinChange(person.id, input.pin);
       if (result === 'mismatch') throw refuse('pin_mismatch', 'the two PINs differ');
       if (result === 'expired') throw refuse('code_expired', 'no change of PIN is under way');
-      await store.delete(keys.pinFailures(person.id));
+      // The tries went with the change (people.ts finishPinChange); the store's too, where they are kept there.
+      await policy.limitsIn(store).clearTries('pin', person.id);
       // This process applies it at once; the others at their next look.
       await o.directory?.changed();
     },
 
     async makeLinkCode(input) {
       const { person, people } = await ownPerson(input);
-      if (!(await mayMakeLinkCode(store, person.id))) throw refuse('too_many_codes', 'too many link codes made');
+      if (!(await mayMakeLinkCode(policy.limitsIn(store), person.id))) throw refuse('too_many_codes', 'too many link codes made');
       return people.linkCode(person.id);
     },
   };

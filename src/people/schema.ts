@@ -1,5 +1,6 @@
 /**
- * The tables of the directory of people (migrations 0100_people, 0101_pin_changes) as Kysely sees them. They sit beside the
+ * The tables of the directory of people (migrations 0100_people, 0101_pin_changes) and of limits and lock-outs
+ * (0200_limits) as Kysely sees them. They sit beside the
  * journal's in one database: `Kysely<PeopleSchema>`.
  */
 import type { ColumnType, Generated } from 'kysely';
@@ -15,6 +16,8 @@ export interface PersonsTable {
   pin_hash: string | null;
   pin_must_change: Generated<boolean>;
   pin_locked_until: Timestamp | null;
+  /** Why `pin_locked_until` was set: `wrong PIN`, `wrong one-time code` (migration 0200). */
+  pin_locked_why: string | null;
   preferred_chat: string | null;
   /** Who first wrote it: `policy` (the import) or `page`. */
   source: string;
@@ -67,6 +70,39 @@ export interface PeopleVersionTable {
   version: ColumnType<string, string | number, string | number>;
 }
 
+/** A reservation in a person's daily total (migration 0200), keyed by the payment's Duplicate-Check-Key. */
+export interface SpendReservationsTable {
+  ref: string;
+  person_id: string;
+  currency: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** The amount as reserved (a decimal). */
+  amount: ColumnType<string, string, string>;
+  /** The amount in minor units (hundredths, rounded up), as the limit counts it. */
+  minor: ColumnType<string, string | number, string | number>;
+  reserved_at: Timestamp;
+  given_back_at: Timestamp | null;
+  given_back_reason: string | null;
+}
+
+/** A person's total in one currency on one UTC day (migration 0200): the row a reservation locks. */
+export interface SpendDaysTable {
+  person_id: string;
+  currency: string;
+  day: string;
+  /** Minor units reserved and not given back. */
+  total: ColumnType<string, string | number, string | number>;
+}
+
+/** Wrong tries of a secret (migration 0200): per scope and subject, counted until `until`. */
+export interface SecretTriesTable {
+  scope: string;
+  subject: string;
+  tries: number;
+  until: Timestamp;
+}
+
 export interface PeopleTables {
   persons: PersonsTable;
   person_identities: PersonIdentitiesTable;
@@ -74,6 +110,9 @@ export interface PeopleTables {
   pin_changes: PinChangesTable;
   operators: OperatorsTable;
   people_version: PeopleVersionTable;
+  spend_reservations: SpendReservationsTable;
+  spend_days: SpendDaysTable;
+  secret_tries: SecretTriesTable;
 }
 
 export type PeopleSchema = Schema & PeopleTables;

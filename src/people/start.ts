@@ -15,6 +15,8 @@ import { peopleOfPolicy } from '../conversation/services/access-policy.js';
 import { openDatabase, type Database } from '../journal/database.js';
 import { migrate } from '../journal/migrate.js';
 import type { Logger } from '../log.js';
+import type { Limits } from '../conversation/services/limits.js';
+import { DatabaseLimits } from './limits.js';
 import { Operators, settingsOperator, type OperatorAccounts } from './operators.js';
 import { People } from './people.js';
 import type { PeopleSchema } from './schema.js';
@@ -22,8 +24,11 @@ import { PeopleSync } from './sync.js';
 import type { Kysely } from 'kysely';
 
 export interface PeopleDirectory {
-  /** The database's people and operators, opened (and imported) on first call; null without a database. */
-  open(): Promise<{ people: People; operators: Operators } | null>;
+  /**
+   * The database's people, operators and limits (daily totals, tries and locks: ./limits.ts), opened (and
+   * imported) on first call; null without a database.
+   */
+  open(): Promise<{ people: People; operators: Operators; limits: Limits } | null>;
   /** The operators who may sign in to /ops (null when no OPS_USER / OPS_PASSWORD and no database). */
   operators(): Promise<OperatorAccounts | null>;
   /** Applies a change made in this process at once (the other processes within their next look). */
@@ -59,7 +64,7 @@ export async function startPeople(o: StartPeopleOptions): Promise<PeopleDirector
   }
   let sync: PeopleSync | undefined;
   let database: Database | undefined;
-  let opening: Promise<{ people: People; operators: Operators }> | undefined;
+  let opening: Promise<{ people: People; operators: Operators; limits: Limits }> | undefined;
   const open = () =>
     (opening ??= (async () => {
       database = o.database ?? (await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }));
@@ -67,13 +72,16 @@ export async function startPeople(o: StartPeopleOptions): Promise<PeopleDirector
       const db = database.db as unknown as Kysely<PeopleSchema>;
       const people = new People(db);
       const operators = new Operators(db);
+      // From here on the database keeps and decides daily totals, tries and locks, in every process.
+      const limits = new DatabaseLimits(db);
+      policy.useLimits(limits);
       const imported = await people.importPolicy(peopleOfPolicy(policy.document));
       if (imported.persons + imported.identities > 0) logger.info(imported, 'people: imported from the access policy');
       if (config.OPS_USER && config.OPS_PASSWORD) await operators.ensure(config.OPS_USER, config.OPS_PASSWORD);
       sync = new PeopleSync({ people, policy, logger });
       await sync.refresh(true);
       sync.start();
-      return { people, operators };
+      return { people, operators, limits };
     })());
   const eager = Boolean(o.database || config.DATABASE_URL || !config.embeddedSandbox);
   if (eager) await open();

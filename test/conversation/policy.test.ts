@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import {
   AccessPolicy,
-  giveBackSpend,
   hashPin,
   loadAccessPolicy,
   PIN_MAX_ATTEMPTS,
@@ -149,15 +148,15 @@ describe('AccessPolicy', () => {
     const second = { ...input, amount: '1000.50', duplicateCheckKey: `${run}-2:pay` };
     expect(await rejection(dated.reserveSpend(store, second))).toMatchObject({ code: 'limit_exceeded' });
     // Given back (the service refused the payment, or it failed): the day's total drops, once.
-    expect(await giveBackSpend(store, input.duplicateCheckKey)).toBe(true);
-    expect(await giveBackSpend(store, input.duplicateCheckKey)).toBe(false);
+    expect(await dated.giveBackSpend(store, input.duplicateCheckKey)).toBe(true);
+    expect(await dated.giveBackSpend(store, input.duplicateCheckKey)).toBe(false);
     await expect(dated.reserveSpend(store, second)).resolves.toBeUndefined();
     // A key given back does not reserve again: its payment is over.
     await expect(dated.reserveSpend(store, input)).resolves.toBeUndefined();
     expect(await rejection(dated.reserveSpend(store, { ...input, duplicateCheckKey: `${run}-3:pay` }))).toMatchObject({
       code: 'limit_exceeded',
     });
-    expect(await giveBackSpend(store, `${run}-never-reserved`)).toBe(false);
+    expect(await dated.giveBackSpend(store, `${run}-never-reserved`)).toBe(false);
   });
 
   it.each<[string, () => SessionStore]>([

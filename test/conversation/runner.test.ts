@@ -15,7 +15,7 @@ import { createEngine, type ConversationEngine, type EngineOptions } from '../..
 import { keys } from '../../src/conversation/store/keys.js';
 import { deliveryId, WAITING, type ConversationRecord, type OpenRun } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
-import { AccessPolicy, giveBackSpend } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
@@ -803,7 +803,7 @@ describe('after money was sent, never "start again"', () => {
     expect(service.calls).toHaveLength(0);
     // Its reservation was given back already (a second give-back finds nothing): the day's total is whole.
     expect(reserved).toHaveLength(1);
-    expect(await giveBackSpend(store, reserved[0]!)).toBe(false);
+    expect(await policy.giveBackSpend(store, reserved[0]!)).toBe(false);
   });
 
   it("on Sentinel, the state of a payment call is held by a replica before the call: a failover dropping the run's start before the wait, the run calls nothing and tells that nothing was sent; held, it pays once", async () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { AccessPolicy, giveBackSpend } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import type { Notifier } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
@@ -56,7 +56,7 @@ function product(store: MemoryStore, told: string[]) {
     basicAuth: { user: 'momo', password: 'secret' },
     notifiers: { telegram: notifier },
     verify: { default: 'accept' },
-    onPaymentFailed: (ref) => giveBackSpend(store, ref),
+    onPaymentFailed: (ref) => policy.giveBackSpend(store, ref),
     logger,
   });
   return { made, notifications };

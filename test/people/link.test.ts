@@ -7,11 +7,11 @@
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import type { Engine, Inbound } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { LINK_TOO_MANY, LINK_TRIES, LINK_WRONG, linkCodeOf, withLinkCommand } from '../../src/people/link.js';
 import { Operators } from '../../src/people/operators.js';
+import { DatabaseLimits } from '../../src/people/limits.js';
 import { People } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import type { PeopleDirectory } from '../../src/people/start.js';
@@ -40,12 +40,13 @@ forEachDatabase('people-link', (open) => {
   it('links a chat account once; a guessed code says nothing, and guessing stops after a few tries', async () => {
     const db = (await open()).db as unknown as Kysely<PeopleSchema>;
     const people = new People(db);
+    const limits = new DatabaseLimits(db);
     const policy = new AccessPolicy(POLICY);
     await people.importPolicy(peopleOfPolicy(policy.document));
     const sync = new PeopleSync({ people, policy, logger: createLogger('silent') });
     await sync.refresh(true);
     const directory: PeopleDirectory = {
-      open: async () => ({ people, operators: new Operators(db) }),
+      open: async () => ({ people, operators: new Operators(db), limits }),
       operators: async () => null,
       changed: () => sync.refresh(),
       readOnly: null,
@@ -53,7 +54,7 @@ forEachDatabase('people-link', (open) => {
     };
     const seen: Inbound[] = [];
     const engine: Engine = { handle: async (inbound) => (seen.push(inbound), { text: 'menu', final: false }) };
-    withLinkCommand(engine, { directory, store: new MemoryStore(), logger: createLogger('silent') });
+    withLinkCommand(engine, { directory, logger: createLogger('silent') });
     const say = async (channel: Inbound['channel'], userId: string, text: string) =>
       (await engine.handle({ channel, conversationId: userId, userId, messageId: `${Math.random()}`, text })).text;
 

@@ -200,6 +200,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     onFlowEnd: options.onFlowEnd,
     onMoneyAnswer: options.onMoneyAnswer,
     onTransition: options.onTransition,
+    giveBack: (ref) => policy.giveBackSpend(store, ref, 'run lost before the call'),
     now,
     logger,
   });

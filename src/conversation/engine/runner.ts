@@ -51,7 +51,6 @@ import {
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
-import { giveBackSpend } from '../services/access-policy.js';
 import { randomId } from '../store/random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
 import {
@@ -87,6 +86,11 @@ export interface RunnerOptions {
   onFlowEnd?: (end: FlowEnd) => void;
   /** Told of the screen that answered a money-moving call, once written (EngineOptions.onMoneyAnswer). */
   onMoneyAnswer?: (answer: MoneyAnswer) => void;
+  /**
+   * Gives back the spend reserved under a payment's key when its run was lost before the call (the access
+   * policy's giveBackSpend, wherever it keeps totals). Default: nothing given back.
+   */
+  giveBack?: (ref: string) => Promise<unknown>;
   /**
    * Clock in milliseconds: deadlines, the lease's age, the times of the run's moves between steps. The runner
    * reads no other clock (its waits are timers, so tests run it on fake time).
@@ -844,15 +848,15 @@ export class Runner {
    * back: no run will pay under it (the key is this run's; a new start makes another).
    */
   private async nothingSent(participant: Participant, session: Session, snapshot: AnyMachineSnapshot, lang: Lang) {
-    const { store, runtime, answers, logger } = this.o;
+    const { runtime, answers, logger } = this.o;
     const log = logged(participant);
     logger.warn(
       log,
       'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
     );
     const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
-    if (ref)
-      await giveBackSpend(store, ref).catch((error: unknown) =>
+    if (ref && this.o.giveBack)
+      await this.o.giveBack(ref).catch((error: unknown) =>
         logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
       );
     await this.deliverLate(participant, answers.notice('common.runFailed', lang, true), false);

@@ -36,6 +36,10 @@
  * A PIN is stored as `scrypt$salt$hash` (base64url), made with {@link hashPin}; three wrong tries lock it
  * for {@link PIN_LOCK_SECONDS}.
  *
+ * Daily totals, wrong tries and locks are kept where {@link AccessPolicy.useLimits} says: the database's
+ * (src/people/limits.ts) once a start opened one, which every product start does; the session store's counters
+ * only in a setup without any database (./limits.ts).
+ *
  * With no policy set, {@link demoPolicy} applies: every user of every channel gets role `demo` (all
  * flows, modest limits) and USSD users have PIN 1234. That is for the sandbox only. To lock it down, an
  * operator sets ACCESS_POLICY_FILE to a policy without `*` entries, listing each user, and gives each USSD
@@ -50,15 +54,13 @@ import type { CheckSpend, ReserveSpend } from '../../../flows/services.js';
 import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
-import { keys } from '../store/keys.js';
 import type { Channel, SessionStore } from '../types.js';
+import { storeLimits, type GiveBackReason, type Limits } from './limits.js';
 
 /** Wrong PIN tries before the PIN locks. */
 export const PIN_MAX_ATTEMPTS = 3;
 /** How long a locked PIN stays locked, counted from the last wrong try: 15 minutes. */
 export const PIN_LOCK_SECONDS = 15 * 60;
-/** Daily totals outlive their UTC day by a day, so a late payment near midnight still counts. */
-const DAILY_TOTAL_TTL_SECONDS = 2 * 24 * 3600;
 
 const POLICY_FLOWS = ['pay', 'request', 'check', 'data', 'pin'] as const;
 /** Flows that move money or ask for it (everything but check): what a `*` entry may not do in production. */
@@ -249,6 +251,7 @@ export class AccessPolicy {
   private readonly doc: PolicyOutput;
   private readonly now: () => number;
   private current: Directory;
+  private limits: Limits | undefined;
 
   /** Validates the document; throws naming every bad entry. */
   constructor(document: unknown, options: AccessPolicyOptions = {}) {
@@ -277,6 +280,20 @@ export class AccessPolicy {
   /** Replaces the directory in one step (every later check reads the new one). */
   useDirectory(directory: Directory): void {
     this.current = directory;
+  }
+
+  /**
+   * Keeps daily totals, wrong tries and locks in `limits` from now on: the database's (src/people/start.ts sets
+   * it when the directory's database opens). Until then, and in a setup without any database, the session
+   * store's counters are used.
+   */
+  useLimits(limits: Limits): void {
+    this.limits = limits;
+  }
+
+  /** Where daily totals, tries and locks are kept and decided: the database's once set, else `store`'s counters. */
+  limitsIn(store: SessionStore): Limits {
+    return this.limits ?? storeLimits(store);
   }
 
   /** The roles the policy defines, by name. */
@@ -390,18 +407,29 @@ export class AccessPolicy {
     if (!stored) throw refuse('not_allowed', 'no PIN is set for this user');
     if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now())
       throw refuse('pin_locked', 'PIN locked');
-    const failures = keys.pinFailures(person.id);
+    const limits = this.limitsIn(store);
     // The try is counted before the PIN is checked, in one atomic step: however many tries arrive at once
     // (several gateways, several processes), no more than PIN_MAX_ATTEMPTS PINs are ever compared.
-    const counted = await store.addWithinLimit(failures, 1, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+    const counted = await limits.countTry('pin', person.id, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
     if (!counted.ok) throw refuse('pin_locked', 'PIN locked');
     if (await secretMatches(input.pin, stored)) {
-      await store.delete(failures);
+      await limits.clearTries('pin', person.id);
       return;
     }
     const left = PIN_MAX_ATTEMPTS - counted.total;
-    if (left <= 0) throw refuse('pin_locked', 'PIN locked');
+    if (left <= 0) {
+      await this.lockPin(limits, person.id, 'wrong PIN');
+      throw refuse('pin_locked', 'PIN locked');
+    }
     throw refuse('pin_wrong', `${left} attempts left`);
+  }
+
+  /**
+   * The wrong tries of a PIN or a one-time code reached {@link PIN_MAX_ATTEMPTS}: the lock is written with why
+   * (the tries counted lock it already, should this write fail).
+   */
+  async lockPin(limits: Limits, personId: string, why: 'wrong PIN' | 'wrong one-time code'): Promise<void> {
+    await limits.lockPin(personId, this.now() + PIN_LOCK_SECONDS * 1000, why);
   }
 
   /**
@@ -420,15 +448,15 @@ export class AccessPolicy {
     const amount = new Decimal(input.amount);
     // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
     if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw overPayment(perPayment, currency);
-    const total = this.dailyTotalKey(person.id, currency);
-    const limit = new Decimal(daily).mul(100).floor().toNumber();
-    const { ok, total: spent } = await store.reserve(
-      keys.spendReservation(input.duplicateCheckKey),
-      total,
-      minorUnits(amount),
-      limit,
-      DAILY_TOTAL_TTL_SECONDS,
-    );
+    const { ok, total: spent } = await this.limitsIn(store).reserve({
+      ref: input.duplicateCheckKey,
+      person: person.id,
+      currency,
+      day: this.today(),
+      amount: amount.toFixed(),
+      minor: minorUnits(amount),
+      limit: new Decimal(daily).mul(100).floor().toNumber(),
+    });
     if (!ok) throw overDay(daily, spent, currency);
   }
 
@@ -442,45 +470,44 @@ export class AccessPolicy {
   async checkSpend(store: SessionStore, input: CheckSpend<Channel>): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
-    if (input.pin && (await this.pinLocked(store, person))) throw refuse('pin_locked', 'PIN locked');
+    const limits = this.limitsIn(store);
+    if (input.pin && (await this.pinLocked(limits, person))) throw refuse('pin_locked', 'PIN locked');
     const currency = input.currency.toUpperCase();
     const { perPayment, daily } = this.limitsOf(input.channel, input.userId, currency);
     if (perPayment === undefined || daily === undefined) throw refuse('limit_exceeded', `no limit set for ${currency}`);
     const amount = new Decimal(input.amount);
     if (amount.gt(perPayment)) throw overPayment(perPayment, currency);
-    // Adding nothing reads the day's total (both stores answer it without a write).
-    const { total: spent } = await store.addWithinLimit(
-      this.dailyTotalKey(person.id, currency),
-      0,
-      Number.MAX_SAFE_INTEGER,
-      DAILY_TOTAL_TTL_SECONDS,
-    );
+    const spent = await limits.spent(person.id, currency, this.today());
     if (spent + minorUnits(amount) > new Decimal(daily).mul(100).floor().toNumber())
       throw overDay(daily, spent, currency);
   }
 
   /**
    * The person's PIN is locked: by the operator's page until a time, or by {@link PIN_MAX_ATTEMPTS} wrong tries
-   * within {@link PIN_LOCK_SECONDS} (read without counting one: adding nothing writes nothing).
+   * within {@link PIN_LOCK_SECONDS} (read without counting one).
    */
-  private async pinLocked(store: SessionStore, person: { id: string; pinLockedUntil?: number }): Promise<boolean> {
+  private async pinLocked(limits: Limits, person: { id: string; pinLockedUntil?: number }): Promise<boolean> {
     if (person.pinLockedUntil !== undefined && person.pinLockedUntil > this.now()) return true;
-    const { total } = await store.addWithinLimit(keys.pinFailures(person.id), 0, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    return total >= PIN_MAX_ATTEMPTS;
+    return (await limits.tries('pin', person.id)) >= PIN_MAX_ATTEMPTS;
   }
 
-  /** The key of a person's total in `currency` today (UTC). */
-  private dailyTotalKey(personId: string, currency: string): string {
-    return keys.dailySpend(personId, currency, new Date(this.now()).toISOString().slice(0, 10));
+  /**
+   * Gives back the spend reserved under a payment's Duplicate-Check-Key (its `metadata.ref`), saying why: the
+   * service refused it, it ended `processed_with_errors`, `rejected` or `cancelled`, its intent could not be
+   * written, or its run was lost before the call. Once only; unknown keys change nothing.
+   */
+  giveBackSpend(
+    store: SessionStore,
+    duplicateCheckKey: string,
+    reason: GiveBackReason = 'ended without money moving',
+  ): Promise<boolean> {
+    return this.limitsIn(store).giveBack(duplicateCheckKey, reason);
   }
-}
 
-/**
- * Gives back the spend reserved under a payment's Duplicate-Check-Key (its `metadata.ref`): the service refused
- * it, or it ended `processed_with_errors`, `rejected` or `cancelled`. Once only; unknown keys change nothing.
- */
-export function giveBackSpend(store: SessionStore, duplicateCheckKey: string): Promise<boolean> {
-  return store.giveBack(keys.spendReservation(duplicateCheckKey));
+  /** Today (UTC), `YYYY-MM-DD`: the day of daily totals. */
+  private today(): string {
+    return new Date(this.now()).toISOString().slice(0, 10);
+  }
 }
 
 export interface LoadPolicyOptions extends AccessPolicyOptions {

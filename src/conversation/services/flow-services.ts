@@ -39,7 +39,7 @@ import { BANK_COUNTRY_FIELD } from '../../momo/assumptions.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../store/keys.js';
-import { giveBackSpend, type AccessPolicy } from './access-policy.js';
+import type { AccessPolicy } from './access-policy.js';
 import type { Channel, SessionStore } from '../types.js';
 
 export interface ServicesOptions {
@@ -202,7 +202,7 @@ export function createServices(options: ServicesOptions): FlowServices {
         }
         // Given back only when the failure proves nothing was made (flows/types.ts madeNothing): a 429 may end a
         // run whose earlier attempt under this key the service committed, and a 2xx the client could not read did.
-        if (spent && madeNothing(toFailure(error))) await giveBackSpend(store, key);
+        if (spent && madeNothing(toFailure(error))) await policy.giveBackSpend(store, key, 'refused by the service');
         throw error;
       }
     });

@@ -1,13 +1,14 @@
 /**
  * Every migration, listed here by name (not read from the folder, so the compiled build needs no file
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
- * 0100-0199 people. Add a line, never change or reorder one that has landed.
+ * 0100-0199 people, 0200-0209 limits and lock-outs. Add a line, never change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
 import * as reconciliation0010 from './0010_reconciliation.js';
 import * as people0100 from './0100_people.js';
 import * as people0101 from './0101_pin_changes.js';
+import * as limits0200 from './0200_limits.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010_reconciliation': reconciliation0010,
   '0100_people': people0100,
   '0101_pin_changes': people0101,
+  '0200_limits': limits0200,
 };
 
 /** Kysely's provider over the list above. */

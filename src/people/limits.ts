@@ -1,0 +1,175 @@
+/**
+ * Limits and lock-outs kept by the database (migration 0200_limits), on PostgreSQL and on the demo's PGlite:
+ * what the access policy asks once a start opened its database (src/people/start.ts hands it to the policy).
+ *
+ * - A reservation is a row of `spend_reservations` (our ref = the payment's Duplicate-Check-Key, unique), written
+ *   in one transaction with the person's row of the day in `spend_days`, taken `FOR UPDATE` first: however many
+ *   channels of one person pay at once, and in however many processes, their reservations are counted one after
+ *   the other against one total. The flows reserve in the step before the one that writes the intent and calls
+ *   the service, so the reservation is committed before the intent and before any money call. Reserving again
+ *   under the same ref changes nothing; a give-back marks the row (when, why) and lowers the day's total, once.
+ * - Wrong tries are rows of `secret_tries`, counted in one statement before the secret is compared (no more than
+ *   the limit are ever compared, whatever arrives at once). The try that reaches the limit locks the PIN: the
+ *   person's `pin_locked_until` and `pin_locked_why` are written and journalled (src/people/people.ts lockPin),
+ *   and the directory of every process learns it at its next look; the tries row locks it meanwhile, and locks
+ *   a person matched only by a `*` rule, who has no row of their own.
+ *
+ * Redis holds none of this: emptying it changes no total and opens no lock.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { GiveBackReason, Limits, LockReason, Reservation, TryScope } from '../conversation/services/limits.js';
+import { People } from './people.js';
+import type { PeopleSchema } from './schema.js';
+
+export interface DatabaseLimitsOptions {
+  /** Clock in ms (the windows of tries, the times written). Default Date.now. */
+  now?: () => number;
+}
+
+export class DatabaseLimits implements Limits {
+  readonly where = 'database' as const;
+  private readonly now: () => number;
+  private readonly people: People;
+
+  constructor(
+    private readonly db: Kysely<PeopleSchema>,
+    options: DatabaseLimitsOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.people = new People(db, { now: this.now });
+  }
+
+  async spent(person: string, currency: string, day: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('spend_days')
+      .select('total')
+      .where('person_id', '=', person)
+      .where('currency', '=', currency)
+      .where('day', '=', day)
+      .executeTakeFirst();
+    return Number(row?.total ?? 0);
+  }
+
+  async reserve(r: Reservation): Promise<{ ok: boolean; total: number }> {
+    if (r.ref === '') throw new Error('a reservation needs its Duplicate-Check-Key');
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('spend_days')
+        .values({ person_id: r.person, currency: r.currency, day: r.day, total: 0 })
+        .onConflict((oc) => oc.columns(['person_id', 'currency', 'day']).doNothing())
+        .execute();
+      // The day's row, locked: another reservation or give-back of this person, currency and day waits here.
+      const day = await trx
+        .selectFrom('spend_days')
+        .select('total')
+        .where('person_id', '=', r.person)
+        .where('currency', '=', r.currency)
+        .where('day', '=', r.day)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
+      const total = Number(day.total);
+      const held = await trx.selectFrom('spend_reservations').select('ref').where('ref', '=', r.ref).executeTakeFirst();
+      if (held) return { ok: true, total };
+      if (total + r.minor > r.limit) return { ok: false, total };
+      const inserted = await trx
+        .insertInto('spend_reservations')
+        .values({
+          ref: r.ref,
+          person_id: r.person,
+          currency: r.currency,
+          day: r.day,
+          amount: r.amount,
+          minor: r.minor,
+          reserved_at: new Date(this.now()),
+        })
+        // The same ref reserved at once under another person or day (never by the flows): the first is kept.
+        .onConflict((oc) => oc.column('ref').doNothing())
+        .returning('ref')
+        .executeTakeFirst();
+      if (!inserted) return { ok: true, total };
+      await trx
+        .updateTable('spend_days')
+        .set({ total: sql`total + ${r.minor}` })
+        .where('person_id', '=', r.person)
+        .where('currency', '=', r.currency)
+        .where('day', '=', r.day)
+        .execute();
+      return { ok: true, total: total + r.minor };
+    });
+  }
+
+  async giveBack(ref: string, reason: GiveBackReason): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const held = await trx
+        .selectFrom('spend_reservations')
+        .select(['person_id', 'currency', 'day', 'minor', 'given_back_at'])
+        .where('ref', '=', ref)
+        .executeTakeFirst();
+      if (!held || held.given_back_at !== null) return false;
+      // The day's row first, as a reservation takes it: the two never wait for each other in the other order.
+      await trx
+        .selectFrom('spend_days')
+        .select('total')
+        .where('person_id', '=', held.person_id)
+        .where('currency', '=', held.currency)
+        .where('day', '=', held.day)
+        .forUpdate()
+        .execute();
+      const given = await trx
+        .updateTable('spend_reservations')
+        .set({ given_back_at: new Date(this.now()), given_back_reason: reason })
+        .where('ref', '=', ref)
+        .where('given_back_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(given.numUpdatedRows) === 0) return false;
+      await trx
+        .updateTable('spend_days')
+        .set({ total: sql`greatest(0, total - ${Number(held.minor)})` })
+        .where('person_id', '=', held.person_id)
+        .where('currency', '=', held.currency)
+        .where('day', '=', held.day)
+        .execute();
+      return true;
+    });
+  }
+
+  async countTry(
+    scope: TryScope,
+    subject: string,
+    max: number,
+    windowSeconds: number,
+  ): Promise<{ ok: boolean; total: number }> {
+    const now = new Date(this.now());
+    const until = new Date(this.now() + windowSeconds * 1000);
+    // One statement: the row is locked while it is counted, so tries arriving at once are counted one by one.
+    const counted = await sql<{ tries: number }>`
+      insert into secret_tries (scope, subject, tries, until) values (${scope}, ${subject}, 1, ${until})
+      on conflict (scope, subject) do update set
+        tries = case when secret_tries.until <= ${now} then 1 else secret_tries.tries + 1 end,
+        until = excluded.until
+      where secret_tries.until <= ${now} or secret_tries.tries < ${max}
+      returning tries`.execute(this.db);
+    const row = counted.rows[0];
+    if (row) return { ok: true, total: Number(row.tries) };
+    return { ok: false, total: await this.tries(scope, subject) };
+  }
+
+  async tries(scope: TryScope, subject: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('secret_tries')
+      .select('tries')
+      .where('scope', '=', scope)
+      .where('subject', '=', subject)
+      .where('until', '>', new Date(this.now()))
+      .executeTakeFirst();
+    return Number(row?.tries ?? 0);
+  }
+
+  async clearTries(scope: TryScope, subject: string): Promise<void> {
+    await this.db.deleteFrom('secret_tries').where('scope', '=', scope).where('subject', '=', subject).execute();
+  }
+
+  async lockPin(person: string, until: number, why: LockReason): Promise<void> {
+    await this.people.lockPin(person, until, why);
+  }
+}
