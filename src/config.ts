@@ -128,7 +128,7 @@ const envSchema = z.object({
   SANDBOX_VENDING_API_KEY: z.string().default('sandbox-vending-key'),
 
   /**
-   * Redis for sessions, dedup, daily totals and the notification queue, one server (`redis://…`, `rediss://`
+   * Redis for sessions, dedup and the notification queue, one server (`redis://…`, `rediss://`
    * for TLS, the password in the URL). Unset, with no REDIS_SENTINELS or REDIS_CLUSTER_NODES: in memory.
    */
   REDIS_URL: optionalString,

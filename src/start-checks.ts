@@ -20,8 +20,8 @@
  *
  * Warned about in production: notifications without credentials (anyone can post one; final states are
  * then confirmed by a read before anyone is told), USSD routes not served (neither USSD_CALLBACK_TOKEN nor
- * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN), no REDIS_URL (PIN tries and limits
- * counted per process: several processes would each allow three PIN tries).
+ * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN), no REDIS_URL (sessions and rate limits
+ * kept per process; daily totals and PIN tries are the database's either way).
  */
 import { ConfigError, type Config } from './config.js';
 import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/services/access-policy.js';
@@ -112,7 +112,7 @@ export function checkStart(config: Config): StartChecks {
     );
   if (!config.redis)
     warnings.push(
-      "REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): sessions, PIN tries, daily totals and rate limits are this process's alone, so run only one process",
+      "REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): sessions and rate limits are this process's alone, so run only one process",
     );
   return { policy, warnings };
 }
