@@ -355,15 +355,17 @@ function actions(person: PersonView, session: OpsSession | undefined, roles: str
   ${post('reset-pin', 'Reset PIN')} ${post('link-code', 'Make a link code')}`;
 }
 
+/** "locked until <when>: <why>" of a locked PIN (why: wrong PIN, wrong one-time code; none for an older lock). */
+const lockOf = (p: PersonView): string =>
+  `locked until ${when(p.pinLockedUntil)}${p.pinLockedWhy ? `: ${p.pinLockedWhy}` : ''}`;
+
 function listPage(data: Snapshot, session: OpsSession | undefined, roles: string[]): Html {
   const row = (p: PersonView) =>
     html`<tr data-person="${p.id}">
       <td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br /><small>${p.id}</small></td>
       <td>${p.role}</td>
       <td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
-      <td>${p.pin}${p.pinLockedUntil
-          ? html`<br /><small>locked until ${when(p.pinLockedUntil)}${p.pinLockedWhy ? ` (${p.pinLockedWhy})` : ''}</small>`
-          : ''}</td>
+      <td>${p.pin}${p.pinLockedUntil ? html`<br /><small>${lockOf(p)}</small>` : ''}</td>
       <td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</td>
       <td>${actions(p, session, roles)}</td>
     </tr>`;
@@ -484,11 +486,7 @@ function personPage(
         <dt>Status</dt>
         <dd data-testid="status">${person.status}</dd>
         <dt>PIN</dt>
-        <dd data-testid="pin">
-          ${person.pin}${person.pinLockedUntil
-            ? html` (locked until ${when(person.pinLockedUntil)}${person.pinLockedWhy ? `: ${person.pinLockedWhy}` : ''})`
-            : ''}
-        </dd>
+        <dd data-testid="pin">${person.pin}${person.pinLockedUntil ? html` (${lockOf(person)})` : ''}</dd>
         <dt>Identities</dt>
         <dd>${person.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</dd>
         <dt>Preferred chat</dt>

@@ -46,10 +46,7 @@ export function linkCodeOf(inbound: Pick<Inbound, 'channel' | 'text'>): string |
 }
 
 /** Answers link commands of chat channels; every other message goes to `engine`. Changes `engine.handle` in place. */
-export function withLinkCommand<E extends Engine>(
-  engine: E,
-  o: { directory: PeopleDirectory; logger: Logger },
-): E {
+export function withLinkCommand<E extends Engine>(engine: E, o: { directory: PeopleDirectory; logger: Logger }): E {
   const handle = engine.handle.bind(engine);
   engine.handle = async (inbound: Inbound): Promise<Prompt> => {
     const code = linkCodeOf(inbound);
@@ -59,7 +56,11 @@ export function withLinkCommand<E extends Engine>(
   return engine;
 }
 
-async function link(code: string, inbound: Inbound, o: { directory: PeopleDirectory; logger: Logger }): Promise<string> {
+async function link(
+  code: string,
+  inbound: Inbound,
+  o: { directory: PeopleDirectory; logger: Logger },
+): Promise<string> {
   const who = { channel: inbound.channel, user: maskUserId(inbound.channel, inbound.userId) };
   // Without the directory's database no code can match (and there are no tries to count).
   const opened = await o.directory.open();

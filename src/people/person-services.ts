@@ -102,7 +102,8 @@ export function personServices(o: PersonServicesOptions): PersonServices {
 
     async makeLinkCode(input) {
       const { person, people } = await ownPerson(input);
-      if (!(await mayMakeLinkCode(policy.limitsIn(store), person.id))) throw refuse('too_many_codes', 'too many link codes made');
+      if (!(await mayMakeLinkCode(policy.limitsIn(store), person.id)))
+        throw refuse('too_many_codes', 'too many link codes made');
       return people.linkCode(person.id);
     },
   };

@@ -121,7 +121,11 @@ forEachDatabase('people-limits', (open, engine) => {
     expect(await policy.giveBackSpend(new MemoryStore(), first.duplicateCheckKey, 'refused by the service')).toBe(true);
     expect(await policy.giveBackSpend(new MemoryStore(), first.duplicateCheckKey)).toBe(false);
     expect(await limits.spent('amina', 'UGX', day)).toBe(0);
-    const row = await db.selectFrom('spend_reservations').selectAll().where('ref', '=', 'again-1:pay').executeTakeFirst();
+    const row = await db
+      .selectFrom('spend_reservations')
+      .selectAll()
+      .where('ref', '=', 'again-1:pay')
+      .executeTakeFirst();
     expect(row).toMatchObject({ person_id: 'amina', currency: 'UGX', given_back_reason: 'refused by the service' });
     expect(Number(row!.amount)).toBe(600);
     expect(row!.given_back_at).not.toBeNull();

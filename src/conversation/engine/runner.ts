@@ -856,9 +856,11 @@ export class Runner {
     );
     const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
     if (ref && this.o.giveBack)
-      await this.o.giveBack(ref).catch((error: unknown) =>
-        logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
-      );
+      await this.o
+        .giveBack(ref)
+        .catch((error: unknown) =>
+          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
+        );
     await this.deliverLate(participant, answers.notice('common.runFailed', lang, true), false);
   }
 

@@ -40,10 +40,7 @@ export type LockReason = 'wrong PIN' | 'wrong one-time code';
 
 /** Why a reservation was given back. */
 export type GiveBackReason =
-  | 'refused by the service'
-  | 'ended without money moving'
-  | 'intent not recorded'
-  | 'run lost before the call';
+  'refused by the service' | 'ended without money moving' | 'intent not recorded' | 'run lost before the call';
 
 export interface Limits {
   /** `database` or `store`: which one decides (the start's log and the tests read it). */
@@ -63,7 +60,12 @@ export interface Limits {
    * within the window; the window ends `windowSeconds` after the last counted try. Returns whether it was
    * counted and the count.
    */
-  countTry(scope: TryScope, subject: string, max: number, windowSeconds: number): Promise<{ ok: boolean; total: number }>;
+  countTry(
+    scope: TryScope,
+    subject: string,
+    max: number,
+    windowSeconds: number,
+  ): Promise<{ ok: boolean; total: number }>;
   /** The tries counted within the window (0 once it ended). */
   tries(scope: TryScope, subject: string): Promise<number>;
   /** Forgets the tries (the right secret was typed). */
@@ -80,7 +82,11 @@ export interface Limits {
 const DAILY_TOTAL_TTL_SECONDS = 2 * 24 * 3600;
 
 const tryKey = (scope: TryScope, subject: string): string =>
-  scope === 'pin' ? keys.pinFailures(subject) : scope === 'link-tries' ? keys.linkTries(subject) : keys.linkCodesMade(subject);
+  scope === 'pin'
+    ? keys.pinFailures(subject)
+    : scope === 'link-tries'
+      ? keys.linkTries(subject)
+      : keys.linkCodesMade(subject);
 
 /**
  * The counters of the session store (Redis or memory), for a setup without any database. Their windows are the
@@ -108,7 +114,8 @@ export function storeLimits(store: SessionStore): Limits {
         DAILY_TOTAL_TTL_SECONDS,
       ),
     giveBack: (ref) => store.giveBack(keys.spendReservation(ref)),
-    countTry: (scope, subject, max, windowSeconds) => store.addWithinLimit(tryKey(scope, subject), 1, max, windowSeconds),
+    countTry: (scope, subject, max, windowSeconds) =>
+      store.addWithinLimit(tryKey(scope, subject), 1, max, windowSeconds),
     async tries(scope, subject) {
       return (await store.addWithinLimit(tryKey(scope, subject), 0, Number.MAX_SAFE_INTEGER, 1)).total;
     },

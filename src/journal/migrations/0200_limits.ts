@@ -38,7 +38,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('person_id', 'text', (c) => c.notNull())
     .addColumn('currency', 'text', (c) => c.notNull())
     .addColumn('day', 'text', (c) => c.notNull())
-    .addColumn('total', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`total >= 0`))
+    .addColumn('total', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`total >= 0`),
+    )
     .addPrimaryKeyConstraint('spend_days_pk', ['person_id', 'currency', 'day'])
     .execute();
   await db.schema
