@@ -391,6 +391,15 @@ export const pinMachine = setup({
         pins: (context.result?.pins ?? []).join(', '),
         reference: context.result?.reference ?? '',
       }),
+      // The pins are vouchers worth money: the journal and /ops keep only how many.
+      masked: (context) => ({
+        key: 'pin.doneMasked',
+        params: {
+          ...purchaseParams(context),
+          count: String(context.result?.pins?.length ?? 0),
+          reference: context.result?.reference ?? '',
+        },
+      }),
     }),
     left: {
       type: 'final',

@@ -119,6 +119,8 @@ export interface PurchaseStatesOptions<C extends PurchaseContext, Src extends Pu
   purchase: { src: Src; input: (context: C) => ServiceInput<Src> };
   /** The receipt's parameters. */
   receipt: (context: C) => Params;
+  /** The receipt as the record keeps it, when it shows a secret (exam pins): their count in their place. */
+  masked?: (context: C) => Text;
 }
 
 /** The states after `confirming`: verifyingPin, reserving, purchasing, done, submittedBefore, unconfirmed, failed. */
@@ -127,6 +129,7 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
   amount,
   purchase,
   receipt,
+  masked,
 }: PurchaseStatesOptions<C, Src>) {
   return {
     verifyingPin: {
@@ -181,7 +184,11 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
     done: {
       type: 'final',
       meta: {
-        view: (context: C): View => ({ text: { key: `${flow}.done`, params: receipt(context) }, final: true }),
+        view: (context: C): View => ({
+          text: { key: `${flow}.done`, params: receipt(context) },
+          ...(masked ? { masked: masked(context) } : {}),
+          final: true,
+        }),
         outcome: (): FlowOutcome => 'paid',
       },
     },

@@ -59,6 +59,11 @@ export interface View {
   final?: boolean;
   /** The first screen (the main menu): nothing to go back to, so no Back (nor Home) is offered. */
   top?: boolean;
+  /**
+   * The same screen as the record keeps it (the journal's telling, /ops): its secrets (exam pins) replaced by
+   * their count. Absent when the screen holds none. The owner is shown `text`; nobody else ever reads it.
+   */
+  masked?: Text;
 }
 
 export interface StateMeta {

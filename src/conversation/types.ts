@@ -65,6 +65,11 @@ export interface Prompt {
    * string's answers are not walked past it); the next message of the session proves they were seen.
    */
   noted?: boolean;
+  /**
+   * The words as the record keeps them (the journal's telling, read by operators): the screen's secrets (exam
+   * pins) replaced by their count. Absent when it holds none; adapters show `text`.
+   */
+  masked?: string;
 }
 
 /** Where a later message goes: the chat that started the operation. */

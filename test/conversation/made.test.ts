@@ -5,7 +5,7 @@ import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
-import { Journal } from '../../src/journal/index.js';
+import { Journal, type MoneyJournal } from '../../src/journal/index.js';
 import { createLogger } from '../../src/log.js';
 import { forEachDatabase } from '../journal/databases.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -143,7 +143,41 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
       metadata: { chat: 'telegram:1', ref: key },
     });
     expect(heard).toEqual([`purchase ${key}`]);
-    expect(await made.byId('purchase', 'SBXV1')).toMatchObject({ ref: key, payee: '+2348030000001', currency: '' });
+    expect(await made.byId('purchase', 'SBXV1')).toMatchObject({ ref: key, payee: '+2348030000001', currency: 'NGN' });
+  });
+
+  it("records a pin purchase at its whole price: two WAEC pins at 3,900 NGN are 7,800 NGN, as the phone's total says", async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    const journalled: Array<{ amount: string; currency: string }> = [];
+    const journal = {
+      intend: async (intent: { amount: string; currency: string }) => void journalled.push(intent),
+      write: () => {},
+      writeIntent: () => {},
+      who: () => ({ role: 'staff' }),
+    } as unknown as MoneyJournal;
+    const key = `run-${++n}:pin`;
+    const sent: unknown[] = [];
+    const services = recordMade(
+      fakeServices(made, async () => ({ reference: 'SBXP1', status: 'successful', pins: ['1', '2'] })).services,
+      made,
+      logger,
+      { journal },
+    );
+    await services.purchasePin({
+      channel: 'ussd',
+      userId: '+2348030000002',
+      duplicateCheckKey: key,
+      serviceType: 'waec',
+      productCode: '1',
+      accountNumber: '0123456789',
+      gsmNo: '+2348030000002',
+      amount: '3900',
+      quantity: 2,
+      metadata: { chat: 'ussd:+2348030000002', ref: key },
+    });
+    sent.push(await made.byRef(key));
+    expect(sent[0]).toMatchObject({ amount: '7800', currency: 'NGN' });
+    expect(journalled).toEqual([expect.objectContaining({ amount: '7800', currency: 'NGN' })]);
   });
 
   it("an intent that cannot be written stops the create (nothing is sent) and is thrown as NotCalled, not as the service's answer: the runner repeats the step later", async () => {

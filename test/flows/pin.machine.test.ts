@@ -206,6 +206,19 @@ describe('pin machine: buying', () => {
         reference: 'ref-p1',
       },
     });
+    // The record's copy (the journal's telling, /ops) keeps how many pins, never the pins.
+    expect(currentView(done)?.masked).toEqual({
+      key: 'pin.doneMasked',
+      params: {
+        bundle: 'JAMB UTME PIN',
+        quantity: 2,
+        name: 'ADEBAYO TUNDE',
+        total: '12400',
+        currency: 'NGN',
+        count: '2',
+        reference: 'ref-p1',
+      },
+    });
     expect(done.output).toEqual({
       remember: {
         candidates: [

@@ -109,6 +109,36 @@ for (const engine of ['postgres', 'pglite'] as const) {
       stop();
     });
 
+    it('keeps two exam pins at their whole price in naira, and their telling without the pins', async () => {
+      const me = '+2348031900001';
+      const ussd = new AtSession(app.url, me);
+      await ussd.dial();
+      // Exam pins, the first exam, its first bundle, two of them, the candidate's code.
+      for (const answer of ['5', '1', '1', '2', '1234567890']) await ussd.answer(answer);
+      const summary = ussd.screens.at(-1)!;
+      const total = /Total ([\d,]+) NGN/.exec(summary)?.[1]?.replaceAll(',', '');
+      expect(total, summary).toBeDefined();
+      const outcome = await ussd.answer('1234');
+      const pins = /Pins: ([\d, -]+)\./.exec(outcome)?.[1]?.split(', ') ?? [];
+      expect(pins, outcome).toHaveLength(2);
+      const row = await eventually(
+        async () => (await app.journal.search({ phone: me })).items[0],
+        (op) => op?.state === 'completed',
+        'the purchase in the journal',
+      );
+      // The whole price (two pins), as the phone's total said, in its currency.
+      expect(row).toMatchObject({ kind: 'purchase', flow: 'pin', amount: total, currency: 'NGN' });
+      const timeline = await eventually(
+        () => app.journal.timeline(row!.ref),
+        (events) => events.some((e) => e.type === 'telling' && e.source === 'conversation'),
+        "the purchase's telling",
+      );
+      const told = timeline.find((e) => e.type === 'telling' && e.source === 'conversation');
+      expect(String(told?.data.text)).toMatch(/2 pins \(hidden\)/);
+      // The pins are vouchers worth money: none of them is kept where an operator reads.
+      for (const pin of pins) expect(JSON.stringify(timeline)).not.toContain(pin);
+    });
+
     it('when the database refuses the intent: no payment at the service, the person told to try again shortly', async () => {
       const me = '+256700333002';
       await sql`create or replace function refuse_intents() returns trigger language plpgsql as $$

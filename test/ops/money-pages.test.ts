@@ -164,20 +164,20 @@ describe('the money pages in Chromium', () => {
       page
         .locator(`#money-totals .card[data-kind="${kind}"][data-currency="${currency}"][data-bucket="${bucket}"]`)
         .innerText();
-    expect(await card('payment', 'UGX', 'completed')).toMatch(/^1500 UGX\s+payments completed: 1$/);
+    expect(await card('payment', 'UGX', 'completed')).toMatch(/^1,500 UGX\s+payments completed: 1$/);
     expect(await card('payment', 'UGX', 'failed')).toMatch(/^260\.5 UGX\s+payments failed: 2$/);
-    expect(await card('payment', 'UGX', 'open')).toMatch(/^907000 UGX\s+payments still open: 2$/);
-    expect(await card('request', 'KES', 'completed')).toMatch(/^3000 KES\s+requests completed: 1$/);
+    expect(await card('payment', 'UGX', 'open')).toMatch(/^907,000 UGX\s+payments still open: 2$/);
+    expect(await card('request', 'KES', 'completed')).toMatch(/^3,000 KES\s+requests completed: 1$/);
     expect(
       await page.$$eval('#money-days tbody tr', (rows) =>
         rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => c.textContent)),
       ),
     ).toEqual([
-      ['2026-11-23', 'KES', 'request', '1 · 3000', '0 · 0', '0 · 0'],
-      ['2026-11-23', 'UGX', 'payment', '0 · 0', '1 · 10', '0 · 0'],
-      ['2026-11-22', 'UGX', 'payment', '0 · 0', '0 · 0', '2 · 907000'],
-      ['2026-11-21', 'UGX', 'payment', '0 · 0', '1 · 250.5', '0 · 0'],
-      ['2026-11-20', 'UGX', 'payment', '1 · 1500', '0 · 0', '0 · 0'],
+      ['2026-11-23', 'KES', 'request', '1 · 3,000 KES', '0 · 0 KES', '0 · 0 KES'],
+      ['2026-11-23', 'UGX', 'payment', '0 · 0 UGX', '1 · 10 UGX', '0 · 0 UGX'],
+      ['2026-11-22', 'UGX', 'payment', '0 · 0 UGX', '0 · 0 UGX', '2 · 907,000 UGX'],
+      ['2026-11-21', 'UGX', 'payment', '0 · 0 UGX', '1 · 250.5 UGX', '0 · 0 UGX'],
+      ['2026-11-20', 'UGX', 'payment', '1 · 1,500 UGX', '0 · 0 UGX', '0 · 0 UGX'],
     ]);
     // One channel: the page asks again.
     await page.selectOption('#channel', 'ussd');

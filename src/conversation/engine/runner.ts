@@ -713,7 +713,8 @@ export class Runner {
           ref: moneyRef,
           channel: participant.channel,
           conversationId: participant.conversationId,
-          text: outcome.text,
+          // What the record keeps: secrets on the screen (exam pins) are the owner's, never an operator's.
+          text: outcome.masked ?? outcome.text,
         });
       for (const move of moves) this.o.onTransition?.(move);
       await rememberProfile(store, participant, remember, logger).catch((error: unknown) =>

@@ -53,6 +53,7 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
     ...(view.input ? { input: view.input } : {}),
     ...(view.error ? { refused: true } : {}),
     ...(view.top ? { top: true } : {}),
+    ...(view.masked ? { masked: render(view.masked, lang) } : {}),
     ...(lang === 'en' ? {} : { lang }),
     final: view.final ?? false,
   });

@@ -15,7 +15,9 @@
  * - `made:open:{<phone>}:<amount>:<CURRENCY>`: the open collection requests of that number, amount and
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
+import { Decimal } from 'decimal.js';
 import { isAlreadySubmitted, type Asker, type FlowServices } from '../../../flows/services.js';
+import { VENDING_CURRENCY } from '../../../flows/purchase.js';
 import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flows/types.js';
 import { events, type MoneyJournal } from '../../journal/index.js';
 import type { Operation, OperationKind, OperationState } from '../../journal/schema.js';
@@ -35,7 +37,7 @@ export interface Made {
   /** `<channel>:<conversationId>` of the conversation that made it. */
   chat: string;
   amount: string;
-  /** Empty for purchases: the vending group prices bundles without a currency. */
+  /** For purchases, naira ({@link VENDING_CURRENCY}): the vending group prices bundles without a currency. */
   currency: string;
   /**
    * Who is paid (payment), asked to pay (request) or receives the purchase: a number or an account; for a
@@ -512,17 +514,21 @@ export function recordMade(
         () => services.createCollectionRequest(input),
         requestAnswer,
       ),
-    // Purchases have no currency: the vending group prices bundles without one.
+    // Purchases are priced in naira (the vending group names no currency; the flows reserve the spend in it).
     purchaseData: (input) =>
       track(
-        intentOf('purchase', input, input.phonenumber, ''),
+        intentOf('purchase', input, input.phonenumber, VENDING_CURRENCY),
         { kind: 'purchase', flow: 'data', asker: input },
         () => services.purchaseData(input),
         purchaseAnswer,
       ),
     purchasePin: (input) =>
       track(
-        intentOf('purchase', input, input.accountNumber, ''),
+        // The whole price: the vending group is sent one pin's price and the quantity.
+        {
+          ...intentOf('purchase', input, input.accountNumber, VENDING_CURRENCY),
+          amount: new Decimal(input.amount || 0).times(input.quantity).toFixed(),
+        },
         { kind: 'purchase', flow: 'pin', asker: input },
         () => services.purchasePin(input),
         purchaseAnswer,

@@ -252,7 +252,13 @@
     { key: 'failed', label: 'failed' },
     { key: 'open', label: 'still open' },
   ];
-  const figure = (c) => `${c.count} · ${c.total}`;
+  /** A decimal string as money: its whole part in groups of three, then its currency ("8,150.5 NGN"). */
+  const amountOf = (total, currency) => {
+    const [whole, fraction] = String(total).split('.');
+    const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    return `${grouped}${fraction ? `.${fraction}` : ''} ${currency || '(no currency)'}`;
+  };
+  const figure = (c, currency) => `${c.count} · ${amountOf(c.total, currency)}`;
 
   function showMoney(money) {
     const section = $('money');
@@ -268,7 +274,7 @@
           card.dataset.bucket = b.key;
           const value = document.createElement('span');
           value.className = 'value';
-          value.textContent = `${t[b.key].total} ${t.currency}`;
+          value.textContent = amountOf(t[b.key].total, t.currency);
           const label = document.createElement('span');
           label.className = 'label';
           label.textContent = `${t.kind}s ${b.label}: ${t[b.key].count}`;
@@ -286,7 +292,7 @@
             cell('td', r.day),
             cell('td', r.currency),
             cell('td', r.kind),
-            ...BUCKETS.map((b) => cell('td', figure(r[b.key]))),
+            ...BUCKETS.map((b) => cell('td', figure(r[b.key], r.currency))),
           );
           return tr;
         }),
