@@ -350,14 +350,24 @@ function actions(person: PersonView, session: OpsSession | undefined, roles: str
       ${csrfField(session)}${extra}<button type="submit">${label}</button>
     </form>`;
   return html`${person.status === 'active' ? post('suspend', 'Suspend') : post('reactivate', 'Reactivate')}
-  ${post('role', 'Change role', roleSelect(roles, person.role))}
-  ${person.pinLockedUntil ? post('unlock-pin', 'Unlock PIN') : post('unlock-pin', 'Unlock PIN')}
+  ${post('role', 'Change role', roleSelect(roles, person.role))} ${post('unlock-pin', 'Unlock PIN')}
   ${post('reset-pin', 'Reset PIN')} ${post('link-code', 'Make a link code')}`;
 }
 
-/** "locked until <when>: <why>" of a locked PIN (why: wrong PIN, wrong one-time code; none for an older lock). */
-const lockOf = (p: PersonView): string =>
-  `locked until ${when(p.pinLockedUntil)}${p.pinLockedWhy ? `: ${p.pinLockedWhy}` : ''}`;
+/**
+ * The PIN's state as an operator needs it: a person locked out (wrong PINs or one-time codes) reads "locked",
+ * until when, why, and how to unlock, before what their PIN is (set, must change); a lock that has run out is
+ * no lock.
+ */
+function pinState(p: PersonView, now = Date.now()): Html {
+  const until = p.pinLockedUntil ? Date.parse(p.pinLockedUntil) : NaN;
+  if (!(until > now)) return html`${p.pin}`;
+  return html`<span class="state state-failed" data-testid="locked">locked</span> until
+    ${when(p.pinLockedUntil)}${p.pinLockedWhy ? `: ${p.pinLockedWhy}` : ''}<br /><small
+      >To unlock: Unlock PIN (their PIN stays, the tries start again) or Reset PIN (a new one-time code); else it opens
+      by itself then. PIN: ${p.pin}.</small
+    >`;
+}
 
 function listPage(data: Snapshot, session: OpsSession | undefined, roles: string[]): Html {
   const row = (p: PersonView) =>
@@ -365,7 +375,7 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
       <td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br /><small>${p.id}</small></td>
       <td>${p.role}</td>
       <td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
-      <td>${p.pin}${p.pinLockedUntil ? html`<br /><small>${lockOf(p)}</small>` : ''}</td>
+      <td>${pinState(p)}</td>
       <td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</td>
       <td>${actions(p, session, roles)}</td>
     </tr>`;
@@ -486,7 +496,7 @@ function personPage(
         <dt>Status</dt>
         <dd data-testid="status">${person.status}</dd>
         <dt>PIN</dt>
-        <dd data-testid="pin">${person.pin}${person.pinLockedUntil ? html` (${lockOf(person)})` : ''}</dd>
+        <dd data-testid="pin">${pinState(person)}</dd>
         <dt>Identities</dt>
         <dd>${person.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</dd>
         <dt>Preferred chat</dt>

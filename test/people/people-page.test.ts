@@ -204,6 +204,23 @@ describe('the People page', () => {
     expect(JSON.stringify(await peopleJson())).not.toContain(code!);
   });
 
+  it('shows a person locked by wrong one-time codes as locked, with when, why and how to unlock', async () => {
+    const { cookie, csrf } = await signIn();
+    expect((await post('/ops/people/amina/reset-pin', { csrf }, { cookie })).status).toBe(200);
+    const dial = new AtSession(app.url, '+256700333001');
+    expect(await dial.dial()).toMatch(/one-time code/);
+    for (const wrong of ['00000001', '00000002', '00000003']) await dial.answer(wrong);
+    const page = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
+    const pin = /<dd data-testid="pin">([\s\S]*?)<\/dd>/.exec(page)?.[1]?.replace(/\s+/g, ' ') ?? '';
+    expect(pin).toMatch(/^ ?<span class="state state-failed" data-testid="locked">locked<\/span> until \d{4}-/);
+    expect(pin).toContain('wrong one-time code');
+    expect(pin).toMatch(/To unlock: Unlock PIN/);
+    // Unlocked, it is no longer shown locked.
+    expect((await post('/ops/people/amina/unlock-pin', { csrf }, { cookie })).status).toBeLessThan(400);
+    const after = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
+    expect(after).not.toContain('data-testid="locked"');
+  });
+
   it('adds an operator who signs in by name; sign-out ends the session', async () => {
     const { cookie, csrf } = await signIn();
     expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'short' }, { cookie })).status).toBe(400);
