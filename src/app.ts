@@ -390,7 +390,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   });
   if (!opsServed)
     logger.warn(
-      'operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (operators sign in on /ops/sign-in)',
+      'operator page /ops is not served: set OPS_USER and OPS_PASSWORD to serve it (operators sign in on /ops/sign-in), or OPS_TOKEN for scripts',
     );
 
   // Routes anyone on the network can post to are counted per caller address before anything else runs.

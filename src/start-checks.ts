@@ -12,6 +12,7 @@
  *   that user could never pay (and a `*` USSD entry can have none);
  * - no DATABASE_URL: the embedded PGlite is one process's alone and never flushes to disk (docs/journal.md), so
  *   it is for the demo only; real money is kept by a PostgreSQL server;
+ * - an OPS_PASSWORD too easy to guess (src/people/password-rules.ts: the rule every operator's password follows);
  * - a channel half configured: Slack's signing secret without its bot token or the other way round (or an
  *   app token without both), Telegram's webhook secret or API root without its bot token: the operator
  *   believes a channel is on (or protected) when it is not.
@@ -26,6 +27,7 @@
 import { ConfigError, type Config } from './config.js';
 import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/services/access-policy.js';
 import { maskPhone } from './log.js';
+import { passwordWeakness } from './people/password-rules.js';
 
 export interface StartChecks {
   /** The access policy the product runs with (the demo policy with the embedded sandbox and no policy set). */
@@ -92,6 +94,10 @@ export function checkStart(config: Config): StartChecks {
       if (config[setting]) refuse(`TELEGRAM_BOT_TOKEN: ${setting} is set without it, so Telegram would be off`);
     }
   }
+  const opsPasswordWeakness =
+    config.OPS_USER && config.OPS_PASSWORD ? passwordWeakness(config.OPS_PASSWORD, config.OPS_USER) : null;
+  if (opsPasswordWeakness)
+    refuse(`OPS_PASSWORD: ${opsPasswordWeakness}, and it signs in an operator of real money (production)`);
   if (!config.DATABASE_URL) {
     refuse(
       'DATABASE_URL: MOMO_BASE_URL is set (production) but DATABASE_URL is not, and the embedded PGlite under DATA_DIR is for the demo only (one process, never flushed to disk): set DATABASE_URL to a PostgreSQL server',

@@ -11,7 +11,8 @@
  *   operators.ts; the OPS_USER operator against OPS_PASSWORD) gives a session cookie (`HttpOnly`,
  *   `SameSite=Strict`, `Path=/ops`, `Secure` when the request came over https), 8 hours, kept in Redis (or
  *   memory) by its SHA-256 only. Guessing is refused with 429: at most {@link SIGN_IN_LIMIT} failed tries per address
- *   in a while (each try is counted before the password is compared; a success clears the count). The right
+ *   in a while (each try is counted before the password is compared; a success gives back its own count only,
+ *   never the failures before it, whichever credential succeeded). The right
  *   operator signing in from another address is never refused for someone else's guesses.
  * - `POST /ops/sign-out` (form: `csrf`): a signed-in operator; ends the session.
  * - `GET` of the pages' stylesheets (`/ops/<name>.css`): anyone (no data).
@@ -142,8 +143,17 @@ export class OpsAccess {
     return false;
   }
 
-  private async forgetTries(address: string): Promise<void> {
-    await this.o.store.delete(keys.opsSignInFailures(address));
+  /**
+   * A try that succeeded gives back its own count, and only its own: the address's failures stay counted, so a
+   * right credential (the token, another operator's password) never clears the count another's guesses made.
+   */
+  private async giveBackTry(address: string): Promise<void> {
+    await this.o.store.addWithinLimit(
+      keys.opsSignInFailures(address),
+      -1,
+      this.limit.failures,
+      this.limit.windowSeconds,
+    );
   }
 
   /** Adds the sign-in and sign-out routes (before {@link guard}). */
@@ -188,7 +198,7 @@ export class OpsAccess {
           res.status(401).type('html').send(signInPage(formToken, 'That name and password do not match an operator.'));
           return;
         }
-        await this.forgetTries(address);
+        await this.giveBackTry(address);
         res.clearCookie(SIGN_IN_COOKIE, { path: '/ops/sign-in' });
         await this.startSession(req, res, operator);
         res.redirect(303, '/ops');
@@ -272,7 +282,7 @@ export class OpsAccess {
       const address = req.ip ?? 'unknown';
       if (!(await this.tryCounted(address, res))) return false;
       if (sameSecret(encoded ?? '', this.o.opsToken)) {
-        await this.forgetTries(address);
+        await this.giveBackTry(address);
         res.locals.operator = 'OPS_TOKEN';
         res.locals.opsCaller = 'script';
         return true;
@@ -286,7 +296,7 @@ export class OpsAccess {
       if (!(await this.tryCounted(address, res))) return false;
       const operator = colon < 0 ? null : await this.verify(name, decoded.slice(colon + 1));
       if (operator) {
-        await this.forgetTries(address);
+        await this.giveBackTry(address);
         res.locals.operator = operator;
         res.locals.opsCaller = 'operator';
         return true;
@@ -364,9 +374,13 @@ export interface AccessSettings {
   operators?: (() => Promise<OperatorAccounts | null>) | undefined;
 }
 
-/** The access check of /ops; undefined when /ops is not served at all (production without OPS_USER / OPS_PASSWORD). */
+/**
+ * The access check of /ops; undefined when /ops is not served at all (production with neither OPS_USER /
+ * OPS_PASSWORD nor OPS_TOKEN). With OPS_TOKEN alone, scripts read the `.json` and `.csv` routes with it and
+ * operators of the database sign in.
+ */
 export function opsAccess(options: AccessSettings): OpsAccess | undefined {
-  if (!options.credentials && !options.open) return undefined;
+  if (!options.credentials && !options.open && !options.opsToken) return undefined;
   return new OpsAccess({
     store: options.store ?? new MemoryStore(),
     operators: options.operators ?? (async () => null),

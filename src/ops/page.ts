@@ -83,7 +83,7 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/** Adds the /ops routes; false when they are not served (production without OPS_USER / OPS_PASSWORD). */
+/** Adds the /ops routes; false when they are not served (production with neither OPS_USER / OPS_PASSWORD nor OPS_TOKEN). */
 export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   const access = opsAccess(options);
   if (!access) return false;

@@ -10,12 +10,11 @@ import { Journal } from '../journal/journal.js';
 import type { Schema } from '../journal/schema.js';
 import { PeopleError } from './people.js';
 import type { PeopleSchema } from './schema.js';
+import { passwordWeakness } from './password-rules.js';
 import { hashSecret, secretMatches } from './secrets.js';
 
 /** An operator's name: what the journal records for every change they make. */
 export const OPERATOR_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
-/** Shortest password an operator may be given on the page. */
-export const OPERATOR_PASSWORD_MIN = 12;
 
 /** A password compared against this when the name is unknown: the same work either way. */
 const UNKNOWN = hashSecret(randomUUID());
@@ -85,8 +84,8 @@ export class Operators implements OperatorAccounts {
 
   async add(by: string, name: string, password: string): Promise<void> {
     if (!OPERATOR_NAME.test(name)) throw new PeopleError('an operator name is letters, digits, _ . @ - (at most 64)');
-    if (password.length < OPERATOR_PASSWORD_MIN || password.length > 200)
-      throw new PeopleError(`a password is ${OPERATOR_PASSWORD_MIN} to 200 characters`);
+    const weakness = passwordWeakness(password, name);
+    if (weakness) throw new PeopleError(weakness);
     await this.db.transaction().execute(async (trx) => {
       const created = await trx
         .insertInto('operators')

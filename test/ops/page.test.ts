@@ -281,7 +281,74 @@ describe('who may call /ops', () => {
     }
   });
 
-  it('is open in the demo without OPS_USER, and not served in production without it', async () => {
+  it('never lets a right credential clear the failures counted against its address', async () => {
+    const server = express();
+    addOpsPage(server, {
+      funnel: { daysKept: 30 } as Funnel,
+      metrics: {
+        status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+      },
+      credentials: { user: USER, password: PASSWORD },
+      opsToken: 'ops-token-of-sixteen-or-more',
+      open: false,
+      signInLimit: { failures: 3, windowSeconds: 60 },
+    });
+    const listening = await new Promise<import('node:http').Server>((resolve) => {
+      const s = server.listen(0, () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(listening.address() as import('node:net').AddressInfo).port}`;
+    const guess = (password: string) =>
+      fetch(`${url}/ops/status.json`, { headers: { authorization: basic(USER, password) } }).then((r) => r.status);
+    const token = () =>
+      fetch(`${url}/ops/payments.json`, { headers: { authorization: 'Bearer ops-token-of-sixteen-or-more' } }).then(
+        (r) => r.status,
+      );
+    try {
+      expect(await guess('guess-1')).toBe(401);
+      expect(await guess('guess-2')).toBe(401);
+      // The token is right: its own try is given back, the two guesses stay counted.
+      expect(await token()).not.toBe(401);
+      expect(await guess('guess-3')).toBe(401);
+      expect(await token()).toBe(429);
+      expect(await guess(PASSWORD)).toBe(429);
+    } finally {
+      listening.close();
+    }
+  });
+
+  it('serves the script routes to OPS_TOKEN alone, without OPS_USER', async () => {
+    const server = express();
+    expect(
+      addOpsPage(server, {
+        funnel: { daysKept: 30 } as Funnel,
+        metrics: {
+          status: async () => ({ queueDepth: 0, service: { byStatus: {}, total: 0, rateLimited: 0, errors: 0 } }),
+        },
+        opsToken: 'ops-token-of-sixteen-or-more',
+        open: false,
+      }),
+    ).toBe(true);
+    const listening = await new Promise<import('node:http').Server>((resolve) => {
+      const s = server.listen(0, () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(listening.address() as import('node:net').AddressInfo).port}`;
+    try {
+      const read = await fetch(`${url}/ops/payments.json`, {
+        headers: { authorization: 'Bearer ops-token-of-sixteen-or-more' },
+      });
+      expect([read.status, await read.text()]).not.toContainEqual(expect.stringMatching(/No route/));
+      expect([401, 404]).not.toContain(read.status);
+      // The token reads only: the pages still need an operator.
+      const page = await fetch(`${url}/ops/status.json`, {
+        headers: { authorization: 'Bearer ops-token-of-sixteen-or-more' },
+      });
+      expect(page.status).toBe(401);
+    } finally {
+      listening.close();
+    }
+  });
+
+  it('is open in the demo without OPS_USER, and not served in production without it or OPS_TOKEN', async () => {
     const demo = await startProduct();
     try {
       expect((await fetch(`${demo.url}/ops/funnel.json`)).status).toBe(200);

@@ -224,6 +224,9 @@ describe('the People page', () => {
   it('adds an operator who signs in by name; sign-out ends the session', async () => {
     const { cookie, csrf } = await signIn();
     expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'short' }, { cookie })).status).toBe(400);
+    expect((await post('/ops/operators', { csrf, name: 'zawadi', password: 'aaaaaaaaaaaa' }, { cookie })).status).toBe(
+      400,
+    );
     expect(
       (await post('/ops/operators', { csrf, name: 'zawadi', password: 'another long password' }, { cookie })).status,
     ).toBe(303);

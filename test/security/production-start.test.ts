@@ -104,6 +104,7 @@ const CASES = {
   // Nothing is reached: the start is refused before it opens a database (or connects to Redis).
   noDatabase: { ...PRODUCTION, DATABASE_URL: undefined },
   redisWithoutDatabase: { ...PRODUCTION, DATABASE_URL: undefined, REDIS_URL: 'redis://127.0.0.1:9/0' },
+  weakOpsPassword: { ...PRODUCTION, OPS_USER: 'finance', OPS_PASSWORD: 'aaaaaaaaaaaa' },
   safe: PRODUCTION,
   // Allowed, with warnings: no notification credentials, no USSD token; and a * entry that may only check.
   noCredentials: {
@@ -176,6 +177,10 @@ describe('a production start is refused, with one line naming the setting', () =
       /^DATABASE_URL: MOMO_BASE_URL is set \(production\) but DATABASE_URL is not/,
     );
     expect(refusal(runs.redisWithoutDatabase)).toMatch(/^DATABASE_URL: MOMO_BASE_URL is set/);
+  });
+
+  it('with an operator password that is easy to guess (aaaaaaaaaaaa)', () => {
+    expect(refusal(runs.weakOpsPassword)).toMatch(/^OPS_PASSWORD: this password is too easy to guess \(Repeated/);
   });
 
   it('with Slack or Telegram half configured', () => {
