@@ -3,7 +3,8 @@
  * (intl-messageformat, FormatJS) of the catalogue, formatted in the person's language: plurals
  * (`{left, plural, one {# attempt left} other {# attempts left}}`), amounts grouped the way the language
  * writes them (`{amount, number, money}`: 5,000 in English, 5 000 in French, at most two decimals, none for a
- * whole amount). Each template is compiled once per language and kept ({@link fillTemplate}), never per hop.
+ * whole amount). Each template is compiled once per language and kept ({@link fillTemplate}), never per hop; one
+ * that reads no value is formatted once too.
  *
  * Text from the network or from other users (names, reasons, references, bundle and product descriptions)
  * is data, never layout. Before it is put on any screen or into any notification, control characters, line
@@ -41,6 +42,8 @@ const FORMATS = {
 interface Compiled {
   format: IntlMessageFormat;
   names: string[];
+  /** The words of a template that reads no value: formatted once, the same every time. */
+  words?: string;
 }
 
 /**
@@ -89,7 +92,7 @@ function compile(template: string, lang: Lang): Compiled | null {
 export function fillTemplate(template: string, params: Params | undefined, lang: Lang = 'en'): string {
   const entry = compile(template, lang);
   if (!entry) return template;
-  if (entry.names.length === 0) return String(entry.format.format());
+  if (entry.names.length === 0) return (entry.words ??= String(entry.format.format()));
   const values: Record<string, string | number> = {};
   for (const name of entry.names) {
     const value = params && Object.hasOwn(params, name) ? params[name] : undefined;
