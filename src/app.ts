@@ -258,7 +258,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   };
   // Maker/checker: payments above a role's approvalAbove are held for the approvals board (Slack, below).
   const approvals = new ApprovalDesk({
-    store,
+    db: database.db,
     policy,
     services: recorded,
     ttlHours: config.APPROVAL_TTL_HOURS,

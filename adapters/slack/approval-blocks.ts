@@ -57,6 +57,7 @@ function decisionLine(held: HeldPayment): string {
   const d = held.decision;
   const by = d ? `${who(d.channel, d.userId)} ${when(d.at)}` : '';
   if (held.state === 'expired') return `:hourglass: Expired undecided ${when(held.expiresAt)}. Nothing was sent.`;
+  if (held.state === 'cancelled') return `:no_entry: Cancelled: it could not be shown to approvers. Nothing was sent.`;
   if (held.state === 'rejected')
     return `:x: Rejected by ${by}: ${safe(d?.reason || 'no reason given')}. Nothing was sent.`;
   const o = held.outcome;
@@ -72,7 +73,7 @@ function decisionLine(held: HeldPayment): string {
 /** The approvals channel's message of a held payment: buttons while pending, the decision after. */
 export function approvalMessage(held: HeldPayment): SlackMessage {
   const blocks: types.KnownBlock[] = [{ type: 'section', text: { type: 'mrkdwn', text: summary(held) } }];
-  if (held.state === 'pending') {
+  if (held.state === 'held') {
     blocks.push({
       type: 'actions',
       block_id: 'approval',
@@ -98,7 +99,7 @@ export function approvalMessage(held: HeldPayment): SlackMessage {
   }
   const p = held.payment;
   const text =
-    held.state === 'pending'
+    held.state === 'held'
       ? `Payment of ${p.amount} ${p.currency} waiting for approval`
       : `Payment of ${p.amount} ${p.currency}: ${held.state}`;
   return { text: escapeMrkdwn(text), blocks };

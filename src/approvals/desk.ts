@@ -4,24 +4,39 @@
  * user whose role has `approve: true`, never by the maker: no identity of the person who made it (src/people).
  * A maker suspended before it is approved has it refused at sending (their role is gone): nothing is sent.
  *
+ * Holds and decisions live in the database (`held_payments`, ./held.ts), never in Redis: a Redis loss loses no
+ * hold (it stays on the board, approvable exactly once), no decision and no telling owed to the maker.
  * - Holding checks only that the maker may pay; their limits and daily total are counted when it is approved,
- *   under the Duplicate-Check-Key made when they confirmed (so however often Approve arrives, one payment).
- * - Approve: the decision is written first (compare-and-set from pending: once), then the payment is created
- *   through the same recorded services a flow uses (our record before the call, its notifications routed to
- *   the maker's chat). A process that dies in between leaves it listed: the sweep sends it again under the key.
- * - Reject (with a reason) and expiry (APPROVAL_TTL_HOURS) send nothing. Every decision is logged, shown in
- *   place on the board, and told to the maker in the chat that asked.
+ *   under the Duplicate-Check-Key made when they confirmed (so however often Approve arrives, one payment). The
+ *   hold and its journal intent (state `held`) are committed in one transaction before it is posted.
+ * - Approve: the decision (who: the checker's identity and person; when) and its journal event are committed
+ *   in one transaction by a conditional update from `held` (once), then the payment is created through the
+ *   same recorded services a flow uses (our record before the call, its notifications routed to the maker's
+ *   chat). A process that dies in between leaves the sending's claim to lapse: the sweep sends it again under
+ *   the key.
+ * - Reject (with a reason) and expiry (APPROVAL_TTL_HOURS, a row state `expired`) send nothing. Every decision
+ *   is logged, shown in place on the board, and told to the maker in the chat that asked; a telling the process
+ *   did not finish is owed in the row and told by the sweep.
  */
 import { createHash } from 'node:crypto';
 import { HELD, isAlreadySubmitted, type FlowServices, type Held } from '../../flows/services.js';
 import { madeNothing, type Params, type ServiceFailure } from '../../flows/types.js';
 import { parseChat } from '../conversation/channels/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
-import type { Address, Channel, SessionStore } from '../conversation/types.js';
-import { events, type MoneyJournal } from '../journal/index.js';
+import type { Address, Channel } from '../conversation/types.js';
+import { events, Journal, type Intent, type MoneyJournal } from '../journal/index.js';
+import type { Schema } from '../journal/schema.js';
 import { maskUserId, type Logger } from '../log.js';
 import { largestOf } from '../payouts/rows.js';
-import { HeldPayments, type Decision, type HeldPayment, type PaymentInput, type SendOutcome } from './held.js';
+import type { Kysely, Transaction } from 'kysely';
+import {
+  HeldPayments,
+  type ApprovalsSchema,
+  type Decision,
+  type HeldPayment,
+  type PaymentInput,
+  type SendOutcome,
+} from './held.js';
 
 export type { HeldPayment } from './held.js';
 
@@ -45,7 +60,8 @@ export type Refusal = 'unknown' | 'not_approver' | 'own_payment' | 'decided' | '
 export type DecideResult = { ok: true; held: HeldPayment } | { ok: false; refusal: Refusal; held?: HeldPayment };
 
 export interface ApprovalDeskOptions {
-  store: SessionStore;
+  /** The database (src/journal/database.ts): holds, decisions and their journal events are written here. */
+  db: Kysely<Schema>;
   policy: AccessPolicy;
   /** The services a flow uses (recorded: src/conversation/services/made-records.ts): an approved payment is created through them. */
   services: FlowServices;
@@ -53,10 +69,7 @@ export interface ApprovalDeskOptions {
   ttlHours: number;
   /** Tells the maker in the chat that asked (words from the notifications' catalogue); resolves to the words said. */
   tell(address: Address, messageKey: string, params: Params): Promise<string | void>;
-  /**
-   * The journal (src/journal): a held payment's intent (state `held`, nothing moved), each decision (who,
-   * when, why) and each telling of it, through the buffered writer. Default: none.
-   */
+  /** The buffered journal (src/journal) for the tellings of decisions. Default: none. */
   journal?: MoneyJournal;
   logger: Logger;
   /** Clock in ms. Default Date.now. */
@@ -65,10 +78,17 @@ export interface ApprovalDeskOptions {
   sweepEveryMs?: number;
 }
 
-/** An approved payment whose sending has no outcome this long after is sent again (its process died). */
-const RESEND_AFTER_MS = 2 * 60 * 1000;
-/** One process sends an approved payment at a time, for at most this long (the client's retries last 30 s). */
-const SENDING_CLAIM_SECONDS = 90;
+/**
+ * One process sends an approved payment at a time, for at most this long (the client's retries last 30 s);
+ * after it, a sending without an outcome is taken again by the sweep (its process died).
+ */
+const SENDING_CLAIM_MS = 90 * 1000;
+/** A telling owed to the maker and not confirmed done this long after is told again by the sweep. */
+const TELL_AGAIN_MS = 2 * 60 * 1000;
+/** A telling still owed this long after its decision is given up (logged): the maker's chat is gone. */
+const TELL_FOR_MS = 24 * 3600 * 1000;
+/** Most payments waiting at once: a flood of holds is refused before anything is posted. */
+const MAX_WAITING = 5000;
 /** Longest rejection reason kept (it is shown to the maker). */
 export const REASON_MAX = 500;
 
@@ -91,7 +111,7 @@ export class ApprovalDesk {
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly o: ApprovalDeskOptions) {
-    this.held = new HeldPayments(o.store);
+    this.held = new HeldPayments(o.db);
     this.now = o.now ?? Date.now;
   }
 
@@ -122,53 +142,58 @@ export class ApprovalDesk {
     };
   }
 
-  /** Holds the payment and posts it to the board (once per key, whatever repeats the create). */
+  /**
+   * Holds the payment (its row and journal intent committed first) and posts it to the board, once per key
+   * whatever repeats the create.
+   */
   async hold(payment: PaymentInput): Promise<Held> {
     const board = this.board;
     if (!board) throw refuse('not_allowed', 'approvals are not set up (SLACK_APPROVALS_CHANNEL); nothing was sent');
     const heldAt = this.now();
     const id = heldIdOf(payment.duplicateCheckKey);
+    const maker = {
+      channel: payment.channel as Channel,
+      userId: payment.userId!,
+      person: this.o.policy.personOf(payment.channel as Channel, payment.userId!),
+    };
     const fresh: HeldPayment = {
       id,
       key: payment.duplicateCheckKey,
-      maker: {
-        channel: payment.channel as Channel,
-        userId: payment.userId!,
-        person: this.o.policy.personOf(payment.channel as Channel, payment.userId!),
-      },
+      maker: { channel: maker.channel, userId: maker.userId, ...(maker.person ? { person: maker.person } : {}) },
       payment,
       heldAt,
       expiresAt: heldAt + this.o.ttlHours * 3600 * 1000,
-      state: 'pending',
+      state: 'held',
     };
-    const { held } = await this.held.create(fresh);
-    this.journalHeld(held);
-    if (held.board) return HELD;
+    const already = await this.held.get(id);
+    if (!already && (await this.held.countWaiting()) >= MAX_WAITING) {
+      this.o.logger.error({ approval: id }, 'approvals: too many payments wait for approval; nothing was sent');
+      throw refuse('approvals_unavailable', 'too many payments wait for approval; nothing was sent');
+    }
+    const { held } = await this.held.create(fresh, (trx) => this.journalOn(trx).intend(this.intentOf(fresh)));
+    if (held.board || held.state !== 'held') return HELD;
     try {
-      if (!(await this.held.schedule(id, held.expiresAt))) throw new Error('too many payments wait for approval');
       const where = await board.post(held);
-      await this.held.update(id, (h) => ({ ...h, board: where }));
+      await this.held.setBoard(id, where);
     } catch (error) {
       // Nobody saw it, so nobody can approve it: it is not held. Nothing was sent; the maker may try again.
-      // Should these writes fail, the hold expires at its time as any other (nobody can approve it meanwhile).
-      const unwritten = (what: string) => (err: unknown) =>
-        this.o.logger.warn(
-          { approval: id, err: String(err) },
-          `approvals: ${what} not written; the hold expires at its time`,
-        );
-      await this.held.update(id, (h) => (h.board ? null : { ...h, state: 'expired' })).catch(unwritten('expiry'));
-      await this.held.schedule(id, null).catch(unwritten('unscheduling'));
       this.o.logger.error(
         { approval: id, err: String(error) },
         'approvals: the held payment could not be posted; nothing was sent',
       );
-      this.o.journal?.write(
-        events.refusal(held.key, {
-          reason: 'the approvals channel could not be reached; nothing was sent',
-          state: 'cancelled',
-          source: 'approval',
-        }),
-      );
+      await this.held
+        .cancel(id, (trx) =>
+          this.journalOn(trx).append(
+            events.refusal(held.key, {
+              reason: 'the approvals channel could not be reached; nothing was sent',
+              state: 'cancelled',
+              source: 'approval',
+            }),
+          ),
+        )
+        .catch((err: unknown) =>
+          this.o.logger.warn({ approval: id, err: String(err) }, 'approvals: the cancelled hold was not written'),
+        );
       throw refuse('approvals_unavailable', 'the approvals channel could not be reached; nothing was sent');
     }
     this.o.logger.info({ approval: id, ...makerOf(held), currency: payment.currency }, 'approvals: payment held');
@@ -181,17 +206,22 @@ export class ApprovalDesk {
     if (!held) return { refusal: 'unknown' };
     if (this.isMaker(held, checker)) return { refusal: 'own_payment', held };
     if (!this.o.policy.mayApprove(checker.channel, checker.userId)) return { refusal: 'not_approver', held };
-    if (held.state === 'pending' && this.now() >= held.expiresAt) {
+    if (held.state === 'held' && this.now() >= held.expiresAt) {
       await this.expire(id);
       return { refusal: 'expired', held };
     }
-    if (held.state !== 'pending') return { refusal: held.state === 'expired' ? 'expired' : 'decided', held };
+    if (held.state !== 'held') return { refusal: this.refusalOfState(held), held };
     return null;
+  }
+
+  private refusalOfState(held: HeldPayment): Refusal {
+    return held.state === 'expired' || held.state === 'cancelled' ? 'expired' : 'decided';
   }
 
   /**
    * True when the checker is the maker: the same identity, or any identity of the person who made it (as it
-   * was when they made it, or as the directory says now: an identity linked since is theirs too).
+   * was when they made it, or as the directory says now: an identity linked since is theirs too). The
+   * database's update refuses the same again (./held.ts), whatever this process's directory says.
    */
   private isMaker(held: HeldPayment, checker: Checker): boolean {
     if (held.maker.channel === checker.channel && held.maker.userId === checker.userId) return true;
@@ -213,23 +243,48 @@ export class ApprovalDesk {
       );
       return { ok: false, ...refused };
     }
+    const person = this.o.policy.personOf(checker.channel, checker.userId);
+    const now = this.now();
     const decision: Decision = {
       channel: checker.channel,
       userId: checker.userId,
+      ...(person ? { person } : {}),
       name: checker.name || checker.userId,
-      at: this.now(),
+      at: now,
       ...(verdict === 'reject' ? { reason: (reason ?? '').slice(0, REASON_MAX) } : {}),
     };
     const state = verdict === 'approve' ? 'approved' : 'rejected';
-    const { before, after } = await this.held.update(id, (h) =>
-      h.state === 'pending' ? { ...h, state, decision } : null,
+    const after = await this.held.decide(
+      id,
+      { ...decision, state },
+      { now, sendingMs: SENDING_CLAIM_MS, tellAfterMs: TELL_AGAIN_MS },
+      async (trx, held) => {
+        const event = events.approval(held.key, {
+          decision: state,
+          by: `${checker.channel}:${checker.userId}`,
+          name: decision.name,
+          ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+          at: new Date(decision.at),
+        });
+        await this.journalOn(trx).append({ ...event, data: { ...event.data, ...(person ? { person } : {}) } });
+      },
     );
-    if (!after)
-      return {
-        ok: false,
-        refusal: before?.state === 'expired' ? 'expired' : before ? 'decided' : 'unknown',
-        ...(before ? { held: before } : {}),
-      };
+    if (!after) {
+      const before = await this.held.get(id);
+      const refusal: Refusal = !before
+        ? 'unknown'
+        : before.state === 'held'
+          ? now >= before.expiresAt
+            ? 'expired'
+            : 'own_payment'
+          : this.refusalOfState(before);
+      if (refusal === 'expired' && before?.state === 'held') await this.expire(id);
+      this.o.logger.info(
+        { approval: id, verdict, by: maskUserId(checker.channel, checker.userId), refusal },
+        'approvals: decision refused',
+      );
+      return { ok: false, refusal, ...(before ? { held: before } : {}) };
+    }
     this.o.logger.info(
       {
         approval: id,
@@ -240,33 +295,19 @@ export class ApprovalDesk {
       },
       'approvals: payment decided',
     );
-    this.o.journal?.write(
-      events.approval(after.key, {
-        decision: verdict === 'approve' ? 'approved' : 'rejected',
-        by: `${checker.channel}:${checker.userId}`,
-        name: decision.name,
-        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
-        at: new Date(decision.at),
-      }),
-    );
     if (verdict === 'reject') {
-      await this.held.schedule(id, null);
       await this.show(after, 'notify.approval.rejected', { reason: decision.reason ?? '' });
       return { ok: true, held: after };
     }
-    await this.held.schedule(id, this.now() + RESEND_AFTER_MS);
-    return { ok: true, held: (await this.send(id)) ?? after };
+    return { ok: true, held: (await this.send(after)) ?? after };
   }
 
   /**
-   * Sends an approved payment under the maker's key: their limits and daily total first, then the create.
-   * Null when another process is sending it (or it has its outcome).
+   * Sends an approved payment whose sending this process holds, under the maker's key: their limits and daily
+   * total first, then the create. Null when another process kept its outcome first.
    */
-  private async send(id: string): Promise<HeldPayment | null> {
-    if (!(await this.held.claimSending(id, SENDING_CLAIM_SECONDS))) return null;
-    const held = await this.held.get(id);
-    if (!held || held.state !== 'approved' || held.outcome) return null;
-    const { payment } = held;
+  private async send(held: HeldPayment): Promise<HeldPayment | null> {
+    const { id, payment } = held;
     let outcome: SendOutcome;
     try {
       await this.o.services.reserveSpend({
@@ -288,18 +329,28 @@ export class ApprovalDesk {
       // Refused (told so, not sent again) only when the failure proves nothing was made (flows/types.ts madeNothing).
       outcome = madeNothing(error) ? { kind: 'refused', reason: error.message ?? error.code } : { kind: 'unconfirmed' };
     }
-    const { after } = await this.held.update(id, (h) => (h.outcome ? null : { ...h, outcome }));
+    const after = await this.held.recordOutcome(id, outcome, { now: this.now(), tellAfterMs: TELL_AGAIN_MS });
     if (!after) return null;
-    await this.held.schedule(id, null);
     this.o.logger.info({ approval: id, outcome: outcome.kind }, 'approvals: approved payment sent');
+    await this.tellOutcome(after);
+    return after;
+  }
+
+  /** The decision or outcome on the board and to the maker, by the hold's state. */
+  private tellOutcome(held: HeldPayment): Promise<void> {
+    if (held.state === 'rejected')
+      return this.show(held, 'notify.approval.rejected', { reason: held.decision?.reason ?? '' });
+    if (held.state === 'expired') return this.show(held, 'notify.approval.expired', { hours: String(this.o.ttlHours) });
+    const outcome = held.outcome;
+    if (held.state !== 'approved' || !outcome) return this.held.told(held.id);
     const key = {
       sent: 'notify.approval.approved',
       sentBefore: 'notify.approval.approvedBefore',
       unconfirmed: 'notify.approval.unconfirmed',
       refused: 'notify.approval.refused',
     }[outcome.kind];
-    await this.show(
-      after,
+    return this.show(
+      held,
       key,
       outcome.kind === 'sent'
         ? { id: outcome.id, state: outcome.state }
@@ -307,22 +358,23 @@ export class ApprovalDesk {
           ? { reason: outcome.reason }
           : {},
     );
-    return after;
   }
 
-  /** Expires a pending payment whose time has passed: nothing is sent, the maker is told. */
+  /** Expires a held payment whose time has passed, once: nothing is sent, the maker is told. */
   private async expire(id: string): Promise<void> {
-    const { after } = await this.held.update(id, (h) =>
-      h.state === 'pending' && this.now() >= h.expiresAt ? { ...h, state: 'expired' } : null,
+    const now = this.now();
+    const after = await this.held.expire(id, { now, tellAfterMs: TELL_AGAIN_MS }, (trx, held) =>
+      this.journalOn(trx).append(events.approval(held.key, { decision: 'expired', at: new Date(now) })),
     );
     if (!after) return;
-    await this.held.schedule(id, null);
     this.o.logger.info({ approval: id, ...makerOf(after) }, 'approvals: payment expired undecided');
-    this.o.journal?.write(events.approval(after.key, { decision: 'expired', at: new Date(this.now()) }));
-    await this.show(after, 'notify.approval.expired', { hours: String(this.o.ttlHours) });
+    await this.tellOutcome(after);
   }
 
-  /** The decision in place on the board, and told to the maker; a failure of either is logged, not thrown. */
+  /**
+   * The decision in place on the board, and told to the maker; a failure of either is logged, not thrown. Once
+   * the maker was told (or has no chat to tell), nothing more is owed; else the sweep tells again.
+   */
   private async show(held: HeldPayment, messageKey: string, params: Params): Promise<void> {
     const { payment } = held;
     const address = parseChat(payment.metadata.chat);
@@ -333,7 +385,7 @@ export class ApprovalDesk {
       by: held.decision?.name ?? '',
       ...params,
     };
-    await Promise.all([
+    const [, told] = await Promise.all([
       this.board
         ?.update(held)
         .catch((err: unknown) =>
@@ -354,21 +406,31 @@ export class ApprovalDesk {
                   }),
                 );
               }
+              return true;
             })
-            .catch((err: unknown) =>
-              this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told'),
-            )
-        : undefined,
+            .catch((err: unknown) => {
+              this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the maker was not told');
+              return false;
+            })
+        : true,
     ]);
+    if (told)
+      await this.held
+        .told(held.id)
+        .catch((err: unknown) =>
+          this.o.logger.warn({ approval: held.id, err: String(err) }, 'approvals: the telling was not marked done'),
+        );
+  }
+
+  /** The journal on a transaction of the desk's (a hold's or a decision's event commits with its row). */
+  private journalOn(trx: Transaction<ApprovalsSchema>): Journal {
+    return new Journal(trx as unknown as Kysely<Schema>);
   }
 
   /** The held payment's intent in the journal (state `held`: nothing moved yet); written again, it changes nothing. */
-  private journalHeld(held: HeldPayment): void {
-    const journal = this.o.journal;
-    if (!journal) return;
+  private intentOf(held: HeldPayment): Intent {
     const { payment, maker } = held;
-    const who = journal.who(maker.channel, maker.userId);
-    journal.writeIntent({
+    return {
       ref: held.key,
       kind: payment.recipients ? 'payout' : 'payment',
       state: 'held',
@@ -378,21 +440,30 @@ export class ApprovalDesk {
       channel: maker.channel,
       channelUser: maker.userId,
       chat: payment.metadata.chat ?? '',
-      role: who.role,
+      role: this.o.policy.roleName(maker.channel, maker.userId) ?? '',
       flow: payment.recipients ? 'payout' : 'pay',
       ...(payment.parentRef ? { parentRef: payment.parentRef } : {}),
       at: new Date(held.heldAt),
-      data: { approval: held.id, ...(who.person ? { person: who.person } : {}) },
-    });
+      data: { approval: held.id, ...(maker.person ? { person: maker.person } : {}) },
+    };
   }
 
-  /** Expires payments past their time and sends approved ones whose sending was cut short. */
+  /**
+   * Expires payments past their time, sends approved ones whose sending was cut short (its claim lapsed), and
+   * tells the makers still owed a telling. Every step is a conditional update: processes sweeping together
+   * do each once.
+   */
   async sweep(): Promise<void> {
-    for (const id of await this.held.due(this.now())) {
-      const held = await this.held.get(id);
-      if (held?.state === 'pending') await this.expire(id);
-      else if (held?.state === 'approved' && !held.outcome) await this.send(id);
-      else await this.held.schedule(id, null);
+    const now = this.now();
+    const due = await this.held.due(now, now - TELL_FOR_MS);
+    for (const id of due.expired) await this.expire(id);
+    for (const id of due.unsent) {
+      const held = await this.held.claimSending(id, this.now(), SENDING_CLAIM_MS);
+      if (held) await this.send(held);
+    }
+    for (const id of due.untold) {
+      const held = await this.held.claimTelling(id, this.now(), TELL_AGAIN_MS);
+      if (held) await this.tellOutcome(held);
     }
   }
 

@@ -49,7 +49,8 @@ const payment = (key: string, amount: string) => ({
 
 forEachDatabase('held approvals', (open) => {
   it('journals the hold, the decision, the telling and the approved payment under one ref', async () => {
-    const journal = new Journal((await open()).db);
+    const { db } = await open();
+    const journal = new Journal(db);
     const writer = new JournalWriter({ journal, logger });
     const store = new MemoryStore();
     const policy = new AccessPolicy(POLICY);
@@ -63,7 +64,7 @@ forEachDatabase('held approvals', (open) => {
     } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
     const recorded = recordMade(service, new MadeRecords({ store, logger }), logger, { journal: money });
     const desk = new ApprovalDesk({
-      store,
+      db,
       policy,
       services: recorded,
       ttlHours: 24,
@@ -106,7 +107,13 @@ forEachDatabase('held approvals', (open) => {
     expect(types.slice(0, 2)).toEqual(['intent', 'approval']);
     // The answer and the telling may land in the same millisecond, in either order.
     expect(types.slice(2).sort()).toEqual(['answer', 'telling']);
-    expect(approved[1]!.data).toEqual({ decision: 'approved', by: 'slack:UFIN', name: 'fin' });
+    // Who: the checker's identity, name and person (committed before the payment was sent).
+    expect(approved[1]!.data).toEqual({
+      decision: 'approved',
+      by: 'slack:UFIN',
+      name: 'fin',
+      person: policy.personOf('slack', 'UFIN'),
+    });
     expect(approved.find((e) => e.type === 'telling')!.data).toMatchObject({
       channel: 'slack',
       to: 'slack:T1:UMAKER',
@@ -120,6 +127,7 @@ forEachDatabase('held approvals', (open) => {
       by: 'slack:UFIN',
       name: 'fin',
       reason: 'not this month',
+      person: policy.personOf('slack', 'UFIN'),
     });
     expect(await journal.byRef('k-reject')).toMatchObject({ state: 'rejected', service_id: null });
     await writer.close();

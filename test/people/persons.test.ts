@@ -4,7 +4,7 @@
  * nothing grouped them): a second identity approving its own payment; the daily limit doubled by a second
  * channel; the PIN tries of one person multiplied by their channels. Against real Redis and the memory store.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
 import { HELD, type FlowServices } from '../../flows/services.js';
 import { AccessPolicy, hashPin, type PolicyDocument } from '../../src/conversation/services/access-policy.js';
@@ -12,6 +12,8 @@ import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import { Directory } from '../../src/people/directory.js';
+import { openDatabase, type Database } from '../../src/journal/database.js';
+import { migrate } from '../../src/journal/migrate.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 
@@ -178,6 +180,15 @@ describe('persons in the access policy', () => {
 });
 
 describe('maker and checker are persons', () => {
+  // Holds and decisions are rows of the database (an embedded one here).
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase({ dataDir: 'memory://' });
+    await migrate(database.db);
+  }, 120_000);
+  afterAll(async () => {
+    await database.close();
+  });
   class Board implements ApprovalBoard {
     readonly posts: HeldPayment[] = [];
     async post(held: HeldPayment) {
@@ -199,7 +210,7 @@ describe('maker and checker are persons', () => {
       },
     } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
     const desk = new ApprovalDesk({
-      store,
+      db: database.db,
       policy,
       services,
       ttlHours: 24,

@@ -1,7 +1,8 @@
 /**
  * Every migration, listed here by name (not read from the folder, so the compiled build needs no file
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
- * 0100-0199 people, 0200-0209 limits and lock-outs. Add a line, never change or reorder one that has landed.
+ * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals. Add a line, never change or reorder one
+ * that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
@@ -9,6 +10,7 @@ import * as reconciliation0010 from './0010_reconciliation.js';
 import * as people0100 from './0100_people.js';
 import * as people0101 from './0101_pin_changes.js';
 import * as limits0200 from './0200_limits.js';
+import * as approvals0210 from './0210_held_payments.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0100_people': people0100,
   '0101_pin_changes': people0101,
   '0200_limits': limits0200,
+  '0210_held_payments': approvals0210,
 };
 
 /** Kysely's provider over the list above. */
