@@ -25,7 +25,7 @@ export interface SlackApprovalsOptions {
 }
 
 const REFUSALS: Record<Refusal, string> = {
-  unknown: 'This payment is not known here (it may be older than 30 days). Nothing was changed.',
+  unknown: 'This payment is not known here. Nothing was changed.',
   not_approver:
     'You are not an approver: only users whose role has approve: true can decide payments. Nothing was changed.',
   own_payment: 'You asked for this payment, so you cannot decide it: another approver must. Nothing was changed.',

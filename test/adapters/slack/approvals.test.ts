@@ -1,12 +1,17 @@
 /**
  * Maker/checker in Slack, in the whole product (startApp: real engine, flows, access policy and the embedded
- * sandbox with its own approval rules), driven by signed Slack requests over HTTP against a local Web API:
- * a maker's large payment held and posted to SLACK_APPROVALS_CHANNEL, the maker's own approval and a
- * non-approver's refused, two checkers' Approve paying once, Reject with a reason, and the service's own
+ * sandbox with its own approval rules; PostgreSQL, and a Redis of this file's own), driven by signed Slack
+ * requests over HTTP against a local Web API: a maker's large payment held and posted to
+ * SLACK_APPROVALS_CHANNEL, the maker's own approval and a non-approver's refused; Redis emptied while it waits
+ * (the hold is the database's: still listed, the maker still refused), then two checkers' Approve paying once
+ * under the key made when the maker confirmed, the maker told; Reject with a reason; and the service's own
  * approvers' states told to the maker.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../../src/app.js';
+import { serverDatabase, type ServerDatabase } from '../../journal/server-database.js';
+import { startOwnRedis, type Server as RedisServer } from '../../redis/servers.js';
 import {
   FakeSlack,
   SlackSender,
@@ -54,16 +59,25 @@ let fake: FakeSlack;
 let running: RunningApp;
 let sender: SlackSender;
 let product: Product | undefined;
+let database: ServerDatabase | undefined;
+let redisServer: RedisServer | undefined;
 beforeAll(async () => {
+  database = await serverDatabase('slack_approvals');
+  // A Redis of this file's own: a test below empties it whole.
+  redisServer = await startOwnRedis();
   product = await startProduct({
     SLACK_APPROVALS_CHANNEL: APPROVALS,
     ACCESS_POLICY: JSON.stringify(POLICY),
     CURRENCIES: 'UGX',
+    REDIS_URL: `redis://127.0.0.1:${redisServer.port}`,
+    DATABASE_URL: database.url,
   });
   ({ fake, running, sender } = product);
-});
+}, 120_000);
 afterAll(async () => {
   await product?.close();
+  redisServer?.kill();
+  await database?.drop();
 });
 
 let responses = 0;
@@ -179,6 +193,29 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect(paymentsFor('rent')).toEqual([]);
   });
 
+  /** Our ref of the held payment (its Duplicate-Check-Key), as the operator's search lists it. */
+  let heldRef: string;
+  it('keeps the hold when Redis is emptied: still listed as held, on the board, and the maker still refused', async () => {
+    const redis = new Redis(`redis://127.0.0.1:${redisServer!.port}`);
+    try {
+      expect(await redis.dbsize()).toBeGreaterThan(0);
+      await redis.flushall();
+      expect(await redis.dbsize()).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+    const listed = (await (await fetch(`${running.url}/ops/payments.json?state=held`)).json()) as {
+      items: Array<{ ref: string; amount: string; user: string }>;
+    };
+    expect(listed.items).toEqual([expect.objectContaining({ amount: '200000', user: MAKER })]);
+    heldRef = listed.items[0]!.ref;
+    const waiting = await running.approvals.held.waiting();
+    expect(waiting.map((h) => [h.key, h.state, h.board?.ts])).toEqual([[heldRef, 'held', heldTs]]);
+    await press(buttonOf(held.body.blocks, 'momo_approval_approve'), MAKER);
+    expect((await nextEphemeral()).body.text).toMatch(/you cannot decide it/);
+    expect(paymentsFor('rent')).toEqual([]);
+  });
+
   it('pays once when two checkers approve at once (and one presses again), under the key made when the maker confirmed', async () => {
     const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
     const answers = await Promise.all([press(approve, CHECKER), press(approve, CHECKER2), press(approve, CHECKER)]);
@@ -197,9 +234,13 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect(made[0]).toMatchObject({
       amount: '200000.00',
       currency: 'UGX',
-      metadata: { chat: `slack:${TEAM}:${MAKER}` },
+      metadata: { chat: `slack:${TEAM}:${MAKER}`, ref: heldRef },
     });
     await dm(MAKER, /approved by ucheck[12] and sent \(ref \d+\)/);
+    // Who authorised it, in the database before it was sent: the row and the journal's event.
+    const [row] = await running.approvals.held.byRefs([heldRef]).then((m) => [...m.values()]);
+    expect(row).toMatchObject({ state: 'approved', decision: { channel: 'slack' }, outcome: { kind: 'sent' } });
+    expect([CHECKER, CHECKER2]).toContain(row!.decision!.userId);
   });
 
   it('asks a reason when a checker rejects, refuses an empty one, and tells the maker; nothing is sent', async () => {
