@@ -3,7 +3,8 @@
  * - `GET /ops/payments`: the page that searches operations (query: src/ops/payments-query.ts), a page of
  *   rows at a time, each opening its timeline;
  * - `GET /ops/payments/<ref>`: one operation's timeline: the intent, the service's answer or refusal, every
- *   state reported (and how we learned it), approval decisions, tellings, corrections;
+ *   state reported (and how we learned it), approval decisions, tellings, corrections; for a payment held for
+ *   an approver, its maker, checker and decision (src/approvals: `held_payments`);
  * - `GET /ops/payments.json`: the same search as JSON, a page at a time (`next` gives the next page's cursor);
  * - `GET /ops/payments.csv`: every operation the search finds (`size` aside), streamed as CSV (src/csv.ts: formula cells
  *   defused), read from one cursor of the journal a batch at a time, never all in memory.
@@ -16,6 +17,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
+import { HeldPayments, type HeldPayment } from '../approvals/held.js';
 import { csvWriter } from '../csv.js';
 import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
@@ -132,14 +134,30 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
   };
 
+  /** The holds (maker, checker, decision) of these refs; none when they cannot be read (the page still shows). */
+  const holdsOf = async (refs: string[]): Promise<Map<string, HeldPayment>> =>
+    journal
+      ? new HeldPayments(journal.db).byRefs(refs).catch((err: unknown) => {
+          options.logger?.warn({ err }, 'ops: the holds could not be read');
+          return new Map<string, HeldPayment>();
+        })
+      : new Map<string, HeldPayment>();
+
   app.get('/ops/payments', async (req, res) => {
     const query = queryOf(req, res, true);
     if (!query) return;
     const found = await searchPage(res, query.search, true, query.given);
     if (!found) return;
-    res
-      .type('html')
-      .send(paymentsPage({ given: query.given, items: found.items, next: found.next, cursor: query.search.cursor }));
+    const approvals = await holdsOf(found.items.map((op) => op.ref));
+    res.type('html').send(
+      paymentsPage({
+        given: query.given,
+        items: found.items,
+        next: found.next,
+        cursor: query.search.cursor,
+        approvals,
+      }),
+    );
   });
 
   app.get('/ops/payments.json', async (req, res) => {
@@ -216,8 +234,15 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
     let op: Operation | undefined;
     let events: OperationEvent[];
+    let approval: HeldPayment | undefined;
     try {
-      [op, events] = await Promise.all([journal.byRef(ref), journal.timeline(ref)]);
+      let holds: Map<string, HeldPayment>;
+      [op, events, holds] = await Promise.all([
+        journal.byRef(ref),
+        journal.timeline(ref),
+        new HeldPayments(journal.db).byRefs([ref]),
+      ]);
+      approval = holds.get(ref);
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the journal timeline failed');
       failed(res, true, 503, UNAVAILABLE, {});
@@ -237,7 +262,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
         );
       return;
     }
-    res.type('html').send(timelinePage(ref, op, events));
+    res.type('html').send(timelinePage(ref, op, events, approval));
   });
 }
 
@@ -314,12 +339,29 @@ interface PaymentsView {
   next?: string;
   cursor?: string;
   reasons?: string[];
+  /** The holds among the items, by ref: their maker, checker and decision. */
+  approvals?: Map<string, HeldPayment>;
+}
+
+/** Who someone is on the operator's pages: their channel's user id, and their person when they have one. */
+const whoIs = (who: { channel: string; userId: string; person?: string }): string =>
+  `${who.userId} on ${who.channel}${who.person ? ` (person ${who.person})` : ''}`;
+
+/** A hold's decision in a line: who decided what and when (or that it waits). */
+export function decisionOf(held: HeldPayment): string {
+  const d = held.decision;
+  if (held.state === 'held') return `waiting for an approver until ${when(new Date(held.expiresAt))}`;
+  if (held.state === 'expired') return `expired undecided ${when(new Date(held.expiresAt))}`;
+  if (held.state === 'cancelled') return 'cancelled: never shown to an approver';
+  const by = d ? ` by ${whoIs(d)} (${d.name}) ${when(new Date(d.at))}` : '';
+  return `${held.state}${by}${d?.reason ? `: ${d.reason}` : ''}`;
 }
 
 export function paymentsPage(view: PaymentsView): string {
   const { given, items } = view;
   const exportQuery = queryString({ ...given, size: undefined });
   const rows = items.map((op) => {
+    const held = view.approvals?.get(op.ref);
     const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
     return html`<tr data-ref="${op.ref}">
       <td class="when">${when(op.created).slice(0, 10)}<br /><small>${when(op.created).slice(11)}</small></td>
@@ -331,7 +373,11 @@ export function paymentsPage(view: PaymentsView): string {
       <td>${op.payee}${op.payee_name ? html`<br /><small>${op.payee_name}</small>` : ''}</td>
       <td><span class="state state-${op.state}">${op.state}</span></td>
       <td>${op.channel}</td>
-      <td>${op.channel_user}<br /><small>${op.role}</small></td>
+      <td>
+        ${op.channel_user}<br /><small>${op.role}</small>${
+          held ? html`<br /><small class="approval">${decisionOf(held)}</small>` : ''
+        }
+      </td>
     </tr>`;
   });
   const body = html`<section aria-labelledby="search-title">
@@ -411,7 +457,20 @@ const EVENT_WORDS: Record<string, string> = {
   correction: 'Correction',
 };
 
-export function timelinePage(ref: string, op: Operation | undefined, events: OperationEvent[]): string {
+export function timelinePage(
+  ref: string,
+  op: Operation | undefined,
+  events: OperationEvent[],
+  approval?: HeldPayment,
+): string {
+  const approvalRows = approval
+    ? html`<dt>Maker</dt>
+        <dd>${whoIs(approval.maker)}</dd>
+        <dt>Checker</dt>
+        <dd>${approval.decision ? `${whoIs(approval.decision)} (${approval.decision.name})` : '–'}</dd>
+        <dt>Decision</dt>
+        <dd class="approval">${decisionOf(approval)}</dd>`
+    : '';
   const summary = op
     ? html`<dl class="summary">
         <dt>Our ref</dt>
@@ -431,6 +490,7 @@ export function timelinePage(ref: string, op: Operation | undefined, events: Ope
         </dd>
         <dt>Who asked</dt>
         <dd>${op.channel_user} on ${op.channel}, role ${op.role}</dd>
+        ${approvalRows}
         <dt>Chat</dt>
         <dd>${op.chat}</dd>
         <dt>Created</dt>
