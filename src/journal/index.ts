@@ -13,6 +13,11 @@ export type { Intent, JournalEvent } from './journal.js';
 export interface MoneyJournal {
   /** Commits the intent before the money-moving call; throws when the database does not take it. */
   intend(intent: Intent): Promise<void>;
+  /**
+   * Whether the journal holds the operation `ref` (one read): an intent whose write failed may have been
+   * committed all the same (a timeout after the server took it). Throws when the database does not answer.
+   */
+  holds?(ref: string): Promise<boolean>;
   /** Hands a later fact to the buffered writer (returns at once). */
   write(event: JournalEvent): void;
   /** Hands an intent that moves no money (a payment held for approval, a payout) to the buffered writer. */
@@ -33,6 +38,7 @@ export function moneyJournal(
 ): MoneyJournal {
   return {
     intend: (intent) => journal.intend(intent),
+    holds: async (ref) => (await journal.byRef(ref)) !== undefined,
     write: (event) => writer.write(event),
     writeIntent: (intent) => writer.writeIntent(intent),
     who: (channel, userId) => {

@@ -3,7 +3,6 @@
  * `shouldRetry`, the mapping of error answers through `errorFromResponse`, and zod parsing of the
  * answer. Resources are thin lists of method -> path over it.
  */
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ConnectionError, MomoError, errorFromResponse, requestIdOf } from './errors.js';
 import { shouldRetry } from './retry.js';
@@ -161,22 +160,38 @@ function sleep(ms: number): Promise<void> {
 /** Second argument of every write method. */
 export interface WriteOptions {
   /**
-   * Duplicate-Check-Key of this call. Default: none for contacts and webhooks (not retried), a fresh
-   * crypto.randomUUID() for money-moving creates. Pass the key kept in flow context so a call repeated
-   * after a crash is recognised by the service (409 DuplicateRequestError) instead of paying twice.
+   * Duplicate-Check-Key of this call. Default: none for contacts and webhooks (not retried). A money-moving
+   * create must be given one ({@link MoneyCallOptions}).
    */
   duplicateCheckKey?: string;
   /** This call's retries (count and time budget), when not the client's: a create whose outcome matters. */
   retry?: CallRetry;
 }
 
+/** Second argument of every money-moving create: its Duplicate-Check-Key is required. */
+export interface MoneyCallOptions extends WriteOptions {
+  /**
+   * The key kept in flow context (our ref, written in the journal's intent before the call), so a call repeated
+   * after a crash is recognised by the service (409) instead of paying twice. Never made up here: a key the
+   * caller did not keep could not be looked up, or repeated, by anyone.
+   */
+  duplicateCheckKey: string;
+}
+
+/** A money-moving call without its key: thrown before anything is sent. */
+export class MissingKeyError extends Error {
+  override name = 'MissingKeyError';
+}
+
 /**
- * What a money-moving call adds to its request: the key (the caller's, or a new one; reused on every retry of
- * the call) and the caller's retries, if any.
+ * What a money-moving call adds to its request: the caller's key (reused on every retry of the call) and the
+ * caller's retries, if any. Throws {@link MissingKeyError} when the key is empty or missing: nothing is sent.
  */
-export function moneyCall(options: WriteOptions): Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> {
+export function moneyCall(options: MoneyCallOptions): Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> {
+  if (typeof options?.duplicateCheckKey !== 'string' || options.duplicateCheckKey === '')
+    throw new MissingKeyError('a money-moving call needs its Duplicate-Check-Key (our ref): none given, nothing sent');
   return {
-    duplicateCheckKey: options.duplicateCheckKey || randomUUID(),
+    duplicateCheckKey: options.duplicateCheckKey,
     ...(options.retry ? { retry: options.retry } : {}),
   };
 }

@@ -28,7 +28,8 @@ export {
   ValidationError,
 } from './errors.js';
 export { isInternationalPhone, type Amount, type Metadata } from './params.js';
-export type { CallRetry, WriteOptions } from './http.js';
+export type { CallRetry, MoneyCallOptions, WriteOptions } from './http.js';
+export { MissingKeyError } from './http.js';
 export type { ListParams, MoneyListFilters } from './pagination.js';
 export type {
   Bank,

@@ -5,7 +5,9 @@ import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
-import { Journal, type MoneyJournal } from '../../src/journal/index.js';
+import { Journal, moneyJournal, type Intent, type MoneyJournal } from '../../src/journal/index.js';
+import { JournalWriter } from '../../src/journal/writer.js';
+import { MissingKeyError } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
 import { forEachDatabase } from '../journal/databases.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -203,6 +205,26 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     expect((await made.byRef(key))?.refused).toBeUndefined();
   });
 
+  it('a create without its ref (empty or missing) is thrown before anything: no record, no call', async () => {
+    const made = new MadeRecords({ store: makeStore(), logger });
+    let called = 0;
+    const services = recordMade(
+      {
+        createPayment: async () => {
+          called++;
+          return { id: '1', state: 'new' };
+        },
+      } as unknown as FlowServices,
+      made,
+      logger,
+    );
+    await expect(services.createPayment(payInput(''))).rejects.toBeInstanceOf(MissingKeyError);
+    await expect(
+      services.createPayment({ ...payInput('x'), duplicateCheckKey: undefined as unknown as string }),
+    ).rejects.toBeInstanceOf(MissingKeyError);
+    expect(called).toBe(0);
+  });
+
   it('one open request accepts one collection; the same collection asked again gets the same request', async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const phone = `+2567720${String(++n).padStart(5, '0')}`;
@@ -226,6 +248,49 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
 });
 
 forEachDatabase('our records rebuilt from the journal', (open) => {
+  it('an intent committed but whose write failed (a timeout after the commit) is read back: nothing sent, journalled refused', async () => {
+    const journal = new Journal((await open()).db);
+    const writer = new JournalWriter({ journal, logger });
+    const money = moneyJournal(journal, writer, () => ({ role: 'member' }));
+    // The server takes the intent; its answer never comes back.
+    const lost = {
+      ...money,
+      intend: async (i: Intent) => {
+        await money.intend(i);
+        throw new Error('Query read timeout');
+      },
+    };
+    let called = 0;
+    const services = recordMade(
+      {
+        createPayment: async () => {
+          called++;
+          return { id: '1', state: 'new' };
+        },
+      } as unknown as FlowServices,
+      new MadeRecords({ store: new MemoryStore(), logger }),
+      logger,
+      { journal: lost },
+    );
+    const ref = `doubt-${++n}:pay`;
+    await expect(services.createPayment(payInput(ref))).rejects.toMatchObject({ code: 'not_recorded' });
+    expect(called).toBe(0);
+    await writer.settled();
+    expect((await journal.byRef(ref))?.state).toBe('refused');
+    expect((await journal.timeline(ref)).map((e) => e.type)).toEqual(['intent', 'refusal']);
+
+    // One the server never took: nothing to correct, nothing written.
+    const never = { ...money, intend: async () => Promise.reject(new Error('connection refused')) };
+    const other = `doubt-${++n}:pay`;
+    await expect(
+      recordMade({} as FlowServices, new MadeRecords({ store: new MemoryStore(), logger }), logger, {
+        journal: never,
+      }).createPayment(payInput(other)),
+    ).rejects.toMatchObject({ code: 'not_recorded' });
+    await writer.settled();
+    expect(await journal.timeline(other)).toEqual([]);
+  });
+
   it('a record the store lost (a failover) is rebuilt from the journal by its ref, linked to its id again', async () => {
     const journal = new Journal((await open()).db);
     const ref = `lost-${++n}:pay`;

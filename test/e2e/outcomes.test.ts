@@ -307,14 +307,17 @@ describe('collection requests', () => {
       currency: 'UGX',
       payee: number('pays_requests'),
     });
-    const first = await app.client.collectionRequests.create({
-      phonenumber: number('pays_requests'),
-      amount: '800',
-      currency: 'UGX',
-      reason: 'Weekly dues',
-      metadata: { chat, ref: 'recurring-1' },
-      subscription_settings: { start_date: at(60_000), end_date: at(3 * 3_600_000 + 120_000), frequency: 'hourly' },
-    });
+    const first = await app.client.collectionRequests.create(
+      {
+        phonenumber: number('pays_requests'),
+        amount: '800',
+        currency: 'UGX',
+        reason: 'Weekly dues',
+        metadata: { chat, ref: 'recurring-1' },
+        subscription_settings: { start_date: at(60_000), end_date: at(3 * 3_600_000 + 120_000), frequency: 'hourly' },
+      },
+      { duplicateCheckKey: 'k-outcomes-310' },
+    );
     await made.accepted('recurring-1', String(first.id));
     await control('POST', '/clock/advance', { seconds: 4 * 3600 });
     const ids = [Number(first.id), Number(first.id) + 1, Number(first.id) + 2, Number(first.id) + 3];

@@ -3,6 +3,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConnectionError,
+  MissingKeyError,
   MomoClient,
   ServiceError,
   ValidationError,
@@ -71,11 +72,11 @@ describe('headers', () => {
 describe('retries', () => {
   it('503, 503, 201 on payments.create: three requests under the same non-empty key', async () => {
     server.reply({ status: 503 }, { status: 503, body: { detail: 'maintenance' } }, { status: 201, body: payment });
-    const created = await newClient().payments.create(pay);
+    const created = await newClient().payments.create(pay, { duplicateCheckKey: 'k-client-74' });
     expect(created.id).toBe(501);
     const keys = server.header('duplicate-check-key');
     expect(keys).toHaveLength(3);
-    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[0]).toBe('k-client-74');
     expect(new Set(keys).size).toBe(1);
     expect(server.requests.map((r) => r.body)).toEqual([
       server.requests[0]?.body,
@@ -84,20 +85,20 @@ describe('retries', () => {
     ]);
   });
 
-  it("uses the caller's key, and each call without one gets a fresh key", async () => {
-    server.reply(
-      { status: 500 },
-      { status: 201, body: payment },
-      { status: 201, body: payment },
-      { status: 201, body: payment },
-    );
+  it("uses the caller's key on every attempt, and a call without one is refused before anything is sent", async () => {
+    server.reply({ status: 500 }, { status: 201, body: payment });
     const client = newClient();
     await client.payments.create(pay, { duplicateCheckKey: 'flow-key-1' });
-    await client.payments.create(pay);
-    await client.payments.create(pay);
-    const keys = server.header('duplicate-check-key');
-    expect(keys.slice(0, 2)).toEqual(['flow-key-1', 'flow-key-1']);
-    expect(keys[2]).not.toBe(keys[3]);
+    expect(server.header('duplicate-check-key')).toEqual(['flow-key-1', 'flow-key-1']);
+    // No key, or an empty one: thrown, never sent with a key made up here (nobody could look it up or repeat it).
+    const keyless = [{}, { duplicateCheckKey: '' }] as Array<{ duplicateCheckKey: string }>;
+    for (const options of keyless) {
+      await expect(client.payments.create(pay, options)).rejects.toBeInstanceOf(MissingKeyError);
+      await expect(
+        client.collectionRequests.create({ phonenumber: '+256772123456', amount: 1, currency: 'UGX' }, options),
+      ).rejects.toBeInstanceOf(MissingKeyError);
+    }
+    expect(server.header('duplicate-check-key')).toHaveLength(2);
   });
 
   it('429 with Retry-After: 1 then 200 succeeds after one retry', async () => {
@@ -160,7 +161,9 @@ describe('retries', () => {
     server.reply({ status: 404, body: { detail: 'Not found.' } });
     await expect(newClient().payments.get(2)).rejects.toThrow('Not found.');
     server.reply({ status: 400, body: { amount: ['bad'] } });
-    await expect(newClient().payments.create(pay)).rejects.toBeInstanceOf(ValidationError);
+    await expect(newClient().payments.create(pay, { duplicateCheckKey: 'k-client-163' })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     expect(server.requests).toHaveLength(2);
   });
 });
@@ -169,9 +172,15 @@ describe('payments.create', () => {
   it('sends the spec fields, the amount as a decimal string and metadata as an object', async () => {
     server.reply({ status: 201, body: payment }, { status: 201, body: payment }, { status: 201, body: payment });
     const client = newClient();
-    await client.payments.create({ ...pay, amount: 1500.5, metadata: '{"chat":"tg:1","ref":"r1"}', first_name: 'Ann' });
-    await client.payments.create({ ...pay, amount: new Decimal('0.10'), metadata: { chat: 'tg:1' } });
-    await client.payments.create({ ...pay, amount: '2500' });
+    await client.payments.create(
+      { ...pay, amount: 1500.5, metadata: '{"chat":"tg:1","ref":"r1"}', first_name: 'Ann' },
+      { duplicateCheckKey: 'k-client-172' },
+    );
+    await client.payments.create(
+      { ...pay, amount: new Decimal('0.10'), metadata: { chat: 'tg:1' } },
+      { duplicateCheckKey: 'k-client-173' },
+    );
+    await client.payments.create({ ...pay, amount: '2500' }, { duplicateCheckKey: 'k-client-174' });
     expect(server.requests[0]?.body).toEqual({
       phonenumber: '+256772123456',
       amount: '1500.5',
@@ -187,12 +196,15 @@ describe('payments.create', () => {
 
   it('checks recipients of a multi-recipient payment', async () => {
     server.reply({ status: 201, body: payment });
-    await newClient().payments.create({
-      amount: 100,
-      currency: 'UGX',
-      description: 'Bonus',
-      recipient_data: [{ phonenumber: '+256772000001' }, { phonenumber: '+256772000002', amount: 250 }],
-    });
+    await newClient().payments.create(
+      {
+        amount: 100,
+        currency: 'UGX',
+        description: 'Bonus',
+        recipient_data: [{ phonenumber: '+256772000001' }, { phonenumber: '+256772000002', amount: 250 }],
+      },
+      { duplicateCheckKey: 'k-client-190' },
+    );
     expect(server.requests[0]?.body).toEqual({
       amount: '100',
       currency: 'UGX',
@@ -200,11 +212,14 @@ describe('payments.create', () => {
       recipient_data: [{ phonenumber: '+256772000001' }, { phonenumber: '+256772000002', amount: '250' }],
     });
     await expect(
-      newClient().payments.create({
-        currency: 'UGX',
-        description: 'x',
-        recipient_data: [{ phonenumber: '0772000001', amount: 1 }],
-      }),
+      newClient().payments.create(
+        {
+          currency: 'UGX',
+          description: 'x',
+          recipient_data: [{ phonenumber: '0772000001', amount: 1 }],
+        },
+        { duplicateCheckKey: 'k-client-203' },
+      ),
     ).rejects.toMatchObject({ fields: { 'recipient_data[0].phonenumber': [expect.any(String)] } });
     expect(server.requests).toHaveLength(1);
   });
@@ -224,7 +239,7 @@ describe('payments.create', () => {
     ['metadata that is a list', { metadata: '[1]' }, 'metadata'],
   ])('refuses %s before sending (ValidationError, status 0)', async (_name, change, field) => {
     const e = (await newClient()
-      .payments.create({ ...pay, ...change } as typeof pay)
+      .payments.create({ ...pay, ...change } as typeof pay, { duplicateCheckKey: 'k-client-227' })
       .catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.status).toBe(0);
@@ -234,12 +249,12 @@ describe('payments.create', () => {
 
   it('reads both phone_nos shapes and normalises number amounts', async () => {
     server.reply({ status: 201, body: { ...payment, amount: 1500.5, phone_nos: ['+256772123456'], charged_fee: 250 } });
-    const before5 = await newClient({ version: 'v4' }).payments.create(pay);
+    const before5 = await newClient({ version: 'v4' }).payments.create(pay, { duplicateCheckKey: 'k-client-237' });
     expect(before5.phone_nos).toEqual(['+256772123456']);
     expect(before5.amount).toBe('1500.5');
     expect(before5.charged_fee).toBe('250');
     server.reply({ status: 201, body: payment });
-    const from5 = await newClient({ version: 'v5' }).payments.create(pay);
+    const from5 = await newClient({ version: 'v5' }).payments.create(pay, { duplicateCheckKey: 'k-client-242' });
     expect(from5.phone_nos?.[0]).toMatchObject({ phonenumber: '+256772123456', amount: '1500.50', state: 'new' });
   });
 });
@@ -283,14 +298,17 @@ describe('contacts', () => {
 describe('collection requests', () => {
   it('create always carries a key and sends the amount as a decimal string', async () => {
     server.reply({ status: 201, body: collectionRequest });
-    const made = await newClient().collectionRequests.create({
-      phonenumber: '+256772123456',
-      amount: new Decimal('2000.00'),
-      currency: 'UGX',
-      reason: 'Dues',
-      send_instructions: true,
-      metadata: { chat: 'tg:1' },
-    });
+    const made = await newClient().collectionRequests.create(
+      {
+        phonenumber: '+256772123456',
+        amount: new Decimal('2000.00'),
+        currency: 'UGX',
+        reason: 'Dues',
+        send_instructions: true,
+        metadata: { chat: 'tg:1' },
+      },
+      { duplicateCheckKey: 'k-client-286' },
+    );
     expect(made).toMatchObject({ id: 77, status: 'pending', mfscode: 'ABC123', amount: '2000' });
     expect(server.requests[0]).toMatchObject({
       method: 'POST',
@@ -304,12 +322,15 @@ describe('collection requests', () => {
         metadata: { chat: 'tg:1' },
       },
     });
-    expect(server.header('duplicate-check-key')[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(server.header('duplicate-check-key')[0]).toBe('k-client-286');
   });
 
   it('create refuses a local phone number before sending', async () => {
     await expect(
-      newClient().collectionRequests.create({ phonenumber: '0772123456', amount: 1, currency: 'UGX' }),
+      newClient().collectionRequests.create(
+        { phonenumber: '0772123456', amount: 1, currency: 'UGX' },
+        { duplicateCheckKey: 'k-client-312' },
+      ),
     ).rejects.toBeInstanceOf(ValidationError);
     expect(server.requests).toHaveLength(0);
   });

@@ -82,7 +82,10 @@ describe('errors from answers', () => {
   it('409 Duplicate Request Detected! -> DuplicateRequestError', async () => {
     server.reply({ status: 409, body: { detail: 'Duplicate Request Detected! key abc' } });
     const e = await failure(
-      client.payments.create({ phonenumber: '+256772123456', amount: '10', currency: 'UGX', description: 'x' }),
+      client.payments.create(
+        { phonenumber: '+256772123456', amount: '10', currency: 'UGX', description: 'x' },
+        { duplicateCheckKey: 'k-errors-85' },
+      ),
     );
     expect(e).toBeInstanceOf(DuplicateRequestError);
     expect((e as DuplicateRequestError).status).toBe(409);

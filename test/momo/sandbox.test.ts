@@ -60,23 +60,29 @@ describe('client x sandbox', () => {
   });
 
   it('before v5 phone_nos are bare numbers', async () => {
-    const made = await client('v4').payments.create({
-      phonenumber: '+256772000001',
-      amount: 5,
-      currency: 'UGX',
-      description: 'x',
-    });
+    const made = await client('v4').payments.create(
+      {
+        phonenumber: '+256772000001',
+        amount: 5,
+        currency: 'UGX',
+        description: 'x',
+      },
+      { duplicateCheckKey: 'k-sandbox-63' },
+    );
     expect(made.phone_nos).toEqual(['+256772000001']);
   });
 
   it('collection requests, contacts, webhooks, events and banks parse', async () => {
     const momo = client('v5');
-    const request = await momo.collectionRequests.create({
-      phonenumber: '+256772000001',
-      amount: 500,
-      currency: 'UGX',
-      reason: 'Dues',
-    });
+    const request = await momo.collectionRequests.create(
+      {
+        phonenumber: '+256772000001',
+        amount: 500,
+        currency: 'UGX',
+        reason: 'Dues',
+      },
+      { duplicateCheckKey: 'k-sandbox-74' },
+    );
     expect(request.amount).toMatch(/^500(\.0+)?$/);
     expect((await momo.collectionRequests.get(request.id)).id).toBe(request.id);
     const contacts = await momo.contacts.list({ phone_number: '+256772000001' });
@@ -97,7 +103,10 @@ describe('client x sandbox', () => {
   it('errors map: 400 fields, 404, 401', async () => {
     const momo = client('v5');
     const bad = (await momo.payments
-      .create({ phonenumber: '+256772000001', amount: 1, currency: 'XXX', description: 'x' })
+      .create(
+        { phonenumber: '+256772000001', amount: 1, currency: 'XXX', description: 'x' },
+        { duplicateCheckKey: 'k-sandbox-100' },
+      )
       .catch((e: unknown) => e)) as ValidationError;
     expect(bad).toBeInstanceOf(ValidationError);
     expect(Object.keys(bad.fields)).toContain('currency');
@@ -117,34 +126,43 @@ describe('client x sandbox', () => {
       product_code: product.product_code,
     });
     expect(candidate.gsmNo).toBeTruthy();
-    const bought = await vending.purchasePin({
-      service_type: 'jamb',
-      product_code: product.product_code,
-      account_number: '1234567890',
-      gsmNo: candidate.gsmNo ?? '',
-      amount: product.amount,
-      quantity: 1,
-    });
-    expect(bought).toMatchObject({ status: 'successful', quantity: 1 });
-    expect(bought.pins).toHaveLength(1);
-    const wrong = (await vending
-      .purchasePin({
+    const bought = await vending.purchasePin(
+      {
         service_type: 'jamb',
         product_code: product.product_code,
         account_number: '1234567890',
-        gsmNo: '08000000000',
+        gsmNo: candidate.gsmNo ?? '',
         amount: product.amount,
         quantity: 1,
-      })
+      },
+      { duplicateCheckKey: 'k-sandbox-120' },
+    );
+    expect(bought).toMatchObject({ status: 'successful', quantity: 1 });
+    expect(bought.pins).toHaveLength(1);
+    const wrong = (await vending
+      .purchasePin(
+        {
+          service_type: 'jamb',
+          product_code: product.product_code,
+          account_number: '1234567890',
+          gsmNo: '08000000000',
+          amount: product.amount,
+          quantity: 1,
+        },
+        { duplicateCheckKey: 'k-sandbox-131' },
+      )
       .catch((e: unknown) => e)) as ValidationError;
     expect(Object.keys(wrong.fields)).toEqual(['gsmNo']);
     const [bundle] = await vending.listDataBundles({ service_type: 'mtn' });
-    const data = await vending.purchaseData({
-      service_type: 'mtn',
-      datacode: bundle!.datacode,
-      phonenumber: '+2348031234567',
-      amount: bundle!.price,
-    });
+    const data = await vending.purchaseData(
+      {
+        service_type: 'mtn',
+        datacode: bundle!.datacode,
+        phonenumber: '+2348031234567',
+        amount: bundle!.price,
+      },
+      { duplicateCheckKey: 'k-sandbox-142' },
+    );
     expect(data).toMatchObject({ status: 'successful', datacode: bundle!.datacode, phonenumber: '+2348031234567' });
   });
 });

@@ -124,7 +124,7 @@ describe('purchases', () => {
         pins: [{ pin: 1234567890, serial: 'S1' }],
       }),
     );
-    const bought = await client.vending.purchasePin({ ...pin, amount: 4700 });
+    const bought = await client.vending.purchasePin({ ...pin, amount: 4700 }, { duplicateCheckKey: 'k-vending-127' });
     expect(bought).toEqual({
       reference: 'R1',
       status: 'successful',
@@ -136,7 +136,7 @@ describe('purchases', () => {
     expect(req).toMatchObject({ url: '/vending/services/epin/purchase', body: { ...pin, amount: '4700' } });
     expect(req?.headers.authorization).toBe('Token vend-key');
     expect(req?.headers['provider-date']).toBeDefined();
-    expect(req?.headers['duplicate-check-key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(req?.headers['duplicate-check-key']).toBe('k-vending-127');
   });
 
   it('purchasePin is retried under the same key', async () => {
@@ -152,7 +152,9 @@ describe('purchases', () => {
     ['amount', { amount: '-1' }],
     ['product_code', { product_code: ' ' }],
   ])('purchasePin refuses a bad %s before sending', async (field, change) => {
-    const e = (await client.vending.purchasePin({ ...pin, ...change }).catch((x: unknown) => x)) as ValidationError;
+    const e = (await client.vending
+      .purchasePin({ ...pin, ...change }, { duplicateCheckKey: 'k-vending-155' })
+      .catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(Object.keys(e.fields)).toEqual([field]);
     expect(server.requests).toHaveLength(0);
@@ -182,7 +184,10 @@ describe('purchases', () => {
 
   it('purchaseData refuses a local phone number before sending', async () => {
     await expect(
-      client.vending.purchaseData({ service_type: 'mtn', datacode: 1, phonenumber: '08031234567', amount: 300 }),
+      client.vending.purchaseData(
+        { service_type: 'mtn', datacode: 1, phonenumber: '08031234567', amount: 300 },
+        { duplicateCheckKey: 'k-vending-185' },
+      ),
     ).rejects.toMatchObject({ status: 0, fields: { phonenumber: [expect.any(String)] } });
     expect(server.requests).toHaveLength(0);
   });

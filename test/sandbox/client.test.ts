@@ -75,7 +75,7 @@ describe('main API through MomoClient', () => {
 
   it('maps errors to the client error tree', async () => {
     const server = await client.payments
-      .create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' })
+      .create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' }, { duplicateCheckKey: 'k-client-78' })
       .catch((e) => e);
     expect(server).toBeInstanceOf(ValidationError);
     expect((server as ValidationError).fields.account?.[0]).toMatch(/does not exist/);
@@ -103,24 +103,30 @@ describe('main API through MomoClient', () => {
     expect(ids).toHaveLength(23);
     expect(new Set(ids).size).toBe(23);
 
-    const payment = await client.payments.create({
-      phonenumber: SARAH,
-      amount: '100',
-      currency: 'UGX',
-      description: 'v',
-    });
+    const payment = await client.payments.create(
+      {
+        phonenumber: SARAH,
+        amount: '100',
+        currency: 'UGX',
+        description: 'v',
+      },
+      { duplicateCheckKey: 'k-client-106' },
+    );
     const old = await make({ version: 'v4' }).payments.get(payment.id);
     expect(old.phone_nos).toEqual([SARAH]);
   });
 
   it('creates a collection request, sees it matched, claims an unassigned collection', async () => {
-    const request = await client.collectionRequests.create({
-      phonenumber: SARAH,
-      amount: '4000',
-      currency: 'UGX',
-      reason: 'Dues',
-      metadata: { chat: 'slack:T:U' },
-    });
+    const request = await client.collectionRequests.create(
+      {
+        phonenumber: SARAH,
+        amount: '4000',
+        currency: 'UGX',
+        reason: 'Dues',
+        metadata: { chat: 'slack:T:U' },
+      },
+      { duplicateCheckKey: 'k-client-117' },
+    );
     expect(request.status).toBe('pending');
     const c = await sb.controls.sendCollection({
       phonenumber: SARAH,
@@ -199,34 +205,43 @@ describe('vending through MomoClient', () => {
     expect(validation.user?.name).toBe(`${JAMB.firstName} ${JAMB.middleName} ${JAMB.lastName}`);
     const pins = await client.vending.listPinBundles({ service_type: 'jamb' });
     const utme = pins.find((p) => p.description?.includes('UTME'))!;
-    const bought = await client.vending.purchasePin({
-      service_type: 'jamb',
-      product_code: 'utme',
-      account_number: JAMB.account_number,
-      gsmNo: validation.gsmNo!,
-      amount: utme.amount,
-      quantity: 2,
-    });
+    const bought = await client.vending.purchasePin(
+      {
+        service_type: 'jamb',
+        product_code: 'utme',
+        account_number: JAMB.account_number,
+        gsmNo: validation.gsmNo!,
+        amount: utme.amount,
+        quantity: 2,
+      },
+      { duplicateCheckKey: 'k-client-202' },
+    );
     expect(bought).toMatchObject({ status: 'successful', quantity: 2 });
     expect(bought.pins).toHaveLength(2);
-    const wrongNumber = client.vending.purchasePin({
-      service_type: 'jamb',
-      product_code: 'utme',
-      account_number: JAMB.account_number,
-      gsmNo: '08099999999',
-      amount: utme.amount,
-      quantity: 1,
-    });
+    const wrongNumber = client.vending.purchasePin(
+      {
+        service_type: 'jamb',
+        product_code: 'utme',
+        account_number: JAMB.account_number,
+        gsmNo: '08099999999',
+        amount: utme.amount,
+        quantity: 1,
+      },
+      { duplicateCheckKey: 'k-client-212' },
+    );
     await expect(wrongNumber).rejects.toBeInstanceOf(ValidationError);
 
     const bundles = await client.vending.listDataBundles({ service_type: 'mtn' });
     const bundle = bundles[0]!;
-    const data = await client.vending.purchaseData({
-      service_type: 'mtn',
-      datacode: bundle.datacode,
-      phonenumber: '+2348031234567',
-      amount: bundle.price,
-    });
+    const data = await client.vending.purchaseData(
+      {
+        service_type: 'mtn',
+        datacode: bundle.datacode,
+        phonenumber: '+2348031234567',
+        amount: bundle.price,
+      },
+      { duplicateCheckKey: 'k-client-224' },
+    );
     expect(data).toMatchObject({ status: 'successful', phonenumber: '+2348031234567' });
     expect(String(data.datacode)).toBe(String(bundle.datacode));
     expect(sb.controls.purchases().map((p) => p.kind)).toEqual(['epin', 'databundle']);

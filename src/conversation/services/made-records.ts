@@ -22,6 +22,7 @@ import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flo
 import { events, type MoneyJournal } from '../../journal/index.js';
 import type { Operation, OperationKind, OperationState } from '../../journal/schema.js';
 import type { Logger } from '../../log.js';
+import { MissingKeyError } from '../../momo/index.js';
 import { ourWord } from '../../reconciliation/match.js';
 import { changeStored } from '../store/change-stored.js';
 import { keys } from '../store/keys.js';
@@ -330,6 +331,28 @@ function payeeNameOf(input: { phonenumber: string; payeeName?: string; bank?: { 
   return input.payeeName && input.payeeName !== input.phonenumber ? input.payeeName : undefined;
 }
 
+/**
+ * Nothing was sent because the journal did not take the intent; but a write that failed may have been committed
+ * all the same (the answer lost, a timeout after the server took it). It is read back: there (or the read failed
+ * too), the refusal is journalled (through the buffered writer, kept in Redis until the database takes it), so
+ * the operation says `refused` and is not left `intended` for ever; not there, there is nothing to correct.
+ */
+async function journalNotSent(journal: MoneyJournal, ref: string, reason: unknown): Promise<void> {
+  let there: boolean | undefined;
+  try {
+    there = journal.holds ? await journal.holds(ref) : undefined;
+  } catch {
+    there = undefined;
+  }
+  if (there === false) return;
+  journal.write(
+    events.refusal(ref, {
+      reason: 'the journal could not take the intent in time; nothing was sent',
+      data: { code: 'not_recorded', error: String(reason).slice(0, 200) },
+    }),
+  );
+}
+
 /** What the create's answer says, in the journal's words. */
 interface Answered {
   id?: string;
@@ -367,7 +390,9 @@ export function recordMade(
     create: () => Promise<R>,
     answerOf: (result: R) => Answered,
   ): Promise<R> {
-    if (intent.ref === '') return create();
+    // No ref, no call: the intent could not be journalled under it, nor the call repeated or looked up by it.
+    if (typeof intent.ref !== 'string' || intent.ref === '')
+      throw new MissingKeyError('a money-moving create without its ref (Duplicate-Check-Key): nothing sent');
     const channel = asked.asker.channel ?? intent.chat.split(':')[0] ?? '';
     const user = asked.asker.userId ?? '';
     const who = journal && user ? journal.who(channel, user) : { role: '' };
@@ -413,6 +438,7 @@ export function recordMade(
         { err: String(journalled.reason), kind: intent.kind },
         'the journal did not take the intent; nothing was sent',
       );
+      await journalNotSent(journal!, intent.ref, journalled.reason);
       await made
         .refused(intent.ref)
         .catch((err: unknown) =>

@@ -1,4 +1,4 @@
-import { moneyCall, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type MoneyCallOptions, type Transport } from '../http.js';
 import { listAll, listPage, type MoneyListFilters } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { collectionRequestSchema, type CollectionRequest, type Page } from '../schemas.js';
@@ -37,8 +37,8 @@ export interface CollectionRequestListFilters extends MoneyListFilters {
 export class CollectionRequests {
   constructor(private readonly http: Transport) {}
 
-  /** Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. */
-  async create(params: CollectionRequestCreateParams, options: WriteOptions = {}): Promise<CollectionRequest> {
+  /** Always sent with the caller's Duplicate-Check-Key (required), so it is retried safely. */
+  async create(params: CollectionRequestCreateParams, options: MoneyCallOptions): Promise<CollectionRequest> {
     const body = {
       ...params,
       phonenumber: phone(params.phonenumber, 'phonenumber'),

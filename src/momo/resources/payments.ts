@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import { moneyCall, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type MoneyCallOptions, type Transport } from '../http.js';
 import { listAll, listPage, type MoneyListFilters } from '../pagination.js';
 import { amount, metadata, phone, required, type Amount, type Metadata } from '../params.js';
 import { paymentSchema, type Page, type Payment } from '../schemas.js';
@@ -61,10 +61,11 @@ export class Payments {
   constructor(private readonly http: Transport) {}
 
   /**
-   * Always sent with a Duplicate-Check-Key (the caller's or a new one), so it is retried safely. A
-   * DuplicateRequestError on the caller's own key means the payment was already accepted, not a failure.
+   * Always sent with the caller's Duplicate-Check-Key (required: MissingKeyError without it, nothing sent), so
+   * it is retried safely. A DuplicateRequestError on the caller's own key means the service holds the key, not
+   * that it made the payment (src/momo/assumptions.ts DUPLICATE_KEY_CONFLICT).
    */
-  async create(params: PaymentCreateParams, options: WriteOptions = {}): Promise<Payment> {
+  async create(params: PaymentCreateParams, options: MoneyCallOptions): Promise<Payment> {
     return this.http.request(
       { method: 'POST', path: PATH, body: paymentBody(params), ...moneyCall(options) },
       paymentSchema,

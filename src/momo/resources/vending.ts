@@ -16,7 +16,7 @@
 import type { z } from 'zod';
 import { VENDING_PATHS } from '../assumptions.js';
 import { ValidationError, errorFromResponse } from '../errors.js';
-import { moneyCall, type RequestSpec, type Transport, type WriteOptions } from '../http.js';
+import { moneyCall, type MoneyCallOptions, type RequestSpec, type Transport } from '../http.js';
 import { amount, phone, required, type Amount } from '../params.js';
 import {
   dataBundleSchema,
@@ -113,8 +113,8 @@ export class Vending {
     return this.post(VENDING_PATHS.pinBundles, body, this.providerHeaders(), pinBundleSchema.array());
   }
 
-  /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
-  async purchasePin(params: PinPurchaseParams, options: WriteOptions = {}): Promise<PinPurchase> {
+  /** Money-moving: always sent with the caller's Duplicate-Check-Key (required). */
+  async purchasePin(params: PinPurchaseParams, options: MoneyCallOptions): Promise<PinPurchase> {
     if (!Number.isInteger(params.quantity) || params.quantity < 1) {
       throw ValidationError.local({ quantity: ['must be a whole number of at least 1'] });
     }
@@ -129,8 +129,8 @@ export class Vending {
     return this.post(VENDING_PATHS.pinPurchase, body, this.providerHeaders(), pinPurchaseSchema, moneyCall(options));
   }
 
-  /** Money-moving: always sent with a Duplicate-Check-Key (the caller's or a new one). */
-  async purchaseData(params: DataPurchaseParams, options: WriteOptions = {}): Promise<DataPurchase> {
+  /** Money-moving: always sent with the caller's Duplicate-Check-Key (required). */
+  async purchaseData(params: DataPurchaseParams, options: MoneyCallOptions): Promise<DataPurchase> {
     const body = {
       ...params,
       service_type: required(params.service_type, 'service_type'),
