@@ -58,6 +58,19 @@ export function countryOf(phone: string | undefined): string | undefined {
 }
 
 /**
+ * True when every word of a typed name is a word of the name the network holds for the number, without case or
+ * order: `Okello John` is within `JOHN OKELLO` and `John Peter Okello`, `Otim Peter` is not within `Otim
+ * Geoffrey Okwir`. The one test of a name against the network's: the pay flow's, and what may be remembered
+ * (src/conversation/services/flow-services.ts keeps only names that pass it).
+ */
+export function namesWithin(typed: string, nameOnNetwork: string): boolean {
+  const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);
+  const network = new Set(words(nameOnNetwork));
+  const given = words(typed);
+  return network.size > 0 && given.length > 0 && given.every((w) => network.has(w));
+}
+
+/**
  * Digits, optionally grouped in thousands with commas (`1,000` or `1000`), then at most one dot and
  * decimals. Signs, exponents (`1e3`), spaces inside the number and a bare `.5` are refused.
  */

@@ -8,7 +8,7 @@ import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
 import { failureText, type FailureKeys } from './failure.js';
-import { countryOf, parseAmount, parseName, parsePhone, parseText, type Invalid } from './input.js';
+import { countryOf, namesWithin, parseAmount, parseName, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
 import { answered, ask, backIn, chosen, isValid, store } from './steps.js';
@@ -160,9 +160,8 @@ function payeeName(context: PayContext): string {
  */
 function hasDifferentName(context: PayContext, check: ContactCheck): boolean {
   if (!check.nameOnNetwork) return false;
-  const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);
-  const network = new Set(words(check.nameOnNetwork));
-  return !words(`${context.firstName ?? ''} ${context.lastName ?? ''}`).every((w) => network.has(w));
+  const typed = `${context.firstName ?? ''} ${context.lastName ?? ''}`.trim();
+  return typed !== '' && !namesWithin(typed, check.nameOnNetwork);
 }
 
 /**

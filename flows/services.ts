@@ -85,8 +85,14 @@ export interface RecentPayee {
   kind: 'money' | 'airtime' | 'bank';
   /** Their number, `+` format. */
   phone: string;
-  /** The name the payment was made to (typed, known, or the network's), when there was one. */
+  /**
+   * The name the payment was made to, kept only when the network confirmed it (its check matched the names, or
+   * its own name was chosen) and the name has not failed since (`nameChecked`); else the payee is listed by number.
+   * A bank payee is listed by its account's name.
+   */
   name?: string;
+  /** The name was confirmed by the network; an entry without it (kept before this rule) is listed by number. */
+  nameChecked?: true;
   /** The currency they were last paid in: proposed again when the role may pay in several. */
   currency?: string;
   /** A bank payee's account, as the last payment gave it. */
@@ -226,11 +232,13 @@ export interface FlowServices {
   /**
    * Instant verification: creates (or, for an existing number, returns) the contact with metadata sync=1,
    * which runs the network check synchronously. A write, not a read. Remembers the result for lookupContact:
-   * the names given for this user only, what the network said for everyone.
+   * what the network said for everyone; the names given, for this user only and only when the network's name
+   * holds them (flows/input.ts namesWithin): a name the network refused is never used again without asking.
    */
   verifyContact(input: { phonenumber: string; firstName: string; lastName: string } & Asker): Promise<ContactCheck>;
   /**
-   * Creates the payment; remembers the names given for the number, for the asker only (none: not kept).
+   * Creates the payment; remembers the names given for the number, for the asker only, when the network's name
+   * holds them (as verifyContact learnt it); a payment that later fails on the name forgets them again.
    * {@link Held} when the asker's role holds payments of this size for an approver: nothing was sent.
    */
   createPayment(

@@ -12,7 +12,7 @@ import { ConfigError, whatsappOn, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
-import { createEngine, createServices, createSessionStore } from './conversation/index.js';
+import { createEngine, createServices, createSessionStore, forgetFailedName } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './conversation/store/keys.js';
@@ -310,7 +310,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     basicAuth,
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf,
-    onPaymentFailed: (ref) => policy.giveBackSpend(store, ref, 'ended without money moving'),
+    onPaymentFailed: async (ref, reason) => {
+      await policy.giveBackSpend(store, ref, 'ended without money moving');
+      await forgetFailedName({ store, logger }, ref, reason);
+    },
     // An "already submitted" the service holds nothing of (follow-up.ts): journalled as nothing made.
     onNotMade: async (record) => {
       await journal.refused(record.ref, {

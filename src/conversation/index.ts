@@ -12,7 +12,7 @@ export {
   type PolicyDocument,
   type Role,
 } from './services/access-policy.js';
-export { createServices, toFailure, type ServicesOptions } from './services/flow-services.js';
+export { createServices, forgetFailedName, toFailure, type ServicesOptions } from './services/flow-services.js';
 export { catalogue, createCatalogue, render, renderView, type Catalogue } from './flow/render.js';
 export type {
   Address,

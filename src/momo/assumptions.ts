@@ -102,3 +102,13 @@ export const ALREADY_SUBMITTED_BELIEVED_FOR = { firstReadSeconds: 180, secondRea
  * number); a chat without a number (Telegram, Slack) is offered every bank.
  */
 export const BANK_COUNTRY_FIELD = 'country';
+
+/**
+ * "A name-match check compares the supplied name with the network's records; when the organization setting
+ * `Name match affects payment` is on, a mismatch makes the payment fail" (Payments rule 3): how the failure reads
+ * is not shown. Our choice: a failed payment whose `last_error` speaks of the name failed on the name (the
+ * sandbox's: `The name "…" does not match the name on the network (…)`). The names its payer gave are then
+ * forgotten, so the next payment to that number asks and checks them again (src/conversation/services/
+ * flow-services.ts forgetFailedName).
+ */
+export const NAME_FAILURE = /\bnames?\b/i;

@@ -65,9 +65,11 @@ export interface DispatcherOptions {
   /**
    * Called with our ref of a payment of ours that ended without money moving (processed_with_errors, rejected,
    * cancelled), as believed here (our record; a read without credentials), before it is told: gives its spend
-   * reservation back (src/conversation/services/access-policy.ts giveBackSpend, once only whatever the repeats). Default: none.
+   * reservation back (src/conversation/services/access-policy.ts giveBackSpend, once only whatever the repeats),
+   * and forgets names that failed the network's check (`reason`, its last_error: flow-services.ts forgetFailedName).
+   * Default: none.
    */
-  onPaymentFailed?: (ref: string) => Promise<unknown>;
+  onPaymentFailed?: (ref: string, reason?: string) => Promise<unknown>;
   /**
    * Called with our ref of a payment of ours and its recipients' states, as believed here (an authenticated
    * body; without credentials only the read that confirms an outcome), before the state is told, for every
@@ -280,7 +282,8 @@ export function createDispatcher(options: DispatcherOptions) {
         ...(notice.kind === 'collection' ? { key: `${record.ref}:state:collection:${notice.id}:${source}` } : {}),
       }),
     );
-    if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state)) await options.onPaymentFailed?.(record.ref);
+    if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state))
+      await options.onPaymentFailed?.(record.ref, notice.reason);
     const delivery = deliveryFor(record, notice);
     if (!delivery) return 'ignored';
     // USSD cannot push: its users see their latest outcome (or what asks someone to act) at the next dial,

@@ -80,8 +80,11 @@ export interface NotificationsOptions {
   onNotMade?: (record: Made) => Promise<void>;
   /** Lease on a state change being told, ms (DispatcherOptions.leaseMs). Default 30000. */
   leaseMs?: number;
-  /** DispatcherOptions.onPaymentFailed: gives a failed payment's spend reservation back. */
-  onPaymentFailed?: (ref: string) => Promise<unknown>;
+  /**
+   * DispatcherOptions.onPaymentFailed: gives a failed payment's spend reservation back, and forgets names that
+   * failed the network's check (`reason`: the payment's last_error).
+   */
+  onPaymentFailed?: (ref: string, reason?: string) => Promise<unknown>;
   /** DispatcherOptions.onRecipients: a payout's recipients' states (src/payouts). */
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
   /** DispatcherOptions.journal: states and tellings journalled (buffered). */

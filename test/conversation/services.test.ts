@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { keys } from '../../src/conversation/store/keys.js';
-import { createServices } from '../../src/conversation/services/flow-services.js';
+import { createServices, forgetFailedName } from '../../src/conversation/services/flow-services.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';
@@ -140,13 +140,93 @@ describe('createServices', () => {
       metadata: { chat: 'telegram:1' },
       first_name: 'Jane',
     });
-    expect((await store.get(keys.ownContact(U1, PHONE)))?.snapshot).toEqual({
-      registered: true,
-      firstName: 'Jane',
-      lastName: 'Doe',
-    });
+    // Names the network never confirmed are not kept: the next payment asks them again.
+    expect((await store.get(keys.ownContact(U1, PHONE)))?.snapshot).toEqual({ registered: true });
     // Names typed by a payer are nobody else's: the shared record holds only what the network verified.
     expect(await store.get(keys.contact(PHONE))).toBeNull();
+  });
+
+  const pay = (over: object = {}) => ({
+    duplicateCheckKey: 'run-1:pay',
+    paymentType: 'money' as const,
+    phonenumber: PHONE,
+    amount: '10',
+    currency: 'UGX',
+    description: 'x',
+    metadata: {},
+    ...U1,
+    ...over,
+  });
+
+  it('a name the network refused is not kept: no names known, the payee listed by number', async () => {
+    const { services, store } = setup();
+    // The network knows the number as JANE A DOE; the payer typed Mary Doe and stopped at the mismatch.
+    server.reply({ status: 201, body: contact });
+    await services.verifyContact({ phonenumber: PHONE, firstName: 'Mary', lastName: 'Doe', ...U1 });
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({
+      known: false,
+      registered: true,
+      nameOnNetwork: 'JANE A DOE',
+      networkName: 'MTN',
+    });
+    expect(await store.get(keys.ownContact(U1, PHONE))).toBeNull();
+    // Paid under the refused name all the same (the organization's name check off): still not kept, not listed.
+    server.reply({ status: 201, body: payment() });
+    await services.createPayment(pay({ firstName: 'Mary', lastName: 'Doe', payeeName: 'Mary Doe' }));
+    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
+  });
+
+  it('names the network confirmed (its check matched, or its own name chosen) are kept and listed', async () => {
+    const { services } = setup();
+    server.reply({ status: 201, body: contact }, { status: 201, body: payment() });
+    await services.verifyContact({ phonenumber: PHONE, firstName: 'jane', lastName: 'doe', ...U1 });
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toMatchObject({
+      known: true,
+      firstName: 'jane',
+      lastName: 'doe',
+    });
+    // A known contact is paid without names given: its confirmed name is listed.
+    await services.createPayment(pay({ payeeName: 'jane doe' }));
+    expect(await services.recentPayees(U1)).toEqual([
+      { kind: 'money', phone: PHONE, currency: 'UGX', name: 'jane doe', nameChecked: true },
+    ]);
+    // Another user chose the network's own name (learnt by the first user's verification): kept for them.
+    server.reply({ status: 201, body: payment({ id: 42 }) });
+    await services.createPayment(
+      pay({ ...U2, duplicateCheckKey: 'run-2:pay', firstName: 'JANE', lastName: 'A DOE', payeeName: 'JANE A DOE' }),
+    );
+    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toMatchObject({ known: true });
+    expect((await services.recentPayees(U2))[0]).toMatchObject({ name: 'JANE A DOE', nameChecked: true });
+  });
+
+  it('a payee kept before names had to be confirmed is asked again and listed by number', async () => {
+    const { services, store } = setup();
+    await store.set(keys.ownContact(U1, PHONE), { registered: true, firstName: 'Otim', lastName: 'Peter' }, null, 60);
+    await store.set(keys.recentPayees(U1), [{ kind: 'money', phone: PHONE, name: 'Otim Peter' }], null, 60);
+    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE }]);
+  });
+
+  it('a payment that fails on the name forgets the names: the next is checked again', async () => {
+    const { services, store, lines } = setup();
+    server.reply({ status: 201, body: contact }, { status: 201, body: payment() });
+    await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
+    await services.createPayment(pay({ payeeName: 'Jane Doe' }));
+    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
+    const logger = createLogger('silent');
+    // A failure for another reason forgets nothing.
+    await forgetFailedName({ store, logger }, 'run-1:pay', 'The recipient network did not confirm the transfer.');
+    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
+    await forgetFailedName(
+      { store, logger },
+      'run-1:pay',
+      'The name "Jane Doe" does not match the name on the network ("JANE A DOE").',
+    );
+    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
+    expect(await store.get(keys.paidNames('run-1:pay'))).toBeNull();
+    expect(lines.join('')).not.toContain(PHONE);
   });
 
   it('a bank payment sends the bank fields without a payment type', async () => {
@@ -212,7 +292,8 @@ describe('createServices', () => {
         name: 'Jane Doe',
         bank: { id: '3', name: 'Stanbic', accountNumber: '12345', accountName: 'Jane Doe', email: 'j@example.com' },
       },
-      { kind: 'money', phone: PHONE, currency: 'KES', name: 'Jane Doe' },
+      // Its name was never confirmed by the network: listed by number.
+      { kind: 'money', phone: PHONE, currency: 'KES' },
     ]);
     expect(await services.recentPayees(U2)).toEqual([]);
   });

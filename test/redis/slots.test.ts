@@ -46,6 +46,7 @@ const SAMPLES: Record<string, () => string | string[]> = {
   ownContact: () => keys.ownContact(asker, '+256772000001'),
   ownRequests: () => keys.ownRequests(asker),
   recentPayees: () => keys.recentPayees(asker),
+  paidNames: () => keys.paidNames('0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e:pay'),
   made: () => keys.made('0b9c6a0e-6f7e-4c1e-9d7e-1f2a3b4c5d6e'),
   madeId: () => keys.madeId('a1b2c3d4e5f60718', 'payment', '123456'),
   openRequests: () => keys.openRequests('+256772000001', '5000', 'ugx'),

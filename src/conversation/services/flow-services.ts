@@ -35,7 +35,8 @@ import {
   type Contact,
   type MomoClient,
 } from '../../momo/index.js';
-import { BANK_COUNTRY_FIELD } from '../../momo/assumptions.js';
+import { BANK_COUNTRY_FIELD, NAME_FAILURE } from '../../momo/assumptions.js';
+import { namesWithin } from '../../../flows/input.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../store/keys.js';
@@ -94,11 +95,71 @@ interface NetworkFacts {
   networkName?: string;
 }
 
-/** What one user's record of a number holds: the names they gave, and whether it could be paid. */
+/**
+ * What one user's record of a number holds: the names they gave, and whether it could be paid. The names are
+ * used (lookupContact's `known`) only when `confirmed`: the network's name held them when they were kept. A
+ * record kept before this rule has no `confirmed`: its names are asked again.
+ */
 interface OwnContact {
   registered: boolean;
   firstName?: string;
   lastName?: string;
+  confirmed?: true;
+}
+
+/** Who paid a number under names kept for them (keys.paidNames): forgotten when the payment fails on the name. */
+interface PaidNames {
+  channel: string;
+  userId: string;
+  phone: string;
+}
+
+/** A recent payee's currency, when kept. */
+const currencyOf = (p: RecentPayee): Pick<RecentPayee, 'currency'> => (p.currency ? { currency: p.currency } : {});
+
+/** True when the names are the network's for the number, as the network told it (namesWithin). */
+const confirmedBy = (names: string, nameOnNetwork: string | undefined): boolean =>
+  !!nameOnNetwork && namesWithin(names, nameOnNetwork);
+
+/** Writes a record computed from the one stored, with compare-and-set: computed again when another writer won. */
+async function keepRecord<T>(
+  store: SessionStore,
+  logger: Logger,
+  key: string,
+  ttlSeconds: number,
+  update: (previous: T | undefined) => T,
+): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const stored = await store.get(key);
+    if ((await store.set(key, update(stored?.snapshot as T | undefined), stored?.version ?? null, ttlSeconds)) !== null)
+      return;
+  }
+  logger.warn({ record: key.split(':')[0] }, 'record kept changing; this write was given up');
+}
+
+/**
+ * A payment ended failed (`reason`: its last_error): when it failed on the name (NAME_FAILURE), the names its
+ * payer gave the number are forgotten, so the next payment to it asks and checks them again, and the payee is
+ * listed by number under "Pay whom?". Knows the payment by its ref only (keys.paidNames, kept by createPayment).
+ */
+export async function forgetFailedName(
+  options: { store: SessionStore; logger: Logger },
+  ref: string,
+  reason: string | undefined,
+): Promise<void> {
+  if (!reason || !NAME_FAILURE.test(reason)) return;
+  const { store, logger } = options;
+  const paid = (await store.get(keys.paidNames(ref)))?.snapshot as PaidNames | undefined;
+  if (!paid) return;
+  const asker = { channel: paid.channel, userId: paid.userId };
+  await store.delete(keys.ownContact(asker, paid.phone));
+  await keepRecord<RecentPayee[]>(store, logger, keys.recentPayees(asker), CONTACT_TTL_SECONDS, (previous = []) =>
+    previous.map((p) =>
+      p.kind !== 'bank' && p.phone === paid.phone ? { kind: p.kind, phone: p.phone, ...currencyOf(p) } : p,
+    ),
+  );
+  await store.delete(keys.paidNames(ref));
+  logger.info({ ref }, 'payment failed on the name: the names given for its payee are forgotten');
 }
 
 /** Who a recent payee is: a bank account, or a number paid mobile money or airtime. */
@@ -208,17 +269,8 @@ export function createServices(options: ServicesOptions): FlowServices {
     });
   }
 
-  /** Writes a record computed from the one stored, with compare-and-set: computed again when another writer won. */
-  async function keep<T>(key: string, ttlSeconds: number, update: (previous: T | undefined) => T): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const stored = await store.get(key);
-      if (
-        (await store.set(key, update(stored?.snapshot as T | undefined), stored?.version ?? null, ttlSeconds)) !== null
-      )
-        return;
-    }
-    logger.warn({ record: key.split(':')[0] }, 'record kept changing; this write was given up');
-  }
+  const keep = <T>(key: string, ttlSeconds: number, update: (previous: T | undefined) => T): Promise<void> =>
+    keepRecord(store, logger, key, ttlSeconds, update);
 
   /** True when the asker's role lets them see every collection of the organization. */
   const seesAll = (asker: Asker): boolean =>
@@ -244,8 +296,16 @@ export function createServices(options: ServicesOptions): FlowServices {
         ...(network?.nameOnNetwork ? { nameOnNetwork: network.nameOnNetwork } : {}),
         ...(network?.networkName ? { networkName: network.networkName } : {}),
       };
-      if (!mine) return { known: false, registered: network?.registered ?? false, ...heard };
-      return { known: true, ...heard, ...mine };
+      // Names are used without asking only when the network confirmed them (OwnContact.confirmed).
+      if (!mine?.confirmed || !mine.firstName || !mine.lastName)
+        return { known: false, registered: mine?.registered ?? network?.registered ?? false, ...heard };
+      return {
+        known: true,
+        ...heard,
+        registered: mine.registered,
+        firstName: mine.firstName,
+        lastName: mine.lastName,
+      };
     },
 
     verifyContact: ({ phonenumber, firstName, lastName, ...asker }) =>
@@ -264,11 +324,16 @@ export function createServices(options: ServicesOptions): FlowServices {
           ...(nameOnNetwork ? { nameOnNetwork } : {}),
           ...(networkName ? { networkName } : {}),
         }));
-        await keep<OwnContact>(keys.ownContact(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({
-          registered,
-          firstName,
-          lastName,
-        }));
+        // Only names the network's holds are kept (its own name chosen later is kept by createPayment): a name
+        // it refused is asked again next time, never put on a summary unasked.
+        if (registered && confirmedBy(`${firstName} ${lastName}`, nameOnNetwork))
+          await keep<OwnContact>(keys.ownContact(asker, phonenumber), CONTACT_TTL_SECONDS, () => ({
+            registered,
+            firstName,
+            lastName,
+            confirmed: true,
+          }));
+        else await store.delete(keys.ownContact(asker, phonenumber));
         return check;
       }),
 
@@ -309,18 +374,36 @@ export function createServices(options: ServicesOptions): FlowServices {
         );
         const asker = askerOf(input);
         if (asker) {
-          await keep<OwnContact>(keys.ownContact(asker, input.phonenumber), CONTACT_TTL_SECONDS, (previous) => ({
-            registered: true,
-            ...previous,
-            ...(input.firstName ? { firstName: input.firstName } : {}),
-            ...(input.lastName ? { lastName: input.lastName } : {}),
-          }));
+          // The names given are kept when the network's name (as verification learnt it) holds them; names not
+          // given (a known contact's) were confirmed when kept. A bank payee is named by its account.
+          const typed = [input.firstName, input.lastName].filter(Boolean).join(' ');
+          const facts = typed
+            ? ((await store.get(keys.contact(input.phonenumber)))?.snapshot as NetworkFacts | undefined)
+            : undefined;
+          const typedConfirmed = typed !== '' && facts?.registered === true && confirmedBy(typed, facts.nameOnNetwork);
+          let named = false;
+          await keep<OwnContact>(keys.ownContact(asker, input.phonenumber), CONTACT_TTL_SECONDS, (previous) => {
+            if (typedConfirmed) {
+              named = true;
+              return { registered: true, firstName: input.firstName, lastName: input.lastName, confirmed: true };
+            }
+            named = typed === '' && previous?.confirmed === true;
+            // Names given that the network did not confirm are not kept (nor are older ones left to be used).
+            return typed === '' ? { registered: true, ...previous } : { registered: true };
+          });
+          if (named && input.paymentType !== 'bank')
+            await keep<PaidNames>(keys.paidNames(input.duplicateCheckKey), CONTACT_TTL_SECONDS, () => ({
+              ...asker,
+              phone: input.phonenumber,
+            }));
           const { bank } = input;
+          const listedName = input.paymentType === 'bank' || named ? input.payeeName : undefined;
           const paid: RecentPayee = {
             kind: input.paymentType,
             phone: input.phonenumber,
             currency: input.currency,
-            ...(input.payeeName ? { name: input.payeeName } : {}),
+            ...(listedName ? { name: listedName } : {}),
+            ...(named && input.paymentType !== 'bank' ? { nameChecked: true as const } : {}),
             // The account as paid (never a PIN or a secret): paying it again asks none of it.
             ...(bank
               ? {
@@ -350,7 +433,15 @@ export function createServices(options: ServicesOptions): FlowServices {
     recentPayees: (asker) =>
       call('recentPayees', async (): Promise<RecentPayee[]> => {
         const stored = (await store.get(keys.recentPayees(asker)))?.snapshot;
-        return Array.isArray(stored) ? (stored as RecentPayee[]).slice(0, RECENT_PAYEES_MAX) : [];
+        if (!Array.isArray(stored)) return [];
+        // A name the network did not confirm (an entry kept before that rule) is not listed: the number is.
+        return (stored as RecentPayee[])
+          .slice(0, RECENT_PAYEES_MAX)
+          .map((p): RecentPayee =>
+            p.nameChecked || p.kind === 'bank' || p.name === undefined
+              ? p
+              : { kind: p.kind, phone: p.phone, ...currencyOf(p) },
+          );
       }),
 
     listBanks: ({ country }) =>

@@ -154,6 +154,11 @@ export const keys = {
   /** The people one user paid lately, newest first (flow-services.ts): listed first when they pay again. */
   recentPayees: (asker: Asker): string =>
     `payees:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
+  /**
+   * Who paid a number under names we remembered, by the payment's ref (flow-services.ts): a payment that fails on
+   * the name forgets them for that payer, knowing only its ref.
+   */
+  paidNames: (ref: string): string => `paid-names:${braced(ref)}`,
   /** Our record of a payment, collection request or purchase we made, by our ref (made-records.ts). */
   made: (ref: string): string => `made:${braced(ref)}`,
   /**
