@@ -52,10 +52,6 @@ const SAMPLES: Record<string, () => string | string[]> = {
   openRequests: () => keys.openRequests('+256772000001', '5000', 'ugx'),
   dailySpend: () => keys.dailySpend('ussd:+256772000001', 'UGX', '2026-11-26'),
   spendReservation: () => keys.spendReservation('0b9c6a0e'),
-  approval: () => keys.approval('ab12'),
-  approvalSending: () => keys.approvalSending('ab12'),
-  approvalsOpen: () => keys.approvalsOpen('ab12'),
-  approvalsOpenParts: () => keys.approvalsOpenParts(),
   payout: () => keys.payout('cd34'),
   payoutsOpen: () => keys.payoutsOpen('cd34'),
   payoutsOpenParts: () => keys.payoutsOpenParts(),
@@ -101,7 +97,7 @@ describe('keys.ts', () => {
     }
     expect(keys.conversationOf(keys.conversation(conversation))).toEqual(conversation);
     expect(keys.openRunsParts()).toHaveLength(PARTS);
-    expect(new Set(keys.approvalsOpenParts())).toHaveProperty('size', OPEN_PARTS);
+    expect(new Set(keys.payoutsOpenParts())).toHaveProperty('size', OPEN_PARTS);
   });
 
   it('keeps each script and multi-key read in one slot', () => {
@@ -134,7 +130,6 @@ describe('keys.ts', () => {
       // The notification marks (marks.ts TAKE, HOLD, DONE).
       const marks = markKeys(`payment:${ref}`, `payment:${ref}:processed`);
       groups.push([`marks of ${ref}`, [marks.rank, marks.sent, marks.lease, marks.reading]]);
-      groups.push([`approval ${i}`, [keys.approval(String(i)), keys.approvalSending(String(i))]]);
       groups.push([`payout ${i}`, [keys.payout(String(i)), keys.payoutSending(String(i))]]);
     }
     groups.push(['journal drain', [keys.journalPending, `${keys.journalPending}:lock`]]);

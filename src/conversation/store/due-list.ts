@@ -1,7 +1,7 @@
 /**
  * A small list of ids, each with when a sweep should look at it (ms), kept in a fixed number of store records
- * (parts, each in its own slot on a cluster: keys.ts) and changed with compare-and-set: the held payments still
- * to decide or send (src/approvals), the payouts whose requests are still being made (src/payouts). An id lives
+ * (parts, each in its own slot on a cluster: keys.ts) and changed with compare-and-set: the payouts whose
+ * requests are still being made (src/payouts). An id lives
  * in the part its key builder names; due() reads every part at once. Bounded: a full part refuses a new id.
  */
 import { changeStored } from './change-stored.js';

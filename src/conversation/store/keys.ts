@@ -14,8 +14,9 @@
  * - a person's daily totals and every payment's share of one carry `{spend}`: the reservation is given back
  *   knowing only the payment's ref, so the two cannot carry the person's own tag; one slot holds them all
  *   (one or two commands per payment, never per screen);
- * - an approval's and a payout's keys carry their id; the lists of open ones are sharded into
- *   {@link OPEN_PARTS} parts by id (`approvals:open:{o<n>}`), each read by every process's sweep;
+ * - a payout's keys carry its id; the list of open ones is sharded into {@link OPEN_PARTS} parts by id
+ *   (`payouts:open:{o<n>}`), each read by every process's sweep (held payments are the database's:
+ *   src/approvals/held.ts);
  * - BullMQ's keys ({@link queuePrefixes}): the notification queue, the follow-ups (a delayed check of every
  *   intent) and the SMS queue are each sharded into {@link QUEUE_PARTS} queues of their own tag
  *   (`{momo-n<n>}:bull`, `{momo-f<n>}:bull`, `{momo-s<n>}:bull`) by the payment's key, each worked by every
@@ -36,7 +37,7 @@ type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
  */
 export const PARTS = 64;
 
-/** Parts of the lists of open approvals and of open payouts. Fixed, as PARTS. */
+/** Parts of the list of open payouts. Fixed, as PARTS. */
 export const OPEN_PARTS = 8;
 
 /** FNV-1a of a string, 32 bits: spreads ids over the parts (not for security). */
@@ -176,17 +177,6 @@ export const keys = {
   dailySpend: (person: string, currency: string, day: string): string => `spend:{spend}:${person}:${currency}:${day}`,
   /** One payment's share of a daily total, by its Duplicate-Check-Key: counted once, given back once (access-policy.ts). */
   spendReservation: (duplicateCheckKey: string): string => `spendres:{spend}:${duplicateCheckKey}`,
-  /** A payment held for an approver, by its id (src/approvals/held.ts). */
-  approval: (id: string): string => `approval:${braced(id)}`,
-  /** One process sends an approved payment at a time (src/approvals/held.ts). */
-  approvalSending: (id: string): string => `approval:${braced(id)}:sending`,
-  /**
-   * The part of the list of held payments still to decide or still being sent (each with when the sweep looks
-   * at it) that lists this one (src/approvals/held.ts).
-   */
-  approvalsOpen: (id: string): string => `approvals:open:{o${openPart(id)}}`,
-  /** Every part of the list of open approvals. */
-  approvalsOpenParts: (): string[] => range(OPEN_PARTS).map((part) => `approvals:open:{o${part}}`),
   /** A bulk payout: its draft, then its requests' results (src/payouts/payouts.ts). */
   payout: (id: string): string => `payout:${braced(id)}`,
   /** The part of the list of confirmed payouts whose requests are still being made that lists this one. */
