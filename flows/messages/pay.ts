@@ -60,7 +60,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrong': 'Wrong PIN. Try again.',
     'pay.pinWrongLeft': 'Wrong PIN. {left, plural, one {# attempt left.} other {# attempts left.}}',
     'pay.submitted': 'Sent: {amount, number, money} {currency} to {name}. Ref {id}. We will tell you when it arrives.',
-    'pay.submittedBefore': 'Your payment was already submitted earlier. You will be notified when it completes.',
+    'pay.submittedBefore':
+      'We are checking whether your payment went through. You will be told the result. Do not send it again.',
     'pay.held':
       'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.',
     'pay.unconfirmed':
@@ -121,7 +122,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
     'pay.pinWrongLeft': 'PIN si sahihi. {left, plural, one {Limebaki jaribio #.} other {Yamebaki majaribio #.}}',
     'pay.submitted': 'Imetumwa: {amount, number, money} {currency} kwa {name}. Kumb {id}. Tutakujulisha yakifika.',
-    'pay.submittedBefore': 'Malipo yako yalishatumwa awali. Utaarifiwa yakikamilika.',
+    'pay.submittedBefore': 'Tunakagua kama malipo yako yamepita. Utaarifiwa matokeo. Usiyatume tena.',
     'pay.held':
       'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.',
     'pay.unconfirmed': 'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
@@ -181,7 +182,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrongLeft': 'PIN incorrect. {left, plural, one {Il reste # essai.} other {Il reste # essais.}}',
     'pay.submitted':
       'Envoyé : {amount, number, money} {currency} à {name}. Réf {id}. Nous vous dirons quand il sera arrivé.',
-    'pay.submittedBefore': 'Votre paiement avait déjà été envoyé. Vous serez informé quand il sera arrivé.',
+    'pay.submittedBefore':
+      'Nous vérifions si votre paiement est passé. Vous serez informé du résultat. Ne le renvoyez pas.',
     'pay.held':
       'Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.',
     'pay.unconfirmed':

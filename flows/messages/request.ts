@@ -26,7 +26,7 @@ export const requestMessages: Record<Lang, Messages> = {
       'Asked {phone} to pay {amount, number, money} {currency}. Ref {id}. We will tell you when the money arrives.',
     'request.createdWithCode':
       'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {id}. We will tell you when it arrives.',
-    'request.submittedBefore': 'Your request was already sent earlier. You will be notified when the money arrives.',
+    'request.submittedBefore': 'We are checking whether your request went through. You will be told the result.',
     'request.unconfirmed':
       'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
     'request.refused':
@@ -51,7 +51,7 @@ export const requestMessages: Record<Lang, Messages> = {
       'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {id}. Tutakujulisha pesa ikifika.',
     'request.createdWithCode':
       'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {id}. Tutakujulisha ikifika.',
-    'request.submittedBefore': 'Ombi lako lilishatumwa awali. Utaarifiwa pesa ikifika.',
+    'request.submittedBefore': 'Tunakagua kama ombi lako limepita. Utaarifiwa matokeo.',
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',
@@ -74,7 +74,7 @@ export const requestMessages: Record<Lang, Messages> = {
       "Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
     'request.createdWithCode':
       "Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
-    'request.submittedBefore': "Votre demande avait déjà été envoyée. Vous serez informé quand l'argent arrivera.",
+    'request.submittedBefore': 'Nous vérifions si votre demande est passée. Vous serez informé du résultat.',
     'request.unconfirmed':
       "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
     'request.refused':

@@ -77,6 +77,20 @@ export const RETRY_INTERVAL_MIN_MINUTES = 10;
 export const MAX_REQUEST_ATTEMPTS = 3;
 
 /**
+ * "409: duplicate request (same Duplicate-Check-Key)" and "the `detail` message contains the text `Duplicate
+ * Request Detected!`". What the service made under the key: not shown; a read by key: not shown.
+ *
+ * Our choice: a 409 on our own key means the service holds the key, NOT that it made the payment (or request,
+ * or purchase): a request cut off before its body arrived holds the key and makes nothing. The person is told
+ * "we are checking whether it went through" (never "already submitted") until the service shows it. How it is
+ * looked up by our key: the contract lists payments and requests filtered by number, amount, currency and
+ * creation time, each carrying the `metadata.ref` we sent (our ref = the key), so the follow-up reads that list
+ * and matches our ref ({@link ALREADY_SUBMITTED_BELIEVED_FOR}); a purchase cannot be read at all (logged for the
+ * operator).
+ */
+export const DUPLICATE_KEY_CONFLICT = 'holds-the-key-not-the-payment' as const;
+
+/**
  * "409: duplicate request (same Duplicate-Check-Key)" and "Duplicate-Check-Key: a key expires after 24 hours"
  * say the key was seen, not that a payment (or request) was made: a service that holds the key from the moment
  * a request arrives (as the sandbox does) keeps it for a request cut off before its body came (a process killed

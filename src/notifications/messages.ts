@@ -38,7 +38,7 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.other.dial':
       '{state, select, completed {Done: {amount, number, money} {currency} reached {phone}.} other {Still in progress: {amount, number, money} {currency} to {phone}.}}',
     'notify.payment.not_made':
-      'Your payment of {amount, number, money} {currency} to {phone} was NOT made: we said it was already submitted, but the service has no such payment. Nothing was sent; your limit is restored. You may pay again.',
+      'Your payment of {amount, number, money} {currency} to {phone} was NOT made: we checked, and the service has no such payment. Nothing was sent; your limit is restored. You may pay again.',
     'notify.payment.not_made.dial':
       'NOT made: {amount, number, money} {currency} to {phone}. Nothing was sent. You may pay again.',
     'notify.payment.recipient.queued':
@@ -128,7 +128,7 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.other.dial':
       '{state, select, completed {Imekamilika: {amount, number, money} {currency} imefika kwa {phone}.} other {Bado yanashughulikiwa: {amount, number, money} {currency} kwa {phone}.}}',
     'notify.payment.not_made':
-      'Malipo yako ya {amount, number, money} {currency} kwa {phone} HAYAKUFANYIKA: tulisema yalishatumwa, lakini huduma haina malipo hayo. Hakuna kilichotumwa; kikomo chako kimerejeshwa. Unaweza kulipa tena.',
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} HAYAKUFANYIKA: tumekagua, na huduma haina malipo hayo. Hakuna kilichotumwa; kikomo chako kimerejeshwa. Unaweza kulipa tena.',
     'notify.payment.not_made.dial':
       'HAYAKUFANYIKA: {amount, number, money} {currency} kwa {phone}. Unaweza kulipa tena.',
     'notify.payment.recipient.queued':
@@ -221,7 +221,7 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.payment.other.dial':
       '{state, select, completed {Terminé : {amount, number, money} {currency} arrivés à {phone}.} other {Toujours en cours : {amount, number, money} {currency} à {phone}.}}',
     'notify.payment.not_made':
-      "Votre paiement de {amount, number, money} {currency} à {phone} n'a PAS été fait : nous avions dit qu'il était déjà envoyé, mais le service ne l'a pas. Rien n'a été envoyé ; votre limite est rétablie. Vous pouvez payer à nouveau.",
+      "Votre paiement de {amount, number, money} {currency} à {phone} n'a PAS été fait : nous avons vérifié, le service ne l'a pas. Rien n'a été envoyé ; votre limite est rétablie. Vous pouvez payer à nouveau.",
     'notify.payment.not_made.dial':
       "PAS fait : {amount, number, money} {currency} à {phone}. Rien n'est parti. Repayez si besoin.",
     'notify.payment.recipient.queued':
