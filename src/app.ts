@@ -48,11 +48,11 @@ import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
 import { recentPayment } from './conversation/services/recent-payment.js';
 import { productReconciliation } from './reconciliation/index.js';
-import { openDatabase, type Database } from './journal/database.js';
-import { migrate } from './journal/migrate.js';
+import type { Database } from './journal/database.js';
 import { events as journalEvents, Journal, moneyJournal } from './journal/index.js';
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
+import { openJournal } from './journal/roles.js';
 import { startPeople } from './people/start.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
@@ -135,21 +135,23 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
 
   // The money is kept in the database: it must open and migrate (under an advisory lock, processes starting
   // together) before anything can move money. A start that cannot open it does not happen.
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  try {
-    const ran = await migrate(database.db);
-    if (ran.length > 0) logger.info({ migrations: ran, database: database.kind }, 'database migrated');
-  } catch (error) {
-    await database.close().catch(() => {});
-    throw error;
-  }
+  // With DATABASE_OWNER_URL, migrations and retention run as the owner and the product as a role that may not
+  // change an event (src/journal/roles.ts).
+  const journalDatabases = await openJournal(config);
+  const { database, ran } = journalDatabases;
+  if (ran.length > 0) logger.info({ migrations: ran, database: database.kind }, 'database migrated');
+  logger.info(journalDatabases.line);
   const journal = new Journal(database.db);
   const journalRedis = config.redis
     ? connectRedis(config.redis, { name: 'journal', logger, keyPrefix: 'momo:', maxRetriesPerRequest: 1 })
     : undefined;
   const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
   journalWriter.start();
-  const stopRetention = startRetention({ journal, days: config.RETENTION_DAYS, logger });
+  const stopRetention = startRetention({
+    journal: journalDatabases.separated ? new Journal(journalDatabases.owner.db) : journal,
+    days: config.RETENTION_DAYS,
+    logger,
+  });
 
   // Listen first: the embedded sandbox and its webhooks need the port we got.
   const server = await listen(app, direct, config.PORT);
@@ -164,7 +166,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       stopRetention();
       await journalWriter.close();
       if (journalRedis) dropRedis(journalRedis);
-      await database.close();
+      await journalDatabases.close();
     },
   ]);
 

@@ -161,11 +161,23 @@ const envSchema = z.object({
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
     message: 'a postgres:// or postgresql:// URL',
   }),
+  /**
+   * The journal's owner (`postgres://owner:password@host:5432/name`, the same database as DATABASE_URL, another
+   * role): migrations and retention connect with it, and it grants DATABASE_URL's role only what the product
+   * needs (read and insert the journal, move an operation's state forward; never change or delete an event, no
+   * DDL). Unset: DATABASE_URL's role owns and writes the journal (triggers still refuse a stray change of an
+   * event). Needs DATABASE_URL.
+   */
+  DATABASE_OWNER_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
+    message: 'a postgres:// or postgresql:// URL',
+  }),
   /** Where the embedded PGlite keeps its files (`<DATA_DIR>/pglite`) when DATABASE_URL is unset. Default ./data. */
   DATA_DIR: z.string().min(1).default('./data'),
   /**
-   * Days the journal keeps an operation after its last change; a daily cleanup deletes older ones. Default 2555
-   * (seven years), at most 36500 (a century; far larger numbers are no cutoff date the cleanup could compute).
+   * Days the journal keeps an operation after its last change; a daily cleanup deletes older ones (never an
+   * open one, nor the history of a person who still exists) and writes a receipt of each deletion. Default 2555
+   * (seven years), at least 365 in production (MOMO_BASE_URL set), at most 36500 (a century; far larger numbers
+   * are no cutoff date the cleanup could compute).
    */
   RETENTION_DAYS: z.coerce.number().int().positive().max(36_500).default(2555),
 
@@ -456,6 +468,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (cfg.OPS_USER?.includes(':'))
     throw new ConfigError('OPS_USER cannot contain ":" (Basic auth splits the user from the password there)');
+  if (cfg.DATABASE_OWNER_URL && !cfg.DATABASE_URL)
+    throw new ConfigError(
+      "DATABASE_OWNER_URL: set without DATABASE_URL (the product's own role on the same database): set both, or neither",
+    );
   const redis = redisSettings(cfg);
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL, ...(redis ? { redis } : {}) };
 }

@@ -13,6 +13,7 @@
  * - no DATABASE_URL: the embedded PGlite is one process's alone and never flushes to disk (docs/journal.md), so
  *   it is for the demo only; real money is kept by a PostgreSQL server;
  * - an OPS_PASSWORD too easy to guess (src/people/password-rules.ts: the rule every operator's password follows);
+ * - RETENTION_DAYS under 365: a production journal keeps a year of money at least;
  * - a channel half configured: Slack's signing secret without its bot token or the other way round (or an
  *   app token without both), Telegram's webhook secret or API root without its bot token: the operator
  *   believes a channel is on (or protected) when it is not.
@@ -41,6 +42,9 @@ export function ussdRoutesOff(config: Config): string | undefined {
   if (config.embeddedSandbox || config.USSD_CALLBACK_TOKEN || config.USSD_ALLOWED_IPS) return undefined;
   return 'USSD routes are not served: set USSD_CALLBACK_TOKEN (the callback URL is then /ussd/<gateway>/<token>) or USSD_ALLOWED_IPS';
 }
+
+/** The fewest days a production journal keeps money (a year of statements, disputes and audits). */
+export const MIN_PRODUCTION_RETENTION_DAYS = 365;
 
 /** Loads the policy and checks the start; throws ConfigError (one line, naming the setting) to refuse it. */
 export function checkStart(config: Config): StartChecks {
@@ -73,6 +77,11 @@ export function checkStart(config: Config): StartChecks {
         `ACCESS_POLICY: ${name} (role ${entry.role}) may use ${money.join(', ')} but has no PIN, and USSD confirms money with one: give it a PIN hash`,
       );
     }
+  }
+  if (config.RETENTION_DAYS < MIN_PRODUCTION_RETENTION_DAYS) {
+    refuse(
+      `RETENTION_DAYS: ${config.RETENTION_DAYS} days is under the ${MIN_PRODUCTION_RETENTION_DAYS} a production journal keeps (MOMO_BASE_URL is set): set RETENTION_DAYS to ${MIN_PRODUCTION_RETENTION_DAYS} or more (default 2555, seven years)`,
+    );
   }
   const slackSecret = Boolean(config.SLACK_SIGNING_SECRET);
   const slackToken = Boolean(config.SLACK_BOT_TOKEN);

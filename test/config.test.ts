@@ -124,6 +124,36 @@ describe('RETENTION_DAYS', () => {
   });
 });
 
+describe('RETENTION_DAYS in production', () => {
+  const production = {
+    MOMO_BASE_URL: 'https://momo.example',
+    MOMO_API_KEY: 'key',
+    ACCESS_POLICY: JSON.stringify({ roles: {}, users: {} }),
+    DATABASE_URL: 'postgres://momo@db/momo',
+  };
+  it('refuses under 365 days in one line, and takes 365', () => {
+    for (const days of ['1', '364']) {
+      expect(() => checkStart(loadConfig({ ...production, RETENTION_DAYS: days })), days).toThrow(
+        new RegExp(`^RETENTION_DAYS: ${days} days is under the 365 a production journal keeps[^\n]*$`),
+      );
+    }
+    expect(() => checkStart(loadConfig({ ...production, RETENTION_DAYS: '365' }))).not.toThrow();
+    expect(() => checkStart(loadConfig({ RETENTION_DAYS: '1' }))).not.toThrow();
+  });
+});
+
+describe('DATABASE_OWNER_URL', () => {
+  it('needs DATABASE_URL', () => {
+    expect(() => loadConfig({ DATABASE_OWNER_URL: 'postgres://owner@db/momo' })).toThrow(
+      /^DATABASE_OWNER_URL: set without DATABASE_URL/,
+    );
+    expect(
+      loadConfig({ DATABASE_OWNER_URL: 'postgres://owner@db/momo', DATABASE_URL: 'postgres://momo@db/momo' })
+        .DATABASE_OWNER_URL,
+    ).toBe('postgres://owner@db/momo');
+  });
+});
+
 describe('an access policy that is not one', () => {
   it('refuses the start in one line: the setting, then each problem, after one colon', () => {
     const config = loadConfig({ ACCESS_POLICY: JSON.stringify({ roles: { payer: { flows: ['pay'] } }, users: {} }) });

@@ -35,6 +35,8 @@ export interface DatabaseOptions {
   dataDir: string;
   /** Largest number of pooled connections to the server. Default 10 (pg's own default). */
   poolSize?: number;
+  /** The setting the URL came from, named when the server does not answer. Default DATABASE_URL. */
+  setting?: string;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // line naming the setting, as a malformed one does; the URL's password is never repeated.
     if (options.databaseUrl) {
       throw new ConfigError(
-        `DATABASE_URL: the PostgreSQL server at ${serverOf(options.databaseUrl)} did not answer (${reasonOf(error)}): start it, or correct the URL`,
+        `${options.setting ?? 'DATABASE_URL'}: the PostgreSQL server at ${serverOf(options.databaseUrl)} did not answer (${reasonOf(error)}): start it, or correct the URL`,
       );
     }
     throw error;
@@ -103,7 +105,7 @@ function serverOf(databaseUrl: string): string {
     const url = new URL(databaseUrl);
     return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname}`;
   } catch {
-    return 'DATABASE_URL';
+    return 'that URL';
   }
 }
 

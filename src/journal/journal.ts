@@ -17,6 +17,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+import { chainHead, type ChainHead } from './chain.js';
+import { CHAIN_LOCK } from './migrations/0301_chain.js';
 import {
   FINAL_STATES,
   OPERATION_STATES,
@@ -172,10 +174,13 @@ const RANK: Record<OperationState, number> = {
 };
 const CORRECTING: readonly string[] = ['reconciliation', 'operator'];
 
-/** Which current states a new one may replace. */
+/**
+ * Which current states a new one may replace. A correction may replace a final word with another, never take
+ * one back (the database's trigger refuses that too, migration 0300).
+ */
 function replaceable(next: OperationState, source: EventSource): OperationState[] {
-  if (CORRECTING.includes(source)) return [...OPERATION_STATES];
   const rank = RANK[next];
+  if (CORRECTING.includes(source)) return OPERATION_STATES.filter((s) => RANK[s] <= rank);
   return OPERATION_STATES.filter((s) => RANK[s] <= rank && !(FINAL_STATES.includes(s) && s !== next));
 }
 
@@ -529,42 +534,125 @@ export class Journal {
   private engineAsked?: Promise<'postgres' | 'pglite'>;
 
   /**
-   * Deletes what is older than `days`: each operation (with all its events) whose row last changed before the
-   * cutoff, and events of no remaining operation older than it. Nothing younger is touched. Returns the
-   * number of operations and events deleted.
+   * Deletes what is older than `days`, in one transaction of retention's (the only one the journal's triggers let
+   * delete): each operation whose row last changed before the cutoff and is no longer open (not intended, held
+   * or submitted), with all its events; the events of people and operators who no longer exist, older than the
+   * cutoff; the reconciliation runs started before it (with their items) and the corrections told before it.
+   * Nothing younger, nothing open and nothing of a person who still exists is touched. Run it as the owner
+   * (DATABASE_OWNER_URL) when there are two roles: the product's may not delete. Each deletion writes a receipt
+   * (`journal_receipts`, and an event of the chain) with the range, the rows and the chain's head before and after.
    */
-  async deleteOlderThan(days: number, now: Date = new Date()): Promise<{ operations: number; events: number }> {
+  async deleteOlderThan(days: number, now: Date = new Date()): Promise<Deleted> {
     const cutoff = new Date(now.getTime() - days * 86_400_000);
     return this.db.transaction().execute(async (trx) => {
+      // The chain's lock first: no event is chained while retention deletes and writes its receipt.
+      await sql`select set_config('momo.retention', 'on', true), pg_advisory_xact_lock(${CHAIN_LOCK})`.execute(trx);
+      const head = (await chainHead(trx)) ?? { seq: '0', hash: '' };
+      // The head event stays (the next event's place in the chain is after it), and so its operation.
       const gone = await trx
-        .deleteFrom('operations')
+        .selectFrom('operations')
+        .select('ref')
         .where('updated', '<', cutoff)
         .where('created', '<', cutoff)
-        .returning('ref')
-        .execute();
-      const refs = gone.map((r) => r.ref);
-      let events = 0;
-      for (let i = 0; i < refs.length; i += 1000) {
-        const chunk = refs.slice(i, i + 1000);
-        const r = await trx.deleteFrom('operation_events').where('ref', 'in', chunk).executeTakeFirst();
-        events += Number(r.numDeletedRows);
-      }
-      const orphans = await trx
-        .deleteFrom('operation_events')
-        .where('at', '<', cutoff)
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb.selectFrom('operations').select('ref').whereRef('operations.ref', '=', 'operation_events.ref'),
+        .where('state', 'not in', OPEN_STATES)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('operation_events as e')
+                .select('e.id')
+                .whereRef('e.operation_ref', '=', 'operations.ref')
+                .where('e.seq', '>=', head.seq as never),
             ),
           ),
         )
-        .executeTakeFirst();
-      events += Number(orphans.numDeletedRows);
-      return { operations: refs.length, events };
+        .execute();
+      const refs = gone.map((r) => r.ref);
+      const seen: Array<{ seq: string; at: Date }> = [];
+      for (let i = 0; i < refs.length; i += 1000) {
+        const chunk = refs.slice(i, i + 1000);
+        seen.push(
+          ...(await trx.deleteFrom('operation_events').where('ref', 'in', chunk).returning(['seq', 'at']).execute()),
+        );
+        await trx.deleteFrom('operations').where('ref', 'in', chunk).execute();
+      }
+      // A person's or an operator's history goes only with them; the journal's own events (receipts) never.
+      const { rows: orphans } = await sql<{ seq: string; at: Date }>`
+        delete from operation_events e
+        where e.at < ${cutoff} and e.operation_ref is null and e.seq < ${head.seq} and (
+          (e.ref like 'person:%' and not exists (select 1 from persons p where 'person:' || p.id = e.ref))
+          or (e.ref like 'operator:%' and not exists (select 1 from operators o where 'operator:' || o.name = e.ref)))
+        returning e.seq::text as seq, e.at`.execute(trx);
+      seen.push(...orphans);
+      const runs = await sql`delete from reconciliation_runs where started < ${cutoff}`.execute(trx);
+      const corrections = await sql`
+        delete from reconciliation_corrections where told is not null and told < ${cutoff}`.execute(trx);
+      const deleted: Deleted = {
+        operations: refs.length,
+        events: seen.length,
+        reconciliation: Number(runs.numAffectedRows ?? 0) + Number(corrections.numAffectedRows ?? 0),
+      };
+      if (deleted.operations + deleted.events + deleted.reconciliation > 0) {
+        await this.receipt(trx, { deleted, seen, cutoff, head, now });
+      }
+      return deleted;
     });
   }
+
+  /**
+   * Writes a deletion's receipt: an event of the chain (ref `journal:retention`), then its row in
+   * `journal_receipts` with the chain's head before (the last event before the deletion) and after (that event).
+   */
+  private async receipt(
+    trx: Transaction<Schema>,
+    o: { deleted: Deleted; seen: Array<{ seq: string; at: Date }>; cutoff: Date; head: ChainHead; now: Date },
+  ): Promise<void> {
+    const seqs = o.seen.map((s) => BigInt(s.seq));
+    const firstSeq = seqs.length ? seqs.reduce((a, b) => (b < a ? b : a)).toString() : null;
+    const lastSeq = seqs.length ? seqs.reduce((a, b) => (b > a ? b : a)).toString() : null;
+    const oldest = o.seen.length ? new Date(Math.min(...o.seen.map((s) => new Date(s.at).getTime()))) : null;
+    const key = `journal:retention:${o.head.seq}:${o.cutoff.toISOString()}`;
+    await this.append(
+      {
+        ref: 'journal:retention',
+        type: 'retention',
+        source: 'retention',
+        key,
+        at: o.now,
+        data: {
+          ...o.deleted,
+          from: oldest?.toISOString() ?? null,
+          to: o.cutoff.toISOString(),
+          firstSeq,
+          lastSeq,
+          headBefore: o.head.hash,
+          headBeforeSeq: o.head.seq,
+        },
+      },
+      trx,
+    );
+    const after = await trx
+      .selectFrom('operation_events')
+      .select(['seq', 'hash'])
+      .where('event_key', '=', key)
+      .executeTakeFirstOrThrow();
+    await sql`
+      insert into journal_receipts (at, range_from, range_to, first_seq, last_seq, operations, events, reconciliation,
+                                    head_before, head_before_seq, head_after, head_after_seq)
+      values (${o.now}, ${oldest}, ${o.cutoff}, ${firstSeq}, ${lastSeq}, ${o.deleted.operations}, ${o.deleted.events},
+              ${o.deleted.reconciliation}, ${o.head.hash}, ${o.head.seq}, ${after.hash}, ${after.seq})`.execute(trx);
+  }
 }
+
+/** What a retention run deleted. */
+export interface Deleted {
+  operations: number;
+  events: number;
+  /** Reconciliation runs (their items go with them) and corrections already told. */
+  reconciliation: number;
+}
+
+/** The states of an operation still under way: retention never deletes one. */
+export const OPEN_STATES: readonly OperationState[] = ['intended', 'held', 'submitted'];
 
 /**
  * The data as jsonb takes it: PostgreSQL refuses the NUL character in jsonb (and text), and words from outside

@@ -1,8 +1,10 @@
 /**
  * Retention: once a day (and once shortly after start) the journal deletes what is older than RETENTION_DAYS
- * (an operation whose row has not changed since the cutoff, with all its events). Nothing younger is ever
- * deleted, and nothing else deletes from the journal. Several processes may run it: deleting what is already
- * gone deletes nothing.
+ * (an operation no longer open whose row has not changed since the cutoff, with all its events; the history
+ * of people and operators who no longer exist; reconciliation results): `Journal.deleteOlderThan`. Nothing
+ * younger, nothing open and nothing of a person who still exists is ever deleted, and nothing else may delete
+ * from the journal (its triggers refuse any other DELETE). It runs as the owner (DATABASE_OWNER_URL) when
+ * there are two roles. Several processes may run it: deleting what is already gone deletes nothing.
  */
 import type { Logger } from '../log.js';
 import type { Journal } from './journal.js';
@@ -24,7 +26,7 @@ export function startRetention(o: RetentionOptions): () => void {
     void o.journal
       .deleteOlderThan(o.days)
       .then((deleted) => {
-        if (deleted.operations + deleted.events > 0)
+        if (deleted.operations + deleted.events + deleted.reconciliation > 0)
           o.logger.info({ ...deleted, days: o.days }, 'journal: retention deleted what was older');
       })
       .catch((err: unknown) =>

@@ -75,6 +75,18 @@ export interface OperationEventsTable {
   event_key: string;
   at: Timestamp;
   data: ColumnType<Record<string, unknown>, string, string>;
+  /**
+   * The operation the event belongs to (a foreign key to `operations`): its ref, or null for the events of a
+   * person (`person:<id>`), an operator (`operator:<name>`) or the journal itself (`journal:…`). Computed by the
+   * database (migration 0300).
+   */
+  operation_ref: ColumnType<string | null, never, never>;
+  /** Its place in the hash chain (1, 2, 3, … in commit order), set by the database (migration 0301). */
+  seq: ColumnType<string, never, never>;
+  /** The hash of the event before it in the chain when it was written ('' for the first). */
+  prev_hash: ColumnType<string, never, never>;
+  /** sha256 (hex) of `prev_hash` and its canonical content (src/journal/chain.ts). */
+  hash: ColumnType<string, never, never>;
 }
 
 export interface Schema {

@@ -10,9 +10,8 @@
  * owed are told by the product (its next daily tick), which holds the channels.
  */
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../journal/database.js';
+import { openJournal } from '../journal/roles.js';
 import { Journal } from '../journal/journal.js';
-import { migrate } from '../journal/migrate.js';
 import { createLogger } from '../log.js';
 import { MomoClient } from '../momo/index.js';
 import { createReadBudget } from '../ops/read-budget.js';
@@ -37,10 +36,10 @@ async function main(): Promise<number> {
     return 2;
   }
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const journalDatabases = await openJournal(config);
+  const { database } = journalDatabases;
   const budget = createReadBudget(config.redis, config.MOMO_API_KEY);
   try {
-    await migrate(database.db);
     const client = new MomoClient({
       baseUrl: config.MOMO_BASE_URL,
       apiKey: config.MOMO_API_KEY,
@@ -63,7 +62,7 @@ async function main(): Promise<number> {
     return hasDifferences(result.counts) ? 1 : 0;
   } finally {
     await budget.close();
-    await database.close();
+    await journalDatabases.close();
   }
 }
 

@@ -220,6 +220,7 @@ forEachDatabase('journal', (open, engine) => {
     const now = new Date('2033-12-01T00:00:00Z');
     const day = 86_400_000;
     await journal.intend(intent('old', { at: new Date(now.getTime() - 2556 * day) }));
+    await journal.refused('old', { status: 400, reason: 'no', at: new Date(now.getTime() - 2556 * day) });
     await journal.told('old', { channel: 'ussd', to: 'x', text: 'y', at: new Date(now.getTime() - 2556 * day) });
     await journal.intend(intent('edge', { at: new Date(now.getTime() - 2554 * day) }));
     // Old but changed recently: kept whole.

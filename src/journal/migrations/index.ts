@@ -1,8 +1,8 @@
 /**
  * Every migration, listed here by name (not read from the folder, so the compiled build needs no file
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
- * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals. Add a line, never change or reorder one
- * that has landed.
+ * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals, 0300-0309 the journal's enforcement
+ * (after every table it guards). Add a line, never change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
@@ -11,6 +11,8 @@ import * as people0100 from './0100_people.js';
 import * as people0101 from './0101_pin_changes.js';
 import * as limits0200 from './0200_limits.js';
 import * as approvals0210 from './0210_held_payments.js';
+import * as journal0300 from './0300_append_only.js';
+import * as journal0301 from './0301_chain.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +22,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0101_pin_changes': people0101,
   '0200_limits': limits0200,
   '0210_held_payments': approvals0210,
+  '0300_append_only': journal0300,
+  '0301_chain': journal0301,
 };
 
 /** Kysely's provider over the list above. */
