@@ -59,18 +59,25 @@ const PLAIN: Record<string, string> = {
 const PLAIN_ALREADY = /^[\x20-\x5f\x61-\x7e\n\r]*$/;
 
 /**
- * Replaces what has a plain equivalent: curly quotes, dashes, ellipsis, odd spaces, and accented letters
- * (é -> e, Ç -> C). Characters with no plain form (emoji, other scripts) are kept.
+ * Replaces what has a plain equivalent: curly quotes, dashes, ellipsis, odd spaces, and the accented letters
+ * GSM-7 lacks (ê -> e, ç -> c, î -> i). The accented letters of GSM-7's basic set stay as they are, as a
+ * handset shows them in GSM-7 at one septet each (é è ù ì ò à É Ç Ä Ö Ñ Ü Å Æ Ø ä ö ñ ü å æ ø ß). Characters
+ * with no plain form (emoji, other scripts) are kept, and make the screen UCS-2.
  */
 export function toPlain(text: string): string {
   // Printable ASCII (but the backtick, which PLAIN maps) has nothing to replace: every screen of ours in
   // English takes this path instead of normalising character by character.
   if (PLAIN_ALREADY.test(text)) return text.replace(/\r\n?/g, '\n');
   let out = '';
-  for (const ch of text.replace(/\r\n?/g, '\n')) {
+  // Composed first: an "e" and a combining acute typed apart are the GSM-7 "é".
+  for (const ch of text.normalize('NFC').replace(/\r\n?/g, '\n')) {
     const mapped = PLAIN[ch];
     if (mapped !== undefined) {
       out += mapped;
+      continue;
+    }
+    if (basic.has(ch) || extension.has(ch)) {
+      out += ch;
       continue;
     }
     const stripped = ch.normalize('NFD').replace(/\p{M}+/gu, '');

@@ -157,7 +157,7 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.cancel': 'Annuler',
     'common.yes': 'Oui',
     'common.no': 'Non',
-    'common.pickOne': 'Veuillez choisir une des options.',
+    'common.pickOne': 'Choisissez une des options.',
     'common.resume': 'Reprendre là où vous étiez ?',
     'common.resumeContinue': 'Reprendre',
     'common.resumeRestart': 'Recommencer',

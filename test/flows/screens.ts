@@ -1,14 +1,22 @@
 /**
  * Checks of the words every flow shows: every language holds the same keys, and
- * every screen the model reaches fits a USSD screen (182 characters with its numbered choices).
+ * every screen the model reaches fits a USSD screen whole, as the phone counts it: its text, numbered choices
+ * and `0 Back 00 Home` line (in the screen's language) after the USSD renderer's plain replacements, in 182
+ * GSM-7 septets (an accent of GSM-7's basic set one, an extension character two) or, once a character is
+ * outside GSM-7, in 80 UCS-2 characters.
  */
 import { expect } from 'vitest';
 import { LANGS, type FlowModule } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
+import { catalogue as allWords, createCatalogue, currentView } from '../../src/conversation/flow/render.js';
+import { GSM7_LIMIT, UCS2_LIMIT, isGsm7, screenLength, toPlain } from '../../adapters/ussd/gsm7.js';
 import type { Walk } from './coverage.js';
 
-/** Characters on one USSD screen (GSM-7). */
-const USSD_SCREEN = 182;
+/** The size of `screen` on a phone and the limit it must keep. */
+export function ussdSize(screen: string): { size: number; limit: number } {
+  const plain = toPlain(screen);
+  const gsm7 = isGsm7(plain);
+  return { size: screenLength(plain, gsm7), limit: gsm7 ? GSM7_LIMIT : UCS2_LIMIT };
+}
 
 /** Every screen of the walk, rendered in every language with numbered choices, fits a USSD screen. */
 export function expectScreensFit(module: FlowModule, walk: Walk): void {
@@ -19,8 +27,14 @@ export function expectScreensFit(module: FlowModule, walk: Walk): void {
     if (!view) continue;
     for (const lang of LANGS) {
       const prompt = catalogue.renderView(view, lang);
-      const screen = [prompt.text, ...(prompt.choices ?? []).map((c, i) => `${i + 1}. ${c.label}`)].join('\n');
-      expect(screen.length, screen).toBeLessThanOrEqual(USSD_SCREEN);
+      const nav = `0 ${allWords.render({ key: 'common.back' }, lang)} 00 ${allWords.render({ key: 'common.home' }, lang)}`;
+      const screen = [
+        prompt.text,
+        ...(prompt.choices ?? []).map((c, i) => `${i + 1}. ${c.label}`),
+        ...(prompt.final || prompt.top ? [] : [nav]),
+      ].join('\n');
+      const { size, limit } = ussdSize(screen);
+      expect(size, screen).toBeLessThanOrEqual(limit);
       expect(screen, screen).not.toMatch(/\{\w+\}/);
       screens++;
     }

@@ -10,9 +10,30 @@ const size = (text: string) => screenLength(text, isGsm7(text));
 const limitOf = (text: string) => (isGsm7(text) ? GSM7_LIMIT : UCS2_LIMIT);
 
 describe('toPlain and GSM-7', () => {
-  it('replaces curly quotes, dashes, ellipsis and accents with plain characters', () => {
-    expect(toPlain('“Café” – l’été… déjà—Ñandú')).toBe('"Cafe" - l\'ete... deja-Nandu');
+  it('replaces curly quotes, dashes and ellipsis, and keeps the accents GSM-7 has', () => {
+    expect(toPlain('“Café” – l’été… déjà—Ñandú')).toBe('"Café" - l\'été... déjà-Ñandu');
     expect(isGsm7(toPlain('“Café” – l’été…'))).toBe(true);
+  });
+  it('keeps every accented letter of the GSM-7 basic set and strips only the others', () => {
+    const kept = 'éèùìòàÉÇÄÖÑÜÅåÆæØøßäöñü';
+    expect(toPlain(kept)).toBe(kept);
+    expect(isGsm7(kept)).toBe(true);
+    expect(screenLength(kept, true)).toBe([...kept].length);
+    // Outside GSM-7: the French circumflexes, the small c cedilla, the diaeresis on e and i.
+    expect(toPlain('Arrêter, reçu, dîner, côte, sûr, Noël, maïs, Ê')).toBe(
+      'Arreter, recu, diner, cote, sur, Noel, mais, E',
+    );
+    // An accent typed as a combining mark is the same letter.
+    expect(toPlain('Envoye\u0301 a\u0300 Sarah')).toBe('Envoyé à Sarah');
+  });
+  it('renders French with its GSM-7 accents within the 182-septet screen', () => {
+    const screen = renderPrompt({
+      text: 'Envoyé : 5 000 UGX à Sarah. Réf 12. Vérifier reçu, être sûr.',
+      final: true,
+      lang: 'fr',
+    });
+    expect(screen.text).toBe('Envoyé : 5 000 UGX à Sarah. Réf 12. Vérifier recu, etre sur.');
+    expect(screen.limit).toBe(182);
   });
   it('keeps what has no plain form, which makes the screen UCS-2', () => {
     expect(toPlain('Hi 😀')).toBe('Hi 😀');
