@@ -13,7 +13,7 @@ export const dataMessages: Record<Lang, Messages> = {
     ...failureMessages.en,
     'data.askNetwork': 'Buy data. Choose the network:',
     'data.askAccount': 'Enter the Spectranet account number:',
-    'data.askBundle': 'Choose a {network} bundle:',
+    'data.askBundle': 'Choose a bundle on {network}:',
     'data.bundleLine': '{name} {price, number, money} {currency}',
     'data.noBundles': 'No {network} bundles are on sale now.',
     'data.accountNotFound': 'No Spectranet account has that number.',

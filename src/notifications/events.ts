@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { parseChat } from '../conversation/channels/chat-address.js';
+import { contactName } from '../momo/contact-name.js';
 import type { Made, MadeKind } from '../conversation/services/made-records.js';
 import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
@@ -167,7 +168,7 @@ const collectionData = z
       reason: '',
       ref: '',
       ...(request == null ? {} : { requestId: typeof request === 'object' ? request.id : request }),
-      name: [c.contact?.first_name, c.contact?.last_name].filter(Boolean).join(' '),
+      name: contactName(c.contact?.first_name, c.contact?.last_name),
       reference: c.reference,
       status: c.status,
     };

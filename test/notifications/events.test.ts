@@ -8,7 +8,7 @@ import {
   parseNotice,
   type Notice,
 } from '../../src/notifications/events.js';
-import { notifyMessages } from '../../src/notifications/messages.js';
+import { notifyMessages, notifyText } from '../../src/notifications/messages.js';
 
 const hook = (event: string) => ({ id: 1, event, target: 'https://x.test/notifications/momo' });
 const notice = (event: string, data: Record<string, unknown>): Notice => {
@@ -111,6 +111,23 @@ describe('parseNotice', () => {
       notice('collection.received', { ...data, collection_request: { id: 9, status: 'successful' } }),
     ).toMatchObject({ kind: 'collection', id: '5', requestId: '9', name: 'Amina Otieno', state: 'received' });
     expect(notice('collection.received', { ...data, collection_request: 9 })).toMatchObject({ requestId: '9' });
+  });
+
+  it("never names a sender by the service's defaults for an unknown name (Anonymous Contact)", () => {
+    const data = { id: 5, amount: '500', currency: 'KES', phonenumber: '+254700000002', reference: 'rent' };
+    const named = (first_name?: string, last_name?: string) =>
+      notice('collection.received', { ...data, contact: { first_name, last_name } }).name;
+    expect(named('Anonymous', 'Contact')).toBe('');
+    expect(named('Anonymous', 'Otieno')).toBe('Otieno');
+    expect(named('Amina', 'Contact')).toBe('Amina');
+    const words = notifyText('en', 'notify.collection.received', {
+      amount: '500',
+      currency: 'KES',
+      phone: '+254700000002',
+      name: '',
+      reference: 'rent',
+    });
+    expect(words).toBe('You received 500 KES from +254700000002 (ref rent).');
   });
 
   it('owes nothing for events with no chat message; refuses data it cannot read', () => {

@@ -124,17 +124,17 @@ describe('collections', () => {
 
   async function latest(user: TelegramUser): Promise<string> {
     await user.say('/check');
-    return user.press('Latest collections');
+    return user.press('Latest payments received');
   }
 
   it('another user who may check sees none of the collections of requests they did not make', async () => {
     const bob = new TelegramUser(product, BOB);
-    expect(await latest(bob)).toBe('No collections yet.');
+    expect(await latest(bob)).toBe('No payments received yet.');
   });
 
   it('the user who made the request sees its collection, as one plain line', async () => {
     const alice = new TelegramUser(product, ALICE);
-    expect(await latest(alice)).toMatch(/Latest collections/);
+    expect(await latest(alice)).toMatch(/Latest payments received/);
     const listed = alice
       .screen()
       .keyboard.map((b) => b.text)

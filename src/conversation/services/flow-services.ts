@@ -36,6 +36,7 @@ import {
   type MomoClient,
 } from '../../momo/index.js';
 import { BANK_COUNTRY_FIELD, NAME_FAILURE } from '../../momo/assumptions.js';
+import { contactName } from '../../momo/contact-name.js';
 import { namesWithin } from '../../../flows/input.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
@@ -206,8 +207,7 @@ function contactCheck(contact: Contact): ContactCheck {
 
 function summary(c: Collection): CollectionSummary {
   const contact = typeof c.contact === 'object' && c.contact !== null ? c.contact : undefined;
-  const senderName =
-    [contact?.first_name, contact?.last_name].filter(Boolean).join(' ') || contact?.name_on_network || undefined;
+  const senderName = contactName(contact?.first_name, contact?.last_name) || contact?.name_on_network || undefined;
   return {
     id: String(c.id),
     amount: c.amount,
