@@ -29,6 +29,7 @@ import type { Channel } from '../conversation/types.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 import { finalSteps, flowGraph, inFlowOrder, stepNames } from './flow-graph.js';
+import { FLOW_LABELS, stepLabel } from '../../flows/step-labels.js';
 
 /** The channels counted (a channel added to `Channel` must be added here: the type says so). */
 const CHANNEL_SET: Record<Channel, true> = { ussd: true, telegram: true, slack: true, whatsapp: true };
@@ -110,7 +111,10 @@ export interface StepFigures {
 }
 
 export interface StepReport extends StepFigures {
+  /** The step's name in the machine (`awaitingAmount`). */
   step: string;
+  /** The step in words an operations lead reads ("Amount asked"): flows/step-labels.ts. */
+  label: string;
   final: boolean;
   channels: Partial<Record<Channel, StepFigures>>;
 }
@@ -119,6 +123,8 @@ export type OutcomeCounts = Record<RunOutcome, number>;
 
 export interface FlowReport {
   flow: FlowId;
+  /** The flow's name on the page ("Pay someone"). */
+  label: string;
   /** Runs started. */
   started: number;
   steps: StepReport[];
@@ -430,6 +436,7 @@ function flowReport(
     );
     return {
       step,
+      label: stepLabel(flow, step),
       final,
       ...stepFigures(total),
       channels: Object.fromEntries(used.map(([c, f]) => [c, stepFigures(f)])),
@@ -453,7 +460,7 @@ function flowReport(
       if (row.started > 0 || RUN_OUTCOMES.some((o) => row[o] > 0)) outcomesByDay.push(row);
     }
   });
-  return { flow, started, steps, outcomes, outcomesByDay };
+  return { flow, label: FLOW_LABELS[flow] ?? flow, started, steps, outcomes, outcomesByDay };
 }
 
 function stepFigures({

@@ -60,6 +60,9 @@ describe.each(kinds)('the funnel in %s', (_kind, make) => {
     const pay = report.flows.find((f) => f.flow === 'pay')!;
     const step = (name: string) => pay.steps.find((s) => s.step === name)!;
     expect(pay.started).toBe(2);
+    expect(pay.label).toBe('Pay someone');
+    expect(step('awaitingAmount').label).toBe('Amount asked');
+    expect(step('checkingRepeat').label).toBe('Checking for a repeat');
     expect(step('choosingKind')).toMatchObject({
       entered: 2,
       movedOn: 2,

@@ -121,28 +121,28 @@ describe('the operator page after scripted conversations', () => {
 
     // What it says.
     const pay = 'section.flow[data-flow="pay"]';
-    expect(await page.textContent(`${pay} .flow-title`)).toBe('pay: 2 started');
+    expect(await page.textContent(`${pay} .flow-title`)).toBe('Pay someone: 2 started');
     expect(await page.textContent(`${pay} .flow-summary`)).toBe('Ended: 1 accepted by the service, 1 abandoned.');
     expect(await page.textContent(`${pay} .flow-dropoff`)).toBe(
-      'Largest drop-off: awaitingAmount, 1 of 2 did not move on (1 abandoned, 0 failed).',
+      'Largest drop-off: Amount asked, 1 of 2 did not move on (1 abandoned, 0 failed).',
     );
     const amountRow = await cells(page, `${pay} tr[data-step="awaitingAmount"]`);
-    expect(amountRow.slice(0, 6)).toEqual(['awaitingAmount', '2', '1', '1', '0', '1 (50 %)']);
+    expect(amountRow.slice(0, 6)).toEqual(['Amount asked', '2', '1', '1', '0', '1 (50 %)']);
     expect(await page.getAttribute(`${pay} tr[data-step="awaitingAmount"]`, 'class')).toBe('worst');
-    expect((await cells(page, `${pay} tr[data-step="done"]`)).slice(0, 2)).toEqual(['done (end)', '1']);
+    expect((await cells(page, `${pay} tr[data-step="done"]`)).slice(0, 2)).toEqual(['Outcome shown (end)', '1']);
     expect((await cells(page, `${pay} table.outcomes tbody tr`)).slice(1)).toEqual(['ussd', '2', '1', '1']);
     expect(await page.textContent('section.flow[data-flow="request"] .flow-summary')).toBe('Ended: 1 cancelled.');
     expect(await page.textContent('section.flow[data-flow="check"] .flow-summary')).toBe('No run in this period.');
 
     // What it drew.
     const funnel = await drawn(page, 'pay', 'funnel-chart');
-    const at = funnel!.labels.indexOf('awaitingAmount');
+    const at = funnel!.labels.indexOf('Amount asked');
     expect(at).toBeGreaterThanOrEqual(0);
     expect(funnel!.datasets.abandoned![at]).toBe(1);
     expect(funnel!.datasets['moved on']![at]).toBe(1);
-    expect(funnel!.datasets['ended here']![funnel!.labels.indexOf('done')]).toBe(1);
+    expect(funnel!.datasets['ended here']![funnel!.labels.indexOf('Outcome shown')]).toBe(1);
     const times = await drawn(page, 'pay', 'time-chart');
-    expect(times!.labels).toContain('awaitingAmount');
+    expect(times!.labels).toContain('Amount asked');
     expect(times!.datasets.median!.every((s) => s >= 0)).toBe(true);
     const outcomes = await drawn(page, 'pay', 'outcome-chart');
     expect(outcomes!.labels).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2} ussd$/)]);
@@ -167,7 +167,7 @@ describe('the operator page after scripted conversations', () => {
     await page.clock.runFor(16_000);
     await page.waitForSelector('body[data-loads="2"]');
     expect((await cells(page, `${pay} tr[data-step="awaitingAmount"]`)).slice(0, 4)).toEqual([
-      'awaitingAmount',
+      'Amount asked',
       '3',
       '1',
       '2',
@@ -429,6 +429,7 @@ describe('what the page shows', () => {
     const steps = [
       {
         step: hostile,
+        label: hostile,
         final: false,
         entered: 3,
         movedOn: 1,
@@ -447,6 +448,7 @@ describe('what the page shows', () => {
       flows: [
         {
           flow: 'pay',
+          label: hostile,
           started: 3,
           steps,
           outcomes: {

@@ -128,7 +128,7 @@
     const section = sectionOf(report.flow);
     const steps = report.steps.filter((s) => s.entered + s.movedOn + s.abandoned + s.failed > 0);
     const ended = OUTCOMES.filter((o) => report.outcomes[o.key] > 0).map((o) => `${report.outcomes[o.key]} ${o.label}`);
-    section.querySelector('.flow-title').textContent = `${report.flow}: ${report.started} started`;
+    section.querySelector('.flow-title').textContent = `${report.label ?? report.flow}: ${report.started} started`;
     section.querySelector('.flow-summary').textContent =
       steps.length === 0
         ? 'No run in this period.'
@@ -141,7 +141,7 @@
       .filter((s) => !s.final && s.dropOff > 0)
       .sort((a, b) => b.dropOff - a.dropOff || b.abandoned - a.abandoned)[0];
     section.querySelector('.flow-dropoff').textContent = leaving
-      ? `Largest drop-off: ${leaving.step}, ${leaving.dropOff} of ${leaving.entered} did not move on (${leaving.abandoned} abandoned, ${leaving.failed} failed).`
+      ? `Largest drop-off: ${leaving.label ?? leaving.step}, ${leaving.dropOff} of ${leaving.entered} did not move on (${leaving.abandoned} abandoned, ${leaving.failed} failed).`
       : '';
 
     const rows = section.querySelector('table.steps tbody');
@@ -160,8 +160,11 @@
             const tr = document.createElement('tr');
             tr.dataset.step = s.step;
             if (leaving && s.step === leaving.step) tr.className = 'worst';
+            const name = cell('td', s.final ? `${s.label ?? s.step} (end)` : (s.label ?? s.step));
+            // The machine's name of the step stays at hand for an engineer (hover).
+            name.title = s.step;
             tr.append(
-              cell('td', s.final ? `${s.step} (end)` : s.step),
+              name,
               cell('td', s.entered),
               cell('td', s.movedOn),
               cell('td', s.abandoned),
@@ -192,7 +195,7 @@
     draw(`${report.flow}:funnel`, funnelCanvas, {
       type: 'bar',
       data: {
-        labels: steps.map((s) => s.step),
+        labels: steps.map((s) => s.label ?? s.step),
         datasets: STEP_SERIES.map((series) => ({
           label: series.label,
           data: steps.map((s) => amount(s, series.key)),
@@ -212,7 +215,7 @@
     draw(`${report.flow}:time`, section.querySelector('.time-chart'), {
       type: 'bar',
       data: {
-        labels: timed.map((s) => s.step),
+        labels: timed.map((s) => s.label ?? s.step),
         datasets: [
           { label: 'median', data: timed.map((s) => s.medianMs / 1000), backgroundColor: '#3182ce' },
           { label: '90th percentile', data: timed.map((s) => s.p90Ms / 1000), backgroundColor: '#90cdf4' },
