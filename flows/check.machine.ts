@@ -79,7 +79,7 @@ function detailsOf(collection: CollectionSummary): Text {
       sender: collection.senderName ? `${collection.senderName} ${collection.phonenumber}` : collection.phonenumber,
       amount: collection.amount,
       currency: collection.currency,
-      date: shortDate(collection.paymentDate),
+      date: collection.paymentTime ?? shortDate(collection.paymentDate),
       reference: collection.reference,
       transactionId: collection.remoteTransactionId,
     },
@@ -196,7 +196,7 @@ export const checkMachine = setup({
             id: c.id,
             text: {
               key: 'check.collectionLine',
-              params: { amount: c.amount, currency: c.currency, date: shortDate(c.paymentDate) },
+              params: { amount: c.amount, currency: c.currency, date: c.paymentTime ?? shortDate(c.paymentDate) },
             },
           })),
         }),

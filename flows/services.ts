@@ -134,6 +134,8 @@ export interface CollectionSummary {
   reference: string;
   remoteTransactionId: string;
   paymentDate: string;
+  /** The payment's time as people read it: in the `TZ` setting's zone, with its name ("2026-12-02 14:05 EAT"). */
+  paymentTime?: string;
   senderName?: string;
 }
 

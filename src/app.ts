@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, whatsappOn, type Config } from './config.js';
+import { setShownTimeZone } from './local-time.js';
 import { createLogger, type Logger } from './log.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
@@ -119,6 +120,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const noDatabase = config.redis ? await missingDatabase(config.redis) : undefined;
   if (noDatabase) throw new ConfigError(`REDIS_URL: ${noDatabase}`);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  // Every time people read (/ops, the flows' words) is shown in the organization's zone, with its name.
+  setShownTimeZone(config.TZ);
   for (const warning of warnings) logger.warn(warning);
   const app = express();
   app.disable('x-powered-by');

@@ -4,6 +4,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { isTimeZone } from './local-time.js';
 import type { HostPort, RedisSettings } from './redis/connect.js';
 
 const optionalString = z
@@ -181,6 +182,16 @@ const envSchema = z.object({
    */
   RETENTION_DAYS: z.coerce.number().int().positive().max(36_500).default(2555),
 
+  /**
+   * Time zone of the times people read (IANA name: `Africa/Kampala`, `Africa/Nairobi`, `Africa/Lagos`): /ops
+   * pages and the flows' words show local times with the zone's name ("14:05 EAT"). Default UTC ("14:05 UTC").
+   * Exports and the journal keep ISO 8601 UTC whatever this says.
+   */
+  TZ: z
+    .string()
+    .min(1)
+    .default('UTC')
+    .refine(isTimeZone, { message: 'not a time zone this runtime knows (an IANA name such as Africa/Nairobi)' }),
   /** Country used to read local phone numbers (ISO 3166 alpha-2). Default UG. */
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
   /** Currencies offered when paying or requesting, first is the default. */

@@ -3,6 +3,7 @@
  * service, the query) goes through {@link html}'s escaping, so data is shown as text, never as markup. The
  * pages carry no inline script or style (the /ops Content-Security-Policy allows only /ops's own files).
  */
+import { localTime } from '../local-time.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -75,9 +76,5 @@ export function queryString(values: Record<string, string | undefined>): string 
   return text ? `?${text}` : '';
 }
 
-/** A time as the pages show it: UTC, to the second. */
-export const when = (at: Date | string | null | undefined): string => {
-  if (!at) return '';
-  const date = at instanceof Date ? at : new Date(at);
-  return Number.isNaN(date.getTime()) ? String(at) : `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-};
+/** A time as the pages show it: in the `TZ` setting's zone, to the second, with the zone's name (local-time.ts). */
+export const when = (at: Date | string | null | undefined): string => (at ? localTime(at, { seconds: true }) : '');

@@ -38,6 +38,7 @@ import {
 import { BANK_COUNTRY_FIELD, NAME_FAILURE } from '../../momo/assumptions.js';
 import { contactName } from '../../momo/contact-name.js';
 import { namesWithin } from '../../../flows/input.js';
+import { localTime } from '../../local-time.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../store/keys.js';
@@ -217,6 +218,7 @@ function summary(c: Collection): CollectionSummary {
     reference: c.reference ?? '',
     remoteTransactionId: c.remote_transaction_id ?? '',
     paymentDate: c.payment_date ?? '',
+    ...(c.payment_date ? { paymentTime: localTime(c.payment_date) } : {}),
     ...(senderName ? { senderName } : {}),
   };
 }

@@ -329,7 +329,7 @@
       body.dataset.loads = String(loads);
       body.dataset.state = 'ready';
       $('updated').textContent =
-        `Updated ${new Date().toLocaleTimeString()} (${funnel.days[0]} to ${funnel.days.at(-1)} UTC); refreshes every ${refreshMs / 1000} s.`;
+        `Updated ${new Date().toLocaleTimeString([], { timeZoneName: 'short' })} (${funnel.days[0]} to ${funnel.days.at(-1)} UTC); refreshes every ${refreshMs / 1000} s.`;
     } catch (error) {
       body.dataset.state = 'error';
       $('updated').textContent = `Could not load the figures: ${error.message}. Trying again in ${refreshMs / 1000} s.`;
