@@ -603,6 +603,8 @@ describe('createServices', () => {
         reference: 'R',
         remoteTransactionId: 'TX',
         paymentDate: '2026-01-01',
+        // As people read it: the TZ setting's zone (UTC in tests) with its name.
+        paymentTime: '2026-01-01 00:00 UTC',
         senderName: 'Jane Doe',
       },
     ]);
