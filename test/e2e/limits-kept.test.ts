@@ -8,7 +8,7 @@
  * why.
  */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
@@ -54,6 +54,10 @@ beforeAll(async () => {
       TELEGRAM_API_ROOT: bot.apiRoot,
       ACCESS_POLICY: JSON.stringify(POLICY),
       RATE_LIMIT_MESSAGES: '1000',
+      // The figures are read from the answer itself: on a loaded machine a short deadline answers "still
+      // working on it" first, so the deadlines are long enough never to be what a test sees.
+      USSD_DEADLINE_MS: '30000',
+      CHAT_DEADLINE_MS: '30000',
     }),
     { logger: createLogger('silent') },
   );
@@ -130,8 +134,12 @@ async function press(label: RegExp) {
   const button = buttons.find((b) => label.test(b.text));
   if (!button) throw new Error(`no button ${label} on "${shown().text}": ${buttons.map((b) => b.text).join(', ')}`);
   const answered = bot.of('answerCallbackQuery').length;
+  const screens = () => bot.of('sendMessage').length + bot.of('editMessageText').length;
+  const before = screens();
   bot.pushUpdate(pressUpdate(updateId++, 99 + bot.of('sendMessage').length, button.callback_data));
   await bot.waitForCalls('answerCallbackQuery', answered + 1);
+  // The press is answered before its next screen is shown: wait for that screen, not only the answer.
+  await vi.waitFor(() => expect(screens()).toBeGreaterThan(before), { timeout: 20_000, interval: 20 });
   return shown().text;
 }
 
