@@ -6,6 +6,7 @@
  *   state reported (and how we learned it), approval decisions, tellings, corrections; for a payment held for
  *   an approver, its maker, checker and decision (src/approvals: `held_payments`);
  * - `GET /ops/payments.json`: the same search as JSON, a page at a time (`next` gives the next page's cursor);
+ * - every export carries the journal's chain head (header `Journal-Head`, and `head` in the JSON);
  * - `GET /ops/payments.csv`: every operation the search finds (`size` aside), streamed as CSV (src/csv.ts: formula cells
  *   defused), read from one cursor of the journal a batch at a time, never all in memory.
  *
@@ -19,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
 import { HeldPayments, type HeldPayment } from '../approvals/held.js';
 import { csvWriter } from '../csv.js';
+import { chainHead, type ChainHead } from '../journal/chain.js';
 import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
@@ -165,7 +167,9 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     if (!query) return;
     const found = await searchPage(res, query.search, false, query.given);
     if (!found) return;
-    res.json({ items: found.items.map(itemOf), ...(found.next ? { next: found.next } : {}) });
+    const head = await journalHead(journal!);
+    res.setHeader(HEAD_HEADER, headValue(head));
+    res.json({ items: found.items.map(itemOf), ...(found.next ? { next: found.next } : {}), head: head ?? null });
   });
 
   app.get('/ops/payments.csv', async (req, res) => {
@@ -201,6 +205,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
     res
       .status(200)
+      .setHeader(HEAD_HEADER, headValue(await journalHead(journal)))
       .type('text/csv; charset=utf-8')
       .attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
     try {
@@ -520,4 +525,20 @@ export function timelinePage(
       </ol>
     </section>`;
   return page(`payment ${ref}`, '/ops/payments', body);
+}
+
+/**
+ * The response header every export carries: the journal's hash chain head when the export began (`<seq>
+ * <sha256 hex>`, `none` while the journal is empty, `unknown` when it could not be read), so what was exported
+ * can be checked later with `npm run journal:verify` (docs/journal.md, Tamper evidence). The JSON has it as
+ * `head` too.
+ */
+export const HEAD_HEADER = 'Journal-Head';
+
+async function journalHead(journal: Journal): Promise<ChainHead | undefined | null> {
+  return chainHead(journal.db).catch(() => null);
+}
+
+function headValue(head: ChainHead | undefined | null): string {
+  return head === null ? 'unknown' : head ? `${head.seq} ${head.hash}` : 'none';
 }
