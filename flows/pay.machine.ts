@@ -428,6 +428,14 @@ export const payMachine = setup({
     rejectPin: assign((_, { error }: Failed) => ({ error: failureText(error, { pin_wrong: 'pay.pinWrong' }) })),
     clearError: assign({ error: undefined }),
     /**
+     * A bank transfer to a number new to us: the contact the payment makes is named by the account name typed
+     * (its first word the first name, the rest the last name; one word is both), never asked again.
+     */
+    useAccountName: assign(({ context }) => {
+      const [first = '', ...rest] = (context.accountName ?? '').trim().split(/\s+/);
+      return { firstName: first, lastName: rest.join(' ') || first, error: undefined };
+    }),
+    /**
      * Pay the name the network holds for the number, not the one typed: its first word as first name, the rest
      * as last name (one word: both), so the summary names who is paid and the payment's names match the network.
      */
@@ -570,10 +578,19 @@ export const payMachine = setup({
             actions: { type: 'storeContact', params: ({ event }) => event.output },
             target: 'awaitingAmount',
           },
+          // A bank transfer's payee is named by the account name just typed: no names asked again.
+          {
+            guard: 'isBank',
+            actions: [{ type: 'storeContact', params: ({ event }) => event.output }, 'useAccountName'],
+            target: 'awaitingAmount',
+          },
           { actions: { type: 'storeContact', params: ({ event }) => event.output }, target: 'awaitingFirstName' },
         ],
-        // The lookup is only a shortcut: without it, ask the names as for a new number.
-        onError: 'awaitingFirstName',
+        // The lookup is only a shortcut: without it, ask the names as for a new number (a bank's: its account name).
+        onError: [
+          { guard: 'isBank', actions: 'useAccountName', target: 'awaitingAmount' },
+          { target: 'awaitingFirstName' },
+        ],
       },
     },
     awaitingFirstName: {
@@ -623,6 +640,7 @@ export const payMachine = setup({
         BACK: [
           { guard: 'isPicked', ...back('choosingKind', ...PICK_AGAIN) },
           { guard: 'isKnownContact', ...back('awaitingPhone', 'phone', 'contact') },
+          { guard: 'isBank', ...back('awaitingPhone', 'phone', 'contact', 'firstName', 'lastName') },
           { guard: 'isNamedByNetwork', ...back('awaitingFirstName', 'firstName', 'lastName') },
           back('awaitingLastName', 'lastName'),
         ],

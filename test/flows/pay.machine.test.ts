@@ -749,6 +749,22 @@ describe('pay machine: creating the payment', () => {
     expect(currentView(bank.snapshot())?.text.key).toBe('pay.submitted');
   });
 
+  it('a bank transfer to a new number asks no names after the account name, and names the contact by it', async () => {
+    const bank = await drive([...BANK, [chosen('confirm'), 'done']]);
+    expect(bank.calls.map((c) => c.service)).toContain('lookupContact');
+    expect(bank.calls.find((c) => c.service === 'createPayment')?.input).toMatchObject({
+      paymentType: 'bank',
+      firstName: 'Mary',
+      lastName: 'Akello',
+      payeeName: 'Mary Akello',
+    });
+    // Back from the amount goes to the number, not to a names screen.
+    const back = await drive(BANK.slice(0, 6));
+    expect((await back.send(BACK)).value).toBe('awaitingPhone');
+    const failed = await drive(BANK.slice(0, 6), { answers: { lookupContact: { error: new Error('down') } } });
+    expect(failed.snapshot().value).toBe('awaitingAmount');
+  });
+
   it('the summary names a known payee by the name on record', async () => {
     const flow = await drive(BANK, { answers: { lookupContact: knownNumber } });
     expect(currentView(flow.snapshot())?.text).toEqual({
