@@ -79,10 +79,13 @@ describe('payee names', () => {
     expect(summary).toMatch(/Send 2,000 UGX of mobile money to Sarah Nakato/);
     expect(summary).not.toMatch(/Evil/);
 
-    // Alice keeps her own shortcut: the number is known to her (her airtime payee is listed first now).
+    // Alice's "Evil Name" was never confirmed by the network, so it is not kept even for her: she is asked
+    // again, offered the network's own name.
     await alice.say('/pay');
     await alice.press('Someone new');
-    expect(await alice.say(PAYEE)).toMatch(/Enter the amount/);
+    const again = await alice.say(PAYEE);
+    expect(again).toMatch(/The network knows \+256772000001 as Sarah Nakato/);
+    expect(again).not.toMatch(/Evil/);
   });
 });
 
