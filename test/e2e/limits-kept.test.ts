@@ -72,8 +72,9 @@ afterAll(async () => {
 
 /** Empties the product's whole Redis (its own server): conversations, records, counters, everything. */
 async function emptyRedis(): Promise<void> {
-  await redis.flushall();
-  expect(await redis.dbsize()).toBe(0);
+  // FLUSHALL is one atomic command; the running product may write a key of its own the moment after (a rate
+  // count, a queue's heartbeat), so nothing is asserted of the size afterwards.
+  expect(await redis.flushall()).toBe('OK');
 }
 
 /** The number of the choice labelled `label` on a USSD screen (`2. Mobile money`). */
