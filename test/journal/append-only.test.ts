@@ -12,22 +12,10 @@ import { ConfigError } from '../../src/config.js';
 import { Journal, type Intent } from '../../src/journal/journal.js';
 import { openJournal, ROLE_LINES } from '../../src/journal/roles.js';
 import { forEachDatabase, POSTGRES_URL, serverDatabase } from './databases.js';
+import { anIntent } from './intents.js';
 
 const at = new Date('2026-11-20T10:00:00Z');
-const intent = (ref: string, over: Partial<Intent> = {}): Intent => ({
-  ref,
-  kind: 'payment',
-  amount: '1500.50',
-  currency: 'UGX',
-  payee: '+256772000001',
-  channel: 'ussd',
-  channelUser: '+256772999001',
-  chat: 'ussd:+256772999001',
-  role: 'staff',
-  flow: 'pay',
-  at,
-  ...over,
-});
+const intent = (ref: string, over: Partial<Intent> = {}): Intent => anIntent(ref, { at, ...over });
 
 /** The SQLSTATE a statement fails with ('' when it passes). */
 async function refusal(db: Kysely<any>, statement: ReturnType<typeof sql>): Promise<string> {

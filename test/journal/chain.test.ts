@@ -12,21 +12,9 @@ import { Journal, type Intent } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { parseVerifyArgs } from '../../src/journal/verify-cli.js';
 import { forEachDatabase, serverDatabase } from './databases.js';
+import { anIntent } from './intents.js';
 
-const intent = (ref: string, at: Date, over: Partial<Intent> = {}): Intent => ({
-  ref,
-  kind: 'payment',
-  amount: '1500.50',
-  currency: 'UGX',
-  payee: '+256772000001',
-  channel: 'ussd',
-  channelUser: '+256772999001',
-  chat: 'ussd:+256772999001',
-  role: 'staff',
-  flow: 'pay',
-  at,
-  ...over,
-});
+const intent = (ref: string, at: Date, over: Partial<Intent> = {}): Intent => anIntent(ref, { at, ...over });
 
 /** Changes an event behind the triggers' back, as someone with the owner's rights could. */
 async function tamper(db: Kysely<any>, statement: ReturnType<typeof sql>): Promise<void> {

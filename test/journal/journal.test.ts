@@ -2,25 +2,13 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { openDatabase } from '../../src/journal/database.js';
-import { Journal, SearchError, type Intent } from '../../src/journal/journal.js';
+import { Journal, SearchError } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { MIGRATIONS } from '../../src/journal/migrations/index.js';
 import { forEachDatabase, serverDatabase } from './databases.js';
+import { anIntent } from './intents.js';
 
-const intent = (ref: string, over: Partial<Intent> = {}): Intent => ({
-  ref,
-  kind: 'payment',
-  amount: '1500.50',
-  currency: 'UGX',
-  payee: '+256772000001',
-  channel: 'ussd',
-  channelUser: '+256772999001',
-  chat: 'ussd:+256772999001',
-  role: 'staff',
-  flow: 'pay',
-  at: new Date('2026-11-20T10:00:00Z'),
-  ...over,
-});
+const intent = anIntent;
 
 forEachDatabase('journal', (open, engine) => {
   it('migrates once: a second run finds nothing to do', async () => {
