@@ -20,8 +20,6 @@ export interface MoneyJournal {
   holds?(ref: string): Promise<boolean>;
   /** Hands a later fact to the buffered writer (returns at once). */
   write(event: JournalEvent): void;
-  /** Hands an intent that moves no money (a payment held for approval, a payout) to the buffered writer. */
-  writeIntent(intent: Intent): void;
   /** Who a channel user is to the access policy: their role ('' when it knows none) and person, if any. */
   who(channel: string, userId: string): Who;
 }
@@ -40,7 +38,6 @@ export function moneyJournal(
     intend: (intent) => journal.intend(intent),
     holds: async (ref) => (await journal.byRef(ref)) !== undefined,
     write: (event) => writer.write(event),
-    writeIntent: (intent) => writer.writeIntent(intent),
     who: (channel, userId) => {
       const { role, person } = who(channel, userId);
       return { role: role ?? '', ...(person ? { person } : {}) };

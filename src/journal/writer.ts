@@ -1,8 +1,9 @@
 /**
  * The journal's buffered writer: the facts learned after the money moved (the service's answer, reported
  * states, approval decisions, tellings) are written without making anyone wait, and survive the database being
- * away. An intent is never written here: it must be committed before the money moves (Journal.intend, awaited),
- * and only a held payment's intent, which moves nothing, may still come through {@link JournalWriter.writeIntent}.
+ * away. An intent is never written here: it must be committed before the money moves (Journal.intend, awaited);
+ * a held payment's is committed with its hold (src/approvals/held.ts). {@link JournalWriter.writeIntent} has no
+ * caller in the product now: its `intend` writes are those an earlier release left waiting in Redis, replayed.
  *
  * `write()` returns at once. The write is tried straight away; when the database does not take it, it is kept in
  * Redis (a list under `keys.journalPending`, shared by every process) and written when the database answers

@@ -154,7 +154,6 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const journal = {
       intend: async (intent: { amount: string; currency: string }) => void journalled.push(intent),
       write: () => {},
-      writeIntent: () => {},
       who: () => ({ role: 'staff' }),
     } as unknown as MoneyJournal;
     const key = `run-${++n}:pin`;
