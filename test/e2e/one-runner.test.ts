@@ -23,19 +23,22 @@ afterAll(async () => {
   await raw.cleanup();
 });
 
-/** Payment creations seen at the service, with their keys; the first `hold` of them wait for `release`. */
+/** Payment creations seen at the service, with their keys; the first of them waits for `release`. */
 function heldPayments() {
   const keysSeen: string[] = [];
+  const answered: number[] = [];
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const fetchHeld: typeof fetch = async (input, init) => {
-    if (init?.method === 'POST' && /\/api\/payments\/?$/.test(new URL(String(input)).pathname)) {
-      keysSeen.push(new Headers(init.headers).get('duplicate-check-key') ?? '');
-      if (keysSeen.length === 1) await released;
-    }
-    return fetch(input, init);
+    if (!(init?.method === 'POST' && /\/api\/payments\/?$/.test(new URL(String(input)).pathname)))
+      return fetch(input, init);
+    keysSeen.push(new Headers(init.headers).get('duplicate-check-key') ?? '');
+    if (keysSeen.length === 1) await released;
+    const response = await fetch(input, init);
+    answered.push(response.status);
+    return response;
   };
-  return { keysSeen, release, fetchHeld };
+  return { keysSeen, answered, release, fetchHeld };
 }
 
 /** An Africa's Talking session on one process: every answer so far joined by `*`. */
@@ -55,9 +58,10 @@ function session(phone: string, sessionId: string) {
   };
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!check()) throw new Error(`timed out waiting for ${what}`);
+/** Waits for `check` (at most 30 s: a loaded CI machine runs the whole suite beside this test). */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 3000 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!(await check())) throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('two processes on one Redis and one service', () => {
@@ -138,15 +142,14 @@ describe('two processes on one Redis and one service', () => {
     // Without any message from the user, the second process's sweep finds the lease expired, repeats the call
     // under the same key and keeps the outcome for the next dial.
     const pendingKey = `${deployment}${keys.pending({ channel: 'ussd', conversationId: phone })}`;
-    for (let i = 0; i < 300 && !(await raw.redis.exists(pendingKey)); i++)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(async () => (await raw.redis.exists(pendingKey)) === 1, 'the outcome kept by the second');
     expect(seenBySecond).toEqual(held.keysSeen);
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     // The dead process's call reaches the service at last: the same key, so no second payment.
     held.release();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(() => held.answered.length === 1, "the dead process's call answered");
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     const next = await session(phone, `NEXT-${randomUUID()}`)(second.url);
     expect(next).toContain(`Ref ${String(paymentsOf(first.sandbox, phone)[0]?.id)}.`);
-  });
+  }, 90_000);
 });
