@@ -18,8 +18,11 @@ import { migrate } from './migrate.js';
 
 /** Tables the product may read and insert into, never change or delete from. */
 export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journal_receipts'];
-/** Tables the product may read, insert into and update (through their triggers), never delete from. */
-export const NO_DELETE_TABLES: readonly string[] = ['operations'];
+/**
+ * Tables the product may read, insert into and update (through their triggers or its own conditional updates),
+ * never delete from: a payment's state, its hold and decision, and what it took from a day's limit.
+ */
+export const NO_DELETE_TABLES: readonly string[] = ['operations', 'held_payments', 'spend_reservations', 'spend_days'];
 /** Tables only the owner uses (the migrations' own). */
 const OWNER_TABLES: readonly string[] = ['kysely_migration', 'kysely_migration_lock'];
 

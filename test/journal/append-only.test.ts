@@ -202,6 +202,9 @@ describe("the product's own role (PostgreSQL)", { timeout: 120_000 }, () => {
     expect(await refusal(db, sql`truncate operation_events`)).toBe('42501');
     expect(await refusal(db, sql`drop table operation_events`)).toBe('42501');
     expect(await refusal(db, sql`delete from operations`)).toBe('42501');
+    // Nor a hold and its decision, nor what a payment took from the day's limit.
+    for (const table of ['held_payments', 'spend_reservations', 'spend_days'])
+      expect(await refusal(db, sql`delete from ${sql.table(table)}`)).toBe('42501');
     expect(await refusal(db, sql`alter table operation_events disable trigger user`)).toBe('42501');
     expect(await refusal(db, sql`create table forged (x int)`)).toBe('42501');
     expect(await refusal(db, sql`update operations set amount = 1 where ref = 'pr-1'`)).toBe('23514');
