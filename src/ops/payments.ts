@@ -56,11 +56,23 @@ export interface PaymentItem {
   flow: string;
   created: string;
   updated: string;
+  /** A payment held for an approver (src/approvals `held_payments`): who made it, as the pages name them. */
+  maker: string | null;
+  /** Who decided it: their identity, person and name; null while it waits or when never held. */
+  checker: string | null;
+  /** The hold's state: `held` (waiting), `approved`, `rejected`, `expired` or `cancelled`; null when never held. */
+  decision: string | null;
+  /** When the checker decided (ISO 8601, UTC). */
+  decidedAt: string | null;
+  /** The checker's reason (a rejection's). */
+  decisionReason: string | null;
 }
 
 const iso = (at: Date | string): string => (at instanceof Date ? at.toISOString() : new Date(at).toISOString());
 
-export function itemOf(op: Operation): PaymentItem {
+/** The operation as exported; `held`: its hold, when it was held for an approver. */
+export function itemOf(op: Operation, held?: HeldPayment): PaymentItem {
+  const d = held?.decision;
   return {
     ref: op.ref,
     id: op.service_id,
@@ -78,6 +90,11 @@ export function itemOf(op: Operation): PaymentItem {
     flow: op.flow,
     created: iso(op.created),
     updated: iso(op.updated),
+    maker: held ? whoIs(held.maker) : null,
+    checker: d ? `${whoIs(d)} (${d.name})` : null,
+    decision: held ? held.state : null,
+    decidedAt: d ? iso(new Date(d.at)) : null,
+    decisionReason: d?.reason ?? null,
   };
 }
 
@@ -99,6 +116,11 @@ export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
   'flow',
   'created',
   'updated',
+  'maker',
+  'checker',
+  'decision',
+  'decidedAt',
+  'decisionReason',
 ];
 
 /** Rows fetched from the journal's cursor at a time while the CSV streams. */
@@ -167,9 +189,21 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     if (!query) return;
     const found = await searchPage(res, query.search, false, query.given);
     if (!found) return;
+    let holds: Map<string, HeldPayment>;
+    try {
+      // An export without its approvals would read as payments never held: none rather than that.
+      holds = await new HeldPayments(journal!.db).byRefs(found.items.map((op) => op.ref));
+    } catch (err) {
+      options.logger?.warn({ err }, 'ops: the holds could not be read');
+      return failed(res, false, 503, UNAVAILABLE, query.given);
+    }
     const head = await journalHead(journal!);
     res.setHeader(HEAD_HEADER, headValue(head));
-    res.json({ items: found.items.map(itemOf), ...(found.next ? { next: found.next } : {}), head: head ?? null });
+    res.json({
+      items: found.items.map((op) => itemOf(op, holds.get(op.ref))),
+      ...(found.next ? { next: found.next } : {}),
+      head: head ?? null,
+    });
   });
 
   app.get('/ops/payments.csv', async (req, res) => {
@@ -191,12 +225,19 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       }
       return;
     }
+    const held = new HeldPayments(journal.db);
     async function* rows(): AsyncGenerator<string[]> {
       try {
         yield [...CSV_COLUMNS];
-        for (; !next.done; next = await found.next()) {
-          const item = itemOf(next.value);
-          yield CSV_COLUMNS.map((c) => item[c] ?? '');
+        while (!next.done) {
+          // A batch of rows, then their holds in one query (beside the cursor, never inside it).
+          const batch: Operation[] = [];
+          for (; !next.done && batch.length < CSV_BATCH; next = await found.next()) batch.push(next.value);
+          const holds = await held.byRefs(batch.map((op) => op.ref));
+          for (const op of batch) {
+            const item = itemOf(op, holds.get(op.ref));
+            yield CSV_COLUMNS.map((c) => item[c] ?? '');
+          }
         }
       } finally {
         // A reader gone midway: the cursor is closed (and its connection given back) now.

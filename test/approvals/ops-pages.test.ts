@@ -1,10 +1,12 @@
 /**
  * The operator's pages show maker, checker and decision of a held payment (src/ops/payments.ts over the
  * `held_payments` rows), on both engines: the search's row says who decided what and when, the timeline names
- * the maker, the checker (identity, person, name) and the decision; a payment never held shows none of it.
+ * the maker, the checker (identity, person, name) and the decision, and so do the JSON and the CSV exports; a
+ * payment never held shows none of it.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parse } from 'csv-parse/sync';
 import express from 'express';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
@@ -13,7 +15,7 @@ import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { Journal } from '../../src/journal/journal.js';
 import { createLogger } from '../../src/log.js';
-import { addPaymentsRoutes } from '../../src/ops/payments.js';
+import { addPaymentsRoutes, CSV_COLUMNS, type PaymentItem } from '../../src/ops/payments.js';
 import { forEachDatabase } from '../journal/databases.js';
 
 const POLICY = {
@@ -120,5 +122,41 @@ forEachDatabase('approvals on the ops pages', (open) => {
     const waiting = await page('/ops/payments/k-ops-waiting');
     expect(waiting).toMatch(/<dt>Checker<\/dt>\s*<dd>–<\/dd>/);
     expect(await page('/ops/payments/k-ops-plain')).not.toContain('<dt>Checker</dt>');
+  });
+
+  it('gives maker, checker and decision in the JSON and the CSV, as the pages show them', async () => {
+    const res = await fetch(`${url}/ops/payments.json`);
+    expect(res.status).toBe(200);
+    const items = new Map(((await res.json()) as { items: PaymentItem[] }).items.map((i) => [i.ref, i]));
+    expect(items.get('k-ops-approved')).toMatchObject({
+      maker: 'UMAKER on slack (person maria)',
+      checker: 'UFIN on slack (person fatuma) (fin)',
+      decision: 'approved',
+      decidedAt: expect.stringMatching(/^2026-11-24T09:00:00\.000Z$/),
+      decisionReason: null,
+    });
+    expect(items.get('k-ops-rejected')).toMatchObject({
+      checker: 'UFIN on slack (person fatuma) (fin)',
+      decision: 'rejected',
+      decisionReason: 'Wrong <b>account</b>',
+    });
+    expect(items.get('k-ops-waiting')).toMatchObject({
+      maker: 'UMAKER on slack (person maria)',
+      checker: null,
+      decision: 'held',
+      decidedAt: null,
+    });
+    expect(items.get('k-ops-plain')).toMatchObject({ maker: null, checker: null, decision: null });
+
+    const csv = await fetch(`${url}/ops/payments.csv`);
+    expect(csv.status).toBe(200);
+    const [header, ...rows] = parse(await csv.text()) as string[][];
+    expect(header!.slice(0, CSV_COLUMNS.length)).toEqual([...CSV_COLUMNS]);
+    const byRef = new Map(rows.map((row) => [row[header!.indexOf('ref')], row]));
+    const cell = (ref: string, column: string) => byRef.get(ref)![header!.indexOf(column)];
+    for (const ref of ['k-ops-approved', 'k-ops-rejected', 'k-ops-waiting', 'k-ops-plain']) {
+      for (const column of ['maker', 'checker', 'decision', 'decidedAt', 'decisionReason'] as const)
+        expect(cell(ref, column), `${ref} ${column}`).toBe(items.get(ref)![column] ?? '');
+    }
   });
 });
