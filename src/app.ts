@@ -151,7 +151,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
   journalWriter.start();
   const stopRetention = startRetention({
-    journal: journalDatabases.separated ? new Journal(journalDatabases.owner.db) : journal,
+    journal: journalDatabases.owner === database ? journal : new Journal(journalDatabases.owner.db),
     days: config.RETENTION_DAYS,
     logger,
   });

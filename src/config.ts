@@ -172,6 +172,14 @@ const envSchema = z.object({
   DATABASE_OWNER_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
     message: 'a postgres:// or postgresql:// URL',
   }),
+  /**
+   * The longest a statement of the product's may run on the PostgreSQL server, ms (the server's
+   * `statement_timeout` on every connection of DATABASE_URL's pool): a database that stops answering (a lock
+   * held, a disk stalled) fails the write, and with it the hop, instead of holding it. Default 8000: under the
+   * client's own 10 s wait, so the server gives up first and frees what the statement held. Migrations and
+   * retention are not bounded by it. Not used by the embedded PGlite.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(8000),
   /** Where the embedded PGlite keeps its files (`<DATA_DIR>/pglite`) when DATABASE_URL is unset. Default ./data. */
   DATA_DIR: z.string().min(1).default('./data'),
   /**

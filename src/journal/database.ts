@@ -37,6 +37,11 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** The setting the URL came from, named when the server does not answer. Default DATABASE_URL. */
   setting?: string;
+  /**
+   * The server's `statement_timeout` on every pooled connection, ms (DATABASE_STATEMENT_TIMEOUT_MS). Unset: none
+   * (the owner's migrations and retention may run long). PGlite ignores it.
+   */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -61,6 +66,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 5000,
       query_timeout: 10_000,
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     });
     // An idle client losing its server (a restart) emits 'error' on the pool; unhandled, it would end the
     // process. The next query gets a fresh connection, or fails and is handled where it is made.

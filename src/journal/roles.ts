@@ -37,7 +37,10 @@ export const ROLE_LINES = {
 export interface JournalDatabases {
   /** The product's: every read and write of the running product. */
   database: Database;
-  /** The owner's: migrations and retention. The same object as `database` with one role. */
+  /**
+   * The owner's: migrations and retention (a pool of its own, without the product's statement timeout; with one
+   * role, the same role's). The same object as `database` on the embedded PGlite.
+   */
   owner: Database;
   /** Whether the product's role is another, restricted one. */
   separated: boolean;
@@ -53,6 +56,8 @@ export interface JournalSettings {
   DATABASE_URL?: string;
   DATABASE_OWNER_URL?: string;
   DATA_DIR: string;
+  /** The product's pool's server-side statement_timeout (config.ts); unset: none. */
+  DATABASE_STATEMENT_TIMEOUT_MS?: number;
 }
 
 /**
@@ -63,17 +68,35 @@ export interface JournalSettings {
 export async function openJournal(settings: JournalSettings): Promise<JournalDatabases> {
   const opened: Database[] = [];
   try {
+    const product = {
+      databaseUrl: settings.DATABASE_URL,
+      dataDir: settings.DATA_DIR,
+      statementTimeoutMs: settings.DATABASE_STATEMENT_TIMEOUT_MS,
+    };
     if (!settings.DATABASE_OWNER_URL) {
-      const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, dataDir: settings.DATA_DIR });
+      if (!settings.DATABASE_URL) {
+        const database = await openDatabase(product);
+        opened.push(database);
+        const ran = await migrate(database.db);
+        return { database, owner: database, separated: false, ran, line: ROLE_LINES.embedded, close: database.close };
+      }
+      // One role, two pools: the product's statements are bounded by the statement timeout, the migrations' and
+      // retention's (which may run long) are not.
+      const owner = await openDatabase({ databaseUrl: settings.DATABASE_URL, dataDir: settings.DATA_DIR, poolSize: 2 });
+      opened.push(owner);
+      const database = await openDatabase(product);
       opened.push(database);
-      const ran = await migrate(database.db);
+      const ran = await migrate(owner.db);
       return {
         database,
-        owner: database,
+        owner,
         separated: false,
         ran,
-        line: database.kind === 'pglite' ? ROLE_LINES.embedded : ROLE_LINES.single,
-        close: () => database.close(),
+        line: ROLE_LINES.single,
+        close: async () => {
+          await database.close();
+          await owner.close();
+        },
       };
     }
     const owner = await openDatabase({
@@ -83,7 +106,7 @@ export async function openJournal(settings: JournalSettings): Promise<JournalDat
       setting: 'DATABASE_OWNER_URL',
     });
     opened.push(owner);
-    const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, dataDir: settings.DATA_DIR });
+    const database = await openDatabase(product);
     opened.push(database);
     const ownerRole = await currentRole(owner.db);
     const productRole = await currentRole(database.db);
