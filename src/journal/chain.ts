@@ -71,6 +71,29 @@ export async function chainHead(db: Kysely<any>): Promise<ChainHead | undefined>
   return rows[0];
 }
 
+/** A head as every export shows it: `<seq> <sha256 hex>` (the `Journal-Head` header, the CSV's column). */
+export function parseHead(text: string): ChainHead | undefined {
+  const m = /^\s*(\d{1,19})[ :]([0-9a-f]{64})\s*$/.exec(text);
+  return m && BigInt(m[1]!) > 0n ? { seq: String(BigInt(m[1]!)), hash: m[2]! } : undefined;
+}
+
+/**
+ * Whether the chain holds `head` (one an export carried): its event at that seq has that hash. Undefined when it
+ * does; else why not (another hash there: the chain was rewritten since; deleted by retention: no longer
+ * comparable, the receipt named; later than the chain's head: not from this journal).
+ */
+export async function headNotFound(db: Kysely<any>, head: ChainHead): Promise<string | undefined> {
+  const { rows } = await sql<{ hash: string }>`
+    select hash from operation_events where seq = ${head.seq}`.execute(db);
+  const said = `the head seq ${head.seq} ${head.hash}`;
+  if (rows[0]) return rows[0].hash === head.hash ? undefined : `${said} differs: the chain has ${rows[0].hash} there`;
+  const covering = (await receipts(db, 100_000)).find(
+    (r) => r.firstSeq !== null && BigInt(r.firstSeq) <= BigInt(head.seq) && BigInt(head.seq) <= BigInt(r.lastSeq!),
+  );
+  if (covering) return `${said} was deleted by retention (receipt ${covering.id}): it can no longer be compared`;
+  return `${said} is not in the chain (no event has that seq)`;
+}
+
 /** The receipts of retention's deletions, newest first. */
 export async function receipts(db: Kysely<any>, limit = 1000): Promise<Receipt[]> {
   const { rows } = await sql<Record<string, unknown>>`

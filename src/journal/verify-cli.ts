@@ -1,30 +1,43 @@
 /**
- * `npm run journal:verify -- --from YYYY-MM-DD --to YYYY-MM-DD`: recomputes the journal's hash chain over the
- * events written in those UTC days (both included), and every event between them in the chain
- * (src/journal/chain.ts). Exits 0 when it is whole (one line: events, holes crossed with a retention receipt,
- * the chain's head), 1 naming the first event that does not match, 2 on bad arguments (one line saying why).
+ * `npm run journal:verify -- --from YYYY-MM-DD --to YYYY-MM-DD [--head '<seq> <sha256>']`: recomputes the
+ * journal's hash chain over the events written in those UTC days (both included), and every event between them
+ * in the chain (src/journal/chain.ts). With `--head` (what an export carried: its `Journal-Head` header, the
+ * CSV's `journalHead` column, the statement's head) it also checks that the chain holds that head; the days may
+ * then be left out, and the whole chain is recomputed. Exits 0 when it is whole (one line: events, holes
+ * crossed with a retention receipt, the chain's head, the head found), 1 naming the first event that does not
+ * match or why the head is not the chain's, 2 on bad arguments (one line saying why).
  * Reads DATABASE_URL (or the embedded PGlite under DATA_DIR, with the product stopped); it changes nothing.
  */
 import { loadConfig } from '../config.js';
-import { verifyChain } from './chain.js';
+import { headNotFound, parseHead, verifyChain, type ChainHead } from './chain.js';
 import { openDatabase } from './database.js';
 
-export const USAGE = 'usage: npm run journal:verify -- --from YYYY-MM-DD --to YYYY-MM-DD';
+export const USAGE = "usage: npm run journal:verify -- --from YYYY-MM-DD --to YYYY-MM-DD [--head '<seq> <sha256>']";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The two days, or why not. */
-export function parseVerifyArgs(argv: readonly string[]): { from: string; to: string } | { error: string } {
+export type VerifyArgs = { from?: string; to?: string; head?: ChainHead };
+
+/** The two days (or none, with a head) and the head, or why not. */
+export function parseVerifyArgs(argv: readonly string[]): VerifyArgs | { error: string } {
   const given: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const m = /^--(from|to)(?:=(.*))?$/.exec(arg);
+    const m = /^--(from|to|head)(?:=(.*))?$/.exec(arg);
     if (!m) return { error: `unknown argument ${JSON.stringify(arg.slice(0, 40))}; ${USAGE}` };
     const name = m[1]!;
     if (name in given) return { error: `--${name} given twice; ${USAGE}` };
     const value = m[2] ?? argv[++i];
-    if (value === undefined || value.startsWith('--')) return { error: `--${name} needs a day; ${USAGE}` };
+    if (value === undefined || value.startsWith('--'))
+      return { error: `--${name} needs ${name === 'head' ? 'a head' : 'a day'}; ${USAGE}` };
     given[name] = value;
+  }
+  let head: ChainHead | undefined;
+  if (given.head !== undefined) {
+    head = parseHead(given.head);
+    if (!head)
+      return { error: `--head ${JSON.stringify(given.head.slice(0, 80))} is not a head ('<seq> <sha256 hex>')` };
+    if (given.from === undefined && given.to === undefined) return { head };
   }
   for (const name of ['from', 'to']) {
     const value = given[name];
@@ -34,7 +47,7 @@ export function parseVerifyArgs(argv: readonly string[]): { from: string; to: st
       return { error: `--${name} ${JSON.stringify(value.slice(0, 40))} is not a day (YYYY-MM-DD)` };
   }
   if (given.to! < given.from!) return { error: `--to ${given.to} is before --from ${given.from}` };
-  return { from: given.from!, to: given.to! };
+  return { from: given.from!, to: given.to!, ...(head ? { head } : {}) };
 }
 
 async function main(): Promise<number> {
@@ -46,9 +59,14 @@ async function main(): Promise<number> {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1 });
   try {
-    const from = new Date(`${args.from}T00:00:00Z`);
-    const to = new Date(new Date(`${args.to}T00:00:00Z`).getTime() + 86_400_000);
-    const result = await verifyChain(database.db, { from, to });
+    const range =
+      args.from !== undefined && args.to !== undefined
+        ? {
+            from: new Date(`${args.from}T00:00:00Z`),
+            to: new Date(new Date(`${args.to}T00:00:00Z`).getTime() + 86_400_000),
+          }
+        : {};
+    const result = await verifyChain(database.db, range);
     const head = result.head ? `head seq ${result.head.seq} ${result.head.hash}` : 'the journal is empty';
     if (result.broken) {
       const b = result.broken;
@@ -57,10 +75,19 @@ async function main(): Promise<number> {
       );
       return 1;
     }
+    if (args.head) {
+      const why = await headNotFound(database.db, args.head);
+      if (why) {
+        process.stdout.write(`journal:verify: ${why}\n`);
+        return 1;
+      }
+    }
     const span = result.firstSeq ? ` (seq ${result.firstSeq} to ${result.lastSeq})` : '';
     const holes = result.holes ? `, ${result.holes} deletion(s) covered by retention receipts` : '';
+    const days = args.from !== undefined ? `from ${args.from} to ${args.to}` : 'in the whole journal';
+    const found = args.head ? `; the given head seq ${args.head.seq} is in the chain` : '';
     process.stdout.write(
-      `journal:verify: ${result.checked} events from ${args.from} to ${args.to}${span} chain whole${holes}; ${head}\n`,
+      `journal:verify: ${result.checked} events ${days}${span} chain whole${holes}; ${head}${found}\n`,
     );
     return 0;
   } finally {

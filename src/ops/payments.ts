@@ -226,9 +226,10 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       return;
     }
     const held = new HeldPayments(journal.db);
+    const head = headValue(await journalHead(journal));
     async function* rows(): AsyncGenerator<string[]> {
       try {
-        yield [...CSV_COLUMNS];
+        yield [...CSV_COLUMNS, HEAD_COLUMN];
         while (!next.done) {
           // A batch of rows, then their holds in one query (beside the cursor, never inside it).
           const batch: Operation[] = [];
@@ -236,7 +237,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
           const holds = await held.byRefs(batch.map((op) => op.ref));
           for (const op of batch) {
             const item = itemOf(op, holds.get(op.ref));
-            yield CSV_COLUMNS.map((c) => item[c] ?? '');
+            yield [...CSV_COLUMNS.map((c) => item[c] ?? ''), head];
           }
         }
       } finally {
@@ -246,7 +247,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
     res
       .status(200)
-      .setHeader(HEAD_HEADER, headValue(await journalHead(journal)))
+      .setHeader(HEAD_HEADER, head)
       .type('text/csv; charset=utf-8')
       .attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
     try {
@@ -575,6 +576,13 @@ export function timelinePage(
  * `head` too.
  */
 export const HEAD_HEADER = 'Journal-Head';
+
+/**
+ * The CSV's last column: the same head (`<seq> <sha256 hex>`) on every row, so a file saved from the download
+ * keeps it, and a row copied, sorted or filtered in a spreadsheet still says which chain it was read against.
+ * A column rather than a line after the rows: the file stays one table every CSV reader takes.
+ */
+export const HEAD_COLUMN = 'journalHead';
 
 async function journalHead(journal: Journal): Promise<ChainHead | undefined | null> {
   return chainHead(journal.db).catch(() => null);

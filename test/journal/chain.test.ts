@@ -164,6 +164,21 @@ describe('journal:verify arguments', () => {
     });
     expect(parseVerifyArgs(['--since', 'x'])).toEqual({ error: expect.stringMatching(/unknown argument/) });
   });
+
+  it('takes a head as an export shows it, with the days or alone (the whole chain)', () => {
+    const hash = 'ab'.repeat(32);
+    expect(parseVerifyArgs(['--head', `12 ${hash}`])).toEqual({ head: { seq: '12', hash } });
+    expect(parseVerifyArgs(['--from', '2026-11-01', '--to', '2026-11-30', `--head=12 ${hash}`])).toEqual({
+      from: '2026-11-01',
+      to: '2026-11-30',
+      head: { seq: '12', hash },
+    });
+    expect(parseVerifyArgs(['--head', `12 ${hash}`, '--from', '2026-11-01'])).toEqual({
+      error: expect.stringMatching(/^--to is required/),
+    });
+    for (const bad of ['12', hash, `0 ${hash}`, `12 ${hash.slice(1)}`, `x ${hash}`, `12 ${hash.toUpperCase()}`])
+      expect(parseVerifyArgs(['--head', bad]), bad).toEqual({ error: expect.stringMatching(/is not a head/) });
+  });
 });
 
 describe('npm run journal:verify (PostgreSQL)', { timeout: 120_000 }, () => {
@@ -192,6 +207,16 @@ describe('npm run journal:verify (PostgreSQL)', { timeout: 120_000 }, () => {
       expect(whole.out).toMatch(
         /^journal:verify: 2 events from 2026-11-25 to 2026-11-25 .*chain whole; head seq 2 [0-9a-f]{64}\n$/,
       );
+      // The head an export carried, alone: the whole chain, and that head in it.
+      const head = (await chainHead(database.db))!;
+      const withHead = await run(server.url, ['--head', `${head.seq} ${head.hash}`]);
+      expect(withHead).toMatchObject({ code: 0 });
+      expect(withHead.out).toMatch(
+        /^journal:verify: 2 events in the whole journal .*chain whole; head seq 2 [0-9a-f]{64}; the given head seq 2 is in the chain\n$/,
+      );
+      const otherHead = await run(server.url, ['--head', `1 ${head.hash}`]);
+      expect(otherHead.code).toBe(1);
+      expect(otherHead.out).toMatch(/^journal:verify: the head seq 1 [0-9a-f]{64} differs: the chain has/);
       const { id } = await database.db
         .selectFrom('operation_events')
         .select('id')

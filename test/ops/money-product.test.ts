@@ -8,7 +8,7 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { CSV_COLUMNS, type PaymentItem } from '../../src/ops/payments.js';
+import { CSV_COLUMNS, HEAD_COLUMN, type PaymentItem } from '../../src/ops/payments.js';
 import { AtSession, eventually, startProduct } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 
@@ -69,7 +69,7 @@ describe('the money routes of the product', () => {
     const csv = await fetch(`${app.url}/ops/payments.csv?phone=0772000001`, { headers: SCRIPT });
     expect(csv.status).toBe(200);
     const rows = parse(await csv.text()) as string[][];
-    expect(rows[0]).toEqual([...CSV_COLUMNS]);
+    expect(rows[0]).toEqual([...CSV_COLUMNS, HEAD_COLUMN]);
     expect(rows.slice(1).map((row) => Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, row[i]])))).toEqual([
       expect.objectContaining({
         ref: paid!.ref,

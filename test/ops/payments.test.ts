@@ -12,7 +12,8 @@ import { beforeAll, afterAll, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
 import type { Funnel } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
-import { CSV_COLUMNS } from '../../src/ops/payments.js';
+import { headNotFound, parseHead, verifyChain } from '../../src/journal/chain.js';
+import { CSV_COLUMNS, HEAD_COLUMN } from '../../src/ops/payments.js';
 import { forEachDatabase } from '../journal/databases.js';
 import { FORMULA_NAME, FORMULA_USER, MARKUP_TEXT, seedJournal, type Refs } from './money-fixtures.js';
 
@@ -132,10 +133,10 @@ forEachDatabase('ops-payments', (open) => {
     expect(res.headers.get('transfer-encoding')).toBe('chunked');
     const text = await res.text();
     const rows = parse(text, { bom: true }) as string[][];
-    expect(rows[0]).toEqual([...CSV_COLUMNS]);
+    expect(rows[0]).toEqual([...CSV_COLUMNS, HEAD_COLUMN]);
     expect(rows).toHaveLength(1 + 606);
     for (const [r, row] of rows.entries()) {
-      expect(row).toHaveLength(CSV_COLUMNS.length);
+      expect(row).toHaveLength(CSV_COLUMNS.length + 1);
       for (const cell of row) expect(runs(cell), `row ${r + 1}: ${JSON.stringify(cell)}`).toBe(false);
     }
     const col = (name: string) => CSV_COLUMNS.indexOf(name as (typeof CSV_COLUMNS)[number]);
@@ -153,6 +154,38 @@ forEachDatabase('ops-payments', (open) => {
       await (await fetch(`${url}/ops/payments.csv?channel=slack&from=2026-11-01`, { headers: OPERATOR })).text(),
     ) as string[][];
     expect(slack.slice(1).map((row) => row[col('ref')])).toEqual([refs.held, refs.failed]);
+  });
+
+  it("carries the chain's head in the file: the CSV's last column on every row, the JSON's head", async () => {
+    const res = await fetch(`${url}/ops/payments.csv?channel=slack`, { headers: OPERATOR });
+    const shown = res.headers.get('journal-head')!;
+    expect(shown).toMatch(/^\d+ [0-9a-f]{64}$/);
+    const [header, ...rows] = parse(await res.text()) as string[][];
+    expect(header!.at(-1)).toBe(HEAD_COLUMN);
+    expect(rows.length).toBeGreaterThan(500);
+    expect(new Set(rows.map((row) => row.at(-1)))).toEqual(new Set([shown]));
+    const json = (await (await fetch(`${url}/ops/payments.json?size=1`, { headers: OPERATOR })).json()) as {
+      head: { seq: string; hash: string };
+    };
+    expect(`${json.head.seq} ${json.head.hash}`).toBe(shown);
+
+    // What journal:verify does with the head a saved file shows: the chain holds it, whole up to it, and still
+    // after more events are chained on.
+    const head = parseHead(rows[0]!.at(-1)!)!;
+    expect(await headNotFound(journal.db, head)).toBeUndefined();
+    await journal.told(refs.completed, {
+      channel: 'ussd',
+      to: '+256772999001',
+      text: 'A later event.',
+      outcome: 'completed',
+      at: new Date('2026-11-24T09:00:00Z'),
+    });
+    expect(await headNotFound(journal.db, head)).toBeUndefined();
+    expect((await verifyChain(journal.db)).broken).toBeUndefined();
+    // A head that is not the chain's is named as such.
+    const forged = { ...head, hash: head.hash.replace(/^./, (c) => (c === '0' ? '1' : '0')) };
+    expect(await headNotFound(journal.db, forged)).toMatch(/differs: the chain has/);
+    expect(await headNotFound(journal.db, { seq: '999999', hash: head.hash })).toMatch(/not in the chain/);
   });
 
   it('opens the timeline of an operation: intent, answer, states, approvals, tellings; data as text', async () => {
