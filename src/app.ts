@@ -378,7 +378,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   withLinkCommand(engine, { directory: people, logger });
   closers.push(['engine', () => engine.close()]);
 
-  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN });
+  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN, journal });
   app.get('/metrics', requireOpsToken(config.OPS_TOKEN), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });

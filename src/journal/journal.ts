@@ -423,6 +423,14 @@ export class Journal {
     return result.rows.length > 0;
   }
 
+  /**
+   * Whether the database takes a write, at the cost of one statement that keeps nothing: a transaction id is
+   * assigned, which a read-only server (a standby) refuses. Throws when it does not (/readyz).
+   */
+  async takesWrites(): Promise<void> {
+    await sql`select txid_current()`.execute(this.db);
+  }
+
   /** The operation's current-state row. */
   async byRef(ref: string): Promise<Operation | undefined> {
     return this.db.selectFrom('operations').selectAll().where('ref', '=', ref).executeTakeFirst();

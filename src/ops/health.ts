@@ -1,10 +1,13 @@
 /**
  * /healthz: the process is alive. /readyz: the session store takes a write (a short-lived probe mark: a Redis
- * that only reads, a replica left behind by a failover, is not ready) and the service is reachable; its status
+ * that only reads, a replica left behind by a failover, is not ready), the journal's database takes a write (a
+ * transaction id assigned, nothing kept: without it no payment may move) and the service is reachable; its status
  * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.
  * Anyone may call it as often as they like, so neither check runs per call: each runs once at a time, callers
  * meanwhile sharing it, and its result is reused for a while after (the store's for `STORE_CHECK_MS`: a flood
- * costs one probe write per process in that time; the service's for `cacheMs`, a failure's for `STORE_CHECK_MS`).
+ * costs one probe write per process in that time; the journal's the same; the service's for `cacheMs`, a failure's
+ * for `STORE_CHECK_MS`). A journal probe still waiting past its timeout is not repeated until it comes back, so a
+ * database that stopped answering is not sent a probe a second.
  * The service check is an HTTP HEAD of its base address (any answer counts): it never touches the API, whose
  * reads are limited to 30 a minute. Added to the app itself, like every route of the product: a Router
  * mounted at the root would be walked by every request.
@@ -26,6 +29,11 @@ export interface HealthOptions {
   fetch?: typeof fetch;
   /** OPS_TOKEN: the Bearer token /readyz's details need. Default none: details for everyone. */
   opsToken?: string;
+  /**
+   * The journal (src/journal, Journal.takesWrites): not ready while its database does not take a write. Unset:
+   * not checked.
+   */
+  journal?: { takesWrites(): Promise<void> };
 }
 
 /** How long a probe mark lives, s. */
@@ -91,15 +99,41 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
     }
   }
 
+  /** The journal's probe still out (it outlived its timeout): not sent again until it comes back. */
+  let journalProbe: Promise<void> | undefined;
+  async function journalTakesWrites(): Promise<Check> {
+    if (journalProbe) return { ok: false, detail: 'the last journal probe has not come back' };
+    const probe = options.journal!.takesWrites();
+    journalProbe = probe;
+    const settled = () => {
+      if (journalProbe === probe) journalProbe = undefined;
+    };
+    probe.then(settled, settled);
+    try {
+      await Promise.race([
+        probe,
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error('journal timed out')), options.timeoutMs ?? 2000).unref(),
+        ),
+      ]);
+      return { ok: true, detail: 'ok' };
+    } catch (err) {
+      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
   const storeCheck = reused(storeTakesWrites, STORE_CHECK_MS);
+  const journalCheck = options.journal ? reused(journalTakesWrites, STORE_CHECK_MS) : undefined;
   const serviceCheck = reused(serviceReachable, options.cacheMs ?? 30_000);
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
   app.get('/readyz', async (req, res) => {
-    const [store, service] = await Promise.all([storeCheck(), serviceCheck()]);
-    const ok = store.ok && service.ok;
-    res.status(ok ? 200 : 503).json(hasOpsToken(req, options.opsToken) ? { ok, store, service } : { ok });
+    const [store, service, journal] = await Promise.all([storeCheck(), serviceCheck(), journalCheck?.()]);
+    const ok = store.ok && service.ok && (journal?.ok ?? true);
+    res
+      .status(ok ? 200 : 503)
+      .json(hasOpsToken(req, options.opsToken) ? { ok, store, service, ...(journal ? { journal } : {}) } : { ok });
   });
 }

@@ -42,7 +42,12 @@ describe('OPS_TOKEN', () => {
     expect(await open.json()).toEqual({ ok: true });
     const detailed = await get('/readyz', `Bearer ${OPS_TOKEN}`);
     expect(detailed.status).toBe(open.status);
-    expect(await detailed.json()).toMatchObject({ ok: true, store: { ok: true }, service: { ok: true } });
+    expect(await detailed.json()).toMatchObject({
+      ok: true,
+      store: { ok: true },
+      service: { ok: true },
+      journal: { ok: true },
+    });
     expect((await get('/healthz')).status).toBe(200);
   });
 
