@@ -198,6 +198,20 @@ function firstNameView(context: PayContext): View {
   };
 }
 
+/**
+ * The bank receipt's email, typed on a keypad: asked, and skippable when the organization's address stands in
+ * for it (FlowInput.bankEmailOptional); the contract requires one.
+ */
+function emailView(context: PayContext): View {
+  if (context.input.bankEmailOptional !== true) return ask('pay.askEmail', 'text')(context);
+  return {
+    text: { key: 'pay.askEmailOrSkip' },
+    error: context.error,
+    input: 'text',
+    choices: [{ id: 'skipEmail', text: { key: 'pay.skipEmail' } }],
+  };
+}
+
 /** The summary's choices: confirm, cancel, and a note for the recipient (none is asked otherwise). */
 const SUMMARY_CHOICES: NonNullable<View['choices']> = [
   { id: 'confirm', text: { key: 'pay.confirm' } },
@@ -331,6 +345,7 @@ export const payMachine = setup({
       event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
     isBank: ({ context }) => context.kind === 'bank',
+    isEmailOptional: ({ context }) => context.input.bankEmailOptional === true,
     isKnownContact: ({ context }) => context.contact?.known === true,
     isKnown: (_, check: ContactCheck) => check.known,
     isUnregistered: (_, check: ContactCheck) => !check.registered,
@@ -550,9 +565,14 @@ export const payMachine = setup({
       },
     },
     awaitingEmail: {
-      meta: { view: ask('pay.askEmail', 'text') },
+      meta: { view: emailView },
       on: {
         ANSWERED: answered('email', 'awaitingPhone'),
+        // Offered only when the organization's address stands in (FlowInput.bankEmailOptional): none typed.
+        CHOSEN: [
+          { guard: and([chosen('skipEmail'), 'isEmailOptional']), actions: 'clearError', target: 'awaitingPhone' },
+          { actions: 'refuseChoice' },
+        ],
         BACK: back('awaitingAccountName', 'accountName'),
       },
     },
@@ -949,7 +969,8 @@ export const payMachine = setup({
                   ...(context.bankName ? { name: context.bankName } : {}),
                   accountNumber: context.accountNumber!,
                   accountName: context.accountName!,
-                  email: context.email!,
+                  // None when skipped: the services send the organization's address.
+                  ...(context.email ? { email: context.email } : {}),
                 },
               }
             : {}),

@@ -105,7 +105,8 @@ export interface RecentBank {
   name: string;
   accountNumber: string;
   accountName: string;
-  email: string;
+  /** Absent when it was skipped (the organization's address was sent). */
+  email?: string;
 }
 
 /** A bank as the pay flow lists it. */
@@ -254,7 +255,8 @@ export interface FlowServices {
       firstName?: string;
       lastName?: string;
       /** `name`: the bank's name as listed, kept with the recent payees, never sent. */
-      bank?: { bank: string; name?: string; accountNumber: string; accountName: string; email: string };
+      /** `email` absent: the person skipped it, and the services send the organization's (BANK_TRANSFER_EMAIL). */
+      bank?: { bank: string; name?: string; accountNumber: string; accountName: string; email?: string };
       metadata: Record<string, string>;
       /**
        * A bulk payout (Slack `/momo payout`): one request paying each of these (`recipient_data`); `amount` is then

@@ -114,6 +114,11 @@ export interface FlowInput {
    * or true: a name differing from the network's makes the payment fail, so paying the typed name is not offered.
    */
   nameMatchAffectsPayment?: boolean;
+  /**
+   * A bank transfer's email may be skipped: the organization's address (BANK_TRANSFER_EMAIL) is sent in its
+   * place. Absent or false: the email is asked and required, as the contract requires one.
+   */
+  bankEmailOptional?: boolean;
   /** What the engine remembers for this user (pin flow: validated codes; see FlowOutput.remember). */
   profile: UserProfile;
   /** Flows this user's role may start (the menu offers these). Absent: none. */

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, whatsappOn, type Config } from './config.js';
 import { setShownTimeZone } from './local-time.js';
 import { createLogger, type Logger } from './log.js';
+import { BANK_EMAIL_MAY_BE_ORGANIZATIONS } from './momo/assumptions.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore, forgetFailedName } from './conversation/index.js';
@@ -107,6 +108,9 @@ function ussdDigestKey(config: Config): string {
     .update('momo-chat:ussd-resend-digest')
     .digest('base64url');
 }
+
+/** The organization's address the demo sends with a bank transfer whose email was skipped (BANK_TRANSFER_EMAIL). */
+export const DEMO_BANK_TRANSFER_EMAIL = 'payments@example.org';
 
 /** Starts the product; rejects with ConfigError (before listening) when the start is refused (start-checks.ts). */
 /** The share of SHUTDOWN_GRACE_SECONDS by which stop()'s steps before the journal's have ended, done or not. */
@@ -227,8 +231,20 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     amount: string;
     currency: string;
   }) => recentPayment(database.db, input);
+  // The address sent with a bank transfer whose email was skipped; the demo has one of its own.
+  const bankTransferEmail = BANK_EMAIL_MAY_BE_ORGANIZATIONS
+    ? (config.BANK_TRANSFER_EMAIL ?? (config.embeddedSandbox ? DEMO_BANK_TRANSFER_EMAIL : undefined))
+    : undefined;
   const recorded = recordMade(
-    createServices({ client, policy, store, logger, recentPayment: recentOfJournal, directory: people }),
+    createServices({
+      client,
+      policy,
+      store,
+      logger,
+      recentPayment: recentOfJournal,
+      directory: people,
+      ...(bankTransferEmail ? { bankTransferEmail } : {}),
+    }),
     made,
     logger,
     {
@@ -343,6 +359,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       defaultCountry: config.DEFAULT_COUNTRY,
       currencies: config.CURRENCIES,
       nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
+      bankEmailOptional: bankTransferEmail !== undefined,
       sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       deadlineMs: {
         ussd: config.USSD_DEADLINE_MS,

@@ -211,6 +211,13 @@ const envSchema = z.object({
    * Keep it equal to the organization's setting (docs/ux.md).
    */
   NAME_MATCH_AFFECTS_PAYMENT: z.stringbool().default(true),
+  /**
+   * The organization's email address, sent with a bank transfer whose payer skipped the email (the contract
+   * requires one with every bank payment, "e-mail associated with the bank account"; a keypad is a poor place to
+   * type one). Set: the email screen offers "Skip". Unset: the email is asked and required; the demo (the
+   * embedded sandbox) then sends `payments@example.org`.
+   */
+  BANK_TRANSFER_EMAIL: optionalString.pipe(z.email('an email address such as payments@example.org').optional()),
   /** Access policy: JSON text, or a path to a JSON file. Unset: the demo policy (docs/security.md, Access policy). */
   ACCESS_POLICY: optionalString,
   ACCESS_POLICY_FILE: optionalString,

@@ -126,3 +126,12 @@ export const BANK_COUNTRY_FIELD = 'country';
  * flow-services.ts forgetFailedName).
  */
 export const NAME_FAILURE = /\bnames?\b/i;
+
+/**
+ * Bank payments: "`email` (string, required, e-mail associated with the bank account)" says what the address
+ * is, not what the service does with it. Our choice: it is where the bank's receipt of the transfer goes, and
+ * the service takes any valid address there, so the organization's own (BANK_TRANSFER_EMAIL) may stand in for
+ * an account holder's the payer does not know: the pay flow then offers to skip the email. An integrator who
+ * learns the address must be the account holder's sets this false: the email is then always asked.
+ */
+export const BANK_EMAIL_MAY_BE_ORGANIZATIONS = true;

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { keys } from '../../src/conversation/store/keys.js';
-import { createServices, forgetFailedName } from '../../src/conversation/services/flow-services.js';
+import {
+  createServices,
+  forgetFailedName,
+  type ServicesOptions,
+} from '../../src/conversation/services/flow-services.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';
@@ -26,7 +30,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 beforeEach(() => server.reset());
 
-function setup() {
+function setup(extra: Partial<ServicesOptions> = {}) {
   const lines: string[] = [];
   const logger = createLogger(
     'info',
@@ -46,7 +50,15 @@ function setup() {
     vendingApiKey: 'vk',
     maxRetries: 0,
   });
-  const services = createServices({ client, policy, store, logger, now: () => now, moneyCallRetry: { maxRetries: 0 } });
+  const services = createServices({
+    client,
+    policy,
+    store,
+    logger,
+    now: () => now,
+    moneyCallRetry: { maxRetries: 0 },
+    ...extra,
+  });
   return { services, store, lines, advance: (ms: number) => (now += ms) };
 }
 
@@ -245,6 +257,27 @@ describe('createServices', () => {
     const body = server.requests[0]?.body as Record<string, unknown>;
     expect(body).toMatchObject({ account_number: '12345', account_name: 'Jane Doe', bank: 3, email: 'j@example.com' });
     expect(body.payment_type).toBeUndefined();
+  });
+
+  it("a bank payment whose email was skipped sends the organization's address, and keeps none for the payee", async () => {
+    const { services } = setup({ bankTransferEmail: 'payments@org.example' });
+    server.reply({ status: 201, body: payment({ id: 42 }) });
+    await services.createPayment({
+      duplicateCheckKey: 'k',
+      paymentType: 'bank',
+      phonenumber: PHONE,
+      amount: '10',
+      currency: 'UGX',
+      description: 'x',
+      payeeName: 'Jane Doe',
+      bank: { bank: '3', name: 'Stanbic', accountNumber: '12345', accountName: 'Jane Doe' },
+      metadata: {},
+      ...U1,
+    });
+    const body = server.requests[0]?.body as Record<string, unknown>;
+    expect(body).toMatchObject({ account_number: '12345', bank: 3, email: 'payments@org.example' });
+    const kept = (await services.recentPayees(U1))[0]?.bank;
+    expect(kept).toEqual({ id: '3', name: 'Stanbic', accountNumber: '12345', accountName: 'Jane Doe' });
   });
 
   it("keeps the payee with the currency paid and a bank account's details (never a PIN), newest first, each once", async () => {

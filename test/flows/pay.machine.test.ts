@@ -96,6 +96,11 @@ describe('pay machine: the model', () => {
   it('every screen it can show fits a USSD screen in both languages', () => {
     expectCatalogueComplete(payFlow);
     expectScreensFit(payFlow, walkFlow(payFlow, { input: { requirePin: true }, answers, print: false }));
+    // With the email skippable (BANK_TRANSFER_EMAIL set), its screen offers Skip.
+    expectScreensFit(
+      payFlow,
+      walkFlow(payFlow, { input: { requirePin: true, bankEmailOptional: true }, answers, print: false }),
+    );
   });
 
   it('the live machine with fake services follows every shortest path of the model', async () => {
@@ -186,6 +191,29 @@ describe('pay machine: answers', () => {
     s = await flow.send(answered('x'.repeat(140)));
     expect(s.value).toBe('confirming');
     expect(s.context.currency).toBe('KES');
+  });
+
+  it("a bank transfer may skip the email when the organization's stands in, and sends none of its own", async () => {
+    const flow = await drive(BANK.slice(0, 4), { input: { bankEmailOptional: true } });
+    expect(currentView(flow.snapshot())?.choices).toEqual([{ id: 'skipEmail', text: { key: 'pay.skipEmail' } }]);
+    let s = await flow.send(chosen('skipEmail'));
+    expect([s.value, s.context.email]).toEqual(['awaitingPhone', undefined]);
+    for (const [event] of [...BANK.slice(5), [chosen('confirm'), 'done'] as [FlowEvent, string]])
+      await flow.send(event);
+    expect(flow.snapshot().value).toBe('done');
+    const bank = (flow.calls.find((c) => c.service === 'createPayment')?.input as { bank?: object }).bank;
+    expect(bank).toEqual({ bank: 'bank-1', name: 'Stanbic', accountNumber: '0123456789', accountName: 'Mary Akello' });
+    // An address typed beside the Skip is still checked.
+    const typed = await drive(BANK.slice(0, 4), { input: { bankEmailOptional: true } });
+    s = await typed.send(answered('mary@example'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingEmail', { key: 'pay.emailInvalid' }]);
+  });
+
+  it("without the organization's address the email is required: no Skip, and a skip is refused", async () => {
+    const flow = await drive(BANK.slice(0, 4));
+    expect(currentView(flow.snapshot())?.choices).toBeUndefined();
+    const s = await flow.send(chosen('skipEmail'));
+    expect([s.value, currentView(s)?.error]).toEqual(['awaitingEmail', { key: 'common.pickOne' }]);
   });
 
   it('refuses a malformed email for a bank transfer', async () => {

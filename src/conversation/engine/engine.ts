@@ -57,6 +57,8 @@ export interface EngineOptions {
   currencies: string[];
   /** NAME_MATCH_AFFECTS_PAYMENT (FlowInput.nameMatchAffectsPayment). Default true. */
   nameMatchAffectsPayment?: boolean;
+  /** BANK_TRANSFER_EMAIL is set (FlowInput.bankEmailOptional). Default false. */
+  bankEmailOptional?: boolean;
   /** Idle time in seconds after which a conversation starts over (SESSION_TTL_SECONDS). */
   sessionTtlSeconds: number;
   /**
@@ -179,6 +181,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
         // Computed when a flow starts, not on every hop: only those the role may pay in, so one is never asked.
         currencies: policy.currenciesOf(participant.channel, participant.userId, options.currencies),
         nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
+        ...(options.bankEmailOptional ? { bankEmailOptional: true } : {}),
         profile,
         allowedFlows,
         ...(pinReset ? { pinReset } : {}),

@@ -64,6 +64,11 @@ export interface ServicesOptions {
    * are refused `not_allowed`.
    */
   directory?: PeopleDirectory;
+  /**
+   * The organization's email address (BANK_TRANSFER_EMAIL), sent with a bank transfer whose payer skipped the
+   * email. Absent: such a transfer goes without one, and the service refuses it (the pay flow then offers no Skip).
+   */
+  bankTransferEmail?: string;
 }
 
 /**
@@ -368,7 +373,9 @@ export function createServices(options: ServicesOptions): FlowServices {
                   account_number: input.bank.accountNumber,
                   account_name: input.bank.accountName,
                   bank: Number(input.bank.bank),
-                  email: input.bank.email,
+                  ...((input.bank.email ?? options.bankTransferEmail)
+                    ? { email: input.bank.email ?? options.bankTransferEmail }
+                    : {}),
                 }
               : {}),
           },
@@ -414,7 +421,7 @@ export function createServices(options: ServicesOptions): FlowServices {
                     name: bank.name ?? '',
                     accountNumber: bank.accountNumber,
                     accountName: bank.accountName,
-                    email: bank.email,
+                    ...(bank.email ? { email: bank.email } : {}),
                   },
                 }
               : {}),

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadConfig } from '../../../src/config.js';
-import { startApp, type RunningApp } from '../../../src/app.js';
+import { DEMO_BANK_TRANSFER_EMAIL, startApp, type RunningApp } from '../../../src/app.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { postAt, postJson } from './helpers.js';
 
@@ -134,6 +134,30 @@ describe('USSD end to end (real engine + sandbox)', () => {
           .map((line) => line.slice(3))
           .sort(),
       ).toEqual(['Co-operative Bank of Kenya', 'Equity Bank Kenya', 'KCB Bank Kenya'].sort());
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("a bank transfer whose email is skipped sends the organization's address", async () => {
+    const phone = '+256772123424';
+    const page: Page = await browser.newPage();
+    try {
+      await page.goto(`${running.url}/simulator?phone=${encodeURIComponent(phone)}`);
+      await page.click('#dial');
+      await page.waitForSelector('body[data-state="open"]');
+      for (const answer of ['1', '3', '1', '0123456789']) await send(page, answer);
+      const email = await send(page, 'Mary Akello');
+      expect(email).toBe('Enter an email address for the bank receipt, or skip it:\n1. Skip\n0 Back 00 Home');
+      expect(await send(page, '1')).toMatch(/^Enter the phone number/);
+      let screen = await send(page, RECIPIENT);
+      screen = await send(page, '5000');
+      if (screen.startsWith('Choose the currency')) screen = await send(page, '1');
+      expect(screen).toMatch(/to Mary Akello, account 0123456789 at /);
+      expect(await send(page, '1')).toMatch(/PIN/);
+      expect(await send(page, DEMO_PIN)).toMatch(/^Sent: /);
+      const [made] = madeBy(phone, 'payments');
+      expect(made).toMatchObject({ email: DEMO_BANK_TRANSFER_EMAIL, account_name: 'Mary Akello' });
     } finally {
       await page.close();
     }
