@@ -18,7 +18,7 @@ export interface ChainHead {
   hash: string;
 }
 
-/** A retention deletion's receipt, as `/ops/reconciliation` shows it. */
+/** A retention deletion's receipt, as `/ops/journal` shows it. */
 export interface Receipt {
   id: string;
   at: Date;

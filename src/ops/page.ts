@@ -10,6 +10,7 @@
  * - `GET /ops/chart.umd.min.js`: Chart.js, served from its npm package (no CDN);
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
  *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`;
+ *   the chain's head and retention's receipts (journal-page.ts): `/ops/journal`;
  * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes.
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
@@ -37,6 +38,7 @@ import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
 import { moneyReport } from './money.js';
+import { addJournalRoute } from './journal-page.js';
 import { addPaymentsRoutes } from './payments.js';
 import { addReconciliationRoute } from './reconciliation.js';
 import { addPeopleRoutes, type PeoplePageOptions } from './people-page.js';
@@ -172,6 +174,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     logger: options.logger,
   });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
+  addJournalRoute(app, { journal: options.journal, logger: options.logger });
   if (options.people) addPeopleRoutes(app, access, options.people);
   return true;
 }

@@ -1,7 +1,7 @@
 /**
  * The money pages in headless Chromium, on the PostgreSQL server: the payments search (its form, its rows,
- * a refused value), an operation's timeline, the CSV export as the browser downloads it, and the
- * reconciliation runs with their differences. Nothing from the journal runs as markup, the pages raise no
+ * a refused value), an operation's timeline, the CSV export as the browser downloads it, the
+ * reconciliation runs with their differences, and the journal's chain head with retention's receipts. Nothing from the journal runs as markup, the pages raise no
  * error (a Content-Security-Policy violation is one), and each writes its screenshot (docs/ops-*.png with
  * UPDATE_SCREENSHOTS: test/screenshots.ts).
  */
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainHead, verifyChain, type ChainHead } from '../../src/journal/chain.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';
@@ -25,6 +26,8 @@ let ops: { url: string; close(): Promise<void> };
 let browser: Browser;
 let context: BrowserContext;
 let refs: Refs;
+/** The chain's head before and after retention deleted the old operation. */
+let retention: { before: ChainHead; after: ChainHead };
 /** Page errors, console errors and dialogs (an alert would be markup from the journal running). */
 const troubles: string[] = [];
 
@@ -33,8 +36,31 @@ beforeAll(async () => {
   database = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://' });
   await migrate(database.db);
   const journal = new Journal(database.db);
+  // An operation of two years before, ended: retention deletes it below and writes its receipt. First in the
+  // chain, as retention never deletes the head's event.
+  await journal.intend({
+    ref: 'ref-old-0000',
+    kind: 'payment',
+    amount: '800',
+    currency: 'UGX',
+    payee: '+256772000000',
+    channel: 'ussd',
+    channelUser: '+256772999000',
+    chat: 'ussd:+256772999000',
+    role: 'staff',
+    flow: 'pay',
+    at: new Date('2024-11-01T08:00:00Z'),
+  });
+  await journal.refused('ref-old-0000', { status: 400, reason: 'old', at: new Date('2024-11-01T08:00:01Z') });
   refs = await seedJournal(journal);
   await seedReconciliation(database.db, refs);
+  const before = (await chainHead(database.db))!;
+  expect(await journal.deleteOlderThan(365, new Date('2026-11-24T12:00:00Z'))).toEqual({
+    operations: 1,
+    events: 2,
+    reconciliation: 0,
+  });
+  retention = { before, after: (await chainHead(database.db))! };
   ops = await startOps(journal, AUTH, () => new Date('2026-11-24T12:00:00Z'));
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
@@ -219,5 +245,40 @@ describe('the money pages in Chromium', () => {
     expect(await page.locator('.reasons').innerText()).toMatch(/run is a run number/);
     expect((await page.goto(`${ops.url}/ops/reconciliation?outcome=all`))?.status()).toBe(400);
     expect(await page.locator('.reasons').innerText()).toMatch(/outcome is one of/);
+  });
+
+  it("shows the chain's head and each retention receipt: range, rows, heads before and after", async () => {
+    // The test before ends on the 404 and 400s it asked for: what this page raises is counted from here.
+    troubles.length = 0;
+    const page = await open('/ops/payments');
+    await Promise.all([page.waitForURL(/\/ops\/journal$/), page.click('header nav a[href="/ops/journal"]')]);
+    expect(await page.locator('#chain-head').getAttribute('data-seq')).toBe(retention.after.seq);
+    expect(await page.locator('#chain-head').innerText()).toContain(retention.after.hash);
+    const cells = await page.$$eval('table.receipts tbody tr', (rows) =>
+      rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => (c as HTMLElement).innerText.trim())),
+    );
+    expect(cells).toHaveLength(1);
+    const [, at, range, seqs, operations, events, reconciliation, headBefore, headAfter] = cells[0]!;
+    expect(at).toBe('2026-11-24 12:00:00 UTC');
+    expect(range).toBe('2024-11-01 08:00:00 UTC to 2025-11-24 12:00:00 UTC');
+    expect(seqs).toBe('1 to 2');
+    expect([operations, events, reconciliation]).toEqual(['1', '2', '0']);
+    expect(headBefore).toMatch(new RegExp(`^seq ${retention.before.seq}\\s+${retention.before.hash}$`));
+    expect(headAfter).toMatch(new RegExp(`^seq ${retention.after.seq}\\s+${retention.after.hash}$`));
+    // The hole the page names is the one journal:verify crosses with this receipt.
+    const verified = await verifyChain(database.db);
+    expect(verified).toMatchObject({ holes: 1, head: retention.after });
+    expect(verified.broken).toBeUndefined();
+    await page.screenshot({ path: screenshotPath('ops-journal.png'), fullPage: true });
+    expect(troubles).toEqual([]);
+
+    // Operators and the demo only: not a script's token, not anyone else; it takes no query.
+    for (const headers of [{}, { authorization: `Bearer ${AUTH.token}` }] as Record<string, string>[]) {
+      const res = await fetch(`${ops.url}/ops/journal`, { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(401);
+      expect(await res.text()).not.toContain(retention.after.hash);
+    }
+    expect((await page.goto(`${ops.url}/ops/journal?seq=1`))?.status()).toBe(400);
+    troubles.length = 0;
   });
 });

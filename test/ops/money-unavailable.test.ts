@@ -33,6 +33,7 @@ it('answers 503 with a reason on every money route when the database does not an
     '/ops/payments',
     '/ops/payments/ref-1',
     '/ops/reconciliation',
+    '/ops/journal',
     '/ops/money.json',
   ]) {
     const res = await fetch(`${ops.url}${path}`, { headers: OPERATOR });
