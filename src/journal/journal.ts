@@ -175,6 +175,15 @@ const RANK: Record<OperationState, number> = {
 const CORRECTING: readonly string[] = ['reconciliation', 'operator'];
 
 /**
+ * Whether an event reporting `next` (learned from `source`) moves an operation that stands at `current` (the
+ * journal's own rule, for readers of its events such as events out): never back, a final word only by a
+ * correction, and a state is no change of itself.
+ */
+export function stateMoves(current: OperationState | undefined, next: OperationState, source: EventSource): boolean {
+  return current === undefined || (current !== next && replaceable(next, source).includes(current));
+}
+
+/**
  * Which current states a new one may replace. A correction may replace a final word with another, never take
  * one back (the database's trigger refuses that too, migration 0300).
  */
@@ -300,6 +309,8 @@ export class Journal {
         ...answer.data,
         ...(answer.serviceId ? { id: answer.serviceId } : {}),
         ...(answer.serviceState ? { serviceState: answer.serviceState } : {}),
+        // Our word too, so a reader of the events alone (events out) knows the state it reached.
+        state: answer.state ?? 'submitted',
       },
       state: answer.state ?? 'submitted',
       serviceId: answer.serviceId,
@@ -318,6 +329,7 @@ export class Journal {
         ...refusal.data,
         ...(refusal.status !== undefined ? { status: refusal.status } : {}),
         reason: refusal.reason,
+        state: refusal.state ?? 'refused',
       },
       state: refusal.state ?? 'refused',
     };
