@@ -55,6 +55,7 @@ import { events as journalEvents, Journal, moneyJournal } from './journal/index.
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
 import { openJournal } from './journal/roles.js';
+import { eventsOut } from './events-out/index.js';
 import { startPeople } from './people/start.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
@@ -160,6 +161,22 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
   });
 
+  // Signed events out: the cursor is set before anything can be paid (so no event of this start is missed),
+  // then one process at a time reads the journal and sends in the background (src/events-out).
+  const events = eventsOut({
+    database,
+    endpoints: config.WEBHOOK_ENDPOINTS,
+    secret: config.WEBHOOK_SECRET ?? '',
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+    retryMaxMs: config.WEBHOOK_RETRY_MAX_MS,
+    retryForMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,
+    pollMs: config.WEBHOOK_POLL_MS,
+    logger,
+  });
+  await events.start();
+
   // Listen first: the embedded sandbox and its webhooks need the port we got.
   const server = await listen(app, direct, config.PORT);
   const port = (server.address() as AddressInfo).port;
@@ -176,6 +193,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       await journalDatabases.close();
     },
   ]);
+  closers.push(['events out', () => events.stop()]);
 
   let sandbox: Sandbox | undefined;
   if (config.embeddedSandbox) {

@@ -44,6 +44,19 @@ function isAddressOrRange(entry: string): boolean {
   );
 }
 
+/** An endpoint events may be sent to: https, or http to this machine only. */
+function isEndpoint(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.username || url.password) return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
 /** The names of address ranges express's `trust proxy` knows (proxy-addr). */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -306,6 +319,35 @@ const envSchema = z.object({
   /** UTC days of funnel analytics kept (src/ops/funnel.ts), today included. Default 30: a month to compare with. */
   FUNNEL_DAYS: z.coerce.number().int().min(1).max(366).default(30),
 
+  /**
+   * Signed events out (docs/webhooks-out.md): comma-separated URLs the organization's systems listen on; every
+   * state change of every payment, request, purchase and payout is posted to each as signed JSON, and retried
+   * for three days. https only (http only to this machine: `127.0.0.1`, `localhost`, `[::1]`). Set here only
+   * (not on /ops). Unset: nothing is sent. Needs WEBHOOK_SECRET.
+   */
+  WEBHOOK_ENDPOINTS: list('').refine((urls) => urls.every(isEndpoint), {
+    message: 'each an https:// URL (http:// only to 127.0.0.1, localhost or [::1]), comma-separated',
+  }),
+  /**
+   * The key of the events' signature (`Momo-Signature`: HMAC-SHA256, docs/webhooks-out.md), shared with the
+   * receivers. At least 16 characters (e.g. `openssl rand -hex 32`).
+   */
+  WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'at least 16 characters (e.g. `openssl rand -hex 32`)',
+  }),
+  /** How long one delivery waits for the endpoint's answer, ms; then it counts as failed and is retried. Default 10000. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Deliveries out at once (in the one process that leads). Default 4: a hanging endpoint holds one of them. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** The first retry's wait, ms, doubled at each failure. Default 30000 (30 s). */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(30_000),
+  /** The longest wait between two tries, ms. Default 3600000 (an hour). */
+  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
+  /** Hours a delivery is retried after its event (or after a replay on /ops); then it is `failed`. Default 72. */
+  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(720).default(72),
+  /** How often the journal is read for new events and due deliveries, ms. Default 1000. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+
   /** Turns Telegram on: a webhook at /telegram/webhook with PUBLIC_URL, long polling without. Unset: off. */
   TELEGRAM_BOT_TOKEN: optionalString,
   /** Secret token Telegram sends on webhook calls. Default: derived from the bot token. */
@@ -498,6 +540,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       "DATABASE_OWNER_URL: set without DATABASE_URL (the product's own role on the same database): set both, or neither",
     );
+  if (cfg.WEBHOOK_ENDPOINTS.length > 0 && !cfg.WEBHOOK_SECRET)
+    throw new ConfigError('WEBHOOK_SECRET: WEBHOOK_ENDPOINTS is set, and events are never sent unsigned');
   const redis = redisSettings(cfg);
   return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL, ...(redis ? { redis } : {}) };
 }
