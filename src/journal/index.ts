@@ -11,8 +11,11 @@ export { Journal } from './journal.js';
 export type { Intent, JournalEvent } from './journal.js';
 
 export interface MoneyJournal {
-  /** Commits the intent before the money-moving call; throws when the database does not take it. */
-  intend(intent: Intent): Promise<void>;
+  /**
+   * Commits the intent before the money-moving call; throws when the database does not take it. Gives the
+   * operation's short ref (src/journal/short-ref.ts), the reference people are shown.
+   */
+  intend(intent: Intent): Promise<string | void>;
   /**
    * Whether the journal holds the operation `ref` (one read): an intent whose write failed may have been
    * committed all the same (a timeout after the server took it). Throws when the database does not answer.

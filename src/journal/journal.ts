@@ -19,6 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { chainHead, type ChainHead } from './chain.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
+import { readShortRef } from './short-ref.js';
 import {
   FINAL_STATES,
   OPERATION_STATES,
@@ -138,6 +139,7 @@ export interface Telling {
 export interface SearchQuery {
   /** A phone number (international form): the payee, or the user on USSD. */
   phone?: string;
+  /** As typed: our ref, the service's id, or the short ref (any case, with or without its dash). */
   ref?: string;
   /** The service's id. */
   id?: string;
@@ -212,9 +214,10 @@ export class Journal {
   /**
    * Writes the intent: the operation's row (state `intended`, or `held`) and its `intent` event, in one
    * statement (one round trip). Throws when the database does not take it: the caller must then not move the
-   * money. Written again (a repeated attempt) it changes nothing.
+   * money. Written again (a repeated attempt) it changes nothing. Returns the operation's short ref (the one
+   * its row's insert drew from the sequence, or the row's own when it was there already).
    */
-  async intend(intent: Intent): Promise<void> {
+  async intend(intent: Intent): Promise<string> {
     const at = intent.at ?? new Date();
     const state = intent.state ?? 'intended';
     const data = {
@@ -232,7 +235,7 @@ export class Journal {
       state,
       ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
     };
-    await this.db
+    const row = await this.db
       .with('op', (db) =>
         db
           .insertInto('operations')
@@ -257,19 +260,33 @@ export class Journal {
             updated: at,
           })
           .onConflict((oc) => oc.column('ref').doNothing())
-          .returning('ref'),
+          .returning('short_ref'),
       )
-      .insertInto('operation_events')
-      .values({
-        ref: intent.ref,
-        type: 'intent',
-        source: 'create',
-        event_key: `${intent.ref}:intent`,
-        at,
-        data: jsonOf(data),
-      })
-      .onConflict((oc) => oc.column('event_key').doNothing())
-      .execute();
+      .with('ev', (db) =>
+        db
+          .insertInto('operation_events')
+          .values({
+            ref: intent.ref,
+            type: 'intent',
+            source: 'create',
+            event_key: `${intent.ref}:intent`,
+            at,
+            data: jsonOf(data),
+          })
+          .onConflict((oc) => oc.column('event_key').doNothing()),
+      )
+      // A repeat inserts nothing: the row's own short ref (the statement sees the journal as it was before it).
+      .selectNoFrom((eb) =>
+        eb.fn
+          .coalesce(
+            eb.selectFrom('op').select('short_ref'),
+            eb.selectFrom('operations').select('short_ref').where('ref', '=', intent.ref),
+          )
+          .as('short_ref'),
+      )
+      .executeTakeFirst();
+    if (!row?.short_ref) throw new Error(`the journal gave operation ${intent.ref} no short ref`);
+    return row.short_ref;
   }
 
   /** The service took the create call and named it (`serviceId`). */
@@ -486,7 +503,14 @@ export class Journal {
       const phone = query.phone;
       q = q.where((eb) => eb.or([eb('payee', '=', phone), eb('channel_user', '=', phone)]));
     }
-    if (query.ref) q = q.where('ref', '=', query.ref);
+    if (query.ref) {
+      // As typed: our ref, the service's id, or the short ref in any case, with or without its dash.
+      const typed = query.ref;
+      const short = readShortRef(typed);
+      q = q.where((eb) =>
+        eb.or([eb('ref', '=', typed), eb('service_id', '=', typed), ...(short ? [eb('short_ref', '=', short)] : [])]),
+      );
+    }
     if (query.id) q = q.where('service_id', '=', query.id);
     if (query.channel) q = q.where('channel', '=', query.channel);
     if (query.state) q = q.where('state', '=', query.state);

@@ -36,6 +36,11 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 export interface OperationsTable {
   /** Our ref: the Duplicate-Check-Key of the money-moving call, also its `metadata.ref`. */
   ref: string;
+  /**
+   * The short ref people read and say (`MC-7K2QX`, src/journal/short-ref.ts): drawn from the journal's sequence
+   * by the intent's insert (migration 0340), unique, never changed.
+   */
+  short_ref: Generated<string>;
   kind: OperationKind;
   /** The service's id, once it answered. */
   service_id: string | null;

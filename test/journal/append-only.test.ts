@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { Journal, type Intent } from '../../src/journal/journal.js';
 import { openJournal, ROLE_LINES } from '../../src/journal/roles.js';
+import { SHORT_REF_SHAPE } from '../../src/journal/short-ref.js';
 import { forEachDatabase, POSTGRES_URL, serverDatabase } from './databases.js';
 import { anIntent } from './intents.js';
 
@@ -191,7 +192,8 @@ describe("the product's own role (PostgreSQL)", { timeout: 120_000 }, () => {
     expect(journals.line).toBe(ROLE_LINES.separated);
     const db = journals.database.db;
     const journal = new Journal(db);
-    await journal.intend(intent('pr-1', { state: 'held' }));
+    // The short ref's sequence is the product's to draw from (USAGE), in the intent's insert.
+    expect(await journal.intend(intent('pr-1', { state: 'held' }))).toMatch(SHORT_REF_SHAPE);
     await journal.approvalDecided('pr-1', { decision: 'approved', by: 'slack:U9' });
     await journal.answered('pr-1', { serviceId: 'svc-pr' });
     expect((await journal.byRef('pr-1'))?.state).toBe('submitted');
@@ -208,6 +210,7 @@ describe("the product's own role (PostgreSQL)", { timeout: 120_000 }, () => {
     expect(await refusal(db, sql`alter table operation_events disable trigger user`)).toBe('42501');
     expect(await refusal(db, sql`create table forged (x int)`)).toBe('42501');
     expect(await refusal(db, sql`update operations set amount = 1 where ref = 'pr-1'`)).toBe('23514');
+    expect(await refusal(db, sql`update operations set short_ref = 'MC-22222' where ref = 'pr-1'`)).toBe('23514');
     // A forged approval by the maker, and a forged operator.
     await journal.intend(intent('pr-2', { state: 'held' }));
     expect(
