@@ -309,6 +309,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       await notifier.send(
         address,
         address.channel === 'ussd' ? notifyText(lang, messageKey, params, { forDial: true }) : text,
+        { key: messageKey, params, from: 'notify' },
       );
       return text;
     },
@@ -377,6 +378,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       defaultCountry: config.DEFAULT_COUNTRY,
       currencies: config.CURRENCIES,
       nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
+      // An outcome kept for the next dial is said in the person's language at that dial.
+      dialNote: (words, lang) => notifyText(lang, words.key, words.params ?? {}, { forDial: true }),
       bankEmailOptional: bankTransferEmail !== undefined,
       sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       deadlineMs: {

@@ -2,7 +2,7 @@
  * The seams between adapters, the engine and the stores. Adapters produce Inbound and render Prompt;
  * nothing channel-specific crosses this line.
  */
-import type { FlowId, Lang } from '../../flows/types.js';
+import type { FlowId, Lang, Params } from '../../flows/types.js';
 
 export type Channel = 'ussd' | 'telegram' | 'slack' | 'whatsapp';
 
@@ -78,9 +78,21 @@ export interface Address {
   conversationId: string;
 }
 
+/**
+ * A message as its catalogue key and values, so a channel that shows it later (the USSD inbox, at the next dial)
+ * says it in the person's language then, not in the one it was written in. `from: 'notify'`: the notifications'
+ * catalogue (src/notifications/messages.ts, its short form for the dial); absent: the flows' catalogue.
+ */
+export interface NoteWords {
+  key: string;
+  params?: Params;
+  from?: 'notify';
+}
+
 /** One per chat adapter. */
 export interface Notifier {
-  send(address: Address, message: string): Promise<void>;
+  /** `words`: the same message as its key and values (NoteWords), for a channel that shows it later. */
+  send(address: Address, message: string, words?: NoteWords): Promise<void>;
 }
 
 export interface Engine {

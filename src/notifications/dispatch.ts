@@ -170,6 +170,7 @@ export function createDispatcher(options: DispatcherOptions) {
     await notifier.send(
       address,
       address.channel === 'ussd' ? notifyText(lang, delivery.messageKey, delivery.params, { forDial: true }) : text,
+      { key: delivery.messageKey, params: delivery.params, from: 'notify' },
     );
     told(address.channel, `${address.channel}:${address.conversationId}`);
   }

@@ -20,8 +20,8 @@ export function alsoToPreferredChat(
   o: { policy: AccessPolicy; store: SessionStore; notifiers: Partial<Record<Channel, Notifier>>; logger: Logger },
 ): Notifier {
   return {
-    async send(address, text) {
-      await inbox.send(address, text);
+    async send(address, text, words) {
+      await inbox.send(address, text, words);
       const chat = parseChat(o.policy.person(address.channel, address.conversationId)?.preferredChat);
       const notifier = chat && chat.channel !== 'ussd' ? o.notifiers[chat.channel] : undefined;
       if (!chat || !notifier) return;

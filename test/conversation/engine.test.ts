@@ -29,6 +29,9 @@ import {
 } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 import { keys } from '../../src/conversation/store/keys.js';
+import { addPending, ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
+import { rememberProfile } from '../../src/conversation/engine/profile.js';
+import { notifyText } from '../../src/notifications/messages.js';
 
 const prefix = uniquePrefix('engine');
 const raw = inspector(prefix);
@@ -335,6 +338,77 @@ describe('engine', () => {
     const next = await e.handle(msg({ newSession: true }));
     expect(next.text).toBe('What would you like to do?');
     expect(next.noted).toBeUndefined();
+  });
+
+  describe("the next dial's update is in the person's language at that dial", () => {
+    const done = {
+      key: 'notify.payment.processed',
+      params: { amount: '5000', currency: 'UGX', phone: '+256772000001', ref: '7' },
+    };
+    const dialNote = (words: { key: string; params?: Record<string, string | number> }, lang: 'en' | 'sw' | 'fr') =>
+      notifyText(lang, words.key, words.params ?? {}, { forDial: true });
+
+    /** A USSD person in `from`, told an outcome in it while they switch to `to` in a session begun before. */
+    async function switchedAfterOutcome(from: 'en' | 'fr', to: 'en' | 'fr') {
+      const store = redisStore();
+      const e = engine(store, {}, { dialNote });
+      const msg = conversation('ussd');
+      const address: Address = { channel: 'ussd', conversationId: msg().conversationId };
+      await e.handle(msg({ newSession: true }));
+      await e.handle(msg({ choice: 'lang' }));
+      await e.handle(msg({ choice: from }));
+      // A later session, at the language list, when the outcome arrives (told in the language of then).
+      await e.handle(msg({ newSession: true }));
+      await e.handle(msg({ choice: 'lang' }));
+      await ussdInbox(store).send(address, notifyText(from, done.key, done.params, { forDial: true }), {
+        ...done,
+        from: 'notify',
+      });
+      await e.handle(msg({ choice: to }));
+      return (await e.handle(msg({ newSession: true }))).text;
+    }
+
+    it('a French outcome read after switching to English is all English, and the reverse all French', async () => {
+      const english = await switchedAfterOutcome('fr', 'en');
+      expect(english).toBe(
+        'Update on your last request:\nDone: 5,000 UGX reached +256772000001 (payment 7).\nWhat would you like to do?',
+      );
+      const french = await switchedAfterOutcome('en', 'fr');
+      expect(french.split('\n')).toEqual([
+        'Votre dernière demande :',
+        notifyText('fr', done.key, done.params),
+        'Que faire ?',
+      ]);
+      expect(french).toMatch(/\nTerminé : 5.000 UGX sont arrivés à \+256772000001 \(paiement 7\)\.\n/);
+    });
+
+    it("a run's own answer kept for the dial is said again in the language switched to", async () => {
+      const { e, msg } = await paidLateOnUssd('pay-l');
+      const who = msg();
+      await rememberProfile(
+        redisStore(),
+        { channel: 'ussd', userId: who.userId },
+        { lang: 'sw' },
+        createLogger('silent'),
+      );
+      expect((await e.handle(msg({ newSession: true }))).text).toBe(
+        'Habari ya ombi lako la mwisho:\nImetumwa pay-l\nUngependa kufanya nini?',
+      );
+    });
+
+    it('a note kept as finished words (before notes had their key) is shown as kept', async () => {
+      const store = redisStore();
+      const e = engine(store, {}, { dialNote });
+      const msg = conversation('ussd');
+      await addPending(
+        store,
+        { channel: 'ussd', conversationId: msg().conversationId },
+        'Done: 700 KES reached Sarah.',
+      );
+      expect((await e.handle(msg({ newSession: true }))).text).toBe(
+        'Update on your last request:\nDone: 700 KES reached Sarah.\nWhat would you like to do?',
+      );
+    });
   });
 
   it('a flow that breaks gets a plain apology, and home starts over', async () => {

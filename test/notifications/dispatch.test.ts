@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MadeRecords, type Made } from '../../src/conversation/services/made-records.js';
 import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import type { Address, Notifier } from '../../src/conversation/types.js';
+import type { Address, NoteWords, Notifier } from '../../src/conversation/types.js';
 import { BusyError, createDispatcher, type DispatcherOptions } from '../../src/notifications/dispatch.js';
 import { createNotifications, notificationQueueName } from '../../src/notifications/index.js';
 import { notificationBody, parseNotice, type Notice, type NoticeKind } from '../../src/notifications/events.js';
@@ -26,8 +26,11 @@ afterAll(async () => {
 
 class RecordingNotifier implements Notifier {
   readonly sent: Array<{ address: Address; text: string }> = [];
+  /** The message key and values each send carried (NoteWords), in order. */
+  readonly words: Array<NoteWords | undefined> = [];
   failuresLeft = 0;
-  async send(address: Address, text: string): Promise<void> {
+  async send(address: Address, text: string, words?: NoteWords): Promise<void> {
+    this.words.push(words);
     if (this.failuresLeft > 0) {
       this.failuresLeft--;
       throw new Error('chat api 502');
@@ -323,6 +326,12 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       { address: { channel: 'ussd', conversationId: '+256700000002' }, text: expect.stringContaining('2,500 UGX') },
     ]);
     expect(notifier.sent[0]!.text).not.toContain('1500000');
+    // The USSD inbox gets the message's key and values too, to say it in the person's language at the dial.
+    expect(notifier.words.at(-1)).toMatchObject({
+      key: 'notify.payment.processed',
+      from: 'notify',
+      params: { amount: '2500', currency: 'UGX' },
+    });
     expect(lines.find((l) => /disagrees/.test(String(l.msg)))).toMatchObject({ fields: ['amount'] });
   });
 

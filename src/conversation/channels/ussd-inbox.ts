@@ -5,7 +5,7 @@
  */
 import { changeStored } from '../store/change-stored.js';
 import { keys } from '../store/keys.js';
-import type { Address, Notifier, SessionStore } from '../types.js';
+import type { Address, NoteWords, Notifier, SessionStore } from '../types.js';
 
 /** Pending messages live a week: a user who does not dial for longer has seen them by SMS or not at all. */
 export const PENDING_TTL_SECONDS = 7 * 24 * 3600;
@@ -17,9 +17,12 @@ const PENDING_MAX = 5;
  * A message kept for the next dial: an outcome, or a run's own answer kept in case it never reached the phone
  * (`interim`), which the service's outcome of a request, coming later, makes redundant. `shown`: at how many
  * dials it was on the screen (the answer to a dial can be lost too, so a note not proved seen is shown at two).
+ * `words`: the same note as its message key and values, shown in the person's language at the dial (they may
+ * have changed it since); `text`, its words when it was kept, is shown for a note kept before notes had words.
  */
 export interface PendingNote {
   text: string;
+  words?: NoteWords;
   interim?: true;
   shown?: number;
 }
@@ -65,17 +68,20 @@ export async function addPending(
   store: SessionStore,
   address: Address,
   text: string,
-  options: { interim?: boolean } = {},
+  options: { interim?: boolean; words?: NoteWords } = {},
 ): Promise<void> {
+  const words = options.words ? { words: options.words } : {};
   await changePending(store, address, (kept) => {
     // Already there and not shown yet (a write tried again after its answer was lost): kept once.
     if (
       kept.some((note) => note.text === text && !note.shown && (note.interim === true) === (options.interim === true))
     )
       return null;
-    if (!options.interim) return [...kept.filter((note) => !note.interim), { text }].slice(-PENDING_MAX);
+    if (!options.interim) return [...kept.filter((note) => !note.interim), { text, ...words }].slice(-PENDING_MAX);
     const interims = kept.filter((note) => note.interim);
-    return [...interims, { text, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(-PENDING_MAX);
+    return [...interims, { text, ...words, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(
+      -PENDING_MAX,
+    );
   });
 }
 
@@ -100,8 +106,8 @@ export async function dropSeen(store: SessionStore, address: Address): Promise<v
  */
 export function ussdInbox(store: SessionStore): Notifier {
   return {
-    async send(address, text) {
-      await addPending(store, address, text);
+    async send(address, text, words) {
+      await addPending(store, address, text, words ? { words } : {});
       if (!store.replicated) return;
       const key = keys.pending(address);
       const held = await store.replicated(key);

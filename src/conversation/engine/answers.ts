@@ -24,6 +24,11 @@ export interface Answers {
   /** `prompt` with lines (pending outcomes, a note such as "your session timed out") above it. */
   withNotes(prompt: Prompt, notes: string[]): Prompt;
   /**
+   * The words of an ended session's last screen as catalogue text (its notice, or its final view's text when
+   * no error line is above it), to say them again in another language; undefined for any other screen.
+   */
+  words(session: Session): Text | undefined;
+  /**
    * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
    * again" when the session may have moved money (it is in a money state), "processing" while a run is out
    * (it goes on, and may still move money), `common.unavailable` ("try again in a minute; nothing you
@@ -61,6 +66,12 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
       }
       const prompt = catalogue.renderView(view, lang);
       return session.ended ? { ...prompt, final: true } : prompt;
+    },
+    words(session) {
+      if (session.notice) return session.notice;
+      if (!session.ended) return undefined;
+      const view = currentView(runtime.restore(session));
+      return view && !view.error ? view.text : undefined;
     },
     withNotes: (prompt, notes) =>
       notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') },

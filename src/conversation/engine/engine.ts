@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { flows as registeredFlows } from '../../../flows/index.js';
 import type { FlowServices } from '../../../flows/services.js';
-import type { FlowId, FlowModule } from '../../../flows/types.js';
+import type { FlowId, FlowModule, Lang } from '../../../flows/types.js';
 import { VENDING_COUNTRY, VENDING_FLOWS } from '../../../flows/purchase.js';
 import { getCountryCallingCode } from 'libphonenumber-js';
 import type { Logger } from '../../log.js';
@@ -35,6 +35,7 @@ import type {
   Address,
   Channel,
   Inbound,
+  NoteWords,
   Participant,
   Prompt,
   SessionEnd,
@@ -57,6 +58,11 @@ export interface EngineOptions {
   currencies: string[];
   /** NAME_MATCH_AFFECTS_PAYMENT (FlowInput.nameMatchAffectsPayment). Default true. */
   nameMatchAffectsPayment?: boolean;
+  /**
+   * The words of a note the notifications kept for the next dial (NoteWords `from: 'notify'`) in the person's
+   * language at that dial (the app: the notifications' short form). Absent: such a note shows its words as kept.
+   */
+  dialNote?: (words: NoteWords, lang: Lang) => string;
   /** BANK_TRANSFER_EMAIL is set (FlowInput.bankEmailOptional). Default false. */
   bankEmailOptional?: boolean;
   /** Idle time in seconds after which a conversation starts over (SESSION_TTL_SECONDS). */
@@ -219,6 +225,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     onFlowEnd: options.onFlowEnd,
     onTransition: options.onTransition,
     now,
+    ...(options.dialNote ? { dialNote: options.dialNote } : {}),
     logger,
   });
 

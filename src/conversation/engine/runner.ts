@@ -34,7 +34,7 @@
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
 import type { AnyMachineSnapshot } from 'xstate';
-import type { Lang, UserProfile } from '../../../flows/types.js';
+import type { Lang, Text, UserProfile } from '../../../flows/types.js';
 import { errorMessage, type Logger } from '../../log.js';
 import { logged, userOfAddress } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
@@ -700,7 +700,8 @@ export class Runner {
       // missed it does not pay again, nor wait for news that will not come.
       const secretLost = session.notice?.key === 'common.secretLost';
       const keep = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
-      const kept = keep && (await this.keepForNextDial(participant, outcome));
+      const words = answers.words(session);
+      const kept = keep && (await this.keepForNextDial(participant, outcome, words));
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
@@ -722,7 +723,7 @@ export class Runner {
       );
       if (retold)
         logger.warn(log, 'engine: a chat run taken over ended at a question; told first that nothing was sent');
-      if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept);
+      if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept, words);
       // A USSD question reached late (its waiters told "still working on it", or the run taken over from a holder
       // that died: a failover may have put the record back to this run after the person answered past it) is
       // shown to nobody: the next dial would offer to take the flow up there, as if nothing had been said. No
@@ -944,8 +945,9 @@ export class Runner {
       // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
       // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
       // to a chat whose waiter was answered so.
-      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt));
-      if (written.late) await this.deliverLate(participant, prompt, kept);
+      const words = { key: 'common.runFailed' };
+      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt, words));
+      if (written.late) await this.deliverLate(participant, prompt, kept, words);
       return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
@@ -955,12 +957,12 @@ export class Runner {
   }
 
   /** A run's outcome for a chat whose delivery was answered "processing": pushed, and on USSD kept for the next dial. */
-  private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean): Promise<void> {
+  private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean, words?: Text): Promise<void> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
       // USSD keeps only outcomes for the next dial: a question shown late (the next step of a flow whose session
       // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
-      if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt);
+      if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt, words);
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
       this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: late outcome not delivered');
@@ -970,12 +972,15 @@ export class Runner {
   /**
    * A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note).
    * A dropped connection is ridden out (ride-out.ts); false when it was not kept (deliverLate tries once more
-   * after the outcome is written).
+   * after the outcome is written). `words`: the prompt's words as catalogue text, so the dial says them in the
+   * person's language then (absent: its text as it is now).
    */
-  async keepForNextDial(participant: Participant, prompt: Prompt): Promise<boolean> {
+  async keepForNextDial(participant: Participant, prompt: Prompt, words?: Text): Promise<boolean> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
-      await rideOut(() => addPending(this.o.store, address, prompt.text, { interim: true }));
+      await rideOut(() =>
+        addPending(this.o.store, address, prompt.text, { interim: true, ...(words ? { words } : {}) }),
+      );
       return true;
     } catch (error) {
       this.o.logger.error(

@@ -25,7 +25,7 @@ import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
-import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
+import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes, type PendingNote } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
 import {
   isBusy,
@@ -44,6 +44,7 @@ import type {
   ConversationView,
   Decide,
   Inbound,
+  NoteWords,
   Participant,
   Prompt,
   SessionStore,
@@ -68,6 +69,8 @@ export interface TurnOptions {
   deadlineOf(channel: Channel): number;
   /** Clock in milliseconds: session expiry, deadlines, the lease's age. The turn reads no other clock. */
   now: () => number;
+  /** EngineOptions.dialNote: a note of the notifications' catalogue in the person's language. */
+  dialNote?: (words: NoteWords, lang: Lang) => string;
   logger: Logger;
 }
 
@@ -248,9 +251,20 @@ export function createTurn(o: TurnOptions) {
     return step;
   }
 
+  /**
+   * A kept note in the language of the dial: said again from its key and values when it has them (the person
+   * may have changed language since it was kept, or it was kept in another), else its words as kept.
+   */
+  function noteText(note: PendingNote, lang: Lang): string {
+    const { words } = note;
+    if (!words) return note.text;
+    if (words.from !== 'notify') return answers.text(words, lang);
+    return o.dialNote ? o.dialNote(words, lang) : note.text;
+  }
+
   /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
   function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
-    const texts = storedNotes(pending?.snapshot).map((note) => note.text);
+    const texts = storedNotes(pending?.snapshot).map((note) => noteText(note, lang));
     if (texts.length === 0) return [];
     // Newest first: the latest outcome ("Done...") supersedes the earlier ones ("submitted, you will be
     // notified"), so it is the one that must fit. Each is shortened whole to the room left (never cut
@@ -371,7 +385,7 @@ export function createTurn(o: TurnOptions) {
       )
         return CONFLICT;
       logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
-      if (inbound.channel === 'ussd') await runner.keepForNextDial(inbound, prompt);
+      if (inbound.channel === 'ussd') await runner.keepForNextDial(inbound, prompt, { key: 'common.runFailed' });
       return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
@@ -411,7 +425,7 @@ export function createTurn(o: TurnOptions) {
         logger.warn(who(inbound), 'engine: a dial told that nothing was sent for what the USSD guard answered');
         // Said on a screen that may not reach the phone, and this dial left the flow for the menu (the next dial
         // finds no flow waiting): kept for the next dial as a run's late answer is.
-        if (!inTime) await runner.keepForNextDial(inbound, nothingSent!);
+        if (!inTime) await runner.keepForNextDial(inbound, nothingSent!, { key: 'common.runFailed' });
       }
       if (toldLate && inbound.newSession && !record.run) await forgetToldLate(inbound);
       const saving = afterStep(inbound, planned, pending, shownPending.length > 0 && inTime, seen);
