@@ -433,6 +433,11 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     store,
     operators: () => people.operators(),
     people: { directory: people, policy, store, logger },
+    deliveries: {
+      endpoints: config.WEBHOOK_ENDPOINTS,
+      retryForMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,
+      wake: () => events.wake(),
+    },
   });
   if (!opsServed)
     logger.warn(

@@ -43,6 +43,7 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/ops/reconciliation', label: 'Reconciliation' },
   { href: '/ops/journal', label: 'Journal' },
   { href: '/ops/people', label: 'People' },
+  { href: '/ops/deliveries', label: 'Deliveries' },
 ];
 
 /** A whole page: head (own stylesheet only), header with the navigation, the body. */

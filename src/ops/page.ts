@@ -11,7 +11,8 @@
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
  *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`;
  *   the chain's head and retention's receipts (journal-page.ts): `/ops/journal`;
- * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes.
+ * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes;
+ * - the delivery log of signed events out and its replay (deliveries.ts): `/ops/deliveries`.
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
  * through): a signed-in operator (name and password, a session cookie; changes carry its CSRF token), or to
@@ -27,7 +28,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Express, NextFunction, Request, Response } from 'express';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import type { EventsOutSchema } from '../events-out/schema.js';
 import { setPageHeaders } from '../http/page-headers.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
@@ -42,6 +45,7 @@ import { addJournalRoute } from './journal-page.js';
 import { addPaymentsRoutes } from './payments.js';
 import { addReconciliationRoute } from './reconciliation.js';
 import { addPeopleRoutes, type PeoplePageOptions } from './people-page.js';
+import { addDeliveriesRoutes, type DeliveriesRouteOptions } from './deliveries.js';
 
 export { SIGN_IN_LIMIT, type SignInLimit };
 
@@ -71,6 +75,8 @@ export interface OpsPageOptions {
   operators?: () => Promise<OperatorAccounts | null>;
   /** The People page's directory; unset, the page is not served. */
   people?: PeoplePageOptions;
+  /** Signed events out: the delivery log and its replays (deliveries.ts); unset, the log without endpoints. */
+  deliveries?: DeliveriesRouteOptions;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -176,5 +182,10 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   addJournalRoute(app, { journal: options.journal, logger: options.logger });
   if (options.people) addPeopleRoutes(app, access, options.people);
+  addDeliveriesRoutes(app, access, {
+    ...(options.deliveries ?? { endpoints: [], retryForMs: 72 * 3_600_000 }),
+    db: options.journal?.db as Kysely<EventsOutSchema> | undefined,
+    logger: options.logger,
+  });
   return true;
 }

@@ -27,7 +27,7 @@ export interface Endpoint {
 }
 
 export async function startEndpoint(path = '/hook'): Promise<Endpoint> {
-  const holding = new Set<ServerResponse>();
+  const holding = new Map<ServerResponse, Received>();
   const endpoint: Endpoint = {
     url: '',
     received: [],
@@ -35,7 +35,10 @@ export async function startEndpoint(path = '/hook'): Promise<Endpoint> {
     hanging: false,
     held: () => holding.size,
     release() {
-      for (const res of holding) res.writeHead(200).end('ok');
+      for (const [res, entry] of holding) {
+        entry.answered = 200;
+        res.writeHead(200).end('ok');
+      }
       holding.clear();
     },
     close: () =>
@@ -57,7 +60,7 @@ export async function startEndpoint(path = '/hook'): Promise<Endpoint> {
       endpoint.received.push(entry);
       if (endpoint.hanging) {
         entry.answered = 'held';
-        holding.add(res);
+        holding.set(res, entry);
         res.on('close', () => holding.delete(res));
         return;
       }
