@@ -74,7 +74,7 @@ export async function deriveOnce(
   endpoints: readonly string[],
   retryMs: number,
   now: () => Date = () => new Date(),
-): Promise<{ read: number; made: number }> {
+): Promise<{ read: number; made: number; noCursor?: true }> {
   return db.transaction().execute(async (trx) => {
     const cursor = await trx
       .selectFrom('events_out_cursor')
@@ -82,7 +82,7 @@ export async function deriveOnce(
       .where('id', '=', 1)
       .forUpdate()
       .executeTakeFirst();
-    if (!cursor) return { read: 0, made: 0 };
+    if (!cursor) return { read: 0, made: 0, noCursor: true };
     const { rows } = await sql<{
       seq: string;
       ref: string;

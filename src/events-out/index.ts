@@ -133,7 +133,12 @@ export function eventsOut(o: EventsOutOptions): EventsOut {
   /** One look: the journal's new events, then as many due deliveries as there are free slots. */
   async function tick(): Promise<void> {
     for (let i = 0; i < 10; i++) {
-      const { read } = await deriveOnce(db, o.endpoints, o.retryForMs, now);
+      const { read, noCursor } = await deriveOnce(db, o.endpoints, o.retryForMs, now);
+      if (noCursor) {
+        // A process started without endpoints forgot it: sending goes on from the journal's head.
+        await initCursor(db, true);
+        o.logger.warn('events out: the cursor was gone (a start without WEBHOOK_ENDPOINTS); sending from now on');
+      }
       if (read < 500) break;
     }
     const free = o.concurrency - inFlight.size;
