@@ -356,16 +356,28 @@ function actions(person: PersonView, session: OpsSession | undefined, roles: str
 
 /**
  * The PIN's state as an operator needs it: a person locked out (wrong PINs or one-time codes) reads "locked",
- * until when, why, and how to unlock, before what their PIN is (set, must change); a lock that has run out is
- * no lock.
+ * until when, why, and how to unlock; a lock that has run out is no lock. A locked person's PIN is not called
+ * "must change" (what a reset reads before its code is used): locked out of a one-time code, they have no PIN to
+ * change, and the way on is a new code or the same code again once unlocked.
  */
 function pinState(p: PersonView, now = Date.now()): Html {
   const until = p.pinLockedUntil ? Date.parse(p.pinLockedUntil) : NaN;
   if (!(until > now)) return html`${p.pin}`;
+  const unlock =
+    p.pin === 'must change'
+      ? 'Unlock PIN (the one-time code they were given works again until it expires) or Reset PIN (a new one-time code)'
+      : p.pin === 'set'
+        ? 'Unlock PIN (their PIN stays, the tries start again) or Reset PIN (a new one-time code)'
+        : 'Unlock PIN, or Reset PIN (a one-time code to choose one)';
+  const pin =
+    p.pin === 'must change'
+      ? 'No PIN yet: they choose one with a one-time code.'
+      : p.pin === 'set'
+        ? 'PIN set.'
+        : 'No PIN.';
   return html`<span class="state state-failed" data-testid="locked">locked</span> until
     ${when(p.pinLockedUntil)}${p.pinLockedWhy ? `: ${p.pinLockedWhy}` : ''}<br /><small
-      >To unlock: Unlock PIN (their PIN stays, the tries start again) or Reset PIN (a new one-time code); else it opens
-      by itself then. PIN: ${p.pin}.</small
+      >To unlock: ${unlock}; else it opens by itself then. ${pin}</small
     >`;
 }
 

@@ -214,7 +214,12 @@ describe('the People page', () => {
     const pin = /<dd data-testid="pin">([\s\S]*?)<\/dd>/.exec(page)?.[1]?.replace(/\s+/g, ' ') ?? '';
     expect(pin).toMatch(/^ ?<span class="state state-failed" data-testid="locked">locked<\/span> until \d{4}-/);
     expect(pin).toContain('wrong one-time code');
-    expect(pin).toMatch(/To unlock: Unlock PIN/);
+    expect(pin).toMatch(
+      /To unlock: Unlock PIN \(the one-time code they were given works again until it expires\) or Reset PIN/,
+    );
+    // Locked out of a one-time code, they have no PIN to change: not "must change".
+    expect(pin).not.toMatch(/must change/i);
+    expect(pin).toContain('No PIN yet');
     // Unlocked, it is no longer shown locked.
     expect((await post('/ops/people/amina/unlock-pin', { csrf }, { cookie })).status).toBeLessThan(400);
     const after = await (await fetch(`${app.url}/ops/people/amina`, { headers: { cookie } })).text();
