@@ -5,9 +5,11 @@
  */
 import type { Intent, JournalEvent } from './journal.js';
 import { Journal } from './journal.js';
+import type { DoubtReason, OwedOutcomes } from './owed.js';
 import type { JournalWriter } from './writer.js';
 
 export { Journal } from './journal.js';
+export { OwedOutcomes, type DoubtReason } from './owed.js';
 export type { Intent, JournalEvent } from './journal.js';
 
 export interface MoneyJournal {
@@ -23,6 +25,13 @@ export interface MoneyJournal {
   holds?(ref: string): Promise<boolean>;
   /** Hands a later fact to the buffered writer (returns at once). */
   write(event: JournalEvent): void;
+  /** Writes a later fact now (awaited); throws when the database does not take it. */
+  append?(event: JournalEvent): Promise<boolean>;
+  /**
+   * Writes, awaited, that the outcome owed of `ref` is in doubt (./owed.ts): before the person is told it is
+   * being checked. Absent without owed outcomes; throws when the database does not answer.
+   */
+  inDoubt?(ref: string, reason: Exclude<DoubtReason, 'intent'>): Promise<boolean>;
   /** Who a channel user is to the access policy: their role ('' when it knows none) and person, if any. */
   who(channel: string, userId: string): Who;
 }
@@ -36,11 +45,14 @@ export function moneyJournal(
   journal: Journal,
   writer: JournalWriter,
   who: (channel: string, userId: string) => Partial<Who>,
+  owed?: OwedOutcomes,
 ): MoneyJournal {
   return {
     intend: (intent) => journal.intend(intent),
     holds: async (ref) => (await journal.byRef(ref)) !== undefined,
     write: (event) => writer.write(event),
+    append: (event) => journal.append(event),
+    ...(owed ? { inDoubt: (ref: string, reason: Exclude<DoubtReason, 'intent'>) => owed.inDoubt(ref, reason) } : {}),
     who: (channel, userId) => {
       const { role, person } = who(channel, userId);
       return { role: role ?? '', ...(person ? { person } : {}) };

@@ -19,6 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { chainHead, type ChainHead } from './chain.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
+import type { Owed, OwedSchema } from './owed.js';
 import { readShortRef } from './short-ref.js';
 import {
   FINAL_STATES,
@@ -54,6 +55,11 @@ export interface Intent {
   at?: Date;
   /** Anything else worth keeping (never a PIN, token or key). */
   data?: Record<string, unknown>;
+  /**
+   * The outcome owed to the person who asked, and when it is first checked (./owed.ts): its row is inserted in
+   * the same statement, so no intent is written without the check that settles it. Not for a held intent.
+   */
+  owed?: Owed;
 }
 
 /** One fact about an operation, as every write below builds it. */
@@ -235,7 +241,25 @@ export class Journal {
       state,
       ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
     };
-    const row = await this.db
+    const owed = intent.owed && state === 'intended' ? intent.owed : undefined;
+    // The owed outcome's row rides in the same statement (a CTE of its own: written whether or not the operation's
+    // row was there already, as for a held payment approved since).
+    const base = owed
+      ? (this.db as unknown as Kysely<OwedSchema>).with('owed', (db) =>
+          db
+            .insertInto('owed_outcomes')
+            .values({
+              ref: intent.ref,
+              chat: intent.chat,
+              owed: jsonOf(owed.record),
+              next_check: owed.checkAt,
+              created: at,
+            })
+            .onConflict((oc) => oc.column('ref').doNothing())
+            .returning('ref'),
+        )
+      : this.db;
+    const row = await (base as Kysely<Schema>)
       .with('op', (db) =>
         db
           .insertInto('operations')

@@ -22,7 +22,13 @@ export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journ
  * Tables the product may read, insert into and update (through their triggers or its own conditional updates),
  * never delete from: a payment's state, its hold and decision, and what it took from a day's limit.
  */
-export const NO_DELETE_TABLES: readonly string[] = ['operations', 'held_payments', 'spend_reservations', 'spend_days'];
+export const NO_DELETE_TABLES: readonly string[] = [
+  'operations',
+  'held_payments',
+  'spend_reservations',
+  'spend_days',
+  'owed_outcomes',
+];
 /** Tables only the owner uses (the migrations' own). */
 const OWNER_TABLES: readonly string[] = ['kysely_migration', 'kysely_migration_lock'];
 
