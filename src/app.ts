@@ -51,7 +51,8 @@ import { checkStart } from './start-checks.js';
 import { recentPayment } from './conversation/services/recent-payment.js';
 import { productReconciliation } from './reconciliation/index.js';
 import type { Database } from './journal/database.js';
-import { events as journalEvents, Journal, moneyJournal } from './journal/index.js';
+import { events as journalEvents, Journal, moneyJournal, OwedOutcomes } from './journal/index.js';
+import { FOLLOW_UP_DELAYS_SECONDS } from './notifications/follow-up.js';
 import { JournalWriter } from './journal/writer.js';
 import { startRetention } from './journal/retention.js';
 import { openJournal } from './journal/roles.js';
@@ -237,10 +238,17 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     scope: serviceScope(config.MOMO_BASE_URL ?? url, apiKey),
     journal,
   });
-  const money = moneyJournal(journal, journalWriter, (channel, userId) => ({
-    role: policy.roleName(channel as Channel, userId),
-    person: policy.personOf(channel as Channel, userId),
-  }));
+  // The outcomes owed to people and the checks that settle them, kept in the database (src/journal/owed.ts).
+  const owed = new OwedOutcomes(database);
+  const money = moneyJournal(
+    journal,
+    journalWriter,
+    (channel, userId) => ({
+      role: policy.roleName(channel as Channel, userId),
+      person: policy.personOf(channel as Channel, userId),
+    }),
+    owed,
+  );
   // The pay flow asks before a second payment of the same a moment after the first: the journal knows it.
   const recentOfJournal = (input: {
     channel: string;
@@ -268,6 +276,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     {
       journal: money,
       giveBack: (key) => policy.giveBackSpend(store, key, 'intent not recorded'),
+      owedFirstCheckSeconds: FOLLOW_UP_DELAYS_SECONDS[0],
     },
   );
 
@@ -364,6 +373,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     },
     onRecipients: (ref, recipients) => payouts.report(ref, recipients),
     journal: money,
+    owed,
     logger,
   });
   // A chat is shown a late answer as any other, with its buttons (each chat channel adds its own below); the

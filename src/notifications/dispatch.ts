@@ -13,7 +13,7 @@ import { Decimal } from 'decimal.js';
 import { metadataRef, type Made, type MadeRecords } from '../conversation/services/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
-import { events as journalEvents, type MoneyJournal } from '../journal/index.js';
+import { events as journalEvents, type JournalEvent, type MoneyJournal } from '../journal/index.js';
 import type { OperationState } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { ourWord } from '../reconciliation/match.js';
@@ -261,6 +261,26 @@ export function createDispatcher(options: DispatcherOptions) {
   }
 
   /**
+   * Journals a believed state: through the buffered writer (nothing waits for the database), but a state the
+   * follow-up read (`read`) is written before it is told, awaited, so the journal holds it when the check that
+   * read it is settled (src/notifications/owed-poller.ts); buffered should the database not take it then.
+   */
+  async function journalStateOf(source: 'notification' | 'read', event: JournalEvent): Promise<void> {
+    const journal = options.journal;
+    if (!journal) return;
+    if (source !== 'read' || !journal.append) {
+      journal.write(event);
+      return;
+    }
+    try {
+      await journal.append(event);
+    } catch (err) {
+      logger.warn({ err: String(err), ref: event.ref }, 'a state read was not journalled at once; kept for later');
+      journal.write(event);
+    }
+  }
+
+  /**
    * Tells `notice` about our record `record` once: marks, words from the record, the notifier. `source`: how
    * the state was learned, as the journal keeps it.
    */
@@ -270,7 +290,8 @@ export function createDispatcher(options: DispatcherOptions) {
     source: 'notification' | 'read' = 'notification',
   ): Promise<DispatchResult> {
     const state = journalState(record, notice);
-    options.journal?.write(
+    await journalStateOf(
+      source,
       journalEvents.state(record.ref, {
         state,
         serviceState: notice.kind === 'collection' ? `collection.${notice.status ?? notice.state}` : notice.state,

@@ -19,6 +19,8 @@ import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
 import { notificationBody, parseNotice, recordIdOf, recordKindOf, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
 import { createMarks, type NotificationMarks } from './marks.js';
+import { owedPoller } from './owed-poller.js';
+import type { OwedOutcomes } from '../journal/owed.js';
 import { createPartedQueue, DEFAULT_CONCURRENCY, type JobQueue, type QueueOptions } from './queue.js';
 import { moveOldJobs, oldQueues, type OldQueue } from './legacy-queues.js';
 import { serviceReads } from './reads.js';
@@ -89,6 +91,15 @@ export interface NotificationsOptions {
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
   /** DispatcherOptions.journal: states and tellings journalled (buffered). */
   journal?: MoneyJournal;
+  /**
+   * The outcomes owed to people, kept in the database (src/journal/owed.ts; each intent's row is written with it,
+   * recordMade's owedFirstCheckSeconds): the follow-up's checks are scheduled there and worked by the owed
+   * poller (./owed-poller.ts), one process at a time, instead of the follow-up queue in Redis (which still works
+   * the jobs an earlier release queued). Unset: the follow-up queue schedules them.
+   */
+  owed?: OwedOutcomes;
+  /** OwedPollerOptions.everyMs: between the owed poller's ticks. Default 5000. */
+  owedPollMs?: number;
   logger: Logger;
 }
 
@@ -179,18 +190,32 @@ export function createNotifications(options: NotificationsOptions) {
     journal: options.journal,
     logger,
   });
+  const queueFollowUp = (job: FollowUpJob, delayMs: number) =>
+    followUps.add(job, { id: `follow-up:${job.ref}:${job.step}`, delayMs });
+  const { owed } = options;
   const followUp = createFollowUp({
     made,
     marks,
     dispatcher,
     reads,
-    schedule: (job, delayMs) => followUps.add(job, { id: `follow-up:${job.ref}:${job.step}`, delayMs }),
+    // With owed outcomes, the database keeps the next check; one without a row there (an intent of an earlier
+    // release) stays on the queue.
+    schedule: owed
+      ? async (job, delayMs) => {
+          if (!(await owed.reschedule(job.ref, job.step, new Date(Date.now() + delayMs))))
+            await queueFollowUp(job, delayMs);
+        }
+      : queueFollowUp,
     delaysSeconds: options.followUpDelaysSeconds,
     notMadeCheckSeconds: options.notMadeCheckSeconds,
     onNotMade: options.onNotMade,
     logger,
   });
-  made.onIntent((record) => followUp.intended(record));
+  // With owed outcomes, each intent's first check is written with the intent itself (Journal.intend).
+  if (!owed) made.onIntent((record) => followUp.intended(record));
+  const poller = owed
+    ? owedPoller({ owed, made, followUp, logger, ...(options.owedPollMs ? { everyMs: options.owedPollMs } : {}) })
+    : undefined;
   /** The move of an earlier version's jobs into these queues, once started. */
   let moving: Promise<void> = Promise.resolve();
   const limit = createLimiter(options.queue?.concurrency ?? DEFAULT_CONCURRENCY);
@@ -210,6 +235,8 @@ export function createNotifications(options: NotificationsOptions) {
     /** The follow-up's checks (run by its queue; a check can be run at once, e.g. by an operator's script). */
     followUp,
     followUps,
+    /** The owed outcomes' poller, with owed outcomes (one tick can be run at once). */
+    poller,
     /**
      * Starts working queued notifications and due follow-ups, and moves the jobs an earlier version left in
      * queues of other names or prefixes into them (legacy-queues.ts), once.
@@ -243,6 +270,7 @@ export function createNotifications(options: NotificationsOptions) {
         );
       });
       followUps.process((job) => followUp.check(job));
+      poller?.start();
       if (texts && options.sms) {
         texts.process(
           smsWork({
@@ -257,6 +285,7 @@ export function createNotifications(options: NotificationsOptions) {
     },
     /** Finishes the notifications in hand and stops. */
     async stop(): Promise<void> {
+      await poller?.stop();
       // The move of an earlier version's jobs, if still going, ends with its connection (bounded as any close).
       await within(moving, 1_000);
       await queue.close();

@@ -5,11 +5,10 @@
  * nothing, so the person is told plainly that nothing was sent, the journal hook runs and the spend is given
  * back. A 409 on a payment the service did make is never told "not made".
  */
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALREADY_SUBMITTED } from '../../flows/services.js';
 import type { Made } from '../../src/conversation/services/made-records.js';
-import { API_KEY, eventually, payment, startProcess, startService, type Process, type Service } from './stack.js';
+import { API_KEY, cutOff, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -18,42 +17,6 @@ afterEach(async () => {
 
 /** Delays no test waits for: the checks are run by hand. */
 const BY_HAND = [3600, 7200];
-
-/** Sends the headers and half the body of a create under `key`, then drops the connection (a killed process). */
-async function cutOff(service: Service, key: string): Promise<void> {
-  const url = new URL(service.url);
-  const body = JSON.stringify(payment(key, 'telegram:61'));
-  await new Promise<void>((resolve, reject) => {
-    const socket = connect(Number(url.port), url.hostname, () => {
-      socket.write(
-        `POST /api/payments HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Token ${API_KEY}\r\nContent-Type: application/json\r\n` +
-          `Duplicate-Check-Key: ${key}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
-        () => {
-          socket.destroy();
-          resolve();
-        },
-      );
-    });
-    socket.on('error', reject);
-  });
-  // Until the service holds the key: a create under it with a body it refuses is 409 then (a 400 otherwise,
-  // which releases the key again, DUPLICATE_KEY_KEPT_AFTER_ERROR).
-  await eventually(
-    async () =>
-      (
-        await fetch(`${service.url}/api/payments`, {
-          method: 'POST',
-          headers: {
-            authorization: `Token ${API_KEY}`,
-            'content-type': 'application/json',
-            'duplicate-check-key': key,
-          },
-          body: '{}',
-        })
-      ).status,
-    (status) => status === 409,
-  );
-}
 
 async function setup(): Promise<{ service: Service; product: Process; notMade: string[]; givenBack: string[] }> {
   const service = await startService();
@@ -73,7 +36,7 @@ describe('"already submitted" of a payment the service never made', () => {
   it('is found out by two reads: the person is told nothing was sent, the journal hook runs, the limit is given back', async () => {
     const { service, product, notMade, givenBack } = await setup();
     const key = `cut-${Date.now()}:pay`;
-    await cutOff(service, key);
+    await cutOff(service, key, 'telegram:61');
     expect(service.sandbox.controls.payments()).toHaveLength(0);
 
     // The run taken over repeats the create under its key: the service answers 409.

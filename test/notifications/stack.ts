@@ -5,6 +5,7 @@
  * dispatcher, the follow-up, the read budget; Redis shared when given), each on its own port.
  */
 import express from 'express';
+import { connect } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,10 @@ import { createNotifications } from '../../src/notifications/index.js';
 import type { EventType, Notice } from '../../src/notifications/events.js';
 import { createReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { Database } from '../../src/journal/database.js';
+import { Journal, moneyJournal, OwedOutcomes } from '../../src/journal/index.js';
+import { JournalWriter } from '../../src/journal/writer.js';
+import { connectRedis } from '../../src/redis/connect.js';
 
 export const API_KEY = 'stack-key';
 export const WEBHOOK = { user: 'momo-service', password: 'stack-webhook-password' };
@@ -104,6 +109,14 @@ export interface ProcessOptions {
   notMadeCheckSeconds?: number;
   /** The payouts' report of a payment's recipients (src/app.ts wires Payouts.report). Default: none. */
   onRecipients?: (ref: string, recipients: NonNullable<Notice['recipients']>) => Promise<void>;
+  /**
+   * The journal's database (migrated), as src/app.ts wires it: intents, their owed outcomes and their checks
+   * (worked by the owed poller, every `owedPollMs`), the buffered writer (in `redisUrl`'s Redis), and an
+   * "already submitted" the service holds nothing of journalled refused. Default: no journal.
+   */
+  database?: Database;
+  /** NotificationsOptions.owedPollMs. Default the product's. */
+  owedPollMs?: number;
 }
 
 export interface Process {
@@ -131,11 +144,31 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     maxRetries: 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const made = new MadeRecords({ store, logger });
+  const made = new MadeRecords({
+    store,
+    logger,
+    ...(options.database ? { journal: new Journal(options.database.db) } : {}),
+  });
+  const journal = options.database ? new Journal(options.database.db) : undefined;
+  const owed = options.database ? new OwedOutcomes(options.database) : undefined;
+  const journalRedis =
+    journal && options.redisUrl
+      ? connectRedis(options.redisUrl, {
+          name: 'journal',
+          logger,
+          keyPrefix: options.keyPrefix ?? 'momo:',
+          maxRetriesPerRequest: 1,
+        })
+      : undefined;
+  const writer = journal ? new JournalWriter({ journal, redis: journalRedis, logger, retryEveryMs: 200 }) : undefined;
+  writer?.start();
+  const money = journal && writer ? moneyJournal(journal, writer, () => ({ role: '' }), owed) : undefined;
+  const delays = options.followUpDelaysSeconds ?? [];
   const services = recordMade(
     createServices({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }),
     made,
     logger,
+    money ? { journal: money, ...(delays.length > 0 ? { owedFirstCheckSeconds: delays[0] } : {}) } : {},
   );
   const telegram = new RecordingNotifier();
   if (options.credentials)
@@ -153,8 +186,17 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     followUpDelaysSeconds: options.followUpDelaysSeconds ?? [],
     onRecipients: options.onRecipients,
     onPaymentFailed: options.onPaymentFailed,
-    onNotMade: options.onNotMade,
+    onNotMade:
+      options.onNotMade ??
+      (journal
+        ? async (record: Made) => {
+            await journal.refused(record.ref, { reason: 'not made', source: 'read', data: { kind: record.kind } });
+          }
+        : undefined),
     notMadeCheckSeconds: options.notMadeCheckSeconds,
+    journal: money,
+    owed,
+    owedPollMs: options.owedPollMs,
     logger,
   });
   const app = express();
@@ -174,6 +216,8 @@ export async function startProcess(service: Service, options: ProcessOptions = {
       // The budget first: a read still waiting for it gives up, so its job ends and the queue can close.
       await budget.close();
       await notifications.stop();
+      await writer?.close();
+      journalRedis?.disconnect();
       await store.close();
     },
   };
@@ -198,4 +242,43 @@ export async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => bo
     last = await read();
   }
   return last;
+}
+
+/**
+ * Sends the headers and half the body of a create under `key` to the service, then drops the connection (a
+ * process killed mid-request): the service holds the key and made nothing. Resolves once it holds it.
+ */
+export async function cutOff(service: Service, key: string, chat: string): Promise<void> {
+  const url = new URL(service.url);
+  const body = JSON.stringify(payment(key, chat));
+  await new Promise<void>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.write(
+        `POST /api/payments HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Token ${API_KEY}\r\nContent-Type: application/json\r\n` +
+          `Duplicate-Check-Key: ${key}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+        () => {
+          socket.destroy();
+          resolve();
+        },
+      );
+    });
+    socket.on('error', reject);
+  });
+  // Until the service holds the key: a create under it with a body it refuses is 409 then (a 400 otherwise,
+  // which releases the key again, DUPLICATE_KEY_KEPT_AFTER_ERROR).
+  await eventually(
+    async () =>
+      (
+        await fetch(`${service.url}/api/payments`, {
+          method: 'POST',
+          headers: {
+            authorization: `Token ${API_KEY}`,
+            'content-type': 'application/json',
+            'duplicate-check-key': key,
+          },
+          body: '{}',
+        })
+      ).status,
+    (status) => status === 409,
+  );
 }

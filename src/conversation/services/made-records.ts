@@ -28,6 +28,7 @@ import { changeStored } from '../store/change-stored.js';
 import { keys } from '../store/keys.js';
 import type { SessionStore } from '../types.js';
 import { NotCalled } from '../flow/flow-runtime.js';
+import { within } from '../../within.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
 
@@ -216,6 +217,18 @@ export class MadeRecords {
     await this.update(ref, (m) => (m.accepted ? m : { ...m, refused: true }));
   }
 
+  /**
+   * Puts `record` back in the store when the store has none of its ref (the owed outcomes' checks after a Redis
+   * loss: the database's copy, with what it knows of the answer), and links its id; the stored one otherwise.
+   */
+  async restore(record: Made): Promise<Made> {
+    const key = madeKey(record.ref);
+    if ((await this.store.set(key, record, null, MADE_TTL_SECONDS)) === null)
+      return ((await this.store.get(key))?.snapshot as Made | undefined) ?? record;
+    if (record.id) await this.link(record.kind, record.id, record.ref);
+    return record;
+  }
+
   /** Our record of `ref`: from the store, else rebuilt from the journal (and written back) when it has the ref. */
   async byRef(ref: string): Promise<Made | null> {
     if (ref === '' || ref.length > MAX_KEY_PART) return null;
@@ -312,7 +325,16 @@ export interface RecordMadeOptions {
   journal?: MoneyJournal;
   /** Gives back the spend reserved under a key when nothing was sent (access-policy.ts giveBackSpend). */
   giveBack?: (duplicateCheckKey: string) => Promise<unknown>;
+  /**
+   * With the journal: each intent carries the outcome owed to its person (src/journal/owed.ts), first checked
+   * this many seconds after it (the follow-up's first delay), and a 409 on our own key or a create without an
+   * answer marks it in doubt (MoneyJournal.inDoubt) before the person is told it is being checked. Unset: none.
+   */
+  owedFirstCheckSeconds?: number;
 }
+
+/** How long a create's way waits for its in-doubt mark: the row is there from the intent, only its reason is late. */
+const IN_DOUBT_WAIT_MS = 3000;
 
 /** Who asked, and in which flow, as the journal's intent keeps it. */
 interface Asked {
@@ -384,6 +406,19 @@ export function recordMade(
   options: RecordMadeOptions = {},
 ): FlowServices {
   const { journal } = options;
+  /** Marks the owed outcome of `ref` in doubt, before the person is told it is being checked; never fails the way. */
+  async function inDoubt(ref: string, reason: 'conflict' | 'unanswered'): Promise<void> {
+    if (!journal?.inDoubt || options.owedFirstCheckSeconds === undefined) return;
+    try {
+      if ((await within(journal.inDoubt(ref, reason), IN_DOUBT_WAIT_MS)) === undefined)
+        logger.warn(
+          { reason },
+          'the journal did not mark the outcome in doubt in time; its row checks it all the same',
+        );
+    } catch (err) {
+      logger.warn({ err: String(err), reason }, 'could not mark the outcome in doubt; its row checks it all the same');
+    }
+  }
   async function track<R>(
     intent: Intent,
     asked: Asked,
@@ -396,6 +431,7 @@ export function recordMade(
     const channel = asked.asker.channel ?? intent.chat.split(':')[0] ?? '';
     const user = asked.asker.userId ?? '';
     const who = journal && user ? journal.who(channel, user) : { role: '' };
+    const now = Date.now();
     const [kept, journalled] = await Promise.allSettled([
       made.intendOnce(intent),
       journal?.intend({
@@ -415,6 +451,14 @@ export function recordMade(
           ...(who.person ? { person: who.person } : {}),
           ...(intent.recipient ? { recipient: intent.recipient } : {}),
         },
+        ...(options.owedFirstCheckSeconds !== undefined
+          ? {
+              owed: {
+                record: { ...intent, created: now },
+                checkAt: new Date(now + options.owedFirstCheckSeconds * 1000),
+              },
+            }
+          : {}),
       }),
     ]);
     if (kept.status === 'rejected') {
@@ -476,10 +520,13 @@ export function recordMade(
           at: new Date(),
           data: { code },
         });
+        await inDoubt(intent.ref, 'unanswered');
       }
       throw error;
     }
     const answer = answerOf(result);
+    // A 409 on our own key: the service holds the key, not necessarily a payment; the check is kept first.
+    if (isAlreadySubmitted(result)) await inDoubt(intent.ref, 'conflict');
     await made.accepted(intent.ref, answer.id || undefined).catch((err: unknown) => {
       logger.warn(
         { err: String(err), kind: intent.kind },
