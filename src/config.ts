@@ -304,9 +304,9 @@ const envSchema = z.object({
   /** The per-source limit's window in seconds. Default 10. */
   SOURCE_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(10),
   /**
-   * Bearer token for /metrics, /readyz's details, and scripts' reads of /ops/payments.json, /ops/payments.csv
-   * and /ops/people.json (docs/operations.md). Unset: /metrics and /readyz's details open (/healthz is always
-   * open).
+   * Bearer token for /metrics, /readyz's details, and scripts' reads of /ops/payments.json, /ops/payments.csv,
+   * /ops/statements.json, /ops/statements.csv and /ops/people.json (docs/operations.md). Unset: /metrics and
+   * /readyz's details open (/healthz is always open).
    */
   OPS_TOKEN: secret,
 

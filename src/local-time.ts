@@ -76,3 +76,53 @@ export function localTime(at: Date | string | number, options: { seconds?: boole
   const clock = `${parts.hour}:${parts.minute}${options.seconds ? `:${parts.second}` : ''}`;
   return `${parts.year}-${parts.month}-${parts.day} ${clock} ${parts.timeZoneName}`;
 }
+
+/** `at`'s calendar date in `zone` (default the shown zone), `YYYY-MM-DD`. */
+export function dayIn(at: Date, zone: string = shownZone): string {
+  const parts = partsIn(at.getTime(), zone);
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+/**
+ * The instants a calendar day of `zone` begins and ends, `[from, to)`: "2026-12-02" in Africa/Nairobi is
+ * 2026-12-01T21:00Z to 2026-12-02T21:00Z. A day cut short or lengthened by a change of offset is as long as the
+ * zone's clocks made it.
+ */
+export function dayBounds(day: string, zone: string = shownZone): { from: Date; to: Date } {
+  const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  return { from: new Date(midnight(day, zone)), to: new Date(midnight(next, zone)) };
+}
+
+/** The instant `day` begins in `zone`: its UTC midnight less the zone's offset then (asked twice, for a change). */
+function midnight(day: string, zone: string): number {
+  const utc = Date.parse(`${day}T00:00:00Z`);
+  const first = utc - offsetAt(utc, zone);
+  return utc - offsetAt(first, zone);
+}
+
+/** How far `zone`'s clocks are ahead of UTC at `at` (ms; negative west of Greenwich). */
+function offsetAt(at: number, zone: string): number {
+  const p = partsIn(at, zone);
+  const n = (name: string) => Number(p[name] ?? 0);
+  const asUtc = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
+  return asUtc - (at - (((at % 1000) + 1000) % 1000));
+}
+
+function partsIn(at: number, zone: string): Record<string, string> {
+  const key = `${zone}|parts`;
+  let format = formats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    formats.set(key, format);
+  }
+  return Object.fromEntries(format.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
+}

@@ -61,7 +61,13 @@ const SIGN_IN_FORM_SECONDS = 3600;
 const TOO_MANY_TRIES = 'Too many failed sign-ins from this address; try again later.';
 
 /** Paths under /ops that scripts may read with the OPS_TOKEN as well as operators with their password. */
-export const SCRIPT_ROUTES: readonly string[] = ['/ops/payments.json', '/ops/payments.csv', '/ops/people.json'];
+export const SCRIPT_ROUTES: readonly string[] = [
+  '/ops/payments.json',
+  '/ops/payments.csv',
+  '/ops/statements.json',
+  '/ops/statements.csv',
+  '/ops/people.json',
+];
 
 export interface OpsSession {
   operator: string;

@@ -41,6 +41,7 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/ops', label: 'Funnel' },
   { href: '/ops/payments', label: 'Payments' },
   { href: '/ops/reconciliation', label: 'Reconciliation' },
+  { href: '/ops/statements', label: 'Statements' },
   { href: '/ops/journal', label: 'Journal' },
   { href: '/ops/people', label: 'People' },
   { href: '/ops/deliveries', label: 'Deliveries' },

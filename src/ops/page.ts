@@ -11,12 +11,13 @@
  * - the money pages and exports (payments.ts): `/ops/payments`, `/ops/payments/<ref>`, `/ops/payments.json`,
  *   `/ops/payments.csv`; the reconciliation runs and their differences (reconciliation.ts): `/ops/reconciliation`;
  *   the chain's head and retention's receipts (journal-page.ts): `/ops/journal`;
+ * - the daily statement (statements.ts): `/ops/statements`, `/ops/statements.csv`, `/ops/statements.json`;
  * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes;
  * - the delivery log of signed events out and its replay (deliveries.ts): `/ops/deliveries`.
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
  * through): a signed-in operator (name and password, a session cookie; changes carry its CSRF token), or to
- * read, Basic auth with an operator's name and password, and for the payments' JSON and CSV also
+ * read, Basic auth with an operator's name and password, and for the payments' and statements' JSON and CSV also
  * `Authorization: Bearer <OPS_TOKEN>`; anyone else gets 401 (a browser: the sign-in form), an address with too
  * many failed sign-ins 429 for a while. Without OPS_USER and OPS_PASSWORD, everyone in the embedded demo
  * (`open`, operator `demo`) and nobody in production: the routes are not added at all (the app's 404), and
@@ -44,6 +45,7 @@ import { moneyReport } from './money.js';
 import { addJournalRoute } from './journal-page.js';
 import { addPaymentsRoutes } from './payments.js';
 import { addReconciliationRoute } from './reconciliation.js';
+import { addStatementRoutes } from './statements.js';
 import { addPeopleRoutes, type PeoplePageOptions } from './people-page.js';
 import { addDeliveriesRoutes, type DeliveriesRouteOptions } from './deliveries.js';
 
@@ -181,6 +183,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   addJournalRoute(app, { journal: options.journal, logger: options.logger });
+  addStatementRoutes(app, { journal: options.journal, logger: options.logger, now: options.now });
   if (options.people) addPeopleRoutes(app, access, options.people);
   addDeliveriesRoutes(app, access, {
     ...(options.deliveries ?? { endpoints: [], retryForMs: 72 * 3_600_000 }),

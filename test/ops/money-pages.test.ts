@@ -281,4 +281,52 @@ describe('the money pages in Chromium', () => {
     expect((await page.goto(`${ops.url}/ops/journal?seq=1`))?.status()).toBe(400);
     troubles.length = 0;
   });
+
+  it('picks a day on the statements page, shows its totals and downloads its CSV and JSON', async () => {
+    troubles.length = 0;
+    const page = await open('/ops/payments');
+    await Promise.all([page.waitForURL(/\/ops\/statements$/), page.click('header nav a[href="/ops/statements"]')]);
+    // Yesterday by default (the clock says 2026-11-24), no later day than today.
+    expect(await page.inputValue('input[name="date"]')).toBe('2026-11-23');
+    expect(await page.getAttribute('input[name="date"]', 'max')).toBe('2026-11-24');
+    await page.fill('input[name="date"]', '2026-11-22');
+    await Promise.all([page.waitForURL(/date=2026-11-22/), page.click('form button:has-text("Show")')]);
+    const shown = () =>
+      page.$$eval('table.statement tbody tr[data-kind]', (rows) =>
+        rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => (c as HTMLElement).innerText.trim()).join(' | ')),
+      );
+    expect(await shown()).toEqual([
+      'UGX | payment | intended | 1 | 900000 UGX',
+      'UGX | payment | submitted | 1 | 7000 UGX',
+    ]);
+    expect(await page.locator('tr.currency-count[data-currency="UGX"] td.num').innerText()).toBe('2');
+    expect(await page.locator('#day-head').innerText()).toMatch(/seq \d+ [0-9a-f]{64}/);
+    await page.screenshot({ path: screenshotPath('ops-statements.png'), fullPage: true });
+
+    const [csv] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('form button:has-text("Download CSV")'),
+    ]);
+    expect(csv.suggestedFilename()).toBe('statement-2026-11-22.csv');
+    const [header, ...rows] = parse(readFileSync((await csv.path())!, 'utf8')) as string[][];
+    const at = (name: string) => header!.indexOf(name);
+    expect(
+      rows.filter((r) => r[at('record')] === 'total').map((r) => [r[at('state')], r[at('count')], r[at('amount')]]),
+    ).toEqual([
+      ['intended', '1', '900000'],
+      ['submitted', '1', '7000'],
+    ]);
+    expect(rows.filter((r) => r[at('record')] === 'movement').map((r) => r[at('ref')])).toEqual([refs.held, refs.open]);
+    const head = (await page.locator('#day-head code').innerText()).trim();
+    expect(new Set(rows.map((r) => r[at('journalHead')]!.split(' ')[1]))).toEqual(new Set([head]));
+
+    const [json] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('form button:has-text("Download JSON")'),
+    ]);
+    expect(json.suggestedFilename()).toBe('statement-2026-11-22.json');
+    const statement = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { journalHead: { hash: string } };
+    expect(statement.journalHead.hash).toBe(head);
+    expect(troubles).toEqual([]);
+  });
 });

@@ -34,6 +34,9 @@ it('answers 503 with a reason on every money route when the database does not an
     '/ops/payments/ref-1',
     '/ops/reconciliation',
     '/ops/journal',
+    '/ops/statements?date=2026-11-23',
+    '/ops/statements.csv?date=2026-11-23',
+    '/ops/statements.json?date=2026-11-23',
     '/ops/money.json',
   ]) {
     const res = await fetch(`${ops.url}${path}`, { headers: OPERATOR });
