@@ -396,7 +396,7 @@ export const pinMachine = setup({
         key: 'pin.doneMasked',
         params: {
           ...purchaseParams(context),
-          count: String(context.result?.pins?.length ?? 0),
+          count: context.result?.pins?.length ?? 0,
           reference: context.result?.reference ?? '',
         },
       }),

@@ -26,7 +26,7 @@ export const pinMessages: Record<Lang, Messages> = {
       'Buy {quantity} x {bundle} for {name}? Total {total, number, money} {currency}. Enter your PIN to confirm:',
     'pin.confirm': 'Confirm',
     'pin.done': 'Bought for {name}. Pins: {pins}. Ref: {reference}',
-    'pin.doneMasked': 'Bought for {name}. {count} pins (hidden). Ref: {reference}',
+    'pin.doneMasked': 'Bought for {name}. {count, plural, one {# pin} other {# pins}} (hidden). Ref: {reference}',
     'pin.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
     'pin.submittedBefore': 'We are checking whether this purchase went through. You will be told the result.',
     'pin.notBought': 'Nothing was bought.',
@@ -50,7 +50,8 @@ export const pinMessages: Record<Lang, Messages> = {
       'Nunua {quantity} x {bundle} kwa {name}? Jumla {total, number, money} {currency}. Weka PIN yako kuthibitisha:',
     'pin.confirm': 'Thibitisha',
     'pin.done': 'Imenunuliwa kwa {name}. PIN: {pins}. Kumb: {reference}',
-    'pin.doneMasked': 'Imenunuliwa kwa {name}. PIN {count} (zimefichwa). Kumb: {reference}',
+    'pin.doneMasked':
+      'Imenunuliwa kwa {name}. {count, plural, one {PIN # (imefichwa)} other {PIN # (zimefichwa)}}. Kumb: {reference}',
     'pin.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
     'pin.submittedBefore': 'Tunakagua kama ununuzi huu umepita. Utaarifiwa matokeo.',
     'pin.notBought': 'Hakuna kilichonunuliwa.',
@@ -74,7 +75,8 @@ export const pinMessages: Record<Lang, Messages> = {
       'Acheter {quantity} x {bundle} pour {name} ? Total {total, number, money} {currency}. Entrez votre PIN pour confirmer :',
     'pin.confirm': 'Confirmer',
     'pin.done': 'Acheté pour {name}. PIN : {pins}. Réf {reference}',
-    'pin.doneMasked': 'Acheté pour {name}. {count} PIN (masqués). Réf {reference}',
+    'pin.doneMasked':
+      'Acheté pour {name}. {count, plural, one {# PIN (masqué)} other {# PIN (masqués)}}. Réf {reference}',
     'pin.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",
     'pin.submittedBefore': 'Nous vérifions si cet achat est passé. Vous connaîtrez le résultat.',
     'pin.notBought': "Rien n'a été acheté.",

@@ -4,7 +4,7 @@ import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
 import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
-import { createCatalogue, currentView } from '../../src/conversation/flow/render.js';
+import { createCatalogue, currentView, render } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import { leafGroups, offeredEvents } from './data-pin-paths.js';
 import { answered, BACK, chosen, expectReplaysFollow, live, SERVICE_FAILURE_CODES, type Live } from './driver.js';
@@ -206,6 +206,11 @@ describe('pin machine: buying', () => {
         reference: 'ref-p1',
       },
     });
+    // The record's copy (the journal's telling, /ops) keeps how many pins, never the pins, in words that count.
+    expect(render(currentView(done)!.masked!, 'en')).toBe('Bought for ADEBAYO TUNDE. 2 pins (hidden). Ref: ref-p1');
+    const one = { ...currentView(done)!.masked!, params: { ...currentView(done)!.masked!.params, count: 1 } };
+    expect(render(one, 'en')).toBe('Bought for ADEBAYO TUNDE. 1 pin (hidden). Ref: ref-p1');
+    expect(render(one, 'fr')).toBe('Acheté pour ADEBAYO TUNDE. 1 PIN (masqué). Réf ref-p1');
     // The record's copy (the journal's telling, /ops) keeps how many pins, never the pins.
     expect(currentView(done)?.masked).toEqual({
       key: 'pin.doneMasked',
@@ -215,7 +220,7 @@ describe('pin machine: buying', () => {
         name: 'ADEBAYO TUNDE',
         total: '12400',
         currency: 'NGN',
-        count: '2',
+        count: 2,
         reference: 'ref-p1',
       },
     });
