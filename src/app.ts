@@ -174,6 +174,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     retryMaxMs: config.WEBHOOK_RETRY_MAX_MS,
     retryForMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,
     pollMs: config.WEBHOOK_POLL_MS,
+    logDays: config.WEBHOOK_LOG_DAYS,
     logger,
   });
   await events.start();

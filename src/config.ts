@@ -345,6 +345,11 @@ const envSchema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
   /** Hours a delivery is retried after its event (or after a replay on /ops); then it is `failed`. Default 72. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(720).default(72),
+  /**
+   * Days the delivery log (/ops/deliveries) keeps an event once none of its deliveries is pending. Default 90.
+   * The journal keeps the changes themselves for RETENTION_DAYS.
+   */
+  WEBHOOK_LOG_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   /** How often the journal is read for new events and due deliveries, ms. Default 1000. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
 

@@ -36,6 +36,8 @@ export interface EventsOutOptions {
   retryForMs: number;
   /** Between looks at the journal and the due deliveries, ms. */
   pollMs: number;
+  /** Days an event out is kept once none of its deliveries is pending (WEBHOOK_LOG_DAYS). Default 90. */
+  logDays?: number;
   logger: Logger;
   /** Default the global fetch (tests may pass their own). */
   fetch?: typeof fetch;
@@ -130,8 +132,35 @@ export function eventsOut(o: EventsOutOptions): EventsOut {
     o.logger.warn({ event: row.event_id, status, error, attempts }, 'events out: an endpoint did not take an event');
   }
 
+  let prunedAt = 0;
+  /**
+   * Once an hour: deletes the events out older than `logDays` none of whose deliveries is pending (their
+   * deliveries go with them). The journal keeps the facts; this is only the log of sending them.
+   */
+  async function prune(): Promise<void> {
+    if (now().getTime() - prunedAt < 3_600_000) return;
+    prunedAt = now().getTime();
+    const cutoff = new Date(now().getTime() - (o.logDays ?? 90) * 86_400_000);
+    await db
+      .deleteFrom('events_out')
+      // Through the deliveries' index on their time (each event has one per endpoint, made with it).
+      .where('id', 'in', (eb) => eb.selectFrom('event_deliveries').select('event_id').where('created', '<', cutoff))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('event_deliveries as d')
+              .select('d.event_id')
+              .whereRef('d.event_id', '=', 'events_out.id')
+              .where('d.state', '=', 'pending'),
+          ),
+        ),
+      )
+      .execute();
+  }
+
   /** One look: the journal's new events, then as many due deliveries as there are free slots. */
   async function tick(): Promise<void> {
+    await prune();
     for (let i = 0; i < 10; i++) {
       const { read, noCursor } = await deriveOnce(db, o.endpoints, o.retryForMs, now);
       if (noCursor) {

@@ -239,6 +239,56 @@ forEachDatabase('events_out', (open, engine) => {
     await w.start();
   });
 
+  it('keeps the log WEBHOOK_LOG_DAYS: older ended events go, pending ones stay', async () => {
+    const database = await open();
+    const db = database.db as unknown as Kysely<EventsOutSchema>;
+    const ended = await db.selectFrom('event_deliveries').select('event_id').where('state', '<>', 'pending').execute();
+    expect(ended.length).toBeGreaterThan(0);
+    // One made pending again (due after the test's clock): it stays whatever its age.
+    const kept = ended[0]!.event_id;
+    await db
+      .updateTable('event_deliveries')
+      .set({ state: 'pending', next_try: new Date(Date.now() + 365 * 86_400_000) })
+      .where('event_id', '=', kept)
+      .execute();
+    for (const w of workers.splice(0)) await w.stop();
+    const later = new Date(Date.now() + 91 * 86_400_000);
+    const w = eventsOut({
+      database,
+      endpoints: [endpoint.url],
+      secret: SECRET,
+      timeoutMs: 5000,
+      concurrency: 3,
+      retryBaseMs: 10,
+      retryMaxMs: 80,
+      retryForMs: 72 * 3_600_000,
+      pollMs: 15,
+      logger,
+      logDays: 90,
+      now: () => later,
+    });
+    workers.push(w);
+    await w.start();
+    await until(
+      async () => (await db.selectFrom('events_out').select('id').execute()).length === 1,
+      'the log pruned but for the pending one',
+    );
+    expect((await db.selectFrom('events_out').select('id').execute()).map((e) => e.id)).toEqual([kept]);
+    expect((await db.selectFrom('event_deliveries').select('event_id').execute()).map((e) => e.event_id)).toEqual([
+      kept,
+    ]);
+    await w.stop();
+    workers.splice(workers.indexOf(w), 1);
+    await db
+      .updateTable('event_deliveries')
+      .set({ state: 'delivered', next_try: null })
+      .where('event_id', '=', kept)
+      .execute();
+    const again = worker(database, endpoint);
+    workers.push(again);
+    await again.start();
+  });
+
   if (engine === 'postgres') {
     it('one of two workers leads: each event is sent once', async () => {
       const database = await open();
