@@ -3,7 +3,8 @@
  * normalised value or a reason as catalogue Text (keys `input.*`, words in {@link inputMessages}).
  */
 import { Decimal } from 'decimal.js';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { getExampleNumber, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import mobileExamples from 'libphonenumber-js/mobile/examples';
 import type { Lang, Messages, Text } from './types.js';
 
 /** A refused input and why, in catalogue text. */
@@ -27,7 +28,9 @@ export function parsePhone(text: string, defaultCountry: string): { ok: true; e1
     parsedPhones.set(key, result);
   }
   // A copy: callers keep the reason in flow context, and the cached one must never change.
-  return result.ok ? { ok: true, e164: result.e164 } : { ok: false, reason: { ...result.reason } };
+  if (result.ok) return { ok: true, e164: result.e164 };
+  const { params } = result.reason;
+  return { ok: false, reason: { ...result.reason, ...(params ? { params: { ...params } } : {}) } };
 }
 
 /**
@@ -41,12 +44,28 @@ const PARSED_PHONES_KEPT = 2000;
 function readPhone(text: string, defaultCountry: string): { ok: true; e164: string } | Invalid {
   const cleaned = text.trim().replace(/^00(?=[1-9])/, '+');
   const phone = parsePhoneNumberFromString(cleaned, defaultCountry.toUpperCase() as CountryCode);
-  if (!phone || !phone.isValid()) return { ok: false, reason: { key: 'input.phoneInvalid' } };
+  if (!phone || !phone.isValid())
+    return { ok: false, reason: { key: 'input.phoneInvalid', params: phoneExample(defaultCountry) } };
   const type = phone.getType();
   if (type !== 'MOBILE' && type !== 'FIXED_LINE_OR_MOBILE') {
     return { ok: false, reason: { key: 'input.phoneNotMobile' } };
   }
   return { ok: true, e164: phone.number };
+}
+
+/** The example number the refusal shows a caller of each country, where it is not libphonenumber's. */
+const EXAMPLES: Record<string, string> = { UG: '+256772123456' };
+
+/**
+ * A mobile number of `country` to show as an example, as typed there (`0712123456`) and in international form
+ * (`+254712123456`); the Ugandan one for a country without examples.
+ */
+export function phoneExample(country: string): { example: string; international: string } {
+  const code = country.toUpperCase();
+  const known = EXAMPLES[code];
+  const phone = known ? parsePhoneNumberFromString(known) : getExampleNumber(code as CountryCode, mobileExamples);
+  if (!phone) return phoneExample('UG');
+  return { example: phone.formatNational().replace(/\s/g, ''), international: phone.number };
 }
 
 /**
@@ -117,7 +136,7 @@ export function parseName(text: string, max: number): { ok: true; text: string }
  */
 export const inputMessages: Record<Lang, Messages> = {
   en: {
-    'input.phoneInvalid': 'That is not a phone number we can read. Try e.g. 0772123456 or +256772123456.',
+    'input.phoneInvalid': 'That is not a phone number we can read. Try e.g. {example} or {international}.',
     'input.phoneNotMobile': 'That number cannot receive mobile money. Enter a mobile number.',
     'input.amountInvalid': 'Enter the amount in digits, e.g. 5000 or 2500.50.',
     'input.amountDecimals': 'Use at most 2 decimals.',
@@ -127,7 +146,7 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.nameInvalid': 'Enter a name in letters, e.g. Sarah.',
   },
   sw: {
-    'input.phoneInvalid': 'Hatuwezi kusoma namba hiyo. Jaribu mfano 0772123456 au +256772123456.',
+    'input.phoneInvalid': 'Hatuwezi kusoma namba hiyo. Jaribu mfano {example} au {international}.',
     'input.phoneNotMobile': 'Namba hiyo haiwezi kupokea pesa ya simu. Weka namba ya simu ya mkononi.',
     'input.amountInvalid': 'Weka kiasi kwa tarakimu, mfano 5000 au 2500.50.',
     'input.amountDecimals': 'Tumia desimali 2 tu au chini.',
@@ -137,7 +156,7 @@ export const inputMessages: Record<Lang, Messages> = {
     'input.nameInvalid': 'Weka jina kwa herufi, mfano Sarah.',
   },
   fr: {
-    'input.phoneInvalid': 'Nous ne pouvons pas lire ce numéro. Essayez par ex. 0772123456 ou +256772123456.',
+    'input.phoneInvalid': 'Nous ne pouvons pas lire ce numéro. Essayez par ex. {example} ou {international}.',
     'input.phoneNotMobile': "Ce numéro ne peut pas recevoir d'argent mobile. Entrez un numéro de mobile.",
     'input.amountInvalid': 'Entrez le montant en chiffres, par ex. 5000 ou 2500.50.',
     'input.amountDecimals': 'Deux décimales au plus.',

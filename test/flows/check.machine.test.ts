@@ -18,6 +18,7 @@ import {
   type Outcome,
 } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
+import { phoneExample } from '../../flows/input.js';
 
 const collection = (id: string, changes: Partial<CollectionSummary> = {}): CollectionSummary => ({
   id,
@@ -177,7 +178,10 @@ describe('check machine: finding a payment received', () => {
     expect([s.value, currentView(s)?.error]).toEqual(['awaitingTransactionId', { key: 'input.textEmpty' }]);
     await flow.send(answered('TX1'));
     s = await flow.send(answered('123456'));
-    expect([s.value, currentView(s)?.error]).toEqual(['awaitingPhone', { key: 'input.phoneInvalid' }]);
+    expect([s.value, currentView(s)?.error]).toEqual([
+      'awaitingPhone',
+      { key: 'input.phoneInvalid', params: phoneExample('UG') },
+    ]);
     expect(flow.calls).toEqual([]);
   });
 

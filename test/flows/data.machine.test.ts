@@ -15,6 +15,7 @@ import {
   expectSubmittedBefore,
 } from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
+import { phoneExample } from '../../flows/input.js';
 
 const bundles: DataBundle[] = [
   { datacode: '101', name: 'MTN 1GB', allowance: '1GB', price: '1000', validity: '30 days' },
@@ -220,7 +221,7 @@ describe('data machine: answers refused and re-asked with the reason', () => {
     expect(flow.snapshot().value).toBe('awaitingPhone');
     expect(currentView(flow.snapshot())).toEqual({
       text: { key: 'data.askPhone' },
-      error: { key: 'input.phoneInvalid' },
+      error: { key: 'input.phoneInvalid', params: phoneExample('UG') },
       input: 'phone',
     });
     await flow.send(answered('+256 772 000 001'));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputMessages, parseAmount, parseName, parsePhone, parseText } from '../../flows/input.js';
+import { inputMessages, parseAmount, parseName, parsePhone, parseText, phoneExample } from '../../flows/input.js';
 
 describe('parsePhone', () => {
   const accepted: Array<[string, string, string]> = [
@@ -38,9 +38,21 @@ describe('parsePhone', () => {
   ];
   for (const [text, country, key] of refused) {
     it(`refuses ${JSON.stringify(text)} in ${country} with ${key}`, () => {
-      expect(parsePhone(text, country)).toEqual({ ok: false, reason: { key } });
+      const example = key === 'input.phoneInvalid' ? { params: phoneExample(country) } : {};
+      expect(parsePhone(text, country)).toEqual({ ok: false, reason: { key, ...example } });
     });
   }
+
+  it("shows an example of the caller's country: Kenyan for a Kenyan, Ugandan where none is known", () => {
+    expect(phoneExample('UG')).toEqual({ example: '0772123456', international: '+256772123456' });
+    expect(phoneExample('KE')).toEqual({ example: '0712123456', international: '+254712123456' });
+    expect(phoneExample('ng')).toEqual({ example: '08021234567', international: '+2348021234567' });
+    expect(phoneExample('ZZ')).toEqual(phoneExample('UG'));
+    expect(parsePhone('0712', 'KE')).toEqual({
+      ok: false,
+      reason: { key: 'input.phoneInvalid', params: { example: '0712123456', international: '+254712123456' } },
+    });
+  });
 });
 
 describe('parseAmount', () => {

@@ -17,6 +17,7 @@ import {
   type Outcome,
 } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
+import { phoneExample } from '../../flows/input.js';
 
 const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
 
@@ -150,7 +151,7 @@ describe('pay machine: answers', () => {
     const flow = await drive(MONEY.slice(0, 1));
     let s = await flow.send(answered('12'));
     expect(s.value).toBe('awaitingPhone');
-    expect(currentView(s)?.error).toEqual({ key: 'input.phoneInvalid' });
+    expect(currentView(s)?.error).toEqual({ key: 'input.phoneInvalid', params: phoneExample('UG') });
     s = await flow.send(answered('0414 123456'));
     expect(currentView(s)?.error).toEqual({ key: 'input.phoneNotMobile' });
     s = await flow.send(answered('0772123456'));

@@ -18,6 +18,7 @@ import {
   type Outcome,
 } from './driver.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
+import { phoneExample } from '../../flows/input.js';
 
 const created: Outcome = { output: { id: 'req-1', status: 'pending' } };
 
@@ -81,7 +82,10 @@ describe('request machine: answers and back', () => {
   it('re-asks invalid answers with their reason; a reason past 19 characters is taken with a warning', async () => {
     const flow = await drive([]);
     let s = await flow.send(answered('0772'));
-    expect([s.value, currentView(s)?.error]).toEqual(['awaitingPhone', { key: 'input.phoneInvalid' }]);
+    expect([s.value, currentView(s)?.error]).toEqual([
+      'awaitingPhone',
+      { key: 'input.phoneInvalid', params: phoneExample('UG') },
+    ]);
     await flow.send(answered('+256772123456'));
     s = await flow.send(answered('-100'));
     expect([s.value, currentView(s)?.error]).toEqual(['awaitingAmount', { key: 'input.amountInvalid' }]);
