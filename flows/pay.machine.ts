@@ -94,6 +94,27 @@ export const DEFAULT_DESCRIPTION: Record<PayKind, string> = {
   airtime: 'Airtime',
   bank: 'Bank transfer',
 };
+/**
+ * The currencies this payment may be made in: the caller's (FlowInput.currencies), and the test currencies when
+ * the payee is one of the service's test numbers (a bank account never is).
+ */
+function currenciesFor(context: PayContext, phone = context.phone, kind = context.kind): string[] {
+  const { currencies, testCurrencies, testNumbers } = context.input;
+  const test = testCurrencies && kind !== 'bank' && phone !== undefined && testNumbers?.includes(phone);
+  return test ? [...currencies, ...testCurrencies] : currencies;
+}
+/**
+ * The summary with, when the payee's number is of another country than the caller's, a notice saying so (a bank
+ * account's country is its bank's, listed for the caller's country: never abroad). A payment across a border is
+ * never made by accident. The notice takes the place of a refused choice's line: both would not fit one screen.
+ */
+function withAbroad(context: PayContext, view: View): View {
+  const country = context.kind === 'bank' ? undefined : countryOf(context.phone);
+  if (!country || country === context.input.defaultCountry.toUpperCase()) return view;
+  const { error: _refused, ...summary } = view;
+  return { ...summary, notice: { key: 'pay.abroad', params: { country } } };
+}
+
 /** The choice id of recent payee `i` (its place in {@link PayContext.recent}). */
 const recentId = (i: number): string => `recent${i}`;
 const NAME_MAX = 50;
@@ -120,7 +141,7 @@ function readAnswer(
       const amount = parseAmount(value);
       if (!amount.ok) return amount;
       // With one currency there is nothing to choose: it comes with the amount (a currency named first stays).
-      const [only, ...others] = context.input.currencies;
+      const [only, ...others] = currenciesFor(context);
       if (context.currencyFirst) return { ok: true, update: { amount: amount.amount } };
       return { ok: true, update: { amount: amount.amount, ...(others.length === 0 ? { currency: only } : {}) } };
     }
@@ -343,14 +364,14 @@ export const payMachine = setup({
     hasBanks: (_, banks: BankChoice[]) => banks.length > 0,
     isListedBank: ({ context, event }) =>
       event.type === 'CHOSEN' && (context.banks ?? []).some((b) => b.id === event.id),
-    isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
+    isCurrency: ({ context, event }) => event.type === 'CHOSEN' && currenciesFor(context).includes(event.id),
     isBank: ({ context }) => context.kind === 'bank',
     isEmailOptional: ({ context }) => context.input.bankEmailOptional === true,
     isKnownContact: ({ context }) => context.contact?.known === true,
     isKnown: (_, check: ContactCheck) => check.known,
     isUnregistered: (_, check: ContactCheck) => !check.registered,
     hasNameMismatch: ({ context }, check: ContactCheck) => hasDifferentName(context, check),
-    hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+    hasOneCurrency: ({ context }) => currenciesFor(context).length === 1,
     /** The organization's name check is off at the service: a name differing from the network's is not refused. */
     mayPayMismatch: ({ context }) => context.input.nameMatchAffectsPayment === false,
     /**
@@ -383,7 +404,7 @@ export const payMachine = setup({
      */
     storePicked: assign(({ context, event }) => {
       const payee = (context.recent ?? []).find((_, i) => recentId(i) === chosenId(event));
-      const { currencies } = context.input;
+      const currencies = currenciesFor(context, payee?.phone, payee?.kind);
       const currency = payee?.currency && currencies.includes(payee.currency) ? payee.currency : undefined;
       const bank = payee?.kind === 'bank' ? payee.bank : undefined;
       return {
@@ -516,11 +537,8 @@ export const payMachine = setup({
       tags: ['busy'],
       invoke: {
         src: 'listBanks',
-        // The banks of the person's country (a chat without a number: every bank).
-        input: ({ context }) => {
-          const country = countryOf(context.input.userPhone);
-          return country ? { country } : {};
-        },
+        // The banks of the caller's country (their number's, else their channel's, else the default's).
+        input: ({ context }) => ({ country: context.input.defaultCountry }),
         onDone: [
           {
             guard: { type: 'hasBanks', params: ({ event }) => event.output },
@@ -672,7 +690,7 @@ export const payMachine = setup({
           choose(
             context,
             { key: 'pay.chooseCurrency' },
-            context.input.currencies.map((c) => ({ id: c, label: c })),
+            currenciesFor(context).map((c) => ({ id: c, label: c })),
           ),
       },
       on: {
@@ -816,23 +834,26 @@ export const payMachine = setup({
     confirming: {
       meta: {
         view: (context: PayContext): View =>
-          choose(
+          withAbroad(
             context,
-            {
-              key: `pay.summary.${context.kind}`,
-              params: {
-                amount: context.amount ?? '',
-                currency: context.currency ?? '',
-                name: payeeName(context),
-                phone: context.phone ?? '',
-                bank: context.bankName ?? '',
-                account: context.accountNumber ?? '',
-                // A note added at the summary is shown on it; without one the payment carries the default.
-                hasNote: context.description === undefined ? 'no' : 'yes',
-                note: context.description ?? '',
+            choose(
+              context,
+              {
+                key: `pay.summary.${context.kind}`,
+                params: {
+                  amount: context.amount ?? '',
+                  currency: context.currency ?? '',
+                  name: payeeName(context),
+                  phone: context.phone ?? '',
+                  bank: context.bankName ?? '',
+                  account: context.accountNumber ?? '',
+                  // A note added at the summary is shown on it; without one the payment carries the default.
+                  hasNote: context.description === undefined ? 'no' : 'yes',
+                  note: context.description ?? '',
+                },
               },
-            },
-            SUMMARY_CHOICES,
+              SUMMARY_CHOICES,
+            ),
           ),
       },
       on: {

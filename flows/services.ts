@@ -275,9 +275,8 @@ export interface FlowServices {
    */
   recentPayees(input: Asker): Promise<RecentPayee[]>;
   /**
-   * The banks a payment may go to, for a person of `country` (ISO 3166 alpha-2, of their number): those of that
-   * country and those naming none (BANK_COUNTRY_FIELD, src/momo/assumptions.ts). No country (a chat without a
-   * number): every bank.
+   * The banks a payment may go to, for a caller of `country` (ISO 3166 alpha-2, FlowInput.defaultCountry): those
+   * of that country and those naming none (BANK_COUNTRY_FIELD, src/momo/assumptions.ts). No country: every bank.
    */
   listBanks(input: { country?: string }): Promise<BankChoice[]>;
   /**

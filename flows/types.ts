@@ -54,6 +54,8 @@ export interface View {
   text: Text;
   /** Lines shown above the text (e.g. an error reason as Text). */
   error?: Text;
+  /** A line shown above the text that is not a refusal: what the caller must not miss (a payee abroad). */
+  notice?: Text;
   choices?: ViewChoice[];
   input?: InputKind;
   final?: boolean;
@@ -107,8 +109,18 @@ export interface FlowInput {
   userPhone?: string;
   /** Ask for the PIN to confirm money (USSD). */
   requirePin: boolean;
+  /**
+   * The caller's country (ISO 3166 alpha-2): their number's, else their channel's, else DEFAULT_COUNTRY
+   * (src/conversation/engine/country.ts). Numbers typed without a country code are read in it; the examples,
+   * the banks and the currencies offered are its; a payee of another country is said to be abroad.
+   */
   defaultCountry: string;
+  /** The currencies the caller is offered (their country's that the organization and their role allow). */
   currencies: string[];
+  /** Test currencies (BXC) offered besides `currencies` only to pay one of `testNumbers`. Absent: none. */
+  testCurrencies?: string[];
+  /** The service's test numbers (`+` form), set only with `testCurrencies`. */
+  testNumbers?: string[];
   /**
    * The organization's "Name match affects payment" setting as we mirror it (NAME_MATCH_AFFECTS_PAYMENT). Absent
    * or true: a name differing from the network's makes the payment fail, so paying the typed name is not offered.

@@ -13,7 +13,7 @@ import { setShownTimeZone } from './local-time.js';
 import { createLogger, type Logger } from './log.js';
 import { BANK_EMAIL_MAY_BE_ORGANIZATIONS } from './momo/assumptions.js';
 import { MomoClient } from './momo/index.js';
-import { createSandbox, type Sandbox } from './sandbox/index.js';
+import { createSandbox, TEST_NUMBERS, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, createSessionStore, forgetFailedName } from './conversation/index.js';
 import type { Address, Channel, Notifier, Prompt, SessionStore } from './conversation/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
@@ -387,7 +387,14 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       services,
       policy,
       defaultCountry: config.DEFAULT_COUNTRY,
+      channelCountries: Object.fromEntries(
+        Object.entries(config.CHANNEL_COUNTRIES).map(([channel, [country]]) => [channel, country]),
+      ),
       currencies: config.CURRENCIES,
+      countryCurrencies: config.COUNTRY_CURRENCIES,
+      testCurrencies: config.TEST_CURRENCIES,
+      // The service's test numbers; the embedded sandbox's own in the demo.
+      testNumbers: config.TEST_NUMBERS ?? (sandbox ? TEST_NUMBERS.map((t) => t.phonenumber) : []),
       nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
       // An outcome kept for the next dial is said in the person's language at that dial.
       dialNote: (words, lang) => notifyText(lang, words.key, words.params ?? {}, { forDial: true }),

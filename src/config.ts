@@ -23,6 +23,25 @@ const list = (fallback: string) =>
         .filter(Boolean),
     );
 
+/**
+ * `key:CODE,…` pairs (`telegram:UG`, `UG:UGX`): a key `isKey` accepts (after `normalize`), a colon, a code of
+ * `letters` letters (kept in capitals); read into key -> codes in the order given.
+ */
+const pairs = (isKey: RegExp, normalize: (key: string) => string, what: string, letters: number, fallback = '') =>
+  list(fallback).transform((entries, ctx): Record<string, string[]> => {
+    const read: Record<string, string[]> = {};
+    for (const entry of entries) {
+      const match = new RegExp(`^([^:\\s]+)\\s*:\\s*([A-Za-z]{${letters}})$`).exec(entry);
+      const key = match ? normalize(match[1]!) : '';
+      if (!match || !isKey.test(key)) {
+        ctx.addIssue({ code: 'custom', message: `${entry}: not ${what}` });
+        return z.NEVER;
+      }
+      (read[key] ??= []).push(match[2]!.toUpperCase());
+    }
+    return read;
+  });
+
 /** `true`/`false` (only these: a typo must not read as either). */
 const flag = z
   .enum(['true', 'false'])
@@ -213,10 +232,55 @@ const envSchema = z.object({
     .min(1)
     .default('UTC')
     .refine(isTimeZone, { message: 'not a time zone this runtime knows (an IANA name such as Africa/Nairobi)' }),
-  /** Country used to read local phone numbers (ISO 3166 alpha-2). Default UG. */
+  /**
+   * The country (ISO 3166 alpha-2) of a caller whose own number does not say one and whose channel has none in
+   * CHANNEL_COUNTRIES: their local numbers are read in it, their examples, banks and currencies are its. Also how
+   * /ops and bulk payouts read a number typed without its country code. Default UG.
+   */
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
-  /** Currencies offered when paying or requesting, first is the default. */
+  /**
+   * The country of each channel whose callers have no number (`telegram:UG,slack:KE`): theirs when their own
+   * number says none (a USSD or WhatsApp caller's number always does). Unset: DEFAULT_COUNTRY.
+   */
+  CHANNEL_COUNTRIES: pairs(
+    /^(telegram|slack|whatsapp|ussd)$/,
+    (k) => k.toLowerCase(),
+    'a channel (telegram, slack, whatsapp, ussd), a colon and a country (ISO 3166 alpha-2)',
+    2,
+  ),
+  /**
+   * The currencies the organization allows to be offered when paying or requesting (first is the default of
+   * Slack's bulk payouts). Which of them a caller is offered: COUNTRY_CURRENCIES and TEST_CURRENCIES.
+   */
   CURRENCIES: list('UGX,KES,BXC'),
+  /**
+   * The currencies each country's callers are offered (`UG:UGX,KE:KES,NG:NGN`; a country named twice is offered
+   * both, in this order), of those CURRENCIES allows: a Ugandan caller pays and requests in UGX only. A caller
+   * whose country has none of CURRENCIES here is offered every currency of CURRENCIES but the test ones. Default
+   * UG:UGX,KE:KES (the service pays these two).
+   */
+  COUNTRY_CURRENCIES: pairs(
+    /^[A-Z]{2}$/,
+    (k) => k.toUpperCase(),
+    'a country (ISO 3166 alpha-2), a colon and a currency',
+    3,
+    'UG:UGX,KE:KES',
+  ),
+  /**
+   * The test currencies among CURRENCIES (`BXC`, the service's: no live money moves): offered only to pay one of
+   * TEST_NUMBERS, never to request money (the service takes them for outgoing payments only). Default BXC.
+   */
+  TEST_CURRENCIES: list('BXC'),
+  /**
+   * The numbers (international `+` form) that may be paid in a TEST_CURRENCIES currency: the service's test
+   * numbers. Unset: the embedded sandbox's test numbers (docs/sandbox.md) in the demo, none with MOMO_BASE_URL.
+   */
+  TEST_NUMBERS: optionalString.transform((v) =>
+    v
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ),
   /**
    * Mirrors the organization's "Name match affects payment" setting at the service (contract: Payments rule 3):
    * true (default) when a name that differs from the network's makes a payment fail there. Then a mismatch offers
@@ -528,6 +592,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`${unset.join(', ')}: SMS_PROVIDER=africastalking needs AT_USERNAME and AT_API_KEY`);
   }
   if (cfg.CURRENCIES.length === 0) throw new ConfigError('CURRENCIES must name at least one currency');
+  const twice = Object.entries(cfg.CHANNEL_COUNTRIES).filter(([, countries]) => countries.length > 1);
+  if (twice.length > 0)
+    throw new ConfigError(`CHANNEL_COUNTRIES names ${twice.map(([c]) => c).join(', ')} twice: one country a channel`);
   const missing = WHATSAPP_SETTINGS.filter((name) => cfg[name] === undefined);
   if (missing.length > 0 && missing.length < WHATSAPP_SETTINGS.length) {
     throw new ConfigError(

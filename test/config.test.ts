@@ -163,3 +163,26 @@ describe('an access policy that is not one', () => {
     );
   });
 });
+
+describe("the caller's country settings", () => {
+  it('read per country and per channel, and refuse what they cannot read', () => {
+    const cfg = loadConfig({});
+    expect(cfg.COUNTRY_CURRENCIES).toEqual({ UG: ['UGX'], KE: ['KES'] });
+    expect(cfg.CHANNEL_COUNTRIES).toEqual({});
+    expect(cfg.TEST_CURRENCIES).toEqual(['BXC']);
+    expect(cfg.TEST_NUMBERS).toBeUndefined();
+    const set = loadConfig({
+      COUNTRY_CURRENCIES: 'ug:UGX, UG:usd ,KE:KES,NG:NGN',
+      CHANNEL_COUNTRIES: 'telegram:UG,Slack:ke',
+      TEST_NUMBERS: '+256772000001, +254712000001',
+    });
+    expect(set.COUNTRY_CURRENCIES).toEqual({ UG: ['UGX', 'USD'], KE: ['KES'], NG: ['NGN'] });
+    expect(set.CHANNEL_COUNTRIES).toEqual({ telegram: ['UG'], slack: ['KE'] });
+    expect(set.TEST_NUMBERS).toEqual(['+256772000001', '+254712000001']);
+    expect(() => loadConfig({ COUNTRY_CURRENCIES: 'Uganda:UGX' })).toThrow(/COUNTRY_CURRENCIES.*Uganda:UGX/);
+    expect(() => loadConfig({ COUNTRY_CURRENCIES: 'UG=UGX' })).toThrow(/COUNTRY_CURRENCIES/);
+    expect(() => loadConfig({ CHANNEL_COUNTRIES: 'sms:UG' })).toThrow(/CHANNEL_COUNTRIES.*sms:UG/);
+    expect(() => loadConfig({ CHANNEL_COUNTRIES: 'telegram:UGA' })).toThrow(/CHANNEL_COUNTRIES/);
+    expect(() => loadConfig({ CHANNEL_COUNTRIES: 'telegram:UG,telegram:KE' })).toThrow(/telegram twice/);
+  });
+});

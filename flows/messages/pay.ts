@@ -47,6 +47,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.askFirstNameOrNetwork':
       'The network knows {phone} as {networkName}. Pay that name, or enter the first name of its owner:',
     'pay.payTypedName': 'Pay {name} anyway',
+    'pay.abroad':
+      'This number is abroad ({country, select, UG {Uganda} KE {Kenya} TZ {Tanzania} RW {Rwanda} BI {Burundi} CD {DR Congo} NG {Nigeria} GH {Ghana} ZM {Zambia} other {{country}}}).',
     'pay.summary.money':
       'Send {amount, number, money} {currency} of mobile money to {name} ({phone})?{hasNote, select, yes { Note: {note}} other {}}',
     'pay.summary.airtime':
@@ -111,6 +113,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.askFirstNameOrNetwork':
       'Mtandao unaijua {phone} kama {networkName}. Mlipe jina hilo, au weka jina la kwanza la mwenye namba:',
     'pay.payTypedName': 'Mlipe {name} hata hivyo',
+    'pay.abroad':
+      'Nje ya nchi: {country, select, UG {Uganda} KE {Kenya} TZ {Tanzania} RW {Rwanda} BI {Burundi} CD {Kongo DRC} NG {Nigeria} GH {Ghana} ZM {Zambia} other {{country}}}.',
     'pay.summary.money':
       'Tuma {amount, number, money} {currency} ya pesa ya simu kwa {name} ({phone})?{hasNote, select, yes { Ujumbe: {note}} other {}}',
     'pay.summary.airtime':
@@ -175,6 +179,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.repeat':
       "Vous avez payé {amount, number, money} {currency} à {phone} {minutes, plural, =0 {à l'instant} one {il y a # minute} other {il y a # minutes}}. Envoyer un second paiement ?",
     'pay.payAgain': 'Oui, renvoyer',
+    'pay.abroad':
+      'Étranger : {country, select, UG {Ouganda} KE {Kenya} TZ {Tanzanie} RW {Rwanda} BI {Burundi} CD {RD Congo} NG {Nigeria} GH {Ghana} ZM {Zambie} other {{country}}}.',
     'pay.summary.money':
       "Envoyer {amount, number, money} {currency} d'argent mobile à {name} ({phone}) ?{hasNote, select, yes { Message : {note}} other {}}",
     'pay.summary.airtime':

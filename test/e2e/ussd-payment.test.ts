@@ -61,6 +61,52 @@ describe("a whole USSD payment through the product (Africa's Talking, embedded s
     expect(next.replace(/^(CON|END) /, '').length).toBeLessThanOrEqual(182);
   });
 
+  it("reads a caller's local numbers in their country, with its examples, currencies and a word for abroad", async () => {
+    // A Kenyan caller: 0712000001 is Kenyan (+254712000001), paid in KES; the examples are Kenyan.
+    const kenyan = new AtSession(app.url, '+254712345680');
+    await kenyan.dial();
+    await kenyan.answer('1'); // pay someone
+    await kenyan.answer('1'); // mobile money
+    expect(await kenyan.answer('0712')).toMatch(/Try e\.g\. 0712123456 or \+254712123456\./);
+    expect(await kenyan.answer('0712000001')).toMatch(/first name/i);
+    await kenyan.answer('Mary');
+    await kenyan.answer('Njeri');
+    // The sandbox's test number may also be paid in the test currency; no other country's currency is offered.
+    expect(await kenyan.answer('700')).toMatch(/^CON Choose the currency:\n1\. KES\n2\. BXC\n0 Back/);
+    const summary = await kenyan.answer('1');
+    expect(summary).toMatch(/^CON Send 700 KES of mobile money to .+ \(\+254712000001\)\?/);
+    expect(summary).not.toMatch(/abroad/);
+
+    // A Ugandan number typed by the Kenyan caller: the summary says it is abroad.
+    const across = new AtSession(app.url, '+254712345681');
+    await across.dial();
+    await across.answer('1');
+    await across.answer('1');
+    await across.answer('+256772123456');
+    await across.answer('Grace');
+    await across.answer('Otieno');
+    const abroad = await across.answer('700'); // KES, the caller's one currency: no currency screen
+    expect(abroad).toMatch(
+      /^CON This number is abroad \(Uganda\)\.\nSend 700 KES of mobile money to .+\(\+256772123456\)\?/,
+    );
+    expect(await across.answer('2')).toMatch(/^END /); // cancel: nothing sent
+
+    // A Ugandan caller paying anyone but a test number is offered UGX alone: no currency screen.
+    const ugandan = new AtSession(app.url, '+256700111444');
+    await ugandan.dial();
+    await ugandan.answer('1');
+    await ugandan.answer('1');
+    expect(await ugandan.answer('0712')).toMatch(/Try e\.g\. 0772123456 or \+256772123456\./);
+    await ugandan.answer('0772123456');
+    await ugandan.answer('Grace');
+    await ugandan.answer('Otieno');
+    const home = await ugandan.answer('700');
+    expect(home).toMatch(/^CON Send 700 UGX of mobile money to .+ \(\+256772123456\)\?/);
+    expect(home).not.toMatch(/abroad/);
+    for (const screen of [...kenyan.screens, ...across.screens, ...ugandan.screens])
+      expect(screen.length).toBeLessThanOrEqual(182);
+  });
+
   it('counts finished and abandoned conversations per flow and step, and the service answers, at /metrics', async () => {
     const me = '+256700111333';
     const left = new AtSession(app.url, me);

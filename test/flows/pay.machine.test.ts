@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { payFlow, payMachine } from '../../flows/pay.machine.js';
 import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
-import type { FlowEvent, ServiceFailure } from '../../flows/types.js';
-import { currentView, render } from '../../src/conversation/flow/render.js';
+import { LANGS, type FlowEvent, type ServiceFailure } from '../../flows/types.js';
+import { currentView, render, renderView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';
 import {
   answered,
@@ -16,7 +16,7 @@ import {
   type LiveOptions,
   type Outcome,
 } from './driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './screens.js';
+import { expectCatalogueComplete, expectScreensFit, ussdSize } from './screens.js';
 import { phoneExample } from '../../flows/input.js';
 
 const answers = { awaitingEmail: ['x', 'a@b.co'], awaitingFirstName: ['', 'Jane'], awaitingLastName: ['', 'Doe'] };
@@ -347,6 +347,80 @@ describe('pay machine: recent payees first', () => {
     expect(currentView(s)?.text).toEqual({ key: 'pay.askAmount' });
     s = await flow.send(answered('5000'));
     expect(s.value).toBe('choosingCurrency');
+  });
+
+  it("the test currency is offered only to pay one of the service's test numbers, and never to a bank", async () => {
+    const input = { currencies: ['UGX'], testCurrencies: ['BXC'], testNumbers: ['+256772000001'] };
+    const test = live(payMachine, { input, answers: happy });
+    for (const event of [chosen('money'), answered('0772000001'), answered('Jane'), answered('Doe')])
+      await test.send(event);
+    let s = await test.send(answered('5000'));
+    expect([s.value, currentView(s)?.choices?.map((c) => c.label)]).toEqual(['choosingCurrency', ['UGX', 'BXC']]);
+    s = await test.send(chosen('BXC'));
+    expect([s.value, s.context.currency]).toEqual(['confirming', 'BXC']);
+
+    const anyone = live(payMachine, { input, answers: happy });
+    for (const event of [chosen('money'), answered('0772123456'), answered('Jane'), answered('Doe')])
+      await anyone.send(event);
+    s = await anyone.send(answered('5000'));
+    expect([s.value, s.context.currency]).toEqual(['confirming', 'UGX']);
+    expect((await anyone.send(chosen('BXC'))).context.currency).toBe('UGX');
+
+    const bank = live(payMachine, { input, answers: { ...happy, lookupContact: knownNumber } });
+    for (const [event] of BANK.slice(0, 5)) await bank.send(event);
+    await bank.send(answered('+256772000001'));
+    s = await bank.send(answered('20000'));
+    expect([s.value, s.context.currency]).toEqual(['confirming', 'UGX']);
+  });
+
+  it("a number of another country than the caller's says so on the summary, in every language", async () => {
+    const kenyan = live(payMachine, {
+      input: { userPhone: '+254712345680', defaultCountry: 'KE', currencies: ['KES'] },
+      answers: happy,
+    });
+    for (const event of [chosen('money'), answered('0712000001'), answered('Jane'), answered('Doe')])
+      await kenyan.send(event);
+    let s = await kenyan.send(answered('700'));
+    expect([s.value, s.context.phone, s.context.currency]).toEqual(['confirming', '+254712000001', 'KES']);
+    expect(currentView(s)?.notice).toBeUndefined();
+
+    const abroad = live(payMachine, {
+      input: { userPhone: '+254712345680', defaultCountry: 'KE', currencies: ['KES'] },
+      answers: happy,
+    });
+    for (const event of [chosen('money'), answered('+256712000001'), answered('Jane'), answered('Doe')])
+      await abroad.send(event);
+    s = await abroad.send(answered('700'));
+    const view = currentView(s)!;
+    expect(view.notice).toEqual({ key: 'pay.abroad', params: { country: 'UG' } });
+    expect(renderView(view, 'en').text).toMatch(/^This number is abroad \(Uganda\)\.\nSend 700 KES/);
+    expect(renderView(view, 'sw').text).toMatch(/^Nje ya nchi: Uganda\.\nTuma 700 KES/);
+    expect(renderView(view, 'fr').text).toMatch(/^Étranger : Ouganda\.\nEnvoyer 700 KES/);
+    expect(renderView({ ...view, notice: { key: 'pay.abroad', params: { country: 'ZA' } } }, 'en').text).toMatch(
+      /^This number is abroad \(ZA\)\./,
+    );
+  });
+
+  it('the abroad notice keeps every summary within a USSD screen', () => {
+    // Recent payees are Ugandan numbers: a Kenyan caller picking one sees the notice on the summary.
+    const walk = walkFlow(payFlow, { input: { requirePin: true, defaultCountry: 'KE' }, answers, print: false });
+    expect(walk.keys).toContain('pay.abroad');
+    expectScreensFit(payFlow, walk);
+    // The same summaries abroad in each country the words name: the longest name still fits.
+    const summaries = walk.paths.flatMap(({ state }) => {
+      const view = currentView(state);
+      return view?.notice ? [view] : [];
+    });
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const view of summaries)
+      for (const country of ['KE', 'TZ', 'RW', 'BI', 'CD', 'NG', 'GH', 'ZM', 'ZA'])
+        for (const lang of LANGS) {
+          const prompt = renderView({ ...view, notice: { key: 'pay.abroad', params: { country } } }, lang);
+          const nav = `0 ${render({ key: 'common.back' }, lang)} 00 ${render({ key: 'common.home' }, lang)}`;
+          const screen = [prompt.text, ...(prompt.choices ?? []).map((c, i) => `${i + 1}. ${c.label}`), nav].join('\n');
+          const { size, limit } = ussdSize(screen);
+          expect(size, screen).toBeLessThanOrEqual(limit);
+        }
   });
 
   it('an over-limit amount in the named currency is asked again in it, with the figure', async () => {
@@ -889,16 +963,16 @@ describe('pay machine: creating the payment', () => {
     expect(flow.calls.map((c) => c.service)).toEqual(['recentPayees', 'lookupContact', 'checkSpend', 'verifyContact']);
   });
 
-  it("lists the banks of the person's country (a chat without a number: every bank); none: said on the kinds", async () => {
-    const ugandan = live(payMachine, { input: { userPhone: '+256772123456' }, answers: happy });
+  it("lists the banks of the caller's country (the engine's: their number's, else the channel's); none: said", async () => {
+    const ugandan = live(payMachine, { input: { userPhone: '+256772123456', defaultCountry: 'UG' }, answers: happy });
     await ugandan.send(chosen('bank'));
     expect(ugandan.calls.find((c) => c.service === 'listBanks')?.input).toEqual({ country: 'UG' });
-    const kenyan = live(payMachine, { input: { userPhone: '+254712345678' }, answers: happy });
+    const kenyan = live(payMachine, { input: { userPhone: '+254712345678', defaultCountry: 'KE' }, answers: happy });
     await kenyan.send(chosen('bank'));
     expect(kenyan.calls.find((c) => c.service === 'listBanks')?.input).toEqual({ country: 'KE' });
-    const chat = live(payMachine, { input: { userPhone: undefined }, answers: happy });
+    const chat = live(payMachine, { input: { userPhone: undefined, defaultCountry: 'KE' }, answers: happy });
     await chat.send(chosen('bank'));
-    expect(chat.calls.find((c) => c.service === 'listBanks')?.input).toEqual({});
+    expect(chat.calls.find((c) => c.service === 'listBanks')?.input).toEqual({ country: 'KE' });
 
     const none = live(payMachine, {
       input: { userPhone: '+2348031400001' },

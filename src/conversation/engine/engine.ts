@@ -18,6 +18,7 @@ import { getCountryCallingCode } from 'libphonenumber-js';
 import type { Logger } from '../../log.js';
 import { chatOf } from '../channels/chat-address.js';
 import { createAnswers } from './answers.js';
+import { callerCountry, currenciesOfCountry } from './country.js';
 import type { AccessPolicy } from '../services/access-policy.js';
 import { RecordCache } from './record-cache.js';
 import { createCatalogue } from '../flow/render.js';
@@ -52,10 +53,21 @@ export interface EngineOptions {
   policy: AccessPolicy;
   /** The flows to run. Default: the registry in flows/index.ts; tests pass their own. */
   flows?: Partial<Record<FlowId, FlowModule>>;
-  /** Country of local phone numbers (FlowInput.defaultCountry). */
+  /** DEFAULT_COUNTRY: a caller's country when neither their number nor their channel says one. */
   defaultCountry: string;
-  /** Currencies offered (FlowInput.currencies), first is the default. */
+  /** CHANNEL_COUNTRIES: the country of a channel whose callers have no number. Default none. */
+  channelCountries?: Partial<Record<Channel, string>>;
+  /** CURRENCIES: the currencies the organization allows to be offered. */
   currencies: string[];
+  /**
+   * COUNTRY_CURRENCIES: those a caller of each country is offered (FlowInput.currencies). Default: every one of
+   * `currencies` to everyone.
+   */
+  countryCurrencies?: Record<string, string[]>;
+  /** TEST_CURRENCIES: offered only to pay one of `testNumbers`. Default none. */
+  testCurrencies?: string[];
+  /** TEST_NUMBERS: the service's test numbers (`+` form). Default none. */
+  testNumbers?: string[];
   /** NAME_MATCH_AFFECTS_PAYMENT (FlowInput.nameMatchAffectsPayment). Default true. */
   nameMatchAffectsPayment?: boolean;
   /**
@@ -176,22 +188,36 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       expiresAt: now() + options.sessionTtlSeconds * 1000,
       channel: participant.channel,
       at: now(),
-      input: (runId, profile) => ({
-        runId,
-        channel: participant.channel,
-        chat: chatOf(participant),
-        userId: participant.userId,
-        userPhone: participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined),
-        requirePin: participant.channel === 'ussd',
-        defaultCountry: options.defaultCountry,
-        // Computed when a flow starts, not on every hop: only those the role may pay in, so one is never asked.
-        currencies: policy.currenciesOf(participant.channel, participant.userId, options.currencies),
-        nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
-        ...(options.bankEmailOptional ? { bankEmailOptional: true } : {}),
-        profile,
-        allowedFlows,
-        ...(pinReset ? { pinReset } : {}),
-      }),
+      input: (runId, profile) => {
+        const userPhone = participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined);
+        // Computed when a flow starts, not on every hop: the caller's country, and of its currencies only those
+        // the role may pay in, so one is never asked.
+        const country = callerCountry(userPhone, participant.channel, options);
+        const offered = currenciesOfCountry(country, options);
+        const usable = policy.currenciesOf(participant.channel, participant.userId, [
+          ...offered.currencies,
+          ...offered.testCurrencies,
+        ]);
+        const currencies = usable.filter((c) => offered.currencies.includes(c));
+        const testCurrencies = usable.filter((c) => offered.testCurrencies.includes(c));
+        const testNumbers = options.testNumbers ?? [];
+        return {
+          runId,
+          channel: participant.channel,
+          chat: chatOf(participant),
+          userId: participant.userId,
+          userPhone,
+          requirePin: participant.channel === 'ussd',
+          defaultCountry: country,
+          currencies: currencies.length > 0 ? currencies : offered.currencies,
+          ...(testCurrencies.length > 0 && testNumbers.length > 0 ? { testCurrencies, testNumbers } : {}),
+          nameMatchAffectsPayment: options.nameMatchAffectsPayment ?? true,
+          ...(options.bankEmailOptional ? { bankEmailOptional: true } : {}),
+          profile,
+          allowedFlows,
+          ...(pinReset ? { pinReset } : {}),
+        };
+      },
     };
   }
 

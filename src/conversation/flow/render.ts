@@ -24,7 +24,7 @@ export interface Catalogue {
   readonly messages: Record<Lang, Messages>;
   /** The words of `text` in `lang`, placeholders `{name}` filled from its params. */
   render(text: Text, lang: Lang): string;
-  /** A View as a Prompt: the error line above the text, choice labels rendered. */
+  /** A View as a Prompt: the error line and the notice above the text, choice labels rendered. */
   renderView(view: View, lang: Lang): Prompt;
 }
 
@@ -41,7 +41,7 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
   const render = (text: Text, lang: Lang): string =>
     fillTemplate(messages[lang]?.[text.key] ?? messages.en[text.key] ?? text.key, text.params, lang);
   const renderView = (view: View, lang: Lang): Prompt => ({
-    text: view.error ? `${render(view.error, lang)}\n${render(view.text, lang)}` : render(view.text, lang),
+    text: [view.error, view.notice, view.text].flatMap((t) => (t ? [render(t, lang)] : [])).join('\n'),
     ...(view.choices
       ? {
           choices: view.choices.map((c) => ({
@@ -75,7 +75,9 @@ export function currentView(snapshot: AnyMachineSnapshot): View | undefined {
   return view ? view(snapshot.context) : undefined;
 }
 
-/** Every catalogue key a View uses (text, error, choice texts). */
+/** Every catalogue key a View uses (text, error, notice, choice texts). */
 export function viewKeys(view: View): string[] {
-  return [view.text, view.error, ...(view.choices ?? []).map((c) => c.text)].flatMap((t) => (t ? [t.key] : []));
+  return [view.text, view.error, view.notice, ...(view.choices ?? []).map((c) => c.text)].flatMap((t) =>
+    t ? [t.key] : [],
+  );
 }
