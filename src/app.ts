@@ -271,13 +271,20 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       recentPayment: recentOfJournal,
       directory: people,
       ...(bankTransferEmail ? { bankTransferEmail } : {}),
+      reservedWithIntent: true,
     }),
     made,
     logger,
     {
       journal: money,
-      giveBack: (key) => policy.giveBackSpend(store, key, 'intent not recorded'),
       owedFirstCheckSeconds: FOLLOW_UP_DELAYS_SECONDS[0],
+      // A payment's reservation in its person's daily total commits with its intent, and goes back with its
+      // journalled refusal.
+      reservation: {
+        of: (input) => policy.reservationOf({ ...input, channel: input.channel as Channel }),
+        check: (input) => policy.checkReservation({ ...input, channel: input.channel as Channel }),
+        refused: (reservation, total) => policy.overDayOf(reservation, total),
+      },
     },
   );
 
@@ -361,7 +368,6 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     verify: { default: config.COLLECTION_VERIFY_DEFAULT, defaultCountry: config.DEFAULT_COUNTRY },
     languageOf,
     onPaymentFailed: async (ref, reason) => {
-      await policy.giveBackSpend(store, ref, 'ended without money moving');
       await forgetFailedName({ store, logger }, ref, reason);
     },
     // An "already submitted" the service holds nothing of (follow-up.ts): journalled as nothing made.

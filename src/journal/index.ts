@@ -3,6 +3,7 @@
  * failure stops the money), every later fact handed to the buffered writer (never waited for), and who asked
  * in the words of the access policy (their role). The parts take a {@link MoneyJournal}; app.ts makes it.
  */
+import type { Reservation } from '../conversation/services/limits.js';
 import type { Intent, JournalEvent } from './journal.js';
 import { Journal } from './journal.js';
 import type { DoubtReason, OwedOutcomes } from './owed.js';
@@ -15,9 +16,10 @@ export type { Intent, JournalEvent } from './journal.js';
 export interface MoneyJournal {
   /**
    * Commits the intent before the money-moving call; throws when the database does not take it. Gives the
-   * operation's short ref (src/journal/short-ref.ts), the reference people are shown.
+   * operation's short ref (src/journal/short-ref.ts), the reference people are shown. With a reservation, both
+   * in one statement (Journal.intend): throws OverDailyLimit when the daily limit refused it (no intent).
    */
-  intend(intent: Intent): Promise<string | void>;
+  intend(intent: Intent, reservation?: Reservation): Promise<string | void>;
   /**
    * Whether the journal holds the operation `ref` (one read): an intent whose write failed may have been
    * committed all the same (a timeout after the server took it). Throws when the database does not answer.
@@ -32,6 +34,11 @@ export interface MoneyJournal {
    * being checked. Absent without owed outcomes; throws when the database does not answer.
    */
   inDoubt?(ref: string, reason: Exclude<DoubtReason, 'intent'>): Promise<boolean>;
+  /**
+   * Writes a fact at once (a refusal that gives a reservation back before the person is told); handed to the
+   * buffered writer when the database does not take it. Never rejects.
+   */
+  writeNow(event: JournalEvent): Promise<void>;
   /** Who a channel user is to the access policy: their role ('' when it knows none) and person, if any. */
   who(channel: string, userId: string): Who;
 }
@@ -48,11 +55,18 @@ export function moneyJournal(
   owed?: OwedOutcomes,
 ): MoneyJournal {
   return {
-    intend: (intent) => journal.intend(intent),
+    intend: (intent, reservation) => journal.intend(intent, reservation),
     holds: async (ref) => (await journal.byRef(ref)) !== undefined,
     write: (event) => writer.write(event),
     append: (event) => journal.append(event),
     ...(owed ? { inDoubt: (ref: string, reason: Exclude<DoubtReason, 'intent'>) => owed.inDoubt(ref, reason) } : {}),
+    writeNow: async (event) => {
+      try {
+        await journal.append(event);
+      } catch {
+        writer.write(event);
+      }
+    },
     who: (channel, userId) => {
       const { role, person } = who(channel, userId);
       return { role: role ?? '', ...(person ? { person } : {}) };

@@ -17,6 +17,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+import { giveBackCall, reserveCall } from '../people/spend.js';
+import type { GiveBackReason, Reservation } from '../conversation/services/limits.js';
 import { chainHead, type ChainHead } from './chain.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
 import type { Owed, OwedSchema } from './owed.js';
@@ -77,6 +79,11 @@ export interface JournalEvent {
   serviceId?: string;
   /** The outcome the user was told (a state word). */
   toldState?: string;
+  /**
+   * Gives the payment's reservation in its person's daily total back, in the transaction that writes this event
+   * (nothing was sent, or it ended without money moving): once, whatever repeats the write.
+   */
+  giveBack?: GiveBackReason;
 }
 
 /** The service's answer to the create call. */
@@ -102,6 +109,8 @@ export interface Refusal {
   source?: EventSource;
   at?: Date;
   data?: Record<string, unknown>;
+  /** The reservation of the refused payment is given back with the refusal (JournalEvent.giveBack). */
+  giveBack?: GiveBackReason;
 }
 
 /** A state the service reported. */
@@ -114,6 +123,8 @@ export interface StateReport {
   /** Default `<ref>:state:<state>:<source>`: one row per state per way of learning it. */
   key?: string;
   data?: Record<string, unknown>;
+  /** A state that ends the payment without money moving gives its reservation back (JournalEvent.giveBack). */
+  giveBack?: GiveBackReason;
 }
 
 /** An approver's decision on a held payment. */
@@ -214,6 +225,14 @@ export class SearchError extends Error {
   override name = 'SearchError';
 }
 
+/** The daily limit refused an intent's reservation (Journal.intend): nothing was written; `total` spent before. */
+export class OverDailyLimit extends Error {
+  override name = 'OverDailyLimit';
+  constructor(readonly total: number) {
+    super('over the daily limit: no intent written');
+  }
+}
+
 export class Journal {
   constructor(readonly db: Kysely<Schema>) {}
 
@@ -222,8 +241,13 @@ export class Journal {
    * statement (one round trip). Throws when the database does not take it: the caller must then not move the
    * money. Written again (a repeated attempt) it changes nothing. Returns the operation's short ref (the one
    * its row's insert drew from the sequence, or the row's own when it was there already).
+   *
+   * With `reservation`, the same statement first reserves the amount in its person's total of the day
+   * (`spend_reserve`, migration 0320: the day's row locked, the limit checked): the reservation and the intent
+   * commit together or neither does, and a reservation the limit refuses writes no intent and throws
+   * {@link OverDailyLimit} (with the total before it). A reservation already made under the ref changes nothing.
    */
-  async intend(intent: Intent): Promise<string> {
+  async intend(intent: Intent, reservation?: Reservation): Promise<string> {
     const at = intent.at ?? new Date();
     const state = intent.state ?? 'intended';
     const data = {
@@ -242,6 +266,7 @@ export class Journal {
       ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
     };
     const owed = intent.owed && state === 'intended' ? intent.owed : undefined;
+    if (reservation) return this.intendReserving(intent, reservation, at, state, data, owed);
     // The owed outcome's row rides in the same statement (a CTE of its own: written whether or not the operation's
     // row was there already, as for a held payment approved since).
     const base = owed
@@ -313,6 +338,57 @@ export class Journal {
     return row.short_ref;
   }
 
+  /** {@link intend} with its reservation, in one statement (raw SQL: each insert only when it was reserved). */
+  private async intendReserving(
+    intent: Intent,
+    reservation: Reservation,
+    at: Date,
+    state: 'intended' | 'held',
+    data: Record<string, unknown>,
+    owed: Owed | undefined,
+  ): Promise<string> {
+    if (reservation.ref !== intent.ref) throw new Error("a reservation is written under its intent's ref");
+    // The reservation first (its function takes the day's row lock before the event's insert takes the chain's),
+    // then the owed outcome, the operation and its event, only when it was reserved.
+    const owedInsert = owed
+      ? sql`, owed as (
+          insert into owed_outcomes (ref, chat, owed, next_check, created)
+          select ${intent.ref}, ${intent.chat}, ${jsonOf(owed.record)}::jsonb, ${owed.checkAt}::timestamptz,
+            ${at}::timestamptz
+          from r where r.ok
+          on conflict (ref) do nothing
+          returning ref
+        )`
+      : sql``;
+    const { rows } = await sql<{ ok: boolean; total: string; short_ref: string | null }>`
+      with r as (select * from ${reserveCall(reservation, at)})${owedInsert},
+      op as (
+        insert into operations (ref, kind, service_id, amount, currency, payee, payee_name, channel, channel_user,
+          chat, role, flow, state, service_state, told_state, parent_ref, created, updated)
+        select ${intent.ref}, ${intent.kind}, null, ${intent.amount}::numeric, ${intent.currency}, ${intent.payee},
+          ${intent.payeeName ?? null}::text, ${intent.channel}, ${intent.channelUser}, ${intent.chat}, ${intent.role},
+          ${intent.flow}, ${state}, null, null, ${intent.parentRef ?? null}::text, ${at}::timestamptz,
+          ${at}::timestamptz
+        from r where r.ok
+        on conflict (ref) do nothing
+        returning short_ref
+      ),
+      ev as (
+        insert into operation_events (ref, type, source, event_key, at, data)
+        select ${intent.ref}, 'intent', 'create', ${`${intent.ref}:intent`}, ${at}::timestamptz, ${jsonOf(data)}::jsonb
+        from r where r.ok
+        on conflict (event_key) do nothing
+        returning id
+      )
+      select r.ok, r.total,
+        coalesce((select short_ref from op), (select short_ref from operations where ref = ${intent.ref})) as short_ref
+      from r`.execute(this.db);
+    const written = rows[0]!;
+    if (!written.ok) throw new OverDailyLimit(Number(written.total));
+    if (!written.short_ref) throw new Error(`the journal gave operation ${intent.ref} no short ref`);
+    return written.short_ref;
+  }
+
   /** The service took the create call and named it (`serviceId`). */
   answered(ref: string, answer: Answer): Promise<boolean> {
     return this.append(Journal.answerEvent(ref, answer));
@@ -373,6 +449,7 @@ export class Journal {
         state: refusal.state ?? 'refused',
       },
       state: refusal.state ?? 'refused',
+      ...(refusal.giveBack ? { giveBack: refusal.giveBack } : {}),
     };
   }
 
@@ -392,6 +469,7 @@ export class Journal {
       state: report.state,
       serviceState: report.serviceState,
       serviceId: report.serviceId,
+      ...(report.giveBack ? { giveBack: report.giveBack } : {}),
     };
   }
 
@@ -437,6 +515,16 @@ export class Journal {
    */
   async append(event: JournalEvent, db: Db = this.db): Promise<boolean> {
     const at = event.at instanceof Date ? event.at : new Date(event.at);
+    if (event.giveBack) {
+      const { giveBack, ...rest } = event;
+      // The reservation first: its rows are locked before the event's insert takes the chain's lock, in the
+      // order an intent's statement takes them.
+      const write = async (trx: Db) => {
+        await sql`select ${giveBackCall(event.ref, giveBack, at)}`.execute(trx);
+        return this.append(rest, trx);
+      };
+      return db.isTransaction ? write(db) : db.transaction().execute(write);
+    }
     const moves = event.state !== undefined || event.toldState !== undefined || event.serviceId !== undefined;
     const insert = (d: Db) =>
       d

@@ -64,8 +64,8 @@ export interface DispatcherOptions {
   leaseMs?: number;
   /**
    * Called with our ref of a payment of ours that ended without money moving (processed_with_errors, rejected,
-   * cancelled), as believed here (our record; a read without credentials), before it is told: gives its spend
-   * reservation back (src/conversation/services/access-policy.ts giveBackSpend, once only whatever the repeats),
+   * cancelled), as believed here (our record; a read without credentials), before it is told (its spend
+   * reservation goes back with the journalled state: JournalEvent.giveBack, once only whatever the repeats),
    * and forgets names that failed the network's check (`reason`, its last_error: flow-services.ts forgetFailedName).
    * Default: none.
    */
@@ -268,7 +268,8 @@ export function createDispatcher(options: DispatcherOptions) {
   async function journalStateOf(source: 'notification' | 'read', event: JournalEvent): Promise<void> {
     const journal = options.journal;
     if (!journal) return;
-    if (source !== 'read' || !journal.append) {
+    // A state read, and one that gives a reservation back (before the person is told), are written at once.
+    if ((source !== 'read' && !event.giveBack) || !journal.append) {
       journal.write(event);
       return;
     }
@@ -290,6 +291,7 @@ export function createDispatcher(options: DispatcherOptions) {
     source: 'notification' | 'read' = 'notification',
   ): Promise<DispatchResult> {
     const state = journalState(record, notice);
+    const failed = record.kind === 'payment' && PAYMENT_FAILED.has(notice.state);
     await journalStateOf(
       source,
       journalEvents.state(record.ref, {
@@ -302,10 +304,11 @@ export function createDispatcher(options: DispatcherOptions) {
           ...(notice.kind === 'collection' ? { collection: notice.id } : {}),
         },
         ...(notice.kind === 'collection' ? { key: `${record.ref}:state:collection:${notice.id}:${source}` } : {}),
+        // Ended without money moving: its reservation goes back with the state that says so.
+        ...(failed ? { giveBack: 'ended without money moving' as const } : {}),
       }),
     );
-    if (record.kind === 'payment' && PAYMENT_FAILED.has(notice.state))
-      await options.onPaymentFailed?.(record.ref, notice.reason);
+    if (failed) await options.onPaymentFailed?.(record.ref, notice.reason);
     const delivery = deliveryFor(record, notice);
     if (!delivery) return 'ignored';
     // USSD cannot push: its users see their latest outcome (or what asks someone to act) at the next dial,

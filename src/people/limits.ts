@@ -5,9 +5,11 @@
  * - A reservation is a row of `spend_reservations` (our ref = the payment's Duplicate-Check-Key, unique), written
  *   in one transaction with the person's row of the day in `spend_days`, taken `FOR UPDATE` first: however many
  *   channels of one person pay at once, and in however many processes, their reservations are counted one after
- *   the other against one total. The flows reserve in the step before the one that writes the intent and calls
- *   the service, so the reservation is committed before the intent and before any money call. Reserving again
- *   under the same ref changes nothing; a give-back marks the row (when, why) and lowers the day's total, once.
+ *   the other against one total (`spend_reserve`, migration 0320, one round trip). In the product a payment's
+ *   reservation is written in the statement that writes its intent (src/journal/journal.ts intend) and given
+ *   back in the transaction that journals its refusal; {@link DatabaseLimits.reserve} and
+ *   {@link DatabaseLimits.giveBack} are the same calls on their own. Reserving again under the same ref changes
+ *   nothing; a give-back marks the row (when, why) and lowers the day's total, once.
  * - Wrong tries are rows of `secret_tries`, counted in one statement before the secret is compared (no more than
  *   the limit are ever compared, whatever arrives at once). The try that reaches the limit locks the PIN: the
  *   person's `pin_locked_until` and `pin_locked_why` are written and journalled (src/people/people.ts lockPin),
@@ -19,6 +21,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { GiveBackReason, Limits, LockReason, Reservation, TryScope } from '../conversation/services/limits.js';
 import { People } from './people.js';
+import { giveBackCall, reserveCall } from './spend.js';
 import type { PeopleSchema } from './schema.js';
 
 export interface DatabaseLimitsOptions {
@@ -52,85 +55,18 @@ export class DatabaseLimits implements Limits {
 
   async reserve(r: Reservation): Promise<{ ok: boolean; total: number }> {
     if (r.ref === '') throw new Error('a reservation needs its Duplicate-Check-Key');
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('spend_days')
-        .values({ person_id: r.person, currency: r.currency, day: r.day, total: 0 })
-        .onConflict((oc) => oc.columns(['person_id', 'currency', 'day']).doNothing())
-        .execute();
-      // The day's row, locked: another reservation or give-back of this person, currency and day waits here.
-      const day = await trx
-        .selectFrom('spend_days')
-        .select('total')
-        .where('person_id', '=', r.person)
-        .where('currency', '=', r.currency)
-        .where('day', '=', r.day)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const total = Number(day.total);
-      const held = await trx.selectFrom('spend_reservations').select('ref').where('ref', '=', r.ref).executeTakeFirst();
-      if (held) return { ok: true, total };
-      if (total + r.minor > r.limit) return { ok: false, total };
-      const inserted = await trx
-        .insertInto('spend_reservations')
-        .values({
-          ref: r.ref,
-          person_id: r.person,
-          currency: r.currency,
-          day: r.day,
-          amount: r.amount,
-          minor: r.minor,
-          reserved_at: new Date(this.now()),
-        })
-        // The same ref reserved at once under another person or day (never by the flows): the first is kept.
-        .onConflict((oc) => oc.column('ref').doNothing())
-        .returning('ref')
-        .executeTakeFirst();
-      if (!inserted) return { ok: true, total };
-      await trx
-        .updateTable('spend_days')
-        .set({ total: sql`total + ${r.minor}` })
-        .where('person_id', '=', r.person)
-        .where('currency', '=', r.currency)
-        .where('day', '=', r.day)
-        .execute();
-      return { ok: true, total: total + r.minor };
-    });
+    const { rows } = await sql<{
+      ok: boolean;
+      total: string;
+    }>`select * from ${reserveCall(r, new Date(this.now()))}`.execute(this.db);
+    return { ok: rows[0]!.ok, total: Number(rows[0]!.total) };
   }
 
   async giveBack(ref: string, reason: GiveBackReason): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const held = await trx
-        .selectFrom('spend_reservations')
-        .select(['person_id', 'currency', 'day', 'minor', 'given_back_at'])
-        .where('ref', '=', ref)
-        .executeTakeFirst();
-      if (!held || held.given_back_at !== null) return false;
-      // The day's row first, as a reservation takes it: the two never wait for each other in the other order.
-      await trx
-        .selectFrom('spend_days')
-        .select('total')
-        .where('person_id', '=', held.person_id)
-        .where('currency', '=', held.currency)
-        .where('day', '=', held.day)
-        .forUpdate()
-        .execute();
-      const given = await trx
-        .updateTable('spend_reservations')
-        .set({ given_back_at: new Date(this.now()), given_back_reason: reason })
-        .where('ref', '=', ref)
-        .where('given_back_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(given.numUpdatedRows) === 0) return false;
-      await trx
-        .updateTable('spend_days')
-        .set({ total: sql`greatest(0, total - ${Number(held.minor)})` })
-        .where('person_id', '=', held.person_id)
-        .where('currency', '=', held.currency)
-        .where('day', '=', held.day)
-        .execute();
-      return true;
-    });
+    const { rows } = await sql<{
+      given: boolean;
+    }>`select ${giveBackCall(ref, reason, new Date(this.now()))} as given`.execute(this.db);
+    return rows[0]!.given;
   }
 
   async countTry(

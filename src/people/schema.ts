@@ -41,6 +41,10 @@ export interface PersonCodesTable {
   code_hash: string;
   /** For link codes: a SHA-256 of the code, to find it by the code alone. */
   lookup: string | null;
+  /** For link codes made since migration 0320: their first characters, which name the code a guess aims at. */
+  locator: string | null;
+  /** Wrong guesses at this link code, from any account (migration 0320); it is used up at the limit. */
+  wrong_tries: Generated<number>;
   expires_at: Timestamp;
   used_at: Timestamp | null;
   created: Timestamp;

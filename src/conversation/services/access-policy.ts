@@ -55,7 +55,7 @@ import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
 import type { Channel, SessionStore } from '../types.js';
-import { storeLimits, type GiveBackReason, type Limits } from './limits.js';
+import { storeLimits, type GiveBackReason, type Limits, type Reservation } from './limits.js';
 
 /** Wrong PIN tries before the PIN locks. */
 export const PIN_MAX_ATTEMPTS = 3;
@@ -440,6 +440,27 @@ export class AccessPolicy {
    * refuses the payment or it ends without money moving.
    */
   async reserveSpend(store: SessionStore, input: ReserveSpend<Channel>): Promise<void> {
+    const reservation = this.reservationOf(input);
+    const { ok, total } = await this.limitsIn(store).reserve(reservation);
+    if (!ok) throw this.overDayOf(reservation, total);
+  }
+
+  /**
+   * The checks of {@link reserveSpend}, reserving nothing: the role may use the flow and the amount (or the
+   * largest of a payout's) is within the per-payment limit. For the services whose reservation is written with
+   * the payment's intent (recordMade with the journal's reservation): the reservation step of a flow checks
+   * this, and the day's total is checked under its lock when the intent is written.
+   */
+  checkReservation(input: ReserveSpend<Channel>): void {
+    this.reservationOf(input);
+  }
+
+  /**
+   * The reservation {@link reserveSpend} makes for `input` (checked as {@link checkReservation} says): the
+   * person, today (UTC), the amount in minor units and the daily limit. Throws ServiceFailure `not_allowed` or
+   * `limit_exceeded`.
+   */
+  reservationOf(input: ReserveSpend<Channel>): Reservation {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
     const currency = input.currency.toUpperCase();
@@ -448,7 +469,7 @@ export class AccessPolicy {
     const amount = new Decimal(input.amount);
     // A bulk payout's total counts in the day; the per-payment limit applies to each of its recipients.
     if (new Decimal(input.largest ?? input.amount).gt(perPayment)) throw overPayment(perPayment, currency);
-    const { ok, total: spent } = await this.limitsIn(store).reserve({
+    return {
       ref: input.duplicateCheckKey,
       person: person.id,
       currency,
@@ -456,8 +477,12 @@ export class AccessPolicy {
       amount: amount.toFixed(),
       minor: minorUnits(amount),
       limit: new Decimal(daily).mul(100).floor().toNumber(),
-    });
-    if (!ok) throw overDay(daily, spent, currency);
+    };
+  }
+
+  /** The refusal of a reservation the daily limit refused, `total` (minor units) spent before it. */
+  overDayOf(reservation: Reservation, total: number): ServiceFailure {
+    return overDay(new Decimal(reservation.limit).div(100).toFixed(), total, reservation.currency);
   }
 
   /**

@@ -69,6 +69,12 @@ export interface ServicesOptions {
    * email. Absent: such a transfer goes without one, and the service refuses it (the pay flow then offers no Skip).
    */
   bankTransferEmail?: string;
+  /**
+   * The reservation of a payment or purchase is written with its intent and given back with its journalled
+   * refusal (recordMade's `reservation`, made-records.ts): a create refused here gives nothing back itself.
+   * Default false: the refusal gives the reservation back here.
+   */
+  reservedWithIntent?: boolean;
 }
 
 /**
@@ -270,7 +276,8 @@ export function createServices(options: ServicesOptions): FlowServices {
         }
         // Given back only when the failure proves nothing was made (flows/types.ts madeNothing): a 429 may end a
         // run whose earlier attempt under this key the service committed, and a 2xx the client could not read did.
-        if (spent && madeNothing(toFailure(error))) await policy.giveBackSpend(store, key, 'refused by the service');
+        if (spent && !options.reservedWithIntent && madeNothing(toFailure(error)))
+          await policy.giveBackSpend(store, key, 'refused by the service');
         throw error;
       }
     });

@@ -2,7 +2,8 @@
  * Where a person's daily totals and the wrong tries of their secrets are kept, and what decides a limit or a
  * lock: one small interface, two places.
  * - The database (src/people/limits.ts, PostgreSQL or the demo's PGlite): what every product start uses, since
- *   every start opens one (src/app.ts). A reservation is a row written and committed before the money call;
+ *   every start opens one (src/app.ts). A reservation is a row written and committed with the payment's intent,
+ *   before the money call;
  *   the day's total is the database's, taken under a row lock; tries and the locks they cause are rows too.
  *   Emptying Redis changes nothing.
  * - The session store ({@link storeLimits}): counters in Redis or in memory, for a setup with no database at

@@ -16,10 +16,11 @@
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
 import { Decimal } from 'decimal.js';
-import { isAlreadySubmitted, type Asker, type FlowServices } from '../../../flows/services.js';
+import { isAlreadySubmitted, type Asker, type FlowServices, type ReserveSpend } from '../../../flows/services.js';
 import { VENDING_CURRENCY } from '../../../flows/purchase.js';
 import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flows/types.js';
 import { events, type MoneyJournal } from '../../journal/index.js';
+import { OverDailyLimit } from '../../journal/journal.js';
 import type { Operation, OperationKind, OperationState } from '../../journal/schema.js';
 import type { Logger } from '../../log.js';
 import { MissingKeyError } from '../../momo/index.js';
@@ -29,6 +30,7 @@ import { keys } from '../store/keys.js';
 import type { SessionStore } from '../types.js';
 import { NotCalled } from '../flow/flow-runtime.js';
 import { within } from '../../within.js';
+import type { GiveBackReason, Reservation } from './limits.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
 
@@ -323,7 +325,10 @@ export class MadeRecords {
 /** What recordMade journals besides our record (src/journal): absent, only the record is kept. */
 export interface RecordMadeOptions {
   journal?: MoneyJournal;
-  /** Gives back the spend reserved under a key when nothing was sent (access-policy.ts giveBackSpend). */
+  /**
+   * Gives back the spend reserved under a key when nothing was sent (access-policy.ts giveBackSpend), for a
+   * reservation made apart from the intent (without {@link reservation}).
+   */
   giveBack?: (duplicateCheckKey: string) => Promise<unknown>;
   /**
    * With the journal: each intent carries the outcome owed to its person (src/journal/owed.ts), first checked
@@ -331,6 +336,18 @@ export interface RecordMadeOptions {
    * answer marks it in doubt (MoneyJournal.inDoubt) before the person is told it is being checked. Unset: none.
    */
   owedFirstCheckSeconds?: number;
+  /**
+   * With the journal: a payment's or purchase's reservation in its person's daily total is written in the
+   * statement that writes its intent (access-policy.ts reservationOf), and given back in the transaction that
+   * journals its refusal; the flows' reservation step only checks (the services this returns). `refused` is the
+   * failure of a reservation the daily limit refused (`total` spent before it): no intent is written, nothing
+   * is sent.
+   */
+  reservation?: {
+    of(input: ReserveSpend): Reservation;
+    check(input: ReserveSpend): void;
+    refused(reservation: Reservation, total: number): ServiceFailure;
+  };
 }
 
 /** How long a create's way waits for its in-doubt mark: the row is there from the intent, only its reason is late. */
@@ -345,6 +362,8 @@ interface Asked {
   parentRef?: string;
   /** The payee's name as the flow named it (payeeNameOf): the journal's only. */
   payeeName?: string;
+  /** A payout's largest payment (its per-payment limit), for its reservation. */
+  largest?: string;
 }
 
 /** A payment's payee name for the journal: a bank account's name, else the name the flow gave (not a bare number). */
@@ -359,7 +378,12 @@ function payeeNameOf(input: { phonenumber: string; payeeName?: string; bank?: { 
  * too), the refusal is journalled (through the buffered writer, kept in Redis until the database takes it), so
  * the operation says `refused` and is not left `intended` for ever; not there, there is nothing to correct.
  */
-async function journalNotSent(journal: MoneyJournal, ref: string, reason: unknown): Promise<void> {
+async function journalNotSent(
+  journal: MoneyJournal,
+  ref: string,
+  reason: unknown,
+  giveBack?: GiveBackReason,
+): Promise<void> {
   let there: boolean | undefined;
   try {
     there = journal.holds ? await journal.holds(ref) : undefined;
@@ -371,6 +395,7 @@ async function journalNotSent(journal: MoneyJournal, ref: string, reason: unknow
     events.refusal(ref, {
       reason: 'the journal could not take the intent in time; nothing was sent',
       data: { code: 'not_recorded', error: String(reason).slice(0, 200) },
+      ...(giveBack ? { giveBack } : {}),
     }),
   );
 }
@@ -432,35 +457,59 @@ export function recordMade(
     const user = asked.asker.userId ?? '';
     const who = journal && user ? journal.who(channel, user) : { role: '' };
     const now = Date.now();
+    const reservation =
+      journal && options.reservation && asked.kind !== 'request'
+        ? options.reservation.of({
+            channel,
+            userId: user,
+            flow: asked.kind === 'purchase' ? asked.flow : 'pay',
+            amount: intent.amount,
+            currency: intent.currency,
+            duplicateCheckKey: intent.ref,
+            ...(asked.largest ? { largest: asked.largest } : {}),
+          })
+        : undefined;
     const [kept, journalled] = await Promise.allSettled([
       made.intendOnce(intent),
-      journal?.intend({
-        ref: intent.ref,
-        kind: asked.kind,
-        amount: intent.amount,
-        currency: intent.currency,
-        payee: intent.payee,
-        channel,
-        channelUser: user,
-        chat: intent.chat,
-        role: who.role,
-        flow: asked.flow,
-        ...(asked.parentRef ? { parentRef: asked.parentRef } : {}),
-        ...(asked.payeeName ? { payeeName: asked.payeeName } : {}),
-        data: {
-          ...(who.person ? { person: who.person } : {}),
-          ...(intent.recipient ? { recipient: intent.recipient } : {}),
+      journal?.intend(
+        {
+          ref: intent.ref,
+          kind: asked.kind,
+          amount: intent.amount,
+          currency: intent.currency,
+          payee: intent.payee,
+          channel,
+          channelUser: user,
+          chat: intent.chat,
+          role: who.role,
+          flow: asked.flow,
+          ...(asked.parentRef ? { parentRef: asked.parentRef } : {}),
+          ...(asked.payeeName ? { payeeName: asked.payeeName } : {}),
+          data: {
+            ...(who.person ? { person: who.person } : {}),
+            ...(intent.recipient ? { recipient: intent.recipient } : {}),
+          },
+          ...(options.owedFirstCheckSeconds !== undefined
+            ? {
+                owed: {
+                  record: { ...intent, created: now },
+                  checkAt: new Date(now + options.owedFirstCheckSeconds * 1000),
+                },
+              }
+            : {}),
         },
-        ...(options.owedFirstCheckSeconds !== undefined
-          ? {
-              owed: {
-                record: { ...intent, created: now },
-                checkAt: new Date(now + options.owedFirstCheckSeconds * 1000),
-              },
-            }
-          : {}),
-      }),
+        reservation,
+      ),
     ]);
+    if (reservation && journalled.status === 'rejected' && journalled.reason instanceof OverDailyLimit) {
+      // The daily limit refused it under the day's lock: no intent, no reservation, nothing sent.
+      await made
+        .refused(intent.ref)
+        .catch((err: unknown) =>
+          logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'),
+        );
+      throw options.reservation!.refused(reservation, journalled.reason.total);
+    }
     if (kept.status === 'rejected') {
       // Nothing was sent this time, but an earlier attempt under the same key (a run taken over) may have
       // reached the service: the step is repeated later (see NotCalled), never ended as a failure.
@@ -482,15 +531,18 @@ export function recordMade(
         { err: String(journalled.reason), kind: intent.kind },
         'the journal did not take the intent; nothing was sent',
       );
-      await journalNotSent(journal!, intent.ref, journalled.reason);
+      // The reservation was written in the intent's statement: nothing to give back unless it committed all the
+      // same, and then the refusal journalled gives it back.
+      await journalNotSent(journal!, intent.ref, journalled.reason, reservation ? 'intent not recorded' : undefined);
       await made
         .refused(intent.ref)
         .catch((err: unknown) =>
           logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'),
         );
-      await options
-        .giveBack?.(intent.ref)
-        .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give the spend back'));
+      if (!reservation)
+        await options
+          .giveBack?.(intent.ref)
+          .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give the spend back'));
       const failure: ServiceFailure = {
         code: 'not_recorded',
         message: 'the journal could not take the intent; nothing was sent',
@@ -509,7 +561,14 @@ export function recordMade(
           .catch((err: unknown) =>
             logger.warn({ err: String(err), kind: intent.kind }, 'could not mark the record refused'),
           );
-        journal?.write(events.refusal(intent.ref, { reason: error.message ?? error.code, data: { code: error.code } }));
+        const refusal = events.refusal(intent.ref, {
+          reason: error.message ?? error.code,
+          data: { code: error.code },
+          ...(reservation ? { giveBack: 'refused by the service' as const } : {}),
+        });
+        // With a reservation, awaited: it is given back with the refusal before the person is told.
+        if (reservation && journal) await journal.writeNow(refusal);
+        else journal?.write(refusal);
       } else if (journal) {
         const code = isServiceFailure(error) ? error.code : 'unknown';
         journal.write({
@@ -562,8 +621,11 @@ export function recordMade(
   const requestAnswer = answerReader('id', 'status', (status) => ourWord('request', status));
   const purchaseAnswer = answerReader('reference', 'status', purchaseState);
 
+  const { reservation: reserving } = options;
   return {
     ...services,
+    // The reservation is written with the intent: the flows' step before it only checks.
+    ...(journal && reserving ? { reserveSpend: async (input: ReserveSpend) => reserving.check(input) } : {}),
     createPayment: (input) =>
       track(
         {
@@ -576,6 +638,9 @@ export function recordMade(
           asker: input,
           parentRef: input.parentRef,
           payeeName: payeeNameOf(input),
+          ...(input.recipients?.length
+            ? { largest: Decimal.max(...input.recipients.map((r) => r.amount)).toFixed() }
+            : {}),
         },
         () => services.createPayment(input),
         paymentAnswer,
