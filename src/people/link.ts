@@ -7,6 +7,10 @@
  * - Tries are counted per source (the chat account: all that is known of whoever types a wrong code) before
  *   the code is looked up, in the database (src/people/limits.ts, scope `link-tries`): {@link LINK_TRIES} in
  *   {@link LINK_WINDOW_SECONDS}; past it, "too many tries", and no code is looked up.
+ * - Guesses are counted per code too, in the database, whichever accounts make them (src/people/people.ts
+ *   useLinkCode): a guess names the code it aims at by its first characters, and a code that took
+ *   LINK_CODE_TRIES wrong guesses is used up. Many accounts guessing in turn get no more tries at one
+ *   code than one account.
  * - A wrong, used or expired code gets one answer, whatever the case: it says nothing about whether a person
  *   or a code exists.
  * - Codes made per person are limited where they are made ({@link LINK_CODES_PER_PERSON} per window; scope

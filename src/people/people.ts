@@ -18,6 +18,7 @@ import type { Channel } from '../conversation/types.js';
 import { Journal } from '../journal/journal.js';
 import type { Schema } from '../journal/schema.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from './directory.js';
+import { LINK_LOCATOR_LENGTH } from '../journal/migrations/0320_limits_with_intent.js';
 import type { PeopleSchema, PersonsTable } from './schema.js';
 import { hashSecret, normaliseCode, randomCode, secretMatches } from './secrets.js';
 
@@ -31,6 +32,11 @@ export const PIN_CHANGE_MINUTES = 10;
 export const LINK_CODE_MINUTES = 10;
 /** Characters of a link code. */
 export const LINK_CODE_LENGTH = 10;
+/**
+ * Wrong guesses one link code takes, from whichever accounts, before it is used up: a guess names the code it
+ * aims at by its first {@link LINK_LOCATOR_LENGTH} characters, and the rest is compared at most this often.
+ */
+export const LINK_CODE_TRIES = 5;
 
 /** A change refused, with the reason for the operator or the person. */
 export class PeopleError extends Error {
@@ -456,6 +462,7 @@ export class People {
           purpose: 'link',
           code_hash: lookup,
           lookup,
+          locator: code.slice(0, LINK_LOCATOR_LENGTH),
           expires_at: new Date(this.now() + LINK_CODE_MINUTES * 60_000),
           created: at,
         })
@@ -466,7 +473,9 @@ export class People {
 
   /**
    * Links the chat identity to the person whose link code this is (once, before it expires). Null for a code
-   * that is unknown, used or expired, all alike; a PeopleError when the identity already belongs to someone.
+   * that is unknown, used or expired, all alike; a PeopleError when the identity already belongs to someone. A
+   * wrong code counts a wrong try on the outstanding link codes its first characters name; the
+   * {@link LINK_CODE_TRIES}th uses the code up, so no more guesses are compared with it, from any account.
    */
   async useLinkCode(code: string, channel: Channel, userId: string): Promise<PersonView | null> {
     const at = new Date(this.now());
@@ -480,7 +489,22 @@ export class People {
         .where('expires_at', '>', at)
         .returning('person_id')
         .executeTakeFirst();
-      if (!used) return null;
+      if (!used) {
+        // A wrong guess at the outstanding codes it names (their first characters): counted on each, whichever
+        // account guesses, and the one that reaches the limit is used up.
+        await trx
+          .updateTable('person_codes')
+          .set((eb) => ({
+            wrong_tries: eb('wrong_tries', '+', 1),
+            used_at: sql<Date | null>`case when wrong_tries + 1 >= ${LINK_CODE_TRIES} then ${at}::timestamptz else null end`,
+          }))
+          .where('locator', '=', normaliseCode(code).slice(0, LINK_LOCATOR_LENGTH))
+          .where('purpose', '=', 'link')
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', at)
+          .execute();
+        return null;
+      }
       return this.changeIn(trx, 'person', used.person_id, 'identity linked', async (row, t) => {
         await this.insertIdentity(t, used.person_id, channel, userId, at);
         return row.preferred_chat ? {} : { preferred_chat: `${channel}:${identityId(channel, userId)}` };

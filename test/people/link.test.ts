@@ -2,7 +2,8 @@
  * Linking a chat account with a link code sent to the bot (`/link CODE`, `link CODE`, `/momo link CODE`), on
  * PostgreSQL and PGlite: the identity joins the person and the policy knows it at once; a code works once; a
  * wrong code and a used one get the same answer; guessing is stopped per source after a few tries, and nothing
- * else reaches the engine's flows.
+ * else reaches the engine's flows. Guesses at one code are counted on the code, in the database: accounts
+ * guessing in turn get no more tries at it than one.
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
@@ -12,7 +13,7 @@ import { createLogger } from '../../src/log.js';
 import { LINK_TOO_MANY, LINK_TRIES, LINK_WRONG, linkCodeOf, withLinkCommand } from '../../src/people/link.js';
 import { Operators } from '../../src/people/operators.js';
 import { DatabaseLimits } from '../../src/people/limits.js';
-import { People } from '../../src/people/people.js';
+import { LINK_CODE_TRIES, People } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import type { PeopleDirectory } from '../../src/people/start.js';
 import { PeopleSync } from '../../src/people/sync.js';
@@ -76,5 +77,61 @@ forEachDatabase('people-link', (open) => {
     expect(await say('slack', 'UAMINA', 'pay')).toBe('menu');
     expect(seen.map((s) => s.text)).toEqual(['pay']);
     expect((await people.history('amina')).filter((h) => h.action === 'identity linked')).toHaveLength(2);
+  });
+
+  it('counts guesses at one code whichever accounts make them: three accounts in turn get no more tries', async () => {
+    const db = (await open()).db as unknown as Kysely<PeopleSchema>;
+    const people = new People(db);
+    const limits = new DatabaseLimits(db);
+    const policy = new AccessPolicy(POLICY);
+    await people.importPolicy(peopleOfPolicy(policy.document));
+    const sync = new PeopleSync({ people, policy, logger: createLogger('silent') });
+    await sync.refresh(true);
+    const directory: PeopleDirectory = {
+      open: async () => ({ people, operators: new Operators(db), limits }),
+      operators: async () => null,
+      changed: () => sync.refresh(),
+      readOnly: null,
+      close: async () => {},
+    };
+    const engine: Engine = { handle: async () => ({ text: 'menu', final: false }) };
+    withLinkCommand(engine, { directory, logger: createLogger('silent') });
+    const say = async (userId: string, text: string) =>
+      (
+        await engine.handle({
+          channel: 'telegram',
+          conversationId: userId,
+          userId,
+          messageId: `${Math.random()}`,
+          text,
+        })
+      ).text;
+
+    const code = await people.linkCode('amina');
+    // Wrong guesses at this code (its first characters, another rest), three accounts in turn, each within its
+    // own limit of tries: together no more than the code's.
+    const accounts = ['7001', '7002', '7003'];
+    // (`O` is in no code: the rest is always wrong.)
+    const wrong = (i: number) => `${code.slice(0, 3)}WRONG9${i}`;
+    for (let i = 0; i < LINK_CODE_TRIES; i += 1)
+      expect(await say(accounts[i % 3]!, `link ${wrong(i)}`)).toBe(LINK_WRONG);
+    expect(LINK_CODE_TRIES).toBeLessThan(3 * (LINK_TRIES - 1));
+    // The code is used up: the right code from an account with tries left links nothing.
+    expect(await say(accounts[2]!, `link ${code}`)).toBe(LINK_WRONG);
+    expect(policy.personOf('telegram', '7003')).toBeUndefined();
+    const row = await db
+      .selectFrom('person_codes')
+      .select(['wrong_tries', 'used_at'])
+      .where('person_id', '=', 'amina')
+      .where('purpose', '=', 'link')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(Number(row.wrong_tries)).toBe(LINK_CODE_TRIES);
+    expect(row.used_at).not.toBeNull();
+    // A guess that names no outstanding code counts on none; a new code starts at nothing and links.
+    const next = await people.linkCode('amina');
+    const other = next.startsWith('ZZZ') ? 'YYYYYYYYYY' : 'ZZZZZZZZZZ';
+    expect(await say('7001', `link ${other}`)).toBe(LINK_WRONG);
+    expect(await say('7004', `link ${next.toLowerCase()}`)).toMatch(/^Linked: this Telegram account is now amina's/);
   });
 });
