@@ -58,6 +58,7 @@ import { startRetention } from './journal/retention.js';
 import { openJournal } from './journal/roles.js';
 import { eventsOut } from './events-out/index.js';
 import { startPeople } from './people/start.js';
+import { deleteLimitsOlderThan } from './people/limits.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
 
@@ -158,6 +159,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   journalWriter.start();
   const stopRetention = startRetention({
     journal: journalDatabases.owner === database ? journal : new Journal(journalDatabases.owner.db),
+    limits: (days) => deleteLimitsOlderThan(journalDatabases.owner.db, days),
     days: config.RETENTION_DAYS,
     logger,
   });

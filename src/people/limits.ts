@@ -20,6 +20,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { GiveBackReason, Limits, LockReason, Reservation, TryScope } from '../conversation/services/limits.js';
+import { OPEN_STATES } from '../journal/journal.js';
 import { People } from './people.js';
 import { giveBackCall, reserveCall } from './spend.js';
 import type { PeopleSchema } from './schema.js';
@@ -108,4 +109,41 @@ export class DatabaseLimits implements Limits {
   async lockPin(person: string, until: number, why: LockReason): Promise<void> {
     await this.people.lockPin(person, until, why);
   }
+}
+
+/** How many rows of the limits one clean-up deleted. */
+export interface LimitsDeleted {
+  reservations: number;
+  days: number;
+  tries: number;
+}
+
+/**
+ * Retention of the limits' rows (src/journal/retention.ts), older than `days` before `now`: the reservations of
+ * days before the cutoff, but never one of a payment still open (intended, held, submitted: it may yet be given
+ * back); the daily totals of those days once none of their reservations is left; the tries whose window ended
+ * before the cutoff (a live lock's window has not ended). Several processes may run it at once.
+ */
+export async function deleteLimitsOlderThan(
+  db: Kysely<any>,
+  days: number,
+  now: Date = new Date(),
+): Promise<LimitsDeleted> {
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  const day = cutoff.toISOString().slice(0, 10);
+  const reservations = await sql`
+    delete from spend_reservations r where r.day < ${day}
+      and not exists (select 1 from operations o where o.ref = r.ref and o.state in (${sql.join(
+        OPEN_STATES.map((state) => sql.lit(state)),
+      )}))`.execute(db);
+  const totals = await sql`
+    delete from spend_days d where d.day < ${day}
+      and not exists (select 1 from spend_reservations r
+        where r.person_id = d.person_id and r.currency = d.currency and r.day = d.day)`.execute(db);
+  const tries = await sql`delete from secret_tries where until < ${cutoff}`.execute(db);
+  return {
+    reservations: Number(reservations.numAffectedRows ?? 0),
+    days: Number(totals.numAffectedRows ?? 0),
+    tries: Number(tries.numAffectedRows ?? 0),
+  };
 }

@@ -3,7 +3,8 @@
  * (src/journal/journal.ts intend, src/conversation/services/made-records.ts), on PostgreSQL and PGlite: two
  * identities of one person paying at once (two connection pools, as two processes) never pass the limit
  * together; a payment the limit refuses leaves no intent and nothing is sent; an intent whose write fails leaves
- * no reservation; a refusal by the service gives the reservation back in the transaction that journals it. The
+ * no reservation; a refusal by the service gives the reservation back in the transaction that journals it;
+ * retention deletes old rows of the limits but never an open payment's reservation or a live lock. The
  * session store is a fresh MemoryStore each time: nothing in it decides.
  */
 import { expect, it } from 'vitest';
@@ -18,7 +19,7 @@ import { Journal, moneyJournal, type Intent } from '../../src/journal/index.js';
 import type { Reservation } from '../../src/conversation/services/limits.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import { createLogger } from '../../src/log.js';
-import { DatabaseLimits } from '../../src/people/limits.js';
+import { DatabaseLimits, deleteLimitsOlderThan } from '../../src/people/limits.js';
 import { People } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { PeopleSync } from '../../src/people/sync.js';
@@ -209,5 +210,60 @@ forEachDatabase('limits-with-intent', (open, engine) => {
     expect(await spent()).toBe(30_000);
     expect((await reservationsOf(p.db, alone))[0]?.given_back_at).toBeNull();
     clock.now -= 24 * 3600_000;
+  });
+
+  it("retention deletes old reservations, totals and tries, never an open payment's or a live lock", async () => {
+    const p = await process(false, async () => ({ id: String(++n), state: 'new' }));
+    const today = clock.now;
+    // 400 days ago: an open payment (its intent and reservation written, no answer yet), one refused, and a
+    // reservation alone.
+    clock.now = today - 400 * 86_400_000;
+    const oldDay = new Date(clock.now).toISOString().slice(0, 10);
+    const [open, refused, alone] = [`old-open-${++n}:pay`, `old-refused-${++n}:pay`, `old-alone-${++n}:pay`];
+    await p.journal.intend(
+      {
+        ref: open,
+        kind: 'payment',
+        amount: '100',
+        currency: 'UGX',
+        payee: '+256772000001',
+        channel: 'ussd',
+        channelUser: AMINA.ussd,
+        chat: `ussd:${AMINA.ussd}`,
+        role: 'teller',
+        flow: 'pay',
+      },
+      { ref: open, person: 'amina', currency: 'UGX', day: oldDay, amount: '100', minor: 10_000, limit: 100_000 },
+    );
+    await p.services.createPayment(payment('ussd', '200', refused));
+    await p.journal.append(Journal.refusalEvent(refused, { reason: 'x', giveBack: 'refused by the service' }));
+    await p.limits.reserve({
+      ref: alone,
+      person: 'amina',
+      currency: 'UGX',
+      day: oldDay,
+      amount: '1',
+      minor: 100,
+      limit: 100_000,
+    });
+    await p.limits.countTry('pin', 'old-tries', 3, 900);
+    clock.now = today;
+    // Now: a live lock.
+    for (let i = 0; i < 3; i += 1) await p.limits.countTry('pin', 'live-lock', 3, 900);
+
+    const deleted = await deleteLimitsOlderThan(p.db, 365, new Date(today));
+    expect(deleted).toMatchObject({ reservations: 2, days: 0 });
+    expect(deleted.tries).toBeGreaterThanOrEqual(1);
+    expect((await reservationsOf(p.db, 'old-%')).map((r) => r.ref)).toEqual([open]);
+    // The day's total stays what it was (the open payment 100 and the reservation alone 1): deleting is no give-back.
+    expect(await p.limits.spent('amina', 'UGX', oldDay)).toBe(10_100);
+    expect(await p.limits.tries('pin', 'live-lock')).toBe(3);
+    expect(
+      await p.db.selectFrom('secret_tries').select('subject').where('subject', '=', 'old-tries').execute(),
+    ).toEqual([]);
+    // Once the payment is no longer open, its reservation and its day go too.
+    await p.journal.append(Journal.stateEvent(open, { state: 'completed', source: 'notification' }));
+    expect(await deleteLimitsOlderThan(p.db, 365, new Date(today))).toMatchObject({ reservations: 1, days: 1 });
+    expect(await reservationsOf(p.db, 'old-%')).toEqual([]);
   });
 });
