@@ -3,7 +3,8 @@
  * benchmark's 4-step flow; its service calls (PIN check, payment) are answered in-process. Every move is
  * counted by the funnel on the same Redis, as the product counts it (src/app.ts). With a journal (the money
  * hop's runs, bench.ts), the payment is recorded as the product records it before its call: our record in
- * Redis and the intent committed to the journal's database (src/conversation/services/made-records.ts).
+ * Redis and the intent committed to the journal's database with the payment's reservation in its person's
+ * daily total, in one statement (src/conversation/services/made-records.ts).
  */
 import express from 'express';
 import { createEngine } from '../../src/conversation/engine/engine.js';
@@ -17,6 +18,7 @@ import { createFunnel } from '../../src/ops/funnel.js';
 import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
 import type { FlowServices } from '../../flows/services.js';
 import type { MoneyJournal } from '../../src/journal/index.js';
+import type { Channel } from '../../src/conversation/types.js';
 import { benchFlow } from './send.machine.js';
 
 /**
@@ -42,14 +44,23 @@ export function oursEngine(
     verifyPin: async () => undefined,
     createPayment: async () => ({ id: String(++paid), state: 'new' }),
   } as Partial<FlowServices> as FlowServices;
-  // The product's recording of what it makes (src/app.ts): the intent in Redis and in the journal, together.
+  const policy = loadAccessPolicy();
+  // The product's recording of what it makes (src/app.ts): the intent in Redis and in the journal, together,
+  // the payment's reservation in its person's daily total in the intent's statement.
   const services = options.journal
-    ? recordMade(answered, new MadeRecords({ store, logger }), logger, { journal: options.journal })
+    ? recordMade(answered, new MadeRecords({ store, logger }), logger, {
+        journal: options.journal,
+        reservation: {
+          of: (input) => policy.reservationOf({ ...input, channel: input.channel as Channel }),
+          check: (input) => policy.checkReservation({ ...input, channel: input.channel as Channel }),
+          refused: (reservation, total) => policy.overDayOf(reservation, total),
+        },
+      })
     : answered;
   const engine = createEngine({
     store,
     services,
-    policy: loadAccessPolicy(),
+    policy,
     flows: { menu: benchFlow },
     defaultCountry: 'UG',
     currencies: ['UGX'],

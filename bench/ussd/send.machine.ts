@@ -115,6 +115,8 @@ const machine = setup({
       invoke: {
         src: 'createPayment',
         input: ({ context }) => ({
+          channel: context.input.channel,
+          userId: context.input.userId,
           duplicateCheckKey: context.key,
           paymentType: 'money' as const,
           phonenumber: context.phone!,
