@@ -378,6 +378,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
         reason: 'answered "already submitted", but two reads minutes apart found no such payment at the service',
         source: 'read',
         data: { kind: record.kind },
+        // Nothing was made: what it took from the person's daily limit comes back with the refusal.
+        giveBack: 'ended without money moving',
       });
     },
     onRecipients: (ref, recipients) => payouts.report(ref, recipients),
