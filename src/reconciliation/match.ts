@@ -83,6 +83,14 @@ export interface Item {
    * (source `reconciliation`).
    */
   correction?: OurState;
+  /**
+   * The state the service holds, in our words, that the journal's final state was NOT overwritten with (the
+   * run's read of that one operation confirmed it, or could not find the record the list showed): an
+   * exception for a person to look at, with nothing journalled and nobody told.
+   */
+  exception?: OurState;
+  /** True when the service's side of this item is a read of that one operation (not a list entry). */
+  confirmed?: boolean;
 }
 
 /** The service's payment states (and `completed`, seen in a webhook sample) in our words. */
@@ -112,6 +120,11 @@ export function ourWord(kind: 'payment' | 'request', serviceState: string): OurS
   if (serviceState === 'not_made') return 'refused';
   const words = kind === 'payment' ? PAYMENT_STATES : REQUEST_STATES;
   return words.get(serviceState) ?? 'submitted';
+}
+
+/** Our states that end an operation: one the service decided, or one that never reached it. */
+export function isFinal(state: string): boolean {
+  return !['intended', 'held', 'submitted'].includes(state);
 }
 
 /** The kinds of ours that are at the service as a payment (a payout is one payment of several recipients). */

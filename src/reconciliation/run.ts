@@ -15,9 +15,11 @@ import type { Journal } from '../journal/journal.js';
 import type { Operation } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import {
+  compare,
   countOutcomes,
   expectedAtService,
   hasDifferences,
+  isFinal,
   match,
   theirKindOf,
   type Item,
@@ -102,8 +104,48 @@ export function owesTelling(item: Item): boolean {
   const told = item.ours?.toldState;
   const now = item.correction;
   if (!told || !now || told === now) return false;
-  const final = (s: string) => !['intended', 'held', 'submitted'].includes(s);
-  return final(told) || final(now);
+  return isFinal(told) || isFinal(now);
+}
+
+/**
+ * Whether the state a list gave must be confirmed by a read of that one operation before anything changes:
+ * the journal's state is final (a list entry may be older than it: a stale `pending` must never turn
+ * `completed` back into `submitted`), or a person would be told of it.
+ */
+export function needsConfirming(item: Item): boolean {
+  if (item.correction === undefined || !item.ours || !item.theirs || item.confirmed) return false;
+  return isFinal(item.ours.state) || owesTelling(item);
+}
+
+/**
+ * The item as a read of that one operation (one budgeted read) shows it. The read agrees with the journal:
+ * the list entry was stale, matched, nothing changes. It confirms a difference on a final state of ours: an
+ * exception (kept, nothing journalled, nobody told), never an overwrite. It confirms another correction: the
+ * correction stands, now confirmed. No record by that id: nothing changes this run (the difference is kept).
+ */
+export async function confirmItem(service: ServiceSide, item: Item, logger: Logger): Promise<Item> {
+  const ours = item.ours!;
+  const listed = item.theirs!;
+  const read = listed.kind === 'request' ? 'request' : 'payment';
+  const fresh = await service.get(read, listed.id);
+  if (!fresh) {
+    logger.warn({ ref: ours.ref, id: listed.id }, 'a listed record could not be read by id; nothing changed');
+    const { correction, ...rest } = item;
+    return isFinal(ours.state) && correction !== undefined ? { ...rest, exception: correction } : rest;
+  }
+  const again: Item = { ...compare(ours, fresh), confirmed: true };
+  if (again.correction === undefined) {
+    if (listed.state !== fresh.state)
+      logger.info({ ref: ours.ref, listed: listed.state, read: fresh.state }, 'a stale list entry; nothing changed');
+    return again;
+  }
+  if (!isFinal(ours.state)) return again;
+  const { correction, ...rest } = again;
+  logger.warn(
+    { ref: ours.ref, journal: ours.state, service: fresh.state },
+    'the service contradicts a final state of the journal: kept as an exception, not overwritten',
+  );
+  return { ...rest, exception: correction };
 }
 
 const chunks = <T>(list: readonly T[]): T[][] =>
@@ -178,15 +220,26 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
 
     // Ours with an id that the lists did not show (created at the service on another day): read by id.
     const shown = new Set(theirs.map((t) => `${t.kind}:${t.id}`));
+    const readById = new Set<string>();
     for (const op of ours) {
       const kind = theirKindOf(op);
       if (kind === null || op.serviceId === null || !expectedAtService(op) || shown.has(`${kind}:${op.serviceId}`))
         continue;
       const record = await service.get(kind, op.serviceId);
-      if (record) theirs.push(record);
+      if (record) {
+        theirs.push(record);
+        readById.add(`${record.kind}:${record.id}`);
+      }
     }
 
-    const items = match(ours, theirs);
+    // A difference taken from a list is confirmed by a read of that one operation before it changes a final
+    // state or tells anyone (a record already read by id is that read).
+    const items: Item[] = [];
+    for (const item of match(ours, theirs)) {
+      const read = item.theirs !== null && readById.has(`${item.theirs.kind}:${item.theirs.id}`);
+      const checked = read ? { ...item, confirmed: true } : item;
+      items.push(needsConfirming(checked) ? await confirmItem(service, checked, logger) : checked);
+    }
     const at = now();
     for (const item of items) await journalItem(journal, item, at);
     await owe(db, id, items, ops, at);
@@ -236,7 +289,8 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
  * `reconciliation`), and the service's id of an operation whose create's answer was lost (found by our ref).
  */
 async function journalItem(journal: Journal, item: Item, at: Date): Promise<void> {
-  if (!item.ours || !item.theirs || item.theirs.kind === 'collection') return;
+  // An exception changes nothing: a person decides.
+  if (!item.ours || !item.theirs || item.theirs.kind === 'collection' || item.exception !== undefined) return;
   const linking = item.ours.serviceId === null;
   if (item.correction === undefined && !linking) return;
   await journal.stateReported(item.ours.ref, {

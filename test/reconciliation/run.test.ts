@@ -12,7 +12,7 @@ import { tellCorrections } from '../../src/reconciliation/corrections.js';
 import { dailyReconciliation } from '../../src/reconciliation/daily.js';
 import { dayOf, runReconciliation } from '../../src/reconciliation/run.js';
 import type { ReconciliationSchema } from '../../src/reconciliation/schema.js';
-import { serviceSide } from '../../src/reconciliation/service.js';
+import { serviceSide, type ServiceSide } from '../../src/reconciliation/service.js';
 import { forEachDatabase } from '../journal/databases.js';
 import { API_KEY, silent, startSandbox, type RunningSandbox } from '../sandbox/harness.js';
 
@@ -116,22 +116,28 @@ forEachDatabase('reconciliation', (open, engine) => {
     });
     const outcome = (r: string) => result.items.find((i) => i.ref === r)?.outcome;
     expect(outcome(ref('match'))).toBe('matched');
-    expect(result.items.find((i) => i.ref === ref('fail'))).toMatchObject({ outcome: 'state_differs' });
+    // A final state contradicted, confirmed by a read of that one payment: an exception, not an overwrite.
+    expect(result.items.find((i) => i.ref === ref('fail'))).toMatchObject({
+      outcome: 'state_differs',
+      exception: 'failed',
+      confirmed: true,
+    });
+    expect(result.items.find((i) => i.ref === ref('fail'))?.correction).toBeUndefined();
     expect(outcome(ref('lost'))).toBe('state_differs');
     expect(outcome(ref('ghost'))).toBe('unknown_to_service');
     expect(outcome(ref('detail'))).toBe('detail_differs');
     expect(result.items.find((i) => i.serviceId === elsewhere)?.outcome).toBe('not_ours');
     expect(result.items.find((i) => i.serviceId === detailId)?.differs).toEqual(['amount']);
     expect(result.status).toBe('differences');
-    // One read per list (each a single page here) and one for the id the lists did not show.
-    expect(reads).toBe(4);
+    // One read per list (each a single page here), one for the id the lists did not show, and the one
+    // confirming the final state contradicted.
+    expect(reads).toBe(5);
 
-    // The journal learned what the service holds (source: reconciliation), and the lost answer's id.
-    expect(await journal.byRef(ref('fail'))).toMatchObject({ state: 'failed', service_state: 'processed_with_errors' });
+    // The journal learned what the service holds of what was not final (source: reconciliation), and the lost
+    // answer's id; its final state was left alone.
+    expect(await journal.byRef(ref('fail'))).toMatchObject({ state: 'completed', service_state: 'processed' });
     expect(await journal.byRef(ref('lost'))).toMatchObject({ state: 'completed', service_id: lostId });
-    expect(
-      (await journal.timeline(ref('fail'))).filter((e) => e.source === 'reconciliation').map((e) => e.type),
-    ).toEqual(['state']);
+    expect((await journal.timeline(ref('fail'))).filter((e) => e.source === 'reconciliation')).toEqual([]);
     expect((await journal.byRef(ref('match')))?.state).toBe('completed');
 
     // Kept: the run and its items, by the names the operator's page reads.
@@ -152,15 +158,19 @@ forEachDatabase('reconciliation', (open, engine) => {
     });
     expect(kept.find((k) => k.ref === ref('detail'))?.theirs).toMatchObject({ id: detailId, amount: '6000.00' });
 
-    // Owed: the person told "completed" of the failed payment (only them).
+    // Owed: nothing. The person told "completed" of the payment the service failed hears nothing until a
+    // person has looked at the exception.
     const owed = await db
       .selectFrom('reconciliation_corrections')
       .selectAll()
       .where('ref', 'like', `%${suffix}%`)
       .execute();
-    expect(owed.map((o) => [o.ref, o.state, o.told_state])).toEqual([[ref('fail'), 'failed', 'completed']]);
+    expect(owed).toEqual([]);
+    const exception = kept.find((k) => k.ref === ref('fail'));
+    expect(exception).toMatchObject({ outcome: 'state_differs', service_id: failId });
+    expect(exception?.theirs).toMatchObject({ state: 'processed_with_errors' });
 
-    // A second run finds the same, owes nothing more.
+    // A second run finds the same exception, changes and owes nothing.
     const again = await runReconciliation({
       db,
       journal,
@@ -169,12 +179,91 @@ forEachDatabase('reconciliation', (open, engine) => {
       trigger: 'command',
       logger: silent,
     });
-    expect(again.items.find((i) => i.ref === ref('fail'))?.outcome).toBe('matched');
+    expect(again.items.find((i) => i.ref === ref('fail'))).toMatchObject({
+      outcome: 'state_differs',
+      exception: 'failed',
+    });
+    expect((await journal.byRef(ref('fail')))?.state).toBe('completed');
     expect(
       await db.selectFrom('reconciliation_corrections').select('id').where('ref', 'like', `%${suffix}%`).execute(),
-    ).toHaveLength(1);
+    ).toEqual([]);
+  });
 
-    // Told once, journalled as a telling.
+  it('a stale list entry never steps a final state back; a correction is told once a single read confirms it', async () => {
+    const database = await open();
+    const db = database.db as unknown as Kysely<ReconciliationSchema>;
+    const journal = new Journal(database.db);
+    const at = sb.controls.now();
+    const day = dayOf(at.getTime());
+    const suffix = `stale-${engine}-${Date.now()}`;
+    const done = `done-${suffix}:pay`;
+    const late = `late-${suffix}:pay`;
+
+    // Completed in the journal, told completed.
+    await intent(journal, done, at);
+    const doneId = await pay(done, SARAH);
+    await journal.answered(done, { serviceId: doneId, serviceState: 'new' });
+    // Submitted in the journal, the person told "submitted"; the notification of its completion was lost.
+    await intent(journal, late, at);
+    const lateId = await pay(late, SARAH);
+    await journal.answered(late, { serviceId: lateId, serviceState: 'new' });
+    await journal.told(late, { channel: 'telegram', to: 'telegram:chat-1', text: 'On its way', outcome: 'submitted' });
+    await sb.controls.advanceClock(120);
+    await sb.controls.idle();
+    await journal.stateReported(done, { state: 'completed', serviceState: 'processed', source: 'notification' });
+    await journal.told(done, { channel: 'telegram', to: 'telegram:chat-1', text: 'Done', outcome: 'completed' });
+
+    // The lists are read over HTTP; the entry of the completed payment is an old one (pending), the single
+    // read (also over HTTP) is not touched.
+    const real = serviceSide(client);
+    const singleReads: string[] = [];
+    const service: ServiceSide = {
+      async *list(kind, period) {
+        for await (const record of real.list(kind, period))
+          yield record.id === doneId && kind === 'payment' ? { ...record, state: 'pending' } : record;
+      },
+      async get(kind, id) {
+        singleReads.push(id);
+        return real.get(kind, id);
+      },
+    };
+    expect((await real.get('payment', doneId))?.state).toBe('processed');
+    expect((await real.get('payment', lateId))?.state).toBe('processed');
+
+    reads = 0;
+    const result = await runReconciliation({
+      db,
+      journal,
+      service,
+      period: { from: day, to: day },
+      trigger: 'command',
+      logger: silent,
+    });
+    // One read per list, and one single read of each of these two (the other reads are the earlier test's
+    // operations of the same day): each through the read budget.
+    expect(singleReads.filter((id) => id === doneId || id === lateId).sort()).toEqual([doneId, lateId].sort());
+    expect(reads).toBe(3 + singleReads.length);
+
+    // The stale entry: nothing changed, nobody is owed anything.
+    expect(result.items.find((i) => i.ref === done)).toMatchObject({ outcome: 'matched', confirmed: true });
+    expect(await journal.byRef(done)).toMatchObject({ state: 'completed', service_state: 'processed' });
+    expect((await journal.timeline(done)).filter((e) => e.source === 'reconciliation')).toEqual([]);
+
+    // The confirmed one: corrected, and owed once.
+    expect(result.items.find((i) => i.ref === late)).toMatchObject({
+      outcome: 'state_differs',
+      correction: 'completed',
+      confirmed: true,
+    });
+    expect(await journal.byRef(late)).toMatchObject({ state: 'completed', service_state: 'processed' });
+    const owed = await db
+      .selectFrom('reconciliation_corrections')
+      .selectAll()
+      .where('ref', 'like', `%${suffix}%`)
+      .execute();
+    expect(owed.map((o) => [o.ref, o.state, o.told_state])).toEqual([[late, 'completed', 'submitted']]);
+
+    // Told once, journalled as a telling; the stale one never.
     const said: Array<[string, string, Record<string, string>]> = [];
     const tell = async (
       address: { channel: string; conversationId: string },
@@ -184,20 +273,28 @@ forEachDatabase('reconciliation', (open, engine) => {
       said.push([`${address.channel}:${address.conversationId}`, key, params]);
       return `correction of ${params.ref}`;
     };
-    expect(await tellCorrections({ db, journal, tell, logger: silent })).toBeGreaterThanOrEqual(1);
-    expect(said.filter(([, , p]) => p.ref === failId)).toEqual([
+    await tellCorrections({ db, journal, tell, logger: silent });
+    await runReconciliation({
+      db,
+      journal,
+      service,
+      period: { from: day, to: day },
+      trigger: 'command',
+      logger: silent,
+    });
+    await tellCorrections({ db, journal, tell, logger: silent });
+    expect(said.filter(([, , p]) => p.ref === lateId || p.ref === doneId)).toEqual([
       [
         'telegram:chat-1',
         'notify.correction.payment',
-        { ref: failId, amount: '5000', currency: 'UGX', phone: FAILS, state: 'failed', told: 'completed' },
+        { ref: lateId, amount: '5000', currency: 'UGX', phone: SARAH, state: 'completed', told: 'submitted' },
       ],
     ]);
-    expect(await tellCorrections({ db, journal, tell, logger: silent })).toBe(0);
-    const tellings = (await journal.timeline(ref('fail'))).filter(
-      (e) => e.type === 'telling' && e.source === 'reconciliation',
-    );
-    expect(tellings).toHaveLength(1);
-    expect((await journal.byRef(ref('fail')))?.told_state).toBe('failed');
+    expect(
+      (await journal.timeline(late)).filter((e) => e.type === 'telling' && e.source === 'reconciliation'),
+    ).toHaveLength(1);
+    expect((await journal.byRef(late))?.told_state).toBe('completed');
+    expect(await journal.byRef(done)).toMatchObject({ state: 'completed', told_state: 'completed' });
   });
 
   it('a correction that cannot be told is tried again later', async () => {
