@@ -460,7 +460,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
     store,
     operators: () => people.operators(),
-    people: { directory: people, policy, store, logger },
+    people: { directory: people, policy, store, logger, dualControl: config.dualControl },
     deliveries: {
       endpoints: config.WEBHOOK_ENDPOINTS,
       retryForMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,

@@ -42,6 +42,20 @@ const pairs = (isKey: RegExp, normalize: (key: string) => string, what: string, 
     return read;
   });
 
+/** The /ops changes OPS_DUAL_CONTROL may put under a second operator's approval. */
+export const DUAL_CONTROL_ACTIONS = [
+  'add-person',
+  'role',
+  'reactivate',
+  'reset-pin',
+  'link-code',
+  'add-operator',
+  'suspend-operator',
+  'reactivate-operator',
+  'remove-operator',
+] as const;
+export type DualControlAction = (typeof DUAL_CONTROL_ACTIONS)[number];
+
 /** `true`/`false` (only these: a typo must not read as either). */
 const flag = z
   .enum(['true', 'false'])
@@ -380,6 +394,24 @@ const envSchema = z.object({
    */
   OPS_USER: optionalString,
   OPS_PASSWORD: optionalString,
+  /**
+   * Dual control of operators (src/people/requests.ts): the /ops changes that wait for a second operator's
+   * approval instead of taking effect, comma-separated from `add-person` (a new person with identities),
+   * `role` (a person's role, and with it their limits), `reactivate` (a suspended person back), `reset-pin`,
+   * `link-code` (a new chat identity on a person), `add-operator`, `suspend-operator`, `reactivate-operator`,
+   * `remove-operator`; or `all`, or `none`. Nobody approves their own request. Default: `all` in production
+   * (MOMO_BASE_URL set), `none` with the embedded sandbox (the demo, whose single operator has nobody to ask).
+   */
+  OPS_DUAL_CONTROL: optionalString.refine(
+    (v) =>
+      v === undefined ||
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .every((s) => s === 'all' || s === 'none' || (DUAL_CONTROL_ACTIONS as readonly string[]).includes(s)),
+    { message: `all, none, or a comma-separated list of ${DUAL_CONTROL_ACTIONS.join(', ')}` },
+  ),
   /** UTC days of funnel analytics kept (src/ops/funnel.ts), today included. Default 30: a month to compare with. */
   FUNNEL_DAYS: z.coerce.number().int().min(1).max(366).default(30),
 
@@ -493,6 +525,18 @@ export interface Config extends Env {
   embeddedSandbox: boolean;
   /** Where Redis is, in the mode the REDIS_* settings chose; undefined: no Redis (memory). */
   redis?: RedisSettings;
+  /** The /ops changes that wait for a second operator (OPS_DUAL_CONTROL, with its default resolved). */
+  dualControl: ReadonlySet<DualControlAction>;
+}
+
+/** Parses OPS_DUAL_CONTROL (validated by the schema): `all` by default in production, `none` in the demo. */
+function dualControlOf(value: string | undefined, production: boolean): ReadonlySet<DualControlAction> {
+  const names = (value ?? (production ? 'all' : 'none'))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.includes('all')) return new Set(DUAL_CONTROL_ACTIONS);
+  return new Set(names.filter((n): n is DualControlAction => n !== 'none'));
 }
 
 /**
@@ -615,5 +659,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (cfg.WEBHOOK_ENDPOINTS.length > 0 && !cfg.WEBHOOK_SECRET)
     throw new ConfigError('WEBHOOK_SECRET: WEBHOOK_ENDPOINTS is set, and events are never sent unsigned');
   const redis = redisSettings(cfg);
-  return { ...cfg, embeddedSandbox: !cfg.MOMO_BASE_URL, ...(redis ? { redis } : {}) };
+  return {
+    ...cfg,
+    embeddedSandbox: !cfg.MOMO_BASE_URL,
+    dualControl: dualControlOf(cfg.OPS_DUAL_CONTROL, Boolean(cfg.MOMO_BASE_URL)),
+    ...(redis ? { redis } : {}),
+  };
 }

@@ -20,7 +20,8 @@ import { migrate } from './migrate.js';
 export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journal_receipts'];
 /**
  * Tables the product may read, insert into and update (through their triggers or its own conditional updates),
- * never delete from: a payment's state, its hold and decision, and what it took from a day's limit.
+ * never delete from: a payment's state, its hold and decision, what it took from a day's limit, and an
+ * operator's request with its decision.
  */
 export const NO_DELETE_TABLES: readonly string[] = [
   'operations',
@@ -28,6 +29,7 @@ export const NO_DELETE_TABLES: readonly string[] = [
   'spend_reservations',
   'spend_days',
   'owed_outcomes',
+  'operator_requests',
 ];
 /** Tables only the owner uses (the migrations' own). */
 const OWNER_TABLES: readonly string[] = ['kysely_migration', 'kysely_migration_lock'];

@@ -25,7 +25,10 @@ import type { Channel, SessionStore } from '../conversation/types.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
-import { PeopleError, type PersonChange, type PersonView } from '../people/people.js';
+import type { DualControlAction } from '../config.js';
+import { operatorPasswordHash } from '../people/operators.js';
+import { PeopleError, type People, type PersonChange, type PersonView } from '../people/people.js';
+import type { OperatorRequest } from '../people/requests.js';
 import { mayMakeLinkCode } from '../people/link.js';
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, OpsSession } from './access.js';
@@ -37,6 +40,8 @@ export interface PeoplePageOptions {
   /** Where wrong PIN tries are counted (an unlock clears them). */
   store: SessionStore;
   logger: Logger;
+  /** The changes that wait for a second operator (OPS_DUAL_CONTROL); none when unset. */
+  dualControl?: ReadonlySet<DualControlAction>;
 }
 
 /** How an identity is written on each channel. */
@@ -164,9 +169,137 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
     }
   });
 
+  /** The change a request names, made as `by` (the approver naming the asker, or the operator alone). */
+  type Opened = NonNullable<Awaited<ReturnType<PeopleDirectory['open']>>>;
+  type Done = (res: Response) => void;
+  const toPerson =
+    (id: string): Done =>
+    (res) =>
+      res.redirect(303, `/ops/people/${encodeURIComponent(id)}`);
+  const APPLY: Record<
+    DualControlAction,
+    (
+      opened: Opened,
+      target: string | null,
+      payload: Record<string, unknown>,
+      by: string,
+      operator: string,
+    ) => Promise<Done>
+  > = {
+    'add-person': async (opened, _target, payload, by) => {
+      const person = await opened.people.add(by, payload as unknown as Parameters<People['add']>[1]);
+      o.logger.info({ person: person.id, by }, 'people: person added');
+      return toPerson(person.id);
+    },
+    role: async (opened, target, payload, by) => {
+      await opened.people.setRole(by, target!, String(payload.role));
+      return toPerson(target!);
+    },
+    reactivate: async (opened, target, _payload, by) => {
+      await opened.people.setStatus(by, target!, 'active');
+      return toPerson(target!);
+    },
+    'reset-pin': async (opened, target, _payload, by) => {
+      const { code, person } = await opened.people.resetPin(by, target!);
+      o.logger.info({ person: target, by, change: 'reset-pin' }, 'people: person changed');
+      // Shown once, here; never logged, and kept only as a hash.
+      return (res) =>
+        res.type('html').send(
+          page(
+            person.name,
+            '/ops/people',
+            html`<h2>PIN reset for ${person.name}</h2>
+              <p>
+                Give ${person.name} this one-time code. It is shown only now, works once, and expires in 24 hours. At
+                their next dial they type it, then choose a new PIN; until then they cannot move money.
+              </p>
+              <p class="one-time-code" data-testid="one-time-code"><strong>${code}</strong></p>
+              <p><a href="/ops/people/${encodeURIComponent(person.id)}">Back to ${person.name}</a></p>`,
+          ),
+        );
+    },
+    'link-code': async (opened, target, _payload, by) => {
+      const id = target!;
+      const person = await opened.people.get(id);
+      if (!person) throw new PeopleError('no such person', 404);
+      if (!(await mayMakeLinkCode(opened.limits, id)))
+        throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
+      const code = await opened.people.linkCode(id);
+      o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
+      // Shown once, here; never logged, and kept only as a digest.
+      return (res) =>
+        res.type('html').send(
+          page(
+            person.name,
+            '/ops/people',
+            html`<h2>Link code for ${person.name}</h2>
+              <p>
+                ${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>,
+                WhatsApp <code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10
+                minutes.
+              </p>
+              <p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
+              <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
+          ),
+        );
+    },
+    'add-operator': async (opened, _target, payload, by, operator) => {
+      // Added by the operator who made it take effect (the database checks that one is an active operator).
+      await opened.operators.addHashed(operator, {
+        name: String(payload.name),
+        passwordHash: String(payload.passwordHash),
+      });
+      o.logger.info({ by }, 'people: operator added');
+      return (res) => res.redirect(303, '/ops/people#operators');
+    },
+    'suspend-operator': async () => {
+      throw new PeopleError('operators cannot be suspended here yet', 404);
+    },
+    'reactivate-operator': async () => {
+      throw new PeopleError('operators cannot be reactivated here yet', 404);
+    },
+    'remove-operator': async () => {
+      throw new PeopleError('operators cannot be removed here yet', 404);
+    },
+  };
+
+  /**
+   * A change under dual control when OPS_DUAL_CONTROL names it: written as a pending request (202, a page that
+   * says so) for a second operator to approve; else made at once.
+   */
+  const gated = (
+    action: DualControlAction,
+    prepare: (req: Request, opened: Opened) => Promise<{ target: string | null; payload: Record<string, unknown> }>,
+  ) =>
+    change(async (req, res, by) => {
+      const opened = (await o.directory.open())!;
+      const { target, payload } = await prepare(req, opened);
+      const name = by.replace(/^operator:/, '');
+      if (!o.dualControl?.has(action))
+        return APPLY[action](opened, target, payload, by, name).then((done) => () => done(res));
+      const asked = await opened.requests.ask(name, action, target, payload);
+      o.logger.info({ request: asked.id, action, target, by }, 'people: change asked, waiting for a second operator');
+      return () =>
+        res
+          .status(202)
+          .type('html')
+          .send(
+            page(
+              'People',
+              '/ops/people',
+              html`<h2>Waiting for a second operator</h2>
+                <p data-testid="request">
+                  Asked: ${describe(asked)} (request <code>${asked.id}</code>). It takes effect once another operator
+                  approves it on the People page; you cannot approve your own.
+                </p>
+                <p><a href="/ops/people#requests">Back to People</a></p>`,
+            ),
+          );
+    });
+
   app.post(
     '/ops/people',
-    ...change(async (req, res, by) => {
+    ...gated('add-person', async (req) => {
       const parsed = addForm.safeParse(req.body ?? {});
       if (!parsed.success)
         throw new PeopleError(parsed.error.issues.map((i) => `${i.path.join('.') || 'form'}: ${i.message}`).join('; '));
@@ -183,17 +316,17 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         throw new PeopleError('give at least one identity (USSD, WhatsApp, Telegram or Slack)');
       const preferred = input.preferred ? identities.find((i) => i.channel === input.preferred) : undefined;
       if (input.preferred && !preferred) throw new PeopleError(`the preferred chat ${input.preferred} has no identity`);
-      const opened = (await o.directory.open())!;
-      const person = await opened.people.add(by, {
-        name: input.name,
-        role: input.role,
-        identities,
-        ...(preferred && preferred.channel !== 'ussd'
-          ? { preferredChat: `${preferred.channel}:${preferred.userId.replace(/^\+/, '')}` }
-          : {}),
-      });
-      o.logger.info({ person: person.id, by }, 'people: person added');
-      return () => res.redirect(303, `/ops/people/${encodeURIComponent(person.id)}`);
+      return {
+        target: null,
+        payload: {
+          name: input.name,
+          role: input.role,
+          identities,
+          ...(preferred && preferred.channel !== 'ussd'
+            ? { preferredChat: `${preferred.channel}:${preferred.userId.replace(/^\+/, '')}` }
+            : {}),
+        },
+      };
     }),
   );
 
@@ -207,87 +340,109 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         return () => res.redirect(303, `/ops/people/${encodeURIComponent(id)}`);
       }),
     );
+  /** A change of one existing person, under dual control when the setting names it. */
+  const ofPerson = (path: string, action: DualControlAction, payload: (req: Request) => Record<string, unknown>) =>
+    app.post(
+      `/ops/people/:id/${path}`,
+      ...gated(action, async (req, opened) => {
+        const id = personId(req);
+        if (!(await opened.people.get(id))) throw new PeopleError('no such person', 404);
+        return { target: id, payload: payload(req) };
+      }),
+    );
   simple('suspend', async (id, by) => (await o.directory.open())!.people.setStatus(by, id, 'suspended'));
-  simple('reactivate', async (id, by) => (await o.directory.open())!.people.setStatus(by, id, 'active'));
-  simple('role', async (id, by, req) => {
+  ofPerson('reactivate', 'reactivate', () => ({}));
+  ofPerson('role', 'role', (req) => {
     const role = String((req.body as Record<string, unknown>).role ?? '');
     if (!roleNames().includes(role)) throw new PeopleError(`role is one of ${roleNames().join(', ')}`);
-    return (await o.directory.open())!.people.setRole(by, id, role);
+    return { role };
   });
   simple('unlock-pin', async (id, by) => {
     // The lock and the wrong tries counted go together (people.ts unlockPin).
     await (await o.directory.open())!.people.unlockPin(by, id);
   });
-
-  app.post(
-    '/ops/people/:id/reset-pin',
-    ...change(async (req, res, by) => {
-      const id = personId(req);
-      const opened = (await o.directory.open())!;
-      const { code, person } = await opened.people.resetPin(by, id);
-      o.logger.info({ person: id, by, change: 'reset-pin' }, 'people: person changed');
-      // Shown once, here; never logged, and kept only as a hash.
-      return () =>
-        res.type('html').send(
-          page(
-            person.name,
-            '/ops/people',
-            html`<h2>PIN reset for ${person.name}</h2>
-              <p>
-                Give ${person.name} this one-time code. It is shown only now, works once, and expires in 24 hours. At
-                their next dial they type it, then choose a new PIN; until then they cannot move money.
-              </p>
-              <p class="one-time-code" data-testid="one-time-code"><strong>${code}</strong></p>
-              <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
-          ),
-        );
-    }),
-  );
-
-  app.post(
-    '/ops/people/:id/link-code',
-    ...change(async (req, res, by) => {
-      const id = personId(req);
-      const opened = (await o.directory.open())!;
-      const person = await opened.people.get(id);
-      if (!person) throw new PeopleError('no such person', 404);
-      if (!(await mayMakeLinkCode(opened.limits, id)))
-        throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
-      const code = await opened.people.linkCode(id);
-      o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
-      // Shown once, here; never logged, and kept only as a digest.
-      return () =>
-        res.type('html').send(
-          page(
-            person.name,
-            '/ops/people',
-            html`<h2>Link code for ${person.name}</h2>
-              <p>
-                ${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>,
-                WhatsApp <code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10
-                minutes.
-              </p>
-              <p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
-              <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
-          ),
-        );
-    }),
-  );
+  ofPerson('reset-pin', 'reset-pin', () => ({}));
+  ofPerson('link-code', 'link-code', () => ({}));
 
   app.post(
     '/ops/operators',
-    ...change(async (req, res, by) => {
+    ...gated('add-operator', async (req, opened) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
-      const opened = (await o.directory.open())!;
-      await opened.operators.add(
-        by.replace(/^operator:/, ''),
+      const account = operatorPasswordHash(
         typeof body.name === 'string' ? body.name.trim() : '',
         typeof body.password === 'string' ? body.password : '',
       );
-      o.logger.info({ by }, 'people: operator added');
-      return () => res.redirect(303, '/ops/people#operators');
+      if (await opened.operators.exists(account.name))
+        throw new PeopleError(`there is already an operator ${account.name}`, 409);
+      return { target: account.name, payload: account };
     }),
   );
+
+  /** A second operator's decision on a request: approve (then the change is made) or reject, with a reason. */
+  const decision = (approve: boolean) =>
+    change(async (req, res, by) => {
+      const id = String(req.params.id ?? '');
+      if (!/^r-[\w-]{1,40}$/.test(id)) throw new PeopleError('no such request', 404);
+      const opened = (await o.directory.open())!;
+      const reason =
+        typeof (req.body as Record<string, unknown>).reason === 'string'
+          ? String((req.body as Record<string, unknown>).reason).trim()
+          : '';
+      const name = by.replace(/^operator:/, '');
+      const decided = await opened.requests.decide(id, name, approve, reason);
+      o.logger.info({ request: id, action: decided.action, by, approve }, 'people: request decided');
+      if (!approve) return () => res.redirect(303, '/ops/people#requests');
+      try {
+        const done = await APPLY[decided.action](
+          opened,
+          decided.target,
+          decided.payload,
+          `operator:${decided.askedBy}, approved by ${by}`,
+          name,
+        );
+        return () => done(res);
+      } catch (err) {
+        const why = err instanceof PeopleError ? err.message : 'the change failed';
+        await opened.requests.failed(id, why);
+        if (err instanceof PeopleError)
+          throw new PeopleError(
+            `approved, but it could not take effect: ${why}`,
+            err.status === 404 ? 409 : err.status,
+          );
+        throw err;
+      }
+    });
+  app.post('/ops/requests/:id/approve', ...decision(true));
+  app.post('/ops/requests/:id/reject', ...decision(false));
+}
+
+/** What a request asks, in a line (never a password or its hash). */
+function describe(r: OperatorRequest): string {
+  const p = r.payload;
+  switch (r.action) {
+    case 'add-person': {
+      const ids = (p.identities as Array<{ channel: string; userId: string }> | undefined) ?? [];
+      return `add ${String(p.name)} as ${String(p.role)} (${ids.map((i) => `${i.channel} ${i.userId}`).join(', ')})`;
+    }
+    case 'role':
+      return `give ${r.target} the role ${String(p.role)}`;
+    case 'reactivate':
+      return `reactivate ${r.target}`;
+    case 'reset-pin':
+      return `reset the PIN of ${r.target}`;
+    case 'link-code':
+      return `make a link code for ${r.target}`;
+    case 'add-operator':
+      return `add operator ${r.target}`;
+    default:
+      return `${r.action.replace('-operator', '')} operator ${r.target}`;
+  }
+}
+
+/** A request as the page and people.json show it: the payload's password hash left out. */
+function requestView(r: OperatorRequest): OperatorRequest & { what: string } {
+  const { passwordHash: _hidden, ...payload } = r.payload;
+  return { ...r, payload, what: describe(r) };
 }
 
 interface Snapshot {
@@ -295,6 +450,8 @@ interface Snapshot {
   rules: Array<{ channel: Channel; role: string }>;
   roles: string[];
   operators: Array<{ name: string; status: string; createdBy: string }>;
+  /** Changes waiting for a second operator, and the last decided. */
+  requests: { pending: Array<ReturnType<typeof requestView>>; decided: Array<ReturnType<typeof requestView>> };
   readOnly: string | null;
 }
 
@@ -318,7 +475,9 @@ async function snapshot(o: PeoplePageOptions): Promise<Snapshot> {
     role: rule!.role,
   }));
   const operators = (await o.directory.operators())?.list() ?? [];
+  const requests = opened ? await opened.requests.list() : { pending: [], decided: [] };
   return {
+    requests: { pending: requests.pending.map(requestView), decided: requests.decided.map(requestView) },
     persons,
     rules,
     roles: Object.keys(o.policy.roles()),
@@ -411,7 +570,7 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
       </table>
       ${data.rules.length > 0 ? html`<p class="exports">Everyone else: ${data.rules.map((r) => html`${r.channel} users have role ${r.role} (the access policy's * rule). `)}</p>` : ''}
     </section>
-    ${session && !data.readOnly ? addPersonForm(session, roles) : ''}
+    ${requestsSection(data, session)} ${session && !data.readOnly ? addPersonForm(session, roles) : ''}
     <section id="operators">
       <h2>Operators</h2>
       <table class="payments">
@@ -453,6 +612,66 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
           : ''
       }
     </section>`;
+}
+
+/** Changes waiting for a second operator: approve or reject each (not one's own: withdraw it). */
+function requestsSection(data: Snapshot, session: OpsSession | undefined): Html {
+  const { pending, decided } = data.requests;
+  if (pending.length === 0 && decided.length === 0) return html``;
+  const decide = (r: OperatorRequest, path: 'approve' | 'reject', label: string) =>
+    html`<form method="post" action="/ops/requests/${encodeURIComponent(r.id)}/${path}" class="search inline">
+      ${csrfField(session)}<input name="reason" maxlength="500" placeholder="reason" /><button type="submit">
+        ${label}
+      </button>
+    </form>`;
+  return html`<section id="requests">
+    <h2>Waiting for a second operator</h2>
+    <table class="payments requests">
+      <thead>
+        <tr>
+          <th>Asked</th>
+          <th>Change</th>
+          <th>By</th>
+          <th>Decide</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${pending.map(
+          (r) =>
+            html`<tr data-request="${r.id}">
+              <td>${when(r.askedAt)}</td>
+              <td>${r.what}</td>
+              <td>${r.askedBy}</td>
+              <td>
+                ${
+                  !session
+                    ? ''
+                    : session.operator === r.askedBy
+                      ? html`yours: another operator approves it ${decide(r, 'reject', 'Withdraw')}`
+                      : html`${decide(r, 'approve', 'Approve')} ${decide(r, 'reject', 'Reject')}`
+                }
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${
+      decided.length > 0
+        ? html`<details>
+            <summary>Decided lately</summary>
+            <ul>
+              ${decided.map(
+                (r) =>
+                  html`<li>
+                    ${r.what}: <strong>${r.state}</strong>${r.decidedBy ? html` by ${r.decidedBy}` : ''} (asked by
+                    ${r.askedBy})${r.reason ? `: ${r.reason}` : ''}
+                  </li>`,
+              )}
+            </ul>
+          </details>`
+        : ''
+    }
+  </section>`;
 }
 
 function addPersonForm(session: OpsSession, roles: string[]): Html {

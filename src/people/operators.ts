@@ -28,6 +28,17 @@ export interface OperatorAccounts {
   add?(by: string, name: string, password: string): Promise<void>;
 }
 
+/**
+ * Checks a new operator's name and password (the strength rule) and hashes the password: what an add, or a
+ * request to add one, keeps. Throws a PeopleError naming what is wrong.
+ */
+export function operatorPasswordHash(name: string, password: string): { name: string; passwordHash: string } {
+  if (!OPERATOR_NAME.test(name)) throw new PeopleError('an operator name is letters, digits, _ . @ - (at most 64)');
+  const weakness = passwordWeakness(password, name);
+  if (weakness) throw new PeopleError(weakness);
+  return { name, passwordHash: hashSecret(password) };
+}
+
 /** The single operator of the settings, when there is no database. */
 export function settingsOperator(user: string, password: string): OperatorAccounts {
   const hash = hashSecret(password);
@@ -83,19 +94,28 @@ export class Operators implements OperatorAccounts {
   }
 
   async add(by: string, name: string, password: string): Promise<void> {
+    await this.addHashed(by, operatorPasswordHash(name, password));
+  }
+
+  /** Adds an operator whose password was checked and hashed by {@link operatorPasswordHash} (an approved request). */
+  async addHashed(by: string, account: { name: string; passwordHash: string }): Promise<void> {
+    const { name, passwordHash } = account;
     if (!OPERATOR_NAME.test(name)) throw new PeopleError('an operator name is letters, digits, _ . @ - (at most 64)');
-    const weakness = passwordWeakness(password, name);
-    if (weakness) throw new PeopleError(weakness);
     await this.db.transaction().execute(async (trx) => {
       const created = await trx
         .insertInto('operators')
-        .values({ name, password_hash: hashSecret(password), created: new Date(), created_by: by })
+        .values({ name, password_hash: passwordHash, created: new Date(), created_by: by })
         .onConflict((oc) => oc.column('name').doNothing())
         .returning('name')
         .execute();
       if (created.length === 0) throw new PeopleError(`there is already an operator ${name}`, 409);
       await this.record(trx, name, 'operator added', `operator:${by}`);
     });
+  }
+
+  /** Whether an operator of this name exists (any status). */
+  async exists(name: string): Promise<boolean> {
+    return Boolean(await this.db.selectFrom('operators').select('name').where('name', '=', name).executeTakeFirst());
   }
 
   private async record(

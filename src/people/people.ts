@@ -43,7 +43,7 @@ export class PeopleError extends Error {
   override name = 'PeopleError';
   constructor(
     message: string,
-    readonly status: 400 | 404 | 409 = 400,
+    readonly status: 400 | 403 | 404 | 409 = 400,
   ) {
     super(message);
   }

@@ -107,7 +107,23 @@ export interface SecretTriesTable {
   until: Timestamp;
 }
 
+/** An operator's change waiting for a second operator (migration 0370, src/people/requests.ts). */
+export interface OperatorRequestsTable {
+  id: string;
+  action: string;
+  target: string | null;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  asked_by: string;
+  asked_at: Timestamp;
+  expires_at: Timestamp;
+  state: 'pending' | 'approved' | 'rejected' | 'expired' | 'failed';
+  decided_by: string | null;
+  decided_at: Timestamp | null;
+  reason: string | null;
+}
+
 export interface PeopleTables {
+  operator_requests: OperatorRequestsTable;
   persons: PersonsTable;
   person_identities: PersonIdentitiesTable;
   person_codes: PersonCodesTable;

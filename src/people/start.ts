@@ -19,6 +19,7 @@ import type { Limits } from '../conversation/services/limits.js';
 import { DatabaseLimits } from './limits.js';
 import { Operators, settingsOperator, type OperatorAccounts } from './operators.js';
 import { People } from './people.js';
+import { OperatorRequests } from './requests.js';
 import type { PeopleSchema } from './schema.js';
 import { PeopleSync } from './sync.js';
 import type { Kysely } from 'kysely';
@@ -28,7 +29,7 @@ export interface PeopleDirectory {
    * The database's people, operators and limits (daily totals, tries and locks: ./limits.ts), opened (and
    * imported) on first call; null without a database.
    */
-  open(): Promise<{ people: People; operators: Operators; limits: Limits } | null>;
+  open(): Promise<{ people: People; operators: Operators; limits: Limits; requests: OperatorRequests } | null>;
   /** The operators who may sign in to /ops (null when no OPS_USER / OPS_PASSWORD and no database). */
   operators(): Promise<OperatorAccounts | null>;
   /** Applies a change made in this process at once (the other processes within their next look). */
@@ -64,7 +65,8 @@ export async function startPeople(o: StartPeopleOptions): Promise<PeopleDirector
   }
   let sync: PeopleSync | undefined;
   let database: Database | undefined;
-  let opening: Promise<{ people: People; operators: Operators; limits: Limits }> | undefined;
+  let opening:
+    Promise<{ people: People; operators: Operators; limits: Limits; requests: OperatorRequests }> | undefined;
   const open = () =>
     (opening ??= (async () => {
       database = o.database ?? (await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }));
@@ -81,7 +83,7 @@ export async function startPeople(o: StartPeopleOptions): Promise<PeopleDirector
       sync = new PeopleSync({ people, policy, logger });
       await sync.refresh(true);
       sync.start();
-      return { people, operators, limits };
+      return { people, operators, limits, requests: new OperatorRequests(db) };
     })());
   const eager = Boolean(o.database || config.DATABASE_URL || !config.embeddedSandbox);
   if (eager) await open();

@@ -13,6 +13,7 @@ import type { Channel } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { DatabaseLimits } from '../../src/people/limits.js';
 import { Operators } from '../../src/people/operators.js';
+import { OperatorRequests } from '../../src/people/requests.js';
 import { People } from '../../src/people/people.js';
 import { personServices } from '../../src/people/person-services.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
@@ -192,7 +193,7 @@ forEachDatabase('people-limits', (open, engine) => {
     await people.resetPin('operator:ops', 'amina');
     await sync.refresh();
     const directory: PeopleDirectory = {
-      open: async () => ({ people, operators: new Operators(db), limits }),
+      open: async () => ({ people, operators: new Operators(db), limits, requests: new OperatorRequests(db) }),
       operators: async () => null,
       changed: () => sync.refresh(),
       readOnly: null,

@@ -12,6 +12,7 @@ import type { Engine, Inbound } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { LINK_TOO_MANY, LINK_TRIES, LINK_WRONG, linkCodeOf, withLinkCommand } from '../../src/people/link.js';
 import { Operators } from '../../src/people/operators.js';
+import { OperatorRequests } from '../../src/people/requests.js';
 import { DatabaseLimits } from '../../src/people/limits.js';
 import { LINK_CODE_TRIES, People } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
@@ -47,7 +48,7 @@ forEachDatabase('people-link', (open) => {
     const sync = new PeopleSync({ people, policy, logger: createLogger('silent') });
     await sync.refresh(true);
     const directory: PeopleDirectory = {
-      open: async () => ({ people, operators: new Operators(db), limits }),
+      open: async () => ({ people, operators: new Operators(db), limits, requests: new OperatorRequests(db) }),
       operators: async () => null,
       changed: () => sync.refresh(),
       readOnly: null,
@@ -88,7 +89,7 @@ forEachDatabase('people-link', (open) => {
     const sync = new PeopleSync({ people, policy, logger: createLogger('silent') });
     await sync.refresh(true);
     const directory: PeopleDirectory = {
-      open: async () => ({ people, operators: new Operators(db), limits }),
+      open: async () => ({ people, operators: new Operators(db), limits, requests: new OperatorRequests(db) }),
       operators: async () => null,
       changed: () => sync.refresh(),
       readOnly: null,

@@ -2,9 +2,9 @@
  * Every migration, listed here by name (not read from the folder, so the compiled build needs no file
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
  * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals, 0300-0309 the journal's enforcement
- * (after every table it guards), 0310-0319 the outcomes owed to people, 0320-0329
- * limits written with the intent, 0340 the short ref, 0350-0359 signed
- * events out. Add a line, never change or reorder one that has landed.
+ * (after every table it guards), 0310-0319 the outcomes owed to people, 0320-0329 limits written with the
+ * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control. Add a line, never
+ * change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
@@ -19,6 +19,7 @@ import * as owed0310 from './0310_owed_outcomes.js';
 import * as limits0320 from './0320_limits_with_intent.js';
 import * as journal0340 from './0340_short_ref.js';
 import * as eventsOut0350 from './0350_events_out.js';
+import * as people0370 from './0370_operator_requests.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0320_limits_with_intent': limits0320,
   '0340_short_ref': journal0340,
   '0350_events_out': eventsOut0350,
+  '0370_operator_requests': people0370,
 };
 
 /** Kysely's provider over the list above. */
