@@ -12,7 +12,8 @@
  *   `SameSite=Strict`, `Path=/ops`, `Secure` when the request came over https), 8 hours, kept in Redis (or
  *   memory) by its SHA-256 only. Guessing is refused with 429: at most {@link SIGN_IN_LIMIT} failed tries per address
  *   in a while (each try is counted before the password is compared; a success gives back its own count only,
- *   never the failures before it, whichever credential succeeded). The right
+ *   never the failures before it, whichever credential succeeded). A suspended or removed operator is refused,
+ *   and their sessions end at their next request. The right
  *   operator signing in from another address is never refused for someone else's guesses.
  * - `POST /ops/sign-out` (form: `csrf`): a signed-in operator; ends the session.
  * - `GET` of the pages' stylesheets (`/ops/<name>.css`): anyone (no data).
@@ -101,7 +102,17 @@ export class OpsAccess {
   async session(req: Request): Promise<OpsSession | null> {
     const token = cookieOf(req, SESSION_COOKIE);
     if (!token || !/^[\w-]{43}$/.test(token)) return null;
-    return ((await this.o.store.get(keys.opsSession(digest(token))))?.snapshot as OpsSession | undefined) ?? null;
+    const session = (await this.o.store.get(keys.opsSession(digest(token))))?.snapshot as OpsSession | undefined;
+    if (!session) return null;
+    // A suspended or removed operator's sessions end at once.
+    if (!(await this.active(session.operator))) return null;
+    return session;
+  }
+
+  /** Whether the operator is neither suspended nor removed (the database says; without one, always). */
+  private async active(name: string): Promise<boolean> {
+    const operators = await this.o.operators();
+    return !operators?.isActive || (await operators.isActive(name));
   }
 
   private async startSession(req: Request, res: Response, operator: string): Promise<OpsSession> {
@@ -121,7 +132,8 @@ export class OpsAccess {
   /** Checks a name and password, the OPS_USER operator against the settings, others against the database. */
   private async verify(name: string, password: string): Promise<string | null> {
     const first = this.o.settingsOperator;
-    if (first && name === first.user) return sameSecret(password, first.password) ? first.user : null;
+    if (first && name === first.user)
+      return sameSecret(password, first.password) && (await this.active(first.user)) ? first.user : null;
     const operators = await this.o.operators();
     return operators ? operators.verify(name, password) : null;
   }

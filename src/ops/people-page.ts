@@ -9,7 +9,14 @@
  * - `POST /ops/people/<id>/suspend`, `/reactivate`, `/role` (role), `/unlock-pin`, `/reset-pin`, `/link-code`: the
  *   changes. A reset answers with the one-time code, `/link-code` with a link code for the person to send to
  *   the bot from a chat account (src/people/link.ts); each shown once, kept only as a hash or digest.
- * - `POST /ops/operators` (name, password): adds an operator.
+ * - `POST /ops/operators` (name, password): adds an operator (the password strength rule: 400 with the reason);
+ *   `POST /ops/operators/<name>/suspend`, `/reactivate`, `/remove`: a suspended or removed operator's sessions end
+ *   at their next request and their sign-in is refused; removed is for good.
+ * - Dual control (OPS_DUAL_CONTROL, src/people/requests.ts): a change it names answers 202 and waits, as a
+ *   request listed on the page, for a second operator: `POST /ops/requests/<id>/approve` (then it takes effect,
+ *   made as the approver naming the asker) or `/reject` (reason). Any signed-in operator with the page's CSRF
+ *   token may decide, but never approve their own (403 with the reason; the table refuses it too); an unknown
+ *   request is a 404, one decided or expired a 409; nothing changes then.
  *
  * Who may call them: the /ops access check (access.ts) lets in signed-in operators, Basic auth readers and, for
  * people.json, the OPS_TOKEN; every POST also needs the session's CSRF token and this site's Origin (a form
@@ -26,7 +33,7 @@ import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
 import type { DualControlAction } from '../config.js';
-import { operatorPasswordHash } from '../people/operators.js';
+import { OPERATOR_NAME, operatorPasswordHash } from '../people/operators.js';
 import { PeopleError, type People, type PersonChange, type PersonView } from '../people/people.js';
 import type { OperatorRequest } from '../people/requests.js';
 import { mayMakeLinkCode } from '../people/link.js';
@@ -252,14 +259,17 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       o.logger.info({ by }, 'people: operator added');
       return (res) => res.redirect(303, '/ops/people#operators');
     },
-    'suspend-operator': async () => {
-      throw new PeopleError('operators cannot be suspended here yet', 404);
+    'suspend-operator': async (opened, target, _payload, by) => {
+      await opened.operators.setStatus(by, target!, 'suspended');
+      return (res) => res.redirect(303, '/ops/people#operators');
     },
-    'reactivate-operator': async () => {
-      throw new PeopleError('operators cannot be reactivated here yet', 404);
+    'reactivate-operator': async (opened, target, _payload, by) => {
+      await opened.operators.setStatus(by, target!, 'active');
+      return (res) => res.redirect(303, '/ops/people#operators');
     },
-    'remove-operator': async () => {
-      throw new PeopleError('operators cannot be removed here yet', 404);
+    'remove-operator': async (opened, target, _payload, by) => {
+      await opened.operators.setStatus(by, target!, 'removed');
+      return (res) => res.redirect(303, '/ops/people#operators');
     },
   };
 
@@ -377,6 +387,17 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       return { target: account.name, payload: account };
     }),
   );
+
+  for (const act of ['suspend', 'reactivate', 'remove'] as const)
+    app.post(
+      `/ops/operators/:name/${act}`,
+      ...gated(`${act}-operator`, async (req, opened) => {
+        const name = String(req.params.name ?? '');
+        if (!OPERATOR_NAME.test(name) || !(await opened.operators.exists(name)))
+          throw new PeopleError('no such operator', 404);
+        return { target: name, payload: {} };
+      }),
+    );
 
   /** A second operator's decision on a request: approve (then the change is made) or reject, with a reason. */
   const decision = (approve: boolean) =>

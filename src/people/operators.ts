@@ -24,6 +24,8 @@ export interface OperatorAccounts {
   verify(name: string, password: string): Promise<string | null>;
   /** Every operator's name and status. */
   list(): Promise<Array<{ name: string; status: string; createdBy: string }>>;
+  /** Whether this operator may act now (not suspended or removed). */
+  isActive?(name: string): Promise<boolean>;
   /** Adds an operator (refused when the name is taken or the password short). Null when operators cannot be added. */
   add?(by: string, name: string, password: string): Promise<void>;
 }
@@ -110,6 +112,31 @@ export class Operators implements OperatorAccounts {
         .execute();
       if (created.length === 0) throw new PeopleError(`there is already an operator ${name}`, 409);
       await this.record(trx, name, 'operator added', `operator:${by}`);
+    });
+  }
+
+  async isActive(name: string): Promise<boolean> {
+    const row = await this.db.selectFrom('operators').select('status').where('name', '=', name).executeTakeFirst();
+    return !row || row.status === 'active';
+  }
+
+  /**
+   * Suspends, reactivates or removes an operator (removed is for good: the name stays, never signs in again).
+   * Their sessions end at their next request (src/ops/access.ts asks {@link isActive}).
+   */
+  async setStatus(by: string, name: string, status: 'active' | 'suspended' | 'removed'): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('operators')
+        .select('status')
+        .where('name', '=', name)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!row) throw new PeopleError(`no operator ${name}`, 404);
+      if (row.status === 'removed') throw new PeopleError(`operator ${name} was removed`, 409);
+      if (row.status === status) return;
+      await trx.updateTable('operators').set({ status }).where('name', '=', name).execute();
+      await this.record(trx, name, `operator ${status === 'active' ? 'reactivated' : status}`, by);
     });
   }
 

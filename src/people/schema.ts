@@ -64,7 +64,7 @@ export interface PinChangesTable {
 export interface OperatorsTable {
   name: string;
   password_hash: string;
-  status: Generated<'active' | 'suspended'>;
+  status: Generated<'active' | 'suspended' | 'removed'>;
   created: Timestamp;
   created_by: string;
 }

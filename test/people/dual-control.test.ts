@@ -13,7 +13,7 @@ import { Operators } from '../../src/people/operators.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { AtSession } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { postForm, signIn } from './ops-session.js';
+import { postForm, postSignIn, signIn } from './ops-session.js';
 
 const LEAD = { name: 'ops-lead', password: 'a long operator password' };
 const SECOND = { name: 'bo', password: 'another quite long passphrase' };
@@ -191,5 +191,26 @@ describe('dual control of operators', () => {
     const unknown = await post('/ops/requests/r-nothere/approve', { csrf: bo.csrf }, { cookie: bo.cookie });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toMatch(/no such request/);
+  });
+
+  it('suspends and removes an operator under dual control: their session ends and sign-in is refused', async () => {
+    const eve = await signIn(app.url, 'eve', 'eve has a long passphrase');
+    const lead = await signIn(app.url, LEAD.name, LEAD.password);
+    const suspend = await requestId(
+      await post('/ops/operators/eve/suspend', { csrf: lead.csrf }, { cookie: lead.cookie }),
+    );
+    // Asked, not yet done: eve still works.
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { cookie: eve.cookie } })).status).toBe(200);
+    expect((await post('/ops/operators/nobody/remove', { csrf: lead.csrf }, { cookie: lead.cookie })).status).toBe(404);
+    const bo = await signIn(app.url, SECOND.name, SECOND.password);
+    expect((await post(`/ops/requests/${suspend}/approve`, { csrf: bo.csrf }, { cookie: bo.cookie })).status).toBe(303);
+    expect((await fetch(`${app.url}/ops/people.json`, { headers: { cookie: eve.cookie } })).status).toBe(401);
+    expect((await postSignIn(app.url, 'eve', 'eve has a long passphrase')).status).toBe(401);
+    const remove = await requestId(await post('/ops/operators/eve/remove', { csrf: bo.csrf }, { cookie: bo.cookie }));
+    expect((await post(`/ops/requests/${remove}/approve`, { csrf: bo.csrf }, { cookie: bo.cookie })).status).toBe(403);
+    expect((await post(`/ops/requests/${remove}/approve`, { csrf: lead.csrf }, { cookie: lead.cookie })).status).toBe(
+      303,
+    );
+    expect((await peopleJson()).operators.find((o) => o.name === 'eve')?.status).toBe('removed');
   });
 });
