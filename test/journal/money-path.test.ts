@@ -58,7 +58,7 @@ for (const engine of ['postgres', 'pglite'] as const) {
       const outcome = await ussd.answer('1234');
       expect(outcome).toMatch(/^END /);
       expect(outcome).not.toMatch(/try again/i);
-      const intents = () => writes.filter((w) => /insert into "operations"/.test(w));
+      const intents = () => writes.filter((w) => /insert into "?operations"? /.test(w));
       expect(intents(), 'the money hop writes its intent').toHaveLength(1);
 
       const row = await eventually(

@@ -93,7 +93,8 @@ describe('USSD', () => {
       Sequence: 1,
     });
     expect(screen).toMatch(/What would you like to do/);
-    for (const [i, answer] of ['1', '1', '0772345678', 'Ann', 'Other', '100', '1', 'x'].entries()) {
+    // A Ugandan paying a Ugandan number is offered UGX only: no currency screen after the amount.
+    for (const [i, answer] of ['1', '1', '0772345678', 'Ann', 'Other', '100', 'x'].entries()) {
       screen = await hubtel({
         Type: 'response',
         SessionId: '700123',

@@ -98,7 +98,9 @@ describe('notifications about what this product did not make', () => {
         async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot),
         (p) => p.length > 0,
       );
-      expect(told).toEqual([{ text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) }]);
+      expect(told).toEqual([
+        { words: expect.anything(), text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) },
+      ]);
       expect(await side.store.get(keys.pending(attacker))).toBeNull();
     } finally {
       await side.close();
