@@ -45,3 +45,9 @@ export async function cuttableProxy(target: { host: string; port: number }): Pro
   await listen();
   return { port, cut, restore: listen, close: cut };
 }
+
+/** The host and port of a PostgreSQL URL (the test server's, POSTGRES_URL): what a proxy forwards to. */
+export function addressOf(url: string): { host: string; port: number } {
+  const { hostname, port } = new URL(url);
+  return { host: hostname, port: Number(port || 5432) };
+}

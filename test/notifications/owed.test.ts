@@ -15,13 +15,13 @@
  */
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ALREADY_SUBMITTED } from '../../flows/services.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { OwedOutcomes } from '../../src/journal/owed.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
+import { addressOf, cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
 import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/servers.js';
 import { cutOff, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
@@ -38,15 +38,21 @@ beforeAll(async () => {
   redisServer = await startOwnRedis();
   redisUrl = `redis://127.0.0.1:${redisServer.port}`;
   server = await serverDatabase('owed_outcomes');
-  proxy = await cuttableProxy({ host: '127.0.0.1', port: 5432 });
+  proxy = await cuttableProxy(addressOf(server.url));
   const url = new URL(server.url);
   url.host = `127.0.0.1:${proxy.port}`;
   direct = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://' });
   await migrate(direct.db);
   database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://' });
 }, 60_000);
+/** Each test's service and product closed after it: one process works the owed rows at a time (an advisory
+ * lock), and a product left running from an earlier test would take this test's rows to its own notifiers. */
+async function closeStarted(): Promise<void> {
+  for (const step of done.splice(0).reverse()) await step().catch(() => {});
+}
+afterEach(closeStarted);
 afterAll(async () => {
-  for (const step of done.reverse()) await step().catch(() => {});
+  await closeStarted();
   await database?.close();
   await direct?.close();
   await proxy?.close();

@@ -13,7 +13,7 @@ import { openDatabase, type Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { addHealthRoutes } from '../../src/ops/health.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
+import { addressOf, cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
 
 const TOKEN = 'readyz-journal-token-0123456789';
 const done: Array<() => Promise<unknown>> = [];
@@ -34,7 +34,7 @@ describe('/readyz and the journal (PostgreSQL through a proxy)', { timeout: 60_0
   it('is not ready while the journal cannot be written, and ready again once it can', async () => {
     const server: ServerDatabase = await serverDatabase('readyz_journal');
     done.push(server.drop);
-    const proxy: CuttableProxy = await cuttableProxy({ host: '127.0.0.1', port: 5432 });
+    const proxy: CuttableProxy = await cuttableProxy(addressOf(server.url));
     done.push(proxy.close);
     const url = new URL(server.url);
     url.host = `127.0.0.1:${proxy.port}`;
