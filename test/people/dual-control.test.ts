@@ -196,6 +196,14 @@ describe('dual control of operators', () => {
   it('suspends and removes an operator under dual control: their session ends and sign-in is refused', async () => {
     const eve = await signIn(app.url, 'eve', 'eve has a long passphrase');
     const lead = await signIn(app.url, LEAD.name, LEAD.password);
+    // Who may not ask it: nobody signed in, a wrong CSRF token; refused with a reason, nothing asked.
+    for (const refused of [
+      await post('/ops/operators/eve/suspend', { csrf: lead.csrf }),
+      await post('/ops/operators/eve/remove', { csrf: 'forged' }, { cookie: lead.cookie }),
+    ]) {
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).not.toMatch(/request <code>/);
+    }
     const suspend = await requestId(
       await post('/ops/operators/eve/suspend', { csrf: lead.csrf }, { cookie: lead.cookie }),
     );
