@@ -214,7 +214,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   // Every read on the main API waits for the budget all processes share (30 a minute per key).
   const readBudget = createReadBudget(config.redis, apiKey, { logger });
   closers.push(['read budget', () => readBudget.close()]);
-  const client = new MomoClient({
+  const clientOptions = {
     baseUrl: config.MOMO_BASE_URL ?? url,
     apiKey,
     vendingUrl: config.MOMO_VENDING_URL ?? `${config.MOMO_BASE_URL ?? url}/vending`,
@@ -222,8 +222,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     vendingAuthorization: config.MOMO_VENDING_AUTHORIZATION,
     version: config.MOMO_VERSION,
     fetch: metrics.countingFetch(),
-    readBudget,
-  });
+  };
+  const client = new MomoClient({ ...clientOptions, readBudget });
 
   const store = createSessionStore({ redisUrl: config.redis, logger });
   // The directory of people (src/people): imported from the policy, read whole into every process.
@@ -560,7 +560,15 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   notifications.addRoutes(direct);
   notifications.start();
   // The reconciliation of the day before, once a day (one process at a time), and the corrections it owes.
-  const reconciliation = productReconciliation({ database, journal, client, notifiers, languageOf, logger });
+  // Its reads go after the product's own (a check, a notification's confirming read): the budget's `behind()`.
+  const reconciliation = productReconciliation({
+    database,
+    journal,
+    client: new MomoClient({ ...clientOptions, readBudget: readBudget.behind() }),
+    notifiers,
+    languageOf,
+    logger,
+  });
   reconciliation.start();
   closers.push(['reconciliation', () => reconciliation.stop()]);
   approvals.start();

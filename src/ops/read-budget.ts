@@ -12,15 +12,28 @@
  *
  * In Redis one Lua script per grant, on Redis's own clock (TIME), so hosts whose clocks differ still count on
  * one; idempotent when ioredis resends it after a dropped reply (the grant's random id is its log entry).
+ *
+ * The product's reads go first. The reconciliation reads through `behind()`: such a read is granted only while
+ * `reserve` reads of the window are still free (so a read of the product, from any process, finds one free
+ * while the reconciliation pages), and, within a process, only while no read of the product is waiting.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { scriptedRedis } from '../conversation/store/redis-store.js';
 import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
 import type { Logger } from '../log.js';
 
-export interface ReadBudget {
+/** What a client awaits before each read (src/momo/client.ts `readBudget`). */
+export interface ReadTaker {
   /** Resolves when a read may be sent, and counts it. Never rejects for want of budget: it waits. */
   take(): Promise<void>;
+}
+
+export interface ReadBudget extends ReadTaker {
+  /**
+   * The same budget for reads that go after the product's (the reconciliation's): each leaves `reserve` reads of
+   * the window free and waits while a read of this process's product waits.
+   */
+  behind(): ReadTaker;
   close(): Promise<void>;
 }
 
@@ -35,17 +48,24 @@ export interface ReadBudgetOptions {
   /** Longest single sleep of a waiting read before it asks again, ms. Default 1000. */
   pollMs?: number;
   /**
+   * Reads of every window that a read `behind()` never takes, kept for the product's own (a check, a
+   * notification's confirming read, a follow-up), whichever process sends them. Default 10: a third of the
+   * window, so the reconciliation pages at 20 a window and the product's reads of a busy minute do not wait.
+   */
+  reserve?: number;
+  /**
    * Clock in ms. Default: Redis's own (TIME) for the Redis budget, Date.now for the memory one. Tests pass a
    * clock they move.
    */
   now?: () => number;
 }
 
-const DEFAULTS = { limit: 30, windowMs: 61_000, pollMs: 1000 };
+const DEFAULTS = { limit: 30, windowMs: 61_000, pollMs: 1000, reserve: 10 };
 
 /**
- * KEYS[1] the log (a sorted set of grant ids scored by grant time); ARGV: limit, window ms, grant id, now in
- * ms ('' = Redis TIME). Returns 0 when granted (the id is logged), else the ms until the oldest grant ages out.
+ * KEYS[1] the log (a sorted set of grant ids scored by grant time); ARGV: limit (fewer grants than it in the window:
+ * granted), window ms, grant id, now in ms ('' = Redis TIME). Returns 0 when granted (the id is logged), else the
+ * ms until enough grants age out.
  */
 const GRANT = `
 if redis.call('ZSCORE', KEYS[1], ARGV[3]) then return 0 end
@@ -61,8 +81,9 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('PEXPIRE', KEYS[1], window)
   return 0
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return math.max(1, tonumber(oldest[2]) + window - now)
+local count = redis.call('ZCARD', KEYS[1])
+local freeing = redis.call('ZRANGE', KEYS[1], count - tonumber(ARGV[1]), count - tonumber(ARGV[1]), 'WITHSCORES')
+return math.max(1, tonumber(freeing[2]) + window - now)
 `;
 
 interface BudgetScripts {
@@ -71,10 +92,16 @@ interface BudgetScripts {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** The waiting common to both: one read of this process asks at a time, the others queue behind it. */
+/**
+ * The waiting common to both: one read of this process asks at a time, the others queue behind it; the reads
+ * behind the product's queue apart, and ask only while none of the product's waits.
+ */
 abstract class QueuedBudget implements ReadBudget {
   protected readonly settings: typeof DEFAULTS;
   private tail: Promise<void> = Promise.resolve();
+  private behindTail: Promise<void> = Promise.resolve();
+  /** The product's reads of this process not granted yet. */
+  private waiting = 0;
   private closed = false;
 
   constructor(options: ReadBudgetOptions) {
@@ -82,9 +109,20 @@ abstract class QueuedBudget implements ReadBudget {
   }
 
   take(): Promise<void> {
-    const turn = this.tail.then(() => this.acquire());
+    this.waiting++;
+    const turn = this.tail.then(() => this.acquire(false)).finally(() => void this.waiting--);
     this.tail = turn.catch(() => undefined);
     return turn;
+  }
+
+  behind(): ReadTaker {
+    return {
+      take: () => {
+        const turn = this.behindTail.then(() => this.acquire(true));
+        this.behindTail = turn.catch(() => undefined);
+        return turn;
+      },
+    };
   }
 
   /** Stops granting: a read still waiting fails (its job is retried, by another process if this one stops). */
@@ -92,23 +130,29 @@ abstract class QueuedBudget implements ReadBudget {
     this.closed = true;
   }
 
-  private async acquire(): Promise<void> {
+  private async acquire(behind: boolean): Promise<void> {
     const id = randomUUID();
+    const { limit, reserve, pollMs } = this.settings;
+    const upTo = behind ? Math.max(1, limit - reserve) : limit;
     for (;;) {
       if (this.closed) throw new Error('the read budget is closed');
-      const waitMs = await this.grant(id);
+      if (behind && this.waiting > 0) {
+        await sleep(pollMs);
+        continue;
+      }
+      const waitMs = await this.grant(id, upTo);
       if (waitMs === 0) return;
-      await sleep(Math.min(waitMs, this.settings.pollMs));
+      await sleep(Math.min(waitMs, pollMs));
     }
   }
 
-  /** 0 when granted, else the ms until a grant ages out. */
-  protected abstract grant(id: string): Promise<number>;
+  /** 0 when granted (fewer than `upTo` grants in the window), else the ms until a grant ages out. */
+  protected abstract grant(id: string, upTo: number): Promise<number>;
 }
 
 function definedOnly(options: ReadBudgetOptions): Partial<typeof DEFAULTS> {
-  const { limit, windowMs, pollMs } = options;
-  return Object.fromEntries(Object.entries({ limit, windowMs, pollMs }).filter(([, v]) => v !== undefined));
+  const { limit, windowMs, pollMs, reserve } = options;
+  return Object.fromEntries(Object.entries({ limit, windowMs, pollMs, reserve }).filter(([, v]) => v !== undefined));
 }
 
 export class MemoryReadBudget extends QueuedBudget {
@@ -120,14 +164,16 @@ export class MemoryReadBudget extends QueuedBudget {
     this.now = options.now ?? Date.now;
   }
 
-  protected async grant(): Promise<number> {
+  protected async grant(_id: string, upTo: number): Promise<number> {
     const now = this.now();
-    while (this.grants.length > 0 && this.grants[0]! <= now - this.settings.windowMs) this.grants.shift();
-    if (this.grants.length < this.settings.limit) {
+    const { windowMs } = this.settings;
+    while (this.grants.length > 0 && this.grants[0]! <= now - windowMs) this.grants.shift();
+    if (this.grants.length < upTo) {
       this.grants.push(now);
       return 0;
     }
-    return Math.max(1, this.grants[0]! + this.settings.windowMs - now);
+    // The grant whose ageing out brings the count under `upTo`.
+    return Math.max(1, this.grants[this.grants.length - upTo]! + windowMs - now);
   }
 }
 
@@ -162,9 +208,9 @@ export class RedisReadBudget extends QueuedBudget {
     );
   }
 
-  protected async grant(id: string): Promise<number> {
-    const { limit, windowMs } = this.settings;
-    return Number(await this.redis.momoReadGrant(this.key, limit, windowMs, id, this.now ? String(this.now()) : ''));
+  protected async grant(id: string, upTo: number): Promise<number> {
+    const { windowMs } = this.settings;
+    return Number(await this.redis.momoReadGrant(this.key, upTo, windowMs, id, this.now ? String(this.now()) : ''));
   }
 
   override async close(): Promise<void> {

@@ -2,7 +2,8 @@
  * `npm run reconcile -- --from YYYY-MM-DD --to YYYY-MM-DD`: one reconciliation of those whole UTC days against
  * the service named by MOMO_BASE_URL / MOMO_API_KEY, with the journal of DATABASE_URL (or the embedded PGlite
  * under DATA_DIR: then with the product stopped, PGlite being one process). Reads through the read budget all
- * processes share (in Redis with REDIS_URL), so a run never takes the product's reads past the service's limit.
+ * processes share (in Redis with REDIS_URL), behind the product's own reads, so a run never takes the product's
+ * reads past the service's limit nor keeps them waiting.
  *
  * Prints one line per outcome, `<outcome> <count>` (matched, unknown_to_service, not_ours, state_differs,
  * detail_differs) on stdout, the run's id on stderr; exits 0 when every operation of ours is as the service
@@ -44,7 +45,8 @@ async function main(): Promise<number> {
       baseUrl: config.MOMO_BASE_URL,
       apiKey: config.MOMO_API_KEY,
       version: config.MOMO_VERSION,
-      readBudget: budget,
+      // After the product's own reads, whichever process sends them.
+      readBudget: budget.behind(),
     });
     const db = database.db as unknown as Kysely<ReconciliationSchema>;
     const result = await runReconciliation({

@@ -80,6 +80,36 @@ describe.each(kinds)('%s read budget', (_name, make) => {
     await Promise.all(pending);
     for (const t of times) expect(times.filter((u) => u > t - 1000 && u <= t).length).toBeLessThanOrEqual(3);
   });
+
+  it("reads behind the product's leave the reserve free for the product's, from any process, and go after them", async () => {
+    let now = 9_000_000_000;
+    const [a, b] = make({ now: () => now, pollMs: 10, reserve: 10 });
+    const order: string[] = [];
+    // The reconciliation pages in process a: 20 of the window (30 less the reserve of 10), the rest wait.
+    const paging = Array.from({ length: 25 }, (_, i) =>
+      a
+        .behind()
+        .take()
+        .then(() => void order.push(`behind ${i}`)),
+    );
+    await until(() => order.length >= 20);
+    expect(order).toHaveLength(20);
+    // The product's reads, in either process, are granted at once from the reserve.
+    const product = Array.from({ length: 10 }, (_, i) =>
+      (i % 2 === 0 ? a : b).take().then(() => void order.push(`product ${i}`)),
+    );
+    await until(() => order.length >= 30);
+    expect(order.slice(20).every((o) => o.startsWith('product'))).toBe(true);
+    expect(order).toHaveLength(30);
+    // The budget is spent. One more of the product's waits in the process that pages, with the five behind it;
+    // the window frees them all: the product's goes first.
+    const late = a.take().then(() => void order.push('product late'));
+    await tick();
+    expect(order).toHaveLength(30);
+    now += 61_000;
+    await Promise.all([...paging, ...product, late]);
+    expect(order.slice(30)).toEqual(['product late', ...[20, 21, 22, 23, 24].map((i) => `behind ${i}`)]);
+  });
 });
 
 describe('closing', () => {
