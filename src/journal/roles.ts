@@ -16,8 +16,8 @@ import { ConfigError } from '../config.js';
 import { openDatabase, type Database } from './database.js';
 import { migrate } from './migrate.js';
 
-/** Tables the product may read and insert into, never change or delete from. */
-export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journal_receipts'];
+/** Tables the product may read and insert into, never change or delete from (events, receipts, the operators' audit). */
+export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journal_receipts', 'operator_audit'];
 /**
  * Tables the product may read, insert into and update (through their triggers or its own conditional updates),
  * never delete from: a payment's state, its hold and decision, what it took from a day's limit, and an

@@ -3,7 +3,8 @@
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
  * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals, 0300-0309 the journal's enforcement
  * (after every table it guards), 0310-0319 the outcomes owed to people, 0320-0329 limits written with the
- * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control. Add a line, never
+ * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control, 0420-0429 the
+ * operators' audit. Add a line, never
  * change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
@@ -20,6 +21,7 @@ import * as limits0320 from './0320_limits_with_intent.js';
 import * as journal0340 from './0340_short_ref.js';
 import * as eventsOut0350 from './0350_events_out.js';
 import * as people0370 from './0370_operator_requests.js';
+import * as ops0420 from './0420_operator_audit.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +38,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0340_short_ref': journal0340,
   '0350_events_out': eventsOut0350,
   '0370_operator_requests': people0370,
+  '0420_operator_audit': ops0420,
 };
 
 /** Kysely's provider over the list above. */
