@@ -1,6 +1,6 @@
 /**
  * Change PIN: a person changes their own PIN. They prove who they are (their current PIN, or after a reset the
- * one-time code the operator gave them: `input.pinReset`), then type the new PIN twice; a weak one is refused
+ * one-time code texted to them: `input.pinReset`), then type the new PIN twice; a weak one is refused
  * with the reason (4 to 6 digits, not one digit repeated, not a run, not the end of their number). The engine
  * starts this flow before the menu for a person whose PIN was reset (src/conversation/engine/engine.ts).
  *
@@ -94,7 +94,7 @@ export const changePinMachine = setup({
   context: contextFromInput((input) => ({ input })),
   initial: 'awaitingSecret',
   states: {
-    // The current PIN, or after a reset the operator's one-time code.
+    // The current PIN, or after a reset the one-time code texted to the person.
     awaitingSecret: {
       meta: {
         view: (context: ChangePinContext): View =>

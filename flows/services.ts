@@ -196,7 +196,7 @@ export interface FlowServices {
   verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
   /**
    * Starts a change of the person's own PIN once they proved who they are: their old PIN (`via: 'pin'`;
-   * rejects as verifyPin does) or, after a reset, the operator's one-time code (`via: 'code'`; rejects
+   * rejects as verifyPin does) or, after a reset, the reset's one-time code (`via: 'code'`; rejects
    * code_wrong, code_expired, or pin_locked after too many wrong ones). Rejects not_allowed for someone
    * who cannot have a PIN of their own.
    */

@@ -136,7 +136,7 @@ export interface FlowInput {
   /** Flows this user's role may start (the menu offers these). Absent: none. */
   allowedFlows?: FlowId[];
   /**
-   * The person's PIN was reset: Change PIN starts from the one-time code the operator gave, not the old PIN
+   * The person's PIN was reset: Change PIN starts from the reset's one-time code (texted to them), not the old PIN
    * (and the engine starts it before the menu: src/conversation/engine/engine.ts).
    */
   pinReset?: boolean;

@@ -61,6 +61,7 @@ import { startPeople } from './people/start.js';
 import { deleteLimitsOlderThan } from './people/limits.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
+import { codeDelivery } from './people/code-delivery.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -460,7 +461,15 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
     store,
     operators: () => people.operators(),
-    people: { directory: people, policy, store, logger, dualControl: config.dualControl },
+    people: {
+      directory: people,
+      policy,
+      store,
+      logger,
+      dualControl: config.dualControl,
+      // One-time codes go to the person (an SMS, else their next dial), never to the operator.
+      codes: codeDelivery({ ...(sms ? { sms } : {}), store, languageOf, logger }),
+    },
     deliveries: {
       endpoints: config.WEBHOOK_ENDPOINTS,
       retryForMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,

@@ -9,7 +9,7 @@ export const changePinMessages: Record<Lang, Messages> = {
   en: {
     ...failureMessages.en,
     'changePin.askOld': 'Change PIN. Enter your current PIN:',
-    'changePin.askCode': 'Your PIN was reset. Enter the one-time code the operator gave you:',
+    'changePin.askCode': 'Your PIN was reset. Enter the one-time code we sent you:',
     'changePin.askNew': 'Choose a new PIN (4 to 6 digits):',
     'changePin.askRepeat': 'Enter the new PIN again:',
     'changePin.mismatch': 'The two PINs were not the same. Choose your new PIN again.',
@@ -26,7 +26,7 @@ export const changePinMessages: Record<Lang, Messages> = {
   sw: {
     ...failureMessages.sw,
     'changePin.askOld': 'Badilisha PIN. Weka PIN yako ya sasa:',
-    'changePin.askCode': 'PIN yako iliwekwa upya. Weka msimbo wa mara moja uliopewa na mwendeshaji:',
+    'changePin.askCode': 'PIN yako iliwekwa upya. Weka msimbo wa mara moja tuliokutumia:',
     'changePin.askNew': 'Chagua PIN mpya (tarakimu 4 hadi 6):',
     'changePin.askRepeat': 'Weka PIN mpya tena:',
     'changePin.mismatch': 'PIN mbili hazikufanana. Chagua PIN yako mpya tena.',
@@ -43,7 +43,7 @@ export const changePinMessages: Record<Lang, Messages> = {
   fr: {
     ...failureMessages.fr,
     'changePin.askOld': 'Changer le PIN. Entrez votre PIN actuel :',
-    'changePin.askCode': "Votre PIN a été réinitialisé. Entrez le code à usage unique donné par l'opérateur :",
+    'changePin.askCode': 'Votre PIN a été réinitialisé. Entrez le code à usage unique que nous vous avons envoyé :',
     'changePin.askNew': 'Choisissez un nouveau PIN (4 à 6 chiffres) :',
     'changePin.askRepeat': 'Entrez le nouveau PIN encore une fois :',
     'changePin.mismatch': 'Les deux PIN ne sont pas les mêmes. Choisissez à nouveau votre PIN.',

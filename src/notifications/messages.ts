@@ -97,6 +97,12 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.approval.expired':
       'Your payment of {amount, number, money} {currency} to {phone} was not approved within {hours} hours and has expired. Nothing was sent.',
     'notify.approval.expired.dial': 'Not approved in time, not sent: {amount, number, money} {currency} to {phone}.',
+    'notify.code.pin':
+      'Your PIN was reset. Your one-time code is {code}: dial us and type it to choose a new PIN. It works once, for {hours} hours. Never give it to anyone, operators included.',
+    'notify.code.pin.dial': 'Code {code}: type it to set your new PIN. Once, {hours}h.',
+    'notify.code.link':
+      'Your link code is {code}. Send it to our bot from your chat app within {minutes} minutes: Telegram /link {code}, WhatsApp link {code}, Slack /momo link {code}. It works once. Never give it to anyone.',
+    'notify.code.link.dial': 'Link code {code}: send it to our bot. Once, {minutes} min.',
   },
   sw: {
     'notify.payment.validated': 'Malipo {ref} ya {amount, number, money} {currency} kwa {phone} yamepita ukaguzi.',
@@ -189,6 +195,12 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.approval.expired':
       'Malipo yako ya {amount, number, money} {currency} kwa {phone} hayakuidhinishwa ndani ya saa {hours} na muda wake umeisha. Hakuna kilichotumwa.',
     'notify.approval.expired.dial': 'Muda wa idhini umeisha: {amount, number, money} {currency} kwa {phone}.',
+    'notify.code.pin':
+      'PIN yako iliwekwa upya. Msimbo wako wa mara moja ni {code}: tupigie na uuweke ili kuchagua PIN mpya. Unafanya kazi mara moja, kwa saa {hours}. Usimpe mtu yeyote, hata mwendeshaji.',
+    'notify.code.pin.dial': 'Msimbo {code}: uweke kuchagua PIN mpya. Mara moja, saa {hours}.',
+    'notify.code.link':
+      'Msimbo wako wa kuunganisha ni {code}. Utume kwa boti yetu kutoka programu yako ya gumzo ndani ya dakika {minutes}: Telegram /link {code}, WhatsApp link {code}, Slack /momo link {code}. Unafanya kazi mara moja. Usimpe mtu yeyote.',
+    'notify.code.link.dial': 'Msimbo {code}: utume kwa boti. Mara moja, dakika {minutes}.',
   },
   fr: {
     'notify.payment.validated':
@@ -280,6 +292,12 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.approval.expired':
       "Votre paiement de {amount, number, money} {currency} à {phone} n'a pas été approuvé en {hours} heures et a expiré. Rien n'a été envoyé.",
     'notify.approval.expired.dial': 'Approbation expirée, non envoyé : {amount, number, money} {currency} à {phone}.',
+    'notify.code.pin':
+      'Votre PIN a été réinitialisé. Votre code à usage unique est {code} : composez notre numéro et entrez-le pour choisir un nouveau PIN. Il sert une fois, pendant {hours} heures. Ne le donnez à personne, opérateurs compris.',
+    'notify.code.pin.dial': 'Code {code} : entrez-le pour un nouveau PIN. Une fois, {hours} h.',
+    'notify.code.link':
+      'Votre code de liaison est {code}. Envoyez-le à notre bot depuis votre messagerie dans les {minutes} minutes : Telegram /link {code}, WhatsApp link {code}, Slack /momo link {code}. Il sert une fois. Ne le donnez à personne.',
+    'notify.code.link.dial': 'Code {code} : envoyez-le au bot. Une fois, {minutes} min.',
   },
 };
 

@@ -7,8 +7,10 @@
  * - `GET /ops/people.json`: the same as data.
  * - `POST /ops/people` (name, role, ussd, whatsapp, telegram, slack, preferred): adds a person.
  * - `POST /ops/people/<id>/suspend`, `/reactivate`, `/role` (role), `/unlock-pin`, `/reset-pin`, `/link-code`: the
- *   changes. A reset answers with the one-time code, `/link-code` with a link code for the person to send to
- *   the bot from a chat account (src/people/link.ts); each shown once, kept only as a hash or digest.
+ *   changes. A reset makes a one-time code, `/link-code` a link code for the person to send to the bot from a
+ *   chat account (src/people/link.ts); each goes to the person (src/people/code-delivery.ts: an SMS to their
+ *   number, else shown at their next USSD dial) and never to the operator, who reads only where it went ("code
+ *   sent to +256 77… 460 by SMS"); kept only as a hash or digest. A person without a number gets no code (409).
  * - `POST /ops/operators` (name, password): adds an operator (the password strength rule: 400 with the reason);
  *   `POST /ops/operators/<name>/suspend`, `/reactivate`, `/remove`: a suspended or removed operator's sessions end
  *   at their next request and their sign-in is refused; removed is for good.
@@ -34,9 +36,17 @@ import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
 import type { DualControlAction } from '../config.js';
 import { OPERATOR_NAME, operatorPasswordHash } from '../people/operators.js';
-import { PeopleError, type People, type PersonChange, type PersonView } from '../people/people.js';
+import {
+  LINK_CODE_MINUTES,
+  PeopleError,
+  PIN_CODE_HOURS,
+  type People,
+  type PersonChange,
+  type PersonView,
+} from '../people/people.js';
 import type { OperatorRequest } from '../people/requests.js';
 import { mayMakeLinkCode } from '../people/link.js';
+import { numberOf, sentLine, type CodeDelivery } from '../people/code-delivery.js';
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, OpsSession } from './access.js';
 import { html, page, when, type Html } from './html.js';
@@ -49,6 +59,8 @@ export interface PeoplePageOptions {
   logger: Logger;
   /** The changes that wait for a second operator (OPS_DUAL_CONTROL); none when unset. */
   dualControl?: ReadonlySet<DualControlAction>;
+  /** Where one-time codes and link codes go: to the person, never to the operator's screen. */
+  codes: CodeDelivery;
 }
 
 /** How an identity is written on each channel. */
@@ -207,20 +219,25 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       return toPerson(target!);
     },
     'reset-pin': async (opened, target, _payload, by) => {
+      const before = await opened.people.get(target!);
+      if (!before) throw new PeopleError('no such person', 404);
+      // No number, no reset: a code that could reach nobody would leave the person without a PIN.
+      numberOf(before);
       const { code, person } = await opened.people.resetPin(by, target!);
       o.logger.info({ person: target, by, change: 'reset-pin' }, 'people: person changed');
-      // Shown once, here; never logged, and kept only as a hash.
+      // To the person alone; never shown here, never logged, kept only as a hash.
+      const sent = await o.codes.send(person, 'pin', code, { hours: PIN_CODE_HOURS });
       return (res) =>
         res.type('html').send(
           page(
             person.name,
             '/ops/people',
             html`<h2>PIN reset for ${person.name}</h2>
+              <p data-testid="code-sent">One-time ${sentLine(sent)}.</p>
               <p>
-                Give ${person.name} this one-time code. It is shown only now, works once, and expires in 24 hours. At
-                their next dial they type it, then choose a new PIN; until then they cannot move money.
+                ${person.name} types it at their next dial, then chooses a new PIN; it works once, for ${PIN_CODE_HOURS}
+                hours. Until then they cannot move money. Nobody, operators included, should ask them for it.
               </p>
-              <p class="one-time-code" data-testid="one-time-code"><strong>${code}</strong></p>
               <p><a href="/ops/people/${encodeURIComponent(person.id)}">Back to ${person.name}</a></p>`,
           ),
         );
@@ -229,23 +246,25 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const id = target!;
       const person = await opened.people.get(id);
       if (!person) throw new PeopleError('no such person', 404);
+      numberOf(person);
       if (!(await mayMakeLinkCode(opened.limits, id)))
         throw new PeopleError('too many link codes made for this person; try again in 15 minutes', 409);
       const code = await opened.people.linkCode(id);
       o.logger.info({ person: id, by, change: 'link-code' }, 'people: link code made');
-      // Shown once, here; never logged, and kept only as a digest.
+      // To the person alone: whoever sends it to the bot becomes them, so it is never shown here or logged.
+      const sent = await o.codes.send(person, 'link', code, { minutes: LINK_CODE_MINUTES });
       return (res) =>
         res.type('html').send(
           page(
             person.name,
             '/ops/people',
             html`<h2>Link code for ${person.name}</h2>
+              <p data-testid="code-sent">Link ${sentLine(sent)}.</p>
               <p>
-                ${person.name} sends it to the bot from the chat account to link: Telegram <code>/link ${code}</code>,
-                WhatsApp <code>link ${code}</code>, Slack <code>/momo link ${code}</code>. It works once, for 10
-                minutes.
+                ${person.name} sends it to the bot from the chat account to link (Telegram <code>/link</code>, WhatsApp
+                <code>link</code>, Slack <code>/momo link</code>, then the code). It works once, for
+                ${LINK_CODE_MINUTES} minutes.
               </p>
-              <p class="one-time-code" data-testid="link-code"><strong>${code}</strong></p>
               <p><a href="/ops/people/${encodeURIComponent(id)}">Back to ${person.name}</a></p>`,
           ),
         );
@@ -356,7 +375,10 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       `/ops/people/:id/${path}`,
       ...gated(action, async (req, opened) => {
         const id = personId(req);
-        if (!(await opened.people.get(id))) throw new PeopleError('no such person', 404);
+        const person = await opened.people.get(id);
+        if (!person) throw new PeopleError('no such person', 404);
+        // A code goes to the person's number: a request that could reach nobody is not asked.
+        if (action === 'reset-pin' || action === 'link-code') numberOf(person);
         return { target: id, payload: payload(req) };
       }),
     );

@@ -311,8 +311,8 @@ export class People {
 
   /**
    * Resets a person's PIN: the old one stops working, and a one-time code of {@link PIN_CODE_DIGITS} digits,
-   * valid {@link PIN_CODE_HOURS} hours and once, lets them set a new one. Returns the code: shown once to the
-   * operator, kept only as a hash. Earlier codes of the person stop working.
+   * valid {@link PIN_CODE_HOURS} hours and once, lets them set a new one. Returns the code, for the person alone
+   * (src/people/code-delivery.ts), kept only as a hash. Earlier codes of the person stop working.
    */
   async resetPin(by: string, id: string): Promise<{ code: string; person: PersonView }> {
     const code = Array.from({ length: PIN_CODE_DIGITS }, () => String(randomInt(10))).join('');

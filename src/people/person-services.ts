@@ -5,7 +5,7 @@
  * policy's); without that database (the policy alone, src/people/start.ts) they are refused `not_allowed`.
  *
  * A change of PIN: the person proves who they are (their PIN, checked as every PIN is, tries counted per
- * person; or after a reset the operator's one-time code, whose wrong tries count in the same per-person
+ * person; or after a reset the reset's one-time code, whose wrong tries count in the same per-person
  * counter, 3 then locked 15 minutes: kept in the database, src/people/limits.ts), then types the new PIN twice. Its first typing is checked
  * (src/people/pin-rules.ts) and kept only as a scrypt hash in the database (`pin_changes`, 10 minutes); the
  * second is compared with it there. Nothing here logs, returns or keeps a PIN or a code in clear.

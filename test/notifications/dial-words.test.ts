@@ -19,13 +19,15 @@ const LONGEST = {
   reason: 'The name on the account does not match the name on the network records for this number',
   name: ' (Sarah Nakato)',
   hours: '24',
+  code: '12345678AB',
+  minutes: '10',
   state: 'processing_started',
 };
 /** The notices USSD users are told at the next dial (src/notifications/events.ts: outcomes, and who must act). */
 const KEYS = Object.keys(notifyMessages.en).filter(
   (key) =>
     !key.endsWith('.dial') &&
-    /^notify\.(payment\.(processed|processed_with_errors|rejected|cancelled|approval_needed|approval_requested|recipient\.paused_for_admin_action|other|not_made)|request\.|collection\.|approval\.)/.test(
+    /^notify\.(payment\.(processed|processed_with_errors|rejected|cancelled|approval_needed|approval_requested|recipient\.paused_for_admin_action|other|not_made)|request\.|collection\.|approval\.|code\.)/.test(
       key,
     ),
 );

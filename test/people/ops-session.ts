@@ -48,3 +48,23 @@ export async function signIn(url: string, name: string, password: string): Promi
   expect(csrf).toBeTruthy();
   return { cookie, csrf: csrf! };
 }
+
+/**
+ * The latest one-time or link code texted to `phone` (the demo's SMS outbox, as the simulator's phone shows it):
+ * where a code an operator asked for arrives, never on the operator's page.
+ */
+export async function codeTextedTo(url: string, phone: string, pattern: RegExp): Promise<string> {
+  const res = await fetch(`${url}/simulator/sms?phone=${encodeURIComponent(phone)}`);
+  const { messages } = (await res.json()) as { messages: Array<{ text: string }> };
+  const code = messages
+    .map((m) => pattern.exec(m.text)?.[1])
+    .filter(Boolean)
+    .at(-1);
+  expect(code, `a code texted to ${phone}: ${JSON.stringify(messages)}`).toBeTruthy();
+  return code!;
+}
+
+/** A PIN reset's one-time code in a text. */
+export const PIN_CODE_TEXT = /one-time code is (\d{8})/;
+/** A link code in a text. */
+export const LINK_CODE_TEXT = /link code is ([A-Za-z0-9-]{8,})/;

@@ -22,7 +22,7 @@ import { textUpdate, USER as TELEGRAM_USER } from '../adapters/telegram/harness.
 import { AtSession } from '../e2e/helpers.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';
-import { postForm, signIn } from './ops-session.js';
+import { codeTextedTo, PIN_CODE_TEXT, postForm, signIn } from './ops-session.js';
 
 const OPS = { user: 'ops-lead', password: 'a long operator password' };
 const OPS_TOKEN = 'ops-token-0123456789abcdef';
@@ -143,14 +143,17 @@ const personJson = async (id: string) => {
   return json.persons.find((p) => p.id === id)!;
 };
 
-/** An operator resets the person's PIN on the People page: the one-time code the page shows once. */
+/** An operator resets the person's PIN on the People page: the one-time code texted to the person's phone. */
 async function resetPin(id: string): Promise<string> {
   const { cookie, csrf } = await signIn(app.url, OPS.user, OPS.password);
   const res = await postForm(app.url, `/ops/people/${id}/reset-pin`, { csrf }, { cookie });
   expect(res.status).toBe(200);
-  const code = /<strong>(\d{8})<\/strong>/.exec(await res.text())?.[1];
-  expect(code).toBeTruthy();
-  return code!;
+  const answer = await res.text();
+  expect(answer).toMatch(/code sent to \+256 70… 00\d by SMS/);
+  const phone = (await personJson(id)).identities.find((i) => i.channel === 'ussd')!.userId;
+  const code = await codeTextedTo(app.url, phone, PIN_CODE_TEXT);
+  expect(answer).not.toContain(code);
+  return code;
 }
 
 describe('Change PIN', () => {
