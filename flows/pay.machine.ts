@@ -281,6 +281,7 @@ const PAY_OUTCOMES: Record<string, FlowOutcome> = {
   'pay.held': 'processing',
   'pay.refused': 'failed',
   'pay.cancelled': 'cancelled',
+  'pay.noCurrency': 'refused',
 };
 
 /** What a failed invoke hands its guards and actions. */
@@ -372,6 +373,7 @@ export const payMachine = setup({
     isUnregistered: (_, check: ContactCheck) => !check.registered,
     hasNameMismatch: ({ context }, check: ContactCheck) => hasDifferentName(context, check),
     hasOneCurrency: ({ context }) => currenciesFor(context).length === 1,
+    hasNoCurrency: ({ context }) => context.input.currencies.length === 0,
     /** The organization's name check is off at the service: a name differing from the network's is not refused. */
     mayPayMismatch: ({ context }) => context.input.nameMatchAffectsPayment === false,
     /**
@@ -481,6 +483,7 @@ export const payMachine = setup({
       return { firstName: first, lastName: rest.length > 0 ? rest.join(' ') : first, error: undefined };
     }),
     noteCancelled: assign({ outcome: { key: 'pay.cancelled' } }),
+    noteNoCurrency: assign({ outcome: { key: 'pay.noCurrency' } }),
     /** Before the create call nothing was sent, whatever went wrong. */
     noteFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error) })),
     notePaymentFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error, PAYMENT_FAILURES) })),
@@ -501,8 +504,13 @@ export const payMachine = setup({
       invoke: {
         src: 'recentPayees',
         input: ({ context }) => ({ channel: context.input.channel, userId: context.input.userId }),
-        onDone: { actions: { type: 'storeRecent', params: ({ event }) => event.output }, target: 'choosingKind' },
-        onError: 'choosingKind',
+        // A caller offered no currency (their country has none the organization allows) is told so, not shown
+        // another country's.
+        onDone: [
+          { guard: 'hasNoCurrency', actions: 'noteNoCurrency', target: 'done' },
+          { actions: { type: 'storeRecent', params: ({ event }) => event.output }, target: 'choosingKind' },
+        ],
+        onError: [{ guard: 'hasNoCurrency', actions: 'noteNoCurrency', target: 'done' }, { target: 'choosingKind' }],
       },
     },
     choosingKind: {

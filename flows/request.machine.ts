@@ -105,6 +105,7 @@ const REQUEST_OUTCOMES: Record<string, FlowOutcome> = {
   'request.submittedBefore': 'done',
   'request.refused': 'failed',
   'request.cancelled': 'cancelled',
+  'request.noCurrency': 'refused',
 };
 
 const back = backIn<RequestContext>();
@@ -123,6 +124,7 @@ export const requestMachine = setup({
     isChosen: ({ event }, params: { id: string }) => event.type === 'CHOSEN' && event.id === params.id,
     isCurrency: ({ context, event }) => event.type === 'CHOSEN' && context.input.currencies.includes(event.id),
     hasOneCurrency: ({ context }) => context.input.currencies.length === 1,
+    hasNoCurrency: ({ context }) => context.input.currencies.length === 0,
     isAlreadySubmitted: (_, result: Created<CollectionRequestResult>) => isAlreadySubmitted(result),
   },
   actions: {
@@ -150,14 +152,20 @@ export const requestMachine = setup({
     ),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     noteCancelled: assign({ outcome: { key: 'request.cancelled' } }),
+    noteNoCurrency: assign({ outcome: { key: 'request.noCurrency' } }),
     noteFailure: assign((_, { error }: { error: unknown }) => ({ outcome: failureText(error, REQUEST_FAILURES) })),
     leaveToMenu: assign({ next: 'menu' as const }),
   },
 }).createMachine({
   id: 'request',
   context: contextFromInput((input) => ({ input, key: `${input.runId}:request` })),
-  initial: 'awaitingPhone',
+  initial: 'starting',
   states: {
+    // A caller offered no currency (their country has none the organization allows; a request is never in a test
+    // currency) is told so in one line, not asked a number first nor shown another country's currencies.
+    starting: {
+      always: [{ guard: 'hasNoCurrency', actions: 'noteNoCurrency', target: 'done' }, { target: 'awaitingPhone' }],
+    },
     awaitingPhone: {
       meta: { view: ask('request.askPhone', 'phone') },
       on: {

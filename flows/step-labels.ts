@@ -69,6 +69,7 @@ export const STEP_LABELS: Record<FlowId, Record<string, string>> = {
     done: 'Outcome shown',
   },
   request: {
+    starting: 'Started',
     awaitingPhone: 'Phone number asked',
     awaitingAmount: 'Amount asked',
     choosingCurrency: 'Currency asked',

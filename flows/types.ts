@@ -115,7 +115,10 @@ export interface FlowInput {
    * the banks and the currencies offered are its; a payee of another country is said to be abroad.
    */
   defaultCountry: string;
-  /** The currencies the caller is offered (their country's that the organization and their role allow). */
+  /**
+   * The currencies the caller is offered (their country's that the organization and their role allow). Empty when
+   * their country has none the organization allows: pay and request say so in one line and end.
+   */
   currencies: string[];
   /** Test currencies (BXC) offered besides `currencies` only to pay one of `testNumbers`. Absent: none. */
   testCurrencies?: string[];

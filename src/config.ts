@@ -270,8 +270,8 @@ const envSchema = z.object({
   /**
    * The currencies each country's callers are offered (`UG:UGX,KE:KES,NG:NGN`; a country named twice is offered
    * both, in this order), of those CURRENCIES allows: a Ugandan caller pays and requests in UGX only. A caller
-   * whose country has none of CURRENCIES here is offered every currency of CURRENCIES but the test ones. Default
-   * UG:UGX,KE:KES (the service pays these two).
+   * whose country has none of CURRENCIES here is offered none (pay and request say so), never another country's.
+   * Default UG:UGX,KE:KES (the service pays these two).
    */
   COUNTRY_CURRENCIES: pairs(
     /^[A-Z]{2}$/,

@@ -32,6 +32,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.refused':
       'The service refused the request ({fields}). Nothing was sent. Please check the details and start again.',
     'request.cancelled': 'Request cancelled. Nothing was sent.',
+    'request.noCurrency': 'No currency of your country can be requested here yet.',
   },
   sw: {
     ...inputMessages.sw,
@@ -55,6 +56,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',
+    'request.noCurrency': 'Hakuna sarafu ya nchi yako inayoweza kuombwa hapa bado.',
   },
   fr: {
     ...inputMessages.fr,
@@ -80,5 +82,6 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.refused':
       "Le service a refusé la demande ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
     'request.cancelled': "Demande annulée. Rien n'a été envoyé.",
+    'request.noCurrency': 'Aucune monnaie de votre pays ne peut encore être demandée ici.',
   },
 };

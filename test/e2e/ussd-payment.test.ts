@@ -107,6 +107,44 @@ describe("a whole USSD payment through the product (Africa's Talking, embedded s
       expect(screen.length).toBeLessThanOrEqual(182);
   });
 
+  it('offers a Nigerian caller no currency (none allowed for Nigeria) and says so in one line, in every language', async () => {
+    const said: Record<string, string[]> = {};
+    for (const [lang, key] of [
+      ['en', ''],
+      ['sw', '2'],
+      ['fr', '3'],
+    ] as const) {
+      const caller = `+23480314000${lang === 'en' ? '11' : lang === 'sw' ? '12' : '13'}`;
+      if (key) {
+        const setup = new AtSession(app.url, caller);
+        const menu = await setup.dial();
+        const language = /(\d+)\. (Language|Lugha|Langue)/.exec(menu)?.[1] ?? '';
+        await setup.answer(language);
+        await setup.answer(key);
+      }
+      const screens: string[] = [];
+      for (const flow of [1, 2]) {
+        const nigerian = new AtSession(app.url, caller);
+        await nigerian.dial();
+        screens.push(await nigerian.answer(String(flow)));
+      }
+      said[lang] = screens;
+    }
+    expect(said.en).toEqual([
+      'END No currency of your country can be paid here yet.',
+      'END No currency of your country can be requested here yet.',
+    ]);
+    expect(said.sw).toEqual([
+      'END Hakuna sarafu ya nchi yako inayoweza kulipwa hapa bado.',
+      'END Hakuna sarafu ya nchi yako inayoweza kuombwa hapa bado.',
+    ]);
+    // ê is not in the GSM 7-bit alphabet, é is: the phone shows what it can.
+    expect(said.fr).toEqual([
+      'END Aucune monnaie de votre pays ne peut encore etre payée ici.',
+      'END Aucune monnaie de votre pays ne peut encore etre demandée ici.',
+    ]);
+  });
+
   it('counts finished and abandoned conversations per flow and step, and the service answers, at /metrics', async () => {
     const me = '+256700111333';
     const left = new AtSession(app.url, me);

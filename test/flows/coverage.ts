@@ -291,7 +291,8 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     limit: options.limit ?? 50_000,
   }) as Array<StatePath<AnyMachineSnapshot, EventObject>>;
 
-  const states = nodes.map((n) => n.path.join('.'));
+  // A state left at once by an eventless transition (`always`) is never where a flow waits: not a state to visit.
+  const states = nodes.filter((n) => n.always === undefined || n.always.length === 0).map((n) => n.path.join('.'));
   const reached = new Set<string>();
   const keys = new Set<string>();
   for (const { state } of paths) {

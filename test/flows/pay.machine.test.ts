@@ -984,6 +984,21 @@ describe('pay machine: creating the payment', () => {
     expect(s.context.kind).toBeUndefined();
   });
 
+  it('a caller offered no currency (their country has none allowed) is told so in one line, nothing offered', async () => {
+    for (const recent of [{ output: [] }, failure('unknown')] as Outcome[]) {
+      const { recentPayees: _, ...others } = happy;
+      const nigerian = live(payMachine, {
+        input: { userPhone: '+2348031400001', defaultCountry: 'NG', currencies: [], testCurrencies: ['BXC'] },
+        answers: others,
+      });
+      const s = await nigerian.settle('recentPayees', recent);
+      expect(s.status).toBe('done');
+      expect(currentView(s)).toEqual({ text: { key: 'pay.noCurrency' }, final: true });
+      expect(nigerian.calls.map((c) => c.service)).toEqual(['recentPayees']);
+    }
+    for (const lang of LANGS) expect(render({ key: 'pay.noCurrency' }, lang)).not.toMatch(/\n|UGX|KES|BXC|NGN/);
+  });
+
   it('a failed bank list or network check ends with the reason before anything is sent', async () => {
     const banks = await drive([[chosen('bank'), 'done']], { answers: { listBanks: failure('service') } });
     expect(currentView(banks.snapshot())).toEqual({ text: { key: 'failure.service' }, final: true });

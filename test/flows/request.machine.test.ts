@@ -135,6 +135,15 @@ describe('request machine: answers and back', () => {
     await expectBackToEachStep(drive, SCRIPT);
   });
 
+  it('a caller offered no currency is told so in one line at once: no number asked, nothing sent', () => {
+    const flow = live(requestMachine, { input: { userPhone: '+2348031400001', defaultCountry: 'NG', currencies: [] } });
+    expect(flow.snapshot().status).toBe('done');
+    expect(currentView(flow.snapshot())).toEqual({ text: { key: 'request.noCurrency' }, final: true });
+    expect(flow.calls).toEqual([]);
+    const { messages } = createCatalogue([requestFlow]);
+    for (const lang of ['en', 'sw', 'fr'] as const) expect(messages[lang]['request.noCurrency']).toMatch(/^[^\n]+\.$/);
+  });
+
   it('BACK from the first step leaves for the menu', async () => {
     const s = await (await drive([])).send(BACK);
     expect([s.status, s.output]).toEqual(['done', { next: 'menu' }]);

@@ -34,7 +34,10 @@ export function callerCountry(phone: string | undefined, channel: Channel, setti
 
 /** What a caller of `country` may be offered: its currencies, and the test currencies (for test numbers only). */
 export interface CountryCurrencies {
-  /** Never empty: a country with none of CURRENCIES is offered every one of CURRENCIES but the test ones. */
+  /**
+   * Empty for a country with none of CURRENCIES (Nigeria in the demo): its callers are offered none, and told so,
+   * never another country's.
+   */
   currencies: string[];
   /** Offered besides `currencies` when paying a test number. */
   testCurrencies: string[];
@@ -48,6 +51,7 @@ export function currenciesOfCountry(country: string, settings: CountrySettings):
   const own = (countryCurrencies[country] ?? []).filter((c) => allowed.includes(c) && !tests.includes(c));
   const live = allowed.filter((c) => !tests.includes(c));
   // A CURRENCIES of test currencies only (a test set-up) offers them as any other.
-  const currencies = own.length > 0 ? own : live.length > 0 ? live : tests;
-  return { currencies, testCurrencies: tests.filter((c) => !currencies.includes(c)) };
+  if (live.length === 0) return { currencies: tests, testCurrencies: [] };
+  // The test currencies go beside a live one only: a caller offered none is offered no test currency either.
+  return { currencies: own, testCurrencies: own.length > 0 ? tests : [] };
 }
