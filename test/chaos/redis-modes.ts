@@ -1,11 +1,11 @@
 /**
  * The chaos run beyond one Redis (`npm run chaos -- --redis sentinel|cluster`), on real servers started here
- * on ports 7100-7115 (test/redis/servers.ts):
- * - `sentinel`: the deployment docs/redis.md recommends: a master (7100) with one replica (7101), both with
- *   `repl-diskless-sync-delay 0`, and three Sentinels (7105-7107) watching it as `momo`; the faults, in turn: a
+ * on free ports (test/redis/servers.ts):
+ * - `sentinel`: the deployment docs/redis.md recommends: a master with one replica, both with
+ *   `repl-diskless-sync-delay 0`, and three Sentinels watching it as `momo`; the faults, in turn: a
  *   planned failover (`SENTINEL FAILOVER`), and a SIGKILL of the master (the Sentinels promote the replica; the
  *   killed server comes back empty as the new master's replica, promotable once it holds the data);
- * - `cluster`: three masters (7110-7112) with a replica each (7113-7115), every server with
+ * - `cluster`: three masters with a replica each, every server with
  *   `repl-diskless-sync-delay 0`; the faults, in turn, each on the master serving a busy tag (a part of the
  *   notification queue's `{momo-n<n>}`, of the follow-ups' `{momo-f<n>}`, or of the users' `{u<n>}`): its slot moved to another master
  *   while the run goes on (IMPORTING/MIGRATING, its keys migrated, then the slot given to the new owner, as
@@ -16,6 +16,7 @@
  * gives the window it lasted, so the run can say what a fault cost the people answered during it.
  */
 import { Cluster, Redis } from 'ioredis';
+import { freePorts } from '../ports.js';
 import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
 import {
   clusterNodes,
@@ -47,22 +48,20 @@ export interface RedisSet {
 }
 
 const NAME = 'momo';
-const MASTER_PORT = 7100;
 /**
- * One replica. A second (7102) would shorten a planned failover's wait for a replica, but `WAIT 1` on the old
+ * A master and one replica. A second replica would shorten a planned failover's wait for a replica, but `WAIT 1` on the old
  * master is then answered, in the second before the Sentinels reconfigure it, by a replica that drops the write
  * when it follows the promoted one (docs/redis.md).
  */
-const REPLICA_PORTS = [7101];
-const SENTINEL_PORTS = [7105, 7106, 7107];
+const REPLICAS = 1;
+const SENTINELS = 3;
 /**
  * On every server of the Sentinel set and the cluster: a replica that (re)connects gets its first sync at once,
  * not 5 s later.
  */
 const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
-const CLUSTER_PORTS = [7110, 7111, 7112];
-/** The masters' replicas, in order: 7113 replicates 7110 at the start. */
-const CLUSTER_REPLICA_PORTS = [7113, 7114, 7115];
+/** Three masters, and a replica each: the n-th replica replicates the n-th master at the start. */
+const CLUSTER_MASTERS = 3;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -75,7 +74,7 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
  * Every other server of the set (`replicaPorts`) is an online replica of `masterPort` and the Sentinels count
  * each up: a failover can be asked for again.
  */
-async function whole(masterPort: number, replicaPorts: number[]): Promise<void> {
+async function whole(sentinelPort: number, masterPort: number, replicaPorts: number[]): Promise<void> {
   await untilMaster(masterPort);
   await until('every replica in sync', () =>
     withServer(masterPort, async (r) => {
@@ -84,7 +83,7 @@ async function whole(masterPort: number, replicaPorts: number[]): Promise<void> 
     }),
   );
   await until('the Sentinels see every replica', () =>
-    withServer(SENTINEL_PORTS[0]!, async (s) => {
+    withServer(sentinelPort, async (s) => {
       const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
       const field = (fields: string[], key: string) => String(fields[fields.indexOf(key) + 1]);
       return replicaPorts.every((port) =>
@@ -97,22 +96,24 @@ async function whole(masterPort: number, replicaPorts: number[]): Promise<void> 
 }
 
 async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> {
-  const { master, replicas } = await startSentinelSet(NAME, MASTER_PORT, REPLICA_PORTS, SENTINEL_PORTS, {
+  const [masterPort, ...others] = (await freePorts(1 + REPLICAS + SENTINELS)) as [number, ...number[]];
+  const sentinelPorts = others.slice(REPLICAS);
+  const { master, replicas } = await startSentinelSet(NAME, masterPort, others.slice(0, REPLICAS), sentinelPorts, {
     args: SERVER_ARGS,
   });
   const servers = new Map<number, Server>([master, ...replicas].map((server) => [server.port, server]));
-  const client = new Redis({ sentinels: SENTINEL_PORTS.map((port) => ({ host: '127.0.0.1', port })), name: NAME });
+  const client = new Redis({ sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })), name: NAME });
   client.on('error', () => {});
   let turn = 0;
   return {
     mode: 'sentinel',
     env: {
-      REDIS_SENTINELS: SENTINEL_PORTS.map((p) => `127.0.0.1:${p}`).join(','),
+      REDIS_SENTINELS: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
       REDIS_SENTINEL_NAME: NAME,
     },
     client,
     async fault() {
-      const before = await masterPortOf(SENTINEL_PORTS[0]!, NAME);
+      const before = await masterPortOf(sentinelPorts[0]!, NAME);
       const from = Date.now();
       const kill = turn++ % 2 === 1;
       if (kill) {
@@ -120,11 +121,11 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
         servers.get(before)!.kill();
       } else {
         progress(`chaos: SENTINEL FAILOVER (master ${before})`);
-        await withServer(SENTINEL_PORTS[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
+        await withServer(sentinelPorts[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
       }
       let after = before;
       await until('the Sentinels name a new master', async () => {
-        after = await masterPortOf(SENTINEL_PORTS[0]!, NAME);
+        after = await masterPortOf(sentinelPorts[0]!, NAME);
         return after !== before;
       });
       await untilMaster(after);
@@ -134,14 +135,14 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
       // during a stall of the new master, which then loaded its empty data set (servers.ts).
       if (kill) servers.set(before, await startEmptyReplica(before, after, SERVER_ARGS));
       const replicaPorts = [...servers.keys()].filter((port) => port !== after);
-      await whole(after, replicaPorts);
+      await whole(sentinelPorts[0]!, after, replicaPorts);
       if (kill) {
         await promotable(before);
         // The Sentinels read a replica's priority every 10 s: until they have read it lifted, a failover asked
         // for finds no replica to promote (NOGOODSLAVE, at 16:18 UTC on 2026-11-27), and a master kill then
         // leaves the set without one.
         await until('the Sentinels see the restarted server promotable', async () => {
-          for (const port of SENTINEL_PORTS) {
+          for (const port of sentinelPorts) {
             const seen = await withServer(port, async (s) => {
               const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
               const fields = replicas.find((f) => f[f.indexOf('port') + 1] === String(before));
@@ -206,15 +207,17 @@ async function clusterWhole(ports: number[]): Promise<void> {
 }
 
 async function clusterSet(progress: (line: string) => void, random: () => number): Promise<RedisSet> {
-  const started = await startCluster(CLUSTER_PORTS, { replicaPorts: CLUSTER_REPLICA_PORTS, args: SERVER_ARGS });
+  const all = await freePorts(2 * CLUSTER_MASTERS, { bus: true });
+  const masterPorts = all.slice(0, CLUSTER_MASTERS);
+  const started = await startCluster(masterPorts, { replicaPorts: all.slice(CLUSTER_MASTERS), args: SERVER_ARGS });
   const servers = new Map<number, Server>(started.map((server) => [server.port, server]));
   const ports = () => [...servers.keys()];
-  const client = new Cluster(CLUSTER_PORTS.map((port) => ({ host: '127.0.0.1', port })));
+  const client = new Cluster(masterPorts.map((port) => ({ host: '127.0.0.1', port })));
   client.on('error', () => {});
   let turn = 0;
   return {
     mode: 'cluster',
-    env: { REDIS_CLUSTER_NODES: CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',') },
+    env: { REDIS_CLUSTER_NODES: masterPorts.map((p) => `127.0.0.1:${p}`).join(',') },
     client,
     async fault() {
       // The faults in turn: a slot moved, a planned failover, a master killed; each on the master serving a
@@ -227,7 +230,7 @@ async function clusterSet(progress: (line: string) => void, random: () => number
         (turn + Math.floor(turn / 3)) % 3
       ]!();
       turn++;
-      const nodes = await clusterNodes(CLUSTER_PORTS.find((port) => servers.has(port)) ?? ports()[0]!);
+      const nodes = await clusterNodes(masterPorts.find((port) => servers.has(port)) ?? ports()[0]!);
       const masters = nodes.filter((node) => node.slots.length > 0).sort((a, b) => a.port - b.port);
       if (kind === 'slot-moved') {
         const from = Date.now();

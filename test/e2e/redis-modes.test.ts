@@ -1,5 +1,5 @@
 /**
- * The whole product on Redis beyond one server, on real servers started here (ports 7040-7059): a
+ * The whole product on Redis beyond one server, on real servers started here on free ports: a
  * three-master Redis Cluster with a replica each, and a master with a replica and three Sentinels. On each, a
  * USSD payment goes through and its outcome (the service's notification) is shown at the next dial, and
  * /readyz says ready. Then the masters are failed over while payments go on (on the cluster `CLUSTER FAILOVER`
@@ -11,6 +11,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
+import { freePorts } from '../ports.js';
 import { masterPortOf, startCluster, startSentinelSet, stopAll, untilMaster, withServer } from '../redis/servers.js';
 import { AtSession, eventually, startProduct } from './helpers.js';
 
@@ -100,8 +101,9 @@ describe('on a three-master Redis Cluster with a replica each', () => {
   it(
     'runs a USSD payment and its notification, then loses no payment over failovers of every master during payments',
     async () => {
-      const ports = [7040, 7041, 7042];
-      const replicaPorts = [7043, 7044, 7045];
+      const all = await freePorts(6, { bus: true });
+      const ports = all.slice(0, 3);
+      const replicaPorts = all.slice(3);
       await startCluster(ports, { replicaPorts, args: ['--repl-diskless-sync-delay', '0'] });
       const app = await startProduct({
         REDIS_CLUSTER_NODES: ports.map((p) => `127.0.0.1:${p}`).join(','),
@@ -151,8 +153,8 @@ describe('on a master with a replica and three Sentinels', () => {
     'runs a USSD payment and its notification, then loses no payment over a failover during payments',
     async () => {
       const name = 'momo';
-      const sentinelPorts = [7055, 7056, 7057];
-      await startSentinelSet(name, 7050, 7051, sentinelPorts);
+      const [masterPort, replicaPort, ...sentinelPorts] = (await freePorts(5)) as [number, number, ...number[]];
+      await startSentinelSet(name, masterPort, replicaPort, sentinelPorts);
       const app = await startProduct({
         REDIS_SENTINELS: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
         REDIS_SENTINEL_NAME: name,

@@ -1,5 +1,5 @@
 /**
- * A product connection on a three-master cluster with a replica each (ports 7153-7158) sends, in one tick, a
+ * A product connection on a three-master cluster with a replica each sends, in one tick, a
  * write to each of several slots of one master (as the sessions connection does under load: other
  * conversations' records, leases, marks), just after one of those slots moved, and just after that master
  * failed over. Every command must be answered: none may fail with MOVED. Auto-pipelined, ioredis sent the
@@ -10,13 +10,15 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeRedis, connectRedis, type RedisClient } from '../../src/redis/connect.js';
+import { freePorts } from '../ports.js';
 import { clusterNodes, moveSlotOf, serves, startCluster, stopAll, untilMaster, withServer } from './servers.js';
 
-const MASTERS = [7153, 7154, 7155];
-const REPLICAS = [7156, 7157, 7158];
+const ports = await freePorts(6, { bus: true });
+const MASTERS = ports.slice(0, 3);
+const REPLICAS = ports.slice(3);
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 let client: RedisClient;
-/** Hash tags on slots of the first master (7153), each on a slot of its own. */
+/** Hash tags on slots of the first master, each on a slot of its own. */
 let tags: string[];
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 /**
  * On a cluster, what a failover must not drop waits for the replicas of the master serving its key's slot: a
- * master failover drops the old master's writes its replica lacks. Real servers (ports 7140-7148): three masters
+ * master failover drops the old master's writes its replica lacks. Real servers on free ports: three masters
  * with a replica each, and three masters alone. A replica stopped (SIGSTOP: connected, answering nothing) holds
  * nothing of its master's keys, while a key on another master is held; once it runs again it is held. A master
  * with no replica holds its writes alone. WAIT goes to the connection that carried the key's writes (ioredis keeps
@@ -20,13 +20,15 @@ import {
   type RedisClient,
   type RedisSettings,
 } from '../../src/redis/connect.js';
+import { freePorts } from '../ports.js';
 import { startCluster, stopAll, waitCalls, withServer, type Server } from './servers.js';
 
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
-const MASTERS = [7140, 7141, 7142];
-const REPLICAS = [7143, 7144, 7145];
-const ALONE = [7146, 7147, 7148];
+const ports = await freePorts(9, { bus: true });
+const MASTERS = ports.slice(0, 3);
+const REPLICAS = ports.slice(3, 6);
+const ALONE = ports.slice(6);
 
 const clusterOn = (ports: number[]): RedisSettings => ({
   mode: 'cluster',

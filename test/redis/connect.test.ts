@@ -11,7 +11,7 @@ import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { Logger } from '../../src/log.js';
 import { addHealthRoutes } from '../../src/ops/health.js';
 import { boundedErrorLog, closeRedis, connectRedis } from '../../src/redis/connect.js';
-import { startRedis, stopAll } from './servers.js';
+import { startOwnRedis, stopAll } from './servers.js';
 
 afterAll(stopAll);
 
@@ -123,8 +123,8 @@ describe('a Redis that is away', () => {
 
 describe('/readyz', () => {
   it('is ready on a master and not on a replica, which only reads', async () => {
-    const master = await startRedis(7010);
-    const replica = await startRedis(7011, ['--replicaof', '127.0.0.1', String(master.port)]);
+    const master = await startOwnRedis();
+    const replica = await startOwnRedis(['--replicaof', '127.0.0.1', String(master.port)]);
     const status = async (port: number) => {
       const store = new RedisStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'test:readyz:' });
       const app = express();

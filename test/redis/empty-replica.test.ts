@@ -5,17 +5,19 @@
  * Sentinels promoted it (a replica that never synced reports no link-down time), and the new master, made its
  * replica, loaded its empty data set: every outcome kept for a dial, run and follow-up gone. Real servers (free
  * ports): a master with keys, its replica, three Sentinels; the master is SIGKILLed, started again empty with
- * startEmptyReplica, and the new master is stopped (SIGSTOP) for three seconds at once.
+ * startEmptyReplica, and the new master is stopped (SIGSTOP) at once until the Sentinels' leader has tried to
+ * fail it over and picked a replica or found none good.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../ports.js';
+import { freePorts } from '../ports.js';
 import {
   masterPortOf,
   promotable,
   startEmptyReplica,
   startSentinelSet,
   stopAll,
+  until,
   untilMaster,
   type Server,
 } from './servers.js';
@@ -26,13 +28,11 @@ let sentinelPorts: number[];
 let servers: { master: Server; replica: Server };
 
 beforeAll(async () => {
-  const [master, replica, ...sentinels] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
+  const [master, replica, ...sentinels] = await freePorts(5);
   sentinelPorts = sentinels;
   servers = await startSentinelSet(NAME, master!, replica!, sentinelPorts);
 }, 120_000);
 afterAll(stopAll);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function withClient<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
   const r = new Redis({ port, maxRetriesPerRequest: 0 });
@@ -52,26 +52,36 @@ it('keeps the data when the new master stalls while the empty restart waits for 
   });
 
   servers.master.kill();
-  let after = before;
-  while (after === before) {
-    await sleep(100);
-    after = await masterPortOf(sentinelPorts[0]!, NAME).catch(() => before);
-  }
+  const after = await until('a new master', async () => {
+    const port = await masterPortOf(sentinelPorts[0]!, NAME);
+    return port === before ? undefined : port;
+  });
   await untilMaster(after);
   expect(after).toBe(servers.replica.port);
 
+  // The Sentinels' leader, once it tries to fail the stalled master over, picks a replica or finds none good.
+  const listeners = sentinelPorts.map((port) => new Redis({ port }));
+  const tried = Promise.race(
+    listeners.map(async (listener) => {
+      await listener.subscribe('+selected-slave', '-failover-abort-no-good-slave');
+      return new Promise((resolve) => listener.once('message', resolve));
+    }),
+  );
   await startEmptyReplica(before, after);
   const stalled = servers.replica.process.pid!;
   process.kill(stalled, 'SIGSTOP');
-  await sleep(3_000);
-  process.kill(stalled, 'SIGCONT');
+  try {
+    await tried;
+  } finally {
+    process.kill(stalled, 'SIGCONT');
+    listeners.forEach((listener) => listener.disconnect());
+  }
 
   // The restarted server ends either synced with its master or promoted (role master, never synced).
-  for (;;) {
-    const replication = await withClient(before, (r) => r.info('replication')).catch(() => '');
-    if (/^(master_link_status:up|role:master)/m.test(replication)) break;
-    await sleep(100);
-  }
+  await until('the restarted server synced or promoted', async () => {
+    const replication = await withClient(before, (r) => r.info('replication'));
+    return /^(master_link_status:up|role:master)/m.test(replication) ? true : undefined;
+  });
   expect(await masterPortOf(sentinelPorts[0]!, NAME)).toBe(after);
   await promotable(before);
   expect(await withClient(after, (r) => r.dbsize())).toBe(KEYS);

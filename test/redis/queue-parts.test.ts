@@ -1,5 +1,5 @@
 /**
- * The notification and SMS queues in parts on a real three-master Redis Cluster (ports 7150-7152): the
+ * The notification and SMS queues in parts on a real three-master Redis Cluster: the
  * notifications of payments whose records fall in different parts are queued on different masters (each part's
  * tag its own slot), a batch of them cut into one job a part, and every one is told; the texts of the USSD
  * outcomes too, in their own parts. Nothing goes to the one `{momo}` slot the queues shared before.
@@ -15,11 +15,12 @@ import { MomoClient } from '../../src/momo/index.js';
 import { processed } from '../notifications/notices.js';
 import { createNotifications } from '../../src/notifications/index.js';
 import type { RedisSettings } from '../../src/redis/connect.js';
+import { freePorts } from '../ports.js';
 import { startCluster, stopAll } from './servers.js';
 
 afterAll(stopAll);
 
-const PORTS = [7150, 7151, 7152];
+const PORTS = await freePorts(3, { bus: true });
 const logger = createLogger('silent');
 /** Servers to start and a cluster to form: a minute on a loaded machine. */
 const SLOW_TEST_MS = 180_000;

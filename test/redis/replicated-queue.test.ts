@@ -3,23 +3,29 @@
  * last writes. A notification is taken (its add resolves, so the receiver answers 200) only once a replica
  * holds it, as the service does not send an acknowledged notification again; an outcome kept for a USSD
  * user's next dial is told only once a replica holds it; the store says whether its writes are held (the
- * runner asks before a money-moving call). Real servers (ports 7070-7077): a master, its replica and three
+ * runner asks before a money-moving call). Real servers on free ports: a master, its replica and three
  * Sentinels; the replica stopped (SIGSTOP: connected, answering nothing) takes nothing, so the add is refused,
  * then taken again once the replica runs. A follow-up's queue (`waited`) waits the same, but goes on with a
  * warning line instead. Callers asking at once share a WAIT (it blocks the connection while it waits).
  */
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ussdInbox, storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 import { keys } from '../../src/conversation/store/keys.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
 import { closeRedis, connectRedis, replicaCheck, type RedisClient } from '../../src/redis/connect.js';
+import { freePorts } from '../ports.js';
 import { startRedis, startSentinelSet, stopAll, waitCalls, type Server } from './servers.js';
 
-const sentinelPorts = [7075, 7076, 7077];
+const [masterPort, replicaPort, secondReplicaPort, ...sentinelPorts] = (await freePorts(6)) as [
+  number,
+  number,
+  number,
+  ...number[],
+];
 const target = {
   mode: 'sentinel' as const,
   sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
@@ -29,7 +35,7 @@ const target = {
 let replica: Server;
 
 beforeAll(async () => {
-  ({ replica } = await startSentinelSet('q', 7070, 7071, sentinelPorts));
+  ({ replica } = await startSentinelSet('q', masterPort, replicaPort, sentinelPorts));
 }, 120_000);
 afterAll(stopAll);
 
@@ -102,7 +108,7 @@ describe('the store on a master with a replica and Sentinels', () => {
   }, 120_000);
 
   it('has nothing to wait for on one server', () => {
-    const store = new RedisStore({ url: 'redis://127.0.0.1:7070' });
+    const store = new RedisStore({ url: `redis://127.0.0.1:${masterPort}` });
     expect(store.replicated).toBeUndefined();
     return store.close();
   });
@@ -116,7 +122,7 @@ describe('the writes of many callers at once', () => {
       expect(await store.replicated?.('probe')).toBe(true);
       replica.process.kill('SIGSTOP');
       let answers: boolean[];
-      const before = await waitCalls(7070);
+      const before = await waitCalls(masterPort);
       try {
         answers = await Promise.all(
           Array.from({ length: 12 }, async (_, i) => {
@@ -129,7 +135,7 @@ describe('the writes of many callers at once', () => {
       }
       expect(answers).toEqual(Array.from({ length: 12 }, () => false));
       // Asked in turn, twelve WAITs of a second each would hold every command of the store for twelve seconds.
-      expect((await waitCalls(7070)) - before).toBeLessThanOrEqual(2);
+      expect((await waitCalls(masterPort)) - before).toBeLessThanOrEqual(2);
     } finally {
       for (let i = 0; i <= 12; i++) await store.delete(`probe-${i}`);
       await store.close();
@@ -142,7 +148,7 @@ describe('the writes of many callers at once', () => {
       wait: () => new Promise<number>((resolve) => sent.push(resolve)),
       info: () =>
         Promise.resolve(
-          '# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7071,state=online,offset=1,lag=0\r\n',
+          '# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=6380,state=online,offset=1,lag=0\r\n',
         ),
     } as unknown as RedisClient;
     const check = replicaCheck(client, target);
@@ -184,13 +190,13 @@ describe('a master whose replica left it', () => {
       // What a failover does first: the replica stops replicating; the old master sees none connected.
       await promoted.call('REPLICAOF', 'NO', 'ONE');
       await store.set('probe', { n: 2 }, 1, 60);
-      const before = await waitCalls(7070);
+      const before = await waitCalls(masterPort);
       expect(await store.replicated?.('probe')).toBe(false);
       // Given the time for a replica to come (a WAIT), not answered at once: a caller asking again (a payment
       // waiting out a failover) is paced by it.
-      expect((await waitCalls(7070)) - before).toBe(1);
+      expect((await waitCalls(masterPort)) - before).toBe(1);
     } finally {
-      await promoted.call('REPLICAOF', '127.0.0.1', '7070');
+      await promoted.call('REPLICAOF', '127.0.0.1', String(masterPort));
       promoted.disconnect();
       for (let tries = 0; tries < 200 && !(await store.replicated?.('probe')); tries++)
         await new Promise((r) => setTimeout(r, 100));
@@ -212,16 +218,24 @@ describe('a Sentinel connection', () => {
     await endedThenReady;
     expect(client.status).toBe('ready');
     expect(await client.get('restart-test')).toBe('1');
-    await closeRedis(client);
-    await new Promise((r) => setTimeout(r, 500));
+    // Closed here: the restart a self-ended connection gets (a timer its 'end' sets) is not started.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      await closeRedis(client);
+      await ended;
+      vi.runAllTimers();
+    } finally {
+      vi.useRealTimers();
+    }
     expect(client.status).toBe('end');
   }, 60_000);
 });
 
 describe('a master with two replicas', () => {
   it('holds a write only once both have it: the Sentinels may promote either', async () => {
-    const second = await startRedis(7072, ['--replicaof', '127.0.0.1', '7070']);
-    const master = new Redis({ port: 7070 });
+    const second = await startRedis(secondReplicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
+    const master = new Redis({ port: masterPort });
     const online = async () => ((await master.info('replication')).match(/state=online/g) ?? []).length;
     const store = new RedisStore({ url: target, keyPrefix: `two-${Date.now()}:` });
     try {

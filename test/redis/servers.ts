@@ -1,8 +1,8 @@
 /**
  * Real Redis servers for tests, started as child processes in a temporary directory each, keeping nothing on
  * disk, and stopped after: one server, a replica, a three-master cluster (with a replica a master if asked), and
- * Sentinels. On this suite's ports (7000-7099; test/redis/cluster-replicated.test.ts 7140-7148), or, for a file
- * that wants a Redis of its own beside the rest of the suite, on a port the OS has free (`startOwnRedis`).
+ * Sentinels, each on a port the OS had free (test/ports.ts `freePorts`; a cluster's with its bus port free too), so
+ * files and runs beside each other never share one; `startOwnRedis` picks its own and tries another if taken.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -7,8 +7,11 @@
  * stop itself ends in time, each step bounded (app.ts stop): exit code 0, not the grace timer's 1.
  */
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCluster, startRedis, startSentinelSet, stopAll, type Server } from './servers.js';
+import { freePorts } from '../ports.js';
+import { startCluster, startOwnRedis, startSentinelSet, stopAll, type Server } from './servers.js';
 
 afterAll(stopAll);
 
@@ -42,13 +45,20 @@ const portOf = (output: string) => Number(/listening on http:\/\/localhost:(\d+)
 
 describe('a product whose Redis dies', () => {
   it('logs its Redis errors boundedly, and stops within its grace period on SIGTERM', async () => {
-    const server = await startRedis(7063);
+    const server = await startOwnRedis();
     const product = await startProduct(server);
     server.kill();
-    // Every connection has failed to reconnect a few times (each attempt an error) before the stop.
     await until(() => (product.output.match(/redis: error, reconnecting/g) ?? []).length >= 5);
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Every connection fails to reconnect again and again (each attempt reset: an error) before the stop.
+    let attempts = 0;
+    const resetting = createServer((socket) => {
+      attempts += 1;
+      socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => resetting.listen(server.port, '127.0.0.1', resolve));
+    await until(() => attempts >= 30);
     product.child.kill('SIGTERM');
+    resetting.close();
     const code = await product.exited;
     expect([0, 1]).toContain(code);
     if (code === 1) expect(product.output).toMatch(/grace period over/);
@@ -77,24 +87,26 @@ const setups: Array<[string, () => Promise<{ servers: Server[]; env: Record<stri
   [
     'one server',
     async () => {
-      const server = await startRedis(7064);
+      const server = await startOwnRedis();
       return { servers: [server], env: { REDIS_URL: `redis://127.0.0.1:${server.port}` } };
     },
   ],
   [
     'a three-master cluster',
     async () => {
-      const servers = await startCluster([7080, 7081, 7082]);
-      return { servers, env: { REDIS_CLUSTER_NODES: '127.0.0.1:7080,127.0.0.1:7081,127.0.0.1:7082' } };
+      const ports = await freePorts(3, { bus: true });
+      const servers = await startCluster(ports);
+      return { servers, env: { REDIS_CLUSTER_NODES: ports.map((port) => `127.0.0.1:${port}`).join(',') } };
     },
   ],
   [
     'a master, its replica and three Sentinels',
     async () => {
-      const set = await startSentinelSet('hung', 7083, 7084, [7085, 7086, 7087]);
+      const [master, replica, ...sentinels] = (await freePorts(5)) as [number, number, ...number[]];
+      const set = await startSentinelSet('hung', master, replica, sentinels);
       return {
         servers: [set.master, set.replica, ...set.sentinels],
-        env: { REDIS_SENTINELS: '127.0.0.1:7085,127.0.0.1:7086,127.0.0.1:7087', REDIS_SENTINEL_NAME: 'hung' },
+        env: { REDIS_SENTINELS: sentinels.map((port) => `127.0.0.1:${port}`).join(','), REDIS_SENTINEL_NAME: 'hung' },
       };
     },
   ],
@@ -106,20 +118,28 @@ describe.each(setups)('a product whose Redis hangs (%s)', (_name, setup) => {
     const product = await startProduct(env, GRACE_SECONDS);
     hang(servers);
     try {
-      const dial = fetch(`http://127.0.0.1:${portOf(product.output)}/ussd/africastalking`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          sessionId: 'hung-1',
-          phoneNumber: '+256700444001',
-          serviceCode: '*384#',
-          text: '',
-        }),
-      }).then(
-        (res) => res.status,
-        () => 'no answer',
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // A dial sent whole to the product (its last byte written) before the stop.
+      const body = new URLSearchParams({
+        sessionId: 'hung-1',
+        phoneNumber: '+256700444001',
+        serviceCode: '*384#',
+        text: '',
+      }).toString();
+      let sent = false;
+      const dial = new Promise<number | 'no answer'>((resolve) => {
+        const req = request(`http://127.0.0.1:${portOf(product.output)}/ussd/africastalking`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', () => resolve('no answer'));
+        req.on('finish', () => (sent = true));
+        req.end(body);
+      });
+      await until(() => sent);
       product.child.kill('SIGTERM');
       const code = await product.exited;
       expect(product.output).toMatch(/shutting down/);

@@ -1,5 +1,5 @@
 /**
- * A slot moved on a three-master cluster (ports 7090-7092) while a process sweeps every part of the open runs at
+ * A slot moved on a three-master cluster while a process sweeps every part of the open runs at
  * once (runner.ts sweepOnce), as every process does every two seconds. When the store's connection pipelined
  * the commands of a tick on a cluster (enableAutoPipelining; connectRedis no longer does), ioredis followed a
  * MOVED only when every command of a pipeline got it, so one moved part among 64 failed with MOVED and its new
@@ -11,9 +11,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { keys } from '../../src/conversation/store/keys.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import { SLOTS_REFRESH_MS } from '../../src/redis/connect.js';
+import { freePorts } from '../ports.js';
 import { moveSlotOf, startCluster, stopAll } from './servers.js';
 
-const PORTS = [7090, 7091, 7092];
+const PORTS = await freePorts(3, { bus: true });
 let store: RedisStore;
 
 beforeAll(async () => {

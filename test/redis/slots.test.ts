@@ -20,7 +20,7 @@ import {
 } from '../../src/conversation/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
 import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
-import { startRedis, stopAll } from './servers.js';
+import { startOwnRedis, stopAll } from './servers.js';
 
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 const PREFIX = 'momo:';
@@ -212,7 +212,7 @@ describe('on a real server, as the product runs', () => {
   it(
     'sends no script or multi-key command whose keys span slots: a USSD payment and its notification',
     async () => {
-      const server = await startRedis(7030);
+      const server = await startOwnRedis();
       const monitor = new Redis({ port: server.port });
       const seen: string[][] = [];
       const watching = await monitor.monitor();
