@@ -568,7 +568,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
 
   notifications.addRoutes(direct);
   notifications.start();
-  // The reconciliation of the day before, once a day (one process at a time), and the corrections it owes.
+  // The reconciliation of the last RECONCILE_WINDOW_DAYS days, once a night (one process at a time), and the
+  // corrections it owes.
   // Its reads go after the product's own (a check, a notification's confirming read): the budget's `behind()`.
   const reconciliation = productReconciliation({
     database,
@@ -577,6 +578,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     notifiers,
     languageOf,
     logger,
+    windowDays: config.RECONCILE_WINDOW_DAYS,
   });
   reconciliation.start();
   closers.push(['reconciliation', () => reconciliation.stop()]);

@@ -235,6 +235,12 @@ const envSchema = z.object({
    * are no cutoff date the cleanup could compute).
    */
   RETENTION_DAYS: z.coerce.number().int().positive().max(36_500).default(2555),
+  /**
+   * Days the product's nightly reconciliation re-checks: the days before today (UTC), yesterday included, so a
+   * payment whose state changes at the service days after it was made is still caught. Each night asks the
+   * service only for what changed since its last look (`modified_after`). Default 7; at most 90.
+   */
+  RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7),
 
   /**
    * Time zone of the times people read (IANA name: `Africa/Kampala`, `Africa/Nairobi`, `Africa/Lagos`): /ops

@@ -6,7 +6,8 @@
  * reads past the service's limit nor keeps them waiting.
  *
  * Prints one line per outcome, `<outcome> <count>` (matched, unknown_to_service, not_ours, state_differs,
- * detail_differs) on stdout, the run's id on stderr; exits 0 when every operation of ours is as the service
+ * detail_differs) on stdout, the run's id on stderr, and on stderr what it did not compare (vending purchases:
+ * `purchase N not compared: ...`); exits 0 when every operation of ours is as the service
  * holds it, 1 when one differs or is unknown to the service, 2 when it could not run. The corrections it finds
  * owed are told by the product (its next daily tick), which holds the channels.
  */
@@ -61,6 +62,8 @@ async function main(): Promise<number> {
       `reconciliation run ${result.id}, ${parsed.period.from} to ${parsed.period.to}: ${result.status}\n`,
     );
     process.stdout.write(`${countLines(result.counts, OUTCOMES).join('\n')}\n`);
+    for (const [kind, { count, why }] of Object.entries(result.notCompared))
+      process.stderr.write(`${kind} ${count} not compared: ${why}\n`);
     return hasDifferences(result.counts) ? 1 : 0;
   } finally {
     await budget.close();

@@ -1,7 +1,10 @@
 /**
- * The product's daily reconciliation: every few minutes each process asks whether the day before (UTC) has a
- * finished run (clean or with differences); when it has not, one process at a time runs it, and tells the
- * corrections owed (./corrections.ts). One at a time across processes by a PostgreSQL advisory lock, held on
+ * The product's nightly reconciliation: every few minutes each process asks whether the day before (UTC) has a
+ * finished nightly run (clean or with differences); when it has not, one process at a time runs it over the
+ * window of the last `windowDays` days (RECONCILE_WINDOW_DAYS, yesterday included), comparing only what changed
+ * since the last nightly look (per kind of the service's records, kept in `reconciliation_looks`: the lists ask
+ * `modified_after`), and tells the corrections owed (./corrections.ts). The first run, with no look, compares
+ * the whole window. One at a time across processes by a PostgreSQL advisory lock, held on
  * one reserved connection for the whole run (the server lets it go if the process dies); PGlite is one
  * process, where a flag does. A failed run is tried again at the next tick.
  */
@@ -10,7 +13,8 @@ import type { Database } from '../journal/database.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
 import { tellCorrections, type CorrectionsOptions } from './corrections.js';
-import { dayOf, runReconciliation, type RunResult } from './run.js';
+import type { TheirKind } from './match.js';
+import { dayOf, runReconciliation, THEIR_KINDS, type RunResult } from './run.js';
 import type { ReconciliationSchema } from './schema.js';
 import type { ServiceSide } from './service.js';
 
@@ -27,11 +31,13 @@ export interface DailyOptions {
   logger: Logger;
   /** Between ticks, ms. Default 10 minutes. */
   intervalMs?: number;
+  /** Days each nightly run re-checks, yesterday included (RECONCILE_WINDOW_DAYS). Default 7. */
+  windowDays?: number;
   now?: () => Date;
 }
 
 export interface DailyReconciliation {
-  /** One tick: the day before's run when it is due (and this process got the lock), then the corrections owed. */
+  /** One tick: the nightly run when it is due (and this process got the lock), then the corrections owed. */
   tick(): Promise<RunResult | null>;
   start(): void;
   /** Stops ticking and waits for a tick under way. */
@@ -66,15 +72,43 @@ export function dailyReconciliation(options: DailyOptions): DailyReconciliation 
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
 
+  const windowDays = options.windowDays ?? 7;
+
   async function due(day: string): Promise<boolean> {
     const done = await db
       .selectFrom('reconciliation_runs')
       .select('id')
-      .where('from_day', '=', day)
+      .where('trigger', '=', 'daily')
       .where('to_day', '=', day)
       .where('status', 'in', ['clean', 'differences'])
       .executeTakeFirst();
     return !done;
+  }
+
+  /** The window's run: what changed since the last looks, which it then moves on. */
+  async function nightly(from: string, to: string): Promise<RunResult> {
+    const looks = await db.selectFrom('reconciliation_looks').selectAll().execute();
+    const changedSince: Partial<Record<TheirKind, Date>> = {};
+    for (const look of looks)
+      if ((THEIR_KINDS as readonly string[]).includes(look.kind)) changedSince[look.kind] = new Date(look.looked);
+    const result = await runReconciliation({
+      db,
+      journal: options.journal,
+      service: options.service,
+      period: { from, to },
+      trigger: 'daily',
+      logger,
+      now,
+      changedSince,
+    });
+    for (const kind of THEIR_KINDS) {
+      await db
+        .insertInto('reconciliation_looks')
+        .values({ kind, looked: result.looked[kind] })
+        .onConflict((oc) => oc.column('kind').doUpdateSet({ looked: result.looked[kind] }))
+        .execute();
+    }
+    return result;
   }
 
   async function tick(): Promise<RunResult | null> {
@@ -83,19 +117,10 @@ export function dailyReconciliation(options: DailyOptions): DailyReconciliation 
     busy = true;
     try {
       const day = dayOf(now().getTime() - DAY_MS);
+      const from = dayOf(now().getTime() - windowDays * DAY_MS);
       const result = await withReconciliationLock(database, async () => {
         // Asked again under the lock: another process may have finished it while this one waited.
-        const ran = (await due(day))
-          ? await runReconciliation({
-              db,
-              journal: options.journal,
-              service: options.service,
-              period: { from: day, to: day },
-              trigger: 'daily',
-              logger,
-              now,
-            })
-          : null;
+        const ran = (await due(day)) ? await nightly(from, day) : null;
         await tellCorrections({ db, journal: options.journal, tell: options.tell, logger, now });
         return ran;
       });

@@ -1,5 +1,5 @@
 /**
- * The reconciliation inside the product: the daily run of the day before (./daily.ts) over the product's
+ * The reconciliation inside the product: the nightly run of the last RECONCILE_WINDOW_DAYS days (./daily.ts) over the product's
  * client (so its reads take from the shared read budget) and journal, telling the corrections it owes through
  * the product's notifiers, in the person's language.
  */
@@ -25,9 +25,11 @@ export interface ReconciliationOptions {
   logger: Logger;
   /** Between ticks of the daily run, ms. Default 10 minutes. */
   intervalMs?: number;
+  /** Days each nightly run re-checks (RECONCILE_WINDOW_DAYS). Default 7. */
+  windowDays?: number;
 }
 
-/** The product's daily reconciliation, not started yet. */
+/** The product's nightly reconciliation, not started yet. */
 export function productReconciliation(options: ReconciliationOptions): DailyReconciliation {
   const { notifiers, logger } = options;
   return dailyReconciliation({
@@ -48,6 +50,7 @@ export function productReconciliation(options: ReconciliationOptions): DailyReco
     },
     logger,
     ...(options.intervalMs !== undefined ? { intervalMs: options.intervalMs } : {}),
+    ...(options.windowDays !== undefined ? { windowDays: options.windowDays } : {}),
   });
 }
 

@@ -9,6 +9,13 @@
  * the day before (or the other way round), so every record of the service is looked up in the whole journal
  * (by id, then ref), and an operation of ours the lists did not show but whose id we hold is read by id (one
  * budgeted read each) before it is called unknown to the service.
+ *
+ * The nightly run (./daily.ts) re-checks a window of days but compares only what changed since its last look
+ * (`changedSince`): the lists ask `modified_after` (a record the service changed since, created in the period),
+ * and ours are those the journal changed since. What neither side changed was compared at that look.
+ *
+ * Vending purchases are not compared: the contract shows no list (nor read) of them. A run says how many of its
+ * period it left so (`not_compared`).
  */
 import type { Kysely } from 'kysely';
 import type { Journal } from '../journal/journal.js';
@@ -29,7 +36,7 @@ import {
   type Theirs,
   type TheirKind,
 } from './match.js';
-import type { ReconciliationSchema, RunStatus } from './schema.js';
+import type { NotCompared, ReconciliationSchema, RunStatus } from './schema.js';
 import type { ServiceSide } from './service.js';
 
 /** A period of whole UTC days, both included. */
@@ -50,6 +57,12 @@ export interface RunOptions {
   logger: Logger;
   /** Clock. Default: the system's. */
   now?: () => Date;
+  /**
+   * Per kind of the service's records, compare only what changed since this time (the nightly run's last look,
+   * less LOOK_OVERLAP_MS): the service's records it changed since, and ours the journal changed since. A kind
+   * not given: every record of the period.
+   */
+  changedSince?: Partial<Record<TheirKind, Date>>;
 }
 
 export interface RunResult {
@@ -57,6 +70,10 @@ export interface RunResult {
   status: RunStatus;
   counts: Record<Outcome, number>;
   items: Item[];
+  /** Per kind of the service's records, when this run began to list it: the next nightly run's `changedSince`. */
+  looked: Record<TheirKind, Date>;
+  /** Per kind of ours, the operations of the period not compared, and why. */
+  notCompared: Record<string, NotCompared>;
 }
 
 const DAY_MS = 86_400_000;
@@ -65,7 +82,21 @@ const CHUNK = 500;
 /** The kinds of ours the service lists. */
 const LISTED_KINDS = ['payment', 'payout', 'request'] as const;
 /** The service's kinds, in the order they are read. */
-const THEIR_KINDS: readonly TheirKind[] = ['payment', 'request', 'collection'];
+export const THEIR_KINDS: readonly TheirKind[] = ['payment', 'request', 'collection'];
+/** The service's list each listed kind of ours is found in. */
+const LIST_OF: Record<(typeof LISTED_KINDS)[number], TheirKind> = {
+  payment: 'payment',
+  payout: 'payment',
+  request: 'request',
+};
+/**
+ * How far before a last look a run asks what changed: the service's clock and ours may differ, and the filters
+ * are to the minute. A record seen again is compared again, which changes nothing.
+ */
+export const LOOK_OVERLAP_MS = 10 * 60_000;
+/** Why vending purchases are not compared: said in the run's result. */
+export const PURCHASES_NOT_LISTED =
+  'the vending group offers no list (nor read) of purchases: the contract shows no purchase endpoints';
 
 /** `YYYY-MM-DD` -> ms at 00:00 UTC of that day; NaN when it is no real day. */
 export function dayStart(day: string): number {
@@ -79,7 +110,7 @@ export function dayStart(day: string): number {
 export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /** `YYYY-MM-DD HH:MM` (UTC): the list filters' format. */
-const filterDate = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+export const filterDate = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 
 /** The journal's row as matching compares it. */
 export function oursOf(op: Operation): Ours {
@@ -159,6 +190,14 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
   if (Number.isNaN(start) || Number.isNaN(end) || end <= start)
     throw new RangeError(`not a period of days: ${period.from} to ${period.to}`);
 
+  const changedSince = options.changedSince ?? {};
+  const since = (kind: TheirKind): number | null => {
+    const at = changedSince[kind];
+    return at ? at.getTime() - LOOK_OVERLAP_MS : null;
+  };
+  const askedSince = Object.fromEntries(
+    THEIR_KINDS.flatMap((kind) => (since(kind) === null ? [] : [[kind, filterDate(since(kind)!)]])),
+  );
   const run = await db
     .insertInto('reconciliation_runs')
     .values({
@@ -170,6 +209,7 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
       status: 'running',
       error: null,
       trigger: options.trigger,
+      changed_since: Object.keys(askedSince).length > 0 ? JSON.stringify(askedSince) : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -178,12 +218,21 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
 
   try {
     // The service's records of the period (the lists' `created_before` includes its minute: a record of
-    // 00:00 the next day is listed in both days' runs, and matched in both).
+    // 00:00 the next day is listed in both days' runs, and matched in both), or those it changed since.
     const theirs: Theirs[] = [];
-    const listed = { createdAfter: filterDate(start), createdBefore: filterDate(end) };
-    for (const kind of THEIR_KINDS) for await (const record of service.list(kind, listed)) theirs.push(record);
+    const looked = {} as Record<TheirKind, Date>;
+    for (const kind of THEIR_KINDS) {
+      looked[kind] = now();
+      const after = since(kind);
+      const listed = {
+        createdAfter: filterDate(start),
+        createdBefore: filterDate(end),
+        ...(after === null ? {} : { modifiedAfter: filterDate(after) }),
+      };
+      for await (const record of service.list(kind, listed)) theirs.push(record);
+    }
 
-    // Ours of the period, and any other the service's records name.
+    // Ours of the period (or those the journal changed since), and any other the service's records name.
     const ops = new Map<string, Operation>();
     const ofPeriod = await db
       .selectFrom('operations')
@@ -191,7 +240,27 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
       .where('kind', 'in', [...LISTED_KINDS])
       .where('created', '>=', new Date(start))
       .where('created', '<', new Date(end))
+      .where((eb) =>
+        eb.or(
+          LISTED_KINDS.map((kind) => {
+            const after = since(LIST_OF[kind]);
+            return after === null
+              ? eb('kind', '=', kind)
+              : eb.and([eb('kind', '=', kind), eb('updated', '>=', new Date(after))]);
+          }),
+        ),
+      )
       .execute();
+    const purchases = await db
+      .selectFrom('operations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('kind', '=', 'purchase')
+      .where('created', '>=', new Date(start))
+      .where('created', '<', new Date(end))
+      .executeTakeFirst();
+    const notCompared: Record<string, NotCompared> = {
+      purchase: { count: Number(purchases?.n ?? 0), why: PURCHASES_NOT_LISTED },
+    };
     for (const op of ofPeriod) ops.set(op.ref, op);
     const known = new Set([...ops.values()].flatMap((op) => (op.service_id ? [op.service_id] : [])));
     const ids = [
@@ -218,13 +287,21 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
     }
     const ours = [...ops.values()].map(oursOf);
 
-    // Ours with an id that the lists did not show (created at the service on another day): read by id.
+    // Ours with an id that the lists did not show (created at the service on another day): read by id. When
+    // only what changed was listed, one made before the last look that the service has not changed since was
+    // compared at that look: left out (the journal changed it alone: a telling, a correction of a run).
     const shown = new Set(theirs.map((t) => `${t.kind}:${t.id}`));
     const readById = new Set<string>();
+    const unchanged = new Set<string>();
     for (const op of ours) {
       const kind = theirKindOf(op);
       if (kind === null || op.serviceId === null || !expectedAtService(op) || shown.has(`${kind}:${op.serviceId}`))
         continue;
+      const after = since(kind);
+      if (after !== null && new Date(ops.get(op.ref)!.created).getTime() < after) {
+        unchanged.add(op.ref);
+        continue;
+      }
       const record = await service.get(kind, op.serviceId);
       if (record) {
         theirs.push(record);
@@ -235,7 +312,10 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
     // A difference taken from a list is confirmed by a read of that one operation before it changes a final
     // state or tells anyone (a record already read by id is that read).
     const items: Item[] = [];
-    for (const item of match(ours, theirs)) {
+    for (const item of match(
+      ours.filter((op) => !unchanged.has(op.ref)),
+      theirs,
+    )) {
       const read = item.theirs !== null && readById.has(`${item.theirs.kind}:${item.theirs.id}`);
       const checked = read ? { ...item, confirmed: true } : item;
       items.push(needsConfirming(checked) ? await confirmItem(service, checked, logger) : checked);
@@ -265,12 +345,12 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
       }
       await trx
         .updateTable('reconciliation_runs')
-        .set({ finished: now(), counts: JSON.stringify(counts), status })
+        .set({ finished: now(), counts: JSON.stringify(counts), status, not_compared: JSON.stringify(notCompared) })
         .where('id', '=', id)
         .execute();
     });
     logger.info({ run: id, ...counts }, 'reconciliation finished');
-    return { id, status, counts, items };
+    return { id, status, counts, items, looked, notCompared };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     await db

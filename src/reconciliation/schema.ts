@@ -1,10 +1,10 @@
 /**
- * The reconciliation's tables as Kysely sees them (migration 0010, src/journal/migrations). The operator's
+ * The reconciliation's tables as Kysely sees them (migrations 0010 and 0400, src/journal/migrations). The operator's
  * page (/ops/reconciliation) reads `reconciliation_runs` and `reconciliation_items` by these names.
  */
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Schema } from '../journal/schema.js';
-import type { Outcome } from './match.js';
+import type { Outcome, TheirKind } from './match.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** A jsonb column: written as a JSON string, read as the value. */
@@ -30,8 +30,30 @@ export interface ReconciliationRunsTable {
   status: RunStatus;
   /** Why a failed run failed (no secret, no personal data). */
   error: string | null;
-  /** `command` (npm run reconcile) or `daily` (the product's run of the day before). */
+  /** `command` (npm run reconcile) or `daily` (the product's nightly run of its window). */
   trigger: string;
+  /**
+   * Per kind of the service's records, the `modified_after` the run asked (`YYYY-MM-DD HH:MM`, UTC): it compared
+   * only what changed since. Null: every record of its period (migration 0400).
+   */
+  changed_since: ColumnType<Partial<Record<TheirKind, string>> | null, string | null | undefined, string | null>;
+  /**
+   * Per kind of ours, how many operations of the period were not compared, and why: `{ "purchase": { "count": 3,
+   * "why": "..." } }` (vending purchases: the service offers no list of them).
+   */
+  not_compared: ColumnType<Record<string, NotCompared>, string | undefined, string>;
+}
+
+/** Operations of one kind a run could not compare. */
+export interface NotCompared {
+  count: number;
+  why: string;
+}
+
+/** When the nightly run last began to list one kind of the service's records (migration 0400). */
+export interface ReconciliationLooksTable {
+  kind: TheirKind;
+  looked: Timestamp;
 }
 
 /** One line of a run's result: a service record, or an operation of ours no record matched. */
@@ -77,6 +99,7 @@ export interface ReconciliationTables {
   reconciliation_runs: ReconciliationRunsTable;
   reconciliation_items: ReconciliationItemsTable;
   reconciliation_corrections: ReconciliationCorrectionsTable;
+  reconciliation_looks: ReconciliationLooksTable;
 }
 
 /** The journal's schema and the reconciliation's. */

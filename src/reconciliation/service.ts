@@ -16,10 +16,12 @@ import type { Theirs, TheirKind } from './match.js';
 export interface ListPeriod {
   createdAfter: string;
   createdBefore: string;
+  /** Only what the service changed since (`modified_after`, included): the nightly run's records changed since its last look. */
+  modifiedAfter?: string;
 }
 
 export interface ServiceSide {
-  /** Every record of `kind` created in the period, a page (one budgeted read) at a time. */
+  /** Every record of `kind` created in the period (and changed since, if asked), a page (one budgeted read) at a time. */
   list(kind: TheirKind, period: ListPeriod): AsyncIterable<Theirs>;
   /** One payment or request by the service's id (one budgeted read); null when the service has none. */
   get(kind: 'payment' | 'request', id: string): Promise<Theirs | null>;
@@ -51,6 +53,7 @@ export function serviceSide(client: MomoClient): ServiceSide {
       const filters = {
         created_after: period.createdAfter,
         created_before: period.createdBefore,
+        ...(period.modifiedAfter ? { modified_after: period.modifiedAfter } : {}),
         limit: ALL_AT_ONCE,
         ordering: 'id',
       };

@@ -349,7 +349,7 @@ forEachDatabase('reconciliation', (open, engine) => {
     ).not.toBeNull();
   });
 
-  it('the daily run of the day before runs once, however many processes tick together', async () => {
+  it('the nightly run of the window runs once, however many processes tick together', async () => {
     const processes =
       engine === 'postgres' ? [await open(), await open({ fresh: true }), await open({ fresh: true })] : [await open()];
     const tomorrow = new Date(sb.controls.now().getTime() + 86_400_000 * 3);
@@ -370,9 +370,12 @@ forEachDatabase('reconciliation', (open, engine) => {
     const runs = await db
       .selectFrom('reconciliation_runs')
       .selectAll()
-      .where('from_day', '=', day)
+      .where('to_day', '=', day)
       .where('trigger', '=', 'daily')
       .execute();
-    expect(runs.map((r) => [r.to_day, r.status])).toEqual([[day, 'clean']]);
+    // One run of the window, the 7 days before today (which holds the differences of the tests above).
+    expect(runs.map((r) => [r.from_day, r.to_day, r.status])).toEqual([
+      [dayOf(tomorrow.getTime() - 7 * 86_400_000), day, 'differences'],
+    ]);
   });
 });

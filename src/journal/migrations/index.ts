@@ -21,6 +21,7 @@ import * as limits0320 from './0320_limits_with_intent.js';
 import * as journal0340 from './0340_short_ref.js';
 import * as eventsOut0350 from './0350_events_out.js';
 import * as people0370 from './0370_operator_requests.js';
+import * as reconciliation0400 from './0400_reconciliation_window.js';
 import * as ops0420 from './0420_operator_audit.js';
 
 /** Name -> migration, in order. */
@@ -38,6 +39,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0340_short_ref': journal0340,
   '0350_events_out': eventsOut0350,
   '0370_operator_requests': people0370,
+  '0400_reconciliation_window': reconciliation0400,
   '0420_operator_audit': ops0420,
 };
 
