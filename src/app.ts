@@ -20,6 +20,7 @@ import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './conversation/store/keys.js';
 import { userOfAddress } from './conversation/channels/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
+import type { CallerCountrySettings } from './conversation/engine/country.js';
 import type { Lang, UserProfile } from '../flows/types.js';
 import {
   africasTalkingSms,
@@ -337,13 +338,20 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     logger,
   });
   const services = approvals.guard(recorded);
+  // How a number typed without its country code is read, wherever it is typed (engine/country.ts callerCountry).
+  const country: CallerCountrySettings = {
+    defaultCountry: config.DEFAULT_COUNTRY,
+    channelCountries: Object.fromEntries(
+      Object.entries(config.CHANNEL_COUNTRIES).map(([channel, [code]]) => [channel, code]),
+    ),
+  };
   // Bulk payouts (Slack /momo payout) through the same services: policy and maker/checker apply.
   const payouts = new Payouts({
     store,
     policy,
     services,
     currencies: config.CURRENCIES,
-    defaultCountry: config.DEFAULT_COUNTRY,
+    country,
     logger,
   });
   let whatsapp: WhatsApp | undefined;
@@ -397,10 +405,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       store,
       services,
       policy,
-      defaultCountry: config.DEFAULT_COUNTRY,
-      channelCountries: Object.fromEntries(
-        Object.entries(config.CHANNEL_COUNTRIES).map(([channel, [country]]) => [channel, country]),
-      ),
+      ...country,
       currencies: config.CURRENCIES,
       countryCurrencies: config.COUNTRY_CURRENCIES,
       testCurrencies: config.TEST_CURRENCIES,
@@ -456,7 +461,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       config.OPS_USER && config.OPS_PASSWORD ? { user: config.OPS_USER, password: config.OPS_PASSWORD } : undefined,
     open: config.embeddedSandbox,
     opsToken: config.OPS_TOKEN,
-    defaultCountry: config.DEFAULT_COUNTRY,
+    country,
     journal,
     logger,
     store,

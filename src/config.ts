@@ -255,12 +255,14 @@ const envSchema = z.object({
   /**
    * The country (ISO 3166 alpha-2) of a caller whose own number does not say one and whose channel has none in
    * CHANNEL_COUNTRIES: their local numbers are read in it, their examples, banks and currencies are its. Also how
-   * /ops and bulk payouts read a number typed without its country code. Default UG.
+   * /ops reads a number searched without its country code (an operator has no number nor channel), and Slack's
+   * bulk payouts when CHANNEL_COUNTRIES names no country for Slack. Default UG.
    */
   DEFAULT_COUNTRY: z.string().length(2).default('UG'),
   /**
    * The country of each channel whose callers have no number (`telegram:UG,slack:KE`): theirs when their own
-   * number says none (a USSD or WhatsApp caller's number always does). Unset: DEFAULT_COUNTRY.
+   * number says none (a USSD or WhatsApp caller's number always does); Slack's also reads the numbers of its bulk
+   * payouts. Unset: DEFAULT_COUNTRY.
    */
   CHANNEL_COUNTRIES: pairs(
     /^(telegram|slack|whatsapp|ussd)$/,

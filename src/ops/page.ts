@@ -36,6 +36,7 @@ import { setPageHeaders } from '../http/page-headers.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
 import type { SessionStore } from '../conversation/types.js';
+import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
 import type { Funnel } from './funnel.js';
@@ -66,8 +67,12 @@ export interface OpsPageOptions {
   opsToken?: string;
   /** The journal the money pages read; unset, they answer 503. */
   journal?: Journal;
-  /** DEFAULT_COUNTRY: a phone number searched without its country code. Default UG. */
-  defaultCountry?: string;
+  /**
+   * DEFAULT_COUNTRY and CHANNEL_COUNTRIES: a phone number searched without its country code is read in the
+   * operator's country by the rule every reader of numbers uses (engine/country.ts callerCountry): an operator has
+   * no number nor channel of their own, so DEFAULT_COUNTRY. Default UG.
+   */
+  country?: CallerCountrySettings;
   /** Clock for the money's days. Default now (tests pass their own). */
   now?: () => Date;
   logger?: Logger;
@@ -178,7 +183,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   });
   addPaymentsRoutes(app, {
     journal: options.journal,
-    defaultCountry: options.defaultCountry ?? 'UG',
+    defaultCountry: callerCountry(undefined, undefined, options.country ?? { defaultCountry: 'UG' }),
     logger: options.logger,
   });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });

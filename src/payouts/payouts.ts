@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { isAlreadySubmitted, isHeld, type FlowServices, type PayoutRecipient } from '../../flows/services.js';
 import { madeNothing } from '../../flows/types.js';
+import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import { changeStored } from '../conversation/store/change-stored.js';
 import { DueList } from '../conversation/store/due-list.js';
 import { keys } from '../conversation/store/keys.js';
@@ -83,7 +84,11 @@ export interface PayoutsOptions {
   /** The flows' services with maker/checker (ApprovalDesk.guard over the recorded services). */
   services: FlowServices;
   currencies: readonly string[];
-  defaultCountry: string;
+  /**
+   * DEFAULT_COUNTRY and CHANNEL_COUNTRIES: a row's number without its country code is read in the maker's
+   * country, as their conversation reads one (src/conversation/engine/country.ts).
+   */
+  country: CallerCountrySettings;
   logger: Logger;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
@@ -121,7 +126,10 @@ export class Payouts {
     const role = policy.role(maker.channel, maker.userId);
     if (!role || !role.flows.includes('pay'))
       return { ok: false, errors: [{ row: 0, message: 'you are not allowed to pay: ask the operator for access' }] };
-    const options = { defaultCountry: this.o.defaultCountry, description: input.description || 'Payout' };
+    // The maker's country as their conversation has it: a payout's maker is a Slack user, with no number of their
+    // own, so their channel's (CHANNEL_COUNTRIES), else DEFAULT_COUNTRY.
+    const defaultCountry = callerCountry(undefined, maker.channel, this.o.country);
+    const options = { defaultCountry, description: input.description || 'Payout' };
     const parsed =
       'csv' in input.rows ? parsePayoutCsv(input.rows.csv, options) : parsePayoutRows(input.rows.pasted, options);
     if (!parsed.ok) return parsed;

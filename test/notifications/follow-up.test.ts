@@ -124,7 +124,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
       policy: loadAccessPolicy(),
       services: product.services,
       currencies: ['UGX'],
-      defaultCountry: 'UG',
+      country: { defaultCountry: 'UG' },
       logger: createLogger('silent'),
     });
     const updates: Payout[] = [];

@@ -277,7 +277,7 @@ export async function startOps(
     opsToken: auth.token,
     open: false,
     journal,
-    defaultCountry: 'UG',
+    country: { defaultCountry: 'UG' },
     signInLimit: { failures: 1000, windowSeconds: 60 },
     now,
   });

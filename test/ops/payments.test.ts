@@ -62,7 +62,7 @@ forEachDatabase('ops-payments', (open) => {
       opsToken: TOKEN,
       open: false,
       journal,
-      defaultCountry: 'UG',
+      country: { defaultCountry: 'UG' },
       signInLimit: { failures: 1000, windowSeconds: 60 },
       now: () => new Date('2026-11-24T12:00:00Z'),
     });

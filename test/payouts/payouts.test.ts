@@ -57,7 +57,7 @@ beforeEach(() => {
     policy,
     services: services as FlowServices,
     currencies: ['UGX'],
-    defaultCountry: 'UG',
+    country: { defaultCountry: 'UG' },
     logger: createLogger('silent'),
     now: () => clock,
   });
@@ -91,6 +91,29 @@ describe('payouts', () => {
       ok: false,
       errors: [{ row: 2, message: 'more than your limit of 50000 UGX per payment' }],
     });
+  });
+
+  it("reads a row's local number in the maker's country, as their conversation does: Slack's, else the default", async () => {
+    const numbers = async (country: ConstructorParameters<typeof Payouts>[0]['country']) => {
+      const kenyan = new Payouts({
+        store,
+        policy: new AccessPolicy(POLICY, { now: () => clock }),
+        services: {} as FlowServices,
+        currencies: ['UGX'],
+        country,
+        logger: createLogger('silent'),
+      });
+      const prepared = await kenyan.prepare(MAKER, {
+        rows: { pasted: '0712000001, 100' },
+        currency: 'UGX',
+        description: '',
+      });
+      if (!prepared.ok) throw new Error(JSON.stringify(prepared.errors));
+      return prepared.payout.requests.flatMap((r) => r.recipients.map((x) => x.phonenumber));
+    };
+    expect(await numbers({ defaultCountry: 'UG', channelCountries: { slack: 'KE' } })).toEqual(['+254712000001']);
+    expect(await numbers({ defaultCountry: 'KE', channelCountries: { telegram: 'UG' } })).toEqual(['+254712000001']);
+    expect(await numbers({ defaultCountry: 'UG' })).toEqual(['+256712000001']);
   });
 
   it('makes one request per 100 recipients, each under its own key, once however often it is confirmed', async () => {
@@ -184,7 +207,7 @@ describe('payouts', () => {
       policy,
       services: recorded,
       currencies: ['UGX'],
-      defaultCountry: 'UG',
+      country: { defaultCountry: 'UG' },
       logger: createLogger('silent'),
       now: () => clock,
     });
@@ -245,7 +268,7 @@ describe('payouts', () => {
         policy,
         services: services as FlowServices,
         currencies: ['UGX'],
-        defaultCountry: 'UG',
+        country: { defaultCountry: 'UG' },
         logger: createLogger('silent'),
         now: () => clock,
       });
@@ -340,7 +363,7 @@ describe('payouts', () => {
         policy,
         services: services as unknown as FlowServices,
         currencies: ['UGX'],
-        defaultCountry: 'UG',
+        country: { defaultCountry: 'UG' },
         logger: createLogger('silent'),
         now: () => clock,
       });

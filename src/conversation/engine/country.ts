@@ -26,10 +26,22 @@ export interface CountrySettings {
   testCurrencies?: readonly string[];
 }
 
-/** The country (ISO 3166 alpha-2, capitals) of a caller with this number (if any) on this channel. */
-export function callerCountry(phone: string | undefined, channel: Channel, settings: CountrySettings): string {
+/** Where a caller's country comes from when their number says none: CHANNEL_COUNTRIES, else DEFAULT_COUNTRY. */
+export type CallerCountrySettings = Pick<CountrySettings, 'defaultCountry' | 'channelCountries'>;
+
+/**
+ * The country (ISO 3166 alpha-2, capitals) of a caller with this number (if any) on this channel (none: /ops's
+ * operators). The one rule for every reader of a number typed without its country code: the conversation, Slack's
+ * bulk payouts, /ops's search.
+ */
+export function callerCountry(
+  phone: string | undefined,
+  channel: Channel | undefined,
+  settings: CallerCountrySettings,
+): string {
   const own = phone ? parsePhoneNumberFromString(phone)?.country : undefined;
-  return (own ?? settings.channelCountries?.[channel] ?? settings.defaultCountry).toUpperCase();
+  const ofChannel = channel ? settings.channelCountries?.[channel] : undefined;
+  return (own ?? ofChannel ?? settings.defaultCountry).toUpperCase();
 }
 
 /** What a caller of `country` may be offered: its currencies, and the test currencies (for test numbers only). */
