@@ -63,6 +63,7 @@ import { deleteLimitsOlderThan } from './people/limits.js';
 import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
 import { codeDelivery } from './people/code-delivery.js';
+import { OperatorAudit } from './ops/audit.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -474,6 +475,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       dualControl: config.dualControl,
       // One-time codes go to the person (an SMS, else their next dial), never to the operator.
       codes: codeDelivery({ ...(sms ? { sms } : {}), store, languageOf, logger }),
+      audit: new OperatorAudit(database.db, logger),
     },
     deliveries: {
       endpoints: config.WEBHOOK_ENDPOINTS,

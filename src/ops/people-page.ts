@@ -25,7 +25,10 @@
  * posted from another site, or by a Basic-auth or token caller, is refused with 403 and changes nothing). Bad
  * values get a 400 naming them; an identity that belongs to someone already, a 409.
  * Every change is recorded with the operator's name (src/people/people.ts) and applies in this process at once,
- * in the others within 2 seconds.
+ * in the others within 2 seconds. The operators' audit (src/ops/audit.ts) gets a row for each request asked
+ * (`request.made`), approved or rejected (`request.approved`, `request.rejected`) and each change made alone
+ * (`change`); a request whose row cannot be written is withdrawn, an approval's is marked failed (nothing takes
+ * effect unaudited).
  */
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
@@ -49,6 +52,7 @@ import { mayMakeLinkCode } from '../people/link.js';
 import { numberOf, sentLine, type CodeDelivery } from '../people/code-delivery.js';
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, OpsSession } from './access.js';
+import type { OperatorAudit } from './audit.js';
 import { html, page, when, type Html } from './html.js';
 
 export interface PeoplePageOptions {
@@ -61,6 +65,8 @@ export interface PeoplePageOptions {
   dualControl?: ReadonlySet<DualControlAction>;
   /** Where one-time codes and link codes go: to the person, never to the operator's screen. */
   codes: CodeDelivery;
+  /** The operators' audit: every request asked, approved or rejected, and every change made alone. */
+  audit?: OperatorAudit;
 }
 
 /** How an identity is written on each channel. */
@@ -304,10 +310,25 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const opened = (await o.directory.open())!;
       const { target, payload } = await prepare(req, opened);
       const name = by.replace(/^operator:/, '');
-      if (!o.dualControl?.has(action))
-        return APPLY[action](opened, target, payload, by, name).then((done) => () => done(res));
+      if (!o.dualControl?.has(action)) {
+        const done = await APPLY[action](opened, target, payload, by, name);
+        await o.audit?.record(name, 'change', { change: action, target: target ?? String(payload.name ?? '') });
+        return () => done(res);
+      }
       const asked = await opened.requests.ask(name, action, target, payload);
       o.logger.info({ request: asked.id, action, target, by }, 'people: change asked, waiting for a second operator');
+      try {
+        await o.audit?.record(name, 'request.made', {
+          request: asked.id,
+          change: action,
+          target,
+          what: describe(asked),
+        });
+      } catch (err) {
+        // Nothing waits unaudited: the request is withdrawn (by its asker, which the table allows).
+        await opened.requests.decide(asked.id, name, false, 'the audit row could not be written').catch(() => {});
+        throw err;
+      }
       return () =>
         res
           .status(202)
@@ -366,6 +387,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         const id = personId(req);
         await run(id, by, req);
         o.logger.info({ person: id, by, change: path }, 'people: person changed');
+        await o.audit?.record(by.replace(/^operator:/, ''), 'change', { change: path, target: id });
         return () => res.redirect(303, `/ops/people/${encodeURIComponent(id)}`);
       }),
     );
@@ -434,7 +456,24 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const name = by.replace(/^operator:/, '');
       const decided = await opened.requests.decide(id, name, approve, reason);
       o.logger.info({ request: id, action: decided.action, by, approve }, 'people: request decided');
-      if (!approve) return () => res.redirect(303, '/ops/people#requests');
+      const audited = {
+        request: id,
+        change: decided.action,
+        target: decided.target,
+        askedBy: decided.askedBy,
+        ...(reason ? { reason } : {}),
+      };
+      if (!approve) {
+        await o.audit?.record(name, 'request.rejected', audited);
+        return () => res.redirect(303, '/ops/people#requests');
+      }
+      try {
+        await o.audit?.record(name, 'request.approved', audited);
+      } catch (err) {
+        // Nothing takes effect unaudited: the approval is marked failed, with why.
+        await opened.requests.failed(id, 'the audit row could not be written');
+        throw err;
+      }
       try {
         const done = await APPLY[decided.action](
           opened,

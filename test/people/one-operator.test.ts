@@ -210,6 +210,25 @@ describe('one-time codes go to the person, never to an operator', () => {
     expect(all).not.toMatch(/code sent to \+2567006660/);
   });
 
+  it('every request, approval and refusal of an approval is in the audit; no code is', async () => {
+    const pin = await codeTextedTo(app.url, TESS, PIN_CODE_TEXT);
+    const link = await codeTextedTo(app.url, FRED, LINK_CODE_TEXT);
+    const rows = (await direct.db
+      .selectFrom('operator_audit' as never)
+      .select(['actor', 'action', 'detail'] as never[])
+      .execute()) as unknown as Array<{ actor: string; action: string; detail: Record<string, unknown> }>;
+    const of = (actor: string, action: string) =>
+      rows.filter((r) => r.actor === actor && r.action === action).map((r) => r.detail.change);
+    const changes = ['reset-pin', 'link-code', 'role', 'role', 'add-person', 'add-operator'];
+    expect(of(LEAD.name, 'request.made')).toEqual(expect.arrayContaining(changes));
+    expect(of(SECOND.name, 'request.approved')).toEqual(expect.arrayContaining(changes));
+    // The asker's own approvals were refused: none recorded as approved by them.
+    expect(of(LEAD.name, 'request.approved')).toEqual([]);
+    const text = JSON.stringify(rows);
+    for (const code of [pin, link]) expect(text).not.toContain(code);
+    expect(text).not.toMatch(/passphrase|scrypt/);
+  });
+
   it('a person without a number gets no code: the request is refused, nothing is shown', async () => {
     const lead = await signIn(app.url, LEAD.name, LEAD.password);
     const bo = await signIn(app.url, SECOND.name, SECOND.password);
