@@ -81,3 +81,13 @@ export function queryString(values: Record<string, string | undefined>): string 
 
 /** A time as the pages show it: in the `TZ` setting's zone, to the second, with the zone's name (local-time.ts). */
 export const when = (at: Date | string | null | undefined): string => (at ? localTime(at, { seconds: true }) : '');
+
+/**
+ * An amount as the pages show it: its whole part grouped in threes, its decimals as the journal keeps them, then
+ * its currency ("8,150.5 NGN", never "8150.5"). The exports keep the plain decimal and a currency column.
+ */
+export function amountText(amount: string, currency: string): string {
+  const [whole = '', fraction] = amount.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${grouped}${fraction ? `.${fraction}` : ''} ${currency}`;
+}

@@ -25,7 +25,7 @@ import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journ
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from './funnel.js';
-import { Html, html, page, queryString, when } from './html.js';
+import { amountText, Html, html, page, queryString, when } from './html.js';
 import { parsePaymentsQuery, type PaymentsQuery } from './payments-query.js';
 
 export interface PaymentsRoutesOptions {
@@ -415,8 +415,7 @@ export function paymentsPage(view: PaymentsView): string {
       <td class="ref"><a href="${link}">${op.ref}</a></td>
       <td>${op.service_id ?? '–'}</td>
       <td>${op.kind}</td>
-      <td class="num">${op.amount}</td>
-      <td>${op.currency}</td>
+      <td class="num">${amountText(op.amount, op.currency)}</td>
       <td>${op.payee}${op.payee_name ? html`<br /><small>${op.payee_name}</small>` : ''}</td>
       <td><span class="state state-${op.state}">${op.state}</span></td>
       <td>${op.channel}</td>
@@ -457,7 +456,6 @@ export function paymentsPage(view: PaymentsView): string {
                   <th scope="col">Service's id</th>
                   <th scope="col">Kind</th>
                   <th scope="col">Amount</th>
-                  <th scope="col">Currency</th>
                   <th scope="col">Payee</th>
                   <th scope="col">State</th>
                   <th scope="col">Channel</th>
@@ -527,7 +525,7 @@ export function timelinePage(
         <dt>Kind</dt>
         <dd>${op.kind} (${op.flow})</dd>
         <dt>Amount</dt>
-        <dd>${op.amount} ${op.currency}</dd>
+        <dd>${amountText(op.amount, op.currency)}</dd>
         <dt>Payee</dt>
         <dd>${op.payee}${op.payee_name ? ` (${op.payee_name})` : ''}</dd>
         <dt>State</dt>

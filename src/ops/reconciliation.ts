@@ -13,7 +13,7 @@ import type { Express, Response } from 'express';
 import { z } from 'zod';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
-import { html, page, queryString, when, type Html } from './html.js';
+import { amountText, html, page, queryString, when, type Html } from './html.js';
 import {
   DIFFERING,
   RECONCILIATION_OUTCOMES,
@@ -130,13 +130,19 @@ const counts = (run: RunView): Html =>
     )}</span
   >`;
 
+/** A record's amount with its currency, grouped when it is a decimal ("1,500 UGX"); as given otherwise. */
+function amountOf(amount: string | undefined, currency: string | undefined): string {
+  if (amount && currency && /^\d+(\.\d+)?$/.test(amount)) return amountText(amount, currency);
+  return [amount, currency].filter(Boolean).join(' ');
+}
+
 /** A compared record's main fields as one line of text. */
 function record(value: Record<string, unknown> | null): string {
   if (!value) return '–';
   const pick = (k: string) =>
     value[k] === undefined || value[k] === null || value[k] === '' ? undefined : String(value[k]);
   const parts = [
-    [pick('amount'), pick('currency')].filter(Boolean).join(' '),
+    amountOf(pick('amount'), pick('currency')),
     pick('payee') ?? pick('phone'),
     pick('state'),
     pick('kind'),

@@ -22,7 +22,7 @@ import type { ChainHead } from '../journal/chain.js';
 import type { Journal } from '../journal/journal.js';
 import { dayIn, shownTimeZone } from '../local-time.js';
 import type { Logger } from '../log.js';
-import { html, page, queryString, type Html } from './html.js';
+import { amountText, html, page, queryString, type Html } from './html.js';
 import { HEAD_HEADER } from './payments.js';
 import {
   headOfDay,
@@ -212,7 +212,7 @@ export function statementsBody(view: StatementsView): Html {
                               <td>${t.kind}</td>
                               <td><span class="state state-${t.state}">${t.state}</span></td>
                               <td class="num">${t.count}</td>
-                              <td class="num">${t.amount} ${t.currency}</td>
+                              <td class="num">${amountText(t.amount, t.currency)}</td>
                             </tr>`,
                         )}
                         <tr class="currency-count" data-currency="${c.currency}">

@@ -137,6 +137,19 @@ for (const engine of ['postgres', 'pglite'] as const) {
       expect(String(told?.data.text)).toMatch(/2 pins \(hidden\)/);
       // The pins are vouchers worth money: none of them is kept where an operator reads.
       for (const pin of pins) expect(JSON.stringify(timeline)).not.toContain(pin);
+
+      // /ops reads as the phone did: the whole price, grouped, in naira; the cards sum naira with naira only.
+      const shown = `${Number(total).toLocaleString('en')} NGN`;
+      const list = await (await fetch(`${app.url}/ops/payments?phone=${encodeURIComponent(me)}`)).text();
+      expect(list).toContain(`<td class="num">${shown}</td>`);
+      const detail = await (await fetch(`${app.url}/ops/payments/${encodeURIComponent(row!.ref)}`)).text();
+      expect(detail).toContain(`<dd>${shown}</dd>`);
+      const money = (await (await fetch(`${app.url}/ops/money.json?days=1`)).json()) as {
+        totals: Array<{ currency: string; kind: string; completed: { count: number; total: string } }>;
+      };
+      const purchases = money.totals.filter((t) => t.kind === 'purchase');
+      expect(purchases.map((t) => t.currency)).toEqual(['NGN']);
+      expect(Number(purchases[0]!.completed.total)).toBeGreaterThanOrEqual(Number(total));
     });
 
     it('when the database refuses the intent: no payment at the service, the person told to try again shortly', async () => {

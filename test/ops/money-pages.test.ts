@@ -112,8 +112,10 @@ describe('the money pages in Chromium', () => {
       refs.completed,
     ]);
     const hostile = page.locator(`tr[data-ref="${refs.hostile}"]`);
-    expect(await hostile.locator('td').nth(6).innerText()).toContain(FORMULA_NAME);
-    expect(await hostile.locator('td').nth(9).innerText()).toContain(FORMULA_USER);
+    expect(await hostile.locator('td').nth(5).innerText()).toContain(FORMULA_NAME);
+    expect(await hostile.locator('td').nth(8).innerText()).toContain(FORMULA_USER);
+    // An amount is money: grouped for reading, with its currency in the same cell.
+    expect(await page.locator(`tr[data-ref="${refs.completed}"] td.num`).innerText()).toBe('1,500 UGX');
     await page.screenshot({ path: screenshotPath('ops-payments.png'), fullPage: true });
 
     await page.fill('input[name="phone"]', '0772 000 001');
@@ -152,7 +154,7 @@ describe('the money pages in Chromium', () => {
       'state',
       'telling',
     ]);
-    expect(await page.locator('dl.summary').innerText()).toMatch(/pay_completed_1[\s\S]*1500 UGX[\s\S]*completed/);
+    expect(await page.locator('dl.summary').innerText()).toMatch(/pay_completed_1[\s\S]*1,500 UGX[\s\S]*completed/);
     expect(await page.locator('li[data-type="telling"]').innerText()).toContain('You sent UGX 1,500 to John Okello.');
     await page.screenshot({ path: screenshotPath('ops-payment-timeline.png'), fullPage: true });
 
@@ -296,8 +298,8 @@ describe('the money pages in Chromium', () => {
         rows.map((r) => Array.from(r.querySelectorAll('td'), (c) => (c as HTMLElement).innerText.trim()).join(' | ')),
       );
     expect(await shown()).toEqual([
-      'UGX | payment | intended | 1 | 900000 UGX',
-      'UGX | payment | submitted | 1 | 7000 UGX',
+      'UGX | payment | intended | 1 | 900,000 UGX',
+      'UGX | payment | submitted | 1 | 7,000 UGX',
     ]);
     expect(await page.locator('tr.currency-count[data-currency="UGX"] td.num').innerText()).toBe('2');
     expect(await page.locator('#day-head').innerText()).toMatch(/seq \d+ [0-9a-f]{64}/);
