@@ -28,7 +28,13 @@
  *   a session made on their first visit so that changes still carry a CSRF token.
  *
  * `res.locals.operator` names who is signed in (every change records it); `res.locals.opsCaller` says
- * `operator` or `script` (the token).
+ * `operator` or `script` (the token); `res.locals.opsVia` how they proved it: `session`, `basic` or `token`.
+ *
+ * The operators' audit (audit.ts) gets a row for every sign-in on the form and its refusals (`sign-in`,
+ * `sign-in-failed`: wrong name or password, too many tries, no CSRF token), each sign-out, a read by Basic auth or
+ * the token (`sign-in`, once per caller, way and address in {@link HEADER_SIGN_IN_SECONDS}; a wrong one always:
+ * `sign-in-failed`, the token as `token`), and every other 401, 403 and 429 of /ops (`refused`, {@link
+ * OpsAccess.auditRefusals}).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
@@ -39,6 +45,7 @@ import { cookieOf } from '../http/cookie.js';
 import { sameSecret } from '../http/secret.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { MemoryStore } from '../conversation/store/memory-store.js';
+import { NOBODY, TOKEN_ACTOR, type OperatorAudit } from './audit.js';
 import { html, page as opsPage, type Html } from './html.js';
 
 /** Failed sign-ins allowed per address within `windowSeconds`. */
@@ -57,6 +64,12 @@ export const SESSION_COOKIE = 'momo_ops';
 export const SIGN_IN_COOKIE = 'momo_sign_in';
 /** How long a sign-in form may be posted after it was loaded: 1 hour. */
 const SIGN_IN_FORM_SECONDS = 3600;
+
+/**
+ * A read by Basic auth or the token signs in at every request (a script, the funnel page refreshing): the audit
+ * records it once per caller, way and address in 10 minutes, not once a request.
+ */
+export const HEADER_SIGN_IN_SECONDS = 600;
 
 /** What a caller that used up its sign-in tries is told (the page, a script, Basic auth alike). */
 const TOO_MANY_TRIES = 'Too many failed sign-ins from this address; try again later.';
@@ -86,6 +99,8 @@ export interface OpsAccessOptions {
   /** OPS_TOKEN: reads of `.json` / `.csv` routes with `Authorization: Bearer`. */
   opsToken?: string;
   signInLimit?: SignInLimit;
+  /** The operators' audit; unset (no database), nothing is recorded. */
+  audit?: OperatorAudit;
 }
 
 const digest = (token: string): string => createHash('sha256').update(token).digest('hex');
@@ -193,6 +208,7 @@ export class OpsAccess {
         const formToken = cookieOf(req, SIGN_IN_COOKIE) ?? '';
         const given = typeof body.csrf === 'string' ? body.csrf : '';
         if (!this.sameSite(req) || formToken.length === 0 || !sameSecret(given, formToken)) {
+          await this.signInFailed(req, res, nameOf(body), 'form', 'no valid CSRF token');
           res
             .status(403)
             .type('html')
@@ -204,19 +220,22 @@ export class OpsAccess {
             );
           return;
         }
-        const name = typeof body.name === 'string' ? body.name.trim().slice(0, 64) : '';
+        const name = nameOf(body);
         const password = typeof body.password === 'string' ? body.password.slice(0, 200) : '';
         const address = req.ip ?? 'unknown';
         if (!(await this.countTry(address))) {
+          await this.signInFailed(req, res, name, 'form', 'too many failed sign-ins from this address');
           res.status(429).type('html').send(signInPage(formToken, TOO_MANY_TRIES));
           return;
         }
         const operator = name && password ? await this.verify(name, password) : null;
         if (!operator) {
+          await this.signInFailed(req, res, name, 'form', 'wrong name or password');
           res.status(401).type('html').send(signInPage(formToken, 'That name and password do not match an operator.'));
           return;
         }
         await this.giveBackTry(address);
+        await this.o.audit?.recordQuietly(operator, 'sign-in', { via: 'form', address });
         res.clearCookie(SIGN_IN_COOKIE, { path: '/ops/sign-in' });
         await this.startSession(req, res, operator);
         res.redirect(303, '/ops');
@@ -233,6 +252,7 @@ export class OpsAccess {
           return;
         }
         await this.o.store.delete(keys.opsSession(digest(token)));
+        await this.o.audit?.recordQuietly(session.operator, 'sign-out', { address: req.ip ?? 'unknown' });
         res.clearCookie(SESSION_COOKIE, { path: '/ops' });
         res.redirect(303, '/ops/sign-in');
       } catch (err) {
@@ -285,6 +305,7 @@ export class OpsAccess {
       // Changes are checked by the route once its body is read (requireCsrf); reads pass here.
       res.locals.operator = session.operator;
       res.locals.opsCaller = 'operator';
+      res.locals.opsVia = 'session';
       res.locals.session = session;
       return true;
     }
@@ -292,6 +313,7 @@ export class OpsAccess {
       res.locals.session = await this.startSession(req, res, 'demo');
       res.locals.operator = 'demo';
       res.locals.opsCaller = 'operator';
+      res.locals.opsVia = 'session';
       return true;
     }
     const [scheme, encoded] = (req.get('authorization') ?? '').split(' ');
@@ -303,8 +325,11 @@ export class OpsAccess {
         await this.giveBackTry(address);
         res.locals.operator = 'OPS_TOKEN';
         res.locals.opsCaller = 'script';
+        res.locals.opsVia = 'token';
+        await this.headerSignIn(req, TOKEN_ACTOR, 'token');
         return true;
       }
+      await this.signInFailed(req, res, NOBODY, 'token', 'wrong token');
     }
     if (safe && scheme?.toLowerCase() === 'basic' && encoded) {
       const decoded = Buffer.from(encoded, 'base64').toString('utf8');
@@ -317,8 +342,11 @@ export class OpsAccess {
         await this.giveBackTry(address);
         res.locals.operator = operator;
         res.locals.opsCaller = 'operator';
+        res.locals.opsVia = 'basic';
+        await this.headerSignIn(req, operator, 'basic');
         return true;
       }
+      await this.signInFailed(req, res, name.slice(0, 64), 'basic', 'wrong name or password');
     }
     if (!safe) {
       res.status(403).json({ detail: 'Sign in on /ops/sign-in; changes need the session and its CSRF token.' });
@@ -344,6 +372,59 @@ export class OpsAccess {
     return false;
   }
 
+  /** Records a refused sign-in (and marks the answer recorded, so {@link auditRefusals} adds no second row). */
+  private async signInFailed(req: Request, res: Response, name: string, via: string, reason: string): Promise<void> {
+    if (!this.o.audit) return;
+    res.locals.audited = true;
+    await this.o.audit.recordQuietly(name || NOBODY, 'sign-in-failed', {
+      via,
+      reason,
+      address: req.ip ?? 'unknown',
+      path: req.baseUrl + req.path,
+    });
+  }
+
+  /** Records a read's sign-in by Basic auth or the token, once per caller, way and address in a while. */
+  private async headerSignIn(req: Request, actor: string, via: string): Promise<void> {
+    if (!this.o.audit) return;
+    const address = req.ip ?? 'unknown';
+    const first = await this.o.store
+      .addWithinLimit(keys.opsSignInRecorded(digest(`${via}\n${actor}\n${address}`)), 1, 1, HEADER_SIGN_IN_SECONDS)
+      .then((r) => r.ok)
+      .catch(() => true);
+    if (first) await this.o.audit.recordQuietly(actor, 'sign-in', { via, address });
+  }
+
+  /**
+   * Before every /ops route: once the answer is sent, a 401, 403 or 429 that no sign-in row recorded is recorded
+   * as `refused` (who, if known, the method, the path, the address), whichever route refused it.
+   */
+  auditRefusals(): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      const audit = this.o.audit;
+      if (audit) {
+        const path = req.originalUrl.split('?')[0]!.slice(0, 200);
+        res.on('finish', () => {
+          if (![401, 403, 429].includes(res.statusCode) || res.locals.audited) return;
+          const actor =
+            res.locals.opsCaller === 'script'
+              ? TOKEN_ACTOR
+              : typeof res.locals.operator === 'string'
+                ? res.locals.operator
+                : NOBODY;
+          // Fired and forgotten: recordQuietly catches and logs its own failure.
+          void audit.recordQuietly(actor, 'refused', {
+            status: res.statusCode,
+            method: req.method,
+            path,
+            address: req.ip ?? 'unknown',
+          });
+        });
+      }
+      next();
+    };
+  }
+
   /**
    * For a route that changes something, after its body is read: 403 unless the request carries the session's
    * CSRF token and comes from this site. Returns the operator's name, or null when it answered.
@@ -366,6 +447,10 @@ export class OpsAccess {
     return session.operator;
   }
 }
+
+/** The name a sign-in form gave (trimmed, at most 64 characters), or ''. */
+const nameOf = (body: Record<string, unknown>): string =>
+  typeof body.name === 'string' ? body.name.trim().slice(0, 64) : '';
 
 function signInPage(csrf: string, error?: string): string {
   const body: Html = html`<h2>Operators sign in</h2>
@@ -390,6 +475,7 @@ export interface AccessSettings {
   signInLimit?: SignInLimit | undefined;
   store?: SessionStore | undefined;
   operators?: (() => Promise<OperatorAccounts | null>) | undefined;
+  audit?: OperatorAudit | undefined;
 }
 
 /**
@@ -406,5 +492,6 @@ export function opsAccess(options: AccessSettings): OpsAccess | undefined {
     open: !options.credentials && options.open,
     ...(options.opsToken ? { opsToken: options.opsToken } : {}),
     ...(options.signInLimit ? { signInLimit: options.signInLimit } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
   });
 }

@@ -43,7 +43,7 @@ export const AUDIT_ACTIONS = {
   'sign-in-failed': 'sign-in refused',
   /** An operator signed out. */
   'sign-out': 'signed out',
-  /** A request to /ops was refused (detail: `status` 401, 403 or 429, `method`, `path`, `address`, `reason`). */
+  /** A request to /ops was refused (detail: `status` 401, 403 or 429, `method`, `path`, `address`). */
   refused: 'refused',
   /** A search of payments (detail: `filter`, `rows` on the page). */
   search: 'searched payments',

@@ -39,6 +39,7 @@ import type { SessionStore } from '../conversation/types.js';
 import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
+import { OperatorAudit } from './audit.js';
 import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
@@ -84,6 +85,8 @@ export interface OpsPageOptions {
   people?: PeoplePageOptions;
   /** Signed events out: the delivery log and its replays (deliveries.ts); unset, the log without endpoints. */
   deliveries?: DeliveriesRouteOptions;
+  /** The operators' audit (audit.ts). Default: one over the journal's database; none without a journal. */
+  audit?: OperatorAudit;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -100,7 +103,8 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
 
 /** Adds the /ops routes; false when they are not served (production with neither OPS_USER / OPS_PASSWORD nor OPS_TOKEN). */
 export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
-  const access = opsAccess(options);
+  const audit = options.audit ?? (options.journal ? new OperatorAudit(options.journal.db, options.logger) : undefined);
+  const access = opsAccess({ ...options, audit });
   if (!access) return false;
 
   const refresh = Math.max(5, Math.round(options.refreshSeconds ?? 15));
@@ -128,6 +132,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     .strict();
 
   app.use('/ops', securityHeaders);
+  app.use('/ops', access.auditRefusals());
   access.addRoutes(app);
   app.use('/ops', access.guard());
   app.get('/ops', (_req, res) => {

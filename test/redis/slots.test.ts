@@ -59,6 +59,7 @@ const SAMPLES: Record<string, () => string | string[]> = {
   pinFailures: () => keys.pinFailures('ussd:+256772000001'),
   opsSession: () => keys.opsSession('ab'.repeat(32)),
   opsSignInFailures: () => keys.opsSignInFailures('203.0.113.7'),
+  opsSignInRecorded: () => keys.opsSignInRecorded('cd'.repeat(32)),
   toldPreferredChat: () => keys.toldPreferredChat('cd'.repeat(32)),
   linkTries: () => keys.linkTries('telegram:4242'),
   linkCodesMade: () => keys.linkCodesMade('p-17'),

@@ -191,6 +191,8 @@ export const keys = {
   opsSession: (digest: string): string => `ops:session:${braced(digest)}`,
   /** Failed /ops sign-ins from one address (src/ops/access.ts). */
   opsSignInFailures: (address: string): string => `ops:signin:${braced(address)}`,
+  /** A read's sign-in by Basic auth or the token already audited, by a digest of who, how and where (src/ops/access.ts). */
+  opsSignInRecorded: (digest: string): string => `ops:signin-recorded:${braced(digest)}`,
   /** A USSD outcome told to the person's preferred chat, by a digest of the address and the words (src/people/preferred-chat.ts). */
   toldPreferredChat: (digest: string): string => `people:told:${braced(digest)}`,
   /** Link codes tried by one chat identity, and link codes made by one person (src/people/link.ts). */
