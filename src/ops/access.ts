@@ -81,6 +81,8 @@ export const SCRIPT_ROUTES: readonly string[] = [
   '/ops/statements.json',
   '/ops/statements.csv',
   '/ops/people.json',
+  '/ops/audit.json',
+  '/ops/audit.csv',
 ];
 
 export interface OpsSession {

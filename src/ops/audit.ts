@@ -126,12 +126,75 @@ export class OperatorAudit {
               values (${who}, ${action}, ${jsonOf(masked > 0 ? { ...kept, masked } : kept)}::jsonb)`.execute(this.db);
   }
 
+  /**
+   * One page of rows matching `query`, newest first (by id: the order they were written), and the cursor of the
+   * next page when there is one. A keyset page: the cursor is the last row's id.
+   */
+  async search(query: AuditQuery): Promise<{ items: AuditItem[]; next?: string }> {
+    const limit = query.limit;
+    const conditions = [sql`true`];
+    if (query.actor !== undefined) conditions.push(sql`actor = ${query.actor}`);
+    if (query.action !== undefined) conditions.push(sql`action = ${query.action}`);
+    if (query.text !== undefined) {
+      const like = `%${query.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      conditions.push(sql`(actor ilike ${like} or action ilike ${like} or detail::text ilike ${like})`);
+    }
+    if (query.from !== undefined) conditions.push(sql`at >= ${query.from}`);
+    if (query.to !== undefined) conditions.push(sql`at < ${query.to}`);
+    if (query.before !== undefined) conditions.push(sql`id < ${query.before}`);
+    const { rows } = await sql<{ id: string; at: Date | string; actor: string; action: string; detail: unknown }>`
+      select id::text as id, at, actor, action, detail from operator_audit
+      where ${sql.join(conditions, sql` and `)}
+      order by id desc limit ${limit + 1}`.execute(this.db);
+    const items = rows.slice(0, limit).map(itemOfRow);
+    return rows.length > limit ? { items, next: items[items.length - 1]!.id } : { items };
+  }
+
+  /** Every row matching `query` (from its `before`), newest first, read `batch` rows at a time. */
+  async *stream(query: Omit<AuditQuery, 'limit'>, batch = 500): AsyncGenerator<AuditItem> {
+    let before = query.before;
+    for (;;) {
+      const found = await this.search({ ...query, ...(before !== undefined ? { before } : {}), limit: batch });
+      yield* found.items;
+      if (!found.next) return;
+      before = found.next;
+    }
+  }
+
   /** {@link record} for what is refused anyway (a refusal, a failed sign-in): a row not written is logged. */
   async recordQuietly(actor: string, action: AuditAction, detail: Record<string, unknown> = {}): Promise<void> {
     await this.record(actor, action, detail).catch((err: unknown) =>
       this.logger?.warn({ err, action }, 'ops: an audit row could not be written'),
     );
   }
+}
+
+/** A search of the audit; every filter optional, all given must match. */
+export interface AuditQuery {
+  /** This actor exactly. */
+  actor?: string;
+  /** This action exactly. */
+  action?: string;
+  /** Found in the actor, the action or the detail, whatever the case. */
+  text?: string;
+  /** From this instant (included). */
+  from?: Date;
+  /** Up to this instant (excluded). */
+  to?: Date;
+  /** Rows written before this id (a page's cursor). */
+  before?: string;
+  limit: number;
+}
+
+function itemOfRow(row: { id: string; at: Date | string; actor: string; action: string; detail: unknown }): AuditItem {
+  const detail = typeof row.detail === 'string' ? (JSON.parse(row.detail) as unknown) : row.detail;
+  return {
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    actor: row.actor,
+    action: row.action,
+    detail: (detail ?? {}) as Record<string, unknown>,
+  };
 }
 
 /**

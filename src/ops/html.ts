@@ -45,6 +45,7 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/ops/journal', label: 'Journal' },
   { href: '/ops/people', label: 'People' },
   { href: '/ops/deliveries', label: 'Deliveries' },
+  { href: '/ops/audit', label: 'Audit' },
 ];
 
 /** A whole page: head (own stylesheet only), header with the navigation, the body. */

@@ -13,11 +13,13 @@
  *   the chain's head and retention's receipts (journal-page.ts): `/ops/journal`;
  * - the daily statement (statements.ts): `/ops/statements`, `/ops/statements.csv`, `/ops/statements.json`;
  * - the People page (people-page.ts): `/ops/people`, `/ops/people.json`, its changes;
- * - the delivery log of signed events out and its replay (deliveries.ts): `/ops/deliveries`.
+ * - the delivery log of signed events out and its replay (deliveries.ts): `/ops/deliveries`;
+ * - the operators' audit (audit-page.ts): `/ops/audit`, `/ops/audit.json`, `/ops/audit.csv`; every sign-in,
+ *   refusal, search, export and decision is a row of it (audit.ts).
  *
  * Who may call them: whoever the /ops access check lets in (access.ts, the one check every route here goes
  * through): a signed-in operator (name and password, a session cookie; changes carry its CSRF token), or to
- * read, Basic auth with an operator's name and password, and for the payments' and statements' JSON and CSV also
+ * read, Basic auth with an operator's name and password, and for the payments', statements' and audit's JSON and CSV also
  * `Authorization: Bearer <OPS_TOKEN>`; anyone else gets 401 (a browser: the sign-in form), an address with too
  * many failed sign-ins 429 for a while. Without OPS_USER and OPS_PASSWORD, everyone in the embedded demo
  * (`open`, operator `demo`) and nobody in production: the routes are not added at all (the app's 404), and
@@ -50,6 +52,7 @@ import { addReconciliationRoute } from './reconciliation.js';
 import { addStatementRoutes } from './statements.js';
 import { addPeopleRoutes, type PeoplePageOptions } from './people-page.js';
 import { addDeliveriesRoutes, type DeliveriesRouteOptions } from './deliveries.js';
+import { addAuditRoutes } from './audit-page.js';
 
 export { SIGN_IN_LIMIT, type SignInLimit };
 
@@ -190,7 +193,9 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     journal: options.journal,
     defaultCountry: callerCountry(undefined, undefined, options.country ?? { defaultCountry: 'UG' }),
     logger: options.logger,
+    audit,
   });
+  addAuditRoutes(app, { audit, logger: options.logger });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   addJournalRoute(app, { journal: options.journal, logger: options.logger });
   addStatementRoutes(app, { journal: options.journal, logger: options.logger, now: options.now });

@@ -24,6 +24,7 @@ import { chainHead, type ChainHead } from '../journal/chain.js';
 import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
+import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { CHANNELS } from './funnel.js';
 import { amountText, Html, html, page, queryString, when } from './html.js';
 import { parsePaymentsQuery, type PaymentsQuery } from './payments-query.js';
@@ -34,6 +35,8 @@ export interface PaymentsRoutesOptions {
   /** DEFAULT_COUNTRY: for a phone number searched without its country code. */
   defaultCountry: string;
   logger?: Logger;
+  /** The operators' audit: every search, timeline opened and export is a row of it (audit.ts). */
+  audit?: OperatorAudit | undefined;
 }
 
 /** One operation as the JSON and the CSV give it. */
@@ -130,7 +133,28 @@ const UNAVAILABLE = 'The journal could not be read (the database did not answer)
 const REFUSED = 'The search is not one this export takes.';
 
 export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions): void {
-  const { journal, defaultCountry } = options;
+  const { journal, defaultCountry, audit } = options;
+
+  /**
+   * Records what the caller did (a search, an export with its row count) before the answer goes: a row the audit
+   * could not write refuses the answer (503), so nothing is read out unaudited. False when it answered.
+   */
+  const audited = async (
+    res: Response,
+    asPage: boolean,
+    action: string,
+    detail: Record<string, unknown>,
+  ): Promise<boolean> => {
+    if (!audit) return true;
+    try {
+      await audit.record(actorOf(res), action, { ...detail, via: viaOf(res) });
+      return true;
+    } catch (err) {
+      options.logger?.warn({ err }, 'ops: the audit could not be written');
+      failed(res, asPage, 503, UNAVAILABLE, {});
+      return false;
+    }
+  };
 
   /** The query, or a 400 with the reasons (as the caller reads: JSON, or the page with them). */
   const queryOf = (req: Request, res: Response, asPage: boolean): PaymentsQuery | undefined => {
@@ -173,6 +197,14 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     const found = await searchPage(res, query.search, true, query.given);
     if (!found) return;
     const approvals = await holdsOf(found.items.map((op) => op.ref));
+    if (
+      !(await audited(res, true, 'search', {
+        filter: query.given,
+        ...(query.search.cursor ? { page: 'later' } : {}),
+        rows: found.items.length,
+      }))
+    )
+      return;
     res.type('html').send(
       paymentsPage({
         given: query.given,
@@ -198,6 +230,8 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       return failed(res, false, 503, UNAVAILABLE, query.given);
     }
     const head = await journalHead(journal!);
+    const { size: _size, ...filter } = query.given;
+    if (!(await audited(res, false, 'export', { export: 'payments.json', filter, rows: found.items.length }))) return;
     res.setHeader(HEAD_HEADER, headValue(head));
     res.json({
       items: found.items.map((op) => itemOf(op, holds.get(op.ref))),
@@ -227,6 +261,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
     }
     const held = new HeldPayments(journal.db);
     const head = headValue(await journalHead(journal));
+    let count = 0;
     async function* rows(): AsyncGenerator<string[]> {
       try {
         yield [...CSV_COLUMNS, HEAD_COLUMN];
@@ -237,6 +272,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
           const holds = await held.byRefs(batch.map((op) => op.ref));
           for (const op of batch) {
             const item = itemOf(op, holds.get(op.ref));
+            count += 1;
             yield [...CSV_COLUMNS.map((c) => item[c] ?? ''), head];
           }
         }
@@ -250,14 +286,25 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       .setHeader(HEAD_HEADER, head)
       .type('text/csv; charset=utf-8')
       .attachment(`payments-${new Date().toISOString().slice(0, 10)}.csv`);
+    let complete = true;
     try {
       await pipeline(Readable.from(rows()), csvWriter(), res);
     } catch (err) {
       // The status is sent: a failure midway ends the response unfinished (no final chunk), never a short file
       // that looks whole.
+      complete = false;
       options.logger?.warn({ err }, 'ops: the payments export stopped');
       res.destroy();
     }
+    // The row count is known once the file is out: recorded then (a row that could not be written is logged).
+    const { size: _size, ...filter } = query.given;
+    await audit?.recordQuietly(actorOf(res), 'export', {
+      export: 'payments.csv',
+      filter,
+      rows: count,
+      via: viaOf(res),
+      ...(complete ? {} : { complete }),
+    });
   });
 
   app.get('/ops/payments/:ref', async (req, res) => {
@@ -295,6 +342,7 @@ export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions):
       failed(res, true, 503, UNAVAILABLE, {});
       return;
     }
+    if (!(await audited(res, true, 'view', { ref, found: Boolean(op) || events.length > 0 }))) return;
     if (!op && events.length === 0) {
       res
         .status(404)
