@@ -8,6 +8,12 @@ import type { Lang, Messages } from '../types.js';
 export const commonMessages: Record<Lang, Messages> = {
   en: {
     'common.expired': 'Your session timed out, so we started again.',
+    'common.updated': 'The service was updated, so we started again.',
+    'common.tryAgainSoon': 'The service is being updated. Please try again in a moment; nothing you confirmed is lost.',
+    'common.updatedSent':
+      'The service was updated while your request was being sent. It was sent; you will be notified of the result.',
+    'common.updatedHeld':
+      'The service was updated while your payment was being sent. It waits for approval; you will be told the decision.',
     'common.notAllowed': 'Sorry, you are not allowed to use this service. Ask the operator for access.',
     'common.flowNotAllowed': 'You are not allowed to use that option.',
     'common.processing': 'We are still working on it. You will be notified of the result.',
@@ -60,6 +66,11 @@ export const commonMessages: Record<Lang, Messages> = {
   },
   sw: {
     'common.expired': 'Muda wa kikao chako uliisha, kwa hiyo tumeanza upya.',
+    'common.updated': 'Huduma imesasishwa, kwa hiyo tumeanza upya.',
+    'common.tryAgainSoon':
+      'Huduma inasasishwa. Tafadhali jaribu tena baada ya muda mfupi; ulichothibitisha hakijapotea.',
+    'common.updatedSent': 'Huduma ilisasishwa wakati ombi lako likitumwa. Limetumwa; utaarifiwa matokeo.',
+    'common.updatedHeld': 'Huduma ilisasishwa wakati malipo yako yakitumwa. Yanasubiri idhini; utaarifiwa uamuzi.',
     'common.notAllowed': 'Samahani, huruhusiwi kutumia huduma hii. Omba ruhusa kwa mwendeshaji.',
     'common.flowNotAllowed': 'Huruhusiwi kutumia chaguo hilo.',
     'common.processing': 'Bado tunashughulikia ombi lako. Utaarifiwa matokeo.',
@@ -111,6 +122,13 @@ export const commonMessages: Record<Lang, Messages> = {
   },
   fr: {
     'common.expired': 'Votre session a expiré, nous avons donc recommencé.',
+    'common.updated': 'Le service a été mis à jour, nous avons donc recommencé.',
+    'common.tryAgainSoon':
+      "Le service est en cours de mise à jour. Réessayez dans un instant ; rien de ce que vous avez confirmé n'est perdu.",
+    'common.updatedSent':
+      "Le service a été mis à jour pendant l'envoi de votre demande. Elle a été envoyée ; vous serez informé du résultat.",
+    'common.updatedHeld':
+      "Le service a été mis à jour pendant l'envoi de votre paiement. Il attend une approbation ; vous serez informé de la décision.",
     'common.notAllowed': "Désolé, vous n'avez pas accès à ce service. Demandez l'accès à l'opérateur.",
     'common.flowNotAllowed': "Vous n'avez pas accès à ce choix.",
     'common.processing': 'Nous y travaillons encore. Vous serez informé du résultat.',

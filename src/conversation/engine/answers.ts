@@ -19,7 +19,10 @@ export interface Answers {
    * again" (marked `money`). Final on USSD, which cannot wait for the outcome on the same screen.
    */
   processing(channel: Channel, lang: Lang, money: boolean): Prompt;
-  /** Where the session is: its screen (final once the flow ended), or "processing" while it is busy. */
+  /**
+   * Where the session is: its screen (final once the flow ended), or "processing" while it is busy. A session
+   * this release cannot read (FlowRuntime.admit): "being confirmed" in a money state, else "try again in a moment".
+   */
   screen(session: Session, lang: Lang, channel: Channel): Prompt;
   /** `prompt` with lines (pending outcomes, a note such as "your session timed out") above it. */
   withNotes(prompt: Prompt, notes: string[]): Prompt;
@@ -57,7 +60,11 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
     processing,
     screen(session, lang, channel) {
       if (session.notice) return { text: text(session.notice, lang), final: true };
-      const snapshot = runtime.restore(session);
+      const admitted = runtime.admit(session);
+      // A flow this release cannot read (a later build's, or one a run is still finishing): not its screen.
+      if (admitted.kind !== 'continue')
+        return session.money ? processing(channel, lang, true) : notice('common.tryAgainSoon', lang, true);
+      const snapshot = runtime.restore(admitted.session);
       if (isBusy(snapshot)) return processing(channel, lang, isMoney(snapshot));
       const view = currentView(snapshot);
       if (!view) {
@@ -70,13 +77,15 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
     words(session) {
       if (session.notice) return session.notice;
       if (!session.ended) return undefined;
-      const view = currentView(runtime.restore(session));
+      const admitted = runtime.admit(session);
+      if (admitted.kind !== 'continue') return undefined;
+      const view = currentView(runtime.restore(admitted.session));
       return view && !view.error ? view.text : undefined;
     },
     withNotes: (prompt, notes) =>
       notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') },
     failure(session, running, afterMoney, lang, channel) {
-      const money = session !== undefined && isMoney(runtime.restore(session));
+      const money = session !== undefined && runtime.isMoneySession(session);
       if (money || running) return processing(channel, lang, money);
       return notice(afterMoney ? 'common.unavailable' : 'common.error', lang, true);
     },

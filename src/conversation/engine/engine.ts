@@ -17,6 +17,8 @@ import { VENDING_COUNTRY, VENDING_FLOWS } from '../../../flows/purchase.js';
 import { getCountryCallingCode } from 'libphonenumber-js';
 import type { Logger } from '../../log.js';
 import { chatOf } from '../channels/chat-address.js';
+import { migrations as declaredMigrations, type FlowMigrations } from '../../../flows/migrations/index.js';
+import { currentBuild } from '../flow/build.js';
 import { createAnswers } from './answers.js';
 import { callerCountry, currenciesOfCountry } from './country.js';
 import type { AccessPolicy } from '../services/access-policy.js';
@@ -53,6 +55,13 @@ export interface EngineOptions {
   policy: AccessPolicy;
   /** The flows to run. Default: the registry in flows/index.ts; tests pass their own. */
   flows?: Partial<Record<FlowId, FlowModule>>;
+  /**
+   * This build's place in the order of releases, written in every conversation (FlowRuntimeOptions.build).
+   * Default: when it was built (flow/build.ts); tests pass their own.
+   */
+  build?: number;
+  /** The declared migrations of stored conversations. Default: flows/migrations/; tests pass their own. */
+  migrations?: FlowMigrations;
   /** DEFAULT_COUNTRY: a caller's country when neither their number nor their channel says one. */
   defaultCountry: string;
   /** CHANNEL_COUNTRIES: the country of a channel whose callers have no number. Default none. */
@@ -145,7 +154,10 @@ export const SWEEP_EVERY_MS = 2_000;
 export function createEngine(options: EngineOptions): ConversationEngine {
   const { store, policy, logger } = options;
   const flows = options.flows ?? registeredFlows;
-  const runtime = new FlowRuntime(flows, options.services);
+  const runtime = new FlowRuntime(flows, options.services, {
+    build: options.build ?? currentBuild(),
+    migrations: options.migrations ?? declaredMigrations,
+  });
   const answers = createAnswers(createCatalogue(Object.values(flows)), runtime, logger);
   const records = new RecordCache(store, options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS);
   const now = options.now ?? Date.now;
@@ -274,6 +286,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       if (!isCurrent(record?.channel as S | undefined))
         return { counted: false, reason: "not the conversation's current session" };
       if (!session || session.ended || session.notice) return { counted: false, reason: 'no flow in progress' };
+      if (!runtime.readsAsIs(session)) return { counted: false, reason: "another build's flow" };
       if (record?.run !== undefined || isBusy(runtime.restore(session)))
         return { counted: false, reason: 'a service call is running' };
       options.onTransition?.(

@@ -33,8 +33,10 @@
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
-import type { AnyMachineSnapshot } from 'xstate';
-import type { Lang, Text, UserProfile } from '../../../flows/types.js';
+import type { AnyMachineSnapshot, EventObject } from 'xstate';
+import { failureText } from '../../../flows/failure.js';
+import { isHeld } from '../../../flows/services.js';
+import { madeNothing, type Lang, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage, type Logger } from '../../log.js';
 import { logged, userOfAddress } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
@@ -235,7 +237,9 @@ export class Runner {
       settling: false,
       settled: new Promise<void>((resolve) => (written = resolve)),
     } as LocalRun;
-    run.stopped = this.execute(start, run, written).finally(() => {
+    // A money call stored by a machine this release cannot read still finishes: from what the record carries.
+    const blind = start.session.money === true && !this.o.runtime.readsAsIs(start.session);
+    run.stopped = (blind ? this.finishMoney(start, run, written) : this.execute(start, run, written)).finally(() => {
       if (this.runs.get(start.key) === run) this.runs.delete(start.key);
       written();
     });
@@ -368,7 +372,7 @@ export class Runner {
   }
 
   private money(session: Session | undefined): boolean {
-    return session !== undefined && isMoney(this.o.runtime.restore(session));
+    return session !== undefined && this.o.runtime.isMoneySession(session);
   }
 
   /** The answer of a delivery nothing will resolve (no run due, or dropped from the ledger): where the conversation is. */
@@ -468,6 +472,18 @@ export class Runner {
         const { record } = fresh;
         const takeovers = run.takeovers ?? 0;
         const money = this.money(record.session);
+        const admitted = record.session && !money ? this.o.runtime.admit(record.session) : undefined;
+        if (admitted && admitted.kind !== 'continue') {
+          // A run of a flow this release cannot read, before any money call. A later build's, not over: left
+          // to a process of that build (listed still, its lease given back). Else it ends here, the flow
+          // started again with one line saying the service was updated.
+          if (admitted.kind === 'newer' && record.session!.expiresAt > this.o.now()) {
+            logger.info(logged(participant), "engine: a run of a later build's flow left to that build");
+            return undefined;
+          }
+          unlist = await this.restartUpdated(key, fresh, participant);
+          return undefined;
+        }
         if (takeovers >= (money ? MAX_MONEY_TAKEOVERS : MAX_TAKEOVERS) || !record.session) {
           // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
           // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
@@ -528,7 +544,19 @@ export class Runner {
         };
         const written = await records.write(key, taken, fresh.version);
         if (!written) continue;
-        const stored = this.o.runtime.restore(record.session);
+        // A money run of a flow this release cannot read runs from what its record carries (finishMoney).
+        if (money && !this.o.runtime.readsAsIs(record.session)) {
+          const migrated = this.o.runtime.admit(record.session);
+          const session = migrated.kind === 'continue' ? migrated.session : record.session;
+          logger.warn(
+            logged(participant),
+            "engine: took over a money run of another build's flow; it finishes from its record",
+          );
+          this.begin({ key, participant, token, leasedAt, session, stored: written });
+          return this.runs.get(key);
+        }
+        const resumed = admitted?.kind === 'continue' ? admitted.session : record.session;
+        const stored = this.o.runtime.restore(resumed);
         logger.warn(
           { ...logged(participant), step: stepName(stored) },
           'engine: took over a run whose holder stopped renewing its lease',
@@ -537,9 +565,7 @@ export class Runner {
         // deploy; this one checks PINs before it records a run, turn.ts checkSecrets). The check cannot be
         // repeated, and no money call was made under it (the state of one is stored before its call, and that
         // write fails once this run's id replaced the holder's), so the flow ends saying so.
-        const session = isBusy(stored)
-          ? record.session
-          : { ...record.session, ended: true, notice: { key: 'common.secretLost' } };
+        const session = isBusy(stored) ? resumed : { ...resumed, ended: true, notice: { key: 'common.secretLost' } };
         this.begin({ key, participant, token, leasedAt, session, stored: written });
         return this.runs.get(key);
       }
@@ -756,6 +782,97 @@ export class Runner {
           await this.nothingSent(participant, session, runtime.restore(session), profile.lang);
         }
       }
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  /**
+   * A run whose flow this release cannot read, before any money call: nothing was sent, and its flow starts
+   * again (the conversation's start: the menu, or Change PIN after a reset) with one line saying the service was
+   * updated. Its waiters get that screen; one told "still working on it" is sent it. True when written (nothing is
+   * left to run).
+   */
+  private async restartUpdated(key: string, fresh: Stored, participant: Participant): Promise<boolean> {
+    const { runtime, answers, records, logger } = this.o;
+    const { record } = fresh;
+    const profile = record.profile ?? { lang: 'en' };
+    const ctx = { ...this.o.context(participant), at: this.o.now() };
+    const step = runtime.start(ctx.home, { profile, remember: {}, notes: [{ key: 'common.updated' }] }, ctx);
+    const screen = answers.withNotes(
+      answers.screen(step.session, profile.lang, participant.channel),
+      step.notes.map((note) => answers.text(note, profile.lang)),
+    );
+    const written = await records.write(
+      key,
+      { ...record, session: step.session, ...this.answerWaiting(record, screen), run: undefined },
+      fresh.version,
+    );
+    if (!written) return false;
+    logger.warn(logged(participant), 'engine: a run of a flow this build cannot read started again; told so');
+    if (record.run?.late) await this.deliverLate(participant, screen, false);
+    return true;
+  }
+
+  /**
+   * A money run of a flow this release cannot read (its state renamed or removed since the call's state was
+   * stored, or a later build's): it finishes on this release from what its record carries, never from the
+   * machine. The call the stored snapshot holds (its service and input, under the flow's Duplicate-Check-Key) is
+   * made, or made again, and its outcome is told in the engine's words: sent (or held for approval), nothing
+   * sent (a failure that proves nothing was made, in the words flows use), or being confirmed (the outcome comes
+   * by notification). The flow ends there: the next message starts the conversation's start. A failure leaves
+   * the run to be taken over, as any money run's. Never throws.
+   */
+  private async finishMoney(start: RunStart, local: LocalRun, written: () => void): Promise<void> {
+    const { key, participant, token, starter, session } = start;
+    const { store, runtime, answers, logger } = this.o;
+    const log = logged(participant);
+    const renewal = setInterval(() => {
+      store.lease(leaseOf(key), token, this.o.leaseMs).then(
+        (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
+        (error: unknown) =>
+          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
+      );
+    }, this.o.leaseMs / 3);
+    renewal.unref();
+    const current = start.stored;
+    const profile: UserProfile = current.record.profile ?? { lang: 'en' };
+    try {
+      const invocation = runtime.storedInvocation(session);
+      if (!invocation) throw new Error('a money run holds no service call');
+      if ((await this.durable(key, token, current.version)) !== 'ours') {
+        logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
+        return;
+      }
+      const outcome = await runtime.call(invocation);
+      local.settling = true;
+      const ended: Session = { ...session, ended: true, notice: moneyOutcome(outcome) };
+      delete ended.money;
+      const prompt: Prompt = { ...answers.screen(ended, profile.lang, participant.channel), money: true };
+      const words = ended.notice;
+      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt, words));
+      const settled = await this.settle(key, token, current, { session: ended, profile }, prompt, starter);
+      if (!settled) {
+        logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
+        return;
+      }
+      written();
+      logger.warn(log, "engine: a money run of another build's flow finished from its record");
+      const ref = refOf(invocation);
+      if (ref)
+        this.o.onMoneyAnswer?.({
+          ref,
+          channel: participant.channel,
+          conversationId: participant.conversationId,
+          text: prompt.text,
+        });
+      if (settled.late) await this.deliverLate(participant, prompt, kept, words);
+    } catch (error) {
+      // The payment may have been made: nothing may say otherwise. Taken over once the lease expires.
+      logger.error(
+        { ...log, err: errorMessage(error) },
+        'engine: a run failed after its money-moving call; it is left to be taken over',
+      );
     } finally {
       clearInterval(renewal);
     }
@@ -999,6 +1116,20 @@ export interface MoneyAnswer {
   channel: Channel;
   conversationId: string;
   text: string;
+}
+
+/**
+ * The words of a money call's outcome without its flow's machine (Runner.finishMoney): sent, or held for an
+ * approver; a failure that proves nothing was made in the words flows use; anything else being confirmed.
+ */
+export function moneyOutcome(outcome: EventObject): Text {
+  if (outcome.type.startsWith('xstate.done.actor.')) {
+    return isHeld((outcome as { output?: unknown }).output)
+      ? { key: 'common.updatedHeld' }
+      : { key: 'common.updatedSent' };
+  }
+  const error = (outcome as { error?: unknown }).error;
+  return madeNothing(error) ? failureText(error) : { key: 'common.confirming' };
 }
 
 /** The Duplicate-Check-Key a money-moving invocation carries in its input, if any. */

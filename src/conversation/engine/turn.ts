@@ -195,11 +195,31 @@ export function createTurn(o: TurnOptions) {
   const { store, records, runtime, answers, runner, logger } = o;
   const who = (inbound: Inbound) => ({ ...logged(inbound), messageId: inbound.messageId });
 
-  /** The pure step for this message, or `wait` while a run is out (messages wait for its outcome). */
-  function plan(inbound: Inbound, record: ConversationRecord, profile: UserProfile, ctx: StepContext): Step | 'wait' {
+  /**
+   * The pure step for this message, `wait` while a run is out (messages wait for its outcome), or `newer` when
+   * the conversation's flow was written by a later build in a shape this one cannot read (left alone).
+   */
+  function plan(
+    inbound: Inbound,
+    record: ConversationRecord,
+    profile: UserProfile,
+    ctx: StepContext,
+  ): Step | 'wait' | 'newer' {
     const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
     if (record.run) return 'wait';
     let session = record.session;
+    if (session) {
+      // Written by another release (FlowRuntime.admit): continued (migrated when declared), left alone when a
+      // later build wrote it and it is not over, else started again with one line saying the service was updated.
+      const admitted = runtime.admit(session);
+      const over = session.ended || session.expiresAt <= o.now();
+      if (admitted.kind === 'newer' && !over) return 'newer';
+      if (admitted.kind === 'continue') session = admitted.session;
+      else {
+        if (!over) base.notes.push({ key: 'common.updated' });
+        session = undefined;
+      }
+    }
     if (session && session.expiresAt <= o.now()) {
       if (!session.ended) left(session, base, ctx);
       const startsOver = inbound.newSession || inbound.start !== undefined || inbound.nav === 'home';
@@ -354,6 +374,12 @@ export function createTurn(o: TurnOptions) {
     }
     const ctx = o.context(inbound);
     const stepped = plan(inbound, record, profile, ctx);
+    if (stepped === 'newer') {
+      // Nothing written: the record stays the later build's, for a process of that build to answer.
+      logger.info(who(inbound), 'engine: a conversation of a later build left alone; answered try again');
+      const prompt = answers.notice('common.tryAgainSoon', profile.lang, true);
+      return { prompt, state: after(prompt) };
+    }
     if (stepped === 'wait') {
       // A run is out: this delivery waits for its outcome, listed as waiting first so a copy of it waits too.
       const written = await records.write(
@@ -508,7 +534,9 @@ export function createTurn(o: TurnOptions) {
     participant: Participant,
     toldLate?: StoredSnapshot | null,
   ): ConversationView {
-    const session = openFlow(record, o.now());
+    const open = openFlow(record, o.now());
+    // A flow this release cannot take up (another build's, started again at the next step) is not offered.
+    const session = open && runtime.admit(open).kind !== 'updated' ? open : undefined;
     // The user's context (their policy) only for a flow that could be taken up.
     const home = session ? o.context(participant).home : 'menu';
     const waiting = session !== undefined && (home === 'menu' || session.flow === home);

@@ -22,6 +22,8 @@ import type {
   UserProfile,
 } from '../../../flows/types.js';
 import type { FlowServices, ServiceName } from '../../../flows/services.js';
+import { flowShape, hasState, requiredContextKeys } from '../../../flows/shape.js';
+import { migrateValue, stateLabel, type FlowMigrations } from '../../../flows/migrations/index.js';
 import { initialStep, step as pureStep } from './actor-scope.js';
 import { currentView } from './render.js';
 import type { Channel } from '../types.js';
@@ -39,6 +41,43 @@ export interface Session {
   notice?: Text;
   /** When the flow entered its current step (ms since the epoch): the funnel's time per step. */
   enteredAt?: number;
+  /**
+   * The shape of the machine that wrote the snapshot (flows/shape.ts). Absent in sessions stored before shapes
+   * were written: read as any shape this release cannot vouch for ({@link FlowRuntime.admit}).
+   */
+  shape?: string;
+  /**
+   * The build that wrote it (FlowRuntimeOptions.build: ordered, later builds larger): a session of a shape this
+   * release does not know, written by a later build, is left alone ({@link FlowRuntime.admit}).
+   */
+  build?: number;
+  /**
+   * The stored step is a money-moving call's (tags `busy` and `money`): known without the machine, so a run whose
+   * state a later release removed still finishes (its call and input are the snapshot's `children`).
+   */
+  money?: true;
+}
+
+/**
+ * What a release does with a stored session ({@link FlowRuntime.admit}), in this order: the same shape, or one
+ * it can read (its state exists, its context has every key this machine starts with), or one a declared
+ * migration (flows/migrations/) moves to a state that exists: `continue`, with the session to use (a migrated
+ * one carries this release's shape). A shape it cannot read, written by a later build: `newer` (the record is
+ * left alone, never written over with this release's shape). Otherwise `updated`: the person is told the
+ * service was updated, and the flow starts again (unless a money call may have reached the service: the run
+ * finishes, runner.ts).
+ */
+export type Admission = { kind: 'continue'; session: Session } | { kind: 'newer' } | { kind: 'updated' };
+
+/** What a FlowRuntime knows of the build it runs in. */
+export interface FlowRuntimeOptions {
+  /**
+   * The build's place in the order of releases (src/conversation/flow/build.ts: when it was built, ms since the
+   * epoch). Written into every session; default 0 (older than any build).
+   */
+  build?: number;
+  /** The declared migrations (flows/migrations/): per flow, per stored shape, old state -> new state. */
+  migrations?: FlowMigrations;
 }
 
 /** What a flow run needs besides its machine: the FlowInput of any flow started. */
@@ -131,15 +170,7 @@ const isStop = (to: AnyMachineSnapshot | { end: 'abandoned' | 'error' }): to is 
 
 /** A state value as a label: `awaitingAmount`, or `parent.child` for nested states. */
 export function stepName(snapshot: AnyMachineSnapshot): string {
-  return labelOf(snapshot.value);
-}
-
-function labelOf(value: unknown): string {
-  return typeof value === 'string'
-    ? value
-    : Object.entries(value as Record<string, unknown>)
-        .map(([k, v]) => `${k}.${labelOf(v)}`)
-        .join(',');
+  return stateLabel(snapshot.value);
 }
 
 /**
@@ -184,11 +215,115 @@ function isDefault(field: string, value: unknown): boolean {
 export class FlowRuntime {
   /** Restoring builds an actor: done once per stored session object. */
   private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
+  /** What {@link admit} said of a stored session object (one that is not this release's shape). */
+  private readonly admitted = new WeakMap<Session, Admission>();
+  /** Each flow's shape, made once. */
+  private readonly shapes = new Map<FlowId, string>();
+  /** This build's place in the order of releases (FlowRuntimeOptions.build). */
+  readonly build: number;
+  private readonly migrations: FlowMigrations;
 
   constructor(
     private readonly flows: Partial<Record<FlowId, FlowModule>>,
     private readonly services: Partial<FlowServices>,
-  ) {}
+    options: FlowRuntimeOptions = {},
+  ) {
+    this.build = options.build ?? 0;
+    this.migrations = options.migrations ?? {};
+  }
+
+  /** The shape of `flow`'s machine (flows/shape.ts). */
+  shape(flow: FlowId): string {
+    let shape = this.shapes.get(flow);
+    if (shape === undefined) {
+      shape = flowShape(this.machine(flow));
+      this.shapes.set(flow, shape);
+    }
+    return shape;
+  }
+
+  /**
+   * What this release does with a stored session ({@link Admission}): `continue` (with the session to use),
+   * `newer` or `updated`. Never throws.
+   */
+  admit(session: Session): Admission {
+    if (this.has(session.flow) && session.shape === this.shape(session.flow)) return { kind: 'continue', session };
+    let admission = this.admitted.get(session);
+    if (!admission) {
+      admission = this.admitOther(session);
+      this.admitted.set(session, admission);
+    }
+    return admission;
+  }
+
+  /** {@link admit} for a session of another shape than this release's (or of a flow it does not have). */
+  private admitOther(session: Session): Admission {
+    if (session.build !== undefined && session.build > this.build) return { kind: 'newer' };
+    if (!this.has(session.flow)) return { kind: 'updated' };
+    if (this.readable(session)) return { kind: 'continue', session };
+    const moves = session.shape === undefined ? undefined : this.migrations[session.flow]?.[session.shape];
+    const snapshot = session.snapshot as { value?: unknown } | null;
+    if (moves && typeof snapshot === 'object' && snapshot !== null) {
+      const value = migrateValue(snapshot.value, moves);
+      if (value !== undefined) {
+        const migrated: Session = {
+          ...session,
+          snapshot: { ...snapshot, value },
+          shape: this.shape(session.flow),
+          build: this.build,
+        };
+        if (this.readable(migrated)) return { kind: 'continue', session: migrated };
+      }
+    }
+    return { kind: 'updated' };
+  }
+
+  /** The session's state exists in this release's machine and its context has every key the machine starts with. */
+  private readable(session: Session): boolean {
+    const stored = session.snapshot as { value?: unknown; context?: unknown } | null;
+    if (typeof stored !== 'object' || stored === null) return false;
+    const machine = this.machine(session.flow);
+    if (!hasState(machine, stored.value)) return false;
+    const context = stored.context;
+    if (typeof context !== 'object' || context === null) return false;
+    for (const key of requiredContextKeys(machine)) if (!(key in context)) return false;
+    try {
+      const snapshot = this.restoreNew(session);
+      return snapshot.status !== 'error';
+    } catch {
+      return false;
+    }
+  }
+
+  /** The session can be stepped here: {@link admit} says `continue` with this very session. */
+  readsAsIs(session: Session): boolean {
+    const admission = this.admit(session);
+    return admission.kind === 'continue' && admission.session === session;
+  }
+
+  /**
+   * A money-moving call may have reached the service in the session's step: its state is tagged `money` (read
+   * from the machine when this release can, else from what the session says of itself).
+   */
+  isMoneySession(session: Session): boolean {
+    return this.readsAsIs(session) ? isMoney(this.restore(session)) : session.money === true;
+  }
+
+  /**
+   * The service call a stored busy step waits for, read from the stored snapshot alone (its one active child:
+   * the invoke's id, the service's name and its input), without the machine: how a run whose state this
+   * release does not have still makes its call. Undefined when the snapshot holds none.
+   */
+  storedInvocation(session: Session): Invocation | undefined {
+    const children = (session.snapshot as { children?: unknown } | null)?.children;
+    if (typeof children !== 'object' || children === null) return undefined;
+    for (const [id, child] of Object.entries(children as Record<string, unknown>)) {
+      const { src, snapshot } = (child ?? {}) as { src?: unknown; snapshot?: { status?: unknown; input?: unknown } };
+      if (typeof src !== 'string' || snapshot?.status !== 'active') continue;
+      return { id, service: src as ServiceName, input: snapshot.input };
+    }
+    return undefined;
+  }
 
   has(flow: FlowId): boolean {
     return this.flows[flow] !== undefined;
@@ -200,19 +335,24 @@ export class FlowRuntime {
     return module.machine as AnyStateMachine;
   }
 
-  /** The live snapshot of a stored session (children created, none started). */
+  /**
+   * The live snapshot of a stored session (children created, none started). Only for a session this release
+   * reads ({@link admit}): one of another machine throws.
+   */
   restore(session: Session): AnyMachineSnapshot {
     let snapshot = this.restored.get(session);
     if (!snapshot) {
-      const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
-      // An actor that is never started: it restores the snapshot and its children, and runs nothing.
-      snapshot = createActor(this.machine(session.flow), {
-        snapshot: stored as never,
-      }).getSnapshot() as AnyMachineSnapshot;
+      snapshot = this.restoreNew(session);
       if (snapshot.status === 'error') throw snapshot.error;
       this.restored.set(session, snapshot);
     }
     return snapshot;
+  }
+
+  private restoreNew(session: Session): AnyMachineSnapshot {
+    const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
+    // An actor that is never started: it restores the snapshot and its children, and runs nothing.
+    return createActor(this.machine(session.flow), { snapshot: stored as never }).getSnapshot() as AnyMachineSnapshot;
   }
 
   /**
@@ -330,6 +470,9 @@ export class FlowRuntime {
       expiresAt: ctx.expiresAt,
       ended: false,
       enteredAt,
+      shape: this.shape(flow),
+      build: this.build,
+      ...(isMoney(snapshot) ? { money: true as const } : {}),
     };
     this.restored.set(session, snapshot);
     const moves = moved ? [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] : previous.moves;
