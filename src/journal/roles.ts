@@ -21,7 +21,7 @@ export const APPEND_ONLY_TABLES: readonly string[] = ['operation_events', 'journ
 /**
  * Tables the product may read, insert into and update (through their triggers or its own conditional updates),
  * never delete from: a payment's state, its hold and decision, what it took from a day's limit, and an
- * operator's request with its decision.
+ * operator's request with its decision, a reconciliation's difference with how it was closed.
  */
 export const NO_DELETE_TABLES: readonly string[] = [
   'operations',
@@ -30,6 +30,7 @@ export const NO_DELETE_TABLES: readonly string[] = [
   'spend_days',
   'owed_outcomes',
   'operator_requests',
+  'reconciliation_exceptions',
 ];
 /** Tables only the owner uses (the migrations' own). */
 const OWNER_TABLES: readonly string[] = ['kysely_migration', 'kysely_migration_lock'];

@@ -2,8 +2,9 @@
  * One reconciliation run of a period of whole UTC days: reads the service's records of the period (./service.ts,
  * through the read budget), our operations of the period from the journal, matches them (./match.ts), journals
  * each state the service corrects (source `reconciliation`), records what a person told another outcome is
- * owed (told by the product: ./corrections.ts), and keeps the result (`reconciliation_runs`, one row per
- * run, and `reconciliation_items`, one per record compared).
+ * owed (told by the product: ./corrections.ts), keeps each difference as an exception until someone closes it
+ * (./exceptions.ts), and keeps the result (`reconciliation_runs`, one row per run, and `reconciliation_items`,
+ * one per record compared).
  *
  * Around the edges of the period: a record the service created just past midnight may be our operation of
  * the day before (or the other way round), so every record of the service is looked up in the whole journal
@@ -21,6 +22,7 @@ import type { Kysely } from 'kysely';
 import type { Journal } from '../journal/journal.js';
 import type { Operation } from '../journal/schema.js';
 import type { Logger } from '../log.js';
+import { recordExceptions } from './exceptions.js';
 import {
   compare,
   countOutcomes,
@@ -74,6 +76,8 @@ export interface RunResult {
   looked: Record<TheirKind, Date>;
   /** Per kind of ours, the operations of the period not compared, and why. */
   notCompared: Record<string, NotCompared>;
+  /** How many of its differences are open (./exceptions.ts): not closed by this run, an operator or before. */
+  open: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -323,6 +327,7 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
     const at = now();
     for (const item of items) await journalItem(journal, item, at);
     await owe(db, id, items, ops, at);
+    const open = await recordExceptions(db, id, items, ops, at);
 
     const counts = countOutcomes(items);
     const status: RunStatus = hasDifferences(counts) ? 'differences' : 'clean';
@@ -350,7 +355,7 @@ export async function runReconciliation(options: RunOptions): Promise<RunResult>
         .execute();
     });
     logger.info({ run: id, ...counts }, 'reconciliation finished');
-    return { id, status, counts, items, looked, notCompared };
+    return { id, status, counts, items, looked, notCompared, open };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     await db

@@ -1,9 +1,9 @@
 /**
- * The reconciliation's tables as Kysely sees them (migrations 0010 and 0400, src/journal/migrations). The operator's
+ * The reconciliation's tables as Kysely sees them (migrations 0010, 0400 and 0410, src/journal/migrations). The operator's
  * page (/ops/reconciliation) reads `reconciliation_runs` and `reconciliation_items` by these names.
  */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Schema } from '../journal/schema.js';
+import type { OperationState, Schema } from '../journal/schema.js';
 import type { Outcome, TheirKind } from './match.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -95,11 +95,44 @@ export interface ReconciliationCorrectionsTable {
   told: Timestamp | null;
 }
 
+/** Where a difference stands (./exceptions.ts). */
+export const EXCEPTION_STATES = ['open', 'resolved', 'corrected'] as const;
+export type ExceptionState = (typeof EXCEPTION_STATES)[number];
+
+/** One difference a run found, once, and how it was closed (migration 0410, ./exceptions.ts). */
+export interface ReconciliationExceptionsTable {
+  id: Generated<string>;
+  /** The difference's identity (exceptions.ts differenceOf). */
+  difference: string;
+  ref: string;
+  outcome: Exclude<Outcome, 'matched' | 'not_ours'>;
+  /** The operation's day (UTC, `YYYY-MM-DD`): the period it belongs to. */
+  day: string;
+  service_id: string | null;
+  ours: Json<Record<string, unknown> | null>;
+  theirs: Json<Record<string, unknown> | null>;
+  differs: Json<string[] | null>;
+  /** The final state a correction journals (the service's, in our words), or null when none can be made. */
+  correction: OperationState | null;
+  found_run: string;
+  found_at: Timestamp;
+  state: ColumnType<ExceptionState, ExceptionState | undefined, ExceptionState>;
+  /** An operator's name, or `reconciliation`. */
+  closed_by: string | null;
+  /** The second operator who approved a correction. */
+  approved_by: string | null;
+  /** The operator request a correction was approved by. */
+  request: string | null;
+  closed_at: Timestamp | null;
+  reason: string | null;
+}
+
 export interface ReconciliationTables {
   reconciliation_runs: ReconciliationRunsTable;
   reconciliation_items: ReconciliationItemsTable;
   reconciliation_corrections: ReconciliationCorrectionsTable;
   reconciliation_looks: ReconciliationLooksTable;
+  reconciliation_exceptions: ReconciliationExceptionsTable;
 }
 
 /** The journal's schema and the reconciliation's. */

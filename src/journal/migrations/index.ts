@@ -3,8 +3,8 @@
  * lookups). Names sort in the order they run. Numbers: 0001-0009 the journal, 0010-0019 reconciliation,
  * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals, 0300-0309 the journal's enforcement
  * (after every table it guards), 0310-0319 the outcomes owed to people, 0320-0329 limits written with the
- * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control, 0420-0429 the
- * operators' audit. Add a line, never
+ * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control, 0410
+ * reconciliation exceptions, 0420-0429 the operators' audit. Add a line, never
  * change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
@@ -22,6 +22,7 @@ import * as journal0340 from './0340_short_ref.js';
 import * as eventsOut0350 from './0350_events_out.js';
 import * as people0370 from './0370_operator_requests.js';
 import * as reconciliation0400 from './0400_reconciliation_window.js';
+import * as reconciliation0410 from './0410_reconciliation_exceptions.js';
 import * as ops0420 from './0420_operator_audit.js';
 
 /** Name -> migration, in order. */
@@ -40,6 +41,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0350_events_out': eventsOut0350,
   '0370_operator_requests': people0370,
   '0400_reconciliation_window': reconciliation0400,
+  '0410_reconciliation_exceptions': reconciliation0410,
   '0420_operator_audit': ops0420,
 };
 
