@@ -75,9 +75,20 @@ export function parseFilterDate(name: string, v: string): number {
 
 /** `<prefix>_after` (inclusive) and `<prefix>_before` (inclusive) filters over a timestamp. */
 export function dateRange<T>(prefix: string, get: (r: T) => number): Filters<T> {
+  const after = parsedOnce(`${prefix}_after`);
+  const before = parsedOnce(`${prefix}_before`);
   return {
-    [`${prefix}_after`]: (r, v) => get(r) >= parseFilterDate(`${prefix}_after`, v),
-    [`${prefix}_before`]: (r, v) => get(r) <= parseFilterDate(`${prefix}_before`, v),
+    [`${prefix}_after`]: (r, v) => get(r) >= after(v),
+    [`${prefix}_before`]: (r, v) => get(r) <= before(v),
+  };
+}
+
+/** parseFilterDate of the value last read, kept: a filter reads the same value for every record of a list. */
+function parsedOnce(name: string): (v: string) => number {
+  let last: { v: string; ms: number } | undefined;
+  return (v) => {
+    if (last?.v !== v) last = { v, ms: parseFilterDate(name, v) };
+    return last.ms;
   };
 }
 
@@ -123,7 +134,7 @@ function readCount(req: Request, name: string, fallback: number, min: number): n
 }
 
 /** The page asked for by limit/offset. */
-export function page(req: Request, rows: Wire[]): { results: Wire[]; limit: number; offset: number } {
+export function page<R = Wire>(req: Request, rows: R[]): { results: R[]; limit: number; offset: number } {
   const limit = Math.min(readCount(req, 'limit', DEFAULT_LIMIT, 1), MAX_LIST_LIMIT);
   const offset = readCount(req, 'offset', 0, 0);
   return { results: rows.slice(offset, offset + limit), limit, offset };
@@ -137,10 +148,28 @@ function link(req: Request, limit: number, offset: number): string {
   return url.toString();
 }
 
-/** Filters, orders and pages `records`, rendering each. */
+const idOf = (r: unknown): unknown => (r as { id?: unknown }).id;
+
+/**
+ * Filters, orders and pages `records`, rendering each. Ordered by id (the default, and what a client paging a
+ * long list asks), the records are sorted and paged first and only the page is rendered.
+ */
 export function list<T>(req: Request, records: T[], filters: Filters<T>, render: (r: T) => Wire): Envelope {
-  const rows = order(req, applyFilters(req, records, filters).map(render));
-  const { results, limit, offset } = page(req, rows);
+  const kept = applyFilters(req, records, filters);
+  const ordering = queryValue(req, 'ordering')?.trim() || '-id';
+  const byId = (ordering === 'id' || ordering === '-id') && kept.every((r) => typeof idOf(r) === 'number');
+  let rows: unknown[];
+  let shown: { results: Wire[]; limit: number; offset: number };
+  if (byId) {
+    const sign = ordering === '-id' ? -1 : 1;
+    rows = [...kept].sort((a, b) => sign * ((idOf(a) as number) - (idOf(b) as number)));
+    const got = page(req, rows as T[]);
+    shown = { ...got, results: got.results.map(render) };
+  } else {
+    rows = order(req, kept.map(render));
+    shown = page(req, rows as Wire[]);
+  }
+  const { results, limit, offset } = shown;
   return {
     count: rows.length,
     next: offset + limit < rows.length ? link(req, limit, offset + limit) : null,
