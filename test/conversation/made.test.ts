@@ -90,6 +90,35 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     expect(await made.byId('payment', '78')).toBeNull();
   });
 
+  it('links the answer from the record its intent wrote, without reading it again; a record changed since is read again, not overwritten', async () => {
+    const store = makeStore();
+    const reads: string[] = [];
+    const get = store.get.bind(store);
+    store.get = (key) => {
+      reads.push(key);
+      return get(key);
+    };
+    const made = new MadeRecords({ store, logger });
+    const key = `run-${++n}:pay`;
+    // The fake reads the record when called (fakeServices): only the reads after its answer count.
+    const answer = async () => {
+      reads.length = 0;
+      return { id: '80', state: 'new' };
+    };
+    await recordMade(fakeServices(made, answer).services, made, logger).createPayment(payInput(key));
+    expect(reads).toEqual([]);
+    expect(await made.byId('payment', '80')).toMatchObject({ ref: key, id: '80', accepted: true });
+
+    // Another writer changes the record while the create is out: the answer's write must keep its change.
+    const changed = `run-${++n}:pay`;
+    const { services } = fakeServices(made, async () => {
+      await made.refused(changed);
+      return { id: '81', state: 'new' };
+    });
+    await recordMade(services, made, logger).createPayment(payInput(changed));
+    expect(await made.byRef(changed)).toMatchObject({ refused: true, accepted: true, id: '81' });
+  });
+
   it('a lost answer leaves the intent without id; a refusal marks it refused', async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const lost = `run-${++n}:pay`;

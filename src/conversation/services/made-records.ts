@@ -70,6 +70,12 @@ export const metadataRef = (made: Made): string => made.series ?? made.ref;
 
 export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused'>;
 
+/** A record with the store's version of it: what a compare-and-set of it expects. */
+export interface StoredMade {
+  made: Made;
+  version: number;
+}
+
 /** Records live 30 days: as long as the service keeps its events; a payment may wait days for approval. */
 const MADE_TTL_SECONDS = 30 * 24 * 3600;
 /** An open request accepts its collection for 24 hours: the service's default expiry of a request. */
@@ -160,34 +166,45 @@ export class MadeRecords {
 
   /**
    * {@link intend}, saying whether this write was the first (`first`): false when a record of the ref was
-   * there already, so an earlier attempt under the key may have reached the service.
+   * there already, so an earlier attempt under the key may have reached the service. `stored` is the record as
+   * it was written or read, with its version: {@link accepted} starts from it instead of reading it again.
    */
-  async intendOnce(intent: Intent): Promise<{ made: Made; first: boolean }> {
+  async intendOnce(intent: Intent): Promise<{ made: Made; first: boolean; stored?: StoredMade }> {
     const key = madeKey(intent.ref);
     const fresh: Made = { ...intent, created: this.now() };
     const [version] = await Promise.all([
       this.store.set(key, fresh, null, MADE_TTL_SECONDS),
       ...this.listeners.map((listener) => listener(fresh)),
     ]);
-    if (version !== null) return { made: fresh, first: true };
-    return { made: ((await this.store.get(key))?.snapshot as Made | undefined) ?? fresh, first: false };
+    if (version !== null) return { made: fresh, first: true, stored: { made: fresh, version } };
+    const stored = await this.store.get(key);
+    if (!stored) return { made: fresh, first: false };
+    const made = stored.snapshot as Made;
+    return { made, first: false, stored: { made, version: stored.version } };
   }
 
   /**
    * The service made it: links its id (when the answer carried one) and, for a request, opens it to one
-   * collection. Idempotent.
+   * collection. Idempotent. `known`: the record as its intent left it (MadeRecords.intendOnce), tried first in
+   * the compare-and-set, which writes only if nothing changed it since (else it is read again): one round trip
+   * less on the money hop.
    */
-  async accepted(ref: string, id?: string): Promise<Made | null> {
+  async accepted(ref: string, id?: string, known?: StoredMade): Promise<Made | null> {
     const key = madeKey(ref);
+    let last: StoredMade | undefined = known;
     for (let attempt = 0; attempt < 10; attempt++) {
-      const stored = await this.store.get(key);
-      if (!stored) return null;
-      const before = stored.snapshot as Made;
+      if (!last) {
+        const read = await this.store.get(key);
+        if (!read) return null;
+        last = { made: read.snapshot as Made, version: read.version };
+      }
+      const before = last.made;
       const made: Made = { ...before, accepted: true, ...(id && !before.id ? { id } : {}) };
       const [version] = await Promise.all([
-        this.store.set(key, made, stored.version, MADE_TTL_SECONDS),
+        this.store.set(key, made, last.version, MADE_TTL_SECONDS),
         id ? this.link(before.kind, id, ref) : undefined,
       ]);
+      last = undefined;
       if (version === null) continue;
       if (made.kind === 'request' && !before.accepted) await this.open(made);
       return made;
@@ -586,7 +603,7 @@ export function recordMade(
     const answer = answerOf(result);
     // A 409 on our own key: the service holds the key, not necessarily a payment; the check is kept first.
     if (isAlreadySubmitted(result)) await inDoubt(intent.ref, 'conflict');
-    await made.accepted(intent.ref, answer.id || undefined).catch((err: unknown) => {
+    await made.accepted(intent.ref, answer.id || undefined, kept.value.stored).catch((err: unknown) => {
       logger.warn(
         { err: String(err), kind: intent.kind },
         'could not link the id to its record; the follow-up will find it',
