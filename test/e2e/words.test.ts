@@ -61,6 +61,27 @@ describe("issue 47's words on the phone, in every language", () => {
     },
   );
 
+  it.each(LANGS)(
+    "%s: a Kenyan caller's numbers, examples and currency are Kenyan; a Ugandan payee is abroad",
+    async (lang) => {
+      const kenyan = await caller('KE', lang);
+      // Pay someone, mobile money, a number that cannot be read: the example is Kenyan.
+      const [, , refused] = await walk(kenyan, ['1', '1', '0712']);
+      expect(refused).toContain('0712123456');
+      expect(refused).toContain('+254712123456');
+      // A Ugandan number typed with its code, names, an amount: KES (the caller's one currency), said abroad.
+      const screens = await walk(await caller('KE', lang), ['1', '1', '+256772123456', 'Grace', 'Otieno', '700']);
+      const summary = screens.at(-1)!;
+      const abroad = { en: 'This number is abroad (Uganda).', sw: 'Nje ya nchi: Uganda.', fr: 'Étranger : Ouganda.' }[
+        lang
+      ];
+      expect(summary.startsWith(`CON ${abroad}\n`), summary).toBe(true);
+      expect(summary).toMatch(/700 KES/);
+      expect(summary).not.toMatch(/UGX|BXC/);
+      expect(summary.length).toBeLessThanOrEqual(182);
+    },
+  );
+
   it.each(LANGS)('%s: "Check a payment received" opens as the menu names it, never "a collection"', async (lang) => {
     const title = {
       en: 'CON Check a payment received:\n',
