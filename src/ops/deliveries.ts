@@ -20,6 +20,7 @@ import { DELIVERY_STATES, type EventsOutSchema } from '../events-out/schema.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import type { OpsAccess, OpsSession } from './access.js';
+import type { OperatorAudit } from './audit.js';
 import { html, page, queryString, when, type Html } from './html.js';
 
 export interface DeliveriesRouteOptions {
@@ -50,7 +51,7 @@ const replayForm = z
 export function addDeliveriesRoutes(
   app: Express,
   access: OpsAccess,
-  o: DeliveriesRouteOptions & { db?: Kysely<EventsOutSchema>; logger?: Logger },
+  o: DeliveriesRouteOptions & { db?: Kysely<EventsOutSchema>; logger?: Logger; audit?: OperatorAudit | undefined },
 ): void {
   const form = readBody('form', { limit: '4kb' }) as RequestHandler;
 
@@ -122,6 +123,7 @@ export function addDeliveriesRoutes(
         return;
       }
       o.logger?.info({ event, by }, 'events out: a delivery replayed');
+      await o.audit?.recordQuietly(by, 'replay', { event, endpoint });
       o.wake?.();
       res.redirect(303, '/ops/deliveries');
     } catch (err) {

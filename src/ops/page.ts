@@ -198,12 +198,13 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
   addAuditRoutes(app, { audit, logger: options.logger });
   addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
   addJournalRoute(app, { journal: options.journal, logger: options.logger });
-  addStatementRoutes(app, { journal: options.journal, logger: options.logger, now: options.now });
-  if (options.people) addPeopleRoutes(app, access, options.people);
+  addStatementRoutes(app, { journal: options.journal, logger: options.logger, now: options.now, audit });
+  if (options.people) addPeopleRoutes(app, access, { ...options.people, audit: options.people.audit ?? audit });
   addDeliveriesRoutes(app, access, {
     ...(options.deliveries ?? { endpoints: [], retryForMs: 72 * 3_600_000 }),
     db: options.journal?.db as Kysely<EventsOutSchema> | undefined,
     logger: options.logger,
+    audit,
   });
   return true;
 }

@@ -52,7 +52,7 @@ import { mayMakeLinkCode } from '../people/link.js';
 import { numberOf, sentLine, type CodeDelivery } from '../people/code-delivery.js';
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, OpsSession } from './access.js';
-import type { OperatorAudit } from './audit.js';
+import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { html, page, when, type Html } from './html.js';
 
 export interface PeoplePageOptions {
@@ -143,7 +143,22 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
 
   app.get('/ops/people.json', async (_req, res, next) => {
     try {
-      res.json(await snapshot(o));
+      const found = await snapshot(o);
+      try {
+        // Every person's numbers: recorded before it is sent, or not sent.
+        await o.audit?.record(actorOf(res), 'export', {
+          export: 'people.json',
+          rows: found.persons.length,
+          via: viaOf(res),
+        });
+      } catch (err) {
+        o.logger.warn({ err }, 'ops: the audit could not be written');
+        res
+          .status(503)
+          .json({ detail: 'The audit could not be written (the database did not answer); try again shortly.' });
+        return;
+      }
+      res.json(found);
     } catch (err) {
       next(err);
     }

@@ -22,6 +22,7 @@ import type { ChainHead } from '../journal/chain.js';
 import type { Journal } from '../journal/journal.js';
 import { dayIn, shownTimeZone } from '../local-time.js';
 import type { Logger } from '../log.js';
+import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { amountText, html, page, queryString, type Html } from './html.js';
 import { HEAD_HEADER } from './payments.js';
 import {
@@ -44,6 +45,8 @@ export interface StatementRoutesOptions {
   /** Clock for the picker's default day (yesterday). Default now. */
   now?: () => Date;
   logger?: Logger;
+  /** The operators' audit: each export is a row, with its day and the movements it held (audit.ts). */
+  audit?: OperatorAudit | undefined;
 }
 
 const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
@@ -91,15 +94,40 @@ export function addStatementRoutes(app: Express, options: StatementRoutesOptions
     }
   };
 
-  /** Streams one format; a failure midway ends the response unfinished, never a short file that looks whole. */
-  const stream = async (res: Response, source: Readable, csv: boolean): Promise<void> => {
+  /**
+   * Streams one format; a failure midway ends the response unfinished, never a short file that looks whole. Once
+   * out, the export is a row of the audit with the movements it held (`rows`).
+   */
+  const stream = async <T>(
+    res: Response,
+    period: StatementPeriod,
+    source: AsyncIterable<T>,
+    csv: boolean,
+    isMovement: (item: T) => boolean,
+  ): Promise<void> => {
+    let rows = 0;
+    let complete = true;
+    async function* counted(): AsyncGenerator<T> {
+      for await (const item of source) {
+        if (isMovement(item)) rows += 1;
+        yield item;
+      }
+    }
     try {
-      if (csv) await pipeline(source, csvWriter(), res);
-      else await pipeline(source, res);
+      if (csv) await pipeline(Readable.from(counted()), csvWriter(), res);
+      else await pipeline(Readable.from(counted()), res);
     } catch (err) {
+      complete = false;
       options.logger?.warn({ err }, 'ops: the statement stopped');
       res.destroy();
     }
+    await options.audit?.recordQuietly(actorOf(res), 'export', {
+      export: csv ? 'statements.csv' : 'statements.json',
+      filter: { date: period.date },
+      rows,
+      via: viaOf(res),
+      ...(complete ? {} : { complete }),
+    });
   };
 
   app.get('/ops/statements.csv', async (req, res) => {
@@ -112,7 +140,13 @@ export function addStatementRoutes(app: Express, options: StatementRoutesOptions
       .setHeader(HEAD_HEADER, headText(found.head))
       .type('text/csv; charset=utf-8')
       .attachment(`statement-${period.date}.csv`);
-    await stream(res, Readable.from(statementCsvRows(options.journal!, period, found.head)), true);
+    await stream(
+      res,
+      period,
+      statementCsvRows(options.journal!, period, found.head),
+      true,
+      (row) => row[0] === 'movement',
+    );
   });
 
   app.get('/ops/statements.json', async (req, res) => {
@@ -125,7 +159,10 @@ export function addStatementRoutes(app: Express, options: StatementRoutesOptions
       .setHeader(HEAD_HEADER, headText(found.head))
       .type('application/json; charset=utf-8')
       .attachment(`statement-${period.date}.json`);
-    await stream(res, Readable.from(statementJsonChunks(options.journal!, period, found.head)), false);
+    // A movement is one chunk of its own (statementJsonChunks), after the opening one, each its JSON on a line.
+    await stream(res, period, statementJsonChunks(options.journal!, period, found.head), false, (chunk) =>
+      /^,?\n\{/.test(chunk),
+    );
   });
 
   app.get('/ops/statements', async (req, res) => {

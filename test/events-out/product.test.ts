@@ -5,6 +5,7 @@
  * Then /ops/deliveries: the log with its filter, and the replay, refused without a session or without the
  * page's CSRF token, and sent again with them.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import type { EventBody } from '../../src/events-out/derive.js';
@@ -154,5 +155,18 @@ describe('events out in the product', () => {
     );
     const after = await (await fetch(`${app.url}/ops/deliveries`, { headers: { cookie } })).text();
     expect(after).toContain(`replayed by ${USER}`);
+    // The replay is a row of the operators' audit, and so is each refusal before it.
+    const audit = await sql<{ actor: string; action: string; detail: Record<string, unknown> }>`
+      select actor, action, detail from operator_audit where action in ('replay', 'refused') order by id`.execute(
+      app.database.db,
+    );
+    expect(audit.rows).toContainEqual({
+      actor: USER,
+      action: 'replay',
+      detail: { event: event.id, endpoint: fields.endpoint },
+    });
+    expect(
+      audit.rows.filter((r) => r.action === 'refused' && r.detail.path === '/ops/deliveries/replay').length,
+    ).toBeGreaterThan(0);
   });
 });

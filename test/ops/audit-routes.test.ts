@@ -130,6 +130,35 @@ describe('the operators audit', { timeout: 60_000 }, () => {
     });
   });
 
+  it('records the exports of statements and of people, with their row counts', async () => {
+    const date = new Date().toISOString().slice(0, 10);
+    const csv = await fetch(`${app.url}/ops/statements.csv?date=${date}`, { headers: BEARER });
+    expect(csv.status).toBe(200);
+    const movements = (await csv.text()).split(/\r?\n/).filter((l) => l.startsWith('movement,')).length;
+    expect(await waitForRow((r) => r.detail.export === 'statements.csv')).toMatchObject({
+      actor: 'token',
+      action: 'export',
+      detail: { filter: { date }, rows: movements, via: 'token' },
+    });
+    const json = await fetch(`${app.url}/ops/statements.json?date=${date}`, {
+      headers: basic(LEAD.name, LEAD.password),
+    });
+    expect(json.status).toBe(200);
+    const statement = (await json.json()) as { movements: unknown[] };
+    expect(await waitForRow((r) => r.detail.export === 'statements.json')).toMatchObject({
+      actor: LEAD.name,
+      detail: { filter: { date }, rows: statement.movements.length, via: 'basic' },
+    });
+    const people = (await (await fetch(`${app.url}/ops/people.json`, { headers: BEARER })).json()) as {
+      persons: unknown[];
+    };
+    expect((await rows())[0]).toMatchObject({
+      actor: 'token',
+      action: 'export',
+      detail: { export: 'people.json', rows: people.persons.length },
+    });
+  });
+
   it('records an operator request made and approved', async () => {
     const lead = await signIn(app.url, LEAD.name, LEAD.password);
     const asked = await postForm(
