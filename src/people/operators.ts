@@ -1,7 +1,8 @@
 /**
  * Operators: who signs in to /ops, by name and password (scrypt, src/people/secrets.ts). The first comes from
  * OPS_USER / OPS_PASSWORD (written at start when the database has no operator of that name; a password
- * changed there is not overwritten by the setting); the others are added on the People page by an operator.
+ * changed there is not overwritten by the setting); the others are added on the People page, or asked for with
+ * `npm run operator -- add` (./operator-cli.ts), under a second operator's approval when OPS_DUAL_CONTROL says.
  * Without a database only the OPS_USER operator exists.
  */
 import { randomUUID } from 'node:crypto';

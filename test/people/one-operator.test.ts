@@ -9,6 +9,7 @@
  * - a lone operator cannot build a maker and a checker (two persons on two Slack ids, or a role change, or a
  *   link code to a checker): every step needs a second operator.
  */
+import { spawn } from 'node:child_process';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
@@ -16,12 +17,13 @@ import { loadConfig } from '../../src/config.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { createLogger } from '../../src/log.js';
+import { parseOperatorArgs } from '../../src/people/operator-cli.js';
 import { Operators } from '../../src/people/operators.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { textUpdate, USER as TELEGRAM_USER } from '../adapters/telegram/harness.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { codeTextedTo, LINK_CODE_TEXT, PIN_CODE_TEXT, postForm, signIn } from './ops-session.js';
+import { codeTextedTo, LINK_CODE_TEXT, PIN_CODE_TEXT, postForm, postSignIn, signIn } from './ops-session.js';
 
 const LEAD = { name: 'ops-lead', password: 'a long operator password' };
 const SECOND = { name: 'bo', password: 'another quite long passphrase' };
@@ -273,5 +275,54 @@ describe('a lone operator cannot build a maker and a checker, nor spend as someo
     expect(await sayOnTelegram('/link ABCDEFGH23', OPERATOR_TELEGRAM)).toMatch(/That code did not work/);
     expect((await person('fred'))!.identities.length).toBe(fredIds);
     expect(JSON.stringify(await peopleJson())).not.toContain(String(OPERATOR_TELEGRAM));
+  });
+});
+
+describe('the second operator, from the command line', () => {
+  const run = (args: string[], stdin: string) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn('npx', ['tsx', 'src/people/operator-cli.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('close', (code) => resolve({ code, out, err }));
+      child.stdin.end(stdin);
+    });
+
+  it('npm run operator -- add writes a request that takes effect only once an operator approves it', async () => {
+    expect(parseOperatorArgs(['add'])).toEqual({ error: expect.stringMatching(/needs the new operator's name/) });
+    expect(parseOperatorArgs(['add', 'dana', 'secret'])).toEqual({ error: expect.stringMatching(/one name only/) });
+    expect(parseOperatorArgs(['remove', 'dana'])).toEqual({ error: expect.stringMatching(/unknown command/) });
+    expect(parseOperatorArgs(['add', 'dana'])).toEqual({ add: 'dana' });
+
+    const weak = await run(['add', 'dana'], 'aaaaaaaaaaaa\n');
+    expect(weak.code).toBe(1);
+    expect(weak.err).toMatch(/^operator: refused: /m);
+    const asked = await run(['add', 'dana'], 'dana has a long passphrase\n');
+    expect(asked.code, asked.err).toBe(0);
+    const id = /^asked: add operator dana \(request (r-[\w-]+)\)/.exec(asked.out)?.[1];
+    expect(id, asked.out).toBeTruthy();
+    expect(asked.out + asked.err).not.toContain('dana has a long passphrase');
+
+    // Asked, not added: dana cannot sign in; the request waits for an operator, asked by the command line.
+    expect((await postSignIn(app.url, 'dana', 'dana has a long passphrase')).status).toBe(401);
+    const pending = (
+      (await (
+        await fetch(`${app.url}/ops/people.json`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
+      ).json()) as { requests: { pending: Array<{ id: string; askedBy: string; action: string }> } }
+    ).requests.pending.find((r) => r.id === id);
+    expect(pending).toMatchObject({ action: 'add-operator', askedBy: expect.stringMatching(/^command line \(/) });
+
+    // The first operator approves it: dana is an operator, added by them.
+    const lead = await signIn(app.url, LEAD.name, LEAD.password);
+    expect((await post(lead, `/ops/requests/${id}/approve`)).status).toBe(303);
+    await signIn(app.url, 'dana', 'dana has a long passphrase');
+    // A name taken is refused.
+    const again = await run(['add', 'dana'], 'dana has another passphrase\n');
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/there is already an operator dana/);
   });
 });
