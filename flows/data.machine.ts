@@ -27,7 +27,7 @@ import {
   VENDING_CURRENCY,
   type PurchaseContext,
 } from './purchase.js';
-import type { DataBundle, PurchaseResult } from './services.js';
+import { shownRef, type DataBundle, type PurchaseResult } from './services.js';
 import {
   contextFromInput,
   type FlowEvent,
@@ -295,7 +295,10 @@ export const dataMachine = setup({
           metadata: { chat: context.input.chat, ref: context.key },
         }),
       },
-      receipt: (context) => ({ ...purchaseParams(context), reference: context.result?.reference ?? '' }),
+      receipt: (context) => ({
+        ...purchaseParams(context),
+        reference: shownRef(context.result, context.result?.reference ?? ''),
+      }),
     }),
     left: {
       type: 'final',

@@ -15,6 +15,8 @@ import { answered, ask, backIn, chosen, isValid, store } from './steps.js';
 import {
   isAlreadySubmitted,
   isHeld,
+  refParams,
+  shownRef,
   type BankChoice,
   type ContactCheck,
   type Created,
@@ -22,6 +24,7 @@ import {
   type PaymentResult,
   type RecentPayee,
   type RecentPayment,
+  type ShortRef,
 } from './services.js';
 import {
   contextFromInput,
@@ -440,17 +443,30 @@ export const payMachine = setup({
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
     /** The payment in people's words: how much went to whom, and its reference (never the service's state). */
-    notePayment: assign(({ context }, { id }: PaymentResult) => ({
+    notePayment: assign(({ context }, result: PaymentResult) => ({
       outcome: {
         key: 'pay.submitted',
-        params: { id, amount: context.amount ?? '', currency: context.currency ?? '', name: payeeName(context) },
+        params: {
+          ref: shownRef(result, result.id),
+          amount: context.amount ?? '',
+          currency: context.currency ?? '',
+          name: payeeName(context),
+        },
       },
     })),
-    /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment. */
-    noteSubmittedBefore: assign({ outcome: { key: 'pay.submittedBefore' } }),
+    /**
+     * Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no payment
+     * (our short ref does).
+     */
+    noteSubmittedBefore: assign((_, result: ShortRef) => ({
+      outcome: { key: 'pay.submittedBefore', params: refParams(result) },
+    })),
     /** Held for an approver: nothing was sent yet. */
-    noteHeld: assign(({ context }) => ({
-      outcome: { key: 'pay.held', params: { amount: context.amount ?? '', currency: context.currency ?? '' } },
+    noteHeld: assign(({ context }, result: ShortRef) => ({
+      outcome: {
+        key: 'pay.held',
+        params: { amount: context.amount ?? '', currency: context.currency ?? '', ...refParams(result) },
+      },
     })),
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     refuseNoBanks: assign({ kind: undefined, banks: undefined, error: { key: 'pay.noBanks' } }),
@@ -1008,10 +1024,14 @@ export const payMachine = setup({
         onDone: [
           {
             guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output },
-            actions: 'noteSubmittedBefore',
+            actions: { type: 'noteSubmittedBefore', params: ({ event }) => event.output as ShortRef },
             target: 'done',
           },
-          { guard: { type: 'isHeld', params: ({ event }) => event.output }, actions: 'noteHeld', target: 'done' },
+          {
+            guard: { type: 'isHeld', params: ({ event }) => event.output },
+            actions: { type: 'noteHeld', params: ({ event }) => event.output as ShortRef },
+            target: 'done',
+          },
           { actions: { type: 'notePayment', params: ({ event }) => event.output as PaymentResult }, target: 'done' },
         ],
         onError: {

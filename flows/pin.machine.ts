@@ -34,7 +34,7 @@ import {
   VENDING_CURRENCY,
   type PurchaseContext,
 } from './purchase.js';
-import type { Candidate, PinBundle, PurchaseResult } from './services.js';
+import { shownRef, type Candidate, type PinBundle, type PurchaseResult } from './services.js';
 import {
   contextFromInput,
   type FlowEvent,
@@ -389,7 +389,7 @@ export const pinMachine = setup({
       receipt: (context) => ({
         ...purchaseParams(context),
         pins: (context.result?.pins ?? []).join(', '),
-        reference: context.result?.reference ?? '',
+        reference: shownRef(context.result, context.result?.reference ?? ''),
       }),
       // The pins are vouchers worth money: the journal and /ops keep only how many.
       masked: (context) => ({
@@ -397,7 +397,7 @@ export const pinMachine = setup({
         params: {
           ...purchaseParams(context),
           count: context.result?.pins?.length ?? 0,
-          reference: context.result?.reference ?? '',
+          reference: shownRef(context.result, context.result?.reference ?? ''),
         },
       }),
     }),

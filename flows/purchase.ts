@@ -16,7 +16,7 @@ import type { ServiceInput } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
 import type { FailureKeys } from './failure.js';
 import { outcomeOfText } from './outcome.js';
-import { isAlreadySubmitted, type PurchaseResult } from './services.js';
+import { isAlreadySubmitted, refParams, type PurchaseResult } from './services.js';
 import {
   isServiceFailure,
   type FlowEvent,
@@ -172,7 +172,8 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
         src: purchase.src,
         input: ({ context }: { context: C }) => purchase.input(context),
         onDone: [
-          { guard: 'isSubmittedBefore', target: 'submittedBefore' },
+          // Its result is kept too: our short ref of it, when the journal wrote the intent.
+          { guard: 'isSubmittedBefore', target: 'submittedBefore', actions: 'storeResult' },
           { target: 'done', actions: 'storeResult' },
         ],
         onError: [
@@ -195,7 +196,10 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
     submittedBefore: {
       type: 'final',
       meta: {
-        view: (): View => ({ text: { key: `${flow}.submittedBefore` }, final: true }),
+        view: (context: C): View => ({
+          text: { key: `${flow}.submittedBefore`, params: refParams(context.result) },
+          final: true,
+        }),
         outcome: (): FlowOutcome => 'paid',
       },
     },

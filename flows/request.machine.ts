@@ -14,7 +14,14 @@ import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
 import { outcomeOfText } from './outcome.js';
 import { answered, ask, backIn, chosen, isValid, store } from './steps.js';
-import { isAlreadySubmitted, type CollectionRequestResult, type Created } from './services.js';
+import {
+  isAlreadySubmitted,
+  refParams,
+  shownRef,
+  type CollectionRequestResult,
+  type Created,
+  type ShortRef,
+} from './services.js';
 import {
   contextFromInput,
   type FlowEvent,
@@ -138,15 +145,23 @@ export const requestMachine = setup({
       error: undefined,
     }),
     /** The request in people's words: who was asked for how much, and its reference (never the service's status). */
-    noteRequest: assign(({ context }, { id, mfscode }: CollectionRequestResult) => {
-      const asked = { id, phone: context.phone ?? '', amount: context.amount ?? '', currency: context.currency ?? '' };
+    noteRequest: assign(({ context }, result: CollectionRequestResult) => {
+      const { mfscode } = result;
+      const asked = {
+        ref: shownRef(result, result.id),
+        phone: context.phone ?? '',
+        amount: context.amount ?? '',
+        currency: context.currency ?? '',
+      };
       const outcome: Text = mfscode
         ? { key: 'request.createdWithCode', params: { ...asked, mfscode } }
         : { key: 'request.created', params: asked };
       return { outcome };
     }),
     /** Made earlier under our key, by a call whose answer was lost: the service's duplicate answer names no request. */
-    noteSubmittedBefore: assign({ outcome: { key: 'request.submittedBefore' } }),
+    noteSubmittedBefore: assign((_, result: ShortRef) => ({
+      outcome: { key: 'request.submittedBefore', params: refParams(result) },
+    })),
     forget: assign((_, { fields }: { fields: Array<keyof RequestContext> }) =>
       Object.fromEntries([...fields, 'error'].map((field) => [field, undefined])),
     ),
@@ -279,7 +294,7 @@ export const requestMachine = setup({
         onDone: [
           {
             guard: { type: 'isAlreadySubmitted', params: ({ event }) => event.output },
-            actions: 'noteSubmittedBefore',
+            actions: { type: 'noteSubmittedBefore', params: ({ event }) => event.output as ShortRef },
             target: 'done',
           },
           {

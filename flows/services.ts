@@ -32,7 +32,24 @@ export interface Asker {
  */
 export interface AlreadySubmitted {
   kind: 'alreadySubmitted';
+  /** Our short ref of it ({@link ShortRef}), when the journal wrote the intent. */
+  shortRef?: string;
 }
+
+/**
+ * Our short ref of what a create made (`MC-7K2QX`, src/journal/short-ref.ts): drawn by the journal's intent before
+ * the call, the one reference people read; the recording services (made-records.ts) give it with the result.
+ */
+export interface ShortRef {
+  shortRef?: string;
+}
+
+/** The reference people read for a create's result: our short ref, else the service's own (`fallback`). */
+export const shownRef = (result: ShortRef | undefined, fallback: string): string => result?.shortRef || fallback;
+
+/** A screen's optional `Ref …` (`{hasRef, select, yes { Ref {ref}.} other {}}`): shown when the result has our short ref. */
+export const refParams = (result: ShortRef | undefined): { hasRef: 'yes'; ref: string } | { hasRef: 'no' } =>
+  result?.shortRef ? { hasRef: 'yes', ref: result.shortRef } : { hasRef: 'no' };
 
 /** A create's result: what the service made, or {@link AlreadySubmitted}. */
 export type Created<T> = T | AlreadySubmitted;
@@ -49,6 +66,8 @@ export function isAlreadySubmitted(result: unknown): result is AlreadySubmitted 
  */
 export interface Held {
   kind: 'held';
+  /** Our short ref of it ({@link ShortRef}), when the journal wrote the intent. */
+  shortRef?: string;
 }
 
 export const HELD: Held = { kind: 'held' };
@@ -115,12 +134,12 @@ export interface BankChoice {
   name: string;
 }
 
-export interface PaymentResult {
+export interface PaymentResult extends ShortRef {
   id: string;
   state: string;
 }
 
-export interface CollectionRequestResult {
+export interface CollectionRequestResult extends ShortRef {
   id: string;
   status: string;
   mfscode?: string;
@@ -164,7 +183,7 @@ export interface Candidate {
   gsmNo: string;
 }
 
-export interface PurchaseResult {
+export interface PurchaseResult extends ShortRef {
   reference: string;
   status: string;
   /** Pins bought, for exam pins. */

@@ -415,6 +415,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       nameMatchAffectsPayment: config.NAME_MATCH_AFFECTS_PAYMENT,
       // An outcome kept for the next dial is said in the person's language at that dial.
       dialNote: (words, lang) => notifyText(lang, words.key, words.params ?? {}, { forDial: true }),
+      // "Being confirmed" names the payment by our short ref: the journal drew it with the intent, before the call.
+      shortRefOf: async (ref) => (await journal.byRef(ref))?.short_ref,
       bankEmailOptional: bankTransferEmail !== undefined,
       sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       deadlineMs: {

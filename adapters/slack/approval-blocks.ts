@@ -6,6 +6,7 @@ import type { types } from '@slack/bolt';
 import type { HeldPayment } from '../../src/approvals/desk.js';
 import { REASON_MAX } from '../../src/approvals/desk.js';
 import { plainText } from '../../src/conversation/flow/plain-text.js';
+import { referenceOf } from '../../src/journal/short-ref.js';
 import { escapeMrkdwn, type SlackMessage } from './blocks.js';
 
 export const APPROVE_ACTION = 'momo_approval_approve';
@@ -63,7 +64,7 @@ function decisionLine(held: HeldPayment): string {
   const o = held.outcome;
   if (!o) return `:white_check_mark: Approved by ${by}. Sending…`;
   if (o.kind === 'sent')
-    return `:white_check_mark: Approved by ${by}. Payment ${safe(o.id)} sent (state: ${safe(o.state)}).`;
+    return `:white_check_mark: Approved by ${by}. Payment ${safe(referenceOf({ short_ref: o.shortRef, service_id: o.id }))} sent (state: ${safe(o.state)}).`;
   if (o.kind === 'sentBefore') return `:white_check_mark: Approved by ${by}. Sent.`;
   if (o.kind === 'unconfirmed')
     return `:white_check_mark: Approved by ${by}. Whether the service took it is being confirmed; the maker will be told. Do not pay it again.`;

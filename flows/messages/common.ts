@@ -19,6 +19,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.processing': 'We are still working on it. You will be notified of the result.',
     'common.confirming':
       'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.',
+    'common.confirmingRef':
+      'We are still working on it (Ref {ref}): it is being confirmed. Do not send it again; you will be notified of the result.',
     'common.unavailable':
       'We cannot reach your conversation right now. Please try again in a minute; nothing you confirmed is lost.',
     'common.cancelled': 'Cancelled. Nothing was sent.',
@@ -75,6 +77,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.flowNotAllowed': 'Huruhusiwi kutumia chaguo hilo.',
     'common.processing': 'Bado tunashughulikia ombi lako. Utaarifiwa matokeo.',
     'common.confirming': 'Bado tunashughulikia ombi lako: linathibitishwa. Usilitume tena; utaarifiwa matokeo.',
+    'common.confirmingRef':
+      'Bado tunashughulikia ombi lako (Kumb {ref}): linathibitishwa. Usilitume tena; utaarifiwa matokeo.',
     'common.unavailable':
       'Hatuwezi kufikia mazungumzo yako sasa. Tafadhali jaribu tena baada ya dakika moja; ulichothibitisha hakijapotea.',
     'common.cancelled': 'Imeghairiwa. Hakuna kilichotumwa.',
@@ -134,6 +138,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.processing': 'Nous y travaillons encore. Vous serez informé du résultat.',
     'common.confirming':
       "Nous y travaillons encore : c'est en cours de confirmation. Ne le renvoyez pas ; vous serez informé du résultat.",
+    'common.confirmingRef':
+      "Nous y travaillons encore (Réf {ref}) : c'est en cours de confirmation. Ne le renvoyez pas ; vous serez informé du résultat.",
     'common.unavailable':
       "Nous ne pouvons pas joindre votre conversation pour l'instant. Réessayez dans une minute ; rien de ce que vous avez confirmé n'est perdu.",
     'common.cancelled': "Annulé. Rien n'a été envoyé.",

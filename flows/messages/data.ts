@@ -27,7 +27,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.confirm': 'Confirm',
     'data.done': 'Bought {bundle} for {phone}. Ref: {reference}',
     'data.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
-    'data.submittedBefore': 'We are checking whether this purchase went through. You will be told the result.',
+    'data.submittedBefore':
+      'We are checking whether this purchase went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result.',
     'data.notBought': 'Nothing was bought.',
     'data.left': 'Back to the menu.',
   },
@@ -50,7 +51,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.confirm': 'Thibitisha',
     'data.done': 'Umenunua {bundle} kwa {phone}. Kumb: {reference}',
     'data.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
-    'data.submittedBefore': 'Tunakagua kama ununuzi huu umepita. Utaarifiwa matokeo.',
+    'data.submittedBefore':
+      'Tunakagua kama ununuzi huu umepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo.',
     'data.notBought': 'Hakuna kilichonunuliwa.',
     'data.left': 'Rudi kwenye menyu.',
   },
@@ -73,7 +75,8 @@ export const dataMessages: Record<Lang, Messages> = {
     'data.confirm': 'Confirmer',
     'data.done': 'Acheté : {bundle} pour {phone}. Réf {reference}',
     'data.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",
-    'data.submittedBefore': 'Nous vérifions si cet achat est passé. Vous connaîtrez le résultat.',
+    'data.submittedBefore':
+      'Nous vérifions si cet achat est passé.{hasRef, select, yes { Réf {ref}.} other {}} Vous connaîtrez le résultat.',
     'data.notBought': "Rien n'a été acheté.",
     'data.left': 'Retour au menu.',
   },

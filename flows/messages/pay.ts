@@ -64,11 +64,11 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.askPin': 'Enter your PIN to confirm:',
     'pay.pinWrong': 'Wrong PIN. Try again.',
     'pay.pinWrongLeft': 'Wrong PIN. {left, plural, one {# attempt left.} other {# attempts left.}}',
-    'pay.submitted': 'Sent: {amount, number, money} {currency} to {name}. Ref {id}. We will tell you when it arrives.',
+    'pay.submitted': 'Sent: {amount, number, money} {currency} to {name}. Ref {ref}. We will tell you when it arrives.',
     'pay.submittedBefore':
-      'We are checking whether your payment went through. You will be told the result. Do not send it again.',
+      'We are checking whether your payment went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result. Do not send it again.',
     'pay.held':
-      'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.',
+      'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.{hasRef, select, yes { Ref {ref}.} other {}}',
     'pay.unconfirmed':
       'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
     'pay.refused':
@@ -131,10 +131,11 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.askPin': 'Weka PIN yako kuthibitisha:',
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
     'pay.pinWrongLeft': 'PIN si sahihi. {left, plural, one {Limebaki jaribio #.} other {Yamebaki majaribio #.}}',
-    'pay.submitted': 'Imetumwa: {amount, number, money} {currency} kwa {name}. Kumb {id}. Tutakujulisha yakifika.',
-    'pay.submittedBefore': 'Tunakagua kama malipo yako yamepita. Utaarifiwa matokeo. Usiyatume tena.',
+    'pay.submitted': 'Imetumwa: {amount, number, money} {currency} kwa {name}. Kumb {ref}. Tutakujulisha yakifika.',
+    'pay.submittedBefore':
+      'Tunakagua kama malipo yako yamepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo. Usiyatume tena.',
     'pay.held':
-      'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.',
+      'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.{hasRef, select, yes { Kumb {ref}.} other {}}',
     'pay.unconfirmed': 'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
     'pay.refused': 'Huduma imekataa malipo ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'pay.cancelled': 'Malipo yameghairiwa. Hakuna kilichotumwa.',
@@ -196,11 +197,11 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.pinWrong': 'PIN incorrect. Réessayez.',
     'pay.pinWrongLeft': 'PIN incorrect. {left, plural, one {Il reste # essai.} other {Il reste # essais.}}',
     'pay.submitted':
-      'Envoyé : {amount, number, money} {currency} à {name}. Réf {id}. Nous vous dirons quand il sera arrivé.',
+      'Envoyé : {amount, number, money} {currency} à {name}. Réf {ref}. Nous vous dirons quand il sera arrivé.',
     'pay.submittedBefore':
-      'Nous vérifions si votre paiement est passé. Vous serez informé du résultat. Ne le renvoyez pas.',
+      'Nous vérifions si votre paiement est passé.{hasRef, select, yes { Réf {ref}.} other {}} Vous serez informé du résultat. Ne le renvoyez pas.',
     'pay.held':
-      'Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.',
+      'Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.{hasRef, select, yes { Réf {ref}.} other {}}',
     'pay.unconfirmed':
       "Nous n'avons pas pu confirmer le paiement : il a peut-être été fait. Ne payez pas à nouveau ; vous serez informé du résultat.",
     'pay.refused':

@@ -23,10 +23,11 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.confirm': 'Send request',
     'request.cancel': 'Cancel',
     'request.created':
-      'Asked {phone} to pay {amount, number, money} {currency}. Ref {id}. We will tell you when the money arrives.',
+      'Asked {phone} to pay {amount, number, money} {currency}. Ref {ref}. We will tell you when the money arrives.',
     'request.createdWithCode':
-      'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {id}. We will tell you when it arrives.',
-    'request.submittedBefore': 'We are checking whether your request went through. You will be told the result.',
+      'Asked {phone} to pay {amount, number, money} {currency}. They can pay with code {mfscode}. Ref {ref}. We will tell you when it arrives.',
+    'request.submittedBefore':
+      'We are checking whether your request went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result.',
     'request.unconfirmed':
       'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
     'request.refused':
@@ -49,10 +50,11 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.confirm': 'Tuma ombi',
     'request.cancel': 'Ghairi',
     'request.created':
-      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {id}. Tutakujulisha pesa ikifika.',
+      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Kumb {ref}. Tutakujulisha pesa ikifika.',
     'request.createdWithCode':
-      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {id}. Tutakujulisha ikifika.',
-    'request.submittedBefore': 'Tunakagua kama ombi lako limepita. Utaarifiwa matokeo.',
+      'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {ref}. Tutakujulisha ikifika.',
+    'request.submittedBefore':
+      'Tunakagua kama ombi lako limepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo.',
     'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',
@@ -73,10 +75,11 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.confirm': 'Envoyer la demande',
     'request.cancel': 'Annuler',
     'request.created':
-      "Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
+      "Demande envoyée à {phone} : {amount, number, money} {currency}. Réf {ref}. Nous vous dirons quand l'argent arrivera.",
     'request.createdWithCode':
-      "Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {id}. Nous vous dirons quand l'argent arrivera.",
-    'request.submittedBefore': 'Nous vérifions si votre demande est passée. Vous serez informé du résultat.',
+      "Demande envoyée à {phone} : {amount, number, money} {currency}. Code de paiement {mfscode}. Réf {ref}. Nous vous dirons quand l'argent arrivera.",
+    'request.submittedBefore':
+      'Nous vérifions si votre demande est passée.{hasRef, select, yes { Réf {ref}.} other {}} Vous serez informé du résultat.',
     'request.unconfirmed':
       "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
     'request.refused':

@@ -323,7 +323,12 @@ export class ApprovalDesk {
       outcome = isAlreadySubmitted(result)
         ? { kind: 'sentBefore' }
         : 'id' in result
-          ? { kind: 'sent', id: result.id, state: result.state }
+          ? {
+              kind: 'sent',
+              id: result.id,
+              state: result.state,
+              ...(result.shortRef ? { shortRef: result.shortRef } : {}),
+            }
           : { kind: 'unconfirmed' };
     } catch (error) {
       // Refused (told so, not sent again) only when the failure proves nothing was made (flows/types.ts madeNothing).
@@ -378,12 +383,18 @@ export class ApprovalDesk {
   private async show(held: HeldPayment, messageKey: string, params: Params): Promise<void> {
     const { payment } = held;
     const address = parseChat(payment.metadata.chat);
+    // The reference the maker reads: our short ref (drawn by the hold's intent), else the service's id.
+    const shortRef = await new Journal(this.o.db)
+      .byRef(held.key)
+      .then((op) => op?.short_ref)
+      .catch(() => undefined);
     const words: Params = {
       amount: payment.amount,
       currency: payment.currency,
       phone: payment.phonenumber,
       by: held.decision?.name ?? '',
       ...params,
+      ref: shortRef ?? params.id ?? '',
     };
     const [, told] = await Promise.all([
       this.board

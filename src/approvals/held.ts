@@ -29,7 +29,12 @@ export type HeldState = 'held' | 'approved' | 'rejected' | 'expired' | 'cancelle
 
 /** What sending an approved payment came to. */
 export type SendOutcome =
-  | { kind: 'sent'; id: string; state: string }
+  | {
+      kind: 'sent';
+      id: string;
+      state: string;
+      /** Our short ref (src/journal/short-ref.ts), when the journal gave one. */ shortRef?: string;
+    }
   | { kind: 'sentBefore' }
   | { kind: 'unconfirmed' }
   | { kind: 'refused'; reason: string };

@@ -362,7 +362,7 @@ export function deliveryFor(made: Made, notice: Notice): Delivery | null {
   const params: Params =
     notice.kind === 'collection'
       ? { ...words, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }
-      : { ...words, ref: made.id ?? notice.id };
+      : { ...words, ref: made.shortRef ?? made.id ?? notice.id };
   const final = isFinal(notice);
   return {
     address,

@@ -80,8 +80,8 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.correction.request.dial':
       'Correction: request of {amount, number, money} {currency} from {phone} is {state, select, completed {paid} failed {failed} expired {expired} refused {not made} other {open}}.',
     'notify.approval.approved':
-      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent (ref {id}). You will be told when it arrives.',
-    'notify.approval.approved.dial': 'Approved and sent: {amount, number, money} {currency} to {phone}. Ref {id}.',
+      'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent (ref {ref}). You will be told when it arrives.',
+    'notify.approval.approved.dial': 'Approved and sent: {amount, number, money} {currency} to {phone}. Ref {ref}.',
     'notify.approval.approvedBefore':
       'Your payment of {amount, number, money} {currency} to {phone} was approved by {by} and sent. You will be told when it completes.',
     'notify.approval.approvedBefore.dial': 'Approved and sent: {amount, number, money} {currency} to {phone}.',
@@ -177,9 +177,9 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.correction.request.dial':
       'Marekebisho: ombi la {amount, number, money} {currency} kutoka {phone} {state, select, completed {limelipwa} failed {limeshindwa} expired {limeisha muda} refused {halikufanyika} other {bado liko wazi}}.',
     'notify.approval.approved':
-      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa (kumb. {id}). Utaambiwa yakifika.',
+      'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa (kumb. {ref}). Utaambiwa yakifika.',
     'notify.approval.approved.dial':
-      'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}. Kumb {id}.',
+      'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}. Kumb {ref}.',
     'notify.approval.approvedBefore':
       'Malipo yako ya {amount, number, money} {currency} kwa {phone} yameidhinishwa na {by} na kutumwa. Utaambiwa yakikamilika.',
     'notify.approval.approvedBefore.dial': 'Yameidhinishwa na kutumwa: {amount, number, money} {currency} kwa {phone}.',
@@ -275,8 +275,8 @@ export const notifyMessages: Record<Lang, Messages> = {
     'notify.correction.request.dial':
       'Correction : demande de {amount, number, money} {currency} à {phone} : {state, select, completed {payée} failed {échouée} expired {expirée} refused {non effectuée} other {ouverte}}.',
     'notify.approval.approved':
-      'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé (réf. {id}). Vous saurez quand il sera arrivé.',
-    'notify.approval.approved.dial': 'Approuvé et envoyé : {amount, number, money} {currency} à {phone}. Réf {id}.',
+      'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé (réf. {ref}). Vous saurez quand il sera arrivé.',
+    'notify.approval.approved.dial': 'Approuvé et envoyé : {amount, number, money} {currency} à {phone}. Réf {ref}.',
     'notify.approval.approvedBefore':
       'Votre paiement de {amount, number, money} {currency} à {phone} a été approuvé par {by} et envoyé. Vous saurez quand il sera arrivé.',
     'notify.approval.approvedBefore.dial': 'Approuvé et envoyé : {amount, number, money} {currency} à {phone}.',

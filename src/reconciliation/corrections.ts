@@ -67,7 +67,7 @@ export async function tellCorrections(options: CorrectionsOptions): Promise<numb
     try {
       const kind = op.kind === 'request' ? 'request' : 'payment';
       const text = await options.tell(address, `notify.correction.${kind}`, {
-        ref: op.service_id ?? op.ref,
+        ref: op.short_ref ?? op.service_id ?? op.ref,
         amount: String(op.amount),
         currency: op.currency,
         phone: op.payee,

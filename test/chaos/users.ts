@@ -21,7 +21,7 @@ const PAYEE = '0772000001';
 
 /** The product says the payment is under way (the answer to a final confirmation, or news of it later). */
 export const ACKNOWLEDGED =
-  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment \d+ of |We will tell you when it arrives|You paid [\d,.]+ [A-Z]{3} to .* (ago|just now)/i;
+  /submitted|being confirmed|still working on it|may or may not have been made|do not (pay|send it) again|taking longer than expected|Dial again shortly|Payment (\d+|MC-\w+) of |We will tell you when it arrives|You paid [\d,.]+ [A-Z]{3} to .* (ago|just now)/i;
 /** The payment's outcome. */
 export const OUTCOME = /Done: .* reached|failed: |was rejected|was cancelled/;
 /** The product tells the user to start over. */

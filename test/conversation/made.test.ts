@@ -6,6 +6,7 @@ import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { RedisStore } from '../../src/conversation/store/redis-store.js';
 import type { SessionStore } from '../../src/conversation/types.js';
 import { Journal, moneyJournal, type Intent, type MoneyJournal } from '../../src/journal/index.js';
+import { SHORT_REF_SHAPE } from '../../src/journal/short-ref.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import { MissingKeyError } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
@@ -317,6 +318,31 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
     ).rejects.toMatchObject({ code: 'not_recorded' });
     await writer.settled();
     expect(await journal.timeline(other)).toEqual([]);
+  });
+
+  it("gives the journal's short ref with the result and keeps it with the record, written before the call", async () => {
+    const journal = new Journal((await open()).db);
+    const writer = new JournalWriter({ journal, logger });
+    const money = moneyJournal(journal, writer, () => ({ role: 'member' }));
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const ref = `short-${++n}:pay`;
+    let atCall: string | undefined;
+    const services = recordMade(
+      {
+        createPayment: async () => {
+          atCall = (await journal.byRef(ref))?.short_ref;
+          return { id: '12', state: 'new' };
+        },
+      } as unknown as FlowServices,
+      made,
+      logger,
+      { journal: money },
+    );
+    const result = await services.createPayment(payInput(ref));
+    expect(atCall).toMatch(SHORT_REF_SHAPE);
+    expect(result).toEqual({ id: '12', state: 'new', shortRef: atCall });
+    expect(await made.byRef(ref)).toMatchObject({ id: '12', shortRef: atCall });
+    await writer.settled();
   });
 
   it('a record the store lost (a failover) is rebuilt from the journal by its ref, linked to its id again', async () => {

@@ -75,6 +75,24 @@ async function control(method: string, path: string, json?: unknown): Promise<an
   return body;
 }
 
+/**
+ * The short ref a screen names (`Ref MC-…`, ours) and the service's id of that operation, as the journal links
+ * them once the service answered: the sandbox's controls and its notifications' words name the service's id.
+ */
+async function refsOf(screen: string): Promise<{ short: string; id: string }> {
+  const short = /Ref (MC-[A-Z0-9]+)\./.exec(screen)![1]!;
+  const op = await eventually(
+    async () => (await app.journal.search({ ref: short })).items[0],
+    (row) => Boolean(row?.service_id),
+    `the service's id of ${short}`,
+  );
+  return { short, id: op!.service_id! };
+}
+
+/** Our short ref of the operation of that kind the service knows by `id` (a payment and a request may share one). */
+const shortOf = async (kind: 'payment' | 'request', id: string): Promise<string> =>
+  (await app.journal.search({ id, kind })).items[0]!.short_ref;
+
 const approvalRules = (rules: Array<{ currency: string; above: string }>) =>
   control('PATCH', '/organization', { approvalRules: rules });
 
@@ -178,7 +196,7 @@ const TELEGRAM_PAY = async (phone: string, amount: string) => {
   await say(amount);
   await press('UGX');
   await say('School fees');
-  expect((await press('Confirm')).text).toMatch(/^Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+  expect((await press('Confirm')).text).toMatch(/^Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
 };
 const TELEGRAM_REQUEST = async (phone: string, amount: string, reason: string) => {
   await say('/request');
@@ -187,7 +205,7 @@ const TELEGRAM_REQUEST = async (phone: string, amount: string, reason: string) =
   await say(amount);
   await say(reason);
   await press('No');
-  expect((await press('Send request')).text).toMatch(/^Asked .+ Ref \d+\./);
+  expect((await press('Send request')).text).toMatch(/^Asked .+ Ref MC-[A-Z0-9]+\./);
 };
 
 describe('payments', () => {
@@ -219,7 +237,8 @@ describe('payments', () => {
     expect(await toldOnTelegram(/needs approval/)).toMatch(/approver/);
     const payment = newest('payments', `telegram:${CHAT}`);
     await control('POST', `/payments/${payment.id}/cancel`, { reason: 'Paid in cash' });
-    expect(await toldOnTelegram(new RegExp(`Payment ${payment.id} .*cancelled: Paid in cash`))).toMatch(/30,000 UGX/);
+    const short = await shortOf('payment', String(payment.id));
+    expect(await toldOnTelegram(new RegExp(`Payment ${short} .*cancelled: Paid in cash`))).toMatch(/30,000 UGX/);
     await approvalRules([]);
   });
 
@@ -236,12 +255,12 @@ describe('payments', () => {
         [/description/, { type: 'Stock' }],
         [/^Send 4,000/, { press: 'Confirm' }],
       ],
-      /Sent: [\d,]+ UGX to .+\. Ref \d+\./,
+      /Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./,
     );
-    const id = /Ref (\d+)\./.exec(last)![1];
-    expect(await toldOnSlack(new RegExp(`Payment ${id} .*on hold: an administrator`))).toMatch(/4,000 UGX/);
+    const { short, id } = await refsOf(last);
+    expect(await toldOnSlack(new RegExp(`Payment ${short} .*on hold: an administrator`))).toMatch(/4,000 UGX/);
     await control('POST', `/payments/${id}/approve`, {});
-    expect(await toldOnSlack(new RegExp(`Done: 4,000 UGX reached .*\\(payment ${id}\\)`))).toBeTruthy();
+    expect(await toldOnSlack(new RegExp(`Done: 4,000 UGX reached .*\\(payment ${short}\\)`))).toBeTruthy();
   });
 });
 
@@ -257,11 +276,11 @@ describe('collection requests', () => {
         [/instructions/, { press: 'No' }],
         [/^Ask /, { press: 'Send request' }],
       ],
-      /^Asked .+ Ref \d+\./,
+      /^Asked .+ Ref MC-[A-Z0-9]+\./,
     );
-    const id = /Ref (\d+)\./.exec(last)![1];
+    const { short } = await refsOf(last);
     await control('POST', '/clock/advance', { seconds: 10 });
-    expect(await toldOnSlack(new RegExp(`request ${id} of 1,500 UGX .*failed: .*not hold enough`))).toBeTruthy();
+    expect(await toldOnSlack(new RegExp(`request ${short} of 1,500 UGX .*failed: .*not hold enough`))).toBeTruthy();
   });
 
   it('Telegram: a request paid, then its payment reversed', async () => {
@@ -274,18 +293,25 @@ describe('collection requests', () => {
       reference: 'club',
     });
     expect(collection.collection_request.id).toBe(request.id);
-    expect(await toldOnTelegram(new RegExp(`request ${request.id} of 2,500 UGX .* was paid`))).toBeTruthy();
+    const short = await shortOf('request', String(request.id));
+    expect(await toldOnTelegram(new RegExp(`request ${short} of 2,500 UGX .* was paid`))).toBeTruthy();
     expect(await toldOnTelegram(/You received 2,500 UGX from \+256772000001/)).toBeTruthy();
     await control('POST', `/collections/${collection.id}/reverse`);
-    expect(await toldOnTelegram(new RegExp(`request ${request.id} of 2,500 UGX .* was reversed`))).toBeTruthy();
+    expect(await toldOnTelegram(new RegExp(`request ${short} of 2,500 UGX .* was reversed`))).toBeTruthy();
   });
 
   it('USSD: a request that expired unpaid, at the next dial', async () => {
     const me = '+256700555002';
     const done = await ussd(me, ['2', '0772000001', '3300', '1', 'Dues', '2', '1']);
-    const id = /Ref (\d+)\./.exec(done)![1];
+    const { short } = await refsOf(done);
     await control('POST', '/clock/advance', { seconds: 25 * 3600 });
-    expect(await toldAtNextDial(me, new RegExp(`request ${id} of 3,300 UGX .* expired unpaid`))).toMatch(/^CON /);
+    // Its full words (with our ref) or, past the note's room, their short twin.
+    expect(
+      await toldAtNextDial(
+        me,
+        new RegExp(`request ${short} of 3,300 UGX .* expired unpaid|Request expired unpaid: 3,300 UGX from`),
+      ),
+    ).toMatch(/^CON /);
   });
 
   it('each occurrence of a recurring request is told as its own request', async () => {

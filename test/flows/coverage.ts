@@ -168,8 +168,8 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('connection'),
   ],
   createPayment: [
-    { output: { id: 'pay-1', state: 'submitted' } },
-    { output: ALREADY_SUBMITTED },
+    { output: { id: 'pay-1', state: 'submitted', shortRef: 'MC-7KQ4XZ' } },
+    { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4XZ' } },
     failure('validation', { fields: { amount: ['Insufficient balance'] } }),
     failure('connection'),
   ],
@@ -203,8 +203,8 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('unknown'),
   ],
   createCollectionRequest: [
-    { output: { id: 'req-1', status: 'pending', mfscode: '*165#' } },
-    { output: ALREADY_SUBMITTED },
+    { output: { id: 'req-1', status: 'pending', mfscode: '*165#', shortRef: 'MC-7KQ4XZ' } },
+    { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4XZ' } },
     failure('validation', { fields: { phonenumber: ['Invalid'] } }),
     failure('connection'),
   ],
@@ -216,15 +216,15 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
     failure('service'),
   ],
   purchaseData: [
-    { output: { reference: 'ref-d1', status: 'successful' } },
-    { output: ALREADY_SUBMITTED },
+    { output: { reference: 'ref-d1', status: 'successful', shortRef: 'MC-7KQ4XZ' } },
+    { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4XZ' } },
     failure('connection'),
   ],
   listPinBundles: [{ output: [{ amount: '3500', available: 10, description: 'WAEC result checker' }] }, { output: [] }],
   validateCandidate: [{ output: { name: 'JOHN PUPIL', gsmNo: '+2348012345678' } }, failure('not_found')],
   purchasePin: [
-    { output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'] } },
-    { output: ALREADY_SUBMITTED },
+    { output: { reference: 'ref-p1', status: 'successful', pins: ['1234-5678'], shortRef: 'MC-7KQ4XZ' } },
+    { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4XZ' } },
     failure('connection'),
   ],
 };

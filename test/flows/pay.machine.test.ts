@@ -824,7 +824,7 @@ describe('pay machine: creating the payment', () => {
       },
     ]);
     expect(currentView(money.snapshot())).toEqual({
-      text: { key: 'pay.submitted', params: { id: 'pay-1', amount: '1500', currency: 'UGX', name: 'Jane Doe' } },
+      text: { key: 'pay.submitted', params: { ref: 'pay-1', amount: '1500', currency: 'UGX', name: 'Jane Doe' } },
       final: true,
     });
     expect(money.snapshot().output).toEqual({});
@@ -911,14 +911,15 @@ describe('pay machine: creating the payment', () => {
     expect(after![0]!.input).toEqual(before![0]!.input);
     expect(after![0]!.input).toMatchObject({ duplicateCheckKey: 'run-1:pay', metadata: { ref: 'run-1:pay' } });
     expect(restored.calls.map((c) => c.service)).toEqual(['createPayment']);
-    expect(currentView(s)).toEqual({ text: { key: 'pay.submittedBefore' }, final: true });
+    expect(currentView(s)).toEqual({ text: { key: 'pay.submittedBefore', params: { hasRef: 'no' } }, final: true });
   });
 
   it('a payment whose state is `submitted` is one the service made now, not one made earlier', async () => {
     const flow = await drive([...MONEY, [chosen('confirm'), 'done']], {
-      answers: { createPayment: { output: { id: 'pay-7', state: 'submitted' } } },
+      answers: { createPayment: { output: { id: 'pay-7', state: 'submitted', shortRef: 'MC-7KQ4X' } } },
     });
-    expect(currentView(flow.snapshot())?.text).toMatchObject({ key: 'pay.submitted', params: { id: 'pay-7' } });
+    // The reference people read is our short ref, not the service's id.
+    expect(currentView(flow.snapshot())?.text).toMatchObject({ key: 'pay.submitted', params: { ref: 'MC-7KQ4X' } });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [

@@ -60,9 +60,13 @@ export async function expectReservingFailing(
 
 /** The service already held a purchase under our key (AlreadySubmitted): its own screen, not "bought", never a retry. */
 export async function expectSubmittedBefore(flow: Live, id: PurchaseFlow, service: PurchaseService): Promise<void> {
-  const end = await flow.settle(service, { output: ALREADY_SUBMITTED });
+  // Our short ref, drawn with the intent, names it all the same.
+  const end = await flow.settle(service, { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4X' } });
   expect(end.value).toBe('submittedBefore');
-  expect(currentView(end)).toEqual({ text: { key: `${id}.submittedBefore` }, final: true });
+  expect(currentView(end)).toEqual({
+    text: { key: `${id}.submittedBefore`, params: { hasRef: 'yes', ref: 'MC-7KQ4X' } },
+    final: true,
+  });
   expect(flow.calls.filter((c) => c.service === service)).toHaveLength(1);
 }
 

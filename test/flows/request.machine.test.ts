@@ -174,7 +174,7 @@ describe('request machine: creating the request', () => {
     expect(currentView(flow.snapshot())).toEqual({
       text: {
         key: 'request.createdWithCode',
-        params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES', mfscode: '4821' },
+        params: { ref: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES', mfscode: '4821' },
       },
       final: true,
     });
@@ -186,7 +186,7 @@ describe('request machine: creating the request', () => {
     expect(flow.calls[0]?.input).toMatchObject({ sendInstructions: false });
     expect(currentView(flow.snapshot())?.text).toEqual({
       key: 'request.created',
-      params: { id: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES' },
+      params: { ref: 'req-1', phone: '+254712345678', amount: '25000', currency: 'KES' },
     });
   });
 
@@ -200,12 +200,15 @@ describe('request machine: creating the request', () => {
     // The service holds the request of the first call: the repeat under our key is AlreadySubmitted.
     const restored = live(requestMachine, {
       snapshot: persisted,
-      answers: { createCollectionRequest: { output: ALREADY_SUBMITTED } },
+      answers: { createCollectionRequest: { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4X' } } },
     });
     const s = await restored.send(answered('ignored while busy'));
     expect(restored.calls.map((c) => c.input)).toEqual(first.calls.map((c) => c.input));
     expect(restored.calls[0]?.input).toMatchObject({ duplicateCheckKey: 'run-1:request' });
-    expect(currentView(s)).toEqual({ text: { key: 'request.submittedBefore' }, final: true });
+    expect(currentView(s)).toEqual({
+      text: { key: 'request.submittedBefore', params: { hasRef: 'yes', ref: 'MC-7KQ4X' } },
+      final: true,
+    });
   });
 
   const cases: Array<[string, Outcome, unknown]> = [

@@ -283,11 +283,13 @@ forEachDatabase('reconciliation', (open, engine) => {
       logger: silent,
     });
     await tellCorrections({ db, journal, tell, logger: silent });
-    expect(said.filter(([, , p]) => p.ref === lateId || p.ref === doneId)).toEqual([
+    // Named by our short ref, the one the person was told.
+    const [lateShort, doneShort] = [(await journal.byRef(late))!.short_ref, (await journal.byRef(done))!.short_ref];
+    expect(said.filter(([, , p]) => p.ref === lateShort || p.ref === doneShort)).toEqual([
       [
         'telegram:chat-1',
         'notify.correction.payment',
-        { ref: lateId, amount: '5000', currency: 'UGX', phone: SARAH, state: 'completed', told: 'submitted' },
+        { ref: lateShort, amount: '5000', currency: 'UGX', phone: SARAH, state: 'completed', told: 'submitted' },
       ],
     ]);
     expect(

@@ -58,7 +58,9 @@ describe('payee names', () => {
     expect(await alice.say('x')).toMatch(/Send 1,000 UGX of airtime to Evil Name/);
     await alice.press('Confirm');
     // The answer to the press; the service's first notification of it may follow before the press returns.
-    expect(alice.texts().filter((text) => /^Sent: 1,000 UGX to Evil Name\. Ref \d+\./.test(text))).toHaveLength(1);
+    expect(
+      alice.texts().filter((text) => /^Sent: 1,000 UGX to Evil Name\. Ref MC-[A-Z0-9]+\./.test(text)),
+    ).toHaveLength(1);
     // Its outcome reaches her chat before the next step of these tests: the last of its notifications (an
     // older state never follows it), so none comes between a later step's press and its answer.
     await eventually(
@@ -104,7 +106,7 @@ describe('collections', () => {
     // The outcome of an earlier test's payment may reach the chat meanwhile: the answer is among the texts since.
     const before = alice.texts().length;
     await alice.press('Send request');
-    expect(alice.texts().slice(before).join('\n')).toMatch(/Asked \+256\d+ to pay [\d,]+ UGX\. .*Ref \d+\./);
+    expect(alice.texts().slice(before).join('\n')).toMatch(/Asked \+256\d+ to pay [\d,]+ UGX\. .*Ref MC-[A-Z0-9]+\./);
     await product.app.sandbox!.controls.sendCollection({
       phonenumber: '+256772000001',
       amount: AMOUNT,
@@ -120,7 +122,8 @@ describe('collections', () => {
     // Both notifications of her request reach her chat before the tests press anything there.
     await eventually(
       async () => alice.texts().join('\n'),
-      (texts) => /You received 3,170 UGX/.test(texts) && /Your request \d+ of 3,170 UGX .* was paid/.test(texts),
+      (texts) =>
+        /You received 3,170 UGX/.test(texts) && /Your request MC-[A-Z0-9]+ of 3,170 UGX .* was paid/.test(texts),
       'the notifications of her request',
     );
   });

@@ -32,7 +32,7 @@ describe('the stored USSD record', () => {
     const ussd = new AtSession(product.url, TELLER, undefined, `/ussd/africastalking/${CALLBACK_TOKEN}`);
     await ussd.dial();
     for (const answer of answers) await ussd.answer(answer);
-    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
+    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref MC-[A-Z0-9]+\./s);
 
     // A copy of the record, as a Redis dump, a backup or a replica would hold it.
     const record = JSON.stringify(

@@ -116,7 +116,7 @@ describe('the callback token', () => {
   it('the gateway with the token is served: a whole payment', async () => {
     const before = payments();
     const ussd = await upToPin(TELLER);
-    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
+    expect(await ussd.answer(PIN)).toMatch(/^END Sent: .* Ref MC-[A-Z0-9]+\./s);
     expect(payments()).toBe(before + 1);
   });
 
@@ -142,7 +142,7 @@ describe('the callback token', () => {
     }
     expect(await product.app.store.get(keys.pinFailures(`ussd:${VICTIM}`))).toBeNull();
     const victim = await upToPin(VICTIM);
-    expect(await victim.answer(PIN)).toMatch(/^END Sent: .* Ref \d+\./s);
+    expect(await victim.answer(PIN)).toMatch(/^END Sent: .* Ref MC-[A-Z0-9]+\./s);
     expect(payments()).toBe(before + 1);
   });
 

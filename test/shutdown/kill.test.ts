@@ -85,11 +85,11 @@ describe('SIGKILL while a payment call is out', () => {
     const survivor = await start();
     const pendingKey = `momo:${keys.pending({ channel: 'ussd', conversationId: USER })}`;
     let pending = '';
-    for (let i = 0; i < 400 && !/Sent: [\d,]+ UGX to .+\. Ref \d+\./.test(pending); i++) {
+    for (let i = 0; i < 400 && !/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./.test(pending); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       pending = ((await redis.get(pendingKey)) ?? '').replace(/^\d+:[\w-]+:/, '');
     }
-    expect(pending).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+    expect(pending).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
     expect(paymentKeys).toHaveLength(2);
     expect(paymentKeys[1]).toBe(paymentKeys[0]);
     const chats = service.sandbox.controls
@@ -98,7 +98,7 @@ describe('SIGKILL while a payment call is out', () => {
     expect(chats.filter((c) => c === `ussd:${USER}`)).toHaveLength(1);
     // The user's next dial shows it.
     expect(await new AtSession(survivor.url, USER, undefined, GATEWAY).dial()).toMatch(
-      /Sent: [\d,]+ UGX to .+\. Ref \d+\./,
+      /Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./,
     );
     survivor.child.kill('SIGTERM');
     expect(await survivor.exit).toBe(0);

@@ -135,6 +135,6 @@ describe('SIGTERM', () => {
       storedNotes(JSON.parse(pending ?? '[]'))
         .map((note) => note.text)
         .join('\n'),
-    ).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+    ).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
   }, 60_000);
 });

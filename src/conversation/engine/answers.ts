@@ -16,9 +16,10 @@ export interface Answers {
   notice(key: string, lang: Lang, final: boolean): Prompt;
   /**
    * Past the deadline: "processing, you will be notified", or with `money` "being confirmed, do not send it
-   * again" (marked `money`). Final on USSD, which cannot wait for the outcome on the same screen.
+   * again" (marked `money`), naming the payment by our short ref (`ref`) when it is known. Final on USSD, which
+   * cannot wait for the outcome on the same screen.
    */
-  processing(channel: Channel, lang: Lang, money: boolean): Prompt;
+  processing(channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt;
   /**
    * Where the session is: its screen (final once the flow ended), or "processing" while it is busy. A session
    * this release cannot read (FlowRuntime.admit): "being confirmed" in a money state, else "try again in a moment".
@@ -49,9 +50,16 @@ export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger
     ...(lang === 'en' ? {} : { lang }),
     final,
   });
-  const processing = (channel: Channel, lang: Lang, money: boolean): Prompt =>
+  const processing = (channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt =>
     money
-      ? { ...notice('common.confirming', lang, channel === 'ussd'), money: true }
+      ? ref
+        ? {
+            text: text({ key: 'common.confirmingRef', params: { ref } }, lang),
+            ...(lang === 'en' ? {} : { lang }),
+            final: channel === 'ussd',
+            money: true,
+          }
+        : { ...notice('common.confirming', lang, channel === 'ussd'), money: true }
       : notice('common.processing', lang, channel === 'ussd');
 
   return {

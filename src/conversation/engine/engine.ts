@@ -114,6 +114,11 @@ export interface EngineOptions {
    */
   onMoneyAnswer?: (answer: MoneyAnswer) => void;
   /**
+   * The short ref (src/journal/short-ref.ts) of our ref (a money-moving call's Duplicate-Check-Key), once its
+   * intent is written: the "being confirmed" screen names it. Default: none (the screen names no reference).
+   */
+  shortRefOf?: (ref: string) => Promise<string | undefined>;
+  /**
    * Told of every move of a flow run between steps once it is stored (the funnel, src/ops/funnel.ts): a run
    * started, moved, finished, or stopped where it was (left, expired, ended by the network, failed). Called
    * synchronously: keep it cheap and let it not throw. Default: none.
@@ -246,6 +251,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     onLateOutcome: options.onLateOutcome,
     onFlowEnd: options.onFlowEnd,
     onMoneyAnswer: options.onMoneyAnswer,
+    ...(options.shortRefOf ? { shortRefOf: options.shortRefOf } : {}),
     onTransition: options.onTransition,
     giveBack: (ref) => policy.giveBackSpend(store, ref, 'run lost before the call'),
     now,

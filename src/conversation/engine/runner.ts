@@ -88,6 +88,8 @@ export interface RunnerOptions {
   onFlowEnd?: (end: FlowEnd) => void;
   /** Told of the screen that answered a money-moving call, once written (EngineOptions.onMoneyAnswer). */
   onMoneyAnswer?: (answer: MoneyAnswer) => void;
+  /** The short ref of our ref, once its intent is written (EngineOptions.shortRefOf). Default: none. */
+  shortRefOf?: (ref: string) => Promise<string | undefined>;
   /**
    * Gives back the spend reserved under a payment's key when its run was lost before the call (the access
    * policy's giveBackSpend, wherever it keeps totals). Default: nothing given back.
@@ -172,6 +174,8 @@ const TAKEOVER_WAIT_MAX_MS = 30_000;
 /** Tries of {@link Runner.durable} before a money call's state not held by a replica fails the run, and the pause between. */
 const REPLICA_TRIES = 16;
 const REPLICA_PAUSE_MS = 250;
+/** How long the "being confirmed" screen waits for the short ref it names (one read). */
+const SHORT_REF_WAIT_MS = 300;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
@@ -375,6 +379,25 @@ export class Runner {
     return session !== undefined && this.o.runtime.isMoneySession(session);
   }
 
+  /**
+   * The short ref of the money-moving call `session` waits in (its Duplicate-Check-Key's, drawn by the intent
+   * before the call), for the "being confirmed" screen; undefined when none is written yet, or not within
+   * {@link SHORT_REF_WAIT_MS} (the screen then names none). Never throws.
+   */
+  private async shortRef(session: Session | undefined): Promise<string | undefined> {
+    if (!session || !this.o.shortRefOf) return undefined;
+    try {
+      const ref = refOf(this.o.runtime.invocation(session.flow, this.o.runtime.restore(session)));
+      return ref ? await within(this.o.shortRefOf(ref), SHORT_REF_WAIT_MS) : undefined;
+    } catch (error) {
+      this.o.logger.warn(
+        { err: errorMessage(error) },
+        'engine: the short ref of a payment being confirmed was not read',
+      );
+      return undefined;
+    }
+  }
+
   /** The answer of a delivery nothing will resolve (no run due, or dropped from the ledger): where the conversation is. */
   private current(waiter: Waiter, record: ConversationRecord): Answered {
     const { answers } = this.o;
@@ -418,8 +441,10 @@ export class Runner {
    */
   private async late(waiter: Waiter, from: Stored): Promise<Answered> {
     const { answers, records, logger } = this.o;
+    const money = this.money(from.record.session);
+    const ref = money ? await this.shortRef(from.record.session) : undefined;
     const prompt = answers.withNotes(
-      answers.processing(waiter.participant.channel, waiter.lang, this.money(from.record.session)),
+      answers.processing(waiter.participant.channel, waiter.lang, money, ref),
       waiter.notes,
     );
     const state = waiter.after?.(prompt);

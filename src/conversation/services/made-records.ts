@@ -57,6 +57,11 @@ export interface Made {
   created: number;
   /** The service's id (payment, request) or reference (purchase), once known. */
   id?: string;
+  /**
+   * Our short ref (`MC-7K2QX`, src/journal/short-ref.ts): the reference people are told, drawn by the journal's
+   * intent before the create call. Absent without a journal (then people are told the service's id).
+   */
+  shortRef?: string;
   /** The service answered that it was made (an "already submitted" answer carries no id). */
   accepted?: true;
   /** The service refused the create: nothing was made. */
@@ -68,7 +73,7 @@ export interface Made {
 /** The `metadata.ref` the service holds for a record: ours, or its series' for an occurrence. */
 export const metadataRef = (made: Made): string => made.series ?? made.ref;
 
-export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused'>;
+export type Intent = Omit<Made, 'created' | 'id' | 'accepted' | 'refused' | 'shortRef'>;
 
 /** A record with the store's version of it: what a compare-and-set of it expects. */
 export interface StoredMade {
@@ -130,6 +135,7 @@ export function madeOfOperation(op: Operation): Made | null {
     currency: op.currency,
     payee: op.payee,
     created: new Date(op.created).getTime(),
+    ...(op.short_ref ? { shortRef: op.short_ref } : {}),
     ...(op.service_id ? { id: op.service_id, accepted: true as const } : {}),
     ...(op.state === 'refused' ? { refused: true as const } : {}),
   };
@@ -187,9 +193,9 @@ export class MadeRecords {
    * The service made it: links its id (when the answer carried one) and, for a request, opens it to one
    * collection. Idempotent. `known`: the record as its intent left it (MadeRecords.intendOnce), tried first in
    * the compare-and-set, which writes only if nothing changed it since (else it is read again): one round trip
-   * less on the money hop.
+   * less on the money hop. `shortRef`: our short ref the journal drew with the intent, kept in the same write.
    */
-  async accepted(ref: string, id?: string, known?: StoredMade): Promise<Made | null> {
+  async accepted(ref: string, id?: string, known?: StoredMade, shortRef?: string): Promise<Made | null> {
     const key = madeKey(ref);
     let last: StoredMade | undefined = known;
     for (let attempt = 0; attempt < 10; attempt++) {
@@ -199,7 +205,12 @@ export class MadeRecords {
         last = { made: read.snapshot as Made, version: read.version };
       }
       const before = last.made;
-      const made: Made = { ...before, accepted: true, ...(id && !before.id ? { id } : {}) };
+      const made: Made = {
+        ...before,
+        accepted: true,
+        ...(id && !before.id ? { id } : {}),
+        ...(shortRef && !before.shortRef ? { shortRef } : {}),
+      };
       const [version] = await Promise.all([
         this.store.set(key, made, last.version, MADE_TTL_SECONDS),
         id ? this.link(before.kind, id, ref) : undefined,
@@ -566,6 +577,9 @@ export function recordMade(
       };
       throw failure;
     }
+    // Our short ref, drawn by the journal's intent: kept with our record when the answer is linked (the
+    // notifications' words name it), and given with the result (the screens name it).
+    const shortRef = typeof journalled.value === 'string' ? journalled.value : undefined;
     let result: R;
     try {
       result = await create();
@@ -603,7 +617,7 @@ export function recordMade(
     const answer = answerOf(result);
     // A 409 on our own key: the service holds the key, not necessarily a payment; the check is kept first.
     if (isAlreadySubmitted(result)) await inDoubt(intent.ref, 'conflict');
-    await made.accepted(intent.ref, answer.id || undefined, kept.value.stored).catch((err: unknown) => {
+    await made.accepted(intent.ref, answer.id || undefined, kept.value.stored, shortRef).catch((err: unknown) => {
       logger.warn(
         { err: String(err), kind: intent.kind },
         'could not link the id to its record; the follow-up will find it',
@@ -617,7 +631,8 @@ export function recordMade(
         ...(answer.id ? {} : { data: { alreadySubmitted: true } }),
       }),
     );
-    return result;
+    // The reference people are told: ours, with whatever the service answered (an id, held, already submitted).
+    return shortRef && typeof result === 'object' && result !== null ? { ...result, shortRef } : result;
   }
   const submittedBefore: Answered = { state: 'submitted' };
   /** Reads the service's answer: its id and state from the fields of that kind of record, and our word for it. */

@@ -224,7 +224,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
     expect(updated.body).toMatchObject({ channel: APPROVALS, ts: heldTs });
     const line = JSON.stringify(updated.body.blocks);
     expect(line).toMatch(/Approved by <@UCHECK[12]>/);
-    expect(line).toMatch(/Payment \d+ sent/);
+    expect(line).toMatch(/Payment MC-[A-Z0-9]+ \(service \d+\) sent/);
     expect(updated.body.blocks.filter((b: Record<string, any>) => b.type === 'actions')).toEqual([]);
     // The two who lost are told so, ephemerally.
     expect((await nextEphemeral()).body.text).toMatch(/already decided/);
@@ -236,7 +236,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
       currency: 'UGX',
       metadata: { chat: `slack:${TEAM}:${MAKER}`, ref: heldRef },
     });
-    await dm(MAKER, /approved by ucheck[12] and sent \(ref \d+\)/);
+    await dm(MAKER, /approved by ucheck[12] and sent \(ref MC-[A-Z0-9]+\)/);
     // Who authorised it, in the database before it was sent: the row and the journal's event.
     const [row] = await running.approvals.held.byRefs([heldRef]).then((m) => [...m.values()]);
     expect(row).toMatchObject({ state: 'approved', decision: { channel: 'slack' }, outcome: { kind: 'sent' } });

@@ -71,7 +71,11 @@ describe('Slack end to end (real engine + sandbox)', () => {
     await sender.click(buttonLabelled(blocks, 'Pay someone'), `e2e-${click}`);
     blocks = (await fake.next('respond')).body.blocks;
 
-    for (let screen = 0; screen < 20 && !/Sent: [\d,]+ UGX to .+\. Ref \d+\./.test(textOf(blocks)); screen += 1) {
+    for (
+      let screen = 0;
+      screen < 20 && !/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./.test(textOf(blocks));
+      screen += 1
+    ) {
       const text = textOf(blocks);
       seen.push(text);
       const step = STEPS.find(([pattern]) => pattern.test(text));

@@ -103,7 +103,7 @@ describe('the product on long polling', () => {
     await user.press('UGX');
     const sentBefore = user.bot.of('sendMessage').length;
     const submitted = await user.press('Confirm');
-    expect(submitted.text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
+    expect(submitted.text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref MC-[A-Z0-9]+\./);
     expect(submitted.reply_markup).toBeUndefined();
 
     // The embedded sandbox settles the payment and notifies; the notifier tells the chat.
@@ -174,7 +174,7 @@ describe('the product on long polling', () => {
     await user.say('5000');
     await user.press('UGX');
     expect(user.screen().text).toMatch(/5,000 UGX.*Sarah Nakato.*\+256772000001/);
-    expect((await user.press('Confirm')).text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
+    expect((await user.press('Confirm')).text).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref MC-[A-Z0-9]+\./);
     const payments = app!.sandbox!.controls.payments();
     expect(payments).toHaveLength(1);
     expect(payments[0]).toMatchObject({ amount: '5000.00', metadata: { chat: `telegram:${CHAT}` } });

@@ -61,7 +61,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
       for (const answer of PAYMENT) screens.push(await send(page, answer));
       for (const screen of screens) expect(screen.length).toBeLessThanOrEqual(182);
       expect(screens.at(-2)).toMatch(/Enter your PIN/);
-      expect(screens.at(-1)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+      expect(screens.at(-1)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
       expect(await page.getAttribute('body', 'data-state')).toBe('ended');
     } finally {
       await page.close();
@@ -182,7 +182,7 @@ describe('USSD end to end (real engine + sandbox)', () => {
       expect(await page.textContent('#screen')).toMatch(/^Continue where you left off\?\n1\. Continue\n2\. Start over/);
       expect(await send(page, '1')).toMatch(/first name/);
       for (const answer of ['Sarah', 'Nakato', '5000', '1', '1']) await send(page, answer);
-      expect(await send(page, DEMO_PIN)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+      expect(await send(page, DEMO_PIN)).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
       // The sandbox processes the payment; its notification reaches the product, which texts the outcome.
       await page.waitForSelector('#sms li:has-text("5,000 UGX")', { timeout: 20_000 });
       // Another number with as many messages (the first test's payer, told once): its own are shown, not these.
@@ -249,7 +249,7 @@ describe('USSD end to end with repeated requests', () => {
       expect((await hop('response', i + 2, answer)).json).toEqual(last.json);
     }
     expect(last.json).toMatchObject({ Type: 'release' });
-    expect(last.json.Message).toMatch(/Sent: [\d,]+ UGX to .+\. Ref \d+\./);
+    expect(last.json.Message).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
     expect(madeBy(phone, 'payments')).toHaveLength(1);
   });
 });
@@ -352,13 +352,13 @@ const FLOWS: Array<{
   {
     name: 'pays someone',
     answers: PAYMENT,
-    done: /^Sent: 5,000 UGX to .+\. Ref \d+\./,
+    done: /^Sent: 5,000 UGX to .+\. Ref MC-[A-Z0-9]+\./,
     made: (p) => madeBy(p, 'payments').length,
   },
   {
     name: 'requests money',
     answers: ['2', RECIPIENT, '3000', '1', 'dinner', '1', '1'],
-    done: /^Asked \+256\d+ to pay 3,000 UGX\. They can pay with code \d+\. Ref \d+\./,
+    done: /^Asked \+256\d+ to pay 3,000 UGX\. They can pay with code \d+\. Ref MC-[A-Z0-9]+\./,
     made: (p) => madeBy(p, 'collectionRequests').length,
   },
   {

@@ -49,7 +49,7 @@ describe('a WhatsApp user pays someone', () => {
     expect(wordsOf(summary)).toMatch(/5,000 UGX.*Sarah Nakato.*\+256772000001/s);
     const submitted = await user.tap('Confirm');
     expect(submitted.type).toBe('text');
-    expect(wordsOf(submitted)).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
+    expect(wordsOf(submitted)).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref MC-[A-Z0-9]+\./);
     expect(payments()).toHaveLength(1);
     expect(payments()[0]).toMatchObject({ amount: '5000.00', metadata: { chat: 'whatsapp:256772300001' } });
 
@@ -74,7 +74,7 @@ describe('a WhatsApp user pays someone', () => {
     await user.say('Nakato');
     await user.say('5000');
     expect(wordsOf(await user.say('UGX'))).toMatch(/Sarah Nakato/);
-    expect(wordsOf(await user.say('Confirm'))).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref \d+\./);
+    expect(wordsOf(await user.say('Confirm'))).toMatch(/^Sent: 5,000 UGX to Sarah Nakato\. Ref MC-[A-Z0-9]+\./);
     expect(payments()).toHaveLength(1);
 
     const answered = user.received.length;
