@@ -534,14 +534,16 @@ export class Runner {
               fresh.version,
             )) !== null;
           if (unlist && record.session) {
-            this.o.onTransition?.(
-              transition(
-                record.session,
-                { channel: participant.channel, at: this.o.now() },
-                this.o.runtime.mark(record.session),
-                { end: 'error' },
-              ),
-            );
+            // The funnel counts the step of a flow this release reads (another build's is not its to count).
+            if (this.o.runtime.readsAsIs(record.session))
+              this.o.onTransition?.(
+                transition(
+                  record.session,
+                  { channel: participant.channel, at: this.o.now() },
+                  this.o.runtime.mark(record.session),
+                  { end: 'error' },
+                ),
+              );
             // Someone was told "still working on it, you will be notified" (run.late): before a money state
             // nothing comes by notification, so they are told here that nothing was sent.
             if (!money && run.late) await this.deliverLate(participant, prompt, false);
