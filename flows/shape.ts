@@ -122,3 +122,13 @@ function hasStateUnder(node: AnyStateNode, value: unknown): boolean {
     entries.every(([key, child]) => Object.hasOwn(node.states, key) && hasStateUnder(node.states[key]!, child))
   );
 }
+
+/**
+ * The shape of a whole release's flows: one hash of every flow's shape, stored in each queued job (the jobs
+ * hold no flow's snapshot, but a later release may read them differently): equal, the job's writer runs the
+ * same flows.
+ */
+export function releaseShape(flows: Partial<Record<FlowId, FlowModule>>): string {
+  const shapes = Object.entries(flowShapes(flows)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return hash('sha256', JSON.stringify(shapes), 'base64url').slice(0, 12);
+}

@@ -22,6 +22,9 @@ import { userOfAddress } from './conversation/channels/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
 import type { CallerCountrySettings } from './conversation/engine/country.js';
 import type { Lang, UserProfile } from '../flows/types.js';
+import { flows as shippedFlows } from '../flows/index.js';
+import { releaseShape } from '../flows/shape.js';
+import { currentBuild } from './conversation/flow/build.js';
 import {
   africasTalkingSms,
   createNotifications,
@@ -374,6 +377,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     // take each other's queued notifications (a worker taking another's finds no record of it, and would
     // complete the job told to nobody).
     queueName: notificationQueueName(apiKey),
+    // Each job says which build (and flows) queued it: an earlier build's worker hands a later one's back.
+    queue: { written: { build: currentBuild(), flows: releaseShape(shippedFlows) } },
     notifiers,
     sms,
     basicAuth,

@@ -3,7 +3,7 @@
  * web processes share it and jobs survive a restart), in memory otherwise. Both retry a failed job with
  * exponential backoff and give up with a log line after `attempts`.
  */
-import { Queue, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import {
   boundedErrorLog,
   closeRedis,
@@ -30,6 +30,23 @@ import { within } from '../within.js';
  */
 const STALLED_JOBS = { lockDuration: 15_000, stalledInterval: 10_000, maxStalledCount: 5 };
 
+/**
+ * What wrote a queued job: its build (src/conversation/flow/build.ts, ordered) and the shape of that build's
+ * flows (flows/shape.ts releaseShape). Stored with each job of an object (BullMQ), as `writtenBy`.
+ */
+export interface JobStamp {
+  build: number;
+  flows: string;
+}
+
+/**
+ * How long after it was queued a job a later build wrote, with other flows, is handed back by an earlier
+ * build's worker (BullQueue.process); past it, no worker of that build has taken it (a rollback): worked here.
+ */
+export const HAND_BACK_FOR_MS = 10 * 60_000;
+/** How far a job handed back is put off: a worker of its build takes it meanwhile. */
+export const HAND_BACK_MS = 2_000;
+
 export interface QueueOptions {
   /** Tries per job, the first included. Default 8 (about four minutes of backoff in all). */
   attempts?: number;
@@ -42,6 +59,12 @@ export interface QueueOptions {
    * dispatched at once, over all jobs, by it.
    */
   concurrency?: number;
+  /**
+   * BullMQ only: this build's {@link JobStamp}, written into each job it adds; a job a later build wrote with
+   * other flows is handed back (put off {@link HAND_BACK_MS}) for {@link HAND_BACK_FOR_MS}, never worked by this
+   * older code. Unset: jobs are neither stamped nor handed back.
+   */
+  written?: JobStamp;
   /** BullMQ only: how a job its worker lost comes back (STALLED_JOBS); tests shorten it. */
   stalledJobs?: Partial<typeof STALLED_JOBS>;
   /**
@@ -334,7 +357,10 @@ export class BullQueue<T> implements JobQueue<T> {
 
   async add(job: T, { id, delayMs }: AddOptions = {}): Promise<void> {
     // BullMQ job ids may not contain ':'.
-    await this.queue.add('notification', job, {
+    const { written } = this.options;
+    const data =
+      written && typeof job === 'object' && job !== null && !Array.isArray(job) ? { ...job, writtenBy: written } : job;
+    await this.queue.add('notification', data, {
       ...(id ? { jobId: id.replace(/:/g, '_') } : {}),
       ...(delayMs ? { delay: delayMs } : {}),
     });
@@ -361,8 +387,14 @@ export class BullQueue<T> implements JobQueue<T> {
   process(handler: JobHandler<T>): void {
     this.worker = new Worker(
       this.name,
-      async (job: Job) => {
-        await handler(job.data as T);
+      async (job: Job, token?: string) => {
+        const { writtenBy, ...data } = job.data as { writtenBy?: JobStamp };
+        if (this.handsBack(writtenBy, job.timestamp)) {
+          this.options.logger.info({ queue: this.label, jobId: job.id }, "queue: a later build's job handed back");
+          await job.moveToDelayed(Date.now() + HAND_BACK_MS, token);
+          throw new DelayedError();
+        }
+        await handler((writtenBy === undefined ? job.data : data) as T);
       },
       {
         connection: this.options.shared?.worker ?? this.connect(this.redisUrl),
@@ -386,6 +418,17 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker.on('stalled', (jobId) =>
       this.options.logger.warn({ jobId }, 'notification job stalled (its worker lost it); queued again'),
     );
+  }
+
+  /**
+   * A job a later build wrote, with other flows than this build's, queued less than {@link HAND_BACK_FOR_MS}
+   * ago: left for a worker of that build, never read by this older code.
+   */
+  private handsBack(writtenBy: JobStamp | undefined, queuedAt: number): boolean {
+    const mine = this.options.written;
+    if (!mine || !writtenBy || typeof writtenBy.build !== 'number') return false;
+    if (writtenBy.flows === mine.flows || writtenBy.build <= mine.build) return false;
+    return Date.now() - queuedAt < HAND_BACK_FOR_MS;
   }
 
   async depth(): Promise<number> {

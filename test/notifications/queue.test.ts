@@ -119,6 +119,38 @@ describe('BullQueue (real Redis)', () => {
     await r.quit();
   });
 
+  it("hands a later build's job back to a worker of that build, and works its own build's and an equal shape's", async () => {
+    const older = { build: 1, flows: 'old-flows' };
+    const newer = { build: 2, flows: 'new-flows' };
+    const next = new BullQueue<{ n: number }>(url, name, { logger, written: newer });
+    queues.push(next);
+    await next.add({ n: 1 }, { id: 'job:1' });
+    // Only the older build works: it hands the job back (put off, never worked by it) and works its own.
+    const old = new BullQueue<{ n: number }>(url, name, { logger, written: older });
+    queues.push(old);
+    const oldGot: unknown[] = [];
+    old.process(async (job) => void oldGot.push(job));
+    const check = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix: QUEUE_PREFIX });
+    for (;;) {
+      const delayed = await check.getDelayed();
+      if (delayed.some((job) => job.id === 'job_1')) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await old.add({ n: 2 }, { id: 'job:2' });
+    for (;;) {
+      if (oldGot.length > 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Its own job, without the stamp the queue keeps; the later build's job not among them.
+    expect(oldGot).toEqual([{ n: 2 }]);
+    // A worker of the later build takes the job handed back.
+    const got = deferred<unknown>();
+    next.process(async (job) => got.resolve(job));
+    expect(await got.promise).toEqual({ n: 1 });
+    expect(oldGot).toEqual([{ n: 2 }]);
+    await check.close();
+  });
+
   it('keeps jobs added while no worker runs, for the next process to work', async () => {
     const producer = new BullQueue<{ n: number }>(url, name, { logger });
     queues.push(producer);
