@@ -18,15 +18,17 @@ import { runUssdBench, type UssdResult } from './ussd/bench.js';
 import { runScaleBench, type ScaleResult } from './scale/scale.js';
 import { runNotifyLoadBench, type NotifyLoadResult } from './notify/load.js';
 import { journalTable, runJournalBench, type JournalResult } from './journal/journal.js';
+import { runReconcileBench } from './reconcile/reconcile.js';
 
 const RESULTS = 'bench/results';
 const quick = process.env.BENCH_QUICK === '1';
 const all = ['ussd', 'chat', 'notify', 'upstream'] as const;
 /**
  * Run only when named: the soak takes several minutes on its own; scale starts its own Redis servers; journal
- * fills a PostgreSQL database (POSTGRES_URL) with a million rows.
+ * fills a PostgreSQL database (POSTGRES_URL) with a million rows; reconcile makes a month of 100,000 payments at
+ * the sandbox and in a PostgreSQL database.
  */
-const named = ['soak', 'scale', 'notify-load', 'journal'] as const;
+const named = ['soak', 'scale', 'notify-load', 'journal', 'reconcile'] as const;
 type Name = (typeof all)[number] | (typeof named)[number];
 const asked = process.argv.slice(2).filter((a) => ([...all, ...named] as readonly string[]).includes(a)) as Name[];
 /** `--tables`: runs nothing, only rebuilds the tables from the result files present. */
@@ -64,6 +66,7 @@ const runners: Record<Name, () => Promise<unknown>> = {
   scale: () => runScaleBench(quick, log),
   'notify-load': () => runNotifyLoadBench(quick, log),
   journal: () => runJournalBench(quick, log),
+  reconcile: () => runReconcileBench(quick, log),
 };
 
 mkdirSync(RESULTS, { recursive: true });
