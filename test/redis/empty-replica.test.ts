@@ -17,10 +17,10 @@ import {
   startEmptyReplica,
   startSentinelSet,
   stopAll,
-  until,
   untilMaster,
   type Server,
 } from './servers.js';
+import { until } from '../until.js';
 
 const NAME = 'e';
 const KEYS = 200;
@@ -52,10 +52,14 @@ it('keeps the data when the new master stalls while the empty restart waits for 
   });
 
   servers.master.kill();
-  const after = await until('a new master', async () => {
-    const port = await masterPortOf(sentinelPorts[0]!, NAME);
-    return port === before ? undefined : port;
-  });
+  const after = await until(
+    'a new master',
+    async () => {
+      const port = await masterPortOf(sentinelPorts[0]!, NAME);
+      return port === before ? undefined : port;
+    },
+    { timeoutMs: 30_000 },
+  );
   await untilMaster(after);
   expect(after).toBe(servers.replica.port);
 
@@ -78,10 +82,14 @@ it('keeps the data when the new master stalls while the empty restart waits for 
   }
 
   // The restarted server ends either synced with its master or promoted (role master, never synced).
-  await until('the restarted server synced or promoted', async () => {
-    const replication = await withClient(before, (r) => r.info('replication'));
-    return /^(master_link_status:up|role:master)/m.test(replication) ? true : undefined;
-  });
+  await until(
+    'the restarted server synced or promoted',
+    async () => {
+      const replication = await withClient(before, (r) => r.info('replication'));
+      return /^(master_link_status:up|role:master)/m.test(replication) ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   expect(await masterPortOf(sentinelPorts[0]!, NAME)).toBe(after);
   await promotable(before);
   expect(await withClient(after, (r) => r.dbsize())).toBe(KEYS);

@@ -12,7 +12,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldByReplica } from '../../src/redis/connect.js';
 import { freePort } from '../ports.js';
-import { startSentinelSet, stopAll, until, untilInSync } from './servers.js';
+import { until } from '../until.js';
+import { startSentinelSet, stopAll, untilInSync } from './servers.js';
 
 afterAll(stopAll);
 
@@ -48,8 +49,7 @@ describe('a replica check on the old master of a planned Sentinel failover', () 
           /disconnected/.test(await flags()) && /^connected_slaves:0\b/m.test(await old.info('replication'))
             ? true
             : undefined,
-        2_000,
-        5,
+        { timeoutMs: 10_000, everyMs: 5 },
       );
       expect(await old.info('replication')).toMatch(/^role:master\b/m);
       await old.set('written', 'in the failover');

@@ -10,6 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../ports.js';
+import { until } from '../until.js';
+
+/** How long a server, a cluster or a Sentinel set gets to come up or settle, probed every 100 ms. */
+const SERVER_WAIT = { timeoutMs: 30_000, everyMs: 100 };
 
 export interface Server {
   port: number;
@@ -21,21 +25,6 @@ export interface Server {
 }
 
 const started: Array<{ process: ChildProcess; dir: string }> = [];
-
-/** `probe`'s first answer but undefined (a failure counts as none), asked every `everyMs` up to `tries` times. */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  tries = 300,
-  everyMs = 100,
-): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  throw new Error(`gave up waiting: ${what}`);
-}
 
 /** `pid` answers on `port` (a server or a Sentinel): the process there is that one, not another's. */
 async function answers(port: number, pid: number | undefined): Promise<true | undefined> {
@@ -102,7 +91,7 @@ export async function startRedis(
   // A server that cannot listen (the port taken) exits: said at once, not waited for.
   let ready = false;
   await Promise.race([
-    until(`redis on ${port}`, () => answers(port, child.pid)).finally(() => (ready = true)),
+    until(`redis on ${port}`, () => answers(port, child.pid), SERVER_WAIT).finally(() => (ready = true)),
     exited(child).then(() => {
       if (!ready) throw new Error(`redis-server on ${port} exited before it answered (port taken?)`);
     }),
@@ -178,25 +167,35 @@ export async function startCluster(
     const masterId = await withServer(masterPort, async (r) => String(await r.call('CLUSTER', 'MYID')));
     await withServer(port, (r) => r.call('CLUSTER', 'MEET', '127.0.0.1', masterPort));
     // The master is known to the replica once the handshake is done: then it can replicate it.
-    await until(`${port} replicating ${masterPort}`, () =>
-      withServer(port, async (r) => ((await r.call('CLUSTER', 'REPLICATE', masterId)) === 'OK' ? true : undefined)),
+    await until(
+      `${port} replicating ${masterPort}`,
+      () =>
+        withServer(port, async (r) => ((await r.call('CLUSTER', 'REPLICATE', masterId)) === 'OK' ? true : undefined)),
+      SERVER_WAIT,
     );
   }
   for (const port of [...ports, ...replicaPorts]) {
-    await until(`cluster ok on ${port}`, async () => {
-      const c = new Redis({ port, maxRetriesPerRequest: 0 });
-      c.on('error', () => {});
-      try {
-        const info = await c.cluster('INFO');
-        return String(info).includes('cluster_state:ok') ? true : undefined;
-      } finally {
-        c.disconnect();
-      }
-    });
+    await until(
+      `cluster ok on ${port}`,
+      async () => {
+        const c = new Redis({ port, maxRetriesPerRequest: 0 });
+        c.on('error', () => {});
+        try {
+          const info = await c.cluster('INFO');
+          return String(info).includes('cluster_state:ok') ? true : undefined;
+        } finally {
+          c.disconnect();
+        }
+      },
+      SERVER_WAIT,
+    );
   }
   for (const port of replicaPorts)
-    await until(`replica on ${port} in sync`, () =>
-      withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
+    await until(
+      `replica on ${port} in sync`,
+      () =>
+        withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
+      SERVER_WAIT,
     );
   return servers;
 }
@@ -270,19 +269,23 @@ export async function startSentinelSet(
   for (const port of sentinelPorts) sentinels.push(await startRedis(port, [], { sentinel: true, config }));
   // Every Sentinel knows the replicas and the other Sentinels before a failover is asked of them.
   for (const port of sentinelPorts) {
-    await until(`sentinel ${port} sees the set`, async () => {
-      const s = new Redis({ port, maxRetriesPerRequest: 0 });
-      s.on('error', () => {});
-      try {
-        const [info] = (await s.call('SENTINEL', 'MASTERS')) as string[][];
-        const field = (key: string) => Number(info![info!.indexOf(key) + 1]);
-        return field('num-slaves') >= ports.length && field('num-other-sentinels') >= sentinelPorts.length - 1
-          ? true
-          : undefined;
-      } finally {
-        s.disconnect();
-      }
-    });
+    await until(
+      `sentinel ${port} sees the set`,
+      async () => {
+        const s = new Redis({ port, maxRetriesPerRequest: 0 });
+        s.on('error', () => {});
+        try {
+          const [info] = (await s.call('SENTINEL', 'MASTERS')) as string[][];
+          const field = (key: string) => Number(info![info!.indexOf(key) + 1]);
+          return field('num-slaves') >= ports.length && field('num-other-sentinels') >= sentinelPorts.length - 1
+            ? true
+            : undefined;
+        } finally {
+          s.disconnect();
+        }
+      },
+      SERVER_WAIT,
+    );
   }
   return { master, replica: replicas[0]!, replicas, sentinels };
 }
@@ -301,18 +304,18 @@ export function startEmptyReplica(port: number, masterPort: number, args: string
 }
 
 /** Once the replica on `port` holds its master's data (its link up), the Sentinels may promote it again. */
-export async function promotable(port: number, tries = 600): Promise<void> {
-  await untilInSync(port, tries);
+export async function promotable(port: number, timeoutMs = 60_000): Promise<void> {
+  await untilInSync(port, timeoutMs);
   await withServer(port, (r) => r.config('SET', 'replica-priority', '100'));
 }
 
 /** Until the replica on `port` holds its master's data (its link up). */
-export function untilInSync(port: number, tries?: number): Promise<true> {
+export function untilInSync(port: number, timeoutMs = 30_000): Promise<true> {
   return until(
     `replica on ${port} in sync`,
     () =>
       withServer(port, async (r) => (/^master_link_status:up/m.test(await r.info('replication')) ? true : undefined)),
-    tries,
+    { timeoutMs, everyMs: 100 },
   );
 }
 
@@ -336,15 +339,19 @@ export async function masterPortOf(sentinelPort: number, name: string): Promise<
 
 /** Waits until the server on `port` says it is a master taking writes. */
 export function untilMaster(port: number): Promise<true> {
-  return until(`master on ${port}`, async () => {
-    const r = new Redis({ port, maxRetriesPerRequest: 0 });
-    r.on('error', () => {});
-    try {
-      return String(await r.info('replication')).includes('role:master') ? true : undefined;
-    } finally {
-      r.disconnect();
-    }
-  });
+  return until(
+    `master on ${port}`,
+    async () => {
+      const r = new Redis({ port, maxRetriesPerRequest: 0 });
+      r.on('error', () => {});
+      try {
+        return String(await r.info('replication')).includes('role:master') ? true : undefined;
+      } finally {
+        r.disconnect();
+      }
+    },
+    SERVER_WAIT,
+  );
 }
 
 /** A connection to the server on `port` for `use`, closed after. */
