@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { createLogger } from '../../src/log.js';
-import { parseOperatorArgs } from '../../src/people/operator-cli.js';
+import { askToAddOperator, commandLineAsker, parseOperatorArgs } from '../../src/people/operator-cli.js';
 import { Operators } from '../../src/people/operators.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
@@ -292,15 +292,18 @@ describe('the second operator, from the command line', () => {
       child.stdin.end(stdin);
     });
 
+  // Two processes of npx tsx on a loaded machine: the test's own bound.
   it('npm run operator -- add writes a request that takes effect only once an operator approves it', async () => {
     expect(parseOperatorArgs(['add'])).toEqual({ error: expect.stringMatching(/needs the new operator's name/) });
     expect(parseOperatorArgs(['add', 'dana', 'secret'])).toEqual({ error: expect.stringMatching(/one name only/) });
     expect(parseOperatorArgs(['remove', 'dana'])).toEqual({ error: expect.stringMatching(/unknown command/) });
     expect(parseOperatorArgs(['add', 'dana'])).toEqual({ add: 'dana' });
 
-    const weak = await run(['add', 'dana'], 'aaaaaaaaaaaa\n');
-    expect(weak.code).toBe(1);
-    expect(weak.err).toMatch(/^operator: refused: /m);
+    const db = direct.db as unknown as Kysely<PeopleSchema>;
+    const by = commandLineAsker();
+    await expect(askToAddOperator(db, { name: 'dana', password: 'aaaaaaaaaaaa', by })).rejects.toMatchObject({
+      status: 400,
+    });
     const asked = await run(['add', 'dana'], 'dana has a long passphrase\n');
     expect(asked.code, asked.err).toBe(0);
     const id = /^asked: add operator dana \(request (r-[\w-]+)\)/.exec(asked.out)?.[1];
@@ -321,8 +324,12 @@ describe('the second operator, from the command line', () => {
     expect((await post(lead, `/ops/requests/${id}/approve`)).status).toBe(303);
     await signIn(app.url, 'dana', 'dana has a long passphrase');
     // A name taken is refused.
-    const again = await run(['add', 'dana'], 'dana has another passphrase\n');
-    expect(again.code).toBe(1);
-    expect(again.err).toMatch(/there is already an operator dana/);
-  });
+    await expect(askToAddOperator(db, { name: 'dana', password: 'dana has another passphrase', by })).rejects.toThrow(
+      /there is already an operator dana/,
+    );
+    // The command's own refusal: exit 2 on bad arguments, before anything is read or written.
+    const bad = await run(['add'], '');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/^operator: add needs the new operator's name/);
+  }, 120_000);
 });
