@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 import type { PaymentResult } from '../../flows/services.js';
-import { eventually, payment, startProcess, startService, type Process, type Service } from './stack.js';
+import { until, reading } from '../until.js';
+import { payment, startProcess, startService, type Process, type Service } from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -27,9 +28,12 @@ describe('final states without webhook credentials', () => {
     // validated, approved, processed: one read, for the outcome only.
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
-    await eventually(
-      () => product.telegram.told,
-      (t) => t.some((m) => /^Done/.test(m.text)),
+    await until(
+      'the outcome told',
+      reading(
+        () => product.telegram.told,
+        (t) => t.some((m) => /^Done/.test(m.text)),
+      ),
     );
     expect(product.telegram.told.map((m) => m.text)).toEqual([
       expect.stringContaining('passed its checks'),
@@ -45,7 +49,9 @@ describe('final states without webhook credentials', () => {
     const service: Service = await startService();
     open.push(service);
     let now = 1_700_000_000_000;
-    const budget = { now: () => now, pollMs: 20 };
+    // Each ask of the budget reads its clock: counted, to see a waiting read ask again and be refused.
+    let asked = 0;
+    const budget = { now: () => (asked++, now), pollMs: 20 };
     const processes: Process[] = [];
     for (const name of ['a', 'b']) {
       const queueName = `test-confirm-${process.pid}-${name}-${n++}`;
@@ -63,15 +69,26 @@ describe('final states without webhook credentials', () => {
     await service.sandbox.controls.idle();
 
     const done = () => [...a.telegram.told, ...b.telegram.told].filter((m) => /^Done/.test(m.text));
-    await eventually(done, (d) => d.length >= 30);
-    // Time stands still: the budget is spent, and stays spent however long the others wait.
-    await new Promise((r) => setTimeout(r, 500));
+    await until(
+      '30 told',
+      reading(done, (d) => d.length >= 30),
+    );
+    // Time stands still: the budget is spent, and stays spent however often the waiting read asks again.
+    const before = asked;
+    await until('the waiting read asking the budget 5 times more', () => asked >= before + 5);
     expect(service.reads).toHaveLength(30);
     expect(done()).toHaveLength(30);
     // A minute and a second later the waiting reads go out, and every outcome is told once.
     now += 61_000;
-    await eventually(done, (d) => d.length >= 31);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(
+      '31 told',
+      reading(done, (d) => d.length >= 31),
+    );
+    // Every notification worked in both processes (no job waiting, active or retried later): nothing more to tell.
+    await until(
+      'both queues empty',
+      async () => (await a.notifications.queue.depth()) + (await b.notifications.queue.depth()) === 0,
+    );
     expect(done()).toHaveLength(31);
     expect(new Set(done().map((m) => m.address.conversationId)).size).toBe(31);
     // One read per confirmation: the process that did not read a payment found it being read, then told.

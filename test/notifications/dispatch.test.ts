@@ -15,6 +15,7 @@ import { MomoClient } from '../../src/momo/index.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from '../conversation/engine-fixtures.js';
 import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
+import { until } from '../until.js';
 
 const logger = createLogger('silent');
 const prefix = uniquePrefix('dispatch');
@@ -223,7 +224,13 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       hold: (request) => marks.hold(request),
       close: async () => undefined,
     };
-    const hung: Notifier = { send: () => new Promise<void>(() => {}) };
+    let sending = false;
+    const hung: Notifier = {
+      send: () => {
+        sending = true;
+        return new Promise<void>(() => {});
+      },
+    };
     const dying = createDispatcher({
       marks: gone,
       made,
@@ -233,7 +240,7 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
       logger,
     });
     void dying.dispatch(paymentEvent(id, 'processed'));
-    await new Promise((r) => setTimeout(r, 20));
+    await until('the dying dispatcher sending under its lease', () => sending);
     const notifier = new RecordingNotifier();
     const next = createDispatcher({
       marks,
@@ -246,8 +253,14 @@ describe.each(marksOn)('dispatcher with %s marks', (_name, makeMarks) => {
     // While the lease holds, the delivery is busy (the queue comes back later), never 'duplicate': before,
     // the mark taken ahead of the send refused it for good and the outcome was never told.
     await expect(next.dispatch(paymentEvent(id, 'processed'))).rejects.toBeInstanceOf(BusyError);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await next.dispatch(paymentEvent(id, 'processed'))).toBe('sent');
+    // Once the lease runs out (200 ms, never renewed), the delivery is made.
+    const after = await until('the dead lease run out', () =>
+      next.dispatch(paymentEvent(id, 'processed')).catch((error: unknown) => {
+        if (error instanceof BusyError) return undefined;
+        throw error;
+      }),
+    );
+    expect(after).toBe('sent');
     expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
     expect(await next.dispatch(paymentEvent(id, 'processed'))).toBe('duplicate');
   });
@@ -580,11 +593,11 @@ class FlakyNotifier implements Notifier {
   }
 }
 
-const settle = async (n: { queue: { depth(): Promise<number> } }, told: () => number, expected: number) => {
-  const limit = Date.now() + 10_000;
-  while (((await n.queue.depth()) > 0 || told() < expected) && Date.now() < limit)
-    await new Promise((r) => setTimeout(r, 10));
-};
+const settle = (n: { queue: { depth(): Promise<number> } }, told: () => number, expected: number) =>
+  until(`the queue empty and ${expected} told`, async () => (await n.queue.depth()) === 0 && told() >= expected, {
+    timeoutMs: 10_000,
+    everyMs: 10,
+  });
 
 const backends: Array<
   [string, () => { redisUrl?: string; keyPrefix?: string; queueName?: string; cleanup(): Promise<void> }]
@@ -686,9 +699,8 @@ describe.each(backends)('notifications end to end on the %s queue', (_name, back
     try {
       n.start();
       await n.queue.add([a, b, c, a].map((id) => paymentEvent(id, 'processed')));
+      // The queue empty: every job, the repeated one too, has been worked (a repeat would have been told by now).
       await settle(n, () => notifier.sent.length, 3);
-      // Give a wrongly repeated message the time to show.
-      await new Promise((r) => setTimeout(r, 50));
       expect(notifier.sent.sort()).toEqual([`${a} Done`, `${b} Done`, `${c} Done`].sort());
     } finally {
       await n.stop();
@@ -718,7 +730,7 @@ describe('notifications end to end in one process', () => {
     for (const state of ['processed', 'validated', 'processed', 'approved', 'processed']) {
       await n.queue.add([paymentEvent(id, state)]);
     }
-    while ((await n.queue.depth()) > 0) await new Promise((r) => setTimeout(r, 5));
+    await until('the queue empty', async () => (await n.queue.depth()) === 0);
     await n.stop();
     expect(notifier.sent).toHaveLength(1);
     expect(notifier.sent[0]!.address).toEqual({ channel: 'slack', conversationId: 'T1:U1' });
@@ -743,7 +755,7 @@ describe('notifications end to end in one process', () => {
       hook: { event: 'payment.status.changed' },
       data: { id, state: 'processed', amount: '2500', currency: 'UGX', metadata: { chat: 'telegram:55' } },
     });
-    while ((await n.queue.depth()) > 0) await new Promise((r) => setTimeout(r, 5));
+    await until('the queue empty', async () => (await n.queue.depth()) === 0);
     await n.stop();
     expect(notifier.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Done/)]);
   });
@@ -781,9 +793,7 @@ describe('two deployments sharing a Redis (queues named by notificationQueueName
       a.n.start();
       b.n.start();
       for (let i = 0; i < 40; i++) await a.n.queue.add([paymentEvent(first + i, 'processed')]);
-      const limit = Date.now() + 10_000;
-      while (((await a.n.queue.depth()) > 0 || a.notifier.sent.length < 40) && Date.now() < limit)
-        await new Promise((r) => setTimeout(r, 10));
+      await settle(a.n, () => a.notifier.sent.length, 40);
       expect(a.notifier.sent).toHaveLength(40);
       expect(b.notifier.sent).toHaveLength(0);
       expect(await b.n.queue.depth()).toBe(0);

@@ -12,7 +12,6 @@ import { Payouts, type Payout } from '../../src/payouts/payouts.js';
 import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
 import {
   API_KEY,
-  eventually,
   payment,
   startProcess,
   startService,
@@ -20,6 +19,7 @@ import {
   type ProcessOptions,
   type Service,
 } from './stack.js';
+import { until } from '../until.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -199,10 +199,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
       payee: '+256772000001',
     });
     await product.made.accepted(key, String(created.id));
-    await eventually(
-      () => product.telegram.told,
-      (t) => t.length > 0,
-    );
+    await until('the outcome told', () => product.telegram.told.length > 0);
     expect(service.reads).toEqual([`GET /api/payments/${created.id}`]);
     expect(product.telegram.told.map((t) => t.text)).toEqual([expect.stringMatching(/^Done/)]);
     // The service's webhook arrives late after all: a duplicate.
@@ -215,7 +212,8 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
       }),
     });
     expect(late.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    // Taken into the queue before the 200: once the queue is empty it has been worked.
+    await until('the late notification worked', async () => (await product.notifications.queue.depth()) === 0);
     expect(product.telegram.told).toHaveLength(1);
     expect(service.reads).toHaveLength(1);
   });
@@ -227,10 +225,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     await product.services.createPayment(payment(key, 'telegram:43'));
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
-    await eventually(
-      () => product.telegram.told,
-      (t) => t.some((m) => /^Done/.test(m.text)),
-    );
+    await until('the outcome told', () => product.telegram.told.some((m) => /^Done/.test(m.text)));
     await product.notifications.followUp.check({ ref: key, step: 0 });
     expect(service.reads).toEqual([]);
     expect(product.telegram.told.filter((m) => /^Done/.test(m.text))).toHaveLength(1);

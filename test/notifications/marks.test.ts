@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { markKeys } from '../../src/conversation/store/keys.js';
+import { until } from '../until.js';
 
 const prefix = uniquePrefix('marks');
 const raw = inspector(prefix);
@@ -75,9 +76,10 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     const dead = await marks.take(request);
     expect(dead.outcome).toBe('ok');
     expect((await marks.take(request)).outcome).toBe('busy');
-    await new Promise((r) => setTimeout(r, 250));
-    const next = await marks.take(request);
-    expect(next.outcome).toBe('ok');
+    const next = await until('the lease run out', async () => {
+      const taken = await marks.take(request);
+      return taken.outcome === 'ok' ? taken : undefined;
+    });
     // The dead holder's late renewal does not take it back.
     expect(await dead.renew()).toBe(false);
     await next.done();
@@ -107,9 +109,9 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     await reading.release();
     const next = await marks.hold(request);
     expect(next.outcome).toBe('ok');
-    await new Promise((r) => setTimeout(r, 250));
+    expect((await marks.hold(request)).outcome).toBe('busy');
+    await until('the lease run out', async () => (await marks.hold(request)).outcome === 'ok');
     expect(await next.renew()).toBe(false);
-    expect((await marks.hold(request)).outcome).toBe('ok');
   });
 
   it('holds no read of a change told or overtaken, in the same step as the lease (a reader that let go had told it)', async () => {

@@ -24,6 +24,7 @@ import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { addressOf, cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
 import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/servers.js';
 import { cutOff, payment, startProcess, startService, type Process, type Service } from './stack.js';
+import { reading, until } from '../until.js';
 
 const done: Array<() => Promise<unknown>> = [];
 let redisServer: RedisServer;
@@ -59,15 +60,6 @@ afterAll(async () => {
   await server?.drop();
   await stopAll();
 });
-
-/** Polls `read` until `ok` (the test's timeout bounds it); its last value. */
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function flushAll(): Promise<void> {
   const redis = new Redis(redisServer.port);
@@ -117,15 +109,21 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     expect(await owedRow(key)).toMatchObject({ reason: 'conflict', settled_at: null, step: 0 });
     expect(
       await until(
-        () => stateOf(key),
-        (s) => s === 'submitted',
+        'the payment state',
+        reading(
+          () => stateOf(key),
+          (s) => s === 'submitted',
+        ),
       ),
     ).toBe('submitted');
 
     await flushAll();
     const told = await until(
-      async () => product.telegram.told,
-      (t) => t.length > 0,
+      'the outcome told',
+      reading(
+        async () => product.telegram.told,
+        (t) => t.length > 0,
+      ),
     );
     expect(told).toEqual([
       {
@@ -134,8 +132,11 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
       },
     ]);
     const row = await until(
-      () => owedRow(key),
-      (r) => r?.settled_at !== null,
+      'the owed row settled',
+      reading(
+        () => owedRow(key),
+        (r) => r?.settled_at !== null,
+      ),
     );
     expect(row).toMatchObject({ outcome: 'refused', step: 1 });
     expect(await stateOf(key)).toBe('refused');
@@ -165,8 +166,11 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
 
     await flushAll();
     const told = await until(
-      async () => product.telegram.told,
-      (t) => t.length > 0,
+      'the outcome told',
+      reading(
+        async () => product.telegram.told,
+        (t) => t.length > 0,
+      ),
     );
     expect(told).toEqual([
       {
@@ -176,14 +180,20 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     ]);
     expect(
       await until(
-        () => owedRow(key),
-        (r) => r?.settled_at !== null,
+        'the owed row settled',
+        reading(
+          () => owedRow(key),
+          (r) => r?.settled_at !== null,
+        ),
       ),
     ).toMatchObject({ outcome: 'completed', reason: 'unanswered' });
     expect(
       await until(
-        () => stateOf(key),
-        (s) => s === 'completed',
+        'the payment state',
+        reading(
+          () => stateOf(key),
+          (s) => s === 'completed',
+        ),
       ),
     ).toBe('completed');
   });
@@ -211,8 +221,11 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
       await proxy.restore();
     }
     const told = await until(
-      async () => product.telegram.told,
-      (t) => t.length > 0,
+      'the outcome told',
+      reading(
+        async () => product.telegram.told,
+        (t) => t.length > 0,
+      ),
     );
     expect(told).toEqual([
       {
@@ -222,8 +235,11 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     ]);
     expect(
       await until(
-        () => owedRow(key),
-        (r) => r?.settled_at !== null,
+        'the owed row settled',
+        reading(
+          () => owedRow(key),
+          (r) => r?.settled_at !== null,
+        ),
       ),
     ).toMatchObject({ outcome: 'completed' });
     expect(await stateOf(key)).toBe('completed');

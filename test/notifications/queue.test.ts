@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { BullQueue, FAILED_JOBS_KEPT, MemoryQueue, QueueFullError } from '../../src/notifications/queue.js';
@@ -78,31 +78,44 @@ describe('MemoryQueue', () => {
   });
 
   it('runs a delayed job when it is due, not before; it is not counted as held', async () => {
-    const q = new MemoryQueue<string>({ logger, maxJobs: 1 });
-    const got: string[] = [];
-    const done = deferred();
-    q.process(async (j) => {
-      got.push(j);
-      if (j === 'later') done.resolve();
-    });
-    await q.add('later', { delayMs: 150 });
-    expect(await q.depth()).toBe(0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(got).toEqual([]);
-    await done.promise;
-    expect(got).toEqual(['later']);
-    await q.close();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const q = new MemoryQueue<string>({ logger, maxJobs: 1 });
+      const got: string[] = [];
+      const done = deferred();
+      q.process(async (j) => {
+        got.push(j);
+        if (j === 'later') done.resolve();
+      });
+      await q.add('later', { delayMs: 150 });
+      expect(await q.depth()).toBe(0);
+      await vi.advanceTimersByTimeAsync(149);
+      expect(got).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      await done.promise;
+      expect(got).toEqual(['later']);
+      await q.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('finishes the jobs in hand on close', async () => {
     const q = new MemoryQueue<number>({ logger, concurrency: 1 });
     const got: number[] = [];
+    const inHand = deferred();
+    const release = deferred();
     q.process(async (j) => {
-      await new Promise((r) => setTimeout(r, 5));
+      inHand.resolve();
+      await release.promise;
       got.push(j);
     });
     await Promise.all([q.add(1), q.add(2), q.add(3)]);
-    await q.close();
+    // Closed while the first is in hand and two wait.
+    await inHand.promise;
+    const closed = q.close();
+    release.resolve();
+    await closed;
     expect(got).toEqual([1, 2, 3]);
   });
 });

@@ -24,6 +24,7 @@ import { createNotifications } from '../../src/notifications/index.js';
 import type { EventType, Notice } from '../../src/notifications/events.js';
 import { createReadBudget, type ReadBudgetOptions } from '../../src/ops/read-budget.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { until } from '../until.js';
 import type { Database } from '../../src/journal/database.js';
 import { Journal, moneyJournal, OwedOutcomes } from '../../src/journal/index.js';
 import { JournalWriter } from '../../src/journal/writer.js';
@@ -234,16 +235,6 @@ export const payment = (key: string, chat: string, phonenumber = '+256772000001'
   metadata: { chat, ref: key },
 });
 
-/** Polls `read` (up to ~10 s) until `ok`; the last value. */
-export async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  let last = await read();
-  for (let i = 0; i < 400 && !ok(last); i++) {
-    await new Promise((r) => setTimeout(r, 25));
-    last = await read();
-  }
-  return last;
-}
-
 /**
  * Sends the headers and half the body of a create under `key` to the service, then drops the connection (a
  * process killed mid-request): the service holds the key and made nothing. Resolves once it holds it.
@@ -266,7 +257,8 @@ export async function cutOff(service: Service, key: string, chat: string): Promi
   });
   // Until the service holds the key: a create under it with a body it refuses is 409 then (a 400 otherwise,
   // which releases the key again, DUPLICATE_KEY_KEPT_AFTER_ERROR).
-  await eventually(
+  await until(
+    `the service holding ${key}`,
     async () =>
       (
         await fetch(`${service.url}/api/payments`, {
@@ -278,7 +270,6 @@ export async function cutOff(service: Service, key: string, chat: string): Promi
           },
           body: '{}',
         })
-      ).status,
-    (status) => status === 409,
+      ).status === 409,
   );
 }

@@ -9,7 +9,8 @@ import { keys } from '../../src/conversation/store/keys.js';
 import type { PaymentResult } from '../../flows/services.js';
 import { AtSession } from '../e2e/helpers.js';
 import { BASIC_AUTH, startFuzzProduct, type Product } from '../fuzz/harness.js';
-import { eventually, payment, startProcess, startService } from '../notifications/stack.js';
+import { payment, startProcess, startService } from '../notifications/stack.js';
+import { reading, until } from '../until.js';
 
 let product: Product;
 beforeAll(async () => {
@@ -29,9 +30,12 @@ const post = (url: string, body: unknown, authorization?: string) =>
 
 /** Waits until the product's notification queue has nothing left to do (its depth on /metrics is 0). */
 async function drained(url: string): Promise<void> {
-  await eventually(
-    async () => /^momo_notification_queue_depth (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1],
-    (depth) => depth === '0',
+  await until(
+    'the notification queue empty',
+    reading(
+      async () => /^momo_notification_queue_depth (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1],
+      (depth) => depth === '0',
+    ),
   );
 }
 
@@ -86,17 +90,17 @@ describe('notifications about what this product did not make', () => {
         });
         expect(forged.status).toBe(200);
       }
-      await eventually(
-        () => side.notifications.queue.depth(),
-        (d) => d === 0,
-      );
+      await until('the notification queue empty', async () => (await side.notifications.queue.depth()) === 0);
       expect(await side.store.get(keys.pending(user))).toBeNull();
       // The service completes the payment: the real outcome is told, to our record's chat only.
       await service.sandbox.controls.advanceClock(5);
       await service.sandbox.controls.idle();
-      const told = await eventually(
-        async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot),
-        (p) => p.length > 0,
+      const told = await until(
+        'the outcome in the pending record',
+        reading(
+          async () => storedNotes((await side.store.get(keys.pending(user)))?.snapshot),
+          (p) => p.length > 0,
+        ),
       );
       expect(told).toEqual([
         { words: expect.anything(), text: expect.stringMatching(/^Done: 5,000 UGX reached \+256772000001/) },
