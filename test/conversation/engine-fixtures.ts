@@ -240,16 +240,21 @@ export function racingStore(store: SessionStore): SessionStore & {
  */
 export function holdingStore(
   store: SessionStore,
-): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): void } {
-  let held: { which: (record: Record<string, unknown>) => boolean; until: Promise<void> } | undefined;
+): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): Promise<void> } {
+  let held:
+    { which: (record: Record<string, unknown>) => boolean; until: Promise<void>; reached: () => void } | undefined;
   return overriding(store, {
-    hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>) {
-      held = { which, until };
+    /** Holds the next write `which` picks until `until`; resolves once that write is being held. */
+    hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): Promise<void> {
+      return new Promise<void>((reached) => {
+        held = { which, until, reached };
+      });
     },
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
       if (held && key.startsWith('conv:') && held.which(snapshot as Record<string, unknown>)) {
-        const { until } = held;
+        const { until, reached } = held;
         held = undefined;
+        reached();
         await until;
       }
       return store.set(key, snapshot, expected, ttl, lease);

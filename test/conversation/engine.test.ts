@@ -32,6 +32,7 @@ import { keys } from '../../src/conversation/store/keys.js';
 import { addPending, ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import { notifyText } from '../../src/notifications/messages.js';
+import { until } from '../until.js';
 
 const prefix = uniquePrefix('engine');
 const raw = inspector(prefix);
@@ -580,7 +581,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const { msg, who } = await atConfirmation(e);
     // The confirmation's own write goes through; the run's write of its outcome lands only past the deadline.
     const landed = gate<void>();
-    store.hold((record) => record.run === undefined, landed.promise);
+    void store.hold((record) => record.run === undefined, landed.promise);
     const answer = e.turn(who, channel(msg, 3, { choice: 'yes' }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     landed.open();
@@ -599,7 +600,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
     const { msg, who } = await atConfirmation(e);
     const first = e.turn(who, channel(msg, 3, { choice: 'yes' })); // the run waits for the payment
-    while (calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until('the payment call made', () => calls.length > 0);
     // A gateway's copy lands on the other process, waits past its deadline and is answered "processing".
     expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: processing });
     release.open({ id: 'pay-l', state: 'submitted' });
@@ -624,9 +625,9 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(await e.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
     // The run settles; its outcome is written by a write that is slow to land.
     const landed = gate<void>();
-    store.hold((record) => record.run === undefined, landed.promise);
+    const held = store.hold((record) => record.run === undefined, landed.promise);
     release.open({ id: 'pay-k', state: 'submitted' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await held;
     // A gateway's copy of the dial, meanwhile and after, gets the screen the dial got.
     expect(await other.turn(who, channel(msg, 4, { newSession: true }))).toEqual({ n: 4, text: processing });
     landed.open();
@@ -653,8 +654,7 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
           ledger: [string, unknown][];
         }
       ).ledger.some(([id, answer]) => id === deliveryId('hop-4') && answer === WAITING);
-    for (let i = 0; i < 200 && !(await marked()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(await marked()).toBe(true);
+    await until('the waiting message in the ledger', marked);
     const copy = e.turn(who, channel(msg, 4, { newSession: true }));
     release.open({ id: 'pay-c', state: 'submitted' });
     const [first, second] = await Promise.all([waiting, copy]);
