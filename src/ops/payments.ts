@@ -22,6 +22,7 @@ import { HeldPayments, type HeldPayment } from '../approvals/held.js';
 import { csvWriter } from '../csv.js';
 import { chainHead, type ChainHead } from '../journal/chain.js';
 import { REF_SHAPE, SearchError, type Journal, type SearchQuery } from '../journal/journal.js';
+import { referenceOf } from '../journal/short-ref.js';
 import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
@@ -41,9 +42,15 @@ export interface PaymentsRoutesOptions {
 
 /** One operation as the JSON and the CSV give it. */
 export interface PaymentItem {
+  /**
+   * Ours: the short ref (`MC-7K2QX`, src/journal/short-ref.ts), the `Ref` people were told; a teller reads it
+   * out, `/ops/payments?ref=` finds it as typed.
+   */
   ref: string;
   /** The service's id, once it answered. */
   id: string | null;
+  /** Our key of the operation: the Duplicate-Check-Key of its create, also its `metadata.ref` at the service. */
+  key: string;
   kind: string;
   amount: string;
   currency: string;
@@ -77,8 +84,9 @@ const iso = (at: Date | string): string => (at instanceof Date ? at.toISOString(
 export function itemOf(op: Operation, held?: HeldPayment): PaymentItem {
   const d = held?.decision;
   return {
-    ref: op.ref,
+    ref: op.short_ref,
     id: op.service_id,
+    key: op.ref,
     kind: op.kind,
     amount: op.amount,
     currency: op.currency,
@@ -105,6 +113,7 @@ export function itemOf(op: Operation, held?: HeldPayment): PaymentItem {
 export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
   'ref',
   'id',
+  'key',
   'kind',
   'amount',
   'currency',
@@ -404,7 +413,8 @@ function searchForm(given: Record<string, string>): Html {
     /></label>`;
   return html`<form class="search" method="get" action="/ops/payments" role="search">
     ${field('phone', 'Phone', 'text', 'inputmode="tel" maxlength="32" placeholder="+256…"')}
-    ${field('ref', 'Our ref', 'text', 'maxlength="100"')} ${field('id', "Service's id", 'text', 'maxlength="100"')}
+    ${field('ref', 'Ref', 'text', 'maxlength="100" placeholder="MC-…"')}
+    ${field('id', "Service's id", 'text', 'maxlength="100"')}
     <label
       >Channel
       <select name="channel">
@@ -460,8 +470,7 @@ export function paymentsPage(view: PaymentsView): string {
     const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
     return html`<tr data-ref="${op.ref}">
       <td class="when">${when(op.created).slice(0, 10)}<br /><small>${when(op.created).slice(11)}</small></td>
-      <td class="ref"><a href="${link}">${op.ref}</a></td>
-      <td>${op.service_id ?? '–'}</td>
+      <td class="ref"><a href="${link}">${referenceOf(op)}</a></td>
       <td>${op.kind}</td>
       <td class="num">${amountText(op.amount, op.currency)}</td>
       <td>${op.payee}${op.payee_name ? html`<br /><small>${op.payee_name}</small>` : ''}</td>
@@ -500,8 +509,7 @@ export function paymentsPage(view: PaymentsView): string {
               <thead>
                 <tr>
                   <th scope="col">Created</th>
-                  <th scope="col">Our ref</th>
-                  <th scope="col">Service's id</th>
+                  <th scope="col">Ref</th>
                   <th scope="col">Kind</th>
                   <th scope="col">Amount</th>
                   <th scope="col">Payee</th>
@@ -566,10 +574,10 @@ export function timelinePage(
     : '';
   const summary = op
     ? html`<dl class="summary">
-        <dt>Our ref</dt>
-        <dd>${op.ref}</dd>
-        <dt>Service's id</dt>
-        <dd>${op.service_id ?? '–'}</dd>
+        <dt>Ref</dt>
+        <dd class="ref">${referenceOf(op)}</dd>
+        <dt>Key</dt>
+        <dd><small>${op.ref}</small></dd>
         <dt>Kind</dt>
         <dd>${op.kind} (${op.flow})</dd>
         <dt>Amount</dt>
@@ -612,7 +620,7 @@ export function timelinePage(
         )}
       </ol>
     </section>`;
-  return page(`payment ${ref}`, '/ops/payments', body);
+  return page(`payment ${op?.short_ref ?? ref}`, '/ops/payments', body);
 }
 
 /**

@@ -127,7 +127,7 @@ forEachDatabase('approvals on the ops pages', (open) => {
   it('gives maker, checker and decision in the JSON and the CSV, as the pages show them', async () => {
     const res = await fetch(`${url}/ops/payments.json`);
     expect(res.status).toBe(200);
-    const items = new Map(((await res.json()) as { items: PaymentItem[] }).items.map((i) => [i.ref, i]));
+    const items = new Map(((await res.json()) as { items: PaymentItem[] }).items.map((i) => [i.key, i]));
     expect(items.get('k-ops-approved')).toMatchObject({
       maker: 'UMAKER on slack (person maria)',
       checker: 'UFIN on slack (person fatuma) (fin)',
@@ -152,7 +152,7 @@ forEachDatabase('approvals on the ops pages', (open) => {
     expect(csv.status).toBe(200);
     const [header, ...rows] = parse(await csv.text()) as string[][];
     expect(header!.slice(0, CSV_COLUMNS.length)).toEqual([...CSV_COLUMNS]);
-    const byRef = new Map(rows.map((row) => [row[header!.indexOf('ref')], row]));
+    const byRef = new Map(rows.map((row) => [row[header!.indexOf('key')], row]));
     const cell = (ref: string, column: string) => byRef.get(ref)![header!.indexOf(column)];
     for (const ref of ['k-ops-approved', 'k-ops-rejected', 'k-ops-waiting', 'k-ops-plain']) {
       for (const column of ['maker', 'checker', 'decision', 'decidedAt', 'decisionReason'] as const)

@@ -14,6 +14,7 @@ import type { Funnel } from '../../src/ops/funnel.js';
 import { addOpsPage } from '../../src/ops/page.js';
 import { headNotFound, parseHead, verifyChain } from '../../src/journal/chain.js';
 import { CSV_COLUMNS, HEAD_COLUMN } from '../../src/ops/payments.js';
+import { SHORT_REF_SHAPE } from '../../src/journal/short-ref.js';
 import { forEachDatabase } from '../journal/databases.js';
 import { FORMULA_NAME, FORMULA_USER, MARKUP_TEXT, seedJournal, type Refs } from './money-fixtures.js';
 
@@ -80,13 +81,15 @@ forEachDatabase('ops-payments', (open) => {
   };
 
   it('searches by phone (as typed locally), ref, service id, channel, state and days', async () => {
-    expect((await json('?phone=0772000001')).items.map((i) => i.ref)).toEqual([refs.completed]);
+    expect((await json('?phone=0772000001')).items.map((i) => i.key)).toEqual([refs.completed]);
     // The user on USSD is a phone number too.
-    expect((await json('?phone=%2B256772999003')).items.map((i) => i.ref)).toEqual([refs.open]);
+    expect((await json('?phone=%2B256772999003')).items.map((i) => i.key)).toEqual([refs.open]);
     expect((await json(`?ref=${refs.failed}`)).items).toEqual([
       expect.objectContaining({
-        ref: refs.failed,
+        // Ours, the short ref people were told; the service's id and our key each in a field of their own.
+        ref: expect.stringMatching(SHORT_REF_SHAPE),
         id: 'pay_failed_2',
+        key: refs.failed,
         kind: 'payment',
         amount: '250.50',
         currency: 'UGX',
@@ -97,25 +100,25 @@ forEachDatabase('ops-payments', (open) => {
         created: '2026-11-21T10:00:00.000Z',
       }),
     ]);
-    expect((await json('?id=req_6')).items.map((i) => i.ref)).toEqual([refs.telegram]);
-    expect((await json('?channel=telegram')).items.map((i) => i.ref)).toEqual([refs.telegram]);
-    expect((await json('?state=completed')).items.map((i) => i.ref)).toEqual([refs.telegram, refs.completed]);
-    expect((await json('?from=2026-11-21&to=2026-11-22')).items.map((i) => i.ref)).toEqual([
+    expect((await json('?id=req_6')).items.map((i) => i.key)).toEqual([refs.telegram]);
+    expect((await json('?channel=telegram')).items.map((i) => i.key)).toEqual([refs.telegram]);
+    expect((await json('?state=completed')).items.map((i) => i.key)).toEqual([refs.telegram, refs.completed]);
+    expect((await json('?from=2026-11-21&to=2026-11-22')).items.map((i) => i.key)).toEqual([
       refs.held,
       refs.open,
       refs.failed,
     ]);
-    expect((await json('?channel=slack&state=intended&from=2026-11-01')).items.map((i) => i.ref)).toEqual([refs.held]);
+    expect((await json('?channel=slack&state=intended&from=2026-11-01')).items.map((i) => i.key)).toEqual([refs.held]);
     expect((await json('?phone=0772000009')).items).toEqual([]);
   });
 
   it('pages the JSON with size and next, newest first, every operation once', async () => {
     const seen: string[] = [];
     let page = await json('?size=250');
-    seen.push(...page.items.map((i) => String(i.ref)));
+    seen.push(...page.items.map((i) => String(i.key)));
     while (page.next) {
       page = await json(`?size=250&cursor=${page.next}`);
-      seen.push(...page.items.map((i) => String(i.ref)));
+      seen.push(...page.items.map((i) => String(i.key)));
     }
     expect(seen).toHaveLength(606);
     expect(new Set(seen).size).toBe(606);
@@ -140,12 +143,12 @@ forEachDatabase('ops-payments', (open) => {
       for (const cell of row) expect(runs(cell), `row ${r + 1}: ${JSON.stringify(cell)}`).toBe(false);
     }
     const col = (name: string) => CSV_COLUMNS.indexOf(name as (typeof CSV_COLUMNS)[number]);
-    const hostile = rows.find((row) => row[col('ref')] === refs.hostile)!;
+    const hostile = rows.find((row) => row[col('key')] === refs.hostile)!;
     expect(hostile[col('user')]).toBe(`'${FORMULA_USER}`);
     expect(hostile[col('payeeName')]).toBe(`'${FORMULA_NAME}`);
     expect(hostile[col('chat')]).toBe(MARKUP_TEXT);
     // Plain numbers stay numbers: amounts, and phone numbers in + format.
-    const completed = rows.find((row) => row[col('ref')] === refs.completed)!;
+    const completed = rows.find((row) => row[col('key')] === refs.completed)!;
     expect(completed[col('amount')]).toBe('1500');
     expect(completed[col('payee')]).toBe('+256772000001');
     expect(completed[col('state')]).toBe('completed');
@@ -153,7 +156,7 @@ forEachDatabase('ops-payments', (open) => {
     const slack = parse(
       await (await fetch(`${url}/ops/payments.csv?channel=slack&from=2026-11-01`, { headers: OPERATOR })).text(),
     ) as string[][];
-    expect(slack.slice(1).map((row) => row[col('ref')])).toEqual([refs.held, refs.failed]);
+    expect(slack.slice(1).map((row) => row[col('key')])).toEqual([refs.held, refs.failed]);
   });
 
   it("carries the chain's head in the file: the CSV's last column on every row, the JSON's head", async () => {
