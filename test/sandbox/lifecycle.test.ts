@@ -117,6 +117,25 @@ describe('payments: approval rules and the portal decisions', () => {
     }
   });
 
+  it('lists by modified_after (included, to the minute) what changed since: a payment rejected days later', async () => {
+    await control('PATCH', '/organization', { approvalRules: [{ currency: 'UGX', above: '100000' }] });
+    const held = await pay({ amount: '150000' });
+    const plain = await pay({});
+    await advance(60);
+    const minute = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+    const changedSince = async (ms: number) =>
+      (await sb.api('GET', `/payments?ordering=id&modified_after=${encodeURIComponent(minute(ms))}`)).body.results.map(
+        (p: { id: number }) => p.id,
+      );
+    await advance(3 * 86_400);
+    const look = sb.controls.now().getTime();
+    expect(await changedSince(look)).toEqual([]);
+    expect((await control('POST', `/payments/${held.id}/reject`, { reason: 'Not budgeted' })).status).toBe(200);
+    // The minute of the change is included; the payment left alone is not listed.
+    expect(await changedSince(look)).toEqual([held.id]);
+    expect(await changedSince(look - 4 * 86_400_000)).toEqual([held.id, plain.id].sort((a, b) => a - b));
+  });
+
   it('cancels a payment not yet sent with cancelled_*, but not one already processed', async () => {
     const p = await pay({ start_date: '2 hours' });
     await advance(5);
