@@ -72,12 +72,3 @@ export async function startEndpoint(path = '/hook'): Promise<Endpoint> {
   endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   return endpoint;
 }
-
-/** Waits for `ok()` (checked every 20 ms) within the test's timeout; throws naming `what`. */
-export async function until(ok: () => boolean | Promise<boolean>, what: string, tries = 2000): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}

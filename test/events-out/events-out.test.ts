@@ -16,7 +16,8 @@ import { createLogger } from '../../src/log.js';
 import type { Kysely } from 'kysely';
 import { forEachDatabase } from '../journal/databases.js';
 import { anIntent } from '../journal/intents.js';
-import { startEndpoint, until, type Endpoint } from './endpoint.js';
+import { until } from '../until.js';
+import { startEndpoint, type Endpoint } from './endpoint.js';
 import { documentedVerify } from './snippet.js';
 
 const SECRET = 'whsec-test-0123456789abcdef';
@@ -91,7 +92,9 @@ forEachDatabase('events_out', (open, engine) => {
     await journal.stateReported('pay-2', { state: 'failed', source: 'reconciliation' });
 
     // The endpoint refuses for a while: several tries of each event fail.
-    await until(() => endpoint.received.filter((r) => r.answered === 500).length >= 20, 'twenty refused tries');
+    await until('twenty refused tries', () => endpoint.received.filter((r) => r.answered === 500).length >= 20, {
+      timeoutMs: 40_000,
+    });
     expect(taken()).toEqual([]);
     endpoint.down = false;
 
@@ -100,7 +103,7 @@ forEachDatabase('events_out', (open, engine) => {
       'req-1': ['request.intended', 'request.refused'],
       'pay-2': ['payment.intended', 'payment.submitted', 'payment.completed', 'payment.failed'],
     };
-    await until(() => taken().length >= 9, 'every event taken');
+    await until('every event taken', () => taken().length >= 9, { timeoutMs: 40_000 });
     for (const [ref, types] of Object.entries(expected)) expect(typesOf(ref).sort()).toEqual([...types].sort());
     // Each event once it was taken (the ids of the refused tries are the same ids).
     const ids = taken().map((e) => e.id);
@@ -121,10 +124,11 @@ forEachDatabase('events_out', (open, engine) => {
     // The log: every delivery delivered (once its answer is recorded), after at least one refused try.
     const db = database.db as unknown as Kysely<EventsOutSchema>;
     await until(
+      'every delivery recorded',
       async () =>
         (await db.selectFrom('event_deliveries').select('state').where('state', '<>', 'delivered').execute()).length ===
         0,
-      'every delivery recorded',
+      { timeoutMs: 40_000 },
     );
     const log = await db.selectFrom('event_deliveries').selectAll().execute();
     expect(log).toHaveLength(9);
@@ -147,7 +151,7 @@ forEachDatabase('events_out', (open, engine) => {
     const w = worker(database, endpoint);
     workers.push(w);
     await w.start();
-    await until(() => typesOf('pay-3').length === 2, 'the purchase events');
+    await until('the purchase events', () => typesOf('pay-3').length === 2, { timeoutMs: 40_000 });
     expect(typesOf('pay-3').sort()).toEqual(['purchase.completed', 'purchase.intended']);
     expect(taken().length).toBe(before + 2);
   });
@@ -166,10 +170,13 @@ forEachDatabase('events_out', (open, engine) => {
     expect(
       await replayDelivery(db, { eventId: one.event_id, endpoint: one.endpoint, by: 'ops-lead', retryMs: 1000 }),
     ).toBe(true);
-    await until(() => taken().filter((e) => e.id === one.event_id).length === before + 1, 'the replayed event');
+    await until('the replayed event', () => taken().filter((e) => e.id === one.event_id).length === before + 1, {
+      timeoutMs: 40_000,
+    });
     const again = endpoint.received.filter((r) => r.answered === 200 && JSON.parse(r.raw).id === one.event_id).at(-1)!;
     expect(again.raw).toBe(one.body);
     await until(
+      'the replay recorded',
       async () =>
         (
           await db
@@ -178,7 +185,7 @@ forEachDatabase('events_out', (open, engine) => {
             .where('event_id', '=', one.event_id)
             .executeTakeFirst()
         )?.state === 'delivered',
-      'the replay recorded',
+      { timeoutMs: 40_000 },
     );
     const row = await db
       .selectFrom('event_deliveries')
@@ -221,7 +228,7 @@ forEachDatabase('events_out', (open, engine) => {
       const db = database.db as unknown as Kysely<EventsOutSchema>;
       const row = () =>
         db.selectFrom('event_deliveries').selectAll().where('endpoint', '=', dead.url).executeTakeFirst();
-      await until(async () => (await row())?.state === 'failed', 'the delivery given up');
+      await until('the delivery given up', async () => (await row())?.state === 'failed', { timeoutMs: 40_000 });
       const given = (await row())!;
       expect(given.next_try).toBeNull();
       expect(given.last_status).toBe(500);
@@ -270,8 +277,9 @@ forEachDatabase('events_out', (open, engine) => {
     workers.push(w);
     await w.start();
     await until(
-      async () => (await db.selectFrom('events_out').select('id').execute()).length === 1,
       'the log pruned but for the pending one',
+      async () => (await db.selectFrom('events_out').select('id').execute()).length === 1,
+      { timeoutMs: 40_000 },
     );
     expect((await db.selectFrom('events_out').select('id').execute()).map((e) => e.id)).toEqual([kept]);
     expect((await db.selectFrom('event_deliveries').select('event_id').execute()).map((e) => e.event_id)).toEqual([
@@ -302,14 +310,17 @@ forEachDatabase('events_out', (open, engine) => {
         await journal.intend(anIntent(`pay-lead-${i}`));
         await journal.stateReported(`pay-lead-${i}`, { state: 'completed', source: 'notification' });
       }
-      await until(() => taken().filter((e) => e.ref.startsWith('pay-lead-')).length >= 10, 'ten events');
+      await until('ten events', () => taken().filter((e) => e.ref.startsWith('pay-lead-')).length >= 10, {
+        timeoutMs: 40_000,
+      });
       // Every delivery recorded: nothing more is out or due.
       const db = database.db as unknown as Kysely<EventsOutSchema>;
       await until(
+        'every delivery recorded',
         async () =>
           (await db.selectFrom('event_deliveries').select('state').where('state', '=', 'pending').execute()).length ===
           0,
-        'every delivery recorded',
+        { timeoutMs: 40_000 },
       );
       expect(endpoint.received.length - before).toBe(10);
     });

@@ -11,7 +11,8 @@ import type { RunningApp } from '../../src/app.js';
 import type { EventBody } from '../../src/events-out/derive.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 import { postForm, signIn } from '../people/ops-session.js';
-import { startEndpoint, until, type Endpoint } from './endpoint.js';
+import { until } from '../until.js';
+import { startEndpoint, type Endpoint } from './endpoint.js';
 import { documentedVerify } from './snippet.js';
 
 const SECRET = 'whsec-product-0123456789abcdef';
@@ -67,7 +68,7 @@ describe('events out in the product', () => {
     endpoint.hanging = true;
     await pay('+256700222001', () => {});
     // The first payment's first event is out, and the endpoint holds it without answering.
-    await until(() => endpoint.held() >= 1, 'the endpoint to hold a request');
+    await until('the endpoint to hold a request', () => endpoint.held() >= 1, { timeoutMs: 40_000 });
 
     // A whole second payment while the endpoint still holds: every hop answered, the request still held.
     let hops = 0;
@@ -84,8 +85,9 @@ describe('events out in the product', () => {
     endpoint.release();
     // Each payment: intended, submitted, then completed once the sandbox processed it.
     await until(
-      () => taken().filter((e) => e.type === 'payment.completed').length >= 2 && taken().length >= 6,
       'both payments intended, submitted and completed, delivered',
+      () => taken().filter((e) => e.type === 'payment.completed').length >= 2 && taken().length >= 6,
+      { timeoutMs: 40_000 },
     );
     const refs = [...new Set(taken().map((e) => e.ref))];
     expect(refs).toHaveLength(2);
@@ -109,10 +111,14 @@ describe('events out in the product', () => {
     expect(anonymous.status).toBe(403);
 
     const { cookie, csrf } = await signIn(app.url, USER, PASSWORD);
-    await until(async () => {
-      const page = await (await fetch(`${app.url}/ops/deliveries?state=pending`, { headers: { cookie } })).text();
-      return !/data-state="pending"/.test(page);
-    }, 'nothing pending');
+    await until(
+      'nothing pending',
+      async () => {
+        const page = await (await fetch(`${app.url}/ops/deliveries?state=pending`, { headers: { cookie } })).text();
+        return !/data-state="pending"/.test(page);
+      },
+      { timeoutMs: 40_000 },
+    );
     const all = await fetch(`${app.url}/ops/deliveries`, { headers: { cookie } });
     expect(all.status).toBe(200);
     const page = await all.text();
@@ -149,9 +155,10 @@ describe('events out in the product', () => {
     const replayed = await postForm(app.url, '/ops/deliveries/replay', { ...fields, csrf }, { cookie });
     expect(replayed.status).toBe(303);
     await until(
+      'the replayed event',
       () =>
         endpoint.received.filter((r) => r.answered === 200 && JSON.parse(r.raw).id === event.id).length === before + 1,
-      'the replayed event',
+      { timeoutMs: 40_000 },
     );
     const after = await (await fetch(`${app.url}/ops/deliveries`, { headers: { cookie } })).text();
     expect(after).toContain(`replayed by ${USER}`);

@@ -6,6 +6,7 @@ import {
   type ReadBudgetOptions,
 } from '../../src/ops/read-budget.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
+import { until } from '../until.js';
 
 const prefix = uniquePrefix('read-budget');
 const opened: ReadBudget[] = [];
@@ -36,54 +37,75 @@ const kinds: Array<[string, (options: ReadBudgetOptions) => [ReadBudget, ReadBud
   ],
 ];
 
-const tick = () => new Promise((r) => setTimeout(r, 60));
-/** Waits (bounded) until `ok`, then a little more, so a grant that should not come has its chance to show. */
-async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-  await tick();
+/**
+ * A test's clock for the budgets (`now`), counting how often they read it: every ask of a grant reads it, so
+ * `asked` rising shows the reads still waiting asking again, and being refused.
+ */
+function clock(start: number) {
+  const c = {
+    at: start,
+    asked: 0,
+    now: () => {
+      c.asked += 1;
+      return c.at;
+    },
+  };
+  return c;
+}
+
+/** Until `what` holds, then until the budgets have asked 10 times more: a grant that should not come has had its chance. */
+async function settled(c: { asked: number }, what: string, ok: () => boolean): Promise<void> {
+  await until(what, ok, { timeoutMs: 2_000, everyMs: 10 });
+  await askedAgain(c);
+}
+
+/** Until the budgets have read the clock 10 times more (asked for grants again: those not granted are refused). */
+async function askedAgain(c: { asked: number }): Promise<void> {
+  const before = c.asked;
+  await until('the waiting reads asking again', () => c.asked >= before + 10);
 }
 
 describe.each(kinds)('%s read budget', (_name, make) => {
   it('grants 30 at once over both processes; the next ones wait (queued, never refused) until a grant has aged out', async () => {
-    let now = 1_000_000_000;
-    const [a, b] = make({ now: () => now, pollMs: 10 });
+    const c = clock(1_000_000_000);
+    const [a, b] = make({ now: c.now, pollMs: 10 });
     const granted: string[] = [];
     const takes = Array.from({ length: 34 }, (_, i) =>
       (i % 2 === 0 ? a : b).take().then(() => void granted.push(`read ${i}`)),
     );
-    await until(() => granted.length >= 30);
+    await settled(c, '30 granted', () => granted.length >= 30);
     expect(granted).toHaveLength(30);
-    now += 30_000;
-    await tick();
+    c.at += 30_000;
+    await askedAgain(c);
     expect(granted).toHaveLength(30);
     // 61 s after the first grants (the service's minute and a second), the window frees them.
-    now += 31_000;
+    c.at += 31_000;
     await Promise.all(takes);
     expect(granted).toHaveLength(34);
   });
 
   it('a sliding window: never more than the limit within any window, also across its edge', async () => {
-    let now = 5_000_000_000;
-    const [a, b] = make({ now: () => now, limit: 3, windowMs: 1000, pollMs: 5 });
+    const c = clock(5_000_000_000);
+    const [a, b] = make({ now: c.now, limit: 3, windowMs: 1000, pollMs: 5 });
     const times: number[] = [];
-    const take = (budget: ReadBudget) => budget.take().then(() => void times.push(now));
+    const take = (budget: ReadBudget) => budget.take().then(() => void times.push(c.at));
     await Promise.all([take(a), take(b)]);
-    now += 900;
+    c.at += 900;
     const pending = [take(a), take(b), take(a), take(b)];
-    await until(() => times.length >= 3);
+    await settled(c, '3 granted', () => times.length >= 3);
     expect(times).toHaveLength(3);
     // A fixed window starting at the first grant would grant three more at 1000; the sliding one frees two.
-    now += 150;
-    await until(() => times.length >= 5);
+    c.at += 150;
+    await settled(c, '5 granted', () => times.length >= 5);
     expect(times).toHaveLength(5);
-    now += 900;
+    c.at += 900;
     await Promise.all(pending);
     for (const t of times) expect(times.filter((u) => u > t - 1000 && u <= t).length).toBeLessThanOrEqual(3);
   });
 
   it("reads behind the product's leave the reserve free for the product's, from any process, and go after them", async () => {
-    let now = 9_000_000_000;
-    const [a, b] = make({ now: () => now, pollMs: 10, reserve: 10 });
+    const c = clock(9_000_000_000);
+    const [a, b] = make({ now: c.now, pollMs: 10, reserve: 10 });
     const order: string[] = [];
     // The reconciliation pages in process a: 20 of the window (30 less the reserve of 10), the rest wait.
     const paging = Array.from({ length: 25 }, (_, i) =>
@@ -92,21 +114,21 @@ describe.each(kinds)('%s read budget', (_name, make) => {
         .take()
         .then(() => void order.push(`behind ${i}`)),
     );
-    await until(() => order.length >= 20);
+    await settled(c, '20 granted', () => order.length >= 20);
     expect(order).toHaveLength(20);
     // The product's reads, in either process, are granted at once from the reserve.
     const product = Array.from({ length: 10 }, (_, i) =>
       (i % 2 === 0 ? a : b).take().then(() => void order.push(`product ${i}`)),
     );
-    await until(() => order.length >= 30);
+    await settled(c, '30 granted', () => order.length >= 30);
     expect(order.slice(20).every((o) => o.startsWith('product'))).toBe(true);
     expect(order).toHaveLength(30);
     // The budget is spent. One more of the product's waits in the process that pages, with the five behind it;
     // the window frees them all: the product's goes first.
     const late = a.take().then(() => void order.push('product late'));
-    await tick();
+    await askedAgain(c);
     expect(order).toHaveLength(30);
-    now += 61_000;
+    c.at += 61_000;
     await Promise.all([...paging, ...product, late]);
     expect(order.slice(30)).toEqual(['product late', ...[20, 21, 22, 23, 24].map((i) => `behind ${i}`)]);
   });

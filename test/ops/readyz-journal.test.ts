@@ -14,6 +14,7 @@ import { Journal } from '../../src/journal/journal.js';
 import { addHealthRoutes } from '../../src/ops/health.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { addressOf, cuttableProxy, type CuttableProxy } from '../journal/proxy.js';
+import { reading, until } from '../until.js';
 
 const TOKEN = 'readyz-journal-token-0123456789';
 const done: Array<() => Promise<unknown>> = [];
@@ -21,14 +22,8 @@ afterAll(async () => {
   for (const step of done.reverse()) await step().catch(() => {});
 });
 
-/** Polls `ask` until `want` holds of its answer (the test's timeout bounds it). */
-async function until<T>(ask: () => Promise<T>, want: (answer: T) => boolean): Promise<T> {
-  for (;;) {
-    const answer = await ask();
-    if (want(answer)) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Within the test's minute, asked every 100 ms. */
+const WAIT = { timeoutMs: 50_000, everyMs: 100 };
 
 describe('/readyz and the journal (PostgreSQL through a proxy)', { timeout: 60_000 }, () => {
   it('is not ready while the journal cannot be written, and ready again once it can', async () => {
@@ -64,7 +59,11 @@ describe('/readyz and the journal (PostgreSQL through a proxy)', { timeout: 60_0
     expect(await ask()).toMatchObject({ status: 200, body: { ok: true, journal: { ok: true, detail: 'ok' } } });
 
     await proxy.cut();
-    const down = await until(ask, (a) => a.status === 503);
+    const down = await until(
+      'not ready',
+      reading(ask, (a) => a.status === 503),
+      WAIT,
+    );
     expect(down.body.ok).toBe(false);
     expect(down.body.journal?.ok).toBe(false);
     expect(down.body.journal?.detail).not.toBe('ok');
@@ -72,7 +71,11 @@ describe('/readyz and the journal (PostgreSQL through a proxy)', { timeout: 60_0
     expect(await ask(false)).toEqual({ status: 503, body: { ok: false } });
 
     await proxy.restore();
-    const up = await until(ask, (a) => a.status === 200);
+    const up = await until(
+      'ready again',
+      reading(ask, (a) => a.status === 200),
+      WAIT,
+    );
     expect(up.body).toMatchObject({ ok: true, journal: { ok: true } });
   });
 });
