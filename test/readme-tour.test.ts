@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PHONE } from '../adapters/ussd/simulator.js';
 import { startApp, type RunningApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { until } from './until.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const tour = readme.slice(
@@ -72,12 +73,15 @@ async function dial(answers: Array<string | ((screen: string) => string | undefi
 
 /** Waits (a condition, not a time) until the journal holds the service's id `id` in a final state. */
 async function settled(id: string): Promise<void> {
-  for (;;) {
-    const res = await fetch(`${running.url}/ops/payments.json?id=${id}`);
-    const { items } = (await res.json()) as { items: Array<{ state: string }> };
-    if (items[0] && ['completed', 'failed'].includes(items[0].state)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(
+    `payment ${id} final in the journal`,
+    async () => {
+      const res = await fetch(`${running.url}/ops/payments.json?id=${id}`);
+      const { items } = (await res.json()) as { items: Array<{ state: string }> };
+      return items[0] !== undefined && ['completed', 'failed'].includes(items[0].state);
+    },
+    { timeoutMs: 30_000, everyMs: 50 },
+  );
 }
 
 describe("README's five-minute tour", () => {

@@ -20,6 +20,7 @@ import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import type { Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore } from './engine-fixtures.js';
+import { until } from '../until.js';
 
 type PayInput = Parameters<FlowServices['createPayment']>[0];
 
@@ -136,16 +137,6 @@ function chat(channel: 'telegram' | 'ussd' = 'telegram') {
 
 async function recordOf(store: SessionStore, msg: () => Inbound): Promise<ConversationRecord> {
   return (await store.get(keys.conversation(msg())))!.snapshot as ConversationRecord;
-}
-
-/** Node's own timer: real time to pass while a test's clock stands still. */
-const realPause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const started = performance.now(); performance.now() - started < 20_000;) {
-    if (await check()) return;
-    await realPause(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const UPDATED: Record<Lang, string> = {
@@ -269,7 +260,7 @@ describe('a payment in flight at a state the next release removed', () => {
     await old.handle(msg({ start: 'pay' }));
     await old.handle(msg({ text: '100' }));
     const answering = old.handle(msg({ choice: 'yes' }));
-    await until(() => calls.length === 1, 'the payment call');
+    await until('the payment call', () => calls.length === 1);
     clock += 60;
     expect((await answering).text).toMatch(/being confirmed/);
     expect((await recordOf(shared, msg)).session).toMatchObject({ money: true, shape: flowShape(OLD.machine) });
@@ -283,7 +274,7 @@ describe('a payment in flight at a state the next release removed', () => {
       services: { createPayment },
       onLateOutcome: (_address, prompt) => void told.push(prompt),
     });
-    await until(() => told.length > 0, 'the outcome told');
+    await until('the outcome told', () => told.length > 0);
     expect(told).toEqual([
       expect.objectContaining({
         text: 'The service was updated while your request was being sent. It was sent; you will be notified of the result.',
@@ -315,7 +306,7 @@ describe('a payment in flight at a state the next release removed', () => {
     await next.handle(msg({ start: 'pay' }));
     await next.handle(msg({ text: '100' }));
     const answering = next.handle(msg({ choice: 'yes' }));
-    await until(() => calls.length === 1, 'the payment call');
+    await until('the payment call', () => calls.length === 1);
     clock += 60;
     await answering;
     dying.die();
@@ -329,7 +320,7 @@ describe('a payment in flight at a state the next release removed', () => {
       },
       onLateOutcome: (_address, prompt) => void told.push(prompt),
     });
-    await until(() => told.length > 0, 'the outcome told');
+    await until('the outcome told', () => told.length > 0);
     expect(told[0]!.text).toMatch(/^The service was updated while your request was being sent\. It was sent/);
     expect(calls).toHaveLength(2);
     expect(calls[1]!.duplicateCheckKey).toBe(calls[0]!.duplicateCheckKey);

@@ -19,6 +19,7 @@ import {
   shaped,
   type FuzzRequest,
 } from './harness.js';
+import { until } from '../until.js';
 
 const suite = fuzzSuite('notification');
 
@@ -109,14 +110,19 @@ const BATCH = 6;
  * requests queued has run before unhandled rejections are counted. A job a notifier refused waits for its
  * retry with backoff, so the depth is not itself asserted.
  */
-async function queueDrained(): Promise<boolean> {
-  for (let i = 0; i < 200; i++) {
-    const metrics = await (await fetch(`${suite.product.url}/metrics`)).text();
-    const depth = /^\S*queue_depth\S*\s+(\d+)/m.exec(metrics)?.[1];
-    if (depth === undefined || depth === '0') return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
+function queueDrained(): Promise<boolean> {
+  return until(
+    'the notification queue empty',
+    async () => {
+      const metrics = await (await fetch(`${suite.product.url}/metrics`)).text();
+      const depth = /^\S*queue_depth\S*\s+(\d+)/m.exec(metrics)?.[1];
+      return depth === undefined || depth === '0';
+    },
+    { timeoutMs: 10_000, everyMs: 50 },
+  ).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe('notification routes under fuzzing', () => {

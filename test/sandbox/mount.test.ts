@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxClock } from '../../src/sandbox/clock.js';
 import { createSandbox, TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { silent, startSandbox } from './harness.js';
+import { until } from '../until.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -105,11 +106,15 @@ describe('clock', () => {
     const created = await sb.api('POST', '/payments', {
       json: { phonenumber: TEST_NUMBERS[0]!.phonenumber, amount: '10', currency: 'UGX', description: 'x' },
     });
-    let state = created.body.state;
-    while (state !== 'processed') {
-      await new Promise((r) => setTimeout(r, 100));
-      state = (await sb.api('GET', `/payments/${created.body.id}`)).body.state;
-      expect(['new', 'validated', 'approved', 'processed']).toContain(state);
-    }
+    const states = [created.body.state];
+    await until(
+      'the payment processed',
+      async () => {
+        states.push((await sb.api('GET', `/payments/${created.body.id}`)).body.state);
+        return states.at(-1) === 'processed';
+      },
+      { everyMs: 100 },
+    );
+    for (const state of states) expect(['new', 'validated', 'approved', 'processed']).toContain(state);
   });
 });
