@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
+import { reading, until } from '../until.js';
 import {
   cleanProductKeys,
   dropProductDatabase,
@@ -75,7 +76,7 @@ describe('SIGKILL while a payment call is out', () => {
     for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '2500', '1', '1']) await ussd.answer(answer);
     expect(ussd.screens.at(-1)).toMatch(/PIN/);
     const confirmed = ussd.answer('1234').catch(() => 'killed');
-    for (let i = 0; i < 500 && paymentKeys.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until('the payment call at the service', () => paymentKeys.length > 0, { timeoutMs: 10_000 });
     expect(paymentKeys).toHaveLength(1);
     doomed.child.kill('SIGKILL');
     expect(await doomed.exit).toBeNull();
@@ -84,11 +85,14 @@ describe('SIGKILL while a payment call is out', () => {
     // Nobody writes to the conversation again. The other process finds the dead one's lease expired.
     const survivor = await start();
     const pendingKey = `momo:${keys.pending({ channel: 'ussd', conversationId: USER })}`;
-    let pending = '';
-    for (let i = 0; i < 400 && !/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./.test(pending); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      pending = ((await redis.get(pendingKey)) ?? '').replace(/^\d+:[\w-]+:/, '');
-    }
+    const pending = await until(
+      'the outcome kept for the next dial',
+      reading(
+        async () => ((await redis.get(pendingKey)) ?? '').replace(/^\d+:[\w-]+:/, ''),
+        (kept) => /Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./.test(kept),
+      ),
+      { timeoutMs: 40_000, everyMs: 100 },
+    );
     expect(pending).toMatch(/Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\./);
     expect(paymentKeys).toHaveLength(2);
     expect(paymentKeys[1]).toBe(paymentKeys[0]);

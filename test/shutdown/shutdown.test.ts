@@ -22,6 +22,7 @@ import {
   type Service,
 } from './product.js';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
+import { until } from '../until.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, this file alone while it runs. */
 const REDIS_URL = TEST_REDIS_URL;
@@ -46,12 +47,15 @@ const POLICY = JSON.stringify({
 let service: Service;
 let redis: Redis;
 let child: ChildProcess | undefined;
+/** The bodies of the payment requests the service has received (each then held 1.5 s or 4.5 s). */
+const arrived: string[] = [];
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
   await cleanProductKeys(redis);
   // Payments take their time: the late user's 4.5 s (past the 3 s USSD deadline), everybody else's 1.5 s.
   service = await startService(API_KEY, async (_req, body) => {
+    arrived.push(body.toString());
     const late = body.toString().includes(LATE_USER);
     await new Promise((resolve) => setTimeout(resolve, late ? 4500 : 1500));
   });
@@ -111,9 +115,14 @@ describe('SIGTERM', () => {
     expect(await late.answer('1234')).toMatch(/still working on it/);
     // The fast payment's request is in flight (1.5 s at the service) when SIGTERM arrives.
     const inFlight = fast.answer('1234');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await until('the fast payment at the service', () => arrived.some((body) => body.includes(FAST_USER)));
     child!.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until('new connections refused', () =>
+      freshRequest(product.url).then(
+        () => false,
+        () => true,
+      ),
+    );
 
     await expect(freshRequest(product.url)).rejects.toThrow();
     expect(await inFlight).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);

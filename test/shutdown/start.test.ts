@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys } from './product.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
+import { until } from '../until.js';
 
 /** The tests' Redis database (TEST_REDIS_URL): the product's keys are `momo:*` and its queue's name is fixed. */
 const REDIS = new URL(TEST_REDIS_URL);
@@ -36,7 +37,8 @@ describe('SIGTERM during the start', () => {
       env: {
         PATH: process.env.PATH,
         PORT: '0',
-        LOG_LEVEL: 'warn',
+        // info: its 'shutting down' line says when it has taken the signal.
+        LOG_LEVEL: 'info',
         DATA_DIR: 'memory://',
         REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}`,
       },
@@ -50,9 +52,14 @@ describe('SIGTERM during the start', () => {
     );
 
     // Its Redis clients try to connect: it is inside its start, which waits for Redis.
-    while (proxy.connections === 0 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until('its Redis clients connecting', () => proxy.connections > 0 || child.exitCode !== null, {
+      timeoutMs: 60_000,
+    });
     child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Redis comes back only once the process has taken the signal, inside its start.
+    await until('the signal taken', () => /shutting down/.test(output) || child.exitCode !== null, {
+      timeoutMs: 30_000,
+    });
     proxy.restore();
 
     expect(await exit, output).toEqual({ code: 0, signal: null });
