@@ -33,6 +33,7 @@ import {
   withServer,
   type Server,
 } from '../redis/servers.js';
+import { until } from '../until.js';
 
 export type RedisMode = 'sentinel' | 'cluster';
 
@@ -63,12 +64,8 @@ const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
 /** Three masters, and a replica each: the n-th replica replicates the n-th master at the start. */
 const CLUSTER_MASTERS = 3;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(200)) if (await ok().catch(() => false)) return;
-  throw new Error(`chaos: gave up waiting: ${what}`);
-}
+/** How long the chaos run waits for a set or a cluster to settle, asked every 200 ms. */
+const SETTLE = { timeoutMs: 60_000, everyMs: 200 };
 
 /**
  * Every other server of the set (`replicaPorts`) is an online replica of `masterPort` and the Sentinels count
@@ -76,22 +73,28 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
  */
 async function whole(sentinelPort: number, masterPort: number, replicaPorts: number[]): Promise<void> {
   await untilMaster(masterPort);
-  await until('every replica in sync', () =>
-    withServer(masterPort, async (r) => {
-      const online = (await r.info('replication')).match(/^slave\d+:.*state=online.*$/gm) ?? [];
-      return replicaPorts.every((port) => online.some((line) => line.includes(`port=${port},`)));
-    }),
+  await until(
+    'every replica in sync',
+    () =>
+      withServer(masterPort, async (r) => {
+        const online = (await r.info('replication')).match(/^slave\d+:.*state=online.*$/gm) ?? [];
+        return replicaPorts.every((port) => online.some((line) => line.includes(`port=${port},`)));
+      }),
+    SETTLE,
   );
-  await until('the Sentinels see every replica', () =>
-    withServer(sentinelPort, async (s) => {
-      const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
-      const field = (fields: string[], key: string) => String(fields[fields.indexOf(key) + 1]);
-      return replicaPorts.every((port) =>
-        replicas.some(
-          (fields) => field(fields, 'port') === String(port) && !/down|disconnected/.test(field(fields, 'flags')),
-        ),
-      );
-    }),
+  await until(
+    'the Sentinels see every replica',
+    () =>
+      withServer(sentinelPort, async (s) => {
+        const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
+        const field = (fields: string[], key: string) => String(fields[fields.indexOf(key) + 1]);
+        return replicaPorts.every((port) =>
+          replicas.some(
+            (fields) => field(fields, 'port') === String(port) && !/down|disconnected/.test(field(fields, 'flags')),
+          ),
+        );
+      }),
+    SETTLE,
   );
 }
 
@@ -124,10 +127,14 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
         await withServer(sentinelPorts[0]!, (s) => s.call('SENTINEL', 'FAILOVER', NAME));
       }
       let after = before;
-      await until('the Sentinels name a new master', async () => {
-        after = await masterPortOf(sentinelPorts[0]!, NAME);
-        return after !== before;
-      });
+      await until(
+        'the Sentinels name a new master',
+        async () => {
+          after = await masterPortOf(sentinelPorts[0]!, NAME);
+          return after !== before;
+        },
+        SETTLE,
+      );
       await untilMaster(after);
       const to = Date.now();
       // The killed server comes back empty, as the new master's replica (as an operator restarts it), and may
@@ -141,17 +148,21 @@ async function sentinelSet(progress: (line: string) => void): Promise<RedisSet> 
         // The Sentinels read a replica's priority every 10 s: until they have read it lifted, a failover asked
         // for finds no replica to promote (NOGOODSLAVE, at 16:18 UTC on 2026-11-27), and a master kill then
         // leaves the set without one.
-        await until('the Sentinels see the restarted server promotable', async () => {
-          for (const port of sentinelPorts) {
-            const seen = await withServer(port, async (s) => {
-              const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
-              const fields = replicas.find((f) => f[f.indexOf('port') + 1] === String(before));
-              return fields !== undefined && fields[fields.indexOf('slave-priority') + 1] !== '0';
-            });
-            if (!seen) return false;
-          }
-          return true;
-        });
+        await until(
+          'the Sentinels see the restarted server promotable',
+          async () => {
+            for (const port of sentinelPorts) {
+              const seen = await withServer(port, async (s) => {
+                const replicas = (await s.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
+                const fields = replicas.find((f) => f[f.indexOf('port') + 1] === String(before));
+                return fields !== undefined && fields[fields.indexOf('slave-priority') + 1] !== '0';
+              });
+              if (!seen) return false;
+            }
+            return true;
+          },
+          SETTLE,
+        );
       }
       progress(`chaos: Redis master now ${after} (${to - from} ms)`);
       return { what: kill ? 'master-killed' : 'failover', from, to };
@@ -202,7 +213,7 @@ async function clusterWhole(ports: number[]): Promise<void> {
       }
       return true;
     },
-    120_000,
+    { ...SETTLE, timeoutMs: 120_000 },
   );
 }
 
@@ -255,12 +266,16 @@ async function clusterSet(progress: (line: string) => void, random: () => number
         progress(`chaos: SIGKILL of the cluster master ${master.port} (slot ${slot} of {${tag}})`);
         servers.get(master.port)!.kill();
       }
-      await until(`${replica.port} serving slot ${slot}`, async () => {
-        const seen = await clusterNodes(replica.port);
-        return seen.some(
-          (node) => node.flags.includes('myself') && node.flags.includes('master') && serves(node, slot),
-        );
-      });
+      await until(
+        `${replica.port} serving slot ${slot}`,
+        async () => {
+          const seen = await clusterNodes(replica.port);
+          return seen.some(
+            (node) => node.flags.includes('myself') && node.flags.includes('master') && serves(node, slot),
+          );
+        },
+        SETTLE,
+      );
       const to = Date.now();
       if (kind === 'master-killed') {
         // The killed server comes back empty (as an operator restarts one that kept nothing on disk: a new
@@ -274,11 +289,15 @@ async function clusterSet(progress: (line: string) => void, random: () => number
         servers.set(master.port, restarted);
         const newMaster = await withServer(replica.port, async (r) => String(await r.call('CLUSTER', 'MYID')));
         await withServer(master.port, (r) => r.call('CLUSTER', 'MEET', '127.0.0.1', replica.port));
-        await until(`${master.port} replicating ${replica.port}`, () =>
-          withServer(master.port, async (r) => (await r.call('CLUSTER', 'REPLICATE', newMaster)) === 'OK'),
+        await until(
+          `${master.port} replicating ${replica.port}`,
+          () => withServer(master.port, async (r) => (await r.call('CLUSTER', 'REPLICATE', newMaster)) === 'OK'),
+          SETTLE,
         );
-        await until(`${master.port} in sync`, () =>
-          withServer(master.port, async (r) => /^master_link_status:up/m.test(await r.info('replication'))),
+        await until(
+          `${master.port} in sync`,
+          () => withServer(master.port, async (r) => /^master_link_status:up/m.test(await r.info('replication'))),
+          SETTLE,
         );
         await withServer(master.port, (r) => r.config('SET', 'cluster-replica-no-failover', 'no'));
       }

@@ -32,6 +32,7 @@ import type {
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+import { until } from '../until.js';
 
 const prefix = uniquePrefix('runner');
 const raw = inspector(prefix);
@@ -410,17 +411,19 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** The pace of {@link until} here: the runs' small steps (Redis answering, its leases lapsing), within 20 s. */
+const PACE = { timeoutMs: 20_000, everyMs: 10 };
+
 /**
- * Until `check` holds: real time passes in small pauses (Redis answering, its leases lapsing), and under
- * {@link fakeTime} fake time moves along with it, unless `frozen` (the run must get there before any deadline).
+ * A probe of `check` for {@link until}: under {@link fakeTime} fake time moves 10 ms along with each real pause,
+ * unless `frozen` (the run must get there before any deadline).
  */
-async function until(check: () => boolean | Promise<boolean>, what: string, { frozen = false } = {}): Promise<void> {
-  for (const started = performance.now(); performance.now() - started < 20_000;) {
-    if (await check()) return;
-    await realPause(10);
+function advancing(check: () => boolean | Promise<boolean>, { frozen = false } = {}): () => Promise<boolean> {
+  return async () => {
+    if (await check()) return true;
     if (vi.isFakeTimers() && !frozen) await vi.advanceTimersByTimeAsync(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+    return false;
+  };
 }
 
 /**
@@ -461,7 +464,11 @@ describe('one runner per conversation', () => {
     expect(service.calls).toHaveLength(0);
     dies.die(); // stopped without cleanup: its lease is left to expire
     void first.stop(); // (only its sweep: what it has in flight never returns)
-    await until(() => told.length > 0, 'the outcome told by the other process');
+    await until(
+      'the outcome told by the other process',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told).toEqual([
       {
         address: { channel: 'telegram', conversationId: msg().conversationId },
@@ -502,7 +509,11 @@ describe('one runner per conversation', () => {
     await first.handle(msg({ choice: 'yes' }));
     dies.die();
     void first.stop();
-    await until(() => told.length > 0, 'the outcome told by the process whose sweep partly fails');
+    await until(
+      'the outcome told by the process whose sweep partly fails',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told).toEqual([{ text: 'Sent pay-1', final: true, money: true }]);
     expect(service.payments).toHaveLength(1);
     reserving.open();
@@ -519,10 +530,18 @@ describe('one runner per conversation', () => {
     const msg = chat();
     await first.handle(msg({ start: 'pay' }));
     await first.handle(msg({ choice: 'yes' }));
-    await until(() => service.calls.length === 1, 'the payment call');
+    await until(
+      'the payment call',
+      advancing(() => service.calls.length === 1),
+      PACE,
+    );
     dies.die();
     void first.stop();
-    await until(() => told.length > 0, 'the outcome told by the other process');
+    await until(
+      'the outcome told by the other process',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told.map((p) => p.text)).toEqual(['Sent earlier']);
     expect(service.calls).toHaveLength(2);
     expect(new Set(service.calls.map((c) => c.duplicateCheckKey)).size).toBe(1);
@@ -551,7 +570,11 @@ describe('one runner per conversation', () => {
     // Its lease expires: another process's sweep takes the run over and finishes it.
     const told: Prompt[] = [];
     engine(base, service.services, { onLateOutcome: (_address, prompt) => void told.push(prompt) });
-    await until(() => told.length > 0, 'the run finished by the other process');
+    await until(
+      'the run finished by the other process',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
     reserving.open(); // the stalled run's reservation returns: it finds the conversation moved on
     expect((await confirmed).text).toMatch(/still working on it/);
@@ -589,11 +612,19 @@ describe('after money was sent, never "start again"', () => {
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
     const answering = e.handle(msg({ choice: 'yes' }));
-    await until(() => !refuse, 'the payment call our store refused', { frozen: true });
+    await until(
+      'the payment call our store refused',
+      advancing(() => !refuse, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(1000);
     const answer = await answering;
     expect(answer.text).toBe(CONFIRMING);
-    await until(() => told.length > 0, 'the step repeated once its lease expired');
+    await until(
+      'the step repeated once its lease expired',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
     expect(service.payments).toHaveLength(1);
   });
@@ -641,7 +672,11 @@ describe('after money was sent, never "start again"', () => {
     let holder = process();
     await holder.engine.handle(msg({ start: 'pay', newSession: true }));
     const answering = holder.engine.handle(msg({ choice: 'yes' }));
-    await until(() => calls.length === 1, 'the payment call', { frozen: true });
+    await until(
+      'the payment call',
+      advancing(() => calls.length === 1, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(250);
     expect((await answering).text).toBe(CONFIRMING);
     const index = `${deployment}${keys.openRuns(key)}`;
@@ -653,7 +688,11 @@ describe('after money was sent, never "start again"', () => {
     // before the next process starts, its sweep finding the run due once the lease lapses (in Redis' time).
     const waits = [5_000, 10_000, 20_000, 30_000, 30_000];
     for (let call = 1; call <= 11; call++) {
-      await until(() => calls.length === call, `payment call ${call}`);
+      await until(
+        `payment call ${call}`,
+        advancing(() => calls.length === call),
+        PACE,
+      );
       holder.store.die();
       void holder.engine.stop();
       const wait = waits[call - 6];
@@ -663,7 +702,11 @@ describe('after money was sent, never "start again"', () => {
         // (a holder's own lease lasts 300 ms), and it is listed with that expiry, so no sweep looks at it before.
         const dead = (await run()).id;
         holder = process();
-        await until(async () => (await raw.redis.pttl(lease)) > 1_000, 'the run not yet due, its lease kept');
+        await until(
+          'the run not yet due, its lease kept',
+          advancing(async () => (await raw.redis.pttl(lease)) > 1_000),
+          PACE,
+        );
         expect(await raw.redis.get(lease)).toBe(dead);
         const [seconds] = await raw.redis.time();
         expect(Number(await raw.redis.zscore(index, key))).toBeGreaterThan((Number(seconds) + 1) * 1_000);
@@ -682,8 +725,9 @@ describe('after money was sent, never "start again"', () => {
     const last = holder.engine;
     engines.push(last);
     await until(
-      async () => (await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)) === null,
       'the run left',
+      advancing(async () => (await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)) === null),
+      PACE,
     );
     const stored = (await redisStore().get(key))?.snapshot as { run?: unknown; session?: { ended?: boolean } };
     expect(stored.run).toBeUndefined();
@@ -757,7 +801,11 @@ describe('after money was sent, never "start again"', () => {
       'We are still working on it. You will be notified of the result.',
     );
     refuse(new NotCalled('our store refused'));
-    await until(() => told.length > 0, 'the failure told');
+    await until(
+      'the failure told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
@@ -795,7 +843,11 @@ describe('after money was sent, never "start again"', () => {
     expect((now.snapshot as { run?: unknown }).run).toBeDefined();
     expect(await store.set(key, before.snapshot, now.version, 600)).not.toBeNull();
     reserving.open();
-    await until(() => told.length > 0, 'the user told');
+    await until(
+      'the user told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
@@ -832,7 +884,11 @@ describe('after money was sent, never "start again"', () => {
     await e.handle(msg({ start: 'pay' }));
     before = (await plain.get(key))!.snapshot;
     await e.handle(msg({ choice: 'yes' }));
-    await until(() => told.length > 0, 'the user told');
+    await until(
+      'the user told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     await e.drain();
     expect(waits).toEqual(['run']);
     expect(told).toEqual([
@@ -873,7 +929,11 @@ describe('after money was sent, never "start again"', () => {
     const e = engine(store, service.services, { onLateOutcome: (_a, prompt) => void told.push(prompt) });
     await e.handle(msg({ start: 'pay' }));
     await e.handle(msg({ choice: 'yes' }));
-    await until(() => told.length > 0, 'the user told');
+    await until(
+      'the user told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     await e.drain();
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
@@ -939,7 +999,11 @@ describe('after money was sent, never "start again"', () => {
     await e.handle(msg({ start: 'pay' }));
     before = (await plain.get(key))!;
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
-    await until(() => told.length > 0, 'the user told');
+    await until(
+      'the user told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     await e.drain();
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
@@ -958,7 +1022,11 @@ describe('after money was sent, never "start again"', () => {
     await e.handle(msg({ start: 'pay' }));
     const before = (await store.get(keys.conversation(msg({}))))!.snapshot as { session: unknown };
     const answering = e.handle(msg({ text: '1234' }));
-    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await until(
+      'the check started',
+      advancing(() => pinChecks.length === 0, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
     expect((await answering).text).toBe('Nothing was sent: something went wrong on our side. Please start again.');
     // The flow is where it was: only the delivery's answer is recorded.
@@ -982,7 +1050,11 @@ describe('after money was sent, never "start again"', () => {
     const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
     const answering = e.handle(msg({ text: '1234' }));
-    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await until(
+      'the check started',
+      advancing(() => pinChecks.length === 0, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
     const nothingSent = 'Nothing was sent: something went wrong on our side. Please start again.';
     expect((await answering).text).toBe(nothingSent);
@@ -1011,7 +1083,11 @@ describe('after money was sent, never "start again"', () => {
     await first.handle(msg({ start: 'pay' }));
     const pin = msg({ text: '1234' });
     const answering = first.handle(pin);
-    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await until(
+      'the check started',
+      advancing(() => pinChecks.length === 0, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
     expect((await answering).text).toBe('Nothing was sent: something went wrong on our side. Please start again.');
     // The copy, in the other process, its check in time: the same answer, no payment.
@@ -1040,7 +1116,11 @@ describe('after money was sent, never "start again"', () => {
     const msg = chat();
     await first.handle(msg({ start: 'pay' }));
     const dying = first.handle(msg({ text: '1234' })); // its check is held: the process dies with it out
-    await until(() => pinChecks.length === 0, 'the check started');
+    await until(
+      'the check started',
+      advancing(() => pinChecks.length === 0),
+      PACE,
+    );
     dies.die();
     expect(await raw.redis.keys(`${deployment}lease:*`)).toEqual([]);
     expect((await second.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
@@ -1077,7 +1157,11 @@ describe('after money was sent, never "start again"', () => {
     expect(answer.text).not.toMatch(/start again|try again/i);
     expect(answer.money).toBe(true);
     flaky.refusing = false; // Redis is back
-    await until(() => told.length > 0, 'the outcome once Redis is back');
+    await until(
+      'the outcome once Redis is back',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     // The run was taken over and repeated under the same key: the service holds one payment.
     expect(told.map((p) => p.text)).toEqual(['Sent earlier']);
     expect(service.payments).toHaveLength(1);
@@ -1148,7 +1232,11 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
       first.kill();
       f.move(300);
       const second = f.process();
-      await until(async () => (await f.record()).run === undefined, 'the run left');
+      await until(
+        'the run left',
+        advancing(async () => (await f.record()).run === undefined),
+        PACE,
+      );
       return { record: await f.record(), second };
     },
     /** Conversations whose lease lapsed, as a sweep would find them now. */
@@ -1156,7 +1244,11 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
     /** Until `n` more sweeps of the processes alive have looked at the index. */
     async sweepsPass(n = 3): Promise<void> {
       const from = f.sweeps;
-      await until(() => f.sweeps >= from + n, `${n} sweeps`);
+      await until(
+        `${n} sweeps`,
+        advancing(() => f.sweeps >= from + n),
+        PACE,
+      );
     },
     /**
      * The first process: the person confirms, the payment's call goes out and hangs, and they are answered
@@ -1166,7 +1258,11 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
       const first = f.process();
       await first.engine.handle(f.msg({ start: 'pay' }));
       const answering = first.engine.handle(f.msg({ choice: 'yes' }));
-      await until(() => calls.length === 1, 'the payment call');
+      await until(
+        'the payment call',
+        advancing(() => calls.length === 1),
+        PACE,
+      );
       f.move(60);
       expect((await answering).text).toBe(CONFIRMING);
       return first;
@@ -1187,7 +1283,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     f.move(300); // its lease lapses
     const second = f.process();
     // Its sweep finds the lease lapsed but the run not due: kept listed, with its lease now lasting till due.
-    await until(async () => (await f.expired()).length === 0, 'the run looked at');
+    await until(
+      'the run looked at',
+      advancing(async () => (await f.expired()).length === 0),
+      PACE,
+    );
     await f.sweepsPass();
     expect(f.calls).toHaveLength(1);
     expect((await f.record()).run).toMatchObject({ takeovers: 5, at: fifth });
@@ -1195,9 +1295,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     const later = f.msg({ text: 'did it go?' });
     const asking = second.engine.handle(later);
     await until(
-      async () =>
-        (await f.record()).ledger.some(([id, answer]) => id === deliveryId(later.messageId) && answer === WAITING),
       'the message waiting',
+      advancing(async () =>
+        (await f.record()).ledger.some(([id, answer]) => id === deliveryId(later.messageId) && answer === WAITING),
+      ),
+      PACE,
     );
     f.move(60);
     expect((await asking).text).toBe(CONFIRMING);
@@ -1208,19 +1310,31 @@ describe('a money run taken over five times (its holders killed one after anothe
     expect(f.calls).toHaveLength(1);
     // Due: taken over, the call repeated under its key, the time of this takeover recorded.
     f.move(1);
-    await until(() => f.calls.length === 2, 'the sixth takeover');
+    await until(
+      'the sixth takeover',
+      advancing(() => f.calls.length === 2),
+      PACE,
+    );
     const sixth = f.now();
     expect((await f.record()).run).toMatchObject({ takeovers: 6, at: sixth });
     // Its holder killed too: the next waits 10 s after it.
     second.kill();
     f.move(300);
     const third = f.process();
-    await until(async () => (await f.expired()).length === 0, 'the run looked at again');
+    await until(
+      'the run looked at again',
+      advancing(async () => (await f.expired()).length === 0),
+      PACE,
+    );
     f.move(sixth + 9_999 - f.now());
     await f.sweepsPass();
     expect(f.calls).toHaveLength(2);
     f.move(1);
-    await until(() => f.told.length > 0, 'the outcome told');
+    await until(
+      'the outcome told',
+      advancing(() => f.told.length > 0),
+      PACE,
+    );
     expect(f.told).toEqual([{ text: 'Sent pay-1', final: true, money: true }]);
     expect(f.calls).toHaveLength(3);
     expect(new Set(f.calls.map((c) => c.duplicateCheckKey)).size).toBe(1);
@@ -1237,7 +1351,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     first.kill();
     f.move(300);
     const second = f.process();
-    await until(() => f.calls.length === 2, 'the sixth takeover');
+    await until(
+      'the sixth takeover',
+      advancing(() => f.calls.length === 2),
+      PACE,
+    );
     expect((await f.record()).run).toMatchObject({ takeovers: 6, at: f.now() });
     second.kill();
   });
@@ -1258,7 +1376,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     const first = f.process();
     await first.engine.handle(f.msg({ start: 'pay' }));
     const answering = first.engine.handle(f.msg({ choice: 'yes' }));
-    await until(async () => (await f.record()).run !== undefined, 'the run out');
+    await until(
+      'the run out',
+      advancing(async () => (await f.record()).run !== undefined),
+      PACE,
+    );
     f.move(60);
     expect((await answering).text).toBe(PROCESSING);
     const { record, second } = await f.leftAfter(first, 5);
@@ -1266,7 +1388,11 @@ describe('a money run taken over five times (its holders killed one after anothe
     expect(record.session?.notice).toEqual({ key: 'common.runFailed' });
     expect(f.calls).toHaveLength(0);
     // Told "still working on it, you will be notified": nothing else would come, so they are told now.
-    await until(() => f.told.length > 0, 'nothing sent told');
+    await until(
+      'nothing sent told',
+      advancing(() => f.told.length > 0),
+      PACE,
+    );
     expect(f.told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
@@ -1308,8 +1434,9 @@ describe("a chat whose Confirm's run start a failover dropped", () => {
     const answering = first.handle(msg({ text: '100' }));
     let atAmountRun: Awaited<ReturnType<SessionStore['get']>> = null;
     await until(
-      async () => ((atAmountRun = await plain.get(key))?.snapshot as ConversationRecord)?.run !== undefined,
       "the amount's run out",
+      advancing(async () => ((atAmountRun = await plain.get(key))?.snapshot as ConversationRecord)?.run !== undefined),
+      PACE,
     );
     checking.open();
     expect((await answering).text).toBe('Pay 100?');
@@ -1319,7 +1446,11 @@ describe("a chat whose Confirm's run start a failover dropped", () => {
     // The failover: the new master has the record as it was while the amount's run was out.
     await plain.delete(key);
     await plain.set(key, atAmountRun!.snapshot, null, 600);
-    await until(() => told.length > 0, 'the run taken over told');
+    await until(
+      'the run taken over told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     await first.drain();
     return { told, service, first, msg };
   }
@@ -1361,10 +1492,18 @@ describe("a chat whose Confirm's run start a failover dropped", () => {
     const msg = chat();
     await holder.handle(msg({ start: 'pay' }));
     expect((await holder.handle(msg({ choice: 'yes' }))).text).toBe(CONFIRMING);
-    await until(() => service.calls.length === 1, 'the payment call');
+    await until(
+      'the payment call',
+      advancing(() => service.calls.length === 1),
+      PACE,
+    );
     dies.die();
     void holder.stop();
-    await until(() => told.length > 0, 'the run taken over told');
+    await until(
+      'the run taken over told',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told.map((prompt) => prompt.text)).toEqual(['Paid. Pay another?']);
     expect(service.payments).toHaveLength(1);
   });
@@ -1434,7 +1573,11 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     await e.handle(msg({ start: 'pay', newSession: true }));
     const pin = msg({ text: '1234' });
     const answering = e.handle(pin);
-    await until(() => pinChecks.length === 0, 'the check started', { frozen: true });
+    await until(
+      'the check started',
+      advancing(() => pinChecks.length === 0, { frozen: true }),
+      PACE,
+    );
     await vi.advanceTimersByTimeAsync(50); // the deadline, the check still out
     // Recorded for the delivery, but it came after the router's guard had answered "dial again to see the result".
     expect((await answering).text).toMatch(NOTHING_SENT);
@@ -1642,7 +1785,11 @@ describe('the write that starts a run, its answer lost', () => {
   it('the record unreadable too: "we are still working on it", and the run recorded is taken over, pays once and is told', async () => {
     const { service, told, answer } = await confirmedUnreadable('lose');
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
-    await until(() => told.length > 0, 'the run taken over once its lease expired');
+    await until(
+      'the run taken over once its lease expired',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
     expect(service.calls).toHaveLength(1);
   });
@@ -1650,7 +1797,11 @@ describe('the write that starts a run, its answer lost', () => {
   it('the record unreadable and the write found later not to have landed: "we are still working on it", then told late that nothing was sent', async () => {
     const { service, told, answer } = await confirmedUnreadable('drop');
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
-    await until(() => told.length > 0, 'the late word that nothing was sent');
+    await until(
+      'the late word that nothing was sent',
+      advancing(() => told.length > 0),
+      PACE,
+    );
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);

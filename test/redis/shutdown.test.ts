@@ -12,12 +12,12 @@ import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../ports.js';
 import { startCluster, startOwnRedis, startSentinelSet, stopAll, type Server } from './servers.js';
+import { until } from '../until.js';
+
+/** Within the test's own timeout, asked every 100 ms. */
+const WAIT = { timeoutMs: 60_000, everyMs: 100 };
 
 afterAll(stopAll);
-
-const until = async (ok: () => boolean) => {
-  while (!ok()) await new Promise((resolve) => setTimeout(resolve, 100));
-};
 
 /** The product as a process on the Redis `server` (or the settings `redis`), its output gathered, listening. */
 async function startProduct(server: Server | Record<string, string>, graceSeconds = 5) {
@@ -36,7 +36,7 @@ async function startProduct(server: Server | Record<string, string>, graceSecond
   const product = { child, output: '', exited: new Promise<number | null>((resolve) => child.on('exit', resolve)) };
   child.stdout.on('data', (chunk: Buffer) => (product.output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (product.output += chunk.toString()));
-  await until(() => product.output.includes('listening on'));
+  await until('the product listening', () => product.output.includes('listening on'), WAIT);
   return product;
 }
 
@@ -48,7 +48,11 @@ describe('a product whose Redis dies', () => {
     const server = await startOwnRedis();
     const product = await startProduct(server);
     server.kill();
-    await until(() => (product.output.match(/redis: error, reconnecting/g) ?? []).length >= 5);
+    await until(
+      'five reconnections said',
+      () => (product.output.match(/redis: error, reconnecting/g) ?? []).length >= 5,
+      WAIT,
+    );
     // Every connection fails to reconnect again and again (each attempt reset: an error) before the stop.
     let attempts = 0;
     const resetting = createServer((socket) => {
@@ -56,7 +60,7 @@ describe('a product whose Redis dies', () => {
       socket.resetAndDestroy();
     });
     await new Promise<void>((resolve) => resetting.listen(server.port, '127.0.0.1', resolve));
-    await until(() => attempts >= 30);
+    await until('30 attempts', () => attempts >= 30, WAIT);
     product.child.kill('SIGTERM');
     resetting.close();
     const code = await product.exited;
@@ -139,7 +143,7 @@ describe.each(setups)('a product whose Redis hangs (%s)', (_name, setup) => {
         req.on('finish', () => (sent = true));
         req.end(body);
       });
-      await until(() => sent);
+      await until('the dial written', () => sent, WAIT);
       product.child.kill('SIGTERM');
       const code = await product.exited;
       expect(product.output).toMatch(/shutting down/);

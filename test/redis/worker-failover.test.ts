@@ -15,6 +15,7 @@ import { BullQueue } from '../../src/notifications/queue.js';
 import type { RedisClient } from '../../src/redis/connect.js';
 import { freePort } from '../ports.js';
 import { masterPortOf, startSentinelSet, stopAll, untilMaster, type Server } from './servers.js';
+import { until } from '../until.js';
 
 const NAME = 'w';
 let sentinelPorts: number[];
@@ -39,18 +40,17 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(stopAll);
 
-/** Polls `ok` every 50 ms until it holds (the test's own timeout bounds the wait). */
-async function until(ok: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await ok())) await new Promise((resolve) => setTimeout(resolve, 50));
-}
-
 /** Waits until the Sentinels name a master other than `before`, and it takes writes: the new master's port. */
 async function newMaster(before: number): Promise<number> {
   let after = before;
-  await until(async () => {
-    after = await masterPortOf(sentinelPorts[0]!, NAME).catch(() => before);
-    return after !== before;
-  });
+  await until(
+    'the Sentinels naming a new master',
+    async () => {
+      after = await masterPortOf(sentinelPorts[0]!, NAME).catch(() => before);
+      return after !== before;
+    },
+    { timeoutMs: 60_000, everyMs: 50 },
+  );
   await untilMaster(after);
   return after;
 }
@@ -77,16 +77,8 @@ describe('a notification worker on a master with a replica and Sentinels', () =>
    * as the service sends again a notification the receiver answered 503: what is asserted is the worker's.
    */
   const addAndWork = async (n: number) => {
-    for (let tries = 1; ; tries++) {
-      try {
-        await queue.add({ n });
-        break;
-      } catch (error) {
-        if (tries >= 20) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
-    await until(() => worked.includes(n));
+    await until(`job ${n} added`, () => queue.add({ n }).then(() => true), { timeoutMs: 10_000, everyMs: 250 });
+    await until(`job ${n} worked`, () => worked.includes(n), { timeoutMs: 60_000, everyMs: 50 });
   };
 
   beforeAll(async () => {
@@ -110,7 +102,11 @@ describe('a notification worker on a master with a replica and Sentinels', () =>
     await addAndWork(2);
     // Worked by the idle worker's blocking connection, now on the new master.
     const inside = (queue as unknown as WorkerInside).worker;
-    await until(async () => (await portOf(await inside.blockingConnection.client)) === after);
+    await until(
+      'the blocking connection on the new master',
+      async () => (await portOf(await inside.blockingConnection.client)) === after,
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
     expect(worked).toEqual([1, 2]);
   }, 120_000);
 
