@@ -53,6 +53,7 @@ export const DUAL_CONTROL_ACTIONS = [
   'suspend-operator',
   'reactivate-operator',
   'remove-operator',
+  'correct',
 ] as const;
 export type DualControlAction = (typeof DUAL_CONTROL_ACTIONS)[number];
 
@@ -407,7 +408,8 @@ const envSchema = z.object({
    * approval instead of taking effect, comma-separated from `add-person` (a new person with identities),
    * `role` (a person's role, and with it their limits), `reactivate` (a suspended person back), `reset-pin`,
    * `link-code` (a new chat identity on a person), `add-operator`, `suspend-operator`, `reactivate-operator`,
-   * `remove-operator`; or `all`, or `none`. Nobody approves their own request. Default: `all` in production
+   * `remove-operator`, `correct` (a reconciliation's correction that tells a person or changes a final state,
+   * /ops/reconciliation); or `all`, or `none`. Nobody approves their own request. Default: `all` in production
    * (MOMO_BASE_URL set), `none` with the embedded sandbox (the demo, whose single operator has nobody to ask).
    */
   OPS_DUAL_CONTROL: optionalString.refine(

@@ -196,7 +196,12 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
     audit,
   });
   addAuditRoutes(app, { audit, logger: options.logger });
-  addReconciliationRoute(app, { journal: options.journal, logger: options.logger });
+  addReconciliationRoute(app, access, {
+    journal: options.journal,
+    logger: options.logger,
+    audit,
+    dualControl: options.people?.dualControl,
+  });
   addJournalRoute(app, { journal: options.journal, logger: options.logger });
   addStatementRoutes(app, { journal: options.journal, logger: options.logger, now: options.now, audit });
   if (options.people) addPeopleRoutes(app, access, { ...options.people, audit: options.people.audit ?? audit });

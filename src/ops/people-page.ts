@@ -37,7 +37,7 @@ import type { Channel, SessionStore } from '../conversation/types.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
-import type { DualControlAction } from '../config.js';
+import { DUAL_CONTROL_ACTIONS, type DualControlAction } from '../config.js';
 import { OPERATOR_NAME, operatorPasswordHash } from '../people/operators.js';
 import {
   LINK_CODE_MINUTES,
@@ -68,6 +68,10 @@ export interface PeoplePageOptions {
   /** The operators' audit: every request asked, approved or rejected, and every change made alone. */
   audit?: OperatorAudit;
 }
+
+/** The changes this page asks and decides (a reconciliation's correction is decided on /ops/reconciliation). */
+type PeopleAction = Exclude<DualControlAction, 'correct'>;
+const PEOPLE_ACTIONS: readonly PeopleAction[] = DUAL_CONTROL_ACTIONS.filter((a): a is PeopleAction => a !== 'correct');
 
 /** How an identity is written on each channel. */
 const IDENTITY: Record<Channel, { pattern: RegExp; hint: string }> = {
@@ -217,7 +221,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
     (res) =>
       res.redirect(303, `/ops/people/${encodeURIComponent(id)}`);
   const APPLY: Record<
-    DualControlAction,
+    PeopleAction,
     (
       opened: Opened,
       target: string | null,
@@ -318,7 +322,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
    * says so) for a second operator to approve; else made at once.
    */
   const gated = (
-    action: DualControlAction,
+    action: PeopleAction,
     prepare: (req: Request, opened: Opened) => Promise<{ target: string | null; payload: Record<string, unknown> }>,
   ) =>
     change(async (req, res, by) => {
@@ -407,7 +411,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       }),
     );
   /** A change of one existing person, under dual control when the setting names it. */
-  const ofPerson = (path: string, action: DualControlAction, payload: (req: Request) => Record<string, unknown>) =>
+  const ofPerson = (path: string, action: PeopleAction, payload: (req: Request) => Record<string, unknown>) =>
     app.post(
       `/ops/people/:id/${path}`,
       ...gated(action, async (req, opened) => {
@@ -469,7 +473,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
           ? String((req.body as Record<string, unknown>).reason).trim()
           : '';
       const name = by.replace(/^operator:/, '');
-      const decided = await opened.requests.decide(id, name, approve, reason);
+      const decided = await opened.requests.decide(id, name, approve, reason, PEOPLE_ACTIONS);
       o.logger.info({ request: id, action: decided.action, by, approve }, 'people: request decided');
       const audited = {
         request: id,
@@ -490,7 +494,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         throw err;
       }
       try {
-        const done = await APPLY[decided.action](
+        const done = await APPLY[decided.action as PeopleAction](
           opened,
           decided.target,
           decided.payload,
@@ -572,7 +576,7 @@ async function snapshot(o: PeoplePageOptions): Promise<Snapshot> {
     role: rule!.role,
   }));
   const operators = (await o.directory.operators())?.list() ?? [];
-  const requests = opened ? await opened.requests.list() : { pending: [], decided: [] };
+  const requests = opened ? await opened.requests.list(20, PEOPLE_ACTIONS) : { pending: [], decided: [] };
   return {
     requests: { pending: requests.pending.map(requestView), decided: requests.decided.map(requestView) },
     persons,

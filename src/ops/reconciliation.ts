@@ -11,8 +11,8 @@
  */
 import type { Express, Response } from 'express';
 import { z } from 'zod';
-import type { Journal } from '../journal/journal.js';
-import type { Logger } from '../log.js';
+import { EXCEPTION_STATES } from '../reconciliation/schema.js';
+import type { OpsAccess, OpsSession } from './access.js';
 import { amountText, html, page, queryString, when, type Html } from './html.js';
 import {
   DIFFERING,
@@ -21,11 +21,13 @@ import {
   type ItemView,
   type RunView,
 } from './reconciliation-reads.js';
+import {
+  addDifferenceRoutes,
+  differencesSection,
+  type DifferencesOptions,
+} from './reconciliation-differences.js';
 
-export interface ReconciliationRouteOptions {
-  journal?: Journal;
-  logger?: Logger;
-}
+export type ReconciliationRouteOptions = DifferencesOptions;
 
 /** Runs listed; items shown of the chosen run. */
 const RUNS_SHOWN = 30;
@@ -48,16 +50,18 @@ const query = z
     outcome: z
       .enum(RECONCILIATION_OUTCOMES as [string, ...string[]], `outcome is one of ${RECONCILIATION_OUTCOMES.join(', ')}`)
       .optional(),
+    state: z.enum(EXCEPTION_STATES, `state is one of ${EXCEPTION_STATES.join(', ')}`).optional(),
   })
   .strict();
 
-export function addReconciliationRoute(app: Express, options: ReconciliationRouteOptions): void {
+export function addReconciliationRoute(app: Express, access: OpsAccess, options: ReconciliationRouteOptions): void {
   const reads = options.journal ? new ReconciliationReads(options.journal.db) : undefined;
+  const differences = addDifferenceRoutes(app, access, options);
   app.get('/ops/reconciliation', async (req, res) => {
     const parsed = query.safeParse(req.query);
     if (!parsed.success) {
       const reasons = parsed.error.issues.map((i) =>
-        i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (run, outcome)` : i.message,
+        i.code === 'unrecognized_keys' ? `${i.keys.join(', ')}: not taken (run, outcome, state)` : i.message,
       );
       send(
         res,
@@ -99,7 +103,14 @@ export function addReconciliationRoute(app: Express, options: ReconciliationRout
       }
       const outcomes = parsed.data.outcome ? [parsed.data.outcome] : [...DIFFERING, 'not_ours'];
       const items = chosen ? await reads.items(chosen.id, outcomes, ITEMS_SHOWN) : { items: [], more: false };
-      send(res, 200, reconciliationBody(runs, chosen, items, parsed.data.outcome));
+      const view = await differences?.view(parsed.data.state);
+      const session = res.locals.session as OpsSession | undefined;
+      send(
+        res,
+        200,
+        html`${view ? differencesSection(view, session, OUTCOME_WORDS, parsed.data.state) : ''}
+        ${reconciliationBody(runs, chosen, items, parsed.data.outcome)}`,
+      );
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the reconciliation page could not read the database');
       send(

@@ -99,8 +99,14 @@ export class OperatorRequests {
     return row ? requestOf(row) : undefined;
   }
 
-  /** The pending requests (those past their time marked expired first), and the last decided ones, newest first. */
-  async list(decided = 20): Promise<{ pending: OperatorRequest[]; decided: OperatorRequest[] }> {
+  /**
+   * The pending requests (those past their time marked expired first), and the last decided ones, newest first;
+   * of the actions `only` names when given (each page decides its own).
+   */
+  async list(
+    decided = 20,
+    only?: readonly DualControlAction[],
+  ): Promise<{ pending: OperatorRequest[]; decided: OperatorRequest[] }> {
     await this.db
       .updateTable('operator_requests')
       .set({ state: 'expired' })
@@ -111,12 +117,14 @@ export class OperatorRequests {
       .selectFrom('operator_requests')
       .selectAll()
       .where('state', '=', 'pending')
+      .$if(only !== undefined, (q) => q.where('action', 'in', [...only!]))
       .orderBy('asked_at', 'desc')
       .execute();
     const done = await this.db
       .selectFrom('operator_requests')
       .selectAll()
       .where('state', '<>', 'pending')
+      .$if(only !== undefined, (q) => q.where('action', 'in', [...only!]))
       .orderBy(sql`coalesce(decided_at, expires_at)`, 'desc')
       .limit(decided)
       .execute();
@@ -125,10 +133,16 @@ export class OperatorRequests {
 
   /**
    * Approves or rejects a pending request, as operator `by`, once. Refused with a PeopleError naming why: no
-   * such request (404), already decided or expired (409), or an approval by its asker (403: the table refuses
-   * it too).
+   * such request (404; also one of another action than `only` names), already decided or expired (409), or an
+   * approval by its asker (403: the table refuses it too).
    */
-  async decide(id: string, by: string, approve: boolean, reason?: string): Promise<OperatorRequest> {
+  async decide(
+    id: string,
+    by: string,
+    approve: boolean,
+    reason?: string,
+    only?: readonly DualControlAction[],
+  ): Promise<OperatorRequest> {
     const at = new Date(this.now());
     let query = this.db
       .updateTable('operator_requests')
@@ -142,10 +156,11 @@ export class OperatorRequests {
       .where('state', '=', 'pending')
       .where('expires_at', '>', at);
     if (approve) query = query.where('asked_by', '<>', by);
+    if (only) query = query.where('action', 'in', [...only]);
     const row = await query.returningAll().executeTakeFirst();
     if (row) return requestOf(row);
     const current = await this.get(id);
-    if (!current) throw new PeopleError('no such request', 404);
+    if (!current || (only && !only.includes(current.action))) throw new PeopleError('no such request', 404);
     if (current.state !== 'pending') throw new PeopleError(`this request was already ${current.state}`, 409);
     if (Date.parse(current.expiresAt) <= at.getTime()) throw new PeopleError('this request has expired', 409);
     throw new PeopleError('nobody approves their own request: a second operator must', 403);
