@@ -23,6 +23,7 @@ import { serverDatabase, type ServerDatabase } from '../journal/server-database.
 import { freePort } from '../ports.js';
 import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/servers.js';
 import { startProductProcess, startService, type ProductProcess, type Service } from '../shutdown/product.js';
+import { reading, until } from '../until.js';
 import { AtSession } from './helpers.js';
 
 const API_KEY = 'money-kept-key';
@@ -95,16 +96,6 @@ async function payments(product: ProductProcess): Promise<Item[]> {
   const res = await fetch(`${product.url}/ops/payments.json`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } });
   expect(res.status).toBe(200);
   return ((await res.json()) as { items: Item[] }).items;
-}
-
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < 300; i++) {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`waited in vain for ${what}: ${JSON.stringify(last)}`);
 }
 
 /** The number of the choice labelled `label` on a USSD screen (`2. Mobile money`). */
@@ -261,9 +252,12 @@ describe('payments kept after Redis restarts empty and the product restarts', ()
 
     // Both reach their final state, told by the service's notifications.
     const before = await until(
-      () => payments(first),
-      (items) => items.length === 2 && items.every((i) => i.state === 'completed'),
       'both payments completed',
+      reading(
+        () => payments(first),
+        (items) => items.length === 2 && items.every((i) => i.state === 'completed'),
+      ),
+      { timeoutMs: 30_000, everyMs: 100 },
     );
 
     // Redis restarts empty (every conversation, record and mark gone), and the product restarts on it.

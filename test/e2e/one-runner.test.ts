@@ -12,6 +12,7 @@ import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper
 import { dyingStore } from '../conversation/engine-fixtures.js';
 import { postAt } from '../adapters/ussd/helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from '../adapters/ussd/stack.js';
+import { until } from '../until.js';
 
 const prefix = uniquePrefix('one-runner');
 const raw = inspector(prefix);
@@ -58,11 +59,8 @@ function session(phone: string, sessionId: string) {
   };
 }
 
-/** Waits for `check` (at most 30 s: a loaded CI machine runs the whole suite beside this test). */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 3000 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!(await check())) throw new Error(`timed out waiting for ${what}`);
-}
+/** At most 30 s, asked every 10 ms: a loaded CI machine runs the whole suite beside this test. */
+const WAIT = { timeoutMs: 30_000, everyMs: 10 };
 
 describe('two processes on one Redis and one service', () => {
   let deployment: string;
@@ -92,7 +90,7 @@ describe('two processes on one Redis and one service', () => {
     for (const answer of ONE_CURRENCY_PAYMENT.slice(0, -1)) expect(await hop(first.url, answer)).toMatch(/^CON /);
     // The PIN: the payment call goes out from the first process and is held at the service.
     expect(await hop(first.url, ONE_CURRENCY_PAYMENT.at(-1))).toMatch(/^END We are still working on it/);
-    await until(() => held.keysSeen.length === 1, 'the payment call');
+    await until('the payment call', () => held.keysSeen.length === 1, WAIT);
     // The user dials again; the gateway sends it to the second process: it waits, it does not pay.
     const redial = session(phone, `TWO-${randomUUID()}`);
     expect(await redial(second.url)).toMatch(
@@ -136,18 +134,18 @@ describe('two processes on one Redis and one service', () => {
     await hop(first.url);
     for (const answer of ONE_CURRENCY_PAYMENT.slice(0, -1)) await hop(first.url, answer);
     expect(await hop(first.url, ONE_CURRENCY_PAYMENT.at(-1))).toMatch(/^END We are still working on it/);
-    await until(() => held.keysSeen.length === 1, 'the payment call');
+    await until('the payment call', () => held.keysSeen.length === 1, WAIT);
     dies.die(); // gone: no more lease renewals, no writes
     void first.engine.stop();
     // Without any message from the user, the second process's sweep finds the lease expired, repeats the call
     // under the same key and keeps the outcome for the next dial.
     const pendingKey = `${deployment}${keys.pending({ channel: 'ussd', conversationId: phone })}`;
-    await until(async () => (await raw.redis.exists(pendingKey)) === 1, 'the outcome kept by the second');
+    await until('the outcome kept by the second', async () => (await raw.redis.exists(pendingKey)) === 1, WAIT);
     expect(seenBySecond).toEqual(held.keysSeen);
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     // The dead process's call reaches the service at last: the same key, so no second payment.
     held.release();
-    await until(() => held.answered.length === 1, "the dead process's call answered");
+    await until("the dead process's call answered", () => held.answered.length === 1, WAIT);
     expect(paymentsOf(first.sandbox, phone)).toHaveLength(1);
     const next = await session(phone, `NEXT-${randomUUID()}`)(second.url);
     expect(next).toContain(`Ref ${String(paymentsOf(first.sandbox, phone)[0]?.id)}.`);

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { until } from '../until.js';
 
 /** True while a process with this id exists. */
 function alive(pid: number): boolean {
@@ -32,9 +33,11 @@ describe('npm start', () => {
     );
 
     // Started (after a build if dist/ was stale): the compiled product, not the TypeScript sources.
-    while (!/listening on http:\/\/localhost:(\d+)/.test(output) && npm.exitCode === null) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until(
+      'npm start listening (or gone)',
+      () => /listening on http:\/\/localhost:(\d+)/.test(output) || npm.exitCode !== null,
+      { timeoutMs: 120_000, everyMs: 50 },
+    );
     expect(output).toContain('node --enable-source-maps dist/src/main.js');
     const url = `http://127.0.0.1:${/listening on http:\/\/localhost:(\d+)/.exec(output)![1]}`;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
