@@ -17,8 +17,10 @@ export interface EventBody {
   id: string;
   /** `<kind>.<state>`: `payment.completed`, `request.submitted`, `purchase.failed`, `payout.completed`, … */
   type: string;
-  /** Our ref of the operation (its Duplicate-Check-Key, `metadata.ref` at the service). */
+  /** Our short reference of the operation, the one people read out (`MC-7K2QX`), as on the screens and `/ops`. */
   ref: string;
+  /** Our Duplicate-Check-Key of the operation (`metadata.ref` at the service; `/ops/payments/<key>`). */
+  key: string;
   state: OperationState;
   /** A decimal string. */
   amount: string;
@@ -91,10 +93,11 @@ export async function deriveOnce(
       data: Record<string, unknown> | string;
       at: Date;
       kind: string | null;
+      short_ref: string | null;
       amount: string | null;
       currency: string | null;
     }>`
-      select e.seq::text as seq, e.ref, e.type, e.source, e.data, e.at, o.kind, o.amount::text as amount, o.currency
+      select e.seq::text as seq, e.ref, e.type, e.source, e.data, e.at, o.kind, o.short_ref, o.amount::text as amount, o.currency
       from operation_events e left join operations o on o.ref = e.operation_ref
       where e.seq > ${cursor.seq}
       order by e.seq
@@ -108,7 +111,7 @@ export async function deriveOnce(
     }
     const made: Array<{ seq: string; body: EventBody }> = [];
     for (const row of rows) {
-      if (!row.kind || row.amount === null || row.currency === null) continue;
+      if (!row.kind || row.short_ref === null || row.amount === null || row.currency === null) continue;
       const data = typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data;
       const state = stateOfEvent(row.type, data ?? {});
       if (!state || !stateMoves(known.get(row.ref), state, row.source)) continue;
@@ -118,7 +121,8 @@ export async function deriveOnce(
         body: {
           id: eventId(row.ref, state, row.seq),
           type: `${row.kind}.${state}`,
-          ref: row.ref,
+          ref: row.short_ref,
+          key: row.ref,
           state,
           amount: row.amount,
           currency: row.currency,
@@ -127,7 +131,7 @@ export async function deriveOnce(
       });
     }
     await write(trx, made, endpoints, retryMs, now());
-    const changed = [...new Set(made.map((m) => m.body.ref))];
+    const changed = [...new Set(made.map((m) => m.body.key))];
     for (const ref of changed) {
       await trx
         .insertInto('events_out_states')
@@ -159,7 +163,7 @@ async function write(
         chunk.map(({ seq, body }) => ({
           id: body.id,
           seq,
-          ref: body.ref,
+          ref: body.key,
           type: body.type,
           state: body.state,
           body: JSON.stringify(body),

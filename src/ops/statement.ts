@@ -39,9 +39,12 @@ export interface StatementPeriod {
 
 /** One money movement as the statement gives it. */
 export interface Movement {
+  /** Our short reference, the one people read out (`MC-7K2QX`). */
   ref: string;
   /** The service's id, once it answered. */
   id: string | null;
+  /** Our Duplicate-Check-Key (the service's `metadata.ref`). */
+  key: string;
   kind: string;
   state: string;
   amount: string;
@@ -89,8 +92,9 @@ const iso = (at: Date | string): string => (at instanceof Date ? at : new Date(a
 
 export function movementOf(op: Operation): Movement {
   return {
-    ref: op.ref,
+    ref: op.short_ref,
     id: op.service_id,
+    key: op.ref,
     kind: op.kind,
     state: op.state,
     amount: op.amount,
@@ -178,6 +182,7 @@ export const STATEMENT_COLUMNS = [
   'date',
   'ref',
   'id',
+  'key',
   'kind',
   'state',
   'amount',

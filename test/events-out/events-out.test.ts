@@ -65,7 +65,7 @@ forEachDatabase('events_out', (open, engine) => {
       });
   const typesOf = (ref: string) =>
     taken()
-      .filter((e) => e.ref === ref)
+      .filter((e) => e.key === ref)
       .map((e) => e.type);
 
   it('sends every state change once the endpoint is up after 500s, signed, none for a stale report', async () => {
@@ -111,11 +111,12 @@ forEachDatabase('events_out', (open, engine) => {
     const refusedIds = new Set(endpoint.received.filter((r) => r.answered === 500).map((r) => JSON.parse(r.raw).id));
     for (const id of refusedIds) expect(ids).toContain(id);
 
-    const completed = taken().find((e) => e.ref === 'pay-2' && e.state === 'completed')!;
+    const completed = taken().find((e) => e.key === 'pay-2' && e.state === 'completed')!;
     expect(completed).toEqual({
       id: expect.stringMatching(/^evt_[0-9a-f]{24}$/),
       type: 'payment.completed',
-      ref: 'pay-2',
+      ref: expect.stringMatching(/^MC-[0-9A-Z]+$/),
+      key: 'pay-2',
       state: 'completed',
       amount: expect.stringMatching(/^700(\.0+)?$/),
       currency: 'KES',
@@ -310,7 +311,7 @@ forEachDatabase('events_out', (open, engine) => {
         await journal.intend(anIntent(`pay-lead-${i}`));
         await journal.stateReported(`pay-lead-${i}`, { state: 'completed', source: 'notification' });
       }
-      await until('ten events', () => taken().filter((e) => e.ref.startsWith('pay-lead-')).length >= 10, {
+      await until('ten events', () => taken().filter((e) => e.key.startsWith('pay-lead-')).length >= 10, {
         timeoutMs: 40_000,
       });
       // Every delivery recorded: nothing more is out or due.

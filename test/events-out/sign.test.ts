@@ -12,7 +12,8 @@ const SECRET = 'whsec-test-0123456789abcdef';
 const body = JSON.stringify({
   id: 'evt_000000000000000000000001',
   type: 'payment.completed',
-  ref: 'pay_1',
+  ref: 'MC-7K2QX',
+  key: 'pay_1',
   state: 'completed',
   amount: '5000',
   currency: 'UGX',

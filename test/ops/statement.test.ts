@@ -124,7 +124,7 @@ forEachDatabase('daily statement', (open) => {
       count: '1',
       amount: '3000',
     });
-    expect(day23.find((r) => r.ref === refs.telegram)).toMatchObject({ id: 'req_6', state: 'completed' });
+    expect(day23.find((r) => r.key === refs.telegram)).toMatchObject({ id: 'req_6', state: 'completed' });
   });
 
   it('gives the same as JSON, with the head of the day: one the chain holds', async () => {
