@@ -95,10 +95,34 @@ export interface RunningApp {
   stop(): Promise<void>;
 }
 
-/** Serves the direct routes (src/http/direct-routes.ts) and, for every other request, the app, on `port`. */
-function listen(app: express.Express, direct: DirectRoutes, port: number): Promise<Server> {
+/** The requests a server is answering: a stop waits for none to be left (`idle`). */
+interface InFlight {
+  count: number;
+  /** Resolves once no request is being answered. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Serves the direct routes (src/http/direct-routes.ts) and, for every other request, the app, on `port`;
+ * `inFlight` counts the requests being answered.
+ */
+function listen(app: express.Express, direct: DirectRoutes, port: number, inFlight: InFlight): Promise<Server> {
+  const serve = direct.serve(app);
+  let waiting: Array<() => void> = [];
+  inFlight.idle = () =>
+    inFlight.count === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve));
   return new Promise((resolve, reject) => {
-    const server = createServer(direct.serve(app)).listen(port);
+    const server = createServer((req, res) => {
+      inFlight.count++;
+      res.once('close', () => {
+        inFlight.count--;
+        if (inFlight.count > 0) return;
+        const done = waiting;
+        waiting = [];
+        for (const resolve of done) resolve();
+      });
+      serve(req, res);
+    }).listen(port);
     // Idle keep-alive connections outlive a load balancer's (60 s), so the balancer never reuses one
     // the server is closing at that moment (a reset request); headers must arrive within a bit more.
     server.keepAliveTimeout = 65_000;
@@ -188,7 +212,13 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   await events.start();
 
   // Listen first: the embedded sandbox and its webhooks need the port we got.
-  const server = await listen(app, direct, config.PORT);
+  // SIGTERM (stop()): from its first moment /readyz answers 503 and new hops are refused as each channel
+  // expects (USSD: a screen ending the session; chats: 503, which their providers retry), while the server
+  // still listens for the hops in flight.
+  let draining = false;
+  const isDraining = () => draining;
+  const inFlight: InFlight = { count: 0, idle: () => Promise.resolve() };
+  const server = await listen(app, direct, config.PORT, inFlight);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   /** What stop() closes, in reverse order, each named in its line should it not finish in time. */
@@ -458,7 +488,18 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   withLinkCommand(engine, { directory: people, logger });
   closers.push(['engine', () => engine.close()]);
 
-  addHealthRoutes(app, { store, serviceUrl: config.MOMO_BASE_URL ?? url, opsToken: config.OPS_TOKEN, journal });
+  addHealthRoutes(app, {
+    store,
+    serviceUrl: config.MOMO_BASE_URL ?? url,
+    opsToken: config.OPS_TOKEN,
+    journal,
+    draining: isDraining,
+  });
+  // A chat's webhook while the process stops: 503, which Telegram, Slack and Meta retry (on another process).
+  app.use(['/telegram', '/slack', '/whatsapp'], (_req, res, next) => {
+    if (!draining) return next();
+    res.set('Retry-After', '1').status(503).json({ detail: 'This process is stopping; try again in a moment' });
+  });
   app.get('/metrics', requireOpsToken(config.OPS_TOKEN), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
@@ -511,6 +552,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     engine,
     serviceCode: config.USSD_SERVICE_CODE,
     deadlineMs: config.USSD_DEADLINE_MS,
+    draining: isDraining,
     defaultCountry: config.DEFAULT_COUNTRY,
     logger,
     access: { token: config.USSD_CALLBACK_TOKEN, allowedIps: config.USSD_ALLOWED_IPS, open: config.embeddedSandbox },
@@ -672,6 +714,9 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
         if ((await within(running, left)) === undefined)
           logger.warn({ step: name, waitedMs: left }, 'shutdown: a step did not finish in time; going on without it');
       };
+      // Not ready, and no new hop taken, from this moment; the hops in flight finish on the open server.
+      draining = true;
+      await bounded('hops in flight', () => inFlight.idle(), STOP_STEPS_SHARE);
       const sweep = setInterval(() => server.closeIdleConnections(), 100);
       await bounded(
         'http',

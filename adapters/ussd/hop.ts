@@ -37,6 +37,11 @@ export interface HopOptions {
   wholeInput?: readonly GatewayName[];
   /** Clock in ms (the resume window). Default Date.now. */
   now?: () => number;
+  /**
+   * The process is stopping (SIGTERM): a hop is answered {@link DRAINING} at once, ending the session, and
+   * nothing is stepped; the person dials again and reaches another process. Default never.
+   */
+  draining?: () => boolean;
 }
 
 /**
@@ -48,6 +53,11 @@ const GUARD_GRACE_MS = 1000;
 
 const APOLOGY_LATE: Prompt = {
   text: 'Sorry, this is taking longer than expected. Dial again shortly to see the result.',
+  final: true,
+};
+/** A stopping process's answer to a hop (HopOptions.draining): nothing stepped, nothing lost. */
+export const DRAINING: Prompt = {
+  text: 'The service is restarting. Please dial again in a moment; nothing you confirmed is lost.',
   final: true,
 };
 /** The engine failed (its own failures are answered by it; this one could not read the conversation): no "start again". */
@@ -111,6 +121,11 @@ export function createHopHandler(options: HopOptions) {
     options.sessionEnds?.remember(codec.name, request.sessionId, phone);
     const ctx: LogContext = { gateway: codec.name, sessionId: request.sessionId, phone: maskPhone(phone) };
     const hop = request.hop;
+    if (hop.kind !== 'end' && options.draining?.()) {
+      logger.info(ctx, 'ussd hop refused: the process is stopping');
+      send(res, codec, request, DRAINING, 0, 0);
+      return;
+    }
     if (hop.kind === 'end') {
       // Nothing to release: the state stays with the conversation, and the next dial is another session.
       logger.info(ctx, 'ussd session released by the gateway');

@@ -59,6 +59,8 @@ export interface UssdRoutesOptions {
   simulator?: boolean;
   /** The demo's SMS outbox (src/notifications/sms.ts): with the simulator, `GET /simulator/sms?phone=` lists a number's messages. */
   smsOutbox?: { to(phone: string): SmsMessage[] };
+  /** The process is stopping: each hop is answered with a short screen ending the session (hop.ts DRAINING). */
+  draining?: () => boolean;
 }
 
 /** Default of UssdRoutesOptions.resumeSeconds, as config USSD_RESUME_SECONDS: two minutes, about a USSD session's own length. */
@@ -80,6 +82,7 @@ export function addUssdRoutes(app: Express, direct: DirectRoutes, options: UssdR
     serviceCode: options.serviceCode,
     resumeSeconds: options.resumeSeconds ?? DEFAULT_RESUME_SECONDS,
     wholeInput: options.wholeInput,
+    draining: options.draining,
   });
   const parsers = { form: readBody('form', { limit: BODY_LIMIT }), json: readBody('json', { limit: BODY_LIMIT }) };
 

@@ -34,6 +34,8 @@ export interface HealthOptions {
    * not checked.
    */
   journal?: { takesWrites(): Promise<void> };
+  /** The process is stopping (SIGTERM): /readyz answers 503 at once, so a balancer stops sending. Default never. */
+  draining?: () => boolean;
 }
 
 /** How long a probe mark lives, s. */
@@ -130,6 +132,10 @@ export function addHealthRoutes(app: Express, options: HealthOptions): void {
     res.json({ ok: true });
   });
   app.get('/readyz', async (req, res) => {
+    if (options.draining?.()) {
+      res.status(503).json({ ok: false, draining: true });
+      return;
+    }
     const [store, service, journal] = await Promise.all([storeCheck(), serviceCheck(), journalCheck?.()]);
     const ok = store.ok && service.ok && (journal?.ok ?? true);
     res

@@ -1,9 +1,10 @@
 /**
  * Graceful shutdown of the real process: `node --import tsx src/main.ts` as a child, on Redis, against a
- * standalone sandbox behind a proxy that slows payments down. SIGTERM arrives while one payment's request
+ * standalone sandbox behind a proxy that holds payments back. SIGTERM arrives while one payment's request
  * is in flight and another payment runs past the USSD deadline (its user was answered "processing"):
- * the process stops taking requests, answers the one in flight, finishes the late run and keeps its
- * outcome for the user's next dial, and exits 0. Each payment exists exactly once.
+ * /readyz answers 503 from then on, a new dial is answered at once with a screen ending the session, the
+ * hop in flight is answered, the late run finishes and keeps its outcome for the user's next dial, and the
+ * process exits 0 within SHUTDOWN_GRACE_SECONDS, then takes no connection. Each payment exists exactly once.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -29,6 +30,17 @@ const REDIS_URL = TEST_REDIS_URL;
 const API_KEY = 'shutdown-key';
 const FAST_USER = '+256701888001';
 const LATE_USER = '+256701888002';
+const NEW_USER = '+256701888003';
+const GRACE_SECONDS = 20;
+/** Opened by the test: the fast payment's creation is held at the service until then. */
+let releaseFast!: () => void;
+const fastReleased = new Promise<void>((resolve) => (releaseFast = resolve));
+/** Resolves once the fast payment's creation reached the service (its hop is in flight). */
+let fastReached!: () => void;
+const fastHeld = new Promise<void>((resolve) => (fastReached = resolve));
+/** Opened once the late user was answered "processing": its run is then past the deadline. */
+let releaseLate!: () => void;
+const lateReleased = new Promise<void>((resolve) => (releaseLate = resolve));
 /** Production mode: each USSD user with their PIN, and the gateway's callback token. */
 const CALLBACK_TOKEN = 'shutdown-callback-token-0123';
 const payer = { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '100000' } };
@@ -47,17 +59,16 @@ const POLICY = JSON.stringify({
 let service: Service;
 let redis: Redis;
 let child: ChildProcess | undefined;
-/** The bodies of the payment requests the service has received (each then held 1.5 s or 4.5 s). */
-const arrived: string[] = [];
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
   await cleanProductKeys(redis);
-  // Payments take their time: the late user's 4.5 s (past the 3 s USSD deadline), everybody else's 1.5 s.
+  // Payments are held: the late user's until it was answered "processing" (past the USSD deadline), the
+  // fast user's until the test has seen the process drain.
   service = await startService(API_KEY, async (_req, body) => {
-    arrived.push(body.toString());
-    const late = body.toString().includes(LATE_USER);
-    await new Promise((resolve) => setTimeout(resolve, late ? 4500 : 1500));
+    if (body.toString().includes(LATE_USER)) return lateReleased;
+    fastReached();
+    return fastReleased;
   });
 });
 
@@ -78,6 +89,9 @@ async function startChild(): Promise<ProductProcess> {
     REDIS_URL,
     ACCESS_POLICY: POLICY,
     USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+    SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
+    // The fast payment is held while the test watches the drain: its hop must not reach the deadline first.
+    USSD_DEADLINE_MS: '10000',
   });
   child = product.child;
   return product;
@@ -93,9 +107,9 @@ async function upToPin(url: string, phone: string): Promise<AtSession> {
 }
 
 /** A fresh connection (no keep-alive socket reused): resolves with the status, rejects when refused. */
-function freshRequest(url: string): Promise<number> {
+function freshRequest(url: string, path = '/healthz'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/healthz`, { agent: false }, (res) => {
+    const req = http.request(`${url}${path}`, { agent: false }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -105,28 +119,32 @@ function freshRequest(url: string): Promise<number> {
 }
 
 describe('SIGTERM', () => {
-  it('answers the request in flight, finishes the late run, refuses new requests and exits 0', async () => {
+  it('turns not ready, refuses new dials, answers the one in flight, finishes the late run, exits 0', async () => {
     const product = await startChild();
     expect(await freshRequest(product.url)).toBe(200);
+    expect(await freshRequest(product.url, '/readyz')).toBe(200);
     const late = await upToPin(product.url, LATE_USER);
     const fast = await upToPin(product.url, FAST_USER);
 
-    // The late payment passes the 3 s deadline: "processing"; its run goes on in the process.
+    // The late payment passes the USSD deadline: "processing"; its run goes on in the process.
     expect(await late.answer('1234')).toMatch(/still working on it/);
-    // The fast payment's request is in flight (1.5 s at the service) when SIGTERM arrives.
+    releaseLate();
+    // The fast payment's request is in flight (held at the service) when SIGTERM arrives.
     const inFlight = fast.answer('1234');
-    await until('the fast payment at the service', () => arrived.some((body) => body.includes(FAST_USER)));
+    await fastHeld;
+    const signalled = Date.now();
     child!.kill('SIGTERM');
-    await until('new connections refused', () =>
-      freshRequest(product.url).then(
-        () => false,
-        () => true,
-      ),
-    );
 
-    await expect(freshRequest(product.url)).rejects.toThrow();
+    // Not ready at once, so a balancer stops sending; a new dial is answered at once, ending its session.
+    await until('/readyz answers 503', async () => (await freshRequest(product.url, '/readyz')) === 503);
+    const newcomer = new AtSession(product.url, NEW_USER, undefined, `/ussd/africastalking/${CALLBACK_TOKEN}`);
+    expect(await newcomer.dial()).toMatch(/^END The service is restarting\. Please dial again in a moment/);
+
+    releaseFast();
     expect(await inFlight).toMatch(/^END Sent: [\d,]+ UGX to .+\. Ref \S+\./);
     expect(await product.exit).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(GRACE_SECONDS * 1000);
+    await expect(freshRequest(product.url)).rejects.toThrow();
 
     // Each payment exactly once.
     const chats = service.sandbox.controls
