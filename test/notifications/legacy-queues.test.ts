@@ -16,6 +16,7 @@ import { MemoryStore } from '../../src/conversation/store/memory-store.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';
 import { processed } from './notices.js';
+import { until } from '../until.js';
 
 const logger = createLogger('silent');
 const name = `test-legacy-${process.pid}-${Date.now()}`;
@@ -80,7 +81,7 @@ describe('the queues of an earlier version', () => {
       await part3.close();
       const worked: number[] = [];
       current.process(async (job) => void worked.push(job.n));
-      for (let tries = 0; worked.length < 2 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+      await until('both moved jobs worked', () => worked.length >= 2, { timeoutMs: 10_000, everyMs: 50 });
       expect(worked.sort()).toEqual([1, 2]);
     } finally {
       await current.close();
@@ -140,8 +141,14 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
     });
     try {
       n.start();
-      for (let tries = 0; (told.length < ids.length || texted.length < 2) && tries < 400; tries++)
-        await new Promise((r) => setTimeout(r, 50));
+      await until(
+        'every moved notification told and both texts sent',
+        () => told.length >= ids.length && texted.length >= 2,
+        {
+          timeoutMs: 20_000,
+          everyMs: 50,
+        },
+      );
       expect(told.sort()).toEqual(ids.map(String).sort());
       expect(texted.sort()).toEqual(['+256700000001', '+256700000002']);
       expect(await oldNotifications.getJobCounts('wait', 'delayed')).toEqual({ wait: 0, delayed: 0 });
