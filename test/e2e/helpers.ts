@@ -57,18 +57,3 @@ export async function sandboxGet<T>(app: RunningApp, path: string): Promise<T> {
   const res = await fetch(`${app.url}${path}`, { headers: { authorization: 'Token sandbox-key' } });
   return (await res.json()) as T;
 }
-
-export async function eventually<T>(
-  read: () => Promise<T>,
-  ok: (v: T) => boolean,
-  what: string,
-  tries = 200,
-): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < tries; i++) {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-}

@@ -10,7 +10,8 @@ import type { RunningApp } from '../../src/app.js';
 import { SHORT_REF_SHAPE } from '../../src/journal/short-ref.js';
 import { CSV_COLUMNS, type PaymentItem } from '../../src/ops/payments.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
-import { AtSession, eventually, startProduct } from './helpers.js';
+import { AtSession, startProduct } from './helpers.js';
+import { reading, until } from '../until.js';
 
 const USER = 'operator';
 const PASSWORD = 'a long operator password';
@@ -39,15 +40,18 @@ it('one payment: the same short ref on the screen, at the next dial, on /ops and
   expect(ref).toMatch(SHORT_REF_SHAPE);
 
   // The search finds it as a teller types it: lower case, without its dash.
-  const [paid] = await eventually(
-    async () => {
-      const res = await fetch(`${app.url}/ops/payments.json?ref=${ref.replace('-', '').toLowerCase()}`, {
-        headers: OPERATOR,
-      });
-      return ((await res.json()) as { items: PaymentItem[] }).items;
-    },
-    (found) => found.length === 1 && found[0]!.state === 'completed',
+  const [paid] = await until(
     'the payment completed in the journal',
+    reading(
+      async () => {
+        const res = await fetch(`${app.url}/ops/payments.json?ref=${ref.replace('-', '').toLowerCase()}`, {
+          headers: OPERATOR,
+        });
+        return ((await res.json()) as { items: PaymentItem[] }).items;
+      },
+      (found) => found.length === 1 && found[0]!.state === 'completed',
+    ),
+    { timeoutMs: 10_000, everyMs: 50 },
   );
   expect(paid).toMatchObject({ ref, payee: '+256772000001', user: PAYER });
   const id = paid!.id!;

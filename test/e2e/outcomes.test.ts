@@ -26,7 +26,8 @@ import {
   textOf,
   USER,
 } from '../adapters/slack/harness.js';
-import { AtSession, eventually } from './helpers.js';
+import { AtSession } from './helpers.js';
+import { reading, until } from '../until.js';
 
 const number = (behaviour: string) => TEST_NUMBERS.find((t) => t.behaviour === behaviour)!.phonenumber;
 const SARAH = number('registered');
@@ -81,10 +82,13 @@ async function control(method: string, path: string, json?: unknown): Promise<an
  */
 async function refsOf(screen: string): Promise<{ short: string; id: string }> {
   const short = /Ref (MC-[A-Z0-9]+)\./.exec(screen)![1]!;
-  const op = await eventually(
-    async () => (await app.journal.search({ ref: short })).items[0],
-    (row) => Boolean(row?.service_id),
+  const op = await until(
     `the service's id of ${short}`,
+    reading(
+      async () => (await app.journal.search({ ref: short })).items[0],
+      (row) => Boolean(row?.service_id),
+    ),
+    { timeoutMs: 10_000, everyMs: 50 },
   );
   return { short, id: op!.service_id! };
 }
@@ -119,10 +123,13 @@ async function press(label: string) {
 }
 /** Waits until the Telegram chat was told a message matching `pattern`. */
 const toldOnTelegram = (pattern: RegExp) =>
-  eventually(
-    async () => bot.of('sendMessage').map((m) => String(m.text)),
-    (texts) => texts.some((t) => pattern.test(t)),
+  until(
     `Telegram to be told ${pattern}`,
+    reading(
+      async () => bot.of('sendMessage').map((m) => String(m.text)),
+      (texts) => texts.some((t) => pattern.test(t)),
+    ),
+    { timeoutMs: 10_000, everyMs: 50 },
   ).then((texts) => texts.find((t) => pattern.test(t))!);
 
 // Slack: `/momo <flow>`, buttons and the answer modal; outcomes come as direct messages.
@@ -149,11 +156,14 @@ async function slackFlow(
   return textOf(blocks);
 }
 const toldOnSlack = (pattern: RegExp) =>
-  eventually(
-    async () =>
-      slack.of('chat.postMessage').map((m) => `${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`),
-    (texts) => texts.some((t) => pattern.test(t)),
+  until(
     `Slack to be told ${pattern}`,
+    reading(
+      async () =>
+        slack.of('chat.postMessage').map((m) => `${m.body.text ?? ''} ${m.body.blocks ? textOf(m.body.blocks) : ''}`),
+      (texts) => texts.some((t) => pattern.test(t)),
+    ),
+    { timeoutMs: 10_000, everyMs: 50 },
   ).then((texts) => {
     const dm = slack
       .of('chat.postMessage')
@@ -171,10 +181,13 @@ async function ussd(phone: string, answers: string[]): Promise<string> {
   return screen;
 }
 const toldAtNextDial = (phone: string, pattern: RegExp) =>
-  eventually(
-    () => new AtSession(app.url, phone).dial(),
-    (screen) => pattern.test(screen),
+  until(
     `the next dial of ${phone} to show ${pattern}`,
+    reading(
+      () => new AtSession(app.url, phone).dial(),
+      (screen) => pattern.test(screen),
+    ),
+    { timeoutMs: 10_000, everyMs: 50 },
   );
 
 /**
@@ -219,10 +232,13 @@ describe('payments', () => {
     expect(waiting).toMatch(/approver/);
     expect(waiting.replace(/^(CON|END) /, '').length).toBeLessThanOrEqual(182);
     const payment = newest('payments', `ussd:${me}`);
-    await eventually(
-      async () => newest('payments', `ussd:${me}`).state,
-      (state) => state === 'approval_requested',
+    await until(
       'approval requested',
+      reading(
+        async () => newest('payments', `ussd:${me}`).state,
+        (state) => state === 'approval_requested',
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     await control('POST', `/payments/${payment.id}/reject`, { reason: 'Over budget' });
     expect(

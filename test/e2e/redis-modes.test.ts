@@ -13,7 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { freePorts } from '../ports.js';
 import { masterPortOf, startCluster, startSentinelSet, stopAll, untilMaster, withServer } from '../redis/servers.js';
-import { AtSession, eventually, startProduct } from './helpers.js';
+import { AtSession, startProduct } from './helpers.js';
+import { reading, until } from '../until.js';
 
 afterAll(stopAll);
 
@@ -49,17 +50,21 @@ const grouped = (amount: string): RegExp => new RegExp(amount.replace(/\B(?=(\d{
 /** Pays, waits for the service to process it, and for its outcome at the payer's next dial. */
 async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Promise<void> {
   expect(await pay(app, me, amount)).toMatch(/^END /);
-  await eventually(
-    () => paymentsOf(app, new Set([`ussd:${me}`])),
-    (p) => p.length === 1 && p[0]!.state === 'processed',
+  await until(
     'the payment processed',
-    PATIENCE,
+    reading(
+      () => paymentsOf(app, new Set([`ussd:${me}`])),
+      (p) => p.length === 1 && p[0]!.state === 'processed',
+    ),
+    { timeoutMs: PATIENCE * 50, everyMs: 50 },
   );
-  const next = await eventually(
-    async () => new AtSession(app.url, me).dial(),
-    (screen) => /reached|Done/i.test(screen),
+  const next = await until(
     'the outcome at the next dial',
-    PATIENCE,
+    reading(
+      async () => new AtSession(app.url, me).dial(),
+      (screen) => /reached|Done/i.test(screen),
+    ),
+    { timeoutMs: PATIENCE * 50, everyMs: 50 },
   );
   expect(next).toMatch(grouped(amount));
 }
@@ -72,11 +77,13 @@ async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Pr
 async function assertEachPaidOnceAndTold(app: RunningApp, users: string[], screens: string[]): Promise<void> {
   const chats = new Set(users.map((me) => `ussd:${me}`));
   const submitted = users.filter((_, i) => /^END Sent: /.test(screens[i]!));
-  const made = await eventually(
-    () => paymentsOf(app, chats),
-    (p) => p.length >= submitted.length && p.every((payment) => payment.state === 'processed'),
+  const made = await until(
     'the payments processed',
-    PATIENCE,
+    reading(
+      () => paymentsOf(app, chats),
+      (p) => p.length >= submitted.length && p.every((payment) => payment.state === 'processed'),
+    ),
+    { timeoutMs: PATIENCE * 50, everyMs: 50 },
   );
   const chatsPaid = made.map((p) => p.metadata?.chat);
   expect(new Set(chatsPaid).size, screens.join('\n')).toBe(chatsPaid.length);
@@ -124,21 +131,25 @@ describe('on a three-master Redis Cluster with a replica each', () => {
           pay(app, me, String(6000 + i * 10)).catch((error: Error) => `failed: ${error.message}`),
         );
         // Once the first of them is made, the rest on their way.
-        await eventually(
-          () => paymentsOf(app, new Set(users.map((me) => `ussd:${me}`))),
-          (made) => made.length > 0,
+        await until(
           'a payment made',
-          PATIENCE,
+          reading(
+            () => paymentsOf(app, new Set(users.map((me) => `ussd:${me}`))),
+            (made) => made.length > 0,
+          ),
+          { timeoutMs: PATIENCE * 50, everyMs: 50 },
         );
         await Promise.all(replicaPorts.map((port) => withServer(port, (r) => r.call('CLUSTER', 'FAILOVER'))));
         const screens = await Promise.all(payments);
         for (const port of replicaPorts) await untilMaster(port);
         await assertEachPaidOnceAndTold(app, users, screens);
-        await eventually(
-          () => fetch(`${app.url}/readyz`).then((res) => res.status),
-          (status) => status === 200,
+        await until(
           'ready on the new masters',
-          PATIENCE,
+          reading(
+            () => fetch(`${app.url}/readyz`).then((res) => res.status),
+            (status) => status === 200,
+          ),
+          { timeoutMs: PATIENCE * 50, everyMs: 50 },
         );
       } finally {
         await app.stop();
@@ -175,22 +186,26 @@ describe('on a master with a replica and three Sentinels', () => {
         sentinel.disconnect();
         const screens = await Promise.all(payments);
         // The failover runs on after the SENTINEL FAILOVER reply: the Sentinels name the new master when it is done.
-        const after = await eventually(
-          () => masterPortOf(sentinelPorts[0]!, name),
-          (port) => port !== before,
+        const after = await until(
           'the failover',
-          PATIENCE,
+          reading(
+            () => masterPortOf(sentinelPorts[0]!, name),
+            (port) => port !== before,
+          ),
+          { timeoutMs: PATIENCE * 50, everyMs: 50 },
         );
         await untilMaster(after);
 
         await assertEachPaidOnceAndTold(app, users, screens);
         // Ready again on the new master. The first probe after a failover may still say not ready (a CI run saw
         // one 503 there): a connection idle since the failover may learn of the new master only at its next write.
-        await eventually(
-          () => fetch(`${app.url}/readyz`).then((res) => res.status),
-          (status) => status === 200,
+        await until(
           'ready on the new master',
-          PATIENCE,
+          reading(
+            () => fetch(`${app.url}/readyz`).then((res) => res.status),
+            (status) => status === 200,
+          ),
+          { timeoutMs: PATIENCE * 50, everyMs: 50 },
         );
       } finally {
         await app.stop();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { AtSession, eventually, sandboxGet, startProduct } from './helpers.js';
+import { AtSession, sandboxGet, startProduct } from './helpers.js';
+import { reading, until } from '../until.js';
 
 interface Payments {
   count: number;
@@ -41,19 +42,25 @@ describe("a whole USSD payment through the product (Africa's Talking, embedded s
     expect(await ussd.resend()).toBe(outcome);
     for (const screen of ussd.screens) expect(screen.length).toBeLessThanOrEqual(182);
 
-    const paid = await eventually(
-      () => sandboxGet<Payments>(app, '/api/payments?phonenumber=%2B256772000001'),
-      (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+    const paid = await until(
       'the payment to be processed',
+      reading(
+        () => sandboxGet<Payments>(app, '/api/payments?phonenumber=%2B256772000001'),
+        (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(paid.count).toBe(1);
     expect(paid.results[0]!.metadata).toMatchObject({ chat: `ussd:${me}` });
 
     // The service's webhooks reach the product; USSD keeps them for the next dial.
-    const next = await eventually(
-      async () => new AtSession(app.url, me).dial(),
-      (screen) => /reached|Done/i.test(screen),
+    const next = await until(
       'the outcome at the next dial',
+      reading(
+        async () => new AtSession(app.url, me).dial(),
+        (screen) => /reached|Done/i.test(screen),
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(next).toMatch(/5,000 UGX/);
     // The run's own answer, kept in case it never reached the phone, gave way to the service's outcome.

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { APP_SECRET, VERIFY_TOKEN, signature } from '../adapters/whatsapp/deliveries.js';
 import { PHONE_NUMBER_ID } from '../adapters/whatsapp/fake-graph-api.js';
-import { eventually } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import {
   anyBody,
   anyRequestTo,
@@ -293,10 +293,13 @@ describe('WhatsApp webhook under fuzzing', () => {
     expect([...statuses].every((s) => s === 200 || s === 400)).toBe(true);
     expect(statuses).toContain(200);
     // The users' messages were worked and answered, and Meta's server refused none of the answers.
-    await eventually(
-      async () => messagesSent(),
-      (n) => n > before,
+    await until(
       'answers to the signed deliveries',
+      reading(
+        async () => messagesSent(),
+        (n) => n > before,
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(suite.product.graph.refused).toEqual([]);
     expect(suite.watch.failures).toEqual([]);

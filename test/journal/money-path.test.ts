@@ -10,7 +10,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
+import { AtSession, sandboxGet, startProduct } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import { serverDatabase, type ServerDatabase } from './server-database.js';
 
 interface Payments {
@@ -61,10 +62,13 @@ for (const engine of ['postgres', 'pglite'] as const) {
       const intents = () => writes.filter((w) => /insert into "?operations"? /.test(w));
       expect(intents(), 'the money hop writes its intent').toHaveLength(1);
 
-      const row = await eventually(
-        async () => (await app.journal.search({ phone: me })).items[0],
-        (op) => op?.state === 'completed' && op.told_state === 'completed',
+      const row = await until(
         'the payment completed and told in the journal',
+        reading(
+          async () => (await app.journal.search({ phone: me })).items[0],
+          (op) => op?.state === 'completed' && op.told_state === 'completed',
+        ),
+        { timeoutMs: 10_000, everyMs: 50 },
       );
       expect(row).toMatchObject({
         kind: 'payment',
@@ -80,11 +84,14 @@ for (const engine of ['postgres', 'pglite'] as const) {
       expect(row!.role).not.toBe('');
       expect(row!.service_id).toMatch(/^\d+$/);
       // The SMS telling and the one kept for the next dial are written as each is done: wait for both.
-      const timeline = await eventually(
-        () => app.journal.timeline(row!.ref),
-        (events) =>
-          events.some((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd'),
+      const timeline = await until(
         'the telling kept for the next dial',
+        reading(
+          () => app.journal.timeline(row!.ref),
+          (events) =>
+            events.some((e) => e.type === 'telling' && e.source === 'notification' && e.data.channel === 'ussd'),
+        ),
+        { timeoutMs: 10_000, everyMs: 50 },
       );
       const types = timeline.map((e) => e.type);
       expect(types[0]).toBe('intent');
@@ -121,17 +128,23 @@ for (const engine of ['postgres', 'pglite'] as const) {
       const outcome = await ussd.answer('1234');
       const pins = /Pins: ([\d, -]+)\./.exec(outcome)?.[1]?.split(', ') ?? [];
       expect(pins, outcome).toHaveLength(2);
-      const row = await eventually(
-        async () => (await app.journal.search({ phone: me })).items[0],
-        (op) => op?.state === 'completed',
+      const row = await until(
         'the purchase in the journal',
+        reading(
+          async () => (await app.journal.search({ phone: me })).items[0],
+          (op) => op?.state === 'completed',
+        ),
+        { timeoutMs: 10_000, everyMs: 50 },
       );
       // The whole price (two pins), as the phone's total said, in its currency.
       expect(row).toMatchObject({ kind: 'purchase', flow: 'pin', amount: total, currency: 'NGN' });
-      const timeline = await eventually(
-        () => app.journal.timeline(row!.ref),
-        (events) => events.some((e) => e.type === 'telling' && e.source === 'conversation'),
+      const timeline = await until(
         "the purchase's telling",
+        reading(
+          () => app.journal.timeline(row!.ref),
+          (events) => events.some((e) => e.type === 'telling' && e.source === 'conversation'),
+        ),
+        { timeoutMs: 10_000, everyMs: 50 },
       );
       const told = timeline.find((e) => e.type === 'telling' && e.source === 'conversation');
       expect(String(told?.data.text)).toMatch(/2 pins \(hidden\)/);
@@ -178,10 +191,13 @@ for (const engine of ['postgres', 'pglite'] as const) {
       await again.dial();
       for (const answer of payTo('9000')) await again.answer(answer);
       expect(await again.answer('1234')).not.toMatch(/Nothing was sent/);
-      const paid = await eventually(
-        () => paymentsOf(app, `ussd:${me}`),
-        (p) => p.length === 1,
+      const paid = await until(
         'one payment once the database is back',
+        reading(
+          () => paymentsOf(app, `ussd:${me}`),
+          (p) => p.length === 1,
+        ),
+        { timeoutMs: 10_000, everyMs: 50 },
       );
       expect(paid).toHaveLength(1);
     });

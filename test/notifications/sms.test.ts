@@ -12,7 +12,8 @@ import { startApp, type RunningApp } from '../../src/app.js';
 import { MemoryMarks } from '../../src/notifications/marks.js';
 import { africasTalkingSms, smsWork, SmsRefused, type SmsSender } from '../../src/notifications/sms.js';
 import { captureLogger } from '../adapters/ussd/helpers.js';
-import { AtSession, eventually } from '../e2e/helpers.js';
+import { AtSession } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
@@ -160,10 +161,13 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
     await ussd.dial();
     for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1']) await ussd.answer(answer);
     expect(await ussd.answer('1234')).toMatch(/^END Sent: 5,000 UGX/);
-    const texted = await eventually(
-      async () => at.received.filter((r) => r.form.to === me),
-      (r) => r.some((x) => /5,000 UGX/.test(x.form.message ?? '')),
+    const texted = await until(
       'the outcome by SMS',
+      reading(
+        async () => at.received.filter((r) => r.form.to === me),
+        (r) => r.some((x) => /5,000 UGX/.test(x.form.message ?? '')),
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(texted[0]!.form).toMatchObject({ username: 'sandbox', from: 'MOMO' });
     expect(texted[0]!.headers.apikey).toBe('at-key-2');

@@ -9,7 +9,8 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { CSV_COLUMNS, HEAD_COLUMN, type PaymentItem } from '../../src/ops/payments.js';
-import { AtSession, eventually, startProduct } from '../e2e/helpers.js';
+import { AtSession, startProduct } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 
 const USER = 'operator';
@@ -44,10 +45,13 @@ describe('the money routes of the product', () => {
     for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1', '1234']) await at.answer(answer);
     expect(at.screens.at(-1)).toMatch(/^END /);
 
-    const [paid] = await eventually(
-      () => items('?phone=0772000001&state=completed'),
-      (found) => found.length === 1,
+    const [paid] = await until(
       'the payment completed in the journal',
+      reading(
+        () => items('?phone=0772000001&state=completed'),
+        (found) => found.length === 1,
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(paid).toMatchObject({
       kind: 'payment',

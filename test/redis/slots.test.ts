@@ -19,7 +19,8 @@ import {
   tagOf,
 } from '../../src/conversation/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
-import { AtSession, eventually, sandboxGet, startProduct } from '../e2e/helpers.js';
+import { AtSession, sandboxGet, startProduct } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import { startOwnRedis, stopAll } from './servers.js';
 
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
@@ -225,19 +226,25 @@ describe('on a real server, as the product runs', () => {
         await ussd.dial();
         for (const answer of ['1', '1', '0772000001', 'Sarah', 'Nakato', '5000', '1', '1']) await ussd.answer(answer);
         expect(await ussd.answer('1234')).toMatch(/^END /);
-        await eventually(
-          () =>
-            sandboxGet<{ count: number; results: Array<{ state: string }> }>(
-              app,
-              '/api/payments?phonenumber=%2B256772000001',
-            ),
-          (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+        await until(
           'the payment processed',
+          reading(
+            () =>
+              sandboxGet<{ count: number; results: Array<{ state: string }> }>(
+                app,
+                '/api/payments?phonenumber=%2B256772000001',
+              ),
+            (p) => p.count >= 1 && p.results[0]!.state === 'processed',
+          ),
+          { timeoutMs: 10_000, everyMs: 50 },
         );
-        const next = await eventually(
-          async () => new AtSession(app.url, me).dial(),
-          (screen) => /reached|Done/i.test(screen),
+        const next = await until(
           'the outcome at the next dial',
+          reading(
+            async () => new AtSession(app.url, me).dial(),
+            (screen) => /reached|Done/i.test(screen),
+          ),
+          { timeoutMs: 10_000, everyMs: 50 },
         );
         expect(next).toMatch(/5,000 UGX/);
       } finally {

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger, maskPhone } from '../../src/log.js';
 import type { RunningApp } from '../../src/app.js';
-import { AtSession, eventually } from '../e2e/helpers.js';
+import { AtSession } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import { BOT_TOKEN, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import {
   BOT_TOKEN as SLACK_BOT_TOKEN,
@@ -180,11 +181,14 @@ describe('logs of a whole payment on every channel', () => {
     const payments = () => app.sandbox!.controls.payments().length;
     expect(payments()).toBe(4);
     await app.sandbox!.controls.advanceClock(600);
-    await eventually(
-      async () =>
-        bot.of('sendMessage').filter((m) => String(m.chat_id) === '4242' && /5,?000/.test(String(m.text))).length,
-      (n) => n >= 1,
+    await until(
       'the Telegram outcome message',
+      reading(
+        async () =>
+          bot.of('sendMessage').filter((m) => String(m.chat_id) === '4242' && /5,?000/.test(String(m.text))).length,
+        (n) => n >= 1,
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     await running.stop();
     stopped = true;

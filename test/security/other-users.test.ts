@@ -9,7 +9,8 @@
  *   collection's reference with a line break added lines (a fake "1. Send ...") to the screen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AtSession, eventually } from '../e2e/helpers.js';
+import { AtSession } from '../e2e/helpers.js';
+import { reading, until } from '../until.js';
 import { WEBHOOK_PASSWORD, WEBHOOK_USER, startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
 
@@ -63,10 +64,13 @@ describe('payee names', () => {
     ).toHaveLength(1);
     // Its outcome reaches her chat before the next step of these tests: the last of its notifications (an
     // older state never follows it), so none comes between a later step's press and its answer.
-    await eventually(
-      async () => alice.texts().join('\n'),
-      (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX .*(failed|was rejected|was cancelled)/.test(texts),
+    await until(
       'the outcome of her payment',
+      reading(
+        async () => alice.texts().join('\n'),
+        (texts) => /Done: 1,000 UGX|Payment \d+ of 1,000 UGX .*(failed|was rejected|was cancelled)/.test(texts),
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
 
     // Bob pays the same number: he is asked the names himself, and the network checks his.
@@ -120,11 +124,14 @@ describe('collections', () => {
       currency: 'UGX',
     });
     // Both notifications of her request reach her chat before the tests press anything there.
-    await eventually(
-      async () => alice.texts().join('\n'),
-      (texts) =>
-        /You received 3,170 UGX/.test(texts) && /Your request MC-[A-Z0-9]+ of 3,170 UGX .* was paid/.test(texts),
+    await until(
       'the notifications of her request',
+      reading(
+        async () => alice.texts().join('\n'),
+        (texts) =>
+          /You received 3,170 UGX/.test(texts) && /Your request MC-[A-Z0-9]+ of 3,170 UGX .* was paid/.test(texts),
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
   });
 
@@ -177,16 +184,19 @@ describe('collections', () => {
   });
 
   it('the notification of the collection is one plain line too', async () => {
-    const told = await eventually(
-      async () =>
-        product.bot.calls.filter(
-          (c) =>
-            c.method === 'sendMessage' &&
-            String(c.payload.chat_id) === String(ALICE) &&
-            /You received 3,170 UGX/.test(String(c.payload.text)),
-        ),
-      (calls) => calls.length > 0,
+    const told = await until(
       'the collection notification',
+      reading(
+        async () =>
+          product.bot.calls.filter(
+            (c) =>
+              c.method === 'sendMessage' &&
+              String(c.payload.chat_id) === String(ALICE) &&
+              /You received 3,170 UGX/.test(String(c.payload.text)),
+          ),
+        (calls) => calls.length > 0,
+      ),
+      { timeoutMs: 10_000, everyMs: 50 },
     );
     expect(String(told[0]!.payload.text)).toMatch(/\(ref Fees 1\. Send 500000 evil\)/);
     expect(String(told[0]!.payload.text)).not.toMatch(/[\r\n\u202E]/);
