@@ -810,6 +810,9 @@ export interface Deleted {
 /** The states of an operation still under way: retention never deletes one. */
 export const OPEN_STATES: readonly OperationState[] = ['intended', 'held', 'submitted'];
 
+/** The final states in which no money moved: a payment ending in one gives its reservation back. */
+export const ENDED_WITHOUT_MONEY: readonly OperationState[] = FINAL_STATES.filter((s) => s !== 'completed');
+
 /**
  * The data as jsonb takes it: PostgreSQL refuses the NUL character in jsonb (and text), and words from outside
  * (a reason the service gives) could carry one; it is dropped rather than the fact.

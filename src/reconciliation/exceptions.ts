@@ -17,7 +17,7 @@
  * two operators pressing at once close it once.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { Journal } from '../journal/journal.js';
+import { ENDED_WITHOUT_MONEY, Journal } from '../journal/journal.js';
 import type { Operation, OperationState } from '../journal/schema.js';
 import { isFinal, type Item } from './match.js';
 import type { ExceptionState, ReconciliationExceptionsTable, ReconciliationSchema } from './schema.js';
@@ -282,6 +282,7 @@ export class Exceptions {
           key: `${row.ref}:state:${state}:operator:${row.id}`,
           at: row.closed_at!,
           data: { exception: row.id, reason: why, by, ...(approval ? { approvedBy: approval.approvedBy } : {}) },
+          ...(ENDED_WITHOUT_MONEY.includes(state) ? { giveBack: 'ended without money moving' as const } : {}),
         }),
         trx as never,
       );

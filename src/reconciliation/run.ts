@@ -19,7 +19,7 @@
  * period it left so (`not_compared`).
  */
 import type { Kysely } from 'kysely';
-import type { Journal } from '../journal/journal.js';
+import { ENDED_WITHOUT_MONEY, type Journal } from '../journal/journal.js';
 import type { Operation } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { recordExceptions } from './exceptions.js';
@@ -378,12 +378,15 @@ async function journalItem(journal: Journal, item: Item, at: Date): Promise<void
   if (!item.ours || !item.theirs || item.theirs.kind === 'collection' || item.exception !== undefined) return;
   const linking = item.ours.serviceId === null;
   if (item.correction === undefined && !linking) return;
+  const state = item.correction ?? item.ours.state;
   await journal.stateReported(item.ours.ref, {
-    state: item.correction ?? item.ours.state,
+    state,
     serviceState: item.theirs.state,
     serviceId: item.theirs.id,
     source: 'reconciliation',
     at,
+    // Ended without money moving: its reservation in the person's daily total goes back with the state.
+    ...(ENDED_WITHOUT_MONEY.includes(state) ? { giveBack: 'ended without money moving' as const } : {}),
   });
 }
 

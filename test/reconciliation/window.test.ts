@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import { expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
+import type { PeopleSchema } from '../../src/people/schema.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { dailyReconciliation } from '../../src/reconciliation/daily.js';
 import type { TheirKind } from '../../src/reconciliation/match.js';
@@ -82,7 +83,31 @@ forEachDatabase('reconciliation window', (open, engine) => {
       // data bundle bought from the vending group.
       const made = sb.controls.now();
       const held = `held-${suffix}:pay`;
-      await intent(held, 'payment', '150000', made);
+      // Its person's daily total holds it (written with the intent) until it ends.
+      await journal.intend(
+        {
+          ref: held,
+          kind: 'payment',
+          amount: '150000',
+          currency: 'UGX',
+          payee: SARAH,
+          channel: 'telegram',
+          channelUser: 'u1',
+          chat: 'telegram:chat-1',
+          role: 'staff',
+          flow: 'pay',
+          at: made,
+        },
+        {
+          ref: held,
+          person: `p-${suffix}`,
+          currency: 'UGX',
+          day: dayOf(made.getTime()),
+          amount: '150000',
+          minor: 15_000_000,
+          limit: 100_000_000,
+        },
+      );
       const heldId = await pay(sb, held, '150000');
       await journal.answered(held, { serviceId: heldId, serviceState: 'new', at: made });
       await journal.told(held, {
@@ -147,6 +172,13 @@ forEachDatabase('reconciliation window', (open, engine) => {
       expect(reads).toBe(3 + 1);
       expect(await journal.byRef(held)).toMatchObject({ state: 'rejected', service_state: 'rejected' });
       expect(said).toEqual(['notify.correction.payment rejected']);
+      // Rejected, nothing moved: its reservation went back to the person's daily total with the state.
+      const reservation = await (db as unknown as Kysely<PeopleSchema>)
+        .selectFrom('spend_reservations')
+        .selectAll()
+        .where('ref', '=', held)
+        .executeTakeFirstOrThrow();
+      expect(reservation.given_back_reason).toBe('ended without money moving');
 
       // A night with nothing changed: each list asks only what changed since the last look, one read each, and
       // nothing is compared again.
