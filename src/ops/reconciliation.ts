@@ -21,11 +21,7 @@ import {
   type ItemView,
   type RunView,
 } from './reconciliation-reads.js';
-import {
-  addDifferenceRoutes,
-  differencesSection,
-  type DifferencesOptions,
-} from './reconciliation-differences.js';
+import { addDifferenceRoutes, differencesSection, type DifferencesOptions } from './reconciliation-differences.js';
 
 export type ReconciliationRouteOptions = DifferencesOptions;
 
