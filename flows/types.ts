@@ -68,10 +68,11 @@ export interface View {
   masked?: Text;
 }
 
-export interface StateMeta {
-  view: (context: any) => View;
+/** A state's `meta`, of a flow whose context is `Context` (read back from a snapshot: of a context not known). */
+export interface StateMeta<Context = unknown> {
+  view: (context: Context) => View;
   /** Final states only: how a run that ends here ended (flows/outcome.ts). */
-  outcome?: (context: any) => FlowOutcome;
+  outcome?: (context: Context) => FlowOutcome;
 }
 
 /**

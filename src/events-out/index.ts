@@ -13,6 +13,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../journal/database.js';
+import type { Schema } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 import { deriveOnce, initCursor } from './derive.js';
 import type { EventsOutSchema } from './schema.js';
@@ -22,7 +23,7 @@ import { SIGNATURE_HEADER, signatureHeader } from './sign.js';
 export const EVENTS_OUT_LOCK = 0x65766f75; // 'evou'
 
 export interface EventsOutOptions {
-  database: Pick<Database, 'kind'> & { db: Kysely<any> };
+  database: Pick<Database, 'kind'> & { db: Kysely<Schema> };
   endpoints: readonly string[];
   secret: string;
   /** Per request, ms. */
@@ -59,7 +60,7 @@ export function backoffMs(attempts: number, baseMs: number, maxMs: number): numb
 }
 
 export function eventsOut(o: EventsOutOptions): EventsOut {
-  const db = o.database.db as Kysely<EventsOutSchema>;
+  const db = o.database.db as unknown as Kysely<EventsOutSchema>;
   const now = o.now ?? (() => new Date());
   const send = o.fetch ?? fetch;
   const inFlight = new Map<string, Promise<void>>();

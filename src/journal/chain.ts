@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import type { Schema } from './schema.js';
 
 /** The chain's last event: what every export carries. */
 export interface ChainHead {
@@ -65,7 +66,7 @@ export function eventHash(prev: string, fields: readonly string[]): string {
 }
 
 /** The chain's head: its last event's seq and hash; undefined while the journal is empty. */
-export async function chainHead(db: Kysely<any>): Promise<ChainHead | undefined> {
+export async function chainHead(db: Kysely<Schema>): Promise<ChainHead | undefined> {
   const { rows } = await sql<{ seq: string; hash: string }>`
     select seq::text as seq, hash from operation_events order by operation_events.seq desc limit 1`.execute(db);
   return rows[0];
@@ -82,7 +83,7 @@ export function parseHead(text: string): ChainHead | undefined {
  * does; else why not (another hash there: the chain was rewritten since; deleted by retention: no longer
  * comparable, the receipt named; later than the chain's head: not from this journal).
  */
-export async function headNotFound(db: Kysely<any>, head: ChainHead): Promise<string | undefined> {
+export async function headNotFound(db: Kysely<Schema>, head: ChainHead): Promise<string | undefined> {
   const { rows } = await sql<{ hash: string }>`
     select hash from operation_events where seq = ${head.seq}`.execute(db);
   const said = `the head seq ${head.seq} ${head.hash}`;
@@ -95,7 +96,7 @@ export async function headNotFound(db: Kysely<any>, head: ChainHead): Promise<st
 }
 
 /** The receipts of retention's deletions, newest first. */
-export async function receipts(db: Kysely<any>, limit = 1000): Promise<Receipt[]> {
+export async function receipts(db: Kysely<Schema>, limit = 1000): Promise<Receipt[]> {
   const { rows } = await sql<Record<string, unknown>>`
     select id::text, at, range_from, range_to, first_seq::text, last_seq::text, operations, events, reconciliation,
            head_before, head_before_seq::text, head_after, head_after_seq::text
@@ -135,7 +136,7 @@ interface Row {
  * chain to the last, every event between them too. Stops at the first event that does not match.
  */
 export async function verifyChain(
-  db: Kysely<any>,
+  db: Kysely<Schema>,
   range: { from?: Date; to?: Date } = {},
   pageSize = 2000,
 ): Promise<Verification> {
@@ -207,7 +208,7 @@ export async function verifyChain(
 }
 
 /** Each receipt's event must be in the chain as the receipt says: its hash the head after, its previous the head before. */
-async function checkReceipts(db: Kysely<any>): Promise<Break | undefined> {
+async function checkReceipts(db: Kysely<Schema>): Promise<Break | undefined> {
   const { rows } = await sql<{
     id: string;
     head_before: string;

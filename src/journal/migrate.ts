@@ -6,6 +6,7 @@
  */
 import { Migrator, type Kysely, type MigrationResult } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
+import type { Schema } from './schema.js';
 
 /** Thrown when a migration fails; names it. */
 export class MigrationError extends Error {
@@ -13,7 +14,7 @@ export class MigrationError extends Error {
 }
 
 /** Brings the database to the latest migration. Returns the names it ran (empty when none were due). */
-export async function migrate(db: Kysely<any>): Promise<string[]> {
+export async function migrate(db: Kysely<Schema>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r: MigrationResult) => r.status === 'Error');

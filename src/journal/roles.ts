@@ -12,6 +12,7 @@
  * DELETE (but retention's) and a TRUNCATE of an event, but that role could drop them.
  */
 import { sql, type Kysely } from 'kysely';
+import type { Schema } from './schema.js';
 import { ConfigError } from '../config.js';
 import { openDatabase, type Database } from './database.js';
 import { migrate } from './migrate.js';
@@ -144,7 +145,7 @@ export async function openJournal(settings: JournalSettings): Promise<JournalDat
   }
 }
 
-async function currentRole(db: Kysely<any>): Promise<string> {
+async function currentRole(db: Kysely<Schema>): Promise<string> {
   const { rows } = await sql<{ role: string }>`select current_user as role`.execute(db);
   return rows[0]!.role;
 }
@@ -153,7 +154,7 @@ async function currentRole(db: Kysely<any>): Promise<string> {
  * As the owner: grants `role` exactly what the product needs on every table of the schema the owner owns (and
  * on those it makes later), taking back anything else the owner had granted it. Idempotent; run at each start.
  */
-export async function grantProductRole(owner: Kysely<any>, role: string): Promise<void> {
+export async function grantProductRole(owner: Kysely<Schema>, role: string): Promise<void> {
   const r = sql.id(role);
   await owner.transaction().execute(async (trx) => {
     await sql`grant usage on schema public to ${r}`.execute(trx);
@@ -180,7 +181,7 @@ export async function grantProductRole(owner: Kysely<any>, role: string): Promis
 }
 
 /** As the product: refuses the start (ConfigError) when this role could still change or delete an event. */
-export async function checkProductRole(db: Kysely<any>, role: string, ownerRole: string): Promise<void> {
+export async function checkProductRole(db: Kysely<Schema>, role: string, ownerRole: string): Promise<void> {
   const { rows } = await sql<{ superuser: boolean; owns: boolean; change: boolean; ddl: boolean }>`
     select r.rolsuper as superuser,
            pg_get_userbyid(c.relowner) = current_user as owns,

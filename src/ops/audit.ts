@@ -18,6 +18,7 @@
 import type { Response } from 'express';
 import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
 import { jsonOf } from '../journal/journal.js';
+import type { Schema } from '../journal/schema.js';
 import type { Logger } from '../log.js';
 
 /** The table as Kysely sees it. */
@@ -111,7 +112,7 @@ export interface AuditItem {
 
 export class OperatorAudit {
   constructor(
-    readonly db: Kysely<any>,
+    readonly db: Kysely<Schema>,
     private readonly logger?: Logger,
   ) {}
 

@@ -5,7 +5,7 @@
  *
  * Nothing is run: the definition is walked as data, so the same machine always gives the same graph.
  */
-import type { AnyStateMachine, StateNode } from 'xstate';
+import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
 import type { FlowId, FlowModule } from '../../flows/types.js';
 
@@ -54,7 +54,7 @@ export interface FlowGraph {
   steps: FlowStep[];
 }
 
-type AnyNode = StateNode<any, any>;
+type AnyNode = AnyStateNode;
 type Guard = unknown;
 
 /** A guard as written: its name with its parameters, `and`/`or`/`not` spelled out. */

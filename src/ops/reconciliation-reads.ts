@@ -5,6 +5,7 @@
  * so (`undefined`) instead of failing.
  */
 import type { Kysely, Selectable } from 'kysely';
+import type { Schema } from '../journal/schema.js';
 import { DIFFERENCES, OUTCOMES, type Outcome } from '../reconciliation/match.js';
 import type { ReconciliationTables as Tables } from '../reconciliation/schema.js';
 
@@ -54,8 +55,8 @@ const runOf = (r: Selectable<Tables['reconciliation_runs']>): RunView => ({
 export class ReconciliationReads {
   private readonly db: Kysely<Tables>;
 
-  constructor(db: Kysely<any>) {
-    this.db = db as Kysely<Tables>;
+  constructor(db: Kysely<Schema>) {
+    this.db = db as unknown as Kysely<Tables>;
   }
 
   /** The latest runs, newest first; undefined when the tables do not exist. */

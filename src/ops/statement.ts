@@ -20,7 +20,7 @@ import { Decimal } from 'decimal.js';
 import { sql, type Kysely } from 'kysely';
 import type { ChainHead } from '../journal/chain.js';
 import type { Journal } from '../journal/journal.js';
-import { OPERATION_KINDS, OPERATION_STATES, type Operation } from '../journal/schema.js';
+import { OPERATION_KINDS, OPERATION_STATES, type Operation, type Schema } from '../journal/schema.js';
 import { dayBounds } from '../local-time.js';
 
 /** Rows fetched from the journal's cursor at a time. */
@@ -147,7 +147,7 @@ export class StatementTotals {
  * The chain's head of the day: its last event written before the day ended (undefined when none was). For
  * today, the head now.
  */
-export async function headOfDay(db: Kysely<any>, end: Date): Promise<ChainHead | undefined> {
+export async function headOfDay(db: Kysely<Schema>, end: Date): Promise<ChainHead | undefined> {
   // From the head back to the day's end: a few rows for a recent day.
   const { rows } = await sql<ChainHead>`
     select seq::text as seq, hash from operation_events where at < ${end}

@@ -122,10 +122,11 @@ export interface LimitsDeleted {
  * Retention of the limits' rows (src/journal/retention.ts), older than `days` before `now`: the reservations of
  * days before the cutoff, but never one of a payment still open (intended, held, submitted: it may yet be given
  * back); the daily totals of those days once none of their reservations is left; the tries whose window ended
- * before the cutoff (a live lock's window has not ended). Several processes may run it at once.
+ * before the cutoff (a live lock's window has not ended). Several processes may run it at once. Plain SQL only:
+ * `db` may see any schema (the journal's, or with the people's tables).
  */
-export async function deleteLimitsOlderThan(
-  db: Kysely<any>,
+export async function deleteLimitsOlderThan<DB>(
+  db: Kysely<DB>,
   days: number,
   now: Date = new Date(),
 ): Promise<LimitsDeleted> {

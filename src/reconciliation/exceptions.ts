@@ -18,7 +18,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { ENDED_WITHOUT_MONEY, Journal } from '../journal/journal.js';
-import type { Operation, OperationState } from '../journal/schema.js';
+import type { Operation, OperationState, Schema } from '../journal/schema.js';
 import { isFinal, type Item } from './match.js';
 import type { ExceptionState, ReconciliationExceptionsTable, ReconciliationSchema } from './schema.js';
 
@@ -184,10 +184,10 @@ export class Exceptions {
   private readonly db: Db;
 
   constructor(
-    db: Kysely<any>,
+    db: Kysely<Schema>,
     private readonly journal: Journal = new Journal(db),
   ) {
-    this.db = db as Db;
+    this.db = db as unknown as Db;
   }
 
   /** Exceptions, open ones first then the latest closed, newest found first, at most `limit` (default 200). */
