@@ -24,7 +24,8 @@ import { z } from 'zod';
 import { csvWriter } from '../csv.js';
 import type { Logger } from '../log.js';
 import { actorOf, AUDIT_ACTIONS, viaOf, type AuditItem, type AuditQuery, type OperatorAudit } from './audit.js';
-import { Html, html, page, queryString, when } from './html.js';
+import { Html, html, page, searchBody, when } from './html.js';
+import { day, optional } from './payments-query.js';
 
 export interface AuditRoutesOptions {
   /** The audit; unset (no database), the routes answer 503. */
@@ -41,18 +42,6 @@ const UNAVAILABLE = 'The audit could not be read (the database did not answer); 
 
 /** The CSV's columns. */
 export const AUDIT_CSV_COLUMNS = ['id', 'at', 'actor', 'action', 'detail'] as const;
-
-const blank = (v: unknown) =>
-  typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v;
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blank, schema.optional());
-const day = (what: string) =>
-  z
-    .string(`${what} is one value`)
-    .regex(/^\d{4}-\d{2}-\d{2}$/, `${what} is a day, YYYY-MM-DD`)
-    .refine((v) => {
-      const date = new Date(`${v}T00:00:00Z`);
-      return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === v;
-    }, `${what} is not a day of the calendar`);
 
 const schema = z
   .object({
@@ -284,62 +273,43 @@ function searchForm(given: Record<string, string>): Html {
 
 export function auditPage(view: AuditView): string {
   const { given, items } = view;
-  const exportQuery = queryString({ ...given, size: undefined });
-  const body = html`<section aria-labelledby="search-title">
-      <h2 id="search-title">Search the operators' audit</h2>
-      ${searchForm(given)}
-      ${
-        view.reasons?.length
-          ? html`<ul class="reasons" role="alert">
-              ${view.reasons.map((r) => html`<li>${r}</li>`)}
-            </ul>`
-          : ''
-      }
-      <p class="exports">
-        Export this search: <a href="/ops/audit.csv${exportQuery}" download>CSV</a> ·
-        <a href="/ops/audit.json${exportQuery}">JSON</a>
-      </p>
-    </section>
-    <section aria-labelledby="results-title">
-      <h2 id="results-title">
-        ${view.reasons?.length ? 'No search' : `${items.length} action${items.length === 1 ? '' : 's'}${view.cursor ? ' (a later page)' : ''}`}
-      </h2>
-      ${
-        items.length === 0
-          ? html`<p class="empty">Nothing found.</p>`
-          : html`<table class="payments audit">
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${items.map(
-                  (item) =>
-                    html`<tr data-id="${item.id}" data-action="${item.action}">
-                      <td class="when">
-                        <time datetime="${item.at}"
-                          >${when(item.at).slice(0, 10)}<br /><small>${when(item.at).slice(11)}</small></time
-                        >
-                      </td>
-                      <td>${item.actor}</td>
-                      <td>${item.action}</td>
-                      <td>${detailOf(item.detail)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      <p class="pages">
-        ${view.cursor ? html`<a href="/ops/audit${queryString(given)}">First page</a>` : ''}${
-          view.next
-            ? html` <a rel="next" href="/ops/audit${queryString({ ...given, cursor: view.next })}">Next page</a>`
-            : ''
-        }
-      </p>
-    </section>`;
+  const body = searchBody({
+    path: '/ops/audit',
+    title: "Search the operators' audit",
+    form: searchForm(given),
+    given,
+    reasons: view.reasons,
+    count: `${items.length} action${items.length === 1 ? '' : 's'}`,
+    table:
+      items.length === 0
+        ? undefined
+        : html`<table class="payments audit">
+            <thead>
+              <tr>
+                <th scope="col">At</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${items.map(
+                (item) =>
+                  html`<tr data-id="${item.id}" data-action="${item.action}">
+                    <td class="when">
+                      <time datetime="${item.at}"
+                        >${when(item.at).slice(0, 10)}<br /><small>${when(item.at).slice(11)}</small></time
+                      >
+                    </td>
+                    <td>${item.actor}</td>
+                    <td>${item.action}</td>
+                    <td>${detailOf(item.detail)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`,
+    cursor: view.cursor,
+    next: view.next,
+  });
   return page('audit', '/ops/audit', body);
 }

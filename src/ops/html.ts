@@ -92,3 +92,56 @@ export function amountText(amount: string, currency: string): string {
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${grouped}${fraction ? `.${fraction}` : ''} ${currency}`;
 }
+
+/** What a search page shows: its form, the refusals of its query, its results and the way to the next page. */
+export interface SearchView {
+  /** The page's path (`/ops/payments`); its exports are `<path>.csv` and `<path>.json`. */
+  path: string;
+  /** The form's heading (`Search payments`). */
+  title: string;
+  form: Html;
+  /** The values as given, to fill the links again. */
+  given: Record<string, string>;
+  /** Why the query was refused; none shown when it was taken. */
+  reasons?: string[];
+  /** The results' heading (`3 operations`). */
+  count: string;
+  /** The results' table; absent when nothing was found. */
+  table?: Html;
+  cursor?: string;
+  next?: string;
+}
+
+/** The body of a search page: the form, the refusals and the exports, then the results and their pages. */
+export function searchBody(view: SearchView): Html {
+  const { path, given } = view;
+  const exportQuery = queryString({ ...given, size: undefined });
+  return html`<section aria-labelledby="search-title">
+      <h2 id="search-title">${view.title}</h2>
+      ${view.form}
+      ${
+        view.reasons?.length
+          ? html`<ul class="reasons" role="alert">
+              ${view.reasons.map((r) => html`<li>${r}</li>`)}
+            </ul>`
+          : ''
+      }
+      <p class="exports">
+        Export this search: <a href="${path}.csv${exportQuery}" download>CSV</a> ·
+        <a href="${path}.json${exportQuery}">JSON</a>
+      </p>
+    </section>
+    <section aria-labelledby="results-title">
+      <h2 id="results-title">
+        ${view.reasons?.length ? 'No search' : `${view.count}${view.cursor ? ' (a later page)' : ''}`}
+      </h2>
+      ${view.table ?? html`<p class="empty">Nothing found.</p>`}
+      <p class="pages">
+        ${view.cursor ? html`<a href="${path}${queryString(given)}">First page</a>` : ''}${
+          view.next
+            ? html` <a rel="next" href="${path}${queryString({ ...given, cursor: view.next })}">Next page</a>`
+            : ''
+        }
+      </p>
+    </section>`;
+}

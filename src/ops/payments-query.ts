@@ -34,7 +34,8 @@ export type ParsedQuery = { ok: true; query: PaymentsQuery } | { ok: false; reas
 
 const blankIsAbsent = (v: unknown) =>
   typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v;
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankIsAbsent, schema.optional());
+/** A query value that may be absent: a blank one is absent; the rest is trimmed, then checked by `schema`. */
+export const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankIsAbsent, schema.optional());
 
 const printable = (what: string) =>
   z
@@ -42,7 +43,8 @@ const printable = (what: string) =>
     .max(REF_MAX, `${what} is at most ${REF_MAX} characters`)
     .regex(/^[\x21-\x7e]+$/, `${what} is printable characters without spaces`);
 
-const day = (what: string) =>
+/** A UTC day `YYYY-MM-DD` of the calendar, named `what` in a refusal. */
+export const day = (what: string) =>
   z
     .string(`${what} is one value`)
     .regex(/^\d{4}-\d{2}-\d{2}$/, `${what} is a day, YYYY-MM-DD`)

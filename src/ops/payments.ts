@@ -27,7 +27,7 @@ import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent 
 import type { Logger } from '../log.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { CHANNELS } from './funnel.js';
-import { amountText, Html, html, page, queryString, when } from './html.js';
+import { amountText, Html, html, page, searchBody, when } from './html.js';
 import { parsePaymentsQuery, type PaymentsQuery } from './payments-query.js';
 
 export interface PaymentsRoutesOptions {
@@ -464,7 +464,6 @@ export function decisionOf(held: HeldPayment): string {
 
 export function paymentsPage(view: PaymentsView): string {
   const { given, items } = view;
-  const exportQuery = queryString({ ...given, size: undefined });
   const rows = items.map((op) => {
     const held = view.approvals?.get(op.ref);
     const link = `/ops/payments/${encodeURIComponent(op.ref)}`;
@@ -483,54 +482,36 @@ export function paymentsPage(view: PaymentsView): string {
       </td>
     </tr>`;
   });
-  const body = html`<section aria-labelledby="search-title">
-      <h2 id="search-title">Search payments</h2>
-      ${searchForm(given)}
-      ${
-        view.reasons?.length
-          ? html`<ul class="reasons" role="alert">
-              ${view.reasons.map((r) => html`<li>${r}</li>`)}
-            </ul>`
-          : ''
-      }
-      <p class="exports">
-        Export this search: <a href="/ops/payments.csv${exportQuery}" download>CSV</a> ·
-        <a href="/ops/payments.json${exportQuery}">JSON</a>
-      </p>
-    </section>
-    <section aria-labelledby="results-title">
-      <h2 id="results-title">
-        ${view.reasons?.length ? 'No search' : `${items.length} operation${items.length === 1 ? '' : 's'}${view.cursor ? ' (a later page)' : ''}`}
-      </h2>
-      ${
-        items.length === 0
-          ? html`<p class="empty">Nothing found.</p>`
-          : html`<table class="payments">
-              <thead>
-                <tr>
-                  <th scope="col">Created</th>
-                  <th scope="col">Ref</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Payee</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">Who asked</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>`
-      }
-      <p class="pages">
-        ${view.cursor ? html`<a href="/ops/payments${queryString(given)}">First page</a>` : ''}${
-          view.next
-            ? html` <a rel="next" href="/ops/payments${queryString({ ...given, cursor: view.next })}">Next page</a>`
-            : ''
-        }
-      </p>
-    </section>`;
+  const body = searchBody({
+    path: '/ops/payments',
+    title: 'Search payments',
+    form: searchForm(given),
+    given,
+    reasons: view.reasons,
+    count: `${items.length} operation${items.length === 1 ? '' : 's'}`,
+    table:
+      items.length === 0
+        ? undefined
+        : html`<table class="payments">
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Ref</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Payee</th>
+                <th scope="col">State</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Who asked</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`,
+    cursor: view.cursor,
+    next: view.next,
+  });
   return page('payments', '/ops/payments', body);
 }
 
