@@ -318,7 +318,9 @@ describe('the money pages in Chromium', () => {
       ['intended', '1', '900000'],
       ['submitted', '1', '7000'],
     ]);
-    expect(rows.filter((r) => r[at('record')] === 'movement').map((r) => r[at('ref')])).toEqual([refs.held, refs.open]);
+    const movements = rows.filter((r) => r[at('record')] === 'movement');
+    expect(movements.map((r) => r[at('key')])).toEqual([refs.held, refs.open]);
+    for (const r of movements) expect(r[at('ref')]).toMatch(/^MC-[0-9A-Z]+$/);
     const head = (await page.locator('#day-head code').innerText()).trim();
     expect(new Set(rows.map((r) => r[at('journalHead')]!.split(' ')[1]))).toEqual(new Set([head]));
 
