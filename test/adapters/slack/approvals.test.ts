@@ -205,10 +205,10 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
       redis.disconnect();
     }
     const listed = (await (await fetch(`${running.url}/ops/payments.json?state=held`)).json()) as {
-      items: Array<{ ref: string; amount: string; user: string }>;
+      items: Array<{ key: string; amount: string; user: string }>;
     };
     expect(listed.items).toEqual([expect.objectContaining({ amount: '200000', user: MAKER })]);
-    heldRef = listed.items[0]!.ref;
+    heldRef = listed.items[0]!.key;
     const waiting = await running.approvals.held.waiting();
     expect(waiting.map((h) => [h.key, h.state, h.board?.ts])).toEqual([[heldRef, 'held', heldTs]]);
     await press(buttonOf(held.body.blocks, 'momo_approval_approve'), MAKER);
