@@ -26,7 +26,6 @@ const RECIPIENT = '0772000001';
 let fake: FakeSlack;
 let running: RunningApp;
 let sender: SlackSender;
-/** The id of the payment the first test made, as its last screen showed it. */
 /** Our short ref of the payment, as the last screen names it. */
 let shortRef: string | undefined;
 beforeAll(async () => {
