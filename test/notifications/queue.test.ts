@@ -156,7 +156,10 @@ describe('BullQueue (real Redis)', () => {
     }
     // Its own job, without the stamp the queue keeps; the later build's job not among them.
     expect(oldGot).toEqual([{ n: 2 }]);
-    // A worker of the later build takes the job handed back.
+    // The older build's process stops (a rolling deploy's next step); a worker of the later build takes the job
+    // handed back. (While both run, which worker BullMQ wakes for the job when its delay ends is BullMQ's
+    // choice: the older one may take it and hand it back again, round after round.)
+    await old.close();
     const got = deferred<unknown>();
     next.process(async (job) => got.resolve(job));
     expect(await got.promise).toEqual({ n: 1 });
