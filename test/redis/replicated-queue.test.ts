@@ -148,7 +148,7 @@ describe('the writes of many callers at once', () => {
       wait: () => new Promise<number>((resolve) => sent.push(resolve)),
       info: () =>
         Promise.resolve(
-          '# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=6380,state=online,offset=1,lag=0\r\n',
+          `# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=${replicaPort},state=online,offset=1,lag=0\r\n`,
         ),
     } as unknown as RedisClient;
     const check = replicaCheck(client, target);
