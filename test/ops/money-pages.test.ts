@@ -70,7 +70,9 @@ beforeAll(async () => {
   await signIn.goto(`${ops.url}/ops/payments`);
   await signIn.fill('input[name=name]', AUTH.user);
   await signIn.fill('input[name=password]', AUTH.password);
-  await Promise.all([signIn.waitForURL(/\/ops/), signIn.click('button[type=submit]')]);
+  // Waits for /ops itself to load: the sign-in page's own URL matches /ops too, and a page closed while its
+  // navigation commits may never close (microsoft/playwright#42366).
+  await Promise.all([signIn.waitForURL(`${ops.url}/ops`, { waitUntil: 'load' }), signIn.click('button[type=submit]')]);
   await signIn.close();
 }, 120_000);
 afterAll(async () => {
