@@ -17,8 +17,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
-import { keys } from '../../src/conversation/store/keys.js';
-import type { Address, Engine, Inbound, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
+import { keys } from '../../src/store/keys.js';
+import type { Address, Engine, Inbound, Notifier, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import { conversationIdOf, userIdOf } from './address.js';
 import {
   ANSWER_ACTION,

@@ -11,8 +11,8 @@
 import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
-import { keys } from '../../src/conversation/store/keys.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import { keys } from '../../src/store/keys.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { SlackMessage } from './blocks.js';
 
 /** Where a later answer goes. */

@@ -5,9 +5,10 @@
  * on after answering "processing" comes as a new message too (showLate), in the chat's order.
  */
 import { GrammyError, type Api, type Context } from 'grammy';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import type { Lang } from '../../flows/types.js';
-import type { Engine, Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { helpText } from './commands.js';
 import { render } from '../../src/conversation/flow/render.js';

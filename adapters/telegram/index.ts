@@ -6,7 +6,8 @@
 import express, { type Router } from 'express';
 import { Bot } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
-import type { Address, Engine, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Engine, Notifier, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { COMMANDS, describeCommand } from './commands.js';
 import { describeError } from './describe-error.js';

@@ -3,8 +3,9 @@
  * (keyboard.ts); a press is read against this record, and a press on any other message is stale.
  * Kept in the SessionStore under `tg:prompt:<chatId>`, so any process can answer a button press.
  */
-import { keys } from '../../src/conversation/store/keys.js';
-import type { Prompt, SessionStore } from '../../src/conversation/types.js';
+import { keys } from '../../src/store/keys.js';
+import type { Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 
 export interface ShownPrompt {
   /** The Telegram message showing the prompt. */

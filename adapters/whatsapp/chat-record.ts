@@ -5,7 +5,7 @@
  * outcomes that could not be sent while the window was closed (sent when the user writes again).
  * Written with compare-and-set, re-read and redone when another writer got there first.
  */
-import type { SessionStore } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { ShownPrompt } from './inbound.js';
 
 export interface ChatRecord {

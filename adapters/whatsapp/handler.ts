@@ -5,7 +5,8 @@
  * the message read against the prompt shown (inbound.ts), the engine asked, its prompt sent (render.ts) and
  * recorded. Status callbacks are counted and failures logged; they are never answered.
  */
-import type { Engine, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Engine, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';

@@ -7,7 +7,8 @@
  */
 import type { Router } from 'express';
 import { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
-import type { Address, Engine, Notifier, Prompt, SessionStore } from '../../src/conversation/types.js';
+import type { Address, Engine, Notifier, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { createChatRecords } from './chat-record.js';
 import { createGraphApi, type MessageCounter, type RetryOptions } from './graph-api.js';

@@ -18,7 +18,7 @@ import type { Update, UserFromGetMe } from 'grammy/types';
 import { performance } from 'node:perf_hooks';
 import { createTelegram } from '../../adapters/telegram/index.js';
 import { createEngine } from '../../src/conversation/engine/engine.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { qaFlow, QUESTIONS } from './qa.machine.js';

@@ -1,5 +1,5 @@
 /** Where the notifications benchmark keeps its Redis data (shared by its driver and its servers). */
-import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import { queuePrefixes } from '../../src/store/keys.js';
 import type { RedisTarget } from '../../src/redis/connect.js';
 
 /**

@@ -17,12 +17,12 @@
 import express from 'express';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { userOfAddress } from '../../src/conversation/channels/chat-address.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { SessionStore } from '../../src/store/types.js';
 import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';

@@ -13,7 +13,7 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/conversation/engine/engine.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { createServices } from '../../src/conversation/services/flow-services.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';

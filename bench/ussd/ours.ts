@@ -9,7 +9,7 @@
 import express from 'express';
 import { createEngine } from '../../src/conversation/engine/engine.js';
 import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';

@@ -1,8 +1,5 @@
-/** The conversation layer: engine, session stores, access policy and the services flows run on. */
+/** The conversation layer: engine, access policy and the services flows run on (its store: src/store). */
 export { createEngine, type ConversationEngine, type EngineOptions } from './engine/engine.js';
-export { createSessionStore, type SessionStoreOptions } from './store/create-store.js';
-export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export { RedisStore, type RedisStoreOptions } from './store/redis-store.js';
 export {
   AccessPolicy,
   demoPolicy,
@@ -24,7 +21,6 @@ export type {
   Inbound,
   Participant,
   Prompt,
-  SessionStore,
   TurnDecision,
   TurnEngine,
 } from './types.js';

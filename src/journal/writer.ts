@@ -21,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/connect.js';
-import { keys } from '../conversation/store/keys.js';
+import { keys } from '../store/keys.js';
 import type { Logger } from '../log.js';
 import { isRefusedForGood, type Intent, type Journal, type JournalEvent } from './journal.js';
 

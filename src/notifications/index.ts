@@ -29,7 +29,7 @@ import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 import type { RedisTarget } from '../redis/connect.js';
-import { queuePrefixes } from '../conversation/store/keys.js';
+import { queuePrefixes } from '../store/keys.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';

@@ -22,7 +22,7 @@
  * payment finds no record of ours and is told to nobody).
  */
 import { Queue } from 'bullmq';
-import { queuePrefixes } from '../conversation/store/keys.js';
+import { queuePrefixes } from '../store/keys.js';
 import type { Logger } from '../log.js';
 import { closeRedis, connectRedis, settingsOf, type RedisTarget } from '../redis/connect.js';
 import type { JobQueue } from './queue.js';

@@ -24,8 +24,8 @@
  * marks' TTL, a lease after its own.
  */
 import { randomUUID } from 'node:crypto';
-import { markKeys } from '../conversation/store/keys.js';
-import { scriptedRedis } from '../conversation/store/redis-store.js';
+import { markKeys } from '../store/keys.js';
+import { scriptedRedis } from '../store/redis-store.js';
 import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
 import type { Logger } from '../log.js';
 
@@ -199,7 +199,7 @@ export interface RedisMarksOptions {
   keyPrefix?: string;
 }
 
-/** The keys of one record's marks, in one slot (src/conversation/store/keys.ts). */
+/** The keys of one record's marks, in one slot (src/store/keys.ts). */
 const keys = markKeys;
 
 export class RedisMarks implements NotificationMarks {

@@ -16,7 +16,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from '../redis/connect.js';
-import { QUEUE_PARTS, queuePrefixes, type PartedQueue } from '../conversation/store/keys.js';
+import { QUEUE_PARTS, queuePrefixes, type PartedQueue } from '../store/keys.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 

@@ -38,13 +38,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { keys } from '../conversation/store/keys.js';
-import type { SessionStore } from '../conversation/types.js';
+import { keys } from '../store/keys.js';
+import type { SessionStore } from '../store/types.js';
 import { readBody } from '../http/body.js';
 import { cookieOf } from '../http/cookie.js';
 import { sameSecret } from '../http/secret.js';
 import type { OperatorAccounts } from '../people/operators.js';
-import { MemoryStore } from '../conversation/store/memory-store.js';
+import { MemoryStore } from '../store/memory-store.js';
 import { NOBODY, TOKEN_ACTOR, type OperatorAudit } from './audit.js';
 import { html, page as opsPage, type Html } from './html.js';
 

@@ -13,9 +13,9 @@
  * mounted at the root would be walked by every request.
  */
 import type { Express } from 'express';
-import { keys } from '../conversation/store/keys.js';
-import { randomId } from '../conversation/store/random-id.js';
-import type { SessionStore } from '../conversation/types.js';
+import { keys } from '../store/keys.js';
+import { randomId } from '../store/random-id.js';
+import type { SessionStore } from '../store/types.js';
 import { hasOpsToken } from './ops-token.js';
 
 export interface HealthOptions {

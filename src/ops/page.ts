@@ -37,7 +37,7 @@ import type { EventsOutSchema } from '../events-out/schema.js';
 import { setPageHeaders } from '../http/page-headers.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
-import type { SessionStore } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
 import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';

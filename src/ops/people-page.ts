@@ -33,7 +33,8 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
-import type { Channel, SessionStore } from '../conversation/types.js';
+import type { Channel } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';

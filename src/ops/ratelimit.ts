@@ -25,8 +25,9 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { commonMessages } from '../../flows/messages/common.js';
 import { isLang, type Lang, type UserProfile } from '../../flows/types.js';
 import type { ConversationEngine } from '../conversation/engine/engine.js';
-import type { Inbound, Participant, Prompt, SessionStore, TurnDecision } from '../conversation/types.js';
-import { keys } from '../conversation/store/keys.js';
+import type { Inbound, Participant, Prompt, TurnDecision } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
+import { keys } from '../store/keys.js';
 import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
 

@@ -18,7 +18,7 @@
  * while the reconciliation pages), and, within a process, only while no read of the product is waiting.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { scriptedRedis } from '../conversation/store/redis-store.js';
+import { scriptedRedis } from '../store/redis-store.js';
 import { closeRedis, type RedisClient, type RedisTarget } from '../redis/connect.js';
 import type { Logger } from '../log.js';
 

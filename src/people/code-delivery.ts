@@ -12,7 +12,8 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Lang, Params } from '../../flows/types.js';
 import { addPending } from '../conversation/channels/ussd-inbox.js';
-import type { Address, SessionStore } from '../conversation/types.js';
+import type { Address } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
 import { maskPhone, type Logger } from '../log.js';
 import { notifyText } from '../notifications/messages.js';
 import type { SmsSender } from '../notifications/sms.js';

@@ -13,7 +13,8 @@
 import type { FlowServices } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS, type AccessPolicy } from '../conversation/services/access-policy.js';
-import type { Channel, SessionStore } from '../conversation/types.js';
+import type { Channel } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
 import type { Person } from './directory.js';
 import { mayMakeLinkCode } from './link.js';
 import type { People } from './people.js';

@@ -8,8 +8,9 @@
 import { createHash } from 'node:crypto';
 import { parseChat } from '../conversation/channels/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
-import { keys } from '../conversation/store/keys.js';
-import type { Channel, Notifier, SessionStore } from '../conversation/types.js';
+import { keys } from '../store/keys.js';
+import type { Channel, Notifier } from '../conversation/types.js';
+import type { SessionStore } from '../store/types.js';
 import type { Logger } from '../log.js';
 
 /** How long the mark of a message told to a preferred chat is kept: 7 days, as the USSD inbox keeps it. */

@@ -7,7 +7,7 @@
  *   the Sentinels where the master is, follows a failover (Sentinel's `+switch-master`), and reconnects when a
  *   server answers READONLY (a master demoted under it), resending the command to the new master;
  * - Cluster: `REDIS_CLUSTER_NODES` (`host:port,…`, some of the masters: the rest is discovered); keys follow
- *   their slot (MOVED, ASK) and every script's keys share a hash tag (src/conversation/keys.ts).
+ *   their slot (MOVED, ASK) and every script's keys share a hash tag (src/store/keys.ts).
  * `REDIS_PASSWORD`, `REDIS_TLS` (and `REDIS_SENTINEL_PASSWORD` when the Sentinels have their own) serve the
  * Sentinel and Cluster modes; a `REDIS_URL` carries its own.
  *
@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { queuePrefixes } from '../conversation/store/keys.js';
+import { queuePrefixes } from '../store/keys.js';
 import type { Logger } from '../log.js';
 
 /** A server's address in a list setting. */

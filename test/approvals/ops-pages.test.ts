@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FlowServices } from '../../flows/services.js';
 import { ApprovalDesk, type ApprovalBoard } from '../../src/approvals/desk.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { Journal } from '../../src/journal/journal.js';
 import { createLogger } from '../../src/log.js';
 import { addPaymentsRoutes, CSV_COLUMNS, type PaymentItem } from '../../src/ops/payments.js';

@@ -17,7 +17,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { freePorts } from '../ports.js';
-import { PARTS, queuePrefixes, tagOf } from '../../src/conversation/store/keys.js';
+import { PARTS, queuePrefixes, tagOf } from '../../src/store/keys.js';
 import {
   clusterNodes,
   masterPortOf,

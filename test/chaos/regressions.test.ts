@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
 import { RedisProxy } from './redis-proxy.js';

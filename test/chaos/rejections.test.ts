@@ -11,7 +11,7 @@
  * memory does: the process lives on and answers.
  */
 import { Redis } from 'ioredis';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';

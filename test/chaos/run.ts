@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
-import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import { queuePrefixes } from '../../src/store/keys.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { notificationQueueName } from '../../src/notifications/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';

@@ -6,7 +6,7 @@ import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { isAlreadySubmitted, type Created, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
-import type { LeaseChange, SessionStore } from '../../src/conversation/types.js';
+import type { LeaseChange, SessionStore } from '../../src/store/types.js';
 
 type PayInput = Parameters<FlowServices['createPayment']>[0];
 

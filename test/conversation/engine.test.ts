@@ -6,16 +6,10 @@ import type { FlowServices } from '../../flows/services.js';
 import { createEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { createLogger } from '../../src/log.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import type {
-  Address,
-  Inbound,
-  LeaseChange,
-  Prompt,
-  SessionStore,
-  TurnDecision,
-} from '../../src/conversation/types.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { Address, Inbound, Prompt, TurnDecision } from '../../src/conversation/types.js';
+import type { LeaseChange, SessionStore } from '../../src/store/types.js';
 import { deliveryId, WAITING } from '../../src/conversation/engine/ledger.js';
 import {
   dyingStore,
@@ -28,7 +22,7 @@ import {
   testPayFlow,
 } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { addPending, ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import { notifyText } from '../../src/notifications/messages.js';

@@ -15,9 +15,10 @@ import type { FlowEvent, FlowInput, FlowModule, Lang } from '../../flows/types.j
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import type { ConversationRecord } from '../../src/conversation/engine/ledger.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { keys } from '../../src/conversation/store/keys.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import type { Inbound, Prompt, SessionStore } from '../../src/conversation/types.js';
+import { keys } from '../../src/store/keys.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { Inbound, Prompt } from '../../src/conversation/types.js';
+import type { SessionStore } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore } from './engine-fixtures.js';
 import { until } from '../until.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import {
   AccessPolicy,
   hashPin,
@@ -11,8 +11,8 @@ import {
   PIN_MAX_ATTEMPTS,
   type PolicyDocument,
 } from '../../src/conversation/services/access-policy.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { SessionStore } from '../../src/store/types.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('policy');

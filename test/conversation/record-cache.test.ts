@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { PURGE_EVERY_MS, RECORD_KEPT_MS, RecordCache } from '../../src/conversation/engine/record-cache.js';
 
 describe('RecordCache', () => {

@@ -1,7 +1,7 @@
 /** Real Redis for tests: a unique key prefix per test file, and a cleanup that deletes only those keys. */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import { queuePrefixes } from '../../src/store/keys.js';
 import { TEST_REDIS_URL } from '../services.js';
 
 /** The Redis database of the tests (TEST_REDIS_URL, test/services.ts). */

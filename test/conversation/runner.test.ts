@@ -12,23 +12,15 @@ import { menuFlow } from '../../flows/menu.machine.js';
 import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { deliveryId, WAITING, type ConversationRecord, type OpenRun } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
-import type {
-  Address,
-  Channel,
-  ConversationView,
-  Inbound,
-  Lease,
-  LeaseChange,
-  Prompt,
-  SessionStore,
-} from '../../src/conversation/types.js';
+import type { Address, Channel, ConversationView, Inbound, Prompt } from '../../src/conversation/types.js';
+import type { Lease, LeaseChange, SessionStore } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';

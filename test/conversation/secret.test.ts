@@ -6,7 +6,7 @@ import type { PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule, View } from '../../flows/types.js';
 import { createEngine } from '../../src/conversation/engine/engine.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStore, SWEEP_EVERY } from '../../src/conversation/store/memory-store.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import { createSessionStore } from '../../src/conversation/store/create-store.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import { MemoryStore, SWEEP_EVERY } from '../../src/store/memory-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import { createSessionStore } from '../../src/store/create-store.js';
+import type { SessionStore } from '../../src/store/types.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 

@@ -1,8 +1,8 @@
 /** The USSD inbox (ussd-inbox.ts): the order notes show in, and notes dropped once seen. */
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { addPending, afterShown, dropSeen, storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
 
 const address: Address = { channel: 'ussd', conversationId: '+256772000123' };

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../src/conversation/index.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { RedisStore } from '../../src/store/index.js';
+import { keys } from '../../src/store/keys.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { dyingStore } from '../conversation/engine-fixtures.js';
 import { postAt } from '../adapters/ussd/helpers.js';

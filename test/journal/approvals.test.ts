@@ -8,7 +8,7 @@ import { HELD, type FlowServices } from '../../flows/services.js';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { Journal, moneyJournal } from '../../src/journal/index.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import { createLogger } from '../../src/log.js';

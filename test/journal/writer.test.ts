@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { migrate } from '../../src/journal/migrate.js';

@@ -4,7 +4,7 @@ import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MadeRecords, type Made } from '../../src/conversation/services/made-records.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address, NoteWords, Notifier } from '../../src/conversation/types.js';
 import { BusyError, createDispatcher, type DispatcherOptions } from '../../src/notifications/dispatch.js';
 import { createNotifications, notificationQueueName } from '../../src/notifications/index.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import type { Notifier } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';

@@ -6,13 +6,13 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import { queuePrefixes } from '../../src/store/keys.js';
 import { createLogger } from '../../src/log.js';
 import { moveJobs, oldQueues } from '../../src/notifications/legacy-queues.js';
 import { BullQueue, ShardedQueue } from '../../src/notifications/queue.js';
 import { cleanupQueues, inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';
 import { processed } from './notices.js';

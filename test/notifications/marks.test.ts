@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
-import { markKeys } from '../../src/conversation/store/keys.js';
+import { markKeys } from '../../src/store/keys.js';
 import { until } from '../until.js';
 
 const prefix = uniquePrefix('marks');

@@ -9,7 +9,7 @@ import type { AddressInfo, Server } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { addHealthRoutes, STORE_CHECK_MS } from '../../src/ops/health.js';
 import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/servers.js';
 

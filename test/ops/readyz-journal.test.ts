@@ -8,7 +8,7 @@
 import type { AddressInfo, Server } from 'node:net';
 import express from 'express';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { addHealthRoutes } from '../../src/ops/health.js';

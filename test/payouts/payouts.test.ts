@@ -10,12 +10,12 @@ import type { ServiceFailure } from '../../flows/types.js';
 import { payoutMessage } from '../../adapters/slack/payout.js';
 import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { keys } from '../../src/store/keys.js';
 import { createLogger } from '../../src/log.js';
 import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 
 const prefix = uniquePrefix('payouts');

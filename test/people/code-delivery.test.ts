@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { keys } from '../../src/store/keys.js';
 import { createLogger } from '../../src/log.js';
 import { codeDelivery, maskedNumber, sentLine } from '../../src/people/code-delivery.js';
 import type { PersonView } from '../../src/people/people.js';

@@ -13,7 +13,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { PaymentInput } from '../../src/approvals/held.js';
 import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
 import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { Journal, moneyJournal, type Intent } from '../../src/journal/index.js';
 import type { Reservation } from '../../src/conversation/services/limits.js';

@@ -8,7 +8,7 @@
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { DatabaseLimits } from '../../src/people/limits.js';

@@ -1,7 +1,7 @@
 /** A USSD outcome is told in the person's preferred chat too, once, whatever repeats the telling. */
 import { describe, expect, it } from 'vitest';
 import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address, NoteWords, Notifier } from '../../src/conversation/types.js';
 import { Directory } from '../../src/people/directory.js';
 import { alsoToPreferredChat } from '../../src/people/preferred-chat.js';

@@ -9,8 +9,8 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedNotes, ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
-import { keys, queuePrefixes } from '../../src/conversation/store/keys.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { keys, queuePrefixes } from '../../src/store/keys.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
 import {

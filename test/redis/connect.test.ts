@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import type { Logger } from '../../src/log.js';
 import { addHealthRoutes } from '../../src/ops/health.js';
 import { boundedErrorLog, closeRedis, connectRedis } from '../../src/redis/connect.js';

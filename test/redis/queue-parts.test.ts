@@ -7,8 +7,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { MadeRecords } from '../../src/conversation/services/made-records.js';
-import { queuePrefixes, QUEUE_PARTS } from '../../src/conversation/store/keys.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
+import { queuePrefixes, QUEUE_PARTS } from '../../src/store/keys.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';

@@ -8,8 +8,8 @@
  * taken over waited for another process. Each command now follows its own MOVED; the sweep stays answered.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { keys } from '../../src/conversation/store/keys.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
+import { keys } from '../../src/store/keys.js';
+import { RedisStore } from '../../src/store/redis-store.js';
 import { SLOTS_REFRESH_MS } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
 import { moveSlotOf, startCluster, stopAll } from './servers.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import type { PaymentResult } from '../../flows/services.js';
 import { AtSession } from '../e2e/helpers.js';
 import { BASIC_AUTH, startFuzzProduct, type Product } from '../fuzz/harness.js';

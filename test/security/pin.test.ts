@@ -10,13 +10,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
-import { MemoryStore } from '../../src/conversation/store/memory-store.js';
-import { RedisStore } from '../../src/conversation/store/redis-store.js';
-import type { SessionStore } from '../../src/conversation/types.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { SessionStore } from '../../src/store/types.js';
 import { AtSession } from '../e2e/helpers.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { CALLBACK_TOKEN, PIN, TELLER, startProductionProduct, type ProductionProduct } from './production.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 
 describe('the stored USSD record', () => {
   let product: ProductionProduct;

@@ -17,7 +17,7 @@ import {
   startProductionProduct,
   type ProductionProduct,
 } from './production.js';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 
 const TOKEN_PATH = `/ussd/africastalking/${CALLBACK_TOKEN}`;
 

@@ -5,7 +5,7 @@
  * payment. Both are real processes (`node src/main.ts`); the killed one's call never reaches the service.
  */
 import { Redis } from 'ioredis';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';

@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.js';
-import { queuePrefixes } from '../../src/conversation/store/keys.js';
+import { queuePrefixes } from '../../src/store/keys.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';

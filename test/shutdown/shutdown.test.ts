@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { keys } from '../../src/conversation/store/keys.js';
+import { keys } from '../../src/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
@@ -153,7 +153,7 @@ describe('SIGTERM', () => {
     expect(chats.filter((c) => c === `ussd:${FAST_USER}`)).toHaveLength(1);
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
-    // A store record is `<version>:<write id>:<JSON>` (src/conversation/store/redis-store.ts).
+    // A store record is `<version>:<write id>:<JSON>` (src/store/redis-store.ts).
     const pending = (await redis.get(`momo:${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`))?.replace(
       /^\d+:[\w-]+:/,
       '',

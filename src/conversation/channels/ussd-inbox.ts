@@ -3,9 +3,10 @@
  * notifications layer and by runs, shown by the engine at the next dial, and at the one after unless a later
  * message of the first dial's session proved that its screen arrived (dropSeen).
  */
-import { changeStored } from '../store/change-stored.js';
-import { keys } from '../store/keys.js';
-import type { Address, NoteWords, Notifier, SessionStore } from '../types.js';
+import { changeStored } from '../../store/change-stored.js';
+import { keys } from '../../store/keys.js';
+import type { Address, NoteWords, Notifier } from '../types.js';
+import type { SessionStore } from '../../store/types.js';
 
 /** Pending messages live a week: a user who does not dial for longer has seen them by SMS or not at all. */
 export const PENDING_TTL_SECONDS = 7 * 24 * 3600;

@@ -2,7 +2,7 @@
  * The conversation engine (DESIGN "The engine's shape"): one Inbound in, one Prompt out. It only puts the
  * parts together; a message goes adapter -> turn (turn.ts) -> runner, when a service call is due (runner.ts)
  * -> ledger (ledger.ts) -> answer (answers.ts), over the record cache (record-cache.ts) and the flows' pure
- * steps (flow-runtime.ts). Every key it writes is built in store/keys.ts.
+ * steps (flow-runtime.ts). Every key it writes is built in src/store/keys.ts.
  *
  * Past the channel's deadline the answer is "processing, you will be notified" ("being confirmed, do not send
  * it again" once a money-moving call may have reached the service); the run goes on, its outcome is written
@@ -42,11 +42,11 @@ import type {
   Participant,
   Prompt,
   SessionEnd,
-  SessionStore,
   TurnDecision,
   TurnEngine,
 } from '../types.js';
-import { keys } from '../store/keys.js';
+import type { SessionStore } from '../../store/types.js';
+import { keys } from '../../store/keys.js';
 
 export interface EngineOptions {
   store: SessionStore;

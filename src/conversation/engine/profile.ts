@@ -5,8 +5,9 @@
  */
 import type { UserProfile } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
-import { keys } from '../store/keys.js';
-import type { Participant, SessionStore, StoredSnapshot } from '../types.js';
+import { keys } from '../../store/keys.js';
+import type { Participant } from '../types.js';
+import type { SessionStore, StoredSnapshot } from '../../store/types.js';
 
 /** A year: a language choice outlives any session. */
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;

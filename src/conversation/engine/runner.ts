@@ -40,7 +40,7 @@ import { madeNothing, type Lang, type Text, type UserProfile } from '../../../fl
 import { errorMessage, type Logger } from '../../log.js';
 import { logged, userOfAddress } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
-import { keys } from '../store/keys.js';
+import { keys } from '../../store/keys.js';
 import {
   answerOf,
   isNewest,
@@ -53,8 +53,8 @@ import {
 import { rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
-import { randomId } from '../store/random-id.js';
-import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
+import { randomId } from '../../store/random-id.js';
+import { pauseAfter, rideOut, STORE_TRIES } from '../../store/ride-out.js';
 import {
   isBusy,
   isMoney,
@@ -68,7 +68,8 @@ import {
   type Session,
   type StepContext,
 } from '../flow/flow-runtime.js';
-import type { Address, Channel, Lease, LeaseChange, Participant, Prompt, SessionStore } from '../types.js';
+import type { Address, Channel, Participant, Prompt } from '../types.js';
+import type { Lease, LeaseChange, SessionStore } from '../../store/types.js';
 import { within } from '../../within.js';
 
 export interface RunnerOptions {

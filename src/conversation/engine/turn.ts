@@ -19,12 +19,12 @@ import { errorMessage, type Logger } from '../../log.js';
 import { within } from '../../within.js';
 import { logged } from '../channels/chat-address.js';
 import type { Answers } from './answers.js';
-import { keys } from '../store/keys.js';
+import { keys } from '../../store/keys.js';
 import { answerOf, deliveryId, isNewest, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
 import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
-import { pauseAfter, rideOut, STORE_TRIES } from '../store/ride-out.js';
+import { pauseAfter, rideOut, STORE_TRIES } from '../../store/ride-out.js';
 import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes, type PendingNote } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
 import {
@@ -47,10 +47,9 @@ import type {
   NoteWords,
   Participant,
   Prompt,
-  SessionStore,
-  StoredSnapshot,
   TurnDecision,
 } from '../types.js';
+import type { SessionStore, StoredSnapshot } from '../../store/types.js';
 import { DIAL_NOTES_MAX, fitWhole } from '../flow/plain-text.js';
 
 export interface TurnOptions {

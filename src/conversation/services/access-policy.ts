@@ -54,7 +54,8 @@ import type { CheckSpend, ReserveSpend } from '../../../flows/services.js';
 import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
-import type { Channel, SessionStore } from '../types.js';
+import type { Channel } from '../types.js';
+import type { SessionStore } from '../../store/types.js';
 import { storeLimits, type GiveBackReason, type Limits, type Reservation } from './limits.js';
 
 /** Wrong PIN tries before the PIN locks. */

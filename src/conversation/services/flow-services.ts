@@ -41,9 +41,10 @@ import { namesWithin } from '../../../flows/input.js';
 import { localTime } from '../../local-time.js';
 import { personServices } from '../../people/person-services.js';
 import type { PeopleDirectory } from '../../people/start.js';
-import { keys } from '../store/keys.js';
+import { keys } from '../../store/keys.js';
 import type { AccessPolicy } from './access-policy.js';
-import type { Channel, SessionStore } from '../types.js';
+import type { Channel } from '../types.js';
+import type { SessionStore } from '../../store/types.js';
 
 export interface ServicesOptions {
   client: MomoClient;

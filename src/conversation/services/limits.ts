@@ -9,8 +9,8 @@
  * - The session store ({@link storeLimits}): counters in Redis or in memory, for a setup with no database at
  *   all (unit tests of the policy and the flows' services). Not a production path: a Redis loss forgets them.
  */
-import { keys } from '../store/keys.js';
-import type { SessionStore } from '../types.js';
+import { keys } from '../../store/keys.js';
+import type { SessionStore } from '../../store/types.js';
 
 /** One payment's reservation in its person's total of the day. */
 export interface Reservation {

@@ -25,9 +25,9 @@ import type { Operation, OperationKind, OperationState } from '../../journal/sch
 import type { Logger } from '../../log.js';
 import { MissingKeyError } from '../../momo/index.js';
 import { ourWord } from '../../reconciliation/match.js';
-import { changeStored } from '../store/change-stored.js';
-import { keys } from '../store/keys.js';
-import type { SessionStore } from '../types.js';
+import { changeStored } from '../../store/change-stored.js';
+import { keys } from '../../store/keys.js';
+import type { SessionStore } from '../../store/types.js';
 import { NotCalled } from '../flow/flow-runtime.js';
 import { within } from '../../within.js';
 import type { GiveBackReason, Reservation } from './limits.js';

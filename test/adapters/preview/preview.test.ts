@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { PREVIEW_COOKIE, previewParticipant } from '../../../adapters/preview/index.js';
 import { startApp, type RunningApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { screenshotPath } from '../../screenshots.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../ussd/chromium.js';

@@ -3,7 +3,7 @@
  * response_url budget and the event dedup hold across instances.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { RESPONSE_URL_USES } from '../../../adapters/slack/reply.js';
 import { REDIS_URL, inspector, uniquePrefix } from '../../conversation/redis-helper.js';

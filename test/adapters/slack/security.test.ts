@@ -5,7 +5,7 @@
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlack } from '../../../adapters/slack/index.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
 import { createLogger } from '../../../src/log.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import {

@@ -8,8 +8,9 @@ import express from 'express';
 import type { Update } from 'grammy/types';
 import { createTelegram, type Telegram, type TelegramOptions } from '../../../adapters/telegram/index.js';
 import { deriveSecretToken } from '../../../adapters/telegram/webhook.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
-import type { Engine, Inbound, Prompt, SessionStore } from '../../../src/conversation/types.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
+import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
+import type { SessionStore } from '../../../src/store/types.js';
 import { createLogger } from '../../../src/log.js';
 import { BOT_INFO, BOT_TOKEN, startFakeBotApi, type FakeBotApi } from './fake-bot-api.js';
 

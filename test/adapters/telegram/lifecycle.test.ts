@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GrammyError } from 'grammy';
 import { createTelegram } from '../../../adapters/telegram/index.js';
 import { deriveSecretToken } from '../../../adapters/telegram/webhook.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
 import { createLogger } from '../../../src/log.js';
 import { BOT_INFO, BOT_TOKEN, startFakeBotApi } from './fake-bot-api.js';
 import { CHAT, ScriptedEngine, startHarness, textUpdate, type Harness } from './harness.js';

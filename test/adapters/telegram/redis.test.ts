@@ -3,10 +3,10 @@
  * ignored, and a button shown by one instance works when its press reaches the other.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../../conversation/redis-helper.js';
 import { CHAT, pressUpdate, ScriptedEngine, startHarness, textUpdate, type Harness } from './harness.js';
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 
 const prefix = uniquePrefix('telegram');
 let instances: Harness[] = [];

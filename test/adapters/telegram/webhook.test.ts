@@ -1,8 +1,8 @@
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXPIRED_TEXT, FAILURE_TEXT, MONEY_FAILURE_TEXT } from '../../../adapters/telegram/handler.js';
 import { HELP_TEXT } from '../../../adapters/telegram/commands.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { Inbound, Prompt } from '../../../src/conversation/types.js';
 import { BOT_TOKEN } from './fake-bot-api.js';
 import { CHAT, pressUpdate, ScriptedEngine, startHarness, textUpdate, USER, type Harness } from './harness.js';

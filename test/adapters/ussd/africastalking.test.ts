@@ -3,11 +3,11 @@ import express from 'express';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { maskPhone } from '../../../src/log.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
-import { RedisStore } from '../../../src/conversation/store/redis-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
 import { BUNDLES, PHONE, PIN, captureLogger, listen, postAt, startUssd, withTurns } from './helpers.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 let app: Started | undefined;

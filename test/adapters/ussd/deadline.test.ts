@@ -4,7 +4,7 @@
  * the next dial. The service is made slow by a fetch that holds payment creation back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/conversation/index.js';
+import { MemoryStore } from '../../../src/store/index.js';
 import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from './stack.js';
 

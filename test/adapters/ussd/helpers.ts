@@ -12,14 +12,14 @@ import type {
   Inbound,
   Participant,
   Prompt,
-  SessionStore,
   TurnDecision,
   TurnEngine,
 } from '../../../src/conversation/types.js';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import type { SessionStore } from '../../../src/store/types.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 
 export const PIN = '4321';
 

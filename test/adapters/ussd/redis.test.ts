@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postAt } from './helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startRedisStack } from './stack.js';
-import { keys } from '../../../src/conversation/store/keys.js';
+import { keys } from '../../../src/store/keys.js';
 
 const PHONE = '+256772150001';
 

@@ -12,11 +12,11 @@ import {
   type ConversationEngine,
   type EngineOptions,
 } from '../../../src/conversation/index.js';
-import type { SessionStore } from '../../../src/conversation/types.js';
+import type { SessionStore } from '../../../src/store/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { Redis } from 'ioredis';
-import { RedisStore } from '../../../src/conversation/index.js';
+import { RedisStore } from '../../../src/store/index.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { captureLogger, listen } from './helpers.js';
 

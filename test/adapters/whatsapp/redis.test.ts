@@ -4,7 +4,7 @@
  * saw opening lets the other send free text. The records expire.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../../src/conversation/store/redis-store.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../../conversation/redis-helper.js';
 import { buttonReply, delivery, optionsOf, post, textMessage } from './deliveries.js';

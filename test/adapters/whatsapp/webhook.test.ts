@@ -6,7 +6,7 @@
  * engine, expired taps).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/conversation/store/memory-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import {
   APP_SECRET,

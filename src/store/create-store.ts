@@ -1,9 +1,9 @@
 /** Chooses the session store: Redis when one is given (REDIS_URL, Sentinel or Cluster), memory otherwise. */
-import type { Logger } from '../../log.js';
-import type { RedisTarget } from '../../redis/connect.js';
+import type { Logger } from '../log.js';
+import type { RedisTarget } from '../redis/connect.js';
 import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
-import type { SessionStore } from '../types.js';
+import type { SessionStore } from './types.js';
 
 export interface SessionStoreOptions {
   /** Where Redis is (src/redis/connect.ts). Unset: the memory store (one process, sessions lost on restart). */

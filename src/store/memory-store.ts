@@ -4,7 +4,7 @@
  * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
  * touched again (delivery marks); no timers run.
  */
-import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.js';
+import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
 type Entry =
   | { kind: 'record'; json: string; version: number; expiresAt: number }

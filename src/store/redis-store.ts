@@ -20,13 +20,13 @@ import {
   settingsOf,
   type RedisClient,
   type RedisTarget,
-} from '../../redis/connect.js';
-import type { Logger } from '../../log.js';
+} from '../redis/connect.js';
+import type { Logger } from '../log.js';
 import { randomInt } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { tagOf } from './keys.js';
 import { randomId } from './random-id.js';
-import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from '../types.js';
+import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record

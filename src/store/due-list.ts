@@ -5,7 +5,7 @@
  * in the part its key builder names; due() reads every part at once. Bounded: a full part refuses a new id.
  */
 import { changeStored } from './change-stored.js';
-import type { SessionStore } from '../types.js';
+import type { SessionStore } from './types.js';
 
 /** The list outlives its entries: it is written again with every change. */
 const LIST_TTL_SECONDS = 30 * 24 * 3600;

@@ -25,9 +25,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
-import type { Asker } from '../../../flows/services.js';
-import { parseChat, userOfAddress } from '../channels/chat-address.js';
-import type { Address, Participant } from '../types.js';
+import type { Asker } from '../../flows/services.js';
+import { parseChat, userOfAddress } from '../conversation/channels/chat-address.js';
+import type { Address, Participant } from '../conversation/types.js';
 
 type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
 
