@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { setup } from 'xstate';
 import { menuFlow } from '../../flows/menu.machine.js';
@@ -36,6 +36,9 @@ function redisStore(): RedisStore {
   stores.push(store);
   return store;
 }
+afterEach(() => {
+  vi.useRealTimers();
+});
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
   await raw.cleanup();
@@ -569,15 +572,20 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
 
   it('an outcome still being written when the deadline passes is the answer, and a resend in another process gets it too', async () => {
     const { calls, services } = fakePayments();
+    // Fake timers and Date (the engines' clock): the deadline passes when the test moves time, once the outcome
+    // is being written, never before on a loaded machine. Redis answers in real time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const store = holdingStore(redisStore());
     const e = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } });
     const other = engine(store, services, { deadlineMs: { ussd: 20, telegram: 20, slack: 20 } }); // another process
     const { msg, who } = await atConfirmation(e);
     // The confirmation's own write goes through; the run's write of its outcome lands only past the deadline.
     const landed = gate<void>();
-    void store.hold((record) => record.run === undefined, landed.promise);
+    let writing = false;
+    void store.hold((record) => record.run === undefined, landed.promise).then(() => void (writing = true));
     const answer = e.turn(who, channel(msg, 3, { choice: 'yes' }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until('the outcome being written', () => writing);
+    await vi.advanceTimersByTimeAsync(100); // past the 20 ms deadline, within the wait for a write under way
     landed.open();
     expect(await answer).toEqual({ n: 3, text: 'Sent pay-1' });
     expect(await other.turn(who, channel(msg, 3, { choice: 'yes' }))).toEqual({ n: 3, text: 'Sent pay-1' });
@@ -664,15 +672,25 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     const { calls, services } = fakePayments(release.promise);
     const store = redisStore();
     const first = engine(store, services);
-    const second = engine(store, services);
+    // The other process's single reads of the record (a wait for a run polls it so).
+    let reads = 0;
+    const counted = overriding(store, {
+      get: (key: string) => {
+        if (key.startsWith('conv:')) reads += 1;
+        return store.get(key);
+      },
+    });
+    const second = engine(counted, services);
     const msg = conversation();
     await toAmount(first, msg);
     await first.handle(msg({ text: '700' }));
     const confirm = msg({ choice: 'yes' });
     const one = first.handle(confirm);
-    while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await until('the payment call out', () => calls.length > 0);
+    const readsBefore = reads;
     const two = second.handle(confirm);
-    setTimeout(() => release.open({ id: 'pay-w', state: 'submitted' }), 100);
+    await until('the duplicate waiting for the run (polling its record)', () => reads >= readsBefore + 2);
+    release.open({ id: 'pay-w', state: 'submitted' });
     expect(await one).toEqual(sent('pay-w'));
     expect(await two).toEqual(sent('pay-w'));
     expect(calls).toHaveLength(1);

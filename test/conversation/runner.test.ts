@@ -387,9 +387,15 @@ const PROCESSING = 'We are still working on it. You will be notified of the resu
 const CONFIRMING =
   'We are still working on it: it is being confirmed. Do not send it again; you will be notified of the result.';
 
-/** Node's own timer, kept before a test fakes the timers: real time for Redis to answer and its leases to lapse. */
-const realSetTimeout = globalThis.setTimeout;
-const realPause = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
+/**
+ * A PIN check opened past its deadline has answered, and every run of `engines` has settled. The turn stopped
+ * waiting for the check at the deadline, so its answer reaches nothing; a run it started by mistake is one
+ * drain() waits for, and the test's next assertions see.
+ */
+async function lateCheckAnswered(checking: Promise<void>, ...engines: Array<{ drain(): Promise<void> }>) {
+  await checking;
+  await Promise.all(engines.map((e) => e.drain()));
+}
 
 /**
  * Fake timers and Date for the engines made after it (vitest's fake timers; the engine's clock is Date.now):
@@ -402,6 +408,15 @@ function fakeTime(): void {
 afterEach(() => {
   vi.useRealTimers();
 });
+
+/**
+ * Nothing left for a sweep to take over: the conversation holds no run lease and is not in the index of open
+ * runs (what a sweep reads), so no process will ever run it.
+ */
+async function nothingToTakeOver(key: string): Promise<void> {
+  expect(await raw.redis.exists(`${deployment}${keys.runLease(key)}`)).toBe(0);
+  expect(await raw.redis.zscore(`${deployment}${keys.openRuns(key)}`, key)).toBeNull();
+}
 
 /** The pace of {@link until} here: the runs' small steps (Redis answering, its leases lapsing), within 20 s. */
 const PACE = { timeoutMs: 20_000, everyMs: 10 };
@@ -455,7 +470,8 @@ describe('one runner per conversation', () => {
     );
     expect(service.calls).toHaveLength(0);
     dies.die(); // stopped without cleanup: its lease is left to expire
-    void first.stop(); // (only its sweep: what it has in flight never returns)
+    let stopped = false; // its sweep ends now; its drain waits for what it has in flight
+    void first.stop().then(() => void (stopped = true));
     await until(
       'the outcome told by the other process',
       advancing(() => told.length > 0),
@@ -470,7 +486,7 @@ describe('one runner per conversation', () => {
     expect(service.calls).toHaveLength(1);
     expect(service.payments).toHaveLength(1);
     reserving.open(); // the dead process's call "returns": it writes nothing and calls nothing more
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until('the dead process drained', () => stopped, PACE);
     expect(service.calls).toHaveLength(1);
     // The index of open runs is left empty.
     expect(
@@ -1026,7 +1042,7 @@ describe('after money was sent, never "start again"', () => {
     expect(after.session).toEqual(before.session);
     expect(after.run).toBeUndefined();
     checking.open(); // the check answers late: its answer is dropped
-    await realPause(100);
+    await lateCheckAnswered(checking.promise, e);
     expect(service.calls).toHaveLength(0);
     // The flow is where it was: the PIN again pays, once.
     expect((await e.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
@@ -1051,7 +1067,7 @@ describe('after money was sent, never "start again"', () => {
     const nothingSent = 'Nothing was sent: something went wrong on our side. Please start again.';
     expect((await answering).text).toBe(nothingSent);
     checking.open(); // the check answers late: its answer is dropped
-    await realPause(100);
+    await lateCheckAnswered(checking.promise, e);
     // That answer never reached the phone: the next dial says it, before anything else, rather than offering the
     // PIN screen again as if nothing had been said.
     const dial = await e.handle(msg({ newSession: true }));
@@ -1087,7 +1103,7 @@ describe('after money was sent, never "start again"', () => {
       'Nothing was sent: something went wrong on our side. Please start again.',
     );
     checking.open();
-    await realPause(100);
+    await lateCheckAnswered(checking.promise, first, second);
     expect(service.calls).toHaveLength(0);
     // A new PIN pays, once.
     expect((await second.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
@@ -1118,7 +1134,7 @@ describe('after money was sent, never "start again"', () => {
     expect((await second.handle(msg({ text: '1234' }))).text).toBe('Sent pay-1');
     checking.open(); // the dead process's check "returns": its write loses to the second's, it pays nothing
     await dying.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.all([first.drain(), second.drain()]);
     expect(service.calls).toHaveLength(1);
   });
 
@@ -1577,7 +1593,7 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     // Its copy kept for the next dial was on the old master when a failover came (the 12:45 UTC chaos run).
     await store.delete(keys.pending(pin));
     checking.open();
-    await realPause(100);
+    await lateCheckAnswered(checking.promise, e);
     const dial = msg({ newSession: true });
     expect(await viewAtDial(e, dial)).toMatchObject({ notes: true });
     expect((await e.handle(dial)).text.split('\n')[1]).toMatch(NOTHING_SENT);
@@ -1771,7 +1787,7 @@ describe('the write that starts a run, its answer lost', () => {
     await e.handle(msg({ start: 'pay' }));
     store[failure] = true;
     store.blindUntil = Date.now() + 2500; // past the read-back's five tries (1.5 s of pauses)
-    return { service, told, answer: await e.handle(msg({ choice: 'yes' })) };
+    return { service, told, e, msg, answer: await e.handle(msg({ choice: 'yes' })) };
   }
 
   it('the record unreadable too: "we are still working on it", and the run recorded is taken over, pays once and is told', async () => {
@@ -1787,7 +1803,7 @@ describe('the write that starts a run, its answer lost', () => {
   });
 
   it('the record unreadable and the write found later not to have landed: "we are still working on it", then told late that nothing was sent', async () => {
-    const { service, told, answer } = await confirmedUnreadable('drop');
+    const { service, told, e, msg, answer } = await confirmedUnreadable('drop');
     expect(answer.text).toBe('We are still working on it. You will be notified of the result.');
     await until(
       'the late word that nothing was sent',
@@ -1797,7 +1813,8 @@ describe('the write that starts a run, its answer lost', () => {
     expect(told).toEqual([
       { text: 'Nothing was sent: something went wrong on our side. Please start again.', final: true },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
+    await e.drain();
+    await nothingToTakeOver(keys.conversation(msg()));
     expect(service.calls).toHaveLength(0);
   });
 
@@ -1843,7 +1860,8 @@ describe('the write that starts a run, its answer lost', () => {
     await e.handle(msg({ start: 'pay' }));
     refuse = true;
     expect((await e.handle(msg({ choice: 'yes' }))).text).toBe('Something went wrong on our side. Please start again.');
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // past a lease's life: nothing was left to take over
+    await e.drain();
+    await nothingToTakeOver(keys.conversation(msg()));
     expect(service.calls).toHaveLength(0);
   });
 });

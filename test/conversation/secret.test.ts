@@ -8,6 +8,9 @@ import { createEngine } from '../../src/conversation/engine/engine.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { createLogger } from '../../src/log.js';
+import { answerOf, deliveryId, readRecord, WAITING } from '../../src/conversation/engine/ledger.js';
+import { keys as storeKeys } from '../../src/store/keys.js';
+import { until } from '../until.js';
 import { gate } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
@@ -153,7 +156,7 @@ describe('a state tagged secret', () => {
     const base = { channel: 'ussd' as const, conversationId: '+256772555001', userId: '+256772555001' };
     expect((await engine.handle({ ...base, messageId: 'a', start: 'pay' })).text).toBe('PIN?');
     const answered = engine.handle({ ...base, messageId: 'b', text: PIN });
-    while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await until('the check started', () => seen.length > 0);
     expect(seen).toEqual([PIN]);
     const during = await everythingStored();
     expect(during).toContain('asking');
@@ -177,7 +180,7 @@ describe('a state tagged secret', () => {
     const base = { channel: 'ussd' as const, conversationId: '+256772555002', userId: '+256772555002' };
     await first.handle({ ...base, messageId: 'c', start: 'pay' });
     const confirmed = first.handle({ ...base, messageId: 'd', text: PIN });
-    while (keys.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await until('the payment call out', () => keys.length > 0);
     // The payment call is out. What is stored must be the payment step (a process taking it over repeats
     // the call under the same key), never the PIN.
     const stored = await everythingStored();
@@ -187,7 +190,10 @@ describe('a state tagged secret', () => {
     // Another process (same store) gets a message meanwhile: it waits for the run, it does not call again.
     const second = engineWith(payAfterPin, services);
     const waiting = second.handle({ ...base, messageId: 'e', text: 'anything' });
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the message written as waiting for the run', async () => {
+      const stored = await store.get(storeKeys.conversation(base));
+      return answerOf(readRecord(stored?.snapshot), deliveryId('e')) === WAITING;
+    });
     expect(keys).toHaveLength(1);
     paying.open({ id: 'P1', state: 'new' });
     expect((await confirmed).text).toBe('Paid P1');

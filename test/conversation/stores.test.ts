@@ -4,6 +4,7 @@ import { RedisStore } from '../../src/store/redis-store.js';
 import { createSessionStore } from '../../src/store/create-store.js';
 import type { SessionStore } from '../../src/store/types.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
+import { reading, until } from '../until.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('stores');
@@ -20,6 +21,8 @@ describe.each<[string, () => SessionStore]>([
 ])('%s', (name, make) => {
   const store = make();
   const key = (k: string) => `${name}:${k}`;
+  /** The leases listed in `index` that have expired (the store's own clock: Redis's for Redis). */
+  const expired = (index: string) => () => store.expiredLeases(key(index), 10);
 
   it('creates, reads and updates a record with compare-and-set, its version growing', async () => {
     expect(await store.get(key('a'))).toBeNull();
@@ -111,12 +114,18 @@ describe.each<[string, () => SessionStore]>([
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
     expect(await store.lease(lease, 'one', 60_000)).toBe(true); // renewed by its holder
     expect(await store.lease(other, 'three', 1)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(
+      'the 1 ms lease expired',
+      reading(expired('runs'), (found) => found.length > 0),
+    );
     expect(await store.expiredLeases(key('runs'), 10)).toEqual(['conv:b']);
     // Released without unlisting (a run may still be due): free, still listed for a sweep.
     await store.releaseLease(lease, 'one', false);
     expect(await store.lease(lease, 'two', 1)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(
+      'the second 1 ms lease expired',
+      reading(expired('runs'), (found) => found.length > 1),
+    );
     expect((await store.expiredLeases(key('runs'), 10)).sort()).toEqual(['conv:a', 'conv:b']);
     // Released by a token that does not hold it: nothing changes; by its holder with nothing left: unlisted.
     expect(await store.lease(other, 'four', 60_000)).toBe(true);
@@ -134,7 +143,10 @@ describe.each<[string, () => SessionStore]>([
     expect(one).toBeGreaterThanOrEqual(1);
     expect(await store.lease(lease, 'two', 60_000)).toBe(false);
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await until(
+      'the 1 s lease expired',
+      reading(expired('wruns'), (found) => found.length > 0),
+    );
     expect(await store.expiredLeases(key('wruns'), 10)).toEqual(['conv:w']);
     expect(await store.lease(lease, 'one', 60_000)).toBe(true);
     // A conflict changes neither the record nor the lease; a lease another token holds is a conflict too.
