@@ -21,8 +21,6 @@
  * - A flow's final state has `output: FlowOutput`, and `meta.outcome(context)`: how the run ended, for the
  *   funnel (FlowOutcome; flows/outcome.ts reads it).
  */
-import type { InputKind } from '../src/conversation/types.js';
-
 export type FlowId = 'menu' | 'pay' | 'request' | 'check' | 'data' | 'pin' | 'changePin' | 'link';
 /** The languages that ship: English, Kiswahili and French (the region's third; DRC, Rwanda, Burundi). */
 export type Lang = 'en' | 'sw' | 'fr';
@@ -35,6 +33,9 @@ export function isLang(value: unknown): value is Lang {
 }
 
 export type Params = Record<string, string | number>;
+
+/** What a screen asks to be typed: channels show a fitting keyboard or field (a PIN hidden). */
+export type InputKind = 'text' | 'phone' | 'amount' | 'pin' | 'code';
 
 /** A reference to catalogue text: a key like `pay.askAmount` and its parameters. */
 export interface Text {

@@ -20,7 +20,7 @@ import type { Address, Channel, Notifier, Prompt } from './conversation/types.js
 import type { SessionStore } from './store/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './store/keys.js';
-import { userOfAddress } from './conversation/channels/chat-address.js';
+import { userOfAddress } from './store/chat-address.js';
 import { MadeRecords, recordMade } from './conversation/services/made-records.js';
 import type { CallerCountrySettings } from './conversation/engine/country.js';
 import type { Lang, UserProfile } from '../flows/types.js';

@@ -4,7 +4,8 @@
  * fallback) is escaped the way Slack asks. Slack's size limits are applied here, once.
  */
 import type { types } from '@slack/bolt';
-import type { Inbound, InputKind, Prompt } from '../../src/conversation/types.js';
+import type { InputKind } from '../../flows/types.js';
+import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import { render } from '../../src/conversation/flow/render.js';
 
 /** A message as the Web API and response_url take it. */

@@ -14,7 +14,7 @@ import type { Payout, PayoutBoard, PayoutRows, Payouts } from '../../src/payouts
 import type { RowError } from '../../src/payouts/rows.js';
 import { totalOf as sumOf } from '../../src/payouts/rows.js';
 import { outcomesCsv, outcomesOf, requestStatus, tally } from '../../src/payouts/outcomes.js';
-import { chatOf } from '../../src/conversation/channels/chat-address.js';
+import { chatOf } from '../../src/store/chat-address.js';
 import { plainText } from '../../src/conversation/flow/plain-text.js';
 import type { Logger } from '../../src/log.js';
 import { conversationIdOf } from './address.js';

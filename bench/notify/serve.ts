@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { keys } from '../../src/store/keys.js';
-import { userOfAddress } from '../../src/conversation/channels/chat-address.js';
+import { userOfAddress } from '../../src/store/chat-address.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { SessionStore } from '../../src/store/types.js';
 import type { UserProfile } from '../../flows/types.js';

@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { HELD, isAlreadySubmitted, type FlowServices, type Held } from '../../flows/services.js';
 import { madeNothing, type Params, type ServiceFailure } from '../../flows/types.js';
-import { parseChat } from '../conversation/channels/chat-address.js';
+import { parseChat } from '../store/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Address, Channel } from '../conversation/types.js';
 import { events, Journal, type Intent, type MoneyJournal } from '../journal/index.js';

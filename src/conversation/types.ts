@@ -2,9 +2,11 @@
  * The seams between adapters and the engine. Adapters produce Inbound and render Prompt;
  * nothing channel-specific crosses this line.
  */
-import type { FlowId, Lang, Params } from '../../flows/types.js';
+import type { FlowId, InputKind, Lang, Params } from '../../flows/types.js';
+import type { Address, Channel } from '../store/types.js';
 
-export type Channel = 'ussd' | 'telegram' | 'slack' | 'whatsapp';
+/** Named here too for the adapters, whose seam this is; the store keeps chats under them (src/store). */
+export type { Address, Channel };
 
 /** What every adapter produces, one per user message / button press / USSD hop. */
 export interface Inbound {
@@ -40,8 +42,6 @@ export interface Choice {
   label: string;
 }
 
-export type InputKind = 'text' | 'phone' | 'amount' | 'pin' | 'code';
-
 /** What the engine returns. Adapters render it; flows never format for a channel. */
 export interface Prompt {
   text: string;
@@ -70,12 +70,6 @@ export interface Prompt {
    * pins) replaced by their count. Absent when it holds none; adapters show `text`.
    */
   masked?: string;
-}
-
-/** Where a later message goes: the chat that started the operation. */
-export interface Address {
-  channel: Channel;
-  conversationId: string;
 }
 
 /**

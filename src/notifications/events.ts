@@ -6,7 +6,7 @@
  * order and dedup keys of our record (DESIGN, "The trust boundary").
  */
 import { z } from 'zod';
-import { parseChat } from '../conversation/channels/chat-address.js';
+import { parseChat } from '../store/chat-address.js';
 import { contactName } from '../momo/contact-name.js';
 import type { Made, MadeKind } from '../conversation/services/made-records.js';
 import type { Address } from '../conversation/types.js';

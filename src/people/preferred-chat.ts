@@ -6,7 +6,7 @@
  * reached is logged; the USSD inbox has the message whatever happens.
  */
 import { createHash } from 'node:crypto';
-import { parseChat } from '../conversation/channels/chat-address.js';
+import { parseChat } from '../store/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import { keys } from '../store/keys.js';
 import type { Channel, Notifier } from '../conversation/types.js';

@@ -9,7 +9,7 @@
  * told, journalled as a telling (source `reconciliation`), then marked told.
  */
 import { sql, type Kysely } from 'kysely';
-import { parseChat } from '../conversation/channels/chat-address.js';
+import { parseChat } from '../store/chat-address.js';
 import type { Address } from '../conversation/types.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';

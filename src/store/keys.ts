@@ -25,11 +25,15 @@
  */
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
-import type { Asker } from '../../flows/services.js';
-import { parseChat, userOfAddress } from '../conversation/channels/chat-address.js';
-import type { Address, Participant } from '../conversation/types.js';
+import { parseChat, userOfAddress } from './chat-address.js';
+import type { Address } from './types.js';
 
-type Conversation = Pick<Participant, 'channel' | 'conversationId'>;
+type Conversation = Pick<Address, 'channel' | 'conversationId'>;
+/** Who is asking (flows/services.ts Asker): what one user typed is kept under that user's own keys. */
+interface Asker {
+  channel: string;
+  userId: string;
+}
 
 /**
  * Parts the users' keys (and the index of open runs) are spread over. Fixed: changing it moves every user's

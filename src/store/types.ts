@@ -3,6 +3,15 @@
  * engine: nothing here knows a flow or a channel's turn.
  */
 
+/** The chat channels; a chat's keys name theirs (keys.ts), as does the chat address (chat-address.ts). */
+export type Channel = 'ussd' | 'telegram' | 'slack' | 'whatsapp';
+
+/** Where a later message goes: the chat that started the operation. */
+export interface Address {
+  channel: Channel;
+  conversationId: string;
+}
+
 /** A lease and where it is listed while held (SessionStore.lease). */
 export interface Lease {
   key: string;

@@ -14,8 +14,7 @@ import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { ServiceInput, ServiceOutput } from '../../flows/actors.js';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
 import { ALREADY_SUBMITTED, type ServiceName } from '../../flows/services.js';
-import type { FlowInput, FlowModule, ServiceFailure } from '../../flows/types.js';
-import type { InputKind } from '../../src/conversation/types.js';
+import type { FlowInput, FlowModule, InputKind, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView, viewKeys } from '../../src/conversation/flow/render.js';
 
 /** How one call of service K ends in the walk. */

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { userOfAddress } from '../../src/conversation/channels/chat-address.js';
+import { userOfAddress } from '../../src/store/chat-address.js';
 import { keys, markKeys, OPEN_PARTS, PARTS, QUEUE_PARTS, queuePrefixes, tagOf } from '../../src/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
 import { AtSession, sandboxGet, startProduct } from '../e2e/helpers.js';

@@ -16,7 +16,7 @@ import type { FlowId, FlowModule, Lang } from '../../../flows/types.js';
 import { VENDING_COUNTRY, VENDING_FLOWS } from '../../../flows/purchase.js';
 import { getCountryCallingCode } from 'libphonenumber-js';
 import type { Logger } from '../../log.js';
-import { chatOf } from '../channels/chat-address.js';
+import { chatOf } from '../../store/chat-address.js';
 import { migrations as declaredMigrations, type FlowMigrations } from '../../../flows/migrations/index.js';
 import { currentBuild } from '../flow/build.js';
 import { createAnswers } from './answers.js';

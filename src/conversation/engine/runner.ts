@@ -38,7 +38,7 @@ import { failureText } from '../../../flows/failure.js';
 import { isHeld } from '../../../flows/services.js';
 import { madeNothing, type Lang, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage, type Logger } from '../../log.js';
-import { logged, userOfAddress } from '../channels/chat-address.js';
+import { logged, userOfAddress } from '../../store/chat-address.js';
 import type { Answers } from './answers.js';
 import { keys } from '../../store/keys.js';
 import {

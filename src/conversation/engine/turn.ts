@@ -17,7 +17,7 @@
 import type { FlowEvent, Lang, UserProfile } from '../../../flows/types.js';
 import { errorMessage, type Logger } from '../../log.js';
 import { within } from '../../within.js';
-import { logged } from '../channels/chat-address.js';
+import { logged } from '../../store/chat-address.js';
 import type { Answers } from './answers.js';
 import { keys } from '../../store/keys.js';
 import { answerOf, deliveryId, isNewest, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';

@@ -3,8 +3,8 @@
  * payment's `metadata.chat` (`telegram:123`, `slack:T1:U2`, `ussd:+256772000001`, `whatsapp:256772000001`) so the service's webhook
  * finds its chat without a read. Built and parsed here only.
  */
-import { maskUserId } from '../../log.js';
-import type { Address, Channel, Participant } from '../types.js';
+import { maskUserId } from '../log.js';
+import type { Address, Channel } from './types.js';
 
 const CHANNELS: readonly Channel[] = ['ussd', 'telegram', 'slack', 'whatsapp'];
 
@@ -33,7 +33,7 @@ export function userOfAddress(address: Address): string {
 }
 
 /** A conversation as logs show it: phone numbers (USSD, WhatsApp) masked, never in clear. */
-export function logged(p: Address & Partial<Participant>): { channel: Channel; conversation: string; user?: string } {
+export function logged(p: Address & { userId?: string }): { channel: Channel; conversation: string; user?: string } {
   const conversation = maskUserId(p.channel, p.conversationId);
   return {
     channel: p.channel,
