@@ -15,7 +15,7 @@
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
-import { failureText } from './failure.js';
+import { createFailureText, failureText } from './failure.js';
 import { parsePhone, parseText } from './input.js';
 import { dataMessages } from './messages/data.js';
 import {
@@ -163,7 +163,9 @@ export const dataMachine = setup({
     clearError: assign({ error: undefined }),
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
-    storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    storePurchaseFailure: assign({
+      error: ({ event }) => createFailureText(errorOf(event), UNCONFIRMED, 'data.unconfirmed'),
+    }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({

@@ -3,6 +3,7 @@
  * with {@link failureText}, overriding the words where its own context matters (a lost answer to a
  * payment is not the same as a lost answer to a read).
  */
+import { refParams } from './services.js';
 import { isServiceFailure, type Lang, type Messages, type ServiceFailure, type Text } from './types.js';
 
 /** Catalogue keys a flow uses instead of the generic `failure.<code>` ones. */
@@ -31,6 +32,16 @@ export function failureText(error: unknown, overrides: FailureKeys = {}): Text {
     return left === undefined ? { key } : { key: `${key}Left`, params: { left: Number(left) } };
   }
   return { key };
+}
+
+/**
+ * {@link failureText} for a create, whose failure may leave it made (its words `unconfirmed`): those words name our
+ * short ref (`{hasRef, select, yes { Ref {ref}.} other {}}`) when the call had one.
+ */
+export function createFailureText(error: unknown, overrides: FailureKeys, unconfirmed: string): Text {
+  const text = failureText(error, overrides);
+  if (text.key !== unconfirmed) return text;
+  return { ...text, params: { ...text.params, ...refParams(isServiceFailure(error) ? error : undefined) } };
 }
 
 /** The generic words; flows spread them into their catalogue like `inputMessages`. */

@@ -7,7 +7,7 @@
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
-import { failureText, type FailureKeys } from './failure.js';
+import { createFailureText, failureText, type FailureKeys } from './failure.js';
 import { countryOf, namesWithin, parseAmount, parseName, parsePhone, parseText, type Invalid } from './input.js';
 import { payMessages } from './messages/pay.js';
 import { outcomeOfText } from './outcome.js';
@@ -502,7 +502,9 @@ export const payMachine = setup({
     noteNoCurrency: assign({ outcome: { key: 'pay.noCurrency' } }),
     /** Before the create call nothing was sent, whatever went wrong. */
     noteFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error) })),
-    notePaymentFailure: assign((_, { error }: Failed) => ({ outcome: failureText(error, PAYMENT_FAILURES) })),
+    notePaymentFailure: assign((_, { error }: Failed) => ({
+      outcome: createFailureText(error, PAYMENT_FAILURES, 'pay.unconfirmed'),
+    })),
     leaveToMenu: assign({ next: 'menu' as const }),
   },
 }).createMachine({

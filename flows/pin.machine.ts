@@ -22,7 +22,7 @@ import { Decimal } from 'decimal.js';
 import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
-import { failureText } from './failure.js';
+import { createFailureText, failureText } from './failure.js';
 import { parseText } from './input.js';
 import { pinMessages } from './messages/pin.js';
 import {
@@ -219,7 +219,9 @@ export const pinMachine = setup({
     clearError: assign({ error: undefined }),
     /** Before the purchase: nothing was bought, whatever went wrong. */
     storeFailure: assign({ error: ({ event }) => failureText(errorOf(event)) }),
-    storePurchaseFailure: assign({ error: ({ event }) => failureText(errorOf(event), UNCONFIRMED) }),
+    storePurchaseFailure: assign({
+      error: ({ event }) => createFailureText(errorOf(event), UNCONFIRMED, 'pin.unconfirmed'),
+    }),
     storeResult: assign({ result: ({ event }) => outputOf<PurchaseResult>(event), error: undefined }),
   },
 }).createMachine({

@@ -206,7 +206,10 @@ export function purchaseStates<C extends PurchaseContext, Src extends PurchaseSe
     unconfirmed: {
       type: 'final',
       meta: {
-        view: (context: C): View => ({ text: context.error ?? { key: `${flow}.unconfirmed` }, final: true }),
+        view: (context: C): View => ({
+          text: context.error ?? { key: `${flow}.unconfirmed`, params: { hasRef: 'no' } },
+          final: true,
+        }),
         outcome: (): FlowOutcome => 'processing',
       },
     },

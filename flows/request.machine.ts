@@ -9,7 +9,7 @@ import { and, assign, setup } from 'xstate';
 import { serviceActors } from './actors.js';
 import { chosenId } from './events.js';
 import { REQUEST_REASON_MAX_LENGTH, REQUEST_REASON_SAFE_LENGTH } from '../src/momo/assumptions.js';
-import { failureText, type FailureKeys } from './failure.js';
+import { createFailureText, type FailureKeys } from './failure.js';
 import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { requestMessages } from './messages/request.js';
 import { outcomeOfText } from './outcome.js';
@@ -168,7 +168,9 @@ export const requestMachine = setup({
     refuseChoice: assign({ error: { key: 'common.pickOne' } }),
     noteCancelled: assign({ outcome: { key: 'request.cancelled' } }),
     noteNoCurrency: assign({ outcome: { key: 'request.noCurrency' } }),
-    noteFailure: assign((_, { error }: { error: unknown }) => ({ outcome: failureText(error, REQUEST_FAILURES) })),
+    noteFailure: assign((_, { error }: { error: unknown }) => ({
+      outcome: createFailureText(error, REQUEST_FAILURES, 'request.unconfirmed'),
+    })),
     leaveToMenu: assign({ next: 'menu' as const }),
   },
 }).createMachine({

@@ -221,6 +221,11 @@ export interface ServiceFailure {
   limit?: SpendLimit;
   /** `pin_weak`: why the PIN may not be chosen (src/people/pin-rules.ts PinWeakness). */
   message?: string;
+  /**
+   * Our short ref of a create whose answer was lost (`MC-7K2QX`, src/journal/short-ref.ts): it may have been made,
+   * and this is the reference the person asks about it by.
+   */
+  shortRef?: string;
 }
 
 export function isServiceFailure(e: unknown): e is ServiceFailure {

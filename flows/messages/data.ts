@@ -26,7 +26,8 @@ export const dataMessages: Record<Lang, Messages> = {
       'Buy {bundle} on {network} for {phone}, {price, number, money} {currency}? Enter your PIN to confirm:',
     'data.confirm': 'Confirm',
     'data.done': 'Bought {bundle} for {phone}. Ref: {reference}',
-    'data.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
+    'data.unconfirmed':
+      'We could not confirm the purchase.{hasRef, select, yes { Ref {ref}.} other {}} Do not buy again: you will be told the result.',
     'data.submittedBefore':
       'We are checking whether this purchase went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result.',
     'data.notBought': 'Nothing was bought.',
@@ -50,7 +51,8 @@ export const dataMessages: Record<Lang, Messages> = {
       'Nunua {bundle} ya {network} kwa {phone}, {price, number, money} {currency}? Weka PIN yako kuthibitisha:',
     'data.confirm': 'Thibitisha',
     'data.done': 'Umenunua {bundle} kwa {phone}. Kumb: {reference}',
-    'data.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
+    'data.unconfirmed':
+      'Hatukuweza kuthibitisha ununuzi.{hasRef, select, yes { Kumb {ref}.} other {}} Usinunue tena: utaarifiwa matokeo.',
     'data.submittedBefore':
       'Tunakagua kama ununuzi huu umepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo.',
     'data.notBought': 'Hakuna kilichonunuliwa.',
@@ -74,7 +76,8 @@ export const dataMessages: Record<Lang, Messages> = {
       'Acheter {bundle} sur {network} pour {phone}, {price, number, money} {currency} ? Entrez votre PIN pour confirmer :',
     'data.confirm': 'Confirmer',
     'data.done': 'Acheté : {bundle} pour {phone}. Réf {reference}',
-    'data.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",
+    'data.unconfirmed':
+      "Nous n'avons pas pu confirmer l'achat.{hasRef, select, yes { Réf {ref}.} other {}} N'achetez pas à nouveau : vous connaîtrez le résultat.",
     'data.submittedBefore':
       'Nous vérifions si cet achat est passé.{hasRef, select, yes { Réf {ref}.} other {}} Vous connaîtrez le résultat.',
     'data.notBought': "Rien n'a été acheté.",

@@ -70,7 +70,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.held':
       'Your payment of {amount, number, money} {currency} needs approval: it was sent to the approvers, not to the recipient. You will be told their decision.{hasRef, select, yes { Ref {ref}.} other {}}',
     'pay.unconfirmed':
-      'We could not confirm the payment: it may or may not have been made. Do not pay again; you will be notified of the result.',
+      'We could not confirm the payment: it may or may not have been made.{hasRef, select, yes { Ref {ref}.} other {}} Do not pay again; you will be notified of the result.',
     'pay.refused':
       'The service refused the payment ({fields}). Nothing was sent. Please check the details and start again.',
     'pay.cancelled': 'Payment cancelled. Nothing was sent.',
@@ -136,7 +136,8 @@ export const payMessages: Record<Lang, Messages> = {
       'Tunakagua kama malipo yako yamepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo. Usiyatume tena.',
     'pay.held':
       'Malipo yako ya {amount, number, money} {currency} yanahitaji idhini: yametumwa kwa waidhinishaji, si kwa mpokeaji. Utaambiwa uamuzi wao.{hasRef, select, yes { Kumb {ref}.} other {}}',
-    'pay.unconfirmed': 'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la. Usilipe tena; utaarifiwa matokeo.',
+    'pay.unconfirmed':
+      'Hatukuweza kuthibitisha malipo: huenda yamefanyika au la.{hasRef, select, yes { Kumb {ref}.} other {}} Usilipe tena; utaarifiwa matokeo.',
     'pay.refused': 'Huduma imekataa malipo ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'pay.cancelled': 'Malipo yameghairiwa. Hakuna kilichotumwa.',
   },
@@ -203,7 +204,7 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.held':
       'Votre paiement de {amount, number, money} {currency} doit être approuvé : il a été envoyé aux approbateurs, pas au bénéficiaire. Vous connaîtrez leur décision.{hasRef, select, yes { Réf {ref}.} other {}}',
     'pay.unconfirmed':
-      "Nous n'avons pas pu confirmer le paiement : il a peut-être été fait. Ne payez pas à nouveau ; vous serez informé du résultat.",
+      "Nous n'avons pas pu confirmer le paiement : il a peut-être été fait.{hasRef, select, yes { Réf {ref}.} other {}} Ne payez pas à nouveau ; vous serez informé du résultat.",
     'pay.refused':
       "Le service a refusé le paiement ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
     'pay.cancelled': "Paiement annulé. Rien n'a été envoyé.",

@@ -27,7 +27,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.confirm': 'Confirm',
     'pin.done': 'Bought for {name}. Pins: {pins}. Ref: {reference}',
     'pin.doneMasked': 'Bought for {name}. {count, plural, one {# pin} other {# pins}} (hidden). Ref: {reference}',
-    'pin.unconfirmed': 'We could not confirm the purchase. Do not buy again: you will be told the result.',
+    'pin.unconfirmed':
+      'We could not confirm the purchase.{hasRef, select, yes { Ref {ref}.} other {}} Do not buy again: you will be told the result.',
     'pin.submittedBefore':
       'We are checking whether this purchase went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result.',
     'pin.notBought': 'Nothing was bought.',
@@ -53,7 +54,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.done': 'Imenunuliwa kwa {name}. PIN: {pins}. Kumb: {reference}',
     'pin.doneMasked':
       'Imenunuliwa kwa {name}. {count, plural, one {PIN # (imefichwa)} other {PIN # (zimefichwa)}}. Kumb: {reference}',
-    'pin.unconfirmed': 'Hatukuweza kuthibitisha ununuzi. Usinunue tena: utaarifiwa matokeo.',
+    'pin.unconfirmed':
+      'Hatukuweza kuthibitisha ununuzi.{hasRef, select, yes { Kumb {ref}.} other {}} Usinunue tena: utaarifiwa matokeo.',
     'pin.submittedBefore':
       'Tunakagua kama ununuzi huu umepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo.',
     'pin.notBought': 'Hakuna kilichonunuliwa.',
@@ -79,7 +81,8 @@ export const pinMessages: Record<Lang, Messages> = {
     'pin.done': 'Acheté pour {name}. PIN : {pins}. Réf {reference}',
     'pin.doneMasked':
       'Acheté pour {name}. {count, plural, one {# PIN (masqué)} other {# PIN (masqués)}}. Réf {reference}',
-    'pin.unconfirmed': "Nous n'avons pas pu confirmer l'achat. N'achetez pas à nouveau : vous connaîtrez le résultat.",
+    'pin.unconfirmed':
+      "Nous n'avons pas pu confirmer l'achat.{hasRef, select, yes { Réf {ref}.} other {}} N'achetez pas à nouveau : vous connaîtrez le résultat.",
     'pin.submittedBefore':
       'Nous vérifions si cet achat est passé.{hasRef, select, yes { Réf {ref}.} other {}} Vous connaîtrez le résultat.',
     'pin.notBought': "Rien n'a été acheté.",

@@ -29,7 +29,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.submittedBefore':
       'We are checking whether your request went through.{hasRef, select, yes { Ref {ref}.} other {}} You will be told the result.',
     'request.unconfirmed':
-      'We could not confirm the request was sent. Do not send it again; you will be notified if money arrives.',
+      'We could not confirm the request was sent.{hasRef, select, yes { Ref {ref}.} other {}} Do not send it again; you will be notified if money arrives.',
     'request.refused':
       'The service refused the request ({fields}). Nothing was sent. Please check the details and start again.',
     'request.cancelled': 'Request cancelled. Nothing was sent.',
@@ -55,7 +55,8 @@ export const requestMessages: Record<Lang, Messages> = {
       'Tumemwomba {phone} alipe {amount, number, money} {currency}. Anaweza kulipa kwa msimbo {mfscode}. Kumb {ref}. Tutakujulisha ikifika.',
     'request.submittedBefore':
       'Tunakagua kama ombi lako limepita.{hasRef, select, yes { Kumb {ref}.} other {}} Utaarifiwa matokeo.',
-    'request.unconfirmed': 'Hatukuweza kuthibitisha kuwa ombi limetumwa. Usilitume tena; utaarifiwa pesa ikifika.',
+    'request.unconfirmed':
+      'Hatukuweza kuthibitisha kuwa ombi limetumwa.{hasRef, select, yes { Kumb {ref}.} other {}} Usilitume tena; utaarifiwa pesa ikifika.',
     'request.refused': 'Huduma imekataa ombi ({fields}). Hakuna kilichotumwa. Kagua taarifa uanze upya.',
     'request.cancelled': 'Ombi limeghairiwa. Hakuna kilichotumwa.',
     'request.noCurrency': 'Hakuna sarafu ya nchi yako inayoweza kuombwa hapa bado.',
@@ -81,7 +82,7 @@ export const requestMessages: Record<Lang, Messages> = {
     'request.submittedBefore':
       'Nous vérifions si votre demande est passée.{hasRef, select, yes { Réf {ref}.} other {}} Vous serez informé du résultat.',
     'request.unconfirmed':
-      "Nous n'avons pas pu confirmer l'envoi de la demande. Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
+      "Nous n'avons pas pu confirmer l'envoi de la demande.{hasRef, select, yes { Réf {ref}.} other {}} Ne la renvoyez pas ; vous serez informé si l'argent arrive.",
     'request.refused':
       "Le service a refusé la demande ({fields}). Rien n'a été envoyé. Vérifiez les informations et recommencez.",
     'request.cancelled': "Demande annulée. Rien n'a été envoyé.",

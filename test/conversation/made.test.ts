@@ -345,6 +345,30 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
     await writer.settled();
   });
 
+  it('a create whose answer was lost is thrown and kept with our short ref; a refusal is thrown as it came', async () => {
+    const journal = new Journal((await open()).db);
+    const writer = new JournalWriter({ journal, logger });
+    const money = moneyJournal(journal, writer, () => ({ role: 'member' }));
+    const made = new MadeRecords({ store: new MemoryStore(), logger });
+    const wrapped = (failure: unknown) =>
+      recordMade(fakeServices(made, () => Promise.reject(failure)).services, made, logger, { journal: money });
+    const lost = `short-${++n}:pay`;
+    const thrown: unknown = await wrapped({ code: 'connection' })
+      .createPayment(payInput(lost))
+      .catch((e: unknown) => e);
+    const short = (await journal.byRef(lost))?.short_ref;
+    expect(short).toMatch(SHORT_REF_SHAPE);
+    // The screen says "Ref MC-…" and the follow-up that finds the payment tells it by the same ref.
+    expect(thrown).toEqual({ code: 'connection', shortRef: short });
+    expect(await made.byRef(lost)).toMatchObject({ ref: lost, shortRef: short });
+    const refused = `short-${++n}:pay`;
+    await expect(wrapped({ code: 'validation', fields: {} }).createPayment(payInput(refused))).rejects.toEqual({
+      code: 'validation',
+      fields: {},
+    });
+    await writer.settled();
+  });
+
   it('a record the store lost (a failover) is rebuilt from the journal by its ref, linked to its id again', async () => {
     const journal = new Journal((await open()).db);
     const ref = `lost-${++n}:pay`;

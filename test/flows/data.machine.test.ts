@@ -295,6 +295,13 @@ describe('data machine: back from every step', () => {
 });
 
 describe('data machine: every service failure in words', () => {
+  it('a purchase whose answer was lost names our short ref on its screen', async () => {
+    await expectPurchaseFailing(await atPurchase(), 'data', 'purchaseData', {
+      code: 'connection',
+      shortRef: 'MC-7KQ4X',
+    });
+  });
+
   it.each(SERVICE_FAILURE_CODES)('purchase failing with %s', async (code) => {
     const failure: ServiceFailure = code === 'validation' ? { code, fields: { phonenumber: ['bad'] } } : { code };
     await expectPurchaseFailing(await atPurchase(), 'data', 'purchaseData', failure);

@@ -930,11 +930,23 @@ describe('pay machine: creating the payment', () => {
     ],
     ['duplicate', failure('duplicate'), { key: 'failure.duplicate' }],
     // A 429 may follow an earlier attempt under the same key whose answer was lost: not "try again".
-    ['rate_limited', failure('rate_limited'), { key: 'pay.unconfirmed' }],
-    ['connection', failure('connection'), { key: 'pay.unconfirmed' }],
-    ['service', failure('service'), { key: 'pay.unconfirmed' }],
-    ['unknown', failure('unknown'), { key: 'pay.unconfirmed' }],
-    ['a thrown Error', { error: new Error('boom') }, { key: 'pay.unconfirmed' }],
+    ['rate_limited', failure('rate_limited'), { key: 'pay.unconfirmed', params: { hasRef: 'no' } }],
+    ['connection', failure('connection'), { key: 'pay.unconfirmed', params: { hasRef: 'no' } }],
+    ['service', failure('service'), { key: 'pay.unconfirmed', params: { hasRef: 'no' } }],
+    ['unknown', failure('unknown'), { key: 'pay.unconfirmed', params: { hasRef: 'no' } }],
+    ['a thrown Error', { error: new Error('boom') }, { key: 'pay.unconfirmed', params: { hasRef: 'no' } }],
+    // Its answer lost, the payment may have been made: the screen names our short ref to ask about it by.
+    [
+      'connection, with our short ref',
+      failure('connection', { shortRef: 'MC-7KQ4X' }),
+      { key: 'pay.unconfirmed', params: { hasRef: 'yes', ref: 'MC-7KQ4X' } },
+    ],
+    // A refusal made nothing: no ref to ask about.
+    [
+      'validation, with our short ref',
+      failure('validation', { fields: { amount: ['x'] }, shortRef: 'MC-7KQ4X' }),
+      { key: 'pay.refused', params: { fields: 'amount' } },
+    ],
     ['unauthenticated', failure('unauthenticated'), { key: 'failure.unauthenticated' }],
     ['forbidden', failure('forbidden'), { key: 'failure.forbidden' }],
     ['not_found', failure('not_found'), { key: 'failure.not_found' }],

@@ -428,6 +428,10 @@ describe('pin machine: back from every step', () => {
 });
 
 describe('pin machine: every service failure in words', () => {
+  it('a purchase whose answer was lost names our short ref on its screen', async () => {
+    await expectPurchaseFailing(await atPurchase(), 'pin', 'purchasePin', { code: 'connection', shortRef: 'MC-7KQ4X' });
+  });
+
   it.each(SERVICE_FAILURE_CODES)('purchase failing with %s', async (code) => {
     const failure: ServiceFailure = code === 'validation' ? { code, fields: { gsmNo: ['bad'] } } : { code };
     const end = await expectPurchaseFailing(await atPurchase(), 'pin', 'purchasePin', failure);

@@ -35,7 +35,8 @@ export async function expectPurchaseFailing(
   const words = unconfirmed(id)[failure.code];
   if (words) {
     expect(end.value).toBe('unconfirmed');
-    expect(view).toEqual({ text: { key: words }, final: true });
+    const ref = failure.shortRef ? { hasRef: 'yes', ref: failure.shortRef } : { hasRef: 'no' };
+    expect(view).toEqual({ text: { key: words, params: ref }, final: true });
   } else {
     expect(end.value).toBe('failed');
     expect(view?.text).toEqual({ key: `${id}.notBought` });

@@ -242,6 +242,14 @@ export class MadeRecords {
     return this.accepted(ref, id);
   }
 
+  /**
+   * Keeps our short ref with the record when the create's answer was lost (no {@link accepted} to carry it): the
+   * follow-up that finds what was made tells it by this ref, not by the service's id.
+   */
+  async named(ref: string, shortRef: string): Promise<void> {
+    await this.update(ref, (m) => (m.shortRef ? m : { ...m, shortRef }));
+  }
+
   /** The service refused the create: nothing was made, nothing will be told or followed up. */
   async refused(ref: string): Promise<void> {
     await this.update(ref, (m) => (m.accepted ? m : { ...m, refused: true }));
@@ -612,7 +620,14 @@ export function recordMade(
         });
         await inDoubt(intent.ref, 'unanswered');
       }
-      throw error;
+      if (!shortRef || madeNothing(error)) throw error;
+      // It may have been made: the follow-up tells it, and the person asks about it, by our short ref.
+      await made
+        .named(intent.ref, shortRef)
+        .catch((err: unknown) =>
+          logger.warn({ err: String(err), kind: intent.kind }, 'could not keep the short ref with the record'),
+        );
+      throw isServiceFailure(error) && !(error instanceof Error) ? { ...error, shortRef } : error;
     }
     const answer = answerOf(result);
     // A 409 on our own key: the service holds the key, not necessarily a payment; the check is kept first.
