@@ -43,6 +43,8 @@ export interface OwedDue extends Selectable<OwedOutcomesTable> {
   state: OperationState;
   service_id: string | null;
   told_state: string | null;
+  /** Our short ref (src/journal/short-ref.ts): a restored record is told by it, as the first was. */
+  short_ref: string | null;
 }
 
 /** What Journal.intend inserts beside the intent. */
@@ -114,7 +116,7 @@ export class OwedOutcomes {
       .selectFrom('owed_outcomes as o')
       .innerJoin('operations as op', 'op.ref', 'o.ref')
       .selectAll('o')
-      .select(['op.state', 'op.service_id', 'op.told_state'])
+      .select(['op.state', 'op.service_id', 'op.told_state', 'op.short_ref'])
       .where('o.settled_at', 'is', null)
       .where('o.next_check', '<=', now)
       .orderBy('o.next_check')

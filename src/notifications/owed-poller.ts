@@ -58,6 +58,7 @@ export function recordOfOwed(row: OwedDue): Made {
     ...(kept.series ? { series: kept.series } : {}),
     created,
     ...(row.service_id ? { id: row.service_id } : {}),
+    ...(row.short_ref ? { shortRef: row.short_ref } : {}),
     ...(accepted ? { accepted: true as const } : {}),
     ...(row.state === 'refused' ? { refused: true as const } : {}),
   };

@@ -159,7 +159,10 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
       };
     const { service, product } = await setup(losing);
     const key = `owed-lost-${Date.now()}:pay`;
-    await expect(product.services.createPayment(payment(key, 'telegram:62'))).rejects.toBeDefined();
+    // The screen names our short ref (pay.unconfirmed), the one the outcome is told by below.
+    await expect(product.services.createPayment(payment(key, 'telegram:62'))).rejects.toMatchObject({
+      shortRef: expect.stringMatching(/^MC-/),
+    });
     expect(await owedRow(key)).toMatchObject({ reason: 'unanswered', settled_at: null });
     await service.sandbox.controls.advanceClock(30);
     await service.sandbox.controls.idle();
@@ -178,6 +181,12 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
         text: expect.stringMatching(/^Done: 5,000 UGX reached/),
       },
     ]);
+    // Our record restored from the database's row keeps our short ref: told by it, not by the service's id.
+    const shortRef = (
+      await sql<{ short_ref: string }>`select short_ref from operations where ref = ${key}`.execute(direct.db)
+    ).rows[0]?.short_ref;
+    expect(shortRef).toMatch(/^MC-/);
+    expect(told[0]!.text).toContain(`(payment ${shortRef})`);
     expect(
       await until(
         'the owed row settled',
