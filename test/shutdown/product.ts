@@ -41,13 +41,17 @@ export async function dropProductDatabase(): Promise<void> {
 
 /**
  * Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. Without DATABASE_URL its
- * journal is an in-memory PGlite, or, in production mode, the file's {@link productDatabase}.
+ * journal is an in-memory PGlite, or, in production mode, the file's {@link productDatabase}. `root` is the
+ * folder holding its src/ (default: this repository; another build's copy for a test of two releases).
  */
-export async function startProductProcess(env: Record<string, string>): Promise<ProductProcess> {
+export async function startProductProcess(
+  env: Record<string, string>,
+  root = new URL('../../', import.meta.url).pathname,
+): Promise<ProductProcess> {
   let output = '';
   const shared = env.MOMO_BASE_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
+    cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
