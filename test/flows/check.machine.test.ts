@@ -1,24 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { checkFlow, checkMachine } from '../../flows/check.machine.js';
 import type { CollectionSummary } from '../../flows/services.js';
-import type { FlowEvent } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/flow/render.js';
-import { missingMessages, sampleInput, walkFlow } from './coverage.js';
-import {
-  answered,
-  BACK,
-  chosen,
-  expectBackToEachStep,
-  expectReplaysFollow,
-  failure,
-  live,
-  validEvents,
-  type LiveOptions,
-  type Outcome,
-} from './driver.js';
-import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 import { phoneExample } from '../../flows/input.js';
+import type { Channel } from '../../src/conversation/types.js';
+import {
+  failure,
+  flowTest,
+  type Answers,
+  type FlowTest,
+  type Outcome,
+  type Steps,
+} from '../../src/testing/flow-test.js';
+import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { expectReplaysFollow, validEvents } from './driver.js';
+import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 
 const collection = (id: string, changes: Partial<CollectionSummary> = {}): CollectionSummary => ({
   id,
@@ -33,19 +29,40 @@ const collection = (id: string, changes: Partial<CollectionSummary> = {}): Colle
   ...changes,
 });
 
-/** Finding a payment, up to the claim, and the state after each step. */
-const FIND: Array<[FlowEvent, string]> = [
-  [chosen('find'), 'awaitingAmount'],
-  [answered('1,500'), 'awaitingTransactionId'],
-  [answered(' TX-c1 '), 'awaitingPhone'],
-  [answered('0772 123 456'), 'done'],
+/** Finding a payment as a person does it, up to the claim, and the state after each step. */
+const FIND: Array<[(t: FlowTest) => Steps, string]> = [
+  [(t) => t.press('Find a payment I received'), 'awaitingAmount'],
+  [(t) => t.send('1,500'), 'awaitingTransactionId'],
+  [(t) => t.send(' TX-c1 '), 'awaitingPhone'],
+  [(t) => t.send('0772 123 456'), 'done'],
 ];
 
-async function drive(script: Array<[FlowEvent, string]>, options: LiveOptions = {}) {
-  const flow = live(checkMachine, options);
-  for (const [event] of script) await flow.send(event);
-  return flow;
+const tests: FlowTest[] = [];
+afterEach(async () => {
+  await Promise.all(tests.splice(0).map((t) => t.close()));
+});
+
+/** The check flow opened as a person opens it (Telegram's /check, a USSD dial), the service answering `answers`. */
+async function opened(answers: Answers = {}, channel: Channel = 'telegram'): Promise<FlowTest> {
+  const t = flowTest('check', { channel, answers });
+  tests.push(t);
+  await t.dial();
+  return t;
 }
+
+/** Opened, then the first `steps` of {@link FIND}, each reaching its state. */
+async function find(steps: number, answers: Answers = {}, channel: Channel = 'telegram'): Promise<FlowTest> {
+  const t = await opened(answers, channel);
+  for (const [act, state] of FIND.slice(0, steps)) {
+    await act(t);
+    expect(t.flow()?.snapshot.value).toBe(state);
+  }
+  return t;
+}
+
+/** The flow's state and view now. */
+const at = (t: FlowTest) => t.flow()!.snapshot.value;
+const viewOf = (t: FlowTest) => t.flow()!.view;
 
 describe('check machine: the model', () => {
   it('visits every state, with only catalogued words that fit a USSD screen', () => {
@@ -92,12 +109,13 @@ describe('check machine: latest collections', () => {
   };
 
   it('lists the latest five as choices and shows the details of the one picked', async () => {
-    const flow = await drive([[chosen('latest'), 'choosingCollection']], { answers: { latestCollections: listed } });
-    let s = flow.snapshot();
-    expect(flow.calls).toEqual([
+    const t = await opened({ latestCollections: listed });
+    await t.press('Latest payments received').sees('1,500 UGX 2026-01-01 10:00').sees('250.50 KES 2026-01-02 08:30');
+    expect(at(t)).toBe('choosingCollection');
+    expect(t.calls).toEqual([
       { service: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } },
     ]);
-    expect(currentView(s)?.choices).toEqual([
+    expect(viewOf(t)?.choices).toEqual([
       {
         id: 'c1',
         text: { key: 'check.collectionLine', params: { amount: '1500', currency: 'UGX', date: '2026-01-01 10:00' } },
@@ -107,10 +125,12 @@ describe('check machine: latest collections', () => {
         text: { key: 'check.collectionLine', params: { amount: '250.5', currency: 'KES', date: '2026-01-02 08:30' } },
       },
     ]);
-    s = await flow.send(chosen('c9'));
-    expect([s.value, currentView(s)?.error]).toEqual(['choosingCollection', { key: 'common.pickOne' }]);
-    s = await flow.send(chosen('c2'));
-    expect(currentView(s)).toEqual({
+    // A number the list does not have, typed on a phone.
+    const phone = await opened({ latestCollections: listed }, 'ussd');
+    await phone.press('Latest payments received').send('9');
+    expect([at(phone), viewOf(phone)?.error]).toEqual(['choosingCollection', { key: 'common.pickOne' }]);
+    await t.press('250.50 KES').sees('JANE DOE').sees('TX-c2').doesNotSee('TX-c1');
+    expect(viewOf(t)).toEqual({
       text: {
         key: 'check.details',
         params: {
@@ -127,30 +147,32 @@ describe('check machine: latest collections', () => {
     });
   });
 
-  it('BACK from the list returns to the first screen as it was', async () => {
-    const flow = await drive([], { answers: { latestCollections: listed } });
-    const first = flow.snapshot().context;
-    await flow.send(chosen('latest'));
-    const s = await flow.send(BACK);
-    expect([s.value, s.context]).toEqual(['choosingMode', first]);
+  it('Back from the list returns to the first screen as it was', async () => {
+    const t = await opened({ latestCollections: listed });
+    const first = t.flow()!.snapshot.context;
+    await t.press('Latest payments received').press('Back').sees('Check a payment received');
+    expect([at(t), t.flow()!.snapshot.context]).toEqual(['choosingMode', first]);
   });
 
   it('says when there are none yet, and gives the reason when the list fails', async () => {
-    const none = await drive([[chosen('latest'), 'done']], { answers: { latestCollections: { output: [] } } });
-    expect(currentView(none.snapshot())).toEqual({ text: { key: 'check.noneYet' }, final: true });
-    const limited = await drive([[chosen('latest'), 'done']], {
-      answers: { latestCollections: failure('rate_limited') },
-    });
-    expect(currentView(limited.snapshot())).toEqual({ text: { key: 'failure.rate_limited' }, final: true });
+    const none = await opened({ latestCollections: { output: [] } });
+    await none.press('Latest payments received').sees('No payments received yet.');
+    expect(at(none)).toBe('done');
+    expect(viewOf(none)).toEqual({ text: { key: 'check.noneYet' }, final: true });
+    const limited = await opened({ latestCollections: failure('rate_limited') });
+    await limited.press('Latest payments received');
+    expect(at(limited)).toBe('done');
+    expect(viewOf(limited)).toEqual({ text: { key: 'failure.rate_limited' }, final: true });
   });
 });
 
 describe('check machine: finding a payment received', () => {
   it('claims with the amount, the transaction id and the full number, and shows status and sender', async () => {
-    const flow = await drive(FIND, {
-      answers: { claimCollection: { output: [collection('c1', { senderName: undefined, status: 'pending' })] } },
+    const t = await find(FIND.length, {
+      claimCollection: { output: [collection('c1', { senderName: undefined, status: 'pending' })] },
     });
-    expect(flow.calls).toEqual([
+    await t.sees('Waiting: 1,500 UGX from +256772123456');
+    expect(t.calls).toEqual([
       {
         service: 'claimCollection',
         input: {
@@ -162,27 +184,25 @@ describe('check machine: finding a payment received', () => {
         },
       },
     ]);
-    expect(currentView(flow.snapshot())?.text).toMatchObject({
+    expect(viewOf(t)?.text).toMatchObject({
       key: 'check.details',
       params: { status: 'pending', sender: '+256772123456', amount: '1500', currency: 'UGX' },
     });
-    expect(flow.snapshot().output).toEqual({});
+    expect(t.flow()!.snapshot.output).toEqual({});
   });
 
   it('re-asks invalid answers with their reason; a partial number is refused before any claim', async () => {
-    const flow = await drive([[chosen('find'), 'awaitingAmount']]);
-    let s = await flow.send(answered('1500.123'));
-    expect(currentView(s)?.error).toEqual({ key: 'input.amountDecimals' });
-    await flow.send(answered('1500'));
-    s = await flow.send(answered('  '));
-    expect([s.value, currentView(s)?.error]).toEqual(['awaitingTransactionId', { key: 'input.textEmpty' }]);
-    await flow.send(answered('TX1'));
-    s = await flow.send(answered('123456'));
-    expect([s.value, currentView(s)?.error]).toEqual([
+    const t = await find(1);
+    await t.send('1500.123');
+    expect(viewOf(t)?.error).toEqual({ key: 'input.amountDecimals' });
+    await t.send('1500').send('  ');
+    expect([at(t), viewOf(t)?.error]).toEqual(['awaitingTransactionId', { key: 'input.textEmpty' }]);
+    await t.send('TX1').send('123456');
+    expect([at(t), viewOf(t)?.error]).toEqual([
       'awaitingPhone',
       { key: 'input.phoneInvalid', params: phoneExample('UG') },
     ]);
-    expect(flow.calls).toEqual([]);
+    expect(t.calls).toEqual([]);
   });
 
   const cases: Array<[string, Outcome, unknown]> = [
@@ -198,19 +218,31 @@ describe('check machine: finding a payment received', () => {
   ];
   for (const [name, outcome, text] of cases) {
     it(`a claim answered with ${name} ends with ${JSON.stringify(text)}`, async () => {
-      const flow = await drive(FIND, { answers: { claimCollection: outcome } });
-      expect(currentView(flow.snapshot())).toEqual({ text, final: true });
+      const t = await find(FIND.length, { claimCollection: outcome });
+      expect(viewOf(t)).toEqual({ text, final: true });
     });
   }
 
-  it('BACK from every step returns to the previous one as it was first reached', async () => {
-    await expectBackToEachStep(drive, FIND.slice(0, -1), () =>
-      drive([], { answers: { claimCollection: { output: [] } } }),
-    );
+  it('Back from every step returns to the previous one as it was first reached, after an empty answer', async () => {
+    // On a phone, where an answer can be empty and 0 is Back.
+    const reached = [];
+    for (let steps = 0; steps < FIND.length; steps++) {
+      const t = await find(steps, { claimCollection: { output: [] } }, 'ussd');
+      reached.push({ value: at(t), context: t.flow()!.snapshot.context });
+    }
+    for (let steps = 1; steps < FIND.length; steps++) {
+      const t = await find(steps, {}, 'ussd');
+      await t.send('');
+      expect(t.prompt?.refused).toBe(true);
+      await t.send('0');
+      expect({ value: at(t), context: t.flow()!.snapshot.context }).toEqual(reached[steps - 1]);
+    }
   });
 
-  it('BACK from the first step leaves for the menu', async () => {
-    const s = await (await drive([])).send(BACK);
-    expect([s.status, s.output]).toEqual(['done', { next: 'menu' }]);
+  it('Back from the first step leaves for the menu', async () => {
+    const t = await opened();
+    await t.press('Back').sees('What would you like to do?');
+    expect(t.flow()?.id).toBe('menu');
+    expect(t.calls).toEqual([]);
   });
 });

@@ -1,0 +1,528 @@
+/**
+ * The flow authors' kit: a flow driven by what a person types and sees, on the product's own path. Each step
+ * goes through the real engine (createEngine over a MemoryStore, the access policy, the flows' runtime) and
+ * the channel's own code: on USSD the gateway's hop handler (adapters/ussd/hop.ts: the Africa's Talking codec,
+ * the hop planner, paging, the 182-character renderer), on a chat the channel's reading of a message or a
+ * press and its renderer (the same readers and renderers as /preview, adapters/preview/). What it sees is
+ * the screen or message as that channel shows it. Time is the kit's own clock (`wait`), and the service is a
+ * fake that answers as the test says (`answers`, every call kept in `calls`) or the embedded sandbox.
+ *
+ *   const check = flowTest('check', { answers: { latestCollections: { output: [] } } });
+ *   await check.dial().sees(/Check payments/).press(/latest/i).sees(/No payments received yet/);
+ *   expect(check.calls.map((c) => c.service)).toEqual(['latestCollections']);
+ *
+ * Steps queue and run in order when the chain is awaited; a step that fails rejects the chain with what the
+ * person saw. ARCHITECTURE.md's "Add a flow" recipe shows it in a test.
+ */
+import { AssertionError } from 'node:assert';
+import type { ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AnyMachineSnapshot } from 'xstate';
+import { flows as registeredFlows } from '../../flows/index.js';
+import { serviceActors } from '../../flows/actors.js';
+import type { FlowServices, ServiceName } from '../../flows/services.js';
+import type { FlowId, FlowModule, ServiceFailure, View } from '../../flows/types.js';
+import { readAction, shown, type PreviewAction, type PreviewState } from '../../adapters/preview/read.js';
+import { renderAll } from '../../adapters/preview/render.js';
+import { africastalking } from '../../adapters/ussd/codecs/africastalking.js';
+import { answersOfDialString } from '../../adapters/ussd/dial-string.js';
+import { createHopHandler } from '../../adapters/ussd/hop.js';
+import type { UssdState } from '../../adapters/ussd/session.js';
+import { createEngine, type ConversationEngine } from '../conversation/engine/engine.js';
+import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
+import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
+import { currentView } from '../conversation/flow/render.js';
+import { AccessPolicy, demoPolicy, type PolicyDocument } from '../conversation/services/access-policy.js';
+import { createServices } from '../conversation/services/flow-services.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { keys } from '../store/keys.js';
+import type { Channel, Inbound, Participant, Prompt } from '../conversation/types.js';
+import type { DirectRequest } from '../http/direct-routes.js';
+import { createLogger } from '../log.js';
+import { MomoClient } from '../momo/client.js';
+import { createSandbox, type Sandbox, type SandboxControls } from '../sandbox/index.js';
+
+/** How one call of a fake service ends: resolved with an output, or rejected with an error (a ServiceFailure). */
+export type Outcome = { output: unknown } | { error: unknown };
+
+/** One call the fake service received: the service and the input the flow gave it. */
+export interface Call {
+  service: ServiceName;
+  input: Record<string, unknown>;
+}
+
+/** Per service, how its calls end: one outcome for every call, or a function of the call's input. */
+export type Answers = Partial<Record<ServiceName, Outcome | ((input: Record<string, unknown>) => Outcome)>>;
+
+/** A ServiceFailure outcome: `failure('rate_limited')`. */
+export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({
+  error: { code, ...extra },
+});
+
+export interface FlowTestOptions {
+  /** The channel the person uses: its reading of what they type and its rendering of what they see. Default `ussd`. */
+  channel?: Channel;
+  /**
+   * The fake service's answers (every call is kept in {@link FlowTest.calls}). A call of a service not answered
+   * here fails the step that made it, except the person's history (recentPayees, recentPayment: none yet).
+   */
+  answers?: Answers;
+  /**
+   * Instead of `answers`: the embedded sandbox (src/sandbox, its clock standing still; {@link FlowTest.sandbox}
+   * controls it) behind the product's own services and client, or services of your own.
+   */
+  services?: 'sandbox' | Partial<FlowServices>;
+  /** The access policy (who may use which flow, limits, USSD PINs). Default the demo's: everyone, USSD PIN `1234`. */
+  policy?: PolicyDocument;
+  /** The flows the engine runs. Default the registry (flows/index.ts); a new flow adds its own. */
+  flows?: Partial<Record<FlowId, FlowModule>>;
+  /**
+   * Who is talking: on USSD and WhatsApp their number (`+256772123456`), on Telegram and Slack their user id
+   * (`user-1`, whose chat is `chat-1`). Default those.
+   */
+  user?: string;
+  /** The clock's start (ms since the epoch). Default 2026-01-01T08:00:00Z. */
+  startAt?: number;
+  /** The engine's deadline for a service call before "processing" (ms). Default 10000. */
+  deadlineMs?: number;
+}
+
+/** What a check of the screen is given: text it must contain, or a pattern it must match. */
+export type Seen = string | RegExp;
+
+/** What a person does and checks. Each queues a step and returns the chain; awaiting the chain runs them. */
+export interface Actions {
+  /**
+   * Starts the conversation as the channel does and opens the flow: on USSD a dial of the service code (or of
+   * `dialString`, `*384*123*1#`, whose answers are typed ahead) and, when the flow is not the menu, its number
+   * typed on the menu; on Telegram and Slack the flow's command (`/check`, `check`), on WhatsApp its choice on
+   * the menu; the menu itself with `hi`.
+   */
+  dial(dialString?: string): Steps;
+  /** Types `text` and sends it (on USSD an answer: `98` turns the page, `0` goes back, `00` home). */
+  send(text: string): Steps;
+  /** Picks the choice or button whose label matches (USSD: types its number; a chat presses it). */
+  press(label: Seen): Steps;
+  /** The screen (USSD) or the message with its buttons (chats) contains `text` or matches the pattern. */
+  sees(expected: Seen): Steps;
+  /** The screen does not contain `text` or match the pattern. */
+  doesNotSee(expected: Seen): Steps;
+  /** Moves the clock on (session expiry, the resume window, daily totals). */
+  wait(ms: number): Steps;
+}
+
+/**
+ * The steps queued so far: await them. It rejects with the first step that failed (what was seen with it) and
+ * skips the rest; the next chain starts where this one ended.
+ */
+export interface Steps extends Actions, PromiseLike<void> {}
+
+/**
+ * A flow driven by what a person types and sees. Not itself awaitable (an async function may return it): its
+ * actions return the awaitable {@link Steps}.
+ */
+export interface FlowTest extends Actions {
+  /** The last thing the person saw, as the channel shows it. */
+  readonly screen: string;
+  /** The engine's last answer, before the channel rendered it. */
+  readonly prompt: Prompt | undefined;
+  /** Every call the fake service received, in order (empty with the sandbox). */
+  readonly calls: Call[];
+  /** The flow stored in the conversation now: its id, its machine snapshot and the View it shows. */
+  flow(): { id: FlowId; snapshot: AnyMachineSnapshot; view: View | undefined; ended: boolean } | undefined;
+  /** The sandbox's controls (with `services: 'sandbox'`). */
+  readonly sandbox: SandboxControls | undefined;
+  /** The clock (ms since the epoch). */
+  now(): number;
+  /** The conversation record as the store keeps it after the last step (what a Redis would hold). */
+  stored(): unknown;
+  /** Stops the engine (and the sandbox). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_START = Date.UTC(2026, 0, 1, 8);
+const SERVICE_CODE = '*384*123#';
+const SANDBOX_KEY = 'flow-test-key';
+const SANDBOX_VENDING_KEY = 'flow-test-vending-key';
+const DEFAULT_USER: Record<Channel, string> = {
+  ussd: '+256772123456',
+  whatsapp: '+256772123456',
+  telegram: 'user-1',
+  slack: 'user-1',
+};
+
+/**
+ * The person's own history, which the product reads from its journal rather than the service: none, unless the
+ * test answers otherwise (the pay flow asks for both before its first screen and its confirmation).
+ */
+const HISTORY: Answers = { recentPayees: { output: [] }, recentPayment: { output: null } };
+
+/** The participant of a chat as its adapter makes it. */
+function participantOf(channel: Channel, user: string): Participant & Pick<Inbound, 'phoneNumber'> {
+  switch (channel) {
+    case 'ussd':
+      return { channel, conversationId: user, userId: user, phoneNumber: user };
+    case 'whatsapp': {
+      const waId = user.replace(/^\+/, '');
+      return { channel, conversationId: waId, userId: waId, phoneNumber: user };
+    }
+    case 'telegram':
+      return { channel, conversationId: 'chat-1', userId: user };
+    case 'slack':
+      return { channel, conversationId: `T1:${user}`, userId: user };
+  }
+}
+
+/** A screen check, failed with what was seen. */
+function check(screen: string, expected: Seen, wanted: boolean): void {
+  const found = typeof expected === 'string' ? screen.includes(expected) : expected.test(screen);
+  if (found === wanted) return;
+  throw new AssertionError({
+    message: `${wanted ? 'expected to see' : 'expected not to see'} ${String(expected)} on:\n${screen}`,
+    actual: screen,
+    expected: String(expected),
+    operator: wanted ? 'sees' : 'doesNotSee',
+  });
+}
+
+const matches = (label: string, wanted: Seen) =>
+  typeof wanted === 'string' ? label.includes(wanted) : wanted.test(label);
+
+/** A pressable thing of a chat's rendering: its label and the action pressing it posts. */
+interface Button {
+  label: string;
+  action: PreviewAction;
+}
+
+/** The buttons of a chat's rendering of `state`, as the person sees them (the adapters' renderers). */
+function buttonsOf(channel: Exclude<Channel, 'ussd'>, state: PreviewState): Button[] {
+  const shownNow = renderAll(state);
+  switch (channel) {
+    case 'telegram':
+      return (shownNow.telegram.reply_markup?.inline_keyboard ?? []).flat().map((b) => ({
+        label: b.text,
+        action: { kind: 'telegram-press', data: 'callback_data' in b ? (b.callback_data ?? '') : '' },
+      }));
+    case 'slack':
+      return shownNow.slack.blocks.flatMap((block) =>
+        block.type === 'actions'
+          ? block.elements.flatMap((e) =>
+              e.type === 'button'
+                ? [
+                    {
+                      label: e.text.text,
+                      action: { kind: 'slack-click' as const, actionId: e.action_id ?? '', value: e.value ?? '' },
+                    },
+                  ]
+                : [],
+            )
+          : [],
+      );
+    case 'whatsapp':
+      return shownNow.whatsapp.flatMap((m) => {
+        if (m.type !== 'interactive') return [];
+        const action = m.interactive.action as {
+          buttons?: Array<{ reply: { id: string; title: string } }>;
+          sections?: Array<{ rows: Array<{ id: string; title: string; description?: string }> }>;
+        };
+        const rows: Array<{ id: string; title: string; description?: string }> = [
+          ...(action.buttons ?? []).map((b) => b.reply),
+          ...(action.sections ?? []).flatMap((s) => s.rows),
+        ];
+        return rows.map((r) => ({
+          label: r.description ?? r.title,
+          action: { kind: 'whatsapp-tap' as const, id: r.id },
+        }));
+      });
+  }
+}
+
+/** The words of a chat's rendering: the message text and every button's label. */
+function chatScreen(channel: Exclude<Channel, 'ussd'>, state: PreviewState): string {
+  const shownNow = renderAll(state);
+  const text =
+    channel === 'telegram'
+      ? shownNow.telegram.text
+      : channel === 'slack'
+        ? shownNow.slack.text
+        : shownNow.whatsapp
+            .map((m) =>
+              m.type === 'text'
+                ? m.text.body
+                : m.type === 'interactive'
+                  ? (m.interactive.body as { text: string }).text
+                  : m.template.name,
+            )
+            .join('\n');
+  return [text, ...buttonsOf(channel, state).map((b) => b.label)].join('\n');
+}
+
+/** Starts the embedded sandbox on a free loopback port, its clock standing still. */
+async function startSandbox(): Promise<{ sandbox: Sandbox; server: Server; url: string }> {
+  const sandbox = createSandbox({
+    apiKey: SANDBOX_KEY,
+    vendingApiKey: SANDBOX_VENDING_KEY,
+    autoAdvance: false,
+    logger: createLogger('silent'),
+    limits: { readsPerMinute: 1e6 },
+  });
+  const server = createServer(sandbox.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { sandbox, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * A test of flow `id` as a person uses it on a channel. See the module's comment for an example; call
+ * `close()` when done (an `afterEach`).
+ */
+export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
+  const channel = options.channel ?? 'ussd';
+  const user = options.user ?? DEFAULT_USER[channel];
+  const participant = participantOf(channel, user);
+  const logger = createLogger('silent');
+  let clock = options.startAt ?? DEFAULT_START;
+  const now = () => clock;
+  const flows = options.flows ?? registeredFlows;
+  const store = new MemoryStore({ now });
+  const policy = new AccessPolicy(options.policy ?? demoPolicy(), { now });
+  const deadlineMs = options.deadlineMs ?? 10_000;
+
+  const calls: Call[] = [];
+  /** Calls the test gave no answer for: the step that made one fails. */
+  const unanswered: ServiceName[] = [];
+  const fake = (service: ServiceName) => async (input: Record<string, unknown>) => {
+    calls.push({ service, input });
+    const given = options.answers?.[service] ?? HISTORY[service];
+    const outcome = typeof given === 'function' ? given(input) : given;
+    if (!outcome) {
+      unanswered.push(service);
+      throw { code: 'unknown', message: `flowTest: no answer given for ${service}` };
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.output;
+  };
+  const fakes = Object.fromEntries((Object.keys(serviceActors) as ServiceName[]).map((name) => [name, fake(name)]));
+
+  let sandboxed: Awaited<ReturnType<typeof startSandbox>> | undefined;
+  let engine: ConversationEngine | undefined;
+  let hop: ReturnType<ReturnType<typeof createHopHandler>> | undefined;
+  let runs = 0;
+  const runtime = new FlowRuntime(flows, {});
+
+  async function start(): Promise<ConversationEngine> {
+    if (engine) return engine;
+    let services: Partial<FlowServices>;
+    if (options.services === 'sandbox') {
+      sandboxed = await startSandbox();
+      const client = new MomoClient({
+        baseUrl: sandboxed.url,
+        apiKey: SANDBOX_KEY,
+        vendingUrl: `${sandboxed.url}/vending`,
+        vendingApiKey: SANDBOX_VENDING_KEY,
+        maxRetries: 0,
+      });
+      services = createServices({ client, policy, store, logger, now });
+    } else services = options.services ?? (fakes as unknown as Partial<FlowServices>);
+    engine = createEngine({
+      store,
+      services,
+      policy,
+      flows,
+      defaultCountry: 'UG',
+      currencies: ['UGX', 'KES'],
+      sessionTtlSeconds: 600,
+      deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs, whatsapp: deadlineMs },
+      logger,
+      newRunId: () => `run-${++runs}`,
+      now,
+    });
+    hop = createHopHandler({
+      engine,
+      deadlineMs,
+      logger,
+      defaultCountry: 'UG',
+      digestKey: 'flow-test',
+      serviceCode: SERVICE_CODE,
+      resumeSeconds: 120,
+      now,
+    })(africastalking);
+    return engine;
+  }
+
+  // USSD: the gateway session and the answers typed in it (Africa's Talking sends them all, joined by `*`).
+  let sessions = 0;
+  let session: { id: string; answers: string[]; ended: boolean } | undefined;
+  // Chats: what the person has on screen (the engine's last answer and the page each list is on).
+  let chat: PreviewState | undefined;
+  let screen = '';
+  let prompt: Prompt | undefined;
+  let messages = 0;
+
+  /** One Africa's Talking request through the hop handler, as the gateway posts it; the screen it answers. */
+  async function ussdHop(text: string): Promise<void> {
+    await start();
+    let body = '';
+    const res = {
+      writeHead: () => res,
+      end: (chunk: string) => void (body = chunk),
+    } as unknown as ServerResponse;
+    const req = {
+      body: { sessionId: session!.id, serviceCode: SERVICE_CODE, phoneNumber: user, text },
+    } as DirectRequest;
+    await hop!(req, res);
+    const reply = /^(CON|END) ([\s\S]*)$/.exec(body);
+    if (!reply) throw new Error(`the USSD route answered ${body}`);
+    screen = reply[2]!;
+    session!.ended = reply[1] === 'END';
+    const stored = readRecord((await store.get(keys.conversation(participant)))?.snapshot).channel as
+      UssdState | undefined;
+    prompt = stored?.prompt;
+  }
+
+  /** One chat action read by the channel's own code, then the engine's answer or the channel's own. */
+  async function chatAction(action: PreviewAction): Promise<void> {
+    const e = await start();
+    // Before the first message nothing is on screen: read as on an empty chat (readAction would dial).
+    const reading = readAction(action, chat ?? shown({ text: '', final: true }));
+    const pane = channel as Exclude<Channel, 'ussd'>;
+    switch (reading.kind) {
+      case 'message': {
+        const inbound: Inbound = { ...participant, messageId: `m-${++messages}`, ...reading.request };
+        prompt = await e.handle(inbound);
+        chat = shown(prompt);
+        screen = chatScreen(pane, chat);
+        return;
+      }
+      case 'page':
+        chat = { ...chat!, pages: { ...chat!.pages, [reading.pane]: reading.page } };
+        screen = chatScreen(pane, chat);
+        return;
+      case 'say':
+        screen = reading.text;
+        return;
+      case 'show':
+        return;
+    }
+  }
+
+  function typed(text: string): Promise<void> {
+    if (channel === 'ussd') {
+      if (!session || session.ended) throw new Error(`the USSD session has ended: dial() again (screen: ${screen})`);
+      session.answers.push(text);
+      return ussdHop(session.answers.join('*'));
+    }
+    const kind =
+      channel === 'telegram'
+        ? 'telegram-text'
+        : channel === 'whatsapp'
+          ? 'whatsapp-text'
+          : chat?.prompt.input && !chat.prompt.final
+            ? 'slack-answer'
+            : 'slack-text';
+    return chatAction({ kind, text } as PreviewAction);
+  }
+
+  async function pressed(label: Seen): Promise<void> {
+    if (channel === 'ussd') {
+      const index = (prompt?.choices ?? []).findIndex((c) => matches(c.label, label));
+      if (index < 0) throw new Error(`no choice ${String(label)} on:\n${screen}`);
+      return typed(String(index + 1));
+    }
+    const buttons = chat ? buttonsOf(channel, chat) : [];
+    const button = buttons.find((b) => matches(b.label, label));
+    if (!button) throw new Error(`no button ${String(label)} on:\n${screen}`);
+    return chatAction(button.action);
+  }
+
+  async function dialled(dialString?: string): Promise<void> {
+    if (channel === 'ussd') {
+      session = { id: `flow-test-${++sessions}`, answers: [], ended: false };
+      const ahead = dialString ? answersOfDialString(dialString, [SERVICE_CODE]) : [];
+      session.answers.push(...ahead);
+      await ussdHop(ahead.join('*'));
+      if (id !== 'menu' && !dialString && prompt?.top) {
+        const index = (prompt.choices ?? []).findIndex((c) => c.id === id);
+        if (index < 0) throw new Error(`the menu offers no ${id} to ${user}:\n${screen}`);
+        await typed(String(index + 1));
+      }
+      return;
+    }
+    const text = id === 'menu' ? 'hi' : channel === 'slack' ? id : `/${id}`;
+    if (channel === 'telegram') return chatAction({ kind: 'telegram-text', text });
+    if (channel === 'slack') return chatAction({ kind: 'slack-text', text });
+    // WhatsApp has no commands: the menu, then the flow's choice on it.
+    await chatAction({ kind: 'whatsapp-text', text: 'hi' });
+    if (id !== 'menu') {
+      const choice = (prompt?.choices ?? []).find((c) => c.id === id);
+      if (!choice) throw new Error(`the menu offers no ${id} to ${user}:\n${screen}`);
+      await pressed(choice.label);
+    }
+  }
+
+  /** The conversation as stored after the last step. */
+  let record: ConversationRecord | undefined;
+  let storedRaw: unknown;
+  let queue: Promise<void> = Promise.resolve();
+  const actions: Actions = {
+    dial: (dialString) => step(() => dialled(dialString)),
+    send: (text) => step(() => typed(text)),
+    press: (label) => step(() => pressed(label)),
+    sees: (expected) => step(() => check(screen, expected, true)),
+    doesNotSee: (expected) => step(() => check(screen, expected, false)),
+    wait: (ms) =>
+      step(() => {
+        clock += ms;
+      }),
+  };
+  const steps: Steps = {
+    ...actions,
+    then(onfulfilled, onrejected) {
+      // A later chain starts where this one ended, without its failure.
+      const done = queue;
+      queue = done.catch(() => undefined);
+      return done.then(onfulfilled, onrejected);
+    },
+  };
+  const test: FlowTest = {
+    ...actions,
+    get screen() {
+      return screen;
+    },
+    get prompt() {
+      return prompt;
+    },
+    calls,
+    flow() {
+      const stored = record?.session;
+      if (!stored) return undefined;
+      const snapshot = runtime.restore(stored);
+      return { id: stored.flow, snapshot, view: currentView(snapshot), ended: stored.ended };
+    },
+    stored: () => storedRaw,
+    get sandbox() {
+      return sandboxed?.sandbox.controls;
+    },
+    now,
+    async close() {
+      await engine?.stop();
+      if (sandboxed) {
+        await sandboxed.sandbox.close();
+        await new Promise((resolve) => sandboxed!.server.close(resolve));
+      }
+    },
+  };
+
+  function step(run: () => void | Promise<void>): Steps {
+    queue = queue.then(async () => {
+      await run();
+      storedRaw = (await store.get(keys.conversation(participant)))?.snapshot;
+      record = readRecord(storedRaw);
+      const missed = unanswered.splice(0);
+      if (missed.length > 0)
+        throw new Error(`${missed.join(', ')} was called, and flowTest was given no answer for it`);
+    });
+    return steps;
+  }
+  return test;
+}
