@@ -17,7 +17,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
-import { giveBackCall, reserveCall } from '../people/spend.js';
+import { giveBackCall, reserveCall, takeAgainCall } from '../people/spend.js';
 import type { GiveBackReason, Reservation } from '../conversation/services/limits.js';
 import { chainHead, type ChainHead } from './chain.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
@@ -84,6 +84,12 @@ export interface JournalEvent {
    * (nothing was sent, or it ended without money moving): once, whatever repeats the write.
    */
   giveBack?: GiveBackReason;
+  /**
+   * Counts the payment's given-back reservation in its person's daily total again, in the transaction that writes
+   * this event (a correction found its money moved: recorded failed, completed at the service). Never refused,
+   * the limit notwithstanding; the event's data says so (`limitTakenAgain`). Once, whatever repeats the write.
+   */
+  takeLimitAgain?: boolean;
 }
 
 /** The service's answer to the create call. */
@@ -125,6 +131,8 @@ export interface StateReport {
   data?: Record<string, unknown>;
   /** A state that ends the payment without money moving gives its reservation back (JournalEvent.giveBack). */
   giveBack?: GiveBackReason;
+  /** A correction to a state in which money moved takes a given-back reservation again (JournalEvent). */
+  takeLimitAgain?: boolean;
 }
 
 /** An approver's decision on a held payment. */
@@ -470,6 +478,7 @@ export class Journal {
       serviceState: report.serviceState,
       serviceId: report.serviceId,
       ...(report.giveBack ? { giveBack: report.giveBack } : {}),
+      ...(report.takeLimitAgain ? { takeLimitAgain: true } : {}),
     };
   }
 
@@ -522,6 +531,23 @@ export class Journal {
       const write = async (trx: Db) => {
         await sql`select ${giveBackCall(event.ref, giveBack, at)}`.execute(trx);
         return this.append(rest, trx);
+      };
+      return db.isTransaction ? write(db) : db.transaction().execute(write);
+    }
+    if (event.takeLimitAgain) {
+      const { takeLimitAgain: _, ...rest } = event;
+      // The same order of locks as a give-back: the reservation's rows, then the chain's.
+      const write = async (trx: Db) => {
+        const { rows } = await sql<{
+          taken: boolean;
+          total: string | null;
+          over_limit: boolean | null;
+        }>`select * from ${takeAgainCall(event.ref, at)}`.execute(trx);
+        const taken = rows[0];
+        const data = taken?.taken
+          ? { ...rest.data, limitTakenAgain: { total: Number(taken.total), overLimit: taken.over_limit } }
+          : rest.data;
+        return this.append({ ...rest, data }, trx);
       };
       return db.isTransaction ? write(db) : db.transaction().execute(write);
     }

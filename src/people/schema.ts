@@ -88,6 +88,12 @@ export interface SpendReservationsTable {
   reserved_at: Timestamp;
   given_back_at: Timestamp | null;
   given_back_reason: string | null;
+  /** The limit the reservation was checked against, in minor units (migration 0450; null before it). */
+  daily_limit: ColumnType<string | null, never, never>;
+  /** When a correction found the money moved and counted a given-back reservation again (migration 0450). */
+  taken_again_at: ColumnType<Date | null, never, never>;
+  /** Whether the day's total passed `daily_limit` when it was taken again (null: not taken again, or unknown). */
+  over_limit: ColumnType<boolean | null, never, never>;
 }
 
 /** A person's total in one currency on one UTC day (migration 0200): the row a reservation locks. */

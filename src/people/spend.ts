@@ -22,3 +22,15 @@ export function reserveCall(r: Reservation, at: Date) {
 export function giveBackCall(ref: string, reason: GiveBackReason, at: Date) {
   return sql<boolean>`spend_give_back(${ref}, ${reason}, ${at}::timestamptz)`;
 }
+
+/**
+ * The call of `spend_take_again` (migration 0450): a given-back reservation counted again in its day's total,
+ * never refused (the money moved); a table of one row (`taken`, `total`, `over_limit`).
+ */
+export function takeAgainCall(ref: string, at: Date) {
+  return sql<{
+    taken: boolean;
+    total: string | null;
+    over_limit: boolean | null;
+  }>`spend_take_again(${ref}, ${at}::timestamptz)`;
+}

@@ -283,6 +283,8 @@ export class Exceptions {
           at: row.closed_at!,
           data: { exception: row.id, reason: why, by, ...(approval ? { approvedBy: approval.approvedBy } : {}) },
           ...(ENDED_WITHOUT_MONEY.includes(state) ? { giveBack: 'ended without money moving' as const } : {}),
+          // The money moved: a reservation given back when it was recorded failed counts again.
+          ...(state === 'completed' ? { takeLimitAgain: true } : {}),
         }),
         trx as never,
       );

@@ -387,6 +387,8 @@ async function journalItem(journal: Journal, item: Item, at: Date): Promise<void
     at,
     // Ended without money moving: its reservation in the person's daily total goes back with the state.
     ...(ENDED_WITHOUT_MONEY.includes(state) ? { giveBack: 'ended without money moving' as const } : {}),
+    // Money moved: a reservation given back before (a run lost before the call that went out) counts again.
+    ...(state === 'completed' ? { takeLimitAgain: true } : {}),
   });
 }
 

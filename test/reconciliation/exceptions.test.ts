@@ -8,6 +8,7 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
+import type { PeopleSchema } from '../../src/people/schema.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { tellCorrections } from '../../src/reconciliation/corrections.js';
@@ -223,5 +224,106 @@ forEachDatabase('reconciliation exceptions', (open, engine) => {
           .execute()
       ).length,
     );
+  });
+
+  it('a correction from failed to completed counts its limit again, past the limit, and is never refused', async () => {
+    const database = await open();
+    const db = database.db as unknown as Kysely<ReconciliationSchema>;
+    const people = database.db as unknown as Kysely<PeopleSchema>;
+    const journal = new Journal(database.db);
+    const exceptions = new Exceptions(database.db, journal);
+    const at = sb.controls.now();
+    const day = dayOf(at.getTime());
+    const suffix = `t-${engine}-${Date.now()}`;
+    const person = `p-${suffix}`;
+    const ref = (name: string) => `${name}-${suffix}:pay`;
+    // 10,000 a day; each payment 6,000 (600,000 minor units).
+    const intend = (name: string) =>
+      journal.intend(
+        {
+          ref: ref(name),
+          kind: 'payment',
+          amount: '6000',
+          currency: 'UGX',
+          payee: SARAH,
+          channel: 'telegram',
+          channelUser: 'u1',
+          chat: 'telegram:chat-1',
+          role: 'staff',
+          flow: 'pay',
+          at,
+        },
+        { ref: ref(name), person, currency: 'UGX', day, amount: '6000', minor: 600_000, limit: 1_000_000 },
+      );
+    const total = async () =>
+      Number(
+        (
+          await people
+            .selectFrom('spend_days')
+            .select('total')
+            .where('person_id', '=', person)
+            .where('currency', '=', 'UGX')
+            .where('day', '=', day)
+            .executeTakeFirstOrThrow()
+        ).total,
+      );
+
+    // Paid and completed at the service, but journalled failed (a wrong callback): its reservation went back.
+    await intend('back');
+    const backId = await pay(ref('back'), SARAH, '6000');
+    await journal.answered(ref('back'), { serviceId: backId, serviceState: 'new' });
+    await sb.controls.advanceClock(120);
+    await sb.controls.idle();
+    await journal.stateReported(ref('back'), {
+      state: 'failed',
+      serviceState: 'failed',
+      source: 'notification',
+      giveBack: 'ended without money moving',
+    });
+    expect(await total()).toBe(0);
+    // The person then spent the room it left.
+    await intend('next');
+    expect(await total()).toBe(600_000);
+
+    await runReconciliation({
+      db,
+      journal,
+      service: serviceSide(client),
+      period: { from: day, to: day },
+      trigger: 'command',
+      logger: silent,
+    });
+    const exception = await db
+      .selectFrom('reconciliation_exceptions')
+      .selectAll()
+      .where('ref', '=', ref('back'))
+      .executeTakeFirstOrThrow();
+    expect(exception).toMatchObject({ outcome: 'state_differs', state: 'open', correction: 'completed' });
+
+    // Approved by another operator: corrected though it takes the total past the limit, recorded as such.
+    await exceptions.correct(exception.id, 'alice', 'the service paid it', { approvedBy: 'bob', request: 'r-2' });
+    expect(await journal.byRef(ref('back'))).toMatchObject({ state: 'completed' });
+    expect(await total()).toBe(1_200_000);
+    const reservation = await people
+      .selectFrom('spend_reservations')
+      .select(['given_back_at', 'over_limit', 'daily_limit', 'taken_again_at'])
+      .where('ref', '=', ref('back'))
+      .executeTakeFirstOrThrow();
+    expect(reservation).toMatchObject({ given_back_at: null, over_limit: true });
+    expect(Number(reservation.daily_limit)).toBe(1_000_000);
+    expect(reservation.taken_again_at).not.toBeNull();
+    const events = await journal.timeline(ref('back'));
+    expect(events.find((e) => e.source === 'operator')?.data).toMatchObject({
+      state: 'completed',
+      limitTakenAgain: { total: 1_200_000, overLimit: true },
+    });
+    // The same write again counts nothing twice.
+    await journal.stateReported(ref('back'), {
+      state: 'completed',
+      source: 'operator',
+      key: `${ref('back')}:state:completed:operator:${exception.id}`,
+      takeLimitAgain: true,
+    });
+    expect(await total()).toBe(1_200_000);
   });
 });
