@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { POSTGRES_URL } from './journal/databases.js';
 import { CHROMIUM_PATH, TEST_REDIS_URL } from './services.js';
+import { until } from './until.js';
 
 const LOCAL = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -45,14 +46,12 @@ async function startRedis(): Promise<boolean> {
     },
   );
   if (started.error || started.status !== 0) return false;
-  for (let i = 0; i < 50; i++) {
-    if (await redisAnswers()) {
-      console.error(`preflight: Redis was stopped; started redis-server on port ${port} (no persistence).`);
-      return true;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
+  const answering = await until('the started redis-server answering', redisAnswers, {
+    timeoutMs: 5_000,
+    everyMs: 100,
+  }).catch(() => false);
+  if (answering) console.error(`preflight: Redis was stopped; started redis-server on port ${port} (no persistence).`);
+  return answering;
 }
 
 async function postgresAnswers(): Promise<boolean> {

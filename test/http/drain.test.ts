@@ -40,6 +40,7 @@ async function twoOnOneSocket(url: string): Promise<string[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const post = (body: string) =>
     new Promise<string>((resolve) => {
+      // timer-ok: a bound, not a wait: the answer ends it; past it the request is named 'hung'.
       const timer = setTimeout(() => resolve('hung'), 2000);
       const req = request(
         `${url}/limited`,

@@ -62,7 +62,7 @@ describe('createLimiter', () => {
           running++;
           most = Math.max(most, running);
           order.push(i);
-          await new Promise((r) => setTimeout(r, 2));
+          await turn();
           running--;
           if (i === 3) throw new Error('failed');
           return i;

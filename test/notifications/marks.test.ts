@@ -92,6 +92,7 @@ describe.each(implementations)('%s notification marks', (_name, make) => {
     const request = { orderKey: order, rank: 9, dedupKey: `${order}:processed`, ttlSeconds, leaseMs: 300 };
     const holder = await marks.take(request);
     for (let i = 0; i < 4; i++) {
+      // timer-ok: the duration is the subject: renewed every 100 ms, the 300 ms lease is held past its expiry.
       await new Promise((r) => setTimeout(r, 100));
       expect(await holder.renew()).toBe(true);
     }

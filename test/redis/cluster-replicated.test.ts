@@ -21,6 +21,7 @@ import {
   type RedisSettings,
 } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
+import { until } from '../until.js';
 import { startCluster, stopAll, waitCalls, withServer, type Server } from './servers.js';
 
 const slotOf = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
@@ -151,7 +152,7 @@ describe('the store on a cluster with a replica a master', () => {
         await r.config('SET', 'masterauth', 'wrong');
         await r.call('CLIENT', 'KILL', 'TYPE', 'master');
       });
-      for (let tries = 0; tries < 100 && (await connected()) > 0; tries++) await new Promise((r) => setTimeout(r, 50));
+      await until('the master without its replica', async () => (await connected()) === 0, { everyMs: 50 });
       expect(await connected()).toBe(0);
       await store.set(key, { n: 2 }, (await store.get(key))!.version, 60);
       expect(await store.replicated?.(key)).toBe(false);
@@ -162,8 +163,7 @@ describe('the store on a cluster with a replica a master', () => {
       });
     }
     try {
-      for (let tries = 0; tries < 200 && !(await store.replicated?.(key)); tries++)
-        await new Promise((r) => setTimeout(r, 100));
+      await until('the replica replicating again', () => store.replicated?.(key), { everyMs: 100 });
       expect(await store.replicated?.(key)).toBe(true);
     } finally {
       await store.delete(key);

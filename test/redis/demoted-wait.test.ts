@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldByReplica } from '../../src/redis/connect.js';
 import { freePort } from '../ports.js';
+import { until } from '../until.js';
 import { startOwnRedis, startRedis, stopAll, untilInSync, withServer } from './servers.js';
 
 afterAll(stopAll);
@@ -30,11 +31,11 @@ describe('a replica check on a master demoted under it', () => {
         (error: Error) => ({ error: error.message }),
       );
       // The WAIT blocks (the replica answers nothing); then the master is turned into a replica.
-      for (;;) {
-        const clients = await withServer(master.port, (r) => r.info('clients'));
-        if (/^blocked_clients:[1-9]/m.test(clients)) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await until(
+        'the WAIT blocked on the master',
+        async () => /^blocked_clients:[1-9]/m.test(await withServer(master.port, (r) => r.info('clients'))),
+        { everyMs: 50 },
+      );
       await withServer(master.port, (r) => r.call('REPLICAOF', '127.0.0.1', String(replica.port)));
       expect(await held).toEqual({ answer: false });
       // Demoted between the INFO that found it master and the WAIT (here its INFO answered as before): the

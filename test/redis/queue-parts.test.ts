@@ -16,6 +16,7 @@ import { processed } from '../notifications/notices.js';
 import { createNotifications } from '../../src/notifications/index.js';
 import type { RedisSettings } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
+import { until } from '../until.js';
 import { startCluster, stopAll } from './servers.js';
 
 afterAll(stopAll);
@@ -96,8 +97,10 @@ it(
       await n.queue.add(ids.slice(1).map(processed));
       await n.queue.add([processed(ids[0]!)]);
       const ussd = ids.filter((id) => chatOf(id).startsWith('ussd:'));
-      for (let tries = 0; (told.length < ids.length || texted.length < ussd.length) && tries < 600; tries++)
-        await new Promise((r) => setTimeout(r, 50));
+      await until('every notice told and texted', () => told.length >= ids.length && texted.length >= ussd.length, {
+        timeoutMs: 30_000,
+        everyMs: 50,
+      });
       expect(told.sort()).toEqual(ids.map(chatOf).sort());
       expect(texted.sort()).toEqual(ussd.map((id) => chatOf(id).slice('ussd:'.length)).sort());
 

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { BullQueue, NotReplicatedError } from '../../src/notifications/queue.js';
 import { closeRedis, connectRedis, replicaCheck, type RedisClient } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
+import { until } from '../until.js';
 import { startRedis, startSentinelSet, stopAll, waitCalls, type Server } from './servers.js';
 
 const [masterPort, replicaPort, secondReplicaPort, ...sentinelPorts] = (await freePorts(6)) as [
@@ -181,8 +182,10 @@ describe('a master whose replica left it', () => {
       const [fields] = (await sentinel.call('SENTINEL', 'REPLICAS', 'q')) as string[][];
       return fields![fields!.indexOf('flags') + 1];
     };
-    for (let tries = 0; tries < 100 && (await flags()) !== 'slave'; tries++)
-      await new Promise((r) => setTimeout(r, 100));
+    await until('the Sentinels counting the replica up', async () => (await flags()) === 'slave', {
+      timeoutMs: 10_000,
+      everyMs: 100,
+    });
     sentinel.disconnect();
     try {
       await store.set('probe', { n: 1 }, null, 60);
@@ -198,8 +201,7 @@ describe('a master whose replica left it', () => {
     } finally {
       await promoted.call('REPLICAOF', '127.0.0.1', String(masterPort));
       promoted.disconnect();
-      for (let tries = 0; tries < 200 && !(await store.replicated?.('probe')); tries++)
-        await new Promise((r) => setTimeout(r, 100));
+      await until('the replica replicating again', () => store.replicated?.('probe'), { everyMs: 100 });
       await store.delete('probe');
       await store.close();
     }
@@ -239,7 +241,7 @@ describe('a master with two replicas', () => {
     const online = async () => ((await master.info('replication')).match(/state=online/g) ?? []).length;
     const store = new RedisStore({ url: target, keyPrefix: `two-${Date.now()}:` });
     try {
-      for (let tries = 0; tries < 200 && (await online()) < 2; tries++) await new Promise((r) => setTimeout(r, 100));
+      await until('both replicas online', async () => (await online()) >= 2, { everyMs: 100 });
       expect(await online()).toBe(2);
       await store.set('probe', { n: 1 }, null, 60);
       expect(await store.replicated?.('probe')).toBe(true);
@@ -254,7 +256,7 @@ describe('a master with two replicas', () => {
       expect(await store.replicated?.('probe')).toBe(true);
     } finally {
       second.kill();
-      for (let tries = 0; tries < 200 && (await online()) > 1; tries++) await new Promise((r) => setTimeout(r, 100));
+      await until('the second replica gone', async () => (await online()) <= 1, { everyMs: 100 });
       master.disconnect();
       await store.delete('probe');
       await store.close();

@@ -12,6 +12,7 @@ import { keys } from '../../src/store/keys.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { SLOTS_REFRESH_MS } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
+import { until } from '../until.js';
 import { moveSlotOf, startCluster, stopAll } from './servers.js';
 
 const PORTS = await freePorts(3, { bus: true });
@@ -31,18 +32,12 @@ afterAll(async () => {
 
 const sweep = () => Promise.all(keys.openRunsParts().map((part) => store.expiredLeases(part, 10)));
 
-/** How long the sweep kept failing after the move, up to `ms` (then it throws the last failure). */
-async function failingFor(ms: number): Promise<number> {
-  const from = Date.now();
-  for (;;) {
-    try {
-      await sweep();
-      return Date.now() - from;
-    } catch (error) {
-      if (Date.now() - from > ms) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+/** Waits for a sweep of every part to succeed again, up to `ms` (then it throws with the last failure). */
+async function sweepsAgainWithin(ms: number): Promise<void> {
+  await until('a sweep of every part', async () => (await sweep()).length === keys.openRunsParts().length, {
+    timeoutMs: ms,
+    everyMs: 250,
+  });
 }
 
 it('sweeps every part again soon after a slot of one part moved, and after a second move', async () => {
@@ -51,6 +46,6 @@ it('sweeps every part again soon after a slot of one part moved, and after a sec
     const moved = await moveSlotOf(PORTS, tag);
     expect(moved.target).not.toBe(moved.owner);
     // Within a few of the slot map's refreshes, not never.
-    await failingFor(10 * SLOTS_REFRESH_MS);
+    await sweepsAgainWithin(10 * SLOTS_REFRESH_MS);
   }
 }, 60_000);

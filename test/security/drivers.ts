@@ -6,6 +6,7 @@
 import type { Update } from 'grammy/types';
 import { SlackSender, buttonLabelled, textOf } from '../adapters/slack/harness.js';
 import { TELEGRAM_SECRET, type Product } from '../fuzz/harness.js';
+import { until } from '../until.js';
 
 let nextUpdateId = 1_000;
 
@@ -159,15 +160,11 @@ export class SlackUser {
         },
       ],
     });
-    for (let i = 0; i < 200; i++) {
-      const answer = this.product.slack.calls.slice(before).find((c) => c.kind === 'respond' && c.id === id);
-      if (answer) {
-        this.blocks = answer.body.blocks ?? [];
-        return textOf(this.blocks);
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`no answer to ${this.userId}'s click`);
+    const answer = await until(`an answer to ${this.userId}'s click`, () =>
+      this.product.slack.calls.slice(before).find((c) => c.kind === 'respond' && c.id === id),
+    );
+    this.blocks = answer.body.blocks ?? [];
+    return textOf(this.blocks);
   }
 
   button(label: string) {

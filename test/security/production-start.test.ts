@@ -62,6 +62,7 @@ function runMain(env: Record<string, string | undefined>): Promise<Run> {
     if (/listening on/.test(stdout)) child.kill('SIGTERM');
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // timer-ok: a bound, not a wait: the process's exit ends it.
   const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
   return new Promise((resolve) => {
     child.once('exit', (code, signal) => {

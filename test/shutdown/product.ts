@@ -57,6 +57,7 @@ export async function startProductProcess(
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
+    // timer-ok: a bound, not a wait: the line saying it listens ends it.
     const timer = setTimeout(() => reject(new Error(`the product did not start: ${output}`)), 30_000);
     const read = (chunk: Buffer) => {
       output += chunk.toString();

@@ -22,6 +22,7 @@ import {
   type Call,
   type Product,
 } from './harness.js';
+import { until } from '../../until.js';
 
 const MAKER = 'UMAKER1';
 const CHECKER = 'UCHECK1';
@@ -312,7 +313,7 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     });
     expect(redelivered.status).toBe(200);
     // Told to nobody (a newer state was told), and the message not updated.
-    while (dropped() <= droppedBefore) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until('the redelivery dropped', () => dropped() > droppedBefore);
     expect(fake.of('chat.update').filter((c) => c.body.ts === ts)).toHaveLength(updates);
   });
 

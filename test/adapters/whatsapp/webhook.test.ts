@@ -176,12 +176,16 @@ describe('POST /whatsapp/webhook: a signed delivery', () => {
   });
 
   it("works one user's messages in the order they came, each answered before the next is read", async () => {
+    // 'one' is answered only once the whole delivery is in (the webhook answers it before working it): a
+    // worker that read 'two' before answering 'one' would answer it first.
+    let accepted!: Promise<unknown>;
     const engine = new ScriptedEngine(async (inbound) => {
-      await new Promise((resolve) => setTimeout(resolve, inbound.text === 'one' ? 50 : 0));
+      if (inbound.text === 'one') await accepted;
       return { text: `got ${inbound.text}`, final: false };
     });
     harness = await startHarness(engine);
-    await post(harness.url, delivery(['one', 'two', 'three'].map((text) => textMessage(USER, text))));
+    accepted = post(harness.url, delivery(['one', 'two', 'three'].map((text) => textMessage(USER, text))));
+    await accepted;
     const sent = await harness.graph.waitFor(USER, 3);
     expect(sent.map(wordsOf)).toEqual(['got one', 'got two', 'got three']);
   });
