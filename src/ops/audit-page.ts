@@ -14,7 +14,8 @@
  * wrong token counts as a failed sign-in, and is itself audited). A query value that is not what it should be is
  * refused with 400 and its reason; a database that does not answer gives 503.
  *
- * Each export of the audit is itself a row of it (`export`: `audit.json` or `audit.csv`, the filter, the rows).
+ * Each read of the audit is itself a row of it: a page shown is `audit.read` (the filter, the rows, the cursor),
+ * written before the page is sent; an export is `export` (`audit.json` or `audit.csv`, the filter, the rows).
  * Secrets never reach a row (audit.ts masks them when it writes, and the row counts them as `masked`).
  */
 import { Readable } from 'node:stream';
@@ -150,6 +151,13 @@ export function addAuditRoutes(app: Express, options: AuditRoutesOptions): void 
     if (!audit) return unavailable(res, true);
     try {
       const found = await audit.search(parsed.query);
+      // Who read the audit is in it too, written before the page is sent: a read it could not record is not shown.
+      await audit.record(actorOf(res), 'audit.read', {
+        filter: filterOf(parsed.given),
+        rows: found.items.length,
+        ...(parsed.query.before ? { cursor: parsed.query.before } : {}),
+        via: viaOf(res),
+      });
       res.type('html').send(
         auditPage({
           given: parsed.given,

@@ -56,6 +56,11 @@ export const AUDIT_ACTIONS = {
   'request.made': 'asked for a change',
   'request.approved': 'approved a change',
   'request.rejected': 'rejected a change',
+  /**
+   * The audit page read (detail: `filter`, `rows` on the page, `cursor` when a later page, `via`); its exports
+   * (audit.json, audit.csv) are `export` rows.
+   */
+  'audit.read': 'read the audit',
   /** A reconciliation difference resolved (detail: the difference, `state`, `reason`). */
   resolve: 'resolved a difference',
   /** A delivery of an event out replayed (detail: `event`, `endpoint`). */

@@ -2,8 +2,9 @@
  * The operators' audit in the whole product, from outside over real HTTP on a real PostgreSQL database: a sign-in
  * (and a failed one), a search and an export of payments (with the filter and the row count, the token recorded
  * as `token`), an operator request made and approved, each a row; `/ops/audit`, `/ops/audit.json` and
- * `/ops/audit.csv` with exactly the credentials of `/ops/payments.json`, their search and keyset pages; and their
- * refusals (no credentials, a wrong token, a wrong password, a change), each refusal itself a row.
+ * `/ops/audit.csv` with exactly the credentials of `/ops/payments.json`, their search and keyset pages, each read of
+ * them a row; and their refusals (no credentials, a wrong token, a wrong password, a change), each refusal itself
+ * a row.
  */
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -186,7 +187,7 @@ describe('the operators audit', { timeout: 60_000 }, () => {
     await waitForRow((r) => r.action === 'request.approved' && r.actor === SECOND.name && r.detail.request === id);
   });
 
-  it('serves /ops/audit.json and /ops/audit.csv with the credentials of /ops/payments.json, each export a row', async () => {
+  it('serves /ops/audit.json and /ops/audit.csv with the credentials of /ops/payments.json, each read a row', async () => {
     const res = await fetch(`${app.url}/ops/audit.json?action=export&size=1`, { headers: BEARER });
     expect(res.status).toBe(200);
     const page1 = (await res.json()) as { items: Item[]; next?: string };
@@ -239,6 +240,24 @@ describe('the operators audit', { timeout: 60_000 }, () => {
     const html = await (await fetch(`${app.url}/ops/audit?actor=token`, { headers: { cookie: lead.cookie } })).text();
     expect(html).toContain('data-action="export"');
     expect(html).not.toContain(`>${LEAD.name}</td>`);
+    // Reading the page is itself in the audit: who, with what search, how many rows were shown.
+    const shown = (html.match(/<tr data-id=/g) ?? []).length;
+    expect(shown).toBeGreaterThan(0);
+    expect((await rows())[0]).toMatchObject({
+      actor: LEAD.name,
+      action: 'audit.read',
+      detail: { filter: { actor: 'token' }, rows: shown, via: 'session' },
+    });
+    // A later page says which.
+    const older = await fetch(`${app.url}/ops/audit?actor=token&size=1&cursor=${page1.next}`, {
+      headers: basic(LEAD.name, LEAD.password),
+    });
+    expect(older.status).toBe(200);
+    expect((await rows())[0]).toMatchObject({
+      actor: LEAD.name,
+      action: 'audit.read',
+      detail: { filter: { actor: 'token' }, rows: 1, cursor: page1.next, via: 'basic' },
+    });
   });
 
   it('refuses the audit to no credentials, a wrong token and a wrong password, and audits each refusal', async () => {
