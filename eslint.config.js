@@ -39,6 +39,27 @@ export default tseslint.config(
     },
   },
   {
+    // The engine branches on what a channel can do (ChannelCapabilities, declared by its adapter), never on its
+    // name: a channel added by the recipe then behaves by what it declares, with no engine change.
+    files: ['src/conversation/**', 'src/store/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['left', 'right'].flatMap((side) => {
+          const other = side === 'left' ? 'right' : 'left';
+          return [`${side}.name`, `${side}.property.name`].map((channel) => ({
+            selector: `BinaryExpression[operator=/^[!=]==?$/][${channel}='channel'][${other}.type='Literal']`,
+            message: "Branch on the channel's capabilities (ChannelCapabilities), not on its name.",
+          }));
+        }),
+        {
+          selector: "SwitchStatement:matches([discriminant.name='channel'], [discriminant.property.name='channel'])",
+          message: "Branch on the channel's capabilities (ChannelCapabilities), not on its name.",
+        },
+      ],
+    },
+  },
+  {
     // Tests and benchmarks read untyped JSON bodies and poke at internals with `any`.
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

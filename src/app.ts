@@ -69,6 +69,7 @@ import { alsoToPreferredChat } from './people/preferred-chat.js';
 import { withLinkCommand } from './people/link.js';
 import { codeDelivery } from './people/code-delivery.js';
 import { OperatorAudit } from './ops/audit.js';
+import { channelCapabilities } from '../adapters/capabilities.js';
 
 export interface AppOptions {
   logger?: Logger;
@@ -441,6 +442,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const engine = withRateLimit(
     createEngine({
       store,
+      channels: channelCapabilities,
       services,
       policy,
       ...country,

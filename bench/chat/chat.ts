@@ -22,6 +22,7 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { qaFlow, QUESTIONS } from './qa.machine.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 export const DEPTHS = [2, 10, 20] as const;
 const MAX_DEPTH = Math.max(...DEPTHS);
@@ -106,6 +107,7 @@ function oursSide(): Side {
   const logger = createLogger('silent');
   const engine = createEngine({
     store,
+    channels: channelCapabilities,
     services: {},
     policy: loadAccessPolicy(),
     flows: { menu: qaFlow },

@@ -21,6 +21,7 @@ import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import type { FlowId } from '../../flows/types.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 export const FLOWS: FlowId[] = ['pay', 'request', 'check', 'data', 'pin'];
 
@@ -145,6 +146,7 @@ export async function runUpstreamBench(
   });
   const engine = createEngine({
     store,
+    channels: channelCapabilities,
     services: createServices({ client, policy, store, logger }),
     policy,
     defaultCountry: 'UG',

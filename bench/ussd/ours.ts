@@ -20,6 +20,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { MoneyJournal } from '../../src/journal/index.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { benchFlow } from './send.machine.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 /**
  * The engine our side runs: the benchmark's flow on the Redis store, its services answered in-process, and
@@ -59,6 +60,7 @@ export function oursEngine(
     : answered;
   const engine = createEngine({
     store,
+    channels: channelCapabilities,
     services,
     policy,
     flows: { menu: benchFlow },

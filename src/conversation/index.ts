@@ -15,6 +15,7 @@ export type {
   Address,
   Ahead,
   Channel,
+  ChannelCapabilities,
   ConversationView,
   Decide,
   Engine,

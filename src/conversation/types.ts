@@ -8,6 +8,32 @@ import type { Address, Channel } from '../store/types.js';
 /** Named here too for the adapters, whose seam this is; the store keeps chats under them (src/store). */
 export type { Address, Channel };
 
+/**
+ * What a channel can do, as its adapter declares it (`adapters/<channel>/capabilities.ts`): the engine branches
+ * on these, never on a channel's name (EngineOptions.channels).
+ */
+export interface ChannelCapabilities {
+  /**
+   * A message can reach the chat at any time, not only as the answer to a delivery (a chat's late outcome, or
+   * a question of the flow, pushed to it). Without it (USSD: one screen per request, in a session the network
+   * ends) "processing" ends the session, and a question reached late is seen by nobody.
+   */
+  pushes: boolean;
+  /**
+   * An answer the person may have missed is kept for their next dial and shown then (the USSD inbox,
+   * channels/ussd-inbox.ts), and the channel may answer a delivery on its own before the engine did
+   * (TurnEngine.toldLate), which that dial explains.
+   */
+  keepsForNextDial: boolean;
+  /**
+   * PINs and codes are typed here: a screen that keeps nothing (USSD), never a chat whose history would keep
+   * them. Money flows ask the PIN (FlowInput.requirePin); Change PIN and Link a chat app are offered here.
+   */
+  asksPin: boolean;
+  /** The user id is the person's phone number, international `+` form (USSD's MSISDN). */
+  userIsNumber: boolean;
+}
+
 /** What every adapter produces, one per user message / button press / USSD hop. */
 export interface Inbound {
   channel: Channel;

@@ -24,11 +24,11 @@ export function parseChat(chat: unknown): Address | null {
 }
 
 /**
- * The user behind a chat address: Slack conversations are `team:user`, Telegram group ones `chat:user`, the
- * others (USSD, WhatsApp, private Telegram chats) are the user's own.
+ * The user behind a chat address: a shared chat's conversation id names its user after the first colon (Slack
+ * `team:user`, Telegram group `chat:user`); an id without one is the user's own (a USSD `+` number, a WhatsApp
+ * `wa_id`, a private Telegram chat), whatever its channel.
  */
 export function userOfAddress(address: Address): string {
-  if (address.channel === 'ussd' || address.channel === 'whatsapp') return address.conversationId;
   return address.conversationId.slice(address.conversationId.indexOf(':') + 1);
 }
 

@@ -27,6 +27,7 @@ import { addPending, ussdInbox } from '../../src/conversation/channels/ussd-inbo
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import { notifyText } from '../../src/notifications/messages.js';
 import { until } from '../until.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const prefix = uniquePrefix('engine');
 const raw = inspector(prefix);
@@ -72,6 +73,7 @@ function conversation(channel: Inbound['channel'] = 'telegram', userId = 'u1') {
 function engine(store: SessionStore, services: Partial<FlowServices>, changes: Partial<EngineOptions> = {}) {
   return createEngine({
     store,
+    channels: channelCapabilities,
     services,
     policy,
     flows: { menu: menuFlow, pay: testPayFlow, request: testNotesFlow },

@@ -22,6 +22,7 @@ import type { SessionStore } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore } from './engine-fixtures.js';
 import { until } from '../until.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 type PayInput = Parameters<FlowServices['createPayment']>[0];
 
@@ -105,6 +106,7 @@ afterAll(async () => {
 function engine(store: SessionStore, pay: FlowModule, build: number, changes: Partial<EngineOptions> = {}) {
   const e = createEngine({
     store,
+    channels: channelCapabilities,
     services: { createPayment: async () => ({ id: 'pay-1', state: 'new' }) },
     policy,
     flows: { menu: menuFlow, pay },

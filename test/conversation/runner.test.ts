@@ -25,6 +25,7 @@ import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 import { until } from '../until.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const prefix = uniquePrefix('runner');
 const raw = inspector(prefix);
@@ -325,6 +326,7 @@ function engine(
 ): ConversationEngine {
   const e = createEngine({
     store,
+    channels: channelCapabilities,
     services: {
       reserveSpend: async () => undefined,
       // pinFlow's check: each waits on the next of pinChecks, if any.

@@ -13,6 +13,7 @@ import { keys as storeKeys } from '../../src/store/keys.js';
 import { until } from '../until.js';
 import { gate } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const PIN = '80357';
 const prefix = uniquePrefix('secret');
@@ -45,6 +46,7 @@ const policy = new AccessPolicy({
 function engineWith(flow: FlowModule, services: Parameters<typeof createEngine>[0]['services']) {
   return createEngine({
     store,
+    channels: channelCapabilities,
     services,
     policy,
     flows: { menu: menuFlow, pay: flow },

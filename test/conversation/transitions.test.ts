@@ -17,6 +17,7 @@ import type { SessionStore } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const PIN = '2468';
 const policy = new AccessPolicy({
@@ -53,6 +54,7 @@ const tick = () => (clock += 1000);
 function engine(store: SessionStore, moves: FlowTransition[], changes: Partial<EngineOptions> = {}) {
   return createEngine({
     store,
+    channels: channelCapabilities,
     services: services(),
     policy,
     flows,

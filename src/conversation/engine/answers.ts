@@ -8,7 +8,7 @@ import type { Logger } from '../../log.js';
 import type { Catalogue } from '../flow/render.js';
 import { currentView } from '../flow/render.js';
 import { isBusy, isMoney, type FlowRuntime, type Session } from '../flow/flow-runtime.js';
-import type { Channel, Prompt } from '../types.js';
+import type { Channel, ChannelCapabilities, Prompt } from '../types.js';
 
 export interface Answers {
   text(text: Text, lang: Lang): string;
@@ -16,8 +16,8 @@ export interface Answers {
   notice(key: string, lang: Lang, final: boolean): Prompt;
   /**
    * Past the deadline: "processing, you will be notified", or with `money` "being confirmed, do not send it
-   * again" (marked `money`), naming the payment by our short ref (`ref`) when it is known. Final on USSD, which
-   * cannot wait for the outcome on the same screen.
+   * again" (marked `money`), naming the payment by our short ref (`ref`) when it is known. Final on a channel
+   * that cannot push (USSD): the outcome cannot follow on the same screen.
    */
   processing(channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt;
   /**
@@ -43,24 +43,31 @@ export interface Answers {
   failure(session: Session | undefined, running: boolean, afterMoney: boolean, lang: Lang, channel: Channel): Prompt;
 }
 
-export function createAnswers(catalogue: Catalogue, runtime: FlowRuntime, logger: Logger): Answers {
+export function createAnswers(
+  catalogue: Catalogue,
+  runtime: FlowRuntime,
+  capabilitiesOf: (channel: Channel) => ChannelCapabilities,
+  logger: Logger,
+): Answers {
   const text = (t: Text, lang: Lang) => catalogue.render(t, lang);
   const notice = (key: string, lang: Lang, final: boolean): Prompt => ({
     text: text({ key }, lang),
     ...(lang === 'en' ? {} : { lang }),
     final,
   });
-  const processing = (channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt =>
-    money
+  const processing = (channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt => {
+    const final = !capabilitiesOf(channel).pushes;
+    return money
       ? ref
         ? {
             text: text({ key: 'common.confirmingRef', params: { ref } }, lang),
             ...(lang === 'en' ? {} : { lang }),
-            final: channel === 'ussd',
+            final,
             money: true,
           }
-        : { ...notice('common.confirming', lang, channel === 'ussd'), money: true }
-      : notice('common.processing', lang, channel === 'ussd');
+        : { ...notice('common.confirming', lang, final), money: true }
+      : notice('common.processing', lang, final);
+  };
 
   return {
     text,

@@ -37,6 +37,7 @@ import { createTurn, keepToldLate } from './turn.js';
 import type {
   Address,
   Channel,
+  ChannelCapabilities,
   Inbound,
   NoteWords,
   Participant,
@@ -53,6 +54,11 @@ export interface EngineOptions {
   /** The side effects flows ask for (createServices, or fakes in tests). */
   services: Partial<FlowServices>;
   policy: AccessPolicy;
+  /**
+   * What each channel can do, as its adapter declares it (adapters/capabilities.ts): the engine branches on
+   * these, never on a channel's name.
+   */
+  channels: Readonly<Record<Channel, ChannelCapabilities>>;
   /** The flows to run. Default: the registry in flows/index.ts; tests pass their own. */
   flows?: Partial<Record<FlowId, FlowModule>>;
   /**
@@ -163,7 +169,8 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     build: options.build ?? currentBuild(),
     migrations: options.migrations ?? declaredMigrations,
   });
-  const answers = createAnswers(createCatalogue(Object.values(flows)), runtime, logger);
+  const capabilitiesOf = (channel: Channel): ChannelCapabilities => options.channels[channel];
+  const answers = createAnswers(createCatalogue(Object.values(flows)), runtime, capabilitiesOf, logger);
   const records = new RecordCache(store, options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS);
   const now = options.now ?? Date.now;
   const newRunId = options.newRunId ?? randomUUID;
@@ -172,16 +179,18 @@ export function createEngine(options: EngineOptions): ConversationEngine {
    * True when the vending group may sell to this person: their number is of its country (a prefix test, no parse
    * on the hop). A chat without a number (Telegram, Slack) has no country to tell: it is offered them.
    */
+  const numberOf = (participant: Participant & Pick<Inbound, 'phoneNumber'>): string | undefined =>
+    participant.phoneNumber ?? (capabilitiesOf(participant.channel).userIsNumber ? participant.userId : undefined);
   const vendingPrefix = `+${getCountryCallingCode(VENDING_COUNTRY)}`;
   const buysFromVending = (participant: Participant & Pick<Inbound, 'phoneNumber'>): boolean => {
-    const phone = participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined);
+    const phone = numberOf(participant);
     return phone === undefined || phone.startsWith(vendingPrefix);
   };
 
   /**
    * What any flow a user starts gets: their channel, chat, number, and the flows they may start: their role's
    * (the vending group's only where it sells, {@link buysFromVending}), and for a person of the directory's
-   * database (not a `*` rule's) on USSD, Change PIN and Link a chat app.
+   * database (not a `*` rule's) on a channel that asks PINs (USSD), Change PIN and Link a chat app.
    * A person whose PIN was reset starts every dial with Change PIN, from the operator's code; until then their
    * money flows are refused on every channel (AccessPolicy.checkFlow).
    */
@@ -191,7 +200,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     const pinReset = own && person.pinMustChange === true;
     // PINs and codes are typed only where a PIN is asked (a USSD screen, which keeps nothing): never into a
     // chat, whose history would keep them. A reset person sets theirs at their next dial.
-    const asksPin = participant.channel === 'ussd';
+    const { asksPin } = capabilitiesOf(participant.channel);
     const vending = buysFromVending(participant);
     const allowedFlows = [
       ...policy.allowedFlows(participant.channel, participant.userId),
@@ -206,7 +215,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       channel: participant.channel,
       at: now(),
       input: (runId, profile) => {
-        const userPhone = participant.phoneNumber ?? (participant.channel === 'ussd' ? participant.userId : undefined);
+        const userPhone = numberOf(participant);
         // Computed when a flow starts, not on every hop: the caller's country, and of its currencies only those
         // the role may pay in, so one is never asked.
         const country = callerCountry(userPhone, participant.channel, options);
@@ -224,7 +233,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
           chat: chatOf(participant),
           userId: participant.userId,
           userPhone,
-          requirePin: participant.channel === 'ussd',
+          requirePin: asksPin,
           defaultCountry: country,
           currencies: currencies.length > 0 ? currencies : offered.currencies,
           ...(testCurrencies.length > 0 && testNumbers.length > 0 ? { testCurrencies, testNumbers } : {}),
@@ -245,6 +254,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     runtime,
     answers,
     context,
+    capabilitiesOf,
     deadlineOf,
     leaseMs: options.runLeaseMs ?? RUN_LEASE_MS,
     sweepEveryMs: options.sweepEveryMs ?? SWEEP_EVERY_MS,
@@ -265,6 +275,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     runner,
     policy,
     context,
+    capabilitiesOf,
     deadlineOf,
     onFlowEnd: options.onFlowEnd,
     onTransition: options.onTransition,

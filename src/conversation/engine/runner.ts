@@ -68,7 +68,7 @@ import {
   type Session,
   type StepContext,
 } from '../flow/flow-runtime.js';
-import type { Address, Channel, Participant, Prompt } from '../types.js';
+import type { Address, Channel, ChannelCapabilities, Participant, Prompt } from '../types.js';
 import type { Lease, LeaseChange, SessionStore } from '../../store/types.js';
 import { within } from '../../within.js';
 
@@ -79,6 +79,8 @@ export interface RunnerOptions {
   answers: Answers;
   /** The StepContext of a conversation's user (the FlowInput of a flow a run's outcome starts). */
   context(participant: Participant): StepContext;
+  /** What a channel can do, as its adapter declares it (EngineOptions.channels). */
+  capabilitiesOf(channel: Channel): ChannelCapabilities;
   /** Per channel, how long a delivery waits for a run before it is answered "processing". */
   deadlineOf(channel: Channel): number;
   /** Lifetime of a run's lease (EngineOptions.runLeaseMs). */
@@ -730,6 +732,7 @@ export class Runner {
         moves.push(...(step.moves ?? []));
       }
       local.settling = true;
+      const can = this.o.capabilitiesOf(participant.channel);
       const screen = answers.screen(session, profile.lang, participant.channel);
       // A chat's run taken over that ends at a question with no money state in it, where a money call's state is
       // held by a replica before the call (durable: Sentinel, cluster): a failover may have put the record back
@@ -737,9 +740,10 @@ export class Runner {
       // its run's start dropped, its holder gone: nothing else says what became of it). No money call was made
       // since (none before its state is held, and a held write is not dropped), so the question comes after
       // saying so. On one server a takeover follows a holder's death, and a write lost in a crash could have
-      // been a payment's state: the question alone. USSD keeps "nothing was sent" for the next dial (below).
+      // been a payment's state: the question alone. A channel that cannot push (USSD) shows no question late:
+      // "nothing was sent" instead (below).
       const retold =
-        participant.channel !== 'ussd' &&
+        can.pushes &&
         !money &&
         !screen.final &&
         (start.stored.record.run?.takeovers ?? 0) > 0 &&
@@ -753,7 +757,7 @@ export class Runner {
       // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
       // missed it does not pay again, nor wait for news that will not come.
       const secretLost = session.notice?.key === 'common.secretLost';
-      const keep = participant.channel === 'ussd' && outcome.final === true && ((money && called) || secretLost);
+      const keep = can.keepsForNextDial && outcome.final === true && ((money && called) || secretLost);
       const words = answers.words(session);
       const kept = keep && (await this.keepForNextDial(participant, outcome, words));
       const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
@@ -778,11 +782,12 @@ export class Runner {
       if (retold)
         logger.warn(log, 'engine: a chat run taken over ended at a question; told first that nothing was sent');
       if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept, words);
-      // A USSD question reached late (its waiters told "still working on it", or the run taken over from a holder
-      // that died: a failover may have put the record back to this run after the person answered past it) is
-      // shown to nobody: the next dial would offer to take the flow up there, as if nothing had been said. No
-      // money call was made: that dial says plainly that nothing was sent (and offers no resume while kept).
-      if (settled.late && participant.channel === 'ussd' && !outcome.final && !money) {
+      // A question reached late (its waiters told "still working on it", or the run taken over from a holder
+      // that died: a failover may have put the record back to this run after the person answered past it) on a
+      // channel that cannot push (USSD) is shown to nobody: the next dial would offer to take the flow up there,
+      // as if nothing had been said. No money call was made: that dial says plainly that nothing was sent (and
+      // offers no resume while kept).
+      if (settled.late && !can.pushes && !outcome.final && !money) {
         logger.warn(log, 'engine: a late run ended at a question on USSD; told that nothing was sent');
         await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
       }
@@ -878,7 +883,9 @@ export class Runner {
       delete ended.money;
       const prompt: Prompt = { ...answers.screen(ended, profile.lang, participant.channel), money: true };
       const words = ended.notice;
-      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt, words));
+      const kept =
+        this.o.capabilitiesOf(participant.channel).keepsForNextDial &&
+        (await this.keepForNextDial(participant, prompt, words));
       const settled = await this.settle(key, token, current, { session: ended, profile }, prompt, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
@@ -1088,10 +1095,12 @@ export class Runner {
       );
       if (!written) return false;
       // Its waiters may have been told "still working on it, you will be notified" (late; or, when that answer
-      // could not be recorded, unknown to this run): on USSD the failure is kept for the next dial, and pushed
-      // to a chat whose waiter was answered so.
+      // could not be recorded, unknown to this run): where answers are kept for the next dial (USSD) the failure
+      // is kept there, and pushed to a chat whose waiter was answered so.
       const words = { key: 'common.runFailed' };
-      const kept = participant.channel === 'ussd' && (await this.keepForNextDial(participant, prompt, words));
+      const kept =
+        this.o.capabilitiesOf(participant.channel).keepsForNextDial &&
+        (await this.keepForNextDial(participant, prompt, words));
       if (written.late) await this.deliverLate(participant, prompt, kept, words);
       return true;
     } catch (error) {
@@ -1101,13 +1110,17 @@ export class Runner {
     }
   }
 
-  /** A run's outcome for a chat whose delivery was answered "processing": pushed, and on USSD kept for the next dial. */
+  /**
+   * A run's outcome for a chat whose delivery was answered "processing": pushed, and where answers are kept for
+   * the next dial (USSD) kept there.
+   */
   private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean, words?: Text): Promise<void> {
     const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
     try {
-      // USSD keeps only outcomes for the next dial: a question shown late (the next step of a flow whose session
+      // Only outcomes are kept for the next dial: a question shown late (the next step of a flow whose session
       // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
-      if (address.channel === 'ussd' && prompt.final && !kept) await this.keepForNextDial(participant, prompt, words);
+      if (this.o.capabilitiesOf(address.channel).keepsForNextDial && prompt.final && !kept)
+        await this.keepForNextDial(participant, prompt, words);
       await this.o.onLateOutcome?.(address, prompt);
     } catch (error) {
       this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: late outcome not delivered');

@@ -41,6 +41,7 @@ import {
 } from '../flow/flow-runtime.js';
 import type {
   Channel,
+  ChannelCapabilities,
   ConversationView,
   Decide,
   Inbound,
@@ -61,6 +62,8 @@ export interface TurnOptions {
   policy: AccessPolicy;
   /** The StepContext of a delivery's user, with the flows they may start. */
   context(participant: Participant & Pick<Inbound, 'phoneNumber'>): StepContext;
+  /** What a channel can do, as its adapter declares it (EngineOptions.channels). */
+  capabilitiesOf(channel: Channel): ChannelCapabilities;
   onFlowEnd?: (end: FlowEnd) => void;
   /** Told of each move of a flow run between steps once it is stored (EngineOptions.onTransition). */
   onTransition?: (transition: FlowTransition) => void;
@@ -397,9 +400,9 @@ export function createTurn(o: TurnOptions) {
       // The check took longer than the channel waits: its answer is dropped, so nothing follows from it. The
       // answer is recorded for this delivery (the flow stays where it was), so a copy of it in another process,
       // whose check came in time, answers the same and pays nothing; a copy that recorded its step first wins,
-      // and this one answers as that copy does (read again). On USSD it is kept for the next dial too: the
-      // gateway's guard may have answered "dial again to see the result" before it, and that dial must say it
-      // rather than offer the PIN screen again.
+      // and this one answers as that copy does (read again). Where answers are kept for the next dial (USSD) it
+      // is kept there too: the gateway's guard may have answered "dial again to see the result" before it, and
+      // that dial must say it rather than offer the PIN screen again.
       const prompt = answers.notice('common.runFailed', profile.lang, true);
       if (
         !(await records.write(
@@ -410,7 +413,8 @@ export function createTurn(o: TurnOptions) {
       )
         return CONFLICT;
       logger.warn(who(inbound), 'engine: a secret check passed the deadline; nothing was sent');
-      if (inbound.channel === 'ussd') await runner.keepForNextDial(inbound, prompt, { key: 'common.runFailed' });
+      if (o.capabilitiesOf(inbound.channel).keepsForNextDial)
+        await runner.keepForNextDial(inbound, prompt, { key: 'common.runFailed' });
       return { prompt, state: after(prompt) };
     }
     const lang = planned.profile.lang;
@@ -600,7 +604,8 @@ export function createTurn(o: TurnOptions) {
      */
     let alongside:
       { profile: StoredSnapshot | null; pending: StoredSnapshot | null; toldLate: StoredSnapshot | null } | undefined;
-    const ussd = participant.channel === 'ussd';
+    /** What the channel answered on its own (TurnEngine.toldLate) is read only where a next dial explains it. */
+    const { keepsForNextDial } = o.capabilitiesOf(participant.channel);
     /** The record last read, and the channel state of the decision on it: what a failure is answered from. */
     let known: ConversationRecord | undefined;
     let after: ((prompt: Prompt) => S) | undefined;
@@ -610,7 +615,7 @@ export function createTurn(o: TurnOptions) {
           const [read, profile, pending, toldLate] = await records.readWith(key, [
             keys.profile(participant.channel, participant.userId),
             keys.pending(participant),
-            ...(ussd ? [keys.toldLate(participant)] : []),
+            ...(keepsForNextDial ? [keys.toldLate(participant)] : []),
           ]);
           stored = read;
           alongside = { profile: profile ?? null, pending: pending ?? null, toldLate: toldLate ?? null };
@@ -679,7 +684,7 @@ export function createTurn(o: TurnOptions) {
             ? await Promise.all([
                 fresh ? readProfile(store, inbound) : undefined,
                 inbound.newSession ? store.get(keys.pending(inbound)) : null,
-                inbound.newSession && ussd ? store.get(keys.toldLate(inbound)) : null,
+                inbound.newSession && keepsForNextDial ? store.get(keys.toldLate(inbound)) : null,
               ])
             : [undefined, null, null];
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };

@@ -19,6 +19,7 @@ import { Redis } from 'ioredis';
 import { RedisStore } from '../../../src/store/index.js';
 import { REDIS_URL } from '../../conversation/redis-helper.js';
 import { captureLogger, listen } from './helpers.js';
+import { channelCapabilities } from '../../../adapters/capabilities.js';
 
 export interface StackOptions {
   store: SessionStore;
@@ -61,6 +62,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const { store, deadlineMs } = options;
   const engine = createEngine({
     store,
+    channels: channelCapabilities,
     services: createServices({ client, policy, store, logger }),
     policy,
     defaultCountry: 'UG',
