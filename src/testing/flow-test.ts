@@ -23,6 +23,7 @@ import { flows as registeredFlows } from '../../flows/index.js';
 import { serviceActors } from '../../flows/actors.js';
 import type { FlowServices, ServiceName } from '../../flows/services.js';
 import type { FlowId, FlowModule, ServiceFailure, View } from '../../flows/types.js';
+import { channelCapabilities } from '../../adapters/capabilities.js';
 import { readAction, shown, type PreviewAction, type PreviewState } from '../../adapters/preview/read.js';
 import { renderAll } from '../../adapters/preview/render.js';
 import { africastalking } from '../../adapters/ussd/codecs/africastalking.js';
@@ -326,6 +327,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     } else services = options.services ?? (fakes as unknown as Partial<FlowServices>);
     engine = createEngine({
       store,
+      channels: channelCapabilities,
       services,
       policy,
       flows,
