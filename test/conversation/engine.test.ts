@@ -219,7 +219,7 @@ describe('engine', () => {
     await toAmount(e, msg);
     await e.handle(msg({ text: '800' }));
     const first = e.handle(msg({ choice: 'yes' }));
-    while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await until('the payment call out', () => calls.length > 0);
     // Open the call only once the second message has found the busy conversation (read it, or marked it
     // with its delivery id from the record kept in memory).
     const secondSeen = gate<void>();

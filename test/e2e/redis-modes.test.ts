@@ -95,10 +95,8 @@ async function assertEachPaidOnceAndTold(app: RunningApp, users: string[], scree
   for (const payment of made) {
     const me = payment.metadata!.chat!.slice('ussd:'.length);
     let next = '';
-    for (let tries = 0; tries < 100 && !/reached|Done/i.test(next); tries++) {
-      next = await new AtSession(app.url, me).dial();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const told = async () => /reached|Done/i.test((next = await new AtSession(app.url, me).dial()));
+    await until(`${me} told at a dial`, told, { timeoutMs: 10_000, everyMs: 100 }).catch(() => undefined);
     if (!/reached|Done/i.test(next)) untold.push(`${me}: ${screens[users.indexOf(me)]} / next dial: ${next}`);
   }
   expect(untold, 'payers not told at the next dial').toEqual([]);

@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { serverDatabase, type ServerDatabase } from './databases.js';
 import { cuttableProxy, type CuttableProxy } from './proxy.js';
+import { until } from '../until.js';
 
 const logger = createLogger('silent');
 const intent = {
@@ -254,7 +255,7 @@ describe('two drains and a lapsed lock', () => {
     const aDrain = a.drain(); // the drain under way, stalled
     // A's lock lapses while it is stalled.
     const lock = `${keys.journalPending}:lock`;
-    while ((await redisB.exists(lock)) === 1) await new Promise((resolve) => setImmediate(resolve));
+    await until('the stalled lock lapsed', async () => (await redisB.exists(lock)) === 0, { everyMs: 5 });
     // B takes the lock and writes and trims all five; then a sixth fact comes to wait behind them.
     b.start();
     await expect.poll(() => redisB.llen(keys.journalPending), { timeout: 10_000 }).toBe(0);

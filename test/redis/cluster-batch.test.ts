@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeRedis, connectRedis, type RedisClient } from '../../src/redis/connect.js';
 import { freePorts } from '../ports.js';
+import { until } from '../until.js';
 import { clusterNodes, moveSlotOf, serves, startCluster, stopAll, untilMaster, withServer } from './servers.js';
 
 const ports = await freePorts(6, { bus: true });
@@ -66,14 +67,18 @@ it('answers every write of a batch over several slots of a master, after it fail
   // The slots the first master still serves (the first tag's moved away above), on its replica after this.
   // TAKEOVER: the replica takes its master's slots at once, with no election that a loaded machine could
   // time out; the connection meets the same change as after an elected failover.
+  // A replica taking over claims the slots it believes its master serves: it must know that the first tag's slot
+  // moved (the masters were told; a replica learns it by gossip), or it takes that slot back, keys and all gone.
+  await until('the replica knowing the first tag moved', async () => {
+    const master = (await clusterNodes(REPLICAS[0]!)).find((node) => node.port === MASTERS[0]);
+    return master !== undefined && !serves(master, slotOf(tags[0]!));
+  });
   await withServer(REPLICAS[0]!, (r) => r.call('CLUSTER', 'FAILOVER', 'TAKEOVER'));
   await untilMaster(REPLICAS[0]!);
   // The old master redirects once it knows it is a replica: the batch meets MOVED, not a write it takes.
-  for (;;) {
-    const role = await withServer(MASTERS[0]!, async (r) => /^role:slave/m.test(await r.info('replication')));
-    if (role) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await until('the old master a replica', () =>
+    withServer(MASTERS[0]!, async (r) => /^role:slave/m.test(await r.info('replication'))),
+  );
   expect(await batch('after the failover')).toEqual(tags.map(() => 'OK'));
   expect(await readBack()).toEqual(tags.map(() => 'after the failover'));
 }, 30_000);

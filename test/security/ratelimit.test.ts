@@ -21,6 +21,7 @@ import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';
 import { keys } from '../../src/store/keys.js';
+import { until } from '../until.js';
 
 const TOO_FAST = commonMessages.en['common.tooFast']!;
 const TOO_FAST_SW = commonMessages.sw['common.tooFast']!;
@@ -120,10 +121,12 @@ describe('withRateLimit', () => {
       // Wait until both limiters' connections are ready (the limiter does not queue while connecting).
       await a.handle(from('slack', 'warmup-a'));
       await b.handle(from('slack', 'warmup-b'));
-      for (let tries = 0; tries < 100 && (await redis.keys(`${keyPrefix}*`)).length < 2; tries++) {
+      await until('both limiters counting in Redis', async () => {
+        if ((await redis.keys(`${keyPrefix}*`)).length >= 2) return true;
         await a.handle(from('slack', 'warmup-a'));
         await b.handle(from('slack', 'warmup-b'));
-      }
+        return false;
+      });
       expect((await redis.keys(`${keyPrefix}*`)).length).toBe(2);
       const before = first.seen.length + second.seen.length;
       const texts: string[] = [];
