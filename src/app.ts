@@ -388,6 +388,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     policy,
     services,
     currencies: config.CURRENCIES,
+    countryCurrencies: config.COUNTRY_CURRENCIES,
+    testCurrencies: config.TEST_CURRENCIES,
     country,
     logger,
   });
@@ -595,7 +597,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       ...(config.SLACK_APPROVALS_CHANNEL
         ? { approvals: { desk: approvals, channel: config.SLACK_APPROVALS_CHANNEL } }
         : {}),
-      payouts: { payouts, currencies: config.CURRENCIES },
+      payouts: { payouts },
       engine,
       store,
       logger,

@@ -272,8 +272,8 @@ const envSchema = z.object({
     2,
   ),
   /**
-   * The currencies the organization allows to be offered when paying or requesting (first is the default of
-   * Slack's bulk payouts). Which of them a caller is offered: COUNTRY_CURRENCIES and TEST_CURRENCIES.
+   * The currencies the organization allows to be offered when paying, requesting or paying out in bulk (Slack).
+   * Which of them a caller is offered: COUNTRY_CURRENCIES and TEST_CURRENCIES.
    */
   CURRENCIES: list('UGX,KES,BXC'),
   /**

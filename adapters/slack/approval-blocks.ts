@@ -5,7 +5,7 @@
 import type { types } from '@slack/bolt';
 import type { HeldPayment } from '../../src/approvals/desk.js';
 import { REASON_MAX } from '../../src/approvals/desk.js';
-import { plainText } from '../../src/conversation/flow/plain-text.js';
+import { moneyText, plainText } from '../../src/conversation/flow/plain-text.js';
 import { referenceOf } from '../../src/journal/short-ref.js';
 import { escapeMrkdwn, type SlackMessage } from './blocks.js';
 
@@ -42,12 +42,12 @@ function summary(held: HeldPayment): string {
   // A bulk payout's request: each recipient, as many as a section holds.
   const listed = (p.recipients ?? [])
     .slice(0, RECIPIENTS_LISTED)
-    .map((r) => `• ${safe(r.phonenumber)}: ${safe(r.amount)} ${safe(p.currency)}, ${safe(r.description)}`);
+    .map((r) => `• ${safe(r.phonenumber)}: ${safe(moneyText(r.amount, p.currency))}, ${safe(r.description)}`);
   const more =
     (p.recipients?.length ?? 0) > RECIPIENTS_LISTED ? [`…and ${p.recipients!.length - RECIPIENTS_LISTED} more`] : [];
   return [
     `*Payment waiting for approval*`,
-    `${who(held.maker.channel, held.maker.userId)} asks to pay *${safe(p.amount)} ${safe(p.currency)}* of ${p.recipients ? 'bulk payout' : (KIND_WORDS[p.paymentType] ?? p.paymentType)} to ${safe(payee)}.`,
+    `${who(held.maker.channel, held.maker.userId)} asks to pay *${safe(moneyText(p.amount, p.currency))}* of ${p.recipients ? 'bulk payout' : (KIND_WORDS[p.paymentType] ?? p.paymentType)} to ${safe(payee)}.`,
     ...(p.recipients ? [...listed, ...more] : [`Description: ${safe(p.description)}`]),
     `Held ${when(held.heldAt)}; expires ${when(held.expiresAt)} unless decided.`,
   ].join('\n');
@@ -101,8 +101,8 @@ export function approvalMessage(held: HeldPayment): SlackMessage {
   const p = held.payment;
   const text =
     held.state === 'held'
-      ? `Payment of ${p.amount} ${p.currency} waiting for approval`
-      : `Payment of ${p.amount} ${p.currency}: ${held.state}`;
+      ? `Payment of ${moneyText(p.amount, p.currency)} waiting for approval`
+      : `Payment of ${moneyText(p.amount, p.currency)}: ${held.state}`;
   return { text: escapeMrkdwn(text), blocks };
 }
 

@@ -75,8 +75,11 @@ export interface SlackOptions {
    * there with Approve / Reject. Default unset: no board, so a payment that needs approval is refused.
    */
   approvals?: { desk: ApprovalDesk; channel: string };
-  /** Bulk payouts (`/momo payout`) in these currencies. Default unset: `/momo payout` is an answer like any text. */
-  payouts?: { payouts: Payouts; currencies: readonly string[] };
+  /**
+   * Bulk payouts (`/momo payout`), in the currencies Payouts.currenciesOf offers the maker. Default unset:
+   * `/momo payout` is an answer like any text.
+   */
+  payouts?: { payouts: Payouts };
 }
 
 export interface Slack {
@@ -100,6 +103,8 @@ export interface Slack {
 const BODY_LIMIT = '1mb';
 const WORKING = 'Working on it… the answer will appear here.';
 const MALFORMED = 'This request is missing its team, user or trigger id, so it was not processed.';
+const NO_PAYOUT_CURRENCY =
+  "No currency is offered to you for a payout: your country's currencies that the organization allows, in which your role has limits. Ask the operator.";
 /**
  * Said when the engine itself failed (it answers every failure of its own, "being confirmed" after a
  * money-moving call, so this is a bug): it cannot know what was confirmed, so it never says to start again.
@@ -229,8 +234,12 @@ export function createSlack(options: SlackOptions): Slack {
       return;
     }
     if (openPayout && command.text.trim().toLowerCase() === 'payout') {
+      if (options.payouts!.payouts.currenciesOf({ channel: 'slack', userId: inbound.userId }).length === 0) {
+        await ack({ response_type: 'ephemeral', ...textMessage(NO_PAYOUT_CURRENCY) });
+        return;
+      }
       await ack();
-      await openPayout(command.trigger_id, command.channel_id);
+      await openPayout(command.trigger_id, command.channel_id, inbound.userId);
       return;
     }
     const pending = answer({ ...inbound, ...parseCommandText(command.text) });

@@ -15,7 +15,8 @@ import type { RowError } from '../../src/payouts/rows.js';
 import { totalOf as sumOf } from '../../src/payouts/rows.js';
 import { outcomesCsv, outcomesOf, requestStatus, tally } from '../../src/payouts/outcomes.js';
 import { chatOf } from '../../src/store/chat-address.js';
-import { plainText } from '../../src/conversation/flow/plain-text.js';
+import { moneyText, plainText } from '../../src/conversation/flow/plain-text.js';
+import { referenceOf } from '../../src/journal/short-ref.js';
 import type { Logger } from '../../src/log.js';
 import { conversationIdOf } from './address.js';
 import { escapeMrkdwn, type SlackMessage } from './blocks.js';
@@ -42,7 +43,6 @@ const MAX_BLOCKS = 50;
 
 export interface SlackPayoutsOptions {
   payouts: Payouts;
-  currencies: readonly string[];
   /** The bot token: sent (as Bearer) to download a shared CSV file from Slack. */
   botToken: string;
   /** The Web API base in use (a test server's download addresses are allowed). */
@@ -123,15 +123,20 @@ export function rowErrorsText(errors: RowError[]): string {
 }
 
 const countOf = (payout: Payout) => payout.requests.reduce((n, r) => n + r.recipients.length, 0);
-const totalOf = (payout: Payout): string => sumOf(payout.requests.flatMap((r) => r.recipients));
+const totalOf = (payout: Payout): string =>
+  moneyText(sumOf(payout.requests.flatMap((r) => r.recipients)), payout.currency);
 const fileLine = (payout: Payout): string[] =>
   payout.file ? [`Rows from the file *${escapeMrkdwn(payout.file)}*.`] : [];
 
+/** A limit as the summary says it (a draft stored before its limits were checked may lack one). */
+const limitText = (limit: string | undefined, currency: string): string =>
+  limit === undefined ? `no limit set in ${currency}` : moneyText(limit, currency);
+
 export function summaryView(payout: Payout): types.ModalView {
   const lines = [
-    `*${countOf(payout)} recipients*, total *${totalOf(payout)} ${payout.currency}*, in ${payout.requests.length} request${payout.requests.length === 1 ? '' : 's'} to the service.`,
+    `*${countOf(payout)} recipients*, total *${totalOf(payout)}*, in ${payout.requests.length} request${payout.requests.length === 1 ? '' : 's'} to the service.`,
     ...fileLine(payout),
-    `Your limits: ${payout.limits.perPayment} ${payout.currency} per payment, ${payout.limits.daily} ${payout.currency} a day (the total counts in the day).`,
+    `Your limits: ${limitText(payout.limits.perPayment, payout.currency)} per payment, ${limitText(payout.limits.daily, payout.currency)} a day (the total counts in the day).`,
     payout.needsApproval
       ? ':raised_hand: Above your approval threshold: it will be held for an approver, not sent, until approved.'
       : 'It is sent when you confirm.',
@@ -176,7 +181,7 @@ function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {
   const confirmed = payout.state === 'confirmed';
   const lines = outcomesOf(payout).map((o) => {
     const status = confirmed ? ` — ${statusWords(o.status)}${o.error ? `: ${plainText(o.error)}` : ''}` : '';
-    return escapeMrkdwn(`${o.phone}: ${o.amount} ${payout.currency}, ${plainText(o.description)}${status}`);
+    return escapeMrkdwn(`${o.phone}: ${moneyText(o.amount, payout.currency)}, ${plainText(o.description)}${status}`);
   });
   const sections: types.KnownBlock[] = [];
   for (let start = 0; start < lines.length && sections.length < blocks; start += LISTED_PER_SECTION) {
@@ -192,7 +197,8 @@ function recipientSections(payout: Payout, blocks: number): types.KnownBlock[] {
 function requestWords(request: Payout['requests'][number]): string {
   const { result } = request;
   if (!result) return 'not made';
-  if (result.kind === 'sent') return `sent as payment ${result.id}`;
+  if (result.kind === 'sent')
+    return `sent as payment ${referenceOf({ short_ref: result.shortRef, service_id: result.id })}`;
   if (result.kind !== 'refused' && request.states?.some((s) => s.state !== 'new'))
     return result.kind === 'held' ? 'approved and sent' : 'sent';
   const { status, error } = requestStatus(request);
@@ -207,12 +213,12 @@ function requestWords(request: Payout['requests'][number]): string {
 export function payoutMessage(payout: Payout): SlackMessage {
   const count = tally(outcomesOf(payout));
   const head = [
-    `*Payout of ${countOf(payout)} recipients, ${totalOf(payout)} ${payout.currency}*, by <@${payout.maker.userId}>`,
+    `*Payout of ${countOf(payout)} recipients, ${totalOf(payout)}*, by <@${payout.maker.userId}>`,
     ...fileLine(payout),
-    `Paid ${count.paid} (${count.paidTotal} ${payout.currency}) · failed ${count.failed} · waiting ${count.waiting}`,
+    `Paid ${count.paid} (${moneyText(count.paidTotal, payout.currency)}) · failed ${count.failed} · waiting ${count.waiting}`,
     ...payout.requests.map((r, i) =>
       escapeMrkdwn(
-        `Request ${i + 1} (${r.recipients.length} recipients, ${r.total} ${payout.currency}): ${plainText(requestWords(r))}.`,
+        `Request ${i + 1} (${r.recipients.length} recipients, ${moneyText(r.total, payout.currency)}): ${plainText(requestWords(r))}.`,
       ),
     ),
     'Each recipient is updated here as the service reports them.',
@@ -277,8 +283,8 @@ async function rowsOf(
 export function registerPayouts(
   app: App,
   options: SlackPayoutsOptions,
-): (triggerId: string, channelId: string) => Promise<void> {
-  const { payouts, currencies, logger } = options;
+): (triggerId: string, channelId: string, userId: string) => Promise<void> {
+  const { payouts, logger } = options;
 
   app.view<ViewSubmitAction>(PAYOUT_VIEW, async ({ ack, body, view, client }) => {
     const values = view.state?.values ?? {};
@@ -407,7 +413,8 @@ export function registerPayouts(
   };
   payouts.attach(board);
 
-  return async (triggerId, channelId) => {
+  return async (triggerId, channelId, userId) => {
+    const currencies = payouts.currenciesOf({ channel: 'slack', userId });
     await app.client.views.open({ trigger_id: triggerId, view: payoutModal(currencies, channelId) });
   };
 }

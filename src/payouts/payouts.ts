@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { isAlreadySubmitted, isHeld, type FlowServices, type PayoutRecipient } from '../../flows/services.js';
 import { madeNothing } from '../../flows/types.js';
-import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
+import { callerCountry, currenciesOfCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
+import { moneyText } from '../conversation/flow/plain-text.js';
 import { changeStored } from '../store/change-stored.js';
 import { DueList } from '../store/due-list.js';
 import { keys } from '../store/keys.js';
@@ -40,7 +41,7 @@ export interface PayoutRequest {
   total: string;
   /** What the request came to, once confirmed. */
   result?:
-    | { kind: 'sent'; id: string; state: string }
+    | { kind: 'sent'; id: string; state: string; /** Our short ref (src/journal/short-ref.ts). */ shortRef?: string }
     | { kind: 'sentBefore' }
     | { kind: 'held' }
     | { kind: 'refused'; reason: string }
@@ -84,7 +85,15 @@ export interface PayoutsOptions {
   policy: AccessPolicy;
   /** The flows' services with maker/checker (ApprovalDesk.guard over the recorded services). */
   services: FlowServices;
+  /** CURRENCIES: what the organization allows. */
   currencies: readonly string[];
+  /**
+   * COUNTRY_CURRENCIES and TEST_CURRENCIES: a maker is offered their country's currencies that CURRENCIES allows,
+   * as in their conversation, never a test currency (a payout pays many numbers, not one of the test numbers).
+   * Absent: every one of `currencies`.
+   */
+  countryCurrencies?: Readonly<Record<string, readonly string[]>>;
+  testCurrencies?: readonly string[];
   /**
    * DEFAULT_COUNTRY and CHANNEL_COUNTRIES: a row's number without its country code is read in the maker's
    * country, as their conversation reads one (src/conversation/engine/country.ts).
@@ -115,6 +124,30 @@ export class Payouts {
     this.now = o.now ?? Date.now;
   }
 
+  /**
+   * The currencies offered to `maker` for a payout: their country's (their channel's, else DEFAULT_COUNTRY) that
+   * CURRENCIES allows and their role has limits in. Empty: none.
+   */
+  currenciesOf(maker: Pick<PayoutMaker, 'channel' | 'userId'>): string[] {
+    return this.ofCountry(maker).filter((c) => {
+      const { perPayment, daily } = this.o.policy.limitsOf(maker.channel, maker.userId, c);
+      return perPayment !== undefined && daily !== undefined;
+    });
+  }
+
+  /** The maker's country's currencies that CURRENCIES allows (the one rule: engine/country.ts). */
+  private ofCountry(maker: Pick<PayoutMaker, 'channel'>): string[] {
+    const { currencies, countryCurrencies, testCurrencies } = this.o;
+    if (!countryCurrencies) return [...currencies];
+    const country = callerCountry(undefined, maker.channel, this.o.country);
+    return currenciesOfCountry(country, {
+      ...this.o.country,
+      currencies,
+      countryCurrencies,
+      ...(testCurrencies ? { testCurrencies } : {}),
+    }).currencies;
+  }
+
   /** Reads and checks the rows for the maker; a draft to confirm, or every problem by row number. */
   async prepare(
     maker: PayoutMaker,
@@ -124,6 +157,8 @@ export class Payouts {
     const currency = input.currency.toUpperCase();
     if (!this.o.currencies.includes(currency))
       return { ok: false, errors: [{ row: 0, message: `${currency} is not a currency this product pays in` }] };
+    if (!this.ofCountry(maker).includes(currency))
+      return { ok: false, errors: [{ row: 0, message: `${currency} is not a currency you may pay in here` }] };
     const role = policy.role(maker.channel, maker.userId);
     if (!role || !role.flows.includes('pay'))
       return { ok: false, errors: [{ row: 0, message: 'you are not allowed to pay: ask the operator for access' }] };
@@ -139,7 +174,7 @@ export class Payouts {
       return { ok: false, errors: [{ row: 0, message: `your role has no limit set for ${currency}` }] };
     const over = parsed.recipients.flatMap((r, i) =>
       new Decimal(r.amount).gt(perPayment)
-        ? [{ row: parsed.rows[i]!, message: `more than your limit of ${perPayment} ${currency} per payment` }]
+        ? [{ row: parsed.rows[i]!, message: `more than your limit of ${moneyText(perPayment, currency)} per payment` }]
         : [],
     );
     if (over.length > 0) return { ok: false, errors: over };
@@ -397,7 +432,12 @@ export class Payouts {
       });
       if (isHeld(result)) return { kind: 'held' };
       if (isAlreadySubmitted(result)) return { kind: 'sentBefore' };
-      return { kind: 'sent', id: result.id, state: result.state };
+      return {
+        kind: 'sent',
+        id: result.id,
+        state: result.state,
+        ...(result.shortRef ? { shortRef: result.shortRef } : {}),
+      };
     } catch (error) {
       // "Not sent" only when the failure proves nothing was made (flows/types.ts madeNothing). Any other (a 429
       // or 5xx that may end a run whose earlier attempt under this key the service committed, a lost answer) is

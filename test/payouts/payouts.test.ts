@@ -89,7 +89,7 @@ describe('payouts', () => {
       }),
     ).toEqual({
       ok: false,
-      errors: [{ row: 2, message: 'more than your limit of 50000 UGX per payment' }],
+      errors: [{ row: 2, message: 'more than your limit of 50,000 UGX per payment' }],
     });
   });
 
@@ -114,6 +114,48 @@ describe('payouts', () => {
     expect(await numbers({ defaultCountry: 'UG', channelCountries: { slack: 'KE' } })).toEqual(['+254712000001']);
     expect(await numbers({ defaultCountry: 'KE', channelCountries: { telegram: 'UG' } })).toEqual(['+254712000001']);
     expect(await numbers({ defaultCountry: 'UG' })).toEqual(['+256712000001']);
+  });
+
+  it("offers a maker only their country's currencies that the organization allows, as the other channels do", async () => {
+    const policy = new AccessPolicy(
+      {
+        ...POLICY,
+        roles: {
+          ...POLICY.roles,
+          teller: {
+            flows: ['pay'],
+            perPaymentLimit: { UGX: '50000', KES: '5000', NGN: '50000', BXC: '100' },
+            dailyLimit: { UGX: '10000000', KES: '100000', NGN: '1000000', BXC: '1000' },
+          },
+        },
+      },
+      { now: () => clock },
+    );
+    const of = (slack: string) =>
+      new Payouts({
+        store,
+        policy,
+        services: {} as FlowServices,
+        currencies: ['UGX', 'KES', 'BXC'],
+        countryCurrencies: { UG: ['UGX'], KE: ['KES'], NG: ['NGN'] },
+        testCurrencies: ['BXC'],
+        country: { defaultCountry: 'UG', channelCountries: { slack } },
+        logger: createLogger('silent'),
+      });
+    // Never the test currency BXC, never another country's; NGN is not among the organization's CURRENCIES.
+    expect(of('UG').currenciesOf(MAKER)).toEqual(['UGX']);
+    expect(of('KE').currenciesOf(MAKER)).toEqual(['KES']);
+    expect(of('NG').currenciesOf(MAKER)).toEqual([]);
+    // A role without limits in its country's currency is offered none.
+    expect(of('KE').currenciesOf({ channel: 'slack', userId: 'UVIEW' })).toEqual([]);
+    // A form sent with a currency not offered (forged, or another country's) is refused, nothing drafted.
+    for (const currency of ['KES', 'BXC'])
+      expect(await of('UG').prepare(MAKER, { rows: { pasted: '0772000001, 100' }, currency, description: '' })).toEqual(
+        { ok: false, errors: [{ row: 0, message: `${currency} is not a currency you may pay in here` }] },
+      );
+    expect(
+      await of('KE').prepare(MAKER, { rows: { pasted: '0712000001, 100' }, currency: 'KES', description: '' }),
+    ).toMatchObject({ ok: true, payout: { currency: 'KES' } });
   });
 
   it('makes one request per 100 recipients, each under its own key, once however often it is confirmed', async () => {

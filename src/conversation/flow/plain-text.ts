@@ -102,6 +102,13 @@ export function fillTemplate(template: string, params: Params | undefined, lang:
 }
 
 /**
+ * An amount with its currency as every template writes it (`{amount, number, money} {currency}`): `150,000 UGX`,
+ * `2,500.50 KES` in English; for words made outside the catalogues (Slack's payouts and approvals).
+ */
+export const moneyText = (amount: string, currency: string, lang: Lang = 'en'): string =>
+  fillTemplate('{amount, number, money} {currency}', { amount, currency }, lang);
+
+/**
  * Room for outcomes kept for the next USSD dial, shown above the menu's question on its first page: a 182
  * character screen less the header line, the question, the navigation lines and the longest menu choice, in
  * the language whose words for those are longest. A note longer than this is shortened whole ({@link fitWhole}).

@@ -37,8 +37,8 @@ const POLICY = {
   roles: {
     teller: {
       flows: ['pay', 'check'],
-      perPaymentLimit: { UGX: '1000000' },
-      dailyLimit: { UGX: '5000000' },
+      perPaymentLimit: { UGX: '1000000', KES: '100000', BXC: '1000' },
+      dailyLimit: { UGX: '5000000', KES: '500000', BXC: '10000' },
       approvalAbove: { UGX: '100000' },
     },
     finance: { flows: ['check'], perPaymentLimit: {}, dailyLimit: {}, approve: true },
@@ -71,7 +71,8 @@ beforeAll(async () => {
     {
       SLACK_APPROVALS_CHANNEL: APPROVALS,
       ACCESS_POLICY: JSON.stringify(POLICY),
-      CURRENCIES: 'UGX',
+      // The organization allows Kenyan shillings and the test currency too: a Ugandan maker is offered UGX only.
+      CURRENCIES: 'UGX,KES,BXC',
       // Authenticated notifications: each recipient's state is believed as the webhooks report it.
       MOMO_WEBHOOK_USER: WEBHOOK.user,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK.password,
@@ -163,11 +164,17 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     const over = (await (
       await submitView(modal, values({ pasted: '0772000001, 5000\n0772000002, 1000001' }), MAKER)
     ).json()) as { errors: { rows: string } };
-    expect(over.errors.rows).toBe('Row 2: more than your limit of 1000000 UGX per payment');
+    expect(over.errors.rows).toBe('Row 2: more than your limit of 1,000,000 UGX per payment');
     const usd = (await (await submitView(modal, values({ pasted: '0772000001, 5000' }, 'USD'), MAKER)).json()) as {
       errors: { rows: string };
     };
     expect(usd.errors.rows).toMatch(/USD is not a currency/);
+    // The form offers the maker's country's currency only; another sent all the same is refused.
+    expect(modal.blocks[2]!.element.options.map((o: { value: string }) => o.value)).toEqual(['UGX']);
+    const kes = (await (await submitView(modal, values({ pasted: '0772000001, 5000' }, 'KES'), MAKER)).json()) as {
+      errors: { rows: string };
+    };
+    expect(kes.errors.rows).toBe('KES is not a currency you may pay in here');
     const none = (await (await submitView(modal, values({ pasted: '  ' }), MAKER)).json()) as {
       errors: { rows: string };
     };
@@ -179,19 +186,32 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     expect(payments()).toHaveLength(before);
   });
 
+  it("answers a member offered no currency (their role has no limits in their country's) instead of a form", async () => {
+    const opened = fake.of('views.open').length;
+    const answer = (await (await sender.command('payout', { user: CHECKER })).json()) as {
+      response_type: string;
+      text: string;
+    };
+    expect(answer.response_type).toBe('ephemeral');
+    expect(answer.text).toMatch(/^No currency is offered to you for a payout/);
+    expect(fake.of('views.open')).toHaveLength(opened);
+  });
+
   it('summarises good rows, and on confirmation makes one request with recipient_data for them all, once, posted in the channel', async () => {
     const answer = await check({ pasted: '0772000001, 30000, March\n0772000002, 20000.50' });
     expect(answer.response_action).toBe('update');
     const view = answer.view!;
     expect(view.callback_id).toBe('momo_payout_confirm');
-    expect(view.blocks[0]!.text.text).toMatch(/\*2 recipients\*, total \*50000.5 UGX\*/);
-    expect(view.blocks[0]!.text.text).toMatch(/1000000 UGX per payment, 5000000 UGX a day/);
+    expect(view.blocks[0]!.text.text).toMatch(/\*2 recipients\*, total \*50,000.50 UGX\*/);
+    expect(view.blocks[0]!.text.text).toMatch(/1,000,000 UGX per payment, 5,000,000 UGX a day/);
     expect(view.submit.text).toBe('Pay');
     const before = payments().length;
     // Confirmed twice (a double click): one request.
     await Promise.all([submitView(view, {}, MAKER), submitView(view, {}, MAKER)]);
-    const message = await posted(/Payout of 2 recipients, 50000.5 UGX/);
-    expect(textOf(message.body.blocks)).toMatch(/Request 1 \(2 recipients, 50000.5 UGX\): sent as payment \d+/);
+    const message = await posted(/Payout of 2 recipients, 50,000.50 UGX/);
+    expect(textOf(message.body.blocks)).toMatch(
+      /Request 1 \(2 recipients, 50,000.50 UGX\): sent as payment MC-\w+ \(service \d+\)/,
+    );
     const made = payments().slice(before);
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({ currency: 'UGX', metadata: { chat: `slack:${TEAM}:${MAKER}` } });
@@ -203,9 +223,9 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     await submitView(view, {}, CHECKER);
     expect(payments().slice(before)).toHaveLength(1);
     // +256772000002 is not registered: the message ends with one paid and one failed, by the service's words.
-    const ended = await updated(tsOf(message), /Paid 1 \(30000 UGX\) · failed 1 · waiting 0/);
+    const ended = await updated(tsOf(message), /Paid 1 \(30,000 UGX\) · failed 1 · waiting 0/);
     expect(JSON.stringify(ended.body.blocks)).toMatch(
-      /\+256772000002: 20000.5 UGX, Wages — failed: The phone number is not registered for mobile money/,
+      /\+256772000002: 20,000.50 UGX, Wages — failed: The phone number is not registered for mobile money/,
     );
   });
 
@@ -214,13 +234,13 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     expect(answer.view!.submit.text).toBe('Ask approval');
     const before = payments().length;
     await submitView(answer.view!, {}, MAKER);
-    const message = await posted(/Payout of 2 recipients, 150000 UGX/);
-    expect(textOf(message.body.blocks)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): held for approval/);
+    const message = await posted(/Payout of 2 recipients, 150,000 UGX/);
+    expect(textOf(message.body.blocks)).toMatch(/Request 1 \(2 recipients, 150,000 UGX\): held for approval/);
     const held = await fake.find(
       'chat.postMessage',
       (c) => c.body.channel === APPROVALS && /bulk payout to 2 recipients/.test(textOf(c.body.blocks)),
     );
-    expect(textOf(held.body.blocks)).toContain('+256772000003: 70000 UGX, Tools');
+    expect(textOf(held.body.blocks)).toContain('+256772000003: 70,000 UGX, Tools');
     expect(payments()).toHaveLength(before);
     const approve = buttonOf(held.body.blocks, 'momo_approval_approve');
     await Promise.all([
@@ -228,8 +248,8 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
       sender.click(approve, 'board-2', triggerId(), CHECKER2),
     ]);
     // The approved request's webhooks (made under the payout's key) update the payout's message.
-    const ended = await updated(tsOf(message), /Paid 2 \(150000 UGX\) · failed 0 · waiting 0/);
-    expect(textOf(ended.body.blocks)).toMatch(/Request 1 \(2 recipients, 150000 UGX\): approved and sent\./);
+    const ended = await updated(tsOf(message), /Paid 2 \(150,000 UGX\) · failed 0 · waiting 0/);
+    expect(textOf(ended.body.blocks)).toMatch(/Request 1 \(2 recipients, 150,000 UGX\): approved and sent\./);
     expect(payments().slice(before)).toHaveLength(1);
     expect(payments().slice(before)[0]!.phone_nos).toHaveLength(2);
   });
@@ -249,14 +269,14 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     const answer = await check({ file: 'latest' });
     expect(answer.response_action).toBe('update');
     const summary = answer.view!.blocks[0]!.text.text as string;
-    expect(summary).toMatch(/\*3 recipients\*, total \*60000 UGX\*/);
+    expect(summary).toMatch(/\*3 recipients\*, total \*60,000 UGX\*/);
     expect(summary).toContain('Rows from the file *march.csv*');
     // The file was listed for this channel and downloaded with the bot token.
     expect(fake.of('files.list').at(-1)!.body).toMatchObject({ channel: CHANNEL });
     expect(fake.of('download').at(-1)!.authorization).toBe(`Bearer ${BOT_TOKEN}`);
     const before = payments().length;
     await submitView(answer.view!, {}, MAKER);
-    message = await posted(/Payout of 3 recipients, 60000 UGX/);
+    message = await posted(/Payout of 3 recipients, 60,000 UGX/);
     ts = tsOf(message);
     const made = payments().slice(before);
     expect(made).toHaveLength(1);
@@ -272,15 +292,15 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
 
   it('updates the one message in place as two recipients succeed and one fails, and a redelivery does not move it back', async () => {
     // The network pays +256772000001, fails +256772000004, and queues +256772000005 for 30 s.
-    const first = await updated(ts, /Paid 1 \(30000 UGX\) · failed 1 · waiting 1/);
+    const first = await updated(ts, /Paid 1 \(30,000 UGX\) · failed 1 · waiting 1/);
     const firstText = JSON.stringify(first.body.blocks);
-    expect(firstText).toContain('+256772000001: 30000 UGX, Wages, March — paid');
-    expect(firstText).toContain('+256772000005: 20000 UGX, Bonus, Q1 \\"top\\" — queued at the network');
-    expect(firstText).toMatch(/\+256772000004: 10000 UGX, Transport — failed: /);
+    expect(firstText).toContain('+256772000001: 30,000 UGX, Wages, March — paid');
+    expect(firstText).toContain('+256772000005: 20,000 UGX, Bonus, Q1 \\"top\\" — queued at the network');
+    expect(firstText).toMatch(/\+256772000004: 10,000 UGX, Transport — failed: /);
     expect(first.body.channel).toBe(CHANNEL);
     await running.sandbox!.controls.advanceClock(31);
-    const last = await updated(ts, /Paid 2 \(50000 UGX\) · failed 1 · waiting 0/);
-    expect(JSON.stringify(last.body.blocks)).toContain('+256772000005: 20000 UGX, Bonus, Q1 \\"top\\" — paid');
+    const last = await updated(ts, /Paid 2 \(50,000 UGX\) · failed 1 · waiting 0/);
+    expect(JSON.stringify(last.body.blocks)).toContain('+256772000005: 20,000 UGX, Bonus, Q1 \\"top\\" — paid');
     const updates = fake.of('chat.update').filter((c) => c.body.ts === ts).length;
     const dropped = () =>
       log.lines.filter(
