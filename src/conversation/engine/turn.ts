@@ -82,7 +82,7 @@ export interface Delivered<S> {
   state: S;
 }
 
-/** Attempts of one delivery when other messages of the conversation keep winning the compare-and-set. */
+/** Compare-and-sets one delivery may lose to other messages of the conversation before it answers "busy". */
 const CAS_ATTEMPTS = 5;
 
 /**
@@ -610,8 +610,12 @@ export function createTurn(o: TurnOptions) {
     let known: ConversationRecord | undefined;
     let after: ((prompt: Prompt) => S) | undefined;
     try {
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        if (stored === undefined || attempt > 0) {
+      // Only a lost compare-and-set counts as a try. A record kept in memory that cannot be acted on (stale, or
+      // an answer that must come from a record just read) is read again without counting: a read has no guess
+      // to refute, so that happens at most once.
+      let lost = 0;
+      while (lost < CAS_ATTEMPTS) {
+        if (stored === undefined) {
           const [read, profile, pending, toldLate] = await records.readWith(key, [
             keys.profile(participant.channel, participant.userId),
             keys.pending(participant),
@@ -626,7 +630,6 @@ export function createTurn(o: TurnOptions) {
         if (follows !== undefined && !isNewest(record, follows)) {
           if (guessed) {
             stored = undefined;
-            attempt -= 1;
             continue;
           }
           return { state: record.channel as S, stopped: true };
@@ -636,17 +639,19 @@ export function createTurn(o: TurnOptions) {
           viewOf(record, alongside?.pending, participant, alongside?.toldLate),
         );
         // An answer without a step comes only from a record just read, with the outcomes kept for the user (the
-        // view's notes): a kept one is read and decided on again (not an attempt).
+        // view's notes): a kept one is read and decided on again (not a try).
         if (decision.kind === 'reply') {
           after = () => decision.state;
           if (guessed) {
             stored = undefined;
-            attempt -= 1;
             continue;
           }
           if (!decision.changed) return { state: decision.state, decision };
-          if (!(await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))) continue;
-          return { state: decision.state, decision };
+          if (await records.write(key, { ...record, channel: decision.state }, stored?.version ?? null))
+            return { state: decision.state, decision };
+          lost += 1;
+          stored = undefined;
+          continue;
         }
         const { inbound } = decision;
         after = (prompt) => decision.after(prompt, 0);
@@ -655,7 +660,6 @@ export function createTurn(o: TurnOptions) {
         if (entry !== undefined) {
           if (guessed) {
             stored = undefined;
-            attempt -= 1;
             continue;
           }
           logger.info(who(inbound), 'engine: duplicate delivery');
@@ -690,6 +694,8 @@ export function createTurn(o: TurnOptions) {
         const profile = (fresh ? read : record.profile) ?? { lang: 'en' };
         const outcome = await step(inbound, id, key, stored ?? null, profile, pending, toldLate, after, answerBy);
         if (outcome !== CONFLICT) return { ...outcome, decision };
+        lost += 1;
+        stored = undefined;
       }
       logger.warn({ channel: participant.channel }, 'engine: gave up after repeated conflicts');
       const prompt = answers.notice('common.busy', known?.profile?.lang ?? 'en', false);
