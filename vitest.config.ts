@@ -19,6 +19,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // dist/ built once, before any file: the tests that start the product run `node dist/src/main.js`.
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: PROCESS_TESTS } },
       { extends: true, test: { name: 'processes', include: PROCESS_TESTS, fileParallelism: false } },

@@ -1,11 +1,12 @@
 /**
- * `node src/main.ts` as a child process: the start banner says WhatsApp is on, and a start with only some
+ * `node dist/src/main.js` as a child process: the start banner says WhatsApp is on, and a start with only some
  * of its settings exits 2 with one line naming the missing ones; so does a REDIS_URL naming a database its
  * server does not have.
  */
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { productArgs, ROOT } from './product.js';
 import { TEST_REDIS_URL } from './services.js';
 
 interface Run {
@@ -17,7 +18,8 @@ interface Run {
 /** Runs the product with `env` until it prints its banner (then kills it: shutdown has its own test) or exits. */
 function run(env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, productArgs(), {
+      cwd: ROOT,
       env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -14,6 +14,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { buildProduct } from '../product.js';
 import { failoverCostLine, runChaos } from './run.js';
 
 const number = (value: string | undefined) => (value ? Number(value) : undefined);
@@ -31,6 +32,7 @@ const logFile = process.env.CHAOS_LOG;
 const log = logFile ? createWriteStream(logFile) : undefined;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
+buildProduct();
 const result = await runChaos({
   conversations,
   seed: number(process.env.CHAOS_SEED),

@@ -1,11 +1,12 @@
 /**
- * The product instances of a chaos run: each its own process, `node --import tsx src/main.ts`, as an operator
- * runs it (`npm start`), configured by environment only. A fixed number of slots; an instance killed (SIGKILL)
+ * The product instances of a chaos run: each its own process, `node dist/src/main.js` (test/product.ts), as an
+ * operator runs it (`npm start`), configured by environment only. A fixed number of slots; an instance killed (SIGKILL)
  * is replaced by a new one in its slot, on the same Redis, as an orchestrator restarts a dead process (a
  * start that fails is tried again). One that exits without being killed has crashed (an unhandled rejection
  * ends a Node 20 process): it is replaced too, and reported with the end of its output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { productArgs, ROOT } from '../product.js';
 
 export interface Instance {
   /** `i1`, `i2`, ... in order of start. */
@@ -46,7 +47,6 @@ export interface FleetOptions {
 const TAIL_LINES = 40;
 const START_TIMEOUT_MS = 60_000;
 const START_ATTEMPTS = 10;
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 export class Fleet {
   private readonly slots: Array<Instance | undefined> = [];
@@ -102,7 +102,7 @@ export class Fleet {
     return this.options.env(name).then(
       (env) =>
         new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+          const child = spawn(process.execPath, productArgs(), {
             cwd: ROOT,
             env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: 'memory://', ...env },
             stdio: ['ignore', 'pipe', 'pipe'],

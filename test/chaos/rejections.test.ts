@@ -6,7 +6,7 @@
  * of those saves was awaited only once the flow settled; a save that failed meanwhile (a closed connection,
  * a refused write) was a rejection nobody handled for the length of the service call.
  *
- * Here the product is its own process (`node src/main.ts`, its embedded sandbox) on Redis through a proxy
+ * Here the product is its own process (`node dist/src/main.js`, its embedded sandbox) on Redis through a proxy
  * that refuses the conversation record's writes right after the PIN hop's own write, as a Redis out of
  * memory does: the process lives on and answers.
  */

@@ -1,6 +1,6 @@
 /**
  * The chaos run: people pay over USSD (Africa's Talking) and Telegram through product instances that are
- * child processes (`node src/main.ts`, two by default, on one Redis, configured by environment as in
+ * child processes (`node dist/src/main.js`, two by default, on one Redis, configured by environment as in
  * production), against a standalone sandbox on its own port, while faults are injected:
  * - at the service (proxies.ts): answers lost after the payment committed, 5xx before and after;
  * - kills (instances.ts): an instance SIGKILLed at a random moment, while a payment call it sent is held,

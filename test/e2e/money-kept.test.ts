@@ -1,6 +1,6 @@
 /**
  * Money kept for good, proved from outside the process (issue 32, item 8): the product runs as a process of its
- * own (`node src/main.ts`, production settings, PostgreSQL and Redis), people pay over USSD (Africa's Talking)
+ * own (`node dist/src/main.js`, production settings, PostgreSQL and Redis), people pay over USSD (Africa's Talking)
  * and Slack (signed requests over real HTTP, a local Slack Web API), Redis is restarted empty (a server of this
  * file's own on a free port, keeping nothing on disk) and the product restarted: `/ops/payments.json` (with the
  * OPS_TOKEN) still lists each payment with its final state and who made it, and `npm run reconcile` (a process

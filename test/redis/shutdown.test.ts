@@ -1,12 +1,13 @@
 /**
  * A process stops whatever Redis is doing: with its Redis killed (SIGKILL: connections refused) or stopped
- * (SIGSTOP: connections open, nothing answered, as a hung or partitioned server), `node src/main.ts` still
+ * (SIGSTOP: connections open, nothing answered, as a hung or partitioned server), `node dist/src/main.js` still
  * exits after SIGTERM within its grace period (SHUTDOWN_GRACE_SECONDS: the process's own timer ends it with
  * code 1 and a line past that), and while Redis is away each connection logs its errors in one line, not one
  * per reconnection attempt. With every server hung (one server, a three-master cluster, a Sentinel set) the
  * stop itself ends in time, each step bounded (app.ts stop): exit code 0, not the grace timer's 1.
  */
 import { spawn } from 'node:child_process';
+import { productArgs, ROOT } from '../product.js';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,8 +22,8 @@ afterAll(stopAll);
 
 /** The product as a process on the Redis `server` (or the settings `redis`), its output gathered, listening. */
 async function startProduct(server: Server | Record<string, string>, graceSeconds = 5) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
+  const child = spawn(process.execPath, productArgs(), {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       PORT: '0',

@@ -1,10 +1,11 @@
 /**
- * Production starts that would be unsafe do not happen: `node src/main.ts` as an operator starts it
+ * Production starts that would be unsafe do not happen: `node dist/src/main.js` as an operator starts it
  * (a child process, MOMO_BASE_URL set, so no embedded sandbox) exits non-zero with one line on stderr that
  * names the setting to fix. Before, each of these started and ran: the demo policy against the real service
  * (every number a user, PIN 1234), half the notification credentials (the receiver open), and so on.
  */
 import { spawn } from 'node:child_process';
+import { productArgs, ROOT } from '../product.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
@@ -47,11 +48,11 @@ interface Run {
 
 let database: ServerDatabase | undefined;
 
-/** Runs `node src/main.ts` with exactly `env`; stops it (SIGTERM) once it listens. */
+/** Runs `node dist/src/main.js` with exactly `env`; stops it (SIGTERM) once it listens. */
 function runMain(env: Record<string, string | undefined>): Promise<Run> {
   if (env.DATABASE_URL === DATABASE) env = { ...env, DATABASE_URL: database!.url };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
+  const child = spawn(process.execPath, productArgs(), {
+    cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,7 +2,7 @@
  * A product process killed (SIGKILL, no shutdown of any kind) while its payment call is out: another process
  * on the same Redis takes the run over by its sweep, with no message from the user, repeats the call under
  * the same Duplicate-Check-Key and keeps the outcome for the user's next dial. The service holds one
- * payment. Both are real processes (`node src/main.ts`); the killed one's call never reaches the service.
+ * payment. Both are real processes (`node dist/src/main.js`); the killed one's call never reaches the service.
  */
 import { Redis } from 'ioredis';
 import { keys } from '../../src/store/keys.js';

@@ -1,5 +1,5 @@
 /**
- * The product as a process of its own (`node --import tsx src/main.ts`), as an operator runs it, and what the
+ * The product as a process of its own (`node dist/src/main.js`, test/product.ts), as an operator runs it, and what the
  * process tests put around it: a standalone sandbox behind a proxy that can hold payment creations back, and
  * the product's keys in Redis cleaned before and after.
  */
@@ -11,6 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { queuePrefixes } from '../../src/store/keys.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
+import { productArgs, ROOT } from '../product.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
 
 export interface ProductProcess {
@@ -42,15 +43,16 @@ export async function dropProductDatabase(): Promise<void> {
 /**
  * Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. Without DATABASE_URL its
  * journal is an in-memory PGlite, or, in production mode, the file's {@link productDatabase}. `root` is the
- * folder holding its src/ (default: this repository; another build's copy for a test of two releases).
+ * folder holding its src/ (default: this repository, run from its dist/; another build's copy for a test of
+ * two releases).
  */
-export async function startProductProcess(
-  env: Record<string, string>,
-  root = new URL('../../', import.meta.url).pathname,
-): Promise<ProductProcess> {
+export async function startProductProcess(env: Record<string, string>, root = ROOT): Promise<ProductProcess> {
   let output = '';
   const shared = env.MOMO_BASE_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // Another build's copy has no dist/ of its own: tsx compiles its sources as it starts (cheaper than a build
+  // for the few starts of it a test makes).
+  const args = root === ROOT ? productArgs() : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of the real process: `node --import tsx src/main.ts` as a child, on Redis, against a
+ * Graceful shutdown of the real process: `node dist/src/main.js` as a child, on Redis, against a
  * standalone sandbox behind a proxy that holds payments back. SIGTERM arrives while one payment's request
  * is in flight and another payment runs past the USSD deadline (its user was answered "processing"):
  * /readyz answers 503 from then on, a new dial is answered at once with a screen ending the session, the

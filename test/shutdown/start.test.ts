@@ -1,11 +1,12 @@
 /**
- * SIGTERM while the product starts: `node src/main.ts` takes the signal from before its start, so a signal
+ * SIGTERM while the product starts: `node dist/src/main.js` takes the signal from before its start, so a signal
  * that comes while it starts (or right after it printed that it listens: an orchestrator replacing it at
  * once, as the chaos run does) stops it gracefully, exit code 0, instead of Node's default ending the
  * process with whatever it holds. The start is held on Redis (a proxy that refuses connections) so the
  * signal lands inside it for sure.
  */
 import { spawn } from 'node:child_process';
+import { productArgs, ROOT } from '../product.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../services.js';
@@ -32,8 +33,8 @@ afterAll(async () => {
 describe('SIGTERM during the start', () => {
   it('lets the start finish, stops gracefully and exits 0', async () => {
     proxy.cut();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: new URL('../../', import.meta.url).pathname,
+    const child = spawn(process.execPath, productArgs(), {
+      cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         PORT: '0',

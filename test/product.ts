@@ -1,0 +1,22 @@
+/**
+ * How tests start the product as a process: the compiled JavaScript `npm start` runs (dist/), built once per
+ * run by {@link buildProduct} (vitest's globalSetup, test/global-setup.ts; the chaos CLI before its run), not
+ * the TypeScript sources compiled again by tsx at every start. test/shutdown/npm-start.test.ts starts it
+ * through `npm start` itself, as an operator does.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root: the working directory of a product process. */
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** Node's arguments to run `entry` (a path from the root, without `.ts`) from dist/, as `npm start` does. */
+export function productArgs(entry = 'src/main'): string[] {
+  return ['--enable-source-maps', `dist/${entry}.js`];
+}
+
+/** Builds dist/ when it is missing or older than a source (scripts/build.js --if-needed); throws if it fails. */
+export function buildProduct(): void {
+  const built = spawnSync(process.execPath, ['scripts/build.js', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error(`scripts/build.js --if-needed failed (exit ${built.status})`);
+}
