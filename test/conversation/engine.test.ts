@@ -698,3 +698,45 @@ describe('engine.turn (a channel keeping its own state with the conversation)', 
     expect(calls).toHaveLength(1);
   });
 });
+
+describe('compare-and-sets lost to other messages', () => {
+  /** A memory store whose next `lost.left` writes of conversation records lose, counting every one tried. */
+  function losing() {
+    const inner = new MemoryStore();
+    const lost = { left: 0, tried: 0 };
+    const store = overriding(inner, {
+      set: (key: string, value: unknown, expected: number | null, ttl: number, lease?: LeaseChange) => {
+        if (!key.includes('conv:')) return inner.set(key, value, expected, ttl, lease);
+        lost.tried++;
+        if (lost.left > 0) return (lost.left--, Promise.resolve(null));
+        return inner.set(key, value, expected, ttl, lease);
+      },
+    });
+    return { store, lost };
+  }
+
+  it('a message whose every write loses is answered "busy" after five tries, not sooner or later', async () => {
+    const { store, lost } = losing();
+    const e = engine(store, {});
+    const msg = conversation();
+    lost.left = Infinity;
+    const prompt = await e.handle(msg({ text: 'hi' }));
+    expect(prompt.text).toBe('Too many messages at once. Please try again.');
+    expect(lost.tried).toBe(5);
+  });
+
+  it('a record kept in memory that must be read again costs no try: four writes lost, the fifth lands', async () => {
+    const { store, lost } = losing();
+    const e = engine(store, {});
+    const msg = conversation('ussd');
+    const who = { channel: 'ussd' as const, conversationId: msg().conversationId, userId: msg().userId };
+    await e.turn(who, () => ({ kind: 'step', inbound: msg({ newSession: true }), after: () => 'menu' }));
+    // A reply of the channel's own is decided on a record just read: the kept one is read again first.
+    lost.tried = 0;
+    lost.left = 4;
+    const state = await e.turn(who, () => ({ kind: 'reply', state: 'paged', changed: true }));
+    expect(state).toBe('paged');
+    expect(lost.tried).toBe(5);
+    expect(await e.turn<string>(who, (kept) => ({ kind: 'reply', state: kept!, changed: false }))).toBe('paged');
+  });
+});
