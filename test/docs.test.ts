@@ -33,3 +33,16 @@ describe('docs/configuration.md', () => {
     ]);
   });
 });
+
+describe('ARCHITECTURE.md', () => {
+  it('shows the flow kit in its "Add a flow" recipe as test/flows/recipe.test.ts, which runs', () => {
+    const doc = readFileSync(new URL('../ARCHITECTURE.md', import.meta.url), 'utf8');
+    const recipe = doc.slice(doc.indexOf('### Add a flow'), doc.indexOf('### Add a USSD gateway'));
+    const block = /\n {3}```ts\n([\s\S]*?)\n {3}```\n/.exec(recipe)?.[1];
+    expect(block, 'a ts code block in the recipe').toBeDefined();
+    const shown = block!.replace(/^ {3}/gm, '');
+    const file = readFileSync(new URL('./flows/recipe.test.ts', import.meta.url), 'utf8');
+    expect(`${shown}\n`).toBe(file);
+    expect(shown).toContain('flowTest(');
+  });
+});

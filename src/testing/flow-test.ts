@@ -96,8 +96,8 @@ export type Seen = string | RegExp;
 export interface Actions {
   /**
    * Starts the conversation as the channel does and opens the flow: on USSD a dial of the service code (or of
-   * `dialString`, `*384*123*1#`, whose answers are typed ahead) and, when the flow is not the menu, its number
-   * typed on the menu; on Telegram and Slack the flow's command (`/check`, `check`), on WhatsApp its choice on
+   * `dialString` as typed: `*384*123*1#`, whose answers are typed ahead) and, when the flow is not the menu and
+   * no dial string is given, its number typed on the menu (the service code is `*384*123#`); on Telegram and Slack the flow's command (`/check`, `check`), on WhatsApp its choice on
    * the menu; the menu itself with `hi`.
    */
   dial(dialString?: string): Steps;
@@ -126,7 +126,10 @@ export interface Steps extends Actions, PromiseLike<void> {}
 export interface FlowTest extends Actions {
   /** The last thing the person saw, as the channel shows it. */
   readonly screen: string;
-  /** The engine's last answer, before the channel rendered it. */
+  /**
+   * The engine's last answer, before the channel rendered it. On USSD as kept with the conversation for a resend:
+   * a secret screen (a link code) is kept as the notice that it was shown once.
+   */
   readonly prompt: Prompt | undefined;
   /** Every call the fake service received, in order (empty with the sandbox). */
   readonly calls: Call[];
