@@ -110,6 +110,7 @@ export class Fleet {
           const instance: Instance = { name, slot, child, tail: [] };
           this.slots[slot] = instance;
           this.history.push(instance);
+          // timer-ok: a bound, not a wait: the line saying it listens ends it.
           const timer = setTimeout(
             () => reject(new Error(`${name} did not start: ${instance.tail.join('\n')}`)),
             START_TIMEOUT_MS,
@@ -163,7 +164,7 @@ export class Fleet {
 
   /**
    * Starts a new instance in `slot`, as an orchestrator restarts a dead process: a start that fails (the
-   * process exits before it listens, say while Redis refuses writes) is tried again a second later.
+   * process exits before it listens, say while Redis refuses writes) is tried again once it has exited.
    */
   private replace(slot: number): void {
     const replacement: Promise<void> = (async () => {
@@ -184,11 +185,23 @@ export class Fleet {
             });
             return;
           }
-          await new Promise((resolve) => setTimeout(resolve, 1000));
+          await this.ended(slot);
         }
       }
     })().finally(() => this.replacing.delete(replacement));
     this.replacing.add(replacement);
+  }
+
+  /**
+   * The failed start in `slot` has ended: a process that never listened in time is killed, and the next start
+   * waits for it to exit (its slot and its connections given back), as an orchestrator restarts a dead one.
+   */
+  private async ended(slot: number): Promise<void> {
+    const failed = this.slots[slot];
+    if (!failed || failed.exited) return;
+    const exit = new Promise<void>((resolve) => failed.child.once('exit', () => resolve()));
+    failed.child.kill('SIGKILL');
+    await exit;
   }
 
   /**
@@ -205,6 +218,7 @@ export class Fleet {
           instance.child.once('exit', (code, signal) => resolve({ code, signal })),
         );
         instance.child.kill('SIGTERM');
+        // timer-ok: the grace a SIGTERM gets before a SIGKILL, as an orchestrator gives it; its exit ends it.
         const timer = setTimeout(() => instance.child.kill('SIGKILL'), graceMs);
         const { code, signal } = await exit;
         clearTimeout(timer);

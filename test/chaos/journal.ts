@@ -11,6 +11,7 @@
 import pg from 'pg';
 import { ourWord } from '../../src/reconciliation/match.js';
 import type { SandboxPayment } from './count.js';
+import { until } from '../until.js';
 
 export interface JournalFigures {
   payments: number;
@@ -91,10 +92,8 @@ export async function awaitJournal(
   confirmedChats: ReadonlySet<string>,
   waitMs = 30_000,
 ): Promise<JournalCheck> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const check = await checkJournal(databaseUrl, payments(), confirmedChats);
-    if (check.ok || Date.now() >= until) return check;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+  let check: JournalCheck | undefined;
+  const complete = async () => (check = await checkJournal(databaseUrl, payments(), confirmedChats)).ok;
+  await until('the journal complete', complete, { timeoutMs: waitMs, everyMs: 1000 }).catch(() => undefined);
+  return check!;
 }

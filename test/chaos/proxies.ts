@@ -149,7 +149,7 @@ export class FaultProxy {
       case 'drop-after-commit':
         return hangUp();
       case 'slow-drop-after-commit':
-        setTimeout(hangUp, this.options.slowMs ?? 3500);
+        setTimeout(hangUp, this.options.slowMs ?? 3500); // timer-ok: a slow hang-up is the fault itself
         return;
       case '5xx-after-commit':
         res
@@ -171,6 +171,7 @@ export class FaultProxy {
     res.writeHead(answer.status, headers).end(answer.body, () => {
       if (fault !== 'kill-after-answer') return;
       const delay = this.options.killDelayMs?.() ?? 0;
+      // timer-ok: the fault's own timing: a kill this long after the answer left.
       if (delay > 0) setTimeout(() => this.options.kill(instance), delay);
       else this.options.kill(instance);
     });

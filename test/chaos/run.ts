@@ -49,6 +49,7 @@ import { startRedisSet, type RedisMode, type RedisSet } from './redis-modes.js';
 import { Transport, type Answer } from './transport.js';
 import { ACKNOWLEDGED, createPeople, OUTCOME, PIN, START_OVER, type Conversation } from './users.js';
 import { serverDatabase } from '../journal/server-database.js';
+import { until } from '../until.js';
 
 export interface ChaosOptions {
   conversations: number;
@@ -167,6 +168,7 @@ const STORE_FAULT_TAIL_MS = 2000;
 const DUPLICATE_DELIVERIES = 0.1;
 const TELEGRAM_SEND_FAULTS = 0.05;
 
+// timer-ok: the helper of the faults' schedule and length, the run's subject; each use says which.
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** mulberry32: small seeded PRNG. */
@@ -415,7 +417,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let running = true;
   const chaosLoop = (async () => {
     for (let turn = 0; running; turn++) {
-      await sleep(faultEveryMs);
+      await sleep(faultEveryMs); // timer-ok: the faults' schedule (one every faultEveryMs) is the run's subject
       if (!running) break;
       const fault = ROTATION[turn % ROTATION.length]!;
       switch (fault) {
@@ -431,7 +433,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           rotation[fault]!++;
           progress('chaos: cutting Redis');
           redisProxy.cut();
-          await sleep(options.redisCutMs ?? 800);
+          await sleep(options.redisCutMs ?? 800); // timer-ok: how long Redis is cut is the fault itself
           redisProxy.restore();
           storeFaults.push([Date.now() - (options.redisCutMs ?? 800), Date.now()]);
           continue;
@@ -453,7 +455,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const redisFaults: Array<{ what: string; from: number; to: number }> = [];
   const redisLoop = (async () => {
     while (redisSet && running) {
-      await sleep(options.redisFaultEveryMs ?? 10_000);
+      await sleep(options.redisFaultEveryMs ?? 10_000); // timer-ok: the schedule of the servers' faults
       if (!running) break;
       try {
         const fault = await redisSet.fault();
@@ -492,13 +494,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   // Users not told yet come back later and look once more (every 2 s, for as long as they looked before).
   const untold = () => records.filter((c) => c.confirmed && !c.told);
-  for (
-    const until = Date.now() + (options.lookForMs ?? 45_000);
-    untold().length > 0 && Date.now() < until;
-    await sleep(2000)
-  ) {
+  const everyoneTold = async () => {
     await Promise.all(untold().map((c) => people.lookAgain(c).catch(() => undefined)));
-  }
+    return untold().length === 0;
+  };
+  const lookForMs = options.lookForMs ?? 45_000;
+  await until('every user told', everyoneTold, { timeoutMs: lookForMs, everyMs: 2000 }).catch(() => false);
 
   // ---------------------------------------------------------------- the count
 

@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import type { Fleet } from './instances.js';
+import { until } from '../until.js';
 
 export interface Answer {
   status: number;
@@ -38,7 +39,6 @@ export interface Request {
 const ANSWER_TIMEOUT_MS = 15_000;
 /** How long a request waits for any instance to be up before giving up. */
 const NO_INSTANCE_MS = 60_000;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface TransportOptions {
   fleet: Fleet;
@@ -60,11 +60,10 @@ export class Transport {
   async send(turn: number, request: Request): Promise<Answer> {
     const deadline = Date.now() + NO_INSTANCE_MS;
     for (let i = 0; Date.now() < deadline; i++) {
-      const instance = this.options.fleet.up(turn + i);
-      if (!instance) {
-        await sleep(100);
-        continue;
-      }
+      const next = () => this.options.fleet.up(turn + i);
+      const left = Math.max(0, deadline - Date.now());
+      const instance = await until('an instance up', next, { timeoutMs: left, everyMs: 100 }).catch(() => undefined);
+      if (!instance) break;
       try {
         return await post(instance.port!, instance.name, request);
       } catch (error) {
@@ -73,7 +72,8 @@ export class Transport {
           throw error;
         }
         this.refused++;
-        await sleep(50);
+        // timer-ok: a balancer's pace between refused connections (an instance going down), not a wait for one.
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
     throw new Error(`no instance up for ${NO_INSTANCE_MS / 1000} s to take ${request.path}`);

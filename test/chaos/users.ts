@@ -15,6 +15,7 @@
  */
 import type { ChaosBotApi } from './bot-api.js';
 import { NoAnswer, type Answer, type Request, type Transport } from './transport.js';
+import { until } from '../until.js';
 
 export const PIN = '1234';
 const PAYEE = '0772000001';
@@ -132,6 +133,8 @@ const restartPause = (attempt: number) => Math.min(300 * 2 ** (attempt - 1), 500
 const TELEGRAM_PATIENCE_MS = 15_000;
 /** Telegram's redeliveries of an update whose webhook call failed. */
 const TELEGRAM_REDELIVERIES = 6;
+/** A pause of a person's or of Telegram's own (their pace is what the run plays), never a wait for the product. */
+// timer-ok: the helper of the people's own pauses; each use says whose pace it is.
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const short = (text: string) => text.replace(/\s+/g, ' ').slice(0, 140);
 
@@ -172,20 +175,23 @@ export function createPeople(options: PeopleOptions) {
    * ('start-again').
    */
   async function follow(c: Conversation, everyMs: number, look: () => Promise<Look>): Promise<'done' | 'start-again'> {
-    for (const until = Date.now() + options.lookForMs; !c.told && Date.now() < until;) {
-      await sleep(everyMs);
+    const lookOnce = async (): Promise<Look | false> => {
+      if (c.told) return { kind: 'told' };
       c.lastLookAt = Date.now();
       const seen = await look();
       if (seen.kind === 'told') c.told = true;
-      if (seen.kind === 'start-again') {
-        c.confirmed = false;
-        c.ackBy = undefined;
-        c.unacknowledged.push(`acknowledged, then told: ${short(seen.text)}`);
-        c.open = false;
-        return 'start-again';
-      }
-    }
-    return 'done';
+      return seen.kind === 'nothing' ? false : seen;
+    };
+    const seen = await until('the outcome or word to start again', lookOnce, {
+      timeoutMs: options.lookForMs,
+      everyMs,
+    }).catch(() => undefined);
+    if (seen?.kind !== 'start-again') return 'done';
+    c.confirmed = false;
+    c.ackBy = undefined;
+    c.unacknowledged.push(`acknowledged, then told: ${short(seen.text)}`);
+    c.open = false;
+    return 'start-again';
   }
 
   // ---------------------------------------------------------------- USSD
@@ -286,7 +292,7 @@ export function createPeople(options: PeopleOptions) {
     for (let attempt = 0, since = Date.now(); tryAgain(attempt, since); attempt++) {
       if (attempt > 0) {
         c.restarts++;
-        await sleep(restartPause(attempt));
+        await sleep(restartPause(attempt)); // timer-ok: a person waiting before starting over (restartPause)
       }
       await payOverUssd(c, ussdSession(c, sessions++));
       // Acknowledged: dial again now and then until the outcome shows (it is kept for the next dial).
@@ -295,10 +301,10 @@ export function createPeople(options: PeopleOptions) {
     // Out of attempts with a confirmation that got no answer: one more dial, as a person would, to see whether
     // it went (the outcome, or news of it, is kept for the next dial).
     if (c.confirmed || !c.open) return;
-    let screen: string | undefined;
-    for (const until = Date.now() + options.lookForMs; screen === undefined && Date.now() < until; await sleep(1000)) {
-      screen = await ussdSession(c, sessions++).dial();
-    }
+    const dial = () => ussdSession(c, sessions++).dial();
+    const screen = await until('a screen at a dial', dial, { timeoutMs: options.lookForMs, everyMs: 1000 }).catch(
+      () => undefined,
+    );
     if (screen === undefined || !isNews(screen)) return;
     acknowledge(c, 'news');
     if (OUTCOME.test(screen)) c.told = true;
@@ -323,6 +329,7 @@ export function createPeople(options: PeopleOptions) {
         body: JSON.stringify(update),
       };
       for (let delivery = 0; delivery < TELEGRAM_REDELIVERIES; delivery++) {
+        // timer-ok: Telegram's own schedule of redeliveries (1, 2, 4, 4, 4 s), which the run plays.
         if (delivery > 0) await sleep(Math.min(1000 * 2 ** (delivery - 1), 4000));
         const shownBefore = log.texts.length;
         const sentAt = Date.now();
@@ -359,11 +366,11 @@ export function createPeople(options: PeopleOptions) {
     /** Texts the chat got from `since` on that say the payment is under way or how it ended. */
     const news = (since: number) => log.texts.slice(since).filter(isNews);
     /** Waits up to the user's patience for a message after the first `since`; whether one came. */
-    const waitForMessage = async (since: number) => {
-      for (const until = Date.now() + TELEGRAM_PATIENCE_MS; log.texts.length <= since && Date.now() < until;)
-        await sleep(250);
-      return log.texts.length > since;
-    };
+    const waitForMessage = (since: number) =>
+      until('a message in the chat', () => log.texts.length > since, {
+        timeoutMs: TELEGRAM_PATIENCE_MS,
+        everyMs: 250,
+      }).catch(() => false);
 
     /** The final confirmation of the last attempt: where its answer starts in the chat. */
     let confirmedFrom: number | undefined;
@@ -412,7 +419,7 @@ export function createPeople(options: PeopleOptions) {
     for (let attempt = 0, since = Date.now(); tryAgain(attempt, since); attempt++) {
       if (attempt > 0) {
         c.restarts++;
-        await sleep(restartPause(attempt));
+        await sleep(restartPause(attempt)); // timer-ok: a person waiting before starting over (restartPause)
       }
       // Before paying again: has the chat said anything about the payment since it was confirmed?
       if (attempt > 0 && !c.confirmed && confirmedFrom !== undefined && news(confirmedFrom).length > 0)
@@ -425,7 +432,9 @@ export function createPeople(options: PeopleOptions) {
     }
     // Out of attempts with a confirmation that got no answer: a last read of the chat, as a person would.
     if (c.confirmed || confirmedFrom === undefined) return;
-    await sleep(options.lookForMs);
+    const confirmedAt = confirmedFrom;
+    const heard = () => news(confirmedAt).length > 0;
+    await until('news of the payment', heard, { timeoutMs: options.lookForMs, everyMs: 250 }).catch(() => false);
     if (news(confirmedFrom).length === 0) return;
     acknowledge(c, 'news');
     looked = confirmedFrom;
