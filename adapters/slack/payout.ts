@@ -16,6 +16,7 @@ import { totalOf as sumOf } from '../../src/payouts/rows.js';
 import { outcomesCsv, outcomesOf, requestStatus, tally } from '../../src/payouts/outcomes.js';
 import { chatOf } from '../../src/store/chat-address.js';
 import { moneyText, plainText } from '../../src/conversation/flow/plain-text.js';
+import { phoneExample } from '../../flows/input.js';
 import { referenceOf } from '../../src/journal/short-ref.js';
 import type { Logger } from '../../src/log.js';
 import { conversationIdOf } from './address.js';
@@ -61,7 +62,8 @@ const originOf = (metadata: string | undefined): string | undefined => {
   }
 };
 
-export function payoutModal(currencies: readonly string[], origin: string): types.ModalView {
+/** The payout form: `currencies` offered, `example` a mobile number of the maker's country as typed there. */
+export function payoutModal(currencies: readonly string[], origin: string, example = '0772123456'): types.ModalView {
   const options = currencies.map((c) => ({ text: { type: 'plain_text' as const, text: c }, value: c }));
   return {
     type: 'modal',
@@ -78,7 +80,7 @@ export function payoutModal(currencies: readonly string[], origin: string): type
         label: { type: 'plain_text', text: 'Recipients: one "phone, amount[, description]" a line' },
         hint: {
           type: 'plain_text',
-          text: 'e.g. 0772000001, 5000, March wages. Amounts without thousands separators. The box holds 3000 characters (about 150 rows).',
+          text: `e.g. ${example}, 5000, March wages. Amounts without thousands separators. The box holds 3000 characters (about 150 rows).`,
         },
         element: { type: 'plain_text_input', action_id: FIELD, multiline: true, max_length: ROWS_INPUT_MAX },
       },
@@ -415,6 +417,7 @@ export function registerPayouts(
 
   return async (triggerId, channelId, userId) => {
     const currencies = payouts.currenciesOf({ channel: 'slack', userId });
-    await app.client.views.open({ trigger_id: triggerId, view: payoutModal(currencies, channelId) });
+    const { example } = phoneExample(payouts.countryOf('slack'));
+    await app.client.views.open({ trigger_id: triggerId, view: payoutModal(currencies, channelId, example) });
   };
 }

@@ -135,11 +135,16 @@ export class Payouts {
     });
   }
 
+  /** The country of a maker on `channel` (who has no number): the channel's, else DEFAULT_COUNTRY. */
+  countryOf(channel: Channel): string {
+    return callerCountry(undefined, channel, this.o.country);
+  }
+
   /** The maker's country's currencies that CURRENCIES allows (the one rule: engine/country.ts). */
   private ofCountry(maker: Pick<PayoutMaker, 'channel'>): string[] {
     const { currencies, countryCurrencies, testCurrencies } = this.o;
     if (!countryCurrencies) return [...currencies];
-    const country = callerCountry(undefined, maker.channel, this.o.country);
+    const country = this.countryOf(maker.channel);
     return currenciesOfCountry(country, {
       ...this.o.country,
       currencies,

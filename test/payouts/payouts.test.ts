@@ -146,6 +146,7 @@ describe('payouts', () => {
     expect(of('UG').currenciesOf(MAKER)).toEqual(['UGX']);
     expect(of('KE').currenciesOf(MAKER)).toEqual(['KES']);
     expect(of('NG').currenciesOf(MAKER)).toEqual([]);
+    expect([of('UG'), of('KE'), of('NG')].map((p) => p.countryOf('slack'))).toEqual(['UG', 'KE', 'NG']);
     // A role without limits in its country's currency is offered none.
     expect(of('KE').currenciesOf({ channel: 'slack', userId: 'UVIEW' })).toEqual([]);
     // A form sent with a currency not offered (forged, or another country's) is refused, nothing drafted.

@@ -171,6 +171,8 @@ describe('bulk payouts in Slack: pasted rows (/momo payout)', () => {
     expect(usd.errors.rows).toMatch(/USD is not a currency/);
     // The form offers the maker's country's currency only; another sent all the same is refused.
     expect(modal.blocks[2]!.element.options.map((o: { value: string }) => o.value)).toEqual(['UGX']);
+    // Its example number is one of the maker's country (Uganda here), as the conversation's are.
+    expect(modal.blocks[0]!.hint.text).toMatch(/^e\.g\. 0772123456, 5000/);
     const kes = (await (await submitView(modal, values({ pasted: '0772000001, 5000' }, 'KES'), MAKER)).json()) as {
       errors: { rows: string };
     };
