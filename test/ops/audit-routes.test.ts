@@ -6,17 +6,13 @@
  * them a row; and their refusals (no credentials, a wrong token, a wrong password, a change), each refusal itself
  * a row.
  */
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/journal/database.js';
+import type { RunningApp } from '../../src/app.js';
+import type { Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
-import { Operators } from '../../src/people/operators.js';
-import type { PeopleSchema } from '../../src/people/schema.js';
-import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { anIntent } from '../journal/intents.js';
 import { postForm, postSignIn, signIn } from '../people/ops-session.js';
+import { startWithTwoOperators, type TwoOperators } from '../people/two-operators.js';
 
 const LEAD = { name: 'audit-lead', password: 'a long operator password' };
 const SECOND = { name: 'audit-second', password: 'another quite long passphrase' };
@@ -38,25 +34,16 @@ interface Item {
   detail: Record<string, unknown>;
 }
 
-let database: ServerDatabase;
+let ops: TwoOperators;
 let direct: Database;
 let app: RunningApp;
 beforeAll(async () => {
-  database = await serverDatabase('ops_audit');
-  app = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      OPS_USER: LEAD.name,
-      OPS_PASSWORD: LEAD.password,
-      OPS_TOKEN,
-      OPS_DUAL_CONTROL: 'all',
-      DATABASE_URL: database.url,
-      ACCESS_POLICY: JSON.stringify(POLICY),
-    }),
+  ops = await startWithTwoOperators(
+    'ops_audit',
+    { OPS_TOKEN, ACCESS_POLICY: JSON.stringify(POLICY) },
+    { lead: LEAD, second: SECOND },
   );
-  direct = await openDatabase({ databaseUrl: database.url, dataDir: '/tmp' });
-  await new Operators(direct.db as unknown as Kysely<PeopleSchema>).add(LEAD.name, SECOND.name, SECOND.password);
+  ({ app, direct } = ops);
   const journal = new Journal(direct.db);
   for (const [i, state] of ['completed', 'completed', 'failed'].entries()) {
     const ref = `audit-pay-${i}`;
@@ -65,11 +52,7 @@ beforeAll(async () => {
     await journal.stateReported(ref, { state: state as 'completed' | 'failed', source: 'notification' });
   }
 }, 120_000);
-afterAll(async () => {
-  await app?.stop();
-  await direct?.close();
-  await database?.drop();
-});
+afterAll(() => ops?.stop());
 
 /** Every row, newest first, read straight from the table. */
 const rows = async (): Promise<Item[]> =>

@@ -7,20 +7,15 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/journal/database.js';
+import type { RunningApp } from '../../src/app.js';
+import type { Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
-import { Operators } from '../../src/people/operators.js';
-import type { PeopleSchema } from '../../src/people/schema.js';
 import type { ReconciliationSchema } from '../../src/reconciliation/schema.js';
-import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { postForm, signIn } from '../people/ops-session.js';
+import { seedDifferences } from './differences-fixtures.js';
+import { LEAD, SECOND, startWithTwoOperators, type TwoOperators } from '../people/two-operators.js';
 
-const LEAD = { name: 'ops-lead', password: 'a long operator password' };
-const SECOND = { name: 'bo', password: 'another quite long passphrase' };
-
-let database: ServerDatabase;
+let ops: TwoOperators;
 let direct: Database;
 let db: Kysely<ReconciliationSchema>;
 let journal: Journal;
@@ -30,85 +25,13 @@ const ids: Record<string, string> = {};
 const ref = (name: string) => `${name}-diff-0001:pay`;
 
 beforeAll(async () => {
-  database = await serverDatabase('recon_differences');
-  app = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      OPS_USER: LEAD.name,
-      OPS_PASSWORD: LEAD.password,
-      OPS_DUAL_CONTROL: 'all',
-      DATABASE_URL: database.url,
-    }),
-  );
-  direct = await openDatabase({ databaseUrl: database.url, dataDir: '/tmp' });
-  await new Operators(direct.db as unknown as Kysely<PeopleSchema>).add(LEAD.name, SECOND.name, SECOND.password);
+  ops = await startWithTwoOperators('recon_differences');
+  ({ app, direct } = ops);
   db = direct.db as unknown as Kysely<ReconciliationSchema>;
   journal = new Journal(direct.db);
-  const at = new Date('2026-11-26T09:00:00Z');
-  for (const name of ['told', 'ghost', 'detail']) {
-    await journal.intend({
-      ref: ref(name),
-      kind: 'payment',
-      amount: '5000',
-      currency: 'UGX',
-      payee: '+256772000001',
-      channel: 'telegram',
-      channelUser: 'u1',
-      chat: 'telegram:chat-1',
-      role: 'staff',
-      flow: 'pay',
-      at,
-    });
-    await journal.answered(ref(name), { serviceId: `pay-${name}`, serviceState: 'new', at });
-  }
-  await journal.stateReported(ref('told'), { state: 'completed', serviceState: 'processed', source: 'notification' });
-  await journal.told(ref('told'), { channel: 'telegram', to: 'telegram:chat-1', text: 'Done', outcome: 'completed' });
-  const run = await db
-    .insertInto('reconciliation_runs')
-    .values({
-      from_day: '2026-11-26',
-      to_day: '2026-11-26',
-      started: at,
-      finished: at,
-      counts: '{}',
-      status: 'differences',
-      error: null,
-      trigger: 'command',
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const rows = [
-    ['told', 'state_differs', 'failed', { state: 'completed' }, { state: 'processed_with_errors' }],
-    ['ghost', 'unknown_to_service', 'refused', { state: 'submitted' }, null],
-    ['detail', 'detail_differs', null, { state: 'submitted', amount: '5000' }, { state: 'new', amount: '6000' }],
-  ] as const;
-  for (const [name, outcome, correction, ours, theirs] of rows) {
-    const row = await db
-      .insertInto('reconciliation_exceptions')
-      .values({
-        difference: `${outcome}:${ref(name)}`,
-        ref: ref(name),
-        outcome,
-        day: '2026-11-26',
-        service_id: `pay-${name}`,
-        ours: JSON.stringify(ours),
-        theirs: JSON.stringify(theirs),
-        differs: JSON.stringify(outcome === 'detail_differs' ? ['amount'] : null),
-        correction,
-        found_run: run.id,
-        found_at: at,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    ids[name] = row.id;
-  }
+  Object.assign(ids, await seedDifferences(journal, db, ref));
 });
-afterAll(async () => {
-  await app?.stop();
-  await direct?.close();
-  await database?.drop();
-});
+afterAll(() => ops?.stop());
 
 const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
   postForm(app.url, path, fields, headers);

@@ -4,19 +4,13 @@
  * nobody added until a second operator approves; nobody approves their own request; an unauthenticated caller,
  * a wrong CSRF token, a request decided twice, each get a 4xx with the reason and change nothing.
  */
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/journal/database.js';
-import { Operators } from '../../src/people/operators.js';
-import type { PeopleSchema } from '../../src/people/schema.js';
+import type { RunningApp } from '../../src/app.js';
+import type { Database } from '../../src/journal/database.js';
 import { AtSession } from '../e2e/helpers.js';
-import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { postForm, postSignIn, signIn } from './ops-session.js';
+import { LEAD, SECOND, startWithTwoOperators, type TwoOperators } from './two-operators.js';
 
-const LEAD = { name: 'ops-lead', password: 'a long operator password' };
-const SECOND = { name: 'bo', password: 'another quite long passphrase' };
 const OPS_TOKEN = 'ops-token-0123456789abcdef';
 const POLICY = {
   roles: {
@@ -26,32 +20,14 @@ const POLICY = {
   users: { ussd: {}, slack: {}, telegram: {}, whatsapp: {} },
 };
 
-let database: ServerDatabase;
+let ops: TwoOperators;
 let direct: Database;
 let app: RunningApp;
 beforeAll(async () => {
-  database = await serverDatabase('dual_control');
-  app = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      OPS_USER: LEAD.name,
-      OPS_PASSWORD: LEAD.password,
-      OPS_TOKEN,
-      OPS_DUAL_CONTROL: 'all',
-      DATABASE_URL: database.url,
-      ACCESS_POLICY: JSON.stringify(POLICY),
-    }),
-  );
-  // The second operator, as the deployment would add them (no one operator can, alone, on /ops).
-  direct = await openDatabase({ databaseUrl: database.url, dataDir: '/tmp' });
-  await new Operators(direct.db as unknown as Kysely<PeopleSchema>).add(LEAD.name, SECOND.name, SECOND.password);
+  ops = await startWithTwoOperators('dual_control', { OPS_TOKEN, ACCESS_POLICY: JSON.stringify(POLICY) });
+  ({ app, direct } = ops);
 });
-afterAll(async () => {
-  await app?.stop();
-  await direct?.close();
-  await database?.drop();
-});
+afterAll(() => ops?.stop());
 
 interface PeopleJson {
   persons: Array<{ id: string; name: string; role: string; identities: Array<{ channel: string; userId: string }> }>;

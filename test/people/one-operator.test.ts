@@ -12,21 +12,17 @@
 import { spawn } from 'node:child_process';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import type { RunningApp } from '../../src/app.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
-import { openDatabase, type Database } from '../../src/journal/database.js';
+import type { Database } from '../../src/journal/database.js';
 import { createLogger } from '../../src/log.js';
 import { askToAddOperator, commandLineAsker, parseOperatorArgs } from '../../src/people/operator-cli.js';
-import { Operators } from '../../src/people/operators.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { textUpdate, USER as TELEGRAM_USER } from '../adapters/telegram/harness.js';
-import { serverDatabase, type ServerDatabase } from '../journal/databases.js';
 import { codeTextedTo, LINK_CODE_TEXT, PIN_CODE_TEXT, postForm, postSignIn, signIn } from './ops-session.js';
+import { LEAD, SECOND, startWithTwoOperators, type TwoOperators } from './two-operators.js';
 
-const LEAD = { name: 'ops-lead', password: 'a long operator password' };
-const SECOND = { name: 'bo', password: 'another quite long passphrase' };
 const OPS_TOKEN = 'ops-token-0123456789abcdef';
 const TESS = '+256700666001';
 const FRED = '+256700666002';
@@ -55,36 +51,27 @@ const POLICY = {
   },
 };
 
-let database: ServerDatabase;
+let ops: TwoOperators;
 let direct: Database;
 let bot: FakeBotApi;
 let app: RunningApp;
 beforeAll(async () => {
-  database = await serverDatabase('one_operator');
   bot = await startFakeBotApi();
-  app = await startApp(
-    loadConfig({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      OPS_USER: LEAD.name,
-      OPS_PASSWORD: LEAD.password,
+  ops = await startWithTwoOperators(
+    'one_operator',
+    {
       OPS_TOKEN,
-      OPS_DUAL_CONTROL: 'all',
-      DATABASE_URL: database.url,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,
       ACCESS_POLICY: JSON.stringify(POLICY),
-    }),
-    { logger: createLogger('silent') },
+    },
+    { app: { logger: createLogger('silent') } },
   );
-  direct = await openDatabase({ databaseUrl: database.url, dataDir: '/tmp' });
-  await new Operators(direct.db as unknown as Kysely<PeopleSchema>).add(LEAD.name, SECOND.name, SECOND.password);
+  ({ app, direct } = ops);
 });
 afterAll(async () => {
-  await app?.stop();
+  await ops?.stop();
   await bot?.close();
-  await direct?.close();
-  await database?.drop();
 });
 
 interface PeopleJson {
@@ -282,7 +269,7 @@ describe('the second operator, from the command line', () => {
   const run = (args: string[], stdin: string) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn('npx', ['tsx', 'src/people/operator-cli.ts', ...args], {
-        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+        env: { ...process.env, DATABASE_URL: ops.database.url, LOG_LEVEL: 'silent' },
       });
       let out = '';
       let err = '';
