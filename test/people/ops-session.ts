@@ -2,6 +2,7 @@
  * An operator's browser on /ops, for the tests: the sign-in form loaded (its cookie and CSRF token), posted,
  * and the session's cookie and CSRF token for the changes that follow.
  */
+import type { BrowserContext } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** A form post to the product, with extra headers (a cookie, an Origin). */
@@ -68,3 +69,17 @@ export async function codeTextedTo(url: string, phone: string, pattern: RegExp):
 export const PIN_CODE_TEXT = /one-time code is (\d{8})/;
 /** A link code in a text. */
 export const LINK_CODE_TEXT = /link code is ([A-Za-z0-9-]{8,})/;
+
+/**
+ * Signs `name` in on the sign-in form in Chromium, in `context` (its cookie then serves every page of it). Waits for
+ * /ops itself to load: the sign-in page's own URL matches /ops too, and a page closed while its navigation commits
+ * may never close (microsoft/playwright#42366).
+ */
+export async function signInPage(context: BrowserContext, url: string, name: string, password: string): Promise<void> {
+  const page = await context.newPage();
+  await page.goto(`${url}/ops/sign-in`);
+  await page.fill('input[name=name]', name);
+  await page.fill('input[name=password]', password);
+  await Promise.all([page.waitForURL(`${url}/ops`, { waitUntil: 'load' }), page.click('button[type=submit]')]);
+  await page.close();
+}
