@@ -12,7 +12,10 @@
  * earlier processes are killed (SIGKILL, the held payment's among them) and a second process of the later
  * build starts. The held creation is let through once the later build repeats it under the same key.
  *
- * Every person ends paid exactly once (the service's payments, by chat) and told so; every screen either
+ * One Redis server of the test's own holds both builds' records and queues; the service's notifications reach
+ * whichever process is up through a balancer, so jobs are queued and worked by either build while both run.
+ * Every person ends paid exactly once (the service's payments, by chat), told so and shown the payment's
+ * arrival; every screen either
  * continues the conversation, says in one line that the service was updated and shows the start, or (the
  * earlier build reading the later one's record) asks to try again in a moment; never an error.
  */
@@ -25,10 +28,10 @@ import { payMachine } from '../../flows/pay.machine.js';
 import { flowShape } from '../../flows/shape.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { keys } from '../../src/store/keys.js';
-import { TEST_REDIS_URL } from '../services.js';
+import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { until } from '../until.js';
+import { Balancer } from '../chaos/proxies.js';
 import {
-  cleanProductKeys,
   dropProductDatabase,
   startProductProcess,
   startService,
@@ -36,8 +39,6 @@ import {
   type Service,
 } from './product.js';
 
-/** The tests' Redis database: the product's own `momo:` keys, this file alone while it runs (vitest.config.ts). */
-const REDIS_URL = TEST_REDIS_URL;
 const API_KEY = 'two-builds-key';
 const CALLBACK_TOKEN = 'two-builds-callback-token-0123';
 const GATEWAY = `/ussd/africastalking/${CALLBACK_TOKEN}`;
@@ -55,6 +56,7 @@ const STEPS = [
   'note',
   'pin',
   'waiting',
+  'paid',
 ] as const;
 type Step = (typeof STEPS)[number];
 const phoneOf = (i: number) => `+2567018770${String(i + 10)}`;
@@ -72,7 +74,7 @@ const POLICY = JSON.stringify({
 });
 
 /** A screen of one of the steps: what the person has before them. */
-const AT: Record<Exclude<Step, 'waiting'>, RegExp> = {
+const AT: Record<Exclude<Step, 'waiting' | 'paid'>, RegExp> = {
   menu: /What would you like to do\?/,
   kind: /What do you want to send\?/,
   phone: /Enter the phone number of the person to pay/,
@@ -253,10 +255,16 @@ function makeLaterBuild(): string {
 
 let service: Service;
 let redis: Redis;
+/** A Redis server of this test's own: both builds' keys and queues, seen by no other test. */
+let REDIS_URL: string;
 let laterRoot: string;
+let balancer: Balancer;
 const processes: ProductProcess[] = [];
 /** Duplicate-Check-Keys of the payment creations that reached the service, in order. */
 const creations: string[] = [];
+/** The waiting person's Duplicate-Check-Key, once their creation reached the service. */
+let heldKey: string | undefined;
+const heldCreations = () => creations.filter((key) => key === heldKey).length;
 
 const paymentsOf = (phone: string) =>
   service.sandbox.controls
@@ -264,8 +272,8 @@ const paymentsOf = (phone: string) =>
     .filter((p) => (p as { metadata: Record<string, string> }).metadata.chat === `ussd:${phone}`);
 
 beforeAll(async () => {
+  REDIS_URL = `redis://127.0.0.1:${(await startOwnRedis()).port}`;
   redis = new Redis(REDIS_URL);
-  await cleanProductKeys(redis);
   laterRoot = makeLaterBuild();
   // The waiting person's creation is held at the service until the later build makes it again under the same
   // key (after the earlier process sending it was killed); that repeat waits until the first reached the service.
@@ -273,6 +281,7 @@ beforeAll(async () => {
     const key = String(req.headers['duplicate-check-key']);
     creations.push(key);
     if (!body.toString().includes(`ussd:${WAITING}`)) return;
+    heldKey = key;
     if (creations.filter((k) => k === key).length === 1) {
       await until('the creation made again', () => creations.filter((k) => k === key).length > 1, {
         timeoutMs: 100_000,
@@ -282,14 +291,21 @@ beforeAll(async () => {
       await until('the held creation at the service', () => paymentsOf(WAITING).length > 0, { timeoutMs: 20_000 });
     }
   });
+  // The service's notifications go to whichever process is up, of either build, as a load balancer sends them.
+  balancer = await new Balancer(() =>
+    processes
+      .filter((p) => p.child.exitCode === null && p.child.signalCode === null)
+      .map((p) => Number(new URL(p.url).port)),
+  ).start();
 }, 60_000);
 
 afterAll(async () => {
   for (const product of processes) if (product.child.exitCode === null) product.child.kill('SIGKILL');
   await Promise.all(processes.map((p) => p.exit));
   await service?.close();
-  await cleanProductKeys(redis);
+  await balancer?.close();
   await redis?.quit();
+  await stopAll();
   await dropProductDatabase();
   if (laterRoot) rmSync(laterRoot, { recursive: true, force: true });
 });
@@ -303,6 +319,7 @@ async function start(name: string, root: string): Promise<Build> {
       REDIS_URL,
       ACCESS_POLICY: POLICY,
       USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+      PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
       // The waiting person is answered "processing" while their creation is held.
       USSD_DEADLINE_MS: '2000',
     },
@@ -327,16 +344,18 @@ describe('a rolling deploy of changed flows', () => {
     const people = STEPS.map((step, i) => new Person(step, PHONES[i]!, String(1100 + i * 100)));
     const person = (step: Step) => people.find((p) => p.step === step)!;
 
-    // On the earlier build, each person walks to their step.
-    await Promise.all(
-      people
-        .filter((p) => p.step !== 'waiting')
-        .map((p) => p.walk(old1, (screen) => AT[p.step as Exclude<Step, 'waiting'>].test(screen))),
-    );
+    // On the earlier build, each person walks to their step; one pays there.
+    const paid = person('paid');
+    await Promise.all([
+      ...people
+        .filter((p) => p.step !== 'waiting' && p !== paid)
+        .map((p) => p.walk(old1, (screen) => AT[p.step as Exclude<Step, 'waiting' | 'paid'>].test(screen))),
+      paid.walk(old1, (screen) => SENT.test(screen)),
+    ]);
     const waiting = person('waiting');
     await waiting.walk(old1, (screen) => AT.pin.test(screen));
     expect(await waiting.hop(old1, '1234')).toMatch(PROCESSING);
-    expect(creations).toHaveLength(1);
+    expect(heldCreations()).toBe(1);
 
     // Each one's next hop, in the same gateway session, goes to the later build.
     const moved = await Promise.all(
@@ -361,6 +380,8 @@ describe('a rolling deploy of changed flows', () => {
     expect(after.pin).toMatch(new RegExp(`${SENT.source}|${PROCESSING.source}`));
     // The payment in flight on the earlier build: being worked on, not started again.
     expect(after.waiting).toMatch(/still working on it|being confirmed/);
+    // The one who paid on the earlier build dials the later one: the start, their payment not made again.
+    expect(after.paid).toMatch(AT.menu);
     for (const p of people.filter((p) => !['note', 'pin', 'waiting'].includes(p.step)))
       expect(p.last, p.step).not.toMatch(UPDATED);
 
@@ -381,7 +402,7 @@ describe('a rolling deploy of changed flows', () => {
     // Everyone finishes on the later build, their hops spread over its two processes.
     await Promise.all(
       people
-        .filter((p) => p !== waiting)
+        .filter((p) => p !== waiting && p !== paid)
         .map(async (p, i) => {
           await p.walk(later[i % 2]!, (screen) => SENT.test(screen) || PROCESSING.test(screen), 25);
           if (!SENT.test(p.last))
@@ -401,11 +422,30 @@ describe('a rolling deploy of changed flows', () => {
       { timeoutMs: 60_000, everyMs: 1000 },
     );
     expect(told).toMatch(SENT);
-    const held = creations[0]!;
-    expect(creations.filter((k) => k === held).length).toBeGreaterThanOrEqual(2);
+    expect(heldCreations()).toBeGreaterThanOrEqual(2);
 
     // Each person paid exactly once, at the service.
     for (const p of people) expect(paymentsOf(p.phone), p.step).toHaveLength(1);
+    // Each payment's notification, queued by a process of either build and worked by one, is shown to its
+    // person: at the next dials until an answer in the session proves the screen arrived, then no more.
+    await Promise.all(
+      people.map(async (p, i) => {
+        const done = new RegExp(`Done: ${Number(p.amount).toLocaleString('en-US')} UGX reached \\+256772000001 `);
+        const shown = () => p.screens.filter(({ screen }) => done.test(screen)).length;
+        await until(
+          `${p.step}'s payment arrived, shown`,
+          async () => shown() > 0 || (await p.dial(later[i % 2]!), shown() > 0),
+          { timeoutMs: 30_000, everyMs: 500 },
+        );
+        // An answer in the session that showed it proves it arrived; shown at two dials at most either way.
+        if (done.test(p.last))
+          expect(await p.hop(later[(i + 1) % 2]!, choice(p.last, /^Pay someone$/))).toMatch(
+            /What do you want to send\?|Pay whom\?/,
+          );
+        await until(`${p.step}'s note no longer shown`, async () => !done.test(await p.dial(later[i % 2]!)));
+        expect(shown(), p.step).toBeLessThanOrEqual(2);
+      }),
+    );
     for (const p of people) for (const { screen } of p.screens) expect(screen).not.toMatch(ERROR);
   }, 150_000);
 });
