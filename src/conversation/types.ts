@@ -193,7 +193,7 @@ export interface TurnEngine extends Engine {
   /**
    * The channel answered delivery `messageId` on its own, "taking longer than expected, dial again to see the
    * result", before the turn did (the USSD router's guard): the person's next dial is told what became of it,
-   * and "nothing was sent" when nothing will tell them (turn.ts unseenAfterToldLate). Never throws. Engines
+   * and "nothing was sent" when nothing will tell them (told-late.ts unseenAfterToldLate). Never throws. Engines
    * without flows (test doubles) leave it out.
    */
   toldLate?(participant: Participant, messageId: string): Promise<void>;

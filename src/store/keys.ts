@@ -145,7 +145,7 @@ export const keys = {
   pending: (c: Conversation): string => `pending:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
   /**
    * The USSD deliveries a gateway's guard answered "taking longer, dial again to see the result" before the
-   * engine did (turn.ts keepToldLate): the next dial says what became of them.
+   * engine did (engine/told-late.ts keepToldLate): the next dial says what became of them.
    */
   toldLate: (c: Conversation): string => `told-late:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
   /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */

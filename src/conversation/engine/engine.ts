@@ -33,7 +33,8 @@ import {
   type FlowTransition,
   type StepContext,
 } from '../flow/flow-runtime.js';
-import { createTurn, keepToldLate } from './turn.js';
+import { createTurn } from './turn.js';
+import { keepToldLate } from './told-late.js';
 import type {
   Address,
   Channel,

@@ -121,3 +121,16 @@ export function withAnswer(ledger: Entry[], id: string, answer: Answer): Entry[]
 export function resolveWaiting(ledger: Entry[], answer: (id: string) => Prompt): Entry[] {
   return ledger.map((entry) => (entry[1] === WAITING ? [entry[0], answer(entry[0])] : entry));
 }
+
+/** The record's flow while it waits at a question of its own (not the menu, not ended or expired, no run out). */
+export function openFlow(record: ConversationRecord, now: number): Session | undefined {
+  const session = record.session;
+  return session !== undefined &&
+    session.flow !== 'menu' &&
+    !session.ended &&
+    !session.notice &&
+    session.expiresAt > now &&
+    record.run === undefined
+    ? session
+    : undefined;
+}
