@@ -297,6 +297,26 @@ describe('a payment in flight at a state the next release removed', () => {
     expect((await recordOf(shared, msg)).session).toMatchObject({ flow: 'menu', build: 2 });
   });
 
+  it("names the payment's short ref on the next release while the old one still waits for the service", async () => {
+    const shared = new MemoryStore();
+    const calls: PayInput[] = [];
+    const hanging = vi.fn((input: PayInput) => (calls.push(input), new Promise<never>(() => {})));
+    const shortRefOf = async (ref: string) => (ref === calls[0]?.duplicateCheckKey ? 'MC-7K2QX' : undefined);
+    const msg = chat();
+    const old = engine(shared, OLD, 1, { services: { createPayment: hanging }, shortRefOf });
+    engines.pop(); // never drained: its call never returns
+    await old.handle(msg({ start: 'pay' }));
+    await old.handle(msg({ text: '100' }));
+    void old.handle(msg({ choice: 'yes' }));
+    await until('the payment call', () => calls.length === 1);
+    // The person writes again and a process of the next release, which has no `paying`, answers.
+    const next = engine(shared, NEW, 2, { services: { createPayment: hanging }, shortRefOf });
+    const answer = await next.handle(msg({ text: 'hi' }));
+    expect(answer.text).toMatch(/being confirmed/);
+    expect(answer.text).toContain('MC-7K2QX');
+    void old.stop();
+  });
+
   it('by a later build, taken over by an earlier one: finishes there too, never restarted', async () => {
     let clock = Date.now();
     const shared = new MemoryStore({ now: () => clock });

@@ -390,7 +390,12 @@ export class Runner {
   private async shortRef(session: Session | undefined): Promise<string | undefined> {
     if (!session || !this.o.shortRefOf) return undefined;
     try {
-      const ref = refOf(this.o.runtime.invocation(session.flow, this.o.runtime.restore(session)));
+      // A session of another build's shape is read from its stored call: this release may not have its state.
+      const { runtime } = this.o;
+      const invocation = runtime.readsAsIs(session)
+        ? runtime.invocation(session.flow, runtime.restore(session))
+        : runtime.storedInvocation(session);
+      const ref = invocation ? refOf(invocation) : undefined;
       return ref ? await within(this.o.shortRefOf(ref), SHORT_REF_WAIT_MS) : undefined;
     } catch (error) {
       this.o.logger.warn(
