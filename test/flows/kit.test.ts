@@ -1,0 +1,48 @@
+/** What the flow authors' kit (src/testing/flow-test.ts) promises a test, beyond the recipe's example. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { flowTest, type FlowTest, type FlowTestOptions } from '../../src/testing/flow-test.js';
+
+const tests: FlowTest[] = [];
+afterEach(async () => {
+  await Promise.all(tests.splice(0).map((t) => t.close()));
+});
+const check = (options: FlowTestOptions = {}) => {
+  const t = flowTest('check', { channel: 'telegram', ...options });
+  tests.push(t);
+  return t;
+};
+
+describe('flowTest', () => {
+  it('fails the step whose service call it was given no answer for, naming the service', async () => {
+    const t = check();
+    await expect(t.dial().press('Latest payments received')).rejects.toThrow(/latestCollections was called/);
+    expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+  });
+
+  it('rejects a chain with what was seen and skips its later steps; the next chain goes on', async () => {
+    const t = check({ answers: { latestCollections: { output: [] } } });
+    await expect(t.dial().sees('Not on this screen').press('Latest payments received')).rejects.toThrow(
+      /expected to see Not on this screen on:\nCheck a payment received/,
+    );
+    expect(t.calls).toEqual([]);
+    await t.press('Latest payments received').sees('No payments received yet.');
+  });
+
+  it('runs on its own clock: an answer after the session expired starts over, one before does not', async () => {
+    const t = check();
+    await t.dial().send('hello');
+    expect(t.flow()?.id).toBe('check');
+    await t
+      .wait(11 * 60_000)
+      .send('hello')
+      .sees('What would you like to do?');
+    expect(t.flow()?.id).toBe('menu');
+  });
+
+  it('types a dial string ahead on USSD, as a phone sends it', async () => {
+    const t = flowTest('check', { answers: { latestCollections: { output: [] } } });
+    tests.push(t);
+    await t.dial('*384*123*3*1#').sees('No payments received yet.');
+    expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+  });
+});
