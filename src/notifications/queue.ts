@@ -32,11 +32,30 @@ const STALLED_JOBS = { lockDuration: 15_000, stalledInterval: 10_000, maxStalled
 
 /**
  * What wrote a queued job: its build (src/conversation/flow/build.ts, ordered) and the shape of that build's
- * flows (flows/shape.ts releaseShape). Stored with each job of an object (BullMQ), as `writtenBy`.
+ * flows (flows/shape.ts releaseShape). Stored with every BullMQ job in its name ({@link stampName}: a job of any
+ * data, a batch of notices being an array), and with a job of an object also as its `writtenBy` field, where
+ * the builds before the name carried it read it.
  */
 export interface JobStamp {
   build: number;
   flows: string;
+}
+
+/** The BullMQ job name of an unstamped job. */
+const JOB_NAME = 'notification';
+
+/** The BullMQ job name that carries `stamp`: `notification <build> <flows>`. */
+export function stampName(stamp: JobStamp): string {
+  return `${JOB_NAME} ${stamp.build} ${stamp.flows}`;
+}
+
+/** The stamp of a job: its data's `writtenBy`, else its name's; undefined when it carries none. */
+function stampOf(name: string, data: unknown): JobStamp | undefined {
+  const field = typeof data === 'object' && data !== null ? (data as { writtenBy?: unknown }).writtenBy : undefined;
+  if (typeof field === 'object' && field !== null && typeof (field as JobStamp).build === 'number')
+    return field as JobStamp;
+  const m = /^notification (\d+) (\S+)$/.exec(name);
+  return m ? { build: Number(m[1]), flows: m[2]! } : undefined;
 }
 
 /**
@@ -360,7 +379,7 @@ export class BullQueue<T> implements JobQueue<T> {
     const { written } = this.options;
     const data =
       written && typeof job === 'object' && job !== null && !Array.isArray(job) ? { ...job, writtenBy: written } : job;
-    await this.queue.add('notification', data, {
+    await this.queue.add(written ? stampName(written) : JOB_NAME, data, {
       ...(id ? { jobId: id.replace(/:/g, '_') } : {}),
       ...(delayMs ? { delay: delayMs } : {}),
     });
@@ -388,13 +407,13 @@ export class BullQueue<T> implements JobQueue<T> {
     this.worker = new Worker(
       this.name,
       async (job: Job, token?: string) => {
-        const { writtenBy, ...data } = job.data as { writtenBy?: JobStamp };
-        if (this.handsBack(writtenBy, job.timestamp)) {
+        // Due when it was added plus the delay it was added with (its `delay` is a retry's or a hand-back's since).
+        if (this.handsBack(stampOf(job.name, job.data), job.timestamp + (job.opts.delay ?? 0))) {
           this.options.logger.info({ queue: this.label, jobId: job.id }, "queue: a later build's job handed back");
           await job.moveToDelayed(Date.now() + HAND_BACK_MS, token);
           throw new DelayedError();
         }
-        await handler((writtenBy === undefined ? job.data : data) as T);
+        await handler(withoutStamp(job.data) as T);
       },
       {
         connection: this.options.shared?.worker ?? this.connect(this.redisUrl),
@@ -421,14 +440,15 @@ export class BullQueue<T> implements JobQueue<T> {
   }
 
   /**
-   * A job a later build wrote, with other flows than this build's, queued less than {@link HAND_BACK_FOR_MS}
-   * ago: left for a worker of that build, never read by this older code.
+   * A job a later build wrote, with other flows than this build's, due less than {@link HAND_BACK_FOR_MS} ago
+   * (a follow-up queued for 30 minutes counts from then): left for a worker of that build, never read by this
+   * older code.
    */
-  private handsBack(writtenBy: JobStamp | undefined, queuedAt: number): boolean {
+  private handsBack(writtenBy: JobStamp | undefined, dueAt: number): boolean {
     const mine = this.options.written;
-    if (!mine || !writtenBy || typeof writtenBy.build !== 'number') return false;
+    if (!mine || !writtenBy) return false;
     if (writtenBy.flows === mine.flows || writtenBy.build <= mine.build) return false;
-    return Date.now() - queuedAt < HAND_BACK_FOR_MS;
+    return Date.now() - dueAt < HAND_BACK_FOR_MS;
   }
 
   async depth(): Promise<number> {
@@ -453,6 +473,13 @@ export class BullQueue<T> implements JobQueue<T> {
     // Its own connections; shared ones are closed by their owner.
     await Promise.all(this.connections.map((c) => closeRedis(c)));
   }
+}
+
+/** A job's data without the stamp an object carries (`writtenBy`): what its handler is given. */
+function withoutStamp(data: unknown): unknown {
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || !('writtenBy' in data)) return data;
+  const { writtenBy: _stamp, ...rest } = data as { writtenBy?: unknown };
+  return rest;
 }
 
 /**

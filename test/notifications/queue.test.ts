@@ -1,10 +1,17 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BullQueue, FAILED_JOBS_KEPT, MemoryQueue, QueueFullError } from '../../src/notifications/queue.js';
+import {
+  BullQueue,
+  FAILED_JOBS_KEPT,
+  HAND_BACK_MS,
+  MemoryQueue,
+  QueueFullError,
+} from '../../src/notifications/queue.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL } from '../conversation/redis-helper.js';
 import { QUEUE_PREFIX } from '../../src/redis/connect.js';
+import { until } from '../until.js';
 
 const logger = createLogger('silent');
 
@@ -165,6 +172,64 @@ describe('BullQueue (real Redis)', () => {
     expect(await got.promise).toEqual({ n: 1 });
     expect(oldGot).toEqual([{ n: 2 }]);
     await check.close();
+  });
+
+  /** Waits until the job `id` is put off by a hand-back (delayed {@link HAND_BACK_MS}), or `got` holds something. */
+  async function handedBack(check: Queue, id: string, got: unknown[]): Promise<void> {
+    for (;;) {
+      if (got.length > 0) return;
+      const delayed = await check.getDelayed();
+      if (delayed.some((job) => job.id === id && job.delay > 0 && job.delay <= HAND_BACK_MS)) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it("hands back a later build's batch of notices (a job that is an array) as any other of its jobs", async () => {
+    const older = { build: 1, flows: 'old-flows' };
+    const newer = { build: 2, flows: 'new-flows' };
+    const next = new BullQueue<number[]>(url, name, { logger, written: newer });
+    const old = new BullQueue<number[]>(url, name, { logger, written: older });
+    queues.push(next as never, old as never);
+    await next.add([1, 2], { id: 'batch:1' });
+    const oldGot: unknown[] = [];
+    old.process(async (job) => void oldGot.push(job));
+    const check = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix: QUEUE_PREFIX });
+    await handedBack(check, 'batch_1', oldGot);
+    expect(oldGot).toEqual([]);
+    // Its own build's batch, as it was added.
+    await old.add([3], { id: 'batch:2' });
+    await until('the older build works its own batch', () => oldGot.length > 0);
+    expect(oldGot).toEqual([[3]]);
+    await old.close();
+    const got = deferred<unknown>();
+    next.process(async (job) => got.resolve(job));
+    expect(await got.promise).toEqual([1, 2]);
+    await check.close();
+  });
+
+  it("hands back a later build's job queued long ago for its delay: the hand-back time counts from when it was due", async () => {
+    const older = { build: 1, flows: 'old-flows' };
+    const newer = { build: 2, flows: 'new-flows' };
+    const old = new BullQueue<{ n: number }>(url, name, { logger, written: older });
+    queues.push(old);
+    // A follow-up the later build queued 30 minutes ago, due now (BullMQ's own `timestamp`, no wait).
+    const raw = new Queue(name, { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix: QUEUE_PREFIX });
+    const halfHour = 30 * 60_000;
+    await raw.add(
+      `notification ${newer.build} ${newer.flows}`,
+      { n: 1, writtenBy: newer },
+      { jobId: 'late_1', timestamp: Date.now() - halfHour, delay: halfHour },
+    );
+    const oldGot: unknown[] = [];
+    old.process(async (job) => void oldGot.push(job));
+    await handedBack(raw, 'late_1', oldGot);
+    expect(oldGot).toEqual([]);
+    // Handed back, it is still left alone when its put-off ends (the job's delay is the hand-back's now).
+    const [job] = await raw.getDelayed();
+    await job!.promote();
+    await handedBack(raw, 'late_1', oldGot);
+    expect(oldGot).toEqual([]);
+    await raw.close();
   });
 
   it('keeps jobs added while no worker runs, for the next process to work', async () => {
