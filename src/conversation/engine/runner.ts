@@ -37,9 +37,8 @@ import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import { failureText } from '../../../flows/failure.js';
 import { isHeld } from '../../../flows/services.js';
 import { madeNothing, type Lang, type Text, type UserProfile } from '../../../flows/types.js';
-import { errorMessage, type Logger } from '../../log.js';
+import { errorMessage } from '../../log.js';
 import { logged, userOfAddress } from '../../store/chat-address.js';
-import type { Answers } from './answers.js';
 import { keys } from '../../store/keys.js';
 import {
   answerOf,
@@ -51,7 +50,6 @@ import {
   type Stored,
 } from './ledger.js';
 import { rememberProfile } from './profile.js';
-import type { RecordCache } from './record-cache.js';
 import { addPending } from '../channels/ussd-inbox.js';
 import { randomId } from '../../store/random-id.js';
 import { pauseAfter, rideOut, STORE_TRIES } from '../../store/ride-out.js';
@@ -62,99 +60,27 @@ import {
   stepName,
   transition,
   type FlowEnd,
-  type FlowRuntime,
-  type Invocation,
   type FlowTransition,
   type Session,
-  type StepContext,
 } from '../flow/flow-runtime.js';
-import type { Address, Channel, ChannelCapabilities, Participant, Prompt } from '../types.js';
-import type { Lease, LeaseChange, SessionStore } from '../../store/types.js';
+import type { Address, Participant, Prompt } from '../types.js';
+import type { LeaseChange } from '../../store/types.js';
 import { within } from '../../within.js';
+import { holdLease, leaseOf, releaseLease, takeLease } from './lease.js';
+import {
+  CAS_ATTEMPTS,
+  isMoneyRun,
+  refOf,
+  sleep,
+  type Answered,
+  type LocalRun,
+  type RunnerOptions,
+  type RunStart,
+  type Waiter,
+} from './run.js';
 
-export interface RunnerOptions {
-  store: SessionStore;
-  records: RecordCache;
-  runtime: FlowRuntime;
-  answers: Answers;
-  /** The StepContext of a conversation's user (the FlowInput of a flow a run's outcome starts). */
-  context(participant: Participant): StepContext;
-  /** What a channel can do, as its adapter declares it (EngineOptions.channels). */
-  capabilitiesOf(channel: Channel): ChannelCapabilities;
-  /** Per channel, how long a delivery waits for a run before it is answered "processing". */
-  deadlineOf(channel: Channel): number;
-  /** Lifetime of a run's lease (EngineOptions.runLeaseMs). */
-  leaseMs: number;
-  /** How often the open runs are swept for leases that expired (EngineOptions.sweepEveryMs). */
-  sweepEveryMs: number;
-  onLateOutcome?: (address: Address, prompt: Prompt) => void | Promise<void>;
-  onFlowEnd?: (end: FlowEnd) => void;
-  /** Told of the screen that answered a money-moving call, once written (EngineOptions.onMoneyAnswer). */
-  onMoneyAnswer?: (answer: MoneyAnswer) => void;
-  /** The short ref of our ref, once its intent is written (EngineOptions.shortRefOf). Default: none. */
-  shortRefOf?: (ref: string) => Promise<string | undefined>;
-  /**
-   * Gives back the spend reserved under a payment's key when its run was lost before the call (the access
-   * policy's giveBackSpend, wherever it keeps totals). Default: nothing given back.
-   */
-  giveBack?: (ref: string) => Promise<unknown>;
-  /**
-   * Clock in milliseconds: deadlines, the lease's age, the times of the run's moves between steps. The runner
-   * reads no other clock (its waits are timers, so tests run it on fake time).
-   */
-  now: () => number;
-  /** Told of each move of the run between steps once its outcome is written (EngineOptions.onTransition). */
-  onTransition?: (transition: FlowTransition) => void;
-  logger: Logger;
-}
+export type { Answered, MoneyAnswer, RunnerOptions, RunStart, Waiter } from './run.js';
 
-/** A delivery waiting for the run of its conversation, and what its answer needs. */
-export interface Waiter {
-  key: string;
-  participant: Participant;
-  /** Its ledger id. */
-  id: string;
-  lang: Lang;
-  /** Lines shown above its answer (the pending outcomes a new channel session shows). */
-  notes: string[];
-  /** Its channel's state for an answer (TurnEngine), kept with the conversation while it is the newest delivery. */
-  after?: (prompt: Prompt) => unknown;
-}
-
-/** An answer, and the channel state kept with it. */
-export interface Answered {
-  prompt: Prompt;
-  state: unknown;
-}
-
-/** A run to start: the caller holds its lease and wrote its id in the record. */
-export interface RunStart {
-  key: string;
-  participant: Participant;
-  token: string;
-  /** When the lease was asked for (RunnerOptions.now, before the command went out): it lasts leaseMs from then at least. */
-  leasedAt: number;
-  /** The busy session to run (live: a secret state reached by a call is run from memory, never stored). */
-  session: Session;
-  /** The record as written with the run's id. */
-  stored: Stored;
-  /** The delivery that started the run, when it waits in this process: its answer carries its notes. */
-  starter?: Waiter;
-}
-
-/** A run going on in this process: a handle to wait on. The lease, not this, is what makes it the only one. */
-interface LocalRun {
-  token: string;
-  /** The run has its outcome and is writing it: a waiter at its deadline waits for that write (a round trip). */
-  settling: boolean;
-  /** Settles once the outcome is written, or the run stopped without: what waiters wait for. */
-  settled: Promise<void>;
-  /** Settles when the run stopped: its outcome written (and delivered late), lost to another run, or failed. */
-  stopped: Promise<void>;
-}
-
-/** Attempts of a compare-and-set when other writers keep winning. */
-const CAS_ATTEMPTS = 5;
 /** Attempts to write a run's outcome when other writes keep coming between (waiters, "processing" marks). */
 const SETTLE_ATTEMPTS = 8;
 /** How often a delivery waiting for a run in another process reads the record. */
@@ -182,7 +108,6 @@ const SHORT_REF_WAIT_MS = 300;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** How often, and for how long, a run-starting write whose landing is unknown is read again (followUnknown). */
 const UNKNOWN_READ_EVERY_MS = 1_000;
 const UNKNOWN_READ_FOR_MS = 5 * 60_000;
@@ -199,9 +124,6 @@ const takeoverWait = (takeovers: number): number =>
   takeovers < MAX_TAKEOVERS
     ? 0
     : Math.min(TAKEOVER_WAIT_MAX_MS, TAKEOVER_WAIT_FIRST_MS * 2 ** (takeovers - MAX_TAKEOVERS));
-
-/** The run lease of a conversation, listed in the part of the open runs in its slot (`index`: the part it was found in). */
-const leaseOf = (key: string, index = keys.openRuns(key)): Lease => ({ key: keys.runLease(key), index, member: key });
 
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
@@ -223,17 +145,7 @@ export class Runner {
 
   /** The lease of `key` for `token`, taken by the write that records the run (SessionStore.set). */
   take(key: string, token: string): LeaseChange {
-    return { take: leaseOf(key), token, ms: this.o.leaseMs };
-  }
-
-  /**
-   * Gives up a lease. `unlist` once nothing is left to run (the outcome written, or no run due); without it
-   * the conversation stays listed and a sweep looks at it again (a run may still be due: a write lost or failed).
-   */
-  private async release(key: string, token: string, unlist = false, index?: string): Promise<void> {
-    await this.o.store
-      .releaseLease(leaseOf(key, index), token, unlist)
-      .catch((error: unknown) => this.o.logger.warn({ err: errorMessage(error) }, 'engine: lease not released'));
+    return takeLease(key, token, this.o.leaseMs);
   }
 
   /** Starts a run in this process. */
@@ -291,7 +203,7 @@ export class Runner {
         'engine: a delivery waiting for a run failed; answered processing',
       );
       const prompt = answers.withNotes(
-        answers.processing(waiter.participant.channel, waiter.lang, this.money(stored.record.session)),
+        answers.processing(waiter.participant.channel, waiter.lang, isMoneyRun(this.o, stored.record.session)),
         waiter.notes,
       );
       return { prompt, state: waiter.after?.(prompt) };
@@ -352,7 +264,7 @@ export class Runner {
           if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
           const address = keys.conversationOf(key);
           if (!address || keys.openRuns(key) !== parts[i]) {
-            await this.release(key, '', true, parts[i]);
+            await releaseLease(this.o, key, '', true, parts[i]);
             continue;
           }
           await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
@@ -376,10 +288,6 @@ export class Runner {
     clearInterval(this.timer);
     await this.sweeping;
     await this.drain();
-  }
-
-  private money(session: Session | undefined): boolean {
-    return session !== undefined && this.o.runtime.isMoneySession(session);
   }
 
   /**
@@ -449,7 +357,7 @@ export class Runner {
    */
   private async late(waiter: Waiter, from: Stored): Promise<Answered> {
     const { answers, records, logger } = this.o;
-    const money = this.money(from.record.session);
+    const money = isMoneyRun(this.o, from.record.session);
     const ref = money ? await this.shortRef(from.record.session) : undefined;
     const prompt = answers.withNotes(
       answers.processing(waiter.participant.channel, waiter.lang, money, ref),
@@ -504,7 +412,7 @@ export class Runner {
         }
         const { record } = fresh;
         const takeovers = run.takeovers ?? 0;
-        const money = this.money(record.session);
+        const money = isMoneyRun(this.o, record.session);
         const admitted = record.session && !money ? this.o.runtime.admit(record.session) : undefined;
         if (admitted && admitted.kind !== 'continue') {
           // A run of a flow this release cannot read, before any money call. A later build's, not over: left
@@ -613,7 +521,7 @@ export class Runner {
       return undefined;
     } finally {
       if (!parked && (!this.runs.has(key) || this.runs.get(key)?.token !== token))
-        await this.release(key, token, unlist);
+        await releaseLease(this.o, key, token, unlist);
     }
   }
 
@@ -650,28 +558,12 @@ export class Runner {
     const { key, participant, token, starter } = start;
     const { store, runtime, answers, logger } = this.o;
     const log = logged(participant);
-    const lease = leaseOf(key);
-    let leasedAt = start.leasedAt;
-    /** Renews the lease; true while it is this run's. */
-    const renew = async (): Promise<boolean> => {
-      const asked = this.o.now();
-      const held = await store.lease(lease, token, this.o.leaseMs);
-      if (held) leasedAt = asked;
-      return held;
-    };
-    const renewal = setInterval(() => {
-      renew().then(
-        (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
-        (error: unknown) =>
-          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
-      );
-    }, this.o.leaseMs / 3);
-    renewal.unref();
+    const lease = holdLease(this.o, key, token, start.leasedAt, log);
     let current = start.stored;
     let session = start.session;
     let profile: UserProfile = current.record.profile ?? { lang: 'en' };
     /** A money-moving call may have reached the service (a call in a money state, or the stored state is one). */
-    let money = this.money(session);
+    let money = isMoneyRun(this.o, session);
     let called = false;
     /** This run made a call in a money state. */
     let moneyCalled = false;
@@ -685,13 +577,11 @@ export class Runner {
       for (let first = true; isBusy(runtime.restore(session)); first = false) {
         const snapshot = runtime.restore(session);
         if (!first) {
-          // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours. A
-          // lease asked for less than a third of its life ago is ours without asking: nobody takes a lease
-          // before it expires, and it was set to last at least leaseMs from then.
-          const fresh = this.o.now() - leasedAt < this.o.leaseMs / 3;
+          // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours
+          // (without asking while it is fresh).
           const [kept, held] = await Promise.all([
             isSecret(snapshot) ? current : this.persist(key, token, current, session),
-            fresh || renew(),
+            lease.fresh() || lease.renew(),
           ]);
           if (!kept || !held) {
             if (!kept && !money && (await this.startLost(key, current.version))) {
@@ -821,7 +711,7 @@ export class Runner {
         }
       }
     } finally {
-      clearInterval(renewal);
+      lease.stop();
     }
   }
 
@@ -863,16 +753,9 @@ export class Runner {
    */
   private async finishMoney(start: RunStart, local: LocalRun, written: () => void): Promise<void> {
     const { key, participant, token, starter, session } = start;
-    const { store, runtime, answers, logger } = this.o;
+    const { runtime, answers, logger } = this.o;
     const log = logged(participant);
-    const renewal = setInterval(() => {
-      store.lease(leaseOf(key), token, this.o.leaseMs).then(
-        (held) => held || logger.warn(log, 'engine: a run found its lease taken'),
-        (error: unknown) =>
-          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a run could not renew its lease'),
-      );
-    }, this.o.leaseMs / 3);
-    renewal.unref();
+    const lease = holdLease(this.o, key, token, start.leasedAt, log);
     const current = start.stored;
     const profile: UserProfile = current.record.profile ?? { lang: 'en' };
     try {
@@ -914,7 +797,7 @@ export class Runner {
         'engine: a run failed after its money-moving call; it is left to be taken over',
       );
     } finally {
-      clearInterval(renewal);
+      lease.stop();
     }
   }
 
@@ -1155,15 +1038,6 @@ export class Runner {
   }
 }
 
-/** The screen that answered a money-moving call (EngineOptions.onMoneyAnswer). */
-export interface MoneyAnswer {
-  /** Our ref: the call's Duplicate-Check-Key. */
-  ref: string;
-  channel: Channel;
-  conversationId: string;
-  text: string;
-}
-
 /**
  * The words of a money call's outcome without its flow's machine (Runner.finishMoney): sent, or held for an
  * approver; a failure that proves nothing was made in the words flows use; anything else being confirmed.
@@ -1176,12 +1050,4 @@ export function moneyOutcome(outcome: EventObject): Text {
   }
   const error = (outcome as { error?: unknown }).error;
   return madeNothing(error) ? failureText(error) : { key: 'common.confirming' };
-}
-
-/** The Duplicate-Check-Key a money-moving invocation carries in its input, if any. */
-function refOf(invocation: Invocation): string | undefined {
-  const input = invocation.input as { duplicateCheckKey?: unknown } | undefined;
-  return typeof input?.duplicateCheckKey === 'string' && input.duplicateCheckKey !== ''
-    ? input.duplicateCheckKey
-    : undefined;
 }
