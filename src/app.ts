@@ -186,7 +186,12 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   logger.info(journalDatabases.line);
   const journal = new Journal(database.db);
   const journalRedis = config.redis
-    ? connectRedis(config.redis, { name: 'journal', logger, keyPrefix: 'momo:', maxRetriesPerRequest: 1 })
+    ? connectRedis(config.redis, {
+        name: 'journal',
+        logger,
+        keyPrefix: config.REDIS_KEY_PREFIX,
+        maxRetriesPerRequest: 1,
+      })
     : undefined;
   const journalWriter = new JournalWriter({ journal, redis: journalRedis, logger });
   journalWriter.start();
@@ -251,7 +256,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }
   const apiKey = config.MOMO_API_KEY ?? config.SANDBOX_API_KEY;
   // Every read on the main API waits for the budget all processes share (30 a minute per key).
-  const readBudget = createReadBudget(config.redis, apiKey, { logger });
+  const readBudget = createReadBudget(config.redis, apiKey, { logger, keyPrefix: config.REDIS_KEY_PREFIX });
   closers.push(['read budget', () => readBudget.close()]);
   const clientOptions = {
     baseUrl: config.MOMO_BASE_URL ?? url,
@@ -264,7 +269,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   };
   const client = new MomoClient({ ...clientOptions, readBudget });
 
-  const store = createSessionStore({ redisUrl: config.redis, logger });
+  const store = createSessionStore({ redisUrl: config.redis, logger, keyPrefix: config.REDIS_KEY_PREFIX });
   // The directory of people (src/people): imported from the policy, read whole into every process.
   const people = await startPeople({ config, policy, logger, database });
   closers.push(['people', () => people.close()]);
@@ -329,7 +334,12 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     },
   );
 
-  const funnel = createFunnel({ redisUrl: config.redis, days: config.FUNNEL_DAYS, logger });
+  const funnel = createFunnel({
+    redisUrl: config.redis,
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    days: config.FUNNEL_DAYS,
+    logger,
+  });
   closers.push(['funnel', () => funnel.close()]);
 
   const notifiers: Partial<Record<Channel, Notifier>> = {};
@@ -408,6 +418,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     made,
     client,
     redisUrl: config.redis,
+    keyPrefix: config.REDIS_KEY_PREFIX,
     // Named for the organization (its API key): a staging and a production product sharing a Redis never
     // take each other's queued notifications (a worker taking another's finds no record of it, and would
     // complete the job told to nobody).
@@ -486,6 +497,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       messages: config.RATE_LIMIT_MESSAGES,
       windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
       redisUrl: config.redis,
+      keyPrefix: `${config.REDIS_KEY_PREFIX}ratelimit`,
       store,
       logger,
     },
@@ -547,6 +559,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     requests: config.SOURCE_RATE_LIMIT_REQUESTS,
     windowSeconds: config.SOURCE_RATE_LIMIT_WINDOW_SECONDS,
     redisUrl: config.redis,
+    keyPrefix: `${config.REDIS_KEY_PREFIX}sourcelimit`,
     addressOf: (req) => direct.ip(req),
     logger,
   });

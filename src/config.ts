@@ -6,6 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { isTimeZone } from './local-time.js';
 import type { HostPort, RedisSettings } from './redis/connect.js';
+import { DEFAULT_KEY_PREFIX, keyPrefixProblem } from './store/keys.js';
 
 const optionalString = z
   .string()
@@ -192,6 +193,19 @@ const envSchema = z.object({
   REDIS_SENTINEL_PASSWORD: optionalString,
   /** TLS to the Redis servers (and Sentinels) in Sentinel or Cluster mode. Default false. */
   REDIS_TLS: flag,
+  /**
+   * The start of every key the product writes to Redis (conversations, queues, marks, limits, the funnel), so
+   * several products (staging and production, or tests) can share one Redis without seeing each other's keys:
+   * letters, digits and `. _ - :`, ending with a colon (`staging:`). No braces (they would take the keys' hash tags
+   * away on a cluster), no spaces, never empty. Default momo:.
+   */
+  REDIS_KEY_PREFIX: z
+    .string()
+    .default(DEFAULT_KEY_PREFIX)
+    .superRefine((v, ctx) => {
+      const problem = keyPrefixProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)}: ${problem}` });
+    }),
   /**
    * Seconds a stop (SIGTERM, SIGINT) may take: its steps are bounded within them (the HTTP drain, the runs and
    * every part's close by 60%, the journal's last writes by 85%; a step left behind is named in a line), and past

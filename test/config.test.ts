@@ -91,6 +91,46 @@ describe('REDIS_URL', () => {
   );
 });
 
+describe('REDIS_KEY_PREFIX', () => {
+  const refusal = (prefix: string) => {
+    try {
+      loadConfig({ REDIS_KEY_PREFIX: prefix });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    return undefined;
+  };
+
+  it('is momo: unless set', () => {
+    expect(loadConfig({}).REDIS_KEY_PREFIX).toBe('momo:');
+  });
+
+  it.each([
+    ['', /empty/],
+    ['   ', /no spaces/],
+    ['my app:', /no spaces/],
+    ['{momo}:', /braces would take the keys' hash tags away/],
+    ['momo{1}:', /braces/],
+    ['momo', /then a colon/],
+    ['momo:*', /then a colon/],
+    [`${'a'.repeat(64)}:`, /at most 63/],
+  ])('refuses %j in one line naming it and why', (prefix, reason) => {
+    const message = refusal(prefix);
+    expect(message).toMatch(/REDIS_KEY_PREFIX: /);
+    expect(message).toMatch(reason);
+    expect(message).not.toContain('\n');
+  });
+
+  it.each(['momo:', 'staging-2:', 'test:kill:1b4e28ba-2fa1-11d2-883f-0016d3cca427:', 'a.b_c:'])(
+    'takes %s',
+    (prefix) => {
+      expect(refusal(prefix)).toBeUndefined();
+      expect(loadConfig({ REDIS_KEY_PREFIX: prefix }).REDIS_KEY_PREFIX).toBe(prefix);
+    },
+  );
+});
+
 describe('REDIS_SENTINELS and REDIS_CLUSTER_NODES', () => {
   it('take host names as a container network gives them (redis_sentinel_1), as REDIS_URL does', () => {
     expect(

@@ -1,7 +1,7 @@
 /**
  * `node dist/src/main.js` as a child process: the start banner says WhatsApp is on, and a start with only some
  * of its settings exits 2 with one line naming the missing ones; so does a REDIS_URL naming a database its
- * server does not have.
+ * server does not have, and a REDIS_KEY_PREFIX that is none.
  */
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -85,6 +85,21 @@ describe('npm start and REDIS_URL', () => {
       expect(stdout).toBe('');
       expect(stderr.trim().split('\n')).toEqual([
         `REDIS_URL: database ${databases} is not on the server at ${server.host} (it has ${databases}: 0 to ${databases - 1}), so every connection would fail to select it: name one of its databases`,
+      ]);
+    },
+    START_TIMEOUT_MS,
+  );
+});
+
+describe('npm start and REDIS_KEY_PREFIX', () => {
+  it(
+    'refuses a prefix with braces: exit 2, one line naming the setting and why',
+    async () => {
+      const { code, stdout, stderr } = await run({ REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: '{momo}:' });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.trim().split('\n')).toEqual([
+        `Invalid configuration: REDIS_KEY_PREFIX: "{momo}:": braces would take the keys' hash tags away on a cluster`,
       ]);
     },
     START_TIMEOUT_MS,

@@ -3,8 +3,8 @@
  *
  * - `TEST_REDIS_URL` (default `redis://127.0.0.1:6379/15`): the Redis database of the tests. Tests in one
  *   process share it under key prefixes of their own (test/conversation/redis-helper.ts); the tests that start
- *   the product as a process (test/shutdown/, test/chaos/) use the product's own `momo:` keys there, one file
- *   at a time (vitest.config.ts's `processes` project), and delete them before and after.
+ *   the product as a process (test/shutdown/, test/chaos/) give it a REDIS_KEY_PREFIX of their own
+ *   (test/shutdown/product.ts productKeyPrefix) and delete only the keys under it.
  * - `CHROMIUM_PATH` (default `/usr/bin/chromium`): the headless browser of the page tests.
  * - `POSTGRES_URL` (test/journal/databases.ts): the PostgreSQL server's admin database.
  *

@@ -9,7 +9,7 @@
  * heap after collection plateau (plateauOf).
  *
  * SOAK_MINUTES (default 5; BENCH_QUICK=1: 1) and SOAK_USERS (default 16). Redis: REDIS_URL's server, database
- * 12, whose product keys are deleted before and after (as the chaos run does on its own database).
+ * 12, the product's keys under a prefix of the run's own (REDIS_KEY_PREFIX), deleted after.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { ACKNOWLEDGED, decide, OUTCOME, PIN, ussdChoice, type Decision } from '../../test/chaos/users.js';
-import { cleanProductKeys } from '../../test/shutdown/product.js';
+import { cleanProductKeys, productKeyPrefix } from '../../test/shutdown/product.js';
 import { compileBench, compiledPath, stop } from '../child.js';
 import type { MemoryReport } from './probe.js';
 
@@ -178,7 +178,7 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
   const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   redisUrl.pathname = '/12';
   const redis = new Redis(redisUrl.toString());
-  await cleanProductKeys(redis);
+  const keyPrefix = productKeyPrefix('soak');
   const dir = mkdtempSync(join(tmpdir(), 'momo-soak-'));
   const phones = Array.from({ length: users }, (_, i) => `+256701${String(500_000 + i).padStart(6, '0')}`);
 
@@ -202,6 +202,7 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
     MOMO_WEBHOOK_USER: WEBHOOK_USER,
     MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
     REDIS_URL: redisUrl.toString(),
+    REDIS_KEY_PREFIX: keyPrefix,
     PUBLIC_URL: url,
     ACCESS_POLICY_FILE: writePolicy(dir, phones),
     USSD_CALLBACK_TOKEN: USSD_TOKEN,
@@ -341,7 +342,7 @@ export async function runSoakBench(quick: boolean, log: (line: string) => void):
     sandboxServer.close(() => resolve());
   });
   await sandbox.close();
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, keyPrefix);
   redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 

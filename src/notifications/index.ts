@@ -29,7 +29,7 @@ import { smsWork, type SmsJob, type SmsSender } from './sms.js';
 import { addReceiverRoutes } from './receiver.js';
 import { verifyCollection, type VerifyPolicy } from './verify.js';
 import type { RedisTarget } from '../redis/connect.js';
-import { queuePrefixes } from '../store/keys.js';
+import { queuePrefixesOf } from '../store/keys.js';
 
 export { ensureWebhooks } from './register.js';
 export { EVENT_TYPES, deliveryFor, parseChat, parseNotice } from './events.js';
@@ -50,7 +50,10 @@ export interface NotificationsOptions {
   basicAuth?: { user: string; password: string };
   /** Redis (src/redis/connect.ts) for the shared, restart-proof queues and the order and dedup marks; unset: in memory. */
   redisUrl?: RedisTarget;
-  /** Prefix of the marks' keys in Redis. Default `momo:`, the session store's. */
+  /**
+   * The product's key prefix (REDIS_KEY_PREFIX): the marks' keys start with it, and the queues' tags carry its
+   * name (keys.ts queuePrefixesOf). Default `momo:`, the session store's.
+   */
   keyPrefix?: string;
   /** The order and dedup marks. Default: in Redis with `redisUrl`, else in memory; closed by stop(). */
   marks?: NotificationMarks;
@@ -139,6 +142,7 @@ function noticesOf(job: NotificationJob | unknown): Notice[] {
 export function createNotifications(options: NotificationsOptions) {
   const { logger, made } = options;
   const name = options.queueName ?? 'momo-notifications';
+  const prefixes = queuePrefixesOf(options.keyPrefix);
   // Each queue spanning every payment is in parts of their own tag on Redis (keys.ts queuePrefixes; one queue
   // in memory), a job in the part of its payment: on a cluster they spread over the masters, and an add waits
   // for the replicas of its own part's master. The receiver answers the service on the add: on Sentinel or a
@@ -153,13 +157,14 @@ export function createNotifications(options: NotificationsOptions) {
     (job) => {
       const pieces = new Map<string, Notice[]>();
       for (const notice of job) {
-        const part = queuePrefixes.part('notifications', noticeKey(notice));
+        const part = prefixes.part('notifications', noticeKey(notice));
         const piece = pieces.get(part);
         if (piece) piece.push(notice);
         else pieces.set(part, [notice]);
       }
       return [...pieces.values()];
     },
+    prefixes,
   );
   // Added with the intent, before the money call: on Sentinel or a cluster it waits for the replicas (a failover
   // during the call would drop it, and with it the check of an outcome whose notification never comes), but never
@@ -170,11 +175,21 @@ export function createNotifications(options: NotificationsOptions) {
     options.redisUrl,
     { ...options.queue, concurrency: FOLLOW_UP_CONCURRENCY, replicated: 'waited', logger },
     (job) => job.ref,
+    undefined,
+    prefixes,
   );
   const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
   const reads = serviceReads(options.client);
   const texts = options.sms
-    ? createPartedQueue<SmsJob>('sms', `${name}-sms`, options.redisUrl, { ...options.queue, logger }, (job) => job.key)
+    ? createPartedQueue<SmsJob>(
+        'sms',
+        `${name}-sms`,
+        options.redisUrl,
+        { ...options.queue, logger },
+        (job) => job.key,
+        undefined,
+        prefixes,
+      )
     : undefined;
   const dispatcher = createDispatcher({
     marks,
@@ -243,7 +258,7 @@ export function createNotifications(options: NotificationsOptions) {
      */
     start(): void {
       if (options.redisUrl) {
-        const old = oldQueues(name, options.redisUrl);
+        const old = oldQueues(name, options.redisUrl, options.keyPrefix);
         moving = moveOldJobs(
           options.redisUrl,
           [

@@ -22,7 +22,7 @@
  * payment finds no record of ours and is told to nobody).
  */
 import { Queue } from 'bullmq';
-import { queuePrefixes } from '../store/keys.js';
+import { DEFAULT_KEY_PREFIX, queuePrefixesOf } from '../store/keys.js';
 import type { Logger } from '../log.js';
 import { closeRedis, connectRedis, settingsOf, type RedisTarget } from '../redis/connect.js';
 import type { JobQueue } from './queue.js';
@@ -42,18 +42,24 @@ export interface OldQueue {
 
 /**
  * The earlier queues whose jobs belong in the current queues named `name` (notifications), `name-follow-ups`
- * and `name-sms` (each in its parts, keys.ts queuePrefixes, none of them under an earlier prefix), for each.
+ * and `name-sms` (each in its parts, keys.ts queuePrefixes, none of them under an earlier prefix), for each, of
+ * the product under `keyPrefix` (REDIS_KEY_PREFIX).
  */
 export function oldQueues(
   name: string,
   target: RedisTarget,
+  keyPrefix: string = DEFAULT_KEY_PREFIX,
 ): Record<'notifications' | 'followUps' | 'sms', OldQueue[]> {
-  // On a cluster the untagged keys cannot have been used.
-  const prefixes = settingsOf(target).mode === 'cluster' ? [queuePrefixes.shared] : [OLD_PREFIX, queuePrefixes.shared];
+  // Each layout under the prefix's own name (`{momo}:bull` for the default); BullMQ's untagged default, which
+  // holds no name, only for the default prefix (every earlier version's: another prefix must not take a default
+  // product's old jobs), and not on a cluster, where the untagged keys cannot have been used.
+  const shared = queuePrefixesOf(keyPrefix).shared;
+  const untagged = keyPrefix === DEFAULT_KEY_PREFIX && settingsOf(target).mode !== 'cluster' ? [OLD_PREFIX] : [];
+  const prefixes = [...untagged, shared];
   const earlier = (suffix: string): OldQueue[] =>
     [
       ...prefixes.map((prefix) => ({ prefix, name: `${OLD_NAME}${suffix}` })),
-      { prefix: queuePrefixes.shared, name: `${name}${suffix}` },
+      { prefix: shared, name: `${name}${suffix}` },
     ].filter((old, i, all) => all.findIndex((o) => o.prefix === old.prefix && o.name === old.name) === i);
   return { notifications: earlier(''), followUps: earlier('-follow-ups'), sms: earlier('-sms') };
 }

@@ -16,7 +16,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from '../redis/connect.js';
-import { QUEUE_PARTS, queuePrefixes, type PartedQueue } from '../store/keys.js';
+import { QUEUE_PARTS, queuePrefixes, type PartedQueue, type QueuePrefixes } from '../store/keys.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 
@@ -524,7 +524,8 @@ export class ShardedQueue<T> implements JobQueue<T> {
  * bounded by it), and each add waiting for the replicas of the master of its own part (`replicated`); in memory
  * one queue. `split`: {@link ShardedQueue}. The parts share their connections ({@link SharedConnections}): a
  * queue in parts opens as many as one queue did, plus a blocking one a part; and the adds of the parts one
- * master serves share its WAIT (on one server or Sentinel, all of them: one master).
+ * master serves share its WAIT (on one server or Sentinel, all of them: one master). `of`: the product's queue
+ * prefixes (keys.ts queuePrefixesOf its key prefix).
  */
 export function createPartedQueue<T>(
   queue: PartedQueue,
@@ -533,14 +534,15 @@ export function createPartedQueue<T>(
   options: QueueOptions,
   keyOf: (job: T) => string,
   split?: (job: T) => T[],
+  of: QueuePrefixes = queuePrefixes,
 ): JobQueue<T> {
   if (!redisUrl) return new MemoryQueue<T>(options);
-  const prefixes = queuePrefixes.parts(queue);
+  const prefixes = of.parts(queue);
   const concurrency = Math.max(1, Math.ceil((options.concurrency ?? DEFAULT_CONCURRENCY) / QUEUE_PARTS));
   const shared = new SharedConnections(redisUrl, name, options.logger);
   return new ShardedQueue(
     prefixes.map((prefix) => new BullQueue<T>(redisUrl, name, { ...options, prefix, concurrency, shared })),
-    (job) => prefixes.indexOf(queuePrefixes.part(queue, keyOf(job))),
+    (job) => prefixes.indexOf(of.part(queue, keyOf(job))),
     split,
     () => shared.close(),
   );

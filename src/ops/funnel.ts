@@ -28,6 +28,7 @@ import type { FlowTransition } from '../conversation/flow/flow-runtime.js';
 import type { Channel } from '../conversation/types.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
+import { DEFAULT_KEY_PREFIX } from '../store/keys.js';
 import { finalSteps, flowGraph, inFlowOrder, stepNames } from './flow-graph.js';
 import { FLOW_LABELS, stepLabel } from '../../flows/step-labels.js';
 
@@ -273,7 +274,7 @@ export function createFunnel(options: FunnelOptions): Funnel {
   if (!Number.isInteger(daysKept) || daysKept < 1 || daysKept > 366)
     throw new Error('funnel: days must be a whole number from 1 to 366');
   const tally = options.redisUrl
-    ? redisTally(options.redisUrl, options.keyPrefix ?? 'momo:', daysKept, options.logger)
+    ? redisTally(options.redisUrl, options.keyPrefix ?? DEFAULT_KEY_PREFIX, daysKept, options.logger)
     : memoryTally(daysKept);
 
   /** Each flow's steps in the order written, and its final ones: the only steps counted. */

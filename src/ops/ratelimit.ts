@@ -27,7 +27,7 @@ import { isLang, type Lang, type UserProfile } from '../../flows/types.js';
 import type { ConversationEngine } from '../conversation/engine/engine.js';
 import type { Inbound, Participant, Prompt, TurnDecision } from '../conversation/types.js';
 import type { SessionStore } from '../store/types.js';
-import { keys } from '../store/keys.js';
+import { DEFAULT_KEY_PREFIX, keys } from '../store/keys.js';
 import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
 
@@ -108,7 +108,7 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
   const { limiter, close } = createLimiter({
     points,
     duration,
-    keyPrefix: options.keyPrefix ?? 'momo:ratelimit',
+    keyPrefix: options.keyPrefix ?? `${DEFAULT_KEY_PREFIX}ratelimit`,
     redisUrl: options.redisUrl,
     logger,
     name: 'rate limit',
@@ -212,7 +212,7 @@ export function sourceRateLimit(options: SourceRateLimitOptions): SourceRateLimi
   const { limiter, close } = createLimiter({
     points,
     duration,
-    keyPrefix: options.keyPrefix ?? 'momo:sourcelimit',
+    keyPrefix: options.keyPrefix ?? `${DEFAULT_KEY_PREFIX}sourcelimit`,
     redisUrl: options.redisUrl,
     logger,
     name: 'source limit',

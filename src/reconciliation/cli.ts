@@ -41,7 +41,7 @@ async function main(): Promise<number> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const journalDatabases = await openJournal(config);
   const { database } = journalDatabases;
-  const budget = createReadBudget(config.redis, config.MOMO_API_KEY);
+  const budget = createReadBudget(config.redis, config.MOMO_API_KEY, { keyPrefix: config.REDIS_KEY_PREFIX });
   try {
     const client = new MomoClient({
       baseUrl: config.MOMO_BASE_URL,

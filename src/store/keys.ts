@@ -1,8 +1,10 @@
 /**
  * Every key the product writes to its store (memory or Redis), built here and nowhere else. In Redis each
- * sits under the store's prefix (`momo:` by default). Libraries keep their own: the rate limiter
- * (`momo:ratelimit:*`, src/ops/ratelimit.ts), BullMQ (`{momo-n<n>}:bull:*`, `{momo-f<n>}:bull:*`,
- * `{momo-s<n>}:bull:*`, {@link queuePrefixes}) and the notification marks (`notify:{…}:*`, {@link markKeys}).
+ * sits under the product's key prefix (REDIS_KEY_PREFIX, {@link DEFAULT_KEY_PREFIX} by default), and so do the
+ * libraries' own: the rate limiters (`<prefix>ratelimit:*`, src/ops/ratelimit.ts), the notification marks
+ * (`<prefix>notify:{…}:*`, {@link markKeys}), the funnel and the read budget; BullMQ's queues carry the prefix's
+ * name in their hash tag instead (`{momo-n<n>}:bull:*`, `{momo-f<n>}:bull:*`, `{momo-s<n>}:bull:*` for `momo:`,
+ * {@link queuePrefixesOf}). Two products with different prefixes share a Redis without touching each other's keys.
  *
  * Cluster-ready: every key carries a hash tag (`{…}`: Redis Cluster places a key by the text between its first
  * braces), and the keys one script or transaction touches carry the same one, so they share a slot:
@@ -78,35 +80,67 @@ const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
  */
 export const QUEUE_PARTS = 4;
 
-/** The queues in parts, each with the letter its parts' tags carry (`{momo-<letter><part>}`). */
-const PARTED = { notifications: 'n', followUps: 'f', sms: 's' } as const;
-export type PartedQueue = keyof typeof PARTED;
-const partPrefix = (queue: PartedQueue, part: number): string => `{momo-${PARTED[queue]}${part}}:bull`;
+/** The product's key prefix when REDIS_KEY_PREFIX is unset. */
+export const DEFAULT_KEY_PREFIX = 'momo:';
 
 /**
- * BullMQ's key prefixes (`<prefix>:<queue name>:…`). Each carries one hash tag, so every key of a queue lies in
- * one slot, as BullMQ's scripts need on a cluster (its own advice); the same on one server and on Sentinel (one
- * way for every mode), so a deployment moving to a cluster keeps its queued jobs.
+ * Why `prefix` cannot be a key prefix, or undefined when it can: letters, digits and `. _ - :`, ending with a
+ * colon (`momo:`, `staging-2:`). Never braces: Redis Cluster places a key by the text between its first braces, so a
+ * brace in the prefix would take the keys' tags away (BullMQ's tags are made of it, `{<name>-n0}`); nor spaces,
+ * nor empty (the product's keys would mingle with anything else in the database).
  */
-export const queuePrefixes = {
+export function keyPrefixProblem(prefix: string): string | undefined {
+  if (prefix === '') return 'empty: give the product a prefix of its own (e.g. momo:)';
+  if (/[{}]/.test(prefix)) return "braces would take the keys' hash tags away on a cluster";
+  if (/\s/.test(prefix)) return 'no spaces';
+  if (!/^[A-Za-z0-9._:-]{1,63}:$/.test(prefix))
+    return 'at most 63 letters, digits, . _ - or :, then a colon (e.g. momo: or staging-2:)';
+  return undefined;
+}
+
+/** The queues in parts, each with the letter its parts' tags carry (`{<name>-<letter><part>}`). */
+const PARTED = { notifications: 'n', followUps: 'f', sms: 's' } as const;
+export type PartedQueue = keyof typeof PARTED;
+
+/** BullMQ's key prefixes of one product, by its key prefix: {@link queuePrefixesOf}. */
+export interface QueuePrefixes {
   /**
    * The one prefix every queue but the follow-ups had before the queues were parted: now only the queues of
    * an earlier version (legacy-queues.ts) and a BullQueue given no prefix.
    */
-  shared: '{momo}:bull',
+  shared: string;
   /**
    * The part of `queue` that holds the jobs of `key`: a payment's notifications (the service's id of its
    * record), the follow-ups of our record `ref`, an SMS's dedup key. One key: always one part.
    */
-  part: (queue: PartedQueue, key: string): string => partPrefix(queue, fnv1a(key) % QUEUE_PARTS),
+  part(queue: PartedQueue, key: string): string;
   /** Every part of `queue`, each worked by every process. */
-  parts: (queue: PartedQueue): string[] => range(QUEUE_PARTS).map((part) => partPrefix(queue, part)),
-  /** Every prefix a queue of this or an earlier version is under (the parts and {@link queuePrefixes.shared}). */
-  all: (): string[] => [
-    queuePrefixes.shared,
-    ...(Object.keys(PARTED) as PartedQueue[]).flatMap((q) => queuePrefixes.parts(q)),
-  ],
-} as const;
+  parts(queue: PartedQueue): string[];
+  /** Every prefix a queue of this or an earlier version is under (the parts and {@link QueuePrefixes.shared}). */
+  all(): string[];
+}
+
+/**
+ * BullMQ's key prefixes (`<prefix>:<queue name>:…`) of the product whose key prefix is `keyPrefix`. Each carries
+ * one hash tag, so every key of a queue lies in one slot, as BullMQ's scripts need on a cluster (its own advice);
+ * the same on one server and on Sentinel (one way for every mode), so a deployment moving to a cluster keeps its
+ * queued jobs. The tag holds the key prefix's name (`momo:` gives `{momo-n0}:bull`, `staging:` `{staging-n0}:bull`):
+ * a tag of its own per product, and the default's keys as they always were.
+ */
+export function queuePrefixesOf(keyPrefix: string = DEFAULT_KEY_PREFIX): QueuePrefixes {
+  const name = keyPrefix.replace(/:$/, '');
+  const partPrefix = (queue: PartedQueue, part: number): string => `{${name}-${PARTED[queue]}${part}}:bull`;
+  const prefixes: QueuePrefixes = {
+    shared: `{${name}}:bull`,
+    part: (queue, key) => partPrefix(queue, fnv1a(key) % QUEUE_PARTS),
+    parts: (queue) => range(QUEUE_PARTS).map((part) => partPrefix(queue, part)),
+    all: () => [prefixes.shared, ...(Object.keys(PARTED) as PartedQueue[]).flatMap((q) => prefixes.parts(q))],
+  };
+  return prefixes;
+}
+
+/** BullMQ's key prefixes of a product under {@link DEFAULT_KEY_PREFIX}. */
+export const queuePrefixes: QueuePrefixes = queuePrefixesOf(DEFAULT_KEY_PREFIX);
 
 /** The keys of the notification marks of one record (src/notifications/marks.ts): one tag, the record's order key. */
 export function markKeys(

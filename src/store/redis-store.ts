@@ -24,7 +24,7 @@ import {
 import type { Logger } from '../log.js';
 import { randomInt } from 'node:crypto';
 import { Cluster } from 'ioredis';
-import { tagOf } from './keys.js';
+import { DEFAULT_KEY_PREFIX, tagOf } from './keys.js';
 import { randomId } from './random-id.js';
 import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
 
@@ -246,7 +246,11 @@ export function scriptedRedis<S>(
   scripts: Record<string, { lua: string; keys?: number }>,
   connection: { name: string; logger?: Logger } = { name: 'store' },
 ): RedisClient & S {
-  const redis = connectRedis(target, { ...connection, keyPrefix: keyPrefix ?? 'momo:', enableAutoPipelining: true });
+  const redis = connectRedis(target, {
+    ...connection,
+    keyPrefix: keyPrefix ?? DEFAULT_KEY_PREFIX,
+    enableAutoPipelining: true,
+  });
   for (const [name, { lua, keys = 1 }] of Object.entries(scripts))
     redis.defineCommand(name, { numberOfKeys: keys, lua });
   return redis as RedisClient & S;

@@ -15,12 +15,13 @@ import { keys } from '../../src/store/keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtSession } from '../e2e/helpers.js';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys } from '../shutdown/product.js';
+import { cleanProductKeys, productKeyPrefix } from '../shutdown/product.js';
 import { Fleet } from './instances.js';
 import { RedisProxy } from './redis-proxy.js';
 
-/** The tests' Redis database (TEST_REDIS_URL): the product's keys are `momo:*` and its queue's name is fixed. */
+/** The tests' Redis database (TEST_REDIS_URL), the product's keys under a prefix of this file's own. */
 const REDIS = new URL(TEST_REDIS_URL);
+const PREFIX = productKeyPrefix('rejections');
 const PHONE = '+256701777001';
 
 let redis: Redis;
@@ -29,11 +30,16 @@ let fleet: Fleet;
 
 beforeAll(async () => {
   redis = new Redis(REDIS.toString());
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   proxy = await new RedisProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) }).start();
   fleet = new Fleet({
     size: 1,
-    env: async () => ({ PORT: '0', LOG_LEVEL: 'warn', REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}` }),
+    env: async () => ({
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}`,
+      REDIS_KEY_PREFIX: PREFIX,
+    }),
   });
   await fleet.start();
 });
@@ -41,7 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fleet?.stop();
   await proxy?.close();
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   await redis.quit();
 });
 
@@ -58,7 +64,7 @@ describe('Redis refusing writes while a payment runs', () => {
     proxy.refuseWhen(
       ({ name, args }) =>
         (name === 'evalsha' || name === 'eval') &&
-        args[2] === `momo:${keys.conversation({ channel: 'ussd', conversationId: PHONE })}` &&
+        args[2] === `${PREFIX}${keys.conversation({ channel: 'ussd', conversationId: PHONE })}` &&
         ++writes > 1,
     );
     const answer = await ussd.answer('1234');

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
-import { queuePrefixes } from '../../src/store/keys.js';
+import { DEFAULT_KEY_PREFIX, queuePrefixesOf } from '../../src/store/keys.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { notificationQueueName } from '../../src/notifications/index.js';
 import { deriveSecretToken } from '../../adapters/telegram/webhook.js';
@@ -40,7 +40,7 @@ import {
   type SandboxPayment,
 } from './count.js';
 import { diagnose } from './diagnosis.js';
-import { cleanProductKeys } from '../shutdown/product.js';
+import { cleanProductKeys, productKeyPrefix } from '../shutdown/product.js';
 import { Fleet, type Crash } from './instances.js';
 import { awaitJournal, type JournalCheck } from './journal.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
@@ -59,7 +59,10 @@ export interface ChaosOptions {
   instances?: number;
   /** Share of conversations on Telegram (the rest USSD). Default 0.25. */
   telegramShare?: number;
-  /** Redis (a dedicated database: its momo:* and bull:* keys are deleted before and after). Default redis://127.0.0.1:6379/11. */
+  /**
+   * Redis (a database other than 0), which the instances share under a key prefix of the run's own
+   * (REDIS_KEY_PREFIX), its keys deleted at the end. Default redis://127.0.0.1:6379/11.
+   */
   redisUrl?: string;
   /** Servers of the run's own beyond one Redis (redis-modes.ts), in place of redisUrl. */
   redis?: RedisMode;
@@ -247,7 +250,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // On a cluster, a failed conversation's keys are looked up on the master its client lands on (diagnosis.ts
   // scans): the queue's counts below are single keys, read wherever they are.
   const redis = (redisSet?.client as Redis | undefined) ?? new Redis(redisUrl.toString());
-  if (!redisSet) await cleanProductKeys(redis);
+  // On the servers of its own the instances keep the default prefix (the faults aim at its queues' tags); on a
+  // shared Redis one of the run's own, whose keys alone it deletes.
+  const keyPrefix = redisSet ? DEFAULT_KEY_PREFIX : productKeyPrefix('chaos');
 
   // The people, and a policy that names them.
   const base = 100000 + (seed % 800000);
@@ -339,6 +344,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       MOMO_WEBHOOK_USER: WEBHOOK_USER,
       MOMO_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
       ...(redisSet?.env ?? { REDIS_URL: `redis://127.0.0.1:${redisProxy.port}/${db}` }),
+      REDIS_KEY_PREFIX: keyPrefix,
       DATABASE_URL: journalDatabase.url,
       PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,
@@ -562,15 +568,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   if (figures.told < figures.confirmed) {
     // The notification queue's parts as the run ends: a notification not told yet waits there, or failed.
     const counts = await Promise.all(
-      queuePrefixes.parts('notifications').map((prefix) => {
-        const q = `${prefix}:${notificationQueueName(API_KEY)}`;
-        return Promise.all([
-          redis.llen(`${q}:wait`),
-          redis.llen(`${q}:active`),
-          redis.zcard(`${q}:delayed`),
-          redis.zcard(`${q}:failed`),
-        ]);
-      }),
+      queuePrefixesOf(keyPrefix)
+        .parts('notifications')
+        .map((prefix) => {
+          const q = `${prefix}:${notificationQueueName(API_KEY)}`;
+          return Promise.all([
+            redis.llen(`${q}:wait`),
+            redis.llen(`${q}:active`),
+            redis.zcard(`${q}:delayed`),
+            redis.zcard(`${q}:failed`),
+          ]);
+        }),
     );
     const [wait, active, delayed, failed] = [0, 1, 2, 3].map((i) => counts.reduce((sum, part) => sum + part[i]!, 0));
     problems.push(
@@ -609,7 +617,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   await journalDatabase.drop();
   if (redisSet) await redisSet.close();
   else {
-    await cleanProductKeys(redis);
+    await cleanProductKeys(redis, keyPrefix);
     await redis.quit();
   }
   rmSync(dir, { recursive: true, force: true });

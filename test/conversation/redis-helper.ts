@@ -1,7 +1,7 @@
 /** Real Redis for tests: a unique key prefix per test file, and a cleanup that deletes only those keys. */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { queuePrefixes } from '../../src/store/keys.js';
+import { queuePrefixesOf } from '../../src/store/keys.js';
 import { TEST_REDIS_URL } from '../services.js';
 
 /** The Redis database of the tests (TEST_REDIS_URL, test/services.ts). */
@@ -29,7 +29,10 @@ export function inspector(prefix: string): { redis: Redis; cleanup: () => Promis
   };
 }
 
-/** Deletes the keys of the BullMQ queue `name` and of its sibling queues (`-follow-ups`, `-sms`) under every prefix. */
-export async function cleanupQueues(name: string): Promise<void> {
-  for (const prefix of queuePrefixes.all()) await inspector(`${prefix}:${name}`).cleanup();
+/**
+ * Deletes the keys of the BullMQ queue `name` and of its sibling queues (`-follow-ups`, `-sms`) under every
+ * queue prefix of the product's key prefix `keyPrefix` (default `momo:`'s; keys.ts queuePrefixesOf).
+ */
+export async function cleanupQueues(name: string, keyPrefix?: string): Promise<void> {
+  for (const prefix of queuePrefixesOf(keyPrefix).all()) await inspector(`${prefix}:${name}`).cleanup();
 }

@@ -55,7 +55,7 @@ describe('final states without webhook credentials', () => {
     const processes: Process[] = [];
     for (const name of ['a', 'b']) {
       const queueName = `test-confirm-${process.pid}-${name}-${n++}`;
-      open.push({ close: () => cleanupQueues(queueName) });
+      open.push({ close: () => cleanupQueues(queueName, keyPrefix) });
       const p = await startProcess(service, { redisUrl: REDIS_URL, keyPrefix, queueName, budget });
       open.push(p);
       processes.push(p);

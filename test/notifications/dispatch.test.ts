@@ -614,7 +614,7 @@ const backends: Array<
         queueName,
         async cleanup() {
           await inspector(keyPrefix).cleanup();
-          await cleanupQueues(queueName);
+          await cleanupQueues(queueName, keyPrefix);
         },
       };
     },
@@ -768,6 +768,8 @@ describe('two deployments sharing a Redis (queues named by notificationQueueName
     const names = apiKeys.map(notificationQueueName);
     expect(names[0]).not.toEqual(names[1]);
     expect(names.join()).not.toMatch(/key-|:/);
+    // One key prefix for both (two deployments left at the same REDIS_KEY_PREFIX): only the names part them.
+    const keyPrefix = uniquePrefix('two-deployments');
     const deployments = apiKeys.map((_, i) => {
       const notifier = new RecordingNotifier();
       const made = new MadeRecords({ store: new MemoryStore(), logger });
@@ -776,7 +778,7 @@ describe('two deployments sharing a Redis (queues named by notificationQueueName
         client: unusedClient,
         basicAuth: credentials,
         redisUrl: REDIS_URL,
-        keyPrefix: uniquePrefix(`two-deployments-${i}`),
+        keyPrefix,
         queueName: names[i],
         notifiers: { telegram: notifier },
         verify: { default: 'accept' },
@@ -799,7 +801,8 @@ describe('two deployments sharing a Redis (queues named by notificationQueueName
       expect(await b.n.queue.depth()).toBe(0);
     } finally {
       for (const { n } of deployments) await n.stop();
-      for (const name of names) await cleanupQueues(name);
+      for (const name of names) await cleanupQueues(name, keyPrefix);
+      await inspector(keyPrefix).cleanup();
     }
   });
 });

@@ -40,7 +40,7 @@ const backends: Array<[string, () => ProcessOptions & { cleanup?: () => Promise<
         queueName,
         cleanup: async () => {
           await inspector(keyPrefix).cleanup();
-          await cleanupQueues(queueName);
+          await cleanupQueues(queueName, keyPrefix);
         },
       };
     },

@@ -6,7 +6,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { queuePrefixes } from '../../src/store/keys.js';
+import { queuePrefixes, queuePrefixesOf } from '../../src/store/keys.js';
 import { createLogger } from '../../src/log.js';
 import { moveJobs, oldQueues } from '../../src/notifications/legacy-queues.js';
 import { BullQueue, ShardedQueue } from '../../src/notifications/queue.js';
@@ -55,6 +55,12 @@ describe('the queues of an earlier version', () => {
       { prefix: '{momo}:bull', name: 'momo-notifications' },
       { prefix: '{momo}:bull', name: 'x' },
     ]);
+    // Another key prefix: the same layouts under its own name, never the untagged ones a default product's
+    // earlier version may have left.
+    expect(oldQueues('x', REDIS_URL, 'staging:').notifications).toEqual([
+      { prefix: '{staging}:bull', name: 'momo-notifications' },
+      { prefix: '{staging}:bull', name: 'x' },
+    ]);
   });
 
   it('have their waiting and delayed jobs moved into the current queue (delays and own ids kept), and worked there', async () => {
@@ -95,10 +101,11 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
   it('works the notifications and texts an earlier version left in the one `{momo}` queue of each', async () => {
     const upgraded = `${name}-up`;
     const keyPrefix = uniquePrefix('legacy-up');
+    const prefixes = queuePrefixesOf(keyPrefix);
     const made = new MadeRecords({ store: new MemoryStore(), logger });
     // Payments whose notices belong in different parts of the notification queue.
     const ids = Array.from({ length: 8 }, (_, i) => 7_300_000 + i);
-    const partOf = (id: number) => queuePrefixes.part('notifications', `payment:${id}`);
+    const partOf = (id: number) => prefixes.part('notifications', `payment:${id}`);
     expect(new Set(ids.map(partOf)).size).toBeGreaterThan(1);
     for (const id of ids) {
       await made.intend({
@@ -113,8 +120,8 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
     }
     // Left by the earlier version: two batches of notices (each of several parts) and two texts, one delayed.
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const oldNotifications = new Queue(upgraded, { connection, prefix: queuePrefixes.shared });
-    const oldTexts = new Queue(`${upgraded}-sms`, { connection, prefix: queuePrefixes.shared });
+    const oldNotifications = new Queue(upgraded, { connection, prefix: prefixes.shared });
+    const oldTexts = new Queue(`${upgraded}-sms`, { connection, prefix: prefixes.shared });
     await oldNotifications.add(
       'notification',
       ids.slice(0, 5).map((id) => processed(id)),
@@ -155,7 +162,7 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
       expect(await oldTexts.getJobCounts('wait', 'delayed')).toEqual({ wait: 0, delayed: 0 });
       // Each batch was cut into its parts' jobs: every part of the payments' notices worked one or two.
       const worked = await Promise.all(
-        queuePrefixes.parts('notifications').map(async (prefix) => {
+        prefixes.parts('notifications').map(async (prefix) => {
           const part = new Queue(upgraded, { connection, prefix });
           try {
             return (await part.getJobCounts('completed')).completed!;
@@ -165,7 +172,7 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
         }),
       );
       const used = new Set(ids.map(partOf));
-      queuePrefixes.parts('notifications').forEach((prefix, i) => {
+      prefixes.parts('notifications').forEach((prefix, i) => {
         if (used.has(prefix)) expect(worked[i], prefix).toBeGreaterThan(0);
         else expect(worked[i], prefix).toBe(0);
       });
@@ -174,7 +181,7 @@ describe('an upgrade to the notification and SMS queues in parts', () => {
       await oldNotifications.close();
       await oldTexts.close();
       await connection.quit();
-      await cleanupQueues(upgraded);
+      for (const prefix of prefixes.all()) await inspector(`${prefix}:${upgraded}`).cleanup();
       await inspector(keyPrefix).cleanup();
     }
   });

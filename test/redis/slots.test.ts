@@ -9,7 +9,18 @@ import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { userOfAddress } from '../../src/store/chat-address.js';
-import { keys, markKeys, OPEN_PARTS, PARTS, QUEUE_PARTS, queuePrefixes, tagOf } from '../../src/store/keys.js';
+import {
+  DEFAULT_KEY_PREFIX,
+  keyPrefixProblem,
+  keys,
+  markKeys,
+  OPEN_PARTS,
+  PARTS,
+  QUEUE_PARTS,
+  queuePrefixes,
+  queuePrefixesOf,
+  tagOf,
+} from '../../src/store/keys.js';
 import type { Address } from '../../src/conversation/types.js';
 import { AtSession, sandboxGet, startProduct } from '../e2e/helpers.js';
 import { reading, until } from '../until.js';
@@ -152,6 +163,29 @@ describe('keys.ts', () => {
       }
       expect(used.size, queue).toBe(QUEUE_PARTS);
     }
+  });
+
+  it('keeps every tag under any key prefix the product takes (REDIS_KEY_PREFIX), and the default as it was', () => {
+    const tagged = Object.values(SAMPLES).flatMap((build) => build());
+    const address = { channel: 'ussd' as const, conversationId: '+256772000001' };
+    for (const prefix of ['momo:', 'staging-2:', 'test:kill:1b4e28ba-2fa1-11d2-883f-0016d3cca427:']) {
+      expect(keyPrefixProblem(prefix), prefix).toBeUndefined();
+      // The prefix holds no brace: each key's tag (its slot) is the one it has without it.
+      for (const key of tagged) expect(tagOf(prefix + key), prefix + key).toBe(tagOf(key));
+      expect(slotOf(prefix + keys.conversation(address))).toBe(slotOf(keys.conversation(address)));
+      // Each product's queues: tagged, and none another prefix's.
+      const own = queuePrefixesOf(prefix).all();
+      for (const queues of own) expect(tagOf(queues), queues).not.toBe('');
+      if (prefix !== DEFAULT_KEY_PREFIX) for (const queues of own) expect(queuePrefixes.all()).not.toContain(queues);
+    }
+    expect(queuePrefixesOf(DEFAULT_KEY_PREFIX).all()).toEqual(queuePrefixes.all());
+    expect(queuePrefixes.parts('notifications')).toEqual([
+      '{momo-n0}:bull',
+      '{momo-n1}:bull',
+      '{momo-n2}:bull',
+      '{momo-n3}:bull',
+    ]);
+    expect(queuePrefixes.shared).toBe('{momo}:bull');
   });
 
   it('keeps every BullMQ key of a queue part in one slot (the keys its scripts touch together)', () => {

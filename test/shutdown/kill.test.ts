@@ -14,14 +14,16 @@ import { reading, until } from '../until.js';
 import {
   cleanProductKeys,
   dropProductDatabase,
+  productKeyPrefix,
   startProductProcess,
   startService,
   type ProductProcess,
   type Service,
 } from './product.js';
 
-/** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, which this file alone writes while it runs. */
+/** The tests' Redis database (TEST_REDIS_URL), the products' keys under a prefix of this file's own. */
 const REDIS_URL = TEST_REDIS_URL;
+const PREFIX = productKeyPrefix('kill');
 const API_KEY = 'kill-key';
 const USER = '+256701999001';
 /** Production mode: the user with a PIN, and the gateway's callback token. */
@@ -40,7 +42,7 @@ const paymentKeys: string[] = [];
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   service = await startService(API_KEY, async (req) => {
     paymentKeys.push(String(req.headers['duplicate-check-key']));
     if (paymentKeys.length === 1) await new Promise(() => {}); // held: its process dies with it out
@@ -50,7 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const product of products) if (product.child.exitCode === null) product.child.kill('SIGKILL');
   await service?.close();
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   await redis?.quit();
   await dropProductDatabase();
 });
@@ -61,6 +63,7 @@ async function start(): Promise<ProductProcess> {
     MOMO_BASE_URL: service.url,
     MOMO_API_KEY: API_KEY,
     REDIS_URL,
+    REDIS_KEY_PREFIX: PREFIX,
     ACCESS_POLICY: POLICY,
     USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
   });
@@ -84,7 +87,7 @@ describe('SIGKILL while a payment call is out', () => {
 
     // Nobody writes to the conversation again. The other process finds the dead one's lease expired.
     const survivor = await start();
-    const pendingKey = `momo:${keys.pending({ channel: 'ussd', conversationId: USER })}`;
+    const pendingKey = `${PREFIX}${keys.pending({ channel: 'ussd', conversationId: USER })}`;
     const pending = await until(
       'the outcome kept for the next dial',
       reading(

@@ -1,14 +1,15 @@
 /**
  * The product as a process of its own (`node dist/src/main.js`, test/product.ts), as an operator runs it, and what the
  * process tests put around it: a standalone sandbox behind a proxy that can hold payment creations back, and
- * the product's keys in Redis cleaned before and after.
+ * the product's keys in Redis, under a prefix of the test's own, deleted before and after.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.js';
-import { queuePrefixes } from '../../src/store/keys.js';
+import { queuePrefixesOf } from '../../src/store/keys.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 import { productArgs, ROOT } from '../product.js';
@@ -75,9 +76,23 @@ export async function startProductProcess(env: Record<string, string>, root = RO
   });
 }
 
-/** Deletes the product's keys (its `momo:` prefix and its notification queues) from the database of `redis`. */
-export async function cleanProductKeys(redis: Redis): Promise<void> {
-  for (const pattern of ['momo:*', ...queuePrefixes.all().map((prefix) => `${prefix}:momo-notifications*`)]) {
+/**
+ * A key prefix (REDIS_KEY_PREFIX) no other test uses: `test:<name>:<uuid>:`. A test giving it to the products
+ * it starts on the shared test database deletes only their keys with {@link cleanProductKeys}.
+ */
+export const productKeyPrefix = (name: string): string => `test:${name}:${randomUUID()}:`;
+
+/**
+ * Deletes the keys of the products started with REDIS_KEY_PREFIX `prefix` from the database of `redis`: those
+ * under the prefix and their queues' (whose tags carry its name: keys.ts queuePrefixesOf). Nobody else's.
+ */
+export async function cleanProductKeys(redis: Redis, prefix: string): Promise<void> {
+  for (const pattern of [
+    `${prefix}*`,
+    ...queuePrefixesOf(prefix)
+      .all()
+      .map((queues) => `${queues}:*`),
+  ]) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -17,6 +17,7 @@ import { TEST_REDIS_URL } from '../services.js';
 import {
   cleanProductKeys,
   dropProductDatabase,
+  productKeyPrefix,
   startProductProcess,
   startService,
   type ProductProcess,
@@ -25,8 +26,9 @@ import {
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 import { until } from '../until.js';
 
-/** The tests' Redis database (TEST_REDIS_URL): the product's own `momo:` keys, this file alone while it runs. */
+/** The tests' Redis database (TEST_REDIS_URL), the products' keys under a prefix of this file's own. */
 const REDIS_URL = TEST_REDIS_URL;
+const PREFIX = productKeyPrefix('shutdown');
 const API_KEY = 'shutdown-key';
 const FAST_USER = '+256701888001';
 const LATE_USER = '+256701888002';
@@ -62,7 +64,7 @@ let child: ChildProcess | undefined;
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   // Payments are held: the late user's until it was answered "processing" (past the USSD deadline), the
   // fast user's until the test has seen the process drain.
   service = await startService(API_KEY, async (_req, body) => {
@@ -75,7 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   await service?.close();
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   await redis?.quit();
   await dropProductDatabase();
 });
@@ -87,6 +89,7 @@ async function startChild(): Promise<ProductProcess> {
     MOMO_BASE_URL: service.url,
     MOMO_API_KEY: API_KEY,
     REDIS_URL,
+    REDIS_KEY_PREFIX: PREFIX,
     ACCESS_POLICY: POLICY,
     USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
     SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
@@ -154,10 +157,9 @@ describe('SIGTERM', () => {
     expect(chats.filter((c) => c === `ussd:${LATE_USER}`)).toHaveLength(1);
     // The late run finished before the exit and kept its outcome for the user's next dial.
     // A store record is `<version>:<write id>:<JSON>` (src/store/redis-store.ts).
-    const pending = (await redis.get(`momo:${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`))?.replace(
-      /^\d+:[\w-]+:/,
-      '',
-    );
+    const pending = (
+      await redis.get(`${PREFIX}${keys.pending({ channel: 'ussd', conversationId: LATE_USER })}`)
+    )?.replace(/^\d+:[\w-]+:/, '');
     expect(
       storedNotes(JSON.parse(pending ?? '[]'))
         .map((note) => note.text)

@@ -10,12 +10,13 @@ import { productArgs, ROOT } from '../product.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../services.js';
-import { cleanProductKeys } from './product.js';
+import { cleanProductKeys, productKeyPrefix } from './product.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
 import { until } from '../until.js';
 
-/** The tests' Redis database (TEST_REDIS_URL): the product's keys are `momo:*` and its queue's name is fixed. */
+/** The tests' Redis database (TEST_REDIS_URL), the product's keys under a prefix of this file's own. */
 const REDIS = new URL(TEST_REDIS_URL);
+const PREFIX = productKeyPrefix('start');
 
 let proxy: RedisProxy;
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   const redis = new Redis(REDIS.toString());
-  await cleanProductKeys(redis);
+  await cleanProductKeys(redis, PREFIX);
   await redis.quit();
 });
 
@@ -42,6 +43,7 @@ describe('SIGTERM during the start', () => {
         LOG_LEVEL: 'info',
         DATA_DIR: 'memory://',
         REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}`,
+        REDIS_KEY_PREFIX: PREFIX,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
