@@ -6,12 +6,16 @@
  * benchmark's CPU per request, it splits ours into HTTP and express versus adapter, engine and store.
  * With `--alloc` it also samples what the measured hops allocate (V8's sampling heap profiler, garbage
  * included) and prints kilobytes per hop by package: the allocations behind the garbage collector's share.
+ * With `--cpu` it takes a CPU profile of the measured hops (V8's sampling profiler, every 100 µs) and prints
+ * where their time goes by category, package and function (bench/profile/analyze.ts); the profile lands in
+ * bench/results/profiles/ (not committed).
  * With `--funnel` it measures what counting the funnel costs instead: two hop handlers in this process, one
  * as the product has it (the engine tells the funnel every move, the handler notes each session's number for
  * end-of-session reports), one whose engine tells nobody, walked in alternating rounds of 100 sessions; it
  * prints each one's CPU per hop and their ratio.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { codecs } from '../../adapters/ussd/codecs/index.js';
@@ -19,7 +23,7 @@ import { createSessionEnds } from '../../adapters/ussd/events.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
 import { cleanUp, nextCaller, OURS_FINAL } from '../ussd/bench.js';
 import { oursEngine } from '../ussd/ours.js';
-import { moduleOf } from './analyze.js';
+import { analyze, moduleOf } from './analyze.js';
 
 const PREFIX = 'bench:ussd:hops:';
 const TEXTS = ['', '1', '1*0772123456', '1*0772123456*5000', '1*0772123456*5000*1234'];
@@ -27,6 +31,7 @@ const NAMES = ['dial', 'menu choice', 'phone', 'amount', 'PIN + payment'];
 const args = process.argv.slice(2);
 const sessions = Number(args.find((a) => /^\d+$/.test(a)) ?? 3000);
 const alloc = args.includes('--alloc');
+const cpuProfile = args.includes('--cpu');
 const funnelAb = args.includes('--funnel');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const africastalking = codecs.find((c) => c.name === 'africastalking')!;
@@ -162,6 +167,24 @@ async function startAllocationSampling(): Promise<() => Promise<Allocated>> {
   };
 }
 
+/** Starts V8's CPU profiler; the returned function stops it, writes the profile and gives its analysis. */
+async function startCpuProfile(): Promise<() => Promise<string>> {
+  const inspector = new Session();
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 100 });
+  await inspector.post('Profiler.start');
+  return async () => {
+    const { profile } = await inspector.post('Profiler.stop');
+    inspector.disconnect();
+    const dir = 'bench/results/profiles';
+    mkdirSync(dir, { recursive: true });
+    const file = `${dir}/hops-${Date.now()}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    return `${file}\n${analyze(profile as never, 30)}`;
+  };
+}
+
 const redis = new Redis(redisUrl);
 try {
   await walk(1000); // warm-up
@@ -170,11 +193,14 @@ try {
     await compareFunnel(sessions);
   } else {
     const sampler = alloc ? await startAllocationSampling() : undefined;
+    const profiler = cpuProfile ? await startCpuProfile() : undefined;
     const cpu = await walk(sessions);
+    const profiled = await profiler?.();
     const allocated = await sampler?.();
     console.log(`CPU per hop, adapter + engine + Redis store, no HTTP (${sessions} sessions, one at a time):`);
     for (const [n, name] of NAMES.entries()) console.log(`  ${name.padEnd(14)} ${Math.round(cpu[n]! / sessions)} µs`);
     console.log(`  mean of the 5  ${Math.round(cpu.reduce((a, b) => a + b, 0) / sessions / TEXTS.length)} µs`);
+    if (profiled) console.log(`CPU profile of these hops (profiler on, so CPU above is inflated): ${profiled}`);
     if (allocated) {
       const hops = sessions * TEXTS.length;
       const total = [...allocated.byModule.values()].reduce((a, b) => a + b, 0);
