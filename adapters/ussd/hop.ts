@@ -66,6 +66,14 @@ const APOLOGY_FAILED: Prompt = {
   final: true,
 };
 
+/**
+ * What a hop's log lines carry. Made only when a line is logged: at a level that is off, every hop would mask
+ * the number for nothing.
+ */
+function logContext(gateway: string, sessionId: string, phone: string): LogContext {
+  return { gateway, sessionId, phone: maskPhone(phone) };
+}
+
 interface LogContext {
   gateway: string;
   sessionId: string;
@@ -119,16 +127,15 @@ export function createHopHandler(options: HopOptions) {
       return;
     }
     options.sessionEnds?.remember(codec.name, request.sessionId, phone);
-    const ctx: LogContext = { gateway: codec.name, sessionId: request.sessionId, phone: maskPhone(phone) };
     const hop = request.hop;
     if (hop.kind !== 'end' && options.draining?.()) {
-      logger.info(ctx, 'ussd hop refused: the process is stopping');
+      logger.info(logContext(codec.name, request.sessionId, phone), 'ussd hop refused: the process is stopping');
       send(res, codec, request, DRAINING, 0, 0);
       return;
     }
     if (hop.kind === 'end') {
       // Nothing to release: the state stays with the conversation, and the next dial is another session.
-      logger.info(ctx, 'ussd session released by the gateway');
+      logger.info(logContext(codec.name, request.sessionId, phone), 'ussd session released by the gateway');
       send(res, codec, request, { text: '', final: true }, 0, 0);
       await options.sessionEnds?.ended(codec.name, request.sessionId, phone);
       return;
@@ -155,23 +162,32 @@ export function createHopHandler(options: HopOptions) {
       }),
     );
     if (outcome.kind === 'late') {
-      logger.warn(ctx, 'ussd engine past the deadline: apologised');
+      logger.warn(logContext(codec.name, request.sessionId, phone), 'ussd engine past the deadline: apologised');
       send(res, codec, request, APOLOGY_LATE, 0, 0);
       // "Dial again shortly to see the result": the next dial must have one to show, even when this turn's work
       // is stuck or dropped (a stalled Redis, a failover). A turn stuck before it decided anything has no
       // delivery id yet: one no delivery has stands for it (it left no trace).
       await engine.toldLate?.(participant, stepped ?? `${request.sessionId}:undecided`);
     } else if (outcome.kind === 'failed') {
-      logger.error({ ...ctx, err: errorName(outcome.err) }, 'ussd hop failed: apologised');
+      logger.error(
+        { ...logContext(codec.name, request.sessionId, phone), err: errorName(outcome.err) },
+        'ussd hop failed: apologised',
+      );
       send(res, codec, request, APOLOGY_FAILED, 0, 0);
     } else {
       const state = outcome.state;
       // Every state this hop writes is stamped with its time: one stamped earlier is the last screen again.
       const repeated = state.at !== at;
-      logger.info(
-        { ...ctx, hop: state.hop, final: state.prompt.final, ...(state.walked ? { walked: state.walked } : {}) },
-        repeated ? 'ussd repeat: same screen' : 'ussd hop',
-      );
+      if (logger.isLevelEnabled('info'))
+        logger.info(
+          {
+            ...logContext(codec.name, request.sessionId, phone),
+            hop: state.hop,
+            final: state.prompt.final,
+            ...(state.walked ? { walked: state.walked } : {}),
+          },
+          repeated ? 'ussd repeat: same screen' : 'ussd hop',
+        );
       send(res, codec, request, state.prompt, state.page, state.hop);
     }
   };
