@@ -13,7 +13,7 @@
  * Keyed by the phone number, a session id sent from another number can never reach this state: that number
  * has a conversation of its own.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import type { Prompt } from '../../src/conversation/types.js';
 import type { GatewayName, Hop } from './codecs/codec.js';
 
@@ -50,9 +50,13 @@ export type HopRead =
 /** The digest of the answered text kept in the state. */
 export type Digest = (text: string) => string;
 
-/** HMAC-SHA256 of the text under `key` (see the file comment), base64url. */
+/**
+ * HMAC-SHA256 of the text under `key` (see the file comment), base64url. The key is made a KeyObject once: a
+ * string key is copied into a new secret key on every digest, two a hop.
+ */
 export function answersDigest(key: string): Digest {
-  return (text) => createHmac('sha256', key).update(text).digest('base64url');
+  const secret = createSecretKey(Buffer.from(key, 'utf8'));
+  return (text) => createHmac('sha256', secret).update(text).digest('base64url');
 }
 
 /**
