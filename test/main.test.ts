@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { productArgs, ROOT } from './product.js';
 import { TEST_REDIS_URL } from './services.js';
+import { embedded } from './journal/templates.js';
 
 interface Run {
   code: number | null;
@@ -20,7 +21,7 @@ function run(env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, productArgs(), {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env },
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', ...embedded(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -4,7 +4,7 @@
  * the TypeScript sources compiled again by tsx at every start. test/shutdown/npm-start.test.ts starts it
  * through `npm start` itself, as an operator does.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's root: the working directory of a product process. */
@@ -19,4 +19,15 @@ export function productArgs(entry = 'src/main'): string[] {
 export function buildProduct(): void {
   const built = spawnSync(process.execPath, ['scripts/build.js', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) throw new Error(`scripts/build.js --if-needed failed (exit ${built.status})`);
+}
+
+/** {@link buildProduct} in a child process the caller need not wait on at once (globalSetup works beside it). */
+export function buildProductAsync(): Promise<void> {
+  const built = spawn(process.execPath, ['scripts/build.js', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    built.once('error', reject);
+    built.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`scripts/build.js --if-needed failed (exit ${code})`)),
+    );
+  });
 }

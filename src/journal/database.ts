@@ -5,7 +5,8 @@
  * sees a `Kysely<Schema>` and never asks which one it has, except for what PGlite cannot do (it is one
  * connection in one process, and never flushed to disk: a production start must use a server).
  */
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
@@ -33,6 +34,12 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** Where PGlite keeps its files (`<dataDir>/pglite`). `memory://` keeps them in memory (tests). */
   dataDir: string;
+  /**
+   * A file of PGlite's `dumpDataDir` (an uncompressed or gzipped tar of a data directory) that an embedded
+   * PGlite with no database yet (`memory://`, or an empty `dataDir`) starts from, instead of creating an empty
+   * cluster, which costs seconds of CPU. The migrations still run over it. Ignored on PostgreSQL.
+   */
+  dump?: string;
   /** Largest number of pooled connections to the server. Default 10 (pg's own default). */
   poolSize?: number;
   /** The setting the URL came from, named when the server does not answer. Default DATABASE_URL. */
@@ -82,7 +89,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await mkdir(where, { recursive: true });
       unlock = await lockDataDir(path.dirname(where));
     }
-    const lite = await PGlite.create(where).catch(async (error: unknown) => {
+    const fresh = where === 'memory://' || !existsSync(path.join(where, 'PG_VERSION'));
+    const loadDataDir = options.dump && fresh ? new Blob([await readFile(options.dump)]) : undefined;
+    const lite = await PGlite.create(where, { loadDataDir }).catch(async (error: unknown) => {
       await unlock();
       throw error;
     });

@@ -66,6 +66,8 @@ export interface JournalSettings {
   DATABASE_URL?: string;
   DATABASE_OWNER_URL?: string;
   DATA_DIR: string;
+  /** A PGlite dump the embedded database starts from when it has none yet (config.ts). */
+  PGLITE_DUMP?: string;
   /** The product's pool's server-side statement_timeout (config.ts); unset: none. */
   DATABASE_STATEMENT_TIMEOUT_MS?: number;
 }
@@ -85,7 +87,7 @@ export async function openJournal(settings: JournalSettings): Promise<JournalDat
     };
     if (!settings.DATABASE_OWNER_URL) {
       if (!settings.DATABASE_URL) {
-        const database = await openDatabase(product);
+        const database = await openDatabase({ ...product, dump: settings.PGLITE_DUMP });
         opened.push(database);
         const ran = await migrate(database.db);
         return { database, owner: database, separated: false, ran, line: ROLE_LINES.embedded, close: database.close };

@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { productArgs, ROOT } from '../product.js';
+import { embedded } from '../journal/templates.js';
 
 export interface Instance {
   /** `i1`, `i2`, ... in order of start. */
@@ -104,7 +105,7 @@ export class Fleet {
         new Promise<void>((resolve, reject) => {
           const child = spawn(process.execPath, productArgs(), {
             cwd: ROOT,
-            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: 'memory://', ...env },
+            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...embedded(), ...env },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           const instance: Instance = { name, slot, child, tail: [] };

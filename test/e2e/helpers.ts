@@ -1,9 +1,10 @@
 /** Starts the whole product (embedded sandbox, memory or Redis store) on port 0 and drives it over HTTP. */
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { embedded } from '../journal/templates.js';
 
 export async function startProduct(env: Record<string, string> = {}): Promise<RunningApp> {
-  return startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'silent', ...env }));
+  return startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent', ...env }));
 }
 
 /**

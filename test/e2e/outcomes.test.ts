@@ -28,6 +28,7 @@ import {
 } from '../adapters/slack/harness.js';
 import { AtSession } from './helpers.js';
 import { reading, until } from '../until.js';
+import { embedded } from '../journal/templates.js';
 
 const number = (behaviour: string) => TEST_NUMBERS.find((t) => t.behaviour === behaviour)!.phonenumber;
 const SARAH = number('registered');
@@ -43,7 +44,7 @@ beforeAll(async () => {
   await slack.start();
   app = await startApp(
     loadConfig({
-      DATA_DIR: 'memory://',
+      ...embedded(),
       PORT: '0',
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,

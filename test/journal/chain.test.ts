@@ -13,6 +13,7 @@ import { migrate } from '../../src/journal/migrate.js';
 import { parseVerifyArgs } from '../../src/journal/verify-cli.js';
 import { forEachDatabase, serverDatabase } from './databases.js';
 import { anIntent } from './intents.js';
+import { pgliteDump } from './templates.js';
 
 const intent = (ref: string, at: Date, over: Partial<Intent> = {}): Intent => anIntent(ref, { at, ...over });
 
@@ -104,7 +105,7 @@ forEachDatabase('chain', (open, engine) => {
     const database = await openDatabase(
       engine === 'postgres'
         ? { databaseUrl: (await (retentionServer ??= serverDatabase('chain_retention'))).url, dataDir: 'memory://' }
-        : { dataDir: 'memory://' },
+        : { dataDir: 'memory://', dump: pgliteDump() },
     );
     try {
       await migrate(database.db);

@@ -15,6 +15,7 @@
  * });
  * ```
  *
+ * Each starts migrated from the run's template or dump (./templates.ts), `bare` ones empty.
  * `open()` returns the same migrated `Database` each time within one describe. `open({ fresh: true })` opens
  * another connection to the same database (a second process, say) that the helper closes too. For a test that
  * needs the server's URL (to start the product as a process, or to drop the database) use `serverDatabase()`.
@@ -24,6 +25,7 @@ import { afterAll, describe } from 'vitest';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { serverDatabase, type ServerDatabase } from './server-database.js';
+import { pgliteDump } from './templates.js';
 
 export { POSTGRES_URL, serverDatabase, type ServerDatabase } from './server-database.js';
 
@@ -50,9 +52,11 @@ export function forEachDatabase(name: string, body: (open: Open, engine: 'postgr
       const open: Open = async (options = {}) => {
         if (!options.fresh && shared) return shared;
         const making = (async () => {
-          if (engine === 'postgres') server ??= await serverDatabase(name);
+          if (engine === 'postgres') server ??= await serverDatabase(name, { empty: options.bare });
           const database = await openDatabase(
-            engine === 'postgres' ? { databaseUrl: server!.url, dataDir: 'memory://' } : { dataDir: 'memory://' },
+            engine === 'postgres'
+              ? { databaseUrl: server!.url, dataDir: 'memory://' }
+              : { dataDir: 'memory://', dump: options.bare ? undefined : pgliteDump() },
           );
           opened.push(database);
           if (!options.bare) await migrate(database.db);

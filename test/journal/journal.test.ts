@@ -230,7 +230,7 @@ forEachDatabase('journal', (open, engine) => {
 
 describe('migrations on the server', () => {
   it('two processes migrating at once run each migration once (advisory lock)', async () => {
-    const server = await serverDatabase('migrate_race');
+    const server = await serverDatabase('migrate_race', { empty: true });
     const a = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://' });
     const b = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://' });
     try {

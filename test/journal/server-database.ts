@@ -1,9 +1,11 @@
 /**
  * A database of its own on the test PostgreSQL server (127.0.0.1:5432, or POSTGRES_URL), created with a unique
- * name and dropped after. Free of vitest, so the chaos run's CLI (tsx) can use it too.
+ * name and dropped after: a copy of the run's migrated template (./templates.ts) when there is one, else empty.
+ * Free of vitest, so the chaos run's CLI (tsx) can use it too.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { pgTemplate } from './templates.js';
 
 /** The admin URL of the test server. */
 export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -27,13 +29,22 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates an empty database with a unique name on the test server. */
-export async function serverDatabase(label = 'test'): Promise<ServerDatabase> {
+export interface ServerDatabaseOptions {
+  /** An empty database even when the run has a migrated template (a test of the migrations themselves). */
+  empty?: boolean;
+}
+
+/**
+ * Creates a database with a unique name on the test server: migrated (a copy of the run's template, made by
+ * globalSetup) unless `empty` or outside vitest, where it is empty and its first user migrates it.
+ */
+export async function serverDatabase(label = 'test', options: ServerDatabaseOptions = {}): Promise<ServerDatabase> {
   const name = `momo_${label
     .replace(/[^a-z0-9]/gi, '_')
     .toLowerCase()
     .slice(0, 30)}_${randomBytes(5).toString('hex')}`;
-  await admin((c) => c.query(`create database "${name}"`));
+  const template = options.empty ? undefined : pgTemplate();
+  await admin((c) => c.query(`create database "${name}"${template ? ` template "${template}"` : ''}`));
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
   return {

@@ -16,6 +16,7 @@ import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { createLogger } from '../../src/log.js';
 import { REDIS_URL, inspector, uniquePrefix } from '../conversation/redis-helper.js';
+import { pgliteDump } from '../journal/templates.js';
 
 const prefix = uniquePrefix('people-persons');
 const redis = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
@@ -183,7 +184,7 @@ describe('maker and checker are persons', () => {
   // Holds and decisions are rows of the database (an embedded one here).
   let database: Database;
   beforeAll(async () => {
-    database = await openDatabase({ dataDir: 'memory://' });
+    database = await openDatabase({ dataDir: 'memory://', dump: pgliteDump() });
     await migrate(database.db);
   }, 120_000);
   afterAll(async () => {

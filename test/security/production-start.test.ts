@@ -9,6 +9,7 @@ import { productArgs, ROOT } from '../product.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
+import { embedded } from '../journal/templates.js';
 
 const PIN_HASH = hashPin('4821');
 const teller = {
@@ -53,7 +54,7 @@ function runMain(env: Record<string, string | undefined>): Promise<Run> {
   if (env.DATABASE_URL === DATABASE) env = { ...env, DATABASE_URL: database!.url };
   const child = spawn(process.execPath, productArgs(), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: 'memory://', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', ...embedded(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -120,7 +121,7 @@ const CASES = {
 };
 const runs = {} as Record<keyof typeof CASES, Run>;
 beforeAll(async () => {
-  database = await serverDatabase('production_start');
+  database = await serverDatabase('production_start', { empty: true });
   // Two at a time, as the suite runs files (two cores): a refused start costs about a second of CPU (it
   // refuses before the product's modules load), a started one a few.
   const queue = Object.entries(CASES) as Array<[keyof typeof CASES, Record<string, string | undefined>]>;

@@ -12,6 +12,7 @@ import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { serverDatabase } from '../journal/server-database.js';
+import { embedded } from '../journal/templates.js';
 
 export const API_KEY = 'production-test-key';
 export const CALLBACK_TOKEN = 'cb-0123456789abcdef0123456789';
@@ -82,15 +83,13 @@ export async function startProductionProduct(env: Record<string, string | undefi
       ...env,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  const app = await startApp(loadConfig({ DATA_DIR: 'memory://', ...settings }), { logger }).catch(
-    async (err: unknown) => {
-      sandboxServer.closeAllConnections();
-      await new Promise((resolve) => sandboxServer.close(resolve));
-      await sandbox.close();
-      await database.drop();
-      throw err;
-    },
-  );
+  const app = await startApp(loadConfig({ ...embedded(), ...settings }), { logger }).catch(async (err: unknown) => {
+    sandboxServer.closeAllConnections();
+    await new Promise((resolve) => sandboxServer.close(resolve));
+    await sandbox.close();
+    await database.drop();
+    throw err;
+  });
   return {
     app,
     url: app.url,

@@ -2,10 +2,13 @@
  * `npm start` as an operator runs it: npm builds dist/ when needed and runs `node dist/src/main.js` as its
  * child, through `exec`, so the signal npm passes on reaches the product itself. `kill -TERM <pid of npm
  * start>` stops the product gracefully (its "shutting down" line, exit 0) and leaves no process serving.
- * Embedded sandbox and memory store: no Redis, no network.
+ * Embedded sandbox and memory store: no Redis, no network. Its embedded PGlite starts empty (not from the run's
+ * migrated dump, test/journal/templates.ts): the product migrates a fresh database at its start, as a first start
+ * of an operator's does.
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/journal/migrations/index.js';
 import { until } from '../until.js';
 
 /** True while a process with this id exists. */
@@ -45,6 +48,9 @@ describe('npm start', () => {
     const pid = Number(/"pid":(\d+)/.exec(output)![1]);
     expect(pid).not.toBe(npm.pid);
     expect(alive(pid)).toBe(true);
+    // Every migration, run by this start on its empty database.
+    const migrated = output.split('\n').find((line) => line.includes('"msg":"database migrated"'));
+    expect(JSON.parse(migrated ?? '{}')).toMatchObject({ database: 'pglite', migrations: Object.keys(MIGRATIONS) });
 
     npm.kill('SIGTERM');
     expect(await exit).toEqual({ code: 0, signal: null });

@@ -14,6 +14,7 @@ import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 import { productArgs, ROOT } from '../product.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
+import { embedded } from '../journal/templates.js';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -55,7 +56,14 @@ export async function startProductProcess(env: Record<string, string>, root = RO
   const args = root === ROOT ? productArgs() : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: 'memory://', ...shared, ...env },
+    // The run's migrated PGlite is of this repository's migrations, which another build may not know.
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      ...(root === ROOT ? embedded() : { DATA_DIR: 'memory://' }),
+      ...shared,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -12,6 +12,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import type { FunnelReport, StepReport } from '../../../src/ops/funnel.js';
 import { AtSession } from '../../e2e/helpers.js';
+import { embedded } from '../../journal/templates.js';
 
 const lines: string[] = [];
 let app: RunningApp;
@@ -20,7 +21,7 @@ beforeAll(async () => {
     'info',
     new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }),
   );
-  app = await startApp(loadConfig({ DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info' }), { logger });
+  app = await startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'info' }), { logger });
 });
 afterAll(async () => {
   await app.stop();
