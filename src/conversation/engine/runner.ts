@@ -33,26 +33,16 @@
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
-import type { AnyMachineSnapshot, EventObject } from 'xstate';
+import type { EventObject } from 'xstate';
 import { failureText } from '../../../flows/failure.js';
 import { isHeld } from '../../../flows/services.js';
 import { madeNothing, type Lang, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage } from '../../log.js';
 import { logged, userOfAddress } from '../../store/chat-address.js';
 import { keys } from '../../store/keys.js';
-import {
-  answerOf,
-  isNewest,
-  resolveWaiting,
-  WAITING,
-  withAnswer,
-  type ConversationRecord,
-  type Stored,
-} from './ledger.js';
+import { answerOf, isNewest, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
 import { rememberProfile } from './profile.js';
-import { addPending } from '../channels/ussd-inbox.js';
 import { randomId } from '../../store/random-id.js';
-import { pauseAfter, rideOut, STORE_TRIES } from '../../store/ride-out.js';
 import {
   isBusy,
   isMoney,
@@ -63,10 +53,12 @@ import {
   type FlowTransition,
   type Session,
 } from '../flow/flow-runtime.js';
-import type { Address, Participant, Prompt } from '../types.js';
+import type { Participant, Prompt } from '../types.js';
 import type { LeaseChange } from '../../store/types.js';
 import { within } from '../../within.js';
 import { holdLease, leaseOf, releaseLease, takeLease } from './lease.js';
+import { deliverLate, followUnknown, keepForNextDial, nothingSent } from './late-outcome.js';
+import { answerWaiting, durable, persist, settle, startLost, write } from './run-record.js';
 import {
   CAS_ATTEMPTS,
   isMoneyRun,
@@ -81,8 +73,6 @@ import {
 
 export type { Answered, MoneyAnswer, RunnerOptions, RunStart, Waiter } from './run.js';
 
-/** Attempts to write a run's outcome when other writes keep coming between (waiters, "processing" marks). */
-const SETTLE_ATTEMPTS = 8;
 /** How often a delivery waiting for a run in another process reads the record. */
 const POLL_MS = 50;
 /** How long past its deadline a delivery waits for an outcome this process is writing. */
@@ -100,21 +90,10 @@ const MAX_MONEY_TAKEOVERS = 10;
 /** The first of the waits before a takeover past {@link MAX_TAKEOVERS}, and the longest. */
 const TAKEOVER_WAIT_FIRST_MS = 5_000;
 const TAKEOVER_WAIT_MAX_MS = 30_000;
-/** Tries of {@link Runner.durable} before a money call's state not held by a replica fails the run, and the pause between. */
-const REPLICA_TRIES = 16;
-const REPLICA_PAUSE_MS = 250;
 /** How long the "being confirmed" screen waits for the short ref it names (one read). */
 const SHORT_REF_WAIT_MS = 300;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
-
-/** How often, and for how long, a run-starting write whose landing is unknown is read again (followUnknown). */
-const UNKNOWN_READ_EVERY_MS = 1_000;
-const UNKNOWN_READ_FOR_MS = 5 * 60_000;
-
-/** The record holds no run, is gone, or is older than `version`: a write since `version`'s was lost. */
-const wentBack = (read: Stored | null, version: number): boolean =>
-  read === null || read.record.run === undefined || read.version < version;
 
 /**
  * How long after its last takeover (OpenRun.at) a money run taken over `takeovers` times may be taken over
@@ -210,39 +189,14 @@ export class Runner {
     }
   }
 
-  /**
-   * The write that would start run `token` failed and the record could not be read to tell whether it landed:
-   * its delivery was answered "processing". The record is read again every {@link UNKNOWN_READ_EVERY_MS} (for
-   * up to {@link UNKNOWN_READ_FOR_MS}) until it can be. Holding the run's id, the write landed: a sweep takes
-   * the run over once its lease expires and delivers its outcome. Left as it was (`expected`), the write did
-   * not land and never will, and nothing runs: the user is told so late ("nothing was sent, start again").
-   * Changed by another write, the delivery that wrote it answers. Never throws.
-   */
+  /** See {@link followUnknown} (late-outcome.ts). Never throws. */
   followUnknown(key: string, participant: Participant, token: string, expected: number | null, lang: Lang): void {
-    void (async () => {
-      for (const until = this.o.now() + UNKNOWN_READ_FOR_MS; this.o.now() < until && !this.stopped;) {
-        await new Promise<void>((resolve) => setTimeout(resolve, UNKNOWN_READ_EVERY_MS).unref());
-        let read: Stored | null;
-        try {
-          read = await this.o.records.read(key);
-        } catch {
-          continue;
-        }
-        if (read?.record.run?.id === token) return;
-        if ((read?.version ?? null) === expected) {
-          this.o.logger.warn(
-            logged(participant),
-            'engine: a run-starting write found not to have landed; told late that nothing was sent',
-          );
-          await this.deliverLate(participant, this.o.answers.notice('common.runFailed', lang, true), false);
-        }
-        return;
-      }
-      this.o.logger.error(
-        logged(participant),
-        'engine: whether a run started could not be read; its user was told "processing"',
-      );
-    })();
+    followUnknown(this.o, () => this.stopped, key, participant, token, expected, lang);
+  }
+
+  /** See {@link keepForNextDial} (late-outcome.ts). */
+  keepForNextDial(participant: Participant, prompt: Prompt, words?: Text): Promise<boolean> {
+    return keepForNextDial(this.o, participant, prompt, words);
   }
 
   /** Finds the runs whose holder died (lease expired) and takes them over. Never throws. */
@@ -446,7 +400,7 @@ export class Runner {
           unlist =
             (await records.write(
               key,
-              { ...record, session, ...this.answerWaiting(record, prompt), run: undefined },
+              { ...record, session, ...answerWaiting(this.o, record, prompt), run: undefined },
               fresh.version,
             )) !== null;
           if (unlist && record.session) {
@@ -462,7 +416,7 @@ export class Runner {
               );
             // Someone was told "still working on it, you will be notified" (run.late): before a money state
             // nothing comes by notification, so they are told here that nothing was sent.
-            if (!money && run.late) await this.deliverLate(participant, prompt, false);
+            if (!money && run.late) await deliverLate(this.o, participant, prompt, false);
           }
           return undefined;
         }
@@ -580,12 +534,12 @@ export class Runner {
           // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours
           // (without asking while it is fresh).
           const [kept, held] = await Promise.all([
-            isSecret(snapshot) ? current : this.persist(key, token, current, session),
+            isSecret(snapshot) ? current : persist(this.o, key, token, current, session),
             lease.fresh() || lease.renew(),
           ]);
           if (!kept || !held) {
-            if (!kept && !money && (await this.startLost(key, current.version))) {
-              await this.nothingSent(participant, session, snapshot, profile.lang);
+            if (!kept && !money && (await startLost(this.o, key, current.version))) {
+              await nothingSent(this.o, participant, session, snapshot, profile.lang);
               return;
             }
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
@@ -597,11 +551,11 @@ export class Runner {
           // Before a money-moving call, the state that makes it is where a failover cannot drop it: else a
           // failover after the call could put the conversation back before it, with no run left to finish it
           // (its holder gone), its intent journalled and nothing telling the person anything.
-          const durable = await this.durable(key, token, current.version);
-          if (durable !== 'ours') {
+          const held = await durable(this.o, key, token, current.version);
+          if (held !== 'ours') {
             // Started by a delivery here (no run before it) and no money call made yet: nothing was sent.
-            if (durable === 'lost' && !moneyCalled && !start.stored.record.run?.takeovers) {
-              await this.nothingSent(participant, session, snapshot, profile.lang);
+            if (held === 'lost' && !moneyCalled && !start.stored.record.run?.takeovers) {
+              await nothingSent(this.o, participant, session, snapshot, profile.lang);
               return;
             }
             logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
@@ -654,8 +608,8 @@ export class Runner {
       const secretLost = session.notice?.key === 'common.secretLost';
       const keep = can.keepsForNextDial && outcome.final === true && ((money && called) || secretLost);
       const words = answers.words(session);
-      const kept = keep && (await this.keepForNextDial(participant, outcome, words));
-      const settled = await this.settle(key, token, current, { session, profile }, outcome, starter);
+      const kept = keep && (await keepForNextDial(this.o, participant, outcome, words));
+      const settled = await settle(this.o, key, token, current, { session, profile }, outcome, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
         return;
@@ -676,7 +630,7 @@ export class Runner {
       );
       if (retold)
         logger.warn(log, 'engine: a chat run taken over ended at a question; told first that nothing was sent');
-      if (settled.late && (called || secretLost)) await this.deliverLate(participant, outcome, kept, words);
+      if (settled.late && (called || secretLost)) await deliverLate(this.o, participant, outcome, kept, words);
       // A question reached late (its waiters told "still working on it", or the run taken over from a holder
       // that died: a failover may have put the record back to this run after the person answered past it) on a
       // channel that cannot push (USSD) is shown to nobody: the next dial would offer to take the flow up there,
@@ -684,7 +638,7 @@ export class Runner {
       // offers no resume while kept).
       if (settled.late && !can.pushes && !outcome.final && !money) {
         logger.warn(log, 'engine: a late run ended at a question on USSD; told that nothing was sent');
-        await this.deliverLate(participant, answers.notice('common.runFailed', profile.lang, true), false);
+        await deliverLate(this.o, participant, answers.notice('common.runFailed', profile.lang, true), false);
       }
     } catch (error) {
       if (money) {
@@ -702,12 +656,12 @@ export class Runner {
               end: 'error',
             }),
           );
-        } else if (!start.stored.record.run?.takeovers && (await this.startLost(key, current.version))) {
+        } else if (!start.stored.record.run?.takeovers && (await startLost(this.o, key, current.version))) {
           // Its end not written because the write that started it, from a delivery here, is gone (a failover
           // dropped it, after reads from the old master had shown it): nobody else will end it, and its waiters
           // may have been told "being confirmed" (its state a money one, its call not made). A takeover's lost
           // write leaves the run it took over, to be taken over again.
-          await this.nothingSent(participant, session, runtime.restore(session), profile.lang);
+          await nothingSent(this.o, participant, session, runtime.restore(session), profile.lang);
         }
       }
     } finally {
@@ -733,12 +687,12 @@ export class Runner {
     );
     const written = await records.write(
       key,
-      { ...record, session: step.session, ...this.answerWaiting(record, screen), run: undefined },
+      { ...record, session: step.session, ...answerWaiting(this.o, record, screen), run: undefined },
       fresh.version,
     );
     if (!written) return false;
     logger.warn(logged(participant), 'engine: a run of a flow this build cannot read started again; told so');
-    if (record.run?.late) await this.deliverLate(participant, screen, false);
+    if (record.run?.late) await deliverLate(this.o, participant, screen, false);
     return true;
   }
 
@@ -761,7 +715,7 @@ export class Runner {
     try {
       const invocation = runtime.storedInvocation(session);
       if (!invocation) throw new Error('a money run holds no service call');
-      if ((await this.durable(key, token, current.version)) !== 'ours') {
+      if ((await durable(this.o, key, token, current.version)) !== 'ours') {
         logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
         return;
       }
@@ -773,8 +727,8 @@ export class Runner {
       const words = ended.notice;
       const kept =
         this.o.capabilitiesOf(participant.channel).keepsForNextDial &&
-        (await this.keepForNextDial(participant, prompt, words));
-      const settled = await this.settle(key, token, current, { session: ended, profile }, prompt, starter);
+        (await keepForNextDial(this.o, participant, prompt, words));
+      const settled = await settle(this.o, key, token, current, { session: ended, profile }, prompt, starter);
       if (!settled) {
         logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
         return;
@@ -789,7 +743,7 @@ export class Runner {
           conversationId: participant.conversationId,
           text: prompt.text,
         });
-      if (settled.late) await this.deliverLate(participant, prompt, kept, words);
+      if (settled.late) await deliverLate(this.o, participant, prompt, kept, words);
     } catch (error) {
       // The payment may have been made: nothing may say otherwise. Taken over once the lease expires.
       logger.error(
@@ -799,159 +753,6 @@ export class Runner {
     } finally {
       lease.stop();
     }
-  }
-
-  /**
-   * Compare-and-set of the run's record (`change` makes it from the record as stored), redone on the latest
-   * record when another write came between (a waiter's ledger entry, a "processing" mark); null once the record
-   * holds another run's id. Says whether a waiter was answered "processing" (`late`).
-   */
-  private async write(
-    key: string,
-    token: string,
-    from: Stored,
-    change: (record: ConversationRecord) => ConversationRecord,
-    { attempts = CAS_ATTEMPTS, release = false } = {},
-  ): Promise<(Stored & { late: boolean }) | null> {
-    let stored = from;
-    let failures = 0;
-    for (let attempt = 0; attempt < attempts;) {
-      try {
-        if (stored.record.run?.id !== token) return null;
-        const late = stored.record.run.late === true;
-        // The write that ends the run gives up its lease in the same step (SessionStore.set).
-        const written = await this.o.records.write(
-          key,
-          change(stored.record),
-          stored.version,
-          release ? { release: leaseOf(key), token } : undefined,
-        );
-        if (written) return { ...written, late };
-        attempt += 1;
-        const read = await this.o.records.read(key);
-        if (!read) return null;
-        stored = read;
-      } catch (error) {
-        // A blip of the store (a dropped connection) is ridden out (ride-out.ts, over the whole write); a longer
-        // outage fails the run (after a money-moving call: left to be taken over).
-        if (++failures === STORE_TRIES) throw error;
-        await pauseAfter(failures);
-      }
-    }
-    return null;
-  }
-
-  /**
-   * True when the record of `key` holds no run at all (or is gone), or is older than `version` (this run's last
-   * write): the write that started a run, acknowledged, was lost since (a Sentinel failover drops the old
-   * master's last writes; the record is back as it was before the run, perhaps with an earlier run's id in it).
-   * Versions only grow: an older one is a lost write, never a newer run's. Not when a newer record holds another
-   * run's id: that run answers. False when it cannot be read.
-   */
-  private async startLost(key: string, version: number): Promise<boolean> {
-    try {
-      return wentBack(await this.o.records.read(key), version);
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * The write that started this run (and the state the coming money-moving call is made in) is held where a
-   * failover cannot drop it (SessionStore.replicated), and the record still holds this run: `ours`. `lost`: the
-   * record holds no run at all or is older than `version`, this run's last write (the start was dropped by a
-   * failover before a replica took it); `moved`: a newer record with another run's id. The record is read back after the wait: a failover between the write and the wait leaves the
-   * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after
-   * {@link REPLICA_TRIES} tries (each a WAIT of up to a second, about 20 s in all: a replica lagging or away):
-   * throws, and the run is failed. The tries outlast a planned failover's window with one replica (the new
-   * master has none until the Sentinels turn the old one into its replica and it syncs, 11 to 17 s measured,
-   * docs/redis.md), so a payment started then is made late, not refused; its waiters were answered "being
-   * confirmed" at their deadline.
-   */
-  private async durable(key: string, token: string, version: number): Promise<'ours' | 'lost' | 'moved'> {
-    const { store } = this.o;
-    if (!store.replicated) return 'ours';
-    for (let tries = 1; ; tries++) {
-      const held = await store.replicated(key).catch(() => false);
-      const read = await this.o.records.read(key);
-      if (wentBack(read, version)) return 'lost';
-      if (read!.record.run?.id !== token) return 'moved';
-      if (held) return 'ours';
-      if (tries === REPLICA_TRIES) throw new Error("the run's state is not on a replica; not calling the service");
-      await sleep(REPLICA_PAUSE_MS);
-    }
-  }
-
-  /**
-   * The write that started this run is gone from the store (a failover dropped it) and no money-moving call was
-   * made under it: none will be. Its waiters may have been told "still working on it" (and the next USSD dial
-   * would ask again for what the flow waited for), so they are told plainly, late, that nothing was sent (on
-   * USSD kept for the next dial), and the spend an earlier step reserved under the payment's key is given
-   * back: no run will pay under it (the key is this run's; a new start makes another).
-   */
-  private async nothingSent(participant: Participant, session: Session, snapshot: AnyMachineSnapshot, lang: Lang) {
-    const { runtime, answers, logger } = this.o;
-    const log = logged(participant);
-    logger.warn(
-      log,
-      'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
-    );
-    const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
-    if (ref && this.o.giveBack)
-      await this.o
-        .giveBack(ref)
-        .catch((error: unknown) =>
-          logger.warn({ ...log, err: errorMessage(error) }, 'engine: a reserved spend was not given back'),
-        );
-    await this.deliverLate(participant, answers.notice('common.runFailed', lang, true), false);
-  }
-
-  /** Stores a busy state the run is about to call for. */
-  private persist(key: string, token: string, from: Stored, session: Session): Promise<Stored | null> {
-    return this.write(key, token, from, (record) => ({ ...record, session }));
-  }
-
-  /**
-   * The outcome written: the settled session, every waiting delivery answered with it, the run cleared and its
-   * lease ended.
-   */
-  private settle(
-    key: string,
-    token: string,
-    from: Stored,
-    settled: Pick<ConversationRecord, 'session' | 'profile'>,
-    outcome: Prompt,
-    starter?: Waiter,
-  ) {
-    return this.write(
-      key,
-      token,
-      from,
-      (record) => ({ ...record, ...settled, ...this.answerWaiting(record, outcome, starter), run: undefined }),
-      {
-        attempts: SETTLE_ATTEMPTS,
-        release: true,
-      },
-    );
-  }
-
-  /**
-   * The ledger with every waiting delivery answered `outcome` (the starter's with its notes), and the channel
-   * state of the starter's answer when it is the newest delivery (the others keep theirs when they get it).
-   */
-  private answerWaiting(
-    record: ConversationRecord,
-    outcome: Prompt,
-    starter?: Waiter,
-  ): Pick<ConversationRecord, 'ledger' | 'channel'> {
-    const answer = (id: string) =>
-      starter && id === starter.id ? this.o.answers.withNotes(outcome, starter.notes) : outcome;
-    const starts =
-      starter?.after !== undefined && answerOf(record, starter.id) === WAITING && isNewest(record, starter.id);
-    return {
-      ledger: resolveWaiting(record.ledger, answer),
-      channel: starts ? starter!.after!(answer(starter!.id)) : record.channel,
-    };
   }
 
   /**
@@ -969,14 +770,15 @@ export class Runner {
     const prompt = this.o.answers.notice('common.runFailed', from.record.profile?.lang ?? 'en', true);
     const log = logged(participant);
     try {
-      const written = await this.write(
+      const written = await write(
+        this.o,
         key,
         token,
         from,
         (record) => ({
           ...record,
           session: { ...session, ended: true },
-          ...this.answerWaiting(record, prompt, starter),
+          ...answerWaiting(this.o, record, prompt, starter),
           run: undefined,
         }),
         { release: true },
@@ -988,51 +790,12 @@ export class Runner {
       const words = { key: 'common.runFailed' };
       const kept =
         this.o.capabilitiesOf(participant.channel).keepsForNextDial &&
-        (await this.keepForNextDial(participant, prompt, words));
-      if (written.late) await this.deliverLate(participant, prompt, kept, words);
+        (await keepForNextDial(this.o, participant, prompt, words));
+      if (written.late) await deliverLate(this.o, participant, prompt, kept, words);
       return true;
     } catch (error) {
       // Not written: the run stays due and is taken over once the lease expires; its waiters answer "processing".
       this.o.logger.error({ ...log, err: errorMessage(error) }, 'engine: a failed run could not end its flow');
-      return false;
-    }
-  }
-
-  /**
-   * A run's outcome for a chat whose delivery was answered "processing": pushed, and where answers are kept for
-   * the next dial (USSD) kept there.
-   */
-  private async deliverLate(participant: Participant, prompt: Prompt, kept: boolean, words?: Text): Promise<void> {
-    const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
-    try {
-      // Only outcomes are kept for the next dial: a question shown late (the next step of a flow whose session
-      // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
-      if (this.o.capabilitiesOf(address.channel).keepsForNextDial && prompt.final && !kept)
-        await this.keepForNextDial(participant, prompt, words);
-      await this.o.onLateOutcome?.(address, prompt);
-    } catch (error) {
-      this.o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: late outcome not delivered');
-    }
-  }
-
-  /**
-   * A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note).
-   * A dropped connection is ridden out (ride-out.ts); false when it was not kept (deliverLate tries once more
-   * after the outcome is written). `words`: the prompt's words as catalogue text, so the dial says them in the
-   * person's language then (absent: its text as it is now).
-   */
-  async keepForNextDial(participant: Participant, prompt: Prompt, words?: Text): Promise<boolean> {
-    const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
-    try {
-      await rideOut(() =>
-        addPending(this.o.store, address, prompt.text, { interim: true, ...(words ? { words } : {}) }),
-      );
-      return true;
-    } catch (error) {
-      this.o.logger.error(
-        { ...logged(address), err: errorMessage(error) },
-        'engine: outcome not kept for the next dial',
-      );
       return false;
     }
   }
