@@ -1,5 +1,6 @@
 /**
- * How tests start the product as a process: the compiled JavaScript `npm start` runs (dist/), built once per
+ * How tests start the product, and its command-line tools (`npm run reconcile`, `operator`, `journal:verify`,
+ * `statement`, `ussd`), as a process: the compiled JavaScript `npm start` runs (dist/), built once per
  * run by {@link buildProduct} (vitest's globalSetup, test/global-setup.ts; the chaos CLI before its run), not
  * the TypeScript sources compiled again by tsx at every start. test/shutdown/npm-start.test.ts starts it
  * through `npm start` itself, as an operator does.

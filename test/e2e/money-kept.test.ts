@@ -25,6 +25,7 @@ import { startOwnRedis, stopAll, type Server as RedisServer } from '../redis/ser
 import { startProductProcess, startService, type ProductProcess, type Service } from '../shutdown/product.js';
 import { reading, until } from '../until.js';
 import { AtSession } from './helpers.js';
+import { productArgs } from '../product.js';
 
 const API_KEY = 'money-kept-key';
 const USSD_USER = '+256701999011';
@@ -198,22 +199,18 @@ async function payBySlack(product: ProductProcess): Promise<string> {
 /** `npm run reconcile` as an operator runs it, against the same service and database. */
 function reconcile(day: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/reconciliation/cli.ts', '--from', day, '--to', day],
-      {
-        cwd: new URL('../../', import.meta.url).pathname,
-        env: {
-          PATH: process.env.PATH,
-          MOMO_BASE_URL: service.url,
-          MOMO_API_KEY: API_KEY,
-          DATABASE_URL: database.url,
-          REDIS_URL: redisUrl,
-          LOG_LEVEL: 'silent',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, [...productArgs('src/reconciliation/cli'), '--from', day, '--to', day], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: {
+        PATH: process.env.PATH,
+        MOMO_BASE_URL: service.url,
+        MOMO_API_KEY: API_KEY,
+        DATABASE_URL: database.url,
+        REDIS_URL: redisUrl,
+        LOG_LEVEL: 'silent',
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -14,6 +14,7 @@ import { parseVerifyArgs } from '../../src/journal/verify-cli.js';
 import { forEachDatabase, serverDatabase } from './databases.js';
 import { anIntent } from './intents.js';
 import { pgliteDump } from './templates.js';
+import { productArgs, ROOT } from '../product.js';
 
 const intent = (ref: string, at: Date, over: Partial<Intent> = {}): Intent => anIntent(ref, { at, ...over });
 
@@ -185,7 +186,8 @@ describe('journal:verify arguments', () => {
 describe('npm run journal:verify (PostgreSQL)', { timeout: 120_000 }, () => {
   const run = (url: string, args: string[]) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn('npx', ['tsx', 'src/journal/verify-cli.ts', ...args], {
+      const child = spawn(process.execPath, [...productArgs('src/journal/verify-cli'), ...args], {
+        cwd: ROOT,
         env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
       });
       let out = '';

@@ -17,6 +17,7 @@ import { parseStatementArgs } from '../../src/ops/statement-cli.js';
 import { STATEMENT_COLUMNS } from '../../src/ops/statement.js';
 import { forEachDatabase, serverDatabase } from '../journal/databases.js';
 import { seedJournal, startOps, type Refs } from './money-fixtures.js';
+import { productArgs, ROOT } from '../product.js';
 
 const AUTH = { user: 'operator', password: 'a long operator password', token: 'an-ops-token-for-scripts-0123456789' };
 const OPERATOR = { authorization: `Basic ${Buffer.from(`${AUTH.user}:${AUTH.password}`).toString('base64')}` };
@@ -230,7 +231,8 @@ describe('npm run statement', { timeout: 120_000 }, () => {
   const run = (url: string, args: string[]) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const { TZ: _tz, ...env } = process.env;
-      const child = spawn('npx', ['tsx', 'src/ops/statement-cli.ts', ...args], {
+      const child = spawn(process.execPath, [...productArgs('src/ops/statement-cli'), ...args], {
+        cwd: ROOT,
         env: { ...env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
       });
       let out = '';

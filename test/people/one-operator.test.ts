@@ -22,6 +22,7 @@ import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegra
 import { textUpdate, USER as TELEGRAM_USER } from '../adapters/telegram/harness.js';
 import { codeTextedTo, LINK_CODE_TEXT, PIN_CODE_TEXT, postForm, postSignIn, signIn } from './ops-session.js';
 import { LEAD, SECOND, startWithTwoOperators, type TwoOperators } from './two-operators.js';
+import { productArgs, ROOT } from '../product.js';
 
 const OPS_TOKEN = 'ops-token-0123456789abcdef';
 const TESS = '+256700666001';
@@ -268,7 +269,8 @@ describe('a lone operator cannot build a maker and a checker, nor spend as someo
 describe('the second operator, from the command line', () => {
   const run = (args: string[], stdin: string) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn('npx', ['tsx', 'src/people/operator-cli.ts', ...args], {
+      const child = spawn(process.execPath, [...productArgs('src/people/operator-cli'), ...args], {
+        cwd: ROOT,
         env: { ...process.env, DATABASE_URL: ops.database.url, LOG_LEVEL: 'silent' },
       });
       let out = '';

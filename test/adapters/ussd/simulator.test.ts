@@ -4,6 +4,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createDialer } from '../../../adapters/ussd/dialer.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { PHONE, PIN, startUssd } from './helpers.js';
+import { productArgs, ROOT } from '../../product.js';
 
 type Started = Awaited<ReturnType<typeof startUssd>>;
 
@@ -104,7 +105,8 @@ describe('terminal simulator', () => {
   it('npm run ussd: reads answers from stdin and stops at END', async () => {
     const app = await startUssd();
     try {
-      const child = spawn('npx', ['tsx', 'adapters/ussd/cli.ts', '--phone', PHONE, '--url', app.url], {
+      const child = spawn(process.execPath, [...productArgs('adapters/ussd/cli'), '--phone', PHONE, '--url', app.url], {
+        cwd: ROOT,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       let out = '';
