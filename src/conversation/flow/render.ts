@@ -40,23 +40,28 @@ export function createCatalogue(modules: Iterable<FlowModule | undefined>): Cata
   }
   const render = (text: Text, lang: Lang): string =>
     fillTemplate(messages[lang]?.[text.key] ?? messages.en[text.key] ?? text.key, text.params, lang);
-  const renderView = (view: View, lang: Lang): Prompt => ({
-    text: [view.error, view.notice, view.text].flatMap((t) => (t ? [render(t, lang)] : [])).join('\n'),
-    ...(view.choices
-      ? {
-          choices: view.choices.map((c) => ({
-            id: c.id,
-            label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id,
-          })),
-        }
-      : {}),
-    ...(view.input ? { input: view.input } : {}),
-    ...(view.error ? { refused: true } : {}),
-    ...(view.top ? { top: true } : {}),
-    ...(view.masked ? { masked: render(view.masked, lang) } : {}),
-    ...(lang === 'en' ? {} : { lang }),
-    final: view.final ?? false,
-  });
+  /** `words` with the line of `text` (if any) below them. */
+  const below = (words: string | undefined, text: Text | undefined, lang: Lang): string | undefined =>
+    text ? (words === undefined ? render(text, lang) : `${words}\n${render(text, lang)}`) : words;
+  // Every screen of every hop is made here: its lines are joined and its fields set without the arrays and the
+  // spread objects a literal with conditional parts would make. The fields keep this order (the record's JSON).
+  const renderView = (view: View, lang: Lang): Prompt => {
+    const prompt: Omit<Prompt, 'final'> & { final?: boolean } = {
+      text: below(below(below(undefined, view.error, lang), view.notice, lang), view.text, lang) ?? '',
+    };
+    if (view.choices)
+      prompt.choices = view.choices.map((c) => ({
+        id: c.id,
+        label: c.label !== undefined ? plainText(c.label) : c.text ? render(c.text, lang) : c.id,
+      }));
+    if (view.input) prompt.input = view.input;
+    if (view.error) prompt.refused = true;
+    if (view.top) prompt.top = true;
+    if (view.masked) prompt.masked = render(view.masked, lang);
+    if (lang !== 'en') prompt.lang = lang;
+    prompt.final = view.final ?? false;
+    return prompt as Prompt;
+  };
   return { messages, render, renderView };
 }
 
