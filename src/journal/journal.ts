@@ -20,7 +20,6 @@ import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { giveBackCall, reserveCall, takeAgainCall } from '../people/spend.js';
 import type { GiveBackReason, Reservation } from '../conversation/services/limits.js';
 import { chainHead, type ChainHead } from './chain.js';
-import { GroupCommit, type Told } from './group-commit.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
 import type { Owed, OwedSchema } from './owed.js';
 import { readShortRef } from './short-ref.js';
@@ -188,51 +187,6 @@ export interface SearchPage {
   next?: string;
 }
 
-/** An intent as its statement writes it: the event's data and its owed outcome worked out. */
-interface PreparedIntent {
-  intent: Intent;
-  reservation?: Reservation;
-  at: Date;
-  state: 'intended' | 'held';
-  data: Record<string, unknown>;
-  owed?: Owed;
-}
-
-/**
- * The most intents one statement writes: its parameters (18 and 8 of a reservation an intent) stay far below
- * PostgreSQL's 65,535, and a batch's statement stays short beside the one commit it saves.
- */
-const BATCH_MOST = 64;
-
-function prepareIntent(intent: Intent, reservation?: Reservation): PreparedIntent {
-  if (reservation && reservation.ref !== intent.ref) throw new Error("a reservation is written under its intent's ref");
-  const at = intent.at ?? new Date();
-  const state = intent.state ?? 'intended';
-  const data = {
-    ...intent.data,
-    kind: intent.kind,
-    amount: intent.amount,
-    currency: intent.currency,
-    payee: intent.payee,
-    ...(intent.payeeName ? { payeeName: intent.payeeName } : {}),
-    channel: intent.channel,
-    user: intent.channelUser,
-    chat: intent.chat,
-    role: intent.role,
-    flow: intent.flow,
-    state,
-    ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
-  };
-  const owed = intent.owed && state === 'intended' ? intent.owed : undefined;
-  return { intent, ...(reservation ? { reservation } : {}), at, state, data, ...(owed ? { owed } : {}) };
-}
-
-/** The day's row a reservation locks, as one sortable string ('' without a reservation). */
-function dayRowOf(p: PreparedIntent): string {
-  const r = p.reservation;
-  return r ? `${r.person}\u0000${r.currency}\u0000${r.day}` : '';
-}
-
 /** Rank of each state: the current-state row never moves to a lower one. */
 const RANK: Record<OperationState, number> = {
   intended: 0,
@@ -300,99 +254,26 @@ export class Journal {
    * (`spend_reserve`, migration 0320: the day's row locked, the limit checked): the reservation and the intent
    * commit together or neither does, and a reservation the limit refuses writes no intent and throws
    * {@link OverDailyLimit} (with the total before it). A reservation already made under the ref changes nothing.
-   *
-   * Intents handed over while another statement of intents is under way are written together in the next one
-   * (each with its own result, told once its rows are committed: ./group-commit.ts).
    */
   async intend(intent: Intent, reservation?: Reservation): Promise<string> {
-    const prepared = prepareIntent(intent, reservation);
-    // A transaction's journal writes on its caller's connection, in its caller's order.
-    if (this.db.isTransaction) return this.intendAlone(prepared);
-    return this.intents.write(prepared);
-  }
-
-  /**
-   * Intents handed over while a statement of intents is under way, written together by the next (one per ref:
-   * a repeat goes in the statement after, where it finds the first written).
-   */
-  private readonly intents = new GroupCommit<PreparedIntent, string>({
-    alone: (p) => this.intendAlone(p),
-    together: (batch) => this.intendTogether(batch),
-    keys: (p) => [p.intent.ref],
-    most: BATCH_MOST,
-  });
-
-  /**
-   * Several intents in one statement, each as {@link intendAlone} writes it. The reservations first, in the
-   * order of their day's rows (person, currency, day), so two statements of several never wait on each other's
-   * rows in turn; all of them before the first event's insert takes the chain's lock (its `count(*)` of `r`
-   * reads every reservation before it inserts), the order an intent alone takes them in.
-   */
-  private async intendTogether(batch: PreparedIntent[]): Promise<Array<Told<string>>> {
-    const order = batch
-      .map((p, i) => ({ p, i }))
-      .sort((a, b) => dayRowOf(a.p).localeCompare(dayRowOf(b.p)) || a.i - b.i);
-    const reserve = sql.join(
-      order.map(({ p, i }) =>
-        p.reservation
-          ? sql`select ${sql.lit(i)}::int as i, s.ok, s.total::bigint as total from ${reserveCall(p.reservation, p.at)} s`
-          : sql`select ${sql.lit(i)}::int as i, true as ok, null::bigint as total`,
-      ),
-      sql` union all `,
-    );
-    const values = sql.join(
-      batch.map(
-        ({ intent, at, state, data, owed }, i) => sql`(${sql.lit(i)}::int, ${intent.ref}::text, ${intent.kind}::text,
-          ${intent.amount}::numeric, ${intent.currency}::text, ${intent.payee}::text, ${intent.payeeName ?? null}::text,
-          ${intent.channel}::text, ${intent.channelUser}::text, ${intent.chat}::text, ${intent.role}::text,
-          ${intent.flow}::text, ${state}::text, ${intent.parentRef ?? null}::text, ${at}::timestamptz,
-          ${jsonOf(data)}::jsonb, ${owed ? jsonOf(owed.record) : null}::jsonb, ${owed?.checkAt ?? null}::timestamptz)`,
-      ),
-    );
-    const { rows } = await sql<{ i: number; ok: boolean; total: string | null; short_ref: string | null }>`
-      with r as materialized (${reserve}),
-      v (i, ref, kind, amount, currency, payee, payee_name, channel, channel_user, chat, role, flow, state, parent_ref,
-         at, data, owed, next_check) as (values ${values}),
-      ow as (
-        insert into owed_outcomes (ref, chat, owed, next_check, created)
-        select v.ref, v.chat, v.owed, v.next_check, v.at from v join r on r.i = v.i
-        where r.ok and v.owed is not null
-        on conflict (ref) do nothing
-        returning ref
-      ),
-      op as (
-        insert into operations (ref, kind, service_id, amount, currency, payee, payee_name, channel, channel_user,
-          chat, role, flow, state, service_state, told_state, parent_ref, created, updated)
-        select v.ref, v.kind, null, v.amount, v.currency, v.payee, v.payee_name, v.channel, v.channel_user, v.chat,
-          v.role, v.flow, v.state, null, null, v.parent_ref, v.at, v.at
-        from v join r on r.i = v.i where r.ok
-        order by v.i
-        on conflict (ref) do nothing
-        returning ref, short_ref
-      ),
-      ev as (
-        insert into operation_events (ref, type, source, event_key, at, data)
-        select v.ref, 'intent', 'create', v.ref || ':intent', v.at, v.data
-        from v join r on r.i = v.i where r.ok and (select count(*) from r) is not null
-        order by v.i
-        on conflict (event_key) do nothing
-        returning id
-      )
-      select r.i, r.ok, r.total,
-        coalesce((select short_ref from op where op.ref = v.ref),
-          (select short_ref from operations where operations.ref = v.ref)) as short_ref
-      from r join v on v.i = r.i`.execute(this.db);
-    return batch.map(({ intent }, i) => {
-      const row = rows.find((r) => Number(r.i) === i);
-      if (!row) return { error: new Error(`the journal's statement gave operation ${intent.ref} no row`) };
-      if (!row.ok) return { error: new OverDailyLimit(Number(row.total)) };
-      if (!row.short_ref) return { error: new Error(`the journal gave operation ${intent.ref} no short ref`) };
-      return { value: row.short_ref };
-    });
-  }
-
-  /** One intent in one statement (one round trip, its own commit). */
-  private async intendAlone({ intent, reservation, at, state, data, owed }: PreparedIntent): Promise<string> {
+    const at = intent.at ?? new Date();
+    const state = intent.state ?? 'intended';
+    const data = {
+      ...intent.data,
+      kind: intent.kind,
+      amount: intent.amount,
+      currency: intent.currency,
+      payee: intent.payee,
+      ...(intent.payeeName ? { payeeName: intent.payeeName } : {}),
+      channel: intent.channel,
+      user: intent.channelUser,
+      chat: intent.chat,
+      role: intent.role,
+      flow: intent.flow,
+      state,
+      ...(intent.parentRef ? { parentRef: intent.parentRef } : {}),
+    };
+    const owed = intent.owed && state === 'intended' ? intent.owed : undefined;
     if (reservation) return this.intendReserving(intent, reservation, at, state, data, owed);
     // The owed outcome's row rides in the same statement (a CTE of its own: written whether or not the operation's
     // row was there already, as for a held payment approved since).
