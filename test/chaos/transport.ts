@@ -72,8 +72,14 @@ export class Transport {
           throw error;
         }
         this.refused++;
-        // timer-ok: a balancer's pace between refused connections (an instance going down), not a wait for one.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // Refused: the instance died and its exit is on its way. The next try waits until the fleet sees it down
+        // (its slot empty or another instance's), as a balancer's health check takes it out, so the tries never
+        // spin on a dead one.
+        const gone = () => this.options.fleet.up(turn + i) !== instance;
+        await until('the refusing instance seen down', gone, {
+          timeoutMs: Math.max(0, deadline - Date.now()),
+          everyMs: 10,
+        }).catch(() => undefined);
       }
     }
     throw new Error(`no instance up for ${NO_INSTANCE_MS / 1000} s to take ${request.path}`);
