@@ -5,7 +5,11 @@
  * the hop planner, paging, the 182-character renderer), on a chat the channel's reading of a message or a
  * press and its renderer (the same readers and renderers as /preview, adapters/preview/). What it sees is
  * the screen or message as that channel shows it. Time is the kit's own clock (`wait`), and the service is a
- * fake that answers as the test says (`answers`, every call kept in `calls`) or the embedded sandbox.
+ * fake that answers as the test says (`answers`, every call kept in `calls`) or the embedded sandbox. An answer
+ * `held` keeps its call out until the test releases it (`release`): the step that made it is answered at the
+ * engine's deadline ("being confirmed" once money may move), as is every step while it is out (the clock runs
+ * with the wall clock meanwhile, so the deadline passes), and what the run ends with comes after the release
+ * (USSD: at the next dial; a chat: a message).
  *
  *   const check = flowTest('check', { answers: { latestCollections: { output: [] } } });
  *   await check.dial().sees(/Check payments/).press(/latest/i).sees(/No payments received yet/);
@@ -53,8 +57,17 @@ export interface Call {
   input: Record<string, unknown>;
 }
 
-/** Per service, how its calls end: one outcome for every call, or a function of the call's input. */
-export type Answers = Partial<Record<ServiceName, Outcome | ((input: Record<string, unknown>) => Outcome)>>;
+/**
+ * An answer that keeps the call out until the test releases it ({@link Actions.release}): a payment "being
+ * confirmed", what the next dial shows once it ends.
+ */
+export const held = Object.freeze({ held: true as const });
+export type Held = typeof held;
+
+/** Per service, how its calls end: one outcome (or {@link held}) for every call, or a function of the call's input. */
+export type Answers = Partial<
+  Record<ServiceName, Outcome | Held | ((input: Record<string, unknown>) => Outcome | Held)>
+>;
 
 /** A ServiceFailure outcome: `failure('rate_limited')`. */
 export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({
@@ -85,7 +98,10 @@ export interface FlowTestOptions {
   user?: string;
   /** The clock's start (ms since the epoch). Default 2026-01-01T08:00:00Z. */
   startAt?: number;
-  /** The engine's deadline for a service call before "processing" (ms). Default 10000. */
+  /**
+   * How long (real ms) a step waits for its service calls before the engine answers "processing" ("being
+   * confirmed" in a money state). Default 10000, or 500 when an answer is {@link held} (a held call outlasts it).
+   */
   deadlineMs?: number;
 }
 
@@ -111,6 +127,12 @@ export interface Actions {
   doesNotSee(expected: Seen): Steps;
   /** Moves the clock on (session expiry, the resume window, daily totals). */
   wait(ms: number): Steps;
+  /**
+   * Ends the oldest {@link held} call of `service` with `outcome` and waits for the run to finish: on USSD its
+   * outcome is kept for the next dial (`dial('*384*123#')` shows it as dialled), on a chat it is the message on
+   * screen.
+   */
+  release(service: ServiceName, outcome: Outcome): Steps;
 }
 
 /**
@@ -286,26 +308,38 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   const participant = participantOf(channel, user);
   const logger = createLogger('silent');
   let clock = options.startAt ?? DEFAULT_START;
-  const now = () => clock;
+  /** Wall time since a {@link held} call is out: meanwhile the clock runs, so the engine's deadline passes. */
+  let heldSince: number | undefined;
+  const now = () => clock + (heldSince === undefined ? 0 : Date.now() - heldSince);
   const flows = options.flows ?? registeredFlows;
   const store = new MemoryStore({ now });
   const policy = new AccessPolicy(options.policy ?? demoPolicy(), { now });
-  const deadlineMs = options.deadlineMs ?? 10_000;
 
   const calls: Call[] = [];
   /** Calls the test gave no answer for: the step that made one fails. */
   const unanswered: ServiceName[] = [];
+  /** Calls answered {@link held}, oldest first, until released. */
+  const out: Array<{ service: ServiceName; settle: (outcome: Outcome) => void }> = [];
   const fake = (service: ServiceName) => async (input: Record<string, unknown>) => {
     calls.push({ service, input });
     const given = options.answers?.[service] ?? HISTORY[service];
-    const outcome = typeof given === 'function' ? given(input) : given;
-    if (!outcome) {
+    const answer = typeof given === 'function' ? given(input) : given;
+    if (!answer) {
       unanswered.push(service);
       throw { code: 'unknown', message: `flowTest: no answer given for ${service}` };
     }
+    const outcome =
+      'held' in answer
+        ? await new Promise<Outcome>((settle) => {
+            heldSince ??= Date.now();
+            out.push({ service, settle });
+          })
+        : answer;
     if ('error' in outcome) throw outcome.error;
     return outcome.output;
   };
+  const holds = Object.values(options.answers ?? {}).some((a) => a === held);
+  const deadlineMs = options.deadlineMs ?? (holds ? 500 : 10_000);
   const fakes = Object.fromEntries((Object.keys(serviceActors) as ServiceName[]).map((name) => [name, fake(name)]));
 
   let sandboxed: Awaited<ReturnType<typeof startSandbox>> | undefined;
@@ -340,11 +374,20 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs, whatsapp: deadlineMs },
       logger,
       newRunId: () => `run-${++runs}`,
+      // A chat is sent a run's late outcome: the message the person then has on screen.
+      onLateOutcome: async (_address, late) => {
+        if (channel === 'ussd') return;
+        prompt = late;
+        chat = shown(late);
+        screen = chatScreen(channel, chat);
+      },
       now,
     });
     hop = createHopHandler({
       engine,
-      deadlineMs,
+      // The gateway's own wait past the engine's: the step sees the engine's answer at its deadline (its
+      // "being confirmed"), never the adapter's apology for an engine that did not answer.
+      deadlineMs: deadlineMs + 10_000,
       logger,
       defaultCountry: 'UG',
       digestKey: 'flow-test',
@@ -479,6 +522,18 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       step(() => {
         clock += ms;
       }),
+    release: (service, outcome) =>
+      step(async () => {
+        const index = out.findIndex((call) => call.service === service);
+        if (index < 0)
+          throw new Error(`no held ${service} call is out (calls: ${calls.map((c) => c.service).join(', ')})`);
+        out.splice(index, 1)[0]!.settle(outcome);
+        if (out.length === 0 && heldSince !== undefined) {
+          clock += Date.now() - heldSince;
+          heldSince = undefined;
+        }
+        await engine!.drain();
+      }),
   };
   const steps: Steps = {
     ...actions,
@@ -510,6 +565,9 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     },
     now,
     async close() {
+      // A call still held ends as a lost connection would, so the engine's runs can settle.
+      for (const call of out.splice(0)) call.settle({ error: { code: 'connection' } });
+      heldSince = undefined;
       await engine?.stop();
       if (sandboxed) {
         await sandboxed.sandbox.close();

@@ -1,6 +1,6 @@
 /** What the flow authors' kit (src/testing/flow-test.ts) promises a test, beyond the recipe's example. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { flowTest, type FlowTest, type FlowTestOptions } from '../../src/testing/flow-test.js';
+import { flowTest, held, type Answers, type FlowTest, type FlowTestOptions } from '../../src/testing/flow-test.js';
 
 const tests: FlowTest[] = [];
 afterEach(async () => {
@@ -44,5 +44,62 @@ describe('flowTest', () => {
     tests.push(t);
     await t.dial('*384*123*3*1#').sees('No payments received yet.');
     expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+  });
+
+  describe('a call held until the test releases it', () => {
+    /** A payment to a number the network knows by the name typed, every call answered but the payment's. */
+    const paying: Answers = {
+      lookupContact: { output: { known: false, registered: false } },
+      verifyContact: { output: { known: true, registered: true, nameOnNetwork: 'SARAH NAKATO', networkName: 'MTN' } },
+      verifyPin: { output: undefined },
+      checkSpend: { output: undefined },
+      reserveSpend: { output: undefined },
+      createPayment: held,
+    };
+    const upToThePin = (t: FlowTest) =>
+      t
+        .dial()
+        .press('Mobile money')
+        .send('0772000001')
+        .send('Sarah')
+        .send('Nakato')
+        .send('5000')
+        .press('UGX')
+        .press('Confirm')
+        .sees(/PIN/);
+
+    it('on USSD: "being confirmed" while it is out, at every dial; its outcome at the next dial once released', async () => {
+      const t = flowTest('pay', { answers: paying });
+      tests.push(t);
+      await upToThePin(t);
+      await t.send('1234').sees(/being confirmed/);
+      expect(t.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+      await t.dial('*384*123#').sees(/being confirmed/);
+      await t
+        .release('createPayment', { output: { id: 'pay-1', state: 'new' } })
+        .dial('*384*123#')
+        .sees(/Update on your last request:/)
+        .sees(/Sent: 5,000 UGX to Sarah Nakato/);
+      expect(t.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+    });
+
+    it('on a chat: the outcome is the message on screen once released', async () => {
+      const t = flowTest('pay', { channel: 'telegram', answers: paying });
+      tests.push(t);
+      await t.dial().press('Mobile money').send('0772000001').send('Sarah').send('Nakato').send('5000').press('UGX');
+      await t
+        .press('Confirm')
+        .sees(/being confirmed/)
+        .release('createPayment', { output: { id: 'pay-1', state: 'new' } })
+        .sees(/Sent: 5,000 UGX to Sarah Nakato/);
+    });
+
+    it('refuses to release a call that is not out', async () => {
+      const t = flowTest('pay', { answers: paying });
+      tests.push(t);
+      await expect(t.dial().release('createPayment', { output: {} })).rejects.toThrow(
+        /no held createPayment call is out/,
+      );
+    });
   });
 });
