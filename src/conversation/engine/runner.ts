@@ -40,7 +40,7 @@ import { madeNothing, type Lang, type Text, type UserProfile } from '../../../fl
 import { errorMessage } from '../../log.js';
 import { logged, userOfAddress } from '../../store/chat-address.js';
 import { keys } from '../../store/keys.js';
-import { answerOf, isNewest, WAITING, withAnswer, type ConversationRecord, type Stored } from './ledger.js';
+import type { Stored } from './ledger.js';
 import { rememberProfile } from './profile.js';
 import { randomId } from '../../store/random-id.js';
 import {
@@ -55,15 +55,14 @@ import {
 } from '../flow/flow-runtime.js';
 import type { Participant, Prompt } from '../types.js';
 import type { LeaseChange } from '../../store/types.js';
-import { within } from '../../within.js';
 import { holdLease, leaseOf, releaseLease, takeLease } from './lease.js';
 import { deliverLate, followUnknown, keepForNextDial, nothingSent } from './late-outcome.js';
+import { waitForRun } from './deadline.js';
 import { answerWaiting, durable, persist, settle, startLost, write } from './run-record.js';
 import {
   CAS_ATTEMPTS,
   isMoneyRun,
   refOf,
-  sleep,
   type Answered,
   type LocalRun,
   type RunnerOptions,
@@ -73,10 +72,6 @@ import {
 
 export type { Answered, MoneyAnswer, RunnerOptions, RunStart, Waiter } from './run.js';
 
-/** How often a delivery waiting for a run in another process reads the record. */
-const POLL_MS = 50;
-/** How long past its deadline a delivery waits for an outcome this process is writing. */
-const SETTLING_GRACE_MS = 500;
 /**
  * Takeovers of one run before it is left alone (before a money state), or before each further one waits
  * ({@link takeoverWait}: in a money state).
@@ -90,8 +85,6 @@ const MAX_MONEY_TAKEOVERS = 10;
 /** The first of the waits before a takeover past {@link MAX_TAKEOVERS}, and the longest. */
 const TAKEOVER_WAIT_FIRST_MS = 5_000;
 const TAKEOVER_WAIT_MAX_MS = 30_000;
-/** How long the "being confirmed" screen waits for the short ref it names (one read). */
-const SHORT_REF_WAIT_MS = 300;
 /** Expired leases taken per sweep. */
 const SWEEP_BATCH = 20;
 
@@ -146,47 +139,13 @@ export class Runner {
 
   /**
    * The answer of a delivery `waiting` in the ledger of `from`: the outcome of the run it waits for, or
-   * "processing" at the channel's deadline. Never throws: a failure answers "processing" (or "being
-   * confirmed"), which never invites the user to start again.
+   * "processing" at the channel's deadline (deadline.ts). Never throws.
    */
-  async wait(waiter: Waiter, from: Stored): Promise<Answered> {
-    const { records, answers, logger } = this.o;
-    const deadline = this.o.now() + this.o.deadlineOf(waiter.participant.channel);
-    let stored = from;
-    try {
-      for (;;) {
-        // What this process wrote since (a run of its own settling) is newer than what the loop last read.
-        const kept = records.peek(waiter.key);
-        if (kept && kept.version > stored.version) stored = kept;
-        const { record } = stored;
-        const entry = answerOf(record, waiter.id);
-        if (entry !== undefined && entry !== WAITING) return await this.kept(waiter, stored, entry);
-        if (entry === undefined || !record.run) return this.current(waiter, record);
-        const run = this.runs.get(waiter.key) ?? (await this.takeOver(waiter.key, waiter.participant, false));
-        // An outcome being written at the deadline is waited for, briefly: answering "processing" instead
-        // would race its write (whichever lands first is the answer, for every copy alike).
-        const left = deadline - this.o.now() + (run?.settling ? SETTLING_GRACE_MS : 0);
-        if (left <= 0) return await this.late(waiter, stored);
-        if (run) {
-          await within(run.settled, left);
-          continue;
-        }
-        await sleep(Math.min(POLL_MS, left));
-        const read = await records.read(waiter.key);
-        if (!read) return this.current(waiter, record);
-        stored = read;
-      }
-    } catch (error) {
-      logger.error(
-        { ...logged(waiter.participant), err: errorMessage(error) },
-        'engine: a delivery waiting for a run failed; answered processing',
-      );
-      const prompt = answers.withNotes(
-        answers.processing(waiter.participant.channel, waiter.lang, isMoneyRun(this.o, stored.record.session)),
-        waiter.notes,
-      );
-      return { prompt, state: waiter.after?.(prompt) };
-    }
+  wait(waiter: Waiter, from: Stored): Promise<Answered> {
+    return waitForRun(this.o, waiter, from, {
+      local: () => this.runs.get(waiter.key),
+      takeOver: () => this.takeOver(waiter.key, waiter.participant, false),
+    });
   }
 
   /** See {@link followUnknown} (late-outcome.ts). Never throws. */
@@ -242,104 +201,6 @@ export class Runner {
     clearInterval(this.timer);
     await this.sweeping;
     await this.drain();
-  }
-
-  /**
-   * The short ref of the money-moving call `session` waits in (its Duplicate-Check-Key's, drawn by the intent
-   * before the call), for the "being confirmed" screen; undefined when none is written yet, or not within
-   * {@link SHORT_REF_WAIT_MS} (the screen then names none). Never throws.
-   */
-  private async shortRef(session: Session | undefined): Promise<string | undefined> {
-    if (!session || !this.o.shortRefOf) return undefined;
-    try {
-      // A session of another build's shape is read from its stored call: this release may not have its state.
-      const { runtime } = this.o;
-      const invocation = runtime.readsAsIs(session)
-        ? runtime.invocation(session.flow, runtime.restore(session))
-        : runtime.storedInvocation(session);
-      const ref = invocation ? refOf(invocation) : undefined;
-      return ref ? await within(this.o.shortRefOf(ref), SHORT_REF_WAIT_MS) : undefined;
-    } catch (error) {
-      this.o.logger.warn(
-        { err: errorMessage(error) },
-        'engine: the short ref of a payment being confirmed was not read',
-      );
-      return undefined;
-    }
-  }
-
-  /** The answer of a delivery nothing will resolve (no run due, or dropped from the ledger): where the conversation is. */
-  private current(waiter: Waiter, record: ConversationRecord): Answered {
-    const { answers } = this.o;
-    const prompt = record.session
-      ? answers.screen(record.session, waiter.lang, waiter.participant.channel)
-      : answers.notice('common.busy', waiter.lang, false);
-    return { prompt, state: waiter.after?.(prompt) };
-  }
-
-  /**
-   * A delivery's answer from the ledger, and its channel state kept with the conversation while it is the
-   * newest delivery (one write, only when another answer's state is there). The answer stands even when that
-   * write fails.
-   */
-  private async kept(waiter: Waiter, from: Stored, prompt: Prompt): Promise<Answered> {
-    if (!waiter.after) return { prompt, state: undefined };
-    const state = waiter.after(prompt);
-    try {
-      let stored = from;
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const { record } = stored;
-        if (!isNewest(record, waiter.id) || JSON.stringify(record.channel) === JSON.stringify(state)) break;
-        if (await this.o.records.write(waiter.key, { ...record, channel: state }, stored.version)) break;
-        const read = await this.o.records.read(waiter.key);
-        if (!read) break;
-        stored = read;
-      }
-    } catch (error) {
-      this.o.logger.warn(
-        { ...logged(waiter.participant), err: errorMessage(error) },
-        'engine: the channel state of an answer was not kept',
-      );
-    }
-    return { prompt, state };
-  }
-
-  /**
-   * The deadline passed: the delivery is answered "processing" ("being confirmed" in a money state), written
-   * to the ledger first with `run.late`, so a copy gets the same and the run delivers its outcome late. A
-   * write refused because the outcome landed meanwhile makes the outcome the answer.
-   */
-  private async late(waiter: Waiter, from: Stored): Promise<Answered> {
-    const { answers, records, logger } = this.o;
-    const money = isMoneyRun(this.o, from.record.session);
-    const ref = money ? await this.shortRef(from.record.session) : undefined;
-    const prompt = answers.withNotes(
-      answers.processing(waiter.participant.channel, waiter.lang, money, ref),
-      waiter.notes,
-    );
-    const state = waiter.after?.(prompt);
-    let stored = from;
-    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      const { record } = stored;
-      const entry = answerOf(record, waiter.id);
-      if (entry !== undefined && entry !== WAITING) return this.kept(waiter, stored, entry);
-      if (entry === undefined || !record.run) return this.current(waiter, record);
-      const next: ConversationRecord = {
-        ...record,
-        ledger: withAnswer(record.ledger, waiter.id, prompt),
-        run: { ...record.run, late: true },
-        ...(waiter.after && isNewest(record, waiter.id) ? { channel: state } : {}),
-      };
-      if (await records.write(waiter.key, next, stored.version)) {
-        logger.info(logged(waiter.participant), 'engine: past the deadline, answering processing');
-        return { prompt, state };
-      }
-      const read = await records.read(waiter.key);
-      if (!read) break;
-      stored = read;
-    }
-    logger.warn(logged(waiter.participant), 'engine: a "processing" answer was not recorded after repeated conflicts');
-    return { prompt, state };
   }
 
   /**
