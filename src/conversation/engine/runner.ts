@@ -38,8 +38,7 @@ import { failureText } from '../../../flows/failure.js';
 import { isHeld } from '../../../flows/services.js';
 import { madeNothing, type Lang, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage } from '../../log.js';
-import { logged, userOfAddress } from '../../store/chat-address.js';
-import { keys } from '../../store/keys.js';
+import { logged } from '../../store/chat-address.js';
 import type { Stored } from './ledger.js';
 import { rememberProfile } from './profile.js';
 import { randomId } from '../../store/random-id.js';
@@ -47,7 +46,6 @@ import {
   isBusy,
   isMoney,
   isSecret,
-  stepName,
   transition,
   type FlowEnd,
   type FlowTransition,
@@ -55,12 +53,12 @@ import {
 } from '../flow/flow-runtime.js';
 import type { Participant, Prompt } from '../types.js';
 import type { LeaseChange } from '../../store/types.js';
-import { holdLease, leaseOf, releaseLease, takeLease } from './lease.js';
+import { holdLease, takeLease } from './lease.js';
 import { deliverLate, followUnknown, keepForNextDial, nothingSent } from './late-outcome.js';
 import { waitForRun } from './deadline.js';
+import { sweepOnce, takeOver, type RunsHere } from './take-over.js';
 import { answerWaiting, durable, persist, settle, startLost, write } from './run-record.js';
 import {
-  CAS_ATTEMPTS,
   isMoneyRun,
   refOf,
   type Answered,
@@ -72,31 +70,6 @@ import {
 
 export type { Answered, MoneyAnswer, RunnerOptions, RunStart, Waiter } from './run.js';
 
-/**
- * Takeovers of one run before it is left alone (before a money state), or before each further one waits
- * ({@link takeoverWait}: in a money state).
- */
-const MAX_TAKEOVERS = 5;
-/**
- * Takeovers of a run in a money state in all: the run taken over this often is left (its outcome comes by
- * notification). Past {@link MAX_TAKEOVERS}, five more, after waits of 5, 10, 20, 30 and 30 s.
- */
-const MAX_MONEY_TAKEOVERS = 10;
-/** The first of the waits before a takeover past {@link MAX_TAKEOVERS}, and the longest. */
-const TAKEOVER_WAIT_FIRST_MS = 5_000;
-const TAKEOVER_WAIT_MAX_MS = 30_000;
-/** Expired leases taken per sweep. */
-const SWEEP_BATCH = 20;
-
-/**
- * How long after its last takeover (OpenRun.at) a money run taken over `takeovers` times may be taken over
- * again: none up to {@link MAX_TAKEOVERS}, then 5 s doubled each time, at most 30 s.
- */
-const takeoverWait = (takeovers: number): number =>
-  takeovers < MAX_TAKEOVERS
-    ? 0
-    : Math.min(TAKEOVER_WAIT_MAX_MS, TAKEOVER_WAIT_FIRST_MS * 2 ** (takeovers - MAX_TAKEOVERS));
-
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
   private readonly timer: NodeJS.Timeout;
@@ -104,6 +77,12 @@ export class Runner {
   private sweeping: Promise<void> | undefined;
   /** stop() was called: nothing more is taken over here. */
   private stopped = false;
+  /** What a takeover needs of this runner: its runs, and starting one here. */
+  private readonly here: RunsHere = {
+    runs: this.runs,
+    stopped: () => this.stopped,
+    begin: (start) => this.begin(start),
+  };
 
   constructor(private readonly o: RunnerOptions) {
     this.timer = setInterval(() => void this.sweep(), o.sweepEveryMs);
@@ -144,7 +123,7 @@ export class Runner {
   wait(waiter: Waiter, from: Stored): Promise<Answered> {
     return waitForRun(this.o, waiter, from, {
       local: () => this.runs.get(waiter.key),
-      takeOver: () => this.takeOver(waiter.key, waiter.participant, false),
+      takeOver: () => takeOver(this.o, this.here, waiter.key, waiter.participant, false),
     });
   }
 
@@ -160,34 +139,8 @@ export class Runner {
 
   /** Finds the runs whose holder died (lease expired) and takes them over. Never throws. */
   sweep(): Promise<void> {
-    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    this.sweeping ??= sweepOnce(this.o, this.here).finally(() => (this.sweeping = undefined));
     return this.sweeping;
-  }
-
-  private async sweepOnce(): Promise<void> {
-    try {
-      // Every part of the index (keys.ts), asked together: one write on one Redis, one per master on a cluster.
-      // A part that fails (its slot moving) leaves the others swept.
-      const parts = keys.openRunsParts();
-      const found = await Promise.allSettled(parts.map((part) => this.o.store.expiredLeases(part, SWEEP_BATCH)));
-      for (const [i, result] of found.entries()) {
-        if (result.status === 'rejected') continue;
-        for (const key of result.value) {
-          if (this.stopped) return;
-          if (this.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
-          const address = keys.conversationOf(key);
-          if (!address || keys.openRuns(key) !== parts[i]) {
-            await releaseLease(this.o, key, '', true, parts[i]);
-            continue;
-          }
-          await this.takeOver(key, { ...address, userId: userOfAddress(address) }, true);
-        }
-      }
-      const failed = found.find((f): f is PromiseRejectedResult => f.status === 'rejected');
-      if (failed) throw failed.reason;
-    } catch (error) {
-      this.o.logger.warn({ err: errorMessage(error) }, 'engine: sweep for runs to take over failed');
-    }
   }
 
   /** Resolves when every run of this process has stopped (and delivered its late outcome). */
@@ -201,168 +154,6 @@ export class Runner {
     clearInterval(this.timer);
     await this.sweeping;
     await this.drain();
-  }
-
-  /**
-   * Takes over the run of `key` when its lease is free and a run is due: records this run's id, the time and
-   * the count of takeovers (and, from the sweep, `late`: nobody waits for the outcome here) and starts it from
-   * the stored session. Undefined when another process holds the lease, when nothing is due (the conversation
-   * is then unlisted), when the run is not due yet (parked: see {@link park}), or when the takeover could not
-   * be recorded (the conversation stays listed for a later sweep).
-   */
-  private async takeOver(key: string, participant: Participant, late: boolean): Promise<LocalRun | undefined> {
-    const { store, records, logger, answers } = this.o;
-    const token = randomId();
-    const leasedAt = this.o.now();
-    if (this.stopped || !(await store.lease(leaseOf(key), token, this.o.leaseMs))) return undefined;
-    let unlist = false;
-    let parked = false;
-    try {
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const fresh = await records.read(key);
-        const run = fresh?.record.run;
-        if (!fresh || !run) {
-          unlist = true;
-          return undefined;
-        }
-        const { record } = fresh;
-        const takeovers = run.takeovers ?? 0;
-        const money = isMoneyRun(this.o, record.session);
-        const admitted = record.session && !money ? this.o.runtime.admit(record.session) : undefined;
-        if (admitted && admitted.kind !== 'continue') {
-          // A run of a flow this release cannot read, before any money call. A later build's, not over: left
-          // to a process of that build (listed still, its lease given back). Else it ends here, the flow
-          // started again with one line saying the service was updated.
-          if (admitted.kind === 'newer' && record.session!.expiresAt > this.o.now()) {
-            logger.info(logged(participant), "engine: a run of a later build's flow left to that build");
-            return undefined;
-          }
-          unlist = await this.restartUpdated(key, fresh, participant);
-          return undefined;
-        }
-        if (takeovers >= (money ? MAX_MONEY_TAKEOVERS : MAX_TAKEOVERS) || !record.session) {
-          // Left alone: in a money state every delivery waiting gets "being confirmed" and the outcome comes by
-          // notification; before one nothing was sent, and they are told to start again. Its flow ends saying
-          // so, or the conversation would stay busy with no run to end it: every later message answered "being
-          // confirmed", the pending outcome never shown (a new USSD dial shows it once the flow ended).
-          logger.error(
-            { ...logged(participant), takeovers },
-            'engine: a run taken over too often was left; its outcome comes by notification',
-          );
-          const lang = record.profile?.lang ?? 'en';
-          const prompt = money
-            ? answers.processing(participant.channel, lang, true)
-            : answers.notice('common.runFailed', lang, true);
-          const session = record.session && {
-            ...record.session,
-            ended: true,
-            notice: { key: money ? 'common.confirming' : 'common.runFailed' },
-          };
-          unlist =
-            (await records.write(
-              key,
-              { ...record, session, ...answerWaiting(this.o, record, prompt), run: undefined },
-              fresh.version,
-            )) !== null;
-          if (unlist && record.session) {
-            // The funnel counts the step of a flow this release reads (another build's is not its to count).
-            if (this.o.runtime.readsAsIs(record.session))
-              this.o.onTransition?.(
-                transition(
-                  record.session,
-                  { channel: participant.channel, at: this.o.now() },
-                  this.o.runtime.mark(record.session),
-                  { end: 'error' },
-                ),
-              );
-            // Someone was told "still working on it, you will be notified" (run.late): before a money state
-            // nothing comes by notification, so they are told here that nothing was sent.
-            if (!money && run.late) await deliverLate(this.o, participant, prompt, false);
-          }
-          return undefined;
-        }
-        // Past MAX_TAKEOVERS (a money run: its holders killed one after another, or a run that kills each
-        // process taking it), each further takeover waits longer after the last. A record without the time (an
-        // older engine's) is due.
-        const waited = this.o.now() - (typeof run.at === 'number' ? run.at : -Infinity);
-        const wait = takeoverWait(takeovers);
-        if (waited < wait) {
-          parked = true;
-          await this.park(key, token, run.id, Math.min(wait - waited, wait), participant, takeovers);
-          return undefined;
-        }
-        const taken = {
-          ...record,
-          run: {
-            id: token,
-            ...(late || run.late ? { late: true as const } : {}),
-            takeovers: takeovers + 1,
-            at: this.o.now(),
-          },
-        };
-        const written = await records.write(key, taken, fresh.version);
-        if (!written) continue;
-        // A money run of a flow this release cannot read runs from what its record carries (finishMoney).
-        if (money && !this.o.runtime.readsAsIs(record.session)) {
-          const migrated = this.o.runtime.admit(record.session);
-          const session = migrated.kind === 'continue' ? migrated.session : record.session;
-          logger.warn(
-            logged(participant),
-            "engine: took over a money run of another build's flow; it finishes from its record",
-          );
-          this.begin({ key, participant, token, leasedAt, session, stored: written });
-          return this.runs.get(key);
-        }
-        const resumed = admitted?.kind === 'continue' ? admitted.session : record.session;
-        const stored = this.o.runtime.restore(resumed);
-        logger.warn(
-          { ...logged(participant), step: stepName(stored) },
-          'engine: took over a run whose holder stopped renewing its lease',
-        );
-        // Nothing busy stored: a run recorded around a PIN check by an engine before this one (a rolling
-        // deploy; this one checks PINs before it records a run, turn.ts checkSecrets). The check cannot be
-        // repeated, and no money call was made under it (the state of one is stored before its call, and that
-        // write fails once this run's id replaced the holder's), so the flow ends saying so.
-        const session = isBusy(stored) ? resumed : { ...resumed, ended: true, notice: { key: 'common.secretLost' } };
-        this.begin({ key, participant, token, leasedAt, session, stored: written });
-        return this.runs.get(key);
-      }
-      return undefined;
-    } catch (error) {
-      logger.warn(
-        { ...logged(participant), err: errorMessage(error) },
-        'engine: a run could not be taken over; a later sweep tries again',
-      );
-      return undefined;
-    } finally {
-      if (!parked && (!this.runs.has(key) || this.runs.get(key)?.token !== token))
-        await releaseLease(this.o, key, token, unlist);
-    }
-  }
-
-  /**
-   * A run not yet due for its next takeover (`dueInMs`) stays listed and is looked at again when it is due: the
-   * lease this takeover took is given back and taken again under the id of the run in the record (`runId`,
-   * its holder's), to expire when the run is due. Until then every sweep passes it by (it is listed with that
-   * expiry) and a waiter finds its lease held, waits and is answered at its deadline ("being confirmed"). A
-   * holder that was only slow, not dead, renews that lease as its own, and the write of its outcome ends it.
-   * A failure here leaves the conversation listed with this takeover's expiry, for a later sweep.
-   */
-  private async park(
-    key: string,
-    token: string,
-    runId: string,
-    dueInMs: number,
-    participant: Participant,
-    takeovers: number,
-  ): Promise<void> {
-    const { store, logger } = this.o;
-    await store.releaseLease(leaseOf(key), token, false);
-    if (await store.lease(leaseOf(key), runId, dueInMs))
-      logger.warn(
-        { ...logged(participant), takeovers, dueInMs },
-        'engine: a money run taken over often is taken over again only after a wait',
-      );
   }
 
   /**
@@ -528,33 +319,6 @@ export class Runner {
     } finally {
       lease.stop();
     }
-  }
-
-  /**
-   * A run whose flow this release cannot read, before any money call: nothing was sent, and its flow starts
-   * again (the conversation's start: the menu, or Change PIN after a reset) with one line saying the service was
-   * updated. Its waiters get that screen; one told "still working on it" is sent it. True when written (nothing is
-   * left to run).
-   */
-  private async restartUpdated(key: string, fresh: Stored, participant: Participant): Promise<boolean> {
-    const { runtime, answers, records, logger } = this.o;
-    const { record } = fresh;
-    const profile = record.profile ?? { lang: 'en' };
-    const ctx = { ...this.o.context(participant), at: this.o.now() };
-    const step = runtime.start(ctx.home, { profile, remember: {}, notes: [{ key: 'common.updated' }] }, ctx);
-    const screen = answers.withNotes(
-      answers.screen(step.session, profile.lang, participant.channel),
-      step.notes.map((note) => answers.text(note, profile.lang)),
-    );
-    const written = await records.write(
-      key,
-      { ...record, session: step.session, ...answerWaiting(this.o, record, screen), run: undefined },
-      fresh.version,
-    );
-    if (!written) return false;
-    logger.warn(logged(participant), 'engine: a run of a flow this build cannot read started again; told so');
-    if (record.run?.late) await deliverLate(this.o, participant, screen, false);
-    return true;
   }
 
   /**
