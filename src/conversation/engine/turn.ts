@@ -35,7 +35,7 @@ import type { AccessPolicy } from '../services/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { rideOut } from '../../store/ride-out.js';
-import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes, type PendingNote } from '../channels/ussd-inbox.js';
+import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
 import type { Runner, Waiter } from './runner.js';
 import {
   isBusy,
@@ -61,7 +61,7 @@ import type {
   TurnDecision,
 } from '../types.js';
 import type { SessionStore, StoredSnapshot } from '../../store/types.js';
-import { DIAL_NOTES_MAX, fitWhole } from '../flow/plain-text.js';
+import { pendingNotes, withToldLate } from './dial-notes.js';
 
 export interface TurnOptions {
   store: SessionStore;
@@ -201,43 +201,6 @@ export function createTurn(o: TurnOptions) {
     return step;
   }
 
-  /**
-   * A kept note in the language of the dial: said again from its key and values when it has them (the person
-   * may have changed language since it was kept, or it was kept in another), else its words as kept.
-   */
-  function noteText(note: PendingNote, lang: Lang): string {
-    const { words } = note;
-    if (!words) return note.text;
-    if (words.from !== 'notify') return answers.text(words, lang);
-    return o.dialNote ? o.dialNote(words, lang) : note.text;
-  }
-
-  /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
-  function pendingNotes(pending: StoredSnapshot | null, lang: Lang): string[] {
-    const texts = storedNotes(pending?.snapshot).map((note) => noteText(note, lang));
-    if (texts.length === 0) return [];
-    // Newest first: the latest outcome ("Done...") supersedes the earlier ones ("submitted, you will be
-    // notified"), so it is the one that must fit. Each is shortened whole to the room left (never cut
-    // mid-word by the screen); older ones that do not fit are left to their SMS.
-    const shown: string[] = [];
-    let room = DIAL_NOTES_MAX;
-    for (const text of [...texts].reverse()) {
-      const fitted = fitWhole(text, room);
-      if (shown.length > 0 && fitted !== text) break;
-      shown.push(fitted);
-      room -= fitted.length + 1;
-      if (room <= 0) break;
-    }
-    return [answers.text({ key: 'common.pendingOutcome' }, lang), ...shown];
-  }
-
-  /** The dial's notes with "nothing was sent" (for what the USSD guard answered) first, under the notes' header. */
-  function withToldLate(shown: string[], nothingSent: Prompt | undefined, lang: Lang): string[] {
-    if (!nothingSent) return shown;
-    const [header, ...rest] = shown.length > 0 ? shown : [answers.text({ key: 'common.pendingOutcome' }, lang)];
-    return [header!, fitWhole(nothingSent.text, DIAL_NOTES_MAX), ...rest];
-  }
-
   /** The deliveries the USSD guard answered, once a dial has said what became of them. */
   async function forgetToldLate(inbound: Inbound): Promise<void> {
     await store
@@ -352,7 +315,7 @@ export function createTurn(o: TurnOptions) {
     const unseen = inbound.newSession ? unseenAfterToldLate(record, toldLate, pending, o.now()) : [];
     const nothingSent = unseen.length > 0 ? answers.notice('common.runFailed', lang, true) : undefined;
     const ledger = unseen.reduce((entries, lost) => withAnswer(entries, lost, nothingSent!), record.ledger);
-    const shownPending = withToldLate(pendingNotes(pending, lang), nothingSent, lang);
+    const shownPending = withToldLate(o, pendingNotes(o, pending, lang), nothingSent, lang);
     const notes = [...shownPending, ...planned.notes.map((t) => answers.text(t, lang))];
     // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
     const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
