@@ -138,6 +138,8 @@ describe('the actor scope', () => {
       expect(scope.system.getAll()).toEqual({});
       expect(scope.self.getSnapshot()).toBe(self);
     },
+    // Pay's walk is a few hundred thousand pure steps: 20 s beside the suite on two loaded cores, 32 s once.
+    120_000,
   );
 
   it('is made once per machine', () => {
