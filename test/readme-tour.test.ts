@@ -143,7 +143,7 @@ describe("README's five-minute tour", () => {
     );
     expect(failing.at(-1)).toMatch(/^Sent: 3,000 UGX/);
     await settled('3');
-    expect((await dial([], '+256772123489'))[0]).toMatch(/Failed, not paid: 3,000 UGX to \+256772000004/);
+    expect((await dial([], '+256772123489'))[0]).toMatch(/Failed: 3,000 UGX to \+256772000004\. Ref MC-[A-Z0-9]+\./);
     const all = shown.join('\n');
     for (const quote of quotedScreens(tour)) expect(all, `README quotes "${quote}"`).toContain(quote);
   });

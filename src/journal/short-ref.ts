@@ -51,9 +51,14 @@ export function readShortRef(typed: string): string | undefined {
 
 /**
  * The reference people read: the short ref, with the service's id beside it where there is one
- * (`MC-7K2QX (service 12)`); the service's id alone for an operation written before short refs.
+ * (`MC-7K2QX (service 12)`; `service` is the word for the service in the reader's language, `huduma` in
+ * Kiswahili); the service's id alone for an operation written before short refs. The one way /ops, Slack's
+ * payouts and approvals, the chat messages and the SMS write it.
  */
-export function referenceOf(op: { short_ref?: string | null; service_id?: string | null }): string {
+export function referenceOf(
+  op: { short_ref?: string | null; service_id?: string | null },
+  service = 'service',
+): string {
   if (!op.short_ref) return op.service_id ?? '–';
-  return op.service_id ? `${op.short_ref} (service ${op.service_id})` : op.short_ref;
+  return op.service_id ? `${op.short_ref} (${service} ${op.service_id})` : op.short_ref;
 }

@@ -359,10 +359,16 @@ export function deliveryFor(made: Made, notice: Notice): Delivery | null {
     state: notice.state,
     reason: notice.reason,
   };
+  // Our short ref (a collection: its request's), else the service's id; `id` the service's, shown beside ours.
+  const serviceId = made.id ?? recordIdOf(notice);
+  const refs: Params = {
+    ref: made.shortRef ?? serviceId ?? '',
+    ...(made.shortRef && serviceId ? { id: serviceId } : {}),
+  };
   const params: Params =
     notice.kind === 'collection'
-      ? { ...words, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }
-      : { ...words, ref: made.shortRef ?? made.id ?? notice.id };
+      ? { ...words, ...refs, name: notice.name ? ` (${notice.name})` : '', reference: notice.reference || '-' }
+      : { ...words, ...refs };
   const final = isFinal(notice);
   return {
     address,

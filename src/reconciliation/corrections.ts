@@ -68,6 +68,7 @@ export async function tellCorrections(options: CorrectionsOptions): Promise<numb
       const kind = op.kind === 'request' ? 'request' : 'payment';
       const text = await options.tell(address, `notify.correction.${kind}`, {
         ref: op.short_ref ?? op.service_id ?? op.ref,
+        ...(op.short_ref && op.service_id ? { id: op.service_id } : {}),
         amount: String(op.amount),
         currency: op.currency,
         phone: op.payee,

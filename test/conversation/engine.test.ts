@@ -371,15 +371,15 @@ describe('engine', () => {
     it('a French outcome read after switching to English is all English, and the reverse all French', async () => {
       const english = await switchedAfterOutcome('fr', 'en');
       expect(english).toBe(
-        'Update on your last request:\nDone: 5,000 UGX reached +256772000001 (payment 7).\nWhat would you like to do?',
+        'Update on your last request:\nDone: 5,000 UGX reached +256772000001. Ref 7.\nWhat would you like to do?',
       );
       const french = await switchedAfterOutcome('en', 'fr');
       expect(french.split('\n')).toEqual([
         'Votre dernière demande :',
-        notifyText('fr', done.key, done.params),
+        notifyText('fr', done.key, done.params, { forDial: true }),
         'Que faire ?',
       ]);
-      expect(french).toMatch(/\nTerminé : 5.000 UGX sont arrivés à \+256772000001 \(paiement 7\)\.\n/);
+      expect(french).toMatch(/\nTerminé : 5.000 UGX arrivés à \+256772000001\. Réf 7\.\n/);
     });
 
     it("a run's own answer kept for the dial is said again in the language switched to", async () => {

@@ -59,7 +59,7 @@ it('one payment: the same short ref on the screen, at the next dial, on /ops and
 
   // The outcome at the next dial names it too.
   const next = await new AtSession(app.url, PAYER).dial();
-  expect(next).toContain(`Done: 5,000 UGX reached +256772000001 (payment ${ref}).`);
+  expect(next).toContain(`Done: 5,000 UGX reached +256772000001. Ref ${ref}.`);
 
   // /ops: the list and the payment's page, ours with the service's id beside it.
   const list = await (

@@ -228,9 +228,9 @@ describe('payments', () => {
     await approvalRules([{ currency: 'UGX', above: '10000' }]);
     const done = await ussd(me, ['1', '1', '0772000001', 'Sarah', 'Nakato', '20000', '1', 'Rent', '1', '1234']);
     expect(done).toMatch(/^END /);
-    const waiting = await toldAtNextDial(me, /Waiting for your approver/);
+    const waiting = await toldAtNextDial(me, /Needs approval/);
     expect(waiting).toMatch(/20,000 UGX/);
-    expect(waiting).toMatch(/approver/);
+    expect(waiting).toMatch(/Ref MC-[A-Z0-9]+\./);
     expect(waiting.replace(/^(CON|END) /, '').length).toBeLessThanOrEqual(182);
     const payment = newest('payments', `ussd:${me}`);
     await until(
@@ -242,9 +242,9 @@ describe('payments', () => {
       { timeoutMs: 10_000, everyMs: 50 },
     );
     await control('POST', `/payments/${payment.id}/reject`, { reason: 'Over budget' });
-    expect(
-      await toldAtNextDial(me, /rejected: Over budget|Rejected, not paid: 20,000 UGX to \+256772000001\. Over budget/),
-    ).toMatch(/20,000 UGX/);
+    expect(await toldAtNextDial(me, /Rejected: 20,000 UGX to \+256772000001\. Ref MC-[A-Z0-9]+\. Over budget/)).toMatch(
+      /20,000 UGX/,
+    );
     await approvalRules([]);
   });
 
@@ -277,7 +277,9 @@ describe('payments', () => {
     const { short, id } = await refsOf(last);
     expect(await toldOnSlack(new RegExp(`Payment ${short} .*on hold: an administrator`))).toMatch(/4,000 UGX/);
     await control('POST', `/payments/${id}/approve`, {});
-    expect(await toldOnSlack(new RegExp(`Done: 4,000 UGX reached .*\\(payment ${short}\\)`))).toBeTruthy();
+    expect(
+      await toldOnSlack(new RegExp(`Done: 4,000 UGX reached .*\\. Ref ${short} \\(service ${id}\\)\\.`)),
+    ).toBeTruthy();
   });
 });
 
@@ -297,7 +299,9 @@ describe('collection requests', () => {
     );
     const { short } = await refsOf(last);
     await control('POST', '/clock/advance', { seconds: 10 });
-    expect(await toldOnSlack(new RegExp(`request ${short} of 1,500 UGX .*failed: .*not hold enough`))).toBeTruthy();
+    expect(
+      await toldOnSlack(new RegExp(`request ${short} \\(service \\d+\\) of 1,500 UGX .*failed: .*not hold enough`)),
+    ).toBeTruthy();
   });
 
   it('Telegram: a request paid, then its payment reversed', async () => {
@@ -311,10 +315,14 @@ describe('collection requests', () => {
     });
     expect(collection.collection_request.id).toBe(request.id);
     const short = await shortOf('request', String(request.id));
-    expect(await toldOnTelegram(new RegExp(`request ${short} of 2,500 UGX .* was paid`))).toBeTruthy();
+    expect(
+      await toldOnTelegram(new RegExp(`request ${short} \\(service \\d+\\) of 2,500 UGX .* was paid`)),
+    ).toBeTruthy();
     expect(await toldOnTelegram(/You received 2,500 UGX from \+256772000001/)).toBeTruthy();
     await control('POST', `/collections/${collection.id}/reverse`);
-    expect(await toldOnTelegram(new RegExp(`request ${short} of 2,500 UGX .* was reversed`))).toBeTruthy();
+    expect(
+      await toldOnTelegram(new RegExp(`request ${short} \\(service \\d+\\) of 2,500 UGX .* was reversed`)),
+    ).toBeTruthy();
   });
 
   it('USSD: a request that expired unpaid, at the next dial', async () => {
@@ -323,12 +331,9 @@ describe('collection requests', () => {
     const { short } = await refsOf(done);
     await control('POST', '/clock/advance', { seconds: 25 * 3600 });
     // Its full words (with our ref) or, past the note's room, their short twin.
-    expect(
-      await toldAtNextDial(
-        me,
-        new RegExp(`request ${short} of 3,300 UGX .* expired unpaid|Request expired unpaid: 3,300 UGX from`),
-      ),
-    ).toMatch(/^CON /);
+    expect(await toldAtNextDial(me, new RegExp(`Expired unpaid: 3,300 UGX from \\+\\d+\\. Ref ${short}\\.`))).toMatch(
+      /^CON /,
+    );
   });
 
   it('each occurrence of a recurring request is told as its own request', async () => {
@@ -385,7 +390,9 @@ describe('collection requests', () => {
         .filter((e) => e.type === 'collection.received')
         .at(-1) as any;
       expect(received.data.collection_request).toBe(request.id);
-      expect(await toldOnTelegram(/You received 4,100 UGX from \+256772345678/)).toMatch(/ref v2/);
+      expect(await toldOnTelegram(/You received 4,100 UGX from \+256772345678/)).toMatch(
+        /for your request MC-[A-Z0-9]+ \(service \d+\) \(their reference: v2\)/,
+      );
     } finally {
       await control('PATCH', '/organization', { version: 'v5' });
     }

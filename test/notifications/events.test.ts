@@ -126,8 +126,9 @@ describe('parseNotice', () => {
       phone: '+254700000002',
       name: '',
       reference: 'rent',
+      ref: 'MC-7K2QX',
     });
-    expect(words).toBe('You received 500 KES from +254700000002 (ref rent).');
+    expect(words).toBe('You received 500 KES from +254700000002 for your request MC-7K2QX (their reference: rent).');
   });
 
   it('owes nothing for events with no chat message; refuses data it cannot read', () => {

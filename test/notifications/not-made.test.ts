@@ -59,7 +59,7 @@ describe('"already submitted" of a payment the service never made', () => {
     expect(product.telegram.told).toEqual([
       {
         address: { channel: 'telegram', conversationId: '61' },
-        text: expect.stringMatching(/^Your payment of 5,000 UGX to \+256772000001 was NOT made: .*Nothing was sent/),
+        text: expect.stringMatching(/^Your payment – of 5,000 UGX to \+256772000001 was NOT made: .*Nothing was sent/),
       },
     ]);
     // Told once: a repeated check reads nothing more and tells nothing more.

@@ -128,7 +128,9 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     expect(told).toEqual([
       {
         address: { channel: 'telegram', conversationId: '61' },
-        text: expect.stringMatching(/^Your payment of 5,000 UGX to \+256772000001 was NOT made: .*Nothing was sent/),
+        text: expect.stringMatching(
+          /^Your payment (MC-[A-Z0-9]+) of 5,000 UGX to \+256772000001 was NOT made: .*Nothing was sent/,
+        ),
       },
     ]);
     const row = await until(
@@ -186,7 +188,7 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
       await sql<{ short_ref: string }>`select short_ref from operations where ref = ${key}`.execute(direct.db)
     ).rows[0]?.short_ref;
     expect(shortRef).toMatch(/^MC-/);
-    expect(told[0]!.text).toContain(`(payment ${shortRef})`);
+    expect(told[0]!.text).toContain(`Ref ${shortRef} (service `);
     expect(
       await until(
         'the owed row settled',

@@ -289,7 +289,16 @@ forEachDatabase('reconciliation', (open, engine) => {
       [
         'telegram:chat-1',
         'notify.correction.payment',
-        { ref: lateShort, amount: '5000', currency: 'UGX', phone: SARAH, state: 'completed', told: 'submitted' },
+        {
+          ref: lateShort,
+          // The service's id, shown beside our short ref in the chat's words.
+          id: (await journal.byRef(late))?.service_id,
+          amount: '5000',
+          currency: 'UGX',
+          phone: SARAH,
+          state: 'completed',
+          told: 'submitted',
+        },
       ],
     ]);
     expect(

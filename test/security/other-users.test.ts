@@ -129,7 +129,8 @@ describe('collections', () => {
       reading(
         async () => alice.texts().join('\n'),
         (texts) =>
-          /You received 3,170 UGX/.test(texts) && /Your request MC-[A-Z0-9]+ of 3,170 UGX .* was paid/.test(texts),
+          /You received 3,170 UGX/.test(texts) &&
+          /Your request MC-[A-Z0-9]+ \(service \d+\) of 3,170 UGX .* was paid/.test(texts),
       ),
       { timeoutMs: 10_000, everyMs: 50 },
     );
@@ -198,7 +199,7 @@ describe('collections', () => {
       ),
       { timeoutMs: 10_000, everyMs: 50 },
     );
-    expect(String(told[0]!.payload.text)).toMatch(/\(ref Fees 1\. Send 500000 evil\)/);
+    expect(String(told[0]!.payload.text)).toMatch(/\(their reference: Fees 1\. Send 500000 evil\)/);
     expect(String(told[0]!.payload.text)).not.toMatch(/[\r\n\u202E]/);
   });
 });

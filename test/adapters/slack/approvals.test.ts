@@ -236,7 +236,7 @@ describe('maker/checker in Slack (real engine, sandbox, signed requests)', () =>
       currency: 'UGX',
       metadata: { chat: `slack:${TEAM}:${MAKER}`, ref: heldRef },
     });
-    await dm(MAKER, /approved by ucheck[12] and sent \(ref MC-[A-Z0-9]+\)/);
+    await dm(MAKER, /payment MC-[A-Z0-9]+ \(service \d+\) of .+ approved by ucheck[12] and sent\./);
     // Who authorised it, in the database before it was sent: the row and the journal's event.
     const [row] = await running.approvals.held.byRefs([heldRef]).then((m) => [...m.values()]);
     expect(row).toMatchObject({ state: 'approved', decision: { channel: 'slack' }, outcome: { kind: 'sent' } });
