@@ -151,6 +151,11 @@ export const DEMO_BANK_TRANSFER_EMAIL = 'payments@example.org';
 /** Starts the product; rejects with ConfigError (before listening) when the start is refused (start-checks.ts). */
 /** The share of SHUTDOWN_GRACE_SECONDS by which stop()'s steps before the journal's have ended, done or not. */
 export const STOP_STEPS_SHARE = 0.6;
+/**
+ * The share by which the runs still going are handed on (Runner.handOn) instead of waited for: another process
+ * takes them over at once, and the parts closed after have the time left before {@link STOP_STEPS_SHARE}.
+ */
+export const STOP_RUNS_SHARE = 0.45;
 /** The share by which the journal's last writes have ended (the rest: closing the store, and the exit). */
 export const STOP_JOURNAL_SHARE = 0.85;
 
@@ -667,6 +672,16 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     },
   ]);
   metrics.trackQueueDepth(() => notifications.queue.depth());
+  // Run after the notifications' stop, done or not by its time: a telling lease still held (a notifier that did
+  // not answer) is freed for another process at once, not at its expiry.
+  closers.push([
+    'notification leases',
+    async () => {
+      const freed = await notifications.letGo();
+      if (freed > 0)
+        logger.warn({ leases: freed }, 'shutdown: notifications not told in time let go for another process');
+    },
+  ]);
   closers.push(['notifications', () => notifications.stop()]);
 
   // Anything no route took: 404 with a reason. Anything a route threw: 4xx stays 4xx, the rest is 500.
@@ -751,8 +766,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       // WhatsApp's webhook answers before its messages are worked: they finish before the runs are drained.
       await bounded('whatsapp', async () => whatsapp?.idle(), STOP_STEPS_SHARE);
       // No more taking over of runs; runs past their deadline finish and tell their chats before the
-      // notifiers go away.
-      await bounded('runs', () => engine.stop(), STOP_STEPS_SHARE);
+      // notifiers go away. A run that cannot (its call held at the service) is handed on, not cut off with its
+      // lease held until it expires: another process takes it over under the same Duplicate-Check-Key.
+      await bounded('runs', () => engine.stop(), STOP_RUNS_SHARE);
+      await bounded('hand on runs', () => engine.handOn(), STOP_STEPS_SHARE);
       for (const [name, close] of closers.reverse())
         await bounded(name, close, name === 'journal' ? STOP_JOURNAL_SHARE : STOP_STEPS_SHARE);
       await bounded('sandbox', async () => sandbox?.close(), STOP_JOURNAL_SHARE);

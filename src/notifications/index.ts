@@ -18,7 +18,7 @@ import type { MoneyJournal } from '../journal/index.js';
 import { createDispatcher, LEASE_MS, MARK_TTL_SECONDS } from './dispatch.js';
 import { notificationBody, parseNotice, recordIdOf, recordKindOf, type Notice } from './events.js';
 import { createFollowUp, type FollowUpJob } from './follow-up.js';
-import { createMarks, type NotificationMarks } from './marks.js';
+import { createMarks, lettingGo, type NotificationMarks } from './marks.js';
 import { owedPoller } from './owed-poller.js';
 import type { OwedOutcomes } from '../journal/owed.js';
 import { createPartedQueue, DEFAULT_CONCURRENCY, type JobQueue, type QueueOptions } from './queue.js';
@@ -178,7 +178,7 @@ export function createNotifications(options: NotificationsOptions) {
     undefined,
     prefixes,
   );
-  const marks = options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger);
+  const marks = lettingGo(options.marks ?? createMarks(options.redisUrl, options.keyPrefix, logger));
   const reads = serviceReads(options.client);
   const texts = options.sms
     ? createPartedQueue<SmsJob>(
@@ -298,6 +298,11 @@ export function createNotifications(options: NotificationsOptions) {
         );
       }
     },
+    /**
+     * Frees the telling leases still held by notifications in hand (a stop whose notifiers did not finish in its
+     * time), so another process tells them at once; resolves to how many (marks.ts lettingGo).
+     */
+    letGo: () => marks.letGo(),
     /** Finishes the notifications in hand and stops. */
     async stop(): Promise<void> {
       await poller?.stop();

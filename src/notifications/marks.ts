@@ -362,6 +362,58 @@ export class MemoryMarks implements NotificationMarks {
   }
 }
 
+/** Marks whose leases a stopping process can let go of all at once ({@link lettingGo}). */
+export interface LettingGoMarks extends NotificationMarks {
+  /**
+   * Frees every lease still held (its notifier or read not done within the grace of a stopping process), so
+   * another worker tells the change at once instead of after the lease ran out; none is renewed after. Told at
+   * least once, as when a worker dies mid-send. Resolves to how many were freed.
+   */
+  letGo(): Promise<number>;
+}
+
+/** `marks`, with every lease it hands out kept track of until it is done or released, for {@link LettingGoMarks.letGo}. */
+export function lettingGo(marks: NotificationMarks): LettingGoMarks {
+  const held = new Set<Lease>();
+  let gone = false;
+  function tracked<T extends Lease>(lease: T & { outcome: MarkOutcome }): T {
+    if (lease.outcome !== 'ok') return lease;
+    const kept: T = {
+      ...lease,
+      renew: async () => !gone && lease.renew(),
+      release: async () => {
+        held.delete(kept);
+        await lease.release();
+      },
+      ...('done' in lease
+        ? {
+            done: async () => {
+              held.delete(kept);
+              await (lease as unknown as Claim).done();
+            },
+          }
+        : {}),
+    };
+    held.add(kept);
+    return kept;
+  }
+  return {
+    // Without a dedup key a take holds no lease (only the order mark is raised).
+    take: async (request) =>
+      request.dedupKey === undefined ? marks.take(request) : tracked(await marks.take(request)),
+    hold: async (request) => tracked(await marks.hold(request)),
+    seen: (orderKey, dedupKey) => marks.seen(orderKey, dedupKey),
+    close: () => marks.close(),
+    async letGo() {
+      gone = true;
+      const leases = [...held];
+      held.clear();
+      const freed = await Promise.allSettled(leases.map((lease) => lease.release()));
+      return freed.filter((f) => f.status === 'fulfilled').length;
+    },
+  };
+}
+
 export function createMarks(redisUrl: RedisTarget | undefined, keyPrefix?: string, logger?: Logger): NotificationMarks {
   return redisUrl ? new RedisMarks({ url: redisUrl, keyPrefix, ...(logger ? { logger } : {}) }) : new MemoryMarks();
 }

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
+import { lettingGo, MemoryMarks, RedisMarks, type NotificationMarks } from '../../src/notifications/marks.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { markKeys } from '../../src/store/keys.js';
 import { until } from '../until.js';
@@ -246,5 +246,33 @@ describe('RedisMarks (real Redis)', () => {
         })
       ).outcome,
     ).toBe('busy');
+  });
+});
+
+describe.each(implementations)('%s notification marks letting go', (_name, make) => {
+  it('frees the leases still held at once, renews none after, and leaves done ones told', async () => {
+    // Another process's worker: the same marks, its own lease tokens.
+    const other = make();
+    const marks = lettingGo(other);
+    const order = fresh();
+    const request = (state: string) => ({
+      orderKey: order,
+      rank: 1,
+      dedupKey: `${order}:${state}`,
+      ttlSeconds,
+      leaseMs,
+    });
+    const telling = await marks.take(request('processed'));
+    const reading = await marks.hold({ orderKey: order, rank: 1, dedupKey: `${order}:failed`, leaseMs });
+    const told = await marks.take({ ...request('approved'), orderKey: fresh() });
+    await told.done();
+    expect((await other.take(request('processed'))).outcome).toBe('busy');
+    expect(await marks.letGo()).toBe(2);
+    expect(await telling.renew()).toBe(false);
+    expect(await reading.renew()).toBe(false);
+    // Another process takes both at once, not after the 30 s lease.
+    expect((await other.take(request('processed'))).outcome).toBe('ok');
+    expect((await other.hold({ orderKey: order, rank: 1, dedupKey: `${order}:failed`, leaseMs })).outcome).toBe('ok');
+    expect(await marks.letGo()).toBe(0);
   });
 });

@@ -40,6 +40,9 @@ class CountingEngine implements ConversationEngine {
   async stop(): Promise<void> {
     await this.drain();
   }
+  async handOn(): Promise<number> {
+    return 0;
+  }
   turn<S>(): Promise<S> {
     throw new Error('not used here');
   }

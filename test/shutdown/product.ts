@@ -127,11 +127,13 @@ const closeServer = (server: Server) => {
 
 /**
  * A standalone sandbox (`apiKey`) behind a proxy; each payment creation waits for `hold(request, body)` before
- * it is forwarded (a promise that never settles: it never reaches the service).
+ * it is forwarded (a promise that never settles: it never reaches the service), and the service's status for
+ * it goes to `answered` (whether or not its caller is still there to read it).
  */
 export async function startService(
   apiKey: string,
   hold: (req: IncomingMessage, body: Buffer) => Promise<void>,
+  answered?: (status: number, req: IncomingMessage) => void,
 ): Promise<Service> {
   const sandbox = createSandbox({
     apiKey,
@@ -144,9 +146,11 @@ export async function startService(
   const proxy = http.createServer((req, res) => {
     void (async () => {
       const body = await readAll(req);
-      if (req.method === 'POST' && req.url?.startsWith('/api/payments')) await hold(req, body);
+      const creation = req.method === 'POST' && req.url?.startsWith('/api/payments');
+      if (creation) await hold(req, body);
       try {
         const answer = await forward(sandboxPort, req, body);
+        if (creation) answered?.(answer.status, req);
         const headers = { ...answer.headers };
         delete headers['transfer-encoding'];
         delete headers.connection;

@@ -149,6 +149,11 @@ export interface ConversationEngine extends TurnEngine {
   drain(): Promise<void>;
   /** Stops looking for runs to take over, then drains (graceful shutdown). */
   stop(): Promise<void>;
+  /**
+   * The runs still going after stop() had its time are handed on to another process's sweep at once, their
+   * leases cut and never renewed here (Runner.handOn); resolves to how many.
+   */
+  handOn(): Promise<number>;
   sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd>;
   toldLate(participant: Participant, messageId: string): Promise<void>;
 }
@@ -315,5 +320,6 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     toldLate: (participant: Participant, messageId: string) => keepToldLate(store, participant, messageId, logger),
     drain: () => runner.drain(),
     stop: () => runner.stop(),
+    handOn: () => runner.handOn(),
   };
 }

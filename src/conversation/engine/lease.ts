@@ -53,18 +53,22 @@ export interface HeldLease {
 
 /**
  * Holds the lease of run `token` on `key`, taken at `leasedAt`: renewed every third of its life until stop(),
- * a renewal that finds it taken or fails logged (the run finds out before its next call).
+ * a renewal that finds it taken or fails logged (the run finds out before its next call). Once `o.handedOn` says
+ * so (a stopping process handed its runs on: Runner.handOn), it is neither renewed nor fresh: another process
+ * takes the run over.
  */
 export function holdLease(
-  o: Pick<RunnerOptions, 'store' | 'logger' | 'now' | 'leaseMs'>,
+  o: Pick<RunnerOptions, 'store' | 'logger' | 'now' | 'leaseMs' | 'handedOn'>,
   key: string,
   token: string,
   leasedAt: number,
   log: ReturnType<typeof logged>,
 ): HeldLease {
+  const handedOn = () => o.handedOn?.() === true;
   const lease = leaseOf(key);
   let asked = leasedAt;
   const renew = async (): Promise<boolean> => {
+    if (handedOn()) return false;
     const at = o.now();
     const held = await o.store.lease(lease, token, o.leaseMs);
     if (held) asked = at;
@@ -78,5 +82,9 @@ export function holdLease(
     );
   }, o.leaseMs / 3);
   renewal.unref();
-  return { renew, fresh: () => o.now() - asked < o.leaseMs / 3, stop: () => clearInterval(renewal) };
+  return {
+    renew,
+    fresh: () => !handedOn() && o.now() - asked < o.leaseMs / 3,
+    stop: () => clearInterval(renewal),
+  };
 }

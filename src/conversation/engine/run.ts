@@ -15,6 +15,8 @@ import type { Stored } from './ledger.js';
 import type { RecordCache } from './record-cache.js';
 
 export interface RunnerOptions {
+  /** The process handed its runs on (Runner.handOn): their leases are neither renewed nor fresh. Default never. */
+  handedOn?: () => boolean;
   store: SessionStore;
   records: RecordCache;
   runtime: FlowRuntime;

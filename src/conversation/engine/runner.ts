@@ -36,6 +36,7 @@
  *   that, a failed run ends the flow and answers "something went wrong, start again".
  */
 import type { Lang, Text } from '../../../flows/types.js';
+import { errorMessage } from '../../log.js';
 import { randomId } from '../../store/random-id.js';
 import type { LeaseChange } from '../../store/types.js';
 import type { Participant, Prompt } from '../types.js';
@@ -43,7 +44,7 @@ import { waitForRun } from './deadline.js';
 import { execute } from './execution.js';
 import { finishMoney } from './finish-money.js';
 import { followUnknown, keepForNextDial } from './late-outcome.js';
-import { takeLease } from './lease.js';
+import { leaseOf, takeLease } from './lease.js';
 import type { Stored } from './ledger.js';
 import type { Answered, LocalRun, RunnerOptions, RunStart, Waiter } from './run.js';
 import { sweepOnce, takeOver, type RunsHere } from './take-over.js';
@@ -57,6 +58,10 @@ export class Runner {
   private sweeping: Promise<void> | undefined;
   /** stop() was called: nothing more is taken over here. */
   private stopped = false;
+  /** handOn() was called: no run of this process renews its lease (another process's sweep takes them). */
+  private handedOn = false;
+  /** The options its runs are run with: this runner's, and whether it handed them on. */
+  private readonly running: RunnerOptions;
   /** What a takeover needs of this runner: its runs, and starting one here. */
   private readonly here: RunsHere = {
     runs: this.runs,
@@ -65,6 +70,7 @@ export class Runner {
   };
 
   constructor(private readonly o: RunnerOptions) {
+    this.running = { ...o, handedOn: () => this.handedOn };
     this.timer = setInterval(() => void this.sweep(), o.sweepEveryMs);
     this.timer.unref();
   }
@@ -89,12 +95,12 @@ export class Runner {
     } as LocalRun;
     // A money call stored by a machine this release cannot read still finishes: from what the record carries.
     const blind = start.session.money === true && !this.o.runtime.readsAsIs(start.session);
-    run.stopped = (blind ? finishMoney(this.o, start, run, written) : execute(this.o, start, run, written)).finally(
-      () => {
-        if (this.runs.get(start.key) === run) this.runs.delete(start.key);
-        written();
-      },
-    );
+    run.stopped = (
+      blind ? finishMoney(this.running, start, run, written) : execute(this.running, start, run, written)
+    ).finally(() => {
+      if (this.runs.get(start.key) === run) this.runs.delete(start.key);
+      written();
+    });
     this.runs.set(start.key, run);
   }
 
@@ -128,6 +134,28 @@ export class Runner {
   /** Resolves when every run of this process has stopped (and delivered its late outcome). */
   async drain(): Promise<void> {
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.stopped));
+  }
+
+  /**
+   * A stopping process's runs that did not finish within its grace (a money call held at the service) are handed
+   * on: each lease is cut to end now, so another process's sweep takes the run over at once from its stored
+   * state (the same Duplicate-Check-Key: the service answers the call it has), and none is renewed here again.
+   * A run here that still settles first writes its outcome as usual, and the sweep then finds nothing due; one
+   * that settles after the takeover finds the record holds another run's id and writes nothing. Resolves to
+   * how many runs were handed on. Call after stop() (nothing taken over here since).
+   */
+  async handOn(): Promise<number> {
+    this.handedOn = true;
+    let handed = 0;
+    for (const [key, run] of this.runs) {
+      try {
+        if (await this.o.store.lease(leaseOf(key), run.token, 1)) handed += 1;
+      } catch (error) {
+        this.o.logger.warn({ err: errorMessage(error) }, 'engine: a run was not handed on; taken over at its expiry');
+      }
+    }
+    if (handed > 0) this.o.logger.warn({ runs: handed }, 'engine: runs not finished by the drain handed on');
+    return handed;
   }
 
   /** Stops sweeping (a sweep under way ends first), then drains. */
