@@ -11,8 +11,10 @@ export interface Outcome {
   phone: string;
   amount: string;
   description: string;
-  /** The service's id of the recipient's payment, once known. */
-  payment: string;
+  /** Our short ref of the recipient's payment (the reference people read), once drawn. */
+  ref: string;
+  /** The service's id of the recipient's payment, once known: `id`, as in /ops's exports. */
+  id: string;
   /** The recipient's state as the service reported it (`complete`, `error`...), else what their request came to. */
   status: string;
   /** The service's error for a recipient in error or aborted, or why the request was not sent. */
@@ -32,11 +34,12 @@ export function requestStatus(request: PayoutRequest): { status: string; error: 
 export function outcomesOf(payout: Payout): Outcome[] {
   return payout.requests.flatMap((request) => {
     const before = requestStatus(request);
-    const payment = request.result?.kind === 'sent' ? request.result.id : '';
+    const sent = request.result?.kind === 'sent' ? request.result : undefined;
+    const refs = { ref: sent?.shortRef ?? '', id: sent?.id ?? '' };
     return request.recipients.map((r, i) => {
       const state = request.states?.[i];
       const reported = state && state.state !== 'new' ? { status: state.state, error: state.error ?? '' } : before;
-      return { phone: r.phonenumber, amount: r.amount, description: r.description, payment, ...reported };
+      return { phone: r.phonenumber, amount: r.amount, description: r.description, ...refs, ...reported };
     });
   });
 }
@@ -63,9 +66,19 @@ export function tally(outcomes: readonly Outcome[]): {
  * so the rows that failed can be shared again as a new payout's file. Full numbers: see docs/channels.md (Bulk payouts in Slack).
  */
 export function outcomesCsv(payout: Payout): string {
-  const header = ['phone', 'amount', 'description', 'currency', 'status', 'payment', 'error'];
+  // `ref` and `id` as /ops/payments.csv names them: our short ref, and the service's id.
+  const header = ['phone', 'amount', 'description', 'currency', 'status', 'ref', 'id', 'error'];
   return writeCsv([
     header,
-    ...outcomesOf(payout).map((o) => [o.phone, o.amount, o.description, payout.currency, o.status, o.payment, o.error]),
+    ...outcomesOf(payout).map((o) => [
+      o.phone,
+      o.amount,
+      o.description,
+      payout.currency,
+      o.status,
+      o.ref,
+      o.id,
+      o.error,
+    ]),
   ]);
 }

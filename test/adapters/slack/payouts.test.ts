@@ -348,10 +348,13 @@ describe('bulk payouts in Slack: a CSV file shared in the channel', () => {
     expect(Number(asked.body.length)).toBe(Buffer.byteLength(upload.body.content));
     const id = payments().find((p) => (p.phone_nos as unknown[]).length === 3)!.id;
     const lines = upload.body.content.split('\r\n');
-    expect(lines[0]).toBe('phone,amount,description,currency,status,payment,error');
-    expect(lines[1]).toBe(`+256772000001,30000,"Wages, March",UGX,complete,${id},`);
-    expect(lines[2]).toBe(`+256772000005,20000,"Bonus, Q1 ""top""",UGX,complete,${id},`);
-    expect(lines[3]).toMatch(new RegExp(`^\\+256772000004,10000,Transport,UGX,error,${id},\\S`));
+    expect(lines[0]).toBe('phone,amount,description,currency,status,ref,id,error');
+    // One payment carries the three recipients: one short ref (ours, read out) and the service's id on each row.
+    const ref = /,complete,(MC-[0-9A-Z]+),/.exec(lines[1] ?? '')?.[1];
+    expect(ref).toBeDefined();
+    expect(lines[1]).toBe(`+256772000001,30000,"Wages, March",UGX,complete,${ref},${id},`);
+    expect(lines[2]).toBe(`+256772000005,20000,"Bonus, Q1 ""top""",UGX,complete,${ref},${id},`);
+    expect(lines[3]).toMatch(new RegExp(`^\\+256772000004,10000,Transport,UGX,error,${ref},${id},\\S`));
     expect(lines.slice(4)).toEqual(['']);
     const completed = await fake.next('files.completeUploadExternal');
     expect(completed.body).toMatchObject({ channel_id: CHANNEL, thread_ts: ts, files: [{ id: upload.id }] });
