@@ -430,7 +430,9 @@ describe('a rolling deploy of changed flows', () => {
     // person: at the next dials until an answer in the session proves the screen arrived, then no more.
     await Promise.all(
       people.map(async (p, i) => {
-        const done = new RegExp(`Done: ${Number(p.amount).toLocaleString('en-US')} UGX reached \\+256772000001 `);
+        const done = new RegExp(
+          `Done: ${Number(p.amount).toLocaleString('en-US')} UGX reached \\+256772000001\\. Ref MC-`,
+        );
         const shown = () => p.screens.filter(({ screen }) => done.test(screen)).length;
         await until(
           `${p.step}'s payment arrived, shown`,
