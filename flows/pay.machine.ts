@@ -268,6 +268,31 @@ function choose(context: PayContext, text: Text, choices: NonNullable<View['choi
  * may hide a payment made: say so and never invite a retry. (A payment already made under our own key is
  * not a failure: it is the AlreadySubmitted result.)
  */
+/**
+ * The question about a payment of the same made a moment ago, saying where that one stands: "You paid" only
+ * once the journal has it completed; one still open (not yet answered, submitted, or held for an approver) is
+ * said to be on its way or waiting for approval, not finished, so nobody is told of money that has not moved.
+ */
+function repeatText(context: PayContext): Text {
+  const repeat = context.repeat;
+  const params = {
+    amount: context.amount ?? '',
+    currency: context.currency ?? '',
+    phone: context.phone ?? '',
+    minutes: repeat?.minutesAgo ?? 0,
+  };
+  if (repeat?.state === 'completed') return { key: 'pay.repeat', params };
+  return {
+    key: 'pay.repeatOpen',
+    params: {
+      ...params,
+      stage: repeat?.state === 'held' ? 'held' : 'open',
+      hasRef: repeat?.shortRef ? 'yes' : 'no',
+      ref: repeat?.shortRef ?? '',
+    },
+  };
+}
+
 const PAYMENT_FAILURES: FailureKeys = {
   connection: 'pay.unconfirmed',
   service: 'pay.unconfirmed',
@@ -922,22 +947,10 @@ export const payMachine = setup({
     confirmingRepeat: {
       meta: {
         view: (context: PayContext): View =>
-          choose(
-            context,
-            {
-              key: 'pay.repeat',
-              params: {
-                amount: context.amount ?? '',
-                currency: context.currency ?? '',
-                phone: context.phone ?? '',
-                minutes: context.repeat?.minutesAgo ?? 0,
-              },
-            },
-            [
-              { id: 'payAgain', text: { key: 'pay.payAgain' } },
-              { id: 'cancel', text: { key: 'pay.cancel' } },
-            ],
-          ),
+          choose(context, repeatText(context), [
+            { id: 'payAgain', text: { key: 'pay.payAgain' } },
+            { id: 'cancel', text: { key: 'pay.cancel' } },
+          ]),
       },
       on: {
         CHOSEN: [

@@ -94,6 +94,8 @@ export interface RecentPayment {
   minutesAgo: number;
   /** Its state in the journal's words (`submitted`, `completed`, ...). */
   state: string;
+  /** Its short ref, the one the person was told (absent from an answer stored before it was given). */
+  shortRef?: string;
 }
 
 /**

@@ -60,6 +60,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.cancel': 'Cancel',
     'pay.repeat':
       'You paid {amount, number, money} {currency} to {phone} {minutes, plural, =0 {just now} one {# minute ago} other {# minutes ago}}. Send a second payment?',
+    'pay.repeatOpen':
+      'Your payment of {amount, number, money} {currency} to {phone} is {stage, select, held {awaiting approval} other {still on its way}}.{hasRef, select, yes { Ref {ref}.} other {}} Send a second one?',
     'pay.payAgain': 'Yes, send again',
     'pay.askPin': 'Enter your PIN to confirm:',
     'pay.pinWrong': 'Wrong PIN. Try again.',
@@ -127,6 +129,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.cancel': 'Ghairi',
     'pay.repeat':
       'Ulilipa {amount, number, money} {currency} kwa {phone} {minutes, plural, =0 {sasa hivi} one {dakika # iliyopita} other {dakika # zilizopita}}. Tuma malipo ya pili?',
+    'pay.repeatOpen':
+      'Malipo ya {amount, number, money} {currency} kwa {phone} {stage, select, held {yanasubiri idhini} other {bado yako njiani}}.{hasRef, select, yes { Kumb {ref}.} other {}} Tuma malipo ya pili?',
     'pay.payAgain': 'Ndiyo, tuma tena',
     'pay.askPin': 'Weka PIN yako kuthibitisha:',
     'pay.pinWrong': 'PIN si sahihi. Jaribu tena.',
@@ -183,6 +187,8 @@ export const payMessages: Record<Lang, Messages> = {
     'pay.payTypedName': 'Payer {name} quand même',
     'pay.repeat':
       "Vous avez payé {amount, number, money} {currency} à {phone} {minutes, plural, =0 {à l'instant} one {il y a # minute} other {il y a # minutes}}. Envoyer un second paiement ?",
+    'pay.repeatOpen':
+      "Un paiement de {amount, number, money} {currency} à {phone} {stage, select, held {attend l'approbation} other {est encore en cours}}.{hasRef, select, yes { Réf {ref}.} other {}} En envoyer un second ?",
     'pay.payAgain': 'Oui, renvoyer',
     'pay.abroad':
       'Étranger : {country, select, UG {Ouganda} KE {Kenya} TZ {Tanzanie} RW {Rwanda} BI {Burundi} CD {RD Congo} NG {Nigeria} GH {Ghana} ZM {Zambie} other {{country}}}.',

@@ -43,7 +43,12 @@ forEachDatabase('recent payment', (open, engine) => {
     expect(await recentPayment(db, ask, now)).toBeNull();
 
     await pay('same', { minutesAgo: 4 });
-    expect(await recentPayment(db, ask, now)).toEqual({ ref: `same-${now}`, state: 'intended', minutesAgo: 4 });
+    expect(await recentPayment(db, ask, now)).toEqual({
+      ref: `same-${now}`,
+      shortRef: expect.stringMatching(/\S/),
+      state: 'intended',
+      minutesAgo: 4,
+    });
     // The latest of several; one that ended without money moving is no reason to ask.
     await pay('later', { minutesAgo: 1 });
     await journal.refused(`later-${now}`, { reason: 'refused by the service', status: 400 });

@@ -199,6 +199,8 @@ export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }>
   recentPayment: [
     { output: null },
     { output: { ref: 'run-0:pay', minutesAgo: 3, state: 'completed' } },
+    { output: { ref: 'run-0:pay', minutesAgo: 9, state: 'held', shortRef: 'MP-7KQ4XZ' } },
+    { output: { ref: 'run-0:pay', minutesAgo: 9, state: 'submitted', shortRef: 'MP-7KQ4XZ' } },
     failure('unknown'),
   ],
   createCollectionRequest: [

@@ -1085,6 +1085,52 @@ describe('pay machine: the same payment again (the journal knows it)', () => {
     expect(s.context.repeat).toBeUndefined();
   });
 
+  // Only a completed payment is said to be paid: one still open is said to be on its way or awaiting approval.
+  it.each([
+    ['intended', 'open'],
+    ['submitted', 'open'],
+    ['held', 'held'],
+    ['a state not known here', 'open'],
+  ])('a payment of the same still %s is not said to be paid, and is named by its short ref', async (state, stage) => {
+    const open: Outcome = { output: { ref: 'run-0:pay', minutesAgo: 2, state, shortRef: 'MP-7KQ4XZ' } };
+    const flow = await drive(MONEY, { answers: { recentPayment: open } });
+    const s = await flow.send(chosen('confirm'));
+    expect(s.value).toBe('confirmingRepeat');
+    const view = currentView(s)!;
+    expect(view.text).toEqual({
+      key: 'pay.repeatOpen',
+      params: {
+        amount: '1500',
+        currency: 'UGX',
+        phone: '+256772123456',
+        minutes: 2,
+        stage,
+        hasRef: 'yes',
+        ref: 'MP-7KQ4XZ',
+      },
+    });
+    expect(view.choices?.map((c) => c.id)).toEqual(['payAgain', 'cancel']);
+    const said = render(view.text, 'en');
+    expect(said).not.toMatch(/paid/i);
+    expect(said).toContain(stage === 'held' ? 'awaiting approval' : 'still on its way');
+    expect(said).toContain('Ref MP-7KQ4XZ.');
+    expect(flow.calls.map((c) => c.service)).not.toContain('createPayment');
+    // The same choices as for a completed one: "send again" makes the second payment under this run's own key.
+    const again = await flow.send(chosen('payAgain'));
+    expect(currentView(again)?.text.key).toBe('pay.submitted');
+    expect(flow.calls.filter((c) => c.service === 'createPayment').map((c) => c.input.duplicateCheckKey)).toEqual([
+      'run-1:pay',
+    ]);
+  });
+
+  it('an open payment of the same without a short ref (an answer stored before it was given) names none', async () => {
+    const open: Outcome = { output: { ref: 'run-0:pay', minutesAgo: 0, state: 'submitted' } };
+    const flow = await drive(MONEY, { answers: { recentPayment: open } });
+    const text = currentView(await flow.send(chosen('confirm')))!.text;
+    expect(text.params).toMatchObject({ hasRef: 'no', stage: 'open' });
+    expect(render(text, 'en')).not.toContain('Ref');
+  });
+
   it('a journal that cannot answer does not stop the payment', async () => {
     const flow = await drive([...MONEY, [chosen('confirm'), 'done']], {
       answers: { recentPayment: failure('unknown') },
@@ -1104,5 +1150,59 @@ describe('pay machine: words', () => {
     expect(said(4, 'sw')).toContain('dakika 4 zilizopita');
     expect(said(0, 'fr')).toContain("à l'instant");
     expect(said(4, 'fr')).toContain('il y a 4 minutes');
+  });
+
+  it('says an open payment of the same is on its way or awaiting approval, never paid, in every language', () => {
+    const said = (stage: 'open' | 'held', lang: 'en' | 'sw' | 'fr', hasRef = 'yes') =>
+      render(
+        {
+          key: 'pay.repeatOpen',
+          params: {
+            amount: '5000',
+            currency: 'UGX',
+            phone: '+256772000001',
+            minutes: 1,
+            stage,
+            hasRef,
+            ref: 'MP-7KQ4XZ',
+          },
+        },
+        lang,
+      );
+    expect(said('open', 'en')).toBe(
+      'Your payment of 5,000 UGX to +256772000001 is still on its way. Ref MP-7KQ4XZ. Send a second one?',
+    );
+    expect(said('held', 'en')).toContain('is awaiting approval.');
+    expect(said('open', 'en', 'no')).not.toContain('Ref');
+    expect(said('open', 'sw')).toContain('bado yako njiani. Kumb MP-7KQ4XZ.');
+    expect(said('held', 'sw')).toContain('yanasubiri idhini');
+    expect(said('open', 'fr')).toContain('est encore en cours. Réf MP-7KQ4XZ.');
+    expect(said('held', 'fr')).toContain("attend l'approbation");
+    for (const lang of ['en', 'sw', 'fr'] as const) {
+      for (const stage of ['open', 'held'] as const) {
+        expect(said(stage, lang)).not.toMatch(/You paid|Ulilipa|Vous avez payé/);
+        // Ten minutes ago, the longest amount the window allows, on a USSD page with its choices.
+        const long = render(
+          {
+            key: 'pay.repeatOpen',
+            params: {
+              amount: '9999999.99',
+              currency: 'UGX',
+              phone: '+256772000001',
+              minutes: 10,
+              stage,
+              hasRef: 'yes',
+              ref: 'MP-7KQ4XZ',
+            },
+          },
+          lang,
+        );
+        const nav = `0 ${render({ key: 'common.back' }, lang)} 00 ${render({ key: 'common.home' }, lang)}`;
+        const choices = [`1. ${render({ key: 'pay.payAgain' }, lang)}`, `2. ${render({ key: 'pay.cancel' }, lang)}`];
+        const screen = [long, ...choices, nav].join('\n');
+        const { size, limit } = ussdSize(screen);
+        expect(size, screen).toBeLessThanOrEqual(limit);
+      }
+    }
   });
 });

@@ -31,7 +31,7 @@ export async function recentPayment(
   const since = new Date(now - REPEAT_WINDOW_MINUTES * 60_000);
   const row = await db
     .selectFrom('operations')
-    .select(['ref', 'state', 'created'])
+    .select(['ref', 'short_ref', 'state', 'created'])
     .where('kind', '=', 'payment')
     .where('channel', '=', query.channel)
     .where('channel_user', '=', query.userId)
@@ -45,5 +45,10 @@ export async function recentPayment(
     .executeTakeFirst();
   if (!row) return null;
   const created = row.created instanceof Date ? row.created.getTime() : new Date(row.created).getTime();
-  return { ref: row.ref, state: row.state, minutesAgo: Math.max(0, Math.floor((now - created) / 60_000)) };
+  return {
+    ref: row.ref,
+    shortRef: row.short_ref,
+    state: row.state,
+    minutesAgo: Math.max(0, Math.floor((now - created) / 60_000)),
+  };
 }
