@@ -65,7 +65,7 @@ beforeAll(async () => {
       firstHeld();
       await firstLetThrough;
     },
-    (status) => statuses.push(status),
+    { answered: (status) => statuses.push(status) },
   );
 });
 

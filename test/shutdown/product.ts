@@ -125,15 +125,26 @@ const closeServer = (server: Server) => {
   return new Promise<void>((resolve) => server.close(() => resolve()));
 };
 
+/** What {@link startService} holds, and who hears the service's answers to what it held. */
+export interface ServiceHolds {
+  /** The POSTs held (default a payment's creation). */
+  held?: (req: IncomingMessage) => boolean;
+  /** The service's status for each held POST (whether or not its caller is still there to read it). */
+  answered?: (status: number, req: IncomingMessage) => void;
+}
+
+/** A payment's creation: what {@link startService} holds unless told otherwise. */
+const paymentCreation = (req: IncomingMessage): boolean => req.url?.startsWith('/api/payments') ?? false;
+
 /**
- * A standalone sandbox (`apiKey`) behind a proxy; each payment creation waits for `hold(request, body)` before
- * it is forwarded (a promise that never settles: it never reaches the service), and the service's status for
- * it goes to `answered` (whether or not its caller is still there to read it).
+ * A standalone sandbox (`apiKey`) behind a proxy; each creation `held` names (POSTs only; default a payment's)
+ * waits for `hold(request, body)` before it is forwarded (a promise that never settles: it never reaches the
+ * service).
  */
 export async function startService(
   apiKey: string,
   hold: (req: IncomingMessage, body: Buffer) => Promise<void>,
-  answered?: (status: number, req: IncomingMessage) => void,
+  { held = paymentCreation, answered }: ServiceHolds = {},
 ): Promise<Service> {
   const sandbox = createSandbox({
     apiKey,
@@ -146,7 +157,7 @@ export async function startService(
   const proxy = http.createServer((req, res) => {
     void (async () => {
       const body = await readAll(req);
-      const creation = req.method === 'POST' && req.url?.startsWith('/api/payments');
+      const creation = req.method === 'POST' && held(req);
       if (creation) await hold(req, body);
       try {
         const answer = await forward(sandboxPort, req, body);

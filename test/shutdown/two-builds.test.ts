@@ -25,12 +25,17 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payMachine } from '../../flows/pay.machine.js';
+import { requestMachine } from '../../flows/request.machine.js';
 import { flowShape } from '../../flows/shape.js';
+import { VENDING_FLOWS } from '../../flows/purchase.js';
+import type { FlowId } from '../../flows/types.js';
+import type { ConversationRecord } from '../../src/conversation/engine/ledger.js';
 import { hashPin } from '../../src/conversation/services/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { until } from '../until.js';
 import { Balancer } from '../chaos/proxies.js';
+import { answerTowards, everyStep, forwardAnswer, storedState, type Target } from './every-step.js';
 import {
   dropProductDatabase,
   startProductProcess,
@@ -63,13 +68,29 @@ const phoneOf = (i: number) => `+2567018770${String(i + 10)}`;
 const PHONES = STEPS.map((_, i) => phoneOf(i));
 const WAITING = PHONES[STEPS.indexOf('waiting')]!;
 
+/** Every step of every flow, read from the machines: one person sits at each when the later build starts. */
+const TARGETS: Target[] = everyStep();
+/** A number of the target's country: the vending group's (Nigeria) for its flows, else Uganda. */
+const targetPhone = (i: number) =>
+  VENDING_FLOWS.includes(TARGETS[i]!.flow)
+    ? `+23480188${String(i).padStart(5, '0')}`
+    : `+25670188${String(i).padStart(4, '0')}`;
+
 const payer = { flows: ['pay'], perPaymentLimit: { UGX: '100000' }, dailyLimit: { UGX: '100000' } };
+const everything = {
+  flows: ['pay', 'request', 'check', 'data', 'pin'],
+  perPaymentLimit: { UGX: '100000', NGN: '100000' },
+  dailyLimit: { UGX: '1000000', NGN: '1000000' },
+};
 const POLICY = JSON.stringify({
-  roles: { payer },
+  roles: { payer, everything },
   users: {
     telegram: {},
     slack: {},
-    ussd: Object.fromEntries(PHONES.map((phone) => [phone, { role: 'payer', pin: hashPin('1234') }])),
+    ussd: Object.fromEntries([
+      ...PHONES.map((phone) => [phone, { role: 'payer', pin: hashPin('1234') }]),
+      ...TARGETS.map((_, i) => [targetPhone(i), { role: 'everything', pin: hashPin('1234') }]),
+    ]),
   },
 });
 
@@ -187,6 +208,22 @@ interface Build {
   process: ProductProcess;
 }
 
+/** The later build's renames in flows other than pay: the request flow's with a migration, the data flow's without. */
+const LATER_RENAMES = {
+  migrated: ['request', 'awaitingReason', 'enteringReason'],
+  gone: ['data', 'choosingBundle', 'pickingBundle'],
+} as const;
+/** What the later build calls each earlier state (its renames, with or without a migration). */
+const LATER_NAME: Partial<Record<FlowId, Record<string, string>>> = {
+  pay: { awaitingAmount: 'enteringAmount', submitting: 'sending' },
+  request: { awaitingReason: 'enteringReason' },
+  data: { choosingBundle: 'pickingBundle' },
+};
+/** The earlier steps the later build has no path for (no state of that id, no migration): started again. */
+const LATER_GONE: Partial<Record<FlowId, string[]>> = { pay: ['awaitingDescription'], data: ['choosingBundle'] };
+/** The flows whose shape the later build changed: a record of them it wrote, the earlier build leaves alone. */
+const CHANGED: FlowId[] = ['pay', 'request', 'data'];
+
 /**
  * The later build's sources: a copy of this repository's src/, flows/ and adapters/ with the pay flow changed.
  * Each change is checked to have applied, so a rewrite of the flow fails here rather than test nothing.
@@ -243,11 +280,17 @@ function makeLaterBuild(): string {
       replace('export interface PayContext {\n', 'export interface PayContext {\n  purpose?: string;\n'),
     ].reduce((t, change) => change(t), text),
   );
+  // Another flow's state renamed, with a migration; a third flow's state gone (renamed, no migration).
+  for (const [flow, from, to] of Object.values(LATER_RENAMES))
+    edit(`flows/${flow}.machine.ts`, replace(new RegExp(`\\b${from}\\b`, 'g'), to));
   edit(
     'flows/migrations/index.ts',
     replace(
       'export const migrations: FlowMigrations = {};',
-      `export const migrations: FlowMigrations = { pay: { '${flowShape(payMachine)}': { awaitingAmount: 'enteringAmount' } } };`,
+      `export const migrations: FlowMigrations = {
+        pay: { '${flowShape(payMachine)}': { awaitingAmount: 'enteringAmount' } },
+        request: { '${flowShape(requestMachine)}': { awaitingReason: 'enteringReason' } },
+      };`,
     ),
   );
   return dir;
@@ -264,6 +307,20 @@ const processes: ProductProcess[] = [];
 const creations: string[] = [];
 /** The waiting person's Duplicate-Check-Key, once their creation reached the service. */
 let heldKey: string | undefined;
+let old1: Build;
+let old2: Build;
+let new1: Build;
+/** The every-step walk's people: their phone and their step. */
+const movers = TARGETS.map((target, i) => ({ target, phone: targetPhone(i) }));
+/** The every-step walk's money calls are held at the service (their Duplicate-Check-Keys kept). */
+let holding = false;
+const heldKeys = new Set<string>();
+/** Lets the every-step walk's held money calls through. */
+const released = (() => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+})();
 const heldCreations = () => creations.filter((key) => key === heldKey).length;
 
 const paymentsOf = (phone: string) =>
@@ -277,26 +334,46 @@ beforeAll(async () => {
   laterRoot = makeLaterBuild();
   // The waiting person's creation is held at the service until the later build makes it again under the same
   // key (after the earlier process sending it was killed); that repeat waits until the first reached the service.
-  service = await startService(API_KEY, async (req, body) => {
-    const key = String(req.headers['duplicate-check-key']);
-    creations.push(key);
-    if (!body.toString().includes(`ussd:${WAITING}`)) return;
-    heldKey = key;
-    if (creations.filter((k) => k === key).length === 1) {
-      await until('the creation made again', () => creations.filter((k) => k === key).length > 1, {
-        timeoutMs: 100_000,
-        everyMs: 50,
-      });
-    } else {
-      await until('the held creation at the service', () => paymentsOf(WAITING).length > 0, { timeoutMs: 20_000 });
-    }
-  });
+  service = await startService(
+    API_KEY,
+    async (req, body) => {
+      const key = String(req.headers['duplicate-check-key']);
+      creations.push(key);
+      // While the every-step walk's people walk to their money steps (and no one else pays), every creation
+      // waits until they were moved.
+      if (holding) {
+        heldKeys.add(key);
+        await released.promise;
+        return;
+      }
+      if (!body.toString().includes(`ussd:${WAITING}`)) return;
+      heldKey = key;
+      if (creations.filter((k) => k === key).length === 1) {
+        await until('the creation made again', () => creations.filter((k) => k === key).length > 1, {
+          timeoutMs: 100_000,
+          everyMs: 50,
+        });
+      } else {
+        await until('the held creation at the service', () => paymentsOf(WAITING).length > 0, { timeoutMs: 20_000 });
+      }
+    },
+    // Payments, requests and purchases (the vending service behind the same address).
+    {
+      held: (req) => /^\/(api\/payments|api\/collectionrequests|vending\/services\/\w+\/purchase)/.test(req.url ?? ''),
+    },
+  );
   // The service's notifications go to whichever process is up, of either build, as a load balancer sends them.
   balancer = await new Balancer(() =>
     processes
       .filter((p) => p.child.exitCode === null && p.child.signalCode === null)
       .map((p) => Number(new URL(p.url).port)),
   ).start();
+  // One pair of builds for both tests: two processes of the earlier, one of the later.
+  [old1, old2, new1] = await Promise.all([
+    start('earlier-1', ROOT),
+    start('earlier-2', ROOT),
+    start('later-1', laterRoot),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -334,13 +411,212 @@ async function kill(build: Build): Promise<void> {
   expect(await build.process.exit).toBeNull();
 }
 
+/** The conversation record of `phone` as stored (`<version>:<write id>:<JSON>`), or undefined. */
+async function recordOf(phone: string): Promise<ConversationRecord | undefined> {
+  const raw = await redis.get(`momo:${keys.conversation({ channel: 'ussd', conversationId: phone })}`);
+  const m = raw === null ? null : /^\d+:[^:]*:([\s\S]*)$/.exec(raw);
+  return m ? (JSON.parse(m[1]!) as ConversationRecord) : undefined;
+}
+
+/** One person of the every-step walk: hops as Africa's Talking posts them, answers read from the stored flow. */
+class Mover {
+  sessionId = '';
+  answers: string[] = [];
+  readonly screens: Array<{ build: string; screen: string }> = [];
+  constructor(
+    readonly target: Target,
+    readonly phone: string,
+  ) {}
+
+  get name(): string {
+    return `${this.target.flow}.${this.target.state}`;
+  }
+
+  get last(): string {
+    return this.screens.at(-1)?.screen ?? '';
+  }
+
+  async hop(product: Build, answer?: string): Promise<string> {
+    if (!this.sessionId || this.last.startsWith('END') || answer === undefined) {
+      this.sessionId = `every-step-${Math.random().toString(36).slice(2)}`;
+      this.answers = [];
+    } else this.answers.push(answer);
+    const res = await fetch(`${product.process.url}${GATEWAY}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        sessionId: this.sessionId,
+        serviceCode: '*384*123#',
+        phoneNumber: this.phone,
+        networkCode: '63902',
+        text: this.answers.join('*'),
+      }),
+    });
+    const screen = await res.text();
+    this.screens.push({ build: product.name, screen });
+    expect(res.status, `${this.name}: ${screen}`).toBe(200);
+    expect(screen, `${this.name} on ${product.name}`).not.toMatch(ERROR);
+    return screen;
+  }
+
+  /** The stored session, once no run of it is out (a service call answered). */
+  async settled() {
+    return until(`${this.name}: no run out`, async () => {
+      const record = await recordOf(this.phone);
+      return record?.run === undefined && record;
+    });
+  }
+
+  /**
+   * On `product` (this repository's build), hops until the stored conversation is at the target step; false
+   * when no answer leads there (a step only a service's particular answer reaches).
+   */
+  async reach(product: Build): Promise<boolean> {
+    /** Answers the flow refused at a step (`state:answer`), and how often each step was seen: no loops. */
+    const refused = new Set<string>();
+    const visits = new Map<string, number>();
+    let asked: { at: string; text: string } | undefined;
+    for (let hops = 0; hops < 40; hops++) {
+      const at = (await recordOf(this.phone))?.session;
+      // A money step is reached while its call is out (held at the service).
+      if (at && !at.ended && at.flow === this.target.flow && storedState(at) === this.target.state) return true;
+      if (!this.sessionId || this.last.startsWith('END')) {
+        await this.hop(product);
+        continue;
+      }
+      if (/Continue where you left off/.test(this.last)) {
+        await this.hop(product, choice(this.last, /^Continue$/));
+        continue;
+      }
+      const session = (await this.settled()).session;
+      if (session && !session.ended && session.flow === this.target.flow && storedState(session) === this.target.state)
+        return true;
+      if (!session || session.ended || (session.flow !== this.target.flow && session.flow !== 'menu')) {
+        await this.hop(product, '00');
+        continue;
+      }
+      const here = `${session.flow}.${storedState(session)}`;
+      if (asked?.at === here) refused.add(`${here}:${asked.text}`);
+      const seen = (visits.get(here) ?? 0) + 1;
+      visits.set(here, seen);
+      if (seen > 3) return false;
+      const answer = answerTowards(session, this.target, (text) => refused.has(`${here}:${text}`));
+      if (!answer) return false;
+      asked = { at: here, text: answer.text };
+      await this.hop(product, answer.text);
+    }
+    return false;
+  }
+}
+
+/**
+ * Steps no typed answer reaches with the sandbox as the service, each for the answer it needs: a failure or
+ * a particular answer of a service's. Every other step of every flow is reached and moved.
+ */
+const ONLY_BY_A_SERVICE: Record<string, string> = {
+  'pay.choosingCurrency': 'asked only when the caller may pay in more than one currency',
+  'request.choosingCurrency': 'asked only when the caller may ask in more than one currency',
+  'pay.notRegistered': "the network's lookup answering that the number is not registered",
+  'pay.confirmingName': "the network's lookup answering another name than the one typed",
+  'check.choosingCollection': 'a payment received by the caller, listed by the service',
+  // Reached only on a second run of the flow, after a first one paid or bought.
+  'pay.confirmingRepeat': 'a payment of the same amount to the same payee shortly before',
+  'pin.choosingCandidate': 'a candidate remembered from an earlier purchase',
+};
+
 describe('a rolling deploy of changed flows', () => {
+  it('moves a conversation at every step of every flow to the later build: each continues or starts again', async () => {
+    const people = movers.map((m) => new Mover(m.target, m.phone));
+    // On the earlier build, each person walks to their step; those at a money call last, their calls held at
+    // the service from then until they were moved (within the service client's timeout).
+    const reached = await Promise.all(people.map((p) => (p.target.money ? true : p.reach(old1))));
+    holding = true;
+    await Promise.all(people.map(async (p, i) => p.target.money && (reached[i] = await p.reach(old1))));
+    const unreached = people.filter((_, i) => !reached[i]).map((p) => p.name);
+    expect(unreached.sort()).toEqual(Object.keys(ONLY_BY_A_SERVICE).sort());
+    const moving = people.filter((_, i) => reached[i]);
+    expect(new Set(moving.map((p) => p.target.flow))).toEqual(new Set(TARGETS.map((t) => t.flow)));
+
+    // Each one's next answer, in the same gateway session, goes to the later build (calls made from now on are
+    // not held).
+    holding = false;
+    const moved = await Promise.all(
+      moving.map(async (p) => {
+        const before = (await recordOf(p.phone))!.session!;
+        const answer = p.target.money ? undefined : forwardAnswer(before);
+        const screen = await p.hop(new1, answer?.text ?? '1');
+        // A money call is still held: its record is read as it is.
+        const after = p.target.money ? (await recordOf(p.phone))?.session : (await p.settled()).session;
+        return { p, answer, screen, after };
+      }),
+    );
+    const seen: string[] = [];
+    for (const { p, answer, screen, after } of moved) {
+      const { flow, state } = p.target;
+      seen.push(`${p.name}: ${screen.split('\n')[0]}`);
+      expect.soft(screen, p.name).not.toMatch(TRY_AGAIN);
+      if (LATER_GONE[flow]?.includes(state)) {
+        // No path in the later build: one line, and the conversation's start.
+        expect.soft(screen, p.name).toMatch(UPDATED);
+        expect.soft(screen.split('\n').slice(1).join('\n'), p.name).toMatch(AT.menu);
+      } else if (p.target.money) {
+        // The money call out on the earlier build: being worked on, never started again.
+        expect.soft(screen, p.name).toMatch(/still working on it|being confirmed/);
+      } else {
+        expect.soft(screen, p.name).not.toMatch(UPDATED);
+        // Continued: the step the answer leads to, under the later build's name for it.
+        const machineState = answer && TARGETS.some((t) => t.flow === flow && t.state === answer.to && !t.money);
+        if (machineState && after && !after.ended && after.flow === flow)
+          expect.soft(storedState(after), p.name).toBe(LATER_NAME[flow]?.[answer.to] ?? answer.to);
+      }
+    }
+
+    // Back on the earlier build: a record the later build wrote of a flow it changed is left alone; of one it
+    // did not change, continued.
+    await Promise.all(
+      moved
+        .filter(({ p, after }) => !p.target.money && after && !after.ended && !p.last.startsWith('END'))
+        .map(async ({ p, after }) => {
+          const before = await redis.get(`momo:${keys.conversation({ channel: 'ussd', conversationId: p.phone })}`);
+          // Answered as the later build's flow asks (the earlier build's machine may not have its state).
+          const answer = CHANGED.includes(after!.flow) ? undefined : forwardAnswer(after!);
+          if (CHANGED.includes(after!.flow)) {
+            expect(await p.hop(old2, '1'), p.name).toMatch(TRY_AGAIN);
+            expect(await redis.get(`momo:${keys.conversation({ channel: 'ussd', conversationId: p.phone })}`)).toBe(
+              before,
+            );
+          } else if (answer)
+            expect(await p.hop(old2, answer.text), p.name).not.toMatch(
+              new RegExp(`${UPDATED.source}|${TRY_AGAIN.source}`),
+            );
+        }),
+    );
+
+    // The money calls let through: each made once (one key), its outcome told at the person's next dial.
+    released.resolve();
+    await Promise.all(
+      moving
+        .filter((p) => p.target.money)
+        .map(async (p) => {
+          const told = await until(
+            `${p.name} told the outcome`,
+            async () => {
+              const screen = await p.hop(new1);
+              return !PROCESSING.test(screen) && !/being confirmed/.test(screen) && screen;
+            },
+            { timeoutMs: 30_000, everyMs: 300 },
+          );
+          seen.push(`${p.name} told: ${told.split('\n')[0]}`);
+        }),
+    );
+    // Each money call made under one key, whichever build made it (again).
+    expect(heldKeys.size).toBe(moving.filter((p) => p.target.money).length);
+  }, 120_000);
+
   it('moves conversations at every step between two builds: each continues or starts again, each paid once', async () => {
-    const [old1, old2, new1] = await Promise.all([
-      start('earlier-1', ROOT),
-      start('earlier-2', ROOT),
-      start('later-1', laterRoot),
-    ]);
+    // Nothing of the every-step walk held any more, whatever became of it.
+    holding = false;
+    released.resolve();
     const people = STEPS.map((step, i) => new Person(step, PHONES[i]!, String(1100 + i * 100)));
     const person = (step: Step) => people.find((p) => p.step === step)!;
 
