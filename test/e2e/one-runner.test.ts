@@ -5,14 +5,14 @@
  * the second takes the run over on its own, under the same key, and the service makes one payment.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/store/index.js';
 import { keys } from '../../src/store/keys.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { dyingStore } from '../conversation/engine-fixtures.js';
 import { postAt } from '../adapters/ussd/helpers.js';
 import { ONE_CURRENCY_PAYMENT, paymentsOf, startStack, type Stack } from '../adapters/ussd/stack.js';
-import { until } from '../until.js';
+import { reading, until } from '../until.js';
 
 const prefix = uniquePrefix('one-runner');
 const raw = inspector(prefix);
@@ -63,8 +63,10 @@ function session(phone: string, sessionId: string) {
 const WAIT = { timeoutMs: 30_000, everyMs: 10 };
 
 describe('two processes on one Redis and one service', () => {
+  // A deployment (key prefix) of each test's own: the first test's processes run on till the end of the file,
+  // and on the same keys their sweep could take the second test's run over, paying at their own sandbox.
   let deployment: string;
-  beforeAll(() => {
+  beforeEach(() => {
     deployment = `${prefix}${randomUUID().slice(0, 8)}:`;
   });
   const store = () => {
@@ -141,13 +143,20 @@ describe('two processes on one Redis and one service', () => {
     // under the same key and keeps the outcome for the next dial: the outcome itself, named by the payment's id,
     // for the inbox may hold a note kept before it (under load a holder only slow loses its 400 ms lease at an
     // earlier step, and the run taken over, ending at a question, keeps "Nothing was sent"), which is no outcome.
+    // A timeout names the last reading: the payments, the inbox and what the engines logged.
     const pendingKey = `${deployment}${keys.pending({ channel: 'ussd', conversationId: phone })}`;
     await until(
       'the outcome kept by the second',
-      async () => {
-        const paid = paymentsOf(first.sandbox, phone)[0];
-        return paid !== undefined && (await raw.redis.get(pendingKey))?.includes(`Ref ${String(paid.id)}.`);
-      },
+      reading(
+        async () => ({
+          paid: paymentsOf(first.sandbox, phone).map((p) => p.id),
+          inbox: await raw.redis.get(pendingKey),
+          engine: [...first.logs, ...second.logs]
+            .map((line) => (JSON.parse(line) as { msg: string }).msg)
+            .filter((msg) => msg.startsWith('engine:')),
+        }),
+        ({ paid, inbox }) => paid.length > 0 && inbox !== null && inbox.includes(`Ref ${String(paid[0])}.`),
+      ),
       WAIT,
     );
     expect(seenBySecond).toEqual(held.keysSeen);
