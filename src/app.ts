@@ -15,9 +15,9 @@ import { BANK_EMAIL_MAY_BE_ORGANIZATIONS } from './momo/assumptions.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, TEST_NUMBERS, type Sandbox } from './sandbox/index.js';
 import { createEngine, createServices, forgetFailedName } from './conversation/index.js';
-import { createSessionStore } from './store/index.js';
+import { createStore } from './store/index.js';
 import type { Address, Channel, Notifier, Prompt } from './conversation/types.js';
-import type { SessionStore } from './store/types.js';
+import type { Store } from './store/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './store/keys.js';
 import { userOfAddress } from './store/chat-address.js';
@@ -83,7 +83,7 @@ export interface RunningApp {
   app: express.Express;
   server: Server;
   client: MomoClient;
-  store: SessionStore;
+  store: Store;
   sandbox?: Sandbox;
   logger: Logger;
   /** Maker/checker: the payments held for approval (its sweep runs every minute). */
@@ -274,7 +274,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   };
   const client = new MomoClient({ ...clientOptions, readBudget });
 
-  const store = createSessionStore({ redisUrl: config.redis, logger, keyPrefix: config.REDIS_KEY_PREFIX });
+  const store = createStore({ redisUrl: config.redis, logger, keyPrefix: config.REDIS_KEY_PREFIX });
   // The directory of people (src/people): imported from the policy, read whole into every process.
   const people = await startPeople({ config, policy, logger, database });
   closers.push(['people', () => people.close()]);

@@ -24,7 +24,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Lang } from '../../flows/types.js';
 import { rememberProfile } from '../../src/conversation/engine/profile.js';
 import type { Participant, TurnDecision, TurnEngine } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { bodyRefusal, readBody } from '../../src/http/body.js';
 import { cookieOf } from '../../src/http/cookie.js';
 import { setPageHeaders } from '../../src/http/page-headers.js';
@@ -39,7 +39,7 @@ export interface PreviewOptions {
   /** The engine (with the product's rate limit): the preview's turns are counted like anyone's. */
   engine: TurnEngine;
   /** Where a language chosen on the page is remembered for the preview's user (its profile). */
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   /** The number the page starts with. Default the simulator's demo user ({@link DEMO_PHONE}). */
   phone?: string;

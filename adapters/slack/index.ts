@@ -19,7 +19,7 @@ import { App, ExpressReceiver, type BlockAction, type ViewSubmitAction, type web
 import type { Logger } from '../../src/log.js';
 import { keys } from '../../src/store/keys.js';
 import type { Address, Engine, Inbound, Notifier, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { conversationIdOf, userIdOf } from './address.js';
 import {
   ANSWER_ACTION,
@@ -57,7 +57,7 @@ export interface SlackOptions {
   /** Web API base, e.g. a test server. Default https://slack.com/api/. */
   apiUrl?: string;
   engine: Engine;
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   /**
    * Longest wait for the engine before a command is acknowledged with "working on it". Default 2800 ms:

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../src/log.js';
 import { keys } from '../../src/store/keys.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { SlackMessage } from './blocks.js';
 
 /** Where a later answer goes. */
@@ -26,7 +26,7 @@ export interface ReplyTarget {
 
 export interface ReplierOptions {
   client: webApi.WebClient;
-  store: SessionStore;
+  store: Store;
   logger: Logger;
 }
 

@@ -8,7 +8,7 @@ import { GrammyError, type Api, type Context } from 'grammy';
 import { keys } from '../../src/store/keys.js';
 import type { Lang } from '../../flows/types.js';
 import type { Engine, Inbound, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { helpText } from './commands.js';
 import { render } from '../../src/conversation/flow/render.js';
@@ -58,7 +58,7 @@ interface Answered {
 
 export interface HandlerDeps {
   engine: Engine;
-  store: SessionStore;
+  store: Store;
   records: PromptRecords;
   queue: KeyedQueue;
   logger: Logger;

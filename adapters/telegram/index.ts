@@ -7,7 +7,7 @@ import express, { type Router } from 'express';
 import { Bot } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { Address, Engine, Notifier, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { COMMANDS, describeCommand } from './commands.js';
 import { describeError } from './describe-error.js';
@@ -26,7 +26,7 @@ export interface TelegramOptions {
   token: string;
   engine: Engine;
   /** Holds the prompt each chat is looking at and the update ids already handled (duplicate deliveries). */
-  store: SessionStore;
+  store: Store;
   /** Bot API server. Default https://api.telegram.org; set for a self-hosted Bot API server or a test server. */
   apiRoot?: string;
   /**

@@ -1,11 +1,11 @@
 /**
  * The prompt a chat is looking at: which message shows it and its choices. Buttons carry only indexes
  * (keyboard.ts); a press is read against this record, and a press on any other message is stale.
- * Kept in the SessionStore under `tg:prompt:<chatId>`, so any process can answer a button press.
+ * Kept in the store under `tg:prompt:<chatId>`, so any process can answer a button press.
  */
 import { keys } from '../../src/store/keys.js';
 import type { Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 
 export interface ShownPrompt {
   /** The Telegram message showing the prompt. */
@@ -21,7 +21,7 @@ export interface PromptRecords {
 /** Tries of a write that keeps losing compare-and-set to another process before giving up. */
 const WRITE_TRIES = 3;
 
-export function createPromptRecords(store: SessionStore, ttlSeconds: number): PromptRecords {
+export function createPromptRecords(store: Store, ttlSeconds: number): PromptRecords {
   return {
     async get(chatId) {
       const stored = await store.get(keys.telegramPrompt(chatId));

@@ -1,11 +1,11 @@
 /**
- * What the channel keeps per WhatsApp user, in the SessionStore under `wa:chat:<wa_id>` (Redis when
+ * What the channel keeps per WhatsApp user, in the store under `wa:chat:<wa_id>` (Redis when
  * REDIS_URL is set, so every process sees it): when the user last wrote (WhatsApp's 24-hour customer
  * service window starts there), the prompt the chat shows (taps and typed choices are read against it), and
  * outcomes that could not be sent while the window was closed (sent when the user writes again).
  * Written with compare-and-set, re-read and redone when another writer got there first.
  */
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { ShownPrompt } from './inbound.js';
 
 export interface ChatRecord {
@@ -39,7 +39,7 @@ export interface ChatRecords {
 
 const chatKey = (waId: string): string => `wa:chat:${waId}`;
 
-export function createChatRecords(store: SessionStore): ChatRecords {
+export function createChatRecords(store: Store): ChatRecords {
   return {
     async get(waId) {
       return ((await store.get(chatKey(waId)))?.snapshot as ChatRecord | undefined) ?? null;

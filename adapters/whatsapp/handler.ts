@@ -6,7 +6,7 @@
  * recorded. Status callbacks are counted and failures logged; they are never answered.
  */
 import type { Engine, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import { maskPhone, type Logger } from '../../src/log.js';
 import { arrived, delivered, showing, type ChatRecords } from './chat-record.js';
@@ -27,7 +27,7 @@ const STATUSES = new Set(['sent', 'delivered', 'read', 'failed', 'deleted', 'war
 export interface HandlerDeps {
   engine: Engine;
   /** Holds the claims of wamids (duplicate deliveries). */
-  store: SessionStore;
+  store: Store;
   chats: ChatRecords;
   api: GraphApi;
   queue: KeyedQueue;

@@ -8,7 +8,7 @@
 import type { Router } from 'express';
 import { KeyedQueue } from '../../src/conversation/channels/keyed-queue.js';
 import type { Address, Engine, Notifier, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { Logger } from '../../src/log.js';
 import { createChatRecords } from './chat-record.js';
 import { createGraphApi, type MessageCounter, type RetryOptions } from './graph-api.js';
@@ -41,7 +41,7 @@ export interface WhatsAppOptions {
   readReceipts?: boolean;
   engine: Engine;
   /** Holds wamids already handled, the chat records (window, prompt shown, held outcomes). */
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   counters?: WhatsAppCounters;
   /** Retries of Graph API calls (429, 5xx, throttling codes, no answer). Defaults in RetryOptions. */

@@ -22,7 +22,7 @@ import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { keys } from '../../src/store/keys.js';
 import { userOfAddress } from '../../src/store/chat-address.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';
@@ -47,9 +47,7 @@ direct.use(count);
 
 if (kind === 'ours' || kind === 'ours-memory') {
   const redisUrl = kind === 'ours' ? notifyRedisTarget() : undefined;
-  const store: SessionStore = redisUrl
-    ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX })
-    : new MemoryStore();
+  const store: Store = redisUrl ? new RedisStore({ url: redisUrl, keyPrefix: NOTIFY_PREFIX }) : new MemoryStore();
   const logger = createLogger('silent');
   const made = new MadeRecords({ store, logger });
   for (let i = 0; i < BENCH_REQUESTS; i += 500) {

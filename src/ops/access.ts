@@ -39,7 +39,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { keys } from '../store/keys.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { readBody } from '../http/body.js';
 import { cookieOf } from '../http/cookie.js';
 import { sameSecret } from '../http/secret.js';
@@ -91,7 +91,7 @@ export interface OpsSession {
 }
 
 export interface OpsAccessOptions {
-  store: SessionStore;
+  store: Store;
   /** The operators who may sign in; null: none (the demo's `open`, or /ops not served). */
   operators: () => Promise<OperatorAccounts | null>;
   /** OPS_USER / OPS_PASSWORD: that operator is checked against the settings (no database needed). */
@@ -475,7 +475,7 @@ export interface AccessSettings {
   opsToken?: string | undefined;
   open: boolean;
   signInLimit?: SignInLimit | undefined;
-  store?: SessionStore | undefined;
+  store?: Store | undefined;
   operators?: (() => Promise<OperatorAccounts | null>) | undefined;
   audit?: OperatorAudit | undefined;
 }

@@ -15,11 +15,11 @@
 import type { Express } from 'express';
 import { keys } from '../store/keys.js';
 import { randomId } from '../store/random-id.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { hasOpsToken } from './ops-token.js';
 
 export interface HealthOptions {
-  store: SessionStore;
+  store: Store;
   /** Base address of the service. */
   serviceUrl: string;
   /** How long a service check that passed is reused, ms (a failed one: STORE_CHECK_MS). Default 30000. */

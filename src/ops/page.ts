@@ -37,7 +37,7 @@ import type { EventsOutSchema } from '../events-out/schema.js';
 import { setPageHeaders } from '../http/page-headers.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { callerCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import type { OperatorAccounts } from '../people/operators.js';
 import { opsAccess, SIGN_IN_LIMIT, type SignInLimit } from './access.js';
@@ -81,7 +81,7 @@ export interface OpsPageOptions {
   now?: () => Date;
   logger?: Logger;
   /** Where sessions and sign-in tries are kept (Redis with REDIS_URL: every process sees them). Default: this process's memory. */
-  store?: SessionStore;
+  store?: Store;
   /** The operators of the database (src/people/start.ts). Default: the OPS_USER operator alone. */
   operators?: () => Promise<OperatorAccounts | null>;
   /** The People page's directory; unset, the page is not served. */

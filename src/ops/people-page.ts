@@ -34,7 +34,7 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Channel } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { CHANNELS } from '../people/directory.js';
@@ -60,7 +60,7 @@ export interface PeoplePageOptions {
   directory: PeopleDirectory;
   policy: AccessPolicy;
   /** Where wrong PIN tries are counted (an unlock clears them). */
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   /** The changes that wait for a second operator (OPS_DUAL_CONTROL); none when unset. */
   dualControl?: ReadonlySet<DualControlAction>;

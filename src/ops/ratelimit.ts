@@ -26,7 +26,7 @@ import { commonMessages } from '../../flows/messages/common.js';
 import { isLang, type Lang, type UserProfile } from '../../flows/types.js';
 import type { ConversationEngine } from '../conversation/engine/engine.js';
 import type { Inbound, Participant, Prompt, TurnDecision } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { DEFAULT_KEY_PREFIX, keys } from '../store/keys.js';
 import { sendJson } from '../http/direct-routes.js';
 import { maskUserId, type Logger } from '../log.js';
@@ -46,7 +46,7 @@ export interface RateLimitOptions {
   /** Prefix of the Redis keys. Default `momo:ratelimit`. */
   keyPrefix?: string;
   /** Where the user's language is read from (profile records), to say "too fast" in it. */
-  store?: SessionStore;
+  store?: Store;
   logger: Logger;
 }
 

@@ -16,7 +16,7 @@ import { DueList } from '../store/due-list.js';
 import { keys } from '../store/keys.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Channel } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { maskUserId, type Logger } from '../log.js';
 import { chunksOf, largestOf, parsePayoutCsv, parsePayoutRows, totalOf, type RowError } from './rows.js';
 import { mergeStates, type RecipientReport, type RecipientState } from './recipients.js';
@@ -81,7 +81,7 @@ export type PayoutRows = { pasted: string } | { csv: string; file: string };
 export type Prepared = { ok: true; payout: Payout } | { ok: false; errors: RowError[] };
 
 export interface PayoutsOptions {
-  store: SessionStore;
+  store: Store;
   policy: AccessPolicy;
   /** The flows' services with maker/checker (ApprovalDesk.guard over the recorded services). */
   services: FlowServices;

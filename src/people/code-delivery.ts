@@ -13,7 +13,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Lang, Params } from '../../flows/types.js';
 import { addPending } from '../conversation/channels/ussd-inbox.js';
 import type { Address } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { maskPhone, type Logger } from '../log.js';
 import { notifyText } from '../notifications/messages.js';
 import type { SmsSender } from '../notifications/sms.js';
@@ -34,7 +34,7 @@ export interface CodeDeliveryOptions {
   /** Texts the person (SMS_PROVIDER, or the demo's outbox); unset: the code waits for their next dial. */
   sms?: SmsSender;
   /** The session store the USSD inbox lives in. */
-  store: SessionStore;
+  store: Store;
   /** The person's language, from their USSD profile; English when unknown. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;
   logger: Logger;

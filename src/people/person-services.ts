@@ -14,7 +14,7 @@ import type { FlowServices } from '../../flows/services.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS, type AccessPolicy } from '../conversation/services/access-policy.js';
 import type { Channel } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { Person } from './directory.js';
 import { mayMakeLinkCode } from './link.js';
 import type { People } from './people.js';
@@ -27,7 +27,7 @@ export type PersonServices = Pick<FlowServices, PersonServiceName>;
 
 export interface PersonServicesOptions {
   policy: AccessPolicy;
-  store: SessionStore;
+  store: Store;
   /** The directory's database; absent or without one, every call is refused `not_allowed`. */
   directory?: PeopleDirectory;
 }

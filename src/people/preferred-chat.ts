@@ -10,7 +10,7 @@ import { parseChat } from '../store/chat-address.js';
 import type { AccessPolicy } from '../conversation/services/access-policy.js';
 import { keys } from '../store/keys.js';
 import type { Channel, Notifier } from '../conversation/types.js';
-import type { SessionStore } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { Logger } from '../log.js';
 
 /** How long the mark of a message told to a preferred chat is kept: 7 days, as the USSD inbox keeps it. */
@@ -18,7 +18,7 @@ const TOLD_SECONDS = 7 * 24 * 3600;
 
 export function alsoToPreferredChat(
   inbox: Notifier,
-  o: { policy: AccessPolicy; store: SessionStore; notifiers: Partial<Record<Channel, Notifier>>; logger: Logger },
+  o: { policy: AccessPolicy; store: Store; notifiers: Partial<Record<Channel, Notifier>>; logger: Logger },
 ): Notifier {
   return {
     async send(address, text, words) {

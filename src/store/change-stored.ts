@@ -3,7 +3,7 @@
  * compare-and-set, and on a conflict read it again and redo the change. Held payments, payouts, the sweeps'
  * due lists, the USSD inbox and the records of what we made all change this way.
  */
-import type { SessionStore } from './types.js';
+import type { Store } from './types.js';
 
 /** Conflicts in a row before giving up: others writing the same record this often means something is wrong. */
 const ATTEMPTS = 10;
@@ -14,7 +14,7 @@ const ATTEMPTS = 10;
  * Throws "`what` kept changing" after {@link ATTEMPTS} conflicts.
  */
 export async function changeStored<T>(
-  store: SessionStore,
+  store: Store,
   key: string,
   ttlSeconds: number,
   edit: (current: T | undefined) => T | null,

@@ -1,12 +1,12 @@
-/** Chooses the session store: Redis when one is given (REDIS_URL, Sentinel or Cluster), memory otherwise. */
+/** Chooses the store: Redis when one is given (REDIS_URL, Sentinel or Cluster), memory otherwise. */
 import type { Logger } from '../log.js';
 import type { RedisTarget } from '../redis/connect.js';
 import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
-import type { SessionStore } from './types.js';
+import type { Store } from './types.js';
 
-export interface SessionStoreOptions {
-  /** Where Redis is (src/redis/connect.ts). Unset: the memory store (one process, sessions lost on restart). */
+export interface StoreOptions {
+  /** Where Redis is (src/redis/connect.ts). Unset: the memory store (one process, records lost on restart). */
   redisUrl?: RedisTarget;
   /** Where the connection's errors are logged (boundedly). */
   logger?: Logger;
@@ -14,7 +14,7 @@ export interface SessionStoreOptions {
   keyPrefix?: string;
 }
 
-export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
+export function createStore(options: StoreOptions = {}): Store {
   return options.redisUrl
     ? new RedisStore({
         url: options.redisUrl,

@@ -5,7 +5,7 @@
  * in the part its key builder names; due() reads every part at once. Bounded: a full part refuses a new id.
  */
 import { changeStored } from './change-stored.js';
-import type { SessionStore } from './types.js';
+import type { Store } from './types.js';
 
 /** The list outlives its entries: it is written again with every change. */
 const LIST_TTL_SECONDS = 30 * 24 * 3600;
@@ -20,7 +20,7 @@ export class DueList {
    * @param max most ids listed in all (each part holds its share)
    */
   constructor(
-    private readonly store: SessionStore,
+    private readonly store: Store,
     private readonly partOf: (id: string) => string,
     private readonly parts: () => string[],
     max: number,

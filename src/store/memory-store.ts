@@ -1,10 +1,10 @@
 /**
- * SessionStore in process memory: the default when no REDIS_URL is set (one process, lost on restart).
+ * Store in process memory: the default when no REDIS_URL is set (one process, lost on restart).
  * Records are kept as JSON text, as in Redis, so a caller never shares a mutable object with the store.
  * Expired entries vanish when next touched, and every {@link SWEEP_EVERY} writes a sweep drops those never
  * touched again (delivery marks); no timers run.
  */
-import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, LeaseChange, Store, StoredSnapshot } from './types.js';
 
 type Entry =
   | { kind: 'record'; json: string; version: number; expiresAt: number }
@@ -21,7 +21,7 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-export class MemoryStore implements SessionStore {
+export class MemoryStore implements Store {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
   private writes = 0;

@@ -1,5 +1,5 @@
 /**
- * SessionStore in Redis (ioredis), shared by every process of the product. A versioned record is ONE string
+ * Store in Redis (ioredis), shared by every process of the product. A versioned record is ONE string
  * `<version>:<write id>:<JSON>`, e.g. `3:q1Xb0Z9k-aE:{"step":"amount"}`, read with one GET. A string is
  * cheaper than the hash `{ v, w, d }` this used to be (a hash with a value over 64 bytes is a hashtable, with
  * its overhead per field; a string is one allocation).
@@ -26,7 +26,7 @@ import { randomInt } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { DEFAULT_KEY_PREFIX, tagOf } from './keys.js';
 import { randomId } from './random-id.js';
-import type { Lease, LeaseChange, SessionStore, StoredSnapshot } from './types.js';
+import type { Lease, LeaseChange, Store, StoredSnapshot } from './types.js';
 
 /**
  * KEYS[1] record; ARGV: expected header (`<version>:`, '' = must be absent), the new record
@@ -256,10 +256,10 @@ export function scriptedRedis<S>(
   return redis as RedisClient & S;
 }
 
-export class RedisStore implements SessionStore {
+export class RedisStore implements Store {
   private readonly redis: RedisClient & StoreScripts;
   /**
-   * SessionStore.replicated, on Sentinel and on a cluster (where a failover drops the old master's last
+   * Store.replicated, on Sentinel and on a cluster (where a failover drops the old master's last
    * writes): every replica in sync holds every write sent so far on the store's connection to the key's master
    * (replicaCheck: callers at once share one WAIT per master).
    */

@@ -12,7 +12,7 @@ export interface Address {
   conversationId: string;
 }
 
-/** A lease and where it is listed while held (SessionStore.lease). */
+/** A lease and where it is listed while held (Store.lease). */
 export interface Lease {
   key: string;
   index: string;
@@ -25,11 +25,11 @@ export interface StoredSnapshot {
 }
 
 /**
- * Sessions and the small atomic records around them. Memory and Redis implementations.
+ * Conversation records and the small atomic records around them. Memory and Redis implementations.
  * Every write carries a TTL in seconds.
  */
 /**
- * A run's lease changed by the write of its conversation record, in the same atomic step (SessionStore.set):
+ * A run's lease changed by the write of its conversation record, in the same atomic step (Store.set):
  * the first write of a run takes it, the write of its outcome ends it. One round trip instead of two on the
  * hop that runs a payment, and no moment where one is done and the other not.
  */
@@ -39,7 +39,7 @@ export type LeaseChange =
   /** End the lease if `token` holds it and unlist the member, as releaseLease(…, true) does. */
   | { release: Lease; token: string };
 
-export interface SessionStore {
+export interface Store {
   get(key: string): Promise<StoredSnapshot | null>;
   /**
    * Compare-and-set: writes when the stored version equals expectedVersion (null = key must be absent).

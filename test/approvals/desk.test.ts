@@ -15,7 +15,7 @@ import { madeNothing, type Params } from '../../flows/types.js';
 import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import type { Database } from '../../src/journal/database.js';
 import { Journal } from '../../src/journal/journal.js';
 import { createLogger } from '../../src/log.js';
@@ -53,7 +53,7 @@ const POLICY = {
 class FakeService {
   readonly creates: string[] = [];
   fail?: () => unknown;
-  services(policy: AccessPolicy, store: SessionStore): FlowServices {
+  services(policy: AccessPolicy, store: Store): FlowServices {
     const used: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async (input) => {
@@ -100,7 +100,7 @@ forEachDatabase('approval desk', (open, engine) => {
   let board: FakeBoard;
   let told: Array<{ address: Address; key: string; params: Params }>;
   let policy: AccessPolicy;
-  let store: SessionStore;
+  let store: Store;
   /** Fails the next tellings while above zero. */
   let tellFailures: number;
 

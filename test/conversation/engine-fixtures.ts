@@ -6,7 +6,7 @@ import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { isAlreadySubmitted, type Created, type FlowServices, type PaymentResult } from '../../flows/services.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
-import type { LeaseChange, SessionStore } from '../../src/store/types.js';
+import type { LeaseChange, Store } from '../../src/store/types.js';
 
 type PayInput = Parameters<FlowServices['createPayment']>[0];
 
@@ -174,13 +174,13 @@ export function paymentsService(answer?: () => Promise<void>) {
 }
 
 /** `store` with some of its methods replaced by `overrides` (the others delegate to it). */
-export function overriding<T extends object>(store: SessionStore, overrides: T): SessionStore & T {
+export function overriding<T extends object>(store: Store, overrides: T): Store & T {
   return new Proxy(overrides, {
     get: (target, name) =>
       name in target
         ? Reflect.get(target, name)
         : (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store),
-  }) as SessionStore & T;
+  }) as Store & T;
 }
 
 /**
@@ -189,7 +189,7 @@ export function overriding<T extends object>(store: SessionStore, overrides: T):
  * whether they start from a read or from the record their engine kept in memory. Counts refused
  * compare-and-sets, and calls `onUse` after each read or write of a conversation key, saying which.
  */
-export function racingStore(store: SessionStore): SessionStore & {
+export function racingStore(store: Store): Store & {
   conflicts: number;
   race(count: number): void;
   onUse: ((use: 'read' | 'write') => void) | undefined;
@@ -239,8 +239,8 @@ export function racingStore(store: SessionStore): SessionStore & {
  * record it writes) wait for `until` before it goes to the store (a compare-and-set that is slow to land).
  */
 export function holdingStore(
-  store: SessionStore,
-): SessionStore & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): Promise<void> } {
+  store: Store,
+): Store & { hold(which: (record: Record<string, unknown>) => boolean, until: Promise<void>): Promise<void> } {
   let held:
     { which: (record: Record<string, unknown>) => boolean; until: Promise<void>; reached: () => void } | undefined;
   return overriding(store, {
@@ -266,7 +266,7 @@ export function holdingStore(
  * Delegates to `store` until `die()`: from then on every command fails, as for a process that is gone (it
  * renews no lease and writes nothing more; what it had in flight never lands).
  */
-export function dyingStore(store: SessionStore): SessionStore & { die(): void } {
+export function dyingStore(store: Store): Store & { die(): void } {
   let dead = false;
   const gone = async () => {
     throw new Error('this process is gone');
@@ -280,5 +280,5 @@ export function dyingStore(store: SessionStore): SessionStore & { die(): void } 
         return (Reflect.get(store, name) as (...args: unknown[]) => unknown)?.bind(store);
       },
     },
-  ) as SessionStore & { die(): void };
+  ) as Store & { die(): void };
 }

@@ -9,7 +9,7 @@ import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Address, Inbound, Prompt, TurnDecision } from '../../src/conversation/types.js';
-import type { LeaseChange, SessionStore } from '../../src/store/types.js';
+import type { LeaseChange, Store } from '../../src/store/types.js';
 import { deliveryId, WAITING } from '../../src/conversation/engine/ledger.js';
 import {
   dyingStore,
@@ -31,7 +31,7 @@ import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const prefix = uniquePrefix('engine');
 const raw = inspector(prefix);
-const stores: SessionStore[] = [];
+const stores: Store[] = [];
 function redisStore(): RedisStore {
   const store = new RedisStore({ url: REDIS_URL, keyPrefix: prefix });
   stores.push(store);
@@ -70,7 +70,7 @@ function conversation(channel: Inbound['channel'] = 'telegram', userId = 'u1') {
   });
 }
 
-function engine(store: SessionStore, services: Partial<FlowServices>, changes: Partial<EngineOptions> = {}) {
+function engine(store: Store, services: Partial<FlowServices>, changes: Partial<EngineOptions> = {}) {
   return createEngine({
     store,
     channels: channelCapabilities,
@@ -475,7 +475,7 @@ describe('engine', () => {
 
 describe('engine.turn (a channel keeping its own state with the conversation)', () => {
   /** A store that counts the commands a message costs. */
-  function counting(inner: SessionStore) {
+  function counting(inner: Store) {
     const counts = { get: 0, set: 0 };
     const store = overriding(inner, {
       // A read of several records is one round trip: one read.

@@ -18,7 +18,7 @@ import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore } from './engine-fixtures.js';
 import { until } from '../until.js';
@@ -103,7 +103,7 @@ afterAll(async () => {
 });
 
 /** A process of one build: `pay` its flow, `build` its place in the order of releases. */
-function engine(store: SessionStore, pay: FlowModule, build: number, changes: Partial<EngineOptions> = {}) {
+function engine(store: Store, pay: FlowModule, build: number, changes: Partial<EngineOptions> = {}) {
   const e = createEngine({
     store,
     channels: channelCapabilities,
@@ -138,7 +138,7 @@ function chat(channel: 'telegram' | 'ussd' = 'telegram') {
   });
 }
 
-async function recordOf(store: SessionStore, msg: () => Inbound): Promise<ConversationRecord> {
+async function recordOf(store: Store, msg: () => Inbound): Promise<ConversationRecord> {
   return (await store.get(keys.conversation(msg())))!.snapshot as ConversationRecord;
 }
 

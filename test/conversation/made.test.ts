@@ -4,7 +4,7 @@ import { MadeRecords, recordMade } from '../../src/conversation/services/made-re
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { Journal, moneyJournal, type Intent, type MoneyJournal } from '../../src/journal/index.js';
 import { SHORT_REF_SHAPE } from '../../src/journal/short-ref.js';
 import { JournalWriter } from '../../src/journal/writer.js';
@@ -15,13 +15,13 @@ import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const logger = createLogger('silent');
 const prefix = uniquePrefix('made');
-const stores: SessionStore[] = [];
+const stores: Store[] = [];
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
   await inspector(prefix).cleanup();
 });
 
-const storesOn: Array<[string, () => SessionStore]> = [
+const storesOn: Array<[string, () => Store]> = [
   ['memory', () => new MemoryStore()],
   [
     'redis',

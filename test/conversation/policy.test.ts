@@ -12,7 +12,7 @@ import {
   type PolicyDocument,
 } from '../../src/conversation/services/access-policy.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
 
 const prefix = uniquePrefix('policy');
@@ -126,7 +126,7 @@ describe('AccessPolicy', () => {
     ).resolves.toBeUndefined();
   });
 
-  it.each<[string, () => SessionStore]>([
+  it.each<[string, () => Store]>([
     ['memory', () => new MemoryStore()],
     ['Redis', () => redisStore],
   ])('reserves once per Duplicate-Check-Key and gives it back once (%s)', async (_name, make) => {
@@ -159,7 +159,7 @@ describe('AccessPolicy', () => {
     expect(await dated.giveBackSpend(store, `${run}-never-reserved`)).toBe(false);
   });
 
-  it.each<[string, () => SessionStore]>([
+  it.each<[string, () => Store]>([
     ['memory', () => new MemoryStore()],
     ['Redis', () => redisStore],
   ])('checks an amount when it is entered, with the figures, reserving nothing (%s)', async (_name, make) => {

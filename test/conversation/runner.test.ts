@@ -20,7 +20,7 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import type { Address, Channel, ConversationView, Inbound, Prompt } from '../../src/conversation/types.js';
-import type { Lease, LeaseChange, SessionStore } from '../../src/store/types.js';
+import type { Lease, LeaseChange, Store } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { dyingStore, gate, overriding, paymentsService } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -29,7 +29,7 @@ import { channelCapabilities } from '../../adapters/capabilities.js';
 
 const prefix = uniquePrefix('runner');
 const raw = inspector(prefix);
-const stores: SessionStore[] = [];
+const stores: Store[] = [];
 const engines: ConversationEngine[] = [];
 /**
  * Each test is a deployment of its own (its own key prefix): the processes of one test sweep each other's
@@ -320,7 +320,7 @@ const policy = new AccessPolicy({
  * (`live: false`) is not drained at the end: its call out never returns.
  */
 function engine(
-  store: SessionStore,
+  store: Store,
   services: Partial<FlowServices>,
   { live = true, ...changes }: Partial<EngineOptions> & { live?: boolean } = {},
 ): ConversationEngine {
@@ -373,7 +373,7 @@ function ussd() {
 }
 
 /** `store` whose conversation writes fail while `refusing` (Redis refusing writes for a moment). */
-function refusingWrites(store: SessionStore): SessionStore & { refusing: boolean } {
+function refusingWrites(store: Store): Store & { refusing: boolean } {
   const wrapper = overriding(store, {
     refusing: false,
     async set(key: string, snapshot: unknown, expected: number | null, ttl: number, lease?: LeaseChange) {
@@ -446,7 +446,7 @@ function stallingStore() {
     stalling: false,
     now: () => clock,
     store: overriding(base, {
-      async set(...args: Parameters<SessionStore['set']>) {
+      async set(...args: Parameters<Store['set']>) {
         const written = await base.set(...args);
         if (stalls.stalling && args[0].startsWith('conv:')) clock += 5_000;
         return written;
@@ -1419,7 +1419,7 @@ describe("a chat whose Confirm's run start a failover dropped", () => {
    * the last writes: the record is back at the amount's run, whose end (and the Confirm's start) are gone. The
    * first process's sweep takes that run over and runs it to the Confirm question again, pushed to the chat.
    */
-  async function dropConfirm(plain: RedisStore, store: SessionStore) {
+  async function dropConfirm(plain: RedisStore, store: Store) {
     const service = paymentsService();
     const checking = gate<void>();
     const told: Prompt[] = [];
@@ -1442,7 +1442,7 @@ describe("a chat whose Confirm's run start a failover dropped", () => {
     const key = keys.conversation(msg());
     expect((await first.handle(msg({ start: 'pay' }))).text).toBe('Amount?');
     const answering = first.handle(msg({ text: '100' }));
-    let atAmountRun: Awaited<ReturnType<SessionStore['get']>> = null;
+    let atAmountRun: Awaited<ReturnType<Store['get']>> = null;
     await until(
       "the amount's run out",
       advancing(async () => ((atAmountRun = await plain.get(key))?.snapshot as ConversationRecord)?.run !== undefined),
@@ -1733,7 +1733,7 @@ describe('the write that starts a run, its answer lost', () => {
    * `base` whose next write that takes a lease fails with the connection: after it landed (`lose`, its answer
    * lost on the way) or before (`drop`, it never reached Redis).
    */
-  function losingAnswer(base: SessionStore) {
+  function losingAnswer(base: Store) {
     const wrapper = overriding(base, {
       lose: false,
       drop: false,

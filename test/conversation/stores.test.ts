@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryStore, SWEEP_EVERY } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { createSessionStore } from '../../src/store/create-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import { createStore } from '../../src/store/create-store.js';
+import type { Store } from '../../src/store/types.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
 import { reading, until } from '../until.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -15,7 +15,7 @@ afterAll(async () => {
   await raw.cleanup();
 });
 
-describe.each<[string, () => SessionStore]>([
+describe.each<[string, () => Store]>([
   ['MemoryStore', () => new MemoryStore()],
   ['RedisStore', () => redisStore],
 ])('%s', (name, make) => {
@@ -349,10 +349,10 @@ describe('MemoryStore memory', () => {
   });
 });
 
-describe('createSessionStore', () => {
+describe('createStore', () => {
   it('chooses Redis when a URL is given and memory otherwise', async () => {
-    const memory = createSessionStore();
-    const redis = createSessionStore({ redisUrl: REDIS_URL, keyPrefix: prefix });
+    const memory = createStore();
+    const redis = createStore({ redisUrl: REDIS_URL, keyPrefix: prefix });
     expect(memory).toBeInstanceOf(MemoryStore);
     expect(redis).toBeInstanceOf(RedisStore);
     await redis.close();

@@ -13,7 +13,7 @@ import { AccessPolicy, hashPin } from '../../src/conversation/services/access-po
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { FlowTransition } from '../../src/conversation/flow/flow-runtime.js';
 import type { Inbound } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { createLogger } from '../../src/log.js';
 import { gate } from './engine-fixtures.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';
@@ -51,7 +51,7 @@ let clock = Date.parse('2026-11-20T08:00:00Z');
 /** Each reading of the clock is a second later: every move has its own time. */
 const tick = () => (clock += 1000);
 
-function engine(store: SessionStore, moves: FlowTransition[], changes: Partial<EngineOptions> = {}) {
+function engine(store: Store, moves: FlowTransition[], changes: Partial<EngineOptions> = {}) {
   return createEngine({
     store,
     channels: channelCapabilities,

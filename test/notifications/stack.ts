@@ -18,7 +18,7 @@ import { RedisStore } from '../../src/store/redis-store.js';
 import { createServices } from '../../src/conversation/services/flow-services.js';
 import { recordMade } from '../../src/conversation/services/made-records.js';
 import type { Address, Notifier } from '../../src/conversation/types.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';
@@ -123,7 +123,7 @@ export interface ProcessOptions {
 
 export interface Process {
   url: string;
-  store: SessionStore;
+  store: Store;
   made: MadeRecords;
   /** The flows' services, recording what they make, as src/app.ts builds them. */
   services: FlowServices;
@@ -135,7 +135,7 @@ export interface Process {
 /** One process of the product's notification side, started (routes served, workers running). */
 export async function startProcess(service: Service, options: ProcessOptions = {}): Promise<Process> {
   const logger = options.logger ?? silent;
-  const store: SessionStore = options.redisUrl
+  const store: Store = options.redisUrl
     ? new RedisStore({ url: options.redisUrl, keyPrefix: options.keyPrefix })
     : new MemoryStore();
   const budget = createReadBudget(options.redisUrl, API_KEY, { ...options.budget, keyPrefix: options.keyPrefix });

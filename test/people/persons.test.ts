@@ -10,7 +10,7 @@ import { HELD, type FlowServices } from '../../flows/services.js';
 import { AccessPolicy, hashPin, type PolicyDocument } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { Directory } from '../../src/people/directory.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
@@ -83,7 +83,7 @@ describe('persons in the access policy', () => {
   for (const [name, store] of [
     ['memory', () => new MemoryStore()],
     ['redis', () => redis],
-  ] as Array<[string, () => SessionStore]>) {
+  ] as Array<[string, () => Store]>) {
     it(`shares one daily total among all of a person's channels, atomically (${name})`, async () => {
       const policy = new AccessPolicy(POLICY, { now: () => Date.parse('2026-11-26T10:00:00Z') });
       const s = store();

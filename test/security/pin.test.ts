@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { SessionStore } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
 import { AtSession } from '../e2e/helpers.js';
 import { inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
 import { CALLBACK_TOKEN, PIN, TELLER, startProductionProduct, type ProductionProduct } from './production.js';
@@ -65,14 +65,14 @@ describe('PIN tries', () => {
     roles: { teller: { flows: ['pay'], perPaymentLimit: { UGX: '1000' }, dailyLimit: { UGX: '1000' } } },
     users: { telegram: {}, slack: {}, ussd: { [TELLER]: { role: 'teller', pin: hashPin(PIN) } } },
   });
-  const attempt = (store: SessionStore, pin: string) =>
+  const attempt = (store: Store, pin: string) =>
     policy.verifyPin(store, { channel: 'ussd', userId: TELLER, pin }).then(
       () => 'ok',
       (failure: { code: string }) => failure.code,
     );
 
   /** Ten guesses sent at once, the right PIN last: no more than three are compared, so the right one is locked out. */
-  async function burst(store: SessionStore): Promise<string[]> {
+  async function burst(store: Store): Promise<string[]> {
     const guesses = ['0000', '1111', '2222', '3333', '4444', '5555', '6666', '7777', '9999', PIN];
     return Promise.all(guesses.map((pin) => attempt(store, pin)));
   }

@@ -6,7 +6,7 @@
 import { changeStored } from '../../store/change-stored.js';
 import { keys } from '../../store/keys.js';
 import type { Address, NoteWords, Notifier } from '../types.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 
 /** Pending messages live a week: a user who does not dial for longer has seen them by SMS or not at all. */
 export const PENDING_TTL_SECONDS = 7 * 24 * 3600;
@@ -45,7 +45,7 @@ export function afterShown(notes: PendingNote[]): PendingNote[] {
 
 /** Changes the pending notes (`change` null: nothing to write). */
 async function changePending(
-  store: SessionStore,
+  store: Store,
   address: Address,
   change: (notes: PendingNote[]) => PendingNote[] | null,
 ): Promise<void> {
@@ -66,7 +66,7 @@ async function changePending(
  * shown yet is not added twice.
  */
 export async function addPending(
-  store: SessionStore,
+  store: Store,
   address: Address,
   text: string,
   options: { interim?: boolean; words?: NoteWords } = {},
@@ -91,7 +91,7 @@ export async function addPending(
  * dropped (they are shown at a second dial only because the answer to a dial can be lost). A note added since
  * (shown at no dial yet) stays.
  */
-export async function dropSeen(store: SessionStore, address: Address): Promise<void> {
+export async function dropSeen(store: Store, address: Address): Promise<void> {
   await changePending(store, address, (kept) => {
     const unseen = kept.filter((note) => !note.shown);
     return unseen.length === kept.length ? null : unseen;
@@ -100,12 +100,12 @@ export async function dropSeen(store: SessionStore, address: Address): Promise<v
 
 /**
  * The USSD "notifier": USSD cannot push, so messages wait for the next dial (the engine shows them). An outcome
- * kept is told only once a failover cannot drop it (SessionStore.replicated, on Sentinel and on a cluster): the
+ * kept is told only once a failover cannot drop it (Store.replicated, on Sentinel and on a cluster): the
  * replicas of its master hold it and it is read back (a failover between the write and the wait leaves the
  * connection on the new master, where the wait proves nothing of the write). Else the send fails, and the notification's retry keeps it
  * again: without this, an outcome journalled as told but lost with the old master was never shown.
  */
-export function ussdInbox(store: SessionStore): Notifier {
+export function ussdInbox(store: Store): Notifier {
   return {
     async send(address, text, words) {
       await addPending(store, address, text, words ? { words } : {});

@@ -47,11 +47,11 @@ import type {
   TurnDecision,
   TurnEngine,
 } from '../types.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import { keys } from '../../store/keys.js';
 
 export interface EngineOptions {
-  store: SessionStore;
+  store: Store;
   /** The side effects flows ask for (createServices, or fakes in tests). */
   services: Partial<FlowServices>;
   policy: AccessPolicy;

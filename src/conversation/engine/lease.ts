@@ -19,7 +19,7 @@ export const leaseOf = (key: string, index = keys.openRuns(key)): Lease => ({
   member: key,
 });
 
-/** The lease of `key` for `token`, taken by the write that records the run (SessionStore.set). */
+/** The lease of `key` for `token`, taken by the write that records the run (Store.set). */
 export const takeLease = (key: string, token: string, ms: number): LeaseChange => ({ take: leaseOf(key), token, ms });
 
 /**

@@ -7,7 +7,7 @@ import type { UserProfile } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
 import { keys } from '../../store/keys.js';
 import type { Participant } from '../types.js';
-import type { SessionStore, StoredSnapshot } from '../../store/types.js';
+import type { Store, StoredSnapshot } from '../../store/types.js';
 
 /** A year: a language choice outlives any session. */
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
@@ -16,7 +16,7 @@ const ATTEMPTS = 5;
 
 /** The user's stored profile, or undefined when there is none. */
 export async function readProfile(
-  store: SessionStore,
+  store: Store,
   who: Pick<Participant, 'channel' | 'userId'>,
 ): Promise<UserProfile | undefined> {
   return profileOf(await store.get(keys.profile(who.channel, who.userId)));
@@ -29,7 +29,7 @@ export function profileOf(stored: StoredSnapshot | null): UserProfile | undefine
 
 /** Merges changes into the stored profile (compare-and-set, retried); no changes, no write. */
 export async function rememberProfile(
-  store: SessionStore,
+  store: Store,
   who: Pick<Participant, 'channel' | 'userId'>,
   changes: Partial<UserProfile>,
   logger: Logger,

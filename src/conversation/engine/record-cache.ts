@@ -22,7 +22,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { readRecord, type ConversationRecord, type Stored } from './ledger.js';
-import type { LeaseChange, SessionStore, StoredSnapshot } from '../../store/types.js';
+import type { LeaseChange, Store, StoredSnapshot } from '../../store/types.js';
 
 /** Most records kept: about 60 MB at 3 KB each. */
 export const RECORDS_KEPT = 20_000;
@@ -41,7 +41,7 @@ export class RecordCache {
    * performance.now; tests pass their own.
    */
   constructor(
-    private readonly store: SessionStore,
+    private readonly store: Store,
     private readonly ttlSeconds: number,
     now?: () => number,
   ) {

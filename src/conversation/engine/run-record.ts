@@ -42,7 +42,7 @@ export async function write(
     try {
       if (stored.record.run?.id !== token) return null;
       const late = stored.record.run.late === true;
-      // The write that ends the run gives up its lease in the same step (SessionStore.set).
+      // The write that ends the run gives up its lease in the same step (Store.set).
       const written = await o.records.write(
         key,
         change(stored.record),
@@ -81,7 +81,7 @@ export async function startLost(o: RunnerOptions, key: string, version: number):
 
 /**
  * The write that started this run (and the state the coming money-moving call is made in) is held where a
- * failover cannot drop it (SessionStore.replicated), and the record still holds this run: `ours`. `lost`: the
+ * failover cannot drop it (Store.replicated), and the record still holds this run: `ours`. `lost`: the
  * record holds no run at all or is older than `version`, this run's last write (the start was dropped by a
  * failover before a replica took it); `moved`: a newer record with another run's id. The record is read back after the wait: a failover between the write and the wait leaves the
  * connection on the new master, where WAIT proves nothing of the writes sent before it. Not held after

@@ -8,7 +8,7 @@
 import type { Invocation, FlowEnd, FlowRuntime, FlowTransition, Session, StepContext } from '../flow/flow-runtime.js';
 import type { Lang } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import type { Address, Channel, ChannelCapabilities, Participant, Prompt } from '../types.js';
 import type { Answers } from './answers.js';
 import type { Stored } from './ledger.js';
@@ -17,7 +17,7 @@ import type { RecordCache } from './record-cache.js';
 export interface RunnerOptions {
   /** The process handed its runs on (Runner.handOn): their leases are neither renewed nor fresh. Default never. */
   handedOn?: () => boolean;
-  store: SessionStore;
+  store: Store;
   records: RecordCache;
   runtime: FlowRuntime;
   answers: Answers;

@@ -80,7 +80,7 @@ export class Runner {
     return randomId();
   }
 
-  /** The lease of `key` for `token`, taken by the write that records the run (SessionStore.set). */
+  /** The lease of `key` for `token`, taken by the write that records the run (Store.set). */
   take(key: string, token: string): LeaseChange {
     return takeLease(key, token, this.o.leaseMs);
   }

@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import { logged } from '../../store/chat-address.js';
 import { keys } from '../../store/keys.js';
 import { pauseAfter, STORE_TRIES } from '../../store/ride-out.js';
-import type { SessionStore, StoredSnapshot } from '../../store/types.js';
+import type { Store, StoredSnapshot } from '../../store/types.js';
 import { storedNotes } from '../channels/ussd-inbox.js';
 import type { Participant } from '../types.js';
 import { answerOf, deliveryId, openFlow, WAITING, type ConversationRecord } from './ledger.js';
@@ -53,12 +53,12 @@ export function unseenAfterToldLate(
 /**
  * Remembers, for the person's next dial, that the USSD guard answered delivery `messageId` "taking longer than
  * expected, dial again to see the result" before the engine did (its work may be stuck behind a stalled Redis,
- * or dropped). On Sentinel and on a cluster it waits once for the replicas to hold it (SessionStore.replicated,
+ * or dropped). On Sentinel and on a cluster it waits once for the replicas to hold it (Store.replicated,
  * up to a second), not until they do: that wait holds the store's connection (to the key's master), and the
  * guard answering says the connection is slow already (every delivery of the process waits behind it). Tried again through store failures. Never throws.
  */
 export async function keepToldLate(
-  store: SessionStore,
+  store: Store,
   participant: Participant,
   messageId: string,
   logger: Logger,

@@ -60,11 +60,11 @@ import type {
   Prompt,
   TurnDecision,
 } from '../types.js';
-import type { SessionStore, StoredSnapshot } from '../../store/types.js';
+import type { Store, StoredSnapshot } from '../../store/types.js';
 import { pendingNotes, withToldLate } from './dial-notes.js';
 
 export interface TurnOptions {
-  store: SessionStore;
+  store: Store;
   records: RecordCache;
   runtime: FlowRuntime;
   answers: Answers;

@@ -55,7 +55,7 @@ import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
 import type { Channel } from '../types.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import { storeLimits, type GiveBackReason, type Limits, type Reservation } from './limits.js';
 
 /** Wrong PIN tries before the PIN locks. */
@@ -293,7 +293,7 @@ export class AccessPolicy {
   }
 
   /** Where daily totals, tries and locks are kept and decided: the database's once set, else `store`'s counters. */
-  limitsIn(store: SessionStore): Limits {
+  limitsIn(store: Store): Limits {
     return this.limits ?? storeLimits(store);
   }
 
@@ -400,7 +400,7 @@ export class AccessPolicy {
    * (message: attempts left), `pin_locked`, or `not_allowed` when the person has no PIN, is suspended, or
    * must set a new one first.
    */
-  async verifyPin(store: SessionStore, input: { channel: Channel; userId: string; pin: string }): Promise<void> {
+  async verifyPin(store: Store, input: { channel: Channel; userId: string; pin: string }): Promise<void> {
     const person = this.current.find(input.channel, input.userId);
     if (!person || person.status !== 'active') throw refuse('not_allowed', 'not allowed');
     if (person.pinMustChange) throw refuse('not_allowed', 'the PIN was reset: set a new one first');
@@ -440,7 +440,7 @@ export class AccessPolicy {
    * `not_allowed` or `limit_exceeded`. The reservation is given back with {@link giveBackSpend} when the service
    * refuses the payment or it ends without money moving.
    */
-  async reserveSpend(store: SessionStore, input: ReserveSpend<Channel>): Promise<void> {
+  async reserveSpend(store: Store, input: ReserveSpend<Channel>): Promise<void> {
     const reservation = this.reservationOf(input);
     const { ok, total } = await this.limitsIn(store).reserve(reservation);
     if (!ok) throw this.overDayOf(reservation, total);
@@ -493,7 +493,7 @@ export class AccessPolicy {
    * `not_allowed`, or `limit_exceeded` carrying the figures ({@link SpendLimit}): "at most 500,000 UGX today
    * (1,500,000 already sent)". Per-person limits (people, src/people) come in behind this same call.
    */
-  async checkSpend(store: SessionStore, input: CheckSpend<Channel>): Promise<void> {
+  async checkSpend(store: Store, input: CheckSpend<Channel>): Promise<void> {
     this.checkFlow(input.channel, input.userId, input.flow);
     const person = this.current.find(input.channel, input.userId)!;
     const limits = this.limitsIn(store);
@@ -523,7 +523,7 @@ export class AccessPolicy {
    * written, or its run was lost before the call. Once only; unknown keys change nothing.
    */
   giveBackSpend(
-    store: SessionStore,
+    store: Store,
     duplicateCheckKey: string,
     reason: GiveBackReason = 'ended without money moving',
   ): Promise<boolean> {

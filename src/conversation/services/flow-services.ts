@@ -44,12 +44,12 @@ import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../../store/keys.js';
 import type { AccessPolicy } from './access-policy.js';
 import type { Channel } from '../types.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 
 export interface ServicesOptions {
   client: MomoClient;
   policy: AccessPolicy;
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   /** Clock in milliseconds (the bank list cache). Default Date.now. */
   now?: () => number;
@@ -137,7 +137,7 @@ const confirmedBy = (names: string, nameOnNetwork: string | undefined): boolean 
 
 /** Writes a record computed from the one stored, with compare-and-set: computed again when another writer won. */
 async function keepRecord<T>(
-  store: SessionStore,
+  store: Store,
   logger: Logger,
   key: string,
   ttlSeconds: number,
@@ -157,7 +157,7 @@ async function keepRecord<T>(
  * listed by number under "Pay whom?". Knows the payment by its ref only (keys.paidNames, kept by createPayment).
  */
 export async function forgetFailedName(
-  options: { store: SessionStore; logger: Logger },
+  options: { store: Store; logger: Logger },
   ref: string,
   reason: string | undefined,
 ): Promise<void> {

@@ -10,7 +10,7 @@
  *   all (unit tests of the policy and the flows' services). Not a production path: a Redis loss forgets them.
  */
 import { keys } from '../../store/keys.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 
 /** One payment's reservation in its person's total of the day. */
 export interface Reservation {
@@ -93,7 +93,7 @@ const tryKey = (scope: TryScope, subject: string): string =>
  * The counters of the session store (Redis or memory), for a setup without any database. Their windows are the
  * keys' expiries; the lock is the tries counter itself.
  */
-export function storeLimits(store: SessionStore): Limits {
+export function storeLimits(store: Store): Limits {
   return {
     where: 'store',
     async spent(person, currency, day) {

@@ -27,7 +27,7 @@ import { MissingKeyError } from '../../momo/index.js';
 import { ourWord } from '../../reconciliation/match.js';
 import { changeStored } from '../../store/change-stored.js';
 import { keys } from '../../store/keys.js';
-import type { SessionStore } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import { NotCalled } from '../flow/flow-runtime.js';
 import { within } from '../../within.js';
 import type { GiveBackReason, Reservation } from './limits.js';
@@ -105,7 +105,7 @@ interface OpenEntry {
 }
 
 export interface MadeRecordsOptions {
-  store: SessionStore;
+  store: Store;
   logger: Logger;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
@@ -142,7 +142,7 @@ export function madeOfOperation(op: Operation): Made | null {
 }
 
 export class MadeRecords {
-  private readonly store: SessionStore;
+  private readonly store: Store;
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly scope: string;

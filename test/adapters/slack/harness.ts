@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import { createLogger, type Logger } from '../../../src/log.js';
 import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
-import type { SessionStore } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/types.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
 import { loadConfig } from '../../../src/config.js';
@@ -546,7 +546,7 @@ export interface Rig {
   fake: FakeSlack;
   sender: SlackSender;
   slack: Slack;
-  store: SessionStore;
+  store: Store;
   appUrl: string;
   /** Closes the app, and the fake Slack and store unless they were passed in. */
   close(): Promise<void>;

@@ -10,7 +10,7 @@ import { createTelegram, type Telegram, type TelegramOptions } from '../../../ad
 import { deriveSecretToken } from '../../../adapters/telegram/webhook.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { Engine, Inbound, Prompt } from '../../../src/conversation/types.js';
-import type { SessionStore } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/types.js';
 import { createLogger } from '../../../src/log.js';
 import { BOT_INFO, BOT_TOKEN, startFakeBotApi, type FakeBotApi } from './fake-bot-api.js';
 
@@ -61,7 +61,7 @@ export function pressUpdate(updateId: number, messageId: number, data: string, c
 export interface Harness {
   api: FakeBotApi;
   telegram: Telegram;
-  store: SessionStore;
+  store: Store;
   logs: string[];
   sleeps: number[];
   /** Posts a body to the webhook; `secret` null sends no secret header. */
@@ -70,7 +70,7 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  store?: SessionStore;
+  store?: Store;
   /** Overrides of createTelegram's options. */
   telegram?: Partial<TelegramOptions>;
 }

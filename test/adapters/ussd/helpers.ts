@@ -15,7 +15,7 @@ import type {
   TurnDecision,
   TurnEngine,
 } from '../../../src/conversation/types.js';
-import type { SessionStore } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/types.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { addUssdRoutes, type UssdRoutesOptions } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
@@ -102,7 +102,7 @@ export function scriptedEngine() {
  * the conversation record (`conv:<channel>:<id>`, field `channel`) of `store`, read and written with
  * compare-and-set; a write that loses decides again from the winner's state.
  */
-export function withTurns(engine: Engine & Pick<TurnEngine, 'toldLate'>, store: SessionStore): TurnEngine {
+export function withTurns(engine: Engine & Pick<TurnEngine, 'toldLate'>, store: Store): TurnEngine {
   /** The engine's answer to a step and to each answer typed ahead that the channel takes on the screen before. */
   async function stepped<S>(decision: Extract<TurnDecision<S>, { kind: 'step' }>): Promise<S> {
     let prompt = await engine.handle(decision.inbound);
@@ -167,7 +167,7 @@ export async function listen(app: RequestListener): Promise<TestApp> {
 export async function startUssd(
   overrides: Partial<Omit<UssdRoutesOptions, 'engine'>> & {
     engine?: Engine & Pick<TurnEngine, 'toldLate'>;
-    store?: SessionStore;
+    store?: Store;
   } = {},
 ) {
   const scripted = scriptedEngine();

@@ -12,7 +12,7 @@ import {
   type ConversationEngine,
   type EngineOptions,
 } from '../../../src/conversation/index.js';
-import type { SessionStore } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/types.js';
 import { addUssdRoutes } from '../../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../../src/http/direct-routes.js';
 import { Redis } from 'ioredis';
@@ -22,7 +22,7 @@ import { captureLogger, listen } from './helpers.js';
 import { channelCapabilities } from '../../../adapters/capabilities.js';
 
 export interface StackOptions {
-  store: SessionStore;
+  store: Store;
   /** USSD deadline of the engine and the router. */
   deadlineMs: number;
   /** The client's fetch (to slow the service down). Default globalThis.fetch. */

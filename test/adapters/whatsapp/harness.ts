@@ -9,7 +9,7 @@ import express from 'express';
 import { createWhatsApp, type WhatsApp, type WhatsAppOptions } from '../../../adapters/whatsapp/index.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { Engine } from '../../../src/conversation/types.js';
-import type { SessionStore } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/types.js';
 import { createLogger } from '../../../src/log.js';
 import { APP_SECRET, VERIFY_TOKEN } from './deliveries.js';
 import { PHONE_NUMBER_ID, startFakeGraphApi, TOKEN, type FakeGraphApi } from './fake-graph-api.js';
@@ -19,7 +19,7 @@ export { ScriptedEngine } from '../telegram/harness.js';
 export interface Harness {
   graph: FakeGraphApi;
   whatsapp: WhatsApp;
-  store: SessionStore;
+  store: Store;
   url: string;
   logs: string[];
   sleeps: number[];
@@ -31,7 +31,7 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  store?: SessionStore;
+  store?: Store;
   whatsapp?: Partial<WhatsAppOptions>;
 }
 
