@@ -13,7 +13,7 @@
  *   memory) by its SHA-256 only. Guessing is refused with 429: at most {@link SIGN_IN_LIMIT} failed tries per address
  *   in a while (each try is counted before the password is compared; a success gives back its own count only,
  *   never the failures before it, whichever credential succeeded). A suspended or removed operator is refused,
- *   and their sessions end at their next request. The right
+ *   and their sign-ins end at their next request. The right
  *   operator signing in from another address is never refused for someone else's guesses.
  * - `POST /ops/sign-out` (form: `csrf`): a signed-in operator; ends the session.
  * - `GET` of the pages' stylesheets (`/ops/<name>.css`): anyone (no data).
@@ -85,7 +85,7 @@ export const SCRIPT_ROUTES: readonly string[] = [
   '/ops/audit.csv',
 ];
 
-export interface OpsSession {
+export interface SignIn {
   operator: string;
   csrf: string;
 }
@@ -116,14 +116,14 @@ export class OpsAccess {
   }
 
   /** The session the request's cookie names, or null. */
-  async session(req: Request): Promise<OpsSession | null> {
+  async session(req: Request): Promise<SignIn | null> {
     const token = cookieOf(req, SESSION_COOKIE);
     if (!token || !/^[\w-]{43}$/.test(token)) return null;
-    const session = (await this.o.store.get(keys.opsSession(digest(token))))?.snapshot as OpsSession | undefined;
-    if (!session) return null;
-    // A suspended or removed operator's sessions end at once.
-    if (!(await this.active(session.operator))) return null;
-    return session;
+    const signIn = (await this.o.store.get(keys.opsSignIn(digest(token))))?.snapshot as SignIn | undefined;
+    if (!signIn) return null;
+    // A suspended or removed operator's sign-ins end at once.
+    if (!(await this.active(signIn.operator))) return null;
+    return signIn;
   }
 
   /** Whether the operator is neither suspended nor removed (the database says; without one, always). */
@@ -132,10 +132,10 @@ export class OpsAccess {
     return !operators?.isActive || (await operators.isActive(name));
   }
 
-  private async startSession(req: Request, res: Response, operator: string): Promise<OpsSession> {
+  private async signIn(req: Request, res: Response, operator: string): Promise<SignIn> {
     const token = randomBytes(32).toString('base64url');
-    const session: OpsSession = { operator, csrf: randomBytes(24).toString('base64url') };
-    await this.o.store.set(keys.opsSession(digest(token)), session, null, SESSION_SECONDS);
+    const signIn: SignIn = { operator, csrf: randomBytes(24).toString('base64url') };
+    await this.o.store.set(keys.opsSignIn(digest(token)), signIn, null, SESSION_SECONDS);
     res.cookie(SESSION_COOKIE, token, {
       httpOnly: true,
       sameSite: 'strict',
@@ -143,7 +143,7 @@ export class OpsAccess {
       path: '/ops',
       maxAge: SESSION_SECONDS * 1000,
     });
-    return session;
+    return signIn;
   }
 
   /** Checks a name and password, the OPS_USER operator against the settings, others against the database. */
@@ -239,7 +239,7 @@ export class OpsAccess {
         await this.giveBackTry(address);
         await this.o.audit?.recordQuietly(operator, 'sign-in', { via: 'form', address });
         res.clearCookie(SIGN_IN_COOKIE, { path: '/ops/sign-in' });
-        await this.startSession(req, res, operator);
+        await this.signIn(req, res, operator);
         res.redirect(303, '/ops');
       } catch (err) {
         next(err);
@@ -248,13 +248,13 @@ export class OpsAccess {
     app.post('/ops/sign-out', form, async (req, res, next) => {
       try {
         const token = cookieOf(req, SESSION_COOKIE);
-        const session = await this.session(req);
-        if (!session || !token || !this.csrfOk(req, session)) {
+        const signIn = await this.session(req);
+        if (!signIn || !token || !this.csrfOk(req, signIn)) {
           res.status(403).json({ detail: 'Sign out from the page (the form carries its CSRF token).' });
           return;
         }
-        await this.o.store.delete(keys.opsSession(digest(token)));
-        await this.o.audit?.recordQuietly(session.operator, 'sign-out', { address: req.ip ?? 'unknown' });
+        await this.o.store.delete(keys.opsSignIn(digest(token)));
+        await this.o.audit?.recordQuietly(signIn.operator, 'sign-out', { address: req.ip ?? 'unknown' });
         res.clearCookie(SESSION_COOKIE, { path: '/ops' });
         res.redirect(303, '/ops/sign-in');
       } catch (err) {
@@ -284,11 +284,11 @@ export class OpsAccess {
     return origin === undefined || origin === 'null' || origin === `${req.protocol}://${req.get('host')}`;
   }
 
-  private csrfOk(req: Request, session: OpsSession): boolean {
+  private csrfOk(req: Request, signIn: SignIn): boolean {
     if (!this.sameSite(req)) return false;
     const body = (req.body ?? {}) as Record<string, unknown>;
     const given = typeof body.csrf === 'string' ? body.csrf : (req.get('x-csrf-token') ?? '');
-    return given.length > 0 && sameSecret(given, session.csrf);
+    return given.length > 0 && sameSecret(given, signIn.csrf);
   }
 
   /** The check in front of every /ops route but sign-in (see the file comment). */
@@ -302,17 +302,17 @@ export class OpsAccess {
     const safe = SAFE.has(req.method);
     // The pages' own stylesheets hold no data: the sign-in form needs them before anyone signed in.
     if (safe && /^\/ops\/[\w-]+\.css$/.test(req.baseUrl + req.path)) return true;
-    const session = await this.session(req);
-    if (session) {
+    const signIn = await this.session(req);
+    if (signIn) {
       // Changes are checked by the route once its body is read (requireCsrf); reads pass here.
-      res.locals.operator = session.operator;
+      res.locals.operator = signIn.operator;
       res.locals.opsCaller = 'operator';
       res.locals.opsVia = 'session';
-      res.locals.session = session;
+      res.locals.session = signIn;
       return true;
     }
     if (safe && this.o.open) {
-      res.locals.session = await this.startSession(req, res, 'demo');
+      res.locals.session = await this.signIn(req, res, 'demo');
       res.locals.operator = 'demo';
       res.locals.opsCaller = 'operator';
       res.locals.opsVia = 'session';
@@ -432,8 +432,8 @@ export class OpsAccess {
    * CSRF token and comes from this site. Returns the operator's name, or null when it answered.
    */
   requireCsrf(req: Request, res: Response): string | null {
-    const session = res.locals.session as OpsSession | undefined;
-    if (!session || !this.csrfOk(req, session)) {
+    const signIn = res.locals.session as SignIn | undefined;
+    if (!signIn || !this.csrfOk(req, signIn)) {
       res
         .status(403)
         .type('html')
@@ -446,7 +446,7 @@ export class OpsAccess {
         );
       return null;
     }
-    return session.operator;
+    return signIn.operator;
   }
 }
 

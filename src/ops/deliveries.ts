@@ -19,7 +19,7 @@ import { listDeliveries, replayDelivery, type DeliveryView } from '../events-out
 import { DELIVERY_STATES, type EventsOutSchema } from '../events-out/schema.js';
 import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
-import type { OpsAccess, OpsSession } from './access.js';
+import type { OpsAccess, SignIn } from './access.js';
 import type { OperatorAudit } from './audit.js';
 import { html, page, queryString, when, type Html } from './html.js';
 
@@ -79,7 +79,7 @@ export function addDeliveriesRoutes(
         ...(parsed.data.state ? { state: parsed.data.state } : {}),
         limit: SHOWN,
       });
-      send(res, 200, body(found, parsed.data.state, o.endpoints, res.locals.session as OpsSession | undefined));
+      send(res, 200, body(found, parsed.data.state, o.endpoints, res.locals.session as SignIn | undefined));
     } catch (err) {
       o.logger?.warn({ err }, 'ops: the delivery log could not be read');
       send(
@@ -146,8 +146,8 @@ function send(res: Response, status: number, content: Html): void {
     .send(page('Deliveries', '/ops/deliveries', content));
 }
 
-function row(d: DeliveryView, session: OpsSession | undefined, endpoints: readonly string[]): Html {
-  const replayable = session && endpoints.includes(d.endpoint);
+function row(d: DeliveryView, signIn: SignIn | undefined, endpoints: readonly string[]): Html {
+  const replayable = signIn && endpoints.includes(d.endpoint);
   return html`<tr class="delivery" data-state="${d.state}" data-event="${d.eventId}">
     <td><code>${d.eventId}</code><br /><small>${d.type}</small></td>
     <td><a href="/ops/payments/${encodeURIComponent(d.ref)}">${d.ref}</a></td>
@@ -161,7 +161,7 @@ function row(d: DeliveryView, session: OpsSession | undefined, endpoints: readon
       ${
         replayable
           ? html`<form method="post" action="/ops/deliveries/replay">
-              <input type="hidden" name="csrf" value="${session.csrf}" />
+              <input type="hidden" name="csrf" value="${signIn.csrf}" />
               <input type="hidden" name="event" value="${d.eventId}" />
               <input type="hidden" name="endpoint" value="${d.endpoint}" />
               <button type="submit">Replay</button>
@@ -176,7 +176,7 @@ function body(
   found: { items: DeliveryView[]; more: boolean },
   state: string | undefined,
   endpoints: readonly string[],
-  session: OpsSession | undefined,
+  signIn: SignIn | undefined,
 ): Html {
   const filters = html`<p class="filters">
     Show:
@@ -214,7 +214,7 @@ function body(
                 </tr>
               </thead>
               <tbody>
-                ${found.items.map((d) => row(d, session, endpoints))}
+                ${found.items.map((d) => row(d, signIn, endpoints))}
               </tbody>
             </table>
             ${found.more ? html`<p class="note">The newest ${SHOWN} shown.</p>` : ''}`

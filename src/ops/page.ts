@@ -80,7 +80,7 @@ export interface OpsPageOptions {
   /** Clock for the money's days. Default now (tests pass their own). */
   now?: () => Date;
   logger?: Logger;
-  /** Where sessions and sign-in tries are kept (Redis with REDIS_URL: every process sees them). Default: this process's memory. */
+  /** Where sign-ins and sign-in tries are kept (Redis with REDIS_URL: every process sees them). Default: this process's memory. */
   store?: Store;
   /** The operators of the database (src/people/start.ts). Default: the OPS_USER operator alone. */
   operators?: () => Promise<OperatorAccounts | null>;

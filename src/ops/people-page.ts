@@ -12,7 +12,7 @@
  *   number, else shown at their next USSD dial) and never to the operator, who reads only where it went ("code
  *   sent to +256 77… 460 by SMS"); kept only as a hash or digest. A person without a number gets no code (409).
  * - `POST /ops/operators` (name, password): adds an operator (the password strength rule: 400 with the reason);
- *   `POST /ops/operators/<name>/suspend`, `/reactivate`, `/remove`: a suspended or removed operator's sessions end
+ *   `POST /ops/operators/<name>/suspend`, `/reactivate`, `/remove`: a suspended or removed operator's sign-ins end
  *   at their next request and their sign-in is refused; removed is for good.
  * - Dual control (OPS_DUAL_CONTROL, src/people/requests.ts): a change it names answers 202 and waits, as a
  *   request listed on the page, for a second operator: `POST /ops/requests/<id>/approve` (then it takes effect,
@@ -52,7 +52,7 @@ import type { OperatorRequest } from '../people/requests.js';
 import { mayMakeLinkCode } from '../people/link.js';
 import { numberOf, sentLine, type CodeDelivery } from '../people/code-delivery.js';
 import type { PeopleDirectory } from '../people/start.js';
-import type { OpsAccess, OpsSession } from './access.js';
+import type { OpsAccess, SignIn } from './access.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { html, page, when, type Html } from './html.js';
 
@@ -174,7 +174,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const data = await snapshot(o);
       res
         .type('html')
-        .send(page('People', '/ops/people', listPage(data, res.locals.session as OpsSession | undefined, roleNames())));
+        .send(page('People', '/ops/people', listPage(data, res.locals.session as SignIn | undefined, roleNames())));
     } catch (err) {
       next(err);
     }
@@ -199,7 +199,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
           page(
             person.name,
             '/ops/people',
-            personPage(person, history, res.locals.session as OpsSession | undefined, roleNames()),
+            personPage(person, history, res.locals.session as SignIn | undefined, roleNames()),
           ),
         );
     } catch (err) {
@@ -588,27 +588,27 @@ async function snapshot(o: PeoplePageOptions): Promise<Snapshot> {
   };
 }
 
-const csrfField = (session: OpsSession | undefined): Html =>
-  html`<input type="hidden" name="csrf" value="${session?.csrf ?? ''}" />`;
+const csrfField = (signIn: SignIn | undefined): Html =>
+  html`<input type="hidden" name="csrf" value="${signIn?.csrf ?? ''}" />`;
 const roleSelect = (roles: string[], current?: string): Html =>
   html`<select name="role" required>
     ${roles.map((r) => html`<option value="${r}" ${r === current ? html` selected` : ''}>${r}</option>`)}
   </select>`;
 
-function signOut(session: OpsSession | undefined): Html {
-  if (!session)
+function signOut(signIn: SignIn | undefined): Html {
+  if (!signIn)
     return html`<p class="exports">Signed in to read only: <a href="/ops/sign-in">sign in</a> to change anything.</p>`;
   return html`<form method="post" action="/ops/sign-out" class="search sign-out">
-    ${csrfField(session)}<span>Signed in as <strong data-testid="operator">${session.operator}</strong></span
+    ${csrfField(signIn)}<span>Signed in as <strong data-testid="operator">${signIn.operator}</strong></span
     ><button type="submit">Sign out</button>
   </form>`;
 }
 
-function actions(person: PersonView, session: OpsSession | undefined, roles: string[]): Html {
-  if (!session) return html``;
+function actions(person: PersonView, signIn: SignIn | undefined, roles: string[]): Html {
+  if (!signIn) return html``;
   const post = (path: string, label: string, extra: Html = html``) =>
     html`<form method="post" action="/ops/people/${encodeURIComponent(person.id)}/${path}" class="search inline">
-      ${csrfField(session)}${extra}<button type="submit">${label}</button>
+      ${csrfField(signIn)}${extra}<button type="submit">${label}</button>
     </form>`;
   return html`${person.status === 'active' ? post('suspend', 'Suspend') : post('reactivate', 'Reactivate')}
   ${post('role', 'Change role', roleSelect(roles, person.role))} ${post('unlock-pin', 'Unlock PIN')}
@@ -642,7 +642,7 @@ function pinState(p: PersonView, now = Date.now()): Html {
     >`;
 }
 
-function listPage(data: Snapshot, session: OpsSession | undefined, roles: string[]): Html {
+function listPage(data: Snapshot, signIn: SignIn | undefined, roles: string[]): Html {
   const row = (p: PersonView) =>
     html`<tr data-person="${p.id}">
       <td><a href="/ops/people/${encodeURIComponent(p.id)}">${p.name}</a><br /><small>${p.id}</small></td>
@@ -650,9 +650,9 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
       <td><span class="state status-${p.status === 'active' ? 'clean' : 'failed'}">${p.status}</span></td>
       <td>${pinState(p)}</td>
       <td>${p.identities.map((i) => html`${i.channel} ${i.userId}<br />`)}</td>
-      <td>${actions(p, session, roles)}</td>
+      <td>${actions(p, signIn, roles)}</td>
     </tr>`;
-  return html`${signOut(session)} ${data.readOnly ? html`<p class="reasons">${data.readOnly}.</p>` : ''}
+  return html`${signOut(signIn)} ${data.readOnly ? html`<p class="reasons">${data.readOnly}.</p>` : ''}
     <section>
       <h2>People</h2>
       <table class="payments people">
@@ -672,7 +672,7 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
       </table>
       ${data.rules.length > 0 ? html`<p class="exports">Everyone else: ${data.rules.map((r) => html`${r.channel} users have role ${r.role} (the access policy's * rule). `)}</p>` : ''}
     </section>
-    ${requestsSection(data, session)} ${session && !data.readOnly ? addPersonForm(session, roles) : ''}
+    ${requestsSection(data, signIn)} ${signIn && !data.readOnly ? addPersonForm(signIn, roles) : ''}
     <section id="operators">
       <h2>Operators</h2>
       <table class="payments">
@@ -695,9 +695,9 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
         </tbody>
       </table>
       ${
-        session && !data.readOnly
+        signIn && !data.readOnly
           ? html`<form method="post" action="/ops/operators" class="search add-operator">
-              ${csrfField(session)}
+              ${csrfField(signIn)}
               <label>Name <input name="name" required maxlength="64" pattern="[A-Za-z0-9_.@\\-]{1,64}" /></label>
               <label
                 >Password (12 or more characters)
@@ -717,12 +717,12 @@ function listPage(data: Snapshot, session: OpsSession | undefined, roles: string
 }
 
 /** Changes waiting for a second operator: approve or reject each (not one's own: withdraw it). */
-function requestsSection(data: Snapshot, session: OpsSession | undefined): Html {
+function requestsSection(data: Snapshot, signIn: SignIn | undefined): Html {
   const { pending, decided } = data.requests;
   if (pending.length === 0 && decided.length === 0) return html``;
   const decide = (r: OperatorRequest, path: 'approve' | 'reject', label: string) =>
     html`<form method="post" action="/ops/requests/${encodeURIComponent(r.id)}/${path}" class="search inline">
-      ${csrfField(session)}<input name="reason" maxlength="500" placeholder="reason" /><button type="submit">
+      ${csrfField(signIn)}<input name="reason" maxlength="500" placeholder="reason" /><button type="submit">
         ${label}
       </button>
     </form>`;
@@ -746,9 +746,9 @@ function requestsSection(data: Snapshot, session: OpsSession | undefined): Html 
               <td>${r.askedBy}</td>
               <td>
                 ${
-                  !session
+                  !signIn
                     ? ''
-                    : session.operator === r.askedBy
+                    : signIn.operator === r.askedBy
                       ? html`yours: another operator approves it ${decide(r, 'reject', 'Withdraw')}`
                       : html`${decide(r, 'approve', 'Approve')} ${decide(r, 'reject', 'Reject')}`
                 }
@@ -776,11 +776,11 @@ function requestsSection(data: Snapshot, session: OpsSession | undefined): Html 
   </section>`;
 }
 
-function addPersonForm(session: OpsSession, roles: string[]): Html {
+function addPersonForm(signIn: SignIn, roles: string[]): Html {
   return html`<section>
     <h2>Add a person</h2>
     <form method="post" action="/ops/people" class="search add-person">
-      ${csrfField(session)}
+      ${csrfField(signIn)}
       <label>Name <input name="name" required maxlength="80" /></label>
       <label>Role ${roleSelect(roles)}</label>
       <label>USSD phone <input name="ussd" placeholder="+256772123456" maxlength="40" /></label>
@@ -802,12 +802,7 @@ function addPersonForm(session: OpsSession, roles: string[]): Html {
   </section>`;
 }
 
-function personPage(
-  person: PersonView,
-  history: PersonChange[],
-  session: OpsSession | undefined,
-  roles: string[],
-): Html {
+function personPage(person: PersonView, history: PersonChange[], signIn: SignIn | undefined, roles: string[]): Html {
   const fields = (view: Partial<PersonView> | null) =>
     view
       ? html`<dl class="data">
@@ -818,7 +813,7 @@ function personPage(
           )}
         </dl>`
       : html``;
-  return html`${signOut(session)}
+  return html`${signOut(signIn)}
     <section>
       <h2>${person.name}</h2>
       <dl class="summary">
@@ -835,7 +830,7 @@ function personPage(
         <dt>Preferred chat</dt>
         <dd>${person.preferredChat ?? 'none'}</dd>
       </dl>
-      <div class="person-actions">${actions(person, session, roles)}</div>
+      <div class="person-actions">${actions(person, signIn, roles)}</div>
     </section>
     <section>
       <h2>Changes</h2>

@@ -29,7 +29,7 @@ import { OperatorRequests, type OperatorRequest } from '../people/requests.js';
 import type { PeopleSchema } from '../people/schema.js';
 import { correctionNeedsSecond, ExceptionError, Exceptions, type ExceptionRow } from '../reconciliation/exceptions.js';
 import type { OperatorAudit } from './audit.js';
-import type { OpsAccess, OpsSession } from './access.js';
+import type { OpsAccess, SignIn } from './access.js';
 import { html, page, when, type Html } from './html.js';
 
 export interface DifferencesOptions {
@@ -224,8 +224,8 @@ function describeCorrection(r: OperatorRequest): string {
   return `correct ${String(r.payload.ref)} to ${String(r.payload.state)} (difference ${r.target}): ${String(r.payload.reason ?? '')}`;
 }
 
-const csrfField = (session: OpsSession | undefined): Html =>
-  html`<input type="hidden" name="csrf" value="${session?.csrf ?? ''}" />`;
+const csrfField = (signIn: SignIn | undefined): Html =>
+  html`<input type="hidden" name="csrf" value="${signIn?.csrf ?? ''}" />`;
 
 /** A compared record's main fields as one line of text. */
 function record(value: Record<string, unknown> | null): string {
@@ -240,14 +240,14 @@ function record(value: Record<string, unknown> | null): string {
 /** The differences section of /ops/reconciliation: each with its state, and the forms that close an open one. */
 export function differencesSection(
   view: DifferencesView,
-  session: OpsSession | undefined,
+  signIn: SignIn | undefined,
   words: Record<string, string>,
   state: string | undefined,
 ): Html {
   const waitingFor = new Map(view.waiting.map((r) => [r.target, r]));
   const post = (path: string, label: string, placeholder = 'reason') =>
     html`<form method="post" action="${path}" class="search inline">
-      ${csrfField(session)}<input name="reason" maxlength="500" required placeholder="${placeholder}" /><button
+      ${csrfField(signIn)}<input name="reason" maxlength="500" required placeholder="${placeholder}" /><button
         type="submit"
       >
         ${label}
@@ -260,7 +260,7 @@ export function differencesSection(
         ${row.reason}</small
       >`;
     }
-    if (!session) return html``;
+    if (!signIn) return html``;
     const asked = waitingFor.get(row.id);
     if (asked) {
       const decide = (path: 'approve' | 'reject', label: string) =>
@@ -269,7 +269,7 @@ export function differencesSection(
           action="/ops/reconciliation/requests/${encodeURIComponent(asked.id)}/${path}"
           class="search inline"
         >
-          ${csrfField(session)}<input name="reason" maxlength="500" placeholder="reason" /><button type="submit">
+          ${csrfField(signIn)}<input name="reason" maxlength="500" placeholder="reason" /><button type="submit">
             ${label}
           </button>
         </form>`;
@@ -277,7 +277,7 @@ export function differencesSection(
           ${asked.askedBy} asked to correct it to ${String(asked.payload.state)}: ${String(asked.payload.reason ?? '')}
         </p>
         ${
-          session.operator === asked.askedBy
+          signIn.operator === asked.askedBy
             ? html`yours: another operator approves it ${decide('reject', 'Withdraw')}`
             : html`${decide('approve', 'Approve')} ${decide('reject', 'Reject')}`
         }`;

@@ -12,7 +12,7 @@
 import type { Express, Response } from 'express';
 import { z } from 'zod';
 import { EXCEPTION_STATES } from '../reconciliation/schema.js';
-import type { OpsAccess, OpsSession } from './access.js';
+import type { OpsAccess, SignIn } from './access.js';
 import { amountText, html, page, queryString, when, type Html } from './html.js';
 import {
   DIFFERING,
@@ -100,11 +100,11 @@ export function addReconciliationRoute(app: Express, access: OpsAccess, options:
       const outcomes = parsed.data.outcome ? [parsed.data.outcome] : [...DIFFERING, 'not_ours'];
       const items = chosen ? await reads.items(chosen.id, outcomes, ITEMS_SHOWN) : { items: [], more: false };
       const view = await differences?.view(parsed.data.state);
-      const session = res.locals.session as OpsSession | undefined;
+      const signIn = res.locals.session as SignIn | undefined;
       send(
         res,
         200,
-        html`${view ? differencesSection(view, session, OUTCOME_WORDS, parsed.data.state) : ''}
+        html`${view ? differencesSection(view, signIn, OUTCOME_WORDS, parsed.data.state) : ''}
         ${reconciliationBody(runs, chosen, items, parsed.data.outcome)}`,
       );
     } catch (err) {

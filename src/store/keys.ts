@@ -226,7 +226,7 @@ export const keys = {
   /** Wrong PIN tries of a person, whichever identity typed them (access-policy.ts). */
   pinFailures: (person: string): string => `pinfail:${braced(person)}`,
   /** An operator's session on /ops, by the SHA-256 of its cookie (src/ops/access.ts). */
-  opsSession: (digest: string): string => `ops:session:${braced(digest)}`,
+  opsSignIn: (digest: string): string => `ops:session:${braced(digest)}`,
   /** Failed /ops sign-ins from one address (src/ops/access.ts). */
   opsSignInFailures: (address: string): string => `ops:signin:${braced(address)}`,
   /** A read's sign-in by Basic auth or the token already audited, by a digest of who, how and where (src/ops/access.ts). */
