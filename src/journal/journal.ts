@@ -287,6 +287,7 @@ export class Journal {
               owed: jsonOf(owed.record),
               next_check: owed.checkAt,
               created: at,
+              build: owed.build ?? null,
             })
             .onConflict((oc) => oc.column('ref').doNothing())
             .returning('ref'),
@@ -360,9 +361,9 @@ export class Journal {
     // then the owed outcome, the operation and its event, only when it was reserved.
     const owedInsert = owed
       ? sql`, owed as (
-          insert into owed_outcomes (ref, chat, owed, next_check, created)
+          insert into owed_outcomes (ref, chat, owed, next_check, created, build)
           select ${intent.ref}, ${intent.chat}, ${jsonOf(owed.record)}::jsonb, ${owed.checkAt}::timestamptz,
-            ${at}::timestamptz
+            ${at}::timestamptz, ${owed.build ?? null}::bigint
           from r where r.ok
           on conflict (ref) do nothing
           returning ref

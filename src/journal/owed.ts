@@ -5,6 +5,12 @@
  * before the person is told "we are checking"; moved to its next check by the follow-up; claimed by the one
  * process that checks it now (a conditional update, so two never check it at once); and settled, with the
  * operation's state, once nothing more is owed. src/notifications/owed-poller.ts works it.
+ *
+ * A row carries the build that wrote it (migration 0460): a poller reads and claims only the rows of its own
+ * build or an earlier one (or of none: written before the column), so older code never works a newer record in
+ * a rolling deploy. A later build's row still open {@link LATER_BUILD_WAITS_MS} after it was due (no process of
+ * that build has led since: it was rolled back) is worked by any build: a check reads the service by our ref
+ * and needs no flow's shape.
  */
 import { sql, type ColumnType, type Kysely, type Selectable } from 'kysely';
 import type { OperationState, Schema } from './schema.js';
@@ -30,6 +36,8 @@ export interface OwedOutcomesTable {
   settled_at: Timestamp | null;
   /** The operation's state when settled. */
   outcome: string | null;
+  /** The build that wrote it (src/conversation/flow/build.ts; bigint, read as a string); null before 0460. */
+  build: ColumnType<string | null, number | null | undefined, never>;
 }
 
 export interface OwedTables {
@@ -53,10 +61,25 @@ export interface Owed {
   record: Record<string, unknown>;
   /** When it is first checked. */
   checkAt: Date;
+  /** The build writing it (src/conversation/flow/build.ts); none: any build's poller works it. */
+  build?: number;
 }
 
 /** How a claim's time grows with the tries of a check that keeps failing: this many times the claim, at most. */
 const MAX_BACKOFF = 30;
+
+/**
+ * How long after it was due a later build's row waits for a poller of that build, ms: past it, that build is
+ * gone (rolled back) and any build checks it. As long as the notification queue hands a job back (queue.ts).
+ */
+export const LATER_BUILD_WAITS_MS = 10 * 60_000;
+
+/** Rows a poller of `build` may work at `now`: its build's or earlier, of no build, or a later one's left too long. */
+function readableBy(build: number | undefined, now: Date) {
+  if (build === undefined) return sql<boolean>`true`;
+  const gone = new Date(now.getTime() - LATER_BUILD_WAITS_MS);
+  return sql<boolean>`(build is null or build <= ${build} or next_check <= ${gone}::timestamptz)`;
+}
 
 /** The advisory lock of the one process that checks owed outcomes: the same number in every process. */
 export const OWED_LOCK = 0x6f776564; // 'owed'
@@ -110,8 +133,11 @@ export class OwedOutcomes {
     return rows.length > 0;
   }
 
-  /** Open rows due by `now`, oldest first, with their operation's state, id and the outcome told. */
-  async due(now: Date, limit: number): Promise<OwedDue[]> {
+  /**
+   * Open rows due by `now` that a poller of `build` may work (none: every row), oldest first, with their
+   * operation's state, id and the outcome told.
+   */
+  async due(now: Date, limit: number, build?: number): Promise<OwedDue[]> {
     return (await this.db
       .selectFrom('owed_outcomes as o')
       .innerJoin('operations as op', 'op.ref', 'o.ref')
@@ -119,6 +145,7 @@ export class OwedOutcomes {
       .select(['op.state', 'op.service_id', 'op.told_state', 'op.short_ref'])
       .where('o.settled_at', 'is', null)
       .where('o.next_check', '<=', now)
+      .where(readableBy(build, now))
       .orderBy('o.next_check')
       .limit(limit)
       .execute()) as OwedDue[];
@@ -127,9 +154,9 @@ export class OwedOutcomes {
   /**
    * Takes a due row for this process: its next check moves `claimMs` on (times its tries, up to
    * {@link MAX_BACKOFF}), so should the check fail or this process die, it is tried again then. Null when it is
-   * no longer due (another took it, or it was settled).
+   * no longer due (another took it, or it was settled), or a later build than `build` wrote it (its poller's).
    */
-  async claim(ref: string, now: Date, claimMs: number): Promise<Selectable<OwedOutcomesTable> | null> {
+  async claim(ref: string, now: Date, claimMs: number, build?: number): Promise<Selectable<OwedOutcomesTable> | null> {
     const row = await this.db
       .updateTable('owed_outcomes')
       .set((eb) => ({
@@ -139,6 +166,7 @@ export class OwedOutcomes {
       .where('ref', '=', ref)
       .where('settled_at', 'is', null)
       .where('next_check', '<=', now)
+      .where(readableBy(build, now))
       .returningAll()
       .executeTakeFirst();
     return row ?? null;

@@ -12,9 +12,13 @@
  *   one moves the row to it (FollowUpOptions.schedule writes the row); one that does not settles it, with the
  *   operation's state. A check that fails leaves the row claimed: it is tried again when its claim runs out,
  *   later each time.
+ * Only rows its build may read are read and claimed (its build's, an earlier one's, or of none): a later
+ * build's row is left to that build's poller, and worked here only once that build has been gone a while
+ * (src/journal/owed.ts LATER_BUILD_WAITS_MS).
  * Redis may hold a copy of anything here; PostgreSQL decides what is still owed.
  */
 import type { Made, MadeKind, MadeRecords } from '../conversation/services/made-records.js';
+import { currentBuild } from '../conversation/flow/build.js';
 import type { OwedDue, OwedOutcomes } from '../journal/owed.js';
 import { FINAL_STATES, type OperationState } from '../journal/schema.js';
 import type { Logger } from '../log.js';
@@ -34,6 +38,8 @@ export interface OwedPollerOptions {
   claimMs?: number;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
+  /** This process's build (src/conversation/flow/build.ts): a later build's rows are left. Default: this build. */
+  build?: number;
 }
 
 /** How long stop() waits for a tick under way, ms. */
@@ -76,13 +82,14 @@ export function owedPoller(o: OwedPollerOptions): OwedPoller {
   const { owed, logger } = o;
   const now = o.now ?? Date.now;
   const claimMs = o.claimMs ?? 60_000;
+  const build = o.build ?? currentBuild();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
 
   /** One due row: claimed, then settled as told, or checked. True when it was settled. */
   async function one(row: OwedDue): Promise<boolean> {
-    const claimed = await owed.claim(row.ref, new Date(now()), claimMs);
+    const claimed = await owed.claim(row.ref, new Date(now()), claimMs, build);
     if (!claimed) return false;
     if (row.told_state && (FINAL_STATES as readonly string[]).includes(row.told_state))
       return owed.settle(claimed, new Date(now()));
@@ -96,7 +103,7 @@ export function owedPoller(o: OwedPollerOptions): OwedPoller {
     busy = true;
     try {
       return await owed.asLeader(async () => {
-        const rows = await owed.due(new Date(now()), o.batch ?? 20);
+        const rows = await owed.due(new Date(now()), o.batch ?? 20, build);
         let settled = 0;
         for (const row of rows) {
           try {

@@ -2,11 +2,14 @@
  * The outcomes owed (src/journal/owed.ts, migration 0310) on both engines: a row written in the intent's own
  * statement (none for a held intent, one when it is approved and intended again), marked in doubt, found due,
  * claimed once, moved on by a check, settled only as claimed and with the operation's state; one leader at a
- * time.
+ * time; a later build's row left to that build's poller (migration 0460), any build's once that build is gone.
  */
+import pino from 'pino';
 import { expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
-import { OwedOutcomes } from '../../src/journal/owed.js';
+import { LATER_BUILD_WAITS_MS, OwedOutcomes } from '../../src/journal/owed.js';
+import type { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { owedPoller } from '../../src/notifications/owed-poller.js';
 import { forEachDatabase } from './databases.js';
 import { anIntent } from './intents.js';
 
@@ -88,5 +91,63 @@ forEachDatabase('owed outcomes', (open, engine) => {
     release();
     expect(await first).toBe('first');
     expect(await other.asLeader(async () => 'after')).toBe('after');
+  });
+
+  it("leaves a later build's row to its poller, and any build works a row of none", async () => {
+    const database = await open();
+    const journal = new Journal(database.db);
+    const owed = new OwedOutcomes(database);
+    const B = 1_700_000_000_000;
+    const due = at(5000);
+    const write = (ref: string, build?: number, checkAt = due) =>
+      journal.intend(anIntent(ref, { owed: { ...owedOf(ref), checkAt, ...(build === undefined ? {} : { build }) } }));
+    await write('ow-later', B + 1);
+    await write('ow-earlier', B - 1);
+    await write('ow-mine', B);
+    await write('ow-nobuild');
+    expect(Number((await owed.byRef('ow-later'))!.build)).toBe(B + 1);
+    expect((await owed.byRef('ow-nobuild'))!.build).toBeNull();
+
+    const pollerOf = (build: number, now: Date) => {
+      const checked: string[] = [];
+      const poller = owedPoller({
+        owed,
+        made: { restore: async () => {} } as unknown as MadeRecords,
+        followUp: { check: async ({ ref }) => void checked.push(ref) },
+        logger: pino({ level: 'silent' }),
+        build,
+        now: () => now.getTime(),
+        batch: 100,
+      });
+      return { checked, poller };
+    };
+    const ours = ['ow-later', 'ow-earlier', 'ow-mine', 'ow-nobuild'];
+
+    // The earlier build's poller: neither read nor claimed, left as it was.
+    expect((await owed.due(due, 100, B)).map((r) => r.ref)).not.toContain('ow-later');
+    expect(await owed.claim('ow-later', due, 60_000, B)).toBeNull();
+    const older = pollerOf(B, due);
+    await older.poller.tick();
+    expect(older.checked.filter((ref) => ours.includes(ref)).sort()).toEqual(['ow-earlier', 'ow-mine', 'ow-nobuild']);
+    expect(await owed.byRef('ow-later')).toMatchObject({ tries: 0, next_check: due, settled_at: null });
+
+    // The later build's poller takes it.
+    const later = pollerOf(B + 1, due);
+    await later.poller.tick();
+    expect(later.checked.filter((ref) => ours.includes(ref))).toEqual(['ow-later']);
+    expect(await owed.byRef('ow-later')).toMatchObject({ tries: 1, settled_at: expect.any(Date) });
+
+    // A row of a build rolled back (none of its pollers left): the earlier build works it once it has waited.
+    const gone = at(6000);
+    await write('ow-gone', B + 1, gone);
+    const waited = new Date(gone.getTime() + LATER_BUILD_WAITS_MS);
+    const early = pollerOf(B, new Date(waited.getTime() - 1000));
+    await early.poller.tick();
+    expect(early.checked).not.toContain('ow-gone');
+    expect(await owed.byRef('ow-gone')).toMatchObject({ tries: 0, settled_at: null });
+    const rolledBack = pollerOf(B, waited);
+    await rolledBack.poller.tick();
+    expect(rolledBack.checked).toContain('ow-gone');
+    expect(await owed.byRef('ow-gone')).toMatchObject({ tries: 1, settled_at: waited });
   });
 });

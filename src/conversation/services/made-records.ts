@@ -28,6 +28,7 @@ import { ourWord } from '../../reconciliation/match.js';
 import { changeStored } from '../../store/change-stored.js';
 import { keys } from '../../store/keys.js';
 import type { Store } from '../../store/types.js';
+import { currentBuild } from '../flow/build.js';
 import { NotCalled } from '../flow/flow-runtime.js';
 import { within } from '../../within.js';
 import type { GiveBackReason, Reservation } from './limits.js';
@@ -373,6 +374,11 @@ export interface RecordMadeOptions {
    */
   owedFirstCheckSeconds?: number;
   /**
+   * The build its owed outcomes are written by (flow/build.ts): a poller of an earlier build leaves them to
+   * this build's (src/journal/owed.ts). Default: this build; tests pass their own.
+   */
+  build?: number;
+  /**
    * With the journal: a payment's or purchase's reservation in its person's daily total is written in the
    * statement that writes its intent (access-policy.ts reservationOf), and given back in the transaction that
    * journals its refusal; the flows' reservation step only checks (the services this returns). `refused` is the
@@ -530,6 +536,7 @@ export function recordMade(
                 owed: {
                   record: { ...intent, created: now },
                   checkAt: new Date(now + options.owedFirstCheckSeconds * 1000),
+                  build: options.build ?? currentBuild(),
                 },
               }
             : {}),

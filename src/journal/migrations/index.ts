@@ -4,8 +4,8 @@
  * 0100-0199 people, 0200-0209 limits and lock-outs, 0210-0219 approvals, 0300-0309 the journal's enforcement
  * (after every table it guards), 0310-0319 the outcomes owed to people, 0320-0329 limits written with the
  * intent, 0340 the short ref, 0350-0359 signed events out, 0370-0379 operators' dual control, 0410
- * reconciliation exceptions, 0420-0429 the operators' audit, 0450-0459 limits taken again by a correction. Add
- * a line, never change or reorder one that has landed.
+ * reconciliation exceptions, 0420-0429 the operators' audit, 0450-0459 limits taken again by a correction,
+ * 0460-0469 the build that wrote an owed outcome. Add a line, never change or reorder one that has landed.
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as journal0001 from './0001_journal.js';
@@ -25,6 +25,7 @@ import * as reconciliation0400 from './0400_reconciliation_window.js';
 import * as reconciliation0410 from './0410_reconciliation_exceptions.js';
 import * as ops0420 from './0420_operator_audit.js';
 import * as limits0450 from './0450_limits_taken_again.js';
+import * as owed0460 from './0460_owed_outcomes_build.js';
 
 /** Name -> migration, in order. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -45,6 +46,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0410_reconciliation_exceptions': reconciliation0410,
   '0420_operator_audit': ops0420,
   '0450_limits_taken_again': limits0450,
+  '0460_owed_outcomes_build': owed0460,
 };
 
 /** Kysely's provider over the list above. */
