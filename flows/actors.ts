@@ -1,28 +1,28 @@
 /**
- * The runtime side of the services convention (flows/services.ts): one named fromPromise actor per
- * FlowServices method. Flows declare `actors: serviceActors` (or a subset) in setup(); the stubs throw, so
+ * The runtime side of the services convention (flows/calls.ts): one named fromPromise actor per
+ * FlowCalls method. Flows declare `actors: serviceActors` (or a subset) in setup(); the stubs throw, so
  * a service nobody bound fails loudly. The engine never starts an invoke: it calls the service the invoke names
  * (src/conversation/flow/flow-runtime.ts, FlowRuntime.call). Tests that run a flow as a live actor bind
  * implementations with `machine.provide({ actors: provideServices(services) })`.
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
-import type { FlowServices, ServiceName } from './services.js';
+import type { FlowCalls, CallName } from './calls.js';
 
 /** What service `K` takes. */
-export type ServiceInput<K extends ServiceName> = Parameters<FlowServices[K]>[0];
+export type CallInput<K extends CallName> = Parameters<FlowCalls[K]>[0];
 /** What service `K` resolves with. */
-export type ServiceOutput<K extends ServiceName> = Awaited<ReturnType<FlowServices[K]>>;
+export type CallOutput<K extends CallName> = Awaited<ReturnType<FlowCalls[K]>>;
 
-export type ServiceActors = { [K in ServiceName]: PromiseActorLogic<ServiceOutput<K>, ServiceInput<K>> };
+export type CallActors = { [K in CallName]: PromiseActorLogic<CallOutput<K>, CallInput<K>> };
 
-function stub<K extends ServiceName>(name: K): ServiceActors[K] {
-  return fromPromise<ServiceOutput<K>, ServiceInput<K>>(async () => {
+function stub<K extends CallName>(name: K): CallActors[K] {
+  return fromPromise<CallOutput<K>, CallInput<K>>(async () => {
     throw new Error(`service ${name} not provided`);
-  }) as ServiceActors[K];
+  }) as CallActors[K];
 }
 
 /** One stub actor per service, named like the service. */
-export const serviceActors: ServiceActors = {
+export const serviceActors: CallActors = {
   verifyPin: stub('verifyPin'),
   startPinChange: stub('startPinChange'),
   draftPin: stub('draftPin'),
@@ -50,11 +50,11 @@ export const serviceActors: ServiceActors = {
  * Actors running the given implementations, for `machine.provide({ actors })`. Services left out keep the
  * machine's stubs. A rejection (a ServiceFailure) reaches the flow as the invoke's error.
  */
-export function provideServices(services: Partial<FlowServices>): Partial<ServiceActors> {
-  const actors: Partial<Record<ServiceName, unknown>> = {};
-  for (const name of Object.keys(serviceActors) as ServiceName[]) {
+export function provideServices(services: Partial<FlowCalls>): Partial<CallActors> {
+  const actors: Partial<Record<CallName, unknown>> = {};
+  for (const name of Object.keys(serviceActors) as CallName[]) {
     const impl = services[name] as ((input: unknown) => Promise<unknown>) | undefined;
     if (impl) actors[name] = fromPromise(({ input }) => impl.call(services, input));
   }
-  return actors as Partial<ServiceActors>;
+  return actors as Partial<CallActors>;
 }

@@ -11,7 +11,7 @@ import { parseAmount, parsePhone, parseText, type Invalid } from './input.js';
 import { checkMessages } from './messages/check.js';
 import { outcomeOfText } from './outcome.js';
 import { answered, ask, backIn, chosen } from './steps.js';
-import type { CollectionSummary } from './services.js';
+import type { CollectionSummary } from './calls.js';
 import {
   contextFromInput,
   type FlowEvent,

@@ -27,7 +27,7 @@ import {
   VENDING_CURRENCY,
   type PurchaseContext,
 } from './purchase.js';
-import { shownRef, type DataBundle, type PurchaseResult } from './services.js';
+import { shownRef, type DataBundle, type PurchaseResult } from './calls.js';
 import {
   contextFromInput,
   type FlowEvent,

@@ -3,7 +3,7 @@
  * with {@link failureText}, overriding the words where its own context matters (a lost answer to a
  * payment is not the same as a lost answer to a read).
  */
-import { refParams } from './services.js';
+import { refParams } from './calls.js';
 import { isServiceFailure, type Lang, type Messages, type ServiceFailure, type Text } from './types.js';
 
 /** Catalogue keys a flow uses instead of the generic `failure.<code>` ones. */

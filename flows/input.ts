@@ -80,7 +80,7 @@ export function countryOf(phone: string | undefined): string | undefined {
  * True when every word of a typed name is a word of the name the network holds for the number, without case or
  * order: `Okello John` is within `JOHN OKELLO` and `John Peter Okello`, `Otim Peter` is not within `Otim
  * Geoffrey Okwir`. The one test of a name against the network's: the pay flow's, and what may be remembered
- * (src/conversation/services/flow-services.ts keeps only names that pass it).
+ * (src/conversation/calls/flow-calls.ts keeps only names that pass it).
  */
 export function namesWithin(typed: string, nameOnNetwork: string): boolean {
   const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);

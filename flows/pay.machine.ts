@@ -25,7 +25,7 @@ import {
   type RecentPayee,
   type RecentPayment,
   type ShortRef,
-} from './services.js';
+} from './calls.js';
 import {
   contextFromInput,
   isServiceFailure,

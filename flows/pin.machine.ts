@@ -34,7 +34,7 @@ import {
   VENDING_CURRENCY,
   type PurchaseContext,
 } from './purchase.js';
-import { shownRef, type Candidate, type PinBundle, type PurchaseResult } from './services.js';
+import { shownRef, type Candidate, type PinBundle, type PurchaseResult } from './calls.js';
 import {
   contextFromInput,
   type FlowEvent,

@@ -12,11 +12,11 @@
  *   {@link unconfirmedKeys}) and `storeResult`. They stay in each flow: an action
  *   made outside a flow's setup() does not type against its context.
  */
-import type { ServiceInput } from './actors.js';
+import type { CallInput } from './actors.js';
 import { answer, chosenId, errorOf, outputOf } from './events.js';
 import type { FailureKeys } from './failure.js';
 import { outcomeOfText } from './outcome.js';
-import { isAlreadySubmitted, refParams, type PurchaseResult } from './services.js';
+import { isAlreadySubmitted, refParams, type PurchaseResult } from './calls.js';
 import {
   isServiceFailure,
   type FlowEvent,
@@ -116,7 +116,7 @@ export interface PurchaseStatesOptions<C extends PurchaseContext, Src extends Pu
   /** The spend to reserve, a decimal string in `context.currency`. */
   amount: (context: C) => string;
   /** The purchase actor and its input (the key and `metadata: { chat, ref }` included). */
-  purchase: { src: Src; input: (context: C) => ServiceInput<Src> };
+  purchase: { src: Src; input: (context: C) => CallInput<Src> };
   /** The receipt's parameters. */
   receipt: (context: C) => Params;
   /** The receipt as the record keeps it, when it shows a secret (exam pins): their count in their place. */

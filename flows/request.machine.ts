@@ -21,7 +21,7 @@ import {
   type CollectionRequestResult,
   type Created,
   type ShortRef,
-} from './services.js';
+} from './calls.js';
 import {
   contextFromInput,
   type FlowEvent,

@@ -6,9 +6,9 @@
  * field added to the start changes it. Labels, views, guards, actions and words do not: a snapshot stored by
  * one reads in the other.
  *
- * Stored in every conversation (flow-runtime.ts `Session.shape`) and every queued job that comes from a flow,
+ * Stored in every conversation (flow-runtime.ts `StoredFlow.shape`) and every queued job that comes from a flow,
  * so a release reading them knows whether the machine that wrote them is its own (same shape), one it can read
- * or migrate (flows/migrations/), or one it must not touch (a newer build: `Session.build`). Pure: computed
+ * or migrate (flows/migrations/), or one it must not touch (a newer build: `StoredFlow.build`). Pure: computed
  * from the machine's definition, the same in every process; `npm run flows:check` compares the shapes of two
  * commits with it.
  */

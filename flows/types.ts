@@ -16,7 +16,7 @@
  *     { type: 'BACK' }              one step back (every waiting state handles it)
  *   Home and cancel are handled by the engine (it leaves the flow).
  * - Invalid input stays in the state and sets `context.error` to a message key; the view shows it.
- * - Side effects are services (flows/services.ts), bound by the engine with machine.provide({ actors }).
+ * - Side effects are services (flows/calls.ts), bound by the engine with machine.provide({ actors }).
  *   Services never throw MomoError into a flow: they reject with a ServiceFailure.
  * - A flow's final state has `output: FlowOutput`, and `meta.outcome(context)`: how the run ended, for the
  *   funnel (FlowOutcome; flows/outcome.ts reads it).
@@ -253,7 +253,7 @@ const MADE_NOTHING: ReadonlySet<ServiceFailure['code']> = new Set([
 
 /**
  * True when a create's failure proves nothing was made, so its record may say refused and nothing waits for
- * it (our record in src/conversation/services/made-records.ts, the spend given back in flow-services.ts, the approvals desk, payouts).
+ * it (our record in src/conversation/calls/made-records.ts, the spend given back in flow-calls.ts, the approvals desk, payouts).
  * Anything that is not a ServiceFailure proves nothing.
  */
 export function madeNothing(error: unknown): error is ServiceFailure {

@@ -14,14 +14,14 @@ import { createLogger, type Logger } from './log.js';
 import { BANK_EMAIL_MAY_BE_ORGANIZATIONS } from './momo/assumptions.js';
 import { MomoClient } from './momo/index.js';
 import { createSandbox, TEST_NUMBERS, type Sandbox } from './sandbox/index.js';
-import { createEngine, createServices, forgetFailedName } from './conversation/index.js';
+import { createEngine, createFlowCalls, forgetFailedName } from './conversation/index.js';
 import { createStore } from './store/index.js';
 import type { Address, Channel, Notifier, Prompt } from './conversation/types.js';
 import type { Store } from './store/types.js';
 import { ussdInbox } from './conversation/channels/ussd-inbox.js';
 import { keys, serviceScope } from './store/keys.js';
 import { userOfAddress } from './store/chat-address.js';
-import { MadeRecords, recordMade } from './conversation/services/made-records.js';
+import { MadeRecords, recordMade } from './conversation/calls/made-records.js';
 import type { CallerCountrySettings } from './conversation/engine/country.js';
 import type { Lang, UserProfile } from '../flows/types.js';
 import { flows as shippedFlows } from '../flows/index.js';
@@ -54,7 +54,7 @@ import { DirectRoutes } from './http/direct-routes.js';
 import { sourceRateLimit, withRateLimit } from './ops/ratelimit.js';
 import { requireOpsToken } from './ops/ops-token.js';
 import { checkStart } from './start-checks.js';
-import { recentPayment } from './conversation/services/recent-payment.js';
+import { recentPayment } from './conversation/calls/recent-payment.js';
 import { productReconciliation } from './reconciliation/index.js';
 import type { Database } from './journal/database.js';
 import { events as journalEvents, Journal, moneyJournal, OwedOutcomes } from './journal/index.js';
@@ -314,7 +314,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     ? (config.BANK_TRANSFER_EMAIL ?? (config.embeddedSandbox ? DEMO_BANK_TRANSFER_EMAIL : undefined))
     : undefined;
   const recorded = recordMade(
-    createServices({
+    createFlowCalls({
       client,
       policy,
       store,
@@ -372,7 +372,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const approvals = new ApprovalDesk({
     db: database.db,
     policy,
-    services: recorded,
+    calls: recorded,
     ttlHours: config.APPROVAL_TTL_HOURS,
     tell: async (address, messageKey, params) => {
       const notifier = notifiers[address.channel];
@@ -389,7 +389,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     journal: money,
     logger,
   });
-  const services = approvals.guard(recorded);
+  const calls = approvals.guard(recorded);
   // How a number typed without its country code is read, wherever it is typed (engine/country.ts callerCountry).
   const country: CallerCountrySettings = {
     defaultCountry: config.DEFAULT_COUNTRY,
@@ -401,7 +401,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   const payouts = new Payouts({
     store,
     policy,
-    services,
+    calls,
     currencies: config.CURRENCIES,
     countryCurrencies: config.COUNTRY_CURRENCIES,
     testCurrencies: config.TEST_CURRENCIES,
@@ -461,7 +461,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     createEngine({
       store,
       channels: channelCapabilities,
-      services,
+      services: calls,
       policy,
       ...country,
       currencies: config.CURRENCIES,

@@ -26,7 +26,7 @@
  * kept per process; daily totals and PIN tries are the database's either way).
  */
 import { ConfigError, type Config } from './config.js';
-import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/services/access-policy.js';
+import { loadAccessPolicy, MONEY_FLOWS, type AccessPolicy } from './conversation/calls/access-policy.js';
 import { maskPhone } from './log.js';
 import { passwordWeakness } from './people/password-rules.js';
 

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { createTelegram } from '../../adapters/telegram/index.js';
 import { createEngine } from '../../src/conversation/engine/engine.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { loadAccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { qaFlow, QUESTIONS } from './qa.machine.js';
 import { channelCapabilities } from '../../adapters/capabilities.js';

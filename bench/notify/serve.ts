@@ -26,7 +26,7 @@ import type { Store } from '../../src/store/types.js';
 import type { UserProfile } from '../../flows/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifications } from '../../src/notifications/index.js';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { profileRoutes } from '../profile/hooks.js';
 import { BENCH_REQUESTS, BENCH_WEBHOOK, benchRequest, NOTIFY_PREFIX, notifyRedisTarget, QUEUE_NAME } from './config.js';

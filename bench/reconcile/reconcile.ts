@@ -122,7 +122,7 @@ export async function runReconcileBench(quick: boolean, log: (line: string) => v
             const ref = `bench-${++made}:pay`;
             const payment = await maker.payments.create(
               { phonenumber: phone, amount: '100', currency: 'BXC', description: 'Bench', metadata: { ref } },
-              { duplicateCheckKey: ref },
+              { key: ref },
             );
             rows.push({ ref, id: String(payment.id), created: at });
           }

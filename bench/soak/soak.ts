@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { ACKNOWLEDGED, decide, OUTCOME, PIN, ussdChoice, type Decision } from '../../test/chaos/users.js';

@@ -2,7 +2,7 @@
  * Upstream budget: how many reads each flow sends the service per completed conversation, and the 429s
  * seen when 200 simulated users talk at once.
  *
- * The real engine, services (src/conversation createServices) and MomoClient run against the sandbox
+ * The real engine, services (src/conversation createFlowCalls) and MomoClient run against the sandbox
  * (src/sandbox createSandbox, the spec's limits: 30 reads and 3000 writes a minute) over localhost HTTP.
  * Counted at the sandbox, by a middleware in front of it: main-API reads (GET/HEAD under /api, the ones the
  * 30-a-minute limit counts), writes, vending-group calls, and 429 answers.
@@ -14,8 +14,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/conversation/engine/engine.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { createServices } from '../../src/conversation/services/flow-services.js';
+import { loadAccessPolicy } from '../../src/conversation/calls/access-policy.js';
+import { createFlowCalls } from '../../src/conversation/calls/flow-calls.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
@@ -147,7 +147,7 @@ export async function runUpstreamBench(
   const engine = createEngine({
     store,
     channels: channelCapabilities,
-    services: createServices({ client, policy, store, logger }),
+    services: createFlowCalls({ client, policy, store, logger }),
     policy,
     defaultCountry: 'UG',
     currencies: ['UGX'],

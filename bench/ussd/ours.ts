@@ -4,19 +4,19 @@
  * counted by the funnel on the same Redis, as the product counts it (src/app.ts). With a journal (the money
  * hop's runs, bench.ts), the payment is recorded as the product records it before its call: our record in
  * Redis and the intent committed to the journal's database with the payment's reservation in its person's
- * daily total, in one statement (src/conversation/services/made-records.ts).
+ * daily total, in one statement (src/conversation/calls/made-records.ts).
  */
 import express from 'express';
 import { createEngine } from '../../src/conversation/engine/engine.js';
-import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { loadAccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { addUssdRoutes } from '../../adapters/ussd/index.js';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import { createLogger } from '../../src/log.js';
 import type { RedisTarget } from '../../src/redis/connect.js';
 import { createFunnel } from '../../src/ops/funnel.js';
-import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
-import type { FlowServices } from '../../flows/services.js';
+import { MadeRecords, recordMade } from '../../src/conversation/calls/made-records.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import type { MoneyJournal } from '../../src/journal/index.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { benchFlow } from './send.machine.js';
@@ -44,11 +44,11 @@ export function oursEngine(
   const answered = {
     verifyPin: async () => undefined,
     createPayment: async () => ({ id: String(++paid), state: 'new' }),
-  } as Partial<FlowServices> as FlowServices;
+  } as Partial<FlowCalls> as FlowCalls;
   const policy = loadAccessPolicy();
   // The product's recording of what it makes (src/app.ts): the intent in Redis and in the journal, together,
   // the payment's reservation in its person's daily total in the intent's statement.
-  const services = options.journal
+  const calls = options.journal
     ? recordMade(answered, new MadeRecords({ store, logger }), logger, {
         journal: options.journal,
         reservation: {
@@ -61,7 +61,7 @@ export function oursEngine(
   const engine = createEngine({
     store,
     channels: channelCapabilities,
-    services,
+    services: calls,
     policy,
     flows: { menu: benchFlow },
     defaultCountry: 'UG',

@@ -19,10 +19,10 @@
  *   did not finish is owed in the row and told by the sweep.
  */
 import { createHash } from 'node:crypto';
-import { HELD, isAlreadySubmitted, type FlowServices, type Held } from '../../flows/services.js';
+import { HELD, isAlreadySubmitted, type FlowCalls, type Held } from '../../flows/calls.js';
 import { madeNothing, type Params, type ServiceFailure } from '../../flows/types.js';
 import { parseChat } from '../store/chat-address.js';
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
 import type { Address, Channel } from '../conversation/types.js';
 import { events, Journal, type Intent, type MoneyJournal } from '../journal/index.js';
 import type { Schema } from '../journal/schema.js';
@@ -63,8 +63,8 @@ export interface ApprovalDeskOptions {
   /** The database (src/journal/database.ts): holds, decisions and their journal events are written here. */
   db: Kysely<Schema>;
   policy: AccessPolicy;
-  /** The services a flow uses (recorded: src/conversation/services/made-records.ts): an approved payment is created through them. */
-  services: FlowServices;
+  /** The services a flow uses (recorded: src/conversation/calls/made-records.ts): an approved payment is created through them. */
+  calls: FlowCalls;
   /** APPROVAL_TTL_HOURS: how long a payment waits for a decision. */
   ttlHours: number;
   /** Tells the maker in the chat that asked (words from the notifications' catalogue); resolves to the words said. */
@@ -121,24 +121,24 @@ export class ApprovalDesk {
   }
 
   /** The flows' services with maker/checker: payments that need approval are held, not sent. */
-  guard(services: FlowServices): FlowServices {
+  guard(calls: FlowCalls): FlowCalls {
     const { policy } = this.o;
     const needsApproval = (input: { channel?: string; userId?: string; amount: string; currency: string }) =>
       input.channel !== undefined &&
       input.userId !== undefined &&
       policy.needsApproval(input.channel as Channel, input.userId, input.amount, input.currency);
     return {
-      ...services,
+      ...calls,
       // Limits and the daily total count at approval: holding only checks the maker may pay.
       reserveSpend: async (input) =>
         input.flow === 'pay' && needsApproval(input)
           ? policy.checkFlow(input.channel as Channel, input.userId, input.flow)
-          : services.reserveSpend(input),
+          : calls.reserveSpend(input),
       checkSpend: async (input) =>
         input.flow === 'pay' && needsApproval(input)
           ? policy.checkFlow(input.channel as Channel, input.userId, input.flow)
-          : services.checkSpend(input),
-      createPayment: (input) => (needsApproval(input) ? this.hold(input) : services.createPayment(input)),
+          : calls.checkSpend(input),
+      createPayment: (input) => (needsApproval(input) ? this.hold(input) : calls.createPayment(input)),
     };
   }
 
@@ -310,7 +310,7 @@ export class ApprovalDesk {
     const { id, payment } = held;
     let outcome: SendOutcome;
     try {
-      await this.o.services.reserveSpend({
+      await this.o.calls.reserveSpend({
         channel: held.maker.channel,
         userId: held.maker.userId,
         flow: 'pay',
@@ -319,7 +319,7 @@ export class ApprovalDesk {
         duplicateCheckKey: held.key,
         ...(payment.recipients ? { largest: largestOf(payment.recipients) } : {}),
       });
-      const result = await this.o.services.createPayment(payment);
+      const result = await this.o.calls.createPayment(payment);
       outcome = isAlreadySubmitted(result)
         ? { kind: 'sentBefore' }
         : 'id' in result

@@ -14,12 +14,12 @@
  * - `tell_after` is set while a telling of the decision or outcome is owed to the maker; cleared once told.
  */
 import { sql, type ColumnType, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import type { Channel } from '../conversation/types.js';
 import type { Schema } from '../journal/schema.js';
 
 /** The create input the maker's flow gave createPayment (its key, metadata and names). */
-export type PaymentInput = Parameters<FlowServices['createPayment']>[0];
+export type PaymentInput = Parameters<FlowCalls['createPayment']>[0];
 
 /**
  * `held`: waiting for an approver; `approved` (then sent) or `rejected` by one; `expired` undecided past

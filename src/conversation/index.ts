@@ -8,8 +8,8 @@ export {
   type LoadPolicyOptions,
   type PolicyDocument,
   type Role,
-} from './services/access-policy.js';
-export { createServices, forgetFailedName, toFailure, type ServicesOptions } from './services/flow-services.js';
+} from './calls/access-policy.js';
+export { createFlowCalls, forgetFailedName, toFailure, type FlowCallsOptions } from './calls/flow-calls.js';
 export { catalogue, createCatalogue, render, renderView, type Catalogue } from './flow/render.js';
 export type {
   Address,

@@ -3,7 +3,7 @@
  * failure stops the money), every later fact handed to the buffered writer (never waited for), and who asked
  * in the words of the access policy (their role). The parts take a {@link MoneyJournal}; app.ts makes it.
  */
-import type { Reservation } from '../conversation/services/limits.js';
+import type { Reservation } from '../conversation/calls/limits.js';
 import type { Intent, JournalEvent } from './journal.js';
 import { Journal } from './journal.js';
 import type { DoubtReason, OwedOutcomes } from './owed.js';

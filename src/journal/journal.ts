@@ -18,7 +18,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { giveBackCall, reserveCall, takeAgainCall } from '../people/spend.js';
-import type { GiveBackReason, Reservation } from '../conversation/services/limits.js';
+import type { GiveBackReason, Reservation } from '../conversation/calls/limits.js';
 import { chainHead, type ChainHead } from './chain.js';
 import { CHAIN_LOCK } from './migrations/0301_chain.js';
 import type { Owed, OwedSchema } from './owed.js';

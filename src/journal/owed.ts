@@ -25,7 +25,7 @@ export interface OwedOutcomesTable {
   ref: string;
   /** `<channel>:<conversation>` to tell. */
   chat: string;
-  /** What is owed: our record of the operation (src/conversation/services/made-records.ts Made), its words. */
+  /** What is owed: our record of the operation (src/conversation/calls/made-records.ts Made), its words. */
   owed: ColumnType<Record<string, unknown>, string, string>;
   reason: ColumnType<DoubtReason, DoubtReason | undefined, DoubtReason>;
   /** Which check is next (the follow-up's steps). */

@@ -122,8 +122,8 @@ export const BANK_COUNTRY_FIELD = 'country';
  * `Name match affects payment` is on, a mismatch makes the payment fail" (Payments rule 3): how the failure reads
  * is not shown. Our choice: a failed payment whose `last_error` speaks of the name failed on the name (the
  * sandbox's: `The name "…" does not match the name on the network (…)`). The names its payer gave are then
- * forgotten, so the next payment to that number asks and checks them again (src/conversation/services/
- * flow-services.ts forgetFailedName).
+ * forgotten, so the next payment to that number asks and checks them again (src/conversation/calls/
+ * flow-calls.ts forgetFailedName).
  */
 export const NAME_FAILURE = /\bnames?\b/i;
 

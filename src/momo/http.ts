@@ -42,7 +42,7 @@ export interface RequestSpec {
   /** Per-request headers (vending authorization, Provider-Date). */
   headers?: Record<string, string>;
   /** Sent as Duplicate-Check-Key, the same on every attempt; makes a write safe to retry. */
-  duplicateCheckKey?: string;
+  key?: string;
   /** This call's retries, when not the client's. */
   retry?: CallRetry;
 }
@@ -60,7 +60,7 @@ export class Transport {
     const where = `${spec.method} ${new URL(url).pathname}`;
     const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers, ...spec.headers };
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
-    if (spec.duplicateCheckKey) headers['duplicate-check-key'] = spec.duplicateCheckKey;
+    if (spec.key) headers['duplicate-check-key'] = spec.key;
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const started = Date.now();
 
@@ -80,7 +80,7 @@ export class Transport {
       const decision = shouldRetry({
         method: spec.method,
         ...outcome,
-        hasDuplicateKey: Boolean(spec.duplicateCheckKey),
+        hasDuplicateKey: Boolean(spec.key),
         attempt,
         maxRetries: spec.retry?.maxRetries ?? this.#options.maxRetries,
         elapsedMs: Date.now() - started,
@@ -163,7 +163,7 @@ export interface WriteOptions {
    * Duplicate-Check-Key of this call. Default: none for contacts and webhooks (not retried). A money-moving
    * create must be given one ({@link MoneyCallOptions}).
    */
-  duplicateCheckKey?: string;
+  key?: string;
   /** This call's retries (count and time budget), when not the client's: a create whose outcome matters. */
   retry?: CallRetry;
 }
@@ -175,7 +175,7 @@ export interface MoneyCallOptions extends WriteOptions {
    * after a crash is recognised by the service (409) instead of paying twice. Never made up here: a key the
    * caller did not keep could not be looked up, or repeated, by anyone.
    */
-  duplicateCheckKey: string;
+  key: string;
 }
 
 /** A money-moving call without its key: thrown before anything is sent. */
@@ -187,11 +187,11 @@ export class MissingKeyError extends Error {
  * What a money-moving call adds to its request: the caller's key (reused on every retry of the call) and the
  * caller's retries, if any. Throws {@link MissingKeyError} when the key is empty or missing: nothing is sent.
  */
-export function moneyCall(options: MoneyCallOptions): Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> {
-  if (typeof options?.duplicateCheckKey !== 'string' || options.duplicateCheckKey === '')
+export function moneyCall(options: MoneyCallOptions): Pick<RequestSpec, 'key' | 'retry'> {
+  if (typeof options?.key !== 'string' || options.key === '')
     throw new MissingKeyError('a money-moving call needs its Duplicate-Check-Key (our ref): none given, nothing sent');
   return {
-    duplicateCheckKey: options.duplicateCheckKey,
+    key: options.key,
     ...(options.retry ? { retry: options.retry } : {}),
   };
 }

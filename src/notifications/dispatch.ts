@@ -10,7 +10,7 @@
  * (the queue comes back later: the holder has told it by then, or died and its lease ran out).
  */
 import { Decimal } from 'decimal.js';
-import { metadataRef, type Made, type MadeRecords } from '../conversation/services/made-records.js';
+import { metadataRef, type Made, type MadeRecords } from '../conversation/calls/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import { events as journalEvents, type JournalEvent, type MoneyJournal } from '../journal/index.js';
@@ -66,7 +66,7 @@ export interface DispatcherOptions {
    * Called with our ref of a payment of ours that ended without money moving (processed_with_errors, rejected,
    * cancelled), as believed here (our record; a read without credentials), before it is told (its spend
    * reservation goes back with the journalled state: JournalEvent.giveBack, once only whatever the repeats),
-   * and forgets names that failed the network's check (`reason`, its last_error: flow-services.ts forgetFailedName).
+   * and forgets names that failed the network's check (`reason`, its last_error: flow-calls.ts forgetFailedName).
    * Default: none.
    */
   onPaymentFailed?: (ref: string, reason?: string) => Promise<unknown>;

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseChat } from '../store/chat-address.js';
 import { contactName } from '../momo/contact-name.js';
-import type { Made, MadeKind } from '../conversation/services/made-records.js';
+import type { Made, MadeKind } from '../conversation/calls/made-records.js';
 import type { Address } from '../conversation/types.js';
 import type { Params } from '../../flows/types.js';
 

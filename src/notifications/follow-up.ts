@@ -1,5 +1,5 @@
 /**
- * The follow-up of an outcome that never came by webhook. Every intent we record (src/conversation/services/made-records.ts)
+ * The follow-up of an outcome that never came by webhook. Every intent we record (src/conversation/calls/made-records.ts)
  * schedules a check a few minutes later on the queue (a BullMQ delayed job with Redis, so it survives the
  * process that scheduled it; a timer in memory). The check costs nothing when the outcome was told (or is
  * being told): its order mark holds a final rank. Otherwise it makes ONE budgeted read: the payment or
@@ -25,7 +25,7 @@
  * cannot be read at all (the contract shows no read of a purchase): one whose answer was lost is logged for
  * the operator at the first check.
  */
-import { metadataRef, type Made, type MadeRecords } from '../conversation/services/made-records.js';
+import { metadataRef, type Made, type MadeRecords } from '../conversation/calls/made-records.js';
 import type { Logger } from '../log.js';
 import { ALREADY_SUBMITTED_BELIEVED_FOR } from '../momo/assumptions.js';
 import type { Dispatcher } from './dispatch.js';

@@ -1,13 +1,13 @@
 /**
  * Notifications: the service's webhooks pushed back into the chat that started each operation, believed
- * only for what this product made (src/conversation/services/made-records.ts).
+ * only for what this product made (src/conversation/calls/made-records.ts).
  * receiver (HTTP, body -> Notice) -> queue (memory or BullMQ; the notices of one event-loop turn share a
  * job) -> dispatcher (our record, a confirming read without credentials, order, lease and dedup, words) ->
  * channel notifier. Beside it, the follow-up queue checks every intent's outcome a few minutes later
  * (follow-up.ts) and tells what it reads through the same dispatcher.
  */
 import { createHash } from 'node:crypto';
-import type { Made, MadeRecords } from '../conversation/services/made-records.js';
+import type { Made, MadeRecords } from '../conversation/calls/made-records.js';
 import type { Address, Channel, Notifier } from '../conversation/types.js';
 import type { Lang } from '../../flows/types.js';
 import type { DirectRoutes } from '../http/direct-routes.js';

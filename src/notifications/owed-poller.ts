@@ -17,7 +17,7 @@
  * (src/journal/owed.ts LATER_BUILD_WAITS_MS).
  * Redis may hold a copy of anything here; PostgreSQL decides what is still owed.
  */
-import type { Made, MadeKind, MadeRecords } from '../conversation/services/made-records.js';
+import type { Made, MadeKind, MadeRecords } from '../conversation/calls/made-records.js';
 import { currentBuild } from '../conversation/flow/build.js';
 import type { OwedDue, OwedOutcomes } from '../journal/owed.js';
 import { FINAL_STATES, type OperationState } from '../journal/schema.js';

@@ -4,7 +4,7 @@
  * when notifications carry no credentials, and the follow-up of an outcome that never came by webhook.
  * Each answers the notice the object read says (the same object a notification carries as `data`).
  */
-import type { Made } from '../conversation/services/made-records.js';
+import type { Made } from '../conversation/calls/made-records.js';
 import { NotFoundError, type MomoClient } from '../momo/index.js';
 import { noticeOfRead, type Notice, type NoticeKind } from './events.js';
 

@@ -1,13 +1,13 @@
 /**
  * Collection verification: the service POSTs each new collection (on some networks) and our answer,
  * `ACCEPT <id>` or `REJECT <id> <reason>`, decides it. A collection that matches an open request made here
- * (same number, amount and currency; src/conversation/services/made-records.ts) is accepted, and takes that request: one
+ * (same number, amount and currency; src/conversation/calls/made-records.ts) is accepted, and takes that request: one
  * request accepts one collection. Any other gets the configured default.
  */
 import { z } from 'zod';
 import { Decimal } from 'decimal.js';
 import { parsePhone } from '../../flows/input.js';
-import type { MadeRecords } from '../conversation/services/made-records.js';
+import type { MadeRecords } from '../conversation/calls/made-records.js';
 
 export const verificationBody = z.looseObject({
   phonenumber: z.string().min(1).max(40),

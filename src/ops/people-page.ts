@@ -32,7 +32,7 @@
  */
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
 import type { Channel } from '../conversation/types.js';
 import type { Store } from '../store/types.js';
 import { readBody } from '../http/body.js';

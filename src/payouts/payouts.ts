@@ -7,14 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
-import { isAlreadySubmitted, isHeld, type FlowServices, type PayoutRecipient } from '../../flows/services.js';
+import { isAlreadySubmitted, isHeld, type FlowCalls, type PayoutRecipient } from '../../flows/calls.js';
 import { madeNothing } from '../../flows/types.js';
 import { callerCountry, currenciesOfCountry, type CallerCountrySettings } from '../conversation/engine/country.js';
 import { moneyText } from '../conversation/flow/plain-text.js';
 import { changeStored } from '../store/change-stored.js';
 import { DueList } from '../store/due-list.js';
 import { keys } from '../store/keys.js';
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
 import type { Channel } from '../conversation/types.js';
 import type { Store } from '../store/types.js';
 import { maskUserId, type Logger } from '../log.js';
@@ -84,7 +84,7 @@ export interface PayoutsOptions {
   store: Store;
   policy: AccessPolicy;
   /** The flows' services with maker/checker (ApprovalDesk.guard over the recorded services). */
-  services: FlowServices;
+  calls: FlowCalls;
   /** CURRENCIES: what the organization allows. */
   currencies: readonly string[];
   /**
@@ -413,7 +413,7 @@ export class Payouts {
   private async make(payout: Payout, request: PayoutRequest): Promise<NonNullable<PayoutRequest['result']>> {
     const { maker, currency } = payout;
     try {
-      await this.o.services.reserveSpend({
+      await this.o.calls.reserveSpend({
         channel: maker.channel,
         userId: maker.userId,
         flow: 'pay',
@@ -422,7 +422,7 @@ export class Payouts {
         duplicateCheckKey: request.key,
         largest: largestOf(request.recipients),
       });
-      const result = await this.o.services.createPayment({
+      const result = await this.o.calls.createPayment({
         channel: maker.channel,
         userId: maker.userId,
         duplicateCheckKey: request.key,

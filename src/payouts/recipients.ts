@@ -4,7 +4,7 @@
  * reported state only when it ranks higher than the one kept, and a final state (complete, error, aborted)
  * is never replaced. Counts are derived from the kept states, never added up report by report.
  */
-import type { PayoutRecipient } from '../../flows/services.js';
+import type { PayoutRecipient } from '../../flows/calls.js';
 
 /** One recipient as a report gives it: the number and the state, with the service's error text. */
 export interface RecipientReport {

@@ -5,7 +5,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { inputMessages, parseAmount, parsePhone } from '../../flows/input.js';
-import type { PayoutRecipient } from '../../flows/services.js';
+import type { PayoutRecipient } from '../../flows/calls.js';
 import type { Text } from '../../flows/types.js';
 import { fillTemplate, plainText } from '../conversation/flow/plain-text.js';
 import { readCsv, readPastedLine } from '../csv.js';

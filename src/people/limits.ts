@@ -19,7 +19,7 @@
  * Redis holds none of this: emptying it changes no total and opens no lock.
  */
 import { sql, type Kysely } from 'kysely';
-import type { GiveBackReason, Limits, LockReason, Reservation, TryScope } from '../conversation/services/limits.js';
+import type { GiveBackReason, Limits, LockReason, Reservation, TryScope } from '../conversation/calls/limits.js';
 import { OPEN_STATES } from '../journal/journal.js';
 import { People } from './people.js';
 import { giveBackCall, reserveCall } from './spend.js';

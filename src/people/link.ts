@@ -17,7 +17,7 @@
  *   `link-made`).
  * - The code is never logged.
  */
-import type { Limits } from '../conversation/services/limits.js';
+import type { Limits } from '../conversation/calls/limits.js';
 import type { Channel, Engine, Inbound, Prompt } from '../conversation/types.js';
 import { maskUserId, type Logger } from '../log.js';
 import { PeopleError } from './people.js';

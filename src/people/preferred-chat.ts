@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { parseChat } from '../store/chat-address.js';
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
 import { keys } from '../store/keys.js';
 import type { Channel, Notifier } from '../conversation/types.js';
 import type { Store } from '../store/types.js';

@@ -4,7 +4,7 @@
  * transaction that writes an intent or a refusal. Nothing here imports the journal or the people.
  */
 import { sql } from 'kysely';
-import type { GiveBackReason, Reservation } from '../conversation/services/limits.js';
+import type { GiveBackReason, Reservation } from '../conversation/calls/limits.js';
 
 /**
  * The call of `spend_reserve` (migration 0320) for `r`: the day's row locked, the limit checked and the

@@ -10,12 +10,12 @@
  *   the page refuses changes (a warning at start says so).
  */
 import type { Config } from '../config.js';
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
-import { peopleOfPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
+import { peopleOfPolicy } from '../conversation/calls/access-policy.js';
 import { openDatabase, type Database } from '../journal/database.js';
 import { migrate } from '../journal/migrate.js';
 import type { Logger } from '../log.js';
-import type { Limits } from '../conversation/services/limits.js';
+import type { Limits } from '../conversation/calls/limits.js';
 import { DatabaseLimits } from './limits.js';
 import { Operators, settingsOperator, type OperatorAccounts } from './operators.js';
 import { People } from './people.js';

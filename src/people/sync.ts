@@ -5,7 +5,7 @@
  * step. A change made in this process is applied at once ({@link PeopleSync.refresh}). A database that does
  * not answer leaves the last directory in use (logged once until it answers again).
  */
-import type { AccessPolicy } from '../conversation/services/access-policy.js';
+import type { AccessPolicy } from '../conversation/calls/access-policy.js';
 import type { Logger } from '../log.js';
 import type { People } from './people.js';
 

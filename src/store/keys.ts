@@ -31,7 +31,7 @@ import { parseChat, userOfAddress } from './chat-address.js';
 import type { Address } from './types.js';
 
 type Conversation = Pick<Address, 'channel' | 'conversationId'>;
-/** Who is asking (flows/services.ts Asker): what one user typed is kept under that user's own keys. */
+/** Who is asking (flows/calls.ts Asker): what one user typed is kept under that user's own keys. */
 interface Asker {
   channel: string;
   userId: string;
@@ -182,19 +182,19 @@ export const keys = {
    * engine did (engine/told-late.ts keepToldLate): the next dial says what became of them.
    */
   toldLate: (c: Conversation): string => `told-late:${conversationTag(c)}:${c.channel}:${c.conversationId}`,
-  /** What the network verified of a number (registered, its name for it): shared by every user (flow-services.ts). */
+  /** What the network verified of a number (registered, its name for it): shared by every user (flow-calls.ts). */
   contact: (phonenumber: string): string => `contact:${braced(phonenumber)}`,
-  /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-services.ts). */
+  /** The names one user gave a number: that user's alone, so nobody's typing becomes another's screen (flow-calls.ts). */
   ownContact: (asker: Asker, phonenumber: string): string =>
     `contact:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}:${phonenumber}`,
-  /** The ids of the collection requests one user made, newest last: the collections they see (flow-services.ts). */
+  /** The ids of the collection requests one user made, newest last: the collections they see (flow-calls.ts). */
   ownRequests: (asker: Asker): string =>
     `requests:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
-  /** The people one user paid lately, newest first (flow-services.ts): listed first when they pay again. */
+  /** The people one user paid lately, newest first (flow-calls.ts): listed first when they pay again. */
   recentPayees: (asker: Asker): string =>
     `payees:${userTag(asker.channel, asker.userId)}:${asker.channel}:${asker.userId}`,
   /**
-   * Who paid a number under names we remembered, by the payment's ref (flow-services.ts): a payment that fails on
+   * Who paid a number under names we remembered, by the payment's ref (flow-calls.ts): a payment that fails on
    * the name forgets them for that payer, knowing only its ref.
    */
   paidNames: (ref: string): string => `paid-names:${braced(ref)}`,

@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import type { AnyMachineSnapshot } from 'xstate';
 import { flows as registeredFlows } from '../../flows/index.js';
 import { serviceActors } from '../../flows/actors.js';
-import type { FlowServices, ServiceName } from '../../flows/services.js';
+import type { FlowCalls, CallName } from '../../flows/calls.js';
 import type { FlowId, FlowModule, ServiceFailure, View } from '../../flows/types.js';
 import { channelCapabilities } from '../../adapters/capabilities.js';
 import { readAction, shown, type PreviewAction, type PreviewState } from '../../adapters/preview/read.js';
@@ -38,8 +38,8 @@ import { createEngine, type ConversationEngine } from '../conversation/engine/en
 import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
 import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
 import { currentView } from '../conversation/flow/render.js';
-import { AccessPolicy, demoPolicy, type PolicyDocument } from '../conversation/services/access-policy.js';
-import { createServices } from '../conversation/services/flow-services.js';
+import { AccessPolicy, demoPolicy, type PolicyDocument } from '../conversation/calls/access-policy.js';
+import { createFlowCalls } from '../conversation/calls/flow-calls.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { keys } from '../store/keys.js';
 import type { Channel, Inbound, Participant, Prompt } from '../conversation/types.js';
@@ -53,7 +53,7 @@ export type Outcome = { output: unknown } | { error: unknown };
 
 /** One call the fake service received: the service and the input the flow gave it. */
 export interface Call {
-  service: ServiceName;
+  service: CallName;
   input: Record<string, unknown>;
 }
 
@@ -65,9 +65,7 @@ export const held = Object.freeze({ held: true as const });
 export type Held = typeof held;
 
 /** Per service, how its calls end: one outcome (or {@link held}) for every call, or a function of the call's input. */
-export type Answers = Partial<
-  Record<ServiceName, Outcome | Held | ((input: Record<string, unknown>) => Outcome | Held)>
->;
+export type Answers = Partial<Record<CallName, Outcome | Held | ((input: Record<string, unknown>) => Outcome | Held)>>;
 
 /** A ServiceFailure outcome: `failure('rate_limited')`. */
 export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({
@@ -86,7 +84,7 @@ export interface FlowTestOptions {
    * Instead of `answers`: the embedded sandbox (src/sandbox, its clock standing still; {@link FlowTest.sandbox}
    * controls it) behind the product's own services and client, or services of your own.
    */
-  services?: 'sandbox' | Partial<FlowServices>;
+  services?: 'sandbox' | Partial<FlowCalls>;
   /** The access policy (who may use which flow, limits, USSD PINs). Default the demo's: everyone, USSD PIN `1234`. */
   policy?: PolicyDocument;
   /** The flows the engine runs. Default the registry (flows/index.ts); a new flow adds its own. */
@@ -132,7 +130,7 @@ export interface Actions {
    * outcome is kept for the next dial (`dial('*384*123#')` shows it as dialled), on a chat it is the message on
    * screen.
    */
-  release(service: ServiceName, outcome: Outcome): Steps;
+  release(service: CallName, outcome: Outcome): Steps;
 }
 
 /**
@@ -317,10 +315,10 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
 
   const calls: Call[] = [];
   /** Calls the test gave no answer for: the step that made one fails. */
-  const unanswered: ServiceName[] = [];
+  const unanswered: CallName[] = [];
   /** Calls answered {@link held}, oldest first, until released. */
-  const out: Array<{ service: ServiceName; settle: (outcome: Outcome) => void }> = [];
-  const fake = (service: ServiceName) => async (input: Record<string, unknown>) => {
+  const out: Array<{ service: CallName; settle: (outcome: Outcome) => void }> = [];
+  const fake = (service: CallName) => async (input: Record<string, unknown>) => {
     calls.push({ service, input });
     const given = options.answers?.[service] ?? HISTORY[service];
     const answer = typeof given === 'function' ? given(input) : given;
@@ -340,7 +338,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   };
   const holds = Object.values(options.answers ?? {}).some((a) => a === held);
   const deadlineMs = options.deadlineMs ?? (holds ? 500 : 10_000);
-  const fakes = Object.fromEntries((Object.keys(serviceActors) as ServiceName[]).map((name) => [name, fake(name)]));
+  const fakes = Object.fromEntries((Object.keys(serviceActors) as CallName[]).map((name) => [name, fake(name)]));
 
   let sandboxed: Awaited<ReturnType<typeof startSandbox>> | undefined;
   let engine: ConversationEngine | undefined;
@@ -350,7 +348,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
 
   async function start(): Promise<ConversationEngine> {
     if (engine) return engine;
-    let services: Partial<FlowServices>;
+    let services: Partial<FlowCalls>;
     if (options.services === 'sandbox') {
       sandboxed = await startSandbox();
       const client = new MomoClient({
@@ -360,8 +358,8 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
         vendingApiKey: SANDBOX_VENDING_KEY,
         maxRetries: 0,
       });
-      services = createServices({ client, policy, store, logger, now });
-    } else services = options.services ?? (fakes as unknown as Partial<FlowServices>);
+      services = createFlowCalls({ client, policy, store, logger, now });
+    } else services = options.services ?? (fakes as unknown as Partial<FlowCalls>);
     engine = createEngine({
       store,
       channels: channelCapabilities,

@@ -9,10 +9,10 @@
 import { sql } from 'kysely';
 import { beforeEach, expect, it } from 'vitest';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
-import { HELD, type FlowServices } from '../../flows/services.js';
+import { HELD, type FlowCalls } from '../../flows/calls.js';
 import { failureMessages, failureText } from '../../flows/failure.js';
 import { madeNothing, type Params } from '../../flows/types.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address } from '../../src/conversation/types.js';
 import type { Store } from '../../src/store/types.js';
@@ -53,8 +53,8 @@ const POLICY = {
 class FakeService {
   readonly creates: string[] = [];
   fail?: () => unknown;
-  services(policy: AccessPolicy, store: Store): FlowServices {
-    const used: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+  services(policy: AccessPolicy, store: Store): FlowCalls {
+    const used: Pick<FlowCalls, 'reserveSpend' | 'createPayment'> = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async (input) => {
         if (this.fail) throw this.fail();
@@ -64,7 +64,7 @@ class FakeService {
       },
     };
     // The desk calls these two only.
-    return used as FlowServices;
+    return used as FlowCalls;
   }
 }
 
@@ -107,12 +107,12 @@ forEachDatabase('approval desk', (open, engine) => {
   /** Another process: on PostgreSQL a connection of its own; PGlite is one process's. */
   const database = async (another = false): Promise<Database> =>
     open(another && engine === 'postgres' ? { fresh: true } : {});
-  const newDesk = async (another = false): Promise<{ desk: ApprovalDesk; guarded: FlowServices }> => {
-    const services = service.services(policy, store);
+  const newDesk = async (another = false): Promise<{ desk: ApprovalDesk; guarded: FlowCalls }> => {
+    const calls = service.services(policy, store);
     const desk = new ApprovalDesk({
       db: (await database(another)).db,
       policy,
-      services,
+      calls,
       ttlHours: 24,
       tell: async (address, key, params) => {
         if (tellFailures > 0) {
@@ -125,10 +125,10 @@ forEachDatabase('approval desk', (open, engine) => {
       now: () => clock,
     });
     desk.attach(board);
-    return { desk, guarded: desk.guard(services) };
+    return { desk, guarded: desk.guard(calls) };
   };
   /** What the pay flow does when the maker confirms: reserve, then create. */
-  const confirm = async (guarded: FlowServices, input: ReturnType<typeof payment>) => {
+  const confirm = async (guarded: FlowCalls, input: ReturnType<typeof payment>) => {
     await guarded.reserveSpend({
       channel: input.channel,
       userId: input.userId,

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import express from 'express';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import { ApprovalDesk, type ApprovalBoard } from '../../src/approvals/desk.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { Journal } from '../../src/journal/journal.js';
 import { createLogger } from '../../src/log.js';
@@ -54,21 +54,21 @@ forEachDatabase('approvals on the ops pages', (open) => {
     const journal = new Journal(db);
     const policy = new AccessPolicy(POLICY);
     const store = new MemoryStore();
-    const services = {
+    const calls = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async () => ({ id: '77', state: 'new' }),
-    } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
+    } as Pick<FlowCalls, 'reserveSpend' | 'createPayment'> as FlowCalls;
     const desk = new ApprovalDesk({
       db,
       policy,
-      services,
+      calls,
       ttlHours: 24,
       tell: async () => {},
       logger: createLogger('silent'),
       now: () => Date.UTC(2026, 10, 24, 9),
     });
     desk.attach(board);
-    const guarded = desk.guard(services);
+    const guarded = desk.guard(calls);
     await guarded.createPayment(payment('k-ops-approved', '150000'));
     await guarded.createPayment(payment('k-ops-rejected', '250000'));
     await guarded.createPayment(payment('k-ops-waiting', '350000'));

@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { DEFAULT_KEY_PREFIX, queuePrefixesOf } from '../../src/store/keys.js';
 import { createSandbox } from '../../src/sandbox/index.js';

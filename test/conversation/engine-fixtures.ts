@@ -4,11 +4,11 @@
  */
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
-import { isAlreadySubmitted, type Created, type FlowServices, type PaymentResult } from '../../flows/services.js';
+import { isAlreadySubmitted, type Created, type FlowCalls, type PaymentResult } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import type { LeaseChange, Store } from '../../src/store/types.js';
 
-type PayInput = Parameters<FlowServices['createPayment']>[0];
+type PayInput = Parameters<FlowCalls['createPayment']>[0];
 
 const payMachine = setup({
   types: {
@@ -144,7 +144,7 @@ export function gate<T>(): { promise: Promise<T>; open: (value: T) => void } {
 /** createPayment that records each call and answers with the gate's promise (or at once). */
 export function fakePayments(answer?: Promise<Created<PaymentResult>>) {
   const calls: PayInput[] = [];
-  const services: Partial<FlowServices> = {
+  const services: Partial<FlowCalls> = {
     async createPayment(input) {
       calls.push(input);
       return answer ?? { id: 'pay-1', state: 'submitted' };
@@ -161,7 +161,7 @@ export function fakePayments(answer?: Promise<Created<PaymentResult>>) {
 export function paymentsService(answer?: () => Promise<void>) {
   const calls: PayInput[] = [];
   const payments: string[] = [];
-  const services: Partial<FlowServices> = {
+  const services: Partial<FlowCalls> = {
     async createPayment(input) {
       calls.push(input);
       if (payments.includes(input.duplicateCheckKey)) return { kind: 'alreadySubmitted' };

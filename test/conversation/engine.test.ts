@@ -2,10 +2,10 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { setup } from 'xstate';
 import { menuFlow } from '../../flows/menu.machine.js';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import { createEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { createLogger } from '../../src/log.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Address, Inbound, Prompt, TurnDecision } from '../../src/conversation/types.js';
@@ -70,7 +70,7 @@ function conversation(channel: Inbound['channel'] = 'telegram', userId = 'u1') {
   });
 }
 
-function engine(store: Store, services: Partial<FlowServices>, changes: Partial<EngineOptions> = {}) {
+function engine(store: Store, services: Partial<FlowCalls>, changes: Partial<EngineOptions> = {}) {
   return createEngine({
     store,
     channels: channelCapabilities,

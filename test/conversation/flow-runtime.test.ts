@@ -56,7 +56,7 @@ const ctx: StepContext = {
     allowedFlows: [],
   }),
 };
-const base: Omit<Step, 'session'> = { profile: { lang: 'en' }, remember: {}, notes: [] };
+const base: Omit<Step, 'storedFlow'> = { profile: { lang: 'en' }, remember: {}, notes: [] };
 const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 describe('FlowRuntime: the snapshot as stored', () => {
@@ -67,11 +67,11 @@ describe('FlowRuntime: the snapshot as stored', () => {
     for (const id of Object.keys(flows) as FlowId[]) {
       const machine = runtime.machine(id);
       const started = runtime.start(id, base, all);
-      const live = runtime.restore(started.session);
+      const live = runtime.restore(started.storedFlow);
       if (Object.keys(live.children).length > 0) continue;
       const { children, historyValue, status, ...kept } = machine.getPersistedSnapshot(live) as Record<string, unknown>;
       expect([children, historyValue, status], id).toEqual([{}, {}, 'active']);
-      expect(asStored(started.session.snapshot), id).toEqual(
+      expect(asStored(started.storedFlow.snapshot), id).toEqual(
         asStored(Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined))),
       );
     }
@@ -82,13 +82,13 @@ describe('FlowRuntime: the snapshot as stored', () => {
       { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
     const paying = pay.send(
-      pay.start('menu', base, ctx).session,
+      pay.start('menu', base, ctx).storedFlow,
       { type: 'ANSWERED', value: '5000' },
       base,
       ctx,
-    ).session;
+    ).storedFlow;
     const invocation = pay.invocation(paying.flow, pay.restore(paying));
-    const done = pay.restore(pay.resolve(paying, await pay.call(invocation), base, ctx).session);
+    const done = pay.restore(pay.resolve(paying, await pay.call(invocation), base, ctx).storedFlow);
     const stored = pay.persist('menu', done) as Record<string, unknown>;
     const { children, historyValue, ...expected } = pay.machine('menu').getPersistedSnapshot(done) as Record<
       string,
@@ -107,7 +107,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
       { menu: payFlow },
       { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
-    const asking = runtime.start('menu', base, ctx).session;
+    const asking = runtime.start('menu', base, ctx).storedFlow;
     expect(Object.keys(asking.snapshot as object).sort()).toEqual(['context', 'value']);
     // Read back from the store (a new object): the same step, not busy.
     const restored = runtime.restore(asStored(asking));
@@ -122,8 +122,8 @@ describe('FlowRuntime: the snapshot as stored', () => {
       { menu: payFlow },
       { createPayment: async (input) => (payments.push(input), { id: 'p1', state: 'new' as const }) },
     );
-    const asking = runtime.start('menu', base, ctx).session;
-    const paying = runtime.send(asking, { type: 'ANSWERED', value: '5000' }, base, ctx).session;
+    const asking = runtime.start('menu', base, ctx).storedFlow;
+    const paying = runtime.send(asking, { type: 'ANSWERED', value: '5000' }, base, ctx).storedFlow;
     expect(Object.keys(paying.snapshot as object).sort()).toEqual(['children', 'context', 'value']);
     const stored = asStored(paying);
     const restored = runtime.restore(stored);
@@ -131,7 +131,7 @@ describe('FlowRuntime: the snapshot as stored', () => {
     const invocation = runtime.invocation(stored.flow, restored);
     const outcome = await runtime.call(invocation);
     expect(payments).toEqual([expect.objectContaining({ duplicateCheckKey: 'run-1:pay', amount: '5000' })]);
-    const done = runtime.resolve(stored, outcome, base, ctx).session;
+    const done = runtime.resolve(stored, outcome, base, ctx).storedFlow;
     expect(done.ended).toBe(true);
     expect((done.snapshot as { status?: string }).status).toBe('done');
     expect(runtime.restore(asStored(done)).status).toBe('done');

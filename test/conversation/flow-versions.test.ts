@@ -9,12 +9,12 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
-import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
+import { isAlreadySubmitted, type FlowCalls, type PaymentResult } from '../../flows/calls.js';
 import { flowShape } from '../../flows/shape.js';
 import type { FlowEvent, FlowInput, FlowModule, Lang } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import type { ConversationRecord } from '../../src/conversation/engine/ledger.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Inbound, Prompt } from '../../src/conversation/types.js';
@@ -24,7 +24,7 @@ import { dyingStore } from './engine-fixtures.js';
 import { until } from '../until.js';
 import { channelCapabilities } from '../../adapters/capabilities.js';
 
-type PayInput = Parameters<FlowServices['createPayment']>[0];
+type PayInput = Parameters<FlowCalls['createPayment']>[0];
 
 /** Amount, confirm, pay (a money call), its outcome: a release names the amount's and the payment's states. */
 function payFlow(amountState: string, payState: string): FlowModule {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FlowServices } from '../../flows/services.js';
-import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
+import type { FlowCalls } from '../../flows/calls.js';
+import { MadeRecords, recordMade } from '../../src/conversation/calls/made-records.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
@@ -60,21 +60,21 @@ function fakeServices(made: MadeRecords, answer: () => Promise<unknown>) {
     seenAtCall.push(await made.byRef(input.duplicateCheckKey));
     return answer();
   };
-  const services = {
+  const calls = {
     createPayment: create,
     createCollectionRequest: create,
     purchaseData: create,
     purchasePin: create,
-  } as unknown as FlowServices;
-  return { services, seenAtCall };
+  } as unknown as FlowCalls;
+  return { services: calls, seenAtCall };
 }
 
 describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
   it("writes the intent before the create is called, then links the service's id to it", async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const key = `run-${++n}:pay`;
-    const { services, seenAtCall } = fakeServices(made, async () => ({ id: '77', state: 'new' }));
-    expect(await recordMade(services, made, logger).createPayment(payInput(key))).toEqual({ id: '77', state: 'new' });
+    const { services: calls, seenAtCall } = fakeServices(made, async () => ({ id: '77', state: 'new' }));
+    expect(await recordMade(calls, made, logger).createPayment(payInput(key))).toEqual({ id: '77', state: 'new' });
     expect(seenAtCall).toEqual([
       expect.objectContaining({
         kind: 'payment',
@@ -112,11 +112,11 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
 
     // Another writer changes the record while the create is out: the answer's write must keep its change.
     const changed = `run-${++n}:pay`;
-    const { services } = fakeServices(made, async () => {
+    const { services: calls } = fakeServices(made, async () => {
       await made.refused(changed);
       return { id: '81', state: 'new' };
     });
-    await recordMade(services, made, logger).createPayment(payInput(changed));
+    await recordMade(calls, made, logger).createPayment(payInput(changed));
     expect(await made.byRef(changed)).toMatchObject({ refused: true, accepted: true, id: '81' });
   });
 
@@ -161,12 +161,12 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const heard: string[] = [];
     made.onIntent(async (m) => void heard.push(`${m.kind} ${m.ref}`));
     const key = `run-${++n}:data`;
-    const services = recordMade(
+    const calls = recordMade(
       fakeServices(made, async () => ({ reference: 'SBXV1', status: 'successful' })).services,
       made,
       logger,
     );
-    await services.purchaseData({
+    await calls.purchaseData({
       duplicateCheckKey: key,
       network: 'mtn',
       datacode: '1',
@@ -188,13 +188,13 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     } as unknown as MoneyJournal;
     const key = `run-${++n}:pin`;
     const sent: unknown[] = [];
-    const services = recordMade(
+    const calls = recordMade(
       fakeServices(made, async () => ({ reference: 'SBXP1', status: 'successful', pins: ['1', '2'] })).services,
       made,
       logger,
       { journal },
     );
-    await services.purchasePin({
+    await calls.purchasePin({
       channel: 'ussd',
       userId: '+2348030000002',
       duplicateCheckKey: key,
@@ -217,18 +217,18 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
       throw new Error('queue down');
     });
     let called = false;
-    const services = recordMade(
+    const calls = recordMade(
       {
         createPayment: async () => {
           called = true;
           return { id: '1', state: 'new' };
         },
-      } as unknown as FlowServices,
+      } as unknown as FlowCalls,
       made,
       logger,
     );
     const key = `run-${++n}:pay`;
-    await expect(services.createPayment(payInput(key))).rejects.toBeInstanceOf(NotCalled);
+    await expect(calls.createPayment(payInput(key))).rejects.toBeInstanceOf(NotCalled);
     expect(called).toBe(false);
     // Not marked refused: an earlier attempt under the same key may have reached the service.
     expect((await made.byRef(key))?.refused).toBeUndefined();
@@ -237,19 +237,19 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
   it('a create without its ref (empty or missing) is thrown before anything: no record, no call', async () => {
     const made = new MadeRecords({ store: makeStore(), logger });
     let called = 0;
-    const services = recordMade(
+    const calls = recordMade(
       {
         createPayment: async () => {
           called++;
           return { id: '1', state: 'new' };
         },
-      } as unknown as FlowServices,
+      } as unknown as FlowCalls,
       made,
       logger,
     );
-    await expect(services.createPayment(payInput(''))).rejects.toBeInstanceOf(MissingKeyError);
+    await expect(calls.createPayment(payInput(''))).rejects.toBeInstanceOf(MissingKeyError);
     await expect(
-      services.createPayment({ ...payInput('x'), duplicateCheckKey: undefined as unknown as string }),
+      calls.createPayment({ ...payInput('x'), duplicateCheckKey: undefined as unknown as string }),
     ).rejects.toBeInstanceOf(MissingKeyError);
     expect(called).toBe(0);
   });
@@ -258,13 +258,13 @@ describe.each(storesOn)('made records on the %s store', (_name, makeStore) => {
     const made = new MadeRecords({ store: makeStore(), logger });
     const phone = `+2567720${String(++n).padStart(5, '0')}`;
     const [a, b] = [`run-${++n}:request`, `run-${++n}:request`];
-    const services = recordMade(
+    const calls = recordMade(
       fakeServices(made, async () => ({ id: String(++n), status: 'pending' })).services,
       made,
       logger,
     );
-    await services.createCollectionRequest(requestInput(a, phone));
-    await services.createCollectionRequest(requestInput(b, phone));
+    await calls.createCollectionRequest(requestInput(a, phone));
+    await calls.createCollectionRequest(requestInput(b, phone));
     // Two collections at once for the two requests, a third for none; a repeat of the first.
     const [one, two, three] = await Promise.all(
       ['TX1', 'TX2', 'TX3'].map((tx) => made.consumeOpenRequest(phone, '2000.00', 'ugx', tx)),
@@ -290,19 +290,19 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
       },
     };
     let called = 0;
-    const services = recordMade(
+    const calls = recordMade(
       {
         createPayment: async () => {
           called++;
           return { id: '1', state: 'new' };
         },
-      } as unknown as FlowServices,
+      } as unknown as FlowCalls,
       new MadeRecords({ store: new MemoryStore(), logger }),
       logger,
       { journal: lost },
     );
     const ref = `doubt-${++n}:pay`;
-    await expect(services.createPayment(payInput(ref))).rejects.toMatchObject({ code: 'not_recorded' });
+    await expect(calls.createPayment(payInput(ref))).rejects.toMatchObject({ code: 'not_recorded' });
     expect(called).toBe(0);
     await writer.settled();
     expect((await journal.byRef(ref))?.state).toBe('refused');
@@ -312,7 +312,7 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
     const never = { ...money, intend: async () => Promise.reject(new Error('connection refused')) };
     const other = `doubt-${++n}:pay`;
     await expect(
-      recordMade({} as FlowServices, new MadeRecords({ store: new MemoryStore(), logger }), logger, {
+      recordMade({} as FlowCalls, new MadeRecords({ store: new MemoryStore(), logger }), logger, {
         journal: never,
       }).createPayment(payInput(other)),
     ).rejects.toMatchObject({ code: 'not_recorded' });
@@ -327,18 +327,18 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
     const made = new MadeRecords({ store: new MemoryStore(), logger });
     const ref = `short-${++n}:pay`;
     let atCall: string | undefined;
-    const services = recordMade(
+    const calls = recordMade(
       {
         createPayment: async () => {
           atCall = (await journal.byRef(ref))?.short_ref;
           return { id: '12', state: 'new' };
         },
-      } as unknown as FlowServices,
+      } as unknown as FlowCalls,
       made,
       logger,
       { journal: money },
     );
-    const result = await services.createPayment(payInput(ref));
+    const result = await calls.createPayment(payInput(ref));
     expect(atCall).toMatch(SHORT_REF_SHAPE);
     expect(result).toEqual({ id: '12', state: 'new', shortRef: atCall });
     expect(await made.byRef(ref)).toMatchObject({ id: '12', shortRef: atCall });

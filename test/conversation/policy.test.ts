@@ -10,7 +10,7 @@ import {
   loadAccessPolicy,
   PIN_MAX_ATTEMPTS,
   type PolicyDocument,
-} from '../../src/conversation/services/access-policy.js';
+} from '../../src/conversation/calls/access-policy.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/types.js';
 import { inspector, REDIS_URL, uniquePrefix } from './redis-helper.js';

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
-import { recentPayment, REPEAT_WINDOW_MINUTES } from '../../src/conversation/services/recent-payment.js';
+import { recentPayment, REPEAT_WINDOW_MINUTES } from '../../src/conversation/calls/recent-payment.js';
 import { forEachDatabase } from '../journal/databases.js';
 
 forEachDatabase('recent payment', (open, engine) => {

@@ -9,13 +9,13 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
-import { isAlreadySubmitted, type FlowServices, type PaymentResult } from '../../flows/services.js';
+import { isAlreadySubmitted, type FlowCalls, type PaymentResult } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, FlowModule } from '../../flows/types.js';
 import { createEngine, type ConversationEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { keys } from '../../src/store/keys.js';
 import { deliveryId, WAITING, type ConversationRecord, type OpenRun } from '../../src/conversation/engine/ledger.js';
 import { addPending } from '../../src/conversation/channels/ussd-inbox.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { NotCalled } from '../../src/conversation/flow/flow-runtime.js';
@@ -321,7 +321,7 @@ const policy = new AccessPolicy({
  */
 function engine(
   store: Store,
-  services: Partial<FlowServices>,
+  services: Partial<FlowCalls>,
   { live = true, ...changes }: Partial<EngineOptions> & { live?: boolean } = {},
 ): ConversationEngine {
   const e = createEngine({
@@ -656,7 +656,7 @@ describe('after money was sent, never "start again"', () => {
 
   it('a money run taken over ten times (each holder dying with its payment call out; past five, each after a longer wait) is left, its flow ended "being confirmed": the next dial shows the outcome the notification left, never "being confirmed" for ever', async () => {
     const calls: unknown[] = [];
-    const hangs: Partial<FlowServices> = { createPayment: (input) => (calls.push(input), new Promise(() => {})) };
+    const hangs: Partial<FlowCalls> = { createPayment: (input) => (calls.push(input), new Promise(() => {})) };
     const phone = `+2567721${String(++ids).padStart(5, '0')}`;
     const address: Address = { channel: 'ussd', conversationId: phone };
     const msg = (fields: Partial<Inbound>): Inbound => ({
@@ -1189,7 +1189,7 @@ describe('after money was sent, never "start again"', () => {
  * lapses and a wait passes only when the test moves `clock`, while the sweeps run on real timers (every 50 ms),
  * counted in `sweeps`. `services.createPayment` hangs until call `answered` (then answers "pay-1").
  */
-function fleet({ answered = Infinity, ...changes }: { answered?: number } & Partial<FlowServices> = {}) {
+function fleet({ answered = Infinity, ...changes }: { answered?: number } & Partial<FlowCalls> = {}) {
   let clock = Date.now();
   const shared = new MemoryStore({ now: () => clock });
   const calls: Array<{ duplicateCheckKey: string }> = [];
@@ -1208,7 +1208,7 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
         expiredLeases: (index: string, limit: number) => (f.sweeps++, shared.expiredLeases(index, limit)),
       });
       const store = dyingStore(counted);
-      const services: Partial<FlowServices> = {
+      const services: Partial<FlowCalls> = {
         createPayment: (input) => {
           calls.push(input);
           return calls.length < answered ? new Promise(() => {}) : Promise.resolve({ id: 'pay-1', state: 'new' });

@@ -1,13 +1,9 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { keys } from '../../src/store/keys.js';
-import {
-  createServices,
-  forgetFailedName,
-  type ServicesOptions,
-} from '../../src/conversation/services/flow-services.js';
+import { createFlowCalls, forgetFailedName, type FlowCallsOptions } from '../../src/conversation/calls/flow-calls.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { ScriptedServer } from '../momo/scriptedServer.js';
@@ -30,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 beforeEach(() => server.reset());
 
-function setup(extra: Partial<ServicesOptions> = {}) {
+function setup(extra: Partial<FlowCallsOptions> = {}) {
   const lines: string[] = [];
   const logger = createLogger(
     'info',
@@ -50,7 +46,7 @@ function setup(extra: Partial<ServicesOptions> = {}) {
     vendingApiKey: 'vk',
     maxRetries: 0,
   });
-  const services = createServices({
+  const calls = createFlowCalls({
     client,
     policy,
     store,
@@ -59,7 +55,7 @@ function setup(extra: Partial<ServicesOptions> = {}) {
     moneyCallRetry: { maxRetries: 0 },
     ...extra,
   });
-  return { services, store, lines, advance: (ms: number) => (now += ms) };
+  return { services: calls, store, lines, advance: (ms: number) => (now += ms) };
 }
 
 const failureOf = (p: Promise<unknown>) =>
@@ -79,12 +75,12 @@ const contact = {
 };
 const payment = (over: object = {}) => ({ id: 41, state: 'submitted', description: 'rent', phone_nos: [], ...over });
 
-describe('createServices', () => {
+describe('createFlowCalls', () => {
   it('verifyContact creates the contact with sync=1, and lookupContact then answers from the local record only', async () => {
-    const { services } = setup();
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({ known: false, registered: false });
+    const { services: calls } = setup();
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({ known: false, registered: false });
     server.reply({ status: 201, body: contact });
-    const check = await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
+    const check = await calls.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
     expect(check).toEqual({
       known: true,
       registered: true,
@@ -98,40 +94,41 @@ describe('createServices', () => {
       url: '/api/contacts',
       body: { phone_number: PHONE, first_name: 'Jane', last_name: 'Doe', metadata: { sync: '1' } },
     });
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual(check);
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual(check);
     expect(server.requests).toHaveLength(1);
   });
 
   it('the names one user gave a number are theirs; another user learns only what the network said', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     // The service's contact carries names someone typed when it was created: neither user gets them.
     server.reply({ status: 201, body: { ...contact, first_name: 'Typed', last_name: 'Elsewhere' } });
-    expect(
-      await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 }),
-    ).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toEqual({
+    expect(await calls.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 })).toMatchObject({
+      firstName: 'Jane',
+      lastName: 'Doe',
+    });
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U2 })).toEqual({
       known: false,
       registered: true,
       nameOnNetwork: 'JANE A DOE',
       networkName: 'MTN',
     });
-    expect(await services.lookupContact({ phonenumber: PHONE, channel: 'ussd', userId: 'u1' })).toMatchObject({
+    expect(await calls.lookupContact({ phonenumber: PHONE, channel: 'ussd', userId: 'u1' })).toMatchObject({
       known: false,
     });
   });
 
   it('a number the network says is not registered reads as not registered', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({ status: 201, body: { ...contact, phone_is_mm_registered: 'no' } });
-    expect(
-      (await services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 })).registered,
-    ).toBe(false);
+    expect((await calls.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 })).registered).toBe(
+      false,
+    );
   });
 
   it('createPayment sends our Duplicate-Check-Key and remembers the contact', async () => {
-    const { services, store } = setup();
+    const { services: calls, store } = setup();
     server.reply({ status: 201, body: payment() });
-    const result = await services.createPayment({
+    const result = await calls.createPayment({
       duplicateCheckKey: 'run-9:pay',
       paymentType: 'money',
       phonenumber: PHONE,
@@ -171,11 +168,11 @@ describe('createServices', () => {
   });
 
   it('a name the network refused is not kept: no names known, the payee listed by number', async () => {
-    const { services, store } = setup();
+    const { services: calls, store } = setup();
     // The network knows the number as JANE A DOE; the payer typed Mary Doe and stopped at the mismatch.
     server.reply({ status: 201, body: contact });
-    await services.verifyContact({ phonenumber: PHONE, firstName: 'Mary', lastName: 'Doe', ...U1 });
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({
+    await calls.verifyContact({ phonenumber: PHONE, firstName: 'Mary', lastName: 'Doe', ...U1 });
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U1 })).toEqual({
       known: false,
       registered: true,
       nameOnNetwork: 'JANE A DOE',
@@ -184,67 +181,67 @@ describe('createServices', () => {
     expect(await store.get(keys.ownContact(U1, PHONE))).toBeNull();
     // Paid under the refused name all the same (the organization's name check off): still not kept, not listed.
     server.reply({ status: 201, body: payment() });
-    await services.createPayment(pay({ firstName: 'Mary', lastName: 'Doe', payeeName: 'Mary Doe' }));
-    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
-    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
+    await calls.createPayment(pay({ firstName: 'Mary', lastName: 'Doe', payeeName: 'Mary Doe' }));
+    expect((await calls.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await calls.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
   });
 
   it('names the network confirmed (its check matched, or its own name chosen) are kept and listed', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({ status: 201, body: contact }, { status: 201, body: payment() });
-    await services.verifyContact({ phonenumber: PHONE, firstName: 'jane', lastName: 'doe', ...U1 });
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U1 })).toMatchObject({
+    await calls.verifyContact({ phonenumber: PHONE, firstName: 'jane', lastName: 'doe', ...U1 });
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U1 })).toMatchObject({
       known: true,
       firstName: 'jane',
       lastName: 'doe',
     });
     // A known contact is paid without names given: its confirmed name is listed.
-    await services.createPayment(pay({ payeeName: 'jane doe' }));
-    expect(await services.recentPayees(U1)).toEqual([
+    await calls.createPayment(pay({ payeeName: 'jane doe' }));
+    expect(await calls.recentPayees(U1)).toEqual([
       { kind: 'money', phone: PHONE, currency: 'UGX', name: 'jane doe', nameChecked: true },
     ]);
     // Another user chose the network's own name (learnt by the first user's verification): kept for them.
     server.reply({ status: 201, body: payment({ id: 42 }) });
-    await services.createPayment(
+    await calls.createPayment(
       pay({ ...U2, duplicateCheckKey: 'run-2:pay', firstName: 'JANE', lastName: 'A DOE', payeeName: 'JANE A DOE' }),
     );
-    expect(await services.lookupContact({ phonenumber: PHONE, ...U2 })).toMatchObject({ known: true });
-    expect((await services.recentPayees(U2))[0]).toMatchObject({ name: 'JANE A DOE', nameChecked: true });
+    expect(await calls.lookupContact({ phonenumber: PHONE, ...U2 })).toMatchObject({ known: true });
+    expect((await calls.recentPayees(U2))[0]).toMatchObject({ name: 'JANE A DOE', nameChecked: true });
   });
 
   it('a payee kept before names had to be confirmed is asked again and listed by number', async () => {
-    const { services, store } = setup();
+    const { services: calls, store } = setup();
     await store.set(keys.ownContact(U1, PHONE), { registered: true, firstName: 'Otim', lastName: 'Peter' }, null, 60);
     await store.set(keys.recentPayees(U1), [{ kind: 'money', phone: PHONE, name: 'Otim Peter' }], null, 60);
-    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
-    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE }]);
+    expect((await calls.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await calls.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE }]);
   });
 
   it('a payment that fails on the name forgets the names: the next is checked again', async () => {
-    const { services, store, lines } = setup();
+    const { services: calls, store, lines } = setup();
     server.reply({ status: 201, body: contact }, { status: 201, body: payment() });
-    await services.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
-    await services.createPayment(pay({ payeeName: 'Jane Doe' }));
-    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
+    await calls.verifyContact({ phonenumber: PHONE, firstName: 'Jane', lastName: 'Doe', ...U1 });
+    await calls.createPayment(pay({ payeeName: 'Jane Doe' }));
+    expect((await calls.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
     const logger = createLogger('silent');
     // A failure for another reason forgets nothing.
     await forgetFailedName({ store, logger }, 'run-1:pay', 'The recipient network did not confirm the transfer.');
-    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
+    expect((await calls.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(true);
     await forgetFailedName(
       { store, logger },
       'run-1:pay',
       'The name "Jane Doe" does not match the name on the network ("JANE A DOE").',
     );
-    expect((await services.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
-    expect(await services.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
+    expect((await calls.lookupContact({ phonenumber: PHONE, ...U1 })).known).toBe(false);
+    expect(await calls.recentPayees(U1)).toEqual([{ kind: 'money', phone: PHONE, currency: 'UGX' }]);
     expect(await store.get(keys.paidNames('run-1:pay'))).toBeNull();
     expect(lines.join('')).not.toContain(PHONE);
   });
 
   it('a bank payment sends the bank fields without a payment type', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({ status: 201, body: payment({ id: 42 }) });
-    await services.createPayment({
+    await calls.createPayment({
       duplicateCheckKey: 'k',
       paymentType: 'bank',
       phonenumber: PHONE,
@@ -260,9 +257,9 @@ describe('createServices', () => {
   });
 
   it("a bank payment whose email was skipped sends the organization's address, and keeps none for the payee", async () => {
-    const { services } = setup({ bankTransferEmail: 'payments@org.example' });
+    const { services: calls } = setup({ bankTransferEmail: 'payments@org.example' });
     server.reply({ status: 201, body: payment({ id: 42 }) });
-    await services.createPayment({
+    await calls.createPayment({
       duplicateCheckKey: 'k',
       paymentType: 'bank',
       phonenumber: PHONE,
@@ -276,12 +273,12 @@ describe('createServices', () => {
     });
     const body = server.requests[0]?.body as Record<string, unknown>;
     expect(body).toMatchObject({ account_number: '12345', bank: 3, email: 'payments@org.example' });
-    const kept = (await services.recentPayees(U1))[0]?.bank;
+    const kept = (await calls.recentPayees(U1))[0]?.bank;
     expect(kept).toEqual({ id: '3', name: 'Stanbic', accountNumber: '12345', accountName: 'Jane Doe' });
   });
 
   it("keeps the payee with the currency paid and a bank account's details (never a PIN), newest first, each once", async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const account = {
       bank: '3',
       name: 'Stanbic',
@@ -303,8 +300,8 @@ describe('createServices', () => {
       { status: 201, body: payment({ id: 44 }) },
       { status: 201, body: payment({ id: 45 }) },
     );
-    await services.createPayment({ ...bankPayment, duplicateCheckKey: 'k1', amount: '10', payeeName: 'Jane Doe' });
-    await services.createPayment({
+    await calls.createPayment({ ...bankPayment, duplicateCheckKey: 'k1', amount: '10', payeeName: 'Jane Doe' });
+    await calls.createPayment({
       duplicateCheckKey: 'k2',
       paymentType: 'money',
       phonenumber: PHONE,
@@ -316,8 +313,8 @@ describe('createServices', () => {
       ...U1,
     });
     // The same account again: one entry, now first.
-    await services.createPayment({ ...bankPayment, duplicateCheckKey: 'k3', amount: '30', payeeName: 'Jane Doe' });
-    expect(await services.recentPayees(U1)).toEqual([
+    await calls.createPayment({ ...bankPayment, duplicateCheckKey: 'k3', amount: '30', payeeName: 'Jane Doe' });
+    expect(await calls.recentPayees(U1)).toEqual([
       {
         kind: 'bank',
         phone: PHONE,
@@ -328,11 +325,11 @@ describe('createServices', () => {
       // Its name was never confirmed by the network: listed by number.
       { kind: 'money', phone: PHONE, currency: 'KES' },
     ]);
-    expect(await services.recentPayees(U2)).toEqual([]);
+    expect(await calls.recentPayees(U2)).toEqual([]);
   });
 
   it('a duplicate of our own key is AlreadySubmitted, for every money-moving create', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const duplicate = { status: 409, body: { detail: 'Duplicate Request Detected!' } };
     server.reply(duplicate, duplicate, duplicate, duplicate);
     const base = {
@@ -343,11 +340,11 @@ describe('createServices', () => {
       metadata: { chat: 'c' },
     };
     const already = { kind: 'alreadySubmitted' };
-    expect(await services.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual(already);
-    expect(await services.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual(already);
-    expect(await services.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual(already);
+    expect(await calls.createPayment({ ...base, paymentType: 'money', description: 'd' })).toEqual(already);
+    expect(await calls.createCollectionRequest({ ...base, reason: 'r', sendInstructions: true })).toEqual(already);
+    expect(await calls.purchaseData({ ...base, network: 'mtn', datacode: 'd1' })).toEqual(already);
     expect(
-      await services.purchasePin({
+      await calls.purchasePin({
         ...base,
         serviceType: 'waec',
         productCode: 'p',
@@ -359,9 +356,9 @@ describe('createServices', () => {
   });
 
   it('a payment the service refuses gives its spend reservation back; one whose outcome is unknown keeps it', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const reserve = (key: string) =>
-      services.reserveSpend({
+      calls.reserveSpend({
         channel: 'telegram',
         userId: 'u1',
         flow: 'pay',
@@ -370,7 +367,7 @@ describe('createServices', () => {
         duplicateCheckKey: key,
       });
     const pay = (key: string) =>
-      services.createPayment({
+      calls.createPayment({
         duplicateCheckKey: key,
         paymentType: 'money',
         phonenumber: PHONE,
@@ -390,9 +387,9 @@ describe('createServices', () => {
   });
 
   it('a payment whose create ends in 429 keeps its spend reservation: an earlier attempt under its key may have been made', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const reserve = (key: string) =>
-      services.reserveSpend({
+      calls.reserveSpend({
         channel: 'telegram',
         userId: 'u1',
         flow: 'pay',
@@ -402,7 +399,7 @@ describe('createServices', () => {
       });
     await reserve('run-1:pay');
     server.reply({ status: 429, body: { detail: 'slow down' } });
-    const pay = services.createPayment({
+    const pay = calls.createPayment({
       duplicateCheckKey: 'run-1:pay',
       paymentType: 'money',
       phonenumber: PHONE,
@@ -416,7 +413,7 @@ describe('createServices', () => {
   });
 
   it('a create whose outcome stays unknown is asked again by the client alone, under the same key, within one time budget', async () => {
-    const retried = createServices({
+    const retried = createFlowCalls({
       client: new MomoClient({ baseUrl: server.url, apiKey: 'k', maxRetries: 0, retryBaseDelayMs: 1 }),
       policy,
       store: new MemoryStore(),
@@ -442,7 +439,7 @@ describe('createServices', () => {
     expect(server.header('duplicate-check-key')).toEqual(['run-1:pay', 'run-1:pay', 'run-1:pay', 'run-1:pay']);
     // Past its budget, the call gives up (the flow then says it could not confirm, and the chat hears later).
     server.reset();
-    const tight = createServices({
+    const tight = createFlowCalls({
       client: new MomoClient({ baseUrl: server.url, apiKey: 'k', retryBaseDelayMs: 200 }),
       policy,
       store: new MemoryStore(),
@@ -467,7 +464,7 @@ describe('createServices', () => {
   });
 
   it('sends the Spectranet account number with a data purchase', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({
       status: 200,
       body: {
@@ -477,7 +474,7 @@ describe('createServices', () => {
         data: { reference: 'R1', status: 'successful', datacode: 'sp1', phonenumber: PHONE, amount: '5' },
       },
     });
-    const bought = await services.purchaseData({
+    const bought = await calls.purchaseData({
       duplicateCheckKey: 'run-2:data',
       network: 'spectranet',
       datacode: 'sp1',
@@ -494,7 +491,7 @@ describe('createServices', () => {
   });
 
   it('maps every error class to its ServiceFailure code and keeps validation fields', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply(
       { status: 400, body: { amount: ['Insufficient balance'] } },
       { status: 401, body: { detail: 'Invalid token.' } },
@@ -505,7 +502,7 @@ describe('createServices', () => {
       { drop: true },
     );
     const pay = () =>
-      services.createPayment({
+      calls.createPayment({
         duplicateCheckKey: 'k',
         paymentType: 'money',
         phonenumber: PHONE,
@@ -521,9 +518,9 @@ describe('createServices', () => {
   });
 
   it('logs failures without phone numbers or keys', async () => {
-    const { services, lines } = setup();
+    const { services: calls, lines } = setup();
     server.reply({ status: 400, body: { phone_number: [`${PHONE} is not valid`] } });
-    await failureOf(services.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 }));
+    await failureOf(calls.verifyContact({ phonenumber: PHONE, firstName: 'J', lastName: 'D', ...U1 }));
     const log = lines.join('');
     expect(log).toContain('"code":"validation"');
     expect(log).not.toContain(PHONE);
@@ -531,25 +528,25 @@ describe('createServices', () => {
   });
 
   it('reserveSpend and verifyPin answer from the policy as ServiceFailures', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const spend = { channel: 'telegram', flow: 'pay', currency: 'UGX' };
     expect(
-      await failureOf(services.reserveSpend({ ...spend, userId: 'u1', amount: '101', duplicateCheckKey: 'a' })),
+      await failureOf(calls.reserveSpend({ ...spend, userId: 'u1', amount: '101', duplicateCheckKey: 'a' })),
     ).toMatchObject({ code: 'limit_exceeded' });
     expect(
-      await failureOf(services.reserveSpend({ ...spend, userId: 'nobody', amount: '1', duplicateCheckKey: 'b' })),
+      await failureOf(calls.reserveSpend({ ...spend, userId: 'nobody', amount: '1', duplicateCheckKey: 'b' })),
     ).toMatchObject({ code: 'not_allowed' });
     await expect(
-      services.reserveSpend({ ...spend, userId: 'u1', amount: '100', duplicateCheckKey: 'c' }),
+      calls.reserveSpend({ ...spend, userId: 'u1', amount: '100', duplicateCheckKey: 'c' }),
     ).resolves.toBeUndefined();
-    expect(await failureOf(services.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({
+    expect(await failureOf(calls.verifyPin({ channel: 'telegram', userId: 'u1', pin: '1234' }))).toMatchObject({
       code: 'not_allowed',
     });
     expect(server.requests).toHaveLength(0);
   });
 
   it("lists a person's own country's banks and those naming none; no country: every bank (one read)", async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({
       body: [
         { id: 1, name: 'Stanbic Bank Uganda', country: 'UG' },
@@ -557,41 +554,41 @@ describe('createServices', () => {
         { id: 9, name: 'Regional Bank' },
       ],
     });
-    expect(await services.listBanks({ country: 'UG' })).toEqual([
+    expect(await calls.listBanks({ country: 'UG' })).toEqual([
       { id: '1', name: 'Stanbic Bank Uganda' },
       { id: '9', name: 'Regional Bank' },
     ]);
-    expect(await services.listBanks({ country: 'KE' })).toEqual([
+    expect(await calls.listBanks({ country: 'KE' })).toEqual([
       { id: '5', name: 'KCB Bank Kenya' },
       { id: '9', name: 'Regional Bank' },
     ]);
-    expect(await services.listBanks({ country: 'NG' })).toEqual([{ id: '9', name: 'Regional Bank' }]);
-    expect((await services.listBanks({})).map((b) => b.id)).toEqual(['1', '5', '9']);
+    expect(await calls.listBanks({ country: 'NG' })).toEqual([{ id: '9', name: 'Regional Bank' }]);
+    expect((await calls.listBanks({})).map((b) => b.id)).toEqual(['1', '5', '9']);
     expect(server.requests).toHaveLength(1);
   });
 
   it('caches the bank list for an hour', async () => {
-    const { services, advance } = setup();
+    const { services: calls, advance } = setup();
     server.reply(
       { body: { count: 1, next: null, previous: null, results: [{ id: 3, name: 'Stanbic' }] } },
       { body: [{ id: 4, name: 'Equity' }] },
     );
-    expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
+    expect(await calls.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
     advance(3599_000);
-    expect(await services.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
+    expect(await calls.listBanks({})).toEqual([{ id: '3', name: 'Stanbic' }]);
     expect(server.requests).toHaveLength(1);
     advance(1_000);
-    expect(await services.listBanks({})).toEqual([{ id: '4', name: 'Equity' }]);
+    expect(await calls.listBanks({})).toEqual([{ id: '4', name: 'Equity' }]);
     expect(server.requests).toHaveLength(2);
   });
 
   it('createCollectionRequest sends the reason and asks the service to instruct the payer', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({
       status: 201,
       body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending', mfscode: '*165#' },
     });
-    const made = await services.createCollectionRequest({
+    const made = await calls.createCollectionRequest({
       duplicateCheckKey: 'r1',
       phonenumber: PHONE,
       amount: '2000',
@@ -605,7 +602,7 @@ describe('createServices', () => {
   });
 
   it('latest collections are asked newest first and summarised with the sender (a role that sees all)', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     server.reply({
       body: {
         count: 1,
@@ -626,7 +623,7 @@ describe('createServices', () => {
         ],
       },
     });
-    expect(await services.latestCollections({ limit: 3, channel: 'telegram', userId: 'boss' })).toEqual([
+    expect(await calls.latestCollections({ limit: 3, channel: 'telegram', userId: 'boss' })).toEqual([
       {
         id: '9',
         amount: '700',
@@ -647,14 +644,14 @@ describe('createServices', () => {
   });
 
   it('latest collections of a user without seeAllCollections: those of their own requests, and no read when they made none', async () => {
-    const { services } = setup();
-    expect(await services.latestCollections({ limit: 5, ...U1 })).toEqual([]);
+    const { services: calls } = setup();
+    expect(await calls.latestCollections({ limit: 5, ...U1 })).toEqual([]);
     expect(server.requests).toHaveLength(0);
     server.reply({
       status: 201,
       body: { id: 5, amount: '2000', currency: 'UGX', phonenumber: PHONE, status: 'pending' },
     });
-    await services.createCollectionRequest({
+    await calls.createCollectionRequest({
       duplicateCheckKey: 'r5',
       phonenumber: PHONE,
       amount: '2000',
@@ -685,20 +682,20 @@ describe('createServices', () => {
       },
     };
     server.reply(page, page);
-    expect((await services.latestCollections({ limit: 5, ...U1 })).map((c) => c.id)).toEqual(['12']);
-    expect((await services.latestCollections({ limit: 5, ...U2 })).map((c) => c.id)).toEqual([]);
+    expect((await calls.latestCollections({ limit: 5, ...U1 })).map((c) => c.id)).toEqual(['12']);
+    expect((await calls.latestCollections({ limit: 5, ...U2 })).map((c) => c.id)).toEqual([]);
     expect(server.requests.filter((r) => r.url.startsWith('/api/collections'))).toHaveLength(1);
   });
 
   it('validateCandidate returns the name and the gsmNo to buy with, or not_found', async () => {
-    const { services } = setup();
+    const { services: calls } = setup();
     const ok = (data: unknown) => ({ body: { status: 'success', message: 'Successful', code: 200, data } });
     server.reply(
       ok({ user: { name: 'JOHN PUPIL', rawOutput: { gsmNo: '08030000000' } } }),
       ok({ user: { name: null }, errorMessage: 'Invalid code' }),
     );
     const query = { serviceType: 'jamb', productCode: 'UTME', accountNumber: 'C1' };
-    expect(await services.validateCandidate(query)).toEqual({ name: 'JOHN PUPIL', gsmNo: '08030000000' });
-    expect(await failureOf(services.validateCandidate(query))).toEqual({ code: 'not_found', message: 'Invalid code' });
+    expect(await calls.validateCandidate(query)).toEqual({ name: 'JOHN PUPIL', gsmNo: '08030000000' });
+    expect(await failureOf(calls.validateCandidate(query))).toEqual({ code: 'not_found', message: 'Invalid code' });
   });
 });

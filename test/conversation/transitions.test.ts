@@ -6,10 +6,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { flows } from '../../flows/index.js';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import { createEngine, type EngineOptions } from '../../src/conversation/engine/engine.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, hashPin } from '../../src/conversation/calls/access-policy.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { FlowTransition } from '../../src/conversation/flow/flow-runtime.js';
 import type { Inbound } from '../../src/conversation/types.js';
@@ -26,7 +26,7 @@ const policy = new AccessPolicy({
 });
 
 /** Fake services: a known payee, the PIN checked against PIN, a spend that `limit` may refuse, a payment made. */
-function services(options: { limit?: boolean; held?: Promise<void> } = {}): Partial<FlowServices> {
+function services(options: { limit?: boolean; held?: Promise<void> } = {}): Partial<FlowCalls> {
   return {
     lookupContact: async () => ({ known: true, registered: true, firstName: 'Mary', lastName: 'Akello' }),
     verifyPin: async ({ pin }) => {

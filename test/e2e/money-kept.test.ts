@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import {
   FakeSlack,
   SlackSender,

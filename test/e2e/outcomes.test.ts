@@ -12,7 +12,7 @@ import type { RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startApp } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { TEST_NUMBERS } from '../../src/sandbox/index.js';
 import { BOT_TOKEN as TELEGRAM_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from '../adapters/telegram/harness.js';
@@ -364,7 +364,7 @@ describe('collection requests', () => {
         metadata: { chat, ref: 'recurring-1' },
         subscription_settings: { start_date: at(60_000), end_date: at(3 * 3_600_000 + 120_000), frequency: 'hourly' },
       },
-      { duplicateCheckKey: 'k-outcomes-310' },
+      { key: 'k-outcomes-310' },
     );
     await made.accepted('recurring-1', String(first.id));
     await control('POST', '/clock/advance', { seconds: 4 * 3600 });

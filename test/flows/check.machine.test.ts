@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { checkFlow, checkMachine } from '../../flows/check.machine.js';
-import type { CollectionSummary } from '../../flows/services.js';
+import type { CollectionSummary } from '../../flows/calls.js';
 import { phoneExample } from '../../flows/input.js';
 import type { Channel } from '../../src/conversation/types.js';
 import {

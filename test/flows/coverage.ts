@@ -11,16 +11,16 @@
  */
 import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
-import type { ServiceInput, ServiceOutput } from '../../flows/actors.js';
+import type { CallInput, CallOutput } from '../../flows/actors.js';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
-import { ALREADY_SUBMITTED, type ServiceName } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type CallName } from '../../flows/calls.js';
 import type { FlowInput, FlowModule, InputKind, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView, viewKeys } from '../../src/conversation/flow/render.js';
 
 /** How one call of service K ends in the walk. */
-export type Outcome<K extends ServiceName> = { output: ServiceOutput<K> } | { error: ServiceFailure };
+export type Outcome<K extends CallName> = { output: CallOutput<K> } | { error: ServiceFailure };
 /** Per service, the outcomes to explore, or a function of the call's input giving them. */
-export type Outcomes = { [K in ServiceName]?: Array<Outcome<K>> | ((input: ServiceInput<K>) => Array<Outcome<K>>) };
+export type Outcomes = { [K in CallName]?: Array<Outcome<K>> | ((input: CallInput<K>) => Array<Outcome<K>>) };
 
 export interface WalkOptions {
   /** Changes to {@link sampleInput} (e.g. `{ requirePin: true }` for USSD). */
@@ -98,7 +98,7 @@ const collection = {
 };
 
 /** A success and the typical failures of every service. */
-export const sampleOutcomes: Required<{ [K in ServiceName]: Array<Outcome<K>> }> = {
+export const sampleOutcomes: Required<{ [K in CallName]: Array<Outcome<K>> }> = {
   verifyPin: [{ output: undefined }, failure('pin_wrong', { message: '2 attempts left' }), failure('pin_locked')],
   startPinChange: [
     { output: undefined },
@@ -259,8 +259,8 @@ export function walkFlow(module: FlowModule, options: WalkOptions = {}): Walk {
     for (const [id, child] of Object.entries(
       snapshot.children as Record<string, { src?: unknown; options?: { input?: unknown } }>,
     )) {
-      const given = outcomes[child.src as ServiceName] as
-        Array<Outcome<ServiceName>> | ((input: unknown) => Array<Outcome<ServiceName>>) | undefined;
+      const given = outcomes[child.src as CallName] as
+        Array<Outcome<CallName>> | ((input: unknown) => Array<Outcome<CallName>>) | undefined;
       const list = typeof given === 'function' ? given(child.options?.input) : (given ?? []);
       for (const outcome of list) {
         events.push(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { dataFlow, dataMachine } from '../../flows/data.machine.js';
-import { ALREADY_SUBMITTED, type DataBundle } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type DataBundle } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';

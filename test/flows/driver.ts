@@ -9,7 +9,7 @@ import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type EventO
 import { currentView } from '../../src/conversation/flow/render.js';
 import type { StatePath } from 'xstate/graph';
 import { provideServices, serviceActors } from '../../flows/actors.js';
-import type { FlowServices, ServiceName } from '../../flows/services.js';
+import type { FlowCalls, CallName } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
 import { sampleInput, sampleOutcomes } from './coverage.js';
 
@@ -18,7 +18,7 @@ export type Outcome = { output: unknown } | { error: unknown };
 
 /** One call a fake service received. */
 export interface Call {
-  service: ServiceName;
+  service: CallName;
   input: Record<string, unknown>;
 }
 
@@ -28,7 +28,7 @@ export interface LiveOptions {
   /** A persisted snapshot to restore instead of starting fresh. */
   snapshot?: unknown;
   /** Services answering at once, with an outcome or a function of the call's input. Others wait for settle(). */
-  answers?: Partial<Record<ServiceName, Outcome | ((input: Record<string, unknown>) => Outcome)>>;
+  answers?: Partial<Record<CallName, Outcome | ((input: Record<string, unknown>) => Outcome)>>;
 }
 
 /** A live flow. */
@@ -39,7 +39,7 @@ export interface Live {
   /** Sends one event and returns the snapshot once the flow is idle. */
   send(event: FlowEvent): Promise<AnyMachineSnapshot>;
   /** Settles the oldest waiting call of `service` and returns the snapshot once the flow is idle. */
-  settle(service: ServiceName, outcome: Outcome): Promise<AnyMachineSnapshot>;
+  settle(service: CallName, outcome: Outcome): Promise<AnyMachineSnapshot>;
   /** The persisted snapshot through a JSON round trip, as a session store would keep it. */
   persisted(): unknown;
   stop(): void;
@@ -121,7 +121,7 @@ export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFail
  */
 export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string; [field: string]: unknown }> {
   const view = currentView(snapshot);
-  const settle = Object.entries(snapshot.children as Record<string, { src: ServiceName }>).flatMap(([id, child]) =>
+  const settle = Object.entries(snapshot.children as Record<string, { src: CallName }>).flatMap(([id, child]) =>
     (sampleOutcomes[child.src] as Outcome[]).map((o) =>
       'output' in o
         ? { type: `xstate.done.actor.${id}`, output: o.output }
@@ -150,7 +150,7 @@ interface Held extends Call {
 export function live(machine: AnyStateMachine, options: LiveOptions = {}): Live {
   const calls: Call[] = [];
   const held: Held[] = [];
-  const fake = (service: ServiceName) => (input: Record<string, unknown>) =>
+  const fake = (service: CallName) => (input: Record<string, unknown>) =>
     new Promise((resolve, reject) => {
       calls.push({ service, input });
       const given = options.answers?.[service];
@@ -159,9 +159,9 @@ export function live(machine: AnyStateMachine, options: LiveOptions = {}): Live 
       else if ('output' in outcome) resolve(outcome.output);
       else reject(outcome.error);
     });
-  const services = Object.fromEntries((Object.keys(serviceActors) as ServiceName[]).map((name) => [name, fake(name)]));
+  const services = Object.fromEntries((Object.keys(serviceActors) as CallName[]).map((name) => [name, fake(name)]));
   const actor = createActor(
-    machine.provide({ actors: provideServices(services as unknown as Partial<FlowServices>) }),
+    machine.provide({ actors: provideServices(services as unknown as Partial<FlowCalls>) }),
     options.snapshot ? { snapshot: options.snapshot as never } : { input: sampleInput(options.input) },
   );
   actor.start();
@@ -222,7 +222,7 @@ export async function replay(
         settled[1] === 'done'
           ? { output: (event as { output?: unknown }).output }
           : { error: (event as { error?: unknown }).error };
-      after = await flow.settle(child?.src as ServiceName, outcome);
+      after = await flow.settle(child?.src as CallName, outcome);
     } else {
       after = await flow.send(event as FlowEvent);
     }

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { linkFlow } from '../../flows/link.machine.js';
 import { currentView, render } from '../../src/conversation/flow/render.js';
 import { missingMessages, walkFlow } from './coverage.js';
-import { demoPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { demoPolicy, hashPin } from '../../src/conversation/calls/access-policy.js';
 import { flowTest, type Answers, type FlowTest } from '../../src/testing/flow-test.js';
 import { expectCatalogueComplete, expectScreensFit } from './screens.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { payFlow, payMachine } from '../../flows/pay.machine.js';
-import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/calls.js';
 import { LANGS, type FlowEvent, type ServiceFailure } from '../../flows/types.js';
 import { currentView, render, renderView } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';

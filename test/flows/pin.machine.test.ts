@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { getSimplePaths, getStateNodes } from 'xstate/graph';
 import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js';
-import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView, render } from '../../src/conversation/flow/render.js';
 import { missingMessages, sampleInput, walkFlow } from './coverage.js';

@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import { ALREADY_SUBMITTED, type PurchaseResult } from '../../flows/services.js';
+import { ALREADY_SUBMITTED, type PurchaseResult } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import { chosen, live, type Live } from './driver.js';

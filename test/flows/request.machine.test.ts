@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALREADY_SUBMITTED } from '../../flows/services.js';
+import { ALREADY_SUBMITTED } from '../../flows/calls.js';
 import { getSimplePaths } from 'xstate/graph';
 import { requestFlow, requestMachine } from '../../flows/request.machine.js';
 import type { FlowEvent } from '../../flows/types.js';

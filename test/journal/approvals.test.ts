@@ -4,10 +4,10 @@
  * approved, the create's answer under the same ref (through recordMade, as the product wires it).
  */
 import { expect, it } from 'vitest';
-import { HELD, type FlowServices } from '../../flows/services.js';
+import { HELD, type FlowCalls } from '../../flows/calls.js';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
-import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
+import { MadeRecords, recordMade } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { Journal, moneyJournal } from '../../src/journal/index.js';
 import { JournalWriter } from '../../src/journal/writer.js';
@@ -61,12 +61,12 @@ forEachDatabase('held approvals', (open) => {
     const service = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async () => ({ id: String(++creates), state: 'new' }),
-    } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
+    } as Pick<FlowCalls, 'reserveSpend' | 'createPayment'> as FlowCalls;
     const recorded = recordMade(service, new MadeRecords({ store, logger }), logger, { journal: money });
     const desk = new ApprovalDesk({
       db,
       policy,
-      services: recorded,
+      calls: recorded,
       ttlHours: 24,
       tell: async () => 'Your payment of 150000 UGX was approved by fin.',
       journal: money,

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { expect, it } from 'vitest';
 import { Journal } from '../../src/journal/journal.js';
 import { LATER_BUILD_WAITS_MS, OwedOutcomes } from '../../src/journal/owed.js';
-import type { MadeRecords } from '../../src/conversation/services/made-records.js';
+import type { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { owedPoller } from '../../src/notifications/owed-poller.js';
 import { forEachDatabase } from './databases.js';
 import { anIntent } from './intents.js';

@@ -72,7 +72,7 @@ describe('headers', () => {
 describe('retries', () => {
   it('503, 503, 201 on payments.create: three requests under the same non-empty key', async () => {
     server.reply({ status: 503 }, { status: 503, body: { detail: 'maintenance' } }, { status: 201, body: payment });
-    const created = await newClient().payments.create(pay, { duplicateCheckKey: 'k-client-74' });
+    const created = await newClient().payments.create(pay, { key: 'k-client-74' });
     expect(created.id).toBe(501);
     const keys = server.header('duplicate-check-key');
     expect(keys).toHaveLength(3);
@@ -88,10 +88,10 @@ describe('retries', () => {
   it("uses the caller's key on every attempt, and a call without one is refused before anything is sent", async () => {
     server.reply({ status: 500 }, { status: 201, body: payment });
     const client = newClient();
-    await client.payments.create(pay, { duplicateCheckKey: 'flow-key-1' });
+    await client.payments.create(pay, { key: 'flow-key-1' });
     expect(server.header('duplicate-check-key')).toEqual(['flow-key-1', 'flow-key-1']);
     // No key, or an empty one: thrown, never sent with a key made up here (nobody could look it up or repeat it).
-    const keyless = [{}, { duplicateCheckKey: '' }] as Array<{ duplicateCheckKey: string }>;
+    const keyless = [{}, { key: '' }] as Array<{ key: string }>;
     for (const options of keyless) {
       await expect(client.payments.create(pay, options)).rejects.toBeInstanceOf(MissingKeyError);
       await expect(
@@ -129,7 +129,7 @@ describe('retries', () => {
     server.reply({ status: 502 }, { status: 201, body: contact });
     await newClient().contacts.create(
       { phone_number: '+256772123456', first_name: 'A', last_name: 'O' },
-      { duplicateCheckKey: 'c-1' },
+      { key: 'c-1' },
     );
     expect(server.header('duplicate-check-key')).toEqual(['c-1', 'c-1']);
   });
@@ -161,9 +161,7 @@ describe('retries', () => {
     server.reply({ status: 404, body: { detail: 'Not found.' } });
     await expect(newClient().payments.get(2)).rejects.toThrow('Not found.');
     server.reply({ status: 400, body: { amount: ['bad'] } });
-    await expect(newClient().payments.create(pay, { duplicateCheckKey: 'k-client-163' })).rejects.toBeInstanceOf(
-      ValidationError,
-    );
+    await expect(newClient().payments.create(pay, { key: 'k-client-163' })).rejects.toBeInstanceOf(ValidationError);
     expect(server.requests).toHaveLength(2);
   });
 });
@@ -174,13 +172,13 @@ describe('payments.create', () => {
     const client = newClient();
     await client.payments.create(
       { ...pay, amount: 1500.5, metadata: '{"chat":"tg:1","ref":"r1"}', first_name: 'Ann' },
-      { duplicateCheckKey: 'k-client-172' },
+      { key: 'k-client-172' },
     );
     await client.payments.create(
       { ...pay, amount: new Decimal('0.10'), metadata: { chat: 'tg:1' } },
-      { duplicateCheckKey: 'k-client-173' },
+      { key: 'k-client-173' },
     );
-    await client.payments.create({ ...pay, amount: '2500' }, { duplicateCheckKey: 'k-client-174' });
+    await client.payments.create({ ...pay, amount: '2500' }, { key: 'k-client-174' });
     expect(server.requests[0]?.body).toEqual({
       phonenumber: '+256772123456',
       amount: '1500.5',
@@ -203,7 +201,7 @@ describe('payments.create', () => {
         description: 'Bonus',
         recipient_data: [{ phonenumber: '+256772000001' }, { phonenumber: '+256772000002', amount: 250 }],
       },
-      { duplicateCheckKey: 'k-client-190' },
+      { key: 'k-client-190' },
     );
     expect(server.requests[0]?.body).toEqual({
       amount: '100',
@@ -218,7 +216,7 @@ describe('payments.create', () => {
           description: 'x',
           recipient_data: [{ phonenumber: '0772000001', amount: 1 }],
         },
-        { duplicateCheckKey: 'k-client-203' },
+        { key: 'k-client-203' },
       ),
     ).rejects.toMatchObject({ fields: { 'recipient_data[0].phonenumber': [expect.any(String)] } });
     expect(server.requests).toHaveLength(1);
@@ -239,7 +237,7 @@ describe('payments.create', () => {
     ['metadata that is a list', { metadata: '[1]' }, 'metadata'],
   ])('refuses %s before sending (ValidationError, status 0)', async (_name, change, field) => {
     const e = (await newClient()
-      .payments.create({ ...pay, ...change } as typeof pay, { duplicateCheckKey: 'k-client-227' })
+      .payments.create({ ...pay, ...change } as typeof pay, { key: 'k-client-227' })
       .catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.status).toBe(0);
@@ -249,12 +247,12 @@ describe('payments.create', () => {
 
   it('reads both phone_nos shapes and normalises number amounts', async () => {
     server.reply({ status: 201, body: { ...payment, amount: 1500.5, phone_nos: ['+256772123456'], charged_fee: 250 } });
-    const before5 = await newClient({ version: 'v4' }).payments.create(pay, { duplicateCheckKey: 'k-client-237' });
+    const before5 = await newClient({ version: 'v4' }).payments.create(pay, { key: 'k-client-237' });
     expect(before5.phone_nos).toEqual(['+256772123456']);
     expect(before5.amount).toBe('1500.5');
     expect(before5.charged_fee).toBe('250');
     server.reply({ status: 201, body: payment });
-    const from5 = await newClient({ version: 'v5' }).payments.create(pay, { duplicateCheckKey: 'k-client-242' });
+    const from5 = await newClient({ version: 'v5' }).payments.create(pay, { key: 'k-client-242' });
     expect(from5.phone_nos?.[0]).toMatchObject({ phonenumber: '+256772123456', amount: '1500.50', state: 'new' });
   });
 });
@@ -307,7 +305,7 @@ describe('collection requests', () => {
         send_instructions: true,
         metadata: { chat: 'tg:1' },
       },
-      { duplicateCheckKey: 'k-client-286' },
+      { key: 'k-client-286' },
     );
     expect(made).toMatchObject({ id: 77, status: 'pending', mfscode: 'ABC123', amount: '2000' });
     expect(server.requests[0]).toMatchObject({
@@ -329,7 +327,7 @@ describe('collection requests', () => {
     await expect(
       newClient().collectionRequests.create(
         { phonenumber: '0772123456', amount: 1, currency: 'UGX' },
-        { duplicateCheckKey: 'k-client-312' },
+        { key: 'k-client-312' },
       ),
     ).rejects.toBeInstanceOf(ValidationError);
     expect(server.requests).toHaveLength(0);

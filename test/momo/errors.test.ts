@@ -84,7 +84,7 @@ describe('errors from answers', () => {
     const e = await failure(
       client.payments.create(
         { phonenumber: '+256772123456', amount: '10', currency: 'UGX', description: 'x' },
-        { duplicateCheckKey: 'k-errors-85' },
+        { key: 'k-errors-85' },
       ),
     );
     expect(e).toBeInstanceOf(DuplicateRequestError);

@@ -49,14 +49,12 @@ describe('client x sandbox', () => {
       description: 'Rent',
       metadata: { chat: 'tg:1' },
     };
-    const made = await momo.payments.create(params, { duplicateCheckKey: 'sandbox-pay-1' });
+    const made = await momo.payments.create(params, { key: 'sandbox-pay-1' });
     expect(made.state).toBe('new');
     expect(made.phone_nos?.[0]).toMatchObject({ phonenumber: '+256772000001' });
     expect((await momo.payments.get(made.id)).metadata).toEqual({ chat: 'tg:1' });
     expect((await momo.payments.list()).results.map((p) => p.id)).toContain(made.id);
-    await expect(momo.payments.create(params, { duplicateCheckKey: 'sandbox-pay-1' })).rejects.toBeInstanceOf(
-      DuplicateRequestError,
-    );
+    await expect(momo.payments.create(params, { key: 'sandbox-pay-1' })).rejects.toBeInstanceOf(DuplicateRequestError);
   });
 
   it('before v5 phone_nos are bare numbers', async () => {
@@ -67,7 +65,7 @@ describe('client x sandbox', () => {
         currency: 'UGX',
         description: 'x',
       },
-      { duplicateCheckKey: 'k-sandbox-63' },
+      { key: 'k-sandbox-63' },
     );
     expect(made.phone_nos).toEqual(['+256772000001']);
   });
@@ -81,7 +79,7 @@ describe('client x sandbox', () => {
         currency: 'UGX',
         reason: 'Dues',
       },
-      { duplicateCheckKey: 'k-sandbox-74' },
+      { key: 'k-sandbox-74' },
     );
     expect(request.amount).toMatch(/^500(\.0+)?$/);
     expect((await momo.collectionRequests.get(request.id)).id).toBe(request.id);
@@ -103,10 +101,7 @@ describe('client x sandbox', () => {
   it('errors map: 400 fields, 404, 401', async () => {
     const momo = client('v5');
     const bad = (await momo.payments
-      .create(
-        { phonenumber: '+256772000001', amount: 1, currency: 'XXX', description: 'x' },
-        { duplicateCheckKey: 'k-sandbox-100' },
-      )
+      .create({ phonenumber: '+256772000001', amount: 1, currency: 'XXX', description: 'x' }, { key: 'k-sandbox-100' })
       .catch((e: unknown) => e)) as ValidationError;
     expect(bad).toBeInstanceOf(ValidationError);
     expect(Object.keys(bad.fields)).toContain('currency');
@@ -135,7 +130,7 @@ describe('client x sandbox', () => {
         amount: product.amount,
         quantity: 1,
       },
-      { duplicateCheckKey: 'k-sandbox-120' },
+      { key: 'k-sandbox-120' },
     );
     expect(bought).toMatchObject({ status: 'successful', quantity: 1 });
     expect(bought.pins).toHaveLength(1);
@@ -149,7 +144,7 @@ describe('client x sandbox', () => {
           amount: product.amount,
           quantity: 1,
         },
-        { duplicateCheckKey: 'k-sandbox-131' },
+        { key: 'k-sandbox-131' },
       )
       .catch((e: unknown) => e)) as ValidationError;
     expect(Object.keys(wrong.fields)).toEqual(['gsmNo']);
@@ -161,7 +156,7 @@ describe('client x sandbox', () => {
         phonenumber: '+2348031234567',
         amount: bundle!.price,
       },
-      { duplicateCheckKey: 'k-sandbox-142' },
+      { key: 'k-sandbox-142' },
     );
     expect(data).toMatchObject({ status: 'successful', datacode: bundle!.datacode, phonenumber: '+2348031234567' });
   });

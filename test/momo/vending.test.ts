@@ -124,7 +124,7 @@ describe('purchases', () => {
         pins: [{ pin: 1234567890, serial: 'S1' }],
       }),
     );
-    const bought = await client.vending.purchasePin({ ...pin, amount: 4700 }, { duplicateCheckKey: 'k-vending-127' });
+    const bought = await client.vending.purchasePin({ ...pin, amount: 4700 }, { key: 'k-vending-127' });
     expect(bought).toEqual({
       reference: 'R1',
       status: 'successful',
@@ -141,7 +141,7 @@ describe('purchases', () => {
 
   it('purchasePin is retried under the same key', async () => {
     server.reply({ status: 502 }, ok({ reference: 'R1', status: 'successful', amount: '4700', quantity: 1, pins: [] }));
-    await client.vending.purchasePin(pin, { duplicateCheckKey: 'pin-key' });
+    await client.vending.purchasePin(pin, { key: 'pin-key' });
     expect(server.header('duplicate-check-key')).toEqual(['pin-key', 'pin-key']);
   });
 
@@ -153,7 +153,7 @@ describe('purchases', () => {
     ['product_code', { product_code: ' ' }],
   ])('purchasePin refuses a bad %s before sending', async (field, change) => {
     const e = (await client.vending
-      .purchasePin({ ...pin, ...change }, { duplicateCheckKey: 'k-vending-155' })
+      .purchasePin({ ...pin, ...change }, { key: 'k-vending-155' })
       .catch((x: unknown) => x)) as ValidationError;
     expect(e).toBeInstanceOf(ValidationError);
     expect(Object.keys(e.fields)).toEqual([field]);
@@ -166,7 +166,7 @@ describe('purchases', () => {
     );
     const bought = await client.vending.purchaseData(
       { service_type: 'mtn', datacode: 1001, phonenumber: '+2348031234567', amount: 300 },
-      { duplicateCheckKey: 'data-key' },
+      { key: 'data-key' },
     );
     expect(bought).toEqual({
       reference: 'D1',
@@ -186,7 +186,7 @@ describe('purchases', () => {
     await expect(
       client.vending.purchaseData(
         { service_type: 'mtn', datacode: 1, phonenumber: '08031234567', amount: 300 },
-        { duplicateCheckKey: 'k-vending-185' },
+        { key: 'k-vending-185' },
       ),
     ).rejects.toMatchObject({ status: 0, fields: { phonenumber: [expect.any(String)] } });
     expect(server.requests).toHaveLength(0);

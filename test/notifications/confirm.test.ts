@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { REDIS_URL, cleanupQueues, inspector, uniquePrefix } from '../conversation/redis-helper.js';
-import type { PaymentResult } from '../../flows/services.js';
+import type { PaymentResult } from '../../flows/calls.js';
 import { until, reading } from '../until.js';
 import { payment, startProcess, startService, type Process, type Service } from './stack.js';
 
@@ -24,7 +24,7 @@ describe('final states without webhook credentials', () => {
     open.push(product);
     await service.hook('payment.status.changed', `${product.url}/notifications/momo`);
     const key = `confirm-${n++}:pay`;
-    const made = (await product.services.createPayment(payment(key, 'telegram:51'))) as PaymentResult;
+    const made = (await product.calls.createPayment(payment(key, 'telegram:51'))) as PaymentResult;
     // validated, approved, processed: one read, for the outcome only.
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
@@ -64,7 +64,7 @@ describe('final states without webhook credentials', () => {
     }
     const [a, b] = processes as [Process, Process];
     for (let i = 0; i < 31; i++)
-      await (i % 2 ? a : b).services.createPayment(payment(`budget-${n}-${i}:pay`, `telegram:${600 + i}`));
+      await (i % 2 ? a : b).calls.createPayment(payment(`budget-${n}-${i}:pay`, `telegram:${600 + i}`));
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
 

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MadeRecords, type Made } from '../../src/conversation/services/made-records.js';
+import { MadeRecords, type Made } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address, NoteWords, Notifier } from '../../src/conversation/types.js';
 import { BusyError, createDispatcher, type DispatcherOptions } from '../../src/notifications/dispatch.js';

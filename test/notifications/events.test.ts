@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Made } from '../../src/conversation/services/made-records.js';
+import type { Made } from '../../src/conversation/calls/made-records.js';
 import {
   deliveryFor,
   isFinal,

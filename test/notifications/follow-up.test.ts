@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { payoutMessage } from '../../adapters/slack/payout.js';
-import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { loadAccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { createLogger } from '../../src/log.js';
 import { outcomesCsv } from '../../src/payouts/outcomes.js';
 import { Payouts, type Payout } from '../../src/payouts/payouts.js';
@@ -78,7 +78,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     const { service, product } = await setup(backend, { fetch: losingCreates, followUpDelaysSeconds: BY_HAND });
     const key = `lost-${n++}:pay`;
     // The create reached the service; its answer did not come back: the flow is told it is being confirmed.
-    await expect(product.services.createPayment(payment(key, 'telegram:41'))).rejects.toMatchObject({
+    await expect(product.calls.createPayment(payment(key, 'telegram:41'))).rejects.toMatchObject({
       code: 'connection',
     });
     expect(await product.made.byRef(key)).not.toHaveProperty('id');
@@ -122,7 +122,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     payouts = new Payouts({
       store: product.store,
       policy: loadAccessPolicy(),
-      services: product.services,
+      calls: product.calls,
       currencies: ['UGX'],
       country: { defaultCountry: 'UG' },
       logger: createLogger('silent'),
@@ -222,7 +222,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     const { service, product } = await setup(backend, { credentials: true, followUpDelaysSeconds: BY_HAND });
     await service.hook('payment.status.changed', `${product.url}/notifications/momo`);
     const key = `hooked-${n++}:pay`;
-    await product.services.createPayment(payment(key, 'telegram:43'));
+    await product.calls.createPayment(payment(key, 'telegram:43'));
     await service.sandbox.controls.advanceClock(5);
     await service.sandbox.controls.idle();
     await until('the outcome told', () => product.telegram.told.some((m) => /^Done/.test(m.text)));
@@ -238,7 +238,7 @@ describe.each(backends)('follow-up of an outcome (%s)', (_name, backend) => {
     // Refused: a currency the service does not know.
     const refused = `refused-${n++}:pay`;
     await expect(
-      product.services.createPayment({ ...payment(refused, 'telegram:44'), currency: 'XXX' }),
+      product.calls.createPayment({ ...payment(refused, 'telegram:44'), currency: 'XXX' }),
     ).rejects.toMatchObject({ code: 'validation' });
     await product.notifications.followUp.check({ ref: refused, step: 0 });
     expect(service.reads).toEqual([]);

@@ -5,9 +5,9 @@
  * payment we did not make gives nothing back, whatever ref its body names.
  */
 import { describe, expect, it } from 'vitest';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import type { Notifier } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { MomoClient } from '../../src/momo/index.js';

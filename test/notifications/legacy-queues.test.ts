@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { moveJobs, oldQueues } from '../../src/notifications/legacy-queues.js';
 import { BullQueue, ShardedQueue } from '../../src/notifications/queue.js';
 import { cleanupQueues, inspector, REDIS_URL, uniquePrefix } from '../conversation/redis-helper.js';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { MomoClient } from '../../src/momo/index.js';
 import { createNotifications } from '../../src/notifications/index.js';

@@ -6,8 +6,8 @@
  * back. A 409 on a payment the service did make is never told "not made".
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALREADY_SUBMITTED } from '../../flows/services.js';
-import type { Made } from '../../src/conversation/services/made-records.js';
+import { ALREADY_SUBMITTED } from '../../flows/calls.js';
+import type { Made } from '../../src/conversation/calls/made-records.js';
 import { API_KEY, cutOff, payment, startProcess, startService, type Process, type Service } from './stack.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -40,7 +40,7 @@ describe('"already submitted" of a payment the service never made', () => {
     expect(service.sandbox.controls.payments()).toHaveLength(0);
 
     // The run taken over repeats the create under its key: the service answers 409.
-    expect(await product.services.createPayment(payment(key, 'telegram:61'))).toEqual(ALREADY_SUBMITTED);
+    expect(await product.calls.createPayment(payment(key, 'telegram:61'))).toEqual(ALREADY_SUBMITTED);
     expect(await product.made.byRef(key)).toMatchObject({ accepted: true });
     expect(await product.made.byRef(key)).not.toHaveProperty('id');
 
@@ -77,7 +77,7 @@ describe('"already submitted" of a payment the service never made', () => {
       headers: { authorization: `Token ${API_KEY}`, 'content-type': 'application/json', 'duplicate-check-key': key },
       body: JSON.stringify(payment(key, 'telegram:62')),
     });
-    expect(await product.services.createPayment(payment(key, 'telegram:62'))).toEqual(ALREADY_SUBMITTED);
+    expect(await product.calls.createPayment(payment(key, 'telegram:62'))).toEqual(ALREADY_SUBMITTED);
     await service.sandbox.controls.advanceClock(30);
     await service.sandbox.controls.idle();
     await product.notifications.followUp.check({ ref: key, step: 0 });

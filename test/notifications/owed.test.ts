@@ -16,7 +16,7 @@
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ALREADY_SUBMITTED } from '../../flows/services.js';
+import { ALREADY_SUBMITTED } from '../../flows/calls.js';
 import { openDatabase, type Database } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
 import { OwedOutcomes } from '../../src/journal/owed.js';
@@ -101,7 +101,7 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     await cutOff(service, key, 'telegram:61');
 
     // Named by our short ref all the same (drawn with the intent).
-    expect(await product.services.createPayment(payment(key, 'telegram:61'))).toEqual({
+    expect(await product.calls.createPayment(payment(key, 'telegram:61'))).toEqual({
       ...ALREADY_SUBMITTED,
       shortRef: expect.stringMatching(/^MC-/),
     });
@@ -162,7 +162,7 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     const { service, product } = await setup(losing);
     const key = `owed-lost-${Date.now()}:pay`;
     // The screen names our short ref (pay.unconfirmed), the one the outcome is told by below.
-    await expect(product.services.createPayment(payment(key, 'telegram:62'))).rejects.toMatchObject({
+    await expect(product.calls.createPayment(payment(key, 'telegram:62'))).rejects.toMatchObject({
       shortRef: expect.stringMatching(/^MC-/),
     });
     expect(await owedRow(key)).toMatchObject({ reason: 'unanswered', settled_at: null });
@@ -220,7 +220,7 @@ describe('outcomes owed, kept in PostgreSQL through a Redis loss', { timeout: 60
     const { service, product } = await setup(cutting);
     const key = `owed-outage-${Date.now()}:pay`;
     try {
-      const created = await product.services.createPayment(payment(key, 'telegram:63'));
+      const created = await product.calls.createPayment(payment(key, 'telegram:63'));
       expect(created).toMatchObject({ id: expect.any(String) });
       expect(await owedRow(key)).toMatchObject({ reason: 'intent', settled_at: null });
       // The answer waits for the database in Redis; the row knows no id.

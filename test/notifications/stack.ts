@@ -9,14 +9,14 @@ import { connect } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { DirectRoutes } from '../../src/http/direct-routes.js';
 import type { AddressInfo } from 'node:net';
-import type { FlowServices } from '../../flows/services.js';
-import { MadeRecords, type Made } from '../../src/conversation/services/made-records.js';
+import type { FlowCalls } from '../../flows/calls.js';
+import { MadeRecords, type Made } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { loadAccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { loadAccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { ussdInbox } from '../../src/conversation/channels/ussd-inbox.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { createServices } from '../../src/conversation/services/flow-services.js';
-import { recordMade } from '../../src/conversation/services/made-records.js';
+import { createFlowCalls } from '../../src/conversation/calls/flow-calls.js';
+import { recordMade } from '../../src/conversation/calls/made-records.js';
 import type { Address, Notifier } from '../../src/conversation/types.js';
 import type { Store } from '../../src/store/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -126,7 +126,7 @@ export interface Process {
   store: Store;
   made: MadeRecords;
   /** The flows' services, recording what they make, as src/app.ts builds them. */
-  services: FlowServices;
+  calls: FlowCalls;
   telegram: RecordingNotifier;
   notifications: ReturnType<typeof createNotifications>;
   close(): Promise<void>;
@@ -166,8 +166,8 @@ export async function startProcess(service: Service, options: ProcessOptions = {
   writer?.start();
   const money = journal && writer ? moneyJournal(journal, writer, () => ({ role: '' }), owed) : undefined;
   const delays = options.followUpDelaysSeconds ?? [];
-  const services = recordMade(
-    createServices({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }),
+  const calls = recordMade(
+    createFlowCalls({ client, policy: loadAccessPolicy(), store, logger, moneyCallRetry: { maxRetries: 0 } }),
     made,
     logger,
     money ? { journal: money, ...(delays.length > 0 ? { owedFirstCheckSeconds: delays[0] } : {}) } : {},
@@ -210,7 +210,7 @@ export async function startProcess(service: Service, options: ProcessOptions = {
     url,
     store,
     made,
-    services,
+    calls,
     telegram,
     notifications,
     async close() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createLogger } from '../../src/log.js';
 import { verificationBody, verifyCollection } from '../../src/notifications/verify.js';

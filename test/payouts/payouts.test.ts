@@ -5,11 +5,11 @@
  * nothing (a 429) left being confirmed, its outcome told later under its key.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { payoutMessage } from '../../adapters/slack/payout.js';
-import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
-import { AccessPolicy } from '../../src/conversation/services/access-policy.js';
+import { MadeRecords, recordMade } from '../../src/conversation/calls/made-records.js';
+import { AccessPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { keys } from '../../src/store/keys.js';
 import { createLogger } from '../../src/log.js';
@@ -45,7 +45,7 @@ beforeEach(() => {
   creates = [];
   told = [];
   const policy = new AccessPolicy(POLICY, { now: () => clock });
-  const services: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+  const services: Pick<FlowCalls, 'reserveSpend' | 'createPayment'> = {
     reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
     createPayment: async (input) => {
       creates.push({ key: input.duplicateCheckKey, count: input.recipients?.length ?? 0, amount: input.amount });
@@ -55,7 +55,7 @@ beforeEach(() => {
   payouts = new Payouts({
     store,
     policy,
-    services: services as FlowServices,
+    calls: services as FlowCalls,
     currencies: ['UGX'],
     country: { defaultCountry: 'UG' },
     logger: createLogger('silent'),
@@ -98,7 +98,7 @@ describe('payouts', () => {
       const kenyan = new Payouts({
         store,
         policy: new AccessPolicy(POLICY, { now: () => clock }),
-        services: {} as FlowServices,
+        calls: {} as FlowCalls,
         currencies: ['UGX'],
         country,
         logger: createLogger('silent'),
@@ -135,7 +135,7 @@ describe('payouts', () => {
       new Payouts({
         store,
         policy,
-        services: {} as FlowServices,
+        calls: {} as FlowCalls,
         currencies: ['UGX', 'KES', 'BXC'],
         countryCurrencies: { UG: ['UGX'], KE: ['KES'], NG: ['NGN'] },
         testCurrencies: ['BXC'],
@@ -237,18 +237,18 @@ describe('payouts', () => {
     const made = new MadeRecords({ store, logger: createLogger('silent') });
     const policy = new AccessPolicy(POLICY, { now: () => clock });
     // Our record of each create around a service answering 429 (after the client's retries under the key).
-    const limited: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+    const limited: Pick<FlowCalls, 'reserveSpend' | 'createPayment'> = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
       createPayment: async (input) => {
         creates.push({ key: input.duplicateCheckKey, count: input.recipients?.length ?? 0, amount: input.amount });
         throw { code: 'rate_limited' } satisfies ServiceFailure;
       },
     };
-    const recorded = recordMade(limited as FlowServices, made, createLogger('silent'));
+    const recorded = recordMade(limited as FlowCalls, made, createLogger('silent'));
     payouts = new Payouts({
       store,
       policy,
-      services: recorded,
+      calls: recorded,
       currencies: ['UGX'],
       country: { defaultCountry: 'UG' },
       logger: createLogger('silent'),
@@ -300,7 +300,7 @@ describe('payouts', () => {
     'marks a request whose create fails with %s (nothing was made) "not sent"',
     async (code) => {
       const policy = new AccessPolicy(POLICY, { now: () => clock });
-      const services: Pick<FlowServices, 'reserveSpend' | 'createPayment'> = {
+      const services: Pick<FlowCalls, 'reserveSpend' | 'createPayment'> = {
         reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: 'slack' }),
         createPayment: async () => {
           throw { code, message: 'nothing was sent' } satisfies ServiceFailure;
@@ -309,7 +309,7 @@ describe('payouts', () => {
       payouts = new Payouts({
         store,
         policy,
-        services: services as FlowServices,
+        calls: services as FlowCalls,
         currencies: ['UGX'],
         country: { defaultCountry: 'UG' },
         logger: createLogger('silent'),
@@ -397,14 +397,14 @@ describe('payouts', () => {
     try {
       const policy = new AccessPolicy(POLICY, { now: () => clock });
       const services = {
-        reserveSpend: (input: Parameters<FlowServices['reserveSpend']>[0]) =>
+        reserveSpend: (input: Parameters<FlowCalls['reserveSpend']>[0]) =>
           policy.reserveSpend(redis, { ...input, channel: 'slack' }),
         createPayment: async () => ({ id: '77', state: 'new' }),
       };
       const onRedis = new Payouts({
         store: redis,
         policy,
-        services: services as unknown as FlowServices,
+        calls: services as unknown as FlowCalls,
         currencies: ['UGX'],
         country: { defaultCountry: 'UG' },
         logger: createLogger('silent'),

@@ -1,6 +1,6 @@
 /**
  * A payment's reservation in its person's daily total written in the statement that writes its intent
- * (src/journal/journal.ts intend, src/conversation/services/made-records.ts), on PostgreSQL and PGlite: two
+ * (src/journal/journal.ts intend, src/conversation/calls/made-records.ts), on PostgreSQL and PGlite: two
  * identities of one person paying at once (two connection pools, as two processes) never pass the limit
  * together; a payment the limit refuses leaves no intent and nothing is sent; an intent whose write fails leaves
  * no reservation; a refusal by the service gives the reservation back in the transaction that journals it;
@@ -9,14 +9,14 @@
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import type { PaymentInput } from '../../src/approvals/held.js';
-import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
-import { MadeRecords, recordMade } from '../../src/conversation/services/made-records.js';
+import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/calls/access-policy.js';
+import { MadeRecords, recordMade } from '../../src/conversation/calls/made-records.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { Journal, moneyJournal, type Intent } from '../../src/journal/index.js';
-import type { Reservation } from '../../src/conversation/services/limits.js';
+import type { Reservation } from '../../src/conversation/calls/limits.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import { createLogger } from '../../src/log.js';
 import { DatabaseLimits, deleteLimitsOlderThan } from '../../src/people/limits.js';
@@ -70,7 +70,7 @@ forEachDatabase('limits-with-intent', (open, engine) => {
             calls.push(input.duplicateCheckKey);
             return create(input);
           },
-        } as unknown as FlowServices,
+        } as unknown as FlowCalls,
         new MadeRecords({ store: new MemoryStore(), logger }),
         logger,
         {
@@ -140,10 +140,15 @@ forEachDatabase('limits-with-intent', (open, engine) => {
   });
 
   it('a payment the limit refuses leaves no intent, sends nothing, and is told with the figures', async () => {
-    const { db, journal, calls, services } = await process(false, async () => ({ id: String(++n), state: 'new' }));
+    const {
+      db,
+      journal,
+      calls,
+      services: flowCalls,
+    } = await process(false, async () => ({ id: String(++n), state: 'new' }));
     // The first test spent the day's 1,000.
     const key = `over-${++n}:pay`;
-    await expect(services.createPayment(payment('whatsapp', '1', key))).rejects.toMatchObject({
+    await expect(flowCalls.createPayment(payment('whatsapp', '1', key))).rejects.toMatchObject({
       code: 'limit_exceeded',
       limit: { per: 'day', max: '0', spent: '1000', currency: 'UGX' },
     });

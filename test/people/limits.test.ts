@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Channel } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
@@ -15,7 +15,7 @@ import { DatabaseLimits } from '../../src/people/limits.js';
 import { Operators } from '../../src/people/operators.js';
 import { OperatorRequests } from '../../src/people/requests.js';
 import { People } from '../../src/people/people.js';
-import { personServices } from '../../src/people/person-services.js';
+import { personServices } from '../../src/people/person-calls.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import type { PeopleDirectory } from '../../src/people/start.js';
 import { PeopleSync } from '../../src/people/sync.js';

@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, hashPin, peopleOfPolicy } from '../../src/conversation/calls/access-policy.js';
 import type { Engine, Inbound } from '../../src/conversation/types.js';
 import { createLogger } from '../../src/log.js';
 import { LINK_TOO_MANY, LINK_TRIES, LINK_WRONG, linkCodeOf, withLinkCommand } from '../../src/people/link.js';

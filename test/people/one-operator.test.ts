@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import type { Database } from '../../src/journal/database.js';
 import { createLogger } from '../../src/log.js';
 import { askToAddOperator, commandLineAsker, parseOperatorArgs } from '../../src/people/operator-cli.js';

@@ -10,7 +10,7 @@ import {
   hashPin,
   peopleOfPolicy,
   type PolicyDocument,
-} from '../../src/conversation/services/access-policy.js';
+} from '../../src/conversation/calls/access-policy.js';
 import { People, PIN_CODE_DIGITS } from '../../src/people/people.js';
 import type { PeopleSchema } from '../../src/people/schema.js';
 import { PeopleSync } from '../../src/people/sync.js';

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalDesk, type ApprovalBoard, type HeldPayment } from '../../src/approvals/desk.js';
-import { HELD, type FlowServices } from '../../flows/services.js';
-import { AccessPolicy, hashPin, type PolicyDocument } from '../../src/conversation/services/access-policy.js';
+import { HELD, type FlowCalls } from '../../flows/calls.js';
+import { AccessPolicy, hashPin, type PolicyDocument } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/types.js';
@@ -203,24 +203,24 @@ describe('maker and checker are persons', () => {
     const policy = new AccessPolicy(document);
     const store = new MemoryStore();
     const creates: string[] = [];
-    const services = {
+    const calls = {
       reserveSpend: (input) => policy.reserveSpend(store, { ...input, channel: input.channel as 'slack' }),
       createPayment: async (input) => {
         creates.push(input.duplicateCheckKey);
         return { id: String(creates.length), state: 'new' };
       },
-    } as Pick<FlowServices, 'reserveSpend' | 'createPayment'> as FlowServices;
+    } as Pick<FlowCalls, 'reserveSpend' | 'createPayment'> as FlowCalls;
     const desk = new ApprovalDesk({
       db: database.db,
       policy,
-      services,
+      calls,
       ttlHours: 24,
       tell: async () => {},
       logger: createLogger('silent'),
     });
     const board = new Board();
     desk.attach(board);
-    return { policy, desk, board, creates, guarded: desk.guard(services) };
+    return { policy, desk, board, creates, guarded: desk.guard(calls) };
   };
   const held = (channel: string, userId: string, key: string) => ({
     channel,

@@ -1,6 +1,6 @@
 /** A USSD outcome is told in the person's preferred chat too, once, whatever repeats the telling. */
 import { describe, expect, it } from 'vitest';
-import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, hashPin } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address, NoteWords, Notifier } from '../../src/conversation/types.js';
 import { Directory } from '../../src/people/directory.js';

@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
-import { MadeRecords } from '../../src/conversation/services/made-records.js';
+import { MadeRecords } from '../../src/conversation/calls/made-records.js';
 import { queuePrefixes, QUEUE_PARTS } from '../../src/store/keys.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Address } from '../../src/conversation/types.js';

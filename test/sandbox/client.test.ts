@@ -57,13 +57,13 @@ describe('main API through MomoClient', () => {
 
     const payment = await client.payments.create(
       { phonenumber: SARAH, amount: '2500.50', currency: 'UGX', description: 'Fare', metadata: { chat: 'ussd:1' } },
-      { duplicateCheckKey: 'run-1:pay' },
+      { key: 'run-1:pay' },
     );
     expect(payment.state).toBe('new');
     await expect(
       client.payments.create(
         { phonenumber: SARAH, amount: '2500.50', currency: 'UGX', description: 'Fare' },
-        { duplicateCheckKey: 'run-1:pay' },
+        { key: 'run-1:pay' },
       ),
     ).rejects.toBeInstanceOf(DuplicateRequestError);
     await sb.controls.advanceClock(2);
@@ -75,7 +75,7 @@ describe('main API through MomoClient', () => {
 
   it('maps errors to the client error tree', async () => {
     const server = await client.payments
-      .create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' }, { duplicateCheckKey: 'k-client-78' })
+      .create({ phonenumber: SARAH, amount: '10', account: 99, description: 'x' }, { key: 'k-client-78' })
       .catch((e) => e);
     expect(server).toBeInstanceOf(ValidationError);
     expect((server as ValidationError).fields.account?.[0]).toMatch(/does not exist/);
@@ -110,7 +110,7 @@ describe('main API through MomoClient', () => {
         currency: 'UGX',
         description: 'v',
       },
-      { duplicateCheckKey: 'k-client-106' },
+      { key: 'k-client-106' },
     );
     const old = await make({ version: 'v4' }).payments.get(payment.id);
     expect(old.phone_nos).toEqual([SARAH]);
@@ -125,7 +125,7 @@ describe('main API through MomoClient', () => {
         reason: 'Dues',
         metadata: { chat: 'slack:T:U' },
       },
-      { duplicateCheckKey: 'k-client-117' },
+      { key: 'k-client-117' },
     );
     expect(request.status).toBe('pending');
     const c = await sb.controls.sendCollection({
@@ -214,7 +214,7 @@ describe('vending through MomoClient', () => {
         amount: utme.amount,
         quantity: 2,
       },
-      { duplicateCheckKey: 'k-client-202' },
+      { key: 'k-client-202' },
     );
     expect(bought).toMatchObject({ status: 'successful', quantity: 2 });
     expect(bought.pins).toHaveLength(2);
@@ -227,7 +227,7 @@ describe('vending through MomoClient', () => {
         amount: utme.amount,
         quantity: 1,
       },
-      { duplicateCheckKey: 'k-client-212' },
+      { key: 'k-client-212' },
     );
     await expect(wrongNumber).rejects.toBeInstanceOf(ValidationError);
 
@@ -240,7 +240,7 @@ describe('vending through MomoClient', () => {
         phonenumber: '+2348031234567',
         amount: bundle.price,
       },
-      { duplicateCheckKey: 'k-client-224' },
+      { key: 'k-client-224' },
     );
     expect(data).toMatchObject({ status: 'successful', phonenumber: '+2348031234567' });
     expect(String(data.datacode)).toBe(String(bundle.datacode));

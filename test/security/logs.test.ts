@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { createLogger, maskPhone } from '../../src/log.js';
 import type { RunningApp } from '../../src/app.js';
 import { AtSession } from '../e2e/helpers.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedNotes } from '../../src/conversation/channels/ussd-inbox.js';
 import { keys } from '../../src/store/keys.js';
-import type { PaymentResult } from '../../flows/services.js';
+import type { PaymentResult } from '../../flows/calls.js';
 import { AtSession } from '../e2e/helpers.js';
 import { BASIC_AUTH, startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { payment, startProcess, startService } from '../notifications/stack.js';
@@ -75,7 +75,7 @@ describe('notifications about what this product did not make', () => {
       const user = { channel: 'ussd' as const, conversationId: '+256700333444' };
       const attacker = { channel: 'ussd' as const, conversationId: '+256700999999' };
       const key = 'preclaim-1:pay';
-      const made = (await side.services.createPayment(payment(key, `ussd:${user.conversationId}`))) as PaymentResult;
+      const made = (await side.calls.createPayment(payment(key, `ussd:${user.conversationId}`))) as PaymentResult;
       // Before the service is done, anyone may post: the outcome, claimed for the attacker's chat.
       for (const state of ['processed', 'processed_with_errors']) {
         const forged = await post(side.url, {

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessPolicy, hashPin } from '../../src/conversation/services/access-policy.js';
+import { AccessPolicy, hashPin } from '../../src/conversation/calls/access-policy.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/types.js';

@@ -5,7 +5,7 @@
  * lock holds in a new session and against the right PIN.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startFuzzProduct, type Product } from '../fuzz/harness.js';
 import { TelegramUser } from './drivers.js';

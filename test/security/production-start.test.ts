@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { productArgs, ROOT } from '../product.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
 import { embedded } from '../journal/templates.js';
 

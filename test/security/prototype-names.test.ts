@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payoutMessage } from '../../adapters/slack/payout.js';
 import { readMessage } from '../../adapters/whatsapp/inbound.js';
 import type { IncomingMessage as WhatsAppMessage } from '../../adapters/whatsapp/payload.js';
-import type { Made } from '../../src/conversation/services/made-records.js';
+import type { Made } from '../../src/conversation/calls/made-records.js';
 import { ValidationError, errorFromResponse } from '../../src/momo/errors.js';
 import { deliveryFor, marksOf, notificationBody, parseNotice, type Notice } from '../../src/notifications/events.js';
 import { createMetrics } from '../../src/ops/metrics.js';

@@ -11,7 +11,7 @@ import type { Update } from 'grammy/types';
 import http from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from '../adapters/telegram/fake-bot-api.js';
 import { textUpdate } from '../adapters/telegram/harness.js';

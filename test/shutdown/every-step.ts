@@ -13,7 +13,7 @@ import { flows } from '../../flows/index.js';
 import { stateLabel } from '../../flows/migrations/index.js';
 import type { FlowId } from '../../flows/types.js';
 import { step as pureStep } from '../../src/conversation/flow/actor-scope.js';
-import { FlowRuntime, isBusy, type Session } from '../../src/conversation/flow/flow-runtime.js';
+import { FlowRuntime, isBusy, type StoredFlow } from '../../src/conversation/flow/flow-runtime.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 
 /** One step to move a person at: a flow and one of its states (`awaitingAmount`, nested `a.b`). */
@@ -108,23 +108,23 @@ const runtime = new FlowRuntime(flows, {});
  * nothing this walk can answer, or nothing leads there.
  */
 export function answerTowards(
-  session: Session,
+  storedFlow: StoredFlow,
   target: Target,
   refused: (text: string) => boolean = () => false,
 ): Answer | undefined {
   const distance =
-    session.flow === target.flow ? distancesTo(target.flow, target.state) : new Map<string, number>([['', 0]]);
-  return nearest(session, target.flow, distance, refused);
+    storedFlow.flow === target.flow ? distancesTo(target.flow, target.state) : new Map<string, number>([['', 0]]);
+  return nearest(storedFlow, target.flow, distance, refused);
 }
 
 /** The answer a person goes on with at a stored step: the one nearest the end of its flow (a final state). */
-export function forwardAnswer(session: Session): Answer | undefined {
-  const finals = leaves(machineOf(session.flow).root).filter((node) => node.type === 'final');
+export function forwardAnswer(storedFlow: StoredFlow): Answer | undefined {
+  const finals = leaves(machineOf(storedFlow.flow).root).filter((node) => node.type === 'final');
   const distance = new Map<string, number>();
   for (const final of finals)
-    for (const [state, hops] of distancesTo(session.flow, labelOf(final)))
+    for (const [state, hops] of distancesTo(storedFlow.flow, labelOf(final)))
       distance.set(state, Math.min(hops, distance.get(state) ?? Infinity));
-  return nearest(session, session.flow, distance);
+  return nearest(storedFlow, storedFlow.flow, distance);
 }
 
 /** A USSD answer, the event it is to the flow, and the state the flow takes with it (before any service answers). */
@@ -136,13 +136,13 @@ export interface Answer {
 
 /** The answer whose pure step is nearest (by `distance`) among the screen's choices and typed answers. */
 function nearest(
-  session: Session,
+  storedFlow: StoredFlow,
   towards: FlowId,
   distance: Map<string, number>,
   refused: (text: string) => boolean = () => false,
 ): Answer | undefined {
-  const machine = machineOf(session.flow);
-  const snapshot = runtime.restore(session);
+  const machine = machineOf(storedFlow.flow);
+  const snapshot = runtime.restore(storedFlow);
   const view = currentView(snapshot);
   if (!view || isBusy(snapshot)) return undefined;
   const target = { flow: towards };
@@ -161,7 +161,7 @@ function nearest(
     const to = stateLabel(after.value);
     // The menu: the target's flow (or, for the menu's own steps, the step nearest).
     const score =
-      session.flow === 'menu' && target.flow !== 'menu'
+      storedFlow.flow === 'menu' && target.flow !== 'menu'
         ? (candidate.event as { id?: string }).id === target.flow
           ? 0
           : Infinity
@@ -174,4 +174,5 @@ function nearest(
 }
 
 /** The label of a stored session's state. */
-export const storedState = (session: Session): string => stateLabel((session.snapshot as { value: unknown }).value);
+export const storedState = (storedFlow: StoredFlow): string =>
+  stateLabel((storedFlow.snapshot as { value: unknown }).value);

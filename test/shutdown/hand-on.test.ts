@@ -11,7 +11,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';

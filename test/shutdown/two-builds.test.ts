@@ -30,7 +30,7 @@ import { flowShape } from '../../flows/shape.js';
 import { VENDING_FLOWS } from '../../flows/purchase.js';
 import type { FlowId } from '../../flows/types.js';
 import type { ConversationRecord } from '../../src/conversation/engine/ledger.js';
-import { hashPin } from '../../src/conversation/services/access-policy.js';
+import { hashPin } from '../../src/conversation/calls/access-policy.js';
 import { keys } from '../../src/store/keys.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { until } from '../until.js';
@@ -488,19 +488,24 @@ class Mover {
         await this.hop(product, choice(this.last, /^Continue$/));
         continue;
       }
-      const session = (await this.settled()).session;
-      if (session && !session.ended && session.flow === this.target.flow && storedState(session) === this.target.state)
+      const storedFlow = (await this.settled()).session;
+      if (
+        storedFlow &&
+        !storedFlow.ended &&
+        storedFlow.flow === this.target.flow &&
+        storedState(storedFlow) === this.target.state
+      )
         return true;
-      if (!session || session.ended || (session.flow !== this.target.flow && session.flow !== 'menu')) {
+      if (!storedFlow || storedFlow.ended || (storedFlow.flow !== this.target.flow && storedFlow.flow !== 'menu')) {
         await this.hop(product, '00');
         continue;
       }
-      const here = `${session.flow}.${storedState(session)}`;
+      const here = `${storedFlow.flow}.${storedState(storedFlow)}`;
       if (asked?.at === here) refused.add(`${here}:${asked.text}`);
       const seen = (visits.get(here) ?? 0) + 1;
       visits.set(here, seen);
       if (seen > 3) return false;
-      const answer = answerTowards(session, this.target, (text) => refused.has(`${here}:${text}`));
+      const answer = answerTowards(storedFlow, this.target, (text) => refused.has(`${here}:${text}`));
       if (!answer) return false;
       asked = { at: here, text: answer.text };
       await this.hop(product, answer.text);

@@ -7,7 +7,7 @@ import type { Lang, Text } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
 import type { Catalogue } from '../flow/render.js';
 import { currentView } from '../flow/render.js';
-import { isBusy, isMoney, type FlowRuntime, type Session } from '../flow/flow-runtime.js';
+import { isBusy, isMoney, type FlowRuntime, type StoredFlow } from '../flow/flow-runtime.js';
 import type { Channel, ChannelCapabilities, Prompt } from '../types.js';
 
 export interface Answers {
@@ -24,14 +24,14 @@ export interface Answers {
    * Where the session is: its screen (final once the flow ended), or "processing" while it is busy. A session
    * this release cannot read (FlowRuntime.admit): "being confirmed" in a money state, else "try again in a moment".
    */
-  screen(session: Session, lang: Lang, channel: Channel): Prompt;
+  screen(storedFlow: StoredFlow, lang: Lang, channel: Channel): Prompt;
   /** `prompt` with lines (pending outcomes, a note such as "your session timed out") above it. */
   withNotes(prompt: Prompt, notes: string[]): Prompt;
   /**
    * The words of an ended session's last screen as catalogue text (its notice, or its final view's text when
    * no error line is above it), to say them again in another language; undefined for any other screen.
    */
-  words(session: Session): Text | undefined;
+  words(storedFlow: StoredFlow): Text | undefined;
   /**
    * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
    * again" when the session may have moved money (it is in a money state), "processing" while a run is out
@@ -40,7 +40,13 @@ export interface Answers {
    * outcome: "start again" could make them pay twice), else "start again". (One whose conversation could
    * not be read gets `common.unavailable`: what it holds is unknown.)
    */
-  failure(session: Session | undefined, running: boolean, afterMoney: boolean, lang: Lang, channel: Channel): Prompt;
+  failure(
+    storedFlow: StoredFlow | undefined,
+    running: boolean,
+    afterMoney: boolean,
+    lang: Lang,
+    channel: Channel,
+  ): Prompt;
 }
 
 export function createAnswers(
@@ -73,34 +79,34 @@ export function createAnswers(
     text,
     notice,
     processing,
-    screen(session, lang, channel) {
-      if (session.notice) return { text: text(session.notice, lang), final: true };
-      const admitted = runtime.admit(session);
+    screen(storedFlow, lang, channel) {
+      if (storedFlow.notice) return { text: text(storedFlow.notice, lang), final: true };
+      const admitted = runtime.admit(storedFlow);
       // A flow this release cannot read (a later build's, or one a run is still finishing): not its screen.
       if (admitted.kind !== 'continue')
-        return session.money ? processing(channel, lang, true) : notice('common.tryAgainSoon', lang, true);
-      const snapshot = runtime.restore(admitted.session);
+        return storedFlow.money ? processing(channel, lang, true) : notice('common.tryAgainSoon', lang, true);
+      const snapshot = runtime.restore(admitted.storedFlow);
       if (isBusy(snapshot)) return processing(channel, lang, isMoney(snapshot));
       const view = currentView(snapshot);
       if (!view) {
-        logger.error({ flow: session.flow, state: snapshot.value }, 'engine: a waiting state has no view');
+        logger.error({ flow: storedFlow.flow, state: snapshot.value }, 'engine: a waiting state has no view');
         return notice('common.error', lang, true);
       }
       const prompt = catalogue.renderView(view, lang);
-      return session.ended ? { ...prompt, final: true } : prompt;
+      return storedFlow.ended ? { ...prompt, final: true } : prompt;
     },
-    words(session) {
-      if (session.notice) return session.notice;
-      if (!session.ended) return undefined;
-      const admitted = runtime.admit(session);
+    words(storedFlow) {
+      if (storedFlow.notice) return storedFlow.notice;
+      if (!storedFlow.ended) return undefined;
+      const admitted = runtime.admit(storedFlow);
       if (admitted.kind !== 'continue') return undefined;
-      const view = currentView(runtime.restore(admitted.session));
+      const view = currentView(runtime.restore(admitted.storedFlow));
       return view && !view.error ? view.text : undefined;
     },
     withNotes: (prompt, notes) =>
       notes.length === 0 ? prompt : { ...prompt, text: [...notes, prompt.text].join('\n') },
-    failure(session, running, afterMoney, lang, channel) {
-      const money = session !== undefined && runtime.isMoneySession(session);
+    failure(storedFlow, running, afterMoney, lang, channel) {
+      const money = storedFlow !== undefined && runtime.isMoneyFlow(storedFlow);
       if (money || running) return processing(channel, lang, money);
       return notice(afterMoney ? 'common.unavailable' : 'common.error', lang, true);
     },

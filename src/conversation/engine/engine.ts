@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { flows as registeredFlows } from '../../../flows/index.js';
-import type { FlowServices } from '../../../flows/services.js';
+import type { FlowCalls } from '../../../flows/calls.js';
 import type { FlowId, FlowModule, Lang } from '../../../flows/types.js';
 import { VENDING_COUNTRY, VENDING_FLOWS } from '../../../flows/purchase.js';
 import { getCountryCallingCode } from 'libphonenumber-js';
@@ -21,7 +21,7 @@ import { migrations as declaredMigrations, type FlowMigrations } from '../../../
 import { currentBuild } from '../flow/build.js';
 import { createAnswers } from './answers.js';
 import { callerCountry, currenciesOfCountry } from './country.js';
-import type { AccessPolicy } from '../services/access-policy.js';
+import type { AccessPolicy } from '../calls/access-policy.js';
 import { RecordCache } from './record-cache.js';
 import { createCatalogue } from '../flow/render.js';
 import { Runner, type MoneyAnswer } from './runner.js';
@@ -52,8 +52,8 @@ import { keys } from '../../store/keys.js';
 
 export interface EngineOptions {
   store: Store;
-  /** The side effects flows ask for (createServices, or fakes in tests). */
-  services: Partial<FlowServices>;
+  /** The side effects flows ask for (createFlowCalls, or fakes in tests). */
+  services: Partial<FlowCalls>;
   policy: AccessPolicy;
   /**
    * What each channel can do, as its adapter declares it (adapters/capabilities.ts): the engine branches on
@@ -305,15 +305,18 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     },
     async sessionEnded<S>(participant: Participant, isCurrent: (state: S | undefined) => boolean): Promise<SessionEnd> {
       const record = (await records.read(keys.conversation(participant)))?.record;
-      const session = record?.session;
+      const storedFlow = record?.session;
       if (!isCurrent(record?.channel as S | undefined))
         return { counted: false, reason: "not the conversation's current session" };
-      if (!session || session.ended || session.notice) return { counted: false, reason: 'no flow in progress' };
-      if (!runtime.readsAsIs(session)) return { counted: false, reason: "another build's flow" };
-      if (record?.run !== undefined || isBusy(runtime.restore(session)))
+      if (!storedFlow || storedFlow.ended || storedFlow.notice)
+        return { counted: false, reason: 'no flow in progress' };
+      if (!runtime.readsAsIs(storedFlow)) return { counted: false, reason: "another build's flow" };
+      if (record?.run !== undefined || isBusy(runtime.restore(storedFlow)))
         return { counted: false, reason: 'a service call is running' };
       options.onTransition?.(
-        transition(session, { channel: participant.channel, at: now() }, runtime.mark(session), { end: 'abandoned' }),
+        transition(storedFlow, { channel: participant.channel, at: now() }, runtime.mark(storedFlow), {
+          end: 'abandoned',
+        }),
       );
       return { counted: true };
     },

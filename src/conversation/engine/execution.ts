@@ -17,7 +17,7 @@ import {
   transition,
   type FlowEnd,
   type FlowTransition,
-  type Session,
+  type StoredFlow,
 } from '../flow/flow-runtime.js';
 import type { Participant } from '../types.js';
 import type { Stored } from './ledger.js';
@@ -37,10 +37,10 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
   const log = logged(participant);
   const lease = holdLease(o, key, token, start.leasedAt, log);
   let current = start.stored;
-  let session = start.session;
+  let storedFlow = start.storedFlow;
   let profile: UserProfile = current.record.profile ?? { lang: 'en' };
   /** A money-moving call may have reached the service (a call in a money state, or the stored state is one). */
-  let money = isMoneyRun(o, session);
+  let money = isMoneyRun(o, storedFlow);
   let called = false;
   /** This run made a call in a money state. */
   let moneyCalled = false;
@@ -51,18 +51,18 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
   let remember: Partial<UserProfile> = {};
   const ctx = o.context(participant);
   try {
-    for (let first = true; isBusy(runtime.restore(session)); first = false) {
-      const snapshot = runtime.restore(session);
+    for (let first = true; isBusy(runtime.restore(storedFlow)); first = false) {
+      const snapshot = runtime.restore(storedFlow);
       if (!first) {
         // Before the next call: the busy state stored (unless it holds a secret) and the lease still ours
         // (without asking while it is fresh).
         const [kept, held] = await Promise.all([
-          isSecret(snapshot) ? current : persist(o, key, token, current, session),
+          isSecret(snapshot) ? current : persist(o, key, token, current, storedFlow),
           lease.fresh() || lease.renew(),
         ]);
         if (!kept || !held) {
           if (!kept && !money && (await startLost(o, key, current.version))) {
-            await nothingSent(o, participant, session, snapshot, profile.lang);
+            await nothingSent(o, participant, storedFlow, snapshot, profile.lang);
             return;
           }
           logger.warn(log, 'engine: the conversation moved to another run; stopped before the next service call');
@@ -78,21 +78,21 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
         if (held !== 'ours') {
           // Started by a delivery here (no run before it) and no money call made yet: nothing was sent.
           if (held === 'lost' && !moneyCalled && !start.stored.record.run?.takeovers) {
-            await nothingSent(o, participant, session, snapshot, profile.lang);
+            await nothingSent(o, participant, storedFlow, snapshot, profile.lang);
             return;
           }
           logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
           return;
         }
       }
-      const invocation = runtime.invocation(session.flow, snapshot);
+      const invocation = runtime.invocation(storedFlow.flow, snapshot);
       if (isMoney(snapshot)) moneyRef = refOf(invocation) ?? moneyRef;
       money ||= isMoney(snapshot);
       moneyCalled ||= isMoney(snapshot);
       called = true;
       const outcome = await runtime.call(invocation);
-      const step = runtime.resolve(session, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: o.now() });
-      session = step.session;
+      const step = runtime.resolve(storedFlow, outcome, { profile, remember: {}, notes: [] }, { ...ctx, at: o.now() });
+      storedFlow = step.storedFlow;
       profile = step.profile;
       remember = { ...remember, ...step.remember };
       ended.push(...(step.ended ?? []));
@@ -100,7 +100,7 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
     }
     local.settling = true;
     const can = o.capabilitiesOf(participant.channel);
-    const screen = answers.screen(session, profile.lang, participant.channel);
+    const screen = answers.screen(storedFlow, profile.lang, participant.channel);
     // A chat's run taken over that ends at a question with no money state in it, where a money call's state is
     // held by a replica before the call (durable: Sentinel, cluster): a failover may have put the record back
     // to this run after the person had answered past that question (a Confirm answered "still working on it",
@@ -123,11 +123,11 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
     // A USSD answer after a money call, or saying a taken-over PIN check sent nothing, may never reach the
     // phone (the process or the network dropping it), so it is kept for the next dial first: a user who
     // missed it does not pay again, nor wait for news that will not come.
-    const secretLost = session.notice?.key === 'common.secretLost';
+    const secretLost = storedFlow.notice?.key === 'common.secretLost';
     const keep = can.keepsForNextDial && outcome.final === true && ((money && called) || secretLost);
-    const words = answers.words(session);
+    const words = answers.words(storedFlow);
     const kept = keep && (await keepForNextDial(o, participant, outcome, words));
-    const settled = await settle(o, key, token, current, { session, profile }, outcome, starter);
+    const settled = await settle(o, key, token, current, { session: storedFlow, profile }, outcome, starter);
     if (!settled) {
       logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
       return;
@@ -167,9 +167,9 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
       );
     } else {
       logger.error({ ...log, err: errorMessage(error) }, 'engine: a run failed');
-      if (await fail(o, key, token, current, session, participant, starter)) {
+      if (await fail(o, key, token, current, storedFlow, participant, starter)) {
         o.onTransition?.(
-          transition(session, { channel: participant.channel, at: o.now() }, runtime.mark(session), {
+          transition(storedFlow, { channel: participant.channel, at: o.now() }, runtime.mark(storedFlow), {
             end: 'error',
           }),
         );
@@ -178,7 +178,7 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
         // dropped it, after reads from the old master had shown it): nobody else will end it, and its waiters
         // may have been told "being confirmed" (its state a money one, its call not made). A takeover's lost
         // write leaves the run it took over, to be taken over again.
-        await nothingSent(o, participant, session, runtime.restore(session), profile.lang);
+        await nothingSent(o, participant, storedFlow, runtime.restore(storedFlow), profile.lang);
       }
     }
   } finally {
@@ -195,7 +195,7 @@ async function fail(
   key: string,
   token: string,
   from: Stored,
-  session: Session,
+  storedFlow: StoredFlow,
   participant: Participant,
   starter?: Waiter,
 ): Promise<boolean> {
@@ -209,7 +209,7 @@ async function fail(
       from,
       (record) => ({
         ...record,
-        session: { ...session, ended: true },
+        session: { ...storedFlow, ended: true },
         ...answerWaiting(o, record, prompt, starter),
         run: undefined,
       }),

@@ -6,11 +6,11 @@
  */
 import type { EventObject } from 'xstate';
 import { failureText } from '../../../flows/failure.js';
-import { isHeld } from '../../../flows/services.js';
+import { isHeld } from '../../../flows/calls.js';
 import { madeNothing, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage } from '../../log.js';
 import { logged } from '../../store/chat-address.js';
-import type { Session } from '../flow/flow-runtime.js';
+import type { StoredFlow } from '../flow/flow-runtime.js';
 import type { Prompt } from '../types.js';
 import { holdLease } from './lease.js';
 import { deliverLate, keepForNextDial } from './late-outcome.js';
@@ -32,7 +32,7 @@ export async function finishMoney(
   local: LocalRun,
   written: () => void,
 ): Promise<void> {
-  const { key, participant, token, starter, session } = start;
+  const { key, participant, token, starter, storedFlow: session } = start;
   const { runtime, answers, logger } = o;
   const log = logged(participant);
   const lease = holdLease(o, key, token, start.leasedAt, log);
@@ -47,7 +47,7 @@ export async function finishMoney(
     }
     const outcome = await runtime.call(invocation);
     local.settling = true;
-    const ended: Session = { ...session, ended: true, notice: moneyOutcome(outcome) };
+    const ended: StoredFlow = { ...session, ended: true, notice: moneyOutcome(outcome) };
     delete ended.money;
     const prompt: Prompt = { ...answers.screen(ended, profile.lang, participant.channel), money: true };
     const words = ended.notice;

@@ -11,7 +11,7 @@ import { errorMessage } from '../../log.js';
 import { logged } from '../../store/chat-address.js';
 import { rideOut } from '../../store/ride-out.js';
 import { addPending } from '../channels/ussd-inbox.js';
-import { isMoney, type Session } from '../flow/flow-runtime.js';
+import { isMoney, type StoredFlow } from '../flow/flow-runtime.js';
 import type { Address, Participant, Prompt } from '../types.js';
 import type { Stored } from './ledger.js';
 import { refOf, type RunnerOptions } from './run.js';
@@ -30,7 +30,7 @@ const UNKNOWN_READ_FOR_MS = 5 * 60_000;
 export async function nothingSent(
   o: RunnerOptions,
   participant: Participant,
-  session: Session,
+  storedFlow: StoredFlow,
   snapshot: AnyMachineSnapshot,
   lang: Lang,
 ) {
@@ -40,7 +40,7 @@ export async function nothingSent(
     log,
     'engine: the write that started this run is gone from the store (a failover dropped it); stopped before the next service call, told that nothing was sent',
   );
-  const ref = isMoney(snapshot) ? refOf(runtime.invocation(session.flow, snapshot)) : undefined;
+  const ref = isMoney(snapshot) ? refOf(runtime.invocation(storedFlow.flow, snapshot)) : undefined;
   if (ref && o.giveBack)
     await o
       .giveBack(ref)

@@ -11,7 +11,7 @@
  */
 import { hash } from 'node:crypto';
 import type { UserProfile } from '../../../flows/types.js';
-import type { Session } from '../flow/flow-runtime.js';
+import type { StoredFlow } from '../flow/flow-runtime.js';
 import type { Prompt } from '../types.js';
 
 /** A delivery waiting for the run of its conversation. */
@@ -45,7 +45,7 @@ export interface OpenRun {
 
 /** What `conv:{u<n>}:<channel>:<conversationId>` holds. */
 export interface ConversationRecord {
-  session?: Session;
+  session?: StoredFlow;
   /** Recent deliveries and their answers, oldest first. */
   ledger: Entry[];
   /** A channel's own state, kept with the conversation (TurnEngine); chat channels keep none. */
@@ -123,14 +123,14 @@ export function resolveWaiting(ledger: Entry[], answer: (id: string) => Prompt):
 }
 
 /** The record's flow while it waits at a question of its own (not the menu, not ended or expired, no run out). */
-export function openFlow(record: ConversationRecord, now: number): Session | undefined {
-  const session = record.session;
-  return session !== undefined &&
-    session.flow !== 'menu' &&
-    !session.ended &&
-    !session.notice &&
-    session.expiresAt > now &&
+export function openFlow(record: ConversationRecord, now: number): StoredFlow | undefined {
+  const storedFlow = record.session;
+  return storedFlow !== undefined &&
+    storedFlow.flow !== 'menu' &&
+    !storedFlow.ended &&
+    !storedFlow.notice &&
+    storedFlow.expiresAt > now &&
     record.run === undefined
-    ? session
+    ? storedFlow
     : undefined;
 }

@@ -7,7 +7,7 @@
  * outcome says (execution.ts), nor telling anyone late (late-outcome.ts).
  */
 import { pauseAfter, STORE_TRIES } from '../../store/ride-out.js';
-import type { Session } from '../flow/flow-runtime.js';
+import type { StoredFlow } from '../flow/flow-runtime.js';
 import type { Prompt } from '../types.js';
 import { answerOf, isNewest, resolveWaiting, WAITING, type ConversationRecord, type Stored } from './ledger.js';
 import { leaseOf } from './lease.js';
@@ -116,9 +116,9 @@ export function persist(
   key: string,
   token: string,
   from: Stored,
-  session: Session,
+  storedFlow: StoredFlow,
 ): Promise<Stored | null> {
-  return write(o, key, token, from, (record) => ({ ...record, session }));
+  return write(o, key, token, from, (record) => ({ ...record, session: storedFlow }));
 }
 
 /**

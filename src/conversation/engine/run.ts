@@ -5,7 +5,14 @@
  * how a run is taken, executed, waited for or taken over is in the modules named for each (lease.ts,
  * execution.ts, deadline.ts, take-over.ts).
  */
-import type { Invocation, FlowEnd, FlowRuntime, FlowTransition, Session, StepContext } from '../flow/flow-runtime.js';
+import type {
+  Invocation,
+  FlowEnd,
+  FlowRuntime,
+  FlowTransition,
+  StoredFlow,
+  StepContext,
+} from '../flow/flow-runtime.js';
 import type { Lang } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
 import type { Store } from '../../store/types.js';
@@ -79,7 +86,7 @@ export interface RunStart {
   /** When the lease was asked for (RunnerOptions.now, before the command went out): it lasts leaseMs from then at least. */
   leasedAt: number;
   /** The busy session to run (live: a secret state reached by a call is run from memory, never stored). */
-  session: Session;
+  storedFlow: StoredFlow;
   /** The record as written with the run's id. */
   stored: Stored;
   /** The delivery that started the run, when it waits in this process: its answer carries its notes. */
@@ -110,8 +117,8 @@ export interface MoneyAnswer {
 export const CAS_ATTEMPTS = 5;
 
 /** The session waits in a money state (a money-moving call may have reached the service). */
-export const isMoneyRun = (o: Pick<RunnerOptions, 'runtime'>, session: Session | undefined): boolean =>
-  session !== undefined && o.runtime.isMoneySession(session);
+export const isMoneyRun = (o: Pick<RunnerOptions, 'runtime'>, storedFlow: StoredFlow | undefined): boolean =>
+  storedFlow !== undefined && o.runtime.isMoneyFlow(storedFlow);
 
 /** The Duplicate-Check-Key a money-moving invocation carries in its input, if any. */
 export function refOf(invocation: Invocation): string | undefined {

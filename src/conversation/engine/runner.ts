@@ -94,7 +94,7 @@ export class Runner {
       settled: new Promise<void>((resolve) => (written = resolve)),
     } as LocalRun;
     // A money call stored by a machine this release cannot read still finishes: from what the record carries.
-    const blind = start.session.money === true && !this.o.runtime.readsAsIs(start.session);
+    const blind = start.storedFlow.money === true && !this.o.runtime.readsAsIs(start.storedFlow);
     run.stopped = (
       blind ? finishMoney(this.running, start, run, written) : execute(this.running, start, run, written)
     ).finally(() => {

@@ -6,7 +6,7 @@
  */
 import { errorMessage } from '../../log.js';
 import { within } from '../../within.js';
-import type { Session } from '../flow/flow-runtime.js';
+import type { StoredFlow } from '../flow/flow-runtime.js';
 import { refOf, type RunnerOptions } from './run.js';
 
 /** How long the "being confirmed" screen waits for the short ref it names (one read). */
@@ -17,14 +17,14 @@ const SHORT_REF_WAIT_MS = 300;
  * before the call), for the "being confirmed" screen; undefined when none is written yet, or not within
  * {@link SHORT_REF_WAIT_MS} (the screen then names none). Never throws.
  */
-export async function shortRefOfRun(o: RunnerOptions, session: Session | undefined): Promise<string | undefined> {
-  if (!session || !o.shortRefOf) return undefined;
+export async function shortRefOfRun(o: RunnerOptions, storedFlow: StoredFlow | undefined): Promise<string | undefined> {
+  if (!storedFlow || !o.shortRefOf) return undefined;
   try {
     // A session of another build's shape is read from its stored call: this release may not have its state.
     const { runtime } = o;
-    const invocation = runtime.readsAsIs(session)
-      ? runtime.invocation(session.flow, runtime.restore(session))
-      : runtime.storedInvocation(session);
+    const invocation = runtime.readsAsIs(storedFlow)
+      ? runtime.invocation(storedFlow.flow, runtime.restore(storedFlow))
+      : runtime.storedInvocation(storedFlow);
     const ref = invocation ? refOf(invocation) : undefined;
     return ref ? await within(o.shortRefOf(ref), SHORT_REF_WAIT_MS) : undefined;
   } catch (error) {

@@ -185,15 +185,15 @@ export async function takeOver(
       // A money run of a flow this release cannot read runs from what its record carries (finishMoney).
       if (money && !o.runtime.readsAsIs(record.session)) {
         const migrated = o.runtime.admit(record.session);
-        const session = migrated.kind === 'continue' ? migrated.session : record.session;
+        const storedFlow = migrated.kind === 'continue' ? migrated.storedFlow : record.session;
         logger.warn(
           logged(participant),
           "engine: took over a money run of another build's flow; it finishes from its record",
         );
-        here.begin({ key, participant, token, leasedAt, session, stored: written });
+        here.begin({ key, participant, token, leasedAt, storedFlow, stored: written });
         return here.runs.get(key);
       }
-      const resumed = admitted?.kind === 'continue' ? admitted.session : record.session;
+      const resumed = admitted?.kind === 'continue' ? admitted.storedFlow : record.session;
       const stored = o.runtime.restore(resumed);
       logger.warn(
         { ...logged(participant), step: stepName(stored) },
@@ -203,8 +203,8 @@ export async function takeOver(
       // deploy; this one checks PINs before it records a run, turn.ts checkSecrets). The check cannot be
       // repeated, and no money call was made under it (the state of one is stored before its call, and that
       // write fails once this run's id replaced the holder's), so the flow ends saying so.
-      const session = isBusy(stored) ? resumed : { ...resumed, ended: true, notice: { key: 'common.secretLost' } };
-      here.begin({ key, participant, token, leasedAt, session, stored: written });
+      const storedFlow = isBusy(stored) ? resumed : { ...resumed, ended: true, notice: { key: 'common.secretLost' } };
+      here.begin({ key, participant, token, leasedAt, storedFlow, stored: written });
       return here.runs.get(key);
     }
     return undefined;
@@ -264,12 +264,12 @@ async function restartUpdated(
   const ctx = { ...o.context(participant), at: o.now() };
   const step = runtime.start(ctx.home, { profile, remember: {}, notes: [{ key: 'common.updated' }] }, ctx);
   const screen = answers.withNotes(
-    answers.screen(step.session, profile.lang, participant.channel),
+    answers.screen(step.storedFlow, profile.lang, participant.channel),
     step.notes.map((note) => answers.text(note, profile.lang)),
   );
   const written = await records.write(
     key,
-    { ...record, session: step.session, ...answerWaiting(o, record, screen), run: undefined },
+    { ...record, session: step.storedFlow, ...answerWaiting(o, record, screen), run: undefined },
     fresh.version,
   );
   if (!written) return false;

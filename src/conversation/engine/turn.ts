@@ -31,7 +31,7 @@ import {
   type Stored,
 } from './ledger.js';
 import { unseenAfterToldLate } from './told-late.js';
-import type { AccessPolicy } from '../services/access-policy.js';
+import type { AccessPolicy } from '../calls/access-policy.js';
 import { profileOf, readProfile, rememberProfile } from './profile.js';
 import type { RecordCache } from './record-cache.js';
 import { rideOut } from '../../store/ride-out.js';
@@ -45,7 +45,7 @@ import {
   type FlowEnd,
   type FlowRuntime,
   type FlowTransition,
-  type Session,
+  type StoredFlow,
   type Step,
   type StepContext,
 } from '../flow/flow-runtime.js';
@@ -101,7 +101,7 @@ const CAS_ATTEMPTS = 5;
  */
 class RunUnknown extends Error {
   constructor(
-    readonly session: Session,
+    readonly storedFlow: StoredFlow,
     cause: unknown,
   ) {
     super(`a run may have started: ${errorMessage(cause)}`);
@@ -135,31 +135,31 @@ export function createTurn(o: TurnOptions) {
     profile: UserProfile,
     ctx: StepContext,
   ): Step | 'wait' | 'newer' {
-    const base: Omit<Step, 'session'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
+    const base: Omit<Step, 'storedFlow'> = { profile, remember: {}, notes: [], ended: [], moves: [] };
     if (record.run) return 'wait';
-    let session = record.session;
-    if (session) {
+    let storedFlow = record.session;
+    if (storedFlow) {
       // Written by another release (FlowRuntime.admit): continued (migrated when declared), left alone when a
       // later build wrote it and it is not over, else started again with one line saying the service was updated.
-      const admitted = runtime.admit(session);
-      const over = session.ended || session.expiresAt <= o.now();
+      const admitted = runtime.admit(storedFlow);
+      const over = storedFlow.ended || storedFlow.expiresAt <= o.now();
       if (admitted.kind === 'newer' && !over) return 'newer';
-      if (admitted.kind === 'continue') session = admitted.session;
+      if (admitted.kind === 'continue') storedFlow = admitted.storedFlow;
       else {
         if (!over) base.notes.push({ key: 'common.updated' });
-        session = undefined;
+        storedFlow = undefined;
       }
     }
-    if (session && session.expiresAt <= o.now()) {
-      if (!session.ended) left(session, base, ctx);
+    if (storedFlow && storedFlow.expiresAt <= o.now()) {
+      if (!storedFlow.ended) left(storedFlow, base, ctx);
       const startsOver = inbound.newSession || inbound.start !== undefined || inbound.nav === 'home';
-      if (!session.ended && !startsOver) base.notes.push({ key: 'common.expired' });
-      session = undefined;
+      if (!storedFlow.ended && !startsOver) base.notes.push({ key: 'common.expired' });
+      storedFlow = undefined;
     }
-    const live = session && !session.ended ? session : undefined;
+    const live = storedFlow && !storedFlow.ended ? storedFlow : undefined;
     if (live && isBusy(runtime.restore(live))) return 'wait';
     // Taken up from a session that was dropped: where the flow is, untouched (its outcome, once it ended).
-    if (inbound.resume && session) return { ...base, session };
+    if (inbound.resume && storedFlow) return { ...base, storedFlow };
     const leaving =
       inbound.start !== undefined || inbound.newSession || inbound.nav === 'home' || inbound.nav === 'cancel';
     if (live && leaving) left(live, base, ctx);
@@ -168,7 +168,7 @@ export function createTurn(o: TurnOptions) {
     if (live && inbound.nav === 'cancel') {
       return {
         ...base,
-        session: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt },
+        storedFlow: { ...live, ended: true, notice: { key: 'common.cancelled' }, expiresAt: ctx.expiresAt },
       };
     }
     if (!live || leaving) return runtime.start(ctx.home, base, ctx);
@@ -176,7 +176,7 @@ export function createTurn(o: TurnOptions) {
   }
 
   /** The step leaves the flow run of `s` unfinished: counted abandoned where it is. */
-  function left(s: Session, step: Omit<Step, 'session'>, ctx: StepContext): void {
+  function left(s: StoredFlow, step: Omit<Step, 'storedFlow'>, ctx: StepContext): void {
     step.ended!.push({ flow: s.flow, outcome: 'abandoned', step: stepName(runtime.restore(s)) });
     step.moves!.push(transition(s, ctx, runtime.mark(s), { end: 'abandoned' }));
   }
@@ -193,10 +193,14 @@ export function createTurn(o: TurnOptions) {
   async function checkSecrets(inbound: Inbound, planned: Step, ctx: StepContext): Promise<Step | undefined> {
     let step = planned;
     const until = o.now() + o.deadlineOf(inbound.channel);
-    for (let snapshot = runtime.restore(step.session); isSecret(snapshot); snapshot = runtime.restore(step.session)) {
-      const outcome = await within(runtime.call(runtime.invocation(step.session.flow, snapshot)), until - o.now());
+    for (
+      let snapshot = runtime.restore(step.storedFlow);
+      isSecret(snapshot);
+      snapshot = runtime.restore(step.storedFlow)
+    ) {
+      const outcome = await within(runtime.call(runtime.invocation(step.storedFlow.flow, snapshot)), until - o.now());
       if (!outcome) return undefined;
-      step = runtime.resolve(step.session, outcome, step, { ...ctx, at: o.now() });
+      step = runtime.resolve(step.storedFlow, outcome, step, { ...ctx, at: o.now() });
     }
     return step;
   }
@@ -286,7 +290,7 @@ export function createTurn(o: TurnOptions) {
       >;
     }
     // Only a step into a PIN check waits for one (most steps: no async call to wait through).
-    const planned = isSecret(runtime.restore(stepped.session)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
+    const planned = isSecret(runtime.restore(stepped.storedFlow)) ? await checkSecrets(inbound, stepped, ctx) : stepped;
     if (!planned) {
       // The check took longer than the channel waits: its answer is dropped, so nothing follows from it. The
       // answer is recorded for this delivery (the flow stays where it was), so a copy of it in another process,
@@ -320,10 +324,10 @@ export function createTurn(o: TurnOptions) {
     // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
     const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
     const seen = !inbound.newSession && record.notesShown === true;
-    const landed = runtime.restore(planned.session);
+    const landed = runtime.restore(planned.storedFlow);
     const busy = isBusy(landed);
     if (!busy) {
-      const screen = answers.withNotes(answers.screen(planned.session, lang, inbound.channel), notes);
+      const screen = answers.withNotes(answers.screen(planned.storedFlow, lang, inbound.channel), notes);
       const prompt = shownPending.length > 0 ? { ...screen, noted: true } : screen;
       const state = after(prompt);
       // A final screen tagged `secret` (a link code) is shown once: the record keeps neither it nor its flow,
@@ -331,7 +335,7 @@ export function createTurn(o: TurnOptions) {
       const shownOnce = landed.status === 'done' && landed.hasTag('secret');
       const kept = shownOnce ? answers.notice('common.shownOnce', lang, true) : prompt;
       const next: ConversationRecord = {
-        ...(shownOnce ? {} : { session: planned.session }),
+        ...(shownOnce ? {} : { session: planned.storedFlow }),
         ledger: withAnswer(ledger, id, kept),
         channel: shownOnce ? after(kept) : state,
         profile: planned.profile,
@@ -354,7 +358,7 @@ export function createTurn(o: TurnOptions) {
     }
     const token = runner.newToken();
     const next: ConversationRecord = {
-      session: planned.session,
+      session: planned.storedFlow,
       ledger: withAnswer(ledger, id, WAITING),
       ...(record.channel !== undefined ? { channel: record.channel } : {}),
       profile: planned.profile,
@@ -364,11 +368,19 @@ export function createTurn(o: TurnOptions) {
     // The run's lease is taken by the write that records it, in one atomic step: the run is listed for the
     // sweep exactly when its busy state is stored. A lease another run still holds is a conflict: read again.
     const leasedAt = o.now();
-    const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.session);
+    const written = await writeRun(inbound, key, next, stored?.version ?? null, token, planned.storedFlow);
     if (written === null) return CONFLICT;
     if (toldLate && inbound.newSession) await forgetToldLate(inbound);
     const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
-    runner.begin({ key, participant: inbound, token, leasedAt, session: planned.session, stored: written, starter });
+    runner.begin({
+      key,
+      participant: inbound,
+      token,
+      leasedAt,
+      storedFlow: planned.storedFlow,
+      stored: written,
+      starter,
+    });
     const saving = afterStep(inbound, planned, pending, shownPending.length > 0, seen);
     if (saving) await saving;
     return runner.wait(starter, written) as Promise<Delivered<S>>;
@@ -393,7 +405,7 @@ export function createTurn(o: TurnOptions) {
     next: ConversationRecord,
     expected: number | null,
     token: string,
-    session: Session,
+    storedFlow: StoredFlow,
   ): Promise<Stored | null> {
     try {
       return await records.write(key, next, expected, runner.take(key, token));
@@ -403,7 +415,7 @@ export function createTurn(o: TurnOptions) {
         read = await rideOut(() => records.read(key));
       } catch {
         runner.followUnknown(key, inbound, token, expected, next.profile?.lang ?? 'en');
-        throw new RunUnknown(session, error);
+        throw new RunUnknown(storedFlow, error);
       }
       if (read?.record.run?.id === token) {
         logger.warn(
@@ -430,10 +442,10 @@ export function createTurn(o: TurnOptions) {
   ): ConversationView {
     const open = openFlow(record, o.now());
     // A flow this release cannot take up (another build's, started again at the next step) is not offered.
-    const session = open && runtime.admit(open).kind !== 'updated' ? open : undefined;
+    const storedFlow = open && runtime.admit(open).kind !== 'updated' ? open : undefined;
     // The user's context (their policy) only for a flow that could be taken up.
-    const home = session ? o.context(participant).home : 'menu';
-    const waiting = session !== undefined && (home === 'menu' || session.flow === home);
+    const home = storedFlow ? o.context(participant).home : 'menu';
+    const waiting = storedFlow !== undefined && (home === 'menu' || storedFlow.flow === home);
     // Something to say of what the USSD guard answered counts as a note: no flow is offered to be taken up first.
     const notes =
       storedNotes(pending?.snapshot).length > 0 || unseenAfterToldLate(record, toldLate, pending, o.now()).length > 0;
@@ -565,9 +577,13 @@ export function createTurn(o: TurnOptions) {
         }
         // The profile record is read when the conversation starts over, with the pending outcomes of a new
         // channel session (one round trip); otherwise the copy kept in the record serves.
-        const session = record.session;
+        const storedFlow = record.session;
         const fresh =
-          inbound.newSession === true || !record.profile || !session || session.ended || session.expiresAt <= o.now();
+          inbound.newSession === true ||
+          !record.profile ||
+          !storedFlow ||
+          storedFlow.ended ||
+          storedFlow.expiresAt <= o.now();
         // Mid-flow on a kept record (most messages) nothing is read: no Promise.all of two constants a message.
         const [read, pending, toldLate] = alongside
           ? [
@@ -599,7 +615,7 @@ export function createTurn(o: TurnOptions) {
       const afterMoney = latest !== undefined && latest !== WAITING && latest.money === true;
       const prompt =
         error instanceof RunUnknown
-          ? answers.failure(error.session, true, afterMoney, lang, participant.channel)
+          ? answers.failure(error.storedFlow, true, afterMoney, lang, participant.channel)
           : known
             ? answers.failure(known.session, known.run !== undefined, afterMoney, lang, participant.channel)
             : answers.notice('common.unavailable', lang, true);

@@ -5,7 +5,7 @@
  * feed it the outcome of its invoke, follow a finished flow to the next one. Nothing here runs a service on
  * its own: a step into a `busy` state leaves the invoke it asks for as an unstarted child of the snapshot
  * (the spawn action xstate returns, which no one executes), and the runner calls the service that invoke names
- * (flows/services.ts) with the child's input ({@link FlowRuntime.call}) and feeds the done or error event back
+ * (flows/calls.ts) with the child's input ({@link FlowRuntime.call}) and feeds the done or error event back
  * ({@link FlowRuntime.resolve}). A restored snapshot holds the same child, so a run taken over repeats the
  * call from the stored snapshot (flows keep idempotency keys in context).
  */
@@ -21,14 +21,14 @@ import type {
   Text,
   UserProfile,
 } from '../../../flows/types.js';
-import type { FlowServices, ServiceName } from '../../../flows/services.js';
+import type { FlowCalls, CallName } from '../../../flows/calls.js';
 import { flowShape, hasState, requiredContextKeys } from '../../../flows/shape.js';
 import { migrateValue, stateLabel, type FlowMigrations } from '../../../flows/migrations/index.js';
 import { initialStep, step as pureStep } from './actor-scope.js';
 import { currentView } from './render.js';
 import type { Channel } from '../types.js';
 
-export interface Session {
+export interface StoredFlow {
   flow: FlowId;
   runId: string;
   /** The machine's persisted snapshot (JSON). */
@@ -67,7 +67,7 @@ export interface Session {
  * service was updated, and the flow starts again (unless a money call may have reached the service: the run
  * finishes, runner.ts).
  */
-export type Admission = { kind: 'continue'; session: Session } | { kind: 'newer' } | { kind: 'updated' };
+export type Admission = { kind: 'continue'; storedFlow: StoredFlow } | { kind: 'newer' } | { kind: 'updated' };
 
 /** What a FlowRuntime knows of the build it runs in. */
 export interface FlowRuntimeOptions {
@@ -98,7 +98,7 @@ export interface StepContext {
 
 /** The result of a pure step: the session to store, profile changes and notes shown above the prompt. */
 export interface Step {
-  session: Session;
+  storedFlow: StoredFlow;
   /** The profile with `remember` applied. */
   profile: UserProfile;
   /** What finished flows asked to remember, to merge into the stored profile. */
@@ -145,7 +145,7 @@ export interface FlowTransition {
 
 /** The move of a run from `from` to where `snapshot` is, or to its stop (`end`) when there is no snapshot. */
 export function transition(
-  run: Pick<Session, 'flow' | 'runId'>,
+  run: Pick<StoredFlow, 'flow' | 'runId'>,
   ctx: Pick<StepContext, 'channel' | 'at'>,
   from: StepMark | undefined,
   to: AnyMachineSnapshot | { end: 'abandoned' | 'error' },
@@ -187,8 +187,8 @@ export class NotCalled extends Error {
 export interface Invocation {
   /** The invoke's id: its done and error events are `xstate.done.actor.<id>` and `xstate.error.actor.<id>`. */
   id: string;
-  /** The service the invoke names (its `src`, one of flows/services.ts). */
-  service: ServiceName;
+  /** The service the invoke names (its `src`, one of flows/calls.ts). */
+  service: CallName;
   /** The invoke's input, as the unstarted child holds it. */
   input: unknown;
 }
@@ -214,9 +214,9 @@ function isDefault(field: string, value: unknown): boolean {
  */
 export class FlowRuntime {
   /** Restoring builds an actor: done once per stored session object. */
-  private readonly restored = new WeakMap<Session, AnyMachineSnapshot>();
+  private readonly restored = new WeakMap<StoredFlow, AnyMachineSnapshot>();
   /** What {@link admit} said of a stored session object (one that is not this release's shape). */
-  private readonly admitted = new WeakMap<Session, Admission>();
+  private readonly admitted = new WeakMap<StoredFlow, Admission>();
   /** Each flow's shape, made once. */
   private readonly shapes = new Map<FlowId, string>();
   /** This build's place in the order of releases (FlowRuntimeOptions.build). */
@@ -225,7 +225,7 @@ export class FlowRuntime {
 
   constructor(
     private readonly flows: Partial<Record<FlowId, FlowModule>>,
-    private readonly services: Partial<FlowServices>,
+    private readonly services: Partial<FlowCalls>,
     options: FlowRuntimeOptions = {},
   ) {
     this.build = options.build ?? 0;
@@ -246,49 +246,50 @@ export class FlowRuntime {
    * What this release does with a stored session ({@link Admission}): `continue` (with the session to use),
    * `newer` or `updated`. Never throws.
    */
-  admit(session: Session): Admission {
-    if (this.has(session.flow) && session.shape === this.shape(session.flow)) return { kind: 'continue', session };
-    let admission = this.admitted.get(session);
+  admit(storedFlow: StoredFlow): Admission {
+    if (this.has(storedFlow.flow) && storedFlow.shape === this.shape(storedFlow.flow))
+      return { kind: 'continue', storedFlow };
+    let admission = this.admitted.get(storedFlow);
     if (!admission) {
-      admission = this.admitOther(session);
-      this.admitted.set(session, admission);
+      admission = this.admitOther(storedFlow);
+      this.admitted.set(storedFlow, admission);
     }
     return admission;
   }
 
   /** {@link admit} for a session of another shape than this release's (or of a flow it does not have). */
-  private admitOther(session: Session): Admission {
-    if (session.build !== undefined && session.build > this.build) return { kind: 'newer' };
-    if (!this.has(session.flow)) return { kind: 'updated' };
-    if (this.readable(session)) return { kind: 'continue', session };
-    const moves = session.shape === undefined ? undefined : this.migrations[session.flow]?.[session.shape];
-    const snapshot = session.snapshot as { value?: unknown } | null;
+  private admitOther(storedFlow: StoredFlow): Admission {
+    if (storedFlow.build !== undefined && storedFlow.build > this.build) return { kind: 'newer' };
+    if (!this.has(storedFlow.flow)) return { kind: 'updated' };
+    if (this.readable(storedFlow)) return { kind: 'continue', storedFlow };
+    const moves = storedFlow.shape === undefined ? undefined : this.migrations[storedFlow.flow]?.[storedFlow.shape];
+    const snapshot = storedFlow.snapshot as { value?: unknown } | null;
     if (moves && typeof snapshot === 'object' && snapshot !== null) {
       const value = migrateValue(snapshot.value, moves);
       if (value !== undefined) {
-        const migrated: Session = {
-          ...session,
+        const migrated: StoredFlow = {
+          ...storedFlow,
           snapshot: { ...snapshot, value },
-          shape: this.shape(session.flow),
+          shape: this.shape(storedFlow.flow),
           build: this.build,
         };
-        if (this.readable(migrated)) return { kind: 'continue', session: migrated };
+        if (this.readable(migrated)) return { kind: 'continue', storedFlow: migrated };
       }
     }
     return { kind: 'updated' };
   }
 
   /** The session's state exists in this release's machine and its context has every key the machine starts with. */
-  private readable(session: Session): boolean {
-    const stored = session.snapshot as { value?: unknown; context?: unknown } | null;
+  private readable(storedFlow: StoredFlow): boolean {
+    const stored = storedFlow.snapshot as { value?: unknown; context?: unknown } | null;
     if (typeof stored !== 'object' || stored === null) return false;
-    const machine = this.machine(session.flow);
+    const machine = this.machine(storedFlow.flow);
     if (!hasState(machine, stored.value)) return false;
     const context = stored.context;
     if (typeof context !== 'object' || context === null) return false;
     for (const key of requiredContextKeys(machine)) if (!(key in context)) return false;
     try {
-      const snapshot = this.restoreNew(session);
+      const snapshot = this.restoreNew(storedFlow);
       return snapshot.status !== 'error';
     } catch {
       return false;
@@ -296,17 +297,17 @@ export class FlowRuntime {
   }
 
   /** The session can be stepped here: {@link admit} says `continue` with this very session. */
-  readsAsIs(session: Session): boolean {
-    const admission = this.admit(session);
-    return admission.kind === 'continue' && admission.session === session;
+  readsAsIs(storedFlow: StoredFlow): boolean {
+    const admission = this.admit(storedFlow);
+    return admission.kind === 'continue' && admission.storedFlow === storedFlow;
   }
 
   /**
    * A money-moving call may have reached the service in the session's step: its state is tagged `money` (read
    * from the machine when this release can, else from what the session says of itself).
    */
-  isMoneySession(session: Session): boolean {
-    return this.readsAsIs(session) ? isMoney(this.restore(session)) : session.money === true;
+  isMoneyFlow(storedFlow: StoredFlow): boolean {
+    return this.readsAsIs(storedFlow) ? isMoney(this.restore(storedFlow)) : storedFlow.money === true;
   }
 
   /**
@@ -314,13 +315,13 @@ export class FlowRuntime {
    * the invoke's id, the service's name and its input), without the machine: how a run whose state this
    * release does not have still makes its call. Undefined when the snapshot holds none.
    */
-  storedInvocation(session: Session): Invocation | undefined {
-    const children = (session.snapshot as { children?: unknown } | null)?.children;
+  storedInvocation(storedFlow: StoredFlow): Invocation | undefined {
+    const children = (storedFlow.snapshot as { children?: unknown } | null)?.children;
     if (typeof children !== 'object' || children === null) return undefined;
     for (const [id, child] of Object.entries(children as Record<string, unknown>)) {
       const { src, snapshot } = (child ?? {}) as { src?: unknown; snapshot?: { status?: unknown; input?: unknown } };
       if (typeof src !== 'string' || snapshot?.status !== 'active') continue;
-      return { id, service: src as ServiceName, input: snapshot.input };
+      return { id, service: src as CallName, input: snapshot.input };
     }
     return undefined;
   }
@@ -339,20 +340,22 @@ export class FlowRuntime {
    * The live snapshot of a stored session (children created, none started). Only for a session this release
    * reads ({@link admit}): one of another machine throws.
    */
-  restore(session: Session): AnyMachineSnapshot {
-    let snapshot = this.restored.get(session);
+  restore(storedFlow: StoredFlow): AnyMachineSnapshot {
+    let snapshot = this.restored.get(storedFlow);
     if (!snapshot) {
-      snapshot = this.restoreNew(session);
+      snapshot = this.restoreNew(storedFlow);
       if (snapshot.status === 'error') throw snapshot.error;
-      this.restored.set(session, snapshot);
+      this.restored.set(storedFlow, snapshot);
     }
     return snapshot;
   }
 
-  private restoreNew(session: Session): AnyMachineSnapshot {
-    const stored = { ...PERSISTED_DEFAULTS, ...(session.snapshot as object) };
+  private restoreNew(storedFlow: StoredFlow): AnyMachineSnapshot {
+    const stored = { ...PERSISTED_DEFAULTS, ...(storedFlow.snapshot as object) };
     // An actor that is never started: it restores the snapshot and its children, and runs nothing.
-    return createActor(this.machine(session.flow), { snapshot: stored as never }).getSnapshot() as AnyMachineSnapshot;
+    return createActor(this.machine(storedFlow.flow), {
+      snapshot: stored as never,
+    }).getSnapshot() as AnyMachineSnapshot;
   }
 
   /**
@@ -388,12 +391,12 @@ export class FlowRuntime {
   }
 
   /** Where the session's run is. */
-  mark(session: Session): StepMark {
-    return { step: stepName(this.restore(session)), enteredAt: session.enteredAt };
+  mark(storedFlow: StoredFlow): StepMark {
+    return { step: stepName(this.restore(storedFlow)), enteredAt: storedFlow.enteredAt };
   }
 
   /** Starts `flow` (the menu when it is not allowed or not registered, with a note saying so). */
-  start(flow: FlowId, step: Omit<Step, 'session'>, ctx: StepContext): Step {
+  start(flow: FlowId, step: Omit<Step, 'storedFlow'>, ctx: StepContext): Step {
     const allowed = flow === 'menu' || ((ctx.allowedFlows.includes(flow) || flow === ctx.home) && this.has(flow));
     if (!allowed) return this.start('menu', { ...step, notes: [...step.notes, { key: 'common.flowNotAllowed' }] }, ctx);
     const runId = ctx.newRunId();
@@ -402,10 +405,10 @@ export class FlowRuntime {
   }
 
   /** Sends one event to the session's flow (none: the screen is shown again). */
-  send(session: Session, event: FlowEvent | undefined, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    const current = this.restore(session);
-    const snapshot = event ? this.next(session.flow, current, event) : current;
-    return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
+  send(storedFlow: StoredFlow, event: FlowEvent | undefined, step: Omit<Step, 'storedFlow'>, ctx: StepContext): Step {
+    const current = this.restore(storedFlow);
+    const snapshot = event ? this.next(storedFlow.flow, current, event) : current;
+    return this.follow(storedFlow.flow, storedFlow.runId, snapshot, step, ctx, this.mark(storedFlow));
   }
 
   /** The invoke a busy snapshot of `flow` waits for (the one child still active); a busy state without one throws. */
@@ -414,7 +417,7 @@ export class FlowRuntime {
       const state = child?.getSnapshot() as { status?: string; input?: unknown } | undefined;
       if (!child || state?.status !== 'active') continue;
       if (typeof child.src !== 'string') throw new Error(`flow ${flow} invokes an unnamed actor, not a service`);
-      return { id, service: child.src as ServiceName, input: state.input };
+      return { id, service: child.src as CallName, input: state.input };
     }
     throw new Error(`flow ${flow} is busy in ${stepName(snapshot)} with no service call`);
   }
@@ -438,9 +441,9 @@ export class FlowRuntime {
   }
 
   /** The outcome of the session's invoke (FlowRuntime.call) fed to its flow, followed to the next flow when it finished. */
-  resolve(session: Session, outcome: EventObject, step: Omit<Step, 'session'>, ctx: StepContext): Step {
-    const snapshot = this.next(session.flow, this.restore(session), outcome);
-    return this.follow(session.flow, session.runId, snapshot, step, ctx, this.mark(session));
+  resolve(storedFlow: StoredFlow, outcome: EventObject, step: Omit<Step, 'storedFlow'>, ctx: StepContext): Step {
+    const snapshot = this.next(storedFlow.flow, this.restore(storedFlow), outcome);
+    return this.follow(storedFlow.flow, storedFlow.runId, snapshot, step, ctx, this.mark(storedFlow));
   }
 
   /** The snapshot `event` takes `current` to (xstate's pure transition: the actions it returns run nowhere). */
@@ -457,13 +460,13 @@ export class FlowRuntime {
     flow: FlowId,
     runId: string,
     snapshot: AnyMachineSnapshot,
-    previous: Omit<Step, 'session'>,
+    previous: Omit<Step, 'storedFlow'>,
     ctx: StepContext,
     from: StepMark | undefined,
   ): Step {
     const moved = from?.step !== stepName(snapshot);
     const enteredAt = moved ? ctx.at : from.enteredAt;
-    const session: Session = {
+    const storedFlow: StoredFlow = {
       flow,
       runId,
       snapshot: this.persist(flow, snapshot),
@@ -474,18 +477,18 @@ export class FlowRuntime {
       build: this.build,
       ...(isMoney(snapshot) ? { money: true as const } : {}),
     };
-    this.restored.set(session, snapshot);
-    const moves = moved ? [...(previous.moves ?? []), transition(session, ctx, from, snapshot)] : previous.moves;
-    if (snapshot.status !== 'done') return { ...previous, moves, session };
+    this.restored.set(storedFlow, snapshot);
+    const moves = moved ? [...(previous.moves ?? []), transition(storedFlow, ctx, from, snapshot)] : previous.moves;
+    if (snapshot.status !== 'done') return { ...previous, moves, storedFlow };
     const step = { ...previous, moves };
     const output = (snapshot.output ?? {}) as FlowOutput;
     // A flow other than the menu that hands back to the menu was left (backed out of), not finished.
     const outcome = flow !== 'menu' && output.next === 'menu' ? 'abandoned' : 'finished';
-    const done: Omit<Step, 'session'> = {
+    const done: Omit<Step, 'storedFlow'> = {
       ...step,
       ended: [...(step.ended ?? []), { flow, outcome, step: stepName(snapshot) }],
     };
-    const next: Omit<Step, 'session'> = output.remember
+    const next: Omit<Step, 'storedFlow'> = output.remember
       ? {
           ...done,
           profile: { ...done.profile, ...output.remember },
@@ -494,9 +497,9 @@ export class FlowRuntime {
       : done;
     if (output.next) return this.start(output.next, next, ctx);
     if (currentView(snapshot)) {
-      const ended = { ...session, ended: true };
+      const ended = { ...storedFlow, ended: true };
       this.restored.set(ended, snapshot);
-      return { ...next, session: ended };
+      return { ...next, storedFlow: ended };
     }
     return this.start('menu', next, ctx);
   }

@@ -153,7 +153,7 @@ export class Vending {
     body: unknown,
     headers: Record<string, string>,
     data: z.ZodType<T>,
-    call: Pick<RequestSpec, 'duplicateCheckKey' | 'retry'> = {},
+    call: Pick<RequestSpec, 'key' | 'retry'> = {},
   ): Promise<T> {
     const http = this.setting(this.http, 'vendingUrl');
     const answer = await http.request({ method: 'POST', path, body, headers, ...call }, vendingSchema(data));

@@ -7,7 +7,7 @@ import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { MomoClient } from '../../../src/momo/index.js';
 import {
   createEngine,
-  createServices,
+  createFlowCalls,
   loadAccessPolicy,
   type ConversationEngine,
   type EngineOptions,
@@ -63,7 +63,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const engine = createEngine({
     store,
     channels: channelCapabilities,
-    services: createServices({ client, policy, store, logger }),
+    services: createFlowCalls({ client, policy, store, logger }),
     policy,
     defaultCountry: 'UG',
     currencies: ['UGX'],

@@ -1,5 +1,5 @@
 /**
- * What the flows ask of the directory of people (flows/services.ts): a person changes their own PIN (Change
+ * What the flows ask of the directory of people (flows/calls.ts): a person changes their own PIN (Change
  * PIN, flows/change-pin.machine.ts) and makes a link code for a chat account (Link a chat app,
  * flows/link.machine.ts). Only a person of the directory's database may (not a `*` rule's, whose PIN is the
  * policy's); without that database (the policy alone, src/people/start.ts) they are refused `not_allowed`.
@@ -10,9 +10,9 @@
  * (src/people/pin-rules.ts) and kept only as a scrypt hash in the database (`pin_changes`, 10 minutes); the
  * second is compared with it there. Nothing here logs, returns or keeps a PIN or a code in clear.
  */
-import type { FlowServices } from '../../flows/services.js';
+import type { FlowCalls } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
-import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS, type AccessPolicy } from '../conversation/services/access-policy.js';
+import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS, type AccessPolicy } from '../conversation/calls/access-policy.js';
 import type { Channel } from '../conversation/types.js';
 import type { Store } from '../store/types.js';
 import type { Person } from './directory.js';
@@ -22,8 +22,8 @@ import { pinWeakness } from './pin-rules.js';
 import { hashSecret, secretMatches } from './secrets.js';
 import type { PeopleDirectory } from './start.js';
 
-export type PersonServiceName = 'startPinChange' | 'draftPin' | 'savePin' | 'makeLinkCode';
-export type PersonServices = Pick<FlowServices, PersonServiceName>;
+export type PersonCallName = 'startPinChange' | 'draftPin' | 'savePin' | 'makeLinkCode';
+export type PersonCalls = Pick<FlowCalls, PersonCallName>;
 
 export interface PersonServicesOptions {
   policy: AccessPolicy;
@@ -34,7 +34,7 @@ export interface PersonServicesOptions {
 
 const refuse = (code: ServiceFailure['code'], message: string): ServiceFailure => ({ code, message });
 
-export function personServices(o: PersonServicesOptions): PersonServices {
+export function personServices(o: PersonServicesOptions): PersonCalls {
   const { policy, store } = o;
 
   /** The active person of the database behind this user, and the database; refused otherwise. */

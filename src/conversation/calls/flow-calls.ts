@@ -1,5 +1,5 @@
 /**
- * FlowServices over the service's client and the access policy: what the flows' named actors run.
+ * FlowCalls over the service's client and the access policy: what the flows' named actors run.
  * Every failure reaches the flow as a ServiceFailure (one mapping, {@link toFailure}). A create refused as
  * a duplicate of our own Duplicate-Check-Key was already accepted: it resolves as AlreadySubmitted. A create
  * the service refused gives its spend reservation back. Retries are the client's alone (one decision, one
@@ -15,9 +15,9 @@ import {
   RECENT_PAYEES_MAX,
   type ContactCheck,
   type Created,
-  type FlowServices,
+  type FlowCalls,
   type PurchaseResult,
-} from '../../../flows/services.js';
+} from '../../../flows/calls.js';
 import type { ServiceFailure } from '../../../flows/types.js';
 import { isServiceFailure, madeNothing } from '../../../flows/types.js';
 import type { Logger } from '../../log.js';
@@ -39,14 +39,14 @@ import { BANK_COUNTRY_FIELD, NAME_FAILURE } from '../../momo/assumptions.js';
 import { contactName } from '../../momo/contact-name.js';
 import { namesWithin } from '../../../flows/input.js';
 import { localTime } from '../../local-time.js';
-import { personServices } from '../../people/person-services.js';
+import { personServices } from '../../people/person-calls.js';
 import type { PeopleDirectory } from '../../people/start.js';
 import { keys } from '../../store/keys.js';
-import type { AccessPolicy } from './access-policy.js';
+import type { AccessPolicy } from '../calls/access-policy.js';
 import type { Channel } from '../types.js';
 import type { Store } from '../../store/types.js';
 
-export interface ServicesOptions {
+export interface FlowCallsOptions {
   client: MomoClient;
   policy: AccessPolicy;
   store: Store;
@@ -56,12 +56,12 @@ export interface ServicesOptions {
   /** The client's retries of a create under our Duplicate-Check-Key. Default {@link MONEY_CALL_RETRY}. */
   moneyCallRetry?: CallRetry;
   /**
-   * The journal's answer to FlowServices.recentPayment (src/journal: the same payment made a moment ago by the
+   * The journal's answer to FlowCalls.recentPayment (src/journal: the same payment made a moment ago by the
    * same person). Default: none known, so the pay flow never asks about a second payment.
    */
-  recentPayment?: FlowServices['recentPayment'];
+  recentPayment?: FlowCalls['recentPayment'];
   /**
-   * The directory of people's database: Change PIN and link codes (src/people/person-services.ts). Absent: both
+   * The directory of people's database: Change PIN and link codes (src/people/person-calls.ts). Absent: both
    * are refused `not_allowed`.
    */
   directory?: PeopleDirectory;
@@ -235,7 +235,7 @@ function summary(c: Collection): CollectionSummary {
   };
 }
 
-export function createServices(options: ServicesOptions): FlowServices {
+export function createFlowCalls(options: FlowCallsOptions): FlowCalls {
   const { client, policy, store, logger } = options;
   const now = options.now ?? Date.now;
   const retry = options.moneyCallRetry ?? MONEY_CALL_RETRY;
@@ -265,11 +265,11 @@ export function createServices(options: ServicesOptions): FlowServices {
     name: string,
     key: string,
     spent: boolean,
-    work: (write: { duplicateCheckKey: string; retry: CallRetry }) => Promise<T>,
+    work: (write: { key: string; retry: CallRetry }) => Promise<T>,
   ): Promise<Created<T>> {
     return call(name, async () => {
       try {
-        return await work({ duplicateCheckKey: key, retry });
+        return await work({ key, retry });
       } catch (error) {
         if (error instanceof DuplicateRequestError) {
           logger.info({ service: name }, 'already submitted under this Duplicate-Check-Key');

@@ -1,11 +1,11 @@
 /**
- * FlowServices.recentPayment over the journal: the latest payment the same person (channel and channel user)
+ * FlowCalls.recentPayment over the journal: the latest payment the same person (channel and channel user)
  * made to the same payee, of the same amount and currency, in the last {@link REPEAT_WINDOW_MINUTES}, that did
  * not end without money moving. The journal is in PostgreSQL, so the answer outlives a Redis loss that erased
  * the conversation which made it. One indexed query, only when a payment is confirmed.
  */
 import type { Kysely } from 'kysely';
-import type { RecentPayment } from '../../../flows/services.js';
+import type { RecentPayment } from '../../../flows/calls.js';
 import type { Schema } from '../../journal/schema.js';
 
 /** How far back a payment of the same is asked about: a person paying again at once, not a weekly rent. */

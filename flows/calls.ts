@@ -1,7 +1,7 @@
 /**
  * Every side effect a flow may ask for. Each method becomes a named fromPromise actor of the same name
  * (see flows/actors.ts); the engine implements them over MomoClient and the access policy
- * (src/conversation/services/flow-services.ts), tests bind fakes. Amounts are decimal strings. Failures reject with
+ * (src/conversation/calls/flow-calls.ts), tests bind fakes. Amounts are decimal strings. Failures reject with
  * a ServiceFailure (flows/types.ts).
  */
 export interface ContactCheck {
@@ -212,7 +212,7 @@ export interface ReserveSpend<C extends string = string> extends Spend<C> {
   largest?: string;
 }
 
-export interface FlowServices {
+export interface FlowCalls {
   /** Verifies the USSD PIN of the user; rejects pin_wrong (with attempts left in message) or pin_locked. */
   verifyPin(input: { channel: string; userId: string; pin: string }): Promise<void>;
   /**
@@ -364,7 +364,7 @@ export interface FlowServices {
   ): Promise<Created<PurchaseResult>>;
 }
 
-export type ServiceName = keyof FlowServices;
+export type CallName = keyof FlowCalls;
 
 /** How many recent payees are kept and listed: three fit a USSD screen beside the kinds of payment. */
 export const RECENT_PAYEES_MAX = 3;

@@ -16,7 +16,7 @@
  *   currency, each accepting ONE collection (collection verification consumes it, {@link MadeRecords.consumeOpenRequest}).
  */
 import { Decimal } from 'decimal.js';
-import { isAlreadySubmitted, type Asker, type FlowServices, type ReserveSpend } from '../../../flows/services.js';
+import { isAlreadySubmitted, type Asker, type FlowCalls, type ReserveSpend } from '../../../flows/calls.js';
 import { VENDING_CURRENCY } from '../../../flows/purchase.js';
 import { isServiceFailure, madeNothing, type ServiceFailure } from '../../../flows/types.js';
 import { events, type MoneyJournal } from '../../journal/index.js';
@@ -31,7 +31,7 @@ import type { Store } from '../../store/types.js';
 import { currentBuild } from '../flow/build.js';
 import { NotCalled } from '../flow/flow-runtime.js';
 import { within } from '../../within.js';
-import type { GiveBackReason, Reservation } from './limits.js';
+import type { GiveBackReason, Reservation } from '../calls/limits.js';
 
 export type MadeKind = 'payment' | 'request' | 'purchase';
 
@@ -454,7 +454,7 @@ const purchaseState = (status: string): OperationState =>
   ['success', 'successful', 'completed', 'processed'].includes(status.toLowerCase()) ? 'completed' : 'submitted';
 
 /**
- * FlowServices that record each payment, collection request and purchase they create: the intent before
+ * FlowCalls that record each payment, collection request and purchase they create: the intent before
  * the call (our record in the store and, with a journal, its row in the database, together), then the id or
  * the refusal. An intent that cannot be written before the call stops it:
  * - our record could not be written, or the journal could not take a repeated attempt's intent (an earlier
@@ -467,11 +467,11 @@ const purchaseState = (status: string): OperationState =>
  * writer), never turned into a failure of a call the service accepted.
  */
 export function recordMade(
-  services: FlowServices,
+  calls: FlowCalls,
   made: MadeRecords,
   logger: Logger,
   options: RecordMadeOptions = {},
-): FlowServices {
+): FlowCalls {
   const { journal } = options;
   /** Marks the owed outcome of `ref` in doubt, before the person is told it is being checked; never fails the way. */
   async function inDoubt(ref: string, reason: 'conflict' | 'unanswered'): Promise<void> {
@@ -677,7 +677,7 @@ export function recordMade(
 
   const { reservation: reserving } = options;
   return {
-    ...services,
+    ...calls,
     // The reservation is written with the intent: the flows' step before it only checks.
     ...(journal && reserving ? { reserveSpend: async (input: ReserveSpend) => reserving.check(input) } : {}),
     createPayment: (input) =>
@@ -696,14 +696,14 @@ export function recordMade(
             ? { largest: Decimal.max(...input.recipients.map((r) => r.amount)).toFixed() }
             : {}),
         },
-        () => services.createPayment(input),
+        () => calls.createPayment(input),
         paymentAnswer,
       ),
     createCollectionRequest: (input) =>
       track(
         intentOf('request', input, input.phonenumber, input.currency),
         { kind: 'request', flow: 'request', asker: input },
-        () => services.createCollectionRequest(input),
+        () => calls.createCollectionRequest(input),
         requestAnswer,
       ),
     // Purchases are priced in naira (the vending group names no currency; the flows reserve the spend in it).
@@ -711,7 +711,7 @@ export function recordMade(
       track(
         intentOf('purchase', input, input.phonenumber, VENDING_CURRENCY),
         { kind: 'purchase', flow: 'data', asker: input },
-        () => services.purchaseData(input),
+        () => calls.purchaseData(input),
         purchaseAnswer,
       ),
     purchasePin: (input) =>
@@ -722,7 +722,7 @@ export function recordMade(
           amount: new Decimal(input.amount || 0).times(input.quantity).toFixed(),
         },
         { kind: 'purchase', flow: 'pin', asker: input },
-        () => services.purchasePin(input),
+        () => calls.purchasePin(input),
         purchaseAnswer,
       ),
   };

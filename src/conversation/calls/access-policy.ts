@@ -45,12 +45,12 @@
  * operator sets ACCESS_POLICY_FILE to a policy without `*` entries, listing each user, and gives each USSD
  * user their own PIN hash, made with:
  *
- *   npx tsx -e "import('./src/conversation/services/access-policy.ts').then((m) => console.log(m.hashPin('4821')))"
+ *   npx tsx -e "import('./src/conversation/calls/access-policy.ts').then((m) => console.log(m.hashPin('4821')))"
  */
 import { readFileSync } from 'node:fs';
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import type { CheckSpend, ReserveSpend } from '../../../flows/services.js';
+import type { CheckSpend, ReserveSpend } from '../../../flows/calls.js';
 import type { FlowId, ServiceFailure } from '../../../flows/types.js';
 import { CHANNELS, Directory, identityId, type Identity, type Person, type Wildcard } from '../../people/directory.js';
 import { hashSecret, SECRET_HASH, secretMatches } from '../../people/secrets.js';
