@@ -61,7 +61,7 @@ const SAMPLES: Record<string, () => string | string[]> = {
   payoutsOpenParts: () => keys.payoutsOpenParts(),
   payoutSending: () => keys.payoutSending('cd34'),
   pinFailures: () => keys.pinFailures('ussd:+256772000001'),
-  opsSession: () => keys.opsSignIn('ab'.repeat(32)),
+  opsSignIn: () => keys.opsSignIn('ab'.repeat(32)),
   opsSignInFailures: () => keys.opsSignInFailures('203.0.113.7'),
   opsSignInRecorded: () => keys.opsSignInRecorded('cd'.repeat(32)),
   toldPreferredChat: () => keys.toldPreferredChat('cd'.repeat(32)),
