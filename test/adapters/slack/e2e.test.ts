@@ -115,7 +115,8 @@ describe('Slack end to end (real engine + sandbox)', () => {
     // Every answer went through response_url: a direct message is only ever the service's news of the payment
     // (its first notice may already have come), never a screen of the conversation.
     const direct = fake.of('chat.postMessage').map((m) => textOf(m.body.blocks));
-    expect(direct.filter((text) => !text.startsWith(`Payment ${shortRef} of 5,000 UGX`))).toEqual([]);
+    const news = new RegExp(`^Payment ${shortRef} \\(service \\d+\\) of 5,000 UGX`);
+    expect(direct.filter((text) => !news.test(text))).toEqual([]);
   });
 
   it('tells the user the outcome by direct message when the service notifies', async () => {
@@ -123,6 +124,7 @@ describe('Slack end to end (real engine + sandbox)', () => {
     const dm = await fake.next('chat.postMessage');
     expect(dm.body.channel).toBe(USER);
     // In the words of our record of the payment: the amount as the user gave it.
-    expect(textOf(dm.body.blocks)).toContain(`Payment ${shortRef} of 5,000 UGX`);
+    // Our short ref, the service's id beside it.
+    expect(textOf(dm.body.blocks)).toMatch(new RegExp(`Payment ${shortRef} \\(service \\d+\\) of 5,000 UGX`));
   });
 });
