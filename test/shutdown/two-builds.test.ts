@@ -113,6 +113,34 @@ const TRY_AGAIN = /^END The service is being updated\. Please try again in a mom
 /** What no screen may say: an error, a stranded conversation. */
 const ERROR = /went wrong|cannot reach|does not exist|not allowed/i;
 
+/** The gateway session a person's hops go in: its id, what they answered so far, every screen they got. */
+interface HopSession {
+  sessionId: string;
+  phone: string;
+  answers: string[];
+  screens: Array<{ build: string; screen: string }>;
+}
+
+/** One Africa's Talking request to `product`: the screen, kept in `hops.screens`, answered 200 and no error. */
+async function gatewayHop(product: Build, hops: HopSession, label: string): Promise<string> {
+  const res = await fetch(`${product.process.url}${GATEWAY}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      sessionId: hops.sessionId,
+      serviceCode: '*384*123#',
+      phoneNumber: hops.phone,
+      networkCode: '63902',
+      text: hops.answers.join('*'),
+    }),
+  });
+  const screen = await res.text();
+  hops.screens.push({ build: product.name, screen });
+  expect(res.status, `${label}: ${screen}`).toBe(200);
+  expect(screen, `${label} on ${product.name}`).not.toMatch(ERROR);
+  return screen;
+}
+
 /** One person on a phone, as Africa's Talking posts their hops: one gateway session at a time. */
 class Person {
   sessionId = '';
@@ -136,22 +164,7 @@ class Person {
       this.sessionId = `two-builds-${Math.random().toString(36).slice(2)}`;
       this.answers = [];
     } else if (answer !== undefined) this.answers.push(answer);
-    const res = await fetch(`${product.process.url}${GATEWAY}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        sessionId: this.sessionId,
-        serviceCode: '*384*123#',
-        phoneNumber: this.phone,
-        networkCode: '63902',
-        text: this.answers.join('*'),
-      }),
-    });
-    const screen = await res.text();
-    this.screens.push({ build: product.name, screen });
-    expect(res.status, `${this.step}: ${screen}`).toBe(200);
-    expect(screen, `${this.step} on ${product.name}`).not.toMatch(ERROR);
-    return screen;
+    return gatewayHop(product, this, this.step);
   }
 
   /** The answer to the screen before them, as this person means it. */
@@ -441,22 +454,7 @@ class Mover {
       this.sessionId = `every-step-${Math.random().toString(36).slice(2)}`;
       this.answers = [];
     } else this.answers.push(answer);
-    const res = await fetch(`${product.process.url}${GATEWAY}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        sessionId: this.sessionId,
-        serviceCode: '*384*123#',
-        phoneNumber: this.phone,
-        networkCode: '63902',
-        text: this.answers.join('*'),
-      }),
-    });
-    const screen = await res.text();
-    this.screens.push({ build: product.name, screen });
-    expect(res.status, `${this.name}: ${screen}`).toBe(200);
-    expect(screen, `${this.name} on ${product.name}`).not.toMatch(ERROR);
-    return screen;
+    return gatewayHop(product, this, this.name);
   }
 
   /** The stored session, once no run of it is out (a service call answered). */
