@@ -19,6 +19,7 @@ import { Cluster, Redis } from 'ioredis';
 import { freePorts } from '../ports.js';
 import { PARTS, queuePrefixes, tagOf } from '../../src/store/keys.js';
 import {
+  clusterFailOver,
   clusterNodes,
   masterPortOf,
   moveSlotOf,
@@ -261,7 +262,7 @@ async function clusterSet(progress: (line: string) => void, random: () => number
       const from = Date.now();
       if (kind === 'failover') {
         progress(`chaos: CLUSTER FAILOVER on ${replica.port} (master ${master.port}, slot ${slot} of {${tag}})`);
-        await withServer(replica.port, (r) => r.call('CLUSTER', 'FAILOVER'));
+        await clusterFailOver(replica.port);
       } else {
         progress(`chaos: SIGKILL of the cluster master ${master.port} (slot ${slot} of {${tag}})`);
         servers.get(master.port)!.kill();

@@ -12,7 +12,15 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { freePorts } from '../ports.js';
-import { masterPortOf, startCluster, startSentinelSet, stopAll, untilMaster, withServer } from '../redis/servers.js';
+import {
+  clusterFailOver,
+  masterPortOf,
+  startCluster,
+  startSentinelSet,
+  stopAll,
+  untilMaster,
+  withServer,
+} from '../redis/servers.js';
 import { AtSession, startProduct } from './helpers.js';
 import { reading, until } from '../until.js';
 
@@ -137,9 +145,9 @@ describe('on a three-master Redis Cluster with a replica each', () => {
           ),
           { timeoutMs: PATIENCE * 50, everyMs: 50 },
         );
-        await Promise.all(replicaPorts.map((port) => withServer(port, (r) => r.call('CLUSTER', 'FAILOVER'))));
+        const failovers = Promise.all(replicaPorts.map(clusterFailOver));
         const screens = await Promise.all(payments);
-        for (const port of replicaPorts) await untilMaster(port);
+        await failovers;
         await assertEachPaidOnceAndTold(app, users, screens);
         await until(
           'ready on the new masters',

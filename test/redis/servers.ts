@@ -354,6 +354,33 @@ export function untilMaster(port: number): Promise<true> {
   );
 }
 
+/**
+ * A planned failover to the cluster replica on `port` (`CLUSTER FAILOVER`, as an operator runs before
+ * maintenance), done when the replica says it is a master. Redis gives a manual failover 5 s (its fixed
+ * CLUSTER_MF_TIMEOUT) to pause the master, catch up and win the masters' votes, then drops it and leaves the
+ * replica a replica: on a loaded machine, or with failovers of several masters at once splitting the votes, it
+ * may time out (a CI run waited 30 s for a master that never came). Asked again then, as the operator would.
+ */
+export function clusterFailOver(port: number): Promise<true> {
+  let askedAt = -Infinity;
+  return until(
+    `a failover to ${port}`,
+    () =>
+      withServer(port, async (r) => {
+        if (String(await r.info('replication')).includes('role:master')) return true;
+        if (performance.now() - askedAt > MANUAL_FAILOVER_TIMEOUT_MS + 1000) {
+          await r.call('CLUSTER', 'FAILOVER');
+          askedAt = performance.now();
+        }
+        return undefined;
+      }),
+    { ...SERVER_WAIT, timeoutMs: 60_000 },
+  );
+}
+
+/** Redis's CLUSTER_MF_TIMEOUT: how long a manual failover may take before the server gives it up, ms. */
+const MANUAL_FAILOVER_TIMEOUT_MS = 5000;
+
 /** A connection to the server on `port` for `use`, closed after. */
 export async function withServer<T>(port: number, use: (r: Redis) => Promise<T>): Promise<T> {
   const r = new Redis({ port, maxRetriesPerRequest: 1, lazyConnect: true });
