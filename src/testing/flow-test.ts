@@ -51,7 +51,7 @@ import { createSandbox, type Sandbox, type SandboxControls } from '../sandbox/in
 /** How one call of a fake service ends: resolved with an output, or rejected with an error (a ServiceFailure). */
 export type Outcome = { output: unknown } | { error: unknown };
 
-/** One call the fake service received: the service and the input the flow gave it. */
+/** One call the fake service received: which call (`service`: its name) and the input the flow gave it. */
 export interface Call {
   service: CallName;
   input: Record<string, unknown>;
@@ -76,15 +76,16 @@ export interface FlowTestOptions {
   /** The channel the person uses: its reading of what they type and its rendering of what they see. Default `ussd`. */
   channel?: Channel;
   /**
-   * The fake service's answers (every call is kept in {@link FlowTest.calls}). A call of a service not answered
-   * here fails the step that made it, except the person's history (recentPayees, recentPayment: none yet).
+   * The fake service's answers (every call is kept in {@link FlowTest.calls}). A call not answered here fails
+   * the step that made it, except the person's history (recentPayees, recentPayment: none yet).
    */
   answers?: Answers;
   /**
-   * Instead of `answers`: the embedded sandbox (src/sandbox, its clock standing still; {@link FlowTest.sandbox}
-   * controls it) behind the product's own services and client, or services of your own.
+   * Instead of `answers`, the flow's calls: `'sandbox'`, the product's own (createFlowCalls and its client) over
+   * the embedded sandbox (src/sandbox, its clock standing still; {@link FlowTest.sandbox} controls it), or calls
+   * of your own.
    */
-  services?: 'sandbox' | Partial<FlowCalls>;
+  calls?: 'sandbox' | Partial<FlowCalls>;
   /** The access policy (who may use which flow, limits, USSD PINs). Default the demo's: everyone, USSD PIN `1234`. */
   policy?: PolicyDocument;
   /** The flows the engine runs. Default the registry (flows/index.ts); a new flow adds its own. */
@@ -155,7 +156,7 @@ export interface FlowTest extends Actions {
   readonly calls: Call[];
   /** The flow stored in the conversation now: its id, its machine snapshot and the View it shows. */
   flow(): { id: FlowId; snapshot: AnyMachineSnapshot; view: View | undefined; ended: boolean } | undefined;
-  /** The sandbox's controls (with `services: 'sandbox'`). */
+  /** The sandbox's controls (with `calls: 'sandbox'`). */
   readonly sandbox: SandboxControls | undefined;
   /** The clock (ms since the epoch). */
   now(): number;
@@ -348,8 +349,8 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
 
   async function start(): Promise<ConversationEngine> {
     if (engine) return engine;
-    let services: Partial<FlowCalls>;
-    if (options.services === 'sandbox') {
+    let flowCalls: Partial<FlowCalls>;
+    if (options.calls === 'sandbox') {
       sandboxed = await startSandbox();
       const client = new MomoClient({
         baseUrl: sandboxed.url,
@@ -358,12 +359,12 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
         vendingApiKey: SANDBOX_VENDING_KEY,
         maxRetries: 0,
       });
-      services = createFlowCalls({ client, policy, store, logger, now });
-    } else services = options.services ?? (fakes as unknown as Partial<FlowCalls>);
+      flowCalls = createFlowCalls({ client, policy, store, logger, now });
+    } else flowCalls = options.calls ?? (fakes as unknown as Partial<FlowCalls>);
     engine = createEngine({
       store,
       channels: channelCapabilities,
-      services,
+      services: flowCalls,
       policy,
       flows,
       defaultCountry: 'UG',

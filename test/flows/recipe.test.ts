@@ -5,7 +5,7 @@ let t: FlowTest;
 afterEach(() => t.close());
 
 it('pays on a phone, with the embedded sandbox as the service', async () => {
-  t = flowTest('pay', { services: 'sandbox' });
+  t = flowTest('pay', { calls: 'sandbox' });
   await t
     .dial()
     .sees('What do you want to send?')
