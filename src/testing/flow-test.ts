@@ -37,9 +37,10 @@ import type { UssdState } from '../../adapters/ussd/session.js';
 import { createEngine, type ConversationEngine } from '../conversation/engine/engine.js';
 import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
 import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
-import { currentView } from '../conversation/flow/render.js';
+import { currentView, render } from '../conversation/flow/render.js';
 import { AccessPolicy, demoPolicy, type PolicyDocument } from '../conversation/calls/access-policy.js';
 import { createFlowCalls } from '../conversation/calls/flow-calls.js';
+import { Directory } from '../people/directory.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { keys } from '../store/keys.js';
 import type { Channel, Inbound, Participant, Prompt } from '../conversation/types.js';
@@ -88,6 +89,11 @@ export interface FlowTestOptions {
   calls?: 'sandbox' | Partial<FlowCalls>;
   /** The access policy (who may use which flow, limits, USSD PINs). Default the demo's: everyone, USSD PIN `1234`. */
   policy?: PolicyDocument;
+  /**
+   * The person's PIN was reset by an operator (a person named in the policy, not a `*` rule): every dial opens
+   * Change PIN, which asks the one-time code, and their money flows are refused until it is done.
+   */
+  pinReset?: boolean;
   /** The flows the engine runs. Default the registry (flows/index.ts); a new flow adds its own. */
   flows?: Partial<Record<FlowId, FlowModule>>;
   /**
@@ -120,6 +126,13 @@ export interface Actions {
   send(text: string): Steps;
   /** Picks the choice or button whose label matches (USSD: types its number; a chat presses it). */
   press(label: Seen): Steps;
+  /**
+   * Picks the choice whose id (the View's, `confirm`) is `id`, as {@link press} would: for a path found on the
+   * machine (xstate/graph), whose events name choices by id.
+   */
+  choose(id: string): Steps;
+  /** Goes back a screen: on USSD types `0`, on Telegram and Slack presses Back, on WhatsApp (no button) types `back`. */
+  back(): Steps;
   /** The screen (USSD) or the message with its buttons (chats) contains `text` or matches the pattern. */
   sees(expected: Seen): Steps;
   /** The screen does not contain `text` or match the pattern. */
@@ -313,6 +326,13 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   const flows = options.flows ?? registeredFlows;
   const store = new MemoryStore({ now });
   const policy = new AccessPolicy(options.policy ?? demoPolicy(), { now });
+  if (options.pinReset) {
+    const people = policy.directory;
+    const person = people.find(channel, user);
+    if (!person || !people.person(person.id)) throw new Error(`pinReset: ${user} is not named in the policy`);
+    const reset = people.persons().map((p) => (p.id === person.id ? { ...p, pinMustChange: true } : p));
+    policy.useDirectory(new Directory(people.version, reset, people.identities(), people.wildcards));
+  }
 
   const calls: Call[] = [];
   /** Calls the test gave no answer for: the step that made one fails. */
@@ -482,13 +502,36 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     return chatAction(button.action);
   }
 
+  async function chosen(id: string): Promise<void> {
+    const choices = prompt?.choices ?? [];
+    const index = choices.findIndex((c) => c.id === id);
+    if (index < 0) throw new Error(`no choice ${id} on:\n${screen}`);
+    if (channel === 'ussd') return typed(String(index + 1));
+    const label = choices[index]!.label;
+    const button = chat && buttonsOf(channel, chat).find((b) => b.label === label);
+    if (!button) throw new Error(`no button ${label} on:\n${screen}`);
+    return chatAction(button.action);
+  }
+
+  async function wentBack(): Promise<void> {
+    if (channel === 'ussd') return typed('0');
+    if (channel === 'whatsapp') return typed('back');
+    // The channel's own Back (its word in the screen's language), after any choice of the same words.
+    const label = render({ key: 'common.back' }, prompt?.lang ?? 'en');
+    const button = (chat ? buttonsOf(channel, chat) : []).findLast((b) => b.label === label);
+    if (!button) throw new Error(`no Back button on:\n${screen}`);
+    return chatAction(button.action);
+  }
+
   async function dialled(dialString?: string): Promise<void> {
     if (channel === 'ussd') {
       session = { id: `flow-test-${++sessions}`, answers: [], ended: false };
       const ahead = dialString ? answersOfDialString(dialString, [SERVICE_CODE]) : [];
       session.answers.push(...ahead);
       await ussdHop(ahead.join('*'));
-      if (id !== 'menu' && !dialString && prompt?.top) {
+      // The menu, unless the dial opened the flow itself (Change PIN after a reset).
+      const opened = readRecord((await store.get(keys.conversation(participant)))?.snapshot).session?.flow;
+      if (id !== 'menu' && !dialString && prompt?.top && opened !== id) {
         const index = (prompt.choices ?? []).findIndex((c) => c.id === id);
         if (index < 0) throw new Error(`the menu offers no ${id} to ${user}:\n${screen}`);
         await typed(String(index + 1));
@@ -515,6 +558,8 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     dial: (dialString) => step(() => dialled(dialString)),
     send: (text) => step(() => typed(text)),
     press: (label) => step(() => pressed(label)),
+    choose: (id) => step(() => chosen(id)),
+    back: () => step(wentBack),
     sees: (expected) => step(() => check(screen, expected, true)),
     doesNotSee: (expected) => step(() => check(screen, expected, false)),
     wait: (ms) =>
