@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { productArgs, ROOT } from '../product.js';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { freePorts } from '../ports.js';
 import { startCluster, startOwnRedis, startSentinelSet, stopAll, type Server } from './servers.js';
 import { until } from '../until.js';
@@ -45,8 +45,9 @@ async function startProduct(server: Server | Record<string, string>, graceSecond
 /** The port the product listens on, from its start line. */
 const portOf = (output: string) => Number(/listening on http:\/\/localhost:(\d+)/.exec(output)![1]);
 
-describe('a product whose Redis dies', () => {
-  it('logs its Redis errors boundedly, and stops within its grace period on SIGTERM', async () => {
+// Each case starts servers and a product of its own and spends its time waiting on their stop: they run at once.
+describe.concurrent('a product whose Redis dies', () => {
+  it('logs its Redis errors boundedly, and stops within its grace period on SIGTERM', async ({ expect }) => {
     const server = await startOwnRedis();
     const product = await startProduct(server);
     server.kill();
@@ -118,8 +119,8 @@ const setups: Array<[string, () => Promise<{ servers: Server[]; env: Record<stri
   ],
 ];
 
-describe.each(setups)('a product whose Redis hangs (%s)', (_name, setup) => {
-  it('stops by its own bounded stop on SIGTERM while nothing answers, a dial waiting on it', async () => {
+describe.concurrent.each(setups)('a product whose Redis hangs (%s)', (_name, setup) => {
+  it('stops by its own bounded stop on SIGTERM while nothing answers, a dial waiting on it', async ({ expect }) => {
     const { servers, env } = await setup();
     const product = await startProduct(env, GRACE_SECONDS);
     hang(servers);
