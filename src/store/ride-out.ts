@@ -2,7 +2,7 @@
  * Riding out a blip of the store: a command that fails is tried again, 100 ms doubling between, up to
  * {@link STORE_TRIES} tries (1.5 s in all, inside every channel's deadline). A dropped Redis connection, made
  * again, is ridden out; a longer outage throws the last error. Used by the runner's writes and kept notes and
- * by the read-back of a run-starting write (turn.ts).
+ * by the read-back of a run-starting write (start-run.ts).
  */
 
 /** Tries of a store command before its failure stands. */

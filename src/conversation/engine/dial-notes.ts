@@ -2,8 +2,8 @@
  * The dial notes: what a new USSD dial (a new channel session) shows above its screen of the outcomes kept for
  * it in the USSD inbox, newest first under one header, each said again in the dial's language and shortened
  * whole to the room a screen leaves, with "nothing was sent" first for what the USSD guard answered. Pure: the
- * turn reads the inbox and marks the notes shown (turn.ts). Not here: keeping an outcome for the next dial
- * (late-outcome.ts, channels/ussd-inbox.ts).
+ * turn reads the inbox (turn-read.ts) and marks the notes shown (step-notes.ts, after-step.ts). Not here:
+ * keeping an outcome for the next dial (late-outcome.ts, channels/ussd-inbox.ts).
  */
 import type { Lang } from '../../../flows/types.js';
 import type { StoredSnapshot } from '../../store/types.js';

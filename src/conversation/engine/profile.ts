@@ -22,7 +22,7 @@ export async function readProfile(
   return profileOf(await store.get(keys.profile(who.channel, who.userId)));
 }
 
-/** The profile a read of `profile:<channel>:<userId>` found (turn.ts reads it with the conversation). */
+/** The profile a read of `profile:<channel>:<userId>` found (turn-read.ts reads it with the conversation). */
 export function profileOf(stored: StoredSnapshot | null): UserProfile | undefined {
   return stored?.snapshot as UserProfile | undefined;
 }

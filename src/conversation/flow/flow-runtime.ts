@@ -515,7 +515,10 @@ export function isMoney(snapshot: AnyMachineSnapshot): boolean {
   return isBusy(snapshot) && snapshot.hasTag('money');
 }
 
-/** The session's flow is checking a secret (a PIN): never stored, run by the step into it (turn.ts checkSecrets). */
+/**
+ * The session's flow is checking a secret (a PIN): never stored, run by the step into it (secret-check.ts
+ * checkSecrets).
+ */
 export function isSecret(snapshot: AnyMachineSnapshot): boolean {
   return isBusy(snapshot) && snapshot.hasTag('secret');
 }
