@@ -28,7 +28,8 @@
  *   a session made on their first visit so that changes still carry a CSRF token.
  *
  * `res.locals.operator` names who is signed in (every change records it); `res.locals.opsCaller` says
- * `operator` or `script` (the token); `res.locals.opsVia` how they proved it: `session`, `basic` or `token`.
+ * `operator` or `script` (the token); `res.locals.opsVia` how they proved it: `session` (the sign-in's cookie:
+ * the audit's stored word), `basic` or `token`; `res.locals.signIn` the sign-in itself, when there is one.
  *
  * The operators' audit (audit.ts) gets a row for every sign-in on the form and its refusals (`sign-in`,
  * `sign-in-failed`: wrong name or password, too many tries, no CSRF token), each sign-out, a read by Basic auth or
@@ -308,11 +309,11 @@ export class OpsAccess {
       res.locals.operator = signIn.operator;
       res.locals.opsCaller = 'operator';
       res.locals.opsVia = 'session';
-      res.locals.session = signIn;
+      res.locals.signIn = signIn;
       return true;
     }
     if (safe && this.o.open) {
-      res.locals.session = await this.signIn(req, res, 'demo');
+      res.locals.signIn = await this.signIn(req, res, 'demo');
       res.locals.operator = 'demo';
       res.locals.opsCaller = 'operator';
       res.locals.opsVia = 'session';
@@ -432,7 +433,7 @@ export class OpsAccess {
    * CSRF token and comes from this site. Returns the operator's name, or null when it answered.
    */
   requireCsrf(req: Request, res: Response): string | null {
-    const signIn = res.locals.session as SignIn | undefined;
+    const signIn = res.locals.signIn as SignIn | undefined;
     if (!signIn || !this.csrfOk(req, signIn)) {
       res
         .status(403)

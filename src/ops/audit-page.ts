@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { csvWriter } from '../csv.js';
 import type { Logger } from '../log.js';
 import { actorOf, AUDIT_ACTIONS, viaOf, type AuditItem, type AuditQuery, type OperatorAudit } from './audit.js';
-import { Html, html, page, searchBody, when } from './html.js';
+import { Html, html, page, searchBody, when, unavailable } from './html.js';
 import { day, optional } from './payments-query.js';
 
 export interface AuditRoutesOptions {
@@ -39,7 +39,7 @@ const SIZE_DEFAULT = 100;
 const SIZE_MAX = 500;
 const DAYS_MAX = 3660;
 const TAKEN = 'actor, action, text, from, to, size, cursor';
-const UNAVAILABLE = 'The audit could not be read (the database did not answer); try again shortly.';
+const UNAVAILABLE = unavailable('The audit could not be read');
 
 /** The CSV's columns. */
 export const AUDIT_CSV_COLUMNS = ['id', 'at', 'actor', 'action', 'detail'] as const;

@@ -12,7 +12,7 @@
  * Endpoints are registered in WEBHOOK_ENDPOINTS only, never here. A bad query or form is a 400 with its
  * reason, an unknown delivery 404, a database that does not answer 503.
  */
-import type { Express, RequestHandler, Response } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { listDeliveries, replayDelivery, type DeliveryView } from '../events-out/delivery-log.js';
@@ -21,7 +21,9 @@ import { readBody } from '../http/body.js';
 import type { Logger } from '../log.js';
 import type { OpsAccess, SignIn } from './access.js';
 import type { OperatorAudit } from './audit.js';
-import { html, page, queryString, when, type Html } from './html.js';
+import { html, queryString, when, unavailableAlert, type Html, pageSender } from './html.js';
+
+const send = pageSender('Deliveries', '/ops/deliveries');
 
 export interface DeliveriesRouteOptions {
   /** WEBHOOK_ENDPOINTS: a replay goes only to an endpoint still configured. */
@@ -79,16 +81,10 @@ export function addDeliveriesRoutes(
         ...(parsed.data.state ? { state: parsed.data.state } : {}),
         limit: SHOWN,
       });
-      send(res, 200, body(found, parsed.data.state, o.endpoints, res.locals.session as SignIn | undefined));
+      send(res, 200, body(found, parsed.data.state, o.endpoints, res.locals.signIn as SignIn | undefined));
     } catch (err) {
       o.logger?.warn({ err }, 'ops: the delivery log could not be read');
-      send(
-        res,
-        503,
-        html`<p class="reasons" role="alert">
-          The delivery log could not be read (the database did not answer); try again shortly.
-        </p>`,
-      );
+      send(res, 503, unavailableAlert('The delivery log could not be read'));
     }
   });
 
@@ -128,22 +124,9 @@ export function addDeliveriesRoutes(
       res.redirect(303, '/ops/deliveries');
     } catch (err) {
       o.logger?.warn({ err }, 'ops: a replay could not be written');
-      send(
-        res,
-        503,
-        html`<p class="reasons" role="alert">
-          The replay could not be written (the database did not answer); try again shortly.
-        </p>`,
-      );
+      send(res, 503, unavailableAlert('The replay could not be written'));
     }
   });
-}
-
-function send(res: Response, status: number, content: Html): void {
-  res
-    .status(status)
-    .type('html')
-    .send(page('Deliveries', '/ops/deliveries', content));
 }
 
 function row(d: DeliveryView, signIn: SignIn | undefined, endpoints: readonly string[]): Html {

@@ -3,6 +3,7 @@
  * service, the query) goes through {@link html}'s escaping, so data is shown as text, never as markup. The
  * pages carry no inline script or style (the /ops Content-Security-Policy allows only /ops's own files).
  */
+import type { Response } from 'express';
 import { localTime } from '../local-time.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -71,6 +72,22 @@ export function page(title: string, current: string, body: Html): string {
       </body>
     </html> `.text;
 }
+
+/** What sends a body as the whole page `title` (`current` marked in the navigation), with a status. */
+export const pageSender =
+  (title: string, current: string) =>
+  (res: Response, status: number, body: Html): void => {
+    res
+      .status(status)
+      .type('html')
+      .send(page(title, current, body));
+  };
+
+/** What an answer says when the database did not answer: `what` (e.g. "The journal could not be read"). */
+export const unavailable = (what: string): string => `${what} (the database did not answer); try again shortly.`;
+
+/** {@link unavailable} as a page's alert. */
+export const unavailableAlert = (what: string): Html => html`<p class="reasons" role="alert">${unavailable(what)}</p>`;
 
 /** A query string from the values given (empty ones left out). */
 export function queryString(values: Record<string, string | undefined>): string {

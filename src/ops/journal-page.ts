@@ -10,11 +10,13 @@
  * an operator's name and password), everyone in the embedded demo; not a script's Bearer token; anyone else
  * 401 (a browser is sent to sign in). It takes no query; a database that does not answer gives 503.
  */
-import type { Express, Response } from 'express';
+import type { Express } from 'express';
 import { chainHead, receipts, type ChainHead, type Receipt } from '../journal/chain.js';
 import type { Journal } from '../journal/journal.js';
 import type { Logger } from '../log.js';
-import { html, page, when, type Html } from './html.js';
+import { html, pageSender, unavailableAlert, when, type Html } from './html.js';
+
+const send = pageSender('journal', '/ops/journal');
 
 export interface JournalRouteOptions {
   journal?: Journal;
@@ -41,22 +43,9 @@ export function addJournalRoute(app: Express, options: JournalRouteOptions): voi
       send(res, 200, journalBody(head, list.slice(0, RECEIPTS_SHOWN), list.length > RECEIPTS_SHOWN));
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the journal page could not read the database');
-      send(
-        res,
-        503,
-        html`<p class="reasons" role="alert">
-          The journal could not be read (the database did not answer); try again shortly.
-        </p>`,
-      );
+      send(res, 503, unavailableAlert('The journal could not be read'));
     }
   });
-}
-
-function send(res: Response, status: number, body: Html): void {
-  res
-    .status(status)
-    .type('html')
-    .send(page('journal', '/ops/journal', body));
 }
 
 /** A head as the exports write it: seq, then the hash in full (it is what gets compared). */

@@ -45,6 +45,7 @@ import { OperatorAudit } from './audit.js';
 import type { Funnel } from './funnel.js';
 import { CHANNELS } from './funnel.js';
 import type { Metrics } from './metrics.js';
+import { unavailable } from './html.js';
 import { moneyReport } from './money.js';
 import { addJournalRoute } from './journal-page.js';
 import { addPaymentsRoutes } from './payments.js';
@@ -162,9 +163,7 @@ export function addOpsPage(app: Express, options: OpsPageOptions): boolean {
       res.json(await moneyReport(options.journal.db, { days, ...(channel ? { channel } : {}), now: options.now?.() }));
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the money figures could not be read');
-      res
-        .status(503)
-        .json({ detail: 'The journal could not be read (the database did not answer); try again shortly.' });
+      res.status(503).json({ detail: unavailable('The journal could not be read') });
     }
   });
   app.get('/ops/funnel.json', async (req, res) => {

@@ -27,7 +27,7 @@ import { OPERATION_KINDS, OPERATION_STATES, type Operation, type OperationEvent 
 import type { Logger } from '../log.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
 import { CHANNELS } from './funnel.js';
-import { amountText, Html, html, page, searchBody, when } from './html.js';
+import { amountText, Html, html, page, searchBody, when, unavailable } from './html.js';
 import { parsePaymentsQuery, type PaymentsQuery } from './payments-query.js';
 
 export interface PaymentsRoutesOptions {
@@ -138,7 +138,7 @@ export const CSV_COLUMNS: readonly (keyof PaymentItem)[] = [
 /** Rows fetched from the journal's cursor at a time while the CSV streams. */
 const CSV_BATCH = 500;
 
-const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
+const UNAVAILABLE = unavailable('The journal could not be read');
 const REFUSED = 'The search is not one this export takes.';
 
 export function addPaymentsRoutes(app: Express, options: PaymentsRoutesOptions): void {

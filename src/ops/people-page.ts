@@ -54,7 +54,7 @@ import { numberOf, sentLine, type CodeDelivery } from '../people/code-delivery.j
 import type { PeopleDirectory } from '../people/start.js';
 import type { OpsAccess, SignIn } from './access.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
-import { html, page, when, type Html } from './html.js';
+import { html, page, unavailable, when, type Html } from './html.js';
 
 export interface PeoplePageOptions {
   directory: PeopleDirectory;
@@ -158,9 +158,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
         });
       } catch (err) {
         o.logger.warn({ err }, 'ops: the audit could not be written');
-        res
-          .status(503)
-          .json({ detail: 'The audit could not be written (the database did not answer); try again shortly.' });
+        res.status(503).json({ detail: unavailable('The audit could not be written') });
         return;
       }
       res.json(found);
@@ -174,7 +172,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
       const data = await snapshot(o);
       res
         .type('html')
-        .send(page('People', '/ops/people', listPage(data, res.locals.session as SignIn | undefined, roleNames())));
+        .send(page('People', '/ops/people', listPage(data, res.locals.signIn as SignIn | undefined, roleNames())));
     } catch (err) {
       next(err);
     }
@@ -199,7 +197,7 @@ export function addPeopleRoutes(app: Express, access: OpsAccess, o: PeoplePageOp
           page(
             person.name,
             '/ops/people',
-            personPage(person, history, res.locals.session as SignIn | undefined, roleNames()),
+            personPage(person, history, res.locals.signIn as SignIn | undefined, roleNames()),
           ),
         );
     } catch (err) {

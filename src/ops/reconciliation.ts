@@ -9,11 +9,11 @@
  * 401 (a browser is sent to sign in). A bad query value
  * is a 400 with its reason; a database that does not answer a 503.
  */
-import type { Express, Response } from 'express';
+import type { Express } from 'express';
 import { z } from 'zod';
 import { EXCEPTION_STATES } from '../reconciliation/schema.js';
 import type { OpsAccess, SignIn } from './access.js';
-import { amountText, html, page, queryString, when, type Html } from './html.js';
+import { amountText, html, queryString, when, unavailableAlert, type Html, pageSender } from './html.js';
 import {
   DIFFERING,
   RECONCILIATION_OUTCOMES,
@@ -22,6 +22,8 @@ import {
   type RunView,
 } from './reconciliation-reads.js';
 import { addDifferenceRoutes, differencesSection, type DifferencesOptions } from './reconciliation-differences.js';
+
+const send = pageSender('reconciliation', '/ops/reconciliation');
 
 export type ReconciliationRouteOptions = DifferencesOptions;
 
@@ -100,7 +102,7 @@ export function addReconciliationRoute(app: Express, access: OpsAccess, options:
       const outcomes = parsed.data.outcome ? [parsed.data.outcome] : [...DIFFERING, 'not_ours'];
       const items = chosen ? await reads.items(chosen.id, outcomes, ITEMS_SHOWN) : { items: [], more: false };
       const view = await differences?.view(parsed.data.state);
-      const signIn = res.locals.session as SignIn | undefined;
+      const signIn = res.locals.signIn as SignIn | undefined;
       send(
         res,
         200,
@@ -109,22 +111,9 @@ export function addReconciliationRoute(app: Express, access: OpsAccess, options:
       );
     } catch (err) {
       options.logger?.warn({ err }, 'ops: the reconciliation page could not read the database');
-      send(
-        res,
-        503,
-        html`<p class="reasons" role="alert">
-          The reconciliation could not be read (the database did not answer); try again shortly.
-        </p>`,
-      );
+      send(res, 503, unavailableAlert('The reconciliation could not be read'));
     }
   });
-}
-
-function send(res: Response, status: number, body: Html): void {
-  res
-    .status(status)
-    .type('html')
-    .send(page('reconciliation', '/ops/reconciliation', body));
 }
 
 const counts = (run: RunView): Html =>

@@ -23,7 +23,7 @@ import type { Journal } from '../journal/journal.js';
 import { dayIn, shownTimeZone } from '../local-time.js';
 import type { Logger } from '../log.js';
 import { actorOf, viaOf, type OperatorAudit } from './audit.js';
-import { amountText, html, page, queryString, type Html } from './html.js';
+import { amountText, html, queryString, unavailable, type Html, pageSender } from './html.js';
 import { HEAD_HEADER } from './payments.js';
 import {
   headOfDay,
@@ -37,6 +37,8 @@ import {
   type StatementPeriod,
 } from './statement.js';
 
+const send = pageSender('statements', '/ops/statements');
+
 export interface StatementRoutesOptions {
   /** The journal; unset (no database), the routes answer 503. */
   journal?: Journal;
@@ -49,7 +51,7 @@ export interface StatementRoutesOptions {
   audit?: OperatorAudit | undefined;
 }
 
-const UNAVAILABLE = 'The journal could not be read (the database did not answer); try again shortly.';
+const UNAVAILABLE = unavailable('The journal could not be read');
 
 const day = z
   .string('date is required, once: one day, YYYY-MM-DD')
@@ -191,13 +193,6 @@ export function addStatementRoutes(app: Express, options: StatementRoutesOptions
       send(res, 503, statementsBody({ date, today, zone: zone(), reasons: [UNAVAILABLE] }));
     }
   });
-}
-
-function send(res: Response, status: number, body: Html): void {
-  res
-    .status(status)
-    .type('html')
-    .send(page('statements', '/ops/statements', body));
 }
 
 interface StatementsView {
