@@ -46,8 +46,9 @@ import { awaitJournal, type JournalCheck } from './journal.js';
 import { Balancer, FaultProxy, type Fault } from './proxies.js';
 import { RedisProxy } from './redis-proxy.js';
 import { startRedisSet, type RedisMode, type RedisSet } from './redis-modes.js';
-import { Transport, type Answer } from './transport.js';
-import { ACKNOWLEDGED, createPeople, OUTCOME, PIN, START_OVER, type Conversation } from './users.js';
+import { copyProblem, PLACEHOLDER, STORE_FAULT_TAIL_MS } from './copies.js';
+import { Transport } from './transport.js';
+import { createPeople, PIN, START_OVER, type Conversation } from './users.js';
 import { serverDatabase } from '../journal/server-database.js';
 import { until } from '../until.js';
 
@@ -162,12 +163,6 @@ const PAYMENT_FAULTS: Array<[Fault, number]> = [
   ['redis-refuses-after-commit', 0.01],
 ];
 const OTHER_CALL_5XX = 0.03;
-/** The engine's answer while a run is out: "still working on it" or "being confirmed". */
-const PLACEHOLDER = /still working on it/i;
-/** A new dial showing what was kept for it (a run's outcome, whatever it was). */
-const KEPT_FOR_DIAL = /^CON Update on your last request:\n/;
-/** How long after Redis came back a command may still fail for it (ioredis reconnecting with a back-off). */
-const STORE_FAULT_TAIL_MS = 2000;
 const DUPLICATE_DELIVERIES = 0.1;
 const TELEGRAM_SEND_FAULTS = 0.05;
 
@@ -299,13 +294,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // one is always left to take over), at most two waiting; a refusal of Redis writes at once.
   const armedKills: Fault[] = [];
   let armedRefusal = false;
-  /** When Redis was cut or refused writes (ms since the epoch, from and to). */
+  /** When Redis was cut or refused writes (ms since the epoch, from and to: Infinity while it lasts). */
   const storeFaults: Array<[number, number]> = [];
-  /** Redis failed while a request ran, or shortly before it (STORE_FAULT_TAIL_MS). */
-  /** The answer when the store could not be reached (common.unavailable): nothing was recorded to repeat. */
-  const UNAVAILABLE = /cannot reach your conversation/i;
-  const storeFailedDuring = (answer: Answer) =>
-    storeFaults.some(([from, to]) => from <= answer.answeredAt && to + STORE_FAULT_TAIL_MS >= answer.sentAt);
   let fleet: Fleet;
   const faultProxy = new FaultProxy({
     targetPort: sandboxPort,
@@ -380,32 +370,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     duplicateShare: DUPLICATE_DELIVERIES,
     random,
     onCopy(request, first, copy) {
-      // A resent USSD request gets the screen the first one got (the product keeps the answer of each
-      // delivery), unless that was an error or the store's own "cannot reach your conversation" (an answer Redis
-      // refused to record cannot be repeated) or the
-      // adapter's own apology at its deadline (not an answer of the engine's: a resend gets the one made since),
-      // or the copy ran while Redis failed and says so (the answer kept could not be read: an error, never
-      // another screen of the flow). A "still working on it" the engine could not record (Redis failing, or
-      // the run's own writes winning every time) may be followed by the outcome it stood for: the copy then
-      // gets that outcome, which is no second step either (a dial's copy shows it as a dial does, under "Update
-      // on your last request:", whatever it was: a service failure too).
-      const kept =
-        first?.status === 200 &&
-        !START_OVER.test(first.text) &&
-        !UNAVAILABLE.test(first.text) &&
-        !/taking longer than expected/.test(first.text);
-      if (START_OVER.test(copy.text) && storeFailedDuring(copy)) return;
-      if (
-        first &&
-        PLACEHOLDER.test(first.text) &&
-        (ACKNOWLEDGED.test(copy.text) || OUTCOME.test(copy.text) || KEPT_FOR_DIAL.test(copy.text))
-      )
-        return;
-      if (first && kept && request.path.startsWith('/ussd') && copy.status === 200 && copy.text !== first.text) {
-        problems.push(
-          `a resent USSD request got another screen: ${JSON.stringify([first.instance, first.text, copy.instance, copy.text])}`,
-        );
-      }
+      const problem = copyProblem(request.path, first, copy, storeFaults);
+      if (problem) problems.push(problem);
     },
   });
   const people = createPeople({
@@ -434,15 +400,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           if (fleet.kill(victim.name)) rotation[fault]!++;
           continue;
         }
-        case 'redis-cut':
+        case 'redis-cut': {
           if (redisSet) continue;
           rotation[fault]!++;
           progress('chaos: cutting Redis');
+          // Seen from its start: a copy answered while it lasts is judged against it.
+          const cut: [number, number] = [Date.now(), Infinity];
+          storeFaults.push(cut);
           redisProxy.cut();
           await sleep(options.redisCutMs ?? 800); // timer-ok: how long Redis is cut is the fault itself
           redisProxy.restore();
-          storeFaults.push([Date.now() - (options.redisCutMs ?? 800), Date.now()]);
+          cut[1] = Date.now();
           continue;
+        }
         case 'telegram-outage':
           rotation[fault]!++;
           progress('chaos: Telegram down');
