@@ -102,6 +102,14 @@ const TYPED: Record<string, string[]> = {
 const runtime = new FlowRuntime(flows, {});
 
 /**
+ * What a walk to a step types instead of the usual, where the step needs a particular answer of the service's:
+ * the answers by input kind (a number the network does not know).
+ */
+export interface Steer {
+  typed?: Partial<Record<string, string[]>>;
+}
+
+/**
  * The answer that takes a conversation stored at `session` (a flow of this build) towards `target`: the USSD
  * text (a choice's number, or typed words) and the state the flow goes to with it (pure, before any service
  * answers), leaving out those `refused` names (a service refused them there). Undefined when the screen asks
@@ -111,10 +119,11 @@ export function answerTowards(
   storedFlow: StoredFlow,
   target: Target,
   refused: (text: string) => boolean = () => false,
+  steer: Steer = {},
 ): Answer | undefined {
   const distance =
     storedFlow.flow === target.flow ? distancesTo(target.flow, target.state) : new Map<string, number>([['', 0]]);
-  return nearest(storedFlow, target.flow, distance, refused);
+  return nearest(storedFlow, target.flow, distance, refused, steer);
 }
 
 /** The answer a person goes on with at a stored step: the one nearest the end of its flow (a final state). */
@@ -140,6 +149,7 @@ function nearest(
   towards: FlowId,
   distance: Map<string, number>,
   refused: (text: string) => boolean = () => false,
+  steer: Steer = {},
 ): Answer | undefined {
   const machine = machineOf(storedFlow.flow);
   const snapshot = runtime.restore(storedFlow);
@@ -149,7 +159,7 @@ function nearest(
   const here = stateLabel(snapshot.value);
   const candidates: Array<{ text: string; event: { type: string; [k: string]: unknown } }> = [
     ...(view.choices ?? []).map((choice, i) => ({ text: String(i + 1), event: { type: 'CHOSEN', id: choice.id } })),
-    ...(view.input ? (TYPED[view.input] ?? []) : []).map((value) => ({
+    ...(view.input ? (steer.typed?.[view.input] ?? TYPED[view.input] ?? []) : []).map((value) => ({
       text: value,
       event: { type: 'ANSWERED', value },
     })),

@@ -12,17 +12,27 @@
  * earlier processes are killed (SIGKILL, the held payment's among them) and a second process of the later
  * build starts. The held creation is let through once the later build repeats it under the same key.
  *
+ * Before that, a person sits at every step of every flow (read from the machines; the steps only a particular
+ * answer of the service's reaches are given it: STEERED), money calls held at the service, and each moves to the
+ * later build while the earlier process leading those calls is killed (SIGKILL) and started again.
+ *
  * One Redis server of the test's own holds both builds' records and queues; the service's notifications reach
- * whichever process is up through a balancer, so jobs are queued and worked by either build while both run.
- * Every person ends paid exactly once (the service's payments, by chat), told so and shown the payment's
- * arrival; every screen either
- * continues the conversation, says in one line that the service was updated and shows the start, or (the
- * earlier build reading the later one's record) asks to try again in a moment; never an error.
+ * whichever process is up through a balancer, so jobs are queued and worked by either build while both run: the
+ * notifications, the texts of their outcomes (SMS_PROVIDER, each process at a path of its own) and the outcomes
+ * owed (rows in PostgreSQL, made due by the test). A job or row the later build wrote is never worked by the
+ * earlier; one the earlier wrote is worked by the later. Every person ends paid exactly once (the service's
+ * payments, by chat), told so, texted once and shown the payment's arrival; every screen either continues the
+ * conversation, says in one line that the service was updated and shows the start, or (the earlier build
+ * reading the later one's record) asks to try again in a moment; never an error.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http, { type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payMachine } from '../../flows/pay.machine.js';
 import { requestMachine } from '../../flows/request.machine.js';
@@ -31,13 +41,15 @@ import { VENDING_FLOWS } from '../../flows/purchase.js';
 import type { FlowId } from '../../flows/types.js';
 import type { ConversationRecord } from '../../src/conversation/engine/ledger.js';
 import { hashPin } from '../../src/conversation/calls/access-policy.js';
-import { keys } from '../../src/store/keys.js';
+import { notificationQueueName } from '../../src/notifications/index.js';
+import { keys, queuePrefixesOf, type PartedQueue } from '../../src/store/keys.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { until } from '../until.js';
-import { Balancer } from '../chaos/proxies.js';
-import { answerTowards, everyStep, forwardAnswer, storedState, type Target } from './every-step.js';
+import { Balancer, readAll } from '../chaos/proxies.js';
+import { answerTowards, everyStep, forwardAnswer, storedState, type Steer, type Target } from './every-step.js';
 import {
   dropProductDatabase,
+  productDatabase,
   startProductProcess,
   startService,
   type ProductProcess,
@@ -82,14 +94,43 @@ const everything = {
   perPaymentLimit: { UGX: '100000', NGN: '100000' },
   dailyLimit: { UGX: '1000000', NGN: '1000000' },
 };
+/**
+ * The steps only a particular answer reaches, and what gives it: the role (a caller offered two currencies, one
+ * who sees every collection), what is typed (a number the network does not know, one it knows by another name:
+ * the sandbox's test numbers), what the service holds first (a collection received; an earlier payment or purchase
+ * of the same caller, made by walking to its money step first).
+ */
+const STEERED: Record<string, { role?: string; steer?: Steer; first?: `${FlowId}.${string}` }> = {
+  'pay.choosingCurrency': { role: 'twoCurrencies' },
+  'request.choosingCurrency': { role: 'twoCurrencies' },
+  'pay.notRegistered': { steer: { typed: { phone: ['0772000002'] } } },
+  'pay.confirmingName': { steer: { typed: { phone: ['0752000003'] } } },
+  'check.choosingCollection': { role: 'seesAll' },
+  'pay.confirmingRepeat': { first: 'pay.submitting' },
+  'pin.choosingCandidate': { first: 'pin.purchasing' },
+};
+const steeredOf = (target: Target) => STEERED[`${target.flow}.${target.state}`] ?? {};
 const POLICY = JSON.stringify({
-  roles: { payer, everything },
+  roles: {
+    payer,
+    everything,
+    // Ugandan callers are offered UGX and KES (COUNTRY_CURRENCIES below); only this role may pay in both.
+    twoCurrencies: {
+      ...everything,
+      perPaymentLimit: { ...everything.perPaymentLimit, KES: '100000' },
+      dailyLimit: { ...everything.dailyLimit, KES: '1000000' },
+    },
+    seesAll: { ...everything, seeAllCollections: true },
+  },
   users: {
     telegram: {},
     slack: {},
     ussd: Object.fromEntries([
       ...PHONES.map((phone) => [phone, { role: 'payer', pin: hashPin('1234') }]),
-      ...TARGETS.map((_, i) => [targetPhone(i), { role: 'everything', pin: hashPin('1234') }]),
+      ...TARGETS.map((target, i) => [
+        targetPhone(i),
+        { role: steeredOf(target).role ?? 'everything', pin: hashPin('1234') },
+      ]),
     ]),
   },
 });
@@ -341,10 +382,136 @@ const paymentsOf = (phone: string) =>
     .payments()
     .filter((p) => (p as { metadata: Record<string, string> }).metadata.chat === `ussd:${phone}`);
 
+/** The earlier build's place in the order of releases: the time `npm run build` stamped in dist/ (flow/build.ts). */
+const EARLIER_BUILD = Date.parse(readFileSync(join(ROOT, 'dist', '.built'), 'utf8').trim());
+/** Whether a process name (`later-1`) or a build (a job's stamp, an owed row's) is of the later build. */
+const isLater = (by: string | number) => (typeof by === 'number' ? by > EARLIER_BUILD : by.startsWith('later-'));
+
+/** One text the SMS provider (Africa's Talking, played below) was asked to send: by which process, to whom. */
+interface Text {
+  by: string;
+  to: string;
+  message: string;
+  /** Answered accepted; the earlier build's sends hang at the provider and are never accepted. */
+  accepted: boolean;
+}
+const texts: Text[] = [];
+/** The sends held open (the earlier build's), ended with the test. */
+const hanging: ServerResponse[] = [];
+let smsServer: http.Server;
+let smsUrl: string;
+
+/**
+ * Africa's Talking's SMS API as the products reach it, each process at a path of its name (its AT_SMS_URL). A
+ * send from a process of the later build is accepted; one from the earlier build hangs (a connection the
+ * provider never answers, until that process gives up or is killed), so every text the earlier build's workers
+ * take is sent, if at all, by a later process: the SMS queue's jobs of either build end up worked by the later.
+ */
+async function startSmsProvider(): Promise<void> {
+  smsServer = http.createServer((req, res) => {
+    void readAll(req).then((body) => {
+      const form = new URLSearchParams(body.toString());
+      const by = (req.url ?? '').split('/')[1] ?? '';
+      const accepted = isLater(by);
+      texts.push({ by, to: form.get('to') ?? '', message: form.get('message') ?? '', accepted });
+      if (!accepted) return void hanging.push(res);
+      const recipient = {
+        number: form.get('to'),
+        status: 'Success',
+        statusCode: 101,
+        messageId: `ATX-${texts.length}`,
+      };
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ SMSMessageData: { Message: 'Sent to 1/1', Recipients: [recipient] } }));
+    });
+  });
+  await new Promise<void>((resolve) => smsServer.listen(0, '127.0.0.1', resolve));
+  smsUrl = `http://127.0.0.1:${(smsServer.address() as AddressInfo).port}`;
+}
+
+/** A BullMQ job as the products left it: the build its name says wrote it, and its data. */
+interface QueuedJob {
+  build: number;
+  data: unknown;
+}
+
+/** The jobs of one of the products' queues (all its parts) in `states` (default: whatever became of them). */
+async function jobsOf(
+  queue: Extract<PartedQueue, 'notifications' | 'sms'>,
+  states: JobType[] = ['completed', 'failed', 'delayed', 'waiting', 'active', 'prioritized'],
+): Promise<QueuedJob[]> {
+  const name = `${notificationQueueName(API_KEY)}${queue === 'sms' ? '-sms' : ''}`;
+  const jobs: QueuedJob[] = [];
+  for (const prefix of queuePrefixesOf('momo:').parts(queue)) {
+    const q = new Queue(name, { connection: redis, prefix });
+    for (const job of await q.getJobs(states)) {
+      const m = /^notification (\d+) \S+$/.exec(job.name);
+      expect(m, `${queue} job ${job.id} carries its build`).not.toBeNull();
+      jobs.push({ build: Number(m![1]), data: job.data });
+    }
+    await q.close();
+  }
+  return jobs;
+}
+
+/**
+ * The owed outcomes' claims as the database saw them: each claim of a row (its tries counted up, owed.ts claim)
+ * with the row's build and the claiming process (its connections' application_name, PGAPPNAME).
+ */
+let journal: pg.Client;
+async function watchOwedClaims(): Promise<void> {
+  journal = new pg.Client({ connectionString: (await productDatabase()).url });
+  await journal.connect();
+  await journal.query('create table test_owed_claims (ref text, build bigint, claimed_by text)');
+  await journal.query(`create function test_owed_claimed() returns trigger language plpgsql as $$
+    begin
+      if new.tries > old.tries then
+        insert into test_owed_claims values (new.ref, new.build, current_setting('application_name'));
+      end if;
+      return new;
+    end $$`);
+  await journal.query(
+    'create trigger test_owed_claimed after update on owed_outcomes for each row execute function test_owed_claimed()',
+  );
+}
+
+/**
+ * Makes the open owed rows of `refs` written by builds `of` picks due now (their first check is minutes after
+ * the intent), and waits until a poller claimed each; resolves to the claims of those rows.
+ */
+async function owedDueNow(refs: string[], of: (build: number) => boolean) {
+  const { rows } = await journal.query<{ ref: string; build: string }>(
+    'select ref, build from owed_outcomes where settled_at is null and ref = any($1)',
+    [refs],
+  );
+  const due = rows.filter((row) => of(Number(row.build))).map((row) => row.ref);
+  await journal.query('update owed_outcomes set next_check = now() where ref = any($1) and settled_at is null', [due]);
+  return until(
+    `${due.length} owed rows claimed`,
+    async () => {
+      const claims = await journal.query<{ ref: string; build: string; claimed_by: string }>(
+        'select ref, build, claimed_by from test_owed_claims where ref = any($1)',
+        [due],
+      );
+      return new Set(claims.rows.map((c) => c.ref)).size === due.length && claims.rows;
+    },
+    { timeoutMs: 30_000, everyMs: 250 },
+  );
+}
+
+/** Our refs (the service's metadata.ref) of the payments the service holds that reached a final state. */
+const finalRefs = () =>
+  service.sandbox.controls
+    .payments()
+    .filter((p) => ['processed', 'completed', 'failed', 'rejected', 'cancelled'].includes(String(p.state)))
+    .map((p) => String((p as { metadata: Record<string, string> }).metadata.ref));
+
 beforeAll(async () => {
   REDIS_URL = `redis://127.0.0.1:${(await startOwnRedis()).port}`;
   redis = new Redis(REDIS_URL);
   laterRoot = makeLaterBuild();
+  await startSmsProvider();
   // The waiting person's creation is held at the service until the later build makes it again under the same
   // key (after the earlier process sending it was killed); that repeat waits until the first reached the service.
   service = await startService(
@@ -387,6 +554,7 @@ beforeAll(async () => {
     start('earlier-2', ROOT),
     start('later-1', laterRoot),
   ]);
+  await watchOwedClaims();
 }, 60_000);
 
 afterAll(async () => {
@@ -394,6 +562,10 @@ afterAll(async () => {
   await Promise.all(processes.map((p) => p.exit));
   await service?.close();
   await balancer?.close();
+  for (const res of hanging) res.destroy();
+  smsServer?.closeAllConnections();
+  await new Promise((resolve) => (smsServer ? smsServer.close(resolve) : resolve(undefined)));
+  await journal?.end();
   await redis?.quit();
   await stopAll();
   await dropProductDatabase();
@@ -412,6 +584,15 @@ async function start(name: string, root: string): Promise<Build> {
       PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
       // The waiting person is answered "processing" while their creation is held.
       USSD_DEADLINE_MS: '2000',
+      // Ugandan callers offered two currencies: those of a role allowed both are asked which.
+      COUNTRY_CURRENCIES: 'UG:UGX,UG:KES,KE:KES',
+      // Outcomes texted too: through a queue of their own, sent at a path naming the process.
+      SMS_PROVIDER: 'africastalking',
+      AT_USERNAME: 'sandbox',
+      AT_API_KEY: 'two-builds-at-key',
+      AT_SMS_URL: `${smsUrl}/${name}`,
+      // The database sees which process claims an owed outcome (watchOwedClaims).
+      PGAPPNAME: name,
     },
     root,
   );
@@ -466,10 +647,35 @@ class Mover {
   }
 
   /**
+   * On `product`, walks to the money step `step` (`pay.submitting`) and through it: its call made (the journal
+   * holds an operation of this caller's), its run over.
+   */
+  async pass(product: Build, step: `${FlowId}.${string}`): Promise<void> {
+    const [flow, state] = step.split('.') as [FlowId, string];
+    const made = async () =>
+      (await journal.query('select 1 from operations where channel_user = $1', [this.phone])).rows.length > 0;
+    for (let hops = 0; hops < 40 && !(await made()); hops++) {
+      if (!this.sessionId || this.last.startsWith('END')) await this.hop(product);
+      else if (/Continue where you left off/.test(this.last)) await this.hop(product, choice(this.last, /^Continue$/));
+      else {
+        const storedFlow = (await this.settled()).session;
+        const answer =
+          storedFlow && !storedFlow.ended && [flow, 'menu'].includes(storedFlow.flow)
+            ? answerTowards(storedFlow, { flow, state, money: true })
+            : undefined;
+        await this.hop(product, answer?.text ?? '00');
+      }
+    }
+    expect(await made(), `${this.name}: ${step} made first`).toBe(true);
+    await this.settled();
+  }
+
+  /**
    * On `product` (this repository's build), hops until the stored conversation is at the target step; false
    * when no answer leads there (a step only a service's particular answer reaches).
    */
   async reach(product: Build): Promise<boolean> {
+    const { steer } = steeredOf(this.target);
     /** Answers the flow refused at a step (`state:answer`), and how often each step was seen: no loops. */
     const refused = new Set<string>();
     const visits = new Map<string, number>();
@@ -503,7 +709,7 @@ class Mover {
       const seen = (visits.get(here) ?? 0) + 1;
       visits.set(here, seen);
       if (seen > 3) return false;
-      const answer = answerTowards(storedFlow, this.target, (text) => refused.has(`${here}:${text}`));
+      const answer = answerTowards(storedFlow, this.target, (text) => refused.has(`${here}:${text}`), steer);
       if (!answer) return false;
       asked = { at: here, text: answer.text };
       await this.hop(product, answer.text);
@@ -513,36 +719,79 @@ class Mover {
 }
 
 /**
- * Steps no typed answer reaches with the sandbox as the service, each for the answer it needs: a failure or
- * a particular answer of a service's. Every other step of every flow is reached and moved.
+ * The queued jobs of both builds, after the rolling restart: each text (the SMS queue) a later build queued was
+ * never taken by an earlier process, and each the earlier queued was sent by a later one (the earlier's sends
+ * hang); each notification (the service's, queued by whichever process it reached) the later build queued was
+ * told by the later build (the text its telling queued carries the teller's build), one the earlier queued by
+ * either.
  */
-const ONLY_BY_A_SERVICE: Record<string, string> = {
-  'pay.choosingCurrency': 'asked only when the caller may pay in more than one currency',
-  'request.choosingCurrency': 'asked only when the caller may ask in more than one currency',
-  'pay.notRegistered': "the network's lookup answering that the number is not registered",
-  'pay.confirmingName': "the network's lookup answering another name than the one typed",
-  'check.choosingCollection': 'a payment received by the caller, listed by the service',
-  // Reached only on a second run of the flow, after a first one paid or bought.
-  'pay.confirmingRepeat': 'a payment of the same amount to the same payee shortly before',
-  'pin.choosingCandidate': 'a candidate remembered from an earlier purchase',
-};
+async function jobsWorkedByTheirBuilds(): Promise<void> {
+  const sms = await jobsOf('sms');
+  expect(sms.length).toBeGreaterThan(0);
+  for (const job of sms) {
+    const { to, text } = job.data as { to: string; text: string };
+    const sends = texts.filter((t) => t.to === to && t.message === text);
+    if (isLater(job.build))
+      expect(
+        sends.filter((t) => !isLater(t.by)),
+        text,
+      ).toEqual([]);
+    expect(
+      sends.filter((t) => t.accepted),
+      text,
+    ).toHaveLength(1);
+    expect(isLater(sends.find((t) => t.accepted)!.by), text).toBe(true);
+  }
+  // The teller of each (payment, state) texted: the build of the text's job (its key `payment:<ref>:<state>`).
+  const tellerOf = new Map(sms.map((job) => [(job.data as { key: string }).key, job.build]));
+  const notices = (await jobsOf('notifications')).flatMap((job) =>
+    (job.data as Array<{ kind: string; ref: string; state: string }>).map((notice) => ({
+      job,
+      key: `${notice.kind}:${notice.ref}:${notice.state === 'completed' ? 'processed' : notice.state}`,
+    })),
+  );
+  const told = notices.filter(({ key }) => tellerOf.has(key));
+  expect(told.length).toBeGreaterThan(0);
+  for (const { key } of told) {
+    // A notice the service delivered twice, to processes of both builds, may be told by either.
+    if (notices.filter((n) => n.key === key).every((n) => isLater(n.job.build)))
+      expect(isLater(tellerOf.get(key)!), key).toBe(true);
+  }
+  expect(told.some(({ job }) => isLater(job.build))).toBe(true);
+  // Some job the earlier build wrote was worked by the later: a notification it queued told by the later build,
+  // or a text it queued (which only a later process sends).
+  expect(
+    sms.some((job) => !isLater(job.build)) ||
+      told.some(({ job, key }) => !isLater(job.build) && isLater(tellerOf.get(key)!)),
+  ).toBe(true);
+}
 
 describe('a rolling deploy of changed flows', () => {
   it('moves a conversation at every step of every flow to the later build: each continues or starts again', async () => {
     const people = movers.map((m) => new Mover(m.target, m.phone));
     // On the earlier build, each person walks to their step; those at a money call last, their calls held at
     // the service from then until they were moved (within the service client's timeout).
-    const reached = await Promise.all(people.map((p) => (p.target.money ? true : p.reach(old1))));
+    // A collection received, which a caller who sees every collection is shown.
+    await service.sandbox.controls.sendCollection({ phonenumber: '+256772000001', amount: '2500', currency: 'UGX' });
+    const reached = await Promise.all(
+      people.map(async (p) => {
+        if (p.target.money) return true;
+        const { first } = steeredOf(p.target);
+        if (first) await p.pass(old1, first);
+        return p.reach(old1);
+      }),
+    );
     holding = true;
     await Promise.all(people.map(async (p, i) => p.target.money && (reached[i] = await p.reach(old1))));
-    const unreached = people.filter((_, i) => !reached[i]).map((p) => p.name);
-    expect(unreached.sort()).toEqual(Object.keys(ONLY_BY_A_SERVICE).sort());
+    expect(people.filter((_, i) => !reached[i]).map((p) => p.name)).toEqual([]);
     const moving = people.filter((_, i) => reached[i]);
     expect(new Set(moving.map((p) => p.target.flow))).toEqual(new Set(TARGETS.map((t) => t.flow)));
 
     // Each one's next answer, in the same gateway session, goes to the later build (calls made from now on are
-    // not held).
+    // not held). Meanwhile the rolling restart kills the process leading the held money calls (SIGKILL), and its
+    // supervisor starts the earlier build again: those calls' runs are taken over once their leases ran out.
     holding = false;
+    const restarted = kill(old1).then(() => start('earlier-3', ROOT));
     const moved = await Promise.all(
       moving.map(async (p) => {
         const before = (await recordOf(p.phone))!.session!;
@@ -553,6 +802,7 @@ describe('a rolling deploy of changed flows', () => {
         return { p, answer, screen, after };
       }),
     );
+    old1 = await restarted;
     const seen: string[] = [];
     for (const { p, answer, screen, after } of moved) {
       const { flow, state } = p.target;
@@ -574,28 +824,30 @@ describe('a rolling deploy of changed flows', () => {
       }
     }
 
-    // Back on the earlier build: a record the later build wrote of a flow it changed is left alone; of one it
-    // did not change, continued.
+    // Back on the earlier build (the process that stayed, or the one restarted): a record the later build wrote
+    // of a flow it changed is left alone; of one it did not change, continued.
     await Promise.all(
       moved
         .filter(({ p, after }) => !p.target.money && after && !after.ended && !p.last.startsWith('END'))
-        .map(async ({ p, after }) => {
+        .map(async ({ p, after }, i) => {
+          const earlier = i % 2 === 0 ? old1 : old2;
           const before = await redis.get(`momo:${keys.conversation({ channel: 'ussd', conversationId: p.phone })}`);
           // Answered as the later build's flow asks (the earlier build's machine may not have its state).
           const answer = CHANGED.includes(after!.flow) ? undefined : forwardAnswer(after!);
           if (CHANGED.includes(after!.flow)) {
-            expect(await p.hop(old2, '1'), p.name).toMatch(TRY_AGAIN);
+            expect(await p.hop(earlier, '1'), p.name).toMatch(TRY_AGAIN);
             expect(await redis.get(`momo:${keys.conversation({ channel: 'ussd', conversationId: p.phone })}`)).toBe(
               before,
             );
           } else if (answer)
-            expect(await p.hop(old2, answer.text), p.name).not.toMatch(
+            expect(await p.hop(earlier, answer.text), p.name).not.toMatch(
               new RegExp(`${UPDATED.source}|${TRY_AGAIN.source}`),
             );
         }),
     );
 
-    // The money calls let through: each made once (one key), its outcome told at the person's next dial.
+    // The money calls let through (those of the killed process reach the service after it died): each made once
+    // (one key), its outcome told at the person's next dial.
     released.resolve();
     await Promise.all(
       moving
@@ -607,13 +859,20 @@ describe('a rolling deploy of changed flows', () => {
               const screen = await p.hop(new1);
               return !PROCESSING.test(screen) && !/being confirmed/.test(screen) && screen;
             },
-            { timeoutMs: 30_000, everyMs: 300 },
+            // The killed process's runs: taken over once their leases ran out (10 s) by a sweep (5 s).
+            { timeoutMs: 45_000, everyMs: 300 },
           );
           seen.push(`${p.name} told: ${told.split('\n')[0]}`);
         }),
     );
-    // Each money call made under one key, whichever build made it (again).
+    // Each money call made under one key, whichever build made it (again): one intent of its person's, one key.
     expect(heldKeys.size).toBe(moving.filter((p) => p.target.money).length);
+    for (const p of moving.filter((p) => p.target.money)) {
+      const { rows } = await journal.query('select ref from operations where channel_user = $1', [p.phone]);
+      expect(rows, p.name).toHaveLength(1);
+    }
+    for (const p of moving.filter((p) => p.target.flow === 'pay' && p.target.money))
+      expect(paymentsOf(p.phone), p.name).toHaveLength(1);
   }, 120_000);
 
   it('moves conversations at every step between two builds: each continues or starts again, each paid once', async () => {
@@ -672,6 +931,19 @@ describe('a rolling deploy of changed flows', () => {
       expect(await redis.get(conversation)).toBe(stored);
     }
 
+    // The outcomes owed of the payments the later build intended (the PIN's, those paid on it in the every-step
+    // walk), due now while both builds run: claimed only by a poller of the later build, the earlier ones' leave
+    // them (both lead ticks of their own).
+    await until('a payment the later build intended is final', async () => {
+      const { rows } = await journal.query<{ build: string }>('select build from owed_outcomes where ref = any($1)', [
+        finalRefs(),
+      ]);
+      return rows.some((row) => isLater(Number(row.build)));
+    });
+    const laterClaims = await owedDueNow(finalRefs(), isLater);
+    expect(laterClaims.length).toBeGreaterThan(0);
+    for (const claim of laterClaims) expect(claim.claimed_by, claim.ref).toMatch(/^later-/);
+
     // The rolling restart: the earlier processes killed, the held payment's sender first; a second later one.
     await kill(old1);
     const new2 = await start('later-2', laterRoot);
@@ -696,7 +968,11 @@ describe('a rolling deploy of changed flows', () => {
       'the held payment told',
       async () => {
         const screen = await waiting.dial(later[0]!);
-        return SENT.test(screen) && screen;
+        if (!SENT.test(screen))
+          throw new Error(
+            `${screen} (creations of its key ${heldCreations()}, payments ${paymentsOf(WAITING).length})`,
+          );
+        return screen;
       },
       { timeoutMs: 60_000, everyMs: 1000 },
     );
@@ -728,5 +1004,30 @@ describe('a rolling deploy of changed flows', () => {
       }),
     );
     for (const p of people) for (const { screen } of p.screens) expect(screen).not.toMatch(ERROR);
-  }, 150_000);
+
+    // The outcomes owed of the payments the earlier build intended, due now that only the later build runs:
+    // claimed by it.
+    const earlierClaims = await owedDueNow(finalRefs(), (build) => !isLater(build));
+    expect(earlierClaims.length).toBeGreaterThan(0);
+    for (const claim of earlierClaims) expect(claim.claimed_by, claim.ref).toMatch(/^later-/);
+
+    // Each person's outcome texted once, by a process of the later build, once no text is left queued.
+    // A text an earlier process held when it was killed is sent once its lock and its lease ran out (about 30 s).
+    await until(
+      'every outcome texted',
+      () => people.every((p) => texts.some((t) => t.accepted && t.to === p.phone && /^Done: /.test(t.message))),
+      { timeoutMs: 60_000, everyMs: 250 },
+    );
+    await until(
+      'no text left queued',
+      async () => (await jobsOf('sms', ['delayed', 'waiting', 'active', 'prioritized'])).length === 0,
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
+    for (const p of people)
+      expect(
+        texts.filter((t) => t.accepted && t.to === p.phone && /^Done: /.test(t.message)),
+        p.step,
+      ).toHaveLength(1);
+    await jobsWorkedByTheirBuilds();
+  }, 210_000);
 });
