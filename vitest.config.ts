@@ -7,8 +7,9 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 
 /**
  * Tests that start the product as its own processes and kill or signal them (the chaos run, SIGTERM): one
- * file at a time, so that one's processes starting and dying do not eat the time another measures against
- * a deadline. They run beside the rest of the suite.
+ * file at a time (the turn, test/turn.ts), so that one's processes starting and dying do not eat the time
+ * another measures against a deadline. They run beside the rest of the suite, in its two workers: a vitest
+ * project of `fileParallelism: false` would be a group of its own, run only after every other file.
  */
 const PROCESS_TESTS = [
   'test/chaos/chaos.test.ts',
@@ -25,15 +26,22 @@ const PROCESS_TESTS = [
 const UNIT_TESTS = unitTestFiles(root);
 
 /**
- * vitest's order (the longest known first, else the largest), with the unit files ahead of the rest: their
- * longest (a flow's every path) starts first, and a worker takes them one after another in the graph it has
- * (a worker keeps its graph only while the next file in the line is one of them).
+ * vitest's order (the longest known first, else the largest), with the unit files ahead of the rest (their
+ * longest, a flow's every path, starts first, and a worker takes them one after another in the graph it
+ * has: it keeps its graph only while the next file in the line is one of them), then the suite's files with
+ * the process files spread evenly among them: a worker that takes a process file while another holds the
+ * turn waits for it.
  */
 class Order extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const unit = (file: TestSpecification) => file.project.name === 'unit';
-    return [...sorted.filter(unit), ...sorted.filter((file) => !unit(file))];
+    const of = (name: string) => sorted.filter((file) => file.project.name === name);
+    const [unit, suite, processes] = [of('unit'), of('suite'), of('processes')];
+    const every = Math.max(1, Math.floor(suite.length / Math.max(1, processes.length)));
+    const mixed = suite.flatMap((file, i) =>
+      i % every === 0 && processes.length ? [processes.shift()!, file] : [file],
+    );
+    return [...unit, ...mixed, ...processes];
   }
 }
 
@@ -53,7 +61,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...PROCESS_TESTS, ...UNIT_TESTS] },
       },
-      { extends: true, test: { name: 'processes', include: PROCESS_TESTS, fileParallelism: false } },
+      { extends: true, test: { name: 'processes', include: PROCESS_TESTS, setupFiles: ['test/turn-setup.ts'] } },
     ],
   },
 });
