@@ -14,8 +14,10 @@ import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { CallInput, CallOutput } from '../../flows/actors.js';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
 import { ALREADY_SUBMITTED, type CallName } from '../../flows/calls.js';
-import type { FlowInput, FlowModule, InputKind, ServiceFailure } from '../../flows/types.js';
+import type { FlowId, FlowInput, FlowModule, InputKind, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, currentView, viewKeys } from '../../src/conversation/flow/render.js';
+import { flowTest, type Answers, type FlowTestOptions } from '../../src/testing/flow-test.js';
+import { expect } from 'vitest';
 
 /** How one call of service K ends in the walk. */
 export type Outcome<K extends CallName> = { output: CallOutput<K> } | { error: ServiceFailure };
@@ -323,4 +325,109 @@ export function missingMessages(module: FlowModule, keys: Iterable<string>): str
   for (const key of keys)
     for (const lang of ['en', 'sw'] as const) if (!(key in messages[lang])) missing.push(`${lang}:${key}`);
   return missing;
+}
+
+/**
+ * The events of a small model for getSimplePaths: every sample outcome of the running call, every choice on
+ * screen, one valid answer for the screen's input, and BACK. Invalid answers are left out so the simple paths
+ * stay few.
+ */
+export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string; [field: string]: unknown }> {
+  const view = currentView(snapshot);
+  const settle = Object.entries(snapshot.children as Record<string, { src: CallName }>).flatMap(([id, child]) =>
+    (sampleOutcomes[child.src] as Array<Outcome<CallName>>).map((o) =>
+      'output' in o
+        ? { type: `xstate.done.actor.${id}`, output: o.output }
+        : { type: `xstate.error.actor.${id}`, error: o.error },
+    ),
+  );
+  const typed =
+    view?.input && { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'TX123' }[view.input];
+  return [
+    ...settle,
+    ...(view?.choices ?? []).map((c) => ({ type: 'CHOSEN', id: c.id })),
+    ...(typed ? [{ type: 'ANSWERED', value: typed }] : []),
+    { type: 'BACK' },
+  ];
+}
+
+/**
+ * The FlowInput the kit's engine gives a flow opened on a phone by flowTest's default person (a Ugandan number
+ * of the demo's `*` rule; the menu's run is run-1): walk with it to compare.
+ */
+export const ON_A_PHONE: Partial<FlowInput> = {
+  runId: 'run-2',
+  channel: 'ussd',
+  chat: 'ussd:+256772123456',
+  userId: '+256772123456',
+  requirePin: true,
+  nameMatchAffectsPayment: true,
+  allowedFlows: ['pay', 'request', 'check'],
+};
+
+const SETTLED = /^xstate\.(done|error)\.actor\./;
+
+/**
+ * Each path of the model (walked with {@link ON_A_PHONE}), acted out by a person on a phone with the kit
+ * (flowTest: the real engine, USSD's hop handler): the fake service answers each call as the path settles it,
+ * and at every screen the stored flow is in the model's state with its context. The busy states between two
+ * screens are not seen by a person: a path ending in one is walked to its last screen.
+ */
+export async function expectWalkedOnAPhone(
+  id: FlowId,
+  paths: Array<StatePath<AnyMachineSnapshot, EventObject>>,
+  options: FlowTestOptions = {},
+): Promise<void> {
+  const walked = new Set<string>();
+  for (const path of paths) {
+    // Each person event with the settles after it, the dial first; the screen each ends on.
+    const groups: Array<{ event?: EventObject; state: AnyMachineSnapshot }> = [{ state: path.steps[0]!.state }];
+    const outcomes: Partial<Record<CallName, Array<Outcome<CallName>>>> = {};
+    for (let i = 1; i < path.steps.length; i++) {
+      const { event, state } = path.steps[i]!;
+      const settled = SETTLED.exec(event.type);
+      if (settled) {
+        const child = (path.steps[i - 1]!.state.children as Record<string, { src?: unknown }>)[
+          (event as { actorId?: string }).actorId ?? ''
+        ];
+        const outcome = (
+          settled[1] === 'done'
+            ? { output: (event as { output?: unknown }).output }
+            : { error: (event as { error?: unknown }).error }
+        ) as Outcome<CallName>;
+        (outcomes[child?.src as CallName] ??= []).push(outcome);
+        groups.at(-1)!.state = state;
+      } else groups.push({ event, state });
+    }
+    while (groups.length > 0 && groups.at(-1)!.state.hasTag('busy')) groups.pop();
+    const key = JSON.stringify(groups.map((g) => g.event));
+    if (groups.length === 0 || walked.has(key)) continue;
+    walked.add(key);
+
+    const answers: Answers = Object.fromEntries(
+      Object.entries(outcomes).map(([call, list]) => [call, () => list.shift() ?? { error: { code: 'unknown' } }]),
+    );
+    const t = flowTest(id, { ...options, answers: { ...answers, ...options.answers } });
+    try {
+      for (const { event, state } of groups) {
+        const step = event as { type: string; id?: string; value?: string } | undefined;
+        if (!step) await t.dial();
+        else if (step.type === 'CHOSEN') await t.choose(step.id!);
+        else if (step.type === 'ANSWERED') await t.send(step.value!);
+        else await t.back();
+        const where = `${key}: after ${JSON.stringify(step ?? 'the dial')}`;
+        if (state.status === 'done') {
+          const next = (state.output as { next?: FlowId } | undefined)?.next;
+          if (next) expect(t.flow()?.id, where).toBe(next);
+          else expect(t.prompt?.final, where).toBe(true);
+          continue;
+        }
+        expect(t.flow()?.snapshot.value, where).toEqual(state.value);
+        // As stored: through JSON.
+        expect(t.flow()?.snapshot.context, where).toEqual(JSON.parse(JSON.stringify(state.context)));
+      }
+    } finally {
+      await t.close();
+    }
+  }
 }
