@@ -1728,6 +1728,147 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
   });
 });
 
+describe('a run taken over that ends at a question on USSD (its call no money one)', () => {
+  const NOTHING_SENT = /Nothing was sent/;
+  const LONG = { ussd: 10_000, telegram: 10_000, slack: 10_000 };
+  /** checkedPayFlow on `store`, its amount check `checkSpend`. */
+  const checkedEngine = (
+    store: Store,
+    checkSpend: FlowCalls['checkSpend'],
+    changes: Partial<EngineOptions> & { live?: boolean } = {},
+  ) =>
+    engine(
+      store,
+      { ...payments.services, checkSpend },
+      { flows: { menu: menuFlow, pay: checkedPayFlow }, deadlineMs: LONG, ...changes },
+    );
+  let payments = paymentsService();
+  beforeEach(() => {
+    payments = paymentsService();
+  });
+  /** checkedPayFlow's look-up and Confirm, then a question after it (no money call). */
+  const checkedAskFlow: FlowModule = {
+    id: 'pay',
+    messages: { en: { 't.amount': 'Amount?', 't.confirm': 'Pay 100?', 't.note': 'Note?' }, sw: {} },
+    machine: setup({
+      types: { context: {} as { input: FlowInput }, input: {} as FlowInput, events: {} as FlowEvent },
+      actors: { checkSpend: serviceActors.checkSpend },
+    }).createMachine({
+      context: ({ input }) => ({ input }),
+      initial: 'asking',
+      states: {
+        asking: { meta: { view: () => ({ text: { key: 't.amount' } }) }, on: { ANSWERED: 'checking' } },
+        checking: {
+          tags: ['busy'],
+          invoke: {
+            src: 'checkSpend',
+            input: ({ context }) => ({
+              channel: context.input.channel,
+              userId: context.input.userId,
+              flow: 'pay',
+              amount: '100',
+              currency: 'UGX',
+              pin: false,
+            }),
+            onDone: 'confirming',
+            onError: 'confirming',
+          },
+        },
+        confirming: {
+          meta: { view: () => ({ text: { key: 't.confirm' }, choices: [{ id: 'yes', label: 'Yes' }] }) },
+          on: { CHOSEN: 'noting' },
+        },
+        noting: { meta: { view: () => ({ text: { key: 't.note' } }) } },
+      },
+    }),
+  };
+  /** The pending notes kept for the caller of `msg`. */
+  const pendingOf = async (store: Store, msg: () => Inbound) =>
+    JSON.stringify((await store.get(keys.pending(msg())))?.snapshot ?? []);
+
+  it('from a holder only slow (its lease renewal held, then late): its waiter shows the question, the person answers it and goes on, and the next dial shows no "nothing was sent"', async () => {
+    const base = redisStore();
+    const checking = gate<void>();
+    const renewing = gate<void>();
+    // The first process: its amount check held, and its lease renewals with it (too slow to renew, not dead);
+    // once let go they find the lease another's.
+    const slow = overriding(base, {
+      async lease() {
+        await renewing.promise;
+        return false;
+      },
+    });
+    const flows = { flows: { menu: menuFlow, pay: checkedAskFlow } };
+    const first = checkedEngine(slow, () => checking.promise, { ...flows, runLeaseMs: 300, sweepEveryMs: 60_000 });
+    // The other process: its sweep takes the run over once that lease lapsed, and checks at once.
+    const second = checkedEngine(redisStore(), async () => undefined, flows);
+    const msg = ussd();
+    const key = keys.conversation(msg());
+    expect((await first.handle(msg({ start: 'pay', newSession: true }))).text).toBe('Amount?');
+    const answering = first.handle(msg({ text: '100' }));
+    // The taker kept "nothing was sent" for the next dial (a sweep's takeover: nobody waits for it there).
+    await until(
+      'the run taken over and ended at the question',
+      async () => {
+        const record = (await base.get(key))?.snapshot as ConversationRecord | undefined;
+        return record?.run === undefined && (await pendingOf(base, msg)).includes('Nothing was sent');
+      },
+      PACE,
+    );
+    renewing.open();
+    checking.open();
+    // The slow holder's check returns: its outcome is not written (the run is another's), and its waiter shows
+    // the taker's: the question, within the deadline. The person answers it.
+    expect((await answering).text).toBe('Pay 100?');
+    expect((await second.handle(msg({ choice: 'yes' }))).text).toBe('Note?');
+    await first.drain();
+    const dial = msg({ newSession: true });
+    let view: ConversationView | undefined;
+    await second.turn(dial, (_state, seen) => {
+      view = seen;
+      return { kind: 'reply', state: undefined, changed: false };
+    });
+    expect(view).toEqual({ waiting: true, notes: false });
+    expect((await second.handle(dial)).text).not.toMatch(NOTHING_SENT);
+  });
+
+  it('from a holder that died with its waiter (nobody shown the question): the next dial says nothing was sent, and offers no resume', async () => {
+    const checking = gate<void>();
+    const dies = dyingStore(redisStore());
+    const first = checkedEngine(dies, () => checking.promise, { live: false, runLeaseMs: 300, sweepEveryMs: 60_000 });
+    const second = checkedEngine(redisStore(), async () => undefined);
+    const base = redisStore();
+    const msg = ussd();
+    const key = keys.conversation(msg());
+    expect((await first.handle(msg({ start: 'pay', newSession: true }))).text).toBe('Amount?');
+    void first.handle(msg({ text: '100' })); // never answered: its process dies with the check out
+    await until(
+      'the run out',
+      async () => ((await base.get(key))?.snapshot as ConversationRecord).run !== undefined,
+      PACE,
+    );
+    dies.die();
+    void first.stop();
+    await until(
+      'the run taken over and ended at the question, the note kept',
+      async () => (await pendingOf(base, msg)).includes('Nothing was sent'),
+      PACE,
+    );
+    const dial = msg({ newSession: true });
+    let view: ConversationView | undefined;
+    await second.turn(dial, (_state, seen) => {
+      view = seen;
+      return { kind: 'reply', state: undefined, changed: false };
+    });
+    expect(view).toMatchObject({ notes: true });
+    expect((await second.handle(dial)).text.split('\n')[1]).toMatch(
+      /^Nothing was sent: something went wrong on our side\./,
+    );
+    checking.open();
+    expect(payments.calls).toHaveLength(0);
+  });
+});
+
 describe('the write that starts a run, its answer lost', () => {
   /**
    * `base` whose next write that takes a lease fails with the connection: after it landed (`lose`, its answer

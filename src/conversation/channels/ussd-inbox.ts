@@ -20,12 +20,15 @@ const PENDING_MAX = 5;
  * dials it was on the screen (the answer to a dial can be lost too, so a note not proved seen is shown at two).
  * `words`: the same note as its message key and values, shown in the person's language at the dial (they may
  * have changed it since); `text`, its words when it was kept, is shown for a note kept before notes had words.
+ * `about`: the run whose question, reached late, the note says nothing was sent for; shown only while the
+ * conversation still says nobody answered it (the engine's ConversationRecord.lateQuestion).
  */
 export interface PendingNote {
   text: string;
   words?: NoteWords;
   interim?: true;
   shown?: number;
+  about?: string;
 }
 
 /** A note is shown at this many dials, then dropped. */
@@ -69,18 +72,27 @@ export async function addPending(
   store: Store,
   address: Address,
   text: string,
-  options: { interim?: boolean; words?: NoteWords } = {},
+  options: { interim?: boolean; words?: NoteWords; about?: string } = {},
 ): Promise<void> {
-  const words = options.words ? { words: options.words } : {};
+  const fields = {
+    ...(options.words ? { words: options.words } : {}),
+    ...(options.about ? { about: options.about } : {}),
+  };
   await changePending(store, address, (kept) => {
     // Already there and not shown yet (a write tried again after its answer was lost): kept once.
     if (
-      kept.some((note) => note.text === text && !note.shown && (note.interim === true) === (options.interim === true))
+      kept.some(
+        (note) =>
+          note.text === text &&
+          !note.shown &&
+          (note.interim === true) === (options.interim === true) &&
+          note.about === options.about,
+      )
     )
       return null;
-    if (!options.interim) return [...kept.filter((note) => !note.interim), { text, ...words }].slice(-PENDING_MAX);
+    if (!options.interim) return [...kept.filter((note) => !note.interim), { text, ...fields }].slice(-PENDING_MAX);
     const interims = kept.filter((note) => note.interim);
-    return [...interims, { text, ...words, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(
+    return [...interims, { text, ...fields, interim: true as const }, ...kept.filter((note) => !note.interim)].slice(
       -PENDING_MAX,
     );
   });

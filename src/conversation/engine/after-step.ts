@@ -7,7 +7,7 @@
 import { errorMessage } from '../../log.js';
 import { keys } from '../../store/keys.js';
 import type { StoredSnapshot } from '../../store/types.js';
-import { afterShown, dropSeen, PENDING_TTL_SECONDS, storedNotes } from '../channels/ussd-inbox.js';
+import { afterShown, dropSeen, PENDING_TTL_SECONDS, type PendingNote } from '../channels/ussd-inbox.js';
 import type { Step } from '../flow/flow-runtime.js';
 import type { Inbound } from '../types.js';
 import { who, type TurnOptions } from './delivery.js';
@@ -27,7 +27,8 @@ export async function forgetToldLate(o: Pick<TurnOptions, 'store' | 'logger'>, i
 
 /**
  * What follows a committed step. `seen`: this message followed a dial that showed pending notes, in its
- * session, so they reached the phone and are dropped. Undefined when there is nothing to write (most steps:
+ * session, so they reached the phone and are dropped. `live`: the kept notes a dial shows (the others, about a
+ * question answered since, go when these are written back). Undefined when there is nothing to write (most steps:
  * nothing remembered, no kept outcomes shown): no promise to wait for.
  */
 export function afterStep(
@@ -35,6 +36,7 @@ export function afterStep(
   inbound: Inbound,
   planned: Step,
   pending: StoredSnapshot | null,
+  live: PendingNote[],
   shownPending: boolean,
   seen: boolean,
 ): Promise<void> | undefined {
@@ -47,13 +49,7 @@ export function afterStep(
   return (async () => {
     try {
       await rememberProfile(store, inbound, planned.remember, logger); // writes nothing when nothing is remembered
-      if (shown)
-        await store.set(
-          keys.pending(inbound),
-          afterShown(storedNotes(pending.snapshot)),
-          pending.version,
-          PENDING_TTL_SECONDS,
-        );
+      if (shown) await store.set(keys.pending(inbound), afterShown(live), pending.version, PENDING_TTL_SECONDS);
       if (seen) await dropSeen(store, inbound);
     } catch (error) {
       logger.warn({ ...who(inbound), err: errorMessage(error) }, 'engine: profile or shown outcomes not saved');

@@ -11,6 +11,7 @@ import { storedNotes, type PendingNote } from '../channels/ussd-inbox.js';
 import { DIAL_NOTES_MAX, fitWhole } from '../flow/plain-text.js';
 import type { NoteWords, Prompt } from '../types.js';
 import type { Answers } from './answers.js';
+import type { ConversationRecord } from './ledger.js';
 
 export interface DialNotesOptions {
   answers: Answers;
@@ -29,9 +30,19 @@ function noteText(o: DialNotesOptions, note: PendingNote, lang: Lang): string {
   return o.dialNote ? o.dialNote(words, lang) : note.text;
 }
 
+/**
+ * The pending notes a dial shows: all but one about a late question (PendingNote.about) the conversation no
+ * longer marks (ConversationRecord.lateQuestion): the person answered that question since.
+ */
+export function liveNotes(pending: StoredSnapshot | null | undefined, record: ConversationRecord): PendingNote[] {
+  return storedNotes(pending?.snapshot).filter(
+    (note) => note.about === undefined || note.about === record.lateQuestion?.run,
+  );
+}
+
 /** Pending outcomes to show on a new channel session (USSD dial), newest first, under a header. */
-export function pendingNotes(o: DialNotesOptions, pending: StoredSnapshot | null, lang: Lang): string[] {
-  const texts = storedNotes(pending?.snapshot).map((note) => noteText(o, note, lang));
+export function pendingNotes(o: DialNotesOptions, notes: PendingNote[], lang: Lang): string[] {
+  const texts = notes.map((note) => noteText(o, note, lang));
   if (texts.length === 0) return [];
   // Newest first: the latest outcome ("Done...") supersedes the earlier ones ("submitted, you will be
   // notified"), so it is the one that must fit. Each is shortened whole to the room left (never cut

@@ -127,7 +127,9 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
     const keep = can.keepsForNextDial && outcome.final === true && ((money && called) || secretLost);
     const words = answers.words(storedFlow);
     const kept = keep && (await keepForNextDial(o, participant, outcome, words));
-    const settled = await settle(o, key, token, current, { session: storedFlow, profile }, outcome, starter);
+    // A question on a channel that cannot push: shown to nobody once late (below).
+    const question = !can.pushes && !outcome.final && !money;
+    const settled = await settle(o, key, token, current, { session: storedFlow, profile }, outcome, starter, question);
     if (!settled) {
       logger.warn(log, 'engine: the conversation moved to another run; this outcome was not written');
       return;
@@ -152,10 +154,18 @@ export async function execute(o: RunnerOptions, start: RunStart, local: LocalRun
     // that died: a failover may have put the record back to this run after the person answered past it) on a
     // channel that cannot push (USSD) is shown to nobody: the next dial would offer to take the flow up there,
     // as if nothing had been said. No money call was made: that dial says plainly that nothing was sent (and
-    // offers no resume while kept).
-    if (settled.late && !can.pushes && !outcome.final && !money) {
+    // offers no resume while kept). Unless the person answers that question first: a holder that was only slow
+    // (its lease taken over) still shows it to its waiter, and the dial then shows no such note (`about`).
+    if (settled.late && question) {
       logger.warn(log, 'engine: a late run ended at a question on USSD; told that nothing was sent');
-      await deliverLate(o, participant, answers.notice('common.runFailed', profile.lang, true), false);
+      await deliverLate(
+        o,
+        participant,
+        answers.notice('common.runFailed', profile.lang, true),
+        false,
+        undefined,
+        token,
+      );
     }
   } catch (error) {
     if (money) {

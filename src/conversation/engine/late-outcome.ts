@@ -52,7 +52,7 @@ export async function nothingSent(
 
 /**
  * A run's outcome for a chat whose delivery was answered "processing": pushed, and where answers are kept for
- * the next dial (USSD) kept there.
+ * the next dial (USSD) kept there (`about`: see {@link keepForNextDial}).
  */
 export async function deliverLate(
   o: RunnerOptions,
@@ -60,13 +60,14 @@ export async function deliverLate(
   prompt: Prompt,
   kept: boolean,
   words?: Text,
+  about?: string,
 ): Promise<void> {
   const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
   try {
     // Only outcomes are kept for the next dial: a question shown late (the next step of a flow whose session
     // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
     if (o.capabilitiesOf(address.channel).keepsForNextDial && prompt.final && !kept)
-      await keepForNextDial(o, participant, prompt, words);
+      await keepForNextDial(o, participant, prompt, words, about);
     await o.onLateOutcome?.(address, prompt);
   } catch (error) {
     o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: late outcome not delivered');
@@ -77,17 +78,25 @@ export async function deliverLate(
  * A run's USSD answer kept for the next dial, until the service's outcome supersedes it (an interim note).
  * A dropped connection is ridden out (ride-out.ts); false when it was not kept (deliverLate tries once more
  * after the outcome is written). `words`: the prompt's words as catalogue text, so the dial says them in the
- * person's language then (absent: its text as it is now).
+ * person's language then (absent: its text as it is now). `about`: the run whose late question the note is
+ * about, shown only while nobody answered that question (PendingNote.about).
  */
 export async function keepForNextDial(
   o: RunnerOptions,
   participant: Participant,
   prompt: Prompt,
   words?: Text,
+  about?: string,
 ): Promise<boolean> {
   const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
   try {
-    await rideOut(() => addPending(o.store, address, prompt.text, { interim: true, ...(words ? { words } : {}) }));
+    await rideOut(() =>
+      addPending(o.store, address, prompt.text, {
+        interim: true,
+        ...(words ? { words } : {}),
+        ...(about ? { about } : {}),
+      }),
+    );
     return true;
   } catch (error) {
     o.logger.error({ ...logged(address), err: errorMessage(error) }, 'engine: outcome not kept for the next dial');

@@ -63,6 +63,19 @@ export interface ConversationRecord {
    * proves its screen arrived, and they are dropped then (ussd-inbox.ts dropSeen) rather than shown at a second dial.
    */
   notesShown?: true;
+  /**
+   * A run (`run`, its id) of flow run `flowRun` ended late at a question on a channel that cannot push, written
+   * with that question: the note it keeps for the next dial, saying nothing was sent (PendingNote.about), is
+   * shown only while this is here. A step that answers that flow (not a new channel session's) drops it: the
+   * person saw the question after all (a slow holder's waiter showed it), and went on.
+   */
+  lateQuestion?: LateQuestion;
+}
+
+/** See {@link ConversationRecord.lateQuestion}. */
+export interface LateQuestion {
+  run: string;
+  flowRun: string;
 }
 
 /** A record and the version it was read or written at. */
@@ -91,6 +104,9 @@ export function readRecord(snapshot: unknown): ConversationRecord {
     ...(typeof stored.profile?.lang === 'string' ? { profile: stored.profile } : {}),
     ...(typeof stored.run?.id === 'string' ? { run: stored.run } : {}),
     ...(stored.notesShown === true ? { notesShown: true as const } : {}),
+    ...(typeof stored.lateQuestion?.run === 'string' && typeof stored.lateQuestion.flowRun === 'string'
+      ? { lateQuestion: stored.lateQuestion }
+      : {}),
   };
 }
 

@@ -123,23 +123,31 @@ export function persist(
 
 /**
  * The outcome written: the settled session, every waiting delivery answered with it, the run cleared and its
- * lease ended.
+ * lease ended. `question`: the outcome is a question a channel that cannot push shows nobody once it is late
+ * (a waiter answered "processing", or taken over by a sweep): then marked (ConversationRecord.lateQuestion).
  */
 export function settle(
   o: RunnerOptions,
   key: string,
   token: string,
   from: Stored,
-  settled: Pick<ConversationRecord, 'session' | 'profile'>,
+  settled: { session: StoredFlow; profile: ConversationRecord['profile'] },
   outcome: Prompt,
   starter?: Waiter,
+  question = false,
 ) {
   return write(
     o,
     key,
     token,
     from,
-    (record) => ({ ...record, ...settled, ...answerWaiting(o, record, outcome, starter), run: undefined }),
+    (record) => ({
+      ...record,
+      ...settled,
+      ...answerWaiting(o, record, outcome, starter),
+      ...(question && record.run?.late ? { lateQuestion: { run: token, flowRun: settled.session.runId } } : {}),
+      run: undefined,
+    }),
     {
       attempts: SETTLE_ATTEMPTS,
       release: true,

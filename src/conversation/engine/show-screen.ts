@@ -49,7 +49,7 @@ export async function showScreen<S>(
     if (!inTime) await o.runner.keepForNextDial(inbound, nothingSent!, { key: 'common.runFailed' });
   }
   if (read.toldLate && inbound.newSession && !record.run) await forgetToldLate(o, inbound);
-  const saving = afterStep(o, inbound, planned, read.pending, shownPending.length > 0 && inTime, seen);
+  const saving = afterStep(o, inbound, planned, read.pending, shown.live, shownPending.length > 0 && inTime, seen);
   if (saving) await saving;
   return { prompt, state };
 }

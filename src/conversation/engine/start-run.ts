@@ -65,7 +65,7 @@ export async function startRun<S>(
     stored: written,
     starter,
   });
-  const saving = afterStep(o, inbound, planned, read.pending, shownPending.length > 0, seen);
+  const saving = afterStep(o, inbound, planned, read.pending, shown.live, shownPending.length > 0, seen);
   if (saving) await saving;
   return runner.wait(starter, written) as Promise<Delivered<S>>;
 }

@@ -8,9 +8,10 @@ import type { Lang } from '../../../flows/types.js';
 import type { Step } from '../flow/flow-runtime.js';
 import type { StoredSnapshot } from '../../store/types.js';
 import type { Inbound, Prompt } from '../types.js';
-import { pendingNotes, withToldLate } from './dial-notes.js';
+import type { PendingNote } from '../channels/ussd-inbox.js';
+import { liveNotes, pendingNotes, withToldLate } from './dial-notes.js';
 import type { TurnOptions } from './delivery.js';
-import { withAnswer, type ConversationRecord, type Entry } from './ledger.js';
+import { withAnswer, type ConversationRecord, type Entry, type LateQuestion } from './ledger.js';
 import { unseenAfterToldLate } from './told-late.js';
 
 export interface StepNotes {
@@ -20,12 +21,17 @@ export interface StepNotes {
   nothingSent: Prompt | undefined;
   /** The record's ledger with their answers. */
   ledger: Entry[];
+  /** The kept notes a dial shows (dial-notes.ts liveNotes): written back counted as shown. */
+  live: PendingNote[];
   /** The dial's notes shown (kept outcomes, "nothing was sent"), under their header. */
   shownPending: string[];
   /** Every line above the answer: the dial's notes, then the step's own. */
   notes: string[];
-  /** The record's mark that the dial's notes were shown. */
-  marked: { notesShown?: true };
+  /**
+   * The record's marks: the dial's notes were shown; a question reached late (ConversationRecord.lateQuestion),
+   * kept until a step answers its flow (a new dial's does not).
+   */
+  marked: { notesShown?: true; lateQuestion?: LateQuestion };
   /** This message followed a dial that showed notes, in its USSD session: they reached the phone. */
   seen: boolean;
 }
@@ -46,10 +52,15 @@ export function stepNotes(
   const unseen = inbound.newSession ? unseenAfterToldLate(record, toldLate, pending, o.now()) : [];
   const nothingSent = unseen.length > 0 ? answers.notice('common.runFailed', lang, true) : undefined;
   const ledger = unseen.reduce((entries, lost) => withAnswer(entries, lost, nothingSent!), record.ledger);
-  const shownPending = withToldLate(o, pendingNotes(o, pending, lang), nothingSent, lang);
+  const live = liveNotes(pending, record);
+  const shownPending = withToldLate(o, pendingNotes(o, live, lang), nothingSent, lang);
   const notes = [...shownPending, ...planned.notes.map((t) => answers.text(t, lang))];
   // Notes shown now are marked in the record; the next message of this session drops them (and the mark).
-  const marked = shownPending.length > 0 ? { notesShown: true as const } : {};
+  const { lateQuestion } = record;
+  const marked = {
+    ...(shownPending.length > 0 ? { notesShown: true as const } : {}),
+    ...(lateQuestion && (inbound.newSession || record.session?.runId !== lateQuestion.flowRun) ? { lateQuestion } : {}),
+  };
   const seen = !inbound.newSession && record.notesShown === true;
-  return { unseen, nothingSent, ledger, shownPending, notes, marked, seen };
+  return { unseen, nothingSent, ledger, live, shownPending, notes, marked, seen };
 }

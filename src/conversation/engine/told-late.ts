@@ -8,8 +8,8 @@ import { logged } from '../../store/chat-address.js';
 import { keys } from '../../store/keys.js';
 import { pauseAfter, STORE_TRIES } from '../../store/ride-out.js';
 import type { Store, StoredSnapshot } from '../../store/types.js';
-import { storedNotes } from '../channels/ussd-inbox.js';
 import type { Participant } from '../types.js';
+import { liveNotes } from './dial-notes.js';
 import { answerOf, deliveryId, openFlow, WAITING, type ConversationRecord } from './ledger.js';
 
 /** How long deliveries answered by the USSD guard are remembered for the next dial (the resume window's order). */
@@ -43,7 +43,7 @@ export function unseenAfterToldLate(
   now: number,
 ): string[] {
   const ids = toldLateIds(toldLate?.snapshot);
-  if (ids.length === 0 || !openFlow(record, now) || storedNotes(pending?.snapshot).length > 0) return [];
+  if (ids.length === 0 || !openFlow(record, now) || liveNotes(pending, record).length > 0) return [];
   return ids.filter((id) => {
     const answer = answerOf(record, id);
     return answer === undefined || answer === WAITING || answer.money !== true;

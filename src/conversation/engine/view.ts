@@ -4,8 +4,8 @@
  * answered). Pure over the record and what was read with it.
  */
 import type { StoredSnapshot } from '../../store/types.js';
-import { storedNotes } from '../channels/ussd-inbox.js';
 import type { ConversationView, Participant } from '../types.js';
+import { liveNotes } from './dial-notes.js';
 import type { TurnOptions } from './delivery.js';
 import { openFlow, type ConversationRecord } from './ledger.js';
 import { unseenAfterToldLate } from './told-late.js';
@@ -30,6 +30,6 @@ export function viewOf(
   const waiting = storedFlow !== undefined && (home === 'menu' || storedFlow.flow === home);
   // Something to say of what the USSD guard answered counts as a note: no flow is offered to be taken up first.
   const notes =
-    storedNotes(pending?.snapshot).length > 0 || unseenAfterToldLate(record, toldLate, pending, o.now()).length > 0;
+    liveNotes(pending, record).length > 0 || unseenAfterToldLate(record, toldLate, pending, o.now()).length > 0;
   return { waiting, notes };
 }
