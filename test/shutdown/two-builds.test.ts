@@ -892,6 +892,7 @@ describe('a rolling deploy of changed flows', () => {
     ]);
     const waiting = person('waiting');
     await waiting.walk(old1, (screen) => AT.pin.test(screen));
+    const waitingFrom = waiting.screens.length;
     expect(await waiting.hop(old1, '1234')).toMatch(PROCESSING);
     expect(heldCreations()).toBe(1);
 
@@ -968,10 +969,13 @@ describe('a rolling deploy of changed flows', () => {
       'the held payment told',
       async () => {
         const screen = await waiting.dial(later[0]!);
-        if (!SENT.test(screen))
+        if (!SENT.test(screen)) {
+          // What the person was shown since their PIN, and what reached the service, for the failure's message.
+          const shown = [...new Set(waiting.screens.slice(waitingFrom).map((s) => s.screen.split('\n')[0]))];
           throw new Error(
-            `${screen} (creations of its key ${heldCreations()}, payments ${paymentsOf(WAITING).length})`,
+            `${JSON.stringify(shown)} (creations of its key ${heldCreations()}, payments ${paymentsOf(WAITING).length})`,
           );
+        }
         return screen;
       },
       { timeoutMs: 60_000, everyMs: 1000 },
