@@ -1,5 +1,5 @@
 /**
- * Builds the whole product from a Config: the service client (or the embedded sandbox), the session store,
+ * Builds the whole product from a Config: the service client (or the embedded sandbox), the store,
  * the engine, the channel adapters, notifications and the operations routes, on one express app.
  * main.ts starts it; the end-to-end tests start it on port 0.
  */

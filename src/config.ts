@@ -1,6 +1,6 @@
 /**
  * Environment -> typed Config. Every setting has an embedded default, so `npm start` with no environment
- * runs the embedded sandbox, the memory session store, the USSD endpoint and the USSD simulator.
+ * runs the embedded sandbox, the memory store, the USSD endpoint and the USSD simulator.
  */
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -177,7 +177,7 @@ const envSchema = z.object({
   SANDBOX_VENDING_API_KEY: z.string().default('sandbox-vending-key'),
 
   /**
-   * Redis for sessions, dedup and the notification queue, one server (`redis://…`, `rediss://`
+   * Redis for conversations, dedup and the notification queue, one server (`redis://…`, `rediss://`
    * for TLS, the password in the URL). Unset, with no REDIS_SENTINELS or REDIS_CLUSTER_NODES: in memory.
    */
   REDIS_URL: optionalString,

@@ -22,7 +22,7 @@
  *
  * Warned about in production: notifications without credentials (anyone can post one; final states are
  * then confirmed by a read before anyone is told), USSD routes not served (neither USSD_CALLBACK_TOKEN nor
- * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN), no REDIS_URL (sessions and rate limits
+ * USSD_ALLOWED_IPS), /metrics and /readyz details open (no OPS_TOKEN), no REDIS_URL (conversations and rate limits
  * kept per process; daily totals and PIN tries are the database's either way).
  */
 import { ConfigError, type Config } from './config.js';

@@ -52,7 +52,7 @@ export interface NotificationsOptions {
   redisUrl?: RedisTarget;
   /**
    * The product's key prefix (REDIS_KEY_PREFIX): the marks' keys start with it, and the queues' tags carry its
-   * name (keys.ts queuePrefixesOf). Default `momo:`, the session store's.
+   * name (keys.ts queuePrefixesOf). Default `momo:`, the store's.
    */
   keyPrefix?: string;
   /** The order and dedup marks. Default: in Redis with `redisUrl`, else in memory; closed by stop(). */

@@ -195,7 +195,7 @@ export interface RedisMarksOptions {
   url: RedisTarget;
   /** Where the connection's errors are logged (boundedly). */
   logger?: Logger;
-  /** Prefix of every key. Default `momo:`, the session store's. */
+  /** Prefix of every key. Default `momo:`, the store's. */
   keyPrefix?: string;
 }
 

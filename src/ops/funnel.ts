@@ -1,7 +1,7 @@
 /**
  * Funnel analytics from the flows' transitions (EngineOptions.onTransition): per UTC day, flow, channel and
  * step, how many runs entered the step, moved on from it, were abandoned there (the user left for something
- * else, the session expired, the network or the gateway ended it) or failed there (refused by the policy,
+ * else, the flow expired, the network or the gateway ended it) or failed there (refused by the policy,
  * failed at the service, an engine error), and how long they spent there; per day, flow and channel, how
  * runs ended (FlowOutcome, plus `abandoned` and `error`).
  *
@@ -74,7 +74,7 @@ type StepCounter = (typeof STEP_COUNTERS)[number];
 /** Ends that count as failing at the step left. */
 const FAILING: ReadonlySet<RunOutcome> = new Set(['refused', 'failed', 'error']);
 
-/** A run is marked counted-abandoned this long: longer than a session record lives (TTL plus an hour). */
+/** A run is marked counted-abandoned this long: longer than a conversation record lives (TTL plus an hour). */
 const LEFT_MARK_SECONDS = 24 * 3600;
 
 /** The last write at close waits this long for Redis at most: a stop is never held up by the funnel. */

@@ -1,5 +1,5 @@
 /**
- * /healthz: the process is alive. /readyz: the session store takes a write (a short-lived probe mark: a Redis
+ * /healthz: the process is alive. /readyz: the store takes a write (a short-lived probe mark: a Redis
  * that only reads, a replica left behind by a failover, is not ready), the journal's database takes a write (a
  * transaction id assigned, nothing kept: without it no payment may move) and the service is reachable; its status
  * code is for everyone (load balancers), its details (what failed and why) only with OPS_TOKEN when set.

@@ -5,7 +5,7 @@
  *
  * - Per user ({@link withRateLimit}, a wrapper of the engine): each Inbound (or channel turn: a USSD request)
  *   costs one point of the bucket `<channel>:<userId>`; a user past the limit is answered `common.tooFast`
- *   in their language and the engine is not called at all (no session read, no flow step, no service call).
+ *   in their language and the engine is not called at all (no conversation read, no flow step, no service call).
  *   Default: 30 messages per 10 seconds per user per channel (config RATE_LIMIT_MESSAGES and
  *   RATE_LIMIT_WINDOW_SECONDS). A person tapping buttons or answering USSD screens sends a message every
  *   second or two at most; 30 in 10 s is a script or a stuck client, and one such user must not starve the

@@ -182,7 +182,7 @@ export interface RedisReadBudgetOptions extends ReadBudgetOptions {
   url: RedisTarget;
   /** Where the connection's errors are logged (boundedly). */
   logger?: Logger;
-  /** Prefix of the key. Default `momo:`, the session store's. */
+  /** Prefix of the key. Default `momo:`, the store's. */
   keyPrefix?: string;
   /** The API key whose reads are counted: the budget's key is a hash of it (the key itself is never stored). */
   apiKey: string;

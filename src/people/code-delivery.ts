@@ -33,7 +33,7 @@ export interface CodeDelivery {
 export interface CodeDeliveryOptions {
   /** Texts the person (SMS_PROVIDER, or the demo's outbox); unset: the code waits for their next dial. */
   sms?: SmsSender;
-  /** The session store the USSD inbox lives in. */
+  /** The store the USSD inbox lives in. */
   store: Store;
   /** The person's language, from their USSD profile; English when unknown. */
   languageOf?: (address: Address) => Promise<Lang | undefined>;

@@ -1,5 +1,5 @@
 /**
- * The one Redis connection factory of the product: sessions and their ledger, run leases, limits, the funnel,
+ * The one Redis connection factory of the product: conversations and their ledger, run leases, limits, the funnel,
  * the read budget, notification marks, approvals, payouts and BullMQ all open their connections here, in one
  * of three modes:
  * - one server: `REDIS_URL` (`redis://[:password@]host:port[/db]`, `rediss://` for TLS), as before;

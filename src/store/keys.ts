@@ -225,7 +225,7 @@ export const keys = {
   payoutSending: (id: string): string => `payout:${braced(id)}:sending`,
   /** Wrong PIN tries of a person, whichever identity typed them (access-policy.ts). */
   pinFailures: (person: string): string => `pinfail:${braced(person)}`,
-  /** An operator's session on /ops, by the SHA-256 of its cookie (src/ops/access.ts). */
+  /** An operator's sign-in on /ops, by the SHA-256 of its cookie (src/ops/access.ts). */
   opsSignIn: (digest: string): string => `ops:session:${braced(digest)}`,
   /** Failed /ops sign-ins from one address (src/ops/access.ts). */
   opsSignInFailures: (address: string): string => `ops:signin:${braced(address)}`,

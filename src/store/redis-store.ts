@@ -232,7 +232,7 @@ const isWrongType = (error: unknown): boolean => error instanceof Error && error
 
 /**
  * The product's Redis connection with its Lua scripts defined as commands (one key each unless said), as the
- * session store, the read budget and the notification marks open it (src/redis/connect.ts). Auto-pipelining
+ * store, the read budget and the notification marks open it (src/redis/connect.ts). Auto-pipelining
  * (one server and Sentinel; connectRedis never pipelines a cluster connection, whose pipelines fail whole
  * after a failover or a slot move): commands issued in the same tick (one hop's parallel reads, other
  * conversations' commands under load) go out in one write. Each command keeps its own reply and order, so

@@ -137,7 +137,7 @@ export interface Actions {
   sees(expected: Seen): Steps;
   /** The screen does not contain `text` or match the pattern. */
   doesNotSee(expected: Seen): Steps;
-  /** Moves the clock on (session expiry, the resume window, daily totals). */
+  /** Moves the clock on (a flow's expiry, the resume window, daily totals). */
   wait(ms: number): Steps;
   /**
    * Ends the oldest {@link held} call of `service` with `outcome` and waits for the run to finish: on USSD its

@@ -459,7 +459,7 @@ describe('engine', () => {
     expect(log).not.toContain('31337');
   });
 
-  it('an expired session starts over with a short explanation', async () => {
+  it('an expired flow starts over with a short explanation', async () => {
     let now = Date.parse('2026-05-01T08:00:00Z');
     const e = engine(redisStore(), {}, { now: () => now, sessionTtlSeconds: 60 });
     const msg = conversation();

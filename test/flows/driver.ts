@@ -40,7 +40,7 @@ export interface Live {
   send(event: FlowEvent): Promise<AnyMachineSnapshot>;
   /** Settles the oldest waiting call of `service` and returns the snapshot once the flow is idle. */
   settle(service: CallName, outcome: Outcome): Promise<AnyMachineSnapshot>;
-  /** The persisted snapshot through a JSON round trip, as a session store would keep it. */
+  /** The persisted snapshot through a JSON round trip, as the store would keep it. */
   persisted(): unknown;
   stop(): void;
 }

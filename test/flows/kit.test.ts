@@ -28,7 +28,7 @@ describe('flowTest', () => {
     await t.press('Latest payments received').sees('No payments received yet.');
   });
 
-  it('runs on its own clock: an answer after the session expired starts over, one before does not', async () => {
+  it('runs on its own clock: an answer after the flow expired starts over, one before does not', async () => {
     const t = check();
     await t.dial().send('hello');
     expect(t.flow()?.id).toBe('check');

@@ -5,7 +5,7 @@
  * together; a payment the limit refuses leaves no intent and nothing is sent; an intent whose write fails leaves
  * no reservation; a refusal by the service gives the reservation back in the transaction that journals it;
  * retention deletes old rows of the limits but never an open payment's reservation or a live lock. The
- * session store is a fresh MemoryStore each time: nothing in it decides.
+ * store is a fresh MemoryStore each time: nothing in it decides.
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';

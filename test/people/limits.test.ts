@@ -3,7 +3,7 @@
  * the database's, two identities of one person reserving at once (two connection pools, as two processes) never
  * pass it together, a reservation repeats under its ref without counting twice and is given back once with why;
  * wrong PINs and one-time codes lock the person in `persons.pin_locked_until` with the reason, journalled. The
- * session store is a fresh MemoryStore at every call: nothing in it decides, as after Redis is emptied.
+ * store is a fresh MemoryStore at every call: nothing in it decides, as after Redis is emptied.
  */
 import { expect, it } from 'vitest';
 import type { Kysely } from 'kysely';

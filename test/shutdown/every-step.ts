@@ -110,7 +110,7 @@ export interface Steer {
 }
 
 /**
- * The answer that takes a conversation stored at `session` (a flow of this build) towards `target`: the USSD
+ * The answer that takes a conversation stored at `storedFlow` (a flow of this build) towards `target`: the USSD
  * text (a choice's number, or typed words) and the state the flow goes to with it (pure, before any service
  * answers), leaving out those `refused` names (a service refused them there). Undefined when the screen asks
  * nothing this walk can answer, or nothing leads there.
@@ -183,6 +183,6 @@ function nearest(
   return best && best.score < Infinity ? best : undefined;
 }
 
-/** The label of a stored session's state. */
+/** The label of a stored flow's state. */
 export const storedState = (storedFlow: StoredFlow): string =>
   stateLabel((storedFlow.snapshot as { value: unknown }).value);

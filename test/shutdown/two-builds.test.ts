@@ -638,7 +638,7 @@ class Mover {
     return gatewayHop(product, this, this.name);
   }
 
-  /** The stored session, once no run of it is out (a service call answered). */
+  /** The stored flow, once no run of it is out (a service call answered). */
   async settled() {
     return until(`${this.name}: no run out`, async () => {
       const record = await recordOf(this.phone);

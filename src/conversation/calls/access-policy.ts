@@ -37,7 +37,7 @@
  * for {@link PIN_LOCK_SECONDS}.
  *
  * Daily totals, wrong tries and locks are kept where {@link AccessPolicy.useLimits} says: the database's
- * (src/people/limits.ts) once a start opened one, which every product start does; the session store's counters
+ * (src/people/limits.ts) once a start opened one, which every product start does; the store's counters
  * only in a setup without any database (./limits.ts).
  *
  * With no policy set, {@link demoPolicy} applies: every user of every channel gets role `demo` (all
@@ -285,7 +285,7 @@ export class AccessPolicy {
 
   /**
    * Keeps daily totals, wrong tries and locks in `limits` from now on: the database's (src/people/start.ts sets
-   * it when the directory's database opens). Until then, and in a setup without any database, the session
+   * it when the directory's database opens). Until then, and in a setup without any database, the
    * store's counters are used.
    */
   useLimits(limits: Limits): void {

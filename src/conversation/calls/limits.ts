@@ -6,7 +6,7 @@
  *   before the money call;
  *   the day's total is the database's, taken under a row lock; tries and the locks they cause are rows too.
  *   Emptying Redis changes nothing.
- * - The session store ({@link storeLimits}): counters in Redis or in memory, for a setup with no database at
+ * - The store ({@link storeLimits}): counters in Redis or in memory, for a setup with no database at
  *   all (unit tests of the policy and the flows' services). Not a production path: a Redis loss forgets them.
  */
 import { keys } from '../../store/keys.js';
@@ -90,7 +90,7 @@ const tryKey = (scope: TryScope, subject: string): string =>
       : keys.linkCodesMade(subject);
 
 /**
- * The counters of the session store (Redis or memory), for a setup without any database. Their windows are the
+ * The counters of the store (Redis or memory), for a setup without any database. Their windows are the
  * keys' expiries; the lock is the tries counter itself.
  */
 export function storeLimits(store: Store): Limits {

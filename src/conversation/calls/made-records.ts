@@ -9,7 +9,7 @@
  * list read (or its first notification links it). A definite refusal marks it refused (nothing was made).
  * Listeners of {@link MadeRecords.onIntent} (the follow-up of an outcome that never came) run with the write.
  *
- * Keys (in the session store, so in Redis with REDIS_URL and in memory without):
+ * Keys (in the store, so in Redis with REDIS_URL and in memory without):
  * - `made:{<ref>}`: the record;
  * - `made:id:<scope>:<kind>:{<id>}`: the ref of the service's id, under the service and organization it belongs to;
  * - `made:open:{<phone>}:<amount>:<CURRENCY>`: the open collection requests of that number, amount and

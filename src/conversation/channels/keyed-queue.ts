@@ -3,7 +3,7 @@
  * by side: the chat adapters keep one conversation's messages in order with it.
  *
  * This orders a chat's updates within one process only. Across processes (several instances behind one
- * webhook) the engine's compare-and-set on the session keeps the conversation consistent: a second writer
+ * webhook) the engine's compare-and-set on the conversation record keeps the conversation consistent: a second writer
  * loses and the user is asked to try again rather than two updates interleaving.
  */
 export class KeyedQueue {

@@ -1,5 +1,5 @@
 /**
- * The engine's answers as Prompts in the user's language: a session's current screen, "processing" (or,
+ * The engine's answers as Prompts in the user's language: a stored flow's current screen, "processing" (or,
  * once a money-moving call may have reached the service, "being confirmed, do not send it again"), and the
  * engine's own notices. Nothing here writes; the turn and the runner decide which answer a delivery gets.
  */
@@ -21,20 +21,20 @@ export interface Answers {
    */
   processing(channel: Channel, lang: Lang, money: boolean, ref?: string): Prompt;
   /**
-   * Where the session is: its screen (final once the flow ended), or "processing" while it is busy. A session
+   * Where the stored flow is: its screen (final once the flow ended), or "processing" while it is busy. One
    * this release cannot read (FlowRuntime.admit): "being confirmed" in a money state, else "try again in a moment".
    */
   screen(storedFlow: StoredFlow, lang: Lang, channel: Channel): Prompt;
   /** `prompt` with lines (pending outcomes, a note such as "your session timed out") above it. */
   withNotes(prompt: Prompt, notes: string[]): Prompt;
   /**
-   * The words of an ended session's last screen as catalogue text (its notice, or its final view's text when
+   * The words of an ended flow's last screen as catalogue text (its notice, or its final view's text when
    * no error line is above it), to say them again in another language; undefined for any other screen.
    */
   words(storedFlow: StoredFlow): Text | undefined;
   /**
    * The apology for a delivery that failed once its conversation was read: "being confirmed, do not send it
-   * again" when the session may have moved money (it is in a money state), "processing" while a run is out
+   * again" when the flow may have moved money (it is in a money state), "processing" while a run is out
    * (it goes on, and may still move money), `common.unavailable` ("try again in a minute; nothing you
    * confirmed is lost") when its latest answer told of a money call (the user may be looking for that
    * outcome: "start again" could make them pay twice), else "start again". (One whose conversation could

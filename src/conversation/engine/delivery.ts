@@ -32,7 +32,7 @@ export interface TurnOptions {
   onTransition?: (transition: FlowTransition) => void;
   /** Per channel, how long a delivery waits before it is answered without its outcome (a secret check's here). */
   deadlineOf(channel: Channel): number;
-  /** Clock in milliseconds: session expiry, deadlines, the lease's age. The turn reads no other clock. */
+  /** Clock in milliseconds: a stored flow's expiry, deadlines, the lease's age. The turn reads no other clock. */
   now: () => number;
   /** EngineOptions.dialNote: a note of the notifications' catalogue in the person's language. */
   dialNote?: (words: NoteWords, lang: Lang) => string;

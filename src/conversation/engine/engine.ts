@@ -137,8 +137,8 @@ export interface EngineOptions {
   /** Makes FlowInput.runId (idempotency keys derive from it). Default randomUUID. */
   newRunId?: () => string;
   /**
-   * Clock in milliseconds: session expiry, deadlines and leases (the turn and the runner read no other). Default
-   * Date.now; tests pass their own, or fake Date.now and the timers.
+   * Clock in milliseconds: a stored flow's expiry, deadlines and leases (the turn and the runner read no other).
+   * Default Date.now; tests pass their own, or fake Date.now and the timers.
    */
   now?: () => number;
 }
@@ -161,7 +161,7 @@ export interface ConversationEngine extends TurnEngine {
 /** The deadline of a channel EngineOptions.deadlineMs does not list: a chat's (CHAT_DEADLINE_MS' default). */
 export const DEFAULT_DEADLINE_MS = 2500;
 
-/** A session is kept this long past its expiry, to tell the user it expired instead of silently restarting. */
+/** A stored flow is kept this long past its expiry, to tell the user it expired instead of silently restarting. */
 const EXPIRED_NOTICE_SECONDS = 3600;
 /** Default of EngineOptions.runLeaseMs. */
 export const RUN_LEASE_MS = 10_000;

@@ -32,14 +32,14 @@ export async function finishMoney(
   local: LocalRun,
   written: () => void,
 ): Promise<void> {
-  const { key, participant, token, starter, storedFlow: session } = start;
+  const { key, participant, token, starter, storedFlow } = start;
   const { runtime, answers, logger } = o;
   const log = logged(participant);
   const lease = holdLease(o, key, token, start.leasedAt, log);
   const current = start.stored;
   const profile: UserProfile = current.record.profile ?? { lang: 'en' };
   try {
-    const invocation = runtime.storedInvocation(session);
+    const invocation = runtime.storedInvocation(storedFlow);
     if (!invocation) throw new Error('a money run holds no service call');
     if ((await durable(o, key, token, current.version)) !== 'ours') {
       logger.warn(log, 'engine: the conversation moved to another run; stopped before the money-moving call');
@@ -47,7 +47,7 @@ export async function finishMoney(
     }
     const outcome = await runtime.call(invocation);
     local.settling = true;
-    const ended: StoredFlow = { ...session, ended: true, notice: moneyOutcome(outcome) };
+    const ended: StoredFlow = { ...storedFlow, ended: true, notice: moneyOutcome(outcome) };
     delete ended.money;
     const prompt: Prompt = { ...answers.screen(ended, profile.lang, participant.channel), money: true };
     const words = ended.notice;

@@ -64,8 +64,8 @@ export async function deliverLate(
 ): Promise<void> {
   const address: Address = { channel: participant.channel, conversationId: participant.conversationId };
   try {
-    // Only outcomes are kept for the next dial: a question shown late (the next step of a flow whose session
-    // ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
+    // Only outcomes are kept for the next dial: a question shown late (the next step of a flow whose USSD
+    // session ended meanwhile) answers nothing there; the next dial starts over (or resumes) instead.
     if (o.capabilitiesOf(address.channel).keepsForNextDial && prompt.final && !kept)
       await keepForNextDial(o, participant, prompt, words, about);
     await o.onLateOutcome?.(address, prompt);

@@ -26,7 +26,7 @@ export type Entry = [string, Answer];
 export const LEDGER_KEPT = 5;
 
 /**
- * The run a conversation has out (runner.ts): set by the write that makes its session busy, cleared by the
+ * The run a conversation has out (runner.ts): set by the write that makes its stored flow busy, cleared by the
  * write of its outcome. While set, every new delivery waits for it.
  */
 export interface OpenRun {

@@ -9,7 +9,7 @@ import { keys } from '../../store/keys.js';
 import type { Participant } from '../types.js';
 import type { Store, StoredSnapshot } from '../../store/types.js';
 
-/** A year: a language choice outlives any session. */
+/** A year: a language choice outlives any flow. */
 const PROFILE_TTL_SECONDS = 365 * 24 * 3600;
 /** Attempts when other writers keep winning the compare-and-set. */
 const ATTEMPTS = 5;

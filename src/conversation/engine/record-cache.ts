@@ -116,7 +116,7 @@ export class RecordCache {
     if (kept && kept.version >= stored.version) return;
     // A conversation whose flow ended is kept only for the deliveries waiting on its outcome here (runner.ts):
     // the next message is mostly a new dial, which reads the record anyway with the profile and pending
-    // outcomes (turn-read.ts). Kept a minute, finished sessions would pile up under load for the
+    // outcomes (turn-read.ts). Kept a minute, finished conversations would pile up under load for the
     // garbage collector to carry.
     this.kept.set(key, stored, stored.record.session?.ended ? { ttl: ENDED_KEPT_MS } : undefined);
   }

@@ -122,7 +122,7 @@ export function persist(
 }
 
 /**
- * The outcome written: the settled session, every waiting delivery answered with it, the run cleared and its
+ * The outcome written: the settled stored flow, every waiting delivery answered with it, the run cleared and its
  * lease ended. `question`: the outcome is a question a channel that cannot push shows nobody once it is late
  * (a waiter answered "processing", or taken over by a sweep): then marked (ConversationRecord.lateQuestion).
  */

@@ -85,7 +85,7 @@ export interface RunStart {
   token: string;
   /** When the lease was asked for (RunnerOptions.now, before the command went out): it lasts leaseMs from then at least. */
   leasedAt: number;
-  /** The busy session to run (live: a secret state reached by a call is run from memory, never stored). */
+  /** The busy stored flow to run (live: a secret state reached by a call is run from memory, never stored). */
   storedFlow: StoredFlow;
   /** The record as written with the run's id. */
   stored: Stored;
@@ -116,7 +116,7 @@ export interface MoneyAnswer {
 /** Attempts of a compare-and-set when other writers keep winning. */
 export const CAS_ATTEMPTS = 5;
 
-/** The session waits in a money state (a money-moving call may have reached the service). */
+/** The stored flow waits in a money state (a money-moving call may have reached the service). */
 export const isMoneyRun = (o: Pick<RunnerOptions, 'runtime'>, storedFlow: StoredFlow | undefined): boolean =>
   storedFlow !== undefined && o.runtime.isMoneyFlow(storedFlow);
 

@@ -7,7 +7,7 @@
  * - **The lease** (lease.ts, run-record.ts). A run holds `lease:conv:{u<n>}:<channel>:<id>` (its run id, with an expiry of
  *   {@link RunnerOptions.leaseMs}), renewed every third of that while it runs, and is listed in the sorted set
  *   `runs:{u<n>}` (the part of the index in its slot, keys.ts) scored by the lease's expiry. The write that
- *   makes a session busy also records the run's id in the conversation (`run`, ledger.ts), in the same atomic step as the lease is taken; the write of its outcome
+ *   makes a stored flow busy also records the run's id in the conversation (`run`, ledger.ts), in the same atomic step as the lease is taken; the write of its outcome
  *   ends the lease in the same step too. Only the holder calls the service; before each further call it stores
  *   the busy state (a compare-and-set that fails if another run's id was recorded) and renews the lease (unless
  *   it was asked for less than a third of its life ago: nobody can have taken it yet), and stops when either

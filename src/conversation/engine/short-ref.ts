@@ -13,14 +13,14 @@ import { refOf, type RunnerOptions } from './run.js';
 const SHORT_REF_WAIT_MS = 300;
 
 /**
- * The short ref of the money-moving call `session` waits in (its Duplicate-Check-Key's, drawn by the intent
+ * The short ref of the money-moving call `storedFlow` waits in (its Duplicate-Check-Key's, drawn by the intent
  * before the call), for the "being confirmed" screen; undefined when none is written yet, or not within
  * {@link SHORT_REF_WAIT_MS} (the screen then names none). Never throws.
  */
 export async function shortRefOfRun(o: RunnerOptions, storedFlow: StoredFlow | undefined): Promise<string | undefined> {
   if (!storedFlow || !o.shortRefOf) return undefined;
   try {
-    // A session of another build's shape is read from its stored call: this release may not have its state.
+    // A stored flow of another build's shape is read from its stored call: this release may not have its state.
     const { runtime } = o;
     const invocation = runtime.readsAsIs(storedFlow)
       ? runtime.invocation(storedFlow.flow, runtime.restore(storedFlow))

@@ -17,7 +17,8 @@ import type { StepNotes } from './step-notes.js';
 
 /**
  * The write that starts a run failed and the record could not be read to tell whether it landed: the run
- * may be out (a sweep takes it over once its lease expires). `session` is the busy session it was to run.
+ * may be out (a sweep takes it over once its lease expires). `storedFlow` is the busy stored flow it was to
+ * run.
  */
 export class RunUnknown extends Error {
   constructor(

@@ -1,5 +1,5 @@
 /**
- * This build's place in the order of releases: what a stored session's `build` is compared with, so a
+ * This build's place in the order of releases: what a stored flow's `build` is compared with, so a
  * release tells a conversation written by a later build (left alone) from one written by an earlier one
  * (continued, migrated or started again). A flow's shape (flows/shape.ts) says whether two machines differ, not
  * which came first; this says which came first.

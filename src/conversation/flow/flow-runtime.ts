@@ -42,12 +42,12 @@ export interface StoredFlow {
   /** When the flow entered its current step (ms since the epoch): the funnel's time per step. */
   enteredAt?: number;
   /**
-   * The shape of the machine that wrote the snapshot (flows/shape.ts). Absent in sessions stored before shapes
+   * The shape of the machine that wrote the snapshot (flows/shape.ts). Absent in stored flows from before shapes
    * were written: read as any shape this release cannot vouch for ({@link FlowRuntime.admit}).
    */
   shape?: string;
   /**
-   * The build that wrote it (FlowRuntimeOptions.build: ordered, later builds larger): a session of a shape this
+   * The build that wrote it (FlowRuntimeOptions.build: ordered, later builds larger): a stored flow of a shape this
    * release does not know, written by a later build, is left alone ({@link FlowRuntime.admit}).
    */
   build?: number;
@@ -59,9 +59,9 @@ export interface StoredFlow {
 }
 
 /**
- * What a release does with a stored session ({@link FlowRuntime.admit}), in this order: the same shape, or one
+ * What a release does with a stored flow ({@link FlowRuntime.admit}), in this order: the same shape, or one
  * it can read (its state exists, its context has every key this machine starts with), or one a declared
- * migration (flows/migrations/) moves to a state that exists: `continue`, with the session to use (a migrated
+ * migration (flows/migrations/) moves to a state that exists: `continue`, with the stored flow to use (a migrated
  * one carries this release's shape). A shape it cannot read, written by a later build: `newer` (the record is
  * left alone, never written over with this release's shape). Otherwise `updated`: the person is told the
  * service was updated, and the flow starts again (unless a money call may have reached the service: the run
@@ -73,7 +73,7 @@ export type Admission = { kind: 'continue'; storedFlow: StoredFlow } | { kind: '
 export interface FlowRuntimeOptions {
   /**
    * The build's place in the order of releases (src/conversation/flow/build.ts: when it was built, ms since the
-   * epoch). Written into every session; default 0 (older than any build).
+   * epoch). Written into every stored flow; default 0 (older than any build).
    */
   build?: number;
   /** The declared migrations (flows/migrations/): per flow, per stored shape, old state -> new state. */
@@ -96,7 +96,7 @@ export interface StepContext {
   at: number;
 }
 
-/** The result of a pure step: the session to store, profile changes and notes shown above the prompt. */
+/** The result of a pure step: the stored flow to store, profile changes and notes shown above the prompt. */
 export interface Step {
   storedFlow: StoredFlow;
   /** The profile with `remember` applied. */
@@ -117,7 +117,7 @@ export interface FlowEnd {
   step: string;
 }
 
-/** Where a run is: its step and when it entered it (unknown for sessions stored before steps were timed). */
+/** Where a run is: its step and when it entered it (unknown for stored flows written before steps were timed). */
 export interface StepMark {
   step: string;
   enteredAt?: number;
@@ -126,7 +126,7 @@ export interface StepMark {
 /**
  * A run moving between steps, for the funnel (src/ops/funnel.ts): plain data, nothing of the user's.
  * A run starts (no `from`), moves (`from` and `to`), reaches a final step (`to`, with `end` its outcome), or
- * stops where it is (no `to`; `end` says why: `abandoned` when the user left it, its session expired or the
+ * stops where it is (no `to`; `end` says why: `abandoned` when the user left it, it expired or the
  * network ended it; `error` when the engine failed it).
  */
 export interface FlowTransition {
@@ -213,9 +213,9 @@ function isDefault(field: string, value: unknown): boolean {
  * (flows/actors.ts): an invoke is never started here, its child only holds the service's name and input.
  */
 export class FlowRuntime {
-  /** Restoring builds an actor: done once per stored session object. */
+  /** Restoring builds an actor: done once per stored flow object. */
   private readonly restored = new WeakMap<StoredFlow, AnyMachineSnapshot>();
-  /** What {@link admit} said of a stored session object (one that is not this release's shape). */
+  /** What {@link admit} said of a stored flow object (one that is not this release's shape). */
   private readonly admitted = new WeakMap<StoredFlow, Admission>();
   /** Each flow's shape, made once. */
   private readonly shapes = new Map<FlowId, string>();
@@ -243,7 +243,7 @@ export class FlowRuntime {
   }
 
   /**
-   * What this release does with a stored session ({@link Admission}): `continue` (with the session to use),
+   * What this release does with a stored flow ({@link Admission}): `continue` (with the stored flow to use),
    * `newer` or `updated`. Never throws.
    */
   admit(storedFlow: StoredFlow): Admission {
@@ -257,7 +257,7 @@ export class FlowRuntime {
     return admission;
   }
 
-  /** {@link admit} for a session of another shape than this release's (or of a flow it does not have). */
+  /** {@link admit} for a stored flow of another shape than this release's (or of a flow it does not have). */
   private admitOther(storedFlow: StoredFlow): Admission {
     if (storedFlow.build !== undefined && storedFlow.build > this.build) return { kind: 'newer' };
     if (!this.has(storedFlow.flow)) return { kind: 'updated' };
@@ -279,7 +279,7 @@ export class FlowRuntime {
     return { kind: 'updated' };
   }
 
-  /** The session's state exists in this release's machine and its context has every key the machine starts with. */
+  /** The stored flow's state exists in this release's machine and its context has every key the machine starts with. */
   private readable(storedFlow: StoredFlow): boolean {
     const stored = storedFlow.snapshot as { value?: unknown; context?: unknown } | null;
     if (typeof stored !== 'object' || stored === null) return false;
@@ -296,15 +296,15 @@ export class FlowRuntime {
     }
   }
 
-  /** The session can be stepped here: {@link admit} says `continue` with this very session. */
+  /** The stored flow can be stepped here: {@link admit} says `continue` with this very one. */
   readsAsIs(storedFlow: StoredFlow): boolean {
     const admission = this.admit(storedFlow);
     return admission.kind === 'continue' && admission.storedFlow === storedFlow;
   }
 
   /**
-   * A money-moving call may have reached the service in the session's step: its state is tagged `money` (read
-   * from the machine when this release can, else from what the session says of itself).
+   * A money-moving call may have reached the service in the stored flow's step: its state is tagged `money` (read
+   * from the machine when this release can, else from what the stored flow says of itself).
    */
   isMoneyFlow(storedFlow: StoredFlow): boolean {
     return this.readsAsIs(storedFlow) ? isMoney(this.restore(storedFlow)) : storedFlow.money === true;
@@ -337,7 +337,7 @@ export class FlowRuntime {
   }
 
   /**
-   * The live snapshot of a stored session (children created, none started). Only for a session this release
+   * The live snapshot of a stored flow (children created, none started). Only for a stored flow this release
    * reads ({@link admit}): one of another machine throws.
    */
   restore(storedFlow: StoredFlow): AnyMachineSnapshot {
@@ -390,7 +390,7 @@ export class FlowRuntime {
     return stored;
   }
 
-  /** Where the session's run is. */
+  /** Where the stored flow's run is. */
   mark(storedFlow: StoredFlow): StepMark {
     return { step: stepName(this.restore(storedFlow)), enteredAt: storedFlow.enteredAt };
   }
@@ -404,7 +404,7 @@ export class FlowRuntime {
     return this.follow(flow, runId, snapshot, step, ctx, undefined);
   }
 
-  /** Sends one event to the session's flow (none: the screen is shown again). */
+  /** Sends one event to the stored flow (none: the screen is shown again). */
   send(storedFlow: StoredFlow, event: FlowEvent | undefined, step: Omit<Step, 'storedFlow'>, ctx: StepContext): Step {
     const current = this.restore(storedFlow);
     const snapshot = event ? this.next(storedFlow.flow, current, event) : current;
@@ -440,7 +440,10 @@ export class FlowRuntime {
     }
   }
 
-  /** The outcome of the session's invoke (FlowRuntime.call) fed to its flow, followed to the next flow when it finished. */
+  /**
+   * The outcome of the stored flow's invoke (FlowRuntime.call) fed to its flow, followed to the next flow when it
+   * finished.
+   */
   resolve(storedFlow: StoredFlow, outcome: EventObject, step: Omit<Step, 'storedFlow'>, ctx: StepContext): Step {
     const snapshot = this.next(storedFlow.flow, this.restore(storedFlow), outcome);
     return this.follow(storedFlow.flow, storedFlow.runId, snapshot, step, ctx, this.mark(storedFlow));
@@ -454,7 +457,7 @@ export class FlowRuntime {
 
   /**
    * A finished flow: remembers its `remember`, starts its `next`; without `next` its final screen stays
-   * (the session ends) or, when it has none, the menu starts.
+   * (the stored flow ends) or, when it has none, the menu starts.
    */
   private follow(
     flow: FlowId,
@@ -505,18 +508,18 @@ export class FlowRuntime {
   }
 }
 
-/** The session's flow is running a service call. */
+/** The stored flow is running a service call. */
 export function isBusy(snapshot: AnyMachineSnapshot): boolean {
   return snapshot.status === 'active' && snapshot.hasTag('busy');
 }
 
-/** The session's flow is making a money-moving call: once entered, the call may have reached the service. */
+/** The stored flow is making a money-moving call: once entered, the call may have reached the service. */
 export function isMoney(snapshot: AnyMachineSnapshot): boolean {
   return isBusy(snapshot) && snapshot.hasTag('money');
 }
 
 /**
- * The session's flow is checking a secret (a PIN): never stored, run by the step into it (secret-check.ts
+ * The stored flow is checking a secret (a PIN): never stored, run by the step into it (secret-check.ts
  * checkSecrets).
  */
 export function isSecret(snapshot: AnyMachineSnapshot): boolean {
