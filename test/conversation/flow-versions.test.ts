@@ -297,6 +297,42 @@ describe('a payment in flight at a state the next release removed', () => {
     expect((await recordOf(shared, msg)).session).toMatchObject({ flow: 'menu', build: 2 });
   });
 
+  it('made again under its key and answered 409, on USSD: the next dial says it is being confirmed, never sent', async () => {
+    let clock = Date.now();
+    const shared = new MemoryStore({ now: () => clock });
+    const calls: PayInput[] = [];
+    const msg = chat('ussd');
+    // The old release's process sends the payment (it reaches the service, which keeps its key) and dies first.
+    const dying = dyingStore(shared);
+    const hanging = (input: PayInput) => (calls.push(input), new Promise<never>(() => {}));
+    const old = engine(dying, OLD, 1, { now: () => clock, services: { createPayment: hanging } });
+    engines.pop(); // never drained: its call never returns
+    await old.handle(msg({ newSession: true, start: 'pay' }));
+    await old.handle(msg({ text: '100' }));
+    const answering = old.handle(msg({ choice: 'yes' }));
+    await until('the payment call', () => calls.length === 1);
+    clock += 60;
+    expect((await answering).text).toMatch(/being confirmed/);
+    dying.die();
+    void old.stop();
+    clock += 300;
+    // The new release takes the run over while nobody waits; its repeat is answered 409 (already submitted),
+    // which says the service holds the key, not that it made the payment.
+    const next = engine(shared, NEW, 2, {
+      now: () => clock,
+      services: { createPayment: async (input) => (calls.push(input), { kind: 'alreadySubmitted' }) },
+    });
+    await until('the run over', async () => (await recordOf(shared, msg)).run === undefined);
+    expect(calls.map((c) => c.duplicateCheckKey)).toEqual([calls[0]!.duplicateCheckKey, calls[0]!.duplicateCheckKey]);
+    // The next dial: the outcome is not known yet, and the note says so (never "sent"), above the menu.
+    const dial = await next.handle(msg({ newSession: true }));
+    expect(dial.text.split('\n').slice(0, 2)).toEqual([
+      'Update on your last request:',
+      'We are still working on it: it is being confirmed.',
+    ]);
+    expect(dial.text).not.toMatch(/sent;|was sent/i);
+  });
+
   it("names the payment's short ref on the next release while the old one still waits for the service", async () => {
     const shared = new MemoryStore();
     const calls: PayInput[] = [];
@@ -344,7 +380,8 @@ describe('a payment in flight at a state the next release removed', () => {
       onLateOutcome: (_address, prompt) => void told.push(prompt),
     });
     await until('the outcome told', () => told.length > 0);
-    expect(told[0]!.text).toMatch(/^The service was updated while your request was being sent\. It was sent/);
+    // A 409 on our own key: the service holds the key, which does not prove it made the payment.
+    expect(told[0]!.text).toMatch(/being confirmed/);
     expect(calls).toHaveLength(2);
     expect(calls[1]!.duplicateCheckKey).toBe(calls[0]!.duplicateCheckKey);
   });

@@ -6,7 +6,7 @@
  */
 import type { EventObject } from 'xstate';
 import { failureText } from '../../../flows/failure.js';
-import { isHeld } from '../../../flows/calls.js';
+import { isAlreadySubmitted, isHeld } from '../../../flows/calls.js';
 import { madeNothing, type Text, type UserProfile } from '../../../flows/types.js';
 import { errorMessage } from '../../log.js';
 import { logged } from '../../store/chat-address.js';
@@ -22,8 +22,8 @@ import { durable, settle } from './run-record.js';
  * stored, or a later build's): it finishes on this release from what its record carries, never from the
  * machine. The call the stored snapshot holds (its service and input, under the flow's Duplicate-Check-Key) is
  * made, or made again, and its outcome is told in the engine's words: sent (or held for approval), nothing
- * sent (a failure that proves nothing was made, in the words flows use), or being confirmed (the outcome comes
- * by notification). The flow ends there: the next message starts the conversation's start. A failure leaves
+ * sent (a failure that proves nothing was made, in the words flows use), or being confirmed (already submitted
+ * under the key, or no answer: the outcome comes by notification). The flow ends there: the next message starts the conversation's start. A failure leaves
  * the run to be taken over, as any money run's. Never throws.
  */
 export async function finishMoney(
@@ -82,13 +82,16 @@ export async function finishMoney(
 
 /**
  * The words of a money call's outcome without its flow's machine ({@link finishMoney}): sent, or held for an
- * approver; a failure that proves nothing was made in the words flows use; anything else being confirmed.
+ * approver; a failure that proves nothing was made in the words flows use; anything else being confirmed. A 409
+ * on our own key (already submitted) is being confirmed too: the service holds the key, which does not prove it
+ * made the payment (src/momo/assumptions.ts DUPLICATE_KEY_CONFLICT); the outcome comes by notification, or the
+ * owed outcome's check.
  */
 export function moneyOutcome(outcome: EventObject): Text {
   if (outcome.type.startsWith('xstate.done.actor.')) {
-    return isHeld((outcome as { output?: unknown }).output)
-      ? { key: 'common.updatedHeld' }
-      : { key: 'common.updatedSent' };
+    const output = (outcome as { output?: unknown }).output;
+    if (isAlreadySubmitted(output)) return { key: 'common.confirming' };
+    return isHeld(output) ? { key: 'common.updatedHeld' } : { key: 'common.updatedSent' };
   }
   const error = (outcome as { error?: unknown }).error;
   return madeNothing(error) ? failureText(error) : { key: 'common.confirming' };
