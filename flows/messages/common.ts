@@ -11,9 +11,9 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.updated': 'The service was updated, so we started again.',
     'common.tryAgainSoon': 'The service is being updated. Please try again in a moment; nothing you confirmed is lost.',
     'common.updatedSent':
-      'The service was updated while your request was being sent. It was sent; you will be notified of the result.',
+      'Your request was sent; you will be notified of the result. The service was updated while it was being sent.',
     'common.updatedHeld':
-      'The service was updated while your payment was being sent. It waits for approval; you will be told the decision.',
+      'Your payment waits for approval; you will be told the decision. The service was updated while it was being sent.',
     'common.notAllowed': 'Sorry, you are not allowed to use this service. Ask the operator for access.',
     'common.flowNotAllowed': 'You are not allowed to use that option.',
     'common.processing': 'We are still working on it. You will be notified of the result.',
@@ -71,8 +71,8 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.updated': 'Huduma imesasishwa, kwa hiyo tumeanza upya.',
     'common.tryAgainSoon':
       'Huduma inasasishwa. Tafadhali jaribu tena baada ya muda mfupi; ulichothibitisha hakijapotea.',
-    'common.updatedSent': 'Huduma ilisasishwa wakati ombi lako likitumwa. Limetumwa; utaarifiwa matokeo.',
-    'common.updatedHeld': 'Huduma ilisasishwa wakati malipo yako yakitumwa. Yanasubiri idhini; utaarifiwa uamuzi.',
+    'common.updatedSent': 'Ombi lako limetumwa; utaarifiwa matokeo. Huduma ilisasishwa wakati likitumwa.',
+    'common.updatedHeld': 'Malipo yako yanasubiri idhini; utaarifiwa uamuzi. Huduma ilisasishwa wakati yakitumwa.',
     'common.notAllowed': 'Samahani, huruhusiwi kutumia huduma hii. Omba ruhusa kwa mwendeshaji.',
     'common.flowNotAllowed': 'Huruhusiwi kutumia chaguo hilo.',
     'common.processing': 'Bado tunashughulikia ombi lako. Utaarifiwa matokeo.',
@@ -130,9 +130,9 @@ export const commonMessages: Record<Lang, Messages> = {
     'common.tryAgainSoon':
       "Le service est en cours de mise à jour. Réessayez dans un instant ; rien de ce que vous avez confirmé n'est perdu.",
     'common.updatedSent':
-      "Le service a été mis à jour pendant l'envoi de votre demande. Elle a été envoyée ; vous serez informé du résultat.",
+      'Votre demande a été envoyée ; vous serez informé du résultat. Le service a été mis à jour pendant son envoi.',
     'common.updatedHeld':
-      "Le service a été mis à jour pendant l'envoi de votre paiement. Il attend une approbation ; vous serez informé de la décision.",
+      'Votre paiement attend une approbation ; vous saurez la décision. Le service a été mis à jour pendant son envoi.',
     'common.notAllowed': "Désolé, vous n'avez pas accès à ce service. Demandez l'accès à l'opérateur.",
     'common.flowNotAllowed': "Vous n'avez pas accès à ce choix.",
     'common.processing': 'Nous y travaillons encore. Vous serez informé du résultat.',

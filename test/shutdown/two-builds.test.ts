@@ -147,7 +147,7 @@ const AT: Record<Exclude<Step, 'waiting' | 'paid'>, RegExp> = {
   note: /Enter a note for the recipient/,
   pin: /Enter your PIN/,
 };
-const SENT = /Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\.|It was sent; you will be notified of the result/;
+const SENT = /Sent: [\d,]+ UGX to .+\. Ref MC-[A-Z0-9]+\.|was sent; you will be notified of the result/;
 const PROCESSING = /still working on it/;
 const UPDATED = /^CON The service was updated, so we started again\.\n/;
 const TRY_AGAIN = /^END The service is being updated\. Please try again in a moment/;
