@@ -141,6 +141,13 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async renewLease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
+    const held = this.live(lease.key);
+    if (held?.kind !== 'mark' || held.value !== token) return false;
+    this.takeLease(lease, token, ttlMs);
+    return true;
+  }
+
   async releaseLease(lease: Lease, token: string, unlist: boolean): Promise<void> {
     this.endLease(lease, token, unlist);
   }

@@ -115,6 +115,15 @@ redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 return 1
 `;
 
+/** KEYS[1] lease, KEYS[2] index; ARGV: token, ttl ms, member. Returns 1 when extended, 0 when not the token's. */
+const RENEW_LEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+${NOW_MS}
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+return 1
+`;
+
 /** KEYS[1] lease, KEYS[2] index; ARGV: token, member, '1' to unlist. */
 const RELEASE_LEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -182,6 +191,7 @@ interface StoreScripts {
   ): Promise<[number, number]>;
   momoGiveBack(reservation: string): Promise<number>;
   momoLease(lease: string, index: string, token: string, ttlMs: number, member: string): Promise<number>;
+  momoRenewLease(lease: string, index: string, token: string, ttlMs: number, member: string): Promise<number>;
   momoReleaseLease(lease: string, index: string, token: string, member: string, unlist: '0' | '1'): Promise<number>;
   momoExpiredLeases(index: string, limit: number): Promise<string[]>;
 }
@@ -276,6 +286,7 @@ export class RedisStore implements Store {
         momoReserve: { lua: RESERVE, keys: 2 },
         momoGiveBack: { lua: GIVE_BACK },
         momoLease: { lua: LEASE, keys: 2 },
+        momoRenewLease: { lua: RENEW_LEASE, keys: 2 },
         momoReleaseLease: { lua: RELEASE_LEASE, keys: 2 },
         momoExpiredLeases: { lua: EXPIRED_LEASES },
       },
@@ -391,6 +402,13 @@ export class RedisStore implements Store {
   async lease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
     return (
       (await this.redis.momoLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) === 1
+    );
+  }
+
+  async renewLease(lease: Lease, token: string, ttlMs: number): Promise<boolean> {
+    return (
+      (await this.redis.momoRenewLease(lease.key, lease.index, token, Math.max(1, Math.ceil(ttlMs)), lease.member)) ===
+      1
     );
   }
 

@@ -89,9 +89,16 @@ export interface Store {
   /**
    * Takes the lease `lease.key` for `token`, or renews it when `token` holds it, for `ttlMs`; lists
    * `lease.member` in the sorted set `lease.index` scored by the lease's expiry (the store's clock), so a lease
-   * whose holder died is found after it expired. False when another token holds the lease.
+   * whose holder died is found after it expired. False when another token holds the lease. A take: a free
+   * lease becomes the token's, so a holder extends its own with renewLease instead.
    */
   lease(lease: Lease, token: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends the lease `lease.key` to `ttlMs` from now, and its score in `lease.index` with it, only while
+   * `token` holds it. False, and nothing changed, when the lease is free or another token's: a renewal that
+   * arrives late (its lease lapsed, taken over, finished and released) must not take the lease again.
+   */
+  renewLease(lease: Lease, token: string, ttlMs: number): Promise<boolean>;
   /**
    * Ends the lease if `token` holds it. With `unlist` (nothing is left to run) also takes `lease.member` off
    * the index unless a lease is held again; without it the entry stays for a sweep to look at.

@@ -5,7 +5,7 @@
  * of a money run taken over more than five times run on engines sharing one MemoryStore on the test's clock.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
 import { menuFlow } from '../../flows/menu.machine.js';
@@ -565,8 +565,8 @@ describe('one runner per conversation', () => {
     const base = redisStore();
     let leases = 0;
     const stalled = overriding(redisStore(), {
-      lease: (lease: Lease, token: string, ttlMs: number) =>
-        ++leases === 1 ? base.lease(lease, token, ttlMs) : Promise.resolve(false),
+      renewLease: (lease: Lease, token: string, ttlMs: number) =>
+        ++leases === 1 ? base.renewLease(lease, token, ttlMs) : Promise.resolve(false),
     });
     const first = engine(
       stalled,
@@ -591,6 +591,66 @@ describe('one runner per conversation', () => {
     await first.drain();
     expect(service.calls).toHaveLength(1);
     expect(((await base.get(key))?.snapshot as { run?: unknown }).run).toBeUndefined();
+  });
+
+  it('a slow holder whose renewals land after the taker finished and released the lease takes nothing: the next step runs, never "too many messages at once"', async () => {
+    const service = paymentsService();
+    const reserving = gate<void>();
+    const renewing = gate<void>();
+    // Let go however the test ends: a run left out would keep the file's engines from stopping.
+    onTestFinished(() => {
+      renewing.open();
+      reserving.open();
+    });
+    // The first process: stalled in the reservation, its lease renewals held on their way to Redis (slow, not
+    // dead), then let through late, each sent to the store as it was asked.
+    const base = redisStore();
+    let asked = 0;
+    let landed = 0;
+    const renewal =
+      <A extends unknown[]>(send: (...args: A) => Promise<boolean>) =>
+      async (...args: A) => {
+        asked += 1;
+        await renewing.promise;
+        const held = await send(...args);
+        landed += 1;
+        return held;
+      };
+    const slow = overriding(base, {
+      lease: renewal((...args: Parameters<Store['lease']>) => base.lease(...args)),
+      renewLease: renewal((...args: Parameters<Store['renewLease']>) => base.renewLease(...args)),
+    });
+    const first = engine(
+      slow,
+      { ...service.services, reserveSpend: () => reserving.promise },
+      { sweepEveryMs: 60_000, runLeaseMs: 300 },
+    );
+    const msg = chat();
+    const key = keys.conversation(msg());
+    await first.handle(msg({ start: 'pay' }));
+    const confirmed = first.handle(msg({ choice: 'yes' }));
+    // Its lease lapses: another process's sweep takes the run over, finishes it and releases the lease.
+    const told: Prompt[] = [];
+    const second = engine(base, service.services, {
+      deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+      onLateOutcome: (_address, prompt) => void told.push(prompt),
+    });
+    await until('the run finished by the other process', () => told.length > 0, PACE);
+    expect(told.map((p) => p.text)).toEqual(['Sent pay-1']);
+    await nothingToTakeOver(key);
+    // The slow holder's renewals land now (its run still out): they find the lease free and leave it so.
+    const late = asked;
+    expect(late).toBeGreaterThan(0);
+    renewing.open();
+    await until('the late renewals landed', () => landed >= late, PACE);
+    await nothingToTakeOver(key);
+    // The person's next step starts a run at once.
+    expect((await second.handle(msg({ start: 'pay' }))).text).toBe('Pay 100?');
+    expect((await second.handle(msg({ choice: 'yes' }))).text).toBe('Sent pay-2');
+    reserving.open(); // the stalled run's reservation returns: it finds the conversation moved on
+    expect((await confirmed).text).toMatch(/still working on it/);
+    await first.drain();
+    expect(service.payments).toHaveLength(2);
   });
 });
 
@@ -1793,7 +1853,7 @@ describe('a run taken over that ends at a question on USSD (its call no money on
     // The first process: its amount check held, and its lease renewals with it (too slow to renew, not dead);
     // once let go they find the lease another's.
     const slow = overriding(base, {
-      async lease() {
+      async renewLease() {
         await renewing.promise;
         return false;
       },

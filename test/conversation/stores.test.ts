@@ -136,6 +136,40 @@ describe.each<[string, () => Store]>([
     expect(await store.expiredLeases(key('runs'), 10)).toEqual([]);
   });
 
+  it("renews a lease only while its token holds it: never takes a free lease, nor another token's", async () => {
+    const lease = { key: key('lease:r'), index: key('rruns'), member: 'conv:r' };
+    const marker = (m: string) => ({ key: key(`lease:${m}`), index: key('rruns'), member: `conv:${m}` });
+    // Held: extended, with its index entry. Taken for a second (room for a loaded machine) and renewed for a
+    // minute: once a lease taken after the renewal for that same second expired, the renewed one still holds.
+    expect(await store.lease(lease, 'one', 1_000)).toBe(true);
+    expect(await store.renewLease(lease, 'one', 60_000)).toBe(true);
+    expect(await store.lease(marker('m1'), 'marker', 1_000)).toBe(true);
+    await until(
+      'the lease taken after the renewal expired',
+      reading(expired('rruns'), (found) => found.includes('conv:m1')),
+    );
+    expect(await store.expiredLeases(key('rruns'), 10)).toEqual(['conv:m1']);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    // Another token's renewal: false, and the lease stays its holder's (whose own renewal still holds it).
+    expect(await store.renewLease(lease, 'two', 60_000)).toBe(false);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(false);
+    expect(await store.renewLease(lease, 'one', 60_000)).toBe(true);
+    // Released with nothing left (unlisted): a late renewal finds it free and leaves it so, and adds no index
+    // entry (one for 1 ms would be found expired beside the marker's, taken after it).
+    await store.releaseLease(lease, 'one', true);
+    expect(await store.renewLease(lease, 'one', 1)).toBe(false);
+    expect(await store.lease(marker('m2'), 'marker', 1)).toBe(true);
+    await until(
+      'the 1 ms marker lease expired',
+      reading(expired('rruns'), (found) => found.includes('conv:m2')),
+    );
+    expect((await store.expiredLeases(key('rruns'), 10)).sort()).toEqual(['conv:m1', 'conv:m2']);
+    expect(await store.renewLease(lease, 'one', 60_000)).toBe(false);
+    expect(await store.lease(lease, 'two', 60_000)).toBe(true);
+    expect(await store.renewLease(lease, 'one', 60_000)).toBe(false);
+    expect(await store.renewLease(lease, 'two', 60_000)).toBe(true);
+  });
+
   it("takes a run's lease with the write that records it and ends it with the write of its outcome, atomically", async () => {
     const lease = { key: key('lease:w'), index: key('wruns'), member: 'conv:w' };
     // Taken by the write: held for the token, listed (and found once expired). A second: room for a loaded machine.

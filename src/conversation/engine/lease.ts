@@ -40,7 +40,11 @@ export async function releaseLease(
 
 /** A lease a run holds while it goes on. */
 export interface HeldLease {
-  /** Renews the lease; true while it is this run's. */
+  /**
+   * Renews the lease while it is this run's (true); never takes it again once it lapsed: by then another
+   * process may have taken the run over, finished it and released the lease, and a lease taken again would
+   * answer the person's next message "too many at once" until it expired.
+   */
   renew(): Promise<boolean>;
   /**
    * Asked for less than a third of its life ago: ours without asking (nobody takes a lease before it expires,
@@ -70,7 +74,7 @@ export function holdLease(
   const renew = async (): Promise<boolean> => {
     if (handedOn()) return false;
     const at = o.now();
-    const held = await o.store.lease(lease, token, o.leaseMs);
+    const held = await o.store.renewLease(lease, token, o.leaseMs);
     if (held) asked = at;
     return held;
   };

@@ -149,7 +149,8 @@ export class Runner {
     let handed = 0;
     for (const [key, run] of this.runs) {
       try {
-        if (await this.o.store.lease(leaseOf(key), run.token, 1)) handed += 1;
+        // Cut only while still ours: a lapsed one may be a taker's already, or free (and left free).
+        if (await this.o.store.renewLease(leaseOf(key), run.token, 1)) handed += 1;
       } catch (error) {
         this.o.logger.warn({ err: errorMessage(error) }, 'engine: a run was not handed on; taken over at its expiry');
       }

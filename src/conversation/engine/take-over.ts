@@ -61,7 +61,9 @@ export async function sweepOnce(o: RunnerOptions, here: RunsHere): Promise<void>
       if (result.status === 'rejected') continue;
       for (const key of result.value) {
         if (here.stopped()) return;
-        if (here.runs.has(key)) continue; // ours, renewing late: its next renewal takes the lease back
+        // Ours, its lease lapsed while it renewed late: its renewal no longer holds it, so the run stops before
+        // its next call (or writes its outcome) and a sweep after that takes the run over.
+        if (here.runs.has(key)) continue;
         const address = keys.conversationOf(key);
         if (!address || keys.openRuns(key) !== parts[i]) {
           await releaseLease(o, key, '', true, parts[i]);
