@@ -13,7 +13,7 @@
  *
  *   const check = flowTest('check', { answers: { latestCollections: { output: [] } } });
  *   await check.dial().sees(/Check payments/).press(/latest/i).sees(/No payments received yet/);
- *   expect(check.calls.map((c) => c.service)).toEqual(['latestCollections']);
+ *   expect(check.calls.map((c) => c.name)).toEqual(['latestCollections']);
  *
  * Steps queue and run in order when the chain is awaited; a step that fails rejects the chain with what the
  * person saw. ARCHITECTURE.md's "Add a flow" recipe shows it in a test.
@@ -26,16 +26,18 @@ import type { AnyMachineSnapshot } from 'xstate';
 import { flows as registeredFlows } from '../../flows/index.js';
 import { serviceActors } from '../../flows/actors.js';
 import type { FlowCalls, CallName } from '../../flows/calls.js';
-import type { FlowId, FlowModule, ServiceFailure, View } from '../../flows/types.js';
+import type { FlowId, FlowModule, ServiceFailure, UserProfile, View } from '../../flows/types.js';
 import { channelCapabilities } from '../../adapters/capabilities.js';
 import { readAction, shown, type PreviewAction, type PreviewState } from '../../adapters/preview/read.js';
 import { renderAll } from '../../adapters/preview/render.js';
+import { parseReply } from '../../adapters/whatsapp/render.js';
 import { africastalking } from '../../adapters/ussd/codecs/africastalking.js';
 import { answersOfDialString } from '../../adapters/ussd/dial-string.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
 import type { UssdState } from '../../adapters/ussd/session.js';
 import { createEngine, type ConversationEngine } from '../conversation/engine/engine.js';
 import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
+import { rememberProfile } from '../conversation/engine/profile.js';
 import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
 import { currentView, render } from '../conversation/flow/render.js';
 import { AccessPolicy, demoPolicy, type PolicyDocument } from '../conversation/calls/access-policy.js';
@@ -52,9 +54,9 @@ import { createSandbox, type Sandbox, type SandboxControls } from '../sandbox/in
 /** How one call of a fake service ends: resolved with an output, or rejected with an error (a ServiceFailure). */
 export type Outcome = { output: unknown } | { error: unknown };
 
-/** One call the fake service received: which call (`service`: its name) and the input the flow gave it. */
+/** One call the fake service received: which call (its name) and the input the flow gave it. */
 export interface Call {
-  service: CallName;
+  name: CallName;
   input: Record<string, unknown>;
 }
 
@@ -65,7 +67,7 @@ export interface Call {
 export const held = Object.freeze({ held: true as const });
 export type Held = typeof held;
 
-/** Per service, how its calls end: one outcome (or {@link held}) for every call, or a function of the call's input. */
+/** Per call (by name), how it ends: one outcome (or {@link held}) for every call, or a function of the call's input. */
 export type Answers = Partial<Record<CallName, Outcome | Held | ((input: Record<string, unknown>) => Outcome | Held)>>;
 
 /** A ServiceFailure outcome: `failure('rate_limited')`. */
@@ -98,9 +100,16 @@ export interface FlowTestOptions {
   flows?: Partial<Record<FlowId, FlowModule>>;
   /**
    * Who is talking: on USSD and WhatsApp their number (`+256772123456`), on Telegram and Slack their user id
-   * (`user-1`, whose chat is `chat-1`). Default those.
+   * (`user-1`, whose chat is `chat-1`; no number). Default those. A number is the caller's country (how typed
+   * numbers are read, the banks offered) and says whether data bundles and exam pins are offered: a Nigerian
+   * number's (`+2348031234567`) only; WhatsApp is a chat with a number and no PIN, USSD asks the PIN.
    */
   user?: string;
+  /**
+   * What the product remembers of the person before the first step, as a finished flow leaves it: their
+   * language, the exam candidates a pin purchase remembered. Default none (English).
+   */
+  profile?: Partial<UserProfile>;
   /** The clock's start (ms since the epoch). Default 2026-01-01T08:00:00Z. */
   startAt?: number;
   /**
@@ -140,11 +149,11 @@ export interface Actions {
   /** Moves the clock on (a flow's expiry, the resume window, daily totals). */
   wait(ms: number): Steps;
   /**
-   * Ends the oldest {@link held} call of `service` with `outcome` and waits for the run to finish: on USSD its
+   * Ends the oldest {@link held} call named `name` with `outcome` and waits for the run to finish: on USSD its
    * outcome is kept for the next dial (`dial('*384*123#')` shows it as dialled), on a chat it is the message on
    * screen.
    */
-  release(service: CallName, outcome: Outcome): Steps;
+  release(name: CallName, outcome: Outcome): Steps;
 }
 
 /**
@@ -195,6 +204,10 @@ const DEFAULT_USER: Record<Channel, string> = {
  * test answers otherwise (the pay flow asks for both before its first screen and its confirmation).
  */
 const HISTORY: Answers = { recentPayees: { output: [] }, recentPayment: { output: null } };
+
+let demo: PolicyDocument | undefined;
+/** The demo's policy, made once: its USSD PIN's hash is a deliberately slow scrypt, most of a kit's start. */
+const theDemoPolicy = (): PolicyDocument => structuredClone((demo ??= demoPolicy()));
 
 /** The participant of a chat as its adapter makes it. */
 function participantOf(channel: Channel, user: string): Participant & Pick<Inbound, 'phoneNumber'> {
@@ -325,7 +338,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   const now = () => clock + (heldSince === undefined ? 0 : Date.now() - heldSince);
   const flows = options.flows ?? registeredFlows;
   const store = new MemoryStore({ now });
-  const policy = new AccessPolicy(options.policy ?? demoPolicy(), { now });
+  const policy = new AccessPolicy(options.policy ?? theDemoPolicy(), { now });
   if (options.pinReset) {
     const people = policy.directory;
     const person = people.find(channel, user);
@@ -338,20 +351,20 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   /** Calls the test gave no answer for: the step that made one fails. */
   const unanswered: CallName[] = [];
   /** Calls answered {@link held}, oldest first, until released. */
-  const out: Array<{ service: CallName; settle: (outcome: Outcome) => void }> = [];
-  const fake = (service: CallName) => async (input: Record<string, unknown>) => {
-    calls.push({ service, input });
-    const given = options.answers?.[service] ?? HISTORY[service];
+  const out: Array<{ name: CallName; settle: (outcome: Outcome) => void }> = [];
+  const fake = (name: CallName) => async (input: Record<string, unknown>) => {
+    calls.push({ name, input });
+    const given = options.answers?.[name] ?? HISTORY[name];
     const answer = typeof given === 'function' ? given(input) : given;
     if (!answer) {
-      unanswered.push(service);
-      throw { code: 'unknown', message: `flowTest: no answer given for ${service}` };
+      unanswered.push(name);
+      throw { code: 'unknown', message: `flowTest: no answer given for ${name}` };
     }
     const outcome =
       'held' in answer
         ? await new Promise<Outcome>((settle) => {
             heldSince ??= Date.now();
-            out.push({ service, settle });
+            out.push({ name, settle });
           })
         : answer;
     if ('error' in outcome) throw outcome.error;
@@ -369,6 +382,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
 
   async function start(): Promise<ConversationEngine> {
     if (engine) return engine;
+    if (options.profile) await rememberProfile(store, participant, options.profile, logger);
     let flowCalls: Partial<FlowCalls>;
     if (options.calls === 'sandbox') {
       sandboxed = await startSandbox();
@@ -390,6 +404,8 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       defaultCountry: 'UG',
       currencies: ['UGX', 'KES'],
       sessionTtlSeconds: 600,
+      // One conversation: the record cache's tables at their full size would be most of an engine's start.
+      recordsKept: 8,
       deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs, whatsapp: deadlineMs },
       logger,
       newRunId: () => `run-${++runs}`,
@@ -490,14 +506,29 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     return chatAction({ kind, text } as PreviewAction);
   }
 
+  /**
+   * The button of the prompt's choice at `index`: on WhatsApp by the id it carries (a title is cut to 20 or 24
+   * characters), on Telegram and Slack by its label.
+   */
+  function buttonOfChoice(index: number): Button | undefined {
+    const choice = prompt?.choices?.[index];
+    if (!choice || !chat || channel === 'ussd') return undefined;
+    return buttonsOf(channel, chat).find((b) => {
+      if (b.action.kind !== 'whatsapp-tap') return b.label === choice.label;
+      const reply = parseReply(b.action.id);
+      return reply?.kind === 'choice' ? reply.id === choice.id : reply?.kind === 'index' && reply.index === index;
+    });
+  }
+
   async function pressed(label: Seen): Promise<void> {
+    const index = (prompt?.choices ?? []).findIndex((c) => matches(c.label, label));
     if (channel === 'ussd') {
-      const index = (prompt?.choices ?? []).findIndex((c) => matches(c.label, label));
       if (index < 0) throw new Error(`no choice ${String(label)} on:\n${screen}`);
       return typed(String(index + 1));
     }
+    // What the person sees on a button, else a choice whose whole label matches (its button's title cut).
     const buttons = chat ? buttonsOf(channel, chat) : [];
-    const button = buttons.find((b) => matches(b.label, label));
+    const button = buttons.find((b) => matches(b.label, label)) ?? (index < 0 ? undefined : buttonOfChoice(index));
     if (!button) throw new Error(`no button ${String(label)} on:\n${screen}`);
     return chatAction(button.action);
   }
@@ -507,9 +538,8 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     const index = choices.findIndex((c) => c.id === id);
     if (index < 0) throw new Error(`no choice ${id} on:\n${screen}`);
     if (channel === 'ussd') return typed(String(index + 1));
-    const label = choices[index]!.label;
-    const button = chat && buttonsOf(channel, chat).find((b) => b.label === label);
-    if (!button) throw new Error(`no button ${label} on:\n${screen}`);
+    const button = buttonOfChoice(index);
+    if (!button) throw new Error(`no button ${choices[index]!.label} on:\n${screen}`);
     return chatAction(button.action);
   }
 
@@ -566,11 +596,10 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       step(() => {
         clock += ms;
       }),
-    release: (service, outcome) =>
+    release: (name, outcome) =>
       step(async () => {
-        const index = out.findIndex((call) => call.service === service);
-        if (index < 0)
-          throw new Error(`no held ${service} call is out (calls: ${calls.map((c) => c.service).join(', ')})`);
+        const index = out.findIndex((call) => call.name === name);
+        if (index < 0) throw new Error(`no held ${name} call is out (calls: ${calls.map((c) => c.name).join(', ')})`);
         out.splice(index, 1)[0]!.settle(outcome);
         if (out.length === 0 && heldSince !== undefined) {
           clock += Date.now() - heldSince;

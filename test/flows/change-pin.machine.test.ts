@@ -61,7 +61,7 @@ describe('change PIN as a person uses it', () => {
     await t.send('5930').sees(/again/);
     await t.send('5930').sees(/PIN is changed/);
     expect(t.prompt?.final).toBe(true);
-    expect(t.calls.map((c) => [c.service, c.input])).toEqual([
+    expect(t.calls.map((c) => [c.name, c.input])).toEqual([
       ['startPinChange', { ...user, via: 'pin', secret: '4821' }],
       ['draftPin', { ...user, pin: '5930' }],
       ['savePin', { ...user, pin: '5930' }],

@@ -114,7 +114,7 @@ describe('check machine: latest collections', () => {
     await t.press('Latest payments received').sees('1,500 UGX 2026-01-01 10:00').sees('250.50 KES 2026-01-02 08:30');
     expect(at(t)).toBe('choosingCollection');
     expect(t.calls).toEqual([
-      { service: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } },
+      { name: 'latestCollections', input: { limit: 5, channel: 'telegram', userId: 'user-1' } },
     ]);
     expect(viewOf(t)?.choices).toEqual([
       {
@@ -175,7 +175,7 @@ describe('check machine: finding a payment received', () => {
     await t.sees('Waiting: 1,500 UGX from +256772123456');
     expect(t.calls).toEqual([
       {
-        service: 'claimCollection',
+        name: 'claimCollection',
         input: {
           amount: '1500',
           remoteTransactionId: 'TX-c1',

@@ -16,7 +16,7 @@ describe('flowTest', () => {
   it('fails the step whose service call it was given no answer for, naming the service', async () => {
     const t = check();
     await expect(t.dial().press('Latest payments received')).rejects.toThrow(/latestCollections was called/);
-    expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+    expect(t.calls.map((c) => c.name)).toEqual(['latestCollections']);
   });
 
   it('rejects a chain with what was seen and skips its later steps; the next chain goes on', async () => {
@@ -43,7 +43,7 @@ describe('flowTest', () => {
     const t = flowTest('check', { answers: { latestCollections: { output: [] } } });
     tests.push(t);
     await t.dial('*384*123*3*1#').sees('No payments received yet.');
-    expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+    expect(t.calls.map((c) => c.name)).toEqual(['latestCollections']);
   });
 
   describe('a call held until the test releases it', () => {
@@ -73,14 +73,14 @@ describe('flowTest', () => {
       tests.push(t);
       await upToThePin(t);
       await t.send('1234').sees(/being confirmed/);
-      expect(t.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+      expect(t.calls.filter((c) => c.name === 'createPayment')).toHaveLength(1);
       await t.dial('*384*123#').sees(/being confirmed/);
       await t
         .release('createPayment', { output: { id: 'pay-1', state: 'new' } })
         .dial('*384*123#')
         .sees(/Update on your last request:/)
         .sees(/Sent: 5,000 UGX to Sarah Nakato/);
-      expect(t.calls.filter((c) => c.service === 'createPayment')).toHaveLength(1);
+      expect(t.calls.filter((c) => c.name === 'createPayment')).toHaveLength(1);
     });
 
     it('on a chat: the outcome is the message on screen once released', async () => {

@@ -35,7 +35,7 @@ describe('link machine', () => {
   it('shows the code on a secret final screen, with how to send it on each chat', async () => {
     const t = linking({ makeLinkCode: { output: 'ABCD2345EF' } });
     await t.dial().sees('/link ABCD2345EF').sees('WhatsApp link ABCD2345EF').sees('/momo link ABCD2345EF');
-    expect(t.calls).toEqual([{ service: 'makeLinkCode', input: { channel: 'ussd', userId: '+256772123456' } }]);
+    expect(t.calls).toEqual([{ name: 'makeLinkCode', input: { channel: 'ussd', userId: '+256772123456' } }]);
     // Done, and secret: shown once, kept nowhere, the flow's snapshot included.
     expect(t.prompt?.final).toBe(true);
     expect(JSON.stringify(t.stored())).not.toContain('ABCD2345EF');

@@ -20,5 +20,5 @@ it('pays on a phone, with the embedded sandbox as the service', async () => {
 it('says why the list failed, on Telegram, with a fake service', async () => {
   t = flowTest('check', { channel: 'telegram', answers: { latestCollections: failure('rate_limited') } });
   await t.dial().press('Latest payments received').sees(/busy/);
-  expect(t.calls.map((c) => c.service)).toEqual(['latestCollections']);
+  expect(t.calls.map((c) => c.name)).toEqual(['latestCollections']);
 });

@@ -180,7 +180,7 @@ describe('request machine: creating the request', () => {
     expect(at(t)).toBe('done');
     expect(t.calls).toEqual([
       {
-        service: 'createCollectionRequest',
+        name: 'createCollectionRequest',
         input: {
           channel: 'telegram',
           userId: 'user-1',

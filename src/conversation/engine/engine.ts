@@ -112,6 +112,12 @@ export interface EngineOptions {
    * Default 2000: one small Redis read every two seconds, a takeover at most that long after the lease expired.
    */
   sweepEveryMs?: number;
+  /**
+   * Most conversation records the record cache keeps (record-cache.ts). Default RECORDS_KEPT (20 000): a
+   * process's minute of conversations. The flow authors' kit, one conversation an engine, keeps a few: the
+   * cache's tables are made at their full size with each engine.
+   */
+  recordsKept?: number;
   /** Told of every flow run that finished or was abandoned, and at which step (metrics). */
   onFlowEnd?: (end: FlowEnd) => void;
   /**
@@ -177,7 +183,12 @@ export function createEngine(options: EngineOptions): ConversationEngine {
   });
   const capabilitiesOf = (channel: Channel): ChannelCapabilities => options.channels[channel];
   const answers = createAnswers(createCatalogue(Object.values(flows)), runtime, capabilitiesOf, logger);
-  const records = new RecordCache(store, options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS);
+  const records = new RecordCache(
+    store,
+    options.sessionTtlSeconds + EXPIRED_NOTICE_SECONDS,
+    undefined,
+    options.recordsKept,
+  );
   const now = options.now ?? Date.now;
   const newRunId = options.newRunId ?? randomUUID;
 

@@ -38,15 +38,16 @@ export class RecordCache {
 
   /**
    * `ttlSeconds`: the lifetime every write gives a record. `now`: the clock of the minute kept, in ms. Default
-   * performance.now; tests pass their own.
+   * performance.now; tests pass their own. `max`: most records kept, default {@link RECORDS_KEPT}.
    */
   constructor(
     private readonly store: Store,
     private readonly ttlSeconds: number,
     now?: () => number,
+    max = RECORDS_KEPT,
   ) {
     this.kept = new LRUCache<string, Stored>({
-      max: RECORDS_KEPT,
+      max,
       ttl: RECORD_KEPT_MS,
       // The clock read at each use: lru-cache's default (1 ms) keeps the time for a millisecond with a new timer
       // each millisecond the cache is used, a thousand timers a second under load for nothing a minute needs.
