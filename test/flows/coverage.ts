@@ -9,12 +9,15 @@
  *   expect(walk.missing).toEqual([]);
  *   expect(missingMessages(payFlow, walk.keys)).toEqual([]);
  */
+import { getCountryCallingCode } from 'libphonenumber-js';
 import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { CallInput, CallOutput } from '../../flows/actors.js';
 import { MENU_FLOWS } from '../../flows/menu.machine.js';
 import { ALREADY_SUBMITTED, type CallName } from '../../flows/calls.js';
+import { VENDING_COUNTRY, VENDING_FLOWS } from '../../flows/purchase.js';
 import type { FlowId, FlowInput, FlowModule, InputKind, ServiceFailure } from '../../flows/types.js';
+import { callerCountry } from '../../src/conversation/engine/country.js';
 import { createCatalogue, currentView, viewKeys } from '../../src/conversation/flow/render.js';
 import { flowTest, type Answers, type FlowTestOptions } from '../../src/testing/flow-test.js';
 import { expect } from 'vitest';
@@ -351,27 +354,76 @@ export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string;
   ];
 }
 
+/** The number of flowTest's default person on a phone (a Ugandan number of the demo's `*` rule). */
+export const UGANDAN = '+256772123456';
+/** A Nigerian number of the demo's `*` rule: offered the vending flows (data bundles, exam pins), priced in naira. */
+export const NIGERIAN = '+2348031234567';
+
 /**
- * The FlowInput the kit's engine gives a flow opened on a phone by flowTest's default person (a Ugandan number
- * of the demo's `*` rule; the menu's run is run-1): walk with it to compare.
+ * The FlowInput the kit's engine gives a flow opened on a phone by flowTest's person of number `user` (the demo's
+ * `*` rule, the flows its role may start there; the menu's run is run-1): walk with it to compare.
  */
-export const ON_A_PHONE: Partial<FlowInput> = {
-  runId: 'run-2',
-  channel: 'ussd',
-  chat: 'ussd:+256772123456',
-  userId: '+256772123456',
-  requirePin: true,
-  nameMatchAffectsPayment: true,
-  allowedFlows: ['pay', 'request', 'check'],
-};
+export function onAPhone(user = UGANDAN): Partial<FlowInput> {
+  const sells = user.startsWith(`+${getCountryCallingCode(VENDING_COUNTRY)}`);
+  return {
+    runId: 'run-2',
+    channel: 'ussd',
+    chat: `ussd:${user}`,
+    userId: user,
+    userPhone: user,
+    defaultCountry: callerCountry(user, 'ussd', { defaultCountry: 'UG' }),
+    requirePin: true,
+    nameMatchAffectsPayment: true,
+    allowedFlows: (['pay', 'request', 'check', 'data', 'pin'] as FlowId[]).filter(
+      (flow) => sells || !VENDING_FLOWS.includes(flow),
+    ),
+  };
+}
+
+/** {@link onAPhone} of flowTest's default person. */
+export const ON_A_PHONE: Partial<FlowInput> = onAPhone();
+
+/** Every ServiceFailure code a call may end with. */
+export const SERVICE_FAILURE_CODES: Array<ServiceFailure['code']> = [
+  'validation',
+  'duplicate',
+  'rate_limited',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'service',
+  'connection',
+  'not_allowed',
+  'limit_exceeded',
+  'pin_wrong',
+  'pin_locked',
+  'approvals_unavailable',
+  'unknown',
+];
+
+type Path = StatePath<AnyMachineSnapshot, EventObject>;
+
+/**
+ * The paths that are not a prefix of another path. Shortest paths form a tree (each is the path to its
+ * predecessor plus one step), so walking these walks every step of every path once.
+ */
+export function leafPaths(paths: Path[]): Path[] {
+  const keyOf = (path: Path) => path.steps.map((s) => JSON.stringify(s.event)).join('\n') + '\n';
+  const keys = paths.map(keyOf);
+  // Sorted, the keys a key is a prefix of come right after it.
+  const sorted = [...keys].sort();
+  const extended = new Set(sorted.filter((key, i) => sorted[i + 1]?.startsWith(key)));
+  return paths.filter((_, i) => !extended.has(keys[i]!));
+}
 
 const SETTLED = /^xstate\.(done|error)\.actor\./;
 
 /**
- * Each path of the model (walked with {@link ON_A_PHONE}), acted out by a person on a phone with the kit
- * (flowTest: the real engine, USSD's hop handler): the fake service answers each call as the path settles it,
- * and at every screen the stored flow is in the model's state with its context. The busy states between two
- * screens are not seen by a person: a path ending in one is walked to its last screen.
+ * Each path of the model (walked with {@link onAPhone} of the person `options.user`), acted out by that person
+ * on a phone with the kit (flowTest: the real engine, USSD's hop handler): the fake service answers each call as
+ * the path settles it, and at every screen the stored flow is in the model's state with its context. The busy
+ * states between two screens are not seen by a person: a path ending in one is walked to its last screen. Only
+ * the {@link leafPaths} are walked: each step of every path once.
  */
 export async function expectWalkedOnAPhone(
   id: FlowId,
@@ -379,7 +431,7 @@ export async function expectWalkedOnAPhone(
   options: FlowTestOptions = {},
 ): Promise<void> {
   const walked = new Set<string>();
-  for (const path of paths) {
+  for (const path of leafPaths(paths)) {
     // Each person event with the settles after it, the dial first; the screen each ends on.
     const groups: Array<{ event?: EventObject; state: AnyMachineSnapshot }> = [{ state: path.steps[0]!.state }];
     const outcomes: Partial<Record<CallName, Array<Outcome<CallName>>>> = {};

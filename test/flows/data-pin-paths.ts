@@ -1,27 +1,22 @@
 /**
- * Shortest paths form a tree (each is the path to its predecessor plus one step), so replaying the paths
- * that no other path extends runs every step of every path once: the data and pin replays use these, in
- * groups, each group one test (and one test timeout) on a shared, busy machine. Simple paths, whose
- * number grows with every state, are walked with only the events a screen offers.
+ * The data and pin model's paths: their phone walks in groups, each group one test (and one test timeout) on a
+ * shared, busy machine; and the events of a simple-paths model, whose number of paths grows with every state,
+ * walked with only the events a screen offers.
  */
 import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import type { FlowEvent } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
+import { leafPaths } from './coverage.js';
 
 type Path = StatePath<AnyMachineSnapshot, EventObject>;
 
-/** The paths that are not a prefix of another path. */
-export function leafPaths(paths: Path[]): Path[] {
-  const keyOf = (path: Path) => path.steps.map((s) => JSON.stringify(s.event)).join('\n') + '\n';
-  const keys = paths.map(keyOf);
-  // Sorted, the keys a key is a prefix of come right after it.
-  const sorted = [...keys].sort();
-  const extended = new Set(sorted.filter((key, i) => sorted[i + 1]?.startsWith(key)));
-  return paths.filter((_, i) => !extended.has(keys[i]!));
-}
+/** The events the engine sends a flow (flows/types.ts), for a model's paths. */
+export const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
+export const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
+export const BACK: FlowEvent = { type: 'BACK' };
 
-/** Paths per replay test. */
+/** Paths per walk test. */
 const GROUP = 60;
 
 /** The {@link leafPaths} in groups of {@link GROUP}, named `1/n`, `2/n`, ... */

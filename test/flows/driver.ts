@@ -6,12 +6,11 @@
  */
 import { expect } from 'vitest';
 import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
-import { currentView } from '../../src/conversation/flow/render.js';
 import type { StatePath } from 'xstate/graph';
 import { provideServices, serviceActors } from '../../flows/actors.js';
 import type { FlowCalls, CallName } from '../../flows/calls.js';
 import type { FlowEvent, FlowInput, ServiceFailure } from '../../flows/types.js';
-import { sampleInput, sampleOutcomes } from './coverage.js';
+import { sampleInput } from './coverage.js';
 
 /** How a call ends: resolved with an output, or rejected with an error (a ServiceFailure). */
 export type Outcome = { output: unknown } | { error: unknown };
@@ -50,51 +49,6 @@ export const chosen = (id: string): FlowEvent => ({ type: 'CHOSEN', id });
 export const answered = (value: string): FlowEvent => ({ type: 'ANSWERED', value });
 export const BACK: FlowEvent = { type: 'BACK' };
 
-/** Every ServiceFailure code. */
-export const SERVICE_FAILURE_CODES: Array<ServiceFailure['code']> = [
-  'validation',
-  'duplicate',
-  'rate_limited',
-  'unauthenticated',
-  'forbidden',
-  'not_found',
-  'service',
-  'connection',
-  'not_allowed',
-  'limit_exceeded',
-  'pin_wrong',
-  'pin_locked',
-  'approvals_unavailable',
-  'unknown',
-];
-
-/** A walk through a flow: each event sent and the state it leads to. */
-export type Script = Array<[FlowEvent, string]>;
-
-/**
- * BACK from every step of `script`, reached again with `drive` and after an empty answer (refused or
- * not), returns to the step before as it was first reached (`start()`, then each step of the script).
- */
-export async function expectBackToEachStep(
-  drive: (script: Script) => Promise<Live>,
-  script: Script,
-  start: () => Promise<Live> = () => drive([]),
-): Promise<void> {
-  const flow = await start();
-  const reached = [{ value: flow.snapshot().value, context: flow.snapshot().context }];
-  for (const [event, expected] of script) {
-    const s = await flow.send(event);
-    expect(s.value).toBe(expected);
-    reached.push({ value: s.value, context: s.context });
-  }
-  for (let i = 1; i < reached.length; i++) {
-    const again = await drive(script.slice(0, i));
-    await again.send(answered(''));
-    const s = await again.send(BACK);
-    expect({ value: s.value, context: s.context }).toEqual(reached[i - 1]);
-  }
-}
-
 /** Each path, replayed live with {@link replay}, reaches the model's state and context at every step. */
 export async function expectReplaysFollow(
   machine: AnyStateMachine,
@@ -113,30 +67,6 @@ export async function expectReplaysFollow(
 export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFailure> = {}): Outcome => ({
   error: { code, ...extra },
 });
-
-/**
- * The events of a small model for getSimplePaths: every sample outcome of the running service, every
- * choice on screen, one valid answer for the screen's input, and BACK. Invalid answers are left out so
- * the simple paths stay few.
- */
-export function validEvents(snapshot: AnyMachineSnapshot): Array<{ type: string; [field: string]: unknown }> {
-  const view = currentView(snapshot);
-  const settle = Object.entries(snapshot.children as Record<string, { src: CallName }>).flatMap(([id, child]) =>
-    (sampleOutcomes[child.src] as Outcome[]).map((o) =>
-      'output' in o
-        ? { type: `xstate.done.actor.${id}`, output: o.output }
-        : { type: `xstate.error.actor.${id}`, error: o.error },
-    ),
-  );
-  const typed =
-    view?.input && { text: 'Jane', phone: '0772123456', amount: '1500', pin: '1234', code: 'TX123' }[view.input];
-  return [
-    ...settle,
-    ...(view?.choices ?? []).map((c) => ({ type: 'CHOSEN', id: c.id })),
-    ...(typed ? [{ type: 'ANSWERED', value: typed }] : []),
-    { type: 'BACK' },
-  ];
-}
 
 /** Lets every settled promise and the actors it wakes run. */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -4,7 +4,7 @@ import { payFlow, payMachine } from '../../flows/pay.machine.js';
 import { ALREADY_SUBMITTED, type ContactCheck } from '../../flows/calls.js';
 import { LANGS, type FlowEvent, type ServiceFailure } from '../../flows/types.js';
 import { currentView, render, renderView } from '../../src/conversation/flow/render.js';
-import { missingMessages, sampleInput, walkFlow } from './coverage.js';
+import { missingMessages, sampleInput, validEvents, walkFlow } from './coverage.js';
 import {
   answered,
   BACK,
@@ -12,7 +12,6 @@ import {
   expectReplaysFollow,
   failure,
   live,
-  validEvents,
   type LiveOptions,
   type Outcome,
 } from './driver.js';

@@ -1,16 +1,18 @@
 /**
- * Checks of the purchase tail (flows/purchase.ts) that the data and pin tests share: each takes a live
- * flow stopped at the summary or at the waiting purchase call.
+ * Checks of the purchase tail (flows/purchase.ts) that the data and pin tests share, as a person on a chat
+ * (no PIN) meets it: each takes a way to the summary with the service's answers (flowTest), confirms there and
+ * checks what the person is shown and what the service was asked.
  */
 import { expect } from 'vitest';
-import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
+import type { AnyMachineSnapshot } from 'xstate';
 import { ALREADY_SUBMITTED, type PurchaseResult } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
-import { currentView } from '../../src/conversation/flow/render.js';
-import { chosen, live, type Live } from './driver.js';
+import { held, type Answers, type FlowTest } from '../../src/testing/flow-test.js';
 
 export type PurchaseFlow = 'data' | 'pin';
-type PurchaseService = 'purchaseData' | 'purchasePin';
+type PurchaseCall = 'purchaseData' | 'purchasePin';
+/** The flow opened and driven to its summary, the service answering `answers` besides the test's own. */
+export type ToSummary = (answers?: Answers) => Promise<FlowTest>;
 
 /** The purchase may have gone through (a 429 may follow an attempt whose answer was lost): never "failed", never a retry. */
 const unconfirmed = (flow: PurchaseFlow): Partial<Record<ServiceFailure['code'], string>> => ({
@@ -20,18 +22,22 @@ const unconfirmed = (flow: PurchaseFlow): Partial<Record<ServiceFailure['code'],
   rate_limited: `${flow}.unconfirmed`,
 });
 
+const named = (t: FlowTest, name: PurchaseCall) => t.calls.filter((c) => c.name === name);
+
 /**
- * The waiting purchase fails with `failure`: `unconfirmed` with its words when it may have gone through,
- * else `failed` with the reason; called once either way. Returns the end snapshot.
+ * Confirmed, the purchase fails with `failure`: `unconfirmed` with its words when it may have gone through,
+ * else `failed` with the reason; called once either way. Returns the stored end snapshot.
  */
 export async function expectPurchaseFailing(
-  flow: Live,
+  toSummary: ToSummary,
   id: PurchaseFlow,
-  service: PurchaseService,
+  name: PurchaseCall,
   failure: ServiceFailure,
 ): Promise<AnyMachineSnapshot> {
-  const end = await flow.settle(service, { error: failure });
-  const view = currentView(end);
+  const t = await toSummary({ [name]: { error: failure } });
+  await t.choose('confirm');
+  const end = t.flow()!.snapshot;
+  const view = t.flow()!.view;
   const words = unconfirmed(id)[failure.code];
   if (words) {
     expect(end.value).toBe('unconfirmed');
@@ -42,54 +48,54 @@ export async function expectPurchaseFailing(
     expect(view?.text).toEqual({ key: `${id}.notBought` });
     expect(view?.error?.key).toBe(`failure.${failure.code}`);
   }
-  expect(flow.calls.filter((c) => c.service === service)).toHaveLength(1);
+  expect(named(t, name)).toHaveLength(1);
   return end;
 }
 
-/** From the summary (no PIN asked): confirmed, the reservation fails with `code`, nothing is bought. */
+/** Confirmed at the summary, the reservation fails with `code`: nothing is bought. */
 export async function expectReservingFailing(
-  flow: Live,
+  toSummary: ToSummary,
   code: ServiceFailure['code'],
-  service: PurchaseService,
+  name: PurchaseCall,
 ): Promise<void> {
-  await flow.send(chosen('confirm'));
-  const end = await flow.settle('reserveSpend', { error: { code } });
-  expect(end.value).toBe('failed');
-  expect(currentView(end)?.error?.key).toBe(`failure.${code}`);
-  expect(flow.calls.map((c) => c.service)).not.toContain(service);
+  const t = await toSummary({ reserveSpend: { error: { code } } });
+  await t.choose('confirm');
+  expect(t.flow()!.snapshot.value).toBe('failed');
+  expect(t.flow()!.view?.error?.key).toBe(`failure.${code}`);
+  expect(t.calls.map((c) => c.name)).not.toContain(name);
 }
 
 /** The service already held a purchase under our key (AlreadySubmitted): its own screen, not "bought", never a retry. */
-export async function expectSubmittedBefore(flow: Live, id: PurchaseFlow, service: PurchaseService): Promise<void> {
+export async function expectSubmittedBefore(toSummary: ToSummary, id: PurchaseFlow, name: PurchaseCall): Promise<void> {
   // Our short ref, drawn with the intent, names it all the same.
-  const end = await flow.settle(service, { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4X' } });
-  expect(end.value).toBe('submittedBefore');
-  expect(currentView(end)).toEqual({
+  const t = await toSummary({ [name]: { output: { ...ALREADY_SUBMITTED, shortRef: 'MC-7KQ4X' } } });
+  await t.choose('confirm');
+  expect(t.flow()!.snapshot.value).toBe('submittedBefore');
+  expect(t.flow()!.view).toEqual({
     text: { key: `${id}.submittedBefore`, params: { hasRef: 'yes', ref: 'MC-7KQ4X' } },
     final: true,
   });
-  expect(flow.calls.filter((c) => c.service === service)).toHaveLength(1);
+  expect(named(t, name)).toHaveLength(1);
 }
 
 /**
- * The busy snapshot of `first` (its purchase waiting) through a JSON round trip and restored: the purchase
- * is called again, and only it, under the same `key`, and ends done.
+ * While the purchase is out, the flow is stored busy (through JSON) with the idempotency `key` the call carries,
+ * the one a repeat of the call from the stored flow would carry; once it answers, the flow is done, and the
+ * purchase was called once.
  */
-export async function expectKeyKeptAcrossRestore(
-  first: Live,
-  machine: AnyStateMachine,
-  service: PurchaseService,
+export async function expectKeyKeptWhileOut(
+  toSummary: ToSummary,
+  name: PurchaseCall,
   key: string,
   purchased: PurchaseResult,
 ): Promise<void> {
-  const stored = first.persisted();
-  first.stop();
-  const restored = live(machine, { snapshot: stored });
-  const done = await restored.settle(service, { output: purchased });
-  const keys = [...first.calls, ...restored.calls]
-    .filter((c) => c.service === service)
-    .map((c) => c.input.duplicateCheckKey);
-  expect(keys).toEqual([key, key]);
-  expect(restored.calls.map((c) => c.service)).toEqual([service]);
-  expect(done.value).toBe('done');
+  const t = await toSummary({ [name]: held });
+  await t.choose('confirm');
+  expect(t.flow()!.snapshot.hasTag('busy')).toBe(true);
+  expect(t.flow()!.snapshot.value).toBe('purchasing');
+  expect(t.flow()!.snapshot.context).toMatchObject({ key });
+  expect(named(t, name).map((c) => c.input.duplicateCheckKey)).toEqual([key]);
+  await t.release(name, { output: purchased });
+  expect(t.flow()!.snapshot.value).toBe('done');
+  expect(named(t, name)).toHaveLength(1);
 }
