@@ -35,7 +35,7 @@ import { africastalking } from '../../adapters/ussd/codecs/africastalking.js';
 import { answersOfDialString } from '../../adapters/ussd/dial-string.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
 import type { UssdState } from '../../adapters/ussd/session.js';
-import { createEngine, type ConversationEngine } from '../conversation/engine/engine.js';
+import { createEngine, type ConversationEngine, type EngineOptions } from '../conversation/engine/engine.js';
 import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
 import { rememberProfile } from '../conversation/engine/profile.js';
 import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
@@ -75,6 +75,17 @@ export const failure = (code: ServiceFailure['code'], extra: Partial<ServiceFail
   error: { code, ...extra },
 });
 
+/** The engine's settings a test may set ({@link FlowTestOptions.settings}). */
+type SettingName =
+  | 'defaultCountry'
+  | 'channelCountries'
+  | 'currencies'
+  | 'countryCurrencies'
+  | 'testCurrencies'
+  | 'testNumbers'
+  | 'nameMatchAffectsPayment'
+  | 'bankEmailOptional';
+
 export interface FlowTestOptions {
   /** The channel the person uses: its reading of what they type and its rendering of what they see. Default `ussd`. */
   channel?: Channel;
@@ -110,6 +121,13 @@ export interface FlowTestOptions {
    * language, the exam candidates a pin purchase remembered. Default none (English).
    */
   profile?: Partial<UserProfile>;
+  /**
+   * The organization's settings the engine is given (src/config.ts): the country of a caller whose number says
+   * none (`defaultCountry`, `channelCountries`), the currencies offered (`currencies`, `countryCurrencies`,
+   * `testCurrencies` to pay one of `testNumbers`), `nameMatchAffectsPayment`, and `bankEmailOptional`
+   * (BANK_TRANSFER_EMAIL set). Default: Uganda, UGX and KES offered to everyone.
+   */
+  settings?: Partial<Pick<EngineOptions, SettingName>>;
   /** The clock's start (ms since the epoch). Default 2026-01-01T08:00:00Z. */
   startAt?: number;
   /**
@@ -403,6 +421,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       flows,
       defaultCountry: 'UG',
       currencies: ['UGX', 'KES'],
+      ...options.settings,
       sessionTtlSeconds: 600,
       // One conversation: the record cache's tables at their full size would be most of an engine's start.
       recordsKept: 8,
@@ -424,7 +443,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       // "being confirmed"), never the adapter's apology for an engine that did not answer.
       deadlineMs: deadlineMs + 10_000,
       logger,
-      defaultCountry: 'UG',
+      defaultCountry: options.settings?.defaultCountry ?? 'UG',
       digestKey: 'flow-test',
       serviceCode: SERVICE_CODE,
       resumeSeconds: 120,
