@@ -154,10 +154,13 @@ end
 return 1
 `;
 
-/** KEYS[1] index; ARGV: limit. Members scored before now. */
+/**
+ * KEYS[1] index; ARGV: limit. Members scored before now, strictly: Redis keeps a key through the millisecond
+ * its expiry names (expired once the clock is past it), so a lease scored now still holds its key.
+ */
 const EXPIRED_LEASES = `
 ${NOW_MS}
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now, 'LIMIT', 0, ARGV[1])
 `;
 
 interface StoreScripts {
