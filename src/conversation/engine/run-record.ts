@@ -4,7 +4,7 @@
  * redone on the latest record when a waiter's entry or a "processing" mark came between, and refused once the
  * record holds another run's id. Also how a run tells that the write which started it was lost (a failover),
  * and that a money call's state is held by a replica before the call. Not here: what a run calls or what its
- * outcome says (execution.ts), nor telling anyone late (late-outcome.ts).
+ * outcome says (run-calls.ts, run-outcome.ts), nor telling anyone late (late-outcome.ts).
  */
 import { pauseAfter, STORE_TRIES } from '../../store/ride-out.js';
 import type { StoredFlow } from '../flow/flow-runtime.js';
