@@ -18,7 +18,7 @@
  *   says so (with `run.late`), in one compare-and-set; an outcome that lands first wins and is the answer.
  * - **Late delivery** (late-outcome.ts). A run whose waiter was answered "processing", or that was taken over, hands its outcome
  *   to onLateOutcome once it is written (on USSD it is also kept for the next dial).
- * - **Taking over** (take-over.ts). A holder that dies stops renewing: its lease expires. Every process sweeps the `runs` set
+ * - **Taking over** (take-over.ts; its limits too-often.ts). A holder that dies stops renewing: its lease expires. Every process sweeps the `runs` set
  *   every {@link RunnerOptions.sweepEveryMs} and takes over the conversations whose lease expired, even if the
  *   user never writes again; a waiter finding the lease free does the same. The run is repeated from the
  *   stored snapshot, so a money-moving call goes out again under the same Duplicate-Check-Key. Before a money
@@ -30,7 +30,7 @@
  *   every sweep till then, its waiters answered at their deadline. Taken over {@link MAX_MONEY_TAKEOVERS}
  *   times (about three minutes when each holder dies at once, as a poisoned run's would), it is left: its flow
  *   ends "being confirmed" (the outcome comes by notification, shown at the next USSD dial).
- * - **Failures** (execution.ts). Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
+ * - **Failures** (run-failure.ts). Once a money-moving state was entered, a run that fails (an exception, a write Redis refused)
  *   leaves the conversation as it is stored (busy in that state) and lets its lease expire: another process, or
  *   this one's sweep, takes it over; meanwhile every answer is "being confirmed, do not send it again". Before
  *   that, a failed run ends the flow and answers "something went wrong, start again".
