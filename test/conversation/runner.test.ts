@@ -5,6 +5,7 @@
  * of a money run taken over more than five times run on engines sharing one MemoryStore on the test's clock.
  */
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { assign, setup } from 'xstate';
 import { serviceActors } from '../../flows/actors.js';
@@ -1205,6 +1206,14 @@ describe('after money was sent, never "start again"', () => {
     // Every conversation write fails while refusing (Redis down for a moment), starting just after the payment.
     const flaky = refusingWrites(redisStore());
     const told: Prompt[] = [];
+    // The engine's error lines: the run's failure is waited for on its line, not on the deadline.
+    const errors: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        errors.push(chunk.toString());
+        done();
+      },
+    });
     const e = engine(
       flaky,
       {
@@ -1216,8 +1225,10 @@ describe('after money was sent, never "start again"', () => {
         },
       },
       {
-        deadlineMs: { ussd: 10_000, telegram: 10_000, slack: 10_000 },
+        // Past the payment call (the run in its money state), whether the run's write has failed yet or not.
+        deadlineMs: { ussd: 2000, telegram: 2000, slack: 2000 },
         onLateOutcome: (_a, prompt) => void told.push(prompt),
+        logger: createLogger('error', sink),
       },
     );
     const msg = chat();
@@ -1226,6 +1237,12 @@ describe('after money was sent, never "start again"', () => {
     expect(answer.text).toBe(CONFIRMING);
     expect(answer.text).not.toMatch(/start again|try again/i);
     expect(answer.money).toBe(true);
+    // Redis refuses until the run gave up its write (its tries ridden out): it is left to be taken over.
+    await until(
+      'the run left to be taken over',
+      () => errors.some((line) => line.includes('a run failed after its money-moving call')),
+      PACE,
+    );
     flaky.refusing = false; // Redis is back
     await until(
       'the outcome once Redis is back',
