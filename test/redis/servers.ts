@@ -5,6 +5,7 @@
  * files and runs beside each other never share one; `startOwnRedis` picks its own and tries another if taken.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -258,16 +259,28 @@ export async function startSentinelSet(
   for (const port of ports)
     replicas.push(await startRedis(port, [...args, '--replicaof', '127.0.0.1', String(masterPort)]));
   for (const port of ports) await untilInSync(port);
-  const config = [
-    `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
-    `sentinel down-after-milliseconds ${name} 1000`,
-    `sentinel failover-timeout ${name} 5000`,
-    `sentinel parallel-syncs ${name} 1`,
-    '',
-  ].join('\n');
-  const sentinels = [];
-  for (const port of sentinelPorts) sentinels.push(await startRedis(port, [], { sentinel: true, config }));
-  // Every Sentinel knows the replicas and the other Sentinels before a failover is asked of them.
+  // Each Sentinel is told the replicas and the other Sentinels (by the ids they are given) in its config, as a
+  // Sentinel writes them there itself once it has met them: it starts knowing the set instead of learning it
+  // from the others' hellos (every 2 s).
+  const ids = sentinelPorts.map(() => randomBytes(20).toString('hex'));
+  const configOf = (i: number) =>
+    [
+      `sentinel myid ${ids[i]}`,
+      `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      `sentinel parallel-syncs ${name} 1`,
+      ...ports.map((port) => `sentinel known-replica ${name} 127.0.0.1 ${port}`),
+      ...sentinelPorts.flatMap((port, j) =>
+        j === i ? [] : [`sentinel known-sentinel ${name} 127.0.0.1 ${port} ${ids[j]}`],
+      ),
+      '',
+    ].join('\n');
+  const sentinels = await Promise.all(
+    sentinelPorts.map((port, i) => startRedis(port, [], { sentinel: true, config: configOf(i) })),
+  );
+  // Every Sentinel knows the replicas and the other Sentinels before a failover is asked of them: linked to each
+  // (no `disconnected` flag), the replicas' link to the master read from their INFO.
   for (const port of sentinelPorts) {
     await until(
       `sentinel ${port} sees the set`,
@@ -277,7 +290,13 @@ export async function startSentinelSet(
         try {
           const [info] = (await s.call('SENTINEL', 'MASTERS')) as string[][];
           const field = (key: string) => Number(info![info!.indexOf(key) + 1]);
-          return field('num-slaves') >= ports.length && field('num-other-sentinels') >= sentinelPorts.length - 1
+          const of = (fields: string[], key: string) => fields[fields.indexOf(key) + 1];
+          const known = (await s.call('SENTINEL', 'REPLICAS', name)) as string[][];
+          const others = (await s.call('SENTINEL', 'SENTINELS', name)) as string[][];
+          return field('num-slaves') >= ports.length &&
+            field('num-other-sentinels') >= sentinelPorts.length - 1 &&
+            known.every((r) => of(r, 'flags') === 'slave' && of(r, 'master-link-status') === 'ok') &&
+            others.every((o) => of(o, 'flags') === 'sentinel')
             ? true
             : undefined;
         } finally {
