@@ -34,7 +34,7 @@ export interface StoredSnapshot {
  * hop that runs a payment, and no moment where one is done and the other not.
  */
 export type LeaseChange =
-  /** Take the lease for `token` (or renew it) for `ms` and list it, as lease() does. */
+  /** Take the lease for `token` for `ms` and list it, as lease() does. */
   | { take: Lease; token: string; ms: number }
   /** End the lease if `token` holds it and unlist the member, as releaseLease(…, true) does. */
   | { release: Lease; token: string };
@@ -87,10 +87,10 @@ export interface Store {
    */
   giveBack(reservationKey: string): Promise<boolean>;
   /**
-   * Takes the lease `lease.key` for `token`, or renews it when `token` holds it, for `ttlMs`; lists
-   * `lease.member` in the sorted set `lease.index` scored by the lease's expiry (the store's clock), so a lease
-   * whose holder died is found after it expired. False when another token holds the lease. A take: a free
-   * lease becomes the token's, so a holder extends its own with renewLease instead.
+   * Takes the lease `lease.key` for `token` for `ttlMs`: true when it was free (or already the token's: the
+   * take sets its expiry again), false when another token holds it. Lists `lease.member` in the sorted set
+   * `lease.index` scored by the lease's expiry (the store's clock), so a lease whose holder died is found after
+   * it expired. Only for taking: a holder keeping its lease alive calls renewLease, which never takes one.
    */
   lease(lease: Lease, token: string, ttlMs: number): Promise<boolean>;
   /**
