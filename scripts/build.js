@@ -10,8 +10,7 @@
  * `--no-check` emits without the type check (tsc's `--noCheck`: the same JavaScript, a third of the time): the
  * tests' build, whose type check is `npm test`'s own, run beside the tests (scripts/test.js).
  *
- * `node scripts/build.js --if-needed` (npm's prestart) builds only when dist/ is missing, older than a source or,
- * without `--no-check`, not type-checked (the tests' build):
+ * `node scripts/build.js --if-needed` (npm's prestart) builds only when dist/ is missing or older than a source:
  * a plain Node script, so a start with dist/ up to date needs no TypeScript installed. Building needs the
  * development dependencies (`npm ci`).
  */
@@ -30,8 +29,6 @@ const PROJECT = join(root, bench ? 'tsconfig.bench.json' : 'tsconfig.build.json'
 const DIST = join(root, bench ? 'bench/dist' : 'dist');
 /** Written last by a build that finished: its time is the build's. */
 const STAMP = join(DIST, '.built');
-/** Written beside the stamp by a build whose type check ran (not `--no-check`). */
-const CHECKED = join(DIST, '.checked');
 
 /** Every file under `dir`, as paths from the repository's root. */
 function filesUnder(dir) {
@@ -44,13 +41,9 @@ function filesUnder(dir) {
   return out;
 }
 
-/**
- * True when dist/ was built after every source and build input last changed, and type-checked unless this
- * build is `--no-check`: a start (`--if-needed` alone) after the tests' unchecked build builds and checks.
- */
+/** True when dist/ was built after every source and build input last changed. */
 function upToDate() {
   if (!existsSync(STAMP)) return false;
-  if (check && !existsSync(CHECKED)) return false;
   const built = statSync(STAMP).mtimeMs;
   const inputs = [...SOURCES.flatMap(filesUnder), ...INPUTS];
   return inputs.every((path) => statSync(join(root, path)).mtimeMs <= built);
@@ -83,7 +76,6 @@ function build() {
     cpSync(join(root, path), target);
     assets++;
   }
-  if (check) writeFileSync(CHECKED, '');
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.error(
     `build: ${relative(root, DIST)}/ written (${assets} run-time files copied beside the modules), start with node ${relative(root, join(DIST, 'src', 'main.js'))}`,

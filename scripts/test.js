@@ -2,10 +2,11 @@
  * `npm test`: the preflight (test/preflight.ts: the services the suite needs, in seconds), then the type check
  * and every test at once. tsc is one core for a minute and more; run before the tests, that minute was the
  * suite's, while beside them it shares the two cores with the tests. The run fails if either fails; the type
- * check's findings are printed when it ends, so they do not cut through the test report. Arguments go to
- * vitest (`npm test -- test/some/file.test.ts`).
+ * check's findings are printed when it ends, so they do not cut through the test report, and dist/ is then
+ * marked stale. Arguments go to vitest (`npm test -- test/some/file.test.ts`).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,4 +51,7 @@ const [typeCode, testCode] = await Promise.all([
   tests.exit,
 ]);
 if (typeCode === 0) process.stderr.write('type check (tsc --noEmit -p .): no errors\n');
+// The tests' build of dist/ skips the type check (test/product.ts): when this run's found errors, its stamp
+// goes, so that `npm start` (scripts/build.js --if-needed) builds and checks again instead of running it.
+else rmSync(join(root, 'dist', '.built'), { force: true });
 process.exit(typeCode !== 0 ? typeCode : testCode);
