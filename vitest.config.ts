@@ -54,7 +54,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     sequence: { sequencer: Order },
-    // dist/ built once, before any file: the tests that start the product run `node dist/src/main.js`.
+    // dist/ built once, beside the unit files: the tests that start the product run `node dist/src/main.js`.
     globalSetup: ['test/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT_TESTS, isolate: false } },
@@ -65,9 +65,13 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...PROCESS_TESTS, ...UNIT_TESTS],
           isolate: false,
+          setupFiles: ['test/ready-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'processes', include: PROCESS_TESTS, setupFiles: ['test/turn-setup.ts'] } },
+      {
+        extends: true,
+        test: { name: 'processes', include: PROCESS_TESTS, setupFiles: ['test/ready-setup.ts', 'test/turn-setup.ts'] },
+      },
     ],
   },
 });

@@ -34,13 +34,17 @@ function dumpKey(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
+/** Where the dump of a migrated PGlite for the current migrations is kept (made by {@link makePgliteDump}). */
+export function pgliteDumpPath(): string {
+  return path.join(tmpdir(), `momo-pglite-${dumpKey()}.tar`);
+}
+
 /**
- * The path of a dump of a migrated PGlite for the current migrations, made if there is none. Written under
- * another name then renamed, so a run reading it never sees half a file.
+ * Makes the dump at `file` ({@link pgliteDumpPath}) if there is none. Written under another name then renamed,
+ * so a run reading it never sees half a file.
  */
-export async function makePgliteDump(): Promise<string> {
-  const file = path.join(tmpdir(), `momo-pglite-${dumpKey()}.tar`);
-  if (existsSync(file)) return file;
+export async function makePgliteDump(file: string): Promise<void> {
+  if (existsSync(file)) return;
   const lite = await PGlite.create('memory://');
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(lite) });
   try {
@@ -53,22 +57,25 @@ export async function makePgliteDump(): Promise<string> {
   } finally {
     await db.destroy();
   }
-  return file;
 }
 
-/** A migrated template database on the server at `adminUrl`, and how to drop it. */
-export async function makePgTemplate(adminUrl: string): Promise<{ name: string; drop(): Promise<void> }> {
-  const name = `momo_template_${randomBytes(5).toString('hex')}`;
-  const admin = async (query: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(query);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database "${name}"`);
+/** A new template database's name: a run's own. */
+export const pgTemplateName = (): string => `momo_template_${randomBytes(5).toString('hex')}`;
+
+/** Runs one statement on the server at `adminUrl` (a database's creation or drop). */
+async function admin(adminUrl: string, query: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(query);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Makes the migrated template database `name` on the server at `adminUrl`. */
+export async function makePgTemplate(adminUrl: string, name: string): Promise<void> {
+  await admin(adminUrl, `create database "${name}"`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   // Closed before any copy: PostgreSQL copies a template only while nobody is connected to it.
@@ -78,5 +85,8 @@ export async function makePgTemplate(adminUrl: string): Promise<{ name: string; 
   } finally {
     await database.close();
   }
-  return { name, drop: () => admin(`drop database if exists "${name}" with (force)`) };
 }
+
+/** Drops the template database `name`, if it was made. */
+export const dropPgTemplate = (adminUrl: string, name: string): Promise<void> =>
+  admin(adminUrl, `drop database if exists "${name}" with (force)`);
