@@ -1,48 +1,57 @@
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { unitTestFiles } from './test/kinds.js';
+import { takesTurn } from './test/turn.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 /**
- * Tests that start the product as its own processes and kill or signal them (the chaos run, SIGTERM): one
- * file at a time (the turn, test/turn.ts), so that one's processes starting and dying do not eat the time
- * another measures against a deadline. They run beside the rest of the suite, in its two workers: a vitest
- * project of `fileParallelism: false` would be a group of its own, run only after every other file.
- */
-const PROCESS_TESTS = [
-  'test/chaos/chaos.test.ts',
-  'test/chaos/rejections.test.ts',
-  'test/shutdown/**/*.test.ts',
-  'test/e2e/money-kept.test.ts',
-];
-
-/**
- * The files that need no service and start no process (test/kinds.ts, the fast loop's). They and the suite's
- * files share one module graph per worker (`isolate: false`) instead of importing the product's modules again
- * for each file (a whole run: import 195 s of worker time isolated, 72 s shared): no test may count on a module's
- * state being fresh, nor leave a setting changed in `process.env` behind it. The process files stay isolated.
+ * The files that need no service and start no process (test/kinds.ts, the fast loop's): project `unit`. Every
+ * other file is the `suite`'s. Each project's files share one module graph per worker (`isolate: false`)
+ * instead of importing the product's modules again for each file: no test may count on a module's state being
+ * fresh, nor leave a setting changed in `process.env` behind it. One project for every file that is not a
+ * unit file, the product's processes among them, so a worker keeps its graph from one file to the next
+ * (vitest starts a new worker when the next file is another project's: 146 s of imports in a clean clone).
  */
 const UNIT_TESTS = unitTestFiles(root);
 
 /**
- * vitest's order (the longest known first, else the largest), with the unit files ahead of the rest (their
- * longest, a flow's every path, starts first, and a worker takes them one after another in the graph it
- * has: it keeps its graph only while the next file in the line is one of them), then the suite's files with
- * the process files spread evenly among them: a worker that takes a process file while another holds the
- * turn waits for it.
+ * Files known to take tens of seconds: first in their line whatever vitest's cache of earlier runs says (a clean
+ * clone has none, and vitest then takes the largest file first), so that none of them starts last.
+ */
+const LONGEST = [
+  'test/chaos/chaos.test.ts',
+  'test/flows/pay.machine.test.ts',
+  'test/conversation/actor-scope.test.ts',
+  'test/conversation/runner.test.ts',
+  'test/e2e/redis-modes.test.ts',
+  'test/redis/shutdown.test.ts',
+];
+
+/**
+ * The order: the longest turn file first (it waits for the build, then holds the turn while the unit files
+ * run), then the unit files (a worker takes them one after another in the graph it has), then the suite's files
+ * with the other turn files (test/turn.ts) spread evenly among them: a worker that takes one while another
+ * holds the turn waits for it. In each part, {@link LONGEST} first, then vitest's order (the longest known
+ * first, else the largest).
  */
 class Order extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const of = (name: string) => sorted.filter((file) => file.project.name === name);
-    const [unit, suite, processes] = [of('unit'), of('suite'), of('processes')];
-    const every = Math.max(1, Math.floor(suite.length / Math.max(1, processes.length)));
-    const mixed = suite.flatMap((file, i) =>
-      i % every === 0 && processes.length ? [processes.shift()!, file] : [file],
-    );
-    return [...unit, ...mixed, ...processes];
+    const path = (file: TestSpecification) => relative(root, file.moduleId);
+    const rank = (file: TestSpecification) => {
+      const i = LONGEST.indexOf(path(file));
+      return i === -1 ? LONGEST.length : i;
+    };
+    const sorted = (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+    const unit = sorted.filter((file) => file.project.name === 'unit');
+    const suite = sorted.filter((file) => file.project.name !== 'unit' && !takesTurn(path(file)));
+    const turns = sorted.filter((file) => file.project.name !== 'unit' && takesTurn(path(file)));
+    const first = turns.splice(0, 1);
+    const every = Math.max(1, Math.floor(suite.length / Math.max(1, turns.length)));
+    const mixed = suite.flatMap((file, i) => (i % every === 0 && turns.length ? [turns.shift()!, file] : [file]));
+    return [...first, ...unit, ...mixed, ...turns];
   }
 }
 
@@ -64,14 +73,10 @@ export default defineConfig({
         test: {
           name: 'suite',
           include: ['test/**/*.test.ts'],
-          exclude: [...PROCESS_TESTS, ...UNIT_TESTS],
+          exclude: UNIT_TESTS,
           isolate: false,
-          setupFiles: ['test/ready-setup.ts'],
+          setupFiles: ['test/suite-setup.ts'],
         },
-      },
-      {
-        extends: true,
-        test: { name: 'processes', include: PROCESS_TESTS, setupFiles: ['test/ready-setup.ts', 'test/turn-setup.ts'] },
       },
     ],
   },

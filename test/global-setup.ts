@@ -1,7 +1,7 @@
 /**
  * vitest's globalSetup, once per run before any test file:
  *
- * - the `processes` project's turn is served (turn.ts): one of its files at a time;
+ * - the turn of the files that start the product as processes is served (turn.ts): one of them at a time;
  * - dist/ is built if it is stale, so that every test that starts the product as a process runs the compiled
  *   JavaScript (test/product.ts), and beside the build the migrated databases every test database starts
  *   from are made (test/journal/templates.ts). Neither is waited for here: the unit files, which need neither,

@@ -1,8 +1,8 @@
 /**
  * What the suite's files need made first (dist/, the template databases: global-setup.ts), made beside the
  * first files instead of before them: the unit files need none of it and start at once. globalSetup serves
- * the work's end on a Unix socket named to the workers in {@link READY_SETTING}; a file of the suite or the
- * `processes` project waits on it before its first hook (ready-setup.ts). Every connection is answered when
+ * the work's end on a Unix socket named to the workers in {@link READY_SETTING}; a file of the suite waits
+ * on it before its first hook (suite-setup.ts). Every connection is answered when
  * the work ends: `ok`, or `failed: ` and why, which fails the file that asked.
  */
 import { createConnection, createServer, type Socket } from 'node:net';

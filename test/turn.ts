@@ -1,7 +1,9 @@
 /**
- * The `processes` project's turn (vitest.config.ts): its files run in the suite's two workers, beside the
- * suite's files, but one of them at a time. globalSetup serves the turn on a Unix socket named to the workers
- * in {@link TURN_SETTING}; each such file takes it before its first hook (turn-setup.ts) and gives it back
+ * The turn of the files that start the product as processes and kill or signal them ({@link TURN_FILES}): they
+ * run in the suite's workers, beside its other files, but one of them at a time, so that one's processes
+ * starting and dying do not eat the time another measures against a deadline, and each has the product's
+ * `momo:` keys in the test Redis to itself. globalSetup serves the turn on a Unix socket named to the workers
+ * in {@link TURN_SETTING}; each such file takes it before its first hook (suite-setup.ts) and gives it back
  * when it ends. A connection is a place in the line: the first is told to go, and its close, however its
  * worker ends, tells the next.
  */
@@ -11,6 +13,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const TURN_SETTING = 'TEST_PROCESSES_TURN';
+
+/** The files that take the turn: paths from the repository's root, or folders (ending in `/`) of them. */
+export const TURN_FILES = [
+  'test/chaos/chaos.test.ts',
+  'test/chaos/rejections.test.ts',
+  'test/shutdown/',
+  'test/e2e/money-kept.test.ts',
+];
+
+/** Whether the test file at `path` (from the repository's root) takes the turn. */
+export const takesTurn = (path: string): boolean =>
+  TURN_FILES.some((file) => (file.endsWith('/') ? path.startsWith(file) : path === file));
 
 /** Serves the turn on a socket of this run's own; returns its path and how to close it. */
 export async function serveTurns(): Promise<{ path: string; close: () => Promise<void> }> {
