@@ -429,7 +429,15 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     // complete the job told to nobody).
     queueName: notificationQueueName(apiKey),
     // Each job says which build (and flows) queued it: an earlier build's worker hands a later one's back.
-    queue: { written: { build: currentBuild(), flows: releaseShape(shippedFlows) } },
+    queue: {
+      written: { build: currentBuild(), flows: releaseShape(shippedFlows) },
+      // A job its worker lost (its process died) is put back once its lock ran out, by a check every 2/3 of it.
+      stalledJobs: {
+        lockDuration: config.NOTIFY_JOB_LOCK_MS,
+        stalledInterval: Math.round((config.NOTIFY_JOB_LOCK_MS * 2) / 3),
+      },
+    },
+    leaseMs: config.NOTIFY_LEASE_MS,
     notifiers,
     sms,
     basicAuth,
@@ -451,6 +459,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
     onRecipients: (ref, recipients) => payouts.report(ref, recipients),
     journal: money,
     owed,
+    owedPollMs: config.OWED_POLL_MS,
     logger,
   });
   // A chat is shown a late answer as any other, with its buttons (each chat channel adds its own below); the
@@ -476,6 +485,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       shortRefOf: async (ref) => (await journal.byRef(ref))?.short_ref,
       bankEmailOptional: bankTransferEmail !== undefined,
       sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+      runLeaseMs: config.RUN_LEASE_MS,
+      sweepEveryMs: config.RUN_SWEEP_MS,
       deadlineMs: {
         ussd: config.USSD_DEADLINE_MS,
         telegram: config.CHAT_DEADLINE_MS,

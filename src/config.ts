@@ -213,6 +213,35 @@ const envSchema = z.object({
    * Default 25, under an orchestrator's usual 30 before SIGKILL.
    */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(3600).default(25),
+  /**
+   * How long a run's lease lasts unless renewed, ms (renewed every third of it while the run's call is out): a
+   * process that died holding one (SIGKILL, a lost machine) has its runs taken over by another process this long
+   * after its last renewal. Default 10000: a live process's Redis hiccup of a few seconds does not look like its
+   * death, and a person whose payment's process died still hears of it within a quarter of a minute. At least 300.
+   */
+  RUN_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(10_000),
+  /**
+   * How often each process looks for runs whose lease expired (or was handed on by a stopping process), ms: a
+   * takeover comes at most this long after. Default 2000: one small Redis read every two seconds. At least 20.
+   */
+  RUN_SWEEP_MS: z.coerce.number().int().min(20).max(600_000).default(2000),
+  /**
+   * How often the process that checks the outcomes owed to people (one at a time: a database lock) reads the due
+   * ones, ms. Default 5000: the first check comes minutes after a payment's intent, so a few seconds add nothing.
+   */
+  OWED_POLL_MS: z.coerce.number().int().min(20).max(600_000).default(5000),
+  /**
+   * How long a notification being told, or a text being sent, is held by its process unless renewed (renewed
+   * every third of it), ms: one held by a process that died is told by another this long after the last renewal.
+   * Default 30000. At least 300.
+   */
+  NOTIFY_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(30_000),
+  /**
+   * How long a queued notification's or text's lock lasts unless renewed (renewed every half of it), ms; each
+   * process checks every two thirds of it for jobs whose lock ran out: one held by a process that died is worked
+   * again within about 1.7 times this. Default 15000. At least 300.
+   */
+  NOTIFY_JOB_LOCK_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
   /** Idle conversation lifetime in seconds. Default 600 (a chat conversation pauses; USSD ends at 180 s). */
   SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(600),
   /**
