@@ -8,9 +8,9 @@
  * finish), a step added after the summary and a context field added. People sit at every step of the pay
  * flow on the earlier build (the menu, the payee's kind, number and names, the amount, the summary, a note,
  * the PIN, and one waiting for a payment the service holds back) when the later build starts; each person's
- * next hop, in the same gateway session, goes to the later build, some go back to the earlier one, then the
- * earlier processes are killed (SIGKILL, the held payment's among them) and a second process of the later
- * build starts. The held creation is let through once the later build repeats it under the same key.
+ * next hop, in the same gateway session, goes to the later build, some go back to the earlier one, then a
+ * second process of the later build starts and the earlier processes are killed (SIGKILL, the held payment's
+ * among them). The held creation is let through once the later build repeats it under the same key.
  *
  * Before that, a person sits at every step of every flow (read from the machines; the steps only a particular
  * answer of the service's reaches are given it: STEERED), money calls held at the service, and each moves to the
@@ -593,6 +593,17 @@ async function start(name: string, root: string): Promise<Build> {
       AT_SMS_URL: `${smsUrl}/${name}`,
       // The database sees which process claims an owed outcome (watchOwedClaims).
       PGAPPNAME: name,
+      // A killed process's runs are taken over (and the held payment made again) 5 s after their last renewal,
+      // at the next sweep, not 10 s and up to 2 s on: long enough that a live process, renewing every 1.7 s on
+      // a loaded machine, is never taken for dead (that would repeat the held creation before its kill).
+      RUN_LEASE_MS: '5000',
+      RUN_SWEEP_MS: '250',
+      // An owed outcome made due (owedDueNow) is claimed at the next tick: a quarter of a second, not five.
+      OWED_POLL_MS: '250',
+      // A text an earlier process held when it was killed (its send hangs at the provider) is worked again by a
+      // later one once its job's lock and its sending lease ran out: within about 8 s, not 30.
+      NOTIFY_JOB_LOCK_MS: '5000',
+      NOTIFY_LEASE_MS: '5000',
     },
     root,
   );
@@ -859,7 +870,7 @@ describe('a rolling deploy of changed flows', () => {
               const screen = await p.hop(new1);
               return !PROCESSING.test(screen) && !/being confirmed/.test(screen) && screen;
             },
-            // The killed process's runs: taken over once their leases ran out (10 s) by a sweep (5 s).
+            // The killed process's runs: taken over once their leases ran out (RUN_LEASE_MS) by a sweep.
             { timeoutMs: 45_000, everyMs: 300 },
           );
           seen.push(`${p.name} told: ${told.split('\n')[0]}`);
@@ -932,6 +943,11 @@ describe('a rolling deploy of changed flows', () => {
       expect(await redis.get(conversation)).toBe(stored);
     }
 
+    // The rolling restart's second process of the later build starts now, beside the earlier ones (as a deploy
+    // starts new processes before it stops old ones); the balancer sends it notifications once it listens.
+    const startingLater2 = start('later-2', laterRoot);
+    void startingLater2.catch(() => undefined); // its failure is the test's, at its await below
+
     // The outcomes owed of the payments the later build intended (the PIN's, those paid on it in the every-step
     // walk), due now while both builds run: claimed only by a poller of the later build, the earlier ones' leave
     // them (both lead ticks of their own).
@@ -947,7 +963,7 @@ describe('a rolling deploy of changed flows', () => {
 
     // The rolling restart: the earlier processes killed, the held payment's sender first; a second later one.
     await kill(old1);
-    const new2 = await start('later-2', laterRoot);
+    const new2 = await startingLater2;
     await kill(old2);
     const later = [new1, new2];
 
@@ -1026,7 +1042,7 @@ describe('a rolling deploy of changed flows', () => {
     for (const claim of earlierClaims) expect(claim.claimed_by, claim.ref).toMatch(/^later-/);
 
     // Each person's outcome texted once, by a process of the later build, once no text is left queued.
-    // A text an earlier process held when it was killed is sent once its lock and its lease ran out (about 30 s).
+    // A text an earlier process held when it was killed is sent once its lock and its lease ran out (start()).
     await until(
       'every outcome texted',
       () => people.every((p) => texts.some((t) => t.accepted && t.to === p.phone && /^Done: /.test(t.message))),
