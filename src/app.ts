@@ -158,6 +158,11 @@ export const STOP_STEPS_SHARE = 0.6;
 export const STOP_RUNS_SHARE = 0.45;
 /** The share by which the journal's last writes have ended (the rest: closing the store, and the exit). */
 export const STOP_JOURNAL_SHARE = 0.85;
+/**
+ * The share by which the store's connection has closed, its QUIT given up if Redis does not answer: after a
+ * journal held to {@link STOP_JOURNAL_SHARE}, the store's own bound (a second) would pass a grace under seven.
+ */
+export const STOP_STORE_SHARE = 0.95;
 
 export async function startApp(config: Config, options: AppOptions = {}): Promise<RunningApp> {
   const { policy, warnings } = checkStart(config);
@@ -740,9 +745,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
      * Stops taking requests, finishes those in flight, the runs and the queued jobs in hand, and closes every
      * part, each step bounded: whatever Redis (or anything else) does, the steps before the journal end by
      * {@link STOP_STEPS_SHARE} of SHUTDOWN_GRACE_SECONDS and the journal's (its buffered writes to the database)
-     * by {@link STOP_JOURNAL_SHARE}; a step not done by then is named in a line and left behind, and the
-     * connections closed after it make its waits fail. So the process ends by its own stop, with the journal
-     * flushed when the database answers, not by main.ts's grace timer.
+     * by {@link STOP_JOURNAL_SHARE}, the store's connection by {@link STOP_STORE_SHARE}; a step not done by then
+     * is named in a line and left behind, and the connections closed after it make its waits fail. So the
+     * process ends by its own stop, with the journal flushed when the database answers, not by main.ts's grace
+     * timer.
      */
     async stop() {
       const started = Date.now();
@@ -784,8 +790,8 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
       for (const [name, close] of closers.reverse())
         await bounded(name, close, name === 'journal' ? STOP_JOURNAL_SHARE : STOP_STEPS_SHARE);
       await bounded('sandbox', async () => sandbox?.close(), STOP_JOURNAL_SHARE);
-      // Bounded on its own (closeRedis): never waits on a Redis that does not answer.
-      await store.close();
+      // Bounded on its own too (closeRedis: a QUIT unanswered for a second is given up), and never past the grace.
+      await bounded('store', () => store.close(), STOP_STORE_SHARE);
       // Connections still open under a step left behind: ended, so nothing holds the process.
       server.closeAllConnections();
     },

@@ -208,9 +208,9 @@ const envSchema = z.object({
     }),
   /**
    * Seconds a stop (SIGTERM, SIGINT) may take: its steps are bounded within them (the HTTP drain, the runs and
-   * every part's close by 60%, the journal's last writes by 85%; a step left behind is named in a line), and past
-   * them the process exits (code 1) with a line saying what was left, whatever Redis or the service is doing.
-   * Default 25, under an orchestrator's usual 30 before SIGKILL.
+   * every part's close by 60%, the journal's last writes by 85%, the store's connection by 95%; a step left
+   * behind is named in a line), and past them the process exits (code 1) with a line saying what was left,
+   * whatever Redis or the service is doing. Default 25, under an orchestrator's usual 30 before SIGKILL.
    */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(3600).default(25),
   /**
