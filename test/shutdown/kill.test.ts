@@ -66,6 +66,10 @@ async function start(): Promise<ProductProcess> {
     REDIS_KEY_PREFIX: PREFIX,
     ACCESS_POLICY: POLICY,
     USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+    // The killed process's lease runs out soon after its death (no other process is up before it): the
+    // survivor's sweep takes the run over once the survivor listens, not ten seconds on.
+    RUN_LEASE_MS: '1000',
+    RUN_SWEEP_MS: '100',
   });
   products.push(product);
   return product;

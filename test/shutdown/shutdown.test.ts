@@ -93,8 +93,9 @@ async function startChild(): Promise<ProductProcess> {
     ACCESS_POLICY: POLICY,
     USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
     SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
-    // The fast payment is held while the test watches the drain: its hop must not reach the deadline first.
-    USSD_DEADLINE_MS: '10000',
+    // The late payment's hop waits it out; the fast one's is held while the test watches the drain (a few
+    // requests, a tenth of a second) and must not reach it first.
+    USSD_DEADLINE_MS: '5000',
   });
   child = product.child;
   return product;
