@@ -1,6 +1,7 @@
 /**
  * Settings read as an operator writes them: the WhatsApp settings (all four turn it on, none leaves it off, some
- * refuse the start naming the rest), REDIS_URL's address, RETENTION_DAYS's bounds, a policy that is not one.
+ * refuse the start naming the rest), REDIS_URL's address, RETENTION_DAYS's bounds, the leases' bounds, a policy
+ * that is not one.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, whatsappOn } from '../src/config.js';
@@ -225,4 +226,22 @@ describe("the caller's country settings", () => {
     expect(() => loadConfig({ CHANNEL_COUNTRIES: 'telegram:UGA' })).toThrow(/CHANNEL_COUNTRIES/);
     expect(() => loadConfig({ CHANNEL_COUNTRIES: 'telegram:UG,telegram:KE' })).toThrow(/telegram twice/);
   });
+});
+
+describe('the leases of a process that died', () => {
+  it('are the production ones unless set, and read as set', () => {
+    expect(loadConfig({})).toMatchObject({ RUN_LEASE_MS: 10_000, NOTIFY_LEASE_MS: 30_000, NOTIFY_JOB_LOCK_MS: 15_000 });
+    expect(loadConfig({ RUN_LEASE_MS: '3000', NOTIFY_LEASE_MS: '6000', NOTIFY_JOB_LOCK_MS: '3000' })).toMatchObject({
+      RUN_LEASE_MS: 3000,
+      NOTIFY_LEASE_MS: 6000,
+      NOTIFY_JOB_LOCK_MS: 3000,
+    });
+  });
+
+  it.each(['RUN_LEASE_MS', 'NOTIFY_LEASE_MS', 'NOTIFY_JOB_LOCK_MS'])(
+    '%s refuses less than 300 ms, naming itself',
+    (name) => {
+      expect(() => loadConfig({ [name]: '100' })).toThrow(new RegExp(`${name}: `));
+    },
+  );
 });

@@ -349,6 +349,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // reach, and a copy refused "too fast" is no test of the money path. The limit has its own tests
       // (test/security/ratelimit.test.ts).
       RATE_LIMIT_MESSAGES: '1000',
+      // A killed instance's runs and notifications are taken over once their leases lapse: short ones here, so
+      // that each of the run's kills costs its people seconds, not the half-minute a production lease leaves
+      // for a live process's stall (the takeovers are the same; they come sooner).
+      RUN_LEASE_MS: '3000',
+      RUN_SWEEP_MS: '600',
+      NOTIFY_LEASE_MS: '6000',
+      NOTIFY_JOB_LOCK_MS: '3000',
     }),
     gone: (name) => faultProxy.forget(name),
     onLine: options.productLog ? (name, line) => options.productLog!(`${name} ${line}\n`) : undefined,
