@@ -122,6 +122,15 @@ describe('engine', () => {
     await e.drain();
   });
 
+  it('stop() leaves no timer of the engine behind: the sweep and the record cache purge stop with it', async () => {
+    vi.useFakeTimers();
+    const timers = vi.getTimerCount();
+    const e = engine(new MemoryStore(), fakePayments().services);
+    expect(vi.getTimerCount()).toBe(timers + 2);
+    await e.stop();
+    expect(vi.getTimerCount()).toBe(timers);
+  });
+
   it('runs the same on the memory store (no REDIS_URL)', async () => {
     const { calls, services } = fakePayments();
     const e = engine(new MemoryStore(), services);

@@ -35,6 +35,28 @@ describe('RecordCache', () => {
     }
   });
 
+  it('stop() ends the purge: its timer is cleared, and a record past its minute stays till asked for', async () => {
+    vi.useFakeTimers();
+    try {
+      let now = 1_000;
+      const timers = vi.getTimerCount();
+      const cache = new RecordCache(new MemoryStore(), 600, () => now);
+      expect(vi.getTimerCount()).toBe(timers + 1);
+      await cache.write('conv:a', { ledger: [] }, null);
+      cache.stop();
+      expect(vi.getTimerCount()).toBe(timers);
+      now += RECORD_KEPT_MS + PURGE_EVERY_MS;
+      vi.advanceTimersByTime(RECORD_KEPT_MS + PURGE_EVERY_MS);
+      // Not purged (a purge would have dropped it, as above); asked for, it is expired all the same.
+      expect(cache.size).toBe(1);
+      expect(cache.peek('conv:a')).toBeUndefined();
+      // Still written through after the stop (a run draining writes its outcome).
+      expect((await cache.write('conv:b', { ledger: [] }, null))?.version).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('forgets a record whose compare-and-set lost, and keeps the newer of two versions', async () => {
     const store = new MemoryStore();
     const cache = new RecordCache(store, 600);

@@ -153,7 +153,10 @@ export interface EngineOptions {
 export interface ConversationEngine extends TurnEngine {
   /** Resolves when every run of this process has settled and its late outcome was delivered. */
   drain(): Promise<void>;
-  /** Stops looking for runs to take over, then drains (graceful shutdown). */
+  /**
+   * Stops looking for runs to take over and the record cache's purge (their timers cleared), then drains
+   * (graceful shutdown).
+   */
   stop(): Promise<void>;
   /**
    * The runs still going after stop() had its time are handed on to another process's sweep at once, their
@@ -333,7 +336,10 @@ export function createEngine(options: EngineOptions): ConversationEngine {
     },
     toldLate: (participant: Participant, messageId: string) => keepToldLate(store, participant, messageId, logger),
     drain: () => runner.drain(),
-    stop: () => runner.stop(),
+    stop: () => {
+      records.stop();
+      return runner.stop();
+    },
     handOn: () => runner.handOn(),
   };
 }

@@ -35,6 +35,8 @@ export const PURGE_EVERY_MS = 5_000;
 
 export class RecordCache {
   private readonly kept: LRUCache<string, Stored>;
+  /** The purge of what expired, every {@link PURGE_EVERY_MS} until {@link stop}. */
+  private readonly purge: NodeJS.Timeout;
 
   /**
    * `ttlSeconds`: the lifetime every write gives a record. `now`: the clock of the minute kept, in ms. Default
@@ -54,7 +56,16 @@ export class RecordCache {
       ttlResolution: 0,
       ...(now ? { perf: { now } } : {}),
     });
-    setInterval(() => this.kept.purgeStale(), PURGE_EVERY_MS).unref();
+    this.purge = setInterval(() => this.kept.purgeStale(), PURGE_EVERY_MS);
+    this.purge.unref();
+  }
+
+  /**
+   * Stops the purge (the engine stopping). The cache still reads and writes (a run draining after the stop
+   * writes its outcome through it), and an expired record is still never given; it is only not dropped unasked.
+   */
+  stop(): void {
+    clearInterval(this.purge);
   }
 
   /** Records kept. */
