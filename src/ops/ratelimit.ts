@@ -164,6 +164,7 @@ export function withRateLimit(engine: ConversationEngine, options: RateLimitOpti
     toldLate: (participant, messageId) => engine.toldLate(participant, messageId),
     drain: () => engine.drain(),
     stop: () => engine.stop(),
+    sweep: () => engine.sweep(),
     handOn: () => engine.handOn(),
     close,
   };

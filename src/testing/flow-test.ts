@@ -9,7 +9,10 @@
  * `held` keeps its call out until the test releases it (`release`): the step that made it is answered at the
  * engine's deadline ("being confirmed" once money may move), as is every step while it is out (the clock runs
  * with the wall clock meanwhile, so the deadline passes), and what the run ends with comes after the release
- * (USSD: at the next dial; a chat: a message).
+ * (USSD: at the next dial; a chat: a message). `restart()` is the product's process dying and a new one
+ * starting on the same data (store, clock and service): the old engine writes nothing more, the clock moves on
+ * by the run lease, and the new engine's sweep takes over the runs the old one held, so a payment whose call
+ * was out is made again under the same idempotency key, its outcome a late one as after `release`.
  *
  *   const check = flowTest('check', { answers: { latestCollections: { output: [] } } });
  *   await check.dial().sees(/Check payments/).press(/latest/i).sees(/No payments received yet/);
@@ -35,7 +38,12 @@ import { africastalking } from '../../adapters/ussd/codecs/africastalking.js';
 import { answersOfDialString } from '../../adapters/ussd/dial-string.js';
 import { createHopHandler } from '../../adapters/ussd/hop.js';
 import type { UssdState } from '../../adapters/ussd/session.js';
-import { createEngine, type ConversationEngine, type EngineOptions } from '../conversation/engine/engine.js';
+import {
+  createEngine,
+  RUN_LEASE_MS,
+  type ConversationEngine,
+  type EngineOptions,
+} from '../conversation/engine/engine.js';
 import { readRecord, type ConversationRecord } from '../conversation/engine/ledger.js';
 import { rememberProfile } from '../conversation/engine/profile.js';
 import { FlowRuntime } from '../conversation/flow/flow-runtime.js';
@@ -45,6 +53,7 @@ import { createFlowCalls } from '../conversation/calls/flow-calls.js';
 import { Directory } from '../people/directory.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { keys } from '../store/keys.js';
+import type { Store } from '../store/types.js';
 import type { Channel, Inbound, Participant, Prompt } from '../conversation/types.js';
 import type { DirectRequest } from '../http/direct-routes.js';
 import { createLogger } from '../log.js';
@@ -172,6 +181,16 @@ export interface Actions {
    * screen.
    */
   release(name: CallName, outcome: Outcome): Steps;
+  /**
+   * The product's process dies and a new one starts on the same data: the engine is stopped, its calls still
+   * out never answer it (a {@link held} one is no longer out) and none of its later steps reaches the store; a
+   * new engine runs on the same store, clock and service (its answers, and {@link FlowTest.calls} kept). The
+   * clock moves on by the run lease, so the runs the old engine held are free to take over, and the new
+   * engine's sweep takes them over at once: each repeats its call from the stored flow (a payment under the
+   * same idempotency key). The step ends when those runs finished, or when a call of theirs answered
+   * {@link held} is out (`release` it); their outcome is a late one (USSD: at the next dial; a chat: a message).
+   */
+  restart(): Steps;
 }
 
 /**
@@ -342,6 +361,28 @@ async function startSandbox(): Promise<{ sandbox: Sandbox; server: Server; url: 
 }
 
 /**
+ * The store as one process of the product sees it: once `end()` is called (the process died), every call is
+ * refused, so a step of that process still under way writes nothing. `refused` resolves at the first refusal.
+ */
+function processView(store: Store): { store: Store; end(): void; refused: Promise<void> } {
+  let ended = false;
+  let told!: () => void;
+  const refused = new Promise<void>((resolve) => (told = resolve));
+  const view = new Proxy(store, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (!ended) return (value as (...a: unknown[]) => unknown).apply(target, args);
+        told();
+        return Promise.reject(new Error('flowTest: this process was restarted'));
+      };
+    },
+  });
+  return { store: view, end: () => void (ended = true), refused };
+}
+
+/**
  * A test of flow `id` as a person uses it on a channel. See the module's comment for an example; call
  * `close()` when done (an `afterEach`).
  */
@@ -370,6 +411,10 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   const unanswered: CallName[] = [];
   /** Calls answered {@link held}, oldest first, until released. */
   const out: Array<{ name: CallName; settle: (outcome: Outcome) => void }> = [];
+  /** Told when a held call goes out (restart waits for the runs it took over: finished, or held). */
+  const heldWaiters: Array<() => void> = [];
+  const heldOut = (): Promise<void> =>
+    out.length > 0 ? Promise.resolve() : new Promise((resolve) => heldWaiters.push(resolve));
   const fake = (name: CallName) => async (input: Record<string, unknown>) => {
     calls.push({ name, input });
     const given = options.answers?.[name] ?? HISTORY[name];
@@ -383,6 +428,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
         ? await new Promise<Outcome>((settle) => {
             heldSince ??= Date.now();
             out.push({ name, settle });
+            for (const told of heldWaiters.splice(0)) told();
           })
         : answer;
     if ('error' in outcome) throw outcome.error;
@@ -393,28 +439,38 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   const fakes = Object.fromEntries((Object.keys(serviceActors) as CallName[]).map((name) => [name, fake(name)]));
 
   let sandboxed: Awaited<ReturnType<typeof startSandbox>> | undefined;
+  /** The process running now: its view of the store (refused once it is restarted) and its engine. */
+  let view: ReturnType<typeof processView> | undefined;
   let engine: ConversationEngine | undefined;
   let hop: ReturnType<ReturnType<typeof createHopHandler>> | undefined;
   let runs = 0;
   const runtime = new FlowRuntime(flows, {});
+  const runLeaseMs = RUN_LEASE_MS;
 
   async function start(): Promise<ConversationEngine> {
     if (engine) return engine;
     if (options.profile) await rememberProfile(store, participant, options.profile, logger);
+    if (options.calls === 'sandbox') sandboxed = await startSandbox();
+    return launch();
+  }
+
+  /** A process of the product on the store: its engine and USSD hop handler, its calls of the service. */
+  function launch(): ConversationEngine {
+    view = processView(store);
     let flowCalls: Partial<FlowCalls>;
     if (options.calls === 'sandbox') {
-      sandboxed = await startSandbox();
+      const { url } = sandboxed!;
       const client = new MomoClient({
-        baseUrl: sandboxed.url,
+        baseUrl: url,
         apiKey: SANDBOX_KEY,
-        vendingUrl: `${sandboxed.url}/vending`,
+        vendingUrl: `${url}/vending`,
         vendingApiKey: SANDBOX_VENDING_KEY,
         maxRetries: 0,
       });
-      flowCalls = createFlowCalls({ client, policy, store, logger, now });
+      flowCalls = createFlowCalls({ client, policy, store: view.store, logger, now });
     } else flowCalls = options.calls ?? (fakes as unknown as Partial<FlowCalls>);
     engine = createEngine({
-      store,
+      store: view.store,
       channels: channelCapabilities,
       services: flowCalls,
       policy,
@@ -426,6 +482,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       // One conversation: the record cache's tables at their full size would be most of an engine's start.
       recordsKept: 8,
       deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs, whatsapp: deadlineMs },
+      runLeaseMs,
       logger,
       newRunId: () => `run-${++runs}`,
       // A chat is sent a run's late outcome: the message the person then has on screen.
@@ -450,6 +507,29 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       now,
     })(africastalking);
     return engine;
+  }
+
+  /**
+   * The process dies and another starts ({@link Actions.restart}). The old one: its store refused, its held
+   * calls ended, and it is stopped; its run's next step (the ended call's outcome) is refused before the new
+   * process starts. The rest of that run (its write tried again through the store's ride-out, a second or
+   * two, then left) ends on its own, not waited for. Then the new one, the clock past the old leases, and its
+   * sweep; the step ends when the runs it took over finished or a call of theirs is held.
+   */
+  async function restarted(): Promise<void> {
+    const old = await start();
+    const dead = view!;
+    dead.end();
+    for (const call of out.splice(0)) call.settle({ error: { code: 'connection' } });
+    if (heldSince !== undefined) {
+      clock += Date.now() - heldSince;
+      heldSince = undefined;
+    }
+    await Promise.race([old.stop().catch(() => undefined), dead.refused]);
+    const taker = launch();
+    clock += runLeaseMs;
+    await taker.sweep();
+    await Promise.race([taker.drain(), heldOut()]);
   }
 
   // USSD: the gateway session and the answers typed in it (Africa's Talking sends them all, joined by `*`).
@@ -626,6 +706,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
         }
         await engine!.drain();
       }),
+    restart: () => step(restarted),
   };
   const steps: Steps = {
     ...actions,

@@ -1,5 +1,6 @@
 /** What the flow authors' kit (src/testing/flow-test.ts) promises a test, beyond the recipe's example. */
 import { afterEach, describe, expect, it } from 'vitest';
+import { RUN_LEASE_MS } from '../../src/conversation/engine/engine.js';
 import { flowTest, held, type Answers, type FlowTest, type FlowTestOptions } from '../../src/testing/flow-test.js';
 
 const tests: FlowTest[] = [];
@@ -37,6 +38,17 @@ describe('flowTest', () => {
       .send('hello')
       .sees('What would you like to do?');
     expect(t.flow()?.id).toBe('menu');
+  });
+
+  it('restart with nothing out: the USSD session goes on in the new process from the stored flow', async () => {
+    const t = flowTest('check', { answers: { latestCollections: { output: [] } } });
+    tests.push(t);
+    await t.dial().sees('Check a payment received');
+    await t
+      .restart()
+      .press(/latest/i)
+      .sees('No payments received yet.');
+    expect(t.calls.map((c) => c.name)).toEqual(['latestCollections']);
   });
 
   it('types a dial string ahead on USSD, as a phone sends it', async () => {
@@ -92,6 +104,50 @@ describe('flowTest', () => {
         .sees(/being confirmed/)
         .release('createPayment', { output: { id: 'pay-1', state: 'new' } })
         .sees(/Sent: 5,000 UGX to Sarah Nakato/);
+    });
+
+    const payments = (t: FlowTest) => t.calls.filter((c) => c.name === 'createPayment');
+    const keysOf = (t: FlowTest) => payments(t).map((c) => c.input.duplicateCheckKey);
+
+    it('restart: the new process makes the payment out again under its key, the old one writing nothing', async () => {
+      const t = flowTest('pay', { answers: paying });
+      tests.push(t);
+      await upToThePin(t);
+      await t.send('1234').sees(/being confirmed/);
+      const [key] = keysOf(t);
+      expect(key).toMatch(/:pay$/);
+      const before = t.now();
+      // Had the old process written its call's end (refused here), nothing would be left to take over.
+      await t.restart();
+      expect(t.now() - before).toBeGreaterThanOrEqual(RUN_LEASE_MS);
+      expect(keysOf(t)).toEqual([key, key]);
+      expect(t.flow()?.snapshot.value).toBe('submitting');
+      await t
+        .dial('*384*123#')
+        .sees(/being confirmed/)
+        .release('createPayment', { output: { id: 'pay-1', state: 'new' } })
+        .dial('*384*123#')
+        .sees(/Update on your last request:/)
+        .sees(/Sent: 5,000 UGX to Sarah Nakato/);
+      expect(payments(t)).toHaveLength(2);
+    });
+
+    it('restart on a chat: the step ends once the run taken over finished, its outcome the message on screen', async () => {
+      let made = 0;
+      const t = flowTest('pay', {
+        channel: 'telegram',
+        answers: { ...paying, createPayment: () => (++made === 1 ? held : { output: { id: 'pay-1', state: 'new' } }) },
+        deadlineMs: 500,
+      });
+      tests.push(t);
+      await t.dial().press('Mobile money').send('0772000001').send('Sarah').send('Nakato').send('5000').press('UGX');
+      await t
+        .press('Confirm')
+        .sees(/being confirmed/)
+        .restart()
+        .sees(/Sent: 5,000 UGX to Sarah Nakato/);
+      expect(keysOf(t)).toEqual(['run-1:pay', 'run-1:pay']);
+      expect(t.flow()?.ended).toBe(true);
     });
 
     it('refuses to release a call that is not out', async () => {

@@ -43,6 +43,7 @@ class CountingEngine implements ConversationEngine {
   async handOn(): Promise<number> {
     return 0;
   }
+  async sweep(): Promise<void> {}
   turn<S>(): Promise<S> {
     throw new Error('not used here');
   }

@@ -159,6 +159,12 @@ export interface ConversationEngine extends TurnEngine {
    */
   stop(): Promise<void>;
   /**
+   * Looks once for runs whose holder died (their lease expired) and takes them over, as the engine does every
+   * EngineOptions.sweepEveryMs; resolves once those runs are begun here, not finished (drain() waits for them).
+   * Takes nothing over after stop().
+   */
+  sweep(): Promise<void>;
+  /**
    * The runs still going after stop() had its time are handed on to another process's sweep at once, their
    * leases cut and never renewed here (Runner.handOn); resolves to how many.
    */
@@ -340,6 +346,7 @@ export function createEngine(options: EngineOptions): ConversationEngine {
       records.stop();
       return runner.stop();
     },
+    sweep: () => runner.sweep(),
     handOn: () => runner.handOn(),
   };
 }
