@@ -6,7 +6,7 @@ import { ALREADY_SUBMITTED, type DataBundle } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
 import { currentView } from '../../src/conversation/flow/render.js';
 import type { Channel } from '../../src/conversation/types.js';
-import { flowTest, type Answers, type FlowTest, type Steps } from '../../src/testing/flow-test.js';
+import { flowTest, held, type Answers, type FlowTest, type Steps } from '../../src/testing/flow-test.js';
 import {
   expectWalkedOnAPhone,
   missingMessages,
@@ -18,6 +18,7 @@ import {
 } from './coverage.js';
 import { answered, BACK, chosen, leafGroups, offeredEvents } from './data-pin-paths.js';
 import {
+  expectKeyKeptAcrossRestart,
   expectKeyKeptWhileOut,
   expectPurchaseFailing,
   expectReservingFailing,
@@ -218,6 +219,12 @@ describe('data machine: buying', () => {
 
   it('keeps the idempotency key in the stored flow while the purchase is out: the key its call carries', async () => {
     await expectKeyKeptWhileOut(toSummary, 'purchaseData', 'run-1:data', purchased);
+  });
+
+  it('a purchase out when the process restarts is made by the new one under the same key: one purchase', async () => {
+    const t = await toSummary({ purchaseData: held });
+    await t.choose('confirm');
+    await expectKeyKeptAcrossRestart(t, 'purchaseData', { output: purchased });
   });
 
   it('confirms with the PIN on USSD, never keeping it, and re-asks with the attempts left', async () => {

@@ -28,6 +28,7 @@ import {
   validEvents,
   walkFlow,
 } from './coverage.js';
+import { expectKeyKeptAcrossRestart } from './purchase.js';
 import { expectCatalogueComplete, expectScreensFit, ussdSize } from './screens.js';
 import { phoneExample } from '../../flows/input.js';
 
@@ -915,6 +916,12 @@ describe('pay machine: creating the payment', () => {
     await t.release('createPayment', { output: ALREADY_SUBMITTED });
     expect(viewOf(t)).toEqual({ text: { key: 'pay.submittedBefore', params: { hasRef: 'no' } }, final: true });
     expect(names(t).filter((n) => n === 'createPayment')).toHaveLength(1);
+  });
+
+  it('a payment out when the process restarts is made by the new one under the same key: one payment', async () => {
+    const t = await drive([...MONEY, confirm('submitting')], { answers: { createPayment: held } });
+    await expectKeyKeptAcrossRestart(t, 'createPayment', created);
+    expect(viewOf(t)?.text).toMatchObject({ key: 'pay.submitted', params: { ref: 'pay-1' } });
   });
 
   it('a payment whose state is `submitted` is one the service made now, not one made earlier', async () => {

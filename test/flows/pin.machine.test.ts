@@ -5,7 +5,7 @@ import { pinFlow, pinMachine, REMEMBERED_MAX } from '../../flows/pin.machine.js'
 import { ALREADY_SUBMITTED, type Candidate, type PinBundle } from '../../flows/calls.js';
 import type { FlowInput, RememberedCandidate, ServiceFailure } from '../../flows/types.js';
 import { createCatalogue, render } from '../../src/conversation/flow/render.js';
-import { flowTest, type Answers, type FlowTest, type Steps } from '../../src/testing/flow-test.js';
+import { flowTest, held, type Answers, type FlowTest, type Steps } from '../../src/testing/flow-test.js';
 import {
   expectWalkedOnAPhone,
   missingMessages,
@@ -18,6 +18,7 @@ import {
 } from './coverage.js';
 import { answered, BACK, chosen, leafGroups, offeredEvents } from './data-pin-paths.js';
 import {
+  expectKeyKeptAcrossRestart,
   expectKeyKeptWhileOut,
   expectPurchaseFailing,
   expectReservingFailing,
@@ -342,6 +343,12 @@ describe('pin machine: buying', () => {
 
   it('keeps the idempotency key in the stored flow while the purchase is out: the key its call carries', async () => {
     await expectKeyKeptWhileOut(toSummary, 'purchasePin', 'run-1:pin', purchased);
+  });
+
+  it('a purchase out when the process restarts is made by the new one under the same key: one purchase', async () => {
+    const t = await toSummary({ purchasePin: held });
+    await t.choose('confirm');
+    await expectKeyKeptAcrossRestart(t, 'purchasePin', { output: purchased });
   });
 
   it('confirms with the PIN when required, and stops when it is locked', async () => {

@@ -1,13 +1,14 @@
 /**
  * Checks of the purchase tail (flows/purchase.ts) that the data and pin tests share, as a person on a chat
  * (no PIN) meets it: each takes a way to the summary with the service's answers (flowTest), confirms there and
- * checks what the person is shown and what the service was asked.
+ * checks what the person is shown and what the service was asked. One the pay tests share too: a money call
+ * out when the product's process restarts ({@link expectKeyKeptAcrossRestart}).
  */
 import { expect } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
-import { ALREADY_SUBMITTED, type PurchaseResult } from '../../flows/calls.js';
+import { ALREADY_SUBMITTED, type CallName, type PurchaseResult } from '../../flows/calls.js';
 import type { ServiceFailure } from '../../flows/types.js';
-import { held, type Answers, type FlowTest } from '../../src/testing/flow-test.js';
+import { held, type Answers, type FlowTest, type Outcome } from '../../src/testing/flow-test.js';
 
 export type PurchaseFlow = 'data' | 'pin';
 type PurchaseCall = 'purchaseData' | 'purchasePin';
@@ -98,4 +99,24 @@ export async function expectKeyKeptWhileOut(
   await t.release(name, { output: purchased });
   expect(t.flow()!.snapshot.value).toBe('done');
   expect(named(t, name)).toHaveLength(1);
+}
+
+/**
+ * The money call `name` is out (answered {@link held}) and the flow stored busy with its idempotency key when
+ * the product's process restarts (flowTest's restart): the new process makes the call again under the SAME
+ * key, the one it carried before the restart, and once the service answers (`answer`) the flow ends `done`.
+ * Every call carried that one key: the service holds one payment, never a second.
+ */
+export async function expectKeyKeptAcrossRestart(t: FlowTest, name: CallName, answer: Outcome): Promise<void> {
+  const keys = () => t.calls.filter((c) => c.name === name).map((c) => c.input.duplicateCheckKey);
+  const [key] = keys();
+  expect(key).toEqual(expect.any(String));
+  expect(keys()).toEqual([key]);
+  expect(t.flow()!.snapshot.hasTag('busy')).toBe(true);
+  expect(t.flow()!.snapshot.context).toMatchObject({ key });
+  await t.restart();
+  expect(keys()).toEqual([key, key]);
+  await t.release(name, answer);
+  expect(t.flow()!.snapshot.value).toBe('done');
+  expect(keys()).toEqual([key, key]);
 }
