@@ -11,7 +11,7 @@ import { DEMO_PHONE } from '../adapters/ussd/simulator.js';
 import { startApp, type RunningApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { until } from './until.js';
-import { embedded } from './journal/templates.js';
+import { productDatabase } from './journal/server-database.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const tour = readme.slice(
@@ -27,7 +27,7 @@ function quotedScreens(text: string): string[] {
 
 let running: RunningApp;
 beforeAll(async () => {
-  running = await startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent' }));
+  running = await startApp(loadConfig({ ...(await productDatabase()), PORT: '0', LOG_LEVEL: 'silent' }));
 });
 afterAll(async () => {
   await running?.stop();

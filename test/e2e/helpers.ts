@@ -1,10 +1,10 @@
 /** Starts the whole product (embedded sandbox, memory or Redis store) on port 0 and drives it over HTTP. */
 import { startApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 export async function startProduct(env: Record<string, string> = {}): Promise<RunningApp> {
-  return startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent', ...env }));
+  return startApp(loadConfig({ ...(await productDatabase()), PORT: '0', LOG_LEVEL: 'silent', ...env }));
 }
 
 /**

@@ -28,7 +28,7 @@ import {
 } from '../adapters/slack/harness.js';
 import { AtSession } from './helpers.js';
 import { reading, until } from '../until.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 const number = (behaviour: string) => TEST_NUMBERS.find((t) => t.behaviour === behaviour)!.phonenumber;
 const SARAH = number('registered');
@@ -44,7 +44,7 @@ beforeAll(async () => {
   await slack.start();
   app = await startApp(
     loadConfig({
-      ...embedded(),
+      ...(await productDatabase()),
       PORT: '0',
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
       TELEGRAM_API_ROOT: bot.apiRoot,

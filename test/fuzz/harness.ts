@@ -14,7 +14,7 @@ import { BOT_TOKEN as SLACK_BOT_TOKEN, FakeSlack, SIGNING_SECRET, signedHeaders 
 import { startFakeGraphApi, type FakeGraphApi } from '../adapters/whatsapp/fake-graph-api.js';
 import { whatsappEnv } from '../adapters/whatsapp/deliveries.js';
 import { freePort } from '../ports.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 export { SIGNING_SECRET, signedHeaders };
 export const TELEGRAM_SECRET = 'fuzz-telegram-secret-0123456789';
@@ -56,7 +56,7 @@ export async function startFuzzProduct(
   const port = await freePort();
   const app = await startApp(
     loadConfig({
-      ...embedded(),
+      ...(await productDatabase()),
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       TELEGRAM_BOT_TOKEN: BOT_TOKEN,

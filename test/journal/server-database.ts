@@ -53,3 +53,24 @@ export async function serverDatabase(label = 'test', options: ServerDatabaseOpti
     drop: () => admin((c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
   };
 }
+
+/** The databases {@link productDatabase} made for the file running in this worker, dropped at its end. */
+const productDatabases: ServerDatabase[] = [];
+
+/**
+ * The settings of a product started in a test's own process (startApp) on a database of its own: a copy of the
+ * run's migrated template on the test server, in place of an embedded PGlite (`...embedded()`), whose start
+ * costs a second of CPU and more where the copy costs the server a fraction. Dropped when the file ends
+ * (test/suite-setup.ts, {@link dropProductDatabases}), after the file's own hooks have stopped the product.
+ */
+export async function productDatabase(): Promise<{ DATABASE_URL: string }> {
+  const database = await serverDatabase('product');
+  productDatabases.push(database);
+  return { DATABASE_URL: database.url };
+}
+
+/** Drops every database {@link productDatabase} made since the last call. */
+export async function dropProductDatabases(): Promise<void> {
+  const made = productDatabases.splice(0);
+  await Promise.all(made.map((database) => database.drop()));
+}

@@ -14,7 +14,7 @@ import { africasTalkingSms, smsWork, SmsRefused, type SmsSender } from '../../sr
 import { captureLogger } from '../adapters/ussd/helpers.js';
 import { AtSession } from '../e2e/helpers.js';
 import { reading, until } from '../until.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
@@ -139,7 +139,7 @@ describe('a whole USSD payment with SMS_PROVIDER=africastalking', () => {
     at = await atSmsServer();
     app = await startApp(
       loadConfig({
-        ...embedded(),
+        ...(await productDatabase()),
         PORT: '0',
         LOG_LEVEL: 'info',
         SMS_PROVIDER: 'africastalking',

@@ -16,7 +16,7 @@ import { addOpsPage } from '../../src/ops/page.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../adapters/ussd/chromium.js';
 import { AtSession, startProduct } from '../e2e/helpers.js';
 import { screenshotPath } from '../screenshots.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 const USER = 'operator';
 const PASSWORD = 'a long operator password';
@@ -26,7 +26,13 @@ let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
   app = await startApp(
-    loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent', OPS_USER: USER, OPS_PASSWORD: PASSWORD }),
+    loadConfig({
+      ...(await productDatabase()),
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      OPS_USER: USER,
+      OPS_PASSWORD: PASSWORD,
+    }),
   );
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 });

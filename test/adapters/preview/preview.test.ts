@@ -15,11 +15,11 @@ import { keys } from '../../../src/store/keys.js';
 import type { Prompt } from '../../../src/conversation/types.js';
 import { screenshotPath } from '../../screenshots.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../ussd/chromium.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 let running: RunningApp;
 beforeAll(async () => {
-  running = await startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent' }));
+  running = await startApp(loadConfig({ ...(await productDatabase()), PORT: '0', LOG_LEVEL: 'silent' }));
 });
 afterAll(async () => {
   await running?.stop();

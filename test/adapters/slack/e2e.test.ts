@@ -19,7 +19,7 @@ import {
   textOf,
   triggerId,
 } from './harness.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 /** A sandbox test number registered as "Sarah Nakato"; payments to it succeed. */
 const RECIPIENT = '0772000001';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await fake.start();
   running = await startApp(
     loadConfig({
-      ...embedded(),
+      ...(await productDatabase()),
       PORT: '0',
       LOG_LEVEL: 'silent',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,

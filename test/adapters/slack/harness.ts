@@ -14,7 +14,7 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import { createSlack, type Slack, type SlackOptions } from '../../../adapters/slack/index.js';
 import { loadConfig } from '../../../src/config.js';
 import { startApp, type AppOptions, type RunningApp } from '../../../src/app.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test-token';
@@ -621,7 +621,7 @@ export async function startProduct(env: Record<string, string> = {}, options: Ap
   await fake.start();
   const running = await startApp(
     loadConfig({
-      ...embedded(),
+      ...(await productDatabase()),
       PORT: '0',
       LOG_LEVEL: 'silent',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,

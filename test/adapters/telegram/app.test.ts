@@ -11,7 +11,7 @@ import { deriveSecretToken, WEBHOOK_PATH } from '../../../adapters/telegram/webh
 import type { Update } from 'grammy/types';
 import { BOT_TOKEN, startFakeBotApi, type FakeBotApi } from './fake-bot-api.js';
 import { CHAT, pressUpdate, textUpdate } from './harness.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 let app: RunningApp | undefined;
 let api: FakeBotApi | undefined;
@@ -31,7 +31,7 @@ async function startChat(delivery: 'polling' | 'webhook' = 'polling') {
   // Webhook mode: the service's notifications would go to PUBLIC_URL too, which nothing serves here.
   const publicUrl = delivery === 'webhook' ? { PUBLIC_URL: 'https://127.0.0.1:9' } : {};
   const config = loadConfig({
-    ...embedded(),
+    ...(await productDatabase()),
     PORT: '0',
     TELEGRAM_BOT_TOKEN: BOT_TOKEN,
     TELEGRAM_API_ROOT: bot.apiRoot,

@@ -9,7 +9,7 @@ import { loadConfig } from '../../../src/config.js';
 import { DEMO_BANK_TRANSFER_EMAIL, startApp, type RunningApp } from '../../../src/app.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { postAt, postJson } from './helpers.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 /** The demo access policy gives every USSD number this PIN. */
 const DEMO_PIN = '1234';
@@ -21,7 +21,7 @@ const PAYMENT = ['1', '1', RECIPIENT, 'Sarah', 'Nakato', '5000', '1', '1', DEMO_
 
 let running: RunningApp;
 beforeAll(async () => {
-  running = await startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'silent' }));
+  running = await startApp(loadConfig({ ...(await productDatabase()), PORT: '0', LOG_LEVEL: 'silent' }));
 });
 afterAll(async () => {
   await running?.stop();

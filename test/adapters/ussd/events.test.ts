@@ -12,7 +12,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import type { FunnelReport, StepReport } from '../../../src/ops/funnel.js';
 import { AtSession } from '../../e2e/helpers.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 const lines: string[] = [];
 let app: RunningApp;
@@ -21,7 +21,7 @@ beforeAll(async () => {
     'info',
     new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }),
   );
-  app = await startApp(loadConfig({ ...embedded(), PORT: '0', LOG_LEVEL: 'info' }), { logger });
+  app = await startApp(loadConfig({ ...(await productDatabase()), PORT: '0', LOG_LEVEL: 'info' }), { logger });
 });
 afterAll(async () => {
   await app.stop();

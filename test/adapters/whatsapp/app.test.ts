@@ -10,7 +10,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { startFakeGraphApi, type FakeGraphApi } from './fake-graph-api.js';
 import { optionsOf, whatsappEnv, wordsOf, WhatsAppUser } from './deliveries.js';
-import { embedded } from '../../journal/templates.js';
+import { productDatabase } from '../../journal/server-database.js';
 
 let app: RunningApp | undefined;
 let graph: FakeGraphApi | undefined;
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function start(): Promise<{ running: RunningApp; graph: FakeGraphApi }> {
   graph = await startFakeGraphApi();
-  app = await startApp(loadConfig({ ...embedded(), PORT: '0', ...whatsappEnv(graph) }), {
+  app = await startApp(loadConfig({ ...(await productDatabase()), PORT: '0', ...whatsappEnv(graph) }), {
     logger: createLogger('silent'),
   });
   return { running: app, graph };
