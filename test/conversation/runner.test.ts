@@ -318,7 +318,8 @@ const policy = new AccessPolicy({
 /**
  * A process: an engine on `store` with short leases and a quick sweep, so a dead holder is found in the test's
  * time (a lease of 1.5 s outlives the event-loop stalls of a loaded test machine). One that will "die"
- * (`live: false`) is not drained at the end: its call out never returns.
+ * (`live: false`) holds its leases 300 ms, the lapse the test waits for, and is not drained at the end: its
+ * call out never returns.
  */
 function engine(
   store: Store,
@@ -340,7 +341,7 @@ function engine(
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
     deadlineMs: { ussd: 50, telegram: 50, slack: 50 },
-    runLeaseMs: 1500,
+    runLeaseMs: live ? 1500 : 300,
     sweepEveryMs: 50,
     logger: createLogger(process.env.RUNNER_LOG ? 'debug' : 'silent'),
     ...changes,
