@@ -94,9 +94,18 @@ async function refsOf(screen: string): Promise<{ short: string; id: string }> {
   return { short, id: op!.service_id! };
 }
 
-/** Our short ref of the operation of that kind the service knows by `id` (a payment and a request may share one). */
+/**
+ * Our short ref of the operation of that kind the service knows by `id` (a payment and a request may share one),
+ * once the journal links them: the service's answer is written there after the chat was answered.
+ */
 const shortOf = async (kind: 'payment' | 'request', id: string): Promise<string> =>
-  (await app.journal.search({ id, kind })).items[0]!.short_ref;
+  (
+    await until(
+      `the journal's ${kind} of service id ${id}`,
+      async () => (await app.journal.search({ id, kind })).items[0],
+      { timeoutMs: 10_000, everyMs: 50 },
+    )
+  ).short_ref;
 
 const approvalRules = (rules: Array<{ currency: string; above: string }>) =>
   control('PATCH', '/organization', { approvalRules: rules });
