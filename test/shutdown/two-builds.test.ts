@@ -824,8 +824,9 @@ describe('a rolling deploy of changed flows', () => {
         expect.soft(screen, p.name).toMatch(UPDATED);
         expect.soft(screen.split('\n').slice(1).join('\n'), p.name).toMatch(AT.menu);
       } else if (p.target.money) {
-        // The money call out on the earlier build: being worked on, never started again.
-        expect.soft(screen, p.name).toMatch(/still working on it|being confirmed/);
+        // The money call out on the earlier build: being worked on, never started again. On a loaded machine the
+        // hop's own guard may answer first, at its deadline (adapters/ussd/hop.ts), and says as much.
+        expect.soft(screen, p.name).toMatch(/still working on it|being confirmed|taking longer than expected/);
       } else {
         expect.soft(screen, p.name).not.toMatch(UPDATED);
         // Continued: the step the answer leads to, under the later build's name for it.
