@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { productArgs, ROOT } from './product.js';
 import { TEST_REDIS_URL } from './services.js';
-import { embedded } from './journal/templates.js';
+import { productDatabase } from './journal/server-database.js';
 
 interface Run {
   code: number | null;
@@ -17,11 +17,12 @@ interface Run {
 }
 
 /** Runs the product with `env` until it prints its banner (then kills it: shutdown has its own test) or exits. */
-function run(env: Record<string, string>): Promise<Run> {
+async function run(env: Record<string, string>): Promise<Run> {
+  const journal = await productDatabase();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, productArgs(), {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', ...embedded(), ...env },
+      env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'silent', ...journal, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -14,7 +14,7 @@ import { afterAll, describe, it } from 'vitest';
 import { freePorts } from '../ports.js';
 import { startCluster, startOwnRedis, startSentinelSet, stopAll, type Server } from './servers.js';
 import { until } from '../until.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 /** Within the test's own timeout, asked every 100 ms. */
 const WAIT = { timeoutMs: 60_000, everyMs: 100 };
@@ -29,7 +29,7 @@ async function startProduct(server: Server | Record<string, string>, graceSecond
       PATH: process.env.PATH,
       PORT: '0',
       LOG_LEVEL: 'info',
-      ...embedded(),
+      ...(await productDatabase()),
       ...('port' in server ? { REDIS_URL: `redis://127.0.0.1:${server.port}` } : server),
       SHUTDOWN_GRACE_SECONDS: String(graceSeconds),
     },

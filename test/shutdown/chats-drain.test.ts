@@ -30,7 +30,7 @@ import { TEST_REDIS_URL } from '../services.js';
 import { until } from '../until.js';
 import {
   cleanProductKeys,
-  dropProductDatabase,
+  dropSharedDatabase,
   productKeyPrefix,
   startProductProcess,
   startService,
@@ -89,7 +89,7 @@ afterAll(async () => {
   await slack?.close();
   await cleanProductKeys(redis, PREFIX);
   await redis?.quit();
-  await dropProductDatabase();
+  await dropSharedDatabase();
 });
 
 async function startProduct(publicUrl: string): Promise<ProductProcess> {

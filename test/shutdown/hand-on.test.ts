@@ -16,13 +16,7 @@ import { keys } from '../../src/store/keys.js';
 import { AtSession } from '../e2e/helpers.js';
 import { startOwnRedis, stopAll } from '../redis/servers.js';
 import { until } from '../until.js';
-import {
-  dropProductDatabase,
-  startProductProcess,
-  startService,
-  type ProductProcess,
-  type Service,
-} from './product.js';
+import { dropSharedDatabase, startProductProcess, startService, type ProductProcess, type Service } from './product.js';
 
 const API_KEY = 'hand-on-key';
 const CALLBACK_TOKEN = 'hand-on-callback-token-0123';
@@ -75,7 +69,7 @@ afterAll(async () => {
   await service?.close();
   await redis?.quit();
   await stopAll();
-  await dropProductDatabase();
+  await dropSharedDatabase();
 });
 
 async function startProduct(): Promise<ProductProcess> {

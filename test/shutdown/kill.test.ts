@@ -13,7 +13,7 @@ import { TEST_REDIS_URL } from '../services.js';
 import { reading, until } from '../until.js';
 import {
   cleanProductKeys,
-  dropProductDatabase,
+  dropSharedDatabase,
   productKeyPrefix,
   startProductProcess,
   startService,
@@ -54,7 +54,7 @@ afterAll(async () => {
   await service?.close();
   await cleanProductKeys(redis, PREFIX);
   await redis?.quit();
-  await dropProductDatabase();
+  await dropSharedDatabase();
 });
 
 async function start(): Promise<ProductProcess> {

@@ -13,8 +13,7 @@ import { queuePrefixesOf } from '../../src/store/keys.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { forward, readAll } from '../chaos/proxies.js';
 import { productArgs, ROOT } from '../product.js';
-import { serverDatabase, type ServerDatabase } from '../journal/server-database.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase, serverDatabase, type ServerDatabase } from '../journal/server-database.js';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -29,14 +28,14 @@ let database: Promise<ServerDatabase> | undefined;
 
 /**
  * The PostgreSQL database the product processes of one test file share (a production start needs
- * DATABASE_URL: PGlite is the demo's); created on first use, dropped by {@link dropProductDatabase}.
+ * DATABASE_URL: PGlite is the demo's); created on first use, dropped by {@link dropSharedDatabase}.
  */
-export function productDatabase(): Promise<ServerDatabase> {
+export function sharedDatabase(): Promise<ServerDatabase> {
   return (database ??= serverDatabase('product'));
 }
 
-/** Drops the database of {@link productDatabase}, if one was made. */
-export async function dropProductDatabase(): Promise<void> {
+/** Drops the database of {@link sharedDatabase}, if one was made. */
+export async function dropSharedDatabase(): Promise<void> {
   const made = database;
   database = undefined;
   await (await made)?.drop();
@@ -44,13 +43,20 @@ export async function dropProductDatabase(): Promise<void> {
 
 /**
  * Starts the product with `env` (and PATH, PORT 0) and resolves once it listens. Without DATABASE_URL its
- * journal is an in-memory PGlite, or, in production mode, the file's {@link productDatabase}. `root` is the
- * folder holding its src/ (default: this repository, run from its dist/; another build's copy for a test of
- * two releases).
+ * journal is a database of its own on the test server (a copy of the run's template: a start on an embedded
+ * PGlite costs the process three times the CPU), or, in production mode, the file's {@link sharedDatabase};
+ * another build's an in-memory PGlite. `root` is the folder holding its src/ (default: this repository, run from
+ * its dist/; another build's copy for a test of two releases).
  */
 export async function startProductProcess(env: Record<string, string>, root = ROOT): Promise<ProductProcess> {
   let output = '';
-  const shared = env.MOMO_BASE_URL && !env.DATABASE_URL ? { DATABASE_URL: (await productDatabase()).url } : {};
+  const journal = env.DATABASE_URL
+    ? {}
+    : env.MOMO_BASE_URL
+      ? { DATABASE_URL: (await sharedDatabase()).url }
+      : root === ROOT
+        ? await productDatabase()
+        : { DATA_DIR: 'memory://' };
   // Another build's copy has no dist/ of its own: tsx compiles its sources as it starts (cheaper than a build
   // for the few starts of it a test makes).
   const args = root === ROOT ? productArgs() : ['--import', 'tsx', 'src/main.ts'];
@@ -60,8 +66,7 @@ export async function startProductProcess(env: Record<string, string>, root = RO
     env: {
       PATH: process.env.PATH,
       PORT: '0',
-      ...(root === ROOT ? embedded() : { DATA_DIR: 'memory://' }),
-      ...shared,
+      ...journal,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

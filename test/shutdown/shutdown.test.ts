@@ -16,7 +16,7 @@ import http from 'node:http';
 import { TEST_REDIS_URL } from '../services.js';
 import {
   cleanProductKeys,
-  dropProductDatabase,
+  dropSharedDatabase,
   productKeyPrefix,
   startProductProcess,
   startService,
@@ -79,7 +79,7 @@ afterAll(async () => {
   await service?.close();
   await cleanProductKeys(redis, PREFIX);
   await redis?.quit();
-  await dropProductDatabase();
+  await dropSharedDatabase();
 });
 
 /** Starts the product as its own process and resolves with its URL once it listens. */

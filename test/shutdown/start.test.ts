@@ -13,7 +13,7 @@ import { TEST_REDIS_URL } from '../services.js';
 import { cleanProductKeys, productKeyPrefix } from './product.js';
 import { RedisProxy } from '../chaos/redis-proxy.js';
 import { until } from '../until.js';
-import { embedded } from '../journal/templates.js';
+import { productDatabase } from '../journal/server-database.js';
 
 /** The tests' Redis database (TEST_REDIS_URL), the product's keys under a prefix of this file's own. */
 const REDIS = new URL(TEST_REDIS_URL);
@@ -42,7 +42,7 @@ describe('SIGTERM during the start', () => {
         PORT: '0',
         // info: its 'shutting down' line says when it has taken the signal.
         LOG_LEVEL: 'info',
-        ...embedded(),
+        ...(await productDatabase()),
         REDIS_URL: `redis://127.0.0.1:${proxy.port}${REDIS.pathname}`,
         REDIS_KEY_PREFIX: PREFIX,
       },

@@ -48,8 +48,8 @@ import { until } from '../until.js';
 import { Balancer, readAll } from '../chaos/proxies.js';
 import { answerTowards, everyStep, forwardAnswer, storedState, type Steer, type Target } from './every-step.js';
 import {
-  dropProductDatabase,
-  productDatabase,
+  dropSharedDatabase,
+  sharedDatabase,
   startProductProcess,
   startService,
   type ProductProcess,
@@ -461,7 +461,7 @@ async function jobsOf(
  */
 let journal: pg.Client;
 async function watchOwedClaims(): Promise<void> {
-  journal = new pg.Client({ connectionString: (await productDatabase()).url });
+  journal = new pg.Client({ connectionString: (await sharedDatabase()).url });
   await journal.connect();
   await journal.query('create table test_owed_claims (ref text, build bigint, claimed_by text)');
   await journal.query(`create function test_owed_claimed() returns trigger language plpgsql as $$
@@ -568,7 +568,7 @@ afterAll(async () => {
   await journal?.end();
   await redis?.quit();
   await stopAll();
-  await dropProductDatabase();
+  await dropSharedDatabase();
   if (laterRoot) rmSync(laterRoot, { recursive: true, force: true });
 });
 
