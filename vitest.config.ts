@@ -1,4 +1,5 @@
-import { relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -18,38 +19,30 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 const UNIT_TESTS = unitTestFiles(root);
 
 /**
- * Files known to take tens of seconds: first in their line whatever vitest's cache of earlier runs says (a clean
- * clone has none, and vitest then takes the largest file first), so that none of them starts last.
+ * Each file's seconds in a whole run (test/durations.json, written from vitest's cache by
+ * `node scripts/test-durations.js` after an `npm test`). vitest orders by its own cache of earlier runs, which a
+ * clean clone has not: it then takes the largest files first, and long ones started last make the run's tail.
  */
-const LONGEST = [
-  'test/chaos/chaos.test.ts',
-  'test/flows/pay.machine.test.ts',
-  'test/conversation/actor-scope.test.ts',
-  'test/conversation/runner.test.ts',
-  'test/e2e/redis-modes.test.ts',
-  'test/redis/shutdown.test.ts',
-];
+const DURATIONS: Record<string, number> = JSON.parse(readFileSync(join(root, 'test/durations.json'), 'utf8'));
 
 /**
  * The order: the longest turn file first (it waits for the build, then holds the turn while the unit files
  * run), then the unit files (a worker takes them one after another in the graph it has), then the suite's files
- * with the other turn files (test/turn.ts) spread evenly among them: a worker that takes one while another
- * holds the turn waits for it. In each part, {@link LONGEST} first, then vitest's order (the longest known
- * first, else the largest).
+ * with the other turn files (test/turn.ts) spread among the first two thirds of them: a worker that takes one
+ * while another holds the turn waits for it, and none is left for the run's end, where the other files are
+ * few. In each part the longest first, by {@link DURATIONS}; a file it does not know yet first of all, in
+ * vitest's order (the longest known to its cache, else the largest).
  */
 class Order extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const path = (file: TestSpecification) => relative(root, file.moduleId);
-    const rank = (file: TestSpecification) => {
-      const i = LONGEST.indexOf(path(file));
-      return i === -1 ? LONGEST.length : i;
-    };
-    const sorted = (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+    const seconds = (file: TestSpecification) => DURATIONS[path(file)] ?? Infinity;
+    const sorted = (await super.sort(files)).sort((a, b) => seconds(b) - seconds(a) || 0);
     const unit = sorted.filter((file) => file.project.name === 'unit');
     const suite = sorted.filter((file) => file.project.name !== 'unit' && !takesTurn(path(file)));
     const turns = sorted.filter((file) => file.project.name !== 'unit' && takesTurn(path(file)));
     const first = turns.splice(0, 1);
-    const every = Math.max(1, Math.floor(suite.length / Math.max(1, turns.length)));
+    const every = Math.max(1, Math.floor((suite.length * 2) / 3 / Math.max(1, turns.length)));
     const mixed = suite.flatMap((file, i) => (i % every === 0 && turns.length ? [turns.shift()!, file] : [file]));
     return [...first, ...unit, ...mixed, ...turns];
   }

@@ -12,7 +12,7 @@
 import { DUMP_SETTING, TEMPLATE_SETTING } from './journal/templates.js';
 import {
   dropPgTemplate,
-  makePgliteDump,
+  makePgliteDumpApart,
   makePgTemplate,
   pgliteDumpPath,
   pgTemplateName,
@@ -27,12 +27,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const dump = pgliteDumpPath();
   process.env[TEMPLATE_SETTING] = template;
   process.env[DUMP_SETTING] = dump;
-  const work = Promise.all([
-    buildProductAsync(),
-    // One after the other: PGlite holds this process's event loop for seconds at a time, which would run out
-    // the template's migration queries' client-side timeouts.
-    makePgTemplate(POSTGRES_URL, template).then(() => makePgliteDump(dump)),
-  ]);
+  const work = Promise.all([buildProductAsync(), makePgTemplate(POSTGRES_URL, template), makePgliteDumpApart(dump)]);
   const settled = work.then(
     () => undefined,
     () => undefined,

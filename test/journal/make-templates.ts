@@ -1,6 +1,7 @@
 /**
  * Makes the migrated databases of a run (./templates.ts says what they are for): globalSetup's alone.
  */
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
@@ -57,6 +58,26 @@ export async function makePgliteDump(file: string): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * {@link makePgliteDump} in a process of its own (./make-dump.ts): PGlite holds its process's event loop for
+ * seconds at a time, and in vitest's own process (globalSetup) that held back every worker's first file.
+ */
+export function makePgliteDumpApart(file: string): Promise<void> {
+  if (existsSync(file)) return Promise.resolve();
+  const made = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./make-dump.ts', import.meta.url)), file],
+    {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      stdio: 'inherit',
+    },
+  );
+  return new Promise((resolve, reject) => {
+    made.once('error', reject);
+    made.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`make-dump.ts failed (exit ${code})`))));
+  });
 }
 
 /** A new template database's name: a run's own. */
