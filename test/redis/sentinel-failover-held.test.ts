@@ -11,7 +11,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldByReplica } from '../../src/redis/connect.js';
-import { freePort } from '../ports.js';
+import { freePorts } from '../ports.js';
 import { until } from '../until.js';
 import { startSentinelSet, stopAll, untilInSync } from './servers.js';
 
@@ -19,9 +19,7 @@ afterAll(stopAll);
 
 describe('a replica check on the old master of a planned Sentinel failover', () => {
   it('does not take it for a master alone: the writes of that second are dropped', async () => {
-    const ports: number[] = [];
-    for (let i = 0; i < 5; i++) ports.push(await freePort());
-    const [masterPort, replicaPort, ...sentinelPorts] = ports as [number, number, ...number[]];
+    const [masterPort, replicaPort, ...sentinelPorts] = (await freePorts(5)) as [number, number, ...number[]];
     await startSentinelSet('held', masterPort, replicaPort, sentinelPorts, {
       args: ['--repl-diskless-sync-delay', '0'],
     });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { BullQueue } from '../../src/notifications/queue.js';
 import type { RedisClient } from '../../src/redis/connect.js';
-import { freePort } from '../ports.js';
+import { freePorts } from '../ports.js';
 import { masterPortOf, startSentinelSet, stopAll, untilMaster, type Server } from './servers.js';
 import { until } from '../until.js';
 
@@ -28,7 +28,7 @@ let target: {
 };
 
 beforeAll(async () => {
-  const [master, replica, ...sentinels] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
+  const [master, replica, ...sentinels] = await freePorts(5);
   sentinelPorts = sentinels;
   servers = await startSentinelSet(NAME, master!, replica!, sentinelPorts);
   target = {
