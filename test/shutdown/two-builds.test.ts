@@ -587,10 +587,8 @@ async function start(name: string, root: string): Promise<Build> {
       ACCESS_POLICY: POLICY,
       USSD_CALLBACK_TOKEN: CALLBACK_TOKEN,
       PUBLIC_URL: `http://127.0.0.1:${balancer.port}`,
-      // The waiting person is answered "processing" while their creation is held. Longer than the default
-      // (3 s): a PIN's check passing it is told "nothing was sent" (secret-check.ts), and on a machine running
-      // four of the suite's files at once a PIN change's repeat took longer than 2 s.
-      USSD_DEADLINE_MS: '4000',
+      // The waiting person is answered "processing" while their creation is held.
+      USSD_DEADLINE_MS: '2000',
       // Ugandan callers offered two currencies: those of a role allowed both are asked which.
       COUNTRY_CURRENCIES: 'UG:UGX,UG:KES,KE:KES',
       // Outcomes texted too: through a queue of their own, sent at a path naming the process.
