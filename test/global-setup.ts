@@ -17,7 +17,6 @@ import {
   pgliteDumpPath,
   pgTemplateName,
 } from './journal/make-templates.js';
-import { POSTGRES_URL } from './journal/server-database.js';
 import { buildProductAsync } from './product.js';
 import { READY_SETTING, serveReady } from './ready.js';
 import { serveTurns, TURN_SETTING } from './turn.js';
@@ -27,7 +26,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const dump = pgliteDumpPath();
   process.env[TEMPLATE_SETTING] = template;
   process.env[DUMP_SETTING] = dump;
-  const work = Promise.all([buildProductAsync(), makePgTemplate(POSTGRES_URL, template), makePgliteDumpApart(dump)]);
+  const work = Promise.all([buildProductAsync(), makePgTemplate(template), makePgliteDumpApart(dump)]);
   const settled = work.then(
     () => undefined,
     () => undefined,
@@ -40,6 +39,6 @@ export default async function setup(): Promise<() => Promise<void>> {
     await ready.close();
     await turns.close();
     await settled;
-    await dropPgTemplate(POSTGRES_URL, template);
+    await dropPgTemplate(template);
   };
 }

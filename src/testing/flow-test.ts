@@ -445,7 +445,6 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
   let hop: ReturnType<ReturnType<typeof createHopHandler>> | undefined;
   let runs = 0;
   const runtime = new FlowRuntime(flows, {});
-  const runLeaseMs = RUN_LEASE_MS;
 
   async function start(): Promise<ConversationEngine> {
     if (engine) return engine;
@@ -482,7 +481,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
       // One conversation: the record cache's tables at their full size would be most of an engine's start.
       recordsKept: 8,
       deadlineMs: { ussd: deadlineMs, telegram: deadlineMs, slack: deadlineMs, whatsapp: deadlineMs },
-      runLeaseMs,
+      runLeaseMs: RUN_LEASE_MS,
       logger,
       newRunId: () => `run-${++runs}`,
       // A chat is sent a run's late outcome: the message the person then has on screen.
@@ -527,7 +526,7 @@ export function flowTest(id: FlowId, options: FlowTestOptions = {}): FlowTest {
     }
     await Promise.race([old.stop().catch(() => undefined), dead.refused]);
     const taker = launch();
-    clock += runLeaseMs;
+    clock += RUN_LEASE_MS;
     await taker.sweep();
     await Promise.race([taker.drain(), heldOut()]);
   }

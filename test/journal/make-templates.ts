@@ -11,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
-import pg from 'pg';
 import { openDatabase } from '../../src/journal/database.js';
 import { migrate } from '../../src/journal/migrate.js';
 import type { Schema } from '../../src/journal/schema.js';
+import { admin, POSTGRES_URL } from './server-database.js';
 
 const migrationsDir = fileURLToPath(new URL('../../src/journal/migrations/', import.meta.url));
 const migrateSource = fileURLToPath(new URL('../../src/journal/migrate.ts', import.meta.url));
@@ -83,21 +83,10 @@ export function makePgliteDumpApart(file: string): Promise<void> {
 /** A new template database's name: a run's own. */
 export const pgTemplateName = (): string => `momo_template_${randomBytes(5).toString('hex')}`;
 
-/** Runs one statement on the server at `adminUrl` (a database's creation or drop). */
-async function admin(adminUrl: string, query: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(query);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Makes the migrated template database `name` on the server at `adminUrl`. */
-export async function makePgTemplate(adminUrl: string, name: string): Promise<void> {
-  await admin(adminUrl, `create database "${name}"`);
-  const url = new URL(adminUrl);
+/** Makes the migrated template database `name` on the test server. */
+export async function makePgTemplate(name: string): Promise<void> {
+  await admin((c) => c.query(`create database "${name}"`));
+  const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
   // Closed before any copy: PostgreSQL copies a template only while nobody is connected to it.
   const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://', poolSize: 1 });
@@ -109,5 +98,5 @@ export async function makePgTemplate(adminUrl: string, name: string): Promise<vo
 }
 
 /** Drops the template database `name`, if it was made. */
-export const dropPgTemplate = (adminUrl: string, name: string): Promise<void> =>
-  admin(adminUrl, `drop database if exists "${name}" with (force)`);
+export const dropPgTemplate = (name: string): Promise<void> =>
+  admin((c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined);

@@ -56,13 +56,13 @@ export async function startProductProcess(env: Record<string, string>, root = RO
       ? { DATABASE_URL: (await sharedDatabase()).url }
       : root === ROOT
         ? await productDatabase()
-        : { DATA_DIR: 'memory://' };
+        : // The run's migrated template is of this repository's migrations, which another build may not know.
+          { DATA_DIR: 'memory://' };
   // Another build's copy has no dist/ of its own: tsx compiles its sources as it starts (cheaper than a build
   // for the few starts of it a test makes).
   const args = root === ROOT ? productArgs() : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, args, {
     cwd: root,
-    // The run's migrated PGlite is of this repository's migrations, which another build may not know.
     env: {
       PATH: process.env.PATH,
       PORT: '0',
