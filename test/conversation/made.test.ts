@@ -406,4 +406,36 @@ forEachDatabase('our records rebuilt from the journal', (open) => {
     // Nothing of a ref the journal does not hold, nor of an operation that is not a record of ours.
     expect(await made.byRef('never-made')).toBeNull();
   });
+
+  it("a stored record that lost the write keeping our short ref gets it from the journal, not the service's id", async () => {
+    const journal = new Journal((await open()).db);
+    const ref = `unnamed-${++n}:pay`;
+    const shortRef = await journal.intend({
+      ref,
+      kind: 'payment',
+      amount: '6020',
+      currency: 'UGX',
+      payee: '+256772000001',
+      channel: 'ussd',
+      channelUser: '+256700333102',
+      chat: 'ussd:+256700333102',
+      role: 'member',
+      flow: 'pay',
+    });
+    // The intent reached the new master before the call; the write that kept the short ref with the answer did not.
+    const store = new MemoryStore();
+    await new MadeRecords({ store, logger }).intend({
+      kind: 'payment',
+      ref,
+      chat: 'ussd:+256700333102',
+      amount: '6020',
+      currency: 'UGX',
+      payee: '+256772000001',
+    });
+    expect((await new MadeRecords({ store, logger }).byRef(ref))?.shortRef).toBeUndefined();
+    const made = new MadeRecords({ store, logger, journal });
+    expect(await made.byRef(ref)).toMatchObject({ ref, shortRef });
+    // Kept with the record: found so without the journal too.
+    expect(await new MadeRecords({ store, logger }).byRef(ref)).toMatchObject({ shortRef });
+  });
 });

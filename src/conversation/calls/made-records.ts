@@ -268,10 +268,16 @@ export class MadeRecords {
     return record;
   }
 
-  /** Our record of `ref`: from the store, else rebuilt from the journal (and written back) when it has the ref. */
+  /**
+   * Our record of `ref`: from the store, else rebuilt from the journal (and written back) when it has the ref. A
+   * stored record without our short ref (the write that keeps it with the answer not landed yet, or lost with
+   * a failed-over master's last writes) gets it from the journal, so a notification names the ref the person
+   * was given, not the service's id.
+   */
   async byRef(ref: string): Promise<Made | null> {
     if (ref === '' || ref.length > MAX_KEY_PART) return null;
     const kept = (await this.store.get(madeKey(ref)))?.snapshot as Made | undefined;
+    if (kept && !kept.shortRef && this.journal) return this.withShortRef(kept, this.journal);
     if (kept || !this.journal) return kept ?? null;
     const row = await this.journal.byRef(ref);
     const rebuilt = row ? madeOfOperation(row) : null;
@@ -282,6 +288,17 @@ export class MadeRecords {
       return ((await this.store.get(madeKey(ref)))?.snapshot as Made | undefined) ?? rebuilt;
     if (rebuilt.id) await this.link(rebuilt.kind, rebuilt.id, ref);
     return rebuilt;
+  }
+
+  /** `kept` with the short ref the journal drew with its intent (kept with it, best effort); as it was without. */
+  private async withShortRef(kept: Made, journal: NonNullable<MadeRecordsOptions['journal']>): Promise<Made> {
+    const shortRef = await journal.byRef(kept.ref).then(
+      (row) => row?.short_ref ?? undefined,
+      () => undefined,
+    );
+    if (!shortRef) return kept;
+    await this.named(kept.ref, shortRef).catch(() => undefined);
+    return { ...kept, shortRef };
   }
 
   /** The record of the service's id of that kind; null when this product did not make it. */
