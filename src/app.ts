@@ -40,8 +40,6 @@ import { ApprovalDesk } from './approvals/desk.js';
 import { Payouts } from './payouts/payouts.js';
 import { addUssdRoutes } from '../adapters/ussd/index.js';
 import { addPreviewRoutes } from '../adapters/preview/index.js';
-import { createTelegram } from '../adapters/telegram/index.js';
-import { createSlack } from '../adapters/slack/index.js';
 import { createWhatsApp, type WhatsApp } from '../adapters/whatsapp/index.js';
 import { createMetrics } from './ops/metrics.js';
 import { createReadBudget } from './ops/read-budget.js';
@@ -605,7 +603,10 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   // One conversation as every channel renders it, for flow authors: the demo only (no real money).
   if (config.embeddedSandbox) addPreviewRoutes(app, { engine, store, logger });
 
+  // Telegram's and Slack's adapters are loaded only when configured: a deploy without them never loads Bolt
+  // with its web API and socket mode (undici, axios), nor grammY's bot.
   if (config.TELEGRAM_BOT_TOKEN) {
+    const { createTelegram } = await import('../adapters/telegram/index.js');
     const telegram = createTelegram({
       token: config.TELEGRAM_BOT_TOKEN,
       engine,
@@ -623,6 +624,7 @@ export async function startApp(config: Config, options: AppOptions = {}): Promis
   }
 
   if (config.SLACK_SIGNING_SECRET && config.SLACK_BOT_TOKEN) {
+    const { createSlack } = await import('../adapters/slack/index.js');
     const slack = createSlack({
       signingSecret: config.SLACK_SIGNING_SECRET,
       botToken: config.SLACK_BOT_TOKEN,
