@@ -61,6 +61,9 @@ async function paymentsOf(app: RunningApp, chats: Set<string>): Promise<Payment[
 /** An amount as screens show it, with or without thousands separators (5000: 5000 or 5,000). */
 const grouped = (amount: string): RegExp => new RegExp(amount.replace(/\B(?=(\d{3})+(?!\d))/g, ',?'));
 
+/** A dial that tells a payment's outcome (the notification's words kept for it). */
+const TOLD = /reached|Done/i;
+
 /** Pays, waits for the service to process it, and for its outcome at the payer's next dial. */
 async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Promise<void> {
   expect(await pay(app, me, amount)).toMatch(/^END /);
@@ -76,7 +79,7 @@ async function payAndSeeOutcome(app: RunningApp, me: string, amount: string): Pr
     'the outcome at the next dial',
     reading(
       async () => new AtSession(app.url, me).dial(),
-      (screen) => /reached|Done/i.test(screen),
+      (screen) => TOLD.test(screen),
     ),
     { timeoutMs: PATIENCE * 50, everyMs: 50 },
   );
@@ -111,15 +114,15 @@ async function assertEachPaidOnceAndTold(app: RunningApp, users: string[], scree
     const me = payment.metadata!.chat!.slice('ussd:'.length);
     const screen = screens[users.indexOf(me)] ?? '';
     let next = '';
-    const told = async () => /reached|Done/i.test((next = await new AtSession(app.url, me).dial()));
+    const told = async () => TOLD.test((next = await new AtSession(app.url, me).dial()));
     // Told within the product's own ways back: the service's next delivery of a notification refused during
     // the failover (10 s, then 20 s later), a run's lease running out (RUN_LEASE_MS) before a sweep finishes it.
     await until(`${me} told at a dial`, told, { timeoutMs: PATIENCE * 50, everyMs: 100 }).catch(() => undefined);
-    if (!/reached|Done/i.test(next)) untold.push(`${me}: ${screen} / next dial: ${next}`);
+    if (!TOLD.test(next)) untold.push(`${me}: ${screen} / next dial: ${next}`);
     // By the ref the person was given ("Sent: … Ref MC-…"), not the service's id: our record rebuilt after
     // the failover keeps it.
     const given = /Ref (MC-\w+)/.exec(screen)?.[1];
-    if (given && /reached|Done/i.test(next) && !next.includes(`Ref ${given}`)) misnamed.push(`${me}: ${next}`);
+    if (given && TOLD.test(next) && !next.includes(`Ref ${given}`)) misnamed.push(`${me}: ${next}`);
   }
   expect(untold, 'payers not told at the next dial').toEqual([]);
   expect(misnamed, 'outcomes told by another ref than the one given').toEqual([]);
