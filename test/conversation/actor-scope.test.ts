@@ -66,64 +66,65 @@ interface Stepped {
 const asActions = (actions: unknown[]): unknown[] =>
   (actions as Array<{ type: string; params: unknown }>).map(({ type, params }) => ({ type, params: plain(params) }));
 
+/** A step reached by a path from the start: both sides' results, and the steps taken from it, by event. */
+interface Reached {
+  ours: Stepped;
+  theirs: Stepped;
+  next: Map<string, Reached>;
+}
+
 /** Walks every path of `module` with `input`; returns the number of distinct steps compared and the states reached. */
 function compareFlow(module: FlowModule, input: Partial<FlowInput>): { steps: number; visited: string[] } {
   const machine = module.machine as AnyStateMachine;
   const walk = walkFlow(module, { input, print: false });
   const full = sampleInput(input);
-  const seen = new Map<string, { ours: Stepped; theirs: Stepped }>();
-  const compare = (where: string, ours: Stepped, theirs: Stepped): void => {
-    const snapshots = [ours, theirs].map((side) => plain(machine.getPersistedSnapshot(side.snapshot)));
-    const actions = [ours, theirs].map((side) => asActions(side.actions));
-    // Strictly equal (node's deep equality: stricter than toEqual) passes at once; anything else goes to toEqual,
-    // which decides and names the difference.
+  let steps = 0;
+  const compare = (where: () => string, ours: Stepped, theirs: Stepped): void => {
+    steps += 1;
+    const snapshots = [ours, theirs].map((side) => machine.getPersistedSnapshot(side.snapshot));
+    // A persisted snapshot is plain data: strictly equal (node's deep equality, stricter than toEqual) passes at
+    // once; anything else is made comparable and goes to toEqual, which decides and names the difference.
     if (!isDeepStrictEqual(snapshots[0], snapshots[1]))
-      expect(snapshots[0], `${where}: the snapshot`).toEqual(snapshots[1]);
-    if (!isDeepStrictEqual(actions[0], actions[1])) expect(actions[0], `${where}: the actions`).toEqual(actions[1]);
+      expect(plain(snapshots[0]), `${where()}: the snapshot`).toEqual(plain(snapshots[1]));
+    const actions = [ours, theirs].map((side) => asActions(side.actions));
+    if (!isDeepStrictEqual(actions[0], actions[1])) expect(actions[0], `${where()}: the actions`).toEqual(actions[1]);
   };
-  for (const path of walk.paths) {
-    let key = `${module.id}`;
-    let pair = seen.get(key);
-    if (!pair) {
-      const [s1, a1] = initialStep(machine, full);
-      const [s2, a2] = initialTransition(machine, full) as [AnyMachineSnapshot, unknown[]];
-      pair = { ours: { snapshot: s1, actions: a1 }, theirs: { snapshot: s2, actions: a2 } };
-      compare(`${module.id} start`, pair.ours, pair.theirs);
-      seen.set(key, pair);
-    }
-    for (const { event } of path.steps.slice(1)) {
-      key += ` ${JSON.stringify(event)}`;
-      let next = seen.get(key);
-      if (!next) {
-        const [s1, a1] = step(machine, pair.ours.snapshot, event);
-        const [s2, a2] = transition(machine, pair.theirs.snapshot as never, event as never) as [
-          AnyMachineSnapshot,
-          unknown[],
-        ];
-        next = { ours: { snapshot: s1, actions: a1 }, theirs: { snapshot: s2, actions: a2 } };
-        compare(key, next.ours, next.theirs);
-        seen.set(key, next);
-      }
-      pair = next;
-    }
-    // Every event tried in the state the path reaches, not only those on a shortest path: a move back to a
-    // state reached before (BACK, a refused answer) is on no shortest path. Kept under its path's key: a longer
-    // path through this state steps from it with the same event, and is not compared twice.
-    const from = pair;
-    for (const event of walk.events(from.theirs.snapshot)) {
-      const onward = `${key} ${JSON.stringify(event)}`;
-      if (seen.has(onward)) continue;
+  /** The step from `from` with `event`, compared the first time a path takes it. */
+  const onward = (from: Reached, event: EventObject, where: () => string): Reached => {
+    const text = JSON.stringify(event);
+    let next = from.next.get(text);
+    if (!next) {
       const [s1, a1] = step(machine, from.ours.snapshot, event);
       const [s2, a2] = transition(machine, from.theirs.snapshot as never, event as never) as [
         AnyMachineSnapshot,
         unknown[],
       ];
-      const next = { ours: { snapshot: s1, actions: a1 }, theirs: { snapshot: s2, actions: a2 } };
-      compare(`${key} then ${JSON.stringify(event)}`, next.ours, next.theirs);
-      seen.set(onward, next);
+      next = { ours: { snapshot: s1, actions: a1 }, theirs: { snapshot: s2, actions: a2 }, next: new Map() };
+      compare(() => `${where()} ${text}`, next.ours, next.theirs);
+      from.next.set(text, next);
     }
+    return next;
+  };
+  const [s1, a1] = initialStep(machine, full);
+  const [s2, a2] = initialTransition(machine, full) as [AnyMachineSnapshot, unknown[]];
+  const start: Reached = {
+    ours: { snapshot: s1, actions: a1 },
+    theirs: { snapshot: s2, actions: a2 },
+    next: new Map(),
+  };
+  compare(() => `${module.id} start`, start.ours, start.theirs);
+  for (const path of walk.paths) {
+    // The steps taken from the start, kept as a tree: paths sharing a beginning step through it once.
+    const events = path.steps.slice(1).map(({ event }) => event);
+    const where = (upTo: number) => () => [module.id, ...events.slice(0, upTo).map((e) => JSON.stringify(e))].join(' ');
+    let at = start;
+    events.forEach((event, i) => (at = onward(at, event, where(i))));
+    // Every event tried in the state the path reaches, not only those on a shortest path: a move back to a
+    // state reached before (BACK, a refused answer) is on no shortest path. Kept in the tree: a longer path
+    // through this state steps from it with the same event, and is not compared twice.
+    for (const event of walk.events(at.theirs.snapshot)) onward(at, event, where(events.length));
   }
-  return { steps: seen.size, visited: walk.visited };
+  return { steps, visited: walk.visited };
 }
 
 describe('the actor scope', () => {
