@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { unitTestFiles } from './test/kinds.js';
+import { unitTestFiles, waitsOnFailovers } from './test/kinds.js';
 import { takesTurn } from './test/turn.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
@@ -25,13 +25,23 @@ const UNIT_TESTS = unitTestFiles(root);
  */
 const DURATIONS: Record<string, number> = JSON.parse(readFileSync(join(root, 'test/durations.json'), 'utf8'));
 
+/** `extra` put among the first `share` of `base`, one every so many places, in their order. */
+function spread<T>(base: T[], extra: T[], share: number): T[] {
+  const every = Math.max(1, Math.floor((base.length * share) / Math.max(1, extra.length)));
+  const left = [...extra];
+  const out = base.flatMap((item, i) => (i % every === 0 && left.length ? [left.shift()!, item] : [item]));
+  return [...out, ...left];
+}
+
 /**
  * The order: the longest turn file first (it waits for the build, then holds the turn while the unit files
  * run), then the unit files (a worker takes them one after another in the graph it has), then the suite's files
  * with the other turn files (test/turn.ts) spread among the first two thirds of them: a worker that takes one
  * while another holds the turn waits for it, and none is left for the run's end, where the other files are
- * few. In each part the longest first, by {@link DURATIONS}; a file it does not know yet first of all, in
- * vitest's order (the longest known to its cache, else the largest).
+ * few. The files that wait on Redis failovers (test/kinds.ts) are spread over the first nine tenths: side by
+ * side, the longest first, they left the cores a third idle for half a minute. In each part the longest first,
+ * by {@link DURATIONS}; a file it does not know yet first of all, in vitest's order (the longest known to its
+ * cache, else the largest).
  */
 class Order extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -39,12 +49,12 @@ class Order extends BaseSequencer {
     const seconds = (file: TestSpecification) => DURATIONS[path(file)] ?? Infinity;
     const sorted = (await super.sort(files)).sort((a, b) => seconds(b) - seconds(a) || 0);
     const unit = sorted.filter((file) => file.project.name === 'unit');
-    const suite = sorted.filter((file) => file.project.name !== 'unit' && !takesTurn(path(file)));
-    const turns = sorted.filter((file) => file.project.name !== 'unit' && takesTurn(path(file)));
+    const rest = sorted.filter((file) => file.project.name !== 'unit');
+    const turns = rest.filter((file) => takesTurn(path(file)));
+    const failovers = rest.filter((file) => !takesTurn(path(file)) && waitsOnFailovers(file.moduleId));
+    const suite = rest.filter((file) => !turns.includes(file) && !failovers.includes(file));
     const first = turns.splice(0, 1);
-    const every = Math.max(1, Math.floor((suite.length * 2) / 3 / Math.max(1, turns.length)));
-    const mixed = suite.flatMap((file, i) => (i % every === 0 && turns.length ? [turns.shift()!, file] : [file]));
-    return [...first, ...unit, ...mixed, ...turns];
+    return [...first, ...unit, ...spread(spread(suite, failovers, 0.9), turns, 2 / 3)];
   }
 }
 

@@ -78,3 +78,14 @@ export function testNeeds(root: string): Map<string, string[]> {
 export function unitTestFiles(root: string): string[] {
   return [...testNeeds(root)].filter(([, needs]) => needs.length === 0).map(([path]) => path);
 }
+
+/**
+ * A file that starts a Redis Sentinel set, a cluster or a replica of its own and waits through its failovers
+ * (test/redis/servers.ts): most of its time is the servers' timeouts, not the machine's cores.
+ */
+const FAILOVERS = /\b(startSentinelSet|startCluster|clusterFailOver|startEmptyReplica)\(/;
+
+/** Whether the test file at `path` (absolute) waits mostly on Redis failovers ({@link FAILOVERS}). */
+export function waitsOnFailovers(path: string): boolean {
+  return FAILOVERS.test(readFileSync(path, 'utf8'));
+}
