@@ -39,7 +39,7 @@ function spread<T>(base: T[], extra: T[], share: number): T[] {
  * with the other turn files (test/turn.ts) spread among the first two thirds of them: a worker that takes one
  * while another holds the turn waits for it, and none is left for the run's end, where the other files are
  * few. The files that wait on Redis failovers (test/kinds.ts) are spread over the first nine tenths: side by
- * side, the longest first, they left the cores a third idle for half a minute. In each part the longest first,
+ * side, the longest first, they left the cores over half idle for half a minute. In each part the longest first,
  * by {@link DURATIONS}; a file it does not know yet first of all, in vitest's order (the longest known to its
  * cache, else the largest).
  */

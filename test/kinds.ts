@@ -81,7 +81,9 @@ export function unitTestFiles(root: string): string[] {
 
 /**
  * A file that starts a Redis Sentinel set, a cluster or a replica of its own and waits through its failovers
- * (test/redis/servers.ts): most of its time is the servers' timeouts, not the machine's cores.
+ * (test/redis/servers.ts): most of its time is the servers' timeouts, not the machine's cores, so the suite's
+ * order (vitest.config.ts) spreads such files out. Read from the file itself, not its helpers: servers.ts, which
+ * every Redis file imports, defines these functions.
  */
 const FAILOVERS = /\b(startSentinelSet|startCluster|clusterFailOver|startEmptyReplica)\(/;
 
