@@ -48,11 +48,19 @@ class Order extends BaseSequencer {
     const path = (file: TestSpecification) => relative(root, file.moduleId);
     const seconds = (file: TestSpecification) => DURATIONS[path(file)] ?? Infinity;
     const sorted = (await super.sort(files)).sort((a, b) => seconds(b) - seconds(a) || 0);
-    const unit = sorted.filter((file) => file.project.name === 'unit');
-    const rest = sorted.filter((file) => file.project.name !== 'unit');
-    const turns = rest.filter((file) => takesTurn(path(file)));
-    const failovers = rest.filter((file) => !takesTurn(path(file)) && waitsOnFailovers(file.moduleId));
-    const suite = rest.filter((file) => !turns.includes(file) && !failovers.includes(file));
+    type Part = TestSpecification[];
+    const [unit, turns, failovers, suite]: [Part, Part, Part, Part] = [[], [], [], []];
+    for (const file of sorted) {
+      const part =
+        file.project.name === 'unit'
+          ? unit
+          : takesTurn(path(file))
+            ? turns
+            : waitsOnFailovers(file.moduleId)
+              ? failovers
+              : suite;
+      part.push(file);
+    }
     const first = turns.splice(0, 1);
     return [...first, ...unit, ...spread(spread(suite, failovers, 0.9), turns, 2 / 3)];
   }
