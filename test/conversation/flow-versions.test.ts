@@ -346,14 +346,17 @@ describe('a payment in flight at a state the next release removed', () => {
     const hanging = vi.fn((input: PayInput) => (calls.push(input), new Promise<never>(() => {})));
     const shortRefOf = async (ref: string) => (ref === calls[0]?.duplicateCheckKey ? 'MC-7K2QX' : undefined);
     const msg = chat();
-    const old = engine(shared, OLD, 1, { services: { createPayment: hanging }, shortRefOf });
+    // The old release holds its lease for the whole test: a slow machine's pause longer than the tests' 300 ms lease
+    // would let the next release take the run over, with a call that never returns either, and never stop.
+    const held = { runLeaseMs: 60_000 };
+    const old = engine(shared, OLD, 1, { services: { createPayment: hanging }, shortRefOf, ...held });
     engines.pop(); // never drained: its call never returns
     await old.handle(msg({ start: 'pay' }));
     await old.handle(msg({ text: '100' }));
     void old.handle(msg({ choice: 'yes' }));
     await until('the payment call', () => calls.length === 1);
     // The person writes again and a process of the next release, which has no `paying`, answers.
-    const next = engine(shared, NEW, 2, { services: { createPayment: hanging }, shortRefOf });
+    const next = engine(shared, NEW, 2, { services: { createPayment: hanging }, shortRefOf, ...held });
     const answer = await next.handle(msg({ text: 'hi' }));
     expect(answer.text).toMatch(/being confirmed/);
     expect(answer.text).toContain('MC-7K2QX');
