@@ -43,7 +43,12 @@ const policy = new AccessPolicy({
   users: { ussd: { '*': { role: 'r' } }, telegram: {}, slack: {} },
 });
 
-function engineWith(flow: FlowModule, services: Parameters<typeof createEngine>[0]['services']) {
+function engineWith(
+  flow: FlowModule,
+  services: Parameters<typeof createEngine>[0]['services'],
+  clock: { now?: () => number; deadlineMs?: number } = {},
+) {
+  const deadline = clock.deadlineMs ?? 5000;
   return createEngine({
     store,
     channels: channelCapabilities,
@@ -53,7 +58,8 @@ function engineWith(flow: FlowModule, services: Parameters<typeof createEngine>[
     defaultCountry: 'UG',
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
-    deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 },
+    deadlineMs: { ussd: deadline, telegram: deadline, slack: deadline },
+    ...(clock.now ? { now: clock.now } : {}),
     logger: createLogger('silent'),
   });
 }
@@ -202,5 +208,39 @@ describe('a state tagged secret', () => {
     expect((await waiting).text).toBe('Paid P1');
     expect(keys).toHaveLength(1);
     await Promise.all([first.stop(), second.stop()]);
+  });
+
+  it("ends the wait for the run at the delivery's deadline, the check's time counted", async () => {
+    // The engine's clock, moved past the deadline while the check is out: the run it starts is waited for no
+    // longer (a wait counted from its own start would last the whole minute, past the test's timeout).
+    let skew = 0;
+    const checking = gate<void>();
+    const paying = gate<{ id: string; state: string }>();
+    const keys: string[] = [];
+    const asked: string[] = [];
+    const engine = engineWith(
+      payAfterPin,
+      {
+        verifyPin: ({ pin }: { pin: string }) => {
+          asked.push(pin);
+          return checking.promise;
+        },
+        createPayment: async ({ duplicateCheckKey }: { duplicateCheckKey: string }) => {
+          keys.push(duplicateCheckKey);
+          return paying.promise;
+        },
+      },
+      { now: () => Date.now() + skew, deadlineMs: 60_000 },
+    );
+    const base = { channel: 'ussd' as const, conversationId: '+256772555003', userId: '+256772555003' };
+    await engine.handle({ ...base, messageId: 'f', start: 'pay' });
+    const confirmed = engine.handle({ ...base, messageId: 'g', text: PIN });
+    await until('the PIN check out', () => asked.length === 1);
+    skew = 60_001;
+    checking.open();
+    expect((await confirmed).text).toBe('We are still working on it. You will be notified of the result.');
+    await until('the payment call out', () => keys.length === 1);
+    paying.open({ id: 'P3', state: 'new' });
+    await engine.stop();
   });
 });

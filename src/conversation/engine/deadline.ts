@@ -39,7 +39,7 @@ export async function waitForRun(
   here: { local(): LocalRun | undefined; takeOver(): Promise<LocalRun | undefined> },
 ): Promise<Answered> {
   const { records, answers, logger } = o;
-  const deadline = o.now() + o.deadlineOf(waiter.participant.channel);
+  const deadline = waiter.answerBy ?? o.now() + o.deadlineOf(waiter.participant.channel);
   let stored = from;
   try {
     for (;;) {

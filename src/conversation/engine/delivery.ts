@@ -58,7 +58,10 @@ export interface Delivery<S> {
   record: ConversationRecord;
   /** The channel's state for an answer (TurnDecision `after`). */
   after: (prompt: Prompt) => S;
-  /** The channel's deadline for its answer (kept outcomes shown later are not counted as seen). */
+  /**
+   * The channel's deadline for its answer, from when the delivery began: a PIN check and a wait for the run end
+   * by it (at the deadline they answer "processing"), and kept outcomes shown later are not counted as seen.
+   */
   answerBy?: number;
 }
 

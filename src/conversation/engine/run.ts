@@ -70,6 +70,11 @@ export interface Waiter {
   notes: string[];
   /** Its channel's state for an answer (TurnEngine), kept with the conversation while it is the newest delivery. */
   after?: (prompt: Prompt) => unknown;
+  /**
+   * When its channel's deadline passes (Delivery.answerBy: from when the delivery began, a PIN check's time
+   * included). Default: the channel's deadline from when the wait begins.
+   */
+  answerBy?: number;
 }
 
 /** An answer, and the channel state kept with it. */

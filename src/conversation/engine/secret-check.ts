@@ -19,10 +19,11 @@ export async function checkSecrets(
   inbound: Inbound,
   planned: Step,
   ctx: StepContext,
+  answerBy: number | undefined,
 ): Promise<Step | undefined> {
   const { runtime } = o;
   let step = planned;
-  const until = o.now() + o.deadlineOf(inbound.channel);
+  const until = answerBy ?? o.now() + o.deadlineOf(inbound.channel);
   for (
     let snapshot = runtime.restore(step.storedFlow);
     isSecret(snapshot);

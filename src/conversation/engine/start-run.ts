@@ -39,7 +39,7 @@ export async function startRun<S>(
   lang: Lang,
 ): Promise<Delivered<S> | typeof CONFLICT> {
   const { runner } = o;
-  const { inbound, id, key, stored, record, after } = delivery;
+  const { inbound, id, key, stored, record, after, answerBy } = delivery;
   const { ledger, shownPending, notes, marked, seen } = shown;
   const token = runner.newToken();
   const next: ConversationRecord = {
@@ -56,7 +56,7 @@ export async function startRun<S>(
   const written = await writeRun(o, inbound, key, next, stored?.version ?? null, token, planned.storedFlow);
   if (written === null) return CONFLICT;
   if (read.toldLate && inbound.newSession) await forgetToldLate(o, inbound);
-  const starter: Waiter = { key, participant: inbound, id, lang, notes, after };
+  const starter: Waiter = { key, participant: inbound, id, lang, notes, after, answerBy };
   runner.begin({
     key,
     participant: inbound,

@@ -30,7 +30,7 @@ export async function step<S>(
   read: StepReads,
 ): Promise<Delivered<S> | typeof CONFLICT> {
   const { answers, runtime, logger } = o;
-  const { inbound, id, key, stored, record, after } = delivery;
+  const { inbound, id, key, stored, record, after, answerBy } = delivery;
   const { profile, pending, toldLate } = read;
   if (!o.policy.role(inbound.channel, inbound.userId)) {
     logger.info(who(inbound), 'engine: refused a user the access policy does not know');
@@ -53,13 +53,12 @@ export async function step<S>(
       stored!.version,
     );
     if (!written) return CONFLICT;
-    return o.runner.wait({ key, participant: inbound, id, lang: profile.lang, notes: [], after }, written) as Promise<
-      Delivered<S>
-    >;
+    const waiter = { key, participant: inbound, id, lang: profile.lang, notes: [], after, answerBy };
+    return o.runner.wait(waiter, written) as Promise<Delivered<S>>;
   }
   // Only a step into a PIN check waits for one (most steps: no async call to wait through).
   const planned = isSecret(runtime.restore(stepped.storedFlow))
-    ? await checkSecrets(o, inbound, stepped, ctx)
+    ? await checkSecrets(o, inbound, stepped, ctx, answerBy)
     : stepped;
   if (!planned) return checkTooLate(o, delivery, profile.lang);
   const lang = planned.profile.lang;
