@@ -61,7 +61,9 @@ function engine(store: Store, moves: FlowTransition[], changes: Partial<EngineOp
     defaultCountry: 'UG',
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
-    deadlineMs: { ussd: 5000, telegram: 5000, slack: 5000 },
+    // A delivery's deadline counts from its arrival, and its clock moves a second at each reading: an hour is
+    // never reached within one delivery.
+    deadlineMs: { ussd: 3_600_000, telegram: 3_600_000, slack: 3_600_000 },
     logger: createLogger('silent'),
     now: tick,
     onTransition: (move) => moves.push(move),
