@@ -27,8 +27,8 @@ import { deliverAhead } from './typed-ahead.js';
 export function createTurn(o: TurnOptions) {
   /** One delivery, then the answers its decision typed ahead, while the channel's deadline has not passed. */
   return async function deliver<S>(participant: Participant, decide: Decide<S>): Promise<Delivered<S>> {
-    const began = o.now();
-    const first = await deliverOne(o, participant, decide, undefined, began + o.deadlineOf(participant.channel));
-    return deliverAhead(o, participant, first, began);
+    const answerBy = o.now() + o.deadlineOf(participant.channel);
+    const first = await deliverOne(o, participant, decide, undefined, answerBy);
+    return deliverAhead(o, participant, first, answerBy);
   };
 }

@@ -8,18 +8,21 @@ import type { Delivered, TurnOptions } from './delivery.js';
 import { deliveryId } from './ledger.js';
 import { deliverOne } from './one-delivery.js';
 
-/** After the first delivery (`first`, begun at `began`), the answers typed ahead; the last answer. */
+/**
+ * After the first delivery (`first`), the answers typed ahead, each by the request's deadline (`answerBy`: a PIN
+ * check or a wait for a run among them ends by it); the last answer.
+ */
 export async function deliverAhead<S>(
   o: TurnOptions,
   participant: Participant,
   first: Delivered<S> & { decision?: TurnDecision<S> },
-  began: number,
+  answerBy: number,
 ): Promise<Delivered<S>> {
   const decision = first.decision;
   if (decision?.kind !== 'step' || !decision.ahead) return first;
   const { ahead, inbound } = decision;
   let last: Delivered<S> = first;
-  for (let k = 1; k <= ahead.answers.length && o.now() - began < o.deadlineOf(participant.channel); k++) {
+  for (let k = 1; k <= ahead.answers.length && o.now() < answerBy; k++) {
     const action = last.prompt ? ahead.take(last.prompt, ahead.answers[k - 1]!) : undefined;
     if (!action) break;
     const previous = `${inbound.messageId}${k === 1 ? '' : `.${k - 1}`}`;
@@ -35,6 +38,7 @@ export async function deliverAhead<S>(
       participant,
       () => ({ kind: 'step', inbound: next, after: (prompt) => decision.after(prompt, k) }),
       deliveryId(previous),
+      answerBy,
     );
     if (taken.stopped) break;
     last = taken;
