@@ -319,8 +319,12 @@ const policy = new AccessPolicy({
  * A process: an engine on `store` with short leases and a quick sweep, so a dead holder is found in the test's
  * time (a lease of 1.5 s outlives the event-loop stalls of a loaded test machine). One that will "die"
  * (`live: false`) holds its leases 300 ms, the lapse the test waits for, and is not drained at the end: its
- * call out never returns.
+ * call out never returns. Its deadline, counted from a delivery's arrival, is 2 s: a loaded machine's reads and
+ * writes before a quick run's outcome fit in it; a case about the deadline passing sets {@link SHORT}.
  */
+/** The deadline of a case that waits for it to pass (fake time moved past it, or a call held beyond it). */
+const SHORT = { ussd: 50, telegram: 50, slack: 50 };
+
 function engine(
   store: Store,
   services: Partial<FlowCalls>,
@@ -340,7 +344,7 @@ function engine(
     defaultCountry: 'UG',
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
-    deadlineMs: { ussd: 50, telegram: 50, slack: 50 },
+    deadlineMs: { ussd: 2000, telegram: 2000, slack: 2000 },
     runLeaseMs: live ? 1500 : 300,
     sweepEveryMs: 50,
     logger: createLogger(process.env.RUNNER_LOG ? 'debug' : 'silent'),
@@ -573,7 +577,7 @@ describe('one runner per conversation', () => {
     const first = engine(
       stalled,
       { ...service.services, reserveSpend: () => reserving.promise },
-      { sweepEveryMs: 60_000, runLeaseMs: 300 },
+      { sweepEveryMs: 60_000, runLeaseMs: 300, deadlineMs: SHORT },
     );
     const msg = chat();
     const key = keys.conversation(msg());
@@ -625,7 +629,7 @@ describe('one runner per conversation', () => {
     const first = engine(
       slow,
       { ...service.services, reserveSpend: () => reserving.promise },
-      { sweepEveryMs: 60_000, runLeaseMs: 300 },
+      { sweepEveryMs: 60_000, runLeaseMs: 300, deadlineMs: SHORT },
     );
     const msg = chat();
     const key = keys.conversation(msg());
@@ -1088,7 +1092,7 @@ describe('after money was sent, never "start again"', () => {
     const checking = gate<void>();
     fakeTime();
     const store = redisStore();
-    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, deadlineMs: SHORT });
     pinChecks.push(() => checking.promise);
     const msg = chat();
     await e.handle(msg({ start: 'pay' }));
@@ -1117,7 +1121,7 @@ describe('after money was sent, never "start again"', () => {
     const service = paymentsService();
     const checking = gate<void>();
     fakeTime();
-    const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const e = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow }, deadlineMs: SHORT });
     pinChecks.push(() => checking.promise);
     const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
@@ -1148,7 +1152,7 @@ describe('after money was sent, never "start again"', () => {
     const checking = gate<void>();
     fakeTime();
     const store = redisStore();
-    const first = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const first = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, deadlineMs: SHORT });
     const second = engine(redisStore(), service.services, { flows: { menu: menuFlow, pay: pinFlow } });
     pinChecks.push(() => checking.promise);
     const msg = chat();
@@ -1296,6 +1300,7 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
       const e = engine(store, services, {
         live: false,
         runLeaseMs: 300,
+        deadlineMs: SHORT,
         now: f.now,
         onLateOutcome: (_address, prompt) => void told.push(prompt),
       });
@@ -1655,7 +1660,7 @@ describe('after the USSD guard answered "dial again to see the result"', () => {
     const checking = gate<void>();
     fakeTime();
     const store = redisStore();
-    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow } });
+    const e = engine(store, service.services, { flows: { menu: menuFlow, pay: pinFlow }, deadlineMs: SHORT });
     pinChecks.push(() => checking.promise);
     const msg = ussd();
     await e.handle(msg({ start: 'pay', newSession: true }));
