@@ -372,7 +372,10 @@ const envSchema = z.object({
   ACCESS_POLICY: optionalString,
   ACCESS_POLICY_FILE: optionalString,
 
-  /** USSD: service code shown in the simulator, and the per-screen deadline in ms. Default 3000. */
+  /**
+   * USSD: service code shown in the simulator, and the per-screen deadline in ms, from the hop's arrival to its
+   * answer (a PIN check and a wait for the service included). Default 3000.
+   */
   USSD_SERVICE_CODE: z.string().default('*384*123#'),
   USSD_DEADLINE_MS: z.coerce.number().int().positive().default(3000),
   /**
