@@ -319,8 +319,9 @@ const policy = new AccessPolicy({
  * A process: an engine on `store` with short leases and a quick sweep, so a dead holder is found in the test's
  * time (a lease of 1.5 s outlives the event-loop stalls of a loaded test machine). One that will "die"
  * (`live: false`) holds its leases 300 ms, the lapse the test waits for, and is not drained at the end: its
- * call out never returns. Its deadline, counted from a delivery's arrival, is 2 s: a loaded machine's reads and
- * writes before a quick run's outcome fit in it; a case about the deadline passing sets {@link SHORT}.
+ * call out never returns. A live one's deadline, counted from a delivery's arrival, is 2 s: a loaded machine's
+ * reads and writes before a quick run's outcome fit in it; a case about the deadline passing sets {@link SHORT}.
+ * One that will die answers by {@link SHORT}, "processing" while its lease is still its own.
  */
 /** The deadline of a case that waits for it to pass (fake time moved past it, or a call held beyond it). */
 const SHORT = { ussd: 50, telegram: 50, slack: 50 };
@@ -344,7 +345,7 @@ function engine(
     defaultCountry: 'UG',
     currencies: ['UGX'],
     sessionTtlSeconds: 600,
-    deadlineMs: { ussd: 2000, telegram: 2000, slack: 2000 },
+    deadlineMs: live ? { ussd: 2000, telegram: 2000, slack: 2000 } : SHORT,
     runLeaseMs: live ? 1500 : 300,
     sweepEveryMs: 50,
     logger: createLogger(process.env.RUNNER_LOG ? 'debug' : 'silent'),
@@ -1300,7 +1301,6 @@ function fleet({ answered = Infinity, ...changes }: { answered?: number } & Part
       const e = engine(store, services, {
         live: false,
         runLeaseMs: 300,
-        deadlineMs: SHORT,
         now: f.now,
         onLateOutcome: (_address, prompt) => void told.push(prompt),
       });
